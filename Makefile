@@ -1,0 +1,185 @@
+# SPDX-License-Identifier: GPL-2.0
+# The whole build of criu-like. Everything generated lands in build/.
+#
+#   make            build/criu-like
+#   make test       install deps, build, run unit and zdtm tests
+#   make demo       install deps, build, checkpoint/restore a running program
+#   make lint       clang-format check on every C file, cppcheck
+#   make install    PREFIX=/usr/local (DESTDIR honoured)
+#   make clean
+
+PREFIX ?= /usr/local
+B := build
+V ?= 0
+ifeq ($(V),0)
+Q := @
+E := @echo
+else
+Q :=
+E := @true
+endif
+
+CC ?= gcc
+LD ?= ld
+OBJCOPY ?= objcopy
+PROTOC_C ?= protoc-c
+PKGS := libprotobuf-c libnl-3.0 libnl-route-3.0 libcap libbsd
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
+CPPFLAGS := -D_GNU_SOURCE -Icriu-like/include -Iarch/x86/include -Iparasite/include \
+	-I$(B)/include -I$(B)/images $(PKG_CFLAGS)
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 $(WARN) -fno-strict-aliasing -MMD -MP
+LDLIBS := $(PKG_LIBS) -lpthread
+
+# ---- images: protobuf-c schemas --------------------------------------------
+PROTOS := $(wildcard images/*.proto)
+PB_C := $(patsubst images/%.proto,$(B)/images/%.pb-c.c,$(PROTOS))
+PB_H := $(PB_C:.c=.h)
+PB_OBJ := $(PB_C:.c=.o)
+
+$(B)/images/%.pb-c.c $(B)/images/%.pb-c.h: images/%.proto
+	$(E) "  PROTOC  $<"
+	$(Q)mkdir -p $(B)/images
+	$(Q)$(PROTOC_C) --proto_path=images --c_out=$(B)/images $<
+
+$(B)/images/%.pb-c.o: $(B)/images/%.pb-c.c
+	$(E) "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -c -o $@ $<
+
+# ---- parasite and restorer blobs (freestanding code run inside targets) ----
+# Each blob NAME is built from parasite/NAME.c plus parasite/lib/*.c and the
+# arch syscall stubs, linked as a PIE at 0 by parasite/blob.lds, checked for
+# run-time relocations and undefined symbols, then turned into
+# $(B)/include/NAME-blob.h (a byte array plus symbol offsets).
+BLOBS := $(basename $(notdir $(wildcard parasite/*.c)))
+BLOB_LIB_SRC := $(wildcard parasite/lib/*.c) $(wildcard arch/x86/parasite/*.c) \
+	$(wildcard arch/x86/parasite/*.S)
+BLOB_CFLAGS := -O2 -g0 -std=gnu11 $(WARN) -fpie -fno-stack-protector -nostdlib \
+	-ffreestanding -fno-builtin -fno-asynchronous-unwind-tables -fno-unwind-tables \
+	-fno-jump-tables -fno-common -mgeneral-regs-only -fvisibility=hidden \
+	-D_GNU_SOURCE -DCR_PARASITE -Iparasite/include -Iarch/x86/include -I$(B)/include -MMD -MP
+BLOB_HDRS := $(patsubst %,$(B)/include/%-blob.h,$(BLOBS))
+
+$(B)/parasite/%.o: parasite/%.c
+	$(E) "  PIECC   $<"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(BLOB_CFLAGS) -c -o $@ $<
+
+$(B)/parasite/arch/%.o: arch/x86/parasite/%.c
+	$(E) "  PIECC   $<"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(BLOB_CFLAGS) -c -o $@ $<
+
+$(B)/parasite/arch/%.o: arch/x86/parasite/%.S
+	$(E) "  PIEAS   $<"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(BLOB_CFLAGS) -D__ASSEMBLY__ -c -o $@ $<
+
+BLOB_LIB_OBJ := $(patsubst parasite/lib/%.c,$(B)/parasite/lib/%.o,$(filter parasite/lib/%,$(BLOB_LIB_SRC))) \
+	$(patsubst arch/x86/parasite/%,$(B)/parasite/arch/%,$(addsuffix .o,$(basename $(filter arch/x86/%,$(BLOB_LIB_SRC)))))
+
+$(B)/parasite/%.elf: $(B)/parasite/%.o $(BLOB_LIB_OBJ) parasite/blob.lds
+	$(E) "  PIELD   $@"
+	$(Q)$(LD) -pie --no-dynamic-linker -z noexecstack --no-undefined -e __export_entry \
+		-T parasite/blob.lds -o $@ $< $(BLOB_LIB_OBJ)
+
+$(B)/include/%-blob.h: $(B)/parasite/%.elf scripts/gen-blob.sh
+	$(E) "  BLOB    $@"
+	$(Q)mkdir -p $(B)/include
+	$(Q)sh scripts/gen-blob.sh $* $< $@
+
+# ---- the tool ----------------------------------------------------------------
+TOOL_SRC := $(filter-out criu-like/main.c,$(wildcard criu-like/*.c)) $(wildcard arch/x86/*.c)
+O := $(B)/obj
+TOOL_OBJ := $(patsubst %.c,$(O)/%.o,$(TOOL_SRC)) $(PB_OBJ)
+LIB := $(B)/libcriu-like.a
+GEN_HDRS := $(PB_H) $(BLOB_HDRS)
+
+$(O)/%.o: %.c | $(GEN_HDRS)
+	$(E) "  CC      $<"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(LIB): $(TOOL_OBJ)
+	$(E) "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(B)/criu-like: $(O)/criu-like/main.o $(LIB)
+	$(E) "  LINK    $@"
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+all: $(B)/criu-like tests-build
+.DEFAULT_GOAL := all
+
+# ---- tests -------------------------------------------------------------------
+UNIT_SRC := $(wildcard test/unit/test-*.c)
+UNIT_BIN := $(patsubst test/unit/%.c,$(B)/test/unit/%,$(UNIT_SRC))
+
+$(B)/test/unit/%: $(O)/test/unit/%.o $(LIB)
+	$(E) "  LINK    $@"
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
+ZDTM_LIB_SRC := $(wildcard test/zdtm/lib/*.c)
+ZDTM_LIB := $(B)/test/zdtm/libzdtm.a
+ZDTM_SRC := $(wildcard test/zdtm/static/*.c)
+ZDTM_BIN := $(patsubst %.c,$(B)/%,$(ZDTM_SRC))
+ZDTM_RUNNER_SRC := $(wildcard test/zdtm/runner/*.c)
+ZDTM_RUNNER := $(B)/test/zdtm/zdtm-run
+ZDTM_CPPFLAGS := -D_GNU_SOURCE -Itest/zdtm/lib
+
+$(B)/test/zdtm/%.o: test/zdtm/%.c
+	$(E) "  CC      $<"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ZDTM_CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(ZDTM_LIB): $(patsubst test/zdtm/%.c,$(B)/test/zdtm/%.o,$(ZDTM_LIB_SRC))
+	$(E) "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(B)/test/zdtm/static/%: $(B)/test/zdtm/static/%.o $(ZDTM_LIB)
+	$(E) "  LINK    $@"
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ -lpthread -lrt
+
+$(ZDTM_RUNNER): $(patsubst test/zdtm/%.c,$(B)/test/zdtm/%.o,$(ZDTM_RUNNER_SRC))
+	$(E) "  LINK    $@"
+	$(Q)$(CC) $(CFLAGS) -o $@ $^
+
+tests-build: $(UNIT_BIN) $(if $(ZDTM_LIB_SRC),$(ZDTM_LIB)) $(ZDTM_BIN) $(if $(ZDTM_RUNNER_SRC),$(ZDTM_RUNNER))
+
+deps:
+	$(Q)sh scripts/install-deps.sh
+
+# `make test` is what CI runs: it must pass on a fresh clone, as root.
+test: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)sh scripts/run-tests.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)sh scripts/demo.sh
+
+# ---- lint, install, clean ----------------------------------------------------
+C_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find criu-like parasite arch test -name '*.[ch]')
+
+lint:
+	$(Q)clang-format --dry-run --Werror $(C_FILES)
+	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
+		--suppress=missingIncludeSystem --inline-suppr -D__x86_64__ -D_GNU_SOURCE \
+		-Icriu-like/include -Iarch/x86/include -Iparasite/include \
+		criu-like arch parasite test/zdtm/lib 2>&1 | grep -v '^$$' ; test $${PIPESTATUS:-0} = 0
+	@echo "lint: ok"
+
+install: $(B)/criu-like
+	install -D -m 755 $(B)/criu-like $(DESTDIR)$(PREFIX)/sbin/criu-like
+	install -D -m 644 Documentation/criu-like.8 $(DESTDIR)$(PREFIX)/share/man/man8/criu-like.8
+
+clean:
+	rm -rf $(B)
+
+.PHONY: all test demo deps lint install clean tests-build
+.SECONDARY:
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

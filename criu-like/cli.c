@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The command line: a thin front end that turns argv into struct cr_options
+ * and calls one engine function. Option names and short forms are CRIU's, so
+ * scripts written for CRIU work unchanged.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOG_PREFIX "cli: "
+#include "cli.h"
+#include "cr.h"
+#include "log.h"
+#include "util.h"
+
+static int run_check(struct cr_options *o, int argc __unused, char **argv __unused)
+{
+	return cr_check(o);
+}
+
+static int run_decode(struct cr_options *o, int argc, char **argv)
+{
+	return cr_decode(o, argc > 0 ? argv[0] : o->images_dir);
+}
+
+static int run_encode(struct cr_options *o, int argc, char **argv)
+{
+	return cr_encode(o, argc > 0 ? argv[0] : "-");
+}
+
+static int run_infect_test(struct cr_options *o, int argc __unused, char **argv __unused)
+{
+	return cr_infect_test(o);
+}
+
+#define DUMP_OPTS                                                                                  \
+	(OPTB(TREE) | OPTB(IMAGES_DIR) | OPTB(LEAVE_RUNNING) | OPTB(LEAVE_STOPPED) |               \
+	 OPTB(SHELL_JOB) | OPTB(EXT_UNIX_SK) | OPTB(TCP_ESTABLISHED) | OPTB(FILE_LOCKS) |          \
+	 OPTB(TIMEOUT) | OPTB(TRACK_MEM) | OPTB(PREV_IMAGES_DIR) | OPTB(PAGE_SERVER) |             \
+	 OPTB(ADDRESS) | OPTB(PORT) | OPTB(ROOT) | OPTB(EXTERNAL) | OPTB(ACTION_SCRIPT) |          \
+	 OPTB(NETWORK_LOCK) | OPTB(FREEZE_CGROUP) | OPTB(MANAGE_CGROUPS))
+
+#define RESTORE_OPTS                                                                               \
+	(OPTB(IMAGES_DIR) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED) | OPTB(LEAVE_STOPPED) |         \
+	 OPTB(SHELL_JOB) | OPTB(EXT_UNIX_SK) | OPTB(TCP_ESTABLISHED) | OPTB(FILE_LOCKS) |          \
+	 OPTB(LAZY_PAGES) | OPTB(ROOT) | OPTB(EXTERNAL) | OPTB(INHERIT_FD) |                       \
+	 OPTB(ACTION_SCRIPT) | OPTB(NETWORK_LOCK) | OPTB(MANAGE_CGROUPS) | OPTB(ADDRESS) |         \
+	 OPTB(PORT))
+
+static const struct cli_command commands[] = {
+	{ "check", "probe every kernel feature the engine uses", "[--all] [--json]",
+	  "Tries each kernel interface criu-like relies on and prints one line per feature:\n"
+	  "its name, what the engine uses it for, and whether this kernel has it.\n"
+	  "Exits 0 when dump and restore can work here, 1 otherwise.\n"
+	  "  --all     also list optional features that nothing needs yet\n"
+	  "  --json    print the table as JSON\n",
+	  OPTB(ALL) | OPTB(JSON), 0, 0, run_check },
+	{ "dump", "checkpoint a process tree", "-t PID -D DIR",
+	  "Freezes the tree rooted at PID, writes its state into DIR and kills it\n"
+	  "(unless -R). Not available yet: see README, 'What works today'.\n",
+	  DUMP_OPTS, 0, 0, NULL },
+	{ "pre-dump", "copy memory while the tree keeps running", "-t PID -D DIR", "",
+	  DUMP_OPTS, 0, 0, NULL },
+	{ "restore", "rebuild a tree from its images", "-D DIR",
+	  "Recreates the tree saved in DIR with its original PIDs. Not available yet.\n",
+	  RESTORE_OPTS, 0, 0, NULL },
+	{ "page-server", "receive the pages of a dump over TCP", "--address A --port P", "",
+	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT), 0, 0, NULL },
+	{ "lazy-pages", "serve pages to a lazily restored tree", "-D DIR", "",
+	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT), 0, 0, NULL },
+	{ "migrate", "live-migrate a tree to another host", "--online DEST -t PID", "",
+	  DUMP_OPTS, 0, 1, NULL },
+	{ "service", "run the RPC daemon", "--address SOCKET", "", OPTB(ADDRESS), 0, 0, NULL },
+	{ "swrk", "serve one RPC conversation on an inherited socket", "FD", "", 0, 1, 1, NULL },
+	{ "decode", "print image files as JSON", "[FILE|DIR] [-O OUT] [--pages]",
+	  "Prints the image FILE, or every image in DIR (default: -D or .), as JSON,\n"
+	  "generically from the image schemas. Every record's fields are shown;\n"
+	  "enums by name, bytes as text when printable or as \"base64:...\".\n"
+	  "  --pages     include the raw contents of pages images (base64)\n"
+	  "  -O FILE     write to FILE instead of stdout\n",
+	  OPTB(IMAGES_DIR) | OPTB(OUTPUT) | OPTB(PAGES), 0, 1, run_decode },
+	{ "encode", "turn JSON from decode back into an image file", "[JSON|-] -O IMAGE",
+	  "Reads the JSON that `decode` prints for one image file and writes that\n"
+	  "image to -O FILE, byte for byte. Used to craft images for tests.\n",
+	  OPTB(OUTPUT), 0, 1, run_encode },
+	{ "infect-test", "seize a tree, run the parasite in every task, cure, release",
+	  "-t PID [--cycles N]",
+	  "A diagnostic of the seize/infect/cure engine: seizes the tree at PID,\n"
+	  "runs the parasite in each thread, compares what it reports (sigactions,\n"
+	  "timers, fds) with /proc, cures and releases every task. Repeats N times.\n",
+	  OPTB(TREE) | OPTB(TIMEOUT) | OPTB(FREEZE_CGROUP) | OPTB(CYCLES), 0, 0,
+	  run_infect_test },
+};
+
+/* Options whose feature is not there yet: refused, never silently ignored. */
+static const char *const opt_missing[OPT__MAX] = {
+	[OPT_LEAVE_STOPPED] = "leaving the tree stopped",
+	[OPT_RESTORE_DETACHED] = "detached restore",
+	[OPT_SHELL_JOB] = "shell jobs",
+	[OPT_EXT_UNIX_SK] = "external unix sockets",
+	[OPT_TCP_ESTABLISHED] = "dumping established TCP connections",
+	[OPT_FILE_LOCKS] = "file locks",
+	[OPT_TRACK_MEM] = "memory tracking",
+	[OPT_PREV_IMAGES_DIR] = "incremental dumps",
+	[OPT_PAGE_SERVER] = "the page server",
+	[OPT_LAZY_PAGES] = "lazy restore",
+	[OPT_ROOT] = "restoring into another root",
+	[OPT_EXTERNAL] = "external resources",
+	[OPT_INHERIT_FD] = "inherited fds",
+	[OPT_ACTION_SCRIPT] = "action scripts",
+	[OPT_NETWORK_LOCK] = "network locking",
+	[OPT_MANAGE_CGROUPS] = "cgroup management",
+	[OPT_ADDRESS] = "network endpoints",
+	[OPT_PORT] = "network endpoints",
+};
+
+static const struct option long_opts[] = {
+	{ "tree", required_argument, NULL, 't' },
+	{ "images-dir", required_argument, NULL, 'D' },
+	{ "work-dir", required_argument, NULL, 'W' },
+	{ "log-file", required_argument, NULL, 'o' },
+	{ "verbosity", optional_argument, NULL, 'v' },
+	{ "pidfile", required_argument, NULL, 1000 + OPT_PIDFILE },
+	{ "leave-running", no_argument, NULL, 'R' },
+	{ "leave-stopped", no_argument, NULL, 's' },
+	{ "restore-detached", no_argument, NULL, 'd' },
+	{ "shell-job", no_argument, NULL, 'j' },
+	{ "ext-unix-sk", no_argument, NULL, 'x' },
+	{ "tcp-established", no_argument, NULL, 1000 + OPT_TCP_ESTABLISHED },
+	{ "file-locks", no_argument, NULL, 'l' },
+	{ "timeout", required_argument, NULL, 1000 + OPT_TIMEOUT },
+	{ "track-mem", no_argument, NULL, 1000 + OPT_TRACK_MEM },
+	{ "prev-images-dir", required_argument, NULL, 1000 + OPT_PREV_IMAGES_DIR },
+	{ "page-server", no_argument, NULL, 1000 + OPT_PAGE_SERVER },
+	{ "address", required_argument, NULL, 1000 + OPT_ADDRESS },
+	{ "port", required_argument, NULL, 1000 + OPT_PORT },
+	{ "lazy-pages", no_argument, NULL, 1000 + OPT_LAZY_PAGES },
+	{ "root", required_argument, NULL, 'r' },
+	{ "external", required_argument, NULL, 1000 + OPT_EXTERNAL },
+	{ "inherit-fd", required_argument, NULL, 1000 + OPT_INHERIT_FD },
+	{ "action-script", required_argument, NULL, 1000 + OPT_ACTION_SCRIPT },
+	{ "network-lock", required_argument, NULL, 1000 + OPT_NETWORK_LOCK },
+	{ "freeze-cgroup", required_argument, NULL, 1000 + OPT_FREEZE_CGROUP },
+	{ "manage-cgroups", optional_argument, NULL, 1000 + OPT_MANAGE_CGROUPS },
+	{ "all", no_argument, NULL, 1000 + OPT_ALL },
+	{ "json", no_argument, NULL, 1000 + OPT_JSON },
+	{ "output", required_argument, NULL, 'O' },
+	{ "pages", no_argument, NULL, 1000 + OPT_PAGES },
+	{ "cycles", required_argument, NULL, 1000 + OPT_CYCLES },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{},
+};
+
+static const char short_opts[] = "t:D:W:o:v::Rsdjxlr:O:hV";
+
+static const char *opt_name(int opt)
+{
+	const struct option *lo;
+	int code;
+
+	for (lo = long_opts; lo->name; lo++) {
+		code = lo->val >= 1000 ? lo->val - 1000 : -1;
+		if (code == opt)
+			return lo->name;
+	}
+	switch (opt) {
+	case OPT_TREE: return "tree";
+	case OPT_IMAGES_DIR: return "images-dir";
+	case OPT_WORK_DIR: return "work-dir";
+	case OPT_LOG_FILE: return "log-file";
+	case OPT_VERBOSE: return "verbosity";
+	case OPT_LEAVE_RUNNING: return "leave-running";
+	case OPT_LEAVE_STOPPED: return "leave-stopped";
+	case OPT_RESTORE_DETACHED: return "restore-detached";
+	case OPT_SHELL_JOB: return "shell-job";
+	case OPT_EXT_UNIX_SK: return "ext-unix-sk";
+	case OPT_FILE_LOCKS: return "file-locks";
+	case OPT_ROOT: return "root";
+	case OPT_OUTPUT: return "output";
+	case OPT_HELP: return "help";
+	case OPT_VERSION: return "version";
+	}
+	return "?";
+}
+
+static const struct cli_command *find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+static int parse_verbosity(const char *arg, int level)
+{
+	long v;
+
+	if (!arg)
+		return level + 1;
+	if (strspn(arg, "v") == strlen(arg))
+		return level + 1 + (int)strlen(arg);
+	if (parse_long(arg, &v) || v < 0 || v > 4)
+		return -EINVAL;
+	return (int)v;
+}
+
+static int append_str(const char ***arr, int *n, const char *s)
+{
+	const char **na = realloc(*arr, sizeof(**arr) * (*n + 2));
+
+	if (!na)
+		return -ENOMEM;
+	na[(*n)++] = s;
+	na[*n] = NULL;
+	*arr = na;
+	return 0;
+}
+
+/* Store one parsed option. Returns its enum cli_opt, or -EINVAL. */
+static int store_opt(struct cr_options *o, int c, const char *arg)
+{
+	unsigned long ul;
+	long l;
+
+	switch (c) {
+	case 't':
+		if (parse_long(arg, &l) || l <= 0 || l > 0x3fffffff) {
+			pr_err("-t/--tree: '%s' is not a pid\n", arg);
+			return -EINVAL;
+		}
+		o->tree = (pid_t)l;
+		return OPT_TREE;
+	case 'D': o->images_dir = arg; return OPT_IMAGES_DIR;
+	case 'W': o->work_dir = arg; return OPT_WORK_DIR;
+	case 'o': o->log_file = arg; return OPT_LOG_FILE;
+	case 'v':
+		o->log_level = parse_verbosity(arg, o->log_level);
+		if (o->log_level < 0) {
+			pr_err("-v: '%s' is not a level from 0 to 4\n", arg);
+			return -EINVAL;
+		}
+		return OPT_VERBOSE;
+	case 'R': o->leave_running = true; return OPT_LEAVE_RUNNING;
+	case 's': o->leave_stopped = true; return OPT_LEAVE_STOPPED;
+	case 'd': o->restore_detached = true; return OPT_RESTORE_DETACHED;
+	case 'j': o->shell_job = true; return OPT_SHELL_JOB;
+	case 'x': o->ext_unix_sk = true; return OPT_EXT_UNIX_SK;
+	case 'l': o->file_locks = true; return OPT_FILE_LOCKS;
+	case 'r': o->root = arg; return OPT_ROOT;
+	case 'O': o->output = arg; return OPT_OUTPUT;
+	case 'h': return OPT_HELP;
+	case 'V': return OPT_VERSION;
+	}
+
+	switch (c - 1000) {
+	case OPT_PIDFILE: o->pidfile = arg; break;
+	case OPT_TCP_ESTABLISHED: o->tcp_established = true; break;
+	case OPT_TIMEOUT:
+		if (parse_ulong(arg, &ul) || ul == 0 || ul > 86400) {
+			pr_err("--timeout: '%s' is not a number of seconds\n", arg);
+			return -EINVAL;
+		}
+		o->timeout = (unsigned int)ul;
+		break;
+	case OPT_TRACK_MEM: o->track_mem = true; break;
+	case OPT_PREV_IMAGES_DIR: o->prev_images_dir = arg; break;
+	case OPT_PAGE_SERVER: o->page_server = true; break;
+	case OPT_ADDRESS: o->address = arg; break;
+	case OPT_PORT:
+		if (parse_ulong(arg, &ul) || ul > 65535) {
+			pr_err("--port: '%s' is not a port\n", arg);
+			return -EINVAL;
+		}
+		o->port = (int)ul;
+		break;
+	case OPT_LAZY_PAGES: o->lazy_pages = true; break;
+	case OPT_EXTERNAL:
+		if (append_str(&o->external, &o->n_external, arg))
+			return -ENOMEM;
+		break;
+	case OPT_INHERIT_FD:
+		if (append_str(&o->inherit_fd, &o->n_inherit_fd, arg))
+			return -ENOMEM;
+		break;
+	case OPT_ACTION_SCRIPT: o->action_script = arg; break;
+	case OPT_NETWORK_LOCK: o->network_lock = arg; break;
+	case OPT_FREEZE_CGROUP: o->freeze_cgroup = arg; break;
+	case OPT_MANAGE_CGROUPS: o->manage_cgroups = arg ? arg : "soft"; break;
+	case OPT_ALL: o->check_all = true; break;
+	case OPT_JSON: o->json = true; break;
+	case OPT_PAGES: o->decode_pages = true; break;
+	case OPT_CYCLES:
+		if (parse_ulong(arg, &ul) || ul == 0 || ul > 10000000) {
+			pr_err("--cycles: '%s' is not a positive count\n", arg);
+			return -EINVAL;
+		}
+		o->cycles = (unsigned int)ul;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return c - 1000;
+}
+
+static void print_usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "Usage: criu-like COMMAND [OPTIONS]\n\n"
+		   "Checkpoint and restore of Linux process trees, from userspace.\n\nCommands:\n");
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-12s %s%s\n", commands[i].name, commands[i].summary,
+			commands[i].run ? "" : " (not available yet)");
+	fprintf(f, "\nCommon options:\n"
+		   "  -D, --images-dir DIR   image directory (default: .)\n"
+		   "  -W, --work-dir DIR     where logs and other files go (default: -D)\n"
+		   "  -o, --log-file FILE    log to FILE, relative to the work dir\n"
+		   "  -v[N], --verbosity     more logging; -v4 is debug (default 2: warnings)\n"
+		   "  -h, --help             this text; `criu-like COMMAND --help` for one command\n"
+		   "  -V, --version          print the version\n"
+		   "\nSee criu-like(8) for every option.\n");
+}
+
+static void print_command_help(const struct cli_command *cmd)
+{
+	int i;
+
+	printf("Usage: criu-like %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->summary);
+	if (cmd->help && *cmd->help)
+		printf("\n%s", cmd->help);
+	if (!cmd->run)
+		printf("\nThis command is not available in this version yet.\n");
+	printf("\nOptions it takes:");
+	for (i = 0; i < OPT__MAX; i++) {
+		if (!(cmd->options & (1ULL << i)) && !(OPTS_COMMON & (1ULL << i)))
+			continue;
+		printf(" --%s", opt_name(i));
+		if (opt_missing[i])
+			printf("(n/a)");
+	}
+	printf("\n");
+}
+
+int cli_parse(int argc, char **argv, struct cr_options *o, const struct cli_command **ret_cmd,
+	      int *ret_optind, uint64_t *ret_seen)
+{
+	const struct cli_command *cmd = NULL;
+	uint64_t seen = 0;
+	int c, opt;
+
+	optind = 0; /* full re-initialisation, so unit tests can parse many times */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
+		if (c == '?') {
+			if (optopt)
+				pr_err("unknown or incomplete option '-%c'\n", optopt);
+			else
+				pr_err("unknown option '%s'\n", argv[optind - 1]);
+			return -EINVAL;
+		}
+		if (c == ':') {
+			pr_err("option '%s' needs an argument\n", argv[optind - 1]);
+			return -EINVAL;
+		}
+		opt = store_opt(o, c, optarg);
+		if (opt < 0)
+			return opt;
+		seen |= 1ULL << opt;
+	}
+
+	if (optind < argc) {
+		cmd = find_command(argv[optind]);
+		if (!cmd) {
+			pr_err("unknown command '%s' (try --help)\n", argv[optind]);
+			return -EINVAL;
+		}
+		optind++;
+	}
+	*ret_cmd = cmd;
+	*ret_optind = optind;
+	*ret_seen = seen;
+	return 0;
+}
+
+/* Refuse options the command does not take or whose feature is missing. */
+static int check_options(const struct cli_command *cmd, uint64_t seen, int nargs)
+{
+	int i;
+
+	for (i = 0; i < OPT__MAX; i++) {
+		if (!(seen & (1ULL << i)))
+			continue;
+		if (!(cmd->options & (1ULL << i)) && !(OPTS_COMMON & (1ULL << i))) {
+			pr_err("option --%s does not apply to '%s'\n", opt_name(i), cmd->name);
+			return -EINVAL;
+		}
+		if (opt_missing[i]) {
+			pr_err("option --%s: %s is not supported by this version yet\n",
+			       opt_name(i), opt_missing[i]);
+			return -EOPNOTSUPP;
+		}
+	}
+	if (nargs < cmd->min_args || nargs > cmd->max_args) {
+		pr_err("'%s' takes %s (got %d argument%s); see criu-like %s --help\n", cmd->name,
+		       cmd->usage, nargs, nargs == 1 ? "" : "s", cmd->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int setup_logging(const struct cr_options *o)
+{
+	_cleanup_free_ char *path = NULL;
+	const char *dir = o->work_dir ? o->work_dir : o->images_dir;
+	int ret;
+
+	log_set_level(o->log_level);
+	if (!o->log_file)
+		return 0;
+	if (o->log_file[0] != '/' && strcmp(o->log_file, "-") && dir) {
+		if (asprintf(&path, "%s/%s", dir, o->log_file) < 0)
+			return -ENOMEM;
+	}
+	ret = log_set_file(path ? path : o->log_file);
+	if (ret)
+		pr_errno(ret, "cannot open log file %s", path ? path : o->log_file);
+	return ret;
+}
+
+int cli_main(int argc, char **argv)
+{
+	const struct cli_command *cmd;
+	struct cr_options o;
+	uint64_t seen;
+	int first, ret;
+
+	cr_options_init(&o);
+	ret = cli_parse(argc, argv, &o, &cmd, &first, &seen);
+	if (ret) {
+		cr_options_fini(&o);
+		return 1;
+	}
+
+	if (seen & OPTB(VERSION)) {
+		printf("criu-like version %s\n", CRIU_LIKE_VERSION);
+		ret = 0;
+	} else if (!cmd) {
+		print_usage((seen & OPTB(HELP)) ? stdout : stderr);
+		ret = (seen & OPTB(HELP)) ? 0 : 1;
+	} else if (seen & OPTB(HELP)) {
+		print_command_help(cmd);
+		ret = 0;
+	} else if (!cmd->run) {
+		pr_err("command '%s' is not available in this version yet\n", cmd->name);
+		ret = 1;
+	} else if (check_options(cmd, seen, argc - first) || setup_logging(&o)) {
+		ret = 1;
+	} else {
+		ret = cmd->run(&o, argc - first, argv + first);
+		if (ret < 0) {
+			pr_debug("%s failed: %s\n", cmd->name, strerror(-ret));
+			ret = 1;
+		}
+	}
+	cr_options_fini(&o);
+	log_close();
+	return ret;
+}

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_PROC_PARSE_H
+#define CRIU_LIKE_PROC_PARSE_H
+
+/*
+ * Parsers for /proc files. Each parser has a pure form that takes the file's
+ * text (so unit tests feed it fixtures) and a proc_* form that reads the file
+ * of a live task. All return 0 or -errno (-EINVAL for text they cannot parse,
+ * logged at debug level with the line); out-parameters are set only on success.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---- /proc/PID/stat ---- */
+struct proc_stat {
+	pid_t pid;
+	char comm[64];	   /* may hold spaces and ')' */
+	char state;	   /* R S D T t Z X I ... */
+	pid_t ppid, pgid, sid;
+	int tty_nr;
+	unsigned long flags; /* PF_*: PF_KTHREAD = 0x00200000 */
+	long priority, nice;
+	unsigned long num_threads;
+	unsigned long long start_time;
+	unsigned long vsize;
+	unsigned int rt_priority, policy;
+	/* mm fields; 0 on kernels that hide them (fields 45-52, Linux 3.3+/3.5+) */
+	unsigned long start_code, end_code, start_stack;
+	unsigned long start_data, end_data, start_brk;
+	unsigned long arg_start, arg_end, env_start, env_end;
+	int exit_code;	   /* field 52, the wait status of a zombie */
+};
+
+#define PF_KTHREAD 0x00200000
+
+int parse_stat(const char *text, struct proc_stat *ret);
+int proc_parse_stat(pid_t pid, pid_t tid, struct proc_stat *ret); /* tid 0: /proc/PID/stat */
+
+/* ---- /proc/PID/status ---- */
+#define PROC_MAX_GROUPS 65536
+#define PROC_MAX_NS_LEVEL 32
+
+struct proc_status {
+	char state;		/* first letter of State: */
+	pid_t tgid, pid, ppid, tracer_pid;
+	uid_t uid[4];		/* real, effective, saved, fs */
+	gid_t gid[4];
+	unsigned int ngroups;
+	gid_t *groups;		/* malloc'ed; free with proc_status_fini() */
+	unsigned int nspid_levels;
+	pid_t nspid[PROC_MAX_NS_LEVEL]; /* NSpid: outermost first */
+	unsigned long threads;
+	uint64_t sigpnd, shdpnd, sigblk, sigign, sigcgt;
+	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
+	int no_new_privs;	/* -1 when the line is missing (< 4.10) */
+	int seccomp;		/* -1 when missing */
+	int umask;		/* -1 when missing (< 4.7) */
+};
+
+int parse_status(const char *text, struct proc_status *ret);
+int proc_parse_status(pid_t pid, pid_t tid, struct proc_status *ret);
+void proc_status_fini(struct proc_status *st);
+
+/* ---- /proc/PID/maps and smaps ---- */
+enum vma_kind {
+	VMA_ANON,	/* no file, no name */
+	VMA_FILE,	/* backed by a file (path may end in " (deleted)") */
+	VMA_HEAP,	/* [heap] */
+	VMA_STACK,	/* [stack] */
+	VMA_VDSO,	/* [vdso] */
+	VMA_VVAR,	/* [vvar] */
+	VMA_VVAR_VCLOCK, /* [vvar_vclock], Linux 6.13+ */
+	VMA_VSYSCALL,	/* [vsyscall] */
+	VMA_ANON_NAMED, /* [anon:NAME] (PR_SET_VMA_ANON_NAME) */
+	VMA_ANON_SHMEM, /* /dev/zero (deleted), /SYSV..., memfd-less shared anonymous */
+	VMA_OTHER,	/* any other [name] */
+};
+
+struct vma_entry {
+	unsigned long start, end;
+	unsigned long pgoff;	/* in bytes, as printed */
+	unsigned int prot;	/* PROT_READ|PROT_WRITE|PROT_EXEC */
+	bool shared;		/* 's' vs 'p' */
+	unsigned int dev_major, dev_minor;
+	unsigned long ino;
+	enum vma_kind kind;
+	bool deleted;		/* path had " (deleted)" appended; stripped from path */
+	char *path;		/* malloc'ed, unescaped (\012 -> '\n'), or NULL */
+	/* smaps only; 0 when parsed from maps */
+	bool has_smaps;
+	unsigned long rss, anonymous, swap, shared_dirty, private_dirty; /* kB */
+	unsigned long vm_flags;	/* VM_* bits decoded from VmFlags: (see below) */
+};
+
+/* Bits for vma_entry.vm_flags, from the two-letter VmFlags mnemonics. */
+enum {
+	VMF_RD = 1 << 0, VMF_WR = 1 << 1, VMF_EX = 1 << 2, VMF_SH = 1 << 3,
+	VMF_MR = 1 << 4, VMF_MW = 1 << 5, VMF_ME = 1 << 6, VMF_MS = 1 << 7,
+	VMF_GD = 1 << 8, VMF_PF = 1 << 9, VMF_LO = 1 << 10, VMF_IO = 1 << 11,
+	VMF_SR = 1 << 12, VMF_RR = 1 << 13, VMF_DC = 1 << 14, VMF_DE = 1 << 15,
+	VMF_AC = 1 << 16, VMF_NR = 1 << 17, VMF_HT = 1 << 18, VMF_AR = 1 << 19,
+	VMF_DD = 1 << 20, VMF_SD = 1 << 21, VMF_MM = 1 << 22, VMF_HG = 1 << 23,
+	VMF_NH = 1 << 24, VMF_MG = 1 << 25, VMF_UM = 1 << 26, VMF_UW = 1 << 27,
+	VMF_SS = 1 << 28, VMF_SL = 1 << 29, VMF_BT = 1 << 30,
+};
+
+struct vma_list {
+	unsigned int nr, cap;
+	struct vma_entry *vmas; /* malloc'ed, sorted by start as the kernel prints */
+};
+
+/* @smaps: the text is smaps (entries followed by key: value lines), not maps. */
+int parse_maps(const char *text, bool smaps, struct vma_list *ret);
+int proc_parse_maps(pid_t pid, bool smaps, struct vma_list *ret);
+void vma_list_fini(struct vma_list *l);
+
+/* ---- /proc/PID/fdinfo/FD ---- */
+enum fdinfo_kind {
+	FDINFO_PLAIN,	 /* pos/flags/mnt_id/ino only */
+	FDINFO_EVENTFD,
+	FDINFO_EPOLL,
+	FDINFO_SIGNALFD,
+	FDINFO_INOTIFY,
+	FDINFO_FANOTIFY,
+	FDINFO_TIMERFD,
+	FDINFO_PIDFD,
+};
+
+struct fdinfo_epoll_tfd {
+	int tfd;
+	uint32_t events;
+	uint64_t data;
+	uint64_t pos, ino;
+	unsigned int sdev;
+};
+
+struct fdinfo_inotify_wd {
+	int wd;
+	uint64_t ino;
+	unsigned int sdev;
+	uint32_t mask, ignored_mask;
+	unsigned int fhandle_bytes;
+	int fhandle_type;
+	unsigned char fhandle[128];
+};
+
+struct fdinfo_lock {
+	char line[160]; /* "lock:\t1: POSIX  ADVISORY  WRITE 1234 00:2a:12 0 EOF" kept verbatim */
+};
+
+struct fdinfo {
+	uint64_t pos;
+	unsigned int flags;	/* octal in the file */
+	int mnt_id;		/* -1 when missing (< 3.15) */
+	uint64_t ino;		/* 0 when missing (< 5.14) */
+	enum fdinfo_kind kind;
+	union {
+		struct {
+			uint64_t count;
+			uint64_t id; /* eventfd-id, 0 when missing */
+			int semaphore; /* eventfd-semaphore, -1 when missing (< 6.6) */
+		} eventfd;
+		struct {
+			uint64_t sigmask;
+		} signalfd;
+		struct {
+			int clockid;
+			uint64_t ticks;
+			int settime_flags;
+			uint64_t it_value_sec, it_value_nsec;
+			uint64_t it_interval_sec, it_interval_nsec;
+		} timerfd;
+		struct {
+			pid_t pid; /* Pid: (-1 when exited), 0 when missing */
+			pid_t nspid;
+		} pidfd;
+		struct {
+			unsigned int flags, event_flags; /* fanotify header */
+		} fanotify;
+	};
+	/* epoll targets or inotify watches; malloc'ed arrays */
+	unsigned int n_tfd;
+	struct fdinfo_epoll_tfd *tfd;
+	unsigned int n_wd;
+	struct fdinfo_inotify_wd *wd;
+	unsigned int n_locks;
+	struct fdinfo_lock *locks;
+};
+
+int parse_fdinfo(const char *text, struct fdinfo *ret);
+int proc_parse_fdinfo(pid_t pid, int fd, struct fdinfo *ret);
+void fdinfo_fini(struct fdinfo *fi);
+
+/* ---- /proc/PID/mountinfo ---- */
+struct mount_entry {
+	int mnt_id, parent_id;
+	unsigned int major, minor;
+	char *root, *mountpoint;	/* unescaped (\040 -> ' ') */
+	char *options;			/* per-mount options */
+	int shared, master, propagate_from; /* optional fields, 0 when absent */
+	bool unbindable;
+	char *fstype, *source, *super_options;
+};
+
+struct mount_list {
+	unsigned int nr, cap;
+	struct mount_entry *mnts;
+};
+
+int parse_mountinfo(const char *text, struct mount_list *ret);
+int proc_parse_mountinfo(pid_t pid, struct mount_list *ret);
+void mount_list_fini(struct mount_list *l);
+
+/* ---- /proc/PID/task/TID/children and /proc/PID/task ---- */
+/* Space-separated pids; *ret is malloc'ed (NULL when empty, *nr = 0). */
+int parse_pid_list(const char *text, pid_t **ret, unsigned int *nr);
+int proc_parse_children(pid_t pid, pid_t tid, pid_t **ret, unsigned int *nr);
+/* The tids in /proc/PID/task, ascending. */
+int proc_list_threads(pid_t pid, pid_t **ret, unsigned int *nr);
+
+#endif

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "options.h"
+
+void cr_options_init(struct cr_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->images_dir = ".";
+	o->log_level = DEFAULT_LOGLEVEL;
+	o->timeout = CR_DEFAULT_TIMEOUT;
+	o->cycles = 1;
+}
+
+void cr_options_fini(struct cr_options *o)
+{
+	free(o->external);
+	free(o->inherit_fd);
+	o->external = NULL;
+	o->inherit_fd = NULL;
+}
