@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_SEIZE_H
+#define CRIU_LIKE_SEIZE_H
+
+/*
+ * Collect and freeze a process tree (ARCHITECTURE.md 3.1). After
+ * seize_tree() every thread of every live task is ptrace-seized and sitting
+ * in a ptrace stop, so its registers can be read and syscalls injected.
+ * unseize_tree() puts each task back exactly as it was found.
+ */
+#include <stdbool.h>
+#include <sys/types.h>
+
+enum task_state {
+	TASK_ALIVE,   /* running or sleeping when found */
+	TASK_STOPPED, /* stopped by job control (SIGSTOP/SIGTSTP...) when found */
+	TASK_ZOMBIE,  /* exited, not reaped: recorded, not seized */
+	TASK_DEAD,    /* vanished during the seize */
+};
+
+struct seized_thread {
+	pid_t tid;
+	bool seized;	/* PTRACE_SEIZE succeeded: must be detached */
+};
+
+struct seized_task {
+	pid_t pid, ppid, pgid, sid;
+	enum task_state state;
+	int exit_code;			 /* zombies: wait status from /proc/PID/stat */
+	unsigned int nr_threads;
+	struct seized_thread *threads;	 /* threads[0] is the thread-group leader */
+	struct seized_task *parent;	 /* NULL for the root */
+	unsigned int nr_children;
+	struct seized_task **children;
+};
+
+struct pstree {
+	struct seized_task *root;
+	unsigned int nr_tasks;
+	struct seized_task **tasks;	 /* every task, parents before children */
+	char *freezer;			 /* cgroup frozen by us, thawed on release */
+	bool freezer_v2;
+};
+
+struct seize_opts {
+	unsigned int timeout;		/* seconds for the whole seize; 0: default */
+	const char *freeze_cgroup;	/* cgroup path (v1 freezer dir or cgroup2 dir) or NULL */
+};
+
+/*
+ * Seize the tree rooted at @root. Refuses, with a message naming the pid,
+ * a pid that does not exist, init of the host, kernel threads, and tasks
+ * already traced by another tracer. On failure nothing stays seized.
+ * Returns 0 or -errno.
+ */
+int seize_tree(pid_t root, const struct seize_opts *opts, struct pstree **ret);
+
+enum unseize_mode {
+	UNSEIZE_RESUME,	 /* every task continues in the state it was found in */
+	UNSEIZE_KILL,	 /* SIGKILL every live task, then detach */
+	UNSEIZE_STOPPED, /* leave every task stopped (SIGSTOP) after detaching */
+};
+
+/* Release every seized thread, thaw the freezer, free the tree. */
+void unseize_tree(struct pstree *t, enum unseize_mode mode);
+void pstree_free(struct pstree *t);
+
+struct seized_task *pstree_find(const struct pstree *t, pid_t pid);
+
+#endif
