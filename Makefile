@@ -147,7 +147,16 @@ $(ZDTM_RUNNER): $(patsubst test/zdtm/%.c,$(B)/test/zdtm/%.o,$(ZDTM_RUNNER_SRC))
 	$(E) "  LINK    $@"
 	$(Q)$(CC) $(CFLAGS) -o $@ $^
 
-tests-build: $(UNIT_BIN) $(if $(ZDTM_LIB_SRC),$(ZDTM_LIB)) $(ZDTM_BIN) $(if $(ZDTM_RUNNER_SRC),$(ZDTM_RUNNER))
+# Helper programs of the shell-driven integration tests (test/integration/*.sh).
+INTEG_SRC := $(wildcard test/integration/*.c)
+INTEG_BIN := $(patsubst %.c,$(B)/%,$(INTEG_SRC))
+
+$(B)/test/integration/%: test/integration/%.c
+	$(E) "  CC      $<"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< -lpthread -lrt
+
+tests-build: $(INTEG_BIN) $(UNIT_BIN) $(if $(ZDTM_LIB_SRC),$(ZDTM_LIB)) $(ZDTM_BIN) $(if $(ZDTM_RUNNER_SRC),$(ZDTM_RUNNER))
 
 deps:
 	$(Q)sh scripts/install-deps.sh
