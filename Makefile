@@ -120,6 +120,7 @@ UNIT_BIN := $(patsubst test/unit/%.c,$(B)/test/unit/%,$(UNIT_SRC))
 
 $(B)/test/unit/%: $(O)/test/unit/%.o $(LIB)
 	$(E) "  LINK    $@"
+	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 
 ZDTM_LIB_SRC := $(wildcard test/zdtm/lib/*.c)

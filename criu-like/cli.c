@@ -36,19 +36,18 @@ static int run_infect_test(struct cr_options *o, int argc __unused, char **argv 
 	return cr_infect_test(o);
 }
 
-#define DUMP_OPTS                                                                                  \
-	(OPTB(TREE) | OPTB(IMAGES_DIR) | OPTB(LEAVE_RUNNING) | OPTB(LEAVE_STOPPED) |               \
-	 OPTB(SHELL_JOB) | OPTB(EXT_UNIX_SK) | OPTB(TCP_ESTABLISHED) | OPTB(FILE_LOCKS) |          \
-	 OPTB(TIMEOUT) | OPTB(TRACK_MEM) | OPTB(PREV_IMAGES_DIR) | OPTB(PAGE_SERVER) |             \
-	 OPTB(ADDRESS) | OPTB(PORT) | OPTB(ROOT) | OPTB(EXTERNAL) | OPTB(ACTION_SCRIPT) |          \
+#define DUMP_OPTS                                                                         \
+	(OPTB(TREE) | OPTB(IMAGES_DIR) | OPTB(LEAVE_RUNNING) | OPTB(LEAVE_STOPPED) |      \
+	 OPTB(SHELL_JOB) | OPTB(EXT_UNIX_SK) | OPTB(TCP_ESTABLISHED) | OPTB(FILE_LOCKS) | \
+	 OPTB(TIMEOUT) | OPTB(TRACK_MEM) | OPTB(PREV_IMAGES_DIR) | OPTB(PAGE_SERVER) |    \
+	 OPTB(ADDRESS) | OPTB(PORT) | OPTB(ROOT) | OPTB(EXTERNAL) | OPTB(ACTION_SCRIPT) | \
 	 OPTB(NETWORK_LOCK) | OPTB(FREEZE_CGROUP) | OPTB(MANAGE_CGROUPS))
 
 #define RESTORE_OPTS                                                                               \
 	(OPTB(IMAGES_DIR) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED) | OPTB(LEAVE_STOPPED) |         \
 	 OPTB(SHELL_JOB) | OPTB(EXT_UNIX_SK) | OPTB(TCP_ESTABLISHED) | OPTB(FILE_LOCKS) |          \
-	 OPTB(LAZY_PAGES) | OPTB(ROOT) | OPTB(EXTERNAL) | OPTB(INHERIT_FD) |                       \
-	 OPTB(ACTION_SCRIPT) | OPTB(NETWORK_LOCK) | OPTB(MANAGE_CGROUPS) | OPTB(ADDRESS) |         \
-	 OPTB(PORT))
+	 OPTB(LAZY_PAGES) | OPTB(ROOT) | OPTB(EXTERNAL) | OPTB(INHERIT_FD) | OPTB(ACTION_SCRIPT) | \
+	 OPTB(NETWORK_LOCK) | OPTB(MANAGE_CGROUPS) | OPTB(ADDRESS) | OPTB(PORT))
 
 static const struct cli_command commands[] = {
 	{ "check", "probe every kernel feature the engine uses", "[--all] [--json]",
@@ -62,8 +61,8 @@ static const struct cli_command commands[] = {
 	  "Freezes the tree rooted at PID, writes its state into DIR and kills it\n"
 	  "(unless -R). Not available yet: see README, 'What works today'.\n",
 	  DUMP_OPTS, 0, 0, NULL },
-	{ "pre-dump", "copy memory while the tree keeps running", "-t PID -D DIR", "",
-	  DUMP_OPTS, 0, 0, NULL },
+	{ "pre-dump", "copy memory while the tree keeps running", "-t PID -D DIR", "", DUMP_OPTS, 0,
+	  0, NULL },
 	{ "restore", "rebuild a tree from its images", "-D DIR",
 	  "Recreates the tree saved in DIR with its original PIDs. Not available yet.\n",
 	  RESTORE_OPTS, 0, 0, NULL },
@@ -71,8 +70,8 @@ static const struct cli_command commands[] = {
 	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT), 0, 0, NULL },
 	{ "lazy-pages", "serve pages to a lazily restored tree", "-D DIR", "",
 	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT), 0, 0, NULL },
-	{ "migrate", "live-migrate a tree to another host", "--online DEST -t PID", "",
-	  DUMP_OPTS, 0, 1, NULL },
+	{ "migrate", "live-migrate a tree to another host", "--online DEST -t PID", "", DUMP_OPTS,
+	  0, 1, NULL },
 	{ "service", "run the RPC daemon", "--address SOCKET", "", OPTB(ADDRESS), 0, 0, NULL },
 	{ "swrk", "serve one RPC conversation on an inherited socket", "FD", "", 0, 1, 1, NULL },
 	{ "decode", "print image files as JSON", "[FILE|DIR] [-O OUT] [--pages]",
@@ -91,8 +90,7 @@ static const struct cli_command commands[] = {
 	  "A diagnostic of the seize/infect/cure engine: seizes the tree at PID,\n"
 	  "runs the parasite in each thread, compares what it reports (sigactions,\n"
 	  "timers, fds) with /proc, cures and releases every task. Repeats N times.\n",
-	  OPTB(TREE) | OPTB(TIMEOUT) | OPTB(FREEZE_CGROUP) | OPTB(CYCLES), 0, 0,
-	  run_infect_test },
+	  OPTB(TREE) | OPTB(TIMEOUT) | OPTB(FREEZE_CGROUP) | OPTB(CYCLES), 0, 0, run_infect_test },
 };
 
 /* Options whose feature is not there yet: refused, never silently ignored. */
@@ -168,21 +166,36 @@ static const char *opt_name(int opt)
 			return lo->name;
 	}
 	switch (opt) {
-	case OPT_TREE: return "tree";
-	case OPT_IMAGES_DIR: return "images-dir";
-	case OPT_WORK_DIR: return "work-dir";
-	case OPT_LOG_FILE: return "log-file";
-	case OPT_VERBOSE: return "verbosity";
-	case OPT_LEAVE_RUNNING: return "leave-running";
-	case OPT_LEAVE_STOPPED: return "leave-stopped";
-	case OPT_RESTORE_DETACHED: return "restore-detached";
-	case OPT_SHELL_JOB: return "shell-job";
-	case OPT_EXT_UNIX_SK: return "ext-unix-sk";
-	case OPT_FILE_LOCKS: return "file-locks";
-	case OPT_ROOT: return "root";
-	case OPT_OUTPUT: return "output";
-	case OPT_HELP: return "help";
-	case OPT_VERSION: return "version";
+	case OPT_TREE:
+		return "tree";
+	case OPT_IMAGES_DIR:
+		return "images-dir";
+	case OPT_WORK_DIR:
+		return "work-dir";
+	case OPT_LOG_FILE:
+		return "log-file";
+	case OPT_VERBOSE:
+		return "verbosity";
+	case OPT_LEAVE_RUNNING:
+		return "leave-running";
+	case OPT_LEAVE_STOPPED:
+		return "leave-stopped";
+	case OPT_RESTORE_DETACHED:
+		return "restore-detached";
+	case OPT_SHELL_JOB:
+		return "shell-job";
+	case OPT_EXT_UNIX_SK:
+		return "ext-unix-sk";
+	case OPT_FILE_LOCKS:
+		return "file-locks";
+	case OPT_ROOT:
+		return "root";
+	case OPT_OUTPUT:
+		return "output";
+	case OPT_HELP:
+		return "help";
+	case OPT_VERSION:
+		return "version";
 	}
 	return "?";
 }
@@ -236,9 +249,15 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 		}
 		o->tree = (pid_t)l;
 		return OPT_TREE;
-	case 'D': o->images_dir = arg; return OPT_IMAGES_DIR;
-	case 'W': o->work_dir = arg; return OPT_WORK_DIR;
-	case 'o': o->log_file = arg; return OPT_LOG_FILE;
+	case 'D':
+		o->images_dir = arg;
+		return OPT_IMAGES_DIR;
+	case 'W':
+		o->work_dir = arg;
+		return OPT_WORK_DIR;
+	case 'o':
+		o->log_file = arg;
+		return OPT_LOG_FILE;
 	case 'v':
 		o->log_level = parse_verbosity(arg, o->log_level);
 		if (o->log_level < 0) {
@@ -246,21 +265,43 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 			return -EINVAL;
 		}
 		return OPT_VERBOSE;
-	case 'R': o->leave_running = true; return OPT_LEAVE_RUNNING;
-	case 's': o->leave_stopped = true; return OPT_LEAVE_STOPPED;
-	case 'd': o->restore_detached = true; return OPT_RESTORE_DETACHED;
-	case 'j': o->shell_job = true; return OPT_SHELL_JOB;
-	case 'x': o->ext_unix_sk = true; return OPT_EXT_UNIX_SK;
-	case 'l': o->file_locks = true; return OPT_FILE_LOCKS;
-	case 'r': o->root = arg; return OPT_ROOT;
-	case 'O': o->output = arg; return OPT_OUTPUT;
-	case 'h': return OPT_HELP;
-	case 'V': return OPT_VERSION;
+	case 'R':
+		o->leave_running = true;
+		return OPT_LEAVE_RUNNING;
+	case 's':
+		o->leave_stopped = true;
+		return OPT_LEAVE_STOPPED;
+	case 'd':
+		o->restore_detached = true;
+		return OPT_RESTORE_DETACHED;
+	case 'j':
+		o->shell_job = true;
+		return OPT_SHELL_JOB;
+	case 'x':
+		o->ext_unix_sk = true;
+		return OPT_EXT_UNIX_SK;
+	case 'l':
+		o->file_locks = true;
+		return OPT_FILE_LOCKS;
+	case 'r':
+		o->root = arg;
+		return OPT_ROOT;
+	case 'O':
+		o->output = arg;
+		return OPT_OUTPUT;
+	case 'h':
+		return OPT_HELP;
+	case 'V':
+		return OPT_VERSION;
 	}
 
 	switch (c - 1000) {
-	case OPT_PIDFILE: o->pidfile = arg; break;
-	case OPT_TCP_ESTABLISHED: o->tcp_established = true; break;
+	case OPT_PIDFILE:
+		o->pidfile = arg;
+		break;
+	case OPT_TCP_ESTABLISHED:
+		o->tcp_established = true;
+		break;
 	case OPT_TIMEOUT:
 		if (parse_ulong(arg, &ul) || ul == 0 || ul > 86400) {
 			pr_err("--timeout: '%s' is not a number of seconds\n", arg);
@@ -268,10 +309,18 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 		}
 		o->timeout = (unsigned int)ul;
 		break;
-	case OPT_TRACK_MEM: o->track_mem = true; break;
-	case OPT_PREV_IMAGES_DIR: o->prev_images_dir = arg; break;
-	case OPT_PAGE_SERVER: o->page_server = true; break;
-	case OPT_ADDRESS: o->address = arg; break;
+	case OPT_TRACK_MEM:
+		o->track_mem = true;
+		break;
+	case OPT_PREV_IMAGES_DIR:
+		o->prev_images_dir = arg;
+		break;
+	case OPT_PAGE_SERVER:
+		o->page_server = true;
+		break;
+	case OPT_ADDRESS:
+		o->address = arg;
+		break;
 	case OPT_PORT:
 		if (parse_ulong(arg, &ul) || ul > 65535) {
 			pr_err("--port: '%s' is not a port\n", arg);
@@ -279,7 +328,9 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 		}
 		o->port = (int)ul;
 		break;
-	case OPT_LAZY_PAGES: o->lazy_pages = true; break;
+	case OPT_LAZY_PAGES:
+		o->lazy_pages = true;
+		break;
 	case OPT_EXTERNAL:
 		if (append_str(&o->external, &o->n_external, arg))
 			return -ENOMEM;
@@ -288,13 +339,27 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 		if (append_str(&o->inherit_fd, &o->n_inherit_fd, arg))
 			return -ENOMEM;
 		break;
-	case OPT_ACTION_SCRIPT: o->action_script = arg; break;
-	case OPT_NETWORK_LOCK: o->network_lock = arg; break;
-	case OPT_FREEZE_CGROUP: o->freeze_cgroup = arg; break;
-	case OPT_MANAGE_CGROUPS: o->manage_cgroups = arg ? arg : "soft"; break;
-	case OPT_ALL: o->check_all = true; break;
-	case OPT_JSON: o->json = true; break;
-	case OPT_PAGES: o->decode_pages = true; break;
+	case OPT_ACTION_SCRIPT:
+		o->action_script = arg;
+		break;
+	case OPT_NETWORK_LOCK:
+		o->network_lock = arg;
+		break;
+	case OPT_FREEZE_CGROUP:
+		o->freeze_cgroup = arg;
+		break;
+	case OPT_MANAGE_CGROUPS:
+		o->manage_cgroups = arg ? arg : "soft";
+		break;
+	case OPT_ALL:
+		o->check_all = true;
+		break;
+	case OPT_JSON:
+		o->json = true;
+		break;
+	case OPT_PAGES:
+		o->decode_pages = true;
+		break;
 	case OPT_CYCLES:
 		if (parse_ulong(arg, &ul) || ul == 0 || ul > 10000000) {
 			pr_err("--cycles: '%s' is not a positive count\n", arg);
@@ -317,14 +382,15 @@ static void print_usage(FILE *f)
 	for (i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(f, "  %-12s %s%s\n", commands[i].name, commands[i].summary,
 			commands[i].run ? "" : " (not available yet)");
-	fprintf(f, "\nCommon options:\n"
-		   "  -D, --images-dir DIR   image directory (default: .)\n"
-		   "  -W, --work-dir DIR     where logs and other files go (default: -D)\n"
-		   "  -o, --log-file FILE    log to FILE, relative to the work dir\n"
-		   "  -v[N], --verbosity     more logging; -v4 is debug (default 2: warnings)\n"
-		   "  -h, --help             this text; `criu-like COMMAND --help` for one command\n"
-		   "  -V, --version          print the version\n"
-		   "\nSee criu-like(8) for every option.\n");
+	fprintf(f,
+		"\nCommon options:\n"
+		"  -D, --images-dir DIR   image directory (default: .)\n"
+		"  -W, --work-dir DIR     where logs and other files go (default: -D)\n"
+		"  -o, --log-file FILE    log to FILE, relative to the work dir\n"
+		"  -v[N], --verbosity     more logging; -v4 is debug (default 2: warnings)\n"
+		"  -h, --help             this text; `criu-like COMMAND --help` for one command\n"
+		"  -V, --version          print the version\n"
+		"\nSee criu-like(8) for every option.\n");
 }
 
 static void print_command_help(const struct cli_command *cmd)
@@ -389,7 +455,7 @@ int cli_parse(int argc, char **argv, struct cr_options *o, const struct cli_comm
 }
 
 /* Refuse options the command does not take or whose feature is missing. */
-static int check_options(const struct cli_command *cmd, uint64_t seen, int nargs)
+int cli_validate(const struct cli_command *cmd, uint64_t seen, int nargs)
 {
 	int i;
 
@@ -459,7 +525,7 @@ int cli_main(int argc, char **argv)
 	} else if (!cmd->run) {
 		pr_err("command '%s' is not available in this version yet\n", cmd->name);
 		ret = 1;
-	} else if (check_options(cmd, seen, argc - first) || setup_logging(&o)) {
+	} else if (cli_validate(cmd, seen, argc - first) || setup_logging(&o)) {
 		ret = 1;
 	} else {
 		ret = cmd->run(&o, argc - first, argv + first);

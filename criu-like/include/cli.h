@@ -52,23 +52,27 @@ enum cli_opt {
 struct cli_command {
 	const char *name;
 	const char *summary;
-	const char *usage;	/* arguments after the command name */
-	const char *help;	/* paragraphs printed by `COMMAND --help` */
-	uint64_t options;	/* OPTB() bits this command takes */
+	const char *usage; /* arguments after the command name */
+	const char *help; /* paragraphs printed by `COMMAND --help` */
+	uint64_t options; /* OPTB() bits this command takes */
 	int min_args, max_args; /* positional arguments */
 	/* NULL: the command is planned but does not exist yet; it is refused. */
 	int (*run)(struct cr_options *o, int argc, char **argv);
 };
 
-/*
- * Parse argv into @o. Returns the command (or NULL for --help/--version
- * without a command, with *ret_exit set), or NULL with *ret_exit = 1 on a bad
- * command line, after printing why.
- */
+/* Parse argv, run the command, return the process exit status. */
 int cli_main(int argc, char **argv);
 
-/* Exposed for unit tests: parse without running. Returns 0 or -EINVAL. */
+/*
+ * Parse argv into @o without running anything. *ret_cmd is NULL when no
+ * command was given; *ret_optind indexes the first positional argument and
+ * *ret_seen has one OPTB() bit per option given. Returns 0 or -EINVAL.
+ */
 int cli_parse(int argc, char **argv, struct cr_options *o, const struct cli_command **ret_cmd,
 	      int *ret_optind, uint64_t *ret_seen);
+
+/* Refuse options @cmd does not take, options whose feature is missing, and a
+ * wrong number of positional arguments. Returns 0, -EINVAL or -EOPNOTSUPP. */
+int cli_validate(const struct cli_command *cmd, uint64_t seen, int nargs);
 
 #endif

@@ -40,15 +40,19 @@ void vprint_on_level(int level, const char *fmt, va_list ap);
 #define pr_msg(fmt, ...) print_on_level(LOG_MSG, fmt, ##__VA_ARGS__)
 #define pr_info(fmt, ...) print_on_level(LOG_INFO, LOG_PREFIX fmt, ##__VA_ARGS__)
 #define pr_debug(fmt, ...) print_on_level(LOG_DEBUG, LOG_PREFIX fmt, ##__VA_ARGS__)
-#define pr_warn(fmt, ...) print_on_level(LOG_WARN, "Warn  (%s:%d): " LOG_PREFIX fmt, __FILE__, __LINE__, ##__VA_ARGS__)
-#define pr_err(fmt, ...) print_on_level(LOG_ERROR, "Error (%s:%d): " LOG_PREFIX fmt, __FILE__, __LINE__, ##__VA_ARGS__)
+#define pr_warn(fmt, ...)                                                              \
+	print_on_level(LOG_WARN, "Warn  (%s:%d): " LOG_PREFIX fmt, __FILE__, __LINE__, \
+		       ##__VA_ARGS__)
+#define pr_err(fmt, ...)                                                                \
+	print_on_level(LOG_ERROR, "Error (%s:%d): " LOG_PREFIX fmt, __FILE__, __LINE__, \
+		       ##__VA_ARGS__)
 /* Like pr_err, with ": strerror(errno)" appended. The format must end with no newline. */
 #define pr_perror(fmt, ...) pr_err(fmt ": %m\n", ##__VA_ARGS__)
 /* For -errno values returned by helpers. */
-#define pr_errno(err, fmt, ...)                                                                    \
-	do {                                                                                       \
-		errno = -(err);                                                                    \
-		pr_err(fmt ": %m\n", ##__VA_ARGS__);                                              \
+#define pr_errno(err, fmt, ...)                      \
+	do {                                         \
+		errno = -(err);                      \
+		pr_err(fmt ": %m\n", ##__VA_ARGS__); \
 	} while (0)
 
 #endif

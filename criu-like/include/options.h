@@ -11,40 +11,40 @@
  * build their own context from it.
  */
 struct cr_options {
-	pid_t tree;			/* -t: root of the tree to dump */
-	const char *images_dir;		/* -D, default "." */
-	const char *work_dir;		/* -W, default: images dir */
-	const char *log_file;		/* -o, relative to the work dir like CRIU */
-	int log_level;			/* -v/-vN */
-	const char *pidfile;		/* --pidfile */
-	bool leave_running;		/* -R */
-	bool leave_stopped;		/* -s */
-	bool restore_detached;		/* -d */
-	bool shell_job;			/* -j */
-	bool ext_unix_sk;		/* -x */
-	bool tcp_established;		/* --tcp-established */
-	bool file_locks;		/* -l */
-	unsigned int timeout;		/* --timeout, seconds; 0 = default */
-	bool track_mem;			/* --track-mem */
-	const char *prev_images_dir;	/* --prev-images-dir */
-	bool page_server;		/* --page-server */
-	const char *address;		/* --address */
-	int port;			/* --port */
-	bool lazy_pages;		/* --lazy-pages */
-	const char *root;		/* -r */
-	const char **external;		/* --external, NULL-terminated */
+	pid_t tree; /* -t: root of the tree to dump */
+	const char *images_dir; /* -D, default "." */
+	const char *work_dir; /* -W, default: images dir */
+	const char *log_file; /* -o, relative to the work dir like CRIU */
+	int log_level; /* -v/-vN */
+	const char *pidfile; /* --pidfile */
+	bool leave_running; /* -R */
+	bool leave_stopped; /* -s */
+	bool restore_detached; /* -d */
+	bool shell_job; /* -j */
+	bool ext_unix_sk; /* -x */
+	bool tcp_established; /* --tcp-established */
+	bool file_locks; /* -l */
+	unsigned int timeout; /* --timeout, seconds; 0 = default */
+	bool track_mem; /* --track-mem */
+	const char *prev_images_dir; /* --prev-images-dir */
+	bool page_server; /* --page-server */
+	const char *address; /* --address */
+	int port; /* --port */
+	bool lazy_pages; /* --lazy-pages */
+	const char *root; /* -r */
+	const char **external; /* --external, NULL-terminated */
 	int n_external;
-	const char **inherit_fd;	/* --inherit-fd, NULL-terminated */
+	const char **inherit_fd; /* --inherit-fd, NULL-terminated */
 	int n_inherit_fd;
-	const char *action_script;	/* --action-script */
-	const char *network_lock;	/* --network-lock nftables|iptables|skip */
-	const char *freeze_cgroup;	/* --freeze-cgroup */
-	const char *manage_cgroups;	/* --manage-cgroups[=MODE] */
-	bool check_all;			/* check --all */
-	bool json;			/* check --json */
-	const char *output;		/* decode/encode: -O/--output file */
-	bool decode_pages;		/* decode --pages: dump page contents too */
-	unsigned int cycles;		/* infect-test --cycles */
+	const char *action_script; /* --action-script */
+	const char *network_lock; /* --network-lock nftables|iptables|skip */
+	const char *freeze_cgroup; /* --freeze-cgroup */
+	const char *manage_cgroups; /* --manage-cgroups[=MODE] */
+	bool check_all; /* check --all */
+	bool json; /* check --json */
+	const char *output; /* decode/encode: -O/--output file */
+	bool decode_pages; /* decode --pages: dump page contents too */
+	unsigned int cycles; /* infect-test --cycles */
 };
 
 #define CR_DEFAULT_TIMEOUT 10 /* seconds, like CRIU's --timeout default */

@@ -59,18 +59,18 @@ static inline void closedirp(DIR **d)
 #define _cleanup_fclose_ _cleanup_(fclosep)
 #define _cleanup_closedir_ _cleanup_(closedirp)
 
-#define TAKE_PTR(p)                                                                                \
-	({                                                                                         \
-		__typeof__(p) _p_ = (p);                                                           \
-		(p) = NULL;                                                                        \
-		_p_;                                                                               \
+#define TAKE_PTR(p)                      \
+	({                               \
+		__typeof__(p) _p_ = (p); \
+		(p) = NULL;              \
+		_p_;                     \
 	})
 
-#define TAKE_FD(fd)                                                                                \
-	({                                                                                         \
-		int _fd_ = (fd);                                                                   \
-		(fd) = -1;                                                                         \
-		_fd_;                                                                              \
+#define TAKE_FD(fd)              \
+	({                       \
+		int _fd_ = (fd); \
+		(fd) = -1;       \
+		_fd_;            \
 	})
 
 /* Return -errno for a failed libc call that set errno; never 0. */
