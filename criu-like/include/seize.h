@@ -12,24 +12,34 @@
 #include <sys/types.h>
 
 enum task_state {
-	TASK_ALIVE,   /* running or sleeping when found */
+	TASK_ALIVE, /* running or sleeping when found */
 	TASK_STOPPED, /* stopped by job control (SIGSTOP/SIGTSTP...) when found */
-	TASK_ZOMBIE,  /* exited, not reaped: recorded, not seized */
-	TASK_DEAD,    /* vanished during the seize */
+	TASK_ZOMBIE, /* exited, not reaped: recorded, not seized */
+	TASK_DEAD, /* vanished during the seize */
 };
 
 struct seized_thread {
 	pid_t tid;
-	bool seized;	/* PTRACE_SEIZE succeeded: must be detached */
+	bool seized; /* PTRACE_SEIZE succeeded: must be detached */
+	bool stopped; /* sitting in a ptrace stop (PTRACE_EVENT_STOP) */
+	int stop_sig; /* SIGTRAP: PTRACE_INTERRUPT's stop; SIGSTOP/SIGTSTP/...: a group-stop */
+	/*
+	 * A signal taken out of the thread's queue by a signal-delivery-stop and
+	 * not delivered yet. seize_tree() itself never leaves one here (it lets the
+	 * thread take the signal at once); code that resumes threads later (the
+	 * infection) may park one here, and unseize_tree() re-queues it with
+	 * tgkill() before detaching, so it is not lost.
+	 */
+	int pending_sig;
 };
 
 struct seized_task {
 	pid_t pid, ppid, pgid, sid;
 	enum task_state state;
-	int exit_code;			 /* zombies: wait status from /proc/PID/stat */
+	int exit_code; /* zombies: wait status from /proc/PID/stat */
 	unsigned int nr_threads;
-	struct seized_thread *threads;	 /* threads[0] is the thread-group leader */
-	struct seized_task *parent;	 /* NULL for the root */
+	struct seized_thread *threads; /* threads[0] is the thread-group leader */
+	struct seized_task *parent; /* NULL for the root */
 	unsigned int nr_children;
 	struct seized_task **children;
 };
@@ -37,27 +47,36 @@ struct seized_task {
 struct pstree {
 	struct seized_task *root;
 	unsigned int nr_tasks;
-	struct seized_task **tasks;	 /* every task, parents before children */
-	char *freezer;			 /* cgroup frozen by us, thawed on release */
+	struct seized_task **tasks; /* every task, parents before children */
+	char *freezer; /* cgroup frozen by us, thawed on release */
 	bool freezer_v2;
+	/*
+	 * Tasks must run to reach a ptrace stop (v1) and to run injected code
+	 * (v1 and v2), so seize_tree() thaws the cgroup once every task sits in
+	 * a ptrace stop and sets freezer to NULL: it stays set only while frozen.
+	 */
 };
 
 struct seize_opts {
-	unsigned int timeout;		/* seconds for the whole seize; 0: default */
-	const char *freeze_cgroup;	/* cgroup path (v1 freezer dir or cgroup2 dir) or NULL */
+	unsigned int timeout; /* seconds for the whole seize; 0: default */
+	const char *freeze_cgroup; /* cgroup path (v1 freezer dir or cgroup2 dir) or NULL */
 };
+
+#define SEIZE_DEFAULT_TIMEOUT 10 /* seconds */
 
 /*
  * Seize the tree rooted at @root. Refuses, with a message naming the pid,
  * a pid that does not exist, init of the host, kernel threads, and tasks
- * already traced by another tracer. On failure nothing stays seized.
- * Returns 0 or -errno.
+ * already traced by another tracer (-EBUSY), the caller itself or one of its
+ * ancestors (-EDEADLK). -ESRCH for a pid that does not exist, -EPERM for
+ * init and kernel threads, -ETIMEDOUT past opts->timeout. On failure
+ * nothing stays seized. Returns 0 or -errno; @opts may be NULL.
  */
 int seize_tree(pid_t root, const struct seize_opts *opts, struct pstree **ret);
 
 enum unseize_mode {
-	UNSEIZE_RESUME,	 /* every task continues in the state it was found in */
-	UNSEIZE_KILL,	 /* SIGKILL every live task, then detach */
+	UNSEIZE_RESUME, /* every task continues in the state it was found in */
+	UNSEIZE_KILL, /* SIGKILL every live task, then detach */
 	UNSEIZE_STOPPED, /* leave every task stopped (SIGSTOP) after detaching */
 };
 

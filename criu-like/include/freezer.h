@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_FREEZER_H
+#define CRIU_LIKE_FREEZER_H
+
+/*
+ * Freeze and thaw a cgroup, v1 (the freezer controller's freezer.state) or v2
+ * (cgroup.freeze and the "frozen" key of cgroup.events). Used by seize_tree()
+ * so that nothing in the cgroup forks or clones while the tree is walked.
+ */
+#include <stdbool.h>
+#include <time.h>
+
+/* Which interface @path offers: *v2 true for cgroup.freeze. -ENOENT when neither. */
+int freezer_detect(const char *path, bool *v2);
+/* Whether the cgroup is frozen now (v1: FROZEN; v2: "frozen 1" in cgroup.events). */
+int freezer_is_frozen(const char *path, bool v2, bool *frozen);
+/* Freeze and wait until the kernel says frozen, or -ETIMEDOUT at @deadline (CLOCK_MONOTONIC). */
+int freezer_freeze(const char *path, bool v2, const struct timespec *deadline);
+/* Thaw; does not wait (thawing cannot get stuck). */
+int freezer_thaw(const char *path, bool v2);
+
+#endif

@@ -1,0 +1,808 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Collect and freeze a process tree (ARCHITECTURE.md 3.1, Documentation/seize.md).
+ *
+ * Every thread is attached with PTRACE_SEIZE (no SIGSTOP is sent, unlike
+ * PTRACE_ATTACH, so the task cannot tell) and stopped with PTRACE_INTERRUPT.
+ * New threads and children are not caught with PTRACE_O_TRACECLONE/TRACEFORK
+ * (those would auto-attach tasks outside our bookkeeping and report extra
+ * events); like CRIU, the walk is repeated until a pass finds nothing new: a
+ * thread in a ptrace stop cannot create anything, so once every known thread
+ * is stopped the next pass is the last.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOG_PREFIX "seize: "
+#include "freezer.h"
+#include "log.h"
+#include "proc-parse.h"
+#include "seize.h"
+#include "util.h"
+
+struct seize_ctx {
+	struct pstree *t;
+	struct timespec deadline;
+	bool timed_out;
+};
+
+static bool past_deadline(struct seize_ctx *ctx)
+{
+	struct timespec now;
+
+	if (ctx->timed_out)
+		return true;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ctx->timed_out = now.tv_sec > ctx->deadline.tv_sec ||
+			 (now.tv_sec == ctx->deadline.tv_sec &&
+			  now.tv_nsec >= ctx->deadline.tv_nsec);
+	return ctx->timed_out;
+}
+
+/* Grow @*arr (of @nr elements of @size) when @nr reaches a power of two. */
+static int grow(void **arr, unsigned int nr, size_t size)
+{
+	void *n;
+
+	if (nr && (nr & (nr - 1)))
+		return 0;
+	n = realloc(*arr, (nr ? nr * 2 : 4) * size);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	return 0;
+}
+
+static bool is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* ---- refusals ---------------------------------------------------------------- */
+
+static void comm_of(pid_t pid, char *buf, size_t len)
+{
+	struct proc_stat st;
+
+	if (proc_parse_stat(pid, 0, &st))
+		snprintf(buf, len, "?");
+	else
+		snprintf(buf, len, "%s", st.comm);
+}
+
+/* A thread that refused PTRACE_SEIZE: say who traces it, or 0 when nobody does. */
+static int check_tracer(pid_t pid, pid_t tid)
+{
+	struct proc_status s;
+	char comm[64];
+	pid_t tracer;
+
+	if (proc_parse_status(pid, tid, &s))
+		return 0;
+	tracer = s.tracer_pid;
+	proc_status_fini(&s);
+	if (!tracer)
+		return 0;
+	comm_of(tracer, comm, sizeof(comm));
+	if (tracer == getpid())
+		pr_err("pid %d (thread %d) is already traced by this process (seized twice?)\n",
+		       pid, tid);
+	else
+		pr_err("pid %d (thread %d) is already traced by pid %d (%s): detach it first\n",
+		       pid, tid, tracer, comm);
+	return -EBUSY;
+}
+
+static int check_not_ancestor(pid_t root)
+{
+	pid_t p = getpid();
+
+	while (p > 0) {
+		struct proc_stat st;
+
+		if (p == root) {
+			pr_err("pid %d is %s: refusing to seize it\n", root,
+			       p == getpid() ? "this process" : "an ancestor of this process");
+			return -EDEADLK;
+		}
+		if (proc_parse_stat(p, 0, &st))
+			break;
+		p = st.ppid;
+	}
+	return 0;
+}
+
+static int check_root(pid_t root)
+{
+	struct proc_status s;
+	struct proc_stat st;
+	pid_t tgid;
+	int err;
+
+	if (root <= 0 || proc_parse_stat(root, 0, &st)) {
+		pr_err("pid %d does not exist\n", root);
+		return -ESRCH;
+	}
+	if (root == 1) {
+		pr_err("pid 1 (%s) is the init of this pid namespace: refusing to seize it\n",
+		       st.comm);
+		return -EPERM;
+	}
+	if ((st.flags & PF_KTHREAD) || root == 2 || st.ppid == 2) {
+		pr_err("pid %d (%s) is a kernel thread: refusing to seize it\n", root, st.comm);
+		return -EPERM;
+	}
+	err = proc_parse_status(root, 0, &s);
+	if (err) {
+		pr_errno(err, "cannot read /proc/%d/status", root);
+		return err;
+	}
+	tgid = s.tgid;
+	proc_status_fini(&s);
+	if (tgid == getpid()) {
+		pr_err("pid %d is a thread of this process: refusing to seize it\n", root);
+		return -EDEADLK;
+	}
+	if (tgid != root) {
+		pr_err("pid %d is a thread of process %d, not a process: seize %d instead\n", root,
+		       tgid, tgid);
+		return -EINVAL;
+	}
+	err = check_not_ancestor(root);
+	if (err)
+		return err;
+	return check_tracer(root, root);
+}
+
+/* ---- one thread ---------------------------------------------------------------- */
+
+/* Whether @tid is gone or exited (a zombie thread cannot be attached to any more). */
+static bool thread_dead(pid_t pid, pid_t tid)
+{
+	struct proc_stat st;
+
+	return proc_parse_stat(pid, tid, &st) || st.state == 'Z' || st.state == 'X' ||
+	       st.state == 'x';
+}
+
+static void thread_exited(struct seized_task *task, struct seized_thread *th)
+{
+	pr_debug("thread %d of %d exited during the seize\n", th->tid, task->pid);
+	th->seized = false;
+	th->stopped = false;
+}
+
+/* Handle one wait status of @th. Returns 1 once it is stopped or gone, 0 to wait more. */
+static int handle_status(struct seized_task *task, struct seized_thread *th, int status)
+{
+	int sig;
+
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		thread_exited(task, th);
+		return 1;
+	}
+	if (!WIFSTOPPED(status))
+		return 0;
+	sig = WSTOPSIG(status);
+	if (status >> 16 == PTRACE_EVENT_STOP) {
+		/* SIGTRAP: our interrupt; a stop signal: a group-stop (ptrace(2)). */
+		th->stopped = true;
+		th->stop_sig = sig;
+		return 1;
+	}
+	/*
+	 * A signal-delivery-stop: the thread dequeued @sig before our interrupt
+	 * took effect. Resuming without it would discard it, so hand it back with
+	 * PTRACE_CONT: the thread takes it as it would have without us (handler
+	 * frame, default action, or a group-stop for a stop signal), then the
+	 * still-pending interrupt traps it before it returns to user code.
+	 */
+	pr_debug("thread %d of %d: signal %d arrived during the seize, delivering it\n", th->tid,
+		 task->pid, sig);
+	if (ptrace(PTRACE_CONT, th->tid, NULL, (void *)(long)(sig == (SIGTRAP | 0x80) ? 0 : sig)) &&
+	    errno != ESRCH)
+		return neg_errno();
+	return 0;
+}
+
+static int wait_thread(struct seize_ctx *ctx, struct seized_task *task, struct seized_thread *th)
+{
+	unsigned int delay = 10;
+
+	while (th->seized && !th->stopped) {
+		int status, ret;
+		pid_t r = waitpid(th->tid, &status, __WALL | WNOHANG);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			/* ECHILD: another waiter reaped it: it is gone. */
+			if (errno != ECHILD)
+				return neg_errno();
+			thread_exited(task, th);
+			break;
+		}
+		if (r > 0) {
+			ret = handle_status(task, th, status);
+			if (ret < 0)
+				return ret;
+			delay = 10;
+			continue;
+		}
+		/* A leader that exited before its threads is reported only when they are gone. */
+		if (thread_dead(task->pid, th->tid)) {
+			thread_exited(task, th);
+			break;
+		}
+		if (past_deadline(ctx))
+			return -ETIMEDOUT;
+		usleep(delay);
+		delay = min(delay * 2, 5000u);
+	}
+	return 0;
+}
+
+/* Attach to @tid and ask it to stop. Returns 1 when attached, 0 when it is gone. */
+static int seize_thread(struct seized_task *task, pid_t tid)
+{
+	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD)) {
+		if (errno == ESRCH || (errno == EPERM && thread_dead(task->pid, tid)))
+			return 0;
+		if (errno == EPERM) {
+			int err = check_tracer(task->pid, tid);
+
+			if (err)
+				return err;
+		}
+		pr_perror("cannot seize thread %d of pid %d", tid, task->pid);
+		return neg_errno();
+	}
+	/* ESRCH here: it died right after the seize; wait_thread() collects the exit. */
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) && errno != ESRCH) {
+		pr_perror("cannot interrupt thread %d of pid %d", tid, task->pid);
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return neg_errno();
+	}
+	return 1;
+}
+
+/* ---- one process ----------------------------------------------------------------- */
+
+static struct seized_thread *find_thread(struct seized_task *task, pid_t tid)
+{
+	unsigned int i;
+
+	for (i = 0; i < task->nr_threads; i++)
+		if (task->threads[i].tid == tid)
+			return &task->threads[i];
+	return NULL;
+}
+
+static int add_thread(struct seized_task *task, pid_t tid, bool seized)
+{
+	struct seized_thread *th;
+
+	if (grow((void **)&task->threads, task->nr_threads, sizeof(*th)))
+		return -ENOMEM;
+	th = &task->threads[task->nr_threads++];
+	memset(th, 0, sizeof(*th));
+	th->tid = tid;
+	th->seized = seized;
+	/* threads[0] is the leader: /proc lists tids ascending, so put it first. */
+	if (tid == task->pid && task->nr_threads > 1) {
+		struct seized_thread tmp = task->threads[0];
+
+		task->threads[0] = *th;
+		*th = tmp;
+	}
+	return 0;
+}
+
+/*
+ * Seize the threads of @task not seen yet, listing again until a listing
+ * shows nothing new. With @wait, each is waited for; without (frozen cgroup),
+ * the stops are collected by wait_task() after the thaw.
+ */
+static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool wait, bool *changed)
+{
+	bool again = true;
+
+	while (again) {
+		_cleanup_free_ pid_t *tids = NULL;
+		unsigned int nr, i;
+		int err = proc_list_threads(task->pid, &tids, &nr);
+
+		if (err == -ENOENT || err == -ESRCH || (!err && !nr)) {
+			task->state = TASK_DEAD;
+			return 0;
+		}
+		if (err) {
+			pr_errno(err, "cannot list the threads of pid %d", task->pid);
+			return err;
+		}
+		again = false;
+		for (i = 0; i < nr; i++) {
+			int ret;
+
+			if (find_thread(task, tids[i]))
+				continue;
+			ret = seize_thread(task, tids[i]);
+			if (ret < 0)
+				return ret;
+			if (ret == 0) {
+				/* A leader that exited before its threads: keep it as threads[0]. */
+				if (tids[i] == task->pid && add_thread(task, tids[i], false))
+					return -ENOMEM;
+				continue;
+			}
+			err = add_thread(task, tids[i], true);
+			if (err) {
+				ptrace(PTRACE_DETACH, tids[i], NULL, NULL);
+				return err;
+			}
+			if (wait) {
+				err = wait_thread(ctx, task, find_thread(task, tids[i]));
+				if (err)
+					return err;
+			}
+			again = *changed = true;
+		}
+	}
+	return 0;
+}
+
+static int wait_task(struct seize_ctx *ctx, struct seized_task *task)
+{
+	unsigned int i;
+
+	for (i = 0; i < task->nr_threads; i++) {
+		int err = wait_thread(ctx, task, &task->threads[i]);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Derive the task's state from its threads' stops once all of them are stopped. */
+static void settle_task(struct seized_task *task)
+{
+	unsigned int i, live = 0;
+	bool stopped = false;
+
+	if (task->state == TASK_ZOMBIE || task->state == TASK_DEAD)
+		return;
+	for (i = 0; i < task->nr_threads; i++) {
+		if (!task->threads[i].seized)
+			continue;
+		live++;
+		/* A group-stop is process-wide: one thread in it means the task is stopped. */
+		if (is_stop_signal(task->threads[i].stop_sig))
+			stopped = true;
+	}
+	if (!live)
+		task->state = TASK_DEAD;
+	else
+		task->state = stopped ? TASK_STOPPED : TASK_ALIVE;
+}
+
+static struct seized_task *find_task(const struct pstree *t, pid_t pid)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->nr_tasks; i++)
+		if (t->tasks[i]->pid == pid)
+			return t->tasks[i];
+	return NULL;
+}
+
+struct seized_task *pstree_find(const struct pstree *t, pid_t pid)
+{
+	struct seized_task *task = t ? find_task(t, pid) : NULL;
+
+	if (!task)
+		errno = ESRCH;
+	return task;
+}
+
+/*
+ * Record @pid (a child of @parent, or the root). A zombie is recorded with its
+ * wait status and not seized; a pid that is already gone is not recorded.
+ */
+static int add_task(struct pstree *t, pid_t pid, struct seized_task *parent)
+{
+	struct seized_task *task;
+	struct proc_stat st;
+
+	if (proc_parse_stat(pid, 0, &st))
+		return 0;
+	if (grow((void **)&t->tasks, t->nr_tasks, sizeof(*t->tasks)))
+		return -ENOMEM;
+	task = calloc(1, sizeof(*task));
+	if (!task)
+		return -ENOMEM;
+	task->pid = pid;
+	task->ppid = st.ppid;
+	task->pgid = st.pgid;
+	task->sid = st.sid;
+	task->parent = parent;
+	task->state = st.state == 'T' ? TASK_STOPPED : TASK_ALIVE;
+	/* A leader that exited before its threads also shows Z: only 1 thread means dead. */
+	if (st.state == 'Z' && st.num_threads <= 1) {
+		task->state = TASK_ZOMBIE;
+		task->exit_code = st.exit_code;
+		if (add_thread(task, pid, false)) {
+			free(task);
+			return -ENOMEM;
+		}
+	}
+	t->tasks[t->nr_tasks++] = task;
+	pr_debug("pid %d (%s, parent %d) state %c\n", pid, st.comm, st.ppid, st.state);
+	return 0;
+}
+
+/* Record the children of every thread of @task not seen yet. */
+static int collect_children(struct pstree *t, struct seized_task *task, bool *changed)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < task->nr_threads; i++) {
+		_cleanup_free_ pid_t *kids = NULL;
+		unsigned int nr;
+		int err;
+
+		if (!task->threads[i].seized)
+			continue;
+		err = proc_parse_children(task->pid, task->threads[i].tid, &kids, &nr);
+		if (err == -ENOENT || err == -ESRCH)
+			continue;
+		if (err) {
+			pr_errno(err, "cannot read the children of %d/%d", task->pid,
+				 task->threads[i].tid);
+			return err;
+		}
+		for (j = 0; j < nr; j++) {
+			if (find_task(t, kids[j]))
+				continue;
+			err = add_task(t, kids[j], task);
+			if (err)
+				return err;
+			*changed = true;
+		}
+	}
+	return 0;
+}
+
+/* ---- release ----------------------------------------------------------------- */
+
+/* Collect the exit of a traced thread that could not be detached (killed). */
+static void reap_traced(pid_t tid, bool block)
+{
+	unsigned int i;
+
+	for (i = 0; i < (block ? 5000u : 1u); i++) {
+		int status;
+		pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
+
+		if (r != 0 && !(r < 0 && errno == EINTR))
+			return;
+		if (block)
+			usleep(1000);
+	}
+}
+
+static void detach_thread(struct seized_task *task, struct seized_thread *th,
+			  enum unseize_mode mode)
+{
+	if (th->pending_sig && mode != UNSEIZE_KILL)
+		syscall(SYS_tgkill, task->pid, th->tid, th->pending_sig);
+	/*
+	 * A thread in a group-stop trap stays stopped after the detach:
+	 * __ptrace_unlink() re-arms JOBCTL_STOP_PENDING while the group is
+	 * stopped, so job-control stopped tasks are put back as found.
+	 */
+	if (ptrace(PTRACE_DETACH, th->tid, NULL, NULL)) {
+		if (errno != ESRCH)
+			pr_perror("cannot detach thread %d of pid %d", th->tid, task->pid);
+		/* Not in a ptrace stop any more (killed): collect its exit as its tracer. */
+		reap_traced(th->tid, mode == UNSEIZE_KILL);
+	}
+	th->seized = th->stopped = false;
+	th->pending_sig = 0;
+}
+
+/*
+ * Detach the threads of @task that sit in a ptrace stop (all of them, after a
+ * successful seize). In KILL mode also the others: SIGKILL ends any wait.
+ */
+static void release_task(struct seized_task *task, enum unseize_mode mode)
+{
+	unsigned int i;
+
+	if (task->state != TASK_ALIVE && task->state != TASK_STOPPED)
+		return;
+	if (mode == UNSEIZE_STOPPED && task->state == TASK_ALIVE)
+		/* Queued now, taken as soon as the task runs after the detach. */
+		kill(task->pid, SIGSTOP);
+	for (i = 0; i < task->nr_threads; i++) {
+		struct seized_thread *th = &task->threads[i];
+
+		if (th->seized && (th->stopped || mode == UNSEIZE_KILL))
+			detach_thread(task, th, mode);
+	}
+}
+
+/*
+ * A thread seized but not stopped yet (the seize failed or timed out while
+ * it was, say, in a vfork() wait or a frozen v1 cgroup) cannot be detached:
+ * PTRACE_DETACH needs a ptrace stop. Give such threads a short grace period
+ * to reach the pending interrupt trap, then detach; the ones that never stop
+ * stay attached to this thread until they stop or this process exits (the
+ * kernel then detaches them, see Documentation/seize.md).
+ */
+#define RELEASE_GRACE_SEC 2
+
+static void release_late(struct pstree *t, enum unseize_mode mode)
+{
+	struct seize_ctx ctx = { .t = t };
+	unsigned int i, j;
+
+	clock_gettime(CLOCK_MONOTONIC, &ctx.deadline);
+	ctx.deadline.tv_sec += RELEASE_GRACE_SEC;
+	for (i = 0; i < t->nr_tasks; i++) {
+		struct seized_task *task = t->tasks[i];
+
+		for (j = 0; j < task->nr_threads; j++) {
+			struct seized_thread *th = &task->threads[j];
+
+			if (!th->seized)
+				continue;
+			ctx.timed_out = false;
+			if (!wait_thread(&ctx, task, th) && th->stopped) {
+				detach_thread(task, th, mode);
+				continue;
+			}
+			if (th->seized)
+				pr_warn("thread %d of pid %d never stopped: it stays traced until "
+					"it "
+					"stops or this process exits\n",
+					th->tid, task->pid);
+		}
+	}
+}
+
+void pstree_free(struct pstree *t)
+{
+	unsigned int i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->nr_tasks; i++) {
+		free(t->tasks[i]->threads);
+		free(t->tasks[i]->children);
+		free(t->tasks[i]);
+	}
+	free(t->tasks);
+	free(t->freezer);
+	free(t);
+}
+
+void unseize_tree(struct pstree *t, enum unseize_mode mode)
+{
+	unsigned int i;
+
+	if (!t)
+		return;
+	/* SIGKILL every task first, so none runs between its detach and its death. */
+	if (mode == UNSEIZE_KILL)
+		for (i = 0; i < t->nr_tasks; i++)
+			if (t->tasks[i]->state == TASK_ALIVE || t->tasks[i]->state == TASK_STOPPED)
+				kill(t->tasks[i]->pid, SIGKILL);
+	/* Every stopped thread first: a thread may wait for another (vfork). */
+	for (i = 0; i < t->nr_tasks; i++)
+		release_task(t->tasks[i], mode);
+	release_late(t, mode);
+	/* Thaw last: a thawed task still in a ptrace stop would not run anyway. */
+	if (t->freezer)
+		freezer_thaw(t->freezer, t->freezer_v2);
+	pstree_free(t);
+}
+
+/* ---- the walk -------------------------------------------------------------------- */
+
+/* One pass over every task, including those added during the pass. */
+static int walk_pass(struct seize_ctx *ctx, bool wait, bool *changed)
+{
+	struct pstree *t = ctx->t;
+	unsigned int i;
+
+	for (i = 0; i < t->nr_tasks; i++) {
+		struct seized_task *task = t->tasks[i];
+		int err;
+
+		if (task->state == TASK_ZOMBIE || task->state == TASK_DEAD)
+			continue;
+		if (task->parent && task->parent->state == TASK_DEAD) {
+			/* Reparented out of the tree when its parent exited: not ours. */
+			pr_warn("pid %d left the tree: its parent %d exited during the seize\n",
+				task->pid, task->parent->pid);
+			release_task(task, UNSEIZE_RESUME);
+			task->state = TASK_DEAD;
+			continue;
+		}
+		err = seize_threads(ctx, task, wait, changed);
+		if (!err && wait)
+			settle_task(task);
+		if (!err && task->state != TASK_DEAD)
+			err = collect_children(t, task, changed);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* With a frozen cgroup: seize and interrupt everything while frozen, thaw, collect the stops. */
+static int walk_frozen(struct seize_ctx *ctx)
+{
+	struct pstree *t = ctx->t;
+	bool changed = true;
+	unsigned int i;
+	int err;
+
+	while (changed) {
+		changed = false;
+		err = walk_pass(ctx, false, &changed);
+		if (err)
+			return err;
+	}
+	/* Frozen (v1) tasks reach the pending PTRACE_INTERRUPT trap only once thawed. */
+	err = freezer_thaw(t->freezer, t->freezer_v2);
+	if (err)
+		return err;
+	free(t->freezer);
+	t->freezer = NULL;
+	for (i = 0; i < t->nr_tasks; i++) {
+		err = wait_task(ctx, t->tasks[i]);
+		if (err)
+			return err;
+		settle_task(t->tasks[i]);
+	}
+	return 0;
+}
+
+static int freeze_cgroup(struct seize_ctx *ctx, const char *path)
+{
+	struct pstree *t = ctx->t;
+	bool v2, frozen;
+	int err = freezer_detect(path, &v2);
+
+	if (err) {
+		pr_err("%s has neither cgroup.freeze (v2) nor freezer.state (v1)\n", path);
+		return err;
+	}
+	err = freezer_is_frozen(path, v2, &frozen);
+	if (err) {
+		pr_errno(err, "cannot read the freezer state of %s", path);
+		return err;
+	}
+	if (frozen) {
+		/* Thawing it for the seize would not put it back as found. */
+		pr_err("cgroup %s is already frozen: thaw it first\n", path);
+		return -EBUSY;
+	}
+	t->freezer = strdup(path);
+	if (!t->freezer)
+		return -ENOMEM;
+	t->freezer_v2 = v2;
+	err = freezer_freeze(path, v2, &ctx->deadline);
+	if (err) {
+		freezer_thaw(path, v2);
+		free(t->freezer);
+		t->freezer = NULL;
+	}
+	return err;
+}
+
+/* Drop dead tasks and link parents to children; tasks[] keeps parents first. */
+static int finish_tree(struct pstree *t)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < t->nr_tasks; i++) {
+		struct seized_task *task = t->tasks[i];
+
+		if (task->state == TASK_DEAD) {
+			free(task->threads);
+			free(task);
+			continue;
+		}
+		t->tasks[n++] = task;
+	}
+	t->nr_tasks = n;
+	for (i = 0; i < n; i++) {
+		struct seized_task *task = t->tasks[i], *p = task->parent;
+
+		if (!p)
+			continue;
+		if (grow((void **)&p->children, p->nr_children, sizeof(*p->children)))
+			return -ENOMEM;
+		p->children[p->nr_children++] = task;
+	}
+	return 0;
+}
+
+static int seize_walk(struct seize_ctx *ctx, const struct seize_opts *opts)
+{
+	struct pstree *t = ctx->t;
+	bool changed = true;
+	int err;
+
+	if (opts && opts->freeze_cgroup) {
+		err = freeze_cgroup(ctx, opts->freeze_cgroup);
+		if (!err)
+			err = walk_frozen(ctx);
+		if (err)
+			return err;
+	}
+	while (changed) {
+		changed = false;
+		err = walk_pass(ctx, true, &changed);
+		if (err)
+			return err;
+		if (t->root->state == TASK_DEAD) {
+			pr_err("pid %d exited during the seize\n", t->root->pid);
+			return -ESRCH;
+		}
+	}
+	return finish_tree(t);
+}
+
+int seize_tree(pid_t root, const struct seize_opts *opts, struct pstree **ret)
+{
+	unsigned int timeout = opts && opts->timeout ? opts->timeout : SEIZE_DEFAULT_TIMEOUT;
+	struct seize_ctx ctx = { 0 };
+	int err;
+
+	err = check_root(root);
+	if (err)
+		return err;
+	clock_gettime(CLOCK_MONOTONIC, &ctx.deadline);
+	ctx.deadline.tv_sec += timeout;
+	ctx.t = calloc(1, sizeof(*ctx.t));
+	if (!ctx.t)
+		return -ENOMEM;
+	err = add_task(ctx.t, root, NULL);
+	if (!err && !ctx.t->nr_tasks)
+		err = -ESRCH;
+	if (err) {
+		pr_err("pid %d vanished before it could be seized\n", root);
+		pstree_free(ctx.t);
+		return err;
+	}
+	ctx.t->root = ctx.t->tasks[0];
+	if (ctx.t->root->state == TASK_ZOMBIE) {
+		pr_err("pid %d is a zombie: nothing to seize\n", root);
+		pstree_free(ctx.t);
+		return -ESRCH;
+	}
+	err = seize_walk(&ctx, opts);
+	if (err) {
+		if (err == -ETIMEDOUT)
+			pr_err("seizing the tree of pid %d took more than %u s: released it\n",
+			       root, timeout);
+		else if (err == -ENOMEM)
+			pr_err("out of memory while seizing the tree of pid %d\n", root);
+		unseize_tree(ctx.t, UNSEIZE_RESUME);
+		return err;
+	}
+	pr_info("seized %u tasks of the tree of pid %d\n", ctx.t->nr_tasks, root);
+	*ret = ctx.t;
+	return 0;
+}
