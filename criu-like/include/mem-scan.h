@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_MEM_SCAN_H
+#define CRIU_LIKE_MEM_SCAN_H
+
+/*
+ * Which pages of a task a dump must save, and where they are (issue 4 item 4,
+ * Documentation/memory.md). Two steps:
+ *
+ *   1. policy: each VMA of /proc/PID/smaps gets a mem_policy (pure function);
+ *      what cannot be restored yet is refused with -EOPNOTSUPP.
+ *   2. scan: the VMAs whose policy saves pages are scanned with the
+ *      PAGEMAP_SCAN ioctl (6.7), or by reading /proc/PID/pagemap entries
+ *      when the ioctl is missing, giving sorted runs of pages.
+ *
+ * Private pages (anonymous, and the written pages of private file mappings)
+ * go into the task's mem_plan. Pages of shared anonymous memory go into a
+ * shmem_set shared by all tasks of the dump, so an object mapped by several
+ * processes is saved once.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "proc-parse.h"
+
+enum mem_policy {
+	MEM_SKIP_RECREATED, /* [vdso] [vvar] [vvar_vclock] [vsyscall]: rebuilt at restore */
+	MEM_SKIP_IO, /* VM_IO/VM_PFNMAP: no pages that pagemap or vmsplice can read */
+	MEM_SKIP_GUARD, /* PROT_NONE without pages: only the layout is recorded */
+	MEM_SKIP_FILE_SHARED, /* MAP_SHARED of a file: the file itself holds the data */
+	MEM_SAVE_ANON, /* private anonymous: pages present or swapped */
+	MEM_SAVE_COW, /* private file: only the written (COWed, anonymous) pages */
+	MEM_SAVE_SHMEM, /* shared anonymous/memfd/SysV: once per object, see shmem_set */
+	MEM_POLICY_NR,
+};
+
+static inline bool mem_policy_saves(enum mem_policy p)
+{
+	return p == MEM_SAVE_ANON || p == MEM_SAVE_COW || p == MEM_SAVE_SHMEM;
+}
+
+const char *mem_policy_name(enum mem_policy p);
+
+/*
+ * The policy of one VMA of task @pid. Returns 0 and sets *ret, or
+ * -EOPNOTSUPP (logged with the pid, the range and the reason) for what cannot
+ * be dumped yet: hugetlb, device and unknown special mappings, shared
+ * mappings of unlinked regular files.
+ */
+int mem_vma_policy(pid_t pid, const struct vma_entry *v, enum mem_policy *ret);
+
+/* A run of pages: an address range of a task, or page offsets in a shmem object. */
+struct mem_run {
+	unsigned long start; /* address, or object offset in pages for shmem_obj runs */
+	unsigned long nr_pages;
+	enum mem_policy policy;
+};
+
+struct mem_runs {
+	unsigned int nr, cap;
+	struct mem_run *runs;
+};
+
+/*
+ * Append a run that starts at or after the end of the last one; it is merged
+ * with the last run when they touch and have the same policy. 0 or -ENOMEM.
+ */
+int mem_runs_append(struct mem_runs *r, unsigned long start, unsigned long nr_pages,
+		    enum mem_policy policy);
+void mem_runs_fini(struct mem_runs *r);
+
+struct mem_stats {
+	uint64_t pages_scanned; /* pages of address space walked */
+	uint64_t pages_to_save; /* private pages in runs plus shmem pages seen in this task */
+	uint64_t scan_ns; /* wall time of mem_scan_task() */
+	unsigned int nr_ioctls; /* PAGEMAP_SCAN calls (0 on the fallback path) */
+	bool fallback; /* /proc/PID/pagemap was read instead of PAGEMAP_SCAN */
+};
+
+struct mem_plan {
+	pid_t pid;
+	unsigned int nr_vmas;
+	enum mem_policy *policy; /* one per VMA, same index as the vma_list */
+	struct mem_runs runs; /* MEM_SAVE_ANON and MEM_SAVE_COW pages, sorted by address */
+	struct mem_stats stats;
+};
+
+void mem_plan_fini(struct mem_plan *p);
+
+/* One shared anonymous object (key: device and inode from maps). */
+struct shmem_obj {
+	unsigned int dev_major, dev_minor;
+	unsigned long ino;
+	unsigned long size; /* bytes: the largest pgoff + length seen in any mapping */
+	pid_t pid; /* a task that maps it, for /proc/PID/map_files/START-END */
+	unsigned long vma_start, vma_end;
+	struct mem_runs runs; /* object page offsets, sorted, merged (policy MEM_SAVE_SHMEM) */
+};
+
+struct shmem_set {
+	unsigned int nr, cap;
+	struct shmem_obj *objs;
+};
+
+void shmem_set_fini(struct shmem_set *s);
+/* The object with this key, or NULL. */
+struct shmem_obj *shmem_set_find(struct shmem_set *s, unsigned int dev_major,
+				 unsigned int dev_minor, unsigned long ino);
+
+/* mem_scan_task() flags */
+#define MEM_SCAN_FALLBACK (1U << 0) /* read /proc/PID/pagemap even if PAGEMAP_SCAN works */
+
+/*
+ * Classify every VMA of @vmas (smaps of @pid, which must be stopped) and scan
+ * the ones that save pages. Private runs land in *ret (set only on success);
+ * shmem pages are added to @shm, which collects the objects of all tasks.
+ * Returns 0, -EOPNOTSUPP for a VMA that cannot be dumped, or -errno.
+ */
+int mem_scan_task(pid_t pid, const struct vma_list *vmas, unsigned int flags, struct shmem_set *shm,
+		  struct mem_plan *ret);
+
+#endif

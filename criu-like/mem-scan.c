@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory plan of a dump: which pages of each VMA must be saved (policy) and
+ * where they are (scan). See include/mem-scan.h and Documentation/memory.md.
+ */
+#define LOG_PREFIX "mem: "
+#include <fcntl.h>
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include "compat.h"
+#include "log.h"
+#include "mem-scan.h"
+#include "util.h"
+
+/* ---- policy --------------------------------------------------------------- */
+
+static const char *const policy_names[MEM_POLICY_NR] = {
+	[MEM_SKIP_RECREATED] = "skip-recreated", [MEM_SKIP_IO] = "skip-io",
+	[MEM_SKIP_GUARD] = "skip-guard",	 [MEM_SKIP_FILE_SHARED] = "skip-file-shared",
+	[MEM_SAVE_ANON] = "save-anon",		 [MEM_SAVE_COW] = "save-cow",
+	[MEM_SAVE_SHMEM] = "save-shmem",
+};
+
+const char *mem_policy_name(enum mem_policy p)
+{
+	return (unsigned int)p < MEM_POLICY_NR ? policy_names[p] : "?";
+}
+
+static int refuse(pid_t pid, const struct vma_entry *v, const char *why)
+{
+	pr_err("pid %d: mapping %lx-%lx %s: %s\n", pid, v->start, v->end, v->path ?: "(anonymous)",
+	       why);
+	return -EOPNOTSUPP;
+}
+
+static bool has_prefix(const char *s, const char *prefix)
+{
+	return s && !strncmp(s, prefix, strlen(prefix));
+}
+
+/*
+ * Shared memory whose pages live only in shmem: MAP_SHARED|MAP_ANONYMOUS
+ * ("/dev/zero (deleted)"), SysV segments, "[anon_shmem:NAME]" (6.2), all
+ * VMA_ANON_SHMEM, and memfd files (3.17) mapped shared.
+ */
+static bool is_shmem(const struct vma_entry *v)
+{
+	return v->kind == VMA_ANON_SHMEM || v->memfd;
+}
+
+/*
+ * A mapping of a device node: its contents belong to a driver, and neither
+ * the pagemap nor a restore can reproduce it. /dev/zero is plain anonymous
+ * memory when private; /dev/shm holds ordinary tmpfs files.
+ */
+static bool is_device(const struct vma_entry *v)
+{
+	if (v->kind != VMA_FILE || !has_prefix(v->path, "/dev/"))
+		return false;
+	return strcmp(v->path, "/dev/zero") && !has_prefix(v->path, "/dev/shm/");
+}
+
+/* PROT_NONE with nothing resident or swapped: a guard region (smaps counters). */
+static bool is_guard(const struct vma_entry *v)
+{
+	return v->prot == 0 && v->has_smaps && v->rss == 0 && v->swap == 0;
+}
+
+static int shared_policy(pid_t pid, const struct vma_entry *v, enum mem_policy *ret)
+{
+	if (is_shmem(v)) {
+		*ret = MEM_SAVE_SHMEM;
+		return 0;
+	}
+	if (v->kind != VMA_FILE)
+		return refuse(pid, v, "shared special mapping");
+	/* Pages not in the page cache exist only on disk: the pagemap cannot see them. */
+	if (v->deleted)
+		return refuse(pid, v, "shared mapping of an unlinked file");
+	*ret = MEM_SKIP_FILE_SHARED;
+	return 0;
+}
+
+int mem_vma_policy(pid_t pid, const struct vma_entry *v, enum mem_policy *ret)
+{
+	enum mem_policy p;
+
+	switch (v->kind) {
+	case VMA_VDSO:
+	case VMA_VVAR:
+	case VMA_VVAR_VCLOCK:
+	case VMA_VSYSCALL:
+		*ret = MEM_SKIP_RECREATED;
+		return 0;
+	default:
+		break;
+	}
+	if (v->vm_flags & VMF_HT)
+		return refuse(pid, v, "hugetlb mapping");
+	if (is_device(v))
+		return refuse(pid, v, "device mapping");
+	if (v->vm_flags & (VMF_IO | VMF_PF)) {
+		if (v->kind == VMA_FILE)
+			return refuse(pid, v, "device mapping (VM_IO/VM_PFNMAP)");
+		*ret = MEM_SKIP_IO;
+		return 0;
+	}
+	if (v->kind == VMA_OTHER)
+		return refuse(pid, v, "unknown special mapping");
+	if (is_guard(v)) {
+		*ret = MEM_SKIP_GUARD;
+		return 0;
+	}
+	if (v->shared) {
+		int err = shared_policy(pid, v, &p);
+
+		if (err)
+			return err;
+	} else {
+		p = v->kind == VMA_FILE ? MEM_SAVE_COW : MEM_SAVE_ANON;
+	}
+	*ret = p;
+	return 0;
+}
+
+/* ---- runs ----------------------------------------------------------------- */
+
+static int runs_push(struct mem_runs *r, unsigned long start, unsigned long nr_pages,
+		     enum mem_policy policy)
+{
+	if (r->nr == r->cap) {
+		unsigned int cap = r->cap ? r->cap * 2 : 64;
+		struct mem_run *n = reallocarray(r->runs, cap, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->runs = n;
+		r->cap = cap;
+	}
+	r->runs[r->nr++] = (struct mem_run){ start, nr_pages, policy };
+	return 0;
+}
+
+/* Run units: bytes for address runs, pages for object offsets; @unit is the page size in those. */
+static unsigned long run_end(const struct mem_run *m, unsigned long unit)
+{
+	return m->start + m->nr_pages * unit;
+}
+
+static int runs_append_unit(struct mem_runs *r, unsigned long start, unsigned long nr_pages,
+			    enum mem_policy policy, unsigned long unit)
+{
+	struct mem_run *last = r->nr ? &r->runs[r->nr - 1] : NULL;
+
+	if (last && last->policy == policy && start >= last->start &&
+	    start <= run_end(last, unit)) {
+		unsigned long end = max(run_end(last, unit), start + nr_pages * unit);
+
+		last->nr_pages = (end - last->start) / unit;
+		return 0;
+	}
+	return runs_push(r, start, nr_pages, policy);
+}
+
+int mem_runs_append(struct mem_runs *r, unsigned long start, unsigned long nr_pages,
+		    enum mem_policy policy)
+{
+	return runs_append_unit(r, start, nr_pages, policy, PAGE_SIZE);
+}
+
+void mem_runs_fini(struct mem_runs *r)
+{
+	free(r->runs);
+	*r = (struct mem_runs){ 0 };
+}
+
+static int run_cmp(const void *a, const void *b)
+{
+	const struct mem_run *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Sort page-offset runs and merge the ones that overlap or touch (shmem objects). */
+static void runs_normalize_pages(struct mem_runs *r)
+{
+	unsigned int i, out = 0;
+
+	qsort(r->runs, r->nr, sizeof(*r->runs), run_cmp);
+	for (i = 0; i < r->nr; i++) {
+		struct mem_run *last = out ? &r->runs[out - 1] : NULL;
+
+		if (last && r->runs[i].start <= run_end(last, 1)) {
+			unsigned long end = max(run_end(last, 1), run_end(&r->runs[i], 1));
+
+			last->nr_pages = end - last->start;
+			continue;
+		}
+		r->runs[out++] = r->runs[i];
+	}
+	r->nr = out;
+}
+
+void mem_plan_fini(struct mem_plan *p)
+{
+	free(p->policy);
+	mem_runs_fini(&p->runs);
+	*p = (struct mem_plan){ 0 };
+}
+
+/* ---- shmem objects -------------------------------------------------------- */
+
+void shmem_set_fini(struct shmem_set *s)
+{
+	for (unsigned int i = 0; i < s->nr; i++)
+		mem_runs_fini(&s->objs[i].runs);
+	free(s->objs);
+	*s = (struct shmem_set){ 0 };
+}
+
+struct shmem_obj *shmem_set_find(struct shmem_set *s, unsigned int dev_major,
+				 unsigned int dev_minor, unsigned long ino)
+{
+	for (unsigned int i = 0; i < s->nr; i++) {
+		struct shmem_obj *o = &s->objs[i];
+
+		if (o->ino == ino && o->dev_major == dev_major && o->dev_minor == dev_minor)
+			return o;
+	}
+	return NULL;
+}
+
+static struct shmem_obj *shmem_get(struct shmem_set *s, pid_t pid, const struct vma_entry *v)
+{
+	struct shmem_obj *o = shmem_set_find(s, v->dev_major, v->dev_minor, v->ino);
+
+	if (o)
+		return o;
+	if (s->nr == s->cap) {
+		unsigned int cap = s->cap ? s->cap * 2 : 8;
+		struct shmem_obj *n = reallocarray(s->objs, cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		s->objs = n;
+		s->cap = cap;
+	}
+	o = &s->objs[s->nr++];
+	*o = (struct shmem_obj){ .dev_major = v->dev_major,
+				 .dev_minor = v->dev_minor,
+				 .ino = v->ino,
+				 .pid = pid,
+				 .vma_start = v->start,
+				 .vma_end = v->end };
+	return o;
+}
+
+/* Add the address runs @found of VMA @v to its object, as object page offsets. */
+static int shmem_add(struct shmem_set *s, pid_t pid, const struct vma_entry *v,
+		     const struct mem_runs *found)
+{
+	struct shmem_obj *o = shmem_get(s, pid, v);
+	unsigned long base = v->pgoff >> PAGE_SHIFT;
+
+	if (!o)
+		return -ENOMEM;
+	o->size = max(o->size, v->pgoff + (v->end - v->start));
+	for (unsigned int i = 0; i < found->nr; i++) {
+		const struct mem_run *m = &found->runs[i];
+		int err = runs_push(&o->runs, base + ((m->start - v->start) >> PAGE_SHIFT),
+				    m->nr_pages, MEM_SAVE_SHMEM);
+
+		if (err)
+			return err;
+	}
+	runs_normalize_pages(&o->runs);
+	return 0;
+}
+
+/* ---- scan ----------------------------------------------------------------- */
+
+#define VEC_MIN 256
+#define VEC_MAX 65536
+#define FB_ENTRIES 65536 /* pagemap entries per pread: 512 KiB */
+
+struct scan_ctx {
+	pid_t pid;
+	int fd; /* /proc/PID/pagemap */
+	bool fallback; /* read entries instead of PAGEMAP_SCAN */
+	uint64_t zero_pfn; /* the shared zero page, 0 when unknown */
+	struct page_region *vec;
+	size_t vec_len;
+	uint64_t *ents;
+	struct mem_stats *st;
+};
+
+static void scan_ctx_fini(struct scan_ctx *c)
+{
+	free(c->vec);
+	free(c->ents);
+	closep(&c->fd);
+}
+
+/*
+ * Private anonymous pages that were only read map the shared zero page: the
+ * restore gets them for free, so they are not saved (PAGE_IS_PFNZERO, 6.7).
+ * The fallback recognizes it by its PFN, learnt from a page of our own that
+ * we only read. PFNs read as 0 without CAP_SYS_ADMIN (4.2); then zero pages
+ * are saved like any other.
+ */
+static uint64_t probe_zero_pfn(void)
+{
+	_cleanup_close_ int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	volatile char *p;
+	uint64_t e = 0;
+
+	if (fd < 0)
+		return 0;
+	p = mmap(NULL, PAGE_SIZE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 0;
+	(void)p[0];
+	if (pread(fd, &e, sizeof(e), ((uintptr_t)p >> PAGE_SHIFT) * sizeof(e)) != sizeof(e))
+		e = 0;
+	munmap((void *)p, PAGE_SIZE);
+	if (!(e & PM_PRESENT) || !(e & PM_PFN_MASK)) {
+		pr_debug("zero page PFN unknown: zero pages will be saved\n");
+		return 0;
+	}
+	return e & PM_PFN_MASK;
+}
+
+static bool entry_wanted(const struct scan_ctx *c, uint64_t e, enum mem_policy policy)
+{
+	if (!(e & (PM_PRESENT | PM_SWAP)))
+		return false;
+	/* Bit 61: a page cache page (file or shmem), not a COWed anonymous copy. */
+	if (policy == MEM_SAVE_COW && (e & PM_FILE))
+		return false;
+	if ((e & PM_PRESENT) && c->zero_pfn && (e & PM_PFN_MASK) == c->zero_pfn)
+		return false;
+	return true;
+}
+
+static int scan_fallback(struct scan_ctx *c, unsigned long start, unsigned long end,
+			 enum mem_policy policy, struct mem_runs *out)
+{
+	unsigned long addr = start;
+
+	if (!c->ents) {
+		c->ents = malloc(FB_ENTRIES * sizeof(*c->ents));
+		if (!c->ents)
+			return -ENOMEM;
+		c->zero_pfn = probe_zero_pfn();
+	}
+	while (addr < end) {
+		size_t n = min((end - addr) >> PAGE_SHIFT, (unsigned long)FB_ENTRIES);
+		ssize_t got = pread(c->fd, c->ents, n * sizeof(*c->ents),
+				    (off_t)((addr >> PAGE_SHIFT) * sizeof(*c->ents)));
+
+		if (got < 0)
+			return neg_errno();
+		if (got < (ssize_t)sizeof(*c->ents))
+			return -EIO;
+		n = got / sizeof(*c->ents);
+		for (size_t i = 0; i < n; i++) {
+			int err;
+
+			if (!entry_wanted(c, c->ents[i], policy))
+				continue;
+			err = mem_runs_append(out, addr + i * PAGE_SIZE, 1, policy);
+			if (err)
+				return err;
+		}
+		addr += n * PAGE_SIZE;
+	}
+	return 0;
+}
+
+static int grow_vec(struct scan_ctx *c)
+{
+	size_t len = c->vec_len ? c->vec_len * 2 : VEC_MIN;
+	struct page_region *n;
+
+	if (c->vec_len >= VEC_MAX)
+		return 0;
+	n = reallocarray(c->vec, len, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	c->vec = n;
+	c->vec_len = len;
+	return 0;
+}
+
+static void scan_arg_init(struct pm_scan_arg *a, unsigned long start, unsigned long end,
+			  enum mem_policy policy)
+{
+	*a = (struct pm_scan_arg){
+		.size = sizeof(*a),
+		.start = start,
+		.end = end,
+		/* present or swapped, and never the shared zero page */
+		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+		.category_inverted = PAGE_IS_PFNZERO,
+		.category_mask = PAGE_IS_PFNZERO,
+		.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+	};
+	/* Private file mapping: only pages that are not page cache, i.e. COWed copies. */
+	if (policy == MEM_SAVE_COW) {
+		a->category_inverted |= PAGE_IS_FILE;
+		a->category_mask |= PAGE_IS_FILE;
+	}
+}
+
+/*
+ * PAGEMAP_SCAN stops when the vector is full and reports where in walk_end:
+ * resume from there, with a bigger vector for the next round.
+ */
+static int scan_ioctl(struct scan_ctx *c, unsigned long start, unsigned long end,
+		      enum mem_policy policy, struct mem_runs *out)
+{
+	struct pm_scan_arg a;
+	int err;
+
+	if (!c->vec && (err = grow_vec(c)))
+		return err;
+	scan_arg_init(&a, start, end, policy);
+	while (a.start < end) {
+		long n;
+
+		a.vec = (uintptr_t)c->vec;
+		a.vec_len = c->vec_len;
+		n = ioctl(c->fd, PAGEMAP_SCAN, &a);
+		if (n < 0)
+			return neg_errno();
+		c->st->nr_ioctls++;
+		for (long i = 0; i < n; i++) {
+			const struct page_region *r = &c->vec[i];
+
+			err = mem_runs_append(out, r->start, (r->end - r->start) >> PAGE_SHIFT,
+					      policy);
+			if (err)
+				return err;
+		}
+		if (a.walk_end <= a.start || a.walk_end > end)
+			return -EIO; /* no progress: never loop forever on a kernel surprise */
+		if ((size_t)n == c->vec_len && (err = grow_vec(c)))
+			return err;
+		a.start = a.walk_end;
+	}
+	return 0;
+}
+
+static int scan_range(struct scan_ctx *c, unsigned long start, unsigned long end,
+		      enum mem_policy policy, struct mem_runs *out)
+{
+	unsigned int mark = out->nr;
+	unsigned long last_pages = mark ? out->runs[mark - 1].nr_pages : 0;
+	int err;
+
+	c->st->pages_scanned += (end - start) >> PAGE_SHIFT;
+	if (!c->fallback) {
+		err = scan_ioctl(c, start, end, policy, out);
+		/* EINVAL/ENOTTY: a kernel before 6.7 (or one without these categories). */
+		if (err != -EINVAL && err != -ENOTTY)
+			return err;
+		pr_debug("pid %d: PAGEMAP_SCAN: %s, reading /proc/%d/pagemap instead\n", c->pid,
+			 strerror(-err), c->pid);
+		c->fallback = true;
+		c->st->fallback = true;
+		/* drop a partial result before rescanning */
+		out->nr = mark;
+		if (mark)
+			out->runs[mark - 1].nr_pages = last_pages;
+	}
+	return scan_fallback(c, start, end, policy, out);
+}
+
+static uint64_t runs_pages(const struct mem_runs *r, unsigned int from)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = from; i < r->nr; i++)
+		n += r->runs[i].nr_pages;
+	return n;
+}
+
+static int scan_shmem_vma(struct scan_ctx *c, const struct vma_entry *v, struct shmem_set *shm)
+{
+	struct mem_runs found = { 0 };
+	int err;
+
+	err = scan_range(c, v->start, v->end, MEM_SAVE_SHMEM, &found);
+	if (!err)
+		err = shmem_add(shm, c->pid, v, &found);
+	if (!err)
+		c->st->pages_to_save += runs_pages(&found, 0);
+	mem_runs_fini(&found);
+	return err;
+}
+
+static int scan_vmas(struct scan_ctx *c, const struct vma_list *vmas, struct shmem_set *shm,
+		     struct mem_plan *p)
+{
+	for (unsigned int i = 0; i < vmas->nr; i++) {
+		const struct vma_entry *v = &vmas->vmas[i];
+		unsigned int mark = p->runs.nr;
+		int err;
+
+		if (!mem_policy_saves(p->policy[i]))
+			continue;
+		if (p->policy[i] == MEM_SAVE_SHMEM) {
+			err = scan_shmem_vma(c, v, shm);
+		} else {
+			/* The last run may grow into this VMA: count only what is new. */
+			uint64_t before = runs_pages(&p->runs, mark ? mark - 1 : 0);
+
+			err = scan_range(c, v->start, v->end, p->policy[i], &p->runs);
+			if (!err)
+				c->st->pages_to_save += runs_pages(&p->runs, mark ? mark - 1 : 0) -
+							before;
+		}
+		if (err) {
+			pr_errno(err, "pid %d: scanning %lx-%lx (%s)", c->pid, v->start, v->end,
+				 mem_policy_name(p->policy[i]));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int open_pagemap(pid_t pid)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int err = neg_errno();
+
+		pr_perror("pid %d: open %s", pid, path);
+		return err;
+	}
+	return fd;
+}
+
+int mem_scan_task(pid_t pid, const struct vma_list *vmas, unsigned int flags, struct shmem_set *shm,
+		  struct mem_plan *ret)
+{
+	struct mem_plan p = { .pid = pid, .nr_vmas = vmas->nr };
+	struct scan_ctx c = { .pid = pid, .fd = -1, .st = &p.stats };
+	uint64_t t0 = now_ns();
+	int err;
+
+	p.policy = calloc(vmas->nr ?: 1, sizeof(*p.policy));
+	if (!p.policy)
+		return -ENOMEM;
+	/* Classify everything first: a refusal must come before any work. */
+	for (unsigned int i = 0; i < vmas->nr; i++) {
+		err = mem_vma_policy(pid, &vmas->vmas[i], &p.policy[i]);
+		if (err)
+			goto fail;
+	}
+	c.fd = open_pagemap(pid);
+	if (c.fd < 0) {
+		err = c.fd;
+		goto fail;
+	}
+	c.fallback = flags & MEM_SCAN_FALLBACK;
+	p.stats.fallback = c.fallback;
+	err = scan_vmas(&c, vmas, shm, &p);
+	scan_ctx_fini(&c);
+	if (err)
+		goto fail;
+	p.stats.scan_ns = now_ns() - t0;
+	pr_info("pid %d: %" PRIu64 " pages scanned, %" PRIu64 " to save, %u runs, %" PRIu64
+		" us%s\n",
+		pid, p.stats.pages_scanned, p.stats.pages_to_save, p.runs.nr,
+		p.stats.scan_ns / 1000, p.stats.fallback ? " (pagemap read)" : "");
+	*ret = p;
+	return 0;
+fail:
+	mem_plan_fini(&p);
+	return err;
+}

@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory plan: the per-VMA policy on hand-made VMAs, run merging, and the
+ * scan of a live, stopped child whose memory holds a known pattern, through
+ * PAGEMAP_SCAN and through the /proc/PID/pagemap fallback. Needs root.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include "log.h"
+#include "mem-scan.h"
+#include "proc-parse.h"
+#include "util.h"
+
+/* ---- policy on hand-made VMAs ---- */
+
+static struct vma_entry vma(enum vma_kind kind, unsigned int prot, bool shared, const char *path)
+{
+	return (struct vma_entry){ .start = 0x10000,
+				   .end = 0x20000,
+				   .prot = prot,
+				   .shared = shared,
+				   .kind = kind,
+				   .path = (char *)path,
+				   .has_smaps = true,
+				   .rss = 4 };
+}
+
+static void expect_policy(struct vma_entry v, enum mem_policy want)
+{
+	enum mem_policy got = MEM_POLICY_NR;
+
+	assert_int_equal(mem_vma_policy(1, &v, &got), 0);
+	if (got != want)
+		fail_msg("%s: got %s, want %s", v.path ?: "anon", mem_policy_name(got),
+			 mem_policy_name(want));
+}
+
+static void expect_refused(struct vma_entry v)
+{
+	enum mem_policy got = MEM_POLICY_NR;
+
+	assert_int_equal(mem_vma_policy(1, &v, &got), -EOPNOTSUPP);
+	assert_int_equal(got, MEM_POLICY_NR); /* untouched on error */
+}
+
+#define RW (PROT_READ | PROT_WRITE)
+
+static void test_policy_kinds(void **state)
+{
+	struct vma_entry v;
+
+	(void)state;
+	expect_policy(vma(VMA_VDSO, PROT_READ | PROT_EXEC, false, "[vdso]"), MEM_SKIP_RECREATED);
+	expect_policy(vma(VMA_VVAR, PROT_READ, false, "[vvar]"), MEM_SKIP_RECREATED);
+	expect_policy(vma(VMA_VVAR_VCLOCK, PROT_READ, false, "[vvar_vclock]"), MEM_SKIP_RECREATED);
+	expect_policy(vma(VMA_VSYSCALL, PROT_EXEC, false, "[vsyscall]"), MEM_SKIP_RECREATED);
+	expect_policy(vma(VMA_ANON, RW, false, NULL), MEM_SAVE_ANON);
+	expect_policy(vma(VMA_HEAP, RW, false, "[heap]"), MEM_SAVE_ANON);
+	expect_policy(vma(VMA_STACK, RW, false, "[stack]"), MEM_SAVE_ANON);
+	expect_policy(vma(VMA_ANON_NAMED, RW, false, "[anon:x]"), MEM_SAVE_ANON);
+	expect_policy(vma(VMA_FILE, PROT_READ | PROT_EXEC, false, "/usr/lib/libc.so.6"),
+		      MEM_SAVE_COW);
+	expect_policy(vma(VMA_FILE, RW, false, "/dev/zero"), MEM_SAVE_COW);
+	expect_policy(vma(VMA_FILE, RW, true, "/var/db"), MEM_SKIP_FILE_SHARED);
+	expect_policy(vma(VMA_FILE, RW, true, "/dev/shm/x"), MEM_SKIP_FILE_SHARED);
+	expect_policy(vma(VMA_ANON_SHMEM, RW, true, "/dev/zero"), MEM_SAVE_SHMEM);
+	expect_policy(vma(VMA_ANON_SHMEM, RW, true, "/SYSV00001234"), MEM_SAVE_SHMEM);
+	v = vma(VMA_FILE, RW, true, "/memfd:buf");
+	v.deleted = v.memfd = true;
+	expect_policy(v, MEM_SAVE_SHMEM);
+
+	/* PROT_NONE: a guard when smaps shows nothing in it, else pages to save */
+	v = vma(VMA_ANON, 0, false, NULL);
+	v.rss = 0;
+	expect_policy(v, MEM_SKIP_GUARD);
+	v.swap = 8;
+	expect_policy(v, MEM_SAVE_ANON);
+	v = vma(VMA_ANON, 0, false, NULL);
+	expect_policy(v, MEM_SAVE_ANON);
+	v.has_smaps = false; /* from maps: unknown, so scanned */
+	v.rss = 0;
+	expect_policy(v, MEM_SAVE_ANON);
+
+	v = vma(VMA_ANON, RW, false, NULL);
+	v.vm_flags = VMF_IO | VMF_PF;
+	expect_policy(v, MEM_SKIP_IO);
+	v.vm_flags = VMF_PF;
+	expect_policy(v, MEM_SKIP_IO);
+	v = vma(VMA_VVAR, PROT_READ, false, "[vvar]");
+	v.vm_flags = VMF_IO | VMF_PF;
+	expect_policy(v, MEM_SKIP_RECREATED);
+}
+
+static void test_policy_refusals(void **state)
+{
+	struct vma_entry v;
+
+	(void)state;
+	log_set_level(-1); /* keep the expected errors out of the output */
+	v = vma(VMA_FILE, RW, true, "/dev/hugepages/x");
+	v.vm_flags = VMF_HT;
+	expect_refused(v);
+	v = vma(VMA_ANON, RW, false, NULL);
+	v.vm_flags = VMF_HT;
+	expect_refused(v);
+	expect_refused(vma(VMA_FILE, RW, true, "/dev/fb0"));
+	expect_refused(vma(VMA_FILE, PROT_READ, false, "/dev/mem"));
+	v = vma(VMA_FILE, RW, true, "/sys/bus/pci/devices/0000:00:02.0/resource0");
+	v.vm_flags = VMF_IO | VMF_PF;
+	expect_refused(v);
+	expect_refused(vma(VMA_OTHER, PROT_EXEC, false, "[uprobes]"));
+	v = vma(VMA_FILE, RW, true, "/tmp/gone");
+	v.deleted = true;
+	expect_refused(v);
+	/* private mapping of an unlinked file: its written pages are saved as usual */
+	v.shared = false;
+	expect_policy(v, MEM_SAVE_COW);
+	log_set_level(DEFAULT_LOGLEVEL);
+}
+
+static void test_runs_append(void **state)
+{
+	struct mem_runs r = { 0 };
+
+	(void)state;
+	assert_int_equal(mem_runs_append(&r, 0x1000, 2, MEM_SAVE_ANON), 0);
+	assert_int_equal(mem_runs_append(&r, 0x3000, 1, MEM_SAVE_ANON), 0); /* touches */
+	assert_int_equal(mem_runs_append(&r, 0x4000, 1, MEM_SAVE_COW), 0); /* other policy */
+	assert_int_equal(mem_runs_append(&r, 0x6000, 1, MEM_SAVE_COW), 0); /* gap */
+	assert_int_equal(mem_runs_append(&r, 0x6000, 2, MEM_SAVE_COW), 0); /* overlaps */
+	assert_int_equal(r.nr, 3);
+	assert_int_equal(r.runs[0].start, 0x1000);
+	assert_int_equal(r.runs[0].nr_pages, 3);
+	assert_int_equal(r.runs[1].start, 0x4000);
+	assert_int_equal(r.runs[1].nr_pages, 1);
+	assert_int_equal(r.runs[2].start, 0x6000);
+	assert_int_equal(r.runs[2].nr_pages, 2);
+	mem_runs_fini(&r);
+}
+
+/* A refusal comes before any scan and leaves the plan untouched. */
+static void test_scan_refuses(void **state)
+{
+	struct vma_entry v[2] = { vma(VMA_ANON, RW, false, NULL),
+				  vma(VMA_FILE, RW, true, "/dev/hugepages/x") };
+	struct vma_list l = { .nr = 2, .cap = 2, .vmas = v };
+	struct mem_plan plan = { .pid = -7 };
+	struct shmem_set shm = { 0 };
+
+	(void)state;
+	v[1].start = 0x20000;
+	v[1].end = 0x40000;
+	v[1].vm_flags = VMF_HT;
+	log_set_level(-1);
+	assert_int_equal(mem_scan_task(getpid(), &l, 0, &shm, &plan), -EOPNOTSUPP);
+	log_set_level(DEFAULT_LOGLEVEL);
+	assert_int_equal(plan.pid, -7);
+	assert_int_equal(shm.nr, 0);
+}
+
+/* ---- a live child with a known memory pattern ---- */
+
+/*
+ * Layout of the test area, in pages from its base. Holes keep the VMAs apart,
+ * and page 0 plus the tail stay PROT_NONE so no run can leak in from outside.
+ */
+enum {
+	A_OFF = 1, /* anon RW, 600 pages: every 3rd of the first 300, 350..449, the last */
+	A_LEN = 600,
+	A_READ = 500, /* only read: the shared zero page, not saved */
+	B_OFF = A_OFF + A_LEN + 1, /* anon RW, 4 pages, the last one written */
+	C_OFF = B_OFF + 4, /* anon, 4 pages, 0 and 2 written, then read-only: same policy */
+	D_OFF = C_OFF + 4 + 1, /* anon RW, 4 pages, the last one written */
+	E_OFF = D_OFF + 4, /* private file, 10 pages, all read, 0 and 7 written */
+	E_LEN = 10,
+	S_OFF = E_OFF + E_LEN + 1, /* shared anon, 8 pages: child writes 0 and 1, grandchild 5 */
+	S_LEN = 8,
+	G_OFF = S_OFF + S_LEN + 1, /* PROT_NONE guard, what is left of the reservation */
+	G_LEN = 16,
+	N_OFF = G_OFF + G_LEN + 1, /* anon RW, never touched */
+	N_LEN = 32,
+	AREA_LEN = N_OFF + N_LEN + 1 + 15,
+};
+
+struct live {
+	char *base;
+	pid_t child, grandchild;
+	unsigned long s_ino;
+	unsigned int s_major, s_minor;
+};
+
+static char *pg(const struct live *l, unsigned long page)
+{
+	return l->base + page * PAGE_SIZE;
+}
+
+static void map_fixed(char *addr, size_t pages, int prot, int flags, int fd)
+{
+	void *p = mmap(addr, pages * PAGE_SIZE, prot, flags | MAP_FIXED, fd, 0);
+
+	assert_true(p == addr);
+	if (!(flags & MAP_SHARED))
+		madvise(addr, pages * PAGE_SIZE, MADV_NOHUGEPAGE);
+}
+
+static void unmap_page(const struct live *l, unsigned long page)
+{
+	assert_int_equal(munmap(pg(l, page), PAGE_SIZE), 0);
+}
+
+static void build_area(struct live *l)
+{
+	char path[] = "/tmp/test-mem-scan-XXXXXX";
+	char buf[PAGE_SIZE];
+	int fd, i;
+
+	l->base = mmap(NULL, AREA_LEN * PAGE_SIZE, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	assert_true(l->base != MAP_FAILED);
+	map_fixed(pg(l, A_OFF), A_LEN, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1);
+	map_fixed(pg(l, B_OFF), 4, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1);
+	map_fixed(pg(l, C_OFF), 4, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1);
+	map_fixed(pg(l, D_OFF), 4, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	for (i = 0; i < E_LEN; i++) {
+		memset(buf, 'a' + i, sizeof(buf));
+		assert_int_equal(write(fd, buf, sizeof(buf)), sizeof(buf));
+	}
+	map_fixed(pg(l, E_OFF), E_LEN, RW, MAP_PRIVATE, fd);
+	close(fd);
+	map_fixed(pg(l, S_OFF), S_LEN, RW, MAP_SHARED | MAP_ANONYMOUS, -1);
+	map_fixed(pg(l, N_OFF), N_LEN, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1);
+	unmap_page(l, A_OFF + A_LEN);
+	unmap_page(l, C_OFF + 4);
+	unmap_page(l, E_OFF + E_LEN);
+	unmap_page(l, S_OFF + S_LEN);
+	unmap_page(l, G_OFF + G_LEN);
+	unmap_page(l, N_OFF + N_LEN);
+}
+
+static bool a_written(unsigned long i)
+{
+	return (i < 300 && i % 3 == 0) || (i >= 350 && i < 450) || i == A_LEN - 1;
+}
+
+/* Runs in the child: write the pattern, fork the grandchild, report, wait. */
+static void __attribute__((noreturn)) child_main(const struct live *l, int ready)
+{
+	volatile char sink = 0;
+	char c;
+	pid_t gc;
+	int p[2];
+
+	for (unsigned long i = 0; i < A_LEN; i++)
+		if (a_written(i))
+			*pg(l, A_OFF + i) = 1;
+	sink += *(volatile char *)pg(l, A_OFF + A_READ);
+	*pg(l, B_OFF + 3) = 1;
+	*pg(l, C_OFF + 0) = 1;
+	*pg(l, C_OFF + 2) = 1;
+	if (mprotect(pg(l, C_OFF), 4 * PAGE_SIZE, PROT_READ))
+		_exit(2);
+	*pg(l, D_OFF + 3) = 1;
+	for (unsigned long i = 0; i < E_LEN; i++)
+		sink += *(volatile char *)pg(l, E_OFF + i);
+	*pg(l, E_OFF + 0) = 'X';
+	*pg(l, E_OFF + 7) = 'X';
+	*pg(l, S_OFF + 0) = 1;
+	*pg(l, S_OFF + 1) = 1;
+	(void)sink;
+	if (pipe(p))
+		_exit(2);
+	gc = fork();
+	if (gc < 0)
+		_exit(2);
+	if (gc == 0) {
+		*pg(l, S_OFF + 5) = 1;
+		if (write(p[1], "x", 1) != 1)
+			_exit(2);
+		for (;;)
+			pause();
+	}
+	if (read(p[0], &c, 1) != 1 || write(ready, &gc, sizeof(gc)) != sizeof(gc))
+		_exit(2);
+	for (;;)
+		pause();
+}
+
+static void wait_stopped(pid_t pid)
+{
+	struct proc_stat st;
+
+	for (int i = 0; i < 1000; i++) {
+		assert_int_equal(proc_parse_stat(pid, 0, &st), 0);
+		if (st.state == 'T')
+			return;
+		usleep(1000);
+	}
+	fail_msg("pid %d did not stop", pid);
+}
+
+static int live_setup(void **state)
+{
+	static struct live l;
+	int p[2], status;
+
+	build_area(&l);
+	if (pipe(p))
+		return -1;
+	l.child = fork();
+	if (l.child < 0)
+		return -1;
+	if (l.child == 0)
+		child_main(&l, p[1]);
+	close(p[1]);
+	if (read(p[0], &l.grandchild, sizeof(l.grandchild)) != sizeof(l.grandchild))
+		return -1;
+	close(p[0]);
+	/* Stopped, as a dump would find them after the seize. */
+	kill(l.child, SIGSTOP);
+	kill(l.grandchild, SIGSTOP);
+	if (waitpid(l.child, &status, WUNTRACED) != l.child || !WIFSTOPPED(status))
+		return -1;
+	wait_stopped(l.grandchild);
+	*state = &l;
+	return 0;
+}
+
+static int live_teardown(void **state)
+{
+	struct live *l = *state;
+
+	kill(l->grandchild, SIGKILL);
+	kill(l->child, SIGKILL);
+	waitpid(l->grandchild, NULL, 0); /* we are its subreaper once the child dies */
+	waitpid(l->child, NULL, 0);
+	munmap(l->base, AREA_LEN * PAGE_SIZE);
+	return 0;
+}
+
+static void expected_runs(const struct live *l, struct mem_runs *e)
+{
+	for (unsigned long i = 0; i < A_LEN; i++)
+		if (a_written(i))
+			assert_int_equal(mem_runs_append(e, (unsigned long)pg(l, A_OFF + i), 1,
+							 MEM_SAVE_ANON),
+					 0);
+	/* B's last page and C's first: adjacent VMAs, same policy, one run */
+	assert_int_equal(mem_runs_append(e, (unsigned long)pg(l, B_OFF + 3), 2, MEM_SAVE_ANON), 0);
+	assert_int_equal(mem_runs_append(e, (unsigned long)pg(l, C_OFF + 2), 1, MEM_SAVE_ANON), 0);
+	/* D's last page and E's first: adjacent, different policies, two runs */
+	assert_int_equal(mem_runs_append(e, (unsigned long)pg(l, D_OFF + 3), 1, MEM_SAVE_ANON), 0);
+	assert_int_equal(mem_runs_append(e, (unsigned long)pg(l, E_OFF), 1, MEM_SAVE_COW), 0);
+	assert_int_equal(mem_runs_append(e, (unsigned long)pg(l, E_OFF + 7), 1, MEM_SAVE_COW), 0);
+	assert_int_equal(e->nr, 100 + 1 + 1 + 1 + 1 + 1 + 1 + 1); /* 100 every-3rd runs */
+}
+
+static void check_area_runs(const struct live *l, const struct mem_plan *p)
+{
+	unsigned long lo = (unsigned long)l->base, hi = lo + AREA_LEN * PAGE_SIZE;
+	struct mem_runs want = { 0 };
+	unsigned int i, n = 0;
+
+	expected_runs(l, &want);
+	for (i = 0; i < p->runs.nr; i++) {
+		const struct mem_run *r = &p->runs.runs[i];
+
+		if (r->start + r->nr_pages * PAGE_SIZE <= lo || r->start >= hi)
+			continue;
+		if (n >= want.nr)
+			fail_msg("extra run at page %ld", (long)(r->start - lo) / (long)PAGE_SIZE);
+		if (r->start != want.runs[n].start || r->nr_pages != want.runs[n].nr_pages ||
+		    r->policy != want.runs[n].policy)
+			fail_msg("run %u: got page %ld x%lu %s, want page %lu x%lu %s", n,
+				 (long)(r->start - lo) / (long)PAGE_SIZE, r->nr_pages,
+				 mem_policy_name(r->policy), (want.runs[n].start - lo) / PAGE_SIZE,
+				 want.runs[n].nr_pages, mem_policy_name(want.runs[n].policy));
+		n++;
+	}
+	assert_int_equal(n, want.nr);
+	mem_runs_fini(&want);
+}
+
+static const struct vma_entry *vma_at(const struct vma_list *vl, const void *addr,
+				      enum mem_policy *policies, enum mem_policy *ret)
+{
+	for (unsigned int i = 0; i < vl->nr; i++) {
+		if (vl->vmas[i].start == (unsigned long)addr) {
+			*ret = policies[i];
+			return &vl->vmas[i];
+		}
+	}
+	fail_msg("no VMA starts at %p", addr);
+	return NULL;
+}
+
+static void check_policies(const struct live *l, const struct vma_list *vl,
+			   const struct mem_plan *p)
+{
+	static const struct {
+		unsigned long off;
+		enum mem_policy want;
+	} exp[] = {
+		{ 0, MEM_SKIP_GUARD },	   { A_OFF, MEM_SAVE_ANON },
+		{ C_OFF, MEM_SAVE_ANON },  { E_OFF, MEM_SAVE_COW },
+		{ S_OFF, MEM_SAVE_SHMEM }, { G_OFF, MEM_SKIP_GUARD },
+		{ N_OFF, MEM_SAVE_ANON },  { N_OFF + N_LEN + 1, MEM_SKIP_GUARD },
+	};
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(exp); i++) {
+		enum mem_policy got;
+
+		vma_at(vl, pg(l, exp[i].off), p->policy, &got);
+		if (got != exp[i].want)
+			fail_msg("VMA at page %lu: %s, want %s", exp[i].off, mem_policy_name(got),
+				 mem_policy_name(exp[i].want));
+	}
+}
+
+static void check_shmem(const struct shmem_set *shm, const struct vma_entry *s,
+			const struct mem_run *want, unsigned int nr)
+{
+	struct shmem_obj *o = shmem_set_find((struct shmem_set *)shm, s->dev_major, s->dev_minor,
+					     s->ino);
+
+	assert_non_null(o);
+	assert_int_equal(o->size, S_LEN * PAGE_SIZE);
+	assert_int_equal(o->runs.nr, nr);
+	for (unsigned int i = 0; i < nr; i++) {
+		assert_int_equal(o->runs.runs[i].start, want[i].start);
+		assert_int_equal(o->runs.runs[i].nr_pages, want[i].nr_pages);
+	}
+}
+
+/* Scan child then grandchild into one shmem set; return the child's plan. */
+static void scan_live(const struct live *l, unsigned int flags, struct mem_plan *plan)
+{
+	static const struct mem_run child_only[] = { { 0, 2, MEM_SAVE_SHMEM } };
+	static const struct mem_run both[] = { { 0, 2, MEM_SAVE_SHMEM }, { 5, 1, MEM_SAVE_SHMEM } };
+	struct vma_list vl = { 0 }, gvl = { 0 };
+	struct shmem_set shm = { 0 };
+	struct mem_plan gplan;
+	const struct vma_entry *s;
+	enum mem_policy sp;
+
+	assert_int_equal(proc_parse_maps(l->child, true, &vl), 0);
+	assert_int_equal(mem_scan_task(l->child, &vl, flags, &shm, plan), 0);
+	assert_int_equal(plan->stats.fallback, !!(flags & MEM_SCAN_FALLBACK));
+	if (flags & MEM_SCAN_FALLBACK)
+		assert_int_equal(plan->stats.nr_ioctls, 0);
+	else
+		assert_true(plan->stats.nr_ioctls > 0);
+	assert_true(plan->stats.pages_scanned >= A_LEN + 8 + 8 + E_LEN + S_LEN + N_LEN);
+	/* 106 private pages and 2 shmem pages in the area, plus libc, stack... outside */
+	assert_true(plan->stats.pages_to_save >= 106 + 2);
+	check_policies(l, &vl, plan);
+	check_area_runs(l, plan);
+
+	s = vma_at(&vl, pg(l, S_OFF), plan->policy, &sp);
+	check_shmem(&shm, s, child_only, 1);
+	/* The grandchild's own page of the object joins the same object, once. */
+	assert_int_equal(proc_parse_maps(l->grandchild, true, &gvl), 0);
+	assert_int_equal(mem_scan_task(l->grandchild, &gvl, flags, &shm, &gplan), 0);
+	check_shmem(&shm, s, both, 2);
+	assert_int_equal(shm.nr, 1);
+	mem_plan_fini(&gplan);
+	shmem_set_fini(&shm);
+	vma_list_fini(&gvl);
+	vma_list_fini(&vl);
+}
+
+static void test_live_ioctl(void **state)
+{
+	struct mem_plan plan;
+
+	scan_live(*state, 0, &plan);
+	print_message("PAGEMAP_SCAN: %" PRIu64 " pages scanned, %" PRIu64
+		      " to save, %u runs, %u ioctls, %" PRIu64 " us\n",
+		      plan.stats.pages_scanned, plan.stats.pages_to_save, plan.runs.nr,
+		      plan.stats.nr_ioctls, plan.stats.scan_ns / 1000);
+	mem_plan_fini(&plan);
+}
+
+static void test_live_fallback(void **state)
+{
+	struct mem_plan plan;
+
+	scan_live(*state, MEM_SCAN_FALLBACK, &plan);
+	print_message("pagemap read: %" PRIu64 " pages scanned, %" PRIu64
+		      " to save, %u runs, %" PRIu64 " us\n",
+		      plan.stats.pages_scanned, plan.stats.pages_to_save, plan.runs.nr,
+		      plan.stats.scan_ns / 1000);
+	mem_plan_fini(&plan);
+}
+
+/* Over the whole address space (libc, stack, heap too) both paths find the same runs. */
+static void test_live_paths_agree(void **state)
+{
+	struct mem_plan a, b;
+
+	scan_live(*state, 0, &a);
+	scan_live(*state, MEM_SCAN_FALLBACK, &b);
+	assert_int_equal(a.runs.nr, b.runs.nr);
+	for (unsigned int i = 0; i < a.runs.nr; i++) {
+		assert_int_equal(a.runs.runs[i].start, b.runs.runs[i].start);
+		assert_int_equal(a.runs.runs[i].nr_pages, b.runs.runs[i].nr_pages);
+		assert_int_equal(a.runs.runs[i].policy, b.runs.runs[i].policy);
+	}
+	assert_int_equal(a.stats.pages_scanned, b.stats.pages_scanned);
+	assert_int_equal(a.stats.pages_to_save, b.stats.pages_to_save);
+	mem_plan_fini(&a);
+	mem_plan_fini(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest pure[] = {
+		cmocka_unit_test(test_policy_kinds),
+		cmocka_unit_test(test_policy_refusals),
+		cmocka_unit_test(test_runs_append),
+		cmocka_unit_test(test_scan_refuses),
+	};
+	const struct CMUnitTest live[] = {
+		cmocka_unit_test(test_live_ioctl),
+		cmocka_unit_test(test_live_fallback),
+		cmocka_unit_test(test_live_paths_agree),
+	};
+	int failed;
+
+	/* Reap the grandchild at once when the child dies (ARCHITECTURE.md 8). */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	failed = cmocka_run_group_tests_name("mem-scan policy", pure, NULL, NULL);
+	failed += cmocka_run_group_tests_name("mem-scan live", live, live_setup, live_teardown);
+	return failed;
+}
