@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Start-up, readiness, SIGTERM and verdicts of a zdtm test program. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "zdtmtst.h"
+
+/*
+ * The one state of the library: a test program is a single-purpose process
+ * and the signal handler needs the flag, so this is a file-scope struct.
+ */
+static struct {
+	const char *pidfile;
+	int argc;
+	char **argv;
+	int ready_fd; /* write end of the pipe the launcher waits on */
+	volatile sig_atomic_t got_sigterm;
+} tst = { .ready_fd = -1 };
+
+static void sigterm_handler(int sig)
+{
+	(void)sig;
+	tst.got_sigterm = 1;
+}
+
+static void usage_exit(const char *prog, const char *why)
+{
+	fprintf(stderr, "%s: %s\nusage: %s --pidfile=FILE --outfile=FILE [--NAME=VALUE...]\n", prog,
+		why, prog);
+	exit(2);
+}
+
+const char *test_arg(const char *name, const char *def)
+{
+	size_t n = strlen(name);
+
+	for (int i = 1; i < tst.argc; i++) {
+		const char *a = tst.argv[i];
+
+		if (!strncmp(a, "--", 2) && !strncmp(a + 2, name, n) && a[2 + n] == '=')
+			return a + 3 + n;
+	}
+	return def;
+}
+
+/* The launcher: exit 0 once the daemon is ready, 1 if it died before. */
+static void launcher_wait(pid_t child, int rfd)
+{
+	char c;
+	ssize_t n;
+	int status;
+
+	do {
+		n = read(rfd, &c, 1);
+	} while (n < 0 && errno == EINTR);
+	if (n == 1)
+		_exit(0);
+	if (waitpid(child, &status, 0) == child)
+		fprintf(stderr, "test daemon %d ended before it was ready (status 0x%x)\n", child,
+			status);
+	_exit(1);
+}
+
+static void redirect_stdio(const char *outfile)
+{
+	int fd = open(outfile, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	int nul = open("/dev/null", O_RDONLY);
+
+	if (fd < 0 || nul < 0) {
+		fprintf(stderr, "cannot open %s or /dev/null: %m\n", outfile);
+		exit(1);
+	}
+	if (dup2(nul, STDIN_FILENO) < 0 || dup2(fd, STDOUT_FILENO) < 0 ||
+	    dup2(fd, STDERR_FILENO) < 0) {
+		fprintf(stderr, "dup2: %m\n");
+		exit(1);
+	}
+	close(fd);
+	close(nul);
+	setvbuf(stdout, NULL, _IONBF, 0);
+}
+
+void test_init(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = sigterm_handler };
+	const char *outfile;
+	int p[2];
+	pid_t pid;
+
+	tst.argc = argc;
+	tst.argv = argv;
+	tst.pidfile = test_arg("pidfile", NULL);
+	outfile = test_arg("outfile", NULL);
+	if (!tst.pidfile || !outfile)
+		usage_exit(argv[0], "--pidfile and --outfile are required");
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTERM, &sa, NULL) || pipe2(p, O_CLOEXEC)) {
+		perror("test_init");
+		exit(1);
+	}
+	pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		exit(1);
+	}
+	if (pid > 0) {
+		close(p[1]);
+		launcher_wait(pid, p[0]);
+	}
+	close(p[0]);
+	tst.ready_fd = p[1];
+	/* Own session: the runner's terminal signals must not reach the test. */
+	if (setsid() < 0) {
+		perror("setsid");
+		exit(1);
+	}
+	redirect_stdio(outfile);
+	test_msg("started, pid %d\n", getpid());
+}
+
+void test_daemon(void)
+{
+	char tmp[4096], buf[32];
+	int fd, len;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", tst.pidfile);
+	len = snprintf(buf, sizeof(buf), "%d\n", getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* rename() makes the pidfile appear complete or not at all. */
+	if (fd < 0 || write(fd, buf, len) != len || close(fd) || rename(tmp, tst.pidfile)) {
+		fail("cannot write pidfile %s: %m", tst.pidfile);
+		exit(1);
+	}
+	test_msg("ready\n");
+	if (write(tst.ready_fd, "R", 1) != 1) {
+		fail("cannot release the launcher: %m");
+		exit(1);
+	}
+	close(tst.ready_fd);
+	tst.ready_fd = -1;
+}
+
+bool test_go(void)
+{
+	return !tst.got_sigterm;
+}
+
+void test_waitsig(void)
+{
+	sigset_t term, old, wait_mask;
+
+	/* Block SIGTERM around the check, or a signal between check and sleep is lost. */
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigprocmask(SIG_BLOCK, &term, &old);
+	wait_mask = old;
+	sigdelset(&wait_mask, SIGTERM);
+	while (!tst.got_sigterm)
+		sigsuspend(&wait_mask);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+	char buf[1024];
+	struct timespec ts;
+	struct tm tm;
+	int n, saved = errno;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = snprintf(buf, sizeof(buf), "%s%02d:%02d:%02d.%03ld %d: ", prefix, tm.tm_hour, tm.tm_min,
+		     tm.tm_sec, ts.tv_nsec / 1000000, getpid());
+	errno = saved;
+	n += vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
+	if (n >= (int)sizeof(buf) - 1)
+		n = sizeof(buf) - 2;
+	if (buf[n - 1] != '\n')
+		buf[n++] = '\n';
+	/* One write per line: the processes of a tree share the outfile (O_APPEND). */
+	if (write(STDOUT_FILENO, buf, n) < 0)
+		errno = saved;
+	errno = saved;
+}
+
+void test_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+void pass(void)
+{
+	static const char line[] = "PASS\n";
+
+	if (write(STDOUT_FILENO, line, sizeof(line) - 1) < 0)
+		exit(1);
+}
+
+void test_fail(const char *file, int line, const char *fmt, ...)
+{
+	char buf[768];
+	char out[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	n = snprintf(out, sizeof(out), "FAIL: %s (%s:%d)\n", buf, file, line);
+	if (n >= (int)sizeof(out))
+		n = sizeof(out) - 1;
+	if (write(STDOUT_FILENO, out, n) < 0)
+		exit(1);
+}
+
+void test_publish_area(const void *addr, size_t len)
+{
+	char buf[64];
+	int n = snprintf(buf, sizeof(buf), "zdtm-area: %p %zu\n", addr, len);
+
+	if (write(STDOUT_FILENO, buf, n) != n)
+		exit(1);
+}

@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One test in one mode: start it, [dump, check it is gone, restore, compare],
+ * SIGTERM, verdict. Whatever happens, every process started is killed at the
+ * end (kill_all), so one test cannot disturb the next.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include "runner.h"
+
+struct run {
+	struct runner *r;
+	const struct test_desc *d;
+	const char *mode;
+	struct result *res;
+	char dir[PATH_MAX / 2]; /* leaves room for file names below it */
+	char pidfile[PATH_MAX];
+	char outfile[PATH_MAX];
+	pid_t pid;
+	int64_t deadline;
+	bool harness_failed; /* a failure of the runner's own checks, never inverted */
+	bool test_failed; /* the test program's own FAIL verdict */
+};
+
+static const char *const modes[] = { "none", "plain", "leave-running", "cycles2" };
+
+bool mode_known(const char *mode)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(modes); i++)
+		if (!strcmp(mode, modes[i]))
+			return true;
+	return false;
+}
+
+/* The first failure is the reason shown; later ones are consequences. */
+static void __attribute__((format(printf, 2, 3))) harness_fail(struct run *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!t->harness_failed && !t->test_failed) {
+		va_start(ap, fmt);
+		vsnprintf(t->res->reason, sizeof(t->res->reason), fmt, ap);
+		va_end(ap);
+	}
+	t->harness_failed = true;
+}
+
+static void step(struct run *t, const char *what)
+{
+	if (t->r->verbose)
+		fprintf(stderr, "zdtm-run: %s/%s: %s\n", t->d->name, t->mode, what);
+}
+
+static const char *errstr(int ret)
+{
+	if (ret == -ETIMEDOUT)
+		return "timeout";
+	if (ret == -EINTR)
+		return "interrupted";
+	return strerror(-ret);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if ((flag == FTW_DP ? rmdir(path) : unlink(path)) && errno != ENOENT)
+		return neg_errno();
+	return 0;
+}
+
+int rm_rf(const char *path)
+{
+	int ret = nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+
+	if (ret && errno == ENOENT)
+		return 0;
+	return ret ? neg_errno() : 0;
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return neg_errno();
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) && errno != EEXIST)
+		return neg_errno();
+	return 0;
+}
+
+void print_tail(const char *path, int lines)
+{
+	_cleanup_free_ char *text = slurp(path);
+	const char *p;
+	int n = 0;
+
+	if (!text || !*text)
+		return;
+	p = text + strlen(text);
+	if (p > text && p[-1] == '\n')
+		p--;
+	while (p > text && n < lines)
+		if (*--p == '\n')
+			n++;
+	if (*p == '\n')
+		p++;
+	printf("    ---- tail of %s ----\n", path);
+	for (const char *l = p; *l;) {
+		size_t ll = strcspn(l, "\n");
+
+		printf("    | %.*s\n", (int)ll, l);
+		l += ll;
+		if (*l)
+			l++;
+	}
+}
+
+static int read_pid(const char *path, pid_t *ret)
+{
+	_cleanup_free_ char *s = slurp(path);
+	char *end;
+	long v;
+
+	if (!s)
+		return neg_errno();
+	v = strtol(s, &end, 10);
+	if (end == s || (*end && *end != '\n') || v <= 0 || v > INT_MAX)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static int start_test(struct run *t)
+{
+	char pidarg[PATH_MAX + 16], outarg[PATH_MAX + 16], log[PATH_MAX + 16];
+	char *argv[MAX_WORDS + 4];
+	int n = 0, status, ret;
+	pid_t launcher;
+
+	snprintf(pidarg, sizeof(pidarg), "--pidfile=%s", t->pidfile);
+	snprintf(outarg, sizeof(outarg), "--outfile=%s", t->outfile);
+	snprintf(log, sizeof(log), "%s/launch.log", t->dir);
+	argv[n++] = (char *)t->d->bin;
+	argv[n++] = pidarg;
+	argv[n++] = outarg;
+	for (int i = 0; i < t->d->args.n; i++)
+		argv[n++] = t->d->args.w[i];
+	argv[n] = NULL;
+
+	step(t, "start");
+	launcher = spawn(argv, t->dir, log);
+	if (launcher < 0) {
+		harness_fail(t, "cannot start %s: %s", t->d->bin, strerror(-launcher));
+		return launcher;
+	}
+	/* The launcher exits 0 once the daemon has written its pidfile (lib/test.c). */
+	ret = wait_pid(&t->r->reaper, launcher, t->deadline, &status);
+	if (ret) {
+		harness_fail(t, "test did not become ready: %s", errstr(ret));
+		return ret;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		harness_fail(t, "test did not start (launcher status 0x%x)", status);
+		return -ECHILD;
+	}
+	ret = read_pid(t->pidfile, &t->pid);
+	if (ret)
+		harness_fail(t, "bad pidfile %s: %s", t->pidfile, strerror(-ret));
+	return ret;
+}
+
+/* criu-like CMD ARGS... D->OPTS, output to DIR/CMD[-N].out; 0 when it exits 0. */
+static int run_criu(struct run *t, char **args, const struct word_list *opts, const char *tag)
+{
+	char out[PATH_MAX + 16];
+	char *argv[64];
+	int n = 0, status, ret;
+	pid_t pid;
+
+	argv[n++] = (char *)t->r->criu;
+	for (; *args && n < 32; args++)
+		argv[n++] = *args;
+	for (int i = 0; i < opts->n; i++)
+		argv[n++] = opts->w[i];
+	argv[n] = NULL;
+	snprintf(out, sizeof(out), "%s/%s.out", t->dir, tag);
+	step(t, tag);
+	pid = spawn(argv, NULL, out);
+	if (pid < 0) {
+		harness_fail(t, "cannot run %s: %s", t->r->criu, strerror(-pid));
+		return pid;
+	}
+	ret = wait_pid(&t->r->reaper, pid, t->deadline, &status);
+	if (ret) {
+		harness_fail(t, "%s: %s", tag, errstr(ret));
+		return ret;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		if (WIFEXITED(status))
+			harness_fail(t, "%s failed (exit %d)", tag, WEXITSTATUS(status));
+		else
+			harness_fail(t, "%s killed by signal %d", tag, WTERMSIG(status));
+		return -EIO;
+	}
+	return 0;
+}
+
+static int compare(struct run *t, const struct tree_snap *before, const char *when)
+{
+	struct tree_snap after;
+	char path[PATH_MAX + 16];
+	_cleanup_fclose_ FILE *f = NULL;
+	int ret;
+
+	ret = snap_take(&after, t->pid);
+	if (ret) {
+		snap_free(&after);
+		harness_fail(t, "cannot read the tree %s: %s", when, strerror(-ret));
+		return ret;
+	}
+	snprintf(path, sizeof(path), "%s/compare.diff", t->dir);
+	f = fopen(path, "we");
+	ret = snap_compare(before, &after, f ? f : stderr);
+	snap_free(&after);
+	if (ret)
+		harness_fail(t, "process state differs %s: see %s", when, path);
+	return ret;
+}
+
+static int check_gone(struct run *t, const struct tree_snap *before)
+{
+	/* The dump kills the tree; a zombie is reaped by wait_gone() at once. */
+	int64_t deadline = min(t->deadline, now_ms() + 10000);
+
+	for (size_t i = 0; i < before->n; i++) {
+		int ret = wait_gone(&t->r->reaper, before->p[i].pid, deadline);
+
+		if (ret) {
+			harness_fail(t, "pid %d still exists after the dump", before->p[i].pid);
+			return ret;
+		}
+	}
+	/* Their statuses are of no interest, and the pids come back with the restore. */
+	reaper_reset(&t->r->reaper);
+	return 0;
+}
+
+/* dump, check the tree is gone, restore, check pids and state. */
+static int cycle_plain(struct run *t, int cycle)
+{
+	char img[PATH_MAX], dlog[PATH_MAX + 16], rlog[PATH_MAX + 16], rpid[PATH_MAX + 16];
+	char dtag[16], rtag[16], pidstr[16];
+	const char *sfx = cycle > 1 ? "-2" : "";
+	struct tree_snap before;
+	pid_t restored = 0;
+	int ret;
+
+	snprintf(img, sizeof(img), "%s/img%s", t->dir, sfx);
+	snprintf(dlog, sizeof(dlog), "%s/dump%s.log", t->dir, sfx);
+	snprintf(rlog, sizeof(rlog), "%s/restore%s.log", t->dir, sfx);
+	snprintf(rpid, sizeof(rpid), "%s/restore%s.pid", t->dir, sfx);
+	snprintf(dtag, sizeof(dtag), "dump%s", sfx);
+	snprintf(rtag, sizeof(rtag), "restore%s", sfx);
+	snprintf(pidstr, sizeof(pidstr), "%d", t->pid);
+	char *dargs[] = { "dump", "-t", pidstr, "-D", img, "-v4", "-o", dlog, NULL };
+	char *rargs[] = { "restore", "-D", img, "-d", "-v4", "-o", rlog, "--pidfile", rpid, NULL };
+
+	ret = mkdir_p(img);
+	if (ret) {
+		harness_fail(t, "mkdir %s: %s", img, strerror(-ret));
+		return ret;
+	}
+	ret = snap_take(&before, t->pid);
+	if (ret) {
+		harness_fail(t, "cannot read the tree before the dump: %s", strerror(-ret));
+		goto out;
+	}
+	ret = run_criu(t, dargs, &t->d->dump_opts, dtag);
+	if (!ret)
+		ret = check_gone(t, &before);
+	if (!ret)
+		ret = run_criu(t, rargs, &t->d->restore_opts, rtag);
+	if (!ret) {
+		ret = read_pid(rpid, &restored);
+		if (ret)
+			harness_fail(t, "restore wrote no pid to %s: %s", rpid, strerror(-ret));
+		else if (restored != t->pid)
+			harness_fail(t, "restored pid %d, expected %d", restored, t->pid);
+		ret = ret ? ret : restored != t->pid ? -ESRCH : 0;
+	}
+	if (!ret)
+		ret = compare(t, &before, "after the restore");
+out:
+	snap_free(&before);
+	return ret;
+}
+
+static int mode_leave_running(struct run *t)
+{
+	char img[PATH_MAX], dlog[PATH_MAX + 16], pidstr[16];
+	struct tree_snap before;
+	int ret;
+
+	snprintf(img, sizeof(img), "%s/img", t->dir);
+	snprintf(dlog, sizeof(dlog), "%s/dump.log", t->dir);
+	snprintf(pidstr, sizeof(pidstr), "%d", t->pid);
+	char *dargs[] = { "dump", "-t", pidstr, "-D", img, "-v4", "-o", dlog, "-R", NULL };
+
+	ret = mkdir_p(img);
+	if (ret) {
+		harness_fail(t, "mkdir %s: %s", img, strerror(-ret));
+		return ret;
+	}
+	ret = snap_take(&before, t->pid);
+	if (ret)
+		harness_fail(t, "cannot read the tree before the dump: %s", strerror(-ret));
+	if (!ret)
+		ret = run_criu(t, dargs, &t->d->dump_opts, "dump");
+	for (size_t i = 0; !ret && i < before.n; i++) {
+		if (!pid_alive(before.p[i].pid)) {
+			harness_fail(t, "pid %d is gone after dump --leave-running",
+				     before.p[i].pid);
+			ret = -ESRCH;
+		}
+	}
+	if (!ret)
+		ret = compare(t, &before, "after dump --leave-running");
+	snap_free(&before);
+	return ret;
+}
+
+static int do_mode(struct run *t)
+{
+	int ret;
+
+	if (!strcmp(t->mode, "none"))
+		return 0;
+	if (!strcmp(t->mode, "plain"))
+		return cycle_plain(t, 1);
+	if (!strcmp(t->mode, "leave-running"))
+		return mode_leave_running(t);
+	/* cycles2 */
+	ret = cycle_plain(t, 1);
+	return ret ? ret : cycle_plain(t, 2);
+}
+
+/* Flip one byte in the middle of the area the test published (flag "tamper"). */
+static int tamper(struct run *t)
+{
+	_cleanup_free_ char *out = slurp(t->outfile);
+	unsigned long addr = 0;
+	size_t len = 0;
+	unsigned char byte;
+	struct iovec local = { &byte, 1 }, remote;
+	const char *p = out ? strstr(out, "zdtm-area: ") : NULL;
+
+	if (!p || sscanf(p, "zdtm-area: %lx %zu", &addr, &len) != 2 || !len) {
+		harness_fail(t, "tamper: the test published no area (test_publish_area)");
+		return -ENOENT;
+	}
+	step(t, "tamper");
+	remote.iov_base = (void *)(addr + len / 2);
+	remote.iov_len = 1;
+	if (process_vm_readv(t->pid, &local, 1, &remote, 1, 0) != 1) {
+		harness_fail(t, "tamper: process_vm_readv %d at %#lx: %m", t->pid, addr + len / 2);
+		return neg_errno();
+	}
+	byte ^= 0xff;
+	if (process_vm_writev(t->pid, &local, 1, &remote, 1, 0) != 1) {
+		harness_fail(t, "tamper: process_vm_writev %d at %#lx: %m", t->pid, addr + len / 2);
+		return neg_errno();
+	}
+	return 0;
+}
+
+static void read_verdict(struct run *t, bool status_known, int status)
+{
+	_cleanup_free_ char *out = slurp(t->outfile);
+	bool passed = false;
+
+	for (const char *l = out; l && *l;) {
+		size_t ll = strcspn(l, "\n");
+
+		if (!strncmp(l, "FAIL", 4) && !t->test_failed) {
+			const char *why = l + 4 + strspn(l + 4, ": ");
+			int wl = ll - (why - l);
+
+			if (!t->harness_failed)
+				snprintf(t->res->reason, sizeof(t->res->reason), "%.*s", wl, why);
+			t->test_failed = true;
+		} else if (ll == 4 && !strncmp(l, "PASS", 4)) {
+			passed = true;
+		}
+		l += ll;
+		if (*l)
+			l++;
+	}
+	if (!passed && !t->test_failed)
+		harness_fail(t, "no verdict in %s", t->outfile);
+	if (!status_known)
+		return;
+	if (WIFSIGNALED(status))
+		harness_fail(t, "test killed by signal %d", WTERMSIG(status));
+	else if (WEXITSTATUS(status) && !t->test_failed)
+		harness_fail(t, "test exited with status %d", WEXITSTATUS(status));
+}
+
+static void finish(struct run *t)
+{
+	int status = 0, ret;
+
+	step(t, "SIGTERM");
+	if (kill(t->pid, SIGTERM)) {
+		harness_fail(t, "test pid %d is gone before SIGTERM", t->pid);
+		return;
+	}
+	ret = wait_pid(&t->r->reaper, t->pid, t->deadline, &status);
+	if (ret && ret != -ECHILD) {
+		harness_fail(t, "test did not exit after SIGTERM: %s", errstr(ret));
+		return;
+	}
+	/* -ECHILD: exited but not ours to reap (restored under another parent). */
+	read_verdict(t, ret == 0, status);
+}
+
+/* Whether the test must be skipped (reason in @res), or fails before it starts. */
+static bool skip_or_refuse(struct runner *r, const struct test_desc *d, struct result *res)
+{
+	if (desc_has_flag(d, "suid") && geteuid() != 0) {
+		res->v = V_SKIP;
+		snprintf(res->reason, sizeof(res->reason), "flag suid: needs root");
+		return true;
+	}
+	for (int i = 0; i < d->features.n; i++) {
+		int ret = feature_present(&r->feat, r->criu, r->outdir, d->features.w[i]);
+
+		if (ret == 1)
+			continue;
+		res->v = ret == 0 ? V_SKIP : V_FAIL;
+		if (ret == 0)
+			snprintf(res->reason, sizeof(res->reason),
+				 "feature %s absent (criu-like check)", d->features.w[i]);
+		else if (ret == -ENOENT)
+			snprintf(res->reason, sizeof(res->reason),
+				 "feature %s unknown to criu-like check --json", d->features.w[i]);
+		else
+			snprintf(res->reason, sizeof(res->reason),
+				 "cannot check feature %s: criu-like check --json: %s",
+				 d->features.w[i], errstr(ret));
+		return true;
+	}
+	return false;
+}
+
+static void conclude(struct run *t)
+{
+	struct result *res = t->res;
+
+	if (t->harness_failed) {
+		res->v = V_FAIL;
+	} else if (desc_has_flag(t->d, "expect-fail")) {
+		if (t->test_failed) {
+			char why[sizeof(res->reason)];
+
+			snprintf(why, sizeof(why), "%s", res->reason);
+			snprintf(res->reason, sizeof(res->reason), "failed as expected: %.400s",
+				 why);
+			res->v = V_PASS;
+		} else {
+			snprintf(res->reason, sizeof(res->reason),
+				 "expect-fail: the test passed, a FAIL verdict was expected");
+			res->v = V_FAIL;
+		}
+	} else {
+		res->v = t->test_failed ? V_FAIL : V_PASS;
+	}
+}
+
+static void show_logs(struct run *t)
+{
+	static const char *const logs[] = {
+		"launch.log",  "compare.diff", "dump.out",   "dump.log",      "restore.out",
+		"restore.log", "dump-2.out",   "dump-2.log", "restore-2.out", "restore-2.log",
+	};
+	char path[PATH_MAX + 32];
+
+	print_tail(t->outfile, 20);
+	for (size_t i = 0; i < ARRAY_SIZE(logs); i++) {
+		snprintf(path, sizeof(path), "%s/%s", t->dir, logs[i]);
+		print_tail(path, 20);
+	}
+}
+
+void run_test(struct runner *r, const struct test_desc *d, const char *mode, struct result *res)
+{
+	struct run t = { .r = r, .d = d, .mode = mode, .res = res };
+	int64_t start = now_ms();
+	int timeout = r->timeout ? r->timeout : d->timeout ? d->timeout : DEFAULT_TEST_TIMEOUT;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	snprintf(res->test, sizeof(res->test), "%s", d->name);
+	snprintf(res->mode, sizeof(res->mode), "%s", mode);
+	if (skip_or_refuse(r, d, res))
+		goto report;
+
+	if (snprintf(t.dir, sizeof(t.dir), "%s/%s/%s", r->outdir, d->name, mode) >=
+	    (int)sizeof(t.dir)) {
+		res->v = V_FAIL;
+		snprintf(res->reason, sizeof(res->reason), "work directory path too long");
+		t.dir[0] = '\0';
+		goto report;
+	}
+	snprintf(t.pidfile, sizeof(t.pidfile), "%s/test.pid", t.dir);
+	snprintf(t.outfile, sizeof(t.outfile), "%s/%s.out", t.dir, d->name);
+	t.deadline = start + timeout * 1000LL;
+	ret = rm_rf(t.dir);
+	if (!ret)
+		ret = mkdir_p(t.dir);
+	if (ret) {
+		harness_fail(&t, "cannot prepare %s: %s", t.dir, strerror(-ret));
+	} else if (!start_test(&t) && !do_mode(&t)) {
+		if (!desc_has_flag(d, "tamper") || !tamper(&t))
+			finish(&t);
+	}
+	if (now_ms() >= t.deadline && !t.harness_failed)
+		harness_fail(&t, "timeout (%d s)", timeout);
+	/* Whatever happened: nothing this test started survives it. */
+	kill_all(&r->reaper);
+	reaper_reset(&r->reaper);
+	conclude(&t);
+report:
+	res->secs = (now_ms() - start) / 1000.0;
+	printf("  %-4s  %-24s %-14s %6.2fs  %s\n",
+	       res->v == V_PASS	  ? "PASS"
+	       : res->v == V_FAIL ? "FAIL"
+				  : "SKIP",
+	       res->test, res->mode, res->secs, res->reason);
+	if (res->v == V_FAIL && t.dir[0])
+		show_logs(&t);
+	fflush(stdout);
+}

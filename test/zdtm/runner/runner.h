@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef ZDTM_RUNNER_H
+#define ZDTM_RUNNER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* Header-only helpers (cleanup attributes); the runner links none of the tool. */
+#include "../../../criu-like/include/util.h"
+
+/*
+ * The modes every test runs in by default. The dump and restore developers
+ * change this to "plain,leave-running,cycles2" once those commands work.
+ */
+#define ZDTM_DEFAULT_MODES "none"
+
+#define DEFAULT_TEST_TIMEOUT 60
+
+/* The runner prints to stderr; it links nothing of the tool, so no log.c. */
+#define pr_err(fmt, ...) fprintf(stderr, "zdtm-run: error: " fmt, ##__VA_ARGS__)
+#define pr_warn(fmt, ...) fprintf(stderr, "zdtm-run: warning: " fmt, ##__VA_ARGS__)
+#define pr_perror(fmt, ...) pr_err(fmt ": %m\n", ##__VA_ARGS__)
+
+/* ---- per-test metadata (desc.c) ---- */
+#define MAX_WORDS 32
+
+struct word_list {
+	int n;
+	char *w[MAX_WORDS];
+};
+
+struct test_desc {
+	char name[128];
+	char bin[4096];
+	struct word_list features; /* features: names from `criu-like check --json` */
+	struct word_list flags; /* flags: noauto suid expect-fail tamper */
+	struct word_list args; /* args: extra --NAME=VALUE options of the test */
+	struct word_list dump_opts; /* opts + dump-opts */
+	struct word_list restore_opts; /* opts + restore-opts */
+	int timeout; /* timeout: seconds */
+};
+
+int desc_load(struct test_desc *d, const char *path);
+void desc_free(struct test_desc *d);
+bool desc_has_flag(const struct test_desc *d, const char *flag);
+void words_free(struct word_list *l);
+
+/* ---- processes (proc.c) ---- */
+struct reaped {
+	pid_t pid;
+	int status;
+};
+
+struct reaper {
+	struct reaped *v;
+	size_t n, cap;
+};
+
+/* Set by SIGINT/SIGTERM/SIGHUP: stop at the next wait. */
+extern volatile sig_atomic_t zdtm_interrupted;
+
+int reaper_setup(void);
+void reaper_reset(struct reaper *r);
+int64_t now_ms(void);
+/* Reap whatever is ready; returns how many. */
+int reap_ready(struct reaper *r);
+/* Wait for @pid (our child or a reparented orphan) until @deadline_ms. 0 or -ETIMEDOUT/-EINTR/-ECHILD. */
+int wait_pid(struct reaper *r, pid_t pid, int64_t deadline_ms, int *ret_status);
+/* Wait until @pid no longer exists (reaped or never ours); 0 or -ETIMEDOUT/-EINTR. */
+int wait_gone(struct reaper *r, pid_t pid, int64_t deadline_ms);
+/* fork+exec @argv in @cwd (NULL: ours) with stdout+stderr to @out (NULL: ours). Returns the pid or -errno. */
+pid_t spawn(char *const argv[], const char *cwd, const char *out);
+/* Every descendant of @root (not @root itself), in a malloc'ed array. */
+int descendants(pid_t root, pid_t **ret, size_t *ret_n);
+/* SIGKILL and reap every descendant of this process, until none is left. */
+void kill_all(struct reaper *r);
+bool pid_alive(pid_t pid);
+/* A whole file in a NUL-terminated malloc'ed buffer, or NULL with errno. */
+char *slurp(const char *path);
+int exec_main(int argc, char **argv);
+
+/* ---- process tree state (snapshot.c) ---- */
+struct proc_snap {
+	pid_t pid;
+	char *maps;
+	char *status;
+};
+
+struct tree_snap {
+	struct proc_snap *p;
+	size_t n;
+};
+
+int snap_take(struct tree_snap *s, pid_t root);
+void snap_free(struct tree_snap *s);
+/* 0 if equal; else -EINVAL and a readable diff written to @diff. */
+int snap_compare(const struct tree_snap *a, const struct tree_snap *b, FILE *diff);
+
+/* ---- kernel features (features.c) ---- */
+struct features {
+	bool probed;
+	int err; /* why `check --json` gave nothing, -errno or exit status */
+	char *json;
+};
+
+/* Whether @name is present: 1 yes, 0 no, -ENOENT not listed, other -errno: check failed. */
+int feature_present(struct features *f, const char *criu, const char *workdir, const char *name);
+
+/* ---- running a test (run.c) ---- */
+enum verdict {
+	V_PASS,
+	V_FAIL,
+	V_SKIP,
+};
+
+struct result {
+	char test[128];
+	char mode[32];
+	enum verdict v;
+	double secs;
+	char reason[512];
+};
+
+struct runner {
+	const char *criu;
+	const char *bindir; /* where test binaries live */
+	const char *descdir; /* where NAME.desc files live */
+	const char *outdir; /* per-test work directories */
+	int timeout; /* --timeout, 0: per test or default */
+	bool verbose;
+	struct reaper reaper;
+	struct features feat;
+};
+
+void run_test(struct runner *r, const struct test_desc *d, const char *mode, struct result *res);
+bool mode_known(const char *mode);
+int rm_rf(const char *path);
+void print_tail(const char *path, int lines);
+
+#endif

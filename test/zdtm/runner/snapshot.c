@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the runner compares before a dump and after the restore (or after a
+ * dump with --leave-running): for every process of the test tree, its pid,
+ * /proc/PID/maps and a few /proc/PID/status fields.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner.h"
+
+static const char *const status_keys[] = {
+	"Uid:", "Gid:", "Groups:", "SigBlk:", "SigIgn:", "SigCgt:", "CapEff:", "Umask:",
+};
+
+/* The status lines we compare, in a fixed order. */
+static char *status_fields(pid_t pid)
+{
+	char path[64], *all, *out;
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	all = slurp(path);
+	if (!all)
+		return NULL;
+	out = calloc(1, strlen(all) + 1);
+	for (size_t k = 0; out && k < ARRAY_SIZE(status_keys); k++) {
+		size_t kl = strlen(status_keys[k]);
+
+		for (char *l = all; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+			size_t ll = strcspn(l, "\n");
+
+			if (strncmp(l, status_keys[k], kl))
+				continue;
+			memcpy(out + len, l, ll);
+			len += ll;
+			out[len++] = '\n';
+			break;
+		}
+	}
+	free(all);
+	return out;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	return *(const pid_t *)a - *(const pid_t *)b;
+}
+
+int snap_take(struct tree_snap *s, pid_t root)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n = 0;
+	int ret;
+
+	s->p = NULL;
+	s->n = 0;
+	ret = descendants(root, &pids, &n);
+	if (ret)
+		return ret;
+	pids[n++] = root; /* descendants() leaves room for one more */
+	qsort(pids, n, sizeof(*pids), cmp_pid);
+	s->p = calloc(n, sizeof(*s->p));
+	if (!s->p)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		char path[64];
+
+		s->p[i].pid = pids[i];
+		snprintf(path, sizeof(path), "/proc/%d/maps", pids[i]);
+		s->p[i].maps = slurp(path);
+		s->p[i].status = status_fields(pids[i]);
+		s->n++;
+		if (!s->p[i].maps || !s->p[i].status) {
+			pr_perror("reading /proc/%d", pids[i]);
+			return -ESRCH;
+		}
+	}
+	return 0;
+}
+
+void snap_free(struct tree_snap *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->p[i].maps);
+		free(s->p[i].status);
+	}
+	free(s->p);
+	s->p = NULL;
+	s->n = 0;
+}
+
+static bool has_line(const char *text, const char *line, size_t len)
+{
+	for (const char *l = text; *l;) {
+		size_t ll = strcspn(l, "\n");
+
+		if (ll == len && !memcmp(l, line, len))
+			return true;
+		l += ll;
+		if (*l)
+			l++;
+	}
+	return false;
+}
+
+/* Lines of @a missing from @b, prefixed with @sign: enough for maps and status. */
+static void diff_lines(FILE *f, const char *a, const char *b, char sign)
+{
+	for (const char *l = a; *l;) {
+		size_t ll = strcspn(l, "\n");
+
+		if (!has_line(b, l, ll))
+			fprintf(f, "  %c %.*s\n", sign, (int)ll, l);
+		l += ll;
+		if (*l)
+			l++;
+	}
+}
+
+static int compare_one(const struct proc_snap *a, const struct proc_snap *b, FILE *diff)
+{
+	int ret = 0;
+
+	if (strcmp(a->maps, b->maps)) {
+		fprintf(diff, "pid %d: /proc/PID/maps differs (- before, + after):\n", a->pid);
+		diff_lines(diff, a->maps, b->maps, '-');
+		diff_lines(diff, b->maps, a->maps, '+');
+		ret = -EINVAL;
+	}
+	if (strcmp(a->status, b->status)) {
+		fprintf(diff, "pid %d: /proc/PID/status differs (- before, + after):\n", a->pid);
+		diff_lines(diff, a->status, b->status, '-');
+		diff_lines(diff, b->status, a->status, '+');
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+int snap_compare(const struct tree_snap *a, const struct tree_snap *b, FILE *diff)
+{
+	int ret = 0;
+	size_t i = 0, j = 0;
+
+	/* Both are sorted by pid: walk them together. */
+	while (i < a->n || j < b->n) {
+		if (j == b->n || (i < a->n && a->p[i].pid < b->p[j].pid)) {
+			fprintf(diff, "pid %d: present before, missing after\n", a->p[i++].pid);
+			ret = -EINVAL;
+		} else if (i == a->n || b->p[j].pid < a->p[i].pid) {
+			fprintf(diff, "pid %d: missing before, present after\n", b->p[j++].pid);
+			ret = -EINVAL;
+		} else {
+			if (compare_one(&a->p[i++], &b->p[j++], diff))
+				ret = -EINVAL;
+		}
+	}
+	return ret;
+}
