@@ -281,6 +281,60 @@ static int shmem_add(struct shmem_set *s, pid_t pid, const struct vma_entry *v,
 	return 0;
 }
 
+/*
+ * Pages of the object that no scanned task has in its page tables: swapped
+ * out shmem pages (their PTEs are gone, the swap entry lives in the object),
+ * or pages written by a task that unmapped them. shmem answers SEEK_DATA with
+ * every page it holds, resident or in swap (3.8 for tmpfs lseek).
+ */
+static int shmem_seek_data(struct shmem_obj *o)
+{
+	char path[96];
+	_cleanup_close_ int fd = -1;
+	off_t data = 0, hole;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", o->pid, o->vma_start,
+		 o->vma_end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int err = neg_errno();
+
+		pr_perror("shmem %u:%u ino %lu: open %s", o->dev_major, o->dev_minor, o->ino, path);
+		return err;
+	}
+	while ((unsigned long)data < o->size) {
+		int err;
+
+		data = lseek(fd, data, SEEK_DATA);
+		if (data < 0)
+			return errno == ENXIO ? 0 : neg_errno(); /* ENXIO: no data after */
+		hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0)
+			return neg_errno();
+		hole = min((unsigned long)hole, PAGE_ALIGN(o->size));
+		if (hole <= data)
+			break;
+		err = runs_push(&o->runs, data >> PAGE_SHIFT, (hole - data) >> PAGE_SHIFT,
+				MEM_SAVE_SHMEM);
+		if (err)
+			return err;
+		data = hole;
+	}
+	return 0;
+}
+
+int shmem_set_add_unmapped(struct shmem_set *s)
+{
+	for (unsigned int i = 0; i < s->nr; i++) {
+		int err = shmem_seek_data(&s->objs[i]);
+
+		if (err)
+			return err;
+		runs_normalize_pages(&s->objs[i].runs);
+	}
+	return 0;
+}
+
 /* ---- scan ----------------------------------------------------------------- */
 
 #define VEC_MIN 256

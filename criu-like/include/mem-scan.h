@@ -107,6 +107,14 @@ void shmem_set_fini(struct shmem_set *s);
 struct shmem_obj *shmem_set_find(struct shmem_set *s, unsigned int dev_major,
 				 unsigned int dev_minor, unsigned long ino);
 
+/*
+ * After every task is scanned, while they are still stopped: add the pages
+ * each object holds that no task had mapped (swapped out, or mapped only by
+ * a task outside the dump), found with SEEK_DATA on /proc/PID/map_files.
+ * 0 or -errno (logged).
+ */
+int shmem_set_add_unmapped(struct shmem_set *s);
+
 /* mem_scan_task() flags */
 #define MEM_SCAN_FALLBACK (1U << 0) /* read /proc/PID/pagemap even if PAGEMAP_SCAN works */
 

@@ -446,6 +446,8 @@ static void check_shmem(const struct shmem_set *shm, const struct vma_entry *s,
 	}
 }
 
+#define SEEK_UNMAPPED (1U << 31) /* test flag: shmem_set_add_unmapped() after the child */
+
 /* Scan child then grandchild into one shmem set; return the child's plan. */
 static void scan_live(const struct live *l, unsigned int flags, struct mem_plan *plan)
 {
@@ -458,7 +460,7 @@ static void scan_live(const struct live *l, unsigned int flags, struct mem_plan 
 	enum mem_policy sp;
 
 	assert_int_equal(proc_parse_maps(l->child, true, &vl), 0);
-	assert_int_equal(mem_scan_task(l->child, &vl, flags, &shm, plan), 0);
+	assert_int_equal(mem_scan_task(l->child, &vl, flags & ~SEEK_UNMAPPED, &shm, plan), 0);
 	assert_int_equal(plan->stats.fallback, !!(flags & MEM_SCAN_FALLBACK));
 	if (flags & MEM_SCAN_FALLBACK)
 		assert_int_equal(plan->stats.nr_ioctls, 0);
@@ -472,9 +474,15 @@ static void scan_live(const struct live *l, unsigned int flags, struct mem_plan 
 
 	s = vma_at(&vl, pg(l, S_OFF), plan->policy, &sp);
 	check_shmem(&shm, s, child_only, 1);
+	if (flags & SEEK_UNMAPPED) {
+		/* The grandchild's page is in the object, though not in the child's page tables. */
+		assert_int_equal(shmem_set_add_unmapped(&shm), 0);
+		check_shmem(&shm, s, both, 2);
+	}
 	/* The grandchild's own page of the object joins the same object, once. */
 	assert_int_equal(proc_parse_maps(l->grandchild, true, &gvl), 0);
-	assert_int_equal(mem_scan_task(l->grandchild, &gvl, flags, &shm, &gplan), 0);
+	assert_int_equal(mem_scan_task(l->grandchild, &gvl, flags & ~SEEK_UNMAPPED, &shm, &gplan),
+			 0);
 	check_shmem(&shm, s, both, 2);
 	assert_int_equal(shm.nr, 1);
 	mem_plan_fini(&gplan);
@@ -487,7 +495,7 @@ static void test_live_ioctl(void **state)
 {
 	struct mem_plan plan;
 
-	scan_live(*state, 0, &plan);
+	scan_live(*state, SEEK_UNMAPPED, &plan);
 	print_message("PAGEMAP_SCAN: %" PRIu64 " pages scanned, %" PRIu64
 		      " to save, %u runs, %u ioctls, %" PRIu64 " us\n",
 		      plan.stats.pages_scanned, plan.stats.pages_to_save, plan.runs.nr,
