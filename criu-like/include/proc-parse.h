@@ -15,8 +15,8 @@
 /* ---- /proc/PID/stat ---- */
 struct proc_stat {
 	pid_t pid;
-	char comm[64];	   /* may hold spaces and ')' */
-	char state;	   /* R S D T t Z X I ... */
+	char comm[64]; /* may hold spaces and ')' */
+	char state; /* R S D T t Z X I ... */
 	pid_t ppid, pgid, sid;
 	int tty_nr;
 	unsigned long flags; /* PF_*: PF_KTHREAD = 0x00200000 */
@@ -29,7 +29,7 @@ struct proc_stat {
 	unsigned long start_code, end_code, start_stack;
 	unsigned long start_data, end_data, start_brk;
 	unsigned long arg_start, arg_end, env_start, env_end;
-	int exit_code;	   /* field 52, the wait status of a zombie */
+	int exit_code; /* field 52, the wait status of a zombie */
 };
 
 #define PF_KTHREAD 0x00200000
@@ -42,20 +42,20 @@ int proc_parse_stat(pid_t pid, pid_t tid, struct proc_stat *ret); /* tid 0: /pro
 #define PROC_MAX_NS_LEVEL 32
 
 struct proc_status {
-	char state;		/* first letter of State: */
+	char state; /* first letter of State: */
 	pid_t tgid, pid, ppid, tracer_pid;
-	uid_t uid[4];		/* real, effective, saved, fs */
+	uid_t uid[4]; /* real, effective, saved, fs */
 	gid_t gid[4];
 	unsigned int ngroups;
-	gid_t *groups;		/* malloc'ed; free with proc_status_fini() */
+	gid_t *groups; /* malloc'ed; free with proc_status_fini() */
 	unsigned int nspid_levels;
 	pid_t nspid[PROC_MAX_NS_LEVEL]; /* NSpid: outermost first */
 	unsigned long threads;
 	uint64_t sigpnd, shdpnd, sigblk, sigign, sigcgt;
 	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
-	int no_new_privs;	/* -1 when the line is missing (< 4.10) */
-	int seccomp;		/* -1 when missing */
-	int umask;		/* -1 when missing (< 4.7) */
+	int no_new_privs; /* -1 when the line is missing (< 4.10) */
+	int seccomp; /* -1 when missing */
+	int umask; /* -1 when missing (< 4.7) */
 };
 
 int parse_status(const char *text, struct proc_status *ret);
@@ -64,46 +64,95 @@ void proc_status_fini(struct proc_status *st);
 
 /* ---- /proc/PID/maps and smaps ---- */
 enum vma_kind {
-	VMA_ANON,	/* no file, no name */
-	VMA_FILE,	/* backed by a file (path may end in " (deleted)") */
-	VMA_HEAP,	/* [heap] */
-	VMA_STACK,	/* [stack] */
-	VMA_VDSO,	/* [vdso] */
-	VMA_VVAR,	/* [vvar] */
+	VMA_ANON, /* no file, no name */
+	VMA_FILE, /* backed by a file (path may end in " (deleted)") */
+	VMA_HEAP, /* [heap] */
+	VMA_STACK, /* [stack] */
+	VMA_VDSO, /* [vdso] */
+	VMA_VVAR, /* [vvar] */
 	VMA_VVAR_VCLOCK, /* [vvar_vclock], Linux 6.13+ */
-	VMA_VSYSCALL,	/* [vsyscall] */
-	VMA_ANON_NAMED, /* [anon:NAME] (PR_SET_VMA_ANON_NAME) */
-	VMA_ANON_SHMEM, /* /dev/zero (deleted), /SYSV..., memfd-less shared anonymous */
-	VMA_OTHER,	/* any other [name] */
+	VMA_VSYSCALL, /* [vsyscall] */
+	VMA_ANON_NAMED, /* [anon:NAME] (PR_SET_VMA_ANON_NAME, 5.17); anon_name holds NAME */
+	/*
+	 * Shared anonymous memory on the kernel's internal shmem mount (device major 0):
+	 * "/dev/zero (deleted)" (MAP_SHARED|MAP_ANONYMOUS or a shared map of /dev/zero),
+	 * "/SYSV<8 hex digits> (deleted)" (SysV shm), "[anon_shmem:NAME]" (6.2, anon_name set).
+	 * A memfd ("/memfd:NAME (deleted)") is NOT this kind: it is VMA_FILE with deleted and
+	 * memfd set, because it is a real file other fds may share, seal or resize.
+	 */
+	VMA_ANON_SHMEM,
+	VMA_OTHER, /* any other [name] */
 };
 
 struct vma_entry {
 	unsigned long start, end;
-	unsigned long pgoff;	/* in bytes, as printed */
-	unsigned int prot;	/* PROT_READ|PROT_WRITE|PROT_EXEC */
-	bool shared;		/* 's' vs 'p' */
+	unsigned long pgoff; /* in bytes, as printed */
+	unsigned int prot; /* PROT_READ|PROT_WRITE|PROT_EXEC */
+	bool shared; /* 's' vs 'p' */
 	unsigned int dev_major, dev_minor;
 	unsigned long ino;
 	enum vma_kind kind;
-	bool deleted;		/* path had " (deleted)" appended; stripped from path */
-	char *path;		/* malloc'ed, unescaped (\012 -> '\n'), or NULL */
+	/*
+	 * The name ended in " (deleted)", stripped from path (once). A live file whose own
+	 * name ends in " (deleted)" reads the same: check the file when that matters.
+	 */
+	bool deleted;
+	bool memfd; /* VMA_FILE, deleted, major 0, "/memfd:NAME" (NAME in path) */
+	/*
+	 * The name column, malloc'ed, NULL when empty. Bracketed names are kept as printed
+	 * ("[heap]", "[anon:x]"). Linux prints '\n' in a path as "\012" and escapes nothing
+	 * else (not even '\'), so "\012" is turned back into '\n' and nothing more.
+	 */
+	char *path;
+	char *anon_name; /* NAME of [anon:NAME] / [anon_shmem:NAME], malloc'ed, or NULL */
 	/* smaps only; 0 when parsed from maps */
 	bool has_smaps;
 	unsigned long rss, anonymous, swap, shared_dirty, private_dirty; /* kB */
-	unsigned long vm_flags;	/* VM_* bits decoded from VmFlags: (see below) */
+	unsigned long vm_flags; /* VMF_* bits decoded from VmFlags: (see below) */
+	bool vm_flags_unknown; /* VmFlags: held a mnemonic this parser does not know */
 };
 
 /* Bits for vma_entry.vm_flags, from the two-letter VmFlags mnemonics. */
 enum {
-	VMF_RD = 1 << 0, VMF_WR = 1 << 1, VMF_EX = 1 << 2, VMF_SH = 1 << 3,
-	VMF_MR = 1 << 4, VMF_MW = 1 << 5, VMF_ME = 1 << 6, VMF_MS = 1 << 7,
-	VMF_GD = 1 << 8, VMF_PF = 1 << 9, VMF_LO = 1 << 10, VMF_IO = 1 << 11,
-	VMF_SR = 1 << 12, VMF_RR = 1 << 13, VMF_DC = 1 << 14, VMF_DE = 1 << 15,
-	VMF_AC = 1 << 16, VMF_NR = 1 << 17, VMF_HT = 1 << 18, VMF_AR = 1 << 19,
-	VMF_DD = 1 << 20, VMF_SD = 1 << 21, VMF_MM = 1 << 22, VMF_HG = 1 << 23,
-	VMF_NH = 1 << 24, VMF_MG = 1 << 25, VMF_UM = 1 << 26, VMF_UW = 1 << 27,
-	VMF_SS = 1 << 28, VMF_SL = 1 << 29, VMF_BT = 1 << 30,
+	VMF_RD = 1 << 0,
+	VMF_WR = 1 << 1,
+	VMF_EX = 1 << 2,
+	VMF_SH = 1 << 3,
+	VMF_MR = 1 << 4,
+	VMF_MW = 1 << 5,
+	VMF_ME = 1 << 6,
+	VMF_MS = 1 << 7,
+	VMF_GD = 1 << 8,
+	VMF_PF = 1 << 9,
+	VMF_LO = 1 << 10,
+	VMF_IO = 1 << 11,
+	VMF_SR = 1 << 12,
+	VMF_RR = 1 << 13,
+	VMF_DC = 1 << 14,
+	VMF_DE = 1 << 15,
+	VMF_AC = 1 << 16,
+	VMF_NR = 1 << 17,
+	VMF_HT = 1 << 18,
+	VMF_AR = 1 << 19,
+	VMF_DD = 1 << 20,
+	VMF_SD = 1 << 21,
+	VMF_MM = 1 << 22,
+	VMF_HG = 1 << 23,
+	VMF_NH = 1 << 24,
+	VMF_MG = 1 << 25,
+	VMF_UM = 1 << 26,
+	VMF_UW = 1 << 27,
+	VMF_SS = 1 << 28,
+	VMF_SL = 1 << 29,
+	VMF_BT = 1 << 30,
 };
+/* Past bit 30 (vm_flags is 64 bits on x86-64): */
+#define VMF_LF (1UL << 31) /* VM_LOCKONFAULT, 4.4 */
+#define VMF_SF (1UL << 32) /* VM_SYNC, 4.15 */
+#define VMF_WF (1UL << 33) /* VM_WIPEONFORK, 4.14 */
+#define VMF_MT (1UL << 34) /* VM_MTE (arm64) */
+#define VMF_UI (1UL << 35) /* VM_UFFD_MINOR, 5.13 */
+#define VMF_DP (1UL << 36) /* VM_DROPPABLE, 6.11 */
 
 struct vma_list {
 	unsigned int nr, cap;
@@ -117,7 +166,7 @@ void vma_list_fini(struct vma_list *l);
 
 /* ---- /proc/PID/fdinfo/FD ---- */
 enum fdinfo_kind {
-	FDINFO_PLAIN,	 /* pos/flags/mnt_id/ino only */
+	FDINFO_PLAIN, /* pos/flags/mnt_id/ino only */
 	FDINFO_EVENTFD,
 	FDINFO_EPOLL,
 	FDINFO_SIGNALFD,
@@ -135,25 +184,57 @@ struct fdinfo_epoll_tfd {
 	unsigned int sdev;
 };
 
+#define FDINFO_MAX_HANDLE_SZ 128 /* MAX_HANDLE_SZ */
+
+/* "inotify wd:..." (all numbers hex in the file) */
 struct fdinfo_inotify_wd {
 	int wd;
 	uint64_t ino;
-	unsigned int sdev;
+	unsigned int sdev; /* the kernel's s_dev: major << 20 | minor */
 	uint32_t mask, ignored_mask;
+	/* 0 when the kernel could not encode a file handle (the fhandle part is then absent) */
 	unsigned int fhandle_bytes;
 	int fhandle_type;
-	unsigned char fhandle[128];
+	unsigned char fhandle[FDINFO_MAX_HANDLE_SZ];
 };
 
+enum fanotify_mark_kind {
+	FANOTIFY_MARK_INODE, /* "fanotify ino:..." */
+	FANOTIFY_MARK_MOUNT, /* "fanotify mnt_id:..." */
+	FANOTIFY_MARK_SB, /* "fanotify sdev:..." (4.20) */
+};
+
+struct fdinfo_fanotify_mark {
+	enum fanotify_mark_kind kind;
+	uint64_t ino; /* INODE */
+	unsigned int sdev; /* INODE, SB */
+	int mnt_id; /* MOUNT (hex in the file) */
+	uint32_t mflags, mask, ignored_mask;
+	unsigned int fhandle_bytes; /* INODE; 0 when absent */
+	int fhandle_type;
+	unsigned char fhandle[FDINFO_MAX_HANDLE_SZ];
+};
+
+/*
+ * "lock:\t1: POSIX  ADVISORY  WRITE 1234 00:2a:12 0 EOF". The longest line the kernel can
+ * print (fs/locks.c lock_get_status(): fixed words, a pid, a dev:ino and two 64-bit offsets) is
+ * well under 160 bytes; a longer one is refused with -EINVAL, never truncated.
+ */
 struct fdinfo_lock {
-	char line[160]; /* "lock:\t1: POSIX  ADVISORY  WRITE 1234 00:2a:12 0 EOF" kept verbatim */
+	char line[160]; /* kept verbatim, without "lock:\t" and '\n' */
+	char lclass[8]; /* POSIX, OFDLCK, FLOCK, ACCESS, LEASE, DELEG */
+	char type[8]; /* READ, WRITE, UNLCK */
+	pid_t pid; /* -1 for OFD locks (no owner task) */
+	unsigned int dev_major, dev_minor;
+	uint64_t ino; /* 0 with dev for "<none>:0" */
+	int64_t start, end; /* end -1 for EOF */
 };
 
 struct fdinfo {
 	uint64_t pos;
-	unsigned int flags;	/* octal in the file */
-	int mnt_id;		/* -1 when missing (< 3.15) */
-	uint64_t ino;		/* 0 when missing (< 5.14) */
+	unsigned int flags; /* octal in the file */
+	int mnt_id; /* -1 when missing (< 3.15) */
+	uint64_t ino; /* 0 when missing (< 5.14) */
 	enum fdinfo_kind kind;
 	union {
 		struct {
@@ -173,7 +254,9 @@ struct fdinfo {
 		} timerfd;
 		struct {
 			pid_t pid; /* Pid: (-1 when exited), 0 when missing */
-			pid_t nspid;
+			pid_t nspid; /* innermost (last) NSpid: level, 0 when missing */
+			unsigned int nspid_levels;
+			pid_t nspids[PROC_MAX_NS_LEVEL]; /* NSpid: from the reader's level down */
 		} pidfd;
 		struct {
 			unsigned int flags, event_flags; /* fanotify header */
@@ -186,7 +269,15 @@ struct fdinfo {
 	struct fdinfo_inotify_wd *wd;
 	unsigned int n_locks;
 	struct fdinfo_lock *locks;
+	unsigned int n_fmarks;
+	struct fdinfo_fanotify_mark *fmarks; /* fanotify marks, malloc'ed */
 };
+
+/*
+ * kind is what the lines say: an epoll without targets or an inotify without watches reads as
+ * FDINFO_PLAIN (the fd's link, anon_inode:[eventpoll], tells the caller). Unknown "key:" lines of
+ * newer kernels are skipped; lines that are not "key:" lines are -EINVAL.
+ */
 
 int parse_fdinfo(const char *text, struct fdinfo *ret);
 int proc_parse_fdinfo(pid_t pid, int fd, struct fdinfo *ret);
@@ -196,8 +287,8 @@ void fdinfo_fini(struct fdinfo *fi);
 struct mount_entry {
 	int mnt_id, parent_id;
 	unsigned int major, minor;
-	char *root, *mountpoint;	/* unescaped (\040 -> ' ') */
-	char *options;			/* per-mount options */
+	char *root, *mountpoint; /* unescaped (\040 -> ' ') */
+	char *options; /* per-mount options */
 	int shared, master, propagate_from; /* optional fields, 0 when absent */
 	bool unbindable;
 	char *fstype, *source, *super_options;
