@@ -345,6 +345,7 @@ struct scan_ctx {
 	pid_t pid;
 	int fd; /* /proc/PID/pagemap */
 	bool fallback; /* read entries instead of PAGEMAP_SCAN */
+	bool written; /* only pages written since the last round; write-protect them again */
 	uint64_t zero_pfn; /* the shared zero page, 0 when unknown */
 	struct page_region *vec;
 	size_t vec_len;
@@ -451,7 +452,7 @@ static int grow_vec(struct scan_ctx *c)
 }
 
 static void scan_arg_init(struct pm_scan_arg *a, unsigned long start, unsigned long end,
-			  enum mem_policy policy)
+			  enum mem_policy policy, bool written)
 {
 	*a = (struct pm_scan_arg){
 		.size = sizeof(*a),
@@ -468,6 +469,17 @@ static void scan_arg_init(struct pm_scan_arg *a, unsigned long start, unsigned l
 		a->category_inverted |= PAGE_IS_FILE;
 		a->category_mask |= PAGE_IS_FILE;
 	}
+	/*
+	 * Dirty tracking without soft-dirty: a page is WRITTEN when its PTE lost
+	 * the uffd-wp bit. WP_MATCHING sets it again on what we report, in the
+	 * same walk, so no write between two rounds is lost; CHECK_WPASYNC makes
+	 * the kernel refuse a range that is not registered with WP_ASYNC, which
+	 * would otherwise report every page as written forever.
+	 */
+	if (written) {
+		a->category_mask |= PAGE_IS_WRITTEN;
+		a->flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC;
+	}
 }
 
 /*
@@ -482,7 +494,7 @@ static int scan_ioctl(struct scan_ctx *c, unsigned long start, unsigned long end
 
 	if (!c->vec && (err = grow_vec(c)))
 		return err;
-	scan_arg_init(&a, start, end, policy);
+	scan_arg_init(&a, start, end, policy, c->written);
 	while (a.start < end) {
 		long n;
 
@@ -522,6 +534,9 @@ static int scan_range(struct scan_ctx *c, unsigned long start, unsigned long end
 		/* EINVAL/ENOTTY: a kernel before 6.7 (or one without these categories). */
 		if (err != -EINVAL && err != -ENOTTY)
 			return err;
+		/* The pagemap has no written bit without CONFIG_MEM_SOFT_DIRTY. */
+		if (c->written)
+			return -EOPNOTSUPP;
 		pr_debug("pid %d: PAGEMAP_SCAN: %s, reading /proc/%d/pagemap instead\n", c->pid,
 			 strerror(-err), c->pid);
 		c->fallback = true;
@@ -567,6 +582,9 @@ static int scan_vmas(struct scan_ctx *c, const struct vma_list *vmas, struct shm
 
 		if (!mem_policy_saves(p->policy[i]))
 			continue;
+		/* Written tracking covers private memory; shmem is saved whole by the last dump. */
+		if (c->written && p->policy[i] == MEM_SAVE_SHMEM)
+			continue;
 		if (p->policy[i] == MEM_SAVE_SHMEM) {
 			err = scan_shmem_vma(c, v, shm);
 		} else {
@@ -611,8 +629,8 @@ static int open_pagemap(pid_t pid)
 	return fd;
 }
 
-int mem_scan_task(pid_t pid, const struct vma_list *vmas, unsigned int flags, struct shmem_set *shm,
-		  struct mem_plan *ret)
+static int scan_task(pid_t pid, const struct vma_list *vmas, unsigned int flags,
+		     struct shmem_set *shm, bool written, struct mem_plan *ret)
 {
 	struct mem_plan p = { .pid = pid, .nr_vmas = vmas->nr };
 	struct scan_ctx c = { .pid = pid, .fd = -1, .st = &p.stats };
@@ -634,19 +652,38 @@ int mem_scan_task(pid_t pid, const struct vma_list *vmas, unsigned int flags, st
 		goto fail;
 	}
 	c.fallback = flags & MEM_SCAN_FALLBACK;
+	c.written = written;
 	p.stats.fallback = c.fallback;
 	err = scan_vmas(&c, vmas, shm, &p);
 	scan_ctx_fini(&c);
 	if (err)
 		goto fail;
 	p.stats.scan_ns = now_ns() - t0;
-	pr_info("pid %d: %" PRIu64 " pages scanned, %" PRIu64 " to save, %u runs, %" PRIu64
-		" us%s\n",
-		pid, p.stats.pages_scanned, p.stats.pages_to_save, p.runs.nr,
+	pr_info("pid %d: %" PRIu64 " pages scanned, %" PRIu64 " %s, %u runs, %" PRIu64 " us%s\n",
+		pid, p.stats.pages_scanned, p.stats.pages_to_save,
+		written ? "written since the last round" : "to save", p.runs.nr,
 		p.stats.scan_ns / 1000, p.stats.fallback ? " (pagemap read)" : "");
 	*ret = p;
 	return 0;
 fail:
 	mem_plan_fini(&p);
+	return err;
+}
+
+int mem_scan_task(pid_t pid, const struct vma_list *vmas, unsigned int flags, struct shmem_set *shm,
+		  struct mem_plan *ret)
+{
+	return scan_task(pid, vmas, flags, shm, false, ret);
+}
+
+int mem_scan_written(pid_t pid, const struct vma_list *vmas, struct mem_plan *ret)
+{
+	struct shmem_set unused = { 0 };
+	int err = scan_task(pid, vmas, 0, &unused, true, ret);
+
+	if (err == -EOPNOTSUPP)
+		pr_err("pid %d: written-page tracking needs PAGEMAP_SCAN (Linux 6.7)\n", pid);
+	else if (err == -EPERM)
+		pr_err("pid %d: a private VMA is not registered with userfaultfd WP_ASYNC\n", pid);
 	return err;
 }

@@ -127,4 +127,17 @@ int shmem_set_add_unmapped(struct shmem_set *s);
 int mem_scan_task(pid_t pid, const struct vma_list *vmas, unsigned int flags, struct shmem_set *shm,
 		  struct mem_plan *ret);
 
+/*
+ * Dirty tracking for pre-dump and migration rounds on kernels without
+ * soft-dirty (ARCHITECTURE.md 8). The task must have registered every
+ * private VMA that saves pages with userfaultfd, UFFDIO_REGISTER_MODE_WP
+ * and UFFD_FEATURE_WP_ASYNC (6.7) (the parasite does that). Each call
+ * reports, like mem_scan_task(), the saving private pages written since the
+ * previous call (all existing ones the first time) and write-protects them
+ * again in the same walk. Shared memory is not tracked: the final dump saves
+ * it whole. -EPERM when a VMA is not registered, -EOPNOTSUPP without
+ * PAGEMAP_SCAN (there is no fallback); both logged.
+ */
+int mem_scan_written(pid_t pid, const struct vma_list *vmas, struct mem_plan *ret);
+
 #endif

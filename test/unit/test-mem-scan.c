@@ -13,11 +13,14 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <cmocka.h>
 
+#include "compat.h"
 #include "log.h"
 #include "mem-scan.h"
 #include "proc-parse.h"
@@ -534,6 +537,152 @@ static void test_live_paths_agree(void **state)
 	mem_plan_fini(&b);
 }
 
+/* ---- written-page tracking: userfaultfd WP_ASYNC + PAGEMAP_SCAN ---- */
+
+enum {
+	W_LEN = 64
+};
+
+struct wlive {
+	char *base;
+	pid_t pid;
+	int cmd, done; /* pipes: to the child, from the child */
+};
+
+/* Runs in the child: populate, register WP_ASYNC, then write what it is told to. */
+static void __attribute__((noreturn)) wchild_main(char *base, int cmd, int done)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC };
+	struct uffdio_register reg = { .range = { (uintptr_t)base, W_LEN * PAGE_SIZE },
+				       .mode = UFFDIO_REGISTER_MODE_WP };
+	int uffd = syscall(__NR_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
+	unsigned int page;
+
+	for (page = 0; page < 16; page++)
+		base[page * PAGE_SIZE] = 1;
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg))
+		_exit(3);
+	if (write(done, "r", 1) != 1)
+		_exit(2);
+	/* each page number received is written, then acknowledged */
+	while (read(cmd, &page, sizeof(page)) == sizeof(page)) {
+		base[page * PAGE_SIZE] = 2;
+		if (write(done, "w", 1) != 1)
+			_exit(2);
+	}
+	_exit(0);
+}
+
+static int wlive_setup(void **state)
+{
+	static struct wlive w;
+	int c[2], d[2];
+	char ack;
+
+	w.base = mmap(NULL, W_LEN * PAGE_SIZE, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (w.base == MAP_FAILED || pipe(c) || pipe(d))
+		return -1;
+	madvise(w.base, W_LEN * PAGE_SIZE, MADV_NOHUGEPAGE);
+	w.pid = fork();
+	if (w.pid < 0)
+		return -1;
+	if (w.pid == 0) {
+		close(c[1]);
+		close(d[0]);
+		wchild_main(w.base, c[0], d[1]);
+	}
+	close(c[0]);
+	close(d[1]);
+	w.cmd = c[1];
+	w.done = d[0];
+	if (read(w.done, &ack, 1) != 1) /* EOF: the child could not register */
+		return -1;
+	*state = &w;
+	return 0;
+}
+
+static int wlive_teardown(void **state)
+{
+	struct wlive *w = *state;
+	int status;
+
+	close(w->cmd);
+	close(w->done);
+	waitpid(w->pid, &status, 0);
+	munmap(w->base, W_LEN * PAGE_SIZE);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static void wchild_write(struct wlive *w, unsigned int page)
+{
+	char ack;
+
+	assert_int_equal(write(w->cmd, &page, sizeof(page)), sizeof(page));
+	assert_int_equal(read(w->done, &ack, 1), 1);
+}
+
+/* One round over the registered VMA only; check its runs (page offset, count) pairs. */
+static void written_round(struct wlive *w, const unsigned long *want, unsigned int nr)
+{
+	struct vma_list vl = { 0 }, one = { .nr = 1, .cap = 1 };
+	struct mem_plan p;
+	unsigned int i;
+
+	assert_int_equal(proc_parse_maps(w->pid, true, &vl), 0);
+	for (i = 0; i < vl.nr && vl.vmas[i].start != (unsigned long)w->base; i++)
+		;
+	assert_true(i < vl.nr);
+	one.vmas = &vl.vmas[i];
+	assert_int_equal(mem_scan_written(w->pid, &one, &p), 0);
+	assert_int_equal(p.policy[0], MEM_SAVE_ANON);
+	assert_int_equal(p.runs.nr, nr);
+	for (i = 0; i < nr; i++) {
+		assert_int_equal(p.runs.runs[i].start,
+				 (unsigned long)w->base + want[2 * i] * PAGE_SIZE);
+		assert_int_equal(p.runs.runs[i].nr_pages, want[2 * i + 1]);
+	}
+	assert_int_equal(p.stats.pages_scanned, W_LEN);
+	mem_plan_fini(&p);
+	vma_list_fini(&vl);
+}
+
+static void test_written_rounds(void **state)
+{
+	static const unsigned long all[] = { 0, 16 }, since[] = { 3, 1, 20, 3 }, last[] = { 63, 1 };
+	struct wlive *w = *state;
+
+	written_round(w, all, 1); /* first round: every page that exists */
+	written_round(w, NULL, 0); /* nothing written since */
+	wchild_write(w, 3); /* a page of the first round */
+	wchild_write(w, 20); /* pages that did not exist then */
+	wchild_write(w, 21);
+	wchild_write(w, 22);
+	written_round(w, since, 2);
+	written_round(w, NULL, 0);
+	wchild_write(w, 63);
+	written_round(w, last, 1);
+}
+
+/* A VMA without WP_ASYNC registration is refused, not reported as all written. */
+static void test_written_unregistered(void **state)
+{
+	struct wlive *w = *state;
+	struct vma_list vl = { 0 }, one = { .nr = 1, .cap = 1 };
+	struct mem_plan p = { .pid = -7 };
+	unsigned int i;
+
+	assert_int_equal(proc_parse_maps(w->pid, true, &vl), 0);
+	for (i = 0; i < vl.nr && vl.vmas[i].kind != VMA_STACK; i++)
+		;
+	assert_true(i < vl.nr);
+	one.vmas = &vl.vmas[i];
+	log_set_level(-1);
+	assert_int_equal(mem_scan_written(w->pid, &one, &p), -EPERM);
+	log_set_level(DEFAULT_LOGLEVEL);
+	assert_int_equal(p.pid, -7);
+	vma_list_fini(&vl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest pure[] = {
@@ -547,11 +696,17 @@ int main(void)
 		cmocka_unit_test(test_live_fallback),
 		cmocka_unit_test(test_live_paths_agree),
 	};
+	const struct CMUnitTest written[] = {
+		cmocka_unit_test(test_written_rounds),
+		cmocka_unit_test(test_written_unregistered),
+	};
 	int failed;
 
 	/* Reap the grandchild at once when the child dies (ARCHITECTURE.md 8). */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	failed = cmocka_run_group_tests_name("mem-scan policy", pure, NULL, NULL);
 	failed += cmocka_run_group_tests_name("mem-scan live", live, live_setup, live_teardown);
+	failed += cmocka_run_group_tests_name("mem-scan written", written, wlive_setup,
+					      wlive_teardown);
 	return failed;
 }
