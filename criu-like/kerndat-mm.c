@@ -13,6 +13,7 @@
 #include "compat.h"
 #include "kerndat-int.h"
 #include "log.h"
+#include "proc-parse.h"
 #include "util.h"
 
 /* Anonymous private pages with THP (and mTHP) off, so each page is its own folio. */
@@ -27,27 +28,34 @@ static char *map_pages(unsigned int nr)
 	return p;
 }
 
+/* Our own parser (proc-parse.h) on this kernel's smaps: it must find a fresh mapping. */
 int kd_probe_proc_maps(struct kerndat *kd, const struct kd_feature_desc *f)
 {
 	char *p = map_pages(2);
-	_cleanup_free_ char *maps = NULL;
-	unsigned long start, end;
+	unsigned long base = (unsigned long)p;
+	struct vma_list vl;
+	const struct vma_entry *v = NULL;
+	unsigned int i;
 	int err;
 
 	if (!p)
 		return neg_errno();
-	maps = read_file_at(AT_FDCWD, "/proc/self/maps", NULL);
-	if (!maps) {
-		kd_set(kd, f->id, false, "read /proc/self/maps: %m");
+	err = proc_parse_maps(getpid(), true, &vl);
+	if (err) {
+		errno = -err;
+		kd_set(kd, f->id, false, "parsing /proc/self/smaps: %m");
 		goto out;
 	}
-	err = kd_maps_find(maps, (unsigned long)p, &start, &end);
-	if (err == -EINVAL)
-		kd_set(kd, f->id, false, "unexpected line format in /proc/self/maps");
-	else if (err || start > (unsigned long)p || end < (unsigned long)p + 2 * PAGE_SIZE)
-		kd_set(kd, f->id, false, "a fresh mapping is missing from /proc/self/maps");
+	for (i = 0; i < vl.nr; i++)
+		if (vl.vmas[i].start <= base && vl.vmas[i].end >= base + 2 * PAGE_SIZE)
+			v = &vl.vmas[i];
+	if (!v)
+		kd_set(kd, f->id, false, "a fresh mapping is missing from /proc/self/smaps");
+	else if (v->kind != VMA_ANON || (v->vm_flags & (VMF_RD | VMF_WR)) != (VMF_RD | VMF_WR))
+		kd_set(kd, f->id, false, "a fresh mapping is misparsed from /proc/self/smaps");
 	else
-		kd_set(kd, f->id, true, "parsed; a fresh mapping is listed");
+		kd_set(kd, f->id, true, "parsed %u areas of /proc/self/smaps", vl.nr);
+	vma_list_fini(&vl);
 out:
 	munmap(p, 2 * PAGE_SIZE);
 	return 0;

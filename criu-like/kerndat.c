@@ -558,7 +558,7 @@ static const struct kd_feature_desc features[KD__MAX] = {
 	FEAT(KD_VMSPLICE, "vmsplice", KD_REQUIRED, 2, 6, probe_vmsplice, 0,
 	     "move pages to the images without copies (dump)"),
 	FEAT(KD_PROC_MAPS, "proc-maps", KD_REQUIRED, 2, 6, kd_probe_proc_maps, 0,
-	     "list memory areas from /proc/PID/maps (dump)"),
+	     "list memory areas from /proc/PID/smaps (dump)"),
 	FEAT(KD_PAGEMAP_SCAN, "pagemap-scan", KD_REQUIRED, 6, 7, kd_probe_pagemap_scan, 0,
 	     "find present pages in one ioctl (dump)"),
 	FEAT(KD_PROCMAP_QUERY, "procmap-query", KD_USED, 6, 11, kd_probe_procmap_query, 0,

@@ -136,20 +136,17 @@ static inline bool kerndat_has(const struct kerndat *kd, enum kd_feature id)
 	return kd->res[id].probed && kd->res[id].present;
 }
 
-/* ---- pure logic (kerndat-parse.c), unit-tested ---- */
+/* ---- pure logic (kerndat-parse.c, on the proc-parse.h parsers), unit-tested ---- */
 /* "6.18.44-fc-v1147" -> 6.18.44. Missing minor/patch read as 0. */
 int kd_parse_release(const char *release, struct kver *ret);
 int kver_cmp(const struct kver *a, const struct kver *b);
 
-/* The special vDSO areas in /proc/PID/maps text. -ENOENT when [vdso] is missing. */
+/* The special vDSO areas in /proc/PID/maps text: 0, -EINVAL, or -ENOENT without [vdso]. */
 int kd_parse_vdso_layout(const char *maps, struct vdso_layout *ret);
 /* "[vvar] 4 pages, [vvar_vclock] 2 pages, [vdso] 2 pages"; returns snprintf's length. */
 int kd_format_vdso_layout(const struct vdso_layout *l, char *buf, size_t size);
-/* The area of /proc/PID/maps text covering @addr: 0, or -ENOENT. */
-int kd_maps_find(const char *maps, unsigned long addr, unsigned long *ret_start,
-		 unsigned long *ret_end);
 
-/* Freezer mounts in /proc/PID/mountinfo text. Always 0 unless the text is malformed. */
+/* Freezer mounts in /proc/PID/mountinfo text: 0, or -EINVAL for malformed text. */
 int kd_parse_freezer_mounts(const char *mountinfo, struct freezer_mounts *ret);
 
 /*

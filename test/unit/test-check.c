@@ -130,19 +130,6 @@ static void test_vdso_layout_bad(void **state __unused)
 			 -EINVAL);
 }
 
-static void test_maps_find(void **state __unused)
-{
-	_cleanup_free_ char *maps = fixture("maps-6.1");
-	unsigned long start = 0, end = 0;
-
-	assert_int_equal(kd_maps_find(maps, 0x7f3c1a001800UL, &start, &end), 0);
-	assert_int_equal(start, 0x7f3c1a001000UL);
-	assert_int_equal(end, 0x7f3c1a002000UL);
-	assert_int_equal(kd_maps_find(maps, 0x7f3c1a002000UL, &start, &end), 0);
-	assert_int_equal(start, 0x7f3c1a002000UL);
-	assert_int_equal(kd_maps_find(maps, 0x1000UL, &start, &end), -ENOENT);
-}
-
 static void test_freezer_mounts(void **state __unused)
 {
 	_cleanup_free_ char *both = fixture("mountinfo-v1-v2");
@@ -430,10 +417,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_release),		cmocka_unit_test(test_vdso_layout_6_18),
 		cmocka_unit_test(test_vdso_layout_6_1), cmocka_unit_test(test_vdso_layout_bad),
-		cmocka_unit_test(test_maps_find),	cmocka_unit_test(test_freezer_mounts),
-		cmocka_unit_test(test_table),		cmocka_unit_test(test_verdict),
-		cmocka_unit_test(test_text_output),	cmocka_unit_test(test_json_output),
-		cmocka_unit_test(test_live_probe),
+		cmocka_unit_test(test_freezer_mounts),	cmocka_unit_test(test_table),
+		cmocka_unit_test(test_verdict),		cmocka_unit_test(test_text_output),
+		cmocka_unit_test(test_json_output),	cmocka_unit_test(test_live_probe),
 	};
 
 	log_set_level(LOG_ERROR);
