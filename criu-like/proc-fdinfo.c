@@ -238,8 +238,12 @@ static int line_fanotify(const char *p, struct fdinfo_state *s)
 }
 
 /* "(sec, nsec)" */
-static int timespec_pair(const char *p, uint64_t *sec, uint64_t *nsec)
+static int timespec_pair(const char *p, struct fdinfo_state *s, unsigned int bit, uint64_t *sec,
+			 uint64_t *nsec)
 {
+	if (s->seen & bit)
+		return -EINVAL;
+	s->seen |= bit;
 	pp_skip_blanks(&p);
 	if (pp_expect(&p, "(") || pp_u64(&p, 10, sec) || pp_expect(&p, ", ") ||
 	    pp_u64(&p, 10, nsec) || pp_expect(&p, ")"))
@@ -425,9 +429,11 @@ static int fdinfo_timer_pid(const char *key, const char *p, struct fdinfo_state 
 			err = -ERANGE;
 		fi->timerfd.settime_flags = v;
 	} else if (!strcmp(key, "it_value"))
-		err = timespec_pair(p, &fi->timerfd.it_value_sec, &fi->timerfd.it_value_nsec);
+		err = timespec_pair(p, s, FI_VALUE, &fi->timerfd.it_value_sec,
+				    &fi->timerfd.it_value_nsec);
 	else if (!strcmp(key, "it_interval"))
-		err = timespec_pair(p, &fi->timerfd.it_interval_sec, &fi->timerfd.it_interval_nsec);
+		err = timespec_pair(p, s, FI_INTERVAL, &fi->timerfd.it_interval_sec,
+				    &fi->timerfd.it_interval_nsec);
 	else if (!strcmp(key, "Pid"))
 		return line_int(p, s, FI_PID, 10, -1, &fi->pidfd.pid) ?: set_kind(fi, FDINFO_PIDFD);
 	else if (!strcmp(key, "NSpid"))
