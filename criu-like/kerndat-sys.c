@@ -154,7 +154,7 @@ static int unshare_child(unsigned long flag, char *detail)
 	if (unshare(flag)) {
 		int err = neg_errno();
 
-		snprintf(detail, KD_DETAIL_MAX, "unshare(CLONE_NEW%s): %m", ns_file(flag));
+		snprintf(detail, KD_DETAIL_MAX, "unshare of a new %s namespace: %m", ns_file(flag));
 		return err;
 	}
 	return 0;
