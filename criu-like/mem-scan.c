@@ -121,7 +121,8 @@ int mem_vma_policy(pid_t pid, const struct vma_entry *v, enum mem_policy *ret)
 		if (err)
 			return err;
 	} else {
-		p = v->kind == VMA_FILE ? MEM_SAVE_COW : MEM_SAVE_ANON;
+		/* A private map of a shmem object sees its pages until it writes: COW too. */
+		p = v->kind == VMA_FILE || v->kind == VMA_ANON_SHMEM ? MEM_SAVE_COW : MEM_SAVE_ANON;
 	}
 	*ret = p;
 	return 0;
