@@ -83,7 +83,8 @@ BLOB_LIB_OBJ := $(patsubst parasite/lib/%.c,$(B)/parasite/lib/%.o,$(filter paras
 
 $(B)/parasite/%.elf: $(B)/parasite/%.o $(BLOB_LIB_OBJ) parasite/blob.lds
 	$(E) "  PIELD   $@"
-	$(Q)$(LD) -pie --no-dynamic-linker -z noexecstack --no-undefined -e __export_entry \
+	$(Q)$(LD) -pie --no-dynamic-linker -z noexecstack --no-undefined --no-warn-rwx-segments \
+		-e __export_entry \
 		-T parasite/blob.lds -o $@ $< $(BLOB_LIB_OBJ)
 
 $(B)/include/%-blob.h: $(B)/parasite/%.elf scripts/gen-blob.sh

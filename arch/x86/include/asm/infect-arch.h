@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_ASM_INFECT_ARCH_H
+#define CRIU_LIKE_ASM_INFECT_ARCH_H
+
+/*
+ * x86-64 side of the infection engine (Documentation/infect.md): saving and
+ * restoring a ptrace-stopped thread exactly, injecting syscalls through the
+ * vDSO trampoline with a sigreturn frame as safety net, and running code
+ * in a thread until it reaches rt_sigreturn.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+/* sys/user.h defines these too: keep util.h's spelling so both can be included. */
+#undef PAGE_SIZE
+#undef PAGE_MASK
+#define PAGE_SIZE 4096UL
+#define PAGE_MASK (~(PAGE_SIZE - 1))
+
+/* The original state of one thread, as found in its seize stop. */
+struct arch_thread_state {
+	pid_t tid;
+	struct user_regs_struct regs; /* exact: put back at the end */
+	struct user_regs_struct resume; /* syscall restart done by hand, orig_rax = -1 */
+	uint64_t sigmask;
+	size_t xsize;
+	uint8_t *xstate; /* NT_X86_XSTATE, xsize bytes */
+	uint64_t stolen_sigs; /* stop signals absorbed while infected, re-sent on restore */
+};
+
+int arch_thread_save(pid_t tid, struct arch_thread_state *t);
+void arch_thread_state_fini(struct arch_thread_state *t);
+/* Bytes of the sigreturn frame for this thread (64-byte multiple). */
+size_t arch_thread_frame_size(const struct arch_thread_state *t);
+/* Frame at task address @addr that brings the thread back to its original state. */
+int arch_thread_frame(const struct arch_thread_state *t, uint64_t addr, void *buf);
+
+/*
+ * From any ptrace stop of a thread whose registers point at injected code:
+ * go through a PTRACE_INTERRUPT stop (where the kernel's syscall restart
+ * logic runs after we resume), then put back sigmask, xstate and the exact
+ * registers. Re-sends absorbed stop signals. Returns 0 or -errno.
+ */
+int arch_thread_restore(struct arch_thread_state *t);
+
+/* Syscall injection into one thread (the leader, normally). */
+struct arch_injector {
+	pid_t tid;
+	struct arch_thread_state *ts;
+	uint64_t code; /* "syscall; mov $15,%eax; syscall" */
+	uint64_t patch; /* word-aligned address of the patched 16 bytes */
+	uint8_t saved[16];
+	bool patched;
+	uint64_t frame; /* the safety-net frame on the task's stack */
+};
+
+/* Find the trampoline place, write the frame below the red zone, patch the code. */
+int arch_injector_init(struct arch_injector *inj, struct arch_thread_state *ts);
+/*
+ * Run syscall @nr with @args in the thread. On success the thread sits in
+ * the syscall-exit stop with registers that, resumed without us, run
+ * rt_sigreturn on the frame. Returns 0 and *ret = rax, or -errno.
+ */
+int arch_inject_syscall(struct arch_injector *inj, long nr, const unsigned long args[6], long *ret);
+/* Put the patched bytes back. Call after arch_thread_restore(). */
+int arch_injector_fini(struct arch_injector *inj);
+
+/*
+ * Start code at @rip with stack @rsp and arguments @a0..@a2 (rdi, rsi, rdx),
+ * all signals blocked. @trace_syscalls: resume with PTRACE_SYSCALL, else
+ * PTRACE_CONT. Registers are set before the sigmask, so a dumper dying in
+ * between leaves code that ends in rt_sigreturn anyway.
+ */
+int arch_start_code(struct arch_thread_state *ts, uint64_t rip, uint64_t rsp, uint64_t a0,
+		    uint64_t a1, uint64_t a2, bool trace_syscalls);
+/*
+ * Step the thread by syscall stops until it enters rt_sigreturn from code
+ * in [lo, hi); cancel that syscall and wait for its exit stop. The code
+ * after the syscall must jump back to it, so that a thread resumed there
+ * without us still returns home. Returns 0 or -errno.
+ */
+int arch_catch_sigreturn(struct arch_thread_state *ts, uint64_t lo, uint64_t hi);
+
+/* Blocking wait for the next stop of @tid. Returns 0 or -ESRCH when it died. */
+int arch_wait_stop(pid_t tid, int *status);
+/* Handle a stop seen while the thread runs free: resume it. Returns 0 or -errno. */
+int arch_handle_async_stop(struct arch_thread_state *ts, int status);
+
+#endif

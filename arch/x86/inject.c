@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: GPL-2.0
+#define LOG_PREFIX "inject: "
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <cpuid.h>
+#include <elf.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include "asm/infect-arch.h"
+#include "asm/sigframe.h"
+#include "log.h"
+#include "util.h"
+
+/* include/linux/errno.h: kernel-internal, never seen by userspace except in a stopped syscall. */
+#define ERESTARTSYS 512
+#define ERESTARTNOINTR 513
+#define ERESTARTNOHAND 514
+#define ERESTART_RESTARTBLOCK 516
+
+#define RED_ZONE 128
+/* syscall; mov $15,%eax; syscall */
+static const uint8_t trampoline[9] = { 0x0f, 0x05, 0xb8, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+
+enum stop_kind {
+	STOP_SYSCALL,
+	STOP_EVENT
+};
+
+static size_t xstate_max_size(void)
+{
+	unsigned int eax, ebx, ecx, edx;
+
+	/* CPUID.(EAX=0DH,ECX=0):ECX is the XSAVE area size for every supported feature. */
+	if (__get_cpuid_count(0xd, 0, &eax, &ebx, &ecx, &edx) &&
+	    ecx >= FXSAVE_SIZE + XSAVE_HDR_SIZE)
+		return ecx;
+	return 4096;
+}
+
+/*
+ * A thread stopped inside a syscall has rax = -ERESTART* and orig_rax = nr;
+ * the kernel rewinds it only when it leaves a signal stop. Do that by hand
+ * for the registers used where no such stop follows (frames, the
+ * in-between states). @frame: the registers go into a sigreturn frame,
+ * and rt_sigreturn resets restart_block, so restart_syscall would fail:
+ * an interrupted sleep then returns -EINTR, as CRIU does.
+ */
+static void restart_adjust(struct user_regs_struct *r, bool frame)
+{
+	if ((long)r->orig_rax >= 0) {
+		switch ((long)r->rax) {
+		case -ERESTARTSYS:
+		case -ERESTARTNOINTR:
+		case -ERESTARTNOHAND:
+			r->rax = r->orig_rax;
+			r->rip -= 2;
+			break;
+		case -ERESTART_RESTARTBLOCK:
+			if (frame) {
+				r->rax = (unsigned long)-EINTR;
+			} else {
+				r->rax = SYS_restart_syscall;
+				r->rip -= 2;
+			}
+			break;
+		}
+	}
+	r->orig_rax = (unsigned long)-1;
+}
+
+int arch_thread_save(pid_t tid, struct arch_thread_state *t)
+{
+	struct iovec iov;
+
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &t->regs)) {
+		pr_perror("PTRACE_GETREGS %d", tid);
+		return neg_errno();
+	}
+	if (ptrace(PTRACE_GETSIGMASK, tid, sizeof(t->sigmask), &t->sigmask)) {
+		pr_perror("PTRACE_GETSIGMASK %d", tid);
+		return neg_errno();
+	}
+	t->xstate = calloc(1, xstate_max_size());
+	if (!t->xstate)
+		return -ENOMEM;
+	iov.iov_base = t->xstate;
+	iov.iov_len = xstate_max_size();
+	if (ptrace(PTRACE_GETREGSET, tid, NT_X86_XSTATE, &iov)) {
+		pr_perror("PTRACE_GETREGSET NT_X86_XSTATE %d", tid);
+		arch_thread_state_fini(t);
+		return neg_errno();
+	}
+	t->xsize = iov.iov_len;
+	t->resume = t->regs;
+	restart_adjust(&t->resume, false);
+	return 0;
+}
+
+void arch_thread_state_fini(struct arch_thread_state *t)
+{
+	free(t->xstate);
+	t->xstate = NULL;
+}
+
+size_t arch_thread_frame_size(const struct arch_thread_state *t)
+{
+	return (arch_sigframe_size(t->xsize) + XSTATE_ALIGN - 1) & ~(size_t)(XSTATE_ALIGN - 1);
+}
+
+int arch_thread_frame(const struct arch_thread_state *t, uint64_t addr, void *buf)
+{
+	struct user_regs_struct r = t->regs;
+
+	restart_adjust(&r, true);
+	return arch_build_sigframe(buf, addr, &r, t->sigmask, t->xstate, t->xsize,
+				   arch_xfeatures());
+}
+
+int arch_wait_stop(pid_t tid, int *status)
+{
+	for (;;) {
+		pid_t p = waitpid(tid, status, __WALL);
+
+		if (p == tid)
+			break;
+		if (p < 0 && errno != EINTR) {
+			pr_perror("waitpid %d", tid);
+			return neg_errno();
+		}
+	}
+	if (!WIFSTOPPED(*status)) {
+		pr_err("thread %d died while infected (status %#x)\n", tid, *status);
+		return -ESRCH;
+	}
+	return 0;
+}
+
+/*
+ * A signal-delivery stop while our code runs with every signal blocked:
+ * a fault in our code (fatal for the injection), or a signal that cannot
+ * be blocked (SIGSTOP and friends), absorbed now and sent again when the
+ * thread is restored, so no stop is lost.
+ */
+static int absorb_signal(struct arch_thread_state *ts, int sig)
+{
+	siginfo_t si;
+
+	if (ptrace(PTRACE_GETSIGINFO, ts->tid, NULL, &si))
+		return neg_errno();
+	if ((sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP ||
+	     sig == SIGSYS) &&
+	    si.si_code > 0) {
+		struct user_regs_struct r;
+
+		ptrace(PTRACE_GETREGS, ts->tid, NULL, &r);
+		pr_err("thread %d: signal %d (code %d, addr %p) in injected code at %#llx\n",
+		       ts->tid, sig, si.si_code, si.si_addr, r.rip);
+		return -EFAULT;
+	}
+	if (sig > 0 && sig <= 64)
+		ts->stolen_sigs |= 1ULL << (sig - 1);
+	pr_debug("thread %d: signal %d held back until the cure\n", ts->tid, sig);
+	return 0;
+}
+
+int arch_handle_async_stop(struct arch_thread_state *ts, int status)
+{
+	int sig = WSTOPSIG(status), ret;
+
+	if (sig != (SIGTRAP | 0x80) && !(status >> 16)) {
+		ret = absorb_signal(ts, sig);
+		if (ret)
+			return ret;
+	}
+	if (ptrace(PTRACE_CONT, ts->tid, NULL, 0))
+		return neg_errno();
+	return 0;
+}
+
+/* Resume with @req and return the next syscall or event stop, absorbing signal stops. */
+static int next_stop(struct arch_thread_state *ts, int req, struct __ptrace_syscall_info *si)
+{
+	int status, ret, sig;
+
+	for (;;) {
+		if (ptrace(req, ts->tid, NULL, 0)) {
+			pr_perror("ptrace(%d) %d", req, ts->tid);
+			return neg_errno();
+		}
+		ret = arch_wait_stop(ts->tid, &status);
+		if (ret)
+			return ret;
+		sig = WSTOPSIG(status);
+		if (sig == (SIGTRAP | 0x80)) {
+			if (ptrace(PTRACE_GET_SYSCALL_INFO, ts->tid, sizeof(*si), si) <= 0) {
+				pr_perror("PTRACE_GET_SYSCALL_INFO %d", ts->tid);
+				return neg_errno();
+			}
+			return STOP_SYSCALL;
+		}
+		if ((status >> 16) == PTRACE_EVENT_STOP)
+			return STOP_EVENT;
+		if (status >> 16)
+			continue; /* another ptrace event: nothing of ours */
+		ret = absorb_signal(ts, sig);
+		if (ret)
+			return ret;
+	}
+}
+
+static int set_regs(pid_t tid, struct user_regs_struct *r)
+{
+	if (ptrace(PTRACE_SETREGS, tid, NULL, r)) {
+		pr_perror("PTRACE_SETREGS %d", tid);
+		return neg_errno();
+	}
+	return 0;
+}
+
+static int block_all(pid_t tid)
+{
+	uint64_t all = ~0ULL;
+
+	if (ptrace(PTRACE_SETSIGMASK, tid, sizeof(all), &all)) {
+		pr_perror("PTRACE_SETSIGMASK %d", tid);
+		return neg_errno();
+	}
+	return 0;
+}
+
+int arch_thread_restore(struct arch_thread_state *t)
+{
+	struct user_regs_struct r;
+	struct __ptrace_syscall_info si;
+	struct iovec iov = { t->xstate, t->xsize };
+	int ret, sig;
+
+	/* Injected registers must not be "restarted" on the way out of this stop. */
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r))
+		return neg_errno();
+	r.orig_rax = (unsigned long)-1;
+	ret = set_regs(t->tid, &r);
+	if (ret)
+		return ret;
+	/*
+	 * Reach a PTRACE_EVENT_STOP: from there the kernel applies its syscall
+	 * restart logic to the registers we set, exactly as if we had never
+	 * resumed the thread since the seize.
+	 */
+	if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, 0)) {
+		pr_perror("PTRACE_INTERRUPT %d", t->tid);
+		return neg_errno();
+	}
+	do {
+		ret = next_stop(t, PTRACE_CONT, &si);
+		if (ret < 0)
+			return ret;
+	} while (ret != STOP_EVENT);
+	/* Sigmask before registers: a dumper dying in between leaves code that sigreturns. */
+	if (ptrace(PTRACE_SETSIGMASK, t->tid, sizeof(t->sigmask), &t->sigmask) ||
+	    ptrace(PTRACE_SETREGSET, t->tid, NT_X86_XSTATE, &iov)) {
+		pr_perror("restoring sigmask/xstate of %d", t->tid);
+		return neg_errno();
+	}
+	ret = set_regs(t->tid, &t->regs);
+	if (ret)
+		return ret;
+	for (sig = 1; sig <= 64; sig++)
+		if (t->stolen_sigs & (1ULL << (sig - 1)))
+			kill(t->tid, sig);
+	t->stolen_sigs = 0;
+	return 0;
+}
+
+/* Start of the [vdso] mapping of @tid, 0 when there is none. */
+static uint64_t find_vdso(pid_t tid)
+{
+	char path[64], line[512];
+	_cleanup_fclose_ FILE *f = NULL;
+	unsigned long start, end;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		size_t len = strlen(line);
+
+		if (len > 7 && !strcmp(line + len - 7, "[vdso]\n") &&
+		    sscanf(line, "%lx-%lx", &start, &end) == 2)
+			return start;
+	}
+	return 0;
+}
+
+static int poke_bytes(pid_t tid, uint64_t addr, const uint8_t *bytes, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i += sizeof(long)) {
+		long w;
+
+		memcpy(&w, bytes + i, sizeof(w));
+		if (ptrace(PTRACE_POKEDATA, tid, addr + i, w)) {
+			pr_perror("PTRACE_POKEDATA %d at %#lx", tid, (unsigned long)(addr + i));
+			return neg_errno();
+		}
+	}
+	return 0;
+}
+
+static int peek_bytes(pid_t tid, uint64_t addr, uint8_t *bytes, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i += sizeof(long)) {
+		long w;
+
+		errno = 0;
+		w = ptrace(PTRACE_PEEKDATA, tid, addr + i, NULL);
+		if (errno) {
+			pr_perror("PTRACE_PEEKDATA %d at %#lx", tid, (unsigned long)(addr + i));
+			return neg_errno();
+		}
+		memcpy(bytes + i, &w, sizeof(w));
+	}
+	return 0;
+}
+
+/*
+ * The trampoline goes over e_ident[7..15] of the vDSO's ELF header (OSABI,
+ * ABIVERSION, padding): bytes nobody reads after startup, so even a patch
+ * the dumper never undoes is harmless. PTRACE_POKEDATA writes through the
+ * r-x mapping (FOLL_FORCE, copy-on-write): /proc/PID/maps does not change.
+ * Without a vDSO, the thread's own code at rip is borrowed, CRIU's way: a
+ * dumper dying before the bytes go back leaves that code broken.
+ */
+static int place_trampoline(struct arch_injector *inj)
+{
+	uint64_t vdso = find_vdso(inj->tid);
+	uint8_t patched[sizeof(inj->saved)];
+	size_t off;
+	int ret;
+
+	if (vdso) {
+		inj->patch = vdso;
+		off = 7;
+	} else {
+		pr_warn("thread %d has no vDSO: injecting over its own code at %#llx\n", inj->tid,
+			inj->ts->regs.rip);
+		inj->patch = inj->ts->regs.rip & ~7ULL;
+		off = inj->ts->regs.rip - inj->patch;
+	}
+	ret = peek_bytes(inj->tid, inj->patch, inj->saved, sizeof(inj->saved));
+	if (ret)
+		return ret;
+	if (vdso && memcmp(inj->saved, ELFMAG, SELFMAG)) {
+		pr_err("vDSO of %d at %#lx has no ELF header\n", inj->tid, (unsigned long)vdso);
+		return -ENOEXEC;
+	}
+	memcpy(patched, inj->saved, sizeof(patched));
+	memcpy(patched + off, trampoline, sizeof(trampoline));
+	inj->code = inj->patch + off;
+	if (!memcmp(patched, inj->saved, sizeof(patched)))
+		return 0; /* left by a dumper that died: already in place */
+	ret = poke_bytes(inj->tid, inj->patch, patched, sizeof(patched));
+	if (ret)
+		return ret;
+	inj->patched = true;
+	return 0;
+}
+
+int arch_injector_init(struct arch_injector *inj, struct arch_thread_state *ts)
+{
+	size_t fsize = arch_thread_frame_size(ts);
+	_cleanup_free_ void *buf = calloc(1, fsize);
+	struct iovec local, remote;
+	int ret;
+
+	memset(inj, 0, sizeof(*inj));
+	inj->tid = ts->tid;
+	inj->ts = ts;
+	if (!buf)
+		return -ENOMEM;
+	/* Below the red zone: memory the ABI lets a signal handler clobber at any time. */
+	inj->frame = (ts->resume.rsp - RED_ZONE - fsize) & ~(uint64_t)(XSTATE_ALIGN - 1);
+	ret = arch_thread_frame(ts, inj->frame, buf);
+	if (ret)
+		return ret;
+	local = (struct iovec){ buf, fsize };
+	remote = (struct iovec){ (void *)inj->frame, fsize };
+	if (process_vm_writev(ts->tid, &local, 1, &remote, 1, 0) != (ssize_t)fsize) {
+		pr_perror("writing the sigreturn frame below the stack of %d at %#lx", ts->tid,
+			  (unsigned long)inj->frame);
+		return neg_errno();
+	}
+	return place_trampoline(inj);
+}
+
+int arch_injector_fini(struct arch_injector *inj)
+{
+	int ret;
+
+	if (!inj->patched)
+		return 0;
+	ret = poke_bytes(inj->tid, inj->patch, inj->saved, sizeof(inj->saved));
+	if (!ret)
+		inj->patched = false;
+	return ret;
+}
+
+static int wait_syscall(struct arch_thread_state *ts, int req, uint8_t op,
+			struct __ptrace_syscall_info *si)
+{
+	int ret;
+
+	for (;;) {
+		ret = next_stop(ts, req, si);
+		if (ret < 0)
+			return ret;
+		if (ret == STOP_SYSCALL && si->op == op)
+			return 0;
+		req = PTRACE_SYSCALL;
+	}
+}
+
+int arch_inject_syscall(struct arch_injector *inj, long nr, const unsigned long args[6], long *ret)
+{
+	struct user_regs_struct r = inj->ts->resume;
+	struct __ptrace_syscall_info si;
+	int err;
+
+	r.rip = inj->code;
+	r.rsp = arch_sigframe_rsp(inj->frame);
+	r.rax = nr;
+	r.rdi = args[0];
+	r.rsi = args[1];
+	r.rdx = args[2];
+	r.r10 = args[3];
+	r.r8 = args[4];
+	r.r9 = args[5];
+	r.orig_rax = (unsigned long)-1;
+	/* Registers first: dying before the mask is set still ends in sigreturn. */
+	err = set_regs(inj->tid, &r);
+	if (!err)
+		err = block_all(inj->tid);
+	if (!err)
+		err = wait_syscall(inj->ts, PTRACE_SYSCALL, PTRACE_SYSCALL_INFO_ENTRY, &si);
+	if (err)
+		return err;
+	if ((long)si.entry.nr != nr || si.instruction_pointer != inj->code + 2) {
+		pr_err("thread %d entered syscall %llu at %#llx, not %ld at %#lx\n", inj->tid,
+		       (unsigned long long)si.entry.nr, (unsigned long long)si.instruction_pointer,
+		       nr, (unsigned long)inj->code + 2);
+		return -EIO;
+	}
+	err = wait_syscall(inj->ts, PTRACE_SYSCALL, PTRACE_SYSCALL_INFO_EXIT, &si);
+	if (err)
+		return err;
+	*ret = si.exit.rval;
+	return 0;
+}
+
+int arch_start_code(struct arch_thread_state *ts, uint64_t rip, uint64_t rsp, uint64_t a0,
+		    uint64_t a1, uint64_t a2, bool run)
+{
+	struct user_regs_struct r = ts->resume;
+	int ret;
+
+	r.rip = rip;
+	r.rsp = rsp;
+	r.rdi = a0;
+	r.rsi = a1;
+	r.rdx = a2;
+	r.orig_rax = (unsigned long)-1;
+	r.eflags &= ~0x400UL; /* DF clear, as the ABI wants at a call */
+	ret = set_regs(ts->tid, &r);
+	if (!ret)
+		ret = block_all(ts->tid);
+	if (!ret && run && ptrace(PTRACE_CONT, ts->tid, NULL, 0))
+		ret = neg_errno();
+	return ret;
+}
+
+int arch_catch_sigreturn(struct arch_thread_state *ts, uint64_t lo, uint64_t hi)
+{
+	struct __ptrace_syscall_info si;
+	struct user_regs_struct r;
+	int ret;
+
+	for (;;) {
+		ret = wait_syscall(ts, PTRACE_SYSCALL, PTRACE_SYSCALL_INFO_ENTRY, &si);
+		if (ret)
+			return ret;
+		if (si.entry.nr == RT_SIGRETURN_NR && si.instruction_pointer >= lo &&
+		    si.instruction_pointer < hi)
+			break;
+	}
+	/* orig_rax = -1 at the entry stop: the kernel skips the syscall. */
+	if (ptrace(PTRACE_GETREGS, ts->tid, NULL, &r))
+		return neg_errno();
+	r.orig_rax = (unsigned long)-1;
+	ret = set_regs(ts->tid, &r);
+	if (ret)
+		return ret;
+	return wait_syscall(ts, PTRACE_SYSCALL, PTRACE_SYSCALL_INFO_EXIT, &si);
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_INFECT_H
+#define CRIU_LIKE_INFECT_H
+
+/*
+ * Syscall injection and the dump-time parasite (Documentation/infect.md).
+ * Every function works on one task already seized by seize_tree(): every
+ * thread in a ptrace stop, seized with PTRACE_O_TRACESYSGOOD and without
+ * PTRACE_O_EXITKILL (a dying dumper must leave its tasks alive). All
+ * return 0 or -errno and log the failure once.
+ */
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "asm/infect-arch.h"
+#include "parasite-rpc.h"
+
+struct parasite_ctl;
+
+/*
+ * Run syscall @nr(@args) in the stopped thread @tid and put it back
+ * exactly as it was (registers, sigmask, xstate, code bytes). *ret is the
+ * syscall's raw result (-errno for a failed call).
+ */
+int compel_syscall(pid_t tid, long nr, const unsigned long args[6], long *ret);
+
+/*
+ * Infect task @pid whose threads are @tids[0..@nr_threads) (tids[0] must be
+ * @pid). Per-thread state is collected here for every thread but the
+ * leader; the leader then runs the command loop until parasite_cure().
+ */
+int parasite_infect(pid_t pid, const pid_t *tids, unsigned int nr_threads,
+		    struct parasite_ctl **ret);
+
+int parasite_get_pid(struct parasite_ctl *ctl, pid_t *ret_pid, pid_t *ret_tid);
+/* sa[i] is signal i + 1; sa[i].ret is the per-signal rt_sigaction result. */
+int parasite_get_sigactions(struct parasite_ctl *ctl, struct parasite_sigaction sa[64]);
+int parasite_get_itimers(struct parasite_ctl *ctl, struct parasite_itimers *ret);
+/* Fill @t[0..@n) whose .id is set (ids from /proc/PID/timers). */
+int parasite_get_posix_timers(struct parasite_ctl *ctl, struct parasite_posix_timer *t,
+			      unsigned int n);
+/* sigaltstack, clear_child_tid and the blocked mask of thread @tid. */
+int parasite_get_thread_state(struct parasite_ctl *ctl, pid_t tid,
+			      struct parasite_thread_state *ret, uint64_t *ret_sigmask);
+/* The registers, xstate and sigmask of thread @tid as found at the seize, or NULL. */
+const struct arch_thread_state *parasite_thread_regs(struct parasite_ctl *ctl, pid_t tid);
+/* Receive the task's fds @fds[0..@n) as fds of the dumper in @ret_fds. */
+int parasite_drain_fds(struct parasite_ctl *ctl, const int *fds, unsigned int n, int *ret_fds);
+/*
+ * vmsplice the task's pages @iov[0..@n) (task addresses) into the pipe
+ * @pipe_wfd of the dumper, without blocking: size the pipe for them.
+ * Returns the bytes spliced or -errno.
+ */
+long parasite_vmsplice(struct parasite_ctl *ctl, int pipe_wfd, const struct iovec *iov,
+		       unsigned int n);
+
+/*
+ * Stop the parasite, unmap the area, put every register, the sigmask,
+ * xstate and the patched bytes back, free @ctl. The task is left in a
+ * ptrace stop for unseize_tree().
+ */
+int parasite_cure(struct parasite_ctl *ctl);
+
+#endif

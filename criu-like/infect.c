@@ -1,0 +1,691 @@
+// SPDX-License-Identifier: GPL-2.0
+#define LOG_PREFIX "infect: "
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include "infect.h"
+#include "log.h"
+#include "parasite-blob.h"
+#include "util.h"
+
+#define PARASITE_STACK_SIZE (32 * 1024)
+#define PARASITE_DATA_SIZE (64 * 1024)
+#define PARASITE_LOG_SIZE (16 * 1024)
+#define PARASITE_TIMEOUT_MS 30000
+
+struct parasite_ctl {
+	pid_t pid;
+	unsigned int nr_threads;
+	struct arch_thread_state *ts; /* [nr_threads], ts[0] is the leader */
+	struct parasite_thread_state *tstate; /* per-thread results */
+	struct arch_injector inj;
+	bool inj_ready;
+	uint64_t remote; /* the area in the task */
+	uint8_t *local; /* the same area in the dumper */
+	size_t size;
+	size_t args_off, thread_off, thread_size, frame_size;
+	struct parasite_args *args; /* in local */
+	int lsk, sk; /* listening and connected control socket */
+	bool leader_running; /* the leader runs the command loop */
+};
+
+int compel_syscall(pid_t tid, long nr, const unsigned long args[6], long *ret)
+{
+	struct arch_thread_state ts;
+	struct arch_injector inj;
+	int err, err2;
+
+	err = arch_thread_save(tid, &ts);
+	if (err)
+		return err;
+	err = arch_injector_init(&inj, &ts);
+	if (!err)
+		err = arch_inject_syscall(&inj, nr, args, ret);
+	err2 = arch_thread_restore(&ts);
+	if (!err2)
+		err2 = arch_injector_fini(&inj);
+	arch_thread_state_fini(&ts);
+	if (err)
+		pr_err("injecting syscall %ld into %d failed: %d\n", nr, tid, err);
+	return err ? err : err2;
+}
+
+static uint64_t remote_of(struct parasite_ctl *ctl, const void *p)
+{
+	return ctl->remote + (uint64_t)((const uint8_t *)p - ctl->local);
+}
+
+static uint8_t *thread_slot(struct parasite_ctl *ctl, unsigned int i)
+{
+	return ctl->local + ctl->thread_off + (size_t)i * ctl->thread_size;
+}
+
+static struct parasite_log *log_ring(struct parasite_ctl *ctl)
+{
+	return (struct parasite_log *)((uint8_t *)ctl->args + ctl->args->log_off);
+}
+
+/* Copy the blob's log lines into ours, prefixed with the task, and empty the ring. */
+static void drain_log(struct parasite_ctl *ctl)
+{
+	struct parasite_log *l = log_ring(ctl);
+	char *p = l->buf, *end = l->buf + min(l->head, l->size);
+
+	while (p < end) {
+		char *nl = memchr(p, '\n', end - p);
+
+		if (!nl)
+			break;
+		pr_debug("parasite %d: %.*s\n", ctl->pid, (int)(nl - p), p);
+		p = nl + 1;
+	}
+	if (l->dropped)
+		pr_debug("parasite %d: %u log lines dropped\n", ctl->pid, l->dropped);
+	l->head = 0;
+	l->dropped = 0;
+}
+
+static void layout(struct parasite_ctl *ctl)
+{
+	size_t args_sz = (sizeof(struct parasite_args) + 63) & ~63UL;
+	size_t thr_sz = ctl->nr_threads * sizeof(struct parasite_thread_state);
+	size_t i;
+
+	ctl->frame_size = 0;
+	for (i = 0; i < ctl->nr_threads; i++)
+		ctl->frame_size = max(ctl->frame_size, arch_thread_frame_size(&ctl->ts[i]));
+	ctl->frame_size = PAGE_ALIGN(ctl->frame_size);
+	ctl->args_off = PAGE_ALIGN(sizeof(parasite_blob));
+	ctl->thread_off = PAGE_ALIGN(ctl->args_off + args_sz + PAGE_ALIGN(thr_sz) +
+				     PARASITE_DATA_SIZE + PARASITE_LOG_SIZE);
+	/* Per thread: its frame, then its stack growing down towards it. */
+	ctl->thread_size = ctl->frame_size + PARASITE_STACK_SIZE;
+	ctl->size = ctl->thread_off + ctl->nr_threads * ctl->thread_size;
+}
+
+static void fill_args(struct parasite_ctl *ctl)
+{
+	struct parasite_args *a = (struct parasite_args *)(ctl->local + ctl->args_off);
+	size_t args_sz = (sizeof(*a) + 63) & ~63UL;
+	size_t thr_sz = PAGE_ALIGN(ctl->nr_threads * sizeof(struct parasite_thread_state));
+	struct parasite_log *l;
+
+	memcpy(ctl->local, parasite_blob, sizeof(parasite_blob));
+	a->magic = PARASITE_MAGIC;
+	a->nr_threads = ctl->nr_threads;
+	a->threads_off = args_sz;
+	a->data_off = args_sz + thr_sz;
+	a->data_size = PARASITE_DATA_SIZE;
+	a->log_off = a->data_off + PARASITE_DATA_SIZE;
+	l = (struct parasite_log *)((uint8_t *)a + a->log_off);
+	l->size = PARASITE_LOG_SIZE - sizeof(*l);
+	ctl->args = a;
+	ctl->tstate = (struct parasite_thread_state *)((uint8_t *)a + a->threads_off);
+}
+
+/* mmap a shared anonymous area in the task and map the same pages here. */
+static int map_area(struct parasite_ctl *ctl)
+{
+	unsigned long args[6] = { 0,
+				  ctl->size,
+				  PROT_READ | PROT_WRITE | PROT_EXEC,
+				  MAP_SHARED | MAP_ANONYMOUS,
+				  (unsigned long)-1,
+				  0 };
+	char path[96];
+	_cleanup_close_ int fd = -1;
+	void *p;
+	long ret;
+	int err;
+
+	err = arch_inject_syscall(&ctl->inj, __NR_mmap, args, &ret);
+	if (err)
+		return err;
+	if ((unsigned long)ret > -4096UL) {
+		pr_errno((int)ret, "mmap of %zu bytes in task %d", ctl->size, ctl->pid);
+		return (int)ret;
+	}
+	ctl->remote = (uint64_t)ret;
+	/* No fd in the task: the dumper reaches the shmem file through map_files (root only). */
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", ctl->pid, (unsigned long)ret,
+		 (unsigned long)ret + ctl->size);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("open %s", path);
+		return neg_errno();
+	}
+	p = mmap(NULL, ctl->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		pr_perror("mmap %s", path);
+		return neg_errno();
+	}
+	ctl->local = p;
+	return 0;
+}
+
+/* Run the blob in non-leader thread @i: it records its state and sigreturns. */
+static int run_thread_mode(struct parasite_ctl *ctl, unsigned int i)
+{
+	struct arch_thread_state *ts = &ctl->ts[i];
+	uint8_t *slot = thread_slot(ctl, i);
+	uint64_t sr = ctl->remote + parasite_blob_offset__sigreturn;
+	int err, err2;
+
+	err = arch_thread_frame(ts, remote_of(ctl, slot), slot);
+	if (err)
+		return err;
+	err = arch_start_code(ts, ctl->remote + parasite_blob_offset__entry,
+			      remote_of(ctl, slot + ctl->thread_size), remote_of(ctl, ctl->args), i,
+			      remote_of(ctl, slot), false);
+	if (!err)
+		err = arch_catch_sigreturn(ts, sr,
+					   ctl->remote + parasite_blob_offset__sigreturn_end);
+	err2 = arch_thread_restore(ts);
+	drain_log(ctl);
+	if (!err && ctl->tstate[i].tid != ts->tid) {
+		pr_err("thread mode in %d reported tid %d\n", ts->tid, ctl->tstate[i].tid);
+		err = -EIO;
+	}
+	return err ? err : err2;
+}
+
+static int ns_ino(const char *path, int *ret_fd, ino_t *ino)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st)) {
+		pr_perror("open %s", path);
+		if (fd >= 0)
+			close(fd);
+		return neg_errno();
+	}
+	*ret_fd = fd;
+	*ino = st.st_ino;
+	return 0;
+}
+
+/*
+ * The listening socket lives in the task's network namespace, so that the
+ * parasite can reach its abstract name from there.
+ */
+static int listen_in_netns(struct parasite_ctl *ctl, struct sockaddr_un *addr, socklen_t len)
+{
+	_cleanup_close_ int self = -1, target = -1;
+	char path[64];
+	ino_t a, b;
+	int sk, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", ctl->pid);
+	if ((err = ns_ino("/proc/self/ns/net", &self, &a)) || (err = ns_ino(path, &target, &b)))
+		return err;
+	if (a != b && setns(target, CLONE_NEWNET)) {
+		pr_perror("setns into the net namespace of %d", ctl->pid);
+		return neg_errno();
+	}
+	sk = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (sk < 0 || bind(sk, (struct sockaddr *)addr, len) || listen(sk, 1)) {
+		err = neg_errno();
+		pr_perror("control socket for %d", ctl->pid);
+		if (sk >= 0)
+			close(sk);
+	}
+	if (a != b && setns(self, CLONE_NEWNET)) {
+		pr_perror("setns back to our net namespace");
+		abort(); /* a dumper in the wrong namespace would do harm: stop here */
+	}
+	return err ? err : sk;
+}
+
+/* Wait for @fd to be ready while watching the leader for stops. */
+static int wait_fd(struct parasite_ctl *ctl, int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int waited = 0, status, err;
+
+	for (;;) {
+		int n = poll(&pfd, 1, 50);
+
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return neg_errno();
+		n = waitpid(ctl->pid, &status, WNOHANG | __WALL);
+		if (n == ctl->pid) {
+			if (!WIFSTOPPED(status)) {
+				pr_err("task %d died while infected\n", ctl->pid);
+				return -ESRCH;
+			}
+			err = arch_handle_async_stop(&ctl->ts[0], status);
+			if (err)
+				return err;
+		}
+		waited += 50;
+		if (waited >= PARASITE_TIMEOUT_MS) {
+			pr_err("parasite in %d does not answer\n", ctl->pid);
+			return -ETIMEDOUT;
+		}
+	}
+}
+
+static int start_daemon(struct parasite_ctl *ctl)
+{
+	static unsigned long seq;
+	struct parasite_args *a = ctl->args;
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	uint8_t *slot = thread_slot(ctl, 0);
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	int n, err;
+
+	n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "criu-like-parasite-%d-%d-%lu",
+		     getpid(), ctl->pid, ++seq);
+	a->sun_len = (uint32_t)n + 1;
+	memcpy(a->sun_path, addr.sun_path, a->sun_len);
+	ctl->lsk = listen_in_netns(ctl, &addr, offsetof(struct sockaddr_un, sun_path) + a->sun_len);
+	if (ctl->lsk < 0)
+		return ctl->lsk;
+	err = arch_thread_frame(&ctl->ts[0], remote_of(ctl, slot), slot);
+	if (err)
+		return err;
+	err = arch_start_code(&ctl->ts[0], ctl->remote + parasite_blob_offset__entry,
+			      remote_of(ctl, slot + ctl->thread_size), remote_of(ctl, a), 0,
+			      remote_of(ctl, slot), true);
+	if (err)
+		return err;
+	ctl->leader_running = true;
+	err = wait_fd(ctl, ctl->lsk);
+	if (err)
+		return err;
+	ctl->sk = accept4(ctl->lsk, NULL, NULL, SOCK_CLOEXEC);
+	if (ctl->sk < 0) {
+		pr_perror("accept of the parasite of %d", ctl->pid);
+		return neg_errno();
+	}
+	/* Anyone in that namespace could connect to the name: only the task itself counts. */
+	if (getsockopt(ctl->sk, SOL_SOCKET, SO_PEERCRED, &cred, &clen) || cred.pid != ctl->pid) {
+		pr_err("control socket of %d: peer is pid %d\n", ctl->pid, cred.pid);
+		return -EPERM;
+	}
+	close(TAKE_FD(ctl->lsk));
+	return 0;
+}
+
+int parasite_infect(pid_t pid, const pid_t *tids, unsigned int nr_threads,
+		    struct parasite_ctl **ret)
+{
+	struct parasite_ctl *ctl;
+	unsigned int i;
+	int err;
+
+	if (!nr_threads || tids[0] != pid) {
+		pr_err("infect %d: the first thread must be the leader\n", pid);
+		return -EINVAL;
+	}
+	ctl = calloc(1, sizeof(*ctl));
+	if (!ctl)
+		return -ENOMEM;
+	ctl->pid = pid;
+	ctl->sk = -1;
+	ctl->lsk = -1;
+	ctl->ts = calloc(nr_threads, sizeof(*ctl->ts));
+	if (!ctl->ts) {
+		free(ctl);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nr_threads; i++) {
+		err = arch_thread_save(tids[i], &ctl->ts[i]);
+		if (err)
+			goto fail;
+		ctl->nr_threads = i + 1;
+	}
+	layout(ctl);
+	err = arch_injector_init(&ctl->inj, &ctl->ts[0]);
+	ctl->inj_ready = !err;
+	if (!err)
+		err = map_area(ctl);
+	if (err)
+		goto fail;
+	fill_args(ctl);
+	for (i = 1; i < nr_threads && !err; i++)
+		err = run_thread_mode(ctl, i);
+	if (!err)
+		err = start_daemon(ctl);
+	if (err)
+		goto fail;
+	pr_info("task %d infected: area %#lx (%zu bytes), %u threads\n", pid,
+		(unsigned long)ctl->remote, ctl->size, nr_threads);
+	*ret = ctl;
+	return 0;
+fail:
+	pr_err("infection of %d failed: %d\n", pid, err);
+	parasite_cure(ctl);
+	return err;
+}
+
+/*
+ * One command: @m out (with @send_fd attached when >= 0), the answer back
+ * into @m (with up to @n_fds fds into @fds). Exact sizes, magic and command
+ * are checked; the log ring is drained once the parasite is idle again.
+ */
+static int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, int send_fd, int *fds,
+		   unsigned int n_fds)
+{
+	char cbuf[CMSG_SPACE(PARASITE_MAX_FDS * sizeof(int))];
+	struct iovec iov = { m, sizeof(*m) };
+	struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1 };
+	uint32_t cmd = m->cmd;
+	struct cmsghdr *c;
+	ssize_t n;
+	int err;
+
+	if (ctl->sk < 0)
+		return -ENOTCONN;
+	m->magic = PARASITE_MAGIC;
+	if (send_fd >= 0) {
+		memset(cbuf, 0, sizeof(cbuf));
+		h.msg_control = cbuf;
+		h.msg_controllen = CMSG_SPACE(sizeof(int));
+		c = CMSG_FIRSTHDR(&h);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &send_fd, sizeof(int));
+	}
+	n = sendmsg(ctl->sk, &h, MSG_NOSIGNAL);
+	if (n != sizeof(*m)) {
+		pr_perror("sending command %u to the parasite of %d", cmd, ctl->pid);
+		return n < 0 ? neg_errno() : -EIO;
+	}
+	err = wait_fd(ctl, ctl->sk);
+	if (err)
+		return err;
+	h = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1 };
+	h.msg_control = cbuf;
+	h.msg_controllen = sizeof(cbuf);
+	n = recvmsg(ctl->sk, &h, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	c = CMSG_FIRSTHDR(&h);
+	if (c && c->cmsg_type == SCM_RIGHTS) {
+		unsigned int got = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int), i;
+		int *in = (int *)CMSG_DATA(c);
+
+		for (i = 0; i < got; i++) {
+			if (i < n_fds)
+				fds[i] = in[i];
+			else
+				close(in[i]);
+		}
+		if (got != n_fds && n_fds) {
+			for (i = 0; i < min(got, n_fds); i++)
+				close(fds[i]);
+			pr_err("parasite of %d sent %u fds, not %u\n", ctl->pid, got, n_fds);
+			return -EBADMSG;
+		}
+		n_fds = 0;
+	}
+	drain_log(ctl);
+	if (n != sizeof(*m) || m->magic != PARASITE_MAGIC || m->cmd != cmd ||
+	    (h.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+		pr_err("bad answer to command %u from the parasite of %d (%zd bytes)\n", cmd,
+		       ctl->pid, n);
+		return n < 0 ? neg_errno() : -EBADMSG;
+	}
+	if (m->ret >= 0 && n_fds) {
+		pr_err("parasite of %d sent no fds\n", ctl->pid);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static void *ctl_data(struct parasite_ctl *ctl)
+{
+	return (uint8_t *)ctl->args + ctl->args->data_off;
+}
+
+int parasite_get_pid(struct parasite_ctl *ctl, pid_t *ret_pid, pid_t *ret_tid)
+{
+	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_PID };
+	int err = ctl_cmd(ctl, &m, -1, NULL, 0);
+
+	if (err)
+		return err;
+	*ret_pid = (pid_t)m.ret;
+	*ret_tid = (pid_t)m.arg[0];
+	return 0;
+}
+
+int parasite_get_sigactions(struct parasite_ctl *ctl, struct parasite_sigaction sa[64])
+{
+	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_SIGACTIONS };
+	int err = ctl_cmd(ctl, &m, -1, NULL, 0);
+
+	if (!err && m.ret < 0)
+		err = (int)m.ret;
+	if (err)
+		return err;
+	memcpy(sa, ctl_data(ctl), 64 * sizeof(*sa));
+	return 0;
+}
+
+int parasite_get_itimers(struct parasite_ctl *ctl, struct parasite_itimers *ret)
+{
+	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_ITIMERS };
+	int err = ctl_cmd(ctl, &m, -1, NULL, 0);
+
+	if (!err && m.ret < 0)
+		err = (int)m.ret;
+	if (!err)
+		memcpy(ret, ctl_data(ctl), sizeof(*ret));
+	return err;
+}
+
+int parasite_get_posix_timers(struct parasite_ctl *ctl, struct parasite_posix_timer *t,
+			      unsigned int n)
+{
+	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_TIMERS, .arg = { n } };
+	int err;
+
+	if (n * sizeof(*t) > ctl->args->data_size)
+		return -E2BIG;
+	memcpy(ctl_data(ctl), t, n * sizeof(*t));
+	err = ctl_cmd(ctl, &m, -1, NULL, 0);
+	if (!err && m.ret < 0)
+		err = (int)m.ret;
+	if (!err)
+		memcpy(t, ctl_data(ctl), n * sizeof(*t));
+	return err;
+}
+
+const struct arch_thread_state *parasite_thread_regs(struct parasite_ctl *ctl, pid_t tid)
+{
+	unsigned int i;
+
+	for (i = 0; i < ctl->nr_threads; i++)
+		if (ctl->ts[i].tid == tid)
+			return &ctl->ts[i];
+	return NULL;
+}
+
+int parasite_get_thread_state(struct parasite_ctl *ctl, pid_t tid,
+			      struct parasite_thread_state *ret, uint64_t *ret_sigmask)
+{
+	const struct arch_thread_state *ts = parasite_thread_regs(ctl, tid);
+	unsigned int i;
+	int err;
+
+	if (!ts) {
+		pr_err("%d is not a thread of %d\n", tid, ctl->pid);
+		return -ESRCH;
+	}
+	i = (unsigned int)(ts - ctl->ts);
+	if (i == 0) {
+		struct parasite_msg m = { .cmd = PARASITE_CMD_GET_THREAD };
+
+		err = ctl_cmd(ctl, &m, -1, NULL, 0);
+		if (err)
+			return err;
+	}
+	*ret = ctl->tstate[i];
+	*ret_sigmask = ts->sigmask;
+	return 0;
+}
+
+int parasite_drain_fds(struct parasite_ctl *ctl, const int *fds, unsigned int n, int *ret_fds)
+{
+	unsigned int done = 0, i;
+	int err = 0;
+
+	while (done < n && !err) {
+		unsigned int chunk = min(n - done, (unsigned int)PARASITE_MAX_FDS);
+		struct parasite_msg m = { .cmd = PARASITE_CMD_DRAIN_FDS, .arg = { chunk } };
+		int32_t *d = ctl_data(ctl);
+
+		for (i = 0; i < chunk; i++)
+			d[i] = fds[done + i];
+		err = ctl_cmd(ctl, &m, -1, ret_fds + done, chunk);
+		if (!err && m.ret < 0) {
+			err = (int)m.ret;
+			pr_errno(err, "task %d: fd %d", ctl->pid, fds[done + m.arg[1]]);
+		}
+		if (!err)
+			done += chunk;
+	}
+	if (err)
+		for (i = 0; i < done; i++)
+			close(ret_fds[i]);
+	return err;
+}
+
+long parasite_vmsplice(struct parasite_ctl *ctl, int pipe_wfd, const struct iovec *iov,
+		       unsigned int n)
+{
+	struct parasite_msg m = { .cmd = PARASITE_CMD_VMSPLICE, .arg = { n } };
+	struct parasite_iov *d = ctl_data(ctl);
+	unsigned int i;
+	int err;
+
+	if (n * sizeof(*d) > ctl->args->data_size)
+		return -E2BIG;
+	for (i = 0; i < n; i++)
+		d[i] = (struct parasite_iov){ (uint64_t)iov[i].iov_base, iov[i].iov_len };
+	err = ctl_cmd(ctl, &m, pipe_wfd, NULL, 0);
+	return err ? err : m.ret;
+}
+
+/* PTRACE_INTERRUPT the running leader and wait for the interrupt stop. */
+static int interrupt_leader(struct parasite_ctl *ctl)
+{
+	int status, err;
+
+	if (ptrace(PTRACE_INTERRUPT, ctl->pid, NULL, 0)) {
+		pr_perror("PTRACE_INTERRUPT %d", ctl->pid);
+		return neg_errno();
+	}
+	for (;;) {
+		err = arch_wait_stop(ctl->pid, &status);
+		if (err)
+			return err;
+		if ((status >> 16) == PTRACE_EVENT_STOP)
+			return 0;
+		err = arch_handle_async_stop(&ctl->ts[0], status);
+		if (err)
+			return err;
+	}
+}
+
+/* Let the command loop end and catch the leader at its rt_sigreturn. */
+static int stop_daemon(struct parasite_ctl *ctl)
+{
+	struct parasite_msg m = { .cmd = PARASITE_CMD_FINISH };
+	int err = 0, err2;
+
+	if (ctl->sk >= 0)
+		err = ctl_cmd(ctl, &m, -1, NULL, 0);
+	err2 = interrupt_leader(ctl);
+	if (ctl->sk >= 0)
+		close(TAKE_FD(ctl->sk));
+	if (ctl->lsk >= 0)
+		close(TAKE_FD(ctl->lsk));
+	if (!err2)
+		err2 = arch_catch_sigreturn(&ctl->ts[0],
+					    ctl->remote + parasite_blob_offset__sigreturn,
+					    ctl->remote + parasite_blob_offset__sigreturn_end);
+	drain_log(ctl);
+	ctl->leader_running = false;
+	return err ? err : err2;
+}
+
+static int unmap_area(struct parasite_ctl *ctl)
+{
+	unsigned long args[6] = { ctl->remote, ctl->size };
+	long ret;
+	int err;
+
+	err = arch_inject_syscall(&ctl->inj, __NR_munmap, args, &ret);
+	if (!err && ret) {
+		pr_errno((int)ret, "munmap of the parasite area in %d", ctl->pid);
+		err = (int)ret;
+	}
+	return err;
+}
+
+static void ctl_free(struct parasite_ctl *ctl)
+{
+	unsigned int i;
+
+	if (ctl->local)
+		munmap(ctl->local, ctl->size);
+	for (i = 0; i < ctl->nr_threads; i++)
+		arch_thread_state_fini(&ctl->ts[i]);
+	if (ctl->sk >= 0)
+		close(ctl->sk);
+	if (ctl->lsk >= 0)
+		close(ctl->lsk);
+	free(ctl->ts);
+	free(ctl);
+}
+
+/*
+ * Each step runs even when an earlier one failed: the task must get back
+ * as much of its state as can be given back. Order matters: the leader
+ * leaves the blob before the area goes, and its registers go back last.
+ */
+int parasite_cure(struct parasite_ctl *ctl)
+{
+	int err = 0, e;
+
+	if (!ctl)
+		return 0;
+	if (ctl->leader_running)
+		err = stop_daemon(ctl);
+	if (ctl->remote) {
+		e = unmap_area(ctl);
+		err = err ? err : e;
+	}
+	if (ctl->nr_threads && ctl->ts[0].xstate && (ctl->inj_ready || ctl->remote)) {
+		e = arch_thread_restore(&ctl->ts[0]);
+		err = err ? err : e;
+	}
+	if (ctl->inj_ready) {
+		e = arch_injector_fini(&ctl->inj);
+		err = err ? err : e;
+	}
+	if (err)
+		pr_err("cure of %d: %d\n", ctl->pid, err);
+	else
+		pr_info("task %d cured\n", ctl->pid);
+	ctl_free(ctl);
+	return err;
+}

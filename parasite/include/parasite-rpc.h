@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_PARASITE_RPC_H
+#define CRIU_LIKE_PARASITE_RPC_H
+
+/*
+ * The protocol between the dumper and the parasite blob. Shared memory
+ * (the "area", mapped in both) holds the blob, then struct parasite_args,
+ * the bulk data of commands, the log ring and one stack + sigreturn frame
+ * per thread. Every offset below is from the start of parasite_args, so
+ * the blob needs no absolute address. Commands and answers are fixed-size
+ * struct parasite_msg packets on a SOCK_SEQPACKET unix socket; bulk input
+ * and output go through the data area.
+ */
+#include <stdint.h>
+
+#define PARASITE_MAGIC 0x43524c50u /* "CRLP" */
+
+enum parasite_cmd {
+	PARASITE_CMD_GET_PID = 1, /* ret = pid, arg[0] = tid */
+	PARASITE_CMD_GET_SIGACTIONS, /* data: struct parasite_sigaction[64] */
+	PARASITE_CMD_GET_ITIMERS, /* data: struct parasite_itimers */
+	PARASITE_CMD_GET_TIMERS, /* in: arg[0] ids in data as int32; out: parasite_posix_timer[] */
+	PARASITE_CMD_GET_THREAD, /* data: struct parasite_thread_state of the caller */
+	PARASITE_CMD_DRAIN_FDS, /* in: arg[0] fds in data as int32; answer carries SCM_RIGHTS */
+	PARASITE_CMD_VMSPLICE, /* SCM_RIGHTS pipe; arg[0] iovecs in data; ret = bytes */
+	PARASITE_CMD_FINISH, /* answer, then wait for the dumper to close the socket */
+};
+
+struct parasite_msg {
+	uint32_t magic;
+	uint32_t cmd;
+	int64_t ret; /* answer: >= 0 or -errno */
+	uint64_t arg[2];
+};
+
+/* The kernel's struct sigaction for rt_sigaction(2) on x86-64. */
+struct parasite_sigaction {
+	uint64_t handler, flags, restorer, mask;
+	int32_t ret; /* 0 or -errno of rt_sigaction(sig, NULL, &old) */
+	int32_t pad;
+};
+
+struct parasite_timeval {
+	int64_t sec, usec;
+};
+
+struct parasite_itimers {
+	struct {
+		struct parasite_timeval interval, value;
+		int32_t ret, pad;
+	} t[3]; /* ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF */
+};
+
+struct parasite_posix_timer {
+	int32_t id;
+	int32_t ret; /* 0 or -errno of timer_gettime */
+	int32_t overrun; /* timer_getoverrun, or -errno */
+	int32_t pad;
+	int64_t interval_sec, interval_nsec, value_sec, value_nsec;
+};
+
+struct parasite_thread_state {
+	int32_t tid; /* gettid() in the thread; 0 until it ran */
+	int32_t ret_altstack; /* 0 or -errno */
+	int32_t ret_tid_address;
+	int32_t ss_flags;
+	uint64_t ss_sp, ss_size;
+	uint64_t clear_child_tid; /* PR_GET_TID_ADDRESS */
+};
+
+#define PARASITE_MAX_FDS 64 /* per DRAIN_FDS command; below SCM_MAX_FD (253) */
+
+struct parasite_iov {
+	uint64_t base, len;
+};
+
+/* The log ring: lines appended by the blob, read and emptied by the dumper between commands. */
+struct parasite_log {
+	uint32_t head; /* bytes used in buf */
+	uint32_t size; /* bytes of buf */
+	uint32_t dropped; /* lines that did not fit */
+	uint32_t pad;
+	char buf[];
+};
+
+struct parasite_args {
+	uint32_t magic;
+	uint32_t nr_threads;
+	uint32_t sun_len; /* bytes of sun_path used (abstract: starts with '\0') */
+	uint32_t pad;
+	char sun_path[108];
+	uint64_t data_off, data_size;
+	uint64_t log_off;
+	uint64_t threads_off; /* struct parasite_thread_state[nr_threads] */
+};
+
+#endif
