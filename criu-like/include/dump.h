@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_DUMP_H
+#define CRIU_LIKE_DUMP_H
+
+/*
+ * The dump (ARCHITECTURE.md 3, issue 4). cr_dump() in dump.c builds a
+ * dump_ctx from the options and runs the steps below; each object kind has
+ * its own file, called once per task (or once per dump for shared objects)
+ * while every task is seized and infected. A step writes its images into
+ * ctx->dirfd and returns 0 or -errno after logging what failed, naming the
+ * pid and the object. A failing step must leave the tasks as they were: it
+ * may read and drain, never change task state.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "kerndat.h"
+#include "mem-scan.h"
+#include "options.h"
+#include "proc-parse.h"
+#include "seize.h"
+
+struct parasite_ctl;
+struct file_table;
+
+struct dump_task {
+	struct seized_task *t;	     /* from seize_tree() */
+	struct parasite_ctl *ctl;    /* NULL for zombies */
+	struct proc_stat stat;	     /* /proc/PID/stat read while frozen */
+	struct proc_status status;   /* /proc/PID/status read while frozen */
+	struct vma_list vmas;	     /* smaps while frozen */
+	struct mem_plan plan;	     /* pages to save */
+};
+
+struct dump_stats {
+	uint64_t frozen_start_ns;
+	uint64_t memdump_ns, memwrite_ns;
+	uint64_t pages_scanned, pages_written, bytes_written;
+};
+
+struct dump_ctx {
+	const struct cr_options *opts;
+	int dirfd;		     /* the image directory */
+	struct pstree *tree;
+	unsigned int nr_tasks;
+	struct dump_task *tasks;     /* same order as tree->tasks */
+	struct kerndat kd;
+	struct shmem_set shm;	     /* shared anonymous memory of every task */
+	struct file_table *files;    /* open file descriptions, deduplicated (files.c) */
+	uint32_t next_pages_id;	     /* ids of pages-%u.img files */
+	struct dump_stats stats;
+	bool progress;		     /* stderr is a terminal: print memory progress */
+};
+
+/* core.c: core-PID.img (threads and task state), creds-PID.img. */
+int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt);
+/* mem.c: mm-PID.img, pagemap-PID.img and its pages image. */
+int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt);
+/* mem.c: once all tasks are done: pagemap-shmem-ID.img and pages of each object. */
+int dump_shmem(struct dump_ctx *ctx);
+/* files.c: fdinfo-PID.img, and files.img / pipes-data.img / ghost-ID.img entries. */
+int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt);
+/* files.c: write files.img and pipes-data.img after every task. */
+int dump_files_finish(struct dump_ctx *ctx);
+void file_table_free(struct file_table *ft);
+/* fs.c: fs-PID.img (cwd, root, umask). */
+int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt);
+
+/* The command: dump the tree at opts->tree into opts->images_dir. */
+int cr_dump(const struct cr_options *o);
+
+#endif
