@@ -77,7 +77,8 @@ static int vma_classify(struct vma_entry *v)
 	size_t len, i;
 
 	if (!v->path) {
-		v->kind = VMA_ANON;
+		/* A file whose path d_path() could not print (too long) still has its inode. */
+		v->kind = v->ino ? VMA_FILE : VMA_ANON;
 		return 0;
 	}
 	len = strlen(v->path);

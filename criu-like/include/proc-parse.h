@@ -15,7 +15,11 @@
 /* ---- /proc/PID/stat ---- */
 struct proc_stat {
 	pid_t pid;
-	char comm[64]; /* may hold spaces and ')' */
+	/*
+	 * May hold spaces, ')' and '\n'. At most 63 bytes: 15 for user tasks, up to 63 for kernel
+	 * threads and workqueue workers (proc_task_name()); a longer one is -EINVAL.
+	 */
+	char comm[64];
 	char state; /* R S D T t Z X I ... */
 	pid_t ppid, pgid, sid;
 	int tty_nr;
@@ -25,7 +29,10 @@ struct proc_stat {
 	unsigned long long start_time;
 	unsigned long vsize;
 	unsigned int rt_priority, policy;
-	/* mm fields; 0 on kernels that hide them (fields 45-52, Linux 3.3+/3.5+) */
+	/*
+	 * mm fields. Fields 45-52 (3.3/3.5) read 0 when missing. When the reader may not ptrace
+	 * the task the kernel prints 0 for them and 1 for start_code/end_code (4.5+).
+	 */
 	unsigned long start_code, end_code, start_stack;
 	unsigned long start_data, end_data, start_brk;
 	unsigned long arg_start, arg_end, env_start, env_end;
@@ -47,14 +54,14 @@ struct proc_status {
 	uid_t uid[4]; /* real, effective, saved, fs */
 	gid_t gid[4];
 	unsigned int ngroups;
-	gid_t *groups; /* malloc'ed; free with proc_status_fini() */
-	unsigned int nspid_levels;
+	gid_t *groups; /* malloc'ed, NULL when ngroups is 0; free with proc_status_fini() */
+	unsigned int nspid_levels; /* 0 when NSpid: is missing (< 4.1) */
 	pid_t nspid[PROC_MAX_NS_LEVEL]; /* NSpid: outermost first */
 	unsigned long threads;
 	uint64_t sigpnd, shdpnd, sigblk, sigign, sigcgt;
-	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
+	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb; /* cap_amb 0 when missing (< 4.3) */
 	int no_new_privs; /* -1 when the line is missing (< 4.10) */
-	int seccomp; /* -1 when missing */
+	int seccomp; /* -1 when missing (no CONFIG_SECCOMP) */
 	int umask; /* -1 when missing (< 4.7) */
 };
 
@@ -64,7 +71,7 @@ void proc_status_fini(struct proc_status *st);
 
 /* ---- /proc/PID/maps and smaps ---- */
 enum vma_kind {
-	VMA_ANON, /* no file, no name */
+	VMA_ANON, /* no file, no name (a nameless line with an inode is VMA_FILE, path NULL) */
 	VMA_FILE, /* backed by a file (path may end in " (deleted)") */
 	VMA_HEAP, /* [heap] */
 	VMA_STACK, /* [stack] */
@@ -255,7 +262,7 @@ struct fdinfo {
 		struct {
 			pid_t pid; /* Pid: (-1 when exited), 0 when missing */
 			pid_t nspid; /* innermost (last) NSpid: level, 0 when missing */
-			unsigned int nspid_levels;
+			unsigned int nspid_levels; /* 0 when NSpid: is missing (< 4.1) */
 			pid_t nspids[PROC_MAX_NS_LEVEL]; /* NSpid: from the reader's level down */
 		} pidfd;
 		struct {
@@ -306,8 +313,9 @@ void mount_list_fini(struct mount_list *l);
 /* ---- /proc/PID/task/TID/children and /proc/PID/task ---- */
 /* Space-separated pids; *ret is malloc'ed (NULL when empty, *nr = 0). */
 int parse_pid_list(const char *text, pid_t **ret, unsigned int *nr);
+/* /proc/PID/task/TID/children (CONFIG_PROC_CHILDREN); tid 0 means the main thread. */
 int proc_parse_children(pid_t pid, pid_t tid, pid_t **ret, unsigned int *nr);
-/* The tids in /proc/PID/task, ascending. */
+/* The tids in /proc/PID/task, ascending; *ret malloc'ed. */
 int proc_list_threads(pid_t pid, pid_t **ret, unsigned int *nr);
 
 #endif

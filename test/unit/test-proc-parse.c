@@ -135,6 +135,28 @@ static void test_stat_old_and_kthread(void **state)
 	assert_int_equal(st.start_code, 0);
 }
 
+/* Captured as an unprivileged user reading root's task: the kernel hides the mm. */
+static void test_stat_restricted(void **state)
+{
+	_cleanup_free_ char *t = load("stat-restricted");
+	struct proc_stat st;
+
+	(void)state;
+	assert_int_equal(parse_stat(t, &st), 0);
+	assert_int_equal(st.pid, 26104);
+	assert_string_equal(st.comm, "sleep");
+	assert_int_equal(st.ppid, 26051);
+	assert_int_equal(st.vsize, 2990080);
+	assert_int_equal(st.start_code, 1);
+	assert_int_equal(st.end_code, 1);
+	assert_int_equal(st.start_stack, 0);
+	assert_int_equal(st.start_data, 0);
+	assert_int_equal(st.start_brk, 0);
+	assert_int_equal(st.arg_start, 0);
+	assert_int_equal(st.env_end, 0);
+	assert_int_equal(st.exit_code, 0);
+}
+
 static void test_stat_garbage(void **state)
 {
 	static const char *bad[] = {
@@ -624,6 +646,13 @@ static void test_maps_garbage(void **state)
 	assert_int_equal(parse_maps("00400000-00401000 r-xp 0 08:01 1 /x\nno colon\n", true, &l),
 			 -EINVAL);
 	assert_int_equal(l.nr, 99);
+	/* a file whose path the kernel could not print: file-backed, no path */
+	assert_int_equal(parse_maps("00400000-00401000 r--p 00000000 08:01 77 \n", false, &l), 0);
+	assert_int_equal(l.nr, 1);
+	assert_int_equal(l.vmas[0].kind, VMA_FILE);
+	assert_null(l.vmas[0].path);
+	assert_int_equal(l.vmas[0].ino, 77);
+	vma_list_fini(&l);
 	/* empty maps (a zombie, a kernel thread) is no VMA at all */
 	assert_int_equal(parse_maps("", false, &l), 0);
 	assert_int_equal(l.nr, 0);
@@ -636,6 +665,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stat_capture),
 		cmocka_unit_test(test_stat_comm),
 		cmocka_unit_test(test_stat_old_and_kthread),
+		cmocka_unit_test(test_stat_restricted),
 		cmocka_unit_test(test_stat_garbage),
 		cmocka_unit_test(test_status_capture),
 		cmocka_unit_test(test_status_old),
