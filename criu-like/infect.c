@@ -158,6 +158,7 @@ static int map_area(struct parasite_ctl *ctl)
 		return (int)ret;
 	}
 	ctl->remote = (uint64_t)ret;
+	arch_fault_point();
 	/* No fd in the task: the dumper reaches the shmem file through map_files (root only). */
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", ctl->pid, (unsigned long)ret,
 		 (unsigned long)ret + ctl->size);
@@ -309,6 +310,7 @@ static int start_daemon(struct parasite_ctl *ctl)
 	err = wait_fd(ctl, ctl->lsk);
 	if (err)
 		return err;
+	arch_fault_point();
 	ctl->sk = accept4(ctl->lsk, NULL, NULL, SOCK_CLOEXEC);
 	if (ctl->sk < 0) {
 		pr_perror("accept of the parasite of %d", ctl->pid);
@@ -404,12 +406,14 @@ static int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, int send_fd
 		c->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(c), &send_fd, sizeof(int));
 	}
+	arch_fault_point();
 	n = sendmsg(ctl->sk, &h, MSG_NOSIGNAL);
 	if (n != sizeof(*m)) {
 		pr_perror("sending command %u to the parasite of %d", cmd, ctl->pid);
 		return n < 0 ? neg_errno() : -EIO;
 	}
 	err = wait_fd(ctl, ctl->sk);
+	arch_fault_point();
 	if (err)
 		return err;
 	h = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1 };
@@ -614,8 +618,10 @@ static int stop_daemon(struct parasite_ctl *ctl)
 	if (ctl->sk >= 0)
 		err = ctl_cmd(ctl, &m, -1, NULL, 0);
 	err2 = interrupt_leader(ctl);
+	arch_fault_point();
 	if (ctl->sk >= 0)
 		close(TAKE_FD(ctl->sk));
+	arch_fault_point();
 	if (ctl->lsk >= 0)
 		close(TAKE_FD(ctl->lsk));
 	if (!err2)

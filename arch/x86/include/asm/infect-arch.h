@@ -82,6 +82,13 @@ int arch_start_code(struct arch_thread_state *ts, uint64_t rip, uint64_t rsp, ui
  */
 int arch_catch_sigreturn(struct arch_thread_state *ts, uint64_t lo, uint64_t hi);
 
+/*
+ * Test hook of the dumper-killed test: with CRIU_LIKE_FAULT_STEP=N in the
+ * environment, the dumper SIGKILLs itself at the N-th call (each call sits
+ * between two steps that change the task). Does nothing otherwise.
+ */
+void arch_fault_point(void);
+
 /* Blocking wait for the next stop of @tid. Returns 0 or -ESRCH when it died. */
 int arch_wait_stop(pid_t tid, int *status);
 /* Handle a stop seen while the thread runs free: resume it. Returns 0 or -errno. */

@@ -1,0 +1,98 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The dumper SIGKILLed at random points, INFECT_TRIALS times (default 100):
+# odd trials at a random step of the injection/parasite/cure machinery
+# (CRIU_LIKE_FAULT_STEP, see arch_fault_point()), even trials after a
+# random delay (mostly during the seize). After each trial the victim must
+# be untraced, not stopped, every thread with its original sigmask, still
+# making progress, without checksum or register errors; at the end it must
+# have received every signal the sender queued.
+set -u
+: "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
+V=$B/test/integration/infect-victim
+TRIALS=${INFECT_TRIALS:-100}
+[ "$(id -u)" = 0 ] || { echo "infect-kill: needs root"; exit 77; }
+[ -x "$V" ] && [ -x "$CRIU_LIKE" ] || { echo "infect-kill: build first"; exit 1; }
+
+tmp=$(mktemp -d)
+vp=
+sp=
+cleanup() {
+	[ -n "$sp" ] && kill -KILL "$sp" 2>/dev/null
+	[ -n "$vp" ] && kill -KILL "$vp" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+masks() {
+	for t in /proc/$vp/task/*; do
+		echo "$(basename "$t") $(sed -n 's/^SigBlk:\t//p' "$t/status")"
+	done
+}
+
+progress() {
+	tail -n 1 "$tmp/victim" | awk '$1 == "progress" { print $2, $4 }'
+}
+
+"$V" victim >"$tmp/victim" &
+vp=$!
+"$V" sender "$vp" >"$tmp/sender" &
+sp=$!
+sleep 0.3
+masks >"$tmp/masks0"
+
+ok=0
+trial=1
+while [ $trial -le "$TRIALS" ]; do
+	r=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+	if [ $((trial % 2)) = 1 ]; then
+		# About 200 steps make one infection of the 8-thread victim: cover two.
+		CRIU_LIKE_FAULT_STEP=$((r % 400 + 1)) "$CRIU_LIKE" infect-test -t "$vp" \
+			--cycles 1000000 >/dev/null 2>&1 &
+		dp=$!
+		how="step $((r % 400 + 1))"
+	else
+		"$CRIU_LIKE" infect-test -t "$vp" --cycles 1000000 >/dev/null 2>&1 &
+		dp=$!
+		d=$((r % 250))
+		sleep "$(printf '0.%03d' "$d")"
+		kill -KILL "$dp" 2>/dev/null
+		how="after ${d} ms"
+	fi
+	{ wait "$dp"; } 2>/dev/null
+	sleep 0.05
+	state=$(sed -n 's/^State:\t\(.\).*/\1/p' /proc/$vp/status 2>/dev/null)
+	tracer=$(cat /proc/$vp/task/*/status 2>/dev/null | sed -n 's/^TracerPid:\t//p' | sort -u)
+	masks >"$tmp/masks"
+	p1=$(progress)
+	sleep 0.05
+	p2=$(progress)
+	bad=
+	[ -n "$state" ] || bad="victim is gone"
+	[ -z "$bad" ] && { [ "$state" = S ] || [ "$state" = R ]; } || bad="${bad:-state $state}"
+	[ -z "$bad" ] && [ "$tracer" != 0 ] && bad="still traced by $tracer"
+	[ -z "$bad" ] && ! cmp -s "$tmp/masks0" "$tmp/masks" && bad="sigmasks changed: $(cat "$tmp/masks")"
+	[ -z "$bad" ] && [ "${p1%% *}" = "${p2%% *}" ] && bad="no progress ($p1)"
+	[ -z "$bad" ] && [ "${p2#* }" != 0 ] && bad="victim errors: ${p2#* }"
+	if [ -n "$bad" ]; then
+		echo "trial $trial ($how): $bad"
+		break
+	fi
+	ok=$((ok + 1))
+	trial=$((trial + 1))
+done
+
+kill -TERM "$sp"
+wait "$sp"
+sp=
+sleep 0.3
+kill -USR1 "$vp" 2>/dev/null
+wait "$vp"
+vp=
+final=$(grep '^final' "$tmp/victim")
+sent=$(sed -n 's/^sent //p' "$tmp/sender")
+set -- $final
+echo "$ok/$TRIALS trials: victim intact ($final; sent $sent)"
+[ "$ok" = "$TRIALS" ] && [ "${5:-x}" = 0 ] && [ "${7:-x}" = "$sent" ] && exit 0
+[ "${7:-x}" = "$sent" ] || echo "FAIL: $sent signals sent, ${7:-?} received"
+exit 1
