@@ -276,6 +276,65 @@ static void test_fdinfo_locks(void **state)
 	assert_null(fi.locks);
 }
 
+/* The rarer variants, captured by `capture DIR more`. */
+static void test_fdinfo_more(void **state)
+{
+	static const unsigned char h[12] = { 0x41, 0xd4 };
+	struct fdinfo fi;
+
+	(void)state;
+	parse_fixture("fdinfo-lease", &fi);
+	check_common(&fi, 0, 0120000, 27, 10952883, FDINFO_PLAIN);
+	assert_int_equal(fi.n_locks, 1);
+	check_lock(&fi.locks[0], "LEASE", "READ", 27024, 0xfe, 0, 10952883, 0, -1);
+	fdinfo_fini(&fi);
+	parse_fixture("fdinfo-posixlock", &fi);
+	assert_int_equal(fi.n_locks, 1);
+	check_lock(&fi.locks[0], "POSIX", "WRITE", 27024, 0xfe, 0, 10952913, 0, -1);
+	fdinfo_fini(&fi);
+	parse_fixture("fdinfo-fanotify-fs", &fi);
+	check_common(&fi, 0, 02, 17, 1038, FDINFO_FANOTIFY);
+	assert_int_equal(fi.fanotify.flags, 0x200); /* FAN_REPORT_FID */
+	assert_int_equal(fi.fanotify.event_flags, 0x8000);
+	assert_int_equal(fi.n_fmarks, 1);
+	assert_int_equal(fi.fmarks[0].kind, FANOTIFY_MARK_SB);
+	assert_int_equal(fi.fmarks[0].sdev, 0xfe00000);
+	assert_int_equal(fi.fmarks[0].mask, 0x100); /* FAN_CREATE */
+	fdinfo_fini(&fi);
+	parse_fixture("fdinfo-inotify-proc", &fi);
+	check_common(&fi, 0, 0, 17, 1038, FDINFO_INOTIFY);
+	assert_int_equal(fi.n_wd, 1);
+	assert_int_equal(fi.wd[0].ino, 0xd441);
+	assert_int_equal(fi.wd[0].sdev, 0x15);
+	assert_int_equal(fi.wd[0].mask, 1);
+	assert_int_equal(fi.wd[0].fhandle_bytes, 12);
+	assert_int_equal(fi.wd[0].fhandle_type, 0x81);
+	assert_memory_equal(fi.wd[0].fhandle, h, 12);
+	fdinfo_fini(&fi);
+	parse_fixture("fdinfo-timerfd-abs", &fi);
+	check_common(&fi, 0, 02, 17, 1038, FDINFO_TIMERFD);
+	assert_int_equal(fi.timerfd.clockid, 0);
+	assert_int_equal(fi.timerfd.settime_flags, 1); /* TFD_TIMER_ABSTIME */
+	assert_int_equal(fi.timerfd.it_value_sec, 2306171785ULL);
+	assert_int_equal(fi.timerfd.it_value_nsec, 933156159);
+	assert_int_equal(fi.timerfd.it_interval_sec, 0);
+	assert_int_equal(fi.timerfd.it_interval_nsec, 0);
+	fdinfo_fini(&fi);
+	parse_fixture("fdinfo-pidfd-ns", &fi);
+	check_common(&fi, 0, 02000002, 4, 91952, FDINFO_PIDFD);
+	assert_int_equal(fi.pidfd.pid, 27025);
+	assert_int_equal(fi.pidfd.nspid_levels, 2);
+	assert_int_equal(fi.pidfd.nspids[0], 27025);
+	assert_int_equal(fi.pidfd.nspid, 1);
+	fdinfo_fini(&fi);
+	parse_fixture("fdinfo-pidfd-reaped", &fi);
+	assert_int_equal(fi.kind, FDINFO_PIDFD);
+	assert_int_equal(fi.pidfd.pid, -1);
+	assert_int_equal(fi.pidfd.nspid_levels, 1);
+	assert_int_equal(fi.pidfd.nspid, -1);
+	fdinfo_fini(&fi);
+}
+
 static void test_fdinfo_garbage(void **state)
 {
 	static const char *bad[] = {
@@ -482,6 +541,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_fdinfo_fanotify),
 		cmocka_unit_test(test_fdinfo_pidfd),
 		cmocka_unit_test(test_fdinfo_locks),
+		cmocka_unit_test(test_fdinfo_more),
 		cmocka_unit_test(test_fdinfo_garbage),
 		cmocka_unit_test(test_mountinfo_capture),
 		cmocka_unit_test(test_mountinfo_hard),

@@ -308,6 +308,25 @@ static void test_status_nested(void **state)
 	proc_status_fini(&st);
 }
 
+/* A task in a child pid namespace, read from the parent's namespace. */
+static void test_status_pidns(void **state)
+{
+	_cleanup_free_ char *t = load("status-pidns");
+	struct proc_status st;
+
+	(void)state;
+	assert_int_equal(parse_status(t, &st), 0);
+	assert_int_equal(st.state, 'S');
+	assert_int_equal(st.pid, 27025);
+	assert_int_equal(st.ppid, 27024);
+	assert_int_equal(st.nspid_levels, 2);
+	assert_int_equal(st.nspid[0], 27025);
+	assert_int_equal(st.nspid[1], 1);
+	assert_int_equal(st.ngroups, 0);
+	assert_int_equal(st.umask, 022);
+	proc_status_fini(&st);
+}
+
 /* Replace the line starting with @key in @text by @repl ("" drops it). */
 static char *edit_line(const char *text, const char *key, const char *repl)
 {
@@ -670,6 +689,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_status_capture),
 		cmocka_unit_test(test_status_old),
 		cmocka_unit_test(test_status_nested),
+		cmocka_unit_test(test_status_pidns),
 		cmocka_unit_test(test_status_garbage),
 		cmocka_unit_test(test_maps_capture),
 		cmocka_unit_test(test_smaps_capture),
