@@ -430,8 +430,10 @@ static int status_one(enum status_key k, const char *p, struct proc_status *st)
 		return err ?: (n ? 0 : -EINVAL);
 	case ST_THREADS:
 		err = status_list(p, 10, UINT_MAX, v, 1, &n);
+		if (err || n != 1)
+			return -EINVAL;
 		st->threads = v[0];
-		return err ?: (n == 1 ? 0 : -EINVAL);
+		return 0;
 	case ST_SIGPND ... ST_CAPAMB:
 		err = pp_u64(&p, 16, sig[k - ST_SIGPND]);
 		break;
