@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fdinfo, mountinfo and pid-list parsers against fixtures (see test-proc-parse.c for where the
- * fixtures are found).
+ * fdinfo, mountinfo and pid-list parsers against fixtures (found as test-proc-fixtures.h says).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,19 +18,7 @@
 #include "proc-parse.h"
 #include "util.h"
 
-static const char *fixture_dir = "test/unit/fixtures/proc";
-
-static char *load(const char *name)
-{
-	char path[PATH_MAX];
-	char *text;
-
-	snprintf(path, sizeof(path), "%s/%s", fixture_dir, name);
-	text = read_file_at(AT_FDCWD, path, NULL);
-	if (!text)
-		fail_msg("cannot read fixture %s: %m", path);
-	return text;
-}
+#include "test-proc-fixtures.h"
 
 static void parse_fixture(const char *name, struct fdinfo *fi)
 {
@@ -549,9 +536,6 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_pid_list),
 	};
 
-	if (getenv("PROC_FIXTURES"))
-		fixture_dir = getenv("PROC_FIXTURES");
-	else if (argc > 1)
-		fixture_dir = argv[1];
+	fixtures_init(argc, argv);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

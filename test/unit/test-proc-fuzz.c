@@ -22,7 +22,7 @@
 #include "proc-parse.h"
 #include "util.h"
 
-static const char *fixture_dir = "test/unit/fixtures/proc";
+#include "test-proc-fixtures.h"
 
 enum parser {
 	P_STAT,
@@ -171,9 +171,6 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_fuzz_fixtures),
 	};
 
-	if (getenv("PROC_FIXTURES"))
-		fixture_dir = getenv("PROC_FIXTURES");
-	else if (argc > 1)
-		fixture_dir = argv[1];
+	fixtures_init(argc, argv);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

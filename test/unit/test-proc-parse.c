@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The /proc parsers against fixtures: real captures from Linux 6.18 (see
- * test/unit/fixtures/proc/capture.c) and hand-made files for the hard cases. Fixtures are looked
- * up in $PROC_FIXTURES, else argv[1], else test/unit/fixtures/proc (run from the repo root).
+ * test/unit/fixtures/proc/capture.c) and hand-made files for the hard cases. Where fixtures are
+ * looked up: test-proc-fixtures.h.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,19 +21,7 @@
 #include "proc-parse.h"
 #include "util.h"
 
-static const char *fixture_dir = "test/unit/fixtures/proc";
-
-static char *load(const char *name)
-{
-	char path[PATH_MAX];
-	char *text;
-
-	snprintf(path, sizeof(path), "%s/%s", fixture_dir, name);
-	text = read_file_at(AT_FDCWD, path, NULL);
-	if (!text)
-		fail_msg("cannot read fixture %s: %m", path);
-	return text;
-}
+#include "test-proc-fixtures.h"
 
 /* ---- stat ---- */
 
@@ -698,9 +686,6 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_maps_garbage),
 	};
 
-	if (getenv("PROC_FIXTURES"))
-		fixture_dir = getenv("PROC_FIXTURES");
-	else if (argc > 1)
-		fixture_dir = argv[1];
+	fixtures_init(argc, argv);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
