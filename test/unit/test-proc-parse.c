@@ -315,6 +315,63 @@ static void test_status_pidns(void **state)
 	proc_status_fini(&st);
 }
 
+/* A zombie (exit(3)) and kthreadd, captured on this machine. */
+static void test_zombie_and_kthreadd(void **state)
+{
+	_cleanup_free_ char *zstat = load("stat-zombie");
+	_cleanup_free_ char *zstatus = load("status-zombie");
+	_cleanup_free_ char *zmaps = load("maps-zombie");
+	_cleanup_free_ char *kstat = load("stat-kthreadd");
+	_cleanup_free_ char *kstatus = load("status-kthreadd");
+	struct proc_status ss;
+	struct proc_stat st;
+	struct vma_list l;
+
+	(void)state;
+	assert_int_equal(parse_stat(zstat, &st), 0);
+	assert_int_equal(st.pid, 1160);
+	assert_string_equal(st.comm, "zomb");
+	assert_int_equal(st.state, 'Z');
+	assert_int_equal(st.ppid, 1159);
+	assert_int_equal(st.pgid, 1144);
+	assert_int_equal(st.sid, 3144);
+	assert_int_equal(st.flags, 4227148);
+	assert_int_equal(st.start_time, 392924);
+	assert_int_equal(st.vsize, 0);
+	assert_int_equal(st.start_code, 0);
+	assert_int_equal(st.exit_code, 3 << 8); /* the wait status */
+	/* a zombie has no fs_struct: no Umask: line */
+	assert_int_equal(parse_status(zstatus, &ss), 0);
+	assert_int_equal(ss.state, 'Z');
+	assert_int_equal(ss.pid, 1160);
+	assert_int_equal(ss.umask, -1);
+	assert_int_equal(ss.no_new_privs, 0);
+	assert_int_equal(ss.seccomp, 0);
+	assert_int_equal(ss.nspid_levels, 1);
+	assert_int_equal(ss.cap_eff, 0x1fffeffffffULL);
+	proc_status_fini(&ss);
+	assert_int_equal(parse_maps(zmaps, false, &l), 0);
+	assert_int_equal(l.nr, 0);
+
+	assert_int_equal(parse_stat(kstat, &st), 0);
+	assert_int_equal(st.pid, 2);
+	assert_string_equal(st.comm, "kthreadd");
+	assert_int_equal(st.ppid, 0);
+	assert_int_equal(st.pgid, 0);
+	assert_int_equal(st.sid, 0);
+	assert_int_equal(st.flags, 2129984);
+	assert_true(st.flags & PF_KTHREAD);
+	assert_int_equal(st.start_time, 22);
+	assert_int_equal(st.vsize, 0);
+	assert_int_equal(parse_status(kstatus, &ss), 0);
+	assert_int_equal(ss.pid, 2);
+	assert_int_equal(ss.ppid, 0);
+	assert_int_equal(ss.umask, 022);
+	assert_int_equal(ss.sigign, UINT64_MAX);
+	assert_int_equal(ss.cap_prm, 0x1ffffffffffULL);
+	proc_status_fini(&ss);
+}
+
 /* Replace the line starting with @key in @text by @repl ("" drops it). */
 static char *edit_line(const char *text, const char *key, const char *repl)
 {
@@ -678,6 +735,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_status_old),
 		cmocka_unit_test(test_status_nested),
 		cmocka_unit_test(test_status_pidns),
+		cmocka_unit_test(test_zombie_and_kthreadd),
 		cmocka_unit_test(test_status_garbage),
 		cmocka_unit_test(test_maps_capture),
 		cmocka_unit_test(test_smaps_capture),
