@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -415,6 +416,93 @@ static void test_live_threads(void **state)
 	free(tids);
 }
 
+/*
+ * A task may exit while we read it: its files then vanish (ENOENT) or read empty (ESRCH). The
+ * sandbox's own pid 1 may refuse maps and fds even to root (EACCES: ptrace_may_access). Anything
+ * else, -EINVAL above all, is a parser that failed on real text.
+ */
+static void check_gone_or_ok(int err, pid_t pid, const char *what)
+{
+	if (err && err != -ENOENT && err != -ESRCH && err != -EACCES)
+		fail_msg("%s of pid %d: %d", what, pid, err);
+}
+
+static void parse_all_fds(pid_t pid)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo", pid);
+	d = opendir(path);
+	if (!d)
+		return; /* gone */
+	while ((de = readdir(d))) {
+		struct fdinfo fi;
+		int err;
+
+		if (de->d_name[0] == '.')
+			continue;
+		err = proc_parse_fdinfo(pid, atoi(de->d_name), &fi);
+		check_gone_or_ok(err, pid, "fdinfo");
+		if (!err)
+			fdinfo_fini(&fi);
+	}
+}
+
+/* Every parser on every task of this machine: real text of all kinds must parse. */
+static void test_live_all_tasks(void **state)
+{
+	_cleanup_closedir_ DIR *d = opendir("/proc");
+	struct dirent *de;
+	unsigned int tasks = 0, parsed_maps = 0;
+
+	(void)state;
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		pid_t pid = atoi(de->d_name), *pids;
+		struct proc_stat st;
+		struct proc_status ss;
+		struct vma_list vl;
+		struct mount_list ml;
+		unsigned int nr;
+		int err;
+
+		if (pid <= 0)
+			continue;
+		tasks++;
+		check_gone_or_ok(proc_parse_stat(pid, 0, &st), pid, "stat");
+		err = proc_parse_status(pid, 0, &ss);
+		check_gone_or_ok(err, pid, "status");
+		if (!err)
+			proc_status_fini(&ss);
+		for (int smaps = 0; smaps < 2; smaps++) {
+			err = proc_parse_maps(pid, smaps, &vl);
+			check_gone_or_ok(err, pid, smaps ? "smaps" : "maps");
+			if (!err) {
+				parsed_maps += smaps;
+				vma_list_fini(&vl);
+			}
+		}
+		err = proc_parse_mountinfo(pid, &ml);
+		check_gone_or_ok(err, pid, "mountinfo");
+		if (!err)
+			mount_list_fini(&ml);
+		err = proc_parse_children(pid, 0, &pids, &nr);
+		check_gone_or_ok(err, pid, "children");
+		if (!err)
+			free(pids);
+		err = proc_list_threads(pid, &pids, &nr);
+		check_gone_or_ok(err, pid, "threads");
+		if (!err)
+			free(pids);
+		parse_all_fds(pid);
+	}
+	/* most tasks here are ours to read: the test must not pass on refusals alone */
+	assert_true(tasks > 1);
+	assert_true(parsed_maps * 2 > tasks);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -422,6 +510,7 @@ int main(void)
 		cmocka_unit_test(test_live_smaps),	    cmocka_unit_test(test_live_fdinfo_file),
 		cmocka_unit_test(test_live_fdinfo_special), cmocka_unit_test(test_live_mountinfo),
 		cmocka_unit_test(test_live_children),	    cmocka_unit_test(test_live_threads),
+		cmocka_unit_test(test_live_all_tasks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
