@@ -162,7 +162,11 @@ int proc_parse_mountinfo(pid_t pid, struct mount_list *ret)
 
 	snprintf(path, sizeof(path), "%d/mountinfo", pid);
 	text = pp_read_proc(path);
+	/*
+	 * open() fails with EINVAL once the task has dropped its namespaces (a zombie, checked on
+	 * 6.18): say ESRCH, so -EINVAL keeps meaning text we could not parse.
+	 */
 	if (!text)
-		return neg_errno();
+		return errno == EINVAL ? -ESRCH : neg_errno();
 	return parse_mountinfo(text, ret);
 }

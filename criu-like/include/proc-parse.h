@@ -307,6 +307,7 @@ struct mount_list {
 };
 
 int parse_mountinfo(const char *text, struct mount_list *ret);
+/* -ESRCH for a zombie (it has no mount namespace left) */
 int proc_parse_mountinfo(pid_t pid, struct mount_list *ret);
 void mount_list_fini(struct mount_list *l);
 

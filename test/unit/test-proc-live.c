@@ -371,6 +371,41 @@ static void test_live_children(void **state)
 	assert_int_equal(proc_parse_stat(child, 0, &st), -ENOENT);
 }
 
+/* A zombie: empty maps, no mount namespace, the wait status in stat, no Umask: in status. */
+static void test_live_zombie(void **state)
+{
+	struct proc_status ss;
+	struct proc_stat st;
+	struct mount_list ml;
+	struct vma_list vl;
+	pid_t child;
+	int i;
+
+	(void)state;
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(3);
+	for (i = 0; i < 1000; i++) {
+		assert_int_equal(proc_parse_stat(child, 0, &st), 0);
+		if (st.state == 'Z')
+			break;
+		usleep(1000);
+	}
+	assert_int_equal(st.state, 'Z');
+	assert_int_equal(st.exit_code, 3 << 8);
+	assert_int_equal(st.ppid, getpid());
+	assert_int_equal(proc_parse_status(child, 0, &ss), 0);
+	assert_int_equal(ss.state, 'Z');
+	assert_int_equal(ss.umask, -1);
+	proc_status_fini(&ss);
+	assert_int_equal(proc_parse_maps(child, true, &vl), 0);
+	assert_int_equal(vl.nr, 0);
+	assert_int_equal(proc_parse_mountinfo(child, &ml), -ESRCH);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	assert_int_equal(proc_parse_mountinfo(child, &ml), -ENOENT);
+}
+
 static pthread_barrier_t barrier;
 static pid_t thread_tids[2];
 
@@ -511,8 +546,8 @@ int main(void)
 		cmocka_unit_test(test_live_stat_status),    cmocka_unit_test(test_live_maps),
 		cmocka_unit_test(test_live_smaps),	    cmocka_unit_test(test_live_fdinfo_file),
 		cmocka_unit_test(test_live_fdinfo_special), cmocka_unit_test(test_live_mountinfo),
-		cmocka_unit_test(test_live_children),	    cmocka_unit_test(test_live_threads),
-		cmocka_unit_test(test_live_all_tasks),
+		cmocka_unit_test(test_live_children),	    cmocka_unit_test(test_live_zombie),
+		cmocka_unit_test(test_live_threads),	    cmocka_unit_test(test_live_all_tasks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
