@@ -18,17 +18,17 @@ if [ ! -f "$elf" ]; then
 	exit 1
 fi
 
-relocs=$(readelf -W -r "$elf" | grep -E '^ *[0-9a-f]+ +[0-9a-f]+ +R_' || true)
-if [ -n "$relocs" ]; then
-	echo "gen-blob.sh: $elf has run-time relocations (absolute addresses in the blob):" >&2
-	echo "$relocs" >&2
-	exit 1
-fi
-
 undef=$(nm -u "$elf" | grep -v '^ *w ' || true)
 if [ -n "$undef" ]; then
 	echo "gen-blob.sh: $elf has undefined symbols:" >&2
 	echo "$undef" >&2
+	exit 1
+fi
+
+relocs=$(readelf -W -r "$elf" | grep -E '^ *[0-9a-f]+ +[0-9a-f]+ +R_' || true)
+if [ -n "$relocs" ]; then
+	echo "gen-blob.sh: $elf has run-time relocations (absolute addresses in the blob):" >&2
+	echo "$relocs" >&2
 	exit 1
 fi
 

@@ -387,8 +387,14 @@ static int place_trampoline(struct arch_injector *inj)
 	memcpy(patched, inj->saved, sizeof(patched));
 	memcpy(patched + off, trampoline, sizeof(trampoline));
 	inj->code = inj->patch + off;
-	if (!memcmp(patched, inj->saved, sizeof(patched)))
-		return 0; /* left by a dumper that died: already in place */
+	if (!memcmp(patched, inj->saved, sizeof(patched))) {
+		if (!vdso)
+			return 0;
+		/* Left by a dumper that died: the kernel's vDSO has zeros there, put them back at the end. */
+		memset(inj->saved + off, 0, sizeof(trampoline));
+		inj->patched = true;
+		return 0;
+	}
 	ret = poke_bytes(inj->tid, inj->patch, patched, sizeof(patched));
 	if (ret)
 		return ret;

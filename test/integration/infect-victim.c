@@ -11,6 +11,9 @@
  *				and SIGALRM (a 5 ms itimer). A line
  *				"progress P errors E rt R" every 10 ms;
  *				SIGUSR1 prints "final ..." and exits.
+ *   infect-victim tree		a parent and a child, each with a POSIX timer,
+ *				a sigaltstack, an ignored signal and a few
+ *				fds, sleeping until killed.
  *   infect-victim sender PID	sigqueue(PID, SIGRTMIN) every millisecond;
  *				on SIGTERM prints "sent N" (queued ones only).
  */
@@ -190,6 +193,32 @@ static int victim(void)
 	return 0;
 }
 
+static void tree_member(void)
+{
+	static char altstack[64 * 1024];
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
+	struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR2 };
+	struct itimerspec its = { { 0, 10 * 1000 * 1000 }, { 0, 10 * 1000 * 1000 } };
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_ONSTACK | SA_RESTART };
+	timer_t t;
+	int p[2];
+
+	if (sigaltstack(&ss, NULL) || sigaction(SIGUSR2, &sa, NULL) ||
+	    timer_create(CLOCK_MONOTONIC, &sev, &t) || timer_settime(t, 0, &its, NULL) || pipe(p))
+		abort();
+	signal(SIGHUP, SIG_IGN);
+	for (;;)
+		pause();
+}
+
+static int tree(void)
+{
+	if (fork() == 0)
+		tree_member();
+	tree_member();
+	return 0;
+}
+
 static void on_term(int sig)
 {
 	(void)sig;
@@ -225,6 +254,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "victim"))
 		return victim();
+	if (argc == 2 && !strcmp(argv[1], "tree"))
+		return tree();
 	if (argc == 3 && !strcmp(argv[1], "sender"))
 		return sender(atoi(argv[2]));
 	fprintf(stderr, "usage: %s victim | sender PID\n", argv[0]);

@@ -1,0 +1,41 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# infect-test on a two-process tree in its own network namespace (the
+# control socket must be created there), each task with a POSIX timer, a
+# sigaltstack, an ignored signal and pipes: 20 cycles without a mismatch.
+# Then a pid that does not exist must be refused with a message.
+set -u
+: "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
+V=$B/test/integration/infect-victim
+[ "$(id -u)" = 0 ] || { echo "infect-basic: needs root"; exit 77; }
+[ -x "$V" ] && [ -x "$CRIU_LIKE" ] || { echo "infect-basic: build first"; exit 1; }
+command -v unshare >/dev/null || exit 77
+
+tmp=$(mktemp -d)
+unshare -n "$V" tree &
+vp=$!
+trap 'kill -KILL $vp 2>/dev/null; pkill -KILL -P $vp 2>/dev/null; rm -rf "$tmp"' EXIT
+sleep 0.3
+fail=0
+if [ "$(readlink /proc/$vp/ns/net)" = "$(readlink /proc/self/ns/net)" ]; then
+	echo "FAIL: the victim is not in its own network namespace"
+	fail=1
+fi
+"$CRIU_LIKE" infect-test -t "$vp" --cycles 20 -v4 -o "$tmp/log" >"$tmp/out" 2>&1 || {
+	echo "FAIL: infect-test on the tree"
+	grep -h 'Error' "$tmp/out" "$tmp/log" | head -20
+	fail=1
+}
+cat "$tmp/out"
+grep -q '^infect-test: 20 cycles, 40 task infections, 0 mismatches' "$tmp/out" || fail=1
+grep -q '1 POSIX timers' "$tmp/log" || { echo "FAIL: the POSIX timer was not reported"; fail=1; }
+grep -q 'altstack [0-9a-f]*/10000 flags 0' "$tmp/log" || { echo "FAIL: no sigaltstack reported"; fail=1; }
+if "$CRIU_LIKE" infect-test -t 999999999 >"$tmp/out" 2>&1; then
+	echo "FAIL: infect-test of a pid that does not exist succeeded"
+	fail=1
+elif ! grep -q '999999999' "$tmp/out"; then
+	echo "FAIL: refusal without the pid: $(cat "$tmp/out")"
+	fail=1
+fi
+[ $fail = 0 ] && echo "infect-basic: tree in its own netns infected 20 times, bad pid refused"
+exit $fail
