@@ -239,7 +239,8 @@ struct fdinfo_lock {
 
 struct fdinfo {
 	uint64_t pos;
-	unsigned int flags; /* octal in the file */
+	unsigned int
+		flags; /* octal in the file; f_flags plus O_CLOEXEC when the fd has FD_CLOEXEC */
 	int mnt_id; /* -1 when missing (< 3.15) */
 	uint64_t ino; /* 0 when missing (< 5.14) */
 	enum fdinfo_kind kind;
