@@ -103,7 +103,7 @@ static const struct vma_entry *vma_at(const struct vma_list *l, const void *addr
 
 static void test_live_maps(void **state)
 {
-	char path[] = "/tmp/proc live\nmap XXXXXX";
+	char path[64];
 	const struct vma_entry *v;
 	struct vma_list l;
 	struct stat sb;
@@ -115,7 +115,9 @@ static void test_live_maps(void **state)
 		    0);
 	assert_true(anon != MAP_FAILED);
 	assert_int_equal(mprotect(anon + PAGE_SIZE, PAGE_SIZE, PROT_READ | PROT_EXEC), 0);
-	fd = mkstemp(path);
+	/* a space and a newline in the name: maps prints the newline as "\012" */
+	snprintf(path, sizeof(path), "/tmp/proc live\nmap %d", getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, 2 * PAGE_SIZE), 0);
 	assert_int_equal(fstat(fd, &sb), 0);
@@ -218,13 +220,14 @@ static int mount_id_of(const char *path)
 
 static void test_live_fdinfo_file(void **state)
 {
-	char path[] = "/tmp/proc-live-fdinfo-XXXXXX";
+	char path[64];
 	struct fdinfo fi;
 	struct stat sb;
 	int fd;
 
 	(void)state;
-	fd = mkstemp(path);
+	snprintf(path, sizeof(path), "/tmp/proc-live-fdinfo-%d", getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(fcntl(fd, F_SETFL, O_APPEND | O_NONBLOCK), 0);
 	assert_int_equal(write(fd, path, sizeof(path)), sizeof(path));
