@@ -15,6 +15,7 @@
 #include <elf.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 
 #include "cr.h"
@@ -301,6 +302,28 @@ static int query(struct parasite_ctl *ctl, const struct seized_task *task,
 	return bad + err + check_vmsplice(ctl, task->pid);
 }
 
+/* A single injected gettid() in the leader and in the last thread. */
+static int check_compel_syscall(const struct seized_task *task, int *bad)
+{
+	unsigned long args[6] = { 0 };
+	unsigned int idx[2] = { 0, task->nr_threads - 1 }, i;
+	long ret;
+	int err;
+
+	for (i = 0; i < 2; i++) {
+		pid_t tid = task->threads[idx[i]].tid;
+
+		err = compel_syscall(tid, SYS_gettid, args, &ret);
+		if (err)
+			return err;
+		if (ret != tid) {
+			pr_err("gettid() injected into %d returned %ld\n", tid, ret);
+			(*bad)++;
+		}
+	}
+	return 0;
+}
+
 /* Infect one seized task, query it, cure it; returns mismatches or -errno. */
 static int test_task(const struct seized_task *task)
 {
@@ -319,9 +342,13 @@ static int test_task(const struct seized_task *task)
 	for (i = 0; i < task->nr_threads && !err; i++)
 		err = snap_thread(task->pid, tids[i], &before[i]);
 	if (!err)
+		err = check_compel_syscall(task, &bad);
+	if (!err)
 		err = parasite_infect(task->pid, tids, task->nr_threads, &ctl);
 	if (!err) {
-		bad = query(ctl, task, before);
+		int q = query(ctl, task, before);
+
+		bad = q < 0 ? q : bad + q;
 		err = parasite_cure(ctl);
 		if (bad < 0 && !err)
 			err = bad;
