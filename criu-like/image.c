@@ -324,7 +324,7 @@ static int img_check_kind(struct cr_img *img, uint32_t magic)
 
 static int img_start_raw_read(struct cr_img *img)
 {
-	char buf[IMG_RAW_DATA_OFF];
+	char buf[IMG_RAW_DATA_OFF] = {};
 	struct img_raw_hdr *h = (struct img_raw_hdr *)buf;
 	int ret;
 
