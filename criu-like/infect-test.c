@@ -336,6 +336,9 @@ static int test_task(const struct seized_task *task)
 
 	for (i = 0; i < task->nr_threads; i++)
 		tids[i] = task->threads[i].tid;
+	err = parasite_remove_stale_areas(task->pid, tids, task->nr_threads, &i);
+	if (err)
+		return err;
 	before = calloc(task->nr_threads, sizeof(*before));
 	after = calloc(task->nr_threads, sizeof(*after));
 	err = before && after ? snap_task(task->pid, &tb) : -ENOMEM;

@@ -161,7 +161,7 @@ static int map_area(struct parasite_ctl *ctl)
 	arch_fault_point();
 	/* No fd in the task: the dumper reaches the shmem file through map_files (root only). */
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", ctl->pid, (unsigned long)ret,
-		 (unsigned long)ret + ctl->size);
+		 (unsigned long)(ret + (long)ctl->size));
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		pr_perror("open %s", path);
@@ -694,4 +694,95 @@ int parasite_cure(struct parasite_ctl *ctl)
 		pr_info("task %d cured\n", ctl->pid);
 	ctl_free(ctl);
 	return err;
+}
+
+/* Is the mapping at @start an area a killed dumper left: does it start with our blob? */
+static bool is_stale_area(int memfd, unsigned long start)
+{
+	uint8_t head[64];
+	size_t n = min(sizeof(head), sizeof(parasite_blob));
+
+	return pread(memfd, head, n, (off_t)start) == (ssize_t)n && !memcmp(head, parasite_blob, n);
+}
+
+/* Shared anonymous rwx mappings of @pid that start with our blob. */
+static int find_stale_areas(pid_t pid, unsigned long (*areas)[2], unsigned int max,
+			    unsigned int *nr)
+{
+	char path[64], line[512];
+	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_close_ int memfd = -1;
+
+	*nr = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	memfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (!f || memfd < 0) {
+		pr_perror("open /proc/%d/maps or mem", pid);
+		return neg_errno();
+	}
+	while (fgets(line, sizeof(line), f) && *nr < max) {
+		unsigned long start, end;
+		char perms[8];
+
+		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3 &&
+		    !strcmp(perms, "rwxs") && strstr(line, " /dev/zero (deleted)\n") &&
+		    is_stale_area(memfd, start)) {
+			areas[*nr][0] = start;
+			areas[(*nr)++][1] = end;
+		}
+	}
+	return 0;
+}
+
+/* A thread still running in the area (seized right after its dumper died) keeps it alive. */
+static bool area_in_use(const pid_t *tids, unsigned int n, const unsigned long *a)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct user_regs_struct r;
+
+		if (ptrace(PTRACE_GETREGS, tids[i], NULL, &r) || (r.rip >= a[0] && r.rip < a[1]) ||
+		    (r.rsp >= a[0] && r.rsp <= a[1]))
+			return true;
+	}
+	return false;
+}
+
+int parasite_remove_stale_areas(pid_t pid, const pid_t *tids, unsigned int nr_threads,
+				unsigned int *removed)
+{
+	unsigned long areas[16][2];
+	struct arch_thread_state ts;
+	struct arch_injector inj;
+	unsigned int nr, i;
+	int err, err2;
+
+	*removed = 0;
+	err = find_stale_areas(pid, areas, ARRAY_SIZE(areas), &nr);
+	if (err || !nr)
+		return err;
+	err = arch_thread_save(pid, &ts);
+	if (err)
+		return err;
+	err = arch_injector_init(&inj, &ts);
+	for (i = 0; i < nr && !err; i++) {
+		unsigned long args[6] = { areas[i][0], areas[i][1] - areas[i][0] };
+		long ret;
+
+		if (area_in_use(tids, nr_threads, areas[i]))
+			continue;
+		err = arch_inject_syscall(&inj, __NR_munmap, args, &ret);
+		if (!err && ret == 0)
+			(*removed)++;
+	}
+	err2 = arch_thread_restore(&ts);
+	if (!err2)
+		err2 = arch_injector_fini(&inj);
+	arch_thread_state_fini(&ts);
+	if (*removed)
+		pr_info("task %d: %u parasite areas of killed dumpers removed\n", pid, *removed);
+	return err ? err : err2;
 }

@@ -234,7 +234,7 @@ static long dispatch(struct parasite_args *a, int sk, struct parasite_msg *m, in
 
 static void command_loop(struct parasite_args *a, int sk)
 {
-	struct parasite_msg m;
+	struct parasite_msg m = { 0 };
 	long ret;
 	int fd;
 

@@ -56,6 +56,14 @@ long parasite_vmsplice(struct parasite_ctl *ctl, int pipe_wfd, const struct iove
 		       unsigned int n);
 
 /*
+ * Unmap the areas that dumpers killed while infecting left in task @pid
+ * (shared anonymous rwx mappings that start with our blob), except one a
+ * thread still runs in. Touches the task only when there is one.
+ */
+int parasite_remove_stale_areas(pid_t pid, const pid_t *tids, unsigned int nr_threads,
+				unsigned int *removed);
+
+/*
  * Stop the parasite, unmap the area, put every register, the sigmask,
  * xstate and the patched bytes back, free @ctl. The task is left in a
  * ptrace stop for unseize_tree().

@@ -90,12 +90,14 @@ done
 # A dumper may have died with the trampoline in the vDSO header: the next
 # infection puts the kernel's bytes (zeros) back.
 extra=0
-"$CRIU_LIKE" infect-test -t "$vp" >/dev/null 2>&1 || { echo "FAIL: infect-test after the trials"; extra=1; }
+"$CRIU_LIKE" infect-test -t "$vp" -v3 >"$tmp/last" 2>&1 || { echo "FAIL: infect-test after the trials"; extra=1; }
+sed -n 's/.*infect: //p' "$tmp/last" | grep 'killed dumpers'
 vdso=$(sed -n 's/^\([0-9a-f]*\)-.*\[vdso\]$/\1/p' /proc/$vp/maps)
 ident=$(dd if=/proc/$vp/mem bs=1 skip=$((0x$vdso + 7)) count=9 2>/dev/null | od -An -tx1 | tr -d ' \n')
 [ "$ident" = 000000000000000000 ] || { echo "FAIL: vDSO e_ident[7..15] is $ident"; extra=1; }
-leaked=$(grep -c ' /dev/zero (deleted)' /proc/$vp/maps)
-echo "areas left by killed dumpers: $leaked"
+# ... and unmaps the areas killed dumpers left.
+leaked=$(grep -c 'rwxs .* /dev/zero (deleted)' /proc/$vp/maps)
+[ "$leaked" = 0 ] || { echo "FAIL: $leaked parasite areas still mapped"; extra=1; }
 
 kill -TERM "$sp"
 wait "$sp"
