@@ -20,6 +20,7 @@
 #include "util.h"
 
 #define B64_PREFIX "base64:"
+#define UNKNOWN_KEY "__unknown_fields__"
 
 /* ---- bytes <-> JSON strings --------------------------------------------------------------- */
 
@@ -200,13 +201,34 @@ static void pb_value_to_json(struct json_writer *w, const ProtobufCFieldDescript
 	}
 }
 
+/*
+ * Fields from a newer schema, as protobuf-c keeps them: raw, to be packed
+ * again after the known fields (where a newer writer, numbering new fields
+ * after the old ones, put them too).
+ */
+static void unknown_to_json(struct json_writer *w, const ProtobufCMessage *m)
+{
+	jw_key(w, UNKNOWN_KEY);
+	jw_begin_array(w);
+	for (unsigned int i = 0; i < m->n_unknown_fields; i++) {
+		const ProtobufCMessageUnknownField *u = &m->unknown_fields[i];
+
+		jw_begin_object(w);
+		jw_key(w, "tag");
+		jw_u64(w, u->tag);
+		jw_key(w, "wire_type");
+		jw_u64(w, u->wire_type);
+		jw_key(w, "data");
+		jw_bytes(w, u->data, u->len);
+		jw_end_object(w);
+	}
+	jw_end_array(w);
+}
+
 static void pb_to_json(struct json_writer *w, const ProtobufCMessage *m)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
 
-	if (m->n_unknown_fields)
-		pr_warn("a %s has %u fields unknown to this tool: not shown, not encoded back\n",
-			d->name, m->n_unknown_fields);
 	jw_begin_object(w);
 	for (unsigned int i = 0; i < d->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &d->fields[i];
@@ -224,6 +246,8 @@ static void pb_to_json(struct json_writer *w, const ProtobufCMessage *m)
 			pb_value_to_json(w, f, *(char *const *)base + j * pb_elem_size(f->type));
 		jw_end_array(w);
 	}
+	if (m->n_unknown_fields)
+		unknown_to_json(w, m);
 	jw_end_object(w);
 }
 
@@ -339,6 +363,39 @@ static int json_to_field(const struct json_value *v, ProtobufCMessage *m,
 	return 0;
 }
 
+static int json_to_unknown(const struct json_value *v, ProtobufCMessage *m)
+{
+	if (v->type != JSON_ARRAY || m->unknown_fields)
+		return -EINVAL;
+	m->unknown_fields = calloc(v->n ? v->n : 1, sizeof(*m->unknown_fields));
+	if (!m->unknown_fields)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->n; i++) {
+		ProtobufCMessageUnknownField *u = &m->unknown_fields[i];
+		const struct json_value *data = json_get(v->items[i], "data");
+		ProtobufCBinaryData b;
+		uint64_t tag, wt;
+		int r;
+
+		if (json_to_u64(json_get(v->items[i], "tag"), &tag) || !tag || tag >= 1u << 29 ||
+		    json_to_u64(json_get(v->items[i], "wire_type"), &wt) ||
+		    (wt != PROTOBUF_C_WIRE_TYPE_VARINT && wt != PROTOBUF_C_WIRE_TYPE_64BIT &&
+		     wt != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED &&
+		     wt != PROTOBUF_C_WIRE_TYPE_32BIT) ||
+		    !data)
+			return -EINVAL;
+		u->tag = tag;
+		u->wire_type = wt;
+		r = json_bytes(data, &b);
+		if (r)
+			return r;
+		u->data = b.data;
+		u->len = b.len;
+		m->n_unknown_fields = i + 1;
+	}
+	return 0;
+}
+
 static int json_to_pb(const struct json_value *o, const ProtobufCMessageDescriptor *d,
 		      ProtobufCMessage **ret)
 {
@@ -357,7 +414,11 @@ static int json_to_pb(const struct json_value *o, const ProtobufCMessageDescript
 		const ProtobufCFieldDescriptor *f =
 			protobuf_c_message_descriptor_get_field_by_name(d, o->keys[i]);
 
-		if (!f) {
+		if (!f && !strcmp(o->keys[i], UNKNOWN_KEY)) {
+			r = json_to_unknown(o->items[i], m);
+			if (r == -EINVAL)
+				pr_err("%s: bad %s\n", d->name, UNKNOWN_KEY);
+		} else if (!f) {
 			pr_err("%s has no field \"%s\"\n", d->name, o->keys[i]);
 			r = -EINVAL;
 		} else if ((r = json_to_field(o->items[i], m, f)) && r != -ENOMEM) {

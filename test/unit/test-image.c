@@ -28,6 +28,7 @@
 
 #include "core.pb-c.h"
 #include "files.pb-c.h"
+#include "fs.pb-c.h"
 #include "pagemap.pb-c.h"
 #include "pstree.pb-c.h"
 
@@ -366,16 +367,14 @@ static void test_crc32c(void **state __unused)
 		}
 }
 
-/* Decode one image to JSON, encode it back: the same bytes. */
-static void roundtrip_one(struct ctx *c, enum cr_img_kind kind)
+/* Decode image @name to JSON, encode it back: the same bytes. */
+static void roundtrip_file(struct ctx *c, const char *name)
 {
 	struct cr_options o = {};
-	char img[160], json[160], back[160], name[64];
+	char img[160], json[160], back[160];
 	_cleanup_free_ char *a = NULL, *b = NULL;
 	size_t alen, blen;
 
-	assert_int_equal(write_sample(c->dirfd, kind, SAMPLE_ID), 0);
-	assert_int_equal(img_file_name(kind, SAMPLE_ID, name, sizeof(name)), 0);
 	snprintf(img, sizeof(img), "%s/%s", c->dir, name);
 	snprintf(json, sizeof(json), "%s/%s.json", c->dir, name);
 	snprintf(back, sizeof(back), "%s/back-%s", c->dir, name);
@@ -390,6 +389,45 @@ static void roundtrip_one(struct ctx *c, enum cr_img_kind kind)
 	assert_int_equal(alen, blen);
 	assert_memory_equal(a, b, alen);
 	assert_int_equal(read_whole(c, back), 0);
+}
+
+static void roundtrip_one(struct ctx *c, enum cr_img_kind kind)
+{
+	char name[64];
+
+	assert_int_equal(write_sample(c->dirfd, kind, SAMPLE_ID), 0);
+	assert_int_equal(img_file_name(kind, SAMPLE_ID, name, sizeof(name)), 0);
+	roundtrip_file(c, name);
+}
+
+/* Fields of a newer schema (unknown here) survive decode and encode. */
+static void test_roundtrip_unknown_fields(void **state)
+{
+	struct ctx *c = *state;
+	uint8_t v1[] = { 0x96, 0x01 }, v2[] = { 3, 'a', 'b', 'c' }, v3[] = { 1, 2, 3, 4 };
+	ProtobufCMessageUnknownField u[] = {
+		{ .tag = 100, .wire_type = PROTOBUF_C_WIRE_TYPE_VARINT, .len = 2, .data = v1 },
+		{ .tag = 101,
+		  .wire_type = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED,
+		  .len = 4,
+		  .data = v2 },
+		{ .tag = 102, .wire_type = PROTOBUF_C_WIRE_TYPE_32BIT, .len = 4, .data = v3 },
+	};
+	FsEntry fe = FS_ENTRY__INIT;
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+
+	fe.cwd.data = (uint8_t *)"/";
+	fe.cwd.len = 1;
+	fe.root = fe.cwd;
+	fe.base.n_unknown_fields = ARRAY_SIZE(u);
+	fe.base.unknown_fields = u;
+	assert_int_equal(img_write_one(c->dirfd, CR_IMG_FS, 1, &fe.base), 0);
+	roundtrip_file(c, "fs-1.img");
+	text = read_path(c, "fs-1.img.json", &len);
+	assert_non_null(strstr(text, "\"__unknown_fields__\""));
+	assert_non_null(strstr(text, "\"tag\": 101"));
+	assert_string_equal(take_log(c), "");
 }
 
 static void test_roundtrip_every_kind(void **state)
@@ -801,6 +839,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_desc_table),
 		cmocka_unit_test(test_crc32c),
 		cmocka_unit_test_setup_teardown(test_roundtrip_every_kind, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roundtrip_unknown_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_encode_raw_needs_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json_bytes_form, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_encode_refusals, setup, teardown),
