@@ -198,7 +198,7 @@ static int check_threads(struct parasite_ctl *ctl, const struct seized_task *tas
 		err = parasite_get_thread_state(ctl, tid, &ts, &mask);
 		if (err)
 			return err;
-		if (ts.tid != tid || ts.ret_altstack || ts.ret_tid_address ||
+		if (ts.tid != ns_tid(task->pid, tid) || ts.ret_altstack || ts.ret_tid_address ||
 		    snap[i].sigblk != mask) {
 			pr_err("thread %d: reported tid %d, altstack %d, tid address %d, "
 			       "sigmask %#lx vs SigBlk %#lx\n",
@@ -280,7 +280,7 @@ static int query(struct parasite_ctl *ctl, const struct seized_task *task,
 	err = parasite_get_pid(ctl, &pid, &tid);
 	if (err)
 		return err;
-	if (pid != task->pid || tid != task->pid) {
+	if (pid != ns_tid(task->pid, task->pid) || tid != pid) {
 		pr_err("parasite reports pid %d tid %d in %d\n", pid, tid, task->pid);
 		bad++;
 	}
@@ -316,7 +316,7 @@ static int check_compel_syscall(const struct seized_task *task, int *bad)
 		err = compel_syscall(tid, SYS_gettid, args, &ret);
 		if (err)
 			return err;
-		if (ret != tid) {
+		if (ret != ns_tid(task->pid, tid)) {
 			pr_err("gettid() injected into %d returned %ld\n", tid, ret);
 			(*bad)++;
 		}

@@ -18,6 +18,7 @@
 #include "infect.h"
 #include "log.h"
 #include "parasite-blob.h"
+#include "proc-parse.h"
 #include "util.h"
 
 #define PARASITE_STACK_SIZE (32 * 1024)
@@ -176,6 +177,20 @@ static int map_area(struct parasite_ctl *ctl)
 	return 0;
 }
 
+pid_t ns_tid(pid_t pid, pid_t tid)
+{
+	struct proc_status st;
+	pid_t ret = tid;
+
+	/* NSpid: outermost first; the task sees the last one. */
+	if (!proc_parse_status(pid, tid, &st)) {
+		if (st.nspid_levels)
+			ret = st.nspid[st.nspid_levels - 1];
+		proc_status_fini(&st);
+	}
+	return ret;
+}
+
 /* Run the blob in non-leader thread @i: it records its state and sigreturns. */
 static int run_thread_mode(struct parasite_ctl *ctl, unsigned int i)
 {
@@ -195,7 +210,7 @@ static int run_thread_mode(struct parasite_ctl *ctl, unsigned int i)
 					   ctl->remote + parasite_blob_offset__sigreturn_end);
 	err2 = arch_thread_restore(ts);
 	drain_log(ctl);
-	if (!err && ctl->tstate[i].tid != ts->tid) {
+	if (!err && ctl->tstate[i].tid != ns_tid(ctl->pid, ts->tid)) {
 		pr_err("thread mode in %d reported tid %d\n", ts->tid, ctl->tstate[i].tid);
 		err = -EIO;
 	}

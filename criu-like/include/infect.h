@@ -18,6 +18,9 @@
 
 struct parasite_ctl;
 
+/* The id thread @tid of task @pid has in its own pid namespace (what gettid() says there). */
+pid_t ns_tid(pid_t pid, pid_t tid);
+
 /*
  * Run syscall @nr(@args) in the stopped thread @tid and put it back
  * exactly as it was (registers, sigmask, xstate, code bytes). *ret is the

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# infect-test on a two-process tree in its own network namespace (the
-# control socket must be created there), each task with a POSIX timer, a
+# infect-test on a two-process tree in its own network and pid namespaces
+# (the control socket must be created there; the parasite sees other
+# pids), each task with a POSIX timer, a
 # sigaltstack, an ignored signal and pipes: 20 cycles without a mismatch.
 # Then a pid that does not exist must be refused with a message.
 set -u
@@ -12,10 +13,14 @@ V=$B/test/integration/infect-victim
 command -v unshare >/dev/null || exit 77
 
 tmp=$(mktemp -d)
-unshare -n "$V" tree &
-vp=$!
-trap 'kill -KILL $vp 2>/dev/null; pkill -KILL -P $vp 2>/dev/null; rm -rf "$tmp"' EXIT
+unshare -n -p -f "$V" tree &
+up=$!
+vp=
+trap 'kill -KILL $vp $up 2>/dev/null; rm -rf "$tmp"' EXIT
 sleep 0.3
+# unshare forks the victim: pid 1 of the new pid namespace, killing it ends the namespace.
+vp=$(cut -d' ' -f1 /proc/$up/task/$up/children)
+[ -n "$vp" ] || { echo "FAIL: no victim under unshare"; exit 1; }
 fail=0
 if [ "$(readlink /proc/$vp/ns/net)" = "$(readlink /proc/self/ns/net)" ]; then
 	echo "FAIL: the victim is not in its own network namespace"
@@ -37,5 +42,5 @@ elif ! grep -q '999999999' "$tmp/out"; then
 	echo "FAIL: refusal without the pid: $(cat "$tmp/out")"
 	fail=1
 fi
-[ $fail = 0 ] && echo "infect-basic: tree in its own netns infected 20 times, bad pid refused"
+[ $fail = 0 ] && echo "infect-basic: tree in its own net and pid namespaces infected 20 times, bad pid refused"
 exit $fail
