@@ -46,7 +46,10 @@ struct cr_img *img_open(int dirfd, enum cr_img_kind kind, uint32_t id, int mode)
  * the magic) or the expected kind.
  */
 struct cr_img *img_open_name(int dirfd, const char *name, const struct cr_img_desc *d, int mode);
-/* Flush and close; the first error of the image's life is returned. NULL is accepted. */
+/*
+ * Close; NULL is accepted. Written images are completed (trailer or raw header)
+ * and flushed, and the first error of the image's life is returned: check it.
+ */
 int img_close(struct cr_img *img);
 
 const struct cr_img_desc *img_kind(const struct cr_img *img);
