@@ -35,6 +35,20 @@ cat "$tmp/out"
 grep -q '^infect-test: 20 cycles, 40 task infections, 0 mismatches' "$tmp/out" || fail=1
 grep -q '1 POSIX timers' "$tmp/log" || { echo "FAIL: the POSIX timer was not reported"; fail=1; }
 grep -q 'altstack [0-9a-f]*/10000 flags 0' "$tmp/log" || { echo "FAIL: no sigaltstack reported"; fail=1; }
+# Without a vDSO the trampoline borrows the task's own code: it must still work.
+"$V" novdso &
+np=$!
+sleep 0.2
+if grep -q '\[vdso\]' /proc/$np/maps; then
+	echo "FAIL: the novdso victim still has a vDSO"
+	fail=1
+elif ! "$CRIU_LIKE" infect-test -t "$np" --cycles 5 >"$tmp/out" 2>&1 ||
+	! grep -q 'has no vDSO' "$tmp/out" || [ "$(sed -n 's/^State:\t\(.\).*/\1/p' /proc/$np/status)" != S ]; then
+	echo "FAIL: infect-test without a vDSO"
+	cat "$tmp/out"
+	fail=1
+fi
+kill -KILL "$np"
 if "$CRIU_LIKE" infect-test -t 999999999 >"$tmp/out" 2>&1; then
 	echo "FAIL: infect-test of a pid that does not exist succeeded"
 	fail=1
@@ -42,5 +56,5 @@ elif ! grep -q '999999999' "$tmp/out"; then
 	echo "FAIL: refusal without the pid: $(cat "$tmp/out")"
 	fail=1
 fi
-[ $fail = 0 ] && echo "infect-basic: tree in its own net and pid namespaces infected 20 times, bad pid refused"
+[ $fail = 0 ] && echo "infect-basic: tree in its own net and pid namespaces infected 20 times, task without vDSO infected, bad pid refused"
 exit $fail

@@ -14,6 +14,7 @@
  *   infect-victim tree		a parent and a child, each with a POSIX timer,
  *				a sigaltstack, an ignored signal and a few
  *				fds, sleeping until killed.
+ *   infect-victim novdso	unmaps its vDSO, then sleeps in pause().
  *   infect-victim sender PID	sigqueue(PID, SIGRTMIN) every millisecond;
  *				on SIGTERM prints "sent N" (queued ones only).
  */
@@ -27,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 
 #define WORDS (16 * 1024)
@@ -219,6 +221,22 @@ static int tree(void)
 	return 0;
 }
 
+static int novdso(void)
+{
+	char line[256];
+	unsigned long start, end;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &start, &end) == 2)
+			munmap((void *)start, end - start);
+	if (f)
+		fclose(f);
+	for (;;)
+		pause();
+	return 0;
+}
+
 static void on_term(int sig)
 {
 	(void)sig;
@@ -254,6 +272,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "victim"))
 		return victim();
+	if (argc == 2 && !strcmp(argv[1], "novdso"))
+		return novdso();
 	if (argc == 2 && !strcmp(argv[1], "tree"))
 		return tree();
 	if (argc == 3 && !strcmp(argv[1], "sender"))
