@@ -146,6 +146,9 @@ static int check_root(pid_t root)
 	}
 	tgid = s.tgid;
 	proc_status_fini(&s);
+	err = check_not_ancestor(root);
+	if (err)
+		return err;
 	if (tgid == getpid()) {
 		pr_err("pid %d is a thread of this process: refusing to seize it\n", root);
 		return -EDEADLK;
@@ -155,9 +158,6 @@ static int check_root(pid_t root)
 		       tgid, tgid);
 		return -EINVAL;
 	}
-	err = check_not_ancestor(root);
-	if (err)
-		return err;
 	return check_tracer(root, root);
 }
 
@@ -236,8 +236,12 @@ static int wait_thread(struct seize_ctx *ctx, struct seized_task *task, struct s
 			delay = 10;
 			continue;
 		}
-		/* A leader that exited before its threads is reported only when they are gone. */
-		if (thread_dead(task->pid, th->tid)) {
+		/*
+		 * A thread that exited is reported by waitpid() (we must collect it, or
+		 * it stays a traced zombie); only a leader that exited before its other
+		 * threads is not, until they are all gone.
+		 */
+		if (th->tid == task->pid && thread_dead(task->pid, th->tid)) {
 			thread_exited(task, th);
 			break;
 		}
@@ -253,16 +257,15 @@ static int wait_thread(struct seize_ctx *ctx, struct seized_task *task, struct s
 static int seize_thread(struct seized_task *task, pid_t tid)
 {
 	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD)) {
-		if (errno == ESRCH || (errno == EPERM && thread_dead(task->pid, tid)))
-			return 0;
-		if (errno == EPERM) {
-			int err = check_tracer(task->pid, tid);
+		int err = -errno;
 
-			if (err)
-				return err;
-		}
-		pr_perror("cannot seize thread %d of pid %d", tid, task->pid);
-		return neg_errno();
+		/* EPERM: an exiting thread, or one traced by someone else. */
+		if (err == -ESRCH || (err == -EPERM && thread_dead(task->pid, tid)))
+			return 0;
+		if (err == -EPERM && check_tracer(task->pid, tid))
+			return -EBUSY;
+		pr_errno(err, "cannot seize thread %d of pid %d", tid, task->pid);
+		return err;
 	}
 	/* ESRCH here: it died right after the seize; wait_thread() collects the exit. */
 	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) && errno != ESRCH) {

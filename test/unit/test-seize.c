@@ -1,0 +1,850 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * seize_tree()/unseize_tree() on real process trees (run as root). Every
+ * victim is forked here; the test process is a child subreaper so orphans
+ * come back to it and are reaped at once.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "log.h"
+#include "proc-parse.h"
+#include "seize.h"
+#include "util.h"
+
+/* Counters shared with the victims (MAP_SHARED, set up before each fork). */
+struct shared {
+	volatile long progress;
+	volatile long rt_seen;
+	volatile long other_seen;
+	volatile long sent;
+	volatile int done;
+};
+
+static struct shared *sh;
+static pid_t victims[16];
+static unsigned int nr_victims;
+static int log_mem = -1;
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static pid_t spawn(void (*fn)(void))
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* Its own process group, so teardown() kills its descendants too. */
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		fn();
+		_exit(0);
+	}
+	setpgid(pid, pid);
+	if (nr_victims < ARRAY_SIZE(victims))
+		victims[nr_victims++] = pid;
+	return pid;
+}
+
+static char state_of(pid_t pid, pid_t tid)
+{
+	struct proc_stat st;
+
+	return proc_parse_stat(pid, tid, &st) ? 0 : st.state;
+}
+
+static pid_t tracer_of(pid_t pid, pid_t tid)
+{
+	struct proc_status s;
+	pid_t t;
+
+	if (proc_parse_status(pid, tid, &s))
+		return -1;
+	t = s.tracer_pid;
+	proc_status_fini(&s);
+	return t;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait up to @ms for the state of @pid to be one of @states. */
+static bool wait_state(pid_t pid, const char *states, long ms)
+{
+	long end = now_ms() + ms;
+
+	do {
+		char c = state_of(pid, 0);
+
+		if (c && strchr(states, c))
+			return true;
+		usleep(1000);
+	} while (now_ms() < end);
+	return false;
+}
+
+static bool wait_progress(long ms)
+{
+	long start = sh->progress, end = now_ms() + ms;
+
+	while (now_ms() < end) {
+		if (sh->progress != start)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/* Neither @pid nor any of its threads is left in a stop (t or T) or traced. */
+static void assert_released(pid_t pid)
+{
+	_cleanup_free_ pid_t *tids = NULL;
+	unsigned int nr, i;
+
+	if (proc_list_threads(pid, &tids, &nr))
+		return; /* gone */
+	for (i = 0; i < nr; i++) {
+		char c = state_of(pid, tids[i]);
+
+		if (c == 't' || c == 'T')
+			fail_msg("thread %d of %d left in state %c", tids[i], pid, c);
+		if (tracer_of(pid, tids[i]) > 0)
+			fail_msg("thread %d of %d still traced", tids[i], pid);
+	}
+}
+
+static void log_capture(void)
+{
+	log_mem = memfd_create("seize-log", MFD_CLOEXEC);
+	assert_true(log_mem >= 0);
+	assert_int_equal(log_set_fd(log_mem), 0);
+}
+
+/* The captured log; the capture ends. */
+static char *log_text(void)
+{
+	static char buf[8192];
+	ssize_t n = pread(log_mem, buf, sizeof(buf) - 1, 0);
+
+	buf[n > 0 ? n : 0] = '\0';
+	log_set_file(NULL);
+	close(log_mem);
+	log_mem = -1;
+	return buf;
+}
+
+static void assert_log_has(const char *text, const char *needle)
+{
+	if (!strstr(text, needle))
+		fail_msg("log lacks \"%s\": %s", needle, text);
+}
+
+static void reap_all(void)
+{
+	long end = now_ms() + 3000;
+
+	while (now_ms() < end) {
+		pid_t r = waitpid(-1, NULL, __WALL | WNOHANG);
+
+		if (r < 0 && errno == ECHILD)
+			return;
+		if (r == 0)
+			usleep(1000);
+	}
+}
+
+static int setup(void **state __unused)
+{
+	memset(sh, 0, sizeof(*sh));
+	nr_victims = 0;
+	return 0;
+}
+
+static int teardown(void **state __unused)
+{
+	unsigned int i;
+
+	if (log_mem >= 0)
+		log_text();
+	for (i = 0; i < nr_victims; i++) {
+		kill(-victims[i], SIGKILL); /* victims that made their own group */
+		kill(victims[i], SIGKILL);
+	}
+	reap_all();
+	return 0;
+}
+
+/* ---- victims ----------------------------------------------------------------- */
+
+static void sleeper(void)
+{
+	for (;;)
+		pause();
+}
+
+static void spinner(void)
+{
+	for (;;)
+		sh->progress++;
+}
+
+static void *spin_thread(void *arg)
+{
+	for (;;) {
+		if ((long)arg & 1)
+			usleep(100);
+		sh->progress++;
+	}
+	return NULL;
+}
+
+#define NR_THREADS 16
+
+static void threaded(void)
+{
+	long i;
+
+	for (i = 1; i < NR_THREADS; i++) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, spin_thread, (void *)i))
+			_exit(1);
+	}
+	spin_thread(0);
+}
+
+static void *exit_thread(void *arg __unused)
+{
+	return NULL;
+}
+
+static void *spawn_threads(void *arg __unused)
+{
+	pthread_attr_t a;
+
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&a, 64 << 10);
+	for (;;) {
+		pthread_t t;
+
+		if (!pthread_create(&t, &a, exit_thread, NULL))
+			sh->progress++;
+	}
+	return NULL;
+}
+
+static void thread_storm(void)
+{
+	pthread_t t;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		pthread_create(&t, NULL, spawn_threads, NULL);
+	spawn_threads(NULL);
+}
+
+static void count_signal(int sig)
+{
+	if (sig == SIGRTMIN)
+		sh->rt_seen++;
+	else
+		sh->other_seen++;
+}
+
+/* Counts every catchable signal it receives. */
+static void signal_counter(void)
+{
+	struct sigaction sa = { .sa_handler = count_signal, .sa_flags = SA_RESTART };
+	int sig;
+
+	for (sig = 1; sig <= SIGRTMAX; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &sa, NULL);
+	sh->done = 1;
+	spinner();
+}
+
+/* ---- tests ------------------------------------------------------------------- */
+
+static void test_single(void **state __unused)
+{
+	pid_t pid = spawn(sleeper);
+	struct pstree *t;
+	struct seized_task *task;
+
+	assert_true(wait_state(pid, "S", 2000));
+	assert_int_equal(seize_tree(pid, NULL, &t), 0);
+	assert_int_equal(t->nr_tasks, 1);
+	task = pstree_find(t, pid);
+	assert_ptr_equal(task, t->root);
+	assert_int_equal(task->state, TASK_ALIVE);
+	assert_int_equal(task->nr_threads, 1);
+	assert_int_equal(task->threads[0].tid, pid);
+	assert_true(task->threads[0].seized && task->threads[0].stopped);
+	assert_int_equal(task->threads[0].stop_sig, SIGTRAP);
+	assert_int_equal(task->ppid, getpid());
+	assert_int_equal(state_of(pid, 0), 't');
+	assert_int_equal(tracer_of(pid, 0), getpid());
+	assert_null(pstree_find(t, 1));
+	unseize_tree(t, UNSEIZE_RESUME);
+	assert_released(pid);
+	assert_true(wait_state(pid, "S", 2000));
+}
+
+static void test_threads(void **state __unused)
+{
+	pid_t pid = spawn(threaded);
+	struct pstree *t;
+	struct proc_stat st;
+	unsigned int i, round;
+
+	for (i = 0; i < 2000 && (proc_parse_stat(pid, 0, &st) || st.num_threads < NR_THREADS); i++)
+		usleep(1000);
+	assert_int_equal(st.num_threads, NR_THREADS);
+	for (round = 0; round < 10; round++) {
+		assert_int_equal(seize_tree(pid, NULL, &t), 0);
+		assert_int_equal(t->root->nr_threads, NR_THREADS);
+		assert_int_equal(t->root->threads[0].tid, pid);
+		for (i = 0; i < NR_THREADS; i++) {
+			assert_true(t->root->threads[i].stopped);
+			assert_int_equal(state_of(pid, t->root->threads[i].tid), 't');
+		}
+		unseize_tree(t, UNSEIZE_RESUME);
+		assert_released(pid);
+		assert_true(wait_progress(2000));
+	}
+}
+
+static void test_job_stopped(void **state __unused)
+{
+	pid_t pid = spawn(spinner);
+	struct pstree *t;
+
+	kill(pid, SIGSTOP);
+	assert_true(wait_state(pid, "T", 2000));
+	assert_int_equal(seize_tree(pid, NULL, &t), 0);
+	assert_int_equal(t->root->state, TASK_STOPPED);
+	assert_int_equal(t->root->threads[0].stop_sig, SIGSTOP);
+	unseize_tree(t, UNSEIZE_RESUME);
+	/* Still stopped by job control, not traced, and SIGCONT resumes it. */
+	usleep(20000);
+	assert_int_equal(state_of(pid, 0), 'T');
+	assert_int_equal(tracer_of(pid, 0), 0);
+	assert_false(wait_progress(50));
+	kill(pid, SIGCONT);
+	assert_true(wait_progress(2000));
+}
+
+static void test_leave_stopped(void **state __unused)
+{
+	pid_t pid = spawn(threaded);
+	struct pstree *t;
+
+	assert_true(wait_progress(2000));
+	assert_int_equal(seize_tree(pid, NULL, &t), 0);
+	unseize_tree(t, UNSEIZE_STOPPED);
+	assert_true(wait_state(pid, "T", 2000));
+	assert_int_equal(tracer_of(pid, 0), 0);
+	kill(pid, SIGCONT);
+	assert_true(wait_progress(2000));
+}
+
+static int zombie_cmd[2];
+
+/* Forks a child that exits with 7 at once; reaps it only when told to, exiting 100 + its code. */
+static void zombie_parent(void)
+{
+	int st = 0;
+	char c;
+	pid_t kid = fork();
+
+	if (kid == 0)
+		_exit(7);
+	close(zombie_cmd[1]);
+	if (read(zombie_cmd[0], &c, 1) != 1 || waitpid(kid, &st, 0) != kid)
+		_exit(1);
+	_exit(WIFEXITED(st) ? 100 + WEXITSTATUS(st) : 2);
+}
+
+static void test_zombie(void **state __unused)
+{
+	struct seized_task *z;
+	struct pstree *t;
+	pid_t pid, kid;
+	int st;
+
+	assert_int_equal(pipe(zombie_cmd), 0);
+	pid = spawn(zombie_parent);
+	close(zombie_cmd[0]);
+	for (st = 0; st < 2000; st++) {
+		_cleanup_free_ pid_t *kids = NULL;
+		unsigned int nr = 0;
+
+		if (!proc_parse_children(pid, pid, &kids, &nr) && nr == 1 &&
+		    state_of(kids[0], 0) == 'Z')
+			break;
+		usleep(1000);
+	}
+	assert_int_equal(seize_tree(pid, NULL, &t), 0);
+	assert_int_equal(t->nr_tasks, 2);
+	assert_int_equal(t->root->nr_children, 1);
+	z = t->root->children[0];
+	kid = z->pid;
+	assert_ptr_equal(t->tasks[1], z);
+	assert_ptr_equal(z->parent, t->root);
+	assert_int_equal(z->state, TASK_ZOMBIE);
+	assert_int_equal(z->exit_code, 7 << 8);
+	assert_false(z->threads[0].seized);
+	unseize_tree(t, UNSEIZE_RESUME);
+	assert_int_equal(state_of(kid, 0), 'Z');
+	assert_int_equal(write(zombie_cmd[1], "x", 1), 1);
+	close(zombie_cmd[1]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 107);
+}
+
+/* 33 sleepers with 2 sleeping children each, then fork short-lived children forever. */
+static void forking_root(void)
+{
+	int i, j;
+
+	for (i = 0; i < 33; i++) {
+		if (fork() == 0) {
+			for (j = 0; j < 2; j++)
+				if (fork() == 0)
+					sleeper();
+			sleeper();
+		}
+	}
+	for (i = 0;; i++) {
+		pid_t kid = fork();
+
+		if (kid == 0) {
+			if (i & 1)
+				usleep(i % 500);
+			_exit(0);
+		}
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		sh->progress++;
+	}
+}
+
+static unsigned int index_of(const struct pstree *t, const struct seized_task *task)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->nr_tasks && t->tasks[i] != task; i++)
+		;
+	return i;
+}
+
+static void test_forking_tree(void **state __unused)
+{
+	pid_t pid = spawn(forking_root), pids[512];
+	unsigned int round, i, n, zombies;
+
+	/* Once it forks short-lived children, its 1 + 33 + 66 long-lived tasks exist. */
+	for (i = 0; i < 3000 && sh->progress < 100; i++)
+		usleep(1000);
+	assert_true(sh->progress >= 100);
+	for (round = 0; round < 10; round++) {
+		struct pstree *t;
+
+		assert_int_equal(seize_tree(pid, NULL, &t), 0);
+		assert_true(t->nr_tasks >= 100);
+		for (i = n = zombies = 0; i < t->nr_tasks && n < ARRAY_SIZE(pids); i++) {
+			struct seized_task *task = t->tasks[i];
+
+			/* Parents before children, links matching the pids. */
+			assert_true(!task->parent || index_of(t, task->parent) < i);
+			assert_true(!task->parent || pstree_find(t, task->ppid) == task->parent);
+			if (task->state == TASK_ZOMBIE)
+				zombies++;
+			else
+				assert_int_equal(state_of(task->pid, 0), 't');
+			pids[n++] = task->pid;
+		}
+		unseize_tree(t, UNSEIZE_RESUME);
+		print_message("round %u: %u tasks, %u zombies\n", round, n, zombies);
+		for (i = 0; i < n; i++)
+			assert_released(pids[i]);
+		assert_true(wait_progress(2000));
+		/* The root reaps its short-lived children at once: no zombie stays behind. */
+		usleep(200000);
+		for (i = 0; i < n; i++) {
+			struct proc_stat st;
+
+			if (!proc_parse_stat(pids[i], 0, &st) && st.state == 'Z' && st.ppid == pid)
+				fail_msg("pid %d still a zombie of %d", pids[i], pid);
+		}
+	}
+}
+
+static void test_thread_storm(void **state __unused)
+{
+	pid_t pid = spawn(thread_storm);
+	unsigned int round;
+
+	assert_true(wait_progress(2000));
+	for (round = 0; round < 20; round++) {
+		struct pstree *t;
+		unsigned int i;
+
+		assert_int_equal(seize_tree(pid, NULL, &t), 0);
+		for (i = 0; i < t->root->nr_threads; i++)
+			if (t->root->threads[i].seized)
+				assert_true(t->root->threads[i].stopped);
+		unseize_tree(t, UNSEIZE_RESUME);
+		assert_released(pid);
+		assert_true(wait_progress(2000));
+	}
+}
+
+/* The victim counts every signal: none may come from us, none sent by others may be lost. */
+static void test_no_signal_side_effects(void **state __unused)
+{
+	pid_t pid = spawn(signal_counter), sender;
+	unsigned int round;
+
+	while (!sh->done)
+		usleep(1000);
+	sh->done = 0;
+	for (round = 0; round < 50; round++) {
+		struct pstree *t;
+
+		assert_int_equal(seize_tree(pid, NULL, &t), 0);
+		unseize_tree(t, UNSEIZE_RESUME);
+	}
+	usleep(50000);
+	assert_int_equal(sh->other_seen, 0);
+	assert_int_equal(sh->rt_seen, 0);
+
+	/* A queued real-time signal every few microseconds during 200 seizes. */
+	sender = fork();
+	if (sender == 0) {
+		union sigval v = { 0 };
+
+		while (!sh->done) {
+			if (!sigqueue(pid, SIGRTMIN, v))
+				sh->sent++;
+			usleep(20);
+		}
+		_exit(0);
+	}
+	for (round = 0; round < 200; round++) {
+		struct pstree *t;
+
+		assert_int_equal(seize_tree(pid, NULL, &t), 0);
+		unseize_tree(t, UNSEIZE_RESUME);
+	}
+	sh->done = 1;
+	assert_int_equal(waitpid(sender, NULL, 0), sender);
+	for (round = 0; round < 2000 && sh->rt_seen != sh->sent; round++)
+		usleep(1000);
+	print_message("sent %ld SIGRTMIN, received %ld\n", sh->sent, sh->rt_seen);
+	assert_true(sh->sent > 0);
+	assert_int_equal(sh->rt_seen, sh->sent);
+	assert_int_equal(sh->other_seen, 0);
+	assert_released(pid);
+}
+
+/* The vfork() parent cannot stop until its child exits, 2 s later. */
+static void vforker(void)
+{
+	if (vfork() == 0) {
+		struct timespec ts = { 2, 0 };
+
+		syscall(SYS_nanosleep, &ts, NULL);
+		_exit(0);
+	}
+	sleeper();
+}
+
+static void test_timeout(void **state __unused)
+{
+	struct seize_opts o = { .timeout = 1 };
+	pid_t pid = spawn(vforker);
+	struct pstree *t = NULL;
+	long start;
+
+	usleep(100000);
+	log_capture();
+	start = now_ms();
+	assert_int_equal(seize_tree(pid, &o, &t), -ETIMEDOUT);
+	assert_true(now_ms() - start >= 1000);
+	assert_log_has(log_text(), "took more than 1 s");
+	assert_null(t);
+	assert_released(pid);
+	assert_true(wait_state(pid, "S", 2000));
+}
+
+static void expect_refusal(pid_t pid, int err, const char *msg)
+{
+	struct pstree *t = NULL;
+
+	log_capture();
+	assert_int_equal(seize_tree(pid, NULL, &t), err);
+	assert_log_has(log_text(), msg);
+	assert_null(t);
+}
+
+static void test_refusals(void **state __unused)
+{
+	char msg[128];
+	pid_t gone = fork(), kthread = 0;
+	DIR *d;
+	struct dirent *de;
+
+	if (gone == 0)
+		_exit(0);
+	waitpid(gone, NULL, 0);
+	snprintf(msg, sizeof(msg), "pid %d does not exist", gone);
+	expect_refusal(gone, -ESRCH, msg);
+	expect_refusal(1, -EPERM, "pid 1 (");
+	expect_refusal(2, -EPERM, "pid 2 (kthreadd) is a kernel thread");
+	d = opendir("/proc");
+	while (d && (de = readdir(d)) && !kthread) {
+		struct proc_stat st;
+		pid_t p = atoi(de->d_name);
+
+		if (p > 2 && !proc_parse_stat(p, 0, &st) && st.ppid == 2)
+			kthread = p;
+	}
+	if (d)
+		closedir(d);
+	assert_true(kthread > 0);
+	snprintf(msg, sizeof(msg), "pid %d (", kthread);
+	expect_refusal(kthread, -EPERM, msg);
+	expect_refusal(kthread, -EPERM, "is a kernel thread");
+	expect_refusal(getpid(), -EDEADLK, "is this process");
+	snprintf(msg, sizeof(msg), "pid %d is an ancestor of this process", getppid());
+	expect_refusal(getppid(), -EDEADLK, msg);
+}
+
+static void *idle_thread(void *arg __unused)
+{
+	pause();
+	return NULL;
+}
+
+static void test_refuse_own_thread(void **state __unused)
+{
+	pthread_t th;
+	pid_t tid = 0;
+	unsigned int i;
+
+	assert_int_equal(pthread_create(&th, NULL, idle_thread, NULL), 0);
+	for (i = 0; i < 1000 && !tid; i++) {
+		_cleanup_free_ pid_t *tids = NULL;
+		unsigned int nr = 0;
+
+		if (!proc_list_threads(getpid(), &tids, &nr) && nr == 2)
+			tid = tids[0] == getpid() ? tids[1] : tids[0];
+		else
+			usleep(1000);
+	}
+	assert_true(tid > 0);
+	expect_refusal(tid, -EDEADLK, "is a thread of this process");
+	pthread_cancel(th);
+	pthread_join(th, NULL);
+}
+
+/* A sleeper with one sleeping child; the child is traced by a separate tracer process. */
+static void parent_of_sleeper(void)
+{
+	if (fork() == 0)
+		sleeper();
+	sleeper();
+}
+
+static void test_refuse_traced(void **state __unused)
+{
+	pid_t root = spawn(parent_of_sleeper), kid = 0, tracer;
+	char msg[160];
+	unsigned int i;
+
+	for (i = 0; i < 2000 && !kid; i++) {
+		_cleanup_free_ pid_t *kids = NULL;
+		unsigned int nr = 0;
+
+		if (!proc_parse_children(root, root, &kids, &nr) && nr == 1)
+			kid = kids[0];
+		else
+			usleep(1000);
+	}
+	assert_true(kid > 0);
+	tracer = fork();
+	if (tracer == 0) {
+		prctl(PR_SET_NAME, "seize-tracer");
+		if (ptrace(PTRACE_SEIZE, kid, NULL, NULL))
+			_exit(1);
+		sleeper();
+	}
+	victims[nr_victims++] = tracer;
+	for (i = 0; i < 2000 && tracer_of(kid, 0) != tracer; i++)
+		usleep(1000);
+	assert_int_equal(tracer_of(kid, 0), tracer);
+	/* The traced task as root, then deeper in the tree. */
+	snprintf(msg, sizeof(msg), "pid %d (thread %d) is already traced by pid %d (seize-tracer)",
+		 kid, kid, tracer);
+	expect_refusal(kid, -EBUSY, msg);
+	expect_refusal(root, -EBUSY, msg);
+	/* Nothing stays seized: the root runs, untraced. */
+	assert_released(root);
+	assert_true(wait_state(root, "S", 2000));
+	assert_int_equal(tracer_of(kid, 0), tracer);
+}
+
+static void test_kill(void **state __unused)
+{
+	pid_t pid = spawn(parent_of_sleeper), kid;
+	struct pstree *t;
+
+	usleep(50000);
+	assert_int_equal(seize_tree(pid, NULL, &t), 0);
+	assert_int_equal(t->nr_tasks, 2);
+	kid = t->tasks[1]->pid;
+	unseize_tree(t, UNSEIZE_KILL);
+	reap_all();
+	assert_int_equal(kill(pid, 0), -1);
+	assert_int_equal(kill(kid, 0), -1);
+}
+
+/* Make a cgroup under @base holding @pid, or return false when this kernel has none there. */
+static bool cgroup_with(const char *base, pid_t pid, char *path, size_t len)
+{
+	char procs[512], buf[32];
+	int fd, n;
+
+	snprintf(path, len, "%s/criu-like-seize-%d", base, getpid());
+	if (access(base, W_OK) || (mkdir(path, 0755) && errno != EEXIST))
+		return false;
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
+	fd = open(procs, O_WRONLY);
+	assert_true(fd >= 0);
+	n = snprintf(buf, sizeof(buf), "%d", pid);
+	assert_int_equal(write(fd, buf, n), n);
+	close(fd);
+	return true;
+}
+
+static void parent_of_spinners(void)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (fork() == 0)
+			spinner();
+	threaded();
+}
+
+static void freezer_case(const char *base, const char *state_file, const char *thawed)
+{
+	struct seize_opts o = { .freeze_cgroup = NULL };
+	char path[256], file[PATH_MAX];
+	pid_t pid = spawn(parent_of_spinners);
+	_cleanup_free_ char *text = NULL;
+	struct pstree *t;
+	unsigned int i;
+
+	if (!cgroup_with(base, pid, path, sizeof(path))) {
+		print_message("no writable cgroup at %s: skipped\n", base);
+		skip();
+	}
+	usleep(50000);
+	o.freeze_cgroup = path;
+	assert_int_equal(seize_tree(pid, &o, &t), 0);
+	assert_int_equal(t->nr_tasks, 4);
+	assert_null(t->freezer);
+	for (i = 0; i < t->nr_tasks; i++)
+		assert_int_equal(state_of(t->tasks[i]->pid, 0), 't');
+	snprintf(file, sizeof(file), "%s/%s", path, state_file);
+	text = read_file_at(AT_FDCWD, file, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, thawed));
+	unseize_tree(t, UNSEIZE_RESUME);
+	assert_released(pid);
+	assert_true(wait_progress(2000));
+	kill(pid, SIGKILL);
+	teardown(NULL);
+	assert_int_equal(rmdir(path), 0);
+}
+
+static void test_freezer_v2(void **state __unused)
+{
+	freezer_case("/sys/fs/cgroup/unified", "cgroup.events", "frozen 0");
+}
+
+static void test_freezer_v1(void **state __unused)
+{
+	freezer_case("/sys/fs/cgroup/freezer", "freezer.state", "THAWED");
+}
+
+static void test_freezer_bad_path(void **state __unused)
+{
+	struct seize_opts o = { .freeze_cgroup = "/nonexistent-cgroup" };
+	pid_t pid = spawn(sleeper);
+	struct pstree *t = NULL;
+
+	log_capture();
+	assert_int_equal(seize_tree(pid, &o, &t), -ENOENT);
+	assert_log_has(log_text(), "/nonexistent-cgroup has neither");
+	assert_released(pid);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_single, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_stopped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_leave_stopped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zombie, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forking_tree, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_storm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_signal_side_effects, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuse_own_thread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuse_traced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_freezer_v2, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_freezer_v1, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_freezer_bad_path, setup, teardown),
+	};
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test-seize: must run as root (ptrace, cgroups)\n");
+		return 1;
+	}
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return 1;
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
