@@ -15,7 +15,11 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/capability.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <cmocka.h>
 
@@ -753,6 +757,50 @@ static void test_write_errors(void **state)
 	assert_non_null(strstr(take_log(c), "no/such/dir.img: open"));
 }
 
+/* In a child: without CAP_DAC_OVERRIDE, then on a read-only mount, images cannot be created. */
+static int child_write_refusals(struct ctx *c)
+{
+	cap_t none = cap_init();
+	char ro[192];
+
+	if (mkdirat(c->dirfd, "ro", 0755) || mkdirat(c->dirfd, "noperm", 0500))
+		return 10;
+	snprintf(ro, sizeof(ro), "%s/ro", c->dir);
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("none", ro, "tmpfs", MS_RDONLY, NULL))
+		return 11;
+	/* By path: c->dirfd belongs to the parent's mount namespace and does not see the mount. */
+	strcat(ro, "/fs-1.img");
+	if (img_open_name(AT_FDCWD, ro, img_desc(CR_IMG_FS), IMG_WRITE) || errno != EROFS)
+		return 12;
+	if (!none || cap_set_proc(none))
+		return 13;
+	cap_free(none);
+	if (img_open_name(c->dirfd, "noperm/fs-1.img", img_desc(CR_IMG_FS), IMG_WRITE) ||
+	    errno != EACCES)
+		return 14;
+	return 0;
+}
+
+static void test_write_refusals(void **state)
+{
+	struct ctx *c = *state;
+	const char *log;
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(child_write_refusals(c));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* The mount lived in the child's namespace only. */
+	log = take_log(c);
+	assert_non_null(strstr(log, "ro/fs-1.img: open: Read-only file system"));
+	assert_non_null(strstr(log, "noperm/fs-1.img: open: Permission denied"));
+}
+
 /* Page runs: data page aligned in the file, each run checked against its pagemap crc. */
 static void test_pages_runs(void **state)
 {
@@ -849,6 +897,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_record_types, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pages_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_decode_dir, setup, teardown),
 	};
