@@ -266,6 +266,16 @@ static void thread_storm(void)
 	spawn_threads(NULL);
 }
 
+static void parent_of_spinners(void)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (fork() == 0)
+			spinner();
+	threaded();
+}
+
 static void count_signal(int sig)
 {
 	if (sig == SIGRTMIN)
@@ -505,6 +515,105 @@ static void test_forking_tree(void **state __unused)
 	}
 }
 
+/* The leader calls pthread_exit(): it shows as a zombie while its threads run. */
+static void dead_leader(void)
+{
+	pthread_t t;
+
+	pthread_create(&t, NULL, spin_thread, (void *)0);
+	pthread_create(&t, NULL, spin_thread, (void *)1);
+	pthread_exit(NULL);
+}
+
+static void test_dead_leader(void **state __unused)
+{
+	pid_t pid = spawn(dead_leader);
+	struct pstree *t;
+	unsigned int i;
+
+	assert_true(wait_state(pid, "Z", 2000));
+	assert_true(wait_progress(2000));
+	assert_int_equal(seize_tree(pid, NULL, &t), 0);
+	assert_int_equal(t->root->state, TASK_ALIVE);
+	assert_int_equal(t->root->nr_threads, 3);
+	assert_int_equal(t->root->threads[0].tid, pid);
+	assert_false(t->root->threads[0].seized);
+	for (i = 1; i < 3; i++)
+		assert_true(t->root->threads[i].stopped);
+	unseize_tree(t, UNSEIZE_RESUME);
+	assert_released(pid);
+	assert_true(wait_progress(2000));
+}
+
+/* Job-control stops and continues arriving during the seize: no stop is lost or invented. */
+static void test_stop_cont_storm(void **state __unused)
+{
+	pid_t pid = spawn(threaded), sender;
+	unsigned int round;
+
+	assert_true(wait_progress(2000));
+	sender = fork();
+	if (sender == 0) {
+		while (!sh->done) {
+			kill(pid, SIGSTOP);
+			usleep(50);
+			kill(pid, SIGCONT);
+			usleep(50);
+		}
+		_exit(0);
+	}
+	for (round = 0; round < 200; round++) {
+		struct pstree *t;
+		unsigned int i;
+
+		assert_int_equal(seize_tree(pid, NULL, &t), 0);
+		for (i = 0; i < t->root->nr_threads; i++)
+			assert_true(t->root->threads[i].stopped);
+		unseize_tree(t, UNSEIZE_RESUME);
+	}
+	sh->done = 1;
+	assert_int_equal(waitpid(sender, NULL, 0), sender);
+	/* The last signal sent was SIGCONT: the victim runs, untraced. */
+	assert_true(wait_progress(2000));
+	assert_released(pid);
+}
+
+/*
+ * A dumper killed at a random moment, seizing or holding the tree: the kernel
+ * detaches its tracees; running tasks run on, job-control stopped ones stay stopped.
+ */
+static void test_dumper_killed(void **state __unused)
+{
+	pid_t runner = spawn(parent_of_spinners), stopped = spawn(sleeper);
+	unsigned int trial;
+
+	kill(stopped, SIGSTOP);
+	assert_true(wait_state(stopped, "T", 2000));
+	assert_true(wait_progress(2000));
+	for (trial = 0; trial < 100; trial++) {
+		pid_t dumper = fork();
+
+		if (dumper == 0) {
+			log_set_level(LOG_MSG);
+			for (;;) {
+				struct pstree *a, *b;
+
+				if (seize_tree(runner, NULL, &a) || seize_tree(stopped, NULL, &b))
+					_exit(1);
+				unseize_tree(b, UNSEIZE_RESUME);
+				unseize_tree(a, UNSEIZE_RESUME);
+			}
+		}
+		usleep(random() % 20000);
+		kill(dumper, SIGKILL);
+		assert_int_equal(waitpid(dumper, NULL, 0), dumper);
+		assert_released(runner);
+		assert_int_equal(tracer_of(stopped, 0), 0);
+		assert_int_equal(state_of(stopped, 0), 'T');
+		assert_true(wait_progress(2000));
+	}
+}
+
 static void test_thread_storm(void **state __unused)
 {
 	pid_t pid = spawn(thread_storm);
@@ -544,7 +653,7 @@ static void test_no_signal_side_effects(void **state __unused)
 	assert_int_equal(sh->other_seen, 0);
 	assert_int_equal(sh->rt_seen, 0);
 
-	/* A queued real-time signal every few microseconds during 200 seizes. */
+	/* Queued real-time signals during at least 200 seizes and 1000 signals. */
 	sender = fork();
 	if (sender == 0) {
 		union sigval v = { 0 };
@@ -556,7 +665,9 @@ static void test_no_signal_side_effects(void **state __unused)
 		}
 		_exit(0);
 	}
-	for (round = 0; round < 200; round++) {
+	while (!sh->sent)
+		usleep(100);
+	for (round = 0; round < 200 || sh->sent < 1000; round++) {
 		struct pstree *t;
 
 		assert_int_equal(seize_tree(pid, NULL, &t), 0);
@@ -753,16 +864,6 @@ static bool cgroup_with(const char *base, pid_t pid, char *path, size_t len)
 	return true;
 }
 
-static void parent_of_spinners(void)
-{
-	int i;
-
-	for (i = 0; i < 3; i++)
-		if (fork() == 0)
-			spinner();
-	threaded();
-}
-
 static void freezer_case(const char *base, const char *state_file, const char *thawed)
 {
 	struct seize_opts o = { .freeze_cgroup = NULL };
@@ -827,6 +928,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_zombie, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forking_tree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_storm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dead_leader, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_cont_storm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dumper_killed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_signal_side_effects, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
