@@ -191,12 +191,21 @@ pid_t ns_tid(pid_t pid, pid_t tid)
 	return ret;
 }
 
+static struct arch_blob_range blob_range(const struct parasite_ctl *ctl)
+{
+	return (struct arch_blob_range){
+		.lo = ctl->remote,
+		.hi = ctl->remote + sizeof(parasite_blob),
+		.sr_lo = ctl->remote + parasite_blob_offset__sigreturn,
+		.sr_hi = ctl->remote + parasite_blob_offset__sigreturn_end,
+	};
+}
+
 /* Run the blob in non-leader thread @i: it records its state and sigreturns. */
 static int run_thread_mode(struct parasite_ctl *ctl, unsigned int i)
 {
 	struct arch_thread_state *ts = &ctl->ts[i];
 	uint8_t *slot = thread_slot(ctl, i);
-	uint64_t sr = ctl->remote + parasite_blob_offset__sigreturn;
 	int err, err2;
 
 	err = arch_thread_frame(ts, remote_of(ctl, slot), slot);
@@ -205,9 +214,12 @@ static int run_thread_mode(struct parasite_ctl *ctl, unsigned int i)
 	err = arch_start_code(ts, ctl->remote + parasite_blob_offset__entry,
 			      remote_of(ctl, slot + ctl->thread_size), remote_of(ctl, ctl->args), i,
 			      remote_of(ctl, slot), false);
-	if (!err)
-		err = arch_catch_sigreturn(ts, sr,
-					   ctl->remote + parasite_blob_offset__sigreturn_end);
+	if (!err) {
+		struct arch_blob_range r = blob_range(ctl);
+
+		err = arch_step_blob(ts, &r, -1, NULL);
+		err = err == 1 ? 0 : (err ? err : -EIO);
+	}
 	err2 = arch_thread_restore(ts);
 	drain_log(ctl);
 	if (!err && ctl->tstate[i].tid != ns_tid(ctl->pid, ts->tid)) {
@@ -302,8 +314,10 @@ static int start_daemon(struct parasite_ctl *ctl)
 	struct parasite_args *a = ctl->args;
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	uint8_t *slot = thread_slot(ctl, 0);
+	struct arch_blob_range r = blob_range(ctl);
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
+	long rval;
 	int n, err;
 
 	n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "criu-like-parasite-%d-%d-%lu",
@@ -318,9 +332,31 @@ static int start_daemon(struct parasite_ctl *ctl)
 		return err;
 	err = arch_start_code(&ctl->ts[0], ctl->remote + parasite_blob_offset__entry,
 			      remote_of(ctl, slot + ctl->thread_size), remote_of(ctl, a), 0,
-			      remote_of(ctl, slot), true);
+			      remote_of(ctl, slot), false);
 	if (err)
 		return err;
+	/*
+	 * Step it through socket() and connect(): a parasite that cannot
+	 * connect (seccomp, no memory) goes home, and we must catch that
+	 * rt_sigreturn rather than let the task run on unnoticed.
+	 */
+	err = arch_step_blob(&ctl->ts[0], &r, __NR_connect, &rval);
+	if (err == 0 && rval < 0) {
+		pr_errno((int)rval, "parasite of %d: connect", ctl->pid);
+		err = arch_step_blob(&ctl->ts[0], &r, -1, NULL);
+		return err == 1 ? (int)rval : (err ? err : -EIO);
+	}
+	if (err == 1) {
+		pr_err("parasite of %d went home before connecting (see -v4 log)\n", ctl->pid);
+		drain_log(ctl);
+		return -ECONNREFUSED;
+	}
+	if (err)
+		return err;
+	if (ptrace(PTRACE_CONT, ctl->pid, NULL, 0)) {
+		pr_perror("PTRACE_CONT %d", ctl->pid);
+		return neg_errno();
+	}
 	ctl->leader_running = true;
 	err = wait_fd(ctl, ctl->lsk);
 	if (err)
@@ -625,9 +661,33 @@ static int interrupt_leader(struct parasite_ctl *ctl)
 }
 
 /* Let the command loop end and catch the leader at its rt_sigreturn. */
+/*
+ * The leader ran its rt_sigreturn while nobody watched (the blob gave up on
+ * its own): what it runs now is its real state. Take that as the state to
+ * keep, with a fresh frame and trampoline for the munmap.
+ */
+static int adopt_leader_state(struct parasite_ctl *ctl)
+{
+	int err;
+
+	pr_warn("parasite of %d went home on its own: its current state is kept\n", ctl->pid);
+	err = arch_injector_fini(&ctl->inj);
+	ctl->inj_ready = false;
+	arch_thread_state_fini(&ctl->ts[0]);
+	if (!err)
+		err = arch_thread_save(ctl->pid, &ctl->ts[0]);
+	if (!err)
+		err = arch_injector_init(&ctl->inj, &ctl->ts[0]);
+	ctl->inj_ready = !err;
+	return err;
+}
+
+/* Let the command loop end and catch the leader at its rt_sigreturn. */
 static int stop_daemon(struct parasite_ctl *ctl)
 {
 	struct parasite_msg m = { .cmd = PARASITE_CMD_FINISH };
+	struct arch_blob_range r = blob_range(ctl);
+	struct user_regs_struct regs;
 	int err = 0, err2;
 
 	if (ctl->sk >= 0)
@@ -639,12 +699,17 @@ static int stop_daemon(struct parasite_ctl *ctl)
 	arch_fault_point();
 	if (ctl->lsk >= 0)
 		close(TAKE_FD(ctl->lsk));
-	if (!err2)
-		err2 = arch_catch_sigreturn(&ctl->ts[0],
-					    ctl->remote + parasite_blob_offset__sigreturn,
-					    ctl->remote + parasite_blob_offset__sigreturn_end);
-	drain_log(ctl);
 	ctl->leader_running = false;
+	if (!err2 && ptrace(PTRACE_GETREGS, ctl->pid, NULL, &regs))
+		err2 = neg_errno();
+	if (!err2 && (regs.rip < ctl->remote || regs.rip >= ctl->remote + ctl->size)) {
+		err2 = adopt_leader_state(ctl);
+		err = err ? err : -EIO;
+	} else if (!err2) {
+		err2 = arch_step_blob(&ctl->ts[0], &r, -1, NULL);
+		err2 = err2 == 1 ? 0 : (err2 ? err2 : -EIO);
+	}
+	drain_log(ctl);
 	return err ? err : err2;
 }
 
@@ -691,7 +756,7 @@ int parasite_cure(struct parasite_ctl *ctl)
 		return 0;
 	if (ctl->leader_running)
 		err = stop_daemon(ctl);
-	if (ctl->remote) {
+	if (ctl->remote && ctl->inj_ready) {
 		e = unmap_area(ctl);
 		err = err ? err : e;
 	}

@@ -515,26 +515,43 @@ int arch_start_code(struct arch_thread_state *ts, uint64_t rip, uint64_t rsp, ui
 	return ret;
 }
 
-int arch_catch_sigreturn(struct arch_thread_state *ts, uint64_t lo, uint64_t hi)
+int arch_step_blob(struct arch_thread_state *ts, const struct arch_blob_range *r, long nr,
+		   long *rval)
 {
 	struct __ptrace_syscall_info si;
-	struct user_regs_struct r;
+	struct user_regs_struct regs;
+	long last = -1;
 	int ret;
 
 	for (;;) {
-		ret = wait_syscall(ts, PTRACE_SYSCALL, PTRACE_SYSCALL_INFO_ENTRY, &si);
-		if (ret)
+		ret = next_stop(ts, PTRACE_SYSCALL, &si);
+		if (ret < 0)
 			return ret;
-		if (si.entry.nr == RT_SIGRETURN_NR && si.instruction_pointer >= lo &&
-		    si.instruction_pointer < hi)
+		if (ret != STOP_SYSCALL)
+			continue;
+		if (si.op == PTRACE_SYSCALL_INFO_EXIT && nr >= 0 && last == nr) {
+			*rval = si.exit.rval;
+			return 0;
+		}
+		if (si.op != PTRACE_SYSCALL_INFO_ENTRY)
+			continue;
+		if (si.instruction_pointer < r->lo || si.instruction_pointer > r->hi) {
+			pr_err("thread %d left the blob: syscall %llu at %#llx\n", ts->tid,
+			       (unsigned long long)si.entry.nr,
+			       (unsigned long long)si.instruction_pointer);
+			return -EIO;
+		}
+		last = (long)si.entry.nr;
+		if (si.entry.nr == RT_SIGRETURN_NR && si.instruction_pointer >= r->sr_lo &&
+		    si.instruction_pointer <= r->sr_hi)
 			break;
 	}
 	/* orig_rax = -1 at the entry stop: the kernel skips the syscall. */
-	if (ptrace(PTRACE_GETREGS, ts->tid, NULL, &r))
+	if (ptrace(PTRACE_GETREGS, ts->tid, NULL, &regs))
 		return neg_errno();
-	r.orig_rax = (unsigned long)-1;
-	ret = set_regs(ts->tid, &r);
-	if (ret)
-		return ret;
-	return wait_syscall(ts, PTRACE_SYSCALL, PTRACE_SYSCALL_INFO_EXIT, &si);
+	regs.orig_rax = (unsigned long)-1;
+	ret = set_regs(ts->tid, &regs);
+	if (!ret)
+		ret = wait_syscall(ts, PTRACE_SYSCALL, PTRACE_SYSCALL_INFO_EXIT, &si);
+	return ret ? ret : 1;
 }

@@ -49,6 +49,27 @@ elif ! "$CRIU_LIKE" infect-test -t "$np" --cycles 5 >"$tmp/out" 2>&1 ||
 	fail=1
 fi
 kill -KILL "$np"
+# A parasite that cannot connect (seccomp forbids socket()) is caught on its
+# way home: infect-test fails cleanly, the task runs on untouched.
+"$V" seccomp >"$tmp/sc" &
+sc=$!
+sleep 0.2
+if "$CRIU_LIKE" infect-test -t "$sc" >"$tmp/out" 2>&1; then
+	echo "FAIL: infect-test of a task that forbids socket() succeeded"
+	fail=1
+elif ! grep -q 'went home before connecting' "$tmp/out"; then
+	echo "FAIL: unexpected error: $(cat "$tmp/out")"
+	fail=1
+fi
+n1=$(tail -n 1 "$tmp/sc")
+sleep 0.1
+n2=$(tail -n 1 "$tmp/sc")
+if [ "$n1" = "$n2" ] || grep -q 'rwxs .* /dev/zero (deleted)' /proc/$sc/maps ||
+	[ "$(sed -n 's/^TracerPid:\t//p' /proc/$sc/status)" != 0 ]; then
+	echo "FAIL: the seccomp task is stuck, traced or keeps the area ($n1 / $n2)"
+	fail=1
+fi
+kill -KILL "$sc"
 if "$CRIU_LIKE" infect-test -t 999999999 >"$tmp/out" 2>&1; then
 	echo "FAIL: infect-test of a pid that does not exist succeeded"
 	fail=1
@@ -56,5 +77,5 @@ elif ! grep -q '999999999' "$tmp/out"; then
 	echo "FAIL: refusal without the pid: $(cat "$tmp/out")"
 	fail=1
 fi
-[ $fail = 0 ] && echo "infect-basic: tree in its own net and pid namespaces infected 20 times, task without vDSO infected, bad pid refused"
+[ $fail = 0 ] && echo "infect-basic: tree in its own net and pid namespaces infected 20 times, task without vDSO infected, failed parasite caught, bad pid refused"
 exit $fail

@@ -15,6 +15,9 @@
  *				a sigaltstack, an ignored signal and a few
  *				fds, sleeping until killed.
  *   infect-victim novdso	unmaps its vDSO, then sleeps in pause().
+ *   infect-victim seccomp	socket() fails with EPERM (a seccomp filter), so
+ *				no parasite can connect; prints a counter
+ *				every 10 ms.
  *   infect-victim sender PID	sigqueue(PID, SIGRTMIN) every millisecond;
  *				on SIGTERM prints "sent N" (queued ones only).
  */
@@ -28,10 +31,16 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <stddef.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 
 #define WORDS (16 * 1024)
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 static atomic_ulong rt_received, alarms, progress, errors;
 static volatile sig_atomic_t stop_sender, report;
@@ -237,6 +246,30 @@ static int novdso(void)
 	return 0;
 }
 
+static int seccomp_victim(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { ARRAY_LEN(f), f };
+	unsigned long n = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		abort();
+	for (;;) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		printf("progress %lu errors 0\n", ++n);
+	}
+	return 0;
+}
+
 static void on_term(int sig)
 {
 	(void)sig;
@@ -272,6 +305,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "victim"))
 		return victim();
+	if (argc == 2 && !strcmp(argv[1], "seccomp"))
+		return seccomp_victim();
 	if (argc == 2 && !strcmp(argv[1], "novdso"))
 		return novdso();
 	if (argc == 2 && !strcmp(argv[1], "tree"))

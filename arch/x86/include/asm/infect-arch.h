@@ -74,13 +74,22 @@ int arch_injector_fini(struct arch_injector *inj);
  */
 int arch_start_code(struct arch_thread_state *ts, uint64_t rip, uint64_t rsp, uint64_t a0,
 		    uint64_t a1, uint64_t a2, bool trace_syscalls);
+/* Where the blob's code and its rt_sigreturn instruction lie in the task. */
+struct arch_blob_range {
+	uint64_t lo, hi; /* code: a syscall from elsewhere means the thread left */
+	uint64_t sr_lo, sr_hi; /* the rt_sigreturn sequence of the entry trampoline */
+};
+
 /*
- * Step the thread by syscall stops until it enters rt_sigreturn from code
- * in [lo, hi); cancel that syscall and wait for its exit stop. The code
- * after the syscall must jump back to it, so that a thread resumed there
- * without us still returns home. Returns 0 or -errno.
+ * Step the thread by syscall stops while it runs the blob. Returns 0 with
+ * *rval at the exit stop of syscall @nr (@nr < 0: never), 1 when it entered
+ * rt_sigreturn from the trampoline: that syscall is cancelled and the
+ * thread left at its exit stop (the code after the syscall must jump back
+ * to it, so that a thread resumed there without us still returns home).
+ * -EIO when the thread made a syscall outside the blob, or -errno.
  */
-int arch_catch_sigreturn(struct arch_thread_state *ts, uint64_t lo, uint64_t hi);
+int arch_step_blob(struct arch_thread_state *ts, const struct arch_blob_range *r, long nr,
+		   long *rval);
 
 /*
  * Test hook of the dumper-killed test: with CRIU_LIKE_FAULT_STEP=N in the
