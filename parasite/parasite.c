@@ -263,7 +263,7 @@ static void command_loop(struct parasite_args *a, int sk)
 long parasite_main(struct parasite_args *a, long idx)
 {
 	struct sockaddr_un addr;
-	long sk;
+	long sk, ret;
 
 	if (a->magic != PARASITE_MAGIC || idx < 0 || (uint64_t)idx >= a->nr_threads ||
 	    a->sun_len > sizeof(addr.sun_path))
@@ -273,13 +273,18 @@ long parasite_main(struct parasite_args *a, long idx)
 		return 0;
 	}
 	sk = sys_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (sk < 0)
+	if (sk < 0) {
+		plog(log_of(a), "socket: %ld", sk);
 		return sk;
+	}
 	memset(&addr, 0, sizeof(addr));
 	addr.sun_family = AF_UNIX;
 	memcpy(addr.sun_path, a->sun_path, a->sun_len);
-	if (sys_connect(sk, &addr, offsetof(struct sockaddr_un, sun_path) + a->sun_len) == 0)
+	ret = sys_connect(sk, &addr, offsetof(struct sockaddr_un, sun_path) + a->sun_len);
+	if (ret == 0)
 		command_loop(a, (int)sk);
+	else
+		plog(log_of(a), "connect: %ld", ret);
 	sys_close(sk);
 	return 0;
 }
