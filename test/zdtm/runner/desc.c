@@ -110,6 +110,11 @@ int desc_load(struct test_desc *d, const char *path)
 		}
 		*colon = '\0';
 		ret = parse_line(d, trim(key), trim(colon + 1));
+		if (ret == -ENOKEY) {
+			pr_err("%s:%d: unknown key '%s' (see test/zdtm/README.md)\n", path, lineno,
+			       key);
+			return ret;
+		}
 		if (ret) {
 			errno = -ret;
 			pr_err("%s:%d: bad line for key '%s': %m\n", path, lineno, key);

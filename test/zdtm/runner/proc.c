@@ -177,7 +177,9 @@ char *slurp(const char *path)
 	if (fd < 0)
 		return NULL;
 	buf = malloc(size);
-	while (buf) {
+	if (!buf)
+		return NULL;
+	for (;;) {
 		ssize_t n;
 
 		if (len + 1 == size) {
@@ -197,8 +199,7 @@ char *slurp(const char *path)
 			break;
 		len += n;
 	}
-	if (buf)
-		buf[len] = '\0';
+	buf[len] = '\0';
 	return TAKE_PTR(buf);
 }
 

@@ -26,6 +26,7 @@ struct run {
 	char outfile[PATH_MAX];
 	pid_t pid;
 	int64_t deadline;
+	char timeout_text[32]; /* " after N s" */
 	bool harness_failed; /* a failure of the runner's own checks, never inverted */
 	bool test_failed; /* the test program's own FAIL verdict */
 };
@@ -163,6 +164,10 @@ static int start_test(struct run *t)
 		argv[n++] = t->d->args.w[i];
 	argv[n] = NULL;
 
+	if (access(t->d->bin, X_OK)) {
+		harness_fail(t, "test binary %s: %m (not built?)", t->d->bin);
+		return neg_errno();
+	}
 	step(t, "start");
 	launcher = spawn(argv, t->dir, log);
 	if (launcher < 0) {
@@ -172,7 +177,8 @@ static int start_test(struct run *t)
 	/* The launcher exits 0 once the daemon has written its pidfile (lib/test.c). */
 	ret = wait_pid(&t->r->reaper, launcher, t->deadline, &status);
 	if (ret) {
-		harness_fail(t, "test did not become ready: %s", errstr(ret));
+		harness_fail(t, "test did not become ready: %s%s", errstr(ret),
+			     ret == -ETIMEDOUT ? t->timeout_text : "");
 		return ret;
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
@@ -208,7 +214,8 @@ static int run_criu(struct run *t, char **args, const struct word_list *opts, co
 	}
 	ret = wait_pid(&t->r->reaper, pid, t->deadline, &status);
 	if (ret) {
-		harness_fail(t, "%s: %s", tag, errstr(ret));
+		harness_fail(t, "%s: %s%s", tag, errstr(ret),
+			     ret == -ETIMEDOUT ? t->timeout_text : "");
 		return ret;
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
@@ -432,7 +439,8 @@ static void finish(struct run *t)
 	}
 	ret = wait_pid(&t->r->reaper, t->pid, t->deadline, &status);
 	if (ret && ret != -ECHILD) {
-		harness_fail(t, "test did not exit after SIGTERM: %s", errstr(ret));
+		harness_fail(t, "test did not exit after SIGTERM: %s%s", errstr(ret),
+			     ret == -ETIMEDOUT ? t->timeout_text : "");
 		return;
 	}
 	/* -ECHILD: exited but not ours to reap (restored under another parent). */
@@ -530,6 +538,7 @@ void run_test(struct runner *r, const struct test_desc *d, const char *mode, str
 	snprintf(t.pidfile, sizeof(t.pidfile), "%s/test.pid", t.dir);
 	snprintf(t.outfile, sizeof(t.outfile), "%s/%s.out", t.dir, d->name);
 	t.deadline = start + timeout * 1000LL;
+	snprintf(t.timeout_text, sizeof(t.timeout_text), " after %d s", timeout);
 	ret = rm_rf(t.dir);
 	if (!ret)
 		ret = mkdir_p(t.dir);
