@@ -19,98 +19,8 @@
 #include "log.h"
 #include "util.h"
 
-#define B64_PREFIX "base64:"
 #define UNKNOWN_KEY "__unknown_fields__"
-
-/* ---- bytes <-> JSON strings --------------------------------------------------------------- */
-
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/* Printable ASCII as it is; anything else, or text that itself starts "base64:", in base64. */
-static void jw_bytes(struct json_writer *w, const uint8_t *data, size_t len)
-{
-	_cleanup_free_ char *out = NULL;
-	size_t plen = strlen(B64_PREFIX), o;
-	bool text = !(len >= plen && !memcmp(data, B64_PREFIX, plen));
-
-	for (size_t i = 0; text && i < len; i++)
-		text = data[i] >= 0x20 && data[i] < 0x7f;
-	if (text) {
-		jw_string(w, (const char *)data, len);
-		return;
-	}
-	out = malloc(plen + (len + 2) / 3 * 4 + 1);
-	if (!out) {
-		w->err = -ENOMEM;
-		return;
-	}
-	memcpy(out, B64_PREFIX, plen);
-	o = plen;
-	for (size_t i = 0; i < len; i += 3) {
-		uint32_t v = data[i] << 16 | (i + 1 < len ? data[i + 1] << 8 : 0) |
-			     (i + 2 < len ? data[i + 2] : 0);
-
-		out[o++] = b64[v >> 18];
-		out[o++] = b64[(v >> 12) & 63];
-		out[o++] = i + 1 < len ? b64[(v >> 6) & 63] : '=';
-		out[o++] = i + 2 < len ? b64[v & 63] : '=';
-	}
-	jw_string(w, out, o);
-}
-
-/* The inverse of jw_bytes(): 0 or -EINVAL (bad base64). */
-static int json_bytes(const struct json_value *v, ProtobufCBinaryData *ret)
-{
-	size_t plen = strlen(B64_PREFIX), n = 0, len;
-	const char *s;
-	uint8_t *out;
-	uint32_t acc = 0;
-	size_t pad = 0;
-	int bits = 0;
-
-	if (v->type != JSON_STRING)
-		return -EINVAL;
-	if (v->len < plen || memcmp(v->str, B64_PREFIX, plen)) {
-		out = malloc(v->len + 1);
-		if (!out)
-			return -ENOMEM;
-		memcpy(out, v->str, v->len);
-		ret->data = out;
-		ret->len = v->len;
-		return 0;
-	}
-	s = v->str + plen;
-	len = v->len - plen;
-	if (len % 4)
-		return -EINVAL;
-	out = malloc(len / 4 * 3 + 1);
-	if (!out)
-		return -ENOMEM;
-	while (pad < 2 && pad < len && s[len - 1 - pad] == '=')
-		pad++;
-	for (size_t i = 0; i < len - pad; i++) {
-		const char *p = s[i] ? strchr(b64, s[i]) : NULL;
-
-		if (!p) {
-			free(out);
-			return -EINVAL;
-		}
-		acc = acc << 6 | (p - b64);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[n++] = acc >> bits;
-		}
-	}
-	/* Unused low bits must be zero, so that each byte string has one encoding only. */
-	if (acc & ((1u << bits) - 1)) {
-		free(out);
-		return -EINVAL;
-	}
-	ret->data = out;
-	ret->len = n;
-	return 0;
-}
+#define DECODE_DATA_MAX (256u << 20)
 
 /* ---- protobuf message -> JSON ------------------------------------------------------------- */
 
@@ -322,7 +232,8 @@ static int json_to_value(const struct json_value *v, const ProtobufCFieldDescrip
 		*(char **)p = strdup(v->str);
 		return *(char **)p ? 0 : -ENOMEM;
 	case PROTOBUF_C_TYPE_BYTES:
-		return json_bytes(v, p);
+		return json_to_bytes(v, &((ProtobufCBinaryData *)p)->data,
+				     &((ProtobufCBinaryData *)p)->len);
 	case PROTOBUF_C_TYPE_MESSAGE:
 		return json_to_pb(v, f->descriptor, p);
 	default:
@@ -386,7 +297,7 @@ static int json_to_unknown(const struct json_value *v, ProtobufCMessage *m)
 			return -EINVAL;
 		u->tag = tag;
 		u->wire_type = wt;
-		r = json_bytes(data, &b);
+		r = json_to_bytes(data, &b.data, &b.len);
 		if (r)
 			return r;
 		u->data = b.data;
@@ -455,6 +366,12 @@ static int decode_raw(struct json_writer *w, struct cr_img *img, bool pages)
 	jw_u64(w, size);
 	if (!pages)
 		return 0;
+	/* The data goes through memory three times (bytes, base64, JSON text): keep it sane. */
+	if (size > DECODE_DATA_MAX) {
+		pr_err("%s: %" PRIu64 " bytes of data: --pages shows at most %u MiB\n",
+		       img_name(img), size, DECODE_DATA_MAX >> 20);
+		return -EFBIG;
+	}
 	data = malloc(size ? size : 1);
 	if (!data) {
 		pr_err("%s: no memory for %" PRIu64 " bytes of data\n", img_name(img), size);
@@ -709,7 +626,7 @@ static int encode_raw(struct cr_img *img, const struct json_value *j)
 		       img_name(img));
 		return -EINVAL;
 	}
-	r = json_bytes(data, &b);
+	r = json_to_bytes(data, &b.data, &b.len);
 	if (r) {
 		pr_err("%s: \"data\" is not valid text or base64\n", img_name(img));
 		return r;

@@ -691,3 +691,95 @@ int jw_finish(struct json_writer *w)
 	jw_put(w, "\n", 1);
 	return w->err;
 }
+
+/* ---- bytes <-> JSON strings --------------------------------------------------------------- */
+
+#define B64_PREFIX "base64:"
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* Printable ASCII as it is; anything else, or text that itself starts "base64:", in base64. */
+void jw_bytes(struct json_writer *w, const uint8_t *data, size_t len)
+{
+	_cleanup_free_ char *out = NULL;
+	size_t plen = strlen(B64_PREFIX), o;
+	bool text = !(len >= plen && !memcmp(data, B64_PREFIX, plen));
+
+	for (size_t i = 0; text && i < len; i++)
+		text = data[i] >= 0x20 && data[i] < 0x7f;
+	if (text) {
+		jw_string(w, (const char *)data, len);
+		return;
+	}
+	out = malloc(plen + (len + 2) / 3 * 4 + 1);
+	if (!out) {
+		w->err = -ENOMEM;
+		return;
+	}
+	memcpy(out, B64_PREFIX, plen);
+	o = plen;
+	for (size_t i = 0; i < len; i += 3) {
+		uint32_t v = data[i] << 16 | (i + 1 < len ? data[i + 1] << 8 : 0) |
+			     (i + 2 < len ? data[i + 2] : 0);
+
+		out[o++] = b64[v >> 18];
+		out[o++] = b64[(v >> 12) & 63];
+		out[o++] = i + 1 < len ? b64[(v >> 6) & 63] : '=';
+		out[o++] = i + 2 < len ? b64[v & 63] : '=';
+	}
+	jw_string(w, out, o);
+}
+
+int json_to_bytes(const struct json_value *v, uint8_t **ret, size_t *ret_len)
+{
+	size_t plen = strlen(B64_PREFIX), n = 0, len;
+	const char *s;
+	uint8_t *out;
+	uint32_t acc = 0;
+	size_t pad = 0;
+	int bits = 0;
+
+	if (v->type != JSON_STRING)
+		return -EINVAL;
+	if (v->len < plen || memcmp(v->str, B64_PREFIX, plen)) {
+		out = malloc(v->len + 1);
+		if (!out)
+			return -ENOMEM;
+		memcpy(out, v->str, v->len + 1);
+		*ret = out;
+		*ret_len = v->len;
+		return 0;
+	}
+	s = v->str + plen;
+	len = v->len - plen;
+	if (len % 4)
+		return -EINVAL;
+	out = malloc(len / 4 * 3 + 1);
+	if (!out)
+		return -ENOMEM;
+	while (pad < 2 && pad < len && s[len - 1 - pad] == '=')
+		pad++;
+	for (size_t i = 0; i < len - pad; i++) {
+		const char *p = s[i] ? strchr(b64, s[i]) : NULL;
+
+		if (!p) {
+			free(out);
+			return -EINVAL;
+		}
+		acc = acc << 6 | (p - b64);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[n++] = acc >> bits;
+		}
+	}
+	/* Unused low bits must be zero, so that each byte string has one encoding only. */
+	if (acc & ((1u << bits) - 1)) {
+		free(out);
+		return -EINVAL;
+	}
+	out[n] = '\0';
+	*ret = out;
+	*ret_len = n;
+	return 0;
+}

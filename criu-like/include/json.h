@@ -71,6 +71,13 @@ void jw_u64(struct json_writer *w, uint64_t v);
 void jw_i64(struct json_writer *w, int64_t v);
 void jw_double(struct json_writer *w, double v);
 void jw_bool(struct json_writer *w, bool v);
+/*
+ * Byte strings: printable ASCII as the text itself; anything else, and text
+ * that itself starts with "base64:", as "base64:" then base64 (with padding).
+ */
+void jw_bytes(struct json_writer *w, const uint8_t *data, size_t len);
+/* The inverse: a malloc'ed copy (NUL after the end). -EINVAL for bad base64 or a non-string. */
+int json_to_bytes(const struct json_value *v, uint8_t **ret, size_t *ret_len);
 /* 0 when the document is complete (ends with a newline), else -ENOMEM or -EINVAL. */
 int jw_finish(struct json_writer *w);
 

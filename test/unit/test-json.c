@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -210,12 +211,70 @@ static void test_writer_misuse(void **state __unused)
 	jw_free(&w);
 }
 
+/* Byte strings: text as it is, everything else (and "base64:..." text) in base64, one encoding each. */
+static void test_bytes(void **state __unused)
+{
+	static const struct {
+		const char *in;
+		size_t len;
+		const char *json;
+	} ok[] = {
+		{ "", 0, "\"\"" },
+		{ "hello /x", 8, "\"hello /x\"" },
+		{ "base64:", 7, "\"base64:YmFzZTY0Og==\"" },
+		{ "\0", 1, "\"base64:AA==\"" },
+		{ "a\nb", 3, "\"base64:YQpi\"" },
+		{ "\xff\xfe", 2, "\"base64://4=\"" },
+	};
+	static const char *const bad[] = {
+		"\"base64:abc\"",
+		"\"base64:ab=c\"",
+		"\"base64:AB==\"",
+		"\"base64:A===\"",
+		"\"base64:a!==\"",
+		"\"base64:\\u0000AAA\"",
+		"12",
+	};
+	uint8_t *data;
+	size_t len;
+
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
+		struct json_writer w;
+		struct json_value *v;
+
+		jw_init(&w);
+		jw_bytes(&w, (const uint8_t *)ok[i].in, ok[i].len);
+		assert_int_equal(jw_finish(&w), 0);
+		w.buf[w.len - 1] = '\0';
+		assert_string_equal(w.buf, ok[i].json);
+		v = json_parse(w.buf, w.len - 1, NULL, 0);
+		assert_int_equal(json_to_bytes(v, &data, &len), 0);
+		assert_int_equal(len, ok[i].len);
+		assert_memory_equal(data, ok[i].in, len);
+		free(data);
+		json_free(v);
+		jw_free(&w);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct json_value *v = parse(bad[i], NULL, 0);
+
+		assert_non_null(v);
+		if (json_to_bytes(v, &data, &len) != -EINVAL)
+			fail_msg("accepted as bytes: %s", bad[i]);
+		json_free(v);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bad_input),	 cmocka_unit_test(test_depth_limit),
-		cmocka_unit_test(test_numbers),		 cmocka_unit_test(test_strings),
-		cmocka_unit_test(test_writer_roundtrip), cmocka_unit_test(test_writer_misuse),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_depth_limit),
+		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_strings),
+		cmocka_unit_test(test_writer_roundtrip),
+		cmocka_unit_test(test_writer_misuse),
+		cmocka_unit_test(test_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
