@@ -36,6 +36,8 @@ export CMOCKA_MESSAGE_OUTPUT
 passed=0
 failed=0
 skipped=0
+skip_reasons=$(mktemp)
+trap 'rm -f "$skip_reasons"' EXIT
 child=
 interrupted=0
 
@@ -123,6 +125,7 @@ if [ "$interrupted" = 0 ]; then
 		passed=$((passed + $1))
 		failed=$((failed + $3))
 		[ $# -ge 6 ] && skipped=$((skipped + $5))
+		grep '^skipped ' "$log" | sed 's/^skipped /  zdtm /' >>"$skip_reasons"
 		if [ "$rc" -ne 0 ] && [ "$3" -eq 0 ]; then
 			echo "  FAIL  zdtm-run exited with status $rc"
 			failed=$((failed + 1))
@@ -152,7 +155,9 @@ for script in test/integration/*.sh; do
 		;;
 	77)
 		skipped=$((skipped + 1))
-		printf '  SKIP  integration/%-24s %4ds  %s\n' "$name" "$secs" "$(tail -n 1 "$log")"
+		why=$(tail -n 1 "$log")
+		printf '  SKIP  integration/%-24s %4ds  %s\n' "$name" "$secs" "$why"
+		echo "  integration/$name: $why" >>"$skip_reasons"
 		;;
 	*)
 		failed=$((failed + 1))
@@ -167,6 +172,11 @@ if [ "$interrupted" != 0 ]; then
 	failed=$((failed + 1))
 fi
 echo "logs: $LOGS"
+if [ -s "$skip_reasons" ]; then
+	echo "skipped:"
+	cat "$skip_reasons"
+fi
+rm -f "$skip_reasons"
 if [ "$skipped" -gt 0 ]; then
 	echo "$passed passed, $failed failed, $skipped skipped"
 else
