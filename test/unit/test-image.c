@@ -766,7 +766,7 @@ static int child_write_refusals(struct ctx *c)
 	if (mkdirat(c->dirfd, "ro", 0755) || mkdirat(c->dirfd, "noperm", 0500))
 		return 10;
 	snprintf(ro, sizeof(ro), "%s/ro", c->dir);
-	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	if (unshare(CLONE_NEWNS) || mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) ||
 	    mount("none", ro, "tmpfs", MS_RDONLY, NULL))
 		return 11;
 	/* By path: c->dirfd belongs to the parent's mount namespace and does not see the mount. */
