@@ -227,8 +227,10 @@ static int setup(void **state)
 	 * tmpfs when there is one: ext4 flushes a file rewritten with O_TRUNC at close, and the
 	 * corruption tests rewrite small files thousands of times.
 	 */
-	strcpy(c->dir,
-	       access("/dev/shm", W_OK) ? "/tmp/test-image.XXXXXX" : "/dev/shm/test-image.XXXXXX");
+	snprintf(c->dir, sizeof(c->dir), "%s/test-image.",
+		 access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm");
+	/* mkdtemp() replaces the six trailing 'X's. */
+	memset(c->dir + strlen(c->dir), 'X', 6);
 	assert_non_null(mkdtemp(c->dir));
 	c->dirfd = img_dir_open(c->dir, false);
 	assert_true(c->dirfd >= 0);
