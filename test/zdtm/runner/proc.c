@@ -152,20 +152,18 @@ int wait_gone(struct reaper *r, pid_t pid, int64_t deadline_ms)
 	}
 }
 
-bool pid_alive(pid_t pid)
+char proc_state(pid_t pid)
 {
-	char path[64], *stat, *p;
-	bool alive;
+	char path[64], *p;
+	_cleanup_free_ char *stat = NULL;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	stat = slurp(path);
 	if (!stat)
-		return false;
+		return 0;
+	/* comm may hold spaces and parentheses: the state follows the last ')'. */
 	p = strrchr(stat, ')');
-	/* A zombie (Z) or a dying task (X) is not alive. */
-	alive = p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
-	free(stat);
-	return alive;
+	return p && p[1] == ' ' ? p[2] : 0;
 }
 
 char *slurp(const char *path)

@@ -340,9 +340,12 @@ static int mode_leave_running(struct run *t)
 	if (!ret)
 		ret = run_criu(t, dargs, &t->d->dump_opts, "dump");
 	for (size_t i = 0; !ret && i < before.n; i++) {
-		if (!pid_alive(before.p[i].pid)) {
-			harness_fail(t, "pid %d is gone after dump --leave-running",
-				     before.p[i].pid);
+		char st = proc_state(before.p[i].pid);
+		bool was_zombie = before.p[i].state == 'Z';
+
+		if (!st || (st == 'Z') != was_zombie) {
+			harness_fail(t, "pid %d is %s after dump --leave-running", before.p[i].pid,
+				     st ? "a zombie" : "gone");
 			ret = -ESRCH;
 		}
 	}

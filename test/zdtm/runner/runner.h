@@ -77,7 +77,8 @@ pid_t spawn(char *const argv[], const char *cwd, const char *out);
 int descendants(pid_t root, pid_t **ret, size_t *ret_n);
 /* SIGKILL and reap every descendant of this process, until none is left. */
 void kill_all(struct reaper *r);
-bool pid_alive(pid_t pid);
+/* The state letter of @pid in /proc/PID/stat (R, S, T, Z...), 0 when it does not exist. */
+char proc_state(pid_t pid);
 /* A whole file in a NUL-terminated malloc'ed buffer, or NULL with errno. */
 char *slurp(const char *path);
 int exec_main(int argc, char **argv);
@@ -85,6 +86,7 @@ int exec_main(int argc, char **argv);
 /* ---- process tree state (snapshot.c) ---- */
 struct proc_snap {
 	pid_t pid;
+	char state; /* from /proc/PID/stat: a zombie must stay one, a live task alive */
 	char *maps;
 	char *status;
 };

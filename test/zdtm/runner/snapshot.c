@@ -68,6 +68,7 @@ int snap_take(struct tree_snap *s, pid_t root)
 		char path[64];
 
 		s->p[i].pid = pids[i];
+		s->p[i].state = proc_state(pids[i]);
 		snprintf(path, sizeof(path), "/proc/%d/maps", pids[i]);
 		s->p[i].maps = slurp(path);
 		s->p[i].status = status_fields(pids[i]);

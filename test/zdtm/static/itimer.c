@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * An interval timer (ITIMER_REAL, 20 ms) that must keep its interval and keep
- * firing: after SIGTERM, 300 ms must bring a plausible number of SIGALRMs.
+ * firing: after SIGTERM, 500 ms must bring a plausible number of SIGALRMs.
  */
 #include <signal.h>
 #include <sys/time.h>
@@ -50,9 +50,11 @@ int main(int argc, char **argv)
 		fail("cannot arm the timer: %m");
 		return 1;
 	}
-	sleep_ms(100);
+	/* Armed and firing before ready; a loaded machine may take a while. */
+	for (int i = 0; i < 200 && ticks < 2; i++)
+		sleep_ms(10);
 	if (ticks < 2) {
-		fail("timer fired %d times in 100 ms before ready", (int)ticks);
+		fail("timer fired %d times in 2 s before ready", (int)ticks);
 		return 1;
 	}
 	test_daemon();
@@ -70,13 +72,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	start = ticks;
-	sleep_ms(300);
-	/* 15 expected; a loaded machine may delay some, none may come twice as fast. */
-	if (ticks - start < 5 || ticks - start > 16) {
-		fail("timer fired %d times in 300 ms, expected about 15", (int)ticks - start);
+	sleep_ms(500);
+	/*
+	 * 25 expected. On a loaded machine expirations that find SIGALRM still
+	 * pending merge into one signal, so only a floor is safe; none may come early.
+	 */
+	if (ticks - start < 3 || ticks - start > 26) {
+		fail("timer fired %d times in 500 ms, expected up to 25", (int)ticks - start);
 		return 1;
 	}
-	test_msg("timer fired %d times in 300 ms\n", (int)ticks - start);
+	test_msg("timer fired %d times in 500 ms\n", (int)ticks - start);
 	pass();
 	return 0;
 }
