@@ -52,12 +52,12 @@ static const char *skip_ws(const char *p)
 	return p;
 }
 
-/* After "key": at @p, the boolean verdict: 1, 0, or -1 when not a verdict. */
+/* After "key": at @p, the boolean verdict: 1, 0, or -ENOENT when not a verdict. */
 static int value_verdict(const char *p)
 {
 	p = skip_ws(p);
 	if (*p != ':')
-		return -1;
+		return -ENOENT;
 	p = skip_ws(p + 1);
 	if (!strncmp(p, "true", 4) || !strncasecmp(p, "\"present\"", 9) ||
 	    !strncasecmp(p, "\"yes\"", 5))
@@ -65,7 +65,7 @@ static int value_verdict(const char *p)
 	if (!strncmp(p, "false", 5) || !strncasecmp(p, "\"absent\"", 8) ||
 	    !strncasecmp(p, "\"no\"", 4))
 		return 0;
-	return -1;
+	return -ENOENT;
 }
 
 /* Inside the object around @at (bounded by braces), the "present"/"status" verdict. */
@@ -77,7 +77,7 @@ static int object_verdict(const char *json, const char *at)
 	while (start > json && *start != '{')
 		start--;
 	if (!end)
-		return -1;
+		return -ENOENT;
 	for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
 		const char *p = start;
 		size_t kl = strlen(keys[k]);
@@ -90,7 +90,7 @@ static int object_verdict(const char *json, const char *at)
 			p += kl;
 		}
 	}
-	return -1;
+	return -ENOENT;
 }
 
 int feature_present(struct features *f, const char *criu, const char *workdir, const char *name)

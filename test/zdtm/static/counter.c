@@ -4,6 +4,7 @@
  * every step: a restore that restarts the program, loses a page or mixes old
  * and new pages breaks the pair. A datagen buffer keeps its checksum.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -14,7 +15,7 @@
 
 #define STEPS_AFTER_SIGTERM 1000000
 
-/* One step of the count; -1 when the counter and its shadow disagree. */
+/* One step of the count; -EILSEQ when the counter and its shadow disagree. */
 static int step(volatile uint64_t *counter, volatile uint64_t *shadow)
 {
 	uint64_t v = *counter;
@@ -22,7 +23,7 @@ static int step(volatile uint64_t *counter, volatile uint64_t *shadow)
 	if (v != *shadow) {
 		fail("counter is %lu but its shadow is %lu", (unsigned long)v,
 		     (unsigned long)*shadow);
-		return -1;
+		return -EILSEQ;
 	}
 	*counter = v + 1;
 	*shadow = v + 1;

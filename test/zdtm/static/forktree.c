@@ -5,6 +5,7 @@
  * process checks its pid, ppid, sid, its memory and the data from its parent,
  * forwards SIGTERM down and collects its children's exit statuses.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
@@ -91,10 +92,10 @@ static int spawn_children(struct node *n, int ready)
 		pid_t pid;
 
 		if (pipe(p))
-			return -1;
+			return -errno;
 		pid = fork();
 		if (pid < 0)
-			return -1;
+			return -errno;
 		if (pid == 0) {
 			struct node child;
 
@@ -112,7 +113,7 @@ static int spawn_children(struct node *n, int ready)
 		/* Left unread until the child checks it after SIGTERM: data in flight. */
 		datagen(data, sizeof(data), 1000 + n->id * FANOUT + i);
 		if (write(p[1], data, sizeof(data)) != sizeof(data))
-			return -1;
+			return -EIO; /* a pipe takes 1000 bytes at once */
 	}
 	return 0;
 }

@@ -4,6 +4,7 @@
  * signals, and a queued real-time signal with a value, still pending. After
  * SIGTERM all of it must be as set up, and the handlers must still run.
  */
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -52,7 +53,7 @@ static int set_handlers(void)
 	sigemptyset(&ign.sa_mask);
 	if (sigaction(SIGUSR1, &usr1, NULL) || sigaction(SIGHUP, &hup, NULL) ||
 	    sigaction(RT_PENDING, &rt, NULL) || sigaction(SIGUSR2, &ign, NULL))
-		return -1;
+		return -errno;
 	return 0;
 }
 

@@ -4,6 +4,7 @@
  * a datagen buffer on its own stack. After SIGTERM each thread must still run
  * (its counter advances), with the same tid and intact stack.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,7 +65,7 @@ static int all_advanced(const uint64_t *seen)
 			return 0;
 		usleep(1000);
 	}
-	return -1;
+	return -ETIMEDOUT;
 }
 
 int main(int argc, char **argv)
