@@ -251,10 +251,14 @@ static int json_to_field(const struct json_value *v, ProtobufCMessage *m,
 
 	if (f->label != PROTOBUF_C_LABEL_REPEATED) {
 		r = json_to_value(v, f, base);
-		if (!r && f->label == PROTOBUF_C_LABEL_OPTIONAL && f->quantifier_offset &&
-		    f->type != PROTOBUF_C_TYPE_STRING && f->type != PROTOBUF_C_TYPE_MESSAGE)
+		if (r || f->label != PROTOBUF_C_LABEL_OPTIONAL)
+			return r;
+		/* The presence rule of pb_present(), set. */
+		if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+			*(uint32_t *)MEMBER(m, f->quantifier_offset) = f->id;
+		else if (f->type != PROTOBUF_C_TYPE_STRING && f->type != PROTOBUF_C_TYPE_MESSAGE)
 			*(protobuf_c_boolean *)MEMBER(m, f->quantifier_offset) = 1;
-		return r;
+		return 0;
 	}
 	if (v->type != JSON_ARRAY)
 		return -EINVAL;
