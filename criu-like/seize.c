@@ -534,7 +534,8 @@ static void release_task(struct seized_task *task, enum unseize_mode mode)
 	if (mode == UNSEIZE_STOPPED && task->state == TASK_ALIVE)
 		/* Queued now, taken as soon as the task runs after the detach. */
 		kill(task->pid, SIGSTOP);
-	for (i = 0; i < task->nr_threads; i++) {
+	/* Leader last: a killed leader is reported only once its other threads are reaped. */
+	for (i = task->nr_threads; i-- > 0;) {
 		struct seized_thread *th = &task->threads[i];
 
 		if (th->seized && (th->stopped || mode == UNSEIZE_KILL))

@@ -609,6 +609,9 @@ static void test_dumper_killed(void **state __unused)
 		assert_int_equal(waitpid(dumper, NULL, 0), dumper);
 		assert_released(runner);
 		assert_int_equal(tracer_of(stopped, 0), 0);
+		/* Woken by the kernel's detach, it runs for a moment on its way back to T. */
+		assert_true(wait_state(stopped, "T", 1000));
+		usleep(5000);
 		assert_int_equal(state_of(stopped, 0), 'T');
 		assert_true(wait_progress(2000));
 	}
@@ -831,19 +834,57 @@ static void test_refuse_traced(void **state __unused)
 	assert_int_equal(tracer_of(kid, 0), tracer);
 }
 
+/* The same with strace as the other tracer, when it is installed. */
+static void test_refuse_straced(void **state __unused)
+{
+	pid_t pid = spawn(sleeper), strace;
+	char arg[16], msg[160];
+	unsigned int i;
+
+	if (access("/usr/bin/strace", X_OK)) {
+		print_message("no /usr/bin/strace: skipped\n");
+		skip();
+	}
+	snprintf(arg, sizeof(arg), "%d", pid);
+	strace = fork();
+	if (strace == 0) {
+		execl("/usr/bin/strace", "strace", "-q", "-o", "/dev/null", "-p", arg, NULL);
+		_exit(127);
+	}
+	victims[nr_victims++] = strace;
+	for (i = 0; i < 3000 && tracer_of(pid, 0) != strace; i++)
+		usleep(1000);
+	assert_int_equal(tracer_of(pid, 0), strace);
+	snprintf(msg, sizeof(msg), "is already traced by pid %d (strace)", strace);
+	expect_refusal(pid, -EBUSY, msg);
+	/* strace detaches when interrupted; then the seize works. */
+	kill(strace, SIGINT);
+	assert_int_equal(waitpid(strace, NULL, 0), strace);
+	assert_int_equal(tracer_of(pid, 0), 0);
+	assert_true(wait_state(pid, "S", 2000));
+}
+
 static void test_kill(void **state __unused)
 {
-	pid_t pid = spawn(parent_of_sleeper), kid;
+	pid_t pid = spawn(parent_of_spinners), pids[8];
 	struct pstree *t;
+	unsigned int i, n;
+	long start;
 
+	assert_true(wait_progress(2000));
 	usleep(50000);
 	assert_int_equal(seize_tree(pid, NULL, &t), 0);
-	assert_int_equal(t->nr_tasks, 2);
-	kid = t->tasks[1]->pid;
+	assert_int_equal(t->nr_tasks, 4);
+	assert_int_equal(t->root->nr_threads, NR_THREADS);
+	for (n = 0; n < t->nr_tasks; n++)
+		pids[n] = t->tasks[n]->pid;
+	start = now_ms();
 	unseize_tree(t, UNSEIZE_KILL);
+	/* Threads are collected before their leader: no wait for a timeout. */
+	assert_true(now_ms() - start < 1000);
 	reap_all();
-	assert_int_equal(kill(pid, 0), -1);
-	assert_int_equal(kill(kid, 0), -1);
+	for (i = 0; i < n; i++)
+		assert_int_equal(kill(pids[i], 0), -1);
 }
 
 /* Make a cgroup under @base holding @pid, or return false when this kernel has none there. */
@@ -936,6 +977,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuse_own_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuse_traced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuse_straced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_freezer_v2, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_freezer_v1, setup, teardown),
