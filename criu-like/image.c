@@ -182,6 +182,29 @@ static int img_start_write(struct cr_img *img)
 	return img_put(img, &h, sizeof(h));
 }
 
+/* A record that fits in the write buffer is packed right there: no copy, no allocation. */
+static int img_put_record(struct cr_img *img, const ProtobufCMessage *msg, struct img_rec_hdr *rh)
+{
+	size_t total = sizeof(*rh) + rh->len;
+	uint8_t *p;
+	int ret;
+
+	if (img->wlen + total > IMG_WBUF_SIZE) {
+		ret = img_flush(img);
+		if (ret)
+			return ret;
+	}
+	p = (uint8_t *)img->wbuf + img->wlen;
+	protobuf_c_message_pack(msg, p + sizeof(*rh));
+	rh->crc = crc32c(crc32c(0, &rh->len, sizeof(rh->len)), p + sizeof(*rh), rh->len);
+	memcpy(p, rh, sizeof(*rh));
+	img->crc = crc32c(img->crc, p, total);
+	img->wlen += total;
+	img->off += total;
+	img->nr_records++;
+	return 0;
+}
+
 int img_write_record(struct cr_img *img, const ProtobufCMessage *msg)
 {
 	const ProtobufCMessageDescriptor *want;
@@ -210,11 +233,13 @@ int img_write_record(struct cr_img *img, const ProtobufCMessage *msg)
 		       (unsigned long long)img->nr_records, len, IMG_RECORD_MAX);
 		return -E2BIG;
 	}
-	buf = malloc(len ? len : 1);
+	rh.len = len;
+	if (len + sizeof(rh) <= IMG_WBUF_SIZE)
+		return img_put_record(img, msg, &rh);
+	buf = malloc(len);
 	if (!buf)
 		return img_io_err(img, -ENOMEM, "record buffer");
 	protobuf_c_message_pack(msg, buf);
-	rh.len = len;
 	rh.crc = crc32c(crc32c(0, &rh.len, sizeof(rh.len)), buf, len);
 	ret = img_put(img, &rh, sizeof(rh));
 	if (!ret)

@@ -501,6 +501,42 @@ static void test_json_bytes_form(void **state)
 	assert_non_null(strstr(text, "\"kind\": \"pipes-data\""));
 }
 
+/* Records larger than the write buffer, between small ones, read back and round trip. */
+static void test_large_record(void **state)
+{
+	struct ctx *c = *state;
+	PipeDataEntry pd = PIPE_DATA_ENTRY__INIT;
+	size_t big = 300 * 1024;
+	uint8_t *data = malloc(big);
+	ProtobufCMessage **recs;
+	struct cr_img *img;
+	size_t n;
+
+	raw_sample(data, big);
+	img = img_open(c->dirfd, CR_IMG_PIPES_DATA, 0, IMG_WRITE);
+	for (size_t i = 0; i < 5; i++) {
+		pd.pipe_ino = i;
+		pd.data.data = data;
+		pd.data.len = i % 2 ? big - i : 70000 * i;
+		assert_int_equal(img_write_record(img, &pd.base), 0);
+	}
+	assert_int_equal(img_close(img), 0);
+	img = img_open(c->dirfd, CR_IMG_PIPES_DATA, 0, IMG_READ);
+	assert_int_equal(img_read_all(img, &recs, &n), 0);
+	assert_int_equal(n, 5);
+	for (size_t i = 0; i < n; i++) {
+		PipeDataEntry *e = (PipeDataEntry *)recs[i];
+
+		assert_int_equal(e->pipe_ino, i);
+		assert_int_equal(e->data.len, i % 2 ? big - i : 70000 * i);
+		assert_memory_equal(e->data.data, data, e->data.len);
+	}
+	img_free_records(recs, n);
+	img_close(img);
+	roundtrip_file(c, "pipes-data.img");
+	free(data);
+}
+
 /* Encode refuses JSON that does not describe an image it can write, naming the problem. */
 static void test_encode_refusals(void **state)
 {
@@ -892,6 +928,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_roundtrip_unknown_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_encode_raw_needs_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json_bytes_form, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_large_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_encode_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flip_every_byte, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncate_every_length, setup, teardown),
