@@ -25,6 +25,9 @@
 #define PARASITE_DATA_SIZE (64 * 1024)
 #define PARASITE_LOG_SIZE (16 * 1024)
 #define PARASITE_TIMEOUT_MS 30000
+/* Area sizes in pages are AREA_SIG_REM modulo AREA_SIG_MOD (a prime): see layout(). */
+#define AREA_SIG_MOD 251
+#define AREA_SIG_REM 173
 
 struct parasite_ctl {
 	pid_t pid;
@@ -114,6 +117,9 @@ static void layout(struct parasite_ctl *ctl)
 	/* Per thread: its frame, then its stack growing down towards it. */
 	ctl->thread_size = ctl->frame_size + PARASITE_STACK_SIZE;
 	ctl->size = ctl->thread_off + ctl->nr_threads * ctl->thread_size;
+	/* A size with a signature, so an area whose dumper died before filling it is ours. */
+	while ((ctl->size >> PAGE_SHIFT) % AREA_SIG_MOD != AREA_SIG_REM)
+		ctl->size += PAGE_SIZE;
 }
 
 static void fill_args(struct parasite_ctl *ctl)
@@ -776,16 +782,24 @@ int parasite_cure(struct parasite_ctl *ctl)
 	return err;
 }
 
-/* Is the mapping at @start an area a killed dumper left: does it start with our blob? */
-static bool is_stale_area(int memfd, unsigned long start)
+/*
+ * Is [start, end) an area a killed dumper left: the signature size, and
+ * starting with our blob, or with zeros when it died before the copy?
+ */
+static bool is_stale_area(int memfd, unsigned long start, unsigned long end)
 {
+	static const uint8_t zeros[64];
 	uint8_t head[64];
 	size_t n = min(sizeof(head), sizeof(parasite_blob));
 
-	return pread(memfd, head, n, (off_t)start) == (ssize_t)n && !memcmp(head, parasite_blob, n);
+	if (((end - start) >> PAGE_SHIFT) % AREA_SIG_MOD != AREA_SIG_REM)
+		return false;
+	if (pread(memfd, head, n, (off_t)start) != (ssize_t)n)
+		return false;
+	return !memcmp(head, parasite_blob, n) || !memcmp(head, zeros, n);
 }
 
-/* Shared anonymous rwx mappings of @pid that start with our blob. */
+/* Shared anonymous rwx mappings of @pid that look like our areas. */
 static int find_stale_areas(pid_t pid, unsigned long (*areas)[2], unsigned int max,
 			    unsigned int *nr)
 {
@@ -808,7 +822,7 @@ static int find_stale_areas(pid_t pid, unsigned long (*areas)[2], unsigned int m
 
 		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3 &&
 		    !strcmp(perms, "rwxs") && strstr(line, " /dev/zero (deleted)\n") &&
-		    is_stale_area(memfd, start)) {
+		    is_stale_area(memfd, start, end)) {
 			areas[*nr][0] = start;
 			areas[(*nr)++][1] = end;
 		}

@@ -60,8 +60,9 @@ long parasite_vmsplice(struct parasite_ctl *ctl, int pipe_wfd, const struct iove
 
 /*
  * Unmap the areas that dumpers killed while infecting left in task @pid
- * (shared anonymous rwx mappings that start with our blob), except one a
- * thread still runs in. Touches the task only when there is one.
+ * (shared anonymous rwx mappings with the signature size, starting with
+ * our blob or zeros), except one a thread still runs in. Touches the task
+ * only when there is one.
  */
 int parasite_remove_stale_areas(pid_t pid, const pid_t *tids, unsigned int nr_threads,
 				unsigned int *removed);
