@@ -315,7 +315,7 @@ static int img_pread(struct cr_img *img, void *buf, size_t len, uint64_t off, co
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return img_io_err(img, neg_errno(), "read");
+			return img_bad(img, neg_errno(), off + done, "read: %s", strerror(errno));
 		if (n == 0)
 			return img_bad(img, -ENODATA, off + done, "short read of %s", what);
 		done += n;
