@@ -11,6 +11,7 @@
  * is stopped the next pass is the last.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,12 +310,29 @@ static int add_thread(struct seized_task *task, pid_t tid, bool seized)
 }
 
 /*
+ * PTRACE_SEIZE of a job-control stopped task makes it re-trap and waits
+ * (killable only) until it has: a task both stopped and v1-frozen cannot, so
+ * the seize would hang until the thaw. Such a thread shows State D with
+ * wchan do_signal_stop; it is left for the walk after the thaw.
+ */
+static bool stopped_and_frozen(pid_t pid, pid_t tid)
+{
+	_cleanup_free_ char *wchan = NULL;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", pid, tid);
+	wchan = read_file_at(AT_FDCWD, path, NULL);
+	return wchan && !strcmp(wchan, "do_signal_stop");
+}
+
+/*
  * Seize the threads of @task not seen yet, listing again until a listing
  * shows nothing new. With @wait, each is waited for; without (frozen cgroup),
  * the stops are collected by wait_task() after the thaw.
  */
 static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool wait, bool *changed)
 {
+	bool frozen_v1 = ctx->t->freezer && !ctx->t->freezer_v2;
 	bool again = true;
 
 	while (again) {
@@ -336,6 +354,11 @@ static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool w
 
 			if (find_thread(task, tids[i]))
 				continue;
+			if (frozen_v1 && stopped_and_frozen(task->pid, tids[i])) {
+				pr_debug("thread %d of %d is stopped: seized after the thaw\n",
+					 tids[i], task->pid);
+				continue;
+			}
 			ret = seize_thread(task, tids[i]);
 			if (ret < 0)
 				return ret;
@@ -378,6 +401,7 @@ static int wait_task(struct seize_ctx *ctx, struct seized_task *task)
 static void settle_task(struct seized_task *task)
 {
 	unsigned int i, live = 0;
+	struct proc_stat st;
 	bool stopped = false;
 
 	if (task->state == TASK_ZOMBIE || task->state == TASK_DEAD)
@@ -390,10 +414,17 @@ static void settle_task(struct seized_task *task)
 		if (is_stop_signal(task->threads[i].stop_sig))
 			stopped = true;
 	}
-	if (!live)
-		task->state = TASK_DEAD;
-	else
+	if (live) {
 		task->state = stopped ? TASK_STOPPED : TASK_ALIVE;
+		return;
+	}
+	/* Nothing seized: it exited during the seize, or its seize was deferred (frozen). */
+	if (proc_parse_stat(task->pid, 0, &st)) {
+		task->state = TASK_DEAD;
+	} else if (st.state == 'Z' && st.num_threads <= 1) {
+		task->state = TASK_ZOMBIE;
+		task->exit_code = st.exit_code;
+	}
 }
 
 static struct seized_task *find_task(const struct pstree *t, pid_t pid)

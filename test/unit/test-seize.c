@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "freezer.h"
 #include "log.h"
 #include "proc-parse.h"
 #include "seize.h"
@@ -39,6 +40,7 @@ struct shared {
 };
 
 static struct shared *sh;
+static char cg_dir[256]; /* a cgroup made by a test, removed by teardown() */
 static pid_t victims[16];
 static unsigned int nr_victims;
 static int log_mem = -1;
@@ -193,6 +195,16 @@ static int teardown(void **state __unused)
 		kill(victims[i], SIGKILL);
 	}
 	reap_all();
+	if (cg_dir[0]) {
+		bool v2;
+
+		if (!freezer_detect(cg_dir, &v2))
+			freezer_thaw(cg_dir, v2);
+		reap_all();
+		if (rmdir(cg_dir))
+			fail_msg("cannot remove %s: %s", cg_dir, strerror(errno));
+		cg_dir[0] = '\0';
+	}
 	return 0;
 }
 
@@ -905,36 +917,68 @@ static bool cgroup_with(const char *base, pid_t pid, char *path, size_t len)
 	return true;
 }
 
+/* A tree of 4 in a cgroup, one child stopped by job control: seized frozen, released as found. */
 static void freezer_case(const char *base, const char *state_file, const char *thawed)
 {
 	struct seize_opts o = { .freeze_cgroup = NULL };
-	char path[256], file[PATH_MAX];
-	pid_t pid = spawn(parent_of_spinners);
+	pid_t pid = spawn(parent_of_spinners), kid = 0;
 	_cleanup_free_ char *text = NULL;
-	struct pstree *t;
+	struct pstree *t = NULL;
+	char file[PATH_MAX];
+	struct timespec dl;
 	unsigned int i;
+	bool v2;
 
-	if (!cgroup_with(base, pid, path, sizeof(path))) {
+	if (!cgroup_with(base, pid, cg_dir, sizeof(cg_dir))) {
 		print_message("no writable cgroup at %s: skipped\n", base);
+		cg_dir[0] = '\0';
 		skip();
 	}
-	usleep(50000);
-	o.freeze_cgroup = path;
+	for (i = 0; i < 2000 && !kid; i++) {
+		_cleanup_free_ pid_t *kids = NULL;
+		unsigned int nr = 0;
+
+		if (!proc_parse_children(pid, pid, &kids, &nr) && nr == 3)
+			kid = kids[0];
+		else
+			usleep(1000);
+	}
+	assert_true(kid > 0);
+	kill(kid, SIGSTOP);
+	assert_true(wait_state(kid, "T", 2000));
+	o.freeze_cgroup = cg_dir;
 	assert_int_equal(seize_tree(pid, &o, &t), 0);
 	assert_int_equal(t->nr_tasks, 4);
 	assert_null(t->freezer);
-	for (i = 0; i < t->nr_tasks; i++)
+	for (i = 0; i < t->nr_tasks; i++) {
 		assert_int_equal(state_of(t->tasks[i]->pid, 0), 't');
-	snprintf(file, sizeof(file), "%s/%s", path, state_file);
+		assert_int_equal(t->tasks[i]->state,
+				 t->tasks[i]->pid == kid ? TASK_STOPPED : TASK_ALIVE);
+	}
+	snprintf(file, sizeof(file), "%s/%s", cg_dir, state_file);
 	text = read_file_at(AT_FDCWD, file, NULL);
 	assert_non_null(text);
 	assert_non_null(strstr(text, thawed));
 	unseize_tree(t, UNSEIZE_RESUME);
 	assert_released(pid);
 	assert_true(wait_progress(2000));
-	kill(pid, SIGKILL);
-	teardown(NULL);
-	assert_int_equal(rmdir(path), 0);
+	assert_true(wait_state(kid, "T", 2000));
+	assert_int_equal(tracer_of(kid, 0), 0);
+
+	/* A cgroup frozen by someone else is refused, and stays frozen. */
+	assert_int_equal(freezer_detect(cg_dir, &v2), 0);
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += 5;
+	assert_int_equal(freezer_freeze(cg_dir, v2, &dl), 0);
+	log_capture();
+	assert_int_equal(seize_tree(pid, &o, &t), -EBUSY);
+	assert_log_has(log_text(), "is already frozen");
+	free(text);
+	text = read_file_at(AT_FDCWD, file, NULL);
+	assert_null(strstr(text, thawed));
+	assert_int_equal(freezer_thaw(cg_dir, v2), 0);
+	kill(kid, SIGCONT);
+	assert_true(wait_state(kid, "R", 2000));
 }
 
 static void test_freezer_v2(void **state __unused)
