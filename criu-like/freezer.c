@@ -135,3 +135,28 @@ int freezer_thaw(const char *path, bool v2)
 		pr_errno(err, "cannot thaw cgroup %s", path);
 	return err;
 }
+
+int freezer_take(const char *path, bool *v2, const struct timespec *deadline)
+{
+	bool frozen;
+	int err = freezer_detect(path, v2);
+
+	if (err) {
+		pr_err("%s has neither cgroup.freeze (v2) nor freezer.state (v1)\n", path);
+		return err;
+	}
+	err = freezer_is_frozen(path, *v2, &frozen);
+	if (err) {
+		pr_errno(err, "cannot read the freezer state of %s", path);
+		return err;
+	}
+	if (frozen) {
+		/* The seize must thaw it: that would not put it back as found. */
+		pr_err("cgroup %s is already frozen: thaw it first\n", path);
+		return -EBUSY;
+	}
+	err = freezer_freeze(path, *v2, deadline);
+	if (err)
+		freezer_thaw(path, *v2);
+	return err;
+}

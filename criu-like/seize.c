@@ -173,6 +173,14 @@ static bool thread_dead(pid_t pid, pid_t tid)
 	       st.state == 'x';
 }
 
+/* A leader that exited while other threads run: waitpid() reports it only when they are gone. */
+static bool leader_waits_for_threads(pid_t pid)
+{
+	struct proc_stat st;
+
+	return !proc_parse_stat(pid, 0, &st) && st.state == 'Z' && st.num_threads > 1;
+}
+
 static void thread_exited(struct seized_task *task, struct seized_thread *th)
 {
 	pr_debug("thread %d of %d exited during the seize\n", th->tid, task->pid);
@@ -242,7 +250,7 @@ static int wait_thread(struct seize_ctx *ctx, struct seized_task *task, struct s
 		 * it stays a traced zombie); only a leader that exited before its other
 		 * threads is not, until they are all gone.
 		 */
-		if (th->tid == task->pid && thread_dead(task->pid, th->tid)) {
+		if (th->tid == task->pid && leader_waits_for_threads(task->pid)) {
 			thread_exited(task, th);
 			break;
 		}
@@ -715,30 +723,13 @@ static int walk_frozen(struct seize_ctx *ctx)
 static int freeze_cgroup(struct seize_ctx *ctx, const char *path)
 {
 	struct pstree *t = ctx->t;
-	bool v2, frozen;
-	int err = freezer_detect(path, &v2);
+	int err;
 
-	if (err) {
-		pr_err("%s has neither cgroup.freeze (v2) nor freezer.state (v1)\n", path);
-		return err;
-	}
-	err = freezer_is_frozen(path, v2, &frozen);
-	if (err) {
-		pr_errno(err, "cannot read the freezer state of %s", path);
-		return err;
-	}
-	if (frozen) {
-		/* Thawing it for the seize would not put it back as found. */
-		pr_err("cgroup %s is already frozen: thaw it first\n", path);
-		return -EBUSY;
-	}
 	t->freezer = strdup(path);
 	if (!t->freezer)
 		return -ENOMEM;
-	t->freezer_v2 = v2;
-	err = freezer_freeze(path, v2, &ctx->deadline);
+	err = freezer_take(path, &t->freezer_v2, &ctx->deadline);
 	if (err) {
-		freezer_thaw(path, v2);
 		free(t->freezer);
 		t->freezer = NULL;
 	}

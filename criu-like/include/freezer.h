@@ -18,5 +18,10 @@ int freezer_is_frozen(const char *path, bool v2, bool *frozen);
 int freezer_freeze(const char *path, bool v2, const struct timespec *deadline);
 /* Thaw; does not wait (thawing cannot get stuck). */
 int freezer_thaw(const char *path, bool v2);
+/*
+ * Detect, refuse a cgroup already frozen by someone else (-EBUSY), freeze and
+ * wait. Logs its errors; on failure the cgroup is left thawed.
+ */
+int freezer_take(const char *path, bool *v2, const struct timespec *deadline);
 
 #endif

@@ -880,10 +880,12 @@ static void test_kill(void **state __unused)
 {
 	pid_t pid = spawn(parent_of_spinners), pids[8];
 	struct pstree *t;
+	struct proc_stat st;
 	unsigned int i, n;
 	long start;
 
-	assert_true(wait_progress(2000));
+	for (i = 0; i < 2000 && (proc_parse_stat(pid, 0, &st) || st.num_threads < NR_THREADS); i++)
+		usleep(1000);
 	usleep(50000);
 	assert_int_equal(seize_tree(pid, NULL, &t), 0);
 	assert_int_equal(t->nr_tasks, 4);
