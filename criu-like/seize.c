@@ -736,7 +736,18 @@ static int freeze_cgroup(struct seize_ctx *ctx, const char *path)
 	return err;
 }
 
-/* Drop dead tasks and link parents to children; tasks[] keeps parents first. */
+/* Keep threads[0] (the leader, seized or not) and the seized threads. */
+static void drop_dead_threads(struct seized_task *task)
+{
+	unsigned int i, n = min(task->nr_threads, 1u);
+
+	for (i = 1; i < task->nr_threads; i++)
+		if (task->threads[i].seized)
+			task->threads[n++] = task->threads[i];
+	task->nr_threads = n;
+}
+
+/* Drop dead tasks and threads, link parents to children; tasks[] keeps parents first. */
 static int finish_tree(struct pstree *t)
 {
 	unsigned int i, n = 0;
@@ -749,6 +760,7 @@ static int finish_tree(struct pstree *t)
 			free(task);
 			continue;
 		}
+		drop_dead_threads(task);
 		t->tasks[n++] = task;
 	}
 	t->nr_tasks = n;

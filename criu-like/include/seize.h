@@ -37,8 +37,13 @@ struct seized_task {
 	pid_t pid, ppid, pgid, sid;
 	enum task_state state;
 	int exit_code; /* zombies: wait status from /proc/PID/stat */
+	/*
+	 * threads[0] is the thread-group leader; the others are all seized and
+	 * stopped. threads[0] is not seized (check .seized) for a zombie, nor
+	 * for a leader that exited before its threads (pthread_exit()).
+	 */
 	unsigned int nr_threads;
-	struct seized_thread *threads; /* threads[0] is the thread-group leader */
+	struct seized_thread *threads;
 	struct seized_task *parent; /* NULL for the root */
 	unsigned int nr_children;
 	struct seized_task **children;

@@ -640,9 +640,10 @@ static void test_thread_storm(void **state __unused)
 		unsigned int i;
 
 		assert_int_equal(seize_tree(pid, NULL, &t), 0);
+		/* Threads that exited during the seize are not listed. */
+		assert_int_equal(t->root->threads[0].tid, pid);
 		for (i = 0; i < t->root->nr_threads; i++)
-			if (t->root->threads[i].seized)
-				assert_true(t->root->threads[i].stopped);
+			assert_true(t->root->threads[i].seized && t->root->threads[i].stopped);
 		unseize_tree(t, UNSEIZE_RESUME);
 		assert_released(pid);
 		assert_true(wait_progress(2000));
