@@ -25,12 +25,12 @@ struct parasite_ctl;
 struct file_table;
 
 struct dump_task {
-	struct seized_task *t;	     /* from seize_tree() */
-	struct parasite_ctl *ctl;    /* NULL for zombies */
-	struct proc_stat stat;	     /* /proc/PID/stat read while frozen */
-	struct proc_status status;   /* /proc/PID/status read while frozen */
-	struct vma_list vmas;	     /* smaps while frozen */
-	struct mem_plan plan;	     /* pages to save */
+	struct seized_task *t; /* from seize_tree() */
+	struct parasite_ctl *ctl; /* NULL for zombies */
+	struct proc_stat stat; /* /proc/PID/stat read while frozen */
+	struct proc_status status; /* /proc/PID/status read while frozen */
+	struct vma_list vmas; /* smaps while frozen */
+	struct mem_plan plan; /* pages to save */
 };
 
 struct dump_stats {
@@ -41,16 +41,16 @@ struct dump_stats {
 
 struct dump_ctx {
 	const struct cr_options *opts;
-	int dirfd;		     /* the image directory */
+	int dirfd; /* the image directory */
 	struct pstree *tree;
 	unsigned int nr_tasks;
-	struct dump_task *tasks;     /* same order as tree->tasks */
+	struct dump_task *tasks; /* same order as tree->tasks */
 	struct kerndat kd;
-	struct shmem_set shm;	     /* shared anonymous memory of every task */
-	struct file_table *files;    /* open file descriptions, deduplicated (files.c) */
-	uint32_t next_pages_id;	     /* ids of pages-%u.img files */
+	struct shmem_set shm; /* shared anonymous memory of every task */
+	struct file_table *files; /* open file descriptions, deduplicated (files.c) */
+	uint32_t next_pages_id; /* ids of pages-%u.img files */
 	struct dump_stats stats;
-	bool progress;		     /* stderr is a terminal: print memory progress */
+	bool progress; /* stderr is a terminal: print memory progress */
 };
 
 /* core.c: core-PID.img (threads and task state), creds-PID.img. */
