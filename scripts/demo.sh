@@ -28,7 +28,7 @@ sleep 3
 tail -n 2 "$DIR/counter.out"
 
 step "3. Freeze it, run the parasite inside it 50 times, cure it (criu-like infect-test)"
-"$TOOL" infect-test -t "$pid" --cycles 50 -v3
+"$TOOL" infect-test -t "$pid" --cycles 50
 sleep 2
 
 step "4. It goes on counting as if nothing happened"
