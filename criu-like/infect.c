@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 
 #include "infect.h"
+#include "infect-int.h"
 #include "log.h"
 #include "parasite-blob.h"
 #include "proc-parse.h"
@@ -28,22 +29,6 @@
 /* Area sizes in pages are AREA_SIG_REM modulo AREA_SIG_MOD (a prime): see layout(). */
 #define AREA_SIG_MOD 251
 #define AREA_SIG_REM 173
-
-struct parasite_ctl {
-	pid_t pid;
-	unsigned int nr_threads;
-	struct arch_thread_state *ts; /* [nr_threads], ts[0] is the leader */
-	struct parasite_thread_state *tstate; /* per-thread results */
-	struct arch_injector inj;
-	bool inj_ready;
-	uint64_t remote; /* the area in the task */
-	uint8_t *local; /* the same area in the dumper */
-	size_t size;
-	size_t args_off, thread_off, thread_size, frame_size;
-	struct parasite_args *args; /* in local */
-	int lsk, sk; /* listening and connected control socket */
-	bool leader_running; /* the leader runs the command loop */
-};
 
 int compel_syscall(pid_t tid, long nr, const unsigned long args[6], long *ret)
 {
@@ -82,7 +67,7 @@ static struct parasite_log *log_ring(struct parasite_ctl *ctl)
 }
 
 /* Copy the blob's log lines into ours, prefixed with the task, and empty the ring. */
-static void drain_log(struct parasite_ctl *ctl)
+void drain_log(struct parasite_ctl *ctl)
 {
 	struct parasite_log *l = log_ring(ctl);
 	char *p = l->buf, *end = l->buf + min(l->head, l->size);
@@ -284,7 +269,7 @@ static int listen_in_netns(struct parasite_ctl *ctl, struct sockaddr_un *addr, s
 }
 
 /* Wait for @fd to be ready while watching the leader for stops. */
-static int wait_fd(struct parasite_ctl *ctl, int fd)
+int wait_fd(struct parasite_ctl *ctl, int fd)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	int waited = 0, status, err;
@@ -432,217 +417,6 @@ fail:
 	pr_err("infection of %d failed: %d\n", pid, err);
 	parasite_cure(ctl);
 	return err;
-}
-
-/*
- * One command: @m out (with @send_fd attached when >= 0), the answer back
- * into @m (with up to @n_fds fds into @fds). Exact sizes, magic and command
- * are checked; the log ring is drained once the parasite is idle again.
- */
-static int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, int send_fd, int *fds,
-		   unsigned int n_fds)
-{
-	char cbuf[CMSG_SPACE(PARASITE_MAX_FDS * sizeof(int))];
-	struct iovec iov = { m, sizeof(*m) };
-	struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1 };
-	uint32_t cmd = m->cmd;
-	struct cmsghdr *c;
-	ssize_t n;
-	int err;
-
-	if (ctl->sk < 0)
-		return -ENOTCONN;
-	m->magic = PARASITE_MAGIC;
-	if (send_fd >= 0) {
-		memset(cbuf, 0, sizeof(cbuf));
-		h.msg_control = cbuf;
-		h.msg_controllen = CMSG_SPACE(sizeof(int));
-		c = CMSG_FIRSTHDR(&h);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &send_fd, sizeof(int));
-	}
-	arch_fault_point();
-	n = sendmsg(ctl->sk, &h, MSG_NOSIGNAL);
-	if (n != sizeof(*m)) {
-		pr_perror("sending command %u to the parasite of %d", cmd, ctl->pid);
-		return n < 0 ? neg_errno() : -EIO;
-	}
-	err = wait_fd(ctl, ctl->sk);
-	arch_fault_point();
-	if (err)
-		return err;
-	h = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1 };
-	h.msg_control = cbuf;
-	h.msg_controllen = sizeof(cbuf);
-	n = recvmsg(ctl->sk, &h, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	c = CMSG_FIRSTHDR(&h);
-	if (c && c->cmsg_type == SCM_RIGHTS) {
-		unsigned int got = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int), i;
-		int *in = (int *)CMSG_DATA(c);
-
-		for (i = 0; i < got; i++) {
-			if (i < n_fds)
-				fds[i] = in[i];
-			else
-				close(in[i]);
-		}
-		if (got != n_fds && n_fds) {
-			for (i = 0; i < min(got, n_fds); i++)
-				close(fds[i]);
-			pr_err("parasite of %d sent %u fds, not %u\n", ctl->pid, got, n_fds);
-			return -EBADMSG;
-		}
-		n_fds = 0;
-	}
-	drain_log(ctl);
-	if (n != sizeof(*m) || m->magic != PARASITE_MAGIC || m->cmd != cmd ||
-	    (h.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-		pr_err("bad answer to command %u from the parasite of %d (%zd bytes)\n", cmd,
-		       ctl->pid, n);
-		return n < 0 ? neg_errno() : -EBADMSG;
-	}
-	if (m->ret >= 0 && n_fds) {
-		pr_err("parasite of %d sent no fds\n", ctl->pid);
-		return -EBADMSG;
-	}
-	return 0;
-}
-
-static void *ctl_data(struct parasite_ctl *ctl)
-{
-	return (uint8_t *)ctl->args + ctl->args->data_off;
-}
-
-int parasite_get_pid(struct parasite_ctl *ctl, pid_t *ret_pid, pid_t *ret_tid)
-{
-	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_PID };
-	int err = ctl_cmd(ctl, &m, -1, NULL, 0);
-
-	if (err)
-		return err;
-	*ret_pid = (pid_t)m.ret;
-	*ret_tid = (pid_t)m.arg[0];
-	return 0;
-}
-
-int parasite_get_sigactions(struct parasite_ctl *ctl, struct parasite_sigaction sa[64])
-{
-	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_SIGACTIONS };
-	int err = ctl_cmd(ctl, &m, -1, NULL, 0);
-
-	if (!err && m.ret < 0)
-		err = (int)m.ret;
-	if (err)
-		return err;
-	memcpy(sa, ctl_data(ctl), 64 * sizeof(*sa));
-	return 0;
-}
-
-int parasite_get_itimers(struct parasite_ctl *ctl, struct parasite_itimers *ret)
-{
-	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_ITIMERS };
-	int err = ctl_cmd(ctl, &m, -1, NULL, 0);
-
-	if (!err && m.ret < 0)
-		err = (int)m.ret;
-	if (!err)
-		memcpy(ret, ctl_data(ctl), sizeof(*ret));
-	return err;
-}
-
-int parasite_get_posix_timers(struct parasite_ctl *ctl, struct parasite_posix_timer *t,
-			      unsigned int n)
-{
-	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_TIMERS, .arg = { n } };
-	int err;
-
-	if (n * sizeof(*t) > ctl->args->data_size)
-		return -E2BIG;
-	memcpy(ctl_data(ctl), t, n * sizeof(*t));
-	err = ctl_cmd(ctl, &m, -1, NULL, 0);
-	if (!err && m.ret < 0)
-		err = (int)m.ret;
-	if (!err)
-		memcpy(t, ctl_data(ctl), n * sizeof(*t));
-	return err;
-}
-
-const struct arch_thread_state *parasite_thread_regs(struct parasite_ctl *ctl, pid_t tid)
-{
-	unsigned int i;
-
-	for (i = 0; i < ctl->nr_threads; i++)
-		if (ctl->ts[i].tid == tid)
-			return &ctl->ts[i];
-	return NULL;
-}
-
-int parasite_get_thread_state(struct parasite_ctl *ctl, pid_t tid,
-			      struct parasite_thread_state *ret, uint64_t *ret_sigmask)
-{
-	const struct arch_thread_state *ts = parasite_thread_regs(ctl, tid);
-	unsigned int i;
-	int err;
-
-	if (!ts) {
-		pr_err("%d is not a thread of %d\n", tid, ctl->pid);
-		return -ESRCH;
-	}
-	i = (unsigned int)(ts - ctl->ts);
-	if (i == 0) {
-		struct parasite_msg m = { .cmd = PARASITE_CMD_GET_THREAD };
-
-		err = ctl_cmd(ctl, &m, -1, NULL, 0);
-		if (err)
-			return err;
-	}
-	*ret = ctl->tstate[i];
-	*ret_sigmask = ts->sigmask;
-	return 0;
-}
-
-int parasite_drain_fds(struct parasite_ctl *ctl, const int *fds, unsigned int n, int *ret_fds)
-{
-	unsigned int done = 0, i;
-	int err = 0;
-
-	while (done < n && !err) {
-		unsigned int chunk = min(n - done, (unsigned int)PARASITE_MAX_FDS);
-		struct parasite_msg m = { .cmd = PARASITE_CMD_DRAIN_FDS, .arg = { chunk } };
-		int32_t *d = ctl_data(ctl);
-
-		for (i = 0; i < chunk; i++)
-			d[i] = fds[done + i];
-		err = ctl_cmd(ctl, &m, -1, ret_fds + done, chunk);
-		if (!err && m.ret < 0) {
-			err = (int)m.ret;
-			pr_errno(err, "task %d: fd %d", ctl->pid, fds[done + m.arg[1]]);
-		}
-		if (!err)
-			done += chunk;
-	}
-	if (err)
-		for (i = 0; i < done; i++)
-			close(ret_fds[i]);
-	return err;
-}
-
-long parasite_vmsplice(struct parasite_ctl *ctl, int pipe_wfd, const struct iovec *iov,
-		       unsigned int n)
-{
-	struct parasite_msg m = { .cmd = PARASITE_CMD_VMSPLICE, .arg = { n } };
-	struct parasite_iov *d = ctl_data(ctl);
-	unsigned int i;
-	int err;
-
-	if (n * sizeof(*d) > ctl->args->data_size)
-		return -E2BIG;
-	for (i = 0; i < n; i++)
-		d[i] = (struct parasite_iov){ (uint64_t)iov[i].iov_base, iov[i].iov_len };
-	err = ctl_cmd(ctl, &m, pipe_wfd, NULL, 0);
-	return err ? err : m.ret;
 }
 
 /* PTRACE_INTERRUPT the running leader and wait for the interrupt stop. */

@@ -26,13 +26,8 @@
 #include "log.h"
 #include "proc-parse.h"
 #include "seize.h"
+#include "seize-int.h"
 #include "util.h"
-
-struct seize_ctx {
-	struct pstree *t;
-	struct timespec deadline;
-	bool timed_out;
-};
 
 static bool past_deadline(struct seize_ctx *ctx)
 {
@@ -221,7 +216,7 @@ static int handle_status(struct seized_task *task, struct seized_thread *th, int
 	return 0;
 }
 
-static int wait_thread(struct seize_ctx *ctx, struct seized_task *task, struct seized_thread *th)
+int wait_thread(struct seize_ctx *ctx, struct seized_task *task, struct seized_thread *th)
 {
 	unsigned int delay = 10;
 
@@ -520,142 +515,6 @@ static int collect_children(struct pstree *t, struct seized_task *task, bool *ch
 		}
 	}
 	return 0;
-}
-
-/* ---- release ----------------------------------------------------------------- */
-
-/* Collect the exit of a traced thread that could not be detached (killed). */
-static void reap_traced(pid_t tid, bool block)
-{
-	unsigned int i;
-
-	for (i = 0; i < (block ? 5000u : 1u); i++) {
-		int status;
-		pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
-
-		if (r != 0 && !(r < 0 && errno == EINTR))
-			return;
-		if (block)
-			usleep(1000);
-	}
-}
-
-static void detach_thread(struct seized_task *task, struct seized_thread *th,
-			  enum unseize_mode mode)
-{
-	if (th->pending_sig && mode != UNSEIZE_KILL)
-		syscall(SYS_tgkill, task->pid, th->tid, th->pending_sig);
-	/*
-	 * A thread in a group-stop trap stays stopped after the detach:
-	 * __ptrace_unlink() re-arms JOBCTL_STOP_PENDING while the group is
-	 * stopped, so job-control stopped tasks are put back as found.
-	 */
-	if (ptrace(PTRACE_DETACH, th->tid, NULL, NULL)) {
-		if (errno != ESRCH)
-			pr_perror("cannot detach thread %d of pid %d", th->tid, task->pid);
-		/* Not in a ptrace stop any more (killed): collect its exit as its tracer. */
-		reap_traced(th->tid, mode == UNSEIZE_KILL);
-	}
-	th->seized = th->stopped = false;
-	th->pending_sig = 0;
-}
-
-/*
- * Detach the threads of @task that sit in a ptrace stop (all of them, after a
- * successful seize). In KILL mode also the others: SIGKILL ends any wait.
- */
-static void release_task(struct seized_task *task, enum unseize_mode mode)
-{
-	unsigned int i;
-
-	if (task->state != TASK_ALIVE && task->state != TASK_STOPPED)
-		return;
-	if (mode == UNSEIZE_STOPPED && task->state == TASK_ALIVE)
-		/* Queued now, taken as soon as the task runs after the detach. */
-		kill(task->pid, SIGSTOP);
-	/* Leader last: a killed leader is reported only once its other threads are reaped. */
-	for (i = task->nr_threads; i-- > 0;) {
-		struct seized_thread *th = &task->threads[i];
-
-		if (th->seized && (th->stopped || mode == UNSEIZE_KILL))
-			detach_thread(task, th, mode);
-	}
-}
-
-/*
- * A thread seized but not stopped yet (the seize failed or timed out while
- * it was, say, in a vfork() wait or a frozen v1 cgroup) cannot be detached:
- * PTRACE_DETACH needs a ptrace stop. Give such threads a short grace period
- * to reach the pending interrupt trap, then detach; the ones that never stop
- * stay attached to this thread until they stop or this process exits (the
- * kernel then detaches them, see Documentation/seize.md).
- */
-#define RELEASE_GRACE_SEC 2
-
-static void release_late(struct pstree *t, enum unseize_mode mode)
-{
-	struct seize_ctx ctx = { .t = t };
-	unsigned int i, j;
-
-	clock_gettime(CLOCK_MONOTONIC, &ctx.deadline);
-	ctx.deadline.tv_sec += RELEASE_GRACE_SEC;
-	for (i = 0; i < t->nr_tasks; i++) {
-		struct seized_task *task = t->tasks[i];
-
-		for (j = 0; j < task->nr_threads; j++) {
-			struct seized_thread *th = &task->threads[j];
-
-			if (!th->seized)
-				continue;
-			ctx.timed_out = false;
-			if (!wait_thread(&ctx, task, th) && th->stopped) {
-				detach_thread(task, th, mode);
-				continue;
-			}
-			if (th->seized)
-				pr_warn("thread %d of pid %d never stopped: it stays traced until "
-					"it "
-					"stops or this process exits\n",
-					th->tid, task->pid);
-		}
-	}
-}
-
-void pstree_free(struct pstree *t)
-{
-	unsigned int i;
-
-	if (!t)
-		return;
-	for (i = 0; i < t->nr_tasks; i++) {
-		free(t->tasks[i]->threads);
-		free(t->tasks[i]->children);
-		free(t->tasks[i]);
-	}
-	free(t->tasks);
-	free(t->freezer);
-	free(t);
-}
-
-void unseize_tree(struct pstree *t, enum unseize_mode mode)
-{
-	unsigned int i;
-
-	if (!t)
-		return;
-	/* SIGKILL every task first, so none runs between its detach and its death. */
-	if (mode == UNSEIZE_KILL)
-		for (i = 0; i < t->nr_tasks; i++)
-			if (t->tasks[i]->state == TASK_ALIVE || t->tasks[i]->state == TASK_STOPPED)
-				kill(t->tasks[i]->pid, SIGKILL);
-	/* Every stopped thread first: a thread may wait for another (vfork). */
-	for (i = 0; i < t->nr_tasks; i++)
-		release_task(t->tasks[i], mode);
-	release_late(t, mode);
-	/* Thaw last: a thawed task still in a ptrace stop would not run anyway. */
-	if (t->freezer)
-		freezer_thaw(t->freezer, t->freezer_v2);
-	pstree_free(t);
 }
 
 /* ---- the walk -------------------------------------------------------------------- */

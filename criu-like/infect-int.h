@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Private to infect.c and infect-rpc.c: the parasite control block and the helpers both use. */
+#ifndef CRIU_LIKE_INFECT_INT_H
+#define CRIU_LIKE_INFECT_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "infect.h"
+
+struct parasite_ctl {
+	pid_t pid;
+	unsigned int nr_threads;
+	struct arch_thread_state *ts; /* [nr_threads], ts[0] is the leader */
+	struct parasite_thread_state *tstate; /* per-thread results */
+	struct arch_injector inj;
+	bool inj_ready;
+	uint64_t remote; /* the area in the task */
+	uint8_t *local; /* the same area in the dumper */
+	size_t size;
+	size_t args_off, thread_off, thread_size, frame_size;
+	struct parasite_args *args; /* in local */
+	int lsk, sk; /* listening and connected control socket */
+	bool leader_running; /* the leader runs the command loop */
+};
+
+/* Copy the blob's log lines into ours, prefixed with the task, and empty the ring. */
+void drain_log(struct parasite_ctl *ctl);
+/* Wait for @fd to be ready while watching the leader for stops. */
+int wait_fd(struct parasite_ctl *ctl, int fd);
+/* Send one command to the parasite and take its answer (infect-rpc.c). */
+int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, int send_fd, int *fds,
+	    unsigned int n_fds);
+
+#endif

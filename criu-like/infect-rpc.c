@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The dump-time parasite's command channel (Documentation/infect.md): one
+ * request and one answer per command over the control socket set up by
+ * parasite_infect(), with the bulk data in the shared area.
+ */
+#define LOG_PREFIX "infect: "
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "infect.h"
+#include "infect-int.h"
+#include "log.h"
+#include "util.h"
+
+/*
+ * One command: @m out (with @send_fd attached when >= 0), the answer back
+ * into @m (with up to @n_fds fds into @fds). Exact sizes, magic and command
+ * are checked; the log ring is drained once the parasite is idle again.
+ */
+int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, int send_fd, int *fds,
+	    unsigned int n_fds)
+{
+	char cbuf[CMSG_SPACE(PARASITE_MAX_FDS * sizeof(int))];
+	struct iovec iov = { m, sizeof(*m) };
+	struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1 };
+	uint32_t cmd = m->cmd;
+	struct cmsghdr *c;
+	ssize_t n;
+	int err;
+
+	if (ctl->sk < 0)
+		return -ENOTCONN;
+	m->magic = PARASITE_MAGIC;
+	if (send_fd >= 0) {
+		memset(cbuf, 0, sizeof(cbuf));
+		h.msg_control = cbuf;
+		h.msg_controllen = CMSG_SPACE(sizeof(int));
+		c = CMSG_FIRSTHDR(&h);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &send_fd, sizeof(int));
+	}
+	arch_fault_point();
+	n = sendmsg(ctl->sk, &h, MSG_NOSIGNAL);
+	if (n != sizeof(*m)) {
+		pr_perror("sending command %u to the parasite of %d", cmd, ctl->pid);
+		return n < 0 ? neg_errno() : -EIO;
+	}
+	err = wait_fd(ctl, ctl->sk);
+	arch_fault_point();
+	if (err)
+		return err;
+	h = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1 };
+	h.msg_control = cbuf;
+	h.msg_controllen = sizeof(cbuf);
+	n = recvmsg(ctl->sk, &h, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	c = CMSG_FIRSTHDR(&h);
+	if (c && c->cmsg_type == SCM_RIGHTS) {
+		unsigned int got = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int), i;
+		int *in = (int *)CMSG_DATA(c);
+
+		for (i = 0; i < got; i++) {
+			if (i < n_fds)
+				fds[i] = in[i];
+			else
+				close(in[i]);
+		}
+		if (got != n_fds && n_fds) {
+			for (i = 0; i < min(got, n_fds); i++)
+				close(fds[i]);
+			pr_err("parasite of %d sent %u fds, not %u\n", ctl->pid, got, n_fds);
+			return -EBADMSG;
+		}
+		n_fds = 0;
+	}
+	drain_log(ctl);
+	if (n != sizeof(*m) || m->magic != PARASITE_MAGIC || m->cmd != cmd ||
+	    (h.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+		pr_err("bad answer to command %u from the parasite of %d (%zd bytes)\n", cmd,
+		       ctl->pid, n);
+		return n < 0 ? neg_errno() : -EBADMSG;
+	}
+	if (m->ret >= 0 && n_fds) {
+		pr_err("parasite of %d sent no fds\n", ctl->pid);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static void *ctl_data(struct parasite_ctl *ctl)
+{
+	return (uint8_t *)ctl->args + ctl->args->data_off;
+}
+
+int parasite_get_pid(struct parasite_ctl *ctl, pid_t *ret_pid, pid_t *ret_tid)
+{
+	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_PID };
+	int err = ctl_cmd(ctl, &m, -1, NULL, 0);
+
+	if (err)
+		return err;
+	*ret_pid = (pid_t)m.ret;
+	*ret_tid = (pid_t)m.arg[0];
+	return 0;
+}
+
+int parasite_get_sigactions(struct parasite_ctl *ctl, struct parasite_sigaction sa[64])
+{
+	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_SIGACTIONS };
+	int err = ctl_cmd(ctl, &m, -1, NULL, 0);
+
+	if (!err && m.ret < 0)
+		err = (int)m.ret;
+	if (err)
+		return err;
+	memcpy(sa, ctl_data(ctl), 64 * sizeof(*sa));
+	return 0;
+}
+
+int parasite_get_itimers(struct parasite_ctl *ctl, struct parasite_itimers *ret)
+{
+	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_ITIMERS };
+	int err = ctl_cmd(ctl, &m, -1, NULL, 0);
+
+	if (!err && m.ret < 0)
+		err = (int)m.ret;
+	if (!err)
+		memcpy(ret, ctl_data(ctl), sizeof(*ret));
+	return err;
+}
+
+int parasite_get_posix_timers(struct parasite_ctl *ctl, struct parasite_posix_timer *t,
+			      unsigned int n)
+{
+	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_TIMERS, .arg = { n } };
+	int err;
+
+	if (n * sizeof(*t) > ctl->args->data_size)
+		return -E2BIG;
+	memcpy(ctl_data(ctl), t, n * sizeof(*t));
+	err = ctl_cmd(ctl, &m, -1, NULL, 0);
+	if (!err && m.ret < 0)
+		err = (int)m.ret;
+	if (!err)
+		memcpy(t, ctl_data(ctl), n * sizeof(*t));
+	return err;
+}
+
+const struct arch_thread_state *parasite_thread_regs(struct parasite_ctl *ctl, pid_t tid)
+{
+	unsigned int i;
+
+	for (i = 0; i < ctl->nr_threads; i++)
+		if (ctl->ts[i].tid == tid)
+			return &ctl->ts[i];
+	return NULL;
+}
+
+int parasite_get_thread_state(struct parasite_ctl *ctl, pid_t tid,
+			      struct parasite_thread_state *ret, uint64_t *ret_sigmask)
+{
+	const struct arch_thread_state *ts = parasite_thread_regs(ctl, tid);
+	unsigned int i;
+	int err;
+
+	if (!ts) {
+		pr_err("%d is not a thread of %d\n", tid, ctl->pid);
+		return -ESRCH;
+	}
+	i = (unsigned int)(ts - ctl->ts);
+	if (i == 0) {
+		struct parasite_msg m = { .cmd = PARASITE_CMD_GET_THREAD };
+
+		err = ctl_cmd(ctl, &m, -1, NULL, 0);
+		if (err)
+			return err;
+	}
+	*ret = ctl->tstate[i];
+	*ret_sigmask = ts->sigmask;
+	return 0;
+}
+
+int parasite_drain_fds(struct parasite_ctl *ctl, const int *fds, unsigned int n, int *ret_fds)
+{
+	unsigned int done = 0, i;
+	int err = 0;
+
+	while (done < n && !err) {
+		unsigned int chunk = min(n - done, (unsigned int)PARASITE_MAX_FDS);
+		struct parasite_msg m = { .cmd = PARASITE_CMD_DRAIN_FDS, .arg = { chunk } };
+		int32_t *d = ctl_data(ctl);
+
+		for (i = 0; i < chunk; i++)
+			d[i] = fds[done + i];
+		err = ctl_cmd(ctl, &m, -1, ret_fds + done, chunk);
+		if (!err && m.ret < 0) {
+			err = (int)m.ret;
+			pr_errno(err, "task %d: fd %d", ctl->pid, fds[done + m.arg[1]]);
+		}
+		if (!err)
+			done += chunk;
+	}
+	if (err)
+		for (i = 0; i < done; i++)
+			close(ret_fds[i]);
+	return err;
+}
+
+long parasite_vmsplice(struct parasite_ctl *ctl, int pipe_wfd, const struct iovec *iov,
+		       unsigned int n)
+{
+	struct parasite_msg m = { .cmd = PARASITE_CMD_VMSPLICE, .arg = { n } };
+	struct parasite_iov *d = ctl_data(ctl);
+	unsigned int i;
+	int err;
+
+	if (n * sizeof(*d) > ctl->args->data_size)
+		return -E2BIG;
+	for (i = 0; i < n; i++)
+		d[i] = (struct parasite_iov){ (uint64_t)iov[i].iov_base, iov[i].iov_len };
+	err = ctl_cmd(ctl, &m, pipe_wfd, NULL, 0);
+	return err ? err : m.ret;
+}
