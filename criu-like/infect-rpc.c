@@ -7,10 +7,12 @@
 #define LOG_PREFIX "infect: "
 #include <errno.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "compat.h"
 #include "infect.h"
 #include "infect-int.h"
 #include "log.h"
@@ -132,6 +134,58 @@ int parasite_get_itimers(struct parasite_ctl *ctl, struct parasite_itimers *ret)
 	if (!err)
 		memcpy(ret, ctl_data(ctl), sizeof(*ret));
 	return err;
+}
+
+/*
+ * The leader runs the command loop, so ptrace requests that need a stopped
+ * tracee (PTRACE_PEEKSIGINFO, PTRACE_GET_RSEQ_CONFIGURATION) fail with ESRCH
+ * on it. Catch it in a PTRACE_INTERRUPT stop (its recvmsg() is restarted
+ * when it goes on, no signal is delivered: the parasite blocks them all).
+ */
+int parasite_leader_stopped(struct parasite_ctl *ctl, int (*fn)(pid_t tid, void *arg), void *arg)
+{
+	int status, err, ret;
+
+	if (!ctl->leader_running)
+		return fn(ctl->pid, arg);
+	if (ptrace(PTRACE_INTERRUPT, ctl->pid, NULL, 0)) {
+		pr_perror("PTRACE_INTERRUPT %d", ctl->pid);
+		return neg_errno();
+	}
+	for (;;) {
+		err = arch_wait_stop(ctl->pid, &status);
+		if (err)
+			return err;
+		if ((status >> 16) == PTRACE_EVENT_STOP)
+			break;
+		err = arch_handle_async_stop(&ctl->ts[0], status);
+		if (err)
+			return err;
+	}
+	ret = fn(ctl->pid, arg);
+	if (ptrace(PTRACE_CONT, ctl->pid, NULL, 0)) {
+		pr_perror("PTRACE_CONT %d", ctl->pid);
+		return neg_errno();
+	}
+	return ret;
+}
+
+int parasite_get_prctl(struct parasite_ctl *ctl, uint32_t *securebits, uint32_t *dumpable)
+{
+	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_PRCTL };
+	int err = ctl_cmd(ctl, &m, -1, NULL, 0);
+
+	if (err)
+		return err;
+	if ((int64_t)m.arg[0] < 0 || (int64_t)m.arg[1] < 0) {
+		err = (int64_t)m.arg[0] < 0 ? (int)m.arg[0] : (int)m.arg[1];
+		pr_err("prctl(PR_GET_SECUREBITS/PR_GET_DUMPABLE) in the task failed: %s\n",
+		       strerror(-err));
+		return err;
+	}
+	*securebits = (uint32_t)m.arg[0];
+	*dumpable = (uint32_t)m.arg[1];
+	return 0;
 }
 
 int parasite_get_posix_timers(struct parasite_ctl *ctl, struct parasite_posix_timer *t,

@@ -223,6 +223,11 @@ static long dispatch(struct parasite_args *a, int sk, struct parasite_msg *m, in
 	case PARASITE_CMD_VMSPLICE:
 		m->ret = do_vmsplice(a, fd, m->arg[0]);
 		break;
+	case PARASITE_CMD_GET_PRCTL:
+		/* Only the task itself can read these two: no /proc file shows them. */
+		m->arg[0] = (uint64_t)sys_prctl(PR_GET_SECUREBITS, 0);
+		m->arg[1] = (uint64_t)sys_prctl(PR_GET_DUMPABLE, 0);
+		break;
 	case PARASITE_CMD_FINISH:
 		break;
 	default:

@@ -40,6 +40,13 @@ int parasite_get_pid(struct parasite_ctl *ctl, pid_t *ret_pid, pid_t *ret_tid);
 /* sa[i] is signal i + 1; sa[i].ret is the per-signal rt_sigaction result. */
 int parasite_get_sigactions(struct parasite_ctl *ctl, struct parasite_sigaction sa[64]);
 int parasite_get_itimers(struct parasite_ctl *ctl, struct parasite_itimers *ret);
+/*
+ * Run @fn(leader tid, @arg) with the leader in a ptrace stop, for requests
+ * that need one while it runs the parasite. Returns @fn's result or -errno.
+ */
+int parasite_leader_stopped(struct parasite_ctl *ctl, int (*fn)(pid_t tid, void *arg), void *arg);
+/* prctl(PR_GET_SECUREBITS) and prctl(PR_GET_DUMPABLE), run in the task. */
+int parasite_get_prctl(struct parasite_ctl *ctl, uint32_t *securebits, uint32_t *dumpable);
 /* Fill @t[0..@n) whose .id is set (ids from /proc/PID/timers). */
 int parasite_get_posix_timers(struct parasite_ctl *ctl, struct parasite_posix_timer *t,
 			      unsigned int n);

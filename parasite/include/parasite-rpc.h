@@ -24,6 +24,7 @@ enum parasite_cmd {
 	PARASITE_CMD_DRAIN_FDS, /* in: arg[0] fds in data as int32; answer carries SCM_RIGHTS */
 	PARASITE_CMD_VMSPLICE, /* SCM_RIGHTS pipe; arg[0] iovecs in data; ret = bytes */
 	PARASITE_CMD_FINISH, /* answer, then wait for the dumper to close the socket */
+	PARASITE_CMD_GET_PRCTL, /* arg[0] = PR_GET_SECUREBITS, arg[1] = PR_GET_DUMPABLE (or -errno) */
 };
 
 struct parasite_msg {
