@@ -6,6 +6,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
@@ -14,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -41,6 +44,7 @@
 #define TIMER_VALUE 7
 
 static pid_t victim;
+static bool with_seccomp; /* the victim installs an allow-all seccomp filter */
 static char dir[] = "/tmp/test-dump-core.XXXXXX";
 static char altstack[16384];
 
@@ -68,6 +72,8 @@ static int victim_setup(timer_t *tid)
 	struct itimerval itv = { .it_interval = { .tv_sec = 50 }, .it_value = { .tv_sec = 100 } };
 	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_RESTART };
 	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
+	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct sock_fprog allow_all = { .len = 1, .filter = &allow };
 	struct rlimit rl;
 	sigset_t set;
 
@@ -86,6 +92,8 @@ static int victim_setup(timer_t *tid)
 	if (setrlimit(RLIMIT_NOFILE, &rl) || setpriority(PRIO_PROCESS, 0, VICTIM_NICE) ||
 	    prctl(PR_SET_NAME, "core-victim") || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
 	    personality(PER_LINUX | ADDR_NO_RANDOMIZE) < 0)
+		return -1;
+	if (with_seccomp && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &allow_all))
 		return -1;
 	if (sigqueue(getpid(), SIGRTMIN + 1, (union sigval){ .sival_int = SHARED_VALUE }) ||
 	    pthread_sigqueue(pthread_self(), SIGRTMIN + 2,
@@ -114,9 +122,26 @@ static void victim_main(int wfd)
 		pause();
 }
 
+/* A failed test leaves its images: remove them and the directory (ENOENT after a pass). */
+static void remove_images(void)
+{
+	enum cr_img_kind kinds[] = { CR_IMG_CORE, CR_IMG_CREDS };
+	char path[128], name[64];
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		if (img_file_name(kinds[i], (uint32_t)victim, name, sizeof(name)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
+	remove_images();
 	if (victim > 0) {
 		kill(victim, SIGKILL);
 		waitpid(victim, NULL, 0);
@@ -146,7 +171,7 @@ static int start_victim(int *timer_id)
 }
 
 /* Seize, infect, dump, cure, release: the images land in @dirfd. */
-static void dump_victim(int dirfd, struct proc_status *st)
+static void dump_victim(int dirfd, struct proc_status *st, int expect)
 {
 	struct dump_ctx ctx = { .dirfd = dirfd, .nr_tasks = 1 };
 	struct dump_task dt = { 0 };
@@ -178,7 +203,7 @@ static void dump_victim(int dirfd, struct proc_status *st)
 		err = -EIO;
 	unseize_tree(t, UNSEIZE_RESUME);
 	*st = dt.status;
-	assert_int_equal(err, 0);
+	assert_int_equal(err, expect);
 }
 
 static bool has_signal(SiginfoEntry **q, size_t n, int signo, int value)
@@ -292,11 +317,11 @@ static void test_dump_core(void **state)
 	int timer_id, dirfd;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(strcpy(dir, "/tmp/test-dump-core.XXXXXX")));
 	dirfd = img_dir_open(dir, false);
 	assert_true(dirfd >= 0);
 	assert_int_equal(start_victim(&timer_id), 0);
-	dump_victim(dirfd, &st);
+	dump_victim(dirfd, &st, 0);
 	assert_int_equal(img_read_one(dirfd, CR_IMG_CORE, (uint32_t)victim, &core), 0);
 	assert_int_equal(img_read_one(dirfd, CR_IMG_CREDS, (uint32_t)victim, &creds), 0);
 	assert_int_equal(((CoreEntry *)core)->pid, victim);
@@ -313,13 +338,36 @@ static void test_dump_core(void **state)
 	assert_int_equal(img_file_name(CR_IMG_CREDS, (uint32_t)victim, name, sizeof(name)), 0);
 	unlinkat(dirfd, name, 0);
 	close(dirfd);
-	rmdir(dir);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* Seccomp filters are refused (not dumped): nothing is written, the child runs on. */
+static void test_seccomp_filter_refused(void **state)
+{
+	ProtobufCMessage *core = NULL;
+	struct proc_status st;
+	int timer_id, dirfd;
+
+	(void)state;
+	with_seccomp = true;
+	assert_non_null(mkdtemp(strcpy(dir, "/tmp/test-dump-core.XXXXXX")));
+	dirfd = img_dir_open(dir, false);
+	assert_true(dirfd >= 0);
+	assert_int_equal(start_victim(&timer_id), 0);
+	dump_victim(dirfd, &st, -EOPNOTSUPP);
+	assert_int_equal(st.seccomp, 2);
+	proc_status_fini(&st);
+	assert_int_equal(img_read_one(dirfd, CR_IMG_CORE, (uint32_t)victim, &core), -ENOENT);
+	assert_int_equal(kill(victim, 0), 0);
+	close(dirfd);
+	assert_int_equal(rmdir(dir), 0);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_dump_core, teardown),
+		cmocka_unit_test_teardown(test_seccomp_filter_refused, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
