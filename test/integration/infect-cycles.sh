@@ -26,6 +26,14 @@ trap cleanup EXIT
 
 "$V" victim >"$tmp/victim" &
 vp=$!
+# The sender's first SIGRTMIN would kill a victim that has not installed its
+# handler yet (default action): wait for "started", which follows the handlers.
+n=0
+until grep -q '^started' "$tmp/victim" 2>/dev/null; do
+	n=$((n + 1))
+	[ $n -le 1000 ] || { echo "victim did not start"; exit 1; }
+	sleep 0.01
+done
 "$V" sender "$vp" >"$tmp/sender" &
 sp=$!
 sleep 0.3
@@ -46,8 +54,8 @@ final=$(grep '^final' "$tmp/victim")
 sent=$(sed -n 's/^sent //p' "$tmp/sender")
 echo "victim: $final; sender: sent $sent"
 set -- $final
-errors=$5
-received=$7
+errors=${5-none}
+received=${7-none}
 fail=0
 [ "$rc" = 0 ] || { echo "FAIL: infect-test exited $rc"; tail -20 "$tmp/out" "$tmp/log" 2>/dev/null; fail=1; }
 [ "$vrc" = 0 ] || { echo "FAIL: victim exited $vrc"; fail=1; }

@@ -36,6 +36,14 @@ progress() {
 
 "$V" victim >"$tmp/victim" &
 vp=$!
+# The sender's first SIGRTMIN would kill a victim that has not installed its
+# handler yet (default action): wait for "started", which follows the handlers.
+n=0
+until grep -q '^started' "$tmp/victim" 2>/dev/null; do
+	n=$((n + 1))
+	[ $n -le 1000 ] || { echo "victim did not start"; exit 1; }
+	sleep 0.01
+done
 "$V" sender "$vp" >"$tmp/sender" &
 sp=$!
 sleep 0.3
