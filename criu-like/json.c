@@ -71,31 +71,20 @@ static bool jp_literal(struct json_parser *jp, const char *lit)
 	return true;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static long jp_hex4(struct json_parser *jp)
 {
 	long v = 0;
 
 	if (jp->end - jp->p < 4) {
 		jp_fail(jp, "short \\u escape");
-		return -1;
+		return -EINVAL;
 	}
 	for (int i = 0; i < 4; i++) {
-		int h = hexval(jp->p[i]);
+		int h = hex_digit(jp->p[i]);
 
 		if (h < 0) {
 			jp_fail(jp, "bad hex digit in \\u escape");
-			return -1;
+			return -EINVAL;
 		}
 		v = v * 16 + h;
 	}

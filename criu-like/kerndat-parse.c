@@ -76,7 +76,7 @@ static int vdso_area_of(enum vma_kind kind)
 	case VMA_VSYSCALL:
 		return VDSO_AREA_VSYSCALL;
 	default:
-		return -1;
+		return -ENOENT; /* not a vDSO-related area */
 	}
 }
 

@@ -88,17 +88,6 @@ static int set_kind(struct fdinfo *fi, enum fdinfo_kind k)
 	return 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* The optional " fhandle-bytes:%x fhandle-type:%x f_handle:%02x..." tail of a mark line. */
 static int fhandle_part(const char *p, unsigned int *bytes, int *type, unsigned char *h)
 {
@@ -115,7 +104,7 @@ static int fhandle_part(const char *p, unsigned int *bytes, int *type, unsigned 
 	if (pp_expect(&p, "f_handle:"))
 		return -EINVAL;
 	for (i = 0; i < nb; i++) {
-		int hi = hexval(p[0]), lo = hi < 0 ? -1 : hexval(p[1]);
+		int hi = hex_digit(p[0]), lo = hi < 0 ? hi : hex_digit(p[1]);
 
 		if (hi < 0 || lo < 0)
 			return -EINVAL;

@@ -79,6 +79,18 @@ static inline int neg_errno(void)
 	return errno > 0 ? -errno : -EIO;
 }
 
+/* The value of hex digit @c, or -EINVAL. */
+static inline int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -EINVAL;
+}
+
 /* Read a whole small file (/proc) into a NUL-terminated malloc'ed buffer. */
 char *read_file_at(int dirfd, const char *path, size_t *ret_len);
 /* Write all of @len bytes or fail with -errno. */
