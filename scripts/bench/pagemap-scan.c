@@ -70,7 +70,7 @@ static double scan_once(pid_t pid, const struct vma_list *vl, unsigned int flags
 	err = mem_scan_task(pid, vl, flags, &shm, &plan);
 	if (err) {
 		fprintf(stderr, "mem_scan_task: %s\n", strerror(-err));
-		return -1;
+		return err;
 	}
 	gib = (double)plan.stats.pages_scanned * PAGE_SIZE / (1UL << 30);
 	s = plan.stats.scan_ns / 1e9;

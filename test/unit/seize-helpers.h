@@ -73,7 +73,7 @@ static inline pid_t tracer_of(pid_t pid, pid_t tid)
 	pid_t t;
 
 	if (proc_parse_status(pid, tid, &s))
-		return -1;
+		return -ESRCH;
 	t = s.tracer_pid;
 	proc_status_fini(&s);
 	return t;

@@ -87,18 +87,18 @@ static int victim_setup(timer_t *tid)
 	    sigaltstack(&ss, NULL) || setitimer(ITIMER_REAL, &itv, NULL) ||
 	    timer_create(CLOCK_MONOTONIC, &sev, tid) || timer_settime(*tid, 0, &its, NULL) ||
 	    getrlimit(RLIMIT_NOFILE, &rl))
-		return -1;
+		return -errno;
 	rl.rlim_cur = VICTIM_NOFILE;
 	if (setrlimit(RLIMIT_NOFILE, &rl) || setpriority(PRIO_PROCESS, 0, VICTIM_NICE) ||
 	    prctl(PR_SET_NAME, "core-victim") || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
 	    personality(PER_LINUX | ADDR_NO_RANDOMIZE) < 0)
-		return -1;
+		return -errno;
 	if (with_seccomp && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &allow_all))
-		return -1;
+		return -errno;
 	if (sigqueue(getpid(), SIGRTMIN + 1, (union sigval){ .sival_int = SHARED_VALUE }) ||
 	    pthread_sigqueue(pthread_self(), SIGRTMIN + 2,
 			     (union sigval){ .sival_int = THREAD_VALUE }))
-		return -1;
+		return -errno;
 	return 0;
 }
 
@@ -155,7 +155,7 @@ static int start_victim(int *timer_id)
 	int p[2];
 
 	if (pipe(p))
-		return -1;
+		return -errno;
 	victim = fork();
 	if (victim == 0) {
 		close(p[0]);
@@ -164,7 +164,7 @@ static int start_victim(int *timer_id)
 	close(p[1]);
 	if (victim < 0 || read(p[0], timer_id, sizeof(*timer_id)) != sizeof(*timer_id)) {
 		close(p[0]);
-		return -1;
+		return -EIO;
 	}
 	close(p[0]);
 	return 0;

@@ -324,21 +324,21 @@ static int live_setup(void **state)
 
 	build_area(&l);
 	if (pipe(p))
-		return -1;
+		return -errno;
 	l.child = fork();
 	if (l.child < 0)
-		return -1;
+		return -errno;
 	if (l.child == 0)
 		child_main(&l, p[1]);
 	close(p[1]);
 	if (read(p[0], &l.grandchild, sizeof(l.grandchild)) != sizeof(l.grandchild))
-		return -1;
+		return -EIO;
 	close(p[0]);
 	/* Stopped, as a dump would find them after the seize. */
 	kill(l.child, SIGSTOP);
 	kill(l.grandchild, SIGSTOP);
 	if (waitpid(l.child, &status, WUNTRACED) != l.child || !WIFSTOPPED(status))
-		return -1;
+		return -ECHILD;
 	wait_stopped(l.grandchild);
 	*state = &l;
 	return 0;
@@ -582,11 +582,11 @@ static int wlive_setup(void **state)
 
 	w.base = mmap(NULL, W_LEN * PAGE_SIZE, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (w.base == MAP_FAILED || pipe(c) || pipe(d))
-		return -1;
+		return -errno;
 	madvise(w.base, W_LEN * PAGE_SIZE, MADV_NOHUGEPAGE);
 	w.pid = fork();
 	if (w.pid < 0)
-		return -1;
+		return -errno;
 	if (w.pid == 0) {
 		close(c[1]);
 		close(d[0]);
@@ -597,7 +597,7 @@ static int wlive_setup(void **state)
 	w.cmd = c[1];
 	w.done = d[0];
 	if (read(w.done, &ack, 1) != 1) /* EOF: the child could not register */
-		return -1;
+		return -EIO;
 	*state = &w;
 	return 0;
 }
