@@ -14,29 +14,9 @@ CYCLES=${INFECT_CYCLES:-1000}
 [ "$(id -u)" = 0 ] || { echo "infect-cycles: needs root"; exit 77; }
 [ -x "$V" ] && [ -x "$CRIU_LIKE" ] || { echo "infect-cycles: build first"; exit 1; }
 
-tmp=$(mktemp -d)
-vp=
-sp=
-cleanup() {
-	[ -n "$sp" ] && kill -KILL "$sp" 2>/dev/null
-	[ -n "$vp" ] && kill -KILL "$vp" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/victim.inc"
 
-"$V" victim >"$tmp/victim" &
-vp=$!
-# The sender's first SIGRTMIN would kill a victim that has not installed its
-# handler yet (default action): wait for "started", which follows the handlers.
-n=0
-until grep -q '^started' "$tmp/victim" 2>/dev/null; do
-	n=$((n + 1))
-	[ $n -le 1000 ] || { echo "victim did not start"; exit 1; }
-	sleep 0.01
-done
-"$V" sender "$vp" >"$tmp/sender" &
-sp=$!
-sleep 0.3
+start_victim
 
 "$CRIU_LIKE" infect-test -t "$vp" --cycles "$CYCLES" -o "$tmp/log" >"$tmp/out" 2>&1
 rc=$?

@@ -14,15 +14,7 @@ TRIALS=${INFECT_TRIALS:-100}
 [ "$(id -u)" = 0 ] || { echo "infect-kill: needs root"; exit 77; }
 [ -x "$V" ] && [ -x "$CRIU_LIKE" ] || { echo "infect-kill: build first"; exit 1; }
 
-tmp=$(mktemp -d)
-vp=
-sp=
-cleanup() {
-	[ -n "$sp" ] && kill -KILL "$sp" 2>/dev/null
-	[ -n "$vp" ] && kill -KILL "$vp" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/victim.inc"
 
 masks() {
 	for t in /proc/$vp/task/*; do
@@ -34,19 +26,7 @@ progress() {
 	tail -n 1 "$tmp/victim" | awk '$1 == "progress" { print $2, $4 }'
 }
 
-"$V" victim >"$tmp/victim" &
-vp=$!
-# The sender's first SIGRTMIN would kill a victim that has not installed its
-# handler yet (default action): wait for "started", which follows the handlers.
-n=0
-until grep -q '^started' "$tmp/victim" 2>/dev/null; do
-	n=$((n + 1))
-	[ $n -le 1000 ] || { echo "victim did not start"; exit 1; }
-	sleep 0.01
-done
-"$V" sender "$vp" >"$tmp/sender" &
-sp=$!
-sleep 0.3
+start_victim
 masks >"$tmp/masks0"
 
 ok=0

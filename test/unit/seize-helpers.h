@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -41,6 +42,24 @@ static unsigned int nr_victims;
 static int log_mem = -1;
 
 /* ---- helpers ---------------------------------------------------------------- */
+
+/*
+ * What main() of a seize test binary needs first: root, the page shared
+ * with the victims, and being a subreaper so orphans are reaped at once.
+ * 0, or 1 (the exit status) after printing why.
+ */
+static inline int seize_test_init(const char *name, const char *needs)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "%s: must run as root (%s)\n", name, needs);
+		return 1;
+	}
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return 1;
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	return 0;
+}
 
 static inline pid_t spawn(void (*fn)(void))
 {

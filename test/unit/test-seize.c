@@ -698,13 +698,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_freezer_bad_path, setup, teardown),
 	};
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "test-seize: must run as root (ptrace, cgroups)\n");
+	if (seize_test_init("test-seize", "ptrace, cgroups"))
 		return 1;
-	}
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED)
-		return 1;
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
