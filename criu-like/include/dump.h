@@ -64,6 +64,15 @@ int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt);
 /* files.c: write files.img and pipes-data.img after every task. */
 int dump_files_finish(struct dump_ctx *ctx);
 void file_table_free(struct file_table *ft);
+/*
+ * files.c: the FileEntry id of the file behind @fd (an fd of the dumper, e.g.
+ * from /proc/PID/map_files/A-B or /proc/PID/exe), added to files.img once per
+ * file (deduplicated by dev/ino) with @path as its name and @flags as its open
+ * flags. For mem.c: file mappings and the exe link. Unlinked files get a ghost
+ * image like unlinked open files.
+ */
+int dump_file_by_fd(struct dump_ctx *ctx, pid_t pid, int fd, const char *path, int flags,
+		    uint32_t *id);
 /* fs.c: fs-PID.img (cwd, root, umask). */
 int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt);
 

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_RESTORE_H
+#define CRIU_LIKE_RESTORE_H
+
+/*
+ * The restore (ARCHITECTURE.md 4, issue 5). Two halves meet here:
+ *
+ * - restore.c and friends (the tree and its files): cr_restore() reads
+ *   inventory.img and pstree.img, refuses what it cannot restore, opens every
+ *   open file description of files.img in the controller (the criu-like
+ *   process) at fd numbers above every fd any task uses, creates the shared
+ *   area, forks the root with clone3(set_tid); each task forks its own
+ *   children (clone3 with set_tid) before anything else, so every task
+ *   inherits every description and shared descriptions stay shared; then each
+ *   task sets its sid/pgid, installs its fds at their numbers (dup2/fcntl),
+ *   closes the rest except what rst_task_finish() needs, sets cwd/root/umask,
+ *   and calls rst_task_finish().
+ *
+ * - restore-mem.c and parasite/restorer.c (memory and task state):
+ *   rst_mem_prepare() runs once in the controller before the first fork;
+ *   rst_task_finish() runs in each restored task and does not come back on
+ *   success: it maps the restorer blob where no saved VMA lies and jumps into
+ *   it; the blob rebuilds memory, threads (clone3 set_tid), signals, timers,
+ *   rseq, creds (last), reports at the barrier and sigreturns every thread
+ *   once the controller says RST_STAGE_RESUME.
+ *
+ * Every function returns 0 or -errno after logging what failed, naming the
+ * pid and the object.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "options.h"
+
+#include "core.pb-c.h"
+#include "creds.pb-c.h"
+#include "fs.pb-c.h"
+#include "inventory.pb-c.h"
+#include "pstree.pb-c.h"
+
+enum rst_stage {
+	RST_STAGE_FORKING = 1, /* tasks being created */
+	RST_STAGE_RESTORING, /* every task created: restore files, memory, state */
+	RST_STAGE_RESUME, /* every thread reached the barrier: sigreturn */
+	RST_STAGE_ABORT, /* something failed: every task exits (or is killed) */
+};
+
+/*
+ * MAP_SHARED|MAP_ANONYMOUS area created by the controller before the first
+ * fork, at the same address in every task; the restorer blob gets its
+ * address in its arguments. Futex words are 32-bit.
+ */
+struct rst_shared {
+	uint32_t stage; /* enum rst_stage; futex: FUTEX_WAKE after each change */
+	uint32_t nr_pending; /* threads (all tasks) yet to reach the barrier; futex */
+	int32_t error; /* first failure, -errno; 0 while all is well */
+	int32_t failed_pid; /* the task that set error */
+	uint32_t nr_created; /* pids[] entries used, atomically incremented */
+	int32_t pids[]; /* every task created so far, to kill on failure */
+};
+
+struct rst_task {
+	PstreeEntry *pe; /* pid, ppid, pgid, sid, threads, state */
+	CoreEntry *core; /* core-PID.img (NULL for zombies) */
+	struct rst_task *parent; /* NULL for the root */
+	unsigned int nr_children;
+	struct rst_task **children;
+	void *mem; /* restore-mem.c's per-task plan (rst_mem_prepare) */
+	void *files; /* restore-files.c's per-task fd plan */
+};
+
+struct rst_files; /* restore-files.c: files.img, opened descriptions */
+struct rst_shmem; /* restore-mem.c: shared anonymous memory objects */
+
+struct restore_ctx {
+	const struct cr_options *opts;
+	int dirfd; /* the image directory */
+	InventoryEntry *inv;
+	unsigned int nr_tasks;
+	struct rst_task *tasks; /* pstree.img order: parents before children */
+	unsigned int nr_threads; /* all threads of all live tasks */
+	struct rst_shared *shared;
+	size_t shared_size;
+	struct rst_files *files;
+	struct rst_shmem *shmem;
+	int max_fd; /* highest fd any restored task needs, incl. its own tables */
+};
+
+/* restore.c: the command. */
+int cr_restore(const struct cr_options *o);
+struct rst_task *rst_find_task(const struct restore_ctx *ctx, pid_t pid);
+/* Record a failure in the shared area (first one wins) and wake the controller. */
+void rst_fail(struct restore_ctx *ctx, int err);
+
+/*
+ * restore-files.c: a new fd for FileEntry @id (regular file or directory),
+ * opened with @flags, checked to be the dumped file (dev/ino, size) or the
+ * call fails naming the path. For file mappings and the exe link.
+ */
+int rst_file_open(struct restore_ctx *ctx, uint32_t id, int flags);
+/* The path of FileEntry @id, for messages; NULL if unknown. */
+const char *rst_file_path(const struct restore_ctx *ctx, uint32_t id);
+
+/*
+ * restore-mem.c. rst_mem_prepare(): in the controller, before the first
+ * fork: read mm-PID.img, pagemap-PID.img of every task, check them, create
+ * the shared anonymous memory objects (filled from their pages) at fds above
+ * ctx->max_fd, and raise ctx->max_fd past what it holds. rst_task_finish():
+ * in a restored task whose fds and fs are in place; does not return on
+ * success. rst_mem_fini(): frees the controller's copies.
+ */
+int rst_mem_prepare(struct restore_ctx *ctx);
+int rst_task_finish(struct restore_ctx *ctx, struct rst_task *t);
+void rst_mem_fini(struct restore_ctx *ctx);
+
+#endif
