@@ -84,7 +84,15 @@ struct restore_ctx {
 	size_t shared_size;
 	struct rst_files *files;
 	struct rst_shmem *shmem;
-	int max_fd; /* highest fd any restored task needs, incl. its own tables */
+	/*
+	 * Every fd >= service_fd_base belongs to the restore machinery (opened
+	 * descriptions, shmem objects, the image dir, the log): above every fd
+	 * number any task's table uses. restore.c sets it before rst_mem_prepare();
+	 * a task installing its fd table closes every fd below it that is not in
+	 * its table and leaves the ones above to rst_task_finish(), which closes
+	 * what it does not need before the jump (the blob closes the rest).
+	 */
+	int service_fd_base;
 };
 
 /* restore.c: the command. */
@@ -105,8 +113,8 @@ const char *rst_file_path(const struct restore_ctx *ctx, uint32_t id);
 /*
  * restore-mem.c. rst_mem_prepare(): in the controller, before the first
  * fork: read mm-PID.img, pagemap-PID.img of every task, check them, create
- * the shared anonymous memory objects (filled from their pages) at fds above
- * ctx->max_fd, and raise ctx->max_fd past what it holds. rst_task_finish():
+ * the shared anonymous memory objects (filled from their pages) at fds at or
+ * above ctx->service_fd_base (fcntl F_DUPFD). rst_task_finish():
  * in a restored task whose fds and fs are in place; does not return on
  * success. rst_mem_fini(): frees the controller's copies.
  */
