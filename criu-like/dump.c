@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * criu-like dump -t PID -D DIR (ARCHITECTURE.md 3, issue 4): seize the tree,
+ * infect every live task, run the per-object steps (core.c, mem.c, files.c,
+ * fs.c), cure, write the tree, the stats and, last, the inventory marked
+ * complete; then kill the tree (default) or let it run (-R).
+ *
+ * Until the inventory says completed, the directory is not a checkpoint: the
+ * first thing a dump writes is an inventory with completed = false, so a dump
+ * that fails (or is killed) half-way leaves a directory restore refuses. Any
+ * failure before the inventory is complete cures every infected task and
+ * resumes the tree exactly as it was found.
+ */
+#define LOG_PREFIX "dump: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <asm/sigframe.h>
+
+#include "cr.h"
+#include "dump.h"
+#include "image.h"
+#include "infect.h"
+#include "log.h"
+#include "util.h"
+
+#include "inventory.pb-c.h"
+#include "pstree.pb-c.h"
+#include "stats.pb-c.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* exit_signal, field 38 of /proc/PID/stat (counted after the ")" of comm). */
+static int read_exit_signal(pid_t pid, uint32_t *ret)
+{
+	char path[64], *p;
+	_cleanup_free_ char *text = NULL;
+	int field = 3;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	text = read_file_at(AT_FDCWD, path, NULL);
+	if (!text)
+		return neg_errno();
+	p = strrchr(text, ')');
+	if (!p)
+		return -EINVAL;
+	for (p++; *p && field < 38; p++)
+		if (*p == ' ' && p[1] != ' ')
+			field++;
+	if (field != 38 || sscanf(p, "%u", ret) != 1) {
+		pr_err("pid %d: no exit_signal in %s\n", pid, path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool in_tree(const struct pstree *tree, pid_t pid)
+{
+	return pstree_find(tree, pid) != NULL;
+}
+
+/*
+ * Sessions and process groups must be rebuilt at restore with setsid() and
+ * setpgid(): every sid and pgid must be a task of the tree, except the root's
+ * own session and group with --shell-job (they are inherited at restore).
+ */
+static int check_sessions(const struct dump_ctx *ctx)
+{
+	const struct seized_task *root = ctx->tree->root;
+	unsigned int i;
+
+	for (i = 0; i < ctx->tree->nr_tasks; i++) {
+		const struct seized_task *t = ctx->tree->tasks[i];
+		bool sid_ok = in_tree(ctx->tree, t->sid), pgid_ok = in_tree(ctx->tree, t->pgid);
+
+		if (ctx->opts->shell_job) {
+			sid_ok = sid_ok || t->sid == root->sid;
+			pgid_ok = pgid_ok || t->pgid == root->pgid;
+		}
+		if (!sid_ok || !pgid_ok) {
+			pr_err("pid %d: its %s leader %d is outside the dumped tree: "
+			       "dump with --shell-job to inherit it at restore\n",
+			       t->pid, sid_ok ? "process group" : "session",
+			       sid_ok ? t->pgid : t->sid);
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
+static int write_inventory(const struct dump_ctx *ctx, bool completed)
+{
+	static const DumpedPart parts[] = { DUMPED_PART__PART_TASKS, DUMPED_PART__PART_MEMORY,
+					    DUMPED_PART__PART_FILES };
+	InventoryEntry ie = INVENTORY_ENTRY__INIT;
+	struct timespec ts;
+	struct utsname u;
+	unsigned int i, nr_threads = 0;
+
+	uname(&u);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	for (i = 0; i < ctx->tree->nr_tasks; i++)
+		if (ctx->tree->tasks[i]->state != TASK_ZOMBIE)
+			nr_threads += ctx->tree->tasks[i]->nr_threads;
+	ie.img_version = IMG_FORMAT_VERSION;
+	ie.root_pid = (uint32_t)ctx->tree->root->pid;
+	ie.tool_version = (char *)CRIU_LIKE_VERSION;
+	ie.kernel_release = u.release;
+	ie.completed = completed;
+	ie.n_dumped = completed ? ARRAY_SIZE(parts) : 0;
+	ie.dumped = (DumpedPart *)parts;
+	ie.xfeatures_mask = arch_xfeatures();
+	ie.has_dump_time_ns = true;
+	ie.dump_time_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	ie.has_nr_tasks = ie.has_nr_threads = true;
+	ie.nr_tasks = ctx->tree->nr_tasks;
+	ie.nr_threads = nr_threads;
+	return img_write_one(ctx->dirfd, CR_IMG_INVENTORY, 0, &ie.base);
+}
+
+static int write_pstree(const struct dump_ctx *ctx)
+{
+	struct cr_img *img = img_open(ctx->dirfd, CR_IMG_PSTREE, 0, IMG_WRITE);
+	unsigned int i, j;
+	int err = 0;
+
+	if (!img)
+		return neg_errno();
+	for (i = 0; i < ctx->tree->nr_tasks && !err; i++) {
+		const struct seized_task *t = ctx->tree->tasks[i];
+		PstreeEntry pe = PSTREE_ENTRY__INIT;
+		uint32_t tids[t->nr_threads ? t->nr_threads : 1];
+
+		pe.pid = (uint32_t)t->pid;
+		pe.ppid = t->parent ? (uint32_t)t->parent->pid : 0;
+		pe.pgid = (uint32_t)t->pgid;
+		pe.sid = (uint32_t)t->sid;
+		pe.state = t->state == TASK_ZOMBIE    ? TASK_STATE__TASK_ZOMBIE
+			   : t->state == TASK_STOPPED ? TASK_STATE__TASK_STOPPED
+						      : TASK_STATE__TASK_ALIVE;
+		if (t->state == TASK_ZOMBIE) {
+			pe.has_exit_code = true;
+			pe.exit_code = t->exit_code;
+		} else {
+			for (j = 0; j < t->nr_threads; j++)
+				tids[j] = (uint32_t)t->threads[j].tid;
+			pe.n_threads = t->nr_threads;
+			pe.threads = tids;
+		}
+		pe.has_exit_signal = true;
+		err = read_exit_signal(t->pid, &pe.exit_signal);
+		if (!err)
+			err = img_write_record(img, &pe.base);
+	}
+	i = img_close(img);
+	return err ? err : (int)i;
+}
+
+static int write_stats(struct dump_ctx *ctx, uint64_t start_ns)
+{
+	const struct dump_stats *s = &ctx->stats;
+	DumpStatsEntry ds = DUMP_STATS_ENTRY__INIT;
+	StatsEntry se = STATS_ENTRY__INIT;
+	uint64_t now = now_ns();
+
+	ds.frozen_us = (now - s->frozen_start_ns) / 1000;
+	ds.memdump_us = s->memdump_ns / 1000;
+	ds.memwrite_us = s->memwrite_ns / 1000;
+	ds.pages_scanned = s->pages_scanned;
+	ds.pages_written = s->pages_written;
+	ds.bytes_written = s->bytes_written;
+	ds.has_total_us = true;
+	ds.total_us = (now - start_ns) / 1000;
+	se.dump = &ds;
+	pr_info("frozen %llu us, memory %llu us (writing %llu us), %llu pages scanned, "
+		"%llu written, %llu bytes\n",
+		(unsigned long long)ds.frozen_us, (unsigned long long)ds.memdump_us,
+		(unsigned long long)ds.memwrite_us, (unsigned long long)ds.pages_scanned,
+		(unsigned long long)ds.pages_written, (unsigned long long)ds.bytes_written);
+	return img_write_one(ctx->dirfd, CR_IMG_STATS_DUMP, 0, &se.base);
+}
+
+/* Read what /proc shows of a frozen task and infect it. */
+static int prepare_task(struct dump_task *dt)
+{
+	struct seized_task *t = dt->t;
+	pid_t tids[t->nr_threads];
+	unsigned int i, removed;
+	int err;
+
+	for (i = 0; i < t->nr_threads; i++)
+		tids[i] = t->threads[i].tid;
+	/* Read before the infection, which blocks every signal while the parasite runs. */
+	err = proc_parse_stat(t->pid, 0, &dt->stat);
+	if (!err)
+		err = proc_parse_status(t->pid, 0, &dt->status);
+	if (!err)
+		err = parasite_remove_stale_areas(t->pid, tids, t->nr_threads, &removed);
+	/* After the stale areas are gone, before our own area appears. */
+	if (!err)
+		err = proc_parse_maps(t->pid, true, &dt->vmas);
+	if (!err)
+		err = parasite_infect(t->pid, tids, t->nr_threads, &dt->ctl);
+	if (err)
+		pr_errno(err, "pid %d: cannot prepare the task for the dump", t->pid);
+	return err;
+}
+
+static int dump_one_task(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	int err;
+
+	err = dump_task_core(ctx, dt);
+	if (!err)
+		err = dump_task_mm(ctx, dt);
+	if (!err)
+		err = dump_task_files(ctx, dt);
+	if (!err)
+		err = dump_task_fs(ctx, dt);
+	return err;
+}
+
+static bool task_live(const struct dump_task *dt)
+{
+	return dt->t->state == TASK_ALIVE || dt->t->state == TASK_STOPPED;
+}
+
+/* Every step, from the infection of the first task to the cure of the last. */
+static int dump_tasks(struct dump_ctx *ctx)
+{
+	unsigned int i;
+	int err = 0, cerr;
+
+	for (i = 0; i < ctx->nr_tasks && !err; i++)
+		if (task_live(&ctx->tasks[i]))
+			err = prepare_task(&ctx->tasks[i]);
+	for (i = 0; i < ctx->nr_tasks && !err; i++)
+		if (task_live(&ctx->tasks[i]))
+			err = dump_one_task(ctx, &ctx->tasks[i]);
+	if (!err)
+		err = dump_shmem(ctx);
+	if (!err)
+		err = dump_files_finish(ctx);
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		struct dump_task *dt = &ctx->tasks[i];
+
+		if (!dt->ctl)
+			continue;
+		cerr = parasite_cure(dt->ctl);
+		dt->ctl = NULL;
+		if (cerr && !err) {
+			pr_errno(cerr, "pid %d: cure failed", dt->t->pid);
+			err = cerr;
+		}
+	}
+	return err;
+}
+
+static void dump_ctx_fini(struct dump_ctx *ctx)
+{
+	unsigned int i;
+
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		struct dump_task *dt = &ctx->tasks[i];
+
+		if (dt->ctl)
+			parasite_cure(dt->ctl);
+		proc_status_fini(&dt->status);
+		vma_list_fini(&dt->vmas);
+		mem_plan_fini(&dt->plan);
+	}
+	free(ctx->tasks);
+	shmem_set_fini(&ctx->shm);
+	file_table_free(ctx->files);
+	if (ctx->dirfd >= 0)
+		close(ctx->dirfd);
+}
+
+static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
+{
+	struct seize_opts so = { .timeout = o->timeout, .freeze_cgroup = o->freeze_cgroup };
+	unsigned int i;
+	int err;
+
+	ctx->dirfd = img_dir_open(o->images_dir, true);
+	if (ctx->dirfd < 0)
+		return ctx->dirfd;
+	/* Fail before touching the tree when the directory cannot take images. */
+	if (faccessat(ctx->dirfd, ".", W_OK, AT_EACCESS)) {
+		pr_perror("image directory %s is not writable", o->images_dir);
+		return neg_errno();
+	}
+	err = kerndat_probe(&ctx->kd);
+	if (err)
+		return err;
+	ctx->stats.frozen_start_ns = now_ns();
+	err = seize_tree(o->tree, &so, &ctx->tree);
+	if (err)
+		return err;
+	ctx->nr_tasks = ctx->tree->nr_tasks;
+	ctx->tasks = calloc(ctx->nr_tasks, sizeof(*ctx->tasks));
+	if (!ctx->tasks)
+		return -ENOMEM;
+	for (i = 0; i < ctx->nr_tasks; i++)
+		ctx->tasks[i].t = ctx->tree->tasks[i];
+	for (i = 0; i < ctx->nr_tasks; i++)
+		if (ctx->tree->tasks[i]->state == TASK_DEAD) {
+			pr_err("pid %d exited while the tree was being seized\n",
+			       ctx->tree->tasks[i]->pid);
+			return -ESRCH;
+		}
+	err = check_sessions(ctx);
+	if (!err)
+		err = write_inventory(ctx, false);
+	return err;
+}
+
+int cr_dump(const struct cr_options *o)
+{
+	struct dump_ctx ctx = { .opts = o, .dirfd = -1 };
+	uint64_t start = now_ns();
+	int err;
+
+	if (o->tree <= 0) {
+		pr_err("dump needs -t PID\n");
+		return -EINVAL;
+	}
+	ctx.progress = isatty(STDERR_FILENO);
+	err = dump_prepare(&ctx, o);
+	if (!err)
+		err = dump_tasks(&ctx);
+	if (!err)
+		err = write_pstree(&ctx);
+	if (!err)
+		err = write_stats(&ctx, start);
+	/* Everything on disk before the inventory says so, and before the tree dies. */
+	if (!err)
+		err = img_dir_sync(ctx.dirfd);
+	if (!err)
+		err = write_inventory(&ctx, true);
+	if (!err)
+		err = img_dir_sync(ctx.dirfd);
+	if (ctx.tree) {
+		unseize_tree(ctx.tree, err || o->leave_running ? UNSEIZE_RESUME : UNSEIZE_KILL);
+		ctx.tree = NULL;
+	}
+	dump_ctx_fini(&ctx);
+	if (err)
+		pr_errno(err, "dump of %d failed; the tree continues, %s is not a checkpoint",
+			 o->tree, o->images_dir);
+	else
+		pr_info("dump of %d complete in %s\n", o->tree, o->images_dir);
+	return err;
+}

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fs-PID.img: the filesystem context of a process (issue 4 item 3): its
+ * current directory, its root and its umask. /proc shows all three from
+ * outside: the links /proc/PID/cwd and /proc/PID/root, and Umask: in
+ * /proc/PID/status (Linux 4.7+).
+ */
+#define LOG_PREFIX "fs: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dump.h"
+#include "image.h"
+#include "log.h"
+#include "util.h"
+
+#include "fs.pb-c.h"
+
+/* readlink /proc/PID/NAME into @buf; a directory that was removed is refused. */
+static int read_fs_link(pid_t pid, const char *name, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	n = readlink(path, buf, size - 1);
+	if (n < 0) {
+		pr_perror("pid %d: reading %s", pid, path);
+		return neg_errno();
+	}
+	if ((size_t)n == size - 1) {
+		pr_err("pid %d: the %s path is longer than %zu bytes\n", pid, name, size - 2);
+		return -ENAMETOOLONG;
+	}
+	buf[n] = '\0';
+	if (n > 10 && !strcmp(buf + n - 10, " (deleted)")) {
+		/* A removed directory has no path to go back to at restore. */
+		pr_err("pid %d: its %s %s was removed: not supported\n", pid, name, buf);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	pid_t pid = dt->t->pid;
+	char cwd[PATH_MAX + 1], root[PATH_MAX + 1];
+	FsEntry fe = FS_ENTRY__INIT;
+	int err;
+
+	if (dt->status.umask < 0) {
+		pr_err("pid %d: /proc/PID/status has no Umask: (Linux 4.7+ needed)\n", pid);
+		return -EOPNOTSUPP;
+	}
+	err = read_fs_link(pid, "cwd", cwd, sizeof(cwd));
+	if (!err)
+		err = read_fs_link(pid, "root", root, sizeof(root));
+	if (err)
+		return err;
+	fe.cwd.data = (uint8_t *)cwd;
+	fe.cwd.len = strlen(cwd);
+	fe.root.data = (uint8_t *)root;
+	fe.root.len = strlen(root);
+	fe.umask = (uint32_t)dt->status.umask;
+	return img_write_one(ctx->dirfd, CR_IMG_FS, (uint32_t)pid, &fe.base);
+}
