@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_FILES_INT_H
+#define CRIU_LIKE_FILES_INT_H
+
+/*
+ * The file table of a dump (files.c) and the kinds of open files it knows,
+ * one file each behind a struct file_ops (files-reg.c, files-chr.c,
+ * files-pipe.c). Documentation/files.md describes the images.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "dump.h"
+
+#include "files.pb-c.h"
+
+#define FT_HASH_BITS 10
+
+/* One open file description of the tree (or one file of dump_file_by_fd()). */
+struct file_desc {
+	uint32_t id;
+	uint64_t dev, ino; /* of the inode: the hash key */
+	/* The first fd seen with this description, for kcmp; pid 0 for dump_file_by_fd(). */
+	pid_t pid;
+	int fd;
+	char *path; /* owned; what reg.path / chr.path point to */
+	FileEntry fe;
+	RegFileEntry reg;
+	PipeFileEntry pipe;
+	ChrFileEntry chr;
+	struct file_desc *hnext;
+};
+
+/* The unread data of one pipe, read once for all its ends. */
+struct pipe_data {
+	uint64_t ino;
+	uint32_t pipe_size;
+	size_t len;
+	uint8_t *data;
+};
+
+struct file_table {
+	struct file_desc **descs; /* in id order */
+	unsigned int nr, cap;
+	struct file_desc *hash[1u << FT_HASH_BITS];
+	struct pipe_data *pipes;
+	unsigned int nr_pipes, cap_pipes;
+};
+
+/* What is known about one fd of a task before its description is dumped. */
+struct fd_info {
+	pid_t pid;
+	int fd; /* in the task */
+	int dfd; /* the same description, drained into the dumper; -1 before the drain */
+	char *link; /* readlink of /proc/PID/fd/N, malloc'ed */
+	struct stat st; /* stat of /proc/PID/fd/N (the inode) */
+	unsigned int flags; /* fdinfo flags without O_CLOEXEC */
+	bool cloexec;
+	uint64_t pos;
+	int mnt_id;
+};
+
+struct file_ops {
+	const char *name;
+	/*
+	 * 1 when this kind dumps @f, 0 when it is not this kind, -EOPNOTSUPP (logged,
+	 * naming the pid and fd) when it is this kind but a variant that is refused.
+	 */
+	int (*match)(const struct dump_ctx *ctx, const struct fd_info *f);
+	/* Fill @d (type, entry) from @f, whose dfd is valid. May write images (ghost). */
+	int (*dump)(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d);
+};
+
+extern const struct file_ops reg_file_ops, chr_file_ops, pipe_file_ops;
+
+/* files.c: the table of @ctx, made on first use; NULL with errno. */
+struct file_table *file_table_get(struct dump_ctx *ctx);
+/* A new description with the next id, in the table and hashed by @dev/@ino. */
+struct file_desc *file_desc_new(struct file_table *ft, uint64_t dev, uint64_t ino);
+/* The first description hashed by @dev/@ino after @from (NULL: from the start). */
+struct file_desc *file_desc_next(struct file_table *ft, uint64_t dev, uint64_t ino,
+				 struct file_desc *from);
+
+/* files-pipe.c: the pipe data of @ino, NULL if not recorded yet. */
+struct pipe_data *pipe_data_find(struct file_table *ft, uint64_t ino);
+struct pipe_data *pipe_data_add(struct file_table *ft, uint64_t ino);
+
+/* files-reg.c: fill the regular file or directory entry @d for @fd (a dumper fd). */
+int reg_fill(struct dump_ctx *ctx, struct file_desc *d, pid_t pid, int fd, const char *path,
+	     const struct stat *st, unsigned int flags, uint64_t pos, int mnt_id);
+
+#endif

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Regular files and directories: path, flags, position, size, mode and the
+ * inode (dev/ino/mnt_id) to check it is the same file at restore. A file
+ * that is open but unlinked (st_nlink 0, memfds included) has its contents
+ * saved in ghost-ID.img, copied in the kernel, with their crc32c.
+ */
+#define LOG_PREFIX "files: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crc32c.h"
+#include "files-int.h"
+#include "image.h"
+#include "log.h"
+#include "util.h"
+
+#define DELETED_SUFFIX " (deleted)"
+#define GHOST_CHUNK (1u << 20)
+
+/*
+ * The name to save for the file @st that /proc shows as @link in task @pid
+ * (@what names the fd or mapping in messages): @link without the " (deleted)"
+ * the kernel appends once the file is unlinked. A file that still has links
+ * must be reachable by its name from the task's root, or restore would open
+ * another file: one renamed or removed while other links remain is refused.
+ */
+static char *reg_path(pid_t pid, const char *what, const char *link, const struct stat *st)
+{
+	size_t len = strlen(link), sl = strlen(DELETED_SUFFIX);
+	char proot[PATH_MAX + 32];
+	struct stat cur;
+	char *path;
+
+	if (link[0] != '/') {
+		pr_err("pid %d %s: %s is not a path\n", pid, what, link);
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (st->st_nlink == 0) {
+		if (!S_ISREG(st->st_mode)) {
+			pr_err("pid %d %s: %s is a removed directory: not supported yet\n", pid,
+			       what, link);
+			errno = EOPNOTSUPP;
+			return NULL;
+		}
+		if (len > sl && !strcmp(link + len - sl, DELETED_SUFFIX))
+			len -= sl;
+		return strndup(link, len);
+	}
+	snprintf(proot, sizeof(proot), "/proc/%d/root%s", pid, link);
+	if (stat(proot, &cur) || cur.st_dev != st->st_dev || cur.st_ino != st->st_ino) {
+		pr_err("pid %d %s: %s no longer leads to the open file (renamed, or removed while "
+		       "other links remain): not supported yet\n",
+		       pid, what, link);
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	path = strdup(link);
+	return path;
+}
+
+static int ghost_copy_range(int src, int dst, uint64_t size)
+{
+	loff_t off = 0;
+	bool sendfile_only = false;
+
+	while ((uint64_t)off < size) {
+		size_t want = (size_t)min(size - (uint64_t)off, (uint64_t)(1u << 30));
+		ssize_t n = -1;
+
+		if (!sendfile_only) {
+			n = copy_file_range(src, &off, dst, NULL, want, 0);
+			/* Across file systems of different types (EXDEV) and on old kernels. */
+			if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+				      errno == EOPNOTSUPP)) {
+				sendfile_only = true;
+				continue;
+			}
+		} else {
+			n = sendfile(dst, src, &off, want);
+		}
+		if (n < 0)
+			return neg_errno();
+		if (n == 0)
+			return -ENODATA; /* the file shrank under us */
+	}
+	return 0;
+}
+
+static int ghost_crc(int src, uint64_t size, uint32_t *ret)
+{
+	_cleanup_free_ uint8_t *buf = malloc(GHOST_CHUNK);
+	uint64_t off = 0;
+	uint32_t crc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (off < size) {
+		ssize_t n = pread(src, buf, (size_t)min(size - off, (uint64_t)GHOST_CHUNK),
+				  (off_t)off);
+
+		if (n < 0)
+			return neg_errno();
+		if (n == 0)
+			return -ENODATA;
+		crc = crc32c(crc, buf, (size_t)n);
+		off += (uint64_t)n;
+	}
+	*ret = crc;
+	return 0;
+}
+
+/*
+ * Copy the contents of the unlinked file behind @fd into ghost-ID.img. A new
+ * description is opened through /proc/self/fd: reading the drained one would
+ * move the task's file position, and it may be write-only.
+ */
+static int dump_ghost(struct dump_ctx *ctx, pid_t pid, int fd, struct file_desc *d)
+{
+	_cleanup_close_ int src = -1;
+	struct cr_img *img;
+	char self[64];
+	uint32_t crc = 0;
+	int err, cerr;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	src = open(self, O_RDONLY | O_CLOEXEC);
+	if (src < 0) {
+		pr_perror("pid %d: cannot reopen unlinked %s for its contents", pid, d->path);
+		return neg_errno();
+	}
+	img = img_open(ctx->dirfd, CR_IMG_GHOST, d->id, IMG_WRITE);
+	if (!img)
+		return -errno;
+	err = ghost_copy_range(src, img_raw_fd(img), d->reg.size);
+	if (!err)
+		err = ghost_crc(src, d->reg.size, &crc);
+	cerr = img_close(img);
+	if (err) {
+		pr_errno(err, "pid %d: cannot copy unlinked %s into ghost-%u.img", pid, d->path,
+			 d->id);
+		return err;
+	}
+	if (cerr)
+		return cerr;
+	d->reg.has_ghost_crc32c = true;
+	d->reg.ghost_crc32c = crc;
+	pr_debug("pid %d: ghost-%u.img: %llu bytes of unlinked %s\n", pid, d->id,
+		 (unsigned long long)d->reg.size, d->path);
+	return 0;
+}
+
+int reg_fill(struct dump_ctx *ctx, struct file_desc *d, pid_t pid, int fd, const char *path,
+	     const struct stat *st, unsigned int flags, uint64_t pos, int mnt_id)
+{
+	d->path = strdup(path);
+	if (!d->path)
+		return -ENOMEM;
+	d->fe.type = S_ISDIR(st->st_mode) ? FILE_TYPE__FILE_DIR : FILE_TYPE__FILE_REG;
+	reg_file_entry__init(&d->reg);
+	d->reg.path.data = (uint8_t *)d->path;
+	d->reg.path.len = strlen(d->path);
+	d->reg.flags = flags;
+	d->reg.pos = pos;
+	d->reg.size = (uint64_t)st->st_size;
+	d->reg.mode = st->st_mode;
+	d->reg.has_dev = d->reg.has_ino = true;
+	d->reg.dev = st->st_dev;
+	d->reg.ino = st->st_ino;
+	if (mnt_id >= 0) {
+		d->reg.has_mnt_id = true;
+		d->reg.mnt_id = (uint64_t)mnt_id;
+	}
+	d->fe.reg = &d->reg;
+	if (st->st_nlink)
+		return 0;
+	d->reg.has_unlinked = true;
+	d->reg.unlinked = true;
+	return dump_ghost(ctx, pid, fd, d);
+}
+
+/* The mount id of @fd with statx (5.8), -1 when the kernel does not say. */
+static int fd_mnt_id(int fd)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) || !(stx.stx_mask & STATX_MNT_ID))
+		return -1;
+	return (int)stx.stx_mnt_id;
+}
+
+int dump_file_by_fd(struct dump_ctx *ctx, pid_t pid, int fd, const char *path, int flags,
+		    uint32_t *id)
+{
+	struct file_table *ft = file_table_get(ctx);
+	_cleanup_free_ char *name = NULL;
+	struct file_desc *d = NULL;
+	struct stat st;
+	int err;
+
+	if (!ft)
+		return -errno;
+	if (fstat(fd, &st)) {
+		pr_perror("pid %d: fstat of %s", pid, path);
+		return neg_errno();
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		pr_err("pid %d: %s is not a regular file (mode %o): not supported yet\n", pid, path,
+		       st.st_mode);
+		return -EOPNOTSUPP;
+	}
+	/* Files of mappings and the exe link are shared by inode, not by description. */
+	while ((d = file_desc_next(ft, st.st_dev, st.st_ino, d)))
+		if (d->pid == 0) {
+			*id = d->id;
+			return 0;
+		}
+	name = reg_path(pid, "file", path, &st);
+	if (!name)
+		return -errno;
+	d = file_desc_new(ft, st.st_dev, st.st_ino);
+	if (!d)
+		return -errno;
+	d->pid = 0;
+	d->fd = -1;
+	err = reg_fill(ctx, d, pid, fd, name, &st, (unsigned int)flags & ~O_CLOEXEC, 0,
+		       fd_mnt_id(fd));
+	if (err)
+		return err;
+	*id = d->id;
+	return 0;
+}
+
+static int reg_match(const struct dump_ctx *ctx, const struct fd_info *f)
+{
+	char what[32];
+	char *path;
+
+	(void)ctx;
+	if (!S_ISREG(f->st.st_mode) && !S_ISDIR(f->st.st_mode))
+		return 0;
+	/* nsfs ("net:[...]"), anon inodes and the like have no path: other kinds. */
+	if (f->link[0] != '/')
+		return 0;
+	snprintf(what, sizeof(what), "fd %d", f->fd);
+	path = reg_path(f->pid, what, f->link, &f->st);
+	if (!path)
+		return -errno;
+	free(path);
+	return 1;
+}
+
+static int reg_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
+{
+	_cleanup_free_ char *path = NULL;
+	char what[32];
+	struct stat st;
+
+	if (fstat(f->dfd, &st)) {
+		pr_perror("pid %d fd %d: fstat", f->pid, f->fd);
+		return neg_errno();
+	}
+	snprintf(what, sizeof(what), "fd %d", f->fd);
+	path = reg_path(f->pid, what, f->link, &st);
+	if (!path)
+		return -errno;
+	return reg_fill(ctx, d, f->pid, f->dfd, path, &st, f->flags, f->pos, f->mnt_id);
+}
+
+const struct file_ops reg_file_ops = {
+	.name = "regular file",
+	.match = reg_match,
+	.dump = reg_dump,
+};
