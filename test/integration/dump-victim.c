@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Victim of the dump tests (dump-proc.sh, dump-failures.sh, scripts/bench/dump).
+ *
+ *   dump-victim state		4 threads with their own blocked masks, a
+ *				sigaltstack, handlers, an itimer, a POSIX timer,
+ *				a lowered rlimit, umask 027, cwd /tmp, a file at
+ *				a position, a pipe holding data; sleeps.
+ *   dump-victim mem MIB [tree]	MIB MiB of anonymous memory, every page written
+ *				with a pattern the victim checks; with "tree",
+ *				the memory is in a child and the parent only
+ *				counts. Each process prints "tick N errors E"
+ *				every 10 ms (the child prefixes "child").
+ *   dump-victim socket		holds a unix socket (not dumpable yet) and ticks.
+ *
+ * Each prints "ready PID" on stdout (flushed) once set up.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+static void on_sig(int sig)
+{
+	(void)sig;
+}
+
+static void *thread_fn(void *arg)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1 + (int)(intptr_t)arg);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int do_state(void)
+{
+	static char altstack[65536];
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
+	struct sigaction sa = { .sa_handler = on_sig, .sa_flags = SA_ONSTACK | SA_RESTART };
+	struct itimerval it = { { 5, 0 }, { 100, 0 } };
+	struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGRTMIN + 2 };
+	struct itimerspec its = { { 7, 0 }, { 200, 0 } };
+	struct rlimit rl = { 1000, 2000 };
+	pthread_t th;
+	timer_t timer;
+	int i, fd, p[2];
+
+	sigaltstack(&ss, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
+	sigaction(SIGRTMIN + 2, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	setitimer(ITIMER_REAL, &it, NULL);
+	sigaction(SIGALRM, &sa, NULL);
+	if (timer_create(CLOCK_MONOTONIC, &sev, &timer) || timer_settime(timer, 0, &its, NULL))
+		return 1;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	umask(027);
+	if (chdir("/tmp"))
+		return 1;
+	fd = open("/etc/passwd", O_RDONLY);
+	if (fd < 0 || lseek(fd, 17, SEEK_SET) != 17 || pipe(p) || write(p[1], "in flight", 9) != 9)
+		return 1;
+	for (i = 0; i < 3; i++)
+		pthread_create(&th, NULL, thread_fn, (void *)(intptr_t)i);
+	printf("ready %d\n", getpid());
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+static void tick_loop(const char *who, uint64_t *mem, size_t words)
+{
+	unsigned long n = 0, errors = 0;
+	size_t i;
+
+	for (;;) {
+		for (i = 0; i < words; i += 512)
+			if (mem[i] != i * 2654435761u)
+				errors++;
+		printf("%stick %lu errors %lu\n", who, n++, errors);
+		fflush(stdout);
+		usleep(10000);
+	}
+}
+
+static uint64_t *fill(size_t mib, size_t *words)
+{
+	uint64_t *mem;
+	size_t i;
+
+	*words = mib << 17;
+	mem = mmap(NULL, mib << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		exit(1);
+	for (i = 0; i < *words; i++)
+		mem[i] = i * 2654435761u;
+	return mem;
+}
+
+int main(int argc, char **argv)
+{
+	size_t words = 0;
+	uint64_t *mem;
+
+	if (argc >= 2 && !strcmp(argv[1], "state"))
+		return do_state();
+	if (argc >= 3 && !strcmp(argv[1], "mem")) {
+		if (argc >= 4 && !strcmp(argv[3], "tree")) {
+			pid_t pid = fork();
+
+			if (pid == 0) {
+				mem = fill(strtoul(argv[2], NULL, 0), &words);
+				tick_loop("child ", mem, words);
+			}
+			printf("ready %d child %d\n", getpid(), pid);
+			tick_loop("", NULL, 0);
+		}
+		mem = fill(strtoul(argv[2], NULL, 0), &words);
+		printf("ready %d\n", getpid());
+		tick_loop("", mem, words);
+	}
+	if (argc >= 2 && !strcmp(argv[1], "socket")) {
+		int sk[2];
+
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sk))
+			return 1;
+		printf("ready %d\n", getpid());
+		tick_loop("", NULL, 0);
+	}
+	fprintf(stderr, "usage: dump-victim state | mem MIB [tree] | socket\n");
+	return 2;
+}
