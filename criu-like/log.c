@@ -96,6 +96,14 @@ void vprint_on_level(int level, const char *fmt, va_list ap)
 	if (write(log_fd, buf, n) < 0) {
 		/* Nowhere left to report it. */
 	}
+	/* With the log in a file, errors still reach the user (without the time stamp). */
+	if (level <= LOG_ERROR && log_fd != STDERR_FILENO) {
+		char *msg = memchr(buf, ' ', n);
+
+		if (msg && write(STDERR_FILENO, msg + 1, n - (msg + 1 - buf)) < 0) {
+			/* Nowhere left to report it. */
+		}
+	}
 	errno = saved_errno;
 }
 

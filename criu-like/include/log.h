@@ -26,7 +26,10 @@ enum log_level {
 
 void log_set_level(int level);
 int log_get_level(void);
-/* Send log lines to @path (appended), or to stderr when @path is NULL. Returns 0 or -errno. */
+/*
+ * Send log lines to @path (appended), or to stderr when @path is NULL; errors are
+ * printed on stderr too. Returns 0 or -errno.
+ */
 int log_set_file(const char *path);
 /* Send log lines to an already open fd (dup'ed). Returns 0 or -errno. */
 int log_set_fd(int fd);
