@@ -64,4 +64,25 @@ void datagen(void *buf, size_t len, uint64_t seed);
 /* 0 if @buf holds what datagen(@seed) wrote, else -EILSEQ and the first bad offset. */
 int datachk(const void *buf, size_t len, uint64_t seed, size_t *ret_off);
 
+/* ---- helpers shared by several tests (util.c) ---- */
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+int64_t test_now_ms(void);
+/* Sleep @ms of monotonic time, whatever signals interrupt it. */
+void test_sleep_ms(long ms);
+/* A whole small file into @buf, NUL-terminated; its length or -errno. */
+long test_read_file(const char *path, char *buf, size_t size);
+/* The /proc/self/maps entry holding @addr: bounds and "rwxp" perms; 0 or -ENOENT. */
+int test_vma_find(const void *addr, unsigned long *start, unsigned long *end, char perms[5]);
+/* The VmFlags line (" rd wr mr ...") of the mapping holding @addr; 0 or -errno. */
+int test_vma_flags(const void *addr, char *flags, size_t size);
+/* Whether a VmFlags string from test_vma_flags() holds the two-letter @flag. */
+bool test_vma_has_flag(const char *flags, const char *flag);
+/* Read @n readiness bytes from @fd (one per child); 0 or -EIO. */
+int test_wait_ready(int fd, int n);
+/* SIGTERM each child and reap it; 0 when all exited 0, else -ECHILD (logged). */
+int test_reap_children(const int *pids, int n);
+/* Whether reading (or writing) one byte at @addr faults (SIGSEGV or SIGBUS). */
+bool test_faults(void *addr, bool write);
+
 #endif
