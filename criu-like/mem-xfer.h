@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Private to mem.c and mem-xfer.c: moving page runs into a pages image. */
+#ifndef CRIU_LIKE_MEM_XFER_H
+#define CRIU_LIKE_MEM_XFER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dump.h"
+
+struct cr_img;
+
+/* One pages-ID.img being written, and the pipe that feeds it. */
+struct page_xfer {
+	struct dump_ctx *ctx;
+	pid_t pid; /* for messages: the task, or the task mapping a shmem object */
+	struct cr_img *img;
+	int img_fd; /* img_raw_fd(): written at its position */
+	int rd_fd; /* the same file opened for reading, to checksum what landed there */
+	int pipe[2];
+	size_t pipe_size;
+	uint64_t off; /* bytes of data written so far */
+	uint64_t total; /* bytes this transfer will write, for the progress line */
+	uint64_t start_ns, last_progress_ns;
+	bool progress_shown;
+};
+
+uint64_t mem_now_ns(void);
+
+/* Open pages-@id.img in ctx->dirfd and a pipe as large as the system allows. */
+int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_t id,
+		   uint64_t total);
+/* Close (completing the image, 0 or -errno) and end the progress line. */
+int page_xfer_close(struct page_xfer *x, int err);
+
+/*
+ * The pages of @runs (task addresses, each in a readable VMA) of the infected
+ * task: vmspliced by the parasite, spliced into the image. crcs[i] gets the
+ * crc32c of run i.
+ */
+struct parasite_ctl;
+int page_xfer_task(struct page_xfer *x, struct parasite_ctl *ctl, const struct mem_runs *runs,
+		   uint32_t *crcs);
+/* The pages of @runs (page offsets) of the shmem file @fd, spliced into the image. */
+int page_xfer_file(struct page_xfer *x, int fd, const struct mem_runs *runs, uint32_t *crcs);
+
+#endif

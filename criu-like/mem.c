@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The memory of a dump (issue 4 item 4, Documentation/memory.md):
+ * mm-PID.img (the mm fields, auxv, exe and every VMA), pagemap-PID.img and
+ * its pages image for the private pages, and once per dump the shared
+ * anonymous objects (pagemap-shmem-SHMID.img). Everything is read: nothing
+ * in the task changes.
+ */
+#define LOG_PREFIX "mem: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "dump.h"
+#include "image.h"
+#include "log.h"
+#include "mem-xfer.h"
+#include "util.h"
+
+#include "mm.pb-c.h"
+#include "pagemap.pb-c.h"
+
+#define AUXV_MAX 128 /* pairs; the kernel has AT_VECTOR_SIZE_BASE + arch (about 25) */
+
+static int read_auxv(pid_t pid, uint64_t **ret, size_t *ret_n)
+{
+	char path[64];
+	_cleanup_free_ uint64_t *v = NULL;
+	size_t len, n;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	v = (uint64_t *)read_file_at(AT_FDCWD, path, &len);
+	if (!v) {
+		pr_perror("pid %d: read %s", pid, path);
+		return -errno;
+	}
+	/* Keep the pairs up to and including AT_NULL. */
+	for (n = 0; n + 1 < len / sizeof(*v) && n < 2 * AUXV_MAX; n += 2)
+		if (v[n] == 0) {
+			n += 2;
+			break;
+		}
+	*ret = TAKE_PTR(v);
+	*ret_n = n;
+	return 0;
+}
+
+/* The FileEntry id of the file opened as /proc/PID/@link (exe, or map_files/A-B). */
+static int dump_linked_file(struct dump_ctx *ctx, pid_t pid, const char *link, const char *path,
+			    int flags, uint32_t *id)
+{
+	char p[96];
+	_cleanup_close_ int fd = -1;
+	int err;
+
+	snprintf(p, sizeof(p), "/proc/%d/%s", pid, link);
+	fd = open(p, flags | O_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("pid %d: open %s (%s)", pid, p, path);
+		return neg_errno();
+	}
+	err = dump_file_by_fd(ctx, pid, fd, path, flags, id);
+	if (err)
+		pr_err("pid %d: cannot dump the file %s of %s\n", pid, path, link);
+	return err;
+}
+
+static int dump_exe(struct dump_ctx *ctx, pid_t pid, MmEntry *mm)
+{
+	char link[64], path[PATH_MAX];
+	ssize_t n;
+	int err;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n < 0) {
+		pr_perror("pid %d: readlink %s", pid, link);
+		return neg_errno();
+	}
+	path[n] = '\0';
+	err = dump_linked_file(ctx, pid, "exe", path, O_RDONLY, &mm->exe_file_id);
+	mm->has_exe_file_id = !err;
+	return err;
+}
+
+/* madvise() advice that smaps VmFlags show, as bit (1 << advice). */
+static uint64_t vma_madv(unsigned long f)
+{
+	static const struct {
+		unsigned long vmf;
+		int advice;
+	} map[] = {
+		{ VMF_SR, MADV_SEQUENTIAL }, { VMF_RR, MADV_RANDOM },
+		{ VMF_DC, MADV_DONTFORK },   { VMF_MG, MADV_MERGEABLE },
+		{ VMF_HG, MADV_HUGEPAGE },   { VMF_NH, MADV_NOHUGEPAGE },
+		{ VMF_DD, MADV_DONTDUMP },   { VMF_WF, MADV_WIPEONFORK },
+	};
+	uint64_t m = 0;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(map); i++)
+		if (f & map[i].vmf)
+			m |= 1ULL << map[i].advice;
+	return m;
+}
+
+static int vma_kind(pid_t pid, const struct vma_entry *v, VmaKind *ret)
+{
+	switch (v->kind) {
+	case VMA_ANON:
+	case VMA_ANON_NAMED:
+		*ret = VMA_KIND__VMA_ANON_PRIVATE;
+		return 0;
+	case VMA_HEAP:
+		*ret = VMA_KIND__VMA_HEAP;
+		return 0;
+	case VMA_STACK:
+		*ret = VMA_KIND__VMA_STACK;
+		return 0;
+	case VMA_VDSO:
+		*ret = VMA_KIND__VMA_VDSO;
+		return 0;
+	case VMA_VVAR:
+		*ret = VMA_KIND__VMA_VVAR;
+		return 0;
+	case VMA_VVAR_VCLOCK:
+		*ret = VMA_KIND__VMA_VVAR_VCLOCK;
+		return 0;
+	case VMA_VSYSCALL:
+		*ret = VMA_KIND__VMA_VSYSCALL;
+		return 0;
+	case VMA_ANON_SHMEM:
+		if (v->shared) {
+			*ret = VMA_KIND__VMA_ANON_SHARED;
+			return 0;
+		}
+		break;
+	case VMA_FILE:
+		if (v->path) {
+			*ret = v->shared ? VMA_KIND__VMA_FILE_SHARED : VMA_KIND__VMA_FILE_PRIVATE;
+			return 0;
+		}
+		break;
+	case VMA_OTHER:
+		break;
+	}
+	pr_err("pid %d: VMA %lx-%lx %s: mapping of this kind is not supported\n", pid, v->start,
+	       v->end, v->path ? v->path : "(no name)");
+	return -EOPNOTSUPP;
+}
+
+static int fill_vma(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v,
+		    enum mem_policy policy, VmaEntry *e)
+{
+	char link[64];
+	int err, flags;
+
+	vma_entry__init(e);
+	e->start = v->start;
+	e->end = v->end;
+	e->pgoff = v->pgoff;
+	e->prot = v->prot;
+	err = vma_kind(pid, v, &e->kind);
+	if (err)
+		return err;
+	e->flags = v->shared ? MAP_SHARED : MAP_PRIVATE;
+	if (e->kind != VMA_KIND__VMA_FILE_PRIVATE && e->kind != VMA_KIND__VMA_FILE_SHARED)
+		e->flags |= MAP_ANONYMOUS;
+	if (v->vm_flags & VMF_GD)
+		e->flags |= MAP_GROWSDOWN;
+	if (v->vm_flags & VMF_NR)
+		e->flags |= MAP_NORESERVE;
+	if (v->vm_flags & VMF_LO)
+		e->flags |= MAP_LOCKED;
+	e->madv = vma_madv(v->vm_flags);
+	e->has_madv = e->madv != 0;
+	/* The shmem object's inode, as shmem_set keys it: pagemap-shmem-SHMID.img. */
+	if (policy == MEM_SAVE_SHMEM) {
+		e->has_shmid = true;
+		e->shmid = v->ino;
+	}
+	if (e->flags & MAP_ANONYMOUS)
+		return 0;
+	flags = v->shared && (v->prot & PROT_WRITE) ? O_RDWR : O_RDONLY;
+	snprintf(link, sizeof(link), "map_files/%lx-%lx", v->start, v->end);
+	err = dump_linked_file(ctx, pid, link, v->path, flags, &e->file_id);
+	e->has_file_id = !err;
+	return err;
+}
+
+/* The brk: [heap] ends at PAGE_ALIGN(brk); without a heap, brk never moved from start_brk. */
+static uint64_t task_brk(const struct dump_task *dt)
+{
+	uint64_t brk = dt->stat.start_brk;
+	unsigned int i;
+
+	for (i = 0; i < dt->vmas.nr; i++)
+		if (dt->vmas.vmas[i].kind == VMA_HEAP)
+			brk = max(brk, (uint64_t)dt->vmas.vmas[i].end);
+	return brk;
+}
+
+static void fill_mm_fields(const struct dump_task *dt, MmEntry *mm)
+{
+	const struct proc_stat *s = &dt->stat;
+
+	mm->start_code = s->start_code, mm->end_code = s->end_code;
+	mm->start_data = s->start_data, mm->end_data = s->end_data;
+	mm->start_brk = s->start_brk, mm->brk = task_brk(dt);
+	mm->start_stack = s->start_stack;
+	mm->arg_start = s->arg_start, mm->arg_end = s->arg_end;
+	mm->env_start = s->env_start, mm->env_end = s->env_end;
+}
+
+static int write_mm(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	pid_t pid = dt->t->pid;
+	MmEntry mm = MM_ENTRY__INIT;
+	_cleanup_free_ uint64_t *auxv = NULL;
+	_cleanup_free_ VmaEntry *e = calloc(dt->vmas.nr + 1, sizeof(*e));
+	_cleanup_free_ VmaEntry **ep = calloc(dt->vmas.nr + 1, sizeof(*ep));
+	unsigned int i;
+	int err;
+
+	if (!e || !ep)
+		return -ENOMEM;
+	fill_mm_fields(dt, &mm);
+	err = read_auxv(pid, &auxv, &mm.n_auxv);
+	if (!err)
+		err = dump_exe(ctx, pid, &mm);
+	for (i = 0; !err && i < dt->vmas.nr; i++) {
+		err = fill_vma(ctx, pid, &dt->vmas.vmas[i], dt->plan.policy[i], &e[i]);
+		ep[i] = &e[i];
+	}
+	if (err)
+		return err;
+	mm.auxv = auxv;
+	mm.n_vmas = dt->vmas.nr;
+	mm.vmas = ep;
+	err = img_write_one(ctx->dirfd, CR_IMG_MM, (uint32_t)pid, &mm.base);
+	if (err)
+		pr_err("pid %d: cannot write mm-%d.img: %s\n", pid, pid, strerror(-err));
+	return err;
+}
+
+/*
+ * vmsplice cannot read a page of a PROT_NONE VMA (or one without
+ * PROT_READ), and adding PROT_READ for the drain would change the task.
+ */
+static int check_readable(pid_t pid, const struct vma_list *vmas, const struct mem_plan *plan)
+{
+	unsigned int i;
+
+	for (i = 0; i < vmas->nr; i++) {
+		const struct vma_entry *v = &vmas->vmas[i];
+
+		if (plan->policy[i] == MEM_SAVE_ANON || plan->policy[i] == MEM_SAVE_COW) {
+			if (!(v->prot & PROT_READ) && (v->rss || v->swap)) {
+				pr_err("pid %d: VMA %lx-%lx holds pages but is not readable "
+				       "(prot %x): not supported\n",
+				       pid, v->start, v->end, v->prot);
+				return -EOPNOTSUPP;
+			}
+		}
+	}
+	return 0;
+}
+
+/* pagemap-@id.img (or pagemap-shmem-@id.img): the head, then one entry per run. */
+static int write_pagemap(struct dump_ctx *ctx, enum cr_img_kind kind, uint32_t id, pid_t pid,
+			 uint32_t pages_id, const struct mem_runs *runs, const uint32_t *crcs,
+			 bool runs_in_pages)
+{
+	PagemapHead h = PAGEMAP_HEAD__INIT;
+	struct cr_img *img = img_open(ctx->dirfd, kind, id, IMG_WRITE);
+	unsigned int i;
+	int err, err2;
+
+	if (!img)
+		return -errno;
+	h.pages_id = pages_id;
+	err = img_write_record(img, &h.base);
+	for (i = 0; !err && i < runs->nr; i++) {
+		PagemapEntry pe = PAGEMAP_ENTRY__INIT;
+
+		pe.vaddr = runs_in_pages ? runs->runs[i].start * PAGE_SIZE : runs->runs[i].start;
+		pe.nr_pages = (uint32_t)runs->runs[i].nr_pages;
+		pe.flags = PAGEMAP_FLAG__PE_PRESENT;
+		pe.has_crc32c = true;
+		pe.crc32c = crcs[i];
+		err = img_write_record(img, &pe.base);
+	}
+	err2 = img_close(img);
+	if (err || err2)
+		pr_err("pid %d: cannot write the pagemap image %u: %s\n", pid, id,
+		       strerror(-(err ? err : err2)));
+	return err ? err : err2;
+}
+
+/* PagemapEntry.nr_pages is 32 bits: a longer run (16 TiB) is refused. */
+static int runs_check(pid_t pid, const struct mem_runs *r, uint64_t *ret_pages)
+{
+	uint64_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i < r->nr; i++) {
+		if (r->runs[i].nr_pages > UINT32_MAX) {
+			pr_err("pid %d: run of %lu pages at %lx: too long for a pagemap entry\n",
+			       pid, r->runs[i].nr_pages, r->runs[i].start);
+			return -E2BIG;
+		}
+		n += r->runs[i].nr_pages;
+	}
+	*ret_pages = n;
+	return 0;
+}
+
+static int dump_private_pages(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	pid_t pid = dt->t->pid;
+	const struct mem_runs *runs = &dt->plan.runs;
+	_cleanup_free_ uint32_t *crcs = NULL;
+	struct page_xfer x;
+	uint32_t pages_id = ctx->next_pages_id++;
+	uint64_t pages, t0;
+	int err;
+
+	err = runs_check(pid, runs, &pages);
+	if (err)
+		return err;
+	crcs = calloc(runs->nr + 1, sizeof(*crcs));
+	if (!crcs)
+		return -ENOMEM;
+	t0 = mem_now_ns();
+	err = page_xfer_open(&x, ctx, pid, pages_id, pages * PAGE_SIZE);
+	if (!err)
+		err = page_xfer_task(&x, dt->ctl, runs, crcs);
+	err = page_xfer_close(&x, err);
+	ctx->stats.memwrite_ns += mem_now_ns() - t0;
+	if (!err) {
+		ctx->stats.pages_written += pages;
+		ctx->stats.bytes_written += pages * PAGE_SIZE;
+		err = write_pagemap(ctx, CR_IMG_PAGEMAP, (uint32_t)pid, pid, pages_id, runs, crcs,
+				    false);
+	}
+	return err;
+}
+
+int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	pid_t pid = dt->t->pid;
+	uint64_t t0 = mem_now_ns();
+	int err;
+
+	if (!dt->ctl) {
+		/* A zombie has no memory left: pstree.img records its exit code. */
+		pr_debug("%d is a zombie: no mm image\n", pid);
+		return 0;
+	}
+	err = mem_scan_task(pid, &dt->vmas, 0, &ctx->shm, &dt->plan);
+	if (err) {
+		pr_err("pid %d: cannot find the pages to save\n", pid);
+		return err;
+	}
+	ctx->stats.pages_scanned += dt->plan.stats.pages_scanned;
+	err = check_readable(pid, &dt->vmas, &dt->plan);
+	if (!err)
+		err = write_mm(ctx, dt);
+	if (!err)
+		err = dump_private_pages(ctx, dt);
+	ctx->stats.memdump_ns += mem_now_ns() - t0;
+	return err;
+}
+
+static int dump_one_shmem(struct dump_ctx *ctx, const struct shmem_obj *o)
+{
+	char path[96];
+	const struct mem_runs *runs = &o->runs;
+	_cleanup_free_ uint32_t *crcs = NULL;
+	_cleanup_close_ int fd = -1;
+	struct page_xfer x;
+	uint32_t pages_id;
+	uint64_t pages, t0;
+	int err;
+
+	if (o->ino > UINT32_MAX) {
+		pr_err("shmem object %lu (mapped by %d at %lx): inode number too large for an "
+		       "image name\n",
+		       o->ino, o->pid, o->vma_start);
+		return -EOVERFLOW;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", o->pid, o->vma_start,
+		 o->vma_end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("shmem object %lu: open %s", o->ino, path);
+		return neg_errno();
+	}
+	err = runs_check(o->pid, runs, &pages);
+	if (err)
+		return err;
+	crcs = calloc(runs->nr + 1, sizeof(*crcs));
+	if (!crcs)
+		return -ENOMEM;
+	pages_id = ctx->next_pages_id++;
+	t0 = mem_now_ns();
+	err = page_xfer_open(&x, ctx, o->pid, pages_id, pages * PAGE_SIZE);
+	if (!err)
+		err = page_xfer_file(&x, fd, runs, crcs);
+	err = page_xfer_close(&x, err);
+	ctx->stats.memwrite_ns += mem_now_ns() - t0;
+	if (!err) {
+		ctx->stats.pages_written += pages;
+		ctx->stats.bytes_written += pages * PAGE_SIZE;
+		err = write_pagemap(ctx, CR_IMG_SHMEM_PAGEMAP, (uint32_t)o->ino, o->pid, pages_id,
+				    runs, crcs, true);
+	}
+	if (err)
+		pr_err("cannot dump shmem object %lu (mapped by %d at %lx-%lx)\n", o->ino, o->pid,
+		       o->vma_start, o->vma_end);
+	return err;
+}
+
+int dump_shmem(struct dump_ctx *ctx)
+{
+	uint64_t t0 = mem_now_ns();
+	unsigned int i;
+	int err;
+
+	err = shmem_set_add_unmapped(&ctx->shm);
+	for (i = 0; !err && i < ctx->shm.nr; i++)
+		err = dump_one_shmem(ctx, &ctx->shm.objs[i]);
+	ctx->stats.memdump_ns += mem_now_ns() - t0;
+	return err;
+}
