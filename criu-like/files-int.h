@@ -83,8 +83,7 @@ struct file_desc *file_desc_new(struct file_table *ft, uint64_t dev, uint64_t in
 struct file_desc *file_desc_next(struct file_table *ft, uint64_t dev, uint64_t ino,
 				 struct file_desc *from);
 
-/* files-pipe.c: the pipe data of @ino, NULL if not recorded yet. */
-struct pipe_data *pipe_data_find(struct file_table *ft, uint64_t ino);
+/* files-pipe.c: a new pipe data record in @ft. */
 struct pipe_data *pipe_data_add(struct file_table *ft, uint64_t ino);
 
 /* files-reg.c: fill the regular file or directory entry @d for @fd (a dumper fd). */

@@ -10,14 +10,28 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include "compat.h"
 #include "files-int.h"
 #include "image.h"
+#include "infect.h"
 #include "log.h"
 #include "util.h"
+
+/* Tried in order: the first whose match() says 1 dumps the fd. */
+static const struct file_ops *const file_kinds[] = {
+	&reg_file_ops,
+	&chr_file_ops,
+	&pipe_file_ops,
+};
 
 static unsigned int ft_hash(uint64_t dev, uint64_t ino)
 {
@@ -138,5 +152,421 @@ int dump_files_finish(struct dump_ctx *ctx)
 		pr_errno(err, "cannot write files.img / pipes-data.img");
 	else
 		pr_info("%u open files, %u pipes\n", ft->nr, ft->nr_pipes);
+	return err;
+}
+
+static long kcmp(pid_t p1, pid_t p2, int type, unsigned long a, unsigned long b)
+{
+	return syscall(SYS_kcmp, p1, p2, type, a, b);
+}
+
+/*
+ * Processes sharing one fd table (clone(CLONE_FILES) without CLONE_THREAD)
+ * would each restore the whole table: refused.
+ */
+static int check_shared_fd_table(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	pid_t pid = dt->t->pid;
+	unsigned int i;
+
+	for (i = 0; i < ctx->nr_tasks && &ctx->tasks[i] != dt; i++) {
+		pid_t other = ctx->tasks[i].t->pid;
+		long r;
+
+		if (!ctx->tasks[i].ctl)
+			continue; /* a zombie has no fd table */
+		r = kcmp(pid, other, KCMP_FILES, 0, 0);
+		if (r < 0) {
+			pr_perror("kcmp(KCMP_FILES) of %d and %d", pid, other);
+			return neg_errno();
+		}
+		if (r == 0) {
+			pr_err("pid %d shares its fd table with pid %d (CLONE_FILES without "
+			       "CLONE_THREAD): not supported yet\n",
+			       pid, other);
+			return -EOPNOTSUPP;
+		}
+	}
+	return 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The fd numbers of @pid, ascending, in *@ret (malloc'ed). */
+static int list_fds(pid_t pid, int **ret, unsigned int *ret_n)
+{
+	_cleanup_closedir_ DIR *dir = NULL;
+	_cleanup_free_ int *fds = NULL;
+	unsigned int n = 0, cap = 0;
+	struct dirent *de;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	dir = opendir(path);
+	if (!dir) {
+		pr_perror("opendir %s", path);
+		return neg_errno();
+	}
+	while ((errno = 0, de = readdir(dir))) {
+		long fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (parse_long(de->d_name, &fd) || fd < 0 || fd > INT_MAX) {
+			pr_err("unexpected entry %s in %s\n", de->d_name, path);
+			return -EINVAL;
+		}
+		if (n == cap) {
+			int *nf = realloc(fds, (cap = cap ? cap * 2 : 64) * sizeof(*nf));
+
+			if (!nf)
+				return -ENOMEM;
+			fds = nf;
+		}
+		fds[n++] = (int)fd;
+	}
+	if (errno) {
+		pr_perror("readdir %s", path);
+		return neg_errno();
+	}
+	if (n)
+		qsort(fds, n, sizeof(*fds), cmp_int);
+	*ret = TAKE_PTR(fds);
+	*ret_n = n;
+	return 0;
+}
+
+/* readlink, stat and fdinfo of fd @f->fd of @f->pid. */
+static int fd_info_read(struct fd_info *f)
+{
+	char path[64], link[PATH_MAX];
+	struct fdinfo fi = { 0 };
+	ssize_t len;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", f->pid, f->fd);
+	len = readlink(path, link, sizeof(link) - 1);
+	if (len < 0 || stat(path, &f->st)) {
+		pr_perror("pid %d fd %d: readlink/stat of %s", f->pid, f->fd, path);
+		return neg_errno();
+	}
+	link[len] = '\0';
+	f->link = strdup(link);
+	if (!f->link)
+		return -ENOMEM;
+	err = proc_parse_fdinfo(f->pid, f->fd, &fi);
+	if (err) {
+		pr_errno(err, "pid %d fd %d: cannot parse its fdinfo", f->pid, f->fd);
+		return err;
+	}
+	f->cloexec = fi.flags & O_CLOEXEC;
+	f->flags = fi.flags & ~(unsigned int)O_CLOEXEC;
+	f->pos = fi.pos;
+	f->mnt_id = fi.mnt_id;
+	if (fi.n_locks)
+		pr_warn("pid %d fd %d: %s holds %u file locks, which are not saved\n", f->pid,
+			f->fd, f->link, fi.n_locks);
+	fdinfo_fini(&fi);
+	return 0;
+}
+
+static const char *anon_kind(const char *link)
+{
+	static const struct {
+		const char *link, *kind;
+	} kinds[] = {
+		{ "anon_inode:[eventfd]", "eventfd" },
+		{ "anon_inode:[eventpoll]", "epoll" },
+		{ "anon_inode:[signalfd]", "signalfd" },
+		{ "anon_inode:[timerfd]", "timerfd" },
+		{ "anon_inode:inotify", "inotify" },
+		{ "anon_inode:[fanotify]", "fanotify" },
+		{ "anon_inode:[pidfd]", "pidfd" },
+		{ "anon_inode:[io_uring]", "io_uring" },
+		{ "anon_inode:[userfaultfd]", "userfaultfd" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (!strcmp(link, kinds[i].link))
+			return kinds[i].kind;
+	return "anonymous inode";
+}
+
+static const char *sock_kind(int family)
+{
+	switch (family) {
+	case AF_UNIX:
+		return "unix socket";
+	case AF_INET:
+		return "inet socket";
+	case AF_INET6:
+		return "inet6 socket";
+	case AF_NETLINK:
+		return "netlink socket";
+	case AF_PACKET:
+		return "packet socket";
+	default:
+		return "socket";
+	}
+}
+
+/*
+ * Drain the socket @f to learn its family, and whether it is the control
+ * socket of our own parasite: connected to a socket of this dumper
+ * (SO_PEERCRED), which no task of the tree can be otherwise.
+ */
+static int sock_probe(struct dump_task *dt, const struct fd_info *f, int *family, bool *parasite)
+{
+	_cleanup_close_ int dfd = -1;
+	struct ucred cred;
+	socklen_t len = sizeof(*family), clen = sizeof(cred);
+	int type = -1, err;
+	socklen_t tlen = sizeof(type);
+
+	err = parasite_drain_fds(dt->ctl, &f->fd, 1, &dfd);
+	if (err)
+		return err;
+	if (getsockopt(dfd, SOL_SOCKET, SO_DOMAIN, family, &len) ||
+	    getsockopt(dfd, SOL_SOCKET, SO_TYPE, &type, &tlen)) {
+		pr_perror("pid %d fd %d: getsockopt of %s", f->pid, f->fd, f->link);
+		return neg_errno();
+	}
+	*parasite = *family == AF_UNIX && type == SOCK_SEQPACKET &&
+		    !getsockopt(dfd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) && cred.pid == getpid();
+	return 0;
+}
+
+/* Refuse the fd @f no kind matched, naming its kind as well as we can tell. */
+static int refuse_fd(const struct fd_info *f, int sock_family)
+{
+	const char *kind = "file";
+	char buf[48];
+
+	if (!strncmp(f->link, "socket:[", 8)) {
+		kind = sock_kind(sock_family);
+	} else if (!strncmp(f->link, "anon_inode:", 11)) {
+		kind = anon_kind(f->link);
+	} else if (S_ISFIFO(f->st.st_mode)) {
+		kind = "named FIFO";
+	} else if (S_ISBLK(f->st.st_mode)) {
+		kind = "block device";
+	} else if (f->link[0] != '/') {
+		kind = "special file"; /* nsfs, pidfs, bpf objects... */
+	} else {
+		snprintf(buf, sizeof(buf), "file of mode %o", f->st.st_mode);
+		kind = buf;
+	}
+	pr_err("pid %d fd %d: %s (%s) is not supported yet\n", f->pid, f->fd, f->link, kind);
+	return -EOPNOTSUPP;
+}
+
+/* The kind of @f in *@ret; NULL (and 0) for the parasite's own socket, to be left out. */
+static int classify_fd(struct dump_ctx *ctx, struct dump_task *dt, const struct fd_info *f,
+		       const struct file_ops **ret)
+{
+	bool parasite = false;
+	int family = -1;
+	unsigned int i;
+	int err;
+
+	*ret = NULL;
+	if (S_ISSOCK(f->st.st_mode)) {
+		err = sock_probe(dt, f, &family, &parasite);
+		if (err)
+			return err;
+		return parasite ? 0 : refuse_fd(f, family);
+	}
+	for (i = 0; i < ARRAY_SIZE(file_kinds); i++) {
+		int r = file_kinds[i]->match(ctx, f);
+
+		if (r < 0)
+			return r;
+		if (r) {
+			*ret = file_kinds[i];
+			return 0;
+		}
+	}
+	return refuse_fd(f, -1);
+}
+
+/*
+ * The description of @f if the table has it already: same inode, and
+ * kcmp(KCMP_FILE) says it is the same struct file as the fd it was first
+ * seen at (in this task or another, all frozen).
+ */
+static int find_desc(struct file_table *ft, const struct fd_info *f, struct file_desc **ret)
+{
+	struct file_desc *d = NULL;
+
+	*ret = NULL;
+	while ((d = file_desc_next(ft, f->st.st_dev, f->st.st_ino, d))) {
+		long r;
+
+		if (!d->pid)
+			continue; /* a file of dump_file_by_fd(), not a description */
+		r = kcmp(f->pid, d->pid, KCMP_FILE, (unsigned long)f->fd, (unsigned long)d->fd);
+		if (r < 0) {
+			pr_perror("kcmp(KCMP_FILE) of %d/%d and %d/%d", f->pid, f->fd, d->pid,
+				  d->fd);
+			return neg_errno();
+		}
+		if (r == 0) {
+			*ret = d;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* Per fd of the task: what it is, its description, and whether this fd dumps it. */
+struct task_fd {
+	struct fd_info f;
+	const struct file_ops *ops;
+	struct file_desc *d;
+	bool first; /* the description is new: dump it through this fd */
+};
+
+static void task_fds_free(struct task_fd *tf, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; tf && i < n; i++)
+		free(tf[i].f.link);
+	free(tf);
+}
+
+/* Drain the new descriptions in batches and dump each. */
+static int dump_new_descs(struct dump_ctx *ctx, struct dump_task *dt, struct task_fd *tf,
+			  unsigned int n)
+{
+	unsigned int idx[PARASITE_MAX_FDS], i = 0, k, nb;
+	int fds[PARASITE_MAX_FDS], dfds[PARASITE_MAX_FDS];
+	int err = 0;
+
+	while (i < n && !err) {
+		for (nb = 0; i < n && nb < PARASITE_MAX_FDS; i++) {
+			if (!tf[i].first)
+				continue;
+			idx[nb] = i;
+			fds[nb++] = tf[i].f.fd;
+		}
+		if (!nb)
+			break;
+		err = parasite_drain_fds(dt->ctl, fds, nb, dfds);
+		if (err)
+			return err;
+		for (k = 0; k < nb; k++) {
+			struct task_fd *t = &tf[idx[k]];
+
+			t->f.dfd = dfds[k];
+			if (!err)
+				err = t->ops->dump(ctx, &t->f, t->d);
+			close(dfds[k]);
+			t->f.dfd = -1;
+		}
+	}
+	return err;
+}
+
+static int write_fdinfo_img(struct dump_ctx *ctx, pid_t pid, const struct task_fd *tf,
+			    unsigned int n)
+{
+	struct cr_img *img = img_open(ctx->dirfd, CR_IMG_FDINFO, (uint32_t)pid, IMG_WRITE);
+	unsigned int i;
+	int err = 0;
+
+	if (!img)
+		return -errno;
+	for (i = 0; i < n && !err; i++) {
+		FdEntry e = FD_ENTRY__INIT;
+
+		if (!tf[i].d)
+			continue;
+		e.fd = (uint32_t)tf[i].f.fd;
+		e.id = tf[i].d->id;
+		e.cloexec = tf[i].f.cloexec;
+		err = img_write_record(img, &e.base);
+	}
+	err = img_close(img) ?: err;
+	if (err)
+		pr_errno(err, "cannot write fdinfo-%d.img", pid);
+	return err;
+}
+
+/* Read every fd, refuse unsupported kinds, find or add each description. */
+static int collect_fds(struct dump_ctx *ctx, struct dump_task *dt, struct file_table *ft,
+		       struct task_fd *tf, const int *fds, unsigned int n)
+{
+	unsigned int i;
+	int err;
+
+	/* Every fd is checked before anything is added: an unsupported one fails early. */
+	for (i = 0; i < n; i++) {
+		tf[i].f.pid = dt->t->pid;
+		tf[i].f.fd = fds[i];
+		tf[i].f.dfd = -1;
+		err = fd_info_read(&tf[i].f);
+		if (!err)
+			err = classify_fd(ctx, dt, &tf[i].f, &tf[i].ops);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < n; i++) {
+		struct fd_info *f = &tf[i].f;
+
+		if (!tf[i].ops)
+			continue; /* the parasite's control socket */
+		err = find_desc(ft, f, &tf[i].d);
+		if (err)
+			return err;
+		if (tf[i].d)
+			continue;
+		tf[i].d = file_desc_new(ft, f->st.st_dev, f->st.st_ino);
+		if (!tf[i].d)
+			return -ENOMEM;
+		tf[i].d->pid = f->pid;
+		tf[i].d->fd = f->fd;
+		tf[i].first = true;
+	}
+	return 0;
+}
+
+int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	struct file_table *ft = file_table_get(ctx);
+	pid_t pid = dt->t->pid;
+	_cleanup_free_ int *fds = NULL;
+	struct task_fd *tf = NULL;
+	unsigned int n = 0;
+	int err;
+
+	if (!ft)
+		return -ENOMEM;
+	if (!dt->ctl) {
+		pr_debug("%d is a zombie: no fd table\n", pid);
+		return 0;
+	}
+	err = check_shared_fd_table(ctx, dt);
+	if (!err)
+		err = list_fds(pid, &fds, &n);
+	if (err)
+		return err;
+	tf = calloc(n ? n : 1, sizeof(*tf));
+	if (!tf)
+		return -ENOMEM;
+	err = collect_fds(ctx, dt, ft, tf, fds, n);
+	if (!err)
+		err = dump_new_descs(ctx, dt, tf, n);
+	if (!err)
+		err = write_fdinfo_img(ctx, pid, tf, n);
+	if (!err)
+		pr_debug("pid %d: fdinfo-%d.img written\n", pid, pid);
+	task_fds_free(tf, n);
 	return err;
 }

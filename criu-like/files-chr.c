@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Character devices that restore can simply reopen: the memory devices
+ * (/dev/null, zero, full, random, urandom) as FILE_CHR, and with
+ * --shell-job the terminal the tree inherited as FILE_TTY (restore gives
+ * it the terminal it runs on). Any other device is refused.
+ */
+#define LOG_PREFIX "files: "
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "files-int.h"
+#include "log.h"
+#include "util.h"
+
+/* Documentation/admin-guide/devices.txt */
+#define MEM_MAJOR 1
+#define TTY_MAJOR 4 /* virtual consoles, serial ports */
+#define TTYAUX_MAJOR 5 /* 5:0 /dev/tty, 5:1 /dev/console, 5:2 /dev/ptmx */
+#define UNIX98_PTY_SLAVE_MAJOR 136 /* 136..143: /dev/pts/N */
+
+enum chr_class {
+	CHR_OTHER,
+	CHR_MEM,
+	CHR_TTY,
+	CHR_PTMX
+};
+
+static enum chr_class chr_classify(dev_t rdev)
+{
+	unsigned int ma = major(rdev), mi = minor(rdev);
+
+	if (ma == MEM_MAJOR)
+		/* null, zero, full, random, urandom: no state but the position */
+		return mi == 3 || mi == 5 || mi == 7 || mi == 8 || mi == 9 ? CHR_MEM : CHR_OTHER;
+	if (ma == TTY_MAJOR || (ma == TTYAUX_MAJOR && mi <= 1))
+		return CHR_TTY;
+	if (ma == TTYAUX_MAJOR && mi == 2)
+		return CHR_PTMX;
+	if (ma >= UNIX98_PTY_SLAVE_MAJOR && ma < UNIX98_PTY_SLAVE_MAJOR + 8)
+		return CHR_TTY;
+	return CHR_OTHER;
+}
+
+static int chr_match(const struct dump_ctx *ctx, const struct fd_info *f)
+{
+	unsigned int ma = major(f->st.st_rdev), mi = minor(f->st.st_rdev);
+
+	if (!S_ISCHR(f->st.st_mode))
+		return 0;
+	switch (chr_classify(f->st.st_rdev)) {
+	case CHR_MEM:
+		return 1;
+	case CHR_TTY:
+		if (ctx->opts->shell_job)
+			return 1;
+		pr_err("pid %d fd %d: %s (terminal %u:%u) is dumped only with --shell-job\n",
+		       f->pid, f->fd, f->link, ma, mi);
+		return -EOPNOTSUPP;
+	case CHR_PTMX:
+		pr_err("pid %d fd %d: %s (pseudo-terminal master) is not supported yet\n", f->pid,
+		       f->fd, f->link);
+		return -EOPNOTSUPP;
+	case CHR_OTHER:
+		break;
+	}
+	pr_err("pid %d fd %d: %s (character device %u:%u) is not supported yet\n", f->pid, f->fd,
+	       f->link, ma, mi);
+	return -EOPNOTSUPP;
+}
+
+static int chr_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
+{
+	(void)ctx;
+	d->fe.type = chr_classify(f->st.st_rdev) == CHR_TTY ? FILE_TYPE__FILE_TTY
+							    : FILE_TYPE__FILE_CHR;
+	chr_file_entry__init(&d->chr);
+	d->chr.rdev = f->st.st_rdev;
+	d->chr.flags = f->flags;
+	d->chr.has_pos = true;
+	d->chr.pos = f->pos;
+	if (f->link[0] == '/') {
+		d->path = strdup(f->link);
+		if (!d->path)
+			return -ENOMEM;
+		d->chr.has_path = true;
+		d->chr.path.data = (uint8_t *)d->path;
+		d->chr.path.len = strlen(d->path);
+	}
+	d->fe.chr = &d->chr;
+	return 0;
+}
+
+const struct file_ops chr_file_ops = {
+	.name = "character device",
+	.match = chr_match,
+	.dump = chr_dump,
+};
