@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_RESTORER_H
+#define CRIU_LIKE_RESTORER_H
+
+/*
+ * The arguments of the restorer blob (parasite/restorer.c), built by
+ * rst_task_finish() (criu-like/restore-task.c) in the restored task itself.
+ * One private anonymous mapping, the "restorer area", placed where no saved
+ * VMA lies, holds in this order: the blob, struct rst_args, the arrays the
+ * args point to (every *_off is a byte offset from the start of struct
+ * rst_args, so the blob needs no absolute address), and per thread a log
+ * buffer, a stack and the rt_sigreturn frame (64-byte aligned). The blob
+ * unmaps everything but this area and the shared area (struct rst_shared
+ * of restore.h), so nothing here may point outside them.
+ */
+#include <stdint.h>
+
+#define RST_ARGS_MAGIC 0x43524c52u /* "CRLR" */
+#define RST_NR_SIGNALS 64
+#define RST_NR_RLIMITS 16
+#define RST_AUXV_MAX 128 /* u64 words; the kernel's saved_auxv holds fewer */
+#define RST_COMM_LEN 16
+#define RST_STACK_SIZE (64UL << 10)
+#define RST_LOG_SIZE 512 /* per thread: one line is formatted, written out, dropped */
+
+/*
+ * struct rst_shared of restore.h, as the blob sees it (restore-task.c checks
+ * the offsets at compile time): futex words, stage values.
+ */
+struct rst_shared_view {
+	uint32_t stage;
+	uint32_t nr_pending;
+	int32_t error;
+	int32_t failed_pid;
+};
+#define RSTV_STAGE_RESUME 3
+#define RSTV_STAGE_ABORT 4
+
+/* What the blob does with one saved VMA. */
+enum rst_vma_how {
+	RST_VMA_MAP = 1, /* mmap(start, len, prot, flags, fd, pgoff): no saved page in it */
+	RST_VMA_FILL, /* mapped writable, pages read in, then mprotect(prot) */
+};
+
+struct rst_vma {
+	uint64_t start, end;
+	uint64_t pgoff; /* bytes, for fd >= 0 */
+	uint32_t prot; /* PROT_* after the pages are in */
+	uint32_t flags; /* MAP_* for mmap; MAP_FIXED is added by the blob */
+	int32_t fd; /* -1: anonymous */
+	uint32_t how; /* enum rst_vma_how */
+	uint64_t madv; /* bit n: madvise(n) to apply once mapped */
+};
+
+/*
+ * A special mapping of the kernel running the restore ([vdso], [vvar],
+ * [vvar_vclock]), to be moved to @saved_start. The blob first moves every
+ * one into the scratch part of the restorer area (no saved VMA lies there),
+ * then to its saved address, so the old and new places may overlap.
+ */
+struct rst_special {
+	uint64_t cur_start, cur_end;
+	uint64_t saved_start;
+	uint64_t scratch_off; /* from area_start */
+};
+#define RST_MAX_SPECIALS 4
+
+/* A run of saved pages: @len bytes at @vaddr come from the pages fd at file offset @off. */
+struct rst_run {
+	uint64_t vaddr, len, off;
+};
+
+struct rst_siginfo {
+	uint8_t raw[128]; /* siginfo_t as PTRACE_PEEKSIGINFO gave it */
+};
+
+struct rst_sigaction {
+	uint64_t handler, flags, restorer, mask; /* struct kernel_sigaction */
+};
+
+struct rst_itimer {
+	int64_t interval_sec, interval_usec, value_sec, value_usec; /* struct itimerval */
+};
+
+struct rst_timer {
+	int32_t id, clock_id;
+	int32_t notify; /* sigev_notify, SIGEV_THREAD_ID included */
+	int32_t signo;
+	uint64_t value; /* sigev_value */
+	int32_t tid; /* SIGEV_THREAD_ID target */
+	int32_t pad;
+	int64_t interval_sec, interval_nsec, value_sec, value_nsec; /* struct itimerspec */
+};
+
+struct rst_rlimit {
+	uint32_t resource, pad;
+	uint64_t cur, max;
+};
+
+struct rst_creds {
+	uint32_t uid, euid, suid, fsuid;
+	uint32_t gid, egid, sgid, fsgid;
+	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
+	uint32_t securebits;
+	uint32_t no_new_privs;
+	uint32_t dumpable;
+	uint32_t nr_groups;
+	uint64_t groups_off; /* uint32_t[nr_groups] */
+	uint32_t cap_last; /* highest capability number the kernel knows */
+	uint32_t pad;
+};
+
+/* struct prctl_mm_map (PR_SET_MM_MAP, 3.18) minus its pointer, which the blob fills. */
+struct rst_mm {
+	uint64_t start_code, end_code, start_data, end_data;
+	uint64_t start_brk, brk, start_stack;
+	uint64_t arg_start, arg_end, env_start, env_end;
+	uint32_t nr_auxv; /* u64 words used in auxv[] */
+	int32_t exe_fd; /* -1: keep the current exe link */
+	uint64_t auxv[RST_AUXV_MAX];
+};
+
+struct rst_thread {
+	int32_t tid;
+	int32_t pad0;
+	uint64_t frame_off; /* rt_sigframe built by arch_build_sigframe() */
+	uint64_t stack_top_off; /* 16-byte aligned */
+	uint64_t log_off; /* struct parasite_log + RST_LOG_SIZE */
+	uint64_t fs_base, gs_base;
+	uint64_t ss_sp, ss_size; /* sigaltstack */
+	int32_t ss_flags;
+	uint32_t has_rseq;
+	uint64_t clear_child_tid;
+	uint64_t robust_head, robust_len;
+	uint64_t rseq_ptr;
+	uint32_t rseq_len, rseq_sig;
+	char comm[RST_COMM_LEN];
+	uint32_t sched_policy, sched_prio;
+	int32_t sched_nice;
+	uint32_t nr_pending;
+	uint64_t pending_off; /* struct rst_siginfo[nr_pending], the thread's own queue */
+};
+
+struct rst_args {
+	uint32_t magic;
+	uint32_t size; /* bytes of the args and their arrays, from the start of this struct */
+	uint64_t area_start, area_len; /* the whole restorer area, blob included */
+	uint64_t shared; /* struct rst_shared * (restore.h), same address in every task */
+	uint64_t shared_len;
+	uint64_t task_size; /* the blob unmaps [0, task_size) around the kept areas */
+	int32_t pid;
+	int32_t log_fd; /* -1: no log from the blob */
+	int32_t log_level;
+	int32_t pages_fd; /* -1: no saved private page */
+	uint32_t stopped; /* queue SIGSTOP to the process right before the sigreturn */
+	uint32_t personality;
+
+	uint32_t nr_vmas, nr_runs, nr_specials, nr_threads;
+	uint64_t vmas_off; /* struct rst_vma[nr_vmas], sorted by start */
+	uint64_t runs_off; /* struct rst_run[nr_runs], in pages file order */
+	uint64_t threads_off; /* struct rst_thread[nr_threads], the leader first */
+	struct rst_special specials[RST_MAX_SPECIALS];
+
+	struct rst_sigaction sigactions[RST_NR_SIGNALS]; /* index i: signal i + 1 */
+	struct rst_itimer itimers[3]; /* ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF */
+	uint32_t nr_timers, nr_rlimits;
+	uint64_t timers_off; /* struct rst_timer[nr_timers] */
+	struct rst_rlimit rlimits[RST_NR_RLIMITS];
+	uint32_t nr_shared_pending, nr_close_fds;
+	uint64_t shared_pending_off; /* struct rst_siginfo[], the process-wide queue */
+	uint64_t close_fds_off; /* int32_t[nr_close_fds]: service fds to close before the barrier */
+	struct rst_creds creds;
+	struct rst_mm mm;
+};
+
+/* Where the offsets of struct rst_args point, checked by both sides. */
+static inline int rst_args_range_ok(const struct rst_args *a, uint64_t off, uint64_t n,
+				    uint64_t size)
+{
+	return off <= a->size && (size == 0 || n <= (a->size - off) / size);
+}
+
+#endif

@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The restorer blob (Documentation/restore.md): entered by every thread of a
+ * restored process with rdi = struct rst_args *, rsi = thread index, rdx =
+ * that thread's rt_sigreturn frame, rsp = its stack in the restorer area.
+ * Thread 0 (the leader) rebuilds the address space and the process-wide
+ * state, then creates the other threads; every thread restores its own
+ * state and credentials, reports at the barrier of the shared area and
+ * returns: arch/x86/parasite/entry.S then runs rt_sigreturn on its frame.
+ * Any failure is logged, recorded in the shared area, and ends the process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <linux/sched.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
+
+#include "asm/parasite-syscall.h"
+#include "asm/restorer-arch.h"
+#include "parasite-lib.h"
+#include "restorer.h"
+
+long parasite_main(struct rst_args *a, long idx);
+
+/* Kernel constants newer than the 6.1 UAPI headers, or missing from them. */
+#ifndef PR_TIMER_CREATE_RESTORE_IDS
+#define PR_TIMER_CREATE_RESTORE_IDS 77 /* 6.17 */
+#define PR_TIMER_CREATE_RESTORE_IDS_OFF 0
+#define PR_TIMER_CREATE_RESTORE_IDS_ON 1
+#endif
+#ifndef MREMAP_FIXED
+#define MREMAP_MAYMOVE 1
+#define MREMAP_FIXED 2
+#endif
+#define RST_CLONE_FLAGS                                                                     \
+	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | \
+	 CLONE_SETTLS)
+#define SECURE_NO_SETUID_FIXUP 2
+#define LINUX_CAPABILITY_VERSION_3 0x20080522
+#define IOV_BATCH 512
+
+struct clone3_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	uint64_t set_tid, set_tid_size;
+};
+
+struct kitimerval {
+	int64_t interval_sec, interval_usec, value_sec, value_usec;
+};
+
+struct kitimerspec {
+	int64_t interval_sec, interval_nsec, value_sec, value_nsec;
+};
+
+struct ksigevent {
+	uint64_t value;
+	int32_t signo, notify;
+	int32_t tid;
+	int32_t pad[11];
+};
+
+struct krlimit {
+	uint64_t cur, max;
+};
+
+struct kstack {
+	uint64_t ss_sp;
+	int32_t ss_flags, pad;
+	uint64_t ss_size;
+};
+
+struct kcap_header {
+	uint32_t version;
+	int32_t pid;
+};
+
+struct kcap_data {
+	uint32_t effective, permitted, inheritable;
+};
+
+struct kmm_map {
+	uint64_t start_code, end_code, start_data, end_data;
+	uint64_t start_brk, brk, start_stack;
+	uint64_t arg_start, arg_end, env_start, env_end;
+	uint64_t auxv;
+	uint32_t auxv_size;
+	uint32_t exe_fd;
+};
+
+/* ---- access to the args --------------------------------------------------- */
+
+static void *at(struct rst_args *a, uint64_t off)
+{
+	return (char *)a + off;
+}
+
+static struct rst_thread *thread_of(struct rst_args *a, long idx)
+{
+	return (struct rst_thread *)at(a, a->threads_off) + idx;
+}
+
+static volatile struct rst_shared_view *shared_of(struct rst_args *a)
+{
+	return (volatile struct rst_shared_view *)a->shared;
+}
+
+/* ---- log and failure ------------------------------------------------------ */
+
+/*
+ * One line at a time into the thread's own buffer, written to the restore
+ * log at once: threads log concurrently and the log fd is O_APPEND.
+ */
+#define rlog(a, th, lvl, tag, fmt, ...)                                                            \
+	do {                                                                                       \
+		if ((a)->log_fd >= 0 && (a)->log_level >= (lvl)) {                                 \
+			struct parasite_log *l_ = at(a, (th)->log_off);                            \
+			l_->head = 0;                                                              \
+			l_->size = RST_LOG_SIZE;                                                   \
+			plog(l_, tag "restorer: %d/%d: " fmt, (a)->pid, (th)->tid, ##__VA_ARGS__); \
+			sys_call3(__NR_write, (a)->log_fd, l_->buf, l_->head);                     \
+		}                                                                                  \
+	} while (0)
+#define rerr(a, th, fmt, ...) \
+	rlog(a, th, 1, "Error (restorer.c:" LINE_STR "): ", fmt, ##__VA_ARGS__)
+#define rwarn(a, th, fmt, ...) rlog(a, th, 2, "Warn  (restorer.c): ", fmt, ##__VA_ARGS__)
+#define rdebug(a, th, fmt, ...) rlog(a, th, 4, "", fmt, ##__VA_ARGS__)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define LINE_STR STR(__LINE__)
+
+static void futex_wake(volatile uint32_t *w)
+{
+	sys_call6(__NR_futex, (long)w, FUTEX_WAKE, 0x7fffffff, 0, 0, 0);
+}
+
+/* Record @err as the restore's failure (the first one wins), wake the controller, die. */
+static __attribute__((noreturn)) void fail(struct rst_args *a, long err)
+{
+	volatile struct rst_shared_view *s = shared_of(a);
+	int32_t zero = 0;
+
+	if (__atomic_compare_exchange_n(&s->error, &zero, (int32_t)(err < 0 ? err : -EIO), 0,
+					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		s->failed_pid = a->pid;
+	futex_wake(&s->nr_pending);
+	futex_wake(&s->stage);
+	for (;;)
+		sys_call1(__NR_exit_group, 1);
+}
+
+#define check(a, th, ret, fmt, ...)                                         \
+	do {                                                                \
+		long r_ = (ret);                                            \
+		if (r_ < 0) {                                               \
+			rerr(a, th, fmt ": error %ld", ##__VA_ARGS__, -r_); \
+			fail(a, r_);                                        \
+		}                                                           \
+	} while (0)
+
+/* ---- memory --------------------------------------------------------------- */
+
+struct range {
+	uint64_t start, end;
+};
+
+static void add_keep(struct range *k, unsigned int *n, uint64_t start, uint64_t end)
+{
+	unsigned int i = *n;
+
+	/* Insertion sort: a handful of entries. */
+	while (i && k[i - 1].start > start) {
+		k[i] = k[i - 1];
+		i--;
+	}
+	k[i].start = start;
+	k[i].end = end;
+	(*n)++;
+}
+
+/* Unmap the whole address space of the task but the restorer area, the shared area and the vDSO. */
+static void unmap_all(struct rst_args *a, struct rst_thread *th)
+{
+	struct range keep[3 + RST_MAX_SPECIALS];
+	unsigned int n = 0, i;
+	uint64_t pos = 0;
+
+	add_keep(keep, &n, a->area_start, a->area_start + a->area_len);
+	add_keep(keep, &n, a->shared, a->shared + a->shared_len);
+	for (i = 0; i < a->nr_specials; i++)
+		add_keep(keep, &n, a->specials[i].cur_start, a->specials[i].cur_end);
+	for (i = 0; i <= n; i++) {
+		uint64_t end = i < n ? keep[i].start : a->task_size;
+
+		if (end > pos)
+			check(a, th, sys_call2(__NR_munmap, pos, end - pos), "munmap %lx-%lx", pos,
+			      end);
+		if (i < n && keep[i].end > pos)
+			pos = keep[i].end;
+	}
+}
+
+static long mremap_fixed(uint64_t from, uint64_t len, uint64_t to)
+{
+	long ret = sys_call6(__NR_mremap, from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to, 0);
+
+	return ret < 0 ? ret : (uint64_t)ret == to ? 0 : -EFAULT;
+}
+
+/* Two hops, through the scratch part of the restorer area: old and new places may overlap. */
+static void move_specials(struct rst_args *a, struct rst_thread *th)
+{
+	unsigned int i;
+
+	for (i = 0; i < a->nr_specials; i++) {
+		struct rst_special *s = &a->specials[i];
+
+		check(a, th,
+		      mremap_fixed(s->cur_start, s->cur_end - s->cur_start,
+				   a->area_start + s->scratch_off),
+		      "mremap %lx to the scratch area", s->cur_start);
+	}
+	for (i = 0; i < a->nr_specials; i++) {
+		struct rst_special *s = &a->specials[i];
+
+		check(a, th,
+		      mremap_fixed(a->area_start + s->scratch_off, s->cur_end - s->cur_start,
+				   s->saved_start),
+		      "mremap the special mapping %lx to %lx", s->cur_start, s->saved_start);
+	}
+}
+
+static void map_vmas(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_vma *v = at(a, a->vmas_off);
+	unsigned int i, adv;
+
+	for (i = 0; i < a->nr_vmas; i++, v++) {
+		uint32_t prot = v->how == RST_VMA_FILL ? PROT_READ | PROT_WRITE : v->prot;
+		long ret = sys_call6(__NR_mmap, v->start, v->end - v->start, prot,
+				     v->flags | MAP_FIXED, v->fd, v->fd >= 0 ? v->pgoff : 0);
+
+		if (ret >= 0 && (uint64_t)ret != v->start)
+			ret = -EFAULT;
+		check(a, th, ret, "mmap %lx-%lx flags %x fd %d", v->start, v->end, v->flags, v->fd);
+		for (adv = 0; adv < 64; adv++) {
+			if (!(v->madv & (1ULL << adv)))
+				continue;
+			check(a, th, sys_call3(__NR_madvise, v->start, v->end - v->start, adv),
+			      "madvise(%u) on %lx-%lx", adv, v->start, v->end);
+		}
+	}
+}
+
+/* preadv all of @iov (@n entries, @len bytes) at file offset @off, through short reads. */
+static long preadv_all(int fd, struct iovec *iov, unsigned int n, uint64_t off, uint64_t len)
+{
+	while (len) {
+		long ret = sys_call6(__NR_preadv, fd, (long)iov, n, (long)off, 0, 0);
+
+		if (ret <= 0)
+			return ret < 0 ? ret : -ENODATA;
+		len -= (uint64_t)ret;
+		off += (uint64_t)ret;
+		while (n && (uint64_t)ret >= iov->iov_len) {
+			ret -= (long)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n) {
+			iov->iov_base = (char *)iov->iov_base + ret;
+			iov->iov_len -= (uint64_t)ret;
+		}
+	}
+	return 0;
+}
+
+/* The runs are contiguous in the pages file: one preadv per IOV_BATCH runs. */
+static void read_pages(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_run *r = at(a, a->runs_off);
+	struct iovec iov[IOV_BATCH];
+	unsigned int i = 0;
+
+	while (i < a->nr_runs) {
+		uint64_t off = r[i].off, len = 0;
+		unsigned int n = 0;
+
+		while (i < a->nr_runs && n < IOV_BATCH && r[i].off == off + len) {
+			iov[n].iov_base = (void *)r[i].vaddr;
+			iov[n].iov_len = r[i].len;
+			len += r[i].len;
+			n++;
+			i++;
+		}
+		check(a, th, preadv_all(a->pages_fd, iov, n, off, len),
+		      "preadv of %lu bytes at %lx from the pages image", len, off);
+	}
+	rdebug(a, th, "%u page runs read", a->nr_runs);
+}
+
+static void protect_vmas(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_vma *v = at(a, a->vmas_off);
+	unsigned int i;
+
+	for (i = 0; i < a->nr_vmas; i++, v++) {
+		if (v->how != RST_VMA_FILL || v->prot == (PROT_READ | PROT_WRITE))
+			continue;
+		check(a, th, sys_call3(__NR_mprotect, v->start, v->end - v->start, v->prot),
+		      "mprotect %lx-%lx %x", v->start, v->end, v->prot);
+	}
+}
+
+static void set_mm(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_mm *m = &a->mm;
+	struct kmm_map k = {
+		.start_code = m->start_code,
+		.end_code = m->end_code,
+		.start_data = m->start_data,
+		.end_data = m->end_data,
+		.start_brk = m->start_brk,
+		.brk = m->brk,
+		.start_stack = m->start_stack,
+		.arg_start = m->arg_start,
+		.arg_end = m->arg_end,
+		.env_start = m->env_start,
+		.env_end = m->env_end,
+		.auxv = (uint64_t)m->auxv,
+		.auxv_size = m->nr_auxv * 8,
+		.exe_fd = (uint32_t)m->exe_fd,
+	};
+
+	check(a, th, sys_call6(__NR_prctl, PR_SET_MM, PR_SET_MM_MAP, (long)&k, sizeof(k), 0, 0),
+	      "prctl(PR_SET_MM_MAP)");
+}
+
+static void close_fds(struct rst_args *a)
+{
+	int32_t *fd = at(a, a->close_fds_off);
+	unsigned int i;
+
+	for (i = 0; i < a->nr_close_fds; i++)
+		sys_close(fd[i]);
+}
+
+static void restore_memory(struct rst_args *a, struct rst_thread *th)
+{
+	unmap_all(a, th);
+	move_specials(a, th);
+	map_vmas(a, th);
+	if (a->nr_runs)
+		read_pages(a, th);
+	protect_vmas(a, th);
+	set_mm(a, th);
+	close_fds(a);
+	rdebug(a, th, "%u VMAs mapped", a->nr_vmas);
+}
+
+/* ---- process-wide state --------------------------------------------------- */
+
+/* Setting SIG_IGN drops what is pending for that signal, in every thread: nothing stale stays. */
+static void restore_sigactions(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_sigaction ign = { .handler = (uint64_t)SIG_IGN };
+	int sig;
+
+	for (sig = 1; sig <= RST_NR_SIGNALS; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		check(a, th, sys_rt_sigaction(sig, &ign, 0, 8), "rt_sigaction(%d, SIG_IGN)", sig);
+		check(a, th, sys_rt_sigaction(sig, &a->sigactions[sig - 1], 0, 8),
+		      "rt_sigaction(%d)", sig);
+	}
+}
+
+static void restore_itimers(struct rst_args *a, struct rst_thread *th)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		check(a, th, sys_call3(__NR_setitimer, i, &a->itimers[i], 0), "setitimer(%d)", i);
+}
+
+static void restore_timers(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_timer *t = at(a, a->timers_off);
+	unsigned int i;
+	long ret;
+
+	if (!a->nr_timers)
+		return;
+	/* 6.17: timer_create() takes the id to use from its result argument. */
+	ret = sys_prctl(PR_TIMER_CREATE_RESTORE_IDS, PR_TIMER_CREATE_RESTORE_IDS_ON);
+	check(a, th, ret, "POSIX timers need prctl(PR_TIMER_CREATE_RESTORE_IDS) (Linux 6.17)");
+	for (i = 0; i < a->nr_timers; i++, t++) {
+		struct ksigevent ev = {
+			.value = t->value, .signo = t->signo, .notify = t->notify, .tid = t->tid
+		};
+		struct kitimerspec its = { t->interval_sec, t->interval_nsec, t->value_sec,
+					   t->value_nsec };
+		int32_t id = t->id;
+
+		check(a, th, sys_call3(__NR_timer_create, t->clock_id, &ev, &id),
+		      "timer_create(id %d, clock %d)", t->id, t->clock_id);
+		if (id != t->id) {
+			rerr(a, th, "timer %d was created with id %d", t->id, id);
+			fail(a, -EEXIST);
+		}
+		check(a, th, sys_call4(__NR_timer_settime, id, 0, &its, 0), "timer_settime(%d)",
+		      id);
+	}
+	check(a, th, sys_prctl(PR_TIMER_CREATE_RESTORE_IDS, PR_TIMER_CREATE_RESTORE_IDS_OFF),
+	      "prctl(PR_TIMER_CREATE_RESTORE_IDS, OFF)");
+	rdebug(a, th, "%u POSIX timers", a->nr_timers);
+}
+
+/* Without CAP_SYS_RESOURCE a hard limit cannot be raised: keep what is allowed, and say so. */
+static void restore_rlimits(struct rst_args *a, struct rst_thread *th)
+{
+	unsigned int i;
+
+	for (i = 0; i < a->nr_rlimits; i++) {
+		struct rst_rlimit *r = &a->rlimits[i];
+		struct krlimit want = { r->cur, r->max }, now;
+
+		check(a, th, sys_call4(__NR_prlimit64, 0, r->resource, 0, &now), "prlimit(%u)",
+		      r->resource);
+		if (want.max > now.max) {
+			rwarn(a, th, "rlimit %u: hard limit %lx above %lx, kept", r->resource,
+			      want.max, now.max);
+			want.max = now.max;
+			if (want.cur > want.max)
+				want.cur = want.max;
+		}
+		check(a, th, sys_call4(__NR_prlimit64, 0, r->resource, &want, 0),
+		      "prlimit(%u, %lx, %lx)", r->resource, want.cur, want.max);
+	}
+}
+
+static void queue_signals(struct rst_args *a, struct rst_thread *th, int shared)
+{
+	struct rst_siginfo *si = at(a, shared ? a->shared_pending_off : th->pending_off);
+	unsigned int i, n = shared ? a->nr_shared_pending : th->nr_pending;
+
+	for (i = 0; i < n; i++, si++) {
+		int sig = *(int32_t *)si->raw;
+		long ret;
+
+		/* To self, any si_code is accepted (kernel/signal.c do_rt_sigqueueinfo()). */
+		if (shared)
+			ret = sys_call3(__NR_rt_sigqueueinfo, a->pid, sig, si->raw);
+		else
+			ret = sys_call4(__NR_rt_tgsigqueueinfo, a->pid, th->tid, sig, si->raw);
+		check(a, th, ret, "queue signal %d%s", sig, shared ? " (shared)" : "");
+	}
+}
+
+/* ---- threads and credentials ---------------------------------------------- */
+
+static void create_threads(struct rst_args *a, struct rst_thread *leader)
+{
+	uint32_t i;
+
+	for (i = 1; i < a->nr_threads; i++) {
+		struct rst_thread *th = thread_of(a, i);
+		int32_t tid = th->tid;
+		struct clone3_args ca = {
+			.flags = RST_CLONE_FLAGS,
+			.stack = (uint64_t)at(a, th->stack_top_off) - RST_STACK_SIZE,
+			.stack_size = RST_STACK_SIZE,
+			.tls = th->fs_base,
+			.set_tid = (uint64_t)&tid,
+			.set_tid_size = 1,
+		};
+		long ret;
+
+		ret = rst_clone3_thread(&ca, sizeof(ca), a, i, at(a, th->frame_off));
+		if (ret >= 0 && ret != tid)
+			ret = -EEXIST;
+		check(a, leader, ret, "clone3 of thread %d", tid);
+	}
+}
+
+static void restore_creds(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_creds *c = &a->creds;
+	struct kcap_header h = { LINUX_CAPABILITY_VERSION_3, 0 };
+	struct kcap_data d[2] = {
+		{ (uint32_t)c->cap_eff, (uint32_t)c->cap_prm, (uint32_t)c->cap_inh },
+		{ (uint32_t)(c->cap_eff >> 32), (uint32_t)(c->cap_prm >> 32),
+		  (uint32_t)(c->cap_inh >> 32) },
+	};
+	uint32_t cap;
+
+	check(a, th, sys_call2(__NR_setgroups, c->nr_groups, at(a, c->groups_off)), "setgroups");
+	/* Keep the capabilities while the uids change; securebits get their value below. */
+	check(a, th, sys_prctl(PR_SET_SECUREBITS, 1 << SECURE_NO_SETUID_FIXUP), "securebits");
+	check(a, th, sys_call3(__NR_setresgid, c->gid, c->egid, c->sgid), "setresgid");
+	sys_call1(__NR_setfsgid, c->fsgid);
+	check(a, th, sys_call3(__NR_setresuid, c->uid, c->euid, c->suid), "setresuid");
+	sys_call1(__NR_setfsuid, c->fsuid);
+	check(a, th, sys_prctl(PR_SET_SECUREBITS, c->securebits), "PR_SET_SECUREBITS %x",
+	      c->securebits);
+	/* The bounding set shrinks only while CAP_SETPCAP is still effective. */
+	for (cap = 0; cap <= c->cap_last && cap < 64; cap++) {
+		if (c->cap_bnd & (1ULL << cap))
+			continue;
+		check(a, th, sys_prctl(PR_CAPBSET_DROP, cap), "PR_CAPBSET_DROP %u", cap);
+	}
+	check(a, th, sys_call2(__NR_capset, &h, d), "capset");
+	for (cap = 0; cap <= c->cap_last && cap < 64; cap++) {
+		if (!(c->cap_amb & (1ULL << cap)))
+			continue;
+		check(a, th,
+		      sys_call6(__NR_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0, 0),
+		      "PR_CAP_AMBIENT_RAISE %u", cap);
+	}
+	if (c->no_new_privs)
+		check(a, th, sys_call6(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0),
+		      "PR_SET_NO_NEW_PRIVS");
+	/* A change of euid reset it: set it last. */
+	check(a, th, sys_prctl(PR_SET_DUMPABLE, c->dumpable), "PR_SET_DUMPABLE %u", c->dumpable);
+}
+
+/* What each thread restores for itself. */
+static void restore_thread(struct rst_args *a, struct rst_thread *th)
+{
+	struct kstack ss = { th->ss_sp, th->ss_flags & ~SS_ONSTACK, 0, th->ss_size };
+
+	check(a, th, rst_set_tls(th->fs_base, th->gs_base), "fs/gs base");
+	check(a, th, sys_sigaltstack(&ss, 0), "sigaltstack %lx/%lx", th->ss_sp, th->ss_size);
+	sys_call1(__NR_set_tid_address, th->clear_child_tid);
+	if (th->robust_head)
+		check(a, th, sys_call2(__NR_set_robust_list, th->robust_head, th->robust_len),
+		      "set_robust_list");
+	if (th->has_rseq)
+		check(a, th, sys_call4(__NR_rseq, th->rseq_ptr, th->rseq_len, 0, th->rseq_sig),
+		      "rseq at %lx", th->rseq_ptr);
+	check(a, th, sys_prctl(PR_SET_NAME, th->comm), "PR_SET_NAME");
+	if (th->sched_policy != 0) {
+		uint32_t prio = th->sched_prio;
+
+		check(a, th, sys_call3(__NR_sched_setscheduler, 0, th->sched_policy, &prio),
+		      "sched_setscheduler %u", th->sched_policy);
+	}
+	check(a, th, sys_call3(__NR_setpriority, 0 /* PRIO_PROCESS */, 0, th->sched_nice),
+	      "setpriority %d", th->sched_nice);
+	queue_signals(a, th, 0);
+}
+
+/* Report at the barrier, wait for the controller's verdict. */
+static void barrier(struct rst_args *a)
+{
+	volatile struct rst_shared_view *s = shared_of(a);
+	uint32_t stage;
+
+	if (__atomic_sub_fetch(&s->nr_pending, 1, __ATOMIC_SEQ_CST) == 0)
+		futex_wake(&s->nr_pending);
+	for (;;) {
+		stage = __atomic_load_n(&s->stage, __ATOMIC_SEQ_CST);
+		if (stage == RSTV_STAGE_RESUME)
+			return;
+		if (stage == RSTV_STAGE_ABORT)
+			for (;;)
+				sys_call1(__NR_exit_group, 1);
+		sys_call6(__NR_futex, (long)&s->stage, FUTEX_WAIT, stage, 0, 0, 0);
+	}
+}
+
+long parasite_main(struct rst_args *a, long idx)
+{
+	struct rst_thread *th = thread_of(a, idx);
+
+	if (idx == 0) {
+		if (a->magic != RST_ARGS_MAGIC)
+			fail(a, -EINVAL);
+		check(a, th, sys_call1(__NR_personality, a->personality), "personality %x",
+		      a->personality);
+		restore_memory(a, th);
+		restore_sigactions(a, th);
+		create_threads(a, th);
+		restore_itimers(a, th);
+		restore_timers(a, th);
+		restore_rlimits(a, th);
+		queue_signals(a, th, 1);
+	}
+	restore_thread(a, th);
+	restore_creds(a, th);
+	rdebug(a, th, "at the barrier");
+	barrier(a);
+	if (idx == 0) {
+		if (a->log_fd >= 0)
+			sys_close(a->log_fd);
+		if (a->stopped)
+			sys_call2(__NR_kill, a->pid, SIGSTOP);
+	}
+	return 0;
+}
