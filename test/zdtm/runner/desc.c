@@ -10,7 +10,7 @@
 
 #include "runner.h"
 
-static const char *const known_flags[] = { "noauto", "suid", "expect-fail", "tamper" };
+static const char *const known_flags[] = { "noauto", "suid", "expect-fail", "tamper", "slow" };
 
 void words_free(struct word_list *l)
 {

@@ -2,7 +2,7 @@
 /*
  * zdtm-run: the end-to-end test runner (README.md next to this directory).
  *
- *	zdtm-run [--criu PATH] [--modes m1,m2] [--timeout SEC] [--keep-going] [-v] [TEST...]
+ *	zdtm-run [--criu PATH] [--modes m1,m2] [--timeout SEC] [--keep-going] [--no-slow] [-v] [TEST...]
  *	zdtm-run exec [--timeout SEC] -- CMD ARGS...
  */
 #include <dirent.h>
@@ -31,7 +31,7 @@ struct args {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: zdtm-run [--criu PATH] [--modes m1,m2] [--timeout SEC] [--keep-going]\n"
-		   "                [--tests-dir DIR] [-v] [TEST...]\n"
+		   "                [--tests-dir DIR] [--no-slow] [-v] [TEST...]\n"
 		   "       zdtm-run exec [--timeout SEC] -- CMD ARGS...\n"
 		   "modes: none plain leave-running cycles2 (default: " ZDTM_DEFAULT_MODES ")\n");
 }
@@ -74,6 +74,7 @@ static int parse_args(int argc, char **argv, struct runner *r, struct args *a, c
 		{ "timeout", required_argument, NULL, 't' },
 		{ "keep-going", no_argument, NULL, 'k' },
 		{ "tests-dir", required_argument, NULL, 'd' },
+		{ "no-slow", no_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -99,6 +100,9 @@ static int parse_args(int argc, char **argv, struct runner *r, struct args *a, c
 			break;
 		case 'd':
 			*tdir = optarg;
+			break;
+		case 's':
+			r->no_slow = true;
 			break;
 		case 'v':
 			r->verbose = true;

@@ -453,6 +453,11 @@ static void finish(struct run *t)
 /* Whether the test must be skipped (reason in @res), or fails before it starts. */
 static bool skip_or_refuse(struct runner *r, const struct test_desc *d, struct result *res)
 {
+	if (r->no_slow && desc_has_flag(d, "slow")) {
+		res->v = V_SKIP;
+		snprintf(res->reason, sizeof(res->reason), "flag slow: --no-slow");
+		return true;
+	}
 	if (desc_has_flag(d, "suid") && geteuid() != 0) {
 		res->v = V_SKIP;
 		snprintf(res->reason, sizeof(res->reason), "flag suid: needs root");

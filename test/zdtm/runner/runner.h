@@ -36,7 +36,7 @@ struct test_desc {
 	char name[128];
 	char bin[4096];
 	struct word_list features; /* features: names from `criu-like check --json` */
-	struct word_list flags; /* flags: noauto suid expect-fail tamper */
+	struct word_list flags; /* flags: noauto suid expect-fail tamper slow */
 	struct word_list args; /* args: extra --NAME=VALUE options of the test */
 	struct word_list dump_opts; /* opts + dump-opts */
 	struct word_list restore_opts; /* opts + restore-opts */
@@ -133,6 +133,7 @@ struct runner {
 	const char *outdir; /* per-test work directories */
 	int timeout; /* --timeout, 0: per test or default */
 	bool verbose;
+	bool no_slow; /* --no-slow: skip tests with the flag "slow" */
 	struct reaper reaper;
 	struct features feat;
 };
