@@ -1,0 +1,656 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dump_task_files() and dump_files_finish() on real children: seize, infect,
+ * dump, cure, release, then decode fdinfo-PID.img, files.img, pipes-data.img
+ * and the ghost image and compare every field with what the children set up.
+ * The children then check their files were left as they were (positions, the
+ * pipe's unread data). Unsupported kinds and shared fd tables must fail with a
+ * message naming the pid and fd, the child intact. Run as root.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "crc32c.h"
+#include "dump.h"
+#include "image.h"
+#include "infect.h"
+#include "log.h"
+#include "options.h"
+#include "proc-parse.h"
+#include "seize.h"
+#include "util.h"
+
+#include "files.pb-c.h"
+
+#define REG_SIZE 1000
+#define REG_POS 123
+#define GHOST_SIZE 10000
+#define GHOST_POS 77
+#define PIPE_DATA (100 * 1024)
+#define PIPE_SIZE (128 * 1024)
+#define EVENTFD_VALUE 5
+#define SOCK_MSG "still here"
+#define MAX_TASKS 4
+
+enum victim_kind {
+	V_FILES,
+	V_EVENTFD,
+	V_SOCKET,
+	V_SHARED_TABLE
+};
+
+/* What the child tells the test once it is set up. */
+struct report {
+	int reg, app, dir, ghost, null, urandom, p0, p1, rdup, wdup;
+	int bad; /* V_EVENTFD, V_SOCKET: the unsupported fd */
+	pid_t pid; /* the child */
+	pid_t second; /* the grandchild (V_FILES) or the CLONE_FILES child */
+};
+
+#define REPORT_FD 200
+
+static pid_t victim, second;
+static char dir[] = "/tmp/test-dump-files.XXXXXX";
+static char imgdir[64], path_reg[64], path_app[64], path_ghost[64];
+
+static uint8_t pattern(size_t i)
+{
+	return (uint8_t)(i * 7 + i / 251);
+}
+
+static int fill(int fd, size_t len)
+{
+	uint8_t buf[4096];
+	size_t off, i, n;
+
+	for (off = 0; off < len; off += n) {
+		n = min(len - off, sizeof(buf));
+		for (i = 0; i < n; i++)
+			buf[i] = pattern(off + i);
+		if (write_all(fd, buf, n))
+			return -EIO;
+	}
+	return 0;
+}
+
+static bool is_pattern(const uint8_t *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (buf[i] != pattern(i))
+			return false;
+	return true;
+}
+
+/* Block SIGUSR1: the test sends it when the child should check its state. */
+static void wait_usr1(void)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigwait(&set, &sig);
+}
+
+static int setup_files(struct report *r)
+{
+	r->reg = open(path_reg, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	r->app = open(path_app, O_WRONLY | O_APPEND | O_CREAT | O_TRUNC, 0600);
+	r->dir = open(dir, O_RDONLY | O_DIRECTORY);
+	r->ghost = open(path_ghost, O_RDWR | O_CREAT | O_TRUNC, 0640);
+	r->urandom = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (r->reg < 0 || r->app < 0 || r->dir < 0 || r->ghost < 0 || r->urandom < 0)
+		return -errno;
+	if (fill(r->reg, REG_SIZE) || lseek(r->reg, REG_POS, SEEK_SET) != REG_POS ||
+	    write_all(r->app, "abc", 3) || fill(r->ghost, GHOST_SIZE) ||
+	    lseek(r->ghost, GHOST_POS, SEEK_SET) != GHOST_POS || fchmod(r->ghost, 0640) ||
+	    unlink(path_ghost))
+		return -EIO;
+	return 0;
+}
+
+static int setup_pipe(struct report *r)
+{
+	int p[2];
+
+	if (pipe(p) || fcntl(p[1], F_SETPIPE_SZ, PIPE_SIZE) < 0)
+		return -errno;
+	r->p0 = p[0];
+	r->p1 = p[1];
+	r->rdup = dup(p[0]);
+	r->wdup = fcntl(p[1], F_DUPFD_CLOEXEC, 0);
+	if (r->rdup < 0 || r->wdup < 0 || fill(p[1], PIPE_DATA))
+		return -EIO;
+	return 0;
+}
+
+/* Read back the pipe's data: all of it must still be there, and nothing more. */
+static int check_pipe(const struct report *r)
+{
+	static uint8_t buf[PIPE_DATA];
+	int left = -1;
+
+	if (read_all(r->p0, buf, sizeof(buf)) || !is_pattern(buf, sizeof(buf)))
+		return 2;
+	if (ioctl(r->p0, FIONREAD, &left) || left != 0)
+		return 3;
+	if (lseek(r->reg, 0, SEEK_CUR) != REG_POS || lseek(r->ghost, 0, SEEK_CUR) != GHOST_POS)
+		return 4;
+	return 0;
+}
+
+static int sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return 0;
+}
+
+/* V_FILES: every supported kind, and a grandchild sharing all the descriptions. */
+static int victim_files(struct report *r)
+{
+	char path[64];
+
+	if (setup_files(r) || setup_pipe(r))
+		return -EIO;
+	r->second = fork();
+	if (r->second == 0) {
+		close(REPORT_FD); /* the same fd table as its parent's after the report */
+		sleeper(NULL);
+	}
+	if (r->second < 0)
+		return -errno;
+	/* Report only once the grandchild has closed it: the test compares both tables. */
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", r->second, REPORT_FD);
+	while (!access(path, F_OK))
+		usleep(1000);
+	return 0;
+}
+
+static int victim_bad(enum victim_kind kind, struct report *r)
+{
+	static char stack[65536];
+	int sk[2];
+
+	switch (kind) {
+	case V_EVENTFD:
+		r->bad = eventfd(EVENTFD_VALUE, 0);
+		return r->bad < 0 ? -errno : 0;
+	case V_SOCKET:
+		/* sk[0], the first socket in fd order, is the one refused: it holds data */
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sk) || write_all(sk[1], SOCK_MSG, 10))
+			return -errno;
+		r->bad = sk[0];
+		return 0;
+	case V_SHARED_TABLE:
+		r->second = clone(sleeper, stack + sizeof(stack), CLONE_FILES | SIGCHLD, NULL);
+		return r->second < 0 ? -errno : 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* After SIGUSR1: exit 0 when the child's state is intact. */
+static int victim_check(enum victim_kind kind, const struct report *r)
+{
+	char buf[16] = { 0 };
+	uint64_t v = 0;
+
+	switch (kind) {
+	case V_FILES:
+		return check_pipe(r);
+	case V_EVENTFD:
+		return read(r->bad, &v, sizeof(v)) == sizeof(v) && v == EVENTFD_VALUE ? 0 : 2;
+	case V_SOCKET:
+		return read_all(r->bad, buf, 10) || memcmp(buf, SOCK_MSG, 10) ? 2 : 0;
+	default:
+		return 0;
+	}
+}
+
+static void victim_main(int wfd, enum victim_kind kind)
+{
+	struct report r;
+	sigset_t set;
+	int err;
+
+	memset(&r, 0xff, sizeof(r));
+	r.pid = getpid();
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	/*
+	 * Only what the test sets up, nothing inherited from the test runner:
+	 * stdin, stdout and stderr share one description of /dev/null.
+	 */
+	close_range(3, REPORT_FD - 1, 0);
+	close_range(REPORT_FD + 1, ~0u, 0);
+	r.null = open("/dev/null", O_RDWR);
+	if (r.null < 0 || dup2(r.null, 0) < 0 || dup2(r.null, 1) < 0 || dup2(r.null, 2) < 0)
+		_exit(1);
+	err = kind == V_FILES ? victim_files(&r) : victim_bad(kind, &r);
+	if (err || write_all(wfd, &r, sizeof(r)))
+		_exit(1);
+	close(wfd);
+	wait_usr1();
+	_exit(victim_check(kind, &r));
+}
+
+static int start_victim(enum victim_kind kind, struct report *r)
+{
+	int p[2], err = 0;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	victim = fork();
+	if (victim == 0) {
+		if (dup2(p[1], REPORT_FD) < 0)
+			_exit(1);
+		victim_main(REPORT_FD, kind);
+	}
+	close(p[1]);
+	if (victim < 0 || read_all(p[0], r, sizeof(*r)))
+		err = -EIO;
+	close(p[0]);
+	second = err ? 0 : r->second;
+	return err;
+}
+
+static void remove_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			unlinkat(dirfd(d), de->d_name, 0);
+	closedir(d);
+	rmdir(path);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (second > 0) {
+		kill(second, SIGKILL);
+		waitpid(second, NULL, 0);
+		second = 0;
+	}
+	if (victim > 0) {
+		kill(victim, SIGKILL);
+		waitpid(victim, NULL, 0);
+		victim = 0;
+	}
+	remove_dir(imgdir);
+	remove_dir(dir);
+	return 0;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	assert_non_null(mkdtemp(strcpy(dir, "/tmp/test-dump-files.XXXXXX")));
+	/* Images in a subdirectory: the directory fd dumped must not change under the test. */
+	snprintf(imgdir, sizeof(imgdir), "%s/img", dir);
+	assert_int_equal(mkdir(imgdir, 0700), 0);
+	snprintf(path_reg, sizeof(path_reg), "%s/data.txt", dir);
+	snprintf(path_app, sizeof(path_app), "%s/append.txt", dir);
+	snprintf(path_ghost, sizeof(path_ghost), "%s/ghost.txt", dir);
+	return 0;
+}
+
+static int infect_task(struct dump_task *dt)
+{
+	pid_t tids[16];
+	unsigned int i;
+
+	if (dt->t->nr_threads > ARRAY_SIZE(tids))
+		return -E2BIG;
+	for (i = 0; i < dt->t->nr_threads; i++)
+		tids[i] = dt->t->threads[i].tid;
+	return parasite_infect(dt->t->pid, tids, dt->t->nr_threads, &dt->ctl);
+}
+
+/* Seize the tree of the victim, infect it, dump its files, cure, release. */
+static int dump_files(int imgfd, const struct cr_options *opts)
+{
+	struct dump_task dts[MAX_TASKS] = { 0 };
+	struct dump_ctx ctx = { .opts = opts, .dirfd = imgfd };
+	struct pstree *t = NULL;
+	unsigned int i;
+	int err;
+
+	err = seize_tree(victim, NULL, &t);
+	if (err)
+		return err;
+	ctx.tree = t;
+	ctx.tasks = dts;
+	ctx.nr_tasks = t->nr_tasks;
+	assert_true(t->nr_tasks <= MAX_TASKS);
+	for (i = 0; i < t->nr_tasks; i++)
+		dts[i].t = t->tasks[i];
+	for (i = 0; !err && i < t->nr_tasks; i++)
+		err = infect_task(&dts[i]);
+	for (i = 0; !err && i < t->nr_tasks; i++)
+		err = dump_task_files(&ctx, &dts[i]);
+	if (!err)
+		err = dump_files_finish(&ctx);
+	for (i = 0; i < t->nr_tasks; i++)
+		if (dts[i].ctl && parasite_cure(dts[i].ctl) && !err)
+			err = -EIO;
+	unseize_tree(t, UNSEIZE_RESUME);
+	file_table_free(ctx.files);
+	return err;
+}
+
+static int child_status(pid_t pid)
+{
+	int status = -1;
+
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* ---- decoding ---- */
+
+struct images {
+	ProtobufCMessage **files, **fdi[2], **pipes;
+	size_t n_files, n_fdi[2], n_pipes;
+};
+
+static void read_records(int imgfd, enum cr_img_kind kind, uint32_t id, ProtobufCMessage ***r,
+			 size_t *n)
+{
+	struct cr_img *img = img_open(imgfd, kind, id, IMG_READ);
+
+	assert_non_null(img);
+	assert_int_equal(img_read_all(img, r, n), 0);
+	assert_int_equal(img_close(img), 0);
+}
+
+static const FileEntry *file_by_id(const struct images *im, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < im->n_files; i++)
+		if (((FileEntry *)im->files[i])->id == id)
+			return (FileEntry *)im->files[i];
+	fail_msg("no FileEntry %u in files.img", id);
+	return NULL;
+}
+
+static const FdEntry *fd_entry(const struct images *im, int task, int fd)
+{
+	size_t i;
+
+	for (i = 0; i < im->n_fdi[task]; i++)
+		if (((FdEntry *)im->fdi[task][i])->fd == (uint32_t)fd)
+			return (FdEntry *)im->fdi[task][i];
+	fail_msg("no fd %d in fdinfo of task %d", fd, task);
+	return NULL;
+}
+
+static const FileEntry *file_of(const struct images *im, int task, int fd)
+{
+	return file_by_id(im, fd_entry(im, task, fd)->id);
+}
+
+static void check_reg(const FileEntry *fe, const char *path, int fd_in_victim, uint64_t pos)
+{
+	const RegFileEntry *r = fe->reg;
+	struct fdinfo fi = { 0 };
+	struct stat st;
+
+	assert_non_null(r);
+	assert_int_equal(r->path.len, strlen(path));
+	assert_memory_equal(r->path.data, path, r->path.len);
+	assert_int_equal(r->pos, pos);
+	assert_int_equal(proc_parse_fdinfo(victim, fd_in_victim, &fi), 0);
+	assert_int_equal(r->flags, fi.flags & ~(unsigned int)O_CLOEXEC);
+	assert_true(r->has_mnt_id);
+	assert_int_equal(r->mnt_id, fi.mnt_id);
+	fdinfo_fini(&fi);
+	if (!r->unlinked) {
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(r->dev, st.st_dev);
+		assert_int_equal(r->ino, st.st_ino);
+		assert_int_equal(r->mode, st.st_mode);
+		assert_int_equal(r->size, st.st_size);
+	}
+}
+
+static void check_ghost(int imgfd, const FileEntry *fe)
+{
+	static uint8_t buf[GHOST_SIZE];
+	struct cr_img *img;
+
+	assert_int_equal(fe->type, FILE_TYPE__FILE_REG);
+	assert_true(fe->reg->has_unlinked && fe->reg->unlinked);
+	assert_int_equal(fe->reg->size, GHOST_SIZE);
+	assert_int_equal(fe->reg->mode, S_IFREG | 0640);
+	img = img_open(imgfd, CR_IMG_GHOST, fe->id, IMG_READ);
+	assert_non_null(img);
+	assert_int_equal(img_raw_size(img), GHOST_SIZE);
+	assert_int_equal(img_read_raw(img, 0, buf, sizeof(buf)), 0);
+	assert_int_equal(img_close(img), 0);
+	assert_true(is_pattern(buf, sizeof(buf)));
+	assert_true(fe->reg->has_ghost_crc32c);
+	assert_int_equal(fe->reg->ghost_crc32c, crc32c(0, buf, sizeof(buf)));
+}
+
+static void check_chr(const FileEntry *fe, unsigned int minor_nr, const char *path)
+{
+	assert_int_equal(fe->type, FILE_TYPE__FILE_CHR);
+	assert_non_null(fe->chr);
+	assert_int_equal(fe->chr->rdev, makedev(1, minor_nr));
+	assert_true(fe->chr->has_path);
+	assert_memory_equal(fe->chr->path.data, path, strlen(path));
+}
+
+static void check_pipes(const struct images *im, const struct report *r)
+{
+	const FileEntry *rd = file_of(im, 0, r->p0), *wr = file_of(im, 0, r->p1);
+	const PipeDataEntry *pd;
+
+	assert_int_equal(rd->type, FILE_TYPE__FILE_PIPE);
+	assert_int_equal(wr->type, FILE_TYPE__FILE_PIPE);
+	assert_int_not_equal(rd->id, wr->id);
+	assert_int_equal(rd->pipe->flags & O_ACCMODE, O_RDONLY);
+	assert_int_equal(wr->pipe->flags & O_ACCMODE, O_WRONLY);
+	assert_int_equal(rd->pipe->pipe_ino, wr->pipe->pipe_ino);
+	/* dup'ed fds share the description: one entry, in this task and the grandchild */
+	assert_int_equal(fd_entry(im, 0, r->rdup)->id, rd->id);
+	assert_int_equal(fd_entry(im, 0, r->wdup)->id, wr->id);
+	assert_int_equal(fd_entry(im, 1, r->p0)->id, rd->id);
+	assert_int_equal(fd_entry(im, 1, r->wdup)->id, wr->id);
+	assert_int_equal(im->n_pipes, 1);
+	pd = (PipeDataEntry *)im->pipes[0];
+	assert_int_equal(pd->pipe_ino, rd->pipe->pipe_ino);
+	assert_true(pd->has_pipe_size);
+	assert_int_equal(pd->pipe_size, PIPE_SIZE);
+	assert_int_equal(pd->data.len, PIPE_DATA);
+	assert_true(is_pattern(pd->data.data, pd->data.len));
+}
+
+static void check_fd_tables(const struct images *im, const struct report *r)
+{
+	size_t i;
+
+	/* 0-2, 10 fds set up; the parasite's socket is not part of it */
+	assert_int_equal(im->n_fdi[0], 13);
+	assert_int_equal(im->n_fdi[1], 13);
+	for (i = 0; i < im->n_fdi[0]; i++) {
+		const FdEntry *a = (FdEntry *)im->fdi[0][i], *b = (FdEntry *)im->fdi[1][i];
+
+		assert_int_equal(a->fd, b->fd);
+		assert_int_equal(a->id, b->id);
+		assert_int_equal(a->cloexec, b->cloexec);
+		assert_int_equal(a->cloexec,
+				 a->fd == (uint32_t)r->urandom || a->fd == (uint32_t)r->wdup);
+	}
+	assert_int_equal(fd_entry(im, 0, 0)->id, fd_entry(im, 0, r->null)->id);
+	assert_int_equal(fd_entry(im, 0, 2)->id, fd_entry(im, 0, r->null)->id);
+	/* every description once: null, 4 files, urandom, two pipe ends */
+	assert_int_equal(im->n_files, 8);
+	for (i = 0; i < im->n_files; i++)
+		assert_int_equal(((FileEntry *)im->files[i])->id, i + 1);
+}
+
+static void free_images(struct images *im)
+{
+	img_free_records(im->files, im->n_files);
+	img_free_records(im->fdi[0], im->n_fdi[0]);
+	img_free_records(im->fdi[1], im->n_fdi[1]);
+	img_free_records(im->pipes, im->n_pipes);
+}
+
+static void test_dump_files(void **state)
+{
+	struct cr_options opts = { 0 };
+	struct images im = { 0 };
+	struct report r;
+	const FileEntry *fe;
+	int imgfd;
+
+	(void)state;
+	assert_int_equal(start_victim(V_FILES, &r), 0);
+	imgfd = img_dir_open(imgdir, false);
+	assert_true(imgfd >= 0);
+	assert_int_equal(dump_files(imgfd, &opts), 0);
+
+	read_records(imgfd, CR_IMG_FILES, 0, &im.files, &im.n_files);
+	read_records(imgfd, CR_IMG_FDINFO, (uint32_t)victim, &im.fdi[0], &im.n_fdi[0]);
+	read_records(imgfd, CR_IMG_FDINFO, (uint32_t)second, &im.fdi[1], &im.n_fdi[1]);
+	read_records(imgfd, CR_IMG_PIPES_DATA, 0, &im.pipes, &im.n_pipes);
+	check_fd_tables(&im, &r);
+
+	fe = file_of(&im, 0, r.reg);
+	assert_int_equal(fe->type, FILE_TYPE__FILE_REG);
+	check_reg(fe, path_reg, r.reg, REG_POS);
+	assert_int_equal(fe->reg->flags & O_ACCMODE, O_RDWR);
+	fe = file_of(&im, 0, r.app);
+	check_reg(fe, path_app, r.app, 3);
+	assert_true(fe->reg->flags & O_APPEND);
+	fe = file_of(&im, 0, r.dir);
+	assert_int_equal(fe->type, FILE_TYPE__FILE_DIR);
+	check_reg(fe, dir, r.dir, 0);
+	fe = file_of(&im, 0, r.ghost);
+	check_reg(fe, path_ghost, r.ghost, GHOST_POS);
+	check_ghost(imgfd, fe);
+	check_chr(file_of(&im, 0, r.null), 3, "/dev/null");
+	check_chr(file_of(&im, 0, r.urandom), 9, "/dev/urandom");
+	check_pipes(&im, &r);
+	free_images(&im);
+	close(imgfd);
+
+	/* The child finds its pipe data, all of it, and its positions unchanged. */
+	assert_int_equal(kill(victim, SIGUSR1), 0);
+	assert_int_equal(child_status(victim), 0);
+	victim = 0;
+}
+
+/* Dump a child expected to be refused; its log in @log. */
+static void dump_refused(enum victim_kind kind, struct report *r, char *log, size_t size)
+{
+	struct cr_options opts = { 0 };
+	int imgfd, logfd;
+	ssize_t n;
+
+	assert_int_equal(start_victim(kind, r), 0);
+	imgfd = img_dir_open(imgdir, false);
+	assert_true(imgfd >= 0);
+	logfd = memfd_create("log", 0);
+	assert_true(logfd >= 0);
+	assert_int_equal(log_set_fd(logfd), 0);
+	assert_int_equal(dump_files(imgfd, &opts), -EOPNOTSUPP);
+	log_set_fd(STDERR_FILENO);
+	n = pread(logfd, log, size - 1, 0);
+	assert_true(n > 0);
+	log[n] = '\0';
+	close(logfd);
+	close(imgfd);
+	/* The child works on, its fds untouched. */
+	assert_int_equal(kill(victim, SIGUSR1), 0);
+	assert_int_equal(child_status(victim), 0);
+	victim = 0;
+}
+
+static void expect_in_log(const char *log, const char *expect)
+{
+	if (!strstr(log, expect))
+		fail_msg("expected \"%s\" in the log:\n%s", expect, log);
+}
+
+static void test_eventfd_refused(void **state)
+{
+	char log[4096], expect[128];
+	struct report r;
+
+	(void)state;
+	dump_refused(V_EVENTFD, &r, log, sizeof(log));
+	snprintf(expect, sizeof(expect),
+		 "pid %d fd %d: anon_inode:[eventfd] (eventfd) is not supported yet", r.pid, r.bad);
+	expect_in_log(log, expect);
+}
+
+static void test_socket_refused(void **state)
+{
+	char log[4096], expect[128];
+	struct report r;
+
+	(void)state;
+	dump_refused(V_SOCKET, &r, log, sizeof(log));
+	snprintf(expect, sizeof(expect), "pid %d fd %d: socket:[", r.pid, r.bad);
+	expect_in_log(log, expect);
+	expect_in_log(log, "] (unix socket) is not supported yet");
+}
+
+static void test_shared_fd_table_refused(void **state)
+{
+	char log[4096], expect[128];
+	struct report r;
+
+	(void)state;
+	dump_refused(V_SHARED_TABLE, &r, log, sizeof(log));
+	snprintf(expect, sizeof(expect), "pid %d shares its fd table with pid %d", r.second, r.pid);
+	expect_in_log(log, expect);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_dump_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_eventfd_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_socket_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shared_fd_table_refused, setup, teardown),
+	};
+
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
