@@ -47,6 +47,7 @@
 #define REG_POS 123
 #define GHOST_SIZE 10000
 #define GHOST_POS 77
+#define MEMFD_SIZE 5000
 #define PIPE_DATA (100 * 1024)
 #define PIPE_SIZE (128 * 1024)
 #define EVENTFD_VALUE 5
@@ -57,13 +58,15 @@ enum victim_kind {
 	V_FILES,
 	V_EVENTFD,
 	V_SOCKET,
-	V_SHARED_TABLE
+	V_SHARED_TABLE,
+	V_WRITE_END, /* the write end of a pipe whose read end the test holds */
+	V_TTY, /* a pseudo-terminal slave; the test holds the master */
 };
 
 /* What the child tells the test once it is set up. */
 struct report {
-	int reg, app, dir, ghost, null, urandom, p0, p1, rdup, wdup;
-	int bad; /* V_EVENTFD, V_SOCKET: the unsupported fd */
+	int reg, app, dir, ghost, memfd, null, urandom, p0, p1, rdup, wdup;
+	int bad; /* V_EVENTFD, V_SOCKET: the unsupported fd; V_WRITE_END, V_TTY: the test's */
 	pid_t pid; /* the child */
 	pid_t second; /* the grandchild (V_FILES) or the CLONE_FILES child */
 };
@@ -122,12 +125,14 @@ static int setup_files(struct report *r)
 	r->dir = open(dir, O_RDONLY | O_DIRECTORY);
 	r->ghost = open(path_ghost, O_RDWR | O_CREAT | O_TRUNC, 0640);
 	r->urandom = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-	if (r->reg < 0 || r->app < 0 || r->dir < 0 || r->ghost < 0 || r->urandom < 0)
+	r->memfd = memfd_create("test-dump-files", 0);
+	if (r->reg < 0 || r->app < 0 || r->dir < 0 || r->ghost < 0 || r->urandom < 0 ||
+	    r->memfd < 0)
 		return -errno;
 	if (fill(r->reg, REG_SIZE) || lseek(r->reg, REG_POS, SEEK_SET) != REG_POS ||
 	    write_all(r->app, "abc", 3) || fill(r->ghost, GHOST_SIZE) ||
 	    lseek(r->ghost, GHOST_POS, SEEK_SET) != GHOST_POS || fchmod(r->ghost, 0640) ||
-	    unlink(path_ghost))
+	    unlink(path_ghost) || fill(r->memfd, MEMFD_SIZE))
 		return -EIO;
 	return 0;
 }
@@ -173,8 +178,6 @@ static int sleeper(void *arg)
 /* V_FILES: every supported kind, and a grandchild sharing all the descriptions. */
 static int victim_files(struct report *r)
 {
-	char path[64];
-
 	if (setup_files(r) || setup_pipe(r))
 		return -EIO;
 	r->second = fork();
@@ -182,13 +185,7 @@ static int victim_files(struct report *r)
 		close(REPORT_FD); /* the same fd table as its parent's after the report */
 		sleeper(NULL);
 	}
-	if (r->second < 0)
-		return -errno;
-	/* Report only once the grandchild has closed it: the test compares both tables. */
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", r->second, REPORT_FD);
-	while (!access(path, F_OK))
-		usleep(1000);
-	return 0;
+	return r->second < 0 ? -errno : 0;
 }
 
 static int victim_bad(enum victim_kind kind, struct report *r)
@@ -209,6 +206,10 @@ static int victim_bad(enum victim_kind kind, struct report *r)
 	case V_SHARED_TABLE:
 		r->second = clone(sleeper, stack + sizeof(stack), CLONE_FILES | SIGCHLD, NULL);
 		return r->second < 0 ? -errno : 0;
+	case V_WRITE_END:
+		return fill(r->bad, PIPE_DATA);
+	case V_TTY:
+		return 0;
 	default:
 		return -EINVAL;
 	}
@@ -248,10 +249,14 @@ static void victim_main(int wfd, enum victim_kind kind)
 	 * stdin, stdout and stderr share one description of /dev/null.
 	 */
 	close_range(3, REPORT_FD - 1, 0);
-	close_range(REPORT_FD + 1, ~0u, 0);
+	close_range(REPORT_FD + 2, ~0u, 0);
 	r.null = open("/dev/null", O_RDWR);
 	if (r.null < 0 || dup2(r.null, 0) < 0 || dup2(r.null, 1) < 0 || dup2(r.null, 2) < 0)
 		_exit(1);
+	/* The test's fd, if any, moved down among the others */
+	if (kind == V_WRITE_END || kind == V_TTY)
+		r.bad = dup(REPORT_FD + 1);
+	close(REPORT_FD + 1);
 	err = kind == V_FILES ? victim_files(&r) : victim_bad(kind, &r);
 	if (err || write_all(wfd, &r, sizeof(r)))
 		_exit(1);
@@ -260,24 +265,32 @@ static void victim_main(int wfd, enum victim_kind kind)
 	_exit(victim_check(kind, &r));
 }
 
-static int start_victim(enum victim_kind kind, struct report *r)
+/* Start a child of @kind; @extra (or -1) is an fd of the test the child gets as r->bad. */
+static int start_victim_with(enum victim_kind kind, int extra, struct report *r)
 {
 	int p[2], err = 0;
+	char c;
 
 	if (pipe2(p, O_CLOEXEC))
 		return -errno;
 	victim = fork();
 	if (victim == 0) {
-		if (dup2(p[1], REPORT_FD) < 0)
+		if (dup2(p[1], REPORT_FD) < 0 || (extra >= 0 && dup2(extra, REPORT_FD + 1) < 0))
 			_exit(1);
 		victim_main(REPORT_FD, kind);
 	}
 	close(p[1]);
-	if (victim < 0 || read_all(p[0], r, sizeof(*r)))
+	/* The report, then the end of file: every copy of the report fd is closed. */
+	if (victim < 0 || read_all(p[0], r, sizeof(*r)) || read(p[0], &c, 1) != 0)
 		err = -EIO;
 	close(p[0]);
 	second = err ? 0 : r->second;
 	return err;
+}
+
+static int start_victim(enum victim_kind kind, struct report *r)
+{
+	return start_victim_with(kind, -1, r);
 }
 
 static void remove_dir(const char *path)
@@ -445,23 +458,24 @@ static void check_reg(const FileEntry *fe, const char *path, int fd_in_victim, u
 	}
 }
 
-static void check_ghost(int imgfd, const FileEntry *fe)
+static void check_ghost(int imgfd, const FileEntry *fe, size_t size, mode_t mode)
 {
 	static uint8_t buf[GHOST_SIZE];
 	struct cr_img *img;
 
+	assert_true(size <= sizeof(buf));
 	assert_int_equal(fe->type, FILE_TYPE__FILE_REG);
 	assert_true(fe->reg->has_unlinked && fe->reg->unlinked);
-	assert_int_equal(fe->reg->size, GHOST_SIZE);
-	assert_int_equal(fe->reg->mode, S_IFREG | 0640);
+	assert_int_equal(fe->reg->size, size);
+	assert_int_equal(fe->reg->mode, mode);
 	img = img_open(imgfd, CR_IMG_GHOST, fe->id, IMG_READ);
 	assert_non_null(img);
-	assert_int_equal(img_raw_size(img), GHOST_SIZE);
-	assert_int_equal(img_read_raw(img, 0, buf, sizeof(buf)), 0);
+	assert_int_equal(img_raw_size(img), size);
+	assert_int_equal(img_read_raw(img, 0, buf, size), 0);
 	assert_int_equal(img_close(img), 0);
-	assert_true(is_pattern(buf, sizeof(buf)));
+	assert_true(is_pattern(buf, size));
 	assert_true(fe->reg->has_ghost_crc32c);
-	assert_int_equal(fe->reg->ghost_crc32c, crc32c(0, buf, sizeof(buf)));
+	assert_int_equal(fe->reg->ghost_crc32c, crc32c(0, buf, size));
 }
 
 static void check_chr(const FileEntry *fe, unsigned int minor_nr, const char *path)
@@ -502,9 +516,9 @@ static void check_fd_tables(const struct images *im, const struct report *r)
 {
 	size_t i;
 
-	/* 0-2, 10 fds set up; the parasite's socket is not part of it */
-	assert_int_equal(im->n_fdi[0], 13);
-	assert_int_equal(im->n_fdi[1], 13);
+	/* 0-2, 11 fds set up; the parasite's socket is not part of it */
+	assert_int_equal(im->n_fdi[0], 14);
+	assert_int_equal(im->n_fdi[1], 14);
 	for (i = 0; i < im->n_fdi[0]; i++) {
 		const FdEntry *a = (FdEntry *)im->fdi[0][i], *b = (FdEntry *)im->fdi[1][i];
 
@@ -516,8 +530,8 @@ static void check_fd_tables(const struct images *im, const struct report *r)
 	}
 	assert_int_equal(fd_entry(im, 0, 0)->id, fd_entry(im, 0, r->null)->id);
 	assert_int_equal(fd_entry(im, 0, 2)->id, fd_entry(im, 0, r->null)->id);
-	/* every description once: null, 4 files, urandom, two pipe ends */
-	assert_int_equal(im->n_files, 8);
+	/* every description once: null, 4 files, urandom, memfd, two pipe ends */
+	assert_int_equal(im->n_files, 9);
 	for (i = 0; i < im->n_files; i++)
 		assert_int_equal(((FileEntry *)im->files[i])->id, i + 1);
 }
@@ -536,6 +550,8 @@ static void test_dump_files(void **state)
 	struct images im = { 0 };
 	struct report r;
 	const FileEntry *fe;
+	char path[64];
+	struct stat st;
 	int imgfd;
 
 	(void)state;
@@ -562,7 +578,13 @@ static void test_dump_files(void **state)
 	check_reg(fe, dir, r.dir, 0);
 	fe = file_of(&im, 0, r.ghost);
 	check_reg(fe, path_ghost, r.ghost, GHOST_POS);
-	check_ghost(imgfd, fe);
+	check_ghost(imgfd, fe, GHOST_SIZE, S_IFREG | 0640);
+	/* A memfd is an unlinked regular file */
+	fe = file_of(&im, 0, r.memfd);
+	check_reg(fe, "/memfd:test-dump-files", r.memfd, MEMFD_SIZE);
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", victim, r.memfd);
+	assert_int_equal(stat(path, &st), 0);
+	check_ghost(imgfd, fe, MEMFD_SIZE, st.st_mode);
 	check_chr(file_of(&im, 0, r.null), 3, "/dev/null");
 	check_chr(file_of(&im, 0, r.urandom), 9, "/dev/urandom");
 	check_pipes(&im, &r);
@@ -642,6 +664,113 @@ static void test_shared_fd_table_refused(void **state)
 	expect_in_log(log, expect);
 }
 
+/*
+ * Only the write end in the tree, the read end in the test: the data is read
+ * through a read end opened from /proc, and the test still reads all of it.
+ */
+static void test_pipe_write_end_only(void **state)
+{
+	static uint8_t buf[PIPE_DATA];
+	struct cr_options opts = { 0 };
+	ProtobufCMessage **files, **pipes;
+	size_t n_files, n_pipes;
+	const PipeDataEntry *pd;
+	const FileEntry *fe;
+	struct report r;
+	int p[2], imgfd, left = -1;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_true(fcntl(p[1], F_SETPIPE_SZ, PIPE_SIZE) >= PIPE_SIZE);
+	assert_int_equal(start_victim_with(V_WRITE_END, p[1], &r), 0);
+	close(p[1]);
+	imgfd = img_dir_open(imgdir, false);
+	assert_true(imgfd >= 0);
+	assert_int_equal(dump_files(imgfd, &opts), 0);
+	read_records(imgfd, CR_IMG_FILES, 0, &files, &n_files);
+	read_records(imgfd, CR_IMG_PIPES_DATA, 0, &pipes, &n_pipes);
+	assert_int_equal(n_files, 2); /* /dev/null and the write end */
+	fe = (FileEntry *)files[1];
+	assert_int_equal(fe->type, FILE_TYPE__FILE_PIPE);
+	assert_int_equal(fe->pipe->flags & O_ACCMODE, O_WRONLY);
+	assert_int_equal(n_pipes, 1);
+	pd = (PipeDataEntry *)pipes[0];
+	assert_int_equal(pd->pipe_ino, fe->pipe->pipe_ino);
+	assert_int_equal(pd->pipe_size, PIPE_SIZE);
+	assert_int_equal(pd->data.len, PIPE_DATA);
+	assert_true(is_pattern(pd->data.data, pd->data.len));
+	img_free_records(files, n_files);
+	img_free_records(pipes, n_pipes);
+	close(imgfd);
+	assert_int_equal(read_all(p[0], buf, sizeof(buf)), 0);
+	assert_true(is_pattern(buf, sizeof(buf)));
+	assert_int_equal(ioctl(p[0], FIONREAD, &left), 0);
+	assert_int_equal(left, 0);
+	close(p[0]);
+	assert_int_equal(kill(victim, SIGUSR1), 0);
+	assert_int_equal(child_status(victim), 0);
+	victim = 0;
+}
+
+/* A terminal is refused without --shell-job, and is a FILE_TTY with it. */
+static void test_tty(void **state)
+{
+	struct cr_options opts = { 0 };
+	ProtobufCMessage **files;
+	char log[4096], expect[160];
+	const FileEntry *fe;
+	struct report r;
+	struct stat st;
+	int m, s, imgfd, logfd;
+	size_t n_files;
+	ssize_t n;
+
+	(void)state;
+	m = posix_openpt(O_RDWR | O_NOCTTY);
+	assert_true(m >= 0);
+	assert_int_equal(grantpt(m), 0);
+	assert_int_equal(unlockpt(m), 0);
+	s = open(ptsname(m), O_RDWR | O_NOCTTY);
+	assert_true(s >= 0);
+	assert_int_equal(fstat(s, &st), 0);
+	assert_int_equal(start_victim_with(V_TTY, s, &r), 0);
+	close(s);
+	imgfd = img_dir_open(imgdir, false);
+	assert_true(imgfd >= 0);
+
+	logfd = memfd_create("log", 0);
+	assert_true(logfd >= 0);
+	assert_int_equal(log_set_fd(logfd), 0);
+	assert_int_equal(dump_files(imgfd, &opts), -EOPNOTSUPP);
+	log_set_fd(STDERR_FILENO);
+	n = pread(logfd, log, sizeof(log) - 1, 0);
+	assert_true(n > 0);
+	log[n] = '\0';
+	close(logfd);
+	snprintf(expect, sizeof(expect),
+		 "pid %d fd %d: %s (terminal %u:%u) is dumped only with "
+		 "--shell-job",
+		 r.pid, r.bad, ptsname(m), major(st.st_rdev), minor(st.st_rdev));
+	expect_in_log(log, expect);
+
+	opts.shell_job = true;
+	assert_int_equal(dump_files(imgfd, &opts), 0);
+	read_records(imgfd, CR_IMG_FILES, 0, &files, &n_files);
+	assert_int_equal(n_files, 2);
+	fe = (FileEntry *)files[1];
+	assert_int_equal(fe->type, FILE_TYPE__FILE_TTY);
+	assert_int_equal(fe->chr->rdev, st.st_rdev);
+	assert_int_equal(fe->chr->path.len, strlen(ptsname(m)));
+	assert_memory_equal(fe->chr->path.data, ptsname(m), fe->chr->path.len);
+	assert_int_equal(fe->chr->flags & O_ACCMODE, O_RDWR);
+	img_free_records(files, n_files);
+	close(imgfd);
+	close(m);
+	assert_int_equal(kill(victim, SIGUSR1), 0);
+	assert_int_equal(child_status(victim), 0);
+	victim = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -649,6 +778,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_eventfd_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_fd_table_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pipe_write_end_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tty, setup, teardown),
 	};
 
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
