@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_RESTORE_FILES_INT_H
+#define CRIU_LIKE_RESTORE_FILES_INT_H
+
+/* Shared by restore-files.c, restore-files-pipe.c and restore-files-ghost.c. */
+#include "restore-int.h"
+
+/* One pipe, by inode: both ends, created once for every description of it. */
+struct rst_pipe {
+	uint64_t ino;
+	int ends[2]; /* [0] read, [1] write; the controller's, until rst_pipes_close() */
+	bool taken[2]; /* a description already is this end: others reopen it */
+};
+
+struct rst_files {
+	ProtobufCMessage **file_recs; /* FileEntry */
+	size_t nr_file_recs;
+	ProtobufCMessage **pipe_recs; /* PipeDataEntry */
+	size_t nr_pipe_recs;
+	struct rst_file_index idx;
+	char **paths; /* per idx position: NUL-terminated path, or NULL */
+	int *fds; /* per idx position: the description, a service fd, or -1 */
+	struct rst_pipe *pipes;
+	size_t nr_pipes;
+};
+
+/* The description of pipe file idx.by_id[@pos] (an fd below the base), or -errno. */
+int rst_pipe_open(struct restore_ctx *ctx, size_t pos);
+/* Close the controller's own pipe ends (each description has its own fd). */
+void rst_pipes_close(struct rst_files *f);
+/* The unlinked file idx.by_id[@pos], rebuilt from ghost-ID.img, opened and unlinked again. */
+int rst_ghost_open(struct restore_ctx *ctx, size_t pos);
+/* A new description of the file behind @fd, opened with @flags (O_CREAT etc. dropped). */
+int rst_reopen_fd(int fd, uint32_t flags);
+
+#endif

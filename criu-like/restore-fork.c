@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The processes of a restore, each created with its original pid by
+ * clone3(set_tid) (5.5) from its original parent. What a task does, in order:
+ *
+ *   1. fork the children that stay in the session it is about to leave,
+ *   2. setsid() if it leads a session, else setpgid(0, 0) if it leads a group,
+ *   3. fork its other children (they inherit the session and group),
+ *   4. count itself created, wait until every task is (RST_STAGE_RESTORING),
+ *   5. join its process group (its leader has existed since step 2),
+ *   6. a zombie exits here with its saved status; the others install their
+ *      fds and fs, wait for their zombie children to be zombies, and call
+ *      rst_task_finish(), which does not come back on success.
+ *
+ * Every signal stays blocked from the controller's clone of the root on: the
+ * restorer sets the saved mask. The SIGCHLDs of zombie children are drained,
+ * since the original parent had already received them.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define LOG_PREFIX "restore: "
+#include "compat.h"
+#include "log.h"
+#include "restore-int.h"
+#include "util.h"
+
+static pid_t clone_with_pid(pid_t pid, int exit_signal)
+{
+	struct cr_clone_args args;
+	pid_t set_tid = pid;
+
+	memset(&args, 0, sizeof(args));
+	args.exit_signal = (uint64_t)exit_signal;
+	args.set_tid = (uint64_t)(uintptr_t)&set_tid;
+	args.set_tid_size = 1;
+	return (pid_t)syscall(__NR_clone3, &args, CR_CLONE_ARGS_SIZE_VER1);
+}
+
+static void task_main(struct restore_ctx *ctx, struct rst_task *t) __attribute__((noreturn));
+
+/* In the parent (or the controller for the root): create @t, record its pid. */
+static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signal)
+{
+	pid_t want = (pid_t)t->pe->pid, pid;
+
+	pid = clone_with_pid(want, exit_signal);
+	if (pid == 0)
+		task_main(ctx, t);
+	if (pid < 0) {
+		int err = neg_errno();
+
+		if (err == -EEXIST)
+			pr_err("cannot create task %d: the pid is in use\n", want);
+		else
+			pr_errno(err, "cannot create task %d: clone3", want);
+		return err;
+	}
+	if (pid != want) {
+		/* set_tid is honoured or refused, never ignored; do not trust a surprise */
+		pr_err("task %d was created as pid %d\n", want, pid);
+		kill(pid, SIGKILL);
+		return -EINVAL;
+	}
+	__atomic_store_n(&ctx->shared->pids[rst_task_idx(ctx, t)], pid, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int child_exit_signal(const struct rst_task *c)
+{
+	return c->pe->has_exit_signal ? (int)c->pe->exit_signal : SIGCHLD;
+}
+
+static int fork_children(struct restore_ctx *ctx, struct rst_task *t, bool before_setsid)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < t->nr_children; i++) {
+		struct rst_task *c = t->children[i];
+
+		if (rst_forks_before_setsid(t, c) != before_setsid)
+			continue;
+		err = fork_task(ctx, c, child_exit_signal(c));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int lead(const PstreeEntry *pe)
+{
+	if (pe->sid == pe->pid) {
+		if (setsid() < 0) {
+			pr_perror("task %u: setsid", pe->pid);
+			return neg_errno();
+		}
+	} else if (pe->pgid == pe->pid && setpgid(0, 0)) {
+		pr_perror("task %u: cannot lead its process group", pe->pid);
+		return neg_errno();
+	}
+	return 0;
+}
+
+static int join_group(const PstreeEntry *pe)
+{
+	pid_t sid;
+
+	if (getpgid(0) != (pid_t)pe->pgid && setpgid(0, (pid_t)pe->pgid)) {
+		pr_perror("task %u: cannot join process group %u", pe->pid, pe->pgid);
+		return neg_errno();
+	}
+	sid = getsid(0);
+	if (sid != (pid_t)pe->sid) {
+		pr_err("task %u: in session %d instead of %u\n", pe->pid, sid, pe->sid);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* 0 once the stage left FORKING, -EINTR if the restore is aborted. */
+static int wait_all_created(struct rst_shared *sh)
+{
+	uint32_t st;
+
+	while ((st = rst_load(&sh->stage)) == RST_STAGE_FORKING)
+		rst_futex_wait(&sh->stage, st, 0);
+	return st == RST_STAGE_ABORT ? -EINTR : 0;
+}
+
+/* Die the way the zombie died: its exit code, or its signal with no core dump. */
+static void zombie_exit(const PstreeEntry *pe)
+{
+	int status = pe->has_exit_code ? pe->exit_code : 0;
+
+	if (WIFSIGNALED(status)) {
+		struct rlimit no_core = { 0, 0 };
+		int sig = WTERMSIG(status);
+		sigset_t set;
+
+		if (WCOREDUMP(status))
+			pr_warn("zombie %u dumped a core when it died: its status loses that bit\n",
+				pe->pid);
+		setrlimit(RLIMIT_CORE, &no_core);
+		signal(sig, SIG_DFL);
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		kill(getpid(), sig);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		pr_err("zombie %u: signal %d did not kill it\n", pe->pid, sig);
+	}
+	_exit(WEXITSTATUS(status));
+}
+
+/* The zombie children are dead before the parent goes on, their signals consumed. */
+static int reap_signals_of_zombies(const struct rst_task *t)
+{
+	const struct timespec now = { 0, 0 };
+	unsigned int i;
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (i = 0; i < t->nr_children; i++) {
+		const struct rst_task *c = t->children[i];
+		siginfo_t si;
+
+		if (!rst_task_zombie(c))
+			continue;
+		if (waitid(P_PID, (id_t)c->pe->pid, &si, WEXITED | WNOWAIT | __WALL)) {
+			pr_perror("task %u: waiting for zombie %u", t->pe->pid, c->pe->pid);
+			return neg_errno();
+		}
+		if (child_exit_signal(c) > 0)
+			sigaddset(&set, child_exit_signal(c));
+	}
+	while (sigtimedwait(&set, NULL, &now) > 0)
+		;
+	return 0;
+}
+
+static int task_restore(struct restore_ctx *ctx, struct rst_task *t)
+{
+	struct rst_shared *sh = ctx->shared;
+	int err;
+
+	err = fork_children(ctx, t, true);
+	if (!err)
+		err = lead(t->pe);
+	if (!err)
+		err = fork_children(ctx, t, false);
+	if (err)
+		return err;
+	__atomic_add_fetch(&sh->nr_created, 1, __ATOMIC_ACQ_REL);
+	rst_futex_wake(&sh->nr_created);
+	if (wait_all_created(sh))
+		_exit(1); /* another task failed: the controller reports it */
+
+	err = join_group(t->pe);
+	if (err)
+		return err;
+	if (rst_task_zombie(t))
+		zombie_exit(t->pe);
+	err = rst_files_install(ctx, t);
+	if (!err)
+		err = rst_fs_restore(ctx, t);
+	if (!err)
+		err = reap_signals_of_zombies(t);
+	if (!err)
+		err = rst_task_finish(ctx, t);
+	return err;
+}
+
+static void task_main(struct restore_ctx *ctx, struct rst_task *t)
+{
+	int err = task_restore(ctx, t);
+
+	pr_err("task %u failed to restore: %s\n", t->pe->pid, strerror(err < 0 ? -err : EIO));
+	rst_fail(ctx, err < 0 ? err : -EIO);
+	_exit(1);
+}
+
+int rst_fork_root(struct restore_ctx *ctx, pid_t *ret_pid)
+{
+	struct rst_task *root = &ctx->tasks[0];
+	sigset_t all, old;
+	int err;
+
+	/* Nothing interrupts a restoring task: the restorer sets the saved mask. */
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	err = fork_task(ctx, root, SIGCHLD);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		return err;
+	*ret_pid = (pid_t)root->pe->pid;
+	return 0;
+}

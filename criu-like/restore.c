@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The restore command (ARCHITECTURE.md 4): read and check every image of the
+ * tree, open its files, fork it with its pids (restore-fork.c), let each task
+ * rebuild itself, and resume every task together. Until the resume, a failure
+ * anywhere kills every task created so far; the images are only ever read.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOG_PREFIX "restore: "
+#include "asm/sigframe.h"
+#include "compat.h"
+#include "cr.h"
+#include "image.h"
+#include "log.h"
+#include "restore-int.h"
+#include "util.h"
+
+/* Without progress for this long, a restoring tree is declared stuck. */
+#define RST_DEFAULT_TIMEOUT 60
+/* How often the controller looks for tasks that died while it waits. */
+#define RST_POLL_MS 50
+
+struct rst_run {
+	struct restore_ctx ctx;
+	ProtobufCMessage **pstree;
+	size_t nr_pstree;
+	int *pidfds; /* per task, opened once its pid is known; -1 before */
+	pid_t root;
+};
+
+void rst_fail(struct restore_ctx *ctx, int err)
+{
+	struct rst_shared *sh = ctx->shared;
+	int32_t none = 0;
+
+	if (__atomic_compare_exchange_n(&sh->error, &none, err ? err : -EIO, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&sh->failed_pid, (int32_t)getpid(), __ATOMIC_RELEASE);
+	rst_futex_wake(&sh->nr_created);
+	rst_futex_wake(&sh->nr_pending);
+}
+
+/* ---- what the images must be ---------------------------------------------------------------- */
+
+static bool has_part(const InventoryEntry *inv, DumpedPart part)
+{
+	size_t i;
+
+	for (i = 0; i < inv->n_dumped; i++)
+		if (inv->dumped[i] == part)
+			return true;
+	return false;
+}
+
+static int check_inventory(const struct restore_ctx *ctx)
+{
+	const InventoryEntry *inv = ctx->inv;
+	const char *dir = ctx->opts->images_dir;
+	uint64_t missing = inv->xfeatures_mask & ~arch_xfeatures();
+
+	if (inv->img_version != IMG_FORMAT_VERSION) {
+		pr_err("image directory %s has format version %u; this criu-like reads version "
+		       "%u\n",
+		       dir, inv->img_version, IMG_FORMAT_VERSION);
+		return -EINVAL;
+	}
+	if (!inv->completed) {
+		pr_err("image directory %s is not marked complete (the dump failed or is still "
+		       "running)\n",
+		       dir);
+		return -EINVAL;
+	}
+	if (has_part(inv, DUMPED_PART__PART_PRE_DUMP) || !has_part(inv, DUMPED_PART__PART_TASKS)) {
+		pr_err("image directory %s holds a pre-dump (memory only), not a checkpoint\n",
+		       dir);
+		return -EINVAL;
+	}
+	if (missing) {
+		pr_err("the images need CPU state features %#llx (XCR0) that this CPU lacks\n",
+		       (unsigned long long)missing);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static int read_pstree(struct rst_run *r)
+{
+	struct cr_img *img = img_open(r->ctx.dirfd, CR_IMG_PSTREE, 0, IMG_READ);
+	int err, cerr;
+
+	if (!img)
+		return neg_errno();
+	err = img_read_all(img, &r->pstree, &r->nr_pstree);
+	cerr = img_close(img);
+	return err ? err : cerr;
+}
+
+static int read_cores(struct restore_ctx *ctx)
+{
+	unsigned int i;
+	size_t j;
+	int err;
+
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		struct rst_task *t = &ctx->tasks[i];
+
+		if (rst_task_zombie(t))
+			continue;
+		err = img_read_one(ctx->dirfd, CR_IMG_CORE, t->pe->pid,
+				   (ProtobufCMessage **)&t->core);
+		if (err)
+			return err;
+		if (t->core->pid != t->pe->pid || t->core->n_threads != t->pe->n_threads) {
+			pr_err("core-%u.img describes pid %u with %zu threads, pstree.img %zu\n",
+			       t->pe->pid, t->core->pid, t->core->n_threads, t->pe->n_threads);
+			return -EINVAL;
+		}
+		for (j = 0; j < t->core->n_threads; j++) {
+			if (t->core->threads[j]->tid != t->pe->threads[j]) {
+				pr_err("core-%u.img: thread %zu is %u, pstree.img says %u\n",
+				       t->pe->pid, j, t->core->threads[j]->tid, t->pe->threads[j]);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+/* /proc/ID exists for every pid and tid of this pid namespace, listed or not. */
+static bool id_in_use(uint32_t id, char *comm, size_t size)
+{
+	char path[64];
+	_cleanup_free_ char *c = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", id);
+	if (access(path + 0, F_OK) && errno == ENOENT)
+		return false;
+	c = read_file_at(AT_FDCWD, path, NULL);
+	snprintf(comm, size, "%s", c ? c : "?");
+	comm[strcspn(comm, "\n")] = '\0';
+	return true;
+}
+
+static int check_ids_free(const struct restore_ctx *ctx)
+{
+	unsigned int i, busy = 0;
+	char comm[64];
+	size_t j;
+
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		const PstreeEntry *pe = ctx->tasks[i].pe;
+
+		for (j = 0; j < (pe->n_threads ? pe->n_threads : 1); j++) {
+			uint32_t id = pe->n_threads ? pe->threads[j] : pe->pid;
+
+			if (!id_in_use(id, comm, sizeof(comm)))
+				continue;
+			pr_err("%s %u of the tree is already in use (by %s)\n",
+			       j ? "thread id" : "pid", id, comm);
+			busy++;
+		}
+	}
+	if (busy) {
+		pr_err("%u pid%s of the tree in use: nothing restored\n", busy,
+		       busy == 1 ? " is" : "s are");
+		return -EEXIST;
+	}
+	return 0;
+}
+
+/* ---- the controller's own fds --------------------------------------------------------------- */
+
+/* Above the base, where no task's fd table reaches. */
+static int move_fd_above(int *fd, int base)
+{
+	int nfd;
+
+	if (*fd >= base)
+		return 0;
+	nfd = fcntl(*fd, F_DUPFD_CLOEXEC, base);
+	if (nfd < 0)
+		return neg_errno();
+	close(*fd);
+	*fd = nfd;
+	return 0;
+}
+
+/*
+ * The log must reach the tasks' messages above the base too. log_set_fd()
+ * takes the lowest free fd from 3 on: every free one below the base is
+ * filled for the call, then freed.
+ */
+static int move_log_above(int base)
+{
+	_cleanup_free_ int *fill = calloc((size_t)base, sizeof(int));
+	int lfd = log_get_fd(), i, n = 0, err;
+
+	if (lfd >= base)
+		return 0;
+	if (!fill)
+		return -ENOMEM;
+	for (i = 3; i < base; i++) {
+		if (fcntl(i, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		if (dup2(lfd, i) < 0)
+			break;
+		fill[n++] = i;
+	}
+	err = i < base ? neg_errno() : log_set_fd(lfd);
+	while (n > 0)
+		close(fill[--n]);
+	return err;
+}
+
+static int raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return neg_errno();
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl)) {
+		pr_perror("cannot raise RLIMIT_NOFILE to %llu", (unsigned long long)rl.rlim_max);
+		return neg_errno();
+	}
+	return 0;
+}
+
+static int place_service_fds(struct restore_ctx *ctx)
+{
+	struct rlimit rl;
+	int err;
+
+	ctx->service_fd_base = rst_service_fd_base(ctx);
+	getrlimit(RLIMIT_NOFILE, &rl);
+	/* the descriptions themselves, the log, the image dir, the memory plan's fds */
+	if ((rlim_t)ctx->service_fd_base + rst_files_count(ctx) + 64 > rl.rlim_max) {
+		pr_err("the tree uses fd %d: no room above it for %zu open files under "
+		       "RLIMIT_NOFILE %llu\n",
+		       ctx->service_fd_base - 1, rst_files_count(ctx),
+		       (unsigned long long)rl.rlim_max);
+		return -EMFILE;
+	}
+	err = move_fd_above(&ctx->dirfd, ctx->service_fd_base);
+	if (!err)
+		err = move_log_above(ctx->service_fd_base);
+	if (err)
+		pr_errno(err, "cannot move criu-like's own fds above %d", ctx->service_fd_base);
+	return err;
+}
+
+/* ---- plan: everything read and checked before the first fork ------------------------------- */
+
+static int rst_plan(struct rst_run *r)
+{
+	struct restore_ctx *ctx = &r->ctx;
+	const struct cr_options *o = ctx->opts;
+	int err;
+
+	ctx->dirfd = img_dir_open(o->images_dir, false);
+	if (ctx->dirfd < 0) {
+		pr_errno(ctx->dirfd, "cannot open image directory %s", o->images_dir);
+		return ctx->dirfd;
+	}
+	err = img_read_one(ctx->dirfd, CR_IMG_INVENTORY, 0, (ProtobufCMessage **)&ctx->inv);
+	if (!err)
+		err = check_inventory(ctx);
+	if (!err)
+		err = read_pstree(r);
+	if (!err)
+		err = rst_tree_build(ctx, (PstreeEntry **)r->pstree, r->nr_pstree,
+				     ctx->inv->root_pid);
+	if (!err)
+		err = rst_tree_check_sessions(ctx, o->shell_job, getsid(0), getpgrp());
+	if (!err)
+		err = read_cores(ctx);
+	if (!err)
+		err = check_ids_free(ctx);
+	if (!err)
+		err = raise_nofile();
+	if (!err)
+		err = rst_files_read(ctx);
+	if (!err)
+		err = place_service_fds(ctx);
+	if (!err)
+		err = rst_files_open(ctx);
+	return err;
+}
+
+/* ---- run: fork, wait at each stage, resume -------------------------------------------------- */
+
+static int create_shared(struct restore_ctx *ctx)
+{
+	struct rst_shared *sh;
+	size_t size = PAGE_ALIGN(sizeof(*sh) + ctx->nr_tasks * sizeof(sh->pids[0]));
+
+	sh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED) {
+		pr_perror("cannot map the shared area of the restore");
+		return neg_errno();
+	}
+	sh->stage = RST_STAGE_FORKING;
+	sh->nr_pending = ctx->nr_threads;
+	ctx->shared = sh;
+	ctx->shared_size = size;
+	return 0;
+}
+
+/* A task that died before the resume: -ECHILD after naming it. */
+static int check_alive(struct rst_run *r)
+{
+	struct restore_ctx *ctx = &r->ctx;
+	unsigned int i;
+
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		pid_t pid = __atomic_load_n(&ctx->shared->pids[i], __ATOMIC_ACQUIRE);
+		struct pollfd pfd;
+
+		/* zombies die on purpose, once every task exists */
+		if (!pid || rst_task_zombie(&ctx->tasks[i]))
+			continue;
+		if (r->pidfds[i] < 0)
+			r->pidfds[i] = (int)syscall(__NR_pidfd_open, pid, 0);
+		pfd.fd = r->pidfds[i];
+		pfd.events = POLLIN;
+		if (r->pidfds[i] >= 0 && poll(&pfd, 1, 0) == 0)
+			continue;
+		pr_err("task %d died during the restore\n", pid);
+		return -ECHILD;
+	}
+	return 0;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Until *@word == @target: 0, the first task's error, -ECHILD, or -ETIMEDOUT. */
+static int wait_word(struct rst_run *r, uint32_t *word, uint32_t target, const char *what)
+{
+	struct rst_shared *sh = r->ctx.shared;
+	unsigned int timeout = r->ctx.opts->timeout ? r->ctx.opts->timeout : RST_DEFAULT_TIMEOUT;
+	uint64_t deadline = now_ms() + timeout * 1000ULL;
+	uint32_t last = rst_load(word);
+	int err;
+
+	for (;;) {
+		uint32_t v = rst_load(word);
+		int32_t fail = __atomic_load_n(&sh->error, __ATOMIC_ACQUIRE);
+
+		if (fail) {
+			errno = -fail;
+			pr_err("task %d failed while %s: %m\n", sh->failed_pid, what);
+			return fail;
+		}
+		if (v == target)
+			return 0;
+		err = check_alive(r);
+		if (err)
+			return err;
+		if (v != last) {
+			last = v;
+			deadline = now_ms() + timeout * 1000ULL;
+		} else if (now_ms() > deadline) {
+			pr_err("the tree made no progress for %u s while %s (%u left)\n", timeout,
+			       what, v > target ? v - target : target - v);
+			return -ETIMEDOUT;
+		}
+		rst_futex_wait(word, v, RST_POLL_MS);
+	}
+}
+
+static int rst_run_tree(struct rst_run *r)
+{
+	struct restore_ctx *ctx = &r->ctx;
+	unsigned int i;
+	int err;
+
+	r->pidfds = malloc(ctx->nr_tasks * sizeof(*r->pidfds));
+	if (!r->pidfds)
+		return -ENOMEM;
+	for (i = 0; i < ctx->nr_tasks; i++)
+		r->pidfds[i] = -1;
+	/* the orphans of tasks killed on failure come back to us, to be reaped at once */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+		return neg_errno();
+	err = create_shared(ctx);
+	if (!err)
+		err = rst_mem_prepare(ctx);
+	if (!err)
+		err = rst_fork_root(ctx, &r->root);
+	if (!err)
+		err = wait_word(r, &ctx->shared->nr_created, ctx->nr_tasks, "creating tasks");
+	if (err)
+		return err;
+	pr_info("%u tasks created\n", ctx->nr_tasks);
+	rst_set_stage(ctx->shared, RST_STAGE_RESTORING);
+	err = wait_word(r, &ctx->shared->nr_pending, 0, "restoring");
+	if (err)
+		return err;
+	rst_set_stage(ctx->shared, RST_STAGE_RESUME);
+	return 0;
+}
+
+/* Kill everything created so far and reap it: the pids are free again when this returns. */
+static void rst_abort(struct rst_run *r)
+{
+	struct restore_ctx *ctx = &r->ctx;
+	unsigned int i, killed = 0;
+
+	if (!ctx->shared)
+		return;
+	rst_set_stage(ctx->shared, RST_STAGE_ABORT);
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		pid_t pid = __atomic_load_n(&ctx->shared->pids[i], __ATOMIC_ACQUIRE);
+
+		if (pid && !kill(pid, SIGKILL))
+			killed++;
+	}
+	while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
+		;
+	if (killed)
+		pr_err("killed the %u task%s restored so far\n", killed, killed == 1 ? "" : "s");
+}
+
+static void rst_release(struct rst_run *r)
+{
+	struct restore_ctx *ctx = &r->ctx;
+	unsigned int i;
+
+	prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+	if (r->pidfds) {
+		for (i = 0; i < ctx->nr_tasks; i++)
+			if (r->pidfds[i] >= 0)
+				close(r->pidfds[i]);
+		free(r->pidfds);
+	}
+	if (ctx->shared)
+		munmap(ctx->shared, ctx->shared_size);
+	rst_mem_fini(ctx);
+	rst_files_fini(ctx);
+	for (i = 0; ctx->tasks && i < ctx->nr_tasks; i++)
+		if (ctx->tasks[i].core)
+			protobuf_c_message_free_unpacked(&ctx->tasks[i].core->base, NULL);
+	rst_tree_free(ctx);
+	img_free_records(r->pstree, r->nr_pstree);
+	if (ctx->inv)
+		protobuf_c_message_free_unpacked(&ctx->inv->base, NULL);
+	if (ctx->dirfd >= 0)
+		close(ctx->dirfd);
+}
+
+/* ---- after the resume ----------------------------------------------------------------------- */
+
+static int write_pidfile(const char *path, pid_t pid)
+{
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%d", pid);
+
+	if (fd < 0 || write_all(fd, buf, (size_t)n)) {
+		pr_perror("cannot write the root pid into %s", path);
+		return fd < 0 ? neg_errno() : -EIO;
+	}
+	return 0;
+}
+
+/* Without -d: the root's exit status is ours; the signals a shell sends go to it. */
+static int wait_root(pid_t root)
+{
+	static const int fwd[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	_cleanup_close_ int sfd = -1, pfd = -1;
+	sigset_t set;
+	size_t i;
+	int status;
+
+	sigemptyset(&set);
+	for (i = 0; i < ARRAY_SIZE(fwd); i++)
+		sigaddset(&set, fwd[i]);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	pfd = (int)syscall(__NR_pidfd_open, root, 0);
+	if (sfd < 0 || pfd < 0) {
+		pr_perror("cannot watch the restored root %d", root);
+		return neg_errno();
+	}
+	for (;;) {
+		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
+				       { .fd = pfd, .events = POLLIN } };
+		struct signalfd_siginfo si;
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			return neg_errno();
+		if (p[1].revents)
+			break;
+		if (p[0].revents && read(sfd, &si, sizeof(si)) == sizeof(si))
+			kill(root, (int)si.ssi_signo);
+	}
+	if (waitpid(root, &status, 0) != root)
+		return neg_errno();
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+/*
+ * Returns 0 or -errno; without -d/--restore-detached, once restored, the
+ * exit status of the root (0-255, 128+N for signal N) for the CLI to exit with.
+ */
+int cr_restore(const struct cr_options *o)
+{
+	struct rst_run r = { .ctx = { .opts = o, .dirfd = -1 }, .root = 0 };
+	struct timespec t0, t1;
+	pid_t root;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = rst_plan(&r);
+	if (!err) {
+		err = rst_run_tree(&r);
+		if (err)
+			rst_abort(&r);
+	}
+	root = r.root;
+	rst_release(&r);
+	if (err) {
+		pr_err("restore from %s failed: the images are untouched\n", o->images_dir);
+		return err;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	pr_info("restored tree %d in %.3f s\n", root,
+		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	if (o->pidfile) {
+		err = write_pidfile(o->pidfile, root);
+		if (err)
+			return err;
+	}
+	if (o->restore_detached)
+		return 0;
+	return wait_root(root);
+}
