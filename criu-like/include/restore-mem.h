@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_RESTORE_MEM_H
+#define CRIU_LIKE_RESTORE_MEM_H
+
+/*
+ * Internals of the memory and task-state half of the restore
+ * (Documentation/restore.md): restore-mem-plan.c is pure logic over image
+ * records (test/unit/test-restore-mem.c), restore-mem.c reads the images
+ * in the controller, restore-task.c builds the restorer's arguments in the
+ * restored task and jumps into the blob.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "restore.h"
+#include "restorer.h"
+
+#include "creds.pb-c.h"
+#include "mm.pb-c.h"
+#include "pagemap.pb-c.h"
+
+/* Highest user address + 1 the restorer handles (4-level paging). */
+#define RST_TASK_SIZE ((1UL << 47) - 4096)
+
+/* rst_task->mem: what rst_mem_prepare() read for one live task. */
+struct rst_mem_plan {
+	MmEntry *mm;
+	CredsEntry *creds;
+	uint32_t pages_id;
+	size_t nr_runs;
+	struct rst_run *runs; /* merged, in pages file order */
+	bool *vma_fill; /* per mm->vmas[i]: saved pages land in it */
+	uint64_t pages_bytes; /* data bytes the runs read from pages-ID.img */
+};
+
+/* One shared anonymous memory object, created by the controller and filled. */
+struct rst_shmem_obj {
+	uint64_t shmid;
+	uint64_t size;
+	int fd; /* >= ctx->service_fd_base */
+};
+
+struct rst_shmem {
+	size_t n;
+	struct rst_shmem_obj *objs;
+};
+
+struct rst_range {
+	uint64_t start, end;
+};
+
+/*
+ * Check the VMAs of @mm: page aligned, sorted, not overlapping, below
+ * RST_TASK_SIZE, each kind with what it needs (shmid, file_id).
+ */
+int rst_plan_check_vmas(pid_t pid, const MmEntry *mm);
+
+/*
+ * From the @n PagemapEntry records of pagemap-PID.img (the head excluded),
+ * fill @p's runs (data offsets from IMG_RAW_DATA_OFF on, merged when both the
+ * addresses and the data touch), vma_fill and pages_bytes. Refuses a run
+ * that is not PE_PRESENT (parent or lazy pages), out of order, or not
+ * entirely inside private VMAs. @p->mm must be set and checked.
+ */
+int rst_plan_runs(pid_t pid, struct rst_mem_plan *p, PagemapEntry *const *pe, size_t n);
+void rst_plan_free(struct rst_mem_plan *p);
+
+/*
+ * The highest @size-byte range inside [@lo, @hi) that keeps a guard page
+ * from each of the @n @busy ranges (any order). 0 and *@ret, or -ENOMEM.
+ */
+int rst_find_hole(const struct rst_range *busy, size_t n, uint64_t size, uint64_t lo, uint64_t hi,
+		  uint64_t *ret);
+
+/* Per-thread placement in the restorer area; offsets are from struct rst_args. */
+struct rst_thread_layout {
+	uint64_t pending_off, log_off, stack_top_off, frame_off;
+};
+
+struct rst_layout_in {
+	uint64_t blob_size;
+	uint32_t nr_vmas, nr_runs, nr_threads, nr_timers;
+	uint32_t nr_shared_pending, nr_groups, nr_close_fds;
+	const uint32_t *thread_pending; /* [nr_threads] */
+	const uint64_t *frame_size; /* [nr_threads], arch_sigframe_size() */
+	uint64_t scratch_size; /* for the special mappings on their way */
+};
+
+struct rst_layout {
+	uint64_t args_off; /* from the area start, page aligned */
+	uint64_t vmas_off, runs_off, threads_off, timers_off; /* from struct rst_args */
+	uint64_t shared_pending_off, groups_off, close_fds_off;
+	uint64_t args_size; /* struct rst_args and its arrays */
+	struct rst_thread_layout *threads; /* [nr_threads], allocated by the caller */
+	uint64_t scratch_off; /* from the area start, page aligned */
+	uint64_t total; /* page aligned */
+};
+
+/* Place everything; -E2BIG when a count would overflow. */
+int rst_layout_compute(const struct rst_layout_in *in, struct rst_layout *out);
+
+/* restore-task.c: struct rst_shmem lookup, for the plan of VMAs. */
+const struct rst_shmem_obj *rst_shmem_find(const struct rst_shmem *s, uint64_t shmid);
+
+#endif

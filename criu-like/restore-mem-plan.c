@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pure planning for the memory restore: VMA checks, page runs and their
+ * offsets in the pages image, the hole for the restorer area and the layout
+ * of that area. No I/O: test/unit/test-restore-mem.c runs it on fixtures.
+ */
+#define LOG_PREFIX "restore-mem: "
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "image.h"
+#include "log.h"
+#include "restore-mem.h"
+#include "util.h"
+
+static bool vma_private_kind(VmaKind k)
+{
+	return k == VMA_KIND__VMA_ANON_PRIVATE || k == VMA_KIND__VMA_STACK ||
+	       k == VMA_KIND__VMA_HEAP || k == VMA_KIND__VMA_FILE_PRIVATE;
+}
+
+static int check_one_vma(pid_t pid, const VmaEntry *v)
+{
+	if (v->start >= v->end || v->start % PAGE_SIZE || v->end % PAGE_SIZE) {
+		pr_err("pid %d: VMA %lx-%lx: bad bounds\n", pid, v->start, v->end);
+		return -EINVAL;
+	}
+	if (v->end > RST_TASK_SIZE && v->kind != VMA_KIND__VMA_VSYSCALL) {
+		pr_err("pid %d: VMA %lx-%lx above %lx (5-level paging) is not supported\n", pid,
+		       v->start, v->end, RST_TASK_SIZE);
+		return -EOPNOTSUPP;
+	}
+	switch (v->kind) {
+	case VMA_KIND__VMA_ANON_SHARED:
+		if (!v->has_shmid) {
+			pr_err("pid %d: shared anonymous VMA %lx-%lx without shmid\n", pid,
+			       v->start, v->end);
+			return -EINVAL;
+		}
+		return 0;
+	case VMA_KIND__VMA_FILE_PRIVATE:
+	case VMA_KIND__VMA_FILE_SHARED:
+		if (!v->has_file_id || v->pgoff % PAGE_SIZE) {
+			pr_err("pid %d: file VMA %lx-%lx without file id or with offset %lx\n", pid,
+			       v->start, v->end, v->pgoff);
+			return -EINVAL;
+		}
+		return 0;
+	case VMA_KIND__VMA_ANON_PRIVATE:
+	case VMA_KIND__VMA_STACK:
+	case VMA_KIND__VMA_HEAP:
+	case VMA_KIND__VMA_VDSO:
+	case VMA_KIND__VMA_VVAR:
+	case VMA_KIND__VMA_VVAR_VCLOCK:
+	case VMA_KIND__VMA_VSYSCALL:
+		return 0;
+	default:
+		pr_err("pid %d: VMA %lx-%lx of unknown kind %d\n", pid, v->start, v->end, v->kind);
+		return -EINVAL;
+	}
+}
+
+int rst_plan_check_vmas(pid_t pid, const MmEntry *mm)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < mm->n_vmas; i++) {
+		err = check_one_vma(pid, mm->vmas[i]);
+		if (err)
+			return err;
+		if (i && mm->vmas[i]->start < mm->vmas[i - 1]->end) {
+			pr_err("pid %d: VMA %lx-%lx overlaps or precedes %lx-%lx\n", pid,
+			       mm->vmas[i]->start, mm->vmas[i]->end, mm->vmas[i - 1]->start,
+			       mm->vmas[i - 1]->end);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* The index of the VMA holding @addr, or -1. */
+static long vma_find(const MmEntry *mm, uint64_t addr)
+{
+	size_t lo = 0, hi = mm->n_vmas;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (addr < mm->vmas[mid]->start)
+			hi = mid;
+		else if (addr >= mm->vmas[mid]->end)
+			lo = mid + 1;
+		else
+			return (long)mid;
+	}
+	return -1;
+}
+
+/* Mark the private VMAs that [@start, @end) covers; they must touch each other. */
+static int mark_fill(pid_t pid, struct rst_mem_plan *p, uint64_t start, uint64_t end)
+{
+	const MmEntry *mm = p->mm;
+	long i = vma_find(mm, start);
+	uint64_t pos = start;
+
+	while (pos < end) {
+		if (i < 0 || (size_t)i >= mm->n_vmas || mm->vmas[i]->start > pos ||
+		    !vma_private_kind(mm->vmas[i]->kind)) {
+			pr_err("pid %d: saved pages at %lx (run %lx-%lx) outside any private VMA\n",
+			       pid, pos, start, end);
+			return -EINVAL;
+		}
+		p->vma_fill[i] = true;
+		pos = mm->vmas[i]->end;
+		i++;
+	}
+	return 0;
+}
+
+static int check_entry(pid_t pid, const PagemapEntry *e, uint64_t prev_end)
+{
+	if (!(e->flags & PAGEMAP_FLAG__PE_PRESENT)) {
+		pr_err("pid %d: pages at %lx are %s: not supported\n", pid, e->vaddr,
+		       e->flags & PAGEMAP_FLAG__PE_PARENT ? "in a parent dump" : "lazy");
+		return -EOPNOTSUPP;
+	}
+	if (e->vaddr % PAGE_SIZE || !e->nr_pages || e->vaddr < prev_end ||
+	    e->vaddr + (uint64_t)e->nr_pages * PAGE_SIZE > RST_TASK_SIZE) {
+		pr_err("pid %d: bad pagemap entry %lx +%u pages (previous end %lx)\n", pid,
+		       e->vaddr, e->nr_pages, prev_end);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int rst_plan_runs(pid_t pid, struct rst_mem_plan *p, PagemapEntry *const *pe, size_t n)
+{
+	uint64_t off = IMG_RAW_DATA_OFF, prev_end = 0;
+	size_t i;
+	int err;
+
+	p->runs = calloc(n ? n : 1, sizeof(*p->runs));
+	p->vma_fill = calloc(p->mm->n_vmas ? p->mm->n_vmas : 1, sizeof(*p->vma_fill));
+	if (!p->runs || !p->vma_fill)
+		return -ENOMEM;
+	p->nr_runs = 0;
+	for (i = 0; i < n; i++) {
+		uint64_t len = (uint64_t)pe[i]->nr_pages * PAGE_SIZE;
+		struct rst_run *last = p->nr_runs ? &p->runs[p->nr_runs - 1] : NULL;
+
+		err = check_entry(pid, pe[i], prev_end);
+		if (!err)
+			err = mark_fill(pid, p, pe[i]->vaddr, pe[i]->vaddr + len);
+		if (err)
+			return err;
+		prev_end = pe[i]->vaddr + len;
+		if (last && last->vaddr + last->len == pe[i]->vaddr &&
+		    last->off + last->len == off) {
+			last->len += len;
+		} else {
+			p->runs[p->nr_runs].vaddr = pe[i]->vaddr;
+			p->runs[p->nr_runs].len = len;
+			p->runs[p->nr_runs].off = off;
+			p->nr_runs++;
+		}
+		off += len;
+	}
+	p->pages_bytes = off - IMG_RAW_DATA_OFF;
+	return 0;
+}
+
+void rst_plan_free(struct rst_mem_plan *p)
+{
+	if (!p)
+		return;
+	if (p->mm)
+		protobuf_c_message_free_unpacked(&p->mm->base, NULL);
+	if (p->creds)
+		protobuf_c_message_free_unpacked(&p->creds->base, NULL);
+	free(p->runs);
+	free(p->vma_fill);
+	free(p);
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct rst_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int rst_find_hole(const struct rst_range *busy, size_t n, uint64_t size, uint64_t lo, uint64_t hi,
+		  uint64_t *ret)
+{
+	_cleanup_free_ struct rst_range *r = malloc((n ? n : 1) * sizeof(*r));
+	uint64_t top = hi & PAGE_MASK;
+	size_t i;
+
+	if (!r)
+		return -ENOMEM;
+	size = PAGE_ALIGN(size);
+	memcpy(r, busy, n * sizeof(*r));
+	qsort(r, n, sizeof(*r), range_cmp);
+	/* From here on r[i].end is the highest end among r[0..i]: ranges may overlap. */
+	for (i = 1; i < n; i++)
+		r[i].end = max(r[i].end, r[i - 1].end);
+	/* Walk the gaps from the top down, like the kernel's mmap does. */
+	for (i = n + 1; i-- > 0;) {
+		uint64_t gap_lo = max(i ? PAGE_ALIGN(r[i - 1].end) : lo, lo);
+		uint64_t gap_hi = min(i < n ? r[i].start & PAGE_MASK : top, top);
+
+		if (gap_hi > gap_lo && gap_hi - gap_lo >= size + 2 * PAGE_SIZE) {
+			*ret = gap_hi - PAGE_SIZE - size;
+			return 0;
+		}
+	}
+	return -ENOMEM;
+}
+
+/* Append @n items of @size bytes aligned to @align; false on overflow. */
+static bool lay_add(uint64_t *pos, uint64_t n, uint64_t size, uint64_t align, uint64_t *ret)
+{
+	uint64_t p = (*pos + align - 1) & ~(align - 1);
+
+	if (n && size > (UINT64_MAX / 4 - p) / n)
+		return false;
+	*ret = p;
+	*pos = p + n * size;
+	return true;
+}
+
+int rst_layout_compute(const struct rst_layout_in *in, struct rst_layout *out)
+{
+	uint64_t pos = 0, base, ign;
+	bool ok = true;
+	uint32_t i;
+
+	base = out->args_off = PAGE_ALIGN(in->blob_size);
+	ok &= lay_add(&pos, 1, sizeof(struct rst_args), 64, &ign);
+	ok &= lay_add(&pos, in->nr_vmas, sizeof(struct rst_vma), 8, &out->vmas_off);
+	ok &= lay_add(&pos, in->nr_runs, sizeof(struct rst_run), 8, &out->runs_off);
+	ok &= lay_add(&pos, in->nr_threads, sizeof(struct rst_thread), 8, &out->threads_off);
+	ok &= lay_add(&pos, in->nr_timers, sizeof(struct rst_timer), 8, &out->timers_off);
+	ok &= lay_add(&pos, in->nr_shared_pending, sizeof(struct rst_siginfo), 8,
+		      &out->shared_pending_off);
+	ok &= lay_add(&pos, in->nr_groups, sizeof(uint32_t), 8, &out->groups_off);
+	ok &= lay_add(&pos, in->nr_close_fds, sizeof(int32_t), 8, &out->close_fds_off);
+	for (i = 0; ok && i < in->nr_threads; i++)
+		ok &= lay_add(&pos, in->thread_pending[i], sizeof(struct rst_siginfo), 8,
+			      &out->threads[i].pending_off);
+	out->args_size = pos;
+	for (i = 0; ok && i < in->nr_threads; i++) {
+		struct rst_thread_layout *t = &out->threads[i];
+
+		ok &= lay_add(&pos, 1, 16 + RST_LOG_SIZE, 16, &t->log_off);
+		/* The args start on a page: 64-byte alignment from them is real alignment. */
+		ok &= lay_add(&pos, 1, RST_STACK_SIZE, 64, &ign);
+		t->stack_top_off = pos;
+		ok &= lay_add(&pos, 1, in->frame_size[i], 64, &t->frame_off);
+	}
+	ok &= lay_add(&pos, 1, in->scratch_size, PAGE_SIZE, &out->scratch_off);
+	if (!ok || pos > (1ULL << 40))
+		return -E2BIG;
+	out->scratch_off += base;
+	out->total = PAGE_ALIGN(base + pos);
+	return 0;
+}
+
+const struct rst_shmem_obj *rst_shmem_find(const struct rst_shmem *s, uint64_t shmid)
+{
+	size_t i;
+
+	for (i = 0; s && i < s->n; i++)
+		if (s->objs[i].shmid == shmid)
+			return &s->objs[i];
+	return NULL;
+}

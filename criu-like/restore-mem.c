@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The controller's half of the memory restore: read and check mm-PID.img,
+ * pagemap-PID.img and creds-PID.img of every live task before the first
+ * fork (so the forked tasks inherit the plans), and create the shared
+ * anonymous memory objects, filled from pagemap-shmem-SHMID.img, at service
+ * fds every task inherits.
+ */
+#define LOG_PREFIX "restore-mem: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "image.h"
+#include "log.h"
+#include "restore-mem.h"
+#include "util.h"
+
+/* pagemap-PID.img into @p's runs; pages-ID.img must hold all their data. */
+static int read_pagemap(struct restore_ctx *ctx, pid_t pid, struct rst_mem_plan *p)
+{
+	struct cr_img *img = img_open(ctx->dirfd, CR_IMG_PAGEMAP, (uint32_t)pid, IMG_READ);
+	ProtobufCMessage **recs = NULL;
+	size_t n = 0;
+	int err;
+
+	if (!img)
+		return -errno;
+	err = img_read_all(img, &recs, &n);
+	img_close(img);
+	if (err)
+		return err;
+	if (!n) {
+		pr_err("pid %d: pagemap image without its head\n", pid);
+		err = -EINVAL;
+	} else {
+		p->pages_id = ((PagemapHead *)recs[0])->pages_id;
+		err = rst_plan_runs(pid, p, (PagemapEntry *const *)recs + 1, n - 1);
+	}
+	img_free_records(recs, n);
+	if (err || !p->pages_bytes)
+		return err;
+	img = img_open(ctx->dirfd, CR_IMG_PAGES, p->pages_id, IMG_READ);
+	if (!img)
+		return -errno;
+	if (img_raw_size(img) < p->pages_bytes) {
+		pr_err("pid %d: %s holds %lu bytes of pages, the pagemap needs %lu\n", pid,
+		       img_name(img), img_raw_size(img), p->pages_bytes);
+		err = -EINVAL;
+	}
+	img_close(img);
+	return err;
+}
+
+static int prepare_task(struct restore_ctx *ctx, struct rst_task *t)
+{
+	pid_t pid = (pid_t)t->pe->pid;
+	struct rst_mem_plan *p = calloc(1, sizeof(*p));
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	err = img_read_one(ctx->dirfd, CR_IMG_MM, (uint32_t)pid, (ProtobufCMessage **)&p->mm);
+	if (!err)
+		err = rst_plan_check_vmas(pid, p->mm);
+	if (!err)
+		err = img_read_one(ctx->dirfd, CR_IMG_CREDS, (uint32_t)pid,
+				   (ProtobufCMessage **)&p->creds);
+	if (!err)
+		err = read_pagemap(ctx, pid, p);
+	if (err) {
+		pr_err("cannot prepare the memory of %d\n", pid);
+		rst_plan_free(p);
+		return err;
+	}
+	t->mem = p;
+	pr_debug("pid %d: %zu VMAs, %zu page runs, %lu bytes of pages\n", pid, p->mm->n_vmas,
+		 p->nr_runs, p->pages_bytes);
+	return 0;
+}
+
+/* Every shmid mapped by some task, with the size the object needs. */
+static int collect_shmem(struct restore_ctx *ctx, struct rst_shmem *s)
+{
+	unsigned int i;
+	size_t j;
+
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		struct rst_mem_plan *p = ctx->tasks[i].mem;
+
+		for (j = 0; p && j < p->mm->n_vmas; j++) {
+			const VmaEntry *v = p->mm->vmas[j];
+			struct rst_shmem_obj *o;
+			uint64_t end = v->pgoff + v->end - v->start;
+
+			if (v->kind != VMA_KIND__VMA_ANON_SHARED)
+				continue;
+			o = (struct rst_shmem_obj *)rst_shmem_find(s, v->shmid);
+			if (!o) {
+				o = reallocarray(s->objs, s->n + 1, sizeof(*o));
+				if (!o)
+					return -ENOMEM;
+				s->objs = o;
+				o = &s->objs[s->n++];
+				o->shmid = v->shmid;
+				o->size = 0;
+				o->fd = -1;
+			}
+			o->size = max(o->size, end);
+		}
+	}
+	return 0;
+}
+
+/* Read pagemap-shmem-SHMID.img's runs into the object mapped at @mem. */
+static int fill_shmem(struct restore_ctx *ctx, const struct rst_shmem_obj *o, char *mem)
+{
+	struct cr_img *img = img_open(ctx->dirfd, CR_IMG_SHMEM_PAGEMAP, (uint32_t)o->shmid,
+				      IMG_READ | IMG_OPTIONAL);
+	struct cr_img *pages = NULL;
+	ProtobufCMessage **recs = NULL;
+	uint64_t off = 0;
+	size_t n = 0, i;
+	int err;
+
+	if (!img)
+		return errno == ENOENT ? 0 : -errno; /* never touched: all zeros */
+	err = img_read_all(img, &recs, &n);
+	img_close(img);
+	if (!err && n > 1) {
+		pages = img_open(ctx->dirfd, CR_IMG_PAGES, ((PagemapHead *)recs[0])->pages_id,
+				 IMG_READ);
+		err = pages ? 0 : -errno;
+	}
+	for (i = 1; !err && i < n; i++) {
+		const PagemapEntry *e = (PagemapEntry *)recs[i];
+		uint64_t len = (uint64_t)e->nr_pages * PAGE_SIZE;
+
+		if (!(e->flags & PAGEMAP_FLAG__PE_PRESENT) || e->vaddr % PAGE_SIZE ||
+		    e->vaddr > o->size || len > o->size - e->vaddr) {
+			pr_err("shmem %lu: bad pagemap entry %lx +%u pages (object of %lu bytes)\n",
+			       o->shmid, e->vaddr, e->nr_pages, o->size);
+			err = -EINVAL;
+			break;
+		}
+		err = img_read_run(pages, off, mem + e->vaddr, len, e->crc32c);
+		off += len;
+	}
+	img_close(pages);
+	img_free_records(recs, n);
+	return err;
+}
+
+/*
+ * A MAP_SHARED|MAP_ANONYMOUS object, opened through map_files so every
+ * mapping of it reads "/dev/zero (deleted)" in maps as the original did.
+ */
+static int create_shmem(struct restore_ctx *ctx, struct rst_shmem_obj *o)
+{
+	char path[64];
+	char *mem;
+	int fd, err;
+
+	mem = mmap(NULL, o->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED) {
+		pr_perror("shmem %lu: mmap of %lu bytes", o->shmid, o->size);
+		return neg_errno();
+	}
+	err = fill_shmem(ctx, o, mem);
+	snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx", (unsigned long)mem,
+		 (unsigned long)mem + o->size);
+	fd = err ? -1 : open(path, O_RDWR | O_CLOEXEC);
+	if (!err && fd < 0) {
+		pr_perror("shmem %lu: open %s", o->shmid, path);
+		err = neg_errno();
+	}
+	munmap(mem, o->size);
+	if (err)
+		return err;
+	o->fd = fcntl(fd, F_DUPFD_CLOEXEC, ctx->service_fd_base);
+	if (o->fd < 0) {
+		pr_perror("shmem %lu: F_DUPFD above %d", o->shmid, ctx->service_fd_base);
+		err = neg_errno();
+	}
+	close(fd);
+	return err;
+}
+
+int rst_mem_prepare(struct restore_ctx *ctx)
+{
+	struct rst_shmem *s;
+	unsigned int i;
+	size_t j;
+	int err = 0;
+
+	for (i = 0; !err && i < ctx->nr_tasks; i++)
+		if (ctx->tasks[i].core)
+			err = prepare_task(ctx, &ctx->tasks[i]);
+	s = err ? NULL : calloc(1, sizeof(*s));
+	if (!err && !s)
+		err = -ENOMEM;
+	if (err)
+		return err;
+	ctx->shmem = s;
+	err = collect_shmem(ctx, s);
+	for (j = 0; !err && j < s->n; j++) {
+		err = create_shmem(ctx, &s->objs[j]);
+		if (err)
+			pr_err("cannot restore shared memory object %lu\n", s->objs[j].shmid);
+	}
+	return err;
+}
+
+void rst_mem_fini(struct restore_ctx *ctx)
+{
+	unsigned int i;
+	size_t j;
+
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		rst_plan_free(ctx->tasks[i].mem);
+		ctx->tasks[i].mem = NULL;
+	}
+	if (!ctx->shmem)
+		return;
+	for (j = 0; j < ctx->shmem->n; j++)
+		if (ctx->shmem->objs[j].fd >= 0)
+			close(ctx->shmem->objs[j].fd);
+	free(ctx->shmem->objs);
+	free(ctx->shmem);
+	ctx->shmem = NULL;
+}

@@ -1,0 +1,700 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rst_task_finish(): in a restored task whose pid, fds and fs are in place,
+ * build the restorer's arguments (parasite/include/restorer.h) in an area
+ * mapped where neither the current nor the saved layout has anything, and
+ * jump into the restorer blob, which never comes back here.
+ */
+#define LOG_PREFIX "restore-task: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/rseq.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "asm/restorer-tool.h"
+#include "asm/sigframe.h"
+#include "image.h"
+#include "log.h"
+#include "restore-mem.h"
+#include "util.h"
+
+#include "restorer-blob.h"
+
+_Static_assert(offsetof(struct rst_shared, stage) == offsetof(struct rst_shared_view, stage) &&
+		       offsetof(struct rst_shared, nr_pending) ==
+			       offsetof(struct rst_shared_view, nr_pending) &&
+		       offsetof(struct rst_shared, error) ==
+			       offsetof(struct rst_shared_view, error) &&
+		       offsetof(struct rst_shared, failed_pid) ==
+			       offsetof(struct rst_shared_view, failed_pid),
+	       "struct rst_shared_view follows struct rst_shared");
+_Static_assert(RSTV_STAGE_RESUME == RST_STAGE_RESUME && RSTV_STAGE_ABORT == RST_STAGE_ABORT,
+	       "stage values");
+
+#define MAX_FDS 512 /* fds handed to the blob: files of mappings, shmem, pages, exe, log */
+
+struct finish {
+	struct restore_ctx *ctx;
+	struct rst_task *t;
+	struct rst_mem_plan *p;
+	CoreEntry *core;
+	pid_t pid;
+	struct rst_special specials[RST_MAX_SPECIALS];
+	unsigned int nr_specials;
+	struct rst_range *busy; /* current mappings, saved VMAs, the shared area */
+	size_t nr_busy;
+	int fds[MAX_FDS]; /* kept for the blob, which closes them */
+	unsigned int nr_fds;
+	struct { /* rst_file_open() results, one per file id and mode */
+		uint32_t id;
+		int flags, fd;
+	} files[MAX_FDS];
+	unsigned int nr_files;
+	int pages_fd, exe_fd, log_fd;
+	struct rst_layout lay;
+	char *area;
+	struct rst_args *a;
+};
+
+static int add_busy(struct finish *f, uint64_t start, uint64_t end)
+{
+	struct rst_range *r = reallocarray(f->busy, f->nr_busy + 1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	f->busy = r;
+	r[f->nr_busy].start = start;
+	r[f->nr_busy++].end = end;
+	return 0;
+}
+
+static int keep_fd(struct finish *f, int fd)
+{
+	if (f->nr_fds == MAX_FDS) {
+		pr_err("pid %d: more than %d fds for the restorer\n", f->pid, MAX_FDS);
+		return -E2BIG;
+	}
+	f->fds[f->nr_fds++] = fd;
+	return 0;
+}
+
+static const VmaKind special_kinds[] = { VMA_KIND__VMA_VVAR, VMA_KIND__VMA_VVAR_VCLOCK,
+					 VMA_KIND__VMA_VDSO };
+static const char *const special_names[] = { "[vvar]", "[vvar_vclock]", "[vdso]" };
+
+/* The current layout (every mapping is busy) and where this kernel's vDSO areas are. */
+static int read_self_maps(struct finish *f, struct rst_range cur[3])
+{
+	_cleanup_fclose_ FILE *m = fopen("/proc/self/maps", "re");
+	char line[512];
+	unsigned int k;
+	int err;
+
+	if (!m) {
+		pr_perror("pid %d: open /proc/self/maps", f->pid);
+		return neg_errno();
+	}
+	memset(cur, 0, 3 * sizeof(*cur));
+	while (fgets(line, sizeof(line), m)) {
+		unsigned long s, e;
+		char *name = strchr(line, '[');
+
+		if (sscanf(line, "%lx-%lx", &s, &e) != 2)
+			continue;
+		err = add_busy(f, s, e);
+		if (err)
+			return err;
+		for (k = 0; name && k < 3; k++)
+			if (!strncmp(name, special_names[k], strlen(special_names[k]))) {
+				cur[k].start = s;
+				cur[k].end = e;
+			}
+	}
+	return 0;
+}
+
+/* Same kernel, same areas: each saved [vdso]/[vvar]/[vvar_vclock] has a current twin of its size. */
+static int plan_specials(struct finish *f)
+{
+	struct rst_range cur[3];
+	uint64_t scratch = 0;
+	unsigned int k;
+	size_t i;
+	int err = read_self_maps(f, cur);
+
+	for (k = 0; !err && k < 3; k++) {
+		const VmaEntry *saved = NULL;
+
+		for (i = 0; i < f->p->mm->n_vmas; i++)
+			if (f->p->mm->vmas[i]->kind == special_kinds[k])
+				saved = f->p->mm->vmas[i];
+		if (!saved && !cur[k].start)
+			continue;
+		if (!saved || !cur[k].start ||
+		    saved->end - saved->start != cur[k].end - cur[k].start) {
+			pr_err("pid %d: %s is %lx bytes here and %lx bytes in the image: "
+			       "restore needs the kernel that dumped\n",
+			       f->pid, special_names[k], cur[k].end - cur[k].start,
+			       saved ? saved->end - saved->start : 0);
+			return -EOPNOTSUPP;
+		}
+		f->specials[f->nr_specials].cur_start = cur[k].start;
+		f->specials[f->nr_specials].cur_end = cur[k].end;
+		f->specials[f->nr_specials].saved_start = saved->start;
+		f->specials[f->nr_specials++].scratch_off = scratch;
+		scratch += cur[k].end - cur[k].start;
+	}
+	return err;
+}
+
+static int file_fd(struct finish *f, uint32_t id, int flags, int *ret)
+{
+	unsigned int i;
+	int fd, err;
+
+	for (i = 0; i < f->nr_files; i++)
+		if (f->files[i].id == id && f->files[i].flags == flags) {
+			*ret = f->files[i].fd;
+			return 0;
+		}
+	if (f->nr_files == MAX_FDS)
+		return -E2BIG;
+	fd = rst_file_open(f->ctx, id, flags | O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	err = keep_fd(f, fd);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	f->files[f->nr_files].id = id;
+	f->files[f->nr_files].flags = flags;
+	f->files[f->nr_files++].fd = fd;
+	*ret = fd;
+	return 0;
+}
+
+/* One saved VMA as the blob maps it; specials and [vsyscall] are not mapped. */
+static int plan_vma(struct finish *f, size_t i, struct rst_vma *rv)
+{
+	const VmaEntry *v = f->p->mm->vmas[i];
+	const struct rst_shmem_obj *o;
+	int flags, err;
+
+	rv->start = v->start;
+	rv->end = v->end;
+	rv->prot = v->prot;
+	rv->flags = v->flags & (MAP_SHARED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN |
+				MAP_NORESERVE | MAP_LOCKED);
+	rv->madv = v->has_madv ? v->madv : 0;
+	rv->how = f->p->vma_fill[i] ? RST_VMA_FILL : RST_VMA_MAP;
+	rv->fd = -1;
+	switch (v->kind) {
+	case VMA_KIND__VMA_ANON_SHARED:
+		o = rst_shmem_find(f->ctx->shmem, v->shmid);
+		if (!o) {
+			pr_err("pid %d: no shared memory object %lu\n", f->pid, v->shmid);
+			return -ENOENT;
+		}
+		rv->fd = o->fd;
+		rv->pgoff = v->pgoff;
+		rv->flags = (rv->flags & ~(MAP_ANONYMOUS | MAP_PRIVATE)) | MAP_SHARED;
+		return 0;
+	case VMA_KIND__VMA_FILE_PRIVATE:
+	case VMA_KIND__VMA_FILE_SHARED:
+		flags = v->kind == VMA_KIND__VMA_FILE_SHARED && (v->prot & PROT_WRITE) ? O_RDWR
+										       : O_RDONLY;
+		err = file_fd(f, v->file_id, flags, &rv->fd);
+		if (err) {
+			pr_err("pid %d: no file %s for the mapping %lx-%lx\n", f->pid,
+			       rst_file_path(f->ctx, v->file_id) ?: "?", v->start, v->end);
+			return err;
+		}
+		rv->pgoff = v->pgoff;
+		rv->flags &= ~MAP_ANONYMOUS;
+		return 0;
+	default:
+		rv->flags |= MAP_ANONYMOUS;
+		rv->pgoff = 0;
+		return 0;
+	}
+}
+
+static bool vma_mapped(const VmaEntry *v)
+{
+	switch (v->kind) {
+	case VMA_KIND__VMA_VDSO:
+	case VMA_KIND__VMA_VVAR:
+	case VMA_KIND__VMA_VVAR_VCLOCK:
+	case VMA_KIND__VMA_VSYSCALL:
+		return false;
+	default:
+		return true;
+	}
+}
+
+static int plan_vmas(struct finish *f)
+{
+	struct rst_vma *out = (struct rst_vma *)((char *)f->a + f->lay.vmas_off);
+	size_t i;
+	int err;
+
+	for (i = 0; i < f->p->mm->n_vmas; i++) {
+		if (!vma_mapped(f->p->mm->vmas[i]))
+			continue;
+		err = plan_vma(f, i, out++);
+		if (err)
+			return err;
+		f->a->nr_vmas++;
+	}
+	return 0;
+}
+
+static void copy_siginfos(struct rst_siginfo *out, SiginfoEntry **in, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		memcpy(out[i].raw, in[i]->siginfo.data,
+		       min(in[i]->siginfo.len, sizeof(out[i].raw)));
+	}
+}
+
+static int plan_thread(struct finish *f, uint32_t i, uint64_t xfeatures)
+{
+	const ThreadCoreEntry *tc = f->core->threads[i];
+	struct rst_thread *th = (struct rst_thread *)((char *)f->a + f->lay.threads_off) + i;
+	const struct rst_thread_layout *tl = &f->lay.threads[i];
+	struct user_regs_struct regs;
+	uint64_t frame = (uint64_t)f->a + tl->frame_off;
+	int err;
+
+	arch_rst_regs(tc->gpregs, &regs);
+	err = arch_build_sigframe((void *)frame, frame, &regs, tc->blocked, tc->xsave.data,
+				  tc->xsave.len, xfeatures);
+	if (err) {
+		pr_err("pid %d: cannot build the signal frame of thread %u\n", f->pid, tc->tid);
+		return err;
+	}
+	th->tid = (int32_t)tc->tid;
+	th->frame_off = tl->frame_off;
+	th->stack_top_off = tl->stack_top_off;
+	th->log_off = tl->log_off;
+	th->fs_base = tc->fs_base;
+	th->gs_base = tc->gs_base;
+	th->ss_flags = SS_DISABLE;
+	if (tc->sigaltstack) {
+		th->ss_sp = tc->sigaltstack->sp;
+		th->ss_size = tc->sigaltstack->size;
+		th->ss_flags = (int32_t)tc->sigaltstack->flags;
+	}
+	th->clear_child_tid = tc->has_clear_child_tid ? tc->clear_child_tid : 0;
+	th->robust_head = tc->has_robust_list_head ? tc->robust_list_head : 0;
+	th->robust_len = tc->has_robust_list_len ? tc->robust_list_len : 0;
+	if (tc->rseq) {
+		th->has_rseq = 1;
+		th->rseq_ptr = tc->rseq->ptr;
+		th->rseq_len = tc->rseq->len;
+		th->rseq_sig = tc->rseq->sig;
+	}
+	memcpy(th->comm, tc->comm.data, min(tc->comm.len, (size_t)RST_COMM_LEN - 1));
+	th->sched_policy = tc->sched_policy;
+	th->sched_prio = tc->sched_prio;
+	th->sched_nice = tc->sched_nice;
+	th->nr_pending = (uint32_t)tc->n_pending;
+	th->pending_off = tl->pending_off;
+	copy_siginfos((struct rst_siginfo *)((char *)f->a + tl->pending_off), tc->pending,
+		      tc->n_pending);
+	return 0;
+}
+
+static void plan_timer(struct rst_timer *out, const PosixTimerEntry *e)
+{
+	out->id = e->id;
+	out->clock_id = e->clock_id;
+	out->notify = e->sigev_notify;
+	out->signo = e->sigev_signo;
+	out->value = e->sigev_value;
+	out->tid = e->has_sigev_notify_tid ? (int32_t)e->sigev_notify_tid : 0;
+	out->interval_sec = (int64_t)e->interval_sec;
+	out->interval_nsec = (int64_t)e->interval_nsec;
+	out->value_sec = (int64_t)e->value_sec;
+	out->value_nsec = (int64_t)e->value_nsec;
+}
+
+static void plan_itimer(struct rst_itimer *out, const ItimerEntry *e)
+{
+	out->interval_sec = (int64_t)e->interval_sec;
+	out->interval_usec = (int64_t)e->interval_usec;
+	out->value_sec = (int64_t)e->value_sec;
+	out->value_usec = (int64_t)e->value_usec;
+}
+
+/* Sigactions, itimers, POSIX timers, rlimits, the shared queue, personality. */
+static int plan_process(struct finish *f)
+{
+	const TaskCoreEntry *tc = f->core->tc;
+	struct rst_args *a = f->a;
+	size_t i;
+
+	if (tc->seccomp_mode != SECCOMP_MODE__SECCOMP_DISABLED) {
+		pr_err("pid %d: restoring seccomp mode %d is not supported\n", f->pid,
+		       tc->seccomp_mode);
+		return -EOPNOTSUPP;
+	}
+	if (tc->n_sigactions != RST_NR_SIGNALS || tc->n_rlimits > RST_NR_RLIMITS) {
+		pr_err("pid %d: %zu sigactions and %zu rlimits in the core image\n", f->pid,
+		       tc->n_sigactions, tc->n_rlimits);
+		return -EINVAL;
+	}
+	for (i = 0; i < RST_NR_SIGNALS; i++) {
+		a->sigactions[i].handler = tc->sigactions[i]->handler;
+		a->sigactions[i].flags = tc->sigactions[i]->flags;
+		a->sigactions[i].restorer = tc->sigactions[i]->restorer;
+		a->sigactions[i].mask = tc->sigactions[i]->mask;
+	}
+	plan_itimer(&a->itimers[0], tc->itimer_real);
+	plan_itimer(&a->itimers[1], tc->itimer_virt);
+	plan_itimer(&a->itimers[2], tc->itimer_prof);
+	a->nr_timers = (uint32_t)tc->n_posix_timers;
+	a->timers_off = f->lay.timers_off;
+	for (i = 0; i < tc->n_posix_timers; i++)
+		plan_timer((struct rst_timer *)((char *)a + a->timers_off) + i,
+			   tc->posix_timers[i]);
+	a->nr_rlimits = (uint32_t)tc->n_rlimits;
+	for (i = 0; i < tc->n_rlimits; i++) {
+		a->rlimits[i].resource = tc->rlimits[i]->resource;
+		a->rlimits[i].cur = tc->rlimits[i]->cur;
+		a->rlimits[i].max = tc->rlimits[i]->max;
+	}
+	a->nr_shared_pending = (uint32_t)tc->n_shared_pending;
+	a->shared_pending_off = f->lay.shared_pending_off;
+	copy_siginfos((struct rst_siginfo *)((char *)a + a->shared_pending_off), tc->shared_pending,
+		      tc->n_shared_pending);
+	a->personality = tc->personality;
+	a->stopped = f->t->pe->state == TASK_STATE__TASK_STOPPED;
+	return 0;
+}
+
+static uint32_t cap_last_cap(void)
+{
+	_cleanup_free_ char *s = read_file_at(AT_FDCWD, "/proc/sys/kernel/cap_last_cap", NULL);
+	unsigned long v;
+
+	return s && !parse_ulong(s, &v) && v < 64 ? (uint32_t)v : 40;
+}
+
+static void plan_creds(struct finish *f)
+{
+	const CredsEntry *c = f->p->creds;
+	struct rst_creds *r = &f->a->creds;
+
+	r->uid = c->uid, r->euid = c->euid, r->suid = c->suid, r->fsuid = c->fsuid;
+	r->gid = c->gid, r->egid = c->egid, r->sgid = c->sgid, r->fsgid = c->fsgid;
+	r->cap_inh = c->cap_inh, r->cap_prm = c->cap_prm, r->cap_eff = c->cap_eff;
+	r->cap_bnd = c->cap_bnd, r->cap_amb = c->cap_amb;
+	r->securebits = c->securebits;
+	r->no_new_privs = c->no_new_privs;
+	r->dumpable = c->dumpable;
+	r->nr_groups = (uint32_t)c->n_groups;
+	r->groups_off = f->lay.groups_off;
+	memcpy((char *)f->a + r->groups_off, c->groups, c->n_groups * sizeof(uint32_t));
+	r->cap_last = cap_last_cap();
+}
+
+static int plan_mm(struct finish *f)
+{
+	const MmEntry *mm = f->p->mm;
+	struct rst_mm *r = &f->a->mm;
+	int err;
+
+	if (mm->n_auxv > RST_AUXV_MAX) {
+		pr_err("pid %d: %zu auxv words, at most %d\n", f->pid, mm->n_auxv, RST_AUXV_MAX);
+		return -E2BIG;
+	}
+	r->start_code = mm->start_code, r->end_code = mm->end_code;
+	r->start_data = mm->start_data, r->end_data = mm->end_data;
+	r->start_brk = mm->start_brk, r->brk = mm->brk, r->start_stack = mm->start_stack;
+	r->arg_start = mm->arg_start, r->arg_end = mm->arg_end;
+	r->env_start = mm->env_start, r->env_end = mm->env_end;
+	r->nr_auxv = (uint32_t)mm->n_auxv;
+	memcpy(r->auxv, mm->auxv, mm->n_auxv * sizeof(uint64_t));
+	r->exe_fd = -1;
+	if (!mm->has_exe_file_id)
+		return 0;
+	err = file_fd(f, mm->exe_file_id, O_RDONLY, &r->exe_fd);
+	if (err)
+		pr_err("pid %d: cannot open the executable %s\n", f->pid,
+		       rst_file_path(f->ctx, mm->exe_file_id) ?: "?");
+	return err;
+}
+
+static int open_pages(struct finish *f)
+{
+	struct cr_img *img;
+	int fd;
+
+	f->a->pages_fd = -1;
+	if (!f->p->nr_runs)
+		return 0;
+	img = img_open(f->ctx->dirfd, CR_IMG_PAGES, f->p->pages_id, IMG_READ);
+	if (!img)
+		return -errno;
+	fd = fcntl(img_raw_fd(img), F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		pr_perror("pid %d: dup of the pages image %u", f->pid, f->p->pages_id);
+	img_close(img);
+	if (fd < 0)
+		return neg_errno();
+	f->a->pages_fd = fd;
+	return keep_fd(f, fd);
+}
+
+static int layout(struct finish *f)
+{
+	const CoreEntry *c = f->core;
+	_cleanup_free_ uint32_t *pending = calloc(c->n_threads, sizeof(*pending));
+	_cleanup_free_ uint64_t *frames = calloc(c->n_threads, sizeof(*frames));
+	struct rst_layout_in in = {
+		.blob_size = sizeof(restorer_blob),
+		.nr_runs = (uint32_t)f->p->nr_runs,
+		.nr_threads = (uint32_t)c->n_threads,
+		.nr_timers = (uint32_t)c->tc->n_posix_timers,
+		.nr_shared_pending = (uint32_t)c->tc->n_shared_pending,
+		.nr_groups = (uint32_t)f->p->creds->n_groups,
+		.nr_close_fds = MAX_FDS,
+	};
+	size_t i;
+
+	f->lay.threads = calloc(c->n_threads, sizeof(*f->lay.threads));
+	if (!pending || !frames || !f->lay.threads)
+		return -ENOMEM;
+	for (i = 0; i < f->p->mm->n_vmas; i++)
+		in.nr_vmas += vma_mapped(f->p->mm->vmas[i]);
+	for (i = 0; i < c->n_threads; i++) {
+		pending[i] = (uint32_t)c->threads[i]->n_pending;
+		frames[i] = arch_sigframe_size(c->threads[i]->xsave.len);
+	}
+	for (i = 0; i < f->nr_specials; i++)
+		in.scratch_size += f->specials[i].cur_end - f->specials[i].cur_start;
+	in.thread_pending = pending;
+	in.frame_size = frames;
+	return rst_layout_compute(&in, &f->lay);
+}
+
+/* The restorer area, where the current layout, the saved one and the shared area leave room. */
+static int map_area(struct finish *f)
+{
+	uint64_t addr;
+	size_t i;
+	int err;
+
+	for (i = 0; i < f->p->mm->n_vmas; i++) {
+		err = add_busy(f, f->p->mm->vmas[i]->start, f->p->mm->vmas[i]->end);
+		if (err)
+			return err;
+	}
+	err = add_busy(f, (uint64_t)f->ctx->shared, (uint64_t)f->ctx->shared + f->ctx->shared_size);
+	if (!err)
+		err = rst_find_hole(f->busy, f->nr_busy, f->lay.total, 1UL << 20, RST_TASK_SIZE,
+				    &addr);
+	if (err) {
+		pr_err("pid %d: no room for the restorer (%lu bytes)\n", f->pid, f->lay.total);
+		return err;
+	}
+	f->area = mmap((void *)addr, f->lay.total, PROT_READ | PROT_WRITE | PROT_EXEC,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (f->area == MAP_FAILED || (uint64_t)f->area != addr) {
+		pr_perror("pid %d: mmap of the restorer area at %lx", f->pid, addr);
+		f->area = NULL;
+		return -EEXIST;
+	}
+	memcpy(f->area, restorer_blob, sizeof(restorer_blob));
+	f->a = (struct rst_args *)(f->area + f->lay.args_off);
+	return 0;
+}
+
+static void fill_header(struct finish *f)
+{
+	struct rst_args *a = f->a;
+	size_t i;
+
+	a->magic = RST_ARGS_MAGIC;
+	a->size = (uint32_t)f->lay.args_size;
+	a->area_start = (uint64_t)f->area;
+	a->area_len = f->lay.total;
+	a->shared = (uint64_t)f->ctx->shared;
+	a->shared_len = PAGE_ALIGN(f->ctx->shared_size);
+	a->task_size = RST_TASK_SIZE;
+	a->pid = f->pid;
+	a->log_level = log_get_level();
+	a->nr_specials = f->nr_specials;
+	for (i = 0; i < f->nr_specials; i++) {
+		a->specials[i] = f->specials[i];
+		/* scratch_off counted from the scratch part: make it from the area start. */
+		a->specials[i].scratch_off += f->lay.scratch_off;
+	}
+	a->vmas_off = f->lay.vmas_off;
+	a->threads_off = f->lay.threads_off;
+	a->nr_threads = (uint32_t)f->core->n_threads;
+	a->runs_off = f->lay.runs_off;
+	a->nr_runs = (uint32_t)f->p->nr_runs;
+	memcpy((char *)a + a->runs_off, f->p->runs, f->p->nr_runs * sizeof(struct rst_run));
+	a->close_fds_off = f->lay.close_fds_off;
+}
+
+static int fd_cmp(const void *x, const void *y)
+{
+	return *(const int *)x - *(const int *)y;
+}
+
+/*
+ * Hand the kept fds to the blob (which closes them once mapped) and close
+ * every other service fd now. The log fd stays until the barrier.
+ */
+static int close_service_fds(struct finish *f)
+{
+	int32_t *out = (int32_t *)((char *)f->a + f->a->close_fds_off);
+	int keep[MAX_FDS + 1], base = f->ctx->service_fd_base, lo;
+	unsigned int i, n = 0;
+	size_t j;
+
+	for (j = 0; j < f->a->nr_vmas; j++) {
+		const struct rst_vma *v = (struct rst_vma *)((char *)f->a + f->a->vmas_off) + j;
+
+		for (i = 0; v->fd >= 0 && i < f->nr_fds && f->fds[i] != v->fd; i++)
+			;
+		if (v->fd >= 0 && i == f->nr_fds && keep_fd(f, v->fd))
+			return -E2BIG;
+	}
+	for (i = 0; i < f->nr_fds; i++)
+		out[i] = keep[n++] = f->fds[i];
+	f->a->nr_close_fds = f->nr_fds;
+	f->a->log_fd = log_get_fd() >= base ? log_get_fd() : -1;
+	if (f->a->log_fd >= 0)
+		keep[n++] = f->a->log_fd;
+	qsort(keep, n, sizeof(int), fd_cmp);
+	lo = base;
+	for (i = 0; i <= n; i++) {
+		int hi = i < n ? keep[i] : -1;
+
+		if (hi >= 0 && hi < lo)
+			continue;
+		if ((hi < 0 || hi > lo) &&
+		    syscall(SYS_close_range, lo, hi < 0 ? ~0U : (unsigned int)hi - 1, 0)) {
+			pr_perror("pid %d: close_range(%d, %d)", f->pid, lo, hi - 1);
+			return neg_errno();
+		}
+		if (hi >= 0)
+			lo = hi + 1;
+		else
+			break;
+	}
+	return 0;
+}
+
+/* glibc registered rseq for this thread in memory about to vanish: unregister it first. */
+static int unregister_rseq(pid_t pid)
+{
+	void *area = (char *)__builtin_thread_pointer() + __rseq_offset;
+
+	if (!__rseq_size)
+		return 0;
+	if (syscall(SYS_rseq, area, __rseq_size, RSEQ_FLAG_UNREGISTER, RSEQ_SIG) &&
+	    syscall(SYS_rseq, area, 32, RSEQ_FLAG_UNREGISTER, RSEQ_SIG)) {
+		pr_perror("pid %d: rseq unregistration", pid);
+		return neg_errno();
+	}
+	return 0;
+}
+
+static int build_args(struct finish *f)
+{
+	uint64_t xfeatures = arch_xfeatures();
+	uint32_t i;
+	int err;
+
+	fill_header(f);
+	err = plan_vmas(f);
+	if (!err)
+		err = open_pages(f);
+	if (!err)
+		err = plan_mm(f);
+	for (i = 0; !err && i < f->core->n_threads; i++)
+		err = plan_thread(f, i, xfeatures);
+	if (!err)
+		err = plan_process(f);
+	if (!err)
+		plan_creds(f);
+	return err;
+}
+
+static void finish_cleanup(struct finish *f)
+{
+	unsigned int i;
+
+	for (i = 0; i < f->nr_files; i++)
+		close(f->files[i].fd);
+	if (f->a && f->a->pages_fd >= 0)
+		close(f->a->pages_fd);
+	if (f->area)
+		munmap(f->area, f->lay.total);
+	free(f->busy);
+	free(f->lay.threads);
+}
+
+int rst_task_finish(struct restore_ctx *ctx, struct rst_task *t)
+{
+	struct finish *f = calloc(1, sizeof(*f));
+	const struct rst_thread *th0;
+	sigset_t all;
+	int err;
+
+	if (!f)
+		return -ENOMEM;
+	f->ctx = ctx;
+	f->t = t;
+	f->p = t->mem;
+	f->core = t->core;
+	f->pid = (pid_t)t->pe->pid;
+	if (!f->p || !f->core || !f->core->n_threads || f->core->threads[0]->tid != t->pe->pid) {
+		pr_err("pid %d: no memory plan or core, or the leader is not the first thread\n",
+		       f->pid);
+		free(f);
+		return -EINVAL;
+	}
+	err = plan_specials(f);
+	if (!err)
+		err = layout(f);
+	if (!err)
+		err = map_area(f);
+	if (!err)
+		err = build_args(f);
+	if (!err)
+		err = close_service_fds(f);
+	sigfillset(&all);
+	if (!err && sigprocmask(SIG_SETMASK, &all, NULL))
+		err = neg_errno();
+	if (!err)
+		err = unregister_rseq(f->pid);
+	if (err) {
+		pr_err("pid %d: cannot start the restorer\n", f->pid);
+		finish_cleanup(f);
+		free(f);
+		return err;
+	}
+	pr_debug("pid %d: restorer at %p (%lu bytes), %u VMAs, %u runs, %u threads\n", f->pid,
+		 f->area, f->lay.total, f->a->nr_vmas, f->a->nr_runs, f->a->nr_threads);
+	th0 = (const struct rst_thread *)((char *)f->a + f->a->threads_off);
+	arch_rst_jump((uint64_t)f->area + restorer_blob_offset__entry,
+		      (uint64_t)f->a + th0->stack_top_off, (uint64_t)f->a,
+		      (uint64_t)f->a + th0->frame_off);
+}
