@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unlinked open files of a restore: the contents saved in ghost-ID.img are
- * written into a new file next to the original path under a temporary name
- * (memfds: into a new memfd of the same name), which is opened with the
+ * written into a new file at the original path, or next to it under a
+ * temporary name if the path is taken (memfds: into a new memfd of the same
+ * name), which is opened with the
  * saved flags and unlinked again, so the task finds an unlinked file with
  * the same contents at the same position.
  */
@@ -97,14 +98,20 @@ static int create_memfd(struct restore_ctx *ctx, const FileEntry *fe, const char
 	return rst_reopen_fd(fd, fe->reg->flags);
 }
 
-/* The temporary name, in the directory of @path: the same file system, as it was. */
-static char *ghost_tmp_name(const char *path, uint32_t id)
+/*
+ * Where to create the file: at its own path when that is free, so that
+ * /proc/PID/fd shows the same "PATH (deleted)" as before the dump; else under
+ * a temporary name in the same directory (the same file system, as it was).
+ */
+static char *ghost_name(const char *path, uint32_t id)
 {
 	_cleanup_free_ char *dir = strdup(path);
 	char *name;
 
 	if (!dir)
 		return NULL;
+	if (access(path, F_OK) && errno == ENOENT)
+		return strdup(path);
 	if (asprintf(&name, "%s/.criu-like-ghost.%u.%d", dirname(dir), id, getpid()) < 0)
 		return NULL;
 	return name;
@@ -112,7 +119,7 @@ static char *ghost_tmp_name(const char *path, uint32_t id)
 
 static int create_file(struct restore_ctx *ctx, const FileEntry *fe, const char *path)
 {
-	_cleanup_free_ char *tmp = ghost_tmp_name(path, fe->id);
+	_cleanup_free_ char *tmp = ghost_name(path, fe->id);
 	_cleanup_close_ int wfd = -1;
 	int fd, err;
 

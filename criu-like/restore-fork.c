@@ -204,7 +204,10 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t)
 		return err;
 	if (rst_task_zombie(t))
 		zombie_exit(t->pe);
-	err = rst_files_install(ctx, t);
+	/* a log on the controller's stderr must survive the fd table's own fd 2 */
+	err = log_get_fd() == STDERR_FILENO ? rst_move_log_above(ctx->service_fd_base) : 0;
+	if (!err)
+		err = rst_files_install(ctx, t);
 	if (!err)
 		err = rst_fs_restore(ctx, t);
 	if (!err)

@@ -111,6 +111,9 @@ void rst_files_fini(struct restore_ctx *ctx);
 /* In the controller: clone the root; it creates the rest. *@ret_pid is its pid. */
 int rst_fork_root(struct restore_ctx *ctx, pid_t *ret_pid);
 
+/* restore.c: move the log to an fd >= @base (its fd table will not touch it). */
+int rst_move_log_above(int base);
+
 /* ---- the shared area: futexes between processes (not FUTEX_PRIVATE) ------------------------ */
 
 static inline void rst_futex_wake(uint32_t *addr)

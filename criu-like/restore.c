@@ -175,8 +175,8 @@ static int check_ids_free(const struct restore_ctx *ctx)
 		}
 	}
 	if (busy) {
-		pr_err("%u pid%s of the tree in use: nothing restored\n", busy,
-		       busy == 1 ? " is" : "s are");
+		pr_err("%u pid%s of the tree %s in use: nothing restored\n", busy,
+		       busy == 1 ? "" : "s", busy == 1 ? "is" : "are");
 		return -EEXIST;
 	}
 	return 0;
@@ -200,11 +200,11 @@ static int move_fd_above(int *fd, int base)
 }
 
 /*
- * The log must reach the tasks' messages above the base too. log_set_fd()
+ * The log must stay open above the base, where no task's fd goes. log_set_fd()
  * takes the lowest free fd from 3 on: every free one below the base is
  * filled for the call, then freed.
  */
-static int move_log_above(int base)
+int rst_move_log_above(int base)
 {
 	_cleanup_free_ int *fill = calloc((size_t)base, sizeof(int));
 	int lfd = log_get_fd(), i, n = 0, err;
@@ -256,8 +256,9 @@ static int place_service_fds(struct restore_ctx *ctx)
 		return -EMFILE;
 	}
 	err = move_fd_above(&ctx->dirfd, ctx->service_fd_base);
-	if (!err)
-		err = move_log_above(ctx->service_fd_base);
+	/* a log on stderr stays there in the controller (each task moves its own) */
+	if (!err && log_get_fd() != STDERR_FILENO)
+		err = rst_move_log_above(ctx->service_fd_base);
 	if (err)
 		pr_errno(err, "cannot move criu-like's own fds above %d", ctx->service_fd_base);
 	return err;
