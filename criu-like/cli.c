@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "cr.h"
 #include "log.h"
+#include "restore.h"
 #include "util.h"
 
 static int run_check(struct cr_options *o, int argc __unused, char **argv __unused)
@@ -29,6 +30,12 @@ static int run_decode(struct cr_options *o, int argc, char **argv)
 static int run_encode(struct cr_options *o, int argc, char **argv)
 {
 	return cr_encode(o, argc > 0 ? argv[0] : "-");
+}
+
+/* Without -d, a positive value is the restored root's exit status. */
+static int run_restore(struct cr_options *o, int argc __unused, char **argv __unused)
+{
+	return cr_restore(o);
 }
 
 static int run_infect_test(struct cr_options *o, int argc __unused, char **argv __unused)
@@ -64,8 +71,14 @@ static const struct cli_command commands[] = {
 	{ "pre-dump", "copy memory while the tree keeps running", "-t PID -D DIR", "", DUMP_OPTS, 0,
 	  0, NULL },
 	{ "restore", "rebuild a tree from its images", "-D DIR",
-	  "Recreates the tree saved in DIR with its original PIDs. Not available yet.\n",
-	  RESTORE_OPTS, 0, 0, NULL },
+	  "Recreates the tree saved in DIR with its original PIDs, sessions, process\n"
+	  "groups, open files, memory and state, and resumes it. Without -d, waits for\n"
+	  "the restored root, forwards SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and\n"
+	  "SIGUSR2 to it and exits with its status (128+N if signal N killed it).\n"
+	  "  -d, --restore-detached  return once the tree runs\n"
+	  "  --pidfile FILE          write the root's pid into FILE\n"
+	  "  -j, --shell-job         the root joins this terminal's session and group\n",
+	  RESTORE_OPTS, 0, 0, run_restore },
 	{ "page-server", "receive the pages of a dump over TCP", "--address A --port P", "",
 	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT), 0, 0, NULL },
 	{ "lazy-pages", "serve pages to a lazily restored tree", "-D DIR", "",
@@ -96,8 +109,6 @@ static const struct cli_command commands[] = {
 /* Options whose feature is not there yet: refused, never silently ignored. */
 static const char *const opt_missing[OPT__MAX] = {
 	[OPT_LEAVE_STOPPED] = "leaving the tree stopped",
-	[OPT_RESTORE_DETACHED] = "detached restore",
-	[OPT_SHELL_JOB] = "shell jobs",
 	[OPT_EXT_UNIX_SK] = "external unix sockets",
 	[OPT_TCP_ESTABLISHED] = "dumping established TCP connections",
 	[OPT_FILE_LOCKS] = "file locks",
