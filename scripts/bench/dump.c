@@ -7,9 +7,10 @@
  * dd (ARCHITECTURE.md 8); the first of each is a warm-up. Prints the median
  * GiB/s and the ratios to memcpy and to dd. Run as root.
  *
- *   dump -s MiB -d DIR [-r rounds]
+ *   dump -s MiB -d DIR [-r rounds] [-p]   (-p: print the memory progress line)
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,9 +91,11 @@ static void clean_dir(const char *dir)
 }
 
 /* One dump of @pid into @dir: ns spent in dump_task_mm(), or 0 on failure. */
+static bool progress;
+
 static uint64_t dump_once(pid_t pid, const char *dir, uint64_t *bytes)
 {
-	struct dump_ctx ctx = { .next_pages_id = 1 };
+	struct dump_ctx ctx = { .next_pages_id = 1, .progress = progress };
 	struct dump_task dt = { 0 };
 	struct pstree *t = NULL;
 	uint64_t t0, ns = 0;
@@ -192,11 +195,13 @@ int main(int argc, char **argv)
 	pid_t pid;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "s:d:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:d:r:p")) != -1) {
 		if (opt == 's')
 			mib = strtoul(optarg, NULL, 0);
 		else if (opt == 'd')
 			dir = optarg;
+		else if (opt == 'p')
+			progress = true;
 		else if (opt == 'r')
 			rounds = min(strtoul(optarg, NULL, 0), 64UL);
 		else
