@@ -296,12 +296,18 @@ static int crc_hand(struct crc_worker *w, struct chunk *c)
 }
 
 static int xfer_chunks(struct page_xfer *x, struct parasite_ctl *ctl, const struct mem_runs *runs,
-		       struct crc_worker *w, struct chunk *c)
+		       struct crc_worker *w)
 {
+	/* Two, so the worker reads one while the other is filled. */
+	_cleanup_free_ struct chunk *c = calloc(2, sizeof(*c));
 	unsigned long done = 0;
 	unsigned int r = 0, cur = 0;
-	int err = 0;
+	int err = 0, err2;
 
+	if (!c) {
+		crc_hand(w, NULL);
+		return -ENOMEM;
+	}
 	while (!err && r < runs->nr) {
 		c[cur].off = x->off;
 		fill_chunk(&c[cur], runs, x->pipe_size, &r, &done);
@@ -311,34 +317,31 @@ static int xfer_chunks(struct page_xfer *x, struct parasite_ctl *ctl, const stru
 		cur ^= 1;
 		progress(x, false);
 	}
-	return err;
+	/* Wait for the last job (it reads c) and stop the worker. */
+	err2 = crc_hand(w, NULL);
+	return err ? err : err2;
 }
 
 int page_xfer_task(struct page_xfer *x, struct parasite_ctl *ctl, const struct mem_runs *runs,
 		   uint32_t *crcs)
 {
-	_cleanup_free_ struct chunk *c = malloc(2 * sizeof(*c));
 	struct crc_worker w = {
 		.lock = PTHREAD_MUTEX_INITIALIZER,
 		.cond = PTHREAD_COND_INITIALIZER,
 		.x = x,
 		.crcs = crcs,
 	};
-	int err, err2;
+	int err;
 
-	if (!c)
-		return -ENOMEM;
 	memset(crcs, 0, runs->nr * sizeof(*crcs));
 	err = -pthread_create(&w.th, NULL, crc_thread, &w);
 	if (err) {
 		pr_err("pid %d: cannot start the checksum thread: %s\n", x->pid, strerror(-err));
 		return err;
 	}
-	err = xfer_chunks(x, ctl, runs, &w, c);
-	err2 = crc_hand(&w, NULL);
+	err = xfer_chunks(x, ctl, runs, &w);
 	pthread_join(w.th, NULL);
-	/* crc_hand(NULL) ran before the last job ended: its error is in w.err now. */
-	return err ? err : (err2 ? err2 : w.err);
+	return err;
 }
 
 int page_xfer_file(struct page_xfer *x, int fd, const struct mem_runs *runs, uint32_t *crcs)

@@ -297,9 +297,12 @@ static int write_pagemap(struct dump_ctx *ctx, enum cr_img_kind kind, uint32_t i
 		err = img_write_record(img, &pe.base);
 	}
 	err2 = img_close(img);
-	if (err || err2)
-		pr_err("pid %d: cannot write the pagemap image %u: %s\n", pid, id,
-		       strerror(-(err ? err : err2)));
+	if (err || err2) {
+		char name[64] = "pagemap";
+
+		img_file_name(kind, id, name, sizeof(name));
+		pr_err("pid %d: cannot write %s: %s\n", pid, name, strerror(-(err ? err : err2)));
+	}
 	return err ? err : err2;
 }
 
