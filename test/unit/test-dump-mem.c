@@ -42,7 +42,11 @@
 #define SHM_PAGES 16
 #define HOLE_PAGES 16
 #define BRK_PAGES 16
-#define BIG_PAGES 1024 /* 4 MiB: does not fit the 1 MiB tmpfs */
+#define BIG_PAGES 1024 /* 4 MiB: several pipes' worth, and more than the 1 MiB tmpfs */
+
+/* victim_setup() flags */
+#define VICTIM_BIG (1U << 0) /* BIG_PAGES written pages in one run */
+#define VICTIM_UNREADABLE (1U << 1) /* a written page made PROT_NONE */
 
 /* What the child set up, sent to the parent once ready. */
 struct layout {
@@ -107,7 +111,7 @@ static int setup_file(void)
 	return fd;
 }
 
-static int victim_setup(int fd, struct layout *l, bool big)
+static int victim_setup(int fd, struct layout *l, unsigned int flags)
 {
 	volatile uint8_t sink;
 	uint8_t *a, *f, *s, *h, *b;
@@ -146,7 +150,16 @@ static int victim_setup(int fd, struct layout *l, bool big)
 		fill_page(b + i * PAGE_SIZE, 0xb, (unsigned int)i);
 	l->anon = (uintptr_t)a, l->file = (uintptr_t)f, l->shm = (uintptr_t)s;
 	l->holes = (uintptr_t)h, l->brk_start = (uintptr_t)b;
-	if (big) {
+	if (flags & VICTIM_UNREADABLE) {
+		b = mmap(NULL, PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			 0);
+		if (b == MAP_FAILED)
+			return -ENOMEM;
+		fill_page(b, 0xdead, 0);
+		if (mprotect(b, PAGE_SIZE, PROT_NONE))
+			return -errno;
+	}
+	if (flags & VICTIM_BIG) {
 		b = mmap(NULL, BIG_PAGES * PAGE_SIZE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (b == MAP_FAILED)
@@ -159,14 +172,14 @@ static int victim_setup(int fd, struct layout *l, bool big)
 }
 
 /* The grandchild writes page 8 of the shared area, which the child never touches. */
-static void victim_main(int fd, int wfd, bool big)
+static void victim_main(int fd, int wfd, unsigned int flags)
 {
 	struct layout l = { 0 };
 	int p[2];
 	char c;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (victim_setup(fd, &l, big) || pipe(p))
+	if (victim_setup(fd, &l, flags) || pipe(p))
 		_exit(1);
 	l.grandchild = fork();
 	if (l.grandchild == 0) {
@@ -185,7 +198,7 @@ static void victim_main(int fd, int wfd, bool big)
 		pause();
 }
 
-static int start_victim(struct layout *l, bool big)
+static int start_victim(struct layout *l, unsigned int flags)
 {
 	int p[2], fd = setup_file();
 
@@ -198,7 +211,7 @@ static int start_victim(struct layout *l, bool big)
 	victim = fork();
 	if (victim == 0) {
 		close(p[0]);
-		victim_main(fd, p[1], big);
+		victim_main(fd, p[1], flags);
 	}
 	close(fd);
 	close(p[1]);
@@ -443,6 +456,10 @@ static void check_private_pages(int dirfd, const struct layout *l)
 	saved_pages(pe, n - 1, l->brk_start, BRK_PAGES, saved);
 	for (i = 0; i < BRK_PAGES; i++)
 		assert_true(saved[i]);
+	for (i = 0; i < n - 1; i++)
+		if (pe[i]->vaddr <= l->big && l->big < pe[i]->vaddr + pe[i]->nr_pages * PAGE_SIZE)
+			assert_true(pe[i]->vaddr + pe[i]->nr_pages * PAGE_SIZE >=
+				    l->big + BIG_PAGES * PAGE_SIZE);
 	check_pages(dirfd, pe, n - 1, pages_id, victim, 0);
 	img_free_records(recs, n);
 }
@@ -485,12 +502,13 @@ static void test_dump_mem(void **state)
 	dirfd = open(dir, O_DIRECTORY | O_RDONLY);
 	assert_true(dirfd >= 0);
 	ctx.dirfd = dirfd;
-	assert_int_equal(start_victim(&l, false), 0);
+	assert_int_equal(start_victim(&l, VICTIM_BIG), 0);
 	err = dump_tree_mem(&ctx, dts, &t);
 	release_tree(dts, t);
 	assert_int_equal(err, 0);
 	assert_int_equal(ctx.next_pages_id, 4); /* two tasks and one shmem object */
-	assert_true(ctx.stats.pages_written >= 3 + 14 + 2 + 16 + 5 && ctx.stats.pages_scanned);
+	assert_true(ctx.stats.pages_written >= 3 + 14 + 2 + 16 + 5 + BIG_PAGES &&
+		    ctx.stats.pages_scanned);
 	assert_int_equal(ctx.stats.bytes_written, ctx.stats.pages_written * PAGE_SIZE);
 
 	check_mm(dirfd, &l, &dts[0], &mm);
@@ -531,7 +549,7 @@ static void test_enospc(void **state)
 	dirfd = open(dir, O_DIRECTORY | O_RDONLY);
 	assert_true(dirfd >= 0);
 	ctx.dirfd = dirfd;
-	assert_int_equal(start_victim(&l, true), 0);
+	assert_int_equal(start_victim(&l, VICTIM_BIG), 0);
 	err = dump_tree_mem(&ctx, dts, &t);
 	release_tree(dts, t);
 	shmem_set_fini(&ctx.shm);
@@ -546,11 +564,45 @@ static void test_enospc(void **state)
 	}
 }
 
+/* A written page that is not readable any more: refused, the victim intact. */
+static void test_unreadable_refused(void **state)
+{
+	struct dump_ctx ctx = { .next_pages_id = 1 };
+	struct dump_task dts[2] = { 0 };
+	struct pstree *t = NULL;
+	struct proc_stat st;
+	struct vma_list before = { 0 }, after = { 0 };
+	struct layout l;
+	_cleanup_close_ int dirfd = -1;
+	int err;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	dirfd = open(dir, O_DIRECTORY | O_RDONLY);
+	assert_true(dirfd >= 0);
+	ctx.dirfd = dirfd;
+	assert_int_equal(start_victim(&l, VICTIM_UNREADABLE), 0);
+	assert_int_equal(proc_parse_maps(victim, false, &before), 0);
+	err = dump_tree_mem(&ctx, dts, &t);
+	release_tree(dts, t);
+	shmem_set_fini(&ctx.shm);
+	assert_int_equal(err, -EOPNOTSUPP);
+	assert_int_equal(proc_parse_stat(victim, 0, &st), 0);
+	assert_true(st.state == 'S' || st.state == 'R');
+	assert_int_equal(proc_parse_maps(victim, false, &after), 0);
+	assert_int_equal(before.nr, after.nr);
+	assert_memory_equal(&before.vmas[before.nr - 1].start, &after.vmas[after.nr - 1].start,
+			    sizeof(unsigned long));
+	vma_list_fini(&before);
+	vma_list_fini(&after);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_dump_mem, teardown),
 		cmocka_unit_test_teardown(test_enospc, teardown),
+		cmocka_unit_test_teardown(test_unreadable_refused, teardown),
 	};
 
 	if (geteuid() != 0) {
