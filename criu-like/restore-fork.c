@@ -132,27 +132,60 @@ static int wait_all_created(struct rst_shared *sh)
 	return st == RST_STAGE_ABORT ? -EINTR : 0;
 }
 
-/* Die the way the zombie died: its exit code, or its signal with no core dump. */
-static void zombie_exit(const PstreeEntry *pe)
-{
-	int status = pe->has_exit_code ? pe->exit_code : 0;
+struct kernel_sigaction {
+	uint64_t handler, flags, restorer, mask;
+};
 
+/*
+ * pstree.img has no signal state for a zombie, while /proc still shows its
+ * blocked, ignored and caught signals. It gets its parent's sigactions, which
+ * is what a fork inherits (a zombie that had called exec differs: its
+ * handlers were reset), and an empty mask, the usual one. The handlers never
+ * run: the zombie exits before unblocking anything but its death signal.
+ */
+static void zombie_inherit_signals(const struct rst_task *t)
+{
+	const CoreEntry *pc = t->parent ? t->parent->core : NULL;
+	size_t i;
+
+	for (i = 0; pc && i < pc->tc->n_sigactions && i < 64; i++) {
+		const SigactionEntry *e = pc->tc->sigactions[i];
+		struct kernel_sigaction ksa = { e->handler, e->flags, e->restorer, e->mask };
+
+		if (i + 1 == SIGKILL || i + 1 == SIGSTOP)
+			continue;
+		syscall(SYS_rt_sigaction, (int)i + 1, &ksa, NULL, sizeof(ksa.mask));
+	}
+}
+
+/*
+ * Die the way the zombie died: its exit code, or its signal (default action,
+ * no core dump), with an empty mask. Every signal stays blocked until the
+ * last calls, so the inherited handlers have no time to run.
+ */
+static void zombie_exit(const struct rst_task *t)
+{
+	const PstreeEntry *pe = t->pe;
+	int status = pe->has_exit_code ? pe->exit_code : 0;
+	sigset_t none;
+
+	zombie_inherit_signals(t);
+	sigemptyset(&none);
 	if (WIFSIGNALED(status)) {
 		struct rlimit no_core = { 0, 0 };
 		int sig = WTERMSIG(status);
-		sigset_t set;
 
 		if (WCOREDUMP(status))
 			pr_warn("zombie %u dumped a core when it died: its status loses that bit\n",
 				pe->pid);
 		setrlimit(RLIMIT_CORE, &no_core);
 		signal(sig, SIG_DFL);
-		sigemptyset(&set);
-		sigaddset(&set, sig);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		kill(getpid(), sig);
-		sigprocmask(SIG_UNBLOCK, &set, NULL);
 		pr_err("zombie %u: signal %d did not kill it\n", pe->pid, sig);
+		_exit(128 + sig);
 	}
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	_exit(WEXITSTATUS(status));
 }
 
@@ -203,7 +236,7 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t)
 	if (err)
 		return err;
 	if (rst_task_zombie(t))
-		zombie_exit(t->pe);
+		zombie_exit(t);
 	/* a log on the controller's stderr must survive the fd table's own fd 2 */
 	err = log_get_fd() == STDERR_FILENO ? rst_move_log_above(ctx->service_fd_base) : 0;
 	if (!err)
