@@ -410,7 +410,8 @@ static int read_sigblk(uint32_t pid, uint32_t tid, uint64_t *ret)
  * -d returns "once the tree runs": after RST_STAGE_RESUME, every thread still
  * has to leave the restorer through rt_sigreturn, which sets its saved mask.
  * A thread has left once its mask is no longer the one it had at the barrier
- * (or is its saved one, when both are the same).
+ * (or is its saved one, when both are the same). A task restored stopped
+ * stops in the restorer: nothing to wait for.
  */
 static void wait_resumed(struct restore_ctx *ctx, const uint64_t *at_barrier)
 {
@@ -422,11 +423,12 @@ static void wait_resumed(struct restore_ctx *ctx, const uint64_t *at_barrier)
 		left = 0;
 		for (i = 0, k = 0; i < ctx->nr_tasks; i++) {
 			const struct rst_task *t = &ctx->tasks[i];
+			bool stopped = t->pe->state == TASK_STATE__TASK_STOPPED;
 
 			for (j = 0; j < t->pe->n_threads; j++, k++) {
 				uint64_t now;
 
-				if (read_sigblk(t->pe->pid, t->pe->threads[j], &now))
+				if (stopped || read_sigblk(t->pe->pid, t->pe->threads[j], &now))
 					continue;
 				if (now == at_barrier[k] && now != t->core->threads[j]->blocked)
 					left++;
