@@ -336,6 +336,15 @@ static void plan_itimer(struct rst_itimer *out, const ItimerEntry *e)
 	out->interval_usec = (int64_t)e->interval_usec;
 	out->value_sec = (int64_t)e->value_sec;
 	out->value_usec = (int64_t)e->value_usec;
+	/*
+	 * An ITIMER_REAL that expired with its SIGALRM still pending reads 0 and
+	 * is re-armed when the signal is dequeued; setitimer() with a value of 0
+	 * would disarm it for good. Arm it for one more interval instead.
+	 */
+	if (!out->value_sec && !out->value_usec) {
+		out->value_sec = out->interval_sec;
+		out->value_usec = out->interval_usec;
+	}
 }
 
 /* Sigactions, itimers, POSIX timers, rlimits, the shared queue, personality. */

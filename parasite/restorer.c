@@ -389,7 +389,7 @@ static void restore_itimers(struct rst_args *a, struct rst_thread *th)
 
 static void restore_timers(struct rst_args *a, struct rst_thread *th)
 {
-	struct rst_timer *t = at(a, a->timers_off);
+	struct rst_timer *timers = at(a, a->timers_off);
 	unsigned int i;
 	long ret;
 
@@ -398,7 +398,9 @@ static void restore_timers(struct rst_args *a, struct rst_thread *th)
 	/* 6.17: timer_create() takes the id to use from its result argument. */
 	ret = sys_prctl(PR_TIMER_CREATE_RESTORE_IDS, PR_TIMER_CREATE_RESTORE_IDS_ON);
 	check(a, th, ret, "POSIX timers need prctl(PR_TIMER_CREATE_RESTORE_IDS) (Linux 6.17)");
-	for (i = 0; i < a->nr_timers; i++, t++) {
+	/* /proc/PID/timers (the image's order) lists the newest first: create the oldest first. */
+	for (i = a->nr_timers; i-- > 0;) {
+		struct rst_timer *t = &timers[i];
 		struct ksigevent ev = {
 			.value = t->value, .signo = t->signo, .notify = t->notify, .tid = t->tid
 		};
