@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define LOG_PREFIX "cli: "
 #include "cli.h"
 #include "cr.h"
+#include "dump.h"
 #include "log.h"
 #include "restore.h"
 #include "util.h"
@@ -30,6 +32,11 @@ static int run_decode(struct cr_options *o, int argc, char **argv)
 static int run_encode(struct cr_options *o, int argc, char **argv)
 {
 	return cr_encode(o, argc > 0 ? argv[0] : "-");
+}
+
+static int run_dump(struct cr_options *o, int argc __unused, char **argv __unused)
+{
+	return cr_dump(o);
 }
 
 /* Without -d, a positive value is the restored root's exit status. */
@@ -66,8 +73,14 @@ static const struct cli_command commands[] = {
 	  OPTB(ALL) | OPTB(JSON), 0, 0, run_check },
 	{ "dump", "checkpoint a process tree", "-t PID -D DIR",
 	  "Freezes the tree rooted at PID, writes its state into DIR and kills it\n"
-	  "(unless -R). Not available yet: see README, 'What works today'.\n",
-	  DUMP_OPTS, 0, 0, NULL },
+	  "once the images are complete and flushed. On any failure the tree goes\n"
+	  "on untouched and DIR is not marked complete.\n"
+	  "  -R, --leave-running   let the tree continue after the dump\n"
+	  "  -j, --shell-job       the tree's session/group leader is outside it (a shell)\n"
+	  "  --timeout N           seconds allowed to seize the tree (default 10)\n"
+	  "  --freeze-cgroup DIR   freeze this cgroup while seizing\n"
+	  "  -v4                   debug log, in DIR/dump.log unless -o says otherwise\n",
+	  DUMP_OPTS, 0, 0, run_dump },
 	{ "pre-dump", "copy memory while the tree keeps running", "-t PID -D DIR", "", DUMP_OPTS, 0,
 	  0, NULL },
 	{ "restore", "rebuild a tree from its images", "-D DIR",
@@ -491,22 +504,38 @@ int cli_validate(const struct cli_command *cmd, uint64_t seen, int nargs)
 	return 0;
 }
 
-static int setup_logging(const struct cr_options *o)
+/*
+ * With -v4 and no -o, dump and restore log into the work (image) directory
+ * as dump.log / restore.log, so a failure inside a task can be read later.
+ */
+static int setup_logging(const struct cr_options *o, const struct cli_command *cmd)
 {
-	_cleanup_free_ char *path = NULL;
+	_cleanup_free_ char *path = NULL, *deflt = NULL;
 	const char *dir = o->work_dir ? o->work_dir : o->images_dir;
+	const char *file = o->log_file;
 	int ret;
 
 	log_set_level(o->log_level);
-	if (!o->log_file)
+	if (!file && o->log_level >= LOG_DEBUG &&
+	    (!strcmp(cmd->name, "dump") || !strcmp(cmd->name, "restore"))) {
+		if (asprintf(&deflt, "%s.log", cmd->name) < 0)
+			return -ENOMEM;
+		file = deflt;
+		/* dump creates the directory anyway; the log is its first file. */
+		if (!strcmp(cmd->name, "dump") && dir && mkdir(dir, 0700) && errno != EEXIST) {
+			pr_perror("cannot create directory %s", dir);
+			return neg_errno();
+		}
+	}
+	if (!file)
 		return 0;
-	if (o->log_file[0] != '/' && strcmp(o->log_file, "-") && dir) {
-		if (asprintf(&path, "%s/%s", dir, o->log_file) < 0)
+	if (file[0] != '/' && strcmp(file, "-") && dir) {
+		if (asprintf(&path, "%s/%s", dir, file) < 0)
 			return -ENOMEM;
 	}
-	ret = log_set_file(path ? path : o->log_file);
+	ret = log_set_file(path ? path : file);
 	if (ret)
-		pr_errno(ret, "cannot open log file %s", path ? path : o->log_file);
+		pr_errno(ret, "cannot open log file %s", path ? path : file);
 	return ret;
 }
 
@@ -536,7 +565,7 @@ int cli_main(int argc, char **argv)
 	} else if (!cmd->run) {
 		pr_err("command '%s' is not available in this version yet\n", cmd->name);
 		ret = 1;
-	} else if (cli_validate(cmd, seen, argc - first) || setup_logging(&o)) {
+	} else if (cli_validate(cmd, seen, argc - first) || setup_logging(&o, cmd)) {
 		ret = 1;
 	} else {
 		ret = cmd->run(&o, argc - first, argv + first);
