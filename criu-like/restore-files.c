@@ -419,7 +419,7 @@ int rst_file_open(struct restore_ctx *ctx, uint32_t id, int flags)
 	}
 	fe = f->idx.by_id[pos];
 	if (fe->type != FILE_TYPE__FILE_REG && fe->type != FILE_TYPE__FILE_DIR) {
-		pr_err("file %u (%s) is not a regular file\n", id, f->paths[pos]);
+		pr_err("file %u is not a regular file or directory\n", id);
 		return -EINVAL;
 	}
 	/* The description opened (and checked, or rebuilt from its ghost) by rst_files_open(). */
