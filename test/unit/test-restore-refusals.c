@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cr_restore() refuses, before creating anything, an image directory it
+ * cannot restore: missing, not marked complete, of another format version,
+ * a pre-dump, needing CPU features this CPU lacks, a tree whose pids are in
+ * use or whose session is outside it. Each refusal is checked by its return
+ * value and by the message it logs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <cmocka.h>
+
+#include "image.h"
+#include "log.h"
+#include "restore.h"
+#include "util.h"
+
+struct env {
+	char dir[64], img[96], log[96];
+	struct cr_options opts;
+	InventoryEntry inv;
+	DumpedPart parts[2];
+	PstreeEntry pe;
+};
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+
+	assert_non_null(e);
+	snprintf(e->dir, sizeof(e->dir), "/tmp/test-restore-refusals.XXXXXX");
+	assert_non_null(mkdtemp(e->dir));
+	snprintf(e->img, sizeof(e->img), "%s/img", e->dir);
+	snprintf(e->log, sizeof(e->log), "%s/log", e->dir);
+	cr_options_init(&e->opts);
+	e->opts.images_dir = e->img;
+	e->opts.restore_detached = true;
+
+	inventory_entry__init(&e->inv);
+	e->inv.img_version = IMG_FORMAT_VERSION;
+	e->inv.tool_version = "test";
+	e->inv.kernel_release = "test";
+	e->inv.completed = true;
+	e->parts[0] = DUMPED_PART__PART_TASKS;
+	e->parts[1] = DUMPED_PART__PART_FILES;
+	e->inv.n_dumped = 2;
+	e->inv.dumped = e->parts;
+
+	/* a zombie needs no core image: the smallest tree that gets to the pid check */
+	pstree_entry__init(&e->pe);
+	e->pe.pid = e->pe.pgid = e->pe.sid = (uint32_t)getpid();
+	e->pe.state = TASK_STATE__TASK_ZOMBIE;
+	e->inv.root_pid = e->pe.pid;
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+	char cmd[128];
+
+	log_close();
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", e->dir);
+	assert_int_equal(system(cmd), 0);
+	cr_options_fini(&e->opts);
+	free(e);
+	return 0;
+}
+
+static void write_images(struct env *e)
+{
+	_cleanup_close_ int dirfd = img_dir_open(e->img, true);
+	struct cr_img *img;
+
+	assert_true(dirfd >= 0);
+	assert_int_equal(img_write_one(dirfd, CR_IMG_INVENTORY, 0, &e->inv.base), 0);
+	img = img_open(dirfd, CR_IMG_PSTREE, 0, IMG_WRITE);
+	assert_non_null(img);
+	assert_int_equal(img_write_record(img, &e->pe.base), 0);
+	assert_int_equal(img_close(img), 0);
+}
+
+/* Entries of the image directory, -1 when it does not exist. */
+static int nr_entries(const char *dir)
+{
+	_cleanup_closedir_ DIR *d = opendir(dir);
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	return n;
+}
+
+/* cr_restore() returns @err, logs @msg and leaves the image directory as it was. */
+static void expect_refusal(struct env *e, int err, const char *msg)
+{
+	_cleanup_free_ char *log = NULL;
+	int before = nr_entries(e->img);
+
+	assert_int_equal(log_set_file(e->log), 0);
+	log_set_level(LOG_ERROR);
+	assert_int_equal(cr_restore(&e->opts), err);
+	log_close();
+	log = read_file_at(AT_FDCWD, e->log, NULL);
+	assert_non_null(log);
+	if (!strstr(log, msg))
+		fail_msg("expected \"%s\" in the log:\n%s", msg, log);
+	assert_int_equal(nr_entries(e->img), before);
+}
+
+static void test_missing_dir(void **state)
+{
+	struct env *e = *state;
+
+	expect_refusal(e, -ENOENT, "cannot open image directory");
+}
+
+static void test_incomplete(void **state)
+{
+	struct env *e = *state;
+	char msg[256];
+
+	e->inv.completed = false;
+	write_images(e);
+	snprintf(msg, sizeof(msg),
+		 "image directory %s is not marked complete (the dump failed or is still running)",
+		 e->img);
+	expect_refusal(e, -EINVAL, msg);
+}
+
+static void test_version(void **state)
+{
+	struct env *e = *state;
+
+	e->inv.img_version = IMG_FORMAT_VERSION + 98;
+	write_images(e);
+	expect_refusal(e, -EINVAL, "has format version 99");
+}
+
+static void test_pre_dump(void **state)
+{
+	struct env *e = *state;
+
+	e->parts[1] = DUMPED_PART__PART_PRE_DUMP;
+	write_images(e);
+	expect_refusal(e, -EINVAL, "holds a pre-dump");
+}
+
+static void test_xfeatures(void **state)
+{
+	struct env *e = *state;
+
+	/* XCR0 bit 63 is reserved: no CPU enables it */
+	e->inv.xfeatures_mask = 1ULL << 63;
+	write_images(e);
+	expect_refusal(e, -EOPNOTSUPP, "CPU state features 0x8000000000000000");
+}
+
+static void test_pid_in_use(void **state)
+{
+	struct env *e = *state;
+	char msg[96];
+
+	write_images(e);
+	snprintf(msg, sizeof(msg), "pid %d of the tree is already in use", getpid());
+	expect_refusal(e, -EEXIST, msg);
+}
+
+static void test_session_outside(void **state)
+{
+	struct env *e = *state;
+
+	e->pe.sid = 1;
+	write_images(e);
+	expect_refusal(e, -EINVAL, "outside the dumped tree (restore it with --shell-job");
+}
+
+static void test_root_mismatch(void **state)
+{
+	struct env *e = *state;
+
+	e->inv.root_pid = e->pe.pid + 1;
+	write_images(e);
+	expect_refusal(e, -EINVAL, "the inventory's root is");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_missing_dir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_incomplete, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_version, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pre_dump, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_xfeatures, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pid_in_use, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_session_outside, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_root_mismatch, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
