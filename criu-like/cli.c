@@ -521,15 +521,15 @@ static int setup_logging(const struct cr_options *o, const struct cli_command *c
 		if (asprintf(&deflt, "%s.log", cmd->name) < 0)
 			return -ENOMEM;
 		file = deflt;
-		/* dump creates the directory anyway; the log is its first file. */
-		if (!strcmp(cmd->name, "dump") && dir && mkdir(dir, 0700) && errno != EEXIST) {
-			pr_perror("cannot create directory %s", dir);
-			return neg_errno();
-		}
 	}
 	if (!file)
 		return 0;
 	if (file[0] != '/' && strcmp(file, "-") && dir) {
+		/* dump creates the directory anyway; the log is its first file. */
+		if (!strcmp(cmd->name, "dump") && mkdir(dir, 0700) && errno != EEXIST) {
+			pr_perror("cannot create directory %s", dir);
+			return neg_errno();
+		}
 		if (asprintf(&path, "%s/%s", dir, file) < 0)
 			return -ENOMEM;
 	}

@@ -224,6 +224,7 @@ static int dump_one_task(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	int err;
 
+	pr_info("pid %d: dumping\n", dt->t->pid);
 	err = dump_task_core(ctx, dt);
 	if (!err)
 		err = dump_task_mm(ctx, dt);

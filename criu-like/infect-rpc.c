@@ -6,6 +6,9 @@
  */
 #define LOG_PREFIX "infect: "
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -17,6 +20,42 @@
 #include "infect-int.h"
 #include "log.h"
 #include "util.h"
+
+/* The task no longer runs code: gone, or a zombie (its parasite went with it). */
+static bool task_dead(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/*
+ * The parasite's socket closes as soon as a killed task drops its files,
+ * a little before the task shows as a zombie: give it 100 ms.
+ */
+static bool task_gone(pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		if (task_dead(pid))
+			return true;
+		usleep(5000);
+	}
+	return false;
+}
 
 /*
  * One command: @m out (with @send_fd attached when >= 0), the answer back
@@ -83,9 +122,16 @@ int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, int send_fd, int *
 	drain_log(ctl);
 	if (n != sizeof(*m) || m->magic != PARASITE_MAGIC || m->cmd != cmd ||
 	    (h.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+		int err = n < 0 ? neg_errno() : -EBADMSG;
+
+		/* The usual reason: the task was killed under us. Say that. */
+		if (task_gone(ctl->pid)) {
+			pr_err("pid %d exited during the dump (killed?)\n", ctl->pid);
+			return -ESRCH;
+		}
 		pr_err("bad answer to command %u from the parasite of %d (%zd bytes)\n", cmd,
 		       ctl->pid, n);
-		return n < 0 ? neg_errno() : -EBADMSG;
+		return err;
 	}
 	if (m->ret >= 0 && n_fds) {
 		pr_err("parasite of %d sent no fds\n", ctl->pid);
