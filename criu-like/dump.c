@@ -49,7 +49,7 @@ static int read_exit_signal(pid_t pid, uint32_t *ret)
 {
 	char path[64], *p;
 	_cleanup_free_ char *text = NULL;
-	int field = 3;
+	int field = 2; /* the space after ")" starts field 3 */
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	text = read_file_at(AT_FDCWD, path, NULL);

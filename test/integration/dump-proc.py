@@ -61,6 +61,7 @@ eq('pstree sid', pe['sid'], int(sf[6]))
 eq('pstree threads', sorted(pe['threads']), sorted(tasks))
 eq('pstree leader first', pe['threads'][0], pid)
 eq('pstree state', pe['state'], 'TASK_ALIVE')
+eq('pstree exit_signal', pe['exit_signal'], int(sf[38]))
 
 # core: threads
 core = img(f'core-{pid}')[0]
