@@ -240,18 +240,31 @@ static bool vma_mapped(const VmaEntry *v)
 	}
 }
 
+static bool vma_anon_private(const VmaEntry *v)
+{
+	return v->kind == VMA_KIND__VMA_ANON_PRIVATE || v->kind == VMA_KIND__VMA_HEAP ||
+	       v->kind == VMA_KIND__VMA_STACK;
+}
+
 static int plan_vmas(struct finish *f)
 {
 	struct rst_vma *out = (struct rst_vma *)((char *)f->a + f->lay.vmas_off);
+	const VmaEntry *prev = NULL;
 	size_t i;
 	int err;
 
 	for (i = 0; i < f->p->mm->n_vmas; i++) {
-		if (!vma_mapped(f->p->mm->vmas[i]))
+		const VmaEntry *v = f->p->mm->vmas[i];
+
+		if (!vma_mapped(v))
 			continue;
-		err = plan_vma(f, i, out++);
+		err = plan_vma(f, i, out);
 		if (err)
 			return err;
+		out->nomerge = v->kind == VMA_KIND__VMA_ANON_PRIVATE && prev &&
+			       prev->end == v->start && vma_anon_private(prev);
+		out++;
+		prev = v;
 		f->a->nr_vmas++;
 	}
 	return 0;

@@ -43,6 +43,7 @@ long parasite_main(struct rst_args *a, long idx);
 #define SECURE_NO_SETUID_FIXUP 2
 #define LINUX_CAPABILITY_VERSION_3 0x20080522
 #define IOV_BATCH 512
+#define PAGE_SIZE 4096UL
 
 struct clone3_args {
 	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
@@ -234,6 +235,30 @@ static void move_specials(struct rst_args *a, struct rst_thread *th)
 	}
 }
 
+/*
+ * See rst_vma.nomerge. Since 6.17 a move of a never faulted anonymous VMA
+ * takes a page offset from its new place and merges again, so one page is
+ * faulted before the move and dropped after it (the anon_vma stays).
+ */
+static long map_apart(const struct rst_vma *v, uint64_t len)
+{
+	long tmp = sys_call6(__NR_mmap, 0, len, PROT_READ | PROT_WRITE, v->flags, -1, 0);
+	long ret;
+
+	if (tmp < 0)
+		return tmp;
+	*(volatile char *)tmp = 0;
+	ret = mremap_fixed((uint64_t)tmp, len, v->start);
+	if (ret) {
+		sys_call2(__NR_munmap, tmp, len);
+		return ret;
+	}
+	ret = sys_call3(__NR_madvise, v->start, PAGE_SIZE, MADV_DONTNEED);
+	if (!ret && v->how != RST_VMA_FILL && v->prot != (PROT_READ | PROT_WRITE))
+		ret = sys_call3(__NR_mprotect, v->start, len, v->prot);
+	return ret ? ret : (long)v->start;
+}
+
 static void map_vmas(struct rst_args *a, struct rst_thread *th)
 {
 	struct rst_vma *v = at(a, a->vmas_off);
@@ -241,9 +266,15 @@ static void map_vmas(struct rst_args *a, struct rst_thread *th)
 
 	for (i = 0; i < a->nr_vmas; i++, v++) {
 		uint32_t prot = v->how == RST_VMA_FILL ? PROT_READ | PROT_WRITE : v->prot;
-		long ret = sys_call6(__NR_mmap, v->start, v->end - v->start, prot,
-				     v->flags | MAP_FIXED, v->fd, v->fd >= 0 ? v->pgoff : 0);
+		uint64_t len = v->end - v->start;
+		long ret;
 
+		if (v->nomerge) {
+			ret = map_apart(v, len);
+		} else {
+			ret = sys_call6(__NR_mmap, v->start, len, prot, v->flags | MAP_FIXED, v->fd,
+					v->fd >= 0 ? v->pgoff : 0);
+		}
 		if (ret >= 0 && (uint64_t)ret != v->start)
 			ret = -EFAULT;
 		check(a, th, ret, "mmap %lx-%lx flags %x fd %d", v->start, v->end, v->flags, v->fd);

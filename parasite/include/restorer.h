@@ -50,6 +50,14 @@ struct rst_vma {
 	int32_t fd; /* -1: anonymous */
 	uint32_t how; /* enum rst_vma_how */
 	uint64_t madv; /* bit n: madvise(n) to apply once mapped */
+	/*
+	 * Mapped elsewhere and moved into place: an anonymous VMA right after
+	 * another one would merge with it at mmap() time, where the original
+	 * two stayed apart (different anon_vma or history); a moved VMA keeps
+	 * the page offset of its first place, which keeps it apart too.
+	 */
+	uint32_t nomerge;
+	uint32_t pad;
 };
 
 /*
