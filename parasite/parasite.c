@@ -219,6 +219,8 @@ static long dispatch(struct parasite_args *a, int sk, struct parasite_msg *m, in
 		thread_state(a, 0);
 		break;
 	case PARASITE_CMD_DRAIN_FDS:
+		if (fd >= 0)
+			sys_close(fd);
 		return drain_fds(a, sk, m);
 	case PARASITE_CMD_VMSPLICE:
 		m->ret = do_vmsplice(a, fd, m->arg[0]);
@@ -234,6 +236,12 @@ static long dispatch(struct parasite_args *a, int sk, struct parasite_msg *m, in
 		m->ret = -ENOSYS;
 		break;
 	}
+	/*
+	 * A received fd is closed before the answer: once the dumper has the
+	 * answer, the task's fd table is as it was (files.c lists it next).
+	 */
+	if (fd >= 0)
+		sys_close(fd);
 	return send_answer(sk, m, 0, 0);
 }
 
@@ -251,9 +259,7 @@ static void command_loop(struct parasite_args *a, int sk)
 			plog(log_of(a), "control socket: %ld, going home", ret);
 			return;
 		}
-		ret = dispatch(a, sk, &m, fd);
-		if (fd >= 0)
-			sys_close(fd);
+		ret = dispatch(a, sk, &m, fd); /* closes @fd before answering */
 		if (ret || m.cmd == PARASITE_CMD_FINISH)
 			break;
 	}
