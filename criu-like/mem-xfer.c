@@ -6,9 +6,7 @@
  * Shared memory objects go from their shmem file to the image with
  * sendfile(). The crc32c of each run is computed over what landed in the
  * image, through a read-only mapping of the chunk just written: the data is
- * still in the CPU cache and no extra copy is made. For a task, a writer
- * thread splices and checksums one pipe while the parasite fills the other
- * (Documentation/memory.md 5).
+ * still in the CPU cache and no extra copy is made (Documentation/memory.md 5).
  */
 #define LOG_PREFIX "mem: "
 
@@ -61,14 +59,13 @@ int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_
 		   uint64_t total)
 {
 	char name[64];
-	int size = 0, err, i;
+	int size, err;
 
 	memset(x, 0, sizeof(*x));
 	x->ctx = ctx;
 	x->pid = pid;
 	x->total = total;
-	x->rd_fd = -1;
-	memset(x->pipe, -1, sizeof(x->pipe));
+	x->rd_fd = x->pipe[0] = x->pipe[1] = -1;
 	x->start_ns = mem_now_ns();
 	err = img_file_name(CR_IMG_PAGES, id, name, sizeof(name));
 	if (err)
@@ -82,16 +79,14 @@ int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_
 		pr_perror("pid %d: open %s for reading", pid, name);
 		return neg_errno();
 	}
-	for (i = 0; i < 2; i++) {
-		if (pipe2(x->pipe[i], O_CLOEXEC)) {
-			pr_perror("pid %d: pipe", pid);
-			return neg_errno();
-		}
-		size = fcntl(x->pipe[i][1], F_SETPIPE_SZ, (int)pipe_max_size());
-		if (size < 0) {
-			pr_perror("pid %d: F_SETPIPE_SZ", pid);
-			return neg_errno();
-		}
+	if (pipe2(x->pipe, O_CLOEXEC)) {
+		pr_perror("pid %d: pipe", pid);
+		return neg_errno();
+	}
+	size = fcntl(x->pipe[1], F_SETPIPE_SZ, (int)pipe_max_size());
+	if (size < 0) {
+		pr_perror("pid %d: F_SETPIPE_SZ", pid);
+		return neg_errno();
 	}
 	x->pipe_size = (size_t)size;
 	return 0;
@@ -100,7 +95,7 @@ int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_
 static void progress(struct page_xfer *x, bool last)
 {
 	uint64_t now = mem_now_ns(), el = now - x->start_ns;
-	double mib = (double)__atomic_load_n(&x->off, __ATOMIC_RELAXED) / (1 << 20);
+	double mib = (double)x->off / (1 << 20);
 
 	if (!x->ctx->progress || el < PROGRESS_AFTER_NS)
 		return;
@@ -114,16 +109,17 @@ static void progress(struct page_xfer *x, bool last)
 
 int page_xfer_close(struct page_xfer *x, int err)
 {
-	int err2, i;
+	int err2;
 
 	if (x->progress_shown || (!err && x->ctx->progress)) {
 		progress(x, true);
 		if (x->progress_shown)
 			fputc('\n', stderr);
 	}
-	for (i = 0; i < 4; i++)
-		if (x->pipe[i / 2][i % 2] >= 0)
-			close(x->pipe[i / 2][i % 2]);
+	if (x->pipe[0] >= 0)
+		close(x->pipe[0]);
+	if (x->pipe[1] >= 0)
+		close(x->pipe[1]);
 	if (x->rd_fd >= 0)
 		close(x->rd_fd);
 	err2 = img_close(x->img);
@@ -133,11 +129,11 @@ int page_xfer_close(struct page_xfer *x, int err)
 	return err ? err : err2;
 }
 
-/* Move @len bytes from @pipe_rd into the image. */
-static int pipe_to_img(struct page_xfer *x, int pipe_rd, size_t len)
+/* Move @len bytes from the pipe into the image. */
+static int pipe_to_img(struct page_xfer *x, size_t len)
 {
 	while (len) {
-		ssize_t n = splice(pipe_rd, NULL, x->img_fd, NULL, len, SPLICE_F_MOVE);
+		ssize_t n = splice(x->pipe[0], NULL, x->img_fd, NULL, len, SPLICE_F_MOVE);
 
 		if (n <= 0) {
 			int err = n < 0 ? -errno : -EIO;
@@ -147,23 +143,17 @@ static int pipe_to_img(struct page_xfer *x, int pipe_rd, size_t len)
 			return err;
 		}
 		len -= (size_t)n;
-		__atomic_store_n(&x->off, x->off + (uint64_t)n, __ATOMIC_RELAXED);
+		x->off += (uint64_t)n;
 	}
 	return 0;
 }
 
-/* Where the checksums are in the runs: run @run, @left bytes of it not summed yet. */
-struct crc_cursor {
-	const struct mem_runs *runs;
-	uint32_t *crcs;
-	unsigned int run;
-	uint64_t left;
-};
-
-/* Add the image data [@off, @off + @len) to the crcs of the runs it belongs to. */
-static int crc_data(struct page_xfer *x, struct crc_cursor *cc, uint64_t off, size_t len)
+/* Add the image data [@off, @off + @len) to the run crcs: seg_len[i] bytes to run seg_run[i]. */
+static int crc_chunk(struct page_xfer *x, uint64_t off, size_t len, const size_t *seg_len,
+		     const unsigned int *seg_run, unsigned int n, uint32_t *crcs)
 {
-	const uint8_t *map, *p;
+	const uint8_t *p, *map;
+	unsigned int i;
 
 	map = mmap(NULL, len, PROT_READ, MAP_SHARED | MAP_POPULATE, x->rd_fd,
 		   (off_t)(IMG_RAW_DATA_OFF + off));
@@ -172,196 +162,181 @@ static int crc_data(struct page_xfer *x, struct crc_cursor *cc, uint64_t off, si
 			  (unsigned long long)off);
 		return neg_errno();
 	}
-	for (p = map; len;) {
-		size_t n;
-
-		if (!cc->left) {
-			cc->run++;
-			cc->left = cc->runs->runs[cc->run].nr_pages * PAGE_SIZE;
-		}
-		n = min(len, cc->left);
-		cc->crcs[cc->run] = crc32c(cc->crcs[cc->run], p, n);
-		p += n, len -= n, cc->left -= n;
-	}
-	munmap((void *)map, (size_t)(p - map));
+	for (i = 0, p = map; i < n; p += seg_len[i], i++)
+		crcs[seg_run[i]] = crc32c(crcs[seg_run[i]], p, seg_len[i]);
+	munmap((void *)map, len);
 	return 0;
 }
 
-/*
- * The writer thread: splices each filled pipe into the image and checksums
- * what landed there, while the dumper has the parasite fill the other pipe.
- * The crc32c instruction runs at about half the speed of the copy into the
- * image and the parasite round trip costs about a tenth of it: in line, both
- * would add to the copy (Documentation/memory.md 5).
- */
-struct writer {
-	pthread_t th;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct page_xfer *x;
-	struct crc_cursor cc;
-	int job_pipe; /* read end of the pipe to drain, -1 when idle */
-	size_t job_len;
-	bool stop;
-	int err; /* the first error; later jobs are dropped */
-};
-
-static int write_job(struct writer *w, int pipe_rd, size_t len)
-{
-	uint64_t off = w->x->off;
-	int err = pipe_to_img(w->x, pipe_rd, len);
-
-	return err ? err : crc_data(w->x, &w->cc, off, len);
-}
-
-static void *writer_thread(void *arg)
-{
-	struct writer *w = arg;
-	int fd, err;
-
-	pthread_mutex_lock(&w->lock);
-	for (;;) {
-		while (w->job_pipe < 0 && !w->stop)
-			pthread_cond_wait(&w->cond, &w->lock);
-		if (w->job_pipe < 0)
-			break;
-		fd = w->job_pipe;
-		err = w->err;
-		pthread_mutex_unlock(&w->lock);
-		if (!err)
-			err = write_job(w, fd, w->job_len);
-		pthread_mutex_lock(&w->lock);
-		if (err && !w->err)
-			w->err = err;
-		w->job_pipe = -1;
-		pthread_cond_broadcast(&w->cond);
-	}
-	pthread_mutex_unlock(&w->lock);
-	return NULL;
-}
-
-/*
- * Wait until the writer is idle, then give it @len bytes in @pipe_rd (-1:
- * nothing, @stop: stop it). Returns its first error, or 0.
- */
-static int writer_hand(struct writer *w, int pipe_rd, size_t len, bool stop)
-{
-	int err;
-
-	pthread_mutex_lock(&w->lock);
-	while (w->job_pipe >= 0)
-		pthread_cond_wait(&w->cond, &w->lock);
-	err = w->err;
-	if (!err && pipe_rd >= 0) {
-		w->job_pipe = pipe_rd;
-		w->job_len = len;
-	}
-	w->stop = stop;
-	pthread_cond_broadcast(&w->cond);
-	pthread_mutex_unlock(&w->lock);
-	return err;
-}
-
-/* vmsplice @iov[0..@n) into pipe @p and hand what came to the writer. */
-static int push_chunk(struct page_xfer *x, struct parasite_ctl *ctl, struct writer *w, int p,
-		      struct iovec *iov, unsigned int n)
+/* vmsplice @iov[0..@n) (@len bytes) through the pipe into the image. */
+static int push_chunk(struct page_xfer *x, struct parasite_ctl *ctl, struct iovec *iov,
+		      unsigned int n, size_t len)
 {
 	unsigned long first = (unsigned long)iov[0].iov_base;
 	unsigned long last = (unsigned long)iov[n - 1].iov_base + iov[n - 1].iov_len;
 
 	while (n) {
-		long ret = parasite_vmsplice(ctl, x->pipe[p][1], iov, n);
+		long ret = parasite_vmsplice(ctl, x->pipe[1], iov, n);
 		int err;
 
 		if (ret <= 0) {
 			err = ret ? (int)ret : -EIO;
-			pr_err("pid %d: vmsplice of pages in %lx-%lx: %s\n", x->pid, first, last,
-			       strerror(-err));
+			pr_err("pid %d: vmsplice of pages in %lx-%lx (%zu bytes): %s\n", x->pid,
+			       first, last, len, strerror(-err));
 			return err;
 		}
-		err = writer_hand(w, x->pipe[p][0], (size_t)ret, false);
+		err = pipe_to_img(x, (size_t)ret);
 		if (err)
 			return err;
+		len -= (size_t)ret;
 		while (n && (size_t)ret >= iov->iov_len) {
 			ret -= (long)iov->iov_len;
 			iov++, n--;
 		}
 		if (n) {
-			/* A short vmsplice: let the writer empty the pipe before the rest. */
 			iov->iov_base = (uint8_t *)iov->iov_base + ret;
 			iov->iov_len -= (size_t)ret;
-			err = writer_hand(w, -1, 0, false);
-			if (err)
-				return err;
 		}
 	}
 	return 0;
 }
 
-/* Fill @iov with at most @room bytes from run *@r, page *@done on; advance them. */
-static unsigned int fill_chunk(struct iovec *iov, const struct mem_runs *runs, size_t room,
-			       unsigned int *r, unsigned long *done)
+/* A chunk of at most one pipe of pages, with the run each piece belongs to. */
+struct chunk {
+	struct iovec iov[XFER_MAX_IOV];
+	size_t seg_len[XFER_MAX_IOV];
+	unsigned int seg_run[XFER_MAX_IOV];
+	unsigned int n;
+	size_t len;
+	uint64_t off; /* where its data starts in the image */
+};
+
+/* Fill @c from run *@r, page *@done on; advance them. */
+static void fill_chunk(struct chunk *c, const struct mem_runs *runs, size_t room, unsigned int *r,
+		       unsigned long *done)
 {
-	unsigned int n = 0;
-
-	while (*r < runs->nr && n < XFER_MAX_IOV && room) {
+	c->n = 0;
+	c->len = 0;
+	while (*r < runs->nr && c->n < XFER_MAX_IOV && c->len < room) {
 		const struct mem_run *run = &runs->runs[*r];
-		unsigned long pages = min(run->nr_pages - *done, room / PAGE_SIZE);
+		unsigned long pages = min(run->nr_pages - *done, (room - c->len) / PAGE_SIZE);
 
-		iov[n].iov_base = (void *)(run->start + *done * PAGE_SIZE);
-		iov[n].iov_len = pages * PAGE_SIZE;
-		n++;
-		room -= pages * PAGE_SIZE;
+		c->iov[c->n].iov_base = (void *)(run->start + *done * PAGE_SIZE);
+		c->iov[c->n].iov_len = pages * PAGE_SIZE;
+		c->seg_len[c->n] = pages * PAGE_SIZE;
+		c->seg_run[c->n] = *r;
+		c->n++;
+		c->len += pages * PAGE_SIZE;
 		*done += pages;
 		if (*done == run->nr_pages) {
 			(*r)++;
 			*done = 0;
 		}
 	}
-	return n;
 }
 
 /*
- * Pipe p is refilled only after the writer took the job of the other pipe,
- * which it does once it finished the previous job, the one of pipe p.
+ * The checksums are computed by a second thread over the chunk just written
+ * while this one moves the next chunk: the crc32c instruction runs at about
+ * half the speed of the copy into the image, so done in line it would
+ * almost double the time (Documentation/memory.md 5).
  */
-static int xfer_chunks(struct page_xfer *x, struct parasite_ctl *ctl, const struct mem_runs *runs,
-		       struct writer *w)
-{
-	_cleanup_free_ struct iovec *iov = calloc(XFER_MAX_IOV, sizeof(*iov));
-	unsigned long done = 0;
-	unsigned int r = 0, n;
-	int err = iov ? 0 : -ENOMEM, err2, p = 0;
+struct crc_worker {
+	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct page_xfer *x;
+	uint32_t *crcs;
+	struct chunk *job; /* NULL when idle */
+	bool stop;
+	int err; /* the first error of a job */
+};
 
+static void *crc_thread(void *arg)
+{
+	struct crc_worker *w = arg;
+	struct chunk *c;
+	int err;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (!w->job && !w->stop)
+			pthread_cond_wait(&w->cond, &w->lock);
+		if (!w->job)
+			break;
+		c = w->job;
+		pthread_mutex_unlock(&w->lock);
+		err = crc_chunk(w->x, c->off, c->len, c->seg_len, c->seg_run, c->n, w->crcs);
+		pthread_mutex_lock(&w->lock);
+		if (err && !w->err)
+			w->err = err;
+		w->job = NULL;
+		pthread_cond_broadcast(&w->cond);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* Wait until the worker is idle, then give it @c (NULL: stop it). Its first error, or 0. */
+static int crc_hand(struct crc_worker *w, struct chunk *c)
+{
+	int err;
+
+	pthread_mutex_lock(&w->lock);
+	while (w->job)
+		pthread_cond_wait(&w->cond, &w->lock);
+	if (c)
+		w->job = c;
+	else
+		w->stop = true;
+	err = w->err;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	return err;
+}
+
+static int xfer_chunks(struct page_xfer *x, struct parasite_ctl *ctl, const struct mem_runs *runs,
+		       struct crc_worker *w)
+{
+	/* Two, so the worker reads one while the other is filled. */
+	_cleanup_free_ struct chunk *c = calloc(2, sizeof(*c));
+	unsigned long done = 0;
+	unsigned int r = 0, cur = 0;
+	int err = 0, err2;
+
+	if (!c) {
+		crc_hand(w, NULL);
+		return -ENOMEM;
+	}
 	while (!err && r < runs->nr) {
-		n = fill_chunk(iov, runs, x->pipe_size, &r, &done);
-		err = push_chunk(x, ctl, w, p, iov, n);
-		p ^= 1;
+		c[cur].off = x->off;
+		fill_chunk(&c[cur], runs, x->pipe_size, &r, &done);
+		err = push_chunk(x, ctl, c[cur].iov, c[cur].n, c[cur].len);
+		if (!err)
+			err = crc_hand(w, &c[cur]);
+		cur ^= 1;
 		progress(x, false);
 	}
-	/* Wait for the last job and stop the writer. */
-	err2 = writer_hand(w, -1, 0, true);
+	/* Wait for the last job (it reads c) and stop the worker. */
+	err2 = crc_hand(w, NULL);
 	return err ? err : err2;
 }
 
 int page_xfer_task(struct page_xfer *x, struct parasite_ctl *ctl, const struct mem_runs *runs,
 		   uint32_t *crcs)
 {
-	struct writer w = {
+	struct crc_worker w = {
 		.lock = PTHREAD_MUTEX_INITIALIZER,
 		.cond = PTHREAD_COND_INITIALIZER,
 		.x = x,
-		.cc = { .runs = runs, .crcs = crcs },
-		.job_pipe = -1,
+		.crcs = crcs,
 	};
 	int err;
 
 	memset(crcs, 0, runs->nr * sizeof(*crcs));
-	if (runs->nr)
-		w.cc.left = runs->runs[0].nr_pages * PAGE_SIZE;
-	err = -pthread_create(&w.th, NULL, writer_thread, &w);
+	err = -pthread_create(&w.th, NULL, crc_thread, &w);
 	if (err) {
-		pr_err("pid %d: cannot start the writer thread: %s\n", x->pid, strerror(-err));
+		pr_err("pid %d: cannot start the checksum thread: %s\n", x->pid, strerror(-err));
 		return err;
 	}
 	err = xfer_chunks(x, ctl, runs, &w);
@@ -371,19 +346,18 @@ int page_xfer_task(struct page_xfer *x, struct parasite_ctl *ctl, const struct m
 
 int page_xfer_file(struct page_xfer *x, int fd, const struct mem_runs *runs, uint32_t *crcs)
 {
-	struct crc_cursor cc = { .runs = runs, .crcs = crcs };
 	unsigned int i;
 
-	memset(crcs, 0, runs->nr * sizeof(*crcs));
-	if (runs->nr)
-		cc.left = runs->runs[0].nr_pages * PAGE_SIZE;
 	for (i = 0; i < runs->nr; i++) {
 		off_t pos = (off_t)(runs->runs[i].start * PAGE_SIZE);
 		size_t left = runs->runs[i].nr_pages * PAGE_SIZE;
 
+		crcs[i] = 0;
 		while (left) {
+			size_t len = min(left, x->pipe_size);
 			uint64_t off = x->off;
-			ssize_t n = sendfile(x->img_fd, fd, &pos, min(left, x->pipe_size));
+			unsigned int run = i;
+			ssize_t n = sendfile(x->img_fd, fd, &pos, len);
 			int err;
 
 			if (n <= 0) {
@@ -393,10 +367,11 @@ int page_xfer_file(struct page_xfer *x, int fd, const struct mem_runs *runs, uin
 				return err;
 			}
 			x->off += (uint64_t)n;
-			err = crc_data(x, &cc, off, (size_t)n);
+			len = (size_t)n;
+			err = crc_chunk(x, off, len, &len, &run, 1, crcs);
 			if (err)
 				return err;
-			left -= (size_t)n;
+			left -= len;
 			progress(x, false);
 		}
 	}
