@@ -14,6 +14,80 @@ static const char *const status_keys[] = {
 	"Uid:", "Gid:", "Groups:", "SigBlk:", "SigIgn:", "SigCgt:", "CapEff:", "Umask:",
 };
 
+/*
+ * The kernel may split or merge VMAs differently for the same memory: two
+ * adjacent anonymous areas with different anon_vmas (one inherited through
+ * fork) stay apart, a restore that maps them at once gets one area. Like
+ * CRIU's zdtm, compare maps with adjacent compatible areas merged: same
+ * permissions, device, inode and name, and for files a contiguous offset.
+ */
+struct map_line {
+	unsigned long start, end, off, ino;
+	char perms[8], dev[16];
+	const char *name; /* rest of the line */
+	int name_len;
+};
+
+static bool parse_map_line(const char *l, int len, struct map_line *m)
+{
+	int n = 0;
+
+	if (sscanf(l, "%lx-%lx %7s %lx %15s %lu %n", &m->start, &m->end, m->perms, &m->off, m->dev,
+		   &m->ino, &n) < 6)
+		return false;
+	if (n > len)
+		n = len;
+	m->name = l + n;
+	m->name_len = len - n;
+	return true;
+}
+
+static bool can_merge(const struct map_line *a, const struct map_line *b)
+{
+	return a->end == b->start && !strcmp(a->perms, b->perms) && !strcmp(a->dev, b->dev) &&
+	       a->ino == b->ino && a->name_len == b->name_len &&
+	       !memcmp(a->name, b->name, (size_t)a->name_len) &&
+	       (a->ino == 0 || a->off + (a->end - a->start) == b->off);
+}
+
+static char *merge_maps(char *maps)
+{
+	size_t cap = strlen(maps) + 1, used = 0;
+	char *out = malloc(cap);
+	struct map_line cur, next;
+	bool have = false;
+
+	if (!out)
+		return maps;
+	for (const char *l = maps; *l;) {
+		int ll = (int)strcspn(l, "\n");
+
+		if (!parse_map_line(l, ll, &next)) {
+			free(out);
+			return maps;
+		}
+		if (have && can_merge(&cur, &next)) {
+			cur.end = next.end;
+		} else {
+			if (have)
+				used += (size_t)snprintf(out + used, cap - used,
+							 "%lx-%lx %s %08lx %s %lu %.*s\n",
+							 cur.start, cur.end, cur.perms, cur.off,
+							 cur.dev, cur.ino, cur.name_len, cur.name);
+			cur = next;
+			have = true;
+		}
+		l += ll;
+		if (*l)
+			l++;
+	}
+	if (have)
+		snprintf(out + used, cap - used, "%lx-%lx %s %08lx %s %lu %.*s\n", cur.start,
+			 cur.end, cur.perms, cur.off, cur.dev, cur.ino, cur.name_len, cur.name);
+	free(maps);
+	return out;
+}
+
 /* The status lines we compare, in a fixed order. */
 static char *status_fields(pid_t pid)
 {
@@ -71,6 +145,8 @@ int snap_take(struct tree_snap *s, pid_t root)
 		s->p[i].state = proc_state(pids[i]);
 		snprintf(path, sizeof(path), "/proc/%d/maps", pids[i]);
 		s->p[i].maps = slurp(path);
+		if (s->p[i].maps)
+			s->p[i].maps = merge_maps(s->p[i].maps);
 		s->p[i].status = status_fields(pids[i]);
 		s->n++;
 		if (!s->p[i].maps || !s->p[i].status) {
