@@ -23,6 +23,7 @@
 #include <sys/prctl.h>
 #include <sys/rseq.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -203,6 +204,28 @@ static void victim_main(int fd, int wfd, unsigned int flags)
 		pause();
 }
 
+/*
+ * Until @pid sleeps in pause(): one that has not called it yet would resolve
+ * its PLT slot (lazy binding writes the GOT) after the dump, and its memory
+ * would no longer be what was dumped.
+ */
+static int wait_paused(pid_t pid)
+{
+	char path[64];
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
+	for (i = 0; i < 5000; i++) {
+		_cleanup_free_ char *s = read_file_at(AT_FDCWD, path, NULL);
+		long nr;
+
+		if (s && parse_long(strtok(s, " "), &nr) == 0 && nr == SYS_pause)
+			return 0;
+		usleep(1000);
+	}
+	return -ETIMEDOUT;
+}
+
 static int start_victim(struct layout *l, unsigned int flags)
 {
 	int p[2], fd = setup_file();
@@ -226,6 +249,8 @@ static int start_victim(struct layout *l, unsigned int flags)
 	}
 	close(p[0]);
 	rseq_area = l->rseq;
+	if (wait_paused(victim) || wait_paused(l->grandchild))
+		return -ETIMEDOUT;
 	return 0;
 }
 
