@@ -263,7 +263,7 @@ int rst_layout_compute(const struct rst_layout_in *in, struct rst_layout *out)
 		ok &= lay_add(&pos, 1, in->frame_size[i], 64, &t->frame_off);
 	}
 	ok &= lay_add(&pos, 1, in->scratch_size, PAGE_SIZE, &out->scratch_off);
-	if (!ok || pos > (1ULL << 40))
+	if (!ok || pos > (1ULL << 36)) /* 64 GiB of arguments: refused rather than tried */
 		return -E2BIG;
 	out->scratch_off += base;
 	out->total = PAGE_ALIGN(base + pos);

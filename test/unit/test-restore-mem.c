@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pure planning of the memory restore (criu-like/restore-mem-plan.c) on
+ * hand-made mm and pagemap records: VMA checks, page runs and their offsets
+ * in the pages image, the hole for the restorer area, the layout of that
+ * area; and the register fix-up of a thread stopped in a syscall.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <cmocka.h>
+
+#include "asm/restorer-tool.h"
+#include "asm/sigframe.h"
+#include "image.h"
+#include "log.h"
+#include "restore-mem.h"
+#include "util.h"
+
+#define MAX_VMAS 8
+
+struct fixture {
+	MmEntry mm;
+	VmaEntry v[MAX_VMAS];
+	VmaEntry *vp[MAX_VMAS];
+	PagemapEntry pe[16];
+	PagemapEntry *pep[16];
+	struct rst_mem_plan plan;
+};
+
+static void add_vma(struct fixture *f, uint64_t start, uint64_t end, VmaKind kind)
+{
+	VmaEntry *v = &f->v[f->mm.n_vmas];
+
+	vma_entry__init(v);
+	v->start = start;
+	v->end = end;
+	v->kind = kind;
+	v->prot = PROT_READ | PROT_WRITE;
+	v->flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	if (kind == VMA_KIND__VMA_ANON_SHARED) {
+		v->has_shmid = true;
+		v->shmid = 7;
+	}
+	if (kind == VMA_KIND__VMA_FILE_PRIVATE || kind == VMA_KIND__VMA_FILE_SHARED) {
+		v->has_file_id = true;
+		v->file_id = 3;
+	}
+	f->vp[f->mm.n_vmas++] = v;
+}
+
+static void add_pe(struct fixture *f, size_t *n, uint64_t vaddr, uint32_t nr, uint32_t flags)
+{
+	pagemap_entry__init(&f->pe[*n]);
+	f->pe[*n].vaddr = vaddr;
+	f->pe[*n].nr_pages = nr;
+	f->pe[*n].flags = flags;
+	f->pep[*n] = &f->pe[*n];
+	(*n)++;
+}
+
+/* Private anon 0x10000-0x20000, its neighbour 0x20000-0x30000, shmem 0x40000-0x50000. */
+static void fixture_init(struct fixture *f)
+{
+	memset(f, 0, sizeof(*f));
+	mm_entry__init(&f->mm);
+	f->mm.vmas = f->vp;
+	add_vma(f, 0x10000, 0x20000, VMA_KIND__VMA_ANON_PRIVATE);
+	add_vma(f, 0x20000, 0x30000, VMA_KIND__VMA_FILE_PRIVATE);
+	add_vma(f, 0x40000, 0x50000, VMA_KIND__VMA_ANON_SHARED);
+	f->plan.mm = &f->mm;
+}
+
+static void fixture_fini(struct fixture *f)
+{
+	free(f->plan.runs);
+	free(f->plan.vma_fill);
+}
+
+static void test_vmas_ok(void **state)
+{
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f);
+	assert_int_equal(rst_plan_check_vmas(1, &f.mm), 0);
+}
+
+static void test_vmas_bad(void **state)
+{
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f);
+	f.v[1].start = 0x18000; /* overlaps the first */
+	assert_int_equal(rst_plan_check_vmas(1, &f.mm), -EINVAL);
+	fixture_init(&f);
+	f.v[0].end = 0x10800; /* not page aligned */
+	assert_int_equal(rst_plan_check_vmas(1, &f.mm), -EINVAL);
+	fixture_init(&f);
+	f.v[2].has_shmid = false;
+	assert_int_equal(rst_plan_check_vmas(1, &f.mm), -EINVAL);
+	fixture_init(&f);
+	f.v[1].has_file_id = false;
+	assert_int_equal(rst_plan_check_vmas(1, &f.mm), -EINVAL);
+	fixture_init(&f);
+	f.v[1].pgoff = 0x100; /* file offset not page aligned */
+	assert_int_equal(rst_plan_check_vmas(1, &f.mm), -EINVAL);
+	fixture_init(&f);
+	f.v[2].start = RST_TASK_SIZE;
+	f.v[2].end = RST_TASK_SIZE + 0x10000; /* 5-level paging */
+	assert_int_equal(rst_plan_check_vmas(1, &f.mm), -EOPNOTSUPP);
+	fixture_init(&f);
+	f.v[0].kind = 99;
+	assert_int_equal(rst_plan_check_vmas(1, &f.mm), -EINVAL);
+}
+
+static void test_runs_offsets_and_merge(void **state)
+{
+	struct fixture f;
+	size_t n = 0;
+
+	(void)state;
+	fixture_init(&f);
+	/* Two touching entries merge; a gap starts a new run; the data stays contiguous. */
+	add_pe(&f, &n, 0x10000, 2, PAGEMAP_FLAG__PE_PRESENT);
+	add_pe(&f, &n, 0x12000, 1, PAGEMAP_FLAG__PE_PRESENT);
+	add_pe(&f, &n, 0x15000, 3, PAGEMAP_FLAG__PE_PRESENT);
+	/* Across the boundary of the two adjacent private VMAs. */
+	add_pe(&f, &n, 0x1f000, 2, PAGEMAP_FLAG__PE_PRESENT);
+	assert_int_equal(rst_plan_runs(1, &f.plan, f.pep, n), 0);
+	assert_int_equal(f.plan.nr_runs, 3);
+	assert_int_equal(f.plan.runs[0].vaddr, 0x10000);
+	assert_int_equal(f.plan.runs[0].len, 3 * PAGE_SIZE);
+	assert_int_equal(f.plan.runs[0].off, IMG_RAW_DATA_OFF);
+	assert_int_equal(f.plan.runs[1].vaddr, 0x15000);
+	assert_int_equal(f.plan.runs[1].off, IMG_RAW_DATA_OFF + 3 * PAGE_SIZE);
+	assert_int_equal(f.plan.runs[2].vaddr, 0x1f000);
+	assert_int_equal(f.plan.runs[2].len, 2 * PAGE_SIZE);
+	assert_int_equal(f.plan.runs[2].off, IMG_RAW_DATA_OFF + 6 * PAGE_SIZE);
+	assert_int_equal(f.plan.pages_bytes, 8 * PAGE_SIZE);
+	assert_true(f.plan.vma_fill[0]);
+	assert_true(f.plan.vma_fill[1]);
+	assert_false(f.plan.vma_fill[2]);
+	fixture_fini(&f);
+}
+
+static void test_runs_empty(void **state)
+{
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f);
+	assert_int_equal(rst_plan_runs(1, &f.plan, f.pep, 0), 0);
+	assert_int_equal(f.plan.nr_runs, 0);
+	assert_int_equal(f.plan.pages_bytes, 0);
+	assert_false(f.plan.vma_fill[0]);
+	fixture_fini(&f);
+}
+
+/* Each case: one bad entry after a good one, and the error it must give. */
+static void expect_runs_refused(uint64_t vaddr, uint32_t nr, uint32_t flags, int want)
+{
+	struct fixture f;
+	size_t n = 0;
+
+	fixture_init(&f);
+	add_pe(&f, &n, 0x14000, 1, PAGEMAP_FLAG__PE_PRESENT);
+	add_pe(&f, &n, vaddr, nr, flags);
+	assert_int_equal(rst_plan_runs(1, &f.plan, f.pep, n), want);
+	fixture_fini(&f);
+}
+
+static void test_runs_refused(void **state)
+{
+	(void)state;
+	expect_runs_refused(0x16000, 1, PAGEMAP_FLAG__PE_PARENT, -EOPNOTSUPP);
+	expect_runs_refused(0x16000, 1, PAGEMAP_FLAG__PE_LAZY, -EOPNOTSUPP);
+	expect_runs_refused(0x12000, 1, PAGEMAP_FLAG__PE_PRESENT, -EINVAL); /* out of order */
+	expect_runs_refused(0x14000, 1, PAGEMAP_FLAG__PE_PRESENT, -EINVAL); /* twice */
+	expect_runs_refused(0x16800, 1, PAGEMAP_FLAG__PE_PRESENT, -EINVAL); /* unaligned */
+	expect_runs_refused(0x16000, 0, PAGEMAP_FLAG__PE_PRESENT, -EINVAL); /* empty */
+	expect_runs_refused(0x30000, 1, PAGEMAP_FLAG__PE_PRESENT, -EINVAL); /* in a hole */
+	expect_runs_refused(0x2f000, 2, PAGEMAP_FLAG__PE_PRESENT, -EINVAL); /* into a hole */
+	expect_runs_refused(0x40000, 1, PAGEMAP_FLAG__PE_PRESENT, -EINVAL); /* shared memory */
+	expect_runs_refused(RST_TASK_SIZE - PAGE_SIZE, 2, PAGEMAP_FLAG__PE_PRESENT, -EINVAL);
+}
+
+static void test_hole(void **state)
+{
+	struct rst_range busy[] = {
+		{ 0x100000, 0x200000 },
+		{ 0x180000, 0x400000 }, /* overlaps the first */
+		{ 0x500000, 0x600000 },
+		{ 0x900000, 0xa00000 },
+	};
+	uint64_t at = 0;
+
+	(void)state;
+	/* Nothing busy: right below the top, one guard page from it. */
+	assert_int_equal(rst_find_hole(NULL, 0, 0x3000, 0x10000, 0x1000000, &at), 0);
+	assert_int_equal(at, 0x1000000 - PAGE_SIZE - 0x3000);
+	/* The highest gap that fits with a guard page on each side. */
+	assert_int_equal(rst_find_hole(busy, 4, 0x100000, 0x10000, 0xa00000, &at), 0);
+	assert_int_equal(at, 0x900000 - PAGE_SIZE - 0x100000);
+	/* Too small above 0x600000 (guard pages count): the gap between 0x400000 and 0x500000. */
+	assert_int_equal(rst_find_hole(busy, 4, 0x80000, 0x10000, 0x680000, &at), 0);
+	assert_int_equal(at, 0x500000 - PAGE_SIZE - 0x80000);
+	/* The highest gap below the second range is the one under the first. */
+	assert_int_equal(rst_find_hole(busy, 4, 0x80000, 0x10000, 0x480000, &at), 0);
+	assert_int_equal(at, 0x100000 - PAGE_SIZE - 0x80000);
+	/* Nowhere. */
+	assert_int_equal(rst_find_hole(busy, 4, 0x800000, 0x10000, 0xa00000, &at), -ENOMEM);
+	/* The overlapping pair leaves no gap between them. */
+	assert_int_equal(rst_find_hole(busy, 2, 0x10000, 0x100000, 0x400000, &at), -ENOMEM);
+}
+
+static bool disjoint(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	return a + alen <= b || b + blen <= a;
+}
+
+static void test_layout(void **state)
+{
+	uint32_t pending[3] = { 0, 5, 1 };
+	uint64_t frames[3] = { arch_sigframe_size(2696), arch_sigframe_size(2696),
+			       arch_sigframe_size(576) };
+	struct rst_thread_layout th[3];
+	struct rst_layout_in in = {
+		.blob_size = 12345,
+		.nr_vmas = 30,
+		.nr_runs = 100,
+		.nr_threads = 3,
+		.nr_timers = 2,
+		.nr_shared_pending = 4,
+		.nr_groups = 3,
+		.nr_close_fds = 16,
+		.thread_pending = pending,
+		.frame_size = frames,
+		.scratch_size = 0x8000,
+	};
+	struct rst_layout l = { .threads = th };
+	struct rst_args a = { 0 };
+	uint32_t i, j;
+
+	(void)state;
+	assert_int_equal(rst_layout_compute(&in, &l), 0);
+	assert_int_equal(l.args_off, 0x4000); /* the blob, page aligned */
+	assert_int_equal(l.total % PAGE_SIZE, 0);
+	assert_int_equal(l.scratch_off % PAGE_SIZE, 0);
+	assert_true(l.scratch_off + in.scratch_size <= l.total);
+	assert_true(l.vmas_off >= sizeof(struct rst_args));
+	a.size = (uint32_t)l.args_size;
+	assert_true(rst_args_range_ok(&a, l.vmas_off, in.nr_vmas, sizeof(struct rst_vma)));
+	assert_true(rst_args_range_ok(&a, l.runs_off, in.nr_runs, sizeof(struct rst_run)));
+	assert_true(rst_args_range_ok(&a, l.close_fds_off, in.nr_close_fds, sizeof(int32_t)));
+	assert_false(rst_args_range_ok(&a, l.runs_off, in.nr_runs + 1000000, 24));
+	assert_true(disjoint(l.vmas_off, in.nr_vmas * sizeof(struct rst_vma), l.runs_off,
+			     in.nr_runs * sizeof(struct rst_run)));
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(th[i].frame_off % 64, 0);
+		assert_int_equal(th[i].stack_top_off % 16, 0);
+		assert_true(th[i].stack_top_off <= th[i].frame_off);
+		assert_true(th[i].stack_top_off - RST_STACK_SIZE >= l.args_size);
+		assert_true(th[i].pending_off + pending[i] * sizeof(struct rst_siginfo) <=
+			    l.args_size);
+		assert_true(l.args_off + th[i].frame_off + frames[i] <= l.scratch_off);
+		for (j = 0; j < i; j++)
+			assert_true(disjoint(th[j].stack_top_off - RST_STACK_SIZE,
+					     RST_STACK_SIZE + frames[j],
+					     th[i].stack_top_off - RST_STACK_SIZE,
+					     RST_STACK_SIZE + frames[i]));
+	}
+	in.nr_runs = UINT32_MAX;
+	in.nr_vmas = UINT32_MAX;
+	in.nr_close_fds = UINT32_MAX;
+	pending[1] = UINT32_MAX;
+	assert_int_equal(rst_layout_compute(&in, &l), -E2BIG);
+}
+
+static void test_shmem_find(void **state)
+{
+	struct rst_shmem_obj objs[] = { { 5, 4096, 100 }, { 9, 8192, 101 } };
+	struct rst_shmem s = { 2, objs };
+
+	(void)state;
+	assert_ptr_equal(rst_shmem_find(&s, 9), &objs[1]);
+	assert_null(rst_shmem_find(&s, 6));
+	assert_null(rst_shmem_find(NULL, 5));
+}
+
+static void test_regs_restart(void **state)
+{
+	UserRegsEntry e = USER_REGS_ENTRY__INIT;
+	struct user_regs_struct r;
+
+	(void)state;
+	e.ip = 0x1002;
+	e.orig_ax = 7; /* poll */
+	e.ax = (uint64_t)-514; /* -ERESTARTNOHAND */
+	arch_rst_regs(&e, &r);
+	assert_int_equal(r.rip, 0x1000);
+	assert_int_equal(r.rax, 7);
+	e.ax = (uint64_t)-516; /* -ERESTART_RESTARTBLOCK: its block is gone */
+	arch_rst_regs(&e, &r);
+	assert_int_equal(r.rip, 0x1002);
+	assert_int_equal((long)r.rax, -EINTR);
+	e.orig_ax = (uint64_t)-1; /* not in a syscall: untouched */
+	e.ax = (uint64_t)-512;
+	arch_rst_regs(&e, &r);
+	assert_int_equal(r.rip, 0x1002);
+	assert_int_equal((long)r.rax, -512);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_vmas_ok),
+		cmocka_unit_test(test_vmas_bad),
+		cmocka_unit_test(test_runs_offsets_and_merge),
+		cmocka_unit_test(test_runs_empty),
+		cmocka_unit_test(test_runs_refused),
+		cmocka_unit_test(test_hole),
+		cmocka_unit_test(test_layout),
+		cmocka_unit_test(test_shmem_find),
+		cmocka_unit_test(test_regs_restart),
+	};
+
+	log_set_level(LOG_MSG);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
