@@ -354,6 +354,8 @@ static int refuse_fd(const struct fd_info *f, int sock_family)
 		kind = anon_kind(f->link);
 	} else if (S_ISFIFO(f->st.st_mode)) {
 		kind = "named FIFO";
+	} else if (S_ISSOCK(f->st.st_mode)) {
+		kind = "socket file";
 	} else if (S_ISBLK(f->st.st_mode)) {
 		kind = "block device";
 	} else if (f->link[0] != '/') {
@@ -376,7 +378,8 @@ static int classify_fd(struct dump_ctx *ctx, struct dump_task *dt, const struct 
 	int err;
 
 	*ret = NULL;
-	if (S_ISSOCK(f->st.st_mode)) {
+	/* Only a socket itself: an O_PATH fd of a socket file has a path as its link. */
+	if (S_ISSOCK(f->st.st_mode) && !strncmp(f->link, "socket:[", 8)) {
 		err = sock_probe(dt, f, &family, &parasite);
 		if (err)
 			return err;
