@@ -172,7 +172,7 @@ int rst_ghost_open(struct restore_ctx *ctx, size_t pos)
 		fd = create_file(ctx, fe, path);
 	if (fd < 0)
 		return fd;
-	if (lseek(fd, (off_t)fe->reg->pos, SEEK_SET) < 0) {
+	if (!(fe->reg->flags & O_PATH) && lseek(fd, (off_t)fe->reg->pos, SEEK_SET) < 0) {
 		int err = neg_errno();
 
 		pr_perror("unlinked %s: cannot seek to %llu", path,

@@ -98,8 +98,8 @@ static int open_reg(struct restore_ctx *ctx, size_t pos)
 		return neg_errno();
 	}
 	err = check_same_file(fe, path, fd);
-	/* getdents positions are cookies some file systems refuse to seek to */
-	if (!err && fe->type == FILE_TYPE__FILE_REG)
+	/* getdents positions are cookies some file systems refuse; O_PATH has no position */
+	if (!err && fe->type == FILE_TYPE__FILE_REG && !(fe->reg->flags & O_PATH))
 		err = seek_to(fd, fe->reg->pos, path);
 	if (err) {
 		close(fd);
