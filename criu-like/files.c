@@ -148,9 +148,7 @@ int dump_files_finish(struct dump_ctx *ctx)
 	err = write_files_img(ctx, ft);
 	if (!err)
 		err = write_pipes_img(ctx, ft);
-	if (err)
-		pr_errno(err, "cannot write files.img / pipes-data.img");
-	else
+	if (!err)
 		pr_info("%u open files, %u pipes\n", ft->nr, ft->nr_pipes);
 	return err;
 }
@@ -496,10 +494,8 @@ static int write_fdinfo_img(struct dump_ctx *ctx, pid_t pid, const struct task_f
 		e.cloexec = tf[i].f.cloexec;
 		err = img_write_record(img, &e.base);
 	}
-	err = img_close(img) ?: err;
-	if (err)
-		pr_errno(err, "cannot write fdinfo-%d.img", pid);
-	return err;
+	/* img_*() logged any failure, naming the file */
+	return img_close(img) ?: err;
 }
 
 /* Read every fd, refuse unsupported kinds, find or add each description. */
