@@ -101,7 +101,16 @@ struct rst_layout {
 /* Place everything; -E2BIG when a count would overflow. */
 int rst_layout_compute(const struct rst_layout_in *in, struct rst_layout *out);
 
-/* restore-task.c: struct rst_shmem lookup, for the plan of VMAs. */
+/*
+ * restore-task-resume.c, in the controller once every thread is at the
+ * barrier: set RST_STAGE_RESUME, follow every thread out of the restorer
+ * (ptrace), unmap the restorer area and the shared area from every task,
+ * detach (a task restored stopped stays stopped). Returns 0 once the tree
+ * runs in its saved state, or -errno (the tree is then to be killed).
+ */
+int rst_resume_tasks(struct restore_ctx *ctx);
+
+/* struct rst_shmem lookup, for the plan of VMAs. */
 const struct rst_shmem_obj *rst_shmem_find(const struct rst_shmem *s, uint64_t shmid);
 
 #endif

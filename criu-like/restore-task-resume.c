@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rst_resume_tasks(): the controller's last step. The restorer area (blob,
+ * args, stacks, frames) and the shared area are mapped in every restored
+ * task until its threads have left them through rt_sigreturn, and no code
+ * of the task can unmap the memory it runs from. So the controller seizes
+ * every thread while it waits at the barrier, says RST_STAGE_RESUME, follows
+ * each thread by syscall stops to the exit of its rt_sigreturn (the thread
+ * is then in its saved state), injects munmap() of both areas into the
+ * leader, and detaches. A task restored stopped gets its SIGSTOP on the
+ * detach (the one the restorer sends is held back on the way).
+ */
+#define LOG_PREFIX "restore-resume: "
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "compat.h"
+#include "infect.h"
+#include "log.h"
+#include "restore-int.h"
+#include "restore-mem.h"
+#include "util.h"
+
+#define RESUME_TIMEOUT_MS 10000
+
+/* struct ptrace_syscall_info (5.3) up to the entry's nr: linux/ptrace.h clashes with glibc's. */
+struct cr_syscall_info {
+	uint8_t op;
+	uint8_t pad[3];
+	uint32_t arch;
+	uint64_t ip, sp;
+	uint64_t nr; /* entry: the syscall number */
+	uint64_t args[6];
+};
+
+#define CR_SYSCALL_INFO_ENTRY 1
+#define CR_SYSCALL_INFO_EXIT 2
+
+struct rthread {
+	pid_t tid;
+	bool seized, in_sigreturn, done;
+	uint64_t sp; /* at the entry of rt_sigreturn: inside the restorer area */
+};
+
+struct rtask {
+	struct rst_task *t;
+	struct rthread *th;
+	size_t n;
+	bool stop; /* restored stopped: SIGSTOP on the detach */
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Seize @tid in its futex wait and hold it in a PTRACE_EVENT_STOP. */
+static int seize_one(pid_t pid, struct rthread *th)
+{
+	int status;
+
+	if (ptrace(PTRACE_SEIZE, th->tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD)) {
+		pr_perror("pid %d: PTRACE_SEIZE of thread %d", pid, th->tid);
+		return neg_errno();
+	}
+	th->seized = true;
+	if (ptrace(PTRACE_INTERRUPT, th->tid, NULL, NULL) ||
+	    waitpid(th->tid, &status, __WALL) != th->tid) {
+		pr_perror("pid %d: PTRACE_INTERRUPT of thread %d", pid, th->tid);
+		return neg_errno();
+	}
+	if (!WIFSTOPPED(status) || status >> 16 != PTRACE_EVENT_STOP) {
+		pr_err("pid %d: thread %d: unexpected status %#x at the barrier\n", pid, th->tid,
+		       status);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Handle one stop of a thread on its way out of the restorer. Returns 1
+ * when it sits at the exit of rt_sigreturn, 0 when resumed, -errno.
+ */
+static int step_one(struct rtask *rt, struct rthread *th, int status)
+{
+	pid_t pid = (pid_t)rt->t->pe->pid;
+	struct cr_syscall_info si;
+	int sig = 0;
+
+	if (!WIFSTOPPED(status)) {
+		pr_err("pid %d: thread %d died in the restorer (status %#x)\n", pid, th->tid,
+		       status);
+		return -ESRCH;
+	}
+	if (WSTOPSIG(status) == (SIGTRAP | 0x80)) {
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, th->tid, (void *)sizeof(si), &si) <= 0) {
+			pr_perror("pid %d: PTRACE_GET_SYSCALL_INFO of %d", pid, th->tid);
+			return neg_errno();
+		}
+		if (si.op == CR_SYSCALL_INFO_ENTRY && si.nr == __NR_rt_sigreturn) {
+			th->in_sigreturn = true;
+			th->sp = si.sp;
+		} else if (si.op == CR_SYSCALL_INFO_EXIT && th->in_sigreturn) {
+			return 1;
+		}
+	} else if (status >> 16 == 0 && WSTOPSIG(status) == SIGSTOP) {
+		rt->stop = true; /* the restorer's own: given back on the detach */
+	} else if (status >> 16 == 0) {
+		sig = WSTOPSIG(status);
+	}
+	if (ptrace(PTRACE_SYSCALL, th->tid, NULL, (void *)(long)sig)) {
+		pr_perror("pid %d: PTRACE_SYSCALL of %d", pid, th->tid);
+		return neg_errno();
+	}
+	return 0;
+}
+
+/* Follow every thread to the exit of its rt_sigreturn. */
+static int run_to_sigreturn(struct rtask *tasks, size_t nr)
+{
+	uint64_t deadline = now_ms() + RESUME_TIMEOUT_MS;
+	size_t i, j, left;
+	int err, status;
+	pid_t r;
+
+	for (i = 0; i < nr; i++)
+		for (j = 0; j < tasks[i].n; j++)
+			if (ptrace(PTRACE_SYSCALL, tasks[i].th[j].tid, NULL, NULL))
+				return neg_errno();
+	do {
+		left = 0;
+		for (i = 0; i < nr; i++) {
+			for (j = 0; j < tasks[i].n; j++) {
+				struct rthread *th = &tasks[i].th[j];
+
+				if (th->done)
+					continue;
+				left++;
+				r = waitpid(th->tid, &status, __WALL | WNOHANG);
+				if (r < 0)
+					return neg_errno();
+				if (!r)
+					continue;
+				err = step_one(&tasks[i], th, status);
+				if (err < 0)
+					return err;
+				th->done = err == 1;
+			}
+		}
+		if (left)
+			usleep(200);
+	} while (left && now_ms() < deadline);
+	if (left) {
+		pr_err("%zu threads still in the restorer %d ms after the resume\n", left,
+		       RESUME_TIMEOUT_MS);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/* The mapping of @pid that holds @addr: the restorer area (it has a guard page on each side). */
+static int find_mapping(pid_t pid, uint64_t addr, struct rst_range *ret)
+{
+	char path[64], line[512];
+	_cleanup_fclose_ FILE *f = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return neg_errno();
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long s, e;
+
+		if (sscanf(line, "%lx-%lx", &s, &e) == 2 && addr >= s && addr < e) {
+			ret->start = s;
+			ret->end = e;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int unmap_areas(struct restore_ctx *ctx, struct rtask *rt)
+{
+	pid_t pid = (pid_t)rt->t->pe->pid;
+	struct rst_range area;
+	unsigned long args[6] = { 0 };
+	long ret;
+	int err;
+
+	err = find_mapping(pid, rt->th[0].sp, &area);
+	if (err) {
+		pr_errno(err, "pid %d: no restorer area at %lx", pid, rt->th[0].sp);
+		return err;
+	}
+	args[0] = area.start;
+	args[1] = area.end - area.start;
+	err = compel_syscall(rt->th[0].tid, __NR_munmap, args, &ret);
+	if (!err && !ret) {
+		args[0] = (unsigned long)ctx->shared;
+		args[1] = PAGE_ALIGN(ctx->shared_size);
+		err = compel_syscall(rt->th[0].tid, __NR_munmap, args, &ret);
+	}
+	if (!err && ret)
+		err = (int)ret;
+	if (err)
+		pr_errno(err, "pid %d: munmap of the restorer or shared area", pid);
+	return err;
+}
+
+static void detach_all(struct rtask *tasks, size_t nr)
+{
+	size_t i, j;
+
+	for (i = 0; i < nr; i++)
+		for (j = tasks[i].n; j-- > 0;)
+			if (tasks[i].th[j].seized)
+				ptrace(PTRACE_DETACH, tasks[i].th[j].tid, NULL,
+				       (void *)(long)(!j && tasks[i].stop ? SIGSTOP : 0));
+}
+
+static int collect(struct restore_ctx *ctx, struct rtask **ret, size_t *ret_n)
+{
+	struct rtask *tasks = calloc(ctx->nr_tasks ? ctx->nr_tasks : 1, sizeof(*tasks));
+	size_t n = 0, j;
+	unsigned int i;
+
+	if (!tasks)
+		return -ENOMEM;
+	*ret = tasks;
+	*ret_n = 0;
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		struct rst_task *t = &ctx->tasks[i];
+		struct rtask *rt = &tasks[n];
+
+		if (!t->core)
+			continue;
+		rt->t = t;
+		rt->stop = t->pe->state == TASK_STATE__TASK_STOPPED;
+		rt->th = calloc(t->pe->n_threads, sizeof(*rt->th));
+		if (!rt->th)
+			return -ENOMEM;
+		rt->n = t->pe->n_threads;
+		for (j = 0; j < rt->n; j++)
+			rt->th[j].tid = (pid_t)t->pe->threads[j];
+		*ret_n = ++n;
+	}
+	return 0;
+}
+
+int rst_resume_tasks(struct restore_ctx *ctx)
+{
+	struct rtask *tasks = NULL;
+	size_t n = 0, i, j;
+	int err;
+
+	err = collect(ctx, &tasks, &n);
+	for (i = 0; !err && i < n; i++)
+		for (j = 0; !err && j < tasks[i].n; j++)
+			err = seize_one((pid_t)tasks[i].t->pe->pid, &tasks[i].th[j]);
+	if (!err) {
+		rst_set_stage(ctx->shared, RST_STAGE_RESUME);
+		err = run_to_sigreturn(tasks, n);
+	}
+	for (i = 0; !err && i < n; i++)
+		err = unmap_areas(ctx, &tasks[i]);
+	detach_all(tasks, n);
+	for (i = 0; tasks && i < n; i++)
+		free(tasks[i].th);
+	free(tasks);
+	return err;
+}
