@@ -27,25 +27,21 @@
 #define GHOST_CHUNK (1u << 20)
 #define MEMFD_PREFIX "/memfd:"
 
-/* Copy the ghost image data into @dst, checking its size and crc32c. */
-static int ghost_fill(struct restore_ctx *ctx, const FileEntry *fe, int dst, const char *path)
+static int ghost_copy(struct cr_img *img, const FileEntry *fe, int dst, const char *path)
 {
-	struct cr_img *img = img_open(ctx->dirfd, CR_IMG_GHOST, fe->id, IMG_READ);
-	_cleanup_free_ uint8_t *buf = malloc(GHOST_CHUNK);
-	uint64_t off = 0, size;
+	_cleanup_free_ uint8_t *buf = NULL;
+	uint64_t off = 0, size = img_raw_size(img);
 	uint32_t crc = 0;
 	int err = 0;
 
-	if (!img)
-		return neg_errno();
-	size = img_raw_size(img);
-	if (!buf)
-		err = -ENOMEM;
-	else if (size != fe->reg->size) {
+	if (size != fe->reg->size) {
 		pr_err("ghost-%u.img holds %llu bytes, unlinked %s had %llu\n", fe->id,
 		       (unsigned long long)size, path, (unsigned long long)fe->reg->size);
-		err = -EBADMSG;
+		return -EBADMSG;
 	}
+	buf = malloc(GHOST_CHUNK);
+	if (!buf)
+		return -ENOMEM;
 	while (!err && off < size) {
 		size_t n = (size_t)min(size - off, (uint64_t)GHOST_CHUNK);
 
@@ -60,6 +56,18 @@ static int ghost_fill(struct restore_ctx *ctx, const FileEntry *fe, int dst, con
 		       fe->reg->ghost_crc32c);
 		err = -EBADMSG;
 	}
+	return err;
+}
+
+/* Copy the ghost image data into @dst, checking its size and crc32c. */
+static int ghost_fill(struct restore_ctx *ctx, const FileEntry *fe, int dst, const char *path)
+{
+	struct cr_img *img = img_open(ctx->dirfd, CR_IMG_GHOST, fe->id, IMG_READ);
+	int err;
+
+	if (!img)
+		return neg_errno();
+	err = ghost_copy(img, fe, dst, path);
 	img_close(img);
 	return err;
 }
@@ -105,14 +113,13 @@ static int create_memfd(struct restore_ctx *ctx, const FileEntry *fe, const char
  */
 static char *ghost_name(const char *path, uint32_t id)
 {
-	_cleanup_free_ char *dir = strdup(path);
+	_cleanup_free_ char *dir = NULL;
 	char *name;
 
-	if (!dir)
-		return NULL;
 	if (access(path, F_OK) && errno == ENOENT)
 		return strdup(path);
-	if (asprintf(&name, "%s/.criu-like-ghost.%u.%d", dirname(dir), id, getpid()) < 0)
+	dir = strdup(path);
+	if (!dir || asprintf(&name, "%s/.criu-like-ghost.%u.%d", dirname(dir), id, getpid()) < 0)
 		return NULL;
 	return name;
 }

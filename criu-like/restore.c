@@ -206,11 +206,12 @@ static int move_fd_above(int *fd, int base)
  */
 int rst_move_log_above(int base)
 {
-	_cleanup_free_ int *fill = calloc((size_t)base, sizeof(int));
+	_cleanup_free_ int *fill = NULL;
 	int lfd = log_get_fd(), i, n = 0, err;
 
 	if (lfd >= base)
 		return 0;
+	fill = calloc((size_t)base, sizeof(int));
 	if (!fill)
 		return -ENOMEM;
 	for (i = 3; i < base; i++) {
