@@ -59,6 +59,7 @@ static char *merge_maps(char *maps)
 
 	if (!out)
 		return maps;
+	out[0] = '\0'; /* a zombie has no maps at all */
 	for (const char *l = maps; *l;) {
 		int ll = (int)strcspn(l, "\n");
 
