@@ -24,10 +24,12 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -53,6 +55,8 @@
 #define EVENTFD_VALUE 5
 #define SOCK_MSG "still here"
 #define MAX_TASKS 4
+#define NR_MANY 2000 /* separate opens of one file, each dup'ed once */
+#define MANY_BASE 1000 /* their fds: above REPORT_FD */
 
 enum victim_kind {
 	V_FILES,
@@ -61,6 +65,7 @@ enum victim_kind {
 	V_SHARED_TABLE,
 	V_WRITE_END, /* the write end of a pipe whose read end the test holds */
 	V_TTY, /* a pseudo-terminal slave; the test holds the master */
+	V_MANY, /* NR_MANY descriptions of /dev/zero, each behind two fds */
 };
 
 /* What the child tells the test once it is set up. */
@@ -193,6 +198,7 @@ static int victim_files(struct report *r)
 static int victim_bad(enum victim_kind kind, struct report *r)
 {
 	static char stack[65536];
+	struct rlimit rl;
 	int sk[2];
 
 	switch (kind) {
@@ -211,6 +217,20 @@ static int victim_bad(enum victim_kind kind, struct report *r)
 	case V_WRITE_END:
 		return fill(r->bad, PIPE_DATA);
 	case V_TTY:
+		return 0;
+	case V_MANY:
+		if (getrlimit(RLIMIT_NOFILE, &rl))
+			return -errno;
+		rl.rlim_cur = rl.rlim_max;
+		if (rl.rlim_max < MANY_BASE + 2 * NR_MANY || setrlimit(RLIMIT_NOFILE, &rl))
+			return -EMFILE;
+		for (int i = 0; i < NR_MANY; i++) {
+			int fd = open("/dev/zero", O_RDONLY);
+
+			if (fd < 0 || dup2(fd, MANY_BASE + i) < 0 ||
+			    dup2(fd, MANY_BASE + NR_MANY + i) < 0 || close(fd))
+				return -EBADF;
+		}
 		return 0;
 	default:
 		return -EINVAL;
@@ -774,6 +794,45 @@ static void test_tty(void **state)
 	victim = 0;
 }
 
+/* Many descriptions on one inode: each found again for its dup, none mixed up. */
+static void test_many_descriptions(void **state)
+{
+	struct cr_options opts = { 0 };
+	ProtobufCMessage **files, **fdi;
+	size_t n_files, n_fdi, i;
+	struct report r;
+	struct timespec t0, t1;
+	int imgfd;
+
+	(void)state;
+	assert_int_equal(start_victim(V_MANY, &r), 0);
+	imgfd = img_dir_open(imgdir, false);
+	assert_true(imgfd >= 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(dump_files(imgfd, &opts), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	print_message("%d descriptions behind %d fds: %ld ms\n", NR_MANY, 2 * NR_MANY,
+		      (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+	read_records(imgfd, CR_IMG_FILES, 0, &files, &n_files);
+	read_records(imgfd, CR_IMG_FDINFO, (uint32_t)r.pid, &fdi, &n_fdi);
+	assert_int_equal(n_files, 1 + NR_MANY);
+	assert_int_equal(n_fdi, 4 + 2 * NR_MANY);
+	for (i = 0; i < NR_MANY; i++) {
+		const FdEntry *a = (FdEntry *)fdi[4 + i], *b = (FdEntry *)fdi[4 + NR_MANY + i];
+
+		assert_int_equal(a->fd, MANY_BASE + i);
+		assert_int_equal(b->fd, MANY_BASE + NR_MANY + i);
+		assert_int_equal(a->id, 2 + i); /* fds 0-3 are /dev/null, id 1 */
+		assert_int_equal(b->id, a->id);
+	}
+	img_free_records(files, n_files);
+	img_free_records(fdi, n_fdi);
+	close(imgfd);
+	assert_int_equal(kill(victim, SIGUSR1), 0);
+	assert_int_equal(child_status(victim), 0);
+	victim = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -783,6 +842,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_shared_fd_table_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipe_write_end_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many_descriptions, setup, teardown),
 	};
 
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
