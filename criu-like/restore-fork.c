@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -137,16 +138,22 @@ struct kernel_sigaction {
 };
 
 /*
- * pstree.img has no signal state for a zombie, while /proc still shows its
- * blocked, ignored and caught signals. It gets its parent's sigactions, which
- * is what a fork inherits (a zombie that had called exec differs: its
- * handlers were reset), and an empty mask, the usual one. The handlers never
- * run: the zombie exits before unblocking anything but its death signal.
+ * pstree.img has no name or signal state for a zombie, while /proc still
+ * shows its name and its blocked, ignored and caught signals. It gets its
+ * parent's name and sigactions, which is what a fork inherits (a zombie that
+ * had called exec differs), and an empty mask, the usual one. The handlers
+ * never run: the zombie exits before unblocking anything.
  */
-static void zombie_inherit_signals(const struct rst_task *t)
+static void zombie_inherit(const struct rst_task *t)
 {
 	const CoreEntry *pc = t->parent ? t->parent->core : NULL;
+	char comm[16] = "";
 	size_t i;
+
+	if (pc && pc->n_threads) {
+		memcpy(comm, pc->threads[0]->comm.data, min(pc->threads[0]->comm.len, 15));
+		prctl(PR_SET_NAME, comm, 0, 0, 0);
+	}
 
 	for (i = 0; pc && i < pc->tc->n_sigactions && i < 64; i++) {
 		const SigactionEntry *e = pc->tc->sigactions[i];
@@ -169,7 +176,7 @@ static void zombie_exit(const struct rst_task *t)
 	int status = pe->has_exit_code ? pe->exit_code : 0;
 	sigset_t none;
 
-	zombie_inherit_signals(t);
+	zombie_inherit(t);
 	sigemptyset(&none);
 	if (WIFSIGNALED(status)) {
 		struct rlimit no_core = { 0, 0 };
