@@ -16,7 +16,7 @@
 
 #include "files.pb-c.h"
 
-#define FT_HASH_BITS 10
+#define FT_HASH_BITS 12
 
 /* One open file description of the tree (or one file of dump_file_by_fd()). */
 struct file_desc {
@@ -41,10 +41,22 @@ struct pipe_data {
 	uint8_t *data;
 };
 
+/*
+ * The descriptions of fds on one inode, sorted in the order kcmp(KCMP_FILE)
+ * gives their struct file, so each new fd is found with a binary search.
+ */
+struct inode_group {
+	uint64_t dev, ino;
+	struct file_desc **v;
+	unsigned int n, cap;
+	struct inode_group *hnext;
+};
+
 struct file_table {
 	struct file_desc **descs; /* in id order */
 	unsigned int nr, cap;
 	struct file_desc *hash[1u << FT_HASH_BITS];
+	struct inode_group *groups[1u << FT_HASH_BITS];
 	struct pipe_data *pipes;
 	unsigned int nr_pipes, cap_pipes;
 };

@@ -99,6 +99,15 @@ void file_table_free(struct file_table *ft)
 	}
 	for (i = 0; i < ft->nr_pipes; i++)
 		free(ft->pipes[i].data);
+	for (i = 0; i < ARRAY_SIZE(ft->groups); i++) {
+		struct inode_group *g, *next;
+
+		for (g = ft->groups[i]; g; g = next) {
+			next = g->hnext;
+			free(g->v);
+			free(g);
+		}
+	}
 	free(ft->descs);
 	free(ft->pipes);
 	free(ft);
@@ -396,32 +405,79 @@ static int classify_fd(struct dump_ctx *ctx, struct dump_task *dt, const struct 
 	return refuse_fd(f, -1);
 }
 
-/*
- * The description of @f if the table has it already: same inode, and
- * kcmp(KCMP_FILE) says it is the same struct file as the fd it was first
- * seen at (in this task or another, all frozen).
- */
-static int find_desc(struct file_table *ft, const struct fd_info *f, struct file_desc **ret)
+static struct inode_group *inode_group_get(struct file_table *ft, uint64_t dev, uint64_t ino)
 {
-	struct file_desc *d = NULL;
+	unsigned int h = ft_hash(dev, ino);
+	struct inode_group *g;
+
+	for (g = ft->groups[h]; g; g = g->hnext)
+		if (g->dev == dev && g->ino == ino)
+			return g;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	g->dev = dev;
+	g->ino = ino;
+	g->hnext = ft->groups[h];
+	ft->groups[h] = g;
+	return g;
+}
+
+static int inode_group_insert(struct inode_group *g, unsigned int pos, struct file_desc *d)
+{
+	if (g->n == g->cap) {
+		unsigned int cap = g->cap ? g->cap * 2 : 4;
+		struct file_desc **v = realloc(g->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		g->v = v;
+		g->cap = cap;
+	}
+	memmove(g->v + pos + 1, g->v + pos, (g->n - pos) * sizeof(*g->v));
+	g->v[pos] = d;
+	g->n++;
+	return 0;
+}
+
+/*
+ * The description of @f in @g, if there: kcmp(KCMP_FILE) against the fd where
+ * each was first seen (every task is frozen, so it is still there) says equal,
+ * or orders the two struct file (1: @f's is before, 2: after). Else *@ret is
+ * NULL and *@ret_pos is where it goes.
+ */
+static int find_desc(const struct inode_group *g, const struct fd_info *f, struct file_desc **ret,
+		     unsigned int *ret_pos)
+{
+	unsigned int lo = 0, hi = g->n;
 
 	*ret = NULL;
-	while ((d = file_desc_next(ft, f->st.st_dev, f->st.st_ino, d))) {
-		long r;
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+		const struct file_desc *d = g->v[mid];
+		long r = kcmp(f->pid, d->pid, KCMP_FILE, (unsigned long)f->fd,
+			      (unsigned long)d->fd);
 
-		if (!d->pid)
-			continue; /* a file of dump_file_by_fd(), not a description */
-		r = kcmp(f->pid, d->pid, KCMP_FILE, (unsigned long)f->fd, (unsigned long)d->fd);
 		if (r < 0) {
 			pr_perror("kcmp(KCMP_FILE) of %d/%d and %d/%d", f->pid, f->fd, d->pid,
 				  d->fd);
 			return neg_errno();
 		}
 		if (r == 0) {
-			*ret = d;
+			*ret = g->v[mid];
 			return 0;
 		}
+		if (r == 1)
+			hi = mid;
+		else if (r == 2)
+			lo = mid + 1;
+		else {
+			pr_err("kcmp(KCMP_FILE) of %d/%d and %d/%d gave no order (%ld)\n", f->pid,
+			       f->fd, d->pid, d->fd, r);
+			return -EINVAL;
+		}
 	}
+	*ret_pos = lo;
 	return 0;
 }
 
@@ -502,7 +558,8 @@ static int write_fdinfo_img(struct dump_ctx *ctx, pid_t pid, const struct task_f
 static int collect_fds(struct dump_ctx *ctx, struct dump_task *dt, struct file_table *ft,
 		       struct task_fd *tf, const int *fds, unsigned int n)
 {
-	unsigned int i;
+	struct inode_group *g;
+	unsigned int i, pos = 0;
 	int err;
 
 	/* Every fd is checked before anything is added: an unsupported one fails early. */
@@ -521,7 +578,10 @@ static int collect_fds(struct dump_ctx *ctx, struct dump_task *dt, struct file_t
 
 		if (!tf[i].ops)
 			continue; /* the parasite's control socket */
-		err = find_desc(ft, f, &tf[i].d);
+		g = inode_group_get(ft, f->st.st_dev, f->st.st_ino);
+		if (!g)
+			return -ENOMEM;
+		err = find_desc(g, f, &tf[i].d, &pos);
 		if (err)
 			return err;
 		if (tf[i].d)
@@ -532,6 +592,9 @@ static int collect_fds(struct dump_ctx *ctx, struct dump_task *dt, struct file_t
 		tf[i].d->pid = f->pid;
 		tf[i].d->fd = f->fd;
 		tf[i].first = true;
+		err = inode_group_insert(g, pos, tf[i].d);
+		if (err)
+			return err;
 	}
 	return 0;
 }
