@@ -7,8 +7,8 @@
  * every thread while it waits at the barrier, says RST_STAGE_RESUME, follows
  * each thread by syscall stops to the exit of its rt_sigreturn (the thread
  * is then in its saved state), injects munmap() of both areas into the
- * leader, and detaches. A task restored stopped gets its SIGSTOP on the
- * detach (the one the restorer sends is held back on the way).
+ * leader, and detaches. A task restored stopped gets its SIGSTOP right
+ * before the detach (the one the restorer sends is held back on the way).
  */
 #define LOG_PREFIX "restore-resume: "
 
@@ -108,6 +108,9 @@ static int step_one(struct rtask *rt, struct rthread *th, int status)
 			pr_perror("pid %d: PTRACE_GET_SYSCALL_INFO of %d", pid, th->tid);
 			return neg_errno();
 		}
+		pr_debug("pid %d: thread %d: syscall %s %ld\n", pid, th->tid,
+			 si.op == CR_SYSCALL_INFO_ENTRY ? "entry" : "exit",
+			 si.op == CR_SYSCALL_INFO_ENTRY ? (long)si.nr : (long)si.nr);
 		if (si.op == CR_SYSCALL_INFO_ENTRY && si.nr == __NR_rt_sigreturn) {
 			th->in_sigreturn = true;
 			th->sp = si.sp;
@@ -115,6 +118,7 @@ static int step_one(struct rtask *rt, struct rthread *th, int status)
 			return 1;
 		}
 	} else if (status >> 16 == 0 && WSTOPSIG(status) == SIGSTOP) {
+		pr_debug("pid %d: thread %d: SIGSTOP held back\n", pid, th->tid);
 		rt->stop = true; /* the restorer's own: given back on the detach */
 	} else if (status >> 16 == 0) {
 		sig = WSTOPSIG(status);
@@ -219,15 +223,22 @@ static int unmap_areas(struct restore_ctx *ctx, struct rtask *rt)
 	return err;
 }
 
-static void detach_all(struct rtask *tasks, size_t nr)
+/*
+ * A SIGSTOP sent while every thread is held in a ptrace stop stays pending
+ * (no thread can take it) and stops the process before it runs one
+ * instruction of its own after the detach.
+ */
+static void detach_all(struct rtask *tasks, size_t nr, bool ok)
 {
 	size_t i, j;
 
-	for (i = 0; i < nr; i++)
+	for (i = 0; i < nr; i++) {
+		if (ok && tasks[i].stop)
+			kill((pid_t)tasks[i].t->pe->pid, SIGSTOP);
 		for (j = tasks[i].n; j-- > 0;)
 			if (tasks[i].th[j].seized)
-				ptrace(PTRACE_DETACH, tasks[i].th[j].tid, NULL,
-				       (void *)(long)(!j && tasks[i].stop ? SIGSTOP : 0));
+				ptrace(PTRACE_DETACH, tasks[i].th[j].tid, NULL, NULL);
+	}
 }
 
 static int collect(struct restore_ctx *ctx, struct rtask **ret, size_t *ret_n)
@@ -275,7 +286,7 @@ int rst_resume_tasks(struct restore_ctx *ctx)
 	}
 	for (i = 0; !err && i < n; i++)
 		err = unmap_areas(ctx, &tasks[i]);
-	detach_all(tasks, n);
+	detach_all(tasks, n, !err);
 	for (i = 0; tasks && i < n; i++)
 		free(tasks[i].th);
 	free(tasks);
