@@ -59,6 +59,9 @@ struct file_table {
 	struct inode_group *groups[1u << FT_HASH_BITS];
 	struct pipe_data *pipes;
 	unsigned int nr_pipes, cap_pipes;
+	/* Processes whose fd table was dumped, in kcmp(KCMP_FILES) order. */
+	pid_t *tables;
+	unsigned int nr_tables, cap_tables;
 };
 
 /* What is known about one fd of a task before its description is dumped. */

@@ -110,6 +110,7 @@ void file_table_free(struct file_table *ft)
 	}
 	free(ft->descs);
 	free(ft->pipes);
+	free(ft->tables);
 	free(ft);
 }
 
@@ -169,20 +170,18 @@ static long kcmp(pid_t p1, pid_t p2, int type, unsigned long a, unsigned long b)
 
 /*
  * Processes sharing one fd table (clone(CLONE_FILES) without CLONE_THREAD)
- * would each restore the whole table: refused.
+ * would each restore the whole table: refused. The tables seen so far are
+ * kept in the order kcmp(KCMP_FILES) gives, and searched by bisection.
  */
-static int check_shared_fd_table(struct dump_ctx *ctx, struct dump_task *dt)
+static int check_shared_fd_table(struct file_table *ft, pid_t pid)
 {
-	pid_t pid = dt->t->pid;
-	unsigned int i;
+	unsigned int lo = 0, hi = ft->nr_tables;
 
-	for (i = 0; i < ctx->nr_tasks && &ctx->tasks[i] != dt; i++) {
-		pid_t other = ctx->tasks[i].t->pid;
-		long r;
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+		pid_t other = ft->tables[mid];
+		long r = kcmp(pid, other, KCMP_FILES, 0, 0);
 
-		if (!ctx->tasks[i].ctl)
-			continue; /* a zombie has no fd table */
-		r = kcmp(pid, other, KCMP_FILES, 0, 0);
 		if (r < 0) {
 			pr_perror("kcmp(KCMP_FILES) of %d and %d", pid, other);
 			return neg_errno();
@@ -193,7 +192,23 @@ static int check_shared_fd_table(struct dump_ctx *ctx, struct dump_task *dt)
 			       pid, other);
 			return -EOPNOTSUPP;
 		}
+		if (r == 1)
+			hi = mid;
+		else
+			lo = mid + 1;
 	}
+	if (ft->nr_tables == ft->cap_tables) {
+		unsigned int cap = ft->cap_tables ? ft->cap_tables * 2 : 16;
+		pid_t *t = realloc(ft->tables, cap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		ft->tables = t;
+		ft->cap_tables = cap;
+	}
+	memmove(ft->tables + lo + 1, ft->tables + lo, (ft->nr_tables - lo) * sizeof(pid_t));
+	ft->tables[lo] = pid;
+	ft->nr_tables++;
 	return 0;
 }
 
@@ -614,7 +629,7 @@ int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt)
 		pr_debug("%d is a zombie: no fd table\n", pid);
 		return 0;
 	}
-	err = check_shared_fd_table(ctx, dt);
+	err = check_shared_fd_table(ft, pid);
 	if (!err)
 		err = list_fds(pid, &fds, &n);
 	if (err)
