@@ -5,8 +5,9 @@
  * task's pages), and splice() moves them from the pipe into the image file.
  * Shared memory objects go from their shmem file to the image with
  * sendfile(). The crc32c of each run is computed over what landed in the
- * image, through a read-only mapping of the chunk just written: the data is
- * still in the CPU cache and no extra copy is made (Documentation/memory.md 5).
+ * image, through a read-only mapping of the image's data, by a second thread
+ * while the next chunk is moved: the data is still in the CPU cache and no
+ * extra copy is made (Documentation/memory.md 5).
  */
 #define LOG_PREFIX "mem: "
 
@@ -79,6 +80,20 @@ int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_
 		pr_perror("pid %d: open %s for reading", pid, name);
 		return neg_errno();
 	}
+	/*
+	 * The whole data, mapped once (past the end of the file for now: only
+	 * what was written is touched). A mapping per chunk would cost an munmap
+	 * and its TLB shootdown of the other threads each time.
+	 */
+	if (total) {
+		void *m = mmap(NULL, total, PROT_READ, MAP_SHARED, x->rd_fd, IMG_RAW_DATA_OFF);
+
+		if (m == MAP_FAILED) {
+			pr_perror("pid %d: mmap %s", pid, name);
+			return neg_errno();
+		}
+		x->map = m;
+	}
 	if (pipe2(x->pipe, O_CLOEXEC)) {
 		pr_perror("pid %d: pipe", pid);
 		return neg_errno();
@@ -120,6 +135,8 @@ int page_xfer_close(struct page_xfer *x, int err)
 		close(x->pipe[0]);
 	if (x->pipe[1] >= 0)
 		close(x->pipe[1]);
+	if (x->map)
+		munmap((void *)x->map, x->total);
 	if (x->rd_fd >= 0)
 		close(x->rd_fd);
 	err2 = img_close(x->img);
@@ -152,19 +169,17 @@ static int pipe_to_img(struct page_xfer *x, size_t len)
 static int crc_chunk(struct page_xfer *x, uint64_t off, size_t len, const size_t *seg_len,
 		     const unsigned int *seg_run, unsigned int n, uint32_t *crcs)
 {
-	const uint8_t *p, *map;
+	const uint8_t *p = x->map + off;
 	unsigned int i;
 
-	map = mmap(NULL, len, PROT_READ, MAP_SHARED | MAP_POPULATE, x->rd_fd,
-		   (off_t)(IMG_RAW_DATA_OFF + off));
-	if (map == MAP_FAILED) {
-		pr_perror("pid %d: mmap %s at data offset %llu", x->pid, img_name(x->img),
-			  (unsigned long long)off);
+	/* One call fills the page tables of the chunk, instead of a fault per page. */
+	if (madvise((void *)p, len, MADV_POPULATE_READ)) {
+		pr_perror("pid %d: MADV_POPULATE_READ of %s at data offset %llu", x->pid,
+			  img_name(x->img), (unsigned long long)off);
 		return neg_errno();
 	}
-	for (i = 0, p = map; i < n; p += seg_len[i], i++)
+	for (i = 0; i < n; p += seg_len[i], i++)
 		crcs[seg_run[i]] = crc32c(crcs[seg_run[i]], p, seg_len[i]);
-	munmap((void *)map, len);
 	return 0;
 }
 

@@ -18,6 +18,7 @@ struct page_xfer {
 	struct cr_img *img;
 	int img_fd; /* img_raw_fd(): written at its position */
 	int rd_fd; /* the same file opened for reading, to checksum what landed there */
+	const uint8_t *map; /* its data, @total bytes, mapped read-only (NULL when 0) */
 	int pipe[2];
 	size_t pipe_size;
 	uint64_t off; /* bytes of data written so far */
