@@ -833,6 +833,63 @@ static void test_many_descriptions(void **state)
 	victim = 0;
 }
 
+/* dump_file_by_fd() on fds of the test itself, as mem.c calls it for mappings. */
+static void test_dump_file_by_fd(void **state)
+{
+	struct dump_ctx ctx = { .dirfd = -1 };
+	ProtobufCMessage **files;
+	char renamed[80];
+	uint32_t id1 = 0, id2 = 0, id3 = 0, id4 = 0;
+	const FileEntry *fe;
+	int a, b, g, imgfd;
+	size_t n;
+
+	(void)state;
+	imgfd = img_dir_open(imgdir, false);
+	assert_true(imgfd >= 0);
+	ctx.dirfd = imgfd;
+	a = open(path_reg, O_RDWR | O_CREAT, 0644);
+	g = open(path_ghost, O_RDWR | O_CREAT, 0600);
+	assert_true(a >= 0 && g >= 0);
+	assert_int_equal(fill(a, REG_SIZE), 0);
+	assert_int_equal(fill(g, GHOST_SIZE), 0);
+	assert_int_equal(unlink(path_ghost), 0);
+	assert_int_equal(dump_file_by_fd(&ctx, getpid(), a, path_reg, O_RDONLY, &id1), 0);
+	/* the same inode again, another fd: the same entry */
+	assert_int_equal(dump_file_by_fd(&ctx, getpid(), g, path_ghost, O_RDONLY, &id2), 0);
+	/* the ghost stays open: a task's mapping holds its inode for the whole dump */
+	b = open(path_reg, O_RDONLY);
+	assert_int_equal(dump_file_by_fd(&ctx, getpid(), b, path_reg, O_RDONLY, &id3), 0);
+	assert_int_equal(id3, id1);
+	assert_int_not_equal(id2, id1);
+	/* renamed since: its path leads nowhere, refused */
+	snprintf(renamed, sizeof(renamed), "%s.renamed", path_app);
+	close(b);
+	b = open(path_app, O_RDWR | O_CREAT, 0600);
+	assert_int_equal(rename(path_app, renamed), 0);
+	assert_int_equal(dump_file_by_fd(&ctx, getpid(), b, path_app, O_RDONLY, &id4), -EOPNOTSUPP);
+	assert_int_equal(id4, 0);
+	assert_int_equal(dump_files_finish(&ctx), 0);
+	file_table_free(ctx.files);
+
+	read_records(imgfd, CR_IMG_FILES, 0, &files, &n);
+	assert_int_equal(n, 2);
+	fe = (FileEntry *)files[id1 - 1];
+	assert_int_equal(fe->id, id1);
+	assert_int_equal(fe->reg->size, REG_SIZE);
+	assert_false(fe->reg->unlinked);
+	assert_true(fe->reg->has_mnt_id);
+	fe = (FileEntry *)files[id2 - 1];
+	assert_memory_equal(fe->reg->path.data, path_ghost, strlen(path_ghost));
+	check_ghost(imgfd, fe, GHOST_SIZE, S_IFREG | 0600);
+	img_free_records(files, n);
+	unlink(renamed);
+	close(a);
+	close(b);
+	close(g);
+	close(imgfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -843,6 +900,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pipe_write_end_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_descriptions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dump_file_by_fd, setup, teardown),
 	};
 
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
