@@ -123,13 +123,20 @@ static int join_group(const PstreeEntry *pe)
 	return 0;
 }
 
-/* 0 once the stage left FORKING, -EINTR if the restore is aborted. */
-static int wait_all_created(struct rst_shared *sh)
+/*
+ * 0 once the stage left FORKING; -EINTR if the restore is aborted or the
+ * parent that created this task died (the controller killed by SIGKILL: no
+ * one would ever move the stage on).
+ */
+static int wait_all_created(struct rst_shared *sh, pid_t parent)
 {
 	uint32_t st;
 
-	while ((st = rst_load(&sh->stage)) == RST_STAGE_FORKING)
-		rst_futex_wait(&sh->stage, st, 0);
+	while ((st = rst_load(&sh->stage)) == RST_STAGE_FORKING) {
+		if (getppid() != parent)
+			return -EINTR;
+		rst_futex_wait(&sh->stage, st, 500);
+	}
 	return st == RST_STAGE_ABORT ? -EINTR : 0;
 }
 
@@ -225,6 +232,7 @@ static int reap_signals_of_zombies(const struct rst_task *t)
 static int task_restore(struct restore_ctx *ctx, struct rst_task *t)
 {
 	struct rst_shared *sh = ctx->shared;
+	pid_t parent = getppid();
 	int err;
 
 	err = fork_children(ctx, t, true);
@@ -236,8 +244,8 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t)
 		return err;
 	__atomic_add_fetch(&sh->nr_created, 1, __ATOMIC_ACQ_REL);
 	rst_futex_wake(&sh->nr_created);
-	if (wait_all_created(sh))
-		_exit(1); /* another task failed: the controller reports it */
+	if (wait_all_created(sh, parent))
+		_exit(1); /* another task failed, or the controller is gone: it reports it */
 
 	err = join_group(t->pe);
 	if (err)

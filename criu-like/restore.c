@@ -355,6 +355,31 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Signals that end the restore (killing the tree) instead of the controller alone. */
+static void stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGQUIT);
+}
+
+/* -EINTR, once consumed, if one of them arrived. */
+static int check_interrupted(void)
+{
+	const struct timespec now = { 0, 0 };
+	sigset_t set;
+	int sig;
+
+	stop_signals(&set);
+	sig = sigtimedwait(&set, NULL, &now);
+	if (sig <= 0)
+		return 0;
+	pr_err("interrupted by signal %d\n", sig);
+	return -EINTR;
+}
+
 /* Until *@word == @target: 0, the first task's error, -ECHILD, or -ETIMEDOUT. */
 static int wait_word(struct rst_run *r, uint32_t *word, uint32_t target, const char *what)
 {
@@ -375,7 +400,9 @@ static int wait_word(struct rst_run *r, uint32_t *word, uint32_t target, const c
 		}
 		if (v == target)
 			return 0;
-		err = check_alive(r);
+		err = check_interrupted();
+		if (!err)
+			err = check_alive(r);
 		if (err)
 			return err;
 		if (v != last) {
@@ -461,20 +488,12 @@ static int resume(struct restore_ctx *ctx)
 	return 0;
 }
 
-static int rst_run_tree(struct rst_run *r)
+/* Each stage in order; a Ctrl-C meanwhile is seen by wait_word(). */
+static int rst_run_stages(struct rst_run *r)
 {
 	struct restore_ctx *ctx = &r->ctx;
-	unsigned int i;
 	int err;
 
-	r->pidfds = malloc(ctx->nr_tasks * sizeof(*r->pidfds));
-	if (!r->pidfds)
-		return -ENOMEM;
-	for (i = 0; i < ctx->nr_tasks; i++)
-		r->pidfds[i] = -1;
-	/* the orphans of tasks killed on failure come back to us, to be reaped at once */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
-		return neg_errno();
 	err = create_shared(ctx);
 	if (!err)
 		err = rst_mem_prepare(ctx);
@@ -490,6 +509,30 @@ static int rst_run_tree(struct rst_run *r)
 	if (err)
 		return err;
 	return resume(ctx);
+}
+
+static int rst_run_tree(struct rst_run *r)
+{
+	struct restore_ctx *ctx = &r->ctx;
+	sigset_t set, old;
+	unsigned int i;
+	int err;
+
+	r->pidfds = malloc(ctx->nr_tasks * sizeof(*r->pidfds));
+	if (!r->pidfds)
+		return -ENOMEM;
+	for (i = 0; i < ctx->nr_tasks; i++)
+		r->pidfds[i] = -1;
+	/* the orphans of tasks killed on failure come back to us, to be reaped at once */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+		return neg_errno();
+	stop_signals(&set);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	err = rst_run_stages(r);
+	if (!err)
+		err = check_interrupted();
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return err;
 }
 
 /* Kill everything created so far and reap it: the pids are free again when this returns. */
