@@ -277,6 +277,10 @@ static int fd_info_read(struct fd_info *f)
 		pr_perror("pid %d fd %d: readlink/stat of %s", f->pid, f->fd, path);
 		return neg_errno();
 	}
+	if ((size_t)len >= sizeof(link) - 1) {
+		pr_err("pid %d fd %d: the path of %s is too long\n", f->pid, f->fd, path);
+		return -ENAMETOOLONG;
+	}
 	link[len] = '\0';
 	f->link = strdup(link);
 	if (!f->link)
