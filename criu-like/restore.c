@@ -140,46 +140,82 @@ static int read_cores(struct restore_ctx *ctx)
 	return 0;
 }
 
-/* /proc/ID exists for every pid and tid of this pid namespace, listed or not. */
-static bool id_in_use(uint32_t id, char *comm, size_t size)
+static uint64_t now_ms(void)
 {
-	char path[64];
-	_cleanup_free_ char *c = NULL;
+	struct timespec ts;
 
-	snprintf(path, sizeof(path), "/proc/%u/comm", id);
-	if (access(path + 0, F_OK) && errno == ENOENT)
-		return false;
-	c = read_file_at(AT_FDCWD, path, NULL);
-	snprintf(comm, size, "%s", c ? c : "?");
-	comm[strcspn(comm, "\n")] = '\0';
-	return true;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static int check_ids_free(const struct restore_ctx *ctx)
+/*
+ * /proc/ID exists for every pid and tid of this pid namespace, listed or not.
+ * 0 when free, 1 when in use, 2 when a zombie holds it.
+ */
+static int id_state(uint32_t id, char *comm, size_t size)
+{
+	_cleanup_free_ char *stat = NULL;
+	char path[64], *p;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", id);
+	stat = read_file_at(AT_FDCWD, path, NULL);
+	if (!stat)
+		return errno == ENOENT || errno == ESRCH ? 0 : 1;
+	p = strrchr(stat, ')');
+	snprintf(comm, size, "%s", strchr(stat, '(') ? strchr(stat, '(') + 1 : "?");
+	comm[strcspn(comm, ")")] = '\0';
+	return p && p[1] == ' ' && p[2] == 'Z' ? 2 : 1;
+}
+
+/* Pids and tids of the tree in use (logged with @report); *@zombies of them held by zombies. */
+static unsigned int ids_in_use(const struct restore_ctx *ctx, bool report, unsigned int *zombies)
 {
 	unsigned int i, busy = 0;
 	char comm[64];
 	size_t j;
 
+	*zombies = 0;
 	for (i = 0; i < ctx->nr_tasks; i++) {
 		const PstreeEntry *pe = ctx->tasks[i].pe;
 
 		for (j = 0; j < (pe->n_threads ? pe->n_threads : 1); j++) {
 			uint32_t id = pe->n_threads ? pe->threads[j] : pe->pid;
+			int st = id_state(id, comm, sizeof(comm));
 
-			if (!id_in_use(id, comm, sizeof(comm)))
+			if (!st)
 				continue;
-			pr_err("%s %u of the tree is already in use (by %s)\n",
-			       j ? "thread id" : "pid", id, comm);
 			busy++;
+			*zombies += st == 2;
+			if (report)
+				pr_err("%s %u of the tree is already in use (by %s%s)\n",
+				       j ? "thread id" : "pid", id, comm,
+				       st == 2 ? ", a zombie" : "");
 		}
 	}
-	if (busy) {
-		pr_err("%u pid%s of the tree %s in use: nothing restored\n", busy,
-		       busy == 1 ? "" : "s", busy == 1 ? "is" : "are");
-		return -EEXIST;
-	}
-	return 0;
+	return busy;
+}
+
+/*
+ * Pids held only by zombies are waited for (up to the timeout): the pids of
+ * a tree just dumped and killed stay zombies until their reaper (init takes
+ * seconds) collects them.
+ */
+static int check_ids_free(const struct restore_ctx *ctx)
+{
+	unsigned int timeout = ctx->opts->timeout ? ctx->opts->timeout : RST_DEFAULT_TIMEOUT;
+	uint64_t deadline = now_ms() + timeout * 1000ULL;
+	unsigned int busy, zombies;
+
+	while ((busy = ids_in_use(ctx, false, &zombies)) && busy == zombies && now_ms() < deadline)
+		usleep(20000);
+	if (!busy)
+		return 0;
+	busy = ids_in_use(ctx, true, &zombies);
+	if (!busy)
+		return 0;
+	pr_err("%u pid%s of the tree %s in use: nothing restored\n", busy, busy == 1 ? "" : "s",
+	       busy == 1 ? "is" : "are");
+	return -EEXIST;
 }
 
 /* ---- the controller's own fds --------------------------------------------------------------- */
@@ -345,14 +381,6 @@ static int check_alive(struct rst_run *r)
 		return -ECHILD;
 	}
 	return 0;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* Signals that end the restore (killing the tree) instead of the controller alone. */

@@ -3,7 +3,8 @@
  * cr_restore() refuses, before creating anything, an image directory it
  * cannot restore: missing, not marked complete, of another format version,
  * a pre-dump, needing CPU features this CPU lacks, a tree whose pids are in
- * use or whose session is outside it. Each refusal is checked by its return
+ * use (by zombies: only after waiting for their reaper) or whose session is
+ * outside it. Each refusal is checked by its return
  * value and by the message it logs.
  */
 #include <setjmp.h>
@@ -17,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <pthread.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 
 #include "image.h"
@@ -178,6 +181,56 @@ static void test_pid_in_use(void **state)
 	expect_refusal(e, -EEXIST, msg);
 }
 
+static pid_t zombie_child(void)
+{
+	pid_t pid = fork();
+	siginfo_t si;
+
+	assert_true(pid >= 0);
+
+	if (pid == 0)
+		_exit(0);
+	/* a zombie from here on, until reaped */
+	assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+	return pid;
+}
+
+static void *reap_later(void *arg)
+{
+	usleep(300 * 1000);
+	waitpid(*(pid_t *)arg, NULL, 0);
+	return NULL;
+}
+
+/* A pid held by a zombie is waited for: once reaped, the restore goes on (to the next refusal). */
+static void test_zombie_pid_waited(void **state)
+{
+	struct env *e = *state;
+	pid_t z = zombie_child();
+	pthread_t th;
+
+	e->pe.pid = e->pe.pgid = e->pe.sid = e->inv.root_pid = (uint32_t)z;
+	write_images(e);
+	assert_int_equal(pthread_create(&th, NULL, reap_later, &z), 0);
+	expect_refusal(e, -ENOENT, "files.img: open");
+	pthread_join(th, NULL);
+}
+
+static void test_zombie_pid_timeout(void **state)
+{
+	struct env *e = *state;
+	pid_t z = zombie_child();
+	char msg[96];
+
+	e->opts.timeout = 1;
+	e->pe.pid = e->pe.pgid = e->pe.sid = e->inv.root_pid = (uint32_t)z;
+	write_images(e);
+	snprintf(msg, sizeof(msg),
+		 "pid %d of the tree is already in use (by test-restore-re, a zombie)", z);
+	expect_refusal(e, -EEXIST, msg);
+	waitpid(z, NULL, 0);
+}
+
 static void test_session_outside(void **state)
 {
 	struct env *e = *state;
@@ -205,6 +258,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pre_dump, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_xfeatures, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pid_in_use, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zombie_pid_waited, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zombie_pid_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_outside, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_mismatch, setup, teardown),
 	};
