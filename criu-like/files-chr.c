@@ -95,6 +95,32 @@ static int chr_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 	return 0;
 }
 
+int chr_check_mapped(pid_t pid, const char *path, const struct stat *st)
+{
+	if (chr_classify(st->st_rdev) == CHR_MEM)
+		return 0;
+	pr_err("pid %d: mapping of %s (character device %u:%u) is not supported yet\n", pid, path,
+	       major(st->st_rdev), minor(st->st_rdev));
+	return -EOPNOTSUPP;
+}
+
+int chr_fill_mapped(struct file_desc *d, const char *path, const struct stat *st,
+		    unsigned int flags)
+{
+	d->fe.type = FILE_TYPE__FILE_CHR;
+	chr_file_entry__init(&d->chr);
+	d->chr.rdev = st->st_rdev;
+	d->chr.flags = flags;
+	d->path = strdup(path);
+	if (!d->path)
+		return -ENOMEM;
+	d->chr.has_path = true;
+	d->chr.path.data = (uint8_t *)d->path;
+	d->chr.path.len = strlen(d->path);
+	d->fe.chr = &d->chr;
+	return 0;
+}
+
 const struct file_ops chr_file_ops = {
 	.name = "character device",
 	.match = chr_match,

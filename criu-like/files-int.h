@@ -105,4 +105,13 @@ struct pipe_data *pipe_data_add(struct file_table *ft, uint64_t ino);
 int reg_fill(struct dump_ctx *ctx, struct file_desc *d, pid_t pid, int fd, const char *path,
 	     const struct stat *st, unsigned int flags, uint64_t pos, int mnt_id);
 
+/*
+ * files-chr.c, for dump_file_by_fd(): mappings of character devices. Only the
+ * memory devices (a private map of /dev/zero is the common one): 0 or
+ * -EOPNOTSUPP (logged). Then fill @d for it.
+ */
+int chr_check_mapped(pid_t pid, const char *path, const struct stat *st);
+int chr_fill_mapped(struct file_desc *d, const char *path, const struct stat *st,
+		    unsigned int flags);
+
 #endif

@@ -213,7 +213,7 @@ int dump_file_by_fd(struct dump_ctx *ctx, pid_t pid, int fd, const char *path, i
 		pr_perror("pid %d: fstat of %s", pid, path);
 		return neg_errno();
 	}
-	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) && !S_ISCHR(st.st_mode)) {
 		pr_err("pid %d: %s is not a regular file (mode %o): not supported yet\n", pid, path,
 		       st.st_mode);
 		return -EOPNOTSUPP;
@@ -224,6 +224,19 @@ int dump_file_by_fd(struct dump_ctx *ctx, pid_t pid, int fd, const char *path, i
 			*id = d->id;
 			return 0;
 		}
+	if (S_ISCHR(st.st_mode)) {
+		err = chr_check_mapped(pid, path, &st);
+		if (err)
+			return err;
+		d = file_desc_new(ft, st.st_dev, st.st_ino);
+		if (!d)
+			return -ENOMEM;
+		d->fd = -1;
+		err = chr_fill_mapped(d, path, &st, (unsigned int)flags & ~O_CLOEXEC);
+		if (!err)
+			*id = d->id;
+		return err;
+	}
 	name = reg_path(pid, "file", path, &st);
 	if (!name)
 		return -errno;

@@ -841,7 +841,7 @@ static void test_dump_file_by_fd(void **state)
 	char renamed[80];
 	uint32_t id1 = 0, id2 = 0, id3 = 0, id4 = 0;
 	const FileEntry *fe;
-	int a, b, g, imgfd;
+	int a, b, g, z, imgfd;
 	size_t n;
 
 	(void)state;
@@ -869,11 +869,16 @@ static void test_dump_file_by_fd(void **state)
 	assert_int_equal(rename(path_app, renamed), 0);
 	assert_int_equal(dump_file_by_fd(&ctx, getpid(), b, path_app, O_RDONLY, &id4), -EOPNOTSUPP);
 	assert_int_equal(id4, 0);
+	/* a private map of /dev/zero: a character device entry */
+	z = open("/dev/zero", O_RDWR);
+	assert_int_equal(dump_file_by_fd(&ctx, getpid(), z, "/dev/zero", O_RDWR, &id4), 0);
+	close(z);
 	assert_int_equal(dump_files_finish(&ctx), 0);
 	file_table_free(ctx.files);
 
 	read_records(imgfd, CR_IMG_FILES, 0, &files, &n);
-	assert_int_equal(n, 2);
+	assert_int_equal(n, 3);
+	check_chr((FileEntry *)files[id4 - 1], 5, "/dev/zero");
 	fe = (FileEntry *)files[id1 - 1];
 	assert_int_equal(fe->id, id1);
 	assert_int_equal(fe->reg->size, REG_SIZE);
