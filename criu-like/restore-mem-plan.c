@@ -150,7 +150,7 @@ int rst_plan_runs(pid_t pid, struct rst_mem_plan *p, PagemapEntry *const *pe, si
 	p->nr_runs = 0;
 	for (i = 0; i < n; i++) {
 		uint64_t len = (uint64_t)pe[i]->nr_pages * PAGE_SIZE;
-		struct rst_run *last = p->nr_runs ? &p->runs[p->nr_runs - 1] : NULL;
+		struct rst_page_run *last = p->nr_runs ? &p->runs[p->nr_runs - 1] : NULL;
 
 		err = check_entry(pid, pe[i], prev_end);
 		if (!err)
@@ -242,7 +242,7 @@ int rst_layout_compute(const struct rst_layout_in *in, struct rst_layout *out)
 	base = out->args_off = PAGE_ALIGN(in->blob_size);
 	ok &= lay_add(&pos, 1, sizeof(struct rst_args), 64, &ign);
 	ok &= lay_add(&pos, in->nr_vmas, sizeof(struct rst_vma), 8, &out->vmas_off);
-	ok &= lay_add(&pos, in->nr_runs, sizeof(struct rst_run), 8, &out->runs_off);
+	ok &= lay_add(&pos, in->nr_runs, sizeof(struct rst_page_run), 8, &out->runs_off);
 	ok &= lay_add(&pos, in->nr_threads, sizeof(struct rst_thread), 8, &out->threads_off);
 	ok &= lay_add(&pos, in->nr_timers, sizeof(struct rst_timer), 8, &out->timers_off);
 	ok &= lay_add(&pos, in->nr_shared_pending, sizeof(struct rst_siginfo), 8,

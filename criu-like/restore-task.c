@@ -569,7 +569,7 @@ static void fill_header(struct finish *f)
 	a->nr_threads = (uint32_t)f->core->n_threads;
 	a->runs_off = f->lay.runs_off;
 	a->nr_runs = (uint32_t)f->p->nr_runs;
-	memcpy((char *)a + a->runs_off, f->p->runs, f->p->nr_runs * sizeof(struct rst_run));
+	memcpy((char *)a + a->runs_off, f->p->runs, f->p->nr_runs * sizeof(struct rst_page_run));
 	a->close_fds_off = f->lay.close_fds_off;
 }
 

@@ -313,7 +313,7 @@ static long preadv_all(int fd, struct iovec *iov, unsigned int n, uint64_t off, 
 /* The runs are contiguous in the pages file: one preadv per IOV_BATCH runs. */
 static void read_pages(struct rst_args *a, struct rst_thread *th)
 {
-	struct rst_run *r = at(a, a->runs_off);
+	struct rst_page_run *r = at(a, a->runs_off);
 	struct iovec iov[IOV_BATCH];
 	unsigned int i = 0;
 

@@ -30,7 +30,7 @@ struct rst_mem_plan {
 	CredsEntry *creds;
 	uint32_t pages_id;
 	size_t nr_runs;
-	struct rst_run *runs; /* merged, in pages file order */
+	struct rst_page_run *runs; /* merged, in pages file order */
 	bool *vma_fill; /* per mm->vmas[i]: saved pages land in it */
 	uint64_t pages_bytes; /* data bytes the runs read from pages-ID.img */
 };

@@ -74,7 +74,7 @@ struct rst_special {
 #define RST_MAX_SPECIALS 4
 
 /* A run of saved pages: @len bytes at @vaddr come from the pages fd at file offset @off. */
-struct rst_run {
+struct rst_page_run {
 	uint64_t vaddr, len, off;
 };
 
@@ -165,7 +165,7 @@ struct rst_args {
 
 	uint32_t nr_vmas, nr_runs, nr_specials, nr_threads;
 	uint64_t vmas_off; /* struct rst_vma[nr_vmas], sorted by start */
-	uint64_t runs_off; /* struct rst_run[nr_runs], in pages file order */
+	uint64_t runs_off; /* struct rst_page_run[nr_runs], in pages file order */
 	uint64_t threads_off; /* struct rst_thread[nr_threads], the leader first */
 	struct rst_special specials[RST_MAX_SPECIALS];
 

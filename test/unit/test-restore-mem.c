@@ -256,11 +256,11 @@ static void test_layout(void **state)
 	assert_true(l.vmas_off >= sizeof(struct rst_args));
 	a.size = (uint32_t)l.args_size;
 	assert_true(rst_args_range_ok(&a, l.vmas_off, in.nr_vmas, sizeof(struct rst_vma)));
-	assert_true(rst_args_range_ok(&a, l.runs_off, in.nr_runs, sizeof(struct rst_run)));
+	assert_true(rst_args_range_ok(&a, l.runs_off, in.nr_runs, sizeof(struct rst_page_run)));
 	assert_true(rst_args_range_ok(&a, l.close_fds_off, in.nr_close_fds, sizeof(int32_t)));
 	assert_false(rst_args_range_ok(&a, l.runs_off, in.nr_runs + 1000000, 24));
 	assert_true(disjoint(l.vmas_off, in.nr_vmas * sizeof(struct rst_vma), l.runs_off,
-			     in.nr_runs * sizeof(struct rst_run)));
+			     in.nr_runs * sizeof(struct rst_page_run)));
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(th[i].frame_off % 64, 0);
 		assert_int_equal(th[i].stack_top_off % 16, 0);
