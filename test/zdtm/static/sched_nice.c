@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Scheduling per thread: the main thread at nice 7, one thread at nice 12
+ * under SCHED_BATCH, one under SCHED_IDLE, one at nice 3 with its CPU
+ * affinity limited to CPU 0, and a child process at nice 15. After SIGTERM
+ * each must have its nice value, policy and affinity back (read per tid with
+ * getpriority, sched_getscheduler and sched_getaffinity).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "zdtmtst.h"
+
+struct want {
+	pid_t tid;
+	int nice, policy;
+	bool cpu0_only;
+};
+
+enum {
+	MAIN,
+	BATCH,
+	IDLE,
+	PINNED,
+	CHILD,
+	N
+};
+
+static struct want want[N] = {
+	[MAIN] = { 0, 7, SCHED_OTHER, false },	 [BATCH] = { 0, 12, SCHED_BATCH, false },
+	[IDLE] = { 0, 0, SCHED_IDLE, false },	 [PINNED] = { 0, 3, SCHED_OTHER, true },
+	[CHILD] = { 0, 15, SCHED_OTHER, false },
+};
+
+static volatile int stop;
+
+/* Set the calling thread up as want[i]. */
+static int apply(int i)
+{
+	struct sched_param sp = { 0 };
+	struct want *w = &want[i];
+
+	w->tid = syscall(SYS_gettid);
+	if (sched_setscheduler(0, w->policy, &sp) || setpriority(PRIO_PROCESS, 0, w->nice))
+		return -errno;
+	if (w->cpu0_only) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(0, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			return -errno;
+	}
+	return 0;
+}
+
+static void *thread_fn(void *arg)
+{
+	int i = (int)(long)arg;
+
+	if (apply(i))
+		want[i].tid = -1;
+	while (!stop)
+		test_sleep_ms(5);
+	return NULL;
+}
+
+static int check(int i)
+{
+	const struct want *w = &want[i];
+	cpu_set_t set;
+	int nice, pol;
+
+	errno = 0;
+	nice = getpriority(PRIO_PROCESS, w->tid);
+	pol = sched_getscheduler(w->tid);
+	if (sched_getaffinity(w->tid, sizeof(set), &set)) {
+		fail("sched_getaffinity %d: %m", w->tid);
+		return 1;
+	}
+	if (nice != w->nice || pol != w->policy ||
+	    (w->cpu0_only && (CPU_COUNT(&set) != 1 || !CPU_ISSET(0, &set))) ||
+	    (!w->cpu0_only && CPU_COUNT(&set) == 1 && sysconf(_SC_NPROCESSORS_ONLN) > 1)) {
+		fail("task %d (tid %d): nice %d policy %d cpus %d, expected nice %d policy %d%s", i,
+		     w->tid, nice, pol, CPU_COUNT(&set), w->nice, w->policy,
+		     w->cpu0_only ? " cpu 0 only" : "");
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t th[3];
+	sigset_t term;
+	int ret = 0;
+	pid_t kid;
+
+	test_init(argc, argv);
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &term, NULL);
+	for (int i = BATCH; i <= PINNED; i++)
+		if (pthread_create(&th[i - BATCH], NULL, thread_fn, (void *)(long)i)) {
+			fail("pthread_create failed");
+			return 1;
+		}
+	pthread_sigmask(SIG_UNBLOCK, &term, NULL);
+	kid = fork();
+	if (kid == 0) {
+		apply(CHILD);
+		test_waitsig();
+		_exit(0);
+	}
+	want[CHILD].tid = kid;
+	if (kid < 0 || apply(MAIN)) {
+		fail("setup: %m");
+		return 1;
+	}
+	for (int i = 0; i < N; i++)
+		while (!want[i].tid || (i == CHILD && getpriority(PRIO_PROCESS, kid) != 15))
+			test_sleep_ms(1);
+	for (int i = 0; i < N; i++)
+		if (want[i].tid < 0 || check(i))
+			return 1;
+	test_daemon();
+	test_waitsig();
+
+	for (int i = 0; i < N && !ret; i++)
+		ret = check(i);
+	stop = 1;
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	if (test_reap_children(&kid, 1))
+		ret = 1;
+	if (!ret)
+		pass();
+	return ret;
+}
