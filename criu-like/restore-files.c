@@ -110,10 +110,9 @@ static int open_reg(struct restore_ctx *ctx, size_t pos)
 
 /* ---- character devices and the terminal -------------------------------------------------- */
 
-static int open_chr(struct restore_ctx *ctx, size_t pos)
+/* Character device @fe at @path, checked to be the same device. */
+static int chr_open(const FileEntry *fe, const char *path, uint32_t flags)
 {
-	const FileEntry *fe = ctx->files->idx.by_id[pos];
-	const char *path = ctx->files->paths[pos];
 	struct stat st;
 	int fd;
 
@@ -122,7 +121,7 @@ static int open_chr(struct restore_ctx *ctx, size_t pos)
 		       (unsigned long long)fe->chr->rdev);
 		return -EINVAL;
 	}
-	fd = open(path, open_flags(fe->chr->flags));
+	fd = open(path, open_flags(flags));
 	if (fd < 0) {
 		pr_perror("file %u: cannot open %s", fe->id, path);
 		return neg_errno();
@@ -133,9 +132,18 @@ static int open_chr(struct restore_ctx *ctx, size_t pos)
 		close(fd);
 		return -ESTALE;
 	}
+	return fd;
+}
+
+static int open_chr(struct restore_ctx *ctx, size_t pos)
+{
+	const FileEntry *fe = ctx->files->idx.by_id[pos];
+	const char *path = ctx->files->paths[pos];
+	int fd = chr_open(fe, path, fe->chr->flags);
+
 	/* Most devices have no position (ESPIPE) or ignore it. */
-	if (fe->chr->has_pos && fe->chr->pos && lseek(fd, (off_t)fe->chr->pos, SEEK_SET) < 0 &&
-	    errno != ESPIPE)
+	if (fd >= 0 && fe->chr->has_pos && fe->chr->pos &&
+	    lseek(fd, (off_t)fe->chr->pos, SEEK_SET) < 0 && errno != ESPIPE)
 		pr_warn("%s: cannot seek to %llu: %m\n", path, (unsigned long long)fe->chr->pos);
 	return fd;
 }
@@ -406,20 +414,45 @@ const char *rst_file_path(const struct restore_ctx *ctx, uint32_t id)
 	return pos >= 0 ? ctx->files->paths[pos] : NULL;
 }
 
+/* Without a description to reopen: the path, checked like the dumped file. */
+static int file_open_path(const FileEntry *fe, const char *path, int flags)
+{
+	int fd, err;
+
+	if (fe->type == FILE_TYPE__FILE_CHR)
+		return chr_open(fe, path, (uint32_t)flags);
+	if (fe->reg->has_unlinked && fe->reg->unlinked) {
+		pr_err("unlinked file %u (%s) has not been rebuilt\n", fe->id, path);
+		return -ENOENT;
+	}
+	fd = open(path, open_flags((uint32_t)flags));
+	if (fd < 0) {
+		pr_perror("file %u: cannot open %s", fe->id, path);
+		return neg_errno();
+	}
+	err = check_same_file(fe, path, fd);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 int rst_file_open(struct restore_ctx *ctx, uint32_t id, int flags)
 {
 	const struct rst_files *f = ctx->files;
 	long pos = f ? file_pos(f, id) : -1;
 	const FileEntry *fe;
-	int fd, err;
+	int fd;
 
 	if (pos < 0) {
 		pr_err("file %u is not in files.img\n", id);
 		return -ENOENT;
 	}
 	fe = f->idx.by_id[pos];
-	if (fe->type != FILE_TYPE__FILE_REG && fe->type != FILE_TYPE__FILE_DIR) {
-		pr_err("file %u is not a regular file or directory\n", id);
+	if (fe->type != FILE_TYPE__FILE_REG && fe->type != FILE_TYPE__FILE_DIR &&
+	    fe->type != FILE_TYPE__FILE_CHR) {
+		pr_err("file %u is a pipe or a terminal: it cannot back a mapping\n", id);
 		return -EINVAL;
 	}
 	/* The description opened (and checked, or rebuilt from its ghost) by rst_files_open(). */
@@ -428,21 +461,7 @@ int rst_file_open(struct restore_ctx *ctx, uint32_t id, int flags)
 		if (fd >= 0)
 			return fd;
 	}
-	if (fe->reg->has_unlinked && fe->reg->unlinked) {
-		pr_err("unlinked file %u (%s) has not been rebuilt\n", id, f->paths[pos]);
-		return -ENOENT;
-	}
-	fd = open(f->paths[pos], open_flags((uint32_t)flags));
-	if (fd < 0) {
-		pr_perror("file %u: cannot open %s", id, f->paths[pos]);
-		return neg_errno();
-	}
-	err = check_same_file(fe, f->paths[pos], fd);
-	if (err) {
-		close(fd);
-		return err;
-	}
-	return fd;
+	return file_open_path(fe, f->paths[pos], flags);
 }
 
 /* ---- cleanup --------------------------------------------------------------------------------- */

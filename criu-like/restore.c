@@ -27,6 +27,7 @@
 #include "image.h"
 #include "log.h"
 #include "restore-int.h"
+#include "restore-mem.h"
 #include "util.h"
 
 /* Without progress for this long, a restoring tree is declared stuck. */
@@ -445,77 +446,6 @@ static int wait_word(struct rst_run *r, uint32_t *word, uint32_t target, const c
 	}
 }
 
-/* SigBlk of thread @tid of @pid; -ESRCH once it is gone. */
-static int read_sigblk(uint32_t pid, uint32_t tid, uint64_t *ret)
-{
-	_cleanup_free_ char *buf = NULL;
-	char path[64], *p;
-
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/status", pid, tid);
-	buf = read_file_at(AT_FDCWD, path, NULL);
-	if (!buf)
-		return -ESRCH;
-	p = strstr(buf, "\nSigBlk:");
-	if (!p)
-		return -EINVAL;
-	*ret = strtoull(p + 8, NULL, 16);
-	return 0;
-}
-
-/*
- * -d returns "once the tree runs": after RST_STAGE_RESUME, every thread still
- * has to leave the restorer through rt_sigreturn, which sets its saved mask.
- * A thread has left once its mask is no longer the one it had at the barrier
- * (or is its saved one, when both are the same). A task restored stopped
- * stops in the restorer: nothing to wait for.
- */
-static void wait_resumed(struct restore_ctx *ctx, const uint64_t *at_barrier)
-{
-	uint64_t deadline = now_ms() + 5000;
-	unsigned int i, k, left;
-	size_t j;
-
-	do {
-		left = 0;
-		for (i = 0, k = 0; i < ctx->nr_tasks; i++) {
-			const struct rst_task *t = &ctx->tasks[i];
-			bool stopped = t->pe->state == TASK_STATE__TASK_STOPPED;
-
-			for (j = 0; j < t->pe->n_threads; j++, k++) {
-				uint64_t now;
-
-				if (stopped || read_sigblk(t->pe->pid, t->pe->threads[j], &now))
-					continue;
-				if (now == at_barrier[k] && now != t->core->threads[j]->blocked)
-					left++;
-			}
-		}
-		if (left)
-			usleep(1000);
-	} while (left && now_ms() < deadline);
-	if (left)
-		pr_warn("%u threads still in the restorer 5 s after the resume\n", left);
-}
-
-static int resume(struct restore_ctx *ctx)
-{
-	_cleanup_free_ uint64_t *masks = calloc(ctx->nr_threads + 1, sizeof(*masks));
-	unsigned int i, k;
-	size_t j;
-
-	if (!masks)
-		return -ENOMEM;
-	for (i = 0, k = 0; i < ctx->nr_tasks; i++) {
-		const struct rst_task *t = &ctx->tasks[i];
-
-		for (j = 0; j < t->pe->n_threads; j++, k++)
-			read_sigblk(t->pe->pid, t->pe->threads[j], &masks[k]);
-	}
-	rst_set_stage(ctx->shared, RST_STAGE_RESUME);
-	wait_resumed(ctx, masks);
-	return 0;
-}
-
 /* Each stage in order; a Ctrl-C meanwhile is seen by wait_word(). */
 static int rst_run_stages(struct rst_run *r)
 {
@@ -536,7 +466,8 @@ static int rst_run_stages(struct rst_run *r)
 	err = wait_word(r, &ctx->shared->nr_pending, 0, "restoring");
 	if (err)
 		return err;
-	return resume(ctx);
+	/* every thread at the barrier: RST_STAGE_RESUME, and follow them out of the restorer */
+	return rst_resume_tasks(ctx);
 }
 
 static int rst_run_tree(struct rst_run *r)

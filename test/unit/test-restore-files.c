@@ -327,6 +327,12 @@ static void test_install(void **state)
 	assert_int_equal(stat(e->reg, &b), 0);
 	assert_true(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
 	close(fd);
+	/* a device mapping (/dev/zero, here /dev/null) */
+	fd = rst_file_open(&e->ctx, 5, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &a), 0);
+	assert_true(S_ISCHR(a.st_mode) && a.st_rdev == makedev(1, 3));
+	close(fd);
 	assert_int_equal(rst_file_open(&e->ctx, 3, O_RDONLY), -EINVAL);
 	assert_int_equal(rst_file_open(&e->ctx, 99, O_RDONLY), -ENOENT);
 }
