@@ -13,6 +13,7 @@
 #define LOG_PREFIX "restore-resume: "
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -241,6 +242,53 @@ static void detach_all(struct rtask *tasks, size_t nr, bool ok)
 	}
 }
 
+/* The syscall @tid sits in (/proc/PID/task/TID/syscall), -1 when running or unknown. */
+static long current_syscall(pid_t pid, pid_t tid)
+{
+	char path[64];
+	_cleanup_free_ char *s = NULL;
+	long nr;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+	s = read_file_at(AT_FDCWD, path, NULL);
+	return s && sscanf(s, "%ld", &nr) == 1 ? nr : -1;
+}
+
+/*
+ * A thread dumped inside a restartable syscall (sigsuspend, ppoll...) runs
+ * it again right after the detach, and until it is back in it, what /proc
+ * shows of it (SigBlk, for sigsuspend's temporary mask) differs from the
+ * dump. Wait (a little) until each is back, so the tree returned is the
+ * tree dumped.
+ */
+static void wait_back_in_syscalls(struct rtask *tasks, size_t nr)
+{
+	uint64_t deadline = now_ms() + 1000;
+	size_t i, j, left;
+
+	do {
+		left = 0;
+		for (i = 0; i < nr; i++) {
+			const CoreEntry *c = tasks[i].t->core;
+
+			for (j = 0; !tasks[i].stop && j < c->n_threads && j < tasks[i].n; j++) {
+				const UserRegsEntry *r = c->threads[j]->gpregs;
+				long ax = (long)r->ax;
+
+				if ((long)r->orig_ax < 0 || ax < -514 || ax > -512)
+					continue; /* not in a syscall that restarts */
+				if (current_syscall((pid_t)tasks[i].t->pe->pid,
+						    tasks[i].th[j].tid) != (long)r->orig_ax)
+					left++;
+			}
+		}
+		if (left)
+			usleep(500);
+	} while (left && now_ms() < deadline);
+	if (left)
+		pr_debug("%zu threads not back in their syscall 1 s after the resume\n", left);
+}
+
 static int collect(struct restore_ctx *ctx, struct rtask **ret, size_t *ret_n)
 {
 	struct rtask *tasks = calloc(ctx->nr_tasks ? ctx->nr_tasks : 1, sizeof(*tasks));
@@ -287,6 +335,8 @@ int rst_resume_tasks(struct restore_ctx *ctx)
 	for (i = 0; !err && i < n; i++)
 		err = unmap_areas(ctx, &tasks[i]);
 	detach_all(tasks, n, !err);
+	if (!err)
+		wait_back_in_syscalls(tasks, n);
 	for (i = 0; tasks && i < n; i++)
 		free(tasks[i].th);
 	free(tasks);
