@@ -371,6 +371,22 @@ static void test_crc32c(void **state __unused)
 						len - len / 2),
 					 sw);
 		}
+	/* Buffers long enough for the three-stream path, at odd offsets and lengths. */
+	{
+		size_t big = 3 * 8192 * 3 + 4099;
+		uint8_t *b = malloc(big);
+
+		assert_non_null(b);
+		for (size_t i = 0; i < big; i++)
+			b[i] = (uint8_t)(i * 2654435761u >> 13);
+		for (size_t off = 0; off < 3; off++)
+			for (size_t len = 3 * 8192 - 5; len < big - off; len += 8192 + 13) {
+				uint32_t sw = crc32c_sw(0x1234, b + off, len);
+
+				assert_int_equal(crc32c(0x1234, b + off, len), sw);
+			}
+		free(b);
+	}
 }
 
 /* Decode image @name to JSON, encode it back: the same bytes. */
