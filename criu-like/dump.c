@@ -226,12 +226,13 @@ static int dump_one_task(struct dump_ctx *ctx, struct dump_task *dt)
 
 	pr_info("pid %d: dumping\n", dt->t->pid);
 	err = dump_task_core(ctx, dt);
-	if (!err)
-		err = dump_task_mm(ctx, dt);
+	/* Files before memory: an fd we cannot dump fails before gigabytes are written. */
 	if (!err)
 		err = dump_task_files(ctx, dt);
 	if (!err)
 		err = dump_task_fs(ctx, dt);
+	if (!err)
+		err = dump_task_mm(ctx, dt);
 	return err;
 }
 
