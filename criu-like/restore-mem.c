@@ -191,6 +191,80 @@ static int create_shmem(struct restore_ctx *ctx, struct rst_shmem_obj *o)
 	return err;
 }
 
+static int add_range(struct rst_range **r, size_t *n, uint64_t start, uint64_t end)
+{
+	struct rst_range *nr = reallocarray(*r, *n + 1, sizeof(**r));
+
+	if (!nr)
+		return -ENOMEM;
+	nr[*n].start = start;
+	nr[*n].end = end;
+	*r = nr;
+	(*n)++;
+	return 0;
+}
+
+/* Every mapping of the controller and every saved VMA of every task. */
+static int busy_ranges(struct restore_ctx *ctx, struct rst_range **r, size_t *n)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/maps", "re");
+	unsigned long s, e;
+	char line[512];
+	unsigned int i;
+	size_t j;
+	int err = 0;
+
+	if (!f)
+		return neg_errno();
+	while (!err && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &s, &e) == 2)
+			err = add_range(r, n, s, e);
+	for (i = 0; !err && i < ctx->nr_tasks; i++) {
+		const struct rst_mem_plan *p = ctx->tasks[i].mem;
+
+		for (j = 0; !err && p && j < p->mm->n_vmas; j++)
+			err = add_range(r, n, p->mm->vmas[j]->start, p->mm->vmas[j]->end);
+	}
+	return err;
+}
+
+/*
+ * The shared area stays mapped in every task while the blob maps the saved
+ * VMAs: move it (before any fork) out of the way of every saved layout.
+ */
+static int place_shared(struct restore_ctx *ctx)
+{
+	uint64_t start = (uint64_t)ctx->shared, len = PAGE_ALIGN(ctx->shared_size), to;
+	_cleanup_free_ struct rst_range *busy = NULL;
+	size_t n = 0, i;
+	void *moved;
+	int err;
+
+	err = busy_ranges(ctx, &busy, &n);
+	if (err)
+		return err;
+	for (i = 0; i < n; i++)
+		if (busy[i].start < start + len && start < busy[i].end &&
+		    !(busy[i].start == start && busy[i].end == start + len))
+			break;
+	if (i == n)
+		return 0;
+	err = rst_find_hole(busy, n, len, 1UL << 20, RST_TASK_SIZE, &to);
+	if (err) {
+		pr_err("no room for the shared area of %lu bytes outside every saved layout\n",
+		       len);
+		return err;
+	}
+	moved = mremap(ctx->shared, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)to);
+	if (moved == MAP_FAILED) {
+		pr_perror("mremap of the shared area to %lx", to);
+		return neg_errno();
+	}
+	pr_debug("shared area moved from %lx to %lx, out of a saved VMA\n", start, to);
+	ctx->shared = moved;
+	return 0;
+}
+
 int rst_mem_prepare(struct restore_ctx *ctx)
 {
 	struct rst_shmem *s;
@@ -207,7 +281,9 @@ int rst_mem_prepare(struct restore_ctx *ctx)
 	if (err)
 		return err;
 	ctx->shmem = s;
-	err = collect_shmem(ctx, s);
+	err = place_shared(ctx);
+	if (!err)
+		err = collect_shmem(ctx, s);
 	for (j = 0; !err && j < s->n; j++) {
 		err = create_shmem(ctx, &s->objs[j]);
 		if (err)
