@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "runner.h"
 
@@ -228,25 +229,42 @@ static int run_criu(struct run *t, char **args, const struct word_list *opts, co
 	return 0;
 }
 
+/*
+ * A restored tree needs a moment to settle: a task that slept in sigsuspend()
+ * shows the temporary mask in SigBlk only once it is back in the call. A
+ * difference must last over ~1 s of retries to count.
+ */
+#define SETTLE_TRIES 20
+#define SETTLE_MS 50
+
 static int compare(struct run *t, const struct tree_snap *before, const char *when)
 {
-	struct tree_snap after;
 	char path[PATH_MAX + 16];
-	_cleanup_fclose_ FILE *f = NULL;
-	int ret;
+	int ret = 0;
 
-	ret = snap_take(&after, t->pid);
-	if (ret) {
-		snap_free(&after);
-		harness_fail(t, "cannot read the tree %s: %s", when, strerror(-ret));
-		return ret;
-	}
 	snprintf(path, sizeof(path), "%s/compare.diff", t->dir);
-	f = fopen(path, "we");
-	ret = snap_compare(before, &after, f ? f : stderr);
-	snap_free(&after);
-	if (ret)
-		harness_fail(t, "process state differs %s: see %s", when, path);
+	for (int i = 0; i < SETTLE_TRIES; i++) {
+		struct tree_snap after;
+		bool last = i == SETTLE_TRIES - 1;
+		FILE *f;
+
+		if (i)
+			usleep(SETTLE_MS * 1000);
+		ret = snap_take(&after, t->pid);
+		if (ret) {
+			snap_free(&after);
+			harness_fail(t, "cannot read the tree %s: %s", when, strerror(-ret));
+			return ret;
+		}
+		f = last ? fopen(path, "we") : fopen("/dev/null", "we");
+		ret = snap_compare(before, &after, f ? f : stderr);
+		snap_free(&after);
+		if (f)
+			fclose(f);
+		if (!ret)
+			return 0;
+	}
+	harness_fail(t, "process state differs %s: see %s", when, path);
 	return ret;
 }
 

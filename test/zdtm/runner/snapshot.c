@@ -50,7 +50,32 @@ static bool can_merge(const struct map_line *a, const struct map_line *b)
 	       (a->ino == 0 || a->off + (a->end - a->start) == b->off);
 }
 
-static char *merge_maps(char *maps)
+/*
+ * An anonymous shared mapping is backed by an inode of the internal shmem
+ * mount ("/dev/zero (deleted)"), and a restore creates new ones. What must
+ * stay is which processes share which object: the inode is replaced by its
+ * ordinal of first appearance in the tree (pids ascending, then addresses).
+ */
+struct shmem_ids {
+	unsigned long ino[256];
+	int n;
+};
+
+static unsigned long shmem_ordinal(struct shmem_ids *ids, const struct map_line *m)
+{
+	static const char shm_name[] = "/dev/zero (deleted)";
+	int i;
+
+	if (m->name_len != (int)sizeof(shm_name) - 1 || memcmp(m->name, shm_name, m->name_len))
+		return m->ino;
+	for (i = 0; i < ids->n && ids->ino[i] != m->ino; i++)
+		;
+	if (i == ids->n && ids->n < (int)ARRAY_SIZE(ids->ino))
+		ids->ino[ids->n++] = m->ino;
+	return i + 1;
+}
+
+static char *merge_maps(char *maps, struct shmem_ids *ids)
 {
 	size_t cap = strlen(maps) + 1, used = 0;
 	char *out = malloc(cap);
@@ -67,6 +92,7 @@ static char *merge_maps(char *maps)
 			free(out);
 			return maps;
 		}
+		next.ino = shmem_ordinal(ids, &next);
 		if (have && can_merge(&cur, &next)) {
 			cur.end = next.end;
 		} else {
@@ -126,6 +152,7 @@ static int cmp_pid(const void *a, const void *b)
 int snap_take(struct tree_snap *s, pid_t root)
 {
 	_cleanup_free_ pid_t *pids = NULL;
+	struct shmem_ids ids = { .n = 0 };
 	size_t n = 0;
 	int ret;
 
@@ -147,7 +174,7 @@ int snap_take(struct tree_snap *s, pid_t root)
 		snprintf(path, sizeof(path), "/proc/%d/maps", pids[i]);
 		s->p[i].maps = slurp(path);
 		if (s->p[i].maps)
-			s->p[i].maps = merge_maps(s->p[i].maps);
+			s->p[i].maps = merge_maps(s->p[i].maps, &ids);
 		s->p[i].status = status_fields(pids[i]);
 		s->n++;
 		if (!s->p[i].maps || !s->p[i].status) {
