@@ -144,10 +144,12 @@ int rst_plan_runs(pid_t pid, struct rst_mem_plan *p, PagemapEntry *const *pe, si
 	int err;
 
 	p->runs = calloc(n ? n : 1, sizeof(*p->runs));
+	p->crcs = calloc(n ? n : 1, sizeof(*p->crcs));
 	p->vma_fill = calloc(p->mm->n_vmas ? p->mm->n_vmas : 1, sizeof(*p->vma_fill));
-	if (!p->runs || !p->vma_fill)
+	if (!p->runs || !p->crcs || !p->vma_fill)
 		return -ENOMEM;
 	p->nr_runs = 0;
+	p->nr_crcs = 0;
 	for (i = 0; i < n; i++) {
 		uint64_t len = (uint64_t)pe[i]->nr_pages * PAGE_SIZE;
 		struct rst_page_run *last = p->nr_runs ? &p->runs[p->nr_runs - 1] : NULL;
@@ -158,6 +160,11 @@ int rst_plan_runs(pid_t pid, struct rst_mem_plan *p, PagemapEntry *const *pe, si
 		if (err)
 			return err;
 		prev_end = pe[i]->vaddr + len;
+		if (pe[i]->has_crc32c) {
+			p->crcs[p->nr_crcs].off = off;
+			p->crcs[p->nr_crcs].len = len;
+			p->crcs[p->nr_crcs++].crc = pe[i]->crc32c;
+		}
 		if (last && last->vaddr + last->len == pe[i]->vaddr &&
 		    last->off + last->len == off) {
 			last->len += len;
@@ -182,6 +189,7 @@ void rst_plan_free(struct rst_mem_plan *p)
 	if (p->creds)
 		protobuf_c_message_free_unpacked(&p->creds->base, NULL);
 	free(p->runs);
+	free(p->crcs);
 	free(p->vma_fill);
 	free(p);
 }
@@ -243,6 +251,7 @@ int rst_layout_compute(const struct rst_layout_in *in, struct rst_layout *out)
 	ok &= lay_add(&pos, 1, sizeof(struct rst_args), 64, &ign);
 	ok &= lay_add(&pos, in->nr_vmas, sizeof(struct rst_vma), 8, &out->vmas_off);
 	ok &= lay_add(&pos, in->nr_runs, sizeof(struct rst_page_run), 8, &out->runs_off);
+	ok &= lay_add(&pos, in->nr_crcs, sizeof(struct rst_page_crc), 8, &out->crcs_off);
 	ok &= lay_add(&pos, in->nr_threads, sizeof(struct rst_thread), 8, &out->threads_off);
 	ok &= lay_add(&pos, in->nr_timers, sizeof(struct rst_timer), 8, &out->timers_off);
 	ok &= lay_add(&pos, in->nr_shared_pending, sizeof(struct rst_siginfo), 8,

@@ -488,6 +488,7 @@ static int layout(struct finish *f)
 	struct rst_layout_in in = {
 		.blob_size = sizeof(restorer_blob),
 		.nr_runs = (uint32_t)f->p->nr_runs,
+		.nr_crcs = (uint32_t)f->p->nr_crcs,
 		.nr_threads = (uint32_t)c->n_threads,
 		.nr_timers = (uint32_t)c->tc->n_posix_timers,
 		.nr_shared_pending = (uint32_t)c->tc->n_shared_pending,
@@ -570,6 +571,13 @@ static void fill_header(struct finish *f)
 	a->runs_off = f->lay.runs_off;
 	a->nr_runs = (uint32_t)f->p->nr_runs;
 	memcpy((char *)a + a->runs_off, f->p->runs, f->p->nr_runs * sizeof(struct rst_page_run));
+	/* The blob checks with the crc32 instruction (SSE4.2); without it the pages go unchecked. */
+	a->crcs_off = f->lay.crcs_off;
+	if (__builtin_cpu_supports("sse4.2")) {
+		a->nr_crcs = (uint32_t)f->p->nr_crcs;
+		memcpy((char *)a + a->crcs_off, f->p->crcs,
+		       f->p->nr_crcs * sizeof(struct rst_page_crc));
+	}
 	a->close_fds_off = f->lay.close_fds_off;
 }
 

@@ -22,6 +22,7 @@
 
 #include "asm/parasite-syscall.h"
 #include "asm/restorer-arch.h"
+#include "asm/restorer-crc.h"
 #include "parasite-lib.h"
 #include "restorer.h"
 
@@ -334,6 +335,35 @@ static void read_pages(struct rst_args *a, struct rst_thread *th)
 	rdebug(a, th, "%u page runs read", a->nr_runs);
 }
 
+/* Each run's data against the crc32c of its pagemap entry, before mprotect() makes it unreadable. */
+static void check_pages(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_page_run *r = at(a, a->runs_off), *end = r + a->nr_runs;
+	struct rst_page_crc *c = at(a, a->crcs_off);
+	unsigned int i;
+
+	for (i = 0; i < a->nr_crcs; i++, c++) {
+		const char *p;
+		uint32_t crc;
+
+		while (r < end && r->off + r->len <= c->off)
+			r++;
+		if (r == end || c->off < r->off || c->off + c->len > r->off + r->len) {
+			rerr(a, th, "checksum of pages image offset %lx: no run holds it", c->off);
+			fail(a, -EINVAL);
+		}
+		p = (const char *)(r->vaddr + (c->off - r->off));
+		crc = rst_crc32c(0, p, c->len);
+		if (crc != c->crc) {
+			rerr(a, th,
+			     "pages at %lx (%lu bytes, pages image offset %lx): crc32c %x, "
+			     "expected %x",
+			     (uint64_t)p, c->len, c->off, crc, c->crc);
+			fail(a, -EBADMSG);
+		}
+	}
+}
+
 static void protect_vmas(struct rst_args *a, struct rst_thread *th)
 {
 	struct rst_vma *v = at(a, a->vmas_off);
@@ -387,6 +417,7 @@ static void restore_memory(struct rst_args *a, struct rst_thread *th)
 	map_vmas(a, th);
 	if (a->nr_runs)
 		read_pages(a, th);
+	check_pages(a, th);
 	protect_vmas(a, th);
 	set_mm(a, th);
 	close_fds(a);

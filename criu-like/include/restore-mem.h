@@ -31,6 +31,8 @@ struct rst_mem_plan {
 	uint32_t pages_id;
 	size_t nr_runs;
 	struct rst_page_run *runs; /* merged, in pages file order */
+	size_t nr_crcs;
+	struct rst_page_crc *crcs; /* one per pagemap entry that has its crc32c */
 	bool *vma_fill; /* per mm->vmas[i]: saved pages land in it */
 	uint64_t pages_bytes; /* data bytes the runs read from pages-ID.img */
 };
@@ -60,7 +62,7 @@ int rst_plan_check_vmas(pid_t pid, const MmEntry *mm);
 /*
  * From the @n PagemapEntry records of pagemap-PID.img (the head excluded),
  * fill @p's runs (data offsets from IMG_RAW_DATA_OFF on, merged when both the
- * addresses and the data touch), vma_fill and pages_bytes. Refuses a run
+ * addresses and the data touch), crcs, vma_fill and pages_bytes. Refuses a run
  * that is not PE_PRESENT (parent or lazy pages), out of order, or not
  * entirely inside private VMAs. @p->mm must be set and checked.
  */
@@ -81,7 +83,7 @@ struct rst_thread_layout {
 
 struct rst_layout_in {
 	uint64_t blob_size;
-	uint32_t nr_vmas, nr_runs, nr_threads, nr_timers;
+	uint32_t nr_vmas, nr_runs, nr_crcs, nr_threads, nr_timers;
 	uint32_t nr_shared_pending, nr_groups, nr_close_fds;
 	const uint32_t *thread_pending; /* [nr_threads] */
 	const uint64_t *frame_size; /* [nr_threads], arch_sigframe_size() */
@@ -90,7 +92,7 @@ struct rst_layout_in {
 
 struct rst_layout {
 	uint64_t args_off; /* from the area start, page aligned */
-	uint64_t vmas_off, runs_off, threads_off, timers_off; /* from struct rst_args */
+	uint64_t vmas_off, runs_off, crcs_off, threads_off, timers_off; /* from struct rst_args */
 	uint64_t shared_pending_off, groups_off, close_fds_off;
 	uint64_t args_size; /* struct rst_args and its arrays */
 	struct rst_thread_layout *threads; /* [nr_threads], allocated by the caller */

@@ -78,6 +78,13 @@ struct rst_page_run {
 	uint64_t vaddr, len, off;
 };
 
+/* The crc32c of one pagemap entry's data, at file offset @off of the pages fd. */
+struct rst_page_crc {
+	uint64_t off, len;
+	uint32_t crc;
+	uint32_t pad;
+};
+
 struct rst_siginfo {
 	uint8_t raw[128]; /* siginfo_t as PTRACE_PEEKSIGINFO gave it */
 };
@@ -166,6 +173,9 @@ struct rst_args {
 	uint32_t nr_vmas, nr_runs, nr_specials, nr_threads;
 	uint64_t vmas_off; /* struct rst_vma[nr_vmas], sorted by start */
 	uint64_t runs_off; /* struct rst_page_run[nr_runs], in pages file order */
+	uint32_t nr_crcs; /* 0: the pages are not checked (no SSE4.2) */
+	uint32_t pad1;
+	uint64_t crcs_off; /* struct rst_page_crc[nr_crcs], in pages file order */
 	uint64_t threads_off; /* struct rst_thread[nr_threads], the leader first */
 	struct rst_special specials[RST_MAX_SPECIALS];
 

@@ -14,8 +14,10 @@
 #include <sys/mman.h>
 #include <cmocka.h>
 
+#include "asm/restorer-crc.h"
 #include "asm/restorer-tool.h"
 #include "asm/sigframe.h"
+#include "crc32c.h"
 #include "image.h"
 #include "log.h"
 #include "restore-mem.h"
@@ -78,6 +80,7 @@ static void fixture_init(struct fixture *f)
 static void fixture_fini(struct fixture *f)
 {
 	free(f->plan.runs);
+	free(f->plan.crcs);
 	free(f->plan.vma_fill);
 }
 
@@ -132,7 +135,17 @@ static void test_runs_offsets_and_merge(void **state)
 	add_pe(&f, &n, 0x15000, 3, PAGEMAP_FLAG__PE_PRESENT);
 	/* Across the boundary of the two adjacent private VMAs. */
 	add_pe(&f, &n, 0x1f000, 2, PAGEMAP_FLAG__PE_PRESENT);
+	f.pe[1].has_crc32c = f.pe[3].has_crc32c = true;
+	f.pe[1].crc32c = 0x1234;
+	f.pe[3].crc32c = 0x5678;
 	assert_int_equal(rst_plan_runs(1, &f.plan, f.pep, n), 0);
+	/* One checksum per entry that has one, at the entry's own data. */
+	assert_int_equal(f.plan.nr_crcs, 2);
+	assert_int_equal(f.plan.crcs[0].off, IMG_RAW_DATA_OFF + 2 * PAGE_SIZE);
+	assert_int_equal(f.plan.crcs[0].len, PAGE_SIZE);
+	assert_int_equal(f.plan.crcs[0].crc, 0x1234);
+	assert_int_equal(f.plan.crcs[1].off, IMG_RAW_DATA_OFF + 6 * PAGE_SIZE);
+	assert_int_equal(f.plan.crcs[1].len, 2 * PAGE_SIZE);
 	assert_int_equal(f.plan.nr_runs, 3);
 	assert_int_equal(f.plan.runs[0].vaddr, 0x10000);
 	assert_int_equal(f.plan.runs[0].len, 3 * PAGE_SIZE);
@@ -293,6 +306,26 @@ static void test_shmem_find(void **state)
 	assert_null(rst_shmem_find(NULL, 5));
 }
 
+/* The blob's crc32c is the tool's, on every length and alignment, and chains. */
+static void test_blob_crc(void **state)
+{
+	unsigned char buf[300];
+	size_t i, off, len;
+
+	(void)state;
+	if (!__builtin_cpu_supports("sse4.2"))
+		skip();
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (unsigned char)(i * 131 + 7);
+	for (off = 0; off < 9; off++)
+		for (len = 0; len + off <= sizeof(buf); len += 37)
+			assert_int_equal(rst_crc32c(0, buf + off, len),
+					 crc32c_sw(0, buf + off, len));
+	assert_int_equal(rst_crc32c(rst_crc32c(0, buf, 100), buf + 100, 200),
+			 crc32c_sw(0, buf, 300));
+	assert_int_equal(rst_crc32c(0, "123456789", 9), 0xe3069283); /* the check value */
+}
+
 static void test_regs_restart(void **state)
 {
 	UserRegsEntry e = USER_REGS_ENTRY__INIT;
@@ -327,6 +360,7 @@ int main(void)
 		cmocka_unit_test(test_hole),
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_shmem_find),
+		cmocka_unit_test(test_blob_crc),
 		cmocka_unit_test(test_regs_restart),
 	};
 
