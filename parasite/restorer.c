@@ -187,7 +187,7 @@ static void add_keep(struct range *k, unsigned int *n, uint64_t start, uint64_t 
 /* Unmap the whole address space of the task but the restorer area, the shared area and the vDSO. */
 static void unmap_all(struct rst_args *a, struct rst_thread *th)
 {
-	struct range keep[3 + RST_MAX_SPECIALS];
+	struct range keep[3 + RST_MAX_SPECIALS] = { { 0, 0 } };
 	unsigned int n = 0, i;
 	uint64_t pos = 0;
 
@@ -246,8 +246,8 @@ static long map_apart(const struct rst_vma *v, uint64_t len)
 	long tmp = sys_call6(__NR_mmap, 0, len, PROT_READ | PROT_WRITE, v->flags, -1, 0);
 	long ret;
 
-	if (tmp < 0)
-		return tmp;
+	if (tmp <= 0)
+		return tmp ? tmp : -EFAULT;
 	*(volatile char *)tmp = 0;
 	ret = mremap_fixed((uint64_t)tmp, len, v->start);
 	if (ret) {
