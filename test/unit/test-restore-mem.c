@@ -242,7 +242,7 @@ static void test_layout(void **state)
 	uint32_t pending[3] = { 0, 5, 1 };
 	uint64_t frames[3] = { arch_sigframe_size(2696), arch_sigframe_size(2696),
 			       arch_sigframe_size(576) };
-	struct rst_thread_layout th[3];
+	struct rst_thread_layout th[3] = { { 0 } };
 	struct rst_layout_in in = {
 		.blob_size = 12345,
 		.nr_vmas = 30,
