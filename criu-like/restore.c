@@ -41,6 +41,7 @@ struct rst_run {
 	size_t nr_pstree;
 	int *pidfds; /* per task, opened once its pid is known; -1 before */
 	pid_t root;
+	int was_subreaper; /* PR_GET_CHILD_SUBREAPER before the restore, put back after */
 };
 
 void rst_fail(struct restore_ctx *ctx, int err)
@@ -483,7 +484,8 @@ static int rst_run_tree(struct rst_run *r)
 	for (i = 0; i < ctx->nr_tasks; i++)
 		r->pidfds[i] = -1;
 	/* the orphans of tasks killed on failure come back to us, to be reaped at once */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+	if (prctl(PR_GET_CHILD_SUBREAPER, &r->was_subreaper, 0, 0, 0) ||
+	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
 		return neg_errno();
 	stop_signals(&set);
 	sigprocmask(SIG_BLOCK, &set, &old);
@@ -520,7 +522,7 @@ static void rst_release(struct rst_run *r)
 	struct restore_ctx *ctx = &r->ctx;
 	unsigned int i;
 
-	prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+	prctl(PR_SET_CHILD_SUBREAPER, r->was_subreaper, 0, 0, 0);
 	if (r->pidfds) {
 		for (i = 0; i < ctx->nr_tasks; i++)
 			if (r->pidfds[i] >= 0)
