@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "image.h"
@@ -265,12 +266,40 @@ static int place_shared(struct restore_ctx *ctx)
 	return 0;
 }
 
+#ifndef PR_TIMER_CREATE_RESTORE_IDS
+#define PR_TIMER_CREATE_RESTORE_IDS 77 /* 6.17 */
+#define PR_TIMER_CREATE_RESTORE_IDS_GET 2
+#endif
+
+/* POSIX timers keep their ids only with PR_TIMER_CREATE_RESTORE_IDS: refuse before any fork. */
+static int check_timers(struct restore_ctx *ctx)
+{
+	unsigned int i;
+
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		const CoreEntry *c = ctx->tasks[i].core;
+
+		if (!c || !c->tc->n_posix_timers)
+			continue;
+		if (prctl(PR_TIMER_CREATE_RESTORE_IDS, PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0) <
+		    0) {
+			pr_err("pid %u has POSIX timers: restoring their ids needs "
+			       "prctl(PR_TIMER_CREATE_RESTORE_IDS) (Linux 6.17), which this kernel "
+			       "lacks\n",
+			       ctx->tasks[i].pe->pid);
+			return -EOPNOTSUPP;
+		}
+		return 0;
+	}
+	return 0;
+}
+
 int rst_mem_prepare(struct restore_ctx *ctx)
 {
 	struct rst_shmem *s;
 	unsigned int i;
 	size_t j;
-	int err = 0;
+	int err = check_timers(ctx);
 
 	for (i = 0; !err && i < ctx->nr_tasks; i++)
 		if (ctx->tasks[i].core)
