@@ -541,6 +541,22 @@ static void show_logs(struct run *t)
 	}
 }
 
+/*
+ * The images of a passing test are of no more use and may be large (mem_1g
+ * leaves 2 GiB per cycles2 run): remove them, keep the logs. A failure keeps
+ * everything for a look.
+ */
+static void drop_images(struct run *t)
+{
+	static const char *const dirs[] = { "img", "img-2" };
+	char path[PATH_MAX + 16];
+
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		snprintf(path, sizeof(path), "%s/%s", t->dir, dirs[i]);
+		rm_rf(path);
+	}
+}
+
 void run_test(struct runner *r, const struct test_desc *d, const char *mode, struct result *res)
 {
 	struct run t = { .r = r, .d = d, .mode = mode, .res = res };
@@ -589,5 +605,7 @@ report:
 	       res->test, res->mode, res->secs, res->reason);
 	if (res->v == V_FAIL && t.dir[0])
 		show_logs(&t);
+	if (res->v == V_PASS && t.dir[0])
+		drop_images(&t);
 	fflush(stdout);
 }
