@@ -41,7 +41,7 @@ struct rst_run {
 	size_t nr_pstree;
 	int *pidfds; /* per task, opened once its pid is known; -1 before */
 	pid_t root;
-	int was_subreaper; /* PR_GET_CHILD_SUBREAPER before the restore, put back after */
+	int was_subreaper; /* PR_GET_CHILD_SUBREAPER before the restore; -1 until then */
 };
 
 void rst_fail(struct restore_ctx *ctx, int err)
@@ -476,7 +476,7 @@ static int rst_run_tree(struct rst_run *r)
 	struct restore_ctx *ctx = &r->ctx;
 	sigset_t set, old;
 	unsigned int i;
-	int err;
+	int err, sub;
 
 	r->pidfds = malloc(ctx->nr_tasks * sizeof(*r->pidfds));
 	if (!r->pidfds)
@@ -484,9 +484,10 @@ static int rst_run_tree(struct rst_run *r)
 	for (i = 0; i < ctx->nr_tasks; i++)
 		r->pidfds[i] = -1;
 	/* the orphans of tasks killed on failure come back to us, to be reaped at once */
-	if (prctl(PR_GET_CHILD_SUBREAPER, &r->was_subreaper, 0, 0, 0) ||
+	if (prctl(PR_GET_CHILD_SUBREAPER, &sub, 0, 0, 0) ||
 	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
 		return neg_errno();
+	r->was_subreaper = sub;
 	stop_signals(&set);
 	sigprocmask(SIG_BLOCK, &set, &old);
 	err = rst_run_stages(r);
@@ -522,7 +523,8 @@ static void rst_release(struct rst_run *r)
 	struct restore_ctx *ctx = &r->ctx;
 	unsigned int i;
 
-	prctl(PR_SET_CHILD_SUBREAPER, r->was_subreaper, 0, 0, 0);
+	if (r->was_subreaper >= 0)
+		prctl(PR_SET_CHILD_SUBREAPER, r->was_subreaper, 0, 0, 0);
 	if (r->pidfds) {
 		for (i = 0; i < ctx->nr_tasks; i++)
 			if (r->pidfds[i] >= 0)
@@ -559,25 +561,11 @@ static int write_pidfile(const char *path, pid_t pid)
 	return 0;
 }
 
-/* Without -d: the root's exit status is ours; the signals a shell sends go to it. */
-static int wait_root(pid_t root)
+/* Forward what @sfd reads to @root until @pfd says it exited: its status, as a shell gives it. */
+static int forward_until_exit(pid_t root, int sfd, int pfd)
 {
-	static const int fwd[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
-	_cleanup_close_ int sfd = -1, pfd = -1;
-	sigset_t set;
-	size_t i;
 	int status;
 
-	sigemptyset(&set);
-	for (i = 0; i < ARRAY_SIZE(fwd); i++)
-		sigaddset(&set, fwd[i]);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	sfd = signalfd(-1, &set, SFD_CLOEXEC);
-	pfd = (int)syscall(__NR_pidfd_open, root, 0);
-	if (sfd < 0 || pfd < 0) {
-		pr_perror("cannot watch the restored root %d", root);
-		return neg_errno();
-	}
 	for (;;) {
 		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
 				       { .fd = pfd, .events = POLLIN } };
@@ -597,13 +585,38 @@ static int wait_root(pid_t root)
 	return WEXITSTATUS(status);
 }
 
+/* Without -d: the root's exit status is ours; the signals a shell sends go to it. */
+static int wait_root(pid_t root)
+{
+	static const int fwd[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	_cleanup_close_ int sfd = -1, pfd = -1;
+	sigset_t set, old;
+	size_t i;
+	int ret;
+
+	sigemptyset(&set);
+	for (i = 0; i < ARRAY_SIZE(fwd); i++)
+		sigaddset(&set, fwd[i]);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	pfd = (int)syscall(__NR_pidfd_open, root, 0);
+	if (sfd < 0 || pfd < 0) {
+		ret = neg_errno();
+		pr_perror("cannot watch the restored root %d", root);
+	} else {
+		ret = forward_until_exit(root, sfd, pfd);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
 /*
  * Returns 0 or -errno; without -d/--restore-detached, once restored, the
  * exit status of the root (0-255, 128+N for signal N) for the CLI to exit with.
  */
 int cr_restore(const struct cr_options *o)
 {
-	struct rst_run r = { .ctx = { .opts = o, .dirfd = -1 }, .root = 0 };
+	struct rst_run r = { .ctx = { .opts = o, .dirfd = -1 }, .root = 0, .was_subreaper = -1 };
 	struct timespec t0, t1;
 	pid_t root;
 	int err;
