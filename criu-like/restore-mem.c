@@ -210,14 +210,15 @@ static int busy_ranges(struct restore_ctx *ctx, struct rst_range **r, size_t *n)
 {
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/maps", "re");
 	unsigned long s, e;
-	char line[512];
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
 	unsigned int i;
 	size_t j;
 	int err = 0;
 
 	if (!f)
 		return neg_errno();
-	while (!err && fgets(line, sizeof(line), f))
+	while (!err && getline(&line, &cap, f) > 0)
 		if (sscanf(line, "%lx-%lx", &s, &e) == 2)
 			err = add_range(r, n, s, e);
 	for (i = 0; !err && i < ctx->nr_tasks; i++) {

@@ -177,14 +177,16 @@ static int run_to_sigreturn(struct rtask *tasks, size_t nr)
 /* The mapping of @pid that holds @addr: the restorer area (it has a guard page on each side). */
 static int find_mapping(pid_t pid, uint64_t addr, struct rst_range *ret)
 {
-	char path[64], line[512];
+	_cleanup_free_ char *line = NULL;
+	char path[64];
+	size_t cap = 0;
 	_cleanup_fclose_ FILE *f = NULL;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "re");
 	if (!f)
 		return neg_errno();
-	while (fgets(line, sizeof(line), f)) {
+	while (getline(&line, &cap, f) > 0) {
 		unsigned long s, e;
 
 		if (sscanf(line, "%lx-%lx", &s, &e) == 2 && addr >= s && addr < e) {

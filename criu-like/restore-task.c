@@ -93,7 +93,8 @@ static const char *const special_names[] = { "[vvar]", "[vvar_vclock]", "[vdso]"
 static int read_self_maps(struct finish *f, struct rst_range cur[3])
 {
 	_cleanup_fclose_ FILE *m = fopen("/proc/self/maps", "re");
-	char line[512];
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
 	unsigned int k;
 	int err;
 
@@ -102,7 +103,8 @@ static int read_self_maps(struct finish *f, struct rst_range cur[3])
 		return neg_errno();
 	}
 	memset(cur, 0, 3 * sizeof(*cur));
-	while (fgets(line, sizeof(line), m)) {
+	/* getline(): a long path must not leave a tail that reads as a new line. */
+	while (getline(&line, &cap, m) > 0) {
 		unsigned long s, e;
 		char *name = strchr(line, '[');
 
