@@ -42,6 +42,8 @@ struct rst_run {
 	int *pidfds; /* per task, opened once its pid is known; -1 before */
 	pid_t root;
 	int was_subreaper; /* PR_GET_CHILD_SUBREAPER before the restore; -1 until then */
+	int tty; /* --shell-job: the terminal whose foreground the job has; -1 */
+	pid_t tty_pgrp; /* its foreground group before */
 };
 
 void rst_fail(struct restore_ctx *ctx, int err)
@@ -447,6 +449,49 @@ static int wait_word(struct rst_run *r, uint32_t *word, uint32_t target, const c
 	}
 }
 
+/*
+ * --shell-job without -d: a job leading its own process group gets the
+ * terminal's foreground, as a shell's fg gives it (or it would stop on
+ * SIGTTIN at its first read), once its group exists and before it runs.
+ * Only when criu-like itself is in the foreground.
+ */
+static void tty_give(struct rst_run *r)
+{
+	const struct cr_options *o = r->ctx.opts;
+	pid_t pgid = (pid_t)r->ctx.tasks[0].pe->pgid;
+	int fd;
+
+	if (!o->shell_job || o->restore_detached || pgid == getpgrp())
+		return;
+	for (fd = 0; fd < 3; fd++) {
+		if (!isatty(fd) || tcgetpgrp(fd) != getpgrp())
+			continue;
+		if (tcsetpgrp(fd, pgid)) {
+			pr_warn("cannot give the terminal to process group %d: %m\n", pgid);
+			return;
+		}
+		r->tty = fd;
+		r->tty_pgrp = getpgrp();
+		return;
+	}
+}
+
+/* The terminal back to criu-like's group; from the background, so SIGTTOU is held meanwhile. */
+static void tty_take_back(struct rst_run *r)
+{
+	sigset_t set, old;
+
+	if (r->tty < 0)
+		return;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	if (tcsetpgrp(r->tty, r->tty_pgrp))
+		pr_warn("cannot take the terminal back for process group %d: %m\n", r->tty_pgrp);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	r->tty = -1;
+}
+
 /* Each stage in order; a Ctrl-C meanwhile is seen by wait_word(). */
 static int rst_run_stages(struct rst_run *r)
 {
@@ -467,6 +512,7 @@ static int rst_run_stages(struct rst_run *r)
 	err = wait_word(r, &ctx->shared->nr_pending, 0, "restoring");
 	if (err)
 		return err;
+	tty_give(r);
 	/* every thread at the barrier: RST_STAGE_RESUME, and follow them out of the restorer */
 	return rst_resume_tasks(ctx);
 }
@@ -616,7 +662,9 @@ static int wait_root(pid_t root)
  */
 int cr_restore(const struct cr_options *o)
 {
-	struct rst_run r = { .ctx = { .opts = o, .dirfd = -1 }, .root = 0, .was_subreaper = -1 };
+	struct rst_run r = {
+		.ctx = { .opts = o, .dirfd = -1 }, .root = 0, .was_subreaper = -1, .tty = -1
+	};
 	struct timespec t0, t1;
 	pid_t root;
 	int err;
@@ -631,18 +679,17 @@ int cr_restore(const struct cr_options *o)
 	root = r.root;
 	rst_release(&r);
 	if (err) {
+		tty_take_back(&r);
 		pr_err("restore from %s failed: the images are untouched\n", o->images_dir);
 		return err;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	pr_info("restored tree %d in %.3f s\n", root,
 		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-	if (o->pidfile) {
+	if (o->pidfile)
 		err = write_pidfile(o->pidfile, root);
-		if (err)
-			return err;
-	}
-	if (o->restore_detached)
-		return 0;
-	return wait_root(root);
+	if (!err && !o->restore_detached)
+		err = wait_root(root);
+	tty_take_back(&r);
+	return err;
 }
