@@ -110,7 +110,13 @@ static int read_pstree(struct rst_run *r)
 		return neg_errno();
 	err = img_read_all(img, &r->pstree, &r->nr_pstree);
 	cerr = img_close(img);
-	return err ? err : cerr;
+	err = err ? err : cerr;
+	if (!err && r->ctx.inv->has_nr_tasks && r->ctx.inv->nr_tasks != r->nr_pstree) {
+		pr_err("pstree.img holds %zu tasks, inventory.img says %u\n", r->nr_pstree,
+		       r->ctx.inv->nr_tasks);
+		err = -EINVAL;
+	}
+	return err;
 }
 
 static int read_cores(struct restore_ctx *ctx)

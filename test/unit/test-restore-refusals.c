@@ -240,6 +240,16 @@ static void test_session_outside(void **state)
 	expect_refusal(e, -EINVAL, "outside the dumped tree (restore it with --shell-job");
 }
 
+static void test_task_count(void **state)
+{
+	struct env *e = *state;
+
+	e->inv.has_nr_tasks = true;
+	e->inv.nr_tasks = 2;
+	write_images(e);
+	expect_refusal(e, -EINVAL, "pstree.img holds 1 tasks, inventory.img says 2");
+}
+
 static void test_root_mismatch(void **state)
 {
 	struct env *e = *state;
@@ -261,6 +271,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_zombie_pid_waited, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zombie_pid_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_outside, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_task_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_mismatch, setup, teardown),
 	};
 
