@@ -45,6 +45,7 @@ struct thread_bufs {
 	SigaltstackEntry sas;
 	RseqEntry rseq;
 	char comm[64];
+	uint64_t cpu_mask[CPU_SETSIZE / 64];
 	struct sigqueue q;
 };
 
@@ -130,10 +131,13 @@ static int read_comm(pid_t pid, pid_t tid, char *buf, size_t size)
 	return 0;
 }
 
-static int thread_sched(pid_t pid, pid_t tid, ThreadCoreEntry *tc)
+static int thread_sched(pid_t pid, pid_t tid, struct thread_bufs *b)
 {
+	ThreadCoreEntry *tc = &b->tc;
 	struct sched_param sp;
+	cpu_set_t cpus;
 	int policy, nice;
+	size_t n;
 
 	policy = sched_getscheduler(tid);
 	if (policy < 0 || sched_getparam(tid, &sp) < 0) {
@@ -149,6 +153,15 @@ static int thread_sched(pid_t pid, pid_t tid, ThreadCoreEntry *tc)
 	tc->sched_policy = (uint32_t)policy;
 	tc->sched_prio = (uint32_t)sp.sched_priority;
 	tc->sched_nice = nice;
+	if (sched_getaffinity(tid, sizeof(cpus), &cpus)) {
+		pr_perror("sched_getaffinity of %d/%d", pid, tid);
+		return neg_errno();
+	}
+	memcpy(b->cpu_mask, &cpus, sizeof(b->cpu_mask));
+	for (n = ARRAY_SIZE(b->cpu_mask); n && !b->cpu_mask[n - 1]; n--)
+		;
+	tc->n_cpu_mask = n;
+	tc->cpu_mask = b->cpu_mask;
 	return 0;
 }
 
@@ -261,7 +274,7 @@ static int dump_thread(struct dump_task *dt, const struct seized_thread *th, str
 	if (!err)
 		err = read_comm(pid, tid, b->comm, sizeof(b->comm));
 	if (!err)
-		err = thread_sched(pid, tid, &b->tc);
+		err = thread_sched(pid, tid, b);
 	if (err)
 		return err;
 	b->tc.comm.data = (uint8_t *)b->comm;
