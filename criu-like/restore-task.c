@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -648,6 +649,54 @@ static int unregister_rseq(pid_t pid)
 	return 0;
 }
 
+/* Quiet: the caller says what failed. */
+static int write_proc_self(const char *name, long v)
+{
+	char path[64], buf[32];
+	_cleanup_close_ int fd = -1;
+	int len;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", name);
+	len = snprintf(buf, sizeof(buf), "%ld", v);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, buf, (size_t)len) != len)
+		return neg_errno();
+	return 0;
+}
+
+/*
+ * Process-wide attributes that need no restorer: set here, they survive the
+ * jump. oom_score_adj cannot go below its current floor without
+ * CAP_SYS_RESOURCE (which root lacks here): kept, with a warning.
+ */
+static int restore_task_misc(struct finish *f)
+{
+	const TaskCoreEntry *tc = f->core->tc;
+	int err;
+
+	if (tc->has_child_subreaper && prctl(PR_SET_CHILD_SUBREAPER, tc->child_subreaper)) {
+		pr_perror("pid %d: PR_SET_CHILD_SUBREAPER", f->pid);
+		return neg_errno();
+	}
+	err = tc->has_oom_score_adj ? write_proc_self("oom_score_adj", tc->oom_score_adj) : 0;
+	if (err == -EACCES) {
+		pr_warn("pid %d: oom_score_adj %d needs CAP_SYS_RESOURCE: kept\n", f->pid,
+			tc->oom_score_adj);
+	} else if (err) {
+		pr_errno(err, "pid %d: oom_score_adj %d", f->pid, tc->oom_score_adj);
+		return err;
+	}
+	/* (uid_t)-1: never set, and a set loginuid cannot be unset. */
+	if (tc->has_loginuid && tc->loginuid != (uint32_t)-1) {
+		err = write_proc_self("loginuid", (long)tc->loginuid);
+		if (err) {
+			pr_errno(err, "pid %d: loginuid %u", f->pid, tc->loginuid);
+			return err;
+		}
+	}
+	return 0;
+}
+
 static int build_args(struct finish *f)
 {
 	uint64_t xfeatures = arch_xfeatures();
@@ -666,6 +715,8 @@ static int build_args(struct finish *f)
 		err = plan_process(f);
 	if (!err)
 		plan_creds(f);
+	if (!err)
+		err = restore_task_misc(f);
 	return err;
 }
 
