@@ -432,8 +432,12 @@ static int wait_word(struct rst_run *r, uint32_t *word, uint32_t target, const c
 		int32_t fail = __atomic_load_n(&sh->error, __ATOMIC_ACQUIRE);
 
 		if (fail) {
+			const char *log = r->ctx.opts->log_file;
+
+			/* the task's own message went to the log, never to its stderr */
 			errno = -fail;
-			pr_err("task %d failed while %s: %m\n", sh->failed_pid, what);
+			pr_err("task %d failed while %s: %m%s%s%s\n", sh->failed_pid, what,
+			       log ? " (see " : "", log ? log : "", log ? ")" : "");
 			return fail;
 		}
 		if (v == target)
