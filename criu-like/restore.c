@@ -675,7 +675,9 @@ int cr_restore(const struct cr_options *o)
 	struct rst_run r = {
 		.ctx = { .opts = o, .dirfd = -1 }, .root = 0, .was_subreaper = -1, .tty = -1
 	};
+	unsigned int nr_tasks, nr_threads;
 	struct timespec t0, t1;
+	size_t nr_files;
 	pid_t root;
 	int err;
 
@@ -687,6 +689,9 @@ int cr_restore(const struct cr_options *o)
 			rst_abort(&r);
 	}
 	root = r.root;
+	nr_tasks = r.ctx.nr_tasks;
+	nr_threads = r.ctx.nr_threads;
+	nr_files = rst_files_count(&r.ctx);
 	rst_release(&r);
 	if (err) {
 		tty_take_back(&r);
@@ -694,7 +699,8 @@ int cr_restore(const struct cr_options *o)
 		return err;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	pr_info("restored tree %d in %.3f s\n", root,
+	pr_info("restored tree %d: %u tasks, %u threads, %zu open files in %.3f s\n", root,
+		nr_tasks, nr_threads, nr_files,
 		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	if (o->pidfile)
 		err = write_pidfile(o->pidfile, root);
