@@ -17,6 +17,7 @@
 #include <sys/prctl.h>
 #include <sys/rseq.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "asm/restorer-tool.h"
@@ -363,11 +364,50 @@ static void plan_itimer(struct rst_itimer *out, const ItimerEntry *e)
 	}
 }
 
+/*
+ * setitimer() of ITIMER_VIRTUAL/ITIMER_PROF adds one tick to the value
+ * (kernel/time/itimer.c set_cpu_itimer(), so it never fires early) and
+ * getitimer() shows it: the dumped value already holds that tick. Measure
+ * the tick (HZ is not visible from userspace) with a throw-away PROF timer.
+ */
+static uint64_t cpu_itimer_tick_us(void)
+{
+	static const uint64_t hz_ticks[] = { 1000, 3333, 4000, 10000 };
+	struct itimerval one = { { 0, 0 }, { 1, 0 } }, cur, off = { { 0, 0 }, { 0, 0 } };
+	uint64_t extra, best = 0;
+	size_t i;
+
+	if (setitimer(ITIMER_PROF, &one, NULL) || getitimer(ITIMER_PROF, &cur))
+		return 0;
+	setitimer(ITIMER_PROF, &off, NULL);
+	extra = (uint64_t)cur.it_value.tv_sec * 1000000 + (uint64_t)cur.it_value.tv_usec;
+	if (extra <= 1000000)
+		return 0;
+	extra -= 1000000;
+	for (i = 0; i < ARRAY_SIZE(hz_ticks); i++)
+		if (!best || labs((long)hz_ticks[i] - (long)extra) < labs((long)best - (long)extra))
+			best = hz_ticks[i];
+	return labs((long)best - (long)extra) < 500 ? best : 0;
+}
+
+/* Take the tick the kernel will add back off a CPU itimer's value. */
+static void cpu_itimer_untick(struct rst_itimer *it, uint64_t tick)
+{
+	int64_t v = it->value_sec * 1000000 + it->value_usec;
+
+	if (!tick || v <= (int64_t)tick)
+		return;
+	v -= (int64_t)tick;
+	it->value_sec = v / 1000000;
+	it->value_usec = v % 1000000;
+}
+
 /* Sigactions, itimers, POSIX timers, rlimits, the shared queue, personality. */
 static int plan_process(struct finish *f)
 {
 	const TaskCoreEntry *tc = f->core->tc;
 	struct rst_args *a = f->a;
+	uint64_t tick;
 	size_t i;
 
 	if (tc->seccomp_mode != SECCOMP_MODE__SECCOMP_DISABLED) {
@@ -389,6 +429,9 @@ static int plan_process(struct finish *f)
 	plan_itimer(&a->itimers[0], tc->itimer_real);
 	plan_itimer(&a->itimers[1], tc->itimer_virt);
 	plan_itimer(&a->itimers[2], tc->itimer_prof);
+	tick = cpu_itimer_tick_us();
+	cpu_itimer_untick(&a->itimers[1], tick);
+	cpu_itimer_untick(&a->itimers[2], tick);
 	a->nr_timers = (uint32_t)tc->n_posix_timers;
 	a->timers_off = f->lay.timers_off;
 	for (i = 0; i < tc->n_posix_timers; i++)
