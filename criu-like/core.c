@@ -524,6 +524,47 @@ static int task_personality(pid_t pid, uint32_t *ret)
 	return 0;
 }
 
+/* A number from /proc/PID/NAME. */
+static int read_proc_long(pid_t pid, const char *name, long *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	text = read_file_at(AT_FDCWD, path, NULL);
+	if (!text) {
+		pr_perror("read %s", path);
+		return neg_errno();
+	}
+	if (sscanf(text, "%ld", ret) != 1) {
+		pr_err("cannot parse %s\n", path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* oom_score_adj, and the audit login uid (4294967295: never set). */
+static int task_proc_ids(pid_t pid, TaskCoreEntry *tc)
+{
+	char path[64];
+	long v = 0;
+	int err;
+
+	err = read_proc_long(pid, "oom_score_adj", &v);
+	if (err)
+		return err;
+	tc->has_oom_score_adj = true;
+	tc->oom_score_adj = (int32_t)v;
+	/* Without CONFIG_AUDIT there is no loginuid file: nothing to restore. */
+	snprintf(path, sizeof(path), "/proc/%d/loginuid", pid);
+	if (access(path, F_OK))
+		return 0;
+	err = read_proc_long(pid, "loginuid", &v);
+	tc->has_loginuid = !err;
+	tc->loginuid = (uint32_t)v;
+	return err;
+}
+
 static int task_seccomp(struct dump_task *dt, TaskCoreEntry *tc)
 {
 	switch (dt->status.seccomp) {
@@ -561,19 +602,24 @@ static int dump_task_state(struct dump_ctx *ctx, struct dump_task *dt, struct ta
 		err = task_rlimits(pid, b);
 	if (!err)
 		err = task_personality(pid, &b->tc.personality);
+	if (!err)
+		err = task_proc_ids(pid, &b->tc);
 	return err;
 }
 
-static int dump_creds(struct dump_ctx *ctx, struct dump_task *dt)
+/* creds-PID.img; the child-subreaper flag comes with the same parasite call, for @tc. */
+static int dump_creds(struct dump_ctx *ctx, struct dump_task *dt, TaskCoreEntry *tc)
 {
 	const struct proc_status *s = &dt->status;
 	CredsEntry ce = CREDS_ENTRY__INIT;
-	uint32_t securebits, dumpable;
+	uint32_t securebits, dumpable, subreaper;
 	int err;
 
-	err = parasite_get_prctl(dt->ctl, &securebits, &dumpable);
+	err = parasite_get_prctl(dt->ctl, &securebits, &dumpable, &subreaper);
 	if (err)
 		return err;
+	tc->has_child_subreaper = true;
+	tc->child_subreaper = subreaper;
 	ce.uid = s->uid[0], ce.euid = s->uid[1], ce.suid = s->uid[2], ce.fsuid = s->uid[3];
 	ce.gid = s->gid[0], ce.egid = s->gid[1], ce.sgid = s->gid[2], ce.fsgid = s->gid[3];
 	ce.n_groups = s->ngroups;
@@ -615,6 +661,8 @@ int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt)
 		thp[n] = &thb[n].tc;
 		n++;
 	}
+	if (!err)
+		err = dump_creds(ctx, dt, &tb.tc);
 	if (!err) {
 		tb.tc.n_shared_pending = tb.shared.n;
 		tb.tc.shared_pending = tb.shared.p;
@@ -626,8 +674,6 @@ int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt)
 		if (err)
 			pr_err("cannot write the core of %d\n", t->pid);
 	}
-	if (!err)
-		err = dump_creds(ctx, dt);
 	for (i = 0; thb && i < t->nr_threads; i++)
 		sigqueue_fini(&thb[i].q);
 	sigqueue_fini(&tb.shared);

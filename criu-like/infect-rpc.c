@@ -216,21 +216,24 @@ int parasite_leader_stopped(struct parasite_ctl *ctl, int (*fn)(pid_t tid, void 
 	return ret;
 }
 
-int parasite_get_prctl(struct parasite_ctl *ctl, uint32_t *securebits, uint32_t *dumpable)
+int parasite_get_prctl(struct parasite_ctl *ctl, uint32_t *securebits, uint32_t *dumpable,
+		       uint32_t *child_subreaper)
 {
 	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_PRCTL };
 	int err = ctl_cmd(ctl, &m, -1, NULL, 0);
 
 	if (err)
 		return err;
-	if ((int64_t)m.arg[0] < 0 || (int64_t)m.arg[1] < 0) {
-		err = (int64_t)m.arg[0] < 0 ? (int)m.arg[0] : (int)m.arg[1];
-		pr_err("prctl(PR_GET_SECUREBITS/PR_GET_DUMPABLE) in the task failed: %s\n",
-		       strerror(-err));
-		return err;
-	}
+	for (int i = 0; i < 3; i++)
+		if ((int64_t)m.arg[i] < 0) {
+			err = (int)m.arg[i];
+			pr_err("prctl(PR_GET_SECUREBITS/DUMPABLE/CHILD_SUBREAPER) in task %d: %s\n",
+			       ctl->pid, strerror(-err));
+			return err;
+		}
 	*securebits = (uint32_t)m.arg[0];
 	*dumpable = (uint32_t)m.arg[1];
+	*child_subreaper = (uint32_t)m.arg[2];
 	return 0;
 }
 

@@ -198,6 +198,15 @@ static long recv_cmd(int sk, struct parasite_msg *m, int *fd)
 	return ret;
 }
 
+/* PR_GET_CHILD_SUBREAPER writes through a pointer: the parasite's stack will do. */
+static long get_child_subreaper(void)
+{
+	int v = 0;
+	long ret = sys_prctl(PR_GET_CHILD_SUBREAPER, (unsigned long)&v);
+
+	return ret < 0 ? ret : v;
+}
+
 static long dispatch(struct parasite_args *a, int sk, struct parasite_msg *m, int fd)
 {
 	m->ret = 0;
@@ -229,6 +238,7 @@ static long dispatch(struct parasite_args *a, int sk, struct parasite_msg *m, in
 		/* Only the task itself can read these two: no /proc file shows them. */
 		m->arg[0] = (uint64_t)sys_prctl(PR_GET_SECUREBITS, 0);
 		m->arg[1] = (uint64_t)sys_prctl(PR_GET_DUMPABLE, 0);
+		m->arg[2] = (uint64_t)get_child_subreaper();
 		break;
 	case PARASITE_CMD_FINISH:
 		break;

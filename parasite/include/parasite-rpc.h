@@ -24,14 +24,15 @@ enum parasite_cmd {
 	PARASITE_CMD_DRAIN_FDS, /* in: arg[0] fds in data as int32; answer carries SCM_RIGHTS */
 	PARASITE_CMD_VMSPLICE, /* SCM_RIGHTS pipe; arg[0] iovecs in data; ret = bytes */
 	PARASITE_CMD_FINISH, /* answer, then wait for the dumper to close the socket */
-	PARASITE_CMD_GET_PRCTL, /* arg[0] = PR_GET_SECUREBITS, arg[1] = PR_GET_DUMPABLE (or -errno) */
+	/* arg[0] = PR_GET_SECUREBITS, arg[1] = PR_GET_DUMPABLE, arg[2] = PR_GET_CHILD_SUBREAPER (or -errno) */
+	PARASITE_CMD_GET_PRCTL,
 };
 
 struct parasite_msg {
 	uint32_t magic;
 	uint32_t cmd;
 	int64_t ret; /* answer: >= 0 or -errno */
-	uint64_t arg[2];
+	uint64_t arg[3];
 };
 
 /* The kernel's struct sigaction for rt_sigaction(2) on x86-64. */
