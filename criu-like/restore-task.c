@@ -14,10 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/rseq.h>
 #include <sys/syscall.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "asm/restorer-tool.h"
@@ -25,6 +23,7 @@
 #include "image.h"
 #include "log.h"
 #include "restore-mem.h"
+#include "restore-task-int.h"
 #include "util.h"
 
 #include "restorer-blob.h"
@@ -40,31 +39,6 @@ _Static_assert(offsetof(struct rst_shared, stage) == offsetof(struct rst_shared_
 _Static_assert(RSTV_STAGE_RESUME == RST_STAGE_RESUME && RSTV_STAGE_ABORT == RST_STAGE_ABORT,
 	       "stage values");
 
-#define MAX_FDS 512 /* fds handed to the blob: files of mappings, shmem, pages, exe, log */
-
-struct finish {
-	struct restore_ctx *ctx;
-	struct rst_task *t;
-	struct rst_mem_plan *p;
-	CoreEntry *core;
-	pid_t pid;
-	struct rst_special specials[RST_MAX_SPECIALS];
-	unsigned int nr_specials;
-	struct rst_range *busy; /* current mappings, saved VMAs, the shared area */
-	size_t nr_busy;
-	int fds[MAX_FDS]; /* kept for the blob, which closes them */
-	unsigned int nr_fds;
-	struct { /* rst_file_open() results, one per file id and mode */
-		uint32_t id;
-		int flags, fd;
-	} files[MAX_FDS];
-	unsigned int nr_files;
-	int pages_fd, exe_fd, log_fd;
-	struct rst_layout lay;
-	char *area;
-	struct rst_args *a;
-};
-
 static int add_busy(struct finish *f, uint64_t start, uint64_t end)
 {
 	struct rst_range *r = reallocarray(f->busy, f->nr_busy + 1, sizeof(*r));
@@ -77,7 +51,7 @@ static int add_busy(struct finish *f, uint64_t start, uint64_t end)
 	return 0;
 }
 
-static int keep_fd(struct finish *f, int fd)
+int task_keep_fd(struct finish *f, int fd)
 {
 	if (f->nr_fds == MAX_FDS) {
 		pr_err("pid %d: more than %d fds for the restorer\n", f->pid, MAX_FDS);
@@ -158,7 +132,7 @@ static int plan_specials(struct finish *f)
 	return err;
 }
 
-static int file_fd(struct finish *f, uint32_t id, int flags, int *ret)
+int task_file_fd(struct finish *f, uint32_t id, int flags, int *ret)
 {
 	unsigned int i;
 	int fd, err;
@@ -173,7 +147,7 @@ static int file_fd(struct finish *f, uint32_t id, int flags, int *ret)
 	fd = rst_file_open(f->ctx, id, flags | O_CLOEXEC);
 	if (fd < 0)
 		return fd;
-	err = keep_fd(f, fd);
+	err = task_keep_fd(f, fd);
 	if (err) {
 		close(fd);
 		return err;
@@ -215,7 +189,7 @@ static int plan_vma(struct finish *f, size_t i, struct rst_vma *rv)
 	case VMA_KIND__VMA_FILE_SHARED:
 		flags = v->kind == VMA_KIND__VMA_FILE_SHARED && (v->prot & PROT_WRITE) ? O_RDWR
 										       : O_RDONLY;
-		err = file_fd(f, v->file_id, flags, &rv->fd);
+		err = task_file_fd(f, v->file_id, flags, &rv->fd);
 		if (err) {
 			pr_err("pid %d: no file %s for the mapping %lx-%lx\n", f->pid,
 			       rst_file_path(f->ctx, v->file_id) ?: "?", v->start, v->end);
@@ -274,237 +248,6 @@ static int plan_vmas(struct finish *f)
 	return 0;
 }
 
-static void copy_siginfos(struct rst_siginfo *out, SiginfoEntry **in, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		memset(&out[i], 0, sizeof(out[i]));
-		memcpy(out[i].raw, in[i]->siginfo.data,
-		       min(in[i]->siginfo.len, sizeof(out[i].raw)));
-	}
-}
-
-static int plan_thread(struct finish *f, uint32_t i, uint64_t xfeatures)
-{
-	const ThreadCoreEntry *tc = f->core->threads[i];
-	struct rst_thread *th = (struct rst_thread *)((char *)f->a + f->lay.threads_off) + i;
-	const struct rst_thread_layout *tl = &f->lay.threads[i];
-	struct user_regs_struct regs;
-	uint64_t frame = (uint64_t)f->a + tl->frame_off;
-	int err;
-
-	arch_rst_regs(tc->gpregs, &regs);
-	err = arch_build_sigframe((void *)frame, frame, &regs, tc->blocked, tc->xsave.data,
-				  tc->xsave.len, xfeatures);
-	if (err) {
-		pr_err("pid %d: cannot build the signal frame of thread %u\n", f->pid, tc->tid);
-		return err;
-	}
-	th->tid = (int32_t)tc->tid;
-	th->frame_off = tl->frame_off;
-	th->stack_top_off = tl->stack_top_off;
-	th->log_off = tl->log_off;
-	th->fs_base = tc->fs_base;
-	th->gs_base = tc->gs_base;
-	th->ss_flags = SS_DISABLE;
-	if (tc->sigaltstack) {
-		th->ss_sp = tc->sigaltstack->sp;
-		th->ss_size = tc->sigaltstack->size;
-		th->ss_flags = (int32_t)tc->sigaltstack->flags;
-	}
-	th->clear_child_tid = tc->has_clear_child_tid ? tc->clear_child_tid : 0;
-	th->robust_head = tc->has_robust_list_head ? tc->robust_list_head : 0;
-	th->robust_len = tc->has_robust_list_len ? tc->robust_list_len : 0;
-	if (tc->rseq) {
-		th->has_rseq = 1;
-		th->rseq_ptr = tc->rseq->ptr;
-		th->rseq_len = tc->rseq->len;
-		th->rseq_sig = tc->rseq->sig;
-	}
-	memcpy(th->comm, tc->comm.data, min(tc->comm.len, (size_t)RST_COMM_LEN - 1));
-	th->sched_policy = tc->sched_policy;
-	th->sched_prio = tc->sched_prio;
-	th->sched_nice = tc->sched_nice;
-	th->nr_pending = (uint32_t)tc->n_pending;
-	th->pending_off = tl->pending_off;
-	copy_siginfos((struct rst_siginfo *)((char *)f->a + tl->pending_off), tc->pending,
-		      tc->n_pending);
-	return 0;
-}
-
-static void plan_timer(struct rst_timer *out, const PosixTimerEntry *e)
-{
-	out->id = e->id;
-	out->clock_id = e->clock_id;
-	out->notify = e->sigev_notify;
-	out->signo = e->sigev_signo;
-	out->value = e->sigev_value;
-	out->tid = e->has_sigev_notify_tid ? (int32_t)e->sigev_notify_tid : 0;
-	out->interval_sec = (int64_t)e->interval_sec;
-	out->interval_nsec = (int64_t)e->interval_nsec;
-	out->value_sec = (int64_t)e->value_sec;
-	out->value_nsec = (int64_t)e->value_nsec;
-}
-
-static void plan_itimer(struct rst_itimer *out, const ItimerEntry *e)
-{
-	out->interval_sec = (int64_t)e->interval_sec;
-	out->interval_usec = (int64_t)e->interval_usec;
-	out->value_sec = (int64_t)e->value_sec;
-	out->value_usec = (int64_t)e->value_usec;
-	/*
-	 * An ITIMER_REAL that expired with its SIGALRM still pending reads 0 and
-	 * is re-armed when the signal is dequeued; setitimer() with a value of 0
-	 * would disarm it for good. Arm it for one more interval instead.
-	 */
-	if (!out->value_sec && !out->value_usec) {
-		out->value_sec = out->interval_sec;
-		out->value_usec = out->interval_usec;
-	}
-}
-
-/*
- * setitimer() of ITIMER_VIRTUAL/ITIMER_PROF adds one tick to the value
- * (kernel/time/itimer.c set_cpu_itimer(), so it never fires early) and
- * getitimer() shows it: the dumped value already holds that tick. Measure
- * the tick (HZ is not visible from userspace) with a throw-away PROF timer.
- */
-static uint64_t cpu_itimer_tick_us(void)
-{
-	static const uint64_t hz_ticks[] = { 1000, 3333, 4000, 10000 };
-	struct itimerval one = { { 0, 0 }, { 1, 0 } }, cur, off = { { 0, 0 }, { 0, 0 } };
-	uint64_t extra, best = 0;
-	size_t i;
-
-	if (setitimer(ITIMER_PROF, &one, NULL) || getitimer(ITIMER_PROF, &cur))
-		return 0;
-	setitimer(ITIMER_PROF, &off, NULL);
-	extra = (uint64_t)cur.it_value.tv_sec * 1000000 + (uint64_t)cur.it_value.tv_usec;
-	if (extra <= 1000000)
-		return 0;
-	extra -= 1000000;
-	for (i = 0; i < ARRAY_SIZE(hz_ticks); i++)
-		if (!best || labs((long)hz_ticks[i] - (long)extra) < labs((long)best - (long)extra))
-			best = hz_ticks[i];
-	return labs((long)best - (long)extra) < 500 ? best : 0;
-}
-
-/* Take the tick the kernel will add back off a CPU itimer's value. */
-static void cpu_itimer_untick(struct rst_itimer *it, uint64_t tick)
-{
-	int64_t v = it->value_sec * 1000000 + it->value_usec;
-
-	if (!tick || v <= (int64_t)tick)
-		return;
-	v -= (int64_t)tick;
-	it->value_sec = v / 1000000;
-	it->value_usec = v % 1000000;
-}
-
-/* Sigactions, itimers, POSIX timers, rlimits, the shared queue, personality. */
-static int plan_process(struct finish *f)
-{
-	const TaskCoreEntry *tc = f->core->tc;
-	struct rst_args *a = f->a;
-	uint64_t tick;
-	size_t i;
-
-	if (tc->seccomp_mode != SECCOMP_MODE__SECCOMP_DISABLED) {
-		pr_err("pid %d: restoring seccomp mode %d is not supported\n", f->pid,
-		       tc->seccomp_mode);
-		return -EOPNOTSUPP;
-	}
-	if (tc->n_sigactions != RST_NR_SIGNALS || tc->n_rlimits > RST_NR_RLIMITS) {
-		pr_err("pid %d: %zu sigactions and %zu rlimits in the core image\n", f->pid,
-		       tc->n_sigactions, tc->n_rlimits);
-		return -EINVAL;
-	}
-	for (i = 0; i < RST_NR_SIGNALS; i++) {
-		a->sigactions[i].handler = tc->sigactions[i]->handler;
-		a->sigactions[i].flags = tc->sigactions[i]->flags;
-		a->sigactions[i].restorer = tc->sigactions[i]->restorer;
-		a->sigactions[i].mask = tc->sigactions[i]->mask;
-	}
-	plan_itimer(&a->itimers[0], tc->itimer_real);
-	plan_itimer(&a->itimers[1], tc->itimer_virt);
-	plan_itimer(&a->itimers[2], tc->itimer_prof);
-	tick = cpu_itimer_tick_us();
-	cpu_itimer_untick(&a->itimers[1], tick);
-	cpu_itimer_untick(&a->itimers[2], tick);
-	a->nr_timers = (uint32_t)tc->n_posix_timers;
-	a->timers_off = f->lay.timers_off;
-	for (i = 0; i < tc->n_posix_timers; i++)
-		plan_timer((struct rst_timer *)((char *)a + a->timers_off) + i,
-			   tc->posix_timers[i]);
-	a->nr_rlimits = (uint32_t)tc->n_rlimits;
-	for (i = 0; i < tc->n_rlimits; i++) {
-		a->rlimits[i].resource = tc->rlimits[i]->resource;
-		a->rlimits[i].cur = tc->rlimits[i]->cur;
-		a->rlimits[i].max = tc->rlimits[i]->max;
-	}
-	a->nr_shared_pending = (uint32_t)tc->n_shared_pending;
-	a->shared_pending_off = f->lay.shared_pending_off;
-	copy_siginfos((struct rst_siginfo *)((char *)a + a->shared_pending_off), tc->shared_pending,
-		      tc->n_shared_pending);
-	a->personality = tc->personality;
-	a->stopped = f->t->pe->state == TASK_STATE__TASK_STOPPED;
-	return 0;
-}
-
-static uint32_t cap_last_cap(void)
-{
-	_cleanup_free_ char *s = read_file_at(AT_FDCWD, "/proc/sys/kernel/cap_last_cap", NULL);
-	unsigned long v;
-
-	return s && !parse_ulong(s, &v) && v < 64 ? (uint32_t)v : 40;
-}
-
-static void plan_creds(struct finish *f)
-{
-	const CredsEntry *c = f->p->creds;
-	struct rst_creds *r = &f->a->creds;
-
-	r->uid = c->uid, r->euid = c->euid, r->suid = c->suid, r->fsuid = c->fsuid;
-	r->gid = c->gid, r->egid = c->egid, r->sgid = c->sgid, r->fsgid = c->fsgid;
-	r->cap_inh = c->cap_inh, r->cap_prm = c->cap_prm, r->cap_eff = c->cap_eff;
-	r->cap_bnd = c->cap_bnd, r->cap_amb = c->cap_amb;
-	r->securebits = c->securebits;
-	r->no_new_privs = c->no_new_privs;
-	r->dumpable = c->dumpable;
-	r->nr_groups = (uint32_t)c->n_groups;
-	r->groups_off = f->lay.groups_off;
-	memcpy((char *)f->a + r->groups_off, c->groups, c->n_groups * sizeof(uint32_t));
-	r->cap_last = cap_last_cap();
-}
-
-static int plan_mm(struct finish *f)
-{
-	const MmEntry *mm = f->p->mm;
-	struct rst_mm *r = &f->a->mm;
-	int err;
-
-	if (mm->n_auxv > RST_AUXV_MAX) {
-		pr_err("pid %d: %zu auxv words, at most %d\n", f->pid, mm->n_auxv, RST_AUXV_MAX);
-		return -E2BIG;
-	}
-	r->start_code = mm->start_code, r->end_code = mm->end_code;
-	r->start_data = mm->start_data, r->end_data = mm->end_data;
-	r->start_brk = mm->start_brk, r->brk = mm->brk, r->start_stack = mm->start_stack;
-	r->arg_start = mm->arg_start, r->arg_end = mm->arg_end;
-	r->env_start = mm->env_start, r->env_end = mm->env_end;
-	r->nr_auxv = (uint32_t)mm->n_auxv;
-	memcpy(r->auxv, mm->auxv, mm->n_auxv * sizeof(uint64_t));
-	r->exe_fd = -1;
-	if (!mm->has_exe_file_id)
-		return 0;
-	err = file_fd(f, mm->exe_file_id, O_RDONLY, &r->exe_fd);
-	if (err)
-		pr_err("pid %d: cannot open the executable %s\n", f->pid,
-		       rst_file_path(f->ctx, mm->exe_file_id) ?: "?");
-	return err;
-}
-
 static int open_pages(struct finish *f)
 {
 	struct cr_img *img;
@@ -523,7 +266,7 @@ static int open_pages(struct finish *f)
 	if (fd < 0)
 		return neg_errno();
 	f->a->pages_fd = fd;
-	return keep_fd(f, fd);
+	return task_keep_fd(f, fd);
 }
 
 static int layout(struct finish *f)
@@ -648,7 +391,7 @@ static int close_service_fds(struct finish *f)
 
 		for (i = 0; v->fd >= 0 && i < f->nr_fds && f->fds[i] != v->fd; i++)
 			;
-		if (v->fd >= 0 && i == f->nr_fds && keep_fd(f, v->fd))
+		if (v->fd >= 0 && i == f->nr_fds && task_keep_fd(f, v->fd))
 			return -E2BIG;
 	}
 	for (i = 0; i < f->nr_fds; i++)
@@ -692,54 +435,6 @@ static int unregister_rseq(pid_t pid)
 	return 0;
 }
 
-/* Quiet: the caller says what failed. */
-static int write_proc_self(const char *name, long v)
-{
-	char path[64], buf[32];
-	_cleanup_close_ int fd = -1;
-	int len;
-
-	snprintf(path, sizeof(path), "/proc/self/%s", name);
-	len = snprintf(buf, sizeof(buf), "%ld", v);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, buf, (size_t)len) != len)
-		return neg_errno();
-	return 0;
-}
-
-/*
- * Process-wide attributes that need no restorer: set here, they survive the
- * jump. oom_score_adj cannot go below its current floor without
- * CAP_SYS_RESOURCE (which root lacks here): kept, with a warning.
- */
-static int restore_task_misc(struct finish *f)
-{
-	const TaskCoreEntry *tc = f->core->tc;
-	int err;
-
-	if (tc->has_child_subreaper && prctl(PR_SET_CHILD_SUBREAPER, tc->child_subreaper)) {
-		pr_perror("pid %d: PR_SET_CHILD_SUBREAPER", f->pid);
-		return neg_errno();
-	}
-	err = tc->has_oom_score_adj ? write_proc_self("oom_score_adj", tc->oom_score_adj) : 0;
-	if (err == -EACCES) {
-		pr_warn("pid %d: oom_score_adj %d needs CAP_SYS_RESOURCE: kept\n", f->pid,
-			tc->oom_score_adj);
-	} else if (err) {
-		pr_errno(err, "pid %d: oom_score_adj %d", f->pid, tc->oom_score_adj);
-		return err;
-	}
-	/* (uid_t)-1: never set, and a set loginuid cannot be unset. */
-	if (tc->has_loginuid && tc->loginuid != (uint32_t)-1) {
-		err = write_proc_self("loginuid", (long)tc->loginuid);
-		if (err) {
-			pr_errno(err, "pid %d: loginuid %u", f->pid, tc->loginuid);
-			return err;
-		}
-	}
-	return 0;
-}
-
 static int build_args(struct finish *f)
 {
 	uint64_t xfeatures = arch_xfeatures();
@@ -751,15 +446,15 @@ static int build_args(struct finish *f)
 	if (!err)
 		err = open_pages(f);
 	if (!err)
-		err = plan_mm(f);
+		err = task_plan_mm(f);
 	for (i = 0; !err && i < f->core->n_threads; i++)
-		err = plan_thread(f, i, xfeatures);
+		err = task_plan_thread(f, i, xfeatures);
 	if (!err)
-		err = plan_process(f);
+		err = task_plan_process(f);
 	if (!err)
-		plan_creds(f);
+		task_plan_creds(f);
 	if (!err)
-		err = restore_task_misc(f);
+		err = task_restore_misc(f);
 	return err;
 }
 
