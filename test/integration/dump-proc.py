@@ -95,7 +95,8 @@ eq('personality', tc['personality'], int(proc('personality'), 16))
 eq('seccomp', tc['seccomp_mode'], 'SECCOMP_DISABLED')
 eq('oom_score_adj', tc['oom_score_adj'], int(proc('oom_score_adj')))
 eq('loginuid', tc['loginuid'], int(proc('loginuid')))
-eq('child_subreaper', tc['child_subreaper'], 0)
+eq('child_subreaper', tc['child_subreaper'], 1)  # the victim set it
+eq('oom_score_adj is the victim\'s', tc['oom_score_adj'], 321)
 eq('itimer real interval', (tc['itimer_real']['interval_sec'], tc['itimer_real']['interval_usec']),
    (5, 0))
 remaining = tc['itimer_real']['value_sec']

@@ -5,6 +5,7 @@
  *   dump-victim state		4 threads with their own blocked masks, a
  *				sigaltstack, handlers, an itimer, a POSIX timer,
  *				a lowered rlimit, umask 027, cwd /tmp, a file at
+ *				(also: oom_score_adj 321, a child subreaper)
  *				a position, a pipe holding data; sleeps.
  *   dump-victim mem MIB [tree]	MIB MiB of anonymous memory, every page written
  *				with a pattern the victim checks; with "tree",
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -70,6 +72,10 @@ static int do_state(void)
 	if (timer_create(CLOCK_MONOTONIC, &sev, &timer) || timer_settime(timer, 0, &its, NULL))
 		return 1;
 	setrlimit(RLIMIT_NOFILE, &rl);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	fd = open("/proc/self/oom_score_adj", O_WRONLY);
+	if (fd < 0 || write(fd, "321", 3) != 3 || close(fd))
+		return 1;
 	umask(027);
 	if (chdir("/tmp"))
 		return 1;
