@@ -5,8 +5,8 @@
  *   dump-victim state		4 threads with their own blocked masks, a
  *				sigaltstack, handlers, an itimer, a POSIX timer,
  *				a lowered rlimit, umask 027, cwd /tmp, a file at
- *				(also: oom_score_adj 321, a child subreaper)
- *				a position, a pipe holding data; sleeps.
+ *				a position, a pipe holding data, oom_score_adj
+ *				321, the child-subreaper flag; sleeps.
  *   dump-victim mem MIB [tree]	MIB MiB of anonymous memory, every page written
  *				with a pattern the victim checks; with "tree",
  *				the memory is in a child and the parent only
