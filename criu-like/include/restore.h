@@ -102,6 +102,14 @@ struct rst_task *rst_find_task(const struct restore_ctx *ctx, pid_t pid);
 void rst_fail(struct restore_ctx *ctx, int err);
 
 /*
+ * restore-misc.c. rst_task_misc(): in a restored task before rst_task_finish():
+ * loginuid, oom_score_adj, the child-subreaper flag. rst_threads_affinity():
+ * in the controller once every thread waits at the barrier.
+ */
+int rst_task_misc(struct restore_ctx *ctx, struct rst_task *t);
+int rst_threads_affinity(struct restore_ctx *ctx);
+
+/*
  * restore-files.c: a new fd for FileEntry @id (regular file or directory),
  * opened with @flags, checked to be the dumped file (dev/ino, size) or the
  * call fails naming the path. For file mappings and the exe link.
