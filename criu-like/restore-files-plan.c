@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #define LOG_PREFIX "restore-files: "
 #include "log.h"
@@ -43,6 +44,12 @@ static int check_file_entry(const FileEntry *fe)
 	if (!ok) {
 		pr_err("files.img: file %u lacks the description of its type %d\n", fe->id,
 		       fe->type);
+		return -EINVAL;
+	}
+	/* opening anything else (a FIFO) could block the restore */
+	if ((fe->type == FILE_TYPE__FILE_REG && !S_ISREG(fe->reg->mode)) ||
+	    (fe->type == FILE_TYPE__FILE_DIR && !S_ISDIR(fe->reg->mode))) {
+		pr_err("files.img: file %u has mode %o, not its type's\n", fe->id, fe->reg->mode);
 		return -EINVAL;
 	}
 	return 0;

@@ -29,6 +29,25 @@ static int open_flags(uint32_t flags)
 	       O_CLOEXEC | O_NOCTTY;
 }
 
+/*
+ * open() that cannot block: a FIFO or a device put at the path since the dump
+ * would wait for a peer. The type is checked after, O_NONBLOCK then dropped
+ * unless the description had it.
+ */
+static int open_nonblock(const char *path, uint32_t flags)
+{
+	return open(path, open_flags(flags) | O_NONBLOCK);
+}
+
+static int drop_nonblock(int fd, uint32_t flags)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || (!(flags & O_NONBLOCK) && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK)))
+		return neg_errno();
+	return 0;
+}
+
 /* Move @fd (consumed) to the first free number >= the service fd base. */
 static int to_service_fd(const struct restore_ctx *ctx, int fd)
 {
@@ -92,12 +111,14 @@ static int open_reg(struct restore_ctx *ctx, size_t pos)
 	if (fe->reg->has_unlinked && fe->reg->unlinked)
 		return rst_ghost_open(ctx, pos);
 
-	fd = open(path, open_flags(fe->reg->flags));
+	fd = open_nonblock(path, fe->reg->flags);
 	if (fd < 0) {
 		pr_perror("file %u: cannot open %s", fe->id, path);
 		return neg_errno();
 	}
 	err = check_same_file(fe, path, fd);
+	if (!err && !(fe->reg->flags & O_PATH))
+		err = drop_nonblock(fd, fe->reg->flags);
 	/* getdents positions are cookies some file systems refuse; O_PATH has no position */
 	if (!err && fe->type == FILE_TYPE__FILE_REG && !(fe->reg->flags & O_PATH))
 		err = seek_to(fd, fe->reg->pos, path);
@@ -121,7 +142,7 @@ static int chr_open(const FileEntry *fe, const char *path, uint32_t flags)
 		       (unsigned long long)fe->chr->rdev);
 		return -EINVAL;
 	}
-	fd = open(path, open_flags(flags));
+	fd = open_nonblock(path, flags);
 	if (fd < 0) {
 		pr_perror("file %u: cannot open %s", fe->id, path);
 		return neg_errno();
@@ -131,6 +152,10 @@ static int chr_open(const FileEntry *fe, const char *path, uint32_t flags)
 		       (unsigned long long)fe->chr->rdev);
 		close(fd);
 		return -ESTALE;
+	}
+	if (drop_nonblock(fd, flags)) {
+		close(fd);
+		return -EIO;
 	}
 	return fd;
 }
@@ -425,12 +450,14 @@ static int file_open_path(const FileEntry *fe, const char *path, int flags)
 		pr_err("unlinked file %u (%s) has not been rebuilt\n", fe->id, path);
 		return -ENOENT;
 	}
-	fd = open(path, open_flags((uint32_t)flags));
+	fd = open_nonblock(path, (uint32_t)flags);
 	if (fd < 0) {
 		pr_perror("file %u: cannot open %s", fe->id, path);
 		return neg_errno();
 	}
 	err = check_same_file(fe, path, fd);
+	if (!err && !(flags & O_PATH))
+		err = drop_nonblock(fd, (uint32_t)flags);
 	if (err) {
 		close(fd);
 		return err;

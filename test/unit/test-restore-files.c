@@ -4,8 +4,8 @@
  * of description opened once by the "controller" (this process), installed
  * by a forked "task" at its fd numbers with positions, flags, shared
  * descriptions, pipe data and an unlinked file; cwd and umask; and the
- * refusals: a file changed or gone since the dump, a corrupt ghost, an fd
- * naming a missing file, a terminal without --shell-job.
+ * refusals: a file changed, gone or become a FIFO since the dump, a corrupt
+ * ghost, an fd naming a missing file, a terminal without --shell-job.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -359,6 +359,19 @@ static void test_file_gone(void **state)
 	assert_int_equal(rst_files_open(&e->ctx), -ENOENT);
 }
 
+/* A FIFO at the path since the dump: refused at once, not waited on for a writer. */
+static void test_fifo_instead(void **state)
+{
+	struct env *e = *state;
+
+	assert_int_equal(plan(e), 0);
+	assert_int_equal(unlink(e->reg), 0);
+	assert_int_equal(mkfifo(e->reg, 0644), 0);
+	alarm(10);
+	assert_int_equal(rst_files_open(&e->ctx), -ESTALE);
+	alarm(0);
+}
+
 static void test_ghost_corrupt(void **state)
 {
 	struct env *e = *state;
@@ -404,6 +417,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_install, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_changed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_gone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fifo_instead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ghost_corrupt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fd_missing_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tty_needs_shell_job, setup, teardown),

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 
 #include "log.h"
@@ -351,15 +352,19 @@ static void test_sessions_shell_group(void **state __unused)
 static FileEntry *file_new(uint32_t id, FileType type)
 {
 	FileEntry *fe = calloc(1, sizeof(*fe));
-	static RegFileEntry reg = REG_FILE_ENTRY__INIT;
+	static RegFileEntry reg = REG_FILE_ENTRY__INIT, dir = REG_FILE_ENTRY__INIT;
 	static PipeFileEntry pipe = PIPE_FILE_ENTRY__INIT;
 
 	assert_non_null(fe);
 	file_entry__init(fe);
 	fe->id = id;
 	fe->type = type;
-	if (type == FILE_TYPE__FILE_REG || type == FILE_TYPE__FILE_DIR)
+	reg.mode = S_IFREG | 0644;
+	dir.mode = S_IFDIR | 0755;
+	if (type == FILE_TYPE__FILE_REG)
 		fe->reg = &reg;
+	else if (type == FILE_TYPE__FILE_DIR)
+		fe->reg = &dir;
 	else if (type == FILE_TYPE__FILE_PIPE)
 		fe->pipe = &pipe;
 	return fe;
@@ -390,6 +395,10 @@ static void test_file_index(void **state __unused)
 	assert_int_equal(rst_file_index_build(&idx, fes, 4), -EINVAL);
 	assert_null(idx.by_id);
 	fes[2]->id = 5;
+	fes[2]->type =
+		FILE_TYPE__FILE_REG; /* a directory's mode for a regular file: a FIFO would block */
+	assert_int_equal(rst_file_index_build(&idx, fes, 4), -EINVAL);
+	fes[2]->type = FILE_TYPE__FILE_DIR;
 	fes[2]->reg = NULL; /* a directory without its RegFileEntry */
 	assert_int_equal(rst_file_index_build(&idx, fes, 4), -EINVAL);
 	fes[2]->type = 42; /* unknown type */
