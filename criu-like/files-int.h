@@ -30,6 +30,7 @@ struct file_desc {
 	RegFileEntry reg;
 	PipeFileEntry pipe;
 	ChrFileEntry chr;
+	void *priv; /* a kind's own entry, one malloc'ed block, freed with the description */
 	struct file_desc *hnext;
 };
 
@@ -89,6 +90,8 @@ struct file_ops {
 };
 
 extern const struct file_ops reg_file_ops, chr_file_ops, pipe_file_ops;
+/* files-anon.c */
+extern const struct file_ops eventfd_file_ops, signalfd_file_ops, timerfd_file_ops;
 
 /* files.c: the table of @ctx, made on first use; NULL with errno. */
 struct file_table *file_table_get(struct dump_ctx *ctx);
