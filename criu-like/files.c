@@ -31,6 +31,9 @@ static const struct file_ops *const file_kinds[] = {
 	&reg_file_ops,
 	&chr_file_ops,
 	&pipe_file_ops,
+	&eventfd_file_ops,
+	&signalfd_file_ops,
+	&timerfd_file_ops,
 };
 
 static unsigned int ft_hash(uint64_t dev, uint64_t ino)
@@ -95,6 +98,7 @@ void file_table_free(struct file_table *ft)
 		return;
 	for (i = 0; i < ft->nr; i++) {
 		free(ft->descs[i]->path);
+		free(ft->descs[i]->priv);
 		free(ft->descs[i]);
 	}
 	for (i = 0; i < ft->nr_pipes; i++)
