@@ -2,9 +2,9 @@
 /*
  * Four processes (the root and three forked children, no vfork) each counting
  * in a loop: a private counter, published into its slot of a shared page.
- * After SIGTERM to the root it checks that every slot still advances (all
- * four kept running), then stops the children, each of which checks that its
- * private counter equals its slot (the two were dumped at one instant).
+ * After SIGTERM the root checks that its own counter equals its slot and that
+ * the three children's slots still advance, then stops the children, each of
+ * which checks that its private counter equals its slot.
  */
 #include <errno.h>
 #include <sys/mman.h>

@@ -28,7 +28,7 @@ struct worker {
 };
 
 static struct worker w[NTHREADS];
-static volatile int phase; /* 0 setting up, 1 queued, 2 check, 3 done */
+static volatile int phase; /* 2: the workers check now */
 static volatile int nready, ndone;
 
 static int my_sig(int idx)
