@@ -46,8 +46,10 @@ send() {
 }
 
 # The pipeline's shell leads its own session and group (setsid, no fork under sh).
+# The feeder claims a request by renaming it first: a dump between its cat
+# and its rm must not make the rm, run after the restore, eat the next one.
 setsid sh -c 'while :; do
-	if [ -e "$1" ]; then cat "$1"; rm -f "$1"; fi
+	if mv "$1" "$1.taken" 2>/dev/null; then cat "$1.taken"; rm -f "$1.taken"; fi
 	sleep 0.05
 done | sqlite3' sh "$tmp/req" </dev/null >"$tmp/out" 2>&1 &
 pid=$!
