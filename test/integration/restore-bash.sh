@@ -66,16 +66,18 @@ before=$(last_count)
 	>"$tmp/restore.out" 2>&1 || fail "restore of bash"
 [ "$(cat "$tmp/rpid")" = "$pid" ] || fail "restored as pid $(cat "$tmp/rpid"), not $pid"
 wait_count $((before + 5)) || fail "the counter did not go on after $before"
+# Stopped before the check, so that no line is being written while it reads.
+kill -KILL "$pid"
+pid=
 
 # Every line: counts in sequence, sum = count*(count+1)/2, the word, the pid.
-awk -v pid="$pid" '
+awk -v pid="$(cat "$tmp/rpid")" '
 	{ exp_sum = $1 * ($1 + 1) / 2; w = "n" $1; gsub(/0/, "a", w); gsub(/1/, "b", w);
 	  gsub(/2/, "c", w); gsub(/3/, "d", w); gsub(/4/, "e", w); gsub(/5/, "f", w);
 	  gsub(/6/, "g", w); gsub(/7/, "h", w); gsub(/8/, "i", w); gsub(/9/, "j", w);
 	  if ($1 != NR || $2 != exp_sum || $3 != substr(w, 1, 8) || $4 != pid) {
 		print "line " NR ": " $0; bad = 1; exit 1 } }
 	END { exit bad }' "$tmp/out" || fail "the output went wrong (restart or lost state)"
-echo "bash counted from 1 to $before, was dumped and restored as pid $pid, and went on to $(last_count)"
-kill -KILL "$pid"
-pid=
+echo "bash counted from 1 to $before, was dumped and restored as pid $(cat "$tmp/rpid"),"
+echo "and went on to $(last_count)"
 echo "PASS"
