@@ -61,7 +61,7 @@ static int run_infect_test(struct cr_options *o, int argc __unused, char **argv 
 	(OPTB(IMAGES_DIR) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED) | OPTB(LEAVE_STOPPED) |         \
 	 OPTB(SHELL_JOB) | OPTB(EXT_UNIX_SK) | OPTB(TCP_ESTABLISHED) | OPTB(FILE_LOCKS) |          \
 	 OPTB(LAZY_PAGES) | OPTB(ROOT) | OPTB(EXTERNAL) | OPTB(INHERIT_FD) | OPTB(ACTION_SCRIPT) | \
-	 OPTB(NETWORK_LOCK) | OPTB(MANAGE_CGROUPS) | OPTB(ADDRESS) | OPTB(PORT))
+	 OPTB(NETWORK_LOCK) | OPTB(MANAGE_CGROUPS) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(TIMEOUT))
 
 static const struct cli_command commands[] = {
 	{ "check", "probe every kernel feature the engine uses", "[--all] [--json]",
@@ -90,7 +90,9 @@ static const struct cli_command commands[] = {
 	  "SIGUSR2 to it and exits with its status (128+N if signal N killed it).\n"
 	  "  -d, --restore-detached  return once the tree runs\n"
 	  "  --pidfile FILE          write the root's pid into FILE\n"
-	  "  -j, --shell-job         the root joins this terminal's session and group\n",
+	  "  -j, --shell-job         the root joins this terminal's session and group\n"
+	  "  --timeout SEC           give up when the tree makes no progress that long\n"
+	  "                          (default 10; reading memory, at least 60)\n",
 	  RESTORE_OPTS, 0, 0, run_restore },
 	{ "page-server", "receive the pages of a dump over TCP", "--address A --port P", "",
 	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT), 0, 0, NULL },

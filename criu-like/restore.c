@@ -30,8 +30,11 @@
 #include "restore-mem.h"
 #include "util.h"
 
-/* Without progress for this long, a restoring tree is declared stuck. */
-#define RST_DEFAULT_TIMEOUT 60
+/*
+ * Without progress for --timeout seconds (CR_DEFAULT_TIMEOUT), a restoring
+ * tree is declared stuck; while memory is read, for at least this long.
+ */
+#define RST_MEMORY_TIMEOUT 60
 /* How often the controller looks for tasks that died while it waits. */
 #define RST_POLL_MS 50
 
@@ -212,7 +215,7 @@ static unsigned int ids_in_use(const struct restore_ctx *ctx, bool report, unsig
  */
 static int check_ids_free(const struct restore_ctx *ctx)
 {
-	unsigned int timeout = ctx->opts->timeout ? ctx->opts->timeout : RST_DEFAULT_TIMEOUT;
+	unsigned int timeout = ctx->opts->timeout ? ctx->opts->timeout : CR_DEFAULT_TIMEOUT;
 	uint64_t deadline = now_ms() + timeout * 1000ULL;
 	unsigned int busy, zombies;
 
@@ -419,10 +422,10 @@ static int check_interrupted(void)
 }
 
 /* Until *@word == @target: 0, the first task's error, -ECHILD, or -ETIMEDOUT. */
-static int wait_word(struct rst_run *r, uint32_t *word, uint32_t target, const char *what)
+static int wait_word(struct rst_run *r, uint32_t *word, uint32_t target, const char *what,
+		     unsigned int timeout)
 {
 	struct rst_shared *sh = r->ctx.shared;
-	unsigned int timeout = r->ctx.opts->timeout ? r->ctx.opts->timeout : RST_DEFAULT_TIMEOUT;
 	uint64_t deadline = now_ms() + timeout * 1000ULL;
 	uint32_t last = rst_load(word);
 	int err;
@@ -506,6 +509,7 @@ static void tty_take_back(struct rst_run *r)
 static int rst_run_stages(struct rst_run *r)
 {
 	struct restore_ctx *ctx = &r->ctx;
+	unsigned int timeout = ctx->opts->timeout ? ctx->opts->timeout : CR_DEFAULT_TIMEOUT;
 	int err;
 
 	err = create_shared(ctx);
@@ -514,12 +518,15 @@ static int rst_run_stages(struct rst_run *r)
 	if (!err)
 		err = rst_fork_root(ctx, &r->root);
 	if (!err)
-		err = wait_word(r, &ctx->shared->nr_created, ctx->nr_tasks, "creating tasks");
+		err = wait_word(r, &ctx->shared->nr_created, ctx->nr_tasks, "creating tasks",
+				timeout);
 	if (err)
 		return err;
 	pr_info("%u tasks created\n", ctx->nr_tasks);
 	rst_set_stage(ctx->shared, RST_STAGE_RESTORING);
-	err = wait_word(r, &ctx->shared->nr_pending, 0, "restoring");
+	/* a thread reports only once its whole memory is read: gigabytes take seconds */
+	err = wait_word(r, &ctx->shared->nr_pending, 0, "restoring",
+			max(timeout, (unsigned int)RST_MEMORY_TIMEOUT));
 	if (err)
 		return err;
 	tty_give(r);
