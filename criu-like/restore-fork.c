@@ -44,7 +44,12 @@ static pid_t clone_with_pid(pid_t pid, int exit_signal)
 
 static void task_main(struct restore_ctx *ctx, struct rst_task *t) __attribute__((noreturn));
 
-/* In the parent (or the controller for the root): create @t, record its pid. */
+/*
+ * In the parent (or the controller for the root): create @t and record its
+ * pid in shared->pids at @t's index in ctx->tasks, before the child even
+ * runs, so that an abort kills every task created. shared->nr_created counts
+ * the tasks that finished steps 1-3 themselves.
+ */
 static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signal)
 {
 	pid_t want = (pid_t)t->pe->pid, pid;
