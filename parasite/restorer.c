@@ -410,14 +410,31 @@ static void close_fds(struct rst_args *a)
 		sys_close(fd[i]);
 }
 
+static uint64_t now_us(void)
+{
+	struct {
+		int64_t sec, nsec;
+	} ts = { 0, 0 };
+
+	sys_call2(__NR_clock_gettime, 1 /* CLOCK_MONOTONIC */, &ts);
+	return (uint64_t)ts.sec * 1000000 + (uint64_t)ts.nsec / 1000;
+}
+
 static void restore_memory(struct rst_args *a, struct rst_thread *th)
 {
+	uint64_t t0, t1, t2;
+
 	unmap_all(a, th);
 	move_specials(a, th);
 	map_vmas(a, th);
+	t0 = now_us();
 	if (a->nr_runs)
 		read_pages(a, th);
+	t1 = now_us();
 	check_pages(a, th);
+	t2 = now_us();
+	rdebug(a, th, "pages read in %lu us, %u checksums checked in %lu us", t1 - t0, a->nr_crcs,
+	       t2 - t1);
 	protect_vmas(a, th);
 	set_mm(a, th);
 	close_fds(a);

@@ -326,6 +326,32 @@ static void test_blob_crc(void **state)
 	assert_int_equal(rst_crc32c(0, "123456789", 9), 0xe3069283); /* the check value */
 }
 
+/* Past three stripes the blob joins three CRCs computed side by side: same values. */
+static void test_blob_crc_long(void **state)
+{
+	static const size_t lens[] = { 3 * RST_CRC_STRIPE - 8, 3 * RST_CRC_STRIPE,
+				       3 * RST_CRC_STRIPE + 4096, 7 * RST_CRC_STRIPE + 13,
+				       1 << 20 };
+	size_t size = (1 << 20) + 64, i;
+	unsigned char *buf = malloc(size);
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+
+	(void)state;
+	if (!__builtin_cpu_supports("sse4.2"))
+		skip();
+	assert_non_null(buf);
+	for (i = 0; i < size; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		buf[i] = (unsigned char)x;
+	}
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		assert_int_equal(rst_crc32c(0, buf + 3, lens[i]), crc32c_sw(0, buf + 3, lens[i]));
+		assert_int_equal(rst_crc32c(0x12345678, buf, lens[i]),
+				 crc32c_sw(0x12345678, buf, lens[i]));
+	}
+	free(buf);
+}
+
 static void test_regs_restart(void **state)
 {
 	UserRegsEntry e = USER_REGS_ENTRY__INIT;
@@ -361,6 +387,7 @@ int main(void)
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_shmem_find),
 		cmocka_unit_test(test_blob_crc),
+		cmocka_unit_test(test_blob_crc_long),
 		cmocka_unit_test(test_regs_restart),
 	};
 
