@@ -52,21 +52,24 @@ static bool can_merge(const struct map_line *a, const struct map_line *b)
 
 /*
  * An anonymous shared mapping is backed by an inode of the internal shmem
- * mount ("/dev/zero (deleted)"), and a restore creates new ones. What must
- * stay is which processes share which object: the inode is replaced by its
- * ordinal of first appearance in the tree (pids ascending, then addresses).
+ * mount ("/dev/zero (deleted)"), and a mapping of an unlinked file by an
+ * inode without a name: a restore has to create new ones for both. What must
+ * stay is which processes share which object: the inode of a "(deleted)"
+ * mapping is replaced by its ordinal of first appearance in the tree (pids
+ * ascending, then addresses).
  */
-struct shmem_ids {
+struct deleted_ids {
 	unsigned long ino[256];
 	int n;
 };
 
-static unsigned long shmem_ordinal(struct shmem_ids *ids, const struct map_line *m)
+static unsigned long deleted_ordinal(struct deleted_ids *ids, const struct map_line *m)
 {
-	static const char shm_name[] = "/dev/zero (deleted)";
+	static const char deleted[] = " (deleted)";
+	const int dl = sizeof(deleted) - 1;
 	int i;
 
-	if (m->name_len != (int)sizeof(shm_name) - 1 || memcmp(m->name, shm_name, m->name_len))
+	if (m->name_len < dl || memcmp(m->name + m->name_len - dl, deleted, dl))
 		return m->ino;
 	for (i = 0; i < ids->n && ids->ino[i] != m->ino; i++)
 		;
@@ -75,7 +78,7 @@ static unsigned long shmem_ordinal(struct shmem_ids *ids, const struct map_line 
 	return i + 1;
 }
 
-static char *merge_maps(char *maps, struct shmem_ids *ids)
+static char *merge_maps(char *maps, struct deleted_ids *ids)
 {
 	size_t cap = strlen(maps) + 1, used = 0;
 	char *out = malloc(cap);
@@ -92,7 +95,7 @@ static char *merge_maps(char *maps, struct shmem_ids *ids)
 			free(out);
 			return maps;
 		}
-		next.ino = shmem_ordinal(ids, &next);
+		next.ino = deleted_ordinal(ids, &next);
 		if (have && can_merge(&cur, &next)) {
 			cur.end = next.end;
 		} else {
@@ -152,7 +155,7 @@ static int cmp_pid(const void *a, const void *b)
 int snap_take(struct tree_snap *s, pid_t root)
 {
 	_cleanup_free_ pid_t *pids = NULL;
-	struct shmem_ids ids = { .n = 0 };
+	struct deleted_ids ids = { .n = 0 };
 	size_t n = 0;
 	int ret;
 
