@@ -34,6 +34,7 @@ static const struct file_ops *const file_kinds[] = {
 	&eventfd_file_ops,
 	&signalfd_file_ops,
 	&timerfd_file_ops,
+	&unix_file_ops,
 };
 
 static unsigned int ft_hash(uint64_t dev, uint64_t ino)
@@ -413,7 +414,11 @@ static int classify_fd(struct dump_ctx *ctx, struct dump_task *dt, const struct 
 		err = sock_probe(dt, f, &family, &parasite);
 		if (err)
 			return err;
-		return parasite ? 0 : refuse_fd(f, family);
+		if (parasite)
+			return 0;
+		/* Unix sockets go on to their kind (files-unix.c); other families are refused. */
+		if (family != AF_UNIX)
+			return refuse_fd(f, family);
 	}
 	for (i = 0; i < ARRAY_SIZE(file_kinds); i++) {
 		int r = file_kinds[i]->match(ctx, f);
