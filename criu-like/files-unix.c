@@ -1,0 +1,675 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unix sockets (FILE_UNIXSK): type, state, name, peer, shutdown state and
+ * the backlog of a listening socket come from sock_diag (NETLINK_SOCK_DIAG,
+ * one exact request per socket); the receive queue is read with MSG_PEEK
+ * from the duplicate the parasite drained, never consumed. Peers are named
+ * by inode: a peer must be a socket of the tree, a connection waiting in the
+ * backlog of a listening socket of the tree, or a socket that was closed.
+ */
+#define LOG_PREFIX "files: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "files-int.h"
+#include "log.h"
+#include "util.h"
+
+#define TCP_ESTABLISHED 1
+#define TCP_LISTEN 10
+#define USK_NAME_MAX (sizeof(((struct sockaddr_un *)0)->sun_path))
+#define USK_PEEK_CHUNK (256u << 10)
+
+/* What sock_diag says about one unix socket. */
+struct usk_diag {
+	uint32_t ino, peer;
+	bool has_peer, has_vfs;
+	uint8_t type, state, shutdown;
+	char name[USK_NAME_MAX];
+	unsigned int name_len;
+	uint32_t vfs_ino;
+	uint32_t rqueue, wqueue; /* a listening socket: backlog length and its maximum */
+	uint32_t *icons; /* malloc'ed: the connections in the backlog */
+	unsigned int nr_icons;
+};
+
+static void usk_diag_fini(struct usk_diag *d)
+{
+	free(d->icons);
+	d->icons = NULL;
+}
+
+static int diag_parse_attrs(struct usk_diag *d, struct rtattr *rta, int len)
+{
+	for (; RTA_OK(rta, len); rta = RTA_NEXT(rta, len)) {
+		unsigned int plen = RTA_PAYLOAD(rta);
+		void *p = RTA_DATA(rta);
+
+		switch (rta->rta_type) {
+		case UNIX_DIAG_NAME:
+			d->name_len = min(plen, (unsigned int)USK_NAME_MAX);
+			memcpy(d->name, p, d->name_len);
+			break;
+		case UNIX_DIAG_VFS:
+			d->has_vfs = plen >= sizeof(struct unix_diag_vfs);
+			if (d->has_vfs)
+				d->vfs_ino = ((struct unix_diag_vfs *)p)->udiag_vfs_ino;
+			break;
+		case UNIX_DIAG_PEER:
+			d->has_peer = plen >= sizeof(uint32_t);
+			if (d->has_peer)
+				memcpy(&d->peer, p, sizeof(uint32_t));
+			break;
+		case UNIX_DIAG_ICONS:
+			free(d->icons);
+			d->nr_icons = plen / sizeof(uint32_t);
+			d->icons = malloc((d->nr_icons ?: 1) * sizeof(uint32_t));
+			if (!d->icons)
+				return -ENOMEM;
+			memcpy(d->icons, p, d->nr_icons * sizeof(uint32_t));
+			break;
+		case UNIX_DIAG_RQLEN:
+			if (plen >= sizeof(struct unix_diag_rqlen)) {
+				d->rqueue = ((struct unix_diag_rqlen *)p)->udiag_rqueue;
+				d->wqueue = ((struct unix_diag_rqlen *)p)->udiag_wqueue;
+			}
+			break;
+		case UNIX_DIAG_SHUTDOWN:
+			if (plen >= 1)
+				d->shutdown = *(uint8_t *)p;
+			break;
+		}
+	}
+	return 0;
+}
+
+static int diag_parse(struct nlmsghdr *h, struct usk_diag *d)
+{
+	struct unix_diag_msg *m = NLMSG_DATA(h);
+
+	memset(d, 0, sizeof(*d));
+	if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*m)))
+		return -EINVAL;
+	d->ino = m->udiag_ino;
+	d->type = m->udiag_type;
+	d->state = m->udiag_state;
+	return diag_parse_attrs(d, (struct rtattr *)(m + 1),
+				(int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m))));
+}
+
+static int diag_send(int nl, uint32_t ino, bool dump)
+{
+	struct {
+		struct nlmsghdr h;
+		struct unix_diag_req r;
+	} req = { 0 };
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+
+	req.h.nlmsg_len = sizeof(req);
+	req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.h.nlmsg_flags = NLM_F_REQUEST | (dump ? NLM_F_DUMP : 0);
+	req.r.sdiag_family = AF_UNIX;
+	req.r.udiag_states = ~0u;
+	req.r.udiag_ino = ino;
+	req.r.udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_VFS | UDIAG_SHOW_PEER | UDIAG_SHOW_ICONS |
+			   UDIAG_SHOW_RQLEN;
+	/* sk_shutdown comes always (UNIX_DIAG_SHUTDOWN). An exact request checks the cookie unless it is INET_DIAG_NOCOOKIE (~0). */
+	req.r.udiag_cookie[0] = req.r.udiag_cookie[1] = ~0u;
+	if (sendto(nl, &req, sizeof(req), 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return neg_errno();
+	return 0;
+}
+
+/*
+ * Every answer to a request, passed to @fn until it returns non-zero (1:
+ * found, stop) or the answer ends. 0 when @fn never stopped it.
+ */
+static int diag_recv(int nl, int (*fn)(struct usk_diag *d, void *arg), void *arg)
+{
+	_cleanup_free_ char *buf = malloc(1u << 16);
+	bool multi = true;
+	int ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (multi) {
+		ssize_t n = recv(nl, buf, 1u << 16, 0);
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+
+		if (n < 0)
+			return neg_errno();
+		multi = false;
+		for (; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			struct usk_diag d;
+			int err;
+
+			if (h->nlmsg_type == NLMSG_DONE)
+				return ret;
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				struct nlmsgerr *e = NLMSG_DATA(h);
+
+				return e->error ? e->error : ret;
+			}
+			multi = h->nlmsg_flags & NLM_F_MULTI;
+			if (ret)
+				continue; /* drain the rest of a dump */
+			err = diag_parse(h, &d);
+			if (!err)
+				err = fn(&d, arg);
+			usk_diag_fini(&d);
+			if (err < 0)
+				return err;
+			ret = err;
+		}
+	}
+	return ret;
+}
+
+static int take_exact(struct usk_diag *d, void *arg)
+{
+	*(struct usk_diag *)arg = *d;
+	d->icons = NULL;
+	return 1;
+}
+
+/* sock_diag of the unix socket @ino into @ret (usk_diag_fini() it); -ENOENT if none. */
+static int usk_diag_get(uint32_t ino, struct usk_diag *ret)
+{
+	_cleanup_close_ int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	int err;
+
+	if (nl < 0)
+		return neg_errno();
+	err = diag_send(nl, ino, false);
+	if (!err)
+		err = diag_recv(nl, take_exact, ret);
+	if (err == 0)
+		err = -ENOENT;
+	return err < 0 ? err : 0;
+}
+
+struct listener_search {
+	uint32_t embryo, listener;
+};
+
+static int match_icon(struct usk_diag *d, void *arg)
+{
+	struct listener_search *s = arg;
+	unsigned int i;
+
+	for (i = 0; i < d->nr_icons; i++)
+		if (d->icons[i] == s->embryo) {
+			s->listener = d->ino;
+			return 1;
+		}
+	return 0;
+}
+
+/* The listening socket holding the not yet accepted connection @embryo; 0 if none. */
+static int usk_find_listener(uint32_t embryo, uint32_t *ret)
+{
+	_cleanup_close_ int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	struct listener_search s = { .embryo = embryo };
+	int err;
+
+	if (nl < 0)
+		return neg_errno();
+	err = diag_send(nl, 0, true);
+	if (!err)
+		err = diag_recv(nl, match_icon, &s);
+	*ret = s.listener;
+	return err < 0 ? err : 0;
+}
+
+/* Whether a task of the tree has the socket @ino open (its /proc/PID/fd links). */
+static bool usk_in_tree(const struct dump_ctx *ctx, uint32_t ino)
+{
+	char want[32], path[64], link[64];
+	unsigned int i;
+
+	/* The tasks are frozen: their fd tables cannot change under this. */
+
+	snprintf(want, sizeof(want), "socket:[%u]", ino);
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		_cleanup_closedir_ DIR *dir = NULL;
+		pid_t pid = ctx->tasks[i].t->pid;
+		struct dirent *de;
+
+		snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+		dir = opendir(path);
+		while (dir && (de = readdir(dir))) {
+			ssize_t n;
+
+			if (de->d_name[0] == '.')
+				continue;
+			n = readlinkat(dirfd(dir), de->d_name, link, sizeof(link) - 1);
+			if (n > 0 && (link[n] = '\0', !strcmp(link, want)))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* The receive queue of a socket: bytes, and where each datagram or packet ends. */
+struct usk_queue {
+	uint8_t *data;
+	size_t len, cap;
+	size_t *ends;
+	unsigned int n, cap_n;
+};
+
+static void usk_queue_fini(struct usk_queue *q)
+{
+	free(q->data);
+	free(q->ends);
+}
+
+static int queue_reserve(struct usk_queue *q, size_t more)
+{
+	if (q->len + more > q->cap) {
+		size_t cap = max(q->cap * 2, q->len + more);
+		uint8_t *n = realloc(q->data, cap);
+
+		if (!n)
+			return -ENOMEM;
+		q->data = n;
+		q->cap = cap;
+	}
+	if (q->n == q->cap_n) {
+		unsigned int cap = q->cap_n ? q->cap_n * 2 : 16;
+		size_t *e = realloc(q->ends, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		q->ends = e;
+		q->cap_n = cap;
+	}
+	return 0;
+}
+
+/* Fds in flight come along with a peek (dup'ed into the dumper): close them, refuse. */
+static int check_cmsgs(const struct fd_info *f, struct msghdr *mh)
+{
+	struct cmsghdr *c;
+	int err = 0;
+
+	for (c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			int *fds = (int *)CMSG_DATA(c);
+			size_t i, n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			for (i = 0; i < n; i++)
+				close(fds[i]);
+			err = -EOPNOTSUPP;
+		}
+	}
+	if (err || (mh->msg_flags & MSG_CTRUNC)) {
+		pr_err("pid %d fd %d: %s has file descriptors in flight (SCM_RIGHTS) in its "
+		       "receive queue: not supported yet\n",
+		       f->pid, f->fd, f->link);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/*
+ * One peek at peek offset q->len: a stream's next bytes, or the whole next
+ * datagram (MSG_TRUNC gives its real length: one larger than the buffer is
+ * peeked again from its start with a buffer that fits). -EAGAIN at the end
+ * of the queue; 0 for the end of a stream that was shut down, or a datagram
+ * of no bytes.
+ */
+static ssize_t peek_one(const struct fd_info *f, int type, bool named_ok, struct usk_queue *q)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * 64)];
+	struct sockaddr_un from;
+	size_t room = USK_PEEK_CHUNK;
+	int off, err;
+
+	for (;;) {
+		struct iovec iov;
+		struct msghdr mh = { .msg_name = &from,
+				     .msg_namelen = sizeof(from),
+				     .msg_iov = &iov,
+				     .msg_iovlen = 1,
+				     .msg_control = cbuf,
+				     .msg_controllen = sizeof(cbuf) };
+		ssize_t n;
+
+		err = queue_reserve(q, room);
+		if (err)
+			return err;
+		iov.iov_base = q->data + q->len;
+		iov.iov_len = room;
+		n = recvmsg(f->dfd, &mh,
+			    MSG_PEEK | MSG_DONTWAIT | MSG_CMSG_CLOEXEC |
+				    (type == SOCK_STREAM ? 0 : MSG_TRUNC));
+		if (n < 0)
+			return neg_errno();
+		err = check_cmsgs(f, &mh);
+		if (err)
+			return err;
+		if (type != SOCK_STREAM && mh.msg_namelen > sizeof(sa_family_t) && !named_ok) {
+			pr_err("pid %d fd %d: %s holds a datagram from the bound socket %.*s: "
+			       "not supported yet\n",
+			       f->pid, f->fd, f->link, (int)(mh.msg_namelen - sizeof(sa_family_t)),
+			       from.sun_path[0] ? from.sun_path : from.sun_path + 1);
+			return -EOPNOTSUPP;
+		}
+		if ((size_t)n <= room)
+			return n;
+		/* The peek offset moved by what was copied: back to the datagram's start. */
+		off = (int)q->len;
+		if (q->len > INT_MAX ||
+		    setsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off)))
+			return q->len > INT_MAX ? -EFBIG : neg_errno();
+		room = (size_t)n;
+	}
+}
+
+/*
+ * The receive queue of @f, left as it was: SO_PEEK_OFF makes each MSG_PEEK
+ * start where the last one ended (on the socket itself, which the task
+ * shares: put back afterwards). @shut_rd: a 0 is the end of a datagram queue
+ * too; otherwise it is a zero-length datagram, which no offset skips.
+ */
+static int usk_peek_queue(const struct fd_info *f, int type, bool shut_rd, bool named_ok,
+			  struct usk_queue *q)
+{
+	int old = -1, zero = 0, err = 0;
+	socklen_t olen = sizeof(old);
+	ssize_t n;
+
+	if (getsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &old, &olen) ||
+	    setsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero))) {
+		pr_perror("pid %d fd %d: SO_PEEK_OFF of %s", f->pid, f->fd, f->link);
+		return neg_errno();
+	}
+	while ((n = peek_one(f, type, named_ok, q)) > 0) {
+		q->len += (size_t)n;
+		if (type != SOCK_STREAM)
+			q->ends[q->n++] = q->len;
+	}
+	if (n == 0 && type != SOCK_STREAM && !shut_rd) {
+		pr_err("pid %d fd %d: %s holds a zero-length datagram: not supported yet\n", f->pid,
+		       f->fd, f->link);
+		err = -EOPNOTSUPP;
+	} else if (n < 0 && n != -EAGAIN) {
+		err = (int)n;
+		if (err != -EOPNOTSUPP)
+			pr_errno(err, "pid %d fd %d: cannot peek at the queue of %s", f->pid, f->fd,
+				 f->link);
+	}
+	/* A stream's bytes are one element. */
+	if (type == SOCK_STREAM && q->len && !err && !queue_reserve(q, 0))
+		q->ends[q->n++] = q->len;
+	if (setsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &old, sizeof(old)) && !err) {
+		pr_perror("pid %d fd %d: cannot put back SO_PEEK_OFF of %s", f->pid, f->fd,
+			  f->link);
+		err = neg_errno();
+	}
+	return err;
+}
+
+/* One block (file_desc.priv is freed with free()): the entry and all it points to. */
+struct usk_priv {
+	UnixSkEntry e;
+	ProtobufCBinaryData q[];
+};
+
+static int usk_pack(struct file_desc *d, const UnixSkEntry *e, const struct usk_queue *q)
+{
+	size_t sz = sizeof(struct usk_priv) + q->n * sizeof(ProtobufCBinaryData) +
+		    e->n_icons_peer * sizeof(uint64_t) + e->name.len + e->ext_peer_name.len +
+		    q->len;
+	struct usk_priv *p = malloc(sz);
+	uint8_t *at;
+	unsigned int i;
+
+	if (!p)
+		return -ENOMEM;
+	p->e = *e;
+	at = (uint8_t *)(p->q + q->n);
+	p->e.icons_peer = (uint64_t *)at;
+	memcpy(at, e->icons_peer, e->n_icons_peer * sizeof(uint64_t));
+	at += e->n_icons_peer * sizeof(uint64_t);
+	p->e.name.data = at;
+	memcpy(at, e->name.data, e->name.len);
+	at += e->name.len;
+	p->e.ext_peer_name.data = at;
+	memcpy(at, e->ext_peer_name.data, e->ext_peer_name.len);
+	at += e->ext_peer_name.len;
+	if (q->len)
+		memcpy(at, q->data, q->len);
+	for (i = 0; i < q->n; i++) {
+		size_t start = i ? q->ends[i - 1] : 0;
+
+		p->q[i].data = at + start;
+		p->q[i].len = q->ends[i] - start;
+	}
+	p->e.n_queue = q->n;
+	p->e.queue = p->q;
+	free(d->priv);
+	d->priv = p;
+	d->fe.unixsk = &p->e;
+	d->fe.type = FILE_TYPE__FILE_UNIXSK;
+	return 0;
+}
+
+/*
+ * The name of a bound socket. A path is relative to the task's root; the
+ * socket file is looked up there: gone (or another file) means unlinked
+ * after bind(), which restore repeats.
+ */
+static int usk_dump_name(const struct fd_info *f, const struct usk_diag *dg, UnixSkEntry *e)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (!dg->name_len)
+		return 0;
+	e->has_name = true;
+	e->name.data = (uint8_t *)dg->name;
+	e->name.len = dg->name_len;
+	if (dg->name[0] == '\0')
+		return 0; /* abstract */
+	if (dg->name[0] != '/') {
+		pr_err("pid %d fd %d: %s is bound to the relative path %.*s: not supported yet\n",
+		       f->pid, f->fd, f->link, (int)dg->name_len, dg->name);
+		return -EOPNOTSUPP;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/root%.*s", f->pid, (int)dg->name_len, dg->name);
+	e->has_name_ino = dg->has_vfs;
+	e->name_ino = dg->vfs_ino;
+	e->has_name_unlinked = true;
+	e->name_unlinked = stat(path, &st) || !S_ISSOCK(st.st_mode) ||
+			   (dg->has_vfs && st.st_ino != dg->vfs_ino);
+	return 0;
+}
+
+static int refuse_outside(const struct fd_info *f, uint32_t peer, const char *what)
+{
+	pr_err("pid %d fd %d: %s is %s socket %u outside the dumped tree: dump it with "
+	       "--ext-unix-sk (datagram sockets connected to a bound socket only)\n",
+	       f->pid, f->fd, f->link, what, peer);
+	return -EOPNOTSUPP;
+}
+
+/* The connections in the backlog of the listening socket @dg: their clients, in order. */
+static int usk_dump_icons(const struct dump_ctx *ctx, const struct fd_info *f,
+			  const struct usk_diag *dg, UnixSkEntry *e)
+{
+	unsigned int i;
+
+	e->has_backlog = true;
+	e->backlog = dg->wqueue;
+	e->n_icons_peer = dg->nr_icons;
+	e->icons_peer = calloc(dg->nr_icons ?: 1, sizeof(uint64_t));
+	if (!e->icons_peer)
+		return -ENOMEM;
+	for (i = 0; i < dg->nr_icons; i++) {
+		struct usk_diag em;
+		int err = usk_diag_get(dg->icons[i], &em);
+
+		if (err) {
+			pr_errno(err,
+				 "pid %d fd %d: sock_diag of connection %u in the backlog of %s",
+				 f->pid, f->fd, dg->icons[i], f->link);
+			return err;
+		}
+		e->icons_peer[i] = em.has_peer ? em.peer : 0;
+		usk_diag_fini(&em);
+		if (em.rqueue) {
+			pr_err("pid %d fd %d: connection %u in the backlog of %s has %u bytes its "
+			       "client sent before accept(): not supported yet\n",
+			       f->pid, f->fd, dg->icons[i], f->link, em.rqueue);
+			return -EOPNOTSUPP;
+		}
+		if (e->icons_peer[i] && !usk_in_tree(ctx, (uint32_t)e->icons_peer[i]))
+			return refuse_outside(f, (uint32_t)e->icons_peer[i],
+					      "listening with a connection from");
+	}
+	return 0;
+}
+
+/* Where the peer of @dg is: in the tree, in a backlog of the tree, closed, or outside. */
+static int usk_dump_peer(const struct dump_ctx *ctx, const struct fd_info *f,
+			 const struct usk_diag *dg, UnixSkEntry *e, struct usk_diag *pd)
+{
+	uint32_t listener = 0;
+	int err;
+
+	if (!dg->has_peer)
+		return 0;
+	if (!dg->peer) {
+		/* The peer was closed: its socket is gone, its inode reads 0. */
+		e->has_peer_closed = e->peer_closed = true;
+		return 0;
+	}
+	e->has_peer = true;
+	e->peer = dg->peer;
+	if (usk_in_tree(ctx, dg->peer))
+		return 0;
+	err = usk_find_listener(dg->peer, &listener);
+	if (err)
+		return err;
+	if (listener)
+		return usk_in_tree(ctx, listener)
+			       ? 0
+			       : refuse_outside(f, listener, "waiting in the backlog of");
+	err = usk_diag_get(dg->peer, pd);
+	if (err && err != -ENOENT)
+		return err;
+	if (!ctx->opts->ext_unix_sk || dg->type != SOCK_DGRAM || err || !pd->name_len)
+		return refuse_outside(f, dg->peer, "connected to");
+	e->has_peer = false;
+	e->has_ext_peer_name = true;
+	e->ext_peer_name.data = (uint8_t *)pd->name;
+	e->ext_peer_name.len = pd->name_len;
+	return 0;
+}
+
+static int usk_sockopts(const struct fd_info *f, UnixSkEntry *e)
+{
+	int snd = 0, rcv = 0, cred = 0;
+	socklen_t l1 = sizeof(snd), l2 = sizeof(rcv), l3 = sizeof(cred);
+
+	if (getsockopt(f->dfd, SOL_SOCKET, SO_SNDBUF, &snd, &l1) ||
+	    getsockopt(f->dfd, SOL_SOCKET, SO_RCVBUF, &rcv, &l2) ||
+	    getsockopt(f->dfd, SOL_SOCKET, SO_PASSCRED, &cred, &l3)) {
+		pr_perror("pid %d fd %d: getsockopt of %s", f->pid, f->fd, f->link);
+		return neg_errno();
+	}
+	e->has_sndbuf = e->has_rcvbuf = true;
+	e->sndbuf = (uint32_t)snd;
+	e->rcvbuf = (uint32_t)rcv;
+	e->has_passcred = cred != 0;
+	e->passcred = cred != 0;
+	return 0;
+}
+
+static int usk_fill(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d,
+		    const struct usk_diag *dg, struct usk_diag *pd)
+{
+	UnixSkEntry e = UNIX_SK_ENTRY__INIT;
+	struct usk_queue q = { 0 };
+	int err;
+
+	e.ino = dg->ino;
+	e.type = dg->type;
+	e.state = dg->state;
+	e.flags = f->flags;
+	e.has_shutdown = dg->shutdown != 0;
+	e.shutdown = dg->shutdown;
+	err = usk_dump_name(f, dg, &e);
+	if (!err)
+		err = usk_sockopts(f, &e);
+	if (!err && dg->state == TCP_LISTEN)
+		err = usk_dump_icons(ctx, f, dg, &e);
+	else if (!err)
+		err = usk_dump_peer(ctx, f, dg, &e, pd);
+	if (!err && dg->state != TCP_LISTEN)
+		err = usk_peek_queue(f, dg->type, dg->shutdown & 1, e.has_peer, &q);
+	if (!err && q.len && e.passcred) {
+		pr_err("pid %d fd %d: %s passes credentials (SO_PASSCRED) and has %zu bytes "
+		       "queued: the senders' credentials cannot be restored yet\n",
+		       f->pid, f->fd, f->link, q.len);
+		err = -EOPNOTSUPP;
+	}
+	if (!err)
+		err = usk_pack(d, &e, &q);
+	if (!err)
+		pr_debug("pid %d fd %d: %s type %u state %u peer %llu, %u queued (%zu bytes)\n",
+			 f->pid, f->fd, f->link, e.type, e.state, (unsigned long long)e.peer, q.n,
+			 q.len);
+	free(e.icons_peer);
+	usk_queue_fini(&q);
+	return err;
+}
+
+static int unix_match(const struct dump_ctx *ctx, const struct fd_info *f)
+{
+	(void)ctx;
+	/* files.c lets only AF_UNIX sockets (and not the parasite's) reach the kinds. */
+	return S_ISSOCK(f->st.st_mode) && !strncmp(f->link, "socket:[", 8);
+}
+
+static int unix_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
+{
+	struct usk_diag dg, pd = { 0 };
+	int err;
+
+	if (f->st.st_ino > UINT32_MAX) {
+		pr_err("pid %d fd %d: %s: inode beyond sock_diag's 32 bits\n", f->pid, f->fd,
+		       f->link);
+		return -EOVERFLOW;
+	}
+	err = usk_diag_get((uint32_t)f->st.st_ino, &dg);
+	if (err) {
+		pr_errno(err, "pid %d fd %d: sock_diag of %s", f->pid, f->fd, f->link);
+		return err;
+	}
+	err = usk_fill(ctx, f, d, &dg, &pd);
+	usk_diag_fini(&dg);
+	usk_diag_fini(&pd);
+	return err;
+}
+
+const struct file_ops unix_file_ops = {
+	.name = "unix socket",
+	.match = unix_match,
+	.dump = unix_dump,
+};
