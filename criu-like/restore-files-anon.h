@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_RESTORE_FILES_ANON_H
+#define CRIU_LIKE_RESTORE_FILES_ANON_H
+
+/*
+ * Anonymous-inode files of a restore: eventfd, signalfd, timerfd, inotify
+ * (restore-files-anon.c) and epoll (restore-files-epoll.c).
+ */
+#include <stddef.h>
+
+#include "restore-files-int.h"
+
+/* For the image check: 0 if @fe (of one of these types) has its part, else -EINVAL (logged). */
+int rst_anonfd_check(const FileEntry *fe);
+
+/* In the controller: a new description for file idx.by_id[@pos], or -errno (logged). */
+int rst_anonfd_open(struct restore_ctx *ctx, size_t pos);
+
+/* restore-files-epoll.c: the epoll description of file idx.by_id[@pos], without targets. */
+int rst_epoll_open(struct restore_ctx *ctx, size_t pos);
+
+/*
+ * In task @t, once every fd is at its number: register the targets of every
+ * epoll @t owns (EpollFileEntry.owner_pid), by the task's own fd numbers,
+ * because epoll keys its registrations by fd number. 0 or -errno (logged).
+ */
+int rst_epoll_post_install(struct restore_ctx *ctx, struct rst_task *t);
+
+#endif
