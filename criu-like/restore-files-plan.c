@@ -10,6 +10,7 @@
 
 #define LOG_PREFIX "restore-files: "
 #include "log.h"
+#include "restore-files-anon.h"
 #include "restore-int.h"
 #include "util.h"
 
@@ -36,6 +37,15 @@ static int check_file_entry(const FileEntry *fe)
 	case FILE_TYPE__FILE_CHR:
 	case FILE_TYPE__FILE_TTY:
 		ok = fe->chr != NULL;
+		break;
+	case FILE_TYPE__FILE_EVENTFD:
+	case FILE_TYPE__FILE_SIGNALFD:
+	case FILE_TYPE__FILE_TIMERFD:
+	case FILE_TYPE__FILE_EPOLL:
+	case FILE_TYPE__FILE_INOTIFY:
+		return rst_anonfd_check(fe);
+	case FILE_TYPE__FILE_UNIXSK:
+		ok = fe->unixsk != NULL;
 		break;
 	default:
 		pr_err("files.img: file %u has unknown type %d\n", fe->id, fe->type);

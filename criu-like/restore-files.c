@@ -17,6 +17,7 @@
 #define LOG_PREFIX "restore-files: "
 #include "image.h"
 #include "log.h"
+#include "restore-files-anon.h"
 #include "restore-files-int.h"
 #include "util.h"
 
@@ -331,6 +332,16 @@ static int open_one(struct restore_ctx *ctx, size_t pos)
 		return open_chr(ctx, pos);
 	case FILE_TYPE__FILE_TTY:
 		return open_tty(ctx, pos);
+	case FILE_TYPE__FILE_EVENTFD:
+	case FILE_TYPE__FILE_SIGNALFD:
+	case FILE_TYPE__FILE_TIMERFD:
+	case FILE_TYPE__FILE_INOTIFY:
+		return rst_anonfd_open(ctx, pos);
+	case FILE_TYPE__FILE_EPOLL:
+		return rst_epoll_open(ctx, pos);
+	case FILE_TYPE__FILE_UNIXSK:
+		pr_err("file %u is a unix socket: this version does not restore them\n", fe->id);
+		return -EOPNOTSUPP;
 	default:
 		break;
 	}
@@ -400,9 +411,12 @@ int rst_files_install(struct restore_ctx *ctx, struct rst_task *t)
 		next = (int)fd->fd + 1;
 	}
 	err = close_below(next, ctx->service_fd_base);
-	if (err)
+	if (err) {
 		pr_errno(err, "pid %u: cannot close the fds it did not have", t->pe->pid);
-	return err;
+		return err;
+	}
+	/* epoll keys its targets by the task's own fd numbers: only now are they right */
+	return rst_epoll_post_install(ctx, t);
 }
 
 int rst_fs_restore(struct restore_ctx *ctx __unused, struct rst_task *t)
