@@ -30,6 +30,11 @@ int rst_pipe_open(struct restore_ctx *ctx, size_t pos);
 void rst_pipes_close(struct rst_files *f);
 /* The unlinked file idx.by_id[@pos], rebuilt from ghost-ID.img, opened and unlinked again. */
 int rst_ghost_open(struct restore_ctx *ctx, size_t pos);
+/*
+ * restore-files-unix.c: the unix socket idx.by_id[@pos], made with the sockets
+ * it belongs with (those are parked at their own f->fds slot), or -errno.
+ */
+int rst_unix_open(struct restore_ctx *ctx, size_t pos);
 /* A new description of the file behind @fd, opened with @flags (O_CREAT etc. dropped). */
 int rst_reopen_fd(int fd, uint32_t flags);
 
