@@ -387,7 +387,7 @@ static ssize_t peek_one(const struct fd_info *f, int type, bool named_ok, struct
  * too; otherwise it is a zero-length datagram, which no offset skips.
  */
 static int usk_peek_queue(const struct fd_info *f, int type, bool shut_rd, bool named_ok,
-			  struct usk_queue *q)
+			  struct usk_queue *q, int *ret_peek_off)
 {
 	int old = -1, zero = 0, err = 0;
 	socklen_t olen = sizeof(old);
@@ -398,16 +398,19 @@ static int usk_peek_queue(const struct fd_info *f, int type, bool shut_rd, bool 
 		pr_perror("pid %d fd %d: SO_PEEK_OFF of %s", f->pid, f->fd, f->link);
 		return neg_errno();
 	}
-	while ((n = peek_one(f, type, named_ok, q)) > 0) {
+	*ret_peek_off = old;
+	/*
+	 * A datagram of no bytes is returned once at its offset, then skipped (the
+	 * kernel marks it peeked): without a receive shutdown, a 0 is one of those;
+	 * with one, a 0 is the end (a zero-length datagram there is not told apart).
+	 */
+	while ((n = peek_one(f, type, named_ok, q)) > 0 ||
+	       (n == 0 && type != SOCK_STREAM && !shut_rd)) {
 		q->len += (size_t)n;
 		if (type != SOCK_STREAM)
 			q->ends[q->n++] = q->len;
 	}
-	if (n == 0 && type != SOCK_STREAM && !shut_rd) {
-		pr_err("pid %d fd %d: %s holds a zero-length datagram: not supported yet\n", f->pid,
-		       f->fd, f->link);
-		err = -EOPNOTSUPP;
-	} else if (n < 0 && n != -EAGAIN) {
+	if (n < 0 && n != -EAGAIN) {
 		err = (int)n;
 		if (err != -EOPNOTSUPP)
 			pr_errno(err, "pid %d fd %d: cannot peek at the queue of %s", f->pid, f->fd,
@@ -606,7 +609,7 @@ static int usk_fill(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 {
 	UnixSkEntry e = UNIX_SK_ENTRY__INIT;
 	struct usk_queue q = { 0 };
-	int err;
+	int err, peek_off = -1;
 
 	e.ino = dg->ino;
 	e.type = dg->type;
@@ -622,7 +625,9 @@ static int usk_fill(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 	else if (!err)
 		err = usk_dump_peer(ctx, f, dg, &e, pd);
 	if (!err && dg->state != TCP_LISTEN)
-		err = usk_peek_queue(f, dg->type, dg->shutdown & 1, e.has_peer, &q);
+		err = usk_peek_queue(f, dg->type, dg->shutdown & 1, e.has_peer, &q, &peek_off);
+	e.has_peek_off = peek_off >= 0;
+	e.peek_off = peek_off;
 	if (!err && q.len && e.passcred) {
 		pr_err("pid %d fd %d: %s passes credentials (SO_PASSCRED) and has %zu bytes "
 		       "queued: the senders' credentials cannot be restored yet\n",
