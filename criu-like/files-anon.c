@@ -4,6 +4,8 @@
  * in /proc/PID/fdinfo/N. eventfd: the counter and EFD_SEMAPHORE (fdinfo has
  * it since 6.6). signalfd: the signal mask. timerfd: the clock, the
  * settime flags, the time left, the interval and the expirations not read.
+ * Nothing is changed in the task but what timerfd_gettime() does to a
+ * timerfd (see timerfd_dump()).
  */
 #define LOG_PREFIX "files: "
 
@@ -11,6 +13,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timerfd.h>
 
 #include "files-anon.h"
 #include "log.h"
@@ -133,10 +136,21 @@ static int timerfd_match(const struct dump_ctx *ctx, const struct fd_info *f)
 static int timerfd_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
 	struct fdinfo fi = { 0 };
+	struct itimerspec its;
 	TimerfdFileEntry *e;
 	int err;
 
 	(void)ctx;
+	/*
+	 * An expired periodic timer is not forwarded until it is read or asked:
+	 * fdinfo would show 1 tick and 0 s left, whatever the overruns. A
+	 * timerfd_gettime() folds them into the ticks (the count a read gives
+	 * is the same) and restarts the timer, so fdinfo then tells the truth.
+	 */
+	if (timerfd_gettime(f->dfd, &its)) {
+		pr_perror("pid %d fd %d: timerfd_gettime", f->pid, f->fd);
+		return neg_errno();
+	}
 	err = anon_fdinfo_read(f, FDINFO_TIMERFD, false, &fi);
 	if (err)
 		return err;
