@@ -305,6 +305,7 @@ static int layout(struct finish *f)
 /* The restorer area, where the current layout, the saved one and the shared area leave room. */
 static int map_area(struct finish *f)
 {
+	unsigned int tries;
 	uint64_t addr;
 	size_t i;
 	int err;
@@ -315,19 +316,34 @@ static int map_area(struct finish *f)
 			return err;
 	}
 	err = add_busy(f, (uint64_t)f->ctx->shared, (uint64_t)f->ctx->shared + f->ctx->shared_size);
-	if (!err)
-		err = rst_find_hole(f->busy, f->nr_busy, f->lay.total, 1UL << 20, RST_TASK_SIZE,
-				    &addr);
-	if (err) {
-		pr_err("pid %d: no room for the restorer (%lu bytes)\n", f->pid, f->lay.total);
-		return err;
+	/* Our own allocations since the maps were read may have taken the hole: look again. */
+	for (tries = 0; !err && tries < 4; tries++) {
+		struct rst_range cur[3];
+		void *m;
+
+		if (tries)
+			err = read_self_maps(f, cur);
+		if (!err)
+			err = rst_find_hole(f->busy, f->nr_busy, f->lay.total, 1UL << 20,
+					    RST_TASK_SIZE, &addr);
+		if (err)
+			break;
+		m = mmap((void *)addr, f->lay.total, PROT_READ | PROT_WRITE | PROT_EXEC,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (m != MAP_FAILED && (uint64_t)m == addr) {
+			f->area = m;
+			break;
+		}
+		if (m != MAP_FAILED)
+			munmap(m, f->lay.total); /* before 4.17: NOREPLACE is only a hint */
+		else if (errno != EEXIST)
+			err = neg_errno();
 	}
-	f->area = mmap((void *)addr, f->lay.total, PROT_READ | PROT_WRITE | PROT_EXEC,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-	if (f->area == MAP_FAILED || (uint64_t)f->area != addr) {
-		pr_perror("pid %d: mmap of the restorer area at %lx", f->pid, addr);
-		f->area = NULL;
-		return -EEXIST;
+	if (!err && !f->area)
+		err = -EEXIST;
+	if (err) {
+		pr_errno(err, "pid %d: no room for the restorer (%lu bytes)", f->pid, f->lay.total);
+		return err;
 	}
 	memcpy(f->area, restorer_blob, sizeof(restorer_blob));
 	f->a = (struct rst_args *)(f->area + f->lay.args_off);
