@@ -82,7 +82,10 @@ bool test_vma_has_flag(const char *flags, const char *flag);
 int test_wait_ready(int fd, int n);
 /* SIGTERM each child and reap it; 0 when all exited 0, else -ECHILD (logged). */
 int test_reap_children(const int *pids, int n);
-/* Whether reading (or writing) one byte at @addr faults (SIGSEGV or SIGBUS). */
+/*
+ * Whether reading (or writing) one byte at @addr faults (SIGSEGV or SIGBUS).
+ * It replaces those handlers for the time of the access: one thread at a time.
+ */
 bool test_faults(void *addr, bool write);
 
 #endif
