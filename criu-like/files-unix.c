@@ -202,7 +202,7 @@ static int usk_diag_get(uint32_t ino, struct usk_diag *ret)
 }
 
 struct listener_search {
-	uint32_t embryo, listener;
+	uint32_t client, listener;
 };
 
 static int match_icon(struct usk_diag *d, void *arg)
@@ -211,18 +211,22 @@ static int match_icon(struct usk_diag *d, void *arg)
 	unsigned int i;
 
 	for (i = 0; i < d->nr_icons; i++)
-		if (d->icons[i] == s->embryo) {
+		if (d->icons[i] == s->client) {
 			s->listener = d->ino;
 			return 1;
 		}
 	return 0;
 }
 
-/* The listening socket holding the not yet accepted connection @embryo; 0 if none. */
-static int usk_find_listener(uint32_t embryo, uint32_t *ret)
+/*
+ * The listening socket with a connection from @client not yet accepted; 0 if
+ * none. UNIX_DIAG_ICONS lists the clients of those connections (the peers
+ * of the sockets in the backlog, 0 for a client closed since).
+ */
+static int usk_find_listener(uint32_t client, uint32_t *ret)
 {
 	_cleanup_close_ int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	struct listener_search s = { .embryo = embryo };
+	struct listener_search s = { .client = client };
 	int err;
 
 	if (nl < 0)
@@ -524,26 +528,33 @@ static int usk_dump_icons(const struct dump_ctx *ctx, const struct fd_info *f,
 	if (!e->icons_peer)
 		return -ENOMEM;
 	for (i = 0; i < dg->nr_icons; i++) {
-		struct usk_diag em;
-		int err = usk_diag_get(dg->icons[i], &em);
+		struct usk_diag cl;
+		int err;
 
+		e->icons_peer[i] = dg->icons[i];
+		if (!dg->icons[i])
+			continue; /* a closed client: its socket in the backlog is not found */
+		if (!usk_in_tree(ctx, dg->icons[i]))
+			return refuse_outside(f, dg->icons[i], "listening with a connection from");
+		/*
+		 * The socket waiting in the backlog has no inode before accept(), so
+		 * sock_diag cannot show it; what its client sent is still charged to
+		 * the client's send buffer (wqueue).
+		 */
+		err = usk_diag_get(dg->icons[i], &cl);
 		if (err) {
 			pr_errno(err,
-				 "pid %d fd %d: sock_diag of connection %u in the backlog of %s",
+				 "pid %d fd %d: sock_diag of the client %u in the backlog of %s",
 				 f->pid, f->fd, dg->icons[i], f->link);
 			return err;
 		}
-		e->icons_peer[i] = em.has_peer ? em.peer : 0;
-		usk_diag_fini(&em);
-		if (em.rqueue) {
-			pr_err("pid %d fd %d: connection %u in the backlog of %s has %u bytes its "
-			       "client sent before accept(): not supported yet\n",
-			       f->pid, f->fd, dg->icons[i], f->link, em.rqueue);
+		usk_diag_fini(&cl);
+		if (cl.wqueue) {
+			pr_err("pid %d fd %d: the client %u in the backlog of %s sent %u bytes "
+			       "before accept(): not supported yet\n",
+			       f->pid, f->fd, dg->icons[i], f->link, cl.wqueue);
 			return -EOPNOTSUPP;
 		}
-		if (e->icons_peer[i] && !usk_in_tree(ctx, (uint32_t)e->icons_peer[i]))
-			return refuse_outside(f, (uint32_t)e->icons_peer[i],
-					      "listening with a connection from");
 	}
 	return 0;
 }
@@ -558,21 +569,25 @@ static int usk_dump_peer(const struct dump_ctx *ctx, const struct fd_info *f,
 	if (!dg->has_peer)
 		return 0;
 	if (!dg->peer) {
-		/* The peer was closed: its socket is gone, its inode reads 0. */
-		e->has_peer_closed = e->peer_closed = true;
+		/*
+		 * Inode 0: a closed peer, or the socket waiting in the backlog of a
+		 * listening socket (no inode before accept()), which lists this one.
+		 */
+		err = usk_find_listener(dg->ino, &listener);
+		if (err)
+			return err;
+		if (!listener) {
+			e->has_peer_closed = e->peer_closed = true;
+			return 0;
+		}
+		if (!usk_in_tree(ctx, listener))
+			return refuse_outside(f, listener, "waiting in the backlog of");
 		return 0;
 	}
 	e->has_peer = true;
 	e->peer = dg->peer;
 	if (usk_in_tree(ctx, dg->peer))
 		return 0;
-	err = usk_find_listener(dg->peer, &listener);
-	if (err)
-		return err;
-	if (listener)
-		return usk_in_tree(ctx, listener)
-			       ? 0
-			       : refuse_outside(f, listener, "waiting in the backlog of");
 	err = usk_diag_get(dg->peer, pd);
 	if (err && err != -ENOENT)
 		return err;

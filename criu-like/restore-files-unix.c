@@ -552,14 +552,9 @@ static int open_connected(struct restore_ctx *ctx, size_t pos)
 	long pp = usk_find(f, e->peer), pl;
 
 	if (pp < 0) {
-		/* Its peer waits in the backlog of a listening socket, which makes both. */
-		pl = usk_listener_of(f, e->ino);
-		if (pl < 0) {
-			pr_err("file %u: its peer %llu is not in the images\n", usk_id(f, pos),
-			       (unsigned long long)e->peer);
-			return -EINVAL;
-		}
-		return open_via_listener(f, pos, (size_t)pl);
+		pr_err("file %u: its peer %llu is not in the images\n", usk_id(f, pos),
+		       (unsigned long long)e->peer);
+		return -EINVAL;
 	}
 	if (usk_at(f, pp)->peer != e->ino) {
 		if (e->type != SOCK_DGRAM) {
@@ -582,6 +577,7 @@ int rst_unix_open(struct restore_ctx *ctx, size_t pos)
 {
 	struct rst_files *f = ctx->files;
 	const UnixSkEntry *e = usk_at(f, pos);
+	long pl;
 	int fd;
 
 	/* Made with another socket already: hand it over (the caller moves it). */
@@ -591,8 +587,11 @@ int rst_unix_open(struct restore_ctx *ctx, size_t pos)
 		return fd;
 	}
 	f->fds[pos] = FD_IN_PROGRESS;
+	pl = e->state == TCP_LISTEN ? -1 : usk_listener_of(f, e->ino);
 	if (e->state == TCP_LISTEN)
 		fd = open_listener(f, pos);
+	else if (pl >= 0) /* in its backlog */
+		fd = open_via_listener(f, pos, (size_t)pl);
 	else if (e->peer_closed)
 		fd = open_pair(f, pos, -1);
 	else if (e->has_peer)
