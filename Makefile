@@ -193,4 +193,4 @@ clean:
 .PHONY: all test demo deps lint install clean tests-build
 .SECONDARY:
 
--include $(shell find $(B) -name '*.d' 2>/dev/null)
+-include $(shell find $(B) -path '$(B)/test/zdtm/out' -prune -o -name '*.d' -type f -print 2>/dev/null)
