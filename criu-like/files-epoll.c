@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * epoll: every registered target with its events and data, from the "tfd:"
+ * lines of fdinfo. epoll keys a registration by (file, fd number), so a
+ * target is saved as the fd number it was registered with, and restore
+ * registers it in the task the epoll is dumped from (owner_pid) once that
+ * task's fds are back at their numbers. That needs the number to still be
+ * the registered file in that task: kcmp(KCMP_EPOLL_TFD) checks it, and an
+ * epoll whose target is closed there (open only in another process, or in
+ * no fd table at all) is refused.
+ */
+#define LOG_PREFIX "files: "
+
+#include <errno.h>
+#include <linux/kcmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "compat.h"
+#include "files-anon.h"
+#include "log.h"
+#include "util.h"
+
+static int epoll_match(const struct dump_ctx *ctx, const struct fd_info *f)
+{
+	(void)ctx;
+	return !strcmp(f->link, "anon_inode:[eventpoll]");
+}
+
+/* Whether fd @t->tfd of @f->pid is the file registered as target @toff of that number. */
+static int epoll_check_target(const struct fd_info *f, const struct fdinfo_epoll_tfd *t,
+			      unsigned int toff)
+{
+	struct kcmp_epoll_slot slot = { .efd = (uint32_t)f->fd,
+					.tfd = (uint32_t)t->tfd,
+					.toff = toff };
+	long r = syscall(SYS_kcmp, f->pid, f->pid, KCMP_EPOLL_TFD, (unsigned long)t->tfd,
+			 (unsigned long)&slot);
+
+	if (r == 0)
+		return 0;
+	if (r < 0 && errno != EBADF) {
+		pr_perror("pid %d fd %d: kcmp(KCMP_EPOLL_TFD) of target fd %d", f->pid, f->fd,
+			  t->tfd);
+		return neg_errno();
+	}
+	pr_err("pid %d fd %d: epoll target fd %d (inode %llu) is %s in pid %d: an epoll whose "
+	       "target is only in another process or in no fd table is not supported\n",
+	       f->pid, f->fd, t->tfd, (unsigned long long)t->ino,
+	       r < 0 ? "not open" : "another file now", f->pid);
+	return -EOPNOTSUPP;
+}
+
+/* The entry and its targets in one block owned by @d. */
+static EpollFileEntry *epoll_entry_alloc(struct file_desc *d, unsigned int n)
+{
+	EpollFileEntry *e;
+	EpollTargetEntry *te;
+	unsigned int i;
+
+	e = anon_priv_alloc(d, sizeof(*e) + n * (sizeof(*e->targets) + sizeof(*te)));
+	if (!e)
+		return NULL;
+	epoll_file_entry__init(e);
+	e->targets = (EpollTargetEntry **)(e + 1);
+	te = (EpollTargetEntry *)(e->targets + n);
+	for (i = 0; i < n; i++) {
+		epoll_target_entry__init(&te[i]);
+		e->targets[i] = &te[i];
+	}
+	e->n_targets = n;
+	return e;
+}
+
+static int epoll_fill(const struct fd_info *f, const struct fdinfo *fi, EpollFileEntry *e)
+{
+	unsigned int i, j, toff;
+	int err;
+
+	for (i = 0; i < fi->n_tfd; i++) {
+		const struct fdinfo_epoll_tfd *t = &fi->tfd[i];
+
+		/* Same-numbered targets come in the order kcmp counts them (the rbtree's). */
+		for (toff = 0, j = 0; j < i; j++)
+			toff += fi->tfd[j].tfd == t->tfd;
+		err = epoll_check_target(f, t, toff);
+		if (err)
+			return err;
+		e->targets[i]->tfd = (uint32_t)t->tfd;
+		e->targets[i]->events = t->events;
+		e->targets[i]->data = t->data;
+		e->targets[i]->has_ino = true;
+		e->targets[i]->ino = t->ino;
+	}
+	return 0;
+}
+
+static int epoll_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
+{
+	struct fdinfo fi = { 0 };
+	EpollFileEntry *e;
+	int err;
+
+	(void)ctx;
+	err = anon_fdinfo_read(f, FDINFO_EPOLL, true, &fi);
+	if (err)
+		return err;
+	e = epoll_entry_alloc(d, fi.n_tfd);
+	err = e ? epoll_fill(f, &fi, e) : -ENOMEM;
+	if (!err) {
+		e->flags = f->flags;
+		e->owner_pid = (uint32_t)f->pid;
+		d->fe.type = FILE_TYPE__FILE_EPOLL;
+		d->fe.epoll = e;
+		pr_debug("pid %d fd %d: epoll with %u targets\n", f->pid, f->fd, fi.n_tfd);
+	}
+	fdinfo_fini(&fi);
+	return err;
+}
+
+const struct file_ops epoll_file_ops = {
+	.name = "epoll",
+	.match = epoll_match,
+	.dump = epoll_dump,
+};
