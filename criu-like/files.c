@@ -34,6 +34,7 @@ static const struct file_ops *const file_kinds[] = {
 	&eventfd_file_ops,
 	&signalfd_file_ops,
 	&timerfd_file_ops,
+	&epoll_file_ops,
 	&unix_file_ops,
 };
 
