@@ -340,8 +340,7 @@ static int open_one(struct restore_ctx *ctx, size_t pos)
 	case FILE_TYPE__FILE_EPOLL:
 		return rst_epoll_open(ctx, pos);
 	case FILE_TYPE__FILE_UNIXSK:
-		pr_err("file %u is a unix socket: this version does not restore them\n", fe->id);
-		return -EOPNOTSUPP;
+		return rst_unix_open(ctx, pos);
 	default:
 		break;
 	}
