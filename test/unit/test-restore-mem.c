@@ -203,6 +203,55 @@ static void test_runs_refused(void **state)
 	expect_runs_refused(RST_TASK_SIZE - PAGE_SIZE, 2, PAGEMAP_FLAG__PE_PRESENT, -EINVAL);
 }
 
+/*
+ * Random pagemaps against the fixture: either refused, or runs that lie in
+ * private VMAs, in order, with contiguous data offsets adding up to the
+ * pages of the entries.
+ */
+static void test_runs_random(void **state)
+{
+	uint64_t x = 0x2545f4914f6cdd1dULL;
+	unsigned int round, ok = 0;
+
+	(void)state;
+	for (round = 0; round < 2000; round++) {
+		struct fixture f;
+		uint64_t pages = 0, vaddr = 0x10000, next_off = IMG_RAW_DATA_OFF;
+		size_t n = 0, i, nr = 1 + round % 6;
+
+		fixture_init(&f);
+		for (i = 0; i < nr; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			vaddr += (x % 6) * PAGE_SIZE; /* 0: touching the previous entry */
+			if (x % 97 == 0)
+				vaddr -= PAGE_SIZE; /* sometimes out of order */
+			add_pe(&f, &n, vaddr, 1 + (uint32_t)(x >> 8) % 4,
+			       x % 53 ? PAGEMAP_FLAG__PE_PRESENT : PAGEMAP_FLAG__PE_PARENT);
+			pages += f.pe[n - 1].nr_pages;
+			vaddr += (uint64_t)f.pe[n - 1].nr_pages * PAGE_SIZE;
+		}
+		if (rst_plan_runs(1, &f.plan, f.pep, n)) {
+			fixture_fini(&f);
+			continue;
+		}
+		ok++;
+		assert_int_equal(f.plan.pages_bytes, pages * PAGE_SIZE);
+		for (i = 0; i < f.plan.nr_runs; i++) {
+			const struct rst_page_run *r = &f.plan.runs[i];
+
+			assert_int_equal(r->off, next_off);
+			next_off += r->len;
+			assert_true(r->vaddr >= 0x10000 && r->vaddr + r->len <= 0x30000);
+			if (i)
+				assert_true(r->vaddr >
+					    f.plan.runs[i - 1].vaddr + f.plan.runs[i - 1].len);
+		}
+		assert_int_equal(next_off - IMG_RAW_DATA_OFF, pages * PAGE_SIZE);
+		fixture_fini(&f);
+	}
+	assert_true(ok > 10); /* the generator does produce valid pagemaps */
+}
+
 static void test_hole(void **state)
 {
 	struct rst_range busy[] = {
@@ -383,6 +432,7 @@ int main(void)
 		cmocka_unit_test(test_runs_offsets_and_merge),
 		cmocka_unit_test(test_runs_empty),
 		cmocka_unit_test(test_runs_refused),
+		cmocka_unit_test(test_runs_random),
 		cmocka_unit_test(test_hole),
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_shmem_find),
