@@ -392,3 +392,49 @@ int page_xfer_file(struct page_xfer *x, int fd, const struct mem_runs *runs, uin
 	}
 	return 0;
 }
+
+int page_xfer_mem(struct page_xfer *x, pid_t pid, const struct mem_runs *runs, uint32_t *crcs)
+{
+	_cleanup_free_ uint8_t *buf = malloc(x->pipe_size);
+	_cleanup_close_ int fd = -1;
+	char path[64];
+	unsigned int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (!buf || fd < 0) {
+		pr_perror("pid %d: cannot read %s", pid, path);
+		return buf ? neg_errno() : -ENOMEM;
+	}
+	for (i = 0; i < runs->nr; i++) {
+		off_t pos = (off_t)runs->runs[i].start;
+		size_t left = runs->runs[i].nr_pages * PAGE_SIZE;
+
+		crcs[i] = 0;
+		while (left) {
+			size_t len = min(left, x->pipe_size);
+			ssize_t n = pread(fd, buf, len, pos);
+			int err;
+
+			if (n != (ssize_t)len) {
+				err = n < 0 ? neg_errno() : -EIO;
+				pr_err("pid %d: reading %zu bytes at %llx from %s: %s\n", pid, len,
+				       (unsigned long long)pos, path, strerror(-err));
+				return err;
+			}
+			err = write_all(x->img_fd, buf, len);
+			if (err) {
+				pr_err("pid %d: writing %s at data offset %llu: %s\n", pid,
+				       img_name(x->img), (unsigned long long)x->off,
+				       strerror(-err));
+				return err;
+			}
+			crcs[i] = crc32c(crcs[i], buf, len);
+			x->off += len;
+			pos += (off_t)len;
+			left -= len;
+			progress(x, false);
+		}
+	}
+	return 0;
+}

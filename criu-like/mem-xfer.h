@@ -43,6 +43,11 @@ int page_xfer_close(struct page_xfer *x, int err);
 struct parasite_ctl;
 int page_xfer_task(struct page_xfer *x, struct parasite_ctl *ctl, const struct mem_runs *runs,
 		   uint32_t *crcs);
+/*
+ * The pages of @runs (task addresses in VMAs without PROT_READ, which
+ * vmsplice cannot read) read through /proc/PID/mem and written to the image.
+ */
+int page_xfer_mem(struct page_xfer *x, pid_t pid, const struct mem_runs *runs, uint32_t *crcs);
 /* The pages of @runs (page offsets) of the shmem file @fd, spliced into the image. */
 int page_xfer_file(struct page_xfer *x, int fd, const struct mem_runs *runs, uint32_t *crcs);
 

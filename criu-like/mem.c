@@ -250,25 +250,65 @@ static int write_mm(struct dump_ctx *ctx, struct dump_task *dt)
 }
 
 /*
- * vmsplice cannot read a page of a PROT_NONE VMA (or one without
- * PROT_READ), and adding PROT_READ for the drain would change the task.
+ * vmsplice cannot read a page of a VMA without PROT_READ (PROT_NONE data, a
+ * guard page that was written), and adding PROT_READ for the drain would
+ * change the task. Those pages are read through /proc/PID/mem instead
+ * (FOLL_FORCE reads them). The runs are cut where readability changes, so
+ * each piece goes one way or the other; *@noread says which (NULL: every
+ * run is readable, and @ret is left empty: use the plan's runs).
  */
-static int check_readable(pid_t pid, const struct vma_list *vmas, const struct mem_plan *plan)
+static bool vma_noread(const struct vma_list *vmas, const struct mem_plan *plan, unsigned int i)
 {
-	unsigned int i;
+	return (plan->policy[i] == MEM_SAVE_ANON || plan->policy[i] == MEM_SAVE_COW) &&
+	       !(vmas->vmas[i].prot & PROT_READ);
+}
 
-	for (i = 0; i < vmas->nr; i++) {
-		const struct vma_entry *v = &vmas->vmas[i];
+static int split_noread(const struct vma_list *vmas, const struct mem_plan *plan,
+			struct mem_runs *ret, bool **noread)
+{
+	unsigned int i, v = 0, n = 0;
+	bool any = false;
 
-		if (plan->policy[i] == MEM_SAVE_ANON || plan->policy[i] == MEM_SAVE_COW) {
-			if (!(v->prot & PROT_READ) && (v->rss || v->swap)) {
-				pr_err("pid %d: VMA %lx-%lx holds pages but is not readable "
-				       "(prot %x): not supported\n",
-				       pid, v->start, v->end, v->prot);
-				return -EOPNOTSUPP;
-			}
+	*noread = NULL;
+	for (i = 0; i < vmas->nr && !any; i++)
+		any = vma_noread(vmas, plan, i);
+	if (!any)
+		return 0;
+	/* Each cut adds one run at most per VMA. */
+	ret->cap = plan->runs.nr + vmas->nr;
+	ret->runs = calloc(ret->cap, sizeof(*ret->runs));
+	*noread = calloc(ret->cap, sizeof(**noread));
+	if (!ret->runs || !*noread)
+		return -ENOMEM;
+	for (i = 0; i < plan->runs.nr; i++) {
+		const struct mem_run *r = &plan->runs.runs[i];
+		unsigned long start = r->start, end = r->start + r->nr_pages * PAGE_SIZE;
+
+		while (start < end) {
+			unsigned long stop = end;
+
+			while (v < vmas->nr && vmas->vmas[v].end <= start)
+				v++;
+			if (v < vmas->nr && vmas->vmas[v].start <= start)
+				stop = min(end, vmas->vmas[v].end);
+			if (n == ret->cap)
+				return -E2BIG;
+			ret->runs[n] = (struct mem_run){ start, (stop - start) / PAGE_SIZE,
+							 r->policy };
+			(*noread)[n] = v < vmas->nr && vmas->vmas[v].start <= start &&
+				       vma_noread(vmas, plan, v);
+			/* Merge with the previous piece when it is the same kind and touches. */
+			if (n && (*noread)[n - 1] == (*noread)[n] &&
+			    ret->runs[n - 1].start + ret->runs[n - 1].nr_pages * PAGE_SIZE ==
+				    start &&
+			    ret->runs[n - 1].policy == r->policy)
+				ret->runs[n - 1].nr_pages += ret->runs[n].nr_pages;
+			else
+				n++;
+			start = stop;
 		}
 	}
+	ret->nr = n;
 	return 0;
 }
 
@@ -324,13 +364,34 @@ static int runs_check(pid_t pid, const struct mem_runs *r, uint64_t *ret_pages)
 	return 0;
 }
 
-static int dump_private_pages(struct dump_ctx *ctx, struct dump_task *dt)
+/* Runs [i, j) of @runs all go the same way: vmspliced, or read from /proc/PID/mem. */
+static int xfer_runs(struct page_xfer *x, struct dump_task *dt, const struct mem_runs *runs,
+		     const bool *noread, uint32_t *crcs)
+{
+	unsigned int i = 0, j;
+	int err = 0;
+
+	if (!noread)
+		return page_xfer_task(x, dt->ctl, runs, crcs);
+	while (!err && i < runs->nr) {
+		struct mem_runs sub = { .runs = &runs->runs[i] };
+
+		for (j = i; j < runs->nr && noread[j] == noread[i]; j++)
+			;
+		sub.nr = sub.cap = j - i;
+		err = noread[i] ? page_xfer_mem(x, dt->t->pid, &sub, crcs + i)
+				: page_xfer_task(x, dt->ctl, &sub, crcs + i);
+		i = j;
+	}
+	return err;
+}
+
+static int dump_private_runs(struct dump_ctx *ctx, struct dump_task *dt,
+			     const struct mem_runs *runs, const bool *noread, uint32_t pages_id)
 {
 	pid_t pid = dt->t->pid;
-	const struct mem_runs *runs = &dt->plan.runs;
 	_cleanup_free_ uint32_t *crcs = NULL;
 	struct page_xfer x;
-	uint32_t pages_id = ctx->next_pages_id++;
 	uint64_t pages, t0;
 	int err;
 
@@ -343,7 +404,7 @@ static int dump_private_pages(struct dump_ctx *ctx, struct dump_task *dt)
 	t0 = mem_now_ns();
 	err = page_xfer_open(&x, ctx, pid, pages_id, pages * PAGE_SIZE);
 	if (!err)
-		err = page_xfer_task(&x, dt->ctl, runs, crcs);
+		err = xfer_runs(&x, dt, runs, noread, crcs);
 	err = page_xfer_close(&x, err);
 	ctx->stats.memwrite_ns += mem_now_ns() - t0;
 	if (!err) {
@@ -352,6 +413,26 @@ static int dump_private_pages(struct dump_ctx *ctx, struct dump_task *dt)
 		err = write_pagemap(ctx, CR_IMG_PAGEMAP, (uint32_t)pid, pid, pages_id, runs, crcs,
 				    false);
 	}
+	return err;
+}
+
+static int dump_private_pages(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	struct mem_runs split = { 0 };
+	const struct mem_runs *runs = &dt->plan.runs;
+	_cleanup_free_ bool *noread = NULL;
+	uint32_t pages_id = ctx->next_pages_id++;
+	int err;
+
+	err = split_noread(&dt->vmas, &dt->plan, &split, &noread);
+	if (err) {
+		mem_runs_fini(&split);
+		return err;
+	}
+	if (noread)
+		runs = &split;
+	err = dump_private_runs(ctx, dt, runs, noread, pages_id);
+	mem_runs_fini(&split);
 	return err;
 }
 
@@ -372,9 +453,7 @@ int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt)
 		return err;
 	}
 	ctx->stats.pages_scanned += dt->plan.stats.pages_scanned;
-	err = check_readable(pid, &dt->vmas, &dt->plan);
-	if (!err)
-		err = write_mm(ctx, dt);
+	err = write_mm(ctx, dt);
 	if (!err)
 		err = dump_private_pages(ctx, dt);
 	ctx->stats.memdump_ns += mem_now_ns() - t0;

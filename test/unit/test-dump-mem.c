@@ -52,7 +52,7 @@
 
 /* What the child set up, sent to the parent once ready. */
 struct layout {
-	uintptr_t anon, file, shm, holes, brk_start, big;
+	uintptr_t anon, file, shm, holes, brk_start, big, noread;
 	uintptr_t rseq; /* the main thread's struct rseq, 0 without one */
 	pid_t grandchild;
 };
@@ -164,6 +164,7 @@ static int victim_setup(int fd, struct layout *l, unsigned int flags)
 		fill_page(b, 0xdead, 0);
 		if (mprotect(b, PAGE_SIZE, PROT_NONE))
 			return -errno;
+		l->noread = (uintptr_t)b;
 	}
 	if (flags & VICTIM_BIG) {
 		b = mmap(NULL, BIG_PAGES * PAGE_SIZE, PROT_READ | PROT_WRITE,
@@ -613,14 +614,22 @@ static void test_enospc(void **state)
 }
 
 /* A written page that is not readable any more: refused, the victim intact. */
-static void test_unreadable_refused(void **state)
+/*
+ * A written page made PROT_NONE: vmsplice cannot read it, /proc/PID/mem
+ * can. It is saved like any other, and the task is left as it was.
+ */
+static void test_unreadable_saved(void **state)
 {
 	struct dump_ctx ctx = { .next_pages_id = 1 };
 	struct dump_task dts[2] = { 0 };
 	struct pstree *t = NULL;
 	struct proc_stat st;
 	struct vma_list before = { 0 }, after = { 0 };
+	ProtobufCMessage **recs = NULL;
+	uint32_t pages_id;
 	struct layout l;
+	size_t n = 0;
+	bool saved;
 	_cleanup_close_ int dirfd = -1;
 	int err;
 
@@ -634,13 +643,21 @@ static void test_unreadable_refused(void **state)
 	err = dump_tree_mem(&ctx, dts, &t);
 	release_tree(dts, t);
 	shmem_set_fini(&ctx.shm);
-	assert_int_equal(err, -EOPNOTSUPP);
+	assert_int_equal(err, 0);
+	read_pagemap(dirfd, CR_IMG_PAGEMAP, (uint32_t)victim, &pages_id, &recs, &n);
+	saved_pages((PagemapEntry **)recs + 1, n - 1, l.noread, 1, &saved);
+	assert_true(saved);
+	/* Every run, the PROT_NONE one too, against /proc/PID/mem, crcs included. */
+	check_pages(dirfd, (PagemapEntry **)recs + 1, n - 1, pages_id, victim, 0);
+	img_free_records(recs, n);
 	assert_int_equal(proc_parse_stat(victim, 0, &st), 0);
 	assert_true(st.state == 'S' || st.state == 'R');
 	assert_int_equal(proc_parse_maps(victim, false, &after), 0);
 	assert_int_equal(before.nr, after.nr);
-	assert_memory_equal(&before.vmas[before.nr - 1].start, &after.vmas[after.nr - 1].start,
-			    sizeof(unsigned long));
+	for (size_t i = 0; i < before.nr; i++) {
+		assert_int_equal(before.vmas[i].start, after.vmas[i].start);
+		assert_int_equal(before.vmas[i].prot, after.vmas[i].prot);
+	}
 	vma_list_fini(&before);
 	vma_list_fini(&after);
 }
@@ -650,7 +667,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_dump_mem, teardown),
 		cmocka_unit_test_teardown(test_enospc, teardown),
-		cmocka_unit_test_teardown(test_unreadable_refused, teardown),
+		cmocka_unit_test_teardown(test_unreadable_saved, teardown),
 	};
 
 	if (geteuid() != 0) {
