@@ -245,10 +245,10 @@ static int usk_refill(int from, const UnixSkEntry *e, bool connected, uint32_t i
 /* Options, shutdown state and flags, once the queues are refilled. */
 static int usk_finish(int sk, const UnixSkEntry *e, uint32_t id)
 {
-	int one = 1, how = -1;
+	int one = 1, how = -1, rcv = (int)e->rcvbuf / 2;
 
-	if ((e->has_rcvbuf && setsockopt(sk, SOL_SOCKET, SO_RCVBUFFORCE,
-					 &(int){ (int)e->rcvbuf / 2 }, sizeof(int))) ||
+	/* SO_RCVBUFFORCE like SO_SNDBUFFORCE: the kernel doubles what it is given. */
+	if ((e->has_rcvbuf && setsockopt(sk, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof(rcv))) ||
 	    (e->has_sndbuf && set_sndbuf(sk, (int)e->sndbuf)) ||
 	    (e->passcred && setsockopt(sk, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one))) ||
 	    (e->has_peek_off &&

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unix sockets at dump time (files-unix.c) on real children: what is not
+ * supported must be refused naming the pid, the fd and the reason, and the
+ * child's sockets must be left exactly as they were (fds in flight still
+ * there, data still queued); a datagram socket connected outside the tree
+ * is dumped with --ext-unix-sk, with the name it is connected to; other
+ * socket families stay refused. Run as root.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "dump.h"
+#include "image.h"
+#include "infect.h"
+#include "log.h"
+#include "options.h"
+#include "seize.h"
+#include "util.h"
+
+#include "files.pb-c.h"
+
+#define MSG "in flight"
+
+enum victim_kind {
+	V_RIGHTS, /* a stream pair with an fd in flight */
+	V_OUTSIDE, /* one end of a pair whose other end the test holds */
+	V_PASSCRED, /* SO_PASSCRED with data queued */
+	V_EXT_DGRAM, /* a datagram socket connected to a bound socket of the test */
+	V_INET, /* a UDP socket */
+};
+
+static pid_t victim, last_victim;
+static char dir[] = "/tmp/test-unixsk.XXXXXX";
+static char imgdir[64];
+static struct sockaddr_un ext_sa;
+static socklen_t ext_len;
+
+static int wait_usr1(void)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	return sigwait(&set, &sig);
+}
+
+/* The socket to dump in the child, set up as @kind; -errno on failure. */
+static int victim_setup(enum victim_kind kind, int test_fd, int *other)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = MSG, .iov_len = sizeof(MSG) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int sk[2], one = 1, fd;
+
+	switch (kind) {
+	case V_RIGHTS:
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sk))
+			return -errno;
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		CMSG_FIRSTHDR(&mh)->cmsg_level = SOL_SOCKET;
+		CMSG_FIRSTHDR(&mh)->cmsg_type = SCM_RIGHTS;
+		CMSG_FIRSTHDR(&mh)->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(CMSG_FIRSTHDR(&mh)), &sk[1], sizeof(int));
+		if (sendmsg(sk[1], &mh, 0) != sizeof(MSG))
+			return -errno;
+		*other = sk[1];
+		return sk[0];
+	case V_OUTSIDE:
+		return test_fd;
+	case V_PASSCRED:
+		if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sk) ||
+		    setsockopt(sk[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) ||
+		    send(sk[1], MSG, sizeof(MSG), 0) != sizeof(MSG))
+			return -errno;
+		*other = sk[1];
+		return sk[0];
+	case V_EXT_DGRAM:
+		fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+		if (fd < 0 || connect(fd, (struct sockaddr *)&ext_sa, ext_len))
+			return -errno;
+		return fd;
+	case V_INET:
+		fd = socket(AF_INET, SOCK_DGRAM, 0);
+		return fd < 0 ? -errno : fd;
+	}
+	return -EINVAL;
+}
+
+/* After the dump: 0 when the socket @fd is as it was. */
+static int victim_check(enum victim_kind kind, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))], buf[64];
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+
+	switch (kind) {
+	case V_RIGHTS:
+	case V_PASSCRED:
+		if (recvmsg(fd, &mh, MSG_DONTWAIT) != sizeof(MSG) || memcmp(buf, MSG, sizeof(MSG)))
+			return 2;
+		c = CMSG_FIRSTHDR(&mh);
+		if (kind == V_RIGHTS && (!c || c->cmsg_type != SCM_RIGHTS))
+			return 3; /* the fd in flight was lost */
+		if (kind == V_PASSCRED && (!c || c->cmsg_type != SCM_CREDENTIALS))
+			return 4;
+		return 0;
+	case V_OUTSIDE:
+		return send(fd, "x", 1, 0) == 1 ? 0 : 5;
+	default:
+		return 0;
+	}
+}
+
+static void victim_main(int wfd, int test_fd, enum victim_kind kind)
+{
+	sigset_t set;
+	int fd, other = -1;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	fd = victim_setup(kind, test_fd, &other);
+	if (fd < 0 || write_all(wfd, &fd, sizeof(fd)))
+		_exit(1);
+	close(wfd);
+	wait_usr1();
+	_exit(victim_check(kind, fd));
+}
+
+/* The child, only its own fds open; its socket's fd number in *@ret_fd. */
+static int start_victim(enum victim_kind kind, int test_fd, int *ret_fd)
+{
+	int p[2], err = 0;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	victim = fork();
+	if (victim == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		if (dup2(p[1], 10) < 0 || (test_fd >= 0 && dup2(test_fd, 11) < 0) || null < 0 ||
+		    dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+			_exit(1);
+		close_range(3, 9, 0);
+		close_range(12, ~0u, 0);
+		victim_main(10, test_fd >= 0 ? 11 : -1, kind);
+	}
+	close(p[1]);
+	if (victim < 0 || read_all(p[0], ret_fd, sizeof(*ret_fd)) || read(p[0], &c, 1) != 0)
+		err = -EIO;
+	close(p[0]);
+	return err;
+}
+
+static int dump_files(int imgfd, const struct cr_options *opts)
+{
+	struct dump_task dt = { 0 };
+	struct dump_ctx ctx = { .opts = opts, .dirfd = imgfd };
+	struct pstree *t = NULL;
+	pid_t tid;
+	int err;
+
+	err = seize_tree(victim, NULL, &t);
+	if (err)
+		return err;
+	assert_int_equal(t->nr_tasks, 1);
+	ctx.tree = t;
+	ctx.tasks = &dt;
+	ctx.nr_tasks = 1;
+	dt.t = t->tasks[0];
+	tid = dt.t->threads[0].tid;
+	err = parasite_infect(dt.t->pid, &tid, 1, &dt.ctl);
+	if (!err)
+		err = dump_task_files(&ctx, &dt);
+	if (!err)
+		err = dump_files_finish(&ctx);
+	if (dt.ctl && parasite_cure(dt.ctl) && !err)
+		err = -EIO;
+	unseize_tree(t, UNSEIZE_RESUME);
+	file_table_free(ctx.files);
+	return err;
+}
+
+static int child_status(pid_t pid)
+{
+	int status = -1;
+
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Dump a child of @kind; the result, the log in @log, and the child's check. */
+static int dump_victim(enum victim_kind kind, int test_fd, const struct cr_options *opts, char *log,
+		       size_t size, int *ret_fd)
+{
+	int imgfd, logfd, err;
+	ssize_t n;
+
+	assert_int_equal(start_victim(kind, test_fd, ret_fd), 0);
+	imgfd = img_dir_open(imgdir, false);
+	assert_true(imgfd >= 0);
+	logfd = memfd_create("log", 0);
+	assert_true(logfd >= 0);
+	assert_int_equal(log_set_fd(logfd), 0);
+	err = dump_files(imgfd, opts);
+	log_set_fd(STDERR_FILENO);
+	n = pread(logfd, log, size - 1, 0);
+	log[n > 0 ? n : 0] = '\0';
+	close(logfd);
+	close(imgfd);
+	/* The child's socket is as it was. */
+	last_victim = victim;
+	assert_int_equal(kill(victim, SIGUSR1), 0);
+	assert_int_equal(child_status(victim), 0);
+	victim = 0;
+	return err;
+}
+
+static void expect_refused(enum victim_kind kind, int test_fd, const char *reason)
+{
+	struct cr_options opts = { 0 };
+	char log[4096], expect[64];
+	int fd;
+
+	assert_int_equal(dump_victim(kind, test_fd, &opts, log, sizeof(log), &fd), -EOPNOTSUPP);
+	snprintf(expect, sizeof(expect), "pid %d fd %d: socket:[", last_victim, fd);
+	if (!strstr(log, reason) || !strstr(log, expect))
+		fail_msg("expected \"%s\" and \"%s\" in the log:\n%s", expect, reason, log);
+}
+
+static void test_rights_refused(void **state)
+{
+	(void)state;
+	expect_refused(V_RIGHTS, -1, "has file descriptors in flight (SCM_RIGHTS)");
+}
+
+static void test_outside_refused(void **state)
+{
+	int sk[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sk), 0);
+	expect_refused(V_OUTSIDE, sk[1], "outside the dumped tree");
+	assert_int_equal(recv(sk[0], &(char){ 0 }, 1, MSG_DONTWAIT), 1);
+	close(sk[0]);
+	close(sk[1]);
+}
+
+static void test_passcred_refused(void **state)
+{
+	(void)state;
+	expect_refused(V_PASSCRED, -1, "passes credentials (SO_PASSCRED)");
+}
+
+static void test_inet_refused(void **state)
+{
+	(void)state;
+	expect_refused(V_INET, -1, "(inet socket) is not supported yet");
+}
+
+static void test_ext_dgram(void **state)
+{
+	struct cr_options opts = { .ext_unix_sk = true };
+	ProtobufCMessage **recs = NULL;
+	size_t n = 0, i, found = 0;
+	struct cr_img *img;
+	char log[4096];
+	int srv, fd, imgfd;
+
+	(void)state;
+	srv = socket(AF_UNIX, SOCK_DGRAM, 0);
+	assert_true(srv >= 0);
+	assert_int_equal(bind(srv, (struct sockaddr *)&ext_sa, ext_len), 0);
+	/* Without the option: refused. */
+	opts.ext_unix_sk = false;
+	assert_int_equal(dump_victim(V_EXT_DGRAM, -1, &opts, log, sizeof(log), &fd), -EOPNOTSUPP);
+	assert_non_null(strstr(log, "--ext-unix-sk"));
+	opts.ext_unix_sk = true;
+	assert_int_equal(dump_victim(V_EXT_DGRAM, -1, &opts, log, sizeof(log), &fd), 0);
+	imgfd = img_dir_open(imgdir, false);
+	img = img_open(imgfd, CR_IMG_FILES, 0, IMG_READ);
+	assert_non_null(img);
+	assert_int_equal(img_read_all(img, &recs, &n), 0);
+	img_close(img);
+	for (i = 0; i < n; i++) {
+		const FileEntry *fe = (const FileEntry *)recs[i];
+
+		if (fe->type != FILE_TYPE__FILE_UNIXSK)
+			continue;
+		found++;
+		assert_true(fe->unixsk->has_ext_peer_name);
+		assert_int_equal(fe->unixsk->ext_peer_name.len, strlen(ext_sa.sun_path) + 1);
+		assert_memory_equal(fe->unixsk->ext_peer_name.data, ext_sa.sun_path,
+				    fe->unixsk->ext_peer_name.len);
+		assert_false(fe->unixsk->has_peer);
+		assert_int_equal(fe->unixsk->type, SOCK_DGRAM);
+	}
+	assert_int_equal(found, 1);
+	img_free_records(recs, n);
+	close(imgfd);
+	close(srv);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	assert_non_null(mkdtemp(strcpy(dir, "/tmp/test-unixsk.XXXXXX")));
+	snprintf(imgdir, sizeof(imgdir), "%s/img", dir);
+	assert_int_equal(mkdir(imgdir, 0700), 0);
+	memset(&ext_sa, 0, sizeof(ext_sa));
+	ext_sa.sun_family = AF_UNIX;
+	snprintf(ext_sa.sun_path, sizeof(ext_sa.sun_path), "%s/ext.sock", dir);
+	ext_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(ext_sa.sun_path) + 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	if (victim > 0) {
+		kill(victim, SIGKILL);
+		waitpid(victim, NULL, 0);
+		victim = 0;
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_rights_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_outside_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_passcred_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inet_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ext_dgram, setup, teardown),
+	};
+
+	if (geteuid()) {
+		print_message("test-unixsk needs root: skipped\n");
+		return 0;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
