@@ -220,8 +220,9 @@ static int thread_robust_list(pid_t pid, pid_t tid, ThreadCoreEntry *tc)
 	return 0;
 }
 
+/* @shared and @thp_disabled (task-wide state read through a thread): the first thread only. */
 static int dump_thread(struct dump_task *dt, const struct seized_thread *th, struct thread_bufs *b,
-		       struct sigqueue *shared)
+		       struct sigqueue *shared, TaskCoreEntry *thp_disabled)
 {
 	pid_t pid = dt->t->pid, tid = th->tid;
 	const struct arch_thread_state *ts = parasite_thread_regs(dt->ctl, tid);
@@ -246,11 +247,19 @@ static int dump_thread(struct dump_task *dt, const struct seized_thread *th, str
 	err = parasite_get_thread_state(dt->ctl, tid, &st, &blocked);
 	if (err)
 		return err;
-	if (st.ret_altstack || st.ret_tid_address) {
-		err = st.ret_altstack ? st.ret_altstack : st.ret_tid_address;
-		pr_err("sigaltstack/PR_GET_TID_ADDRESS in thread %d of %d: %s\n", tid, pid,
-		       strerror(-err));
+	if (st.ret_altstack || st.ret_tid_address || st.ret_prctl) {
+		err = st.ret_altstack	   ? st.ret_altstack
+		      : st.ret_tid_address ? st.ret_tid_address
+					   : st.ret_prctl;
+		pr_err("sigaltstack/prctl in thread %d of %d: %s\n", tid, pid, strerror(-err));
 		return err;
+	}
+	b->tc.has_timer_slack_ns = b->tc.has_pdeath_sig = true;
+	b->tc.timer_slack_ns = st.timer_slack_ns;
+	b->tc.pdeath_sig = (uint32_t)st.pdeath_sig;
+	if (thp_disabled) {
+		thp_disabled->has_thp_disabled = true;
+		thp_disabled->thp_disabled = st.thp_disable > 0;
 	}
 	b->tc.blocked = blocked;
 	sigaltstack_entry__init(&b->sas);
@@ -657,7 +666,8 @@ int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt)
 	for (i = 0; !err && i < t->nr_threads; i++) {
 		if (!t->threads[i].seized)
 			continue;
-		err = dump_thread(dt, &t->threads[i], &thb[n], n ? NULL : &tb.shared);
+		err = dump_thread(dt, &t->threads[i], &thb[n], n ? NULL : &tb.shared,
+				  n ? NULL : &tb.tc);
 		thp[n] = &thb[n].tc;
 		n++;
 	}

@@ -39,6 +39,26 @@ static struct parasite_log *log_of(struct parasite_args *a)
 	return (struct parasite_log *)((char *)a + a->log_off);
 }
 
+/* The per-thread prctl values only the thread itself can read. */
+static void thread_prctls(struct parasite_thread_state *st)
+{
+	int sig = 0;
+	long ret;
+
+	ret = sys_prctl(PR_GET_TIMERSLACK, 0);
+	if (ret >= 0) {
+		st->timer_slack_ns = (uint64_t)ret;
+		ret = sys_prctl(PR_GET_PDEATHSIG, (unsigned long)&sig);
+	}
+	if (ret >= 0) {
+		st->pdeath_sig = sig;
+		ret = sys_prctl(PR_GET_THP_DISABLE, 0);
+	}
+	if (ret >= 0)
+		st->thp_disable = (int32_t)ret;
+	st->ret_prctl = ret < 0 ? (int32_t)ret : 0;
+}
+
 static void thread_state(struct parasite_args *a, long idx)
 {
 	struct parasite_thread_state *st = (struct parasite_thread_state *)((char *)a +
@@ -55,6 +75,7 @@ static void thread_state(struct parasite_args *a, long idx)
 		st->ss_size = ss.ss_size;
 	}
 	st->ret_tid_address = (int32_t)sys_prctl(PR_GET_TID_ADDRESS, &st->clear_child_tid);
+	thread_prctls(st);
 	st->tid = (int32_t)sys_gettid();
 	plog(log_of(a), "thread %d: altstack %lx/%lx flags %d, clear_child_tid %lx", st->tid,
 	     (unsigned long)st->ss_sp, (unsigned long)st->ss_size, st->ss_flags,

@@ -68,6 +68,11 @@ struct parasite_thread_state {
 	int32_t ss_flags;
 	uint64_t ss_sp, ss_size;
 	uint64_t clear_child_tid; /* PR_GET_TID_ADDRESS */
+	uint64_t timer_slack_ns; /* PR_GET_TIMERSLACK (per thread) */
+	int32_t pdeath_sig; /* PR_GET_PDEATHSIG (per thread) */
+	int32_t thp_disable; /* PR_GET_THP_DISABLE (of the mm) */
+	int32_t ret_prctl; /* 0 or the -errno of the first of these three that failed */
+	int32_t pad;
 };
 
 #define PARASITE_MAX_FDS 64 /* per DRAIN_FDS command; below SCM_MAX_FD (253) */

@@ -79,6 +79,8 @@ for t in core['threads']:
     eq(f'thread {tid} pending (own queue)', len(t.get('pending', [])) > 0,
        int(ts['SigPnd'], 16) != 0)
     eq(f'thread {tid} has rseq (glibc registers it)', 'rseq' in t, True)
+leader = next(t for t in core['threads'] if t['tid'] == pid)
+eq('leader timer slack', leader['timer_slack_ns'], int(proc('timerslack_ns')))
 eq('threads blocked masks differ', len({t['blocked'] for t in core['threads']}), len(tasks))
 
 # core: process

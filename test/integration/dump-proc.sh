@@ -24,7 +24,7 @@ done
 # The threads block their signals right after ready: give them a moment.
 sleep 0.2
 mkdir "$tmp/proc"
-for f in stat status maps auxv limits personality timers oom_score_adj loginuid; do
+for f in stat status maps auxv limits personality timers oom_score_adj loginuid timerslack_ns; do
 	cat /proc/$vp/$f >"$tmp/proc/$f"
 done
 ls /proc/$vp/task >"$tmp/proc/tasks"
