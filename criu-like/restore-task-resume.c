@@ -109,13 +109,11 @@ static int step_one(struct rtask *rt, struct rthread *th, int status)
 			pr_perror("pid %d: PTRACE_GET_SYSCALL_INFO of %d", pid, th->tid);
 			return neg_errno();
 		}
-		pr_debug("pid %d: thread %d: syscall %s %ld\n", pid, th->tid,
-			 si.op == CR_SYSCALL_INFO_ENTRY ? "entry" : "exit",
-			 si.op == CR_SYSCALL_INFO_ENTRY ? (long)si.nr : (long)si.nr);
 		if (si.op == CR_SYSCALL_INFO_ENTRY && si.nr == __NR_rt_sigreturn) {
 			th->in_sigreturn = true;
 			th->sp = si.sp;
 		} else if (si.op == CR_SYSCALL_INFO_EXIT && th->in_sigreturn) {
+			pr_debug("pid %d: thread %d left the restorer\n", pid, th->tid);
 			return 1;
 		}
 	} else if (status >> 16 == 0 && WSTOPSIG(status) == SIGSTOP) {

@@ -332,7 +332,6 @@ static void read_pages(struct rst_args *a, struct rst_thread *th)
 		check(a, th, preadv_all(a->pages_fd, iov, n, off, len),
 		      "preadv of %lu bytes at %lx from the pages image", len, off);
 	}
-	rdebug(a, th, "%u page runs read", a->nr_runs);
 }
 
 /* Each run's data against the crc32c of its pagemap entry, before mprotect() makes it unreadable. */
@@ -433,8 +432,8 @@ static void restore_memory(struct rst_args *a, struct rst_thread *th)
 	t1 = now_us();
 	check_pages(a, th);
 	t2 = now_us();
-	rdebug(a, th, "pages read in %lu us, %u checksums checked in %lu us", t1 - t0, a->nr_crcs,
-	       t2 - t1);
+	rdebug(a, th, "%u page runs read in %lu us, %u checksums checked in %lu us", a->nr_runs,
+	       t1 - t0, a->nr_crcs, t2 - t1);
 	protect_vmas(a, th);
 	set_mm(a, th);
 	close_fds(a);
