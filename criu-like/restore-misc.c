@@ -5,7 +5,8 @@
  *
  * - in each restored task, before it jumps into the restorer (its creds are
  *   still root's): the audit login uid (only the task itself may write its
- *   /proc/self/loginuid), the child-subreaper flag, oom_score_adj;
+ *   /proc/self/loginuid), the child-subreaper flag, oom_score_adj, THP-disable,
+ *   and the leader thread's timer slack and parent-death signal;
  * - from the controller, once every thread waits at the barrier: each
  *   thread's CPU affinity (sched_setaffinity works on any tid for root).
  */
@@ -41,6 +42,32 @@ static int write_self(pid_t pid, const char *name, long v)
 	return err;
 }
 
+/*
+ * The leader thread is this very thread: its timer slack and parent-death
+ * signal are set here and survive the restorer (the other threads are
+ * created there). The root's parent-death signal is not restored: its
+ * parent is now criu-like, which exits after a detached restore.
+ */
+static int leader_prctls(const struct rst_task *t)
+{
+	const ThreadCoreEntry *th = t->core->n_threads ? t->core->threads[0] : NULL;
+	pid_t pid = (pid_t)t->pe->pid;
+
+	if (!th || th->tid != t->pe->pid)
+		return 0;
+	if (th->has_timer_slack_ns && prctl(PR_SET_TIMERSLACK, th->timer_slack_ns, 0, 0, 0)) {
+		pr_perror("pid %d: PR_SET_TIMERSLACK %llu", pid,
+			  (unsigned long long)th->timer_slack_ns);
+		return neg_errno();
+	}
+	if (th->has_pdeath_sig && th->pdeath_sig && t->parent &&
+	    prctl(PR_SET_PDEATHSIG, th->pdeath_sig, 0, 0, 0)) {
+		pr_perror("pid %d: PR_SET_PDEATHSIG %u", pid, th->pdeath_sig);
+		return neg_errno();
+	}
+	return 0;
+}
+
 int rst_task_misc(struct restore_ctx *ctx __unused, struct rst_task *t)
 {
 	const TaskCoreEntry *tc = t->core ? t->core->tc : NULL;
@@ -69,7 +96,11 @@ int rst_task_misc(struct restore_ctx *ctx __unused, struct rst_task *t)
 		err = neg_errno();
 		pr_errno(err, "pid %d: PR_SET_CHILD_SUBREAPER", pid);
 	}
-	return err;
+	if (!err && tc->has_thp_disabled && prctl(PR_SET_THP_DISABLE, tc->thp_disabled, 0, 0, 0)) {
+		err = neg_errno();
+		pr_errno(err, "pid %d: PR_SET_THP_DISABLE", pid);
+	}
+	return err ? err : leader_prctls(t);
 }
 
 int rst_threads_affinity(struct restore_ctx *ctx)
