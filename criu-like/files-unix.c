@@ -238,14 +238,19 @@ static int usk_find_listener(uint32_t client, uint32_t *ret)
 	return err < 0 ? err : 0;
 }
 
-/* Whether a task of the tree has the socket @ino open (its /proc/PID/fd links). */
-static bool usk_in_tree(const struct dump_ctx *ctx, uint32_t ino)
+/*
+ * Whether a task of the tree has the socket @ino (on the sockfs @dev) open:
+ * a description of the table (the tasks dumped so far, and every fd of the
+ * current one), or else one of the /proc/PID/fd links of the tasks to come.
+ * The tasks are frozen: their fd tables cannot change under this.
+ */
+static bool usk_in_tree(const struct dump_ctx *ctx, dev_t dev, uint32_t ino)
 {
 	char want[32], path[64], link[64];
 	unsigned int i;
 
-	/* The tasks are frozen: their fd tables cannot change under this. */
-
+	if (ctx->files && file_desc_next(ctx->files, dev, ino, NULL))
+		return true;
 	snprintf(want, sizeof(want), "socket:[%u]", ino);
 	for (i = 0; i < ctx->nr_tasks; i++) {
 		_cleanup_closedir_ DIR *dir = NULL;
@@ -534,7 +539,7 @@ static int usk_dump_icons(const struct dump_ctx *ctx, const struct fd_info *f,
 		e->icons_peer[i] = dg->icons[i];
 		if (!dg->icons[i])
 			continue; /* a closed client: its socket in the backlog is not found */
-		if (!usk_in_tree(ctx, dg->icons[i]))
+		if (!usk_in_tree(ctx, f->st.st_dev, dg->icons[i]))
 			return refuse_outside(f, dg->icons[i], "listening with a connection from");
 		/*
 		 * The socket waiting in the backlog has no inode before accept(), so
@@ -580,13 +585,13 @@ static int usk_dump_peer(const struct dump_ctx *ctx, const struct fd_info *f,
 			e->has_peer_closed = e->peer_closed = true;
 			return 0;
 		}
-		if (!usk_in_tree(ctx, listener))
+		if (!usk_in_tree(ctx, f->st.st_dev, listener))
 			return refuse_outside(f, listener, "waiting in the backlog of");
 		return 0;
 	}
 	e->has_peer = true;
 	e->peer = dg->peer;
-	if (usk_in_tree(ctx, dg->peer))
+	if (usk_in_tree(ctx, f->st.st_dev, dg->peer))
 		return 0;
 	err = usk_diag_get(dg->peer, pd);
 	if (err && err != -ENOENT)
