@@ -91,6 +91,35 @@ static int same_ghost(const struct rst_files *f, size_t pos)
 	return -1;
 }
 
+/*
+ * An O_TMPFILE file (3.11) never had a name (/proc shows "DIR/#INO"): made
+ * again in its directory with its own flags, so it stays linkable with
+ * linkat(AT_EMPTY_PATH), or not with O_EXCL, as it was.
+ */
+static int create_tmpfile(struct restore_ctx *ctx, const FileEntry *fe, const char *path)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	int fd, err;
+
+	if (!dir)
+		return -ENOMEM;
+	fd = open(dirname(dir),
+		  (int)(fe->reg->flags & ~(uint32_t)(O_CREAT | O_TRUNC | O_NOCTTY)) | O_CLOEXEC,
+		  0600);
+	if (fd < 0) {
+		pr_perror("unlinked %s: cannot make an O_TMPFILE file in %s", path, dir);
+		return neg_errno();
+	}
+	err = ghost_fill(ctx, fe, fd, path);
+	if (!err && fchmod(fd, fe->reg->mode & 07777))
+		err = neg_errno();
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 static int create_memfd(struct restore_ctx *ctx, const FileEntry *fe, const char *path)
 {
 	_cleanup_close_ int fd = memfd_create(path + strlen(MEMFD_PREFIX), MFD_CLOEXEC);
@@ -175,6 +204,8 @@ int rst_ghost_open(struct restore_ctx *ctx, size_t pos)
 		fd = rst_reopen_fd(same, fe->reg->flags);
 	else if (!strncmp(path, MEMFD_PREFIX, strlen(MEMFD_PREFIX)))
 		fd = create_memfd(ctx, fe, path);
+	else if ((fe->reg->flags & O_TMPFILE) == O_TMPFILE)
+		fd = create_tmpfile(ctx, fe, path);
 	else
 		fd = create_file(ctx, fe, path);
 	if (fd < 0)

@@ -118,8 +118,8 @@ static int open_reg(struct restore_ctx *ctx, size_t pos)
 	err = check_same_file(fe, path, fd);
 	if (!err && !(fe->reg->flags & O_PATH))
 		err = drop_nonblock(fd, fe->reg->flags);
-	/* getdents positions are cookies some file systems refuse; O_PATH has no position */
-	if (!err && fe->type == FILE_TYPE__FILE_REG && !(fe->reg->flags & O_PATH))
+	/* a directory's position is its file system's getdents cookie; O_PATH has none */
+	if (!err && !(fe->reg->flags & O_PATH))
 		err = seek_to(fd, fe->reg->pos, path);
 	if (err) {
 		close(fd);
