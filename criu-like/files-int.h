@@ -94,6 +94,8 @@ extern const struct file_ops reg_file_ops, chr_file_ops, pipe_file_ops;
 extern const struct file_ops eventfd_file_ops, signalfd_file_ops, timerfd_file_ops;
 /* files-epoll.c */
 extern const struct file_ops epoll_file_ops;
+/* files-inotify.c */
+extern const struct file_ops inotify_file_ops;
 /* files-unix.c: AF_UNIX sockets (files.c refuses other families before the kinds) */
 extern const struct file_ops unix_file_ops;
 
