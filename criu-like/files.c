@@ -35,6 +35,7 @@ static const struct file_ops *const file_kinds[] = {
 	&signalfd_file_ops,
 	&timerfd_file_ops,
 	&epoll_file_ops,
+	&inotify_file_ops,
 	&unix_file_ops,
 };
 
