@@ -3,9 +3,10 @@
  * The files of a restore on a real image directory written here: every kind
  * of description opened once by the "controller" (this process), installed
  * by a forked "task" at its fd numbers with positions, flags, shared
- * descriptions, pipe data and an unlinked file; cwd and umask; and the
- * refusals: a file changed, gone or become a FIFO since the dump, a corrupt
- * ghost, an fd naming a missing file, a terminal without --shell-job.
+ * descriptions, pipe data, an unlinked file and an O_TMPFILE one (linkable
+ * again); cwd and umask; and the refusals: a file changed, gone or become a
+ * FIFO since the dump, a corrupt ghost, an fd naming a missing file, a
+ * terminal without --shell-job.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,7 +37,7 @@
 
 struct env {
 	char dir[64];
-	char img[96], reg[96], gone[96];
+	char img[96], reg[96], gone[96], tmpname[96], linked[96];
 	struct cr_options opts;
 	struct restore_ctx ctx;
 	PstreeEntry pe;
@@ -61,13 +62,13 @@ static void write_records(int dirfd, enum cr_img_kind kind, ProtobufCMessage **m
 static void write_files(struct env *e, int dirfd)
 {
 	RegFileEntry reg = REG_FILE_ENTRY__INIT, ghost = REG_FILE_ENTRY__INIT;
-	RegFileEntry dir = REG_FILE_ENTRY__INIT;
+	RegFileEntry dir = REG_FILE_ENTRY__INIT, tmp = REG_FILE_ENTRY__INIT;
 	PipeFileEntry rd = PIPE_FILE_ENTRY__INIT, wr = PIPE_FILE_ENTRY__INIT;
 	ChrFileEntry nul = CHR_FILE_ENTRY__INIT;
 	FileEntry fe[7];
 	ProtobufCMessage *msgs[7];
 	struct stat st;
-	size_t i, n = 6;
+	size_t i, n = 7;
 
 	for (i = 0; i < ARRAY_SIZE(fe); i++) {
 		file_entry__init(&fe[i]);
@@ -115,14 +116,25 @@ static void write_files(struct env *e, int dirfd)
 	dir.mode = st.st_mode;
 	fe[5].type = FILE_TYPE__FILE_DIR;
 	fe[5].reg = &dir;
+
+	/* an O_TMPFILE file: never had a name, /proc shows DIR/#INO */
+	tmp.path = (ProtobufCBinaryData){ strlen(e->tmpname), (uint8_t *)e->tmpname };
+	tmp.flags = O_TMPFILE | O_RDWR;
+	tmp.pos = 1;
+	tmp.size = strlen(GHOST_DATA);
+	tmp.mode = S_IFREG | 0600;
+	tmp.has_unlinked = tmp.unlinked = true;
+	fe[6].type = FILE_TYPE__FILE_REG;
+	fe[6].reg = &tmp;
 	write_records(dirfd, CR_IMG_FILES, msgs, n);
 }
 
 static void write_fdinfo(struct env *e, int dirfd)
 {
 	/* fd -> file id; fd 3 and 9 share one description */
-	static const uint32_t map[][3] = { { 0, 5, 0 }, { 1, 5, 0 }, { 3, 1, 1 }, { 4, 2, 0 },
-					   { 5, 3, 0 }, { 7, 4, 1 }, { 9, 1, 0 }, { 10, 6, 0 } };
+	static const uint32_t map[][3] = { { 0, 5, 0 }, { 1, 5, 0 },  { 3, 1, 1 },
+					   { 4, 2, 0 }, { 5, 3, 0 },  { 7, 4, 1 },
+					   { 9, 1, 0 }, { 10, 6, 0 }, { 11, 7, 0 } };
 	FdEntry fds[ARRAY_SIZE(map) + 1];
 	ProtobufCMessage *msgs[ARRAY_SIZE(map) + 1];
 	size_t i, n = ARRAY_SIZE(map);
@@ -151,6 +163,7 @@ static void write_images(struct env *e)
 	FsEntry fs = FS_ENTRY__INIT;
 	ProtobufCMessage *msg = &pd.base;
 	struct cr_img *img;
+	uint32_t id;
 
 	assert_true(dirfd >= 0);
 	write_files(e, dirfd);
@@ -164,10 +177,12 @@ static void write_images(struct env *e)
 	fs.root = (ProtobufCBinaryData){ 1, (uint8_t *)"/" };
 	fs.umask = 027;
 	assert_int_equal(img_write_one(dirfd, CR_IMG_FS, PID, &fs.base), 0);
-	img = img_open(dirfd, CR_IMG_GHOST, 2, IMG_WRITE);
-	assert_non_null(img);
-	assert_int_equal(img_write_raw(img, GHOST_DATA, strlen(GHOST_DATA)), 0);
-	assert_int_equal(img_close(img), 0);
+	for (id = 2; id <= 7; id += 5) {
+		img = img_open(dirfd, CR_IMG_GHOST, id, IMG_WRITE);
+		assert_non_null(img);
+		assert_int_equal(img_write_raw(img, GHOST_DATA, strlen(GHOST_DATA)), 0);
+		assert_int_equal(img_close(img), 0);
+	}
 }
 
 static int setup(void **state)
@@ -183,6 +198,8 @@ static int setup(void **state)
 	snprintf(e->img, sizeof(e->img), "%s/img", e->dir);
 	snprintf(e->reg, sizeof(e->reg), "%s/reg", e->dir);
 	snprintf(e->gone, sizeof(e->gone), "%s/gone", e->dir);
+	snprintf(e->tmpname, sizeof(e->tmpname), "%s/#12345", e->dir);
+	snprintf(e->linked, sizeof(e->linked), "%s/linked", e->dir);
 	fd = open(e->reg, O_CREAT | O_WRONLY | O_TRUNC, 0644);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, REG_DATA, strlen(REG_DATA)), (ssize_t)strlen(REG_DATA));
@@ -234,7 +251,7 @@ static int plan(struct env *e)
 	if (err)
 		return err;
 	e->ctx.service_fd_base = rst_service_fd_base(&e->ctx);
-	assert_int_equal(e->ctx.service_fd_base, 11);
+	assert_int_equal(e->ctx.service_fd_base, 12);
 	return 0;
 }
 
@@ -276,6 +293,12 @@ static int check_task_fds(const struct env *e)
 		return 17;
 	if (fstat(0, &st) || !S_ISCHR(st.st_mode) || fstat(10, &st) || !S_ISDIR(st.st_mode))
 		return 18;
+	/* the O_TMPFILE file: its data at its position, and linkable still */
+	if (fd_pos(11) != 1 || read(11, buf, 4) != 4 || memcmp(buf, "host", 4))
+		return 19;
+	if (linkat(11, "", AT_FDCWD, e->linked, AT_EMPTY_PATH) || stat(e->linked, &st) ||
+	    st.st_size != (off_t)strlen(GHOST_DATA) || (st.st_mode & 07777) != 0600)
+		return 20;
 	return 0;
 }
 
