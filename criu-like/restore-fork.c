@@ -266,6 +266,8 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t)
 	if (!err)
 		err = reap_signals_of_zombies(t);
 	if (!err)
+		err = rst_task_misc(ctx, t);
+	if (!err)
 		err = rst_task_finish(ctx, t);
 	return err;
 }

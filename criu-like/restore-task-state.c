@@ -75,6 +75,12 @@ int task_plan_thread(struct finish *f, uint32_t i, uint64_t xfeatures)
 	th->sched_policy = tc->sched_policy;
 	th->sched_prio = tc->sched_prio;
 	th->sched_nice = tc->sched_nice;
+	th->timer_slack_ns = tc->has_timer_slack_ns ? tc->timer_slack_ns : 0;
+	/*
+	 * The root's parent is criu-like now, gone after a detached restore:
+	 * its parent-death signal would fire at once.
+	 */
+	th->pdeath_sig = tc->has_pdeath_sig && f->t->parent ? tc->pdeath_sig : 0;
 	th->nr_pending = (uint32_t)tc->n_pending;
 	th->pending_off = tl->pending_off;
 	copy_siginfos((struct rst_siginfo *)((char *)f->a + tl->pending_off), tc->pending,

@@ -527,6 +527,8 @@ static int rst_run_stages(struct rst_run *r)
 	/* a thread reports only once its whole memory is read: gigabytes take seconds */
 	err = wait_word(r, &ctx->shared->nr_pending, 0, "restoring",
 			max(timeout, (unsigned int)RST_MEMORY_TIMEOUT));
+	if (!err)
+		err = rst_threads_affinity(ctx);
 	if (err)
 		return err;
 	tty_give(r);

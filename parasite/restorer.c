@@ -631,6 +631,8 @@ static void restore_thread(struct rst_args *a, struct rst_thread *th)
 	}
 	check(a, th, sys_call3(__NR_setpriority, 0 /* PRIO_PROCESS */, 0, th->sched_nice),
 	      "setpriority %d", th->sched_nice);
+	if (th->timer_slack_ns)
+		check(a, th, sys_prctl(PR_SET_TIMERSLACK, th->timer_slack_ns), "PR_SET_TIMERSLACK");
 	queue_signals(a, th, 0);
 }
 
@@ -672,6 +674,10 @@ long parasite_main(struct rst_args *a, long idx)
 	}
 	restore_thread(a, th);
 	restore_creds(a, th);
+	/* After the creds: a change of euid/egid clears it. */
+	if (th->pdeath_sig)
+		check(a, th, sys_prctl(PR_SET_PDEATHSIG, th->pdeath_sig), "PR_SET_PDEATHSIG %u",
+		      th->pdeath_sig);
 	rdebug(a, th, "at the barrier");
 	barrier(a);
 	if (idx == 0) {

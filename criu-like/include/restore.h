@@ -103,8 +103,8 @@ void rst_fail(struct restore_ctx *ctx, int err);
 
 /*
  * restore-misc.c. rst_task_misc(): in a restored task before rst_task_finish():
- * loginuid, oom_score_adj, the child-subreaper flag. rst_threads_affinity():
- * in the controller once every thread waits at the barrier.
+ * THP-disable. rst_threads_affinity(): in the controller once every thread
+ * waits at the barrier.
  */
 int rst_task_misc(struct restore_ctx *ctx, struct rst_task *t);
 int rst_threads_affinity(struct restore_ctx *ctx);

@@ -154,6 +154,9 @@ struct rst_thread {
 	int32_t sched_nice;
 	uint32_t nr_pending;
 	uint64_t pending_off; /* struct rst_siginfo[nr_pending], the thread's own queue */
+	uint64_t timer_slack_ns; /* 0: keep the kernel's default */
+	uint32_t pdeath_sig; /* set after the creds, whose change clears it */
+	uint32_t pad1;
 };
 
 struct rst_args {
