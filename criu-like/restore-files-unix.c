@@ -126,7 +126,7 @@ static int usk_socket(const UnixSkEntry *e, uint32_t id)
  * socket file is not removed when its socket closes) is removed first; a
  * name that was unlinked after bind() is unlinked again.
  */
-static int usk_bind(int sk, const UnixSkEntry *e, uint32_t id)
+static int usk_bind_keep(int sk, const UnixSkEntry *e, uint32_t id, bool keep)
 {
 	struct sockaddr_un sa;
 	socklen_t len;
@@ -154,11 +154,16 @@ static int usk_bind(int sk, const UnixSkEntry *e, uint32_t id)
 		pr_perror("file %u: cannot bind to %s%s", id, path ? "" : "@", sa.sun_path + !path);
 		return neg_errno();
 	}
-	if (path && e->name_unlinked && unlink(sa.sun_path)) {
+	if (path && e->name_unlinked && !keep && unlink(sa.sun_path)) {
 		pr_perror("file %u: cannot unlink %s again", id, sa.sun_path);
 		return neg_errno();
 	}
 	return 0;
+}
+
+static int usk_bind(int sk, const UnixSkEntry *e, uint32_t id)
+{
+	return usk_bind_keep(sk, e, id, false);
 }
 
 static int usk_connect(int sk, const ProtobufCBinaryData *name, uint32_t id)
@@ -338,7 +343,10 @@ static int connect_client(const struct rst_files *f, long pos, const UnixSkEntry
 	return sk;
 }
 
-/* The connection of the accepted socket @pb, made again through the listening socket @lsk. */
+/*
+ * The connection of the accepted socket @pb, made again through the listening
+ * socket @lsk (bound to @l's name).
+ */
 static int accept_one(struct rst_files *f, int lsk, const UnixSkEntry *l, size_t pb)
 {
 	const UnixSkEntry *b = usk_at(f, pb);
@@ -347,8 +355,8 @@ static int accept_one(struct rst_files *f, int lsk, const UnixSkEntry *l, size_t
 	int csk, ssk, err = 0;
 
 	if (!b->peer_closed && (!a || a->peer != b->ino || f->fds[pa] >= 0)) {
-		pr_err("file %u: accepted from file %u, but its peer is not in the images\n",
-		       usk_id(f, pb), usk_id(f, pb));
+		pr_err("file %u: accepted, but its peer %llu is not in the images\n", usk_id(f, pb),
+		       (unsigned long long)b->peer);
 		return -EINVAL;
 	}
 	csk = connect_client(f, pa, l, (int)b->type);
@@ -528,6 +536,42 @@ static int open_alone(struct rst_files *f, size_t pos)
 	return sk;
 }
 
+/*
+ * A connected stream or seqpacket pair with a name and no listening socket of
+ * that name in the images (closed since): the named end is accepted from a
+ * temporary listening socket on its name, so several accepted sockets can
+ * share the name as they did (bind() would refuse the second).
+ */
+static int open_pair_named(struct rst_files *f, size_t pa, size_t pb)
+{
+	size_t ps = usk_at(f, pb)->has_name ? pb : pa;
+	const UnixSkEntry *s = usk_at(f, ps);
+	uint32_t id = usk_id(f, ps);
+	struct sockaddr_un sa;
+	socklen_t len;
+	int lsk, err, fd;
+
+	lsk = usk_socket(s, id);
+	if (lsk < 0)
+		return lsk;
+	err = usk_bind_keep(lsk, s, id, true);
+	if (!err && listen(lsk, 1))
+		err = neg_errno();
+	if (!err)
+		err = accept_one(f, lsk, s, ps);
+	close(lsk);
+	if (!err && s->name_unlinked && !usk_addr(&s->name, &sa, &len) && sa.sun_path[0] &&
+	    unlink(sa.sun_path))
+		err = neg_errno();
+	if (err) {
+		pr_errno(err, "file %u: cannot connect it again through its name", id);
+		return err;
+	}
+	fd = f->fds[pa];
+	f->fds[pa] = -1;
+	return fd;
+}
+
 /* @pos made with the listening socket @pl, which is parked at its slot. */
 static int open_via_listener(struct rst_files *f, size_t pos, size_t pl)
 {
@@ -570,6 +614,8 @@ static int open_connected(struct restore_ctx *ctx, size_t pos)
 		pl = usk_listener_named(f, usk_at(f, pp));
 	if (pl >= 0 && e->type != SOCK_DGRAM)
 		return open_via_listener(f, pos, (size_t)pl);
+	if (e->type != SOCK_DGRAM && (e->has_name || usk_at(f, pp)->has_name))
+		return open_pair_named(f, pos, (size_t)pp);
 	return open_pair(f, pos, pp);
 }
 
