@@ -46,10 +46,16 @@ static int epoll_check_target(const struct fd_info *f, const struct fdinfo_epoll
 			  t->tfd);
 		return neg_errno();
 	}
-	pr_err("pid %d fd %d: epoll target fd %d (inode %llu) is %s in pid %d: an epoll whose "
-	       "target is only in another process or in no fd table is not supported\n",
-	       f->pid, f->fd, t->tfd, (unsigned long long)t->ino,
-	       r < 0 ? "not open" : "another file now", f->pid);
+	if (r < 0)
+		pr_err("pid %d fd %d: epoll target fd %d (inode %llu) is not open in pid %d "
+		       "(closed "
+		       "since, or registered by another process sharing the epoll): not "
+		       "supported\n",
+		       f->pid, f->fd, t->tfd, (unsigned long long)t->ino, f->pid);
+	else
+		pr_err("pid %d fd %d: epoll target fd %d (inode %llu) now holds another file than "
+		       "the one registered: not supported\n",
+		       f->pid, f->fd, t->tfd, (unsigned long long)t->ino);
 	return -EOPNOTSUPP;
 }
 

@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * eventfd, signalfd, timerfd, epoll and inotify. Dump side (as root, on real
+ * children, with cr_dump -R): an epoll whose target fd number no longer holds
+ * the registered file, and an inotify watching an unlinked file, are refused
+ * with a message naming the pid, the fd and why, and the child runs on. Restore
+ * side: the image checks, and each kind opened from a FileEntry as the
+ * controller does it (eventfd counter above 32 bits in semaphore mode, an
+ * absolute timerfd with unread ticks, inotify watch descriptors kept across a
+ * gap with no stray IN_IGNORED left in the queue).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "dump.h"
+#include "log.h"
+#include "options.h"
+#include "../../criu-like/restore-files-anon.h"
+#include "util.h"
+
+static char dir[] = "/tmp/test-anonfd.XXXXXX";
+static pid_t victim;
+
+enum victim_kind {
+	V_EPOLL_MOVED, /* the target's fd number was closed, the file lives on at another */
+	V_EPOLL_REPLACED, /* the target's fd number now holds another file */
+	V_INOTIFY_UNLINKED, /* a watch on a file unlinked since, still open */
+};
+
+/* Set up @kind in a child; the fd number the message must name in *@ret_fd (-1: none). */
+static int victim_setup(enum victim_kind kind, int *ret_fd)
+{
+	char path[64];
+	int p[2], ep, in, fd;
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 7 };
+
+	*ret_fd = -1;
+	if (kind == V_INOTIFY_UNLINKED) {
+		snprintf(path, sizeof(path), "%s/watched", dir);
+		fd = open(path, O_CREAT | O_RDWR, 0600);
+		in = inotify_init1(0);
+		if (fd < 0 || in < 0 || inotify_add_watch(in, path, IN_MODIFY) != 1 || unlink(path))
+			return -errno;
+		*ret_fd = in;
+		return 0;
+	}
+	ep = epoll_create1(0);
+	if (ep < 0 || pipe(p) || epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev) || dup2(p[0], 40) < 0 ||
+	    close(p[0]))
+		return -errno;
+	if (kind == V_EPOLL_REPLACED) {
+		fd = open("/dev/null", O_RDONLY);
+		if (fd < 0 || dup2(fd, p[0]) < 0)
+			return -errno;
+	}
+	*ret_fd = p[0];
+	return 0;
+}
+
+/* A child set up as @kind, which then sleeps; its fd of interest in *@ret_fd. */
+static void start_victim(enum victim_kind kind, int *ret_fd)
+{
+	int p[2], fd = -1;
+
+	assert_int_equal(pipe(p), 0);
+	victim = fork();
+	assert_true(victim >= 0);
+	if (victim == 0) {
+		close(p[0]);
+		/* a session of its own: the dump refuses a session leader outside the tree */
+		if (setsid() < 0 || victim_setup(kind, &fd) ||
+		    write(p[1], &fd, sizeof(fd)) != sizeof(fd))
+			_exit(1);
+		close(p[1]);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], ret_fd, sizeof(*ret_fd)), sizeof(*ret_fd));
+	close(p[0]);
+}
+
+/* cr_dump -R of the victim must fail with -EOPNOTSUPP and log @expect; the victim lives on. */
+static void dump_refused(const char *expect)
+{
+	struct cr_options o;
+	char log[8192], imgdir[64];
+	int logfd, err, status;
+	ssize_t n;
+
+	snprintf(imgdir, sizeof(imgdir), "%s/img", dir);
+	assert_true(mkdir(imgdir, 0700) == 0 || errno == EEXIST);
+	cr_options_init(&o);
+	o.tree = victim;
+	o.images_dir = imgdir;
+	o.leave_running = true;
+	logfd = memfd_create("log", 0);
+	assert_true(logfd >= 0);
+	assert_int_equal(log_set_fd(logfd), 0);
+	log_set_level(LOG_DEBUG);
+	err = cr_dump(&o);
+	log_set_fd(STDERR_FILENO);
+	cr_options_fini(&o);
+	n = pread(logfd, log, sizeof(log) - 1, 0);
+	close(logfd);
+	assert_true(n > 0);
+	log[n] = '\0';
+	if (err != -EOPNOTSUPP || !strstr(log, expect))
+		fail_msg("expected -EOPNOTSUPP and \"%s\" in the log, got %d:\n%s", expect, err,
+			 log);
+	assert_int_equal(waitpid(victim, &status, WNOHANG), 0);
+}
+
+static void test_epoll_moved_refused(void **state)
+{
+	char expect[128];
+	int fd;
+
+	(void)state;
+	start_victim(V_EPOLL_MOVED, &fd);
+	snprintf(expect, sizeof(expect), "pid %d fd 3: epoll target fd %d (inode ", victim, fd);
+	dump_refused(expect);
+	snprintf(expect, sizeof(expect), "is not open in pid %d", victim);
+	dump_refused(expect);
+}
+
+static void test_epoll_replaced_refused(void **state)
+{
+	char expect[128];
+	int fd;
+
+	(void)state;
+	start_victim(V_EPOLL_REPLACED, &fd);
+	snprintf(expect, sizeof(expect), "epoll target fd %d (inode ", fd);
+	dump_refused(expect);
+	dump_refused("now holds another file than the one registered");
+}
+
+static void test_inotify_unlinked_refused(void **state)
+{
+	char expect[128];
+	int fd;
+
+	(void)state;
+	start_victim(V_INOTIFY_UNLINKED, &fd);
+	snprintf(expect, sizeof(expect), "pid %d fd %d: inotify watch 1 (inode ", victim, fd);
+	dump_refused(expect);
+	dump_refused("no path leads to the watched file");
+}
+
+/* ---- restore side ---- */
+
+/* A restore context holding the single file @fe. */
+struct one_file {
+	struct restore_ctx ctx;
+	struct rst_files files;
+	FileEntry *by_id[1];
+};
+
+static int open_one(FileEntry *fe)
+{
+	static struct one_file of;
+
+	memset(&of, 0, sizeof(of));
+	of.by_id[0] = fe;
+	of.files.idx.by_id = of.by_id;
+	of.files.idx.n = 1;
+	of.ctx.files = &of.files;
+	return rst_anonfd_open(&of.ctx, 0);
+}
+
+static void test_check_entries(void **state)
+{
+	FileEntry fe = FILE_ENTRY__INIT;
+	TimerfdFileEntry te = TIMERFD_FILE_ENTRY__INIT;
+
+	(void)state;
+	fe.id = 1;
+	fe.type = FILE_TYPE__FILE_EVENTFD;
+	assert_int_equal(rst_anonfd_check(&fe), -EINVAL); /* no eventfd part */
+	fe.type = FILE_TYPE__FILE_TIMERFD;
+	fe.timerfd = &te;
+	assert_int_equal(rst_anonfd_check(&fe), 0);
+	te.value_nsec = 1000000000ull;
+	assert_int_equal(rst_anonfd_check(&fe), -EINVAL);
+	fe.type = FILE_TYPE__FILE_REG;
+	assert_int_equal(rst_anonfd_check(&fe), -EINVAL);
+}
+
+static void test_open_eventfd(void **state)
+{
+	FileEntry fe = FILE_ENTRY__INIT;
+	EventfdFileEntry e = EVENTFD_FILE_ENTRY__INIT;
+	uint64_t v = 0;
+	int fd;
+
+	(void)state;
+	fe.id = 1;
+	fe.type = FILE_TYPE__FILE_EVENTFD;
+	fe.eventfd = &e;
+	e.flags = O_RDWR | O_NONBLOCK;
+	e.counter = 0x500000002ull;
+	e.semaphore = true;
+	fd = open_one(&fe);
+	assert_true(fd >= 0);
+	assert_true(fcntl(fd, F_GETFL) & O_NONBLOCK);
+	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	assert_int_equal(read(fd, &v, sizeof(v)), sizeof(v));
+	assert_int_equal(v, 1); /* semaphore mode: one at a time */
+	close(fd);
+}
+
+static void test_open_timerfd(void **state)
+{
+	FileEntry fe = FILE_ENTRY__INIT;
+	TimerfdFileEntry e = TIMERFD_FILE_ENTRY__INIT;
+	struct itimerspec its;
+	uint64_t ticks = 0;
+	int fd;
+
+	(void)state;
+	fe.id = 2;
+	fe.type = FILE_TYPE__FILE_TIMERFD;
+	fe.timerfd = &e;
+	e.flags = O_RDWR;
+	e.clockid = CLOCK_REALTIME;
+	e.settime_flags = TFD_TIMER_ABSTIME;
+	e.value_sec = 3600;
+	e.interval_sec = 60;
+	e.ticks = 3;
+	fd = open_one(&fe);
+	assert_true(fd >= 0);
+	assert_int_equal(timerfd_gettime(fd, &its), 0);
+	assert_true(its.it_value.tv_sec >= 3598 && its.it_value.tv_sec <= 3600);
+	assert_int_equal(its.it_interval.tv_sec, 60);
+	assert_int_equal(read(fd, &ticks, sizeof(ticks)), sizeof(ticks));
+	assert_int_equal(ticks, 3);
+	close(fd);
+}
+
+static void test_open_inotify(void **state)
+{
+	FileEntry fe = FILE_ENTRY__INIT;
+	InotifyFileEntry e = INOTIFY_FILE_ENTRY__INIT;
+	InotifyWatchEntry w[2] = { INOTIFY_WATCH_ENTRY__INIT, INOTIFY_WATCH_ENTRY__INIT };
+	InotifyWatchEntry *wp[2] = { &w[0], &w[1] };
+	char file[64], buf[256];
+	int fd, f;
+
+	(void)state;
+	snprintf(file, sizeof(file), "%s/f", dir);
+	f = open(file, O_CREAT | O_WRONLY, 0600);
+	assert_true(f >= 0);
+	fe.id = 3;
+	fe.type = FILE_TYPE__FILE_INOTIFY;
+	fe.inotify = &e;
+	e.flags = O_RDONLY | O_NONBLOCK;
+	e.n_watches = 2;
+	e.watches = wp;
+	w[0].wd = 2;
+	w[0].mask = IN_CREATE;
+	w[0].path.data = (uint8_t *)dir;
+	w[0].path.len = strlen(dir);
+	w[1].wd = 7; /* five descriptors skipped */
+	w[1].mask = IN_MODIFY;
+	w[1].path.data = (uint8_t *)file;
+	w[1].path.len = strlen(file);
+	fd = open_one(&fe);
+	assert_true(fd >= 0);
+	/* no IN_IGNORED of the skipping left behind */
+	assert_int_equal(read(fd, buf, sizeof(buf)), -1);
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(write(f, "x", 1), 1);
+	assert_true(read(fd, buf, sizeof(buf)) >= (ssize_t)sizeof(struct inotify_event));
+	assert_int_equal(((struct inotify_event *)buf)->wd, 7);
+	close(fd);
+	close(f);
+	/* descriptors out of order, and a path gone: refused */
+	w[1].wd = 1;
+	assert_int_equal(open_one(&fe), -EINVAL);
+	w[1].wd = 9;
+	unlink(file);
+	assert_int_equal(open_one(&fe), -ENOENT);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	assert_non_null(mkdtemp(strcpy(dir, "/tmp/test-anonfd.XXXXXX")));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[96];
+
+	(void)state;
+	if (victim > 0) {
+		kill(victim, SIGKILL);
+		waitpid(victim, NULL, 0);
+		victim = 0;
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_check_entries, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_eventfd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_timerfd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_inotify, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_epoll_moved_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_epoll_replaced_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inotify_unlinked_refused, setup, teardown),
+	};
+
+	if (geteuid()) {
+		printf("test-anonfd: skipped, the dump side needs root\n");
+		return 0;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
