@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -608,11 +609,15 @@ static int usk_dump_peer(const struct dump_ctx *ctx, const struct fd_info *f,
 static int usk_sockopts(const struct fd_info *f, UnixSkEntry *e)
 {
 	int snd = 0, rcv = 0, cred = 0;
-	socklen_t l1 = sizeof(snd), l2 = sizeof(rcv), l3 = sizeof(cred);
+	struct timeval rto, sto;
+	socklen_t l1 = sizeof(snd), l2 = sizeof(rcv), l3 = sizeof(cred), l4 = sizeof(rto),
+		  l5 = sizeof(sto);
 
 	if (getsockopt(f->dfd, SOL_SOCKET, SO_SNDBUF, &snd, &l1) ||
 	    getsockopt(f->dfd, SOL_SOCKET, SO_RCVBUF, &rcv, &l2) ||
-	    getsockopt(f->dfd, SOL_SOCKET, SO_PASSCRED, &cred, &l3)) {
+	    getsockopt(f->dfd, SOL_SOCKET, SO_PASSCRED, &cred, &l3) ||
+	    getsockopt(f->dfd, SOL_SOCKET, SO_RCVTIMEO, &rto, &l4) ||
+	    getsockopt(f->dfd, SOL_SOCKET, SO_SNDTIMEO, &sto, &l5)) {
 		pr_perror("pid %d fd %d: getsockopt of %s", f->pid, f->fd, f->link);
 		return neg_errno();
 	}
@@ -621,6 +626,10 @@ static int usk_sockopts(const struct fd_info *f, UnixSkEntry *e)
 	e->rcvbuf = (uint32_t)rcv;
 	e->has_passcred = cred != 0;
 	e->passcred = cred != 0;
+	e->rcvtimeo_us = (uint64_t)rto.tv_sec * 1000000 + (uint64_t)rto.tv_usec;
+	e->has_rcvtimeo_us = e->rcvtimeo_us != 0;
+	e->sndtimeo_us = (uint64_t)sto.tv_sec * 1000000 + (uint64_t)sto.tv_usec;
+	e->has_sndtimeo_us = e->sndtimeo_us != 0;
 	return 0;
 }
 

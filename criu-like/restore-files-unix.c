@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -247,6 +248,13 @@ static int usk_refill(int from, const UnixSkEntry *e, bool connected, uint32_t i
 	return err;
 }
 
+static int set_timeo(int sk, int opt, bool has, uint64_t us)
+{
+	struct timeval tv = { .tv_sec = (time_t)(us / 1000000), .tv_usec = (long)(us % 1000000) };
+
+	return has && setsockopt(sk, SOL_SOCKET, opt, &tv, sizeof(tv)) ? neg_errno() : 0;
+}
+
 /* Options, shutdown state and flags, once the queues are refilled. */
 static int usk_finish(int sk, const UnixSkEntry *e, uint32_t id)
 {
@@ -257,8 +265,11 @@ static int usk_finish(int sk, const UnixSkEntry *e, uint32_t id)
 	    (e->has_sndbuf && set_sndbuf(sk, (int)e->sndbuf)) ||
 	    (e->passcred && setsockopt(sk, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one))) ||
 	    (e->has_peek_off &&
-	     setsockopt(sk, SOL_SOCKET, SO_PEEK_OFF, &e->peek_off, sizeof(e->peek_off)))) {
-		pr_perror("file %u: cannot set the socket's buffers, SO_PASSCRED or SO_PEEK_OFF",
+	     setsockopt(sk, SOL_SOCKET, SO_PEEK_OFF, &e->peek_off, sizeof(e->peek_off))) ||
+	    set_timeo(sk, SO_RCVTIMEO, e->has_rcvtimeo_us, e->rcvtimeo_us) ||
+	    set_timeo(sk, SO_SNDTIMEO, e->has_sndtimeo_us, e->sndtimeo_us)) {
+		pr_perror("file %u: cannot set the socket's buffers, SO_PASSCRED, SO_PEEK_OFF or "
+			  "timeouts",
 			  id);
 		return neg_errno();
 	}
