@@ -692,6 +692,13 @@ static int unix_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 		return -EOVERFLOW;
 	}
 	err = usk_diag_get((uint32_t)f->st.st_ino, &dg);
+	if (err == -ENOENT) {
+		/* sock_diag answers for the dumper's network namespace only. */
+		pr_err("pid %d fd %d: %s is a unix socket of another network namespace (sock_diag "
+		       "does not know it): not supported yet\n",
+		       f->pid, f->fd, f->link);
+		return -EOPNOTSUPP;
+	}
 	if (err) {
 		pr_errno(err, "pid %d fd %d: sock_diag of %s", f->pid, f->fd, f->link);
 		return err;

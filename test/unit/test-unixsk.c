@@ -5,7 +5,8 @@
  * child's sockets must be left exactly as they were (fds in flight still
  * there, data still queued); a datagram socket connected outside the tree
  * is dumped with --ext-unix-sk, with the name it is connected to; other
- * socket families stay refused. Run as root.
+ * socket families, and unix sockets of another network namespace, stay
+ * refused. Run as root.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +47,7 @@ enum victim_kind {
 	V_PASSCRED, /* SO_PASSCRED with data queued */
 	V_EXT_DGRAM, /* a datagram socket connected to a bound socket of the test */
 	V_INET, /* a UDP socket */
+	V_NETNS, /* a socketpair in a network namespace of its own */
 };
 
 static pid_t victim, last_victim;
@@ -102,6 +105,11 @@ static int victim_setup(enum victim_kind kind, int test_fd, int *other)
 	case V_INET:
 		fd = socket(AF_INET, SOCK_DGRAM, 0);
 		return fd < 0 ? -errno : fd;
+	case V_NETNS:
+		if (unshare(CLONE_NEWNET) || socketpair(AF_UNIX, SOCK_STREAM, 0, sk))
+			return -errno;
+		*other = sk[1];
+		return sk[0];
 	}
 	return -EINVAL;
 }
@@ -283,6 +291,12 @@ static void test_inet_refused(void **state)
 	expect_refused(V_INET, -1, "(inet socket) is not supported yet");
 }
 
+static void test_netns_refused(void **state)
+{
+	(void)state;
+	expect_refused(V_NETNS, -1, "is a unix socket of another network namespace");
+}
+
 static void test_ext_dgram(void **state)
 {
 	struct cr_options opts = { .ext_unix_sk = true };
@@ -360,6 +374,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_outside_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_passcred_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inet_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_netns_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ext_dgram, setup, teardown),
 	};
 
