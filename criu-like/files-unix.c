@@ -47,6 +47,12 @@ struct usk_diag {
 	unsigned int nr_icons;
 };
 
+/* The name of the sender of a datagram. */
+struct usk_from {
+	unsigned int len; /* 0: an unbound sender (or a stream) */
+	char name[USK_NAME_MAX];
+};
+
 static void usk_diag_fini(struct usk_diag *d)
 {
 	free(d->icons);
@@ -239,6 +245,40 @@ static int usk_find_listener(uint32_t client, uint32_t *ret)
 	return err < 0 ? err : 0;
 }
 
+struct name_search {
+	const struct usk_from *name;
+	uint8_t type;
+	uint32_t ino;
+};
+
+static int match_name(struct usk_diag *d, void *arg)
+{
+	struct name_search *s = arg;
+
+	/* An accepted socket shares its listener's name; only datagram sockets send from one. */
+	if (d->type != s->type || d->name_len != s->name->len ||
+	    memcmp(d->name, s->name->name, d->name_len))
+		return 0;
+	s->ino = d->ino;
+	return 1;
+}
+
+/* The datagram socket bound to @name; 0 if none. */
+static int usk_find_named(const struct usk_from *name, uint32_t *ret)
+{
+	_cleanup_close_ int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	struct name_search s = { .name = name, .type = SOCK_DGRAM };
+	int err;
+
+	if (nl < 0)
+		return neg_errno();
+	err = diag_send(nl, 0, true);
+	if (!err)
+		err = diag_recv(nl, match_name, &s);
+	*ret = s.ino;
+	return err < 0 ? err : 0;
+}
+
 /*
  * Whether a task of the tree has the socket @ino (on the sockfs @dev) open:
  * a description of the table (the tasks dumped so far, and every fd of the
@@ -278,13 +318,15 @@ struct usk_queue {
 	uint8_t *data;
 	size_t len, cap;
 	size_t *ends;
-	unsigned int n, cap_n;
+	struct usk_from *from; /* per datagram: who sent it */
+	unsigned int n, cap_n, nr_named;
 };
 
 static void usk_queue_fini(struct usk_queue *q)
 {
 	free(q->data);
 	free(q->ends);
+	free(q->from);
 }
 
 static int queue_reserve(struct usk_queue *q, size_t more)
@@ -301,10 +343,15 @@ static int queue_reserve(struct usk_queue *q, size_t more)
 	if (q->n == q->cap_n) {
 		unsigned int cap = q->cap_n ? q->cap_n * 2 : 16;
 		size_t *e = realloc(q->ends, cap * sizeof(*e));
+		struct usk_from *fr;
 
 		if (!e)
 			return -ENOMEM;
 		q->ends = e;
+		fr = realloc(q->from, cap * sizeof(*fr));
+		if (!fr)
+			return -ENOMEM;
+		q->from = fr;
 		q->cap_n = cap;
 	}
 	return 0;
@@ -342,7 +389,7 @@ static int check_cmsgs(const struct fd_info *f, struct msghdr *mh)
  * of the queue; 0 for the end of a stream that was shut down, or a datagram
  * of no bytes.
  */
-static ssize_t peek_one(const struct fd_info *f, int type, bool named_ok, struct usk_queue *q)
+static ssize_t peek_one(const struct fd_info *f, int type, struct usk_queue *q)
 {
 	char cbuf[CMSG_SPACE(sizeof(int) * 64)];
 	struct sockaddr_un from;
@@ -372,12 +419,12 @@ static ssize_t peek_one(const struct fd_info *f, int type, bool named_ok, struct
 		err = check_cmsgs(f, &mh);
 		if (err)
 			return err;
-		if (type != SOCK_STREAM && mh.msg_namelen > sizeof(sa_family_t) && !named_ok) {
-			pr_err("pid %d fd %d: %s holds a datagram from the bound socket %.*s: "
-			       "not supported yet\n",
-			       f->pid, f->fd, f->link, (int)(mh.msg_namelen - sizeof(sa_family_t)),
-			       from.sun_path[0] ? from.sun_path : from.sun_path + 1);
-			return -EOPNOTSUPP;
+		q->from[q->n].len = 0;
+		/* A packet's sender is always the peer; a datagram's may be any socket. */
+		if (type == SOCK_DGRAM && mh.msg_namelen > sizeof(sa_family_t)) {
+			q->from[q->n].len = min(mh.msg_namelen - (socklen_t)sizeof(sa_family_t),
+						(socklen_t)USK_NAME_MAX);
+			memcpy(q->from[q->n].name, from.sun_path, q->from[q->n].len);
 		}
 		if ((size_t)n <= room)
 			return n;
@@ -396,8 +443,8 @@ static ssize_t peek_one(const struct fd_info *f, int type, bool named_ok, struct
  * shares: put back afterwards). @shut_rd: a 0 is the end of a datagram queue
  * too; otherwise it is a zero-length datagram, which no offset skips.
  */
-static int usk_peek_queue(const struct fd_info *f, int type, bool shut_rd, bool named_ok,
-			  struct usk_queue *q, int *ret_peek_off)
+static int usk_peek_queue(const struct fd_info *f, int type, bool shut_rd, struct usk_queue *q,
+			  int *ret_peek_off)
 {
 	int old = -1, zero = 0, err = 0;
 	socklen_t olen = sizeof(old);
@@ -414,11 +461,12 @@ static int usk_peek_queue(const struct fd_info *f, int type, bool shut_rd, bool 
 	 * kernel marks it peeked): without a receive shutdown, a 0 is one of those;
 	 * with one, a 0 is the end (a zero-length datagram there is not told apart).
 	 */
-	while ((n = peek_one(f, type, named_ok, q)) > 0 ||
-	       (n == 0 && type != SOCK_STREAM && !shut_rd)) {
+	while ((n = peek_one(f, type, q)) > 0 || (n == 0 && type != SOCK_STREAM && !shut_rd)) {
 		q->len += (size_t)n;
-		if (type != SOCK_STREAM)
-			q->ends[q->n++] = q->len;
+		if (type == SOCK_STREAM)
+			continue;
+		q->nr_named += q->from[q->n].len != 0;
+		q->ends[q->n++] = q->len;
 	}
 	if (n < 0 && n != -EAGAIN) {
 		err = (int)n;
@@ -445,17 +493,21 @@ struct usk_priv {
 
 static int usk_pack(struct file_desc *d, const UnixSkEntry *e, const struct usk_queue *q)
 {
-	size_t sz = sizeof(struct usk_priv) + q->n * sizeof(ProtobufCBinaryData) +
-		    e->n_icons_peer * sizeof(uint64_t) + e->name.len + e->ext_peer_name.len +
-		    q->len;
-	struct usk_priv *p = malloc(sz);
+	unsigned int nf = q->nr_named ? q->n : 0, i;
+	size_t names = 0, sz;
+	struct usk_priv *p;
 	uint8_t *at;
-	unsigned int i;
 
+	for (i = 0; i < nf; i++)
+		names += q->from[i].len;
+	sz = sizeof(struct usk_priv) + (q->n + nf) * sizeof(ProtobufCBinaryData) +
+	     e->n_icons_peer * sizeof(uint64_t) + e->name.len + e->ext_peer_name.len + q->len +
+	     names;
+	p = malloc(sz);
 	if (!p)
 		return -ENOMEM;
 	p->e = *e;
-	at = (uint8_t *)(p->q + q->n);
+	at = (uint8_t *)(p->q + q->n + nf);
 	p->e.icons_peer = (uint64_t *)at;
 	memcpy(at, e->icons_peer, e->n_icons_peer * sizeof(uint64_t));
 	at += e->n_icons_peer * sizeof(uint64_t);
@@ -473,8 +525,17 @@ static int usk_pack(struct file_desc *d, const UnixSkEntry *e, const struct usk_
 		p->q[i].data = at + start;
 		p->q[i].len = q->ends[i] - start;
 	}
+	at += q->len;
+	for (i = 0; i < nf; i++) {
+		p->q[q->n + i].data = at;
+		p->q[q->n + i].len = q->from[i].len;
+		memcpy(at, q->from[i].name, q->from[i].len);
+		at += q->from[i].len;
+	}
 	p->e.n_queue = q->n;
 	p->e.queue = p->q;
+	p->e.n_queue_from = nf;
+	p->e.queue_from = p->q + q->n;
 	free(d->priv);
 	d->priv = p;
 	d->fe.unixsk = &p->e;
@@ -633,6 +694,38 @@ static int usk_sockopts(const struct fd_info *f, UnixSkEntry *e)
 	return 0;
 }
 
+/*
+ * Datagrams from bound senders are sent again by those sockets, so the
+ * receiver sees the same address: each must be a socket of the tree.
+ */
+static int usk_check_senders(const struct dump_ctx *ctx, const struct fd_info *f,
+			     const struct usk_queue *q)
+{
+	uint32_t ino = 0;
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < q->n; i++) {
+		const struct usk_from *from = &q->from[i];
+
+		if (!from->len || (i && from->len == q->from[i - 1].len &&
+				   !memcmp(from->name, q->from[i - 1].name, from->len)))
+			continue; /* unbound, or the sender checked just before */
+		err = usk_find_named(from, &ino);
+		if (err)
+			return err;
+		if (!ino || !usk_in_tree(ctx, f->st.st_dev, ino)) {
+			pr_err("pid %d fd %d: %s holds a datagram from %s%.*s, a socket %s: not "
+			       "supported yet\n",
+			       f->pid, f->fd, f->link, from->name[0] ? "" : "@", (int)from->len - 1,
+			       from->name + !from->name[0],
+			       ino ? "outside the tree" : "closed since");
+			return -EOPNOTSUPP;
+		}
+	}
+	return 0;
+}
+
 static int usk_fill(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d,
 		    const struct usk_diag *dg, struct usk_diag *pd)
 {
@@ -654,7 +747,9 @@ static int usk_fill(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 	else if (!err)
 		err = usk_dump_peer(ctx, f, dg, &e, pd);
 	if (!err && dg->state != TCP_LISTEN)
-		err = usk_peek_queue(f, dg->type, dg->shutdown & 1, e.has_peer, &q, &peek_off);
+		err = usk_peek_queue(f, dg->type, dg->shutdown & 1, &q, &peek_off);
+	if (!err && q.nr_named)
+		err = usk_check_senders(ctx, f, &q);
 	e.has_peek_off = peek_off >= 0;
 	e.peek_off = peek_off;
 	if (!err && q.len && e.passcred) {

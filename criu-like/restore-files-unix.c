@@ -211,18 +211,19 @@ static int send_all(int from, const ProtobufCBinaryData *b, const struct sockadd
 }
 
 /*
- * Refill the receive queue of @to (entry @e) from @from: connected to it, or
- * @e's name is the address. The sender's buffer is forced large enough for
- * the whole queue (the data is charged to the sender until read), then put back.
+ * Refill queue elements [@lo, @hi) of entry @e from @from: connected to it,
+ * or @e's name is the address. The sender's buffer is forced large enough
+ * (the data is charged to the sender until read), then put back.
  */
-static int usk_refill(int from, const UnixSkEntry *e, bool connected, uint32_t id)
+static int refill_range(int from, const UnixSkEntry *e, size_t lo, size_t hi, bool connected,
+			uint32_t id)
 {
 	struct sockaddr_un sa, *to = NULL;
 	socklen_t salen = 0, olen = sizeof(int);
 	size_t i, total = 0;
 	int old = 0, err = 0;
 
-	if (!e->n_queue)
+	if (lo >= hi)
 		return 0;
 	if (!connected) {
 		if (!e->has_name || usk_addr(&e->name, &sa, &salen)) {
@@ -231,14 +232,14 @@ static int usk_refill(int from, const UnixSkEntry *e, bool connected, uint32_t i
 		}
 		to = &sa;
 	}
-	for (i = 0; i < e->n_queue; i++)
+	for (i = lo; i < hi; i++)
 		total += e->queue[i].len + 1024; /* data and the overhead of each skb */
 	if (getsockopt(from, SOL_SOCKET, SO_SNDBUF, &old, &olen) ||
 	    set_sndbuf(from, (int)min(total * 2 + (1u << 20), (size_t)INT_MAX / 2))) {
 		pr_perror("file %u: cannot size the sending socket for %zu bytes", id, total);
 		return neg_errno();
 	}
-	for (i = 0; i < e->n_queue && !err; i++)
+	for (i = lo; i < hi && !err; i++)
 		err = send_all(from, &e->queue[i], to, salen);
 	if (err)
 		pr_errno(err, "file %u: cannot refill its receive queue (%zu of %zu)", id, i,
@@ -246,6 +247,11 @@ static int usk_refill(int from, const UnixSkEntry *e, bool connected, uint32_t i
 	if (set_sndbuf(from, old) && !err)
 		err = neg_errno();
 	return err;
+}
+
+static int usk_refill(int from, const UnixSkEntry *e, bool connected, uint32_t id)
+{
+	return refill_range(from, e, 0, e->n_queue, connected, id);
 }
 
 static int set_timeo(int sk, int opt, bool has, uint64_t us)
@@ -471,6 +477,60 @@ static int open_listener(struct rst_files *f, size_t pl)
 	return sk;
 }
 
+/* The datagram socket of the images bound to @name, opened first if need be; or -errno. */
+static int sender_fd(struct restore_ctx *ctx, const ProtobufCBinaryData *name, uint32_t id)
+{
+	struct rst_files *f = ctx->files;
+	size_t i;
+
+	for (i = 0; i < f->idx.n; i++) {
+		const UnixSkEntry *s;
+		int fd;
+
+		if (f->idx.by_id[i]->type != FILE_TYPE__FILE_UNIXSK)
+			continue;
+		s = usk_at(f, i);
+		if (s->type != SOCK_DGRAM || !s->has_name || s->name.len != name->len ||
+		    memcmp(s->name.data, name->data, name->len))
+			continue;
+		if (f->fds[i] == FD_IN_PROGRESS) {
+			pr_err("file %u: its senders need each other first: not supported\n", id);
+			return -EINVAL;
+		}
+		if (f->fds[i] < 0) {
+			fd = rst_unix_open(ctx, i);
+			if (fd < 0)
+				return fd;
+			park(f, (long)i, fd);
+		}
+		return f->fds[i];
+	}
+	pr_err("file %u: a datagram in its queue comes from a socket not in the images\n", id);
+	return -ENOENT;
+}
+
+/*
+ * The queue of the datagram socket @pos (bound, parked at its slot so its
+ * senders can connect to it), each datagram sent by its bound sender, or by
+ * @dflt when it had none.
+ */
+static int refill_dgram(struct restore_ctx *ctx, size_t pos, int dflt)
+{
+	const UnixSkEntry *e = usk_at(ctx->files, pos);
+	uint32_t id = usk_id(ctx->files, pos);
+	size_t i;
+	int err = 0;
+
+	if (e->n_queue_from != e->n_queue)
+		return usk_refill(dflt, e, false, id);
+	for (i = 0; i < e->n_queue && !err; i++) {
+		int from = e->queue_from[i].len ? sender_fd(ctx, &e->queue_from[i], id) : dflt;
+
+		err = from < 0 ? from : refill_range(from, e, i, i + 1, false, id);
+	}
+	return err;
+}
+
 /* A datagram socket connected to @pp (bound, opened first), or to a name outside the tree. */
 static int open_dgram_to(struct restore_ctx *ctx, size_t pos, long pp)
 {
@@ -510,8 +570,10 @@ static int open_dgram_to(struct restore_ctx *ctx, size_t pos, long pp)
 		pr_err("file %u: data queued from a socket outside the tree\n", id);
 		err = -EINVAL;
 	}
-	if (!err && psk >= 0)
-		err = usk_refill(psk, e, false, id);
+	if (!err && psk >= 0) {
+		park(f, (long)pos, sk);
+		err = refill_dgram(ctx, pos, psk);
+	}
 	if (!err)
 		err = usk_finish(sk, e, id);
 	if (err) {
@@ -522,8 +584,9 @@ static int open_dgram_to(struct restore_ctx *ctx, size_t pos, long pp)
 }
 
 /* Not connected: bound or not, its queue sent by a new unbound socket. */
-static int open_alone(struct rst_files *f, size_t pos)
+static int open_alone(struct restore_ctx *ctx, size_t pos)
 {
+	struct rst_files *f = ctx->files;
 	const UnixSkEntry *e = usk_at(f, pos);
 	uint32_t id = usk_id(f, pos);
 	int sk, err, from = -1;
@@ -533,8 +596,10 @@ static int open_alone(struct rst_files *f, size_t pos)
 		return sk;
 	err = usk_bind(sk, e, id);
 	if (!err && e->n_queue) {
+		/* Parked (rst_unix_open() takes it back): its senders may connect to it. */
+		park(f, (long)pos, sk);
 		from = socket(AF_UNIX, (int)e->type | SOCK_CLOEXEC, 0);
-		err = from < 0 ? neg_errno() : usk_refill(from, e, false, id);
+		err = from < 0 ? neg_errno() : refill_dgram(ctx, pos, from);
 		if (from >= 0)
 			close(from);
 	}
@@ -656,7 +721,7 @@ int rst_unix_open(struct restore_ctx *ctx, size_t pos)
 	else if (e->has_ext_peer_name)
 		fd = open_dgram_to(ctx, pos, -1);
 	else
-		fd = open_alone(f, pos);
+		fd = open_alone(ctx, pos);
 	f->fds[pos] = -1;
 	return fd;
 }

@@ -48,13 +48,14 @@ enum victim_kind {
 	V_EXT_DGRAM, /* a datagram socket connected to a bound socket of the test */
 	V_INET, /* a UDP socket */
 	V_NETNS, /* a socketpair in a network namespace of its own */
+	V_FROM_OUTSIDE, /* a bound datagram socket holding a datagram from a bound socket of the test */
 };
 
 static pid_t victim, last_victim;
 static char dir[] = "/tmp/test-unixsk.XXXXXX";
 static char imgdir[64];
-static struct sockaddr_un ext_sa;
-static socklen_t ext_len;
+static struct sockaddr_un ext_sa, rcv_sa;
+static socklen_t ext_len, rcv_len;
 
 static int wait_usr1(void)
 {
@@ -105,6 +106,17 @@ static int victim_setup(enum victim_kind kind, int test_fd, int *other)
 	case V_INET:
 		fd = socket(AF_INET, SOCK_DGRAM, 0);
 		return fd < 0 ? -errno : fd;
+	case V_FROM_OUTSIDE:
+		/* ext_sa is the test's sender; this socket is bound next to it */
+		fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+		if (fd < 0 || bind(fd, (struct sockaddr *)&rcv_sa, rcv_len) ||
+		    write_all(test_fd, "b", 1))
+			return -errno;
+		close(test_fd);
+		/* wait until the test has sent its datagram */
+		if (recv(fd, &(char){ 0 }, 0, MSG_PEEK) < 0)
+			return -errno;
+		return fd;
 	case V_NETNS:
 		if (unshare(CLONE_NEWNET) || socketpair(AF_UNIX, SOCK_STREAM, 0, sk))
 			return -errno;
@@ -126,6 +138,8 @@ static int victim_check(enum victim_kind kind, int fd)
 	struct cmsghdr *c;
 
 	switch (kind) {
+	case V_FROM_OUTSIDE:
+		return recv(fd, buf, sizeof(buf), MSG_DONTWAIT) == 4 ? 0 : 6;
 	case V_RIGHTS:
 	case V_PASSCRED:
 		if (recvmsg(fd, &mh, MSG_DONTWAIT) != sizeof(MSG) || memcmp(buf, MSG, sizeof(MSG)))
@@ -291,6 +305,35 @@ static void test_inet_refused(void **state)
 	expect_refused(V_INET, -1, "(inet socket) is not supported yet");
 }
 
+/* The sender is bound and outside the tree: its address could not be given back. */
+static void test_from_outside_refused(void **state)
+{
+	int p[2], snd;
+	pid_t pid;
+
+	(void)state;
+	snd = socket(AF_UNIX, SOCK_DGRAM, 0);
+	assert_true(snd >= 0);
+	assert_int_equal(bind(snd, (struct sockaddr *)&ext_sa, ext_len), 0);
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	if (pid == 0) {
+		char c;
+
+		/* Send once the child is bound. */
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1 ||
+		    sendto(snd, "ping", 4, 0, (struct sockaddr *)&rcv_sa, rcv_len) != 4)
+			_exit(1);
+		_exit(0);
+	}
+	close(p[0]);
+	expect_refused(V_FROM_OUTSIDE, p[1], "outside the tree: not supported yet");
+	close(p[1]);
+	assert_int_equal(child_status(pid), 0);
+	close(snd);
+}
+
 static void test_netns_refused(void **state)
 {
 	(void)state;
@@ -350,6 +393,9 @@ static int setup(void **state)
 	ext_sa.sun_family = AF_UNIX;
 	snprintf(ext_sa.sun_path, sizeof(ext_sa.sun_path), "%s/ext.sock", dir);
 	ext_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(ext_sa.sun_path) + 1);
+	rcv_sa = ext_sa;
+	snprintf(rcv_sa.sun_path, sizeof(rcv_sa.sun_path), "%s/rcv.sock", dir);
+	rcv_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(rcv_sa.sun_path) + 1);
 	return 0;
 }
 
@@ -375,6 +421,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_passcred_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inet_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_netns_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_from_outside_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ext_dgram, setup, teardown),
 	};
 

@@ -4,9 +4,9 @@
  * accepted (data queued both ways) from a client bound to its own path; a
  * seqpacket listener on an abstract name with one accepted connection; a
  * datagram server on a path with a connected client whose datagrams wait
- * in the server's queue; an unconnected datagram socket on an abstract name
- * holding a datagram from an unbound sender; a bound socket whose file was
- * unlinked; two connections accepted from a listener closed since, sharing
+ * in the server's queue, then one from a bound socket; an unconnected
+ * datagram socket on an abstract name holding a datagram from an unbound
+ * sender; a bound socket whose file was unlinked; two connections accepted from a listener closed since, sharing
  * its name. After SIGTERM: names, peers, queued data and boundaries are
  * the same, and the listeners still accept new connections.
  */
@@ -83,6 +83,22 @@ static int expect(int sk, const char *msg, const char *what)
 	return 0;
 }
 
+/* The next datagram of @sk is @msg, sent by the socket bound to @from. */
+static int expect_from(int sk, const char *msg, const struct name *from, const char *what)
+{
+	struct sockaddr_un sa;
+	socklen_t len = sizeof(sa);
+	char buf[64];
+	ssize_t n = recvfrom(sk, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&sa, &len);
+
+	if (n != (ssize_t)strlen(msg) || memcmp(buf, msg, n) || len != from->len ||
+	    memcmp(&sa, &from->sa, len)) {
+		fail("%s: \"%s\" lost, or not from its bound sender: %m", what, msg);
+		return 1;
+	}
+	return 0;
+}
+
 /* A new client of the listener @n accepted by @lsk, and a round trip. */
 static int still_listens(int lsk, int type, const struct name *n, const char *what)
 {
@@ -144,7 +160,8 @@ int main(int argc, char **argv)
 	if (a < 0 || sa < 0 || send(c, "to server", 9, 0) != 9 || send(a, "to client", 9, 0) != 9 ||
 	    send(sc, "pkt1", 4, 0) != 4 || send(sc, "pkt22", 5, 0) != 5 ||
 	    send(dc, "dgram one", 9, 0) != 9 || send(dc, "two", 3, 0) != 3 ||
-	    sendto(tmp, "anonymous", 9, 0, (struct sockaddr *)&dab.sa, dab.len) != 9) {
+	    sendto(tmp, "anonymous", 9, 0, (struct sockaddr *)&dab.sa, dab.len) != 9 ||
+	    sendto(ab, "from ab", 7, 0, (struct sockaddr *)&dsrv.sa, dsrv.len) != 7) {
 		fail("cannot queue data: %m");
 		return 1;
 	}
@@ -175,6 +192,7 @@ int main(int argc, char **argv)
 	if (expect(a, "to server", "accepted") || expect(c, "to client", "client") ||
 	    expect(sa, "pkt1", "seq accepted") || expect(sa, "pkt22", "seq accepted") ||
 	    expect(ds, "dgram one", "dgram server") || expect(ds, "two", "dgram server") ||
+	    expect_from(ds, "from ab", &dab, "dgram server") ||
 	    expect(ab, "anonymous", "abstract dgram"))
 		return 1;
 	if (same_name(ka[0], &cls, false, "accepted 0") ||
