@@ -2,7 +2,9 @@
 /*
  * eventfd, signalfd, timerfd and inotify of a restore: each description is
  * created anew in the controller, before the first fork, with the state
- * files.img holds (Documentation/files.md). epoll is restore-files-epoll.c.
+ * files.img holds (Documentation/files.md). Two things wait for the tasks
+ * (rst_anonfd_post_install()): epoll targets (restore-files-epoll.c), and
+ * arming timerfds, so their time left counts from as late as we can.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -141,36 +143,44 @@ static int timerfd_arm(const FileEntry *fe, int fd)
 	return 0;
 }
 
+/* Created disarmed: the first task holding it arms it (rst_anonfd_post_install()). */
 static int open_timerfd(const FileEntry *fe)
 {
 	const TimerfdFileEntry *e = fe->timerfd;
-	uint64_t ticks = e->ticks;
-	int fd, err;
+	int fd;
 
 	fd = timerfd_create(e->clockid, TFD_CLOEXEC | (int)(e->flags & O_NONBLOCK));
 	if (fd < 0) {
 		pr_perror("file %u: timerfd_create on clock %d", fe->id, e->clockid);
 		return neg_errno();
 	}
-	err = timerfd_arm(fe, fd);
+	return fd;
+}
+
+/* Arm the timerfd @fe at fd @fd of task @t and give it back its unread expirations. */
+static int timerfd_restore(const struct rst_task *t, uint32_t fd, const FileEntry *fe)
+{
+	const TimerfdFileEntry *e = fe->timerfd;
+	uint64_t ticks = e->ticks;
+	int err;
+
+	err = timerfd_arm(fe, (int)fd);
 	if (err) {
-		pr_errno(err, "file %u: cannot arm the timerfd (%llu.%09llu s left, flags %x)",
-			 fe->id, (unsigned long long)e->value_sec,
+		pr_errno(err, "pid %u fd %u: cannot arm timerfd %u (%llu.%09llu s left, flags %x)",
+			 t->pe->pid, fd, fe->id, (unsigned long long)e->value_sec,
 			 (unsigned long long)e->value_nsec, e->settime_flags);
-		close(fd);
 		return err;
 	}
 	/* After timerfd_settime(), which zeroes them: expirations not read yet are kept. */
-	if (ticks && ioctl(fd, TFD_IOC_SET_TICKS, &ticks)) {
+	if (ticks && ioctl((int)fd, TFD_IOC_SET_TICKS, &ticks)) {
 		err = neg_errno();
 		pr_errno(err,
-			 "file %u: cannot give the timerfd its %llu unread expirations "
+			 "pid %u fd %u: cannot give timerfd %u its %llu unread expirations "
 			 "(TFD_IOC_SET_TICKS needs CONFIG_CHECKPOINT_RESTORE)",
-			 fe->id, (unsigned long long)ticks);
-		close(fd);
+			 t->pe->pid, fd, fe->id, (unsigned long long)ticks);
 		return err;
 	}
-	return fd;
+	return 0;
 }
 
 /*
@@ -299,4 +309,53 @@ int rst_anonfd_open(struct restore_ctx *ctx, size_t pos)
 	}
 	pr_err("file %u: type %d is not an anonymous-inode file\n", fe->id, fe->type);
 	return -EINVAL;
+}
+
+/* Whether @t is the first task, in ctx->tasks order, holding file @id. */
+static bool first_holder(const struct restore_ctx *ctx, const struct rst_task *t, uint32_t id)
+{
+	unsigned int i;
+	size_t j;
+
+	for (i = 0; i < ctx->nr_tasks && &ctx->tasks[i] != t; i++) {
+		const struct rst_task_files *tf = ctx->tasks[i].files;
+
+		for (j = 0; tf && j < tf->nr_fds; j++)
+			if (tf->fds[j]->id == id)
+				return false;
+	}
+	return true;
+}
+
+int rst_anonfd_post_install(struct restore_ctx *ctx, struct rst_task *t)
+{
+	const struct rst_task_files *tf = t->files;
+	size_t i, j;
+	int err = 0;
+
+	for (i = 0; i < tf->nr_fds && !err; i++) {
+		const FdEntry *fd = tf->fds[i];
+		const FileEntry *fe = rst_file_index_find(&ctx->files->idx, fd->id);
+		bool again = false;
+
+		if (!fe ||
+		    (fe->type != FILE_TYPE__FILE_EPOLL && fe->type != FILE_TYPE__FILE_TIMERFD))
+			continue;
+		/* Once per description, through whichever of its fds comes first. */
+		for (j = 0; j < i && !again; j++)
+			again = tf->fds[j]->id == fd->id;
+		if (again)
+			continue;
+		if (fe->type == FILE_TYPE__FILE_EPOLL && fe->epoll->owner_pid == t->pe->pid)
+			err = rst_epoll_register(t, fd->fd, fe);
+		else if (fe->type == FILE_TYPE__FILE_TIMERFD && first_holder(ctx, t, fe->id))
+			err = timerfd_restore(t, fd->fd, fe);
+	}
+	return err;
+}
+
+/* The name restore-files.c calls (it does more than epoll now). */
+int rst_epoll_post_install(struct restore_ctx *ctx, struct rst_task *t)
+{
+	return rst_anonfd_post_install(ctx, t);
 }

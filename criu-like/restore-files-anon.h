@@ -20,10 +20,19 @@ int rst_anonfd_open(struct restore_ctx *ctx, size_t pos);
 int rst_epoll_open(struct restore_ctx *ctx, size_t pos);
 
 /*
- * In task @t, once every fd is at its number: register the targets of every
- * epoll @t owns (EpollFileEntry.owner_pid), by the task's own fd numbers,
- * because epoll keys its registrations by fd number. 0 or -errno (logged).
+ * restore-files-epoll.c: register the targets of epoll @fe at fd @epfd of
+ * task @t, by the task's own fd numbers (epoll keys registrations by them).
  */
+int rst_epoll_register(const struct rst_task *t, uint32_t epfd, const FileEntry *fe);
+
+/*
+ * In task @t, once every fd is at its number (end of rst_files_install()):
+ * register the targets of every epoll @t owns (EpollFileEntry.owner_pid),
+ * and arm every timerfd of which @t is the first holder (ctx->tasks order),
+ * with its time left and its unread expirations. 0 or -errno (logged).
+ */
+int rst_anonfd_post_install(struct restore_ctx *ctx, struct rst_task *t);
+/* The same, under the name rst_files_install() calls. */
 int rst_epoll_post_install(struct restore_ctx *ctx, struct rst_task *t);
 
 #endif

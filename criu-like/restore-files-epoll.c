@@ -82,7 +82,7 @@ int rst_epoll_open(struct restore_ctx *ctx, size_t pos)
 	return fd;
 }
 
-static int epoll_register(const struct rst_task *t, uint32_t epfd, const FileEntry *fe)
+int rst_epoll_register(const struct rst_task *t, uint32_t epfd, const FileEntry *fe)
 {
 	size_t i;
 
@@ -98,31 +98,5 @@ static int epoll_register(const struct rst_task *t, uint32_t epfd, const FileEnt
 	}
 	pr_debug("pid %u: epoll fd %u: %zu targets registered\n", t->pe->pid, epfd,
 		 fe->epoll->n_targets);
-	return 0;
-}
-
-int rst_epoll_post_install(struct restore_ctx *ctx, struct rst_task *t)
-{
-	const struct rst_task_files *tf = t->files;
-	const struct rst_files *f = ctx->files;
-	size_t i, j;
-	int err;
-
-	for (i = 0; i < tf->nr_fds; i++) {
-		const FdEntry *fd = tf->fds[i];
-		const FileEntry *fe = rst_file_index_find(&f->idx, fd->id);
-		bool again = false;
-
-		if (!fe || fe->type != FILE_TYPE__FILE_EPOLL || fe->epoll->owner_pid != t->pe->pid)
-			continue;
-		/* One registration per description, whichever fd of it comes first. */
-		for (j = 0; j < i && !again; j++)
-			again = tf->fds[j]->id == fd->id;
-		if (again)
-			continue;
-		err = epoll_register(t, fd->fd, fe);
-		if (err)
-			return err;
-	}
 	return 0;
 }

@@ -6,7 +6,7 @@
  * with a message naming the pid, the fd and why, and the child runs on. Restore
  * side: the image checks, and each kind opened from a FileEntry as the
  * controller does it (eventfd counter above 32 bits in semaphore mode, an
- * absolute timerfd with unread ticks, inotify watch descriptors kept across a
+ * absolute timerfd with unread ticks, armed only by the task holding it, inotify watch descriptors kept across a
  * gap with no stray IN_IGNORED left in the queue).
  */
 #include <setjmp.h>
@@ -175,16 +175,32 @@ struct one_file {
 	FileEntry *by_id[1];
 };
 
+static struct one_file of;
+
 static int open_one(FileEntry *fe)
 {
-	static struct one_file of;
-
 	memset(&of, 0, sizeof(of));
 	of.by_id[0] = fe;
 	of.files.idx.by_id = of.by_id;
 	of.files.idx.n = 1;
 	of.ctx.files = &of.files;
 	return rst_anonfd_open(&of.ctx, 0);
+}
+
+/* What a task holding the file of open_one() at @fd does once its fds are in place. */
+static int post_install(int fd)
+{
+	PstreeEntry pe = PSTREE_ENTRY__INIT;
+	FdEntry fde = FD_ENTRY__INIT, *fds[1] = { &fde };
+	struct rst_task_files tf = { .nr_fds = 1, .fds = fds };
+	struct rst_task t = { .pe = &pe, .files = &tf };
+
+	pe.pid = (uint32_t)getpid();
+	fde.fd = (uint32_t)fd;
+	fde.id = of.by_id[0]->id;
+	of.ctx.tasks = &t;
+	of.ctx.nr_tasks = 1;
+	return rst_anonfd_post_install(&of.ctx, &t);
 }
 
 static void test_check_entries(void **state)
@@ -248,6 +264,10 @@ static void test_open_timerfd(void **state)
 	e.ticks = 3;
 	fd = open_one(&fe);
 	assert_true(fd >= 0);
+	/* disarmed until the first task holding it is in place */
+	assert_int_equal(timerfd_gettime(fd, &its), 0);
+	assert_int_equal(its.it_value.tv_sec + its.it_value.tv_nsec, 0);
+	assert_int_equal(post_install(fd), 0);
 	assert_int_equal(timerfd_gettime(fd, &its), 0);
 	assert_true(its.it_value.tv_sec >= 3598 && its.it_value.tv_sec <= 3600);
 	assert_int_equal(its.it_interval.tv_sec, 60);
