@@ -414,8 +414,11 @@ int rst_files_install(struct restore_ctx *ctx, struct rst_task *t)
 		pr_errno(err, "pid %u: cannot close the fds it did not have", t->pe->pid);
 		return err;
 	}
-	/* epoll keys its targets by the task's own fd numbers: only now are they right */
-	return rst_epoll_post_install(ctx, t);
+	/*
+	 * epoll keys its targets by the task's own fd numbers, only right now;
+	 * timerfds start counting when the first task holding them is this far
+	 */
+	return rst_anonfd_post_install(ctx, t);
 }
 
 int rst_fs_restore(struct restore_ctx *ctx __unused, struct rst_task *t)
