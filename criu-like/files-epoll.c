@@ -3,11 +3,12 @@
  * epoll: every registered target with its events and data, from the "tfd:"
  * lines of fdinfo. epoll keys a registration by (file, fd number), so a
  * target is saved as the fd number it was registered with, and restore
- * registers it in the task the epoll is dumped from (owner_pid) once that
- * task's fds are back at their numbers. That needs the number to still be
- * the registered file in that task: kcmp(KCMP_EPOLL_TFD) checks it, and an
- * epoll whose target is closed there (open only in another process, or in
- * no fd table at all) is refused.
+ * registers it in the process whose fd it is, once that process's fds are
+ * back at their numbers. kcmp(KCMP_EPOLL_TFD) finds that process: the one the
+ * epoll is dumped from (owner_pid), or another process of the tree that
+ * shares the epoll and registered the target with its own fd number (the
+ * target's owner_pid). A target no process of the tree holds under its
+ * registered number (closed, or moved with dup2() since) is refused.
  */
 #define LOG_PREFIX "files: "
 
@@ -29,32 +30,55 @@ static int epoll_match(const struct dump_ctx *ctx, const struct fd_info *f)
 	return !strcmp(f->link, "anon_inode:[eventpoll]");
 }
 
-/* Whether fd @t->tfd of @f->pid is the file registered as target @toff of that number. */
-static int epoll_check_target(const struct fd_info *f, const struct fdinfo_epoll_tfd *t,
-			      unsigned int toff)
+static long kcmp_tfd(pid_t pid, const struct fd_info *f, const struct fdinfo_epoll_tfd *t,
+		     unsigned int toff)
 {
 	struct kcmp_epoll_slot slot = { .efd = (uint32_t)f->fd,
 					.tfd = (uint32_t)t->tfd,
 					.toff = toff };
-	long r = syscall(SYS_kcmp, f->pid, f->pid, KCMP_EPOLL_TFD, (unsigned long)t->tfd,
-			 (unsigned long)&slot);
 
+	return syscall(SYS_kcmp, pid, f->pid, KCMP_EPOLL_TFD, (unsigned long)t->tfd,
+		       (unsigned long)&slot);
+}
+
+/*
+ * The process of the tree whose fd @t->tfd is the file registered as target
+ * @toff of that number, in *@ret_owner: @f->pid itself, or another process
+ * sharing the epoll that registered it with its own fd number.
+ */
+static int epoll_find_owner(const struct dump_ctx *ctx, const struct fd_info *f,
+			    const struct fdinfo_epoll_tfd *t, unsigned int toff, pid_t *ret_owner)
+{
+	long r = kcmp_tfd(f->pid, f, t, toff);
+	int err = errno;
+	unsigned int i;
+
+	*ret_owner = f->pid;
 	if (r == 0)
 		return 0;
-	if (r < 0 && errno != EBADF) {
+	if (r < 0 && err != EBADF) {
 		pr_perror("pid %d fd %d: kcmp(KCMP_EPOLL_TFD) of target fd %d", f->pid, f->fd,
 			  t->tfd);
-		return neg_errno();
+		return -err;
+	}
+	/* Zombies and tasks without that fd fail with EBADF: only an exact match counts. */
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		pid_t pid = ctx->tasks[i].t->pid;
+
+		if (pid != f->pid && kcmp_tfd(pid, f, t, toff) == 0) {
+			*ret_owner = pid;
+			return 0;
+		}
 	}
 	if (r < 0)
-		pr_err("pid %d fd %d: epoll target fd %d (inode %llu) is not open in pid %d "
-		       "(closed "
-		       "since, or registered by another process sharing the epoll): not "
-		       "supported\n",
+		pr_err("pid %d fd %d: epoll target fd %d (inode %llu) is not open in pid %d, nor "
+		       "that file under that number in another process of the tree (closed or "
+		       "moved since it was registered): not supported\n",
 		       f->pid, f->fd, t->tfd, (unsigned long long)t->ino, f->pid);
 	else
 		pr_err("pid %d fd %d: epoll target fd %d (inode %llu) now holds another file than "
-		       "the one registered: not supported\n",
+		       "the one registered, and no other process of the tree has that file under "
+		       "that number: not supported\n",
 		       f->pid, f->fd, t->tfd, (unsigned long long)t->ino);
 	return -EOPNOTSUPP;
 }
@@ -80,9 +104,11 @@ static EpollFileEntry *epoll_entry_alloc(struct file_desc *d, unsigned int n)
 	return e;
 }
 
-static int epoll_fill(const struct fd_info *f, const struct fdinfo *fi, EpollFileEntry *e)
+static int epoll_fill(const struct dump_ctx *ctx, const struct fd_info *f, const struct fdinfo *fi,
+		      EpollFileEntry *e)
 {
 	unsigned int i, j, toff;
+	pid_t owner;
 	int err;
 
 	for (i = 0; i < fi->n_tfd; i++) {
@@ -91,9 +117,13 @@ static int epoll_fill(const struct fd_info *f, const struct fdinfo *fi, EpollFil
 		/* Same-numbered targets come in the order kcmp counts them (the rbtree's). */
 		for (toff = 0, j = 0; j < i; j++)
 			toff += fi->tfd[j].tfd == t->tfd;
-		err = epoll_check_target(f, t, toff);
+		err = epoll_find_owner(ctx, f, t, toff, &owner);
 		if (err)
 			return err;
+		if (owner != f->pid) {
+			e->targets[i]->has_owner_pid = true;
+			e->targets[i]->owner_pid = (uint32_t)owner;
+		}
 		e->targets[i]->tfd = (uint32_t)t->tfd;
 		e->targets[i]->events = t->events;
 		e->targets[i]->data = t->data;
@@ -109,12 +139,11 @@ static int epoll_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file
 	EpollFileEntry *e;
 	int err;
 
-	(void)ctx;
 	err = anon_fdinfo_read(f, FDINFO_EPOLL, true, &fi);
 	if (err)
 		return err;
 	e = epoll_entry_alloc(d, fi.n_tfd);
-	err = e ? epoll_fill(f, &fi, e) : -ENOMEM;
+	err = e ? epoll_fill(ctx, f, &fi, e) : -ENOMEM;
 	if (!err) {
 		e->flags = f->flags;
 		e->owner_pid = (uint32_t)f->pid;

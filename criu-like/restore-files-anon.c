@@ -331,24 +331,19 @@ int rst_anonfd_post_install(struct restore_ctx *ctx, struct rst_task *t)
 {
 	const struct rst_task_files *tf = t->files;
 	size_t i, j;
-	int err = 0;
+	int err = rst_epoll_register(ctx, t);
 
 	for (i = 0; i < tf->nr_fds && !err; i++) {
 		const FdEntry *fd = tf->fds[i];
 		const FileEntry *fe = rst_file_index_find(&ctx->files->idx, fd->id);
 		bool again = false;
 
-		if (!fe ||
-		    (fe->type != FILE_TYPE__FILE_EPOLL && fe->type != FILE_TYPE__FILE_TIMERFD))
+		if (!fe || fe->type != FILE_TYPE__FILE_TIMERFD)
 			continue;
 		/* Once per description, through whichever of its fds comes first. */
 		for (j = 0; j < i && !again; j++)
 			again = tf->fds[j]->id == fd->id;
-		if (again)
-			continue;
-		if (fe->type == FILE_TYPE__FILE_EPOLL && fe->epoll->owner_pid == t->pe->pid)
-			err = rst_epoll_register(t, fd->fd, fe);
-		else if (fe->type == FILE_TYPE__FILE_TIMERFD && first_holder(ctx, t, fe->id))
+		if (!again && first_holder(ctx, t, fe->id))
 			err = timerfd_restore(t, fd->fd, fe);
 	}
 	return err;

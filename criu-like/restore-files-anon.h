@@ -20,15 +20,14 @@ int rst_anonfd_open(struct restore_ctx *ctx, size_t pos);
 int rst_epoll_open(struct restore_ctx *ctx, size_t pos);
 
 /*
- * restore-files-epoll.c: register the targets of epoll @fe at fd @epfd of
- * task @t, by the task's own fd numbers (epoll keys registrations by them).
+ * restore-files-epoll.c: in task @t, register every epoll target that is an
+ * fd of @t, by that fd number (epoll keys registrations by it).
  */
-int rst_epoll_register(const struct rst_task *t, uint32_t epfd, const FileEntry *fe);
+int rst_epoll_register(struct restore_ctx *ctx, const struct rst_task *t);
 
 /*
  * In task @t, once every fd is at its number (end of rst_files_install()):
- * register the targets of every epoll @t owns (EpollFileEntry.owner_pid),
- * and arm every timerfd of which @t is the first holder (ctx->tasks order),
+ * register the epoll targets that are fds of @t, and arm every timerfd of which @t is the first holder (ctx->tasks order),
  * with its time left and its unread expirations. 0 or -errno (logged).
  */
 int rst_anonfd_post_install(struct restore_ctx *ctx, struct rst_task *t);

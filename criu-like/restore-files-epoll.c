@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * epoll of a restore. The controller creates the empty instance with the
- * other descriptions; its targets are registered later, in the one task
- * that owns it (EpollFileEntry.owner_pid, the task it was dumped from), once
+ * other descriptions; each target is registered later, in the task whose fd
+ * it is (EpollTargetEntry.owner_pid, else EpollFileEntry.owner_pid), once
  * that task's fds are at their final numbers: epoll keys each registration
  * by (file, fd number), and the application's later EPOLL_CTL_MOD/DEL name
- * its own fd numbers, never the controller's service fds.
+ * its own fd numbers, never the controller's service fds. The task calls
+ * epoll_ctl() through the service fd of the epoll it inherited, so it needs
+ * no fd of the epoll of its own.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,25 +38,24 @@ static const FdEntry *task_fd(const struct rst_task_files *tf, uint32_t fd)
 	return NULL;
 }
 
-/* Whether the owner of @fe holds it, and holds every target, before anything is forked. */
-static int epoll_check_owner(struct restore_ctx *ctx, const FileEntry *fe)
+static uint32_t target_owner(const EpollFileEntry *e, const EpollTargetEntry *te)
+{
+	return te->has_owner_pid ? te->owner_pid : e->owner_pid;
+}
+
+/* Every target's process is a task of the tree holding that fd, checked before any fork. */
+static int epoll_check_owners(struct restore_ctx *ctx, const FileEntry *fe)
 {
 	const EpollFileEntry *e = fe->epoll;
-	const struct rst_task *t = rst_find_task(ctx, (pid_t)e->owner_pid);
-	const struct rst_task_files *tf = t ? t->files : NULL;
-	bool holds = false;
 	size_t i;
 
-	for (i = 0; tf && i < tf->nr_fds && !holds; i++)
-		holds = tf->fds[i]->id == fe->id;
-	if (!holds) {
-		pr_err("file %u: epoll owner pid %u does not hold it\n", fe->id, e->owner_pid);
-		return -EINVAL;
-	}
 	for (i = 0; i < e->n_targets; i++) {
-		if (!task_fd(tf, e->targets[i]->tfd)) {
+		uint32_t owner = target_owner(e, e->targets[i]);
+		const struct rst_task *t = rst_find_task(ctx, (pid_t)owner);
+
+		if (!t || !t->files || !task_fd(t->files, e->targets[i]->tfd)) {
 			pr_err("file %u: epoll target fd %u is not an fd of pid %u\n", fe->id,
-			       e->targets[i]->tfd, e->owner_pid);
+			       e->targets[i]->tfd, owner);
 			return -EINVAL;
 		}
 	}
@@ -66,7 +67,7 @@ int rst_epoll_open(struct restore_ctx *ctx, size_t pos)
 	const FileEntry *fe = ctx->files->idx.by_id[pos];
 	int fd, err;
 
-	err = epoll_check_owner(ctx, fe);
+	err = epoll_check_owners(ctx, fe);
 	if (err)
 		return err;
 	fd = epoll_create1(EPOLL_CLOEXEC);
@@ -82,21 +83,44 @@ int rst_epoll_open(struct restore_ctx *ctx, size_t pos)
 	return fd;
 }
 
-int rst_epoll_register(const struct rst_task *t, uint32_t epfd, const FileEntry *fe)
+/* The targets of epoll @fe (at service fd @epfd) that are fds of @t. */
+static int epoll_register(const struct rst_task *t, int epfd, const FileEntry *fe)
 {
+	const EpollFileEntry *e = fe->epoll;
+	unsigned int n = 0;
 	size_t i;
 
-	for (i = 0; i < fe->epoll->n_targets; i++) {
-		const EpollTargetEntry *te = fe->epoll->targets[i];
+	for (i = 0; i < e->n_targets; i++) {
+		const EpollTargetEntry *te = e->targets[i];
 		struct epoll_event ev = { .events = te->events, .data.u64 = te->data };
 
-		if (epoll_ctl((int)epfd, EPOLL_CTL_ADD, (int)te->tfd, &ev)) {
-			pr_perror("pid %u: epoll fd %u: cannot register fd %u (events %x)",
-				  t->pe->pid, epfd, te->tfd, te->events);
+		if (target_owner(e, te) != t->pe->pid)
+			continue;
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, (int)te->tfd, &ev)) {
+			pr_perror("pid %u: epoll %u: cannot register fd %u (events %x)", t->pe->pid,
+				  fe->id, te->tfd, te->events);
 			return neg_errno();
 		}
+		n++;
 	}
-	pr_debug("pid %u: epoll fd %u: %zu targets registered\n", t->pe->pid, epfd,
-		 fe->epoll->n_targets);
+	if (n)
+		pr_debug("pid %u: epoll %u: %u of its %zu targets registered\n", t->pe->pid, fe->id,
+			 n, e->n_targets);
+	return 0;
+}
+
+int rst_epoll_register(struct restore_ctx *ctx, const struct rst_task *t)
+{
+	const struct rst_files *f = ctx->files;
+	size_t pos;
+	int err;
+
+	for (pos = 0; pos < f->idx.n; pos++) {
+		if (f->idx.by_id[pos]->type != FILE_TYPE__FILE_EPOLL)
+			continue;
+		err = epoll_register(t, f->fds[pos], f->idx.by_id[pos]);
+		if (err)
+			return err;
+	}
 	return 0;
 }
