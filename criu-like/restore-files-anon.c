@@ -348,9 +348,3 @@ int rst_anonfd_post_install(struct restore_ctx *ctx, struct rst_task *t)
 	}
 	return err;
 }
-
-/* The name restore-files.c calls (it does more than epoll now). */
-int rst_epoll_post_install(struct restore_ctx *ctx, struct rst_task *t)
-{
-	return rst_anonfd_post_install(ctx, t);
-}

@@ -31,7 +31,5 @@ int rst_epoll_register(struct restore_ctx *ctx, const struct rst_task *t);
  * with its time left and its unread expirations. 0 or -errno (logged).
  */
 int rst_anonfd_post_install(struct restore_ctx *ctx, struct rst_task *t);
-/* The same, under the name rst_files_install() calls. */
-int rst_epoll_post_install(struct restore_ctx *ctx, struct rst_task *t);
 
 #endif
