@@ -577,7 +577,7 @@ static int usk_dump_name(const struct fd_info *f, const struct usk_diag *dg, Uni
 static int refuse_outside(const struct fd_info *f, uint32_t peer, const char *what)
 {
 	pr_err("pid %d fd %d: %s is %s socket %u outside the dumped tree: dump it with "
-	       "--ext-unix-sk (datagram sockets connected to a bound socket only)\n",
+	       "--ext-unix-sk (sockets connected to a bound socket only)\n",
 	       f->pid, f->fd, f->link, what, peer);
 	return -EOPNOTSUPP;
 }
@@ -658,8 +658,18 @@ static int usk_dump_peer(const struct dump_ctx *ctx, const struct fd_info *f,
 	err = usk_diag_get(dg->peer, pd);
 	if (err && err != -ENOENT)
 		return err;
-	if (!ctx->opts->ext_unix_sk || dg->type != SOCK_DGRAM || err || !pd->name_len)
+	if (!ctx->opts->ext_unix_sk || err || !pd->name_len)
 		return refuse_outside(f, dg->peer, "connected to");
+	/*
+	 * A stream's peer outside is the accepted end of a listening socket of
+	 * that name (or a socket bound to it): the restore connects to the name
+	 * again, a new connection the other side has to accept.
+	 */
+	if (dg->type != SOCK_DGRAM)
+		pr_warn("pid %d fd %d: %s is connected to %s%.*s outside the tree: the restore "
+			"makes a new connection to it\n",
+			f->pid, f->fd, f->link, pd->name[0] ? "" : "@", (int)pd->name_len - 1,
+			pd->name + !pd->name[0]);
 	e->has_peer = false;
 	e->has_ext_peer_name = true;
 	e->ext_peer_name.data = (uint8_t *)pd->name;
@@ -750,6 +760,12 @@ static int usk_fill(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 		err = usk_peek_queue(f, dg->type, dg->shutdown & 1, &q, &peek_off);
 	if (!err && q.nr_named)
 		err = usk_check_senders(ctx, f, &q);
+	if (!err && q.len && e.has_ext_peer_name && dg->type != SOCK_DGRAM) {
+		pr_err("pid %d fd %d: %s holds %zu bytes from its peer outside the tree, which a "
+		       "new connection cannot give back: not supported\n",
+		       f->pid, f->fd, f->link, q.len);
+		err = -EOPNOTSUPP;
+	}
 	e.has_peek_off = peek_off >= 0;
 	e.peek_off = peek_off;
 	if (!err && q.len && e.passcred) {

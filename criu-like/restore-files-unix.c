@@ -531,7 +531,10 @@ static int refill_dgram(struct restore_ctx *ctx, size_t pos, int dflt)
 	return err;
 }
 
-/* A datagram socket connected to @pp (bound, opened first), or to a name outside the tree. */
+/*
+ * A datagram socket connected to @pp (bound, opened first), or any socket
+ * connected to a name outside the tree (--ext-unix-sk): connect() again.
+ */
 static int open_dgram_to(struct restore_ctx *ctx, size_t pos, long pp)
 {
 	struct rst_files *f = ctx->files;

@@ -2,8 +2,11 @@
 /*
  * --ext-unix-sk: a bound datagram socket of the test connected to an echo
  * server outside the dumped tree (a process orphaned on purpose, so it is
- * no longer a descendant). After SIGTERM the socket must still be connected
- * to the server and bound to its name: the server answers to that name.
+ * no longer a descendant), and a stream socket connected to the same
+ * server's listening socket. After SIGTERM the datagram socket must still be
+ * connected to the server and bound to its name (the server answers to that
+ * name), and the stream socket connected to the server again (a new
+ * connection, which the server accepts).
  */
 #include <errno.h>
 #include <poll.h>
@@ -17,6 +20,8 @@
 
 #include "zdtmtst.h"
 
+#define MAX_CONNS 8
+
 static socklen_t path_name(struct sockaddr_un *sa, const char *dir, const char *file)
 {
 	memset(sa, 0, sizeof(*sa));
@@ -26,30 +31,67 @@ static socklen_t path_name(struct sockaddr_un *sa, const char *dir, const char *
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(sa->sun_path) + 1);
 }
 
-/* The echo server, outside the tree: answers "echo:MSG" to the sender until "bye". */
-static void server(const struct sockaddr_un *sa, socklen_t len, int ready)
+/* One request on @sk (a datagram to answer to its sender, or a stream): 1 on "bye". */
+static int serve_one(int sk, bool dgram)
 {
-	int sk = socket(AF_UNIX, SOCK_DGRAM, 0);
+	struct sockaddr_un from;
+	socklen_t flen = sizeof(from);
 	char buf[64], out[80];
+	ssize_t n = recvfrom(sk, buf, sizeof(buf) - 1, 0, (struct sockaddr *)&from, &flen);
+
+	if (n <= 0) /* a stream closed (or reset: its old peer was killed with the tree) */
+		return dgram ? -1 : 2;
+	buf[n] = '\0';
+	if (!strcmp(buf, "bye"))
+		return 1;
+	n = snprintf(out, sizeof(out), "echo:%s", buf);
+	if (dgram)
+		sendto(sk, out, (size_t)n, 0, (struct sockaddr *)&from, flen);
+	else
+		send(sk, out, (size_t)n, MSG_NOSIGNAL);
+	return 0;
+}
+
+/* The echo server, outside the tree: datagrams on @dsa, stream connections on @lsa. */
+static void server(const struct sockaddr_un *dsa, socklen_t dlen, const struct sockaddr_un *lsa,
+		   socklen_t llen, int ready)
+{
+	struct pollfd p[2 + MAX_CONNS];
+	unsigned int n = 2, i;
 
 	alarm(120); /* never outlive a failed test for long */
+	p[0].fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+	p[1].fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	/* Its own session: the test's pid, its session id, must be free for the restore. */
-	if (setsid() < 0 || sk < 0 || bind(sk, (const struct sockaddr *)sa, len) ||
+	if (setsid() < 0 || p[0].fd < 0 || p[1].fd < 0 ||
+	    bind(p[0].fd, (const struct sockaddr *)dsa, dlen) ||
+	    bind(p[1].fd, (const struct sockaddr *)lsa, llen) || listen(p[1].fd, 4) ||
 	    write(ready, "r", 1) != 1)
 		_exit(1);
 	close(ready);
 	for (;;) {
-		struct sockaddr_un from;
-		socklen_t flen = sizeof(from);
-		ssize_t n = recvfrom(sk, buf, sizeof(buf) - 1, 0, (struct sockaddr *)&from, &flen);
-
-		if (n < 0)
+		for (i = 0; i < n; i++)
+			p[i].events = POLLIN;
+		if (poll(p, n, -1) < 0)
 			_exit(1);
-		buf[n] = '\0';
-		if (!strcmp(buf, "bye"))
-			_exit(0);
-		n = snprintf(out, sizeof(out), "echo:%s", buf);
-		sendto(sk, out, (size_t)n, 0, (struct sockaddr *)&from, flen);
+		if (p[1].revents && n < 2 + MAX_CONNS) {
+			p[n].fd = accept(p[1].fd, NULL, NULL);
+			p[n].revents = 0;
+			n += p[n].fd >= 0;
+		}
+		for (i = 0; i < n; i++) {
+			int r;
+
+			if (i == 1 || !p[i].revents)
+				continue;
+			r = serve_one(p[i].fd, i == 0);
+			if (r == 1 || r < 0)
+				_exit(r < 0);
+			if (r == 2) { /* the old connection of the dumped tree */
+				close(p[i].fd);
+				p[i--] = p[--n];
+			}
+		}
 	}
 }
 
@@ -69,9 +111,9 @@ static int echo(int sk, const char *msg)
 
 int main(int argc, char **argv)
 {
-	struct sockaddr_un srv, cli;
-	socklen_t slen, clen;
-	int ready[2], sk;
+	struct sockaddr_un srv, cli, lst;
+	socklen_t slen, clen, llen;
+	int ready[2], sk, st;
 	char dir[90], c;
 	pid_t child;
 
@@ -82,6 +124,7 @@ int main(int argc, char **argv)
 	}
 	slen = path_name(&srv, dir, "ext-server.sock");
 	clen = path_name(&cli, dir, "ext-client.sock");
+	llen = path_name(&lst, dir, "ext-listener.sock");
 	if (pipe(ready)) {
 		fail("pipe: %m");
 		return 1;
@@ -91,7 +134,7 @@ int main(int argc, char **argv)
 		/* The server's parent exits at once: the server leaves the tree. */
 		close(ready[0]);
 		if (fork() == 0)
-			server(&srv, slen, ready[1]);
+			server(&srv, slen, &lst, llen, ready[1]);
 		_exit(0);
 	}
 	close(ready[1]);
@@ -101,16 +144,18 @@ int main(int argc, char **argv)
 	}
 	close(ready[0]);
 	sk = socket(AF_UNIX, SOCK_DGRAM, 0);
-	if (sk < 0 || bind(sk, (struct sockaddr *)&cli, clen) ||
-	    connect(sk, (struct sockaddr *)&srv, slen) || echo(sk, "hello")) {
+	st = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (sk < 0 || st < 0 || bind(sk, (struct sockaddr *)&cli, clen) ||
+	    connect(sk, (struct sockaddr *)&srv, slen) || echo(sk, "hello") ||
+	    connect(st, (struct sockaddr *)&lst, llen) || echo(st, "stream")) {
 		fail("cannot talk to the echo server: %m");
 		return 1;
 	}
 	test_daemon();
 	test_waitsig();
 
-	if (echo(sk, "again")) {
-		fail("the socket no longer talks to the server outside the tree: %m");
+	if (echo(sk, "again") || echo(st, "stream again")) {
+		fail("the sockets no longer talk to the server outside the tree: %m");
 		send(sk, "bye", 3, 0);
 		return 1;
 	}
