@@ -7,7 +7,8 @@
  * side: the image checks, and each kind opened from a FileEntry as the
  * controller does it (eventfd counter above 32 bits in semaphore mode, an
  * absolute timerfd with unread ticks, armed only by the task holding it, inotify watch descriptors kept across a
- * gap with no stray IN_IGNORED left in the queue).
+ * gap with no stray IN_IGNORED left in the queue, an epoll whose target must
+ * be an fd of its task and is registered by that task's fd number).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -177,14 +178,22 @@ struct one_file {
 
 static struct one_file of;
 
-static int open_one(FileEntry *fe)
+/* Open @fe as the controller would, in a tree of the single task @t (or none). */
+static int open_in(FileEntry *fe, struct rst_task *t)
 {
 	memset(&of, 0, sizeof(of));
 	of.by_id[0] = fe;
 	of.files.idx.by_id = of.by_id;
 	of.files.idx.n = 1;
 	of.ctx.files = &of.files;
+	of.ctx.tasks = t;
+	of.ctx.nr_tasks = t ? 1 : 0;
 	return rst_anonfd_open(&of.ctx, 0);
+}
+
+static int open_one(FileEntry *fe)
+{
+	return open_in(fe, NULL);
 }
 
 /* What a task holding the file of open_one() at @fd does once its fds are in place. */
@@ -321,6 +330,56 @@ static void test_open_inotify(void **state)
 	assert_int_equal(open_one(&fe), -ENOENT);
 }
 
+/* An epoll target must be an fd of its task; it is registered by that task, by that number. */
+static void test_open_epoll(void **state)
+{
+	FileEntry fe = FILE_ENTRY__INIT;
+	EpollFileEntry e = EPOLL_FILE_ENTRY__INIT;
+	EpollTargetEntry te = EPOLL_TARGET_ENTRY__INIT, *tes[1] = { &te };
+	PstreeEntry pe = PSTREE_ENTRY__INIT;
+	FdEntry fd_t = FD_ENTRY__INIT, fd_ep = FD_ENTRY__INIT, *fds[2] = { &fd_t, &fd_ep };
+	struct rst_task_files tf = { .nr_fds = 1, .fds = fds + 1 };
+	struct rst_task t = { .pe = &pe, .files = &tf };
+	struct epoll_event ev = { 0 };
+	int p[2], fd;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	fe.id = 4;
+	fe.type = FILE_TYPE__FILE_EPOLL;
+	fe.epoll = &e;
+	e.flags = O_RDWR;
+	e.owner_pid = pe.pid = (uint32_t)getpid();
+	e.n_targets = 1;
+	e.targets = tes;
+	te.tfd = (uint32_t)p[0];
+	te.events = EPOLLIN;
+	te.data = 0xabcull;
+	fd_t.fd = (uint32_t)p[0];
+	fd_t.id = 5;
+	fd_ep.fd = 100;
+	fd_ep.id = 4;
+	/* the task's table lacks the target's fd: refused before any fork */
+	assert_int_equal(open_in(&fe, &t), -EINVAL);
+	tf.fds = fds;
+	tf.nr_fds = 2;
+	fd = open_in(&fe, &t);
+	assert_true(fd >= 0);
+	assert_int_equal(epoll_wait(fd, &ev, 1, 0), 0); /* no target before the task is in place */
+	of.files.fds = &fd;
+	assert_int_equal(rst_anonfd_post_install(&of.ctx, &t), 0);
+	assert_int_equal(epoll_wait(fd, &ev, 1, 0), 1);
+	assert_int_equal(ev.data.u64, 0xabc);
+	/* keyed by the task's fd number: MOD by it works */
+	ev.events = EPOLLIN;
+	ev.data.u64 = 0xdef;
+	assert_int_equal(epoll_ctl(fd, EPOLL_CTL_MOD, p[0], &ev), 0);
+	close(fd);
+	close(p[0]);
+	close(p[1]);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -349,6 +408,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_eventfd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_timerfd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_inotify, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_epoll, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_epoll_moved_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_epoll_replaced_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inotify_unlinked_refused, setup, teardown),
