@@ -5,10 +5,11 @@
  * the registered file, and an inotify watching an unlinked file, are refused
  * with a message naming the pid, the fd and why, and the child runs on. Restore
  * side: the image checks, and each kind opened from a FileEntry as the
- * controller does it (eventfd counter above 32 bits in semaphore mode, an
- * absolute timerfd with unread ticks, armed only by the task holding it, inotify watch descriptors kept across a
- * gap with no stray IN_IGNORED left in the queue, an epoll whose target must
- * be an fd of its task and is registered by that task's fd number).
+ * controller does it (eventfd counter above 32 bits in semaphore mode; an
+ * absolute timerfd with unread ticks, armed only by the task holding it;
+ * inotify watch descriptors kept across a gap, no stray IN_IGNORED left in
+ * the queue; an epoll whose target must be an fd of its task and is
+ * registered by that task's fd number).
  */
 #include <setjmp.h>
 #include <stdarg.h>
