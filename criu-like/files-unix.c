@@ -3,9 +3,14 @@
  * Unix sockets (FILE_UNIXSK): type, state, name, peer, shutdown state and
  * the backlog of a listening socket come from sock_diag (NETLINK_SOCK_DIAG,
  * one exact request per socket); the receive queue is read with MSG_PEEK
- * from the duplicate the parasite drained, never consumed. Peers are named
- * by inode: a peer must be a socket of the tree, a connection waiting in the
- * backlog of a listening socket of the tree, or a socket that was closed.
+ * from the duplicate the parasite drained, never consumed (SO_PEEK_OFF, put
+ * back after). Peers are named by inode: a peer must be a socket of the
+ * tree, a connection waiting in the backlog of a listening socket of the
+ * tree, or a socket that was closed; with --ext-unix-sk, a bound socket
+ * outside, saved by name. Refused: fds in flight (SCM_RIGHTS), queued data
+ * with SO_PASSCRED, datagrams from bound sockets outside the tree, data a
+ * client sent before its connection was accepted, relative path names,
+ * sockets of another network namespace.
  */
 #define LOG_PREFIX "files: "
 

@@ -9,13 +9,17 @@
  *   (their clients connect and are accepted at once), then the connections
  *   still in its backlog, connected in the saved order and left there;
  * - two sockets connected to each other: socketpair(), then bound to their
- *   names (bind() works on a connected unix socket);
+ *   names (bind() works on a connected unix socket); a stream pair with a
+ *   name whose listening socket is gone: accepted from a temporary listening
+ *   socket on that name (several accepted sockets share it);
  * - a socket whose peer was closed: socketpair(), the other end closed after
  *   the queue was refilled from it;
- * - a datagram socket connected to a bound one: that one first, then connect().
+ * - a datagram socket connected to a bound one: that one first, then
+ *   connect(); with --ext-unix-sk, connect() to a name outside the tree.
  *
- * Receive queues are refilled from the peer (or from a new unbound socket)
- * before shutdown() and the saved flags are applied.
+ * Receive queues are refilled from the peer, from the bound socket that sent
+ * each datagram, or from a new unbound socket, before shutdown() and the
+ * saved options and flags are applied.
  */
 #include <errno.h>
 #include <fcntl.h>
