@@ -78,9 +78,11 @@ static int shared_policy(pid_t pid, const struct vma_entry *v, enum mem_policy *
 	}
 	if (v->kind != VMA_FILE)
 		return refuse(pid, v, "shared special mapping");
-	/* Pages not in the page cache exist only on disk: the pagemap cannot see them. */
-	if (v->deleted)
-		return refuse(pid, v, "shared mapping of an unlinked file");
+	/*
+	 * The file holds the data, also when it is unlinked: then the whole file
+	 * is saved as a ghost image (files-reg.c), written pages included, and
+	 * the restore maps the rebuilt file (one inode for every description).
+	 */
 	*ret = MEM_SKIP_FILE_SHARED;
 	return 0;
 }

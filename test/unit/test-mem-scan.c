@@ -125,9 +125,10 @@ static void test_policy_refusals(void **state)
 	v.vm_flags = VMF_IO | VMF_PF;
 	expect_refused(v);
 	expect_refused(vma(VMA_OTHER, PROT_EXEC, false, "[uprobes]"));
+	/* shared mapping of an unlinked file: the file (a ghost image) holds the data */
 	v = vma(VMA_FILE, RW, true, "/tmp/gone");
 	v.deleted = true;
-	expect_refused(v);
+	expect_policy(v, MEM_SKIP_FILE_SHARED);
 	/* private mapping of an unlinked file: its written pages are saved as usual */
 	v.shared = false;
 	expect_policy(v, MEM_SAVE_COW);
