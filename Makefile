@@ -96,6 +96,8 @@ $(B)/include/%-blob.h: $(B)/parasite/%.elf scripts/gen-blob.sh
 TOOL_SRC := $(filter-out criu-like/main.c,$(wildcard criu-like/*.c)) $(wildcard arch/x86/*.c)
 O := $(B)/obj
 TOOL_OBJ := $(patsubst %.c,$(O)/%.o,$(TOOL_SRC)) $(PB_OBJ)
+# A .pb-c.c includes the headers of the protos it imports: all of them first.
+$(PB_OBJ): | $(PB_H)
 LIB := $(B)/libcriu-like.a
 GEN_HDRS := $(PB_H) $(BLOB_HDRS)
 

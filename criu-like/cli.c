@@ -124,7 +124,6 @@ static const struct cli_command commands[] = {
 /* Options whose feature is not there yet: refused, never silently ignored. */
 static const char *const opt_missing[OPT__MAX] = {
 	[OPT_LEAVE_STOPPED] = "leaving the tree stopped",
-	[OPT_EXT_UNIX_SK] = "external unix sockets",
 	[OPT_TCP_ESTABLISHED] = "dumping established TCP connections",
 	[OPT_FILE_LOCKS] = "file locks",
 	[OPT_TRACK_MEM] = "memory tracking",

@@ -20,7 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/userfaultfd.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -52,16 +55,14 @@
 #define MEMFD_SIZE 5000
 #define PIPE_DATA (100 * 1024)
 #define PIPE_SIZE (128 * 1024)
-#define EVENTFD_VALUE 5
-#define SOCK_MSG "still here"
 #define MAX_TASKS 4
 #define NR_MANY 2000 /* separate opens of one file, each dup'ed once */
 #define MANY_BASE 1000 /* their fds: above REPORT_FD */
 
 enum victim_kind {
 	V_FILES,
-	V_EVENTFD,
-	V_SOCKET,
+	V_UFFD,
+	V_INET_SOCKET,
 	V_SHARED_TABLE,
 	V_WRITE_END, /* the write end of a pipe whose read end the test holds */
 	V_TTY, /* a pseudo-terminal slave; the test holds the master */
@@ -71,7 +72,7 @@ enum victim_kind {
 /* What the child tells the test once it is set up. */
 struct report {
 	int reg, app, dir, ghost, memfd, null, urandom, p0, p1, rdup, wdup;
-	int bad; /* V_EVENTFD, V_SOCKET: the unsupported fd; V_WRITE_END, V_TTY: the test's */
+	int bad; /* V_UFFD, V_INET_SOCKET: the unsupported fd; V_WRITE_END, V_TTY: the test's */
 	pid_t pid; /* the child */
 	pid_t second; /* the grandchild (V_FILES) or the CLONE_FILES child */
 };
@@ -199,18 +200,16 @@ static int victim_bad(enum victim_kind kind, struct report *r)
 {
 	static char stack[65536];
 	struct rlimit rl;
-	int sk[2];
 
 	switch (kind) {
-	case V_EVENTFD:
-		r->bad = eventfd(EVENTFD_VALUE, 0);
+	case V_UFFD:
+		/* A userfaultfd the application owns: refused (eventfds are dumped now). */
+		r->bad = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
 		return r->bad < 0 ? -errno : 0;
-	case V_SOCKET:
-		/* sk[0], the first socket in fd order, is the one refused: it holds data */
-		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sk) || write_all(sk[1], SOCK_MSG, 10))
-			return -errno;
-		r->bad = sk[0];
-		return 0;
+	case V_INET_SOCKET:
+		/* An inet socket (TCP comes in a later issue; unix sockets are dumped now). */
+		r->bad = socket(AF_INET, SOCK_DGRAM, 0);
+		return r->bad < 0 ? -errno : 0;
 	case V_SHARED_TABLE:
 		r->second = clone(sleeper, stack + sizeof(stack), CLONE_FILES | SIGCHLD, NULL);
 		return r->second < 0 ? -errno : 0;
@@ -240,16 +239,27 @@ static int victim_bad(enum victim_kind kind, struct report *r)
 /* After SIGUSR1: exit 0 when the child's state is intact. */
 static int victim_check(enum victim_kind kind, const struct report *r)
 {
-	char buf[16] = { 0 };
-	uint64_t v = 0;
-
 	switch (kind) {
 	case V_FILES:
 		return check_pipe(r);
-	case V_EVENTFD:
-		return read(r->bad, &v, sizeof(v)) == sizeof(v) && v == EVENTFD_VALUE ? 0 : 2;
-	case V_SOCKET:
-		return read_all(r->bad, buf, 10) || memcmp(buf, SOCK_MSG, 10) ? 2 : 0;
+	case V_UFFD:
+		/* Still a userfaultfd: the API handshake works on it. */
+		{
+			struct uffdio_api api = { .api = UFFD_API };
+
+			return ioctl(r->bad, UFFDIO_API, &api) ? 2 : 0;
+		}
+	case V_INET_SOCKET:
+		/* Still the same datagram socket, usable. */
+		{
+			int type = 0;
+			socklen_t len = sizeof(type);
+
+			return getsockopt(r->bad, SOL_SOCKET, SO_TYPE, &type, &len) ||
+					       type != SOCK_DGRAM
+				       ? 2
+				       : 0;
+		}
 	default:
 		return 0;
 	}
@@ -651,28 +661,29 @@ static void expect_in_log(const char *log, const char *expect)
 		fail_msg("expected \"%s\" in the log:\n%s", expect, log);
 }
 
-static void test_eventfd_refused(void **state)
+static void test_userfaultfd_refused(void **state)
 {
 	char log[4096], expect[128];
 	struct report r;
 
 	(void)state;
-	dump_refused(V_EVENTFD, &r, log, sizeof(log));
+	dump_refused(V_UFFD, &r, log, sizeof(log));
 	snprintf(expect, sizeof(expect),
-		 "pid %d fd %d: anon_inode:[eventfd] (eventfd) is not supported yet", r.pid, r.bad);
+		 "pid %d fd %d: anon_inode:[userfaultfd] (userfaultfd) is not supported yet", r.pid,
+		 r.bad);
 	expect_in_log(log, expect);
 }
 
-static void test_socket_refused(void **state)
+static void test_inet_socket_refused(void **state)
 {
 	char log[4096], expect[128];
 	struct report r;
 
 	(void)state;
-	dump_refused(V_SOCKET, &r, log, sizeof(log));
+	dump_refused(V_INET_SOCKET, &r, log, sizeof(log));
 	snprintf(expect, sizeof(expect), "pid %d fd %d: socket:[", r.pid, r.bad);
 	expect_in_log(log, expect);
-	expect_in_log(log, "] (unix socket) is not supported yet");
+	expect_in_log(log, "] (inet socket) is not supported yet");
 }
 
 static void test_shared_fd_table_refused(void **state)
@@ -899,8 +910,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_dump_files, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_eventfd_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_socket_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_userfaultfd_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inet_socket_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_fd_table_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipe_write_end_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tty, setup, teardown),
