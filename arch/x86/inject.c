@@ -64,7 +64,7 @@ static size_t xstate_max_size(void)
  * and rt_sigreturn resets restart_block, so restart_syscall would fail:
  * an interrupted sleep then returns -EINTR, as CRIU does.
  */
-static void restart_adjust(struct user_regs_struct *r, bool frame)
+void arch_restart_adjust(struct user_regs_struct *r, bool frame)
 {
 	if ((long)r->orig_rax >= 0) {
 		switch ((long)r->rax) {
@@ -113,7 +113,7 @@ int arch_thread_save(pid_t tid, struct arch_thread_state *t)
 	}
 	t->xsize = iov.iov_len;
 	t->resume = t->regs;
-	restart_adjust(&t->resume, false);
+	arch_restart_adjust(&t->resume, false);
 	return 0;
 }
 
@@ -132,7 +132,7 @@ int arch_thread_frame(const struct arch_thread_state *t, uint64_t addr, void *bu
 {
 	struct user_regs_struct r = t->regs;
 
-	restart_adjust(&r, true);
+	arch_restart_adjust(&r, true);
 	return arch_build_sigframe(buf, addr, &r, t->sigmask, t->xstate, t->xsize,
 				   arch_xfeatures());
 }

@@ -3,11 +3,7 @@
 #include <string.h>
 
 #include "asm/restorer-tool.h"
-
-#define ERESTARTSYS 512
-#define ERESTARTNOINTR 513
-#define ERESTARTNOHAND 514
-#define ERESTART_RESTARTBLOCK 516
+#include "asm/sigframe.h"
 
 void arch_rst_regs(const UserRegsEntry *e, struct user_regs_struct *r)
 {
@@ -19,19 +15,7 @@ void arch_rst_regs(const UserRegsEntry *e, struct user_regs_struct *r)
 	r->rip = e->ip, r->cs = e->cs, r->eflags = e->flags, r->rsp = e->sp;
 	r->ss = e->ss, r->fs_base = e->fs_base, r->gs_base = e->gs_base;
 	r->ds = e->ds, r->es = e->es, r->fs = e->fs, r->gs = e->gs;
-	if ((long)r->orig_rax < 0)
-		return;
-	switch ((long)r->rax) {
-	case -ERESTARTSYS:
-	case -ERESTARTNOINTR:
-	case -ERESTARTNOHAND:
-		r->rax = r->orig_rax;
-		r->rip -= 2;
-		break;
-	case -ERESTART_RESTARTBLOCK:
-		r->rax = (unsigned long)-EINTR;
-		break;
-	}
+	arch_restart_adjust(r, true);
 }
 
 void arch_rst_jump(uint64_t entry, uint64_t stack, uint64_t args, uint64_t frame)

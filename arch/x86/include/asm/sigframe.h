@@ -14,6 +14,7 @@
  * injection and the parasite's way home) and at restore time (the last
  * step of every restored thread).
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/user.h>
@@ -104,6 +105,15 @@ static inline uint64_t arch_sigframe_rsp(uint64_t addr)
 {
 	return addr + sizeof(uint64_t);
 }
+
+/*
+ * A thread stopped in a syscall has rax = -ERESTART* and orig_rax = nr:
+ * rewind it to run the syscall again (inject.c). @frame: the registers go
+ * into a sigreturn frame, which resets restart_block, so a sleep that needed
+ * restart_syscall returns -EINTR instead (as with CRIU).
+ */
+struct user_regs_struct;
+void arch_restart_adjust(struct user_regs_struct *r, bool frame);
 
 /* The user xfeatures the CPU and kernel enable (XCR0). */
 uint64_t arch_xfeatures(void);
