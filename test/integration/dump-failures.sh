@@ -7,6 +7,8 @@
 #   2. an image directory on a read-only file system
 #   3. a full disk (a 1 MiB tmpfs, 32 MiB to save)
 #   4. a task of the tree exits during the dump (SIGKILL while memory is drained)
+# and a refusal: 5. a session leader outside the tree without --shell-job
+# (accepted with it).
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 V=$B/test/integration/dump-victim
@@ -141,5 +143,21 @@ fi
 not_complete "$tmp/img-exit"
 intact tree "$vp"
 
-[ $fail = 0 ] && echo "dump-failures: 4 failure modes, tree intact after each"
+# 5. a session leader outside the tree (no setsid): refused unless --shell-job
+"$V" mem 4 >"$tmp/job" 2>&1 </dev/null &
+jp=$!
+pids="$pids $jp"
+until grep -q '^ready' "$tmp/job" 2>/dev/null; do sleep 0.01; done
+expect_failure shell-job "pid $jp: its session leader [0-9]* is outside the dumped tree: dump with --shell-job" \
+	"$CRIU_LIKE" dump -t "$jp" -D "$tmp/img-job"
+not_complete "$tmp/img-job"
+intact job "$jp"
+if ! "$CRIU_LIKE" dump -t "$jp" -D "$tmp/img-job" -R --shell-job >"$tmp/job.out" 2>&1; then
+	echo "FAIL: shell-job: dump -R --shell-job failed:"
+	cat "$tmp/job.out"
+	fail=1
+fi
+intact job "$jp"
+
+[ $fail = 0 ] && echo "dump-failures: 4 failure modes and a refusal, tree intact after each"
 exit $fail
