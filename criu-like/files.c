@@ -29,6 +29,7 @@
 /* Tried in order: the first whose match() says 1 dumps the fd. */
 static const struct file_ops *const file_kinds[] = {
 	&reg_file_ops,
+	&pty_file_ops,
 	&chr_file_ops,
 	&pipe_file_ops,
 	/* files-anon.c, files-epoll.c, files-inotify.c */

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pseudo-terminals of the tree (FILE_PTY): devpts masters (/dev/ptmx) and
+ * slaves (/dev/pts/N). The master is the only description of its side a pty
+ * has, so its entry carries the state of the terminal, read through the
+ * master (the kernel answers termios, window size, session and foreground
+ * group of the slave there): termios2, winsize, packet mode, lock, the
+ * session whose controlling terminal it is and its foreground group.
+ *
+ * Data in flight is refused: a tty queue cannot be read without consuming it
+ * (no tee() for ttys). FIONREAD on the master counts what the slave wrote
+ * and the master did not read; on a slave, what was written to the master
+ * and not read by the slave, except a canonical line not yet ended, which
+ * no ioctl shows: that partial line is lost.
+ *
+ * With --shell-job the terminal the job inherited (a slave that is the
+ * controlling terminal of a session outside the tree) stays FILE_TTY of
+ * files-chr.c. A slave whose master is outside the tree is refused.
+ */
+#define LOG_PREFIX "files: "
+
+#include <asm/termbits.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "files-int.h"
+#include "log.h"
+#include "proc-parse.h"
+#include "seize.h"
+#include "util.h"
+
+/* Documentation/admin-guide/devices.txt */
+#define TTYAUX_MAJOR 5 /* 5:2 /dev/ptmx (and /dev/pts/ptmx) */
+#define PTMX_MINOR 2
+#define UNIX98_PTY_SLAVE_MAJOR 136 /* 136..143: /dev/pts/N, N = (major - 136) * 256 + minor */
+#define UNIX98_PTY_MAJOR_COUNT 8
+
+/* One malloc'ed block per description (file_desc.priv). */
+struct pty_priv {
+	PtyFileEntry e;
+	PtyTermios t;
+	PtyWinsize w;
+	uint8_t cc[NCCS];
+	char slave_path[32];
+};
+
+static bool is_ptmx(dev_t rdev)
+{
+	return major(rdev) == TTYAUX_MAJOR && minor(rdev) == PTMX_MINOR;
+}
+
+static bool is_pts(dev_t rdev)
+{
+	return major(rdev) >= UNIX98_PTY_SLAVE_MAJOR &&
+	       major(rdev) < UNIX98_PTY_SLAVE_MAJOR + UNIX98_PTY_MAJOR_COUNT;
+}
+
+static bool pid_in_tree(const struct dump_ctx *ctx, pid_t pid)
+{
+	unsigned int i;
+
+	for (i = 0; i < ctx->tree->nr_tasks; i++)
+		if (ctx->tree->tasks[i]->pid == pid)
+			return true;
+	return false;
+}
+
+/*
+ * --shell-job: the terminal the job inherited is the controlling terminal
+ * of the task and of a session not led by a task of the tree.
+ */
+static bool inherited_tty(const struct dump_ctx *ctx, const struct fd_info *f)
+{
+	struct proc_stat st;
+
+	if (!ctx->opts->shell_job || proc_parse_stat(f->pid, 0, &st))
+		return false;
+	return (dev_t)st.tty_nr == f->st.st_rdev && !pid_in_tree(ctx, st.sid);
+}
+
+static int pty_match(const struct dump_ctx *ctx, const struct fd_info *f)
+{
+	if (!S_ISCHR(f->st.st_mode))
+		return 0;
+	if (is_ptmx(f->st.st_rdev))
+		return 1;
+	return is_pts(f->st.st_rdev) && !inherited_tty(ctx, f);
+}
+
+static struct pty_priv *pty_priv_new(struct file_desc *d, const struct fd_info *f, uint32_t index,
+				     bool master)
+{
+	struct pty_priv *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	free(d->priv);
+	d->priv = p;
+	pty_file_entry__init(&p->e);
+	p->e.index = index;
+	p->e.master = master;
+	p->e.flags = f->flags;
+	snprintf(p->slave_path, sizeof(p->slave_path), "/dev/pts/%u", index);
+	p->e.has_slave_path = true;
+	p->e.slave_path.data = (uint8_t *)p->slave_path;
+	p->e.slave_path.len = strlen(p->slave_path);
+	d->fe.type = FILE_TYPE__FILE_PTY;
+	d->fe.pty = &p->e;
+	return p;
+}
+
+static int refuse_inflight(const struct fd_info *f, uint32_t index, const char *what)
+{
+	int n = 0;
+
+	if (ioctl(f->dfd, FIONREAD, &n)) {
+		pr_perror("pid %d fd %d: FIONREAD on pty %u", f->pid, f->fd, index);
+		return neg_errno();
+	}
+	if (n) {
+		pr_err("pid %d fd %d: pty %u has %d bytes %s: a tty queue cannot be read "
+		       "without consuming it, not supported\n",
+		       f->pid, f->fd, index, n, what);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static int ioctl_int(const struct fd_info *f, uint32_t index, unsigned long req, const char *name,
+		     int *v)
+{
+	*v = 0;
+	if (ioctl(f->dfd, req, v)) {
+		pr_perror("pid %d fd %d: %s on pty %u", f->pid, f->fd, name, index);
+		return neg_errno();
+	}
+	return 0;
+}
+
+static void fill_termios(struct pty_priv *p, const struct termios2 *k)
+{
+	pty_termios__init(&p->t);
+	p->t.iflag = k->c_iflag;
+	p->t.oflag = k->c_oflag;
+	p->t.cflag = k->c_cflag;
+	p->t.lflag = k->c_lflag;
+	p->t.line = k->c_line;
+	memcpy(p->cc, k->c_cc, NCCS);
+	p->t.cc.data = p->cc;
+	p->t.cc.len = NCCS;
+	p->t.ispeed = k->c_ispeed;
+	p->t.ospeed = k->c_ospeed;
+	p->e.termios = &p->t;
+}
+
+/* The session and foreground group of the slave, asked through the master. */
+static int dump_session(const struct dump_ctx *ctx, const struct fd_info *f, struct pty_priv *p)
+{
+	pid_t sid = 0, pgrp = 0;
+
+	if (ioctl(f->dfd, TIOCGSID, &sid)) {
+		if (errno != ENOTTY) {
+			pr_perror("pid %d fd %d: TIOCGSID on pty %u", f->pid, f->fd, p->e.index);
+			return neg_errno();
+		}
+		sid = 0; /* no session has it as its controlling terminal */
+	}
+	if (ioctl(f->dfd, TIOCGPGRP, &pgrp))
+		pgrp = 0;
+	if (sid && !pid_in_tree(ctx, sid)) {
+		pr_err("pid %d fd %d: pty %u is the controlling terminal of session %d, whose "
+		       "leader is not in the tree: not supported\n",
+		       f->pid, f->fd, p->e.index, sid);
+		return -EOPNOTSUPP;
+	}
+	p->e.has_sid = p->e.has_fg_pgrp = true;
+	p->e.sid = (uint32_t)sid;
+	p->e.fg_pgrp = (uint32_t)(sid ? pgrp : 0);
+	return 0;
+}
+
+static int dump_master(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
+{
+	struct termios2 k;
+	struct winsize ws;
+	struct pty_priv *p;
+	int index, pkt, lck, err;
+
+	err = ioctl_int(f, 0, TIOCGPTN, "TIOCGPTN", &index);
+	if (err)
+		return err;
+	p = pty_priv_new(d, f, (uint32_t)index, true);
+	if (!p)
+		return -ENOMEM;
+	err = refuse_inflight(f, p->e.index, "written by the slave, unread by the master");
+	if (!err)
+		err = ioctl_int(f, p->e.index, TIOCGPKT, "TIOCGPKT", &pkt);
+	if (!err)
+		err = ioctl_int(f, p->e.index, TIOCGPTLCK, "TIOCGPTLCK", &lck);
+	if (err)
+		return err;
+	if (ioctl(f->dfd, TCGETS2, &k) || ioctl(f->dfd, TIOCGWINSZ, &ws)) {
+		pr_perror("pid %d fd %d: cannot read the termios of pty %u", f->pid, f->fd, index);
+		return neg_errno();
+	}
+	fill_termios(p, &k);
+	pty_winsize__init(&p->w);
+	p->w.row = ws.ws_row;
+	p->w.col = ws.ws_col;
+	p->w.xpixel = ws.ws_xpixel;
+	p->w.ypixel = ws.ws_ypixel;
+	p->e.winsize = &p->w;
+	p->e.has_packet = p->e.has_locked = true;
+	p->e.packet = pkt != 0;
+	p->e.locked = lck != 0;
+	pr_debug("pid %d fd %d: pty %u master%s%s, %ux%u\n", f->pid, f->fd, p->e.index,
+		 p->e.packet ? ", packet mode" : "", p->e.locked ? ", locked" : "", ws.ws_col,
+		 ws.ws_row);
+	return dump_session(ctx, f, p);
+}
+
+/* The tty-index line of /proc/PID/fdinfo/FD (pty masters, 4.x), or -1. */
+static int fdinfo_tty_index(pid_t pid, const char *fd)
+{
+	char path[300], line[128];
+	int index = -1;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, fd);
+	fp = fopen(path, "re");
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp))
+		if (sscanf(line, "tty-index: %d", &index) == 1)
+			break;
+	fclose(fp);
+	return index;
+}
+
+static bool task_has_master(pid_t pid, int index)
+{
+	char path[64];
+	struct dirent *de;
+	bool found = false;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	dir = opendir(path);
+	if (!dir)
+		return false;
+	while (!found && (de = readdir(dir))) {
+		struct stat st;
+
+		if (de->d_name[0] == '.' || fstatat(dirfd(dir), de->d_name, &st, 0) ||
+		    !S_ISCHR(st.st_mode) || !is_ptmx(st.st_rdev))
+			continue;
+		found = fdinfo_tty_index(pid, de->d_name) == index;
+	}
+	closedir(dir);
+	return found;
+}
+
+static bool master_in_tree(const struct dump_ctx *ctx, int index)
+{
+	unsigned int i;
+
+	for (i = 0; i < ctx->tree->nr_tasks; i++)
+		if (task_has_master(ctx->tree->tasks[i]->pid, index))
+			return true;
+	return false;
+}
+
+static int dump_slave(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
+{
+	unsigned int index = (major(f->st.st_rdev) - UNIX98_PTY_SLAVE_MAJOR) * 256 +
+			     minor(f->st.st_rdev);
+	struct pty_priv *p;
+	int excl, err;
+
+	if (!master_in_tree(ctx, (int)index)) {
+		pr_err("pid %d fd %d: %s (pty slave %u) has its master outside the tree%s\n",
+		       f->pid, f->fd, f->link, index,
+		       ctx->opts->shell_job
+			       ? ""
+			       : " (the terminal of a job is dumped with --shell-job)");
+		return -EOPNOTSUPP;
+	}
+	p = pty_priv_new(d, f, index, false);
+	if (!p)
+		return -ENOMEM;
+	if (f->link[0] == '/' && strlen(f->link) < sizeof(p->slave_path)) {
+		strcpy(p->slave_path, f->link);
+		p->e.slave_path.len = strlen(p->slave_path);
+	}
+	err = refuse_inflight(f, index, "written by the master, unread by the slave");
+	if (!err)
+		err = ioctl_int(f, index, TIOCGEXCL, "TIOCGEXCL", &excl);
+	if (err)
+		return err;
+	p->e.has_exclusive = true;
+	p->e.exclusive = excl != 0;
+	pr_debug("pid %d fd %d: pty %u slave %s\n", f->pid, f->fd, index, p->slave_path);
+	return 0;
+}
+
+static int pty_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
+{
+	return is_ptmx(f->st.st_rdev) ? dump_master(ctx, f, d) : dump_slave(ctx, f, d);
+}
+
+const struct file_ops pty_file_ops = {
+	.name = "pseudo-terminal",
+	.match = pty_match,
+	.dump = pty_dump,
+};
