@@ -100,6 +100,8 @@ extern const struct file_ops inotify_file_ops;
 extern const struct file_ops unix_file_ops;
 /* files-pty.c: /dev/ptmx and /dev/pts/N; before chr_file_ops, which keeps the --shell-job tty */
 extern const struct file_ops pty_file_ops;
+/* files-fifo.c: named pipes */
+extern const struct file_ops fifo_file_ops;
 
 /* files.c: the table of @ctx, made on first use; NULL with errno. */
 struct file_table *file_table_get(struct dump_ctx *ctx);
