@@ -32,6 +32,7 @@ static const struct file_ops *const file_kinds[] = {
 	&pty_file_ops,
 	&chr_file_ops,
 	&pipe_file_ops,
+	&fifo_file_ops,
 	/* files-anon.c, files-epoll.c, files-inotify.c */
 	&eventfd_file_ops,
 	&signalfd_file_ops,
