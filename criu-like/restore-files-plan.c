@@ -47,6 +47,9 @@ static int check_file_entry(const FileEntry *fe)
 	case FILE_TYPE__FILE_UNIXSK:
 		ok = fe->unixsk != NULL;
 		break;
+	case FILE_TYPE__FILE_FIFO:
+		ok = fe->fifo != NULL;
+		break;
 	default:
 		pr_err("files.img: file %u has unknown type %d\n", fe->id, fe->type);
 		return -EINVAL;
