@@ -18,6 +18,7 @@
 #include "image.h"
 #include "log.h"
 #include "restore-files-anon.h"
+#include "restore-files-fifo.h"
 #include "restore-files-int.h"
 #include "util.h"
 
@@ -241,6 +242,8 @@ static int index_files(struct rst_files *f)
 			p = &fe->reg->path;
 		else if (fe->chr && fe->chr->has_path)
 			p = &fe->chr->path;
+		else if (fe->fifo)
+			p = &fe->fifo->path;
 		if (!p)
 			continue;
 		f->paths[i] = bytes_dup(p);
@@ -341,6 +344,8 @@ static int open_one(struct restore_ctx *ctx, size_t pos)
 		return rst_epoll_open(ctx, pos);
 	case FILE_TYPE__FILE_UNIXSK:
 		return rst_unix_open(ctx, pos);
+	case FILE_TYPE__FILE_FIFO:
+		return rst_fifo_open(ctx, pos);
 	default:
 		break;
 	}
