@@ -185,6 +185,20 @@ int reg_fill(struct dump_ctx *ctx, struct file_desc *d, pid_t pid, int fd, const
 		return 0;
 	d->reg.has_unlinked = true;
 	d->reg.unlinked = true;
+	/*
+	 * A memfd's seals (3.17) are on the inode: restore adds them after the
+	 * contents. A memfd made without MFD_ALLOW_SEALING shows F_SEAL_SEAL.
+	 */
+	if (!strncmp(path, "/memfd:", 7)) {
+		int seals = fcntl(fd, F_GET_SEALS);
+
+		if (seals < 0) {
+			pr_perror("pid %d: F_GET_SEALS of %s", pid, path);
+			return neg_errno();
+		}
+		d->reg.has_seals = true;
+		d->reg.seals = (uint32_t)seals;
+	}
 	return dump_ghost(ctx, pid, fd, d);
 }
 
