@@ -120,9 +120,15 @@ static int create_tmpfile(struct restore_ctx *ctx, const FileEntry *fe, const ch
 	return fd;
 }
 
+/*
+ * The seals go on after the contents, which F_SEAL_WRITE and the size seals
+ * would refuse: a memfd sealed against writes refuses them again.
+ */
 static int create_memfd(struct restore_ctx *ctx, const FileEntry *fe, const char *path)
 {
-	_cleanup_close_ int fd = memfd_create(path + strlen(MEMFD_PREFIX), MFD_CLOEXEC);
+	bool seals = fe->reg->has_seals;
+	unsigned int mflags = MFD_CLOEXEC | (seals ? MFD_ALLOW_SEALING : 0);
+	_cleanup_close_ int fd = memfd_create(path + strlen(MEMFD_PREFIX), mflags);
 	int err;
 
 	if (fd < 0) {
@@ -132,6 +138,10 @@ static int create_memfd(struct restore_ctx *ctx, const FileEntry *fe, const char
 	err = ghost_fill(ctx, fe, fd, path);
 	if (err)
 		return err;
+	if (seals && fe->reg->seals && fcntl(fd, F_ADD_SEALS, (int)fe->reg->seals) < 0) {
+		pr_perror("memfd %s: cannot add its seals %#x", path, fe->reg->seals);
+		return neg_errno();
+	}
 	return rst_reopen_fd(fd, fe->reg->flags);
 }
 
