@@ -50,6 +50,9 @@ static int check_file_entry(const FileEntry *fe)
 	case FILE_TYPE__FILE_FIFO:
 		ok = fe->fifo != NULL;
 		break;
+	case FILE_TYPE__FILE_PTY:
+		ok = fe->pty != NULL;
+		break;
 	default:
 		pr_err("files.img: file %u has unknown type %d\n", fe->id, fe->type);
 		return -EINVAL;
