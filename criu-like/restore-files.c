@@ -20,6 +20,7 @@
 #include "restore-files-anon.h"
 #include "restore-files-fifo.h"
 #include "restore-files-int.h"
+#include "restore-files-pty.h"
 #include "util.h"
 
 /* Flags a description is reopened with: nothing that creates or truncates, never inherited by exec. */
@@ -346,6 +347,8 @@ static int open_one(struct restore_ctx *ctx, size_t pos)
 		return rst_unix_open(ctx, pos);
 	case FILE_TYPE__FILE_FIFO:
 		return rst_fifo_open(ctx, pos);
+	case FILE_TYPE__FILE_PTY:
+		return rst_pty_open(ctx, pos);
 	default:
 		break;
 	}
