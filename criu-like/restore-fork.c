@@ -27,6 +27,7 @@
 #define LOG_PREFIX "restore: "
 #include "compat.h"
 #include "log.h"
+#include "restore-files-pty.h"
 #include "restore-int.h"
 #include "util.h"
 
@@ -243,6 +244,9 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t)
 	err = fork_children(ctx, t, true);
 	if (!err)
 		err = lead(t->pe);
+	/* a session's controlling terminal: after setsid, before the session's other tasks */
+	if (!err)
+		err = rst_pty_set_ctty(ctx, t);
 	if (!err)
 		err = fork_children(ctx, t, false);
 	if (err)
@@ -253,6 +257,9 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t)
 		_exit(1); /* another task failed, or the controller is gone: it reports it */
 
 	err = join_group(t->pe);
+	/* every group leader exists now: the terminal's foreground group */
+	if (!err)
+		err = rst_pty_set_fg(ctx, t);
 	if (err)
 		return err;
 	if (rst_task_zombie(t))
