@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "asm/restorer-tool.h"
@@ -237,6 +238,7 @@ int task_plan_mm(struct finish *f)
 {
 	const MmEntry *mm = f->p->mm;
 	struct rst_mm *r = &f->a->mm;
+	struct stat exe, self;
 	int err;
 
 	if (mm->n_auxv > RST_AUXV_MAX) {
@@ -254,10 +256,21 @@ int task_plan_mm(struct finish *f)
 	if (!mm->has_exe_file_id)
 		return 0;
 	err = task_file_fd(f, mm->exe_file_id, O_RDONLY, &r->exe_fd);
-	if (err)
+	if (err) {
 		pr_err("pid %d: cannot open the executable %s\n", f->pid,
 		       rst_file_path(f->ctx, mm->exe_file_id) ?: "?");
-	return err;
+		return err;
+	}
+	/*
+	 * The kernel refuses a new exe link (EBUSY) while the old exe file is
+	 * still mapped: when the saved exe is the file this task already runs
+	 * (criu-like's own binary, for a program that forked without exec), the
+	 * saved mappings map it again, and the link is right as it is.
+	 */
+	if (fstat(r->exe_fd, &exe) == 0 && stat("/proc/self/exe", &self) == 0 &&
+	    exe.st_dev == self.st_dev && exe.st_ino == self.st_ino)
+		r->exe_fd = -1; /* the fd stays in f->fds, closed with the others */
+	return 0;
 }
 
 /* Quiet: the caller says what failed. */

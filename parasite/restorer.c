@@ -243,9 +243,18 @@ static void move_specials(struct rst_args *a, struct rst_thread *th)
  */
 static long map_apart(const struct rst_vma *v, uint64_t len)
 {
-	long tmp = sys_call6(__NR_mmap, 0, len, PROT_READ | PROT_WRITE, v->flags, -1, 0);
-	long ret;
+	long tmp, ret;
 
+	/*
+	 * A placeholder at the target first: the kernel must not put the
+	 * temporary mapping over the target, or the move would overlap (EINVAL).
+	 * The move replaces it.
+	 */
+	ret = sys_call6(__NR_mmap, v->start, len, PROT_NONE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+	if (ret < 0)
+		return ret;
+	tmp = sys_call6(__NR_mmap, 0, len, PROT_READ | PROT_WRITE, v->flags, -1, 0);
 	if (tmp <= 0)
 		return tmp ? tmp : -EFAULT;
 	*(volatile char *)tmp = 0;

@@ -58,6 +58,37 @@ static void victim(const char *cwd)
 	_exit(1);
 }
 
+static void on_term(int sig)
+{
+	(void)sig;
+	_exit(TERM_STATUS);
+}
+
+/*
+ * This test binary itself, forked without exec, and a child of its own: the
+ * restored exe is the file the restoring task already runs (the restorer
+ * must not ask for a new exe link then, the kernel refuses it with EBUSY).
+ */
+static void self_victim(const char *cwd)
+{
+	int nul = open("/dev/null", O_RDWR);
+
+	if (setsid() < 0 || chdir(cwd) || nul < 0)
+		_exit(1);
+	dup2(nul, 0);
+	dup2(nul, 1);
+	dup2(nul, 2);
+	close_range(3, ~0U, 0);
+	signal(SIGTERM, on_term);
+	if (fork() == 0)
+		for (;;)
+			pause();
+	for (;;)
+		pause();
+}
+
+static bool use_self_victim;
+
 /* 'S', waiting: read from /proc/PID/stat. */
 static bool sleeping(pid_t pid)
 {
@@ -119,6 +150,8 @@ static int setup(void **state)
 
 	pid = fork();
 	assert_true(pid >= 0);
+	if (pid == 0 && use_self_victim)
+		self_victim(e->cwd);
 	if (pid == 0)
 		victim(e->cwd);
 	e->root = pid;
@@ -262,6 +295,28 @@ static void test_failure_kills_all(void **state)
 	assert_non_null(strstr(log, "killed the 2 tasks restored so far"));
 }
 
+static int setup_self(void **state)
+{
+	use_self_victim = true;
+	return setup(state);
+}
+
+static void test_same_exe(void **state)
+{
+	struct env *e = *state;
+	int status;
+
+	use_self_victim = false;
+	e->opts.restore_detached = true;
+	assert_int_equal(cr_restore(&e->opts), 0);
+	assert_int_equal(read_pidfile(e->pidfile), e->root);
+	/* its own handler, in its restored memory, answers */
+	assert_int_equal(kill(e->root, SIGTERM), 0);
+	assert_int_equal(waitpid(e->root, &status, 0), e->root);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), TERM_STATUS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +324,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_forward_sigterm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killed_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_kills_all, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_same_exe, setup_self, teardown),
 	};
 
 	if (geteuid()) {
