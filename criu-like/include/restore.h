@@ -110,7 +110,8 @@ int rst_task_misc(struct restore_ctx *ctx, struct rst_task *t);
 int rst_threads_affinity(struct restore_ctx *ctx);
 
 /*
- * restore-files.c: a new fd for FileEntry @id (regular file or directory),
+ * restore-files.c: a new fd for FileEntry @id (regular file, directory or
+ * character device such as /dev/zero),
  * opened with @flags, checked to be the dumped file (dev/ino, size) or the
  * call fails naming the path. For file mappings and the exe link.
  */
