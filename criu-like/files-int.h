@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "dump.h"
+#include "proc-parse.h"
 
 #include "files.pb-c.h"
 
@@ -31,6 +32,7 @@ struct file_desc {
 	PipeFileEntry pipe;
 	ChrFileEntry chr;
 	void *priv; /* a kind's own entry, one malloc'ed block, freed with the description */
+	struct lock_set *locks; /* files-locks.c: reg.locks, freed by locks_free() */
 	struct file_desc *hnext;
 };
 
@@ -76,6 +78,9 @@ struct fd_info {
 	bool cloexec;
 	uint64_t pos;
 	int mnt_id;
+	/* the fdinfo "lock:" lines, malloc'ed (files-locks.c) */
+	struct fdinfo_lock *locks;
+	unsigned int n_locks;
 };
 
 struct file_ops {
@@ -102,6 +107,19 @@ extern const struct file_ops unix_file_ops;
 extern const struct file_ops pty_file_ops;
 /* files-fifo.c: named pipes */
 extern const struct file_ops fifo_file_ops;
+
+/*
+ * files-locks.c. locks_check(): 0, or -EOPNOTSUPP (logged, naming the pid, fd
+ * and lock) when @f holds locks and --file-locks was not given. locks_add():
+ * the locks of @f into its dumped description @d, each once. locks_free():
+ * @d's lock set. lock_entry_from_fdinfo(): one lock line as an entry (@pid
+ * owns a POSIX lock); -EOPNOTSUPP for leases and other classes.
+ */
+int locks_check(const struct dump_ctx *ctx, const struct fd_info *f);
+int locks_add(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d);
+void locks_free(struct file_desc *d);
+int lock_entry_from_fdinfo(const struct fdinfo_lock *l, pid_t pid, FileLockEntry *e);
+bool lock_entry_same(const FileLockEntry *a, const FileLockEntry *b);
 
 /* files.c: the table of @ctx, made on first use; NULL with errno. */
 struct file_table *file_table_get(struct dump_ctx *ctx);
