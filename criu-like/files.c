@@ -105,6 +105,7 @@ void file_table_free(struct file_table *ft)
 	for (i = 0; i < ft->nr; i++) {
 		free(ft->descs[i]->path);
 		free(ft->descs[i]->priv);
+		locks_free(ft->descs[i]);
 		free(ft->descs[i]);
 	}
 	for (i = 0; i < ft->nr_pipes; i++)
@@ -304,9 +305,10 @@ static int fd_info_read(struct fd_info *f)
 	f->flags = fi.flags & ~(unsigned int)O_CLOEXEC;
 	f->pos = fi.pos;
 	f->mnt_id = fi.mnt_id;
-	if (fi.n_locks)
-		pr_warn("pid %d fd %d: %s holds %u file locks, which are not saved\n", f->pid,
-			f->fd, f->link, fi.n_locks);
+	/* files-locks.c: refused without --file-locks, else saved with the description */
+	f->locks = TAKE_PTR(fi.locks);
+	f->n_locks = fi.n_locks;
+	fi.n_locks = 0;
 	fdinfo_fini(&fi);
 	return 0;
 }
@@ -526,8 +528,10 @@ static void task_fds_free(struct task_fd *tf, unsigned int n)
 {
 	unsigned int i;
 
-	for (i = 0; tf && i < n; i++)
+	for (i = 0; tf && i < n; i++) {
 		free(tf[i].f.link);
+		free(tf[i].f.locks);
+	}
 	free(tf);
 }
 
@@ -603,6 +607,8 @@ static int collect_fds(struct dump_ctx *ctx, struct dump_task *dt, struct file_t
 		err = fd_info_read(&tf[i].f);
 		if (!err)
 			err = classify_fd(ctx, dt, &tf[i].f, &tf[i].ops);
+		if (!err)
+			err = locks_check(ctx, &tf[i].f);
 		if (err)
 			return err;
 	}
@@ -638,7 +644,7 @@ int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt)
 	pid_t pid = dt->t->pid;
 	_cleanup_free_ int *fds = NULL;
 	struct task_fd *tf = NULL;
-	unsigned int n = 0;
+	unsigned int n = 0, i;
 	int err;
 
 	if (!ft)
@@ -658,6 +664,10 @@ int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt)
 	err = collect_fds(ctx, dt, ft, tf, fds, n);
 	if (!err)
 		err = dump_new_descs(ctx, dt, tf, n);
+	/* --file-locks: after the descriptions, whose kind says whether they can hold locks */
+	for (i = 0; !err && i < n; i++)
+		if (tf[i].d && tf[i].f.n_locks)
+			err = locks_add(ctx, &tf[i].f, tf[i].d);
 	if (!err)
 		err = write_fdinfo_img(ctx, pid, tf, n);
 	if (!err)
