@@ -19,6 +19,7 @@
 #include "log.h"
 #include "restore-files-anon.h"
 #include "restore-files-fifo.h"
+#include "restore-files-locks.h"
 #include "restore-files-int.h"
 #include "restore-files-pty.h"
 #include "util.h"
@@ -373,6 +374,10 @@ int rst_files_open(struct restore_ctx *ctx)
 			break;
 		}
 		f->fds[i] = fd;
+		/* flock and OFD locks belong to the description: taken once, here */
+		err = rst_locks_desc(ctx, i);
+		if (err)
+			break;
 	}
 	/* The pipe ends that no description took (a writer that was closed: EOF after the data). */
 	rst_pipes_close(f);
@@ -426,7 +431,9 @@ int rst_files_install(struct restore_ctx *ctx, struct rst_task *t)
 	 * epoll keys its targets by the task's own fd numbers, only right now;
 	 * timerfds start counting when the first task holding them is this far
 	 */
-	return rst_anonfd_post_install(ctx, t);
+	err = rst_anonfd_post_install(ctx, t);
+	/* POSIX locks belong to the process: taken by it, through its own fds */
+	return err ? err : rst_locks_post_install(ctx, t);
 }
 
 int rst_fs_restore(struct restore_ctx *ctx __unused, struct rst_task *t)
