@@ -4,7 +4,8 @@
  * may be written in place but not grown, with F_SEAL_SEAL; one made without
  * MFD_ALLOW_SEALING (F_SEAL_SEAL only); one that may still be sealed. After
  * SIGTERM each has its contents and its seals, and the kernel still enforces
- * them: a write-sealed memfd refuses writes.
+ * them: a write-sealed memfd refuses writes. The write-sealed one is also
+ * mapped shared and read-only.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,6 +69,8 @@ int main(int argc, char **argv)
 {
 	struct mfd ro, nogrow, plain, open_seals;
 	char c = 'x';
+	void *map;
+	size_t off;
 
 	test_init(argc, argv);
 	if (make(&ro, "ro", MFD_CLOEXEC | MFD_ALLOW_SEALING,
@@ -77,8 +80,19 @@ int main(int argc, char **argv)
 		fail("cannot set up the memfds: %m");
 		return 1;
 	}
+	/* A write-sealed memfd may still be mapped shared, read-only (Wayland's shm pools). */
+	map = mmap(NULL, LEN, PROT_READ, MAP_SHARED, ro.fd, 0);
+	if (map == MAP_FAILED) {
+		fail("mmap of the sealed memfd: %m");
+		return 1;
+	}
 	test_daemon();
 	test_waitsig();
+
+	if (datachk(map, LEN, ro.seed, &off)) {
+		fail("the read-only map of the sealed memfd differs at %zu", off);
+		return 1;
+	}
 
 	if (check(&ro) || check(&nogrow) || check(&plain) || check(&open_seals))
 		return 1;
