@@ -3,8 +3,10 @@
  * Named pipes with unread data: FIFO A open for reading (non-blocking) and
  * for writing through two descriptions, partly drained; FIFO B open once
  * O_RDWR with data; FIFO C with no data, a blocking reader and an O_RDWR
- * description. After SIGTERM every fd must still be on the FIFO at its path,
- * with the same flags, pipe size and unread bytes, and carry data.
+ * description; FIFO D with data, written by the root and read by a child
+ * (each holds one end only). After SIGTERM every fd must still be on the FIFO
+ * at its path, with the same flags, pipe size and unread bytes, and carry
+ * data.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -19,6 +21,7 @@
 #define A_LEN 5000
 #define A_READ 1200
 #define B_LEN 70000 /* more than the default 64 KiB: the size must come back too */
+#define D_LEN 3333
 
 struct fifo_fd {
 	const char *name;
@@ -75,10 +78,46 @@ static int check_data(int r, int w, const char *name, size_t len, uint64_t seed,
 	return 0;
 }
 
+/* The child holding the read end of FIFO D: its data after SIGTERM, then EOF-free. */
+static int child(struct fifo_fd *dr)
+{
+	static unsigned char buf[D_LEN], exp[D_LEN];
+	int avail = -1;
+
+	test_waitsig();
+	datagen(exp, D_LEN, 4);
+	if (check_fd(dr) || ioctl(dr->fd, FIONREAD, &avail) || avail != D_LEN ||
+	    read(dr->fd, buf, D_LEN) != D_LEN || memcmp(buf, exp, D_LEN)) {
+		test_msg("fifo.d: %d bytes unread in the child, or the data differs\n", avail);
+		return 1;
+	}
+	return 0;
+}
+
+/* FIFO D: the root keeps the write end, a child the read end, the data in between. */
+static int setup_d(const char *dir, struct fifo_fd *dw, pid_t *kid)
+{
+	static unsigned char d_data[D_LEN];
+	struct fifo_fd dr;
+
+	datagen(d_data, D_LEN, 4);
+	if (mkfifo("fifo.d", 0600) || open_fifo(&dr, dir, "fifo.d", O_RDONLY | O_NONBLOCK) ||
+	    open_fifo(dw, dir, "fifo.d", O_WRONLY) || write(dw->fd, d_data, D_LEN) != D_LEN)
+		return -1;
+	*kid = fork();
+	if (*kid == 0) {
+		close(dw->fd);
+		_exit(child(&dr));
+	}
+	close(dr.fd);
+	return *kid < 0 ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static unsigned char a_data[A_LEN], b_data[B_LEN], sink[A_READ];
-	struct fifo_fd ar, aw, b, cr, crw;
+	struct fifo_fd ar, aw, b, cr, crw, dw;
+	pid_t kid;
 	char dir[PATH_MAX];
 	int bsize, i;
 
@@ -92,12 +131,14 @@ int main(int argc, char **argv)
 	unlink("fifo.a");
 	unlink("fifo.b");
 	unlink("fifo.c");
+	unlink("fifo.d");
 	if (mkfifo("fifo.a", 0600) || mkfifo("fifo.b", 0640) || mkfifo("fifo.c", 0600) ||
 	    open_fifo(&ar, dir, "fifo.a", O_RDONLY | O_NONBLOCK) ||
 	    open_fifo(&aw, dir, "fifo.a", O_WRONLY) || open_fifo(&b, dir, "fifo.b", O_RDWR) ||
 	    open_fifo(&crw, dir, "fifo.c", O_RDWR) || open_fifo(&cr, dir, "fifo.c", O_RDONLY) ||
 	    write(aw.fd, a_data, A_LEN) != A_LEN || read(ar.fd, sink, A_READ) != A_READ ||
-	    fcntl(b.fd, F_SETPIPE_SZ, 128 * 1024) < 0 || write(b.fd, b_data, B_LEN) != B_LEN) {
+	    fcntl(b.fd, F_SETPIPE_SZ, 128 * 1024) < 0 || write(b.fd, b_data, B_LEN) != B_LEN ||
+	    setup_d(dir, &dw, &kid)) {
 		fail("cannot set up the FIFOs: %m");
 		return 1;
 	}
@@ -120,9 +161,14 @@ int main(int argc, char **argv)
 	    check_data(b.fd, b.fd, "fifo.b", B_LEN, 2, 0) ||
 	    check_data(cr.fd, crw.fd, "fifo.c", 0, 3, 0))
 		return 1;
+	if (check_fd(&dw) || test_reap_children(&kid, 1)) {
+		fail("fifo.d: the write end moved, or the child did not find its data");
+		return 1;
+	}
 	unlink("fifo.a");
 	unlink("fifo.b");
 	unlink("fifo.c");
+	unlink("fifo.d");
 	pass();
 	return 0;
 }
