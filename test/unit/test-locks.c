@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * File locks (files-locks.c): fdinfo lock lines turned into entries, leases
- * refused, duplicates told apart; and the lines this kernel prints for locks
+ * refused, duplicates told apart, a lock refused without --file-locks; and the lines this kernel prints for locks
  * this process takes (flock, POSIX, OFD) read back as the same locks.
  */
 #include <setjmp.h>
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../../criu-like/files-int.h"
+#include "options.h"
 #include "proc-parse.h"
 #include "util.h"
 
@@ -159,13 +160,33 @@ static void test_live(void **state)
 	assert_false(e[0].write);
 }
 
+/* Without --file-locks a held lock fails the dump; with it, it passes the check. */
+static void test_check_option(void **state)
+{
+	struct cr_options o;
+	struct dump_ctx ctx = { .opts = &o };
+	struct fd_info f = { .pid = 42, .fd = 7, .link = "/x" };
+	struct fdinfo fi = { 0 };
+
+	(void)state;
+	cr_options_init(&o);
+	assert_int_equal(locks_check(&ctx, &f), 0); /* no lock */
+	parse_one("1: FLOCK  ADVISORY  WRITE 1234 fe:00:12 0 EOF", &fi);
+	f.locks = fi.locks;
+	f.n_locks = fi.n_locks;
+	assert_int_equal(locks_check(&ctx, &f), -EOPNOTSUPP);
+	o.file_locks = true;
+	assert_int_equal(locks_check(&ctx, &f), 0);
+	fdinfo_fini(&fi);
+	cr_options_fini(&o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lines),
-		cmocka_unit_test(test_refused),
-		cmocka_unit_test(test_same),
-		cmocka_unit_test(test_live),
+		cmocka_unit_test(test_lines),	     cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_same),	     cmocka_unit_test(test_live),
+		cmocka_unit_test(test_check_option),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
