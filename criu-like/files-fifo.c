@@ -146,10 +146,16 @@ static int fifo_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 	d->path = strdup(f->link);
 	if (!d->path)
 		return -ENOMEM;
-	/* Another description of this FIFO was dumped already, and with it the data. */
+	/*
+	 * Another description of this FIFO was dumped already, and with it the
+	 * data. An O_PATH fd holds no pipe: it neither has nor saves data.
+	 */
 	for (other = NULL; (other = file_desc_next(ft, d->dev, d->ino, other));)
-		if (other != d && other->fe.type == FILE_TYPE__FILE_FIFO)
+		if (other != d && other->fe.type == FILE_TYPE__FILE_FIFO && other->fe.fifo &&
+		    !(other->fe.fifo->flags & O_PATH))
 			first = false;
+	if (f->flags & O_PATH)
+		first = false;
 	if (first) {
 		err = fifo_save_data(f, d);
 		if (err)

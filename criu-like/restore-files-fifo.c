@@ -86,7 +86,8 @@ static int fifo_open_desc(const FileEntry *fe, const char *path, const struct st
 	if (fstat(fd, &st) || st.st_dev != hold_st->st_dev || st.st_ino != hold_st->st_ino) {
 		pr_err("file %u: named FIFO %s was replaced during the restore\n", fe->id, path);
 		err = -ESTALE;
-	} else if (!(flags & O_NONBLOCK) && fcntl(fd, F_SETFL, (int)flags & ~O_NONBLOCK) < 0) {
+	} else if (!(flags & (O_NONBLOCK | O_PATH)) &&
+		   fcntl(fd, F_SETFL, (int)flags & ~O_NONBLOCK) < 0) {
 		err = neg_errno();
 		pr_perror("file %u: cannot clear O_NONBLOCK of FIFO %s", fe->id, path);
 	}

@@ -2,8 +2,8 @@
 /*
  * Named pipes with unread data: FIFO A open for reading (non-blocking) and
  * for writing through two descriptions, partly drained; FIFO B open once
- * O_RDWR with data; FIFO C with no data, a blocking reader and an O_RDWR
- * description; FIFO D with data, written by the root and read by a child
+ * O_RDWR with data; FIFO C with no data, a blocking reader, an O_RDWR
+ * description and an O_PATH fd; FIFO D with data, written by the root and read by a child
  * (each holds one end only). After SIGTERM every fd must still be on the FIFO
  * at its path, with the same flags, pipe size and unread bytes, and carry
  * data.
@@ -116,7 +116,7 @@ static int setup_d(const char *dir, struct fifo_fd *dw, pid_t *kid)
 int main(int argc, char **argv)
 {
 	static unsigned char a_data[A_LEN], b_data[B_LEN], sink[A_READ];
-	struct fifo_fd ar, aw, b, cr, crw, dw;
+	struct fifo_fd ar, aw, b, cr, crw, dw, cpath;
 	pid_t kid;
 	char dir[PATH_MAX];
 	int bsize, i;
@@ -136,9 +136,9 @@ int main(int argc, char **argv)
 	    open_fifo(&ar, dir, "fifo.a", O_RDONLY | O_NONBLOCK) ||
 	    open_fifo(&aw, dir, "fifo.a", O_WRONLY) || open_fifo(&b, dir, "fifo.b", O_RDWR) ||
 	    open_fifo(&crw, dir, "fifo.c", O_RDWR) || open_fifo(&cr, dir, "fifo.c", O_RDONLY) ||
-	    write(aw.fd, a_data, A_LEN) != A_LEN || read(ar.fd, sink, A_READ) != A_READ ||
-	    fcntl(b.fd, F_SETPIPE_SZ, 128 * 1024) < 0 || write(b.fd, b_data, B_LEN) != B_LEN ||
-	    setup_d(dir, &dw, &kid)) {
+	    open_fifo(&cpath, dir, "fifo.c", O_PATH) || write(aw.fd, a_data, A_LEN) != A_LEN ||
+	    read(ar.fd, sink, A_READ) != A_READ || fcntl(b.fd, F_SETPIPE_SZ, 128 * 1024) < 0 ||
+	    write(b.fd, b_data, B_LEN) != B_LEN || setup_d(dir, &dw, &kid)) {
 		fail("cannot set up the FIFOs: %m");
 		return 1;
 	}
@@ -147,9 +147,9 @@ int main(int argc, char **argv)
 	test_waitsig();
 
 	{
-		const struct fifo_fd *all[] = { &ar, &aw, &b, &crw, &cr };
+		const struct fifo_fd *all[] = { &ar, &aw, &b, &crw, &cr, &cpath };
 
-		for (i = 0; i < 5; i++)
+		for (i = 0; i < 6; i++)
 			if (check_fd(all[i]))
 				return 1;
 	}
