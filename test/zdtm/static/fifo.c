@@ -3,10 +3,10 @@
  * Named pipes with unread data: FIFO A open for reading (non-blocking) and
  * for writing through two descriptions, partly drained; FIFO B open once
  * O_RDWR with data; FIFO C with no data, a blocking reader, an O_RDWR
- * description and an O_PATH fd; FIFO D with data, written by the root and read by a child
- * (each holds one end only). After SIGTERM every fd must still be on the FIFO
- * at its path, with the same flags, pipe size and unread bytes, and carry
- * data.
+ * description and an O_PATH fd; FIFO D with data, written by the root and
+ * read by a child (each holds one end only). After SIGTERM every fd must
+ * still be on the FIFO at its path, with the same flags, pipe size and
+ * unread bytes, and carry data.
  */
 #include <fcntl.h>
 #include <limits.h>

@@ -3,12 +3,14 @@
  * POSIX record locks (fcntl F_SETLK), dumped with --file-locks: the root
  * holds a write lock on [0, 100) and a read lock from 200 to the end of
  * posix.a, and has a second description of that file; a child holds a write
- * lock on [10, 20) of posix.b. After SIGTERM another process sees each lock
+ * lock on [10, 20) of posix.b, and the root a read lock on all of an
+ * unlinked file (through a dup of its fd). After SIGTERM another process sees each lock
  * with its owner and range (F_GETLK), cannot take a conflicting one, and can
  * take what is free.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,6 +53,29 @@ static int probe(pid_t root, pid_t kid)
 	return 0;
 }
 
+/* In another process, with a new description of the unlinked file: its read lock is there. */
+static int probe_gone(int g)
+{
+	pid_t root = getpid(), pid = fork();
+	int status;
+
+	if (pid == 0) {
+		char self[64];
+		struct flock fl;
+		int fd;
+
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", g);
+		fd = open(self, O_RDWR);
+		if (fd < 0 || setlk(fd, F_GETLK, F_WRLCK, 5, 1, &fl) || fl.l_type != F_RDLCK ||
+		    fl.l_pid != root || setlk(fd, F_SETLK, F_RDLCK, 5, 1, NULL))
+			_exit(1);
+		_exit(setlk(fd, F_SETLK, F_WRLCK, 5, 1, NULL) == -EAGAIN ? 0 : 2);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
 static int run_probe(pid_t kid)
 {
 	pid_t root = getpid(), pid = fork();
@@ -75,13 +100,19 @@ static int child(int ready)
 
 int main(int argc, char **argv)
 {
-	int a, a2, p[2], r;
+	int a, a2, g, p[2], r;
 	pid_t kid;
 
 	test_init(argc, argv);
 	a = open("posix.a", O_RDWR | O_CREAT | O_TRUNC, 0600);
 	a2 = open("posix.a", O_RDONLY);
 	r = open("posix.b", O_RDWR | O_CREAT | O_TRUNC, 0600);
+	g = open("posix.gone", O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (g < 0 || unlink("posix.gone") || setlk(g, F_SETLK, F_RDLCK, 0, 0, NULL) ||
+	    dup2(g, 20) != 20) {
+		fail("cannot lock the unlinked file: %m");
+		return 1;
+	}
 	if (a < 0 || a2 < 0 || r < 0 || close(r) || pipe(p) ||
 	    setlk(a, F_SETLK, F_WRLCK, 0, 100, NULL) || setlk(a, F_SETLK, F_RDLCK, 200, 0, NULL)) {
 		fail("cannot set up the locks: %m");
@@ -105,6 +136,11 @@ int main(int argc, char **argv)
 	r = run_probe(kid);
 	if (r) {
 		fail("the locks did not survive (probe %d: see probe())", r);
+		return 1;
+	}
+	r = probe_gone(g);
+	if (r) {
+		fail("the lock on the unlinked file did not survive (%d)", r);
 		return 1;
 	}
 	if (test_reap_children(&kid, 1)) {
