@@ -89,8 +89,19 @@ int rst_locks_desc(struct restore_ctx *ctx, size_t pos)
 	for (i = 0; i < fe->reg->n_locks; i++) {
 		const FileLockEntry *l = fe->reg->locks[i];
 
-		if (l->kind == FILE_LOCK_KIND__LOCK_POSIX)
-			continue; /* the owner's, in rst_locks_post_install() */
+		if (l->kind == FILE_LOCK_KIND__LOCK_POSIX) {
+			const struct rst_task *t = rst_find_task(ctx, (pid_t)l->owner_pid);
+
+			/* the owner's, in rst_locks_post_install(): it must be there to take it */
+			if (!l->has_owner_pid || !t || rst_task_zombie(t)) {
+				pr_err("files.img: file %u (%s): POSIX lock of pid %u, which is "
+				       "not "
+				       "a live task of the tree\n",
+				       fe->id, path, l->owner_pid);
+				return -EINVAL;
+			}
+			continue;
+		}
 		err = lock_take(fe, l, f->fds[pos], path);
 		if (err)
 			return err;
