@@ -6,11 +6,14 @@
  * O_NONBLOCK), so the FIFO is first held open O_RDWR, which never waits;
  * the unread data is written back through that hold, then the description
  * is opened, and the hold closed: the data stays as long as one end is open.
+ * A FIFO kept open outside the tree since the dump still has its data: it is
+ * not written twice.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,7 +25,7 @@
 /* Grow the FIFO to its saved size and write its unread data back through @hold. */
 static int fifo_fill(const FifoFileEntry *ff, int hold, const char *path)
 {
-	int size = fcntl(hold, F_GETPIPE_SZ);
+	int size = fcntl(hold, F_GETPIPE_SZ), avail = 0;
 	ssize_t n;
 
 	/* Past /proc/sys/fs/pipe-max-size this needs CAP_SYS_RESOURCE (EPERM). */
@@ -33,6 +36,17 @@ static int fifo_fill(const FifoFileEntry *ff, int hold, const char *path)
 	}
 	if (!ff->has_data || !ff->data.len)
 		return 0;
+	/*
+	 * A FIFO that still holds data was kept open outside the tree since the
+	 * dump (the kernel frees the buffer with the last open end): what it
+	 * holds is the data, written again it would come twice.
+	 */
+	if (ioctl(hold, FIONREAD, &avail) == 0 && avail > 0) {
+		pr_warn("FIFO %s: open outside the tree, it still holds %d bytes: the %zu saved "
+			"bytes are not written again\n",
+			path, avail, ff->data.len);
+		return 0;
+	}
 	/* The hold is non-blocking: more data than fits fails instead of hanging. */
 	n = write(hold, ff->data.data, ff->data.len);
 	if (n != (ssize_t)ff->data.len) {
