@@ -13,7 +13,8 @@
  * and not read by the slave, except a canonical line not yet ended, which
  * no ioctl shows: that partial line is lost.
  *
- * With --shell-job the terminal the job inherited (a slave that is the
+ * An fd of /dev/tty whose terminal is a pty slave of the tree is that slave
+ * with dev_tty set. With --shell-job the terminal the job inherited (a slave that is the
  * controlling terminal of a session outside the tree) stays FILE_TTY of
  * files-chr.c. A slave whose master is outside the tree is refused.
  */
@@ -37,7 +38,8 @@
 #include "util.h"
 
 /* Documentation/admin-guide/devices.txt */
-#define TTYAUX_MAJOR 5 /* 5:2 /dev/ptmx (and /dev/pts/ptmx) */
+#define TTYAUX_MAJOR 5 /* 5:0 /dev/tty, 5:2 /dev/ptmx (and /dev/pts/ptmx) */
+#define TTY_MINOR 0
 #define PTMX_MINOR 2
 #define UNIX98_PTY_SLAVE_MAJOR 136 /* 136..143: /dev/pts/N, N = (major - 136) * 256 + minor */
 #define UNIX98_PTY_MAJOR_COUNT 8
@@ -85,12 +87,40 @@ static bool inherited_tty(const struct dump_ctx *ctx, const struct fd_info *f)
 	return (dev_t)st.tty_nr == f->st.st_rdev && !pid_in_tree(ctx, st.sid);
 }
 
+/*
+ * An fd of /dev/tty has the inode of /dev/tty; it is the controlling
+ * terminal of the task (the one it had when it opened it, the same unless
+ * it changed since, which is not told anywhere). Ours when that is a pty
+ * slave of a session led in the tree; 0 in @rdev otherwise.
+ */
+static void dev_tty_slave(const struct dump_ctx *ctx, const struct fd_info *f, dev_t *rdev)
+{
+	struct proc_stat st;
+
+	*rdev = 0;
+	if (proc_parse_stat(f->pid, 0, &st) || !is_pts((dev_t)st.tty_nr) ||
+	    !pid_in_tree(ctx, st.sid))
+		return;
+	*rdev = (dev_t)st.tty_nr;
+}
+
+static bool is_dev_tty(dev_t rdev)
+{
+	return major(rdev) == TTYAUX_MAJOR && minor(rdev) == TTY_MINOR;
+}
+
 static int pty_match(const struct dump_ctx *ctx, const struct fd_info *f)
 {
+	dev_t rdev;
+
 	if (!S_ISCHR(f->st.st_mode))
 		return 0;
 	if (is_ptmx(f->st.st_rdev))
 		return 1;
+	if (is_dev_tty(f->st.st_rdev)) {
+		dev_tty_slave(ctx, f, &rdev);
+		return rdev != 0;
+	}
 	return is_pts(f->st.st_rdev) && !inherited_tty(ctx, f);
 }
 
@@ -279,10 +309,17 @@ static bool master_in_tree(const struct dump_ctx *ctx, int index)
 
 static int dump_slave(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
-	unsigned int index = (major(f->st.st_rdev) - UNIX98_PTY_SLAVE_MAJOR) * 256 +
-			     minor(f->st.st_rdev);
+	bool dev_tty = is_dev_tty(f->st.st_rdev);
+	dev_t rdev = f->st.st_rdev;
+	unsigned int index;
 	struct pty_priv *p;
 	int excl, err;
+
+	if (dev_tty)
+		dev_tty_slave(ctx, f, &rdev);
+	if (!rdev)
+		return -EINVAL; /* the controlling terminal changed since match() */
+	index = (major(rdev) - UNIX98_PTY_SLAVE_MAJOR) * 256 + minor(rdev);
 
 	if (!master_in_tree(ctx, (int)index)) {
 		pr_err("pid %d fd %d: %s (pty slave %u) has its master outside the tree%s\n",
@@ -295,7 +332,9 @@ static int dump_slave(struct dump_ctx *ctx, const struct fd_info *f, struct file
 	p = pty_priv_new(d, f, index, false);
 	if (!p)
 		return -ENOMEM;
-	if (f->link[0] == '/' && strlen(f->link) < sizeof(p->slave_path)) {
+	p->e.has_dev_tty = dev_tty;
+	p->e.dev_tty = dev_tty;
+	if (!dev_tty && f->link[0] == '/' && strlen(f->link) < sizeof(p->slave_path)) {
 		strcpy(p->slave_path, f->link);
 		p->e.slave_path.len = strlen(p->slave_path);
 	}
@@ -306,7 +345,8 @@ static int dump_slave(struct dump_ctx *ctx, const struct fd_info *f, struct file
 		return err;
 	p->e.has_exclusive = true;
 	p->e.exclusive = excl != 0;
-	pr_debug("pid %d fd %d: pty %u slave %s\n", f->pid, f->fd, index, p->slave_path);
+	pr_debug("pid %d fd %d: pty %u slave %s%s\n", f->pid, f->fd, index, p->slave_path,
+		 dev_tty ? " opened as /dev/tty" : "");
 	return 0;
 }
 

@@ -14,7 +14,8 @@
  * parked at its f->fds slot, then the lock and the slave's exclusive mode are
  * set. The controlling terminal is given back by the session leader itself
  * (rst_pty_set_ctty(), rst_pty_set_fg()) with the slave description it
- * inherited from the controller.
+ * inherited from the controller; it also opens /dev/tty again for the
+ * descriptions that were /dev/tty (the controller has no terminal to open it).
  */
 #define LOG_PREFIX "restore-files: "
 
@@ -259,6 +260,35 @@ static const PtyFileEntry *ctty_of(const struct rst_files *f, uint32_t sid, long
 	return m;
 }
 
+/*
+ * The slave descriptions that were opened as /dev/tty, opened by the
+ * controller as /dev/pts/N: now that the session has its terminal, /dev/tty
+ * again, at the same service fd, for this leader and every task it forks.
+ */
+static int reopen_dev_tty(const struct rst_files *f, uint32_t index, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < f->idx.n; i++) {
+		const PtyFileEntry *p = pty_of(f, i);
+		int fd;
+
+		if (!p || p->master || p->index != index || !p->has_dev_tty || !p->dev_tty)
+			continue;
+		fd = open("/dev/tty", pty_open_flags(p->flags));
+		if (fd < 0 || dup3(fd, f->fds[i], O_CLOEXEC) < 0) {
+			int err = neg_errno();
+
+			pr_perror("task %u: cannot open /dev/tty (pty %u) again", pid, index);
+			if (fd >= 0)
+				close(fd);
+			return err;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
 int rst_pty_set_ctty(struct restore_ctx *ctx, const struct rst_task *t)
 {
 	const struct rst_files *f = ctx->files;
@@ -281,7 +311,7 @@ int rst_pty_set_ctty(struct restore_ctx *ctx, const struct rst_task *t)
 			  m->index);
 		return neg_errno();
 	}
-	return 0;
+	return reopen_dev_tty(f, m->index, t->pe->pid);
 }
 
 int rst_pty_set_fg(struct restore_ctx *ctx, const struct rst_task *t)

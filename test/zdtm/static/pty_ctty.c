@@ -7,7 +7,7 @@
  * background). After SIGTERM: every one of C, G, D still has the pty as
  * /dev/tty and in /proc/self/stat, the session is C's and the foreground
  * group G's (seen by them through /dev/tty and by the root through the
- * master), and a line the root writes on the master is echoed (canonical
+ * master), C's fd of /dev/tty is still one of /dev/tty, and a line the root writes on the master is echoed (canonical
  * mode with echo, the defaults) and read by G.
  */
 #include <fcntl.h>
@@ -96,13 +96,18 @@ static int leader(int ready)
 {
 	pid_t kids[2], ids[2];
 	struct stat st;
-	int fd, bad, k[2];
+	int fd, tty, bad, k[2];
+	char link[32] = "", k_path[64];
 
 	if (setsid() < 0)
 		return 2;
 	/* without O_NOCTTY: a session leader without a terminal acquires it */
 	fd = open(slave_path, O_RDWR);
 	if (fd < 0 || fstat(fd, &st) || pipe(k))
+		return 2;
+	/* an fd of /dev/tty itself, kept across the dump */
+	tty = open("/dev/tty", O_RDWR);
+	if (tty < 0)
 		return 2;
 	for (int i = 0; i < 2; i++) {
 		kids[i] = fork();
@@ -122,6 +127,12 @@ static int leader(int ready)
 		return 2;
 	test_waitsig();
 	bad = check_ctty(C, getpid(), kids[0], st.st_rdev);
+	snprintf(k_path, sizeof(k_path), "/proc/self/fd/%d", tty);
+	if (readlink(k_path, link, sizeof(link) - 1) < 0 || strcmp(link, "/dev/tty") ||
+	    tcgetsid(tty) != getpid()) {
+		test_msg("C: its fd of /dev/tty is %s, of session %d\n", link, tcgetsid(tty));
+		bad = 1;
+	}
 	return bad | (test_reap_children(kids, 2) ? 1 : 0);
 }
 
