@@ -14,9 +14,9 @@
  * no ioctl shows: that partial line is lost.
  *
  * An fd of /dev/tty whose terminal is a pty slave of the tree is that slave
- * with dev_tty set. With --shell-job the terminal the job inherited (a slave that is the
- * controlling terminal of a session outside the tree) stays FILE_TTY of
- * files-chr.c. A slave whose master is outside the tree is refused.
+ * with dev_tty set. A slave whose master is not in the tree (the terminal
+ * of a job, found by the tty-index of the masters' fdinfo) is left to
+ * files-chr.c: FILE_TTY with --shell-job, refused without.
  */
 #define LOG_PREFIX "files: "
 
@@ -64,6 +64,11 @@ static bool is_pts(dev_t rdev)
 	       major(rdev) < UNIX98_PTY_SLAVE_MAJOR + UNIX98_PTY_MAJOR_COUNT;
 }
 
+static int pts_index(dev_t rdev)
+{
+	return (int)((major(rdev) - UNIX98_PTY_SLAVE_MAJOR) * 256 + minor(rdev));
+}
+
 static bool pid_in_tree(const struct dump_ctx *ctx, pid_t pid)
 {
 	unsigned int i;
@@ -74,17 +79,55 @@ static bool pid_in_tree(const struct dump_ctx *ctx, pid_t pid)
 	return false;
 }
 
-/*
- * --shell-job: the terminal the job inherited is the controlling terminal
- * of the task and of a session not led by a task of the tree.
- */
-static bool inherited_tty(const struct dump_ctx *ctx, const struct fd_info *f)
+/* The tty-index line of /proc/PID/fdinfo/FD (pty masters, 4.x), or -1. */
+static int fdinfo_tty_index(pid_t pid, const char *fd)
 {
-	struct proc_stat st;
+	char path[300], line[128];
+	int index = -1;
+	FILE *fp;
 
-	if (!ctx->opts->shell_job || proc_parse_stat(f->pid, 0, &st))
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, fd);
+	fp = fopen(path, "re");
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp))
+		if (sscanf(line, "tty-index: %d", &index) == 1)
+			break;
+	fclose(fp);
+	return index;
+}
+
+static bool task_has_master(pid_t pid, int index)
+{
+	char path[64];
+	struct dirent *de;
+	bool found = false;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	dir = opendir(path);
+	if (!dir)
 		return false;
-	return (dev_t)st.tty_nr == f->st.st_rdev && !pid_in_tree(ctx, st.sid);
+	while (!found && (de = readdir(dir))) {
+		struct stat st;
+
+		if (de->d_name[0] == '.' || fstatat(dirfd(dir), de->d_name, &st, 0) ||
+		    !S_ISCHR(st.st_mode) || !is_ptmx(st.st_rdev))
+			continue;
+		found = fdinfo_tty_index(pid, de->d_name) == index;
+	}
+	closedir(dir);
+	return found;
+}
+
+static bool master_in_tree(const struct dump_ctx *ctx, int index)
+{
+	unsigned int i;
+
+	for (i = 0; i < ctx->tree->nr_tasks; i++)
+		if (task_has_master(ctx->tree->tasks[i]->pid, index))
+			return true;
+	return false;
 }
 
 /*
@@ -99,7 +142,7 @@ static void dev_tty_slave(const struct dump_ctx *ctx, const struct fd_info *f, d
 
 	*rdev = 0;
 	if (proc_parse_stat(f->pid, 0, &st) || !is_pts((dev_t)st.tty_nr) ||
-	    !pid_in_tree(ctx, st.sid))
+	    !pid_in_tree(ctx, st.sid) || !master_in_tree(ctx, pts_index((dev_t)st.tty_nr)))
 		return;
 	*rdev = (dev_t)st.tty_nr;
 }
@@ -121,7 +164,8 @@ static int pty_match(const struct dump_ctx *ctx, const struct fd_info *f)
 		dev_tty_slave(ctx, f, &rdev);
 		return rdev != 0;
 	}
-	return is_pts(f->st.st_rdev) && !inherited_tty(ctx, f);
+	/* a slave whose master is outside: files-chr.c, FILE_TTY with --shell-job */
+	return is_pts(f->st.st_rdev) && master_in_tree(ctx, pts_index(f->st.st_rdev));
 }
 
 static struct pty_priv *pty_priv_new(struct file_desc *d, const struct fd_info *f, uint32_t index,
@@ -256,57 +300,6 @@ static int dump_master(struct dump_ctx *ctx, const struct fd_info *f, struct fil
 	return dump_session(ctx, f, p);
 }
 
-/* The tty-index line of /proc/PID/fdinfo/FD (pty masters, 4.x), or -1. */
-static int fdinfo_tty_index(pid_t pid, const char *fd)
-{
-	char path[300], line[128];
-	int index = -1;
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, fd);
-	fp = fopen(path, "re");
-	if (!fp)
-		return -1;
-	while (fgets(line, sizeof(line), fp))
-		if (sscanf(line, "tty-index: %d", &index) == 1)
-			break;
-	fclose(fp);
-	return index;
-}
-
-static bool task_has_master(pid_t pid, int index)
-{
-	char path[64];
-	struct dirent *de;
-	bool found = false;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	dir = opendir(path);
-	if (!dir)
-		return false;
-	while (!found && (de = readdir(dir))) {
-		struct stat st;
-
-		if (de->d_name[0] == '.' || fstatat(dirfd(dir), de->d_name, &st, 0) ||
-		    !S_ISCHR(st.st_mode) || !is_ptmx(st.st_rdev))
-			continue;
-		found = fdinfo_tty_index(pid, de->d_name) == index;
-	}
-	closedir(dir);
-	return found;
-}
-
-static bool master_in_tree(const struct dump_ctx *ctx, int index)
-{
-	unsigned int i;
-
-	for (i = 0; i < ctx->tree->nr_tasks; i++)
-		if (task_has_master(ctx->tree->tasks[i]->pid, index))
-			return true;
-	return false;
-}
-
 static int dump_slave(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
 	bool dev_tty = is_dev_tty(f->st.st_rdev);
@@ -319,16 +312,8 @@ static int dump_slave(struct dump_ctx *ctx, const struct fd_info *f, struct file
 		dev_tty_slave(ctx, f, &rdev);
 	if (!rdev)
 		return -EINVAL; /* the controlling terminal changed since match() */
-	index = (major(rdev) - UNIX98_PTY_SLAVE_MAJOR) * 256 + minor(rdev);
+	index = (unsigned int)pts_index(rdev);
 
-	if (!master_in_tree(ctx, (int)index)) {
-		pr_err("pid %d fd %d: %s (pty slave %u) has its master outside the tree%s\n",
-		       f->pid, f->fd, f->link, index,
-		       ctx->opts->shell_job
-			       ? ""
-			       : " (the terminal of a job is dumped with --shell-job)");
-		return -EOPNOTSUPP;
-	}
 	p = pty_priv_new(d, f, index, false);
 	if (!p)
 		return -ENOMEM;
