@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pty kind of the dump (files-pty.c), root: a child holding a pty pair
+ * is seized, infected and its files dumped. The master's entry must carry
+ * the index, termios, window size, packet mode and lock; the slave's the
+ * index. Data in flight either way must be refused, naming the pid, the fd
+ * and the amount, and the child must find its data intact afterwards.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <asm/termbits.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "dump.h"
+#include "image.h"
+#include "infect.h"
+#include "log.h"
+#include "options.h"
+#include "seize.h"
+#include "util.h"
+
+#include "files.pb-c.h"
+
+enum victim_kind {
+	V_PAIR, /* a pair at rest: 40x120 window, no echo, packet mode */
+	V_TO_MASTER, /* 5 bytes written on the slave, unread by the master */
+	V_TO_SLAVE, /* 7 bytes written on the master, unread by the slave */
+};
+
+struct report {
+	pid_t pid;
+	int master, slave, index;
+};
+
+#define REPORT_FD 200
+
+static pid_t victim;
+static char dir[] = "/tmp/test-pty.XXXXXX";
+
+static void wait_usr1(void)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigwait(&set, &sig);
+}
+
+static int victim_setup(enum victim_kind kind, struct report *r)
+{
+	struct winsize ws = { .ws_row = 40, .ws_col = 120 };
+	struct termios2 t;
+	char path[32];
+	int unlock = 0, one = 1;
+
+	r->master = open("/dev/ptmx", O_RDWR | O_NOCTTY);
+	if (r->master < 0 || ioctl(r->master, TIOCSPTLCK, &unlock) ||
+	    ioctl(r->master, TIOCGPTN, &r->index))
+		return -1;
+	snprintf(path, sizeof(path), "/dev/pts/%d", r->index);
+	r->slave = open(path, O_RDWR | O_NOCTTY);
+	if (r->slave < 0 || ioctl(r->slave, TCGETS2, &t))
+		return -1;
+	t.c_lflag &= ~(tcflag_t)(ECHO | ICANON);
+	if (ioctl(r->slave, TCSETS2, &t) || ioctl(r->master, TIOCSWINSZ, &ws))
+		return -1;
+	switch (kind) {
+	case V_PAIR:
+		return ioctl(r->master, TIOCPKT, &one);
+	case V_TO_MASTER:
+		return write(r->slave, "hello", 5) == 5 ? 0 : -1;
+	case V_TO_SLAVE:
+		return write(r->master, "goodbye", 7) == 7 ? 0 : -1;
+	}
+	return -1;
+}
+
+/* After SIGUSR1: the data in flight is still there. */
+static int victim_check(enum victim_kind kind, const struct report *r)
+{
+	char buf[16];
+
+	usleep(20000); /* the tty's flip buffer work */
+	if (kind == V_TO_MASTER)
+		return read(r->master, buf, sizeof(buf)) == 5 && !memcmp(buf, "hello", 5) ? 0 : 1;
+	if (kind == V_TO_SLAVE)
+		return read(r->slave, buf, sizeof(buf)) == 7 && !memcmp(buf, "goodbye", 7) ? 0 : 1;
+	return 0;
+}
+
+static void victim_main(int wfd, enum victim_kind kind)
+{
+	struct report r = { .pid = getpid() };
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	close_range(3, REPORT_FD - 1, 0);
+	close_range(REPORT_FD + 1, ~0u, 0);
+	if (victim_setup(kind, &r) || write(wfd, &r, sizeof(r)) != sizeof(r))
+		_exit(1);
+	close(wfd);
+	usleep(20000); /* the data reached the other side's queue */
+	wait_usr1();
+	_exit(victim_check(kind, &r));
+}
+
+static int start_victim(enum victim_kind kind, struct report *r)
+{
+	int p[2], err = 0;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	victim = fork();
+	if (victim == 0) {
+		if (dup2(p[1], REPORT_FD) < 0)
+			_exit(1);
+		victim_main(REPORT_FD, kind);
+	}
+	close(p[1]);
+	if (victim < 0 || read(p[0], r, sizeof(*r)) != sizeof(*r))
+		err = -EIO;
+	close(p[0]);
+	usleep(50000);
+	return err;
+}
+
+static int child_status(pid_t pid)
+{
+	int status = -1;
+
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Seize the victim, infect it, dump its files, cure, release. */
+static int dump_files(int imgfd)
+{
+	struct cr_options opts = { 0 };
+	struct dump_task dt = { 0 };
+	struct dump_ctx ctx = { .opts = &opts, .dirfd = imgfd };
+	struct pstree *t = NULL;
+	pid_t tid;
+	int err;
+
+	err = seize_tree(victim, NULL, &t);
+	if (err)
+		return err;
+	assert_int_equal(t->nr_tasks, 1);
+	ctx.tree = t;
+	ctx.tasks = &dt;
+	ctx.nr_tasks = 1;
+	dt.t = t->tasks[0];
+	tid = dt.t->threads[0].tid;
+	err = parasite_infect(dt.t->pid, &tid, 1, &dt.ctl);
+	if (!err)
+		err = dump_task_files(&ctx, &dt);
+	if (!err)
+		err = dump_files_finish(&ctx);
+	if (dt.ctl && parasite_cure(dt.ctl) && !err)
+		err = -EIO;
+	unseize_tree(t, UNSEIZE_RESUME);
+	file_table_free(ctx.files);
+	return err;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	assert_non_null(mkdtemp(strcpy(dir, "/tmp/test-pty.XXXXXX")));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[64];
+
+	(void)state;
+	if (victim > 0) {
+		kill(victim, SIGKILL);
+		waitpid(victim, NULL, 0);
+		victim = 0;
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+static const PtyFileEntry *pty_entry(ProtobufCMessage **files, size_t n, bool master)
+{
+	for (size_t i = 0; i < n; i++) {
+		const FileEntry *fe = (const FileEntry *)files[i];
+
+		if (fe->type == FILE_TYPE__FILE_PTY && fe->pty && fe->pty->master == master)
+			return fe->pty;
+	}
+	return NULL;
+}
+
+static void test_pair(void **state)
+{
+	const PtyFileEntry *m, *s;
+	ProtobufCMessage **files;
+	struct report r;
+	struct cr_img *img;
+	size_t n;
+	int imgfd;
+
+	(void)state;
+	assert_int_equal(start_victim(V_PAIR, &r), 0);
+	imgfd = img_dir_open(dir, false);
+	assert_true(imgfd >= 0);
+	assert_int_equal(dump_files(imgfd), 0);
+	img = img_open(imgfd, CR_IMG_FILES, 0, IMG_READ);
+	assert_non_null(img);
+	assert_int_equal(img_read_all(img, &files, &n), 0);
+	assert_int_equal(img_close(img), 0);
+	m = pty_entry(files, n, true);
+	s = pty_entry(files, n, false);
+	assert_non_null(m);
+	assert_non_null(s);
+	assert_int_equal(m->index, r.index);
+	assert_int_equal(s->index, r.index);
+	assert_non_null(m->termios);
+	assert_non_null(m->winsize);
+	assert_int_equal(m->winsize->row, 40);
+	assert_int_equal(m->winsize->col, 120);
+	assert_int_equal(m->termios->lflag & (ECHO | ICANON), 0);
+	assert_int_equal(m->termios->cc.len, NCCS);
+	assert_true(m->has_packet && m->packet);
+	assert_true(m->has_locked && !m->locked);
+	assert_true(m->has_sid && m->sid == 0);
+	assert_null(s->termios);
+	img_free_records(files, n);
+	close(imgfd);
+	assert_int_equal(kill(victim, SIGUSR1), 0);
+	assert_int_equal(child_status(victim), 0);
+	victim = 0;
+}
+
+static void refused(enum victim_kind kind, const char *what, int bytes)
+{
+	char log[4096], expect[160];
+	struct report r;
+	int imgfd, logfd;
+	ssize_t n;
+
+	assert_int_equal(start_victim(kind, &r), 0);
+	imgfd = img_dir_open(dir, false);
+	assert_true(imgfd >= 0);
+	logfd = memfd_create("log", 0);
+	assert_true(logfd >= 0);
+	assert_int_equal(log_set_fd(logfd), 0);
+	assert_int_equal(dump_files(imgfd), -EOPNOTSUPP);
+	log_set_fd(STDERR_FILENO);
+	n = pread(logfd, log, sizeof(log) - 1, 0);
+	assert_true(n > 0);
+	log[n] = '\0';
+	close(logfd);
+	close(imgfd);
+	snprintf(expect, sizeof(expect), "pid %d fd %d: pty %d has %d bytes %s", r.pid,
+		 kind == V_TO_MASTER ? r.master : r.slave, r.index, bytes, what);
+	if (!strstr(log, expect))
+		fail_msg("expected \"%s\" in the log:\n%s", expect, log);
+	/* The child works on, its data still queued. */
+	assert_int_equal(kill(victim, SIGUSR1), 0);
+	assert_int_equal(child_status(victim), 0);
+	victim = 0;
+}
+
+static void test_to_master_refused(void **state)
+{
+	(void)state;
+	refused(V_TO_MASTER, "written by the slave, unread by the master", 5);
+}
+
+static void test_to_slave_refused(void **state)
+{
+	(void)state;
+	refused(V_TO_SLAVE, "written by the master, unread by the slave", 7);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_pair, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_to_master_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_to_slave_refused, setup, teardown),
+	};
+
+	if (geteuid()) {
+		fprintf(stderr, "test-pty: needs root (ptrace, parasite)\n");
+		return 77;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
