@@ -152,6 +152,16 @@ static bool is_dev_tty(dev_t rdev)
 	return major(rdev) == TTYAUX_MAJOR && minor(rdev) == TTY_MINOR;
 }
 
+static bool pgrp_in_tree(const struct dump_ctx *ctx, pid_t pgrp)
+{
+	unsigned int i;
+
+	for (i = 0; i < ctx->tree->nr_tasks; i++)
+		if (ctx->tree->tasks[i]->pgid == pgrp)
+			return true;
+	return false;
+}
+
 static int pty_match(const struct dump_ctx *ctx, const struct fd_info *f)
 {
 	dev_t rdev;
@@ -252,6 +262,12 @@ static int dump_session(const struct dump_ctx *ctx, const struct fd_info *f, str
 		pr_err("pid %d fd %d: pty %u is the controlling terminal of session %d, whose "
 		       "leader is not in the tree: not supported\n",
 		       f->pid, f->fd, p->e.index, sid);
+		return -EOPNOTSUPP;
+	}
+	if (sid && pgrp && !pgrp_in_tree(ctx, pgrp)) {
+		pr_err("pid %d fd %d: the foreground process group %d of pty %u has no process "
+		       "in the tree: not supported\n",
+		       f->pid, f->fd, pgrp, p->e.index);
 		return -EOPNOTSUPP;
 	}
 	p->e.has_sid = p->e.has_fg_pgrp = true;
