@@ -57,6 +57,17 @@ static size_t xstate_max_size(void)
 }
 
 /*
+ * poll() and ppoll() without a timeout end in -ERESTART_RESTARTBLOCK too;
+ * issued again they are exactly what was interrupted (programs such as
+ * util-linux script take an EINTR from an endless poll as the end).
+ */
+static bool restart_without_timeout(const struct user_regs_struct *r)
+{
+	return (r->orig_rax == SYS_poll && (int)r->rdx < 0) ||
+	       (r->orig_rax == SYS_ppoll && r->rdx == 0);
+}
+
+/*
  * A thread stopped inside a syscall has rax = -ERESTART* and orig_rax = nr;
  * the kernel rewinds it only when it leaves a signal stop. Do that by hand
  * for the registers used where no such stop follows (frames, the
@@ -75,8 +86,12 @@ void arch_restart_adjust(struct user_regs_struct *r, bool frame)
 			r->rip -= 2;
 			break;
 		case -ERESTART_RESTARTBLOCK:
-			if (frame) {
+			if (frame && !restart_without_timeout(r)) {
 				r->rax = (unsigned long)-EINTR;
+			} else if (frame) {
+				/* No time to account for: issue the same call again. */
+				r->rax = r->orig_rax;
+				r->rip -= 2;
 			} else {
 				r->rax = SYS_restart_syscall;
 				r->rip -= 2;

@@ -110,7 +110,8 @@ static inline uint64_t arch_sigframe_rsp(uint64_t addr)
  * A thread stopped in a syscall has rax = -ERESTART* and orig_rax = nr:
  * rewind it to run the syscall again (inject.c). @frame: the registers go
  * into a sigreturn frame, which resets restart_block, so a sleep that needed
- * restart_syscall returns -EINTR instead (as with CRIU).
+ * restart_syscall returns -EINTR instead (as with CRIU), except poll/ppoll
+ * without a timeout, issued again.
  */
 struct user_regs_struct;
 void arch_restart_adjust(struct user_regs_struct *r, bool frame);
