@@ -47,58 +47,6 @@ static int fifo_match(const struct dump_ctx *ctx, const struct fd_info *f)
 	return 1;
 }
 
-/*
- * A read end of the FIFO behind @f: the drained fd when it reads, else a new
- * one through /proc/PID/fd/N (O_NONBLOCK: a FIFO opened for reading never
- * waits then).
- */
-static int fifo_read_end(const struct fd_info *f, int *ret_owned)
-{
-	char path[64];
-	int fd;
-
-	*ret_owned = -1;
-	if ((f->flags & O_ACCMODE) != O_WRONLY)
-		return f->dfd;
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", f->pid, f->fd);
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		pr_perror("pid %d fd %d: cannot open FIFO %s for reading", f->pid, f->fd, f->link);
-		return neg_errno();
-	}
-	*ret_owned = fd;
-	return fd;
-}
-
-/* Copy the @len unread bytes of @rfd (a pipe of @size bytes) into @buf, leaving them there. */
-static int fifo_peek(const struct fd_info *f, int rfd, int size, size_t len, uint8_t *buf)
-{
-	_cleanup_close_ int tr = -1, tw = -1;
-	int tp[2];
-	ssize_t n;
-
-	if (pipe2(tp, O_NONBLOCK | O_CLOEXEC))
-		return neg_errno();
-	tr = tp[0];
-	tw = tp[1];
-	/* As many slots as the FIFO: tee() always starts at the head, it cannot be resumed. */
-	if (fcntl(tw, F_SETPIPE_SZ, size) < 0) {
-		pr_perror("pid %d fd %d: cannot size a pipe to %d bytes to copy FIFO %s", f->pid,
-			  f->fd, size, f->link);
-		return neg_errno();
-	}
-	n = tee(rfd, tw, len, SPLICE_F_NONBLOCK);
-	if (n != (ssize_t)len) {
-		if (n < 0)
-			pr_perror("pid %d fd %d: tee of FIFO %s", f->pid, f->fd, f->link);
-		else
-			pr_err("pid %d fd %d: tee of FIFO %s copied %zd of %zu bytes\n", f->pid,
-			       f->fd, f->link, n, len);
-		return n < 0 ? neg_errno() : -EAGAIN;
-	}
-	return read_all(tr, buf, len);
-}
-
 /* The FIFO's unread data and size into a new priv block of @d. */
 static int fifo_save_data(const struct fd_info *f, struct file_desc *d)
 {
@@ -106,7 +54,7 @@ static int fifo_save_data(const struct fd_info *f, struct file_desc *d)
 	struct fifo_priv *p;
 	int rfd, size, avail = 0, err;
 
-	rfd = fifo_read_end(f, &owned);
+	rfd = pipe_read_end(f, &owned);
 	if (rfd < 0)
 		return rfd;
 	size = fcntl(rfd, F_GETPIPE_SZ);
@@ -119,7 +67,7 @@ static int fifo_save_data(const struct fd_info *f, struct file_desc *d)
 		return -ENOMEM;
 	d->priv = p;
 	if (avail) {
-		err = fifo_peek(f, rfd, size, (size_t)avail, p->data);
+		err = pipe_peek(f, rfd, size, (size_t)avail, p->data);
 		if (err)
 			return err;
 	}

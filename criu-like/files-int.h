@@ -107,6 +107,14 @@ extern const struct file_ops unix_file_ops;
 extern const struct file_ops pty_file_ops;
 /* files-fifo.c: named pipes */
 extern const struct file_ops fifo_file_ops;
+/*
+ * files-pipe.c, for pipes and FIFOs: a read end of the pipe behind @f (the
+ * drained fd when it reads, else one opened through /proc/PID/fd/N and
+ * returned in *@ret_owned too, for the caller to close), and a copy of its
+ * @len unread bytes (the pipe holds @size) into @buf, leaving them there.
+ */
+int pipe_read_end(const struct fd_info *f, int *ret_owned);
+int pipe_peek(const struct fd_info *f, int rfd, int size, size_t len, uint8_t *buf);
 
 /*
  * files-locks.c. locks_check(): 0, or -EOPNOTSUPP (logged, naming the pid, fd

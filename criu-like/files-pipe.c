@@ -46,13 +46,14 @@ struct pipe_data *pipe_data_add(struct file_table *ft, uint64_t ino)
  * gives a read end of the same pipe, as for a FIFO; O_NONBLOCK so it never
  * waits for a writer).
  */
-static int pipe_read_end(const struct fd_info *f, int *ret_owned)
+int pipe_read_end(const struct fd_info *f, int *ret_owned)
 {
 	char path[64];
 	int fd;
 
 	*ret_owned = -1;
-	if ((f->flags & O_ACCMODE) == O_RDONLY)
+	/* A pipe end is O_RDONLY or O_WRONLY; a FIFO may also be O_RDWR. */
+	if ((f->flags & O_ACCMODE) != O_WRONLY)
 		return f->dfd;
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", f->pid, f->fd);
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -65,7 +66,7 @@ static int pipe_read_end(const struct fd_info *f, int *ret_owned)
 }
 
 /* Copy the @len unread bytes of the pipe @rfd, of @size bytes, leaving them in it. */
-static int pipe_peek(const struct fd_info *f, int rfd, int size, size_t len, uint8_t *buf)
+int pipe_peek(const struct fd_info *f, int rfd, int size, size_t len, uint8_t *buf)
 {
 	_cleanup_close_ int tr = -1, tw = -1;
 	int tp[2];
