@@ -72,7 +72,7 @@ static int ghost_fill(struct restore_ctx *ctx, const FileEntry *fe, int dst, con
 	return err;
 }
 
-/* An earlier description of the same unlinked inode: open that inode again. */
+/* The fd of an earlier description of the same unlinked inode (to open that inode again), or -1. */
 static int same_ghost(const struct rst_files *f, size_t pos)
 {
 	const RegFileEntry *r = f->idx.by_id[pos]->reg;

@@ -246,7 +246,7 @@ static long map_apart(const struct rst_vma *v, uint64_t len)
 	long tmp, ret;
 
 	/*
-	 * A placeholder at the target first: the kernel must not put the
+	 * A PROT_NONE reservation at the target first: the kernel must not put the
 	 * temporary mapping over the target, or the move would overlap (EINVAL).
 	 * The move replaces it.
 	 */
