@@ -78,6 +78,7 @@ struct fd_info {
 	bool cloexec;
 	uint64_t pos;
 	int mnt_id;
+	int sk_family; /* a socket's SO_DOMAIN (AF_UNIX, AF_INET, AF_INET6), else -1 */
 	/* the fdinfo "lock:" lines, malloc'ed (files-locks.c) */
 	struct fdinfo_lock *locks;
 	unsigned int n_locks;
@@ -103,6 +104,10 @@ extern const struct file_ops epoll_file_ops;
 extern const struct file_ops inotify_file_ops;
 /* files-unix.c: AF_UNIX sockets (files.c refuses other families before the kinds) */
 extern const struct file_ops unix_file_ops;
+/* files-inet.c: AF_INET and AF_INET6 sockets (f->sk_family tells) */
+extern const struct file_ops inet_file_ops;
+/* files-fanotify.c: fanotify groups */
+extern const struct file_ops fanotify_file_ops;
 /* files-pty.c: /dev/ptmx and /dev/pts/N; before chr_file_ops, which keeps the --shell-job tty */
 extern const struct file_ops pty_file_ops;
 /* files-fifo.c: named pipes */

@@ -793,8 +793,8 @@ static int usk_fill(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 static int unix_match(const struct dump_ctx *ctx, const struct fd_info *f)
 {
 	(void)ctx;
-	/* files.c lets only AF_UNIX sockets (and not the parasite's) reach the kinds. */
-	return S_ISSOCK(f->st.st_mode) && !strncmp(f->link, "socket:[", 8);
+	/* files.c sets sk_family of sockets (not of the parasite's, which it leaves out). */
+	return f->sk_family == AF_UNIX;
 }
 
 static int unix_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)

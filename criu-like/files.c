@@ -40,6 +40,8 @@ static const struct file_ops *const file_kinds[] = {
 	&epoll_file_ops,
 	&inotify_file_ops,
 	&unix_file_ops,
+	&inet_file_ops,
+	&fanotify_file_ops,
 };
 
 static unsigned int ft_hash(uint64_t dev, uint64_t ino)
@@ -407,7 +409,7 @@ static int refuse_fd(const struct fd_info *f, int sock_family)
 }
 
 /* The kind of @f in *@ret; NULL (and 0) for the parasite's own socket, to be left out. */
-static int classify_fd(struct dump_ctx *ctx, struct dump_task *dt, const struct fd_info *f,
+static int classify_fd(struct dump_ctx *ctx, struct dump_task *dt, struct fd_info *f,
 		       const struct file_ops **ret)
 {
 	bool parasite = false;
@@ -423,10 +425,11 @@ static int classify_fd(struct dump_ctx *ctx, struct dump_task *dt, const struct 
 			return err;
 		if (parasite)
 			return 0;
-		/* Unix sockets go on to their kind (files-unix.c); other families are refused. */
-		if (family != AF_UNIX)
+		/* Unix and inet sockets go on to their kinds; other families are refused. */
+		if (family != AF_UNIX && family != AF_INET && family != AF_INET6)
 			return refuse_fd(f, family);
 	}
+	f->sk_family = family;
 	for (i = 0; i < ARRAY_SIZE(file_kinds); i++) {
 		int r = file_kinds[i]->match(ctx, f);
 

@@ -35,6 +35,15 @@ int rst_ghost_open(struct restore_ctx *ctx, size_t pos);
  * it belongs with (those are parked at their own f->fds slot), or -errno.
  */
 int rst_unix_open(struct restore_ctx *ctx, size_t pos);
+/* restore-files-inet.c: the TCP or UDP socket idx.by_id[@pos], or -errno. */
+int rst_inet_open(struct restore_ctx *ctx, size_t pos);
+/*
+ * restore-files-inet.c: in the controller, every task waiting at the barrier:
+ * take every TCP socket restored in repair mode out of it. 0 or -errno.
+ */
+int rst_inet_repair_off(struct restore_ctx *ctx);
+/* restore-files-fanotify.c: the fanotify group idx.by_id[@pos], or -errno. */
+int rst_fanotify_open(struct restore_ctx *ctx, size_t pos);
 /* A new description of the file behind @fd, opened with @flags (O_CREAT etc. dropped). */
 int rst_reopen_fd(int fd, uint32_t flags);
 

@@ -350,6 +350,10 @@ static int open_one(struct restore_ctx *ctx, size_t pos)
 		return rst_fifo_open(ctx, pos);
 	case FILE_TYPE__FILE_PTY:
 		return rst_pty_open(ctx, pos);
+	case FILE_TYPE__FILE_INETSK:
+		return rst_inet_open(ctx, pos);
+	case FILE_TYPE__FILE_FANOTIFY:
+		return rst_fanotify_open(ctx, pos);
 	default:
 		break;
 	}

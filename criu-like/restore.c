@@ -26,6 +26,7 @@
 #include "cr.h"
 #include "image.h"
 #include "log.h"
+#include "restore-files-int.h"
 #include "restore-int.h"
 #include "restore-mem.h"
 #include "util.h"
@@ -529,6 +530,8 @@ static int rst_run_stages(struct rst_run *r)
 			max(timeout, (unsigned int)RST_MEMORY_TIMEOUT));
 	if (!err)
 		err = rst_threads_affinity(ctx);
+	if (!err)
+		err = rst_inet_repair_off(ctx);
 	if (err)
 		return err;
 	tty_give(r);

@@ -51,6 +51,8 @@ struct dump_ctx {
 	uint32_t next_pages_id; /* ids of pages-%u.img files */
 	struct dump_stats stats;
 	bool progress; /* stderr is a terminal: print memory progress */
+	struct inet_dump *inet; /* files-inet.c: TCP sockets put in repair mode */
+	struct netlock *netlock; /* net-lock.c: the packets of the tree's connections dropped */
 };
 
 /* core.c: core-PID.img (threads and task state), creds-PID.img. */
@@ -64,6 +66,12 @@ int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt);
 /* files.c: write files.img and pipes-data.img after every task. */
 int dump_files_finish(struct dump_ctx *ctx);
 void file_table_free(struct file_table *ft);
+/*
+ * files-inet.c: at the end of a dump, with the tree still frozen: when
+ * @resume (the tree goes on: -R or a failure), take every socket the dump put
+ * in repair mode out of it; then free ctx->inet.
+ */
+void inet_dump_fini(struct dump_ctx *ctx, bool resume);
 /*
  * files.c: the FileEntry id of the file behind @fd (an fd of the dumper, e.g.
  * from /proc/PID/map_files/A-B or /proc/PID/exe), added to files.img once per
