@@ -53,6 +53,12 @@ static int check_file_entry(const FileEntry *fe)
 	case FILE_TYPE__FILE_PTY:
 		ok = fe->pty != NULL;
 		break;
+	case FILE_TYPE__FILE_INETSK:
+		ok = fe->inetsk != NULL;
+		break;
+	case FILE_TYPE__FILE_FANOTIFY:
+		ok = fe->fanotify != NULL;
+		break;
 	default:
 		pr_err("files.img: file %u has unknown type %d\n", fe->id, fe->type);
 		return -EINVAL;
