@@ -59,6 +59,50 @@ int datachk(const void *buf, size_t len, uint64_t seed, size_t *ret_off)
 	return 0;
 }
 
+/*
+ * The stream of @seed is the words word_at(seed, 0), word_at(seed, 1), ...;
+ * a piece of it at any byte offset is generated and checked the same way, so
+ * a socket stream can be checked chunk by chunk as it arrives.
+ */
+void datagen_at(void *buf, size_t len, uint64_t seed, uint64_t off)
+{
+	unsigned char *p = buf;
+
+	while (len) {
+		uint64_t w = word_at(seed, off / 8);
+		size_t skip = off % 8, n = 8 - skip < len ? 8 - skip : len;
+
+		memcpy(p, (unsigned char *)&w + skip, n);
+		p += n;
+		off += n;
+		len -= n;
+	}
+}
+
+int datachk_at(const void *buf, size_t len, uint64_t seed, uint64_t off, size_t *ret_off)
+{
+	const unsigned char *p = buf;
+	size_t done = 0;
+
+	while (done < len) {
+		uint64_t w = word_at(seed, (off + done) / 8);
+		size_t skip = (off + done) % 8, n = 8 - skip < len - done ? 8 - skip : len - done;
+		const unsigned char *e = (const unsigned char *)&w + skip;
+
+		if (memcmp(p + done, e, n)) {
+			size_t j = 0;
+
+			while (j < n && p[done + j] == e[j])
+				j++;
+			if (ret_off)
+				*ret_off = done + j;
+			return -EILSEQ;
+		}
+		done += n;
+	}
+	return 0;
+}
+
 uint64_t test_csum(const void *buf, size_t len)
 {
 	const unsigned char *p = buf;

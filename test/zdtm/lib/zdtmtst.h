@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 /*
  * Parse --pidfile=F and --outfile=F (both required) and --NAME=VALUE test
@@ -63,6 +64,9 @@ uint64_t test_csum(const void *buf, size_t len);
 void datagen(void *buf, size_t len, uint64_t seed);
 /* 0 if @buf holds what datagen(@seed) wrote, else -EILSEQ and the first bad offset. */
 int datachk(const void *buf, size_t len, uint64_t seed, size_t *ret_off);
+/* The same stream from byte @off on: a socket stream is generated and checked piece by piece. */
+void datagen_at(void *buf, size_t len, uint64_t seed, uint64_t off);
+int datachk_at(const void *buf, size_t len, uint64_t seed, uint64_t off, size_t *ret_off);
 
 /* ---- helpers shared by several tests (util.c) ---- */
 
@@ -87,5 +91,90 @@ int test_reap_children(const int *pids, int n);
  * It replaces those handlers for the time of the access: one thread at a time.
  */
 bool test_faults(void *addr, bool write);
+
+/* ---- TCP and UDP over loopback (inet.c) ---- */
+/* 127.0.0.1; ::1; 127.0.0.1 as ::ffff:127.0.0.1 on a dual-stack IPv6 socket. */
+enum inet_kind {
+	INET_V4,
+	INET_V6,
+	INET_MAPPED,
+};
+
+/* "4", "6", "mapped" to an inet_kind; -EINVAL otherwise. */
+int inet_kind_parse(const char *s);
+/* AF_INET for INET_V4, AF_INET6 for the others. */
+int inet_kind_family(enum inet_kind kind);
+/* The loopback address of @kind with @port (host order) in @ss; its length. */
+unsigned int inet_loopback(enum inet_kind kind, uint16_t port, struct sockaddr_storage *ss);
+/* The port of @ss in host order. */
+uint16_t inet_port(const struct sockaddr_storage *ss);
+/* "a.b.c.d:port" or "[v6]:port" in @buf. */
+const char *inet_str(const struct sockaddr_storage *ss, char *buf, size_t size);
+/* A socket of @kind and @type; INET_MAPPED clears IPV6_V6ONLY. The fd or -errno. */
+int inet_socket(enum inet_kind kind, int type);
+/*
+ * A TCP socket of @kind listening on loopback (INET_MAPPED: on ::, both
+ * families) at a port the kernel chose; the address to connect to in @ss
+ * and @len. The fd or -errno (logged).
+ */
+int tcp_listen_loopback(enum inet_kind kind, int backlog, struct sockaddr_storage *ss,
+			unsigned int *len);
+/* A new TCP socket of @ss's family connected to @ss. The fd or -errno (logged). */
+int tcp_connect_to(const struct sockaddr_storage *ss, unsigned int len);
+
+/* The local and peer names of a socket (the peer zeroed when it has none). */
+struct inet_names {
+	struct sockaddr_storage local, peer;
+};
+
+/* getsockname() and getpeername() of @sk into @n: 0 or -errno. */
+int inet_names_get(int sk, struct inet_names *n);
+/* 0 when @sk still has the names in @n, -EINVAL (both logged) or -errno. */
+int inet_names_check(int sk, const struct inet_names *n);
+
+/*
+ * A checksummed byte stream both ways over one non-blocking socket: the
+ * stream of @tx_seed goes out, what comes in must be the stream of @rx_seed
+ * in order. An echo pump sends back the stream it receives, no further than
+ * it has received. The writer offers more per step than the reader takes, so
+ * the queues stay full: data is always in flight.
+ */
+struct tcp_pump {
+	int fd;
+	uint64_t tx_seed, rx_seed;
+	uint64_t sent, rcvd; /* bytes so far */
+	uint64_t tx_limit; /* send no further (UINT64_MAX at first) */
+	size_t rx_chunk; /* bytes read per step at most */
+	bool echo; /* send back what came in (tx_seed == rx_seed) */
+	bool eof; /* the peer shut its side down */
+	bool shut; /* we shut ours down */
+};
+
+void tcp_pump_init(struct tcp_pump *p, int fd, uint64_t tx_seed, uint64_t rx_seed);
+/* One non-blocking send of the stream: 1 sent, 0 would block, -errno. */
+int tcp_pump_send(struct tcp_pump *p);
+/* Wait up to @timeout_ms, send and receive once: 1 moved, 0 nothing, -errno (-EILSEQ: bad byte, logged). */
+int tcp_pump_step(struct tcp_pump *p, int timeout_ms);
+/* Pump until @min_rcvd bytes came in: 0, -EPIPE (EOF first), -ETIMEDOUT (@idle_ms without a byte), -errno. */
+int tcp_pump_run(struct tcp_pump *p, uint64_t min_rcvd, int idle_ms);
+/*
+ * The end of a stream: send no more than already sent (an echo: all that
+ * comes in), shut the write side down, and read until the peer's EOF,
+ * checking every byte. 0 or -errno as tcp_pump_run().
+ */
+int tcp_pump_finish(struct tcp_pump *p, int idle_ms);
+
+/*
+ * Run @fn(@arg) in a process outside the test's tree: an intermediate child
+ * forks it and exits, so it is reparented to the runner (a child subreaper)
+ * and no dump sees it. It has its own session and exits with @fn's value.
+ * It cannot report a verdict: it tells the test through a file or a socket.
+ * Its pid or -errno.
+ */
+int test_fork_outside(int (*fn)(void *), void *arg);
+/* test_read_file() of @path once it exists, waiting up to @timeout_ms; -ENOENT after. */
+long test_wait_file(const char *path, char *buf, size_t size, int timeout_ms);
+/* Write @text to @path atomically (a temporary file renamed). 0 or -errno. */
+int test_write_file(const char *path, const char *text);
 
 #endif
