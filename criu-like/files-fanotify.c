@@ -1,31 +1,371 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fanotify groups (FILE_FANOTIFY). Not dumped yet: refused, naming the pid
- * and the fd.
+ * fanotify groups: fanotify_init() flags, the flags of event fds and every
+ * mark with its masks and mark flags, all from /proc/PID/fdinfo/N. The object
+ * of a mark is kept as a path in the dumper's view: an inode mark's file
+ * found from its file handle through a mount of its device (as inotify does),
+ * a mount mark's mount point, a filesystem mark's mount point of any mount of
+ * that filesystem. Refused: marks asking for permission events (the frozen
+ * listener would never answer them, and the dumper or the restore would hang
+ * on the first file they touch under the mark), mount namespace marks, and
+ * marks on objects no path leads to. Events queued and not read are not saved.
  */
 #define LOG_PREFIX "files: "
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/fanotify.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
-#include "files-int.h"
+#include "files-anon.h"
 #include "log.h"
+#include "util.h"
+
+#ifndef FAN_PRE_ACCESS
+#define FAN_PRE_ACCESS 0x00100000 /* Linux 6.14, a pre-content permission event */
+#endif
+
+/* Every permission event a mark can ask for; the listener must answer each. */
+#define FAN_PERM_MASK (FAN_OPEN_PERM | FAN_ACCESS_PERM | FAN_OPEN_EXEC_PERM | FAN_PRE_ACCESS)
+/* The mark flags fdinfo shows (fanotify_mark_user_flags()), all restored. */
+#define FAN_KNOWN_MFLAGS (FAN_MARK_IGNORED_SURV_MODIFY | FAN_MARK_EVICTABLE | FAN_MARK_IGNORE)
+
+/* The object of one mark, found before the entry block is allocated. */
+struct mark_path {
+	char *path;
+	struct stat st;
+};
 
 static int fanotify_match(const struct dump_ctx *ctx, const struct fd_info *f)
 {
 	(void)ctx;
-	if (strcmp(f->link, "anon_inode:[fanotify]"))
+	return !strcmp(f->link, "anon_inode:[fanotify]");
+}
+
+/* The dumper's path of @fd, if that path still leads to the same inode: 0 or -ENOENT. */
+static int path_of_fd(int fd, struct mark_path *ret)
+{
+	char self[64], path[PATH_MAX];
+	struct stat st;
+	ssize_t len;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	len = readlink(self, path, sizeof(path) - 1);
+	if (len <= 0 || (size_t)len >= sizeof(path) - 1 || path[0] != '/')
+		return -ENOENT;
+	path[len] = '\0';
+	/* A dentry outside the mount's root, or unlinked: its path leads elsewhere. */
+	if (fstat(fd, &ret->st) || lstat(path, &st) || st.st_ino != ret->st.st_ino ||
+	    st.st_dev != ret->st.st_dev)
+		return -ENOENT;
+	ret->path = strdup(path);
+	return ret->path ? 0 : -ENOMEM;
+}
+
+/* Mount point @m of @pid, opened from the dumper (@flags: O_PATH or O_RDONLY). */
+static int open_mountpoint(pid_t pid, const struct mount_entry *m, int flags)
+{
+	char mnt[PATH_MAX];
+
+	if ((size_t)snprintf(mnt, sizeof(mnt), "/proc/%d/root%s", pid, m->mountpoint) >=
+	    sizeof(mnt))
+		return -ENAMETOOLONG;
+	return open(mnt, flags | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* The inode of mark @k, opened by its handle through mount @m of @pid. */
+static int inode_via_mount(pid_t pid, const struct mount_entry *m,
+			   const struct fdinfo_fanotify_mark *k, struct mark_path *ret)
+{
+	union {
+		struct file_handle h;
+		char buf[sizeof(struct file_handle) + FDINFO_MAX_HANDLE_SZ];
+	} u;
+	_cleanup_close_ int mfd = -1, fd = -1;
+
+	/* Not O_PATH: open_by_handle_at() refuses an O_PATH mount fd (EBADF, seen on 6.18). */
+	mfd = open_mountpoint(pid, m, O_RDONLY);
+	if (mfd < 0)
+		return -ENOENT;
+	u.h.handle_bytes = k->fhandle_bytes;
+	u.h.handle_type = k->fhandle_type;
+	memcpy(u.h.f_handle, k->fhandle, k->fhandle_bytes);
+	fd = open_by_handle_at(mfd, &u.h, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return errno == EPERM ? -EPERM : -ENOENT;
+	return path_of_fd(fd, ret);
+}
+
+static int inode_mark_path(const struct fd_info *f, const struct mount_list *ml,
+			   const struct fdinfo_fanotify_mark *k, struct mark_path *ret)
+{
+	unsigned int major = k->sdev >> 20, minor = k->sdev & 0xfffff, i;
+	int err = -ENOENT;
+
+	for (i = 0; k->fhandle_bytes && i < ml->nr && err; i++) {
+		if (ml->mnts[i].major != major || ml->mnts[i].minor != minor)
+			continue;
+		err = inode_via_mount(f->pid, &ml->mnts[i], k, ret);
+		if (!err && ret->st.st_ino != k->ino) {
+			free(ret->path);
+			ret->path = NULL;
+			err = -ENOENT;
+		}
+		if (err == -ENOMEM)
+			return err;
+	}
+	if (!err)
 		return 0;
-	pr_err("pid %d fd %d: %s (fanotify) is not supported yet\n", f->pid, f->fd, f->link);
+	if (!k->fhandle_bytes)
+		pr_err("pid %d fd %d: fanotify inode mark (inode %llu on %u:%u): the kernel gave "
+		       "no file handle for it, so its path cannot be found\n",
+		       f->pid, f->fd, (unsigned long long)k->ino, major, minor);
+	else
+		pr_err("pid %d fd %d: fanotify inode mark (inode %llu on %u:%u): no path leads to "
+		       "the marked file (unlinked, or on no mount the dumper can reach%s)\n",
+		       f->pid, f->fd, (unsigned long long)k->ino, major, minor,
+		       err == -EPERM ? "; open_by_handle_at needs CAP_DAC_READ_SEARCH" : "");
 	return -EOPNOTSUPP;
+}
+
+/* The mount id of @fd, from its fdinfo; -errno. */
+static int fd_mnt_id(int fd)
+{
+	struct fdinfo fi;
+	int err = proc_parse_fdinfo(getpid(), fd, &fi);
+
+	if (err)
+		return err;
+	fdinfo_fini(&fi);
+	return fi.mnt_id;
+}
+
+/*
+ * A mount mark: the mount point of mount @k->mnt_id in @pid's table, if the
+ * dumper reaches that very mount there (not one mounted over it).
+ */
+static int mount_mark_path(const struct fd_info *f, const struct mount_list *ml,
+			   const struct fdinfo_fanotify_mark *k, struct mark_path *ret)
+{
+	_cleanup_close_ int fd = -1;
+	const char *why = "it is not in the task's mount table";
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < ml->nr && ml->mnts[i].mnt_id != k->mnt_id; i++)
+		;
+	if (i < ml->nr) {
+		why = "another mount hides it";
+		fd = open_mountpoint(f->pid, &ml->mnts[i], O_PATH);
+		if (fd >= 0 && fd_mnt_id(fd) == k->mnt_id) {
+			err = path_of_fd(fd, ret);
+			if (err != -ENOENT)
+				return err;
+			why = "its mount point is out of the dumper's reach";
+		}
+	}
+	pr_err("pid %d fd %d: fanotify mount mark on mount %d: %s\n", f->pid, f->fd, k->mnt_id,
+	       why);
+	return -EOPNOTSUPP;
+}
+
+/* A filesystem mark: the mount point of any mount of that filesystem in @pid's table. */
+static int sb_mark_path(const struct fd_info *f, const struct mount_list *ml,
+			const struct fdinfo_fanotify_mark *k, struct mark_path *ret)
+{
+	unsigned int major = k->sdev >> 20, minor = k->sdev & 0xfffff, i;
+	int err;
+
+	for (i = 0; i < ml->nr; i++) {
+		_cleanup_close_ int fd = -1;
+
+		if (ml->mnts[i].major != major || ml->mnts[i].minor != minor)
+			continue;
+		fd = open_mountpoint(f->pid, &ml->mnts[i], O_PATH);
+		if (fd < 0)
+			continue;
+		err = path_of_fd(fd, ret);
+		if (!err && ret->st.st_dev != makedev(major, minor)) {
+			free(ret->path);
+			ret->path = NULL;
+			continue;
+		}
+		if (err != -ENOENT)
+			return err;
+	}
+	pr_err("pid %d fd %d: fanotify filesystem mark on device %u:%u: no mount of it the "
+	       "dumper can reach\n",
+	       f->pid, f->fd, major, minor);
+	return -EOPNOTSUPP;
+}
+
+/* What can never be restored, refused before any path is looked for. */
+static int mark_check(const struct fd_info *f, const struct fdinfo_fanotify_mark *k)
+{
+	if (k->kind == FANOTIFY_MARK_MNTNS) {
+		pr_err("pid %d fd %d: fanotify mark on mount namespace %u (FAN_MARK_MNTNS, 6.14) "
+		       "is not supported\n",
+		       f->pid, f->fd, k->mnt_ns);
+		return -EOPNOTSUPP;
+	}
+	if (k->mask & FAN_PERM_MASK) {
+		pr_err("pid %d fd %d: fanotify mark asks for permission events (mask %#x): "
+		       "refused, its listener is frozen during the dump and any access under the "
+		       "mark (the dumper's, the restore's) would wait for its answer forever\n",
+		       f->pid, f->fd, k->mask);
+		return -EOPNOTSUPP;
+	}
+	if (k->mflags & ~FAN_KNOWN_MFLAGS) {
+		pr_err("pid %d fd %d: fanotify mark has mark flags %#x this tool does not know\n",
+		       f->pid, f->fd, k->mflags);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static int mark_path(const struct fd_info *f, const struct mount_list *ml,
+		     const struct fdinfo_fanotify_mark *k, struct mark_path *ret)
+{
+	switch (k->kind) {
+	case FANOTIFY_MARK_INODE:
+		return inode_mark_path(f, ml, k, ret);
+	case FANOTIFY_MARK_MOUNT:
+		return mount_mark_path(f, ml, k, ret);
+	case FANOTIFY_MARK_SB:
+		return sb_mark_path(f, ml, k, ret);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+static int fanotify_paths(const struct fd_info *f, const struct fdinfo *fi, struct mark_path *mp)
+{
+	struct mount_list ml = { 0 };
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; i < fi->n_fmarks && !err; i++)
+		err = mark_check(f, &fi->fmarks[i]);
+	if (err || !fi->n_fmarks)
+		return err;
+	err = proc_parse_mountinfo(f->pid, &ml);
+	if (err) {
+		pr_errno(err, "pid %d fd %d: cannot read the mounts of pid %d", f->pid, f->fd,
+			 f->pid);
+		return err;
+	}
+	for (i = 0; i < fi->n_fmarks && !err; i++)
+		err = mark_path(f, &ml, &fi->fmarks[i], &mp[i]);
+	mount_list_fini(&ml);
+	return err;
+}
+
+static uint32_t mark_type(enum fanotify_mark_kind kind)
+{
+	if (kind == FANOTIFY_MARK_MOUNT)
+		return FAN_MARK_MOUNT;
+	if (kind == FANOTIFY_MARK_SB)
+		return FAN_MARK_FILESYSTEM;
+	return FAN_MARK_INODE;
+}
+
+static void mark_fill(FanotifyMarkEntry *me, const struct fdinfo_fanotify_mark *k,
+		      const struct mark_path *mp, char *p)
+{
+	size_t len = strlen(mp->path);
+
+	fanotify_mark_entry__init(me);
+	me->type = mark_type(k->kind);
+	me->mflags = k->mflags;
+	me->mask = k->mask;
+	me->ignored_mask = k->ignored_mask;
+	memcpy(p, mp->path, len + 1);
+	me->path.data = (uint8_t *)p;
+	me->path.len = len;
+	me->has_dev = true;
+	me->dev = mp->st.st_dev;
+	me->has_ino = k->kind == FANOTIFY_MARK_INODE;
+	me->ino = mp->st.st_ino;
+}
+
+/*
+ * The entry, its marks and their paths in one block owned by @d. fdinfo shows
+ * the newest mark first (the kernel adds each at the head of the group's
+ * list): the entry holds them oldest first, the order to add them again.
+ */
+static FanotifyFileEntry *fanotify_entry_alloc(struct file_desc *d, const struct fdinfo *fi,
+					       const struct mark_path *mp)
+{
+	size_t size, n = fi->n_fmarks, i;
+	FanotifyMarkEntry *me;
+	FanotifyFileEntry *e;
+	char *p;
+
+	size = sizeof(*e) + n * (sizeof(*e->marks) + sizeof(*me));
+	for (i = 0; i < n; i++)
+		size += strlen(mp[i].path) + 1;
+	e = anon_priv_alloc(d, size);
+	if (!e)
+		return NULL;
+	fanotify_file_entry__init(e);
+	e->n_marks = n;
+	e->marks = (FanotifyMarkEntry **)(e + 1);
+	me = (FanotifyMarkEntry *)(e->marks + n);
+	p = (char *)(me + n);
+	for (i = 0; i < n; i++) {
+		size_t k = n - 1 - i;
+
+		mark_fill(&me[i], &fi->fmarks[k], &mp[k], p);
+		e->marks[i] = &me[i];
+		p += me[i].path.len + 1;
+	}
+	e->init_flags = fi->fanotify.flags;
+	e->event_flags = fi->fanotify.event_flags;
+	return e;
 }
 
 static int fanotify_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
+	struct fdinfo fi = { 0 };
+	FanotifyFileEntry *e = NULL;
+	struct mark_path *mp;
+	unsigned int i;
+	int err;
+
 	(void)ctx;
-	(void)d;
-	pr_err("pid %d fd %d: fanotify groups are not dumped yet\n", f->pid, f->fd);
-	return -EOPNOTSUPP;
+	err = anon_fdinfo_read(f, FDINFO_FANOTIFY, false, &fi);
+	if (err)
+		return err;
+	mp = calloc(fi.n_fmarks ? fi.n_fmarks : 1, sizeof(*mp));
+	err = mp ? fanotify_paths(f, &fi, mp) : -ENOMEM;
+	if (!err) {
+		e = fanotify_entry_alloc(d, &fi, mp);
+		if (!e)
+			err = -ENOMEM;
+	}
+	if (!err) {
+		e->flags = f->flags;
+		d->fe.type = FILE_TYPE__FILE_FANOTIFY;
+		d->fe.fanotify = e;
+		pr_debug("pid %d fd %d: fanotify init flags %x event flags %x, %u marks\n", f->pid,
+			 f->fd, e->init_flags, e->event_flags, fi.n_fmarks);
+		for (i = 0; i < e->n_marks; i++)
+			pr_debug("pid %d fd %d: fanotify mark type %x on %s, mask %x ignored %x "
+				 "mflags %x\n",
+				 f->pid, f->fd, e->marks[i]->type, (char *)e->marks[i]->path.data,
+				 e->marks[i]->mask, e->marks[i]->ignored_mask, e->marks[i]->mflags);
+	}
+	for (i = 0; mp && i < fi.n_fmarks; i++)
+		free(mp[i].path);
+	free(mp);
+	fdinfo_fini(&fi);
+	return err;
 }
 
 const struct file_ops fanotify_file_ops = {

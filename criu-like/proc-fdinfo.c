@@ -11,8 +11,9 @@
  *   inotify      "inotify wd:%x ino:%lx sdev:%x mask:%x ignored_mask:%x" + fhandle part
  *   fanotify     "fanotify flags:%x event-flags:%x", then per mark
  *                "fanotify ino:%lx sdev:%x mflags:%x mask:%x ignored_mask:%x" + fhandle part,
- *                "fanotify mnt_id:%x mflags:%x mask:%x ignored_mask:%x" or
- *                "fanotify sdev:%x mflags:%x mask:%x ignored_mask:%x"
+ *                "fanotify mnt_id:%x mflags:%x mask:%x ignored_mask:%x",
+ *                "fanotify sdev:%x mflags:%x mask:%x ignored_mask:%x" or
+ *                "fanotify mnt_ns:%u mflags:%x mask:%x ignored_mask:%x" (6.14)
  *   fhandle part " fhandle-bytes:%x fhandle-type:%x f_handle:" + 2 hex digits per byte;
  *                absent when the filesystem cannot encode a handle
  *   timerfd      "clockid: %d", "ticks: %llu", "settime flags: 0%o",
@@ -193,6 +194,11 @@ static int line_fanotify_mark(const char *p, struct fdinfo_state *s)
 		if (kv(&p, "mnt_id:", 16, &v) || v > INT_MAX)
 			return -EINVAL;
 		m->mnt_id = v;
+	} else if (!strncmp(p, "mnt_ns:", 7)) {
+		m->kind = FANOTIFY_MARK_MNTNS;
+		if (kv(&p, "mnt_ns:", 10, &v) || v > UINT_MAX)
+			return -EINVAL;
+		m->mnt_ns = v;
 	} else {
 		m->kind = FANOTIFY_MARK_SB;
 		if (kv(&p, "sdev:", 16, &v) || v > UINT_MAX)

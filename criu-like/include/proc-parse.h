@@ -209,6 +209,7 @@ enum fanotify_mark_kind {
 	FANOTIFY_MARK_INODE, /* "fanotify ino:..." */
 	FANOTIFY_MARK_MOUNT, /* "fanotify mnt_id:..." */
 	FANOTIFY_MARK_SB, /* "fanotify sdev:..." (4.20) */
+	FANOTIFY_MARK_MNTNS, /* "fanotify mnt_ns:%u..." (6.14), a mount namespace */
 };
 
 struct fdinfo_fanotify_mark {
@@ -216,6 +217,7 @@ struct fdinfo_fanotify_mark {
 	uint64_t ino; /* INODE */
 	unsigned int sdev; /* INODE, SB */
 	int mnt_id; /* MOUNT (hex in the file) */
+	unsigned int mnt_ns; /* MNTNS: the namespace's inode number (decimal in the file) */
 	uint32_t mflags, mask, ignored_mask;
 	unsigned int fhandle_bytes; /* INODE; 0 when absent */
 	int fhandle_type;
