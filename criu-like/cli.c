@@ -16,6 +16,7 @@
 #include "cr.h"
 #include "dump.h"
 #include "log.h"
+#include "net-lock.h"
 #include "restore.h"
 #include "util.h"
 
@@ -43,6 +44,11 @@ static int run_dump(struct cr_options *o, int argc __unused, char **argv __unuse
 static int run_restore(struct cr_options *o, int argc __unused, char **argv __unused)
 {
 	return cr_restore(o);
+}
+
+static int run_net_lock(struct cr_options *o, int argc, char **argv)
+{
+	return cr_net_lock(o, argc, argv);
 }
 
 static int run_infect_test(struct cr_options *o, int argc __unused, char **argv __unused)
@@ -79,6 +85,9 @@ static const struct cli_command commands[] = {
 	  "  -j, --shell-job       the tree's session/group leader is outside it (a shell)\n"
 	  "  --timeout N           seconds allowed to seize the tree (default 10)\n"
 	  "  --freeze-cgroup DIR   freeze this cgroup while seizing\n"
+	  "  --network-lock MODE   drop the packets of the tree's TCP connections from the\n"
+	  "                        freeze until the restore: nftables (default), iptables\n"
+	  "                        or skip; kept in place when the tree is killed\n"
 	  "  -v4                   debug log, in DIR/dump.log unless -o says otherwise\n",
 	  DUMP_OPTS, 0, 0, run_dump },
 	{ "pre-dump", "copy memory while the tree keeps running", "-t PID -D DIR", "", DUMP_OPTS, 0,
@@ -92,7 +101,10 @@ static const struct cli_command commands[] = {
 	  "  --pidfile FILE          write the root's pid into FILE\n"
 	  "  -j, --shell-job         the root joins this terminal's session and group\n"
 	  "  --timeout SEC           give up when the tree makes no progress that long\n"
-	  "                          (default 10; reading memory, at least 60)\n",
+	  "                          (default 10; reading memory, at least 60)\n"
+	  "  --network-lock MODE     lock restored TCP connections until the tree runs:\n"
+	  "                          nftables (default), iptables or skip; the dump's own\n"
+	  "                          lock is reused when present, removed once the tree runs\n",
 	  RESTORE_OPTS, 0, 0, run_restore },
 	{ "page-server", "receive the pages of a dump over TCP", "--address A --port P", "",
 	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT), 0, 0, NULL },
@@ -113,6 +125,19 @@ static const struct cli_command commands[] = {
 	  "Reads the JSON that `decode` prints for one image file and writes that\n"
 	  "image to -O FILE, byte for byte. Used to craft images for tests.\n",
 	  OPTB(OUTPUT), 0, 1, run_encode },
+	{ "net-lock", "list, clean up or remove the network locks of criu-like",
+	  "list|cleanup|unlock NAME|lock TUPLE...|keep TUPLE...",
+	  "The tables (nftables) or chains (iptables) that drop the packets of\n"
+	  "checkpointed TCP connections; see Documentation/network-lock.md.\n"
+	  "  list           every lock: kind, name, live, kept (for a dump's restore) or stale\n"
+	  "  cleanup        remove the stale ones (what every dump and restore does first)\n"
+	  "  unlock NAME    remove one, e.g. a kept lock whose images will not be restored\n"
+	  "  lock TUPLE...  lock connections as a dump does, print the lock's name, hold it\n"
+	  "                 until stdin ends or SIGINT/SIGTERM, then remove it\n"
+	  "  keep TUPLE...  lock them under a kept name, print it and leave it in place\n"
+	  "TUPLE is LOCAL,REMOTE; each end ADDR:PORT or [ADDR6]:PORT.\n"
+	  "  --network-lock MODE  nftables (default) or iptables, for cleanup, lock, keep\n",
+	  OPTB(NETWORK_LOCK), 1, 64, run_net_lock },
 	{ "infect-test", "seize a tree, run the parasite in every task, cure, release",
 	  "-t PID [--cycles N]",
 	  "A diagnostic of the seize/infect/cure engine: seizes the tree at PID,\n"
@@ -133,7 +158,6 @@ static const char *const opt_missing[OPT__MAX] = {
 	[OPT_EXTERNAL] = "external resources",
 	[OPT_INHERIT_FD] = "inherited fds",
 	[OPT_ACTION_SCRIPT] = "action scripts",
-	[OPT_NETWORK_LOCK] = "network locking",
 	[OPT_MANAGE_CGROUPS] = "cgroup management",
 	[OPT_ADDRESS] = "network endpoints",
 	[OPT_PORT] = "network endpoints",
@@ -366,9 +390,16 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 	case OPT_ACTION_SCRIPT:
 		o->action_script = arg;
 		break;
-	case OPT_NETWORK_LOCK:
+	case OPT_NETWORK_LOCK: {
+		enum netlock_kind kind;
+
+		if (netlock_parse_kind(arg, &kind)) {
+			pr_err("--network-lock: '%s' is not nftables, iptables or skip\n", arg);
+			return -EINVAL;
+		}
 		o->network_lock = arg;
 		break;
+	}
 	case OPT_FREEZE_CGROUP:
 		o->freeze_cgroup = arg;
 		break;

@@ -30,6 +30,7 @@
 #include "image.h"
 #include "infect.h"
 #include "log.h"
+#include "net-lock.h"
 #include "util.h"
 
 #include "inventory.pb-c.h"
@@ -129,6 +130,8 @@ static int write_inventory(const struct dump_ctx *ctx, bool completed)
 	ie.has_nr_tasks = ie.has_nr_threads = true;
 	ie.nr_tasks = ctx->tree->nr_tasks;
 	ie.nr_threads = nr_threads;
+	/* the restore of these images removes the lock; later runs leave it alone */
+	ie.network_lock = completed ? (char *)netlock_dump_kept_name(ctx) : NULL;
 	return img_write_one(ctx->dirfd, CR_IMG_INVENTORY, 0, &ie.base);
 }
 
@@ -342,6 +345,7 @@ int cr_dump(const struct cr_options *o)
 		return -EINVAL;
 	}
 	ctx.progress = isatty(STDERR_FILENO);
+	netlock_cleanup_stale(o);
 	err = dump_prepare(&ctx, o);
 	if (!err)
 		err = dump_tasks(&ctx);
@@ -352,6 +356,12 @@ int cr_dump(const struct cr_options *o)
 	/* Everything on disk before the inventory says so, and before the tree dies. */
 	if (!err)
 		err = img_dir_sync(ctx.dirfd);
+	/*
+	 * The tree will be killed: its connections stay locked until the restore,
+	 * under a name that says so, recorded in the inventory written next.
+	 */
+	if (!err && !o->leave_running)
+		err = netlock_dump_keep(&ctx);
 	if (!err)
 		err = write_inventory(&ctx, true);
 	if (!err)
@@ -361,6 +371,8 @@ int cr_dump(const struct cr_options *o)
 		unseize_tree(ctx.tree, err || o->leave_running ? UNSEIZE_RESUME : UNSEIZE_KILL);
 		ctx.tree = NULL;
 	}
+	/* the tree runs on (-R or a failure): its connections flow again */
+	netlock_dump_fini(&ctx, err || o->leave_running);
 	dump_ctx_fini(&ctx);
 	if (err)
 		pr_errno(err, "dump of %d failed; the tree continues, %s is not a checkpoint",

@@ -26,6 +26,7 @@
 #include "cr.h"
 #include "image.h"
 #include "log.h"
+#include "net-lock.h"
 #include "restore-files-int.h"
 #include "restore-int.h"
 #include "restore-mem.h"
@@ -694,12 +695,19 @@ int cr_restore(const struct cr_options *o)
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	netlock_cleanup_stale(o);
 	err = rst_plan(&r);
 	if (!err) {
 		err = rst_run_tree(&r);
 		if (err)
 			rst_abort(&r);
 	}
+	/*
+	 * The tree runs (rst_resume_tasks() and the last check passed): unlock its
+	 * connections. A failed restore keeps the lock under the images' name, so
+	 * the peers still wait, without a reset, for another attempt.
+	 */
+	netlock_restore_fini(&r.ctx, !err);
 	root = r.root;
 	nr_tasks = r.ctx.nr_tasks;
 	nr_threads = r.ctx.nr_threads;

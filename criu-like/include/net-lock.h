@@ -9,10 +9,14 @@
  * both ways, so the peer sees neither a reset nor an answer and simply
  * retransmits. Rules are per connection (4-tuple), in a table or chain of
  * the tool's own, named after the dump; nothing permanent is installed.
+ * Documentation/network-lock.md has the names and the cleanup rule.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
+struct cr_options;
 struct dump_ctx;
 struct restore_ctx;
 
@@ -36,5 +40,140 @@ int netlock_dump_conn(struct dump_ctx *ctx, const struct inet_tuple *t);
  * another one it is installed). 0 or -errno (logged).
  */
 int netlock_restore_conn(struct restore_ctx *ctx, const struct inet_tuple *t);
+
+/* ---- the hooks of dump.c and restore.c ---------------------------------------------------- */
+
+/*
+ * Any dump or restore, first: remove the locks that crashed runs left
+ * behind (one `nft list tables`, or `iptables -S` and `ip6tables -S`).
+ * Failures are warnings: a leftover lock never stops a dump or a restore.
+ */
+void netlock_cleanup_stale(const struct cr_options *o);
+
+/*
+ * dump.c, once the images are complete and the tree is about to be killed,
+ * before the final inventory: give the lock (if any) its kept name, in one
+ * transaction, so that later runs leave it alone. 0 or -errno (logged).
+ */
+int netlock_dump_keep(struct dump_ctx *ctx);
+/* The kept name for the inventory (InventoryEntry.network_lock); NULL: none. */
+const char *netlock_dump_kept_name(const struct dump_ctx *ctx);
+/* dump.c, at the very end: @remove (the tree runs on) drops the lock; frees ctx->netlock. */
+void netlock_dump_fini(struct dump_ctx *ctx, bool remove);
+
+/*
+ * restore.c, at the end. @restored (the tree runs): remove the lock of the
+ * images (InventoryEntry.network_lock) and any lock this restore installed.
+ * A failed restore keeps the lock under the images' name, so that another
+ * restore of the same images still finds the peers waiting; images that
+ * record no lock get theirs removed. Frees ctx->netlock.
+ */
+void netlock_restore_fini(struct restore_ctx *ctx, bool restored);
+
+/* The `criu-like net-lock` command (list, cleanup, unlock NAME, lock TUPLE...). */
+int cr_net_lock(const struct cr_options *o, int argc, char **argv);
+
+/* ---- the lock itself ------------------------------------------------------------------------ */
+
+enum netlock_kind {
+	NETLOCK_NFTABLES, /* table inet NAME, its own input and output chains (the default) */
+	NETLOCK_IPTABLES, /* chain NAME of table filter, jumped to from INPUT and OUTPUT */
+	NETLOCK_SKIP, /* nothing: the caller locks the network itself */
+};
+
+/* nftables table names; kept ones are recorded in an inventory. */
+#define NETLOCK_NFT_PREFIX "criu_like_"
+#define NETLOCK_NFT_KEPT_PREFIX "criu_like_kept_"
+/* iptables chain names (at most 28 characters). */
+#define NETLOCK_IPT_PREFIX "CRLK_"
+#define NETLOCK_IPT_KEPT_PREFIX "CRLK_K"
+#define NETLOCK_NAME_MAX 64
+
+struct netlock;
+
+/* A lock of @kind (not SKIP) named after this process; nothing installed yet. NULL, errno. */
+struct netlock *netlock_new(enum netlock_kind kind);
+/* Drop the packets of @t; the first call installs the table or chain. 0 or -errno (logged). */
+int netlock_add(struct netlock *nl, const struct inet_tuple *t);
+/* Move the lock to @name (NULL: a new kept name), atomically per family. 0 or -errno. */
+int netlock_keep(struct netlock *nl, const char *name);
+/* Remove whatever the lock installed. 0 or -errno (logged). */
+int netlock_remove(struct netlock *nl);
+const char *netlock_name(const struct netlock *nl);
+bool netlock_installed(const struct netlock *nl);
+void netlock_free(struct netlock *nl);
+/*
+ * Our locks of @kind, from one `nft list tables` (or `iptables -S` and
+ * `ip6tables -S`): *@ret NULL-terminated, one free(). 0, -ENOENT without
+ * the tool, -EIO (logged) when it fails.
+ */
+int netlock_list(enum netlock_kind kind, char ***ret);
+/*
+ * Remove the locks of @kind that netlock_judge() finds stale: how many, or
+ * -errno (logged; a missing tool is no error when @quiet_missing).
+ */
+int netlock_cleanup(enum netlock_kind kind, bool quiet_missing);
+/* A lock of ours by @name (kind from its prefix): is it installed; remove it. */
+bool netlock_name_exists(const char *name);
+int netlock_remove_name(const char *name);
+
+/* ---- pure functions (net-lock-rules.c, unit-tested) ---------------------------------------- */
+
+/* "nftables", "iptables", "skip"; NULL means the default, nftables. 0 or -EINVAL. */
+int netlock_parse_kind(const char *s, enum netlock_kind *ret);
+const char *netlock_kind_name(enum netlock_kind kind);
+/* The kind a lock's name belongs to; -EINVAL if it is not a lock of ours. */
+int netlock_name_kind(const char *name, enum netlock_kind *ret);
+
+/*
+ * The name of a lock. In use by a running criu-like (@kept false): prefix,
+ * pid and its start time (/proc/PID/stat field 22), so a reused pid is never
+ * taken for the run that crashed. Kept for a complete dump: the kept prefix,
+ * the dumper's pid and @stamp (the dump's time). 0 or -ENAMETOOLONG.
+ */
+int netlock_make_name(enum netlock_kind kind, bool kept, pid_t pid, uint64_t start_or_stamp,
+		      char *buf, size_t size);
+
+enum netlock_verdict {
+	NETLOCK_FOREIGN, /* not a name of ours: never touched */
+	NETLOCK_LIVE, /* its criu-like still runs */
+	NETLOCK_KEPT, /* kept for a complete dump: its restore removes it */
+	NETLOCK_STALE, /* its criu-like is gone and no dump keeps it: removed */
+};
+
+/* Is the process @pid running, started at @start (clock ticks after boot)? */
+typedef bool (*netlock_alive_fn)(pid_t pid, uint64_t start, void *arg);
+/* The system's answer (/proc/PID/stat); @arg unused. */
+bool netlock_proc_alive(pid_t pid, uint64_t start, void *arg);
+/* The cleanup rule, for one table or chain name. */
+enum netlock_verdict netlock_judge(const char *name, netlock_alive_fn alive, void *arg);
+/*
+ * The names of our locks in @listing (the output of `nft list tables` for
+ * NFTABLES, of `iptables -S` for IPTABLES), NULL-terminated, malloc'ed as
+ * one block (free() the array). NULL, errno on no memory.
+ */
+char **netlock_list_names(enum netlock_kind kind, const char *listing);
+
+/* "127.0.0.1 . 5000 . 10.0.0.1 . 80": local . lport . remote . rport. 0 or -EINVAL. */
+int netlock_nft_elem(const struct inet_tuple *t, char *buf, size_t size);
+/*
+ * `nft -f -` input, one transaction: (re)create table inet @name with the
+ * elements @t[0..@n), then delete table @old unless NULL. NULL, errno.
+ */
+char *netlock_nft_create(const char *name, const char *old, const struct inet_tuple *t, size_t n);
+/* `nft -f -` input adding @t to table @name. NULL, errno. */
+char *netlock_nft_add(const char *name, const struct inet_tuple *t);
+/* `nft -f -` input deleting the tables @names (NULL-terminated), even absent ones. */
+char *netlock_nft_delete(const char *const *names);
+/*
+ * `iptables-restore --noflush` input (ip6tables-restore for AF_INET6): the
+ * two DROP rules of @t in chain @chain, created first with its jumps from
+ * INPUT and OUTPUT when @create. NULL, errno.
+ */
+char *netlock_ipt_add(const char *chain, bool create, const struct inet_tuple *t);
+/* The jumps to @chain, its rules and itself removed. */
+char *netlock_ipt_delete(const char *chain);
+/* Parse "ADDR:PORT" or "[ADDR6]:PORT" twice, "LOCAL,REMOTE". 0 or -EINVAL. */
+int netlock_parse_tuple(const char *s, struct inet_tuple *t);
 
 #endif

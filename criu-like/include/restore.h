@@ -93,6 +93,12 @@ struct restore_ctx {
 	 * what it does not need before the jump (the blob closes the rest).
 	 */
 	int service_fd_base;
+	/*
+	 * net-lock.c: the lock of the restored connections, set by the first
+	 * netlock_restore_conn(); removed by netlock_restore_fini() once the
+	 * tree runs, kept when the restore fails (net-lock.h).
+	 */
+	struct netlock *netlock;
 };
 
 /* restore.c: the command. */

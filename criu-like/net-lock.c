@@ -1,0 +1,687 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The network lock (Documentation/network-lock.md): while a TCP connection
+ * of the tree is checkpointed, its packets are dropped both ways so the peer
+ * only retransmits. nftables: one table inet of our own, a set of 4-tuples
+ * per family, input and output chains; iptables: one chain of our own in
+ * table filter per family, jumped to first from INPUT and OUTPUT. The tools
+ * run as `nft -f -` and `iptables-restore --noflush` with the rules on
+ * stdin: one transaction per change, one fork per locked connection.
+ *
+ * Names carry the pid and start time of the criu-like that installed the
+ * lock, or say "kept" once a complete dump hands the lock over to the
+ * restore of its images (inventory.img network_lock). Any later run removes
+ * a lock whose process is gone and that no dump kept (netlock_judge()).
+ */
+#define LOG_PREFIX "net-lock: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dump.h"
+#include "log.h"
+#include "net-lock.h"
+#include "options.h"
+#include "proc-parse.h"
+#include "restore.h"
+#include "util.h"
+
+struct netlock {
+	enum netlock_kind kind;
+	char name[NETLOCK_NAME_MAX];
+	bool installed; /* nftables: the table exists */
+	bool chain[2]; /* iptables: the chain exists for IPv4 [0], IPv6 [1] */
+	bool kept; /* name is a kept name */
+	bool reused; /* restore: the images' kept lock holds every connection already */
+	struct inet_tuple *tuples; /* everything locked, to rebuild the table under a new name */
+	size_t nr, cap;
+};
+
+/* ---- running nft and iptables --------------------------------------------------------------- */
+
+/* @name in $PATH, or in the sbin directories that a sudo-less PATH may lack. */
+static int find_tool(const char *name, char *buf, size_t size)
+{
+	const char *path = getenv("PATH");
+	_cleanup_free_ char *dirs = NULL;
+	char *dir, *save = NULL;
+
+	if (asprintf(&dirs, "%s:/usr/sbin:/sbin:/usr/bin:/bin", path ? path : "") < 0)
+		return -ENOMEM;
+	for (dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		if ((size_t)snprintf(buf, size, "%s/%s", dir, name) < size && !access(buf, X_OK))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+static int memfd_text(const char *text)
+{
+	_cleanup_close_ int fd = memfd_create("net-lock", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return neg_errno();
+	if (text && (write_all(fd, text, strlen(text)) || lseek(fd, 0, SEEK_SET)))
+		return -EIO;
+	return TAKE_FD(fd);
+}
+
+static char *memfd_read(int fd)
+{
+	struct stat st;
+	char *s;
+
+	if (fstat(fd, &st) || lseek(fd, 0, SEEK_SET))
+		return NULL;
+	s = malloc((size_t)st.st_size + 1);
+	if (!s)
+		return NULL;
+	if (read_all(fd, s, (size_t)st.st_size)) {
+		free(s);
+		return NULL;
+	}
+	s[st.st_size] = '\0';
+	return s;
+}
+
+/* In the child: @fds on 0, 1, 2 (moved above first: any may already be 0-2), nothing else. */
+static void __attribute__((noreturn)) exec_tool(const char *path, char *const argv[], int fds[3])
+{
+	sigset_t none;
+	int i, hi[3];
+
+	for (i = 0; i < 3; i++)
+		hi[i] = fcntl(fds[i], F_DUPFD, 10);
+	for (i = 0; i < 3; i++)
+		if (hi[i] < 0 || dup2(hi[i], i) != i)
+			_exit(127);
+	close_range(3, ~0U, 0);
+	/* restore blocks the signals it forwards: the tool gets a clean mask */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execv(path, argv);
+	_exit(127);
+}
+
+/*
+ * Run @argv[0] with @input on stdin. 0 when it exits 0, its stdout in
+ * *@ret_out if wanted; otherwise -ENOENT (no such tool) or -EIO, logged
+ * with the command and its stderr unless @quiet.
+ */
+static int run_tool(const char *const argv[], const char *input, char **ret_out, bool quiet)
+{
+	_cleanup_close_ int in = -1, out = -1, err = -1;
+	_cleanup_free_ char *errtext = NULL;
+	char path[256];
+	int fds[3], status, ret;
+	pid_t pid;
+
+	ret = find_tool(argv[0], path, sizeof(path));
+	if (ret) {
+		if (!quiet)
+			pr_err("%s is not installed (looked in $PATH and /usr/sbin, /sbin)\n",
+			       argv[0]);
+		return ret;
+	}
+	in = memfd_text(input);
+	out = memfd_text(NULL);
+	err = memfd_text(NULL);
+	if (in < 0 || out < 0 || err < 0)
+		return in < 0 ? in : out < 0 ? out : err;
+	fds[0] = in, fds[1] = out, fds[2] = err;
+	pid = fork();
+	if (pid < 0)
+		return neg_errno();
+	if (pid == 0)
+		exec_tool(path, (char *const *)argv, fds);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return neg_errno();
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		if (ret_out && !(*ret_out = memfd_read(out)))
+			return -ENOMEM;
+		return 0;
+	}
+	if (!quiet) {
+		errtext = memfd_read(err);
+		pr_err("`%s %s%s` failed (%s %d): %s%s%s", path, argv[1] ? argv[1] : "",
+		       argv[1] && argv[2] ? " ..." : "", WIFEXITED(status) ? "exit" : "signal",
+		       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+		       errtext && *errtext ? errtext : "(no message)\n",
+		       input ? "input was:\n" : "", input ? input : "");
+	}
+	return -EIO;
+}
+
+static int nft_run(const char *script, bool quiet)
+{
+	const char *const argv[] = { "nft", "-f", "-", NULL };
+
+	return run_tool(argv, script, NULL, quiet);
+}
+
+static int ipt_restore(int family, const char *script, bool quiet)
+{
+	const char *const argv[] = { family == AF_INET6 ? "ip6tables-restore" : "iptables-restore",
+				     "-w", "--noflush", NULL };
+
+	return run_tool(argv, script, NULL, quiet);
+}
+
+/* iptables -w A1 [A2 [A3 [A4]]] (ip6tables for AF_INET6) */
+static int ipt_cmd(int family, bool quiet, const char *a1, const char *a2, const char *a3,
+		   const char *a4)
+{
+	const char *const argv[] = {
+		family == AF_INET6 ? "ip6tables" : "iptables", "-w", a1, a2, a3, a4, NULL
+	};
+
+	return run_tool(argv, NULL, NULL, quiet);
+}
+
+static int fam_index(int family)
+{
+	return family == AF_INET6;
+}
+
+static int fam_of(int idx)
+{
+	return idx ? AF_INET6 : AF_INET;
+}
+
+/* The jumps, rules and chain @chain; piece by piece when a jump is already gone. */
+static int ipt_remove_chain(int family, const char *chain)
+{
+	_cleanup_free_ char *text = netlock_ipt_delete(chain);
+	int i;
+
+	if (!text)
+		return -ENOMEM;
+	if (!ipt_restore(family, text, true))
+		return 0;
+	/* one missing jump fails the whole transaction: each step alone, duplicates too */
+	for (i = 0; i < 16 && !ipt_cmd(family, true, "-D", "INPUT", "-j", chain); i++)
+		;
+	for (i = 0; i < 16 && !ipt_cmd(family, true, "-D", "OUTPUT", "-j", chain); i++)
+		;
+	ipt_cmd(family, true, "-F", chain, NULL, NULL);
+	return ipt_cmd(family, false, "-X", chain, NULL, NULL);
+}
+
+/* ---- one lock ------------------------------------------------------------------------------- */
+
+bool netlock_proc_alive(pid_t pid, uint64_t start, void *arg __unused)
+{
+	struct proc_stat st;
+	int err = proc_parse_stat(pid, 0, &st);
+
+	/* only a pid that is gone, or another process on it, makes a lock stale */
+	if (err == -ENOENT || err == -ESRCH)
+		return false;
+	return err || st.start_time == start;
+}
+
+static int self_start_time(uint64_t *ret)
+{
+	struct proc_stat st;
+	int err = proc_parse_stat(getpid(), 0, &st);
+
+	if (err)
+		return err;
+	*ret = st.start_time;
+	return 0;
+}
+
+struct netlock *netlock_new(enum netlock_kind kind)
+{
+	struct netlock *nl;
+	uint64_t start;
+	int err;
+
+	if (kind != NETLOCK_NFTABLES && kind != NETLOCK_IPTABLES) {
+		errno = EINVAL;
+		return NULL;
+	}
+	err = self_start_time(&start);
+	if (err) {
+		pr_errno(err, "cannot read this process's start time for the lock's name");
+		errno = -err;
+		return NULL;
+	}
+	nl = calloc(1, sizeof(*nl));
+	if (!nl)
+		return NULL;
+	nl->kind = kind;
+	err = netlock_make_name(kind, false, getpid(), start, nl->name, sizeof(nl->name));
+	if (err) {
+		free(nl);
+		errno = -err;
+		return NULL;
+	}
+	return nl;
+}
+
+const char *netlock_name(const struct netlock *nl)
+{
+	return nl->name;
+}
+
+bool netlock_installed(const struct netlock *nl)
+{
+	return nl->installed || nl->chain[0] || nl->chain[1];
+}
+
+void netlock_free(struct netlock *nl)
+{
+	if (!nl)
+		return;
+	free(nl->tuples);
+	free(nl);
+}
+
+static int remember(struct netlock *nl, const struct inet_tuple *t)
+{
+	struct inet_tuple *n;
+
+	if (nl->nr == nl->cap) {
+		n = realloc(nl->tuples, (nl->cap ? nl->cap * 2 : 16) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		nl->tuples = n;
+		nl->cap = nl->cap ? nl->cap * 2 : 16;
+	}
+	nl->tuples[nl->nr++] = *t;
+	return 0;
+}
+
+int netlock_add(struct netlock *nl, const struct inet_tuple *t)
+{
+	_cleanup_free_ char *text = NULL;
+	char e[2 * 46 + 32] = "?";
+	int fi = fam_index(t->family), err;
+
+	netlock_nft_elem(t, e, sizeof(e));
+	if (nl->kind == NETLOCK_NFTABLES)
+		text = nl->installed ? netlock_nft_add(nl->name, t)
+				     : netlock_nft_create(nl->name, NULL, t, 1);
+	else
+		text = netlock_ipt_add(nl->name, !nl->chain[fi], t);
+	if (!text) {
+		err = neg_errno();
+		pr_errno(err, "cannot lock the connection %s", e);
+		return err;
+	}
+	err = nl->kind == NETLOCK_NFTABLES ? nft_run(text, false)
+					   : ipt_restore(t->family, text, false);
+	if (!err)
+		err = remember(nl, t);
+	if (err) {
+		pr_errno(err, "cannot lock the connection %s (%s %s)", e,
+			 netlock_kind_name(nl->kind), nl->name);
+		return err;
+	}
+	if (nl->kind == NETLOCK_NFTABLES)
+		nl->installed = true;
+	else
+		nl->chain[fi] = true;
+	pr_debug("%s %s: connection %s locked\n", netlock_kind_name(nl->kind), nl->name, e);
+	return 0;
+}
+
+/* iptables: rename the chain of each family; nftables has no rename: rebuild, drop the old. */
+static int move_to(struct netlock *nl, const char *name)
+{
+	_cleanup_free_ char *text = NULL;
+	int i, err = 0;
+
+	if (nl->kind == NETLOCK_NFTABLES) {
+		if (!nl->installed)
+			return 0;
+		text = netlock_nft_create(name, nl->name, nl->tuples, nl->nr);
+		return text ? nft_run(text, false) : neg_errno();
+	}
+	for (i = 0; i < 2 && !err; i++) {
+		free(text);
+		text = NULL;
+		if (!nl->chain[i])
+			continue;
+		if (asprintf(&text, "*filter\n-E %s %s\nCOMMIT\n", nl->name, name) < 0)
+			return -ENOMEM;
+		err = ipt_restore(fam_of(i), text, false);
+	}
+	return err;
+}
+
+int netlock_keep(struct netlock *nl, const char *name)
+{
+	char kept[NETLOCK_NAME_MAX];
+	int err;
+
+	if (!name) {
+		err = netlock_make_name(nl->kind, true, getpid(), (uint64_t)time(NULL), kept,
+					sizeof(kept));
+		if (err)
+			return err;
+		name = kept;
+	}
+	if (strlen(name) >= sizeof(nl->name))
+		return -ENAMETOOLONG;
+	err = move_to(nl, name);
+	if (err) {
+		pr_errno(err, "cannot move the network lock %s to %s", nl->name, name);
+		return err;
+	}
+	pr_debug("network lock %s is now %s\n", nl->name, name);
+	strcpy(nl->name, name);
+	nl->kept = true;
+	return 0;
+}
+
+int netlock_remove(struct netlock *nl)
+{
+	const char *names[] = { nl->name, NULL };
+	_cleanup_free_ char *text = NULL;
+	int i, err = 0, e;
+
+	if (nl->kind == NETLOCK_NFTABLES && nl->installed) {
+		text = netlock_nft_delete(names);
+		err = text ? nft_run(text, false) : neg_errno();
+		if (!err)
+			nl->installed = false;
+	}
+	for (i = 0; i < 2 && nl->kind == NETLOCK_IPTABLES; i++) {
+		if (!nl->chain[i])
+			continue;
+		e = ipt_remove_chain(fam_of(i), nl->name);
+		if (!e)
+			nl->chain[i] = false;
+		err = err ? err : e;
+	}
+	if (err)
+		pr_errno(err, "cannot remove the network lock %s (%s): remove it by hand", nl->name,
+			 netlock_kind_name(nl->kind));
+	else
+		pr_debug("network lock %s removed\n", nl->name);
+	return err;
+}
+
+bool netlock_name_exists(const char *name)
+{
+	enum netlock_kind kind;
+	const char *const nft[] = { "nft", "list", "table", "inet", name, NULL };
+	int i;
+
+	if (netlock_name_kind(name, &kind))
+		return false;
+	if (kind == NETLOCK_NFTABLES)
+		return !run_tool(nft, NULL, NULL, true);
+	for (i = 0; i < 2; i++)
+		if (!ipt_cmd(fam_of(i), true, "-S", name, NULL, NULL))
+			return true;
+	return false;
+}
+
+/* A lock of ours by name, whatever installed it: every family it exists in. */
+static struct netlock *netlock_by_name(const char *name)
+{
+	enum netlock_kind kind;
+	struct netlock *nl;
+	int i;
+
+	if (netlock_name_kind(name, &kind) || strlen(name) >= NETLOCK_NAME_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	nl = calloc(1, sizeof(*nl));
+	if (!nl)
+		return NULL;
+	nl->kind = kind;
+	strcpy(nl->name, name);
+	if (kind == NETLOCK_NFTABLES)
+		nl->installed =
+			true; /* deleting an absent table is harmless (netlock_nft_delete) */
+	else
+		for (i = 0; i < 2; i++)
+			nl->chain[i] = !ipt_cmd(fam_of(i), true, "-S", name, NULL, NULL);
+	return nl;
+}
+
+int netlock_remove_name(const char *name)
+{
+	struct netlock *nl = netlock_by_name(name);
+	int err;
+
+	if (!nl) {
+		pr_err("%s is not the name of a network lock of criu-like\n", name);
+		return -EINVAL;
+	}
+	err = netlock_remove(nl);
+	netlock_free(nl);
+	return err;
+}
+
+/* ---- crash cleanup -------------------------------------------------------------------------- */
+
+int netlock_list(enum netlock_kind kind, char ***ret)
+{
+	const char *const nft[] = { "nft", "list", "tables", NULL };
+	_cleanup_free_ char *a = NULL, *b = NULL, *both = NULL;
+	int err;
+
+	char path[256];
+
+	/* no tool, no lock of its kind: quiet; a tool that fails says why */
+	err = find_tool(kind == NETLOCK_NFTABLES ? "nft" : "iptables", path, sizeof(path));
+	if (err)
+		return err;
+	if (kind == NETLOCK_NFTABLES) {
+		err = run_tool(nft, NULL, &a, false);
+	} else {
+		const char *const v4[] = { "iptables", "-w", "-S", NULL };
+		const char *const v6[] = { "ip6tables", "-w", "-S", NULL };
+
+		err = run_tool(v4, NULL, &a, false);
+		if (!err)
+			err = run_tool(v6, NULL, &b, false);
+	}
+	if (err)
+		return err;
+	if (asprintf(&both, "%s\n%s", a, b ? b : "") < 0)
+		return -ENOMEM;
+	*ret = netlock_list_names(kind, both);
+	return *ret ? 0 : -ENOMEM;
+}
+
+int netlock_cleanup(enum netlock_kind kind, bool quiet_missing)
+{
+	_cleanup_free_ char **names = NULL;
+	const char *stale[64];
+	int n = 0, err, i;
+
+	err = netlock_list(kind, &names);
+	if (err) {
+		if (!quiet_missing || err != -ENOENT)
+			pr_warn("cannot list the %s locks to remove stale ones: %s\n",
+				netlock_kind_name(kind), strerror(-err));
+		return err == -ENOENT && quiet_missing ? 0 : err;
+	}
+	for (i = 0; names[i] && n < (int)ARRAY_SIZE(stale) - 1; i++)
+		if (netlock_judge(names[i], netlock_proc_alive, NULL) == NETLOCK_STALE) {
+			pr_warn("removing the network lock %s: the criu-like that installed it "
+				"is gone\n",
+				names[i]);
+			stale[n++] = names[i];
+		}
+	stale[n] = NULL;
+	for (i = 0; i < n; i++) {
+		err = netlock_remove_name(stale[i]);
+		if (err)
+			return err;
+	}
+	return n;
+}
+
+void netlock_cleanup_stale(const struct cr_options *o)
+{
+	enum netlock_kind kind;
+
+	if (netlock_parse_kind(o->network_lock, &kind) || kind == NETLOCK_SKIP)
+		return;
+	/* a host without the tool has no lock of that kind: nothing to say */
+	netlock_cleanup(kind, true);
+}
+
+/* ---- dump ----------------------------------------------------------------------------------- */
+
+int netlock_dump_conn(struct dump_ctx *ctx, const struct inet_tuple *t)
+{
+	enum netlock_kind kind;
+
+	if (netlock_parse_kind(ctx->opts->network_lock, &kind)) {
+		pr_err("--network-lock %s: not nftables, iptables or skip\n",
+		       ctx->opts->network_lock);
+		return -EINVAL;
+	}
+	if (kind == NETLOCK_SKIP)
+		return 0;
+	if (!ctx->netlock) {
+		ctx->netlock = netlock_new(kind);
+		if (!ctx->netlock) {
+			pr_perror("cannot set up the network lock");
+			return neg_errno();
+		}
+	}
+	return netlock_add(ctx->netlock, t);
+}
+
+int netlock_dump_keep(struct dump_ctx *ctx)
+{
+	if (!ctx->netlock || !netlock_installed(ctx->netlock))
+		return 0;
+	return netlock_keep(ctx->netlock, NULL);
+}
+
+const char *netlock_dump_kept_name(const struct dump_ctx *ctx)
+{
+	const struct netlock *nl = ctx->netlock;
+
+	return nl && nl->kept && netlock_installed(nl) ? nl->name : NULL;
+}
+
+void netlock_dump_fini(struct dump_ctx *ctx, bool remove)
+{
+	struct netlock *nl = ctx->netlock;
+
+	if (!nl)
+		return;
+	if (!netlock_installed(nl))
+		;
+	else if (remove)
+		netlock_remove(nl);
+	else
+		pr_info("network lock %s (%s) kept until these images are restored\n", nl->name,
+			netlock_kind_name(nl->kind));
+	netlock_free(nl);
+	ctx->netlock = NULL;
+}
+
+/* ---- restore -------------------------------------------------------------------------------- */
+
+/* The lock the images recorded (a complete dump that killed its tree), or NULL. */
+static const char *images_lock(const struct restore_ctx *ctx)
+{
+	const char *name = ctx->inv ? ctx->inv->network_lock : NULL;
+
+	return name && *name ? name : NULL;
+}
+
+/* The first connection decides: the dump's lock is still here, or a new one is needed. */
+static int restore_lock_setup(struct restore_ctx *ctx, enum netlock_kind kind)
+{
+	const char *kept = images_lock(ctx);
+	struct netlock *nl;
+
+	if (kept && netlock_name_exists(kept)) {
+		nl = netlock_by_name(kept);
+		if (nl) {
+			nl->kept = nl->reused = true;
+			pr_info("network lock %s of the dump is in place: reused\n", kept);
+		}
+	} else {
+		if (kind == NETLOCK_SKIP)
+			return 0;
+		nl = netlock_new(kind);
+	}
+	if (!nl) {
+		pr_perror("cannot set up the network lock");
+		return neg_errno();
+	}
+	ctx->netlock = nl;
+	return 0;
+}
+
+int netlock_restore_conn(struct restore_ctx *ctx, const struct inet_tuple *t)
+{
+	enum netlock_kind kind;
+	int err;
+
+	if (netlock_parse_kind(ctx->opts->network_lock, &kind)) {
+		pr_err("--network-lock %s: not nftables, iptables or skip\n",
+		       ctx->opts->network_lock);
+		return -EINVAL;
+	}
+	if (!ctx->netlock) {
+		err = restore_lock_setup(ctx, kind);
+		if (err || !ctx->netlock)
+			return err;
+	}
+	/* the dump's lock holds every connection of these images already */
+	if (ctx->netlock->reused)
+		return 0;
+	return netlock_add(ctx->netlock, t);
+}
+
+static void restore_failed(struct netlock *nl, const char *kept, const char *dir)
+{
+	enum netlock_kind kind;
+
+	/* a lock installed here becomes the images' lock: the next attempt finds it */
+	if (nl && !nl->reused && netlock_installed(nl)) {
+		if (kept && !netlock_name_kind(kept, &kind) && kind == nl->kind &&
+		    !netlock_keep(nl, kept))
+			nl->reused = true;
+		else
+			netlock_remove(nl);
+	}
+	if (kept && ((nl && nl->reused) || netlock_name_exists(kept)))
+		pr_warn("network lock %s stays for another restore of %s; "
+			"`criu-like net-lock unlock %s` removes it\n",
+			kept, dir, kept);
+}
+
+void netlock_restore_fini(struct restore_ctx *ctx, bool restored)
+{
+	struct netlock *nl = ctx->netlock;
+	const char *kept = images_lock(ctx);
+
+	if (!restored) {
+		restore_failed(nl, kept, ctx->opts->images_dir);
+	} else {
+		if (nl && !nl->reused && netlock_installed(nl))
+			netlock_remove(nl);
+		if (kept && netlock_name_exists(kept) && !netlock_remove_name(kept))
+			pr_info("network lock %s removed: the tree runs\n", kept);
+	}
+	netlock_free(nl);
+	ctx->netlock = NULL;
+}

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The network lock's pure half (net-lock-rules.c): the nft and
+ * iptables-restore text for IPv4 and IPv6 tuples, the names, the parsing of
+ * `nft list tables` and `iptables -S`, the crash-cleanup rule, the
+ * --network-lock values and the tuples the net-lock command takes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "cli.h"
+#include "net-lock.h"
+#include "options.h"
+#include "util.h"
+
+static struct inet_tuple tuple(int family, const char *l, uint16_t lp, const char *r, uint16_t rp)
+{
+	struct inet_tuple t = { .family = family, .sport = lp, .dport = rp };
+
+	assert_int_equal(inet_pton(family, l, t.src), 1);
+	assert_int_equal(inet_pton(family, r, t.dst), 1);
+	return t;
+}
+
+static void test_elem(void **state)
+{
+	struct inet_tuple t4 = tuple(AF_INET, "10.0.0.1", 5000, "192.168.1.2", 80);
+	struct inet_tuple t6 = tuple(AF_INET6, "fe80::1", 443, "::ffff:1.2.3.4", 65535);
+	struct inet_tuple bad = { .family = AF_UNIX };
+	char buf[128];
+
+	(void)state;
+	assert_int_equal(netlock_nft_elem(&t4, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "10.0.0.1 . 5000 . 192.168.1.2 . 80");
+	assert_int_equal(netlock_nft_elem(&t6, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "fe80::1 . 443 . ::ffff:1.2.3.4 . 65535");
+	assert_int_equal(netlock_nft_elem(&bad, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(netlock_nft_elem(&t4, buf, 10), -EINVAL);
+}
+
+static void test_nft_create(void **state)
+{
+	struct inet_tuple t[3] = {
+		tuple(AF_INET, "127.0.0.1", 40000, "127.0.0.1", 8080),
+		tuple(AF_INET6, "::1", 1, "::1", 2),
+		tuple(AF_INET, "10.1.1.1", 22, "10.2.2.2", 60000),
+	};
+	char *text = netlock_nft_create("criu_like_7_99", NULL, t, 3);
+
+	(void)state;
+	assert_non_null(text);
+	/* a leftover of the same name is replaced in the same transaction */
+	assert_non_null(strstr(text, "add table inet criu_like_7_99\n"
+				     "delete table inet criu_like_7_99\n"
+				     "table inet criu_like_7_99 {\n"));
+	assert_non_null(strstr(text, "elements = { 127.0.0.1 . 40000 . 127.0.0.1 . 8080, "
+				     "10.1.1.1 . 22 . 10.2.2.2 . 60000 }"));
+	assert_non_null(strstr(text, "elements = { ::1 . 1 . ::1 . 2 }"));
+	/* incoming packets match the reverse of the tuple, outgoing ones the tuple */
+	assert_non_null(strstr(text,
+			       "hook input priority -150; policy accept;\n"
+			       "\t\tip daddr . tcp dport . ip saddr . tcp sport @v4 drop\n"
+			       "\t\tip6 daddr . tcp dport . ip6 saddr . tcp sport @v6 drop\n"));
+	assert_non_null(strstr(text,
+			       "hook output priority -150; policy accept;\n"
+			       "\t\tip saddr . tcp sport . ip daddr . tcp dport @v4 drop\n"
+			       "\t\tip6 saddr . tcp sport . ip6 daddr . tcp dport @v6 drop\n"));
+	assert_null(strstr(text, "delete table inet criu_like_kept"));
+	free(text);
+
+	/* renamed: the new table with every element, the old one deleted, one transaction */
+	text = netlock_nft_create("criu_like_kept_7_5f", "criu_like_7_99", t, 1);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "table inet criu_like_kept_7_5f {\n"));
+	assert_non_null(strstr(text, "elements = { 127.0.0.1 . 40000 . 127.0.0.1 . 8080 }"));
+	assert_null(strstr(text, "::1"));
+	assert_non_null(strstr(text, "}\ndelete table inet criu_like_7_99\n"));
+	free(text);
+
+	/* no connection of a family: its set has no elements clause (nft refuses "{ }") */
+	text = netlock_nft_create("criu_like_7_99", NULL, t, 0);
+	assert_non_null(text);
+	assert_null(strstr(text, "elements"));
+	free(text);
+}
+
+static void test_nft_add_delete(void **state)
+{
+	struct inet_tuple t6 = tuple(AF_INET6, "2001:db8::5", 80, "2001:db8::9", 33000);
+	struct inet_tuple t4 = tuple(AF_INET, "1.2.3.4", 80, "5.6.7.8", 9);
+	const char *names[] = { "criu_like_1_2", "criu_like_3_4", NULL };
+	char *text;
+
+	(void)state;
+	text = netlock_nft_add("criu_like_1_2", &t6);
+	assert_string_equal(text,
+			    "add element inet criu_like_1_2 v6 { 2001:db8::5 . 80 . 2001:db8::9 . "
+			    "33000 }\n");
+	free(text);
+	text = netlock_nft_add("criu_like_1_2", &t4);
+	assert_string_equal(text,
+			    "add element inet criu_like_1_2 v4 { 1.2.3.4 . 80 . 5.6.7.8 . 9 }\n");
+	free(text);
+	text = netlock_nft_delete(names);
+	assert_string_equal(text,
+			    "add table inet criu_like_1_2\ndelete table inet criu_like_1_2\n"
+			    "add table inet criu_like_3_4\ndelete table inet criu_like_3_4\n");
+	free(text);
+}
+
+static void test_ipt(void **state)
+{
+	struct inet_tuple t4 = tuple(AF_INET, "127.0.0.1", 40000, "127.0.0.2", 8080);
+	struct inet_tuple t6 = tuple(AF_INET6, "::1", 1, "fd00::2", 2);
+	char *text;
+
+	(void)state;
+	text = netlock_ipt_add("CRLK_7_99", true, &t4);
+	assert_string_equal(text,
+			    "*filter\n:CRLK_7_99 - [0:0]\n-I INPUT -j CRLK_7_99\n"
+			    "-I OUTPUT -j CRLK_7_99\n"
+			    "-A CRLK_7_99 -p tcp -s 127.0.0.2 -d 127.0.0.1 --sport 8080 --dport "
+			    "40000 -j DROP\n"
+			    "-A CRLK_7_99 -p tcp -s 127.0.0.1 -d 127.0.0.2 --sport 40000 --dport "
+			    "8080 -j DROP\nCOMMIT\n");
+	free(text);
+	text = netlock_ipt_add("CRLK_7_99", false, &t6);
+	assert_string_equal(text,
+			    "*filter\n"
+			    "-A CRLK_7_99 -p tcp -s fd00::2 -d ::1 --sport 2 --dport 1 -j DROP\n"
+			    "-A CRLK_7_99 -p tcp -s ::1 -d fd00::2 --sport 1 --dport 2 -j DROP\n"
+			    "COMMIT\n");
+	free(text);
+	text = netlock_ipt_delete("CRLK_7_99");
+	assert_string_equal(text, "*filter\n-D INPUT -j CRLK_7_99\n-D OUTPUT -j CRLK_7_99\n"
+				  "-F CRLK_7_99\n-X CRLK_7_99\nCOMMIT\n");
+	free(text);
+}
+
+static void test_names(void **state)
+{
+	char buf[NETLOCK_NAME_MAX];
+	enum netlock_kind k;
+
+	(void)state;
+	assert_int_equal(netlock_make_name(NETLOCK_NFTABLES, false, 1234, 5678, buf, sizeof(buf)),
+			 0);
+	assert_string_equal(buf, "criu_like_1234_5678");
+	assert_int_equal(netlock_make_name(NETLOCK_NFTABLES, true, 1234, 0x6750abcd, buf,
+					   sizeof(buf)),
+			 0);
+	assert_string_equal(buf, "criu_like_kept_1234_6750abcd");
+	assert_int_equal(netlock_make_name(NETLOCK_IPTABLES, false, 4194304, 123456789012ULL, buf,
+					   sizeof(buf)),
+			 0);
+	assert_string_equal(buf, "CRLK_4194304_123456789012");
+	/* the largest pid and a 64-bit stamp still fit iptables' 28 characters */
+	assert_int_equal(netlock_make_name(NETLOCK_IPTABLES, true, 4194304, 0xffffffffULL, buf,
+					   sizeof(buf)),
+			 0);
+	assert_string_equal(buf, "CRLK_K4194304_ffffffff");
+	assert_int_equal(netlock_make_name(NETLOCK_IPTABLES, false, 4194304, UINT64_MAX, buf,
+					   sizeof(buf)),
+			 -ENAMETOOLONG);
+	assert_int_equal(netlock_make_name(NETLOCK_SKIP, false, 1, 1, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(netlock_make_name(NETLOCK_NFTABLES, false, 1, 1, buf, 8), -ENAMETOOLONG);
+
+	assert_int_equal(netlock_name_kind("criu_like_kept_1_2", &k), 0);
+	assert_int_equal(k, NETLOCK_NFTABLES);
+	assert_int_equal(netlock_name_kind("CRLK_K1_2", &k), 0);
+	assert_int_equal(k, NETLOCK_IPTABLES);
+	assert_int_equal(netlock_name_kind("filter", &k), -EINVAL);
+}
+
+/* pid 100 runs, started at 5000; pid 200 runs, started at 7000 */
+static bool fake_alive(pid_t pid, uint64_t start, void *arg)
+{
+	int *calls = arg;
+
+	(*calls)++;
+	return (pid == 100 && start == 5000) || (pid == 200 && start == 7000);
+}
+
+static void test_judge(void **state)
+{
+	int calls = 0;
+
+	(void)state;
+	assert_int_equal(netlock_judge("criu_like_100_5000", fake_alive, &calls), NETLOCK_LIVE);
+	assert_int_equal(netlock_judge("CRLK_200_7000", fake_alive, &calls), NETLOCK_LIVE);
+	/* the pid runs, but it is another process: the criu-like that crashed is gone */
+	assert_int_equal(netlock_judge("criu_like_100_4999", fake_alive, &calls), NETLOCK_STALE);
+	assert_int_equal(netlock_judge("criu_like_300_5000", fake_alive, &calls), NETLOCK_STALE);
+	assert_int_equal(netlock_judge("CRLK_300_1", fake_alive, &calls), NETLOCK_STALE);
+	assert_int_equal(calls, 5);
+	/* kept for a complete dump: never asked about its pid, never removed */
+	assert_int_equal(netlock_judge("criu_like_kept_300_6750abcd", fake_alive, &calls),
+			 NETLOCK_KEPT);
+	assert_int_equal(netlock_judge("CRLK_K300_1f", fake_alive, &calls), NETLOCK_KEPT);
+	assert_int_equal(calls, 5);
+	/* anything else, even close to our names, is left alone */
+	assert_int_equal(netlock_judge("filter", fake_alive, &calls), NETLOCK_FOREIGN);
+	assert_int_equal(netlock_judge("criu_like_", fake_alive, &calls), NETLOCK_FOREIGN);
+	assert_int_equal(netlock_judge("criu_like_100", fake_alive, &calls), NETLOCK_FOREIGN);
+	assert_int_equal(netlock_judge("criu_like_100_", fake_alive, &calls), NETLOCK_FOREIGN);
+	assert_int_equal(netlock_judge("criu_like_100_50x", fake_alive, &calls), NETLOCK_FOREIGN);
+	assert_int_equal(netlock_judge("criu_like_0_1", fake_alive, &calls), NETLOCK_FOREIGN);
+	assert_int_equal(netlock_judge("criu_like_mine", fake_alive, &calls), NETLOCK_FOREIGN);
+	assert_int_equal(netlock_judge("criu_like_kept_1", fake_alive, &calls), NETLOCK_FOREIGN);
+	assert_int_equal(netlock_judge("criu_like_kept_1_xyz", fake_alive, &calls),
+			 NETLOCK_FOREIGN);
+	assert_int_equal(netlock_judge("CRLK", fake_alive, &calls), NETLOCK_FOREIGN);
+	assert_int_equal(calls, 5);
+}
+
+/* The whole decision over a real listing: which tables a run removes. */
+static void test_listing(void **state)
+{
+	static const char nft[] = "table ip filter\n"
+				  "table inet criu_like_100_5000\n"
+				  "table inet criu_like_300_5000\n"
+				  "table ip criu_like_300_1\n" /* not our family */
+				  "table inet criu_like_kept_300_6750abcd\n"
+				  "table inet firewalld\n"
+				  "table inet criu_like_200_6999";
+	static const char ipt[] = "-P INPUT ACCEPT\n-P OUTPUT ACCEPT\n-N CRLK_200_7000\n"
+				  "-N CRLK_K1_2\n-N DOCKER\n-A INPUT -j CRLK_200_7000\n"
+				  "-N CRLK_9_9\n-P INPUT ACCEPT\n-N CRLK_K1_2\n";
+	const char *stale[8];
+	char **names;
+	int calls = 0, i, n = 0;
+
+	(void)state;
+	names = netlock_list_names(NETLOCK_NFTABLES, nft);
+	assert_non_null(names);
+	for (i = 0; names[i]; i++)
+		if (netlock_judge(names[i], fake_alive, &calls) == NETLOCK_STALE)
+			stale[n++] = names[i];
+	assert_int_equal(i, 4);
+	assert_int_equal(n, 2);
+	assert_string_equal(stale[0], "criu_like_300_5000");
+	assert_string_equal(stale[1], "criu_like_200_6999");
+	free(names);
+
+	/* iptables -S, then ip6tables -S: a chain in both families listed once */
+	names = netlock_list_names(NETLOCK_IPTABLES, ipt);
+	assert_non_null(names);
+	assert_string_equal(names[0], "CRLK_200_7000");
+	assert_string_equal(names[1], "CRLK_K1_2");
+	assert_string_equal(names[2], "CRLK_9_9");
+	assert_null(names[3]);
+	assert_int_equal(netlock_judge(names[2], fake_alive, &calls), NETLOCK_STALE);
+	free(names);
+
+	names = netlock_list_names(NETLOCK_NFTABLES, "");
+	assert_non_null(names);
+	assert_null(names[0]);
+	free(names);
+}
+
+static void test_kind(void **state)
+{
+	enum netlock_kind k = NETLOCK_SKIP;
+
+	(void)state;
+	assert_int_equal(netlock_parse_kind(NULL, &k), 0);
+	assert_int_equal(k, NETLOCK_NFTABLES);
+	assert_int_equal(netlock_parse_kind("iptables", &k), 0);
+	assert_int_equal(k, NETLOCK_IPTABLES);
+	assert_int_equal(netlock_parse_kind("skip", &k), 0);
+	assert_int_equal(k, NETLOCK_SKIP);
+	assert_int_equal(netlock_parse_kind("nftables", &k), 0);
+	assert_int_equal(k, NETLOCK_NFTABLES);
+	assert_int_equal(netlock_parse_kind("nft", &k), -EINVAL);
+	assert_int_equal(netlock_parse_kind("", &k), -EINVAL);
+	assert_string_equal(netlock_kind_name(NETLOCK_IPTABLES), "iptables");
+}
+
+static int parse(struct cr_options *o, const char *const *args, int n, uint64_t *seen)
+{
+	const struct cli_command *cmd;
+	char *argv[8];
+	int i, first;
+
+	for (i = 0; i < n; i++)
+		argv[i] = (char *)args[i];
+	argv[n] = NULL;
+	cr_options_init(o);
+	i = cli_parse(n, argv, o, &cmd, &first, seen);
+	if (!i)
+		i = cli_validate(cmd, *seen, n - first);
+	return i;
+}
+
+static void test_cli(void **state)
+{
+	static const char *const ok[] = { "criu-like", "dump",		 "-t",
+					  "1",	       "--network-lock", "iptables" };
+	static const char *const bad[] = { "criu-like", "dump",		  "-t",
+					   "1",		"--network-lock", "ebtables" };
+	static const char *const rst[] = { "criu-like", "restore", "--network-lock", "skip" };
+	struct cr_options o;
+	uint64_t seen;
+
+	(void)state;
+	assert_int_equal(parse(&o, ok, 6, &seen), 0);
+	assert_string_equal(o.network_lock, "iptables");
+	cr_options_fini(&o);
+	assert_int_equal(parse(&o, bad, 6, &seen), -EINVAL);
+	cr_options_fini(&o);
+	assert_int_equal(parse(&o, rst, 4, &seen), 0);
+	assert_string_equal(o.network_lock, "skip");
+	cr_options_fini(&o);
+}
+
+static void test_tuple_arg(void **state)
+{
+	struct inet_tuple t;
+	char buf[128];
+
+	(void)state;
+	assert_int_equal(netlock_parse_tuple("127.0.0.1:5000,10.0.0.2:80", &t), 0);
+	assert_int_equal(t.family, AF_INET);
+	assert_int_equal(netlock_nft_elem(&t, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "127.0.0.1 . 5000 . 10.0.0.2 . 80");
+	assert_int_equal(netlock_parse_tuple("[::1]:1,[fe80::2]:65535", &t), 0);
+	assert_int_equal(t.family, AF_INET6);
+	assert_int_equal(netlock_nft_elem(&t, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "::1 . 1 . fe80::2 . 65535");
+	assert_int_equal(netlock_parse_tuple("127.0.0.1:5000,[::1]:80", &t), -EINVAL);
+	assert_int_equal(netlock_parse_tuple("127.0.0.1:5000", &t), -EINVAL);
+	assert_int_equal(netlock_parse_tuple("127.0.0.1:0,1.1.1.1:1", &t), -EINVAL);
+	assert_int_equal(netlock_parse_tuple("127.0.0.1:65536,1.1.1.1:1", &t), -EINVAL);
+	assert_int_equal(netlock_parse_tuple("::1:5,::1:6", &t), -EINVAL);
+	assert_int_equal(netlock_parse_tuple("host:5,1.1.1.1:1", &t), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_elem),
+		cmocka_unit_test(test_nft_create),
+		cmocka_unit_test(test_nft_add_delete),
+		cmocka_unit_test(test_ipt),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_judge),
+		cmocka_unit_test(test_listing),
+		cmocka_unit_test(test_kind),
+		cmocka_unit_test(test_cli),
+		cmocka_unit_test(test_tuple_arg),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
