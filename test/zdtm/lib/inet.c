@@ -90,12 +90,15 @@ const char *inet_str(const struct sockaddr_storage *ss, char *buf, size_t size)
 
 int inet_socket(enum inet_kind kind, int type)
 {
-	int off = 0, sk = socket(inet_kind_family(kind), type, 0);
+	int only = kind == INET_V6, sk = socket(inet_kind_family(kind), type, 0);
 
 	if (sk < 0)
 		return -errno;
-	/* A dual-stack socket takes IPv4 peers as ::ffff:a.b.c.d whatever the sysctl says. */
-	if (kind == INET_MAPPED && setsockopt(sk, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off))) {
+	/*
+	 * Whatever net.ipv6.bindv6only says: an INET_V6 socket is IPv6 only, an
+	 * INET_MAPPED one dual-stack (IPv4 peers seen as ::ffff:a.b.c.d).
+	 */
+	if (kind != INET_V4 && setsockopt(sk, IPPROTO_IPV6, IPV6_V6ONLY, &only, sizeof(only))) {
 		int ret = -errno;
 
 		close(sk);

@@ -110,7 +110,7 @@ unsigned int inet_loopback(enum inet_kind kind, uint16_t port, struct sockaddr_s
 uint16_t inet_port(const struct sockaddr_storage *ss);
 /* "a.b.c.d:port" or "[v6]:port" in @buf. */
 const char *inet_str(const struct sockaddr_storage *ss, char *buf, size_t size);
-/* A socket of @kind and @type; INET_MAPPED clears IPV6_V6ONLY. The fd or -errno. */
+/* A socket of @kind and @type, IPV6_V6ONLY set for INET_V6, cleared for INET_MAPPED; or -errno. */
 int inet_socket(enum inet_kind kind, int type);
 /*
  * A TCP socket of @kind listening on loopback (INET_MAPPED: on ::, both
@@ -153,9 +153,15 @@ struct tcp_pump {
 void tcp_pump_init(struct tcp_pump *p, int fd, uint64_t tx_seed, uint64_t rx_seed);
 /* One non-blocking send of the stream: 1 sent, 0 would block, -errno. */
 int tcp_pump_send(struct tcp_pump *p);
-/* Wait up to @timeout_ms, send and receive once: 1 moved, 0 nothing, -errno (-EILSEQ: bad byte, logged). */
+/*
+ * Wait up to @timeout_ms, send and receive once: 1 something moved, 0
+ * nothing, -errno (-EILSEQ: a wrong byte came in, logged).
+ */
 int tcp_pump_step(struct tcp_pump *p, int timeout_ms);
-/* Pump until @min_rcvd bytes came in: 0, -EPIPE (EOF first), -ETIMEDOUT (@idle_ms without a byte), -errno. */
+/*
+ * Pump until @min_rcvd bytes came in: 0, -EPIPE (EOF first), -ETIMEDOUT
+ * (@idle_ms without a byte moving) or -errno.
+ */
 int tcp_pump_run(struct tcp_pump *p, uint64_t min_rcvd, int idle_ms);
 /*
  * The end of a stream: send no more than already sent (an echo: all that
