@@ -1,32 +1,713 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Inet sockets (FILE_INETSK): TCP and UDP over IPv4 and IPv6. Not dumped
- * yet: every one is refused, naming the pid, the fd and the family.
+ * Inet sockets (FILE_INETSK): TCP and UDP over IPv4 and IPv6
+ * (Documentation/network.md). State, addresses and ports come from
+ * sock_diag (NETLINK_SOCK_DIAG through libnl: every inet socket of this
+ * network namespace, dumped once per dump and found by inode); options are
+ * read with getsockopt on the duplicate the parasite drained. Established
+ * TCP connections are read in repair mode (files-tcp.c). Refused: raw
+ * sockets and other protocols, sockets of another network namespace, TCP
+ * states other than LISTEN, ESTABLISHED and CLOSE, listening sockets with
+ * connections not yet accepted, shut down UDP sockets.
  */
 #define LOG_PREFIX "files: "
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/sock_diag.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "files-int.h"
+#include "inet-int.h"
 #include "log.h"
+#include "net-lock.h"
+#include "util.h"
+
+#ifndef SIOCGSKNS
+#define SIOCGSKNS 0x894C /* 4.10 */
+#endif
+
+/* ---- pure helpers ---------------------------------------------------------------------- */
+
+const char *tcp_state_name(unsigned int state)
+{
+	static const char *const names[] = {
+		[TCP_ESTABLISHED] = "ESTABLISHED",
+		[TCP_SYN_SENT] = "SYN_SENT",
+		[TCP_SYN_RECV] = "SYN_RECV",
+		[TCP_FIN_WAIT1] = "FIN_WAIT1",
+		[TCP_FIN_WAIT2] = "FIN_WAIT2",
+		[TCP_TIME_WAIT] = "TIME_WAIT",
+		[TCP_CLOSE] = "CLOSE",
+		[TCP_CLOSE_WAIT] = "CLOSE_WAIT",
+		[TCP_LAST_ACK] = "LAST_ACK",
+		[TCP_LISTEN] = "LISTEN",
+		[TCP_CLOSING] = "CLOSING",
+	};
+
+	return state < ARRAY_SIZE(names) && names[state] ? names[state] : "UNKNOWN";
+}
+
+const char *inet_fmt(int family, const uint8_t *addr, uint16_t port, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(family, addr, a, sizeof(a)))
+		snprintf(a, sizeof(a), "?");
+	if (family == AF_INET6)
+		snprintf(buf, len, "[%s]:%u", a, port);
+	else
+		snprintf(buf, len, "%s:%u", a, port);
+	return buf;
+}
+
+int inet_diag_parse(const struct nlmsghdr *h, uint8_t proto, struct inet_sk_diag *ret)
+{
+	struct nlattr *tb[INET_DIAG_MAX + 1];
+	const struct inet_diag_msg *m;
+
+	memset(ret, 0, sizeof(*ret));
+	if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*m)))
+		return -EINVAL;
+	m = NLMSG_DATA(h);
+	if (m->idiag_family != AF_INET && m->idiag_family != AF_INET6)
+		return -EINVAL;
+	ret->ino = m->idiag_inode;
+	ret->family = m->idiag_family;
+	ret->proto = proto;
+	ret->state = m->idiag_state;
+	memcpy(ret->src, m->id.idiag_src, 16);
+	memcpy(ret->dst, m->id.idiag_dst, 16);
+	ret->sport = ntohs(m->id.idiag_sport);
+	ret->dport = ntohs(m->id.idiag_dport);
+	ret->rqueue = m->idiag_rqueue;
+	ret->wqueue = m->idiag_wqueue;
+	if (nlmsg_parse((struct nlmsghdr *)h, sizeof(*m), tb, INET_DIAG_MAX, NULL) < 0)
+		return -EINVAL;
+	if (tb[INET_DIAG_SHUTDOWN] && nla_len(tb[INET_DIAG_SHUTDOWN]) >= 1)
+		ret->shutdown = nla_get_u8(tb[INET_DIAG_SHUTDOWN]);
+	return 0;
+}
+
+static size_t addr_len(int family)
+{
+	return family == AF_INET6 ? 16 : 4;
+}
+
+void inet_entry_addrs(InetSkEntry *e, struct inet_sk_diag *dg)
+{
+	bool connected = dg->dport != 0;
+
+	e->has_src_addr = e->has_src_port = dg->sport != 0;
+	e->src_addr.data = dg->src;
+	e->src_addr.len = addr_len(dg->family);
+	e->src_port = dg->sport;
+	e->has_dst_addr = e->has_dst_port = connected;
+	e->dst_addr.data = dg->dst;
+	e->dst_addr.len = addr_len(dg->family);
+	e->dst_port = dg->dport;
+}
+
+int inet_entry_tuple(const InetSkEntry *e, struct inet_tuple *t)
+{
+	size_t len = addr_len((int)e->family);
+
+	memset(t, 0, sizeof(*t));
+	if (!e->has_src_addr || !e->has_dst_addr || e->src_addr.len != len ||
+	    e->dst_addr.len != len || e->src_port > 65535 || e->dst_port > 65535)
+		return -EINVAL;
+	t->family = (int)e->family;
+	memcpy(t->src, e->src_addr.data, len);
+	memcpy(t->dst, e->dst_addr.data, len);
+	t->sport = (uint16_t)e->src_port;
+	t->dport = (uint16_t)e->dst_port;
+	return 0;
+}
+
+const char *inet_entry_ends(const InetSkEntry *e, char *buf, size_t len)
+{
+	static const uint8_t any[16];
+	char s[INET_ADDR_STRLEN], d[INET_ADDR_STRLEN];
+	size_t alen = addr_len((int)e->family);
+
+	inet_fmt((int)e->family,
+		 e->has_src_addr && e->src_addr.len == alen ? e->src_addr.data : any,
+		 (uint16_t)e->src_port, s, sizeof(s));
+	if (!e->has_dst_addr || e->dst_addr.len != alen) {
+		snprintf(buf, len, "%s", s);
+		return buf;
+	}
+	inet_fmt((int)e->family, e->dst_addr.data, (uint16_t)e->dst_port, d, sizeof(d));
+	snprintf(buf, len, "%s -> %s", s, d);
+	return buf;
+}
+
+int tcp_sendq_split(const TcpStreamEntry *t, size_t *sent, size_t *unsent)
+{
+	if (t->unsent > t->out_queue.len)
+		return -EINVAL;
+	*unsent = t->unsent;
+	*sent = t->out_queue.len - t->unsent;
+	return 0;
+}
+
+/* ---- sock_diag through libnl ----------------------------------------------------------- */
+
+struct diag_load {
+	struct inet_dump *in;
+	uint8_t proto;
+	size_t cap;
+	int err;
+};
+
+static int diag_cb(struct nl_msg *msg, void *arg)
+{
+	struct diag_load *l = arg;
+	struct inet_dump *in = l->in;
+	struct inet_sk_diag dg;
+
+	if (inet_diag_parse(nlmsg_hdr(msg), l->proto, &dg))
+		return NL_OK; /* not an inet socket: nothing of ours */
+	if (in->nr_sks == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct inet_sk_diag *n = realloc(in->sks, cap * sizeof(*n));
+
+		if (!n) {
+			l->err = -ENOMEM;
+			return NL_STOP;
+		}
+		in->sks = n;
+		l->cap = cap;
+	}
+	in->sks[in->nr_sks++] = dg;
+	return NL_OK;
+}
+
+static int diag_dump_one(struct nl_sock *sk, struct diag_load *l, uint8_t family, uint8_t proto)
+{
+	struct inet_diag_req_v2 req = {
+		.sdiag_family = family,
+		.sdiag_protocol = proto,
+		.idiag_states = ~0u,
+	};
+	struct nl_msg *msg = nlmsg_alloc_simple(SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP);
+	int err;
+
+	if (!msg)
+		return -ENOMEM;
+	err = nlmsg_append(msg, &req, sizeof(req), NLMSG_ALIGNTO);
+	if (!err)
+		err = nl_send_auto(sk, msg);
+	nlmsg_free(msg);
+	if (err < 0) {
+		pr_err("sock_diag request (family %u, protocol %u): %s\n", family, proto,
+		       nl_geterror(err));
+		return -EIO;
+	}
+	l->proto = proto;
+	err = nl_recvmsgs_default(sk);
+	if (l->err)
+		return l->err;
+	if (err < 0) {
+		pr_err("sock_diag dump (family %u, protocol %u): %s\n", family, proto,
+		       nl_geterror(err));
+		return -EIO;
+	}
+	return 0;
+}
+
+static int cmp_diag_ino(const void *a, const void *b)
+{
+	uint32_t x = ((const struct inet_sk_diag *)a)->ino,
+		 y = ((const struct inet_sk_diag *)b)->ino;
+
+	return (x > y) - (x < y);
+}
+
+/* Every TCP and UDP socket of this network namespace, once per dump, sorted by inode. */
+static int diag_load(struct inet_dump *in)
+{
+	static const uint8_t families[] = { AF_INET, AF_INET6 };
+	static const uint8_t protos[] = { IPPROTO_TCP, IPPROTO_UDP };
+	struct diag_load l = { .in = in };
+	struct nl_sock *sk;
+	unsigned int i, k;
+	int err;
+
+	if (in->loaded)
+		return 0;
+	sk = nl_socket_alloc();
+	if (!sk)
+		return -ENOMEM;
+	/* A dump's parts may be larger than libnl's default buffer: peek at their size. */
+	nl_socket_enable_msg_peek(sk);
+	err = nl_connect(sk, NETLINK_SOCK_DIAG);
+	if (err < 0) {
+		pr_err("cannot connect to sock_diag: %s\n", nl_geterror(err));
+		nl_socket_free(sk);
+		return -EIO;
+	}
+	err = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, diag_cb, &l);
+	for (i = 0; !err && i < ARRAY_SIZE(families); i++)
+		for (k = 0; !err && k < ARRAY_SIZE(protos); k++)
+			err = diag_dump_one(sk, &l, families[i], protos[k]);
+	nl_socket_free(sk);
+	if (err)
+		return err < 0 ? err : -EIO;
+	if (in->nr_sks)
+		qsort(in->sks, in->nr_sks, sizeof(*in->sks), cmp_diag_ino);
+	in->loaded = true;
+	pr_debug("sock_diag: %zu inet sockets\n", in->nr_sks);
+	return 0;
+}
+
+static struct inet_dump *inet_dump_get(struct dump_ctx *ctx)
+{
+	if (!ctx->inet)
+		ctx->inet = calloc(1, sizeof(*ctx->inet));
+	return ctx->inet;
+}
+
+static const struct inet_sk_diag *diag_find(const struct inet_dump *in, uint32_t ino)
+{
+	struct inet_sk_diag key = { .ino = ino };
+
+	if (!ino || !in->nr_sks)
+		return NULL;
+	return bsearch(&key, in->sks, in->nr_sks, sizeof(key), cmp_diag_ino);
+}
+
+/* ---- checks ---------------------------------------------------------------------------- */
+
+/* Whether the socket @f lives in the dumper's network namespace (sock_diag sees only that). */
+static int check_netns(const struct fd_info *f)
+{
+	struct stat self, sk;
+	int ns = ioctl(f->dfd, SIOCGSKNS);
+
+	if (ns < 0) {
+		pr_perror("pid %d fd %d: SIOCGSKNS of %s", f->pid, f->fd, f->link);
+		return neg_errno();
+	}
+	if (fstat(ns, &sk) || stat("/proc/self/ns/net", &self)) {
+		pr_perror("pid %d fd %d: cannot compare network namespaces", f->pid, f->fd);
+		close(ns);
+		return neg_errno();
+	}
+	close(ns);
+	if (sk.st_ino != self.st_ino || sk.st_dev != self.st_dev) {
+		pr_err("pid %d fd %d: %s is an inet socket of another network namespace "
+		       "(net:[%lu]): "
+		       "not supported yet\n",
+		       f->pid, f->fd, f->link, (unsigned long)sk.st_ino);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static int sk_getint(const struct fd_info *f, int level, int name, int *val)
+{
+	socklen_t len = sizeof(*val);
+
+	*val = 0;
+	if (getsockopt(f->dfd, level, name, val, &len)) {
+		pr_perror("pid %d fd %d: getsockopt(%d, %d) of %s", f->pid, f->fd, level, name,
+			  f->link);
+		return neg_errno();
+	}
+	return 0;
+}
+
+/* Type and protocol: TCP over SOCK_STREAM and UDP over SOCK_DGRAM only. */
+static int check_proto(const struct fd_info *f, int *type, int *proto)
+{
+	int err = sk_getint(f, SOL_SOCKET, SO_TYPE, type);
+
+	if (!err)
+		err = sk_getint(f, SOL_SOCKET, SO_PROTOCOL, proto);
+	if (err)
+		return err;
+	if ((*type == SOCK_STREAM && *proto == IPPROTO_TCP) ||
+	    (*type == SOCK_DGRAM && *proto == IPPROTO_UDP))
+		return 0;
+	pr_err("pid %d fd %d: %s is an %s %s socket of protocol %d: only TCP and UDP sockets are "
+	       "supported\n",
+	       f->pid, f->fd, f->link, f->sk_family == AF_INET ? "inet" : "inet6",
+	       *type == SOCK_RAW      ? "raw"
+	       : *type == SOCK_STREAM ? "stream"
+				      : "datagram",
+	       *proto);
+	return -EOPNOTSUPP;
+}
+
+/*
+ * A socket sock_diag does not list: an unbound (or bound-only, before 6.6)
+ * TCP socket in CLOSE, or an unbound UDP socket. Its name from getsockname.
+ */
+static int diag_fallback(const struct fd_info *f, int proto, struct inet_sk_diag *dg)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	struct tcp_info ti;
+	socklen_t tlen = sizeof(ti);
+
+	memset(dg, 0, sizeof(*dg));
+	dg->ino = (uint32_t)f->st.st_ino;
+	dg->family = (uint8_t)f->sk_family;
+	dg->proto = (uint8_t)proto;
+	dg->state = TCP_CLOSE;
+	if (proto == IPPROTO_TCP && !getsockopt(f->dfd, SOL_TCP, TCP_INFO, &ti, &tlen) &&
+	    ti.tcpi_state != TCP_CLOSE) {
+		pr_err("pid %d fd %d: %s (TCP, %s) is not known to sock_diag\n", f->pid, f->fd,
+		       f->link, tcp_state_name(ti.tcpi_state));
+		return -ENOENT;
+	}
+	if (getsockname(f->dfd, (struct sockaddr *)&ss, &len)) {
+		pr_perror("pid %d fd %d: getsockname of %s", f->pid, f->fd, f->link);
+		return neg_errno();
+	}
+	if (ss.ss_family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+		memcpy(dg->src, &in->sin_addr, 4);
+		dg->sport = ntohs(in->sin_port);
+	} else if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+		memcpy(dg->src, &in6->sin6_addr, 16);
+		dg->sport = ntohs(in6->sin6_port);
+	}
+	return 0;
+}
+
+/* ---- socket options -------------------------------------------------------------------- */
+
+/* Options read as an int into a 32-bit field of the entry (bools are 32-bit too). */
+#define SKOPT(lvl, opt, fld, fl)                                                                 \
+	{                                                                                        \
+		lvl, opt, offsetof(InetSkEntry, has_##fld), offsetof(InetSkEntry, fld), fl, #opt \
+	}
+
+const struct inet_opt inet_opts[] = {
+	SKOPT(SOL_SOCKET, SO_REUSEPORT, reuseport, INET_OPT_BEFORE_BIND),
+	SKOPT(SOL_SOCKET, SO_KEEPALIVE, keepalive, 0),
+	SKOPT(SOL_TCP, TCP_KEEPIDLE, keepidle, INET_OPT_TCP),
+	SKOPT(SOL_TCP, TCP_KEEPINTVL, keepintvl, INET_OPT_TCP),
+	SKOPT(SOL_TCP, TCP_KEEPCNT, keepcnt, INET_OPT_TCP),
+	SKOPT(SOL_TCP, TCP_NODELAY, nodelay, INET_OPT_TCP),
+	SKOPT(SOL_TCP, TCP_CORK, cork, INET_OPT_TCP),
+	SKOPT(SOL_TCP, TCP_USER_TIMEOUT, user_timeout, INET_OPT_TCP),
+	SKOPT(SOL_SOCKET, SO_PRIORITY, priority, 0),
+	SKOPT(SOL_SOCKET, SO_MARK, mark, 0),
+	SKOPT(SOL_SOCKET, SO_BROADCAST, broadcast, 0),
+	SKOPT(SOL_SOCKET, SO_OOBINLINE, oobinline, 0),
+	SKOPT(SOL_IP, IP_TOS, tos, INET_OPT_V4),
+	SKOPT(SOL_IPV6, IPV6_TCLASS, tos, INET_OPT_V6),
+	SKOPT(SOL_IP, IP_TTL, ttl, INET_OPT_V4),
+	SKOPT(SOL_IPV6, IPV6_UNICAST_HOPS, ttl, INET_OPT_V6),
+	SKOPT(SOL_SOCKET, SO_SNDBUF, sndbuf, INET_OPT_BUF),
+	SKOPT(SOL_SOCKET, SO_RCVBUF, rcvbuf, INET_OPT_BUF),
+	{ 0 },
+};
+
+bool inet_opt_applies(const struct inet_opt *o, int family, int proto)
+{
+	if ((o->flags & INET_OPT_TCP) && proto != IPPROTO_TCP)
+		return false;
+	if ((o->flags & INET_OPT_V4) && family != AF_INET)
+		return false;
+	if ((o->flags & INET_OPT_V6) && family != AF_INET6)
+		return false;
+	return true;
+}
+
+static int dump_str_opt(const struct fd_info *f, int level, int name, char *buf, size_t size,
+			char **ret)
+{
+	socklen_t len = (socklen_t)size - 1;
+
+	memset(buf, 0, size);
+	if (getsockopt(f->dfd, level, name, buf, &len)) {
+		pr_perror("pid %d fd %d: getsockopt(%d, %d) of %s", f->pid, f->fd, level, name,
+			  f->link);
+		return neg_errno();
+	}
+	buf[min((size_t)len, size - 1)] = '\0';
+	*ret = buf[0] ? buf : NULL;
+	return 0;
+}
+
+/* Every option of the table, SO_REUSEADDR, SO_LINGER, the congestion control and device. */
+static int dump_opts(const struct fd_info *f, int proto, InetSkEntry *e, char *cong, char *dev)
+{
+	const struct inet_opt *o;
+	struct linger lg = { 0 };
+	socklen_t len = sizeof(lg);
+	int val, err;
+
+	for (o = inet_opts; o->name; o++) {
+		if (!inet_opt_applies(o, f->sk_family, proto))
+			continue;
+		err = sk_getint(f, o->level, o->opt, &val);
+		if (err)
+			return err;
+		*(protobuf_c_boolean *)((char *)e + o->has_off) = true;
+		*(uint32_t *)((char *)e + o->val_off) = (uint32_t)val;
+	}
+	err = sk_getint(f, SOL_SOCKET, SO_REUSEADDR, &val);
+	if (err)
+		return err;
+	e->has_reuseaddr = true;
+	e->reuseaddr = val != 0;
+	if (f->sk_family == AF_INET6) {
+		err = sk_getint(f, SOL_IPV6, IPV6_V6ONLY, &val);
+		if (err)
+			return err;
+		e->has_v6only = true;
+		e->v6only = val != 0;
+	}
+	if (getsockopt(f->dfd, SOL_SOCKET, SO_LINGER, &lg, &len)) {
+		pr_perror("pid %d fd %d: SO_LINGER of %s", f->pid, f->fd, f->link);
+		return neg_errno();
+	}
+	e->has_linger = lg.l_onoff != 0;
+	e->linger = (uint32_t)lg.l_linger;
+	err = dump_str_opt(f, SOL_SOCKET, SO_BINDTODEVICE, dev, IFNAMSIZ + 1, &e->bindtodevice);
+	if (!err && proto == IPPROTO_TCP)
+		err = dump_str_opt(f, SOL_TCP, TCP_CONGESTION, cong, INET_CONG_MAX + 1,
+				   &e->congestion);
+	return err;
+}
+
+/* ---- the dump -------------------------------------------------------------------------- */
+
+/*
+ * The datagrams queued on the UDP socket @f, counted without consuming them:
+ * each MSG_PEEK starts at SO_PEEK_OFF, set past the datagrams seen (on the
+ * socket the task shares: put back after). A datagram of no bytes cannot be
+ * stepped over: counting stops there.
+ */
+static int udp_count_queued(const struct fd_info *f, uint32_t *ret)
+{
+	int old = -1, off = 0, err = 0;
+	socklen_t olen = sizeof(old);
+	uint32_t n = 0;
+	char c;
+
+	*ret = 0;
+	if (getsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &old, &olen) ||
+	    setsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off))) {
+		pr_perror("pid %d fd %d: SO_PEEK_OFF of %s", f->pid, f->fd, f->link);
+		return neg_errno();
+	}
+	for (;;) {
+		ssize_t r = recv(f->dfd, &c, 1, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
+
+		if (r < 0) {
+			if (errno != EAGAIN)
+				err = neg_errno();
+			break;
+		}
+		n++;
+		if (r == 0 || r > INT32_MAX - off)
+			break;
+		off += (int)r;
+		if (setsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off))) {
+			err = neg_errno();
+			break;
+		}
+	}
+	if (setsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &old, sizeof(old)) && !err)
+		err = neg_errno();
+	if (err)
+		pr_errno(err, "pid %d fd %d: cannot count the datagrams queued on %s", f->pid,
+			 f->fd, f->link);
+	*ret = n;
+	return err;
+}
+
+static int dump_udp(const struct fd_info *f, const struct inet_sk_diag *dg, InetSkEntry *e)
+{
+	char ends[2 * INET_ADDR_STRLEN + 8];
+	uint32_t n;
+	int err;
+
+	if (dg->shutdown) {
+		pr_err("pid %d fd %d: UDP socket %s was shut down (%s): not supported\n", f->pid,
+		       f->fd, inet_entry_ends(e, ends, sizeof(ends)),
+		       dg->shutdown == 3   ? "both ways"
+		       : dg->shutdown == 1 ? "reading"
+					   : "writing");
+		return -EOPNOTSUPP;
+	}
+	err = udp_count_queued(f, &n);
+	if (err || !n)
+		return err;
+	e->has_dropped_dgrams = true;
+	e->dropped_dgrams = n;
+	pr_warn("pid %d fd %d: UDP socket %s has %u%s datagrams queued: they are not saved, the "
+		"restored socket starts with an empty queue\n",
+		f->pid, f->fd, inet_entry_ends(e, ends, sizeof(ends)), n, n > 1 ? "" : " or more");
+	return 0;
+}
+
+static int dump_tcp(struct dump_ctx *ctx, const struct fd_info *f, const struct inet_sk_diag *dg,
+		    InetSkEntry *e)
+{
+	char ends[2 * INET_ADDR_STRLEN + 8];
+
+	switch (dg->state) {
+	case TCP_CLOSE:
+		return 0;
+	case TCP_LISTEN:
+		e->has_backlog = true;
+		e->backlog = dg->wqueue; /* sk_max_ack_backlog */
+		if (!dg->rqueue)
+			return 0;
+		pr_err("pid %d fd %d: listening TCP socket %s has %u connections not yet accepted: "
+		       "not supported yet (the kernel cannot put a connection back in an accept "
+		       "queue)\n",
+		       f->pid, f->fd, inet_entry_ends(e, ends, sizeof(ends)), dg->rqueue);
+		return -EOPNOTSUPP;
+	case TCP_ESTABLISHED:
+		return tcp_dump_established(ctx, f, e);
+	default:
+		pr_err("pid %d fd %d: TCP socket %s is in state %s: not supported (only LISTEN, "
+		       "ESTABLISHED and unconnected sockets are)\n",
+		       f->pid, f->fd, inet_entry_ends(e, ends, sizeof(ends)),
+		       tcp_state_name(dg->state));
+		return -EOPNOTSUPP;
+	}
+}
+
+/* One block (file_desc.priv is freed with free()): the entry and everything it points to. */
+struct inet_priv {
+	InetSkEntry e;
+	TcpStreamEntry t;
+	uint8_t src[16], dst[16];
+	char cong[INET_CONG_MAX + 1], dev[IFNAMSIZ + 1];
+	uint8_t data[];
+};
+
+static int inet_pack(struct file_desc *d, const InetSkEntry *e)
+{
+	const TcpStreamEntry *t = e->tcp;
+	size_t qlen = t ? t->in_queue.len + t->out_queue.len : 0;
+	struct inet_priv *p = malloc(sizeof(*p) + qlen);
+
+	if (!p)
+		return -ENOMEM;
+	p->e = *e;
+	memcpy(p->src, e->src_addr.data, e->src_addr.len);
+	p->e.src_addr.data = p->src;
+	memcpy(p->dst, e->dst_addr.data, e->dst_addr.len);
+	p->e.dst_addr.data = p->dst;
+	snprintf(p->cong, sizeof(p->cong), "%s", e->congestion ?: "");
+	p->e.congestion = e->congestion ? p->cong : NULL;
+	snprintf(p->dev, sizeof(p->dev), "%s", e->bindtodevice ?: "");
+	p->e.bindtodevice = e->bindtodevice ? p->dev : NULL;
+	if (t) {
+		p->t = *t;
+		if (t->in_queue.len)
+			memcpy(p->data, t->in_queue.data, t->in_queue.len);
+		p->t.in_queue.data = p->data;
+		if (t->out_queue.len)
+			memcpy(p->data + t->in_queue.len, t->out_queue.data, t->out_queue.len);
+		p->t.out_queue.data = p->data + t->in_queue.len;
+		p->e.tcp = &p->t;
+	}
+	free(d->priv);
+	d->priv = p;
+	d->fe.inetsk = &p->e;
+	d->fe.type = FILE_TYPE__FILE_INETSK;
+	return 0;
+}
 
 static int inet_match(const struct dump_ctx *ctx, const struct fd_info *f)
 {
 	(void)ctx;
-	if (f->sk_family != AF_INET && f->sk_family != AF_INET6)
+	/* files.c sets sk_family of sockets; the rest is checked once drained */
+	return f->sk_family == AF_INET || f->sk_family == AF_INET6;
+}
+
+/* What sock_diag knows of @f, or what getsockname tells of a socket it does not list. */
+static int inet_diag_of(struct dump_ctx *ctx, const struct fd_info *f, int proto,
+			struct inet_sk_diag *dg)
+{
+	struct inet_dump *in = inet_dump_get(ctx);
+	const struct inet_sk_diag *found;
+	int err;
+
+	if (!in)
+		return -ENOMEM;
+	if (f->st.st_ino > UINT32_MAX) {
+		pr_err("pid %d fd %d: %s: inode beyond sock_diag's 32 bits\n", f->pid, f->fd,
+		       f->link);
+		return -EOVERFLOW;
+	}
+	err = diag_load(in);
+	if (err) {
+		pr_errno(err, "pid %d fd %d: sock_diag of %s", f->pid, f->fd, f->link);
+		return err;
+	}
+	found = diag_find(in, (uint32_t)f->st.st_ino);
+	if (found && found->proto == proto && found->family == f->sk_family) {
+		*dg = *found;
 		return 0;
-	pr_err("pid %d fd %d: %s (%s socket) is not supported yet\n", f->pid, f->fd, f->link,
-	       f->sk_family == AF_INET ? "inet" : "inet6");
-	return -EOPNOTSUPP;
+	}
+	return diag_fallback(f, proto, dg);
 }
 
 static int inet_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
-	(void)ctx;
-	(void)d;
-	pr_err("pid %d fd %d: inet sockets are not dumped yet\n", f->pid, f->fd);
-	return -EOPNOTSUPP;
+	InetSkEntry e = INET_SK_ENTRY__INIT;
+	char cong[INET_CONG_MAX + 1], dev[IFNAMSIZ + 1], ends[2 * INET_ADDR_STRLEN + 8];
+	struct inet_sk_diag dg;
+	int type, proto, err;
+
+	err = check_netns(f);
+	if (!err)
+		err = check_proto(f, &type, &proto);
+	if (!err)
+		err = inet_diag_of(ctx, f, proto, &dg);
+	if (err)
+		return err;
+	e.family = (uint32_t)f->sk_family;
+	e.type = (uint32_t)type;
+	e.proto = (uint32_t)proto;
+	e.state = dg.state;
+	e.flags = f->flags;
+	e.has_ino = true;
+	e.ino = f->st.st_ino;
+	inet_entry_addrs(&e, &dg);
+	err = dump_opts(f, proto, &e, cong, dev);
+	if (!err && proto == IPPROTO_TCP)
+		err = dump_tcp(ctx, f, &dg, &e);
+	else if (!err)
+		err = dump_udp(f, &dg, &e);
+	if (!err)
+		err = inet_pack(d, &e);
+	if (!err)
+		pr_debug("pid %d fd %d: %s %s %s\n", f->pid, f->fd,
+			 proto == IPPROTO_TCP ? "TCP" : "UDP",
+			 inet_entry_ends(&e, ends, sizeof(ends)),
+			 proto == IPPROTO_TCP ? tcp_state_name(dg.state) : "");
+	tcp_stream_free(e.tcp);
+	return err;
 }
 
 const struct file_ops inet_file_ops = {
@@ -34,9 +715,3 @@ const struct file_ops inet_file_ops = {
 	.match = inet_match,
 	.dump = inet_dump,
 };
-
-void inet_dump_fini(struct dump_ctx *ctx, bool resume)
-{
-	(void)resume;
-	ctx->inet = NULL; /* nothing is put in repair mode yet */
-}

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Established TCP connections at dump time (--tcp-established): the
+ * connection's packets are dropped by the network lock first, then the
+ * socket is put in repair mode (TCP_REPAIR, 3.5), where the kernel neither
+ * sends nor times out anything and lets its state be read: the sequence
+ * numbers of both queues (TCP_QUEUE_SEQ), their contents (MSG_PEEK of the
+ * queue chosen with TCP_REPAIR_QUEUE), the options negotiated at the
+ * handshake (TCP_INFO, TCP_MAXSEG), the windows (TCP_REPAIR_WINDOW, 4.8)
+ * and the timestamp clock (TCP_TIMESTAMP). It stays in repair mode until
+ * the end of the dump: a socket closed in repair mode sends neither FIN nor
+ * RST (tcp_disconnect()), so killing the tree leaves the peer waiting for
+ * the restore; inet_dump_fini() takes it out again when the tree goes on.
+ */
+#define LOG_PREFIX "files: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "files-int.h"
+#include "inet-int.h"
+#include "log.h"
+#include "net-lock.h"
+#include "util.h"
+
+#ifndef SIOCOUTQNSD
+#define SIOCOUTQNSD 0x894B /* 2.6.38 */
+#endif
+
+#define ENDS_LEN (2 * INET_ADDR_STRLEN + 8)
+
+void tcp_stream_free(TcpStreamEntry *t)
+{
+	free(t);
+}
+
+/* Keep a duplicate of @f's socket, to take it out of repair mode or close it at the end. */
+static int repaired_add(struct dump_ctx *ctx, const struct fd_info *f, int *ret_fd)
+{
+	struct inet_dump *in = ctx->inet;
+	int fd;
+
+	if (in->nr_rep == in->cap_rep) {
+		size_t cap = in->cap_rep ? in->cap_rep * 2 : 16;
+		struct inet_repaired *n = realloc(in->rep, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		in->rep = n;
+		in->cap_rep = cap;
+	}
+	fd = fcntl(f->dfd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return neg_errno();
+	in->rep[in->nr_rep].fd = fd;
+	in->rep[in->nr_rep].pid = f->pid;
+	in->rep[in->nr_rep].task_fd = f->fd;
+	in->rep[in->nr_rep].reuseaddr = -1;
+	in->nr_rep++;
+	*ret_fd = fd;
+	return 0;
+}
+
+struct tcp_sizes {
+	int inq, outq, unsent;
+};
+
+static int tcp_queue_sizes(int sk, struct tcp_sizes *s)
+{
+	if (ioctl(sk, SIOCINQ, &s->inq) || ioctl(sk, SIOCOUTQ, &s->outq) ||
+	    ioctl(sk, SIOCOUTQNSD, &s->unsent))
+		return neg_errno();
+	if (s->inq < 0 || s->outq < 0 || s->unsent < 0 || s->unsent > s->outq)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * The sequence number and the @len bytes of queue @q into @buf. One byte more
+ * is asked for: getting it would mean the queue grew, which it cannot in
+ * repair mode.
+ */
+static int tcp_read_queue(int sk, int q, uint32_t *seq, uint8_t *buf, size_t len)
+{
+	socklen_t sl = sizeof(*seq);
+	ssize_t n;
+
+	if (setsockopt(sk, SOL_TCP, TCP_REPAIR_QUEUE, &q, sizeof(q)) ||
+	    getsockopt(sk, SOL_TCP, TCP_QUEUE_SEQ, seq, &sl))
+		return neg_errno();
+	if (!len)
+		return 0;
+	n = recv(sk, buf, len + 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n < 0)
+		return neg_errno();
+	return (size_t)n == len ? 0 : -EAGAIN;
+}
+
+static int tcp_read_opts(int sk, TcpStreamEntry *t)
+{
+	struct tcp_repair_window w;
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti), wl = sizeof(w), ml = sizeof(int), tl = sizeof(uint32_t);
+	int mss;
+
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(sk, SOL_TCP, TCP_INFO, &ti, &len) ||
+	    getsockopt(sk, SOL_TCP, TCP_MAXSEG, &mss, &ml))
+		return neg_errno();
+	if (ti.tcpi_state != TCP_ESTABLISHED)
+		return -EAGAIN;
+	t->opt_mask = ti.tcpi_options & (TCPI_OPT_SACK | TCPI_OPT_TIMESTAMPS | TCPI_OPT_WSCALE);
+	if (ti.tcpi_options & TCPI_OPT_WSCALE) {
+		t->snd_wscale = ti.tcpi_snd_wscale;
+		t->rcv_wscale = ti.tcpi_rcv_wscale;
+	}
+	t->mss_clamp = (uint32_t)mss;
+	if (ti.tcpi_options & TCPI_OPT_TIMESTAMPS) {
+		if (getsockopt(sk, SOL_TCP, TCP_TIMESTAMP, &t->timestamp, &tl))
+			return neg_errno();
+		t->has_timestamp = true;
+	}
+	if (getsockopt(sk, SOL_TCP, TCP_REPAIR_WINDOW, &w, &wl))
+		return neg_errno();
+	t->has_snd_wl1 = t->has_snd_wnd = t->has_max_window = t->has_rcv_wnd = t->has_rcv_wup =
+		true;
+	t->snd_wl1 = w.snd_wl1;
+	t->snd_wnd = w.snd_wnd;
+	t->max_window = w.max_window;
+	t->rcv_wnd = w.rcv_wnd;
+	t->rcv_wup = w.rcv_wup;
+	return 0;
+}
+
+/* Everything of the connection on @sk, in repair mode, into one block: the entry, then the queues. */
+static int tcp_read(int sk, TcpStreamEntry **ret)
+{
+	struct tcp_sizes s;
+	TcpStreamEntry *t;
+	int err, none = TCP_NO_QUEUE;
+
+	err = tcp_queue_sizes(sk, &s);
+	if (err)
+		return err;
+	t = malloc(sizeof(*t) + (size_t)s.inq + (size_t)s.outq + 1);
+	if (!t)
+		return -ENOMEM;
+	tcp_stream_entry__init(t);
+	t->in_queue.data = (uint8_t *)(t + 1);
+	t->in_queue.len = (size_t)s.inq;
+	t->out_queue.data = t->in_queue.data + s.inq;
+	t->out_queue.len = (size_t)s.outq;
+	t->unsent = (uint32_t)s.unsent;
+	err = tcp_read_opts(sk, t);
+	if (!err)
+		err = tcp_read_queue(sk, TCP_RECV_QUEUE, &t->inq_seq, t->in_queue.data,
+				     t->in_queue.len);
+	if (!err)
+		err = tcp_read_queue(sk, TCP_SEND_QUEUE, &t->outq_seq, t->out_queue.data,
+				     t->out_queue.len);
+	if (setsockopt(sk, SOL_TCP, TCP_REPAIR_QUEUE, &none, sizeof(none)) && !err)
+		err = neg_errno();
+	if (err) {
+		free(t);
+		return err;
+	}
+	*ret = t;
+	return 0;
+}
+
+int tcp_dump_established(struct dump_ctx *ctx, const struct fd_info *f, InetSkEntry *e)
+{
+	char ends[ENDS_LEN];
+	struct inet_tuple tup;
+	int on = TCP_REPAIR_ON, atmark = 0, sk, err;
+
+	inet_entry_ends(e, ends, sizeof(ends));
+	if (!ctx->opts->tcp_established) {
+		pr_err("pid %d fd %d: %s is an established TCP connection %s: use "
+		       "--tcp-established "
+		       "to dump it\n",
+		       f->pid, f->fd, f->link, ends);
+		return -EOPNOTSUPP;
+	}
+	/* Urgent data at the read mark would be read as normal data after restore. */
+	if (!ioctl(f->dfd, SIOCATMARK, &atmark) && atmark) {
+		pr_err("pid %d fd %d: TCP connection %s has urgent data waiting to be read: not "
+		       "supported\n",
+		       f->pid, f->fd, ends);
+		return -EOPNOTSUPP;
+	}
+	err = inet_entry_tuple(e, &tup);
+	if (err) {
+		pr_err("pid %d fd %d: TCP connection %s: bad addresses\n", f->pid, f->fd, ends);
+		return err;
+	}
+	/* The peer must see nothing from here on: neither a reset nor an answer. */
+	err = netlock_dump_conn(ctx, &tup);
+	if (err)
+		return err;
+	err = repaired_add(ctx, f, &sk);
+	if (err)
+		return err;
+	/* TCP_REPAIR overwrites sk_reuse; turning it off clears it: kept to put back. */
+	ctx->inet->rep[ctx->inet->nr_rep - 1].reuseaddr = e->reuseaddr;
+	if (setsockopt(sk, SOL_TCP, TCP_REPAIR, &on, sizeof(on))) {
+		pr_perror("pid %d fd %d: cannot put TCP connection %s in repair mode", f->pid,
+			  f->fd, ends);
+		ctx->inet->rep[ctx->inet->nr_rep - 1].reuseaddr = -1; /* never in repair mode */
+		return neg_errno();
+	}
+	err = tcp_read(sk, &e->tcp);
+	if (err == -EAGAIN)
+		pr_err("pid %d fd %d: TCP connection %s changed while it was read in repair mode\n",
+		       f->pid, f->fd, ends);
+	else if (err)
+		pr_errno(err, "pid %d fd %d: cannot read TCP connection %s in repair mode", f->pid,
+			 f->fd, ends);
+	else
+		pr_info("pid %d fd %d: TCP %s: %zu bytes to read, %zu in the send queue (%u "
+			"unsent)\n",
+			f->pid, f->fd, ends, e->tcp->in_queue.len, e->tcp->out_queue.len,
+			e->tcp->unsent);
+	return err;
+}
+
+void inet_dump_fini(struct dump_ctx *ctx, bool resume)
+{
+	struct inet_dump *in = ctx->inet;
+	size_t i;
+
+	if (!in)
+		return;
+	for (i = 0; i < in->nr_rep; i++) {
+		struct inet_repaired *r = &in->rep[i];
+		/* No window probe: nothing changed while the connection was paused. */
+		int off = TCP_REPAIR_OFF_NO_WP;
+
+		if (resume && r->reuseaddr >= 0) {
+			if (setsockopt(r->fd, SOL_TCP, TCP_REPAIR, &off, sizeof(off)) ||
+			    setsockopt(r->fd, SOL_SOCKET, SO_REUSEADDR, &r->reuseaddr,
+				       sizeof(r->reuseaddr)))
+				pr_perror("pid %d fd %d: cannot take the TCP connection out of "
+					  "repair mode",
+					  r->pid, r->task_fd);
+		}
+		/* Closing our duplicate does nothing to the connection: the task holds it. */
+		close(r->fd);
+	}
+	free(in->rep);
+	free(in->sks);
+	free(in);
+	ctx->inet = NULL;
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_INET_INT_H
+#define CRIU_LIKE_INET_INT_H
+
+/*
+ * TCP and UDP sockets (Documentation/network.md): shared by the dump
+ * (files-inet.c, files-tcp.c) and the restore (restore-files-inet.c,
+ * restore-files-tcp.c).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "sk-inet.pb-c.h"
+
+struct nlmsghdr;
+struct fd_info;
+struct dump_ctx;
+struct file_desc;
+struct inet_tuple;
+struct restore_ctx;
+
+/* "1.2.3.4:80", "[::1]:80" or "[::ffff:1.2.3.4]:80" */
+#define INET_ADDR_STRLEN 64
+
+/* What sock_diag says about one inet socket. */
+struct inet_sk_diag {
+	uint32_t ino; /* 0: a connection in the accept queue of a listening socket */
+	uint8_t family, proto, state, shutdown;
+	uint8_t src[16], dst[16]; /* network order; AF_INET in the first 4 bytes */
+	uint16_t sport, dport; /* host order */
+	uint32_t rqueue, wqueue; /* a listening socket: accept queue length, backlog */
+};
+
+/* Every TCP socket put in repair mode by the dump, to be taken out or closed. */
+struct inet_repaired {
+	int fd; /* the dumper's own duplicate */
+	pid_t pid;
+	int task_fd;
+	int reuseaddr; /* SO_REUSEADDR to put back; -1: not in repair mode */
+};
+
+/* ctx->inet: what the dump knows about inet sockets. */
+struct inet_dump {
+	struct inet_sk_diag *sks; /* every inet socket of this network namespace */
+	size_t nr_sks;
+	bool loaded;
+	struct inet_repaired *rep;
+	size_t nr_rep, cap_rep;
+};
+
+/* TCP_CA_NAME_MAX of the kernel, without the NUL */
+#define INET_CONG_MAX 16
+
+#define INET_OPT_TCP (1u << 0) /* TCP sockets only */
+#define INET_OPT_V4 (1u << 1) /* AF_INET only */
+#define INET_OPT_V6 (1u << 2) /* AF_INET6 only */
+#define INET_OPT_BUF (1u << 3) /* a buffer size: set as half, with the ..FORCE option */
+#define INET_OPT_BEFORE_BIND (1u << 4)
+
+/* One int option, saved into a 32-bit field of InetSkEntry and its has_ flag. */
+struct inet_opt {
+	int level, opt;
+	size_t has_off, val_off;
+	unsigned int flags;
+	const char *name; /* NULL ends the table */
+};
+
+/* files-inet.c: the options saved and restored, and which sockets they apply to. */
+extern const struct inet_opt inet_opts[];
+bool inet_opt_applies(const struct inet_opt *o, int family, int proto);
+
+/* files-inet.c: pure helpers, unit-tested (test/unit/test-inet.c). */
+const char *tcp_state_name(unsigned int state);
+/* @addr as @family's address (4 or 16 bytes) and @port into @buf. */
+const char *inet_fmt(int family, const uint8_t *addr, uint16_t port, char *buf, size_t len);
+/*
+ * One SOCK_DIAG_BY_FAMILY answer into @ret; @proto is the one asked for
+ * (inet_diag_msg does not carry it). -EINVAL for a short message.
+ */
+int inet_diag_parse(const struct nlmsghdr *h, uint8_t proto, struct inet_sk_diag *ret);
+/* The addresses and ports of @dg into @e (pointing into @dg: keep @dg alive). */
+void inet_entry_addrs(InetSkEntry *e, struct inet_sk_diag *dg);
+/* The tuple of an entry, for the network lock; -EINVAL for a bad entry. */
+int inet_entry_tuple(const InetSkEntry *e, struct inet_tuple *t);
+/* Both ends of @e as text, "SRC -> DST", for messages. */
+const char *inet_entry_ends(const InetSkEntry *e, char *buf, size_t len);
+/*
+ * The send queue of @t: the first *@sent bytes were sent and wait for their
+ * acknowledgement, the *@unsent after them never left. -EINVAL when the
+ * entry does not add up.
+ */
+int tcp_sendq_split(const TcpStreamEntry *t, size_t *sent, size_t *unsent);
+
+/*
+ * files-tcp.c: an established TCP connection @f (its state in @e) put in
+ * repair mode and read into e->tcp (malloc'ed, freed by the caller with
+ * tcp_stream_free()). The socket stays in repair mode until inet_dump_fini().
+ */
+int tcp_dump_established(struct dump_ctx *ctx, const struct fd_info *f, InetSkEntry *e);
+void tcp_stream_free(TcpStreamEntry *t);
+
+/*
+ * restore-files-tcp.c: the established connection @e into the new socket
+ * @sk (created, options set, in repair mode), for file @id.
+ */
+int tcp_restore_established(struct restore_ctx *ctx, int sk, const InetSkEntry *e, uint32_t id);
+
+/* restore-files-inet.c: @e's addresses as a sockaddr; -EINVAL for a bad entry. */
+int inet_sockaddr(const InetSkEntry *e, bool dst, struct sockaddr_storage *sa, socklen_t *len);
+
+#endif

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Established TCP connections of a restore, rebuilt in repair mode in the
+ * controller (the kernel's order, as CRIU found it):
+ *
+ *  1. the network lock holds the connection's packets (netlock_restore_conn());
+ *  2. TCP_REPAIR on: bind() and connect() send nothing, and bind() takes the
+ *     port whatever holds it (SK_FORCE_REUSE);
+ *  3. bind() to the local address and port;
+ *  4. TCP_QUEUE_SEQ of both queues, set to where their saved data starts;
+ *  5. connect(): no SYN, the socket is ESTABLISHED at once;
+ *  6. TCP_REPAIR_OPTIONS (only allowed before any byte is sent): MSS, window
+ *     scales, SACK, timestamps; then TCP_TIMESTAMP;
+ *  7. the receive queue, sent in TCP_RECV_QUEUE mode; the part of the send
+ *     queue that had been sent, in TCP_SEND_QUEUE mode (queued as sent and
+ *     not acknowledged: the retransmit timer sends it again);
+ *  8. TCP_REPAIR_WINDOW (checked against rcv_nxt: after the receive queue).
+ *
+ * rst_inet_repair_off(), every task waiting at the final barrier: repair
+ * off (with a window probe), then the never-sent part of the send queue
+ * sent like a program's write, then the saved buffer sizes and
+ * SO_REUSEADDR (leaving repair mode clears it).
+ */
+#define LOG_PREFIX "restore-files: "
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "inet-int.h"
+#include "log.h"
+#include "net-lock.h"
+#include "restore-files-int.h"
+#include "util.h"
+
+#define ENDS_LEN (2 * INET_ADDR_STRLEN + 8)
+#define TCP_CHUNK (256u << 10)
+
+/* Room in the buffers for what is put back at once, whatever they were at the dump. */
+static int grow_buffers(int sk, const TcpStreamEntry *t)
+{
+	int snd = (int)min(t->out_queue.len + (256u << 10), (size_t)INT32_MAX / 4);
+	int rcv = (int)min(t->in_queue.len + (256u << 10), (size_t)INT32_MAX / 4);
+
+	if (setsockopt(sk, SOL_SOCKET, SO_SNDBUFFORCE, &snd, sizeof(snd)) ||
+	    setsockopt(sk, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof(rcv)))
+		return neg_errno();
+	return 0;
+}
+
+static int set_queue_seq(int sk, int q, uint32_t seq)
+{
+	if (setsockopt(sk, SOL_TCP, TCP_REPAIR_QUEUE, &q, sizeof(q)) ||
+	    setsockopt(sk, SOL_TCP, TCP_QUEUE_SEQ, &seq, sizeof(seq)))
+		return neg_errno();
+	return 0;
+}
+
+static int set_repair_opts(int sk, const TcpStreamEntry *t)
+{
+	struct tcp_repair_opt opts[4];
+	unsigned int n = 0;
+
+	if (t->opt_mask & TCPI_OPT_SACK)
+		opts[n++] = (struct tcp_repair_opt){ TCPOPT_SACK_PERMITTED, 0 };
+	if (t->opt_mask & TCPI_OPT_WSCALE)
+		opts[n++] = (struct tcp_repair_opt){ TCPOPT_WINDOW,
+						     t->snd_wscale | (t->rcv_wscale << 16) };
+	if (t->opt_mask & TCPI_OPT_TIMESTAMPS)
+		opts[n++] = (struct tcp_repair_opt){ TCPOPT_TIMESTAMP, 0 };
+	opts[n++] = (struct tcp_repair_opt){ TCPOPT_MAXSEG, t->mss_clamp };
+	if (setsockopt(sk, SOL_TCP, TCP_REPAIR_OPTIONS, opts, n * sizeof(opts[0])))
+		return neg_errno();
+	if (t->has_timestamp &&
+	    setsockopt(sk, SOL_TCP, TCP_TIMESTAMP, &t->timestamp, sizeof(t->timestamp)))
+		return neg_errno();
+	return 0;
+}
+
+/*
+ * @len bytes of @buf sent on @sk, in chunks: in TCP_RECV_QUEUE mode the
+ * kernel allocates one skb per call, which may fail with ENOMEM for a large
+ * one: the chunk is halved then.
+ */
+static int send_all(int sk, const uint8_t *buf, size_t len)
+{
+	size_t chunk = TCP_CHUNK;
+
+	while (len) {
+		ssize_t n = send(sk, buf, min(len, chunk), MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n <= 0) {
+			if (n < 0 && errno == ENOMEM && chunk > 4096) {
+				chunk /= 2;
+				continue;
+			}
+			return n < 0 ? neg_errno() : -EIO;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int fill_queue(int sk, int q, const uint8_t *buf, size_t len)
+{
+	if (!len)
+		return 0;
+	if (setsockopt(sk, SOL_TCP, TCP_REPAIR_QUEUE, &q, sizeof(q)))
+		return neg_errno();
+	return send_all(sk, buf, len);
+}
+
+static int set_window(int sk, const TcpStreamEntry *t)
+{
+	struct tcp_repair_window w = {
+		.snd_wl1 = t->snd_wl1,
+		.snd_wnd = t->snd_wnd,
+		.max_window = t->max_window,
+		.rcv_wnd = t->rcv_wnd,
+		.rcv_wup = t->rcv_wup,
+	};
+
+	if (!t->has_snd_wl1)
+		return 0;
+	return setsockopt(sk, SOL_TCP, TCP_REPAIR_WINDOW, &w, sizeof(w)) ? neg_errno() : 0;
+}
+
+/* Steps 4-8 on the bound socket in repair mode; the name of the failed step in *@what. */
+static int tcp_rebuild(int sk, const InetSkEntry *e, const char **what)
+{
+	const TcpStreamEntry *t = e->tcp;
+	struct sockaddr_storage sa;
+	size_t sent, unsent;
+	socklen_t len;
+	int err, none = TCP_NO_QUEUE;
+
+	*what = "the send queue";
+	err = tcp_sendq_split(t, &sent, &unsent);
+	if (!err)
+		err = inet_sockaddr(e, true, &sa, &len);
+	if (err)
+		return err;
+	*what = "the buffer sizes";
+	err = grow_buffers(sk, t);
+	*what = "TCP_QUEUE_SEQ";
+	if (!err)
+		err = set_queue_seq(sk, TCP_RECV_QUEUE, t->inq_seq - (uint32_t)t->in_queue.len);
+	if (!err)
+		err = set_queue_seq(sk, TCP_SEND_QUEUE, t->outq_seq - (uint32_t)t->out_queue.len);
+	if (err)
+		return err;
+	*what = "connect() in repair mode";
+	if (connect(sk, (struct sockaddr *)&sa, len))
+		return neg_errno();
+	*what = "TCP_REPAIR_OPTIONS";
+	err = set_repair_opts(sk, t);
+	*what = "the receive queue";
+	if (!err)
+		err = fill_queue(sk, TCP_RECV_QUEUE, t->in_queue.data, t->in_queue.len);
+	*what = "the sent part of the send queue";
+	if (!err)
+		err = fill_queue(sk, TCP_SEND_QUEUE, t->out_queue.data, sent);
+	*what = "TCP_REPAIR_WINDOW";
+	if (!err)
+		err = set_window(sk, t);
+	if (!err && setsockopt(sk, SOL_TCP, TCP_REPAIR_QUEUE, &none, sizeof(none)))
+		err = neg_errno();
+	return err;
+}
+
+int tcp_restore_established(struct restore_ctx *ctx, int sk, const InetSkEntry *e, uint32_t id)
+{
+	char ends[ENDS_LEN];
+	struct inet_tuple tup;
+	struct sockaddr_storage sa;
+	socklen_t len;
+	const char *what = "TCP_REPAIR";
+	int on = TCP_REPAIR_ON, err;
+
+	inet_entry_ends(e, ends, sizeof(ends));
+	if (inet_entry_tuple(e, &tup) || inet_sockaddr(e, false, &sa, &len)) {
+		pr_err("files.img: file %u: bad addresses of TCP connection %s\n", id, ends);
+		return -EINVAL;
+	}
+	err = netlock_restore_conn(ctx, &tup);
+	if (err)
+		return err;
+	if (setsockopt(sk, SOL_TCP, TCP_REPAIR, &on, sizeof(on))) {
+		err = neg_errno();
+	} else if (bind(sk, (struct sockaddr *)&sa, len)) {
+		what = "bind()";
+		err = neg_errno();
+	} else {
+		err = tcp_rebuild(sk, e, &what);
+	}
+	if (err) {
+		pr_errno(err, "file %u: TCP connection %s: %s failed", id, ends, what);
+		return err;
+	}
+	pr_info("file %u: TCP %s: %zu bytes to read, %zu in the send queue (%u unsent) put back\n",
+		id, ends, e->tcp->in_queue.len, e->tcp->out_queue.len, e->tcp->unsent);
+	return 0;
+}
+
+/* Out of repair mode, the unsent data written, the saved buffer sizes and SO_REUSEADDR. */
+static int tcp_go_live(int sk, const InetSkEntry *e)
+{
+	const TcpStreamEntry *t = e->tcp;
+	size_t sent, unsent;
+	int off = TCP_REPAIR_OFF, err;
+
+	err = tcp_sendq_split(t, &sent, &unsent);
+	if (err)
+		return err;
+	/* TCP_REPAIR_OFF sends a window probe: the peer learns our window at once. */
+	if (setsockopt(sk, SOL_TCP, TCP_REPAIR, &off, sizeof(off)))
+		return neg_errno();
+	err = send_all(sk, t->out_queue.data + sent, unsent);
+	if (!err && e->has_sndbuf)
+		err = setsockopt(sk, SOL_SOCKET, SO_SNDBUFFORCE, &(int){ (int)(e->sndbuf / 2) },
+				 sizeof(int))
+			      ? neg_errno()
+			      : 0;
+	if (!err && e->has_rcvbuf)
+		err = setsockopt(sk, SOL_SOCKET, SO_RCVBUFFORCE, &(int){ (int)(e->rcvbuf / 2) },
+				 sizeof(int))
+			      ? neg_errno()
+			      : 0;
+	if (!err && setsockopt(sk, SOL_SOCKET, SO_REUSEADDR,
+			       &(int){ e->has_reuseaddr && e->reuseaddr }, sizeof(int)))
+		err = neg_errno();
+	return err;
+}
+
+int rst_inet_repair_off(struct restore_ctx *ctx)
+{
+	const struct rst_files *f = ctx->files;
+	char ends[ENDS_LEN];
+	size_t i;
+	int err;
+
+	for (i = 0; f && i < f->idx.n; i++) {
+		const FileEntry *fe = f->idx.by_id[i];
+
+		if (fe->type != FILE_TYPE__FILE_INETSK || !fe->inetsk || !fe->inetsk->tcp)
+			continue;
+		err = tcp_go_live(f->fds[i], fe->inetsk);
+		if (err) {
+			pr_errno(err, "file %u: cannot take TCP connection %s out of repair mode",
+				 fe->id, inet_entry_ends(fe->inetsk, ends, sizeof(ends)));
+			return err;
+		}
+	}
+	return 0;
+}
