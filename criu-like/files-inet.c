@@ -411,7 +411,6 @@ const struct inet_opt inet_opts[] = {
 	SKOPT(SOL_TCP, TCP_NODELAY, nodelay, INET_OPT_TCP),
 	SKOPT(SOL_TCP, TCP_CORK, cork, INET_OPT_TCP),
 	SKOPT(SOL_TCP, TCP_USER_TIMEOUT, user_timeout, INET_OPT_TCP),
-	SKOPT(SOL_SOCKET, SO_PRIORITY, priority, 0),
 	SKOPT(SOL_SOCKET, SO_MARK, mark, 0),
 	SKOPT(SOL_SOCKET, SO_BROADCAST, broadcast, 0),
 	SKOPT(SOL_SOCKET, SO_OOBINLINE, oobinline, 0),
@@ -419,6 +418,8 @@ const struct inet_opt inet_opts[] = {
 	SKOPT(SOL_IPV6, IPV6_TCLASS, tos, INET_OPT_V6),
 	SKOPT(SOL_IP, IP_TTL, ttl, INET_OPT_V4),
 	SKOPT(SOL_IPV6, IPV6_UNICAST_HOPS, ttl, INET_OPT_V6),
+	/* after IP_TOS, which sets the priority that goes with the TOS */
+	SKOPT(SOL_SOCKET, SO_PRIORITY, priority, 0),
 	SKOPT(SOL_SOCKET, SO_SNDBUF, sndbuf, INET_OPT_BUF),
 	SKOPT(SOL_SOCKET, SO_RCVBUF, rcvbuf, INET_OPT_BUF),
 	{ 0 },

@@ -182,8 +182,18 @@ static int isk_bind(int sk, const InetSkEntry *e, uint32_t id)
 		return -EINVAL;
 	}
 	if (bind(sk, (struct sockaddr *)&sa, len)) {
-		pr_perror("file %u: cannot bind to %s", id, inet_entry_ends(e, ends, sizeof(ends)));
-		return neg_errno();
+		int err = neg_errno();
+
+		inet_entry_ends(e, ends, sizeof(ends));
+		if (err == -EADDRINUSE)
+			pr_err("file %u: cannot bind to %s: the address is in use by another "
+			       "socket "
+			       "(a process outside the dumped tree holding the same socket, or "
+			       "another program that took the port)\n",
+			       id, ends);
+		else
+			pr_errno(err, "file %u: cannot bind to %s", id, ends);
+		return err;
 	}
 	return 0;
 }

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TCP and UDP sockets (files-inet.c, restore-files-inet.c): the entry filled
+ * from a sock_diag answer built here (addresses, ports, state, shutdown),
+ * addresses as text for the messages, the 4-tuple given to the network lock,
+ * the split of a send queue into its sent and never-sent parts, sockaddrs
+ * from entries, which options apply to which socket; and the kernel fact the
+ * dump relies on: a connection closed in repair mode sends neither FIN nor
+ * RST (root only, skipped otherwise).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "../../criu-like/inet-int.h"
+#include "net-lock.h"
+
+/* A SOCK_DIAG_BY_FAMILY answer: header, inet_diag_msg, an INET_DIAG_SHUTDOWN attribute. */
+struct fake_diag {
+	struct nlmsghdr h;
+	struct inet_diag_msg m;
+	struct nlattr a;
+	uint8_t shutdown;
+	uint8_t pad[3];
+};
+
+static void fake_v4(struct fake_diag *f, uint8_t state, const char *src, uint16_t sport,
+		    const char *dst, uint16_t dport)
+{
+	memset(f, 0, sizeof(*f));
+	f->h.nlmsg_len = sizeof(*f) - sizeof(f->pad);
+	f->h.nlmsg_type = 20; /* SOCK_DIAG_BY_FAMILY */
+	f->m.idiag_family = AF_INET;
+	f->m.idiag_state = state;
+	f->m.idiag_inode = 4242;
+	f->m.idiag_rqueue = 3;
+	f->m.idiag_wqueue = 128;
+	f->m.id.idiag_sport = htons(sport);
+	f->m.id.idiag_dport = htons(dport);
+	inet_pton(AF_INET, src, f->m.id.idiag_src);
+	inet_pton(AF_INET, dst, f->m.id.idiag_dst);
+	f->a.nla_len = NLA_HDRLEN + 1;
+	f->a.nla_type = INET_DIAG_SHUTDOWN;
+	f->shutdown = 2;
+}
+
+static void test_diag_parse(void **state)
+{
+	struct inet_sk_diag dg;
+	struct fake_diag f;
+	uint8_t lo[4] = { 127, 0, 0, 1 };
+
+	(void)state;
+	fake_v4(&f, TCP_ESTABLISHED, "127.0.0.1", 5555, "10.1.2.3", 40000);
+	assert_int_equal(inet_diag_parse(&f.h, IPPROTO_TCP, &dg), 0);
+	assert_int_equal(dg.ino, 4242);
+	assert_int_equal(dg.family, AF_INET);
+	assert_int_equal(dg.proto, IPPROTO_TCP);
+	assert_int_equal(dg.state, TCP_ESTABLISHED);
+	assert_int_equal(dg.sport, 5555);
+	assert_int_equal(dg.dport, 40000);
+	assert_memory_equal(dg.src, lo, 4);
+	assert_int_equal(dg.rqueue, 3);
+	assert_int_equal(dg.wqueue, 128);
+	assert_int_equal(dg.shutdown, 2);
+
+	/* too short for an inet_diag_msg */
+	f.h.nlmsg_len = NLMSG_LENGTH(sizeof(f.m) - 1);
+	assert_int_equal(inet_diag_parse(&f.h, IPPROTO_TCP, &dg), -EINVAL);
+	/* not an inet family */
+	fake_v4(&f, TCP_LISTEN, "0.0.0.0", 80, "0.0.0.0", 0);
+	f.m.idiag_family = AF_UNIX;
+	assert_int_equal(inet_diag_parse(&f.h, IPPROTO_TCP, &dg), -EINVAL);
+}
+
+static void test_entry_from_diag(void **state)
+{
+	InetSkEntry e = INET_SK_ENTRY__INIT;
+	struct inet_sk_diag dg;
+	struct inet_tuple t;
+	struct fake_diag f;
+	char buf[2 * INET_ADDR_STRLEN + 8];
+
+	(void)state;
+	fake_v4(&f, TCP_ESTABLISHED, "127.0.0.1", 5555, "10.1.2.3", 40000);
+	assert_int_equal(inet_diag_parse(&f.h, IPPROTO_TCP, &dg), 0);
+	e.family = AF_INET;
+	inet_entry_addrs(&e, &dg);
+	assert_true(e.has_src_port && e.has_dst_port && e.has_src_addr && e.has_dst_addr);
+	assert_int_equal(e.src_addr.len, 4);
+	assert_string_equal(inet_entry_ends(&e, buf, sizeof(buf)),
+			    "127.0.0.1:5555 -> 10.1.2.3:40000");
+	assert_int_equal(inet_entry_tuple(&e, &t), 0);
+	assert_int_equal(t.family, AF_INET);
+	assert_int_equal(t.sport, 5555);
+	assert_int_equal(t.dport, 40000);
+	assert_memory_equal(t.dst, dg.dst, 4);
+
+	/* a listener: no peer, no tuple */
+	fake_v4(&f, TCP_LISTEN, "0.0.0.0", 80, "0.0.0.0", 0);
+	assert_int_equal(inet_diag_parse(&f.h, IPPROTO_TCP, &dg), 0);
+	e = (InetSkEntry)INET_SK_ENTRY__INIT;
+	e.family = AF_INET;
+	inet_entry_addrs(&e, &dg);
+	assert_true(e.has_src_port);
+	assert_false(e.has_dst_port);
+	assert_string_equal(inet_entry_ends(&e, buf, sizeof(buf)), "0.0.0.0:80");
+	assert_int_equal(inet_entry_tuple(&e, &t), -EINVAL);
+
+	/* never bound: no local port either */
+	fake_v4(&f, TCP_CLOSE, "0.0.0.0", 0, "0.0.0.0", 0);
+	assert_int_equal(inet_diag_parse(&f.h, IPPROTO_TCP, &dg), 0);
+	e = (InetSkEntry)INET_SK_ENTRY__INIT;
+	e.family = AF_INET;
+	inet_entry_addrs(&e, &dg);
+	assert_false(e.has_src_port);
+}
+
+static void test_fmt(void **state)
+{
+	uint8_t a[16];
+	char buf[INET_ADDR_STRLEN];
+
+	(void)state;
+	inet_pton(AF_INET6, "::1", a);
+	assert_string_equal(inet_fmt(AF_INET6, a, 443, buf, sizeof(buf)), "[::1]:443");
+	inet_pton(AF_INET6, "::ffff:127.0.0.1", a);
+	assert_string_equal(inet_fmt(AF_INET6, a, 80, buf, sizeof(buf)), "[::ffff:127.0.0.1]:80");
+	inet_pton(AF_INET, "192.168.0.1", a);
+	assert_string_equal(inet_fmt(AF_INET, a, 0, buf, sizeof(buf)), "192.168.0.1:0");
+	assert_string_equal(tcp_state_name(TCP_FIN_WAIT2), "FIN_WAIT2");
+	assert_string_equal(tcp_state_name(TCP_CLOSE_WAIT), "CLOSE_WAIT");
+	assert_string_equal(tcp_state_name(TCP_LISTEN), "LISTEN");
+	assert_string_equal(tcp_state_name(0), "UNKNOWN");
+	assert_string_equal(tcp_state_name(200), "UNKNOWN");
+}
+
+static void test_sendq_split(void **state)
+{
+	TcpStreamEntry t = TCP_STREAM_ENTRY__INIT;
+	uint8_t q[100];
+	size_t sent, unsent;
+
+	(void)state;
+	t.out_queue.data = q;
+	t.out_queue.len = sizeof(q);
+	t.unsent = 30;
+	assert_int_equal(tcp_sendq_split(&t, &sent, &unsent), 0);
+	assert_int_equal(sent, 70);
+	assert_int_equal(unsent, 30);
+	t.unsent = 0;
+	assert_int_equal(tcp_sendq_split(&t, &sent, &unsent), 0);
+	assert_int_equal(sent, 100);
+	assert_int_equal(unsent, 0);
+	t.unsent = 101; /* more unsent than queued: a corrupt entry */
+	assert_int_equal(tcp_sendq_split(&t, &sent, &unsent), -EINVAL);
+}
+
+static void test_sockaddr(void **state)
+{
+	InetSkEntry e = INET_SK_ENTRY__INIT;
+	struct sockaddr_storage ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+	uint8_t a[16];
+	socklen_t len;
+
+	(void)state;
+	inet_pton(AF_INET6, "::ffff:127.0.0.1", a);
+	e.family = AF_INET6;
+	e.has_src_addr = e.has_src_port = true;
+	e.src_addr.data = a;
+	e.src_addr.len = 16;
+	e.src_port = 8080;
+	assert_int_equal(inet_sockaddr(&e, false, &ss, &len), 0);
+	assert_int_equal(len, sizeof(struct sockaddr_in6));
+	assert_int_equal(in6->sin6_family, AF_INET6);
+	assert_int_equal(ntohs(in6->sin6_port), 8080);
+	assert_true(IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr));
+	/* a 4-byte address on an AF_INET6 entry, a port beyond 16 bits */
+	e.src_addr.len = 4;
+	assert_int_equal(inet_sockaddr(&e, false, &ss, &len), -EINVAL);
+	e.src_addr.len = 16;
+	e.src_port = 70000;
+	assert_int_equal(inet_sockaddr(&e, false, &ss, &len), -EINVAL);
+	/* no peer */
+	assert_int_equal(inet_sockaddr(&e, true, &ss, &len), -EINVAL);
+}
+
+static void test_opts_apply(void **state)
+{
+	const struct inet_opt *o;
+	unsigned int tcp_only = 0, n = 0;
+
+	(void)state;
+	for (o = inet_opts; o->name; o++, n++) {
+		if (!strcmp(o->name, "TCP_NODELAY")) {
+			assert_true(inet_opt_applies(o, AF_INET, IPPROTO_TCP));
+			assert_false(inet_opt_applies(o, AF_INET, IPPROTO_UDP));
+			tcp_only++;
+		}
+		if (!strcmp(o->name, "IP_TOS")) {
+			assert_true(inet_opt_applies(o, AF_INET, IPPROTO_UDP));
+			assert_false(inet_opt_applies(o, AF_INET6, IPPROTO_UDP));
+		}
+		if (!strcmp(o->name, "IPV6_TCLASS"))
+			assert_false(inet_opt_applies(o, AF_INET, IPPROTO_TCP));
+		/* every option lands in a 32-bit field behind its has_ flag */
+		assert_true(o->val_off > o->has_off);
+	}
+	assert_int_equal(tcp_only, 1);
+	assert_true(n >= 15);
+}
+
+/* A loopback connection: *@a the connecting end, *@b the accepted one. */
+static void tcp_pair(int *a, int *b)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(l >= 0);
+	assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(l, 1), 0);
+	assert_int_equal(getsockname(l, (struct sockaddr *)&sa, &len), 0);
+	*a = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(*a >= 0);
+	assert_int_equal(connect(*a, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	*b = accept(l, NULL, NULL);
+	assert_true(*b >= 0);
+	close(l);
+}
+
+/*
+ * What a dump that kills its tree relies on: the socket closed in repair
+ * mode (with unread data, which would otherwise send a RST) sends nothing:
+ * the peer sees neither EOF nor a reset, and its data waits in vain.
+ */
+static void test_repair_close_silent(void **state)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	struct pollfd p;
+	int a, b, on = TCP_REPAIR_ON;
+	char c;
+
+	(void)state;
+	if (geteuid()) {
+		skip();
+		return;
+	}
+	tcp_pair(&a, &b);
+	assert_int_equal(send(a, "x", 1, 0), 1); /* unread at b's close */
+	p = (struct pollfd){ .fd = b, .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	assert_int_equal(setsockopt(b, SOL_TCP, TCP_REPAIR, &on, sizeof(on)), 0);
+	close(b);
+	/* Loopback delivers at once: a FIN or RST would be there by now. */
+	p = (struct pollfd){ .fd = a, .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 100), 0);
+	assert_int_equal(recv(a, &c, 1, MSG_DONTWAIT), -1);
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(getsockopt(a, SOL_TCP, TCP_INFO, &ti, &len), 0);
+	assert_int_equal(ti.tcpi_state, TCP_ESTABLISHED);
+	close(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_diag_parse),
+		cmocka_unit_test(test_entry_from_diag),
+		cmocka_unit_test(test_fmt),
+		cmocka_unit_test(test_sendq_split),
+		cmocka_unit_test(test_sockaddr),
+		cmocka_unit_test(test_opts_apply),
+		cmocka_unit_test(test_repair_close_silent),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
