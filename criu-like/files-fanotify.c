@@ -5,10 +5,12 @@
  * of a mark is kept as a path in the dumper's view: an inode mark's file
  * found from its file handle through a mount of its device (as inotify does),
  * a mount mark's mount point, a filesystem mark's mount point of any mount of
- * that filesystem. Refused: marks asking for permission events (the frozen
- * listener would never answer them, and the dumper or the restore would hang
- * on the first file they touch under the mark), mount namespace marks, and
- * marks on objects no path leads to. Events queued and not read are not saved.
+ * that filesystem, a mount namespace mark as the task's own mount namespace
+ * (no path). Refused: marks asking for permission events (the frozen listener
+ * would never answer them, and the dumper or the restore would hang on the
+ * first file they touch under the mark), a mark on another mount namespace
+ * than the task's, and marks on objects no path leads to. Events queued and
+ * not read are not saved.
  */
 #define LOG_PREFIX "files: "
 
@@ -27,6 +29,9 @@
 #include "log.h"
 #include "util.h"
 
+#ifndef FAN_MARK_MNTNS
+#define FAN_MARK_MNTNS 0x00000110 /* Linux 6.14 */
+#endif
 #ifndef FAN_PRE_ACCESS
 #define FAN_PRE_ACCESS 0x00100000 /* Linux 6.14, a pre-content permission event */
 #endif
@@ -208,12 +213,6 @@ static int sb_mark_path(const struct fd_info *f, const struct mount_list *ml,
 /* What can never be restored, refused before any path is looked for. */
 static int mark_check(const struct fd_info *f, const struct fdinfo_fanotify_mark *k)
 {
-	if (k->kind == FANOTIFY_MARK_MNTNS) {
-		pr_err("pid %d fd %d: fanotify mark on mount namespace %u (FAN_MARK_MNTNS, 6.14) "
-		       "is not supported\n",
-		       f->pid, f->fd, k->mnt_ns);
-		return -EOPNOTSUPP;
-	}
 	if (k->mask & FAN_PERM_MASK) {
 		pr_err("pid %d fd %d: fanotify mark asks for permission events (mask %#x): "
 		       "refused, its listener is frozen during the dump and any access under the "
@@ -229,6 +228,30 @@ static int mark_check(const struct fd_info *f, const struct fdinfo_fanotify_mark
 	return 0;
 }
 
+/*
+ * A mount namespace mark (6.14): only on the task's own mount namespace, which
+ * the restored tree lives in too; it has no path (an empty one).
+ */
+static int mntns_mark_path(const struct fd_info *f, const struct fdinfo_fanotify_mark *k,
+			   struct mark_path *ret)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", f->pid);
+	if (stat(path, &ret->st)) {
+		pr_perror("pid %d fd %d: cannot stat %s", f->pid, f->fd, path);
+		return neg_errno();
+	}
+	if (ret->st.st_ino != k->mnt_ns) {
+		pr_err("pid %d fd %d: fanotify mark on mount namespace %u, not the task's own "
+		       "(%llu): not supported\n",
+		       f->pid, f->fd, k->mnt_ns, (unsigned long long)ret->st.st_ino);
+		return -EOPNOTSUPP;
+	}
+	ret->path = strdup("");
+	return ret->path ? 0 : -ENOMEM;
+}
+
 static int mark_path(const struct fd_info *f, const struct mount_list *ml,
 		     const struct fdinfo_fanotify_mark *k, struct mark_path *ret)
 {
@@ -239,6 +262,8 @@ static int mark_path(const struct fd_info *f, const struct mount_list *ml,
 		return mount_mark_path(f, ml, k, ret);
 	case FANOTIFY_MARK_SB:
 		return sb_mark_path(f, ml, k, ret);
+	case FANOTIFY_MARK_MNTNS:
+		return mntns_mark_path(f, k, ret);
 	default:
 		return -EOPNOTSUPP;
 	}
@@ -272,6 +297,8 @@ static uint32_t mark_type(enum fanotify_mark_kind kind)
 		return FAN_MARK_MOUNT;
 	if (kind == FANOTIFY_MARK_SB)
 		return FAN_MARK_FILESYSTEM;
+	if (kind == FANOTIFY_MARK_MNTNS)
+		return FAN_MARK_MNTNS;
 	return FAN_MARK_INODE;
 }
 
@@ -288,7 +315,7 @@ static void mark_fill(FanotifyMarkEntry *me, const struct fdinfo_fanotify_mark *
 	memcpy(p, mp->path, len + 1);
 	me->path.data = (uint8_t *)p;
 	me->path.len = len;
-	me->has_dev = true;
+	me->has_dev = k->kind != FANOTIFY_MARK_MNTNS;
 	me->dev = mp->st.st_dev;
 	me->has_ino = k->kind == FANOTIFY_MARK_INODE;
 	me->ino = mp->st.st_ino;

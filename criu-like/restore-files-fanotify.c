@@ -18,12 +18,32 @@
 #include "restore-files-int.h"
 #include "util.h"
 
+#ifndef FAN_MARK_MNTNS
+#define FAN_MARK_MNTNS 0x00000110 /* Linux 6.14 */
+#endif
+
 /* The mark flags the dump saves (fdinfo mflags). */
 #define FAN_SAVED_MFLAGS (FAN_MARK_IGNORED_SURV_MODIFY | FAN_MARK_EVICTABLE | FAN_MARK_IGNORE)
+
+/*
+ * A mount namespace mark is on the tree's own mount namespace, which is the
+ * controller's: the tree is restored in it.
+ */
+static const char mntns_self[] = "/proc/self/ns/mnt";
 
 static int mark_path(const FileEntry *fe, size_t i, const FanotifyMarkEntry *m, char **ret)
 {
 	struct stat st;
+
+	if (m->type == FAN_MARK_MNTNS) {
+		if (m->path.len) {
+			pr_err("file %u: fanotify mark %zu: a mount namespace mark has a path\n",
+			       fe->id, i);
+			return -EINVAL;
+		}
+		*ret = strdup(mntns_self);
+		return *ret ? 0 : -ENOMEM;
+	}
 
 	if (!m->path.len || m->path.data[0] != '/' || memchr(m->path.data, 0, m->path.len) ||
 	    !(*ret = strndup((char *)m->path.data, m->path.len))) {
@@ -48,13 +68,14 @@ static int mark_path(const FileEntry *fe, size_t i, const FanotifyMarkEntry *m, 
 /*
  * The mask, then the ignored mask with its own flags: the ignored mask keeps
  * its event flags only when the mark was made with FAN_MARK_IGNORE (6.0);
- * otherwise it is the old FAN_MARK_IGNORED_MASK kind. DONT_FOLLOW: the saved
- * path is already resolved, and names the symlink itself when one was marked.
+ * otherwise it is the old FAN_MARK_IGNORED_MASK kind. DONT_FOLLOW (not for a
+ * mount namespace): the saved path is already resolved, and names the symlink
+ * itself when one was marked.
  */
 static int mark_add(const FileEntry *fe, int fd, size_t i, const FanotifyMarkEntry *m)
 {
-	unsigned int base = FAN_MARK_ADD | FAN_MARK_DONT_FOLLOW | m->type |
-			    (m->mflags & FAN_MARK_EVICTABLE);
+	unsigned int nofollow = m->type == FAN_MARK_MNTNS ? 0 : FAN_MARK_DONT_FOLLOW;
+	unsigned int base = FAN_MARK_ADD | nofollow | m->type | (m->mflags & FAN_MARK_EVICTABLE);
 	unsigned int ign = (m->mflags & FAN_MARK_IGNORE) ? FAN_MARK_IGNORE : FAN_MARK_IGNORED_MASK;
 	_cleanup_free_ char *path = NULL;
 	int err = mark_path(fe, i, m, &path);
@@ -105,7 +126,7 @@ static int check_entry(const FileEntry *fe)
 		const FanotifyMarkEntry *m = e->marks[i];
 
 		if ((m->type != FAN_MARK_INODE && m->type != FAN_MARK_MOUNT &&
-		     m->type != FAN_MARK_FILESYSTEM) ||
+		     m->type != FAN_MARK_FILESYSTEM && m->type != FAN_MARK_MNTNS) ||
 		    (m->mflags & ~FAN_SAVED_MFLAGS)) {
 			pr_err("files.img: file %u: fanotify mark %zu has type %#x, flags %#x\n",
 			       fe->id, i, m->type, m->mflags);

@@ -4,11 +4,12 @@
  * without a handle, mount, filesystem, mount namespace), bad lines refused,
  * and this kernel's own lines for a live group. Dump side (as root, on real
  * children, with cr_dump -R): marks asking for permission events, marks on
- * unlinked files and mount namespace marks are refused naming the pid, the
- * fd and why, and the child runs on. Restore side: a group opened from a
- * FileEntry as the controller does it shows the fdinfo the marks were made
- * with (FAN_MARK_IGNORE and the old ignored mask, evictable marks, a mark
- * with only an ignored mask, O_NONBLOCK changed after init); bad entries are
+ * unlinked files and marks on a mount namespace the task left are refused
+ * naming the pid, the fd and why, and the child runs on. Restore side: a
+ * group opened from a FileEntry as the controller does it shows the fdinfo
+ * the marks were made with (FAN_MARK_IGNORE and the old ignored mask,
+ * evictable marks, a mark with only an ignored mask, O_NONBLOCK changed after
+ * init, a mount namespace mark on the restorer's namespace); bad entries are
  * refused.
  */
 #include <setjmp.h>
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fanotify.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -196,7 +198,7 @@ static void test_parse_live(void **state)
 enum victim_kind {
 	V_PERM, /* a FAN_CLASS_CONTENT group with a FAN_OPEN_PERM mark */
 	V_UNLINKED, /* an inode mark on a file unlinked since, still open */
-	V_MNTNS, /* a FAN_REPORT_MNT group marking its mount namespace */
+	V_MNTNS, /* a FAN_REPORT_MNT group marking a mount namespace the task left */
 };
 
 static int victim_setup(enum victim_kind kind, int *ret_fd)
@@ -209,9 +211,12 @@ static int victim_setup(enum victim_kind kind, int *ret_fd)
 	if (f < 0)
 		return -errno;
 	if (kind == V_MNTNS) {
+		/* marks the mount namespace it then leaves */
 		fd = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_MNT, O_RDONLY);
-		if (fd < 0 || fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_MNTNS, FAN_MNT_ATTACH,
-					    AT_FDCWD, "/proc/self/ns/mnt"))
+		if (fd < 0 ||
+		    fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_MNTNS, FAN_MNT_ATTACH, AT_FDCWD,
+				  "/proc/self/ns/mnt") ||
+		    unshare(CLONE_NEWNS))
 			return -errno;
 	} else {
 		fd = fanotify_init(kind == V_PERM ? FAN_CLASS_CONTENT : FAN_CLASS_NOTIF, O_RDONLY);
@@ -315,7 +320,7 @@ static void test_mntns_refused(void **state)
 	snprintf(expect, sizeof(expect), "pid %d fd %d: fanotify mark on mount namespace ", victim,
 		 fd);
 	dump_refused(expect);
-	dump_refused("(FAN_MARK_MNTNS, 6.14) is not supported");
+	dump_refused("not the task's own");
 }
 
 /* ---- restore side ---- */
@@ -431,6 +436,44 @@ static void test_open_group(void **state)
 	assert_int_equal(open_one(&fe), -EINVAL);
 }
 
+/* A mount namespace mark comes back on the restoring process's own namespace. */
+static void test_open_mntns(void **state)
+{
+	FileEntry fe = FILE_ENTRY__INIT;
+	FanotifyFileEntry e = FANOTIFY_FILE_ENTRY__INIT;
+	FanotifyMarkEntry m, *mp[1] = { &m };
+	char lines[256], none[1] = "";
+	struct fdinfo fi;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	assert_int_equal(stat("/proc/self/ns/mnt", &st), 0);
+	fe.id = 10;
+	fe.type = FILE_TYPE__FILE_FANOTIFY;
+	fe.fanotify = &e;
+	e.flags = O_RDONLY;
+	e.init_flags = FAN_REPORT_MNT;
+	e.event_flags = O_RDONLY | O_LARGEFILE;
+	e.n_marks = 1;
+	e.marks = mp;
+	set_mark(&m, FAN_MARK_MNTNS, 0, FAN_MNT_ATTACH, 0, none);
+	fd = open_one(&fe);
+	assert_true(fd >= 0);
+	fdinfo_masks(fd, lines, sizeof(lines));
+	assert_int_equal(proc_parse_fdinfo(getpid(), fd, &fi), 0);
+	close(fd);
+	assert_string_equal(lines, "fanotify flags:4000 event-flags:8000;"
+				   "mflags:0 mask:1000000 ignored_mask:0;");
+	assert_int_equal(fi.n_fmarks, 1);
+	assert_int_equal(fi.fmarks[0].kind, FANOTIFY_MARK_MNTNS);
+	assert_int_equal(fi.fmarks[0].mnt_ns, st.st_ino);
+	fdinfo_fini(&fi);
+	/* a mount namespace mark never has a path */
+	set_mark(&m, FAN_MARK_MNTNS, 0, FAN_MNT_ATTACH, 0, dir);
+	assert_int_equal(open_one(&fe), -EINVAL);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -459,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_parse_bad),
 		cmocka_unit_test_setup_teardown(test_parse_live, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_group, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_mntns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_perm_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unlinked_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mntns_refused, setup, teardown),
