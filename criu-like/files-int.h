@@ -55,6 +55,22 @@ struct inode_group {
 	struct inode_group *hnext;
 };
 
+/* An fd in flight in a unix socket's queue, installed in the dumper by a peek. */
+struct in_flight {
+	int dfd; /* owned */
+	uint32_t *slot; /* where its FileEntry id goes (a UnixSkScm of the queue) */
+	pid_t pid; /* the socket it is queued in, for messages */
+	int fd;
+};
+
+/* A unix socket connected to @peer, which must be of the tree or in flight by the end. */
+struct usk_peer_check {
+	pid_t pid;
+	int fd;
+	uint64_t dev, ino;
+	uint32_t peer;
+};
+
 struct file_table {
 	struct file_desc **descs; /* in id order */
 	unsigned int nr, cap;
@@ -65,6 +81,12 @@ struct file_table {
 	/* Processes whose fd table was dumped, in kcmp(KCMP_FILES) order. */
 	pid_t *tables;
 	unsigned int nr_tables, cap_tables;
+	/* files.c: fds in flight, resolved into descriptions by dump_files_finish() */
+	struct in_flight *in_flight;
+	unsigned int nr_in_flight, cap_in_flight;
+	/* files-unix.c: peers checked by unix_check_peers() */
+	struct usk_peer_check *peer_checks;
+	unsigned int nr_peer_checks, cap_peer_checks;
 };
 
 /* What is known about one fd of a task before its description is dumped. */
@@ -141,6 +163,21 @@ struct file_desc *file_desc_new(struct file_table *ft, uint64_t dev, uint64_t in
 /* The first description hashed by @dev/@ino after @from (NULL: from the start). */
 struct file_desc *file_desc_next(struct file_table *ft, uint64_t dev, uint64_t ino,
 				 struct file_desc *from);
+
+/*
+ * files.c: the fd @dfd (taken, closed with the table) in flight in the queue
+ * of the socket @rcv: dump_files_finish() writes the FileEntry id of its
+ * description to *@slot, dumping it first if no task holds it.
+ */
+int file_in_flight_add(struct file_table *ft, int dfd, uint32_t *slot, const struct fd_info *rcv);
+/* files.c: *@v (of *@cap elements of @size) has room for @n + 1. */
+int file_table_grow(void **v, unsigned int *cap, unsigned int n, size_t size);
+/*
+ * files-unix.c, for dump_files_finish() once every fd in flight is in the
+ * table: a socket connected to one neither of the tree nor in flight is
+ * refused (-EOPNOTSUPP, logged naming the pid and fd).
+ */
+int unix_check_peers(struct dump_ctx *ctx);
 
 /* files-pipe.c: a new pipe data record in @ft. */
 struct pipe_data *pipe_data_add(struct file_table *ft, uint64_t ino);

@@ -3,14 +3,16 @@
  * Unix sockets (FILE_UNIXSK): type, state, name, peer, shutdown state and
  * the backlog of a listening socket come from sock_diag (NETLINK_SOCK_DIAG,
  * one exact request per socket); the receive queue is read with MSG_PEEK
- * from the duplicate the parasite drained, never consumed (SO_PEEK_OFF, put
- * back after). Peers are named by inode: a peer must be a socket of the
- * tree, a connection waiting in the backlog of a listening socket of the
- * tree, or a socket that was closed; with --ext-unix-sk, a bound socket
- * outside, saved by name. Refused: fds in flight (SCM_RIGHTS), queued data
- * with SO_PASSCRED, datagrams from bound sockets outside the tree, data a
- * client sent before its connection was accepted, relative path names,
- * sockets of another network namespace.
+ * from the duplicate the parasite drained, never consumed, with its fds in
+ * flight (SCM_RIGHTS) and the senders' credentials (SO_PASSCRED) by
+ * files-unix-queue.c; files.c turns each fd in flight into a description at
+ * the end of the dump. Peers are named by inode: a peer must be a socket of
+ * the tree, a socket in flight, a connection waiting in the backlog of a
+ * listening socket of the tree, or a socket that was closed; with
+ * --ext-unix-sk, a bound socket outside, saved by name. Refused: datagrams
+ * from bound sockets outside the tree, data a client sent before its
+ * connection was accepted, relative path names, sockets of another network
+ * namespace.
  */
 #define LOG_PREFIX "files: "
 
@@ -30,14 +32,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "files-int.h"
+#include "files-unix-int.h"
 #include "log.h"
 #include "util.h"
 
 #define TCP_ESTABLISHED 1
 #define TCP_LISTEN 10
-#define USK_NAME_MAX (sizeof(((struct sockaddr_un *)0)->sun_path))
-#define USK_PEEK_CHUNK (256u << 10)
 
 /* What sock_diag says about one unix socket. */
 struct usk_diag {
@@ -50,12 +50,6 @@ struct usk_diag {
 	uint32_t rqueue, wqueue; /* a listening socket: backlog length and its maximum */
 	uint32_t *icons; /* malloc'ed: the connections in the backlog */
 	unsigned int nr_icons;
-};
-
-/* The name of the sender of a datagram. */
-struct usk_from {
-	unsigned int len; /* 0: an unbound sender (or a stream) */
-	char name[USK_NAME_MAX];
 };
 
 static void usk_diag_fini(struct usk_diag *d)
@@ -318,201 +312,87 @@ static bool usk_in_tree(const struct dump_ctx *ctx, dev_t dev, uint32_t ino)
 	return false;
 }
 
-/* The receive queue of a socket: bytes, and where each datagram or packet ends. */
-struct usk_queue {
-	uint8_t *data;
-	size_t len, cap;
-	size_t *ends;
-	struct usk_from *from; /* per datagram: who sent it */
-	unsigned int n, cap_n, nr_named;
-};
-
-static void usk_queue_fini(struct usk_queue *q)
-{
-	free(q->data);
-	free(q->ends);
-	free(q->from);
-}
-
-static int queue_reserve(struct usk_queue *q, size_t more)
-{
-	if (q->len + more > q->cap) {
-		size_t cap = max(q->cap * 2, q->len + more);
-		uint8_t *n = realloc(q->data, cap);
-
-		if (!n)
-			return -ENOMEM;
-		q->data = n;
-		q->cap = cap;
-	}
-	if (q->n == q->cap_n) {
-		unsigned int cap = q->cap_n ? q->cap_n * 2 : 16;
-		size_t *e = realloc(q->ends, cap * sizeof(*e));
-		struct usk_from *fr;
-
-		if (!e)
-			return -ENOMEM;
-		q->ends = e;
-		fr = realloc(q->from, cap * sizeof(*fr));
-		if (!fr)
-			return -ENOMEM;
-		q->from = fr;
-		q->cap_n = cap;
-	}
-	return 0;
-}
-
-/* Fds in flight come along with a peek (dup'ed into the dumper): close them, refuse. */
-static int check_cmsgs(const struct fd_info *f, struct msghdr *mh)
-{
-	struct cmsghdr *c;
-	int err = 0;
-
-	for (c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-			int *fds = (int *)CMSG_DATA(c);
-			size_t i, n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-
-			for (i = 0; i < n; i++)
-				close(fds[i]);
-			err = -EOPNOTSUPP;
-		}
-	}
-	if (err || (mh->msg_flags & MSG_CTRUNC)) {
-		pr_err("pid %d fd %d: %s has file descriptors in flight (SCM_RIGHTS) in its "
-		       "receive queue: not supported yet\n",
-		       f->pid, f->fd, f->link);
-		return -EOPNOTSUPP;
-	}
-	return 0;
-}
-
-/*
- * One peek at peek offset q->len: a stream's next bytes, or the whole next
- * datagram (MSG_TRUNC gives its real length: one larger than the buffer is
- * peeked again from its start with a buffer that fits). -EAGAIN at the end
- * of the queue; 0 for the end of a stream that was shut down, or a datagram
- * of no bytes.
- */
-static ssize_t peek_one(const struct fd_info *f, int type, struct usk_queue *q)
-{
-	char cbuf[CMSG_SPACE(sizeof(int) * 64)];
-	struct sockaddr_un from;
-	size_t room = USK_PEEK_CHUNK;
-	int off, err;
-
-	for (;;) {
-		struct iovec iov;
-		struct msghdr mh = { .msg_name = &from,
-				     .msg_namelen = sizeof(from),
-				     .msg_iov = &iov,
-				     .msg_iovlen = 1,
-				     .msg_control = cbuf,
-				     .msg_controllen = sizeof(cbuf) };
-		ssize_t n;
-
-		err = queue_reserve(q, room);
-		if (err)
-			return err;
-		iov.iov_base = q->data + q->len;
-		iov.iov_len = room;
-		n = recvmsg(f->dfd, &mh,
-			    MSG_PEEK | MSG_DONTWAIT | MSG_CMSG_CLOEXEC |
-				    (type == SOCK_STREAM ? 0 : MSG_TRUNC));
-		if (n < 0)
-			return neg_errno();
-		err = check_cmsgs(f, &mh);
-		if (err)
-			return err;
-		q->from[q->n].len = 0;
-		/* A packet's sender is always the peer; a datagram's may be any socket. */
-		if (type == SOCK_DGRAM && mh.msg_namelen > sizeof(sa_family_t)) {
-			q->from[q->n].len = min(mh.msg_namelen - (socklen_t)sizeof(sa_family_t),
-						(socklen_t)USK_NAME_MAX);
-			memcpy(q->from[q->n].name, from.sun_path, q->from[q->n].len);
-		}
-		if ((size_t)n <= room)
-			return n;
-		/* The peek offset moved by what was copied: back to the datagram's start. */
-		off = (int)q->len;
-		if (q->len > INT_MAX ||
-		    setsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off)))
-			return q->len > INT_MAX ? -EFBIG : neg_errno();
-		room = (size_t)n;
-	}
-}
-
-/*
- * The receive queue of @f, left as it was: SO_PEEK_OFF makes each MSG_PEEK
- * start where the last one ended (on the socket itself, which the task
- * shares: put back afterwards). @shut_rd: a 0 is the end of a datagram queue
- * too; otherwise it is a zero-length datagram, which no offset skips.
- */
-static int usk_peek_queue(const struct fd_info *f, int type, bool shut_rd, struct usk_queue *q,
-			  int *ret_peek_off)
-{
-	int old = -1, zero = 0, err = 0;
-	socklen_t olen = sizeof(old);
-	ssize_t n;
-
-	if (getsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &old, &olen) ||
-	    setsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero))) {
-		pr_perror("pid %d fd %d: SO_PEEK_OFF of %s", f->pid, f->fd, f->link);
-		return neg_errno();
-	}
-	*ret_peek_off = old;
-	/*
-	 * A datagram of no bytes is returned once at its offset, then skipped (the
-	 * kernel marks it peeked): without a receive shutdown, a 0 is one of those;
-	 * with one, a 0 is the end (a zero-length datagram there is not told apart).
-	 */
-	while ((n = peek_one(f, type, q)) > 0 || (n == 0 && type != SOCK_STREAM && !shut_rd)) {
-		q->len += (size_t)n;
-		if (type == SOCK_STREAM)
-			continue;
-		q->nr_named += q->from[q->n].len != 0;
-		q->ends[q->n++] = q->len;
-	}
-	if (n < 0 && n != -EAGAIN) {
-		err = (int)n;
-		if (err != -EOPNOTSUPP)
-			pr_errno(err, "pid %d fd %d: cannot peek at the queue of %s", f->pid, f->fd,
-				 f->link);
-	}
-	/* A stream's bytes are one element. */
-	if (type == SOCK_STREAM && q->len && !err && !queue_reserve(q, 0))
-		q->ends[q->n++] = q->len;
-	if (setsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &old, sizeof(old)) && !err) {
-		pr_perror("pid %d fd %d: cannot put back SO_PEEK_OFF of %s", f->pid, f->fd,
-			  f->link);
-		err = neg_errno();
-	}
-	return err;
-}
-
 /* One block (file_desc.priv is freed with free()): the entry and all it points to. */
 struct usk_priv {
 	UnixSkEntry e;
 	ProtobufCBinaryData q[];
 };
 
-static int usk_pack(struct file_desc *d, const UnixSkEntry *e, const struct usk_queue *q)
+/*
+ * The control data of @q into @p's entry, at @at (room for it all): one
+ * UnixSkScm per element that has some, the ids of fds in flight filled in
+ * by dump_files_finish(), which takes the fds. Returns where it ended.
+ */
+static uint8_t *usk_pack_scm(struct usk_priv *p, const struct usk_queue *q, uint8_t *at)
 {
-	unsigned int nf = q->nr_named ? q->n : 0, i;
+	UnixSkScm *s = (UnixSkScm *)at;
+	UnixSkScm **v = (UnixSkScm **)(s + q->nr_scm);
+	uint32_t *ids = (uint32_t *)(v + q->nr_scm);
+	unsigned int i;
+
+	for (i = 0; i < q->nr_scm; i++) {
+		const struct usk_scm *c = &q->scm[i];
+
+		unix_sk_scm__init(&s[i]);
+		s[i].elem = c->elem;
+		s[i].n_fd_ids = c->nr_fds;
+		s[i].fd_ids = ids;
+		memset(ids, 0, c->nr_fds * sizeof(*ids));
+		ids += c->nr_fds;
+		s[i].has_pid = s[i].has_uid = s[i].has_gid = c->has_creds;
+		s[i].pid = c->creds.pid;
+		s[i].uid = c->creds.uid;
+		s[i].gid = c->creds.gid;
+		v[i] = &s[i];
+	}
+	p->e.n_queue_scm = q->nr_scm;
+	p->e.queue_scm = v;
+	return (uint8_t *)ids;
+}
+
+/* The fds in flight of @q, handed to the file table with the slots of their ids in @e. */
+static int usk_hand_fds(struct dump_ctx *ctx, const struct fd_info *f, UnixSkEntry *e,
+			struct usk_queue *q)
+{
+	struct file_table *ft = file_table_get(ctx);
+	unsigned int i, k;
+
+	if (!ft)
+		return -ENOMEM;
+	for (i = 0; i < q->nr_scm; i++) {
+		struct usk_scm *c = &q->scm[i];
+
+		for (k = 0; k < c->nr_fds; k++) {
+			if (file_in_flight_add(ft, c->fds[k], &e->queue_scm[i]->fd_ids[k], f))
+				return -ENOMEM;
+			c->fds[k] = -1; /* the table's now */
+		}
+	}
+	return 0;
+}
+
+static int usk_pack(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d,
+		    const UnixSkEntry *e, struct usk_queue *q)
+{
+	unsigned int nf = q->nr_named ? q->n : 0, nfds = 0, i;
 	size_t names = 0, sz;
 	struct usk_priv *p;
 	uint8_t *at;
 
 	for (i = 0; i < nf; i++)
 		names += q->from[i].len;
+	for (i = 0; i < q->nr_scm; i++)
+		nfds += q->scm[i].nr_fds;
 	sz = sizeof(struct usk_priv) + (q->n + nf) * sizeof(ProtobufCBinaryData) +
+	     q->nr_scm * (sizeof(UnixSkScm) + sizeof(UnixSkScm *)) + nfds * sizeof(uint32_t) +
 	     e->n_icons_peer * sizeof(uint64_t) + e->name.len + e->ext_peer_name.len + q->len +
-	     names;
+	     names + sizeof(uint64_t);
 	p = malloc(sz);
 	if (!p)
 		return -ENOMEM;
 	p->e = *e;
-	at = (uint8_t *)(p->q + q->n + nf);
+	at = usk_pack_scm(p, q, (uint8_t *)(p->q + q->n + nf));
+	at += (sizeof(uint64_t) - (uintptr_t)at % sizeof(uint64_t)) % sizeof(uint64_t);
 	p->e.icons_peer = (uint64_t *)at;
 	memcpy(at, e->icons_peer, e->n_icons_peer * sizeof(uint64_t));
 	at += e->n_icons_peer * sizeof(uint64_t);
@@ -545,7 +425,7 @@ static int usk_pack(struct file_desc *d, const UnixSkEntry *e, const struct usk_
 	d->priv = p;
 	d->fe.unixsk = &p->e;
 	d->fe.type = FILE_TYPE__FILE_UNIXSK;
-	return 0;
+	return usk_hand_fds(ctx, f, &p->e, q);
 }
 
 /*
@@ -585,6 +465,41 @@ static int refuse_outside(const struct fd_info *f, uint32_t peer, const char *wh
 	       "--ext-unix-sk (sockets connected to a bound socket only)\n",
 	       f->pid, f->fd, f->link, what, peer);
 	return -EOPNOTSUPP;
+}
+
+static int usk_check_later(struct dump_ctx *ctx, const struct fd_info *f, uint32_t peer)
+{
+	struct file_table *ft = file_table_get(ctx);
+	struct usk_peer_check *c;
+
+	if (!ft || file_table_grow((void **)&ft->peer_checks, &ft->cap_peer_checks,
+				   ft->nr_peer_checks, sizeof(*c)))
+		return -ENOMEM;
+	c = &ft->peer_checks[ft->nr_peer_checks++];
+	c->pid = f->pid;
+	c->fd = f->fd;
+	c->dev = f->st.st_dev;
+	c->ino = f->st.st_ino;
+	c->peer = peer;
+	return 0;
+}
+
+int unix_check_peers(struct dump_ctx *ctx)
+{
+	struct file_table *ft = file_table_get(ctx);
+	unsigned int i;
+
+	for (i = 0; ft && i < ft->nr_peer_checks; i++) {
+		const struct usk_peer_check *c = &ft->peer_checks[i];
+		char link[48];
+		struct fd_info f = { .pid = c->pid, .fd = c->fd, .link = link };
+
+		if (file_desc_next(ft, c->dev, c->peer, NULL))
+			continue; /* in flight */
+		snprintf(link, sizeof(link), "socket:[%llu]", (unsigned long long)c->ino);
+		return refuse_outside(&f, c->peer, "connected to");
+	}
+	return ft ? 0 : -ENOMEM;
 }
 
 /* The connections in the backlog of the listening socket @dg: their clients, in order. */
@@ -632,8 +547,8 @@ static int usk_dump_icons(const struct dump_ctx *ctx, const struct fd_info *f,
 }
 
 /* Where the peer of @dg is: in the tree, in a backlog of the tree, closed, or outside. */
-static int usk_dump_peer(const struct dump_ctx *ctx, const struct fd_info *f,
-			 const struct usk_diag *dg, UnixSkEntry *e, struct usk_diag *pd)
+static int usk_dump_peer(struct dump_ctx *ctx, const struct fd_info *f, const struct usk_diag *dg,
+			 UnixSkEntry *e, struct usk_diag *pd)
 {
 	uint32_t listener = 0;
 	int err;
@@ -663,8 +578,9 @@ static int usk_dump_peer(const struct dump_ctx *ctx, const struct fd_info *f,
 	err = usk_diag_get(dg->peer, pd);
 	if (err && err != -ENOENT)
 		return err;
+	/* Or in flight in a queue, known once every queue is read: checked at the end. */
 	if (!ctx->opts->ext_unix_sk || err || !pd->name_len)
-		return refuse_outside(f, dg->peer, "connected to");
+		return usk_check_later(ctx, f, dg->peer);
 	/*
 	 * A stream's peer outside is the accepted end of a listening socket of
 	 * that name (or a socket bound to it): the restore connects to the name
@@ -773,14 +689,8 @@ static int usk_fill(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 	}
 	e.has_peek_off = peek_off >= 0;
 	e.peek_off = peek_off;
-	if (!err && q.len && e.passcred) {
-		pr_err("pid %d fd %d: %s passes credentials (SO_PASSCRED) and has %zu bytes "
-		       "queued: the senders' credentials cannot be restored yet\n",
-		       f->pid, f->fd, f->link, q.len);
-		err = -EOPNOTSUPP;
-	}
 	if (!err)
-		err = usk_pack(d, &e, &q);
+		err = usk_pack(ctx, f, d, &e, &q);
 	if (!err)
 		pr_debug("pid %d fd %d: %s type %u state %u peer %llu, %u queued (%zu bytes)\n",
 			 f->pid, f->fd, f->link, e.type, e.state, (unsigned long long)e.peer, q.n,

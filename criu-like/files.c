@@ -121,6 +121,10 @@ void file_table_free(struct file_table *ft)
 			free(g);
 		}
 	}
+	for (i = 0; i < ft->nr_in_flight; i++)
+		close(ft->in_flight[i].dfd);
+	free(ft->in_flight);
+	free(ft->peer_checks);
 	free(ft->descs);
 	free(ft->pipes);
 	free(ft->tables);
@@ -161,6 +165,8 @@ static int write_pipes_img(struct dump_ctx *ctx, struct file_table *ft)
 	return img_close(img) ?: err;
 }
 
+static int resolve_in_flight(struct dump_ctx *ctx, struct file_table *ft);
+
 int dump_files_finish(struct dump_ctx *ctx)
 {
 	struct file_table *ft = file_table_get(ctx);
@@ -168,7 +174,12 @@ int dump_files_finish(struct dump_ctx *ctx)
 
 	if (!ft)
 		return -ENOMEM;
-	err = write_files_img(ctx, ft);
+	/* Every task is dumped: an fd in flight that none holds is dumped on its own. */
+	err = resolve_in_flight(ctx, ft);
+	if (!err)
+		err = unix_check_peers(ctx);
+	if (!err)
+		err = write_files_img(ctx, ft);
 	if (!err)
 		err = write_pipes_img(ctx, ft);
 	if (!err)
@@ -408,13 +419,32 @@ static int refuse_fd(const struct fd_info *f, int sock_family)
 	return -EOPNOTSUPP;
 }
 
+/* The first of @n @kinds that dumps @f, in *@ret (NULL: none); or -errno. */
+static int match_kind(struct dump_ctx *ctx, const struct fd_info *f,
+		      const struct file_ops *const *kinds, size_t n, const struct file_ops **ret)
+{
+	size_t i;
+
+	*ret = NULL;
+	for (i = 0; i < n; i++) {
+		int r = kinds[i]->match(ctx, f);
+
+		if (r < 0)
+			return r;
+		if (r) {
+			*ret = kinds[i];
+			return 0;
+		}
+	}
+	return 0;
+}
+
 /* The kind of @f in *@ret; NULL (and 0) for the parasite's own socket, to be left out. */
 static int classify_fd(struct dump_ctx *ctx, struct dump_task *dt, struct fd_info *f,
 		       const struct file_ops **ret)
 {
 	bool parasite = false;
 	int family = -1;
-	unsigned int i;
 	int err;
 
 	*ret = NULL;
@@ -430,17 +460,10 @@ static int classify_fd(struct dump_ctx *ctx, struct dump_task *dt, struct fd_inf
 			return refuse_fd(f, family);
 	}
 	f->sk_family = family;
-	for (i = 0; i < ARRAY_SIZE(file_kinds); i++) {
-		int r = file_kinds[i]->match(ctx, f);
-
-		if (r < 0)
-			return r;
-		if (r) {
-			*ret = file_kinds[i];
-			return 0;
-		}
-	}
-	return refuse_fd(f, -1);
+	err = match_kind(ctx, f, file_kinds, ARRAY_SIZE(file_kinds), ret);
+	if (!err && !*ret)
+		err = refuse_fd(f, -1);
+	return err;
 }
 
 static struct inode_group *inode_group_get(struct file_table *ft, uint64_t dev, uint64_t ino)
@@ -676,5 +699,135 @@ int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt)
 	if (!err)
 		pr_debug("pid %d: fdinfo-%d.img written\n", pid, pid);
 	task_fds_free(tf, n);
+	return err;
+}
+
+/* ---- fds in flight in unix sockets' queues ------------------------------------------------ */
+
+int file_table_grow(void **v, unsigned int *cap, unsigned int n, size_t size)
+{
+	unsigned int c;
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 16;
+	nv = realloc(*v, c * size);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = c;
+	return 0;
+}
+
+int file_in_flight_add(struct file_table *ft, int dfd, uint32_t *slot, const struct fd_info *rcv)
+{
+	struct in_flight *fl;
+
+	if (file_table_grow((void **)&ft->in_flight, &ft->cap_in_flight, ft->nr_in_flight,
+			    sizeof(*fl)))
+		return -ENOMEM;
+	fl = &ft->in_flight[ft->nr_in_flight++];
+	fl->dfd = dfd;
+	fl->slot = slot;
+	fl->pid = rcv->pid;
+	fl->fd = rcv->fd;
+	return 0;
+}
+
+/*
+ * The kinds a description no task holds may be: those dumped from the
+ * description alone. Epoll sets, inotify and fanotify groups, timerfds,
+ * terminals and inet sockets need the task holding them and stay refused.
+ */
+static const struct file_ops *const in_flight_kinds[] = {
+	&reg_file_ops,	   &chr_file_ops,      &pipe_file_ops, &fifo_file_ops,
+	&eventfd_file_ops, &signalfd_file_ops, &unix_file_ops,
+};
+
+static int refuse_in_flight(const struct in_flight *fl, const struct fd_info *f)
+{
+	pr_err("pid %d fd %d: %s in flight in its queue is held by no task and is a kind that "
+	       "cannot be dumped on its own: not supported\n",
+	       fl->pid, fl->fd, f->link);
+	return -EOPNOTSUPP;
+}
+
+/* The fd in flight @fl, held by no task: a description of its own, dumped from the dumper's fd. */
+static int dump_file_in_flight(struct dump_ctx *ctx, struct file_table *ft,
+			       const struct in_flight *fl, struct inode_group *g, unsigned int pos,
+			       struct file_desc **ret)
+{
+	struct fd_info f = { .pid = getpid(), .fd = fl->dfd, .dfd = fl->dfd, .sk_family = -1 };
+	const struct file_ops *ops = NULL;
+	struct file_desc *d;
+	socklen_t len = sizeof(f.sk_family);
+	int err;
+
+	err = fd_info_read(&f);
+	if (!err && S_ISSOCK(f.st.st_mode) &&
+	    getsockopt(f.dfd, SOL_SOCKET, SO_DOMAIN, &f.sk_family, &len))
+		err = neg_errno();
+	if (!err)
+		err = match_kind(ctx, &f, in_flight_kinds, ARRAY_SIZE(in_flight_kinds), &ops);
+	if (!err && !ops)
+		err = refuse_in_flight(fl, &f);
+	if (!err)
+		err = locks_check(ctx, &f);
+	d = err ? NULL : file_desc_new(ft, f.st.st_dev, f.st.st_ino);
+	if (!err && !d)
+		err = -ENOMEM;
+	if (!err) {
+		d->pid = f.pid;
+		d->fd = f.fd;
+		err = inode_group_insert(g, pos, d);
+	}
+	if (!err)
+		err = ops->dump(ctx, &f, d);
+	if (!err && f.n_locks)
+		err = locks_add(ctx, &f, d);
+	if (!err) {
+		pr_info("pid %d fd %d: %s in flight in its queue, held by no task: file %u\n",
+			fl->pid, fl->fd, f.link, d->id);
+		*ret = d;
+	}
+	free(f.link);
+	free(f.locks);
+	return err;
+}
+
+/*
+ * Each fd in flight as the id of its description: one of the tree (kcmp
+ * against the fd where it was first seen, the tree still frozen) or one
+ * held by no task, dumped now. Dumping a socket in flight may queue more:
+ * the list grows while it is walked.
+ */
+static int resolve_in_flight(struct dump_ctx *ctx, struct file_table *ft)
+{
+	unsigned int i, pos = 0;
+	int err = 0;
+
+	for (i = 0; i < ft->nr_in_flight && !err; i++) {
+		struct in_flight fl = ft->in_flight[i];
+		struct fd_info f = { .pid = getpid(), .fd = fl.dfd };
+		struct inode_group *g;
+		struct file_desc *d;
+
+		if (fstat(fl.dfd, &f.st)) {
+			pr_perror("pid %d fd %d: fstat of an fd in flight in its queue", fl.pid,
+				  fl.fd);
+			return neg_errno();
+		}
+		g = inode_group_get(ft, f.st.st_dev, f.st.st_ino);
+		if (!g)
+			return -ENOMEM;
+		err = find_desc(g, &f, &d, &pos);
+		if (!err && !d)
+			err = dump_file_in_flight(ctx, ft, &fl, g, pos, &d);
+		if (!err)
+			*fl.slot = d->id;
+	}
+	if (!err && ft->nr_in_flight)
+		pr_info("%u fds in flight in unix sockets' queues\n", ft->nr_in_flight);
 	return err;
 }

@@ -19,7 +19,10 @@
  *
  * Receive queues are refilled from the peer, from the bound socket that sent
  * each datagram, or from a new unbound socket, before shutdown() and the
- * saved options and flags are applied.
+ * saved options and flags are applied. A queue with fds in flight or
+ * credentials waits until every description is open: it is refilled by
+ * rst_unix_late() (restore-files-unix-queue.c), and the options of the
+ * sockets taking part are applied after it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,18 +44,18 @@
 #define TCP_LISTEN 10
 #define FD_IN_PROGRESS (-2) /* f->fds[] of a socket being opened: a cycle of peers */
 
-static const UnixSkEntry *usk_at(const struct rst_files *f, size_t pos)
+const UnixSkEntry *usk_at(const struct rst_files *f, size_t pos)
 {
 	return f->idx.by_id[pos]->unixsk;
 }
 
-static uint32_t usk_id(const struct rst_files *f, size_t pos)
+uint32_t usk_id(const struct rst_files *f, size_t pos)
 {
 	return f->idx.by_id[pos]->id;
 }
 
 /* The position of the unix socket with inode @ino, or -1. */
-static long usk_find(const struct rst_files *f, uint64_t ino)
+long usk_find(const struct rst_files *f, uint64_t ino)
 {
 	size_t i;
 
@@ -103,7 +106,7 @@ static long usk_listener_of(const struct rst_files *f, uint64_t ino)
 	return -1;
 }
 
-static int usk_addr(const ProtobufCBinaryData *name, struct sockaddr_un *sa, socklen_t *len)
+int usk_addr(const ProtobufCBinaryData *name, struct sockaddr_un *sa, socklen_t *len)
 {
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
@@ -188,7 +191,7 @@ static int usk_connect(int sk, const ProtobufCBinaryData *name, uint32_t id)
 	return 0;
 }
 
-static int set_sndbuf(int sk, int val)
+int usk_set_sndbuf(int sk, int val)
 {
 	/* SO_SNDBUFFORCE (CAP_NET_ADMIN) passes net.core.wmem_max; the kernel doubles it. */
 	val /= 2;
@@ -239,7 +242,7 @@ static int refill_range(int from, const UnixSkEntry *e, size_t lo, size_t hi, bo
 	for (i = lo; i < hi; i++)
 		total += e->queue[i].len + 1024; /* data and the overhead of each skb */
 	if (getsockopt(from, SOL_SOCKET, SO_SNDBUF, &old, &olen) ||
-	    set_sndbuf(from, (int)min(total * 2 + (1u << 20), (size_t)INT_MAX / 2))) {
+	    usk_set_sndbuf(from, (int)min(total * 2 + (1u << 20), (size_t)INT_MAX / 2))) {
 		pr_perror("file %u: cannot size the sending socket for %zu bytes", id, total);
 		return neg_errno();
 	}
@@ -248,14 +251,19 @@ static int refill_range(int from, const UnixSkEntry *e, size_t lo, size_t hi, bo
 	if (err)
 		pr_errno(err, "file %u: cannot refill its receive queue (%zu of %zu)", id, i,
 			 e->n_queue);
-	if (set_sndbuf(from, old) && !err)
+	if (usk_set_sndbuf(from, old) && !err)
 		err = neg_errno();
 	return err;
 }
 
-static int usk_refill(int from, const UnixSkEntry *e, bool connected, uint32_t id)
+/* The queue of @pos from @from, unless it has control data: refilled late (rst_unix_late()). */
+static int usk_refill(const struct rst_files *f, int from, size_t pos, bool connected)
 {
-	return refill_range(from, e, 0, e->n_queue, connected, id);
+	const UnixSkEntry *e = usk_at(f, pos);
+
+	if (f->usk_late[pos] & USK_LATE_RECV)
+		return 0;
+	return refill_range(from, e, 0, e->n_queue, connected, usk_id(f, pos));
 }
 
 static int set_timeo(int sk, int opt, bool has, uint64_t us)
@@ -265,14 +273,13 @@ static int set_timeo(int sk, int opt, bool has, uint64_t us)
 	return has && setsockopt(sk, SOL_SOCKET, opt, &tv, sizeof(tv)) ? neg_errno() : 0;
 }
 
-/* Options, shutdown state and flags, once the queues are refilled. */
-static int usk_finish(int sk, const UnixSkEntry *e, uint32_t id)
+int usk_finish_now(int sk, const UnixSkEntry *e, uint32_t id)
 {
 	int one = 1, how = -1, rcv = (int)e->rcvbuf / 2;
 
 	/* SO_RCVBUFFORCE like SO_SNDBUFFORCE: the kernel doubles what it is given. */
 	if ((e->has_rcvbuf && setsockopt(sk, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof(rcv))) ||
-	    (e->has_sndbuf && set_sndbuf(sk, (int)e->sndbuf)) ||
+	    (e->has_sndbuf && usk_set_sndbuf(sk, (int)e->sndbuf)) ||
 	    (e->passcred && setsockopt(sk, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one))) ||
 	    (e->has_peek_off &&
 	     setsockopt(sk, SOL_SOCKET, SO_PEEK_OFF, &e->peek_off, sizeof(e->peek_off))) ||
@@ -305,6 +312,26 @@ static int usk_finish(int sk, const UnixSkEntry *e, uint32_t id)
 	return 0;
 }
 
+/* usk_finish_now(), unless the socket takes part in a late refill: applied after it. */
+static int usk_finish(const struct rst_files *f, int sk, size_t pos)
+{
+	if (f->usk_late[pos])
+		return 0;
+	return usk_finish_now(sk, usk_at(f, pos), usk_id(f, pos));
+}
+
+/*
+ * The other end @fd of the socket @pos whose peer was closed: closed, or
+ * kept to refill the queue of @pos late.
+ */
+static void close_or_keep(struct rst_files *f, size_t pos, int fd)
+{
+	if (f->usk_late[pos] & USK_LATE_RECV)
+		f->usk_from[pos] = fd;
+	else
+		close(fd);
+}
+
 static void park(struct rst_files *f, long pos, int fd)
 {
 	f->fds[pos] = fd;
@@ -325,18 +352,21 @@ static int open_pair(struct rst_files *f, size_t pa, long pb)
 	if (!err && b)
 		err = usk_bind(sv[1], b, idb);
 	if (!err)
-		err = usk_refill(sv[1], a, true, ida);
+		err = usk_refill(f, sv[1], pa, true);
 	if (!err && b)
-		err = usk_refill(sv[0], b, true, idb);
+		err = usk_refill(f, sv[0], (size_t)pb, true);
 	if (!err)
-		err = usk_finish(sv[0], a, ida);
+		err = usk_finish(f, sv[0], pa);
 	if (!err && b)
-		err = usk_finish(sv[1], b, idb);
-	if (err || !b) {
+		err = usk_finish(f, sv[1], (size_t)pb);
+	if (err) {
+		close(sv[0]);
 		close(sv[1]);
-		if (err)
-			close(sv[0]);
-		return err ? err : sv[0];
+		return err;
+	}
+	if (!b) {
+		close_or_keep(f, pa, sv[1]);
+		return sv[0];
 	}
 	park(f, pb, sv[1]);
 	return sv[0];
@@ -389,19 +419,20 @@ static int accept_one(struct rst_files *f, int lsk, const UnixSkEntry *l, size_t
 		close(csk);
 		return neg_errno();
 	}
-	err = usk_refill(csk, b, true, usk_id(f, pb));
+	err = usk_refill(f, csk, pb, true);
 	if (!err && a)
-		err = usk_refill(ssk, a, true, usk_id(f, pa));
+		err = usk_refill(f, ssk, (size_t)pa, true);
 	if (!err)
-		err = usk_finish(ssk, b, usk_id(f, pb));
+		err = usk_finish(f, ssk, pb);
 	if (!err && a)
-		err = usk_finish(csk, a, usk_id(f, pa));
-	if (err || !a)
-		close(csk);
+		err = usk_finish(f, csk, (size_t)pa);
 	if (err) {
+		close(csk);
 		close(ssk);
 		return err;
 	}
+	if (!a)
+		close_or_keep(f, pb, csk);
 	if (a)
 		park(f, pa, csk);
 	park(f, (long)pb, ssk);
@@ -440,7 +471,7 @@ static int listener_conns(struct rst_files *f, int lsk, size_t pl)
 		if (csk < 0)
 			return csk;
 		/* A client closed since: its connection stays in the backlog, its peer gone. */
-		err = pc >= 0 ? usk_finish(csk, usk_at(f, pc), usk_id(f, pc)) : 0;
+		err = pc >= 0 ? usk_finish(f, csk, (size_t)pc) : 0;
 		if (err || pc < 0) {
 			close(csk);
 			if (err)
@@ -473,7 +504,7 @@ static int open_listener(struct rst_files *f, size_t pl)
 	if (!err)
 		err = listener_conns(f, sk, pl);
 	if (!err)
-		err = usk_finish(sk, l, id);
+		err = usk_finish(f, sk, pl);
 	if (err) {
 		close(sk);
 		return err;
@@ -481,36 +512,46 @@ static int open_listener(struct rst_files *f, size_t pl)
 	return sk;
 }
 
-/* The datagram socket of the images bound to @name, opened first if need be; or -errno. */
-static int sender_fd(struct restore_ctx *ctx, const ProtobufCBinaryData *name, uint32_t id)
+long usk_find_named(const struct rst_files *f, const ProtobufCBinaryData *name)
 {
-	struct rst_files *f = ctx->files;
 	size_t i;
 
 	for (i = 0; i < f->idx.n; i++) {
 		const UnixSkEntry *s;
-		int fd;
 
 		if (f->idx.by_id[i]->type != FILE_TYPE__FILE_UNIXSK)
 			continue;
 		s = usk_at(f, i);
-		if (s->type != SOCK_DGRAM || !s->has_name || s->name.len != name->len ||
-		    memcmp(s->name.data, name->data, name->len))
-			continue;
-		if (f->fds[i] == FD_IN_PROGRESS) {
-			pr_err("file %u: its senders need each other first: not supported\n", id);
-			return -EINVAL;
-		}
-		if (f->fds[i] < 0) {
-			fd = rst_unix_open(ctx, i);
-			if (fd < 0)
-				return fd;
-			park(f, (long)i, fd);
-		}
-		return f->fds[i];
+		if (s->type == SOCK_DGRAM && s->has_name && s->name.len == name->len &&
+		    !memcmp(s->name.data, name->data, name->len))
+			return (long)i;
 	}
-	pr_err("file %u: a datagram in its queue comes from a socket not in the images\n", id);
-	return -ENOENT;
+	return -1;
+}
+
+/* The datagram socket of the images bound to @name, opened first if need be; or -errno. */
+static int sender_fd(struct restore_ctx *ctx, const ProtobufCBinaryData *name, uint32_t id)
+{
+	struct rst_files *f = ctx->files;
+	long i = usk_find_named(f, name);
+	int fd;
+
+	if (i < 0) {
+		pr_err("file %u: a datagram in its queue comes from a socket not in the images\n",
+		       id);
+		return -ENOENT;
+	}
+	if (f->fds[i] == FD_IN_PROGRESS) {
+		pr_err("file %u: its senders need each other first: not supported\n", id);
+		return -EINVAL;
+	}
+	if (f->fds[i] < 0) {
+		fd = rst_unix_open(ctx, (size_t)i);
+		if (fd < 0)
+			return fd;
+		park(f, i, fd);
+	}
+	return f->fds[i];
 }
 
 /*
@@ -525,8 +566,10 @@ static int refill_dgram(struct restore_ctx *ctx, size_t pos, int dflt)
 	size_t i;
 	int err = 0;
 
+	if (ctx->files->usk_late[pos] & USK_LATE_RECV)
+		return 0;
 	if (e->n_queue_from != e->n_queue)
-		return usk_refill(dflt, e, false, id);
+		return usk_refill(ctx->files, dflt, pos, false);
 	for (i = 0; i < e->n_queue && !err; i++) {
 		int from = e->queue_from[i].len ? sender_fd(ctx, &e->queue_from[i], id) : dflt;
 
@@ -582,7 +625,7 @@ static int open_dgram_to(struct restore_ctx *ctx, size_t pos, long pp)
 		err = refill_dgram(ctx, pos, psk);
 	}
 	if (!err)
-		err = usk_finish(sk, e, id);
+		err = usk_finish(f, sk, pos);
 	if (err) {
 		close(sk);
 		return err;
@@ -602,7 +645,7 @@ static int open_alone(struct restore_ctx *ctx, size_t pos)
 	if (sk < 0)
 		return sk;
 	err = usk_bind(sk, e, id);
-	if (!err && e->n_queue) {
+	if (!err && e->n_queue && !(f->usk_late[pos] & USK_LATE_RECV)) {
 		/* Parked (rst_unix_open() takes it back): its senders may connect to it. */
 		park(f, (long)pos, sk);
 		from = socket(AF_UNIX, (int)e->type | SOCK_CLOEXEC, 0);
@@ -611,7 +654,7 @@ static int open_alone(struct restore_ctx *ctx, size_t pos)
 			close(from);
 	}
 	if (!err)
-		err = usk_finish(sk, e, id);
+		err = usk_finish(f, sk, pos);
 	if (err) {
 		close(sk);
 		return err;
@@ -709,6 +752,11 @@ int rst_unix_open(struct restore_ctx *ctx, size_t pos)
 	long pl;
 	int fd;
 
+	if (!f->usk_late) {
+		fd = rst_unix_late_init(f);
+		if (fd)
+			return fd;
+	}
 	/* Made with another socket already: hand it over (the caller moves it). */
 	if (f->fds[pos] >= 0) {
 		fd = f->fds[pos];

@@ -383,6 +383,9 @@ int rst_files_open(struct restore_ctx *ctx)
 		if (err)
 			break;
 	}
+	/* Fds in flight: every description they name is open now. */
+	if (!err)
+		err = rst_unix_late(ctx);
 	/* The pipe ends that no description took (a writer that was closed: EOF after the data). */
 	rst_pipes_close(f);
 	return err;
@@ -550,6 +553,7 @@ void rst_files_fini(struct restore_ctx *ctx)
 	if (!f)
 		return;
 	rst_pipes_close(f);
+	rst_unix_late_fini(f);
 	for (j = 0; j < f->idx.n; j++) {
 		if (f->fds && f->fds[j] >= 0)
 			close(f->fds[j]);
