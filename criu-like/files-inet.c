@@ -570,6 +570,7 @@ static int dump_tcp(struct dump_ctx *ctx, const struct fd_info *f, const struct 
 		    InetSkEntry *e)
 {
 	char ends[2 * INET_ADDR_STRLEN + 8];
+	int err;
 
 	switch (dg->state) {
 	case TCP_CLOSE:
@@ -577,15 +578,10 @@ static int dump_tcp(struct dump_ctx *ctx, const struct fd_info *f, const struct 
 	case TCP_LISTEN:
 		e->has_backlog = true;
 		e->backlog = dg->wqueue; /* sk_max_ack_backlog */
-		if (!dg->rqueue)
-			return 0;
-		pr_err("pid %d fd %d: listening TCP socket %s has %u connections not yet accepted: "
-		       "not supported yet (the kernel cannot put a connection back in an accept "
-		       "queue)\n",
-		       f->pid, f->fd, inet_entry_ends(e, ends, sizeof(ends)), dg->rqueue);
-		return -EOPNOTSUPP;
+		return dg->rqueue ? tcp_dump_backlog(ctx, f, dg, e) : 0;
 	case TCP_ESTABLISHED:
-		return tcp_dump_established(ctx, f, e);
+		err = tcp_dump_backlog_client(ctx, f, dg, e);
+		return err ? min(err, 0) : tcp_dump_established(ctx, f, e);
 	default:
 		pr_err("pid %d fd %d: TCP socket %s is in state %s: not supported (only LISTEN, "
 		       "ESTABLISHED and unconnected sockets are)\n",

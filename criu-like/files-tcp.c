@@ -14,6 +14,7 @@
  */
 #define LOG_PREFIX "files: "
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sockios.h>
@@ -260,4 +261,187 @@ void inet_dump_fini(struct dump_ctx *ctx, bool resume)
 	free(in->sks);
 	free(in);
 	ctx->inet = NULL;
+}
+
+/* ---- connections in the backlog of a listening socket ----------------------------------- */
+
+static bool addr_same(int fa, const uint8_t *a, int fb, const uint8_t *b)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (fa == fb)
+		return !memcmp(a, b, fa == AF_INET6 ? 16 : 4);
+	/* an IPv4 socket and an IPv6 one holding its address v4-mapped */
+	if (fa == AF_INET6)
+		return !memcmp(a, mapped, 12) && !memcmp(a + 12, b, 4);
+	return !memcmp(b, mapped, 12) && !memcmp(b + 12, a, 4);
+}
+
+static bool addr_any(int family, const uint8_t *a)
+{
+	static const uint8_t zero[16];
+
+	return !memcmp(a, zero, family == AF_INET6 ? 16 : 4);
+}
+
+/* Whether @c is the other end of the connection @k. */
+static bool is_peer(const struct inet_sk_diag *c, const struct inet_sk_diag *k)
+{
+	return c != k && c->proto == IPPROTO_TCP && c->sport == k->dport && c->dport == k->sport &&
+	       addr_same(c->family, c->src, k->family, k->dst) &&
+	       addr_same(c->family, c->dst, k->family, k->src);
+}
+
+/* The established other end of @k: with an inode, or (@in_backlog) one without, never accepted. */
+static const struct inet_sk_diag *find_peer(const struct inet_dump *in,
+					    const struct inet_sk_diag *k, bool in_backlog)
+{
+	size_t i;
+
+	for (i = 0; i < in->nr_sks; i++) {
+		const struct inet_sk_diag *c = &in->sks[i];
+
+		if (c->state == TCP_ESTABLISHED && !c->ino == in_backlog && is_peer(c, k))
+			return c;
+	}
+	return NULL;
+}
+
+/* The listening socket a connection @c not yet accepted waits in. */
+static const struct inet_sk_diag *find_listener(const struct inet_dump *in,
+						const struct inet_sk_diag *c)
+{
+	size_t i;
+
+	for (i = 0; i < in->nr_sks; i++) {
+		const struct inet_sk_diag *l = &in->sks[i];
+
+		if (l->proto == IPPROTO_TCP && l->state == TCP_LISTEN && l->ino &&
+		    l->family == c->family && l->sport == c->sport &&
+		    (addr_any(l->family, l->src) ||
+		     addr_same(l->family, l->src, c->family, c->src)))
+			return l;
+	}
+	return NULL;
+}
+
+/*
+ * Whether a task of the tree has the socket @ino (on the sockfs @dev) open: a
+ * description dumped already, or a /proc/PID/fd link of a task (all frozen).
+ */
+static bool sk_in_tree(const struct dump_ctx *ctx, dev_t dev, uint32_t ino)
+{
+	char want[32], link[64];
+	unsigned int i;
+
+	if (ctx->files && file_desc_next(ctx->files, dev, ino, NULL))
+		return true;
+	snprintf(want, sizeof(want), "socket:[%u]", ino);
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		_cleanup_closedir_ DIR *dir = NULL;
+		struct dirent *de;
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/fd", ctx->tasks[i].t->pid);
+		dir = opendir(path);
+		while (dir && (de = readdir(dir))) {
+			ssize_t n;
+
+			if (de->d_name[0] == '.')
+				continue;
+			n = readlinkat(dirfd(dir), de->d_name, link, sizeof(link) - 1);
+			if (n > 0 && (link[n] = '\0', !strcmp(link, want)))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The connections waiting in the backlog of the listening socket @dg: each
+ * must come from a socket of the tree (which the restore connects again)
+ * and must not have received anything yet (it cannot be read before
+ * accept(), so it could not be given back).
+ */
+int tcp_dump_backlog(struct dump_ctx *ctx, const struct fd_info *f, const struct inet_sk_diag *dg,
+		     InetSkEntry *e)
+{
+	const struct inet_dump *in = ctx->inet;
+	char ends[ENDS_LEN], from[INET_ADDR_STRLEN];
+	unsigned int found = 0;
+	size_t i;
+
+	inet_entry_ends(e, ends, sizeof(ends));
+	for (i = 0; i < in->nr_sks; i++) {
+		const struct inet_sk_diag *c = &in->sks[i], *cl, *l;
+
+		if (c->ino || c->state != TCP_ESTABLISHED || !(l = find_listener(in, c)) ||
+		    l->ino != dg->ino)
+			continue;
+		inet_fmt(c->family, c->dst, c->dport, from, sizeof(from));
+		cl = find_peer(in, c, false);
+		if (!cl || !sk_in_tree(ctx, f->st.st_dev, cl->ino)) {
+			pr_err("pid %d fd %d: listening TCP socket %s has %u connections not yet "
+			       "accepted, one from %s outside the dumped tree: not supported (the "
+			       "kernel cannot put a connection back in an accept queue; only "
+			       "clients "
+			       "of the tree are connected again)\n",
+			       f->pid, f->fd, ends, dg->rqueue, from);
+			return -EOPNOTSUPP;
+		}
+		if (c->rqueue) {
+			pr_err("pid %d fd %d: the connection from %s in the backlog of listening "
+			       "TCP "
+			       "socket %s has received %u bytes before accept(): not supported "
+			       "(they "
+			       "cannot be read before accept())\n",
+			       f->pid, f->fd, from, ends, c->rqueue);
+			return -EOPNOTSUPP;
+		}
+		found++;
+	}
+	if (found != dg->rqueue) {
+		pr_err("pid %d fd %d: listening TCP socket %s has %u connections not yet accepted, "
+		       "sock_diag shows %u: not supported\n",
+		       f->pid, f->fd, ends, dg->rqueue, found);
+		return -EOPNOTSUPP;
+	}
+	e->has_backlog_pending = true;
+	e->backlog_pending = found;
+	pr_info("pid %d fd %d: listening TCP socket %s: %u connections of the tree not yet "
+		"accepted, connected again at restore\n",
+		f->pid, f->fd, ends, found);
+	return 0;
+}
+
+int tcp_dump_backlog_client(struct dump_ctx *ctx, const struct fd_info *f,
+			    const struct inet_sk_diag *dg, InetSkEntry *e)
+{
+	const struct inet_dump *in = ctx->inet;
+	const struct inet_sk_diag *c = find_peer(in, dg, true), *l;
+	char ends[ENDS_LEN];
+	int q = 0;
+
+	l = c ? find_listener(in, c) : NULL;
+	if (!l || !sk_in_tree(ctx, f->st.st_dev, l->ino))
+		return 0; /* an accepted peer, or a listening socket outside: repair mode */
+	inet_entry_ends(e, ends, sizeof(ends));
+	if (!ctx->opts->tcp_established) {
+		pr_err("pid %d fd %d: %s is an established TCP connection %s: use "
+		       "--tcp-established "
+		       "to dump it\n",
+		       f->pid, f->fd, f->link, ends);
+		return -EOPNOTSUPP;
+	}
+	if (c->rqueue || ioctl(f->dfd, SIOCOUTQ, &q) || q) {
+		pr_err("pid %d fd %d: TCP connection %s waits in the backlog of a listening socket "
+		       "of the tree with %u bytes sent to it: not supported (they cannot be read "
+		       "before accept())\n",
+		       f->pid, f->fd, ends, c->rqueue ? c->rqueue : (unsigned int)q);
+		return -EOPNOTSUPP;
+	}
+	e->has_connect_backlog = e->connect_backlog = true;
+	pr_info("pid %d fd %d: TCP %s is not accepted yet: connected again at restore\n", f->pid,
+		f->fd, ends);
+	return 1;
 }

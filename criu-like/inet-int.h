@@ -101,6 +101,17 @@ int tcp_sendq_split(const TcpStreamEntry *t, size_t *sent, size_t *unsent);
  */
 int tcp_dump_established(struct dump_ctx *ctx, const struct fd_info *f, InetSkEntry *e);
 void tcp_stream_free(TcpStreamEntry *t);
+/*
+ * files-tcp.c, connections not yet accepted. tcp_dump_backlog(): the
+ * listening socket @f with @dg->rqueue of them: each must come from a client
+ * of the tree and have received nothing, else -EOPNOTSUPP (logged).
+ * tcp_dump_backlog_client(): 1 when the established @f is such a client
+ * (e->connect_backlog set), 0 when it is an ordinary connection, or -errno.
+ */
+int tcp_dump_backlog(struct dump_ctx *ctx, const struct fd_info *f, const struct inet_sk_diag *dg,
+		     InetSkEntry *e);
+int tcp_dump_backlog_client(struct dump_ctx *ctx, const struct fd_info *f,
+			    const struct inet_sk_diag *dg, InetSkEntry *e);
 
 /*
  * restore-files-tcp.c: the established connection @e into the new socket

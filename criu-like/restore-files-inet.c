@@ -74,7 +74,8 @@ static int check_entry(const InetSkEntry *e, uint32_t id)
 
 	if (ok && tcp)
 		ok = e->state == TCP_CLOSE || e->state == TCP_LISTEN ||
-		     (e->state == TCP_ESTABLISHED && e->tcp && e->has_dst_port && e->has_src_port);
+		     (e->state == TCP_ESTABLISHED && (e->tcp || e->connect_backlog) &&
+		      e->has_dst_port && e->has_src_port);
 	if (ok && udp)
 		ok = e->state == TCP_CLOSE || (e->state == TCP_ESTABLISHED && e->has_dst_port);
 	if (!ok)
@@ -198,7 +199,13 @@ static int isk_bind(int sk, const InetSkEntry *e, uint32_t id)
 	return 0;
 }
 
-static int udp_connect(int sk, const InetSkEntry *e, uint32_t id)
+/*
+ * A connected UDP socket, or a TCP connection that waited in the backlog of a
+ * listening socket of the tree: a new connection to it, in its backlog again
+ * (loopback: the handshake is done before any task runs; rst_inet_repair_off()
+ * checks it).
+ */
+static int isk_connect(int sk, const InetSkEntry *e, uint32_t id)
 {
 	char ends[ENDS_LEN];
 	struct sockaddr_storage sa;
@@ -208,8 +215,9 @@ static int udp_connect(int sk, const InetSkEntry *e, uint32_t id)
 		pr_err("files.img: file %u: bad peer address\n", id);
 		return -EINVAL;
 	}
-	if (connect(sk, (struct sockaddr *)&sa, len)) {
-		pr_perror("file %u: cannot connect UDP socket %s", id,
+	if (connect(sk, (struct sockaddr *)&sa, len) && errno != EINPROGRESS) {
+		pr_perror("file %u: cannot connect %s socket %s", id,
+			  e->proto == IPPROTO_UDP ? "UDP" : "TCP",
 			  inet_entry_ends(e, ends, sizeof(ends)));
 		return neg_errno();
 	}
@@ -257,8 +265,8 @@ static int isk_open_one(struct restore_ctx *ctx, const InetSkEntry *e, uint32_t 
 			  inet_entry_ends(e, ends, sizeof(ends)));
 		err = neg_errno();
 	}
-	if (!err && e->proto == IPPROTO_UDP && e->state == TCP_ESTABLISHED)
-		err = udp_connect(sk, e, id);
+	if (!err && e->state == TCP_ESTABLISHED && (e->proto == IPPROTO_UDP || e->connect_backlog))
+		err = isk_connect(sk, e, id);
 	if (!err)
 		err = isk_finish(sk, e, id);
 	if (err)
@@ -269,11 +277,12 @@ static int isk_open_one(struct restore_ctx *ctx, const InetSkEntry *e, uint32_t 
 }
 
 /*
- * The listening sockets on @e's local port, opened first and parked at their
- * slot: a connection taken again in repair mode binds its port without any
- * check (SK_FORCE_REUSE), a listening socket after it would have to pass them.
+ * The listening sockets on @port, opened first and parked at their slot: a
+ * connection taken again in repair mode binds its port without any check
+ * (SK_FORCE_REUSE), a listening socket after it would have to pass them; a
+ * connection that waited in a backlog connects to its listening socket.
  */
-static int open_listeners_of(struct restore_ctx *ctx, const InetSkEntry *e)
+static int open_listeners_of(struct restore_ctx *ctx, uint32_t port)
 {
 	struct rst_files *f = ctx->files;
 	size_t i;
@@ -286,7 +295,7 @@ static int open_listeners_of(struct restore_ctx *ctx, const InetSkEntry *e)
 			continue;
 		l = isk_at(f, i);
 		if (l->proto != IPPROTO_TCP || l->state != TCP_LISTEN || !l->has_src_port ||
-		    l->src_port != e->src_port)
+		    l->src_port != port)
 			continue;
 		fd = isk_open_one(ctx, l, f->idx.by_id[i]->id);
 		if (fd < 0)
@@ -312,8 +321,9 @@ int rst_inet_open(struct restore_ctx *ctx, size_t pos)
 		pr_err("files.img: file %u has no inet socket entry\n", f->idx.by_id[pos]->id);
 		return -EINVAL;
 	}
-	if (e->tcp) {
-		err = open_listeners_of(ctx, e);
+	/* a connection on a listening socket's port, or one to connect to it again */
+	if (e->tcp || e->connect_backlog) {
+		err = open_listeners_of(ctx, e->tcp ? e->src_port : e->dst_port);
 		if (err)
 			return err;
 	}

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -37,6 +38,8 @@
 
 #define ENDS_LEN (2 * INET_ADDR_STRLEN + 8)
 #define TCP_CHUNK (256u << 10)
+/* loopback answers at once; a loaded machine may take a moment */
+#define TCP_CONNECT_WAIT_MS 10000
 
 /* Room in the buffers for what is put back at once, whatever they were at the dump. */
 static int grow_buffers(int sk, const TcpStreamEntry *t)
@@ -235,6 +238,23 @@ static int tcp_go_live(int sk, const InetSkEntry *e)
 	return err;
 }
 
+/* A connection that waited in a backlog, connected again at open: the handshake done. */
+static int tcp_check_connected(int sk, const InetSkEntry *e, uint32_t id)
+{
+	char ends[ENDS_LEN];
+	struct pollfd p = { .fd = sk, .events = POLLOUT };
+	int soerr = 0;
+	socklen_t len = sizeof(soerr);
+
+	if (poll(&p, 1, TCP_CONNECT_WAIT_MS) == 1 &&
+	    !getsockopt(sk, SOL_SOCKET, SO_ERROR, &soerr, &len) && !soerr)
+		return 0;
+	pr_err("file %u: the connection %s to a listening socket of the tree was not made again: "
+	       "%s\n",
+	       id, inet_entry_ends(e, ends, sizeof(ends)), soerr ? strerror(soerr) : "no answer");
+	return soerr ? -soerr : -ETIMEDOUT;
+}
+
 int rst_inet_repair_off(struct restore_ctx *ctx)
 {
 	const struct rst_files *f = ctx->files;
@@ -245,7 +265,14 @@ int rst_inet_repair_off(struct restore_ctx *ctx)
 	for (i = 0; f && i < f->idx.n; i++) {
 		const FileEntry *fe = f->idx.by_id[i];
 
-		if (fe->type != FILE_TYPE__FILE_INETSK || !fe->inetsk || !fe->inetsk->tcp)
+		if (fe->type != FILE_TYPE__FILE_INETSK || !fe->inetsk)
+			continue;
+		if (fe->inetsk->connect_backlog) {
+			err = tcp_check_connected(f->fds[i], fe->inetsk, fe->id);
+			if (err)
+				return err;
+		}
+		if (!fe->inetsk->tcp)
 			continue;
 		err = tcp_go_live(f->fds[i], fe->inetsk);
 		if (err) {
