@@ -151,6 +151,13 @@ static int fd_mnt_id(int fd)
 	return fi.mnt_id;
 }
 
+static int path_mnt_id(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
+
+	return fd < 0 ? neg_errno() : fd_mnt_id(fd);
+}
+
 /*
  * A mount mark: the mount point of mount @k->mnt_id in @pid's table, if the
  * dumper reaches that very mount there (not one mounted over it).
@@ -170,8 +177,13 @@ static int mount_mark_path(const struct fd_info *f, const struct mount_list *ml,
 		fd = open_mountpoint(f->pid, &ml->mnts[i], O_PATH);
 		if (fd >= 0 && fd_mnt_id(fd) == k->mnt_id) {
 			err = path_of_fd(fd, ret);
-			if (err != -ENOENT)
+			if (err == -ENOMEM)
 				return err;
+			/* The same inode may be another mount (a bind mount) in the dumper's view. */
+			if (!err && path_mnt_id(ret->path) == k->mnt_id)
+				return 0;
+			free(ret->path);
+			ret->path = NULL;
 			why = "its mount point is out of the dumper's reach";
 		}
 	}

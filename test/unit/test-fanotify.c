@@ -4,8 +4,9 @@
  * without a handle, mount, filesystem, mount namespace), bad lines refused,
  * and this kernel's own lines for a live group. Dump side (as root, on real
  * children, with cr_dump -R): marks asking for permission events, marks on
- * unlinked files and marks on a mount namespace the task left are refused
- * naming the pid, the fd and why, and the child runs on. Restore side: a
+ * unlinked files, marks on a mount namespace the task left, and mount marks
+ * on a mount hidden by another or out of the dumper's view are refused naming
+ * the pid, the fd and why, and the child runs on. Restore side: a
  * group opened from a FileEntry as the controller does it shows the fdinfo
  * the marks were made with (FAN_MARK_IGNORE and the old ignored mask,
  * evictable marks, a mark with only an ignored mask, O_NONBLOCK changed after
@@ -26,6 +27,7 @@
 #include <sys/fanotify.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -199,7 +201,32 @@ enum victim_kind {
 	V_PERM, /* a FAN_CLASS_CONTENT group with a FAN_OPEN_PERM mark */
 	V_UNLINKED, /* an inode mark on a file unlinked since, still open */
 	V_MNTNS, /* a FAN_REPORT_MNT group marking a mount namespace the task left */
+	V_HIDDEN, /* a mount mark on a tmpfs another tmpfs was mounted over */
+	V_OTHER_NS, /* a mount mark on a bind mount of the task's own mount namespace */
 };
+
+/*
+ * In a mount namespace of its own, a mount on @path, marked: a tmpfs hidden by
+ * another one (@hide), or @path bound on itself (the same inode as the
+ * dumper's @path, on another mount).
+ */
+static int mark_private_mount(const char *path, bool hide)
+{
+	int fd;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mkdir(path, 0700))
+		return -errno;
+	if (hide ? mount("t", path, "tmpfs", 0, "size=64k")
+		 : mount(path, path, NULL, MS_BIND, NULL))
+		return -errno;
+	fd = fanotify_init(FAN_CLASS_NOTIF, O_RDONLY);
+	if (fd < 0 || fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_OPEN, AT_FDCWD, path))
+		return -errno;
+	if (hide && mount("t", path, "tmpfs", 0, "size=64k"))
+		return -errno;
+	return fd;
+}
 
 static int victim_setup(enum victim_kind kind, int *ret_fd)
 {
@@ -210,7 +237,12 @@ static int victim_setup(enum victim_kind kind, int *ret_fd)
 	f = open(path, O_CREAT | O_RDWR, 0600);
 	if (f < 0)
 		return -errno;
-	if (kind == V_MNTNS) {
+	if (kind == V_HIDDEN || kind == V_OTHER_NS) {
+		snprintf(path, sizeof(path), "%s/mnt", dir);
+		fd = mark_private_mount(path, kind == V_HIDDEN);
+		if (fd < 0)
+			return fd;
+	} else if (kind == V_MNTNS) {
 		/* marks the mount namespace it then leaves */
 		fd = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_MNT, O_RDONLY);
 		if (fd < 0 ||
@@ -321,6 +353,31 @@ static void test_mntns_refused(void **state)
 		 fd);
 	dump_refused(expect);
 	dump_refused("not the task's own");
+}
+
+static void test_hidden_mount_refused(void **state)
+{
+	char expect[128];
+	int fd;
+
+	(void)state;
+	start_victim(V_HIDDEN, &fd);
+	snprintf(expect, sizeof(expect), "pid %d fd %d: fanotify mount mark on mount ", victim, fd);
+	dump_refused(expect);
+	dump_refused("another mount hides it");
+}
+
+/* The bind mount's mount point is the same directory on the host's mount in the dumper's view. */
+static void test_other_ns_mount_refused(void **state)
+{
+	char expect[128];
+	int fd;
+
+	(void)state;
+	start_victim(V_OTHER_NS, &fd);
+	snprintf(expect, sizeof(expect), "pid %d fd %d: fanotify mount mark on mount ", victim, fd);
+	dump_refused(expect);
+	dump_refused("its mount point is out of the dumper's reach");
 }
 
 /* ---- restore side ---- */
@@ -506,6 +563,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_perm_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unlinked_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mntns_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hidden_mount_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_other_ns_mount_refused, setup, teardown),
 	};
 
 	if (geteuid()) {
