@@ -126,18 +126,20 @@ static const struct cli_command commands[] = {
 	  "image to -O FILE, byte for byte. Used to craft images for tests.\n",
 	  OPTB(OUTPUT), 0, 1, run_encode },
 	{ "net-lock", "list, clean up or remove the network locks of criu-like",
-	  "list|cleanup|unlock NAME|lock TUPLE...|keep TUPLE...",
+	  "list|cleanup|unlock NAME|lock[-batch] TUPLE...|keep TUPLE...",
 	  "The tables (nftables) or chains (iptables) that drop the packets of\n"
 	  "checkpointed TCP connections; see Documentation/network-lock.md.\n"
 	  "  list           every lock: kind, name, live, kept (for a dump's restore) or stale\n"
 	  "  cleanup        remove the stale ones (what every dump and restore does first)\n"
 	  "  unlock NAME    remove one, e.g. a kept lock whose images will not be restored\n"
 	  "  lock TUPLE...  lock connections as a dump does, print the lock's name, hold it\n"
-	  "                 until stdin ends or SIGINT/SIGTERM, then remove it\n"
+	  "                 until stdin ends or SIGINT/SIGTERM, then remove it; one\n"
+	  "                 transaction per connection, as a dump locks them\n"
+	  "  lock-batch TUPLE...  the same, every connection in one transaction\n"
 	  "  keep TUPLE...  lock them under a kept name, print it and leave it in place\n"
 	  "TUPLE is LOCAL,REMOTE; each end ADDR:PORT or [ADDR6]:PORT.\n"
 	  "  --network-lock MODE  nftables (default) or iptables, for cleanup, lock, keep\n",
-	  OPTB(NETWORK_LOCK), 1, 64, run_net_lock },
+	  OPTB(NETWORK_LOCK), 1, 1025, run_net_lock },
 	{ "infect-test", "seize a tree, run the parasite in every task, cure, release",
 	  "-t PID [--cycles N]",
 	  "A diagnostic of the seize/infect/cure engine: seizes the tree at PID,\n"

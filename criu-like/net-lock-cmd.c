@@ -6,6 +6,7 @@
  *   unlock NAME          remove one, e.g. a kept lock whose images will never be restored
  *   lock TUPLE...        lock connections as a dump does, print the name, hold the lock
  *                        until stdin ends or SIGINT/SIGTERM/SIGHUP, then remove it
+ *   lock-batch TUPLE...  the same, every connection in one transaction
  *   keep TUPLE...        lock them and give the lock a kept name, as a dump that kills
  *                        its tree does; print that name and leave it in place
  * TUPLE is LOCAL,REMOTE with each end ADDR:PORT or [ADDR6]:PORT.
@@ -98,7 +99,7 @@ static void hold(void)
 	}
 }
 
-static int cmd_lock(const struct cr_options *o, bool keep, int argc, char **argv)
+static int cmd_lock(const struct cr_options *o, bool keep, bool batch, int argc, char **argv)
 {
 	_cleanup_free_ struct inet_tuple *t = NULL;
 	enum netlock_kind kind;
@@ -115,8 +116,11 @@ static int cmd_lock(const struct cr_options *o, bool keep, int argc, char **argv
 	nl = netlock_new(kind);
 	if (!nl)
 		return neg_errno();
-	for (i = 0; i < argc && !err; i++)
-		err = netlock_add(nl, &t[i]);
+	/* one at a time, as a dump calls netlock_dump_conn(); or all in one transaction */
+	if (batch)
+		err = netlock_add(nl, t, (size_t)argc);
+	for (i = 0; i < argc && !err && !batch; i++)
+		err = netlock_add(nl, &t[i], 1);
 	if (!err && keep)
 		err = netlock_keep(nl, NULL);
 	if (!err) {
@@ -125,8 +129,13 @@ static int cmd_lock(const struct cr_options *o, bool keep, int argc, char **argv
 		if (!keep)
 			hold();
 	}
-	if (err || !keep)
-		err = netlock_remove(nl) ?: err;
+	/* a failure removes what was installed; the first error is the one returned */
+	if (err || !keep) {
+		int rerr = netlock_remove(nl);
+
+		if (!err)
+			err = rerr;
+	}
 	netlock_free(nl);
 	return err;
 }
@@ -155,10 +164,14 @@ int cr_net_lock(const struct cr_options *o, int argc, char **argv)
 	}
 	if (!strcmp(argv[0], "unlock") && argc == 2)
 		return netlock_remove_name(argv[1]);
-	if ((!strcmp(argv[0], "lock") || !strcmp(argv[0], "keep")) && argc >= 2)
-		return cmd_lock(o, argv[0][0] == 'k', argc - 1, argv + 1);
+	if (!strcmp(argv[0], "lock") && argc >= 2)
+		return cmd_lock(o, false, false, argc - 1, argv + 1);
+	if (!strcmp(argv[0], "lock-batch") && argc >= 2)
+		return cmd_lock(o, false, true, argc - 1, argv + 1);
+	if (!strcmp(argv[0], "keep") && argc >= 2)
+		return cmd_lock(o, true, false, argc - 1, argv + 1);
 	pr_err("'%s' with %d argument%s is not an action (list, cleanup, unlock NAME, "
-	       "lock TUPLE..., keep TUPLE...)\n",
+	       "lock TUPLE..., lock-batch TUPLE..., keep TUPLE...)\n",
 	       argv[0], argc - 1, argc == 2 ? "" : "s");
 	return -EINVAL;
 }

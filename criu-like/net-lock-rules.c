@@ -213,8 +213,8 @@ int netlock_nft_elem(const struct inet_tuple *t, char *buf, size_t size)
 	return n < 0 || (size_t)n >= size ? -EINVAL : 0;
 }
 
-/* The elements of family @family among @t, ", "-separated. */
-static int put_elems(FILE *f, int family, const struct inet_tuple *t, size_t n)
+/* The elements of family @family among @t, ", "-separated, after @lead; then "}\n". */
+static int put_elems(FILE *f, const char *lead, int family, const struct inet_tuple *t, size_t n)
 {
 	char e[2 * INET6_ADDRSTRLEN + 32];
 	bool first = true;
@@ -225,7 +225,7 @@ static int put_elems(FILE *f, int family, const struct inet_tuple *t, size_t n)
 			continue;
 		if (netlock_nft_elem(&t[i], e, sizeof(e)))
 			return -EINVAL;
-		fprintf(f, "%s%s", first ? "\t\telements = { " : ", ", e);
+		fprintf(f, "%s%s", first ? lead : ", ", e);
 		first = false;
 	}
 	if (!first)
@@ -262,11 +262,11 @@ char *netlock_nft_create(const char *name, const char *old, const struct inet_tu
 	/* add + delete first: a leftover of the same name is replaced, not merged */
 	fprintf(f, "add table inet %s\ndelete table inet %s\ntable inet %s {\n", name, name, name);
 	fprintf(f, "\tset v4 {\n\t\ttype ipv4_addr . inet_service . ipv4_addr . inet_service\n");
-	err = put_elems(f, AF_INET, t, n);
+	err = put_elems(f, "\t\telements = { ", AF_INET, t, n);
 	fprintf(f, "\t}\n\tset v6 {\n\t\ttype ipv6_addr . inet_service . ipv6_addr . "
 		   "inet_service\n");
 	if (!err)
-		err = put_elems(f, AF_INET6, t, n);
+		err = put_elems(f, "\t\telements = { ", AF_INET6, t, n);
 	fprintf(f,
 		"\t}\n"
 		"\tchain input {\n\t\ttype filter hook input priority %d; policy accept;\n"
@@ -281,19 +281,30 @@ char *netlock_nft_create(const char *name, const char *old, const struct inet_tu
 	return close_text(f, &text, err);
 }
 
-char *netlock_nft_add(const char *name, const struct inet_tuple *t)
+char *netlock_nft_add(const char *name, const struct inet_tuple *t, size_t n)
 {
-	char e[2 * INET6_ADDRSTRLEN + 32];
 	char *text = NULL;
+	size_t size, i;
+	FILE *f = open_memstream(&text, &size);
+	int err = 0, fam;
 
-	if (netlock_nft_elem(t, e, sizeof(e))) {
-		errno = EINVAL;
+	if (!f)
 		return NULL;
+	for (i = 0; i < n && !err; i++)
+		if (t[i].family != AF_INET && t[i].family != AF_INET6)
+			err = -EINVAL;
+	/* one command per family with elements; put_elems() leaves the others out */
+	for (fam = 0; fam < 2 && !err; fam++) {
+		int family = fam ? AF_INET6 : AF_INET;
+
+		for (i = 0; i < n && t[i].family != family; i++)
+			;
+		if (i == n)
+			continue;
+		fprintf(f, "add element inet %s %s ", name, fam ? "v6" : "v4");
+		err = put_elems(f, "{ ", family, t, n);
 	}
-	if (asprintf(&text, "add element inet %s %s { %s }\n", name,
-		     t->family == AF_INET ? "v4" : "v6", e) < 0)
-		return NULL;
-	return text;
+	return close_text(f, &text, err);
 }
 
 char *netlock_nft_delete(const char *const *names)
@@ -310,16 +321,30 @@ char *netlock_nft_delete(const char *const *names)
 	return close_text(f, &text, 0);
 }
 
-char *netlock_ipt_add(const char *chain, bool create, const struct inet_tuple *t)
+/* The two DROP rules of @t, one per direction. */
+static int put_ipt_rules(FILE *f, const char *chain, const struct inet_tuple *t)
 {
 	char l[INET6_ADDRSTRLEN], r[INET6_ADDRSTRLEN];
-	char *text = NULL;
-	size_t size;
-	FILE *f;
 
-	if ((t->family != AF_INET && t->family != AF_INET6) ||
-	    !inet_ntop(t->family, t->src, l, sizeof(l)) ||
-	    !inet_ntop(t->family, t->dst, r, sizeof(r))) {
+	if (!inet_ntop(t->family, t->src, l, sizeof(l)) ||
+	    !inet_ntop(t->family, t->dst, r, sizeof(r)))
+		return -EINVAL;
+	fprintf(f, "-A %s -p tcp -s %s -d %s --sport %u --dport %u -j DROP\n", chain, r, l,
+		t->dport, t->sport);
+	fprintf(f, "-A %s -p tcp -s %s -d %s --sport %u --dport %u -j DROP\n", chain, l, r,
+		t->sport, t->dport);
+	return 0;
+}
+
+char *netlock_ipt_add(const char *chain, bool create, int family, const struct inet_tuple *t,
+		      size_t n)
+{
+	char *text = NULL;
+	size_t size, i;
+	FILE *f;
+	int err = 0;
+
+	if (family != AF_INET && family != AF_INET6) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -330,12 +355,11 @@ char *netlock_ipt_add(const char *chain, bool create, const struct inet_tuple *t
 	/* -I: first in INPUT and OUTPUT, before any ACCEPT of established traffic */
 	if (create)
 		fprintf(f, ":%s - [0:0]\n-I INPUT -j %s\n-I OUTPUT -j %s\n", chain, chain, chain);
-	fprintf(f, "-A %s -p tcp -s %s -d %s --sport %u --dport %u -j DROP\n", chain, r, l,
-		t->dport, t->sport);
-	fprintf(f, "-A %s -p tcp -s %s -d %s --sport %u --dport %u -j DROP\n", chain, l, r,
-		t->sport, t->dport);
+	for (i = 0; i < n && !err; i++)
+		if (t[i].family == family)
+			err = put_ipt_rules(f, chain, &t[i]);
 	fprintf(f, "COMMIT\n");
-	return close_text(f, &text, 0);
+	return close_text(f, &text, err);
 }
 
 char *netlock_ipt_delete(const char *chain)

@@ -289,52 +289,78 @@ void netlock_free(struct netlock *nl)
 	free(nl);
 }
 
-static int remember(struct netlock *nl, const struct inet_tuple *t)
+static int reserve(struct netlock *nl, size_t n)
 {
-	struct inet_tuple *n;
+	struct inet_tuple *t;
+	size_t cap = nl->cap ? nl->cap : 16;
 
-	if (nl->nr == nl->cap) {
-		n = realloc(nl->tuples, (nl->cap ? nl->cap * 2 : 16) * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		nl->tuples = n;
-		nl->cap = nl->cap ? nl->cap * 2 : 16;
-	}
-	nl->tuples[nl->nr++] = *t;
+	while (cap < nl->nr + n)
+		cap *= 2;
+	if (cap == nl->cap)
+		return 0;
+	t = realloc(nl->tuples, cap * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	nl->tuples = t;
+	nl->cap = cap;
 	return 0;
 }
 
-int netlock_add(struct netlock *nl, const struct inet_tuple *t)
+/* One transaction: nftables, the table or its sets; iptables, the chain of @family. */
+static int add_run(struct netlock *nl, int family, const struct inet_tuple *t, size_t n)
 {
 	_cleanup_free_ char *text = NULL;
-	char e[2 * 46 + 32] = "?";
-	int fi = fam_index(t->family), err;
+	int fi = fam_index(family), err;
 
-	netlock_nft_elem(t, e, sizeof(e));
 	if (nl->kind == NETLOCK_NFTABLES)
-		text = nl->installed ? netlock_nft_add(nl->name, t)
-				     : netlock_nft_create(nl->name, NULL, t, 1);
+		text = nl->installed ? netlock_nft_add(nl->name, t, n)
+				     : netlock_nft_create(nl->name, NULL, t, n);
 	else
-		text = netlock_ipt_add(nl->name, !nl->chain[fi], t);
-	if (!text) {
-		err = neg_errno();
-		pr_errno(err, "cannot lock the connection %s", e);
-		return err;
-	}
+		text = netlock_ipt_add(nl->name, !nl->chain[fi], family, t, n);
+	if (!text)
+		return neg_errno();
 	err = nl->kind == NETLOCK_NFTABLES ? nft_run(text, false)
-					   : ipt_restore(t->family, text, false);
-	if (!err)
-		err = remember(nl, t);
-	if (err) {
-		pr_errno(err, "cannot lock the connection %s (%s %s)", e,
-			 netlock_kind_name(nl->kind), nl->name);
+					   : ipt_restore(family, text, false);
+	if (err)
 		return err;
-	}
 	if (nl->kind == NETLOCK_NFTABLES)
 		nl->installed = true;
 	else
 		nl->chain[fi] = true;
-	pr_debug("%s %s: connection %s locked\n", netlock_kind_name(nl->kind), nl->name, e);
+	return 0;
+}
+
+int netlock_add(struct netlock *nl, const struct inet_tuple *t, size_t n)
+{
+	char e[2 * 46 + 32] = "?";
+	bool has[2] = { false, false };
+	size_t i;
+	int err, fi;
+
+	if (!n)
+		return 0;
+	err = reserve(nl, n);
+	for (i = 0; i < n && !err; i++) {
+		if (t[i].family != AF_INET && t[i].family != AF_INET6)
+			err = -EAFNOSUPPORT;
+		has[fam_index(t[i].family)] = true;
+	}
+	if (!err && nl->kind == NETLOCK_NFTABLES)
+		err = add_run(nl, AF_INET, t, n);
+	for (fi = 0; fi < 2 && !err && nl->kind == NETLOCK_IPTABLES; fi++)
+		if (has[fi])
+			err = add_run(nl, fam_of(fi), t, n);
+	netlock_nft_elem(t, e, sizeof(e));
+	if (err) {
+		pr_errno(err, "cannot lock %s%s (%s %s)",
+			 n > 1 ? "the connections from " : "the connection ", e,
+			 netlock_kind_name(nl->kind), nl->name);
+		return err;
+	}
+	memcpy(nl->tuples + nl->nr, t, n * sizeof(*t));
+	nl->nr += n;
+	pr_debug("%s %s: %zu connection%s locked (%s%s)\n", netlock_kind_name(nl->kind), nl->name,
+		 n, n == 1 ? "" : "s", e, n == 1 ? "" : ", ...");
 	return 0;
 }
 
@@ -543,7 +569,7 @@ void netlock_cleanup_stale(const struct cr_options *o)
 
 /* ---- dump ----------------------------------------------------------------------------------- */
 
-int netlock_dump_conn(struct dump_ctx *ctx, const struct inet_tuple *t)
+int netlock_dump_conns(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n)
 {
 	enum netlock_kind kind;
 
@@ -552,7 +578,7 @@ int netlock_dump_conn(struct dump_ctx *ctx, const struct inet_tuple *t)
 		       ctx->opts->network_lock);
 		return -EINVAL;
 	}
-	if (kind == NETLOCK_SKIP)
+	if (kind == NETLOCK_SKIP || !n)
 		return 0;
 	if (!ctx->netlock) {
 		ctx->netlock = netlock_new(kind);
@@ -561,7 +587,12 @@ int netlock_dump_conn(struct dump_ctx *ctx, const struct inet_tuple *t)
 			return neg_errno();
 		}
 	}
-	return netlock_add(ctx->netlock, t);
+	return netlock_add(ctx->netlock, t, n);
+}
+
+int netlock_dump_conn(struct dump_ctx *ctx, const struct inet_tuple *t)
+{
+	return netlock_dump_conns(ctx, t, 1);
 }
 
 int netlock_dump_keep(struct dump_ctx *ctx)
@@ -630,7 +661,7 @@ static int restore_lock_setup(struct restore_ctx *ctx, enum netlock_kind kind)
 	return 0;
 }
 
-int netlock_restore_conn(struct restore_ctx *ctx, const struct inet_tuple *t)
+int netlock_restore_conns(struct restore_ctx *ctx, const struct inet_tuple *t, size_t n)
 {
 	enum netlock_kind kind;
 	int err;
@@ -640,6 +671,8 @@ int netlock_restore_conn(struct restore_ctx *ctx, const struct inet_tuple *t)
 		       ctx->opts->network_lock);
 		return -EINVAL;
 	}
+	if (!n)
+		return 0;
 	if (!ctx->netlock) {
 		err = restore_lock_setup(ctx, kind);
 		if (err || !ctx->netlock)
@@ -648,7 +681,12 @@ int netlock_restore_conn(struct restore_ctx *ctx, const struct inet_tuple *t)
 	/* the dump's lock holds every connection of these images already */
 	if (ctx->netlock->reused)
 		return 0;
-	return netlock_add(ctx->netlock, t);
+	return netlock_add(ctx->netlock, t, n);
+}
+
+int netlock_restore_conn(struct restore_ctx *ctx, const struct inet_tuple *t)
+{
+	return netlock_restore_conns(ctx, t, 1);
 }
 
 static void restore_failed(struct netlock *nl, const char *kept, const char *dir)

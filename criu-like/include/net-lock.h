@@ -41,6 +41,15 @@ int netlock_dump_conn(struct dump_ctx *ctx, const struct inet_tuple *t);
  */
 int netlock_restore_conn(struct restore_ctx *ctx, const struct inet_tuple *t);
 
+/*
+ * The same for @n connections at once: one transaction, one run of the tool
+ * (per family with iptables) instead of one per connection. A dump that
+ * knows several connections before putting any in repair mode saves about
+ * 7 ms of frozen time per connection on a loaded machine.
+ */
+int netlock_dump_conns(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n);
+int netlock_restore_conns(struct restore_ctx *ctx, const struct inet_tuple *t, size_t n);
+
 /* ---- the hooks of dump.c and restore.c ---------------------------------------------------- */
 
 /*
@@ -93,8 +102,8 @@ struct netlock;
 
 /* A lock of @kind (not SKIP) named after this process; nothing installed yet. NULL, errno. */
 struct netlock *netlock_new(enum netlock_kind kind);
-/* Drop the packets of @t; the first call installs the table or chain. 0 or -errno (logged). */
-int netlock_add(struct netlock *nl, const struct inet_tuple *t);
+/* Drop the packets of @t[0..@n); the first call installs the table or chain. 0 or -errno (logged). */
+int netlock_add(struct netlock *nl, const struct inet_tuple *t, size_t n);
 /* Move the lock to @name (NULL: a new kept name), atomically per family. 0 or -errno. */
 int netlock_keep(struct netlock *nl, const char *name);
 /* Remove whatever the lock installed. 0 or -errno (logged). */
@@ -161,16 +170,17 @@ int netlock_nft_elem(const struct inet_tuple *t, char *buf, size_t size);
  * elements @t[0..@n), then delete table @old unless NULL. NULL, errno.
  */
 char *netlock_nft_create(const char *name, const char *old, const struct inet_tuple *t, size_t n);
-/* `nft -f -` input adding @t to table @name. NULL, errno. */
-char *netlock_nft_add(const char *name, const struct inet_tuple *t);
+/* `nft -f -` input adding @t[0..@n) to the sets of table @name. NULL, errno. */
+char *netlock_nft_add(const char *name, const struct inet_tuple *t, size_t n);
 /* `nft -f -` input deleting the tables @names (NULL-terminated), even absent ones. */
 char *netlock_nft_delete(const char *const *names);
 /*
  * `iptables-restore --noflush` input (ip6tables-restore for AF_INET6): the
- * two DROP rules of @t in chain @chain, created first with its jumps from
- * INPUT and OUTPUT when @create. NULL, errno.
+ * two DROP rules of each tuple of @family among @t[0..@n) in chain @chain,
+ * created first with its jumps from INPUT and OUTPUT when @create. NULL, errno.
  */
-char *netlock_ipt_add(const char *chain, bool create, const struct inet_tuple *t);
+char *netlock_ipt_add(const char *chain, bool create, int family, const struct inet_tuple *t,
+		      size_t n);
 /* The jumps to @chain, its rules and itself removed. */
 char *netlock_ipt_delete(const char *chain);
 /* Parse "ADDR:PORT" or "[ADDR6]:PORT" twice, "LOCAL,REMOTE". 0 or -EINVAL. */

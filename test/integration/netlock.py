@@ -112,9 +112,9 @@ def ours_left(kind):
     return [w for w in rules_text(kind).split() if w.startswith(prefix)]
 
 
-def lock_holder(kind, tuples):
+def lock_holder(kind, tuples, action="lock"):
     p = subprocess.Popen(
-        [CRIU, "net-lock", "--network-lock", kind, "lock"] + tuples,
+        [CRIU, "net-lock", "--network-lock", kind, action] + tuples,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -161,6 +161,26 @@ def lock_unlock(kind, family, side):
         print("ok: %s: locked both ways, flows again after the unlock" % what, flush=True)
     cli.close()
     srv.close()
+
+
+def batch(kind):
+    """Connections of both families locked in one transaction (netlock_dump_conns())."""
+    what = "%s batch of IPv4 and IPv6" % kind
+    pairs = [conn_pair(socket.AF_INET), conn_pair(socket.AF_INET6), conn_pair(socket.AF_INET)]
+    p, name = lock_holder(kind, [tuple_of(c) for c, _ in pairs], "lock-batch")
+    if not name:
+        fail("%s: no lock installed" % what)
+        p.kill()
+        return
+    for c, s in pairs:
+        send_both(c, s, b"bat!")
+    ok = all(stalled(c, s, what) for c, s in pairs)
+    p.stdin.close()
+    if p.wait(timeout=60) != 0 or ours_left(kind):
+        fail("%s: unlock failed (%d) or left %s" % (what, p.returncode, ours_left(kind)))
+        return
+    if ok and all(flows(c, s, b"bat!", what) for c, s in pairs):
+        print("ok: %s: all locked both ways, all flow again after the unlock" % what, flush=True)
 
 
 def crash(kind, command):
@@ -258,6 +278,7 @@ for kind in KINDS:
     for family in (socket.AF_INET, socket.AF_INET6):
         for side in ("client", "server"):
             lock_unlock(kind, family, side)
+    batch(kind)
     empty = os.path.join(TMP, "empty")
     os.makedirs(empty, exist_ok=True)
     crash(kind, ["dump", "-t", "999999", "-D", empty])

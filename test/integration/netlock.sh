@@ -5,6 +5,7 @@
 # a network namespace of its own so no other test's traffic is touched:
 #   - a lock on one end's tuple (output chain, or input chain) stalls data
 #     sent both ways (unacknowledged, unread); removed, the data arrives;
+#   - several connections of both families locked in one transaction;
 #   - a cleanup leaves the lock of a running criu-like alone;
 #   - a criu-like killed with its lock installed: the next dump, and the next
 #     restore, remove its lock (both fail here: only the cleanup is looked at);

@@ -98,18 +98,28 @@ static void test_nft_add_delete(void **state)
 	struct inet_tuple t6 = tuple(AF_INET6, "2001:db8::5", 80, "2001:db8::9", 33000);
 	struct inet_tuple t4 = tuple(AF_INET, "1.2.3.4", 80, "5.6.7.8", 9);
 	const char *names[] = { "criu_like_1_2", "criu_like_3_4", NULL };
+	struct inet_tuple both[3] = { t4, t6, tuple(AF_INET, "1.2.3.4", 81, "5.6.7.8", 10) };
+	struct inet_tuple bad = { .family = AF_PACKET };
 	char *text;
 
 	(void)state;
-	text = netlock_nft_add("criu_like_1_2", &t6);
-	assert_string_equal(text,
-			    "add element inet criu_like_1_2 v6 { 2001:db8::5 . 80 . 2001:db8::9 . "
-			    "33000 }\n");
+	text = netlock_nft_add("criu_like_1_2", &t6, 1);
+	assert_string_equal(text, "add element inet criu_like_1_2 v6 { 2001:db8::5 . 80 . "
+				  "2001:db8::9 . 33000 }\n");
 	free(text);
-	text = netlock_nft_add("criu_like_1_2", &t4);
+	text = netlock_nft_add("criu_like_1_2", &t4, 1);
 	assert_string_equal(text,
 			    "add element inet criu_like_1_2 v4 { 1.2.3.4 . 80 . 5.6.7.8 . 9 }\n");
 	free(text);
+	/* a batch: one command per family, in one transaction */
+	text = netlock_nft_add("criu_like_1_2", both, 3);
+	assert_string_equal(text, "add element inet criu_like_1_2 v4 { 1.2.3.4 . 80 . 5.6.7.8 . 9, "
+				  "1.2.3.4 . 81 . 5.6.7.8 . 10 }\n"
+				  "add element inet criu_like_1_2 v6 { 2001:db8::5 . 80 . "
+				  "2001:db8::9 . 33000 }\n");
+	free(text);
+	assert_null(netlock_nft_add("criu_like_1_2", &bad, 1));
+	assert_int_equal(errno, EINVAL);
 	text = netlock_nft_delete(names);
 	assert_string_equal(text,
 			    "add table inet criu_like_1_2\ndelete table inet criu_like_1_2\n"
@@ -121,10 +131,11 @@ static void test_ipt(void **state)
 {
 	struct inet_tuple t4 = tuple(AF_INET, "127.0.0.1", 40000, "127.0.0.2", 8080);
 	struct inet_tuple t6 = tuple(AF_INET6, "::1", 1, "fd00::2", 2);
+	struct inet_tuple both[3] = { t4, t6, tuple(AF_INET, "10.0.0.1", 1, "10.0.0.2", 2) };
 	char *text;
 
 	(void)state;
-	text = netlock_ipt_add("CRLK_7_99", true, &t4);
+	text = netlock_ipt_add("CRLK_7_99", true, AF_INET, &t4, 1);
 	assert_string_equal(text,
 			    "*filter\n:CRLK_7_99 - [0:0]\n-I INPUT -j CRLK_7_99\n"
 			    "-I OUTPUT -j CRLK_7_99\n"
@@ -133,13 +144,27 @@ static void test_ipt(void **state)
 			    "-A CRLK_7_99 -p tcp -s 127.0.0.1 -d 127.0.0.2 --sport 40000 --dport "
 			    "8080 -j DROP\nCOMMIT\n");
 	free(text);
-	text = netlock_ipt_add("CRLK_7_99", false, &t6);
+	text = netlock_ipt_add("CRLK_7_99", false, AF_INET6, &t6, 1);
 	assert_string_equal(text,
 			    "*filter\n"
 			    "-A CRLK_7_99 -p tcp -s fd00::2 -d ::1 --sport 2 --dport 1 -j DROP\n"
 			    "-A CRLK_7_99 -p tcp -s ::1 -d fd00::2 --sport 1 --dport 2 -j DROP\n"
 			    "COMMIT\n");
 	free(text);
+	/* a batch of both families: the rules of the one asked for only */
+	text = netlock_ipt_add("CRLK_7_99", false, AF_INET6, both, 3);
+	assert_string_equal(text,
+			    "*filter\n"
+			    "-A CRLK_7_99 -p tcp -s fd00::2 -d ::1 --sport 2 --dport 1 -j DROP\n"
+			    "-A CRLK_7_99 -p tcp -s ::1 -d fd00::2 --sport 1 --dport 2 -j DROP\n"
+			    "COMMIT\n");
+	free(text);
+	text = netlock_ipt_add("CRLK_7_99", false, AF_INET, both, 3);
+	assert_non_null(strstr(text, "--sport 8080 --dport 40000 -j DROP\n"));
+	assert_non_null(strstr(text, "--sport 1 --dport 2 -j DROP\n"));
+	assert_null(strstr(text, "::1"));
+	free(text);
+	assert_null(netlock_ipt_add("CRLK_7_99", false, AF_UNIX, both, 3));
 	text = netlock_ipt_delete("CRLK_7_99");
 	assert_string_equal(text, "*filter\n-D INPUT -j CRLK_7_99\n-D OUTPUT -j CRLK_7_99\n"
 				  "-F CRLK_7_99\n-X CRLK_7_99\nCOMMIT\n");
