@@ -212,6 +212,7 @@ static int send_as(pid_t pid, int from, struct late_msg *m, uint32_t id)
 			id, pid);
 		return neg_errno();
 	}
+	pr_debug("file %u: a queued message sent again by pid %d\n", id, pid);
 	if (waitpid(child, &status, 0) != child)
 		return neg_errno();
 	if (!WIFEXITED(status))
