@@ -31,9 +31,11 @@
  */
 static const char mntns_self[] = "/proc/self/ns/mnt";
 
-static int mark_path(const FileEntry *fe, size_t i, const FanotifyMarkEntry *m, char **ret)
+/* The path of mark @i in *@ret (malloc'ed), and its lstat in *@st (zeroed for a namespace). */
+static int mark_path(const FileEntry *fe, size_t i, const FanotifyMarkEntry *m, char **ret,
+		     struct stat *st)
 {
-	struct stat st;
+	memset(st, 0, sizeof(*st));
 
 	if (m->type == FAN_MARK_MNTNS) {
 		if (m->path.len) {
@@ -50,17 +52,17 @@ static int mark_path(const FileEntry *fe, size_t i, const FanotifyMarkEntry *m, 
 		pr_err("file %u: fanotify mark %zu: bad path\n", fe->id, i);
 		return -EINVAL;
 	}
-	if (lstat(*ret, &st)) {
+	if (lstat(*ret, st)) {
 		pr_perror("file %u: fanotify mark %zu: %s", fe->id, i, *ret);
 		return neg_errno();
 	}
 	/* Inode and device numbers change with a copy or a restore on another machine. */
-	if ((m->has_ino && (uint64_t)st.st_ino != m->ino) ||
-	    (m->has_dev && (uint64_t)st.st_dev != m->dev))
+	if ((m->has_ino && (uint64_t)st->st_ino != m->ino) ||
+	    (m->has_dev && (uint64_t)st->st_dev != m->dev))
 		pr_warn("file %u: fanotify mark %zu: %s is inode %llu on %llx, it was %llu on "
 			"%llx at the dump\n",
-			fe->id, i, *ret, (unsigned long long)st.st_ino,
-			(unsigned long long)st.st_dev, (unsigned long long)m->ino,
+			fe->id, i, *ret, (unsigned long long)st->st_ino,
+			(unsigned long long)st->st_dev, (unsigned long long)m->ino,
 			(unsigned long long)m->dev);
 	return 0;
 }
@@ -78,13 +80,21 @@ static int mark_add(const FileEntry *fe, int fd, size_t i, const FanotifyMarkEnt
 	unsigned int base = FAN_MARK_ADD | nofollow | m->type | (m->mflags & FAN_MARK_EVICTABLE);
 	unsigned int ign = (m->mflags & FAN_MARK_IGNORE) ? FAN_MARK_IGNORE : FAN_MARK_IGNORED_MASK;
 	_cleanup_free_ char *path = NULL;
-	int err = mark_path(fe, i, m, &path);
+	uint32_t mask = m->mask;
+	struct stat st;
+	int err = mark_path(fe, i, m, &path, &st);
 
 	if (err)
 		return err;
-	if (m->mask && fanotify_mark(fd, base, m->mask, AT_FDCWD, path)) {
-		pr_perror("file %u: fanotify_mark(%#x, mask %#x) on %s", fe->id, base, m->mask,
-			  path);
+	/*
+	 * On a non-directory the kernel keeps FAN_EVENT_ON_CHILD only when it adds
+	 * it itself (groups reporting the parent's fid), and refuses it from the
+	 * caller with ENOTDIR under the 5.17+ rules (FAN_REPORT_TARGET_FID).
+	 */
+	if (m->type == FAN_MARK_INODE && !S_ISDIR(st.st_mode))
+		mask &= ~(uint32_t)FAN_EVENT_ON_CHILD;
+	if (mask && fanotify_mark(fd, base, mask, AT_FDCWD, path)) {
+		pr_perror("file %u: fanotify_mark(%#x, mask %#x) on %s", fe->id, base, mask, path);
 		return neg_errno();
 	}
 	base |= ign | (m->mflags & FAN_MARK_IGNORED_SURV_MODIFY);

@@ -493,6 +493,41 @@ static void test_open_group(void **state)
 	assert_int_equal(open_one(&fe), -EINVAL);
 }
 
+/*
+ * A group reporting the parent's fid shows FAN_EVENT_ON_CHILD in the mask of
+ * a file's mark (the kernel adds it); with FAN_REPORT_TARGET_FID the kernel
+ * refuses it from the caller on a non-directory, so the restore leaves it out.
+ */
+static void test_open_target_fid(void **state)
+{
+	FileEntry fe = FILE_ENTRY__INIT;
+	FanotifyFileEntry e = FANOTIFY_FILE_ENTRY__INIT;
+	FanotifyMarkEntry m, *mp[1] = { &m };
+	char file[64], lines[256];
+	int fd, f;
+
+	(void)state;
+	snprintf(file, sizeof(file), "%s/f", dir);
+	f = open(file, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	assert_true(f >= 0);
+	close(f);
+	fe.id = 11;
+	fe.type = FILE_TYPE__FILE_FANOTIFY;
+	fe.fanotify = &e;
+	e.flags = O_RDONLY;
+	e.init_flags = FAN_REPORT_DFID_NAME_TARGET;
+	e.event_flags = O_RDONLY | O_LARGEFILE;
+	e.n_marks = 1;
+	e.marks = mp;
+	set_mark(&m, FAN_MARK_INODE, 0, FAN_MODIFY | FAN_EVENT_ON_CHILD, 0, file);
+	fd = open_one(&fe);
+	assert_true(fd >= 0);
+	fdinfo_masks(fd, lines, sizeof(lines));
+	close(fd);
+	assert_string_equal(lines, "fanotify flags:1e00 event-flags:8000;"
+				   "mflags:0 mask:8000002 ignored_mask:0;");
+}
+
 /* A mount namespace mark comes back on the restoring process's own namespace. */
 static void test_open_mntns(void **state)
 {
@@ -560,6 +595,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_parse_live, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_mntns, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_target_fid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_perm_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unlinked_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mntns_refused, setup, teardown),
