@@ -502,7 +502,7 @@ static int dump_opts(const struct fd_info *f, int proto, InetSkEntry *e, char *c
  * socket the task shares: put back after). A datagram of no bytes cannot be
  * stepped over: counting stops there.
  */
-static int udp_count_queued(const struct fd_info *f, uint32_t *ret)
+static int udp_count_queued(const struct fd_info *f, uint32_t *ret, bool *ret_more)
 {
 	int old = -1, off = 0, err = 0;
 	socklen_t olen = sizeof(old);
@@ -524,8 +524,10 @@ static int udp_count_queued(const struct fd_info *f, uint32_t *ret)
 			break;
 		}
 		n++;
-		if (r == 0 || r > INT32_MAX - off)
+		if (r == 0 || r > INT32_MAX - off) {
+			*ret_more = true;
 			break;
+		}
 		off += (int)r;
 		if (setsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off))) {
 			err = neg_errno();
@@ -544,6 +546,7 @@ static int udp_count_queued(const struct fd_info *f, uint32_t *ret)
 static int dump_udp(const struct fd_info *f, const struct inet_sk_diag *dg, InetSkEntry *e)
 {
 	char ends[2 * INET_ADDR_STRLEN + 8];
+	bool more = false;
 	uint32_t n;
 	int err;
 
@@ -555,14 +558,14 @@ static int dump_udp(const struct fd_info *f, const struct inet_sk_diag *dg, Inet
 					   : "writing");
 		return -EOPNOTSUPP;
 	}
-	err = udp_count_queued(f, &n);
+	err = udp_count_queued(f, &n, &more);
 	if (err || !n)
 		return err;
 	e->has_dropped_dgrams = true;
 	e->dropped_dgrams = n;
 	pr_warn("pid %d fd %d: UDP socket %s has %u%s datagrams queued: they are not saved, the "
 		"restored socket starts with an empty queue\n",
-		f->pid, f->fd, inet_entry_ends(e, ends, sizeof(ends)), n, n > 1 ? "" : " or more");
+		f->pid, f->fd, inet_entry_ends(e, ends, sizeof(ends)), n, more ? " or more" : "");
 	return 0;
 }
 
