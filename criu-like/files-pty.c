@@ -7,11 +7,11 @@
  * group of the slave there): termios2, winsize, packet mode, lock, the
  * session whose controlling terminal it is and its foreground group.
  *
- * Data in flight is refused: a tty queue cannot be read without consuming it
- * (no tee() for ttys). FIONREAD on the master counts what the slave wrote
- * and the master did not read; on a slave, what was written to the master
- * and not read by the slave, except a canonical line not yet ended, which
- * no ioctl shows: that partial line is lost.
+ * The data in flight both ways is saved in the master's entry (pty-data.c):
+ * read and put back at once through the master's description and one of
+ * the slave's that a task of the tree holds (pidfd_getfd(), the same open
+ * file: no open or close the tty would notice). With no slave in the tree,
+ * only what the slave wrote before is saved.
  *
  * An fd of /dev/tty whose terminal is a pty slave of the tree is that slave
  * with dev_tty set. A slave whose master is not in the tree (the terminal
@@ -33,7 +33,9 @@
 
 #include "files-int.h"
 #include "log.h"
+#include "compat.h"
 #include "proc-parse.h"
+#include "pty-data.h"
 #include "seize.h"
 #include "util.h"
 
@@ -51,6 +53,7 @@ struct pty_priv {
 	PtyWinsize w;
 	uint8_t cc[NCCS];
 	char slave_path[32];
+	struct pty_queues q[]; /* a master's only */
 };
 
 static bool is_ptmx(dev_t rdev)
@@ -181,7 +184,7 @@ static int pty_match(const struct dump_ctx *ctx, const struct fd_info *f)
 static struct pty_priv *pty_priv_new(struct file_desc *d, const struct fd_info *f, uint32_t index,
 				     bool master)
 {
-	struct pty_priv *p = calloc(1, sizeof(*p));
+	struct pty_priv *p = calloc(1, sizeof(*p) + (master ? sizeof(p->q[0]) : 0));
 
 	if (!p)
 		return NULL;
@@ -198,23 +201,6 @@ static struct pty_priv *pty_priv_new(struct file_desc *d, const struct fd_info *
 	d->fe.type = FILE_TYPE__FILE_PTY;
 	d->fe.pty = &p->e;
 	return p;
-}
-
-static int refuse_inflight(const struct fd_info *f, uint32_t index, const char *what)
-{
-	int n = 0;
-
-	if (ioctl(f->dfd, FIONREAD, &n)) {
-		pr_perror("pid %d fd %d: FIONREAD on pty %u", f->pid, f->fd, index);
-		return neg_errno();
-	}
-	if (n) {
-		pr_err("pid %d fd %d: pty %u has %d bytes %s: a tty queue cannot be read "
-		       "without consuming it, not supported\n",
-		       f->pid, f->fd, index, n, what);
-		return -EOPNOTSUPP;
-	}
-	return 0;
 }
 
 static int ioctl_int(const struct fd_info *f, uint32_t index, unsigned long req, const char *name,
@@ -276,6 +262,67 @@ static int dump_session(const struct dump_ctx *ctx, const struct fd_info *f, str
 	return 0;
 }
 
+/* The slave of pty @index in task @pid, as a dumper fd (the same open file); -1: none. */
+static int task_slave(pid_t pid, uint32_t index)
+{
+	_cleanup_closedir_ DIR *dir = NULL;
+	_cleanup_close_ int pidfd = -1;
+	char path[64];
+	struct dirent *de;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	dir = opendir(path);
+	while (dir && (de = readdir(dir))) {
+		struct stat st;
+		int fd;
+
+		if (de->d_name[0] == '.' || fstatat(dirfd(dir), de->d_name, &st, 0) ||
+		    !S_ISCHR(st.st_mode) || !is_pts(st.st_rdev) ||
+		    (uint32_t)pts_index(st.st_rdev) != index)
+			continue;
+		if (pidfd < 0)
+			pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
+		fd = pidfd < 0 ? -1 : (int)syscall(__NR_pidfd_getfd, pidfd, atoi(de->d_name), 0);
+		if (fd >= 0)
+			return fd;
+		pr_warn("pid %d fd %s: cannot take pty %u's slave: %m\n", pid, de->d_name, index);
+	}
+	return -1;
+}
+
+static int tree_slave(const struct dump_ctx *ctx, uint32_t index)
+{
+	unsigned int i;
+	int fd = -1;
+
+	for (i = 0; fd < 0 && i < ctx->tree->nr_tasks; i++)
+		fd = task_slave(ctx->tree->tasks[i]->pid, index);
+	return fd;
+}
+
+/* The data in flight both ways, read and put back at once (pty-data.c). */
+static int dump_data(const struct dump_ctx *ctx, const struct fd_info *f, struct pty_priv *p,
+		     const struct termios2 *k)
+{
+	struct pty_where w = { .pid = f->pid, .fd = f->fd, .index = p->e.index };
+	_cleanup_close_ int slave = tree_slave(ctx, p->e.index);
+	struct pty_queues *q = p->q;
+	int err;
+
+	err = pty_data_save(f->dfd, slave, k, p->e.packet, &w, q);
+	if (err)
+		return err;
+	p->e.has_output = q->out_len != 0;
+	p->e.output.data = q->out;
+	p->e.output.len = q->out_len;
+	p->e.has_input = q->in_len != 0;
+	p->e.input.data = q->in;
+	p->e.input.len = q->in_len;
+	p->e.n_input_lines = q->nr_lines;
+	p->e.input_lines = q->lines;
+	return 0;
+}
+
 static int dump_master(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
 	struct termios2 k;
@@ -289,9 +336,7 @@ static int dump_master(struct dump_ctx *ctx, const struct fd_info *f, struct fil
 	p = pty_priv_new(d, f, (uint32_t)index, true);
 	if (!p)
 		return -ENOMEM;
-	err = refuse_inflight(f, p->e.index, "written by the slave, unread by the master");
-	if (!err)
-		err = ioctl_int(f, p->e.index, TIOCGPKT, "TIOCGPKT", &pkt);
+	err = ioctl_int(f, p->e.index, TIOCGPKT, "TIOCGPKT", &pkt);
 	if (!err)
 		err = ioctl_int(f, p->e.index, TIOCGPTLCK, "TIOCGPTLCK", &lck);
 	if (err)
@@ -313,7 +358,8 @@ static int dump_master(struct dump_ctx *ctx, const struct fd_info *f, struct fil
 	pr_debug("pid %d fd %d: pty %u master%s%s, %ux%u\n", f->pid, f->fd, p->e.index,
 		 p->e.packet ? ", packet mode" : "", p->e.locked ? ", locked" : "", ws.ws_col,
 		 ws.ws_row);
-	return dump_session(ctx, f, p);
+	err = dump_session(ctx, f, p);
+	return err ? err : dump_data(ctx, f, p, &k);
 }
 
 static int dump_slave(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
@@ -339,9 +385,7 @@ static int dump_slave(struct dump_ctx *ctx, const struct fd_info *f, struct file
 		strcpy(p->slave_path, f->link);
 		p->e.slave_path.len = strlen(p->slave_path);
 	}
-	err = refuse_inflight(f, index, "written by the master, unread by the slave");
-	if (!err)
-		err = ioctl_int(f, index, TIOCGEXCL, "TIOCGEXCL", &excl);
+	err = ioctl_int(f, index, TIOCGEXCL, "TIOCGEXCL", &excl);
 	if (err)
 		return err;
 	p->e.has_exclusive = true;

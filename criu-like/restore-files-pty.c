@@ -12,7 +12,8 @@
  * are set through the master (the kernel applies them to the slave), then
  * packet mode. Every slave description is opened while the pty is unlocked,
  * parked at its f->fds slot, then the lock and the slave's exclusive mode are
- * set. The controlling terminal is given back by the session leader itself
+ * set, and the data in flight goes back in between (pty-data.c), while the
+ * slave is still open in the controller. The controlling terminal is given back by the session leader itself
  * (rst_pty_set_ctty(), rst_pty_set_fg()) with the slave description it
  * inherited from the controller; it also opens /dev/tty again for the
  * descriptions that were /dev/tty (the controller has no terminal to open it).
@@ -30,6 +31,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "pty-data.h"
 #include "restore-files-pty.h"
 #include "util.h"
 
@@ -105,28 +107,38 @@ static int open_ptmx_at(uint32_t index, uint32_t flags)
 	return err ? err : fd;
 }
 
-static int set_termios(int fd, const PtyFileEntry *p)
+static int termios_of(const PtyFileEntry *p, struct termios2 *k)
 {
 	const PtyTermios *t = p->termios;
+
+	if (t->cc.len != NCCS) {
+		pr_err("pty %u: termios with %zu control characters, expected %d\n", p->index,
+		       t->cc.len, NCCS);
+		return -EINVAL;
+	}
+	memset(k, 0, sizeof(*k));
+	k->c_iflag = t->iflag;
+	k->c_oflag = t->oflag;
+	k->c_cflag = t->cflag;
+	k->c_lflag = t->lflag;
+	k->c_line = (cc_t)t->line;
+	memcpy(k->c_cc, t->cc.data, NCCS);
+	k->c_ispeed = t->ispeed;
+	k->c_ospeed = t->ospeed;
+	return 0;
+}
+
+static int set_termios(int fd, const PtyFileEntry *p)
+{
 	const PtyWinsize *w = p->winsize;
 	struct termios2 k;
 	struct winsize ws;
+	int err;
 
-	if (t) {
-		if (t->cc.len != NCCS) {
-			pr_err("pty %u: termios with %zu control characters, expected %d\n",
-			       p->index, t->cc.len, NCCS);
-			return -EINVAL;
-		}
-		memset(&k, 0, sizeof(k));
-		k.c_iflag = t->iflag;
-		k.c_oflag = t->oflag;
-		k.c_cflag = t->cflag;
-		k.c_lflag = t->lflag;
-		k.c_line = (cc_t)t->line;
-		memcpy(k.c_cc, t->cc.data, NCCS);
-		k.c_ispeed = t->ispeed;
-		k.c_ospeed = t->ospeed;
+	if (p->termios) {
+		err = termios_of(p, &k);
+		if (err)
+			return err;
 		if (ioctl(fd, TCSETS2, &k)) {
 			pr_perror("pty %u: cannot set its termios", p->index);
 			return neg_errno();
@@ -183,6 +195,49 @@ static int open_slaves(struct rst_files *f, uint32_t index)
 	return excl ? set_int(last, TIOCEXCL, 0, "TIOCEXCL", index) : 0;
 }
 
+/* The first slave description of pty @index opened by open_slaves(), or -1. */
+static int opened_slave(const struct rst_files *f, uint32_t index)
+{
+	size_t i;
+
+	for (i = 0; i < f->idx.n; i++) {
+		const PtyFileEntry *p = pty_of(f, i);
+
+		if (p && !p->master && p->index == index && f->fds[i] >= 0)
+			return f->fds[i];
+	}
+	return -1;
+}
+
+/* The data in flight, with the slave's termios already set (the one it is read under). */
+static int put_data(const struct rst_files *f, int fd, const PtyFileEntry *p)
+{
+	struct pty_where w = { .index = p->index };
+	struct pty_data d = {
+		.out = p->output.data,
+		.out_len = p->has_output ? p->output.len : 0,
+		.in = p->input.data,
+		.in_len = p->has_input ? p->input.len : 0,
+		.lines = p->input_lines,
+		.nr_lines = p->n_input_lines,
+	};
+	struct termios2 k;
+	int err;
+
+	if (!d.out_len && !d.in_len && !d.nr_lines)
+		return 0;
+	if (!p->termios) {
+		pr_err("pty %u: data in flight but no termios in the image\n", p->index);
+		return -EINVAL;
+	}
+	err = termios_of(p, &k);
+	if (err)
+		return err;
+	/* no slave: the output alone (the dump saves input only with a slave) */
+	return pty_data_put(fd, d.in_len || d.nr_lines ? opened_slave(f, p->index) : -1, &k, &d,
+			    &w);
+}
+
 static int open_master(struct rst_files *f, size_t pos)
 {
 	const PtyFileEntry *p = pty_of(f, pos);
@@ -198,6 +253,8 @@ static int open_master(struct rst_files *f, size_t pos)
 		err = set_int(fd, TIOCPKT, 1, "cannot set packet mode", p->index);
 	if (!err)
 		err = open_slaves(f, p->index);
+	if (!err)
+		err = put_data(f, fd, p);
 	if (!err && p->has_locked && p->locked)
 		err = set_int(fd, TIOCSPTLCK, 1, "cannot lock it", p->index);
 	if (err) {
