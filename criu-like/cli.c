@@ -151,7 +151,6 @@ static const struct cli_command commands[] = {
 /* Options whose feature is not there yet: refused, never silently ignored. */
 static const char *const opt_missing[OPT__MAX] = {
 	[OPT_LEAVE_STOPPED] = "leaving the tree stopped",
-	[OPT_TCP_ESTABLISHED] = "dumping established TCP connections",
 	[OPT_TRACK_MEM] = "memory tracking",
 	[OPT_PREV_IMAGES_DIR] = "incremental dumps",
 	[OPT_PAGE_SERVER] = "the page server",
