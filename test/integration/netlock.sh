@@ -32,5 +32,5 @@ CRIU_LIKE=$(realpath "$CRIU_LIKE")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # shellcheck disable=SC2086 # one word per kind
-unshare --net sh -c 'ip link set lo up && exec python3 "$0" "$@"' \
+unshare --net sh -c 'ip link set lo up && exec python3 -u "$0" "$@"' \
 	test/integration/netlock.py "$CRIU_LIKE" "$tmp" $kinds
