@@ -5,7 +5,9 @@
  * and the ghost image and compare every field with what the children set up.
  * The children then check their files were left as they were (positions, the
  * pipe's unread data). Unsupported kinds and shared fd tables must fail with a
- * message naming the pid and fd, the child intact. Run as root.
+ * message naming the pid and fd, the child intact. Fds in flight in a unix
+ * socket's queue are named by the ids of their descriptions, one held by no
+ * task dumped on its own, a kind that cannot be refused. Run as root.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/netlink.h>
 #include <linux/userfaultfd.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -62,17 +66,19 @@
 enum victim_kind {
 	V_FILES,
 	V_UFFD,
-	V_INET_SOCKET,
+	V_NETLINK_SOCKET,
 	V_SHARED_TABLE,
 	V_WRITE_END, /* the write end of a pipe whose read end the test holds */
 	V_TTY, /* a pseudo-terminal slave; the test holds the master */
 	V_MANY, /* NR_MANY descriptions of /dev/zero, each behind two fds */
+	V_IN_FLIGHT, /* a stream pair with its pipe read end and a closed eventfd in flight */
+	V_IN_FLIGHT_EPOLL, /* the same with a closed epoll instance in flight */
 };
 
 /* What the child tells the test once it is set up. */
 struct report {
 	int reg, app, dir, ghost, memfd, null, urandom, p0, p1, rdup, wdup;
-	int bad; /* V_UFFD, V_INET_SOCKET: the unsupported fd; V_WRITE_END, V_TTY: the test's */
+	int bad; /* V_UFFD, V_NETLINK_SOCKET: the unsupported fd; V_WRITE_END, V_TTY: the test's */
 	pid_t pid; /* the child */
 	pid_t second; /* the grandchild (V_FILES) or the CLONE_FILES child */
 };
@@ -196,6 +202,67 @@ static int victim_files(struct report *r)
 	return r->second < 0 ? -errno : 0;
 }
 
+#define IN_FLIGHT_COUNT 5
+
+/* r->bad: a stream socket holding "x" with the pipe's read end and a closed eventfd or epoll. */
+static int victim_in_flight(enum victim_kind kind, struct report *r)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 2)];
+		struct cmsghdr align;
+	} c = { 0 };
+	struct iovec iov = { .iov_base = "x", .iov_len = 1 };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = c.buf,
+			     .msg_controllen = sizeof(c.buf) };
+	int sk[2], p[2], fds[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sk) || pipe(p))
+		return -errno;
+	fds[0] = p[0];
+	fds[1] = kind == V_IN_FLIGHT ? eventfd(IN_FLIGHT_COUNT, 0) : epoll_create1(0);
+	CMSG_FIRSTHDR(&mh)->cmsg_level = SOL_SOCKET;
+	CMSG_FIRSTHDR(&mh)->cmsg_type = SCM_RIGHTS;
+	CMSG_FIRSTHDR(&mh)->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(CMSG_FIRSTHDR(&mh)), fds, sizeof(fds));
+	if (fds[1] < 0 || sendmsg(sk[1], &mh, 0) != 1 || close(fds[1]))
+		return -errno;
+	r->bad = sk[0];
+	r->app = sk[1];
+	r->p0 = p[0];
+	r->p1 = p[1];
+	return 0;
+}
+
+/* The message is still queued, with both fds: the pipe's read end and the eventfd or epoll. */
+static int check_in_flight(enum victim_kind kind, const struct report *r)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 2)];
+		struct cmsghdr align;
+	} c;
+	char x = 0;
+	struct iovec iov = { .iov_base = &x, .iov_len = 1 };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = c.buf,
+			     .msg_controllen = sizeof(c.buf) };
+	uint64_t v = 0;
+	int fds[2];
+
+	if (recvmsg(r->bad, &mh, MSG_DONTWAIT) != 1 || x != 'x' || !CMSG_FIRSTHDR(&mh) ||
+	    CMSG_FIRSTHDR(&mh)->cmsg_len != CMSG_LEN(sizeof(fds)))
+		return 3;
+	memcpy(fds, CMSG_DATA(CMSG_FIRSTHDR(&mh)), sizeof(fds));
+	if (write(r->p1, "y", 1) != 1 || read(fds[0], &x, 1) != 1 || x != 'y')
+		return 4;
+	if (kind == V_IN_FLIGHT &&
+	    (read(fds[1], &v, sizeof(v)) != sizeof(v) || v != IN_FLIGHT_COUNT))
+		return 5;
+	return 0;
+}
+
 static int victim_bad(enum victim_kind kind, struct report *r)
 {
 	static char stack[65536];
@@ -206,9 +273,9 @@ static int victim_bad(enum victim_kind kind, struct report *r)
 		/* A userfaultfd the application owns: refused (eventfds are dumped now). */
 		r->bad = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
 		return r->bad < 0 ? -errno : 0;
-	case V_INET_SOCKET:
-		/* An inet socket (TCP comes in a later issue; unix sockets are dumped now). */
-		r->bad = socket(AF_INET, SOCK_DGRAM, 0);
+	case V_NETLINK_SOCKET:
+		/* A netlink socket (unix, TCP and UDP sockets are dumped now). */
+		r->bad = socket(AF_NETLINK, SOCK_DGRAM, NETLINK_ROUTE);
 		return r->bad < 0 ? -errno : 0;
 	case V_SHARED_TABLE:
 		r->second = clone(sleeper, stack + sizeof(stack), CLONE_FILES | SIGCHLD, NULL);
@@ -217,6 +284,9 @@ static int victim_bad(enum victim_kind kind, struct report *r)
 		return fill(r->bad, PIPE_DATA);
 	case V_TTY:
 		return 0;
+	case V_IN_FLIGHT:
+	case V_IN_FLIGHT_EPOLL:
+		return victim_in_flight(kind, r);
 	case V_MANY:
 		if (getrlimit(RLIMIT_NOFILE, &rl))
 			return -errno;
@@ -249,7 +319,7 @@ static int victim_check(enum victim_kind kind, const struct report *r)
 
 			return ioctl(r->bad, UFFDIO_API, &api) ? 2 : 0;
 		}
-	case V_INET_SOCKET:
+	case V_NETLINK_SOCKET:
 		/* Still the same datagram socket, usable. */
 		{
 			int type = 0;
@@ -260,6 +330,9 @@ static int victim_check(enum victim_kind kind, const struct report *r)
 				       ? 2
 				       : 0;
 		}
+	case V_IN_FLIGHT:
+	case V_IN_FLIGHT_EPOLL:
+		return check_in_flight(kind, r);
 	default:
 		return 0;
 	}
@@ -674,16 +747,16 @@ static void test_userfaultfd_refused(void **state)
 	expect_in_log(log, expect);
 }
 
-static void test_inet_socket_refused(void **state)
+static void test_netlink_socket_refused(void **state)
 {
 	char log[4096], expect[128];
 	struct report r;
 
 	(void)state;
-	dump_refused(V_INET_SOCKET, &r, log, sizeof(log));
+	dump_refused(V_NETLINK_SOCKET, &r, log, sizeof(log));
 	snprintf(expect, sizeof(expect), "pid %d fd %d: socket:[", r.pid, r.bad);
 	expect_in_log(log, expect);
-	expect_in_log(log, "] (inet socket) is not supported yet");
+	expect_in_log(log, "] (netlink socket) is not supported yet");
 }
 
 static void test_shared_fd_table_refused(void **state)
@@ -744,6 +817,62 @@ static void test_pipe_write_end_only(void **state)
 	assert_int_equal(kill(victim, SIGUSR1), 0);
 	assert_int_equal(child_status(victim), 0);
 	victim = 0;
+}
+
+/*
+ * The fds in flight are ids of files.img: the pipe's read end the child holds
+ * too, and the eventfd no task holds, dumped on its own; the child still
+ * finds its message with both fds after.
+ */
+static void test_in_flight(void **state)
+{
+	struct cr_options opts = { 0 };
+	struct images im = { 0 };
+	const UnixSkEntry *u;
+	const FileEntry *ev;
+	struct report r;
+	size_t i;
+	int imgfd;
+
+	(void)state;
+	assert_int_equal(start_victim(V_IN_FLIGHT, &r), 0);
+	imgfd = img_dir_open(imgdir, false);
+	assert_true(imgfd >= 0);
+	assert_int_equal(dump_files(imgfd, &opts), 0);
+	read_records(imgfd, CR_IMG_FILES, 0, &im.files, &im.n_files);
+	read_records(imgfd, CR_IMG_FDINFO, (uint32_t)victim, &im.fdi[0], &im.n_fdi[0]);
+	u = file_of(&im, 0, r.bad)->unixsk;
+	assert_non_null(u);
+	assert_int_equal(u->n_queue, 1);
+	assert_int_equal(u->n_queue_scm, 1);
+	assert_int_equal(u->queue_scm[0]->elem, 0);
+	assert_false(u->queue_scm[0]->has_pid);
+	assert_int_equal(u->queue_scm[0]->n_fd_ids, 2);
+	assert_int_equal(u->queue_scm[0]->fd_ids[0], fd_entry(&im, 0, r.p0)->id);
+	ev = file_by_id(&im, u->queue_scm[0]->fd_ids[1]);
+	assert_int_equal(ev->type, FILE_TYPE__FILE_EVENTFD);
+	assert_int_equal(ev->eventfd->counter, IN_FLIGHT_COUNT);
+	for (i = 0; i < im.n_fdi[0]; i++)
+		assert_int_not_equal(((FdEntry *)im.fdi[0][i])->id, ev->id);
+	free_images(&im);
+	close(imgfd);
+	assert_int_equal(kill(victim, SIGUSR1), 0);
+	assert_int_equal(child_status(victim), 0);
+	victim = 0;
+}
+
+/* An epoll instance only in flight cannot be dumped without a task holding it. */
+static void test_in_flight_epoll_refused(void **state)
+{
+	char log[4096], expect[160];
+	struct report r;
+
+	(void)state;
+	dump_refused(V_IN_FLIGHT_EPOLL, &r, log, sizeof(log));
+	snprintf(expect, sizeof(expect),
+		 "pid %d fd %d: anon_inode:[eventpoll] in flight in its queue is held by no task",
+		 r.pid, r.bad);
+	expect_in_log(log, expect);
 }
 
 /* A terminal is refused without --shell-job, and is a FILE_TTY with it. */
@@ -911,12 +1040,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_dump_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_userfaultfd_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_inet_socket_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_netlink_socket_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_fd_table_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipe_write_end_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_descriptions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dump_file_by_fd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_in_flight, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_in_flight_epoll_refused, setup, teardown),
 	};
 
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
