@@ -10,7 +10,7 @@
 #   - a criu-like killed with its lock installed: the next dump, and the next
 #     restore, remove its lock (both fail here: only the cleanup is looked at);
 #   - a kept lock survives a cleanup and `net-lock unlock` removes it;
-#   - a dump that fails (a userfaultfd after the sockets) leaves no lock and
+#   - a dump that fails after locking (a full image directory) leaves no lock and
 #     the connection works.
 # netlock.py does the work.
 set -u
@@ -32,5 +32,5 @@ CRIU_LIKE=$(realpath "$CRIU_LIKE")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # shellcheck disable=SC2086 # one word per kind
-unshare --net sh -c 'ip link set lo up && exec python3 -u "$0" "$@"' \
+unshare --net --mount --propagation private sh -c 'ip link set lo up && exec python3 -u "$0" "$@"' \
 	test/integration/netlock.py "$CRIU_LIKE" "$tmp" $kinds
