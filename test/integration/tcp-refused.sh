@@ -1,0 +1,124 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Without --tcp-established a dump that finds an established TCP connection
+# is refused: a non-zero exit, an error naming the connection and the option,
+# no network lock left behind, and the program running on as before (not
+# stopped, not traced, its connection still echoing). A program whose inet
+# sockets are only a listener and a bound UDP socket is not refused for
+# them: dump -R succeeds without the option and the program goes on.
+set -u
+: "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
+[ "$(id -u)" = 0 ] || { echo "tcp-refused: needs root"; exit 77; }
+PY=$(command -v python3 2>/dev/null) && "$PY" -c 'pass' 2>/dev/null ||
+	{ echo "tcp-refused: python3 is not installed"; exit 77; }
+[ -x "$CRIU_LIKE" ] || { echo "tcp-refused: build first ($CRIU_LIKE)"; exit 1; }
+PY=$("$PY" -c 'import sys; print(sys.executable)')
+
+tmp=$(mktemp -d)
+pids=
+trap '[ -n "$pids" ] && kill -KILL $pids 2>/dev/null; rm -rf "$tmp"' EXIT
+
+fail() {
+	echo "FAIL: $*"
+	for f in "$tmp"/*.out "$tmp"/img*/dump.log "$tmp"/*.err; do
+		[ -s "$f" ] && { echo "---- $f"; tail -15 "$f"; }
+	done
+	exit 1
+}
+
+# The program: MODE "conn" holds an established connection (both ends) and
+# echoes a line through it every 10 ms; "listen" holds a listener and a
+# bound UDP socket and checks them every 10 ms. Either writes its round
+# count to COUNT; any error ends it with a Traceback in its .err file.
+cat >"$tmp/prog.py" <<'PYTHON'
+import os, socket, sys, time
+
+mode, count = sys.argv[1], sys.argv[2]
+ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+ls.bind(("127.0.0.1", 0))
+ls.listen(4)
+if mode == "conn":
+    cl = socket.create_connection(ls.getsockname())
+    sv, _ = ls.accept()
+else:
+    us = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    us.bind(("127.0.0.1", 0))
+n = 0
+while True:
+    n += 1
+    if mode == "conn":
+        line = b"round %d\n" % n
+        cl.sendall(line)
+        got = b""
+        while len(got) < len(line):
+            got += sv.recv(len(line) - len(got))
+        assert got == line, (got, line)
+    else:
+        us.sendto(b"x%d" % n, us.getsockname())
+        assert us.recv(64) == b"x%d" % n
+    with open(count + ".tmp", "w") as f:
+        f.write("%d\n" % n)
+    os.rename(count + ".tmp", count)
+    time.sleep(0.01)
+PYTHON
+
+# start MODE: run the program in its own session, wait for its first rounds; sets $pid.
+start() {
+	setsid "$PY" "$tmp/prog.py" "$1" "$tmp/$1.count" </dev/null >"$tmp/$1.out" \
+		2>"$tmp/$1.err" &
+	pid=$!
+	pids="$pids $pid"
+	wait_rounds "$1" 3 || fail "$1: the program did not start"
+}
+
+# wait_rounds MODE N: until the program's count passes N (10 s at most).
+wait_rounds() {
+	i=0
+	while [ "$(cat "$tmp/$1.count" 2>/dev/null || echo 0)" -le "$2" ]; do
+		i=$((i + 1))
+		[ $i -le 1000 ] || return 1
+		sleep 0.01
+	done
+}
+
+# running MODE: not stopped, not traced, and its rounds go on.
+running() {
+	st=$(awk '/^State:/ { print $2 } /^TracerPid:/ { print $2 }' /proc/$pid/status | tr '\n' ' ')
+	case "$st" in
+	"S 0 " | "R 0 ") ;;
+	*) fail "$1: pid $pid is not running free after the dump (state/tracer: $st)" ;;
+	esac
+	n=$(cat "$tmp/$1.count")
+	wait_rounds "$1" $((n + 5)) || fail "$1: the program stopped at round $n"
+}
+
+# No nftables table or iptables chain of that dump's network lock may remain.
+no_lock_left() {
+	if command -v nft >/dev/null && nft list tables 2>/dev/null | grep -q "criu_like_$1_"; then
+		fail "a network lock table of dump $1 is still installed: $(nft list tables)"
+	fi
+	if command -v iptables >/dev/null && iptables -S 2>/dev/null | grep -q "CRLK_$1"; then
+		fail "a network lock chain of dump $1 is still installed"
+	fi
+}
+
+# 1. An established connection, no --tcp-established: refused.
+start conn
+"$CRIU_LIKE" dump -t "$pid" -D "$tmp/img" -v4 -o dump.log >"$tmp/dump.out" 2>&1 &
+dpid=$!
+wait $dpid && fail "the dump of an established connection succeeded without --tcp-established"
+grep -q 'established' "$tmp/dump.out" && grep -q -- '--tcp-established' "$tmp/dump.out" ||
+	fail "the refusal does not name the established connection and --tcp-established"
+port=$(sed -n 's/.*127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$tmp/dump.out" | head -1)
+[ -n "$port" ] || fail "the refusal does not name the connection's addresses"
+running conn
+no_lock_left $dpid
+echo "refused: $(grep -m1 -- '--tcp-established' "$tmp/dump.out")"
+
+# 2. A listener and a UDP socket only: not refused without the option.
+start listen
+"$CRIU_LIKE" dump -t "$pid" -D "$tmp/img2" -R -v4 -o dump.log >"$tmp/dump2.out" 2>&1 ||
+	fail "dump -R of a listener and a UDP socket failed without --tcp-established"
+running listen
+echo "listener and UDP socket: dumped without --tcp-established, still running"
+echo "PASS"
