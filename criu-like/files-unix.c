@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unix sockets (FILE_UNIXSK): type, state, name, peer, shutdown state and
- * the backlog of a listening socket come from sock_diag (NETLINK_SOCK_DIAG,
- * one exact request per socket); the receive queue is read with MSG_PEEK
+ * the backlog of a listening socket come from sock_diag (NETLINK_SOCK_DIAG
+ * through libnl, one exact request per socket); the receive queue is read with MSG_PEEK
  * from the duplicate the parasite drained, never consumed, with its fds in
  * flight (SCM_RIGHTS) and the senders' credentials (SO_PASSCRED) by
  * files-unix-queue.c; files.c turns each fd in flight into a description at
@@ -19,10 +19,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include <linux/unix_diag.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,130 +59,142 @@ static void usk_diag_fini(struct usk_diag *d)
 	d->icons = NULL;
 }
 
-static int diag_parse_attrs(struct usk_diag *d, struct rtattr *rta, int len)
+/* The attributes of one answer (nlmsg_parse() checked their place in the message). */
+static int diag_parse_attrs(struct usk_diag *d, struct nlattr **tb)
 {
-	for (; RTA_OK(rta, len); rta = RTA_NEXT(rta, len)) {
-		unsigned int plen = RTA_PAYLOAD(rta);
-		void *p = RTA_DATA(rta);
+	struct nlattr *a;
 
-		switch (rta->rta_type) {
-		case UNIX_DIAG_NAME:
-			d->name_len = min(plen, (unsigned int)USK_NAME_MAX);
-			memcpy(d->name, p, d->name_len);
-			break;
-		case UNIX_DIAG_VFS:
-			d->has_vfs = plen >= sizeof(struct unix_diag_vfs);
-			if (d->has_vfs)
-				d->vfs_ino = ((struct unix_diag_vfs *)p)->udiag_vfs_ino;
-			break;
-		case UNIX_DIAG_PEER:
-			d->has_peer = plen >= sizeof(uint32_t);
-			if (d->has_peer)
-				memcpy(&d->peer, p, sizeof(uint32_t));
-			break;
-		case UNIX_DIAG_ICONS:
-			free(d->icons);
-			d->nr_icons = plen / sizeof(uint32_t);
-			d->icons = malloc((d->nr_icons ?: 1) * sizeof(uint32_t));
-			if (!d->icons)
-				return -ENOMEM;
-			memcpy(d->icons, p, d->nr_icons * sizeof(uint32_t));
-			break;
-		case UNIX_DIAG_RQLEN:
-			if (plen >= sizeof(struct unix_diag_rqlen)) {
-				d->rqueue = ((struct unix_diag_rqlen *)p)->udiag_rqueue;
-				d->wqueue = ((struct unix_diag_rqlen *)p)->udiag_wqueue;
-			}
-			break;
-		case UNIX_DIAG_SHUTDOWN:
-			if (plen >= 1)
-				d->shutdown = *(uint8_t *)p;
-			break;
-		}
+	if ((a = tb[UNIX_DIAG_NAME])) {
+		d->name_len = min((unsigned int)nla_len(a), (unsigned int)USK_NAME_MAX);
+		memcpy(d->name, nla_data(a), d->name_len);
 	}
+	if ((a = tb[UNIX_DIAG_VFS]) && nla_len(a) >= (int)sizeof(struct unix_diag_vfs)) {
+		d->has_vfs = true;
+		d->vfs_ino = ((struct unix_diag_vfs *)nla_data(a))->udiag_vfs_ino;
+	}
+	if ((a = tb[UNIX_DIAG_PEER]) && nla_len(a) >= (int)sizeof(uint32_t)) {
+		d->has_peer = true;
+		memcpy(&d->peer, nla_data(a), sizeof(uint32_t));
+	}
+	if ((a = tb[UNIX_DIAG_ICONS])) {
+		d->nr_icons = (unsigned int)nla_len(a) / sizeof(uint32_t);
+		d->icons = malloc((d->nr_icons ?: 1) * sizeof(uint32_t));
+		if (!d->icons)
+			return -ENOMEM;
+		memcpy(d->icons, nla_data(a), d->nr_icons * sizeof(uint32_t));
+	}
+	if ((a = tb[UNIX_DIAG_RQLEN]) && nla_len(a) >= (int)sizeof(struct unix_diag_rqlen)) {
+		d->rqueue = ((struct unix_diag_rqlen *)nla_data(a))->udiag_rqueue;
+		d->wqueue = ((struct unix_diag_rqlen *)nla_data(a))->udiag_wqueue;
+	}
+	if ((a = tb[UNIX_DIAG_SHUTDOWN]) && nla_len(a) >= 1)
+		d->shutdown = *(uint8_t *)nla_data(a);
 	return 0;
 }
 
 static int diag_parse(struct nlmsghdr *h, struct usk_diag *d)
 {
-	struct unix_diag_msg *m = NLMSG_DATA(h);
+	struct nlattr *tb[UNIX_DIAG_MAX + 1];
+	struct unix_diag_msg *m = nlmsg_data(h);
 
 	memset(d, 0, sizeof(*d));
-	if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*m)))
+	if (!nlmsg_valid_hdr(h, sizeof(*m)) ||
+	    nlmsg_parse(h, sizeof(*m), tb, UNIX_DIAG_MAX, NULL) < 0)
 		return -EINVAL;
 	d->ino = m->udiag_ino;
 	d->type = m->udiag_type;
 	d->state = m->udiag_state;
-	return diag_parse_attrs(d, (struct rtattr *)(m + 1),
-				(int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m))));
+	return diag_parse_attrs(d, tb);
 }
 
-static int diag_send(int nl, uint32_t ino, bool dump)
-{
-	struct {
-		struct nlmsghdr h;
-		struct unix_diag_req r;
-	} req = { 0 };
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+/* One sock_diag exchange: each answer goes to @fn until it returns non-zero. */
+struct diag_query {
+	int (*fn)(struct usk_diag *d, void *arg);
+	void *arg;
+	int ret; /* what @fn returned last (1: found), or -errno of a failure */
+};
 
-	req.h.nlmsg_len = sizeof(req);
-	req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-	req.h.nlmsg_flags = NLM_F_REQUEST | (dump ? NLM_F_DUMP : 0);
-	req.r.sdiag_family = AF_UNIX;
-	req.r.udiag_states = ~0u;
-	req.r.udiag_ino = ino;
-	req.r.udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_VFS | UDIAG_SHOW_PEER | UDIAG_SHOW_ICONS |
-			   UDIAG_SHOW_RQLEN;
-	/* sk_shutdown comes always (UNIX_DIAG_SHUTDOWN). An exact request checks the cookie unless it is INET_DIAG_NOCOOKIE (~0). */
-	req.r.udiag_cookie[0] = req.r.udiag_cookie[1] = ~0u;
-	if (sendto(nl, &req, sizeof(req), 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return neg_errno();
-	return 0;
+static int diag_valid_cb(struct nl_msg *msg, void *arg)
+{
+	struct diag_query *q = arg;
+	struct usk_diag d;
+
+	q->ret = diag_parse(nlmsg_hdr(msg), &d);
+	if (!q->ret)
+		q->ret = q->fn(&d, q->arg);
+	usk_diag_fini(&d);
+	return q->ret ? NL_STOP : NL_OK;
+}
+
+static int diag_err_cb(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
+{
+	(void)nla;
+	((struct diag_query *)arg)->ret = e->error < 0 ? e->error : -EIO;
+	return NL_STOP;
+}
+
+static int diag_request(struct nl_sock *sk, uint32_t ino, bool dump)
+{
+	struct unix_diag_req req = {
+		.sdiag_family = AF_UNIX,
+		.udiag_states = ~0u,
+		.udiag_ino = ino,
+		.udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_VFS | UDIAG_SHOW_PEER |
+			      UDIAG_SHOW_ICONS | UDIAG_SHOW_RQLEN,
+		/*
+		 * sk_shutdown comes always (UNIX_DIAG_SHUTDOWN). An exact request
+		 * checks the cookie unless it is INET_DIAG_NOCOOKIE (~0).
+		 */
+		.udiag_cookie = { ~0u, ~0u },
+	};
+	struct nl_msg *msg = nlmsg_alloc_simple(SOCK_DIAG_BY_FAMILY,
+						NLM_F_REQUEST | (dump ? NLM_F_DUMP : 0));
+	int err;
+
+	if (!msg)
+		return -ENOMEM;
+	err = nlmsg_append(msg, &req, sizeof(req), NLMSG_ALIGNTO);
+	if (!err)
+		err = nl_send_auto(sk, msg);
+	nlmsg_free(msg);
+	return err;
 }
 
 /*
- * Every answer to a request, passed to @fn until it returns non-zero (1:
- * found, stop) or the answer ends. 0 when @fn never stopped it.
+ * Ask sock_diag (through libnl) about the unix socket @ino, or with @dump
+ * about every unix socket of the dumper's network namespace, passing each
+ * answer to @fn until it returns non-zero (1: found, stop). 0 when @fn never
+ * stopped it, -ENOENT when sock_diag does not know @ino, or -errno.
  */
-static int diag_recv(int nl, int (*fn)(struct usk_diag *d, void *arg), void *arg)
+static int diag_query(uint32_t ino, bool dump, int (*fn)(struct usk_diag *d, void *arg), void *arg)
 {
-	_cleanup_free_ char *buf = malloc(1u << 16);
-	bool multi = true;
-	int ret = 0;
+	struct diag_query q = { .fn = fn, .arg = arg };
+	struct nl_sock *sk = nl_socket_alloc();
+	int err;
 
-	if (!buf)
+	if (!sk)
 		return -ENOMEM;
-	while (multi) {
-		ssize_t n = recv(nl, buf, 1u << 16, 0);
-		struct nlmsghdr *h = (struct nlmsghdr *)buf;
-
-		if (n < 0)
-			return neg_errno();
-		multi = false;
-		for (; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
-			struct usk_diag d;
-			int err;
-
-			if (h->nlmsg_type == NLMSG_DONE)
-				return ret;
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				struct nlmsgerr *e = NLMSG_DATA(h);
-
-				return e->error ? e->error : ret;
-			}
-			multi = h->nlmsg_flags & NLM_F_MULTI;
-			if (ret)
-				continue; /* drain the rest of a dump */
-			err = diag_parse(h, &d);
-			if (!err)
-				err = fn(&d, arg);
-			usk_diag_fini(&d);
-			if (err < 0)
-				return err;
-			ret = err;
-		}
+	/* A dump's parts (the backlog of a listening socket) may exceed libnl's default buffer. */
+	nl_socket_enable_msg_peek(sk);
+	/* Only the answers: no NLM_F_ACK, so an exact request ends with its one answer. */
+	nl_socket_disable_auto_ack(sk);
+	err = nl_connect(sk, NETLINK_SOCK_DIAG);
+	if (!err)
+		err = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, diag_valid_cb, &q);
+	if (!err)
+		err = nl_socket_modify_err_cb(sk, NL_CB_CUSTOM, diag_err_cb, &q);
+	if (!err)
+		err = diag_request(sk, ino, dump);
+	if (err >= 0)
+		err = nl_recvmsgs_default(sk);
+	nl_socket_free(sk);
+	if (q.ret)
+		return q.ret;
+	if (err < 0) {
+		pr_debug("sock_diag of unix socket %u: %s\n", ino, nl_geterror(err));
+		return err == -NLE_NOMEM ? -ENOMEM : -EIO;
 	}
-	return ret;
+	return 0;
 }
 
 static int take_exact(struct usk_diag *d, void *arg)
@@ -194,17 +207,9 @@ static int take_exact(struct usk_diag *d, void *arg)
 /* sock_diag of the unix socket @ino into @ret (usk_diag_fini() it); -ENOENT if none. */
 static int usk_diag_get(uint32_t ino, struct usk_diag *ret)
 {
-	_cleanup_close_ int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	int err;
+	int err = diag_query(ino, false, take_exact, ret);
 
-	if (nl < 0)
-		return neg_errno();
-	err = diag_send(nl, ino, false);
-	if (!err)
-		err = diag_recv(nl, take_exact, ret);
-	if (err == 0)
-		err = -ENOENT;
-	return err < 0 ? err : 0;
+	return err == 0 ? -ENOENT : err < 0 ? err : 0;
 }
 
 struct listener_search {
@@ -231,15 +236,9 @@ static int match_icon(struct usk_diag *d, void *arg)
  */
 static int usk_find_listener(uint32_t client, uint32_t *ret)
 {
-	_cleanup_close_ int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	struct listener_search s = { .client = client };
-	int err;
+	int err = diag_query(0, true, match_icon, &s);
 
-	if (nl < 0)
-		return neg_errno();
-	err = diag_send(nl, 0, true);
-	if (!err)
-		err = diag_recv(nl, match_icon, &s);
 	*ret = s.listener;
 	return err < 0 ? err : 0;
 }
@@ -265,15 +264,9 @@ static int match_name(struct usk_diag *d, void *arg)
 /* The datagram socket bound to @name; 0 if none. */
 static int usk_find_named(const struct usk_from *name, uint32_t *ret)
 {
-	_cleanup_close_ int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	struct name_search s = { .name = name, .type = SOCK_DGRAM };
-	int err;
+	int err = diag_query(0, true, match_name, &s);
 
-	if (nl < 0)
-		return neg_errno();
-	err = diag_send(nl, 0, true);
-	if (!err)
-		err = diag_recv(nl, match_name, &s);
 	*ret = s.ino;
 	return err < 0 ? err : 0;
 }

@@ -24,7 +24,10 @@
 #include "restore-files-pty.h"
 #include "util.h"
 
-/* Flags a description is reopened with: nothing that creates or truncates, never inherited by exec. */
+/*
+ * Flags a description is reopened with: nothing that creates or truncates,
+ * never inherited by exec.
+ */
 static int open_flags(uint32_t flags)
 {
 	return (int)(flags & ~(uint32_t)(O_CREAT | O_TRUNC | O_EXCL | O_CLOEXEC | O_NOCTTY)) |
@@ -197,7 +200,7 @@ static int open_tty(struct restore_ctx *ctx, size_t pos)
 	return -ENOTTY;
 }
 
-/* ---- the plan: read every image --------------------------------------------------------------- */
+/* ---- the plan: read every image ----------------------------------------------------------- */
 
 static int read_all_of(int dirfd, enum cr_img_kind kind, uint32_t id, bool optional,
 		       ProtobufCMessage ***recs, size_t *n)
