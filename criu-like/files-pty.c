@@ -23,6 +23,7 @@
 #include <asm/termbits.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,9 +284,15 @@ static int task_slave(pid_t pid, uint32_t index)
 		if (pidfd < 0)
 			pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
 		fd = pidfd < 0 ? -1 : (int)syscall(__NR_pidfd_getfd, pidfd, atoi(de->d_name), 0);
-		if (fd >= 0)
+		if (fd < 0) {
+			pr_warn("pid %d fd %s: cannot take pty %u's slave: %m\n", pid, de->d_name,
+				index);
+			continue;
+		}
+		/* the input is read through it */
+		if ((fcntl(fd, F_GETFL) & O_ACCMODE) != O_WRONLY)
 			return fd;
-		pr_warn("pid %d fd %s: cannot take pty %u's slave: %m\n", pid, de->d_name, index);
+		close(fd);
 	}
 	return -1;
 }

@@ -28,6 +28,7 @@
 #define LOG_PREFIX "pty: "
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -476,9 +477,18 @@ int pty_data_save(int master, int slave, const struct termios2 *t, bool packet,
 	err = fionread(master, &out, w, "master");
 	if (!err && slave >= 0)
 		err = fionread(slave, &in, w, "slave");
-	/* a canonical line not yet ended shows nowhere: look whenever a slave is there */
-	if (err || (!out && !in && (slave < 0 || !canon)))
+	/*
+	 * A canonical line not yet ended shows nowhere: look whenever a slave
+	 * is there. With EXTPROC, FIONREAD counts it (n_tty_ioctl()).
+	 */
+	if (err || (!out && !in && (slave < 0 || !canon || (t->c_lflag & EXTPROC))))
 		return err;
+	if ((fcntl(master, F_GETFL) & O_ACCMODE) == O_WRONLY) {
+		pr_err("%s: data may be in flight, but the master's description is write-only: "
+		       "not supported\n",
+		       WHERE(w));
+		return -EOPNOTSUPP;
+	}
 	err = check_movable(master, t, out, in, w);
 	if (!err && packet)
 		err = status_pending(master, &status, w);

@@ -299,6 +299,8 @@ static void test_refusals(void **state)
 	/* EXTPROC */
 	t.c_lflag |= EXTPROC;
 	assert_int_equal(open_pty(&p, &t), 0);
+	assert_int_equal(ioctl(p.slave, TCGETS2, &t), 0);
+	assert_int_equal(pty_data_save(p.master, p.slave, &t, false, &w, q), 0); /* nothing */
 	assert_int_equal(write(p.slave, "x", 1), 1);
 	wait_queued(p.master, 1);
 	assert_int_equal(ioctl(p.slave, TCGETS2, &t), 0);
