@@ -496,59 +496,9 @@ static int dump_opts(const struct fd_info *f, int proto, InetSkEntry *e, char *c
 
 /* ---- the dump -------------------------------------------------------------------------- */
 
-/*
- * The datagrams queued on the UDP socket @f, counted without consuming them:
- * each MSG_PEEK starts at SO_PEEK_OFF, set past the datagrams seen (on the
- * socket the task shares: put back after). A datagram of no bytes cannot be
- * stepped over: counting stops there.
- */
-static int udp_count_queued(const struct fd_info *f, uint32_t *ret, bool *ret_more)
-{
-	int old = -1, off = 0, err = 0;
-	socklen_t olen = sizeof(old);
-	uint32_t n = 0;
-	char c;
-
-	*ret = 0;
-	if (getsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &old, &olen) ||
-	    setsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off))) {
-		pr_perror("pid %d fd %d: SO_PEEK_OFF of %s", f->pid, f->fd, f->link);
-		return neg_errno();
-	}
-	for (;;) {
-		ssize_t r = recv(f->dfd, &c, 1, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
-
-		if (r < 0) {
-			if (errno != EAGAIN)
-				err = neg_errno();
-			break;
-		}
-		n++;
-		if (r == 0 || r > INT32_MAX - off) {
-			*ret_more = true;
-			break;
-		}
-		off += (int)r;
-		if (setsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off))) {
-			err = neg_errno();
-			break;
-		}
-	}
-	if (setsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &old, sizeof(old)) && !err)
-		err = neg_errno();
-	if (err)
-		pr_errno(err, "pid %d fd %d: cannot count the datagrams queued on %s", f->pid,
-			 f->fd, f->link);
-	*ret = n;
-	return err;
-}
-
 static int dump_udp(const struct fd_info *f, const struct inet_sk_diag *dg, InetSkEntry *e)
 {
 	char ends[2 * INET_ADDR_STRLEN + 8];
-	bool more = false;
-	uint32_t n;
-	int err;
 
 	if (dg->shutdown) {
 		pr_err("pid %d fd %d: UDP socket %s was shut down (%s): not supported\n", f->pid,
@@ -558,15 +508,7 @@ static int dump_udp(const struct fd_info *f, const struct inet_sk_diag *dg, Inet
 					   : "writing");
 		return -EOPNOTSUPP;
 	}
-	err = udp_count_queued(f, &n, &more);
-	if (err || !n)
-		return err;
-	e->has_dropped_dgrams = true;
-	e->dropped_dgrams = n;
-	pr_warn("pid %d fd %d: UDP socket %s has %u%s datagrams queued: they are not saved, the "
-		"restored socket starts with an empty queue\n",
-		f->pid, f->fd, inet_entry_ends(e, ends, sizeof(ends)), n, more ? " or more" : "");
-	return 0;
+	return udp_dump_queue(f, e);
 }
 
 static int dump_tcp(struct dump_ctx *ctx, const struct fd_info *f, const struct inet_sk_diag *dg,
@@ -606,7 +548,7 @@ struct inet_priv {
 static int inet_pack(struct file_desc *d, const InetSkEntry *e)
 {
 	const TcpStreamEntry *t = e->tcp;
-	size_t qlen = t ? t->in_queue.len + t->out_queue.len : 0;
+	size_t qlen = t ? t->in_queue.len + t->out_queue.len : udp_queue_size(e);
 	struct inet_priv *p = malloc(sizeof(*p) + qlen);
 
 	if (!p)
@@ -629,6 +571,8 @@ static int inet_pack(struct file_desc *d, const InetSkEntry *e)
 			memcpy(p->data + t->in_queue.len, t->out_queue.data, t->out_queue.len);
 		p->t.out_queue.data = p->data + t->in_queue.len;
 		p->e.tcp = &p->t;
+	} else {
+		udp_queue_pack(&p->e, e, p->data);
 	}
 	free(d->priv);
 	d->priv = p;
@@ -707,6 +651,7 @@ static int inet_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 			 inet_entry_ends(&e, ends, sizeof(ends)),
 			 proto == IPPROTO_TCP ? tcp_state_name(dg.state) : "");
 	tcp_stream_free(e.tcp);
+	udp_queue_free(&e);
 	return err;
 }
 

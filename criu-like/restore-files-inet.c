@@ -224,10 +224,10 @@ static int isk_connect(int sk, const InetSkEntry *e, uint32_t id)
 	return 0;
 }
 
-/* The end of the restore of one socket: options, SO_REUSEADDR, O_NONBLOCK. */
+/* The end of the restore of one socket: SO_REUSEADDR, O_NONBLOCK. */
 static int isk_finish(int sk, const InetSkEntry *e, uint32_t id)
 {
-	int err = restore_opts_after(sk, e, id);
+	int err = 0;
 
 	/* A connection in repair mode gets its SO_REUSEADDR with rst_inet_repair_off(). */
 	if (!err && !e->tcp)
@@ -265,6 +265,11 @@ static int isk_open_one(struct restore_ctx *ctx, const InetSkEntry *e, uint32_t 
 			  inet_entry_ends(e, ends, sizeof(ends)));
 		err = neg_errno();
 	}
+	if (!err)
+		err = restore_opts_after(sk, e, id);
+	/* with the saved receive buffer, and before connect(), which filters senders */
+	if (!err && e->n_dgrams)
+		err = udp_refill(sk, e, id);
 	if (!err && e->state == TCP_ESTABLISHED && (e->proto == IPPROTO_UDP || e->connect_backlog))
 		err = isk_connect(sk, e, id);
 	if (!err)
