@@ -19,13 +19,22 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "dump.h"
+#include "image.h"
+#include "infect.h"
+#include "log.h"
+#include "options.h"
+#include "seize.h"
 #include "../../criu-like/pty-data.h"
 #include "util.h"
 
@@ -284,6 +293,13 @@ static void test_put_new(void **state)
 	free(q);
 }
 
+static bool status_waits(int master)
+{
+	struct pollfd p = { .fd = master, .events = POLLPRI };
+
+	return poll(&p, 1, 0) == 1;
+}
+
 static void test_refusals(void **state)
 {
 	struct pty_where w = { .pid = 1, .fd = 3 };
@@ -327,11 +343,10 @@ static void test_refusals(void **state)
 	wait_queued(p.master, 2);
 	assert_int_equal(ioctl(p.master, TIOCPKT, &one), 0);
 	assert_int_equal(write(p.master, "\x13", 1), 1);
-	{
-		struct pollfd pp = { .fd = p.master, .events = POLLPRI };
-
-		assert_int_equal(poll(&pp, 1, 2000), 1); /* the flip work made the status */
-	}
+	/* the flip work makes the status; its wake-up is for POLLIN only (pty_stop()) */
+	for (n = 0; n < 200 && !status_waits(p.master); n++)
+		usleep(10000);
+	assert_true(status_waits(p.master));
 	assert_int_equal(ioctl(p.slave, TCGETS2, &t), 0);
 	assert_int_equal(pty_data_save(p.master, p.slave, &t, true, &w, q), -EOPNOTSUPP);
 	n = (int)read_ready(p.master, buf, sizeof(buf));
@@ -371,6 +386,112 @@ static void test_refusals(void **state)
 	free(q);
 }
 
+/* The victim of the failed dump: pty A with data both ways, pty B refused (EXTPROC, data). */
+static int victim_setup(struct pty *a, struct pty *b)
+{
+	struct termios2 t;
+
+	fill_canon(a, &t);
+	t = canon_termios();
+	t.c_lflag |= EXTPROC;
+	if (open_pty(b, &t) || write(b->slave, "x", 1) != 1)
+		return -1;
+	wait_queued(b->master, 1);
+	return 0;
+}
+
+static void victim_main(int report)
+{
+	struct pty a, b;
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	if (victim_setup(&a, &b) || write(report, "r", 1) != 1)
+		_exit(1);
+	close(report);
+	sigwait(&set, &sig);
+	/* cmocka's asserts in a child: a failure ends it with a non-zero status */
+	check_canon_queues(&a);
+	_exit(0);
+}
+
+static int dump_files_of(pid_t pid, int imgfd)
+{
+	struct cr_options opts = { 0 };
+	struct dump_task dt = { 0 };
+	struct dump_ctx ctx = { .opts = &opts, .dirfd = imgfd };
+	struct pstree *t = NULL;
+	pid_t tid;
+	int err;
+
+	err = seize_tree(pid, NULL, &t);
+	if (err)
+		return err;
+	ctx.tree = t;
+	ctx.tasks = &dt;
+	ctx.nr_tasks = 1;
+	dt.t = t->tasks[0];
+	tid = dt.t->threads[0].tid;
+	err = parasite_infect(dt.t->pid, &tid, 1, &dt.ctl);
+	if (!err)
+		err = dump_task_files(&ctx, &dt);
+	if (dt.ctl && parasite_cure(dt.ctl) && !err)
+		err = -EIO;
+	unseize_tree(t, UNSEIZE_RESUME);
+	file_table_free(ctx.files);
+	return err;
+}
+
+static void test_failed_dump_puts_back(void **state)
+{
+	char dir[] = "/tmp/test-pty-data.XXXXXX", cmd[64], b, log[16384];
+	int p[2], imgfd, logfd, level, err, status = -1;
+	ssize_t n;
+	pid_t victim;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(pipe(p), 0);
+	victim = fork();
+	assert_true(victim >= 0);
+	if (!victim) {
+		close(p[0]);
+		victim_main(p[1]);
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &b, 1), 1);
+	close(p[0]);
+	imgfd = img_dir_open(dir, false);
+	assert_true(imgfd >= 0);
+	logfd = memfd_create("log", 0);
+	assert_true(logfd >= 0);
+	level = log_get_level();
+	log_set_level(LOG_DEBUG);
+	assert_int_equal(log_set_fd(logfd), 0);
+	err = dump_files_of(victim, imgfd);
+	log_set_fd(STDERR_FILENO);
+	log_set_level(level);
+	close(imgfd);
+	n = pread(logfd, log, sizeof(log) - 1, 0);
+	close(logfd);
+	assert_true(n > 0);
+	log[n] = '\0';
+	assert_int_equal(err, -EOPNOTSUPP);
+	/* pty 0 was read (and put back) before pty 1 was refused */
+	if (!strstr(log, "10 bytes for the master, 15 for the slave (3 complete lines)") ||
+	    !strstr(log, "in EXTPROC mode: not supported"))
+		fail_msg("the dump's log:\n%s", log);
+	assert_int_equal(kill(victim, SIGUSR1), 0);
+	assert_int_equal(waitpid(victim, &status, 0), victim);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest pure[] = {
@@ -382,6 +503,7 @@ int main(void)
 		cmocka_unit_test(test_save_canonical),
 		cmocka_unit_test(test_put_new),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_failed_dump_puts_back),
 	};
 	int err = cmocka_run_group_tests_name("pure", pure, NULL, NULL);
 
