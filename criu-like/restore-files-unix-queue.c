@@ -192,9 +192,44 @@ static int send_msg(int from, struct late_msg *m)
 	return 0;
 }
 
-/* @m sent by a child that has the pid @pid its credentials name, which exits after. */
-static int send_as(pid_t pid, int from, struct late_msg *m, uint32_t id)
+/* Where a refill of queue elements [@lo, @hi) of @pos sends them. */
+struct late_dst {
+	const struct rst_files *f;
+	size_t pos;
+	int from;
+	const struct sockaddr_un *to;
+	socklen_t tolen;
+};
+
+static int send_elem(const struct late_dst *d, size_t i, const UnixSkScm *c)
 {
+	struct late_msg m;
+	int err = build_msg(d->f, d->pos, i, c, d->to, d->tolen, &m);
+
+	return err ? err : send_msg(d->from, &m);
+}
+
+/*
+ * The end of the run of elements from @i on whose credentials name @pid:
+ * one child sends them all, so the receiver sees one sender (a stream
+ * delivers a run of one sender together, as it did).
+ */
+static size_t run_end(const UnixSkEntry *e, size_t i, size_t hi, pid_t pid, size_t cur)
+{
+	for (i++; i < hi; i++) {
+		const UnixSkScm *c = elem_scm(e, i, &cur);
+
+		if (!creds_wanted(c) || c->pid != pid)
+			break;
+	}
+	return i;
+}
+
+/* Elements [@i, @j) sent by a child that has the pid @pid their credentials name. */
+static int send_as(const struct late_dst *d, pid_t pid, size_t i, size_t j, size_t cur)
+{
+	const UnixSkEntry *e = usk_at(d->f, d->pos);
+	uint32_t id = usk_id(d->f, d->pos);
 	struct cr_clone_args a;
 	pid_t want = pid, child;
 	int status;
@@ -204,15 +239,20 @@ static int send_as(pid_t pid, int from, struct late_msg *m, uint32_t id)
 	a.set_tid = (uint64_t)(uintptr_t)&want;
 	a.set_tid_size = 1;
 	child = (pid_t)syscall(__NR_clone3, &a, CR_CLONE_ARGS_SIZE_VER1);
-	if (child == 0)
-		_exit(-send_msg(from, m));
+	if (child == 0) {
+		int err = 0;
+
+		for (; i < j && !err; i++)
+			err = send_elem(d, i, elem_scm(e, i, &cur));
+		_exit(-err);
+	}
 	if (child < 0) {
 		pr_perror(
-			"file %u: cannot make pid %d to send a queued message with its credentials",
+			"file %u: cannot make pid %d to send queued messages with its credentials",
 			id, pid);
 		return neg_errno();
 	}
-	pr_debug("file %u: a queued message sent again by pid %d\n", id, pid);
+	pr_debug("file %u: %zu queued messages sent again by pid %d\n", id, j - i, pid);
 	if (waitpid(child, &status, 0) != child)
 		return neg_errno();
 	if (!WIFEXITED(status))
@@ -220,37 +260,41 @@ static int send_as(pid_t pid, int from, struct late_msg *m, uint32_t id)
 	return -WEXITSTATUS(status);
 }
 
-/* Elements [@lo, @hi) of @e from @from, with the sender's buffer forced large meanwhile. */
-static int late_range(const struct rst_files *f, int from, size_t pos, size_t lo, size_t hi,
-		      const struct sockaddr_un *to, socklen_t tolen)
+/* Elements [@lo, @hi) of @d->pos, with the sender's buffer forced large meanwhile. */
+static int late_range(const struct late_dst *d, size_t lo, size_t hi)
 {
-	const UnixSkEntry *e = usk_at(f, pos);
-	uint32_t id = usk_id(f, pos);
+	const UnixSkEntry *e = usk_at(d->f, d->pos);
+	uint32_t id = usk_id(d->f, d->pos);
 	socklen_t olen = sizeof(int);
 	size_t i, cur = 0, total = 0;
 	int old = 0, err = 0;
 
 	for (i = lo; i < hi; i++)
 		total += e->queue[i].len + 1024; /* data and the overhead of each skb */
-	if (getsockopt(from, SOL_SOCKET, SO_SNDBUF, &old, &olen) ||
-	    usk_set_sndbuf(from, (int)min(total * 2 + (1u << 20), (size_t)INT_MAX / 2))) {
+	if (getsockopt(d->from, SOL_SOCKET, SO_SNDBUF, &old, &olen) ||
+	    usk_set_sndbuf(d->from, (int)min(total * 2 + (1u << 20), (size_t)INT_MAX / 2))) {
 		pr_perror("file %u: cannot size the sending socket for %zu bytes", id, total);
 		return neg_errno();
 	}
-	for (i = lo; i < hi && !err; i++) {
+	for (i = lo; i < hi && !err;) {
+		size_t at = cur;
 		const UnixSkScm *c = elem_scm(e, i, &cur);
-		struct late_msg m;
 
-		err = build_msg(f, pos, i, c, to, tolen, &m);
-		if (!err)
-			err = send_msg(from, &m);
-		if (err == -ESRCH && creds_wanted(c))
-			err = send_as(c->pid, from, &m, id);
+		err = send_elem(d, i, c);
+		if (err == -ESRCH && creds_wanted(c)) {
+			/* The pid does not exist now: a child with that pid sends the run. */
+			size_t j = run_end(e, i, hi, c->pid, cur);
+
+			err = send_as(d, c->pid, i, j, at);
+			i = j;
+			continue;
+		}
+		i++;
 	}
 	if (err)
 		pr_errno(err, "file %u: cannot refill its receive queue (%zu of %zu)", id, i,
 			 e->n_queue);
-	if (usk_set_sndbuf(from, old) && !err)
+	if (usk_set_sndbuf(d->from, old) && !err)
 		err = neg_errno();
 	return err;
 }
@@ -266,20 +310,28 @@ static int late_refill(struct rst_files *f, size_t pos)
 	const UnixSkEntry *e = usk_at(f, pos);
 	long pp = e->has_peer ? usk_find(f, e->peer) : -1;
 	int from = f->usk_from[pos], dflt, own = -1, err = 0;
+	struct late_dst d;
 	struct sockaddr_un sa;
 	socklen_t salen;
 	size_t i;
 
 	if (from < 0 && pp >= 0 && usk_at(f, pp)->peer == e->ino)
 		from = f->fds[pp];
-	if (from >= 0)
-		return late_range(f, from, pos, 0, e->n_queue, NULL, 0);
+	if (from >= 0) {
+		struct late_dst d = { .f = f, .pos = pos, .from = from };
+
+		return late_range(&d, 0, e->n_queue);
+	}
 	if (!e->has_name || usk_addr(&e->name, &sa, &salen)) {
 		pr_err("file %u: an unbound socket with a receive queue and no peer\n",
 		       usk_id(f, pos));
 		return -EINVAL;
 	}
 	dflt = pp >= 0 ? f->fds[pp] : -1;
+	d.f = f;
+	d.pos = pos;
+	d.to = &sa;
+	d.tolen = salen;
 	for (i = 0; i < e->n_queue && !err; i++) {
 		int s = dflt;
 
@@ -298,7 +350,8 @@ static int late_refill(struct rst_files *f, size_t pos)
 			err = -EINVAL;
 			break;
 		}
-		err = late_range(f, s, pos, i, i + 1, &sa, salen);
+		d.from = s;
+		err = late_range(&d, i, i + 1);
 	}
 	if (own >= 0)
 		close(own);

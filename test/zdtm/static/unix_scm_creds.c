@@ -4,9 +4,9 @@
  * datagram pair, a stream pair and a seqpacket pair, each holding messages
  * from the test itself, from a child that exited since (its pid is free at
  * restore time), and with another uid and gid (SCM_CREDENTIALS sent by
- * root); the seqpacket message also carries an fd. A stream reads the
- * messages of one sender with the same credentials as one run, and stops
- * where they change. After SIGTERM each message must name the same pid, uid
+ * root); a seqpacket and a stream message also carry an fd. A stream reads
+ * the messages of one sender with the same credentials as one run, and
+ * stops where they change or after the message with an fd. After SIGTERM each message must name the same pid, uid
  * and gid, SO_PASSCRED must still be on, and a socket with SO_PASSCRED and
  * nothing queued must keep it too.
  */
@@ -41,7 +41,7 @@ static const struct msg stream_runs[] = {
 	{ "aaabbb", 0 },
 	{ "ccc", 1 },
 	{ "ddd", 2 },
-	{ "eee", 0 },
+	{ "eeefff", 0, true }, /* "fff" came with an fd: read with the run before it */
 };
 
 static const struct msg packet_msgs[] = {
@@ -173,7 +173,7 @@ int main(int argc, char **argv)
 {
 	int dg[2], st[2], sp[2], idle[2], p[2], one = 1;
 	pid_t child = 0;
-	char c;
+	char c, buf[8];
 
 	test_init(argc, argv);
 	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, dg) || socketpair(AF_UNIX, SOCK_STREAM, 0, st) ||
@@ -190,7 +190,8 @@ int main(int argc, char **argv)
 	    send_as_test(st[0], "aaa", 0) || send_as_test(st[0], "bbb", 0) ||
 	    run_child(dg[0], st[0], sp[0], p[1], &child) ||
 	    send_as_test(dg[0], "the test again", 0) || send_as_test(st[0], "ddd", 2) ||
-	    send_as_test(st[0], "eee", 0) || send_as_test(sp[0], "packet of the test", 0)) {
+	    send_as_test(st[0], "eee", 0) || send_cred(st[0], "fff", NULL, p[1]) ||
+	    send_as_test(sp[0], "packet of the test", 0)) {
 		fail("cannot queue the messages: %m");
 		return 1;
 	}
@@ -207,7 +208,7 @@ int main(int argc, char **argv)
 	    check(st[1], "stream", stream_runs, 4, child) ||
 	    check(sp[1], "seqpacket", packet_msgs, 2, child))
 		return 1;
-	if (read(p[0], &c, 1) != 1 || c != 'x') {
+	if (read(p[0], buf, sizeof(buf)) != 2 || memcmp(buf, "xx", 2)) {
 		fail("the pipe in flight is not the pipe");
 		return 1;
 	}
