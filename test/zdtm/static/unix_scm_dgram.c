@@ -3,9 +3,10 @@
  * Fds in flight in datagram and seqpacket sockets, and the harder cases of
  * streams: datagrams with fds (one of no bytes), a packet with 3 fds, a
  * bound datagram socket holding fds from a bound sender and from an unbound
- * one, a stream whose sender closed after sending an fd, both ends of a pair
- * in flight (neither held by a task), and a socket in flight with an fd in
- * flight in its own queue. After SIGTERM each message must come with its
+ * one, a stream whose sender closed after sending an fd, a stream holding
+ * 300 KiB before a message with an fd (longer than one peek), both ends of a
+ * pair in flight (neither held by a task), and a socket in flight with an fd
+ * in flight in its own queue. After SIGTERM each message must come with its
  * fds in order, and each fd must be the object it was.
  */
 #include <errno.h>
@@ -20,6 +21,9 @@
 #include "zdtmtst.h"
 
 #define MAXFD 4
+#define LONG (300u << 10)
+
+static unsigned char longbuf[LONG + 4], longgot[LONG + 4];
 
 static int send_fds(int sk, const char *text, const int *fds, int n, const struct sockaddr_un *to,
 		    socklen_t tolen)
@@ -105,7 +109,7 @@ static int roundtrip(int a, int b, const char *what)
 }
 
 struct state {
-	int dg[2], sp[2], rcv, snd, cl, z;
+	int dg[2], sp[2], rcv, snd, cl, z, lg[2];
 	int p1[2], p2[2], p3[2], p4[2], p5[2];
 	struct sockaddr_un rsa;
 	socklen_t rlen;
@@ -172,11 +176,61 @@ static int setup(struct state *s)
 	close(y[1]);
 	close(z[0]);
 	s->z = z[1];
+	/* 300 KiB, then 4 bytes with an fd */
+	datagen(longbuf, LONG, 11);
+	memcpy(longbuf + LONG, "tail", 4);
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, s->lg) ||
+	    setsockopt(s->lg[1], SOL_SOCKET, SO_SNDBUF, &(int){ 4 * LONG }, sizeof(int)) ||
+	    send(s->lg[1], longbuf, LONG, MSG_DONTWAIT) != LONG ||
+	    send_fds(s->lg[1], "tail", &s->p5[1], 1, NULL, 0))
+		return -1;
 	/* only the queues hold the read ends now */
 	close(s->p1[0]);
 	close(s->p2[0]);
 	close(s->p3[0]);
 	close(s->p5[0]);
+	return 0;
+}
+
+/* The 300 KiB and the tail of @sk, read in 64 KiB pieces: the fd comes with the last one. */
+static int check_long(int sk, int p5)
+{
+	size_t off = 0;
+	int fd = -1, nfds = 0;
+
+	while (off < LONG + 4) {
+		union {
+			char buf[CMSG_SPACE(sizeof(int) * MAXFD)];
+			struct cmsghdr align;
+		} c;
+		size_t want = LONG + 4 - off < 65536 ? LONG + 4 - off : 65536;
+		struct iovec iov = { .iov_base = longgot + off, .iov_len = want };
+		struct msghdr mh = { .msg_iov = &iov,
+				     .msg_iovlen = 1,
+				     .msg_control = c.buf,
+				     .msg_controllen = sizeof(c.buf) };
+		ssize_t r = recvmsg(sk, &mh, MSG_DONTWAIT);
+
+		if (r <= 0) {
+			fail("long stream: %zu bytes only: %m", off);
+			return -1;
+		}
+		off += (size_t)r;
+		if (CMSG_FIRSTHDR(&mh)) {
+			nfds++;
+			memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&mh)), sizeof(int));
+			if (off != LONG + 4) {
+				fail("long stream: the fd came after %zu bytes, before the end",
+				     off);
+				return -1;
+			}
+		}
+	}
+	if (memcmp(longgot, longbuf, LONG + 4) || nfds != 1 || write(fd, "5b", 2) != 2 ||
+	    pipe_has(p5, "5b", "long stream")) {
+		fail("long stream: the data or its fd differ");
+		return -1;
+	}
 	return 0;
 }
 
@@ -190,8 +244,8 @@ static int check(struct state *s)
 	    pipe_has(r23[1], "three", "dgram 2") || recv_fds(s->dg[1], "dgram 3", "plain", f, 0))
 		return -1;
 	if (recv_fds(s->sp[0], "packet 1", "three fds", f, 3) || pipe_has(f[0], "four", "packet") ||
-	    pipe_has(f[1], "five", "packet") || write(s->p4[1], "4b", 2) != 2 ||
-	    pipe_has(f[2], "4b", "packet, the dup") ||
+	    pipe_has(f[1], "five", "packet") || check_long(s->lg[0], f[1]) ||
+	    write(s->p4[1], "4b", 2) != 2 || pipe_has(f[2], "4b", "packet, the dup") ||
 	    recv_fds(s->sp[0], "packet 2", "no fds", f, 0))
 		return -1;
 	/* the write ends came with the bound datagrams and the closed stream */
