@@ -133,10 +133,10 @@ static int set_termios(int fd, const PtyFileEntry *p)
 	const PtyWinsize *w = p->winsize;
 	struct termios2 k;
 	struct winsize ws;
-	int err;
 
 	if (p->termios) {
-		err = termios_of(p, &k);
+		int err = termios_of(p, &k);
+
 		if (err)
 			return err;
 		if (ioctl(fd, TCSETS2, &k)) {
