@@ -4,7 +4,8 @@
  * from a sock_diag answer built here (addresses, ports, state, shutdown),
  * addresses as text for the messages, the 4-tuple given to the network lock,
  * the split of a send queue into its sent and never-sent parts, sockaddrs
- * from entries, which options apply to which socket; and the kernel fact the
+ * from entries, which options apply to which socket, loopback senders and
+ * queued datagrams packed into one block; and the kernel fact the
  * dump relies on: a connection closed in repair mode sends neither FIN nor
  * RST (root only, skipped otherwise).
  */
@@ -21,6 +22,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -225,6 +227,68 @@ static void test_opts_apply(void **state)
 	assert_true(n >= 15);
 }
 
+static void test_loopback(void **state)
+{
+	uint8_t a[16];
+
+	(void)state;
+	inet_pton(AF_INET, "127.3.2.1", a);
+	assert_true(inet_addr_loopback(AF_INET, a));
+	inet_pton(AF_INET, "10.0.0.1", a);
+	assert_false(inet_addr_loopback(AF_INET, a));
+	inet_pton(AF_INET6, "::1", a);
+	assert_true(inet_addr_loopback(AF_INET6, a));
+	inet_pton(AF_INET6, "::ffff:127.0.0.1", a);
+	assert_true(inet_addr_loopback(AF_INET6, a));
+	inet_pton(AF_INET6, "::ffff:10.0.0.1", a);
+	assert_false(inet_addr_loopback(AF_INET6, a));
+	inet_pton(AF_INET6, "fe80::1", a);
+	assert_false(inet_addr_loopback(AF_INET6, a));
+}
+
+/* Datagrams packed into one block (a file_desc's priv): every byte and sender, aligned. */
+static void test_udp_pack(void **state)
+{
+	UdpDgramEntry d[3] = { UDP_DGRAM_ENTRY__INIT, UDP_DGRAM_ENTRY__INIT,
+			       UDP_DGRAM_ENTRY__INIT };
+	UdpDgramEntry *v[3] = { &d[0], &d[1], &d[2] };
+	InetSkEntry src = INET_SK_ENTRY__INIT, dst = INET_SK_ENTRY__INIT;
+	uint8_t from[4] = { 127, 0, 0, 1 }, big[1001], *block;
+	size_t i, sz;
+
+	(void)state;
+	memset(big, 0xab, sizeof(big));
+	for (i = 0; i < 3; i++) {
+		d[i].from_addr.data = from;
+		d[i].from_addr.len = 4;
+		d[i].from_port = 1000 + (uint32_t)i;
+	}
+	d[0].data.data = (uint8_t *)"abc";
+	d[0].data.len = 3;
+	d[1].data.len = 0; /* a datagram of no bytes */
+	d[2].data.data = big;
+	d[2].data.len = sizeof(big);
+	src.dgrams = v;
+	src.n_dgrams = 3;
+	sz = udp_queue_size(&src);
+	block = malloc(sz + 8);
+	assert_non_null(block);
+	udp_queue_pack(&dst, &src, block);
+	assert_int_equal(dst.n_dgrams, 3);
+	for (i = 0; i < 3; i++) {
+		const UdpDgramEntry *p = dst.dgrams[i];
+
+		assert_int_equal((uintptr_t)p % 8, 0);
+		assert_true((uint8_t *)p >= block && p->data.data + p->data.len <= block + sz);
+		assert_int_equal(p->from_port, 1000 + i);
+		assert_memory_equal(p->from_addr.data, from, 4);
+		assert_int_equal(p->data.len, d[i].data.len);
+		if (p->data.len)
+			assert_memory_equal(p->data.data, d[i].data.data, p->data.len);
+	}
+	free(block);
+}
+
 /* A loopback connection: *@a the connecting end, *@b the accepted one. */
 static void tcp_pair(int *a, int *b)
 {
@@ -288,6 +352,8 @@ int main(void)
 		cmocka_unit_test(test_sendq_split),
 		cmocka_unit_test(test_sockaddr),
 		cmocka_unit_test(test_opts_apply),
+		cmocka_unit_test(test_loopback),
+		cmocka_unit_test(test_udp_pack),
 		cmocka_unit_test(test_repair_close_silent),
 	};
 
