@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <linux/inet_diag.h>
 #include <linux/sock_diag.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -519,7 +520,14 @@ static int dump_tcp(struct dump_ctx *ctx, const struct fd_info *f, const struct 
 
 	switch (dg->state) {
 	case TCP_CLOSE:
-		return 0;
+		/* a connection reset by its peer may still hold data to read */
+		if (ioctl(f->dfd, SIOCINQ, &err) || err <= 0)
+			return 0;
+		pr_err("pid %d fd %d: TCP socket %s was connected and is closed now (reset), with "
+		       "%d "
+		       "bytes not read: not supported\n",
+		       f->pid, f->fd, inet_entry_ends(e, ends, sizeof(ends)), err);
+		return -EOPNOTSUPP;
 	case TCP_LISTEN:
 		e->has_backlog = true;
 		e->backlog = dg->wqueue; /* sk_max_ack_backlog */
