@@ -4,9 +4,9 @@
  * of the tree is checkpointed, its packets are dropped both ways so the peer
  * only retransmits. nftables: one table inet of our own, a set of 4-tuples
  * per family, input and output chains; iptables: one chain of our own in
- * table filter per family, jumped to first from INPUT and OUTPUT. The tools
- * run as `nft -f -` and `iptables-restore --noflush` with the rules on
- * stdin: one transaction per change, one fork per locked connection.
+ * table filter per family, jumped to first from INPUT and OUTPUT. Each change
+ * is one transaction (net-lock-run.c: libnftables in this process, or `nft
+ * -f -`; `iptables-restore --noflush`), its text from net-lock-rules.c.
  *
  * Names carry the pid and start time of the criu-like that installed the
  * lock, or say "kept" once a complete dump hands the lock over to the
@@ -16,20 +16,16 @@
 #define LOG_PREFIX "net-lock: "
 
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "dump.h"
 #include "log.h"
+#include "net-lock-int.h"
 #include "net-lock.h"
 #include "options.h"
 #include "proc-parse.h"
@@ -45,149 +41,8 @@ struct netlock {
 	bool reused; /* restore: the images' kept lock holds every connection already */
 	struct inet_tuple *tuples; /* everything locked, to rebuild the table under a new name */
 	size_t nr, cap;
+	struct nft_runner *nft; /* nftables: kept open, so each connection costs no new start */
 };
-
-/* ---- running nft and iptables --------------------------------------------------------------- */
-
-/* @name in $PATH, or in the sbin directories that a sudo-less PATH may lack. */
-static int find_tool(const char *name, char *buf, size_t size)
-{
-	const char *path = getenv("PATH");
-	_cleanup_free_ char *dirs = NULL;
-	char *dir, *save = NULL;
-
-	if (asprintf(&dirs, "%s:/usr/sbin:/sbin:/usr/bin:/bin", path ? path : "") < 0)
-		return -ENOMEM;
-	for (dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		if ((size_t)snprintf(buf, size, "%s/%s", dir, name) < size && !access(buf, X_OK))
-			return 0;
-	}
-	return -ENOENT;
-}
-
-static int memfd_text(const char *text)
-{
-	_cleanup_close_ int fd = memfd_create("net-lock", MFD_CLOEXEC);
-
-	if (fd < 0)
-		return neg_errno();
-	if (text && (write_all(fd, text, strlen(text)) || lseek(fd, 0, SEEK_SET)))
-		return -EIO;
-	return TAKE_FD(fd);
-}
-
-static char *memfd_read(int fd)
-{
-	struct stat st;
-	char *s;
-
-	if (fstat(fd, &st) || lseek(fd, 0, SEEK_SET))
-		return NULL;
-	s = malloc((size_t)st.st_size + 1);
-	if (!s)
-		return NULL;
-	if (read_all(fd, s, (size_t)st.st_size)) {
-		free(s);
-		return NULL;
-	}
-	s[st.st_size] = '\0';
-	return s;
-}
-
-/* In the child: @fds on 0, 1, 2 (moved above first: any may already be 0-2), nothing else. */
-static void __attribute__((noreturn)) exec_tool(const char *path, char *const argv[], int fds[3])
-{
-	sigset_t none;
-	int i, hi[3];
-
-	for (i = 0; i < 3; i++)
-		hi[i] = fcntl(fds[i], F_DUPFD, 10);
-	for (i = 0; i < 3; i++)
-		if (hi[i] < 0 || dup2(hi[i], i) != i)
-			_exit(127);
-	close_range(3, ~0U, 0);
-	/* restore blocks the signals it forwards: the tool gets a clean mask */
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	execv(path, argv);
-	_exit(127);
-}
-
-/*
- * Run @argv[0] with @input on stdin. 0 when it exits 0, its stdout in
- * *@ret_out if wanted; otherwise -ENOENT (no such tool) or -EIO, logged
- * with the command and its stderr unless @quiet.
- */
-static int run_tool(const char *const argv[], const char *input, char **ret_out, bool quiet)
-{
-	_cleanup_close_ int in = -1, out = -1, err = -1;
-	_cleanup_free_ char *errtext = NULL;
-	char path[256];
-	int fds[3], status, ret;
-	pid_t pid;
-
-	ret = find_tool(argv[0], path, sizeof(path));
-	if (ret) {
-		if (!quiet)
-			pr_err("%s is not installed (looked in $PATH and /usr/sbin, /sbin)\n",
-			       argv[0]);
-		return ret;
-	}
-	in = memfd_text(input);
-	out = memfd_text(NULL);
-	err = memfd_text(NULL);
-	if (in < 0 || out < 0 || err < 0)
-		return in < 0 ? in : out < 0 ? out : err;
-	fds[0] = in, fds[1] = out, fds[2] = err;
-	pid = fork();
-	if (pid < 0)
-		return neg_errno();
-	if (pid == 0)
-		exec_tool(path, (char *const *)argv, fds);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return neg_errno();
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		if (ret_out && !(*ret_out = memfd_read(out)))
-			return -ENOMEM;
-		return 0;
-	}
-	if (!quiet) {
-		errtext = memfd_read(err);
-		pr_err("`%s %s%s` failed (%s %d): %s%s%s", path, argv[1] ? argv[1] : "",
-		       argv[1] && argv[2] ? " ..." : "", WIFEXITED(status) ? "exit" : "signal",
-		       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-		       errtext && *errtext ? errtext : "(no message)\n",
-		       input ? "input was:\n" : "", input ? input : "");
-	}
-	return -EIO;
-}
-
-static int nft_run(const char *script, bool quiet)
-{
-	const char *const argv[] = { "nft", "-f", "-", NULL };
-
-	return run_tool(argv, script, NULL, quiet);
-}
-
-static int ipt_restore(int family, const char *script, bool quiet)
-{
-	const char *const argv[] = { family == AF_INET6 ? "ip6tables-restore" : "iptables-restore",
-				     "-w", "--noflush", NULL };
-
-	return run_tool(argv, script, NULL, quiet);
-}
-
-/* iptables -w A1 [A2 [A3 [A4]]] (ip6tables for AF_INET6) */
-static int ipt_cmd(int family, bool quiet, const char *a1, const char *a2, const char *a3,
-		   const char *a4)
-{
-	const char *const argv[] = {
-		family == AF_INET6 ? "ip6tables" : "iptables", "-w", a1, a2, a3, a4, NULL
-	};
-
-	return run_tool(argv, NULL, NULL, quiet);
-}
 
 static int fam_index(int family)
 {
@@ -197,25 +52,6 @@ static int fam_index(int family)
 static int fam_of(int idx)
 {
 	return idx ? AF_INET6 : AF_INET;
-}
-
-/* The jumps, rules and chain @chain; piece by piece when a jump is already gone. */
-static int ipt_remove_chain(int family, const char *chain)
-{
-	_cleanup_free_ char *text = netlock_ipt_delete(chain);
-	int i;
-
-	if (!text)
-		return -ENOMEM;
-	if (!ipt_restore(family, text, true))
-		return 0;
-	/* one missing jump fails the whole transaction: each step alone, duplicates too */
-	for (i = 0; i < 16 && !ipt_cmd(family, true, "-D", "INPUT", "-j", chain); i++)
-		;
-	for (i = 0; i < 16 && !ipt_cmd(family, true, "-D", "OUTPUT", "-j", chain); i++)
-		;
-	ipt_cmd(family, true, "-F", chain, NULL, NULL);
-	return ipt_cmd(family, false, "-X", chain, NULL, NULL);
 }
 
 /* ---- one lock ------------------------------------------------------------------------------- */
@@ -263,6 +99,10 @@ struct netlock *netlock_new(enum netlock_kind kind)
 		return NULL;
 	nl->kind = kind;
 	err = netlock_make_name(kind, false, getpid(), start, nl->name, sizeof(nl->name));
+	if (!err && kind == NETLOCK_NFTABLES) {
+		nl->nft = nft_runner_open();
+		err = nl->nft ? 0 : -ENOMEM;
+	}
 	if (err) {
 		free(nl);
 		errno = -err;
@@ -285,6 +125,7 @@ void netlock_free(struct netlock *nl)
 {
 	if (!nl)
 		return;
+	nft_runner_close(nl->nft);
 	free(nl->tuples);
 	free(nl);
 }
@@ -319,7 +160,7 @@ static int add_run(struct netlock *nl, int family, const struct inet_tuple *t, s
 		text = netlock_ipt_add(nl->name, !nl->chain[fi], family, t, n);
 	if (!text)
 		return neg_errno();
-	err = nl->kind == NETLOCK_NFTABLES ? nft_run(text, false)
+	err = nl->kind == NETLOCK_NFTABLES ? nft_exec(nl->nft, text, NULL, false)
 					   : ipt_restore(family, text, false);
 	if (err)
 		return err;
@@ -374,7 +215,7 @@ static int move_to(struct netlock *nl, const char *name)
 		if (!nl->installed)
 			return 0;
 		text = netlock_nft_create(name, nl->name, nl->tuples, nl->nr);
-		return text ? nft_run(text, false) : neg_errno();
+		return text ? nft_exec(nl->nft, text, NULL, false) : neg_errno();
 	}
 	for (i = 0; i < 2 && !err; i++) {
 		free(text);
@@ -421,7 +262,7 @@ int netlock_remove(struct netlock *nl)
 
 	if (nl->kind == NETLOCK_NFTABLES && nl->installed) {
 		text = netlock_nft_delete(names);
-		err = text ? nft_run(text, false) : neg_errno();
+		err = text ? nft_exec(nl->nft, text, NULL, false) : neg_errno();
 		if (!err)
 			nl->installed = false;
 	}
@@ -443,14 +284,15 @@ int netlock_remove(struct netlock *nl)
 
 bool netlock_name_exists(const char *name)
 {
+	_cleanup_free_ char *cmd = NULL;
 	enum netlock_kind kind;
-	const char *const nft[] = { "nft", "list", "table", "inet", name, NULL };
 	int i;
 
 	if (netlock_name_kind(name, &kind))
 		return false;
 	if (kind == NETLOCK_NFTABLES)
-		return !run_tool(nft, NULL, NULL, true);
+		return asprintf(&cmd, "list table inet %s\n", name) > 0 &&
+		       !nft_exec(NULL, cmd, NULL, true);
 	for (i = 0; i < 2; i++)
 		if (!ipt_cmd(fam_of(i), true, "-S", name, NULL, NULL))
 			return true;
@@ -498,21 +340,32 @@ int netlock_remove_name(const char *name)
 
 /* ---- crash cleanup -------------------------------------------------------------------------- */
 
+/* `nft list tables` through @r; -ENOENT without libnftables and nft. */
+static int nft_list(struct nft_runner *r, char **ret)
+{
+	if (!r)
+		return -ENOMEM;
+	if (!nft_available(r))
+		return -ENOENT;
+	return nft_exec(r, "list tables\n", ret, false);
+}
+
 int netlock_list(enum netlock_kind kind, char ***ret)
 {
-	const char *const nft[] = { "nft", "list", "tables", NULL };
 	_cleanup_free_ char *a = NULL, *b = NULL, *both = NULL;
+	char path[256];
 	int err;
 
-	char path[256];
-
-	/* no tool, no lock of its kind: quiet; a tool that fails says why */
-	err = find_tool(kind == NETLOCK_NFTABLES ? "nft" : "iptables", path, sizeof(path));
-	if (err)
-		return err;
 	if (kind == NETLOCK_NFTABLES) {
-		err = run_tool(nft, NULL, &a, false);
+		struct nft_runner *r = nft_runner_open();
+
+		err = nft_list(r, &a);
+		nft_runner_close(r);
 	} else {
+		/* no tool, no lock of its kind: quiet; a tool that fails says why */
+		err = find_tool("iptables", path, sizeof(path));
+		if (err)
+			return err;
 		const char *const v4[] = { "iptables", "-w", "-S", NULL };
 		const char *const v6[] = { "ip6tables", "-w", "-S", NULL };
 

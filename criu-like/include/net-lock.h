@@ -43,9 +43,10 @@ int netlock_restore_conn(struct restore_ctx *ctx, const struct inet_tuple *t);
 
 /*
  * The same for @n connections at once: one transaction, one run of the tool
- * (per family with iptables) instead of one per connection. A dump that
- * knows several connections before putting any in repair mode saves about
- * 7 ms of frozen time per connection on a loaded machine.
+ * (per family with iptables) instead of one per connection. Per connection,
+ * libnftables takes about 0.15 ms, the nft tool (no libnftables) 4-8 ms and
+ * iptables-restore 2.5 ms: a dump that knows several connections before
+ * putting any in repair mode saves that much frozen time per connection.
  */
 int netlock_dump_conns(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n);
 int netlock_restore_conns(struct restore_ctx *ctx, const struct inet_tuple *t, size_t n);

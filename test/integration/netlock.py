@@ -12,6 +12,7 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 
 SIOCOUTQ = 0x5411  # TIOCOUTQ
@@ -239,8 +240,7 @@ def failed_dump(kind):
     """A dump that fails after locking the sockets (a full image directory while memory
     is written) leaves no lock; the connection works."""
     what = "%s failed dump" % kind
-    d = os.path.join(TMP, "dump-" + kind)
-    os.makedirs(d)
+    d = tempfile.mkdtemp(prefix="dump-", dir=TMP)
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "netlock", d], check=True)
     v = subprocess.Popen(
         [sys.executable, "-c", VICTIM],
@@ -253,7 +253,7 @@ def failed_dump(kind):
         if v.stdout.readline().split() != ["ready"]:
             fail("%s: the victim did not start" % what)
             return
-        log = os.path.join(TMP, "dump-%s.log" % kind)
+        log = d + ".log"
         r = criu("dump", "-t", str(v.pid), "-D", d, "--network-lock", kind,
                  "--tcp-established", "-v4", "-o", log)
         if r.returncode == 0:
@@ -264,6 +264,10 @@ def failed_dump(kind):
         # both ends of the connection are in the tree: both locked before the failure
         if text.count("connection locked") != 2:
             fail("%s: the dump did not lock both ends before failing:\n%s" % (what, text[-3000:]))
+            return
+        lib = kind == "nftables" and os.environ.get("CRIU_LIKE_NFT") != "cli"
+        if ("nftables through libnftables" in text) != lib:
+            fail("%s: libnftables %sexpected:\n%s" % (what, "" if lib else "not ", text[-2000:]))
             return
         if ours_left(kind):
             fail("%s: the failed dump left %s" % (what, ours_left(kind)))
@@ -281,7 +285,14 @@ def failed_dump(kind):
         subprocess.run(["umount", d])
 
 
-for kind in KINDS:
+for spec in KINDS:
+    # nftables-cli: the nft tool instead of libnftables (net-lock-run.c)
+    kind = spec.split("-")[0]
+    if spec.endswith("-cli"):
+        os.environ["CRIU_LIKE_NFT"] = "cli"
+    else:
+        os.environ.pop("CRIU_LIKE_NFT", None)
+    print("== %s" % spec, flush=True)
     for family in (socket.AF_INET, socket.AF_INET6):
         for side in ("client", "server"):
             lock_unlock(kind, family, side)

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # The network lock (Documentation/network-lock.md) on real loopback TCP
 # connections, IPv4 and IPv6, for nftables and (when installed) iptables, in
-# a network namespace of its own so no other test's traffic is touched:
+# a network namespace of its own so no other test's traffic is touched
+# (nftables both through libnftables and through the nft tool):
 #   - a lock on one end's tuple (output chain, or input chain) stalls data
 #     sent both ways (unacknowledged, unread); removed, the data arrives;
 #   - several connections of both families locked in one transaction;
@@ -21,7 +22,8 @@ command -v python3 >/dev/null || { echo "netlock: no python3"; exit 77; }
 command -v unshare >/dev/null || { echo "netlock: no unshare"; exit 77; }
 PATH=$PATH:/usr/sbin:/sbin
 command -v nft >/dev/null || { echo "netlock: nft is not installed (package nftables)"; exit 77; }
-kinds=nftables
+# nftables through libnftables (when present) and through the nft tool
+kinds="nftables nftables-cli"
 if command -v iptables-restore >/dev/null && command -v ip6tables-restore >/dev/null; then
 	kinds="$kinds iptables"
 else

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_NET_LOCK_INT_H
+#define CRIU_LIKE_NET_LOCK_INT_H
+
+/* net-lock-run.c, for net-lock.c: running nftables and iptables. */
+#include <stdbool.h>
+#include <stddef.h>
+
+/* @name in $PATH or /usr/sbin, /sbin, /usr/bin, /bin, into @buf. 0 or -ENOENT. */
+int find_tool(const char *name, char *buf, size_t size);
+/*
+ * Run @argv[0] with @input on stdin. 0 when it exits 0, its stdout in
+ * *@ret_out if wanted; otherwise -ENOENT (no such tool) or -EIO, logged
+ * with the command and its stderr unless @quiet.
+ */
+int run_tool(const char *const argv[], const char *input, char **ret_out, bool quiet);
+
+/* libnftables in this process, or the nft tool: open once, run many scripts. */
+struct nft_runner;
+struct nft_runner *nft_runner_open(void); /* NULL only without memory */
+void nft_runner_close(struct nft_runner *r);
+bool nft_available(const struct nft_runner *r);
+/* One `nft -f -` transaction; @r NULL: a runner for this call only. As run_tool(). */
+int nft_exec(struct nft_runner *r, const char *script, char **ret_out, bool quiet);
+
+/* iptables-restore -w --noflush (ip6tables-restore for AF_INET6) with @script. */
+int ipt_restore(int family, const char *script, bool quiet);
+/* iptables -w A1 [A2 [A3 [A4]]] (ip6tables for AF_INET6); NULLs end the list. */
+int ipt_cmd(int family, bool quiet, const char *a1, const char *a2, const char *a3, const char *a4);
+/* The jumps to @chain, its rules and itself; piece by piece when a jump is gone. */
+int ipt_remove_chain(int family, const char *chain);
+
+#endif
