@@ -283,7 +283,7 @@ int tcp_pump_finish(struct tcp_pump *p, int idle_ms)
 
 int test_fork_outside(int (*fn)(void *), void *arg)
 {
-	int p[2], status;
+	int p[2], status, log;
 	pid_t mid, pid = -1;
 
 	if (pipe(p))
@@ -295,7 +295,18 @@ int test_fork_outside(int (*fn)(void *), void *arg)
 		close(p[0]);
 		pid = fork();
 		if (pid == 0) {
-			close(p[1]);
+			/*
+			 * No fd of the test (a listening socket held outside the tree
+			 * would keep its port from the restore), only stdin/out/err.
+			 */
+			close_range(3, ~0U, 0);
+			/*
+			 * Its messages in a file of its own: the outfile belongs to the
+			 * dumped tree, and a restore refuses a file that grew meanwhile.
+			 */
+			log = open("outside.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+			if (log < 0 || dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0)
+				_exit(1);
 			/*
 			 * Its own session: the test's pid is the id of the test's session and
 			 * group, which must be free again for a restore.

@@ -173,7 +173,9 @@ int tcp_pump_finish(struct tcp_pump *p, int idle_ms);
 /*
  * Run @fn(@arg) in a process outside the test's tree: an intermediate child
  * forks it and exits, so it is reparented to the runner (a child subreaper)
- * and no dump sees it. It has its own session and exits with @fn's value.
+ * and no dump sees it. It has its own session, no fd of the test, its
+ * stdout and stderr on outside.log in the working directory (not the
+ * outfile, a file of the dumped tree), and exits with @fn's value.
  * It cannot report a verdict: it tells the test through a file or a socket.
  * Its pid or -errno.
  */
