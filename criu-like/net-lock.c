@@ -315,9 +315,9 @@ static struct netlock *netlock_by_name(const char *name)
 		return NULL;
 	nl->kind = kind;
 	strcpy(nl->name, name);
+	/* nftables: deleting an absent table is harmless (netlock_nft_delete()) */
 	if (kind == NETLOCK_NFTABLES)
-		nl->installed =
-			true; /* deleting an absent table is harmless (netlock_nft_delete) */
+		nl->installed = true;
 	else
 		for (i = 0; i < 2; i++)
 			nl->chain[i] = !ipt_cmd(fam_of(i), true, "-S", name, NULL, NULL);
@@ -402,6 +402,15 @@ int netlock_cleanup(enum netlock_kind kind, bool quiet_missing)
 			stale[n++] = names[i];
 		}
 	stale[n] = NULL;
+	if (n && kind == NETLOCK_NFTABLES) {
+		/* every stale table in one transaction */
+		_cleanup_free_ char *text = netlock_nft_delete(stale);
+
+		err = text ? nft_exec(NULL, text, NULL, false) : -ENOMEM;
+		if (err)
+			pr_errno(err, "cannot remove the stale network locks");
+		return err ? err : n;
+	}
 	for (i = 0; i < n; i++) {
 		err = netlock_remove_name(stale[i]);
 		if (err)
