@@ -104,6 +104,8 @@ int inet_diag_parse(const struct nlmsghdr *h, uint8_t proto, struct inet_sk_diag
 	return 0;
 }
 
+static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
 static size_t addr_len(int family)
 {
 	return family == AF_INET6 ? 16 : 4;
@@ -134,6 +136,14 @@ int inet_entry_tuple(const InetSkEntry *e, struct inet_tuple *t)
 	t->family = (int)e->family;
 	memcpy(t->src, e->src_addr.data, len);
 	memcpy(t->dst, e->dst_addr.data, len);
+	/* a dual-stack socket talking IPv4: its packets are IPv4, the lock must match those */
+	if (len == 16 && !memcmp(t->src, v4mapped, 12) && !memcmp(t->dst, v4mapped, 12)) {
+		t->family = AF_INET;
+		memmove(t->src, t->src + 12, 4);
+		memmove(t->dst, t->dst + 12, 4);
+		memset(t->src + 4, 0, 12);
+		memset(t->dst + 4, 0, 12);
+	}
 	t->sport = (uint16_t)e->src_port;
 	t->dport = (uint16_t)e->dst_port;
 	return 0;

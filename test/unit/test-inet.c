@@ -112,6 +112,27 @@ static void test_entry_from_diag(void **state)
 	assert_int_equal(t.dport, 40000);
 	assert_memory_equal(t.dst, dg.dst, 4);
 
+	/* a dual-stack socket talking IPv4: the tuple is IPv4, as its packets are */
+	{
+		uint8_t s6[16], d6[16];
+
+		inet_pton(AF_INET6, "::ffff:127.0.0.1", s6);
+		inet_pton(AF_INET6, "::ffff:10.1.2.3", d6);
+		e.family = AF_INET6;
+		e.src_addr.data = s6;
+		e.dst_addr.data = d6;
+		e.src_addr.len = e.dst_addr.len = 16;
+		assert_int_equal(inet_entry_tuple(&e, &t), 0);
+		assert_int_equal(t.family, AF_INET);
+		assert_memory_equal(t.src, dg.src, 4);
+		assert_memory_equal(t.dst, dg.dst, 4);
+		assert_int_equal(t.src[4], 0);
+		inet_pton(AF_INET6, "::1", d6); /* not mapped: stays IPv6 */
+		assert_int_equal(inet_entry_tuple(&e, &t), 0);
+		assert_int_equal(t.family, AF_INET6);
+		e.family = AF_INET;
+	}
+
 	/* a listener: no peer, no tuple */
 	fake_v4(&f, TCP_LISTEN, "0.0.0.0", 80, "0.0.0.0", 0);
 	assert_int_equal(inet_diag_parse(&f.h, IPPROTO_TCP, &dg), 0);
