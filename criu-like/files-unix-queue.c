@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -128,9 +129,13 @@ static int take_cmsgs(const struct fd_info *f, struct msghdr *mh, struct usk_scm
 		}
 	}
 	if (!err && (mh->msg_flags & MSG_CTRUNC)) {
-		pr_err("pid %d fd %d: %s: the control data of a queued message does not fit in "
-		       "%zu bytes\n",
-		       f->pid, f->fd, f->link, (size_t)mh->msg_controllen);
+		struct rlimit rl = { 0 };
+
+		getrlimit(RLIMIT_NOFILE, &rl);
+		/* The kernel truncates when the fds do not fit in the dumper's fd table either. */
+		pr_err("pid %d fd %d: %s: the control data of a queued message was cut short "
+		       "(%u fds received; RLIMIT_NOFILE of criu-like %llu)\n",
+		       f->pid, f->fd, f->link, s->nr_fds, (unsigned long long)rl.rlim_cur);
 		err = -EMSGSIZE;
 	}
 	if (err)
@@ -315,12 +320,30 @@ static int peek_all(const struct fd_info *f, int type, bool shut_rd, struct usk_
 	return n == -EAGAIN || n == 0 ? 0 : (int)n;
 }
 
+/*
+ * Fds in flight are kept open in the dumper until the end of the dump:
+ * the soft limit of RLIMIT_NOFILE is raised to the hard one, or a queue
+ * holding more than ~1000 would not fit.
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			pr_warn("cannot raise RLIMIT_NOFILE to %llu: %m\n",
+				(unsigned long long)rl.rlim_max);
+	}
+}
+
 int usk_peek_queue(const struct fd_info *f, int type, bool shut_rd, struct usk_queue *q,
 		   int *ret_peek_off)
 {
 	int old = -1, err;
 	socklen_t olen = sizeof(old);
 
+	raise_nofile();
 	if (getsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &old, &olen) || set_peek_off(f->dfd, 0)) {
 		pr_perror("pid %d fd %d: SO_PEEK_OFF of %s", f->pid, f->fd, f->link);
 		return neg_errno();
