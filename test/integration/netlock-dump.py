@@ -221,7 +221,8 @@ def migration(kind):
 
 
 def leave_running(kind):
-    """dump -R: the lock goes away with the dump, nothing recorded."""
+    """dump -R: the lock goes away with the dump, nothing recorded; restoring those images
+    and failing removes the restore's own lock."""
     t = Case("leave running", kind)
     try:
         if not t.dump("-R"):
@@ -233,6 +234,21 @@ def leave_running(kind):
             fail("%s: the dump did not lock the connection" % t.what)
         elif t.echo(b"still running"):
             print("ok: %s: locked during the dump, removed after, the server answers" % t.what)
+        else:
+            return
+        # these images record no lock: a restore that fails after locking removes its own
+        t.srv.kill()
+        t.srv.wait()
+        pages = sorted(glob.glob(os.path.join(t.dir, "pages-*.img")))
+        with open(pages[0], "r+b") as f:
+            f.truncate(os.path.getsize(pages[0]) // 2)
+        r = t.restore()
+        if r.returncode == 0 or "connection locked" not in t.log("restore.log"):
+            fail("%s: the restore did not lock, then fail (%d)" % (t.what, r.returncode))
+        elif ours(kind):
+            fail("%s: a failed restore of images without a lock left %s" % (t.what, ours(kind)))
+        else:
+            print("ok: %s: a failed restore of these images removed its own lock" % t.what)
     finally:
         t.close()
 

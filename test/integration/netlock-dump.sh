@@ -10,7 +10,8 @@
 #   - migration: without the dump's lock, restore installs its own; a restore
 #     that fails (pages image cut short) keeps it under the images' name and
 #     the client is still held; the next restore reuses and removes it;
-#   - dump -R: locked during the dump, removed after, nothing recorded;
+#   - dump -R: locked during the dump, removed after, nothing recorded; a
+#     restore of those images that fails removes the lock it installed;
 #   - --network-lock skip: nothing locked or recorded.
 # netlock-dump.py does the work.
 set -u
