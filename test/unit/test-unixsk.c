@@ -3,7 +3,8 @@
  * Unix sockets at dump time (files-unix.c) on real children: what is not
  * supported must be refused naming the pid, the fd and the reason, and the
  * child's sockets must be left exactly as they were (fds in flight still
- * there, data still queued); a datagram socket connected outside the tree
+ * there, data still queued), also when dumped (an fd in flight, credentials
+ * queued with SO_PASSCRED); a datagram socket connected outside the tree
  * is dumped with --ext-unix-sk, with the name it is connected to; other
  * socket families, and unix sockets of another network namespace, stay
  * refused. Run as root.
@@ -15,6 +16,7 @@
 #include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -46,7 +48,7 @@ enum victim_kind {
 	V_OUTSIDE, /* one end of a pair whose other end the test holds */
 	V_PASSCRED, /* SO_PASSCRED with data queued */
 	V_EXT_DGRAM, /* a datagram socket connected to a bound socket of the test */
-	V_INET, /* a UDP socket */
+	V_NETLINK, /* a netlink socket (UDP sockets are dumped now) */
 	V_NETNS, /* a socketpair in a network namespace of its own */
 	V_FROM_OUTSIDE, /* a bound datagram socket holding a datagram from a bound socket of the test */
 };
@@ -103,8 +105,8 @@ static int victim_setup(enum victim_kind kind, int test_fd, int *other)
 		if (fd < 0 || connect(fd, (struct sockaddr *)&ext_sa, ext_len))
 			return -errno;
 		return fd;
-	case V_INET:
-		fd = socket(AF_INET, SOCK_DGRAM, 0);
+	case V_NETLINK:
+		fd = socket(AF_NETLINK, SOCK_DGRAM, NETLINK_ROUTE);
 		return fd < 0 ? -errno : fd;
 	case V_FROM_OUTSIDE:
 		/* ext_sa is the test's sender; this socket is bound next to it */
@@ -275,10 +277,20 @@ static void expect_refused(enum victim_kind kind, int test_fd, const char *reaso
 		fail_msg("expected \"%s\" and \"%s\" in the log:\n%s", expect, reason, log);
 }
 
-static void test_rights_refused(void **state)
+/* Dumped; the victim checks after that its fd is still in flight and its data there. */
+static void expect_dumped(enum victim_kind kind)
+{
+	struct cr_options opts = { 0 };
+	char log[4096];
+	int fd;
+
+	assert_int_equal(dump_victim(kind, -1, &opts, log, sizeof(log), &fd), 0);
+}
+
+static void test_rights_dumped(void **state)
 {
 	(void)state;
-	expect_refused(V_RIGHTS, -1, "has file descriptors in flight (SCM_RIGHTS)");
+	expect_dumped(V_RIGHTS);
 }
 
 static void test_outside_refused(void **state)
@@ -293,16 +305,16 @@ static void test_outside_refused(void **state)
 	close(sk[1]);
 }
 
-static void test_passcred_refused(void **state)
+static void test_passcred_dumped(void **state)
 {
 	(void)state;
-	expect_refused(V_PASSCRED, -1, "passes credentials (SO_PASSCRED)");
+	expect_dumped(V_PASSCRED);
 }
 
-static void test_inet_refused(void **state)
+static void test_netlink_refused(void **state)
 {
 	(void)state;
-	expect_refused(V_INET, -1, "(inet socket) is not supported yet");
+	expect_refused(V_NETLINK, -1, "(netlink socket) is not supported yet");
 }
 
 /* The sender is bound and outside the tree: its address could not be given back. */
@@ -416,10 +428,10 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_rights_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rights_dumped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_outside_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_passcred_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_inet_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_passcred_dumped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_netlink_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_netns_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_from_outside_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ext_dgram, setup, teardown),
