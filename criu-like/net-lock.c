@@ -205,7 +205,20 @@ int netlock_add(struct netlock *nl, const struct inet_tuple *t, size_t n)
 	return 0;
 }
 
-/* iptables: rename the chain of each family; nftables has no rename: rebuild, drop the old. */
+static int ipt_rename(int family, const char *from, const char *to)
+{
+	_cleanup_free_ char *text = NULL;
+
+	if (asprintf(&text, "*filter\n-E %s %s\nCOMMIT\n", from, to) < 0)
+		return -ENOMEM;
+	return ipt_restore(family, text, false);
+}
+
+/*
+ * iptables: rename the chain of each family (the jumps follow), the first
+ * renamed back if the second fails; nftables has no rename: the new table
+ * with every element and the old one deleted, in one transaction.
+ */
 static int move_to(struct netlock *nl, const char *name)
 {
 	_cleanup_free_ char *text = NULL;
@@ -217,15 +230,12 @@ static int move_to(struct netlock *nl, const char *name)
 		text = netlock_nft_create(name, nl->name, nl->tuples, nl->nr);
 		return text ? nft_exec(nl->nft, text, NULL, false) : neg_errno();
 	}
-	for (i = 0; i < 2 && !err; i++) {
-		free(text);
-		text = NULL;
-		if (!nl->chain[i])
-			continue;
-		if (asprintf(&text, "*filter\n-E %s %s\nCOMMIT\n", nl->name, name) < 0)
-			return -ENOMEM;
-		err = ipt_restore(fam_of(i), text, false);
-	}
+	for (i = 0; i < 2 && !err; i++)
+		if (nl->chain[i])
+			err = ipt_rename(fam_of(i), nl->name, name);
+	if (err && i == 2 && nl->chain[0] && ipt_rename(AF_INET, name, nl->name))
+		pr_err("chain %s of iptables could not be renamed back to %s: remove it by hand\n",
+		       name, nl->name);
 	return err;
 }
 

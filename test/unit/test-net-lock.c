@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "net-lock.h"
@@ -292,6 +293,41 @@ static void test_listing(void **state)
 	free(names);
 }
 
+/* The system's side of the rule: this process runs, with its start time only. */
+static void test_proc_alive(void **state)
+{
+	char name[NETLOCK_NAME_MAX];
+	unsigned long long start = 0;
+	char path[64], text[1024], *p;
+	FILE *f;
+	int field;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/proc/%d/stat", getpid());
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(text, sizeof(text), f));
+	fclose(f);
+	p = strrchr(text, ')');
+	for (field = 2; p && *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	assert_int_equal(sscanf(p, "%llu", &start), 1);
+
+	assert_true(netlock_proc_alive(getpid(), start, NULL));
+	assert_false(netlock_proc_alive(getpid(), start + 1, NULL));
+	/* above the largest pid_max (4194304): never a process */
+	assert_false(netlock_proc_alive(0x3fffffff, start, NULL));
+	assert_int_equal(netlock_make_name(NETLOCK_NFTABLES, false, getpid(), start, name,
+					   sizeof(name)),
+			 0);
+	assert_int_equal(netlock_judge(name, netlock_proc_alive, NULL), NETLOCK_LIVE);
+	assert_int_equal(netlock_make_name(NETLOCK_IPTABLES, false, getpid(), start + 7, name,
+					   sizeof(name)),
+			 0);
+	assert_int_equal(netlock_judge(name, netlock_proc_alive, NULL), NETLOCK_STALE);
+}
+
 static void test_kind(void **state)
 {
 	enum netlock_kind k = NETLOCK_SKIP;
@@ -372,15 +408,11 @@ static void test_tuple_arg(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_elem),
-		cmocka_unit_test(test_nft_create),
-		cmocka_unit_test(test_nft_add_delete),
-		cmocka_unit_test(test_ipt),
-		cmocka_unit_test(test_names),
-		cmocka_unit_test(test_judge),
-		cmocka_unit_test(test_listing),
-		cmocka_unit_test(test_kind),
-		cmocka_unit_test(test_cli),
+		cmocka_unit_test(test_elem),	       cmocka_unit_test(test_nft_create),
+		cmocka_unit_test(test_nft_add_delete), cmocka_unit_test(test_ipt),
+		cmocka_unit_test(test_names),	       cmocka_unit_test(test_judge),
+		cmocka_unit_test(test_listing),	       cmocka_unit_test(test_proc_alive),
+		cmocka_unit_test(test_kind),	       cmocka_unit_test(test_cli),
 		cmocka_unit_test(test_tuple_arg),
 	};
 
