@@ -237,6 +237,14 @@ static bool run_one(struct runner *r, const struct args *a, const char *arg, boo
 			x->v = V_SKIP;
 			continue;
 		}
+		if (d.skip[0] && !named) {
+			memset(x, 0, sizeof(*x));
+			snprintf(x->test, sizeof(x->test), "%s", d.name);
+			snprintf(x->mode, sizeof(x->mode), "%s", a->modes[m]);
+			snprintf(x->reason, sizeof(x->reason), "skip: %.400s", d.skip);
+			x->v = V_SKIP;
+			continue;
+		}
 		run_test(r, &d, a->modes[m], x);
 		ok &= x->v != V_FAIL;
 	}

@@ -41,6 +41,7 @@ struct test_desc {
 	struct word_list dump_opts; /* opts + dump-opts */
 	struct word_list restore_opts; /* opts + restore-opts */
 	int timeout; /* timeout: seconds */
+	char skip[256]; /* skip: why the test is not run (empty: it runs) */
 };
 
 int desc_load(struct test_desc *d, const char *path);
