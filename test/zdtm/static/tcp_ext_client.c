@@ -11,7 +11,8 @@
  *
  * tcp_ext_client6 (::1) and tcp_ext_client_mapped (an IPv4 client of a
  * dual-stack listener: the server's socket holds ::ffff:127.0.0.1) are this
- * file with another EXT_KIND.
+ * file with another EXT_KIND; tcp_ext_client_iptables is this file with the
+ * network lock of iptables (its .desc).
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -8,6 +8,8 @@
  * root accepts all 5, each from the local port of one child, sends each a
  * checksummed block of its own, gets its checksum back, and finds nothing
  * more queued. Each child checks its block, answers and exits 0.
+ *
+ * tcp_listen_backlog6 is this file over ::1 (BACKLOG_KIND).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +23,10 @@
 #include <unistd.h>
 
 #include "zdtmtst.h"
+
+#ifndef BACKLOG_KIND
+#define BACKLOG_KIND INET_V4
+#endif
 
 #define NR_CLIENTS 5
 #define BLOCK (128 * 1024)
@@ -133,7 +139,7 @@ int main(int argc, char **argv)
 	int ls, rep[2], n, i;
 
 	test_init(argc, argv);
-	ls = tcp_listen_loopback(INET_V4, 8, &ss, &len);
+	ls = tcp_listen_loopback(BACKLOG_KIND, 8, &ss, &len);
 	if (ls < 0 || pipe(rep) || inet_names_get(ls, &names)) {
 		fail("cannot set up the listener: %m");
 		return 1;
