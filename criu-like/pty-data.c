@@ -40,9 +40,6 @@
 #include "pty-data.h"
 #include "util.h"
 
-/* A byte injected into the master before anything is read: proves TIOCSTI works. */
-#define PROBE_BYTE 0x5a
-
 /* "pid P fd N: pty I" at dump, "pty I" at restore */
 static const char *where(const struct pty_where *w, char *buf, size_t size)
 {
@@ -399,6 +396,11 @@ static int check_movable(int master, const struct termios2 *t, int out, int in,
 		       WHERE(w), out, in);
 		return -EOPNOTSUPP;
 	}
+	/*
+	 * Behind a full line discipline more may wait in the flip buffer: input
+	 * not yet processed, output that a write back could not be sure to fit
+	 * (how much the flip buffer takes depends on the sizes of the writes).
+	 */
 	if (out >= PTY_QUEUE_MAX || in >= PTY_QUEUE_MAX) {
 		pr_err("%s: a queue is full (%d bytes for the master, %d for the slave), more "
 		       "may wait behind it: not supported\n",
@@ -420,13 +422,17 @@ static int check_movable(int master, const struct termios2 *t, int out, int in,
 	return 0;
 }
 
-/* The probe goes behind the master's data: proves TIOCSTI works before anything is consumed. */
-static int probe(int master, const struct pty_where *w)
+/*
+ * TIOCSTI needs CAP_SYS_ADMIN in the initial user namespace (or the tty as
+ * controlling terminal): tried on a pty of our own before anything is consumed.
+ */
+static int sti_allowed(const struct pty_where *w)
 {
-	uint8_t b = PROBE_BYTE;
+	_cleanup_close_ int fd = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	uint8_t b = 'x';
 
-	if (ioctl(master, TIOCSTI, &b)) {
-		pr_perror("%s: data in flight, but TIOCSTI cannot put it back (needs "
+	if (fd < 0 || ioctl(fd, TIOCSTI, &b)) {
+		pr_perror("%s: data in flight, but TIOCSTI, which puts it back, fails (needs "
 			  "CAP_SYS_ADMIN)",
 			  WHERE(w));
 		return -EOPNOTSUPP;
@@ -436,24 +442,17 @@ static int probe(int master, const struct pty_where *w)
 
 /* Read both directions, then put everything back, also what was read before an error. */
 static int move_out_and_back(int master, int slave, const struct termios2 *t, bool packet,
-			     bool probed, const struct pty_where *w, struct pty_queues *q)
+			     bool output, const struct pty_where *w, struct pty_queues *q)
 {
 	struct pty_data d;
 	int err = 0, ret;
 
 	if (slave >= 0)
 		err = read_input(master, slave, t, q, w);
-	/* the probe byte must come out whatever happened to the input */
-	if (probed) {
+	if (output) {
 		ret = packet ? set_packet(master, 0, w) : 0;
 		if (!ret)
 			ret = read_output(master, q, w);
-		if (!ret && (!q->out_len || q->out[q->out_len - 1] != PROBE_BYTE)) {
-			pr_err("%s: the probe byte did not come back from the master\n", WHERE(w));
-			ret = -EIO;
-		} else if (!ret) {
-			q->out_len--;
-		}
 		err = err ? err : ret;
 	}
 	d = view(q);
@@ -462,7 +461,7 @@ static int move_out_and_back(int master, int slave, const struct termios2 *t, bo
 		d.in_len = d.nr_lines = 0;
 	d.out_len = min(d.out_len, (size_t)PTY_QUEUE_MAX);
 	ret = pty_data_put(master, slave, t, &d, w);
-	if (packet && set_packet(master, 1, w) && !ret)
+	if (output && packet && set_packet(master, 1, w) && !ret)
 		ret = -EIO;
 	return err ? err : ret;
 }
@@ -501,12 +500,9 @@ int pty_data_save(int master, int slave, const struct termios2 *t, bool packet,
 		       WHERE(w), out);
 		return -EOPNOTSUPP;
 	}
-	if (!status) {
-		err = probe(master, w);
-		if (err)
-			return err;
-	}
-	err = move_out_and_back(master, slave, t, packet && !status, !status, w, q);
+	err = sti_allowed(w);
+	if (!err)
+		err = move_out_and_back(master, slave, t, packet, !status, w, q);
 	if (!err)
 		pr_debug("%s: %zu bytes for the master, %zu for the slave (%zu complete lines)\n",
 			 WHERE(w), q->out_len, q->in_len, q->nr_lines);

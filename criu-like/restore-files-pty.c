@@ -233,9 +233,8 @@ static int put_data(const struct rst_files *f, int fd, const PtyFileEntry *p)
 	err = termios_of(p, &k);
 	if (err)
 		return err;
-	/* no slave: the output alone (the dump saves input only with a slave) */
-	return pty_data_put(fd, d.in_len || d.nr_lines ? opened_slave(f, p->index) : -1, &k, &d,
-			    &w);
+	/* the dump saves input only with a slave in the tree: -1 is enough otherwise */
+	return pty_data_put(fd, opened_slave(f, p->index), &k, &d, &w);
 }
 
 static int open_master(struct rst_files *f, size_t pos)

@@ -386,6 +386,66 @@ static void test_refusals(void **state)
 	free(q);
 }
 
+#define FLOOD_MAX 65536
+
+/* Fill the output of @p until the writer would block: the master's buffer and its flip buffer. */
+static size_t flood(struct pty *p, uint8_t *buf, size_t size)
+{
+	size_t n = 0, i;
+	ssize_t r;
+
+	for (i = 0; i < size; i++)
+		buf[i] = (uint8_t)(i * 31 + i / 251);
+	assert_int_equal(fcntl(p->slave, F_SETFL, O_NONBLOCK), 0);
+	while (n < size && (r = write(p->slave, buf + n, min(size - n, (size_t)1000))) > 0)
+		n += (size_t)r;
+	assert_true(n > PTY_QUEUE_MAX && n < size);
+	wait_queued(p->master, PTY_QUEUE_MAX);
+	return n;
+}
+
+static void read_everything(int fd, uint8_t *buf, size_t len)
+{
+	size_t n = 0;
+
+	while (n < len) {
+		ssize_t r = read_ready(fd, buf + n, len - n);
+
+		assert_true(r > 0);
+		n += (size_t)r;
+	}
+	assert_true(drained(fd));
+}
+
+/* A full master queue (more may wait behind it) is refused, everything left in place. */
+static void test_full_output_refused(void **state)
+{
+	struct pty_where w = { .pid = 1, .fd = 3 };
+	struct pty_queues *q = calloc(1, sizeof(*q));
+	uint8_t *buf = malloc(FLOOD_MAX), *got = malloc(FLOOD_MAX);
+	struct termios2 t = canon_termios();
+	struct pty p;
+	size_t n;
+
+	(void)state;
+	assert_non_null(q);
+	assert_non_null(buf);
+	assert_non_null(got);
+	t.c_oflag = 0;
+	t.c_lflag = 0;
+	t.c_iflag = 0;
+	assert_int_equal(open_pty(&p, &t), 0);
+	n = flood(&p, buf, FLOOD_MAX);
+	assert_int_equal(ioctl(p.slave, TCGETS2, &t), 0);
+	assert_int_equal(pty_data_save(p.master, p.slave, &t, false, &w, q), -EOPNOTSUPP);
+	read_everything(p.master, got, n);
+	assert_memory_equal(got, buf, n);
+	close_pty(&p);
+	free(got);
+	free(buf);
+	free(q);
+}
+
 /* The victim of the failed dump: pty A with data both ways, pty B refused (EXTPROC, data). */
 static int victim_setup(struct pty *a, struct pty *b)
 {
@@ -503,6 +563,7 @@ int main(void)
 		cmocka_unit_test(test_save_canonical),
 		cmocka_unit_test(test_put_new),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_full_output_refused),
 		cmocka_unit_test(test_failed_dump_puts_back),
 	};
 	int err = cmocka_run_group_tests_name("pure", pure, NULL, NULL);
