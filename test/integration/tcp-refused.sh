@@ -6,6 +6,12 @@
 # stopped, not traced, its connection still echoing). A program whose inet
 # sockets are only a listener and a bound UDP socket is not refused for
 # them: dump -R succeeds without the option and the program goes on.
+# With --tcp-established, what is not supported (Documentation/network.md) is
+# refused the same way, after the lock and repair mode were already taken for
+# the program's working connection: that connection must come out of repair
+# mode unchanged and its lock be removed. The cases: a half-closed connection
+# (FIN_WAIT2 and CLOSE_WAIT), a connection in a backlog that received data
+# before accept(), and one in a backlog whose client is outside the tree.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 [ "$(id -u)" = 0 ] || { echo "tcp-refused: needs root"; exit 77; }
@@ -26,10 +32,13 @@ fail() {
 	exit 1
 }
 
-# The program: MODE "conn" holds an established connection (both ends) and
-# echoes a line through it every 10 ms; "listen" holds a listener and a
-# bound UDP socket and checks them every 10 ms. Either writes its round
-# count to COUNT; any error ends it with a Traceback in its .err file.
+# The program: every MODE but "listen" holds an established connection (both
+# ends) and echoes a line through it every 10 ms; "listen" holds a listener
+# and a bound UDP socket and checks them every 10 ms. "halfclosed" adds a
+# connection shut down one way, "backlog-data" a connection in the backlog
+# that sent data, "backlog-ext" writes its listener's port to COUNT.port for
+# a client outside. It writes its round count to COUNT; any error ends it
+# with a Traceback in its .err file.
 cat >"$tmp/prog.py" <<'PYTHON'
 import os, socket, sys, time
 
@@ -37,16 +46,27 @@ mode, count = sys.argv[1], sys.argv[2]
 ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 ls.bind(("127.0.0.1", 0))
 ls.listen(4)
-if mode == "conn":
+if mode != "listen":
     cl = socket.create_connection(ls.getsockname())
     sv, _ = ls.accept()
-else:
+if mode == "listen":
     us = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     us.bind(("127.0.0.1", 0))
+elif mode == "halfclosed":
+    c2 = socket.create_connection(ls.getsockname())
+    s2, _ = ls.accept()
+    c2.shutdown(socket.SHUT_WR)
+    assert s2.recv(1) == b""  # c2 in FIN_WAIT2, s2 in CLOSE_WAIT
+elif mode == "backlog-data":
+    c3 = socket.create_connection(ls.getsockname())
+    c3.sendall(b"early")  # never accepted
+elif mode == "backlog-ext":
+    with open(count + ".port", "w") as f:
+        f.write("%d\n" % ls.getsockname()[1])
 n = 0
 while True:
     n += 1
-    if mode == "conn":
+    if mode != "listen":
         line = b"round %d\n" % n
         cl.sendall(line)
         got = b""
@@ -121,4 +141,40 @@ start listen
 	fail "dump -R of a listener and a UDP socket failed without --tcp-established"
 running listen
 echo "listener and UDP socket: dumped without --tcp-established, still running"
+
+# refused MODE PATTERN: dump --tcp-established fails with PATTERN, the
+# working connection goes on, no lock is left.
+refused() {
+	"$CRIU_LIKE" dump -t "$pid" -D "$tmp/img-$1" --tcp-established -v4 -o dump.log \
+		>"$tmp/dump-$1.out" 2>&1 &
+	dpid=$!
+	wait $dpid && fail "$1: the dump succeeded, a refusal was expected"
+	grep -q -E "$2" "$tmp/dump-$1.out" || fail "$1: the refusal does not say /$2/"
+	running "$1"
+	no_lock_left $dpid
+	echo "$1: $(grep -m1 -E "$2" "$tmp/dump-$1.out" | sed 's/^.*): //')"
+}
+
+# 3. A half-closed connection next to a working one.
+start halfclosed
+refused halfclosed 'state (FIN_WAIT2|CLOSE_WAIT).*not supported'
+
+# 4. A connection in the backlog that received data before accept().
+start backlog-data
+refused backlog-data 'before accept\(\).*not supported'
+
+# 5. A connection in the backlog whose client is outside the tree.
+start backlog-ext
+lport=$(cat "$tmp/backlog-ext.count.port")
+"$PY" -c 'import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+time.sleep(300)' "$lport" &
+pids="$pids $!"
+i=0
+until [ "$(ss -Htln "sport = :$lport" | awk '{ print $2 }')" = 1 ]; do
+	i=$((i + 1))
+	[ $i -le 500 ] || fail "the outside client is not in the backlog"
+	sleep 0.01
+done
+refused backlog-ext 'outside the dumped tree.*not supported'
 echo "PASS"
