@@ -134,9 +134,15 @@ int run_tool(const char *const argv[], const char *input, char **ret_out, bool q
 		return 0;
 	}
 	if (!quiet) {
+		char cmd[512];
+		size_t len = 0;
+		int i;
+
+		for (i = 0; argv[i] && len < sizeof(cmd); i++)
+			len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, "%s%s", i ? " " : "",
+						i ? argv[i] : path);
 		errtext = memfd_read(err);
-		pr_err("`%s %s%s` failed (%s %d): %s%s%s", path, argv[1] ? argv[1] : "",
-		       argv[1] && argv[2] ? " ..." : "", WIFEXITED(status) ? "exit" : "signal",
+		pr_err("`%s` failed (%s %d): %s%s%s", cmd, WIFEXITED(status) ? "exit" : "signal",
 		       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
 		       errtext && *errtext ? errtext : "(no message)\n",
 		       input ? "input was:\n" : "", input ? input : "");
