@@ -30,6 +30,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "files-int.h"
@@ -433,12 +434,37 @@ const struct inet_opt inet_opts[] = {
 	SKOPT(SOL_SOCKET, SO_PRIORITY, priority, 0),
 	SKOPT(SOL_SOCKET, SO_SNDBUF, sndbuf, INET_OPT_BUF),
 	SKOPT(SOL_SOCKET, SO_RCVBUF, rcvbuf, INET_OPT_BUF),
+	SKOPT(SOL_IP, IP_FREEBIND, freebind, INET_OPT_V4 | INET_OPT_BEFORE_BIND),
+	SKOPT(SOL_IPV6, IPV6_FREEBIND, freebind, INET_OPT_V6 | INET_OPT_BEFORE_BIND),
+	SKOPT(SOL_IP, IP_TRANSPARENT, transparent, INET_OPT_V4 | INET_OPT_BEFORE_BIND),
+	SKOPT(SOL_IPV6, IPV6_TRANSPARENT, transparent, INET_OPT_V6 | INET_OPT_BEFORE_BIND),
+	SKOPT(SOL_IP, IP_PKTINFO, pktinfo, INET_OPT_V4),
+	SKOPT(SOL_IPV6, IPV6_RECVPKTINFO, pktinfo, INET_OPT_V6),
+	SKOPT(SOL_IP, IP_RECVERR, recverr, INET_OPT_V4),
+	SKOPT(SOL_IPV6, IPV6_RECVERR, recverr, INET_OPT_V6),
+	SKOPT(SOL_IP, IP_MTU_DISCOVER, mtu_discover, INET_OPT_V4),
+	SKOPT(SOL_IPV6, IPV6_MTU_DISCOVER, mtu_discover, INET_OPT_V6),
+	SKOPT(SOL_IP, IP_RECVTOS, recvtos, INET_OPT_V4),
+	SKOPT(SOL_IPV6, IPV6_RECVTCLASS, recvtos, INET_OPT_V6),
+	SKOPT(SOL_IP, IP_MULTICAST_TTL, mc_ttl, INET_OPT_V4 | INET_OPT_UDP),
+	SKOPT(SOL_IPV6, IPV6_MULTICAST_HOPS, mc_ttl, INET_OPT_V6 | INET_OPT_UDP),
+	SKOPT(SOL_IP, IP_MULTICAST_LOOP, mc_loop, INET_OPT_V4 | INET_OPT_UDP),
+	SKOPT(SOL_IPV6, IPV6_MULTICAST_LOOP, mc_loop, INET_OPT_V6 | INET_OPT_UDP),
+	SKOPT(SOL_SOCKET, SO_TIMESTAMP, timestamp, 0),
+	SKOPT(SOL_SOCKET, SO_RCVLOWAT, rcvlowat, 0),
+	SKOPT(SOL_TCP, TCP_NOTSENT_LOWAT, notsent_lowat, INET_OPT_TCP),
+	SKOPT(SOL_TCP, TCP_DEFER_ACCEPT, defer_accept, INET_OPT_TCP),
+	SKOPT(SOL_TCP, TCP_FASTOPEN, fastopen, INET_OPT_TCP),
+	SKOPT(SOL_TCP, TCP_SYNCNT, syncnt, INET_OPT_TCP),
+	SKOPT(SOL_TCP, TCP_LINGER2, linger2, INET_OPT_TCP),
 	{ 0 },
 };
 
 bool inet_opt_applies(const struct inet_opt *o, int family, int proto)
 {
 	if ((o->flags & INET_OPT_TCP) && proto != IPPROTO_TCP)
+		return false;
+	if ((o->flags & INET_OPT_UDP) && proto != IPPROTO_UDP)
 		return false;
 	if ((o->flags & INET_OPT_V4) && family != AF_INET)
 		return false;
@@ -463,6 +489,23 @@ static int dump_str_opt(const struct fd_info *f, int level, int name, char *buf,
 	return 0;
 }
 
+static int dump_timeouts(const struct fd_info *f, InetSkEntry *e)
+{
+	struct timeval rto, sto;
+	socklen_t l1 = sizeof(rto), l2 = sizeof(sto);
+
+	if (getsockopt(f->dfd, SOL_SOCKET, SO_RCVTIMEO, &rto, &l1) ||
+	    getsockopt(f->dfd, SOL_SOCKET, SO_SNDTIMEO, &sto, &l2)) {
+		pr_perror("pid %d fd %d: SO_RCVTIMEO/SO_SNDTIMEO of %s", f->pid, f->fd, f->link);
+		return neg_errno();
+	}
+	e->rcvtimeo_us = (uint64_t)rto.tv_sec * 1000000 + (uint64_t)rto.tv_usec;
+	e->has_rcvtimeo_us = e->rcvtimeo_us != 0;
+	e->sndtimeo_us = (uint64_t)sto.tv_sec * 1000000 + (uint64_t)sto.tv_usec;
+	e->has_sndtimeo_us = e->sndtimeo_us != 0;
+	return 0;
+}
+
 /* Every option of the table, SO_REUSEADDR, SO_LINGER, the congestion control and device. */
 static int dump_opts(const struct fd_info *f, int proto, InetSkEntry *e, char *cong, char *dev)
 {
@@ -480,7 +523,9 @@ static int dump_opts(const struct fd_info *f, int proto, InetSkEntry *e, char *c
 		*(protobuf_c_boolean *)((char *)e + o->has_off) = true;
 		*(uint32_t *)((char *)e + o->val_off) = (uint32_t)val;
 	}
-	err = sk_getint(f, SOL_SOCKET, SO_REUSEADDR, &val);
+	err = dump_timeouts(f, e);
+	if (!err)
+		err = sk_getint(f, SOL_SOCKET, SO_REUSEADDR, &val);
 	if (err)
 		return err;
 	e->has_reuseaddr = true;

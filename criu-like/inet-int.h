@@ -59,6 +59,7 @@ struct inet_dump {
 #define INET_OPT_V6 (1u << 2) /* AF_INET6 only */
 #define INET_OPT_BUF (1u << 3) /* a buffer size: set as half, with the ..FORCE option */
 #define INET_OPT_BEFORE_BIND (1u << 4)
+#define INET_OPT_UDP (1u << 5) /* UDP sockets only */
 
 /* One int option, saved into a 32-bit field of InetSkEntry and its has_ flag. */
 struct inet_opt {

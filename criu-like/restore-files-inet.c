@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "inet-int.h"
@@ -144,6 +145,14 @@ static int restore_opts_before_bind(int sk, const InetSkEntry *e, uint32_t id)
 	return restore_int_opts(sk, e, true, id);
 }
 
+static int set_timeout(int sk, int opt, bool has, uint64_t us)
+{
+	struct timeval tv = { .tv_sec = (time_t)(us / 1000000),
+			      .tv_usec = (suseconds_t)(us % 1000000) };
+
+	return has ? setsockopt(sk, SOL_SOCKET, opt, &tv, sizeof(tv)) : 0;
+}
+
 static int restore_opts_after(int sk, const InetSkEntry *e, uint32_t id)
 {
 	char cur[INET_CONG_MAX + 1] = "";
@@ -152,6 +161,11 @@ static int restore_opts_after(int sk, const InetSkEntry *e, uint32_t id)
 
 	if (err)
 		return err;
+	if (set_timeout(sk, SO_RCVTIMEO, e->has_rcvtimeo_us, e->rcvtimeo_us) ||
+	    set_timeout(sk, SO_SNDTIMEO, e->has_sndtimeo_us, e->sndtimeo_us)) {
+		pr_perror("file %u: cannot set SO_RCVTIMEO/SO_SNDTIMEO", id);
+		return neg_errno();
+	}
 	if (e->has_linger) {
 		struct linger lg = { .l_onoff = 1, .l_linger = (int)e->linger };
 
