@@ -386,6 +386,39 @@ static void test_refusals(void **state)
 	free(q);
 }
 
+/* Packet mode with a status byte waiting, input queued: moved, the status kept. */
+static void test_status_kept(void **state)
+{
+	struct pty_where w = { .pid = 1, .fd = 3 };
+	struct pty_queues *q = calloc(1, sizeof(*q));
+	struct termios2 t = canon_termios();
+	int one = 1, i;
+	struct pty p;
+	char buf[16];
+
+	(void)state;
+	assert_non_null(q);
+	t.c_lflag &= ~(tcflag_t)ECHO;
+	assert_int_equal(open_pty(&p, &t), 0);
+	assert_int_equal(ioctl(p.master, TIOCPKT, &one), 0);
+	assert_int_equal(write(p.master, "abc\n\x13", 5), 5); /* a line, then ^S */
+	wait_queued(p.slave, 4);
+	for (i = 0; i < 200 && !status_waits(p.master); i++)
+		usleep(10000);
+	assert_true(status_waits(p.master));
+	assert_int_equal(ioctl(p.slave, TCGETS2, &t), 0);
+	assert_int_equal(pty_data_save(p.master, p.slave, &t, true, &w, q), 0);
+	assert_int_equal(q->nr_lines, 1);
+	assert_int_equal(q->in_len, 4);
+	assert_true(status_waits(p.master));
+	assert_int_equal(read_ready(p.master, buf, sizeof(buf)), 1);
+	assert_int_equal(buf[0] & TIOCPKT_STOP, TIOCPKT_STOP);
+	assert_int_equal(read_ready(p.slave, buf, sizeof(buf)), 4);
+	assert_memory_equal(buf, "abc\n", 4);
+	close_pty(&p);
+	free(q);
+}
+
 #define FLOOD_MAX 65536
 
 /* Fill the output of @p until the writer would block: the master's buffer and its flip buffer. */
@@ -563,6 +596,7 @@ int main(void)
 		cmocka_unit_test(test_save_canonical),
 		cmocka_unit_test(test_put_new),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_status_kept),
 		cmocka_unit_test(test_full_output_refused),
 		cmocka_unit_test(test_failed_dump_puts_back),
 	};

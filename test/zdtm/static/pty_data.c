@@ -12,8 +12,8 @@
  * for the rest of it; the master must hold no second echo of the input.
  *
  * Pty R, raw (no ICANON, no ISIG, no echo, no OPOST), packet mode on the
- * master, both ends in the root: 2 KiB queued each way, control characters
- * included, read back byte for byte.
+ * master, locked, both ends in the root: 2 KiB queued each way, control
+ * characters included, read back byte for byte.
  */
 #include <asm/termbits.h>
 #include <errno.h>
@@ -169,7 +169,8 @@ static int setup_r(struct pty *r)
 		return -1;
 	if (wait_queued(r->slave, RAW_LEN) || wait_queued(r->master, RAW_LEN))
 		return -1;
-	return 0;
+	/* locked again: no new open of its slave, the data goes back all the same */
+	return ioctl(r->master, TIOCSPTLCK, &one);
 }
 
 /* Something to read on @fd within WAIT_MS: a missing byte fails instead of hanging. */
@@ -272,7 +273,12 @@ static int read_exact(int fd, unsigned char *buf, size_t len, bool packet)
 static int check_r(const struct pty *r)
 {
 	unsigned char want[RAW_LEN], got[RAW_LEN];
+	int lck = 0;
 
+	if (ioctl(r->master, TIOCGPTLCK, &lck) || !lck) {
+		fail("pty R: not locked any more");
+		return 1;
+	}
 	gen_raw(want, sizeof(want), 1);
 	if (read_exact(r->slave, got, sizeof(got), false) || memcmp(got, want, sizeof(got))) {
 		fail("pty R: the slave did not read the %d raw bytes queued for it", RAW_LEN);
