@@ -554,16 +554,9 @@ static int dump_opts(const struct fd_info *f, int proto, InetSkEntry *e, char *c
 
 static int dump_udp(const struct fd_info *f, const struct inet_sk_diag *dg, InetSkEntry *e)
 {
-	char ends[2 * INET_ADDR_STRLEN + 8];
-
-	if (dg->shutdown) {
-		pr_err("pid %d fd %d: UDP socket %s was shut down (%s): not supported\n", f->pid,
-		       f->fd, inet_entry_ends(e, ends, sizeof(ends)),
-		       dg->shutdown == 3   ? "both ways"
-		       : dg->shutdown == 1 ? "reading"
-					   : "writing");
-		return -EOPNOTSUPP;
-	}
+	/* shutdown() of a UDP socket only sets these bits (connected or not) */
+	e->has_shutdown = dg->shutdown != 0;
+	e->shutdown = dg->shutdown;
 	return udp_dump_queue(f, e);
 }
 
@@ -588,6 +581,9 @@ static int dump_tcp(struct dump_ctx *ctx, const struct fd_info *f, const struct 
 		e->backlog = dg->wqueue; /* sk_max_ack_backlog */
 		return dg->rqueue ? tcp_dump_backlog(ctx, f, dg, e) : 0;
 	case TCP_ESTABLISHED:
+		/* shutdown(SHUT_RD) only; SHUT_WR sends a FIN: FIN_WAIT1, refused below */
+		e->has_shutdown = dg->shutdown != 0;
+		e->shutdown = dg->shutdown;
 		err = tcp_dump_backlog_client(ctx, f, dg, e);
 		return err ? min(err, 0) : tcp_dump_established(ctx, f, e);
 	default:

@@ -238,11 +238,18 @@ static int isk_connect(int sk, const InetSkEntry *e, uint32_t id)
 	return 0;
 }
 
-/* The end of the restore of one socket: SO_REUSEADDR, O_NONBLOCK. */
+/* The end of the restore of one socket: shutdown, SO_REUSEADDR, O_NONBLOCK. */
 static int isk_finish(int sk, const InetSkEntry *e, uint32_t id)
 {
 	int err = 0;
 
+	/*
+	 * SHUT_RD, or a UDP socket's bits: no packet is sent, only sk_shutdown
+	 * is set (an unconnected UDP socket says ENOTCONN, but sets it too).
+	 */
+	if (e->has_shutdown && e->shutdown && e->shutdown <= 3 &&
+	    shutdown(sk, (int)e->shutdown - 1) && errno != ENOTCONN)
+		err = neg_errno();
 	/* A connection in repair mode gets its SO_REUSEADDR with rst_inet_repair_off(). */
 	if (!err && !e->tcp)
 		err = set_int(sk, SOL_SOCKET, SO_REUSEADDR, e->has_reuseaddr && e->reuseaddr);
