@@ -556,10 +556,11 @@ static void conclude(struct run *t)
 
 static void show_logs(struct run *t)
 {
+	/* outside.log: a peer of the test outside the tree (test_fork_outside). */
 	static const char *const logs[] = {
 		"launch.log",	 "compare.diff",  "dump.out",	 "dump.log",
 		"restore.out",	 "restore.log",	  "dump-2.out",	 "dump-2.log",
-		"restore-2.out", "restore-2.log", "outside.log", /* a peer outside the tree (test_fork_outside) */
+		"restore-2.out", "restore-2.log", "outside.log",
 	};
 	char path[PATH_MAX + 32];
 
