@@ -106,7 +106,7 @@ static int tcp_read_queue(int sk, int q, uint32_t *seq, uint8_t *buf, size_t len
 	return (size_t)n == len ? 0 : -EAGAIN;
 }
 
-static int tcp_read_opts(int sk, TcpStreamEntry *t)
+static int tcp_read_opts(int sk, unsigned int state, TcpStreamEntry *t)
 {
 	struct tcp_repair_window w;
 	struct tcp_info ti;
@@ -117,7 +117,7 @@ static int tcp_read_opts(int sk, TcpStreamEntry *t)
 	if (getsockopt(sk, SOL_TCP, TCP_INFO, &ti, &len) ||
 	    getsockopt(sk, SOL_TCP, TCP_MAXSEG, &mss, &ml))
 		return neg_errno();
-	if (ti.tcpi_state != TCP_ESTABLISHED)
+	if (ti.tcpi_state != state)
 		return -EAGAIN;
 	t->opt_mask = ti.tcpi_options & (TCPI_OPT_SACK | TCPI_OPT_TIMESTAMPS | TCPI_OPT_WSCALE);
 	if (ti.tcpi_options & TCPI_OPT_WSCALE) {
@@ -142,9 +142,15 @@ static int tcp_read_opts(int sk, TcpStreamEntry *t)
 	return 0;
 }
 
-/* Everything of the connection on @sk, in repair mode, into one block: the entry, then the queues. */
-static int tcp_read(int sk, TcpStreamEntry **ret)
+/*
+ * Everything of the connection on @sk (in @state), in repair mode, into one
+ * block: the entry, then the queues. After shutdown(SHUT_WR) our FIN holds a
+ * sequence number at the end of the send queue: counted by SIOCOUTQ until
+ * it is acknowledged (FIN_WAIT2: everything is), by SIOCOUTQNSD until sent.
+ */
+static int tcp_read(int sk, unsigned int state, TcpStreamEntry **ret)
 {
+	bool fin = state == TCP_FIN_WAIT1 || state == TCP_FIN_WAIT2;
 	struct tcp_sizes s;
 	TcpStreamEntry *t;
 	int err, none = TCP_NO_QUEUE;
@@ -152,6 +158,10 @@ static int tcp_read(int sk, TcpStreamEntry **ret)
 	err = tcp_queue_sizes(sk, &s);
 	if (err)
 		return err;
+	if (fin && s.outq) {
+		s.outq--;
+		s.unsent -= s.unsent > 0;
+	}
 	t = malloc(sizeof(*t) + (size_t)s.inq + (size_t)s.outq + 1);
 	if (!t)
 		return -ENOMEM;
@@ -161,7 +171,8 @@ static int tcp_read(int sk, TcpStreamEntry **ret)
 	t->out_queue.data = t->in_queue.data + s.inq;
 	t->out_queue.len = (size_t)s.outq;
 	t->unsent = (uint32_t)s.unsent;
-	err = tcp_read_opts(sk, t);
+	t->has_fin = t->fin = fin;
+	err = tcp_read_opts(sk, state, t);
 	if (!err)
 		err = tcp_read_queue(sk, TCP_RECV_QUEUE, &t->inq_seq, t->in_queue.data,
 				     t->in_queue.len);
@@ -187,8 +198,7 @@ int tcp_dump_established(struct dump_ctx *ctx, const struct fd_info *f, InetSkEn
 	inet_entry_ends(e, ends, sizeof(ends));
 	if (!ctx->opts->tcp_established) {
 		pr_err("pid %d fd %d: %s is an established TCP connection %s: use "
-		       "--tcp-established "
-		       "to dump it\n",
+		       "--tcp-established to dump it\n",
 		       f->pid, f->fd, f->link, ends);
 		return -EOPNOTSUPP;
 	}
@@ -219,7 +229,7 @@ int tcp_dump_established(struct dump_ctx *ctx, const struct fd_info *f, InetSkEn
 		ctx->inet->rep[ctx->inet->nr_rep - 1].reuseaddr = -1; /* never in repair mode */
 		return neg_errno();
 	}
-	err = tcp_read(sk, &e->tcp);
+	err = tcp_read(sk, e->state, &e->tcp);
 	if (err == -EAGAIN)
 		pr_err("pid %d fd %d: TCP connection %s changed while it was read in repair mode\n",
 		       f->pid, f->fd, ends);

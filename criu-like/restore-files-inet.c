@@ -76,7 +76,9 @@ static int check_entry(const InetSkEntry *e, uint32_t id)
 	if (ok && tcp)
 		ok = e->state == TCP_CLOSE || e->state == TCP_LISTEN ||
 		     (e->state == TCP_ESTABLISHED && (e->tcp || e->connect_backlog) &&
-		      e->has_dst_port && e->has_src_port);
+		      e->has_dst_port && e->has_src_port) ||
+		     ((e->state == TCP_FIN_WAIT1 || e->state == TCP_FIN_WAIT2) && e->tcp &&
+		      e->tcp->fin && e->has_dst_port && e->has_src_port);
 	if (ok && udp)
 		ok = e->state == TCP_CLOSE || (e->state == TCP_ESTABLISHED && e->has_dst_port);
 	if (!ok)
@@ -247,8 +249,12 @@ static int isk_finish(int sk, const InetSkEntry *e, uint32_t id)
 	 * SHUT_RD, or a UDP socket's bits: no packet is sent, only sk_shutdown
 	 * is set (an unconnected UDP socket says ENOTCONN, but sets it too).
 	 */
-	if (e->has_shutdown && e->shutdown && e->shutdown <= 3 &&
-	    shutdown(sk, (int)e->shutdown - 1) && errno != ENOTCONN)
+	unsigned int shut = e->has_shutdown ? e->shutdown : 0;
+
+	/* a TCP connection's FIN is the repair code's (it follows the unsent data) */
+	if (e->proto == IPPROTO_TCP)
+		shut &= 1;
+	if (shut && shut <= 3 && shutdown(sk, (int)shut - 1) && errno != ENOTCONN)
 		err = neg_errno();
 	/* A connection in repair mode gets its SO_REUSEADDR with rst_inet_repair_off(). */
 	if (!err && !e->tcp)

@@ -151,8 +151,10 @@ static int tcp_rebuild(int sk, const InetSkEntry *e, const char **what)
 	*what = "TCP_QUEUE_SEQ";
 	if (!err)
 		err = set_queue_seq(sk, TCP_RECV_QUEUE, t->inq_seq - (uint32_t)t->in_queue.len);
+	/* our FIN, if sent, has the last sequence number: it is queued after the data */
 	if (!err)
-		err = set_queue_seq(sk, TCP_SEND_QUEUE, t->outq_seq - (uint32_t)t->out_queue.len);
+		err = set_queue_seq(sk, TCP_SEND_QUEUE,
+				    t->outq_seq - (uint32_t)t->out_queue.len - (t->fin ? 1 : 0));
 	if (err)
 		return err;
 	*what = "connect() in repair mode";
@@ -169,6 +171,16 @@ static int tcp_rebuild(int sk, const InetSkEntry *e, const char **what)
 	*what = "TCP_REPAIR_WINDOW";
 	if (!err)
 		err = set_window(sk, t);
+	/*
+	 * FIN_WAIT1/2 with all data sent: the FIN queued as sent and not yet
+	 * acknowledged. The retransmit timer sends it again; a peer that had
+	 * acknowledged it (FIN_WAIT2) acknowledges the duplicate at once.
+	 */
+	*what = "shutdown(SHUT_WR) in repair mode";
+	if (!err && t->fin && !unsent &&
+	    (setsockopt(sk, SOL_TCP, TCP_REPAIR_QUEUE, &(int){ TCP_SEND_QUEUE }, sizeof(int)) ||
+	     shutdown(sk, SHUT_WR)))
+		err = neg_errno();
 	if (!err && setsockopt(sk, SOL_TCP, TCP_REPAIR_QUEUE, &none, sizeof(none)))
 		err = neg_errno();
 	return err;
@@ -222,6 +234,9 @@ static int tcp_go_live(int sk, const InetSkEntry *e)
 	if (setsockopt(sk, SOL_TCP, TCP_REPAIR, &off, sizeof(off)))
 		return neg_errno();
 	err = send_all(sk, t->out_queue.data + sent, unsent);
+	/* a FIN that followed data never sent follows it again */
+	if (!err && t->fin && unsent && shutdown(sk, SHUT_WR))
+		err = neg_errno();
 	if (!err && e->has_sndbuf)
 		err = setsockopt(sk, SOL_SOCKET, SO_SNDBUFFORCE, &(int){ (int)(e->sndbuf / 2) },
 				 sizeof(int))
