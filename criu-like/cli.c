@@ -137,9 +137,10 @@ static const struct cli_command commands[] = {
 	  "                 transaction per connection, as a dump locks them\n"
 	  "  lock-batch TUPLE...  the same, every connection in one transaction\n"
 	  "  keep TUPLE...  lock them under a kept name, print it and leave it in place\n"
+	  "                 for as long as -D DIR (default .) holds a dump that records it\n"
 	  "TUPLE is LOCAL,REMOTE; each end ADDR:PORT or [ADDR6]:PORT.\n"
 	  "  --network-lock MODE  nftables (default) or iptables, for cleanup, lock, keep\n",
-	  OPTB(NETWORK_LOCK), 1, 1025, run_net_lock },
+	  OPTB(NETWORK_LOCK) | OPTB(IMAGES_DIR), 1, 1025, run_net_lock },
 	{ "infect-test", "seize a tree, run the parasite in every task, cure, release",
 	  "-t PID [--cycles N]",
 	  "A diagnostic of the seize/infect/cure engine: seizes the tree at PID,\n"

@@ -7,8 +7,9 @@
  *   lock TUPLE...        lock connections as a dump does, print the name, hold the lock
  *                        until stdin ends or SIGINT/SIGTERM/SIGHUP, then remove it
  *   lock-batch TUPLE...  the same, every connection in one transaction
- *   keep TUPLE...        lock them and give the lock a kept name, as a dump that kills
- *                        its tree does; print that name and leave it in place
+ *   keep TUPLE...        lock them and give the lock a kept name naming -D DIR (default
+ *                        .), as a dump that kills its tree does; print that name and
+ *                        leave it in place for as long as DIR/inventory.img records it
  * TUPLE is LOCAL,REMOTE with each end ADDR:PORT or [ADDR6]:PORT.
  */
 #define LOG_PREFIX "net-lock: "
@@ -50,7 +51,7 @@ static int cmd_list(void)
 			return err;
 		for (i = 0; names[i]; i++)
 			printf("%s %s %s\n", netlock_kind_name(kinds[k]), names[i],
-			       verdicts[netlock_judge(names[i], netlock_proc_alive, NULL)]);
+			       verdicts[netlock_verdict_of(kinds[k], names[i])]);
 	}
 	return 0;
 }
@@ -121,8 +122,12 @@ static int cmd_lock(const struct cr_options *o, bool keep, bool batch, int argc,
 		err = netlock_add(nl, t, (size_t)argc);
 	for (i = 0; i < argc && !err && !batch; i++)
 		err = netlock_add(nl, &t[i], 1);
-	if (!err && keep)
-		err = netlock_keep(nl, NULL);
+	if (!err && keep) {
+		/* named after -D, like a dump: it lives as long as DIR/inventory.img records it */
+		_cleanup_free_ char *dir = realpath(o->images_dir, NULL);
+
+		err = dir ? netlock_keep(nl, NULL, dir) : neg_errno();
+	}
 	if (!err) {
 		printf("%s\n", netlock_name(nl));
 		fflush(stdout);

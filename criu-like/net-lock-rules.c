@@ -250,7 +250,8 @@ static char *close_text(FILE *f, char **text, int err)
  * loopback connection goes through both hooks on lo: each of its ends that
  * is locked catches it on one side or the other.
  */
-char *netlock_nft_create(const char *name, const char *old, const struct inet_tuple *t, size_t n)
+char *netlock_nft_create(const char *name, const char *old, const struct inet_tuple *t, size_t n,
+			 const char *dir)
 {
 	char *text = NULL;
 	size_t size;
@@ -261,6 +262,8 @@ char *netlock_nft_create(const char *name, const char *old, const struct inet_tu
 		return NULL;
 	/* add + delete first: a leftover of the same name is replaced, not merged */
 	fprintf(f, "add table inet %s\ndelete table inet %s\ntable inet %s {\n", name, name, name);
+	if (dir && netlock_dir_recordable(dir))
+		fprintf(f, "\tcomment \"" NETLOCK_DIR_TAG "%s\"\n", dir);
 	fprintf(f, "\tset v4 {\n\t\ttype ipv4_addr . inet_service . ipv4_addr . inet_service\n");
 	err = put_elems(f, "\t\telements = { ", AF_INET, t, n);
 	fprintf(f, "\t}\n\tset v6 {\n\t\ttype ipv6_addr . inet_service . ipv6_addr . "
@@ -362,6 +365,26 @@ char *netlock_ipt_add(const char *chain, bool create, int family, const struct i
 	return close_text(f, &text, err);
 }
 
+char *netlock_ipt_keep(const char *chain, const char *kept, const char *dir)
+{
+	char *text = NULL;
+	int n;
+
+	/*
+	 * A rule with only a comment match names @dir (it drops nothing). Added
+	 * before the rename: iptables-restore cannot find a chain renamed in the
+	 * same transaction.
+	 */
+	if (dir && netlock_dir_recordable(dir))
+		n = asprintf(&text,
+			     "*filter\n-A %s -m comment --comment \"" NETLOCK_DIR_TAG
+			     "%s\"\n-E %s %s\nCOMMIT\n",
+			     chain, dir, chain, kept);
+	else
+		n = asprintf(&text, "*filter\n-E %s %s\nCOMMIT\n", chain, kept);
+	return n < 0 ? NULL : text;
+}
+
 char *netlock_ipt_delete(const char *chain)
 {
 	char *text = NULL;
@@ -409,4 +432,57 @@ int netlock_parse_tuple(const char *s, struct inet_tuple *t)
 	    fam2 != t->family)
 		return -EINVAL;
 	return 0;
+}
+
+/* Both tools take it in double quotes with no escape: no quote, backslash or newline. */
+bool netlock_dir_recordable(const char *dir)
+{
+	size_t len = strlen(dir);
+
+	return dir[0] == '/' && len <= NETLOCK_DIR_MAX && !strpbrk(dir, "\"\\\n");
+}
+
+int netlock_recorded_dir(const char *listing, char *buf, size_t size)
+{
+	const char *tag = "\"" NETLOCK_DIR_TAG, *p = strstr(listing, tag), *end;
+
+	if (!p)
+		return -ENOENT;
+	p += strlen(tag);
+	end = strchr(p, '"');
+	if (!end || (size_t)(end - p) >= size || end == p)
+		return -EINVAL;
+	memcpy(buf, p, (size_t)(end - p));
+	buf[end - p] = '\0';
+	return 0;
+}
+
+int netlock_kept_pid(const char *name, pid_t *ret)
+{
+	enum netlock_kind kind;
+	const char *prefix;
+	uint64_t stamp;
+
+	if (netlock_name_kind(name, &kind))
+		return -EINVAL;
+	prefix = kind == NETLOCK_NFTABLES ? NETLOCK_NFT_KEPT_PREFIX : NETLOCK_IPT_KEPT_PREFIX;
+	if (strncmp(name, prefix, strlen(prefix)) ||
+	    !parse_pid_stamp(name + strlen(prefix), true, ret, &stamp))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * A kept lock lives as long as the images that record it: the directory it
+ * names (@dir) holds a complete inventory whose network_lock is @name
+ * (@images_lock, NULL without one). While its dumper runs, the lock is
+ * being handed over (the inventory is written just after the rename). A lock
+ * that names no directory (a path it could not hold) is left alone.
+ */
+enum netlock_verdict netlock_judge_kept(const char *name, const char *dir, const char *images_lock,
+					bool dumper_runs)
+{
+	if (!dir || dumper_runs)
+		return NETLOCK_KEPT;
+	return images_lock && !strcmp(images_lock, name) ? NETLOCK_KEPT : NETLOCK_STALE;
 }

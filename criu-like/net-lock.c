@@ -16,6 +16,8 @@
 #define LOG_PREFIX "net-lock: "
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,7 @@
 #include <unistd.h>
 
 #include "dump.h"
+#include "image.h"
 #include "log.h"
 #include "net-lock-int.h"
 #include "net-lock.h"
@@ -155,7 +158,7 @@ static int add_run(struct netlock *nl, int family, const struct inet_tuple *t, s
 
 	if (nl->kind == NETLOCK_NFTABLES)
 		text = nl->installed ? netlock_nft_add(nl->name, t, n)
-				     : netlock_nft_create(nl->name, NULL, t, n);
+				     : netlock_nft_create(nl->name, NULL, t, n, NULL);
 	else
 		text = netlock_ipt_add(nl->name, !nl->chain[fi], family, t, n);
 	if (!text)
@@ -205,21 +208,20 @@ int netlock_add(struct netlock *nl, const struct inet_tuple *t, size_t n)
 	return 0;
 }
 
-static int ipt_rename(int family, const char *from, const char *to)
+static int ipt_rename(int family, const char *from, const char *to, const char *dir)
 {
-	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ char *text = netlock_ipt_keep(from, to, dir);
 
-	if (asprintf(&text, "*filter\n-E %s %s\nCOMMIT\n", from, to) < 0)
-		return -ENOMEM;
-	return ipt_restore(family, text, false);
+	return text ? ipt_restore(family, text, false) : -ENOMEM;
 }
 
 /*
  * iptables: rename the chain of each family (the jumps follow), the first
  * renamed back if the second fails; nftables has no rename: the new table
- * with every element and the old one deleted, in one transaction.
+ * with every element and the old one deleted, in one transaction. Either
+ * way the new name comes with @dir, the images that record it.
  */
-static int move_to(struct netlock *nl, const char *name)
+static int move_to(struct netlock *nl, const char *name, const char *dir)
 {
 	_cleanup_free_ char *text = NULL;
 	int i, err = 0;
@@ -227,19 +229,20 @@ static int move_to(struct netlock *nl, const char *name)
 	if (nl->kind == NETLOCK_NFTABLES) {
 		if (!nl->installed)
 			return 0;
-		text = netlock_nft_create(name, nl->name, nl->tuples, nl->nr);
+		text = netlock_nft_create(name, nl->name, nl->tuples, nl->nr, dir);
 		return text ? nft_exec(nl->nft, text, NULL, false) : neg_errno();
 	}
 	for (i = 0; i < 2 && !err; i++)
 		if (nl->chain[i])
-			err = ipt_rename(fam_of(i), nl->name, name);
-	if (err && i == 2 && nl->chain[0] && ipt_rename(AF_INET, name, nl->name))
+			err = ipt_rename(fam_of(i), nl->name, name, dir);
+	/* the comment rule stays behind in the chain renamed back: harmless */
+	if (err && i == 2 && nl->chain[0] && ipt_rename(AF_INET, name, nl->name, NULL))
 		pr_err("chain %s of iptables could not be renamed back to %s: remove it by hand\n",
 		       name, nl->name);
 	return err;
 }
 
-int netlock_keep(struct netlock *nl, const char *name)
+int netlock_keep(struct netlock *nl, const char *name, const char *dir)
 {
 	char kept[NETLOCK_NAME_MAX];
 	int err;
@@ -253,7 +256,12 @@ int netlock_keep(struct netlock *nl, const char *name)
 	}
 	if (strlen(name) >= sizeof(nl->name))
 		return -ENAMETOOLONG;
-	err = move_to(nl, name);
+	if (dir && !netlock_dir_recordable(dir))
+		pr_warn("network lock %s cannot name its images %s (a relative path, too long, or "
+			"with a quote, backslash or newline): later runs will leave it in place "
+			"even once the images are gone\n",
+			name, dir);
+	err = move_to(nl, name, dir);
 	if (err) {
 		pr_errno(err, "cannot move the network lock %s to %s", nl->name, name);
 		return err;
@@ -391,6 +399,61 @@ int netlock_list(enum netlock_kind kind, char ***ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
+/* What `nft list table` or `iptables -S` shows of our lock @name; -ENOENT if absent. */
+static int lock_listing(enum netlock_kind kind, const char *name, char **ret)
+{
+	_cleanup_free_ char *cmd = NULL;
+	int i;
+
+	if (kind == NETLOCK_NFTABLES) {
+		if (asprintf(&cmd, "list table inet %s\n", name) < 0)
+			return -ENOMEM;
+		return nft_exec(NULL, cmd, ret, true) ? -ENOENT : 0;
+	}
+	for (i = 0; i < 2; i++) {
+		const char *const argv[] = { i ? "ip6tables" : "iptables", "-w", "-S", name, NULL };
+
+		if (!run_tool(argv, NULL, ret, true))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+/* The network_lock of the complete dump in @dir; NULL when there is none. */
+static char *images_lock_of(const char *dir)
+{
+	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	InventoryEntry *inv = NULL;
+	char *name = NULL;
+
+	/* no directory, no inventory: quietly none; a corrupt one is logged by the reader */
+	if (fd < 0 || faccessat(fd, "inventory.img", F_OK, 0) ||
+	    img_read_one(fd, CR_IMG_INVENTORY, 0, (ProtobufCMessage **)&inv))
+		return NULL;
+	if (inv->completed && inv->network_lock)
+		name = strdup(inv->network_lock);
+	protobuf_c_message_free_unpacked(&inv->base, NULL);
+	return name;
+}
+
+enum netlock_verdict netlock_verdict_of(enum netlock_kind kind, const char *name)
+{
+	enum netlock_verdict v = netlock_judge(name, netlock_proc_alive, NULL);
+	_cleanup_free_ char *listing = NULL, *images = NULL;
+	char dir[NETLOCK_DIR_MAX + 1];
+	bool dumper_runs;
+	pid_t pid;
+
+	if (v != NETLOCK_KEPT)
+		return v;
+	/* a kept lock that names no directory, or cannot be read now, is left alone */
+	if (lock_listing(kind, name, &listing) || netlock_recorded_dir(listing, dir, sizeof(dir)))
+		return NETLOCK_KEPT;
+	images = images_lock_of(dir);
+	dumper_runs = !netlock_kept_pid(name, &pid) && (!kill(pid, 0) || errno == EPERM);
+	return netlock_judge_kept(name, dir, images, dumper_runs);
+}
+
 int netlock_cleanup(enum netlock_kind kind, bool quiet_missing)
 {
 	_cleanup_free_ char **names = NULL;
@@ -404,13 +467,15 @@ int netlock_cleanup(enum netlock_kind kind, bool quiet_missing)
 				netlock_kind_name(kind), strerror(-err));
 		return err == -ENOENT && quiet_missing ? 0 : err;
 	}
-	for (i = 0; names[i] && n < (int)ARRAY_SIZE(stale) - 1; i++)
-		if (netlock_judge(names[i], netlock_proc_alive, NULL) == NETLOCK_STALE) {
-			pr_warn("removing the network lock %s: the criu-like that installed it "
-				"is gone\n",
-				names[i]);
-			stale[n++] = names[i];
-		}
+	for (i = 0; names[i] && n < (int)ARRAY_SIZE(stale) - 1; i++) {
+		if (netlock_verdict_of(kind, names[i]) != NETLOCK_STALE)
+			continue;
+		pr_warn("removing the network lock %s: %s\n", names[i],
+			netlock_judge(names[i], netlock_proc_alive, NULL) == NETLOCK_KEPT
+				? "the images it was kept for no longer record it"
+				: "the criu-like that installed it is gone");
+		stale[n++] = names[i];
+	}
 	stale[n] = NULL;
 	if (n && kind == NETLOCK_NFTABLES) {
 		/* every stale table in one transaction */
@@ -469,9 +534,17 @@ int netlock_dump_conn(struct dump_ctx *ctx, const struct inet_tuple *t)
 
 int netlock_dump_keep(struct dump_ctx *ctx)
 {
+	_cleanup_free_ char *dir = NULL;
+
 	if (!ctx->netlock || !netlock_installed(ctx->netlock))
 		return 0;
-	return netlock_keep(ctx->netlock, NULL);
+	/* the lock lives as long as these images record it (netlock_verdict_of()) */
+	dir = realpath(ctx->opts->images_dir, NULL);
+	if (!dir) {
+		pr_perror("cannot resolve the image directory %s", ctx->opts->images_dir);
+		return neg_errno();
+	}
+	return netlock_keep(ctx->netlock, NULL, dir);
 }
 
 const char *netlock_dump_kept_name(const struct dump_ctx *ctx)
@@ -565,10 +638,12 @@ static void restore_failed(struct netlock *nl, const char *kept, const char *dir
 {
 	enum netlock_kind kind;
 
+	_cleanup_free_ char *abs = realpath(dir, NULL);
+
 	/* a lock installed here becomes the images' lock: the next attempt finds it */
 	if (nl && !nl->reused && netlock_installed(nl)) {
-		if (kept && !netlock_name_kind(kept, &kind) && kind == nl->kind &&
-		    !netlock_keep(nl, kept))
+		if (kept && abs && !netlock_name_kind(kept, &kind) && kind == nl->kind &&
+		    !netlock_keep(nl, kept, abs))
 			nl->reused = true;
 		else
 			netlock_remove(nl);

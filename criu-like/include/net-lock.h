@@ -105,8 +105,17 @@ struct netlock;
 struct netlock *netlock_new(enum netlock_kind kind);
 /* Drop the packets of @t[0..@n); the first call installs the table or chain. 0 or -errno (logged). */
 int netlock_add(struct netlock *nl, const struct inet_tuple *t, size_t n);
-/* Move the lock to @name (NULL: a new kept name), atomically per family. 0 or -errno. */
-int netlock_keep(struct netlock *nl, const char *name);
+/*
+ * Move the lock to @name (NULL: a new kept name), atomically per family,
+ * naming the image directory @dir (absolute; NULL: none) that records it.
+ * 0 or -errno (logged).
+ */
+int netlock_keep(struct netlock *nl, const char *name, const char *dir);
+/*
+ * The verdict of the cleanup on our lock @name of @kind, the system asked:
+ * its process, or for a kept lock the inventory of the directory it names.
+ */
+enum netlock_verdict netlock_verdict_of(enum netlock_kind kind, const char *name);
 /* Remove whatever the lock installed. 0 or -errno (logged). */
 int netlock_remove(struct netlock *nl);
 const char *netlock_name(const struct netlock *nl);
@@ -168,9 +177,11 @@ char **netlock_list_names(enum netlock_kind kind, const char *listing);
 int netlock_nft_elem(const struct inet_tuple *t, char *buf, size_t size);
 /*
  * `nft -f -` input, one transaction: (re)create table inet @name with the
- * elements @t[0..@n), then delete table @old unless NULL. NULL, errno.
+ * elements @t[0..@n), naming the image directory @dir in its comment unless
+ * NULL (a kept lock), then delete table @old unless NULL. NULL, errno.
  */
-char *netlock_nft_create(const char *name, const char *old, const struct inet_tuple *t, size_t n);
+char *netlock_nft_create(const char *name, const char *old, const struct inet_tuple *t, size_t n,
+			 const char *dir);
 /* `nft -f -` input adding @t[0..@n) to the sets of table @name. NULL, errno. */
 char *netlock_nft_add(const char *name, const struct inet_tuple *t, size_t n);
 /* `nft -f -` input deleting the tables @names (NULL-terminated), even absent ones. */
@@ -182,8 +193,33 @@ char *netlock_nft_delete(const char *const *names);
  */
 char *netlock_ipt_add(const char *chain, bool create, int family, const struct inet_tuple *t,
 		      size_t n);
+/*
+ * `iptables-restore --noflush` input renaming @chain to @kept (the jumps
+ * follow) and naming @dir in a comment-only rule unless NULL.
+ */
+char *netlock_ipt_keep(const char *chain, const char *kept, const char *dir);
 /* The jumps to @chain, its rules and itself removed. */
 char *netlock_ipt_delete(const char *chain);
+/*
+ * The image directory of a kept lock, in a comment of its table (nftables)
+ * or a comment-only rule of its chain (iptables): NETLOCK_DIR_TAG then the
+ * absolute path, which must not hold a double quote, a backslash or a
+ * newline, and at most NETLOCK_DIR_MAX bytes (netlock_dir_recordable()).
+ */
+#define NETLOCK_DIR_TAG "criu-like images: "
+#define NETLOCK_DIR_MAX 200
+bool netlock_dir_recordable(const char *dir);
+/* The directory named in @listing (`nft list table`, `iptables -S CHAIN`). 0, -ENOENT, -EINVAL. */
+int netlock_recorded_dir(const char *listing, char *buf, size_t size);
+/* The dumper's pid in a kept name. 0 or -EINVAL. */
+int netlock_kept_pid(const char *name, pid_t *ret);
+/*
+ * The cleanup rule for a kept lock @name naming @dir (NULL: none) whose
+ * complete inventory records @images_lock (NULL: no such inventory): it
+ * lives as long as those images record it, or while @dumper_runs.
+ */
+enum netlock_verdict netlock_judge_kept(const char *name, const char *dir, const char *images_lock,
+					bool dumper_runs);
 /* Parse "ADDR:PORT" or "[ADDR6]:PORT" twice, "LOCAL,REMOTE". 0 or -EINVAL. */
 int netlock_parse_tuple(const char *s, struct inet_tuple *t);
 

@@ -169,6 +169,11 @@ def same_machine(kind, host):
             return
         if not t.stalled(b"while dumped"):
             return
+        # its images record it: cleanups (every dump and restore runs one) leave it
+        criu("net-lock", "--network-lock", kind, "cleanup")
+        if ours(kind) != [name] or "%s %s kept" % (kind, name) not in criu("net-lock", "list").stdout:
+            fail("%s: %s not kept through a cleanup (%s)" % (t.what, name, ours(kind)))
+            return
         r = t.restore()
         if r.returncode:
             fail("%s: restore failed:\n%s" % (t.what, r.stderr[-3000:]))
@@ -218,6 +223,25 @@ def migration(kind):
         elif t.answer(b"between restores") and t.echo(b"after"):
             print("ok: %s: restore locked anew, kept it as %s when it failed, the next "
                   "one reused and removed it" % (t.what, name))
+    finally:
+        t.close()
+
+
+def images_gone(kind):
+    """A kept lock whose images are deleted is removed by the next cleanup."""
+    t = Case("images gone", kind)
+    try:
+        if not t.dump():
+            return
+        name = inventory_lock(t.dir)
+        shutil.rmtree(t.dir)
+        r = criu("net-lock", "--network-lock", kind, "cleanup")
+        if ours(kind):
+            fail("%s: %s left after its images were deleted:\n%s" % (t.what, ours(kind), r.stderr))
+        elif "no longer record it" not in r.stderr:
+            fail("%s: the cleanup did not say why it removed %s:\n%s" % (t.what, name, r.stderr))
+        else:
+            print("ok: %s: %s removed by the next cleanup" % (t.what, name))
     finally:
         t.close()
 
@@ -279,6 +303,7 @@ for kind in KINDS:
     same_machine(kind, "127.0.0.1")
     same_machine(kind, "::1")
     migration(kind)
+    images_gone(kind)
     leave_running(kind)
 skip()
 sys.exit(1 if failed else 0)

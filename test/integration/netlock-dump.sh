@@ -5,8 +5,9 @@
 # own, for nftables and (when installed) iptables:
 #   - same machine, IPv4 and IPv6: the dump kills the tree and keeps its lock
 #     under the name recorded in inventory.img; the client's data is held
-#     (unacknowledged, no reset); restore reuses the lock, removes it once the
-#     tree runs, and the server answers what was held;
+#     (unacknowledged, no reset) and cleanups leave the lock; restore reuses
+#     it, removes it once the tree runs, and the server answers what was held;
+#   - the images deleted instead: the next cleanup removes the kept lock;
 #   - migration: without the dump's lock, restore installs its own; a restore
 #     that fails (pages image cut short) keeps it under the images' name and
 #     the client is still held; the next restore reuses and removes it;

@@ -7,6 +7,7 @@
 # microseconds. It counts as unlocked when the same data then arrives and is
 # acknowledged (the kernel retransmits it): no timing is measured.
 import fcntl
+import json
 import os
 import socket
 import struct
@@ -203,24 +204,65 @@ def crash(kind, command):
     srv.close()
 
 
+def write_inventory(d, lock, completed=True):
+    """An inventory.img in @d recording @lock, as a complete dump writes it."""
+    inv = {
+        "kind": "inventory", "magic": "0xd9714b40", "version": 1, "flags": 0,
+        "records": [{
+            "img_version": 1, "root_pid": 1, "tool_version": "0.1.0", "kernel_release": "x",
+            "completed": completed, "xfeatures_mask": 0, "network_lock": lock,
+        }],
+    }
+    with open(os.path.join(d, "inventory.json"), "w") as f:
+        json.dump(inv, f)
+    r = criu("encode", os.path.join(d, "inventory.json"), "-O", os.path.join(d, "inventory.img"))
+    if r.returncode:
+        fail("encode of an inventory failed:\n" + r.stderr)
+
+
 def kept(kind):
-    """A kept lock (as a dump that killed its tree leaves it) survives cleanups."""
+    """A kept lock (as a dump that killed its tree leaves it) lives as long as the images
+    it names record it: cleanups leave it while they do, remove it once they do not."""
     what = "%s kept lock" % kind
     cli, srv = conn_pair(socket.AF_INET6)
-    r = criu("net-lock", "--network-lock", kind, "keep", tuple_of(cli))
+    d = tempfile.mkdtemp(prefix="kept-", dir=TMP)
+    r = criu("net-lock", "--network-lock", kind, "-D", d, "keep", tuple_of(cli))
     name = r.stdout.strip()
+    if r.returncode or not name:
+        fail("%s: keep failed (%d):\n%s" % (what, r.returncode, r.stderr))
+        return
+    # no dump in d records it yet (nor a complete one): a cleanup removes it
+    write_inventory(d, name, completed=False)
+    if verdict(name) != "stale":
+        fail("%s: %s is %s with no complete dump recording it" % (what, name, verdict(name)))
+        return
+    criu("net-lock", "--network-lock", kind, "cleanup")
+    if ours_left(kind):
+        fail("%s: the cleanup left %s, kept for nothing" % (what, ours_left(kind)))
+        return
+    print("ok: %s: removed by a cleanup while its images do not record it" % what, flush=True)
+
+    r = criu("net-lock", "--network-lock", kind, "-D", d, "keep", tuple_of(cli))
+    name = r.stdout.strip()
+    write_inventory(d, name)
     if r.returncode or verdict(name) != "kept":
         fail("%s: keep failed (%d) or %s is not kept:\n%s" % (what, r.returncode, name, r.stderr))
         return
     criu("net-lock", "--network-lock", kind, "cleanup")
     send_both(cli, srv, b"kept")
     ok = stalled(cli, srv, what)
+    # other images recorded there now (a dump again into the same directory)
+    write_inventory(d, name + "0")
+    if verdict(name) != "stale":
+        fail("%s: %s is %s once its images record another lock" % (what, name, verdict(name)))
+    write_inventory(d, name)
     r = criu("net-lock", "unlock", name)
     if r.returncode or ours_left(kind):
         fail("%s: unlock %s failed or left %s:\n%s" % (what, name, ours_left(kind), r.stderr))
         return
     if ok and flows(cli, srv, b"kept", what):
-        print("ok: %s: still locked after a cleanup, removed by unlock" % what, flush=True)
+        print("ok: %s: held the connection through a cleanup while its images record it, "
+              "removed by unlock" % what, flush=True)
 
 
 VICTIM = r"""

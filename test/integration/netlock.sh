@@ -10,7 +10,9 @@
 #   - a cleanup leaves the lock of a running criu-like alone;
 #   - a criu-like killed with its lock installed: the next dump, and the next
 #     restore, remove its lock (both fail here: only the cleanup is looked at);
-#   - a kept lock survives a cleanup and `net-lock unlock` removes it;
+#   - a kept lock survives cleanups while the image directory it names holds
+#     a complete inventory recording it, and is removed by the first cleanup
+#     once it does not; `net-lock unlock` removes it;
 #   - a dump that fails after locking (a full image directory) leaves no lock and
 #     the connection works.
 # netlock.py does the work.

@@ -55,7 +55,7 @@ static void test_nft_create(void **state)
 		tuple(AF_INET6, "::1", 1, "::1", 2),
 		tuple(AF_INET, "10.1.1.1", 22, "10.2.2.2", 60000),
 	};
-	char *text = netlock_nft_create("criu_like_7_99", NULL, t, 3);
+	char *text = netlock_nft_create("criu_like_7_99", NULL, t, 3, NULL);
 
 	(void)state;
 	assert_non_null(text);
@@ -76,19 +76,22 @@ static void test_nft_create(void **state)
 			       "\t\tip saddr . tcp sport . ip daddr . tcp dport @v4 drop\n"
 			       "\t\tip6 saddr . tcp sport . ip6 daddr . tcp dport @v6 drop\n"));
 	assert_null(strstr(text, "delete table inet criu_like_kept"));
+	assert_null(strstr(text, "comment"));
 	free(text);
 
 	/* renamed: the new table with every element, the old one deleted, one transaction */
-	text = netlock_nft_create("criu_like_kept_7_5f", "criu_like_7_99", t, 1);
+	text = netlock_nft_create("criu_like_kept_7_5f", "criu_like_7_99", t, 1, "/var/img/a b");
 	assert_non_null(text);
-	assert_non_null(strstr(text, "table inet criu_like_kept_7_5f {\n"));
+	/* a kept table names the images that record it */
+	assert_non_null(strstr(text, "table inet criu_like_kept_7_5f {\n"
+				     "\tcomment \"criu-like images: /var/img/a b\"\n"));
 	assert_non_null(strstr(text, "elements = { 127.0.0.1 . 40000 . 127.0.0.1 . 8080 }"));
 	assert_null(strstr(text, "::1"));
 	assert_non_null(strstr(text, "}\ndelete table inet criu_like_7_99\n"));
 	free(text);
 
 	/* no connection of a family: its set has no elements clause (nft refuses "{ }") */
-	text = netlock_nft_create("criu_like_7_99", NULL, t, 0);
+	text = netlock_nft_create("criu_like_7_99", NULL, t, 0, NULL);
 	assert_non_null(text);
 	assert_null(strstr(text, "elements"));
 	free(text);
@@ -170,6 +173,84 @@ static void test_ipt(void **state)
 	assert_string_equal(text, "*filter\n-D INPUT -j CRLK_7_99\n-D OUTPUT -j CRLK_7_99\n"
 				  "-F CRLK_7_99\n-X CRLK_7_99\nCOMMIT\n");
 	free(text);
+}
+
+static void test_ipt_keep(void **state)
+{
+	char *text;
+
+	(void)state;
+	text = netlock_ipt_keep("CRLK_7_99", "CRLK_K7_5f", "/var/img/a b");
+	/* the comment first: iptables-restore cannot find a chain renamed in the same commit */
+	assert_string_equal(text,
+			    "*filter\n"
+			    "-A CRLK_7_99 -m comment --comment \"criu-like images: /var/img/a b\"\n"
+			    "-E CRLK_7_99 CRLK_K7_5f\nCOMMIT\n");
+	free(text);
+	/* a path the tools cannot quote is not named */
+	text = netlock_ipt_keep("CRLK_7_99", "CRLK_K7_5f", "/var/img/\"x");
+	assert_string_equal(text, "*filter\n-E CRLK_7_99 CRLK_K7_5f\nCOMMIT\n");
+	free(text);
+	text = netlock_ipt_keep("CRLK_7_99", "CRLK_K7_5f", NULL);
+	assert_string_equal(text, "*filter\n-E CRLK_7_99 CRLK_K7_5f\nCOMMIT\n");
+	free(text);
+}
+
+/* The kept lock's half of the cleanup rule: it lives as long as its images record it. */
+static void test_kept(void **state)
+{
+	static const char nft[] = "table inet criu_like_kept_7_5f {\n"
+				  "\tcomment \"criu-like images: /var/img/a b\"\n"
+				  "\tset v4 {\n";
+	static const char ipt[] = "-N CRLK_K7_5f\n"
+				  "-A CRLK_K7_5f -m comment --comment \"criu-like images: /img\"\n"
+				  "-A CRLK_K7_5f -s 1.1.1.1/32 -d 2.2.2.2/32 -p tcp -j DROP\n";
+	char dir[NETLOCK_DIR_MAX + 1], big[NETLOCK_DIR_MAX + 2];
+	pid_t pid = 0;
+
+	(void)state;
+	assert_int_equal(netlock_recorded_dir(nft, dir, sizeof(dir)), 0);
+	assert_string_equal(dir, "/var/img/a b");
+	assert_int_equal(netlock_recorded_dir(ipt, dir, sizeof(dir)), 0);
+	assert_string_equal(dir, "/img");
+	assert_int_equal(netlock_recorded_dir("table inet criu_like_kept_7_5f {\n", dir,
+					      sizeof(dir)),
+			 -ENOENT);
+	assert_int_equal(netlock_recorded_dir("comment \"criu-like images: /x", dir, sizeof(dir)),
+			 -EINVAL);
+	assert_int_equal(netlock_recorded_dir(nft, dir, 5), -EINVAL);
+
+	assert_true(netlock_dir_recordable("/var/img/a b"));
+	assert_false(netlock_dir_recordable("img"));
+	assert_false(netlock_dir_recordable("/a\"b"));
+	assert_false(netlock_dir_recordable("/a\\b"));
+	assert_false(netlock_dir_recordable("/a\nb"));
+	memset(big, 'a', sizeof(big) - 1);
+	big[0] = '/';
+	big[sizeof(big) - 1] = '\0';
+	assert_false(netlock_dir_recordable(big));
+
+	assert_int_equal(netlock_kept_pid("criu_like_kept_77_5f", &pid), 0);
+	assert_int_equal(pid, 77);
+	assert_int_equal(netlock_kept_pid("CRLK_K78_1", &pid), 0);
+	assert_int_equal(pid, 78);
+	assert_int_equal(netlock_kept_pid("criu_like_77_5", &pid), -EINVAL);
+
+	/* the images record this lock: kept; another lock, none, no inventory: stale */
+	assert_int_equal(netlock_judge_kept("criu_like_kept_7_5f", "/img", "criu_like_kept_7_5f",
+					    false),
+			 NETLOCK_KEPT);
+	assert_int_equal(netlock_judge_kept("criu_like_kept_7_5f", "/img", "criu_like_kept_7_60",
+					    false),
+			 NETLOCK_STALE);
+	assert_int_equal(netlock_judge_kept("criu_like_kept_7_5f", "/img", NULL, false),
+			 NETLOCK_STALE);
+	/* its dumper still runs: the inventory is being written */
+	assert_int_equal(netlock_judge_kept("criu_like_kept_7_5f", "/img", NULL, true),
+			 NETLOCK_KEPT);
+	/* it names no directory: nothing tells, left alone */
+	assert_int_equal(netlock_judge_kept("criu_like_kept_7_5f", NULL, NULL, false),
+			 NETLOCK_KEPT);
 }
 
 static void test_names(void **state)
@@ -413,7 +494,8 @@ int main(void)
 		cmocka_unit_test(test_names),	       cmocka_unit_test(test_judge),
 		cmocka_unit_test(test_listing),	       cmocka_unit_test(test_proc_alive),
 		cmocka_unit_test(test_kind),	       cmocka_unit_test(test_cli),
-		cmocka_unit_test(test_tuple_arg),
+		cmocka_unit_test(test_tuple_arg),      cmocka_unit_test(test_ipt_keep),
+		cmocka_unit_test(test_kept),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
