@@ -189,10 +189,11 @@ static int tcp_read(int sk, unsigned int state, TcpStreamEntry **ret)
 	return 0;
 }
 
+static int lock_conn(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEntry *e);
+
 int tcp_dump_established(struct dump_ctx *ctx, const struct fd_info *f, InetSkEntry *e)
 {
 	char ends[ENDS_LEN];
-	struct inet_tuple tup;
 	int on = TCP_REPAIR_ON, atmark = 0, sk, err;
 
 	inet_entry_ends(e, ends, sizeof(ends));
@@ -209,13 +210,8 @@ int tcp_dump_established(struct dump_ctx *ctx, const struct fd_info *f, InetSkEn
 		       f->pid, f->fd, ends);
 		return -EOPNOTSUPP;
 	}
-	err = inet_entry_tuple(e, &tup);
-	if (err) {
-		pr_err("pid %d fd %d: TCP connection %s: bad addresses\n", f->pid, f->fd, ends);
-		return err;
-	}
 	/* The peer must see nothing from here on: neither a reset nor an answer. */
-	err = netlock_dump_conn(ctx, &tup);
+	err = lock_conn(ctx, f, e);
 	if (err)
 		return err;
 	err = repaired_add(ctx, f, &sk);
@@ -269,6 +265,7 @@ void inet_dump_fini(struct dump_ctx *ctx, bool resume)
 	}
 	free(in->rep);
 	free(in->sks);
+	free(in->locked);
 	free(in);
 	ctx->inet = NULL;
 }
@@ -454,4 +451,138 @@ int tcp_dump_backlog_client(struct dump_ctx *ctx, const struct fd_info *f,
 	pr_info("pid %d fd %d: TCP %s is not accepted yet: connected again at restore\n", f->pid,
 		f->fd, ends);
 	return 1;
+}
+
+/* ---- the network lock: every connection of the tree at once ------------------------------ */
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The inodes of every socket open in a task of the tree (all frozen), sorted. */
+static int tree_sockets(const struct dump_ctx *ctx, uint32_t **ret, size_t *ret_n)
+{
+	_cleanup_free_ uint32_t *v = NULL;
+	size_t n = 0, cap = 0;
+	unsigned int i;
+
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		_cleanup_closedir_ DIR *dir = NULL;
+		struct dirent *de;
+		char path[64], link[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/fd", ctx->tasks[i].t->pid);
+		dir = opendir(path);
+		while (dir && (de = readdir(dir))) {
+			unsigned int ino;
+			ssize_t l = readlinkat(dirfd(dir), de->d_name, link, sizeof(link) - 1);
+
+			if (l <= 0 || (link[l] = '\0', sscanf(link, "socket:[%u]", &ino) != 1))
+				continue;
+			if (n == cap) {
+				uint32_t *nv = realloc(v, (cap = cap ? cap * 2 : 256) * sizeof(*v));
+
+				if (!nv)
+					return -ENOMEM;
+				v = nv;
+			}
+			v[n++] = ino;
+		}
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_u32);
+	*ret = TAKE_PTR(v);
+	*ret_n = n;
+	return 0;
+}
+
+static bool ino_in(const uint32_t *v, size_t n, uint32_t ino)
+{
+	return n && bsearch(&ino, v, n, sizeof(*v), cmp_u32);
+}
+
+/* Whether the connection @c of the tree is dumped in repair mode (not a client in a backlog). */
+static bool repaired_conn(const struct inet_dump *in, const struct inet_sk_diag *c,
+			  const uint32_t *tree, size_t n)
+{
+	const struct inet_sk_diag *child, *l;
+
+	if (c->proto != IPPROTO_TCP || !ino_in(tree, n, c->ino))
+		return false;
+	if (c->state == TCP_FIN_WAIT1 || c->state == TCP_FIN_WAIT2)
+		return true;
+	if (c->state != TCP_ESTABLISHED)
+		return false;
+	child = find_peer(in, c, true);
+	l = child ? find_listener(in, child) : NULL;
+	return !l || !ino_in(tree, n, l->ino);
+}
+
+/*
+ * Lock every connection of the tree that the dump puts in repair mode in one
+ * transaction, before the first of them: one run of the lock's tool instead
+ * of one per connection, all of it frozen time. The inodes locked are kept.
+ */
+static int lock_tree_conns(struct dump_ctx *ctx)
+{
+	struct inet_dump *in = ctx->inet;
+	_cleanup_free_ struct inet_tuple *t = NULL;
+	_cleanup_free_ uint32_t *tree = NULL;
+	size_t nt = 0, n = 0, i;
+	int err;
+
+	in->locked_tree = true;
+	err = tree_sockets(ctx, &tree, &nt);
+	if (err)
+		return err;
+	t = calloc(nt ?: 1, sizeof(*t));
+	in->locked = calloc(nt ?: 1, sizeof(*in->locked));
+	if (!t || !in->locked)
+		return -ENOMEM;
+	for (i = 0; i < in->nr_sks; i++) {
+		struct inet_sk_diag c = in->sks[i];
+		InetSkEntry e = INET_SK_ENTRY__INIT;
+
+		if (!repaired_conn(in, &c, tree, nt))
+			continue;
+		e.family = c.family;
+		inet_entry_addrs(&e, &c);
+		if (inet_entry_tuple(&e, &t[n]))
+			continue;
+		in->locked[n++] = c.ino;
+	}
+	err = netlock_dump_conns(ctx, t, n);
+	if (err)
+		return err;
+	in->nr_locked = n;
+	if (n)
+		qsort(in->locked, n, sizeof(*in->locked), cmp_u32);
+	pr_debug("network lock: %zu connections of the tree locked at once\n", n);
+	return 0;
+}
+
+/* The connection @e of @f locked: with the whole tree's on first use, else alone. */
+static int lock_conn(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEntry *e)
+{
+	struct inet_dump *in = ctx->inet;
+	struct inet_tuple tup;
+	char ends[ENDS_LEN];
+	int err;
+
+	if (!in->locked_tree) {
+		err = lock_tree_conns(ctx);
+		if (err)
+			return err;
+	}
+	if (ino_in(in->locked, in->nr_locked, (uint32_t)f->st.st_ino))
+		return 0;
+	if (inet_entry_tuple(e, &tup)) {
+		pr_err("pid %d fd %d: TCP connection %s: bad addresses\n", f->pid, f->fd,
+		       inet_entry_ends(e, ends, sizeof(ends)));
+		return -EINVAL;
+	}
+	return netlock_dump_conn(ctx, &tup);
 }

@@ -49,6 +49,10 @@ struct inet_dump {
 	bool loaded;
 	struct inet_repaired *rep;
 	size_t nr_rep, cap_rep;
+	/* the connections of the tree locked at once before the first repair (sorted inodes) */
+	bool locked_tree;
+	uint32_t *locked;
+	size_t nr_locked;
 };
 
 /* TCP_CA_NAME_MAX of the kernel, without the NUL */
@@ -137,7 +141,12 @@ int udp_refill(int sk, const InetSkEntry *e, uint32_t id);
  * restore-files-tcp.c: the established connection @e into the new socket
  * @sk (created, options set, in repair mode), for file @id.
  */
-int tcp_restore_established(struct restore_ctx *ctx, int sk, const InetSkEntry *e, uint32_t id);
+int tcp_restore_established(int sk, const InetSkEntry *e, uint32_t id);
+/*
+ * restore-files-tcp.c: every connection of the images restored in repair
+ * mode locked at once (netlock_restore_conns()), before the first of them.
+ */
+int rst_tcp_lock_all(struct restore_ctx *ctx);
 
 /* restore-files-inet.c: @e's addresses as a sockaddr; -EINVAL for a bad entry. */
 int inet_sockaddr(const InetSkEntry *e, bool dst, struct sockaddr_storage *sa, socklen_t *len);

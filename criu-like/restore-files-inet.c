@@ -266,7 +266,7 @@ static int isk_finish(int sk, const InetSkEntry *e, uint32_t id)
 	return err;
 }
 
-static int isk_open_one(struct restore_ctx *ctx, const InetSkEntry *e, uint32_t id)
+static int isk_open_one(const InetSkEntry *e, uint32_t id)
 {
 	char ends[ENDS_LEN];
 	_cleanup_close_ int sk = -1;
@@ -283,7 +283,7 @@ static int isk_open_one(struct restore_ctx *ctx, const InetSkEntry *e, uint32_t 
 	}
 	err = restore_opts_before_bind(sk, e, id);
 	if (!err && e->tcp)
-		err = tcp_restore_established(ctx, sk, e, id);
+		err = tcp_restore_established(sk, e, id);
 	else if (!err)
 		err = isk_bind(sk, e, id);
 	if (!err && e->proto == IPPROTO_TCP && e->state == TCP_LISTEN &&
@@ -314,9 +314,8 @@ static int isk_open_one(struct restore_ctx *ctx, const InetSkEntry *e, uint32_t 
  * (SK_FORCE_REUSE), a listening socket after it would have to pass them; a
  * connection that waited in a backlog connects to its listening socket.
  */
-static int open_listeners_of(struct restore_ctx *ctx, uint32_t port)
+static int open_listeners_of(struct rst_files *f, uint32_t port)
 {
-	struct rst_files *f = ctx->files;
 	size_t i;
 
 	for (i = 0; i < f->idx.n; i++) {
@@ -329,12 +328,24 @@ static int open_listeners_of(struct restore_ctx *ctx, uint32_t port)
 		if (l->proto != IPPROTO_TCP || l->state != TCP_LISTEN || !l->has_src_port ||
 		    l->src_port != port)
 			continue;
-		fd = isk_open_one(ctx, l, f->idx.by_id[i]->id);
+		fd = isk_open_one(l, f->idx.by_id[i]->id);
 		if (fd < 0)
 			return fd;
 		f->fds[i] = fd;
 	}
 	return 0;
+}
+
+/* The position of the first connection restored in repair mode. */
+static size_t first_tcp(const struct rst_files *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->idx.n; i++)
+		if (f->idx.by_id[i]->type == FILE_TYPE__FILE_INETSK && isk_at(f, i) &&
+		    isk_at(f, i)->tcp)
+			break;
+	return i;
 }
 
 int rst_inet_open(struct restore_ctx *ctx, size_t pos)
@@ -353,11 +364,17 @@ int rst_inet_open(struct restore_ctx *ctx, size_t pos)
 		pr_err("files.img: file %u has no inet socket entry\n", f->idx.by_id[pos]->id);
 		return -EINVAL;
 	}
-	/* a connection on a listening socket's port, or one to connect to it again */
-	if (e->tcp || e->connect_backlog) {
-		err = open_listeners_of(ctx, e->tcp ? e->src_port : e->dst_port);
+	/* the first connection in repair mode (they are opened in this order): lock them all */
+	if (e->tcp && first_tcp(f) == pos) {
+		err = rst_tcp_lock_all(ctx);
 		if (err)
 			return err;
 	}
-	return isk_open_one(ctx, e, f->idx.by_id[pos]->id);
+	/* a connection on a listening socket's port, or one to connect to it again */
+	if (e->tcp || e->connect_backlog) {
+		err = open_listeners_of(f, e->tcp ? e->src_port : e->dst_port);
+		if (err)
+			return err;
+	}
+	return isk_open_one(e, f->idx.by_id[pos]->id);
 }

@@ -3,7 +3,8 @@
  * Established TCP connections of a restore, rebuilt in repair mode in the
  * controller (the kernel's order, as CRIU found it):
  *
- *  1. the network lock holds the connection's packets (netlock_restore_conn());
+ *  1. the network lock holds the packets of every connection of the images
+ *     (netlock_restore_conns() once, before the first: rst_tcp_lock_all());
  *  2. TCP_REPAIR on: bind() and connect() send nothing, and bind() takes the
  *     port whatever holds it (SK_FORCE_REUSE);
  *  3. bind() to the local address and port;
@@ -186,7 +187,7 @@ static int tcp_rebuild(int sk, const InetSkEntry *e, const char **what)
 	return err;
 }
 
-int tcp_restore_established(struct restore_ctx *ctx, int sk, const InetSkEntry *e, uint32_t id)
+int tcp_restore_established(int sk, const InetSkEntry *e, uint32_t id)
 {
 	char ends[ENDS_LEN];
 	struct inet_tuple tup;
@@ -200,9 +201,7 @@ int tcp_restore_established(struct restore_ctx *ctx, int sk, const InetSkEntry *
 		pr_err("files.img: file %u: bad addresses of TCP connection %s\n", id, ends);
 		return -EINVAL;
 	}
-	err = netlock_restore_conn(ctx, &tup);
-	if (err)
-		return err;
+	/* the network lock holds it already: rst_tcp_lock_all(), before the first one */
 	if (setsockopt(sk, SOL_TCP, TCP_REPAIR, &on, sizeof(on))) {
 		err = neg_errno();
 	} else if (bind(sk, (struct sockaddr *)&sa, len)) {
@@ -297,4 +296,26 @@ int rst_inet_repair_off(struct restore_ctx *ctx)
 		}
 	}
 	return 0;
+}
+
+int rst_tcp_lock_all(struct restore_ctx *ctx)
+{
+	const struct rst_files *f = ctx->files;
+	_cleanup_free_ struct inet_tuple *t = calloc(f->idx.n ?: 1, sizeof(*t));
+	size_t i, n = 0;
+
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < f->idx.n; i++) {
+		const FileEntry *fe = f->idx.by_id[i];
+
+		if (fe->type != FILE_TYPE__FILE_INETSK || !fe->inetsk || !fe->inetsk->tcp)
+			continue;
+		if (inet_entry_tuple(fe->inetsk, &t[n])) {
+			pr_err("files.img: file %u: bad addresses of a TCP connection\n", fe->id);
+			return -EINVAL;
+		}
+		n++;
+	}
+	return netlock_restore_conns(ctx, t, n);
 }
