@@ -568,12 +568,14 @@ static int dump_tcp(struct dump_ctx *ctx, const struct fd_info *f, const struct 
 
 	switch (dg->state) {
 	case TCP_CLOSE:
-		/* a connection reset by its peer may still hold data to read */
+		/*
+		 * A connection that ended (reset, or closed both ways: a socket with an
+		 * fd goes to CLOSE, not TIME_WAIT) may still hold data to read.
+		 */
 		if (ioctl(f->dfd, SIOCINQ, &err) || err <= 0)
 			return 0;
-		pr_err("pid %d fd %d: TCP socket %s was connected and is closed now (reset), with "
-		       "%d "
-		       "bytes not read: not supported\n",
+		pr_err("pid %d fd %d: TCP socket %s was connected and is closed now (reset, or "
+		       "closed both ways), with %d bytes not read: not supported\n",
 		       f->pid, f->fd, inet_entry_ends(e, ends, sizeof(ends)), err);
 		return -EOPNOTSUPP;
 	case TCP_LISTEN:
