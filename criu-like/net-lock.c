@@ -17,7 +17,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -436,13 +435,44 @@ static char *images_lock_of(const char *dir)
 	return name;
 }
 
+/* Boot time, seconds since the epoch (/proc/stat btime). */
+static int boot_time(uint64_t *ret)
+{
+	_cleanup_free_ char *text = read_file_at(AT_FDCWD, "/proc/stat", NULL);
+	const char *p = text ? strstr(text, "\nbtime ") : NULL;
+	unsigned long long v;
+
+	if (!p || sscanf(p + 7, "%llu", &v) != 1)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/*
+ * Does the criu-like that kept @name still run? The kept name has its pid and
+ * the dump's time: the process on that pid must have started before it.
+ */
+static bool dumper_runs(const char *name)
+{
+	struct proc_stat st;
+	uint64_t btime, stamp;
+	long hz = sysconf(_SC_CLK_TCK);
+	const char *p = strrchr(name, '_');
+	pid_t pid;
+
+	if (netlock_kept_pid(name, &pid) || !p || proc_parse_stat(pid, 0, &st))
+		return false;
+	stamp = strtoull(p + 1, NULL, 16);
+	if (boot_time(&btime) || hz <= 0)
+		return true; /* cannot tell: the benefit of the doubt */
+	return btime + st.start_time / (uint64_t)hz <= stamp + 1;
+}
+
 enum netlock_verdict netlock_verdict_of(enum netlock_kind kind, const char *name)
 {
 	enum netlock_verdict v = netlock_judge(name, netlock_proc_alive, NULL);
 	_cleanup_free_ char *listing = NULL, *images = NULL;
 	char dir[NETLOCK_DIR_MAX + 1];
-	bool dumper_runs;
-	pid_t pid;
 
 	if (v != NETLOCK_KEPT)
 		return v;
@@ -450,8 +480,7 @@ enum netlock_verdict netlock_verdict_of(enum netlock_kind kind, const char *name
 	if (lock_listing(kind, name, &listing) || netlock_recorded_dir(listing, dir, sizeof(dir)))
 		return NETLOCK_KEPT;
 	images = images_lock_of(dir);
-	dumper_runs = !netlock_kept_pid(name, &pid) && (!kill(pid, 0) || errno == EPERM);
-	return netlock_judge_kept(name, dir, images, dumper_runs);
+	return netlock_judge_kept(name, dir, images, dumper_runs(name));
 }
 
 int netlock_cleanup(enum netlock_kind kind, bool quiet_missing)
