@@ -55,15 +55,18 @@ int netlock_restore_conns(struct restore_ctx *ctx, const struct inet_tuple *t, s
 
 /*
  * Any dump or restore, first: remove the locks that crashed runs left
- * behind (one `nft list tables`, or `iptables -S` and `ip6tables -S`).
- * Failures are warnings: a leftover lock never stops a dump or a restore.
+ * behind, and kept locks whose images no longer record them (one `nft list
+ * tables`, or `iptables -S` and `ip6tables -S`; one more look per kept
+ * lock). Failures are warnings: a leftover lock never stops a dump or a
+ * restore.
  */
 void netlock_cleanup_stale(const struct cr_options *o);
 
 /*
  * dump.c, once the images are complete and the tree is about to be killed,
- * before the final inventory: give the lock (if any) its kept name, in one
- * transaction, so that later runs leave it alone. 0 or -errno (logged).
+ * before the final inventory: give the lock (if any) its kept name, naming
+ * the image directory, in one transaction, so that later runs leave it
+ * alone while those images record it. 0 or -errno (logged).
  */
 int netlock_dump_keep(struct dump_ctx *ctx);
 /* The kept name for the inventory (InventoryEntry.network_lock); NULL: none. */
