@@ -560,6 +560,25 @@ static int dump_udp(const struct fd_info *f, const struct inet_sk_diag *dg, Inet
 	return udp_dump_queue(f, e);
 }
 
+/*
+ * A socket in CLOSE whose connection ended, or whose connect() failed, has a
+ * receive MSS (a new one has none): it comes back as a new socket.
+ */
+static void warn_ended(const struct fd_info *f, const InetSkEntry *e)
+{
+	char ends[2 * INET_ADDR_STRLEN + 8];
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(f->dfd, SOL_TCP, TCP_INFO, &ti, &len) || !ti.tcpi_rcv_mss)
+		return;
+	pr_warn("pid %d fd %d: TCP socket %s had a connection that ended (or a connect() that "
+		"failed): restored as a new unconnected socket (a read gives ENOTCONN, not the end "
+		"of file or the connection's error)\n",
+		f->pid, f->fd, inet_entry_ends(e, ends, sizeof(ends)));
+}
+
 static int dump_tcp(struct dump_ctx *ctx, const struct fd_info *f, const struct inet_sk_diag *dg,
 		    InetSkEntry *e)
 {
@@ -572,8 +591,10 @@ static int dump_tcp(struct dump_ctx *ctx, const struct fd_info *f, const struct 
 		 * A connection that ended (reset, or closed both ways: a socket with an
 		 * fd goes to CLOSE, not TIME_WAIT) may still hold data to read.
 		 */
-		if (ioctl(f->dfd, SIOCINQ, &err) || err <= 0)
+		if (ioctl(f->dfd, SIOCINQ, &err) || err <= 0) {
+			warn_ended(f, e);
 			return 0;
+		}
 		pr_err("pid %d fd %d: TCP socket %s was connected and is closed now (reset, or "
 		       "closed both ways), with %d bytes not read: not supported\n",
 		       f->pid, f->fd, inet_entry_ends(e, ends, sizeof(ends)), err);
