@@ -147,6 +147,12 @@ int tcp_restore_established(int sk, const InetSkEntry *e, uint32_t id);
  * mode locked at once (netlock_restore_conns()), before the first of them.
  */
 int rst_tcp_lock_all(struct restore_ctx *ctx);
+/*
+ * restore-files-tcp.c: the connection @e restored on @sk taken out of repair
+ * mode (with a window probe), its never-sent data written, its buffer sizes
+ * and SO_REUSEADDR set. For rst_inet_repair_off(). 0 or -errno.
+ */
+int tcp_go_live(int sk, const InetSkEntry *e);
 
 /* restore-files-inet.c: @e's addresses as a sockaddr; -EINVAL for a bad entry. */
 int inet_sockaddr(const InetSkEntry *e, bool dst, struct sockaddr_storage *sa, socklen_t *len);

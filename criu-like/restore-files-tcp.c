@@ -220,7 +220,7 @@ int tcp_restore_established(int sk, const InetSkEntry *e, uint32_t id)
 }
 
 /* Out of repair mode, the unsent data written, the saved buffer sizes and SO_REUSEADDR. */
-static int tcp_go_live(int sk, const InetSkEntry *e)
+int tcp_go_live(int sk, const InetSkEntry *e)
 {
 	const TcpStreamEntry *t = e->tcp;
 	size_t sent, unsent;

@@ -5,9 +5,10 @@
  * addresses as text for the messages, the 4-tuple given to the network lock,
  * the split of a send queue into its sent and never-sent parts, sockaddrs
  * from entries, which options apply to which socket, loopback senders and
- * queued datagrams packed into one block; and the kernel fact the
- * dump relies on: a connection closed in repair mode sends neither FIN nor
- * RST (root only, skipped otherwise).
+ * queued datagrams packed into one block; the kernel fact the dump relies
+ * on: a connection closed in repair mode sends neither FIN nor RST; and one
+ * end of a connection read in repair mode and rebuilt in a new socket (root
+ * only, skipped otherwise).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,17 +19,23 @@
 #include <errno.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "../../criu-like/files-int.h"
 #include "../../criu-like/inet-int.h"
+#include "dump.h"
+#include "options.h"
 #include "net-lock.h"
 
 /* A SOCK_DIAG_BY_FAMILY answer: header, inet_diag_msg, an INET_DIAG_SHUTDOWN attribute. */
@@ -364,6 +371,128 @@ static void test_repair_close_silent(void **state)
 	close(a);
 }
 
+/* The entry of the connected socket @sk: family, state, addresses (as sock_diag gives them). */
+static void entry_of(int sk, InetSkEntry *e, struct inet_sk_diag *dg)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+
+	memset(dg, 0, sizeof(*dg));
+	dg->family = AF_INET;
+	assert_int_equal(getsockname(sk, (struct sockaddr *)&a, &len), 0);
+	memcpy(dg->src, &a.sin_addr, 4);
+	dg->sport = ntohs(a.sin_port);
+	len = sizeof(a);
+	assert_int_equal(getpeername(sk, (struct sockaddr *)&a, &len), 0);
+	memcpy(dg->dst, &a.sin_addr, 4);
+	dg->dport = ntohs(a.sin_port);
+	*e = (InetSkEntry)INET_SK_ENTRY__INIT;
+	e->family = AF_INET;
+	e->type = SOCK_STREAM;
+	e->proto = IPPROTO_TCP;
+	e->state = TCP_ESTABLISHED;
+	inet_entry_addrs(e, dg);
+}
+
+static void recv_exact(int sk, uint8_t *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		struct pollfd p = { .fd = sk, .events = POLLIN };
+		ssize_t n;
+
+		assert_int_equal(poll(&p, 1, 10000), 1);
+		n = recv(sk, buf + got, len - got, MSG_DONTWAIT);
+		assert_true(n > 0);
+		got += (size_t)n;
+	}
+}
+
+/*
+ * One end of a loopback connection, holding 100 KiB it has not read, read in
+ * repair mode (tcp_dump_established()), closed silently, rebuilt in a new
+ * socket (tcp_restore_established()) and taken out of repair mode: it reads
+ * those bytes and then new ones, its peer reads what it sends, and the
+ * peer's own unread bytes are still there. Root only.
+ */
+static void test_repair_roundtrip(void **state)
+{
+	static uint8_t to_b[100 << 10], to_a[50 << 10], buf[100 << 10];
+	struct cr_options o;
+	struct dump_ctx ctx = { 0 };
+	struct inet_sk_diag dg;
+	struct fd_info f = { 0 };
+	InetSkEntry e;
+	int a, b, sk, one = 1;
+	size_t i;
+
+	(void)state;
+	if (geteuid()) {
+		skip();
+		return;
+	}
+	for (i = 0; i < sizeof(to_b); i++)
+		to_b[i] = (uint8_t)(i * 7);
+	for (i = 0; i < sizeof(to_a); i++)
+		to_a[i] = (uint8_t)(i * 13);
+	tcp_pair(&a, &b);
+	assert_int_equal(send(a, to_b, sizeof(to_b), 0), (ssize_t)sizeof(to_b));
+	assert_int_equal(send(b, to_a, sizeof(to_a), 0), (ssize_t)sizeof(to_a));
+	/* everything arrived: b holds to_b, a holds to_a */
+	for (i = 0; i < 100; i++) {
+		int inq = 0;
+
+		assert_int_equal(ioctl(b, SIOCINQ, &inq), 0);
+		if (inq == (int)sizeof(to_b))
+			break;
+		poll(NULL, 0, 10);
+	}
+
+	cr_options_init(&o);
+	o.tcp_established = true;
+	o.network_lock = "skip";
+	ctx.opts = &o;
+	ctx.inet = calloc(1, sizeof(*ctx.inet));
+	assert_non_null(ctx.inet);
+	ctx.inet->loaded = true;
+	f.pid = getpid();
+	f.fd = f.dfd = b;
+	f.link = "socket:[test]";
+	f.sk_family = AF_INET;
+	assert_int_equal(fstat(b, &f.st), 0);
+	entry_of(b, &e, &dg);
+	assert_int_equal(tcp_dump_established(&ctx, &f, &e), 0);
+	assert_non_null(e.tcp);
+	assert_int_equal(e.tcp->in_queue.len, sizeof(to_b));
+	assert_memory_equal(e.tcp->in_queue.data, to_b, sizeof(to_b));
+	/* what a's window did not take yet, or a has not acknowledged: the end of to_a */
+	assert_true(e.tcp->out_queue.len <= sizeof(to_a));
+	assert_memory_equal(e.tcp->out_queue.data, to_a + sizeof(to_a) - e.tcp->out_queue.len,
+			    e.tcp->out_queue.len);
+	inet_dump_fini(&ctx, false); /* b stays in repair mode */
+	close(b);
+
+	sk = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	assert_true(sk >= 0);
+	assert_int_equal(setsockopt(sk, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
+	assert_int_equal(tcp_restore_established(sk, &e, 1), 0);
+	assert_int_equal(tcp_go_live(sk, &e), 0);
+	tcp_stream_free(e.tcp);
+
+	recv_exact(sk, buf, sizeof(to_b));
+	assert_memory_equal(buf, to_b, sizeof(to_b));
+	assert_int_equal(send(a, "more", 4, 0), 4);
+	recv_exact(sk, buf, 4);
+	assert_memory_equal(buf, "more", 4);
+	assert_int_equal(send(sk, "back", 4, 0), 4);
+	recv_exact(a, buf, sizeof(to_a) + 4);
+	assert_memory_equal(buf, to_a, sizeof(to_a));
+	assert_memory_equal(buf + sizeof(to_a), "back", 4);
+	close(sk);
+	close(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -376,6 +505,7 @@ int main(void)
 		cmocka_unit_test(test_loopback),
 		cmocka_unit_test(test_udp_pack),
 		cmocka_unit_test(test_repair_close_silent),
+		cmocka_unit_test(test_repair_roundtrip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
