@@ -299,13 +299,18 @@ static bool is_peer(const struct inet_sk_diag *c, const struct inet_sk_diag *k)
 	       addr_same(c->family, c->dst, k->family, k->src);
 }
 
-/* The established other end of @k: with an inode, or (@in_backlog) one without, never accepted. */
+/*
+ * The established other end of @k: with an inode, or (@in_backlog) one
+ * without, never accepted. The sockets are sorted by inode: those without
+ * one come first, and only they are searched for a connection in a backlog
+ * (this runs for every connection of the tree).
+ */
 static const struct inet_sk_diag *find_peer(const struct inet_dump *in,
 					    const struct inet_sk_diag *k, bool in_backlog)
 {
 	size_t i;
 
-	for (i = 0; i < in->nr_sks; i++) {
+	for (i = 0; i < in->nr_sks && (!in_backlog || !in->sks[i].ino); i++) {
 		const struct inet_sk_diag *c = &in->sks[i];
 
 		if (c->state == TCP_ESTABLISHED && !c->ino == in_backlog && is_peer(c, k))
