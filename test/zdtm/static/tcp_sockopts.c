@@ -7,6 +7,9 @@
  * traffic class and hop limit. getsockopt must give the same values after
  * the restore (the kernel's doubled buffer sizes included), SO_LINGER and
  * TCP_CONGESTION too, and the connection must still carry data both ways.
+ *
+ * tcp_sockopts_more is this file with TCP_SOCKOPTS_MORE: the options added
+ * to the dump later (Documentation/network.md), SO_RCVTIMEO/SO_SNDTIMEO too.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "zdtmtst.h"
@@ -32,13 +36,30 @@ struct opt {
 
 /* The established end with everything set (the congestion control and SO_LINGER apart). */
 static const struct opt client_opts[] = {
-	OPT(SOL_SOCKET, SO_REUSEADDR, 1),    OPT(SOL_SOCKET, SO_KEEPALIVE, 1),
-	OPT(SOL_TCP, TCP_KEEPIDLE, 77),	     OPT(SOL_TCP, TCP_KEEPINTVL, 13),
-	OPT(SOL_TCP, TCP_KEEPCNT, 5),	     OPT(SOL_TCP, TCP_NODELAY, 1),
-	OPT(SOL_SOCKET, SO_SNDBUF, 96000),   OPT(SOL_SOCKET, SO_RCVBUF, 80000),
-	OPT(SOL_IP, IP_TOS, IPTOS_LOWDELAY), OPT(SOL_TCP, TCP_USER_TIMEOUT, 12345),
-	OPT(SOL_SOCKET, SO_PRIORITY, 3),     OPT(SOL_IP, IP_TTL, 33),
+	OPT(SOL_SOCKET, SO_REUSEADDR, 1),
+	OPT(SOL_SOCKET, SO_KEEPALIVE, 1),
+	OPT(SOL_TCP, TCP_KEEPIDLE, 77),
+	OPT(SOL_TCP, TCP_KEEPINTVL, 13),
+	OPT(SOL_TCP, TCP_KEEPCNT, 5),
+	OPT(SOL_TCP, TCP_NODELAY, 1),
+	OPT(SOL_SOCKET, SO_SNDBUF, 96000),
+	OPT(SOL_SOCKET, SO_RCVBUF, 80000),
+	OPT(SOL_IP, IP_TOS, IPTOS_LOWDELAY),
+	OPT(SOL_TCP, TCP_USER_TIMEOUT, 12345),
+	OPT(SOL_SOCKET, SO_PRIORITY, 3),
+	OPT(SOL_IP, IP_TTL, 33),
 	OPT(SOL_SOCKET, SO_OOBINLINE, 1),
+#ifdef TCP_SOCKOPTS_MORE
+	OPT(SOL_SOCKET, SO_RCVLOWAT, 100),
+	OPT(SOL_SOCKET, SO_TIMESTAMP, 1),
+	OPT(SOL_TCP, TCP_NOTSENT_LOWAT, 131072),
+	OPT(SOL_TCP, TCP_SYNCNT, 4),
+	OPT(SOL_TCP, TCP_LINGER2, 17),
+	OPT(SOL_IP, IP_RECVERR, 1),
+	OPT(SOL_IP, IP_MTU_DISCOVER, IP_PMTUDISC_PROBE),
+	OPT(SOL_IP, IP_RECVTOS, 1),
+	OPT(SOL_SOCKET, SO_MARK, 7),
+#endif
 };
 
 /* The accepted end: a few set, the rest must stay at their defaults. */
@@ -50,26 +71,44 @@ static const struct opt server_opts[] = {
 };
 
 static const struct opt listen_opts[] = {
-	OPT(SOL_SOCKET, SO_REUSEADDR, 1),
-	OPT(SOL_SOCKET, SO_REUSEPORT, 1),
-	OPT(SOL_SOCKET, SO_RCVBUF, 65536),
-	OPT(SOL_TCP, TCP_KEEPIDLE, 99),
+	OPT(SOL_SOCKET, SO_REUSEADDR, 1),  OPT(SOL_SOCKET, SO_REUSEPORT, 1),
+	OPT(SOL_SOCKET, SO_RCVBUF, 65536), OPT(SOL_TCP, TCP_KEEPIDLE, 99),
+#ifdef TCP_SOCKOPTS_MORE
+	OPT(SOL_TCP, TCP_DEFER_ACCEPT, 5), OPT(SOL_TCP, TCP_FASTOPEN, 16),
+#endif
 };
 
 static const struct opt v6_opts[] = {
-	OPT(SOL_IPV6, IPV6_V6ONLY, 1),
-	OPT(SOL_IPV6, IPV6_TCLASS, 0x20),
-	OPT(SOL_IPV6, IPV6_UNICAST_HOPS, 17),
-	OPT(SOL_SOCKET, SO_REUSEADDR, 1),
+	OPT(SOL_IPV6, IPV6_V6ONLY, 1),	      OPT(SOL_IPV6, IPV6_TCLASS, 0x20),
+	OPT(SOL_IPV6, IPV6_UNICAST_HOPS, 17), OPT(SOL_SOCKET, SO_REUSEADDR, 1),
+#ifdef TCP_SOCKOPTS_MORE
+	OPT(SOL_IPV6, IPV6_RECVERR, 1),	      OPT(SOL_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DO),
+	OPT(SOL_IPV6, IPV6_RECVTCLASS, 1),
+#endif
 };
 
-#define MAX_OPTS 16
+#define MAX_OPTS 32
+
+/* The timeouts of the client (TCP_SOCKOPTS_MORE); the others keep none. */
+static int set_more(int sk)
+{
+#ifdef TCP_SOCKOPTS_MORE
+	struct timeval rcv = { 3, 250000 }, snd = { 7, 0 };
+
+	if (setsockopt(sk, SOL_SOCKET, SO_RCVTIMEO, &rcv, sizeof(rcv)) ||
+	    setsockopt(sk, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof(snd)))
+		return -errno;
+#endif
+	(void)sk;
+	return 0;
+}
 
 /* What getsockopt gives for a socket: its options, linger and congestion control. */
 struct snap {
 	int v[MAX_OPTS];
 	struct linger lg;
 	char cong[16];
+	struct timeval rcvtimeo, sndtimeo;
 };
 
 static int set_opts(int sk, const struct opt *o, int n)
@@ -99,6 +138,12 @@ static int take(int sk, const struct opt *o, int n, struct snap *s)
 	len = sizeof(s->cong);
 	if (getsockopt(sk, SOL_TCP, TCP_CONGESTION, s->cong, &len))
 		return -errno;
+	len = sizeof(s->rcvtimeo);
+	if (getsockopt(sk, SOL_SOCKET, SO_RCVTIMEO, &s->rcvtimeo, &len))
+		return -errno;
+	len = sizeof(s->sndtimeo);
+	if (getsockopt(sk, SOL_SOCKET, SO_SNDTIMEO, &s->sndtimeo, &len))
+		return -errno;
 	return 0;
 }
 
@@ -124,6 +169,16 @@ static int compare(const char *what, int sk, const struct opt *o, int n, const s
 			 old->lg.l_linger, now.lg.l_onoff, now.lg.l_linger);
 		if (!bad++)
 			fail("%s: SO_LINGER differs", what);
+	}
+	if (memcmp(&now.rcvtimeo, &old->rcvtimeo, sizeof(now.rcvtimeo)) ||
+	    memcmp(&now.sndtimeo, &old->sndtimeo, sizeof(now.sndtimeo))) {
+		test_msg("%s: SO_RCVTIMEO/SO_SNDTIMEO were %ld.%06ld/%ld.%06ld, now "
+			 "%ld.%06ld/%ld.%06ld\n",
+			 what, old->rcvtimeo.tv_sec, old->rcvtimeo.tv_usec, old->sndtimeo.tv_sec,
+			 old->sndtimeo.tv_usec, now.rcvtimeo.tv_sec, now.rcvtimeo.tv_usec,
+			 now.sndtimeo.tv_sec, now.sndtimeo.tv_usec);
+		if (!bad++)
+			fail("%s: SO_RCVTIMEO or SO_SNDTIMEO differs", what);
 	}
 	if (strcmp(now.cong, old->cong)) {
 		test_msg("%s: TCP_CONGESTION was %s, now %s\n", what, old->cong, now.cong);
@@ -167,7 +222,7 @@ int main(int argc, char **argv)
 	l6 = inet_socket(INET_V6, SOCK_STREAM);
 	if (ls < 0 || cl < 0 || l6 < 0 || set_opts(cl, client_opts, N(client_opts)) ||
 	    setsockopt(cl, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) ||
-	    setsockopt(cl, SOL_TCP, TCP_CONGESTION, "reno", 4) ||
+	    setsockopt(cl, SOL_TCP, TCP_CONGESTION, "reno", 4) || set_more(cl) ||
 	    connect(cl, (struct sockaddr *)&addr, len)) {
 		fail("cannot set up the client: %m");
 		return 1;
