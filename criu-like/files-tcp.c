@@ -191,6 +191,13 @@ static int tcp_read(int sk, unsigned int state, TcpStreamEntry **ret)
 
 static int lock_conn(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEntry *e);
 
+static bool has_urgent(int sk)
+{
+	char c;
+
+	return recv(sk, &c, 1, MSG_OOB | MSG_PEEK | MSG_DONTWAIT) >= 0 || errno == EAGAIN;
+}
+
 int tcp_dump_established(struct dump_ctx *ctx, const struct fd_info *f, InetSkEntry *e)
 {
 	char ends[ENDS_LEN];
@@ -203,8 +210,12 @@ int tcp_dump_established(struct dump_ctx *ctx, const struct fd_info *f, InetSkEn
 		       f->pid, f->fd, f->link, ends);
 		return -EOPNOTSUPP;
 	}
-	/* Urgent data at the read mark would be read as normal data after restore. */
-	if (!ioctl(f->dfd, SIOCATMARK, &atmark) && atmark) {
+	/*
+	 * Urgent data would be read as normal data after restore: at the read
+	 * mark, or announced and not read yet (a MSG_OOB peek gives it, or says
+	 * EAGAIN while it has not arrived; EINVAL when there is none, or inline).
+	 */
+	if ((!ioctl(f->dfd, SIOCATMARK, &atmark) && atmark) || has_urgent(f->dfd)) {
 		pr_err("pid %d fd %d: TCP connection %s has urgent data waiting to be read: not "
 		       "supported\n",
 		       f->pid, f->fd, ends);
