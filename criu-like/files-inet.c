@@ -5,10 +5,12 @@
  * sock_diag (NETLINK_SOCK_DIAG through libnl: every inet socket of this
  * network namespace, dumped once per dump and found by inode); options are
  * read with getsockopt on the duplicate the parasite drained. Established
- * TCP connections are read in repair mode (files-tcp.c). Refused: raw
- * sockets and other protocols, sockets of another network namespace, TCP
- * states other than LISTEN, ESTABLISHED and CLOSE, listening sockets with
- * connections not yet accepted, shut down UDP sockets.
+ * and half-closed (FIN_WAIT1/2) TCP connections are read in repair mode,
+ * connections waiting in a backlog are matched with their clients
+ * (files-tcp.c); queued UDP datagrams are read by files-udp.c. Refused: raw
+ * sockets and other protocols, sockets of another network namespace, the
+ * other TCP states, connections in a backlog from outside the tree or with
+ * data, urgent data, a closed connection with data still to read.
  */
 #define LOG_PREFIX "files: "
 

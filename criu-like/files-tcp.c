@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Established TCP connections at dump time (--tcp-established): the
- * connection's packets are dropped by the network lock first, then the
- * socket is put in repair mode (TCP_REPAIR, 3.5), where the kernel neither
+ * TCP connections at dump time (--tcp-established), ESTABLISHED or shut
+ * down for writing (FIN_WAIT1/2): before the first of them, the packets of
+ * every connection of the tree are dropped by the network lock (one
+ * transaction), then each socket is put in repair mode (TCP_REPAIR, 3.5), where the kernel neither
  * sends nor times out anything and lets its state be read: the sequence
  * numbers of both queues (TCP_QUEUE_SEQ), their contents (MSG_PEEK of the
  * queue chosen with TCP_REPAIR_QUEUE), the options negotiated at the
@@ -11,6 +12,8 @@
  * the end of the dump: a socket closed in repair mode sends neither FIN nor
  * RST (tcp_disconnect()), so killing the tree leaves the peer waiting for
  * the restore; inet_dump_fini() takes it out again when the tree goes on.
+ * Connections waiting in the backlog of a listening socket of the tree are
+ * not repaired: their clients connect again at restore.
  */
 #define LOG_PREFIX "files: "
 
