@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Established TCP connections of a restore, rebuilt in repair mode in the
+ * TCP connections of a restore (ESTABLISHED, FIN_WAIT1/2), rebuilt in repair mode in the
  * controller (the kernel's order, as CRIU found it):
  *
  *  1. the network lock holds the packets of every connection of the images
@@ -15,12 +15,14 @@
  *  7. the receive queue, sent in TCP_RECV_QUEUE mode; the part of the send
  *     queue that had been sent, in TCP_SEND_QUEUE mode (queued as sent and
  *     not acknowledged: the retransmit timer sends it again);
- *  8. TCP_REPAIR_WINDOW (checked against rcv_nxt: after the receive queue).
+ *  8. TCP_REPAIR_WINDOW (checked against rcv_nxt: after the receive queue);
+ *  9. FIN_WAIT1/2: our FIN queued as sent (shutdown() in TCP_SEND_QUEUE mode).
  *
  * rst_inet_repair_off(), every task waiting at the final barrier: repair
  * off (with a window probe), then the never-sent part of the send queue
- * sent like a program's write, then the saved buffer sizes and
- * SO_REUSEADDR (leaving repair mode clears it).
+ * sent like a program's write (and the FIN after it, if there was one),
+ * then the saved buffer sizes and SO_REUSEADDR (leaving repair mode clears
+ * it).
  */
 #define LOG_PREFIX "restore-files: "
 
