@@ -13,7 +13,8 @@ recorded; the longest gap between two answers of a client is its pause.
 
 DIR/progress holds the smallest round count of the clients, rewritten every
 50 ms. Creating DIR/stop ends the run: DIR/result then holds one line per
-client "client I rounds R errors E port_start P port_end Q max_gap_ms G" and
+client "client I rounds R errors E port_start P port_end Q max_gap_ms G
+gap_end_ms T" (T: when that gap ended, in ms since the epoch) and
 a last line "connections C"; the exit status is 0 when no client failed.
 """
 import os
@@ -60,7 +61,7 @@ class Client(threading.Thread):
         super().__init__(daemon=True)
         self.idx, self.interval = idx, interval
         self.rounds, self.errors, self.error = 0, 0, ""
-        self.max_gap, self.last = 0.0, None
+        self.max_gap, self.last, self.gap_end = 0.0, None, 0.0
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=120)
         Client.connections += 1
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -75,8 +76,9 @@ class Client(threading.Thread):
         self.sock.sendall(encode(*args))
         r = reply(self.f)
         now = time.monotonic()
-        if self.last is not None:
-            self.max_gap = max(self.max_gap, now - self.last)
+        if self.last is not None and now - self.last > self.max_gap:
+            self.max_gap = now - self.last
+            self.gap_end = time.time()  # wall clock: comparable with the shell's `date`
         self.last = now
         return r
 
@@ -128,9 +130,9 @@ def main():
         c.join(150)
     lines = []
     for c in clients:
-        lines.append("client %d rounds %d errors %d port_start %d port_end %d max_gap_ms %d %s"
-                     % (c.idx, c.rounds, c.errors, c.port_start, c.port_end,
-                        c.max_gap * 1000, c.error))
+        lines.append("client %d rounds %d errors %d port_start %d port_end %d max_gap_ms %d "
+                     "gap_end_ms %d %s" % (c.idx, c.rounds, c.errors, c.port_start, c.port_end,
+                                           c.max_gap * 1000, c.gap_end * 1000, c.error))
     lines.append("connections %d" % Client.connections)
     write(os.path.join(d, "result"), "\n".join(lines) + "\n")
     return 0 if not any(c.errors for c in clients) else 1
