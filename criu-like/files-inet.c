@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/inet_diag.h>
 #include <linux/sock_diag.h>
 #include <linux/sockios.h>
@@ -491,6 +492,41 @@ static int dump_str_opt(const struct fd_info *f, int level, int name, char *buf,
 	return 0;
 }
 
+/*
+ * A socket filter (SO_ATTACH_FILTER) into @buf (INET_FILTER_MAX instructions):
+ * SO_GET_FILTER gives back the classic program as it was attached, counted
+ * in instructions. An eBPF program (SO_ATTACH_BPF) has none to give: EACCES.
+ */
+static int dump_filter(const struct fd_info *f, InetSkEntry *e, struct sock_filter *buf)
+{
+	socklen_t n = 0;
+	int locked = 0;
+
+	if (getsockopt(f->dfd, SOL_SOCKET, SO_GET_FILTER, NULL, &n) == 0 && !n)
+		return 0;
+	if (errno == EACCES) {
+		pr_err("pid %d fd %d: %s has an eBPF socket filter (SO_ATTACH_BPF): not "
+		       "supported\n",
+		       f->pid, f->fd, f->link);
+		return -EOPNOTSUPP;
+	}
+	n = INET_FILTER_MAX;
+	if (getsockopt(f->dfd, SOL_SOCKET, SO_GET_FILTER, buf, &n)) {
+		pr_perror("pid %d fd %d: SO_GET_FILTER of %s", f->pid, f->fd, f->link);
+		return neg_errno();
+	}
+	e->has_filter = true;
+	e->filter.data = (uint8_t *)buf;
+	e->filter.len = n * sizeof(*buf);
+	n = sizeof(locked);
+	if (getsockopt(f->dfd, SOL_SOCKET, SO_LOCK_FILTER, &locked, &n)) {
+		pr_perror("pid %d fd %d: SO_LOCK_FILTER of %s", f->pid, f->fd, f->link);
+		return neg_errno();
+	}
+	e->has_lock_filter = e->lock_filter = locked != 0;
+	return 0;
+}
+
 static int dump_timeouts(const struct fd_info *f, InetSkEntry *e)
 {
 	struct timeval rto, sto;
@@ -639,7 +675,9 @@ static int inet_pack(struct file_desc *d, const InetSkEntry *e)
 {
 	const TcpStreamEntry *t = e->tcp;
 	size_t qlen = t ? t->in_queue.len + t->out_queue.len : udp_queue_size(e);
-	struct inet_priv *p = malloc(sizeof(*p) + qlen);
+	/* the filter after the queues, 8-byte aligned */
+	size_t foff = (qlen + 7) & ~(size_t)7;
+	struct inet_priv *p = malloc(sizeof(*p) + foff + e->filter.len);
 
 	if (!p)
 		return -ENOMEM;
@@ -664,6 +702,9 @@ static int inet_pack(struct file_desc *d, const InetSkEntry *e)
 	} else {
 		udp_queue_pack(&p->e, e, p->data);
 	}
+	if (e->filter.len)
+		memcpy(p->data + foff, e->filter.data, e->filter.len);
+	p->e.filter.data = p->data + foff;
 	free(d->priv);
 	d->priv = p;
 	d->fe.inetsk = &p->e;
@@ -710,9 +751,12 @@ static int inet_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 {
 	InetSkEntry e = INET_SK_ENTRY__INIT;
 	char cong[INET_CONG_MAX + 1], dev[IFNAMSIZ + 1], ends[2 * INET_ADDR_STRLEN + 8];
+	_cleanup_free_ struct sock_filter *filter = malloc(INET_FILTER_MAX * sizeof(*filter));
 	struct inet_sk_diag dg;
 	int type, proto, err;
 
+	if (!filter)
+		return -ENOMEM;
 	err = check_netns(f);
 	if (!err)
 		err = check_proto(f, &type, &proto);
@@ -729,6 +773,8 @@ static int inet_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 	e.ino = f->st.st_ino;
 	inet_entry_addrs(&e, &dg);
 	err = dump_opts(f, proto, &e, cong, dev);
+	if (!err)
+		err = dump_filter(f, &e, filter);
 	if (!err && proto == IPPROTO_TCP)
 		err = dump_tcp(ctx, f, &dg, &e);
 	else if (!err)

@@ -55,6 +55,9 @@ struct inet_dump {
 	size_t nr_locked;
 };
 
+/* BPF_MAXINSNS: the longest classic socket filter */
+#define INET_FILTER_MAX 4096
+
 /* TCP_CA_NAME_MAX of the kernel, without the NUL */
 #define INET_CONG_MAX 16
 

@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -153,6 +154,32 @@ static int set_timeout(int sk, int opt, bool has, uint64_t us)
 			      .tv_usec = (suseconds_t)(us % 1000000) };
 
 	return has ? setsockopt(sk, SOL_SOCKET, opt, &tv, sizeof(tv)) : 0;
+}
+
+/*
+ * The classic BPF filter, locked if it was: after the queued datagrams are
+ * back (a filter attached after they arrived must not drop them now).
+ */
+static int restore_filter(int sk, const InetSkEntry *e, uint32_t id)
+{
+	struct sock_fprog prog;
+
+	if (!e->has_filter || !e->filter.len)
+		return 0;
+	if (e->filter.len % sizeof(struct sock_filter) ||
+	    e->filter.len / sizeof(struct sock_filter) > INET_FILTER_MAX) {
+		pr_err("files.img: file %u: a socket filter of %zu bytes\n", id, e->filter.len);
+		return -EINVAL;
+	}
+	prog.len = (unsigned short)(e->filter.len / sizeof(struct sock_filter));
+	prog.filter = (struct sock_filter *)e->filter.data;
+	if (setsockopt(sk, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) ||
+	    (e->lock_filter &&
+	     setsockopt(sk, SOL_SOCKET, SO_LOCK_FILTER, &(int){ 1 }, sizeof(int)))) {
+		pr_perror("file %u: cannot attach its socket filter", id);
+		return neg_errno();
+	}
+	return 0;
 }
 
 static int restore_opts_after(int sk, const InetSkEntry *e, uint32_t id)
@@ -297,6 +324,8 @@ static int isk_open_one(const InetSkEntry *e, uint32_t id)
 	/* with the saved receive buffer, and before connect(), which filters senders */
 	if (!err && e->n_dgrams)
 		err = udp_refill(sk, e, id);
+	if (!err)
+		err = restore_filter(sk, e, id);
 	if (!err && e->state == TCP_ESTABLISHED && (e->proto == IPPROTO_UDP || e->connect_backlog))
 		err = isk_connect(sk, e, id);
 	if (!err)
