@@ -33,7 +33,6 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "files-int.h"
@@ -409,185 +408,6 @@ static int diag_fallback(const struct fd_info *f, int proto, struct inet_sk_diag
 	return 0;
 }
 
-/* ---- socket options -------------------------------------------------------------------- */
-
-/* Options read as an int into a 32-bit field of the entry (bools are 32-bit too). */
-#define SKOPT(lvl, opt, fld, fl)                                                                 \
-	{                                                                                        \
-		lvl, opt, offsetof(InetSkEntry, has_##fld), offsetof(InetSkEntry, fld), fl, #opt \
-	}
-
-const struct inet_opt inet_opts[] = {
-	SKOPT(SOL_SOCKET, SO_REUSEPORT, reuseport, INET_OPT_BEFORE_BIND),
-	SKOPT(SOL_SOCKET, SO_KEEPALIVE, keepalive, 0),
-	SKOPT(SOL_TCP, TCP_KEEPIDLE, keepidle, INET_OPT_TCP),
-	SKOPT(SOL_TCP, TCP_KEEPINTVL, keepintvl, INET_OPT_TCP),
-	SKOPT(SOL_TCP, TCP_KEEPCNT, keepcnt, INET_OPT_TCP),
-	SKOPT(SOL_TCP, TCP_NODELAY, nodelay, INET_OPT_TCP),
-	SKOPT(SOL_TCP, TCP_CORK, cork, INET_OPT_TCP),
-	SKOPT(SOL_TCP, TCP_USER_TIMEOUT, user_timeout, INET_OPT_TCP),
-	SKOPT(SOL_SOCKET, SO_MARK, mark, 0),
-	SKOPT(SOL_SOCKET, SO_BROADCAST, broadcast, 0),
-	SKOPT(SOL_SOCKET, SO_OOBINLINE, oobinline, 0),
-	SKOPT(SOL_IP, IP_TOS, tos, INET_OPT_V4),
-	SKOPT(SOL_IPV6, IPV6_TCLASS, tos, INET_OPT_V6),
-	SKOPT(SOL_IP, IP_TTL, ttl, INET_OPT_V4),
-	SKOPT(SOL_IPV6, IPV6_UNICAST_HOPS, ttl, INET_OPT_V6),
-	/* after IP_TOS, which sets the priority that goes with the TOS */
-	SKOPT(SOL_SOCKET, SO_PRIORITY, priority, 0),
-	SKOPT(SOL_SOCKET, SO_SNDBUF, sndbuf, INET_OPT_BUF),
-	SKOPT(SOL_SOCKET, SO_RCVBUF, rcvbuf, INET_OPT_BUF),
-	SKOPT(SOL_IP, IP_FREEBIND, freebind, INET_OPT_V4 | INET_OPT_BEFORE_BIND),
-	SKOPT(SOL_IPV6, IPV6_FREEBIND, freebind, INET_OPT_V6 | INET_OPT_BEFORE_BIND),
-	SKOPT(SOL_IP, IP_TRANSPARENT, transparent, INET_OPT_V4 | INET_OPT_BEFORE_BIND),
-	SKOPT(SOL_IPV6, IPV6_TRANSPARENT, transparent, INET_OPT_V6 | INET_OPT_BEFORE_BIND),
-	SKOPT(SOL_IP, IP_PKTINFO, pktinfo, INET_OPT_V4),
-	SKOPT(SOL_IPV6, IPV6_RECVPKTINFO, pktinfo, INET_OPT_V6),
-	SKOPT(SOL_IP, IP_RECVERR, recverr, INET_OPT_V4),
-	SKOPT(SOL_IPV6, IPV6_RECVERR, recverr, INET_OPT_V6),
-	SKOPT(SOL_IP, IP_MTU_DISCOVER, mtu_discover, INET_OPT_V4),
-	SKOPT(SOL_IPV6, IPV6_MTU_DISCOVER, mtu_discover, INET_OPT_V6),
-	SKOPT(SOL_IP, IP_RECVTOS, recvtos, INET_OPT_V4),
-	SKOPT(SOL_IPV6, IPV6_RECVTCLASS, recvtos, INET_OPT_V6),
-	SKOPT(SOL_IP, IP_MULTICAST_TTL, mc_ttl, INET_OPT_V4 | INET_OPT_UDP),
-	SKOPT(SOL_IPV6, IPV6_MULTICAST_HOPS, mc_ttl, INET_OPT_V6 | INET_OPT_UDP),
-	SKOPT(SOL_IP, IP_MULTICAST_LOOP, mc_loop, INET_OPT_V4 | INET_OPT_UDP),
-	SKOPT(SOL_IPV6, IPV6_MULTICAST_LOOP, mc_loop, INET_OPT_V6 | INET_OPT_UDP),
-	SKOPT(SOL_SOCKET, SO_TIMESTAMP, timestamp, 0),
-	SKOPT(SOL_SOCKET, SO_RCVLOWAT, rcvlowat, 0),
-	SKOPT(SOL_TCP, TCP_NOTSENT_LOWAT, notsent_lowat, INET_OPT_TCP),
-	SKOPT(SOL_TCP, TCP_DEFER_ACCEPT, defer_accept, INET_OPT_TCP),
-	SKOPT(SOL_TCP, TCP_FASTOPEN, fastopen, INET_OPT_TCP),
-	SKOPT(SOL_TCP, TCP_SYNCNT, syncnt, INET_OPT_TCP),
-	SKOPT(SOL_TCP, TCP_LINGER2, linger2, INET_OPT_TCP),
-	{ 0 },
-};
-
-bool inet_opt_applies(const struct inet_opt *o, int family, int proto)
-{
-	if ((o->flags & INET_OPT_TCP) && proto != IPPROTO_TCP)
-		return false;
-	if ((o->flags & INET_OPT_UDP) && proto != IPPROTO_UDP)
-		return false;
-	if ((o->flags & INET_OPT_V4) && family != AF_INET)
-		return false;
-	if ((o->flags & INET_OPT_V6) && family != AF_INET6)
-		return false;
-	return true;
-}
-
-static int dump_str_opt(const struct fd_info *f, int level, int name, char *buf, size_t size,
-			char **ret)
-{
-	socklen_t len = (socklen_t)size - 1;
-
-	memset(buf, 0, size);
-	if (getsockopt(f->dfd, level, name, buf, &len)) {
-		pr_perror("pid %d fd %d: getsockopt(%d, %d) of %s", f->pid, f->fd, level, name,
-			  f->link);
-		return neg_errno();
-	}
-	buf[min((size_t)len, size - 1)] = '\0';
-	*ret = buf[0] ? buf : NULL;
-	return 0;
-}
-
-/*
- * A socket filter (SO_ATTACH_FILTER) into @buf (INET_FILTER_MAX instructions):
- * SO_GET_FILTER gives back the classic program as it was attached, counted
- * in instructions. An eBPF program (SO_ATTACH_BPF) has none to give: EACCES.
- */
-static int dump_filter(const struct fd_info *f, InetSkEntry *e, struct sock_filter *buf)
-{
-	socklen_t n = 0;
-	int locked = 0;
-
-	if (getsockopt(f->dfd, SOL_SOCKET, SO_GET_FILTER, NULL, &n) == 0 && !n)
-		return 0;
-	if (errno == EACCES) {
-		pr_err("pid %d fd %d: %s has an eBPF socket filter (SO_ATTACH_BPF): not "
-		       "supported\n",
-		       f->pid, f->fd, f->link);
-		return -EOPNOTSUPP;
-	}
-	n = INET_FILTER_MAX;
-	if (getsockopt(f->dfd, SOL_SOCKET, SO_GET_FILTER, buf, &n)) {
-		pr_perror("pid %d fd %d: SO_GET_FILTER of %s", f->pid, f->fd, f->link);
-		return neg_errno();
-	}
-	e->has_filter = true;
-	e->filter.data = (uint8_t *)buf;
-	e->filter.len = n * sizeof(*buf);
-	n = sizeof(locked);
-	if (getsockopt(f->dfd, SOL_SOCKET, SO_LOCK_FILTER, &locked, &n)) {
-		pr_perror("pid %d fd %d: SO_LOCK_FILTER of %s", f->pid, f->fd, f->link);
-		return neg_errno();
-	}
-	e->has_lock_filter = e->lock_filter = locked != 0;
-	return 0;
-}
-
-static int dump_timeouts(const struct fd_info *f, InetSkEntry *e)
-{
-	struct timeval rto, sto;
-	socklen_t l1 = sizeof(rto), l2 = sizeof(sto);
-
-	if (getsockopt(f->dfd, SOL_SOCKET, SO_RCVTIMEO, &rto, &l1) ||
-	    getsockopt(f->dfd, SOL_SOCKET, SO_SNDTIMEO, &sto, &l2)) {
-		pr_perror("pid %d fd %d: SO_RCVTIMEO/SO_SNDTIMEO of %s", f->pid, f->fd, f->link);
-		return neg_errno();
-	}
-	e->rcvtimeo_us = (uint64_t)rto.tv_sec * 1000000 + (uint64_t)rto.tv_usec;
-	e->has_rcvtimeo_us = e->rcvtimeo_us != 0;
-	e->sndtimeo_us = (uint64_t)sto.tv_sec * 1000000 + (uint64_t)sto.tv_usec;
-	e->has_sndtimeo_us = e->sndtimeo_us != 0;
-	return 0;
-}
-
-/* Every option of the table, SO_REUSEADDR, SO_LINGER, the congestion control and device. */
-static int dump_opts(const struct fd_info *f, int proto, InetSkEntry *e, char *cong, char *dev)
-{
-	const struct inet_opt *o;
-	struct linger lg = { 0 };
-	socklen_t len = sizeof(lg);
-	int val, err;
-
-	for (o = inet_opts; o->name; o++) {
-		if (!inet_opt_applies(o, f->sk_family, proto))
-			continue;
-		err = sk_getint(f, o->level, o->opt, &val);
-		if (err)
-			return err;
-		*(protobuf_c_boolean *)((char *)e + o->has_off) = true;
-		*(uint32_t *)((char *)e + o->val_off) = (uint32_t)val;
-	}
-	err = dump_timeouts(f, e);
-	if (!err)
-		err = sk_getint(f, SOL_SOCKET, SO_REUSEADDR, &val);
-	if (err)
-		return err;
-	e->has_reuseaddr = true;
-	e->reuseaddr = val != 0;
-	if (f->sk_family == AF_INET6) {
-		err = sk_getint(f, SOL_IPV6, IPV6_V6ONLY, &val);
-		if (err)
-			return err;
-		e->has_v6only = true;
-		e->v6only = val != 0;
-	}
-	if (getsockopt(f->dfd, SOL_SOCKET, SO_LINGER, &lg, &len)) {
-		pr_perror("pid %d fd %d: SO_LINGER of %s", f->pid, f->fd, f->link);
-		return neg_errno();
-	}
-	e->has_linger = lg.l_onoff != 0;
-	e->linger = (uint32_t)lg.l_linger;
-	err = dump_str_opt(f, SOL_SOCKET, SO_BINDTODEVICE, dev, IFNAMSIZ + 1, &e->bindtodevice);
-	if (!err && proto == IPPROTO_TCP)
-		err = dump_str_opt(f, SOL_TCP, TCP_CONGESTION, cong, INET_CONG_MAX + 1,
-				   &e->congestion);
-	return err;
-}
-
 /* ---- the dump -------------------------------------------------------------------------- */
 
 static int dump_udp(const struct fd_info *f, const struct inet_sk_diag *dg, InetSkEntry *e)
@@ -772,9 +592,9 @@ static int inet_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 	e.has_ino = true;
 	e.ino = f->st.st_ino;
 	inet_entry_addrs(&e, &dg);
-	err = dump_opts(f, proto, &e, cong, dev);
+	err = inet_dump_opts(f, proto, &e, cong, dev);
 	if (!err)
-		err = dump_filter(f, &e, filter);
+		err = inet_dump_filter(f, &e, filter);
 	if (!err && proto == IPPROTO_TCP)
 		err = dump_tcp(ctx, f, &dg, &e);
 	else if (!err)

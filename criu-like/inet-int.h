@@ -76,9 +76,17 @@ struct inet_opt {
 	const char *name; /* NULL ends the table */
 };
 
-/* files-inet.c: the options saved and restored, and which sockets they apply to. */
+/* files-inet-opts.c: the options saved and restored, and which sockets they apply to. */
 extern const struct inet_opt inet_opts[];
 bool inet_opt_applies(const struct inet_opt *o, int family, int proto);
+/*
+ * files-inet-opts.c: the options of @f into @e (@cong and @dev: room for the
+ * names, INET_CONG_MAX + 1 and IFNAMSIZ + 1 bytes), its classic BPF filter
+ * into @buf (INET_FILTER_MAX instructions). 0 or -errno (logged).
+ */
+struct sock_filter;
+int inet_dump_opts(const struct fd_info *f, int proto, InetSkEntry *e, char *cong, char *dev);
+int inet_dump_filter(const struct fd_info *f, InetSkEntry *e, struct sock_filter *buf);
 
 /* files-inet.c: pure helpers, unit-tested (test/unit/test-inet.c). */
 const char *tcp_state_name(unsigned int state);
