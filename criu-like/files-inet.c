@@ -467,15 +467,17 @@ static int dump_tcp(struct dump_ctx *ctx, const struct fd_info *f, const struct 
 		e->shutdown = dg->shutdown;
 		err = tcp_dump_backlog_client(ctx, f, dg, e);
 		return err ? min(err, 0) : tcp_dump_established(ctx, f, e);
-	case TCP_FIN_WAIT1:
+	case TCP_FIN_WAIT1: /* shut down for writing: our FIN sent */
 	case TCP_FIN_WAIT2:
-		/* shut down for writing (our FIN sent), still reading */
+	case TCP_CLOSE_WAIT: /* the peer's FIN received */
+	case TCP_LAST_ACK: /* both, ours not acknowledged yet */
+	case TCP_CLOSING:
 		e->has_shutdown = dg->shutdown != 0;
 		e->shutdown = dg->shutdown;
 		return tcp_dump_established(ctx, f, e);
 	default:
 		pr_err("pid %d fd %d: TCP socket %s is in state %s: not supported (only LISTEN, "
-		       "ESTABLISHED, FIN_WAIT1, FIN_WAIT2 and unconnected sockets are)\n",
+		       "connected, half-closed and unconnected sockets are)\n",
 		       f->pid, f->fd, inet_entry_ends(e, ends, sizeof(ends)),
 		       tcp_state_name(dg->state));
 		return -EOPNOTSUPP;

@@ -153,7 +153,7 @@ static int tcp_read_opts(int sk, unsigned int state, TcpStreamEntry *t)
  */
 static int tcp_read(int sk, unsigned int state, TcpStreamEntry **ret)
 {
-	bool fin = state == TCP_FIN_WAIT1 || state == TCP_FIN_WAIT2;
+	bool fin = (1u << state) & TCPF_OUR_FIN;
 	struct tcp_sizes s;
 	TcpStreamEntry *t;
 	int err, none = TCP_NO_QUEUE;
@@ -175,6 +175,8 @@ static int tcp_read(int sk, unsigned int state, TcpStreamEntry **ret)
 	t->out_queue.len = (size_t)s.outq;
 	t->unsent = (uint32_t)s.unsent;
 	t->has_fin = t->fin = fin;
+	/* SIOCINQ leaves the peer's FIN out; TCP_QUEUE_SEQ (rcv_nxt) counts it */
+	t->has_peer_fin = t->peer_fin = ((1u << state) & TCPF_PEER_FIN) != 0;
 	err = tcp_read_opts(sk, state, t);
 	if (!err)
 		err = tcp_read_queue(sk, TCP_RECV_QUEUE, &t->inq_seq, t->in_queue.data,
@@ -531,7 +533,7 @@ static bool repaired_conn(const struct inet_dump *in, const struct inet_sk_diag 
 
 	if (c->proto != IPPROTO_TCP || !ino_in(tree, n, c->ino))
 		return false;
-	if (c->state == TCP_FIN_WAIT1 || c->state == TCP_FIN_WAIT2)
+	if (c->state != TCP_ESTABLISHED && ((1u << c->state) & TCPF_REPAIRED))
 		return true;
 	if (c->state != TCP_ESTABLISHED)
 		return false;

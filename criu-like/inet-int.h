@@ -9,6 +9,7 @@
  */
 #include <stdbool.h>
 #include <stddef.h>
+#include <netinet/tcp.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -87,6 +88,12 @@ bool inet_opt_applies(const struct inet_opt *o, int family, int proto);
 struct sock_filter;
 int inet_dump_opts(const struct fd_info *f, int proto, InetSkEntry *e, char *cong, char *dev);
 int inet_dump_filter(const struct fd_info *f, InetSkEntry *e, struct sock_filter *buf);
+
+/* TCP states dumped in repair mode: with our FIN sent, with the peer's received. */
+#define TCPF_OUR_FIN \
+	((1u << TCP_FIN_WAIT1) | (1u << TCP_FIN_WAIT2) | (1u << TCP_LAST_ACK) | (1u << TCP_CLOSING))
+#define TCPF_PEER_FIN ((1u << TCP_CLOSE_WAIT) | (1u << TCP_LAST_ACK) | (1u << TCP_CLOSING))
+#define TCPF_REPAIRED ((1u << TCP_ESTABLISHED) | TCPF_OUR_FIN | TCPF_PEER_FIN)
 
 /* files-inet.c: pure helpers, unit-tested (test/unit/test-inet.c). */
 const char *tcp_state_name(unsigned int state);

@@ -78,8 +78,10 @@ static int check_entry(const InetSkEntry *e, uint32_t id)
 		ok = e->state == TCP_CLOSE || e->state == TCP_LISTEN ||
 		     (e->state == TCP_ESTABLISHED && (e->tcp || e->connect_backlog) &&
 		      e->has_dst_port && e->has_src_port) ||
-		     ((e->state == TCP_FIN_WAIT1 || e->state == TCP_FIN_WAIT2) && e->tcp &&
-		      e->tcp->fin && e->has_dst_port && e->has_src_port);
+		     (e->state < 32 && ((1u << e->state) & (TCPF_OUR_FIN | TCPF_PEER_FIN)) &&
+		      e->tcp && e->tcp->fin == !!((1u << e->state) & TCPF_OUR_FIN) &&
+		      e->tcp->peer_fin == !!((1u << e->state) & TCPF_PEER_FIN) && e->has_dst_port &&
+		      e->has_src_port);
 	if (ok && udp)
 		ok = e->state == TCP_CLOSE || (e->state == TCP_ESTABLISHED && e->has_dst_port);
 	if (!ok)
@@ -278,9 +280,14 @@ static int isk_finish(int sk, const InetSkEntry *e, uint32_t id)
 	 */
 	unsigned int shut = e->has_shutdown ? e->shutdown : 0;
 
-	/* a TCP connection's FIN is the repair code's (it follows the unsent data) */
+	/*
+	 * A TCP connection's FIN is the repair code's (it follows the unsent
+	 * data). The peer's FIN received is given back as SHUT_RD: reads give
+	 * the end of file after the queue, and the peer, whose FIN was
+	 * acknowledged, sends nothing more.
+	 */
 	if (e->proto == IPPROTO_TCP)
-		shut &= 1;
+		shut = (shut & 1) | (e->tcp && e->tcp->peer_fin);
 	if (shut && shut <= 3 && shutdown(sk, (int)shut - 1) && errno != ENOTCONN)
 		err = neg_errno();
 	/* A connection in repair mode gets its SO_REUSEADDR with rst_inet_repair_off(). */
