@@ -467,6 +467,7 @@ static int dump_tcp(struct dump_ctx *ctx, const struct fd_info *f, const struct 
 		e->shutdown = dg->shutdown;
 		err = tcp_dump_backlog_client(ctx, f, dg, e);
 		return err ? min(err, 0) : tcp_dump_established(ctx, f, e);
+	case TCP_SYN_SENT: /* a connect() in flight */
 	case TCP_FIN_WAIT1: /* shut down for writing: our FIN sent */
 	case TCP_FIN_WAIT2:
 	case TCP_CLOSE_WAIT: /* the peer's FIN received */

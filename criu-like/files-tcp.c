@@ -196,6 +196,31 @@ static int tcp_read(int sk, unsigned int state, TcpStreamEntry **ret)
 
 static int lock_conn(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEntry *e);
 
+/*
+ * A connect() in flight (SYN_SENT): its initial sequence number, which the
+ * restore sends again. Only the SYN may be queued (no TCP Fast Open data).
+ */
+static int tcp_read_syn_sent(int sk, InetSkEntry *e)
+{
+	int q = TCP_SEND_QUEUE, none = TCP_NO_QUEUE, outq = 0;
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti), sl = sizeof(e->syn_seq);
+
+	memset(&ti, 0, sizeof(ti));
+	if (ioctl(sk, SIOCOUTQ, &outq) || getsockopt(sk, SOL_TCP, TCP_INFO, &ti, &len) ||
+	    setsockopt(sk, SOL_TCP, TCP_REPAIR_QUEUE, &q, sizeof(q)) ||
+	    getsockopt(sk, SOL_TCP, TCP_QUEUE_SEQ, &e->syn_seq, &sl) ||
+	    setsockopt(sk, SOL_TCP, TCP_REPAIR_QUEUE, &none, sizeof(none)))
+		return neg_errno();
+	if (ti.tcpi_state != TCP_SYN_SENT)
+		return -EAGAIN;
+	if (outq > 1)
+		return -EOPNOTSUPP; /* data sent with the SYN */
+	e->syn_seq -= 1; /* the SYN took one: write_seq is one past it */
+	e->has_syn_seq = true;
+	return 0;
+}
+
 static bool has_urgent(int sk)
 {
 	char c;
@@ -241,14 +266,18 @@ int tcp_dump_established(struct dump_ctx *ctx, const struct fd_info *f, InetSkEn
 		ctx->inet->rep[ctx->inet->nr_rep - 1].reuseaddr = -1; /* never in repair mode */
 		return neg_errno();
 	}
-	err = tcp_read(sk, e->state, &e->tcp);
+	err = e->state == TCP_SYN_SENT ? tcp_read_syn_sent(sk, e) : tcp_read(sk, e->state, &e->tcp);
 	if (err == -EAGAIN)
 		pr_err("pid %d fd %d: TCP connection %s changed while it was read in repair mode\n",
+		       f->pid, f->fd, ends);
+	else if (err == -EOPNOTSUPP)
+		pr_err("pid %d fd %d: TCP connection %s sent data with its SYN (TCP Fast Open) "
+		       "and is not answered yet: not supported\n",
 		       f->pid, f->fd, ends);
 	else if (err)
 		pr_errno(err, "pid %d fd %d: cannot read TCP connection %s in repair mode", f->pid,
 			 f->fd, ends);
-	else
+	else if (e->tcp)
 		pr_info("pid %d fd %d: TCP %s: %zu bytes to read, %zu in the send queue (%u "
 			"unsent)\n",
 			f->pid, f->fd, ends, e->tcp->in_queue.len, e->tcp->out_queue.len,

@@ -93,7 +93,8 @@ int inet_dump_filter(const struct fd_info *f, InetSkEntry *e, struct sock_filter
 #define TCPF_OUR_FIN \
 	((1u << TCP_FIN_WAIT1) | (1u << TCP_FIN_WAIT2) | (1u << TCP_LAST_ACK) | (1u << TCP_CLOSING))
 #define TCPF_PEER_FIN ((1u << TCP_CLOSE_WAIT) | (1u << TCP_LAST_ACK) | (1u << TCP_CLOSING))
-#define TCPF_REPAIRED ((1u << TCP_ESTABLISHED) | TCPF_OUR_FIN | TCPF_PEER_FIN)
+#define TCPF_REPAIRED \
+	((1u << TCP_ESTABLISHED) | (1u << TCP_SYN_SENT) | TCPF_OUR_FIN | TCPF_PEER_FIN)
 
 /* files-inet.c: pure helpers, unit-tested (test/unit/test-inet.c). */
 const char *tcp_state_name(unsigned int state);
@@ -160,6 +161,8 @@ int udp_refill(int sk, const InetSkEntry *e, uint32_t id);
  * @sk (created, options set, in repair mode), for file @id.
  */
 int tcp_restore_established(int sk, const InetSkEntry *e, uint32_t id);
+/* restore-files-tcp.c: the connect() in flight of @e (SYN_SENT) made again on @sk. */
+int tcp_restore_syn_sent(int sk, const InetSkEntry *e, uint32_t id);
 /*
  * restore-files-tcp.c: every connection of the images restored in repair
  * mode locked at once (netlock_restore_conns()), before the first of them.

@@ -68,6 +68,27 @@ int inet_sockaddr(const InetSkEntry *e, bool dst, struct sockaddr_storage *sa, s
 	return -EINVAL;
 }
 
+/* Whether a TCP entry has what its state needs. */
+static bool tcp_entry_ok(const InetSkEntry *e)
+{
+	bool ends = e->has_dst_port && e->has_src_port;
+	uint32_t bit = e->state < 32 ? 1u << e->state : 0;
+
+	switch (e->state) {
+	case TCP_CLOSE:
+	case TCP_LISTEN:
+		return true;
+	case TCP_SYN_SENT:
+		return ends && e->has_syn_seq && !e->tcp;
+	case TCP_ESTABLISHED:
+		return ends && (e->tcp || e->connect_backlog);
+	default:
+		return ends && (bit & (TCPF_OUR_FIN | TCPF_PEER_FIN)) && e->tcp &&
+		       e->tcp->fin == !!(bit & TCPF_OUR_FIN) &&
+		       e->tcp->peer_fin == !!(bit & TCPF_PEER_FIN);
+	}
+}
+
 static int check_entry(const InetSkEntry *e, uint32_t id)
 {
 	bool tcp = e->type == SOCK_STREAM && e->proto == IPPROTO_TCP;
@@ -75,19 +96,12 @@ static int check_entry(const InetSkEntry *e, uint32_t id)
 	bool ok = (e->family == AF_INET || e->family == AF_INET6) && (tcp || udp);
 
 	if (ok && tcp)
-		ok = e->state == TCP_CLOSE || e->state == TCP_LISTEN ||
-		     (e->state == TCP_ESTABLISHED && (e->tcp || e->connect_backlog) &&
-		      e->has_dst_port && e->has_src_port) ||
-		     (e->state < 32 && ((1u << e->state) & (TCPF_OUR_FIN | TCPF_PEER_FIN)) &&
-		      e->tcp && e->tcp->fin == !!((1u << e->state) & TCPF_OUR_FIN) &&
-		      e->tcp->peer_fin == !!((1u << e->state) & TCPF_PEER_FIN) && e->has_dst_port &&
-		      e->has_src_port);
+		ok = tcp_entry_ok(e);
 	if (ok && udp)
 		ok = e->state == TCP_CLOSE || (e->state == TCP_ESTABLISHED && e->has_dst_port);
 	if (!ok)
 		pr_err("files.img: file %u: bad inet socket (family %u, type %u, protocol %u, "
-		       "state "
-		       "%u)\n",
+		       "state %u)\n",
 		       id, e->family, e->type, e->proto, e->state);
 	return ok ? 0 : -EINVAL;
 }
@@ -318,6 +332,8 @@ static int isk_open_one(const InetSkEntry *e, uint32_t id)
 	err = restore_opts_before_bind(sk, e, id);
 	if (!err && e->tcp)
 		err = tcp_restore_established(sk, e, id);
+	else if (!err && e->proto == IPPROTO_TCP && e->state == TCP_SYN_SENT)
+		err = tcp_restore_syn_sent(sk, e, id);
 	else if (!err)
 		err = isk_bind(sk, e, id);
 	if (!err && e->proto == IPPROTO_TCP && e->state == TCP_LISTEN &&

@@ -221,6 +221,36 @@ int tcp_restore_established(int sk, const InetSkEntry *e, uint32_t id)
 	return 0;
 }
 
+/*
+ * A connect() in flight: bound in repair mode (the port taken whatever holds
+ * it), the send sequence set to the saved initial one, repair off, connect():
+ * a SYN with the same sequence number, which the peer answers like the
+ * first (or the network lock drops until the retransmission after it).
+ */
+int tcp_restore_syn_sent(int sk, const InetSkEntry *e, uint32_t id)
+{
+	char ends[ENDS_LEN];
+	struct sockaddr_storage src, dst;
+	socklen_t slen, dlen;
+	int on = TCP_REPAIR_ON, off = TCP_REPAIR_OFF_NO_WP, err = 0;
+
+	inet_entry_ends(e, ends, sizeof(ends));
+	if (inet_sockaddr(e, false, &src, &slen) || inet_sockaddr(e, true, &dst, &dlen)) {
+		pr_err("files.img: file %u: bad addresses of TCP connection %s\n", id, ends);
+		return -EINVAL;
+	}
+	if (setsockopt(sk, SOL_TCP, TCP_REPAIR, &on, sizeof(on)) ||
+	    bind(sk, (struct sockaddr *)&src, slen) ||
+	    set_queue_seq(sk, TCP_SEND_QUEUE, e->syn_seq) ||
+	    setsockopt(sk, SOL_TCP, TCP_REPAIR, &off, sizeof(off)))
+		err = neg_errno();
+	else if (connect(sk, (struct sockaddr *)&dst, dlen) && errno != EINPROGRESS)
+		err = neg_errno();
+	if (err)
+		pr_errno(err, "file %u: cannot connect %s again", id, ends);
+	return err;
+}
+
 /* Out of repair mode, the unsent data written, the saved buffer sizes and SO_REUSEADDR. */
 int tcp_go_live(int sk, const InetSkEntry *e)
 {
