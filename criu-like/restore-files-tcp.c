@@ -212,6 +212,12 @@ int tcp_restore_established(int sk, const InetSkEntry *e, uint32_t id)
 	} else {
 		err = tcp_rebuild(sk, e, &what);
 	}
+	if (err == -EADDRNOTAVAIL && !strcmp(what, "connect() in repair mode")) {
+		pr_err("file %u: TCP connection %s exists already on this machine (the dumped "
+		       "process still runs, after dump -R?): it cannot be restored twice\n",
+		       id, ends);
+		return err;
+	}
 	if (err) {
 		pr_errno(err, "file %u: TCP connection %s: %s failed", id, ends, what);
 		return err;
