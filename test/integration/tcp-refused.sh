@@ -9,9 +9,10 @@
 # With --tcp-established, what is not supported (Documentation/network.md) is
 # refused the same way, after the lock and repair mode were already taken for
 # the program's working connection: that connection must come out of repair
-# mode unchanged and its lock be removed. The cases: a half-closed connection
-# (FIN_WAIT2 and CLOSE_WAIT), a connection in a backlog that received data
-# before accept(), and one in a backlog whose client is outside the tree.
+# mode unchanged and its lock be removed. The cases: a connection reset by
+# its peer with data still unread, urgent data not read, a connection in a
+# backlog that received data before accept(), and one in a backlog whose
+# client is outside the tree.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 [ "$(id -u)" = 0 ] || { echo "tcp-refused: needs root"; exit 77; }
@@ -34,13 +35,14 @@ fail() {
 
 # The program: every MODE but "listen" holds an established connection (both
 # ends) and echoes a line through it every 10 ms; "listen" holds a listener
-# and a bound UDP socket and checks them every 10 ms. "halfclosed" adds a
-# connection shut down one way, "backlog-data" a connection in the backlog
-# that sent data, "backlog-ext" writes its listener's port to COUNT.port for
-# a client outside. It writes its round count to COUNT; any error ends it
+# and a bound UDP socket and checks them every 10 ms. "reset" adds a
+# connection reset by its peer after sending data, "urgent" one with an
+# urgent byte unread, "backlog-data" a connection in the backlog that sent
+# data, "backlog-ext" writes its listener's port to COUNT.port for a client
+# outside. It writes its round count to COUNT; any error ends it
 # with a Traceback in its .err file.
 cat >"$tmp/prog.py" <<'PYTHON'
-import os, socket, sys, time
+import os, socket, struct, sys, time
 
 mode, count = sys.argv[1], sys.argv[2]
 ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -52,11 +54,18 @@ if mode != "listen":
 if mode == "listen":
     us = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     us.bind(("127.0.0.1", 0))
-elif mode == "halfclosed":
+elif mode == "reset":
     c2 = socket.create_connection(ls.getsockname())
     s2, _ = ls.accept()
-    c2.shutdown(socket.SHUT_WR)
-    assert s2.recv(1) == b""  # c2 in FIN_WAIT2, s2 in CLOSE_WAIT
+    s2.sendall(b"unread")
+    s2.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s2.close()  # a reset: c2 is closed with 6 bytes unread
+    time.sleep(0.1)
+elif mode == "urgent":
+    c2 = socket.create_connection(ls.getsockname())
+    s2, _ = ls.accept()
+    c2.send(b"!", socket.MSG_OOB)  # never read by s2
+    time.sleep(0.1)
 elif mode == "backlog-data":
     c3 = socket.create_connection(ls.getsockname())
     c3.sendall(b"early")  # never accepted
@@ -155,15 +164,19 @@ refused() {
 	echo "$1: $(grep -m1 -E "$2" "$tmp/dump-$1.out" | sed 's/^.*): //')"
 }
 
-# 3. A half-closed connection next to a working one.
-start halfclosed
-refused halfclosed 'state (FIN_WAIT2|CLOSE_WAIT).*not supported'
+# 3. A connection reset by its peer with data unread, next to a working one.
+start reset
+refused reset 'closed now.*bytes not read: not supported'
 
-# 4. A connection in the backlog that received data before accept().
+# 4. Urgent data not read.
+start urgent
+refused urgent 'urgent data waiting to be read: not supported'
+
+# 5. A connection in the backlog that received data before accept().
 start backlog-data
 refused backlog-data 'before accept\(\).*not supported'
 
-# 5. A connection in the backlog whose client is outside the tree.
+# 6. A connection in the backlog whose client is outside the tree.
 start backlog-ext
 lport=$(cat "$tmp/backlog-ext.count.port")
 "$PY" -c 'import socket, sys, time
