@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -119,12 +120,14 @@ static int dump_str_opt(const struct fd_info *f, int level, int name, char *buf,
 }
 
 /*
- * A socket filter (SO_ATTACH_FILTER) into @buf (INET_FILTER_MAX instructions):
- * SO_GET_FILTER gives back the classic program as it was attached, counted
- * in instructions. An eBPF program (SO_ATTACH_BPF) has none to give: EACCES.
+ * A socket filter (SO_ATTACH_FILTER) into e->filter (malloc'ed, for the
+ * caller to free): SO_GET_FILTER gives back the classic program as it was
+ * attached, counted in instructions. An eBPF program (SO_ATTACH_BPF) has
+ * none to give: EACCES.
  */
-int inet_dump_filter(const struct fd_info *f, InetSkEntry *e, struct sock_filter *buf)
+int inet_dump_filter(const struct fd_info *f, InetSkEntry *e)
 {
+	struct sock_filter *buf;
 	socklen_t n = 0;
 	int locked = 0;
 
@@ -136,9 +139,13 @@ int inet_dump_filter(const struct fd_info *f, InetSkEntry *e, struct sock_filter
 		       f->pid, f->fd, f->link);
 		return -EOPNOTSUPP;
 	}
+	buf = calloc(INET_FILTER_MAX, sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
 	n = INET_FILTER_MAX;
 	if (getsockopt(f->dfd, SOL_SOCKET, SO_GET_FILTER, buf, &n)) {
 		pr_perror("pid %d fd %d: SO_GET_FILTER of %s", f->pid, f->fd, f->link);
+		free(buf);
 		return neg_errno();
 	}
 	e->has_filter = true;

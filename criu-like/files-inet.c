@@ -17,7 +17,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/filter.h>
 #include <linux/inet_diag.h>
 #include <linux/sock_diag.h>
 #include <linux/sockios.h>
@@ -574,12 +573,9 @@ static int inet_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 {
 	InetSkEntry e = INET_SK_ENTRY__INIT;
 	char cong[INET_CONG_MAX + 1], dev[IFNAMSIZ + 1], ends[2 * INET_ADDR_STRLEN + 8];
-	_cleanup_free_ struct sock_filter *filter = malloc(INET_FILTER_MAX * sizeof(*filter));
 	struct inet_sk_diag dg;
 	int type, proto, err;
 
-	if (!filter)
-		return -ENOMEM;
 	err = check_netns(f);
 	if (!err)
 		err = check_proto(f, &type, &proto);
@@ -597,7 +593,7 @@ static int inet_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 	inet_entry_addrs(&e, &dg);
 	err = inet_dump_opts(f, proto, &e, cong, dev);
 	if (!err)
-		err = inet_dump_filter(f, &e, filter);
+		err = inet_dump_filter(f, &e);
 	if (!err && proto == IPPROTO_TCP)
 		err = dump_tcp(ctx, f, &dg, &e);
 	else if (!err)
@@ -611,6 +607,8 @@ static int inet_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 			 proto == IPPROTO_TCP ? tcp_state_name(dg.state) : "");
 	tcp_stream_free(e.tcp);
 	udp_queue_free(&e);
+	if (e.has_filter)
+		free(e.filter.data);
 	return err;
 }
 

@@ -89,8 +89,8 @@ static int queue_add(InetSkEntry *e, size_t *cap, const struct sockaddr_storage 
 	return 0;
 }
 
-/* Every datagram of @f into e->dgrams, in order, each peeked whole at its offset. */
-static int peek_all(const struct fd_info *f, InetSkEntry *e, uint8_t *buf)
+/* Every datagram of @f into e->dgrams, in order, each peeked whole at its offset into @buf. */
+static int peek_loop(const struct fd_info *f, InetSkEntry *e, uint8_t *buf)
 {
 	size_t cap = 0;
 	int off = 0, err;
@@ -118,6 +118,18 @@ static int peek_all(const struct fd_info *f, InetSkEntry *e, uint8_t *buf)
 	return -EFBIG;
 }
 
+static int peek_all(const struct fd_info *f, InetSkEntry *e)
+{
+	uint8_t *buf = malloc(UDP_MAX_DGRAM);
+	int err;
+
+	if (!buf)
+		return -ENOMEM;
+	err = peek_loop(f, e, buf);
+	free(buf);
+	return err;
+}
+
 /* Whether every sender of e->dgrams is on a loopback address (and whom it is not). */
 static bool senders_loopback(const InetSkEntry *e, char *who, size_t len)
 {
@@ -138,17 +150,14 @@ static bool senders_loopback(const InetSkEntry *e, char *who, size_t len)
 int udp_dump_queue(const struct fd_info *f, InetSkEntry *e)
 {
 	char ends[2 * INET_ADDR_STRLEN + 8], who[INET_ADDR_STRLEN];
-	_cleanup_free_ uint8_t *buf = malloc(UDP_MAX_DGRAM);
 	int old = -1, err;
 	socklen_t olen = sizeof(old);
 
-	if (!buf)
-		return -ENOMEM;
 	if (getsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &old, &olen)) {
 		pr_perror("pid %d fd %d: SO_PEEK_OFF of %s", f->pid, f->fd, f->link);
 		return neg_errno();
 	}
-	err = peek_all(f, e, buf);
+	err = peek_all(f, e);
 	if (setsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, &old, sizeof(old)) && !err)
 		err = neg_errno();
 	if (err) {

@@ -83,11 +83,11 @@ bool inet_opt_applies(const struct inet_opt *o, int family, int proto);
 /*
  * files-inet-opts.c: the options of @f into @e (@cong and @dev: room for the
  * names, INET_CONG_MAX + 1 and IFNAMSIZ + 1 bytes), its classic BPF filter
- * into @buf (INET_FILTER_MAX instructions). 0 or -errno (logged).
+ * into e->filter (malloc'ed when there is one: the caller frees
+ * e->filter.data). 0 or -errno (logged).
  */
-struct sock_filter;
 int inet_dump_opts(const struct fd_info *f, int proto, InetSkEntry *e, char *cong, char *dev);
-int inet_dump_filter(const struct fd_info *f, InetSkEntry *e, struct sock_filter *buf);
+int inet_dump_filter(const struct fd_info *f, InetSkEntry *e);
 
 /* TCP states dumped in repair mode: with our FIN sent, with the peer's received. */
 #define TCPF_OUR_FIN \

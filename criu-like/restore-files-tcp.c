@@ -258,6 +258,11 @@ int tcp_restore_syn_sent(int sk, const InetSkEntry *e, uint32_t id)
 }
 
 /* Out of repair mode, the unsent data written, the saved buffer sizes and SO_REUSEADDR. */
+static int set_int(int sk, int opt, int val)
+{
+	return setsockopt(sk, SOL_SOCKET, opt, &val, sizeof(val)) ? neg_errno() : 0;
+}
+
 int tcp_go_live(int sk, const InetSkEntry *e)
 {
 	const TcpStreamEntry *t = e->tcp;
@@ -274,19 +279,13 @@ int tcp_go_live(int sk, const InetSkEntry *e)
 	/* a FIN that followed data never sent follows it again */
 	if (!err && t->fin && unsent && shutdown(sk, SHUT_WR))
 		err = neg_errno();
+	/* the kernel doubles what it is given */
 	if (!err && e->has_sndbuf)
-		err = setsockopt(sk, SOL_SOCKET, SO_SNDBUFFORCE, &(int){ (int)(e->sndbuf / 2) },
-				 sizeof(int))
-			      ? neg_errno()
-			      : 0;
+		err = set_int(sk, SO_SNDBUFFORCE, (int)(e->sndbuf / 2));
 	if (!err && e->has_rcvbuf)
-		err = setsockopt(sk, SOL_SOCKET, SO_RCVBUFFORCE, &(int){ (int)(e->rcvbuf / 2) },
-				 sizeof(int))
-			      ? neg_errno()
-			      : 0;
-	if (!err && setsockopt(sk, SOL_SOCKET, SO_REUSEADDR,
-			       &(int){ e->has_reuseaddr && e->reuseaddr }, sizeof(int)))
-		err = neg_errno();
+		err = set_int(sk, SO_RCVBUFFORCE, (int)(e->rcvbuf / 2));
+	if (!err)
+		err = set_int(sk, SO_REUSEADDR, e->has_reuseaddr && e->reuseaddr);
 	return err;
 }
 
