@@ -286,18 +286,15 @@ static int isk_connect(int sk, const InetSkEntry *e, uint32_t id)
 /* The end of the restore of one socket: shutdown, SO_REUSEADDR, O_NONBLOCK. */
 static int isk_finish(int sk, const InetSkEntry *e, uint32_t id)
 {
+	unsigned int shut = e->has_shutdown ? e->shutdown : 0;
 	int err = 0;
 
 	/*
-	 * SHUT_RD, or a UDP socket's bits: no packet is sent, only sk_shutdown
-	 * is set (an unconnected UDP socket says ENOTCONN, but sets it too).
-	 */
-	unsigned int shut = e->has_shutdown ? e->shutdown : 0;
-
-	/*
-	 * A TCP connection's FIN is the repair code's (it follows the unsent
-	 * data). The peer's FIN received is given back as SHUT_RD: reads give
-	 * the end of file after the queue, and the peer, whose FIN was
+	 * shutdown() sends no packet for SHUT_RD, nor for a UDP socket: it only
+	 * sets sk_shutdown (an unconnected UDP socket says ENOTCONN, but sets it
+	 * too). A TCP connection's FIN is the repair code's (it follows the
+	 * unsent data). The peer's FIN received is given back as SHUT_RD: reads
+	 * give the end of file after the queue, and the peer, whose FIN was
 	 * acknowledged, sends nothing more.
 	 */
 	if (e->proto == IPPROTO_TCP)
