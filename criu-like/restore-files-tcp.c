@@ -9,25 +9,28 @@
  *     port whatever holds it (SK_FORCE_REUSE);
  *  3. bind() to the local address and port;
  *  4. TCP_QUEUE_SEQ of both queues, set to where their saved data starts;
- *  5. connect(): no SYN, the socket is ESTABLISHED at once;
+ *  5. connect(): no SYN, the socket is ESTABLISHED at once (with TCP_MAXSEG
+ *     around it, so that the MSS it computes is not 536's);
  *  6. TCP_REPAIR_OPTIONS (only allowed before any byte is sent): MSS, window
  *     scales, SACK, timestamps; then TCP_TIMESTAMP;
  *  7. the receive queue, sent in TCP_RECV_QUEUE mode; the part of the send
  *     queue that had been sent, in TCP_SEND_QUEUE mode (queued as sent and
  *     not acknowledged: the retransmit timer sends it again);
- *  8. TCP_REPAIR_WINDOW (checked against rcv_nxt: after the receive queue);
+ *  8. TCP_REPAIR_WINDOW (checked against rcv_nxt: after the receive queue),
+ *     then IP_OPTIONS to make the MSS in use follow the clamp and windows;
  *  9. FIN_WAIT1/2: our FIN queued as sent (shutdown() in TCP_SEND_QUEUE mode).
  *
  * rst_inet_repair_off(), every task waiting at the final barrier: repair
  * off (with a window probe), then the never-sent part of the send queue
  * sent like a program's write (and the FIN after it, if there was one),
- * then the saved buffer sizes and SO_REUSEADDR (leaving repair mode clears
- * it).
+ * then the saved send buffer size and SO_REUSEADDR (leaving repair mode
+ * clears it).
  */
 #define LOG_PREFIX "restore-files: "
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/ip.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <string.h>
@@ -41,20 +44,9 @@
 
 #define ENDS_LEN (2 * INET_ADDR_STRLEN + 8)
 #define TCP_CHUNK (256u << 10)
+#define TCP_USER_MSS_MAX 32767 /* MAX_TCP_WINDOW: the largest TCP_MAXSEG */
 /* loopback answers at once; a loaded machine may take a moment */
 #define TCP_CONNECT_WAIT_MS 10000
-
-/* Room in the buffers for what is put back at once, whatever they were at the dump. */
-static int grow_buffers(int sk, const TcpStreamEntry *t)
-{
-	int snd = (int)min(t->out_queue.len + (256u << 10), (size_t)INT32_MAX / 4);
-	int rcv = (int)min(t->in_queue.len + (256u << 10), (size_t)INT32_MAX / 4);
-
-	if (setsockopt(sk, SOL_SOCKET, SO_SNDBUFFORCE, &snd, sizeof(snd)) ||
-	    setsockopt(sk, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof(rcv)))
-		return neg_errno();
-	return 0;
-}
 
 static int set_queue_seq(int sk, int q, uint32_t seq)
 {
@@ -119,6 +111,45 @@ static int fill_queue(int sk, int q, const uint8_t *buf, size_t len)
 	return send_all(sk, buf, len);
 }
 
+static int set_buf(int sk, int opt, size_t val)
+{
+	int v = (int)min(val, (size_t)INT32_MAX / 4);
+
+	return setsockopt(sk, SOL_SOCKET, opt, &v, sizeof(v)) ? neg_errno() : 0;
+}
+
+/*
+ * The buffers: the send buffer large enough for the whole send queue until
+ * rst_inet_repair_off() has written the part never sent; the receive buffer
+ * as it was (it sizes the window connect() computes and the one announced
+ * on leaving repair mode: a larger one would make the peer's maximum window
+ * and so its MSS grow), except while the receive queue is put back. The
+ * kernel doubles what it is given.
+ */
+static int grow_sndbuf(int sk, const InetSkEntry *e)
+{
+	int err = set_buf(sk, SO_SNDBUFFORCE, e->tcp->out_queue.len + (256u << 10));
+
+	if (!err && e->has_rcvbuf)
+		err = set_buf(sk, SO_RCVBUFFORCE, e->rcvbuf / 2);
+	return err;
+}
+
+static int fill_rcvq(int sk, const InetSkEntry *e)
+{
+	const TcpStreamEntry *t = e->tcp;
+	int err;
+
+	if (!t->in_queue.len)
+		return 0;
+	err = set_buf(sk, SO_RCVBUFFORCE, t->in_queue.len + (256u << 10));
+	if (!err)
+		err = fill_queue(sk, TCP_RECV_QUEUE, t->in_queue.data, t->in_queue.len);
+	if (!err && e->has_rcvbuf)
+		err = set_buf(sk, SO_RCVBUFFORCE, e->rcvbuf / 2);
+	return err;
+}
+
 static int set_window(int sk, const TcpStreamEntry *t)
 {
 	struct tcp_repair_window w = {
@@ -141,7 +172,7 @@ static int tcp_rebuild(int sk, const InetSkEntry *e, const char **what)
 	struct sockaddr_storage sa;
 	size_t sent, unsent;
 	socklen_t len;
-	int err, none = TCP_NO_QUEUE;
+	int err, mss, none = TCP_NO_QUEUE;
 
 	*what = "the send queue";
 	err = tcp_sendq_split(t, &sent, &unsent);
@@ -150,7 +181,7 @@ static int tcp_rebuild(int sk, const InetSkEntry *e, const char **what)
 	if (err)
 		return err;
 	*what = "the buffer sizes";
-	err = grow_buffers(sk, t);
+	err = grow_sndbuf(sk, e);
 	*what = "TCP_QUEUE_SEQ";
 	if (!err)
 		err = set_queue_seq(sk, TCP_RECV_QUEUE, t->inq_seq - (uint32_t)t->in_queue.len);
@@ -160,20 +191,46 @@ static int tcp_rebuild(int sk, const InetSkEntry *e, const char **what)
 				    t->outq_seq - (uint32_t)t->out_queue.len - (t->fin ? 1 : 0));
 	if (err)
 		return err;
+	/*
+	 * connect() computes the MSS in use (mss_cache) from the clamp, which a
+	 * new socket has at 536, and TCP_REPAIR_OPTIONS after it sets the clamp
+	 * but computes nothing: the connection would go on with segments of 524
+	 * bytes. A user MSS (TCP_MAXSEG) set before connect() is taken as the
+	 * clamp instead, up to 32767 (MAX_TCP_WINDOW): every real link's MSS,
+	 * not loopback's 65483, which IP_OPTIONS gives back below where it can.
+	 * It is cleared again after (the program's own, if it set one, cannot be
+	 * read back from an established socket).
+	 */
+	*what = "TCP_MAXSEG before connect()";
+	mss = (int)min(t->mss_clamp, (uint32_t)TCP_USER_MSS_MAX);
+	if (setsockopt(sk, SOL_TCP, TCP_MAXSEG, &mss, sizeof(mss)))
+		return neg_errno();
 	*what = "connect() in repair mode";
-	if (connect(sk, (struct sockaddr *)&sa, len))
+	mss = 0;
+	if (connect(sk, (struct sockaddr *)&sa, len) ||
+	    setsockopt(sk, SOL_TCP, TCP_MAXSEG, &mss, sizeof(mss)))
 		return neg_errno();
 	*what = "TCP_REPAIR_OPTIONS";
 	err = set_repair_opts(sk, t);
 	*what = "the receive queue";
 	if (!err)
-		err = fill_queue(sk, TCP_RECV_QUEUE, t->in_queue.data, t->in_queue.len);
+		err = fill_rcvq(sk, e);
 	*what = "the sent part of the send queue";
 	if (!err)
 		err = fill_queue(sk, TCP_SEND_QUEUE, t->out_queue.data, sent);
 	*what = "TCP_REPAIR_WINDOW";
 	if (!err)
 		err = set_window(sk, t);
+	/*
+	 * The MSS in use is bounded by the clamp and by half the largest window
+	 * the peer offered (max_window): computed again now that both are back.
+	 * Setting IP_OPTIONS (to none, as they were: they are not saved) makes
+	 * an IPv4 connection do it (icsk_sync_mss()); an IPv6 one only when it
+	 * talks IPv4 (v4-mapped), the kernel skips the others.
+	 */
+	*what = "IP_OPTIONS";
+	if (!err && setsockopt(sk, SOL_IP, IP_OPTIONS, "", 0))
+		err = neg_errno();
 	/*
 	 * FIN_WAIT1/2 with all data sent: the FIN queued as sent and not yet
 	 * acknowledged. The retransmit timer sends it again; a peer that had
@@ -282,8 +339,6 @@ int tcp_go_live(int sk, const InetSkEntry *e)
 	/* the kernel doubles what it is given */
 	if (!err && e->has_sndbuf)
 		err = set_int(sk, SO_SNDBUFFORCE, (int)(e->sndbuf / 2));
-	if (!err && e->has_rcvbuf)
-		err = set_int(sk, SO_RCVBUFFORCE, (int)(e->rcvbuf / 2));
 	if (!err)
 		err = set_int(sk, SO_REUSEADDR, e->has_reuseaddr && e->reuseaddr);
 	return err;
