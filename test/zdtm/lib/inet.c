@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -234,6 +237,24 @@ int tcp_pump_step(struct tcp_pump *p, int timeout_ms)
 	return moved;
 }
 
+void tcp_pump_log(const struct tcp_pump *p, const char *why)
+{
+	struct tcp_info ti = { 0 };
+	socklen_t len = sizeof(ti);
+	int inq = -1, outq = -1;
+
+	getsockopt(p->fd, SOL_TCP, TCP_INFO, &ti, &len);
+	ioctl(p->fd, SIOCINQ, &inq);
+	ioctl(p->fd, SIOCOUTQ, &outq);
+	test_msg("fd %d %s: sent %llu, received %llu%s%s; state %u, queues in %d out %d, "
+		 "mss %u, cwnd %u, unacked %u, retransmits %u (backoff %u), lost %u, "
+		 "rcv_space %u\n",
+		 p->fd, why, (unsigned long long)p->sent, (unsigned long long)p->rcvd,
+		 p->eof ? ", EOF in" : "", p->shut ? ", shut down" : "", ti.tcpi_state, inq, outq,
+		 ti.tcpi_snd_mss, ti.tcpi_snd_cwnd, ti.tcpi_unacked, ti.tcpi_retransmits,
+		 ti.tcpi_backoff, ti.tcpi_lost, ti.tcpi_rcv_space);
+}
+
 int tcp_pump_run(struct tcp_pump *p, uint64_t min_rcvd, int idle_ms)
 {
 	int64_t last = test_now_ms();
@@ -243,10 +264,12 @@ int tcp_pump_run(struct tcp_pump *p, uint64_t min_rcvd, int idle_ms)
 
 		if (ret < 0)
 			return ret;
-		if (ret)
+		if (ret) {
 			last = test_now_ms();
-		else if (test_now_ms() - last > idle_ms)
+		} else if (test_now_ms() - last > idle_ms) {
+			tcp_pump_log(p, "stalled");
 			return -ETIMEDOUT;
+		}
 	}
 	return p->rcvd >= min_rcvd ? 0 : -EPIPE;
 }
@@ -265,10 +288,12 @@ int tcp_pump_finish(struct tcp_pump *p, int idle_ms)
 		ret = tcp_pump_step(p, 100);
 		if (ret < 0)
 			return ret;
-		if (ret)
+		if (ret) {
 			last = test_now_ms();
-		else if (test_now_ms() - last > idle_ms)
+		} else if (test_now_ms() - last > idle_ms) {
+			tcp_pump_log(p, "stalled at the end");
 			return -ETIMEDOUT;
+		}
 		if (!p->echo && p->sent == p->tx_limit && !p->shut) {
 			if (shutdown(p->fd, SHUT_WR))
 				return -errno;

@@ -163,6 +163,8 @@ int tcp_pump_step(struct tcp_pump *p, int timeout_ms);
  * (@idle_ms without a byte moving) or -errno.
  */
 int tcp_pump_run(struct tcp_pump *p, uint64_t min_rcvd, int idle_ms);
+/* A line with @p's counts and TCP_INFO (state, queues, MSS, retransmits): why it stalled. */
+void tcp_pump_log(const struct tcp_pump *p, const char *why);
 /*
  * The end of a stream: send no more than already sent (an echo: all that
  * comes in), shut the write side down, and read until the peer's EOF,

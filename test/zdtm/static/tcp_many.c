@@ -77,10 +77,14 @@ static int finish_all(bool first)
 				return -errno;
 			done += pumps[i].eof && pumps[i].shut;
 		}
-		if (ret)
+		if (ret) {
 			last = test_now_ms();
-		else if (test_now_ms() - last > IDLE_MS)
+		} else if (test_now_ms() - last > IDLE_MS) {
+			for (int i = 0; i < NR_CONNS; i++)
+				if (!pumps[i].eof || !pumps[i].shut)
+					tcp_pump_log(&pumps[i], "stalled at the end");
 			return -ETIMEDOUT;
+		}
 		test_sleep_ms(1); /* a steady trickle, not a busy loop */
 	}
 	return 0;
@@ -121,10 +125,14 @@ static int run_until(const uint64_t *base, uint64_t more)
 			done += pumps[i].rcvd >= base[i] + more;
 		if (done == NR_CONNS)
 			return 0;
-		if (ret)
+		if (ret) {
 			last = test_now_ms();
-		else if (test_now_ms() - last > IDLE_MS)
+		} else if (test_now_ms() - last > IDLE_MS) {
+			for (int i = 0; i < NR_CONNS; i++)
+				if (pumps[i].rcvd < base[i] + more)
+					tcp_pump_log(&pumps[i], "stalled");
 			return -ETIMEDOUT;
+		}
 		test_sleep_ms(1);
 	}
 }
