@@ -195,6 +195,7 @@ static int tcp_read(int sk, unsigned int state, TcpStreamEntry **ret)
 }
 
 static int lock_conn(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEntry *e);
+static int tcp_read_any(int sk, const struct fd_info *f, InetSkEntry *e);
 
 /*
  * A connect() in flight (SYN_SENT): its initial sequence number, which the
@@ -266,15 +267,11 @@ int tcp_dump_established(struct dump_ctx *ctx, const struct fd_info *f, InetSkEn
 		ctx->inet->rep[ctx->inet->nr_rep - 1].reuseaddr = -1; /* never in repair mode */
 		return neg_errno();
 	}
-	err = e->state == TCP_SYN_SENT ? tcp_read_syn_sent(sk, e) : tcp_read(sk, e->state, &e->tcp);
+	err = tcp_read_any(sk, f, e);
 	if (err == -EAGAIN)
 		pr_err("pid %d fd %d: TCP connection %s changed while it was read in repair mode\n",
 		       f->pid, f->fd, ends);
-	else if (err == -EOPNOTSUPP)
-		pr_err("pid %d fd %d: TCP connection %s sent data with its SYN (TCP Fast Open) "
-		       "and is not answered yet: not supported\n",
-		       f->pid, f->fd, ends);
-	else if (err)
+	else if (err && err != -EOPNOTSUPP) /* refusals are logged where they are known */
 		pr_errno(err, "pid %d fd %d: cannot read TCP connection %s in repair mode", f->pid,
 			 f->fd, ends);
 	else if (e->tcp)
@@ -635,4 +632,44 @@ static int lock_conn(struct dump_ctx *ctx, const struct fd_info *f, const InetSk
 		return -EINVAL;
 	}
 	return netlock_dump_conn(ctx, &tup);
+}
+
+/*
+ * The connection on @sk, in repair mode, read in the state TCP_INFO gives
+ * now: sock_diag was read before the lock held its packets, and one already
+ * on its way may have moved it since (an ACK of our FIN: FIN_WAIT1 to
+ * FIN_WAIT2; the peer's FIN: ESTABLISHED to CLOSE_WAIT). Read again if it
+ * moved while it was read (-EAGAIN after three tries).
+ */
+static int tcp_read_any(int sk, const struct fd_info *f, InetSkEntry *e)
+{
+	char ends[ENDS_LEN];
+	struct tcp_info ti;
+	unsigned int i;
+	int err = -EAGAIN;
+
+	for (i = 0; i < 3 && err == -EAGAIN; i++) {
+		socklen_t len = sizeof(ti);
+
+		memset(&ti, 0, sizeof(ti));
+		if (getsockopt(sk, SOL_TCP, TCP_INFO, &ti, &len))
+			return neg_errno();
+		if (ti.tcpi_state >= 32 || !((1u << ti.tcpi_state) & TCPF_REPAIRED)) {
+			pr_err("pid %d fd %d: TCP connection %s went to state %s while it was "
+			       "dumped: not supported\n",
+			       f->pid, f->fd, inet_entry_ends(e, ends, sizeof(ends)),
+			       tcp_state_name(ti.tcpi_state));
+			return -EOPNOTSUPP;
+		}
+		e->state = ti.tcpi_state;
+		if (ti.tcpi_state == TCP_SYN_SENT)
+			err = tcp_read_syn_sent(sk, e);
+		else
+			err = tcp_read(sk, ti.tcpi_state, &e->tcp);
+	}
+	if (err == -EOPNOTSUPP)
+		pr_err("pid %d fd %d: TCP connection %s sent data with its SYN (TCP Fast Open) and "
+		       "is not answered yet: not supported\n",
+		       f->pid, f->fd, inet_entry_ends(e, ends, sizeof(ends)));
+	return err;
 }
