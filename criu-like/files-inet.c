@@ -604,7 +604,7 @@ static int inet_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 		pr_debug("pid %d fd %d: %s %s %s\n", f->pid, f->fd,
 			 proto == IPPROTO_TCP ? "TCP" : "UDP",
 			 inet_entry_ends(&e, ends, sizeof(ends)),
-			 proto == IPPROTO_TCP ? tcp_state_name(dg.state) : "");
+			 proto == IPPROTO_TCP ? tcp_state_name(e.state) : "");
 	tcp_stream_free(e.tcp);
 	udp_queue_free(&e);
 	if (e.has_filter)
