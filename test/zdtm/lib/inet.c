@@ -242,17 +242,22 @@ void tcp_pump_log(const struct tcp_pump *p, const char *why)
 	struct tcp_info ti = { 0 };
 	socklen_t len = sizeof(ti);
 	int inq = -1, outq = -1;
+	struct inet_names n = { 0 };
+	char a[64], b[64];
 
+	inet_names_get(p->fd, &n);
 	getsockopt(p->fd, SOL_TCP, TCP_INFO, &ti, &len);
 	ioctl(p->fd, SIOCINQ, &inq);
 	ioctl(p->fd, SIOCOUTQ, &outq);
-	test_msg("fd %d %s: sent %llu, received %llu%s%s; state %u, queues in %d out %d, "
-		 "mss %u, cwnd %u, unacked %u, retransmits %u (backoff %u), lost %u, "
-		 "rcv_space %u\n",
-		 p->fd, why, (unsigned long long)p->sent, (unsigned long long)p->rcvd,
-		 p->eof ? ", EOF in" : "", p->shut ? ", shut down" : "", ti.tcpi_state, inq, outq,
-		 ti.tcpi_snd_mss, ti.tcpi_snd_cwnd, ti.tcpi_unacked, ti.tcpi_retransmits,
-		 ti.tcpi_backoff, ti.tcpi_lost, ti.tcpi_rcv_space);
+	test_msg(
+		"fd %d (%s -> %s) %s: sent %llu, received %llu%s%s; state %u, queues in %d out %d, "
+		"mss %u, cwnd %u, unacked %u, retransmits %u (backoff %u), lost %u, "
+		"rcv_space %u\n",
+		p->fd, inet_str(&n.local, a, sizeof(a)), inet_str(&n.peer, b, sizeof(b)), why,
+		(unsigned long long)p->sent, (unsigned long long)p->rcvd, p->eof ? ", EOF in" : "",
+		p->shut ? ", shut down" : "", ti.tcpi_state, inq, outq, ti.tcpi_snd_mss,
+		ti.tcpi_snd_cwnd, ti.tcpi_unacked, ti.tcpi_retransmits, ti.tcpi_backoff,
+		ti.tcpi_lost, ti.tcpi_rcv_space);
 }
 
 int tcp_pump_run(struct tcp_pump *p, uint64_t min_rcvd, int idle_ms)
