@@ -4,9 +4,9 @@
  * They are read without being consumed: each MSG_PEEK starts at SO_PEEK_OFF,
  * set past the datagrams already seen (on the socket the task shares: put
  * back after). A datagram of no bytes is returned once at its offset, then
- * skipped (the kernel marks it peeked). Saved with their senders when every
- * sender is on a loopback address, which the restore can send from again;
- * otherwise counted, dropped, and the dump warns.
+ * skipped (the kernel marks it peeked). Saved with their senders, whom the
+ * restore sends them from again (restore-files-udp.c); a socket bound to a
+ * multicast or broadcast address has them counted and dropped (warned).
  */
 #define LOG_PREFIX "files: "
 
@@ -25,14 +25,16 @@
 #define UDP_MAX_DGRAM 65536
 #define UDP_MAX_QUEUED 65536u /* datagrams: a queue is bounded by its buffer long before */
 
-bool inet_addr_loopback(int family, const uint8_t *a)
+bool inet_addr_group(int family, const uint8_t *a)
 {
 	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
-	static const uint8_t lo6[16] = { [15] = 1 };
+	static const uint8_t bcast[4] = { 255, 255, 255, 255 };
 
-	if (family == AF_INET)
-		return a[0] == 127;
-	return !memcmp(a, lo6, 16) || (!memcmp(a, mapped, 12) && a[12] == 127);
+	if (family == AF_INET6 && !memcmp(a, mapped, 12))
+		return inet_addr_group(AF_INET, a + 12);
+	if (family == AF_INET6)
+		return a[0] == 0xff;
+	return (a[0] & 0xf0) == 0xe0 || !memcmp(a, bcast, 4);
 }
 
 void udp_queue_free(InetSkEntry *e)
@@ -130,26 +132,9 @@ static int peek_all(const struct fd_info *f, InetSkEntry *e)
 	return err;
 }
 
-/* Whether every sender of e->dgrams is on a loopback address (and whom it is not). */
-static bool senders_loopback(const InetSkEntry *e, char *who, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < e->n_dgrams; i++) {
-		const UdpDgramEntry *d = e->dgrams[i];
-		int fam = d->from_addr.len == 16 ? AF_INET6 : AF_INET;
-
-		if (!inet_addr_loopback(fam, d->from_addr.data)) {
-			inet_fmt(fam, d->from_addr.data, (uint16_t)d->from_port, who, len);
-			return false;
-		}
-	}
-	return true;
-}
-
 int udp_dump_queue(const struct fd_info *f, InetSkEntry *e)
 {
-	char ends[2 * INET_ADDR_STRLEN + 8], who[INET_ADDR_STRLEN];
+	char ends[2 * INET_ADDR_STRLEN + 8];
 	int old = -1, err;
 	socklen_t olen = sizeof(old);
 
@@ -166,13 +151,19 @@ int udp_dump_queue(const struct fd_info *f, InetSkEntry *e)
 		udp_queue_free(e);
 		return err;
 	}
-	if (!e->n_dgrams || senders_loopback(e, who, sizeof(who)))
+	/*
+	 * Sent again to the socket's own address, a datagram reaches a socket
+	 * bound to a multicast group only through memberships, which are not
+	 * restored: the whole queue goes then, never a part of it.
+	 */
+	if (!e->n_dgrams || !e->has_src_addr || !inet_addr_group((int)e->family, e->src_addr.data))
 		return 0;
 	e->has_dropped_dgrams = true;
 	e->dropped_dgrams = (uint32_t)e->n_dgrams;
-	pr_warn("pid %d fd %d: UDP socket %s has %zu datagrams queued, one from %s, not a loopback "
-		"address: they are not saved, the restored socket starts with an empty queue\n",
-		f->pid, f->fd, inet_entry_ends(e, ends, sizeof(ends)), e->n_dgrams, who);
+	pr_warn("pid %d fd %d: UDP socket %s, bound to a multicast or broadcast address, has %zu "
+		"datagrams queued: they are not saved, the restored socket starts with an empty "
+		"queue\n",
+		f->pid, f->fd, inet_entry_ends(e, ends, sizeof(ends)), e->n_dgrams);
 	udp_queue_free(e);
 	return 0;
 }

@@ -139,16 +139,16 @@ int tcp_dump_backlog_client(struct dump_ctx *ctx, const struct fd_info *f,
 
 /*
  * files-udp.c: the datagrams queued on the UDP socket @f into e->dgrams
- * (malloc'ed: udp_queue_free()), or, when a sender is not on a loopback
- * address, counted into e->dropped_dgrams (warned). udp_queue_size() and
- * udp_queue_pack(): the datagrams copied into one block of that size.
+ * (malloc'ed: udp_queue_free()), or, for a socket bound to a multicast or
+ * broadcast address, counted into e->dropped_dgrams (warned). udp_queue_size()
+ * and udp_queue_pack(): the datagrams copied into one block of that size.
  */
 int udp_dump_queue(const struct fd_info *f, InetSkEntry *e);
 void udp_queue_free(InetSkEntry *e);
 size_t udp_queue_size(const InetSkEntry *e);
 void udp_queue_pack(InetSkEntry *dst, const InetSkEntry *src, uint8_t *at);
-/* 127.0.0.0/8, ::1, ::ffff:127.0.0.0/104 */
-bool inet_addr_loopback(int family, const uint8_t *a);
+/* A multicast or the broadcast address (224.0.0.0/4, 255.255.255.255, ff00::/8, v4-mapped). */
+bool inet_addr_group(int family, const uint8_t *a);
 
 /*
  * restore-files-udp.c: the datagrams of @e sent again to @sk (bound, not yet

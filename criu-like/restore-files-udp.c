@@ -6,8 +6,7 @@
  * may hold the port, in the tree or outside), so each is sent from a raw
  * socket (IPPROTO_UDP: a raw socket binds an address but no port) with a
  * UDP header of our own, to the restored socket, bound and not yet
- * connected. The dump saved them only when every sender was on a loopback
- * address. IPv4 goes without a checksum (allowed); IPv6 has the kernel
+ * connected. IPv4 goes without a checksum (allowed); IPv6 has the kernel
  * compute it (IPV6_CHECKSUM).
  */
 #define LOG_PREFIX "restore-files: "
@@ -79,16 +78,22 @@ static int dgram_dst(int sk, int fam, struct sockaddr_storage *dst, socklen_t *l
 	return dst->ss_family == fam ? 0 : -EAFNOSUPPORT;
 }
 
-/* A raw socket of the sender's family, bound to its address. */
+/*
+ * A raw socket of the sender's family, bound to its address: transparent
+ * (CAP_NET_ADMIN), so an address of another machine is taken too; a packet
+ * from it to a local address is delivered like one from loopback.
+ */
 static int raw_from(const struct sockaddr_storage *src, socklen_t slen)
 {
 	int fd = socket(src->ss_family, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_UDP);
-	int off = offsetof(struct udphdr, check);
+	int off = offsetof(struct udphdr, check), on = 1;
+	bool v6 = src->ss_family == AF_INET6;
 
 	if (fd < 0)
 		return neg_errno();
-	if ((src->ss_family == AF_INET6 &&
-	     setsockopt(fd, IPPROTO_IPV6, IPV6_CHECKSUM, &off, sizeof(off))) ||
+	if ((v6 && setsockopt(fd, IPPROTO_IPV6, IPV6_CHECKSUM, &off, sizeof(off))) ||
+	    setsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_TRANSPARENT : IP_TRANSPARENT,
+		       &on, sizeof(on)) ||
 	    bind(fd, (const struct sockaddr *)src, slen)) {
 		int err = neg_errno();
 

@@ -4,7 +4,7 @@
  * from a sock_diag answer built here (addresses, ports, state, shutdown),
  * addresses as text for the messages, the 4-tuple given to the network lock,
  * the split of a send queue into its sent and never-sent parts, sockaddrs
- * from entries, which options apply to which socket, loopback senders and
+ * from entries, which options apply to which socket, multicast addresses,
  * queued datagrams packed into one block; the kernel fact the dump relies
  * on: a connection closed in repair mode sends neither FIN nor RST; and one
  * end of a connection read in repair mode and rebuilt in a new socket (root
@@ -255,23 +255,25 @@ static void test_opts_apply(void **state)
 	assert_true(n >= 15);
 }
 
-static void test_loopback(void **state)
+static void test_group_addr(void **state)
 {
 	uint8_t a[16];
 
 	(void)state;
-	inet_pton(AF_INET, "127.3.2.1", a);
-	assert_true(inet_addr_loopback(AF_INET, a));
-	inet_pton(AF_INET, "10.0.0.1", a);
-	assert_false(inet_addr_loopback(AF_INET, a));
-	inet_pton(AF_INET6, "::1", a);
-	assert_true(inet_addr_loopback(AF_INET6, a));
-	inet_pton(AF_INET6, "::ffff:127.0.0.1", a);
-	assert_true(inet_addr_loopback(AF_INET6, a));
+	inet_pton(AF_INET, "239.1.2.3", a);
+	assert_true(inet_addr_group(AF_INET, a));
+	inet_pton(AF_INET, "255.255.255.255", a);
+	assert_true(inet_addr_group(AF_INET, a));
+	inet_pton(AF_INET, "127.0.0.1", a);
+	assert_false(inet_addr_group(AF_INET, a));
+	inet_pton(AF_INET6, "ff02::fb", a);
+	assert_true(inet_addr_group(AF_INET6, a));
+	inet_pton(AF_INET6, "::ffff:224.0.0.251", a);
+	assert_true(inet_addr_group(AF_INET6, a));
 	inet_pton(AF_INET6, "::ffff:10.0.0.1", a);
-	assert_false(inet_addr_loopback(AF_INET6, a));
-	inet_pton(AF_INET6, "fe80::1", a);
-	assert_false(inet_addr_loopback(AF_INET6, a));
+	assert_false(inet_addr_group(AF_INET6, a));
+	inet_pton(AF_INET6, "::", a);
+	assert_false(inet_addr_group(AF_INET6, a));
 }
 
 /* Datagrams packed into one block (a file_desc's priv): every byte and sender, aligned. */
@@ -502,7 +504,7 @@ int main(void)
 		cmocka_unit_test(test_sendq_split),
 		cmocka_unit_test(test_sockaddr),
 		cmocka_unit_test(test_opts_apply),
-		cmocka_unit_test(test_loopback),
+		cmocka_unit_test(test_group_addr),
 		cmocka_unit_test(test_udp_pack),
 		cmocka_unit_test(test_repair_close_silent),
 		cmocka_unit_test(test_repair_roundtrip),
