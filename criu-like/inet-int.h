@@ -119,9 +119,11 @@ const char *inet_entry_ends(const InetSkEntry *e, char *buf, size_t len);
 int tcp_sendq_split(const TcpStreamEntry *t, size_t *sent, size_t *unsent);
 
 /*
- * files-tcp.c: an established TCP connection @f (its state in @e) put in
- * repair mode and read into e->tcp (malloc'ed, freed by the caller with
- * tcp_stream_free()). The socket stays in repair mode until inet_dump_fini().
+ * files-tcp.c: a TCP connection @f (TCPF_REPAIRED states; e->state is set
+ * to the one it is read in) locked, put in repair mode and read into e->tcp
+ * (malloc'ed, freed by the caller with tcp_stream_free()), or into
+ * e->syn_seq for a connect() in flight. Refused without --tcp-established.
+ * The socket stays in repair mode until inet_dump_fini().
  */
 int tcp_dump_established(struct dump_ctx *ctx, const struct fd_info *f, InetSkEntry *e);
 void tcp_stream_free(TcpStreamEntry *t);
