@@ -236,9 +236,9 @@ int tcp_dump_established(struct dump_ctx *ctx, const struct fd_info *f, InetSkEn
 
 	inet_entry_ends(e, ends, sizeof(ends));
 	if (!ctx->opts->tcp_established) {
-		pr_err("pid %d fd %d: %s is an established TCP connection %s: use "
-		       "--tcp-established to dump it\n",
-		       f->pid, f->fd, f->link, ends);
+		pr_err("pid %d fd %d: %s is a TCP connection %s (%s): use --tcp-established to "
+		       "dump it\n",
+		       f->pid, f->fd, f->link, ends, tcp_state_name(e->state));
 		return -EOPNOTSUPP;
 	}
 	/*
@@ -481,9 +481,8 @@ int tcp_dump_backlog_client(struct dump_ctx *ctx, const struct fd_info *f,
 		return 0; /* an accepted peer, or a listening socket outside: repair mode */
 	inet_entry_ends(e, ends, sizeof(ends));
 	if (!ctx->opts->tcp_established) {
-		pr_err("pid %d fd %d: %s is an established TCP connection %s: use "
-		       "--tcp-established "
-		       "to dump it\n",
+		pr_err("pid %d fd %d: %s is a TCP connection %s (ESTABLISHED, not accepted yet): "
+		       "use --tcp-established to dump it\n",
 		       f->pid, f->fd, f->link, ends);
 		return -EOPNOTSUPP;
 	}
