@@ -182,9 +182,10 @@ static int tcp_rebuild(int sk, const InetSkEntry *e, const char **what)
 		return err;
 	*what = "the buffer sizes";
 	err = grow_sndbuf(sk, e);
+	if (err)
+		return err;
 	*what = "TCP_QUEUE_SEQ";
-	if (!err)
-		err = set_queue_seq(sk, TCP_RECV_QUEUE, t->inq_seq - (uint32_t)t->in_queue.len);
+	err = set_queue_seq(sk, TCP_RECV_QUEUE, t->inq_seq - (uint32_t)t->in_queue.len);
 	/* our FIN, if sent, has the last sequence number: it is queued after the data */
 	if (!err)
 		err = set_queue_seq(sk, TCP_SEND_QUEUE,
@@ -212,15 +213,20 @@ static int tcp_rebuild(int sk, const InetSkEntry *e, const char **what)
 		return neg_errno();
 	*what = "TCP_REPAIR_OPTIONS";
 	err = set_repair_opts(sk, t);
+	if (err)
+		return err;
 	*what = "the receive queue";
-	if (!err)
-		err = fill_rcvq(sk, e);
+	err = fill_rcvq(sk, e);
+	if (err)
+		return err;
 	*what = "the sent part of the send queue";
-	if (!err)
-		err = fill_queue(sk, TCP_SEND_QUEUE, t->out_queue.data, sent);
+	err = fill_queue(sk, TCP_SEND_QUEUE, t->out_queue.data, sent);
+	if (err)
+		return err;
 	*what = "TCP_REPAIR_WINDOW";
-	if (!err)
-		err = set_window(sk, t);
+	err = set_window(sk, t);
+	if (err)
+		return err;
 	/*
 	 * The MSS in use is bounded by the clamp and by half the largest window
 	 * the peer offered (max_window): computed again now that both are back.
@@ -229,18 +235,19 @@ static int tcp_rebuild(int sk, const InetSkEntry *e, const char **what)
 	 * talks IPv4 (v4-mapped), the kernel skips the others.
 	 */
 	*what = "IP_OPTIONS";
-	if (!err && setsockopt(sk, SOL_IP, IP_OPTIONS, "", 0))
-		err = neg_errno();
+	if (setsockopt(sk, SOL_IP, IP_OPTIONS, "", 0))
+		return neg_errno();
 	/*
 	 * FIN_WAIT1/2 with all data sent: the FIN queued as sent and not yet
 	 * acknowledged. The retransmit timer sends it again; a peer that had
 	 * acknowledged it (FIN_WAIT2) acknowledges the duplicate at once.
 	 */
 	*what = "shutdown(SHUT_WR) in repair mode";
-	if (!err && t->fin && !unsent &&
+	if (t->fin && !unsent &&
 	    (setsockopt(sk, SOL_TCP, TCP_REPAIR_QUEUE, &(int){ TCP_SEND_QUEUE }, sizeof(int)) ||
 	     shutdown(sk, SHUT_WR)))
-		err = neg_errno();
+		return neg_errno();
+	*what = "TCP_REPAIR_QUEUE";
 	if (!err && setsockopt(sk, SOL_TCP, TCP_REPAIR_QUEUE, &none, sizeof(none)))
 		err = neg_errno();
 	return err;
