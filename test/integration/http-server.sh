@@ -89,7 +89,9 @@ progress_past() {
 mkdir "$tmp/www"
 echo "hello from http.server across a checkpoint" >"$tmp/www/small.txt"
 head -c 1048576 /dev/urandom >"$tmp/www/big.bin"
-port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# A free port: the kernel picks one for a socket bound to port 0.
+port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])')
 setsid "$PY" -m http.server --protocol HTTP/1.1 --bind 127.0.0.1 --directory "$tmp/www" "$port" \
 	</dev/null >"$tmp/server.log" 2>&1 &
 pid=$!

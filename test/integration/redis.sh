@@ -54,7 +54,9 @@ progress_past() {
 	done
 }
 
-port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# A free port: the kernel picks one for a socket bound to port 0.
+port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])')
 # Its own session (no --shell-job needed), no persistence, nothing outside $tmp.
 setsid redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" \
 	--pidfile "$tmp/redis.pid" --logfile "$tmp/redis.log" --enable-debug-command yes \
