@@ -146,6 +146,36 @@ static int tcp_read_opts(int sk, unsigned int state, TcpStreamEntry *t)
 }
 
 /*
+ * Whether the connection still is what was read: a packet that passed the
+ * lock's hooks just before it was installed is still processed, and may have
+ * moved a window or a sequence number after it was read (the window and the
+ * sequence numbers must agree at restore: TCP_REPAIR_WINDOW checks them).
+ * -EAGAIN if anything moved.
+ */
+static int tcp_unchanged(int sk, unsigned int state, const TcpStreamEntry *t)
+{
+	struct tcp_repair_window w;
+	struct tcp_info ti;
+	socklen_t wl = sizeof(w), tl = sizeof(ti), sl = sizeof(uint32_t);
+	uint32_t rseq, sseq;
+	int rq = TCP_RECV_QUEUE, sq = TCP_SEND_QUEUE;
+
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(sk, SOL_TCP, TCP_INFO, &ti, &tl) ||
+	    getsockopt(sk, SOL_TCP, TCP_REPAIR_WINDOW, &w, &wl) ||
+	    setsockopt(sk, SOL_TCP, TCP_REPAIR_QUEUE, &rq, sizeof(rq)) ||
+	    getsockopt(sk, SOL_TCP, TCP_QUEUE_SEQ, &rseq, &sl) ||
+	    setsockopt(sk, SOL_TCP, TCP_REPAIR_QUEUE, &sq, sizeof(sq)) ||
+	    getsockopt(sk, SOL_TCP, TCP_QUEUE_SEQ, &sseq, &sl))
+		return neg_errno();
+	if (ti.tcpi_state != state || rseq != t->inq_seq || sseq != t->outq_seq ||
+	    w.snd_wl1 != t->snd_wl1 || w.snd_wnd != t->snd_wnd || w.max_window != t->max_window ||
+	    w.rcv_wnd != t->rcv_wnd || w.rcv_wup != t->rcv_wup)
+		return -EAGAIN;
+	return 0;
+}
+
+/*
  * Everything of the connection on @sk (in @state), in repair mode, into one
  * block: the entry, then the queues. After shutdown(SHUT_WR) our FIN holds a
  * sequence number at the end of the send queue: counted by SIOCOUTQ until
@@ -184,6 +214,8 @@ static int tcp_read(int sk, unsigned int state, TcpStreamEntry **ret)
 	if (!err)
 		err = tcp_read_queue(sk, TCP_SEND_QUEUE, &t->outq_seq, t->out_queue.data,
 				     t->out_queue.len);
+	if (!err)
+		err = tcp_unchanged(sk, state, t);
 	if (setsockopt(sk, SOL_TCP, TCP_REPAIR_QUEUE, &none, sizeof(none)) && !err)
 		err = neg_errno();
 	if (err) {
