@@ -2,12 +2,16 @@
 /*
  * TCP sockets that are not connections: listeners without pending
  * connections on 127.0.0.1, on ::1 (IPv6 only) and on :: (dual-stack), each
- * with its own backlog; a socket bound but not listening; a socket never
- * bound. After the restore each listener has the same name and backlog and
- * accepts new connections (the dual-stack one from IPv4 and IPv6 clients) that
- * carry data; the bound socket listens on its port; the fresh one connects.
+ * with its own backlog; two listeners sharing one port with SO_REUSEPORT; a
+ * socket bound but not listening; a socket never bound. After the restore
+ * each listener has the same name and backlog and accepts new connections
+ * (the dual-stack one from IPv4 and IPv6 clients) that carry data; the
+ * SO_REUSEPORT pair still shares its port (the kernel spreads 32 connections
+ * over both: that all go to one has a chance of 2^-31); the bound socket
+ * listens on its port; the fresh one connects.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -86,6 +90,45 @@ static int check_listener(int i, int ls, const struct inet_names *n)
 	return 0;
 }
 
+#define REUSEPORT_CONNS 32
+
+/* Two listeners on one port: each takes some of REUSEPORT_CONNS connections. */
+static int check_reuseport(const int *rp, const struct inet_names *n)
+{
+	int got[2] = { 0, 0 }, cl[REUSEPORT_CONNS];
+	struct sockaddr_storage ss = n[0].local;
+	unsigned int len = sizeof(struct sockaddr_in);
+
+	if (inet_names_check(rp[0], &n[0]) || inet_names_check(rp[1], &n[1])) {
+		fail("the SO_REUSEPORT listeners lost their names");
+		return 1;
+	}
+	for (int i = 0; i < REUSEPORT_CONNS; i++) {
+		cl[i] = tcp_connect_to(&ss, len);
+		if (cl[i] < 0) {
+			fail("no connection to the SO_REUSEPORT port");
+			return 1;
+		}
+	}
+	fcntl(rp[0], F_SETFL, O_NONBLOCK);
+	fcntl(rp[1], F_SETFL, O_NONBLOCK);
+	/* A connection is queued once the client's last ACK is processed: wait for all. */
+	for (int64_t end = test_now_ms() + 10000;
+	     got[0] + got[1] < REUSEPORT_CONNS && test_now_ms() < end; test_sleep_ms(10)) {
+		for (int j = 0; j < 2; j++)
+			for (int sk; (sk = accept(rp[j], NULL, NULL)) >= 0; got[j]++)
+				close(sk);
+	}
+	if (got[0] + got[1] != REUSEPORT_CONNS || !got[0] || !got[1]) {
+		fail("SO_REUSEPORT listeners accepted %d and %d of %d connections", got[0], got[1],
+		     REUSEPORT_CONNS);
+		return 1;
+	}
+	for (int i = 0; i < REUSEPORT_CONNS; i++)
+		close(cl[i]);
+	return 0;
+}
+
 /* The bound socket must still hold its port and be able to listen on it. */
 static int check_bound(int bs, const struct inet_names *n)
 {
@@ -106,9 +149,9 @@ static int check_bound(int bs, const struct inet_names *n)
 
 int main(int argc, char **argv)
 {
-	struct inet_names names[NR_LISTENERS], bnames;
+	struct inet_names names[NR_LISTENERS], bnames, rnames[2];
 	struct sockaddr_storage ss;
-	int ls[NR_LISTENERS], bs, fresh, probe, i;
+	int ls[NR_LISTENERS], rp[2], bs, fresh, probe, i, one = 1;
 	unsigned int len;
 
 	test_init(argc, argv);
@@ -118,6 +161,18 @@ int main(int argc, char **argv)
 			fail("cannot set up listener %d", i);
 			return 1;
 		}
+	}
+	/* The second of the pair binds to the port the kernel gave the first. */
+	len = inet_loopback(INET_V4, 0, &ss);
+	for (i = 0; i < 2; i++) {
+		rp[i] = socket(AF_INET, SOCK_STREAM, 0);
+		if (rp[i] < 0 || setsockopt(rp[i], SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
+		    bind(rp[i], (struct sockaddr *)&ss, len) || listen(rp[i], 40) ||
+		    inet_names_get(rp[i], &rnames[i])) {
+			fail("cannot set up the SO_REUSEPORT listeners: %m");
+			return 1;
+		}
+		ss = rnames[0].local;
 	}
 	bs = socket(AF_INET, SOCK_STREAM, 0);
 	fresh = socket(AF_INET, SOCK_STREAM, 0);
@@ -133,7 +188,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < NR_LISTENERS; i++)
 		if (check_listener(i, ls[i], &names[i]))
 			return 1;
-	if (check_bound(bs, &bnames))
+	if (check_bound(bs, &bnames) || check_reuseport(rp, rnames))
 		return 1;
 	/* The socket that was never bound connects like a new one. */
 	probe = tcp_listen_loopback(INET_V4, 1, &ss, &len);
