@@ -27,17 +27,6 @@
 #define PUMP_TX_CHUNK (64 * 1024)
 #define PUMP_RX_CHUNK (4 * 1024)
 
-int inet_kind_parse(const char *s)
-{
-	if (!strcmp(s, "4"))
-		return INET_V4;
-	if (!strcmp(s, "6"))
-		return INET_V6;
-	if (!strcmp(s, "mapped"))
-		return INET_MAPPED;
-	return -EINVAL;
-}
-
 int inet_kind_family(enum inet_kind kind)
 {
 	return kind == INET_V4 ? AF_INET : AF_INET6;
@@ -371,16 +360,21 @@ int test_write_file(const char *path, const char *text)
 {
 	char tmp[4096];
 	size_t len = strlen(text);
-	int fd;
+	ssize_t n;
+	int fd, ret;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
 	/* Written under another name and renamed: a reader sees all of it or nothing. */
-	if (write(fd, text, len) != (ssize_t)len || close(fd) || rename(tmp, path))
-		return -errno ? -errno : -EIO;
-	return 0;
+	n = write(fd, text, len);
+	ret = n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	return ret;
 }
 
 int inet_names_get(int sk, struct inet_names *n)

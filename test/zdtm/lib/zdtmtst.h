@@ -100,8 +100,6 @@ enum inet_kind {
 	INET_MAPPED,
 };
 
-/* "4", "6", "mapped" to an inet_kind; -EINVAL otherwise. */
-int inet_kind_parse(const char *s);
 /* AF_INET for INET_V4, AF_INET6 for the others. */
 int inet_kind_family(enum inet_kind kind);
 /* The loopback address of @kind with @port (host order) in @ss; its length. */
