@@ -10,11 +10,13 @@
  * (files-tcp.c); queued UDP datagrams are read by files-udp.c. Refused: raw
  * sockets and other protocols, sockets of another network namespace, the
  * other TCP states, connections in a backlog from outside the tree or with
- * data, urgent data, a closed connection with data still to read.
+ * data, urgent data, a closed connection with data still to read, a bound
+ * socket that a process outside the tree holds too.
  */
 #define LOG_PREFIX "files: "
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/inet_diag.h>
@@ -407,6 +409,125 @@ static int diag_fallback(const struct fd_info *f, int proto, struct inet_sk_diag
 	return 0;
 }
 
+/* ---- sockets held outside the tree ---------------------------------------------------- */
+
+static int cmp_holder(const void *a, const void *b)
+{
+	uint32_t x = ((const struct inet_holder *)a)->ino, y = ((const struct inet_holder *)b)->ino;
+
+	return (x > y) - (x < y);
+}
+
+static bool in_tree(const struct dump_ctx *ctx, pid_t pid)
+{
+	unsigned int i;
+
+	for (i = 0; i < ctx->nr_tasks; i++)
+		if (ctx->tasks[i].t->pid == pid)
+			return true;
+	return pid == getpid(); /* the dumper, holding what the parasite drained */
+}
+
+/* The bound inet sockets (of sock_diag) the process @pid holds, into in->outside. */
+static int holders_of(struct inet_dump *in, pid_t pid, size_t *cap)
+{
+	_cleanup_closedir_ DIR *dir = NULL;
+	struct dirent *de;
+	char path[64], link[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	dir = opendir(path);
+	while (dir && (de = readdir(dir))) {
+		const struct inet_sk_diag *dg;
+		unsigned int ino;
+		ssize_t n = readlinkat(dirfd(dir), de->d_name, link, sizeof(link) - 1);
+
+		if (n <= 0 || (link[n] = '\0', sscanf(link, "socket:[%u]", &ino) != 1))
+			continue;
+		dg = diag_find(in, ino);
+		if (!dg || !dg->sport)
+			continue;
+		if (in->nr_outside == *cap) {
+			size_t nc = *cap ? *cap * 2 : 16;
+			struct inet_holder *v = realloc(in->outside, nc * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			in->outside = v;
+			*cap = nc;
+		}
+		in->outside[in->nr_outside++] = (struct inet_holder){ .ino = ino, .pid = pid };
+	}
+	return 0;
+}
+
+/*
+ * Every process outside the tree, once per dump: which bound TCP and UDP
+ * sockets it holds (a process that vanishes meanwhile holds none).
+ */
+static int holders_load(const struct dump_ctx *ctx, struct inet_dump *in)
+{
+	_cleanup_closedir_ DIR *proc = opendir("/proc");
+	struct dirent *de;
+	size_t cap = 0;
+	int err = 0;
+
+	in->outside_loaded = true;
+	if (!proc)
+		return neg_errno();
+	while (!err && (de = readdir(proc))) {
+		long pid;
+
+		if (parse_long(de->d_name, &pid) || pid <= 0 || in_tree(ctx, (pid_t)pid))
+			continue;
+		err = holders_of(in, (pid_t)pid, &cap);
+	}
+	if (!err && in->nr_outside)
+		qsort(in->outside, in->nr_outside, sizeof(*in->outside), cmp_holder);
+	return err;
+}
+
+/*
+ * A bound socket of the tree that a process outside holds too stays open
+ * there, with its address, when the tree is killed: the restore could not
+ * take the address again (a listening socket inherited by a child outside,
+ * a socket passed to another program). Refused before anything is killed.
+ */
+static int check_outside(const struct dump_ctx *ctx, const struct fd_info *f, const InetSkEntry *e)
+{
+	struct inet_dump *in = ctx->inet;
+	struct inet_holder key = { .ino = (uint32_t)f->st.st_ino }, *h;
+	char ends[2 * INET_ADDR_STRLEN + 8], path[64], comm[32] = "?";
+	_cleanup_close_ int cfd = -1;
+	ssize_t n;
+	int err;
+
+	if (!e->has_src_port)
+		return 0;
+	if (!in->outside_loaded) {
+		err = holders_load(ctx, in);
+		if (err) {
+			pr_errno(err,
+				 "cannot look for the inet sockets of processes outside the tree");
+			return err;
+		}
+	}
+	h = in->nr_outside ? bsearch(&key, in->outside, in->nr_outside, sizeof(key), cmp_holder)
+			   : NULL;
+	if (!h)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/comm", h->pid);
+	cfd = open(path, O_RDONLY | O_CLOEXEC);
+	n = cfd >= 0 ? read(cfd, comm, sizeof(comm) - 1) : -1;
+	if (n > 0)
+		comm[n - (comm[n - 1] == '\n')] = '\0';
+	pr_err("pid %d fd %d: %s (%s) is also open in pid %d (%s), outside the dumped tree: it "
+	       "would stay open there with its address, which the restore could not take again; "
+	       "dump that process too, or close the socket there\n",
+	       f->pid, f->fd, f->link, inet_entry_ends(e, ends, sizeof(ends)), h->pid, comm);
+	return -EOPNOTSUPP;
+}
+
 /* ---- the dump -------------------------------------------------------------------------- */
 
 static int dump_udp(const struct fd_info *f, const struct inet_sk_diag *dg, InetSkEntry *e)
@@ -591,7 +712,9 @@ static int inet_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 	e.has_ino = true;
 	e.ino = f->st.st_ino;
 	inet_entry_addrs(&e, &dg);
-	err = inet_dump_opts(f, proto, &e, cong, dev);
+	err = check_outside(ctx, f, &e);
+	if (!err)
+		err = inet_dump_opts(f, proto, &e, cong, dev);
 	if (!err)
 		err = inet_dump_filter(f, &e);
 	if (!err && proto == IPPROTO_TCP)

@@ -340,6 +340,7 @@ void inet_dump_fini(struct dump_ctx *ctx, bool resume)
 	free(in->rep);
 	free(in->sks);
 	free(in->locked);
+	free(in->outside);
 	free(in);
 	ctx->inet = NULL;
 }

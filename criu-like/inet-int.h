@@ -54,6 +54,15 @@ struct inet_dump {
 	bool locked_tree;
 	uint32_t *locked;
 	size_t nr_locked;
+	/* bound inet sockets that processes outside the tree hold too, by inode */
+	bool outside_loaded;
+	struct inet_holder *outside;
+	size_t nr_outside;
+};
+
+struct inet_holder {
+	uint32_t ino;
+	pid_t pid;
 };
 
 /* BPF_MAXINSNS: the longest classic socket filter */
