@@ -30,6 +30,8 @@ struct run {
 	char timeout_text[32]; /* " after N s" */
 	bool harness_failed; /* a failure of the runner's own checks, never inverted */
 	bool test_failed; /* the test program's own FAIL verdict */
+	pid_t criu_pids[8]; /* every criu-like run for this test: their network locks */
+	int ncriu;
 };
 
 static const char *const modes[] = { "none", "plain", "leave-running", "cycles2" };
@@ -213,6 +215,8 @@ static int run_criu(struct run *t, char **args, const struct word_list *opts, co
 		harness_fail(t, "cannot run %s: %s", t->r->criu, strerror(-pid));
 		return pid;
 	}
+	if (t->ncriu < (int)ARRAY_SIZE(t->criu_pids))
+		t->criu_pids[t->ncriu++] = pid;
 	ret = wait_pid(&t->r->reaper, pid, t->deadline, &status);
 	if (ret) {
 		harness_fail(t, "%s: %s%s", tag, errstr(ret),
@@ -398,6 +402,28 @@ static int mode_leave_running(struct run *t)
 	if (!ret)
 		ret = compare(t, &before, "after dump --leave-running");
 	snap_free(&before);
+	return ret;
+}
+
+/*
+ * A test of TCP connections (--tcp-established in its dump options): once
+ * the restored tree runs (or dump -R ended), no network lock of the dumps
+ * may be left (Documentation/network-lock.md).
+ */
+static int check_netlocks(struct run *t)
+{
+	char why[256] = "";
+	bool tcp = false;
+	int ret;
+
+	for (int i = 0; i < t->d->dump_opts.n; i++)
+		tcp |= !strcmp(t->d->dump_opts.w[i], "--tcp-established");
+	if (!tcp || !t->ncriu)
+		return 0;
+	ret = netlock_leaks(&t->r->reaper, t->r->criu, t->dir, t->criu_pids, t->ncriu, t->deadline,
+			    why, sizeof(why));
+	if (ret)
+		harness_fail(t, "%s", why[0] ? why : strerror(-ret));
 	return ret;
 }
 
@@ -616,7 +642,7 @@ void run_test(struct runner *r, const struct test_desc *d, const char *mode, str
 		ret = mkdir_p(t.dir);
 	if (ret) {
 		harness_fail(&t, "cannot prepare %s: %s", t.dir, strerror(-ret));
-	} else if (!start_test(&t) && !do_mode(&t)) {
+	} else if (!start_test(&t) && !do_mode(&t) && !check_netlocks(&t)) {
 		if (!desc_has_flag(d, "tamper") || !tamper(&t))
 			finish(&t);
 	}

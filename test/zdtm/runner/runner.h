@@ -112,6 +112,15 @@ struct features {
 /* Whether @name is present: 1 yes, 0 no, -ENOENT not listed, other -errno: check failed. */
 int feature_present(struct features *f, const char *criu, const char *workdir, const char *name);
 
+/* ---- network locks left behind (locks.c) ---- */
+/*
+ * Whether `@criu net-lock list` shows a lock made by one of the criu-like
+ * processes @pids: 0 none, -EEXIST one (named in @why), other -errno: the
+ * list failed (@why says so when it ran). Its output goes to DIR/net-lock-list.out.
+ */
+int netlock_leaks(struct reaper *r, const char *criu, const char *dir, const pid_t *pids, int n,
+		  int64_t deadline, char *why, size_t size);
+
 /* ---- running a test (run.c) ---- */
 enum verdict {
 	V_PASS,
