@@ -30,7 +30,7 @@ fail() {
 
 # The server: listens, echoes every connection (one thread each).
 cat >"$tmp/server.py" <<'PYTHON'
-import socket, sys, threading
+import os, socket, sys, threading
 
 def echo(c):
     while True:
@@ -45,7 +45,6 @@ ls.bind(("127.0.0.1", 0))
 ls.listen(4)
 with open(sys.argv[1] + ".tmp", "w") as f:
     f.write("%d\n" % ls.getsockname()[1])
-import os
 os.rename(sys.argv[1] + ".tmp", sys.argv[1])
 while True:
     c, _ = ls.accept()
