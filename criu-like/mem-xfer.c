@@ -146,46 +146,137 @@ int page_xfer_close(struct page_xfer *x, int err)
 	return err ? err : err2;
 }
 
-/* Move @len bytes from the pipe into the image. */
-static int pipe_to_img(struct page_xfer *x, size_t len)
+/* Fill the page tables of image data [@off, @off + @len) with one call instead of a fault per page. */
+static int populate(struct page_xfer *x, uint64_t off, size_t len)
+{
+	if (!madvise((void *)(x->map + off), len, MADV_POPULATE_READ))
+		return 0;
+	pr_perror("pid %d: MADV_POPULATE_READ of %s at data offset %llu", x->pid, img_name(x->img),
+		  (unsigned long long)off);
+	return neg_errno();
+}
+
+/*
+ * The checksums are computed by a second thread that follows the image as
+ * it fills: the writer publishes how far it got after every splice and
+ * never waits for the checksums before the end. The crc32c instruction is
+ * faster than the copy into the image, but on a loaded machine a thread
+ * waiting for the other at every chunk lost both CPUs' scheduling latency
+ * each time (Documentation/memory.md 5). The runs lie one after the other
+ * in the image from @base on, so an offset is all the worker needs.
+ */
+struct crc_worker {
+	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct page_xfer *x;
+	const struct mem_runs *runs;
+	uint32_t *crcs;
+	uint64_t base; /* image data offset of the first run */
+	uint64_t avail; /* image data written so far (under lock) */
+	bool stop; /* no more data will come (under lock) */
+	bool idle; /* the worker waits for data (under lock) */
+	int err; /* the worker's error (under lock) */
+	unsigned int r; /* the worker's position: run r, byte done of it */
+	uint64_t done;
+};
+
+#define CRC_PIECE (1UL << 20)
+
+/* Checksum image data [@pos, @end), continuing the runs where the last call stopped. */
+static int crc_range(struct crc_worker *w, uint64_t pos, uint64_t end)
+{
+	const struct mem_runs *runs = w->runs;
+	int err;
+
+	while (pos < end) {
+		size_t len = (size_t)min(end - pos, (uint64_t)CRC_PIECE);
+
+		err = populate(w->x, pos, len);
+		if (err)
+			return err;
+		while (len) {
+			uint64_t run_len = (uint64_t)runs->runs[w->r].nr_pages * PAGE_SIZE;
+			size_t n = (size_t)min((uint64_t)len, run_len - w->done);
+
+			w->crcs[w->r] = crc32c(w->crcs[w->r], w->x->map + pos, n);
+			pos += n, len -= n, w->done += n;
+			if (w->done == run_len)
+				w->r++, w->done = 0;
+		}
+	}
+	return 0;
+}
+
+static void *crc_thread(void *arg)
+{
+	struct crc_worker *w = arg;
+	uint64_t pos = w->base, end;
+	int err = 0;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (w->avail == pos && !w->stop) {
+			w->idle = true;
+			pthread_cond_wait(&w->cond, &w->lock);
+			w->idle = false;
+		}
+		if (w->avail == pos)
+			break;
+		end = w->avail;
+		pthread_mutex_unlock(&w->lock);
+		err = crc_range(w, pos, end);
+		pos = end;
+		pthread_mutex_lock(&w->lock);
+		if (err) {
+			w->err = err;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* Tell the worker the image holds data up to x->off; its error, if any. */
+static int crc_publish(struct crc_worker *w, bool stop)
+{
+	int err;
+
+	pthread_mutex_lock(&w->lock);
+	w->avail = w->x->off;
+	w->stop = stop;
+	if (w->idle)
+		pthread_cond_signal(&w->cond);
+	err = w->err;
+	pthread_mutex_unlock(&w->lock);
+	return err;
+}
+
+/* Move @len bytes from the pipe into the image, publishing each piece to the worker. */
+static int pipe_to_img(struct page_xfer *x, struct crc_worker *w, size_t len)
 {
 	while (len) {
-		ssize_t n = splice(x->pipe[0], NULL, x->img_fd, NULL, len, SPLICE_F_MOVE);
+		ssize_t n = splice(x->pipe[0], NULL, x->img_fd, NULL, len, 0);
+		int err;
 
 		if (n <= 0) {
-			int err = n < 0 ? -errno : -EIO;
-
+			err = n < 0 ? -errno : -EIO;
 			pr_err("pid %d: writing %s at data offset %llu: %s\n", x->pid,
 			       img_name(x->img), (unsigned long long)x->off, strerror(-err));
 			return err;
 		}
 		len -= (size_t)n;
 		x->off += (uint64_t)n;
+		err = crc_publish(w, false);
+		if (err)
+			return err;
 	}
-	return 0;
-}
-
-/* Add the image data [@off, @off + @len) to the run crcs: seg_len[i] bytes to run seg_run[i]. */
-static int crc_chunk(struct page_xfer *x, uint64_t off, size_t len, const size_t *seg_len,
-		     const unsigned int *seg_run, unsigned int n, uint32_t *crcs)
-{
-	const uint8_t *p = x->map + off;
-	unsigned int i;
-
-	/* One call fills the page tables of the chunk, instead of a fault per page. */
-	if (madvise((void *)p, len, MADV_POPULATE_READ)) {
-		pr_perror("pid %d: MADV_POPULATE_READ of %s at data offset %llu", x->pid,
-			  img_name(x->img), (unsigned long long)off);
-		return neg_errno();
-	}
-	for (i = 0; i < n; p += seg_len[i], i++)
-		crcs[seg_run[i]] = crc32c(crcs[seg_run[i]], p, seg_len[i]);
 	return 0;
 }
 
 /* vmsplice @iov[0..@n) (@len bytes) through the pipe into the image. */
-static int push_chunk(struct page_xfer *x, struct parasite_ctl *ctl, struct iovec *iov,
-		      unsigned int n, size_t len)
+static int push_chunk(struct page_xfer *x, struct parasite_ctl *ctl, struct crc_worker *w,
+		      struct iovec *iov, unsigned int n, size_t len)
 {
 	unsigned long first = (unsigned long)iov[0].iov_base;
 	unsigned long last = (unsigned long)iov[n - 1].iov_base + iov[n - 1].iov_len;
@@ -200,7 +291,7 @@ static int push_chunk(struct page_xfer *x, struct parasite_ctl *ctl, struct iove
 			       first, last, len, strerror(-err));
 			return err;
 		}
-		err = pipe_to_img(x, (size_t)ret);
+		err = pipe_to_img(x, w, (size_t)ret);
 		if (err)
 			return err;
 		len -= (size_t)ret;
@@ -216,125 +307,48 @@ static int push_chunk(struct page_xfer *x, struct parasite_ctl *ctl, struct iove
 	return 0;
 }
 
-/* A chunk of at most one pipe of pages, with the run each piece belongs to. */
-struct chunk {
-	struct iovec iov[XFER_MAX_IOV];
-	size_t seg_len[XFER_MAX_IOV];
-	unsigned int seg_run[XFER_MAX_IOV];
-	unsigned int n;
-	size_t len;
-	uint64_t off; /* where its data starts in the image */
-};
-
-/* Fill @c from run *@r, page *@done on; advance them. */
-static void fill_chunk(struct chunk *c, const struct mem_runs *runs, size_t room, unsigned int *r,
-		       unsigned long *done)
+/* Iovecs for at most one pipe of pages from run *@r, page *@done on; advance them. */
+static unsigned int fill_chunk(struct iovec *iov, size_t *ret_len, const struct mem_runs *runs,
+			       size_t room, unsigned int *r, unsigned long *done)
 {
-	c->n = 0;
-	c->len = 0;
-	while (*r < runs->nr && c->n < XFER_MAX_IOV && c->len < room) {
-		const struct mem_run *run = &runs->runs[*r];
-		unsigned long pages = min(run->nr_pages - *done, (room - c->len) / PAGE_SIZE);
+	unsigned int n = 0;
+	size_t len = 0;
 
-		c->iov[c->n].iov_base = (void *)(run->start + *done * PAGE_SIZE);
-		c->iov[c->n].iov_len = pages * PAGE_SIZE;
-		c->seg_len[c->n] = pages * PAGE_SIZE;
-		c->seg_run[c->n] = *r;
-		c->n++;
-		c->len += pages * PAGE_SIZE;
+	while (*r < runs->nr && n < XFER_MAX_IOV && len < room) {
+		const struct mem_run *run = &runs->runs[*r];
+		unsigned long pages = min(run->nr_pages - *done, (room - len) / PAGE_SIZE);
+
+		iov[n].iov_base = (void *)(run->start + *done * PAGE_SIZE);
+		iov[n].iov_len = pages * PAGE_SIZE;
+		n++;
+		len += pages * PAGE_SIZE;
 		*done += pages;
 		if (*done == run->nr_pages) {
 			(*r)++;
 			*done = 0;
 		}
 	}
-}
-
-/*
- * The checksums are computed by a second thread over the chunk just written
- * while this one moves the next chunk: the crc32c instruction runs at about
- * half the speed of the copy into the image, so done in line it would
- * almost double the time (Documentation/memory.md 5).
- */
-struct crc_worker {
-	pthread_t th;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct page_xfer *x;
-	uint32_t *crcs;
-	struct chunk *job; /* NULL when idle */
-	bool stop;
-	int err; /* the first error of a job */
-};
-
-static void *crc_thread(void *arg)
-{
-	struct crc_worker *w = arg;
-	struct chunk *c;
-	int err;
-
-	pthread_mutex_lock(&w->lock);
-	for (;;) {
-		while (!w->job && !w->stop)
-			pthread_cond_wait(&w->cond, &w->lock);
-		if (!w->job)
-			break;
-		c = w->job;
-		pthread_mutex_unlock(&w->lock);
-		err = crc_chunk(w->x, c->off, c->len, c->seg_len, c->seg_run, c->n, w->crcs);
-		pthread_mutex_lock(&w->lock);
-		if (err && !w->err)
-			w->err = err;
-		w->job = NULL;
-		pthread_cond_broadcast(&w->cond);
-	}
-	pthread_mutex_unlock(&w->lock);
-	return NULL;
-}
-
-/* Wait until the worker is idle, then give it @c (NULL: stop it). Its first error, or 0. */
-static int crc_hand(struct crc_worker *w, struct chunk *c)
-{
-	int err;
-
-	pthread_mutex_lock(&w->lock);
-	while (w->job)
-		pthread_cond_wait(&w->cond, &w->lock);
-	if (c)
-		w->job = c;
-	else
-		w->stop = true;
-	err = w->err;
-	pthread_cond_broadcast(&w->cond);
-	pthread_mutex_unlock(&w->lock);
-	return err;
+	*ret_len = len;
+	return n;
 }
 
 static int xfer_chunks(struct page_xfer *x, struct parasite_ctl *ctl, const struct mem_runs *runs,
 		       struct crc_worker *w)
 {
-	/* Two, so the worker reads one while the other is filled. */
-	_cleanup_free_ struct chunk *c = calloc(2, sizeof(*c));
+	_cleanup_free_ struct iovec *iov = calloc(XFER_MAX_IOV, sizeof(*iov));
 	unsigned long done = 0;
-	unsigned int r = 0, cur = 0;
-	int err = 0, err2;
+	unsigned int r = 0, n;
+	size_t len;
+	int err = 0;
 
-	if (!c) {
-		crc_hand(w, NULL);
+	if (!iov)
 		return -ENOMEM;
-	}
 	while (!err && r < runs->nr) {
-		c[cur].off = x->off;
-		fill_chunk(&c[cur], runs, x->pipe_size, &r, &done);
-		err = push_chunk(x, ctl, c[cur].iov, c[cur].n, c[cur].len);
-		if (!err)
-			err = crc_hand(w, &c[cur]);
-		cur ^= 1;
+		n = fill_chunk(iov, &len, runs, x->pipe_size, &r, &done);
+		err = push_chunk(x, ctl, w, iov, n, len);
 		progress(x, false);
 	}
-	/* Wait for the last job (it reads c) and stop the worker. */
-	err2 = crc_hand(w, NULL);
-	return err ? err : err2;
+	return err;
 }
 
 int page_xfer_task(struct page_xfer *x, struct parasite_ctl *ctl, const struct mem_runs *runs,
@@ -344,9 +358,12 @@ int page_xfer_task(struct page_xfer *x, struct parasite_ctl *ctl, const struct m
 		.lock = PTHREAD_MUTEX_INITIALIZER,
 		.cond = PTHREAD_COND_INITIALIZER,
 		.x = x,
+		.runs = runs,
 		.crcs = crcs,
+		.base = x->off,
+		.avail = x->off,
 	};
-	int err;
+	int err, err2;
 
 	memset(crcs, 0, runs->nr * sizeof(*crcs));
 	err = -pthread_create(&w.th, NULL, crc_thread, &w);
@@ -355,8 +372,11 @@ int page_xfer_task(struct page_xfer *x, struct parasite_ctl *ctl, const struct m
 		return err;
 	}
 	err = xfer_chunks(x, ctl, runs, &w);
+	/* On an error the worker still finishes what was written: it only reads the image. */
+	crc_publish(&w, true);
 	pthread_join(w.th, NULL);
-	return err;
+	err2 = w.err;
+	return err ? err : err2;
 }
 
 int page_xfer_file(struct page_xfer *x, int fd, const struct mem_runs *runs, uint32_t *crcs)
@@ -371,7 +391,6 @@ int page_xfer_file(struct page_xfer *x, int fd, const struct mem_runs *runs, uin
 		while (left) {
 			size_t len = min(left, x->pipe_size);
 			uint64_t off = x->off;
-			unsigned int run = i;
 			ssize_t n = sendfile(x->img_fd, fd, &pos, len);
 			int err;
 
@@ -383,9 +402,10 @@ int page_xfer_file(struct page_xfer *x, int fd, const struct mem_runs *runs, uin
 			}
 			x->off += (uint64_t)n;
 			len = (size_t)n;
-			err = crc_chunk(x, off, len, &len, &run, 1, crcs);
+			err = populate(x, off, len);
 			if (err)
 				return err;
+			crcs[i] = crc32c(crcs[i], x->map + off, len);
 			left -= len;
 			progress(x, false);
 		}
