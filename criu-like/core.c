@@ -22,6 +22,7 @@
 #include "image.h"
 #include "infect.h"
 #include "log.h"
+#include "seccomp.h"
 #include "util.h"
 
 #include "core.pb-c.h"
@@ -574,25 +575,6 @@ static int task_proc_ids(pid_t pid, TaskCoreEntry *tc)
 	return err;
 }
 
-static int task_seccomp(struct dump_task *dt, TaskCoreEntry *tc)
-{
-	switch (dt->status.seccomp) {
-	case -1: /* no CONFIG_SECCOMP */
-	case 0:
-		tc->seccomp_mode = SECCOMP_MODE__SECCOMP_DISABLED;
-		return 0;
-	case 1:
-		tc->seccomp_mode = SECCOMP_MODE__SECCOMP_STRICT;
-		return 0;
-	case 2:
-		pr_err("task %d uses seccomp filters: dumping them is not supported\n", dt->t->pid);
-		return -EOPNOTSUPP;
-	default:
-		pr_err("task %d has unknown seccomp mode %d\n", dt->t->pid, dt->status.seccomp);
-		return -EOPNOTSUPP;
-	}
-}
-
 static int dump_task_state(struct dump_ctx *ctx, struct dump_task *dt, struct task_bufs *b)
 {
 	pid_t pid = dt->t->pid;
@@ -600,9 +582,7 @@ static int dump_task_state(struct dump_ctx *ctx, struct dump_task *dt, struct ta
 
 	(void)ctx;
 	task_core_entry__init(&b->tc);
-	err = task_seccomp(dt, &b->tc);
-	if (!err)
-		err = task_sigactions(dt, b);
+	err = task_sigactions(dt, b);
 	if (!err)
 		err = task_itimers(dt, b);
 	if (!err)
@@ -649,6 +629,7 @@ int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt)
 	struct seized_task *t = dt->t;
 	CoreEntry ce = CORE_ENTRY__INIT;
 	struct task_bufs tb = { 0 };
+	struct seccomp_dump sd = { 0 };
 	struct thread_bufs *thb;
 	ThreadCoreEntry **thp;
 	unsigned int i, n = 0;
@@ -671,6 +652,9 @@ int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt)
 		thp[n] = &thb[n].tc;
 		n++;
 	}
+	/* Every thread's seccomp mode and filters (seccomp.c), once their tids are known. */
+	if (!err)
+		err = seccomp_dump_task(dt->ctl, t->pid, thp, n, &tb.tc, &sd);
 	if (!err)
 		err = dump_creds(ctx, dt, &tb.tc);
 	if (!err) {
@@ -687,6 +671,7 @@ int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt)
 	for (i = 0; thb && i < t->nr_threads; i++)
 		sigqueue_fini(&thb[i].q);
 	sigqueue_fini(&tb.shared);
+	seccomp_dump_fini(&sd);
 	free(tb.pt);
 	free(tb.ptp);
 	free(thb);

@@ -34,6 +34,7 @@ struct finish {
 	unsigned int nr_files;
 	int pages_fd, exe_fd, log_fd;
 	struct rst_layout lay;
+	uint64_t seccomp_off, seccomp_size; /* the seccomp filters, from struct rst_args */
 	char *area;
 	struct rst_args *a;
 };
@@ -47,6 +48,13 @@ int task_plan_thread(struct finish *f, uint32_t i, uint64_t xfeatures);
 int task_plan_process(struct finish *f);
 void task_plan_creds(struct finish *f);
 int task_plan_mm(struct finish *f);
+/*
+ * restore-seccomp.c: check the seccomp state of the core image and size the
+ * filters; then lay them out at f->seccomp_off and fill every thread's
+ * seccomp fields (after task_plan_thread()).
+ */
+int task_seccomp_size(struct finish *f, uint64_t *ret);
+int task_plan_seccomp(struct finish *f);
 /* Process attributes set before the jump: subreaper, oom_score_adj, loginuid. */
 int task_restore_misc(struct finish *f);
 

@@ -42,6 +42,9 @@ struct cr_syscall_info {
 	uint64_t args[6];
 };
 
+/* linux/ptrace.h clashes with glibc's sys/ptrace.h, which lacks it (4.3). */
+#define CR_PTRACE_O_SUSPEND_SECCOMP (1 << 21)
+
 #define CR_SYSCALL_INFO_ENTRY 1
 #define CR_SYSCALL_INFO_EXIT 2
 
@@ -66,12 +69,31 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Seize @tid in its futex wait and hold it in a PTRACE_EVENT_STOP. */
-static int seize_one(pid_t pid, struct rthread *th)
+/* Whether some thread of @t has a seccomp mode (restore-seccomp.c). */
+static bool has_seccomp(const struct rst_task *t)
 {
+	size_t i;
+
+	for (i = 0; i < t->core->n_threads; i++)
+		if (t->core->threads[i]->has_seccomp_mode &&
+		    t->core->threads[i]->seccomp_mode != SECCOMP_MODE__SECCOMP_DISABLED)
+			return true;
+	return false;
+}
+
+/*
+ * Seize @tid in its futex wait and hold it in a PTRACE_EVENT_STOP. A thread
+ * with seccomp installs its filters or strict mode after the barrier, then
+ * still calls close(), kill() and rt_sigreturn(), and we inject munmap():
+ * PTRACE_O_SUSPEND_SECCOMP (4.3, CAP_SYS_ADMIN, CONFIG_CHECKPOINT_RESTORE)
+ * keeps them out of its reach until the detach, which ends the suspension.
+ */
+static int seize_one(pid_t pid, struct rthread *th, bool seccomp)
+{
+	long opts = PTRACE_O_TRACESYSGOOD | (seccomp ? CR_PTRACE_O_SUSPEND_SECCOMP : 0);
 	int status;
 
-	if (ptrace(PTRACE_SEIZE, th->tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD)) {
+	if (ptrace(PTRACE_SEIZE, th->tid, NULL, (void *)opts)) {
 		pr_perror("pid %d: PTRACE_SEIZE of thread %d", pid, th->tid);
 		return neg_errno();
 	}
@@ -327,7 +349,8 @@ int rst_resume_tasks(struct restore_ctx *ctx)
 	err = collect(ctx, &tasks, &n);
 	for (i = 0; !err && i < n; i++)
 		for (j = 0; !err && j < tasks[i].n; j++)
-			err = seize_one((pid_t)tasks[i].t->pe->pid, &tasks[i].th[j]);
+			err = seize_one((pid_t)tasks[i].t->pe->pid, &tasks[i].th[j],
+					has_seccomp(tasks[i].t));
 	if (!err) {
 		rst_set_stage(ctx->shared, RST_STAGE_RESUME);
 		err = run_to_sigreturn(tasks, n);

@@ -166,11 +166,6 @@ int task_plan_process(struct finish *f)
 	uint64_t tick;
 	size_t i;
 
-	if (tc->seccomp_mode != SECCOMP_MODE__SECCOMP_DISABLED) {
-		pr_err("pid %d: restoring seccomp mode %d is not supported\n", f->pid,
-		       tc->seccomp_mode);
-		return -EOPNOTSUPP;
-	}
 	if (tc->n_sigactions != RST_NR_SIGNALS || tc->n_rlimits > RST_NR_RLIMITS) {
 		pr_err("pid %d: %zu sigactions and %zu rlimits in the core image\n", f->pid,
 		       tc->n_sigactions, tc->n_rlimits);

@@ -285,6 +285,7 @@ static int layout(struct finish *f)
 		.nr_close_fds = MAX_FDS,
 	};
 	size_t i;
+	int err;
 
 	f->lay.threads = calloc(c->n_threads, sizeof(*f->lay.threads));
 	if (!pending || !frames || !f->lay.threads)
@@ -297,9 +298,26 @@ static int layout(struct finish *f)
 	}
 	for (i = 0; i < f->nr_specials; i++)
 		in.scratch_size += f->specials[i].cur_end - f->specials[i].cur_start;
+	/*
+	 * The seccomp filters (restore-seccomp.c) take the room of extra
+	 * siginfos after the last thread's queue: within the args, so within
+	 * the mapping the controller unmaps (the scratch part, last, is split
+	 * off it once the special mappings leave).
+	 */
+	err = task_seccomp_size(f, &f->seccomp_size);
+	if (err)
+		return err;
+	i = c->n_threads - 1;
+	pending[i] += (uint32_t)((f->seccomp_size + sizeof(struct rst_siginfo) - 1) /
+				 sizeof(struct rst_siginfo));
 	in.thread_pending = pending;
 	in.frame_size = frames;
-	return rst_layout_compute(&in, &f->lay);
+	err = rst_layout_compute(&in, &f->lay);
+	if (err)
+		return err;
+	f->seccomp_off = f->lay.threads[i].pending_off +
+			 c->threads[i]->n_pending * sizeof(struct rst_siginfo);
+	return 0;
 }
 
 /* The restorer area, where the current layout, the saved one and the shared area leave room. */
@@ -467,6 +485,8 @@ static int build_args(struct finish *f)
 		err = task_plan_thread(f, i, xfeatures);
 	if (!err)
 		err = task_plan_process(f);
+	if (!err)
+		err = task_plan_seccomp(f);
 	if (!err)
 		task_plan_creds(f);
 	if (!err)

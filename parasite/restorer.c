@@ -14,6 +14,7 @@
 #include <linux/futex.h>
 #include <linux/sched.h>
 #include <linux/capability.h>
+#include <linux/seccomp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -550,6 +551,39 @@ static void queue_signals(struct rst_args *a, struct rst_thread *th, int shared)
 	}
 }
 
+/* ---- seccomp --------------------------------------------------------------- */
+
+struct ksock_fprog {
+	uint16_t len;
+	uint16_t pad[3];
+	uint64_t filter;
+};
+
+/* The thread's filters, oldest first, each on top of the previous ones as seccomp() stacks them. */
+static void install_filters(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_seccomp *s = at(a, th->seccomp_off);
+	uint32_t i;
+
+	if (!rst_args_range_ok(a, th->seccomp_off, th->nr_seccomp, sizeof(*s))) {
+		rerr(a, th, "seccomp filters at %lx out of the args", th->seccomp_off);
+		fail(a, -EINVAL);
+	}
+	for (i = 0; i < th->nr_seccomp; i++) {
+		struct ksock_fprog prog = { (uint16_t)s[i].len, { 0 },
+					    (uint64_t)at(a, s[i].insns_off) };
+
+		if (s[i].len > 0xffff ||
+		    !rst_args_range_ok(a, s[i].insns_off, s[i].len, 8 /* sock_filter */)) {
+			rerr(a, th, "seccomp filter %u out of the args", i);
+			fail(a, -EINVAL);
+		}
+		check(a, th, sys_call3(__NR_seccomp, SECCOMP_SET_MODE_FILTER, s[i].flags, &prog),
+		      "seccomp filter %u of %u (flags %x)", i + 1, th->nr_seccomp, s[i].flags);
+	}
+	rdebug(a, th, "%u seccomp filters installed", th->nr_seccomp);
+}
+
 /* ---- threads and credentials ---------------------------------------------- */
 
 static void create_threads(struct rst_args *a, struct rst_thread *leader)
@@ -602,6 +636,14 @@ static void restore_creds(struct rst_args *a, struct rst_thread *th)
 			continue;
 		check(a, th, sys_prctl(PR_CAPBSET_DROP, cap), "PR_CAPBSET_DROP %u", cap);
 	}
+	/*
+	 * Without no_new_privs only a CAP_SYS_ADMIN task may install a filter:
+	 * when the saved creds have neither, now is the last chance. The filter
+	 * then applies to what is left of the restorer until the controller
+	 * seizes it at the barrier (capset, prctl, futex): see restore.md.
+	 */
+	if (th->seccomp_mode == SECCOMP_MODE_FILTER && th->seccomp_early)
+		install_filters(a, th);
 	check(a, th, sys_call2(__NR_capset, &h, d), "capset");
 	for (cap = 0; cap <= c->cap_last && cap < 64; cap++) {
 		if (!(c->cap_amb & (1ULL << cap)))
@@ -689,11 +731,23 @@ long parasite_main(struct rst_args *a, long idx)
 		      th->pdeath_sig);
 	rdebug(a, th, "at the barrier");
 	barrier(a);
+	/*
+	 * Seccomp last, after the creds (no_new_privs or CAP_SYS_ADMIN are set
+	 * by then), since a filter may forbid what the restorer still does. The
+	 * controller holds every thread under ptrace with the filters suspended
+	 * from the barrier to the detach, which covers close(), kill(), the
+	 * rt_sigreturn and its own munmap() of this area.
+	 */
+	if (th->seccomp_mode == SECCOMP_MODE_FILTER && !th->seccomp_early)
+		install_filters(a, th);
 	if (idx == 0) {
 		if (a->log_fd >= 0)
 			sys_close(a->log_fd);
 		if (a->stopped)
 			sys_call2(__NR_kill, a->pid, SIGSTOP);
 	}
+	/* Strict mode allows read, write, exit and rt_sigreturn: nothing else follows. */
+	if (th->seccomp_mode == SECCOMP_MODE_STRICT)
+		check(a, th, sys_prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT), "strict seccomp");
 	return 0;
 }

@@ -156,7 +156,17 @@ struct rst_thread {
 	uint64_t pending_off; /* struct rst_siginfo[nr_pending], the thread's own queue */
 	uint64_t timer_slack_ns; /* 0: keep the kernel's default */
 	uint32_t pdeath_sig; /* set after the creds, whose change clears it */
-	uint32_t pad1;
+	uint32_t seccomp_mode; /* 0, SECCOMP_MODE_STRICT or SECCOMP_MODE_FILTER */
+	uint32_t nr_seccomp; /* filters, oldest first */
+	uint32_t seccomp_early; /* install the filters before capset (restorer.c says why) */
+	uint64_t seccomp_off; /* struct rst_seccomp[nr_seccomp] */
+};
+
+/* One seccomp filter of a thread; @insns_off is from struct rst_args like every *_off. */
+struct rst_seccomp {
+	uint32_t flags; /* SECCOMP_FILTER_FLAG_* */
+	uint32_t len; /* struct sock_filter[len] */
+	uint64_t insns_off;
 };
 
 struct rst_args {

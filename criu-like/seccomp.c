@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The seccomp state of a seized process, for core-PID.img.
+ *
+ * Seccomp is per thread: each has a mode (0 off, 1 strict, 2 filter) and in
+ * filter mode a chain of classic BPF programs. The kernel shares filters by
+ * reference (fork copies the chain pointer, TSYNC gives every thread the
+ * caller's chain) and offers no kcmp for them, so sharing is found by
+ * content: a filter is the same when its program, its flags and everything
+ * below it are. Each distinct one is stored once per process; every thread
+ * names its newest filter, and each filter names the one below it.
+ *
+ * The thread must be in a ptrace stop: PTRACE_SECCOMP_GET_FILTER (4.4,
+ * CONFIG_CHECKPOINT_RESTORE, CAP_SYS_ADMIN) copies the program at an index
+ * counted from the newest filter, PTRACE_SECCOMP_GET_METADATA (4.16) its
+ * flags (only SECCOMP_FILTER_FLAG_LOG is kept by the kernel).
+ */
+#define LOG_PREFIX "seccomp: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+
+#include "compat.h"
+#include "infect.h"
+#include "log.h"
+#include "seccomp.h"
+#include "util.h"
+
+/* struct seccomp_metadata of linux/ptrace.h, which clashes with glibc's sys/ptrace.h. */
+struct cr_seccomp_metadata {
+	uint64_t filter_off;
+	uint64_t flags;
+};
+
+#ifndef SECCOMP_RET_USER_NOTIF
+#define SECCOMP_RET_USER_NOTIF 0x7fc00000U /* 5.0 */
+#endif
+#ifndef SECCOMP_RET_ACTION_FULL
+#define SECCOMP_RET_ACTION_FULL 0xffff0000U /* 4.14 */
+#endif
+#ifndef SECCOMP_FILTER_FLAG_LOG
+#define SECCOMP_FILTER_FLAG_LOG (1UL << 1) /* 4.14 */
+#endif
+
+/* The kernel caps a chain at 32768 instructions, counting 4 more per filter: 6553 filters. */
+#define SECCOMP_MAX_CHAIN 6554
+
+void seccomp_dump_fini(struct seccomp_dump *sd)
+{
+	size_t i;
+
+	for (i = 0; i < sd->n; i++)
+		free(sd->e[i].insns.data);
+	free(sd->e);
+	free(sd->p);
+	*sd = (struct seccomp_dump){ 0 };
+}
+
+bool seccomp_prog_may_notify(const struct sock_filter *insns, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (BPF_CLASS(insns[i].code) != BPF_RET)
+			continue;
+		if (BPF_RVAL(insns[i].code) == BPF_A)
+			return true; /* a computed action: it may be USER_NOTIF */
+		if ((insns[i].k & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_USER_NOTIF)
+			return true;
+	}
+	return false;
+}
+
+int seccomp_parse_status(const char *status, int *ret_mode)
+{
+	const char *l = strstr(status, "\nSeccomp:");
+	int mode;
+
+	if (!l) {
+		*ret_mode = 0;
+		return 0;
+	}
+	if (sscanf(l + strlen("\nSeccomp:"), "%d", &mode) != 1 || mode < 0 || mode > 2)
+		return -EINVAL;
+	*ret_mode = mode;
+	return 0;
+}
+
+static ssize_t find_filter(const struct seccomp_dump *sd, const struct seccomp_prog *p,
+			   uint32_t prev)
+{
+	size_t i, size = p->len * sizeof(*p->insns);
+
+	for (i = 0; i < sd->n; i++) {
+		const SeccompFilterEntry *e = &sd->e[i];
+
+		if (e->prev == prev && e->flags == p->flags && e->insns.len == size &&
+		    !memcmp(e->insns.data, p->insns, size))
+			return (ssize_t)i;
+	}
+	return -1;
+}
+
+static int add_filter(struct seccomp_dump *sd, const struct seccomp_prog *p, uint32_t prev)
+{
+	size_t size = p->len * sizeof(*p->insns);
+	SeccompFilterEntry *e;
+	void *copy;
+
+	e = realloc(sd->e, (sd->n + 1) * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	sd->e = e;
+	copy = malloc(size ? size : 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, p->insns, size);
+	e = &sd->e[sd->n++];
+	seccomp_filter_entry__init(e);
+	e->insns.data = copy;
+	e->insns.len = size;
+	e->has_prev = true;
+	e->prev = prev;
+	e->has_flags = true;
+	e->flags = p->flags;
+	return 0;
+}
+
+int seccomp_add_chain(struct seccomp_dump *sd, const struct seccomp_prog *chain, size_t n,
+		      uint32_t *ret_id)
+{
+	uint32_t id = 0;
+	size_t i;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		ssize_t at = find_filter(sd, &chain[i], id);
+
+		if (at < 0) {
+			err = add_filter(sd, &chain[i], id);
+			if (err)
+				return err;
+			at = (ssize_t)sd->n - 1;
+		}
+		id = (uint32_t)at + 1;
+	}
+	*ret_id = id;
+	return 0;
+}
+
+static int thread_mode(pid_t pid, pid_t tid, int *ret_mode)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[64];
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	text = read_file_at(AT_FDCWD, path, NULL);
+	if (!text) {
+		pr_perror("read %s", path);
+		return neg_errno();
+	}
+	err = seccomp_parse_status(text, ret_mode);
+	if (err)
+		pr_err("task %d/%d: cannot parse the Seccomp: line of %s\n", pid, tid, path);
+	return err;
+}
+
+/* The flags of filter @idx (0: the newest); 4.16+, older kernels keep none we could lose. */
+static int filter_flags(pid_t pid, pid_t tid, long idx, uint32_t *ret)
+{
+	struct cr_seccomp_metadata md = { .filter_off = (uint64_t)idx };
+
+	*ret = 0;
+	if (ptrace(PTRACE_SECCOMP_GET_METADATA, tid, (void *)sizeof(md), &md) < 0) {
+		if (errno == EIO || errno == EINVAL)
+			return 0;
+		pr_perror("task %d/%d: PTRACE_SECCOMP_GET_METADATA of filter %ld", pid, tid, idx);
+		return neg_errno();
+	}
+	*ret = (uint32_t)(md.flags & SECCOMP_FILTER_FLAG_LOG);
+	return 0;
+}
+
+/* Filter @idx of @tid into @p; 1 when there is no such filter (the chain ended). */
+static int get_filter(pid_t pid, pid_t tid, long idx, struct seccomp_prog *p)
+{
+	long len = ptrace(PTRACE_SECCOMP_GET_FILTER, tid, (void *)idx, NULL);
+
+	if (len < 0 && errno == ENOENT)
+		return 1;
+	if (len <= 0) {
+		if (errno == EIO || errno == EINVAL)
+			pr_err("task %d/%d: PTRACE_SECCOMP_GET_FILTER unsupported (4.4, "
+			       "CONFIG_CHECKPOINT_RESTORE): cannot dump its seccomp filters\n",
+			       pid, tid);
+		else
+			pr_perror("task %d/%d: PTRACE_SECCOMP_GET_FILTER %ld", pid, tid, idx);
+		return len < 0 ? neg_errno() : -EINVAL;
+	}
+	p->insns = calloc((size_t)len, sizeof(*p->insns));
+	if (!p->insns)
+		return -ENOMEM;
+	p->len = (size_t)len;
+	if (ptrace(PTRACE_SECCOMP_GET_FILTER, tid, (void *)idx, p->insns) != len) {
+		pr_perror("task %d/%d: PTRACE_SECCOMP_GET_FILTER %ld changed", pid, tid, idx);
+		return errno ? neg_errno() : -EAGAIN;
+	}
+	if (seccomp_prog_may_notify(p->insns, p->len)) {
+		pr_err("task %d/%d: seccomp filter %ld may return SECCOMP_RET_USER_NOTIF: its "
+		       "listener cannot be restored\n",
+		       pid, tid, idx);
+		return -EOPNOTSUPP;
+	}
+	return filter_flags(pid, tid, idx, &p->flags);
+}
+
+static void chain_free(struct seccomp_prog *chain, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(chain[i].insns);
+	free(chain);
+}
+
+/* Read the chain of @tid, newest first as the kernel counts, and store it oldest first. */
+static int dump_chain(pid_t pid, pid_t tid, struct seccomp_dump *sd, uint32_t *ret_id)
+{
+	struct seccomp_prog *chain = calloc(SECCOMP_MAX_CHAIN + 1, sizeof(*chain)), tmp;
+	size_t n = 0, i;
+	int err = 0;
+
+	if (!chain)
+		return -ENOMEM;
+	while (!err && n <= SECCOMP_MAX_CHAIN) {
+		err = get_filter(pid, tid, (long)n, &chain[n]);
+		if (!err)
+			n++;
+	}
+	if (!err) {
+		pr_err("task %d/%d: more than %d seccomp filters\n", pid, tid, SECCOMP_MAX_CHAIN);
+		err = -E2BIG;
+	} else if (err == 1 && !n) {
+		pr_err("task %d/%d: seccomp filter mode without a filter\n", pid, tid);
+		err = -EINVAL;
+	}
+	if (err == 1) {
+		for (i = 0; i < n / 2; i++) {
+			tmp = chain[i];
+			chain[i] = chain[n - 1 - i];
+			chain[n - 1 - i] = tmp;
+		}
+		err = seccomp_add_chain(sd, chain, n, ret_id);
+	}
+	chain_free(chain, SECCOMP_MAX_CHAIN + 1);
+	return err;
+}
+
+struct chain_args {
+	pid_t pid;
+	struct seccomp_dump *sd;
+	uint32_t *ret_id;
+};
+
+static int chain_stopped(pid_t tid, void *arg)
+{
+	struct chain_args *c = arg;
+
+	return dump_chain(c->pid, tid, c->sd, c->ret_id);
+}
+
+static const SeccompMode modes[] = {
+	SECCOMP_MODE__SECCOMP_DISABLED,
+	SECCOMP_MODE__SECCOMP_STRICT,
+	SECCOMP_MODE__SECCOMP_FILTER,
+};
+
+int seccomp_dump_task(struct parasite_ctl *ctl, pid_t pid, ThreadCoreEntry **th, size_t n,
+		      TaskCoreEntry *tc, struct seccomp_dump *sd)
+{
+	size_t i;
+	int err = 0, mode;
+
+	tc->seccomp_mode = SECCOMP_MODE__SECCOMP_DISABLED;
+	for (i = 0; !err && i < n; i++) {
+		pid_t tid = (pid_t)th[i]->tid;
+
+		err = thread_mode(pid, tid, &mode);
+		if (err)
+			break;
+		th[i]->has_seccomp_mode = true;
+		th[i]->seccomp_mode = modes[mode];
+		if (i == 0)
+			tc->seccomp_mode = modes[mode];
+		if (mode == SECCOMP_MODE_FILTER) {
+			struct chain_args c = { pid, sd, &th[i]->seccomp_filter };
+
+			/* The leader runs the parasite: catch it in a ptrace stop first. */
+			if (ctl && tid == pid)
+				err = parasite_leader_stopped(ctl, chain_stopped, &c);
+			else
+				err = dump_chain(pid, tid, sd, &th[i]->seccomp_filter);
+			th[i]->has_seccomp_filter = !err;
+		}
+		if (!err && mode)
+			pr_debug("task %d/%d: seccomp mode %d, newest filter %u\n", pid, tid, mode,
+				 th[i]->seccomp_filter);
+	}
+	if (err)
+		return err;
+	if (sd->n) {
+		sd->p = calloc(sd->n, sizeof(*sd->p));
+		if (!sd->p)
+			return -ENOMEM;
+		for (i = 0; i < sd->n; i++)
+			sd->p[i] = &sd->e[i];
+	}
+	tc->n_seccomp = sd->n;
+	tc->seccomp = sd->p;
+	return 0;
+}
