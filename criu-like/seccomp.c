@@ -12,7 +12,7 @@
  *
  * The thread must be in a ptrace stop: PTRACE_SECCOMP_GET_FILTER (4.4,
  * CONFIG_CHECKPOINT_RESTORE, CAP_SYS_ADMIN) copies the program at an index
- * counted from the newest filter, PTRACE_SECCOMP_GET_METADATA (4.16) its
+ * counted from the oldest filter, PTRACE_SECCOMP_GET_METADATA (4.16) its
  * flags (only SECCOMP_FILTER_FLAG_LOG is kept by the kernel).
  */
 #define LOG_PREFIX "seccomp: "
@@ -171,7 +171,7 @@ static int thread_mode(pid_t pid, pid_t tid, int *ret_mode)
 	return err;
 }
 
-/* The flags of filter @idx (0: the newest); 4.16+, older kernels keep none we could lose. */
+/* The flags of filter @idx (0: the oldest); 4.16+, older kernels keep none we could lose. */
 static int filter_flags(pid_t pid, pid_t tid, long idx, uint32_t *ret)
 {
 	struct cr_seccomp_metadata md = { .filter_off = (uint64_t)idx };
@@ -229,11 +229,15 @@ static void chain_free(struct seccomp_prog *chain, size_t n)
 	free(chain);
 }
 
-/* Read the chain of @tid, newest first as the kernel counts, and store it oldest first. */
+/*
+ * Read the chain of @tid. The index of PTRACE_SECCOMP_GET_FILTER counts
+ * from the oldest filter (kernel get_nth_filter(): 0 is the first one
+ * installed), so the chain comes out in the order to install it again.
+ */
 static int dump_chain(pid_t pid, pid_t tid, struct seccomp_dump *sd, uint32_t *ret_id)
 {
-	struct seccomp_prog *chain = calloc(SECCOMP_MAX_CHAIN + 1, sizeof(*chain)), tmp;
-	size_t n = 0, i;
+	struct seccomp_prog *chain = calloc(SECCOMP_MAX_CHAIN + 1, sizeof(*chain));
+	size_t n = 0;
 	int err = 0;
 
 	if (!chain)
@@ -250,14 +254,8 @@ static int dump_chain(pid_t pid, pid_t tid, struct seccomp_dump *sd, uint32_t *r
 		pr_err("task %d/%d: seccomp filter mode without a filter\n", pid, tid);
 		err = -EINVAL;
 	}
-	if (err == 1) {
-		for (i = 0; i < n / 2; i++) {
-			tmp = chain[i];
-			chain[i] = chain[n - 1 - i];
-			chain[n - 1 - i] = tmp;
-		}
+	if (err == 1)
 		err = seccomp_add_chain(sd, chain, n, ret_id);
-	}
 	chain_free(chain, SECCOMP_MAX_CHAIN + 1);
 	return err;
 }

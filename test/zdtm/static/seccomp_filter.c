@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Two stacked seccomp filters: the older one, installed with
- * SECCOMP_FILTER_FLAG_LOG, kills the process on sysfs(); the newer one
- * makes uname() fail with EPERM. After SIGTERM /proc/self/status must still
+ * SECCOMP_FILTER_FLAG_LOG, kills the process on sysfs() and makes uname()
+ * fail with EACCES; the newer one makes uname() fail with EPERM. Of equal
+ * actions the newest filter's wins, so uname() gives EPERM only while the
+ * filters keep their order. After SIGTERM /proc/self/status must still
  * show filter mode with 2 filters, uname() must still fail with EPERM, and
  * a forked child (it inherits the filters) calling sysfs() must die of
  * SIGSYS. Neither syscall is used by the dump's parasite or the restorer.
@@ -29,8 +31,8 @@
 #define SECCOMP_RET_KILL_PROCESS 0x80000000U /* 4.14 */
 #endif
 
-/* @ret for syscall @nr on x86-64, allow everything else (another arch: kill). */
-static int install(int nr, unsigned int ret, unsigned int flags)
+/* @ret for syscall @nr, @ret2 for @nr2, on x86-64; allow the rest (another arch: kill). */
+static int install(int nr, unsigned int ret, int nr2, unsigned int ret2, unsigned int flags)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
@@ -39,6 +41,8 @@ static int install(int nr, unsigned int ret, unsigned int flags)
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nr, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, ret),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nr2, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, ret2),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
@@ -71,7 +75,7 @@ static const char *check(void)
 	if (status_mode(&mode, &filters) || mode != 2 || filters != 2)
 		return "/proc/self/status: not seccomp mode 2 with 2 filters";
 	if (uname(&u) != -1 || errno != EPERM)
-		return "uname() is not refused with EPERM";
+		return "uname() is not refused with EPERM (the newest filter's errno)";
 	pid = fork();
 	if (pid < 0)
 		return "fork failed";
@@ -90,9 +94,11 @@ int main(int argc, char **argv)
 	int err;
 
 	test_init(argc, argv);
-	err = install(SYS_sysfs, SECCOMP_RET_KILL_PROCESS, SECCOMP_FILTER_FLAG_LOG);
+	err = install(SYS_sysfs, SECCOMP_RET_KILL_PROCESS, SYS_uname, SECCOMP_RET_ERRNO | EACCES,
+		      SECCOMP_FILTER_FLAG_LOG);
 	if (!err)
-		err = install(SYS_uname, SECCOMP_RET_ERRNO | EPERM, 0);
+		err = install(SYS_uname, SECCOMP_RET_ERRNO | EPERM, SYS_uname,
+			      SECCOMP_RET_ERRNO | EPERM, 0);
 	if (err) {
 		fail("seccomp(SECCOMP_SET_MODE_FILTER): %s", strerror(-err));
 		return 1;
