@@ -46,6 +46,17 @@ int seccomp_dump_task(struct parasite_ctl *ctl, pid_t pid, ThreadCoreEntry **th,
 void seccomp_dump_fini(struct seccomp_dump *sd);
 
 /*
+ * Extra PTRACE_SEIZE options for thread @tid of @pid: PTRACE_O_SUSPEND_SECCOMP
+ * (4.3, CONFIG_CHECKPOINT_RESTORE; the tracer needs CAP_SYS_ADMIN and no
+ * seccomp of its own) when /proc shows it in a seccomp mode, 0 otherwise.
+ * Without it the syscalls the infection injects and the parasite makes go
+ * through the task's filters (a strict-mode thread is killed by the first
+ * one); the suspension ends at the detach. A thread gone or unreadable
+ * gives 0: the seize reports what happened to it.
+ */
+long seccomp_seize_options(pid_t pid, pid_t tid);
+
+/*
  * Add a chain, given oldest first, to @sd; the programs are copied. Sets
  * @ret_id to the 1-based index of its newest filter (0 for an empty chain).
  */
