@@ -60,13 +60,13 @@ int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_
 		   uint64_t total)
 {
 	char name[64];
-	int size, err;
+	int size, err, i;
 
 	memset(x, 0, sizeof(*x));
 	x->ctx = ctx;
 	x->pid = pid;
 	x->total = total;
-	x->rd_fd = x->pipe[0] = x->pipe[1] = -1;
+	x->rd_fd = x->pipe[0][0] = x->pipe[0][1] = x->pipe[1][0] = x->pipe[1][1] = -1;
 	x->start_ns = mem_now_ns();
 	err = img_file_name(CR_IMG_PAGES, id, name, sizeof(name));
 	if (err)
@@ -94,16 +94,19 @@ int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_
 		}
 		x->map = m;
 	}
-	if (pipe2(x->pipe, O_CLOEXEC)) {
-		pr_perror("pid %d: pipe", pid);
-		return neg_errno();
+	for (i = 0; i < 2; i++) {
+		if (pipe2(x->pipe[i], O_CLOEXEC)) {
+			pr_perror("pid %d: pipe", pid);
+			return neg_errno();
+		}
+		size = fcntl(x->pipe[i][1], F_SETPIPE_SZ, (int)pipe_max_size());
+		if (size < 0) {
+			pr_perror("pid %d: F_SETPIPE_SZ", pid);
+			return neg_errno();
+		}
+		if (!i || (size_t)size < x->pipe_size)
+			x->pipe_size = (size_t)size;
 	}
-	size = fcntl(x->pipe[1], F_SETPIPE_SZ, (int)pipe_max_size());
-	if (size < 0) {
-		pr_perror("pid %d: F_SETPIPE_SZ", pid);
-		return neg_errno();
-	}
-	x->pipe_size = (size_t)size;
 	return 0;
 }
 
@@ -124,17 +127,16 @@ static void progress(struct page_xfer *x, bool last)
 
 int page_xfer_close(struct page_xfer *x, int err)
 {
-	int err2;
+	int err2, i;
 
 	if (x->progress_shown || (!err && x->ctx->progress)) {
 		progress(x, true);
 		if (x->progress_shown)
 			fputc('\n', stderr);
 	}
-	if (x->pipe[0] >= 0)
-		close(x->pipe[0]);
-	if (x->pipe[1] >= 0)
-		close(x->pipe[1]);
+	for (i = 0; i < 4; i++)
+		if (x->pipe[i / 2][i % 2] >= 0)
+			close(x->pipe[i / 2][i % 2]);
 	if (x->map)
 		munmap((void *)x->map, x->total);
 	if (x->rd_fd >= 0)
@@ -252,11 +254,11 @@ static int crc_publish(struct crc_worker *w, bool stop)
 	return err;
 }
 
-/* Move @len bytes from the pipe into the image, publishing each piece to the worker. */
-static int pipe_to_img(struct page_xfer *x, struct crc_worker *w, size_t len)
+/* Move @len bytes from pipe @p into the image, publishing each piece to the checksum worker. */
+static int pipe_to_img(struct page_xfer *x, struct crc_worker *w, int p, size_t len)
 {
 	while (len) {
-		ssize_t n = splice(x->pipe[0], NULL, x->img_fd, NULL, len, 0);
+		ssize_t n = splice(x->pipe[p][0], NULL, x->img_fd, NULL, len, 0);
 		int err;
 
 		if (n <= 0) {
@@ -270,30 +272,103 @@ static int pipe_to_img(struct page_xfer *x, struct crc_worker *w, size_t len)
 		err = crc_publish(w, false);
 		if (err)
 			return err;
+		progress(x, false);
 	}
 	return 0;
 }
 
-/* vmsplice @iov[0..@n) (@len bytes) through the pipe into the image. */
-static int push_chunk(struct page_xfer *x, struct parasite_ctl *ctl, struct crc_worker *w,
-		      struct iovec *iov, unsigned int n, size_t len)
+/*
+ * Double buffering between the parasite and the image: this thread asks the
+ * parasite to vmsplice into one pipe while a writer thread splices the other
+ * into the image, so the round trip to the parasite (a sendmsg with the pipe
+ * attached, its vmsplice, the answer) is off the copy's path.
+ */
+struct xfer_pipes {
+	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct page_xfer *x;
+	struct crc_worker *w;
+	size_t queued[2]; /* bytes in pipe i to splice; 0: free for the parasite */
+	bool fed; /* the parasite filled its last pipe */
+	int err; /* the first error of either side */
+};
+
+static void *writer_thread(void *arg)
+{
+	struct xfer_pipes *q = arg;
+	unsigned int p = 0;
+	size_t len;
+	int err;
+
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		while (!q->queued[p] && !q->fed && !q->err)
+			pthread_cond_wait(&q->cond, &q->lock);
+		if (q->err || !q->queued[p])
+			break;
+		len = q->queued[p];
+		pthread_mutex_unlock(&q->lock);
+		err = pipe_to_img(q->x, q->w, (int)p, len);
+		pthread_mutex_lock(&q->lock);
+		if (err && !q->err)
+			q->err = err;
+		q->queued[p] = 0;
+		pthread_cond_broadcast(&q->cond);
+		p ^= 1;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+/* Wait until pipe @p is free; 0, or the writer's error. */
+static int wait_pipe(struct xfer_pipes *q, unsigned int p)
+{
+	int err;
+
+	pthread_mutex_lock(&q->lock);
+	while (q->queued[p] && !q->err)
+		pthread_cond_wait(&q->cond, &q->lock);
+	err = q->err;
+	pthread_mutex_unlock(&q->lock);
+	return err;
+}
+
+/* Hand @len bytes in pipe @p to the writer, or (@len < 0) fail with -@len. */
+static void queue_pipe(struct xfer_pipes *q, unsigned int p, long len)
+{
+	pthread_mutex_lock(&q->lock);
+	if (len > 0)
+		q->queued[p] = (size_t)len;
+	else if (!q->err)
+		q->err = (int)len;
+	pthread_cond_broadcast(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* vmsplice @iov[0..@n) (@len bytes) into the pipes, alternating from *@p on. */
+static int push_chunk(struct page_xfer *x, struct parasite_ctl *ctl, struct xfer_pipes *q,
+		      unsigned int *p, struct iovec *iov, unsigned int n, size_t len)
 {
 	unsigned long first = (unsigned long)iov[0].iov_base;
 	unsigned long last = (unsigned long)iov[n - 1].iov_base + iov[n - 1].iov_len;
 
 	while (n) {
-		long ret = parasite_vmsplice(ctl, x->pipe[1], iov, n);
-		int err;
+		long ret;
+		int err = wait_pipe(q, *p);
 
+		if (err)
+			return err;
+		ret = parasite_vmsplice(ctl, x->pipe[*p][1], iov, n);
 		if (ret <= 0) {
 			err = ret ? (int)ret : -EIO;
 			pr_err("pid %d: vmsplice of pages in %lx-%lx (%zu bytes): %s\n", x->pid,
 			       first, last, len, strerror(-err));
+			queue_pipe(q, *p, err);
 			return err;
 		}
-		err = pipe_to_img(x, w, (size_t)ret);
-		if (err)
-			return err;
+		queue_pipe(q, *p, ret);
+		*p ^= 1;
 		len -= (size_t)ret;
 		while (n && (size_t)ret >= iov->iov_len) {
 			ret -= (long)iov->iov_len;
@@ -336,19 +411,34 @@ static int xfer_chunks(struct page_xfer *x, struct parasite_ctl *ctl, const stru
 		       struct crc_worker *w)
 {
 	_cleanup_free_ struct iovec *iov = calloc(XFER_MAX_IOV, sizeof(*iov));
+	struct xfer_pipes q = {
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.cond = PTHREAD_COND_INITIALIZER,
+		.x = x,
+		.w = w,
+	};
 	unsigned long done = 0;
-	unsigned int r = 0, n;
+	unsigned int r = 0, n, p = 0;
 	size_t len;
-	int err = 0;
+	int err;
 
 	if (!iov)
 		return -ENOMEM;
+	err = -pthread_create(&q.th, NULL, writer_thread, &q);
+	if (err) {
+		pr_err("pid %d: cannot start the writer thread: %s\n", x->pid, strerror(-err));
+		return err;
+	}
 	while (!err && r < runs->nr) {
 		n = fill_chunk(iov, &len, runs, x->pipe_size, &r, &done);
-		err = push_chunk(x, ctl, w, iov, n, len);
-		progress(x, false);
+		err = push_chunk(x, ctl, &q, &p, iov, n, len);
 	}
-	return err;
+	pthread_mutex_lock(&q.lock);
+	q.fed = true;
+	pthread_cond_broadcast(&q.cond);
+	pthread_mutex_unlock(&q.lock);
+	pthread_join(q.th, NULL);
+	return err ? err : q.err;
 }
 
 int page_xfer_task(struct page_xfer *x, struct parasite_ctl *ctl, const struct mem_runs *runs,
@@ -363,7 +453,7 @@ int page_xfer_task(struct page_xfer *x, struct parasite_ctl *ctl, const struct m
 		.base = x->off,
 		.avail = x->off,
 	};
-	int err, err2;
+	int err;
 
 	memset(crcs, 0, runs->nr * sizeof(*crcs));
 	err = -pthread_create(&w.th, NULL, crc_thread, &w);
@@ -375,8 +465,7 @@ int page_xfer_task(struct page_xfer *x, struct parasite_ctl *ctl, const struct m
 	/* On an error the worker still finishes what was written: it only reads the image. */
 	crc_publish(&w, true);
 	pthread_join(w.th, NULL);
-	err2 = w.err;
-	return err ? err : err2;
+	return err ? err : w.err;
 }
 
 int page_xfer_file(struct page_xfer *x, int fd, const struct mem_runs *runs, uint32_t *crcs)

@@ -11,7 +11,7 @@
 
 struct cr_img;
 
-/* One pages-ID.img being written, and the pipe that feeds it. */
+/* One pages-ID.img being written, and the pipes that feed it. */
 struct page_xfer {
 	struct dump_ctx *ctx;
 	pid_t pid; /* for messages: the task, or the task mapping a shmem object */
@@ -19,8 +19,8 @@ struct page_xfer {
 	int img_fd; /* img_raw_fd(): written at its position */
 	int rd_fd; /* the same file opened for reading, to checksum what landed there */
 	const uint8_t *map; /* its data, @total bytes, mapped read-only (NULL when 0) */
-	int pipe[2];
-	size_t pipe_size;
+	int pipe[2][2]; /* two: the parasite fills one while the other is spliced */
+	size_t pipe_size; /* of each */
 	uint64_t off; /* bytes of data written so far */
 	uint64_t total; /* bytes this transfer will write, for the progress line */
 	uint64_t start_ns, last_progress_ns;
@@ -29,7 +29,7 @@ struct page_xfer {
 
 uint64_t mem_now_ns(void);
 
-/* Open pages-@id.img in ctx->dirfd and a pipe as large as the system allows. */
+/* Open pages-@id.img in ctx->dirfd and two pipes as large as the system allows. */
 int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_t id,
 		   uint64_t total);
 /* Close (completing the image, 0 or -errno) and end the progress line. */
