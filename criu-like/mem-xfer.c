@@ -181,9 +181,26 @@ struct crc_worker {
 	int err; /* the worker's error (under lock) */
 	unsigned int r; /* the worker's position: run r, byte done of it */
 	uint64_t done;
+	uint64_t zapped; /* image data before this offset is no longer mapped by page tables */
 };
 
 #define CRC_PIECE (1UL << 20)
+#define CRC_ZAP_STEP (32UL << 20)
+
+/*
+ * Drop the page tables of what was checksummed, every CRC_ZAP_STEP bytes,
+ * here rather than in the munmap() at the end, which the dump waits for
+ * (~11 ms per 512 MiB on tmpfs). Not per piece: each call is a TLB
+ * shootdown of the other threads. The page cache stays (a shared file
+ * mapping); a failure only leaves the work to the munmap().
+ */
+static void crc_zap(struct crc_worker *w, uint64_t end)
+{
+	if (end - w->zapped < CRC_ZAP_STEP)
+		return;
+	madvise((void *)(w->x->map + w->zapped), end - w->zapped, MADV_DONTNEED);
+	w->zapped = end;
+}
 
 /* Checksum image data [@pos, @end), continuing the runs where the last call stopped. */
 static int crc_range(struct crc_worker *w, uint64_t pos, uint64_t end)
@@ -229,6 +246,8 @@ static void *crc_thread(void *arg)
 		pthread_mutex_unlock(&w->lock);
 		err = crc_range(w, pos, end);
 		pos = end;
+		if (!err)
+			crc_zap(w, end);
 		pthread_mutex_lock(&w->lock);
 		if (err) {
 			w->err = err;
@@ -452,6 +471,7 @@ int page_xfer_task(struct page_xfer *x, struct parasite_ctl *ctl, const struct m
 		.crcs = crcs,
 		.base = x->off,
 		.avail = x->off,
+		.zapped = x->off,
 	};
 	int err;
 
