@@ -25,6 +25,7 @@
 #include "freezer.h"
 #include "log.h"
 #include "proc-parse.h"
+#include "seccomp.h"
 #include "seize.h"
 #include "seize-int.h"
 #include "util.h"
@@ -260,7 +261,10 @@ int wait_thread(struct seize_ctx *ctx, struct seized_task *task, struct seized_t
 /* Attach to @tid and ask it to stop. Returns 1 when attached, 0 when it is gone. */
 static int seize_thread(struct seized_task *task, pid_t tid)
 {
-	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD)) {
+	/* with PTRACE_O_SUSPEND_SECCOMP when filtered: the parasite's syscalls bypass the filters */
+	long opts = PTRACE_O_TRACESYSGOOD | seccomp_seize_options(task->pid, tid);
+
+	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)opts)) {
 		int err = -errno;
 
 		/* EPERM: an exiting thread, or one traced by someone else. */

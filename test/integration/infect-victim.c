@@ -15,9 +15,9 @@
  *				a sigaltstack, an ignored signal and a few
  *				fds, sleeping until killed.
  *   infect-victim novdso	unmaps its vDSO, then sleeps in pause().
- *   infect-victim seccomp	socket() fails with EPERM (a seccomp filter), so
- *				no parasite can connect; prints a counter
- *				every 10 ms.
+ *   infect-victim seccomp	socket() fails with EPERM (a seccomp filter);
+ *				every 10 ms checks it still does and prints a
+ *				counter and the number of times it did not.
  *   infect-victim sender PID	sigqueue(PID, SIGRTMIN) every millisecond;
  *				on SIGTERM prints "sent N" (queued ones only).
  */
@@ -36,6 +36,7 @@
 #include <linux/seccomp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 
@@ -255,7 +256,7 @@ static int seccomp_victim(void)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = { ARRAY_LEN(f), f };
-	unsigned long n = 0;
+	unsigned long n = 0, errors = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
@@ -263,9 +264,15 @@ static int seccomp_victim(void)
 		abort();
 	for (;;) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		int s;
 
 		nanosleep(&ts, NULL);
-		printf("progress %lu errors 0\n", ++n);
+		s = socket(AF_UNIX, SOCK_DGRAM, 0);
+		if (s >= 0 || errno != EPERM)
+			errors++;
+		if (s >= 0)
+			close(s);
+		printf("progress %lu errors %lu\n", ++n, errors);
 	}
 	return 0;
 }
