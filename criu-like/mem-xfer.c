@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Page runs into a pages image without a userspace copy: the parasite
- * vmsplices the task's pages into our pipe (the pipe then references the
- * task's pages), and splice() moves them from the pipe into the image file.
- * Shared memory objects go from their shmem file to the image with
- * sendfile(). The crc32c of each run is computed over what landed in the
- * image, through a read-only mapping of the image's data, by a second thread
- * while the next chunk is moved: the data is still in the CPU cache and no
- * extra copy is made (Documentation/memory.md 5).
+ * vmsplices the task's pages into one of two pipes (the pipe then
+ * references the task's pages) while a writer thread splice()s the other
+ * into the image file. Shared memory objects go from their shmem file to
+ * the image with sendfile(). The crc32c of each run is computed over what
+ * landed in the image, through a read-only mapping of the image's data, by
+ * a third thread following the writer: the data is still in the CPU cache
+ * and no extra copy is made (Documentation/memory.md 5).
  */
 #define LOG_PREFIX "mem: "
 
