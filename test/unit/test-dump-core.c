@@ -341,12 +341,19 @@ static void test_dump_core(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
-/* Seccomp filters are refused (not dumped): nothing is written, the child runs on. */
-static void test_seccomp_filter_refused(void **state)
+/*
+ * A seccomp filter (allow-all, installed by every thread of the victim) is
+ * dumped: each thread in filter mode naming a filter, the program as
+ * installed (one instruction), stored once; the child runs on.
+ */
+static void test_seccomp_filter_dumped(void **state)
 {
 	ProtobufCMessage *core = NULL;
 	struct proc_status st;
+	char name[64];
 	int timer_id, dirfd;
+	CoreEntry *ce;
+	size_t i;
 
 	(void)state;
 	with_seccomp = true;
@@ -354,11 +361,24 @@ static void test_seccomp_filter_refused(void **state)
 	dirfd = img_dir_open(dir, false);
 	assert_true(dirfd >= 0);
 	assert_int_equal(start_victim(&timer_id), 0);
-	dump_victim(dirfd, &st, -EOPNOTSUPP);
+	dump_victim(dirfd, &st, 0);
 	assert_int_equal(st.seccomp, 2);
 	proc_status_fini(&st);
-	assert_int_equal(img_read_one(dirfd, CR_IMG_CORE, (uint32_t)victim, &core), -ENOENT);
+	assert_int_equal(img_read_one(dirfd, CR_IMG_CORE, (uint32_t)victim, &core), 0);
+	ce = (CoreEntry *)core;
+	assert_int_equal(ce->tc->n_seccomp, 1);
+	assert_int_equal(ce->tc->seccomp[0]->insns.len, sizeof(struct sock_filter));
+	for (i = 0; i < ce->n_threads; i++) {
+		assert_true(ce->threads[i]->has_seccomp_mode);
+		assert_int_equal(ce->threads[i]->seccomp_mode, SECCOMP_MODE__SECCOMP_FILTER);
+		assert_int_equal(ce->threads[i]->seccomp_filter, 1);
+	}
 	assert_int_equal(kill(victim, 0), 0);
+	protobuf_c_message_free_unpacked(core, NULL);
+	assert_int_equal(img_file_name(CR_IMG_CORE, (uint32_t)victim, name, sizeof(name)), 0);
+	unlinkat(dirfd, name, 0);
+	assert_int_equal(img_file_name(CR_IMG_CREDS, (uint32_t)victim, name, sizeof(name)), 0);
+	unlinkat(dirfd, name, 0);
 	close(dirfd);
 	assert_int_equal(rmdir(dir), 0);
 }
@@ -367,7 +387,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_dump_core, teardown),
-		cmocka_unit_test_teardown(test_seccomp_filter_refused, teardown),
+		cmocka_unit_test_teardown(test_seccomp_filter_dumped, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
