@@ -570,7 +570,8 @@ static void install_filters(struct rst_args *a, struct rst_thread *th)
 		fail(a, -EINVAL);
 	}
 	for (i = 0; i < th->nr_seccomp; i++) {
-		struct ksock_fprog prog = { (uint16_t)s[i].len, { 0 },
+		struct ksock_fprog prog = { (uint16_t)s[i].len,
+					    { 0 },
 					    (uint64_t)at(a, s[i].insns_off) };
 
 		if (s[i].len > 0xffff ||
