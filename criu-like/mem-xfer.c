@@ -405,10 +405,9 @@ static unsigned int fill_chunk(struct iovec *iov, size_t *ret_len, const struct 
 	return n;
 }
 
-static int xfer_chunks(struct page_xfer *x, struct parasite_ctl *ctl, const struct mem_runs *runs,
-		       struct crc_worker *w)
+static int xfer_chunks_iov(struct page_xfer *x, struct parasite_ctl *ctl,
+			   const struct mem_runs *runs, struct crc_worker *w, struct iovec *iov)
 {
-	_cleanup_free_ struct iovec *iov = calloc(XFER_MAX_IOV, sizeof(*iov));
 	struct xfer_pipes q = {
 		.lock = PTHREAD_MUTEX_INITIALIZER,
 		.cond = PTHREAD_COND_INITIALIZER,
@@ -420,8 +419,6 @@ static int xfer_chunks(struct page_xfer *x, struct parasite_ctl *ctl, const stru
 	size_t len;
 	int err;
 
-	if (!iov)
-		return -ENOMEM;
 	err = -pthread_create(&q.th, NULL, writer_thread, &q);
 	if (err) {
 		pr_err("pid %d: cannot start the writer thread: %s\n", x->pid, strerror(-err));
@@ -437,6 +434,20 @@ static int xfer_chunks(struct page_xfer *x, struct parasite_ctl *ctl, const stru
 	pthread_mutex_unlock(&q.lock);
 	pthread_join(q.th, NULL);
 	return err ? err : q.err;
+}
+
+/* The iovec array is allocated here, not with a cleanup attribute cppcheck cannot follow. */
+static int xfer_chunks(struct page_xfer *x, struct parasite_ctl *ctl, const struct mem_runs *runs,
+		       struct crc_worker *w)
+{
+	struct iovec *iov = calloc(XFER_MAX_IOV, sizeof(*iov));
+	int err;
+
+	if (!iov)
+		return -ENOMEM;
+	err = xfer_chunks_iov(x, ctl, runs, w, iov);
+	free(iov);
+	return err;
 }
 
 int page_xfer_task(struct page_xfer *x, struct parasite_ctl *ctl, const struct mem_runs *runs,
