@@ -94,6 +94,7 @@ int seccomp_parse_status(const char *status, int *ret_mode)
 	return 0;
 }
 
+/* The index in @sd of the filter @p stacked on filter @prev (1-based, 0: none), or -1: none. */
 static ssize_t find_filter(const struct seccomp_dump *sd, const struct seccomp_prog *p,
 			   uint32_t prev)
 {
