@@ -28,7 +28,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
-CPPFLAGS := -D_GNU_SOURCE -Icriu-like/include -Iarch/x86/include -Iparasite/include \
+CPPFLAGS := -D_GNU_SOURCE -Icriu-like/include -Icriu-like -Iarch/x86/include -Iparasite/include \
 	-I$(B)/include -I$(B)/images $(PKG_CFLAGS)
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 $(WARN) -fno-strict-aliasing -MMD -MP
@@ -93,7 +93,7 @@ $(B)/include/%-blob.h: $(B)/parasite/%.elf scripts/gen-blob.sh
 	$(Q)sh scripts/gen-blob.sh $* $< $@
 
 # ---- the tool ----------------------------------------------------------------
-TOOL_SRC := $(filter-out criu-like/main.c,$(wildcard criu-like/*.c)) $(wildcard arch/x86/*.c)
+TOOL_SRC := $(filter-out criu-like/cli/main.c,$(wildcard criu-like/*/*.c)) $(wildcard arch/x86/*.c)
 O := $(B)/obj
 TOOL_OBJ := $(patsubst %.c,$(O)/%.o,$(TOOL_SRC)) $(PB_OBJ)
 # A .pb-c.c includes the headers of the protos it imports: all of them first.
@@ -110,7 +110,7 @@ $(LIB): $(TOOL_OBJ)
 	$(E) "  AR      $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(B)/criu-like: $(O)/criu-like/main.o $(LIB)
+$(B)/criu-like: $(O)/criu-like/cli/main.o $(LIB)
 	$(E) "  LINK    $@"
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -181,7 +181,7 @@ lint:
 	$(Q)clang-format --dry-run --Werror $(C_FILES)
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 \
 		--suppress=missingIncludeSystem --inline-suppr -D__x86_64__ -D_GNU_SOURCE \
-		-Icriu-like/include -Iarch/x86/include -Iparasite/include \
+		-Icriu-like/include -Icriu-like -Iarch/x86/include -Iparasite/include \
 		criu-like arch parasite test/zdtm/lib
 	@echo "lint: ok"
 

@@ -35,7 +35,7 @@
 #include "dump.h"
 #include "log.h"
 #include "options.h"
-#include "../../criu-like/restore-files-anon.h"
+#include "../../criu-like/files/restore-files-anon.h"
 #include "util.h"
 
 static char dir[] = "/tmp/test-anonfd.XXXXXX";

@@ -38,7 +38,7 @@
 #include "log.h"
 #include "options.h"
 #include "proc-parse.h"
-#include "../../criu-like/restore-files-int.h"
+#include "../../criu-like/files/restore-files-int.h"
 #include "util.h"
 
 #ifndef FAN_REPORT_MNT

@@ -32,8 +32,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "../../criu-like/files-int.h"
-#include "../../criu-like/inet-int.h"
+#include "../../criu-like/files/files-int.h"
+#include "../../criu-like/files/inet-int.h"
 #include "dump.h"
 #include "options.h"
 #include "net-lock.h"

@@ -17,7 +17,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "../../criu-like/files-int.h"
+#include "../../criu-like/files/files-int.h"
 #include "options.h"
 #include "proc-parse.h"
 #include "util.h"

@@ -27,7 +27,7 @@
 #include "image.h"
 #include "log.h"
 #include "util.h"
-#include "../../criu-like/restore-int.h"
+#include "../../criu-like/restore/restore-int.h"
 
 #define PID 4242
 #define REG_DATA "0123456789"

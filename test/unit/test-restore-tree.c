@@ -16,7 +16,7 @@
 
 #include "log.h"
 #include "util.h"
-#include "../../criu-like/restore-int.h"
+#include "../../criu-like/restore/restore-int.h"
 
 #define MAX_TASKS 16
 

@@ -11,7 +11,7 @@
 #define LOG_PREFIX "restore-files: "
 #include "log.h"
 #include "restore-files-anon.h"
-#include "restore-int.h"
+#include "restore/restore-int.h"
 #include "util.h"
 
 static int cmp_file_id(const void *a, const void *b)

@@ -27,7 +27,7 @@
 #define LOG_PREFIX "restore: "
 #include "compat.h"
 #include "log.h"
-#include "restore-files-pty.h"
+#include "files/restore-files-pty.h"
 #include "restore-int.h"
 #include "util.h"
 

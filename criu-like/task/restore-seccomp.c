@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "log.h"
-#include "restore-task-int.h"
+#include "restore/restore-task-int.h"
 #include "util.h"
 
 #ifndef SECCOMP_FILTER_FLAG_LOG
