@@ -366,7 +366,7 @@ int cr_dump(const struct cr_options *o)
 		err = write_inventory(&ctx, true);
 	if (!err)
 		err = img_dir_sync(ctx.dirfd);
-	inet_dump_fini(&ctx, err || o->leave_running);
+	dump_files_fini(&ctx, err || o->leave_running);
 	if (ctx.tree) {
 		unseize_tree(ctx.tree, err || o->leave_running ? UNSEIZE_RESUME : UNSEIZE_KILL);
 		ctx.tree = NULL;

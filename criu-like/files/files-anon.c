@@ -17,6 +17,7 @@
 
 #include "files-anon.h"
 #include "log.h"
+#include "restore-files-anon.h"
 #include "util.h"
 
 int anon_fdinfo_read(const struct fd_info *f, enum fdinfo_kind kind, bool plain_ok,
@@ -83,10 +84,14 @@ static int eventfd_dump(struct dump_ctx *ctx, const struct fd_info *f, struct fi
 	return 0;
 }
 
-const struct file_ops eventfd_file_ops = {
+const struct file_kind eventfd_kind = {
 	.name = "eventfd",
 	.match = eventfd_match,
 	.dump = eventfd_dump,
+	.types = { FILE_TYPE__FILE_EVENTFD },
+	.in_flight = true,
+	.check = rst_anonfd_check,
+	.open = rst_anonfd_open,
 };
 
 static int signalfd_match(const struct dump_ctx *ctx, const struct fd_info *f)
@@ -121,10 +126,14 @@ static int signalfd_dump(struct dump_ctx *ctx, const struct fd_info *f, struct f
 	return 0;
 }
 
-const struct file_ops signalfd_file_ops = {
+const struct file_kind signalfd_kind = {
 	.name = "signalfd",
 	.match = signalfd_match,
 	.dump = signalfd_dump,
+	.types = { FILE_TYPE__FILE_SIGNALFD },
+	.in_flight = true,
+	.check = rst_anonfd_check,
+	.open = rst_anonfd_open,
 };
 
 static int timerfd_match(const struct dump_ctx *ctx, const struct fd_info *f)
@@ -180,8 +189,12 @@ static int timerfd_dump(struct dump_ctx *ctx, const struct fd_info *f, struct fi
 	return 0;
 }
 
-const struct file_ops timerfd_file_ops = {
+const struct file_kind timerfd_kind = {
 	.name = "timerfd",
 	.match = timerfd_match,
 	.dump = timerfd_dump,
+	.types = { FILE_TYPE__FILE_TIMERFD },
+	.check = rst_anonfd_check,
+	.open = rst_anonfd_open,
+	.installed = rst_timerfd_installed,
 };

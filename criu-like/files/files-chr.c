@@ -8,12 +8,15 @@
 #define LOG_PREFIX "files: "
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "files-int.h"
+#include "restore-files-int.h"
 #include "log.h"
 #include "util.h"
 
@@ -121,8 +124,103 @@ int chr_fill_mapped(struct file_desc *d, const char *path, const struct stat *st
 	return 0;
 }
 
-const struct file_ops chr_file_ops = {
+/* ---- restore ---------------------------------------------------------------------------- */
+
+/* Character device @fe at @path, checked to be the same device. */
+static int chr_open(const FileEntry *fe, const char *path, uint32_t flags)
+{
+	struct stat st;
+	int fd;
+
+	if (!path) {
+		pr_err("file %u: character device %llx has no path\n", fe->id,
+		       (unsigned long long)fe->chr->rdev);
+		return -EINVAL;
+	}
+	fd = rst_open_nonblock(path, flags);
+	if (fd < 0) {
+		pr_perror("file %u: cannot open %s", fe->id, path);
+		return neg_errno();
+	}
+	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) || (uint64_t)st.st_rdev != fe->chr->rdev) {
+		pr_err("%s is not character device %llx any more\n", path,
+		       (unsigned long long)fe->chr->rdev);
+		close(fd);
+		return -ESTALE;
+	}
+	if (rst_drop_nonblock(fd, flags)) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
+static int open_chr(struct restore_ctx *ctx, size_t pos)
+{
+	const FileEntry *fe = ctx->files->idx.by_id[pos];
+	const char *path = ctx->files->paths[pos];
+	int fd = chr_open(fe, path, fe->chr->flags);
+
+	/* Most devices have no position (ESPIPE) or ignore it. */
+	if (fd >= 0 && fe->chr->has_pos && fe->chr->pos &&
+	    lseek(fd, (off_t)fe->chr->pos, SEEK_SET) < 0 && errno != ESPIPE)
+		pr_warn("%s: cannot seek to %llu: %m\n", path, (unsigned long long)fe->chr->pos);
+	return fd;
+}
+
+/* --shell-job: the controller's own terminal description, as a shell's children share it. */
+static int open_tty(struct restore_ctx *ctx, size_t pos)
+{
+	const FileEntry *fe = ctx->files->idx.by_id[pos];
+	int fd;
+
+	if (!ctx->opts->shell_job) {
+		pr_err("file %u is the terminal of the dumped job: restore with --shell-job\n",
+		       fe->id);
+		return -EINVAL;
+	}
+	for (fd = 0; fd < 3; fd++) {
+		if (isatty(fd)) {
+			int nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+			return nfd < 0 ? neg_errno() : nfd;
+		}
+	}
+	pr_err("file %u is a terminal, but criu-like has none on fds 0-2 to give it\n", fe->id);
+	return -ENOTTY;
+}
+
+static int chr_open_mapped(struct restore_ctx *ctx, size_t pos, int flags)
+{
+	return chr_open(ctx->files->idx.by_id[pos], ctx->files->paths[pos], (uint32_t)flags);
+}
+
+static int chr_check(const FileEntry *fe)
+{
+	return fe->chr ? 0 : rst_file_part_missing(fe);
+}
+
+static const ProtobufCBinaryData *chr_path(const FileEntry *fe)
+{
+	return fe->chr->has_path ? &fe->chr->path : NULL;
+}
+
+/* The terminal (FILE_TTY) or another character device. */
+static int chr_or_tty_open(struct restore_ctx *ctx, size_t pos)
+{
+	if (ctx->files->idx.by_id[pos]->type == FILE_TYPE__FILE_TTY)
+		return open_tty(ctx, pos);
+	return open_chr(ctx, pos);
+}
+
+const struct file_kind chr_kind = {
 	.name = "character device",
 	.match = chr_match,
 	.dump = chr_dump,
+	.types = { FILE_TYPE__FILE_CHR, FILE_TYPE__FILE_TTY },
+	.in_flight = true,
+	.check = chr_check,
+	.path = chr_path,
+	.open = chr_or_tty_open,
+	.open_mapped = chr_open_mapped,
 };

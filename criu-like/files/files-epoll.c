@@ -22,6 +22,7 @@
 #include "compat.h"
 #include "files-anon.h"
 #include "log.h"
+#include "restore-files-anon.h"
 #include "util.h"
 
 static int epoll_match(const struct dump_ctx *ctx, const struct fd_info *f)
@@ -155,8 +156,17 @@ static int epoll_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file
 	return err;
 }
 
-const struct file_ops epoll_file_ops = {
+static int epoll_installed(struct restore_ctx *ctx, struct rst_task *t)
+{
+	return rst_epoll_register(ctx, t);
+}
+
+const struct file_kind epoll_kind = {
 	.name = "epoll",
 	.match = epoll_match,
 	.dump = epoll_dump,
+	.types = { FILE_TYPE__FILE_EPOLL },
+	.check = rst_anonfd_check,
+	.open = rst_epoll_open,
+	.installed = epoll_installed,
 };

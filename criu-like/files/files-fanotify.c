@@ -27,6 +27,7 @@
 
 #include "files-anon.h"
 #include "log.h"
+#include "restore-files-int.h"
 #include "util.h"
 
 #ifndef FAN_MARK_MNTNS
@@ -407,8 +408,16 @@ static int fanotify_dump(struct dump_ctx *ctx, const struct fd_info *f, struct f
 	return err;
 }
 
-const struct file_ops fanotify_file_ops = {
+static int fanotify_check(const FileEntry *fe)
+{
+	return fe->fanotify ? 0 : rst_file_part_missing(fe);
+}
+
+const struct file_kind fanotify_kind = {
 	.name = "fanotify",
 	.match = fanotify_match,
 	.dump = fanotify_dump,
+	.types = { FILE_TYPE__FILE_FANOTIFY },
+	.check = fanotify_check,
+	.open = rst_fanotify_open,
 };

@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "files-int.h"
+#include "restore-files-fifo.h"
+#include "restore-files-int.h"
 #include "log.h"
 #include "util.h"
 
@@ -130,8 +132,23 @@ static int fifo_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 	return 0;
 }
 
-const struct file_ops fifo_file_ops = {
+static int fifo_check(const FileEntry *fe)
+{
+	return fe->fifo ? 0 : rst_file_part_missing(fe);
+}
+
+static const ProtobufCBinaryData *fifo_path(const FileEntry *fe)
+{
+	return &fe->fifo->path;
+}
+
+const struct file_kind fifo_kind = {
 	.name = "named FIFO",
 	.match = fifo_match,
 	.dump = fifo_dump,
+	.types = { FILE_TYPE__FILE_FIFO },
+	.in_flight = true,
+	.check = fifo_check,
+	.path = fifo_path,
+	.open = rst_fifo_open,
 };

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "files-int.h"
+#include "restore-files-int.h"
 #include "inet-int.h"
 #include "log.h"
 #include "net-lock.h"
@@ -735,8 +736,18 @@ static int inet_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 	return err;
 }
 
-const struct file_ops inet_file_ops = {
+static int inet_check(const FileEntry *fe)
+{
+	return fe->inetsk ? 0 : rst_file_part_missing(fe);
+}
+
+const struct file_kind inet_kind = {
 	.name = "inet",
 	.match = inet_match,
 	.dump = inet_dump,
+	.types = { FILE_TYPE__FILE_INETSK },
+	.dump_fini = inet_dump_fini,
+	.check = inet_check,
+	.open = rst_inet_open,
+	.resume = rst_inet_repair_off,
 };

@@ -22,6 +22,7 @@
 
 #include "files-anon.h"
 #include "log.h"
+#include "restore-files-anon.h"
 #include "util.h"
 
 /* One watch's path, found before the entry block is allocated. */
@@ -206,8 +207,11 @@ static int inotify_dump(struct dump_ctx *ctx, const struct fd_info *f, struct fi
 	return err;
 }
 
-const struct file_ops inotify_file_ops = {
+const struct file_kind inotify_kind = {
 	.name = "inotify",
 	.match = inotify_match,
 	.dump = inotify_dump,
+	.types = { FILE_TYPE__FILE_INOTIFY },
+	.check = rst_anonfd_check,
+	.open = rst_anonfd_open,
 };

@@ -4,7 +4,7 @@
 
 /*
  * The file table of a dump (files.c) and the kinds of open files it knows,
- * one file each behind a struct file_ops (files-reg.c, files-chr.c,
+ * one file each behind a struct file_kind (files-reg.c, files-chr.c,
  * files-pipe.c). Documentation/files.md describes the images.
  */
 #include <stdbool.h>
@@ -14,6 +14,7 @@
 
 #include "dump.h"
 #include "proc-parse.h"
+#include "kind.h"
 
 #include "files.pb-c.h"
 
@@ -86,6 +87,8 @@ struct file_table {
 	unsigned int nr_in_flight, cap_in_flight;
 	/* files-unix.c: peers checked by unix_check_peers() */
 	struct usk_peer_check *peer_checks;
+	/* per file_kinds[] entry: the kind's own dump state (file_kind_dump_state()) */
+	void **kind_state;
 	unsigned int nr_peer_checks, cap_peer_checks;
 };
 
@@ -106,34 +109,11 @@ struct fd_info {
 	unsigned int n_locks;
 };
 
-struct file_ops {
-	const char *name;
-	/*
-	 * 1 when this kind dumps @f, 0 when it is not this kind, -EOPNOTSUPP (logged,
-	 * naming the pid and fd) when it is this kind but a variant that is refused.
-	 */
-	int (*match)(const struct dump_ctx *ctx, const struct fd_info *f);
-	/* Fill @d (type, entry) from @f, whose dfd is valid. May write images (ghost). */
-	int (*dump)(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d);
-};
+/* The kinds (files/kinds.c lists them, kind.h says what each provides). */
+extern const struct file_kind reg_kind, pty_kind, chr_kind, pipe_kind, fifo_kind;
+extern const struct file_kind eventfd_kind, signalfd_kind, timerfd_kind, epoll_kind;
+extern const struct file_kind inotify_kind, fanotify_kind, unix_kind, inet_kind;
 
-extern const struct file_ops reg_file_ops, chr_file_ops, pipe_file_ops;
-/* files-anon.c */
-extern const struct file_ops eventfd_file_ops, signalfd_file_ops, timerfd_file_ops;
-/* files-epoll.c */
-extern const struct file_ops epoll_file_ops;
-/* files-inotify.c */
-extern const struct file_ops inotify_file_ops;
-/* files-unix.c: AF_UNIX sockets (files.c refuses other families before the kinds) */
-extern const struct file_ops unix_file_ops;
-/* files-inet.c: AF_INET and AF_INET6 sockets (f->sk_family tells) */
-extern const struct file_ops inet_file_ops;
-/* files-fanotify.c: fanotify groups */
-extern const struct file_ops fanotify_file_ops;
-/* files-pty.c: /dev/ptmx and /dev/pts/N; before chr_file_ops, which keeps the --shell-job tty */
-extern const struct file_ops pty_file_ops;
-/* files-fifo.c: named pipes */
-extern const struct file_ops fifo_file_ops;
 /*
  * files-pipe.c, for pipes and FIFOs: a read end of the pipe behind @f (the
  * drained fd when it reads, else one opened through /proc/PID/fd/N and

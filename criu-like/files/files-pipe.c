@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "files-int.h"
+#include "restore-files-int.h"
+#include "image.h"
 #include "log.h"
 #include "util.h"
 
@@ -157,8 +159,55 @@ static int pipe_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 	return pipe_save_data(ft, f);
 }
 
-const struct file_ops pipe_file_ops = {
+/* pipes-data.img: the unread data of every pipe, once per pipe. */
+static int pipe_dump_finish(struct dump_ctx *ctx)
+{
+	const struct file_table *ft = ctx->files;
+	struct cr_img *img = img_open(ctx->dirfd, CR_IMG_PIPES_DATA, 0, IMG_WRITE);
+	unsigned int i;
+	int err = 0;
+
+	if (!img)
+		return -errno;
+	for (i = 0; i < ft->nr_pipes && !err; i++) {
+		PipeDataEntry e = PIPE_DATA_ENTRY__INIT;
+
+		e.pipe_ino = ft->pipes[i].ino;
+		e.data.data = ft->pipes[i].data;
+		e.data.len = ft->pipes[i].len;
+		e.has_pipe_size = true;
+		e.pipe_size = ft->pipes[i].pipe_size;
+		err = img_write_record(img, &e.base);
+	}
+	return img_close(img) ?: err;
+}
+
+static int pipe_check(const FileEntry *fe)
+{
+	return fe->pipe ? 0 : rst_file_part_missing(fe);
+}
+
+/* The pipe ends that no description took (a writer that was closed: EOF after the data). */
+static int pipe_opened(struct restore_ctx *ctx)
+{
+	rst_pipes_close(ctx->files);
+	return 0;
+}
+
+static void pipe_fini(struct restore_ctx *ctx)
+{
+	rst_pipes_close(ctx->files);
+}
+
+const struct file_kind pipe_kind = {
 	.name = "pipe",
 	.match = pipe_match,
 	.dump = pipe_dump,
+	.types = { FILE_TYPE__FILE_PIPE },
+	.in_flight = true,
+	.dump_finish = pipe_dump_finish,
+	.check = pipe_check,
+	.open = rst_pipe_open,
+	.opened = pipe_opened,
+	.fini = pipe_fini,
 };

@@ -33,6 +33,8 @@
 #include <unistd.h>
 
 #include "files-int.h"
+#include "restore-files-pty.h"
+#include "restore-files-int.h"
 #include "log.h"
 #include "compat.h"
 #include "proc-parse.h"
@@ -407,8 +409,18 @@ static int pty_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 	return is_ptmx(f->st.st_rdev) ? dump_master(ctx, f, d) : dump_slave(ctx, f, d);
 }
 
-const struct file_ops pty_file_ops = {
+static int pty_check(const FileEntry *fe)
+{
+	return fe->pty ? 0 : rst_file_part_missing(fe);
+}
+
+const struct file_kind pty_kind = {
 	.name = "pseudo-terminal",
 	.match = pty_match,
 	.dump = pty_dump,
+	.types = { FILE_TYPE__FILE_PTY },
+	.check = pty_check,
+	.open = rst_pty_open,
+	.after_setsid = rst_pty_set_ctty,
+	.after_groups = rst_pty_set_fg,
 };

@@ -19,6 +19,7 @@
 
 #include "crc32c.h"
 #include "files-int.h"
+#include "restore-files-int.h"
 #include "image.h"
 #include "log.h"
 #include "util.h"
@@ -303,8 +304,121 @@ static int reg_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 	return reg_fill(ctx, d, f->pid, f->dfd, path, &st, f->flags, f->pos, f->mnt_id);
 }
 
-const struct file_ops reg_file_ops = {
+/* ---- restore ---------------------------------------------------------------------------- */
+
+static int check_same_file(const FileEntry *fe, const char *path, int fd)
+{
+	const RegFileEntry *r = fe->reg;
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return neg_errno();
+	if (st.st_mode != r->mode) {
+		pr_err("%s: mode %o, it was %o at the dump\n", path, st.st_mode, r->mode);
+		return -ESTALE;
+	}
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size != r->size) {
+		pr_err("%s: size %lld, it was %llu at the dump\n", path, (long long)st.st_size,
+		       (unsigned long long)r->size);
+		return -ESTALE;
+	}
+	/* Inode numbers change with a copy or a restore on another machine. */
+	if (r->has_ino && (uint64_t)st.st_ino != r->ino)
+		pr_warn("%s: inode %llu, it was %llu at the dump\n", path,
+			(unsigned long long)st.st_ino, (unsigned long long)r->ino);
+	return 0;
+}
+
+static int seek_to(int fd, uint64_t pos, const char *path)
+{
+	if (lseek(fd, (off_t)pos, SEEK_SET) < 0) {
+		pr_perror("%s: cannot seek to %llu", path, (unsigned long long)pos);
+		return neg_errno();
+	}
+	return 0;
+}
+
+/* ---- regular files and directories --------------------------------------------------------- */
+
+static int open_reg(struct restore_ctx *ctx, size_t pos)
+{
+	const FileEntry *fe = ctx->files->idx.by_id[pos];
+	const char *path = ctx->files->paths[pos];
+	int fd, err;
+
+	if (fe->reg->has_unlinked && fe->reg->unlinked)
+		return rst_ghost_open(ctx, pos);
+
+	fd = rst_open_nonblock(path, fe->reg->flags);
+	if (fd < 0) {
+		pr_perror("file %u: cannot open %s", fe->id, path);
+		return neg_errno();
+	}
+	err = check_same_file(fe, path, fd);
+	if (!err && !(fe->reg->flags & O_PATH))
+		err = rst_drop_nonblock(fd, fe->reg->flags);
+	/* a directory's position is its file system's getdents cookie; O_PATH has none */
+	if (!err && !(fe->reg->flags & O_PATH))
+		err = seek_to(fd, fe->reg->pos, path);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Without a description to reopen (a mapping of a file no fd holds): the path, checked. */
+static int reg_open_mapped(struct restore_ctx *ctx, size_t pos, int flags)
+{
+	const FileEntry *fe = ctx->files->idx.by_id[pos];
+	const char *path = ctx->files->paths[pos];
+	int fd, err;
+
+	if (fe->reg->has_unlinked && fe->reg->unlinked) {
+		pr_err("unlinked file %u (%s) has not been rebuilt\n", fe->id, path);
+		return -ENOENT;
+	}
+	fd = rst_open_nonblock(path, (uint32_t)flags);
+	if (fd < 0) {
+		pr_perror("file %u: cannot open %s", fe->id, path);
+		return neg_errno();
+	}
+	err = check_same_file(fe, path, fd);
+	if (!err && !(flags & O_PATH))
+		err = rst_drop_nonblock(fd, (uint32_t)flags);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Opening anything but its own type (a FIFO put there) could block the restore. */
+static int reg_check(const FileEntry *fe)
+{
+	if (!fe->reg)
+		return rst_file_part_missing(fe);
+	if ((fe->type == FILE_TYPE__FILE_REG && !S_ISREG(fe->reg->mode)) ||
+	    (fe->type == FILE_TYPE__FILE_DIR && !S_ISDIR(fe->reg->mode))) {
+		pr_err("files.img: file %u has mode %o, not its type's\n", fe->id, fe->reg->mode);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const ProtobufCBinaryData *reg_entry_path(const FileEntry *fe)
+{
+	return &fe->reg->path;
+}
+
+const struct file_kind reg_kind = {
 	.name = "regular file",
 	.match = reg_match,
 	.dump = reg_dump,
+	.types = { FILE_TYPE__FILE_REG, FILE_TYPE__FILE_DIR },
+	.in_flight = true,
+	.check = reg_check,
+	.path = reg_entry_path,
+	.open = open_reg,
+	.open_mapped = reg_open_mapped,
 };

@@ -35,6 +35,7 @@
 
 #include "files-unix-int.h"
 #include "log.h"
+#include "restore-files-int.h"
 #include "util.h"
 
 #define TCP_ESTABLISHED 1
@@ -262,7 +263,7 @@ static int match_name(struct usk_diag *d, void *arg)
 }
 
 /* The datagram socket bound to @name; 0 if none. */
-static int usk_find_named(const struct usk_from *name, uint32_t *ret)
+static int usk_sender_ino(const struct usk_from *name, uint32_t *ret)
 {
 	struct name_search s = { .name = name, .type = SOCK_DGRAM };
 	int err = diag_query(0, true, match_name, &s);
@@ -635,7 +636,7 @@ static int usk_check_senders(const struct dump_ctx *ctx, const struct fd_info *f
 		if (!from->len || (i && from->len == q->from[i - 1].len &&
 				   !memcmp(from->name, q->from[i - 1].name, from->len)))
 			continue; /* unbound, or the sender checked just before */
-		err = usk_find_named(from, &ino);
+		err = usk_sender_ino(from, &ino);
 		if (err)
 			return err;
 		if (!ino || !usk_in_tree(ctx, f->st.st_dev, ino)) {
@@ -728,8 +729,25 @@ static int unix_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 	return err;
 }
 
-const struct file_ops unix_file_ops = {
+static int unix_check(const FileEntry *fe)
+{
+	return fe->unixsk ? 0 : rst_file_part_missing(fe);
+}
+
+static void unix_fini(struct restore_ctx *ctx)
+{
+	rst_unix_late_fini(ctx->files);
+}
+
+const struct file_kind unix_kind = {
 	.name = "unix socket",
 	.match = unix_match,
 	.dump = unix_dump,
+	.types = { FILE_TYPE__FILE_UNIXSK },
+	.in_flight = true,
+	.dump_finish = unix_check_peers,
+	.check = unix_check,
+	.open = rst_unix_open,
+	.opened = rst_unix_late,
+	.fini = unix_fini,
 };

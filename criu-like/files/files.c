@@ -3,7 +3,7 @@
  * Open files of the tree: the fd table of every process (fdinfo-PID.img)
  * and every open file description once (files.img), shared descriptions
  * found with kcmp(KCMP_FILE) among those on the same inode. Each kind of
- * file has its own file behind a struct file_ops (files-int.h). The tasks
+ * file has its own file behind a struct file_kind (files-int.h). The tasks
  * are only read: their fds are duplicated into the dumper by the parasite.
  */
 #define LOG_PREFIX "files: "
@@ -26,24 +26,6 @@
 #include "log.h"
 #include "util.h"
 
-/* Tried in order: the first whose match() says 1 dumps the fd. */
-static const struct file_ops *const file_kinds[] = {
-	&reg_file_ops,
-	&pty_file_ops,
-	&chr_file_ops,
-	&pipe_file_ops,
-	&fifo_file_ops,
-	/* files-anon.c, files-epoll.c, files-inotify.c */
-	&eventfd_file_ops,
-	&signalfd_file_ops,
-	&timerfd_file_ops,
-	&epoll_file_ops,
-	&inotify_file_ops,
-	&unix_file_ops,
-	&inet_file_ops,
-	&fanotify_file_ops,
-};
-
 static unsigned int ft_hash(uint64_t dev, uint64_t ino)
 {
 	uint64_t h = (ino ^ (dev << 32) ^ (dev >> 32)) * 0x9E3779B97F4A7C15ull;
@@ -53,9 +35,27 @@ static unsigned int ft_hash(uint64_t dev, uint64_t ino)
 
 struct file_table *file_table_get(struct dump_ctx *ctx)
 {
-	if (!ctx->files)
-		ctx->files = calloc(1, sizeof(*ctx->files));
-	return ctx->files;
+	struct file_table *ft;
+
+	if (ctx->files)
+		return ctx->files;
+	ft = calloc(1, sizeof(*ft));
+	if (!ft)
+		return NULL;
+	ft->kind_state = calloc(nr_file_kinds, sizeof(*ft->kind_state));
+	if (!ft->kind_state) {
+		free(ft);
+		return NULL;
+	}
+	ctx->files = ft;
+	return ft;
+}
+
+void **file_kind_dump_state(struct dump_ctx *ctx, const struct file_kind *k)
+{
+	struct file_table *ft = file_table_get(ctx);
+
+	return ft ? &ft->kind_state[file_kind_index(k)] : NULL;
 }
 
 struct file_desc *file_desc_new(struct file_table *ft, uint64_t dev, uint64_t ino)
@@ -128,6 +128,7 @@ void file_table_free(struct file_table *ft)
 	free(ft->descs);
 	free(ft->pipes);
 	free(ft->tables);
+	free(ft->kind_state);
 	free(ft);
 }
 
@@ -144,47 +145,35 @@ static int write_files_img(struct dump_ctx *ctx, struct file_table *ft)
 	return img_close(img) ?: err;
 }
 
-static int write_pipes_img(struct dump_ctx *ctx, struct file_table *ft)
-{
-	struct cr_img *img = img_open(ctx->dirfd, CR_IMG_PIPES_DATA, 0, IMG_WRITE);
-	unsigned int i;
-	int err = 0;
-
-	if (!img)
-		return -errno;
-	for (i = 0; i < ft->nr_pipes && !err; i++) {
-		PipeDataEntry e = PIPE_DATA_ENTRY__INIT;
-
-		e.pipe_ino = ft->pipes[i].ino;
-		e.data.data = ft->pipes[i].data;
-		e.data.len = ft->pipes[i].len;
-		e.has_pipe_size = true;
-		e.pipe_size = ft->pipes[i].pipe_size;
-		err = img_write_record(img, &e.base);
-	}
-	return img_close(img) ?: err;
-}
-
 static int resolve_in_flight(struct dump_ctx *ctx, struct file_table *ft);
 
 int dump_files_finish(struct dump_ctx *ctx)
 {
 	struct file_table *ft = file_table_get(ctx);
+	size_t i;
 	int err;
 
 	if (!ft)
 		return -ENOMEM;
 	/* Every task is dumped: an fd in flight that none holds is dumped on its own. */
 	err = resolve_in_flight(ctx, ft);
-	if (!err)
-		err = unix_check_peers(ctx);
+	for (i = 0; !err && i < nr_file_kinds; i++)
+		if (file_kinds[i]->dump_finish)
+			err = file_kinds[i]->dump_finish(ctx);
 	if (!err)
 		err = write_files_img(ctx, ft);
 	if (!err)
-		err = write_pipes_img(ctx, ft);
-	if (!err)
-		pr_info("%u open files, %u pipes\n", ft->nr, ft->nr_pipes);
+		pr_info("%u open files\n", ft->nr);
 	return err;
+}
+
+void dump_files_fini(struct dump_ctx *ctx, bool resume)
+{
+	size_t i;
+
+	for (i = 0; i < nr_file_kinds; i++)
+		if (file_kinds[i]->dump_fini)
+			file_kinds[i]->dump_fini(ctx, resume);
 }
 
 static long kcmp(pid_t p1, pid_t p2, int type, unsigned long a, unsigned long b)
@@ -419,20 +408,27 @@ static int refuse_fd(const struct fd_info *f, int sock_family)
 	return -EOPNOTSUPP;
 }
 
-/* The first of @n @kinds that dumps @f, in *@ret (NULL: none); or -errno. */
-static int match_kind(struct dump_ctx *ctx, const struct fd_info *f,
-		      const struct file_ops *const *kinds, size_t n, const struct file_ops **ret)
+/*
+ * The first kind that dumps @f, in *@ret (NULL: none); or -errno. @in_flight:
+ * only kinds that can dump a description no task holds.
+ */
+static int match_kind(struct dump_ctx *ctx, const struct fd_info *f, bool in_flight,
+		      const struct file_kind **ret)
 {
 	size_t i;
 
 	*ret = NULL;
-	for (i = 0; i < n; i++) {
-		int r = kinds[i]->match(ctx, f);
+	for (i = 0; i < nr_file_kinds; i++) {
+		const struct file_kind *k = file_kinds[i];
+		int r;
 
+		if (in_flight && !k->in_flight)
+			continue;
+		r = k->match(ctx, f);
 		if (r < 0)
 			return r;
 		if (r) {
-			*ret = kinds[i];
+			*ret = k;
 			return 0;
 		}
 	}
@@ -441,7 +437,7 @@ static int match_kind(struct dump_ctx *ctx, const struct fd_info *f,
 
 /* The kind of @f in *@ret; NULL (and 0) for the parasite's own socket, to be left out. */
 static int classify_fd(struct dump_ctx *ctx, struct dump_task *dt, struct fd_info *f,
-		       const struct file_ops **ret)
+		       const struct file_kind **ret)
 {
 	bool parasite = false;
 	int family = -1;
@@ -460,7 +456,7 @@ static int classify_fd(struct dump_ctx *ctx, struct dump_task *dt, struct fd_inf
 			return refuse_fd(f, family);
 	}
 	f->sk_family = family;
-	err = match_kind(ctx, f, file_kinds, ARRAY_SIZE(file_kinds), ret);
+	err = match_kind(ctx, f, false, ret);
 	if (!err && !*ret)
 		err = refuse_fd(f, -1);
 	return err;
@@ -545,7 +541,7 @@ static int find_desc(const struct inode_group *g, const struct fd_info *f, struc
 /* Per fd of the task: what it is, its description, and whether this fd dumps it. */
 struct task_fd {
 	struct fd_info f;
-	const struct file_ops *ops;
+	const struct file_kind *ops;
 	struct file_desc *d;
 	bool first; /* the description is new: dump it through this fd */
 };
@@ -735,16 +731,6 @@ int file_in_flight_add(struct file_table *ft, int dfd, uint32_t *slot, const str
 	return 0;
 }
 
-/*
- * The kinds a description no task holds may be: those dumped from the
- * description alone. Epoll sets, inotify and fanotify groups, timerfds,
- * terminals and inet sockets need the task holding them and stay refused.
- */
-static const struct file_ops *const in_flight_kinds[] = {
-	&reg_file_ops,	   &chr_file_ops,      &pipe_file_ops, &fifo_file_ops,
-	&eventfd_file_ops, &signalfd_file_ops, &unix_file_ops,
-};
-
 static int refuse_in_flight(const struct in_flight *fl, const struct fd_info *f)
 {
 	pr_err("pid %d fd %d: %s in flight in its queue is held by no task and is a kind that "
@@ -759,7 +745,7 @@ static int dump_file_in_flight(struct dump_ctx *ctx, struct file_table *ft,
 			       struct file_desc **ret)
 {
 	struct fd_info f = { .pid = getpid(), .fd = fl->dfd, .dfd = fl->dfd, .sk_family = -1 };
-	const struct file_ops *ops = NULL;
+	const struct file_kind *ops = NULL;
 	struct file_desc *d;
 	socklen_t len = sizeof(f.sk_family);
 	int err;
@@ -769,7 +755,7 @@ static int dump_file_in_flight(struct dump_ctx *ctx, struct file_table *ft,
 	    getsockopt(f.dfd, SOL_SOCKET, SO_DOMAIN, &f.sk_family, &len))
 		err = neg_errno();
 	if (!err)
-		err = match_kind(ctx, &f, in_flight_kinds, ARRAY_SIZE(in_flight_kinds), &ops);
+		err = match_kind(ctx, &f, true, &ops);
 	if (!err && !ops)
 		err = refuse_in_flight(fl, &f);
 	if (!err)

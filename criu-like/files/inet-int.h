@@ -189,4 +189,11 @@ int tcp_go_live(int sk, const InetSkEntry *e);
 /* restore-files-inet.c: @e's addresses as a sockaddr; -EINVAL for a bad entry. */
 int inet_sockaddr(const InetSkEntry *e, bool dst, struct sockaddr_storage *sa, socklen_t *len);
 
+/*
+ * files-tcp.c, the kind's dump_fini: at the end of a dump, with the tree still
+ * frozen: when @resume (the tree goes on: -R or a failure), take every socket
+ * the dump put in repair mode out of it; then free ctx->inet.
+ */
+void inet_dump_fini(struct dump_ctx *ctx, bool resume);
+
 #endif

@@ -3,7 +3,7 @@
  * eventfd, signalfd, timerfd and inotify of a restore: each description is
  * created anew in the controller, before the first fork, with the state
  * files.img holds (Documentation/files.md). Two things wait for the tasks
- * (rst_anonfd_post_install()): epoll targets (restore-files-epoll.c), and
+ * (rst_timerfd_installed()): epoll targets (restore-files-epoll.c), and
  * arming timerfds, so their time left counts from as late as we can.
  */
 #include <errno.h>
@@ -143,7 +143,7 @@ static int timerfd_arm(const FileEntry *fe, int fd)
 	return 0;
 }
 
-/* Created disarmed: the first task holding it arms it (rst_anonfd_post_install()). */
+/* Created disarmed: the first task holding it arms it (rst_timerfd_installed()). */
 static int open_timerfd(const FileEntry *fe)
 {
 	const TimerfdFileEntry *e = fe->timerfd;
@@ -327,11 +327,11 @@ static bool first_holder(const struct restore_ctx *ctx, const struct rst_task *t
 	return true;
 }
 
-int rst_anonfd_post_install(struct restore_ctx *ctx, struct rst_task *t)
+int rst_timerfd_installed(struct restore_ctx *ctx, struct rst_task *t)
 {
 	const struct rst_task_files *tf = t->files;
 	size_t i, j;
-	int err = rst_epoll_register(ctx, t);
+	int err = 0;
 
 	for (i = 0; i < tf->nr_fds && !err; i++) {
 		const FdEntry *fd = tf->fds[i];

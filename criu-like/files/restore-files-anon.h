@@ -30,6 +30,6 @@ int rst_epoll_register(struct restore_ctx *ctx, const struct rst_task *t);
  * register the epoll targets that are fds of @t, and arm every timerfd of which @t is the first holder (ctx->tasks order),
  * with its time left and its unread expirations. 0 or -errno (logged).
  */
-int rst_anonfd_post_install(struct restore_ctx *ctx, struct rst_task *t);
+int rst_timerfd_installed(struct restore_ctx *ctx, struct rst_task *t);
 
 #endif

@@ -7,6 +7,7 @@
 #include <sys/un.h>
 
 #include "restore/restore-int.h"
+#include "kind.h"
 
 /* One pipe, by inode: both ends, created once for every description of it. */
 struct rst_pipe {
@@ -21,6 +22,8 @@ struct rst_files {
 	ProtobufCMessage **pipe_recs; /* PipeDataEntry */
 	size_t nr_pipe_recs;
 	struct rst_file_index idx;
+	const struct file_kind **kind_at; /* per idx position: its kind */
+	struct rst_kind *kinds; /* per file_kinds[] entry: its descriptions and state */
 	char **paths; /* per idx position: NUL-terminated path, or NULL */
 	int *fds; /* per idx position: the description, a service fd, or -1 */
 	struct rst_pipe *pipes;
@@ -76,6 +79,20 @@ int rst_inet_open(struct restore_ctx *ctx, size_t pos);
 int rst_inet_repair_off(struct restore_ctx *ctx);
 /* restore-files-fanotify.c: the fanotify group idx.by_id[@pos], or -errno. */
 int rst_fanotify_open(struct restore_ctx *ctx, size_t pos);
+/*
+ * Flags a description is reopened with: nothing that creates or truncates,
+ * never inherited by exec.
+ */
+int rst_open_flags(uint32_t flags);
+/*
+ * open() that cannot block: a FIFO or a device put at the path since the dump
+ * would wait for a peer. The caller checks the type, then drops O_NONBLOCK
+ * with rst_drop_nonblock() unless the description had it (@flags).
+ */
+int rst_open_nonblock(const char *path, uint32_t flags);
+int rst_drop_nonblock(int fd, uint32_t flags);
+/* files.img: file @fe lacks the part its type needs (logged): -EINVAL. */
+int rst_file_part_missing(const FileEntry *fe);
 /* A new description of the file behind @fd, opened with @flags (O_CREAT etc. dropped). */
 int rst_reopen_fd(int fd, uint32_t flags);
 

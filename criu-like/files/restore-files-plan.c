@@ -10,8 +10,7 @@
 
 #define LOG_PREFIX "restore-files: "
 #include "log.h"
-#include "restore-files-anon.h"
-#include "restore/restore-int.h"
+#include "restore-files-int.h"
 #include "util.h"
 
 static int cmp_file_id(const void *a, const void *b)
@@ -21,60 +20,22 @@ static int cmp_file_id(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+int rst_file_part_missing(const FileEntry *fe)
+{
+	pr_err("files.img: file %u lacks the description of its type %d\n", fe->id, fe->type);
+	return -EINVAL;
+}
+
 /* The part of FileEntry its type needs (the reader must never dereference a missing one). */
 static int check_file_entry(const FileEntry *fe)
 {
-	bool ok;
+	const struct file_kind *k = file_kind_of_type(fe->type);
 
-	switch (fe->type) {
-	case FILE_TYPE__FILE_REG:
-	case FILE_TYPE__FILE_DIR:
-		ok = fe->reg != NULL;
-		break;
-	case FILE_TYPE__FILE_PIPE:
-		ok = fe->pipe != NULL;
-		break;
-	case FILE_TYPE__FILE_CHR:
-	case FILE_TYPE__FILE_TTY:
-		ok = fe->chr != NULL;
-		break;
-	case FILE_TYPE__FILE_EVENTFD:
-	case FILE_TYPE__FILE_SIGNALFD:
-	case FILE_TYPE__FILE_TIMERFD:
-	case FILE_TYPE__FILE_EPOLL:
-	case FILE_TYPE__FILE_INOTIFY:
-		return rst_anonfd_check(fe);
-	case FILE_TYPE__FILE_UNIXSK:
-		ok = fe->unixsk != NULL;
-		break;
-	case FILE_TYPE__FILE_FIFO:
-		ok = fe->fifo != NULL;
-		break;
-	case FILE_TYPE__FILE_PTY:
-		ok = fe->pty != NULL;
-		break;
-	case FILE_TYPE__FILE_INETSK:
-		ok = fe->inetsk != NULL;
-		break;
-	case FILE_TYPE__FILE_FANOTIFY:
-		ok = fe->fanotify != NULL;
-		break;
-	default:
+	if (!k) {
 		pr_err("files.img: file %u has unknown type %d\n", fe->id, fe->type);
 		return -EINVAL;
 	}
-	if (!ok) {
-		pr_err("files.img: file %u lacks the description of its type %d\n", fe->id,
-		       fe->type);
-		return -EINVAL;
-	}
-	/* opening anything else (a FIFO) could block the restore */
-	if ((fe->type == FILE_TYPE__FILE_REG && !S_ISREG(fe->reg->mode)) ||
-	    (fe->type == FILE_TYPE__FILE_DIR && !S_ISDIR(fe->reg->mode))) {
-		pr_err("files.img: file %u has mode %o, not its type's\n", fe->id, fe->reg->mode);
-		return -EINVAL;
-	}
-	return 0;
+	return k->check(fe);
 }
 
 int rst_file_index_build(struct rst_file_index *idx, FileEntry **fes, size_t n)

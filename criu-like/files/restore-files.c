@@ -28,7 +28,7 @@
  * Flags a description is reopened with: nothing that creates or truncates,
  * never inherited by exec.
  */
-static int open_flags(uint32_t flags)
+int rst_open_flags(uint32_t flags)
 {
 	return (int)(flags & ~(uint32_t)(O_CREAT | O_TRUNC | O_EXCL | O_CLOEXEC | O_NOCTTY)) |
 	       O_CLOEXEC | O_NOCTTY;
@@ -39,12 +39,12 @@ static int open_flags(uint32_t flags)
  * would wait for a peer. The type is checked after, O_NONBLOCK then dropped
  * unless the description had it.
  */
-static int open_nonblock(const char *path, uint32_t flags)
+int rst_open_nonblock(const char *path, uint32_t flags)
 {
-	return open(path, open_flags(flags) | O_NONBLOCK);
+	return open(path, rst_open_flags(flags) | O_NONBLOCK);
 }
 
-static int drop_nonblock(int fd, uint32_t flags)
+int rst_drop_nonblock(int fd, uint32_t flags)
 {
 	int fl = fcntl(fd, F_GETFL);
 
@@ -69,135 +69,8 @@ int rst_reopen_fd(int fd, uint32_t flags)
 	int nfd;
 
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	nfd = open(self, open_flags(flags));
+	nfd = open(self, rst_open_flags(flags));
 	return nfd < 0 ? neg_errno() : nfd;
-}
-
-static int check_same_file(const FileEntry *fe, const char *path, int fd)
-{
-	const RegFileEntry *r = fe->reg;
-	struct stat st;
-
-	if (fstat(fd, &st))
-		return neg_errno();
-	if (st.st_mode != r->mode) {
-		pr_err("%s: mode %o, it was %o at the dump\n", path, st.st_mode, r->mode);
-		return -ESTALE;
-	}
-	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size != r->size) {
-		pr_err("%s: size %lld, it was %llu at the dump\n", path, (long long)st.st_size,
-		       (unsigned long long)r->size);
-		return -ESTALE;
-	}
-	/* Inode numbers change with a copy or a restore on another machine. */
-	if (r->has_ino && (uint64_t)st.st_ino != r->ino)
-		pr_warn("%s: inode %llu, it was %llu at the dump\n", path,
-			(unsigned long long)st.st_ino, (unsigned long long)r->ino);
-	return 0;
-}
-
-static int seek_to(int fd, uint64_t pos, const char *path)
-{
-	if (lseek(fd, (off_t)pos, SEEK_SET) < 0) {
-		pr_perror("%s: cannot seek to %llu", path, (unsigned long long)pos);
-		return neg_errno();
-	}
-	return 0;
-}
-
-/* ---- regular files and directories --------------------------------------------------------- */
-
-static int open_reg(struct restore_ctx *ctx, size_t pos)
-{
-	const FileEntry *fe = ctx->files->idx.by_id[pos];
-	const char *path = ctx->files->paths[pos];
-	int fd, err;
-
-	if (fe->reg->has_unlinked && fe->reg->unlinked)
-		return rst_ghost_open(ctx, pos);
-
-	fd = open_nonblock(path, fe->reg->flags);
-	if (fd < 0) {
-		pr_perror("file %u: cannot open %s", fe->id, path);
-		return neg_errno();
-	}
-	err = check_same_file(fe, path, fd);
-	if (!err && !(fe->reg->flags & O_PATH))
-		err = drop_nonblock(fd, fe->reg->flags);
-	/* a directory's position is its file system's getdents cookie; O_PATH has none */
-	if (!err && !(fe->reg->flags & O_PATH))
-		err = seek_to(fd, fe->reg->pos, path);
-	if (err) {
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
-/* ---- character devices and the terminal -------------------------------------------------- */
-
-/* Character device @fe at @path, checked to be the same device. */
-static int chr_open(const FileEntry *fe, const char *path, uint32_t flags)
-{
-	struct stat st;
-	int fd;
-
-	if (!path) {
-		pr_err("file %u: character device %llx has no path\n", fe->id,
-		       (unsigned long long)fe->chr->rdev);
-		return -EINVAL;
-	}
-	fd = open_nonblock(path, flags);
-	if (fd < 0) {
-		pr_perror("file %u: cannot open %s", fe->id, path);
-		return neg_errno();
-	}
-	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) || (uint64_t)st.st_rdev != fe->chr->rdev) {
-		pr_err("%s is not character device %llx any more\n", path,
-		       (unsigned long long)fe->chr->rdev);
-		close(fd);
-		return -ESTALE;
-	}
-	if (drop_nonblock(fd, flags)) {
-		close(fd);
-		return -EIO;
-	}
-	return fd;
-}
-
-static int open_chr(struct restore_ctx *ctx, size_t pos)
-{
-	const FileEntry *fe = ctx->files->idx.by_id[pos];
-	const char *path = ctx->files->paths[pos];
-	int fd = chr_open(fe, path, fe->chr->flags);
-
-	/* Most devices have no position (ESPIPE) or ignore it. */
-	if (fd >= 0 && fe->chr->has_pos && fe->chr->pos &&
-	    lseek(fd, (off_t)fe->chr->pos, SEEK_SET) < 0 && errno != ESPIPE)
-		pr_warn("%s: cannot seek to %llu: %m\n", path, (unsigned long long)fe->chr->pos);
-	return fd;
-}
-
-/* --shell-job: the controller's own terminal description, as a shell's children share it. */
-static int open_tty(struct restore_ctx *ctx, size_t pos)
-{
-	const FileEntry *fe = ctx->files->idx.by_id[pos];
-	int fd;
-
-	if (!ctx->opts->shell_job) {
-		pr_err("file %u is the terminal of the dumped job: restore with --shell-job\n",
-		       fe->id);
-		return -EINVAL;
-	}
-	for (fd = 0; fd < 3; fd++) {
-		if (isatty(fd)) {
-			int nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-
-			return nfd < 0 ? neg_errno() : nfd;
-		}
-	}
-	pr_err("file %u is a terminal, but criu-like has none on fds 0-2 to give it\n", fe->id);
-	return -ENOTTY;
 }
 
 /* ---- the plan: read every image ----------------------------------------------------------- */
@@ -226,12 +99,41 @@ static char *bytes_dup(const ProtobufCBinaryData *b)
 	return strndup((const char *)b->data, b->len);
 }
 
+/* Per kind, the positions of its descriptions in id order. */
+static int index_kinds(struct rst_files *f)
+{
+	size_t i;
+
+	f->kinds = calloc(nr_file_kinds, sizeof(*f->kinds));
+	f->kind_at = calloc(f->idx.n + 1, sizeof(*f->kind_at));
+	if (!f->kinds || !f->kind_at)
+		return -ENOMEM;
+	for (i = 0; i < f->idx.n; i++) {
+		f->kind_at[i] = file_kind_of_type(f->idx.by_id[i]->type);
+		f->kinds[file_kind_index(f->kind_at[i])].n++;
+	}
+	for (i = 0; i < nr_file_kinds; i++) {
+		f->kinds[i].pos = malloc((f->kinds[i].n + 1) * sizeof(*f->kinds[i].pos));
+		if (!f->kinds[i].pos)
+			return -ENOMEM;
+		f->kinds[i].n = 0;
+	}
+	for (i = 0; i < f->idx.n; i++) {
+		struct rst_kind *k = &f->kinds[file_kind_index(f->kind_at[i])];
+
+		k->pos[k->n++] = i;
+	}
+	return 0;
+}
+
 static int index_files(struct rst_files *f)
 {
 	size_t i;
 	int err;
 
 	err = rst_file_index_build(&f->idx, (FileEntry **)f->file_recs, f->nr_file_recs);
+	if (!err)
+		err = index_kinds(f);
 	if (err)
 		return err;
 	f->paths = calloc(f->idx.n + 1, sizeof(*f->paths));
@@ -243,12 +145,8 @@ static int index_files(struct rst_files *f)
 		const ProtobufCBinaryData *p = NULL;
 
 		f->fds[i] = -1;
-		if (fe->reg)
-			p = &fe->reg->path;
-		else if (fe->chr && fe->chr->has_path)
-			p = &fe->chr->path;
-		else if (fe->fifo)
-			p = &fe->fifo->path;
+		if (f->kind_at[i]->path)
+			p = f->kind_at[i]->path(fe);
 		if (!p)
 			continue;
 		f->paths[i] = bytes_dup(p);
@@ -258,6 +156,11 @@ static int index_files(struct rst_files *f)
 		}
 	}
 	return 0;
+}
+
+struct rst_kind *rst_kind_get(const struct restore_ctx *ctx, const struct file_kind *k)
+{
+	return &ctx->files->kinds[file_kind_index(k)];
 }
 
 static int read_task_files(struct restore_ctx *ctx, struct rst_task *t)
@@ -326,43 +229,16 @@ size_t rst_files_count(const struct restore_ctx *ctx)
 
 /* ---- the controller: open every description once ---------------------------------------- */
 
-static int open_one(struct restore_ctx *ctx, size_t pos)
-{
-	const FileEntry *fe = ctx->files->idx.by_id[pos];
-
-	switch (fe->type) {
-	case FILE_TYPE__FILE_REG:
-	case FILE_TYPE__FILE_DIR:
-		return open_reg(ctx, pos);
-	case FILE_TYPE__FILE_PIPE:
-		return rst_pipe_open(ctx, pos);
-	case FILE_TYPE__FILE_CHR:
-		return open_chr(ctx, pos);
-	case FILE_TYPE__FILE_TTY:
-		return open_tty(ctx, pos);
-	case FILE_TYPE__FILE_EVENTFD:
-	case FILE_TYPE__FILE_SIGNALFD:
-	case FILE_TYPE__FILE_TIMERFD:
-	case FILE_TYPE__FILE_INOTIFY:
-		return rst_anonfd_open(ctx, pos);
-	case FILE_TYPE__FILE_EPOLL:
-		return rst_epoll_open(ctx, pos);
-	case FILE_TYPE__FILE_UNIXSK:
-		return rst_unix_open(ctx, pos);
-	case FILE_TYPE__FILE_FIFO:
-		return rst_fifo_open(ctx, pos);
-	case FILE_TYPE__FILE_PTY:
-		return rst_pty_open(ctx, pos);
-	case FILE_TYPE__FILE_INETSK:
-		return rst_inet_open(ctx, pos);
-	case FILE_TYPE__FILE_FANOTIFY:
-		return rst_fanotify_open(ctx, pos);
-	default:
-		break;
-	}
-	pr_err("file %u: unknown type %d\n", fe->id, fe->type);
-	return -EINVAL;
-}
+/* Each kind's hook @hook (an int (*)(struct restore_ctx *) member), in table order. */
+#define for_each_kind_hook(ctx, hook)                               \
+	({                                                          \
+		int __err = 0;                                      \
+		size_t __i;                                         \
+		for (__i = 0; !__err && __i < nr_file_kinds; __i++) \
+			if (file_kinds[__i]->hook)                  \
+				__err = file_kinds[__i]->hook(ctx); \
+		__err;                                              \
+	})
 
 int rst_files_open(struct restore_ctx *ctx)
 {
@@ -370,8 +246,9 @@ int rst_files_open(struct restore_ctx *ctx)
 	size_t i;
 	int fd, err = 0;
 
-	for (i = 0; i < f->idx.n; i++) {
-		fd = open_one(ctx, i);
+	err = for_each_kind_hook(ctx, prepare);
+	for (i = 0; !err && i < f->idx.n; i++) {
+		fd = f->kind_at[i]->open(ctx, i);
 		if (fd >= 0)
 			fd = to_service_fd(ctx, fd);
 		if (fd < 0) {
@@ -386,11 +263,9 @@ int rst_files_open(struct restore_ctx *ctx)
 		if (err)
 			break;
 	}
-	/* Fds in flight: every description they name is open now. */
+	/* Every description is open: fds in flight can be sent, unused pipe ends closed. */
 	if (!err)
-		err = rst_unix_late(ctx);
-	/* The pipe ends that no description took (a writer that was closed: EOF after the data). */
-	rst_pipes_close(f);
+		err = for_each_kind_hook(ctx, opened);
 	return err;
 }
 
@@ -412,7 +287,7 @@ int rst_files_install(struct restore_ctx *ctx, struct rst_task *t)
 {
 	const struct rst_task_files *tf = t->files;
 	const struct rst_files *f = ctx->files;
-	int next = 0, err;
+	int next = 0, err = 0;
 	size_t i;
 
 	for (i = 0; i < tf->nr_fds; i++) {
@@ -441,9 +316,38 @@ int rst_files_install(struct restore_ctx *ctx, struct rst_task *t)
 	 * epoll keys its targets by the task's own fd numbers, only right now;
 	 * timerfds start counting when the first task holding them is this far
 	 */
-	err = rst_anonfd_post_install(ctx, t);
+	for (i = 0; !err && i < nr_file_kinds; i++)
+		if (file_kinds[i]->installed)
+			err = file_kinds[i]->installed(ctx, t);
 	/* POSIX locks belong to the process: taken by it, through its own fds */
 	return err ? err : rst_locks_post_install(ctx, t);
+}
+
+int rst_files_after_setsid(struct restore_ctx *ctx, const struct rst_task *t)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < nr_file_kinds; i++)
+		if (file_kinds[i]->after_setsid)
+			err = file_kinds[i]->after_setsid(ctx, t);
+	return err;
+}
+
+int rst_files_after_groups(struct restore_ctx *ctx, const struct rst_task *t)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < nr_file_kinds; i++)
+		if (file_kinds[i]->after_groups)
+			err = file_kinds[i]->after_groups(ctx, t);
+	return err;
+}
+
+int rst_files_resume(struct restore_ctx *ctx)
+{
+	return for_each_kind_hook(ctx, resume);
 }
 
 int rst_fs_restore(struct restore_ctx *ctx __unused, struct rst_task *t)
@@ -478,47 +382,18 @@ const char *rst_file_path(const struct restore_ctx *ctx, uint32_t id)
 	return pos >= 0 ? ctx->files->paths[pos] : NULL;
 }
 
-/* Without a description to reopen: the path, checked like the dumped file. */
-static int file_open_path(const FileEntry *fe, const char *path, int flags)
-{
-	int fd, err;
-
-	if (fe->type == FILE_TYPE__FILE_CHR)
-		return chr_open(fe, path, (uint32_t)flags);
-	if (fe->reg->has_unlinked && fe->reg->unlinked) {
-		pr_err("unlinked file %u (%s) has not been rebuilt\n", fe->id, path);
-		return -ENOENT;
-	}
-	fd = open_nonblock(path, (uint32_t)flags);
-	if (fd < 0) {
-		pr_perror("file %u: cannot open %s", fe->id, path);
-		return neg_errno();
-	}
-	err = check_same_file(fe, path, fd);
-	if (!err && !(flags & O_PATH))
-		err = drop_nonblock(fd, (uint32_t)flags);
-	if (err) {
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
 int rst_file_open(struct restore_ctx *ctx, uint32_t id, int flags)
 {
 	const struct rst_files *f = ctx->files;
 	long pos = f ? file_pos(f, id) : -1;
-	const FileEntry *fe;
 	int fd;
 
 	if (pos < 0) {
 		pr_err("file %u is not in files.img\n", id);
 		return -ENOENT;
 	}
-	fe = f->idx.by_id[pos];
-	if (fe->type != FILE_TYPE__FILE_REG && fe->type != FILE_TYPE__FILE_DIR &&
-	    fe->type != FILE_TYPE__FILE_CHR) {
-		pr_err("file %u is a pipe or a terminal: it cannot back a mapping\n", id);
+	if (!f->kind_at[pos]->open_mapped) {
+		pr_err("file %u is a %s: it cannot back a mapping\n", id, f->kind_at[pos]->name);
 		return -EINVAL;
 	}
 	/* The description opened (and checked, or rebuilt from its ghost) by rst_files_open(). */
@@ -527,7 +402,7 @@ int rst_file_open(struct restore_ctx *ctx, uint32_t id, int flags)
 		if (fd >= 0)
 			return fd;
 	}
-	return file_open_path(fe, f->paths[pos], flags);
+	return f->kind_at[pos]->open_mapped(ctx, (size_t)pos, flags);
 }
 
 /* ---- cleanup --------------------------------------------------------------------------------- */
@@ -555,8 +430,13 @@ void rst_files_fini(struct restore_ctx *ctx)
 		free_task_files(&ctx->tasks[i]);
 	if (!f)
 		return;
-	rst_pipes_close(f);
-	rst_unix_late_fini(f);
+	for (j = 0; f->kinds && j < nr_file_kinds; j++) {
+		if (file_kinds[j]->fini)
+			file_kinds[j]->fini(ctx);
+		free(f->kinds[j].pos);
+	}
+	free(f->kinds);
+	free(f->kind_at);
 	for (j = 0; j < f->idx.n; j++) {
 		if (f->fds && f->fds[j] >= 0)
 			close(f->fds[j]);

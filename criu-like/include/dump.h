@@ -63,15 +63,14 @@ int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt);
 int dump_shmem(struct dump_ctx *ctx);
 /* files.c: fdinfo-PID.img, and files.img / pipes-data.img / ghost-ID.img entries. */
 int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt);
-/* files.c: write files.img and pipes-data.img after every task. */
+/* files.c: after every task: each kind's own images, then files.img. */
 int dump_files_finish(struct dump_ctx *ctx);
-void file_table_free(struct file_table *ft);
 /*
- * files-inet.c: at the end of a dump, with the tree still frozen: when
- * @resume (the tree goes on: -R or a failure), take every socket the dump put
- * in repair mode out of it; then free ctx->inet.
+ * files.c: at the end of every dump, the tree still frozen; @resume: it goes
+ * on (-R or a failure), so every kind undoes what it did to it (TCP repair).
  */
-void inet_dump_fini(struct dump_ctx *ctx, bool resume);
+void dump_files_fini(struct dump_ctx *ctx, bool resume);
+void file_table_free(struct file_table *ft);
 /*
  * files.c: the FileEntry id of the file behind @fd (an fd of the dumper, e.g.
  * from /proc/PID/map_files/A-B or /proc/PID/exe), added to files.img once per

@@ -27,7 +27,6 @@
 #define LOG_PREFIX "restore: "
 #include "compat.h"
 #include "log.h"
-#include "files/restore-files-pty.h"
 #include "restore-int.h"
 #include "util.h"
 
@@ -246,7 +245,7 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t)
 		err = lead(t->pe);
 	/* a session's controlling terminal: after setsid, before the session's other tasks */
 	if (!err)
-		err = rst_pty_set_ctty(ctx, t);
+		err = rst_files_after_setsid(ctx, t);
 	if (!err)
 		err = fork_children(ctx, t, false);
 	if (err)
@@ -259,7 +258,7 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t)
 	err = join_group(t->pe);
 	/* every group leader exists now: the terminal's foreground group */
 	if (!err)
-		err = rst_pty_set_fg(ctx, t);
+		err = rst_files_after_groups(ctx, t);
 	if (err)
 		return err;
 	if (rst_task_zombie(t))

@@ -102,6 +102,12 @@ size_t rst_files_count(const struct restore_ctx *ctx);
 int rst_files_open(struct restore_ctx *ctx);
 /* In the task: its fds at their numbers, every other fd below the base closed. */
 int rst_files_install(struct restore_ctx *ctx, struct rst_task *t);
+/* In the task: each kind's step right after setsid() (a session's controlling terminal). */
+int rst_files_after_setsid(struct restore_ctx *ctx, const struct rst_task *t);
+/* In the task: each kind's step once every process group exists (a terminal's foreground). */
+int rst_files_after_groups(struct restore_ctx *ctx, const struct rst_task *t);
+/* In the controller, every thread at the barrier: each kind's last step (TCP repair off). */
+int rst_files_resume(struct restore_ctx *ctx);
 /* In the task: cwd, root, umask. */
 int rst_fs_restore(struct restore_ctx *ctx, struct rst_task *t);
 /* Close the controller's descriptions (after the resume or a failure) and free everything. */

@@ -532,7 +532,7 @@ static int rst_run_stages(struct rst_run *r)
 	if (!err)
 		err = rst_threads_affinity(ctx);
 	if (!err)
-		err = rst_inet_repair_off(ctx);
+		err = rst_files_resume(ctx);
 	if (err)
 		return err;
 	tty_give(r);

@@ -210,7 +210,7 @@ static int post_install(int fd)
 	fde.id = of.by_id[0]->id;
 	of.ctx.tasks = &t;
 	of.ctx.nr_tasks = 1;
-	return rst_anonfd_post_install(&of.ctx, &t);
+	return rst_epoll_register(&of.ctx, &t) ?: rst_timerfd_installed(&of.ctx, &t);
 }
 
 static void test_check_entries(void **state)
@@ -369,7 +369,7 @@ static void test_open_epoll(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(epoll_wait(fd, &ev, 1, 0), 0); /* no target before the task is in place */
 	of.files.fds = &fd;
-	assert_int_equal(rst_anonfd_post_install(&of.ctx, &t), 0);
+	assert_int_equal(rst_epoll_register(&of.ctx, &t), 0);
 	assert_int_equal(epoll_wait(fd, &ev, 1, 0), 1);
 	assert_int_equal(ev.data.u64, 0xabc);
 	/* keyed by the task's fd number: MOD by it works */
