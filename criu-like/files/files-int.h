@@ -150,6 +150,12 @@ struct file_desc *file_desc_next(struct file_table *ft, uint64_t dev, uint64_t i
  * description to *@slot, dumping it first if no task holds it.
  */
 int file_in_flight_add(struct file_table *ft, int dfd, uint32_t *slot, const struct fd_info *rcv);
+/*
+ * files.c: whether a task of the tree has the socket @ino (on the sockfs @dev)
+ * open: a description dumped already, or a /proc/PID/fd link of a task (all
+ * frozen).
+ */
+bool sock_in_tree(const struct dump_ctx *ctx, dev_t dev, uint32_t ino);
 /* files.c: *@v (of *@cap elements of @size) has room for @n + 1. */
 int file_table_grow(void **v, unsigned int *cap, unsigned int n, size_t size);
 /*

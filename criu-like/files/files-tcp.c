@@ -413,38 +413,6 @@ static const struct inet_sk_diag *find_listener(const struct inet_dump *in,
 }
 
 /*
- * Whether a task of the tree has the socket @ino (on the sockfs @dev) open: a
- * description dumped already, or a /proc/PID/fd link of a task (all frozen).
- */
-static bool sk_in_tree(const struct dump_ctx *ctx, dev_t dev, uint32_t ino)
-{
-	char want[32], link[64];
-	unsigned int i;
-
-	if (ctx->files && file_desc_next(ctx->files, dev, ino, NULL))
-		return true;
-	snprintf(want, sizeof(want), "socket:[%u]", ino);
-	for (i = 0; i < ctx->nr_tasks; i++) {
-		_cleanup_closedir_ DIR *dir = NULL;
-		struct dirent *de;
-		char path[64];
-
-		snprintf(path, sizeof(path), "/proc/%d/fd", ctx->tasks[i].t->pid);
-		dir = opendir(path);
-		while (dir && (de = readdir(dir))) {
-			ssize_t n;
-
-			if (de->d_name[0] == '.')
-				continue;
-			n = readlinkat(dirfd(dir), de->d_name, link, sizeof(link) - 1);
-			if (n > 0 && (link[n] = '\0', !strcmp(link, want)))
-				return true;
-		}
-	}
-	return false;
-}
-
-/*
  * The connections waiting in the backlog of the listening socket @dg: each
  * must come from a socket of the tree (which the restore connects again)
  * and must not have received anything yet (it cannot be read before
@@ -467,7 +435,7 @@ int tcp_dump_backlog(struct dump_ctx *ctx, const struct fd_info *f, const struct
 			continue;
 		inet_fmt(c->family, c->dst, c->dport, from, sizeof(from));
 		cl = find_peer(in, c, false);
-		if (!cl || !sk_in_tree(ctx, f->st.st_dev, cl->ino)) {
+		if (!cl || !sock_in_tree(ctx, f->st.st_dev, cl->ino)) {
 			pr_err("pid %d fd %d: listening TCP socket %s has %u connections not yet "
 			       "accepted, one from %s outside the dumped tree: not supported (the "
 			       "kernel cannot put a connection back in an accept queue; only "
@@ -510,7 +478,7 @@ int tcp_dump_backlog_client(struct dump_ctx *ctx, const struct fd_info *f,
 	int q = 0;
 
 	l = c ? find_listener(in, c) : NULL;
-	if (!l || !sk_in_tree(ctx, f->st.st_dev, l->ino))
+	if (!l || !sock_in_tree(ctx, f->st.st_dev, l->ino))
 		return 0; /* an accepted peer, or a listening socket outside: repair mode */
 	inet_entry_ends(e, ends, sizeof(ends));
 	if (!ctx->opts->tcp_established) {

@@ -272,40 +272,6 @@ static int usk_sender_ino(const struct usk_from *name, uint32_t *ret)
 	return err < 0 ? err : 0;
 }
 
-/*
- * Whether a task of the tree has the socket @ino (on the sockfs @dev) open:
- * a description of the table (the tasks dumped so far, and every fd of the
- * current one), or else one of the /proc/PID/fd links of the tasks to come.
- * The tasks are frozen: their fd tables cannot change under this.
- */
-static bool usk_in_tree(const struct dump_ctx *ctx, dev_t dev, uint32_t ino)
-{
-	char want[32], path[64], link[64];
-	unsigned int i;
-
-	if (ctx->files && file_desc_next(ctx->files, dev, ino, NULL))
-		return true;
-	snprintf(want, sizeof(want), "socket:[%u]", ino);
-	for (i = 0; i < ctx->nr_tasks; i++) {
-		_cleanup_closedir_ DIR *dir = NULL;
-		pid_t pid = ctx->tasks[i].t->pid;
-		struct dirent *de;
-
-		snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-		dir = opendir(path);
-		while (dir && (de = readdir(dir))) {
-			ssize_t n;
-
-			if (de->d_name[0] == '.')
-				continue;
-			n = readlinkat(dirfd(dir), de->d_name, link, sizeof(link) - 1);
-			if (n > 0 && (link[n] = '\0', !strcmp(link, want)))
-				return true;
-		}
-	}
-	return false;
-}
-
 /* One block (file_desc.priv is freed with free()): the entry and all it points to. */
 struct usk_priv {
 	UnixSkEntry e;
@@ -515,7 +481,7 @@ static int usk_dump_icons(const struct dump_ctx *ctx, const struct fd_info *f,
 		e->icons_peer[i] = dg->icons[i];
 		if (!dg->icons[i])
 			continue; /* a closed client: its socket in the backlog is not found */
-		if (!usk_in_tree(ctx, f->st.st_dev, dg->icons[i]))
+		if (!sock_in_tree(ctx, f->st.st_dev, dg->icons[i]))
 			return refuse_outside(f, dg->icons[i], "listening with a connection from");
 		/*
 		 * The socket waiting in the backlog has no inode before accept(), so
@@ -561,13 +527,13 @@ static int usk_dump_peer(struct dump_ctx *ctx, const struct fd_info *f, const st
 			e->has_peer_closed = e->peer_closed = true;
 			return 0;
 		}
-		if (!usk_in_tree(ctx, f->st.st_dev, listener))
+		if (!sock_in_tree(ctx, f->st.st_dev, listener))
 			return refuse_outside(f, listener, "waiting in the backlog of");
 		return 0;
 	}
 	e->has_peer = true;
 	e->peer = dg->peer;
-	if (usk_in_tree(ctx, f->st.st_dev, dg->peer))
+	if (sock_in_tree(ctx, f->st.st_dev, dg->peer))
 		return 0;
 	err = usk_diag_get(dg->peer, pd);
 	if (err && err != -ENOENT)
@@ -639,7 +605,7 @@ static int usk_check_senders(const struct dump_ctx *ctx, const struct fd_info *f
 		err = usk_sender_ino(from, &ino);
 		if (err)
 			return err;
-		if (!ino || !usk_in_tree(ctx, f->st.st_dev, ino)) {
+		if (!ino || !sock_in_tree(ctx, f->st.st_dev, ino)) {
 			pr_err("pid %d fd %d: %s holds a datagram from %s%.*s, a socket %s: not "
 			       "supported yet\n",
 			       f->pid, f->fd, f->link, from->name[0] ? "" : "@", (int)from->len - 1,

@@ -8,6 +8,7 @@
  */
 #define LOG_PREFIX "files: "
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -816,4 +817,38 @@ static int resolve_in_flight(struct dump_ctx *ctx, struct file_table *ft)
 	if (!err && ft->nr_in_flight)
 		pr_info("%u fds in flight in unix sockets' queues\n", ft->nr_in_flight);
 	return err;
+}
+
+/* ---- sockets ------------------------------------------------------------------------------ */
+
+/*
+ * Whether a task of the tree has the socket @ino (on the sockfs @dev) open: a
+ * description dumped already, or a /proc/PID/fd link of a task (all frozen).
+ */
+bool sock_in_tree(const struct dump_ctx *ctx, dev_t dev, uint32_t ino)
+{
+	char want[32], link[64];
+	unsigned int i;
+
+	if (ctx->files && file_desc_next(ctx->files, dev, ino, NULL))
+		return true;
+	snprintf(want, sizeof(want), "socket:[%u]", ino);
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		_cleanup_closedir_ DIR *dir = NULL;
+		struct dirent *de;
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/fd", ctx->tasks[i].t->pid);
+		dir = opendir(path);
+		while (dir && (de = readdir(dir))) {
+			ssize_t n;
+
+			if (de->d_name[0] == '.')
+				continue;
+			n = readlinkat(dirfd(dir), de->d_name, link, sizeof(link) - 1);
+			if (n > 0 && (link[n] = '\0', !strcmp(link, want)))
+				return true;
+		}
+	}
+	return false;
 }
