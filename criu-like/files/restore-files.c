@@ -350,29 +350,6 @@ int rst_files_resume(struct restore_ctx *ctx)
 	return for_each_kind_hook(ctx, resume);
 }
 
-int rst_fs_restore(struct restore_ctx *ctx __unused, struct rst_task *t)
-{
-	const FsEntry *fs = ((struct rst_task_files *)t->files)->fs;
-	_cleanup_free_ char *cwd = bytes_dup(&fs->cwd);
-	_cleanup_free_ char *root = bytes_dup(&fs->root);
-
-	if (!cwd || !root) {
-		pr_err("fs-%u.img: bad cwd or root\n", t->pe->pid);
-		return -EINVAL;
-	}
-	/* /proc shows the cwd from the dumper's root: enter it before changing root */
-	if (chdir(cwd)) {
-		pr_perror("pid %u: cannot enter its working directory %s", t->pe->pid, cwd);
-		return neg_errno();
-	}
-	if (strcmp(root, "/") && chroot(root)) {
-		pr_perror("pid %u: cannot change its root to %s", t->pe->pid, root);
-		return neg_errno();
-	}
-	umask((mode_t)fs->umask);
-	return 0;
-}
-
 /* ---- for the restorer: file mappings and the exe link ------------------------------------- */
 
 const char *rst_file_path(const struct restore_ctx *ctx, uint32_t id)

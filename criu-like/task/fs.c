@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fs-PID.img: the filesystem context of a process (issue 4 item 3): its
- * current directory, its root and its umask. /proc shows all three from
- * outside: the links /proc/PID/cwd and /proc/PID/root, and Umask: in
- * /proc/PID/status (Linux 4.7+).
+ * fs-PID.img: the filesystem context of a process: its current directory,
+ * its root and its umask. /proc shows all three from outside: the links
+ * /proc/PID/cwd and /proc/PID/root, and Umask: in /proc/PID/status (Linux
+ * 4.7+). On restore each task enters them itself, after its fd table
+ * (restore/restore-fork.c); the image is read with the fd table
+ * (files/restore-files.c).
  */
 #define LOG_PREFIX "fs: "
 
@@ -11,12 +13,15 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dump.h"
 #include "image.h"
 #include "log.h"
+#include "restore/restore-int.h"
 #include "util.h"
 
 #include "fs.pb-c.h"
@@ -68,4 +73,39 @@ int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt)
 	fe.root.len = strlen(root);
 	fe.umask = (uint32_t)dt->status.umask;
 	return img_write_one(ctx->dirfd, CR_IMG_FS, (uint32_t)pid, &fe.base);
+}
+
+/* ---- restore ------------------------------------------------------------------------------ */
+
+/* A path of the image as a string; NULL (errno EINVAL) when it holds a NUL. */
+static char *fs_bytes(const ProtobufCBinaryData *b)
+{
+	if (memchr(b->data, 0, b->len)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return strndup((const char *)b->data, b->len);
+}
+
+int rst_fs_restore(struct restore_ctx *ctx __unused, struct rst_task *t)
+{
+	const FsEntry *fs = ((struct rst_task_files *)t->files)->fs;
+	_cleanup_free_ char *cwd = fs_bytes(&fs->cwd);
+	_cleanup_free_ char *root = fs_bytes(&fs->root);
+
+	if (!cwd || !root) {
+		pr_err("fs-%u.img: bad cwd or root\n", t->pe->pid);
+		return -EINVAL;
+	}
+	/* /proc shows the cwd from the dumper's root: enter it before changing root */
+	if (chdir(cwd)) {
+		pr_perror("pid %u: cannot enter its working directory %s", t->pe->pid, cwd);
+		return neg_errno();
+	}
+	if (strcmp(root, "/") && chroot(root)) {
+		pr_perror("pid %u: cannot change its root to %s", t->pe->pid, root);
+		return neg_errno();
+	}
+	umask((mode_t)fs->umask);
+	return 0;
 }
