@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * criu-like dump -t PID -D DIR (ARCHITECTURE.md 3, issue 4): seize the tree,
- * infect every live task, run the per-object steps (core.c, mem.c, files.c,
- * fs.c), cure, write the tree, the stats and, last, the inventory marked
+ * criu-like dump -t PID -D DIR: seize the tree, infect every live task, run
+ * the per-object steps (dump/core.c, mem/mem.c, files/files.c, task/fs.c), cure, write the tree, the stats and, last, the inventory marked
  * complete; then kill the tree (default) or let it run (-R).
  *
  * Until the inventory says completed, the directory is not a checkpoint: the

@@ -3,7 +3,7 @@
 #define CRIU_LIKE_DUMP_H
 
 /*
- * The dump (ARCHITECTURE.md 3, issue 4). cr_dump() in dump.c builds a
+ * The dump. cr_dump() in dump.c builds a
  * dump_ctx from the options and runs the steps below; each object kind has
  * its own file, called once per task (or once per dump for shared objects)
  * while every task is seized and infected. A step writes its images into

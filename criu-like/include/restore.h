@@ -3,7 +3,7 @@
 #define CRIU_LIKE_RESTORE_H
 
 /*
- * The restore (ARCHITECTURE.md 4, issue 5). Two halves meet here:
+ * The restore (Documentation/restore.md). Two halves meet here:
  *
  * - restore.c and friends (the tree and its files): cr_restore() reads
  *   inventory.img and pstree.img, refuses what it cannot restore, opens every

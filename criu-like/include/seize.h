@@ -3,7 +3,7 @@
 #define CRIU_LIKE_SEIZE_H
 
 /*
- * Collect and freeze a process tree (ARCHITECTURE.md 3.1). After
+ * Collect and freeze a process tree (Documentation/seize.md). After
  * seize_tree() every thread of every live task is ptrace-seized and sitting
  * in a ptrace stop, so its registers can be read and syscalls injected.
  * unseize_tree() puts each task back exactly as it was found.

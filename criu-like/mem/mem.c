@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The memory of a dump (issue 4 item 4, Documentation/memory.md):
+ * The memory of a dump (Documentation/memory.md):
  * mm-PID.img (the mm fields, auxv, exe and every VMA), pagemap-PID.img and
  * its pages image for the private pages, and once per dump the shared
  * anonymous objects (pagemap-shmem-SHMID.img). Everything is read: nothing

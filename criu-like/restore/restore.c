@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The restore command (ARCHITECTURE.md 4): read and check every image of the
+ * The restore command (Documentation/restore.md): read and check every image of the
  * tree, open its files, fork it with its pids (restore-fork.c), let each task
  * rebuild itself, and resume every task together. Until the resume, a failure
  * anywhere kills every task created so far; the images are only ever read.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Collect and freeze a process tree (ARCHITECTURE.md 3.1, Documentation/seize.md).
+ * Collect and freeze a process tree (Documentation/seize.md).
  *
  * Every thread is attached with PTRACE_SEIZE (no SIGSTOP is sent, unlike
  * PTRACE_ATTACH, so the task cannot tell) and stopped with PTRACE_INTERRUPT.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Release a seized process tree (ARCHITECTURE.md 3.1, Documentation/seize.md):
+ * Release a seized process tree (Documentation/seize.md):
  * detach every thread and put each task back as it was found, or kill it.
  */
 #include <errno.h>
