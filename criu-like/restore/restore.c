@@ -27,7 +27,6 @@
 #include "image.h"
 #include "log.h"
 #include "net-lock.h"
-#include "files/restore-files-int.h"
 #include "restore-int.h"
 #include "restore-mem.h"
 #include "util.h"
