@@ -6,7 +6,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "restore/restore-int.h"
+#include "restore-files.h"
 #include "kind.h"
 
 /* One pipe, by inode: both ends, created once for every description of it. */

@@ -137,4 +137,9 @@ int rst_mem_prepare(struct restore_ctx *ctx);
 int rst_task_finish(struct restore_ctx *ctx, struct rst_task *t);
 void rst_mem_fini(struct restore_ctx *ctx);
 
+static inline bool rst_task_zombie(const struct rst_task *t)
+{
+	return t->pe->state == TASK_STATE__TASK_ZOMBIE;
+}
+
 #endif

@@ -21,7 +21,7 @@
 #include "dump.h"
 #include "image.h"
 #include "log.h"
-#include "restore/restore-int.h"
+#include "restore-files.h"
 #include "util.h"
 
 #include "fs.pb-c.h"

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_RESTORE_FILES_H
+#define CRIU_LIKE_RESTORE_FILES_H
+
+/*
+ * What the files folder offers the restore engine: every open file
+ * description of files.img opened once in the controller, each task's fd
+ * table installed in the task, each kind's steps at the right moments
+ * (criu-like/files/kind.h); and task/fs.c's cwd, root and umask.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "restore.h"
+
+#include "files.pb-c.h"
+#include "fs.pb-c.h"
+
+/* ---- files/restore-files-plan.c: fd tables and file ids (pure logic) ---------------------- */
+
+/* files.img indexed by id. */
+struct rst_file_index {
+	size_t n;
+	FileEntry **by_id; /* sorted by id */
+};
+
+/* One task's fd table (fdinfo-PID.img) and fs (fs-PID.img): rst_task->files. */
+struct rst_task_files {
+	size_t nr_fds;
+	FdEntry **fds; /* sorted by fd number */
+	ProtobufCMessage **recs; /* fdinfo records, owned */
+	size_t nr_recs;
+	FsEntry *fs; /* NULL for zombies */
+};
+
+/* Index @n FileEntry records; refuses duplicate ids and entries missing their type's part. */
+int rst_file_index_build(struct rst_file_index *idx, FileEntry **fes, size_t n);
+void rst_file_index_free(struct rst_file_index *idx);
+FileEntry *rst_file_index_find(const struct rst_file_index *idx, uint32_t id);
+/* The position of @id in idx->by_id, or -1. */
+/* The position of FileEntry @id in @idx, or -1 when it has none. */
+long rst_file_index_pos(const struct rst_file_index *idx, uint32_t id);
+
+/*
+ * Sort @tf's fds by number; refuses a number used twice or an id missing
+ * from @idx, naming @pid, the fd and the id.
+ */
+int rst_fd_plan_check(struct rst_task_files *tf, const struct rst_file_index *idx, pid_t pid);
+
+/* Above every fd number of every live task's table, and above stdio (at least 3). */
+int rst_service_fd_base(const struct restore_ctx *ctx);
+
+/* ---- files/restore-files.c: descriptions opened in the controller, installed by tasks ------ */
+
+/* Read files.img, pipes-data.img, and each live task's fdinfo-PID.img and fs-PID.img. */
+int rst_files_read(struct restore_ctx *ctx);
+/* How many descriptions rst_files_open() will open. */
+size_t rst_files_count(const struct restore_ctx *ctx);
+/* Open every description once, at fds >= ctx->service_fd_base. */
+int rst_files_open(struct restore_ctx *ctx);
+/* In the task: its fds at their numbers, every other fd below the base closed. */
+int rst_files_install(struct restore_ctx *ctx, struct rst_task *t);
+/* In the task: each kind's step right after setsid() (a session's controlling terminal). */
+int rst_files_after_setsid(struct restore_ctx *ctx, const struct rst_task *t);
+/* In the task: each kind's step once every process group exists (a terminal's foreground). */
+int rst_files_after_groups(struct restore_ctx *ctx, const struct rst_task *t);
+/* In the controller, every thread at the barrier: each kind's last step (TCP repair off). */
+int rst_files_resume(struct restore_ctx *ctx);
+/* Close the controller's descriptions (after the resume or a failure) and free everything. */
+void rst_files_fini(struct restore_ctx *ctx);
+
+/* task/fs.c, in the task: cwd, root, umask. */
+int rst_fs_restore(struct restore_ctx *ctx, struct rst_task *t);
+
+#endif
