@@ -395,4 +395,7 @@ struct procmap_query {
 /* /proc/PID/clear_refs: "4" clears the soft-dirty bits (3.11). */
 #define CLEAR_REFS_SOFT_DIRTY "4"
 
+/* PTRACE_SEIZE option (4.3): linux/ptrace.h clashes with glibc's sys/ptrace.h, which lacks it. */
+#define CR_PTRACE_O_SUSPEND_SECCOMP (1L << 21)
+
 #endif

@@ -322,4 +322,7 @@ int proc_parse_children(pid_t pid, pid_t tid, pid_t **ret, unsigned int *nr);
 /* The tids in /proc/PID/task, ascending; *ret malloc'ed. */
 int proc_list_threads(pid_t pid, pid_t **ret, unsigned int *nr);
 
+/* The Seccomp: mode in a /proc/PID/status text: 0 when the line is missing (no CONFIG_SECCOMP). */
+int seccomp_parse_status(const char *status, int *ret_mode);
+
 #endif

@@ -16,6 +16,8 @@
 #include <sys/types.h>
 
 #include "core.pb-c.h"
+#include "proc-parse.h" /* seccomp_parse_status() */
+#include "seize.h" /* seize_seccomp_options() */
 
 struct parasite_ctl;
 
@@ -46,17 +48,6 @@ int seccomp_dump_task(struct parasite_ctl *ctl, pid_t pid, ThreadCoreEntry **th,
 void seccomp_dump_fini(struct seccomp_dump *sd);
 
 /*
- * Extra PTRACE_SEIZE options for thread @tid of @pid: PTRACE_O_SUSPEND_SECCOMP
- * (4.3, CONFIG_CHECKPOINT_RESTORE; the tracer needs CAP_SYS_ADMIN and no
- * seccomp of its own) when /proc shows it in a seccomp mode, 0 otherwise.
- * Without it the syscalls the infection injects and the parasite makes go
- * through the task's filters (a strict-mode thread is killed by the first
- * one); the suspension ends at the detach. A thread gone or unreadable
- * gives 0: the seize reports what happened to it.
- */
-long seccomp_seize_options(pid_t pid, pid_t tid);
-
-/*
  * Add a chain, given oldest first, to @sd; the programs are copied. Sets
  * @ret_id to the 1-based index of its newest filter (0 for an empty chain).
  */
@@ -65,8 +56,5 @@ int seccomp_add_chain(struct seccomp_dump *sd, const struct seccomp_prog *chain,
 
 /* Whether a program may return SECCOMP_RET_USER_NOTIF (a constant one, or a computed one). */
 bool seccomp_prog_may_notify(const struct sock_filter *insns, size_t len);
-
-/* The Seccomp: mode in a /proc/PID/status text: 0 when the line is missing (no CONFIG_SECCOMP). */
-int seccomp_parse_status(const char *status, int *ret_mode);
 
 #endif

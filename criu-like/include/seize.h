@@ -91,4 +91,15 @@ void pstree_free(struct pstree *t);
 
 struct seized_task *pstree_find(const struct pstree *t, pid_t pid);
 
+/*
+ * seize.c: extra PTRACE_SEIZE options for thread @tid of @pid: PTRACE_O_SUSPEND_SECCOMP
+ * (4.3, CONFIG_CHECKPOINT_RESTORE; the tracer needs CAP_SYS_ADMIN and no
+ * seccomp of its own) when /proc shows it in a seccomp mode, 0 otherwise.
+ * Without it the syscalls the infection injects and the parasite makes go
+ * through the task's filters (a strict-mode thread is killed by the first
+ * one); the suspension ends at the detach. A thread gone or unreadable
+ * gives 0: the seize reports what happened to it.
+ */
+long seize_seccomp_options(pid_t pid, pid_t tid);
+
 #endif

@@ -592,3 +592,18 @@ int proc_list_threads(pid_t pid, pid_t **ret, unsigned int *nr)
 	*nr = n;
 	return 0;
 }
+
+int seccomp_parse_status(const char *status, int *ret_mode)
+{
+	const char *l = strstr(status, "\nSeccomp:");
+	int mode;
+
+	if (!l) {
+		*ret_mode = 0;
+		return 0;
+	}
+	if (sscanf(l + strlen("\nSeccomp:"), "%d", &mode) != 1 || mode < 0 || mode > 2)
+		return -EINVAL;
+	*ret_mode = mode;
+	return 0;
+}

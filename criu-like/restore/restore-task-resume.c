@@ -42,9 +42,6 @@ struct cr_syscall_info {
 	uint64_t args[6];
 };
 
-/* linux/ptrace.h clashes with glibc's sys/ptrace.h, which lacks it (4.3). */
-#define CR_PTRACE_O_SUSPEND_SECCOMP (1 << 21)
-
 #define CR_SYSCALL_INFO_ENTRY 1
 #define CR_SYSCALL_INFO_EXIT 2
 

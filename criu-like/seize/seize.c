@@ -22,10 +22,10 @@
 #include <unistd.h>
 
 #define LOG_PREFIX "seize: "
+#include "compat.h"
 #include "freezer.h"
 #include "log.h"
 #include "proc-parse.h"
-#include "seccomp.h"
 #include "seize.h"
 #include "seize-int.h"
 #include "util.h"
@@ -258,11 +258,30 @@ int wait_thread(struct seize_ctx *ctx, struct seized_task *task, struct seized_t
 	return 0;
 }
 
+/*
+ * PTRACE_O_SUSPEND_SECCOMP (4.3, CAP_SYS_ADMIN) for a thread in a seccomp
+ * mode, so the parasite's syscalls bypass its filters (and strict mode does
+ * not kill it); 0 for the others.
+ */
+long seize_seccomp_options(pid_t pid, pid_t tid)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[64];
+	int mode = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	text = read_file_at(AT_FDCWD, path, NULL);
+	if (!text || seccomp_parse_status(text, &mode) || !mode)
+		return 0;
+	pr_debug("task %d/%d: seccomp mode %d: suspended while seized\n", pid, tid, mode);
+	return CR_PTRACE_O_SUSPEND_SECCOMP;
+}
+
 /* Attach to @tid and ask it to stop. Returns 1 when attached, 0 when it is gone. */
 static int seize_thread(struct seized_task *task, pid_t tid)
 {
 	/* with PTRACE_O_SUSPEND_SECCOMP when filtered: the parasite's syscalls bypass the filters */
-	long opts = PTRACE_O_TRACESYSGOOD | seccomp_seize_options(task->pid, tid);
+	long opts = PTRACE_O_TRACESYSGOOD | seize_seccomp_options(task->pid, tid);
 
 	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)opts)) {
 		int err = -errno;

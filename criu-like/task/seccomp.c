@@ -61,9 +61,6 @@ struct cr_seccomp_metadata {
 /* The kernel caps a chain at 32768 instructions, counting 4 more per filter: 6553 filters. */
 #define SECCOMP_MAX_CHAIN 6554
 
-/* linux/ptrace.h clashes with glibc's sys/ptrace.h, which lacks it (4.3). */
-#define CR_PTRACE_O_SUSPEND_SECCOMP (1L << 21)
-
 void seccomp_dump_fini(struct seccomp_dump *sd)
 {
 	size_t i;
@@ -88,21 +85,6 @@ bool seccomp_prog_may_notify(const struct sock_filter *insns, size_t len)
 			return true;
 	}
 	return false;
-}
-
-int seccomp_parse_status(const char *status, int *ret_mode)
-{
-	const char *l = strstr(status, "\nSeccomp:");
-	int mode;
-
-	if (!l) {
-		*ret_mode = 0;
-		return 0;
-	}
-	if (sscanf(l + strlen("\nSeccomp:"), "%d", &mode) != 1 || mode < 0 || mode > 2)
-		return -EINVAL;
-	*ret_mode = mode;
-	return 0;
 }
 
 /* The index in @sd of the filter @p stacked on filter @prev (1-based, 0: none), or -1: none. */
@@ -184,20 +166,6 @@ static int thread_mode(pid_t pid, pid_t tid, int *ret_mode)
 	if (err)
 		pr_err("task %d/%d: cannot parse the Seccomp: line of %s\n", pid, tid, path);
 	return err;
-}
-
-long seccomp_seize_options(pid_t pid, pid_t tid)
-{
-	_cleanup_free_ char *text = NULL;
-	char path[64];
-	int mode = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
-	text = read_file_at(AT_FDCWD, path, NULL);
-	if (!text || seccomp_parse_status(text, &mode) || !mode)
-		return 0;
-	pr_debug("task %d/%d: seccomp mode %d: suspended while seized\n", pid, tid, mode);
-	return CR_PTRACE_O_SUSPEND_SECCOMP;
 }
 
 /* The flags of filter @idx (0: the oldest); 4.16+, older kernels keep none we could lose. */

@@ -257,13 +257,13 @@ static void test_dump_strict(void **state)
 		skip();
 	pid = start_victim(STRICT);
 	assert_int_equal(dump(pid, &th, &tc, &sd), 0);
-	assert_int_equal(seccomp_seize_options(pid, pid), 1L << 21);
+	assert_int_equal(seize_seccomp_options(pid, pid), 1L << 21);
 	stop_victim(pid);
 	assert_int_equal(tc.seccomp_mode, SECCOMP_MODE__SECCOMP_STRICT);
 	assert_int_equal(th.seccomp_mode, SECCOMP_MODE__SECCOMP_STRICT);
 	assert_false(th.has_seccomp_filter);
 	assert_int_equal(tc.n_seccomp, 0);
-	assert_int_equal(seccomp_seize_options(getpid(), getpid()), 0);
+	assert_int_equal(seize_seccomp_options(getpid(), getpid()), 0);
 	seccomp_dump_fini(&sd);
 }
 
