@@ -64,14 +64,6 @@ struct in_flight {
 	int fd;
 };
 
-/* A unix socket connected to @peer, which must be of the tree or in flight by the end. */
-struct usk_peer_check {
-	pid_t pid;
-	int fd;
-	uint64_t dev, ino;
-	uint32_t peer;
-};
-
 struct file_table {
 	struct file_desc **descs; /* in id order */
 	unsigned int nr, cap;
@@ -85,11 +77,8 @@ struct file_table {
 	/* files.c: fds in flight, resolved into descriptions by dump_files_finish() */
 	struct in_flight *in_flight;
 	unsigned int nr_in_flight, cap_in_flight;
-	/* files-unix.c: peers checked by unix_check_peers() */
-	struct usk_peer_check *peer_checks;
 	/* per file_kinds[] entry: the kind's own dump state (file_kind_dump_state()) */
 	void **kind_state;
-	unsigned int nr_peer_checks, cap_peer_checks;
 };
 
 /* What is known about one fd of a task before its description is dumped. */
@@ -158,12 +147,6 @@ int file_in_flight_add(struct file_table *ft, int dfd, uint32_t *slot, const str
 bool sock_in_tree(const struct dump_ctx *ctx, dev_t dev, uint32_t ino);
 /* files.c: *@v (of *@cap elements of @size) has room for @n + 1. */
 int file_table_grow(void **v, unsigned int *cap, unsigned int n, size_t size);
-/*
- * files-unix.c, for dump_files_finish() once every fd in flight is in the
- * table: a socket connected to one neither of the tree nor in flight is
- * refused (-EOPNOTSUPP, logged naming the pid and fd).
- */
-int unix_check_peers(struct dump_ctx *ctx);
 
 /* files-pipe.c: a new pipe data record in @ft. */
 struct pipe_data *pipe_data_add(struct file_table *ft, uint64_t ino);

@@ -125,7 +125,6 @@ void file_table_free(struct file_table *ft)
 	for (i = 0; i < ft->nr_in_flight; i++)
 		close(ft->in_flight[i].dfd);
 	free(ft->in_flight);
-	free(ft->peer_checks);
 	free(ft->descs);
 	free(ft->pipes);
 	free(ft->tables);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unix sockets at dump time (files-unix.c) on real children: what is not
+ * Unix sockets at dump time (files/unix.c) on real children: what is not
  * supported must be refused naming the pid, the fd and the reason, and the
  * child's sockets must be left exactly as they were (fds in flight still
  * there, data still queued), also when dumped (an fd in flight, credentials
