@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "pty-data.h"
+#include "pty.h"
 #include "restore-files-pty.h"
 #include "util.h"
 

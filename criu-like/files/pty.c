@@ -38,7 +38,7 @@
 #include "log.h"
 #include "compat.h"
 #include "proc-parse.h"
-#include "pty-data.h"
+#include "pty.h"
 #include "seize.h"
 #include "util.h"
 
