@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "pty-data.h"
+#include "pty.h"
 #include "util.h"
 
 /* "pid P fd N: pty I" at dump, "pty I" at restore */

@@ -43,8 +43,6 @@ int rst_inet_open(struct restore_ctx *ctx, size_t pos);
  * take every TCP socket restored in repair mode out of it. 0 or -errno.
  */
 int rst_inet_repair_off(struct restore_ctx *ctx);
-/* restore-files-fanotify.c: the fanotify group idx.by_id[@pos], or -errno. */
-int rst_fanotify_open(struct restore_ctx *ctx, size_t pos);
 /*
  * Flags a description is reopened with: nothing that creates or truncates,
  * never inherited by exec.

@@ -21,7 +21,6 @@
 #include "restore-files-fifo.h"
 #include "restore-files-locks.h"
 #include "restore-files-int.h"
-#include "restore-files-pty.h"
 #include "util.h"
 
 /*

@@ -38,6 +38,7 @@
 #include "log.h"
 #include "options.h"
 #include "proc-parse.h"
+#include "../../criu-like/files/files-int.h"
 #include "../../criu-like/files/restore-files-int.h"
 #include "util.h"
 
@@ -397,7 +398,7 @@ static int open_one(FileEntry *fe)
 	of.files.idx.by_id = of.by_id;
 	of.files.idx.n = 1;
 	of.ctx.files = &of.files;
-	return rst_fanotify_open(&of.ctx, 0);
+	return fanotify_kind.open(&of.ctx, 0);
 }
 
 static void set_mark(FanotifyMarkEntry *m, uint32_t type, uint32_t mflags, uint32_t mask,

@@ -35,7 +35,7 @@
 #include "log.h"
 #include "options.h"
 #include "seize.h"
-#include "../../criu-like/files/pty-data.h"
+#include "../../criu-like/files/pty.h"
 #include "util.h"
 
 static struct termios2 canon_termios(void)

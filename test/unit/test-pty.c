@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The pty kind of the dump (files-pty.c), root: a child holding a pty pair
+ * The pty kind of the dump (files/pty.c), root: a child holding a pty pair
  * is seized, infected and its files dumped. The master's entry must carry
  * the index, termios, window size, packet mode and lock; the slave's the
  * index. Data in flight either way must be in the master's entry (output,

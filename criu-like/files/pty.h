@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef CRIU_LIKE_PTY_DATA_H
-#define CRIU_LIKE_PTY_DATA_H
+#ifndef CRIU_LIKE_FILES_PTY_H
+#define CRIU_LIKE_FILES_PTY_H
 
 /*
- * The data in flight of a pseudo-terminal (pty-data.c), both directions as
- * their line disciplines hold them: read at dump time and put back at once,
- * written again at restore. Documentation/files.md tells how.
+ * Internal to the pty kind (pty.c): the data in flight of a pseudo-terminal
+ * (pty-data.c), both directions as their line disciplines hold them: read at
+ * dump time and put back at once, written again at restore.
+ * Documentation/files.md tells how.
  */
 #include <asm/termbits.h>
 #include <stdbool.h>
