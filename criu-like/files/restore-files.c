@@ -17,7 +17,6 @@
 #define LOG_PREFIX "restore-files: "
 #include "image.h"
 #include "log.h"
-#include "restore-files-anon.h"
 #include "restore-files-fifo.h"
 #include "restore-files-locks.h"
 #include "restore-files-int.h"

@@ -35,7 +35,8 @@
 #include "dump.h"
 #include "log.h"
 #include "options.h"
-#include "../../criu-like/files/restore-files-anon.h"
+#include "../../criu-like/files/files-int.h"
+#include "../../criu-like/files/restore-files-int.h"
 #include "util.h"
 
 static char dir[] = "/tmp/test-anonfd.XXXXXX";
@@ -170,11 +171,14 @@ static void test_inotify_unlinked_refused(void **state)
 
 /* ---- restore side ---- */
 
-/* A restore context holding the single file @fe. */
+/* A restore context holding the single file @fe, in its kind's list. */
 struct one_file {
 	struct restore_ctx ctx;
 	struct rst_files files;
 	FileEntry *by_id[1];
+	const struct file_kind *kind_at[1];
+	struct rst_kind kinds[32];
+	size_t pos0;
 };
 
 static struct one_file of;
@@ -187,9 +191,16 @@ static int open_in(FileEntry *fe, struct rst_task *t)
 	of.files.idx.by_id = of.by_id;
 	of.files.idx.n = 1;
 	of.ctx.files = &of.files;
+	of.kind_at[0] = file_kind_of_type(fe->type);
+	assert_non_null(of.kind_at[0]);
+	assert_true(nr_file_kinds <= ARRAY_SIZE(of.kinds));
+	of.files.kind_at = of.kind_at;
+	of.files.kinds = of.kinds;
+	of.kinds[file_kind_index(of.kind_at[0])].pos = &of.pos0;
+	of.kinds[file_kind_index(of.kind_at[0])].n = 1;
 	of.ctx.tasks = t;
 	of.ctx.nr_tasks = t ? 1 : 0;
-	return rst_anonfd_open(&of.ctx, 0);
+	return of.kind_at[0]->open(&of.ctx, 0);
 }
 
 static int open_one(FileEntry *fe)
@@ -210,7 +221,13 @@ static int post_install(int fd)
 	fde.id = of.by_id[0]->id;
 	of.ctx.tasks = &t;
 	of.ctx.nr_tasks = 1;
-	return rst_epoll_register(&of.ctx, &t) ?: rst_timerfd_installed(&of.ctx, &t);
+	return epoll_kind.installed(&of.ctx, &t) ?: timerfd_kind.installed(&of.ctx, &t);
+}
+
+/* The image check of @fe, by the kind of its type, as the restore does it. */
+static int check_entry(const FileEntry *fe)
+{
+	return file_kind_of_type(fe->type)->check(fe);
 }
 
 static void test_check_entries(void **state)
@@ -221,14 +238,14 @@ static void test_check_entries(void **state)
 	(void)state;
 	fe.id = 1;
 	fe.type = FILE_TYPE__FILE_EVENTFD;
-	assert_int_equal(rst_anonfd_check(&fe), -EINVAL); /* no eventfd part */
+	assert_int_equal(check_entry(&fe), -EINVAL); /* no eventfd part */
 	fe.type = FILE_TYPE__FILE_TIMERFD;
 	fe.timerfd = &te;
-	assert_int_equal(rst_anonfd_check(&fe), 0);
+	assert_int_equal(check_entry(&fe), 0);
 	te.value_nsec = 1000000000ull;
-	assert_int_equal(rst_anonfd_check(&fe), -EINVAL);
+	assert_int_equal(check_entry(&fe), -EINVAL);
 	fe.type = FILE_TYPE__FILE_REG;
-	assert_int_equal(rst_anonfd_check(&fe), -EINVAL);
+	assert_int_equal(check_entry(&fe), -EINVAL);
 }
 
 static void test_open_eventfd(void **state)
@@ -369,7 +386,7 @@ static void test_open_epoll(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(epoll_wait(fd, &ev, 1, 0), 0); /* no target before the task is in place */
 	of.files.fds = &fd;
-	assert_int_equal(rst_epoll_register(&of.ctx, &t), 0);
+	assert_int_equal(epoll_kind.installed(&of.ctx, &t), 0);
 	assert_int_equal(epoll_wait(fd, &ev, 1, 0), 1);
 	assert_int_equal(ev.data.u64, 0xabc);
 	/* keyed by the task's fd number: MOD by it works */

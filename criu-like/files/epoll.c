@@ -13,16 +13,18 @@
 #define LOG_PREFIX "files: "
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/kcmp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "compat.h"
 #include "files-anon.h"
 #include "log.h"
-#include "restore-files-anon.h"
+#include "restore-files-int.h"
 #include "util.h"
 
 static int epoll_match(const struct dump_ctx *ctx, const struct fd_info *f)
@@ -156,9 +158,131 @@ static int epoll_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file
 	return err;
 }
 
+/* ---- restore ----
+ *
+ * The controller creates the empty instance with the other descriptions;
+ * each target is registered later, in the task whose fd it is
+ * (EpollTargetEntry.owner_pid, else EpollFileEntry.owner_pid), once that
+ * task's fds are at their final numbers: epoll keys each registration by
+ * (file, fd number), and the application's later EPOLL_CTL_MOD/DEL name its
+ * own fd numbers, never the controller's service fds. The task calls
+ * epoll_ctl() through the service fd of the epoll it inherited, so it needs
+ * no fd of the epoll of its own.
+ */
+#undef LOG_PREFIX
+#define LOG_PREFIX "restore-files: "
+
+static int epoll_check(const FileEntry *fe)
+{
+	return anon_check(fe, fe->epoll != NULL);
+}
+
+/* The FdEntry of fd number @fd in @tf (sorted by number), or NULL. */
+static const FdEntry *task_fd(const struct rst_task_files *tf, uint32_t fd)
+{
+	size_t lo = 0, hi = tf->nr_fds;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (tf->fds[mid]->fd == fd)
+			return tf->fds[mid];
+		if (tf->fds[mid]->fd < fd)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static uint32_t target_owner(const EpollFileEntry *e, const EpollTargetEntry *te)
+{
+	return te->has_owner_pid ? te->owner_pid : e->owner_pid;
+}
+
+/* Every target's process is a task of the tree holding that fd, checked before any fork. */
+static int epoll_check_owners(struct restore_ctx *ctx, const FileEntry *fe)
+{
+	const EpollFileEntry *e = fe->epoll;
+	size_t i;
+
+	for (i = 0; i < e->n_targets; i++) {
+		uint32_t owner = target_owner(e, e->targets[i]);
+		const struct rst_task *t = rst_find_task(ctx, (pid_t)owner);
+
+		if (!t || !t->files || !task_fd(t->files, e->targets[i]->tfd)) {
+			pr_err("file %u: epoll target fd %u is not an fd of pid %u\n", fe->id,
+			       e->targets[i]->tfd, owner);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int epoll_open(struct restore_ctx *ctx, size_t pos)
+{
+	const FileEntry *fe = ctx->files->idx.by_id[pos];
+	int fd, err;
+
+	err = epoll_check_owners(ctx, fe);
+	if (err)
+		return err;
+	fd = epoll_create1(EPOLL_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("file %u: epoll_create1", fe->id);
+		return neg_errno();
+	}
+	if ((fe->epoll->flags & O_NONBLOCK) && fcntl(fd, F_SETFL, O_NONBLOCK)) {
+		err = neg_errno();
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* The targets of epoll @fe (at service fd @epfd) that are fds of @t. */
+static int epoll_register(const struct rst_task *t, int epfd, const FileEntry *fe)
+{
+	const EpollFileEntry *e = fe->epoll;
+	unsigned int n = 0;
+	size_t i;
+
+	for (i = 0; i < e->n_targets; i++) {
+		const EpollTargetEntry *te = e->targets[i];
+		struct epoll_event ev = { .events = te->events, .data.u64 = te->data };
+
+		if (target_owner(e, te) != t->pe->pid)
+			continue;
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, (int)te->tfd, &ev)) {
+			pr_perror("pid %u: epoll %u: cannot register fd %u (events %x)", t->pe->pid,
+				  fe->id, te->tfd, te->events);
+			return neg_errno();
+		}
+		n++;
+	}
+	if (n)
+		pr_debug("pid %u: epoll %u: %u of its %zu targets registered\n", t->pe->pid, fe->id,
+			 n, e->n_targets);
+	return 0;
+}
+
+/*
+ * In task @t, once every fd is at its number (end of rst_files_install()):
+ * register every epoll target that is an fd of @t, by that fd number.
+ */
 static int epoll_installed(struct restore_ctx *ctx, struct rst_task *t)
 {
-	return rst_epoll_register(ctx, t);
+	const struct rst_files *f = ctx->files;
+	const struct rst_kind *k = rst_kind_get(ctx, &epoll_kind);
+	size_t i;
+	int err;
+
+	for (i = 0; i < k->n; i++) {
+		err = epoll_register(t, f->fds[k->pos[i]], f->idx.by_id[k->pos[i]]);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 const struct file_kind epoll_kind = {
@@ -166,7 +290,7 @@ const struct file_kind epoll_kind = {
 	.match = epoll_match,
 	.dump = epoll_dump,
 	.types = { FILE_TYPE__FILE_EPOLL },
-	.check = rst_anonfd_check,
-	.open = rst_epoll_open,
+	.check = epoll_check,
+	.open = epoll_open,
 	.installed = epoll_installed,
 };

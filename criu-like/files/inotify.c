@@ -6,7 +6,8 @@
  * device in the task's mount table, and the path of what it opened is kept
  * if it still leads to the same inode. A watched file with no path left
  * (unlinked), or on no mount the dumper can reach, is refused. Events queued
- * and not yet read are not saved.
+ * and not yet read are not saved. Restore creates it anew in the controller
+ * and watches each path again, at the same watch descriptor.
  */
 #define LOG_PREFIX "files: "
 
@@ -16,13 +17,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "files-anon.h"
 #include "log.h"
-#include "restore-files-anon.h"
+#include "restore-files-int.h"
 #include "util.h"
 
 /* One watch's path, found before the entry block is allocated. */
@@ -207,11 +209,130 @@ static int inotify_dump(struct dump_ctx *ctx, const struct fd_info *f, struct fi
 	return err;
 }
 
+/* ---- restore ---- */
+#undef LOG_PREFIX
+#define LOG_PREFIX "restore-files: "
+
+/* Past this many watch descriptors to skip, an inotify is refused (each skip is two syscalls). */
+#define INOTIFY_MAX_WD_SKIP (1 << 20)
+
+static int inotify_check(const FileEntry *fe)
+{
+	return anon_check(fe, fe->inotify != NULL);
+}
+
+/*
+ * Watch @w->path with watch descriptor @w->wd. inotify gives the next number
+ * after the last one it gave (idr_alloc_cyclic), so a wd is reached by adding
+ * and removing the watch until it comes out right; each removal queues an
+ * IN_IGNORED event, which *@ret_skipped tells the caller to drain.
+ */
+static int inotify_add_one(const FileEntry *fe, int fd, const InotifyWatchEntry *w,
+			   const char *path, bool *ret_skipped)
+{
+	uint32_t mask = w->mask & ~(uint32_t)IN_MASK_ADD;
+	unsigned int tries = 0;
+	int wd;
+
+	for (;;) {
+		wd = inotify_add_watch(fd, path, mask);
+		if (wd < 0) {
+			pr_perror("file %u: cannot watch %s (mask %x)", fe->id, path, mask);
+			return neg_errno();
+		}
+		if ((uint32_t)wd >= w->wd || ++tries > INOTIFY_MAX_WD_SKIP)
+			break;
+		if (inotify_rm_watch(fd, wd))
+			return neg_errno();
+		*ret_skipped = true;
+	}
+	if ((uint32_t)wd != w->wd) {
+		pr_err("file %u: the watch of %s got descriptor %d, it was %u at the dump\n",
+		       fe->id, path, wd, w->wd);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/* Read away the IN_IGNORED events of the watches removed to skip descriptors. */
+static int inotify_drain(int fd)
+{
+	char buf[4096];
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK))
+		return neg_errno();
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	if (errno != EAGAIN || fcntl(fd, F_SETFL, fl))
+		return neg_errno();
+	return 0;
+}
+
+static int inotify_watch_path(const FileEntry *fe, const InotifyWatchEntry *w, char **ret)
+{
+	struct stat st;
+
+	if (memchr(w->path.data, 0, w->path.len) ||
+	    !(*ret = strndup((char *)w->path.data, w->path.len))) {
+		pr_err("file %u: watch %u: bad path\n", fe->id, w->wd);
+		return -EINVAL;
+	}
+	if (stat(*ret, &st)) {
+		pr_perror("file %u: watch %u: %s", fe->id, w->wd, *ret);
+		return neg_errno();
+	}
+	/* Inode numbers change with a copy or a restore on another machine. */
+	if (w->has_ino && (uint64_t)st.st_ino != w->ino)
+		pr_warn("file %u: watched %s is inode %llu, it was %llu at the dump\n", fe->id,
+			*ret, (unsigned long long)st.st_ino, (unsigned long long)w->ino);
+	return 0;
+}
+
+static int inotify_open(struct restore_ctx *ctx, size_t pos)
+{
+	const FileEntry *fe = ctx->files->idx.by_id[pos];
+	const InotifyFileEntry *e = fe->inotify;
+	_cleanup_close_ int fd = -1;
+	bool skipped = false;
+	size_t i;
+	int err;
+
+	fd = inotify_init1(IN_CLOEXEC | (int)(e->flags & O_NONBLOCK));
+	if (fd < 0) {
+		pr_perror("file %u: inotify_init1", fe->id);
+		return neg_errno();
+	}
+	for (i = 0; i < e->n_watches; i++) {
+		const InotifyWatchEntry *w = e->watches[i];
+		_cleanup_free_ char *path = NULL;
+
+		if (i && w->wd <= e->watches[i - 1]->wd) {
+			pr_err("file %u: watch descriptors not ascending (%u after %u)\n", fe->id,
+			       w->wd, e->watches[i - 1]->wd);
+			return -EINVAL;
+		}
+		err = inotify_watch_path(fe, w, &path);
+		if (!err)
+			err = inotify_add_one(fe, fd, w, path, &skipped);
+		if (err)
+			return err;
+	}
+	if (skipped) {
+		err = inotify_drain(fd);
+		if (err) {
+			pr_errno(err, "file %u: cannot drain the inotify", fe->id);
+			return err;
+		}
+	}
+	return TAKE_FD(fd);
+}
+
 const struct file_kind inotify_kind = {
 	.name = "inotify",
 	.match = inotify_match,
 	.dump = inotify_dump,
 	.types = { FILE_TYPE__FILE_INOTIFY },
-	.check = rst_anonfd_check,
-	.open = rst_anonfd_open,
+	.check = inotify_check,
+	.open = inotify_open,
 };
