@@ -57,9 +57,6 @@ int anon_dump_fdinfo(const struct fd_info *f, enum fdinfo_kind kind, size_t size
 }
 
 /* ---- restore ---- */
-#undef LOG_PREFIX
-#define LOG_PREFIX "restore-files: "
-
 int anon_check(const FileEntry *fe, bool ok)
 {
 	if (ok)

@@ -169,9 +169,6 @@ static int epoll_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file
  * epoll_ctl() through the service fd of the epoll it inherited, so it needs
  * no fd of the epoll of its own.
  */
-#undef LOG_PREFIX
-#define LOG_PREFIX "restore-files: "
-
 static int epoll_check(const FileEntry *fe)
 {
 	return anon_check(fe, fe->epoll != NULL);

@@ -51,9 +51,6 @@ static int eventfd_dump(struct dump_ctx *ctx, const struct fd_info *f, struct fi
 }
 
 /* ---- restore ---- */
-#undef LOG_PREFIX
-#define LOG_PREFIX "restore-files: "
-
 static int eventfd_check(const FileEntry *fe)
 {
 	return anon_check(fe, fe->eventfd != NULL);

@@ -210,9 +210,6 @@ static int inotify_dump(struct dump_ctx *ctx, const struct fd_info *f, struct fi
 }
 
 /* ---- restore ---- */
-#undef LOG_PREFIX
-#define LOG_PREFIX "restore-files: "
-
 /* Past this many watch descriptors to skip, an inotify is refused (each skip is two syscalls). */
 #define INOTIFY_MAX_WD_SKIP (1 << 20)
 

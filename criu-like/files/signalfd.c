@@ -43,9 +43,6 @@ static int signalfd_dump(struct dump_ctx *ctx, const struct fd_info *f, struct f
 }
 
 /* ---- restore ---- */
-#undef LOG_PREFIX
-#define LOG_PREFIX "restore-files: "
-
 static int signalfd_check(const FileEntry *fe)
 {
 	return anon_check(fe, fe->signalfd != NULL);

@@ -76,9 +76,6 @@ static int timerfd_dump(struct dump_ctx *ctx, const struct fd_info *f, struct fi
 }
 
 /* ---- restore ---- */
-#undef LOG_PREFIX
-#define LOG_PREFIX "restore-files: "
-
 static int timerfd_check(const FileEntry *fe)
 {
 	return anon_check(fe, fe->timerfd != NULL && fe->timerfd->value_nsec < 1000000000ull &&
