@@ -115,6 +115,14 @@ struct shmem_obj *shmem_set_find(struct shmem_set *s, unsigned int dev_major,
  */
 int shmem_set_add_unmapped(struct shmem_set *s);
 
+/*
+ * The PFN of the shared zero page, as the pagemap fallback uses it to skip
+ * pages that were only read; 0 when unknown (no CAP_SYS_ADMIN) or when read
+ * faults of private anonymous memory map no shared zero page on this kernel.
+ * Never the PFN of an ordinary page.
+ */
+uint64_t mem_zero_pfn(void);
+
 /* mem_scan_task() flags */
 #define MEM_SCAN_FALLBACK (1U << 0) /* read /proc/PID/pagemap even if PAGEMAP_SCAN works */
 

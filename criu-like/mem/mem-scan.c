@@ -366,30 +366,53 @@ static void scan_ctx_fini(struct scan_ctx *c)
 /*
  * Private anonymous pages that were only read map the shared zero page: the
  * restore gets them for free, so they are not saved (PAGE_IS_PFNZERO, 6.7).
- * The fallback recognizes it by its PFN, learnt from a page of our own that
+ * The fallback recognizes it by its PFN, learnt from pages of our own that
  * we only read. PFNs read as 0 without CAP_SYS_ADMIN (4.2); then zero pages
  * are saved like any other.
+ *
+ * A kernel may also never map the zero page: s390 KVM hosts
+ * (mm_forbids_zeropage) or a PVM guest booted with pvm_no_zero_page=1 give a
+ * read fault a fresh private page of its own. The PFN read then is an
+ * ordinary page, freed again by the munmap; taking it for the zero page would
+ * drop any written page of the victim that later lands in that frame
+ * (compaction, khugepaged, or simply the next allocation). So two separate
+ * mappings must show the same PFN, not exclusively mapped: only the zero page
+ * does that. Otherwise the PFN is unknown, and pages are saved.
  */
-static uint64_t probe_zero_pfn(void)
+uint64_t mem_zero_pfn(void)
 {
 	_cleanup_close_ int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	volatile char *p;
-	uint64_t e = 0;
+	volatile char *p[2] = { MAP_FAILED, MAP_FAILED };
+	uint64_t e[2] = { 0, 0 }, pfn = 0;
+	unsigned int i;
 
 	if (fd < 0)
 		return 0;
-	p = mmap(NULL, PAGE_SIZE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return 0;
-	(void)p[0];
-	if (pread(fd, &e, sizeof(e), ((uintptr_t)p >> PAGE_SHIFT) * sizeof(e)) != sizeof(e))
-		e = 0;
-	munmap((void *)p, PAGE_SIZE);
-	if (!(e & PM_PRESENT) || !(e & PM_PFN_MASK)) {
-		pr_debug("zero page PFN unknown: zero pages will be saved\n");
-		return 0;
+	/* A page each: too little for a THP, and so for the huge zero page. */
+	for (i = 0; i < 2; i++) {
+		p[i] = mmap(NULL, PAGE_SIZE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p[i] == MAP_FAILED)
+			goto out;
+		(void)p[i][0];
 	}
-	return e & PM_PFN_MASK;
+	for (i = 0; i < 2; i++)
+		if (pread(fd, &e[i], sizeof(e[i]),
+			  ((uintptr_t)p[i] >> PAGE_SHIFT) * sizeof(e[i])) != sizeof(e[i]))
+			goto out;
+	if (!(e[0] & PM_PRESENT) || !(e[0] & PM_PFN_MASK)) {
+		pr_debug("zero page PFN unknown: zero pages will be saved\n");
+		goto out;
+	}
+	if ((e[0] & PM_PFN_MASK) != (e[1] & PM_PFN_MASK) || ((e[0] | e[1]) & PM_MMAP_EXCLUSIVE)) {
+		pr_debug("read faults map no shared zero page here: such pages will be saved\n");
+		goto out;
+	}
+	pfn = e[0] & PM_PFN_MASK;
+out:
+	for (i = 0; i < 2; i++)
+		if (p[i] != MAP_FAILED)
+			munmap((void *)p[i], PAGE_SIZE);
+	return pfn;
 }
 
 static bool entry_wanted(const struct scan_ctx *c, uint64_t e, enum mem_policy policy)
@@ -413,7 +436,7 @@ static int scan_fallback(struct scan_ctx *c, unsigned long start, unsigned long 
 		c->ents = malloc(FB_ENTRIES * sizeof(*c->ents));
 		if (!c->ents)
 			return -ENOMEM;
-		c->zero_pfn = probe_zero_pfn();
+		c->zero_pfn = mem_zero_pfn();
 	}
 	while (addr < end) {
 		size_t n = min((end - addr) >> PAGE_SHIFT, (unsigned long)FB_ENTRIES);
