@@ -18,7 +18,7 @@
 
 #define LOG_PREFIX "restore-files: "
 #include "log.h"
-#include "restore-files-locks.h"
+#include "locks.h"
 #include "util.h"
 
 static const char *lock_kind_name(const FileLockEntry *l)

@@ -19,7 +19,7 @@
 #include "log.h"
 #include "restore-files-anon.h"
 #include "restore-files-fifo.h"
-#include "restore-files-locks.h"
+#include "locks.h"
 #include "restore-files-int.h"
 #include "restore-files-pty.h"
 #include "util.h"

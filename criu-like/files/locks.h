@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef CRIU_LIKE_RESTORE_FILES_LOCKS_H
-#define CRIU_LIKE_RESTORE_FILES_LOCKS_H
+#ifndef CRIU_LIKE_FILES_LOCKS_H
+#define CRIU_LIKE_FILES_LOCKS_H
 
 /* File locks of a restore (restore-files-locks.c), saved with --file-locks. */
 #include <stddef.h>
