@@ -5,9 +5,20 @@
  * that very description: flock() and OFD locks, which belong to the
  * description, in every process holding it; a POSIX lock only in the process
  * that owns it, on its fds of the description it was taken through. They are
- * saved with that description (RegFileEntry.locks): flock and OFD locks once,
- * POSIX locks once per owner. Leases and delegations are refused, and so is
- * any lock without --file-locks.
+ * saved with that description (RegFileEntry.locks, so only regular files and
+ * directories can hold them): flock and OFD locks once, POSIX locks once per
+ * owner. Leases and delegations are refused, and so is any lock without
+ * --file-locks.
+ *
+ * At restore, flock() and OFD locks belong to the open file description: the
+ * controller takes them once, on the description it opened before forking,
+ * and every task holding it inherits them. A POSIX lock belongs to a process
+ * (its fd table): the owner takes it after its fds are installed, through its
+ * own fd of the description. Closing any fd of a file releases the POSIX locks
+ * of the process on that file (fs/locks.c locks_remove_posix()), so the owner
+ * first closes the service fds it inherited on that file, which it would close
+ * later anyway; the dump refused processes mapping a file they hold POSIX
+ * locks on. files.c and restore-files.c call these for every description.
  */
 #define LOG_PREFIX "files: "
 
@@ -16,17 +27,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "files-int.h"
+#include "locks.h"
 #include "log.h"
+#include "restore-files-int.h"
 #include "util.h"
-
-struct lock_set {
-	size_t n, cap;
-	FileLockEntry *e; /* the entries... */
-	FileLockEntry **p; /* ...and the pointers RegFileEntry.locks needs */
-};
 
 int lock_entry_from_fdinfo(const struct fdinfo_lock *l, pid_t pid, FileLockEntry *e)
 {
@@ -64,52 +74,42 @@ bool lock_entry_same(const FileLockEntry *a, const FileLockEntry *b)
 	       a->start == b->start && a->len == b->len;
 }
 
-static int lock_set_add(struct file_desc *d, const FileLockEntry *e)
+/*
+ * @e into the entry @r of a description, once: the locks live in @r itself
+ * (each entry malloc'ed), freed by locks_free().
+ */
+static int lock_set_add(RegFileEntry *r, const FileLockEntry *e)
 {
-	struct lock_set *s = d->locks;
+	FileLockEntry **v, *ne;
 	size_t i;
 
-	if (!s) {
-		s = calloc(1, sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		d->locks = s;
-	}
-	for (i = 0; i < s->n; i++)
-		if (lock_entry_same(&s->e[i], e))
+	for (i = 0; i < r->n_locks; i++)
+		if (lock_entry_same(r->locks[i], e))
 			return 0; /* seen through another fd of the description */
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 4;
-		FileLockEntry *ne = realloc(s->e, cap * sizeof(*ne));
-		FileLockEntry **np;
-
-		if (!ne)
-			return -ENOMEM;
-		s->e = ne;
-		np = realloc(s->p, cap * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		s->p = np;
-		s->cap = cap;
-	}
-	s->e[s->n++] = *e;
-	for (i = 0; i < s->n; i++)
-		s->p[i] = &s->e[i];
-	d->reg.locks = s->p;
-	d->reg.n_locks = s->n;
+	v = realloc(r->locks, (r->n_locks + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	r->locks = v;
+	ne = malloc(sizeof(*ne));
+	if (!ne)
+		return -ENOMEM;
+	*ne = *e;
+	r->locks[r->n_locks++] = ne;
 	return 0;
 }
 
 void locks_free(struct file_desc *d)
 {
-	struct lock_set *s = d->locks;
+	RegFileEntry *r = d->fe.reg;
+	size_t i;
 
-	if (!s)
+	if (!r)
 		return;
-	free(s->e);
-	free(s->p);
-	free(s);
-	d->locks = NULL;
+	for (i = 0; i < r->n_locks; i++)
+		free(r->locks[i]);
+	free(r->locks);
+	r->locks = NULL;
+	r->n_locks = 0;
 }
 
 int locks_check(const struct dump_ctx *ctx, const struct fd_info *f)
@@ -162,7 +162,7 @@ int locks_add(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d
 	err = locks_check(ctx, f);
 	if (err)
 		return err;
-	if (d->fe.type != FILE_TYPE__FILE_REG && d->fe.type != FILE_TYPE__FILE_DIR) {
+	if (!d->fe.reg) {
 		pr_err("pid %d fd %d: a lock on %s, which is not a regular file or a directory: "
 		       "not supported yet\n",
 		       f->pid, f->fd, f->link);
@@ -187,10 +187,184 @@ int locks_add(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d
 		if (!err && e.kind == FILE_LOCK_KIND__LOCK_POSIX)
 			err = check_not_mapped(f);
 		if (!err)
-			err = lock_set_add(d, &e);
+			err = lock_set_add(d->fe.reg, &e);
 		if (err)
 			return err;
 		pr_debug("pid %d fd %d: %s: lock %s\n", f->pid, f->fd, f->link, l->line);
+	}
+	return 0;
+}
+
+/* ---- restore: the messages keep the restore's prefix ---------------------------------------- */
+#undef LOG_PREFIX
+#define LOG_PREFIX "restore-files: "
+
+static const char *lock_kind_name(const FileLockEntry *l)
+{
+	switch (l->kind) {
+	case FILE_LOCK_KIND__LOCK_FLOCK:
+		return "flock";
+	case FILE_LOCK_KIND__LOCK_POSIX:
+		return "POSIX";
+	case FILE_LOCK_KIND__LOCK_OFD:
+		return "OFD";
+	default:
+		return "unknown";
+	}
+}
+
+/* struct flock of a POSIX or OFD entry; -EINVAL when the range does not fit off_t. */
+static int lock_range(const FileLockEntry *l, struct flock *fl)
+{
+	if (!l->has_start || !l->has_len || l->start > INT64_MAX || l->len > INT64_MAX)
+		return -EINVAL;
+	fl->l_type = l->write ? F_WRLCK : F_RDLCK;
+	fl->l_whence = SEEK_SET;
+	fl->l_start = (off_t)l->start;
+	fl->l_len = (off_t)l->len;
+	fl->l_pid = 0; /* F_OFD_SETLK requires it */
+	return 0;
+}
+
+/* Take @l (of file @fe) through @fd. */
+static int lock_take(const FileEntry *fe, const FileLockEntry *l, int fd, const char *path)
+{
+	struct flock fl;
+	int err = 0;
+
+	if (l->kind == FILE_LOCK_KIND__LOCK_FLOCK) {
+		if (flock(fd, (l->write ? LOCK_EX : LOCK_SH) | LOCK_NB))
+			err = neg_errno();
+	} else if (l->kind == FILE_LOCK_KIND__LOCK_POSIX || l->kind == FILE_LOCK_KIND__LOCK_OFD) {
+		err = lock_range(l, &fl);
+		if (err) {
+			pr_err("files.img: file %u: bad lock range\n", fe->id);
+			return err;
+		}
+		if (fcntl(fd, l->kind == FILE_LOCK_KIND__LOCK_OFD ? F_OFD_SETLK : F_SETLK, &fl))
+			err = neg_errno();
+	} else {
+		pr_err("files.img: file %u: unknown lock kind %d\n", fe->id, l->kind);
+		return -EINVAL;
+	}
+	if (err)
+		pr_errno(err, "file %u (%s): cannot take its %s %s lock%s", fe->id, path,
+			 lock_kind_name(l), l->write ? "write" : "read",
+			 err == -EAGAIN || err == -EWOULDBLOCK ? " (held by another process)" : "");
+	return err;
+}
+
+int rst_locks_desc(struct restore_ctx *ctx, size_t pos)
+{
+	const struct rst_files *f = ctx->files;
+	const FileEntry *fe = f->idx.by_id[pos];
+	const char *path = f->paths[pos] ? f->paths[pos] : "?";
+	size_t i;
+	int err;
+
+	if (!fe->reg)
+		return 0;
+	for (i = 0; i < fe->reg->n_locks; i++) {
+		const FileLockEntry *l = fe->reg->locks[i];
+
+		if (l->kind == FILE_LOCK_KIND__LOCK_POSIX) {
+			const struct rst_task *t = rst_find_task(ctx, (pid_t)l->owner_pid);
+
+			/* the owner's, in rst_locks_post_install(): it must be there to take it */
+			if (!l->has_owner_pid || !t || rst_task_zombie(t)) {
+				pr_err("files.img: file %u (%s): POSIX lock of pid %u, which is "
+				       "not "
+				       "a live task of the tree\n",
+				       fe->id, path, l->owner_pid);
+				return -EINVAL;
+			}
+			continue;
+		}
+		err = lock_take(fe, l, f->fds[pos], path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static bool owns_posix_lock(const FileEntry *fe, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; fe->reg && i < fe->reg->n_locks; i++)
+		if (fe->reg->locks[i]->kind == FILE_LOCK_KIND__LOCK_POSIX &&
+		    fe->reg->locks[i]->owner_pid == (uint32_t)pid)
+			return true;
+	return false;
+}
+
+/* Close this task's copies of the service fds on the file of @fd (it has its own fds). */
+static int close_service_copies(struct rst_files *f, int fd)
+{
+	struct stat st, o;
+	size_t j;
+
+	if (fstat(fd, &st))
+		return neg_errno();
+	for (j = 0; j < f->idx.n; j++) {
+		if (f->fds[j] < 0 || fstat(f->fds[j], &o) || o.st_dev != st.st_dev ||
+		    o.st_ino != st.st_ino)
+			continue;
+		close(f->fds[j]);
+		f->fds[j] = -1; /* this task's copy of the table only */
+	}
+	return 0;
+}
+
+/* The fd number of task @t for file @id, or -1. */
+static int task_fd_of(const struct rst_task *t, uint32_t id)
+{
+	const struct rst_task_files *tf = t->files;
+	size_t i;
+
+	for (i = 0; i < tf->nr_fds; i++)
+		if (tf->fds[i]->id == id)
+			return (int)tf->fds[i]->fd;
+	return -1;
+}
+
+int rst_locks_post_install(struct restore_ctx *ctx, struct rst_task *t)
+{
+	const struct rst_kind *k = rst_kind_get(ctx, &reg_kind);
+	struct rst_files *f = ctx->files;
+	pid_t pid = (pid_t)t->pe->pid;
+	size_t n, i;
+	int fd, err;
+
+	/* only regular files and directories hold locks (RegFileEntry.locks) */
+	for (n = 0; n < k->n; n++) {
+		size_t pos = k->pos[n];
+		const FileEntry *fe = f->idx.by_id[pos];
+		const char *path = f->paths[pos] ? f->paths[pos] : "?";
+
+		if (!owns_posix_lock(fe, pid))
+			continue;
+		fd = task_fd_of(t, fe->id);
+		if (fd < 0) {
+			pr_err("pid %d owns POSIX locks on file %u (%s) but has no fd of it\n", pid,
+			       fe->id, path);
+			return -EINVAL;
+		}
+		err = close_service_copies(f, fd);
+		if (err) {
+			pr_errno(err, "pid %d: cannot close its service fds on %s", pid, path);
+			return err;
+		}
+		for (i = 0; i < fe->reg->n_locks; i++) {
+			const FileLockEntry *l = fe->reg->locks[i];
+
+			if (l->kind != FILE_LOCK_KIND__LOCK_POSIX || l->owner_pid != (uint32_t)pid)
+				continue;
+			err = lock_take(fe, l, fd, path);
+			if (err)
+				return err;
+		}
+		pr_debug("pid %d: POSIX locks on %s taken through fd %d\n", pid, path, fd);
 	}
 	return 0;
 }

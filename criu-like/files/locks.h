@@ -2,10 +2,25 @@
 #ifndef CRIU_LIKE_FILES_LOCKS_H
 #define CRIU_LIKE_FILES_LOCKS_H
 
-/* File locks of a restore (restore-files-locks.c), saved with --file-locks. */
+/* File locks (locks.c), saved with --file-locks: dump and restore. */
+#include <stdbool.h>
 #include <stddef.h>
 
+#include "files-int.h"
 #include "restore-files-int.h"
+
+/*
+ * locks_check(): 0, or -EOPNOTSUPP (logged, naming the pid, fd and lock) when
+ * @f holds locks and --file-locks was not given. locks_add(): the locks of @f
+ * into its dumped description @d, each once. locks_free(): @d's locks.
+ * lock_entry_from_fdinfo(): one lock line as an entry (@pid owns a POSIX
+ * lock); -EOPNOTSUPP for leases and other classes.
+ */
+int locks_check(const struct dump_ctx *ctx, const struct fd_info *f);
+int locks_add(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d);
+void locks_free(struct file_desc *d);
+int lock_entry_from_fdinfo(const struct fdinfo_lock *l, pid_t pid, FileLockEntry *e);
+bool lock_entry_same(const FileLockEntry *a, const FileLockEntry *b);
 
 /*
  * In the controller, once description idx.by_id[@pos] is at its service fd:
