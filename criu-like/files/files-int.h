@@ -4,8 +4,8 @@
 
 /*
  * The file table of a dump (files.c) and the kinds of open files it knows,
- * one file each behind a struct file_kind (files-reg.c, files-chr.c,
- * files-pipe.c). Documentation/files.md describes the images.
+ * one file each behind a struct file_kind (reg.c, chr.c, pipe.c, ...).
+ * Documentation/files.md describes the images.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -27,22 +27,9 @@ struct file_desc {
 	/* The first fd seen with this description, for kcmp; pid 0 for dump_file_by_fd(). */
 	pid_t pid;
 	int fd;
-	char *path; /* owned; what reg.path / chr.path point to */
 	FileEntry fe;
-	RegFileEntry reg;
-	PipeFileEntry pipe;
-	ChrFileEntry chr;
 	void *priv; /* a kind's own entry, one malloc'ed block, freed with the description */
-	struct lock_set *locks; /* files-locks.c: reg.locks, freed by locks_free() */
 	struct file_desc *hnext;
-};
-
-/* The unread data of one pipe, read once for all its ends. */
-struct pipe_data {
-	uint64_t ino;
-	uint32_t pipe_size;
-	size_t len;
-	uint8_t *data;
 };
 
 /*
@@ -69,8 +56,6 @@ struct file_table {
 	unsigned int nr, cap;
 	struct file_desc *hash[1u << FT_HASH_BITS];
 	struct inode_group *groups[1u << FT_HASH_BITS];
-	struct pipe_data *pipes;
-	unsigned int nr_pipes, cap_pipes;
 	/* Processes whose fd table was dumped, in kcmp(KCMP_FILES) order. */
 	pid_t *tables;
 	unsigned int nr_tables, cap_tables;
@@ -93,7 +78,7 @@ struct fd_info {
 	uint64_t pos;
 	int mnt_id;
 	int sk_family; /* a socket's SO_DOMAIN (AF_UNIX, AF_INET, AF_INET6), else -1 */
-	/* the fdinfo "lock:" lines, malloc'ed (files-locks.c) */
+	/* the fdinfo "lock:" lines, malloc'ed (locks.c) */
 	struct fdinfo_lock *locks;
 	unsigned int n_locks;
 };
@@ -102,28 +87,6 @@ struct fd_info {
 extern const struct file_kind reg_kind, pty_kind, chr_kind, pipe_kind, fifo_kind;
 extern const struct file_kind eventfd_kind, signalfd_kind, timerfd_kind, epoll_kind;
 extern const struct file_kind inotify_kind, fanotify_kind, unix_kind, inet_kind;
-
-/*
- * files-pipe.c, for pipes and FIFOs: a read end of the pipe behind @f (the
- * drained fd when it reads, else one opened through /proc/PID/fd/N and
- * returned in *@ret_owned too, for the caller to close), and a copy of its
- * @len unread bytes (the pipe holds @size) into @buf, leaving them there.
- */
-int pipe_read_end(const struct fd_info *f, int *ret_owned);
-int pipe_peek(const struct fd_info *f, int rfd, int size, size_t len, uint8_t *buf);
-
-/*
- * files-locks.c. locks_check(): 0, or -EOPNOTSUPP (logged, naming the pid, fd
- * and lock) when @f holds locks and --file-locks was not given. locks_add():
- * the locks of @f into its dumped description @d, each once. locks_free():
- * @d's lock set. lock_entry_from_fdinfo(): one lock line as an entry (@pid
- * owns a POSIX lock); -EOPNOTSUPP for leases and other classes.
- */
-int locks_check(const struct dump_ctx *ctx, const struct fd_info *f);
-int locks_add(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d);
-void locks_free(struct file_desc *d);
-int lock_entry_from_fdinfo(const struct fdinfo_lock *l, pid_t pid, FileLockEntry *e);
-bool lock_entry_same(const FileLockEntry *a, const FileLockEntry *b);
 
 /* files.c: the table of @ctx, made on first use; NULL with errno. */
 struct file_table *file_table_get(struct dump_ctx *ctx);
@@ -148,15 +111,8 @@ bool sock_in_tree(const struct dump_ctx *ctx, dev_t dev, uint32_t ino);
 /* files.c: *@v (of *@cap elements of @size) has room for @n + 1. */
 int file_table_grow(void **v, unsigned int *cap, unsigned int n, size_t size);
 
-/* files-pipe.c: a new pipe data record in @ft. */
-struct pipe_data *pipe_data_add(struct file_table *ft, uint64_t ino);
-
-/* files-reg.c: fill the regular file or directory entry @d for @fd (a dumper fd). */
-int reg_fill(struct dump_ctx *ctx, struct file_desc *d, pid_t pid, int fd, const char *path,
-	     const struct stat *st, unsigned int flags, uint64_t pos, int mnt_id);
-
 /*
- * files-chr.c, for dump_file_by_fd(): mappings of character devices. Only the
+ * chr.c, for dump_file_by_fd() (reg.c): mappings of character devices. Only the
  * memory devices (a private map of /dev/zero is the common one): 0 or
  * -EOPNOTSUPP (logged). Then fill @d for it.
  */

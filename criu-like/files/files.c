@@ -24,6 +24,7 @@
 #include "files-int.h"
 #include "image.h"
 #include "infect.h"
+#include "locks.h"
 #include "log.h"
 #include "util.h"
 
@@ -106,13 +107,10 @@ void file_table_free(struct file_table *ft)
 	if (!ft)
 		return;
 	for (i = 0; i < ft->nr; i++) {
-		free(ft->descs[i]->path);
+		locks_free(ft->descs[i]); /* in the kind's priv block */
 		free(ft->descs[i]->priv);
-		locks_free(ft->descs[i]);
 		free(ft->descs[i]);
 	}
-	for (i = 0; i < ft->nr_pipes; i++)
-		free(ft->pipes[i].data);
 	for (i = 0; i < ARRAY_SIZE(ft->groups); i++) {
 		struct inode_group *g, *next;
 
@@ -126,7 +124,6 @@ void file_table_free(struct file_table *ft)
 		close(ft->in_flight[i].dfd);
 	free(ft->in_flight);
 	free(ft->descs);
-	free(ft->pipes);
 	free(ft->tables);
 	free(ft->kind_state);
 	free(ft);
@@ -307,7 +304,7 @@ static int fd_info_read(struct fd_info *f)
 	f->flags = fi.flags & ~(unsigned int)O_CLOEXEC;
 	f->pos = fi.pos;
 	f->mnt_id = fi.mnt_id;
-	/* files-locks.c: refused without --file-locks, else saved with the description */
+	/* locks.c: refused without --file-locks, else saved with the description */
 	f->locks = TAKE_PTR(fi.locks);
 	f->n_locks = fi.n_locks;
 	fi.n_locks = 0;

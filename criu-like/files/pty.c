@@ -17,7 +17,7 @@
  * An fd of /dev/tty whose terminal is a pty slave of the tree is that slave
  * with dev_tty set. A slave whose master is not in the tree (the terminal
  * of a job, found by the tty-index of the masters' fdinfo) is left to
- * files-chr.c: FILE_TTY with --shell-job, refused without.
+ * chr.c: FILE_TTY with --shell-job, refused without.
  *
  * Restore. A pty gets its dumped index back by opening /dev/ptmx until the
  * kernel gives that index: devpts allocates the lowest free one
@@ -200,7 +200,7 @@ static int pty_match(const struct dump_ctx *ctx, const struct fd_info *f)
 		dev_tty_slave(ctx, f, &rdev);
 		return rdev != 0;
 	}
-	/* a slave whose master is outside: files-chr.c, FILE_TTY with --shell-job */
+	/* a slave whose master is outside: chr.c, FILE_TTY with --shell-job */
 	return is_pts(f->st.st_rdev) && master_in_tree(ctx, pts_index(f->st.st_rdev));
 }
 

@@ -2,40 +2,23 @@
 #ifndef CRIU_LIKE_RESTORE_FILES_INT_H
 #define CRIU_LIKE_RESTORE_FILES_INT_H
 
-/* Shared by restore-files.c, restore-files-pipe.c and restore-files-ghost.c. */
+/* The files of a restore (restore-files.c), shared with the kinds' restore halves. */
 #include <sys/socket.h>
 #include <sys/un.h>
 
 #include "restore-files.h"
 #include "kind.h"
 
-/* One pipe, by inode: both ends, created once for every description of it. */
-struct rst_pipe {
-	uint64_t ino;
-	int ends[2]; /* [0] read, [1] write; the controller's, until rst_pipes_close() */
-	bool taken[2]; /* a description already is this end: others reopen it */
-};
-
 struct rst_files {
 	ProtobufCMessage **file_recs; /* FileEntry */
 	size_t nr_file_recs;
-	ProtobufCMessage **pipe_recs; /* PipeDataEntry */
-	size_t nr_pipe_recs;
 	struct rst_file_index idx;
 	const struct file_kind **kind_at; /* per idx position: its kind */
 	struct rst_kind *kinds; /* per file_kinds[] entry: its descriptions and state */
 	char **paths; /* per idx position: NUL-terminated path, or NULL */
 	int *fds; /* per idx position: the description, a service fd, or -1 */
-	struct rst_pipe *pipes;
-	size_t nr_pipes;
 };
 
-/* The description of pipe file idx.by_id[@pos] (an fd below the base), or -errno. */
-int rst_pipe_open(struct restore_ctx *ctx, size_t pos);
-/* Close the controller's own pipe ends (each description has its own fd). */
-void rst_pipes_close(struct rst_files *f);
-/* The unlinked file idx.by_id[@pos], rebuilt from ghost-ID.img, opened and unlinked again. */
-int rst_ghost_open(struct restore_ctx *ctx, size_t pos);
 /* restore-files-inet.c: the TCP or UDP socket idx.by_id[@pos], or -errno. */
 int rst_inet_open(struct restore_ctx *ctx, size_t pos);
 /*

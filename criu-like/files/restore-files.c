@@ -17,8 +17,7 @@
 #define LOG_PREFIX "restore-files: "
 #include "image.h"
 #include "log.h"
-#include "restore-files-fifo.h"
-#include "restore-files-locks.h"
+#include "locks.h"
 #include "restore-files-int.h"
 #include "util.h"
 
@@ -210,9 +209,6 @@ int rst_files_read(struct restore_ctx *ctx)
 		return -ENOMEM;
 	ctx->files = f;
 	err = read_all_of(ctx->dirfd, CR_IMG_FILES, 0, false, &f->file_recs, &f->nr_file_recs);
-	if (!err)
-		err = read_all_of(ctx->dirfd, CR_IMG_PIPES_DATA, 0, true, &f->pipe_recs,
-				  &f->nr_pipe_recs);
 	if (!err)
 		err = index_files(f);
 	for (i = 0; !err && i < ctx->nr_tasks; i++)
@@ -422,7 +418,6 @@ void rst_files_fini(struct restore_ctx *ctx)
 	free(f->paths);
 	rst_file_index_free(&f->idx);
 	img_free_records(f->file_recs, f->nr_file_recs);
-	img_free_records(f->pipe_recs, f->nr_pipe_recs);
 	free(f);
 	ctx->files = NULL;
 }

@@ -54,7 +54,7 @@ int rst_service_fd_base(const struct restore_ctx *ctx);
 
 /* ---- files/restore-files.c: descriptions opened in the controller, installed by tasks ------ */
 
-/* Read files.img, pipes-data.img, and each live task's fdinfo-PID.img and fs-PID.img. */
+/* Read files.img and each live task's fdinfo-PID.img and fs-PID.img. */
 int rst_files_read(struct restore_ctx *ctx);
 /* How many descriptions rst_files_open() will open. */
 size_t rst_files_count(const struct restore_ctx *ctx);

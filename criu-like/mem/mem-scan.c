@@ -80,7 +80,7 @@ static int shared_policy(pid_t pid, const struct vma_entry *v, enum mem_policy *
 		return refuse(pid, v, "shared special mapping");
 	/*
 	 * The file holds the data, also when it is unlinked: then the whole file
-	 * is saved as a ghost image (files-reg.c), written pages included, and
+	 * is saved as a ghost image (files/reg-ghost.c), written pages included, and
 	 * the restore maps the rebuilt file (one inode for every description).
 	 */
 	*ret = MEM_SKIP_FILE_SHARED;

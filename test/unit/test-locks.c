@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * File locks (files-locks.c): fdinfo lock lines turned into entries, leases
+ * File locks (files/locks.c): fdinfo lock lines turned into entries, leases
  * refused, duplicates told apart, a lock refused without --file-locks; and the lines this kernel prints for locks
  * this process takes (flock, POSIX, OFD) read back as the same locks.
  */
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../../criu-like/files/files-int.h"
+#include "../../criu-like/files/locks.h"
 #include "options.h"
 #include "proc-parse.h"
 #include "util.h"

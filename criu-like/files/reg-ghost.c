@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unlinked open files of a restore: the contents saved in ghost-ID.img are
+ * The contents of unlinked open files (reg.c): a file open but unlinked
+ * (st_nlink 0, memfds and O_TMPFILE files included) has them saved in
+ * ghost-ID.img, copied in the kernel, with their crc32c. At restore they are
  * written into a new file at the original path, or next to it under a
  * temporary name if the path is taken (memfds: into a new memfd of the same
- * name), which is opened with the
- * saved flags and unlinked again, so the task finds an unlinked file with
- * the same contents at the same position.
+ * name), which is opened with the saved flags and unlinked again, so the task
+ * finds an unlinked file with the same contents at the same position.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,19 +15,116 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define LOG_PREFIX "restore-files: "
+#define LOG_PREFIX "files: "
 #include "crc32c.h"
+#include "files-int.h"
 #include "image.h"
 #include "log.h"
+#include "reg.h"
 #include "restore-files-int.h"
 #include "util.h"
 
 #define GHOST_CHUNK (1u << 20)
 #define MEMFD_PREFIX "/memfd:"
 
+/* ---- dump ----------------------------------------------------------------------------------- */
+
+static int ghost_copy_range(int src, int dst, uint64_t size)
+{
+	loff_t off = 0;
+	bool sendfile_only = false;
+
+	while ((uint64_t)off < size) {
+		size_t want = (size_t)min(size - (uint64_t)off, (uint64_t)(1u << 30));
+		ssize_t n = -1;
+
+		if (!sendfile_only) {
+			n = copy_file_range(src, &off, dst, NULL, want, 0);
+			/* Across file systems of different types (EXDEV) and on old kernels. */
+			if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+				      errno == EOPNOTSUPP)) {
+				sendfile_only = true;
+				continue;
+			}
+		} else {
+			n = sendfile(dst, src, &off, want);
+		}
+		if (n < 0)
+			return neg_errno();
+		if (n == 0)
+			return -ENODATA; /* the file shrank under us */
+	}
+	return 0;
+}
+
+static int ghost_crc(int src, uint64_t size, uint32_t *ret)
+{
+	_cleanup_free_ uint8_t *buf = malloc(GHOST_CHUNK);
+	uint64_t off = 0;
+	uint32_t crc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (off < size) {
+		ssize_t n = pread(src, buf, (size_t)min(size - off, (uint64_t)GHOST_CHUNK),
+				  (off_t)off);
+
+		if (n < 0)
+			return neg_errno();
+		if (n == 0)
+			return -ENODATA;
+		crc = crc32c(crc, buf, (size_t)n);
+		off += (uint64_t)n;
+	}
+	*ret = crc;
+	return 0;
+}
+
+/*
+ * Copy the contents of the unlinked file behind @fd into ghost-ID.img. A new
+ * description is opened through /proc/self/fd: reading the drained one would
+ * move the task's file position, and it may be write-only.
+ */
+int ghost_dump(struct dump_ctx *ctx, pid_t pid, int fd, uint32_t id, RegFileEntry *e)
+{
+	const char *path = (const char *)e->path.data; /* NUL-terminated by reg.c */
+	_cleanup_close_ int src = -1;
+	struct cr_img *img;
+	char self[64];
+	uint32_t crc = 0;
+	int err, cerr;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	src = open(self, O_RDONLY | O_CLOEXEC);
+	if (src < 0) {
+		pr_perror("pid %d: cannot reopen unlinked %s for its contents", pid, path);
+		return neg_errno();
+	}
+	img = img_open(ctx->dirfd, CR_IMG_GHOST, id, IMG_WRITE);
+	if (!img)
+		return -errno;
+	err = ghost_copy_range(src, img_raw_fd(img), e->size);
+	if (!err)
+		err = ghost_crc(src, e->size, &crc);
+	cerr = img_close(img);
+	if (err) {
+		pr_errno(err, "pid %d: cannot copy unlinked %s into ghost-%u.img", pid, path, id);
+		return err;
+	}
+	if (cerr)
+		return cerr;
+	e->has_ghost_crc32c = true;
+	e->ghost_crc32c = crc;
+	pr_debug("pid %d: ghost-%u.img: %llu bytes of unlinked %s\n", pid, id,
+		 (unsigned long long)e->size, path);
+	return 0;
+}
+
+/* ---- restore: the messages keep the restore's prefix ---------------------------------------- */
 static int ghost_copy(struct cr_img *img, const FileEntry *fe, int dst, const char *path)
 {
 	_cleanup_free_ uint8_t *buf = NULL;
@@ -73,20 +171,21 @@ static int ghost_fill(struct restore_ctx *ctx, const FileEntry *fe, int dst, con
 }
 
 /* The fd of an earlier description of the same unlinked inode (to open that inode again), or -1. */
-static int same_ghost(const struct rst_files *f, size_t pos)
+static int same_ghost(const struct restore_ctx *ctx, size_t pos)
 {
+	const struct rst_files *f = ctx->files;
+	const struct rst_kind *k = rst_kind_get(ctx, &reg_kind);
 	const RegFileEntry *r = f->idx.by_id[pos]->reg;
 	size_t i;
 
 	if (!r->has_dev || !r->has_ino)
 		return -1;
-	for (i = 0; i < pos; i++) {
-		const FileEntry *o = f->idx.by_id[i];
+	for (i = 0; i < k->n && k->pos[i] < pos; i++) {
+		const RegFileEntry *o = f->idx.by_id[k->pos[i]]->reg;
 
-		if (f->fds[i] >= 0 && o->reg && o->reg->has_unlinked && o->reg->unlinked &&
-		    o->reg->has_dev && o->reg->has_ino && o->reg->dev == r->dev &&
-		    o->reg->ino == r->ino)
-			return f->fds[i];
+		if (f->fds[k->pos[i]] >= 0 && o->has_unlinked && o->unlinked && o->has_dev &&
+		    o->has_ino && o->dev == r->dev && o->ino == r->ino)
+			return f->fds[k->pos[i]];
 	}
 	return -1;
 }
@@ -203,7 +302,7 @@ int rst_ghost_open(struct restore_ctx *ctx, size_t pos)
 {
 	const FileEntry *fe = ctx->files->idx.by_id[pos];
 	const char *path = ctx->files->paths[pos];
-	int same = same_ghost(ctx->files, pos);
+	int same = same_ghost(ctx, pos);
 	int fd;
 
 	if (fe->type != FILE_TYPE__FILE_REG) {

@@ -26,6 +26,12 @@
 #define TTYAUX_MAJOR 5 /* 5:0 /dev/tty, 5:1 /dev/console, 5:2 /dev/ptmx */
 #define UNIX98_PTY_SLAVE_MAJOR 136 /* 136..143: /dev/pts/N */
 
+/* The entry and its path, one block (file_desc.priv). */
+struct chr_priv {
+	ChrFileEntry e;
+	char path[];
+};
+
 enum chr_class {
 	CHR_OTHER,
 	CHR_MEM,
@@ -76,25 +82,39 @@ static int chr_match(const struct dump_ctx *ctx, const struct fd_info *f)
 	return -EOPNOTSUPP;
 }
 
+/* The entry and its path, one block (file_desc.priv); @path may be NULL. */
+static ChrFileEntry *chr_entry_new(struct file_desc *d, const char *path)
+{
+	size_t len = path ? strlen(path) : 0;
+	struct chr_priv *p = calloc(1, sizeof(*p) + len + 1);
+
+	if (!p)
+		return NULL;
+	d->priv = p;
+	chr_file_entry__init(&p->e);
+	if (path) {
+		memcpy(p->path, path, len + 1);
+		p->e.has_path = true;
+		p->e.path.data = (uint8_t *)p->path;
+		p->e.path.len = len;
+	}
+	d->fe.chr = &p->e;
+	return &p->e;
+}
+
 static int chr_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
+	ChrFileEntry *e = chr_entry_new(d, f->link[0] == '/' ? f->link : NULL);
+
 	(void)ctx;
+	if (!e)
+		return -ENOMEM;
 	d->fe.type = chr_classify(f->st.st_rdev) == CHR_TTY ? FILE_TYPE__FILE_TTY
 							    : FILE_TYPE__FILE_CHR;
-	chr_file_entry__init(&d->chr);
-	d->chr.rdev = f->st.st_rdev;
-	d->chr.flags = f->flags;
-	d->chr.has_pos = true;
-	d->chr.pos = f->pos;
-	if (f->link[0] == '/') {
-		d->path = strdup(f->link);
-		if (!d->path)
-			return -ENOMEM;
-		d->chr.has_path = true;
-		d->chr.path.data = (uint8_t *)d->path;
-		d->chr.path.len = strlen(d->path);
-	}
-	d->fe.chr = &d->chr;
+	e->rdev = f->st.st_rdev;
+	e->flags = f->flags;
+	e->has_pos = true;
+	e->pos = f->pos;
 	return 0;
 }
 
@@ -110,22 +130,17 @@ int chr_check_mapped(pid_t pid, const char *path, const struct stat *st)
 int chr_fill_mapped(struct file_desc *d, const char *path, const struct stat *st,
 		    unsigned int flags)
 {
-	d->fe.type = FILE_TYPE__FILE_CHR;
-	chr_file_entry__init(&d->chr);
-	d->chr.rdev = st->st_rdev;
-	d->chr.flags = flags;
-	d->path = strdup(path);
-	if (!d->path)
+	ChrFileEntry *e = chr_entry_new(d, path);
+
+	if (!e)
 		return -ENOMEM;
-	d->chr.has_path = true;
-	d->chr.path.data = (uint8_t *)d->path;
-	d->chr.path.len = strlen(d->path);
-	d->fe.chr = &d->chr;
+	d->fe.type = FILE_TYPE__FILE_CHR;
+	e->rdev = st->st_rdev;
+	e->flags = flags;
 	return 0;
 }
 
-/* ---- restore ---------------------------------------------------------------------------- */
-
+/* ---- restore: the messages keep the restore's prefix ---------------------------------------- */
 /* Character device @fe at @path, checked to be the same device. */
 static int chr_open(const FileEntry *fe, const char *path, uint32_t flags)
 {

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Regular files and directories: path, flags, position, size, mode and the
- * inode (dev/ino/mnt_id) to check it is the same file at restore. A file
- * that is open but unlinked (st_nlink 0, memfds included) has its contents
- * saved in ghost-ID.img, copied in the kernel, with their crc32c.
+ * inode (dev/ino/mnt_id) to check it is the same file at restore, where the
+ * file is opened by its path again. A file that is open but unlinked
+ * (st_nlink 0, memfds included) has its contents saved in ghost-ID.img
+ * (reg-ghost.c). Also the files of mappings and the exe link
+ * (dump_file_by_fd(), and open_mapped at restore). The locks of a file are
+ * saved with it (locks.c).
  */
 #define LOG_PREFIX "files: "
 
@@ -13,19 +16,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "crc32c.h"
 #include "files-int.h"
-#include "restore-files-int.h"
-#include "image.h"
 #include "log.h"
+#include "reg.h"
+#include "restore-files-int.h"
 #include "util.h"
 
 #define DELETED_SUFFIX " (deleted)"
-#define GHOST_CHUNK (1u << 20)
+
+/* The entry and its path, one block (file_desc.priv). */
+struct reg_priv {
+	RegFileEntry e;
+	char path[];
+};
 
 /*
  * The name to save for the file @st that /proc shows as @link in task @pid
@@ -69,123 +75,39 @@ static char *reg_path(pid_t pid, const char *what, const char *link, const struc
 	return path;
 }
 
-static int ghost_copy_range(int src, int dst, uint64_t size)
+/* Fill the regular file or directory entry @d for @fd (a dumper fd). */
+static int reg_fill(struct dump_ctx *ctx, struct file_desc *d, pid_t pid, int fd, const char *path,
+		    const struct stat *st, unsigned int flags, uint64_t pos, int mnt_id)
 {
-	loff_t off = 0;
-	bool sendfile_only = false;
+	size_t len = strlen(path);
+	struct reg_priv *p = calloc(1, sizeof(*p) + len + 1);
+	RegFileEntry *e;
 
-	while ((uint64_t)off < size) {
-		size_t want = (size_t)min(size - (uint64_t)off, (uint64_t)(1u << 30));
-		ssize_t n = -1;
-
-		if (!sendfile_only) {
-			n = copy_file_range(src, &off, dst, NULL, want, 0);
-			/* Across file systems of different types (EXDEV) and on old kernels. */
-			if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
-				      errno == EOPNOTSUPP)) {
-				sendfile_only = true;
-				continue;
-			}
-		} else {
-			n = sendfile(dst, src, &off, want);
-		}
-		if (n < 0)
-			return neg_errno();
-		if (n == 0)
-			return -ENODATA; /* the file shrank under us */
-	}
-	return 0;
-}
-
-static int ghost_crc(int src, uint64_t size, uint32_t *ret)
-{
-	_cleanup_free_ uint8_t *buf = malloc(GHOST_CHUNK);
-	uint64_t off = 0;
-	uint32_t crc = 0;
-
-	if (!buf)
+	if (!p)
 		return -ENOMEM;
-	while (off < size) {
-		ssize_t n = pread(src, buf, (size_t)min(size - off, (uint64_t)GHOST_CHUNK),
-				  (off_t)off);
-
-		if (n < 0)
-			return neg_errno();
-		if (n == 0)
-			return -ENODATA;
-		crc = crc32c(crc, buf, (size_t)n);
-		off += (uint64_t)n;
-	}
-	*ret = crc;
-	return 0;
-}
-
-/*
- * Copy the contents of the unlinked file behind @fd into ghost-ID.img. A new
- * description is opened through /proc/self/fd: reading the drained one would
- * move the task's file position, and it may be write-only.
- */
-static int dump_ghost(struct dump_ctx *ctx, pid_t pid, int fd, struct file_desc *d)
-{
-	_cleanup_close_ int src = -1;
-	struct cr_img *img;
-	char self[64];
-	uint32_t crc = 0;
-	int err, cerr;
-
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	src = open(self, O_RDONLY | O_CLOEXEC);
-	if (src < 0) {
-		pr_perror("pid %d: cannot reopen unlinked %s for its contents", pid, d->path);
-		return neg_errno();
-	}
-	img = img_open(ctx->dirfd, CR_IMG_GHOST, d->id, IMG_WRITE);
-	if (!img)
-		return -errno;
-	err = ghost_copy_range(src, img_raw_fd(img), d->reg.size);
-	if (!err)
-		err = ghost_crc(src, d->reg.size, &crc);
-	cerr = img_close(img);
-	if (err) {
-		pr_errno(err, "pid %d: cannot copy unlinked %s into ghost-%u.img", pid, d->path,
-			 d->id);
-		return err;
-	}
-	if (cerr)
-		return cerr;
-	d->reg.has_ghost_crc32c = true;
-	d->reg.ghost_crc32c = crc;
-	pr_debug("pid %d: ghost-%u.img: %llu bytes of unlinked %s\n", pid, d->id,
-		 (unsigned long long)d->reg.size, d->path);
-	return 0;
-}
-
-int reg_fill(struct dump_ctx *ctx, struct file_desc *d, pid_t pid, int fd, const char *path,
-	     const struct stat *st, unsigned int flags, uint64_t pos, int mnt_id)
-{
-	d->path = strdup(path);
-	if (!d->path)
-		return -ENOMEM;
+	d->priv = p;
+	memcpy(p->path, path, len + 1);
+	e = &p->e;
 	d->fe.type = S_ISDIR(st->st_mode) ? FILE_TYPE__FILE_DIR : FILE_TYPE__FILE_REG;
-	reg_file_entry__init(&d->reg);
-	d->reg.path.data = (uint8_t *)d->path;
-	d->reg.path.len = strlen(d->path);
-	d->reg.flags = flags;
-	d->reg.pos = pos;
-	d->reg.size = (uint64_t)st->st_size;
-	d->reg.mode = st->st_mode;
-	d->reg.has_dev = d->reg.has_ino = true;
-	d->reg.dev = st->st_dev;
-	d->reg.ino = st->st_ino;
+	reg_file_entry__init(e);
+	e->path.data = (uint8_t *)p->path;
+	e->path.len = len;
+	e->flags = flags;
+	e->pos = pos;
+	e->size = (uint64_t)st->st_size;
+	e->mode = st->st_mode;
+	e->has_dev = e->has_ino = true;
+	e->dev = st->st_dev;
+	e->ino = st->st_ino;
 	if (mnt_id >= 0) {
-		d->reg.has_mnt_id = true;
-		d->reg.mnt_id = (uint64_t)mnt_id;
+		e->has_mnt_id = true;
+		e->mnt_id = (uint64_t)mnt_id;
 	}
-	d->fe.reg = &d->reg;
+	d->fe.reg = e;
 	if (st->st_nlink)
 		return 0;
-	d->reg.has_unlinked = true;
-	d->reg.unlinked = true;
+	e->has_unlinked = true;
+	e->unlinked = true;
 	/*
 	 * A memfd's seals (3.17) are on the inode: restore adds them after the
 	 * contents. A memfd made without MFD_ALLOW_SEALING shows F_SEAL_SEAL.
@@ -197,10 +119,10 @@ int reg_fill(struct dump_ctx *ctx, struct file_desc *d, pid_t pid, int fd, const
 			pr_perror("pid %d: F_GET_SEALS of %s", pid, path);
 			return neg_errno();
 		}
-		d->reg.has_seals = true;
-		d->reg.seals = (uint32_t)seals;
+		e->has_seals = true;
+		e->seals = (uint32_t)seals;
 	}
-	return dump_ghost(ctx, pid, fd, d);
+	return ghost_dump(ctx, pid, fd, d->id, e);
 }
 
 /* The mount id of @fd with statx (5.8), -1 when the kernel does not say. */
@@ -304,8 +226,7 @@ static int reg_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 	return reg_fill(ctx, d, f->pid, f->dfd, path, &st, f->flags, f->pos, f->mnt_id);
 }
 
-/* ---- restore ---------------------------------------------------------------------------- */
-
+/* ---- restore: the messages keep the restore's prefix ---------------------------------------- */
 static int check_same_file(const FileEntry *fe, const char *path, int fd)
 {
 	const RegFileEntry *r = fe->reg;

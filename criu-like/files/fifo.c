@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Named pipes (FIFOs): every description is saved with its path and flags
+ * (FILE_FIFO), to be opened by that path again at restore. The unread data
+ * of a FIFO is saved once, with the first description of it, read without
+ * consuming it: tee() duplicates the buffers into a pipe of the dumper, as
+ * pipe.c does for pipes (pipe_copy_data()). A FIFO removed from the file
+ * system, or no longer found under its path, is refused: restore could not
+ * open it.
+ *
+ * At restore each description opens the FIFO by its path again, which must
+ * exist (the restore does not create file system nodes). A FIFO opened for
+ * writing alone waits for a reader (or fails with O_NONBLOCK), so the FIFO is
+ * first held open O_RDWR, which never waits; the unread data is written back
+ * through that hold, then the description is opened, and the hold closed: the
+ * data stays as long as one end is open. A FIFO kept open outside the tree
+ * since the dump still has its data: it is not written twice.
+ */
+#define LOG_PREFIX "files: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "files-int.h"
+#include "log.h"
+#include "pipe.h"
+#include "restore-files-int.h"
+#include "util.h"
+
+/* The entry, the unread data and the path, one block (file_desc.priv). */
+struct fifo_priv {
+	FifoFileEntry e;
+	uint8_t buf[]; /* the unread data (e.data), then the path (e.path, NUL-terminated) */
+};
+
+static int fifo_match(const struct dump_ctx *ctx, const struct fd_info *f)
+{
+	char proot[PATH_MAX + 32];
+	struct stat cur;
+
+	(void)ctx;
+	if (!S_ISFIFO(f->st.st_mode) || f->link[0] != '/')
+		return 0;
+	snprintf(proot, sizeof(proot), "/proc/%d/root%s", f->pid, f->link);
+	if (f->st.st_nlink == 0 || stat(proot, &cur) || cur.st_dev != f->st.st_dev ||
+	    cur.st_ino != f->st.st_ino) {
+		pr_err("pid %d fd %d: named FIFO %s was removed or renamed: not supported yet\n",
+		       f->pid, f->fd, f->link);
+		return -EOPNOTSUPP;
+	}
+	return 1;
+}
+
+static int fifo_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
+{
+	struct file_table *ft = file_table_get(ctx);
+	_cleanup_free_ uint8_t *data = NULL;
+	size_t len = 0, plen = strlen(f->link);
+	struct file_desc *other;
+	struct fifo_priv *p;
+	bool first = true;
+	int size = 0, err;
+
+	if (!ft)
+		return -ENOMEM;
+	/*
+	 * Another description of this FIFO was dumped already, and with it the
+	 * data. An O_PATH fd holds no pipe: it neither has nor saves data.
+	 */
+	for (other = NULL; (other = file_desc_next(ft, d->dev, d->ino, other));)
+		if (other != d && other->fe.type == FILE_TYPE__FILE_FIFO && other->fe.fifo &&
+		    !(other->fe.fifo->flags & O_PATH))
+			first = false;
+	if (f->flags & O_PATH)
+		first = false;
+	if (first) {
+		err = pipe_copy_data(f, "FIFO ", &size, &len, &data);
+		if (err)
+			return err;
+	}
+	p = calloc(1, sizeof(*p) + len + plen + 1);
+	if (!p)
+		return -ENOMEM;
+	d->priv = p;
+	fifo_file_entry__init(&p->e);
+	if (first) {
+		if (len)
+			memcpy(p->buf, data, len);
+		p->e.has_data = p->e.has_pipe_size = true;
+		p->e.data.data = p->buf;
+		p->e.data.len = len;
+		p->e.pipe_size = (uint32_t)size;
+	}
+	memcpy(p->buf + len, f->link, plen + 1);
+	p->e.path.data = p->buf + len;
+	p->e.path.len = plen;
+	p->e.flags = f->flags;
+	p->e.has_dev = p->e.has_ino = true;
+	p->e.dev = f->st.st_dev;
+	p->e.ino = f->st.st_ino;
+	if (f->mnt_id >= 0) {
+		p->e.has_mnt_id = true;
+		p->e.mnt_id = (uint64_t)f->mnt_id;
+	}
+	d->fe.type = FILE_TYPE__FILE_FIFO;
+	d->fe.fifo = &p->e;
+	return 0;
+}
+
+/* ---- restore: the messages keep the restore's prefix ---------------------------------------- */
+/* Grow the FIFO to its saved size and write its unread data back through @hold. */
+static int fifo_fill(const FifoFileEntry *ff, int hold, const char *path)
+{
+	int size = fcntl(hold, F_GETPIPE_SZ), avail = 0;
+	ssize_t n;
+
+	/* Past /proc/sys/fs/pipe-max-size this needs CAP_SYS_RESOURCE (EPERM). */
+	if (ff->has_pipe_size && size >= 0 && ff->pipe_size > (uint32_t)size &&
+	    fcntl(hold, F_SETPIPE_SZ, (int)ff->pipe_size) < 0) {
+		pr_perror("FIFO %s: cannot grow to %u bytes", path, ff->pipe_size);
+		return neg_errno();
+	}
+	if (!ff->has_data || !ff->data.len)
+		return 0;
+	/*
+	 * A FIFO that still holds data was kept open outside the tree since the
+	 * dump (the kernel frees the buffer with the last open end): what it
+	 * holds is the data, written again it would come twice.
+	 */
+	if (ioctl(hold, FIONREAD, &avail) == 0 && avail > 0) {
+		pr_warn("FIFO %s: open outside the tree, it still holds %d bytes: the %zu saved "
+			"bytes are not written again\n",
+			path, avail, ff->data.len);
+		return 0;
+	}
+	/* The hold is non-blocking: more data than fits fails instead of hanging. */
+	n = write(hold, ff->data.data, ff->data.len);
+	if (n != (ssize_t)ff->data.len) {
+		if (n < 0)
+			pr_perror("FIFO %s: cannot write back %zu bytes", path, ff->data.len);
+		else
+			pr_err("FIFO %s: only %zd of its %zu bytes fit\n", path, n, ff->data.len);
+		return n < 0 ? neg_errno() : -EFBIG;
+	}
+	return 0;
+}
+
+/* The FIFO at @path, held open for reading and writing; checked to be one. */
+static int fifo_hold(const FileEntry *fe, const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0) {
+		if (errno == ENOENT)
+			pr_err("file %u: named FIFO %s does not exist: create it (mkfifo) before "
+			       "the restore\n",
+			       fe->id, path);
+		else
+			pr_perror("file %u: cannot open named FIFO %s", fe->id, path);
+		return neg_errno();
+	}
+	if (fstat(fd, st) || !S_ISFIFO(st->st_mode)) {
+		pr_err("file %u: %s is not a named FIFO any more\n", fe->id, path);
+		close(fd);
+		return -ESTALE;
+	}
+	/* Inode numbers change with a copy or a restore on another machine. */
+	if (fe->fifo->has_ino && (uint64_t)st->st_ino != fe->fifo->ino)
+		pr_warn("FIFO %s: inode %llu, it was %llu at the dump\n", path,
+			(unsigned long long)st->st_ino, (unsigned long long)fe->fifo->ino);
+	return fd;
+}
+
+/* The description itself, with its flags, on the same FIFO as @hold_st. */
+static int fifo_open_desc(const FileEntry *fe, const char *path, const struct stat *hold_st)
+{
+	uint32_t flags = fe->fifo->flags & ~(uint32_t)(O_CREAT | O_TRUNC | O_EXCL | O_CLOEXEC);
+	struct stat st;
+	int fd, err = 0;
+
+	fd = open(path, (int)flags | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		pr_perror("file %u: cannot open named FIFO %s", fe->id, path);
+		return neg_errno();
+	}
+	if (fstat(fd, &st) || st.st_dev != hold_st->st_dev || st.st_ino != hold_st->st_ino) {
+		pr_err("file %u: named FIFO %s was replaced during the restore\n", fe->id, path);
+		err = -ESTALE;
+	} else if (!(flags & (O_NONBLOCK | O_PATH)) &&
+		   fcntl(fd, F_SETFL, (int)flags & ~O_NONBLOCK) < 0) {
+		err = neg_errno();
+		pr_perror("file %u: cannot clear O_NONBLOCK of FIFO %s", fe->id, path);
+	}
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/*
+ * In the controller: the FIFO description idx.by_id[@pos], opened by its path
+ * without blocking, its unread data written back when it holds them. -errno
+ * (logged, naming the path) when the FIFO is missing or not a FIFO.
+ */
+static int fifo_open(struct restore_ctx *ctx, size_t pos)
+{
+	const FileEntry *fe = ctx->files->idx.by_id[pos];
+	const ProtobufCBinaryData *p = &fe->fifo->path;
+	_cleanup_free_ char *path = NULL;
+	_cleanup_close_ int hold = -1;
+	struct stat st;
+	int err;
+
+	if (!p->len || p->data[0] != '/' || memchr(p->data, 0, p->len)) {
+		pr_err("files.img: file %u: bad FIFO path\n", fe->id);
+		return -EINVAL;
+	}
+	path = strndup((const char *)p->data, p->len);
+	if (!path)
+		return -ENOMEM;
+	hold = fifo_hold(fe, path, &st);
+	if (hold < 0)
+		return hold;
+	err = fifo_fill(fe->fifo, hold, path);
+	if (err)
+		return err;
+	return fifo_open_desc(fe, path, &st);
+}
+
+static int fifo_check(const FileEntry *fe)
+{
+	return fe->fifo ? 0 : rst_file_part_missing(fe);
+}
+
+static const ProtobufCBinaryData *fifo_path(const FileEntry *fe)
+{
+	return &fe->fifo->path;
+}
+
+const struct file_kind fifo_kind = {
+	.name = "named FIFO",
+	.match = fifo_match,
+	.dump = fifo_dump,
+	.types = { FILE_TYPE__FILE_FIFO },
+	.in_flight = true,
+	.check = fifo_check,
+	.path = fifo_path,
+	.open = fifo_open,
+};

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_FILES_REG_H
+#define CRIU_LIKE_FILES_REG_H
+
+/* Regular files (reg.c) and the contents of unlinked ones (reg-ghost.c). */
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dump.h"
+#include "restore.h"
+
+#include "files.pb-c.h"
+
+/*
+ * The contents of the unlinked file behind the dumper's @fd (of task @pid),
+ * entry @e of file @id, into ghost-ID.img, with their crc32c in @e.
+ */
+int ghost_dump(struct dump_ctx *ctx, pid_t pid, int fd, uint32_t id, RegFileEntry *e);
+/* The unlinked file idx.by_id[@pos], rebuilt from ghost-ID.img, opened and unlinked again. */
+int rst_ghost_open(struct restore_ctx *ctx, size_t pos);
+
+#endif
