@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The dump steps the unit tests run on their victims. */
+#ifndef UNIT_LIB_DUMPER_H
+#define UNIT_LIB_DUMPER_H
+
+#include <sys/types.h>
+
+struct cr_options;
+
+/*
+ * Seize the tree of @pid, infect every task, dump their files into @imgfd,
+ * finish the files dump, cure, release (the tree runs on). 0 or -errno.
+ */
+int dump_tree_files(pid_t pid, int imgfd, const struct cr_options *opts);
+
+/*
+ * cr_dump -R of the tree of @pid into @imgdir (made if missing) must fail
+ * with -EOPNOTSUPP and log @expect; @pid must live on.
+ */
+void cr_dump_refused(pid_t pid, const char *imgdir, const char *expect);
+
+#endif
