@@ -2,6 +2,7 @@
 /* Victims of the unit tests: see victim.h. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
@@ -46,7 +47,8 @@ static void __attribute__((noreturn)) victim_main(const struct victim_ops *ops, 
 	/* Only what the test sets up, nothing inherited from the test runner. */
 	close_range(3, fd - 1, 0);
 	close_range(test_fd >= 0 ? fd + 2 : fd + 1, ~0u, 0);
-	if (ops->setup(arg, report) || write_all(fd, report, size))
+	if ((ops->new_session && setsid() < 0) || ops->setup(arg, report) ||
+	    write_all(fd, report, size))
 		_exit(1);
 	close(fd);
 	if (!ops->check)
@@ -77,6 +79,25 @@ pid_t victim_start(const struct victim_ops *ops, void *arg, int test_fd, void *r
 	if (err && pid > 0)
 		victim_kill(&pid);
 	return err ? err : pid;
+}
+
+pid_t victim_start_sleeper(int (*setup)(void *arg, void *report), void *arg, void *report,
+			   size_t size)
+{
+	/*
+	 * The report at fd 4, so that the victim's own fds start at 3 and skip
+	 * it: after the report, fd 4 is the lowest free one, where the
+	 * parasite's socket goes, and no fd closed by the victim is reused.
+	 */
+	const struct victim_ops ops = {
+		.setup = setup,
+		.report_fd = 4,
+		.new_session = true,
+	};
+	pid_t pid = victim_start(&ops, arg, -1, report, size);
+
+	assert_true(pid > 0);
+	return pid;
 }
 
 int child_status(pid_t pid)

@@ -7,6 +7,7 @@
 #ifndef UNIT_LIB_VICTIM_H
 #define UNIT_LIB_VICTIM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -28,6 +29,8 @@ struct victim_ops {
 	int (*check)(void *arg, const void *report);
 	/* Where the report pipe goes; every other fd above 2 is closed first. */
 	int report_fd;
+	/* A session of its own first (the dump refuses a session leader outside the tree). */
+	bool new_session;
 };
 
 /*
@@ -38,6 +41,13 @@ struct victim_ops {
  * write end closed). The child's pid, or -errno (the child killed).
  */
 pid_t victim_start(const struct victim_ops *ops, void *arg, int test_fd, void *report, size_t size);
+
+/*
+ * A victim in a session of its own, set up by @setup(@arg, @report), which
+ * then sleeps until it is killed; the test fails when it cannot be started.
+ */
+pid_t victim_start_sleeper(int (*setup)(void *arg, void *report), void *arg, void *report,
+			   size_t size);
 
 /* Block SIGUSR1, so that victim_wait_usr1() finds it pending. */
 void victim_block_usr1(void);
