@@ -87,3 +87,12 @@ void cr_dump_refused(pid_t pid, const char *imgdir, const char *expect)
 			 log);
 	assert_int_equal(waitpid(pid, &status, WNOHANG), 0);
 }
+
+void read_records(int imgfd, enum cr_img_kind kind, uint32_t id, ProtobufCMessage ***r, size_t *n)
+{
+	struct cr_img *img = img_open(imgfd, kind, id, IMG_READ);
+
+	assert_non_null(img);
+	assert_int_equal(img_read_all(img, r, n), 0);
+	assert_int_equal(img_close(img), 0);
+}

@@ -3,7 +3,11 @@
 #ifndef UNIT_LIB_DUMPER_H
 #define UNIT_LIB_DUMPER_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+#include "image.h"
 
 struct cr_options;
 
@@ -18,5 +22,8 @@ int dump_tree_files(pid_t pid, int imgfd, const struct cr_options *opts);
  * with -EOPNOTSUPP and log @expect; @pid must live on.
  */
 void cr_dump_refused(pid_t pid, const char *imgdir, const char *expect);
+
+/* Every record of the image @kind (@id) in @imgfd into *@r, *@n of them; the test fails if not. */
+void read_records(int imgfd, enum cr_img_kind kind, uint32_t id, ProtobufCMessage ***r, size_t *n);
 
 #endif
