@@ -156,13 +156,13 @@ static int victim_check(void *arg, const void *report)
 	}
 }
 
-/* In the child: 0-2 on /dev/null, the socket of the victim_kind *@arg, its fd in the int @report. */
+/* In the child: 0-2 on /dev/null, the socket of the victim_kind *@arg, its fd in *@report. */
 static int victim_report(void *arg, void *report)
 {
-	int null = open("/dev/null", O_RDWR), other = -1;
+	int null = victim_null_stdio(), other = -1;
 	int *fd = report;
 
-	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 || close(null))
+	if (null < 0 || close(null))
 		return -errno;
 	/* the test's fd, if any, is the one after the report's */
 	*fd = victim_setup(*(enum victim_kind *)arg, REPORT_FD + 1, &other);

@@ -96,3 +96,25 @@ void read_records(int imgfd, enum cr_img_kind kind, uint32_t id, ProtobufCMessag
 	assert_int_equal(img_read_all(img, r, n), 0);
 	assert_int_equal(img_close(img), 0);
 }
+
+const FileEntry *find_file(ProtobufCMessage **files, size_t n, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (((FileEntry *)files[i])->id == id)
+			return (FileEntry *)files[i];
+	fail_msg("no FileEntry %u in files.img", id);
+	return NULL;
+}
+
+const FdEntry *find_fd(ProtobufCMessage **fdi, size_t n, int fd)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (((FdEntry *)fdi[i])->fd == (uint32_t)fd)
+			return (FdEntry *)fdi[i];
+	fail_msg("no fd %d in the fdinfo image", fd);
+	return NULL;
+}

@@ -9,6 +9,8 @@
 
 #include "image.h"
 
+#include "files.pb-c.h"
+
 struct cr_options;
 
 /*
@@ -25,5 +27,10 @@ void cr_dump_refused(pid_t pid, const char *imgdir, const char *expect);
 
 /* Every record of the image @kind (@id) in @imgfd into *@r, *@n of them; the test fails if not. */
 void read_records(int imgfd, enum cr_img_kind kind, uint32_t id, ProtobufCMessage ***r, size_t *n);
+
+/* The FileEntry @id among the @n records @files of files.img; the test fails without it. */
+const FileEntry *find_file(ProtobufCMessage **files, size_t n, uint32_t id);
+/* The FdEntry of @fd among the @n records @fdi of an fdinfo image; the test fails without it. */
+const FdEntry *find_fd(ProtobufCMessage **fdi, size_t n, int fd);
 
 #endif

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -100,6 +102,15 @@ pid_t victim_start_sleeper(int (*setup)(void *arg, void *report), void *arg, voi
 	return pid;
 }
 
+int victim_null_stdio(void)
+{
+	int null = open("/dev/null", O_RDWR);
+
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+		return -errno;
+	return null;
+}
+
 int child_status(pid_t pid)
 {
 	int status = -1;
@@ -122,4 +133,12 @@ void victim_kill(pid_t *pid)
 	kill(*pid, SIGKILL);
 	waitpid(*pid, NULL, 0);
 	*pid = 0;
+}
+
+int rm_rf(const char *path)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	return system(cmd) ? -1 : 0;
 }

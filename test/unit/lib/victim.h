@@ -49,6 +49,12 @@ pid_t victim_start(const struct victim_ops *ops, void *arg, int test_fd, void *r
 pid_t victim_start_sleeper(int (*setup)(void *arg, void *report), void *arg, void *report,
 			   size_t size);
 
+/*
+ * In the child: stdin, stdout and stderr on one description of /dev/null
+ * (nothing of the test runner's terminal). Its fd, or -errno.
+ */
+int victim_null_stdio(void);
+
 /* Block SIGUSR1, so that victim_wait_usr1() finds it pending. */
 void victim_block_usr1(void);
 /* Wait for SIGUSR1, blocked by victim_block_usr1(). */
@@ -60,5 +66,8 @@ int child_status(pid_t pid);
 void victim_finish(pid_t *pid);
 /* Kill and reap the victim *@pid if there is one (> 0); *@pid is 0 after. */
 void victim_kill(pid_t *pid);
+
+/* Remove @path and everything below it. 0, or -1 when anything is left. */
+int rm_rf(const char *path);
 
 #endif
