@@ -121,7 +121,16 @@ all: $(B)/criu-like tests-build
 UNIT_SRC := $(wildcard test/unit/test-*.c)
 UNIT_BIN := $(patsubst test/unit/%.c,$(B)/test/unit/%,$(UNIT_SRC))
 
-$(B)/test/unit/%: $(O)/test/unit/%.o $(LIB)
+# What the unit tests share (victims, log capture, dump steps): test/unit/lib/.
+UNIT_LIB_SRC := $(wildcard test/unit/lib/*.c)
+UNIT_LIB := $(B)/test/unit/libunit.a
+
+$(UNIT_LIB): $(patsubst %.c,$(O)/%.o,$(UNIT_LIB_SRC))
+	$(E) "  AR      $@"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(B)/test/unit/%: $(O)/test/unit/%.o $(UNIT_LIB) $(LIB)
 	$(E) "  LINK    $@"
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Helpers shared by test-seize.c and test-seize-refusals.c (one copy per
- * test binary): victim bookkeeping, /proc state checks and log capture.
+ * test binary): victim bookkeeping and /proc state checks; the log capture
+ * is test/unit/lib/logcap.h.
  */
 #ifndef SEIZE_HELPERS_H
 #define SEIZE_HELPERS_H
@@ -26,6 +27,8 @@
 #include "proc-parse.h"
 #include "util.h"
 
+#include "lib/logcap.h"
+
 /* Counters shared with the victims (MAP_SHARED, set up before each fork). */
 struct shared {
 	volatile long progress;
@@ -39,7 +42,6 @@ static struct shared *sh;
 static char cg_dir[256]; /* a cgroup made by a test, removed by teardown() */
 static pid_t victims[16];
 static unsigned int nr_victims;
-static int log_mem = -1;
 
 /* ---- helpers ---------------------------------------------------------------- */
 
@@ -151,32 +153,6 @@ static inline void assert_released(pid_t pid)
 	}
 }
 
-static inline void log_capture(void)
-{
-	log_mem = memfd_create("seize-log", MFD_CLOEXEC);
-	assert_true(log_mem >= 0);
-	assert_int_equal(log_set_fd(log_mem), 0);
-}
-
-/* The captured log; the capture ends. */
-static inline char *log_text(void)
-{
-	static char buf[8192];
-	ssize_t n = pread(log_mem, buf, sizeof(buf) - 1, 0);
-
-	buf[n > 0 ? n : 0] = '\0';
-	log_set_file(NULL);
-	close(log_mem);
-	log_mem = -1;
-	return buf;
-}
-
-static inline void assert_log_has(const char *text, const char *needle)
-{
-	if (!strstr(text, needle))
-		fail_msg("log lacks \"%s\": %s", needle, text);
-}
-
 static inline void reap_all(void)
 {
 	long end = now_ms() + 3000;
@@ -202,8 +178,7 @@ static inline int teardown(void **state __unused)
 {
 	unsigned int i;
 
-	if (log_mem >= 0)
-		log_text();
+	logcap_stop(); /* a capture a failed test left running */
 	for (i = 0; i < nr_victims; i++) {
 		kill(-victims[i], SIGKILL); /* victims that made their own group */
 		kill(victims[i], SIGKILL);

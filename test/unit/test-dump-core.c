@@ -33,6 +33,8 @@
 #include "seize.h"
 #include "util.h"
 
+#include "lib/victim.h"
+
 #include "core.pb-c.h"
 #include "creds.pb-c.h"
 
@@ -102,24 +104,22 @@ static int victim_setup(timer_t *tid)
 	return 0;
 }
 
-/* The child: state set up, NR_THREADS threads, then the timer id on @wfd. */
-static void victim_main(int wfd)
+/* The child: state set up, NR_THREADS threads, then the timer id in the int @report. */
+static int victim_threads(void *arg, void *report)
 {
 	pthread_t th;
 	timer_t tid;
-	int i, id;
+	int i;
 
+	(void)arg;
 	if (victim_setup(&tid) || pthread_barrier_init(&started, NULL, NR_THREADS))
-		_exit(1);
+		return -1;
 	for (i = 1; i < NR_THREADS; i++)
 		if (pthread_create(&th, NULL, idle_thread, NULL))
-			_exit(1);
+			return -1;
 	pthread_barrier_wait(&started);
-	id = (int)(intptr_t)tid;
-	if (write(wfd, &id, sizeof(id)) != sizeof(id))
-		_exit(1);
-	for (;;)
-		pause();
+	*(int *)report = (int)(intptr_t)tid;
+	return 0;
 }
 
 /* A failed test leaves its images: remove them and the directory (ENOENT after a pass). */
@@ -142,32 +142,18 @@ static int teardown(void **state)
 {
 	(void)state;
 	remove_images();
-	if (victim > 0) {
-		kill(victim, SIGKILL);
-		waitpid(victim, NULL, 0);
-		victim = 0;
-	}
+	victim_kill(&victim);
 	return 0;
 }
 
 static int start_victim(int *timer_id)
 {
-	int p[2];
+	/* no check: the child sleeps until killed, SIGUSR1 is its own */
+	static const struct victim_ops ops = { .setup = victim_threads,
+					       .report_fd = VICTIM_REPORT_FD };
 
-	if (pipe(p))
-		return -errno;
-	victim = fork();
-	if (victim == 0) {
-		close(p[0]);
-		victim_main(p[1]);
-	}
-	close(p[1]);
-	if (victim < 0 || read(p[0], timer_id, sizeof(*timer_id)) != sizeof(*timer_id)) {
-		close(p[0]);
-		return -EIO;
-	}
-	close(p[0]);
-	return 0;
+	victim = victim_start(&ops, NULL, -1, timer_id, sizeof(*timer_id));
+	return victim < 0 ? victim : 0;
 }
 
 /* Seize, infect, dump, cure, release: the images land in @dirfd. */

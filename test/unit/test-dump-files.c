@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dump_task_files() and dump_files_finish() on real children: seize, infect,
- * dump, cure, release, then decode fdinfo-PID.img, files.img, pipes-data.img
- * and the ghost image and compare every field with what the children set up.
- * The children then check their files were left as they were (positions, the
- * pipe's unread data). Unsupported kinds and shared fd tables must fail with a
- * message naming the pid and fd, the child intact. Fds in flight in a unix
- * socket's queue are named by the ids of their descriptions, one held by no
- * task dumped on its own, a kind that cannot be refused. Run as root.
+ * dump_task_files() and dump_files_finish() on real children, the kinds that
+ * are dumped: seize, infect, dump, cure, release, then decode fdinfo-PID.img,
+ * files.img, pipes-data.img and the ghost image and compare every field with
+ * what the children set up (regular files, a directory, ghosts, a memfd,
+ * character devices, pipes, a terminal with --shell-job, many descriptions of
+ * one inode). The children then check their files were left as they were
+ * (positions, the pipe's unread data). dump_file_by_fd() on the test's own
+ * fds. Refusals and fds in flight: test-dump-refusals.c. Run as root.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,7 +28,6 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -50,6 +49,10 @@
 #include "seize.h"
 #include "util.h"
 
+#include "lib/dumper.h"
+#include "lib/logcap.h"
+#include "lib/victim.h"
+
 #include "files.pb-c.h"
 
 #define REG_SIZE 1000
@@ -59,28 +62,22 @@
 #define MEMFD_SIZE 5000
 #define PIPE_DATA (100 * 1024)
 #define PIPE_SIZE (128 * 1024)
-#define MAX_TASKS 4
 #define NR_MANY 2000 /* separate opens of one file, each dup'ed once */
 #define MANY_BASE 1000 /* their fds: above REPORT_FD */
 
 enum victim_kind {
 	V_FILES,
-	V_UFFD,
-	V_NETLINK_SOCKET,
-	V_SHARED_TABLE,
 	V_WRITE_END, /* the write end of a pipe whose read end the test holds */
 	V_TTY, /* a pseudo-terminal slave; the test holds the master */
 	V_MANY, /* NR_MANY descriptions of /dev/zero, each behind two fds */
-	V_IN_FLIGHT, /* a stream pair with its pipe read end and a closed eventfd in flight */
-	V_IN_FLIGHT_EPOLL, /* the same with a closed epoll instance in flight */
 };
 
 /* What the child tells the test once it is set up. */
 struct report {
 	int reg, app, dir, ghost, memfd, null, urandom, p0, p1, rdup, wdup;
-	int bad; /* V_UFFD, V_NETLINK_SOCKET: the unsupported fd; V_WRITE_END, V_TTY: the test's */
+	int bad; /* V_WRITE_END, V_TTY: the test's fd */
 	pid_t pid; /* the child */
-	pid_t second; /* the grandchild (V_FILES) or the CLONE_FILES child */
+	pid_t second; /* the grandchild (V_FILES) */
 };
 
 #define REPORT_FD 200
@@ -117,17 +114,6 @@ static bool is_pattern(const uint8_t *buf, size_t len)
 		if (buf[i] != pattern(i))
 			return false;
 	return true;
-}
-
-/* Block SIGUSR1: the test sends it when the child should check its state. */
-static void wait_usr1(void)
-{
-	sigset_t set;
-	int sig;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigwait(&set, &sig);
 }
 
 static int setup_files(struct report *r)
@@ -181,14 +167,6 @@ static int check_pipe(const struct report *r)
 	return 0;
 }
 
-static int sleeper(void *arg)
-{
-	(void)arg;
-	for (;;)
-		pause();
-	return 0;
-}
-
 /* V_FILES: every supported kind, and a grandchild sharing all the descriptions. */
 static int victim_files(struct report *r)
 {
@@ -197,200 +175,79 @@ static int victim_files(struct report *r)
 	r->second = fork();
 	if (r->second == 0) {
 		close(REPORT_FD); /* the same fd table as its parent's after the report */
-		sleeper(NULL);
+		for (;;)
+			pause();
 	}
 	return r->second < 0 ? -errno : 0;
 }
 
-#define IN_FLIGHT_COUNT 5
-
-/* r->bad: a stream socket holding "x" with the pipe's read end and a closed eventfd or epoll. */
-static int victim_in_flight(enum victim_kind kind, struct report *r)
+/* V_MANY: NR_MANY opens of /dev/zero, each at MANY_BASE + i and MANY_BASE + NR_MANY + i. */
+static int victim_many(void)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 2)];
-		struct cmsghdr align;
-	} c = { 0 };
-	struct iovec iov = { .iov_base = "x", .iov_len = 1 };
-	struct msghdr mh = { .msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = c.buf,
-			     .msg_controllen = sizeof(c.buf) };
-	int sk[2], p[2], fds[2];
-
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sk) || pipe(p))
-		return -errno;
-	fds[0] = p[0];
-	fds[1] = kind == V_IN_FLIGHT ? eventfd(IN_FLIGHT_COUNT, 0) : epoll_create1(0);
-	CMSG_FIRSTHDR(&mh)->cmsg_level = SOL_SOCKET;
-	CMSG_FIRSTHDR(&mh)->cmsg_type = SCM_RIGHTS;
-	CMSG_FIRSTHDR(&mh)->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(CMSG_FIRSTHDR(&mh)), fds, sizeof(fds));
-	if (fds[1] < 0 || sendmsg(sk[1], &mh, 0) != 1 || close(fds[1]))
-		return -errno;
-	r->bad = sk[0];
-	r->app = sk[1];
-	r->p0 = p[0];
-	r->p1 = p[1];
-	return 0;
-}
-
-/* The message is still queued, with both fds: the pipe's read end and the eventfd or epoll. */
-static int check_in_flight(enum victim_kind kind, const struct report *r)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 2)];
-		struct cmsghdr align;
-	} c;
-	char x = 0;
-	struct iovec iov = { .iov_base = &x, .iov_len = 1 };
-	struct msghdr mh = { .msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = c.buf,
-			     .msg_controllen = sizeof(c.buf) };
-	uint64_t v = 0;
-	int fds[2];
-
-	if (recvmsg(r->bad, &mh, MSG_DONTWAIT) != 1 || x != 'x' || !CMSG_FIRSTHDR(&mh) ||
-	    CMSG_FIRSTHDR(&mh)->cmsg_len != CMSG_LEN(sizeof(fds)))
-		return 3;
-	memcpy(fds, CMSG_DATA(CMSG_FIRSTHDR(&mh)), sizeof(fds));
-	if (write(r->p1, "y", 1) != 1 || read(fds[0], &x, 1) != 1 || x != 'y')
-		return 4;
-	if (kind == V_IN_FLIGHT &&
-	    (read(fds[1], &v, sizeof(v)) != sizeof(v) || v != IN_FLIGHT_COUNT))
-		return 5;
-	return 0;
-}
-
-static int victim_bad(enum victim_kind kind, struct report *r)
-{
-	static char stack[65536];
 	struct rlimit rl;
 
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -errno;
+	rl.rlim_cur = rl.rlim_max;
+	if (rl.rlim_max < MANY_BASE + 2 * NR_MANY || setrlimit(RLIMIT_NOFILE, &rl))
+		return -EMFILE;
+	for (int i = 0; i < NR_MANY; i++) {
+		int fd = open("/dev/zero", O_RDONLY);
+
+		if (fd < 0 || dup2(fd, MANY_BASE + i) < 0 ||
+		    dup2(fd, MANY_BASE + NR_MANY + i) < 0 || close(fd))
+			return -EBADF;
+	}
+	return 0;
+}
+
+/* In the child: the victim_kind *@arg set up, described in the struct report @report. */
+static int victim_setup(void *arg, void *report)
+{
+	enum victim_kind kind = *(enum victim_kind *)arg;
+	struct report *r = report;
+
+	memset(r, 0xff, sizeof(*r));
+	r->pid = getpid();
+	/* stdin, stdout and stderr share one description of /dev/null */
+	r->null = victim_null_stdio();
+	if (r->null < 0)
+		return r->null;
+	/* The test's fd, if any, moved down among the others */
+	if (kind == V_WRITE_END || kind == V_TTY)
+		r->bad = dup(REPORT_FD + 1);
+	close(REPORT_FD + 1);
 	switch (kind) {
-	case V_UFFD:
-		/* A userfaultfd the application owns: refused (eventfds are dumped now). */
-		r->bad = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
-		return r->bad < 0 ? -errno : 0;
-	case V_NETLINK_SOCKET:
-		/* A netlink socket (unix, TCP and UDP sockets are dumped now). */
-		r->bad = socket(AF_NETLINK, SOCK_DGRAM, NETLINK_ROUTE);
-		return r->bad < 0 ? -errno : 0;
-	case V_SHARED_TABLE:
-		r->second = clone(sleeper, stack + sizeof(stack), CLONE_FILES | SIGCHLD, NULL);
-		return r->second < 0 ? -errno : 0;
+	case V_FILES:
+		return victim_files(r);
 	case V_WRITE_END:
 		return fill(r->bad, PIPE_DATA);
 	case V_TTY:
 		return 0;
-	case V_IN_FLIGHT:
-	case V_IN_FLIGHT_EPOLL:
-		return victim_in_flight(kind, r);
 	case V_MANY:
-		if (getrlimit(RLIMIT_NOFILE, &rl))
-			return -errno;
-		rl.rlim_cur = rl.rlim_max;
-		if (rl.rlim_max < MANY_BASE + 2 * NR_MANY || setrlimit(RLIMIT_NOFILE, &rl))
-			return -EMFILE;
-		for (int i = 0; i < NR_MANY; i++) {
-			int fd = open("/dev/zero", O_RDONLY);
-
-			if (fd < 0 || dup2(fd, MANY_BASE + i) < 0 ||
-			    dup2(fd, MANY_BASE + NR_MANY + i) < 0 || close(fd))
-				return -EBADF;
-		}
-		return 0;
-	default:
-		return -EINVAL;
+		return victim_many();
 	}
+	return -EINVAL;
 }
 
 /* After SIGUSR1: exit 0 when the child's state is intact. */
-static int victim_check(enum victim_kind kind, const struct report *r)
+static int victim_check(void *arg, const void *report)
 {
-	switch (kind) {
-	case V_FILES:
-		return check_pipe(r);
-	case V_UFFD:
-		/* Still a userfaultfd: the API handshake works on it. */
-		{
-			struct uffdio_api api = { .api = UFFD_API };
-
-			return ioctl(r->bad, UFFDIO_API, &api) ? 2 : 0;
-		}
-	case V_NETLINK_SOCKET:
-		/* Still the same datagram socket, usable. */
-		{
-			int type = 0;
-			socklen_t len = sizeof(type);
-
-			return getsockopt(r->bad, SOL_SOCKET, SO_TYPE, &type, &len) ||
-					       type != SOCK_DGRAM
-				       ? 2
-				       : 0;
-		}
-	case V_IN_FLIGHT:
-	case V_IN_FLIGHT_EPOLL:
-		return check_in_flight(kind, r);
-	default:
-		return 0;
-	}
+	return *(enum victim_kind *)arg == V_FILES ? check_pipe(report) : 0;
 }
 
-static void victim_main(int wfd, enum victim_kind kind)
-{
-	struct report r;
-	sigset_t set;
-	int err;
-
-	memset(&r, 0xff, sizeof(r));
-	r.pid = getpid();
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	/*
-	 * Only what the test sets up, nothing inherited from the test runner:
-	 * stdin, stdout and stderr share one description of /dev/null.
-	 */
-	close_range(3, REPORT_FD - 1, 0);
-	close_range(REPORT_FD + 2, ~0u, 0);
-	r.null = open("/dev/null", O_RDWR);
-	if (r.null < 0 || dup2(r.null, 0) < 0 || dup2(r.null, 1) < 0 || dup2(r.null, 2) < 0)
-		_exit(1);
-	/* The test's fd, if any, moved down among the others */
-	if (kind == V_WRITE_END || kind == V_TTY)
-		r.bad = dup(REPORT_FD + 1);
-	close(REPORT_FD + 1);
-	err = kind == V_FILES ? victim_files(&r) : victim_bad(kind, &r);
-	if (err || write_all(wfd, &r, sizeof(r)))
-		_exit(1);
-	close(wfd);
-	wait_usr1();
-	_exit(victim_check(kind, &r));
-}
+static const struct victim_ops victim_ops = {
+	.setup = victim_setup,
+	.check = victim_check,
+	.report_fd = REPORT_FD,
+};
 
 /* Start a child of @kind; @extra (or -1) is an fd of the test the child gets as r->bad. */
 static int start_victim_with(enum victim_kind kind, int extra, struct report *r)
 {
-	int p[2], err = 0;
-	char c;
-
-	if (pipe2(p, O_CLOEXEC))
-		return -errno;
-	victim = fork();
-	if (victim == 0) {
-		if (dup2(p[1], REPORT_FD) < 0 || (extra >= 0 && dup2(extra, REPORT_FD + 1) < 0))
-			_exit(1);
-		victim_main(REPORT_FD, kind);
-	}
-	close(p[1]);
-	/* The report, then the end of file: every copy of the report fd is closed. */
-	if (victim < 0 || read_all(p[0], r, sizeof(*r)) || read(p[0], &c, 1) != 0)
-		err = -EIO;
-	close(p[0]);
-	second = err ? 0 : r->second;
-	return err;
+	victim = victim_start(&victim_ops, &kind, extra, r, sizeof(*r));
+	second = victim > 0 ? r->second : 0;
+	return victim < 0 ? victim : 0;
 }
 
 static int start_victim(enum victim_kind kind, struct report *r)
@@ -398,36 +255,12 @@ static int start_victim(enum victim_kind kind, struct report *r)
 	return start_victim_with(kind, -1, r);
 }
 
-static void remove_dir(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *de;
-
-	if (!d)
-		return;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
-			unlinkat(dirfd(d), de->d_name, 0);
-	closedir(d);
-	rmdir(path);
-}
-
 static int teardown(void **state)
 {
 	(void)state;
-	if (second > 0) {
-		kill(second, SIGKILL);
-		waitpid(second, NULL, 0);
-		second = 0;
-	}
-	if (victim > 0) {
-		kill(victim, SIGKILL);
-		waitpid(victim, NULL, 0);
-		victim = 0;
-	}
-	remove_dir(imgdir);
-	remove_dir(dir);
-	return 0;
+	victim_kill(&second);
+	victim_kill(&victim);
+	return rm_rf(dir);
 }
 
 static int setup(void **state)
@@ -443,58 +276,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static int infect_task(struct dump_task *dt)
-{
-	pid_t tids[16];
-	unsigned int i;
-
-	if (dt->t->nr_threads > ARRAY_SIZE(tids))
-		return -E2BIG;
-	for (i = 0; i < dt->t->nr_threads; i++)
-		tids[i] = dt->t->threads[i].tid;
-	return parasite_infect(dt->t->pid, tids, dt->t->nr_threads, &dt->ctl);
-}
-
-/* Seize the tree of the victim, infect it, dump its files, cure, release. */
-static int dump_files(int imgfd, const struct cr_options *opts)
-{
-	struct dump_task dts[MAX_TASKS] = { 0 };
-	struct dump_ctx ctx = { .opts = opts, .dirfd = imgfd };
-	struct pstree *t = NULL;
-	unsigned int i;
-	int err;
-
-	err = seize_tree(victim, NULL, &t);
-	if (err)
-		return err;
-	ctx.tree = t;
-	ctx.tasks = dts;
-	ctx.nr_tasks = t->nr_tasks;
-	assert_true(t->nr_tasks <= MAX_TASKS);
-	for (i = 0; i < t->nr_tasks; i++)
-		dts[i].t = t->tasks[i];
-	for (i = 0; !err && i < t->nr_tasks; i++)
-		err = infect_task(&dts[i]);
-	for (i = 0; !err && i < t->nr_tasks; i++)
-		err = dump_task_files(&ctx, &dts[i]);
-	if (!err)
-		err = dump_files_finish(&ctx);
-	for (i = 0; i < t->nr_tasks; i++)
-		if (dts[i].ctl && parasite_cure(dts[i].ctl) && !err)
-			err = -EIO;
-	unseize_tree(t, UNSEIZE_RESUME);
-	file_table_free(ctx.files);
-	return err;
-}
-
-static int child_status(pid_t pid)
-{
-	int status = -1;
-
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 /* ---- decoding ---- */
 
 struct images {
@@ -502,41 +283,14 @@ struct images {
 	size_t n_files, n_fdi[2], n_pipes;
 };
 
-static void read_records(int imgfd, enum cr_img_kind kind, uint32_t id, ProtobufCMessage ***r,
-			 size_t *n)
-{
-	struct cr_img *img = img_open(imgfd, kind, id, IMG_READ);
-
-	assert_non_null(img);
-	assert_int_equal(img_read_all(img, r, n), 0);
-	assert_int_equal(img_close(img), 0);
-}
-
-static const FileEntry *file_by_id(const struct images *im, uint32_t id)
-{
-	size_t i;
-
-	for (i = 0; i < im->n_files; i++)
-		if (((FileEntry *)im->files[i])->id == id)
-			return (FileEntry *)im->files[i];
-	fail_msg("no FileEntry %u in files.img", id);
-	return NULL;
-}
-
 static const FdEntry *fd_entry(const struct images *im, int task, int fd)
 {
-	size_t i;
-
-	for (i = 0; i < im->n_fdi[task]; i++)
-		if (((FdEntry *)im->fdi[task][i])->fd == (uint32_t)fd)
-			return (FdEntry *)im->fdi[task][i];
-	fail_msg("no fd %d in fdinfo of task %d", fd, task);
-	return NULL;
+	return find_fd(im->fdi[task], im->n_fdi[task], fd);
 }
 
 static const FileEntry *file_of(const struct images *im, int task, int fd)
 {
-	return file_by_id(im, fd_entry(im, task, fd)->id);
+	return find_file(im->files, im->n_files, fd_entry(im, task, fd)->id);
 }
 
 static void check_reg(const FileEntry *fe, const char *path, int fd_in_victim, uint64_t pos)
@@ -663,7 +417,7 @@ static void test_dump_files(void **state)
 	assert_int_equal(start_victim(V_FILES, &r), 0);
 	imgfd = img_dir_open(imgdir, false);
 	assert_true(imgfd >= 0);
-	assert_int_equal(dump_files(imgfd, &opts), 0);
+	assert_int_equal(dump_tree_files(victim, imgfd, &opts), 0);
 
 	read_records(imgfd, CR_IMG_FILES, 0, &im.files, &im.n_files);
 	read_records(imgfd, CR_IMG_FDINFO, (uint32_t)victim, &im.fdi[0], &im.n_fdi[0]);
@@ -697,77 +451,7 @@ static void test_dump_files(void **state)
 	close(imgfd);
 
 	/* The child finds its pipe data, all of it, and its positions unchanged. */
-	assert_int_equal(kill(victim, SIGUSR1), 0);
-	assert_int_equal(child_status(victim), 0);
-	victim = 0;
-}
-
-/* Dump a child expected to be refused; its log in @log. */
-static void dump_refused(enum victim_kind kind, struct report *r, char *log, size_t size)
-{
-	struct cr_options opts = { 0 };
-	int imgfd, logfd;
-	ssize_t n;
-
-	assert_int_equal(start_victim(kind, r), 0);
-	imgfd = img_dir_open(imgdir, false);
-	assert_true(imgfd >= 0);
-	logfd = memfd_create("log", 0);
-	assert_true(logfd >= 0);
-	assert_int_equal(log_set_fd(logfd), 0);
-	assert_int_equal(dump_files(imgfd, &opts), -EOPNOTSUPP);
-	log_set_fd(STDERR_FILENO);
-	n = pread(logfd, log, size - 1, 0);
-	assert_true(n > 0);
-	log[n] = '\0';
-	close(logfd);
-	close(imgfd);
-	/* The child works on, its fds untouched. */
-	assert_int_equal(kill(victim, SIGUSR1), 0);
-	assert_int_equal(child_status(victim), 0);
-	victim = 0;
-}
-
-static void expect_in_log(const char *log, const char *expect)
-{
-	if (!strstr(log, expect))
-		fail_msg("expected \"%s\" in the log:\n%s", expect, log);
-}
-
-static void test_userfaultfd_refused(void **state)
-{
-	char log[4096], expect[128];
-	struct report r;
-
-	(void)state;
-	dump_refused(V_UFFD, &r, log, sizeof(log));
-	snprintf(expect, sizeof(expect),
-		 "pid %d fd %d: anon_inode:[userfaultfd] (userfaultfd) is not supported yet", r.pid,
-		 r.bad);
-	expect_in_log(log, expect);
-}
-
-static void test_netlink_socket_refused(void **state)
-{
-	char log[4096], expect[128];
-	struct report r;
-
-	(void)state;
-	dump_refused(V_NETLINK_SOCKET, &r, log, sizeof(log));
-	snprintf(expect, sizeof(expect), "pid %d fd %d: socket:[", r.pid, r.bad);
-	expect_in_log(log, expect);
-	expect_in_log(log, "] (netlink socket) is not supported yet");
-}
-
-static void test_shared_fd_table_refused(void **state)
-{
-	char log[4096], expect[128];
-	struct report r;
-
-	(void)state;
-	dump_refused(V_SHARED_TABLE, &r, log, sizeof(log));
-	snprintf(expect, sizeof(expect), "pid %d shares its fd table with pid %d", r.second, r.pid);
-	expect_in_log(log, expect);
+	victim_finish(&victim);
 }
 
 /*
@@ -792,7 +476,7 @@ static void test_pipe_write_end_only(void **state)
 	close(p[1]);
 	imgfd = img_dir_open(imgdir, false);
 	assert_true(imgfd >= 0);
-	assert_int_equal(dump_files(imgfd, &opts), 0);
+	assert_int_equal(dump_tree_files(victim, imgfd, &opts), 0);
 	read_records(imgfd, CR_IMG_FILES, 0, &files, &n_files);
 	read_records(imgfd, CR_IMG_PIPES_DATA, 0, &pipes, &n_pipes);
 	assert_int_equal(n_files, 2); /* /dev/null and the write end */
@@ -814,65 +498,7 @@ static void test_pipe_write_end_only(void **state)
 	assert_int_equal(ioctl(p[0], FIONREAD, &left), 0);
 	assert_int_equal(left, 0);
 	close(p[0]);
-	assert_int_equal(kill(victim, SIGUSR1), 0);
-	assert_int_equal(child_status(victim), 0);
-	victim = 0;
-}
-
-/*
- * The fds in flight are ids of files.img: the pipe's read end the child holds
- * too, and the eventfd no task holds, dumped on its own; the child still
- * finds its message with both fds after.
- */
-static void test_in_flight(void **state)
-{
-	struct cr_options opts = { 0 };
-	struct images im = { 0 };
-	const UnixSkEntry *u;
-	const FileEntry *ev;
-	struct report r;
-	size_t i;
-	int imgfd;
-
-	(void)state;
-	assert_int_equal(start_victim(V_IN_FLIGHT, &r), 0);
-	imgfd = img_dir_open(imgdir, false);
-	assert_true(imgfd >= 0);
-	assert_int_equal(dump_files(imgfd, &opts), 0);
-	read_records(imgfd, CR_IMG_FILES, 0, &im.files, &im.n_files);
-	read_records(imgfd, CR_IMG_FDINFO, (uint32_t)victim, &im.fdi[0], &im.n_fdi[0]);
-	u = file_of(&im, 0, r.bad)->unixsk;
-	assert_non_null(u);
-	assert_int_equal(u->n_queue, 1);
-	assert_int_equal(u->n_queue_scm, 1);
-	assert_int_equal(u->queue_scm[0]->elem, 0);
-	assert_false(u->queue_scm[0]->has_pid);
-	assert_int_equal(u->queue_scm[0]->n_fd_ids, 2);
-	assert_int_equal(u->queue_scm[0]->fd_ids[0], fd_entry(&im, 0, r.p0)->id);
-	ev = file_by_id(&im, u->queue_scm[0]->fd_ids[1]);
-	assert_int_equal(ev->type, FILE_TYPE__FILE_EVENTFD);
-	assert_int_equal(ev->eventfd->counter, IN_FLIGHT_COUNT);
-	for (i = 0; i < im.n_fdi[0]; i++)
-		assert_int_not_equal(((FdEntry *)im.fdi[0][i])->id, ev->id);
-	free_images(&im);
-	close(imgfd);
-	assert_int_equal(kill(victim, SIGUSR1), 0);
-	assert_int_equal(child_status(victim), 0);
-	victim = 0;
-}
-
-/* An epoll instance only in flight cannot be dumped without a task holding it. */
-static void test_in_flight_epoll_refused(void **state)
-{
-	char log[4096], expect[160];
-	struct report r;
-
-	(void)state;
-	dump_refused(V_IN_FLIGHT_EPOLL, &r, log, sizeof(log));
-	snprintf(expect, sizeof(expect),
-		 "pid %d fd %d: anon_inode:[eventpoll] in flight in its queue is held by no task",
-		 r.pid, r.bad);
-	expect_in_log(log, expect);
+	victim_finish(&victim);
 }
 
 /* A terminal is refused without --shell-job, and is a FILE_TTY with it. */
@@ -880,13 +506,13 @@ static void test_tty(void **state)
 {
 	struct cr_options opts = { 0 };
 	ProtobufCMessage **files;
-	char log[4096], expect[160];
+	char expect[160];
 	const FileEntry *fe;
 	struct report r;
 	struct stat st;
-	int m, s, imgfd, logfd;
+	const char *log;
+	int m, s, imgfd;
 	size_t n_files;
-	ssize_t n;
 
 	(void)state;
 	m = posix_openpt(O_RDWR | O_NOCTTY);
@@ -901,23 +527,17 @@ static void test_tty(void **state)
 	imgfd = img_dir_open(imgdir, false);
 	assert_true(imgfd >= 0);
 
-	logfd = memfd_create("log", 0);
-	assert_true(logfd >= 0);
-	assert_int_equal(log_set_fd(logfd), 0);
-	assert_int_equal(dump_files(imgfd, &opts), -EOPNOTSUPP);
-	log_set_fd(STDERR_FILENO);
-	n = pread(logfd, log, sizeof(log) - 1, 0);
-	assert_true(n > 0);
-	log[n] = '\0';
-	close(logfd);
+	logcap_start(-1);
+	assert_int_equal(dump_tree_files(victim, imgfd, &opts), -EOPNOTSUPP);
+	log = logcap_stop();
 	snprintf(expect, sizeof(expect),
 		 "pid %d fd %d: %s (terminal %u:%u) is dumped only with "
 		 "--shell-job",
 		 r.pid, r.bad, ptsname(m), major(st.st_rdev), minor(st.st_rdev));
-	expect_in_log(log, expect);
+	assert_in_log(log, expect);
 
 	opts.shell_job = true;
-	assert_int_equal(dump_files(imgfd, &opts), 0);
+	assert_int_equal(dump_tree_files(victim, imgfd, &opts), 0);
 	read_records(imgfd, CR_IMG_FILES, 0, &files, &n_files);
 	assert_int_equal(n_files, 2);
 	fe = (FileEntry *)files[1];
@@ -929,9 +549,7 @@ static void test_tty(void **state)
 	img_free_records(files, n_files);
 	close(imgfd);
 	close(m);
-	assert_int_equal(kill(victim, SIGUSR1), 0);
-	assert_int_equal(child_status(victim), 0);
-	victim = 0;
+	victim_finish(&victim);
 }
 
 /* Many descriptions on one inode: each found again for its dup, none mixed up. */
@@ -949,7 +567,7 @@ static void test_many_descriptions(void **state)
 	imgfd = img_dir_open(imgdir, false);
 	assert_true(imgfd >= 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	assert_int_equal(dump_files(imgfd, &opts), 0);
+	assert_int_equal(dump_tree_files(victim, imgfd, &opts), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	print_message("%d descriptions behind %d fds: %ld ms\n", NR_MANY, 2 * NR_MANY,
 		      (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
@@ -968,9 +586,7 @@ static void test_many_descriptions(void **state)
 	img_free_records(files, n_files);
 	img_free_records(fdi, n_fdi);
 	close(imgfd);
-	assert_int_equal(kill(victim, SIGUSR1), 0);
-	assert_int_equal(child_status(victim), 0);
-	victim = 0;
+	victim_finish(&victim);
 }
 
 /* dump_file_by_fd() on fds of the test itself, as mem.c calls it for mappings. */
@@ -1039,15 +655,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_dump_files, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_userfaultfd_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_netlink_socket_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_shared_fd_table_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipe_write_end_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_descriptions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dump_file_by_fd, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_in_flight, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_in_flight_epoll_refused, setup, teardown),
 	};
 
 	prctl(PR_SET_CHILD_SUBREAPER, 1);

@@ -42,6 +42,9 @@
 #include "../../criu-like/files/restore-files-int.h"
 #include "util.h"
 
+#include "lib/dumper.h"
+#include "lib/victim.h"
+
 #ifndef FAN_REPORT_MNT
 #define FAN_REPORT_MNT 0x00004000 /* Linux 6.14 */
 #endif
@@ -229,8 +232,10 @@ static int mark_private_mount(const char *path, bool hide)
 	return fd;
 }
 
-static int victim_setup(enum victim_kind kind, int *ret_fd)
+static int victim_setup(void *arg, void *report)
 {
+	enum victim_kind kind = *(enum victim_kind *)arg;
+	int *ret_fd = report;
 	char path[64];
 	int fd, f;
 
@@ -264,58 +269,19 @@ static int victim_setup(enum victim_kind kind, int *ret_fd)
 	return 0;
 }
 
+/* A child set up as @kind, which then sleeps; its fd of interest in *@ret_fd. */
 static void start_victim(enum victim_kind kind, int *ret_fd)
 {
-	int p[2], fd = -1;
-
-	assert_int_equal(pipe(p), 0);
-	victim = fork();
-	assert_true(victim >= 0);
-	if (victim == 0) {
-		close(p[0]);
-		/* a session of its own: the dump refuses a session leader outside the tree */
-		if (setsid() < 0 || victim_setup(kind, &fd))
-			fd = -1;
-		if (write(p[1], &fd, sizeof(fd)) != sizeof(fd) || fd < 0)
-			_exit(1);
-		close(p[1]);
-		for (;;)
-			pause();
-	}
-	close(p[1]);
-	assert_int_equal(read(p[0], ret_fd, sizeof(*ret_fd)), sizeof(*ret_fd));
-	close(p[0]);
+	victim = victim_start_sleeper(victim_setup, &kind, ret_fd, sizeof(*ret_fd));
 }
 
 /* cr_dump -R of the victim must fail with -EOPNOTSUPP and log @expect; the victim lives on. */
 static void dump_refused(const char *expect)
 {
-	struct cr_options o;
-	char log[8192], imgdir[64];
-	int logfd, err, status;
-	ssize_t n;
+	char imgdir[64];
 
 	snprintf(imgdir, sizeof(imgdir), "%s/img", dir);
-	assert_true(mkdir(imgdir, 0700) == 0 || errno == EEXIST);
-	cr_options_init(&o);
-	o.tree = victim;
-	o.images_dir = imgdir;
-	o.leave_running = true;
-	logfd = memfd_create("log", 0);
-	assert_true(logfd >= 0);
-	assert_int_equal(log_set_fd(logfd), 0);
-	log_set_level(LOG_DEBUG);
-	err = cr_dump(&o);
-	log_set_fd(STDERR_FILENO);
-	cr_options_fini(&o);
-	n = pread(logfd, log, sizeof(log) - 1, 0);
-	close(logfd);
-	assert_true(n > 0);
-	log[n] = '\0';
-	if (err != -EOPNOTSUPP || !strstr(log, expect))
-		fail_msg("expected -EOPNOTSUPP and \"%s\" in the log, got %d:\n%s", expect, err,
-			 log);
-	assert_int_equal(waitpid(victim, &status, WNOHANG), 0);
+	cr_dump_refused(victim, imgdir, expect);
 }
 
 static void test_perm_refused(void **state)
@@ -579,11 +545,7 @@ static int teardown(void **state)
 	char cmd[96];
 
 	(void)state;
-	if (victim > 0) {
-		kill(victim, SIGKILL);
-		waitpid(victim, NULL, 0);
-		victim = 0;
-	}
+	victim_kill(&victim);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	return system(cmd) ? -1 : 0;
 }

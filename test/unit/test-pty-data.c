@@ -38,6 +38,10 @@
 #include "../../criu-like/files/pty.h"
 #include "util.h"
 
+#include "lib/dumper.h"
+#include "lib/logcap.h"
+#include "lib/victim.h"
+
 static struct termios2 canon_termios(void)
 {
 	struct termios2 t = { 0 };
@@ -480,109 +484,67 @@ static void test_full_output_refused(void **state)
 }
 
 /* The victim of the failed dump: pty A with data both ways, pty B refused (EXTPROC, data). */
-static int victim_setup(struct pty *a, struct pty *b)
+struct two_ptys {
+	struct pty a, b;
+};
+
+static int victim_setup(void *arg, void *report)
 {
+	struct two_ptys *v = arg;
 	struct termios2 t;
 
-	fill_canon(a, &t);
+	*(char *)report = 'r';
+	fill_canon(&v->a, &t);
 	t = canon_termios();
 	t.c_lflag |= EXTPROC;
-	if (open_pty(b, &t) || write(b->slave, "x", 1) != 1)
+	if (open_pty(&v->b, &t) || write(v->b.slave, "x", 1) != 1)
 		return -1;
-	wait_queued(b->master, 1);
+	wait_queued(v->b.master, 1);
 	return 0;
 }
 
-static void victim_main(int report)
+/* cmocka's asserts in a child: a failure ends it with a non-zero status */
+static int victim_check(void *arg, const void *report)
 {
-	struct pty a, b;
-	sigset_t set;
-	int sig;
+	struct two_ptys *v = arg;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	if (victim_setup(&a, &b) || write(report, "r", 1) != 1)
-		_exit(1);
-	close(report);
-	sigwait(&set, &sig);
-	/* cmocka's asserts in a child: a failure ends it with a non-zero status */
-	check_canon_queues(&a);
-	_exit(0);
+	(void)report;
+	check_canon_queues(&v->a);
+	return 0;
 }
 
-static int dump_files_of(pid_t pid, int imgfd)
-{
-	struct cr_options opts = { 0 };
-	struct dump_task dt = { 0 };
-	struct dump_ctx ctx = { .opts = &opts, .dirfd = imgfd };
-	struct pstree *t = NULL;
-	pid_t tid;
-	int err;
-
-	err = seize_tree(pid, NULL, &t);
-	if (err)
-		return err;
-	ctx.tree = t;
-	ctx.tasks = &dt;
-	ctx.nr_tasks = 1;
-	dt.t = t->tasks[0];
-	tid = dt.t->threads[0].tid;
-	err = parasite_infect(dt.t->pid, &tid, 1, &dt.ctl);
-	if (!err)
-		err = dump_task_files(&ctx, &dt);
-	if (dt.ctl && parasite_cure(dt.ctl) && !err)
-		err = -EIO;
-	unseize_tree(t, UNSEIZE_RESUME);
-	file_table_free(ctx.files);
-	return err;
-}
+static const struct victim_ops victim_ops = {
+	.setup = victim_setup,
+	.check = victim_check,
+	.report_fd = VICTIM_REPORT_FD,
+};
 
 static void test_failed_dump_puts_back(void **state)
 {
-	char dir[] = "/tmp/test-pty-data.XXXXXX", cmd[64], b, log[16384];
-	int p[2], imgfd, logfd, level, err, status = -1;
-	ssize_t n;
+	char dir[] = "/tmp/test-pty-data.XXXXXX", b;
+	struct cr_options opts = { 0 };
+	struct two_ptys v;
+	int imgfd, err;
+	const char *log;
 	pid_t victim;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	assert_int_equal(pipe(p), 0);
-	victim = fork();
-	assert_true(victim >= 0);
-	if (!victim) {
-		close(p[0]);
-		victim_main(p[1]);
-	}
-	close(p[1]);
-	assert_int_equal(read(p[0], &b, 1), 1);
-	close(p[0]);
+	victim = victim_start(&victim_ops, &v, -1, &b, 1);
+	assert_true(victim > 0);
 	imgfd = img_dir_open(dir, false);
 	assert_true(imgfd >= 0);
-	logfd = memfd_create("log", 0);
-	assert_true(logfd >= 0);
-	level = log_get_level();
-	log_set_level(LOG_DEBUG);
-	assert_int_equal(log_set_fd(logfd), 0);
-	err = dump_files_of(victim, imgfd);
-	log_set_fd(STDERR_FILENO);
-	log_set_level(level);
+	logcap_start(LOG_DEBUG);
+	err = dump_tree_files(victim, imgfd, &opts);
+	log = logcap_stop();
 	close(imgfd);
-	n = pread(logfd, log, sizeof(log) - 1, 0);
-	close(logfd);
-	assert_true(n > 0);
-	log[n] = '\0';
 	assert_int_equal(err, -EOPNOTSUPP);
 	/* pty 0 was read (and put back) before pty 1 was refused */
 	if (!strstr(log, "10 bytes for the master, 15 for the slave (3 complete lines)") ||
 	    !strstr(log, "in EXTPROC mode: not supported"))
 		fail_msg("the dump's log:\n%s", log);
-	assert_int_equal(kill(victim, SIGUSR1), 0);
-	assert_int_equal(waitpid(victim, &status, 0), victim);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	assert_int_equal(system(cmd), 0);
+	victim_finish(&victim);
+	assert_int_equal(rm_rf(dir), 0);
 }
 
 int main(void)

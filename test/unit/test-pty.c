@@ -34,6 +34,9 @@
 #include "seize.h"
 #include "util.h"
 
+#include "lib/dumper.h"
+#include "lib/victim.h"
+
 #include "files.pb-c.h"
 
 enum victim_kind {
@@ -52,23 +55,17 @@ struct report {
 static pid_t victim;
 static char dir[] = "/tmp/test-pty.XXXXXX";
 
-static void wait_usr1(void)
+/* In the child: a pair set up as the victim_kind *@arg, described in the struct report @report. */
+static int victim_setup(void *arg, void *report)
 {
-	sigset_t set;
-	int sig;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigwait(&set, &sig);
-}
-
-static int victim_setup(enum victim_kind kind, struct report *r)
-{
+	enum victim_kind kind = *(enum victim_kind *)arg;
+	struct report *r = report;
 	struct winsize ws = { .ws_row = 40, .ws_col = 120 };
 	struct termios2 t;
 	char path[32];
 	int unlock = 0, one = 1;
 
+	r->pid = getpid();
 	r->master = open("/dev/ptmx", O_RDWR | O_NOCTTY);
 	if (r->master < 0 || ioctl(r->master, TIOCSPTLCK, &unlock) ||
 	    ioctl(r->master, TIOCGPTN, &r->index))
@@ -92,8 +89,10 @@ static int victim_setup(enum victim_kind kind, struct report *r)
 }
 
 /* After SIGUSR1: the data in flight is still there. */
-static int victim_check(enum victim_kind kind, const struct report *r)
+static int victim_check(void *arg, const void *report)
 {
+	enum victim_kind kind = *(enum victim_kind *)arg;
+	const struct report *r = report;
 	char buf[16];
 
 	usleep(20000); /* the tty's flip buffer work */
@@ -104,81 +103,17 @@ static int victim_check(enum victim_kind kind, const struct report *r)
 	return 0;
 }
 
-static void victim_main(int wfd, enum victim_kind kind)
-{
-	struct report r = { .pid = getpid() };
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	close_range(3, REPORT_FD - 1, 0);
-	close_range(REPORT_FD + 1, ~0u, 0);
-	if (victim_setup(kind, &r) || write(wfd, &r, sizeof(r)) != sizeof(r))
-		_exit(1);
-	close(wfd);
-	usleep(20000); /* the data reached the other side's queue */
-	wait_usr1();
-	_exit(victim_check(kind, &r));
-}
+static const struct victim_ops victim_ops = {
+	.setup = victim_setup,
+	.check = victim_check,
+	.report_fd = REPORT_FD,
+};
 
 static int start_victim(enum victim_kind kind, struct report *r)
 {
-	int p[2], err = 0;
-
-	if (pipe2(p, O_CLOEXEC))
-		return -errno;
-	victim = fork();
-	if (victim == 0) {
-		if (dup2(p[1], REPORT_FD) < 0)
-			_exit(1);
-		victim_main(REPORT_FD, kind);
-	}
-	close(p[1]);
-	if (victim < 0 || read(p[0], r, sizeof(*r)) != sizeof(*r))
-		err = -EIO;
-	close(p[0]);
-	usleep(50000);
-	return err;
-}
-
-static int child_status(pid_t pid)
-{
-	int status = -1;
-
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/* Seize the victim, infect it, dump its files, cure, release. */
-static int dump_files(int imgfd)
-{
-	struct cr_options opts = { 0 };
-	struct dump_task dt = { 0 };
-	struct dump_ctx ctx = { .opts = &opts, .dirfd = imgfd };
-	struct pstree *t = NULL;
-	pid_t tid;
-	int err;
-
-	err = seize_tree(victim, NULL, &t);
-	if (err)
-		return err;
-	assert_int_equal(t->nr_tasks, 1);
-	ctx.tree = t;
-	ctx.tasks = &dt;
-	ctx.nr_tasks = 1;
-	dt.t = t->tasks[0];
-	tid = dt.t->threads[0].tid;
-	err = parasite_infect(dt.t->pid, &tid, 1, &dt.ctl);
-	if (!err)
-		err = dump_task_files(&ctx, &dt);
-	if (!err)
-		err = dump_files_finish(&ctx);
-	if (dt.ctl && parasite_cure(dt.ctl) && !err)
-		err = -EIO;
-	unseize_tree(t, UNSEIZE_RESUME);
-	file_table_free(ctx.files);
-	return err;
+	victim = victim_start(&victim_ops, &kind, -1, r, sizeof(*r));
+	usleep(50000); /* the data reached the other side's queue */
+	return victim < 0 ? victim : 0;
 }
 
 static int setup(void **state)
@@ -193,11 +128,7 @@ static int teardown(void **state)
 	char cmd[64];
 
 	(void)state;
-	if (victim > 0) {
-		kill(victim, SIGKILL);
-		waitpid(victim, NULL, 0);
-		victim = 0;
-	}
+	victim_kill(&victim);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) ? -1 : 0;
 }
@@ -218,7 +149,7 @@ static void test_pair(void **state)
 	const PtyFileEntry *m, *s;
 	ProtobufCMessage **files;
 	struct report r;
-	struct cr_img *img;
+	struct cr_options opts = { 0 };
 	size_t n;
 	int imgfd;
 
@@ -226,11 +157,8 @@ static void test_pair(void **state)
 	assert_int_equal(start_victim(V_PAIR, &r), 0);
 	imgfd = img_dir_open(dir, false);
 	assert_true(imgfd >= 0);
-	assert_int_equal(dump_files(imgfd), 0);
-	img = img_open(imgfd, CR_IMG_FILES, 0, IMG_READ);
-	assert_non_null(img);
-	assert_int_equal(img_read_all(img, &files, &n), 0);
-	assert_int_equal(img_close(img), 0);
+	assert_int_equal(dump_tree_files(victim, imgfd, &opts), 0);
+	read_records(imgfd, CR_IMG_FILES, 0, &files, &n);
 	m = pty_entry(files, n, true);
 	s = pty_entry(files, n, false);
 	assert_non_null(m);
@@ -249,16 +177,14 @@ static void test_pair(void **state)
 	assert_null(s->termios);
 	img_free_records(files, n);
 	close(imgfd);
-	assert_int_equal(kill(victim, SIGUSR1), 0);
-	assert_int_equal(child_status(victim), 0);
-	victim = 0;
+	victim_finish(&victim);
 }
 
 static void saved(enum victim_kind kind, const char *data)
 {
 	ProtobufCMessage **files;
 	const PtyFileEntry *m;
-	struct cr_img *img;
+	struct cr_options opts = { 0 };
 	struct report r;
 	size_t n, len = strlen(data);
 	int imgfd;
@@ -266,11 +192,8 @@ static void saved(enum victim_kind kind, const char *data)
 	assert_int_equal(start_victim(kind, &r), 0);
 	imgfd = img_dir_open(dir, false);
 	assert_true(imgfd >= 0);
-	assert_int_equal(dump_files(imgfd), 0);
-	img = img_open(imgfd, CR_IMG_FILES, 0, IMG_READ);
-	assert_non_null(img);
-	assert_int_equal(img_read_all(img, &files, &n), 0);
-	assert_int_equal(img_close(img), 0);
+	assert_int_equal(dump_tree_files(victim, imgfd, &opts), 0);
+	read_records(imgfd, CR_IMG_FILES, 0, &files, &n);
 	close(imgfd);
 	m = pty_entry(files, n, true);
 	assert_non_null(m);
@@ -287,9 +210,7 @@ static void saved(enum victim_kind kind, const char *data)
 	}
 	img_free_records(files, n);
 	/* The child works on, its data still queued. */
-	assert_int_equal(kill(victim, SIGUSR1), 0);
-	assert_int_equal(child_status(victim), 0);
-	victim = 0;
+	victim_finish(&victim);
 }
 
 static void test_to_master_saved(void **state)

@@ -32,9 +32,9 @@ static void expect_refusal(pid_t pid, int err, const char *msg)
 {
 	struct pstree *t = NULL;
 
-	log_capture();
+	logcap_start(-1);
 	assert_int_equal(seize_tree(pid, NULL, &t), err);
-	assert_log_has(log_text(), msg);
+	assert_in_log(logcap_stop(), msg);
 	assert_null(t);
 }
 

@@ -538,11 +538,11 @@ static void test_timeout(void **state __unused)
 	long start;
 
 	usleep(100000);
-	log_capture();
+	logcap_start(-1);
 	start = now_ms();
 	assert_int_equal(seize_tree(pid, &o, &t), -ETIMEDOUT);
 	assert_true(now_ms() - start >= 1000);
-	assert_log_has(log_text(), "took more than 1 s");
+	assert_in_log(logcap_stop(), "took more than 1 s");
 	assert_null(t);
 	assert_released(pid);
 	assert_true(wait_state(pid, "S", 2000));
@@ -644,9 +644,9 @@ static void freezer_case(const char *base, const char *state_file, const char *t
 	clock_gettime(CLOCK_MONOTONIC, &dl);
 	dl.tv_sec += 5;
 	assert_int_equal(freezer_freeze(cg_dir, v2, &dl), 0);
-	log_capture();
+	logcap_start(-1);
 	assert_int_equal(seize_tree(pid, &o, &t), -EBUSY);
-	assert_log_has(log_text(), "is already frozen");
+	assert_in_log(logcap_stop(), "is already frozen");
 	free(text);
 	text = read_file_at(AT_FDCWD, file, NULL);
 	assert_null(strstr(text, thawed));
@@ -671,9 +671,9 @@ static void test_freezer_bad_path(void **state __unused)
 	pid_t pid = spawn(sleeper);
 	struct pstree *t = NULL;
 
-	log_capture();
+	logcap_start(-1);
 	assert_int_equal(seize_tree(pid, &o, &t), -ENOENT);
-	assert_log_has(log_text(), "/nonexistent-cgroup has neither");
+	assert_in_log(logcap_stop(), "/nonexistent-cgroup has neither");
 	assert_released(pid);
 }
 

@@ -39,9 +39,14 @@
 #include "seize.h"
 #include "util.h"
 
+#include "lib/dumper.h"
+#include "lib/logcap.h"
+#include "lib/victim.h"
+
 #include "files.pb-c.h"
 
 #define MSG "in flight"
+#define REPORT_FD 10 /* the test's fd at 11, the victim's own from 3 on */
 
 enum victim_kind {
 	V_RIGHTS, /* a stream pair with an fd in flight */
@@ -58,16 +63,6 @@ static char dir[] = "/tmp/test-unixsk.XXXXXX";
 static char imgdir[64];
 static struct sockaddr_un ext_sa, rcv_sa;
 static socklen_t ext_len, rcv_len;
-
-static int wait_usr1(void)
-{
-	sigset_t set;
-	int sig;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	return sigwait(&set, &sig);
-}
 
 /* The socket to dump in the child, set up as @kind; -errno on failure. */
 static int victim_setup(enum victim_kind kind, int test_fd, int *other)
@@ -128,9 +123,11 @@ static int victim_setup(enum victim_kind kind, int test_fd, int *other)
 	return -EINVAL;
 }
 
-/* After the dump: 0 when the socket @fd is as it was. */
-static int victim_check(enum victim_kind kind, int fd)
+/* After the dump: 0 when the socket (its fd in the int @report) is as it was. */
+static int victim_check(void *arg, const void *report)
 {
+	enum victim_kind kind = *(enum victim_kind *)arg;
+	int fd = *(const int *)report;
 	char cbuf[CMSG_SPACE(sizeof(int))], buf[64];
 	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
 	struct msghdr mh = { .msg_iov = &iov,
@@ -159,109 +156,42 @@ static int victim_check(enum victim_kind kind, int fd)
 	}
 }
 
-static void victim_main(int wfd, int test_fd, enum victim_kind kind)
+/* In the child: 0-2 on /dev/null, the socket of the victim_kind *@arg, its fd in *@report. */
+static int victim_report(void *arg, void *report)
 {
-	sigset_t set;
-	int fd, other = -1;
+	int null = victim_null_stdio(), other = -1;
+	int *fd = report;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	fd = victim_setup(kind, test_fd, &other);
-	if (fd < 0 || write_all(wfd, &fd, sizeof(fd)))
-		_exit(1);
-	close(wfd);
-	wait_usr1();
-	_exit(victim_check(kind, fd));
-}
-
-/* The child, only its own fds open; its socket's fd number in *@ret_fd. */
-static int start_victim(enum victim_kind kind, int test_fd, int *ret_fd)
-{
-	int p[2], err = 0;
-	char c;
-
-	if (pipe2(p, O_CLOEXEC))
+	if (null < 0 || close(null))
 		return -errno;
-	victim = fork();
-	if (victim == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		if (dup2(p[1], 10) < 0 || (test_fd >= 0 && dup2(test_fd, 11) < 0) || null < 0 ||
-		    dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
-			_exit(1);
-		close_range(3, 9, 0);
-		close_range(12, ~0u, 0);
-		victim_main(10, test_fd >= 0 ? 11 : -1, kind);
-	}
-	close(p[1]);
-	if (victim < 0 || read_all(p[0], ret_fd, sizeof(*ret_fd)) || read(p[0], &c, 1) != 0)
-		err = -EIO;
-	close(p[0]);
-	return err;
+	/* the test's fd, if any, is the one after the report's */
+	*fd = victim_setup(*(enum victim_kind *)arg, REPORT_FD + 1, &other);
+	return *fd < 0 ? *fd : 0;
 }
 
-static int dump_files(int imgfd, const struct cr_options *opts)
-{
-	struct dump_task dt = { 0 };
-	struct dump_ctx ctx = { .opts = opts, .dirfd = imgfd };
-	struct pstree *t = NULL;
-	pid_t tid;
-	int err;
-
-	err = seize_tree(victim, NULL, &t);
-	if (err)
-		return err;
-	assert_int_equal(t->nr_tasks, 1);
-	ctx.tree = t;
-	ctx.tasks = &dt;
-	ctx.nr_tasks = 1;
-	dt.t = t->tasks[0];
-	tid = dt.t->threads[0].tid;
-	err = parasite_infect(dt.t->pid, &tid, 1, &dt.ctl);
-	if (!err)
-		err = dump_task_files(&ctx, &dt);
-	if (!err)
-		err = dump_files_finish(&ctx);
-	if (dt.ctl && parasite_cure(dt.ctl) && !err)
-		err = -EIO;
-	unseize_tree(t, UNSEIZE_RESUME);
-	file_table_free(ctx.files);
-	return err;
-}
-
-static int child_status(pid_t pid)
-{
-	int status = -1;
-
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+static const struct victim_ops victim_ops = {
+	.setup = victim_report,
+	.check = victim_check,
+	.report_fd = REPORT_FD,
+};
 
 /* Dump a child of @kind; the result, the log in @log, and the child's check. */
 static int dump_victim(enum victim_kind kind, int test_fd, const struct cr_options *opts, char *log,
 		       size_t size, int *ret_fd)
 {
-	int imgfd, logfd, err;
-	ssize_t n;
+	int imgfd, err;
 
-	assert_int_equal(start_victim(kind, test_fd, ret_fd), 0);
+	victim = victim_start(&victim_ops, &kind, test_fd, ret_fd, sizeof(*ret_fd));
+	assert_true(victim > 0);
 	imgfd = img_dir_open(imgdir, false);
 	assert_true(imgfd >= 0);
-	logfd = memfd_create("log", 0);
-	assert_true(logfd >= 0);
-	assert_int_equal(log_set_fd(logfd), 0);
-	err = dump_files(imgfd, opts);
-	log_set_fd(STDERR_FILENO);
-	n = pread(logfd, log, size - 1, 0);
-	log[n > 0 ? n : 0] = '\0';
-	close(logfd);
+	logcap_start(-1);
+	err = dump_tree_files(victim, imgfd, opts);
+	snprintf(log, size, "%s", logcap_stop());
 	close(imgfd);
 	/* The child's socket is as it was. */
 	last_victim = victim;
-	assert_int_equal(kill(victim, SIGUSR1), 0);
-	assert_int_equal(child_status(victim), 0);
-	victim = 0;
+	victim_finish(&victim);
 	return err;
 }
 
@@ -273,8 +203,8 @@ static void expect_refused(enum victim_kind kind, int test_fd, const char *reaso
 
 	assert_int_equal(dump_victim(kind, test_fd, &opts, log, sizeof(log), &fd), -EOPNOTSUPP);
 	snprintf(expect, sizeof(expect), "pid %d fd %d: socket:[", last_victim, fd);
-	if (!strstr(log, reason) || !strstr(log, expect))
-		fail_msg("expected \"%s\" and \"%s\" in the log:\n%s", expect, reason, log);
+	assert_in_log(log, expect);
+	assert_in_log(log, reason);
 }
 
 /* Dumped; the victim checks after that its fd is still in flight and its data there. */
@@ -416,11 +346,7 @@ static int teardown(void **state)
 	char cmd[128];
 
 	(void)state;
-	if (victim > 0) {
-		kill(victim, SIGKILL);
-		waitpid(victim, NULL, 0);
-		victim = 0;
-	}
+	victim_kill(&victim);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) == 0 ? 0 : -1;
 }
