@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 
+#include "asm/compat.h"
 #include "asm/infect-arch.h"
 #include "asm/sigframe.h"
 #include "log.h"
