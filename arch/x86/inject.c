@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 
+#include "asm/compat.h"
 #include "asm/infect-arch.h"
 #include "asm/sigframe.h"
 #include "log.h"
@@ -30,6 +31,16 @@ enum stop_kind {
 	STOP_SYSCALL,
 	STOP_EVENT
 };
+
+int arch_get_regs(pid_t tid, struct user_regs_struct *r)
+{
+	return ptrace(PTRACE_GETREGS, tid, NULL, r) ? neg_errno() : 0;
+}
+
+int arch_get_xstate(pid_t tid, struct iovec *iov)
+{
+	return ptrace(PTRACE_GETREGSET, tid, NT_X86_XSTATE, iov) ? neg_errno() : 0;
+}
 
 void arch_fault_point(void)
 {

@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "asm/core-regs.h"
 #include "compat.h"
 #include "dump.h"
 #include "image.h"
@@ -97,18 +98,6 @@ static int peek_signals(pid_t pid, pid_t tid, bool shared, struct sigqueue *q)
 		q->p[i] = &q->e[i];
 	}
 	return 0;
-}
-
-static void fill_regs(UserRegsEntry *r, const struct user_regs_struct *u)
-{
-	user_regs_entry__init(r);
-	r->r15 = u->r15, r->r14 = u->r14, r->r13 = u->r13, r->r12 = u->r12;
-	r->bp = u->rbp, r->bx = u->rbx, r->r11 = u->r11, r->r10 = u->r10;
-	r->r9 = u->r9, r->r8 = u->r8, r->ax = u->rax, r->cx = u->rcx;
-	r->dx = u->rdx, r->si = u->rsi, r->di = u->rdi, r->orig_ax = u->orig_rax;
-	r->ip = u->rip, r->cs = u->cs, r->flags = u->eflags, r->sp = u->rsp;
-	r->ss = u->ss, r->fs_base = u->fs_base, r->gs_base = u->gs_base;
-	r->ds = u->ds, r->es = u->es, r->fs = u->fs, r->gs = u->gs;
 }
 
 static int read_comm(pid_t pid, pid_t tid, char *buf, size_t size)
@@ -238,12 +227,7 @@ static int dump_thread(struct dump_task *dt, const struct seized_thread *th, str
 	}
 	thread_core_entry__init(&b->tc);
 	b->tc.tid = (uint32_t)tid;
-	fill_regs(&b->regs, &ts->regs);
-	b->tc.gpregs = &b->regs;
-	b->tc.xsave.data = ts->xstate;
-	b->tc.xsave.len = ts->xsize;
-	b->tc.fs_base = ts->regs.fs_base;
-	b->tc.gs_base = ts->regs.gs_base;
+	arch_fill_thread_regs(&b->tc, &b->regs, ts);
 
 	err = parasite_get_thread_state(dt->ctl, tid, &st, &blocked);
 	if (err)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #define LOG_PREFIX "image: "
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -12,7 +13,7 @@
 #include "log.h"
 #include "util.h"
 
-/* On-disk structures, little-endian (the tool is x86-64 only). */
+/* On-disk structures, little-endian: fields go through htole*() and le*toh(). */
 struct img_hdr {
 	uint32_t magic;
 	uint32_t version;
@@ -47,7 +48,6 @@ struct img_trailer {
 _Static_assert(sizeof(struct img_hdr) == 16, "header layout");
 _Static_assert(sizeof(struct img_raw_hdr) == 32, "raw header layout");
 _Static_assert(sizeof(struct img_trailer) == 16, "trailer layout");
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "images are little-endian");
 
 #define IMG_WBUF_SIZE (64u << 10)
 
@@ -176,16 +176,18 @@ static int img_start_write(struct cr_img *img)
 	if (!img->wbuf)
 		return img_io_err(img, -ENOMEM, "write buffer");
 
-	struct img_hdr h = { .magic = img->d->magic, .version = img->version, .flags = img->flags };
+	struct img_hdr h = { .magic = htole32(img->d->magic),
+			     .version = htole32(img->version),
+			     .flags = htole32(img->flags) };
 
-	h.crc = crc32c(0, &h, offsetof(struct img_hdr, crc));
+	h.crc = htole32(crc32c(0, &h, offsetof(struct img_hdr, crc)));
 	return img_put(img, &h, sizeof(h));
 }
 
 /* A record that fits in the write buffer is packed right there: no copy, no allocation. */
 static int img_put_record(struct cr_img *img, const ProtobufCMessage *msg, struct img_rec_hdr *rh)
 {
-	size_t total = sizeof(*rh) + rh->len;
+	size_t len = le32toh(rh->len), total = sizeof(*rh) + len;
 	uint8_t *p;
 	int ret;
 
@@ -196,7 +198,7 @@ static int img_put_record(struct cr_img *img, const ProtobufCMessage *msg, struc
 	}
 	p = (uint8_t *)img->wbuf + img->wlen;
 	protobuf_c_message_pack(msg, p + sizeof(*rh));
-	rh->crc = crc32c(crc32c(0, &rh->len, sizeof(rh->len)), p + sizeof(*rh), rh->len);
+	rh->crc = htole32(crc32c(crc32c(0, &rh->len, sizeof(rh->len)), p + sizeof(*rh), len));
 	memcpy(p, rh, sizeof(*rh));
 	img->crc = crc32c(img->crc, p, total);
 	img->wlen += total;
@@ -233,14 +235,14 @@ int img_write_record(struct cr_img *img, const ProtobufCMessage *msg)
 		       (unsigned long long)img->nr_records, len, IMG_RECORD_MAX);
 		return -E2BIG;
 	}
-	rh.len = len;
+	rh.len = htole32(len);
 	if (len + sizeof(rh) <= IMG_WBUF_SIZE)
 		return img_put_record(img, msg, &rh);
 	buf = malloc(len);
 	if (!buf)
 		return img_io_err(img, -ENOMEM, "record buffer");
 	protobuf_c_message_pack(msg, buf);
-	rh.crc = crc32c(crc32c(0, &rh.len, sizeof(rh.len)), buf, len);
+	rh.crc = htole32(crc32c(crc32c(0, &rh.len, sizeof(rh.len)), buf, len));
 	ret = img_put(img, &rh, sizeof(rh));
 	if (!ret)
 		ret = img_put(img, buf, len);
@@ -272,26 +274,26 @@ static int img_finish_raw(struct cr_img *img)
 		return img_io_err(img, neg_errno(), "fstat");
 	if ((uint64_t)st.st_size < IMG_RAW_DATA_OFF)
 		return img_io_err(img, -EIO, "raw image shorter than its header");
-	h->magic = img->d->magic;
-	h->version = img->version;
-	h->flags = img->flags;
-	h->data_size = st.st_size - IMG_RAW_DATA_OFF;
-	h->crc = crc32c(0, h, offsetof(struct img_raw_hdr, crc));
+	h->magic = htole32(img->d->magic);
+	h->version = htole32(img->version);
+	h->flags = htole32(img->flags);
+	h->data_size = htole64(st.st_size - IMG_RAW_DATA_OFF);
+	h->crc = htole32(crc32c(0, h, offsetof(struct img_raw_hdr, crc)));
 	ret = pwrite(img->fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf) ? 0 : neg_errno();
 	return ret ? img_io_err(img, ret, "write header") : 0;
 }
 
 static int img_finish_write(struct cr_img *img)
 {
-	struct img_trailer t = { .mark = IMG_TRAILER_MARK };
+	struct img_trailer t = { .mark = htole32(IMG_TRAILER_MARK) };
 	int ret;
 
 	if (img->err)
 		return img->err;
 	if (img->d->raw)
 		return img_finish_raw(img);
-	t.file_crc = img->crc;
-	t.nr_records = img->nr_records;
+	t.file_crc = htole32(img->crc);
+	t.nr_records = htole64(img->nr_records);
 	ret = img_put(img, &t, sizeof(t));
 	if (!ret)
 		ret = img_flush(img);
@@ -351,15 +353,16 @@ static int img_start_raw_read(struct cr_img *img)
 {
 	char buf[IMG_RAW_DATA_OFF] = {};
 	struct img_raw_hdr *h = (struct img_raw_hdr *)buf;
+	uint64_t data_size;
 	int ret;
 
 	ret = img_pread(img, buf, sizeof(buf), 0, "raw image header");
 	if (ret)
 		return ret;
-	if (h->crc != crc32c(0, h, offsetof(struct img_raw_hdr, crc)))
+	if (le32toh(h->crc) != crc32c(0, h, offsetof(struct img_raw_hdr, crc)))
 		return img_bad(img, -EBADMSG, offsetof(struct img_raw_hdr, crc),
 			       "header checksum mismatch");
-	ret = img_check_version(img, h->version, h->flags);
+	ret = img_check_version(img, le32toh(h->version), le32toh(h->flags));
 	if (ret)
 		return ret;
 	for (size_t i = offsetof(struct img_raw_hdr, reserved); i < sizeof(buf); i++) {
@@ -369,14 +372,15 @@ static int img_start_raw_read(struct cr_img *img)
 		if (buf[i])
 			return img_bad(img, -EBADMSG, i, "header padding is not zero");
 	}
-	if (h->data_size != img->size - IMG_RAW_DATA_OFF)
-		return img_bad(img, h->data_size > img->size ? -ENODATA : -EBADMSG, img->size,
+	data_size = le64toh(h->data_size);
+	if (data_size != img->size - IMG_RAW_DATA_OFF)
+		return img_bad(img, data_size > img->size ? -ENODATA : -EBADMSG, img->size,
 			       "file has %llu data bytes, header says %llu (%s)",
 			       (unsigned long long)(img->size - IMG_RAW_DATA_OFF),
-			       (unsigned long long)h->data_size,
-			       h->data_size > img->size - IMG_RAW_DATA_OFF ? "truncated"
-									   : "trailing garbage");
-	img->raw_size = h->data_size;
+			       (unsigned long long)data_size,
+			       data_size > img->size - IMG_RAW_DATA_OFF ? "truncated"
+									: "trailing garbage");
+	img->raw_size = data_size;
 	img->off = IMG_RAW_DATA_OFF;
 	return 0;
 }
@@ -393,7 +397,7 @@ static int img_start_read(struct cr_img *img)
 	ret = img_pread(img, &h.magic, sizeof(h.magic), 0, "magic");
 	if (ret)
 		return ret;
-	ret = img_check_kind(img, h.magic);
+	ret = img_check_kind(img, le32toh(h.magic));
 	if (ret)
 		return ret;
 	if (img->d->raw)
@@ -401,10 +405,10 @@ static int img_start_read(struct cr_img *img)
 	ret = img_pread(img, &h, sizeof(h), 0, "header");
 	if (ret)
 		return ret;
-	if (h.crc != crc32c(0, &h, offsetof(struct img_hdr, crc)))
+	if (le32toh(h.crc) != crc32c(0, &h, offsetof(struct img_hdr, crc)))
 		return img_bad(img, -EBADMSG, offsetof(struct img_hdr, crc),
 			       "header checksum mismatch");
-	ret = img_check_version(img, h.version, h.flags);
+	ret = img_check_version(img, le32toh(h.version), le32toh(h.flags));
 	if (ret)
 		return ret;
 	img->crc = crc32c(0, &h, sizeof(h));
@@ -420,12 +424,12 @@ static int img_read_trailer(struct cr_img *img)
 	ret = img_pread(img, &t, sizeof(t), img->off, "trailer");
 	if (ret)
 		return ret;
-	if (t.file_crc != img->crc)
+	if (le32toh(t.file_crc) != img->crc)
 		return img_bad(img, -EBADMSG, img->off, "file checksum mismatch");
-	if (t.nr_records != img->nr_records)
+	if (le64toh(t.nr_records) != img->nr_records)
 		return img_bad(img, -EBADMSG, img->off,
 			       "trailer counts %llu records, file has %llu",
-			       (unsigned long long)t.nr_records,
+			       (unsigned long long)le64toh(t.nr_records),
 			       (unsigned long long)img->nr_records);
 	if (img->off + sizeof(t) != img->size)
 		return img_bad(img, -EBADMSG, img->off + sizeof(t),
@@ -441,6 +445,7 @@ int img_read_record(struct cr_img *img, const ProtobufCMessageDescriptor *expect
 	_cleanup_free_ uint8_t *buf = NULL;
 	struct img_rec_hdr rh;
 	uint64_t off = img->off;
+	uint32_t len;
 	int r;
 
 	if (img->err)
@@ -460,30 +465,31 @@ int img_read_record(struct cr_img *img, const ProtobufCMessageDescriptor *expect
 	r = img_pread(img, &rh.len, sizeof(rh.len), off, "record length");
 	if (r)
 		return r;
-	if (rh.len == IMG_TRAILER_MARK) {
+	len = le32toh(rh.len);
+	if (len == IMG_TRAILER_MARK) {
 		r = img_read_trailer(img);
 		return r ? r : 0;
 	}
-	if (rh.len > IMG_RECORD_MAX || rh.len > img->size - off - min(img->size - off, 8))
-		return img_bad(img, -EBADMSG, off, "bad record length %u (%llu bytes left)", rh.len,
+	if (len > IMG_RECORD_MAX || len > img->size - off - min(img->size - off, 8))
+		return img_bad(img, -EBADMSG, off, "bad record length %u (%llu bytes left)", len,
 			       (unsigned long long)(img->size - off));
 	r = img_pread(img, &rh.crc, sizeof(rh.crc), off + 4, "record checksum");
 	if (r)
 		return r;
-	buf = malloc(rh.len ? rh.len : 1);
+	buf = malloc(len ? len : 1);
 	if (!buf)
 		return img_io_err(img, -ENOMEM, "record buffer");
-	r = img_pread(img, buf, rh.len, off + sizeof(rh), "record");
+	r = img_pread(img, buf, len, off + sizeof(rh), "record");
 	if (r)
 		return r;
-	if (rh.crc != crc32c(crc32c(0, &rh.len, sizeof(rh.len)), buf, rh.len))
+	if (le32toh(rh.crc) != crc32c(crc32c(0, &rh.len, sizeof(rh.len)), buf, len))
 		return img_bad(img, -EBADMSG, off, "record checksum mismatch");
-	*ret = protobuf_c_message_unpack(desc, NULL, rh.len, buf);
+	*ret = protobuf_c_message_unpack(desc, NULL, len, buf);
 	if (!*ret)
 		return img_bad(img, -EBADMSG, off + sizeof(rh), "record does not parse as a %s",
 			       desc->name);
-	img->crc = crc32c(crc32c(img->crc, &rh, sizeof(rh)), buf, rh.len);
-	img->off = off + sizeof(rh) + rh.len;
+	img->crc = crc32c(crc32c(img->crc, &rh, sizeof(rh)), buf, len);
+	img->off = off + sizeof(rh) + len;
 	img->nr_records++;
 	return 1;
 }

@@ -121,27 +121,6 @@ struct cr_ptrace_sud_config { /* 6.2, PTRACE_{GET,SET}_SYSCALL_USER_DISPATCH_CON
 	uint64_t len;
 };
 
-/* ---- ELF core notes (PTRACE_GETREGSET) ---- */
-#ifndef NT_X86_XSTATE
-#define NT_X86_XSTATE 0x202 /* 2.6.38 */
-#endif
-#ifndef NT_X86_SHSTK
-#define NT_X86_SHSTK 0x204 /* 6.6: the shadow stack pointer */
-#endif
-
-/* ---- x86 shadow stack, arch_prctl (6.6) ---- */
-#ifndef ARCH_SHSTK_ENABLE
-#define ARCH_SHSTK_ENABLE 0x5001 /* 6.6 */
-#define ARCH_SHSTK_DISABLE 0x5002
-#define ARCH_SHSTK_LOCK 0x5003
-#define ARCH_SHSTK_UNLOCK 0x5004
-#define ARCH_SHSTK_STATUS 0x5005
-#endif
-#ifndef ARCH_SHSTK_SHSTK
-#define ARCH_SHSTK_SHSTK (1ULL << 0) /* 6.6 */
-#define ARCH_SHSTK_WRSS (1ULL << 1)
-#endif
-
 /* ---- clone3 (5.3) ---- */
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080 /* 5.6 */

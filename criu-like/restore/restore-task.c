@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "asm/crc32c.h"
 #include "asm/restorer-tool.h"
 #include "asm/sigframe.h"
 #include "image.h"
@@ -394,9 +395,9 @@ static void fill_header(struct finish *f)
 	a->runs_off = f->lay.runs_off;
 	a->nr_runs = (uint32_t)f->p->nr_runs;
 	memcpy((char *)a + a->runs_off, f->p->runs, f->p->nr_runs * sizeof(struct rst_page_run));
-	/* The blob checks with the crc32 instruction (SSE4.2); without it the pages go unchecked. */
+	/* The blob checks with the CPU's crc32c instruction; without it the pages go unchecked. */
 	a->crcs_off = f->lay.crcs_off;
-	if (__builtin_cpu_supports("sse4.2")) {
+	if (arch_crc32c_have()) {
 		a->nr_crcs = (uint32_t)f->p->nr_crcs;
 		memcpy((char *)a + a->crcs_off, f->p->crcs,
 		       f->p->nr_crcs * sizeof(struct rst_page_crc));

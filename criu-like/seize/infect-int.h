@@ -30,6 +30,8 @@ struct parasite_ctl {
 void drain_log(struct parasite_ctl *ctl);
 /* Wait for @fd to be ready while watching the leader for stops. */
 int wait_fd(struct parasite_ctl *ctl, int fd);
+/* PTRACE_INTERRUPT the running leader and wait for the interrupt stop (infect.c). */
+int interrupt_leader(struct parasite_ctl *ctl);
 /* Send one command to the parasite and take its answer (infect-rpc.c). */
 int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, int send_fd, int *fds,
 	    unsigned int n_fds);

@@ -190,24 +190,13 @@ int parasite_get_itimers(struct parasite_ctl *ctl, struct parasite_itimers *ret)
  */
 int parasite_leader_stopped(struct parasite_ctl *ctl, int (*fn)(pid_t tid, void *arg), void *arg)
 {
-	int status, err, ret;
+	int err, ret;
 
 	if (!ctl->leader_running)
 		return fn(ctl->pid, arg);
-	if (ptrace(PTRACE_INTERRUPT, ctl->pid, NULL, 0)) {
-		pr_perror("PTRACE_INTERRUPT %d", ctl->pid);
-		return neg_errno();
-	}
-	for (;;) {
-		err = arch_wait_stop(ctl->pid, &status);
-		if (err)
-			return err;
-		if ((status >> 16) == PTRACE_EVENT_STOP)
-			break;
-		err = arch_handle_async_stop(&ctl->ts[0], status);
-		if (err)
-			return err;
-	}
+	err = interrupt_leader(ctl);
+	if (err)
+		return err;
 	ret = fn(ctl->pid, arg);
 	if (ptrace(PTRACE_CONT, ctl->pid, NULL, 0)) {
 		pr_perror("PTRACE_CONT %d", ctl->pid);

@@ -50,9 +50,9 @@ static int snap_thread(pid_t pid, pid_t tid, struct thread_snap *s)
 	s->sigblk = st.sigblk;
 	proc_status_fini(&st);
 	s->xiov = (struct iovec){ s->xstate, sizeof(s->xstate) };
-	if (ptrace(PTRACE_GETREGS, tid, NULL, &s->regs) ||
+	if (arch_get_regs(tid, &s->regs) ||
 	    ptrace(PTRACE_GETSIGMASK, tid, sizeof(s->sigmask), &s->sigmask) ||
-	    ptrace(PTRACE_GETREGSET, tid, NT_X86_XSTATE, &s->xiov)) {
+	    arch_get_xstate(tid, &s->xiov)) {
 		pr_perror("reading the state of %d", tid);
 		return neg_errno();
 	}
@@ -65,7 +65,10 @@ static int cmp_thread(pid_t tid, const struct thread_snap *a, const struct threa
 
 	if (memcmp(&a->regs, &b->regs, sizeof(a->regs))) {
 		pr_err("thread %d: registers changed (rip %#llx -> %#llx, rsp %#llx -> %#llx)\n",
-		       tid, a->regs.rip, b->regs.rip, a->regs.rsp, b->regs.rsp);
+		       tid, (unsigned long long)arch_regs_pc(&a->regs),
+		       (unsigned long long)arch_regs_pc(&b->regs),
+		       (unsigned long long)arch_regs_sp(&a->regs),
+		       (unsigned long long)arch_regs_sp(&b->regs));
 		bad++;
 	}
 	if (a->sigmask != b->sigmask) {
@@ -250,7 +253,8 @@ static int check_vmsplice(struct parasite_ctl *ctl, pid_t pid)
 {
 	const struct arch_thread_state *ts = parasite_thread_regs(ctl, pid);
 	static uint8_t a[4096], b[4096];
-	struct iovec iov = { (void *)(ts->regs.rsp & PAGE_MASK), PAGE_SIZE }, l = { a, PAGE_SIZE };
+	struct iovec iov = { (void *)(arch_regs_sp(&ts->regs) & PAGE_MASK), PAGE_SIZE },
+		     l = { a, PAGE_SIZE };
 	int p[2];
 	long n;
 

@@ -419,8 +419,8 @@ fail:
 	return err;
 }
 
-/* PTRACE_INTERRUPT the running leader and wait for the interrupt stop. */
-static int interrupt_leader(struct parasite_ctl *ctl)
+/* Stops seen on the way are handled as while it runs free. */
+int interrupt_leader(struct parasite_ctl *ctl)
 {
 	int status, err;
 
@@ -440,7 +440,6 @@ static int interrupt_leader(struct parasite_ctl *ctl)
 	}
 }
 
-/* Let the command loop end and catch the leader at its rt_sigreturn. */
 /*
  * The leader ran its rt_sigreturn while nobody watched (the blob gave up on
  * its own): what it runs now is its real state. Take that as the state to
@@ -480,9 +479,10 @@ static int stop_daemon(struct parasite_ctl *ctl)
 	if (ctl->lsk >= 0)
 		close(TAKE_FD(ctl->lsk));
 	ctl->leader_running = false;
-	if (!err2 && ptrace(PTRACE_GETREGS, ctl->pid, NULL, &regs))
-		err2 = neg_errno();
-	if (!err2 && (regs.rip < ctl->remote || regs.rip >= ctl->remote + ctl->size)) {
+	if (!err2)
+		err2 = arch_get_regs(ctl->pid, &regs);
+	if (!err2 &&
+	    (arch_regs_pc(&regs) < ctl->remote || arch_regs_pc(&regs) >= ctl->remote + ctl->size)) {
 		err2 = adopt_leader_state(ctl);
 		err = err ? err : -EIO;
 	} else if (!err2) {
@@ -612,8 +612,9 @@ static bool area_in_use(const pid_t *tids, unsigned int n, const unsigned long *
 	for (i = 0; i < n; i++) {
 		struct user_regs_struct r;
 
-		if (ptrace(PTRACE_GETREGS, tids[i], NULL, &r) || (r.rip >= a[0] && r.rip < a[1]) ||
-		    (r.rsp >= a[0] && r.rsp <= a[1]))
+		if (arch_get_regs(tids[i], &r) ||
+		    (arch_regs_pc(&r) >= a[0] && arch_regs_pc(&r) < a[1]) ||
+		    (arch_regs_sp(&r) >= a[0] && arch_regs_sp(&r) <= a[1]))
 			return true;
 	}
 	return false;

@@ -18,6 +18,8 @@
 #define PAGE_SIZE 4096UL
 #define PAGE_MASK (~(PAGE_SIZE - 1))
 
+struct iovec;
+
 /* The original state of one thread, as found in its seize stop. */
 struct arch_thread_state {
 	pid_t tid;
@@ -97,6 +99,21 @@ int arch_step_blob(struct arch_thread_state *ts, const struct arch_blob_range *r
  * between two steps that change the task). Does nothing otherwise.
  */
 void arch_fault_point(void);
+
+/* Read the general registers of a stopped thread. Returns 0 or -errno, errno kept for the caller. */
+int arch_get_regs(pid_t tid, struct user_regs_struct *r);
+/* Read the extended state (xsave area) of a stopped thread into @iov, trimmed to its size. */
+int arch_get_xstate(pid_t tid, struct iovec *iov);
+
+static inline uint64_t arch_regs_pc(const struct user_regs_struct *r)
+{
+	return r->rip;
+}
+
+static inline uint64_t arch_regs_sp(const struct user_regs_struct *r)
+{
+	return r->rsp;
+}
 
 /* Blocking wait for the next stop of @tid. Returns 0 or -ESRCH when it died. */
 int arch_wait_stop(pid_t tid, int *status);
