@@ -70,13 +70,6 @@ int usk_finish_now(int sk, const UnixSkEntry *e, uint32_t id);
 int rst_unix_late_init(struct rst_files *f);
 /* Close what the late refill kept, free the marks. */
 void rst_unix_late_fini(struct rst_files *f);
-/* restore-files-inet.c: the TCP or UDP socket idx.by_id[@pos], or -errno. */
-int rst_inet_open(struct restore_ctx *ctx, size_t pos);
-/*
- * restore-files-inet.c: in the controller, every task waiting at the barrier:
- * take every TCP socket restored in repair mode out of it. 0 or -errno.
- */
-int rst_inet_repair_off(struct restore_ctx *ctx);
 /* restore-files-fanotify.c: the fanotify group idx.by_id[@pos], or -errno. */
 int rst_fanotify_open(struct restore_ctx *ctx, size_t pos);
 /*
