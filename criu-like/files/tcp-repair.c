@@ -359,9 +359,9 @@ int tcp_dump_established(struct dump_ctx *ctx, const struct fd_info *f, InetSkEn
 		       f->pid, f->fd, ends);
 		return -EOPNOTSUPP;
 	}
-	/* The peer must see nothing from here on: neither a reset nor an answer. */
 	if (!in)
 		return -ENOMEM;
+	/* The peer must see nothing from here on: neither a reset nor an answer. */
 	err = tcp_lock_conn(ctx, f, e);
 	if (err)
 		return err;

@@ -104,7 +104,7 @@ int tcp_dump(struct dump_ctx *ctx, const struct fd_info *f, const struct inet_sk
 		e->backlog = dg->wqueue; /* sk_max_ack_backlog */
 		return dg->rqueue ? tcp_dump_backlog(ctx, f, dg, e) : 0;
 	case TCP_ESTABLISHED:
-		/* shutdown(SHUT_RD) only; SHUT_WR sends a FIN: FIN_WAIT1, refused below */
+		/* shutdown(SHUT_RD) only; SHUT_WR sends a FIN: FIN_WAIT1, below */
 		e->has_shutdown = dg->shutdown != 0;
 		e->shutdown = dg->shutdown;
 		err = tcp_dump_backlog_client(ctx, f, dg, e);
