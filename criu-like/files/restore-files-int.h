@@ -19,13 +19,6 @@ struct rst_files {
 	int *fds; /* per idx position: the description, a service fd, or -1 */
 };
 
-/* restore-files-inet.c: the TCP or UDP socket idx.by_id[@pos], or -errno. */
-int rst_inet_open(struct restore_ctx *ctx, size_t pos);
-/*
- * restore-files-inet.c: in the controller, every task waiting at the barrier:
- * take every TCP socket restored in repair mode out of it. 0 or -errno.
- */
-int rst_inet_repair_off(struct restore_ctx *ctx);
 /*
  * Flags a description is reopened with: nothing that creates or truncates,
  * never inherited by exec.

@@ -51,7 +51,6 @@ struct dump_ctx {
 	uint32_t next_pages_id; /* ids of pages-%u.img files */
 	struct dump_stats stats;
 	bool progress; /* stderr is a terminal: print memory progress */
-	struct inet_dump *inet; /* files-inet.c: TCP sockets put in repair mode */
 	struct netlock *netlock; /* net-lock.c: the packets of the tree's connections dropped */
 };
 

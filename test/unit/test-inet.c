@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TCP and UDP sockets (files-inet.c, restore-files-inet.c): the entry filled
+ * TCP and UDP sockets (files/inet.c and its neighbours): the entry filled
  * from a sock_diag answer built here (addresses, ports, state, shutdown),
  * addresses as text for the messages, the 4-tuple given to the network lock,
  * the split of a send queue into its sent and never-sent parts, sockaddrs
@@ -33,7 +33,7 @@
 #include <cmocka.h>
 
 #include "../../criu-like/files/files-int.h"
-#include "../../criu-like/files/inet-int.h"
+#include "../../criu-like/files/inet.h"
 #include "dump.h"
 #include "options.h"
 #include "net-lock.h"
@@ -423,6 +423,7 @@ static void test_repair_roundtrip(void **state)
 	static uint8_t to_b[100 << 10], to_a[50 << 10], buf[100 << 10];
 	struct cr_options o;
 	struct dump_ctx ctx = { 0 };
+	struct inet_dump *in;
 	struct inet_sk_diag dg;
 	struct fd_info f = { 0 };
 	InetSkEntry e;
@@ -455,9 +456,9 @@ static void test_repair_roundtrip(void **state)
 	o.tcp_established = true;
 	o.network_lock = "skip";
 	ctx.opts = &o;
-	ctx.inet = calloc(1, sizeof(*ctx.inet));
-	assert_non_null(ctx.inet);
-	ctx.inet->loaded = true;
+	in = inet_dump_get(&ctx);
+	assert_non_null(in);
+	in->loaded = true;
 	f.pid = getpid();
 	f.fd = f.dfd = b;
 	f.link = "socket:[test]";
@@ -473,6 +474,7 @@ static void test_repair_roundtrip(void **state)
 	assert_memory_equal(e.tcp->out_queue.data, to_a + sizeof(to_a) - e.tcp->out_queue.len,
 			    e.tcp->out_queue.len);
 	inet_dump_fini(&ctx, false); /* b stays in repair mode */
+	file_table_free(ctx.files);
 	close(b);
 
 	sk = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Socket options of TCP and UDP sockets at dump time (Documentation/network.md):
- * the table of int options shared with the restore (restore-files-inet.c
- * sets each where it differs from a new socket's default), SO_REUSEADDR,
- * IPV6_V6ONLY, SO_LINGER, the timeouts, the device and congestion control
- * names, and a classic BPF filter. All read with getsockopt on the duplicate
- * the parasite drained: nothing of the task's socket changes.
+ * Socket options of TCP and UDP sockets (Documentation/network.md): the
+ * table of int options, SO_REUSEADDR, IPV6_V6ONLY, SO_LINGER, the timeouts,
+ * the device and congestion control names, and a classic BPF filter. The
+ * dump reads them all with getsockopt on the duplicate the parasite
+ * drained: nothing of the task's socket changes. The restore sets each
+ * where it differs from a new socket's default (inet.c calls it around
+ * bind()).
  */
 #define LOG_PREFIX "files: "
 
@@ -21,11 +22,11 @@
 #include <sys/time.h>
 
 #include "files-int.h"
-#include "inet-int.h"
+#include "inet.h"
 #include "log.h"
 #include "util.h"
 
-static int sk_getint(const struct fd_info *f, int level, int name, int *val)
+int inet_sk_getint(const struct fd_info *f, int level, int name, int *val)
 {
 	socklen_t len = sizeof(*val);
 
@@ -188,7 +189,7 @@ int inet_dump_opts(const struct fd_info *f, int proto, InetSkEntry *e, char *con
 	for (o = inet_opts; o->name; o++) {
 		if (!inet_opt_applies(o, f->sk_family, proto))
 			continue;
-		err = sk_getint(f, o->level, o->opt, &val);
+		err = inet_sk_getint(f, o->level, o->opt, &val);
 		if (err)
 			return err;
 		*(protobuf_c_boolean *)((char *)e + o->has_off) = true;
@@ -196,13 +197,13 @@ int inet_dump_opts(const struct fd_info *f, int proto, InetSkEntry *e, char *con
 	}
 	err = dump_timeouts(f, e);
 	if (!err)
-		err = sk_getint(f, SOL_SOCKET, SO_REUSEADDR, &val);
+		err = inet_sk_getint(f, SOL_SOCKET, SO_REUSEADDR, &val);
 	if (err)
 		return err;
 	e->has_reuseaddr = true;
 	e->reuseaddr = val != 0;
 	if (f->sk_family == AF_INET6) {
-		err = sk_getint(f, SOL_IPV6, IPV6_V6ONLY, &val);
+		err = inet_sk_getint(f, SOL_IPV6, IPV6_V6ONLY, &val);
 		if (err)
 			return err;
 		e->has_v6only = true;
@@ -219,4 +220,129 @@ int inet_dump_opts(const struct fd_info *f, int proto, InetSkEntry *e, char *con
 		err = dump_str_opt(f, SOL_TCP, TCP_CONGESTION, cong, INET_CONG_MAX + 1,
 				   &e->congestion);
 	return err;
+}
+
+/* ---- the restore (its messages keep their own prefix) ------------------------------------ */
+
+int inet_sk_setint(int sk, int level, int opt, int val)
+{
+	return setsockopt(sk, level, opt, &val, sizeof(val)) ? neg_errno() : 0;
+}
+
+/* The int options of the table, where they differ from the new socket's. */
+static int restore_int_opts(int sk, const InetSkEntry *e, bool before_bind, uint32_t id)
+{
+	const struct inet_opt *o;
+
+	for (o = inet_opts; o->name; o++) {
+		uint32_t want = *(const uint32_t *)((const char *)e + o->val_off);
+		int cur = 0, err;
+		socklen_t len = sizeof(cur);
+
+		if (!inet_opt_applies(o, (int)e->family, (int)e->proto) ||
+		    !*(const protobuf_c_boolean *)((const char *)e + o->has_off) ||
+		    !(o->flags & INET_OPT_BEFORE_BIND) != !before_bind)
+			continue;
+		/* A connection keeps larger buffers until rst_inet_repair_off() has refilled it. */
+		if ((o->flags & INET_OPT_BUF) && e->tcp)
+			continue;
+		if (getsockopt(sk, o->level, o->opt, &cur, &len))
+			return neg_errno();
+		if ((uint32_t)cur == want)
+			continue;
+		if (o->flags & INET_OPT_BUF) /* the kernel doubles what it is given */
+			err = inet_sk_setint(sk, SOL_SOCKET,
+					     o->opt == SO_SNDBUF ? SO_SNDBUFFORCE : SO_RCVBUFFORCE,
+					     (int)(want / 2));
+		else
+			err = inet_sk_setint(sk, o->level, o->opt, (int)want);
+		if (err) {
+			pr_errno(err, "file %u: cannot set %s to %u", id, o->name, want);
+			return err;
+		}
+	}
+	return 0;
+}
+
+int inet_restore_opts_before_bind(int sk, const InetSkEntry *e, uint32_t id)
+{
+	int err = inet_sk_setint(sk, SOL_SOCKET, SO_REUSEADDR, 1);
+
+	if (!err && e->family == AF_INET6 && e->has_v6only)
+		err = inet_sk_setint(sk, SOL_IPV6, IPV6_V6ONLY, e->v6only);
+	if (err) {
+		pr_errno(err, "file %u: cannot set SO_REUSEADDR or IPV6_V6ONLY", id);
+		return err;
+	}
+	if (e->bindtodevice && setsockopt(sk, SOL_SOCKET, SO_BINDTODEVICE, e->bindtodevice,
+					  (socklen_t)strlen(e->bindtodevice))) {
+		pr_perror("file %u: cannot bind the socket to device %s", id, e->bindtodevice);
+		return neg_errno();
+	}
+	return restore_int_opts(sk, e, true, id);
+}
+
+static int set_timeout(int sk, int opt, bool has, uint64_t us)
+{
+	struct timeval tv = { .tv_sec = (time_t)(us / 1000000),
+			      .tv_usec = (suseconds_t)(us % 1000000) };
+
+	return has ? setsockopt(sk, SOL_SOCKET, opt, &tv, sizeof(tv)) : 0;
+}
+
+/*
+ * The classic BPF filter, locked if it was: after the queued datagrams are
+ * back (a filter attached after they arrived must not drop them now).
+ */
+int inet_restore_filter(int sk, const InetSkEntry *e, uint32_t id)
+{
+	struct sock_fprog prog;
+
+	if (!e->has_filter || !e->filter.len)
+		return 0;
+	if (e->filter.len % sizeof(struct sock_filter) ||
+	    e->filter.len / sizeof(struct sock_filter) > INET_FILTER_MAX) {
+		pr_err("files.img: file %u: a socket filter of %zu bytes\n", id, e->filter.len);
+		return -EINVAL;
+	}
+	prog.len = (unsigned short)(e->filter.len / sizeof(struct sock_filter));
+	prog.filter = (struct sock_filter *)e->filter.data;
+	if (setsockopt(sk, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) ||
+	    (e->lock_filter &&
+	     setsockopt(sk, SOL_SOCKET, SO_LOCK_FILTER, &(int){ 1 }, sizeof(int)))) {
+		pr_perror("file %u: cannot attach its socket filter", id);
+		return neg_errno();
+	}
+	return 0;
+}
+
+int inet_restore_opts_after(int sk, const InetSkEntry *e, uint32_t id)
+{
+	char cur[INET_CONG_MAX + 1] = "";
+	socklen_t len = sizeof(cur) - 1;
+	int err = restore_int_opts(sk, e, false, id);
+
+	if (err)
+		return err;
+	if (set_timeout(sk, SO_RCVTIMEO, e->has_rcvtimeo_us, e->rcvtimeo_us) ||
+	    set_timeout(sk, SO_SNDTIMEO, e->has_sndtimeo_us, e->sndtimeo_us)) {
+		pr_perror("file %u: cannot set SO_RCVTIMEO/SO_SNDTIMEO", id);
+		return neg_errno();
+	}
+	if (e->has_linger) {
+		struct linger lg = { .l_onoff = 1, .l_linger = (int)e->linger };
+
+		if (setsockopt(sk, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg))) {
+			pr_perror("file %u: cannot set SO_LINGER", id);
+			return neg_errno();
+		}
+	}
+	if (e->congestion &&
+	    (getsockopt(sk, SOL_TCP, TCP_CONGESTION, cur, &len) || strcmp(cur, e->congestion)) &&
+	    setsockopt(sk, SOL_TCP, TCP_CONGESTION, e->congestion,
+		       (socklen_t)strlen(e->congestion))) {
+		pr_perror("file %u: cannot set the congestion control %s", id, e->congestion);
+		return neg_errno();
+	}
+	return 0;
 }

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the dump knows of the inet sockets of this network namespace
+ * (Documentation/network.md), the inet kind's dump state: every TCP and UDP
+ * socket listed by sock_diag (NETLINK_SOCK_DIAG through libnl, once per
+ * dump, found by inode), and which bound ones processes outside the tree
+ * hold too (their /proc/PID/fd, once per dump). A socket sock_diag does not
+ * list is described by getsockname.
+ */
+#define LOG_PREFIX "files: "
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "files-int.h"
+#include "inet.h"
+#include "log.h"
+#include "util.h"
+
+/* ---- sock_diag through libnl ----------------------------------------------------------- */
+
+int inet_diag_parse(const struct nlmsghdr *h, uint8_t proto, struct inet_sk_diag *ret)
+{
+	struct nlattr *tb[INET_DIAG_MAX + 1];
+	const struct inet_diag_msg *m;
+
+	memset(ret, 0, sizeof(*ret));
+	if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*m)))
+		return -EINVAL;
+	m = NLMSG_DATA(h);
+	if (m->idiag_family != AF_INET && m->idiag_family != AF_INET6)
+		return -EINVAL;
+	ret->ino = m->idiag_inode;
+	ret->family = m->idiag_family;
+	ret->proto = proto;
+	ret->state = m->idiag_state;
+	memcpy(ret->src, m->id.idiag_src, 16);
+	memcpy(ret->dst, m->id.idiag_dst, 16);
+	ret->sport = ntohs(m->id.idiag_sport);
+	ret->dport = ntohs(m->id.idiag_dport);
+	ret->rqueue = m->idiag_rqueue;
+	ret->wqueue = m->idiag_wqueue;
+	if (nlmsg_parse((struct nlmsghdr *)h, sizeof(*m), tb, INET_DIAG_MAX, NULL) < 0)
+		return -EINVAL;
+	if (tb[INET_DIAG_SHUTDOWN] && nla_len(tb[INET_DIAG_SHUTDOWN]) >= 1)
+		ret->shutdown = nla_get_u8(tb[INET_DIAG_SHUTDOWN]);
+	return 0;
+}
+
+struct diag_load {
+	struct inet_dump *in;
+	uint8_t proto;
+	size_t cap;
+	int err;
+};
+
+static int diag_cb(struct nl_msg *msg, void *arg)
+{
+	struct diag_load *l = arg;
+	struct inet_dump *in = l->in;
+	struct inet_sk_diag dg;
+
+	if (inet_diag_parse(nlmsg_hdr(msg), l->proto, &dg))
+		return NL_OK; /* not an inet socket: nothing of ours */
+	if (in->nr_sks == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct inet_sk_diag *n = realloc(in->sks, cap * sizeof(*n));
+
+		if (!n) {
+			l->err = -ENOMEM;
+			return NL_STOP;
+		}
+		in->sks = n;
+		l->cap = cap;
+	}
+	in->sks[in->nr_sks++] = dg;
+	return NL_OK;
+}
+
+static int diag_dump_one(struct nl_sock *sk, struct diag_load *l, uint8_t family, uint8_t proto)
+{
+	struct inet_diag_req_v2 req = {
+		.sdiag_family = family,
+		.sdiag_protocol = proto,
+		.idiag_states = ~0u,
+	};
+	struct nl_msg *msg = nlmsg_alloc_simple(SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP);
+	int err;
+
+	if (!msg)
+		return -ENOMEM;
+	err = nlmsg_append(msg, &req, sizeof(req), NLMSG_ALIGNTO);
+	if (!err)
+		err = nl_send_auto(sk, msg);
+	nlmsg_free(msg);
+	if (err < 0) {
+		pr_err("sock_diag request (family %u, protocol %u): %s\n", family, proto,
+		       nl_geterror(err));
+		return -EIO;
+	}
+	l->proto = proto;
+	err = nl_recvmsgs_default(sk);
+	if (l->err)
+		return l->err;
+	if (err < 0) {
+		pr_err("sock_diag dump (family %u, protocol %u): %s\n", family, proto,
+		       nl_geterror(err));
+		return -EIO;
+	}
+	return 0;
+}
+
+static int cmp_diag_ino(const void *a, const void *b)
+{
+	uint32_t x = ((const struct inet_sk_diag *)a)->ino,
+		 y = ((const struct inet_sk_diag *)b)->ino;
+
+	return (x > y) - (x < y);
+}
+
+/* Every TCP and UDP socket of this network namespace, once per dump, sorted by inode. */
+static int diag_load(struct inet_dump *in)
+{
+	static const uint8_t families[] = { AF_INET, AF_INET6 };
+	static const uint8_t protos[] = { IPPROTO_TCP, IPPROTO_UDP };
+	struct diag_load l = { .in = in };
+	struct nl_sock *sk;
+	unsigned int i, k;
+	int err;
+
+	if (in->loaded)
+		return 0;
+	sk = nl_socket_alloc();
+	if (!sk)
+		return -ENOMEM;
+	/* A dump's parts may be larger than libnl's default buffer: peek at their size. */
+	nl_socket_enable_msg_peek(sk);
+	err = nl_connect(sk, NETLINK_SOCK_DIAG);
+	if (err < 0) {
+		pr_err("cannot connect to sock_diag: %s\n", nl_geterror(err));
+		nl_socket_free(sk);
+		return -EIO;
+	}
+	err = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, diag_cb, &l);
+	for (i = 0; !err && i < ARRAY_SIZE(families); i++)
+		for (k = 0; !err && k < ARRAY_SIZE(protos); k++)
+			err = diag_dump_one(sk, &l, families[i], protos[k]);
+	nl_socket_free(sk);
+	if (err)
+		return err < 0 ? err : -EIO;
+	if (in->nr_sks)
+		qsort(in->sks, in->nr_sks, sizeof(*in->sks), cmp_diag_ino);
+	in->loaded = true;
+	pr_debug("sock_diag: %zu inet sockets\n", in->nr_sks);
+	return 0;
+}
+
+struct inet_dump *inet_dump_get(struct dump_ctx *ctx)
+{
+	void **slot = file_kind_dump_state(ctx, &inet_kind);
+
+	if (!slot)
+		return NULL;
+	if (!*slot)
+		*slot = calloc(1, sizeof(struct inet_dump));
+	return *slot;
+}
+
+static const struct inet_sk_diag *diag_find(const struct inet_dump *in, uint32_t ino)
+{
+	struct inet_sk_diag key = { .ino = ino };
+
+	if (!ino || !in->nr_sks)
+		return NULL;
+	return bsearch(&key, in->sks, in->nr_sks, sizeof(key), cmp_diag_ino);
+}
+
+/*
+ * A socket sock_diag does not list: an unbound (or bound-only, before 6.6)
+ * TCP socket in CLOSE, or an unbound UDP socket. Its name from getsockname.
+ */
+static int diag_fallback(const struct fd_info *f, int proto, struct inet_sk_diag *dg)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	struct tcp_info ti;
+	socklen_t tlen = sizeof(ti);
+
+	memset(dg, 0, sizeof(*dg));
+	dg->ino = (uint32_t)f->st.st_ino;
+	dg->family = (uint8_t)f->sk_family;
+	dg->proto = (uint8_t)proto;
+	dg->state = TCP_CLOSE;
+	if (proto == IPPROTO_TCP && !getsockopt(f->dfd, SOL_TCP, TCP_INFO, &ti, &tlen) &&
+	    ti.tcpi_state != TCP_CLOSE) {
+		pr_err("pid %d fd %d: %s (TCP, %s) is not known to sock_diag\n", f->pid, f->fd,
+		       f->link, tcp_state_name(ti.tcpi_state));
+		return -ENOENT;
+	}
+	if (getsockname(f->dfd, (struct sockaddr *)&ss, &len)) {
+		pr_perror("pid %d fd %d: getsockname of %s", f->pid, f->fd, f->link);
+		return neg_errno();
+	}
+	if (ss.ss_family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+		memcpy(dg->src, &in->sin_addr, 4);
+		dg->sport = ntohs(in->sin_port);
+	} else if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+		memcpy(dg->src, &in6->sin6_addr, 16);
+		dg->sport = ntohs(in6->sin6_port);
+	}
+	return 0;
+}
+
+/* What sock_diag knows of @f, or what getsockname tells of a socket it does not list. */
+int inet_diag_of(struct dump_ctx *ctx, const struct fd_info *f, int proto, struct inet_sk_diag *dg)
+{
+	struct inet_dump *in = inet_dump_get(ctx);
+	const struct inet_sk_diag *found;
+	int err;
+
+	if (!in)
+		return -ENOMEM;
+	if (f->st.st_ino > UINT32_MAX) {
+		pr_err("pid %d fd %d: %s: inode beyond sock_diag's 32 bits\n", f->pid, f->fd,
+		       f->link);
+		return -EOVERFLOW;
+	}
+	err = diag_load(in);
+	if (err) {
+		pr_errno(err, "pid %d fd %d: sock_diag of %s", f->pid, f->fd, f->link);
+		return err;
+	}
+	found = diag_find(in, (uint32_t)f->st.st_ino);
+	if (found && found->proto == proto && found->family == f->sk_family) {
+		*dg = *found;
+		return 0;
+	}
+	return diag_fallback(f, proto, dg);
+}
+
+/* ---- sockets held outside the tree ---------------------------------------------------- */
+
+static int cmp_holder(const void *a, const void *b)
+{
+	uint32_t x = ((const struct inet_holder *)a)->ino, y = ((const struct inet_holder *)b)->ino;
+
+	return (x > y) - (x < y);
+}
+
+static bool in_tree(const struct dump_ctx *ctx, pid_t pid)
+{
+	unsigned int i;
+
+	for (i = 0; i < ctx->nr_tasks; i++)
+		if (ctx->tasks[i].t->pid == pid)
+			return true;
+	return pid == getpid(); /* the dumper, holding what the parasite drained */
+}
+
+/* The bound inet sockets (of sock_diag) the process @pid holds, into in->outside. */
+static int holders_of(struct inet_dump *in, pid_t pid, size_t *cap)
+{
+	_cleanup_closedir_ DIR *dir = NULL;
+	struct dirent *de;
+	char path[64], link[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	dir = opendir(path);
+	while (dir && (de = readdir(dir))) {
+		const struct inet_sk_diag *dg;
+		unsigned int ino;
+		ssize_t n = readlinkat(dirfd(dir), de->d_name, link, sizeof(link) - 1);
+
+		if (n <= 0 || (link[n] = '\0', sscanf(link, "socket:[%u]", &ino) != 1))
+			continue;
+		dg = diag_find(in, ino);
+		if (!dg || !dg->sport)
+			continue;
+		if (in->nr_outside == *cap) {
+			size_t nc = *cap ? *cap * 2 : 16;
+			struct inet_holder *v = realloc(in->outside, nc * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			in->outside = v;
+			*cap = nc;
+		}
+		in->outside[in->nr_outside++] = (struct inet_holder){ .ino = ino, .pid = pid };
+	}
+	return 0;
+}
+
+/*
+ * Every process outside the tree, once per dump: which bound TCP and UDP
+ * sockets it holds (a process that vanishes meanwhile holds none).
+ */
+static int holders_load(const struct dump_ctx *ctx, struct inet_dump *in)
+{
+	_cleanup_closedir_ DIR *proc = opendir("/proc");
+	struct dirent *de;
+	size_t cap = 0;
+	int err = 0;
+
+	in->outside_loaded = true;
+	if (!proc)
+		return neg_errno();
+	while (!err && (de = readdir(proc))) {
+		long pid;
+
+		if (parse_long(de->d_name, &pid) || pid <= 0 || in_tree(ctx, (pid_t)pid))
+			continue;
+		err = holders_of(in, (pid_t)pid, &cap);
+	}
+	if (!err && in->nr_outside)
+		qsort(in->outside, in->nr_outside, sizeof(*in->outside), cmp_holder);
+	return err;
+}
+
+/*
+ * A bound socket of the tree that a process outside holds too stays open
+ * there, with its address, when the tree is killed: the restore could not
+ * take the address again (a listening socket inherited by a child outside,
+ * a socket passed to another program). Refused before anything is killed.
+ */
+int inet_check_outside(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEntry *e)
+{
+	struct inet_dump *in = inet_dump_get(ctx);
+	struct inet_holder key = { .ino = (uint32_t)f->st.st_ino }, *h;
+	char ends[INET_ENDS_STRLEN], path[64], comm[32] = "?";
+	_cleanup_close_ int cfd = -1;
+	ssize_t n;
+	int err;
+
+	if (!e->has_src_port)
+		return 0;
+	if (!in->outside_loaded) {
+		err = holders_load(ctx, in);
+		if (err) {
+			pr_errno(err,
+				 "cannot look for the inet sockets of processes outside the tree");
+			return err;
+		}
+	}
+	h = in->nr_outside ? bsearch(&key, in->outside, in->nr_outside, sizeof(key), cmp_holder)
+			   : NULL;
+	if (!h)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/comm", h->pid);
+	cfd = open(path, O_RDONLY | O_CLOEXEC);
+	n = cfd >= 0 ? read(cfd, comm, sizeof(comm) - 1) : -1;
+	if (n > 0)
+		comm[n - (comm[n - 1] == '\n')] = '\0';
+	pr_err("pid %d fd %d: %s (%s) is also open in pid %d (%s), outside the dumped tree: it "
+	       "would stay open there with its address, which the restore could not take again; "
+	       "dump that process too, or close the socket there\n",
+	       f->pid, f->fd, f->link, inet_entry_ends(e, ends, sizeof(ends)), h->pid, comm);
+	return -EOPNOTSUPP;
+}
+
+/* ---- the end of the dump --------------------------------------------------------------- */
+
+void inet_dump_fini(struct dump_ctx *ctx, bool resume)
+{
+	/* no file table: nothing was dumped, no state to free (and none to make now) */
+	void **slot = ctx->files ? file_kind_dump_state(ctx, &inet_kind) : NULL;
+	struct inet_dump *in = slot ? *slot : NULL;
+
+	if (!in)
+		return;
+	tcp_repair_undo(in, resume);
+	free(in->sks);
+	free(in->locked);
+	free(in->outside);
+	free(in);
+	*slot = NULL;
+}

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_FILES_INET_H
+#define CRIU_LIKE_FILES_INET_H
+
+/*
+ * TCP and UDP sockets (Documentation/network.md), the inet kind's own
+ * header: inet.c (the kind: one socket dumped and restored, its addresses),
+ * inet-diag.c (sock_diag, the kind's dump state), inet-opts.c (socket
+ * options), tcp.c (TCP states, backlogs, the network lock), tcp-repair.c
+ * (connections read and rebuilt in repair mode), udp.c (queued datagrams).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <netinet/tcp.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "sk-inet.pb-c.h"
+
+struct nlmsghdr;
+struct fd_info;
+struct dump_ctx;
+struct file_desc;
+struct inet_tuple;
+struct restore_ctx;
+
+/* "1.2.3.4:80", "[::1]:80" or "[::ffff:1.2.3.4]:80" */
+#define INET_ADDR_STRLEN 64
+/* "SRC -> DST" of inet_entry_ends() */
+#define INET_ENDS_STRLEN (2 * INET_ADDR_STRLEN + 8)
+
+/* The first 12 bytes of an IPv4 address mapped into IPv6 (::ffff:a.b.c.d). */
+extern const uint8_t inet_v4mapped[12];
+
+/* What sock_diag says about one inet socket. */
+struct inet_sk_diag {
+	uint32_t ino; /* 0: a connection in the accept queue of a listening socket */
+	uint8_t family, proto, state, shutdown;
+	uint8_t src[16], dst[16]; /* network order; AF_INET in the first 4 bytes */
+	uint16_t sport, dport; /* host order */
+	uint32_t rqueue, wqueue; /* a listening socket: accept queue length, backlog */
+};
+
+/* Every TCP socket put in repair mode by the dump, to be taken out or closed. */
+struct inet_repaired {
+	int fd; /* the dumper's own duplicate */
+	pid_t pid;
+	int task_fd;
+	int reuseaddr; /* SO_REUSEADDR to put back; -1: not in repair mode */
+};
+
+/* The kind's dump state (file_kind_dump_state(): inet_dump_get()). */
+struct inet_dump {
+	struct inet_sk_diag *sks; /* every inet socket of this network namespace */
+	size_t nr_sks;
+	bool loaded;
+	struct inet_repaired *rep;
+	size_t nr_rep, cap_rep;
+	/* the connections of the tree locked at once before the first repair (sorted inodes) */
+	bool locked_tree;
+	uint32_t *locked;
+	size_t nr_locked;
+	/* bound inet sockets that processes outside the tree hold too, by inode */
+	bool outside_loaded;
+	struct inet_holder *outside;
+	size_t nr_outside;
+};
+
+struct inet_holder {
+	uint32_t ino;
+	pid_t pid;
+};
+
+/* BPF_MAXINSNS: the longest classic socket filter */
+#define INET_FILTER_MAX 4096
+
+/* TCP_CA_NAME_MAX of the kernel, without the NUL */
+#define INET_CONG_MAX 16
+
+#define INET_OPT_TCP (1u << 0) /* TCP sockets only */
+#define INET_OPT_V4 (1u << 1) /* AF_INET only */
+#define INET_OPT_V6 (1u << 2) /* AF_INET6 only */
+#define INET_OPT_BUF (1u << 3) /* a buffer size: set as half, with the ..FORCE option */
+#define INET_OPT_BEFORE_BIND (1u << 4)
+#define INET_OPT_UDP (1u << 5) /* UDP sockets only */
+
+/* One int option, saved into a 32-bit field of InetSkEntry and its has_ flag. */
+struct inet_opt {
+	int level, opt;
+	size_t has_off, val_off;
+	unsigned int flags;
+	const char *name; /* NULL ends the table */
+};
+
+/* TCP states dumped in repair mode: with our FIN sent, with the peer's received. */
+#define TCPF_OUR_FIN \
+	((1u << TCP_FIN_WAIT1) | (1u << TCP_FIN_WAIT2) | (1u << TCP_LAST_ACK) | (1u << TCP_CLOSING))
+#define TCPF_PEER_FIN ((1u << TCP_CLOSE_WAIT) | (1u << TCP_LAST_ACK) | (1u << TCP_CLOSING))
+#define TCPF_REPAIRED \
+	((1u << TCP_ESTABLISHED) | (1u << TCP_SYN_SENT) | TCPF_OUR_FIN | TCPF_PEER_FIN)
+
+/* ---- inet.c: addresses (pure helpers, unit-tested in test/unit/test-inet.c) ---- */
+
+/* @addr as @family's address (4 or 16 bytes) and @port into @buf. */
+const char *inet_fmt(int family, const uint8_t *addr, uint16_t port, char *buf, size_t len);
+/* The addresses and ports of @dg into @e (pointing into @dg: keep @dg alive). */
+void inet_entry_addrs(InetSkEntry *e, struct inet_sk_diag *dg);
+/* The tuple of an entry, for the network lock; -EINVAL for a bad entry. */
+int inet_entry_tuple(const InetSkEntry *e, struct inet_tuple *t);
+/* Both ends of @e as text, "SRC -> DST", for messages. */
+const char *inet_entry_ends(const InetSkEntry *e, char *buf, size_t len);
+/* @e's addresses as a sockaddr; -EINVAL for a bad entry. */
+int inet_sockaddr(const InetSkEntry *e, bool dst, struct sockaddr_storage *sa, socklen_t *len);
+
+/* ---- inet-diag.c: what sock_diag says, the kind's dump state ---- */
+
+/*
+ * One SOCK_DIAG_BY_FAMILY answer into @ret; @proto is the one asked for
+ * (inet_diag_msg does not carry it). -EINVAL for a short message.
+ */
+int inet_diag_parse(const struct nlmsghdr *h, uint8_t proto, struct inet_sk_diag *ret);
+/* The kind's dump state, made on first use; NULL when out of memory. */
+struct inet_dump *inet_dump_get(struct dump_ctx *ctx);
+/*
+ * What sock_diag knows of @f (every socket of the namespace loaded once per
+ * dump), or what getsockname tells of a socket it does not list.
+ */
+int inet_diag_of(struct dump_ctx *ctx, const struct fd_info *f, int proto, struct inet_sk_diag *dg);
+/*
+ * -EOPNOTSUPP (logged) when the bound socket @f (entry @e) is also held by a
+ * process outside the tree: the restore could not take its address again.
+ */
+int inet_check_outside(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEntry *e);
+/*
+ * The kind's dump_fini: at the end of a dump, with the tree still frozen:
+ * when @resume (the tree goes on: -R or a failure), take every socket the
+ * dump put in repair mode out of it (tcp_repair_undo()); then free the
+ * kind's dump state.
+ */
+void inet_dump_fini(struct dump_ctx *ctx, bool resume);
+
+/* ---- inet-opts.c: socket options, dump and restore ---- */
+
+/* The options saved and restored, and which sockets they apply to. */
+extern const struct inet_opt inet_opts[];
+bool inet_opt_applies(const struct inet_opt *o, int family, int proto);
+/* getsockopt() of an int option of the drained socket @f (logged on failure). */
+int inet_sk_getint(const struct fd_info *f, int level, int name, int *val);
+/* setsockopt() of an int option: 0 or -errno (not logged). */
+int inet_sk_setint(int sk, int level, int opt, int val);
+/*
+ * The options of @f into @e (@cong and @dev: room for the names,
+ * INET_CONG_MAX + 1 and IFNAMSIZ + 1 bytes), its classic BPF filter into
+ * e->filter (malloc'ed when there is one: the caller frees e->filter.data).
+ * 0 or -errno (logged).
+ */
+int inet_dump_opts(const struct fd_info *f, int proto, InetSkEntry *e, char *cong, char *dev);
+int inet_dump_filter(const struct fd_info *f, InetSkEntry *e);
+/*
+ * At restore, on the new socket @sk of file @id: the options that must come
+ * before bind() (SO_REUSEADDR forced on, IPV6_V6ONLY, SO_BINDTODEVICE and
+ * the table's), the others after it, and the socket filter (after the queued
+ * datagrams are back). 0 or -errno (logged).
+ */
+int inet_restore_opts_before_bind(int sk, const InetSkEntry *e, uint32_t id);
+int inet_restore_opts_after(int sk, const InetSkEntry *e, uint32_t id);
+int inet_restore_filter(int sk, const InetSkEntry *e, uint32_t id);
+
+/* ---- tcp.c: TCP states, connections in a backlog, the network lock ---- */
+
+const char *tcp_state_name(unsigned int state);
+/* The TCP part of @f's dump, by the state sock_diag gives in @dg. */
+int tcp_dump(struct dump_ctx *ctx, const struct fd_info *f, const struct inet_sk_diag *dg,
+	     InetSkEntry *e);
+/*
+ * Connections not yet accepted. tcp_dump_backlog(): the listening socket @f
+ * with @dg->rqueue of them: each must come from a client of the tree and
+ * have received nothing, else -EOPNOTSUPP (logged).
+ * tcp_dump_backlog_client(): 1 when the established @f is such a client
+ * (e->connect_backlog set), 0 when it is an ordinary connection, or -errno.
+ */
+int tcp_dump_backlog(struct dump_ctx *ctx, const struct fd_info *f, const struct inet_sk_diag *dg,
+		     InetSkEntry *e);
+int tcp_dump_backlog_client(struct dump_ctx *ctx, const struct fd_info *f,
+			    const struct inet_sk_diag *dg, InetSkEntry *e);
+/* The connection @e of @f locked: with the whole tree's on first use, else alone. */
+int tcp_lock_conn(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEntry *e);
+/* Whether a TCP entry has what its state needs. */
+bool tcp_entry_ok(const InetSkEntry *e);
+/*
+ * At restore: every connection of the images restored in repair mode locked
+ * at once (netlock_restore_conns()), before the first of them.
+ */
+int rst_tcp_lock_all(struct restore_ctx *ctx);
+/*
+ * The kind's resume hook, in the controller, every task waiting at the
+ * barrier: take every TCP socket restored in repair mode out of it. 0 or
+ * -errno.
+ */
+int rst_inet_repair_off(struct restore_ctx *ctx);
+
+/* ---- tcp-repair.c: connections read and rebuilt in repair mode ---- */
+
+/*
+ * A TCP connection @f (TCPF_REPAIRED states; e->state is set to the one it
+ * is read in) locked, put in repair mode and read into e->tcp (malloc'ed,
+ * freed by the caller with tcp_stream_free()), or into e->syn_seq for a
+ * connect() in flight. Refused without --tcp-established. The socket stays
+ * in repair mode until inet_dump_fini().
+ */
+int tcp_dump_established(struct dump_ctx *ctx, const struct fd_info *f, InetSkEntry *e);
+void tcp_stream_free(TcpStreamEntry *t);
+/*
+ * The send queue of @t: the first *@sent bytes were sent and wait for their
+ * acknowledgement, the *@unsent after them never left. -EINVAL when the
+ * entry does not add up.
+ */
+int tcp_sendq_split(const TcpStreamEntry *t, size_t *sent, size_t *unsent);
+/*
+ * For inet_dump_fini(): when @resume, every socket the dump put in repair
+ * mode taken out of it; the dumper's duplicates closed, in->rep freed.
+ */
+void tcp_repair_undo(struct inet_dump *in, bool resume);
+/*
+ * At restore: the established connection @e into the new socket @sk
+ * (created, options set, in repair mode), for file @id.
+ */
+int tcp_restore_established(int sk, const InetSkEntry *e, uint32_t id);
+/* The connect() in flight of @e (SYN_SENT) made again on @sk. */
+int tcp_restore_syn_sent(int sk, const InetSkEntry *e, uint32_t id);
+/*
+ * The connection @e restored on @sk taken out of repair mode (with a window
+ * probe), its never-sent data written, its buffer sizes and SO_REUSEADDR
+ * set. For rst_inet_repair_off(). 0 or -errno.
+ */
+int tcp_go_live(int sk, const InetSkEntry *e);
+
+/* ---- udp.c: the datagrams queued on a UDP socket ---- */
+
+/*
+ * The UDP part of @f's dump: its shutdown bits and the datagrams queued
+ * into e->dgrams (malloc'ed: udp_queue_free()), or, for a socket bound to a
+ * multicast or broadcast address, counted into e->dropped_dgrams (warned).
+ * udp_queue_size() and udp_queue_pack(): the datagrams copied into one
+ * block of that size.
+ */
+int udp_dump(const struct fd_info *f, const struct inet_sk_diag *dg, InetSkEntry *e);
+void udp_queue_free(InetSkEntry *e);
+size_t udp_queue_size(const InetSkEntry *e);
+void udp_queue_pack(InetSkEntry *dst, const InetSkEntry *src, uint8_t *at);
+/* A multicast or the broadcast address (224.0.0.0/4, 255.255.255.255, ff00::/8, v4-mapped). */
+bool inet_addr_group(int family, const uint8_t *a);
+/*
+ * At restore: the datagrams of @e sent again to @sk (bound, not yet
+ * connected), each from its sender's address and port. 0 or -errno (logged).
+ */
+int udp_refill(int sk, const InetSkEntry *e, uint32_t id);
+
+#endif
