@@ -102,6 +102,7 @@ struct fd_info {
 extern const struct file_kind reg_kind, pty_kind, chr_kind, pipe_kind, fifo_kind;
 extern const struct file_kind eventfd_kind, signalfd_kind, timerfd_kind, epoll_kind;
 extern const struct file_kind inotify_kind, fanotify_kind, unix_kind, inet_kind;
+extern const struct file_kind pidfd_kind;
 
 /*
  * files-pipe.c, for pipes and FIFOs: a read end of the pipe behind @f (the
