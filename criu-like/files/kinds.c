@@ -8,9 +8,9 @@
 #include "util.h"
 
 const struct file_kind *const file_kinds[] = {
-	&reg_kind,     &pty_kind, /* before chr_kind, which keeps the --shell-job terminal */
-	&chr_kind,     &pipe_kind,    &fifo_kind, &eventfd_kind, &signalfd_kind, &epoll_kind,
-	&timerfd_kind, &inotify_kind, &unix_kind, &inet_kind,	 &fanotify_kind,
+	&reg_kind,   &pty_kind, /* before chr_kind, which keeps the --shell-job terminal */
+	&chr_kind,   &pipe_kind,    &fifo_kind,	   &eventfd_kind, &signalfd_kind, &pidfd_kind,
+	&epoll_kind, &timerfd_kind, &inotify_kind, &unix_kind,	  &inet_kind,	  &fanotify_kind,
 };
 
 const size_t nr_file_kinds = ARRAY_SIZE(file_kinds);

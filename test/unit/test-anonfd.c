@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * eventfd, signalfd, timerfd, epoll and inotify. Dump side (as root, on real
- * children, with cr_dump -R): an epoll whose target fd number no longer holds
- * the registered file, and an inotify watching an unlinked file, are refused
+ * eventfd, signalfd, timerfd, epoll, inotify and pidfd. Dump side (as root,
+ * on real children, with cr_dump -R): an epoll whose target fd number no
+ * longer holds the registered file, an inotify watching an unlinked file, a
+ * pidfd of a process outside the tree or of one reaped since, are refused
  * with a message naming the pid, the fd and why, and the child runs on. Restore
  * side: the image checks, and each kind opened from a FileEntry as the
  * controller does it (eventfd counter above 32 bits in semaphore mode; an
@@ -26,6 +27,7 @@
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -49,6 +51,8 @@ enum victim_kind {
 	V_EPOLL_MOVED, /* the target's fd number was closed, the file lives on at another */
 	V_EPOLL_REPLACED, /* the target's fd number now holds another file */
 	V_INOTIFY_UNLINKED, /* a watch on a file unlinked since, still open */
+	V_PIDFD_OUTSIDE, /* a pidfd of the test itself, outside the dumped tree */
+	V_PIDFD_REAPED, /* a pidfd of a child reaped since */
 };
 
 /* Set up the victim_kind *@arg in a child; the fd the message must name in *@report (-1: none). */
@@ -61,6 +65,16 @@ static int victim_setup(void *arg, void *report)
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 7 };
 
 	*ret_fd = -1;
+	if (kind == V_PIDFD_OUTSIDE || kind == V_PIDFD_REAPED) {
+		pid_t pid = kind == V_PIDFD_OUTSIDE ? getppid() : fork();
+
+		if (pid == 0)
+			pause();
+		*ret_fd = (int)syscall(__NR_pidfd_open, pid, 0);
+		if (kind == V_PIDFD_REAPED && (kill(pid, SIGKILL) || waitpid(pid, NULL, 0) != pid))
+			return -errno;
+		return *ret_fd < 0 ? -errno : 0;
+	}
 	if (kind == V_INOTIFY_UNLINKED) {
 		snprintf(path, sizeof(path), "%s/watched", dir);
 		fd = open(path, O_CREAT | O_RDWR, 0600);
@@ -133,6 +147,25 @@ static void test_inotify_unlinked_refused(void **state)
 	snprintf(expect, sizeof(expect), "pid %d fd %d: inotify watch 1 (inode ", victim, fd);
 	dump_refused(expect);
 	dump_refused("no path leads to the watched file");
+}
+
+static void test_pidfd_refused(void **state)
+{
+	char expect[160];
+	int fd;
+
+	(void)state;
+	start_victim(V_PIDFD_OUTSIDE, &fd);
+	snprintf(expect, sizeof(expect),
+		 "pid %d fd %d: a pidfd of pid %d, which is not a task of the dumped tree", victim,
+		 fd, getpid());
+	dump_refused(expect);
+	kill(victim, SIGKILL);
+	waitpid(victim, NULL, 0);
+	start_victim(V_PIDFD_REAPED, &fd);
+	snprintf(expect, sizeof(expect), "pid %d fd %d: a pidfd of a process that has exited",
+		 victim, fd);
+	dump_refused(expect);
 }
 
 /* ---- restore side ---- */
@@ -392,6 +425,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_epoll_moved_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_epoll_replaced_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inotify_unlinked_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pidfd_refused, setup, teardown),
 	};
 
 	if (geteuid()) {
