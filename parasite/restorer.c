@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The restorer blob (Documentation/restore.md): entered by every thread of a
- * restored process with rdi = struct rst_args *, rsi = thread index, rdx =
- * that thread's rt_sigreturn frame, rsp = its stack in the restorer area.
+ * restored process with the struct rst_args *, the thread index and that
+ * thread's rt_sigreturn frame as its three arguments, on its stack in the
+ * restorer area (arch_rst_jump()).
  * Thread 0 (the leader) rebuilds the address space and the process-wide
  * state, then creates the other threads; every thread restores its own
  * state and credentials, reports at the barrier of the shared area and
@@ -598,7 +599,7 @@ static void create_threads(struct rst_args *a, struct rst_thread *leader)
 			.flags = RST_CLONE_FLAGS,
 			.stack = (uint64_t)at(a, th->stack_top_off) - RST_STACK_SIZE,
 			.stack_size = RST_STACK_SIZE,
-			.tls = th->fs_base,
+			.tls = th->tls[0],
 			.set_tid = (uint64_t)&tid,
 			.set_tid_size = 1,
 		};
@@ -665,7 +666,7 @@ static void restore_thread(struct rst_args *a, struct rst_thread *th)
 {
 	struct kstack ss = { th->ss_sp, th->ss_flags & ~SS_ONSTACK, 0, th->ss_size };
 
-	check(a, th, rst_set_tls(th->fs_base, th->gs_base), "fs/gs base");
+	check(a, th, rst_set_tls(th->tls[0], th->tls[1]), "TLS");
 	check(a, th, sys_sigaltstack(&ss, 0), "sigaltstack %lx/%lx", th->ss_sp, th->ss_size);
 	sys_call1(__NR_set_tid_address, th->clear_child_tid);
 	if (th->robust_head)

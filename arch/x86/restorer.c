@@ -30,3 +30,9 @@ void arch_rst_jump(uint64_t entry, uint64_t stack, uint64_t args, uint64_t frame
 			 : "rdi", "rsi", "rdx", "memory");
 	__builtin_unreachable();
 }
+
+void arch_rst_thread_tls(const ThreadCoreEntry *tc, uint64_t tls[2])
+{
+	tls[0] = tc->fs_base;
+	tls[1] = tc->gs_base;
+}

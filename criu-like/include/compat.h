@@ -26,7 +26,7 @@
 #include <linux/types.h>
 #include <linux/userfaultfd.h>
 
-/* ---- syscall numbers (x86-64) ---- */
+/* ---- syscall numbers: from 424 on, one table for every architecture ---- */
 #ifndef __NR_pidfd_send_signal
 #define __NR_pidfd_send_signal 424 /* 5.1 */
 #endif

@@ -55,8 +55,7 @@ int task_plan_thread(struct finish *f, uint32_t i, uint64_t xfeatures)
 	th->frame_off = tl->frame_off;
 	th->stack_top_off = tl->stack_top_off;
 	th->log_off = tl->log_off;
-	th->fs_base = tc->fs_base;
-	th->gs_base = tc->gs_base;
+	arch_rst_thread_tls(tc, th->tls);
 	th->ss_flags = SS_DISABLE;
 	if (tc->sigaltstack) {
 		th->ss_sp = tc->sigaltstack->sp;

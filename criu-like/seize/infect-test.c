@@ -64,8 +64,8 @@ static int cmp_thread(pid_t tid, const struct thread_snap *a, const struct threa
 	int bad = 0;
 
 	if (memcmp(&a->regs, &b->regs, sizeof(a->regs))) {
-		pr_err("thread %d: registers changed (rip %#llx -> %#llx, rsp %#llx -> %#llx)\n",
-		       tid, (unsigned long long)arch_regs_pc(&a->regs),
+		pr_err("thread %d: registers changed (pc %#llx -> %#llx, sp %#llx -> %#llx)\n", tid,
+		       (unsigned long long)arch_regs_pc(&a->regs),
 		       (unsigned long long)arch_regs_pc(&b->regs),
 		       (unsigned long long)arch_regs_sp(&a->regs),
 		       (unsigned long long)arch_regs_sp(&b->regs));

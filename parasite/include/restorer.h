@@ -141,7 +141,7 @@ struct rst_thread {
 	uint64_t frame_off; /* rt_sigframe built by arch_build_sigframe() */
 	uint64_t stack_top_off; /* 16-byte aligned */
 	uint64_t log_off; /* struct parasite_log + RST_LOG_SIZE */
-	uint64_t fs_base, gs_base;
+	uint64_t tls[2]; /* the thread pointer registers, from arch_rst_thread_tls() */
 	uint64_t ss_sp, ss_size; /* sigaltstack */
 	int32_t ss_flags;
 	uint32_t has_rseq;

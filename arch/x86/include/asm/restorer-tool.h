@@ -17,6 +17,9 @@
  */
 void arch_rst_regs(const UserRegsEntry *e, struct user_regs_struct *r);
 
+/* The thread pointer registers of @tc for struct rst_thread: fs base, gs base. */
+void arch_rst_thread_tls(const ThreadCoreEntry *tc, uint64_t tls[2]);
+
 /* Switch to @stack and jump to @entry with rdi = @args, rsi = 0, rdx = @frame. */
 __attribute__((noreturn)) void arch_rst_jump(uint64_t entry, uint64_t stack, uint64_t args,
 					     uint64_t frame);
