@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What the anonymous-inode kinds share (files-anon.h): eventfd.c,
+ * What the anonymous-inode kinds share (anon.h): eventfd.c,
  * signalfd.c, timerfd.c, epoll.c, inotify.c and fanotify's file. Their
  * state is what /proc/PID/fdinfo/N shows; eventfd, signalfd and timerfd
  * have nothing else, and dump through anon_dump_fdinfo().
@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "files-anon.h"
+#include "anon.h"
 #include "log.h"
 
 int anon_fdinfo_read(const struct fd_info *f, enum fdinfo_kind kind, bool plain_ok,

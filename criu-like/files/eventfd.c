@@ -13,7 +13,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "files-anon.h"
+#include "anon.h"
 #include "log.h"
 #include "restore-files-int.h"
 #include "util.h"

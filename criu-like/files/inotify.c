@@ -22,7 +22,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "files-anon.h"
+#include "anon.h"
 #include "log.h"
 #include "restore-files-int.h"
 #include "util.h"

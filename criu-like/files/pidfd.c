@@ -19,7 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "files-anon.h"
+#include "anon.h"
 #include "log.h"
 #include "restore-files-int.h"
 #include "seize.h"

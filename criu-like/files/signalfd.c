@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 
-#include "files-anon.h"
+#include "anon.h"
 #include "log.h"
 #include "restore-files-int.h"
 #include "util.h"

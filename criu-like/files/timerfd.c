@@ -17,7 +17,7 @@
 #include <sys/timerfd.h>
 #include <time.h>
 
-#include "files-anon.h"
+#include "anon.h"
 #include "log.h"
 #include "restore-files-int.h"
 #include "util.h"

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef CRIU_LIKE_FILES_ANON_H
-#define CRIU_LIKE_FILES_ANON_H
+#ifndef CRIU_LIKE_FILES_ANON_KINDS_H
+#define CRIU_LIKE_FILES_ANON_KINDS_H
 
 /*
  * Helpers shared by the anonymous-inode kinds (anon.c): eventfd.c,
- * signalfd.c, timerfd.c, epoll.c, inotify.c and fanotify. Their state is
+ * signalfd.c, timerfd.c, epoll.c, inotify.c, fanotify.c, pidfd.c. Their state is
  * what /proc/PID/fdinfo/N shows.
  */
 #include <stdbool.h>
