@@ -109,6 +109,13 @@ int file_in_flight_add(struct file_table *ft, int dfd, uint32_t *slot, const str
  * frozen).
  */
 bool sock_in_tree(const struct dump_ctx *ctx, dev_t dev, uint32_t ino);
+/*
+ * files.c: send the sock_diag request @req (@len bytes) on @sk with @flags
+ * (NLM_F_DUMP or 0) added to NLM_F_REQUEST: -ENOMEM, or libnl's error (< 0),
+ * or the bytes sent.
+ */
+struct nl_sock;
+int sock_diag_send(struct nl_sock *sk, const void *req, size_t len, int flags);
 /* files.c: *@v (of *@cap elements of @size) has room for @n + 1. */
 int file_table_grow(void **v, unsigned int *cap, unsigned int n, size_t size);
 

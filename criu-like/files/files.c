@@ -15,6 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sock_diag.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -847,4 +851,18 @@ bool sock_in_tree(const struct dump_ctx *ctx, dev_t dev, uint32_t ino)
 		}
 	}
 	return false;
+}
+
+int sock_diag_send(struct nl_sock *sk, const void *req, size_t len, int flags)
+{
+	struct nl_msg *msg = nlmsg_alloc_simple(SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | flags);
+	int err;
+
+	if (!msg)
+		return -ENOMEM;
+	err = nlmsg_append(msg, (void *)req, len, NLMSG_ALIGNTO);
+	if (!err)
+		err = nl_send_auto(sk, msg);
+	nlmsg_free(msg);
+	return err;
 }

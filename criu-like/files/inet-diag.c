@@ -99,15 +99,10 @@ static int diag_dump_one(struct nl_sock *sk, struct diag_load *l, uint8_t family
 		.sdiag_protocol = proto,
 		.idiag_states = ~0u,
 	};
-	struct nl_msg *msg = nlmsg_alloc_simple(SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP);
-	int err;
+	int err = sock_diag_send(sk, &req, sizeof(req), NLM_F_DUMP);
 
-	if (!msg)
-		return -ENOMEM;
-	err = nlmsg_append(msg, &req, sizeof(req), NLMSG_ALIGNTO);
-	if (!err)
-		err = nl_send_auto(sk, msg);
-	nlmsg_free(msg);
+	if (err == -ENOMEM)
+		return err;
 	if (err < 0) {
 		pr_err("sock_diag request (family %u, protocol %u): %s\n", family, proto,
 		       nl_geterror(err));

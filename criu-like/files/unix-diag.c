@@ -116,17 +116,8 @@ static int diag_request(struct nl_sock *sk, uint32_t ino, bool dump)
 		 */
 		.udiag_cookie = { ~0u, ~0u },
 	};
-	struct nl_msg *msg = nlmsg_alloc_simple(SOCK_DIAG_BY_FAMILY,
-						NLM_F_REQUEST | (dump ? NLM_F_DUMP : 0));
-	int err;
 
-	if (!msg)
-		return -ENOMEM;
-	err = nlmsg_append(msg, &req, sizeof(req), NLMSG_ALIGNTO);
-	if (!err)
-		err = nl_send_auto(sk, msg);
-	nlmsg_free(msg);
-	return err;
+	return sock_diag_send(sk, &req, sizeof(req), dump ? NLM_F_DUMP : 0);
 }
 
 /*
