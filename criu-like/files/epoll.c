@@ -27,6 +27,9 @@
 #include "restore-files-int.h"
 #include "util.h"
 
+/* The kind, at the end of this file. */
+extern const struct file_kind epoll_kind;
+
 static int epoll_match(const struct dump_ctx *ctx, const struct fd_info *f)
 {
 	(void)ctx;

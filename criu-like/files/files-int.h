@@ -83,12 +83,6 @@ struct fd_info {
 	unsigned int n_locks;
 };
 
-/* The kinds (files/kinds.c lists them, kind.h says what each provides). */
-extern const struct file_kind reg_kind, pty_kind, chr_kind, pipe_kind, fifo_kind;
-extern const struct file_kind eventfd_kind, signalfd_kind, timerfd_kind, epoll_kind;
-extern const struct file_kind inotify_kind, fanotify_kind, unix_kind, inet_kind;
-extern const struct file_kind pidfd_kind;
-
 /* files.c: the table of @ctx, made on first use; NULL with errno. */
 struct file_table *file_table_get(struct dump_ctx *ctx);
 /* A new description with the next id, in the table and hashed by @dev/@ino. */

@@ -18,6 +18,9 @@
 
 #include "sk-inet.pb-c.h"
 
+/* inet.c: the kind (its descriptions, its dump state). */
+extern const struct file_kind inet_kind;
+
 struct nlmsghdr;
 struct fd_info;
 struct dump_ctx;

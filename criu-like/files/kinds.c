@@ -1,17 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Every kind of open file, in the order the dump asks them whether an fd is
- * theirs (the first to say yes dumps it). Adding a kind: its file, one line
- * here, one FileEntry part in images/ (Documentation/architecture.md).
+ * theirs (the first to say yes dumps it); the restore runs their hooks in
+ * the same order. Adding a kind: its file, its line here (and in the extern
+ * above), one FileEntry part in images/ (Documentation/architecture.md).
  */
 #include "files-int.h"
 #include "util.h"
 
+/* Each kind's table, at the end of its own file. */
+extern const struct file_kind reg_kind, pty_kind, chr_kind, pipe_kind, fifo_kind;
+extern const struct file_kind eventfd_kind, signalfd_kind, pidfd_kind, epoll_kind;
+extern const struct file_kind timerfd_kind, inotify_kind, unix_kind, inet_kind;
+extern const struct file_kind fanotify_kind;
+
+/* clang-format off */
 const struct file_kind *const file_kinds[] = {
-	&reg_kind,   &pty_kind, /* before chr_kind, which keeps the --shell-job terminal */
-	&chr_kind,   &pipe_kind,    &fifo_kind,	   &eventfd_kind, &signalfd_kind, &pidfd_kind,
-	&epoll_kind, &timerfd_kind, &inotify_kind, &unix_kind,	  &inet_kind,	  &fanotify_kind,
+	&reg_kind,	/* files/reg.c, reg-ghost.c */
+	&pty_kind,	/* files/pty.c, pty-data.c: before chr_kind, which keeps the --shell-job terminal */
+	&chr_kind,	/* files/chr.c */
+	&pipe_kind,	/* files/pipe.c */
+	&fifo_kind,	/* files/fifo.c */
+	&eventfd_kind,	/* files/eventfd.c */
+	&signalfd_kind,	/* files/signalfd.c */
+	&pidfd_kind,	/* files/pidfd.c: before epoll_kind, whose installed hook may watch a pidfd */
+	&epoll_kind,	/* files/epoll.c */
+	&timerfd_kind,	/* files/timerfd.c */
+	&inotify_kind,	/* files/inotify.c */
+	&unix_kind,	/* files/unix.c, unix-name.c, unix-queue.c, unix-diag.c */
+	&inet_kind,	/* files/inet.c, inet-diag.c, inet-opts.c, tcp.c, tcp-repair.c, udp.c */
+	&fanotify_kind,	/* files/fanotify.c */
 };
+/* clang-format on */
 
 const size_t nr_file_kinds = ARRAY_SIZE(file_kinds);
 

@@ -34,6 +34,7 @@
 
 #include "files-int.h"
 #include "locks.h"
+#include "reg.h"
 #include "log.h"
 #include "restore-files-int.h"
 #include "util.h"

@@ -25,6 +25,9 @@
 #include "seize.h"
 #include "util.h"
 
+/* The kind, at the end of this file. */
+extern const struct file_kind pidfd_kind;
+
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL /* Linux 6.9: the pidfd of one thread */
 #endif

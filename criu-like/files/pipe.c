@@ -30,6 +30,9 @@
 #include "restore-files-int.h"
 #include "util.h"
 
+/* The kind, at the end of this file. */
+extern const struct file_kind pipe_kind;
+
 /* The unread data of one pipe, read once for all its ends. */
 struct pipe_data {
 	uint64_t ino;

@@ -60,6 +60,9 @@
 #include "seize.h"
 #include "util.h"
 
+/* The kind, at the end of this file. */
+extern const struct file_kind pty_kind;
+
 /* Documentation/admin-guide/devices.txt */
 #define TTYAUX_MAJOR 5 /* 5:0 /dev/tty, 5:2 /dev/ptmx (and /dev/pts/ptmx) */
 #define TTY_MINOR 0

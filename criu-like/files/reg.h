@@ -12,6 +12,9 @@
 
 #include "files.pb-c.h"
 
+/* reg.c: the kind, for reg-ghost.c and locks.c (its descriptions list). */
+extern const struct file_kind reg_kind;
+
 /*
  * The contents of the unlinked file behind the dumper's @fd (of task @pid),
  * entry @e of file @id, into ghost-ID.img, with their crc32c in @e.

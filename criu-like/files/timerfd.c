@@ -22,6 +22,9 @@
 #include "restore-files-int.h"
 #include "util.h"
 
+/* The kind, at the end of this file. */
+extern const struct file_kind timerfd_kind;
+
 #ifndef TFD_IOC_SET_TICKS
 /* Linux 3.17 (CONFIG_CHECKPOINT_RESTORE); linux/timerfd.h clashes with sys/timerfd.h */
 #define TFD_IOC_SET_TICKS _IOW('T', 0, uint64_t)

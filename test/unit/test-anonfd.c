@@ -44,6 +44,9 @@
 #include "lib/dumper.h"
 #include "lib/victim.h"
 
+/* The kinds under test (files/epoll.c, files/timerfd.c). */
+extern const struct file_kind epoll_kind, timerfd_kind;
+
 static char dir[] = "/tmp/test-anonfd.XXXXXX";
 static pid_t victim;
 

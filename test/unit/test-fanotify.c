@@ -45,6 +45,9 @@
 #include "lib/dumper.h"
 #include "lib/victim.h"
 
+/* The kind under test (files/fanotify.c). */
+extern const struct file_kind fanotify_kind;
+
 #ifndef FAN_REPORT_MNT
 #define FAN_REPORT_MNT 0x00004000 /* Linux 6.14 */
 #endif
