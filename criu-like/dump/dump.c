@@ -30,6 +30,7 @@
 #include "infect.h"
 #include "log.h"
 #include "net-lock.h"
+#include "ns.h"
 #include "util.h"
 
 #include "inventory.pb-c.h"
@@ -107,9 +108,11 @@ static int write_inventory(const struct dump_ctx *ctx, bool completed)
 	static const DumpedPart parts[] = { DUMPED_PART__PART_TASKS, DUMPED_PART__PART_MEMORY,
 					    DUMPED_PART__PART_FILES };
 	InventoryEntry ie = INVENTORY_ENTRY__INIT;
+	struct ns_inventory ns;
 	struct timespec ts;
 	struct utsname u;
 	unsigned int i, nr_threads = 0;
+	int err;
 
 	uname(&u);
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -131,6 +134,9 @@ static int write_inventory(const struct dump_ctx *ctx, bool completed)
 	ie.nr_threads = nr_threads;
 	/* the restore of these images removes the lock; later runs leave it alone */
 	ie.network_lock = completed ? (char *)netlock_dump_kept_name(ctx) : NULL;
+	err = ns_inventory_fill(&ie, &ns);
+	if (err)
+		return err;
 	return img_write_one(ctx->dirfd, CR_IMG_INVENTORY, 0, &ie.base);
 }
 
@@ -327,7 +333,10 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 			       ctx->tree->tasks[i]->pid);
 			return -ESRCH;
 		}
-	err = check_sessions(ctx);
+	/* a tree in namespaces of its own would come back in criu-like's: refused first */
+	err = ns_check_tree(ctx->tree);
+	if (!err)
+		err = check_sessions(ctx);
 	if (!err)
 		err = write_inventory(ctx, false);
 	return err;

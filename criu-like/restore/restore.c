@@ -27,6 +27,7 @@
 #include "image.h"
 #include "log.h"
 #include "net-lock.h"
+#include "ns.h"
 #include "restore-int.h"
 #include "restore-mem.h"
 #include "util.h"
@@ -102,7 +103,8 @@ static int check_inventory(const struct restore_ctx *ctx)
 		       (unsigned long long)missing);
 		return -EOPNOTSUPP;
 	}
-	return 0;
+	/* the tree lived in its dumper's namespaces: it goes into criu-like's */
+	return ns_inventory_check(inv, dir);
 }
 
 static int read_pstree(struct rst_run *r)

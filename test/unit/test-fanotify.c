@@ -4,8 +4,8 @@
  * without a handle, mount, filesystem, mount namespace), bad lines refused,
  * and this kernel's own lines for a live group. Dump side (as root, on real
  * children, with cr_dump -R): marks asking for permission events, marks on
- * unlinked files, marks on a mount namespace the task left, and mount marks
- * on a mount hidden by another or out of the dumper's view are refused naming
+ * unlinked files, marks on another mount namespace, and mount marks on a
+ * mount hidden by another or of another mount namespace are refused naming
  * the pid, the fd and why, and the child runs on. Restore side: a
  * group opened from a FileEntry as the controller does it shows the fdinfo
  * the marks were made with (FAN_MARK_IGNORE and the old ignored mask,
@@ -60,6 +60,12 @@ extern const struct file_kind fanotify_kind;
 
 static char dir[] = "/tmp/test-fanotify.XXXXXX";
 static pid_t victim;
+/*
+ * A process outside the dumped tree holding a mount namespace of its own: the
+ * victims enter it to mark its mounts and come back, so the tree itself stays
+ * in criu-like's namespaces (a task in another one is refused before its fds).
+ */
+static pid_t keeper;
 
 /* ---- parser ---- */
 
@@ -207,22 +213,61 @@ static void test_parse_live(void **state)
 enum victim_kind {
 	V_PERM, /* a FAN_CLASS_CONTENT group with a FAN_OPEN_PERM mark */
 	V_UNLINKED, /* an inode mark on a file unlinked since, still open */
-	V_MNTNS, /* a FAN_REPORT_MNT group marking a mount namespace the task left */
+	V_MNTNS, /* a FAN_REPORT_MNT group marking another mount namespace */
 	V_HIDDEN, /* a mount mark on a tmpfs another tmpfs was mounted over */
-	V_OTHER_NS, /* a mount mark on a bind mount of the task's own mount namespace */
+	V_OTHER_NS, /* a mount mark on a bind mount in another mount namespace (the keeper's) */
 };
 
+/* The keeper: a mount namespace of its own, private mounts, then it waits to be killed. */
+static void start_keeper(void)
+{
+	int p[2];
+	char c = 0;
+
+	assert_int_equal(pipe(p), 0);
+	keeper = fork();
+	assert_true(keeper >= 0);
+	if (!keeper) {
+		close(p[0]);
+		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+			_exit(1);
+		if (write(p[1], "k", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &c, 1), 1);
+	close(p[0]);
+}
+
+/* Enter the mount namespace of @pid. 0 or -errno. */
+static int enter_mntns(pid_t pid)
+{
+	char path[64];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNS))
+		err = -errno;
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
 /*
- * In a mount namespace of its own, a mount on @path, marked: a tmpfs hidden by
- * another one (@hide), or @path bound on itself (the same inode as the
- * dumper's @path, on another mount).
+ * A mount on @path, marked: a tmpfs hidden by another one (@hide), in the
+ * task's own namespace (criu-like's: teardown() unmounts both); or, in the
+ * keeper's mount namespace, @path bound on itself (the same inode as the
+ * dumper's @path, on another mount), the task coming back to the namespace
+ * of its parent (the test's).
  */
 static int mark_private_mount(const char *path, bool hide)
 {
-	int fd;
+	int fd, err;
 
-	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-	    mkdir(path, 0700))
+	if (mkdir(path, 0700) || (!hide && enter_mntns(keeper)))
 		return -errno;
 	if (hide ? mount("t", path, "tmpfs", 0, "size=64k")
 		 : mount(path, path, NULL, MS_BIND, NULL))
@@ -232,7 +277,8 @@ static int mark_private_mount(const char *path, bool hide)
 		return -errno;
 	if (hide && mount("t", path, "tmpfs", 0, "size=64k"))
 		return -errno;
-	return fd;
+	err = hide ? 0 : enter_mntns(getppid());
+	return err ? err : fd;
 }
 
 static int victim_setup(void *arg, void *report)
@@ -252,12 +298,11 @@ static int victim_setup(void *arg, void *report)
 		if (fd < 0)
 			return fd;
 	} else if (kind == V_MNTNS) {
-		/* marks the mount namespace it then leaves */
+		/* marks the keeper's mount namespace, not its own */
+		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", keeper);
 		fd = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_MNT, O_RDONLY);
-		if (fd < 0 ||
-		    fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_MNTNS, FAN_MNT_ATTACH, AT_FDCWD,
-				  "/proc/self/ns/mnt") ||
-		    unshare(CLONE_NEWNS))
+		if (fd < 0 || fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_MNTNS, FAN_MNT_ATTACH,
+					    AT_FDCWD, path))
 			return -errno;
 	} else {
 		fd = fanotify_init(kind == V_PERM ? FAN_CLASS_CONTENT : FAN_CLASS_NOTIF, O_RDONLY);
@@ -275,6 +320,8 @@ static int victim_setup(void *arg, void *report)
 /* A child set up as @kind, which then sleeps; its fd of interest in *@ret_fd. */
 static void start_victim(enum victim_kind kind, int *ret_fd)
 {
+	if (kind == V_MNTNS || kind == V_OTHER_NS)
+		start_keeper();
 	victim = victim_start_sleeper(victim_setup, &kind, ret_fd, sizeof(*ret_fd));
 }
 
@@ -337,7 +384,7 @@ static void test_hidden_mount_refused(void **state)
 	dump_refused("another mount hides it");
 }
 
-/* The bind mount's mount point is the same directory on the host's mount in the dumper's view. */
+/* A mount of another mount namespace: not one the task's own mountinfo shows. */
 static void test_other_ns_mount_refused(void **state)
 {
 	char expect[128];
@@ -347,7 +394,7 @@ static void test_other_ns_mount_refused(void **state)
 	start_victim(V_OTHER_NS, &fd);
 	snprintf(expect, sizeof(expect), "pid %d fd %d: fanotify mount mark on mount ", victim, fd);
 	dump_refused(expect);
-	dump_refused("its mount point is out of the dumper's reach");
+	dump_refused("it is not in the task's mount table");
 }
 
 /* ---- restore side ---- */
@@ -549,6 +596,11 @@ static int teardown(void **state)
 
 	(void)state;
 	victim_kill(&victim);
+	victim_kill(&keeper);
+	/* test_hidden_mount_refused's two tmpfs, in criu-like's own namespace */
+	snprintf(cmd, sizeof(cmd), "%s/mnt", dir);
+	while (!umount2(cmd, MNT_DETACH))
+		;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	return system(cmd) ? -1 : 0;
 }

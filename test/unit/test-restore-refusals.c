@@ -24,6 +24,7 @@
 
 #include "image.h"
 #include "log.h"
+#include "ns.h"
 #include "restore.h"
 #include "util.h"
 
@@ -33,6 +34,7 @@ struct env {
 	InventoryEntry inv;
 	DumpedPart parts[2];
 	PstreeEntry pe;
+	struct ns_inventory ns;
 };
 
 static int setup(void **state)
@@ -57,6 +59,8 @@ static int setup(void **state)
 	e->parts[1] = DUMPED_PART__PART_FILES;
 	e->inv.n_dumped = 2;
 	e->inv.dumped = e->parts;
+	/* the tree lived in criu-like's namespaces, as a dump now records */
+	assert_int_equal(ns_inventory_fill(&e->inv, &e->ns), 0);
 
 	/* a zombie needs no core image: the smallest tree that gets to the pid check */
 	pstree_entry__init(&e->pe);
@@ -121,6 +125,29 @@ static void expect_refusal(struct env *e, int err, const char *msg)
 	if (!strstr(log, msg))
 		fail_msg("expected \"%s\" in the log:\n%s", msg, log);
 	assert_int_equal(nr_entries(e->img), before);
+}
+
+/* Images written before the dump checked namespaces: the tree may have had its own. */
+static void test_no_namespaces(void **state)
+{
+	struct env *e = *state;
+
+	e->inv.n_namespaces = 0;
+	write_images(e);
+	expect_refusal(e, -EINVAL, "records no namespaces: it was written before criu-like");
+}
+
+/* A tree with a namespace of its own is not restored into criu-like's. */
+static void test_own_namespace(void **state)
+{
+	struct env *e = *state;
+	size_t i;
+
+	for (i = 0; i < e->inv.n_namespaces; i++)
+		if (!strcmp(e->inv.namespaces[i]->kind, "uts"))
+			e->inv.namespaces[i]->tree_in = false;
+	write_images(e);
+	expect_refusal(e, -EOPNOTSUPP, "the tree had a uts namespace of its own");
 }
 
 static void test_missing_dir(void **state)
@@ -277,6 +304,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_session_outside, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_mismatch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_namespaces, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_own_namespace, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,185 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Namespaces are not dumped yet, so a tree that lives in any namespace other
+# than criu-like's own must be refused at dump, naming the pid, the kind and
+# the namespace inode, and go on running untouched; never "restored" into
+# the host's namespaces. The cases: the container of the issue (unshare
+# --fork --pid --mount-proc --mount --uts --ipc --net, dumped from unshare
+# and from its shell), each kind alone (uts, ipc, net, mnt, cgroup, user,
+# time, pid), a pid_for_children unshared with no child forked yet, and one
+# thread of a process in a UTS namespace of its own. Each runs in a session
+# of its own, so nothing else stands in the way of its dump.
+set -u
+: "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
+[ "$(id -u)" = 0 ] || { echo "ns-refused: needs root"; exit 77; }
+command -v unshare >/dev/null || { echo "ns-refused: unshare (util-linux) is not installed"; exit 77; }
+PY=$(command -v python3 2>/dev/null) && "$PY" -c 'pass' 2>/dev/null ||
+	{ echo "ns-refused: python3 is not installed"; exit 77; }
+[ -x "$CRIU_LIKE" ] || { echo "ns-refused: build first ($CRIU_LIKE)"; exit 1; }
+
+tmp=$(mktemp -d)
+trap 'pkill -KILL -f "loop.sh $tmp/" 2>/dev/null; rm -rf "$tmp"' EXIT
+checks=0
+
+fail() {
+	echo "FAIL: $*"
+	for f in "$tmp"/*.err; do
+		[ -s "$f" ] && { echo "---- $f"; tail -5 "$f"; }
+	done
+	exit 1
+}
+
+# The loop every case runs: its round count in COUNT, every 20 ms (renamed
+# into place: a reader never sees it half-written).
+cat >"$tmp/loop.sh" <<'EOF'
+n=0
+while :; do n=$((n + 1)); echo $n >"$1.new"; mv "$1.new" "$1"; sleep 0.02; done
+EOF
+
+# wait_file F: until F exists (5 s).
+wait_file() {
+	i=0
+	while ! [ -s "$1" ]; do
+		i=$((i + 1))
+		[ $i -gt 250 ] && fail "$1 never appeared"
+		sleep 0.02
+	done
+}
+
+# pid_of_loop NAME: the pid of the shell running NAME's loop (unshare's child with --fork).
+pid_of_loop() {
+	u=$(cat "$tmp/$1.unshare")
+	if grep -q -- --fork "$tmp/$1.args"; then
+		pgrep -P "$u" -f "loop.sh" | head -n 1
+	else
+		echo "$u"
+	fi
+}
+
+# refused NAME PID KIND [LOOP]: dump -R of PID fails naming PID, KIND and the
+# inode; PID is neither stopped nor traced, the loop LOOP (default NAME) goes
+# on, nothing is a checkpoint.
+refused() {
+	name=$1 pid=$2 kind=$3 loop=${4:-$1}
+	ino=$(stat -L -c %i "/proc/$pid/ns/$kind" 2>/dev/null)
+	rm -rf "$tmp/img"
+	if "$CRIU_LIKE" dump -t "$pid" -D "$tmp/img" -R >"$tmp/$name.out" 2>"$tmp/$name.err"; then
+		fail "$name: dump of $pid in its own $kind namespace succeeded"
+	fi
+	grep -q "pid $pid.*its $kind namespace .*\[${ino:-}.*is not criu-like's" "$tmp/$name.err" ||
+		fail "$name: no refusal naming pid $pid, the $kind namespace and inode ${ino:-?}"
+	"$CRIU_LIKE" restore -D "$tmp/img" -d >"$tmp/$name.rst" 2>&1 &&
+		fail "$name: a restore of the refused dump worked"
+	st=$(awk '/^State:/ { print $2 } /^TracerPid:/ { print $2 }' /proc/$pid/status | tr '\n' ' ')
+	case "$st" in
+	"S 0 " | "R 0 " | "D 0 ") ;;
+	*) fail "$name: pid $pid is not running free after the refusal (state/tracer: $st)" ;;
+	esac
+	before=$(cat "$tmp/$loop.count")
+	i=0
+	while [ "$(cat "$tmp/$loop.count")" -le $((before + 3)) ]; do
+		i=$((i + 1))
+		[ $i -gt 250 ] && fail "$name: its loop stopped at round $before"
+		sleep 0.02
+	done
+	checks=$((checks + 1))
+	echo "ok: $name: $(grep -o 'pid [0-9].*is not criu-like.s ([a-z_]*:\[[0-9]*\])' "$tmp/$name.err" | head -n 1)"
+}
+
+# start NAME UNSHARE-OPTIONS...: the loop under unshare, in the background.
+start() {
+	name=$1
+	shift
+	echo "$@" >"$tmp/$name.args"
+	setsid unshare "$@" sh "$tmp/loop.sh" "$tmp/$name.count" >/dev/null 2>"$tmp/$name.unshare.err" &
+	echo $! >"$tmp/$name.unshare"
+	wait_file "$tmp/$name.count"
+}
+
+# The container of the issue: refused from unshare (pid_for_children) and from its init.
+start container --fork --pid --mount-proc --mount --uts --ipc --net
+host=$(hostname)
+nsenter -t "$(pid_of_loop container)" -u hostname inside || fail "cannot set the container's hostname"
+refused container-unshare "$(cat "$tmp/container.unshare")" pid_for_children container
+refused container-init "$(pid_of_loop container)" pid container
+[ "$(hostname)" = "$host" ] || fail "the host's hostname changed"
+[ "$(nsenter -t "$(pid_of_loop container)" -u hostname)" = inside ] || fail "the container's hostname changed"
+
+# Each kind alone (unshare execs the loop: the loop is the task in the namespace).
+for k in uts ipc net mount cgroup; do
+	kind=$k
+	[ $k = mount ] && kind=mnt
+	start "$k" --$k
+	refused "$k" "$(pid_of_loop "$k")" "$kind"
+done
+start user --user --map-root-user
+refused user "$(pid_of_loop user)" user
+if unshare --time true 2>/dev/null; then
+	start time --fork --time
+	refused time "$(pid_of_loop time)" time
+fi
+start pid --fork --pid
+refused pid "$(pid_of_loop pid)" pid
+
+# pid_for_children unshared, no child forked yet: no link to compare, refused all the same.
+setsid "$PY" - "$tmp/pfc.count" >"$tmp/pfc.out" 2>"$tmp/pfc.err" <<'PYTHON' &
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x20000000) != 0:  # CLONE_NEWPID
+    sys.exit("unshare: %s" % os.strerror(ctypes.get_errno()))
+n = 0
+while True:
+    n += 1
+    with open(sys.argv[1] + ".new", "w") as f:
+        f.write("%d\n" % n)
+    os.rename(sys.argv[1] + ".new", sys.argv[1])
+    time.sleep(0.02)
+PYTHON
+pfc=$!
+wait_file "$tmp/pfc.count"
+rm -rf "$tmp/img"
+"$CRIU_LIKE" dump -t $pfc -D "$tmp/img" -R >"$tmp/pfc.out" 2>"$tmp/pfc.err" &&
+	fail "pfc: dump of $pfc with a pid_for_children of its own succeeded"
+grep -q "pid $pfc: its pid_for_children namespace a new one" "$tmp/pfc.err" ||
+	fail "pfc: no refusal naming pid $pfc and its pid_for_children namespace"
+kill -0 $pfc || fail "pfc: pid $pfc died"
+checks=$((checks + 1))
+echo "ok: pfc: $(grep -o 'pid [0-9]*: its pid_for_children.*criu-like.s ([a-z_]*:\[[0-9]*\])' "$tmp/pfc.err")"
+kill -KILL $pfc
+
+# One thread in a UTS namespace of its own: refused naming the thread.
+setsid "$PY" - "$tmp/thread.count" >"$tmp/thread.out" 2>"$tmp/thread.err" <<'PYTHON' &
+import ctypes, os, sys, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+tid = []
+def apart():
+    if libc.unshare(0x04000000) != 0:  # CLONE_NEWUTS
+        os._exit(1)
+    tid.append(threading.get_native_id())
+    while True:
+        time.sleep(1)
+threading.Thread(target=apart, daemon=True).start()
+while not tid:
+    time.sleep(0.01)
+n = 0
+while True:
+    n += 1
+    with open(sys.argv[1] + ".new", "w") as f:
+        f.write("%d %d\n" % (n, tid[0]))
+    os.rename(sys.argv[1] + ".new", sys.argv[1])
+    time.sleep(0.02)
+PYTHON
+tp=$!
+wait_file "$tmp/thread.count"
+tt=$(awk '{ print $2 }' "$tmp/thread.count")
+rm -rf "$tmp/img"
+"$CRIU_LIKE" dump -t $tp -D "$tmp/img" -R >"$tmp/thread.out" 2>"$tmp/thread.err" &&
+	fail "thread: dump of $tp with thread $tt in a UTS namespace of its own succeeded"
+grep -q "pid $tp (thread $tt): its uts namespace uts:\[" "$tmp/thread.err" ||
+	fail "thread: no refusal naming pid $tp, thread $tt and the uts namespace"
+kill -0 $tp || fail "thread: pid $tp died"
+checks=$((checks + 1))
+echo "ok: thread: $(grep -o 'pid [0-9]* (thread [0-9]*): its uts.*criu-like.s ([a-z_]*:\[[0-9]*\])' "$tmp/thread.err")"
+kill -KILL $tp
+
+echo "ns-refused: $checks trees refused naming the pid, the namespace and its inode, each left running"
