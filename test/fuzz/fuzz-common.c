@@ -27,8 +27,7 @@ const char *fuzz_file_init(void)
 void fuzz_file_set(const uint8_t *data, size_t size)
 {
 	fuzz_file_init();
-	if (ftruncate(fuzz_fd, 0) ||
-	    (size && pwrite(fuzz_fd, data, size, 0) != (ssize_t)size)) {
+	if (ftruncate(fuzz_fd, 0) || (size && pwrite(fuzz_fd, data, size, 0) != (ssize_t)size)) {
 		perror("fuzz input");
 		abort();
 	}
