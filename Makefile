@@ -171,6 +171,49 @@ $(B)/test/integration/%: test/integration/%.c
 
 tests-build: $(INTEG_BIN) $(UNIT_BIN) $(if $(ZDTM_LIB_SRC),$(ZDTM_LIB)) $(ZDTM_BIN) $(if $(ZDTM_RUNNER_SRC),$(ZDTM_RUNNER))
 
+# ---- fuzzing (libFuzzer) -------------------------------------------------------
+# `make fuzz`: the harnesses test/fuzz/fuzz-*.c, linked against the tool's
+# sources, all compiled by clang with ASan, UBSan and libFuzzer's coverage
+# into $(B)/fuzz (generated headers come from the normal build), then a
+# short run of each (test/fuzz/run.sh; FUZZ_SECONDS each, default 5).
+# `make fuzz-build` only builds. See Documentation/fuzzing.md.
+FUZZ_CC ?= clang
+FZ := $(B)/fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS := -O1 -g -std=gnu11 $(WARN) -fno-strict-aliasing -MMD -MP $(FUZZ_SAN) \
+	-fsanitize=fuzzer-no-link
+FUZZ_SECONDS ?= 5
+FUZZ_HARNESS := $(basename $(notdir $(filter-out test/fuzz/fuzz-common.c,$(wildcard test/fuzz/fuzz-*.c))))
+FUZZ_BIN := $(patsubst %,$(FZ)/%,$(FUZZ_HARNESS))
+FUZZ_LIB := $(FZ)/libcriu-like.a
+FUZZ_LIB_OBJ := $(patsubst %.c,$(FZ)/obj/%.o,$(TOOL_SRC)) \
+	$(patsubst $(B)/images/%.c,$(FZ)/obj/images/%.o,$(PB_C))
+
+$(FZ)/obj/%.o: %.c | $(GEN_HDRS)
+	$(E) "  FUZZCC  $<"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -Itest/fuzz $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(FZ)/obj/images/%.o: $(B)/images/%.c | $(GEN_HDRS)
+	$(E) "  FUZZCC  $<"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -Wno-unused-parameter -c -o $@ $<
+
+$(FUZZ_LIB): $(FUZZ_LIB_OBJ)
+	$(E) "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(FZ)/fuzz-%: $(FZ)/obj/test/fuzz/fuzz-%.o $(FZ)/obj/test/fuzz/fuzz-common.o $(FUZZ_LIB)
+	$(E) "  LINK    $@"
+	$(Q)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+fuzz-build: $(FUZZ_BIN)
+
+fuzz: fuzz-build
+	$(Q)B=$(B) sh test/fuzz/run.sh $(FUZZ_SECONDS)
+
+.PHONY: fuzz fuzz-build
+
 deps:
 	$(Q)sh scripts/install-deps.sh
 

@@ -3,7 +3,8 @@
 #
 # Run every test of criu-like and end with one line "N passed, N failed"
 # (", N skipped" when some were): the cmocka unit tests (each test case
-# counts), the zdtm suite in its default modes, the integration scripts.
+# counts), the zdtm suite in its default modes, the integration scripts, a
+# short run of each fuzz harness (test/fuzz; FUZZ_SECONDS, default 5).
 #
 #   [B=build] sh scripts/run-tests.sh       from the repository root, as root
 #
@@ -166,6 +167,49 @@ for script in test/integration/*.sh; do
 		;;
 	esac
 done
+
+# ---- fuzzing (libFuzzer) ---------------------------------------------------------
+# Each harness of test/fuzz/ runs FUZZ_SECONDS (default 5) from its seed
+# corpus; one test each, passed when nothing crashed. Built here (clang, into
+# $B/fuzz) since `make all` does not; skipped when clang's libFuzzer is absent.
+FUZZ_SECONDS=${FUZZ_SECONDS:-5}
+if [ "$interrupted" = 0 ]; then
+	echo "== fuzzing (test/fuzz, ${FUZZ_SECONDS}s each)"
+	log=$LOGS/fuzz-build.log
+	why=
+	if ! command -v clang >/dev/null 2>&1; then
+		why="clang is not installed"
+	elif ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
+		why="libFuzzer is not installed (libclang-rt-dev)"
+	fi
+	if [ -n "$why" ]; then
+		skipped=$((skipped + 1))
+		printf '  SKIP  fuzz  %s\n' "$why"
+		echo "  fuzz: $why" >>"$skip_reasons"
+	elif ! run_guarded "$log" 1200 make -j2 --no-print-directory B="$B" fuzz-build; then
+		failed=$((failed + 1))
+		echo "  FAIL  fuzz/build"
+		show_tail "$log" 30
+	else
+		for h in test/fuzz/fuzz-*.c; do
+			h=${h##*/fuzz-}
+			h=${h%.c}
+			[ "$h" = common ] && continue
+			[ "$interrupted" = 0 ] || break
+			log=$LOGS/fuzz-$h.log
+			run_guarded "$log" $((FUZZ_SECONDS * 4 + 60)) sh test/fuzz/run.sh "$FUZZ_SECONDS" "$h"
+			rc=$?
+			if [ "$rc" = 0 ]; then
+				passed=$((passed + 1))
+				printf '  PASS  %s\n' "$(tail -n 1 "$log")"
+			else
+				failed=$((failed + 1))
+				printf '  FAIL  fuzz/%-24s exit status %d\n' "$h" "$rc"
+				show_tail "$log" 40
+			fi
+		done
+	fi
+fi
 
 if [ "$interrupted" != 0 ]; then
 	echo "run-tests: interrupted"

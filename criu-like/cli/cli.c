@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define LOG_PREFIX "cli: "
 #include "cli.h"
@@ -69,6 +71,19 @@ static int run_infect_test(struct cr_options *o, int argc __unused, char **argv 
 	 OPTB(LAZY_PAGES) | OPTB(ROOT) | OPTB(EXTERNAL) | OPTB(INHERIT_FD) | OPTB(ACTION_SCRIPT) | \
 	 OPTB(NETWORK_LOCK) | OPTB(MANAGE_CGROUPS) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(TIMEOUT))
 
+/*
+ * What each command needs in its effective set, root having all of them:
+ * ptrace of any task (SYS_PTRACE); clone3 with set_tid, PR_SET_MM_MAP,
+ * /proc/PID/map_files, PTRACE_O_SUSPEND_SECCOMP (SYS_ADMIN); killing a tree
+ * of other users (KILL); giving restored tasks their ids (SETUID, SETGID);
+ * the network lock and TCP repair (NET_ADMIN, see cli_missing_caps()).
+ * check, decode and encode need nothing: check reports what it cannot probe.
+ */
+#define DUMP_CAPS (CAPB(SYS_ADMIN) | CAPB(SYS_PTRACE) | CAPB(KILL) | CAPB(NET_ADMIN))
+#define RESTORE_CAPS (DUMP_CAPS | CAPB(SETUID) | CAPB(SETGID))
+#define INFECT_CAPS (CAPB(SYS_ADMIN) | CAPB(SYS_PTRACE))
+#define NETLOCK_CAPS CAPB(NET_ADMIN)
+
 static const struct cli_command commands[] = {
 	{ "check", "probe every kernel feature the engine uses", "[--all] [--json]",
 	  "Tries each kernel interface criu-like relies on and prints one line per feature:\n"
@@ -93,9 +108,9 @@ static const struct cli_command commands[] = {
 	  "                        freeze until the restore: nftables (default), iptables\n"
 	  "                        or skip; kept in place when the tree is killed\n"
 	  "  -v4                   debug log, in DIR/dump.log unless -o says otherwise\n",
-	  DUMP_OPTS, 0, 0, run_dump },
+	  DUMP_OPTS, 0, 0, run_dump, DUMP_CAPS },
 	{ "pre-dump", "copy memory while the tree keeps running", "-t PID -D DIR", "", DUMP_OPTS, 0,
-	  0, NULL },
+	  0, NULL, DUMP_CAPS },
 	{ "restore", "rebuild a tree from its images", "-D DIR",
 	  "Recreates the tree saved in DIR with its original PIDs, sessions, process\n"
 	  "groups, open files, memory and state, and resumes it. Without -d, waits for\n"
@@ -109,13 +124,13 @@ static const struct cli_command commands[] = {
 	  "  --network-lock MODE     lock restored TCP connections until the tree runs:\n"
 	  "                          nftables (default), iptables or skip; the dump's own\n"
 	  "                          lock is reused when present, removed once the tree runs\n",
-	  RESTORE_OPTS, 0, 0, run_restore },
+	  RESTORE_OPTS, 0, 0, run_restore, RESTORE_CAPS },
 	{ "page-server", "receive the pages of a dump over TCP", "--address A --port P", "",
 	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT), 0, 0, NULL },
 	{ "lazy-pages", "serve pages to a lazily restored tree", "-D DIR", "",
 	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT), 0, 0, NULL },
 	{ "migrate", "live-migrate a tree to another host", "--online DEST -t PID", "", DUMP_OPTS,
-	  0, 1, NULL },
+	  0, 1, NULL, DUMP_CAPS },
 	{ "service", "run the RPC daemon", "--address SOCKET", "", OPTB(ADDRESS), 0, 0, NULL },
 	{ "swrk", "serve one RPC conversation on an inherited socket", "FD", "", 0, 1, 1, NULL },
 	{ "decode", "print image files as JSON", "[FILE|DIR] [-O OUT] [--pages]",
@@ -144,13 +159,14 @@ static const struct cli_command commands[] = {
 	  "                 for as long as -D DIR (default .) holds a dump that records it\n"
 	  "TUPLE is LOCAL,REMOTE; each end ADDR:PORT or [ADDR6]:PORT.\n"
 	  "  --network-lock MODE  nftables (default) or iptables, for cleanup, lock, keep\n",
-	  OPTB(NETWORK_LOCK) | OPTB(IMAGES_DIR), 1, 1025, run_net_lock },
+	  OPTB(NETWORK_LOCK) | OPTB(IMAGES_DIR), 1, 1025, run_net_lock, NETLOCK_CAPS },
 	{ "infect-test", "seize a tree, run the parasite in every task, cure, release",
 	  "-t PID [--cycles N]",
 	  "A diagnostic of the seize/infect/cure engine: seizes the tree at PID,\n"
 	  "runs the parasite in each thread, compares what it reports (sigactions,\n"
 	  "timers, fds) with /proc, cures and releases every task. Repeats N times.\n",
-	  OPTB(TREE) | OPTB(TIMEOUT) | OPTB(FREEZE_CGROUP) | OPTB(CYCLES), 0, 0, run_infect_test },
+	  OPTB(TREE) | OPTB(TIMEOUT) | OPTB(FREEZE_CGROUP) | OPTB(CYCLES), 0, 0, run_infect_test,
+	  INFECT_CAPS },
 };
 
 /* Options whose feature is not there yet: refused, never silently ignored. */
@@ -434,6 +450,25 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 	return c - 1000;
 }
 
+/* "cap_sys_admin cap_net_admin" into @buf, as capsh and getpcaps spell them. */
+static const char *caps_str(uint64_t mask, char *buf, size_t size)
+{
+	size_t len = 0;
+	char *name;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < 64; i++) {
+		if (!(mask & (1ULL << i)))
+			continue;
+		name = cap_to_name(i);
+		len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s",
+					len ? " " : "", name ? name : "?");
+		cap_free(name);
+	}
+	return buf;
+}
+
 static void print_usage(FILE *f)
 {
 	size_t i;
@@ -451,7 +486,11 @@ static void print_usage(FILE *f)
 		"  -v[N], --verbosity     more logging; -v4 is debug (default 2: warnings)\n"
 		"  -h, --help             this text; `criu-like COMMAND --help` for one command\n"
 		"  -V, --version          print the version\n"
-		"\nSee criu-like(8) for every option.\n");
+		"\nExit status: 0 success, 1 failure, %d when the command needs root\n"
+		"(capabilities the caller lacks; nothing was done). restore without -d\n"
+		"exits with the restored root's status.\n"
+		"\nSee criu-like(8) for every option.\n",
+		CLI_EXIT_NOPRIV);
 }
 
 static void print_command_help(const struct cli_command *cmd)
@@ -463,6 +502,12 @@ static void print_command_help(const struct cli_command *cmd)
 		printf("\n%s", cmd->help);
 	if (!cmd->run)
 		printf("\nThis command is not available in this version yet.\n");
+	if (cmd->caps) {
+		char names[512];
+
+		printf("\nNeeds root: without %s in the effective set it exits %d at once.\n",
+		       caps_str(cmd->caps, names, sizeof(names)), CLI_EXIT_NOPRIV);
+	}
 	printf("\nOptions it takes:");
 	for (i = 0; i < OPT__MAX; i++) {
 		if (!(cmd->options & (1ULL << i)) && !(OPTS_COMMON & (1ULL << i)))
@@ -541,6 +586,51 @@ int cli_validate(const struct cli_command *cmd, uint64_t seen, int nargs)
 	return 0;
 }
 
+uint64_t cli_missing_caps(const struct cli_command *cmd, const struct cr_options *o, uint64_t have)
+{
+	uint64_t need = cmd->caps;
+	enum netlock_kind kind;
+
+	/* Without a network lock nor TCP repair, dump and restore need no NET_ADMIN. */
+	if ((cmd->caps & DUMP_CAPS) == DUMP_CAPS && !o->tcp_established &&
+	    !netlock_parse_kind(o->network_lock, &kind) && kind == NETLOCK_SKIP)
+		need &= ~CAPB(NET_ADMIN);
+	return need & ~have;
+}
+
+uint64_t cli_effective_caps(void)
+{
+	cap_t caps = cap_get_proc();
+	cap_flag_value_t v;
+	uint64_t have = 0;
+	int i;
+
+	if (!caps)
+		return 0;
+	for (i = 0; i < 64 && CAP_IS_SUPPORTED(i); i++)
+		if (!cap_get_flag(caps, i, CAP_EFFECTIVE, &v) && v == CAP_SET)
+			have |= 1ULL << i;
+	cap_free(caps);
+	return have;
+}
+
+/* One message naming the command and what it lacks; CLI_EXIT_NOPRIV. */
+static int check_privileges(const struct cli_command *cmd, const struct cr_options *o)
+{
+	uint64_t missing = cli_missing_caps(cmd, o, cli_effective_caps());
+	char names[512];
+
+	if (!missing)
+		return 0;
+	if (geteuid())
+		pr_err("'%s' needs root: uid %u lacks %s; nothing was done\n", cmd->name,
+		       (unsigned int)geteuid(), caps_str(missing, names, sizeof(names)));
+	else
+		pr_err("'%s' needs root's capabilities: this process lacks %s; nothing was done\n",
+		       cmd->name, caps_str(missing, names, sizeof(names)));
+	return CLI_EXIT_NOPRIV;
+}
+
 /*
  * With -v4 and no -o, dump and restore log into the work (image) directory
  * as dump.log / restore.log, so a failure inside a task can be read later.
@@ -602,7 +692,11 @@ int cli_main(int argc, char **argv)
 	} else if (!cmd->run) {
 		pr_err("command '%s' is not available in this version yet\n", cmd->name);
 		ret = 1;
-	} else if (cli_validate(cmd, seen, argc - first) || setup_logging(&o, cmd)) {
+	} else if (cli_validate(cmd, seen, argc - first)) {
+		ret = 1;
+	} else if ((ret = check_privileges(cmd, &o))) {
+		/* before the log file, the image directory, the network lock */
+	} else if (setup_logging(&o, cmd)) {
 		ret = 1;
 	} else {
 		ret = cmd->run(&o, argc - first, argv + first);

@@ -3,6 +3,7 @@
 #define CRIU_LIKE_CLI_H
 
 #include <stdint.h>
+#include <linux/capability.h>
 
 #include "options.h"
 
@@ -49,6 +50,15 @@ enum cli_opt {
 /* Options every command accepts. */
 #define OPTS_COMMON (OPTB(LOG_FILE) | OPTB(VERBOSE) | OPTB(WORK_DIR) | OPTB(HELP) | OPTB(VERSION))
 
+/* One bit per capability (CAP_SYS_ADMIN...), all below 64. */
+#define CAPB(x) (1ULL << (CAP_##x))
+
+/*
+ * Exit status of a command refused because the caller lacks a capability
+ * it needs (one message names them; nothing was done). 1 is any other failure.
+ */
+#define CLI_EXIT_NOPRIV 3
+
 struct cli_command {
 	const char *name;
 	const char *summary;
@@ -58,6 +68,11 @@ struct cli_command {
 	int min_args, max_args; /* positional arguments */
 	/* NULL: the command is planned but does not exist yet; it is refused. */
 	int (*run)(struct cr_options *o, int argc, char **argv);
+	/*
+	 * CAPB() bits of the capabilities the command needs in its effective
+	 * set; checked before it does anything (cli_missing_caps()).
+	 */
+	uint64_t caps;
 };
 
 /* Parse argv, run the command, return the process exit status. */
@@ -74,5 +89,14 @@ int cli_parse(int argc, char **argv, struct cr_options *o, const struct cli_comm
 /* Refuse options @cmd does not take, options whose feature is missing, and a
  * wrong number of positional arguments. Returns 0, -EINVAL or -EOPNOTSUPP. */
 int cli_validate(const struct cli_command *cmd, uint64_t seen, int nargs);
+
+/*
+ * The CAPB() bits @cmd needs with options @o that are missing from @have
+ * (a mask of effective capabilities). 0 when it may run.
+ */
+uint64_t cli_missing_caps(const struct cli_command *cmd, const struct cr_options *o, uint64_t have);
+
+/* The effective capabilities of this process as CAPB() bits (libcap). */
+uint64_t cli_effective_caps(void);
 
 #endif

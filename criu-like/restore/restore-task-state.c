@@ -224,7 +224,8 @@ void task_plan_creds(struct finish *f)
 	r->dumpable = c->dumpable;
 	r->nr_groups = (uint32_t)c->n_groups;
 	r->groups_off = f->lay.groups_off;
-	memcpy((char *)f->a + r->groups_off, c->groups, c->n_groups * sizeof(uint32_t));
+	if (c->n_groups) /* c->groups is NULL then: memcpy(dst, NULL, 0) is undefined */
+		memcpy((char *)f->a + r->groups_off, c->groups, c->n_groups * sizeof(uint32_t));
 	r->cap_last = cap_last_cap();
 }
 

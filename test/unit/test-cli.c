@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "cli.h"
@@ -127,6 +128,42 @@ static void test_validate(void **state)
 	assert_int_equal(cli_validate(p.cmd, p.seen, 1), 0);
 }
 
+/* Which commands need which capabilities: the table behind the privilege check. */
+static void test_missing_caps(void **state)
+{
+	const uint64_t all = ~0ULL, admin = CAPB(SYS_ADMIN), net = CAPB(NET_ADMIN);
+	struct parsed p;
+
+	(void)state;
+	PARSE(&p, "dump", "-t", "1");
+	assert_int_equal(cli_missing_caps(p.cmd, &p.o, all), 0);
+	assert_true(cli_missing_caps(p.cmd, &p.o, 0) & admin);
+	assert_true(cli_missing_caps(p.cmd, &p.o, 0) & CAPB(SYS_PTRACE));
+	assert_true(cli_missing_caps(p.cmd, &p.o, 0) & net);
+	assert_int_equal(cli_missing_caps(p.cmd, &p.o, all & ~admin), admin);
+	/* no network lock and no TCP repair: no NET_ADMIN */
+	PARSE(&p, "dump", "-t", "1", "--network-lock", "skip");
+	assert_false(cli_missing_caps(p.cmd, &p.o, 0) & net);
+	PARSE(&p, "dump", "-t", "1", "--network-lock", "skip", "--tcp-established");
+	assert_true(cli_missing_caps(p.cmd, &p.o, 0) & net);
+	PARSE(&p, "restore");
+	assert_true(cli_missing_caps(p.cmd, &p.o, 0) & CAPB(SETUID));
+	assert_int_equal(cli_missing_caps(p.cmd, &p.o, all & ~net), net);
+	PARSE(&p, "net-lock", "list");
+	assert_int_equal(cli_missing_caps(p.cmd, &p.o, 0), net);
+	PARSE(&p, "infect-test", "-t", "1");
+	assert_true(cli_missing_caps(p.cmd, &p.o, 0) & CAPB(SYS_PTRACE));
+	/* what needs no privilege */
+	PARSE(&p, "decode");
+	assert_int_equal(cli_missing_caps(p.cmd, &p.o, 0), 0);
+	PARSE(&p, "encode");
+	assert_int_equal(cli_missing_caps(p.cmd, &p.o, 0), 0);
+	PARSE(&p, "check");
+	assert_int_equal(cli_missing_caps(p.cmd, &p.o, 0), 0);
+	/* this test runs as root */
+	assert_true((cli_effective_caps() & admin) || geteuid());
+}
+
 static void test_main_exit_codes(void **state)
 {
 	char *version[] = { "criu-like", "--version", NULL };
@@ -149,6 +186,7 @@ int main(void)
 		cmocka_unit_test(test_verbosity),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_validate),
+		cmocka_unit_test(test_missing_caps),
 		cmocka_unit_test(test_main_exit_codes),
 	};
 
