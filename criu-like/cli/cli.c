@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "cr.h"
 #include "dump.h"
+#include "fault.h"
 #include "log.h"
 #include "net-lock.h"
 #include "restore.h"
@@ -605,6 +606,7 @@ int cli_main(int argc, char **argv)
 	} else if (cli_validate(cmd, seen, argc - first) || setup_logging(&o, cmd)) {
 		ret = 1;
 	} else {
+		fault_init(); /* before any fork: one count for the whole run */
 		ret = cmd->run(&o, argc - first, argv + first);
 		if (ret < 0) {
 			pr_debug("%s failed: %s\n", cmd->name, strerror(-ret));
