@@ -55,7 +55,7 @@ intact() {
 		st=$(awk '/^State:/ { s = $2 } /^TracerPid:/ { t = $2 } END { print s, t }' \
 			/proc/$p/status 2>/dev/null)
 		case "$st" in
-		"S 0" | "R 0") ;;
+		"S 0" | "R 0" | "D 0") ;; # D: a moment in the kernel (its tick's write), not stopped
 		*) echo "pid $p: state/tracer '$st'"; return 1 ;;
 		esac
 	done
