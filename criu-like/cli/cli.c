@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "cr.h"
 #include "dump.h"
+#include "fault.h"
 #include "log.h"
 #include "net-lock.h"
 #include "restore.h"
@@ -699,6 +700,7 @@ int cli_main(int argc, char **argv)
 	} else if (setup_logging(&o, cmd)) {
 		ret = 1;
 	} else {
+		fault_init(); /* before any fork: one count for the whole run */
 		ret = cmd->run(&o, argc - first, argv + first);
 		if (ret < 0) {
 			pr_debug("%s failed: %s\n", cmd->name, strerror(-ret));

@@ -140,6 +140,18 @@ static int write_inventory(const struct dump_ctx *ctx, bool completed)
 	return img_write_one(ctx->dirfd, CR_IMG_INVENTORY, 0, &ie.base);
 }
 
+/* Best effort: the incomplete inventory again, or none (restore refuses both). */
+static void unmark_complete(const struct dump_ctx *ctx)
+{
+	char name[64];
+
+	if (!write_inventory(ctx, false) && !img_dir_sync(ctx->dirfd))
+		return;
+	if (img_file_name(CR_IMG_INVENTORY, 0, name, sizeof(name)) ||
+	    (unlinkat(ctx->dirfd, name, 0) && errno != ENOENT))
+		pr_perror("cannot unmark the image directory: remove its inventory.img by hand");
+}
+
 static int write_pstree(const struct dump_ctx *ctx)
 {
 	struct cr_img *img = img_open(ctx->dirfd, CR_IMG_PSTREE, 0, IMG_WRITE);
@@ -370,10 +382,14 @@ int cr_dump(const struct cr_options *o)
 	 */
 	if (!err && !o->leave_running)
 		err = netlock_dump_keep(&ctx);
-	if (!err)
+	if (!err) {
 		err = write_inventory(&ctx, true);
-	if (!err)
-		err = img_dir_sync(ctx.dirfd);
+		if (!err)
+			err = img_dir_sync(ctx.dirfd);
+		/* a failed close or sync of the complete inventory: the dump failed, say so on disk */
+		if (err)
+			unmark_complete(&ctx);
+	}
 	dump_files_fini(&ctx, err || o->leave_running);
 	if (ctx.tree) {
 		unseize_tree(ctx.tree, err || o->leave_running ? UNSEIZE_RESUME : UNSEIZE_KILL);

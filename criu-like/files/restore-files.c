@@ -17,6 +17,7 @@
 #define LOG_PREFIX "restore-files: "
 #include "image.h"
 #include "log.h"
+#include "fault.h"
 #include "locks.h"
 #include "restore-files-int.h"
 #include "util.h"
@@ -242,7 +243,8 @@ int rst_files_open(struct restore_ctx *ctx)
 
 	err = for_each_kind_hook(ctx, prepare);
 	for (i = 0; !err && i < f->idx.n; i++) {
-		fd = f->kind_at[i]->open(ctx, i);
+		fd = fault_err(-ENOMEM, "open of file %u", f->idx.by_id[i]->id);
+		fd = fd ? fd : f->kind_at[i]->open(ctx, i);
 		if (fd >= 0)
 			fd = to_service_fd(ctx, fd);
 		if (fd < 0) {
@@ -290,7 +292,8 @@ int rst_files_install(struct restore_ctx *ctx, struct rst_task *t)
 		int src = pos >= 0 ? f->fds[pos] : -1;
 
 		/* dup3() onto a number that is open closes it: the controller's stdio, here */
-		if (src < 0 || dup3(src, (int)fd->fd, fd->cloexec ? O_CLOEXEC : 0) < 0) {
+		if (src < 0 || fault_err(-EMFILE, "pid %u: dup3 to fd %u", t->pe->pid, fd->fd) ||
+		    dup3(src, (int)fd->fd, fd->cloexec ? O_CLOEXEC : 0) < 0) {
 			err = src < 0 ? -EBADF : neg_errno();
 			pr_errno(err, "pid %u: cannot install fd %u (file %u)", t->pe->pid, fd->fd,
 				 fd->id);

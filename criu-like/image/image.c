@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "crc32c.h"
+#include "fault.h"
 #include "image.h"
 #include "log.h"
 #include "util.h"
@@ -119,7 +120,7 @@ int img_dir_open(const char *path, bool create)
 
 int img_dir_sync(int dirfd)
 {
-	if (syncfs(dirfd)) {
+	if (fault_err(-EIO, "syncfs of the image directory") || syncfs(dirfd)) {
 		pr_perror("syncfs of the image directory");
 		return neg_errno();
 	}
@@ -134,7 +135,8 @@ static int img_flush(struct cr_img *img)
 
 	if (img->err)
 		return img->err;
-	ret = write_all(img->fd, img->wbuf, img->wlen);
+	ret = fault_err(-ENOSPC, "%s: write", img->name);
+	ret = ret ? ret : write_all(img->fd, img->wbuf, img->wlen);
 	if (ret)
 		return img_io_err(img, ret, "write");
 	img->wlen = 0;
@@ -155,7 +157,8 @@ static int img_put(struct cr_img *img, const void *buf, size_t len)
 			return ret;
 	}
 	if (len > IMG_WBUF_SIZE) {
-		ret = write_all(img->fd, buf, len);
+		ret = fault_err(-ENOSPC, "%s: write", img->name);
+		ret = ret ? ret : write_all(img->fd, buf, len);
 		return ret ? img_io_err(img, ret, "write") : 0;
 	}
 	memcpy(img->wbuf + img->wlen, buf, len);
@@ -167,7 +170,9 @@ static int img_start_write(struct cr_img *img)
 {
 	if (img->d->raw) {
 		static const char zero[IMG_RAW_DATA_OFF];
-		int ret = write_all(img->fd, zero, sizeof(zero));
+		int ret = fault_err(-ENOSPC, "%s: write", img->name);
+
+		ret = ret ? ret : write_all(img->fd, zero, sizeof(zero));
 
 		/* The real header goes in at close: until then the magic is 0, "not complete". */
 		return ret ? img_io_err(img, ret, "write") : 0;
@@ -235,6 +240,8 @@ int img_write_record(struct cr_img *img, const ProtobufCMessage *msg)
 		       (unsigned long long)img->nr_records, len, IMG_RECORD_MAX);
 		return -E2BIG;
 	}
+	if (fault_hit("%s: record %llu", img->name, (unsigned long long)img->nr_records))
+		return img_io_err(img, -ENOSPC, "write");
 	rh.len = htole32(len);
 	if (len + sizeof(rh) <= IMG_WBUF_SIZE)
 		return img_put_record(img, msg, &rh);
@@ -259,7 +266,8 @@ int img_write_raw(struct cr_img *img, const void *buf, size_t len)
 		return -EINVAL;
 	if (img->err)
 		return img->err;
-	ret = write_all(img->fd, buf, len);
+	ret = fault_err(-ENOSPC, "%s: write", img->name);
+	ret = ret ? ret : write_all(img->fd, buf, len);
 	return ret ? img_io_err(img, ret, "write") : 0;
 }
 
@@ -279,7 +287,9 @@ static int img_finish_raw(struct cr_img *img)
 	h->flags = htole32(img->flags);
 	h->data_size = htole64(st.st_size - IMG_RAW_DATA_OFF);
 	h->crc = htole32(crc32c(0, h, offsetof(struct img_raw_hdr, crc)));
-	ret = pwrite(img->fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf) ? 0 : neg_errno();
+	ret = fault_err(-ENOSPC, "%s: write header", img->name);
+	if (!ret && pwrite(img->fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
+		ret = neg_errno();
 	return ret ? img_io_err(img, ret, "write header") : 0;
 }
 
@@ -539,6 +549,8 @@ int img_read_raw(struct cr_img *img, uint64_t off, void *buf, size_t len)
 {
 	if (img->writing || !img->d->raw)
 		return -EINVAL;
+	if (fault_hit("%s: read at %llu", img->name, (unsigned long long)off))
+		return img_bad(img, -EIO, IMG_RAW_DATA_OFF + off, "read: %s", strerror(EIO));
 	if (off > img->raw_size || len > img->raw_size - off)
 		return img_bad(img, -ENODATA, IMG_RAW_DATA_OFF + off,
 			       "read of %zu bytes past the end of the data (%llu bytes)", len,
@@ -586,8 +598,9 @@ struct cr_img *img_open_name(int dirfd, const char *name, const struct cr_img_de
 	img->d = d;
 	img->writing = writing;
 	img->version = IMG_FORMAT_VERSION;
-	img->fd = writing ? openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)
-			  : openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	img->fd = fault_err(writing ? -ENOSPC : -EIO, "%s: open", name) ? -1
+		  : writing ? openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)
+			    : openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 	if (img->fd < 0) {
 		ret = neg_errno();
 		if (!(ret == -ENOENT && (mode & IMG_OPTIONAL)))
@@ -617,14 +630,15 @@ struct cr_img *img_open(int dirfd, enum cr_img_kind kind, uint32_t id, int mode)
 
 int img_close(struct cr_img *img)
 {
-	int ret = 0;
+	int ret = 0, cerr;
 
 	if (!img)
 		return 0;
 	if (img->writing) {
 		ret = img_finish_write(img);
-		if (close(img->fd) && !ret)
-			ret = img_io_err(img, neg_errno(), "close");
+		cerr = close(img->fd) ? neg_errno() : fault_err(-EIO, "%s: close", img->name);
+		if (cerr && !ret)
+			ret = img_io_err(img, cerr, "close");
 		img->fd = -1;
 	}
 	img_free(img);

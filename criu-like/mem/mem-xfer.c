@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "crc32c.h"
+#include "fault.h"
 #include "image.h"
 #include "infect.h"
 #include "log.h"
@@ -258,7 +259,9 @@ static void crc_publish(struct crc_worker *w, bool stop)
 static int pipe_to_img(struct page_xfer *x, struct crc_worker *w, int p, size_t len)
 {
 	while (len) {
-		ssize_t n = splice(x->pipe[p][0], NULL, x->img_fd, NULL, len, 0);
+		ssize_t n = fault_err(-ENOSPC, "pid %d: splice into %s", x->pid, img_name(x->img))
+				    ? -1
+				    : splice(x->pipe[p][0], NULL, x->img_fd, NULL, len, 0);
 		int err;
 
 		if (n <= 0) {

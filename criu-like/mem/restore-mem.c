@@ -19,6 +19,7 @@
 
 #include "image.h"
 #include "log.h"
+#include "fault.h"
 #include "restore-mem.h"
 #include "util.h"
 
@@ -167,7 +168,10 @@ static int create_shmem(struct restore_ctx *ctx, struct rst_shmem_obj *o)
 	char *mem;
 	int fd, err;
 
-	mem = mmap(NULL, o->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	mem = fault_err(-ENOMEM, "shmem %lu: mmap", o->shmid)
+		      ? MAP_FAILED
+		      : mmap(NULL, o->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+			     0);
 	if (mem == MAP_FAILED) {
 		pr_perror("shmem %lu: mmap of %lu bytes", o->shmid, o->size);
 		return neg_errno();

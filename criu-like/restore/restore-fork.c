@@ -26,6 +26,7 @@
 
 #define LOG_PREFIX "restore: "
 #include "compat.h"
+#include "fault.h"
 #include "log.h"
 #include "restore-int.h"
 #include "util.h"
@@ -54,7 +55,8 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 {
 	pid_t want = (pid_t)t->pe->pid, pid;
 
-	pid = clone_with_pid(want, exit_signal);
+	pid = fault_err(-ENOMEM, "clone3 of task %d", want) ? -1
+							    : clone_with_pid(want, exit_signal);
 	if (pid == 0)
 		task_main(ctx, t);
 	if (pid < 0) {

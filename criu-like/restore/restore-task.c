@@ -23,6 +23,7 @@
 #include "asm/sigframe.h"
 #include "image.h"
 #include "log.h"
+#include "fault.h"
 #include "restore-mem.h"
 #include "restore-task-int.h"
 #include "util.h"
@@ -347,8 +348,10 @@ static int map_area(struct finish *f)
 					    RST_TASK_SIZE, &addr);
 		if (err)
 			break;
-		m = mmap((void *)addr, f->lay.total, PROT_READ | PROT_WRITE | PROT_EXEC,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		m = fault_err(-ENOMEM, "pid %d: mmap of the restorer area", getpid())
+			    ? MAP_FAILED
+			    : mmap((void *)addr, f->lay.total, PROT_READ | PROT_WRITE | PROT_EXEC,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 		if (m != MAP_FAILED && (uint64_t)m == addr) {
 			f->area = m;
 			break;

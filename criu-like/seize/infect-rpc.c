@@ -19,6 +19,7 @@
 #include "infect.h"
 #include "infect-int.h"
 #include "log.h"
+#include "fault.h"
 #include "util.h"
 
 /* The task no longer runs code: gone, or a zombie (its parasite went with it). */
@@ -87,6 +88,8 @@ int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, int send_fd, int *
 		memcpy(CMSG_DATA(c), &send_fd, sizeof(int));
 	}
 	arch_fault_point();
+	if (fault_hit("parasite command %u to %d", cmd, ctl->pid))
+		return -EIO;
 	n = sendmsg(ctl->sk, &h, MSG_NOSIGNAL);
 	if (n != sizeof(*m)) {
 		pr_perror("sending command %u to the parasite of %d", cmd, ctl->pid);

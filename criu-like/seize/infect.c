@@ -18,6 +18,7 @@
 #include "infect.h"
 #include "infect-int.h"
 #include "log.h"
+#include "fault.h"
 #include "parasite-blob.h"
 #include "proc-parse.h"
 #include "util.h"
@@ -142,6 +143,8 @@ static int map_area(struct parasite_ctl *ctl)
 	long ret;
 	int err;
 
+	if (fault_hit("mmap of the parasite area in %d", ctl->pid))
+		return -ENOMEM;
 	err = arch_inject_syscall(&ctl->inj, __NR_mmap, args, &ret);
 	if (err)
 		return err;
@@ -154,7 +157,7 @@ static int map_area(struct parasite_ctl *ctl)
 	/* No fd in the task: the dumper reaches the shmem file through map_files (root only). */
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", ctl->pid, (unsigned long)ret,
 		 (unsigned long)(ret + (long)ctl->size));
-	fd = open(path, O_RDWR | O_CLOEXEC);
+	fd = fault_err(-EACCES, "open %s", path) ? -1 : open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		pr_perror("open %s", path);
 		return neg_errno();
@@ -353,7 +356,9 @@ static int start_daemon(struct parasite_ctl *ctl)
 	if (err)
 		return err;
 	arch_fault_point();
-	ctl->sk = accept4(ctl->lsk, NULL, NULL, SOCK_CLOEXEC);
+	ctl->sk = fault_err(-ENOMEM, "accept of the parasite of %d", ctl->pid)
+			  ? -1
+			  : accept4(ctl->lsk, NULL, NULL, SOCK_CLOEXEC);
 	if (ctl->sk < 0) {
 		pr_perror("accept of the parasite of %d", ctl->pid);
 		return neg_errno();

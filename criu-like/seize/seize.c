@@ -25,6 +25,7 @@
 #include "compat.h"
 #include "freezer.h"
 #include "log.h"
+#include "fault.h"
 #include "proc-parse.h"
 #include "seize.h"
 #include "seize-int.h"
@@ -283,7 +284,8 @@ static int seize_thread(struct seized_task *task, pid_t tid)
 	/* with PTRACE_O_SUSPEND_SECCOMP when filtered: the parasite's syscalls bypass the filters */
 	long opts = PTRACE_O_TRACESYSGOOD | seize_seccomp_options(task->pid, tid);
 
-	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)opts)) {
+	if (fault_err(-ENOMEM, "PTRACE_SEIZE %d", tid) ||
+	    ptrace(PTRACE_SEIZE, tid, NULL, (void *)opts)) {
 		int err = -errno;
 
 		/* EPERM: an exiting thread, or one traced by someone else. */
@@ -295,7 +297,9 @@ static int seize_thread(struct seized_task *task, pid_t tid)
 		return err;
 	}
 	/* ESRCH here: it died right after the seize; wait_thread() collects the exit. */
-	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) && errno != ESRCH) {
+	if ((fault_err(-EIO, "PTRACE_INTERRUPT %d", tid) ||
+	     ptrace(PTRACE_INTERRUPT, tid, NULL, NULL)) &&
+	    errno != ESRCH) {
 		pr_perror("cannot interrupt thread %d of pid %d", tid, task->pid);
 		ptrace(PTRACE_DETACH, tid, NULL, NULL);
 		return neg_errno();
