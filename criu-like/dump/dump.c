@@ -110,6 +110,7 @@ static int write_inventory(const struct dump_ctx *ctx, bool completed)
 	struct timespec ts;
 	struct utsname u;
 	unsigned int i, nr_threads = 0;
+	int ret;
 
 	uname(&u);
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -131,7 +132,12 @@ static int write_inventory(const struct dump_ctx *ctx, bool completed)
 	ie.nr_threads = nr_threads;
 	/* the restore of these images removes the lock; later runs leave it alone */
 	ie.network_lock = completed ? (char *)netlock_dump_kept_name(ctx) : NULL;
-	return img_write_one(ctx->dirfd, CR_IMG_INVENTORY, 0, &ie.base);
+	/* every image written since dump_prepare(): restore checks each one against it */
+	ret = completed ? img_list_to_inventory(&ctx->images, &ie) : 0;
+	if (!ret)
+		ret = img_write_one(ctx->dirfd, CR_IMG_INVENTORY, 0, &ie.base);
+	img_list_inventory_free(&ie);
+	return ret;
 }
 
 static int write_pstree(const struct dump_ctx *ctx)
@@ -290,6 +296,8 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 	free(ctx->tasks);
 	shmem_set_fini(&ctx->shm);
 	file_table_free(ctx->files);
+	img_track_stop();
+	img_list_fini(&ctx->images);
 	if (ctx->dirfd >= 0)
 		close(ctx->dirfd);
 }
@@ -308,6 +316,9 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 		pr_perror("image directory %s is not writable", o->images_dir);
 		return neg_errno();
 	}
+	err = img_track_writes(ctx->dirfd, &ctx->images);
+	if (err)
+		return err;
 	err = kerndat_probe(&ctx->kd);
 	if (err)
 		return err;
