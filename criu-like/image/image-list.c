@@ -73,7 +73,11 @@ void img_list_fini(struct img_list *l)
 
 /* ---- tracking the image directory of a dump or a restore --------------------------------- */
 
-enum { TRACK_OFF, TRACK_WRITES, TRACK_READS };
+enum {
+	TRACK_OFF,
+	TRACK_WRITES,
+	TRACK_READS
+};
 
 static struct {
 	pthread_mutex_t lock; /* image writers may close images from several threads */

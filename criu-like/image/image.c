@@ -630,8 +630,8 @@ struct cr_img *img_open_name(int dirfd, const char *name, const struct cr_img_de
 	/* a restore reads only what the dump wrote (logged there when refused) */
 	ret = writing ? 0 : img_track_may_read(dirfd, name, mode);
 	if (!ret) {
-		img->fd = writing ? openat(dirfd, name,
-					   O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)
+		img->fd = writing ? openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+					   0600)
 				  : openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 		ret = img->fd < 0 ? neg_errno() : 0;
 		if (ret && !(ret == -ENOENT && (mode & IMG_OPTIONAL)))
