@@ -573,29 +573,31 @@ int img_check_run(const struct cr_img *img, uint64_t off, const void *buf, size_
 
 int img_verify_run(struct cr_img *img, uint64_t off, uint64_t len, uint32_t crc)
 {
-	_cleanup_free_ char *buf = malloc(min(len, (uint64_t)IMG_VERIFY_CHUNK) ?: 1);
 	uint64_t done = 0;
 	uint32_t got = 0;
-	int ret;
+	char *buf;
+	int ret = 0;
 
-	if (!buf)
-		return -ENOMEM;
 	if (img->writing || !img->d->raw)
 		return -EINVAL;
 	if (off > img->raw_size || len > img->raw_size - off)
 		return img_bad(img, -ENODATA, IMG_RAW_DATA_OFF + off,
 			       "a run of %llu bytes past the end of the data (%llu bytes)",
 			       (unsigned long long)len, (unsigned long long)img->raw_size);
-	while (done < len) {
+	buf = malloc(min(len, (uint64_t)IMG_VERIFY_CHUNK) ?: 1);
+	if (!buf)
+		return -ENOMEM;
+	while (!ret && done < len) {
 		size_t n = min(len - done, (uint64_t)IMG_VERIFY_CHUNK);
 
 		ret = img_read_raw(img, off + done, buf, n);
-		if (ret)
-			return ret;
-		got = crc32c(got, buf, n);
+		got = ret ? got : crc32c(got, buf, n);
 		done += n;
 	}
-	return got != crc ? img_bad_run(img, off, len, got, crc) : 0;
+	free(buf);
+	if (!ret && got != crc)
+		ret = img_bad_run(img, off, len, got, crc);
+	return ret;
 }
 
 int img_read_run(struct cr_img *img, uint64_t off, void *buf, size_t len, uint32_t crc)
