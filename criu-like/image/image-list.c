@@ -220,7 +220,7 @@ int img_list_check_file(int dirfd, const struct img_file *f)
 		       f->name);
 		return -EINVAL;
 	}
-	fd = openat(dirfd, f->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = openat(dirfd, f->name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT) {
 		pr_err("image %s is missing\n", f->name);
 		return -ENOENT;

@@ -475,7 +475,7 @@ static int wait_word(struct rst_run *r, uint32_t *word, uint32_t target, const c
 			errno = -fail;
 			pr_err("task %d failed while %s: %m%s%s%s\n", sh->failed_pid, what,
 			       log ? " (see " : "", log ? log : "", log ? ")" : "");
-			/* only the restorer's crc32c check of a page run says -EBADMSG */
+			/* most likely the restorer's crc32c check of a page run: name it */
 			if (fail == -EBADMSG)
 				rst_mem_report_bad_pages(&r->ctx, sh->failed_pid);
 			return fail;
