@@ -33,6 +33,11 @@ static int run_decode(struct cr_options *o, int argc, char **argv)
 	return cr_decode(o, argc > 0 ? argv[0] : o->images_dir);
 }
 
+static int run_check_images(struct cr_options *o, int argc, char **argv)
+{
+	return cr_check_images(o, argc > 0 ? argv[0] : o->images_dir);
+}
+
 static int run_encode(struct cr_options *o, int argc, char **argv)
 {
 	return cr_encode(o, argc > 0 ? argv[0] : "-");
@@ -138,9 +143,19 @@ static const struct cli_command commands[] = {
 	  "Prints the image FILE, or every image in DIR (default: -D or .), as JSON,\n"
 	  "generically from the image schemas. Every record's fields are shown;\n"
 	  "enums by name, bytes as text when printable or as \"base64:...\".\n"
+	  "Exits non-zero when a file does not read as an image; it does not check\n"
+	  "files against each other (page runs, the list of images): check-images does.\n"
 	  "  --pages     include the raw contents of pages images (base64)\n"
 	  "  -O FILE     write to FILE instead of stdout\n",
 	  OPTB(IMAGES_DIR) | OPTB(OUTPUT) | OPTB(PAGES), 0, 1, run_decode },
+	{ "check-images", "check an image directory against what its dump wrote", "[DIR]",
+	  "Checks DIR (default: -D or .) without restoring it: the inventory is\n"
+	  "complete, every image the dump wrote is there with its size and crc32c,\n"
+	  "every record image reads to its end, and every page run matches the\n"
+	  "crc32c of its pagemap entry (restore checks the runs only as it reads\n"
+	  "them). Each problem is printed with its file and byte offset. Files the\n"
+	  "dump did not write (logs, notes) are ignored. Exits 0 when all match.\n",
+	  OPTB(IMAGES_DIR), 0, 1, run_check_images },
 	{ "encode", "turn JSON from decode back into an image file", "[JSON|-] -O IMAGE",
 	  "Reads the JSON that `decode` prints for one image file and writes that\n"
 	  "image to -O FILE, byte for byte. Used to craft images for tests.\n",

@@ -112,7 +112,7 @@ static int write_inventory(const struct dump_ctx *ctx, bool completed)
 	struct timespec ts;
 	struct utsname u;
 	unsigned int i, nr_threads = 0;
-	int err;
+	int ret;
 
 	uname(&u);
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -134,10 +134,14 @@ static int write_inventory(const struct dump_ctx *ctx, bool completed)
 	ie.nr_threads = nr_threads;
 	/* the restore of these images removes the lock; later runs leave it alone */
 	ie.network_lock = completed ? (char *)netlock_dump_kept_name(ctx) : NULL;
-	err = ns_inventory_fill(&ie, &ns);
-	if (err)
-		return err;
-	return img_write_one(ctx->dirfd, CR_IMG_INVENTORY, 0, &ie.base);
+	ret = ns_inventory_fill(&ie, &ns);
+	/* every image written since dump_prepare(): restore checks each one against it */
+	if (!ret && completed)
+		ret = img_list_to_inventory(&ctx->images, &ie);
+	if (!ret)
+		ret = img_write_one(ctx->dirfd, CR_IMG_INVENTORY, 0, &ie.base);
+	img_list_inventory_free(&ie);
+	return ret;
 }
 
 /* Best effort: the incomplete inventory again, or none (restore refuses both). */
@@ -308,6 +312,8 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 	free(ctx->tasks);
 	shmem_set_fini(&ctx->shm);
 	file_table_free(ctx->files);
+	img_track_stop();
+	img_list_fini(&ctx->images);
 	if (ctx->dirfd >= 0)
 		close(ctx->dirfd);
 }
@@ -326,6 +332,9 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 		pr_perror("image directory %s is not writable", o->images_dir);
 		return neg_errno();
 	}
+	err = img_track_writes(ctx->dirfd, &ctx->images);
+	if (err)
+		return err;
 	err = kerndat_probe(&ctx->kd);
 	if (err)
 		return err;

@@ -11,6 +11,7 @@
 #include "crc32c.h"
 #include "fault.h"
 #include "image.h"
+#include "image-int.h"
 #include "log.h"
 #include "util.h"
 
@@ -56,13 +57,14 @@ struct cr_img {
 	int fd;
 	bool writing;
 	bool done; /* reading: the trailer was checked */
+	bool tracked; /* writing: goes into the dump's list of images (img_track_writes()) */
 	const struct cr_img_desc *d;
 	char *name;
 	uint32_t version;
 	uint32_t flags;
 	int err; /* first error, sticky */
 	uint64_t off; /* bytes read or written so far */
-	uint64_t size; /* reading: the file size */
+	uint64_t size; /* reading: the file size; writing: once complete */
 	uint64_t raw_size; /* raw images: data bytes */
 	uint64_t nr_records; /* records read or written */
 	uint32_t crc; /* crc32c of bytes [0, off) */
@@ -286,6 +288,7 @@ static int img_finish_raw(struct cr_img *img)
 	h->version = htole32(img->version);
 	h->flags = htole32(img->flags);
 	h->data_size = htole64(st.st_size - IMG_RAW_DATA_OFF);
+	img->size = st.st_size;
 	h->crc = htole32(crc32c(0, h, offsetof(struct img_raw_hdr, crc)));
 	ret = fault_err(-ENOSPC, "%s: write header", img->name);
 	if (!ret && pwrite(img->fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
@@ -307,6 +310,8 @@ static int img_finish_write(struct cr_img *img)
 	ret = img_put(img, &t, sizeof(t));
 	if (!ret)
 		ret = img_flush(img);
+	/* img->crc now covers the trailer too: the crc32c of the whole file */
+	img->size = img->off;
 	return ret;
 }
 
@@ -558,16 +563,53 @@ int img_read_raw(struct cr_img *img, uint64_t off, void *buf, size_t len)
 	return img_pread(img, buf, len, IMG_RAW_DATA_OFF + off, "page data");
 }
 
+/* The one message of a bad page run: the file, the byte offset in it, the run's size. */
+static int img_bad_run(const struct cr_img *img, uint64_t off, uint64_t len, uint32_t got,
+		       uint32_t crc)
+{
+	pr_err("%s: offset %llu: page run checksum mismatch: the run of %llu pages there does not "
+	       "match its crc32c (%#x, pagemap says %#x)\n",
+	       img->name, (unsigned long long)(IMG_RAW_DATA_OFF + off),
+	       (unsigned long long)(len / PAGE_SIZE), got, crc);
+	return -EBADMSG;
+}
+
 int img_check_run(const struct cr_img *img, uint64_t off, const void *buf, size_t len, uint32_t crc)
 {
 	uint32_t got = crc32c(0, buf, len);
 
-	if (got != crc) {
-		pr_err("%s: offset %llu: page run checksum mismatch (%#x, pagemap says %#x)\n",
-		       img->name, (unsigned long long)(IMG_RAW_DATA_OFF + off), got, crc);
-		return -EBADMSG;
+	return got != crc ? img_bad_run(img, off, len, got, crc) : 0;
+}
+
+#define IMG_VERIFY_CHUNK (1u << 20)
+
+int img_verify_run(struct cr_img *img, uint64_t off, uint64_t len, uint32_t crc)
+{
+	uint64_t done = 0;
+	uint32_t got = 0;
+	char *buf;
+	int ret = 0;
+
+	if (img->writing || !img->d->raw)
+		return -EINVAL;
+	if (off > img->raw_size || len > img->raw_size - off)
+		return img_bad(img, -ENODATA, IMG_RAW_DATA_OFF + off,
+			       "a run of %llu bytes past the end of the data (%llu bytes)",
+			       (unsigned long long)len, (unsigned long long)img->raw_size);
+	buf = malloc(min(len, (uint64_t)IMG_VERIFY_CHUNK) ?: 1);
+	if (!buf)
+		return -ENOMEM;
+	while (!ret && done < len) {
+		size_t n = min(len - done, (uint64_t)IMG_VERIFY_CHUNK);
+
+		ret = img_read_raw(img, off + done, buf, n);
+		got = ret ? got : crc32c(got, buf, n);
+		done += n;
 	}
-	return 0;
+	free(buf);
+	if (!ret && got != crc)
+		ret = img_bad_run(img, off, len, got, crc);
+	return ret;
 }
 
 int img_read_run(struct cr_img *img, uint64_t off, void *buf, size_t len, uint32_t crc)
@@ -598,15 +640,23 @@ struct cr_img *img_open_name(int dirfd, const char *name, const struct cr_img_de
 	img->d = d;
 	img->writing = writing;
 	img->version = IMG_FORMAT_VERSION;
-	img->fd = fault_err(writing ? -ENOSPC : -EIO, "%s: open", name) ? -1
-		  : writing ? openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)
-			    : openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-	if (img->fd < 0) {
-		ret = neg_errno();
-		if (!(ret == -ENOENT && (mode & IMG_OPTIONAL)))
+	img->fd = -1;
+	/* a restore reads only what the dump wrote (logged there when refused) */
+	ret = writing ? 0 : img_track_may_read(dirfd, name, mode);
+	if (!ret) {
+		img->fd = fault_err(writing ? -ENOSPC : -EIO, "%s: open", name) ? -1
+			  : writing ? openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+					     0600)
+				    : openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+		ret = img->fd < 0 ? neg_errno() : 0;
+		if (ret && !(ret == -ENOENT && (mode & IMG_OPTIONAL)))
 			pr_errno(ret, "%s: open", name);
-	} else {
-		ret = writing ? img_start_write(img) : img_start_read(img);
+	}
+	if (!ret && writing) {
+		img->tracked = d->kind != CR_IMG_INVENTORY && img_track_is_written(dirfd);
+		ret = img_start_write(img);
+	} else if (!ret) {
+		ret = img_start_read(img);
 	}
 	if (ret) {
 		img_free(img);
@@ -640,6 +690,8 @@ int img_close(struct cr_img *img)
 		if (cerr && !ret)
 			ret = img_io_err(img, cerr, "close");
 		img->fd = -1;
+		if (!ret && img->tracked)
+			ret = img_track_note(img->name, img->size, !img->d->raw, img->crc);
 	}
 	img_free(img);
 	return ret;

@@ -18,6 +18,13 @@ int cr_decode(const struct cr_options *o, const char *path);
 /* Read JSON from @in ("-" for stdin) and write the image it describes to @o->output. */
 int cr_encode(const struct cr_options *o, const char *in);
 
+/*
+ * Check the image directory @path against the inventory's list of images and
+ * every page run against its crc32c; each problem logged naming its file.
+ * 0 when everything matches, -errno otherwise.
+ */
+int cr_check_images(const struct cr_options *o, const char *path);
+
 /* Seize the tree at o->tree, infect, query, cure, release; o->cycles times. */
 int cr_infect_test(const struct cr_options *o);
 

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "image.h"
 #include "kerndat.h"
 #include "mem-scan.h"
 #include "options.h"
@@ -52,6 +53,7 @@ struct dump_ctx {
 	struct dump_stats stats;
 	bool progress; /* stderr is a terminal: print memory progress */
 	struct netlock *netlock; /* net-lock.c: the packets of the tree's connections dropped */
+	struct img_list images; /* every image written so far, for the inventory (image.c) */
 };
 
 /* core.c: core-PID.img (threads and task state), creds-PID.img. */

@@ -89,5 +89,80 @@ int img_check_run(const struct cr_img *img, uint64_t off, const void *buf, size_
 		  uint32_t crc);
 /* img_read_raw() then img_check_run(). */
 int img_read_run(struct cr_img *img, uint64_t off, void *buf, size_t len, uint32_t crc);
+/*
+ * Read the page run at data offset @off, @len bytes, in pieces, and check it
+ * against @crc as img_check_run() does: for runs of any size (check-images,
+ * the report of a run the restorer refused).
+ */
+int img_verify_run(struct cr_img *img, uint64_t off, uint64_t len, uint32_t crc);
+
+/*
+ * The list of the images a dump wrote, kept in the inventory
+ * (Documentation/image-format.md, "The list of images"): name, size, and the
+ * crc32c of the whole file for record images (raw images: size only, their
+ * data is checked by the pagemap's per-run crc32c or the ghost crc32c).
+ */
+struct img_file {
+	char *name;
+	uint64_t size;
+	bool has_crc32c;
+	uint32_t crc32c;
+};
+
+struct img_list {
+	size_t n;
+	struct img_file *files;
+};
+
+/* Add @name, or replace the entry of that name. 0 or -ENOMEM. */
+int img_list_add(struct img_list *l, const char *name, uint64_t size, bool has_crc32c,
+		 uint32_t crc32c);
+const struct img_file *img_list_find(const struct img_list *l, const char *name);
+void img_list_fini(struct img_list *l);
+
+/*
+ * Dump: from now on every image completed without error in the directory of
+ * @dirfd (whichever fd names it), but inventory.img, is added to @l, which
+ * must live until img_track_stop().
+ */
+int img_track_writes(int dirfd, struct img_list *l);
+/*
+ * Restore: from now on an image of the directory of @dirfd that is not in @l
+ * is not opened for reading: -ENOENT, logged as an error unless IMG_OPTIONAL
+ * (the dump did not write it: a stray file is as good as absent).
+ * inventory.img is always readable. @l must live until img_track_stop().
+ */
+int img_track_reads(int dirfd, const struct img_list *l);
+void img_track_stop(void);
+
+/*
+ * Every file of @l in @dirfd: there, of its size, and of its crc32c where it
+ * has one. Each bad file is logged ("image X is missing", "image X is N
+ * bytes, the dump wrote M", "image X does not match its crc32c"); the first
+ * error is returned: -ENOENT, -ENODATA (shorter), -EBADMSG (longer, or
+ * different), -EINVAL (a name that is not a plain file name).
+ */
+int img_list_check(int dirfd, const struct img_list *l);
+/* The same, for one file. */
+int img_list_check_file(int dirfd, const struct img_file *f);
+
+struct InventoryEntry;
+/* The inventory's list of images. 0, or -ENOMEM / -EINVAL (a bad name). */
+int img_list_from_inventory(const struct InventoryEntry *inv, struct img_list *l);
+/*
+ * Fill the inventory's list from @l (pointers into @l: keep it until the
+ * inventory is written); free with img_list_inventory_free().
+ */
+int img_list_to_inventory(const struct img_list *l, struct InventoryEntry *inv);
+void img_list_inventory_free(struct InventoryEntry *inv);
+
+/*
+ * Every page run of the pagemap image @name (pagemap-PID.img or
+ * pagemap-shmem-ID.img) against its crc32c, read from its pages image; the
+ * runs must cover the pages image's data exactly. Each bad run is logged
+ * with its file and byte offset; *@nr_runs counts the runs checked. 0 or the
+ * first error (-EBADMSG for a bad run).
+ */
+int img_verify_pagemap(int dirfd, const char *name, uint64_t *nr_runs);
 
 #endif

@@ -112,6 +112,14 @@ int rst_layout_compute(const struct rst_layout_in *in, struct rst_layout *out);
  */
 int rst_resume_tasks(struct restore_ctx *ctx);
 
+/*
+ * Task @pid's restorer refused one of its page runs (-EBADMSG): read its runs
+ * again from its pages image and name the bad one, its file and byte offset
+ * (the restorer can only log it). Logs and returns -EBADMSG when found, 0
+ * when the file checks out (the -EBADMSG came from elsewhere, or the read did).
+ */
+int rst_mem_report_bad_pages(struct restore_ctx *ctx, pid_t pid);
+
 /* struct rst_shmem lookup, for the plan of VMAs. */
 const struct rst_shmem_obj *rst_shmem_find(const struct rst_shmem *s, uint64_t shmid);
 

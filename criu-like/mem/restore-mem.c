@@ -326,6 +326,32 @@ int rst_mem_prepare(struct restore_ctx *ctx)
 	return err;
 }
 
+int rst_mem_report_bad_pages(struct restore_ctx *ctx, pid_t pid)
+{
+	const struct rst_mem_plan *p = NULL;
+	struct cr_img *img;
+	unsigned int i;
+	size_t j;
+	int err = 0;
+
+	for (i = 0; i < ctx->nr_tasks && !p; i++)
+		if ((pid_t)ctx->tasks[i].pe->pid == pid)
+			p = ctx->tasks[i].mem;
+	if (!p || !p->nr_crcs)
+		return 0;
+	img = img_open(ctx->dirfd, CR_IMG_PAGES, p->pages_id, IMG_READ);
+	if (!img)
+		return -errno;
+	/* crcs[] offsets are file offsets; img_verify_run() takes data offsets */
+	for (j = 0; j < p->nr_crcs && err != -EBADMSG; j++)
+		err = img_verify_run(img, p->crcs[j].off - IMG_RAW_DATA_OFF, p->crcs[j].len,
+				     p->crcs[j].crc);
+	if (!err)
+		pr_info("pid %d: every page run of %s matches its crc32c\n", pid, img_name(img));
+	img_close(img);
+	return err;
+}
+
 void rst_mem_fini(struct restore_ctx *ctx)
 {
 	unsigned int i;

@@ -49,6 +49,7 @@ struct rst_run {
 	int was_subreaper; /* PR_GET_CHILD_SUBREAPER before the restore; -1 until then */
 	int tty; /* --shell-job: the terminal whose foreground the job has; -1 */
 	pid_t tty_pgrp; /* its foreground group before */
+	struct img_list images; /* the inventory's list: every image the dump wrote */
 };
 
 void rst_fail(struct restore_ctx *ctx, int err)
@@ -105,6 +106,36 @@ static int check_inventory(const struct restore_ctx *ctx)
 	}
 	/* the tree lived in its dumper's namespaces: it goes into criu-like's */
 	return ns_inventory_check(inv, dir);
+}
+
+/*
+ * Every image the dump wrote is there, of the size and crc32c it had, before
+ * anything is read from it or created; from now on an image the dump did not
+ * write is never read (a stray file, a log, a note: as good as absent).
+ */
+static int check_images(struct rst_run *r)
+{
+	const struct restore_ctx *ctx = &r->ctx;
+	const char *dir = ctx->opts->images_dir;
+	int err;
+
+	if (!ctx->inv->n_images) {
+		/* a complete dump always lists pstree.img: an older criu-like wrote this one */
+		pr_warn("image directory %s has no list of its images (dumped by an older "
+			"criu-like): a missing or altered image cannot be detected\n",
+			dir);
+		return 0;
+	}
+	err = img_list_from_inventory(ctx->inv, &r->images);
+	if (!err)
+		err = img_list_check(ctx->dirfd, &r->images);
+	if (err) {
+		pr_err("image directory %s does not hold the images its dump wrote: nothing "
+		       "restored\n",
+		       dir);
+		return err;
+	}
+	return img_track_reads(ctx->dirfd, &r->images);
 }
 
 static int read_pstree(struct rst_run *r)
@@ -334,6 +365,8 @@ static int rst_plan(struct rst_run *r)
 	if (!err)
 		err = check_inventory(ctx);
 	if (!err)
+		err = check_images(r);
+	if (!err)
 		err = read_pstree(r);
 	if (!err)
 		err = rst_tree_build(ctx, (PstreeEntry **)r->pstree, r->nr_pstree,
@@ -444,6 +477,9 @@ static int wait_word(struct rst_run *r, uint32_t *word, uint32_t target, const c
 			errno = -fail;
 			pr_err("task %d failed while %s: %m%s%s%s\n", sh->failed_pid, what,
 			       log ? " (see " : "", log ? log : "", log ? ")" : "");
+			/* most likely the restorer's crc32c check of a page run: name it */
+			if (fail == -EBADMSG)
+				rst_mem_report_bad_pages(&r->ctx, sh->failed_pid);
 			return fail;
 		}
 		if (v == target)
@@ -614,6 +650,8 @@ static void rst_release(struct rst_run *r)
 		protobuf_c_message_free_unpacked(&ctx->inv->base, NULL);
 	if (ctx->dirfd >= 0)
 		close(ctx->dirfd);
+	img_track_stop();
+	img_list_fini(&r->images);
 }
 
 /* ---- after the resume ----------------------------------------------------------------------- */

@@ -4,8 +4,9 @@
  * cannot restore: missing, not marked complete, of another format version,
  * a pre-dump, needing CPU features this CPU lacks, a tree whose pids are in
  * use (by zombies: only after waiting for their reaper) or whose session is
- * outside it. Each refusal is checked by its return
- * value and by the message it logs.
+ * outside it, an image the dump wrote missing, of another size or crc32c, or
+ * an image it needs that the dump did not write. Each refusal is checked by
+ * its return value and by the message it logs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 #include <dirent.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <cmocka.h>
 
@@ -27,6 +29,8 @@
 #include "ns.h"
 #include "restore.h"
 #include "util.h"
+
+#include "stats.pb-c.h"
 
 struct env {
 	char dir[64], img[96], log[96];
@@ -95,6 +99,35 @@ static void write_images(struct env *e)
 	assert_non_null(img);
 	assert_int_equal(img_write_record(img, &e->pe.base), 0);
 	assert_int_equal(img_close(img), 0);
+}
+
+/*
+ * As a dump writes them: pstree.img and stats-dump.img listed in the
+ * inventory, with @drop_pstree pstree.img written but left out of the list.
+ */
+static void write_listed_images(struct env *e, bool drop_pstree)
+{
+	_cleanup_close_ int dirfd = img_dir_open(e->img, true);
+	StatsEntry se = STATS_ENTRY__INIT;
+	struct img_list l = {};
+	struct cr_img *img;
+
+	assert_true(dirfd >= 0);
+	assert_int_equal(img_track_writes(dirfd, &l), 0);
+	img = img_open(dirfd, CR_IMG_PSTREE, 0, IMG_WRITE);
+	assert_non_null(img);
+	assert_int_equal(img_write_record(img, &e->pe.base), 0);
+	assert_int_equal(img_close(img), 0);
+	assert_int_equal(img_write_one(dirfd, CR_IMG_STATS_DUMP, 0, &se.base), 0);
+	img_track_stop();
+	if (drop_pstree) {
+		free(l.files[0].name);
+		l.files[0] = l.files[--l.n];
+	}
+	assert_int_equal(img_list_to_inventory(&l, &e->inv), 0);
+	assert_int_equal(img_write_one(dirfd, CR_IMG_INVENTORY, 0, &e->inv.base), 0);
+	img_list_inventory_free(&e->inv);
+	img_list_fini(&l);
 }
 
 /* Entries of the image directory, -1 when it does not exist. */
@@ -290,6 +323,61 @@ static void test_root_mismatch(void **state)
 	expect_refusal(e, -EINVAL, "the inventory's root is");
 }
 
+/* An image the dump wrote is gone: refused before anything else is looked at. */
+static void test_image_missing(void **state)
+{
+	struct env *e = *state;
+	char path[160];
+
+	write_listed_images(e, false);
+	snprintf(path, sizeof(path), "%s/stats-dump.img", e->img);
+	assert_int_equal(unlink(path), 0);
+	/* the pid is in use, refused later: the image comes first */
+	expect_refusal(e, -ENOENT, "image stats-dump.img is missing");
+}
+
+static void test_image_truncated(void **state)
+{
+	struct env *e = *state;
+	struct stat st;
+	char path[160];
+
+	write_listed_images(e, false);
+	snprintf(path, sizeof(path), "%s/pstree.img", e->img);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(truncate(path, st.st_size - 16), 0);
+	expect_refusal(e, -ENODATA, "image pstree.img is");
+	expect_refusal(e, -ENODATA, "bytes, the dump wrote");
+}
+
+/* pstree.img is there and sound, but this dump did not write it. */
+static void test_image_not_listed(void **state)
+{
+	struct env *e = *state;
+
+	write_listed_images(e, true);
+	expect_refusal(e, -ENOENT,
+		       "image pstree.img is needed, but the dump did not write it (it is not in "
+		       "the inventory's list of images)");
+}
+
+/* Files the dump did not write change nothing: the next refusal is the pid in use. */
+static void test_image_extra_files(void **state)
+{
+	struct env *e = *state;
+	char path[160], msg[96];
+	FILE *f;
+
+	write_listed_images(e, false);
+	snprintf(path, sizeof(path), "%s/restore.log", e->img);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("an older restore's log\n", f);
+	fclose(f);
+	snprintf(msg, sizeof(msg), "pid %d of the tree is already in use", getpid());
+	expect_refusal(e, -EEXIST, msg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -306,6 +394,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_root_mismatch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_namespaces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_own_namespace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_image_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_image_truncated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_image_not_listed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_image_extra_files, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

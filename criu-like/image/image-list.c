@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The list of images a dump wrote (InventoryEntry.images), and the checks
+ * made with it (Documentation/image-format.md, "The list of images"):
+ *
+ * - at dump, img_close() adds every image it completed in the image
+ *   directory to the dump's list (img_track_writes()): no kind can forget;
+ * - at restore, every listed file must be there with its size and crc32c
+ *   before anything is created (img_list_check()), and an image that is not
+ *   listed is never read (img_track_reads()): files the dump did not write
+ *   (logs, notes, a stray image of an older dump) are ignored;
+ * - check-images, and the report of a page run the restorer refused, read
+ *   page runs against their pagemap crc32c (img_verify_pagemap()).
+ */
+#define LOG_PREFIX "image: "
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crc32c.h"
+#include "image.h"
+#include "image-int.h"
+#include "log.h"
+#include "util.h"
+
+#include "inventory.pb-c.h"
+#include "pagemap.pb-c.h"
+
+/* ---- the list ----------------------------------------------------------------------------- */
+
+const struct img_file *img_list_find(const struct img_list *l, const char *name)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->files[i].name, name))
+			return &l->files[i];
+	return NULL;
+}
+
+int img_list_add(struct img_list *l, const char *name, uint64_t size, bool has_crc32c,
+		 uint32_t crc32c)
+{
+	struct img_file *f = (struct img_file *)img_list_find(l, name);
+
+	if (!f) {
+		char *copy = strdup(name);
+
+		f = copy ? reallocarray(l->files, l->n + 1, sizeof(*f)) : NULL;
+		if (!f) {
+			free(copy);
+			return -ENOMEM;
+		}
+		l->files = f;
+		f += l->n++;
+		f->name = copy;
+	}
+	f->size = size;
+	f->has_crc32c = has_crc32c;
+	f->crc32c = has_crc32c ? crc32c : 0;
+	return 0;
+}
+
+void img_list_fini(struct img_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->files[i].name);
+	free(l->files);
+	l->files = NULL;
+	l->n = 0;
+}
+
+/* ---- tracking the image directory of a dump or a restore --------------------------------- */
+
+enum {
+	TRACK_OFF,
+	TRACK_WRITES,
+	TRACK_READS
+};
+
+static struct {
+	pthread_mutex_t lock; /* image writers may close images from several threads */
+	int mode;
+	dev_t dev;
+	ino_t ino;
+	struct img_list *written;
+	const struct img_list *readable;
+} trk = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* The directory that @dirfd names (AT_FDCWD: the current one), whichever fd it is. */
+static bool trk_same_dir(int dirfd)
+{
+	struct stat st;
+
+	return !fstatat(dirfd, "", &st, AT_EMPTY_PATH) && st.st_dev == trk.dev &&
+	       st.st_ino == trk.ino;
+}
+
+static int trk_start(int dirfd, int mode, struct img_list *w, const struct img_list *r)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, "", &st, AT_EMPTY_PATH)) {
+		pr_perror("cannot stat the image directory");
+		return neg_errno();
+	}
+	pthread_mutex_lock(&trk.lock);
+	trk.dev = st.st_dev;
+	trk.ino = st.st_ino;
+	trk.written = w;
+	trk.readable = r;
+	trk.mode = mode;
+	pthread_mutex_unlock(&trk.lock);
+	return 0;
+}
+
+int img_track_writes(int dirfd, struct img_list *l)
+{
+	return trk_start(dirfd, TRACK_WRITES, l, NULL);
+}
+
+int img_track_reads(int dirfd, const struct img_list *l)
+{
+	return trk_start(dirfd, TRACK_READS, NULL, l);
+}
+
+void img_track_stop(void)
+{
+	pthread_mutex_lock(&trk.lock);
+	trk.mode = TRACK_OFF;
+	trk.written = NULL;
+	trk.readable = NULL;
+	pthread_mutex_unlock(&trk.lock);
+}
+
+bool img_track_is_written(int dirfd)
+{
+	return trk.mode == TRACK_WRITES && trk_same_dir(dirfd);
+}
+
+int img_track_note(const char *name, uint64_t size, bool has_crc32c, uint32_t crc32c)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&trk.lock);
+	if (trk.mode == TRACK_WRITES)
+		ret = img_list_add(trk.written, name, size, has_crc32c, crc32c);
+	pthread_mutex_unlock(&trk.lock);
+	if (ret)
+		pr_errno(ret, "%s: cannot add it to the list of images", name);
+	return ret;
+}
+
+int img_track_may_read(int dirfd, const char *name, int mode)
+{
+	const char *inv = img_desc(CR_IMG_INVENTORY)->pattern;
+
+	if (trk.mode != TRACK_READS || !strcmp(name, inv) || !trk_same_dir(dirfd) ||
+	    img_list_find(trk.readable, name))
+		return 0;
+	if (mode & IMG_OPTIONAL)
+		pr_debug("%s is not in the inventory's list of images: the dump did not write it, "
+			 "not read\n",
+			 name);
+	else
+		pr_err("image %s is needed, but the dump did not write it (it is not in the "
+		       "inventory's list of images)\n",
+		       name);
+	return -ENOENT;
+}
+
+/* ---- checking a directory against the list ----------------------------------------------- */
+
+/* A file name of the image directory itself: no path, not the inventory. */
+static bool plain_name(const char *name)
+{
+	return *name && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..") &&
+	       strcmp(name, img_desc(CR_IMG_INVENTORY)->pattern);
+}
+
+#define CHECK_BUF (256u << 10)
+
+static int file_crc32c(int fd, const char *name, uint64_t size, uint32_t *ret)
+{
+	_cleanup_free_ char *buf = malloc(CHECK_BUF);
+	uint64_t off = 0;
+	uint32_t crc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (off < size) {
+		ssize_t n = pread(fd, buf, min(size - off, (uint64_t)CHECK_BUF), (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!n)
+				errno = ENODATA;
+			pr_perror("image %s: read at offset %llu", name, (unsigned long long)off);
+			return neg_errno();
+		}
+		crc = crc32c(crc, buf, (size_t)n);
+		off += (uint64_t)n;
+	}
+	*ret = crc;
+	return 0;
+}
+
+int img_list_check_file(int dirfd, const struct img_file *f)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	uint32_t crc;
+	int ret;
+
+	if (!plain_name(f->name)) {
+		pr_err("the inventory lists an image named \"%s\": not a file of the image "
+		       "directory\n",
+		       f->name);
+		return -EINVAL;
+	}
+	fd = openat(dirfd, f->name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		pr_err("image %s is missing\n", f->name);
+		return -ENOENT;
+	}
+	if (fd < 0 || fstat(fd, &st)) {
+		pr_perror("image %s: open", f->name);
+		return neg_errno();
+	}
+	if (!S_ISREG(st.st_mode)) {
+		pr_err("image %s is not a regular file\n", f->name);
+		return -EINVAL;
+	}
+	if ((uint64_t)st.st_size != f->size) {
+		pr_err("image %s is %llu bytes, the dump wrote %llu\n", f->name,
+		       (unsigned long long)st.st_size, (unsigned long long)f->size);
+		return (uint64_t)st.st_size < f->size ? -ENODATA : -EBADMSG;
+	}
+	if (!f->has_crc32c)
+		return 0;
+	ret = file_crc32c(fd, f->name, f->size, &crc);
+	if (ret)
+		return ret;
+	if (crc != f->crc32c) {
+		pr_err("image %s does not match its crc32c (%#x, the dump wrote %#x)\n", f->name,
+		       crc, f->crc32c);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+int img_list_check(int dirfd, const struct img_list *l)
+{
+	int ret = 0;
+
+	/* every bad file is named, not only the first */
+	for (size_t i = 0; i < l->n; i++) {
+		int r = img_list_check_file(dirfd, &l->files[i]);
+
+		ret = ret ?: r;
+	}
+	return ret;
+}
+
+/* ---- the list in the inventory ------------------------------------------------------------ */
+
+int img_list_from_inventory(const InventoryEntry *inv, struct img_list *l)
+{
+	for (size_t i = 0; i < inv->n_images; i++) {
+		const ImageFileEntry *e = inv->images[i];
+		int ret;
+
+		if (!plain_name(e->name)) {
+			pr_err("the inventory lists an image named \"%s\": not a file of the image "
+			       "directory\n",
+			       e->name);
+			img_list_fini(l);
+			return -EINVAL;
+		}
+		ret = img_list_add(l, e->name, e->size, e->has_crc32c, e->crc32c);
+		if (ret) {
+			img_list_fini(l);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+int img_list_to_inventory(const struct img_list *l, InventoryEntry *inv)
+{
+	ImageFileEntry *e = calloc(l->n ?: 1, sizeof(*e));
+	ImageFileEntry **p = calloc(l->n ?: 1, sizeof(*p));
+
+	if (!e || !p) {
+		free(e);
+		free(p);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		image_file_entry__init(&e[i]);
+		e[i].name = l->files[i].name;
+		e[i].size = l->files[i].size;
+		e[i].has_crc32c = l->files[i].has_crc32c;
+		e[i].crc32c = l->files[i].crc32c;
+		p[i] = &e[i];
+	}
+	inv->n_images = l->n;
+	inv->images = p;
+	return 0;
+}
+
+void img_list_inventory_free(InventoryEntry *inv)
+{
+	if (inv->images)
+		free(inv->images[0]);
+	free(inv->images);
+	inv->images = NULL;
+	inv->n_images = 0;
+}
+
+/* ---- page runs against their pagemap -------------------------------------------------------- */
+
+static int verify_runs(struct cr_img *pages, const char *name, PagemapEntry *const *pe, size_t n,
+		       uint64_t *nr_runs)
+{
+	uint64_t off = 0, size = pages ? img_raw_size(pages) : 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t len = (uint64_t)pe[i]->nr_pages * PAGE_SIZE;
+		int r;
+
+		if (!(pe[i]->flags & PAGEMAP_FLAG__PE_PRESENT))
+			continue;
+		if (!pe[i]->has_crc32c) {
+			pr_err("%s: the run at %#llx (%u pages) has no crc32c\n", name,
+			       (unsigned long long)pe[i]->vaddr, pe[i]->nr_pages);
+			r = -EBADMSG;
+		} else {
+			r = img_verify_run(pages, off, len, pe[i]->crc32c);
+		}
+		ret = ret ?: r;
+		/* past the end or unreadable: the offsets of the next runs mean nothing */
+		if (r && r != -EBADMSG)
+			return ret;
+		off += len;
+		(*nr_runs)++;
+	}
+	if (!ret && off != size) {
+		pr_err("%s holds %llu bytes of pages, the runs of %s cover %llu\n", img_name(pages),
+		       (unsigned long long)size, name, (unsigned long long)off);
+		ret = -EBADMSG;
+	}
+	return ret;
+}
+
+int img_verify_pagemap(int dirfd, const char *name, uint64_t *nr_runs)
+{
+	struct cr_img *img = img_open_name(dirfd, name, NULL, IMG_READ), *pages = NULL;
+	ProtobufCMessage **recs = NULL;
+	size_t n = 0, i;
+	bool present = false;
+	int ret;
+
+	if (!img)
+		return -errno;
+	if (img_kind(img)->kind != CR_IMG_PAGEMAP && img_kind(img)->kind != CR_IMG_SHMEM_PAGEMAP) {
+		pr_err("%s is a %s image, not a pagemap\n", name, img_kind(img)->name);
+		img_close(img);
+		return -EINVAL;
+	}
+	ret = img_read_all(img, &recs, &n);
+	img_close(img);
+	if (ret)
+		return ret;
+	if (!n) {
+		pr_err("%s: no PagemapHead\n", name);
+		return -EBADMSG;
+	}
+	for (i = 1; i < n; i++)
+		present |= ((PagemapEntry *)recs[i])->flags & PAGEMAP_FLAG__PE_PRESENT;
+	/* without a run to read, no pages image is needed: one there must be empty */
+	pages = img_open(dirfd, CR_IMG_PAGES, ((PagemapHead *)recs[0])->pages_id,
+			 IMG_READ | (present ? 0 : IMG_OPTIONAL));
+	if (!pages && (present || errno != ENOENT))
+		ret = -errno;
+	else
+		ret = verify_runs(pages, name, (PagemapEntry *const *)recs + 1, n - 1, nr_runs);
+	img_close(pages);
+	img_free_records(recs, n);
+	return ret;
+}
