@@ -12,6 +12,10 @@
  *      fds and fs, wait for their zombie children to be zombies, and call
  *      rst_task_finish(), which does not come back on success.
  *
+ * Each task dies with its parent (PR_SET_PDEATHSIG(SIGKILL), armed first
+ * thing), the root with the controller: a SIGKILLed controller takes the
+ * tree down, whatever stage it is in (restore.md, "When criu-like dies").
+ *
  * Every signal stays blocked from the controller's clone of the root on: the
  * restorer sets the saved mask. The SIGCHLDs of zombie children are drained,
  * since the original parent had already received them.

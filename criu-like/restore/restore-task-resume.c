@@ -7,7 +7,9 @@
  * every thread while it waits at the barrier, says RST_STAGE_RESUME, follows
  * each thread by syscall stops to the exit of its rt_sigreturn (the thread
  * is then in its saved state), injects munmap() of both areas into the
- * leader, and detaches. A task restored stopped gets its SIGSTOP right
+ * leader, sets each leader's saved parent-death signal, and detaches. Until
+ * the detach the threads are held with PTRACE_O_EXITKILL: a death of the
+ * controller kills them before they run. A task restored stopped gets its SIGSTOP right
  * before the detach (the one the restorer sends is held back on the way).
  */
 #define LOG_PREFIX "restore-resume: "
