@@ -116,7 +116,7 @@ restore_killed() {
 	{ wait "$rp"; } 2>/dev/null
 	rc=$?
 	if [ $rc = 0 ]; then
-		outcome=done
+		outcome="done"
 	elif all_free; then
 		outcome=free
 	elif all_running; then
@@ -132,7 +132,7 @@ step=1 tried=0
 while :; do
 	what="fault point $step"
 	restore_killed step CRIU_LIKE_FAULT_STEP=$step
-	[ "$outcome" = done ] && break
+	[ "$outcome" = "done" ] && break
 	[ "$outcome" = free ] || fail "$what: $outcome"
 	cmp -s "$tmp/out" "$tmp/out.dumped" || fail "$what: a restored task ran: $(tail -1 "$tmp/out")"
 	# the first ones one by one, then one in $STRIDE, from a random offset
@@ -160,7 +160,7 @@ while [ $trial -le "$TRIALS" ]; do
 	free)
 		cmp -s "$tmp/out" "$tmp/out.dumped" || fail "$what: a restored task ran"
 		killed=$((killed + 1)) ;;
-	done | running)
+	"done" | running)
 		ticking || fail "$what: the tree runs but does not tick"
 		kill_ran
 		ran=$((ran + 1)) ;;
