@@ -727,10 +727,20 @@ long parasite_main(struct rst_args *a, long idx)
 	}
 	restore_thread(a, th);
 	restore_creds(a, th);
-	/* After the creds: a change of euid/egid clears it. */
-	if (th->pdeath_sig)
+	/*
+	 * After the creds: a change of euid/egid clears it. The leader keeps
+	 * dying with its parent until the resume, where the controller sets its
+	 * saved signal; if the parent died meanwhile, no signal will come.
+	 */
+	if (idx == 0) {
+		check(a, th, sys_prctl(PR_SET_PDEATHSIG, SIGKILL), "PR_SET_PDEATHSIG");
+		if (sys_call1(__NR_getppid, 0) != a->ppid)
+			for (;;)
+				sys_call1(__NR_exit_group, 1);
+	} else if (th->pdeath_sig) {
 		check(a, th, sys_prctl(PR_SET_PDEATHSIG, th->pdeath_sig), "PR_SET_PDEATHSIG %u",
 		      th->pdeath_sig);
+	}
 	rdebug(a, th, "at the barrier");
 	barrier(a);
 	/*

@@ -12,6 +12,10 @@
  *      fds and fs, wait for their zombie children to be zombies, and call
  *      rst_task_finish(), which does not come back on success.
  *
+ * Each task dies with its parent (PR_SET_PDEATHSIG(SIGKILL), armed first
+ * thing), the root with the controller: a SIGKILLed controller takes the
+ * tree down, whatever stage it is in (restore.md, "When criu-like dies").
+ *
  * Every signal stays blocked from the controller's clone of the root on: the
  * restorer sets the saved mask. The SIGCHLDs of zombie children are drained,
  * since the original parent had already received them.
@@ -43,7 +47,8 @@ static pid_t clone_with_pid(pid_t pid, int exit_signal)
 	return (pid_t)syscall(__NR_clone3, &args, CR_CLONE_ARGS_SIZE_VER1);
 }
 
-static void task_main(struct restore_ctx *ctx, struct rst_task *t) __attribute__((noreturn));
+static void task_main(struct restore_ctx *ctx, struct rst_task *t, pid_t parent)
+	__attribute__((noreturn));
 
 /*
  * In the parent (or the controller for the root): create @t and record its
@@ -53,12 +58,21 @@ static void task_main(struct restore_ctx *ctx, struct rst_task *t) __attribute__
  */
 static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signal)
 {
-	pid_t want = (pid_t)t->pe->pid, pid;
+	pid_t want = (pid_t)t->pe->pid, parent = getpid(), pid;
 
 	pid = fault_err(-ENOMEM, "clone3 of task %d", want) ? -1
 							    : clone_with_pid(want, exit_signal);
-	if (pid == 0)
-		task_main(ctx, t);
+	if (pid == 0) {
+		/*
+		 * Dies with its parent until the resume (restore.md, "When the
+		 * controller dies"): the root with the controller, each other task
+		 * with its parent, so an uncatchable death of the controller takes
+		 * the whole tree. The parent may be gone already: look after arming.
+		 */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() != parent)
+			_exit(1);
+		task_main(ctx, t, parent);
+	}
 	if (pid < 0) {
 		int err = neg_errno();
 
@@ -236,10 +250,9 @@ static int reap_signals_of_zombies(const struct rst_task *t)
 	return 0;
 }
 
-static int task_restore(struct restore_ctx *ctx, struct rst_task *t)
+static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t parent)
 {
 	struct rst_shared *sh = ctx->shared;
-	pid_t parent = getppid();
 	int err;
 
 	err = fork_children(ctx, t, true);
@@ -280,9 +293,9 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t)
 	return err;
 }
 
-static void task_main(struct restore_ctx *ctx, struct rst_task *t)
+static void task_main(struct restore_ctx *ctx, struct rst_task *t, pid_t parent)
 {
-	int err = task_restore(ctx, t);
+	int err = task_restore(ctx, t, parent);
 
 	pr_err("task %u failed to restore: %s\n", t->pe->pid, strerror(err < 0 ? -err : EIO));
 	rst_fail(ctx, err < 0 ? err : -EIO);

@@ -7,7 +7,9 @@
  * every thread while it waits at the barrier, says RST_STAGE_RESUME, follows
  * each thread by syscall stops to the exit of its rt_sigreturn (the thread
  * is then in its saved state), injects munmap() of both areas into the
- * leader, and detaches. A task restored stopped gets its SIGSTOP right
+ * leader, sets each leader's saved parent-death signal, and detaches. Until
+ * the detach the threads are held with PTRACE_O_EXITKILL: a death of the
+ * controller kills them before they run. A task restored stopped gets its SIGSTOP right
  * before the detach (the one the restorer sends is held back on the way).
  */
 #define LOG_PREFIX "restore-resume: "
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -87,7 +90,8 @@ static bool has_seccomp(const struct rst_task *t)
  */
 static int seize_one(pid_t pid, struct rthread *th, bool seccomp)
 {
-	long opts = PTRACE_O_TRACESYSGOOD | (seccomp ? CR_PTRACE_O_SUSPEND_SECCOMP : 0);
+	long opts = PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL |
+		    (seccomp ? CR_PTRACE_O_SUSPEND_SECCOMP : 0);
 	int status;
 
 	if (ptrace(PTRACE_SEIZE, th->tid, NULL, (void *)opts)) {
@@ -95,6 +99,7 @@ static int seize_one(pid_t pid, struct rthread *th, bool seccomp)
 		return neg_errno();
 	}
 	th->seized = true;
+	arch_fault_point();
 	if (ptrace(PTRACE_INTERRUPT, th->tid, NULL, NULL) ||
 	    waitpid(th->tid, &status, __WALL) != th->tid) {
 		pr_perror("pid %d: PTRACE_INTERRUPT of thread %d", pid, th->tid);
@@ -141,6 +146,7 @@ static int step_one(struct rtask *rt, struct rthread *th, int status)
 	} else if (status >> 16 == 0) {
 		sig = WSTOPSIG(status);
 	}
+	arch_fault_point();
 	if (ptrace(PTRACE_SYSCALL, th->tid, NULL, (void *)(long)sig)) {
 		pr_perror("pid %d: PTRACE_SYSCALL of %d", pid, th->tid);
 		return neg_errno();
@@ -244,21 +250,62 @@ static int unmap_areas(struct restore_ctx *ctx, struct rtask *rt)
 }
 
 /*
- * A SIGSTOP sent while every thread is held in a ptrace stop stays pending
- * (no thread can take it) and stops the process before it runs one
- * instruction of its own after the detach.
+ * The leader's saved parent-death signal, in place of the SIGKILL that tied
+ * it to its parent until now (restore-task-state.c: none for the root,
+ * whose parent is criu-like).
  */
-static void detach_all(struct rtask *tasks, size_t nr, bool ok)
+static int set_pdeath_sig(struct rtask *rt)
+{
+	const ThreadCoreEntry *tc = rt->t->core->threads[0];
+	unsigned long args[6] = { PR_SET_PDEATHSIG, 0 };
+	long ret;
+	int err;
+
+	if (tc->has_pdeath_sig && rt->t->parent)
+		args[1] = tc->pdeath_sig;
+	err = compel_syscall(rt->th[0].tid, __NR_prctl, args, &ret);
+	if (!err && ret)
+		err = (int)ret;
+	if (err)
+		pr_errno(err, "pid %d: PR_SET_PDEATHSIG %lu", (pid_t)rt->t->pe->pid, args[1]);
+	return err;
+}
+
+/*
+ * The last steps, every thread held at the exit of its rt_sigreturn with
+ * PTRACE_O_EXITKILL: a death of criu-like until the detach kills every
+ * thread of the tree before it runs an instruction of its own. A SIGSTOP
+ * sent now stays pending (no thread can take it) and stops the process
+ * before it runs anything after the detach.
+ */
+static int finish_all(struct rtask *tasks, size_t nr)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < nr; i++) {
+		arch_fault_point();
+		err = set_pdeath_sig(&tasks[i]);
+	}
+	for (i = 0; !err && i < nr; i++)
+		if (tasks[i].stop && kill((pid_t)tasks[i].t->pe->pid, SIGSTOP))
+			err = neg_errno();
+	return err;
+}
+
+/*
+ * The commit: the detach ends PTRACE_O_EXITKILL, thread by thread. Nothing
+ * but the detaches is left to do, in a tight loop (restore.md says what a
+ * death inside it does).
+ */
+static void detach_all(struct rtask *tasks, size_t nr)
 {
 	size_t i, j;
 
-	for (i = 0; i < nr; i++) {
-		if (ok && tasks[i].stop)
-			kill((pid_t)tasks[i].t->pe->pid, SIGSTOP);
+	for (i = 0; i < nr; i++)
 		for (j = tasks[i].n; j-- > 0;)
 			if (tasks[i].th[j].seized)
 				ptrace(PTRACE_DETACH, tasks[i].th[j].tid, NULL, NULL);
-	}
 }
 
 /* The syscall @tid sits in (/proc/PID/task/TID/syscall), -1 when running or unknown. */
@@ -350,11 +397,17 @@ int rst_resume_tasks(struct restore_ctx *ctx)
 					has_seccomp(tasks[i].t));
 	if (!err) {
 		rst_set_stage(ctx->shared, RST_STAGE_RESUME);
+		arch_fault_point();
 		err = run_to_sigreturn(tasks, n);
 	}
 	for (i = 0; !err && i < n; i++)
 		err = unmap_areas(ctx, &tasks[i]);
-	detach_all(tasks, n, !err);
+	if (!err)
+		err = finish_all(tasks, n);
+	/* on failure rst_abort() kills them still attached: none runs its own code */
+	arch_fault_point();
+	if (!err)
+		detach_all(tasks, n);
 	if (!err)
 		wait_back_in_syscalls(tasks, n);
 	for (i = 0; tasks && i < n; i++)

@@ -385,6 +385,7 @@ static void fill_header(struct finish *f)
 	a->shared_len = PAGE_ALIGN(f->ctx->shared_size);
 	a->task_size = RST_TASK_SIZE;
 	a->pid = f->pid;
+	a->ppid = getppid();
 	a->log_level = log_get_level();
 	a->nr_specials = f->nr_specials;
 	for (i = 0; i < f->nr_specials; i++) {

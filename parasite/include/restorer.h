@@ -155,7 +155,7 @@ struct rst_thread {
 	uint32_t nr_pending;
 	uint64_t pending_off; /* struct rst_siginfo[nr_pending], the thread's own queue */
 	uint64_t timer_slack_ns; /* 0: keep the kernel's default */
-	uint32_t pdeath_sig; /* set after the creds, whose change clears it */
+	uint32_t pdeath_sig; /* set after the creds, whose change clears it; not thread 0's */
 	uint32_t seccomp_mode; /* 0, SECCOMP_MODE_STRICT or SECCOMP_MODE_FILTER */
 	uint32_t nr_seccomp; /* filters, oldest first */
 	uint32_t seccomp_early; /* install the filters before capset (restorer.c says why) */
@@ -182,6 +182,13 @@ struct rst_args {
 	int32_t pages_fd; /* -1: no saved private page */
 	uint32_t stopped; /* queue SIGSTOP to the process right before the sigreturn */
 	uint32_t personality;
+	/*
+	 * The parent at the jump. The leader dies with it until the controller
+	 * resumes the tree: PR_SET_PDEATHSIG(SIGKILL), armed again after the
+	 * creds (a change clears it), then getppid() checked against this.
+	 */
+	int32_t ppid;
+	uint32_t pad0;
 
 	uint32_t nr_vmas, nr_runs, nr_specials, nr_threads;
 	uint64_t vmas_off; /* struct rst_vma[nr_vmas], sorted by start */
