@@ -14,6 +14,7 @@
 #include "asm/compat.h"
 #include "asm/infect-arch.h"
 #include "asm/sigframe.h"
+#include "fault.h"
 #include "log.h"
 #include "util.h"
 
@@ -40,20 +41,6 @@ int arch_get_regs(pid_t tid, struct user_regs_struct *r)
 int arch_get_xstate(pid_t tid, struct iovec *iov)
 {
 	return ptrace(PTRACE_GETREGSET, tid, NT_X86_XSTATE, iov) ? neg_errno() : 0;
-}
-
-void arch_fault_point(void)
-{
-	/* Process-wide on purpose: one step counter for the whole dumper run. */
-	static long step, limit = -1;
-
-	if (limit < 0) {
-		const char *e = getenv("CRIU_LIKE_FAULT_STEP");
-
-		limit = e ? atol(e) : 0;
-	}
-	if (limit > 0 && ++step == limit)
-		kill(getpid(), SIGKILL);
 }
 
 static size_t xstate_max_size(void)
@@ -230,7 +217,7 @@ static int next_stop(struct arch_thread_state *ts, int req, struct __ptrace_sysc
 	int status, ret, sig;
 
 	for (;;) {
-		arch_fault_point();
+		fault_kill_point();
 		if (ptrace(req, ts->tid, NULL, 0)) {
 			pr_perror("ptrace(%d) %d", req, ts->tid);
 			return neg_errno();
@@ -258,7 +245,7 @@ static int next_stop(struct arch_thread_state *ts, int req, struct __ptrace_sysc
 
 static int set_regs(pid_t tid, struct user_regs_struct *r)
 {
-	arch_fault_point();
+	fault_kill_point();
 	if (ptrace(PTRACE_SETREGS, tid, NULL, r)) {
 		pr_perror("PTRACE_SETREGS %d", tid);
 		return neg_errno();
@@ -270,7 +257,7 @@ static int block_all(pid_t tid)
 {
 	uint64_t all = ~0ULL;
 
-	arch_fault_point();
+	fault_kill_point();
 	if (ptrace(PTRACE_SETSIGMASK, tid, sizeof(all), &all)) {
 		pr_perror("PTRACE_SETSIGMASK %d", tid);
 		return neg_errno();
@@ -307,7 +294,7 @@ int arch_thread_restore(struct arch_thread_state *t)
 			return ret;
 	} while (ret != STOP_EVENT);
 	/* Sigmask before registers: a dumper dying in between leaves code that sigreturns. */
-	arch_fault_point();
+	fault_kill_point();
 	if (ptrace(PTRACE_SETSIGMASK, t->tid, sizeof(t->sigmask), &t->sigmask) ||
 	    ptrace(PTRACE_SETREGSET, t->tid, NT_X86_XSTATE, &iov)) {
 		pr_perror("restoring sigmask/xstate of %d", t->tid);
@@ -352,7 +339,7 @@ static int poke_bytes(pid_t tid, uint64_t addr, const uint8_t *bytes, size_t len
 		long w;
 
 		memcpy(&w, bytes + i, sizeof(w));
-		arch_fault_point();
+		fault_kill_point();
 		if (ptrace(PTRACE_POKEDATA, tid, addr + i, w)) {
 			pr_perror("PTRACE_POKEDATA %d at %#lx", tid, (unsigned long)(addr + i));
 			return neg_errno();
@@ -445,7 +432,7 @@ int arch_injector_init(struct arch_injector *inj, struct arch_thread_state *ts)
 	ret = arch_thread_frame(ts, inj->frame, buf);
 	if (ret)
 		return ret;
-	arch_fault_point();
+	fault_kill_point();
 	local = (struct iovec){ buf, fsize };
 	remote = (struct iovec){ (void *)inj->frame, fsize };
 	if (process_vm_writev(ts->tid, &local, 1, &remote, 1, 0) != (ssize_t)fsize) {

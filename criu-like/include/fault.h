@@ -24,4 +24,13 @@ bool fault_hit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same for a point that fails like a libc call: @err (< 0) with errno set, or 0. */
 int fault_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * The other kind of fault, for the tests of a killed criu-like: with
+ * CRIU_LIKE_FAULT_STEP=N in the environment, criu-like SIGKILLs itself at
+ * the N-th call (each call sits between two steps that change a task: the
+ * infection, the cure, the restore's stages and its resume). Counted per
+ * process: the controller's own steps. Does nothing otherwise.
+ */
+void fault_kill_point(void);
+
 #endif

@@ -28,6 +28,7 @@
 
 #include "compat.h"
 #include "infect.h"
+#include "fault.h"
 #include "log.h"
 #include "restore-int.h"
 #include "restore-mem.h"
@@ -99,7 +100,7 @@ static int seize_one(pid_t pid, struct rthread *th, bool seccomp)
 		return neg_errno();
 	}
 	th->seized = true;
-	arch_fault_point();
+	fault_kill_point();
 	if (ptrace(PTRACE_INTERRUPT, th->tid, NULL, NULL) ||
 	    waitpid(th->tid, &status, __WALL) != th->tid) {
 		pr_perror("pid %d: PTRACE_INTERRUPT of thread %d", pid, th->tid);
@@ -146,7 +147,7 @@ static int step_one(struct rtask *rt, struct rthread *th, int status)
 	} else if (status >> 16 == 0) {
 		sig = WSTOPSIG(status);
 	}
-	arch_fault_point();
+	fault_kill_point();
 	if (ptrace(PTRACE_SYSCALL, th->tid, NULL, (void *)(long)sig)) {
 		pr_perror("pid %d: PTRACE_SYSCALL of %d", pid, th->tid);
 		return neg_errno();
@@ -284,7 +285,7 @@ static int finish_all(struct rtask *tasks, size_t nr)
 	int err = 0;
 
 	for (i = 0; !err && i < nr; i++) {
-		arch_fault_point();
+		fault_kill_point();
 		err = set_pdeath_sig(&tasks[i]);
 	}
 	for (i = 0; !err && i < nr; i++)
@@ -397,7 +398,7 @@ int rst_resume_tasks(struct restore_ctx *ctx)
 					has_seccomp(tasks[i].t));
 	if (!err) {
 		rst_set_stage(ctx->shared, RST_STAGE_RESUME);
-		arch_fault_point();
+		fault_kill_point();
 		err = run_to_sigreturn(tasks, n);
 	}
 	for (i = 0; !err && i < n; i++)
@@ -405,7 +406,7 @@ int rst_resume_tasks(struct restore_ctx *ctx)
 	if (!err)
 		err = finish_all(tasks, n);
 	/* on failure rst_abort() kills them still attached: none runs its own code */
-	arch_fault_point();
+	fault_kill_point();
 	if (!err)
 		detach_all(tasks, n);
 	if (!err)

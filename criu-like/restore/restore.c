@@ -26,6 +26,7 @@
 #include "compat.h"
 #include "cr.h"
 #include "image.h"
+#include "fault.h"
 #include "log.h"
 #include "net-lock.h"
 #include "ns.h"
@@ -553,7 +554,7 @@ static int rst_run_stages(struct rst_run *r)
 	int err;
 
 	/*
-	 * arch_fault_point(): CRIU_LIKE_FAULT_STEP=N SIGKILLs criu-like at the
+	 * fault_kill_point(): CRIU_LIKE_FAULT_STEP=N SIGKILLs criu-like at the
 	 * N-th point (test/integration/restore-kill.sh walks them all).
 	 */
 	err = create_shared(ctx);
@@ -561,20 +562,20 @@ static int rst_run_stages(struct rst_run *r)
 		err = rst_mem_prepare(ctx);
 	if (!err)
 		err = rst_fork_root(ctx, &r->root);
-	arch_fault_point(); /* the tree being forked */
+	fault_kill_point(); /* the tree being forked */
 	if (!err)
 		err = wait_word(r, &ctx->shared->nr_created, ctx->nr_tasks, "creating tasks",
 				timeout);
 	if (err)
 		return err;
 	pr_info("%u tasks created\n", ctx->nr_tasks);
-	arch_fault_point(); /* every task waits for RST_STAGE_RESTORING */
+	fault_kill_point(); /* every task waits for RST_STAGE_RESTORING */
 	rst_set_stage(ctx->shared, RST_STAGE_RESTORING);
-	arch_fault_point(); /* memory being read */
+	fault_kill_point(); /* memory being read */
 	/* a thread reports only once its whole memory is read: gigabytes take seconds */
 	err = wait_word(r, &ctx->shared->nr_pending, 0, "restoring",
 			max(timeout, (unsigned int)RST_MEMORY_TIMEOUT));
-	arch_fault_point(); /* every thread at the barrier */
+	fault_kill_point(); /* every thread at the barrier */
 	if (!err)
 		err = rst_threads_affinity(ctx);
 	if (!err)

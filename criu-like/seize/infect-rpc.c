@@ -87,7 +87,7 @@ int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, int send_fd, int *
 		c->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(c), &send_fd, sizeof(int));
 	}
-	arch_fault_point();
+	fault_kill_point();
 	if (fault_hit("parasite command %u to %d", cmd, ctl->pid))
 		return -EIO;
 	n = sendmsg(ctl->sk, &h, MSG_NOSIGNAL);
@@ -96,7 +96,7 @@ int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, int send_fd, int *
 		return n < 0 ? neg_errno() : -EIO;
 	}
 	err = wait_fd(ctl, ctl->sk);
-	arch_fault_point();
+	fault_kill_point();
 	if (err)
 		return err;
 	h = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1 };

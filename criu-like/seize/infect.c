@@ -153,7 +153,7 @@ static int map_area(struct parasite_ctl *ctl)
 		return (int)ret;
 	}
 	ctl->remote = (uint64_t)ret;
-	arch_fault_point();
+	fault_kill_point();
 	/* No fd in the task: the dumper reaches the shmem file through map_files (root only). */
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", ctl->pid, (unsigned long)ret,
 		 (unsigned long)(ret + (long)ctl->size));
@@ -355,7 +355,7 @@ static int start_daemon(struct parasite_ctl *ctl)
 	err = wait_fd(ctl, ctl->lsk);
 	if (err)
 		return err;
-	arch_fault_point();
+	fault_kill_point();
 	ctl->sk = fault_err(-ENOMEM, "accept of the parasite of %d", ctl->pid)
 			  ? -1
 			  : accept4(ctl->lsk, NULL, NULL, SOCK_CLOEXEC);
@@ -477,10 +477,10 @@ static int stop_daemon(struct parasite_ctl *ctl)
 	if (ctl->sk >= 0)
 		err = ctl_cmd(ctl, &m, -1, NULL, 0);
 	err2 = interrupt_leader(ctl);
-	arch_fault_point();
+	fault_kill_point();
 	if (ctl->sk >= 0)
 		close(TAKE_FD(ctl->sk));
-	arch_fault_point();
+	fault_kill_point();
 	if (ctl->lsk >= 0)
 		close(TAKE_FD(ctl->lsk));
 	ctl->leader_running = false;

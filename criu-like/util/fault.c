@@ -6,6 +6,7 @@
  */
 #define LOG_PREFIX "fault injection: "
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,4 +114,18 @@ int fault_err(int err, const char *fmt, ...)
 		return 0;
 	errno = -err;
 	return err;
+}
+
+void fault_kill_point(void)
+{
+	/* Process-wide on purpose: one step counter for the whole run. */
+	static long step, limit = -1;
+
+	if (limit < 0) {
+		const char *e = getenv("CRIU_LIKE_FAULT_STEP");
+
+		limit = e ? atol(e) : 0;
+	}
+	if (limit > 0 && ++step == limit)
+		kill(getpid(), SIGKILL);
 }

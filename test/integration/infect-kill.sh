@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # The dumper SIGKILLed at random points, INFECT_TRIALS times (default 100):
 # odd trials at a random step of the injection/parasite/cure machinery
-# (CRIU_LIKE_FAULT_STEP, see arch_fault_point()), even trials after a
+# (CRIU_LIKE_FAULT_STEP, see fault_kill_point()), even trials after a
 # random delay (mostly during the seize). After each trial the victim must
 # be untraced, not stopped, every thread with its original sigmask, still
 # making progress, without checksum or register errors; at the end it must

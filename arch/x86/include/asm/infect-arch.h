@@ -93,13 +93,6 @@ struct arch_blob_range {
 int arch_step_blob(struct arch_thread_state *ts, const struct arch_blob_range *r, long nr,
 		   long *rval);
 
-/*
- * Test hook of the dumper-killed test: with CRIU_LIKE_FAULT_STEP=N in the
- * environment, the dumper SIGKILLs itself at the N-th call (each call sits
- * between two steps that change the task). Does nothing otherwise.
- */
-void arch_fault_point(void);
-
 /* Read the general registers of a stopped thread. Returns 0 or -errno, errno kept for the caller. */
 int arch_get_regs(pid_t tid, struct user_regs_struct *r);
 /* Read the extended state (xsave area) of a stopped thread into @iov, trimmed to its size. */
