@@ -30,9 +30,11 @@ cleanup() {
 trap cleanup EXIT
 
 start() {
+	# A fresh file: the last victim's "ready" must not be taken for this one's.
+	rm -f "$tmp/victim"
 	setsid "$V" mem "$MIB" >"$tmp/victim" 2>&1 </dev/null &
 	vp=$!
-	until grep -q '^ready' "$tmp/victim" 2>/dev/null; do sleep 0.01; done
+	until grep -q "^ready $vp" "$tmp/victim" 2>/dev/null; do sleep 0.01; done
 }
 
 now_ms() {

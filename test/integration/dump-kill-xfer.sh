@@ -28,10 +28,12 @@ trap cleanup EXIT
 fail=0
 
 start() {
+	# A fresh file: the last victim's "ready" must not be taken for this one's.
+	rm -f "$tmp/victim"
 	setsid "$V" mem $MIB >"$tmp/victim" 2>&1 </dev/null &
 	vp=$!
 	n=0
-	until grep -q '^ready' "$tmp/victim" 2>/dev/null; do
+	until grep -q "^ready $vp" "$tmp/victim" 2>/dev/null; do
 		n=$((n + 1))
 		[ $n -le 1000 ] || { echo "FAIL: the victim did not start"; exit 1; }
 		sleep 0.01
