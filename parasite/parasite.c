@@ -5,10 +5,18 @@
  * thread's own state and returns. Returning from parasite_main() always
  * leads to rt_sigreturn on the thread's frame (arch/x86/parasite/entry.S),
  * so a lost dumper means a thread back in its original state.
+ *
+ * A dumper can die at any instant (Documentation/infect.md, "What a dumper
+ * killed at each stage leaves"): the command loop then stops at the first
+ * sign of it (its socket hung up, EOF or EPIPE), runs no command still
+ * queued, and before going home takes back any signal its own syscalls
+ * raised, so the task has no signal it did not have before.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -19,6 +27,13 @@
 #include "parasite-rpc.h"
 
 #define SPLICE_F_NONBLOCK 2
+#define sys_rt_sigpending(set, sz) sys_call2(__NR_rt_sigpending, set, sz)
+#define sys_rt_sigtimedwait(set, info, ts, sz) sys_call4(__NR_rt_sigtimedwait, set, info, ts, sz)
+#define sys_poll(fds, n, ms) sys_call3(__NR_poll, fds, n, ms)
+#define SIGBIT(sig) (1ULL << ((sig)-1))
+#ifndef POLLRDHUP
+#define POLLRDHUP 0x2000
+#endif
 
 long parasite_main(struct parasite_args *a, long idx);
 
@@ -80,6 +95,62 @@ static void thread_state(struct parasite_args *a, long idx)
 	plog(log_of(a), "thread %d: altstack %lx/%lx flags %d, clear_child_tid %lx", st->tid,
 	     (unsigned long)st->ss_sp, (unsigned long)st->ss_size, st->ss_flags,
 	     (unsigned long)st->clear_child_tid);
+}
+
+/*
+ * The command loop's view of the signals: what was pending (thread or
+ * process, all blocked while the parasite runs) when it started, and what
+ * its own syscalls may have raised since. A syscall sends a signal to its
+ * caller only on an error it returns: -EPIPE (SIGPIPE, thread-directed) of
+ * vmsplice into a pipe without reader; sendmsg is called with MSG_NOSIGNAL
+ * and no file is written, so no SIGXFSZ (-EFBIG). Seccomp is suspended by
+ * the dumper (SIGSYS), and faults are the dumper's business.
+ */
+struct sig_state {
+	uint64_t pending_at_start;
+	uint64_t raised;
+};
+
+static void note_raised(struct sig_state *ss, long ret)
+{
+	if (ret == -EPIPE)
+		ss->raised |= SIGBIT(SIGPIPE);
+	else if (ret == -EFBIG)
+		ss->raised |= SIGBIT(SIGXFSZ);
+}
+
+/*
+ * Take back, before the task gets its sigmask again, each signal our
+ * syscalls raised that was not pending before: it is in the thread's own
+ * queue (send_sig() to current), which rt_sigtimedwait() empties first. A
+ * signal pending at the start is left alone: a non-realtime one is queued
+ * once, so ours merged with it and the task gets what it had.
+ */
+static void take_back_signals(struct parasite_args *a, struct sig_state *ss)
+{
+	struct {
+		int64_t sec, nsec;
+	} zero = { 0, 0 };
+	uint64_t now = 0, set;
+	int sig;
+
+	if (!ss->raised || sys_rt_sigpending(&now, 8))
+		return;
+	for (sig = 1; sig <= 64; sig++) {
+		if (!(ss->raised & now & ~ss->pending_at_start & SIGBIT(sig)))
+			continue;
+		set = SIGBIT(sig);
+		plog(log_of(a), "signal %d raised by the parasite taken back: %ld", sig,
+		     sys_rt_sigtimedwait(&set, 0, &zero, 8));
+	}
+}
+
+/* Has the dumper closed its end (or died)? Checked before each command runs. */
+static bool dumper_gone(int sk)
+{
+	struct pollfd p = { .fd = sk, .events = POLLIN | POLLRDHUP };
+
+	return sys_poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR));
 }
 
 static long get_sigactions(struct parasite_args *a)
@@ -162,14 +233,20 @@ static long drain_fds(struct parasite_args *a, int sk, struct parasite_msg *m)
 	return send_answer(sk, m, fds, (unsigned int)n);
 }
 
-/* Splice the pages of @n iovecs into @pipe_fd without blocking; bytes done or -errno. */
-static long do_vmsplice(struct parasite_args *a, int pipe_fd, uint64_t n)
+/*
+ * Splice the pages of @n iovecs into @pipe_fd without blocking; bytes done or
+ * -errno. The dumper sends the pipe's read end along (@rd_fd): while we hold
+ * a reader the pipe has one even if the dumper dies under us, so vmsplice
+ * cannot fail with EPIPE and raise SIGPIPE in the task.
+ */
+static long do_vmsplice(struct parasite_args *a, struct sig_state *ss, int pipe_fd, int rd_fd,
+			uint64_t n)
 {
 	struct parasite_iov *iov = data_of(a);
 	long total = 0, ret;
 	uint64_t i = 0;
 
-	if (pipe_fd < 0)
+	if (pipe_fd < 0 || rd_fd < 0)
 		return -EBADF;
 	if (n * sizeof(*iov) > a->data_size)
 		return -E2BIG;
@@ -177,6 +254,7 @@ static long do_vmsplice(struct parasite_args *a, int pipe_fd, uint64_t n)
 		unsigned long cnt = n - i > 1024 ? 1024 : n - i;
 
 		ret = sys_vmsplice(pipe_fd, &iov[i], cnt, SPLICE_F_NONBLOCK);
+		note_raised(ss, ret);
 		if (ret <= 0)
 			return total ? total : (ret ? ret : -EIO);
 		total += ret;
@@ -192,10 +270,20 @@ static long do_vmsplice(struct parasite_args *a, int pipe_fd, uint64_t n)
 	return total;
 }
 
-/* One command packet, with at most one fd attached; 0 when the dumper went away. */
+static void close_fds(int *fd)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (fd[i] >= 0)
+			sys_close(fd[i]);
+	fd[0] = fd[1] = -1;
+}
+
+/* One command packet, with at most two fds attached (@fd[2]); 0 when the dumper went away. */
 static long recv_cmd(int sk, struct parasite_msg *m, int *fd)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
+	char cbuf[CMSG_SPACE(2 * sizeof(int))];
 	struct iovec iov = { m, sizeof(*m) };
 	struct msghdr h;
 	struct cmsghdr *c;
@@ -206,14 +294,14 @@ static long recv_cmd(int sk, struct parasite_msg *m, int *fd)
 	h.msg_iovlen = 1;
 	h.msg_control = cbuf;
 	h.msg_controllen = sizeof(cbuf);
-	*fd = -1;
+	fd[0] = fd[1] = -1;
 	ret = sys_recvmsg(sk, &h, MSG_CMSG_CLOEXEC);
 	if (ret <= 0)
 		return ret;
 	c = CMSG_FIRSTHDR(&h);
 	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-	    c->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(fd, CMSG_DATA(c), sizeof(int));
+	    (c->cmsg_len == CMSG_LEN(sizeof(int)) || c->cmsg_len == CMSG_LEN(2 * sizeof(int))))
+		memcpy(fd, CMSG_DATA(c), c->cmsg_len - CMSG_LEN(0));
 	if (ret != sizeof(*m) || m->magic != PARASITE_MAGIC || (h.msg_flags & MSG_CTRUNC))
 		return -EBADMSG;
 	return ret;
@@ -228,7 +316,8 @@ static long get_child_subreaper(void)
 	return ret < 0 ? ret : v;
 }
 
-static long dispatch(struct parasite_args *a, int sk, struct parasite_msg *m, int fd)
+static long dispatch(struct parasite_args *a, struct sig_state *ss, int sk, struct parasite_msg *m,
+		     int *fd)
 {
 	m->ret = 0;
 	switch (m->cmd) {
@@ -249,11 +338,10 @@ static long dispatch(struct parasite_args *a, int sk, struct parasite_msg *m, in
 		thread_state(a, 0);
 		break;
 	case PARASITE_CMD_DRAIN_FDS:
-		if (fd >= 0)
-			sys_close(fd);
+		close_fds(fd);
 		return drain_fds(a, sk, m);
 	case PARASITE_CMD_VMSPLICE:
-		m->ret = do_vmsplice(a, fd, m->arg[0]);
+		m->ret = do_vmsplice(a, ss, fd[0], fd[1], m->arg[0]);
 		break;
 	case PARASITE_CMD_GET_PRCTL:
 		/* Only the task itself can read these two: no /proc file shows them. */
@@ -271,39 +359,44 @@ static long dispatch(struct parasite_args *a, int sk, struct parasite_msg *m, in
 	 * A received fd is closed before the answer: once the dumper has the
 	 * answer, the task's fd table is as it was (files.c lists it next).
 	 */
-	if (fd >= 0)
-		sys_close(fd);
+	close_fds(fd);
 	return send_answer(sk, m, 0, 0);
 }
 
-static void command_loop(struct parasite_args *a, int sk)
+/*
+ * Commands until FINISH, or until the dumper is gone: a command it queued
+ * just before dying is dropped, not run (its pipe, say, has no reader).
+ */
+static void command_loop(struct parasite_args *a, struct sig_state *ss, int sk)
 {
 	struct parasite_msg m = { 0 };
 	long ret;
-	int fd;
+	int fd[2];
 
 	for (;;) {
-		ret = recv_cmd(sk, &m, &fd);
+		ret = recv_cmd(sk, &m, fd);
+		if (ret > 0 && dumper_gone(sk))
+			ret = -ECONNRESET;
 		if (ret <= 0) {
-			if (fd >= 0)
-				sys_close(fd);
+			close_fds(fd);
 			plog(log_of(a), "control socket: %ld, going home", ret);
 			return;
 		}
-		ret = dispatch(a, sk, &m, fd); /* closes @fd before answering */
+		ret = dispatch(a, ss, sk, &m, fd); /* closes @fd before answering */
 		if (ret || m.cmd == PARASITE_CMD_FINISH)
 			break;
 	}
-	/* FINISH answered (or the answer failed): wait until the dumper closes its end. */
-	while (recv_cmd(sk, &m, &fd) > 0)
-		if (fd >= 0)
-			sys_close(fd);
-	if (fd >= 0)
-		sys_close(fd);
+	if (ret)
+		plog(log_of(a), "command %u: %ld, the dumper is gone", m.cmd, ret);
+	/* FINISH answered (or the dumper gone): run nothing more, wait until its end closes. */
+	while (recv_cmd(sk, &m, fd) > 0)
+		close_fds(fd);
+	close_fds(fd);
 }
 
 long parasite_main(struct parasite_args *a, long idx)
 {
+	struct sig_state ss = { 0, 0 };
 	struct sockaddr_un addr;
 	long sk, ret;
 
@@ -314,6 +407,8 @@ long parasite_main(struct parasite_args *a, long idx)
 		thread_state(a, idx);
 		return 0;
 	}
+	/* Every signal is blocked here: this is the thread's and the process's pending set. */
+	sys_rt_sigpending(&ss.pending_at_start, 8);
 	sk = sys_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (sk < 0) {
 		plog(log_of(a), "socket: %ld", sk);
@@ -324,9 +419,10 @@ long parasite_main(struct parasite_args *a, long idx)
 	memcpy(addr.sun_path, a->sun_path, a->sun_len);
 	ret = sys_connect(sk, &addr, offsetof(struct sockaddr_un, sun_path) + a->sun_len);
 	if (ret == 0)
-		command_loop(a, (int)sk);
+		command_loop(a, &ss, (int)sk);
 	else
 		plog(log_of(a), "connect: %ld", ret);
 	sys_close(sk);
+	take_back_signals(a, &ss);
 	return 0;
 }

@@ -60,10 +60,11 @@ const struct arch_thread_state *parasite_thread_regs(struct parasite_ctl *ctl, p
 int parasite_drain_fds(struct parasite_ctl *ctl, const int *fds, unsigned int n, int *ret_fds);
 /*
  * vmsplice the task's pages @iov[0..@n) (task addresses) into the pipe
- * @pipe_wfd of the dumper, without blocking: size the pipe for them.
- * Returns the bytes spliced or -errno.
+ * @pipe (both ends: the parasite holds the read end too while it splices,
+ * so a dumper dying meanwhile cannot make the task get SIGPIPE), without
+ * blocking: size the pipe for them. Returns the bytes spliced or -errno.
  */
-long parasite_vmsplice(struct parasite_ctl *ctl, int pipe_wfd, const struct iovec *iov,
+long parasite_vmsplice(struct parasite_ctl *ctl, const int pipe[2], const struct iovec *iov,
 		       unsigned int n);
 
 /*

@@ -360,7 +360,7 @@ static int push_chunk(struct page_xfer *x, struct parasite_ctl *ctl, struct xfer
 
 		if (err)
 			return err;
-		ret = parasite_vmsplice(ctl, x->pipe[*p][1], iov, n);
+		ret = parasite_vmsplice(ctl, x->pipe[*p], iov, n);
 		if (ret <= 0) {
 			err = ret ? (int)ret : -EIO;
 			pr_err("pid %d: vmsplice of pages in %lx-%lx (%zu bytes): %s\n", x->pid,

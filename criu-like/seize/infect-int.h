@@ -32,8 +32,11 @@ void drain_log(struct parasite_ctl *ctl);
 int wait_fd(struct parasite_ctl *ctl, int fd);
 /* PTRACE_INTERRUPT the running leader and wait for the interrupt stop (infect.c). */
 int interrupt_leader(struct parasite_ctl *ctl);
-/* Send one command to the parasite and take its answer (infect-rpc.c). */
-int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, int send_fd, int *fds,
+/*
+ * Send one command to the parasite, with the two fds @send_fds attached
+ * unless NULL, and take its answer (infect-rpc.c).
+ */
+int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, const int *send_fds, int *fds,
 	    unsigned int n_fds);
 
 #endif

@@ -59,11 +59,11 @@ static bool task_gone(pid_t pid)
 }
 
 /*
- * One command: @m out (with @send_fd attached when >= 0), the answer back
+ * One command: @m out (with @send_fds[0..1] attached unless NULL), the answer back
  * into @m (with up to @n_fds fds into @fds). Exact sizes, magic and command
  * are checked; the log ring is drained once the parasite is idle again.
  */
-int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, int send_fd, int *fds,
+int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, const int *send_fds, int *fds,
 	    unsigned int n_fds)
 {
 	char cbuf[CMSG_SPACE(PARASITE_MAX_FDS * sizeof(int))];
@@ -77,15 +77,15 @@ int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, int send_fd, int *
 	if (ctl->sk < 0)
 		return -ENOTCONN;
 	m->magic = PARASITE_MAGIC;
-	if (send_fd >= 0) {
+	if (send_fds) {
 		memset(cbuf, 0, sizeof(cbuf));
 		h.msg_control = cbuf;
-		h.msg_controllen = CMSG_SPACE(sizeof(int));
+		h.msg_controllen = CMSG_SPACE(2 * sizeof(int));
 		c = CMSG_FIRSTHDR(&h);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &send_fd, sizeof(int));
+		c->cmsg_len = CMSG_LEN(2 * sizeof(int));
+		memcpy(CMSG_DATA(c), send_fds, 2 * sizeof(int));
 	}
 	fault_kill_point();
 	if (fault_hit("parasite command %u to %d", cmd, ctl->pid))
@@ -151,7 +151,7 @@ static void *ctl_data(struct parasite_ctl *ctl)
 int parasite_get_pid(struct parasite_ctl *ctl, pid_t *ret_pid, pid_t *ret_tid)
 {
 	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_PID };
-	int err = ctl_cmd(ctl, &m, -1, NULL, 0);
+	int err = ctl_cmd(ctl, &m, NULL, NULL, 0);
 
 	if (err)
 		return err;
@@ -163,7 +163,7 @@ int parasite_get_pid(struct parasite_ctl *ctl, pid_t *ret_pid, pid_t *ret_tid)
 int parasite_get_sigactions(struct parasite_ctl *ctl, struct parasite_sigaction sa[64])
 {
 	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_SIGACTIONS };
-	int err = ctl_cmd(ctl, &m, -1, NULL, 0);
+	int err = ctl_cmd(ctl, &m, NULL, NULL, 0);
 
 	if (!err && m.ret < 0)
 		err = (int)m.ret;
@@ -176,7 +176,7 @@ int parasite_get_sigactions(struct parasite_ctl *ctl, struct parasite_sigaction 
 int parasite_get_itimers(struct parasite_ctl *ctl, struct parasite_itimers *ret)
 {
 	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_ITIMERS };
-	int err = ctl_cmd(ctl, &m, -1, NULL, 0);
+	int err = ctl_cmd(ctl, &m, NULL, NULL, 0);
 
 	if (!err && m.ret < 0)
 		err = (int)m.ret;
@@ -212,7 +212,7 @@ int parasite_get_prctl(struct parasite_ctl *ctl, uint32_t *securebits, uint32_t 
 		       uint32_t *child_subreaper)
 {
 	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_PRCTL };
-	int err = ctl_cmd(ctl, &m, -1, NULL, 0);
+	int err = ctl_cmd(ctl, &m, NULL, NULL, 0);
 
 	if (err)
 		return err;
@@ -238,7 +238,7 @@ int parasite_get_posix_timers(struct parasite_ctl *ctl, struct parasite_posix_ti
 	if (n * sizeof(*t) > ctl->args->data_size)
 		return -E2BIG;
 	memcpy(ctl_data(ctl), t, n * sizeof(*t));
-	err = ctl_cmd(ctl, &m, -1, NULL, 0);
+	err = ctl_cmd(ctl, &m, NULL, NULL, 0);
 	if (!err && m.ret < 0)
 		err = (int)m.ret;
 	if (!err)
@@ -271,7 +271,7 @@ int parasite_get_thread_state(struct parasite_ctl *ctl, pid_t tid,
 	if (i == 0) {
 		struct parasite_msg m = { .cmd = PARASITE_CMD_GET_THREAD };
 
-		err = ctl_cmd(ctl, &m, -1, NULL, 0);
+		err = ctl_cmd(ctl, &m, NULL, NULL, 0);
 		if (err)
 			return err;
 	}
@@ -292,7 +292,7 @@ int parasite_drain_fds(struct parasite_ctl *ctl, const int *fds, unsigned int n,
 
 		for (i = 0; i < chunk; i++)
 			d[i] = fds[done + i];
-		err = ctl_cmd(ctl, &m, -1, ret_fds + done, chunk);
+		err = ctl_cmd(ctl, &m, NULL, ret_fds + done, chunk);
 		if (!err && m.ret < 0) {
 			err = (int)m.ret;
 			pr_errno(err, "task %d: fd %d", ctl->pid, fds[done + m.arg[1]]);
@@ -306,18 +306,21 @@ int parasite_drain_fds(struct parasite_ctl *ctl, const int *fds, unsigned int n,
 	return err;
 }
 
-long parasite_vmsplice(struct parasite_ctl *ctl, int pipe_wfd, const struct iovec *iov,
+long parasite_vmsplice(struct parasite_ctl *ctl, const int pipe[2], const struct iovec *iov,
 		       unsigned int n)
 {
 	struct parasite_msg m = { .cmd = PARASITE_CMD_VMSPLICE, .arg = { n } };
 	struct parasite_iov *d = ctl_data(ctl);
 	unsigned int i;
-	int err;
+	int err, fds[2];
 
 	if (n * sizeof(*d) > ctl->args->data_size)
 		return -E2BIG;
 	for (i = 0; i < n; i++)
 		d[i] = (struct parasite_iov){ (uint64_t)iov[i].iov_base, iov[i].iov_len };
-	err = ctl_cmd(ctl, &m, pipe_wfd, NULL, 0);
+	/* Write end first; the read end keeps the pipe readable if we die (parasite.c). */
+	fds[0] = pipe[1];
+	fds[1] = pipe[0];
+	err = ctl_cmd(ctl, &m, fds, NULL, 0);
 	return err ? err : m.ret;
 }

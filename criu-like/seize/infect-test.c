@@ -260,7 +260,7 @@ static int check_vmsplice(struct parasite_ctl *ctl, pid_t pid)
 
 	if (pipe2(p, O_CLOEXEC))
 		return neg_errno();
-	n = parasite_vmsplice(ctl, p[1], &iov, 1);
+	n = parasite_vmsplice(ctl, p, &iov, 1);
 	close(p[1]);
 	if (n != (long)PAGE_SIZE || read(p[0], b, sizeof(b)) != sizeof(b) ||
 	    process_vm_readv(pid, &l, 1, &iov, 1, 0) != (ssize_t)PAGE_SIZE ||

@@ -475,7 +475,7 @@ static int stop_daemon(struct parasite_ctl *ctl)
 	int err = 0, err2;
 
 	if (ctl->sk >= 0)
-		err = ctl_cmd(ctl, &m, -1, NULL, 0);
+		err = ctl_cmd(ctl, &m, NULL, NULL, 0);
 	err2 = interrupt_leader(ctl);
 	fault_kill_point();
 	if (ctl->sk >= 0)
