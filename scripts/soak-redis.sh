@@ -70,13 +70,15 @@ while [ $c -lt "$CYCLES" ]; do
 	before=$(cat "$tmp/cl/progress")
 	if ! "$CRIU_LIKE" dump -t "$pid" -D "$tmp/img" --tcp-established >"$tmp/dump.out" 2>&1; then
 		failed=$((failed + 1))
-		echo "cycle $c: dump failed: $(tail -n 1 "$tmp/dump.out")"
+		echo "cycle $c: dump failed:"
+		sed 's/^/    /' "$tmp/dump.out"
 		kill -0 "$pid" 2>/dev/null || break
 		continue
 	fi
 	if ! "$CRIU_LIKE" restore -D "$tmp/img" -d --tcp-established >"$tmp/restore.out" 2>&1; then
 		failed=$((failed + 1))
-		echo "cycle $c: restore failed: $(tail -n 1 "$tmp/restore.out")"
+		echo "cycle $c: restore failed:"
+		sed 's/^/    /' "$tmp/restore.out"
 		break # the server is gone: nothing left to soak
 	fi
 	if ! progress_past $((before + 5)); then
@@ -88,8 +90,16 @@ while [ $c -lt "$CYCLES" ]; do
 		echo "cycle $c: $(cat "$tmp/cl/progress") rounds per client, $(($(date +%s) - start)) s"
 done
 
-touch "$tmp/cl/stop"
-wait $cpid
+if kill -0 "$pid" 2>/dev/null; then
+	touch "$tmp/cl/stop"
+	wait $cpid
+else
+	# the server is gone (a failed restore): its clients would wait on their
+	# connections, which the kept network lock holds silent
+	kill -KILL $cpid 2>/dev/null
+	wait $cpid 2>/dev/null
+	"$CRIU_LIKE" net-lock cleanup >/dev/null 2>&1
+fi
 cpid=
 lost=$(grep -c 'INCR gave' "$tmp/cl/result" "$tmp/clients.out" 2>/dev/null | awk -F: '{ s += $NF } END { print s + 0 }')
 errors=$(awk '/^client / { e += $6 } END { print e + 0 }' "$tmp/cl/result" 2>/dev/null)
