@@ -98,7 +98,10 @@ else
 	# connections, which the kept network lock holds silent
 	kill -KILL $cpid 2>/dev/null
 	wait $cpid 2>/dev/null
-	"$CRIU_LIKE" net-lock cleanup >/dev/null 2>&1
+	# the lock the killed dump kept for the restore that failed
+	name=$("$CRIU_LIKE" decode "$tmp/img/inventory.img" 2>/dev/null |
+		sed -n 's/.*"network_lock": "\([^"]*\)".*/\1/p')
+	[ -n "$name" ] && "$CRIU_LIKE" net-lock unlock "$name" >/dev/null 2>&1
 fi
 cpid=
 lost=$(grep -c 'INCR gave' "$tmp/cl/result" "$tmp/clients.out" 2>/dev/null | awk -F: '{ s += $NF } END { print s + 0 }')
