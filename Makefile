@@ -2,7 +2,8 @@
 # The whole build of criu-like. Everything generated lands in build/.
 #
 #   make            build/criu-like
-#   make test       install deps, build, run unit and zdtm tests
+#   make test       install deps, build, run every test (unit, zdtm, integration, fuzz)
+#   make fuzz       libFuzzer harnesses (clang, ASan, UBSan), 5 s each (Documentation/fuzzing.md)
 #   make demo       install deps, build, checkpoint/restore a running program
 #   make lint       clang-format check on every C file, cppcheck
 #   make install    PREFIX=/usr/local (DESTDIR honoured)
