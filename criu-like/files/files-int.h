@@ -67,6 +67,8 @@ struct file_table {
 };
 
 /* What is known about one fd of a task before its description is dumped. */
+struct seized_task;
+
 struct fd_info {
 	pid_t pid;
 	int fd; /* in the task */
@@ -83,6 +85,11 @@ struct fd_info {
 	unsigned int n_locks;
 };
 
+/*
+ * files.c: the task of the dumped tree that has thread @tid, or NULL; whether
+ * @tid is its leader in *@leader.
+ */
+const struct seized_task *dump_tree_task_of(const struct dump_ctx *ctx, pid_t tid, bool *leader);
 /* files.c: the table of @ctx, made on first use; NULL with errno. */
 struct file_table *file_table_get(struct dump_ctx *ctx);
 /* A new description with the next id, in the table and hashed by @dev/@ino. */

@@ -39,6 +39,23 @@ static unsigned int ft_hash(uint64_t dev, uint64_t ino)
 	return (unsigned int)(h >> (64 - FT_HASH_BITS));
 }
 
+const struct seized_task *dump_tree_task_of(const struct dump_ctx *ctx, pid_t tid, bool *leader)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		const struct seized_task *t = ctx->tasks[i].t;
+
+		*leader = t->pid == tid;
+		if (*leader)
+			return t;
+		for (j = 0; j < t->nr_threads; j++)
+			if (t->threads[j].tid == tid)
+				return t;
+	}
+	return NULL;
+}
+
 struct file_table *file_table_get(struct dump_ctx *ctx)
 {
 	struct file_table *ft;

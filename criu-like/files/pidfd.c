@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -40,24 +39,6 @@ static int pidfd_match(const struct dump_ctx *ctx, const struct fd_info *f)
 	return !strcmp(f->link, "anon_inode:[pidfd]");
 }
 
-/* The task of the tree that has thread @tid, or NULL; whether @tid is its leader in *@leader. */
-static const struct seized_task *tree_task_of(const struct dump_ctx *ctx, pid_t tid, bool *leader)
-{
-	unsigned int i, j;
-
-	for (i = 0; i < ctx->nr_tasks; i++) {
-		const struct seized_task *t = ctx->tasks[i].t;
-
-		*leader = t->pid == tid;
-		if (*leader)
-			return t;
-		for (j = 0; j < t->nr_threads; j++)
-			if (t->threads[j].tid == tid)
-				return t;
-	}
-	return NULL;
-}
-
 /* 0 when the target of @f (fdinfo @fi) can be brought back, else -EOPNOTSUPP, logged. */
 static int pidfd_refuse(const struct dump_ctx *ctx, const struct fd_info *f,
 			const struct fdinfo *fi)
@@ -78,7 +59,7 @@ static int pidfd_refuse(const struct dump_ctx *ctx, const struct fd_info *f,
 		       f->pid, f->fd, pid, fi->pidfd.nspid_levels);
 		return -EOPNOTSUPP;
 	}
-	t = tree_task_of(ctx, pid, &leader);
+	t = dump_tree_task_of(ctx, pid, &leader);
 	if (!t) {
 		pr_err("pid %d fd %d: a pidfd of pid %d, which is not a task of the dumped tree: "
 		       "it could not be brought back\n",
@@ -127,35 +108,29 @@ static int pidfd_check(const FileEntry *fe)
 }
 
 /*
- * The target does not exist yet: a placeholder (an eventfd, which needs no
- * path), which every task holding the pidfd replaces in pidfd_installed().
+ * The target does not exist yet: a placeholder, which every task holding the
+ * pidfd replaces in pidfd_installed().
  */
 static int pidfd_open_placeholder(struct restore_ctx *ctx, size_t pos)
 {
-	int fd = eventfd(0, EFD_CLOEXEC);
-
-	if (fd < 0) {
-		pr_perror("file %u: the pidfd's placeholder", ctx->files->idx.by_id[pos]->id);
-		return neg_errno();
-	}
-	return fd;
+	return rst_late_placeholder(ctx, pos);
 }
 
-/* Put a pidfd of @e's target at @fd of task @t (it holds the placeholder there). */
-static int pidfd_reopen(const struct rst_task *t, const FdEntry *fd, const PidfdEntry *e)
+/* A pidfd of the target of description @pos, for @fd of task @t. */
+static int pidfd_reopen(struct restore_ctx *ctx, const struct rst_task *t, const FdEntry *fd,
+			size_t pos)
 {
+	const PidfdEntry *e = ctx->files->idx.by_id[pos]->pidfd;
 	unsigned int flags = e->flags & PIDFD_OPEN_FLAGS;
-	int pfd, err = 0;
+	int pfd;
 
 	pfd = (int)syscall(__NR_pidfd_open, (pid_t)e->pid, flags);
-	if (pfd < 0 || dup3(pfd, (int)fd->fd, fd->cloexec ? O_CLOEXEC : 0) < 0) {
-		err = neg_errno();
-		pr_errno(err, "pid %u fd %u: cannot reopen the pidfd of pid %d (flags %#o)",
+	if (pfd < 0) {
+		pfd = neg_errno();
+		pr_errno(pfd, "pid %u fd %u: cannot reopen the pidfd of pid %d (flags %#o)",
 			 t->pe->pid, fd->fd, e->pid, flags);
 	}
-	if (pfd >= 0)
-		close(pfd);
-	return err;
+	return pfd;
 }
 
 /*
@@ -166,32 +141,7 @@ static int pidfd_reopen(const struct rst_task *t, const FdEntry *fd, const Pidfd
  */
 static int pidfd_installed(struct restore_ctx *ctx, struct rst_task *t)
 {
-	const struct rst_task_files *tf = t->files;
-	size_t i, j;
-	int err = 0;
-
-	if (!rst_kind_get(ctx, &pidfd_kind)->n)
-		return 0;
-	for (i = 0; i < tf->nr_fds && !err; i++) {
-		const FdEntry *fd = tf->fds[i];
-		const FileEntry *fe = rst_file_index_find(&ctx->files->idx, fd->id);
-
-		if (!fe || fe->type != FILE_TYPE__FILE_PIDFD)
-			continue;
-		for (j = 0; j < i && tf->fds[j]->id != fd->id; j++)
-			;
-		if (j == i) {
-			err = pidfd_reopen(t, fd, fe->pidfd);
-			continue;
-		}
-		/* already reopened at tf->fds[j]: the same description again */
-		if (dup3((int)tf->fds[j]->fd, (int)fd->fd, fd->cloexec ? O_CLOEXEC : 0) < 0) {
-			err = neg_errno();
-			pr_errno(err, "pid %u fd %u: cannot dup its pidfd from fd %u", t->pe->pid,
-				 fd->fd, tf->fds[j]->fd);
-		}
-	}
-	return err;
+	return rst_late_install(ctx, t, &pidfd_kind, NULL, pidfd_reopen);
 }
 
 const struct file_kind pidfd_kind = {

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "files-int.h"
@@ -194,13 +195,16 @@ static int reg_match(const struct dump_ctx *ctx, const struct fd_info *f)
 {
 	char what[32];
 	char *path;
+	int err;
 
-	(void)ctx;
 	if (!S_ISREG(f->st.st_mode) && !S_ISDIR(f->st.st_mode))
 		return 0;
 	/* nsfs ("net:[...]"), anon inodes and the like have no path: other kinds. */
 	if (f->link[0] != '/')
 		return 0;
+	err = reg_proc_check(ctx, f);
+	if (err)
+		return err;
 	snprintf(what, sizeof(what), "fd %d", f->fd);
 	path = reg_path(f->pid, what, f->link, &f->st);
 	if (!path)
@@ -227,7 +231,7 @@ static int reg_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 }
 
 /* ---- restore: the messages keep the restore's prefix ---------------------------------------- */
-static int check_same_file(const FileEntry *fe, const char *path, int fd)
+static int check_same_file(const FileEntry *fe, const char *path, int fd, bool check_ino)
 {
 	const RegFileEntry *r = fe->reg;
 	struct stat st;
@@ -244,7 +248,7 @@ static int check_same_file(const FileEntry *fe, const char *path, int fd)
 		return -ESTALE;
 	}
 	/* Inode numbers change with a copy or a restore on another machine. */
-	if (r->has_ino && (uint64_t)st.st_ino != r->ino)
+	if (check_ino && r->has_ino && (uint64_t)st.st_ino != r->ino)
 		pr_warn("%s: inode %llu, it was %llu at the dump\n", path,
 			(unsigned long long)st.st_ino, (unsigned long long)r->ino);
 	return 0;
@@ -261,31 +265,156 @@ static int seek_to(int fd, uint64_t pos, const char *path)
 
 /* ---- regular files and directories --------------------------------------------------------- */
 
-static int open_reg(struct restore_ctx *ctx, size_t pos)
+/*
+ * Open description @pos by its path, check it, set its flags and position.
+ * @proc: a file of a process in /proc, whose inode is new to every process;
+ * its position is set by reg_resume().
+ */
+static int open_path(struct restore_ctx *ctx, size_t pos, bool proc)
 {
 	const FileEntry *fe = ctx->files->idx.by_id[pos];
 	const char *path = ctx->files->paths[pos];
+	bool seek = !(fe->reg->flags & O_PATH) && !proc;
 	int fd, err;
-
-	if (fe->reg->has_unlinked && fe->reg->unlinked)
-		return rst_ghost_open(ctx, pos);
 
 	fd = rst_open_nonblock(path, fe->reg->flags);
 	if (fd < 0) {
 		pr_perror("file %u: cannot open %s", fe->id, path);
 		return neg_errno();
 	}
-	err = check_same_file(fe, path, fd);
+	err = check_same_file(fe, path, fd, !proc);
 	if (!err && !(fe->reg->flags & O_PATH))
 		err = rst_drop_nonblock(fd, fe->reg->flags);
 	/* a directory's position is its file system's getdents cookie; O_PATH has none */
-	if (!err && !(fe->reg->flags & O_PATH))
+	if (!err && seek)
 		err = seek_to(fd, fe->reg->pos, path);
 	if (err) {
 		close(fd);
 		return err;
 	}
 	return fd;
+}
+
+/*
+ * A file of a process in /proc (reg-proc.c), which exists only once the tree
+ * is forked: opened late, in each task holding it (reg_installed()).
+ */
+static bool reg_late(const struct restore_ctx *ctx, size_t pos)
+{
+	const FileEntry *fe = ctx->files->idx.by_id[pos];
+	const char *path = ctx->files->paths[pos];
+	pid_t pid, tid;
+
+	return !(fe->reg->has_unlinked && fe->reg->unlinked) && path &&
+	       proc_pid_path(path, &pid, &tid);
+}
+
+static int open_reg(struct restore_ctx *ctx, size_t pos)
+{
+	const FileEntry *fe = ctx->files->idx.by_id[pos];
+
+	if (fe->reg->has_unlinked && fe->reg->unlinked)
+		return rst_ghost_open(ctx, pos);
+	if (reg_late(ctx, pos))
+		return rst_late_placeholder(ctx, pos);
+	return open_path(ctx, pos, false);
+}
+
+static int reg_reopen(struct restore_ctx *ctx, const struct rst_task *t, const FdEntry *fd,
+		      size_t pos)
+{
+	int nfd = open_path(ctx, pos, true);
+
+	if (nfd < 0)
+		pr_errno(nfd, "pid %u fd %u: cannot reopen %s (file %u)", t->pe->pid, fd->fd,
+			 ctx->files->paths[pos], fd->id);
+	return nfd;
+}
+
+/*
+ * In task @t, every task of the tree forked and @t's fds at their numbers:
+ * the files of processes in /proc over their placeholders. First in the
+ * table, so an epoll watching one registers the real file.
+ */
+static int reg_installed(struct restore_ctx *ctx, struct rst_task *t)
+{
+	return rst_late_install(ctx, t, &reg_kind, reg_late, reg_reopen);
+}
+
+/* The first fd of task @t on the description of @tf->fds[@i] that needs its position set. */
+static bool late_seek(const struct restore_ctx *ctx, const struct rst_task_files *tf, size_t i)
+{
+	long pos = rst_file_index_pos(&ctx->files->idx, tf->fds[i]->id);
+	const RegFileEntry *r;
+	size_t j;
+
+	if (pos < 0 || ctx->files->kind_at[pos] != &reg_kind || !reg_late(ctx, (size_t)pos))
+		return false;
+	r = ctx->files->idx.by_id[pos]->reg;
+	if (!r->pos || (r->flags & O_PATH))
+		return false;
+	for (j = 0; j < i && tf->fds[j]->id != tf->fds[i]->id; j++)
+		;
+	return j == i;
+}
+
+/* Seek fd @fd->fd of @t (taken through @pidfd, the same description) to its dumped position. */
+static int late_seek_one(const struct restore_ctx *ctx, const struct rst_task *t, int pidfd,
+			 const FdEntry *fd)
+{
+	long pos = rst_file_index_pos(&ctx->files->idx, fd->id);
+	uint64_t want = ctx->files->idx.by_id[pos]->reg->pos;
+	int tfd, err = 0;
+
+	errno = 0;
+	tfd = (int)syscall(__NR_pidfd_getfd, pidfd, (int)fd->fd, 0);
+	if (tfd < 0 || lseek(tfd, (off_t)want, SEEK_SET) != (off_t)want) {
+		err = errno ? neg_errno() : -EIO;
+		pr_errno(err, "pid %u fd %u: cannot seek %s to %llu", t->pe->pid, fd->fd,
+			 ctx->files->paths[pos], (unsigned long long)want);
+	}
+	if (tfd >= 0)
+		close(tfd);
+	return err;
+}
+
+/*
+ * The positions of the files of processes in /proc, set from the controller
+ * on each task's own description (pidfd_getfd()) once every thread waits at
+ * the barrier: a seq file (most of /proc/PID) renders its text up to the
+ * position when it seeks and reads on from that text, so seeking earlier, in
+ * the task, would keep what the task looked like half-restored (the
+ * controller's comm and parent).
+ */
+static int reg_resume(struct restore_ctx *ctx)
+{
+	unsigned int i;
+	size_t j;
+	int pidfd, err = 0;
+
+	if (!rst_kind_get(ctx, &reg_kind)->n)
+		return 0;
+	for (i = 0; !err && i < ctx->nr_tasks; i++) {
+		const struct rst_task *t = &ctx->tasks[i];
+		const struct rst_task_files *tf = t->files;
+
+		pidfd = -1;
+		for (j = 0; !err && tf && j < tf->nr_fds; j++) {
+			if (!late_seek(ctx, tf, j))
+				continue;
+			if (pidfd < 0)
+				pidfd = (int)syscall(__NR_pidfd_open, (pid_t)t->pe->pid, 0);
+			if (pidfd < 0) {
+				err = neg_errno();
+				pr_errno(err, "pid %u: pidfd_open", t->pe->pid);
+				break;
+			}
+			err = late_seek_one(ctx, t, pidfd, tf->fds[j]);
+		}
+		if (pidfd >= 0)
+			close(pidfd);
+	}
+	return err;
 }
 
 /* Without a description to reopen (a mapping of a file no fd holds): the path, checked. */
@@ -304,7 +433,7 @@ static int reg_open_mapped(struct restore_ctx *ctx, size_t pos, int flags)
 		pr_perror("file %u: cannot open %s", fe->id, path);
 		return neg_errno();
 	}
-	err = check_same_file(fe, path, fd);
+	err = check_same_file(fe, path, fd, true);
 	if (!err && !(flags & O_PATH))
 		err = rst_drop_nonblock(fd, (uint32_t)flags);
 	if (err) {
@@ -342,4 +471,6 @@ const struct file_kind reg_kind = {
 	.path = reg_entry_path,
 	.open = open_reg,
 	.open_mapped = reg_open_mapped,
+	.installed = reg_installed,
+	.resume = reg_resume,
 };

@@ -23,4 +23,18 @@ int ghost_dump(struct dump_ctx *ctx, pid_t pid, int fd, uint32_t id, RegFileEntr
 /* The unlinked file idx.by_id[@pos], rebuilt from ghost-ID.img, opened and unlinked again. */
 int rst_ghost_open(struct restore_ctx *ctx, size_t pos);
 
+/*
+ * reg-proc.c: whether @path names a file of one process in /proc, "/proc/N"
+ * or "/proc/N/...": 1 with N in *@pid and, for "/proc/N/task/T[/...]", T in
+ * *@tid (else 0); 0 for any other path.
+ */
+int proc_pid_path(const char *path, pid_t *pid, pid_t *tid);
+/*
+ * reg-proc.c: 0 when @f is not such a file (or not on a procfs) or can be
+ * restored (a process of the tree, a position it can seek to again), else
+ * -EOPNOTSUPP (logged, naming the pid, fd and path).
+ */
+struct fd_info;
+int reg_proc_check(const struct dump_ctx *ctx, const struct fd_info *f);
+
 #endif

@@ -36,4 +36,22 @@ int rst_file_part_missing(const FileEntry *fe);
 /* A new description of the file behind @fd, opened with @flags (O_CREAT etc. dropped). */
 int rst_reopen_fd(int fd, uint32_t flags);
 
+/*
+ * Descriptions that can only be opened once the whole tree exists (a pidfd,
+ * a file of /proc/PID): the kind's open gives rst_late_placeholder() (an
+ * eventfd, installed at the fd numbers like any description), and its
+ * installed hook calls rst_late_install(), which in task @t, for each
+ * description of kind @k that @late accepts (NULL: all), calls @open once
+ * and dup3()s the new fd over every fd number of @t that names the
+ * description, keeping each number's close-on-exec bit. A description shared
+ * by several tasks becomes one per task. 0 or -errno, logged.
+ */
+int rst_late_placeholder(const struct restore_ctx *ctx, size_t pos);
+/* A new fd (any number) for description idx.by_id[@pos], for @fd of @t; or -errno, logged. */
+typedef int (*rst_late_open_fn)(struct restore_ctx *ctx, const struct rst_task *t,
+				const FdEntry *fd, size_t pos);
+int rst_late_install(struct restore_ctx *ctx, struct rst_task *t, const struct file_kind *k,
+		     bool (*late)(const struct restore_ctx *ctx, size_t pos),
+		     rst_late_open_fn reopen);
+
 #endif

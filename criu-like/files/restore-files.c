@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -318,6 +319,62 @@ int rst_files_install(struct restore_ctx *ctx, struct rst_task *t)
 			err = file_kinds[i]->installed(ctx, t);
 	/* POSIX locks belong to the process: taken by it, through its own fds */
 	return err ? err : rst_locks_post_install(ctx, t);
+}
+
+/* ---- descriptions opened late, in each task ------------------------------------------------- */
+
+int rst_late_placeholder(const struct restore_ctx *ctx, size_t pos)
+{
+	const FileEntry *fe = ctx->files->idx.by_id[pos];
+	int fd = eventfd(0, EFD_CLOEXEC);
+
+	if (fd < 0) {
+		pr_perror("file %u: the %s's placeholder", fe->id, ctx->files->kind_at[pos]->name);
+		return neg_errno();
+	}
+	return fd;
+}
+
+int rst_late_install(struct restore_ctx *ctx, struct rst_task *t, const struct file_kind *k,
+		     bool (*late)(const struct restore_ctx *ctx, size_t pos),
+		     rst_late_open_fn reopen)
+{
+	const struct rst_task_files *tf = t->files;
+	const struct rst_files *f = ctx->files;
+	size_t i, j;
+	int nfd, err = 0;
+
+	if (!rst_kind_get(ctx, k)->n)
+		return 0;
+	for (i = 0; i < tf->nr_fds && !err; i++) {
+		const FdEntry *fd = tf->fds[i];
+		long pos = file_pos(f, fd->id);
+		int cloexec = fd->cloexec ? O_CLOEXEC : 0;
+
+		if (pos < 0 || f->kind_at[pos] != k || (late && !late(ctx, (size_t)pos)))
+			continue;
+		for (j = 0; j < i && tf->fds[j]->id != fd->id; j++)
+			;
+		if (j < i) {
+			/* already reopened at tf->fds[j]: the same description again */
+			if (dup3((int)tf->fds[j]->fd, (int)fd->fd, cloexec) < 0) {
+				err = neg_errno();
+				pr_errno(err, "pid %u fd %u: cannot dup its %s from fd %u",
+					 t->pe->pid, fd->fd, k->name, tf->fds[j]->fd);
+			}
+			continue;
+		}
+		nfd = reopen(ctx, t, fd, (size_t)pos);
+		if (nfd < 0)
+			return nfd;
+		if (dup3(nfd, (int)fd->fd, cloexec) < 0) {
+			err = neg_errno();
+			pr_errno(err, "pid %u fd %u: cannot put its %s at its number", t->pe->pid,
+				 fd->fd, k->name);
+		}
+		close(nfd);
+	}
+	return err;
 }
 
 int rst_files_after_setsid(struct restore_ctx *ctx, const struct rst_task *t)

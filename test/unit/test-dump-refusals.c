@@ -5,7 +5,8 @@
  * sockets) and shared fd tables must fail with a message naming the pid and
  * fd, the child intact. Fds in flight in a unix socket's queue are named by
  * the ids of their descriptions, one held by no task dumped on its own, a
- * kind that cannot be (epoll) refused. Run as root.
+ * kind that cannot be (epoll) refused. A file of /proc/PID of a process outside
+ * the tree is refused naming the pid, fd and path. Run as root.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -61,6 +62,7 @@ enum victim_kind {
 	V_SHARED_TABLE,
 	V_IN_FLIGHT, /* a stream pair with its pipe read end and a closed eventfd in flight */
 	V_IN_FLIGHT_EPOLL, /* the same with a closed epoll instance in flight */
+	V_PROC_OUTSIDE, /* /proc/PPID/stat of its parent, outside the tree */
 };
 
 /* What the child tells the test once it is set up. */
@@ -173,6 +175,16 @@ static int victim_setup(void *arg, void *report)
 	case V_IN_FLIGHT:
 	case V_IN_FLIGHT_EPOLL:
 		return victim_in_flight(kind, r);
+	case V_PROC_OUTSIDE:
+		/* a file of a process outside the tree: restore would open another's */
+		{
+			char path[64];
+
+			r->app = getppid();
+			snprintf(path, sizeof(path), "/proc/%d/stat", r->app);
+			r->bad = open(path, O_RDONLY);
+			return r->bad < 0 ? -errno : 0;
+		}
 	default:
 		return -EINVAL;
 	}
@@ -206,6 +218,17 @@ static int victim_check(void *arg, const void *report)
 	case V_IN_FLIGHT:
 	case V_IN_FLIGHT_EPOLL:
 		return check_in_flight(kind, r);
+	case V_PROC_OUTSIDE:
+		/* still the parent's stat, read from the start */
+		{
+			char buf[64];
+			int pid = 0;
+
+			return pread(r->bad, buf, sizeof(buf) - 1, 0) <= 0 ||
+					       sscanf(buf, "%d ", &pid) != 1 || pid != r->app
+				       ? 2
+				       : 0;
+		}
 	default:
 		return 0;
 	}
@@ -358,6 +381,22 @@ static void test_in_flight_epoll_refused(void **state)
 	assert_in_log(log, expect);
 }
 
+/* A file of /proc/PID of a process outside the tree: refused, naming pid, fd and path. */
+static void test_proc_outside_refused(void **state)
+{
+	char expect[192];
+	const char *log;
+	struct report r;
+
+	(void)state;
+	log = dump_refused(V_PROC_OUTSIDE, &r);
+	snprintf(expect, sizeof(expect),
+		 "pid %d fd %d: /proc/%d/stat: a file of pid %d, which is not a task of the "
+		 "dumped tree",
+		 r.pid, r.bad, r.app, r.app);
+	assert_in_log(log, expect);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -366,6 +405,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_shared_fd_table_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_in_flight_epoll_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proc_outside_refused, setup, teardown),
 	};
 
 	prctl(PR_SET_CHILD_SUBREAPER, 1);

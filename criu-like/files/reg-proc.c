@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Files and directories of one process in /proc (/proc/N/..., and
+ * /proc/N/task/T/...; /proc/self and /proc/thread-self show as numbers in
+ * the fd link), held open as regular files: the dump half. Such a file can
+ * only come back if N (and T) is a task of the tree: the restore opens it in
+ * each task once the whole tree exists (reg.c, reg_installed()), so it names
+ * the restored process again. Refused at dump, naming the pid, fd and path:
+ * a file of a process outside the tree (or one that has exited), of a thread
+ * other than a leader (threads are made after the fds), a position the file
+ * cannot seek back to, and such a file only in flight in a unix queue.
+ */
+#define LOG_PREFIX "files: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "files-int.h"
+#include "log.h"
+#include "reg.h"
+#include "seize.h"
+#include "util.h"
+
+#define DELETED_SUFFIX " (deleted)"
+
+/* A pid as procfs names it (no sign, no leading zero) at *@s, moved past it; 0 if none. */
+static pid_t parse_pid(const char **s)
+{
+	const char *p = *s;
+	long v = 0;
+
+	if (*p < '1' || *p > '9')
+		return 0;
+	while (*p >= '0' && *p <= '9' && v <= 0x7fffffff)
+		v = v * 10 + (*p++ - '0');
+	if (v > 0x7fffffff || (*p && *p != '/'))
+		return 0;
+	*s = p;
+	return (pid_t)v;
+}
+
+int proc_pid_path(const char *path, pid_t *pid, pid_t *tid)
+{
+	const char *p;
+
+	*pid = *tid = 0;
+	if (strncmp(path, "/proc/", 6))
+		return 0;
+	p = path + 6;
+	*pid = parse_pid(&p);
+	if (!*pid)
+		return 0;
+	if (!strncmp(p, "/task/", 6)) {
+		p += 6;
+		*tid = parse_pid(&p);
+	}
+	return 1;
+}
+
+/* Whether @f's file (its /proc/PID/fd link, followed) is on a procfs. */
+static bool on_procfs(const struct fd_info *f)
+{
+	char link[64];
+	struct statfs sfs;
+
+	snprintf(link, sizeof(link), "/proc/%d/fd/%d", f->pid, f->fd);
+	return !statfs(link, &sfs) && sfs.f_type == PROC_SUPER_MAGIC;
+}
+
+/*
+ * The position of @f can be set again by lseek() on a new description of the
+ * same file (a seq file reads up to it, some /proc files cannot seek at all):
+ * tried on one the dumper opens, so that the task's is left as it is.
+ */
+static int proc_pos_check(const struct fd_info *f, const char *path)
+{
+	char link[64];
+	off_t got;
+	int fd, err;
+
+	if (!f->pos || (f->flags & O_PATH))
+		return 0;
+	snprintf(link, sizeof(link), "/proc/%d/fd/%d", f->pid, f->fd);
+	fd = open(link, (int)(f->flags & O_ACCMODE) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		err = neg_errno();
+		pr_errno(err, "pid %d fd %d: %s: cannot open it again to check its position",
+			 f->pid, f->fd, path);
+		return err;
+	}
+	got = lseek(fd, (off_t)f->pos, SEEK_SET);
+	err = got < 0 ? neg_errno() : 0;
+	close(fd);
+	if (got == (off_t)f->pos)
+		return 0;
+	pr_err("pid %d fd %d: %s at position %llu: the file cannot seek back there (%s): its "
+	       "position could not be restored\n",
+	       f->pid, f->fd, path, (unsigned long long)f->pos,
+	       err ? strerror(-err) : "it lands elsewhere");
+	return -EOPNOTSUPP;
+}
+
+int reg_proc_check(const struct dump_ctx *ctx, const struct fd_info *f)
+{
+	size_t len = strlen(f->link), sl = strlen(DELETED_SUFFIX);
+	const struct seized_task *t, *owner;
+	bool leader = false, tleader = false;
+	_cleanup_free_ char *path = NULL;
+	bool deleted = false;
+	pid_t pid, tid;
+
+	if (len > sl && !strcmp(f->link + len - sl, DELETED_SUFFIX)) {
+		deleted = true;
+		len -= sl;
+	}
+	path = strndup(f->link, len);
+	if (!path)
+		return -ENOMEM;
+	if (!proc_pid_path(path, &pid, &tid) || !on_procfs(f))
+		return 0;
+	if (f->pid == getpid()) {
+		pr_err("pid %d fd %d: %s (a file of a process in /proc) in flight in a unix "
+		       "queue is held by no task: it could not be reopened\n",
+		       f->pid, f->fd, f->link);
+		return -EOPNOTSUPP;
+	}
+	if (deleted) {
+		pr_err("pid %d fd %d: %s: a file of pid %d, which has exited: it could not be "
+		       "restored\n",
+		       f->pid, f->fd, f->link, pid);
+		return -EOPNOTSUPP;
+	}
+	t = dump_tree_task_of(ctx, pid, &leader);
+	if (!t) {
+		pr_err("pid %d fd %d: %s: a file of pid %d, which is not a task of the dumped "
+		       "tree: it could not be restored to the same process\n",
+		       f->pid, f->fd, f->link, pid);
+		return -EOPNOTSUPP;
+	}
+	if (!leader) {
+		pr_err("pid %d fd %d: %s: a file of thread %d of pid %d: threads are made after "
+		       "the fds are restored, so it could not be reopened\n",
+		       f->pid, f->fd, f->link, pid, t->pid);
+		return -EOPNOTSUPP;
+	}
+	if (tid && tid != pid) {
+		owner = dump_tree_task_of(ctx, tid, &tleader);
+		if (owner != t) {
+			pr_err("pid %d fd %d: %s: thread %d is not a thread of pid %d in the "
+			       "dumped "
+			       "tree: it could not be restored\n",
+			       f->pid, f->fd, f->link, tid, pid);
+			return -EOPNOTSUPP;
+		}
+		pr_err("pid %d fd %d: %s: a file of thread %d of pid %d: threads are made after "
+		       "the fds are restored, so it could not be reopened\n",
+		       f->pid, f->fd, f->link, tid, pid);
+		return -EOPNOTSUPP;
+	}
+	return proc_pos_check(f, f->link);
+}
