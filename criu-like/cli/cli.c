@@ -69,7 +69,7 @@ static int run_infect_test(struct cr_options *o, int argc __unused, char **argv 
 	 OPTB(SHELL_JOB) | OPTB(EXT_UNIX_SK) | OPTB(TCP_ESTABLISHED) | OPTB(FILE_LOCKS) | \
 	 OPTB(TIMEOUT) | OPTB(TRACK_MEM) | OPTB(PREV_IMAGES_DIR) | OPTB(PAGE_SERVER) |    \
 	 OPTB(ADDRESS) | OPTB(PORT) | OPTB(ROOT) | OPTB(EXTERNAL) | OPTB(ACTION_SCRIPT) | \
-	 OPTB(NETWORK_LOCK) | OPTB(FREEZE_CGROUP) | OPTB(MANAGE_CGROUPS))
+	 OPTB(NETWORK_LOCK) | OPTB(FREEZE_CGROUP) | OPTB(MANAGE_CGROUPS) | OPTB(PIDFILE))
 
 #define RESTORE_OPTS                                                                               \
 	(OPTB(IMAGES_DIR) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED) | OPTB(LEAVE_STOPPED) |         \
@@ -196,7 +196,7 @@ static const char *const opt_missing[OPT__MAX] = {
 	[OPT_EXTERNAL] = "external resources",
 	[OPT_INHERIT_FD] = "inherited fds",
 	[OPT_ACTION_SCRIPT] = "action scripts",
-	[OPT_MANAGE_CGROUPS] = "cgroup management",
+	[OPT_MANAGE_CGROUPS] = "cgroup management (only --manage-cgroups=ignore is)",
 	[OPT_ADDRESS] = "network endpoints",
 	[OPT_PORT] = "network endpoints",
 };
@@ -212,7 +212,7 @@ static const struct option long_opts[] = {
 	{ "leave-stopped", no_argument, NULL, 's' },
 	{ "restore-detached", no_argument, NULL, 'd' },
 	{ "shell-job", no_argument, NULL, 'j' },
-	{ "ext-unix-sk", no_argument, NULL, 'x' },
+	{ "ext-unix-sk", optional_argument, NULL, 'x' },
 	{ "tcp-established", no_argument, NULL, 1000 + OPT_TCP_ESTABLISHED },
 	{ "file-locks", no_argument, NULL, 'l' },
 	{ "timeout", required_argument, NULL, 1000 + OPT_TIMEOUT },
@@ -239,7 +239,197 @@ static const struct option long_opts[] = {
 	{},
 };
 
-static const char short_opts[] = "t:D:W:o:v::Rsdjxlr:O:hV";
+/* CRIU's short options, and -O of decode/encode */
+static const char short_opts[] = "t:D:W:o:v::Rsdjx::lr:O:hVSL:M:J:";
+
+/*
+ * CRIU's options (its config.c long_opts, 4.x) that have no OPT_ bit here.
+ * Each is parsed with CRIU's syntax. @missing: the feature criu-like lacks;
+ * the option is then refused by name by cli_validate_compat(), once the log
+ * file is open. NULL: accepted, store_compat() gives it CRIU's meaning.
+ * @neg: CRIU also has --no-NAME (accepted: it asks for what criu-like does).
+ */
+enum compat_id {
+	CO_NO_DEFAULT_CONFIG,
+	CO_PRE_DUMP_MODE,
+	CO_GHOST_LIMIT,
+	CO_STATUS_FD,
+	CO_FEATURE,
+	CO_EXTRA,
+	CO_EXPERIMENTAL,
+	CO_DEPRECATED,
+	CO_CLOSE,
+	CO_DAEMON,
+	CO_CPU_CAP,
+	CO_EXT_UNIX_SK_INODE, /* -x INODE, --ext-unix-sk=INODE */
+	CO_CONFIG,
+	CO_RESTORE_SIBLING,
+	CO_LOG_PID,
+	CO_EVASIVE_DEVICES,
+	CO_VETH_PAIR,
+	CO_LINK_REMAP,
+	CO_AUTO_DEDUP,
+	CO_LIBDIR,
+	CO_FORCE_IRMAP,
+	CO_EXT_MOUNT_MAP,
+	CO_EXEC_CMD,
+	CO_CGROUP_ROOT,
+	CO_SKIP_MNT,
+	CO_ENABLE_FS,
+	CO_ENABLE_EXTERNAL_SHARING,
+	CO_ENABLE_EXTERNAL_MASTERS,
+	CO_IRMAP_SCAN_PATH,
+	CO_LSM_PROFILE,
+	CO_EMPTY_NS,
+	CO_CGROUP_PROPS,
+	CO_CGROUP_PROPS_FILE,
+	CO_CGROUP_DUMP_CONTROLLER,
+	CO_SKIP_IN_FLIGHT,
+	CO_DISPLAY_STATS,
+	CO_WEAK_SYSCTLS,
+	CO_TCP_CLOSE,
+	CO_PS_SOCKET,
+	CO_STREAM,
+	CO_TLS_CACERT,
+	CO_TLS_CACRL,
+	CO_TLS_CERT,
+	CO_TLS_KEY,
+	CO_TLS,
+	CO_TLS_NO_CN_VERIFY,
+	CO_CGROUP_YARD,
+	CO_FILE_VALIDATION,
+	CO_SKIP_FILE_RWX_CHECK,
+	CO_LSM_MOUNT_CONTEXT,
+	CO_MNTNS_COMPAT_MODE,
+	CO_UNPRIVILEGED,
+	CO_GHOST_FIEMAP,
+	CO_JOIN_NS,
+	CO_MS,
+	CO__MAX,
+};
+
+struct compat_opt {
+	const char *name;
+	int has_arg;
+	bool neg;
+	const char *missing;
+};
+
+#define CO(id_, name_, arg_, neg_, missing_) \
+	[CO_##id_] = { .name = name_, .has_arg = arg_, .neg = neg_, .missing = missing_ }
+
+static const struct compat_opt compat_opts[CO__MAX] = {
+	CO(NO_DEFAULT_CONFIG, "no-default-config", no_argument, false, NULL),
+	CO(PRE_DUMP_MODE, "pre-dump-mode", required_argument, false, NULL),
+	CO(GHOST_LIMIT, "ghost-limit", required_argument, false, NULL),
+	CO(STATUS_FD, "status-fd", required_argument, false, NULL),
+	CO(FEATURE, "feature", required_argument, false, NULL),
+	CO(EXTRA, "extra", no_argument, true, NULL),
+	CO(EXPERIMENTAL, "experimental", no_argument, true, NULL),
+	CO(DEPRECATED, "deprecated", no_argument, true, NULL),
+	CO(CLOSE, "close", required_argument, false, NULL),
+	CO(DAEMON, "daemon", no_argument, true, NULL),
+	CO(CPU_CAP, "cpu-cap", optional_argument, false,
+	   "CPU compatibility checks (only --cpu-cap=none is)"),
+	CO(EXT_UNIX_SK_INODE, NULL, 0, false, "naming external unix sockets by inode"),
+	CO(CONFIG, "config", required_argument, false, "configuration files"),
+	CO(RESTORE_SIBLING, "restore-sibling", no_argument, true,
+	   "restoring the tree as a sibling of criu-like"),
+	CO(LOG_PID, "log-pid", no_argument, true, "a log file per task"),
+	CO(EVASIVE_DEVICES, "evasive-devices", no_argument, true, "evasive devices"),
+	CO(VETH_PAIR, "veth-pair", required_argument, false, "veth pairs"),
+	CO(LINK_REMAP, "link-remap", no_argument, true, "link remaps of unlinked files"),
+	CO(AUTO_DEDUP, "auto-dedup", no_argument, true, "incremental dumps (auto-dedup)"),
+	CO(LIBDIR, "libdir", required_argument, false, "plugins"),
+	CO(FORCE_IRMAP, "force-irmap", no_argument, true, "the inotify path map (irmap)"),
+	CO(EXT_MOUNT_MAP, "ext-mount-map", required_argument, false, "mount namespaces"),
+	CO(EXEC_CMD, "exec-cmd", no_argument, false, "running a command after the restore"),
+	CO(CGROUP_ROOT, "cgroup-root", required_argument, false, "cgroup management"),
+	CO(SKIP_MNT, "skip-mnt", required_argument, false, "mount namespaces"),
+	CO(ENABLE_FS, "enable-fs", required_argument, false, "mount namespaces"),
+	CO(ENABLE_EXTERNAL_SHARING, "enable-external-sharing", no_argument, false,
+	   "mount namespaces"),
+	CO(ENABLE_EXTERNAL_MASTERS, "enable-external-masters", no_argument, false,
+	   "mount namespaces"),
+	CO(IRMAP_SCAN_PATH, "irmap-scan-path", required_argument, false,
+	   "the inotify path map (irmap)"),
+	CO(LSM_PROFILE, "lsm-profile", required_argument, false, "LSM profiles"),
+	CO(EMPTY_NS, "empty-ns", required_argument, false, "network namespaces"),
+	CO(CGROUP_PROPS, "cgroup-props", required_argument, false, "cgroup management"),
+	CO(CGROUP_PROPS_FILE, "cgroup-props-file", required_argument, false, "cgroup management"),
+	CO(CGROUP_DUMP_CONTROLLER, "cgroup-dump-controller", required_argument, false,
+	   "cgroup management"),
+	CO(SKIP_IN_FLIGHT, "skip-in-flight", no_argument, true,
+	   "skipping TCP connections in flight"),
+	CO(DISPLAY_STATS, "display-stats", no_argument, true, "printing statistics"),
+	CO(WEAK_SYSCTLS, "weak-sysctls", no_argument, true, "sysctls"),
+	CO(TCP_CLOSE, "tcp-close", no_argument, true, "closing TCP connections at restore"),
+	CO(PS_SOCKET, "ps-socket", required_argument, false, "the page server"),
+	CO(STREAM, "stream", no_argument, true, "streaming images"),
+	CO(TLS_CACERT, "tls-cacert", required_argument, false, "TLS"),
+	CO(TLS_CACRL, "tls-cacrl", required_argument, false, "TLS"),
+	CO(TLS_CERT, "tls-cert", required_argument, false, "TLS"),
+	CO(TLS_KEY, "tls-key", required_argument, false, "TLS"),
+	CO(TLS, "tls", no_argument, true, "TLS"),
+	CO(TLS_NO_CN_VERIFY, "tls-no-cn-verify", no_argument, false, "TLS"),
+	CO(CGROUP_YARD, "cgroup-yard", required_argument, false, "cgroup management"),
+	CO(FILE_VALIDATION, "file-validation", required_argument, false, "file validation methods"),
+	CO(SKIP_FILE_RWX_CHECK, "skip-file-rwx-check", no_argument, true,
+	   "skipping the file permission check"),
+	CO(LSM_MOUNT_CONTEXT, "lsm-mount-context", required_argument, false, "LSM mount contexts"),
+	CO(MNTNS_COMPAT_MODE, "mntns-compat-mode", no_argument, true, "mount namespaces"),
+	CO(UNPRIVILEGED, "unprivileged", no_argument, true, "running without root"),
+	CO(GHOST_FIEMAP, "ghost-fiemap", no_argument, true, "sparse ghost files (fiemap)"),
+	CO(JOIN_NS, "join-ns", required_argument, false, "joining namespaces at restore"),
+	CO(MS, "ms", no_argument, false, "--ms (deprecated in CRIU too)"),
+};
+
+/* getopt codes beyond the OPT_ ones (1000 + OPT_x) */
+#define CODE_COMPAT 2000 /* + enum compat_id */
+#define CODE_NO_COMPAT 3000 /* --no-NAME of a compat option */
+#define CODE_NO_OPT 4000 /* --no-NAME of an OPT_ boolean: + enum cli_opt */
+
+/* OPT_ booleans CRIU negates with --no-NAME */
+static const struct {
+	const char *name;
+	int opt;
+} no_opts[] = {
+	{ "no-restore-detached", OPT_RESTORE_DETACHED },
+	{ "no-tcp-established", OPT_TCP_ESTABLISHED },
+	{ "no-shell-job", OPT_SHELL_JOB },
+	{ "no-file-locks", OPT_FILE_LOCKS },
+	{ "no-page-server", OPT_PAGE_SERVER },
+	{ "no-track-mem", OPT_TRACK_MEM },
+};
+
+/* long_opts, the compat options and every --no- form, for getopt_long */
+static struct option all_opts[64 + 2 * CO__MAX];
+
+static const struct option *all_long_opts(void)
+{
+	static char no_names[CO__MAX][40];
+	size_t n = 0, i;
+
+	if (all_opts[0].name)
+		return all_opts;
+	for (i = 0; long_opts[i].name; i++)
+		all_opts[n++] = long_opts[i];
+	for (i = 0; i < ARRAY_SIZE(no_opts); i++)
+		all_opts[n++] = (struct option){ no_opts[i].name, no_argument, NULL,
+						 CODE_NO_OPT + no_opts[i].opt };
+	for (i = 0; i < CO__MAX; i++) {
+		if (!compat_opts[i].name)
+			continue;
+		all_opts[n++] = (struct option){ compat_opts[i].name, compat_opts[i].has_arg, NULL,
+						 CODE_COMPAT + (int)i };
+		if (!compat_opts[i].neg)
+			continue;
+		snprintf(no_names[i], sizeof(no_names[i]), "no-%s", compat_opts[i].name);
+		all_opts[n++] = (struct option){ no_names[i], no_argument, NULL,
+						 CODE_NO_COMPAT + (int)i };
+	}
+	return all_opts;
+}
 
 static const char *opt_name(int opt)
 {
@@ -296,17 +486,198 @@ static const struct cli_command *find_command(const char *name)
 	return NULL;
 }
 
+/*
+ * As CRIU's getopt reads -v: bare, one more; "-vvv" (optarg "vv"), one per v;
+ * anything else is atoi()'d, so -verbosity=0 (optarg "erbosity=0") is level 0.
+ */
 static int parse_verbosity(const char *arg, int level)
 {
-	long v;
-
 	if (!arg)
 		return level + 1;
-	if (strspn(arg, "v") == strlen(arg))
+	if (arg[0] == 'v')
 		return level + 1 + (int)strlen(arg);
-	if (parse_long(arg, &v) || v < 0 || v > 4)
+	level = atoi(arg);
+	return level < 0 ? 0 : level;
+}
+
+/* CRIU's sizes: a number, K, M or G anywhere after it multiplies. */
+static int parse_size(const char *arg, unsigned long long *ret)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || arg[0] == '-')
 		return -EINVAL;
-	return (int)v;
+	if (*end == 'K')
+		v <<= 10;
+	else if (*end == 'M')
+		v <<= 20;
+	else if (*end == 'G')
+		v <<= 30;
+	else if (*end)
+		return -EINVAL;
+	if (*end && end[1])
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* --cpu-cap's list: fpu, cpu, ins, all, none, each optionally after ^, by commas. */
+static int parse_cpu_cap(const char *arg, bool *none)
+{
+	static const char *const caps[] = { "fpu", "cpu", "ins", "all", "none" };
+	size_t i, len;
+	bool only_none = true;
+
+	while (*arg) {
+		if (*arg == '^' || *arg == ',') {
+			arg++;
+			continue;
+		}
+		for (i = 0; i < ARRAY_SIZE(caps); i++) {
+			len = strlen(caps[i]);
+			if (!strncmp(arg, caps[i], len))
+				break;
+		}
+		if (i == ARRAY_SIZE(caps))
+			return -EINVAL;
+		if (strcmp(caps[i], "none"))
+			only_none = false;
+		arg += len;
+	}
+	*none = only_none;
+	return 0;
+}
+
+static bool compat_refused(const struct cr_options *o, int id)
+{
+	return o->compat_refused[id / 64] & (1ULL << (id % 64));
+}
+
+static void compat_set(struct cr_options *o, int id, bool on)
+{
+	if (on)
+		o->compat_refused[id / 64] |= 1ULL << (id % 64);
+	else
+		o->compat_refused[id / 64] &= ~(1ULL << (id % 64));
+}
+
+static int append_str(const char ***arr, int *n, const char *s);
+
+/* A CRIU option of compat_opts[]: check its syntax as CRIU does, store it. */
+static int store_compat(struct cr_options *o, int id, const char *arg)
+{
+	unsigned long long ull;
+	bool none;
+	long l;
+
+	switch (id) {
+	case CO_NO_DEFAULT_CONFIG:
+		o->no_default_config = true; /* criu-like reads no config file at all */
+		return 0;
+	case CO_PRE_DUMP_MODE:
+		if (strcmp(arg, "splice") && strcmp(arg, "read")) {
+			pr_err("--pre-dump-mode: '%s' is not splice or read\n", arg);
+			return -EINVAL;
+		}
+		o->pre_dump_mode = arg;
+		return 0;
+	case CO_GHOST_LIMIT:
+		if (parse_size(arg, &ull)) {
+			pr_err("--ghost-limit: '%s' is not a size (N, NK, NM or NG)\n", arg);
+			return -EINVAL;
+		}
+		o->ghost_limit = ull;
+		return 0;
+	case CO_STATUS_FD:
+		if (parse_long(arg, &l) || l < 0 || l > 0x7fffffff) {
+			pr_err("--status-fd: '%s' is not a file descriptor\n", arg);
+			return -EINVAL;
+		}
+		o->status_fd = (int)l;
+		return 0;
+	case CO_FEATURE:
+		o->check_feature = arg;
+		return 0;
+	case CO_EXTRA:
+		o->check_extra = true;
+		return 0;
+	case CO_EXPERIMENTAL:
+		o->check_experimental = true;
+		return 0;
+	case CO_DEPRECATED:
+		return 0; /* criu-like has no deprecated behaviour to turn on */
+	case CO_CLOSE:
+		if (parse_long(arg, &l) || l < 0 || l > 0x7fffffff) {
+			pr_err("--close: '%s' is not a file descriptor\n", arg);
+			return -EINVAL;
+		}
+		return append_str(&o->close_fds, &o->n_close_fds, arg);
+	case CO_CPU_CAP:
+		if (arg && parse_cpu_cap(arg, &none)) {
+			pr_err("--cpu-cap: unknown mode '%s'\n", arg);
+			return -EINVAL;
+		}
+		/* criu-like never compares CPUs: that is "none" */
+		compat_set(o, id, !arg || !none);
+		return 0;
+	case CO_VETH_PAIR:
+		if (!strchr(arg, '=')) {
+			pr_err("--veth-pair: '%s' is not IN=OUT\n", arg);
+			return -EINVAL;
+		}
+		break;
+	case CO_EXT_MOUNT_MAP:
+		if (strcmp(arg, "auto") && !strchr(arg, ':')) {
+			pr_err("-M/--ext-mount-map: '%s' is not KEY:VAL or auto\n", arg);
+			return -EINVAL;
+		}
+		break;
+	case CO_JOIN_NS:
+		if (!strchr(arg, ':')) {
+			pr_err("-J/--join-ns: '%s' is not NS:PID|FILE[,OPTS]\n", arg);
+			return -EINVAL;
+		}
+		break;
+	case CO_EMPTY_NS:
+		if (strcmp(arg, "net")) {
+			pr_err("--empty-ns: unsupported namespace '%s' (only net)\n", arg);
+			return -EINVAL;
+		}
+		break;
+	case CO_FILE_VALIDATION:
+		if (strcmp(arg, "filesize") && strcmp(arg, "buildid")) {
+			pr_err("--file-validation: '%s' is not filesize or buildid\n", arg);
+			return -EINVAL;
+		}
+		break;
+	case CO_PS_SOCKET:
+		if (parse_long(arg, &l) || l < 0) {
+			pr_err("--ps-socket: '%s' is not a file descriptor\n", arg);
+			return -EINVAL;
+		}
+		break;
+	}
+	compat_set(o, id, true);
+	return 0;
+}
+
+/* The first CRIU option given whose feature is missing, refused by name. */
+int cli_validate_compat(const struct cr_options *o)
+{
+	int i;
+
+	for (i = 0; i < CO__MAX; i++) {
+		if (!compat_refused(o, i))
+			continue;
+		pr_err("option --%s: %s is not supported by this version yet\n",
+		       compat_opts[i].name ? compat_opts[i].name : "ext-unix-sk=INODE",
+		       compat_opts[i].missing);
+		return -EOPNOTSUPP;
+	}
+	return 0;
 }
 
 static int append_str(const char ***arr, int *n, const char *s)
@@ -346,10 +717,6 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 		return OPT_LOG_FILE;
 	case 'v':
 		o->log_level = parse_verbosity(arg, o->log_level);
-		if (o->log_level < 0) {
-			pr_err("-v: '%s' is not a level from 0 to 4\n", arg);
-			return -EINVAL;
-		}
 		return OPT_VERBOSE;
 	case 'R':
 		o->leave_running = true;
@@ -365,6 +732,8 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 		return OPT_SHELL_JOB;
 	case 'x':
 		o->ext_unix_sk = true;
+		if (arg)
+			compat_set(o, CO_EXT_UNIX_SK_INODE, true);
 		return OPT_EXT_UNIX_SK;
 	case 'l':
 		o->file_locks = true;
@@ -441,11 +810,28 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 	case OPT_FREEZE_CGROUP:
 		o->freeze_cgroup = arg;
 		break;
-	case OPT_MANAGE_CGROUPS:
+	case OPT_MANAGE_CGROUPS: {
+		static const char *const modes[] = { "none", "props",  "soft",
+						     "full", "strict", "ignore" };
+		size_t i;
+
 		o->manage_cgroups = arg ? arg : "soft";
+		for (i = 0; i < ARRAY_SIZE(modes); i++)
+			if (!strcmp(o->manage_cgroups, modes[i]))
+				break;
+		if (i == ARRAY_SIZE(modes)) {
+			pr_err("--manage-cgroups: unknown mode '%s'\n", arg);
+			return -EINVAL;
+		}
+		/* criu-like leaves cgroups alone: CRIU's "ignore" */
+		if (!strcmp(o->manage_cgroups, "ignore"))
+			return OPT__MAX;
 		break;
-	case OPT_ALL:
+	}
+	case OPT_ALL: /* CRIU: --extra and --experimental */
 		o->check_all = true;
+		o->check_extra = true;
+		o->check_experimental = true;
 		break;
 	case OPT_JSON:
 		o->json = true;
@@ -544,7 +930,7 @@ int cli_parse(int argc, char **argv, struct cr_options *o, const struct cli_comm
 
 	optind = 0; /* full re-initialisation, so unit tests can parse many times */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, short_opts, all_long_opts(), NULL)) != -1) {
 		if (c == '?') {
 			if (optopt)
 				pr_err("unknown or incomplete option '-%c'\n", optopt);
@@ -556,10 +942,55 @@ int cli_parse(int argc, char **argv, struct cr_options *o, const struct cli_comm
 			pr_err("option '%s' needs an argument\n", argv[optind - 1]);
 			return -EINVAL;
 		}
+		if (c == 'S' || c == 'L' || c == 'M' || c == 'J')
+			c = CODE_COMPAT + (c == 'S'   ? CO_RESTORE_SIBLING
+					   : c == 'L' ? CO_LIBDIR
+					   : c == 'M' ? CO_EXT_MOUNT_MAP
+						      : CO_JOIN_NS);
+		if (c == CODE_COMPAT + CO_DAEMON)
+			c = 'd';
+		if (c >= CODE_NO_OPT) {
+			opt = c - CODE_NO_OPT;
+			seen &= ~(1ULL << opt);
+			if (opt == OPT_RESTORE_DETACHED)
+				o->restore_detached = false;
+			else if (opt == OPT_TCP_ESTABLISHED)
+				o->tcp_established = false;
+			else if (opt == OPT_SHELL_JOB)
+				o->shell_job = false;
+			else if (opt == OPT_FILE_LOCKS)
+				o->file_locks = false;
+			else if (opt == OPT_PAGE_SERVER)
+				o->page_server = false;
+			else if (opt == OPT_TRACK_MEM)
+				o->track_mem = false;
+			continue;
+		}
+		if (c >= CODE_NO_COMPAT) {
+			/* --no-X of a feature criu-like lacks asks for what it does */
+			opt = c - CODE_NO_COMPAT;
+			compat_set(o, opt, false);
+			if (opt == CO_EXTRA)
+				o->check_extra = false;
+			else if (opt == CO_EXPERIMENTAL)
+				o->check_experimental = false;
+			else if (opt == CO_DAEMON) {
+				o->restore_detached = false;
+				seen &= ~OPTB(RESTORE_DETACHED);
+			}
+			continue;
+		}
+		if (c >= CODE_COMPAT) {
+			opt = store_compat(o, c - CODE_COMPAT, optarg);
+			if (opt < 0)
+				return opt;
+			continue;
+		}
 		opt = store_opt(o, c, optarg);
 		if (opt < 0)
 			return opt;
-		seen |= 1ULL << opt;
+		if (opt < OPT__MAX)
+			seen |= 1ULL << opt;
 	}
 
 	if (optind < argc) {
@@ -682,6 +1113,20 @@ static int setup_logging(const struct cr_options *o, const struct cli_command *c
 	return ret;
 }
 
+/* --close FD, as CRIU: closed before the command runs (never the log's fd). */
+static void close_fds(const struct cr_options *o)
+{
+	int i, fd;
+
+	for (i = 0; i < o->n_close_fds; i++) {
+		fd = atoi(o->close_fds[i]);
+		if (fd == log_get_fd())
+			continue;
+		pr_info("closing fd %d\n", fd);
+		close(fd);
+	}
+}
+
 int cli_main(int argc, char **argv)
 {
 	const struct cli_command *cmd;
@@ -705,16 +1150,21 @@ int cli_main(int argc, char **argv)
 	} else if (seen & OPTB(HELP)) {
 		print_command_help(cmd);
 		ret = 0;
-	} else if (!cmd->run) {
-		pr_err("command '%s' is not available in this version yet\n", cmd->name);
-		ret = 1;
-	} else if (cli_validate(cmd, seen, argc - first)) {
-		ret = 1;
 	} else if ((ret = check_privileges(cmd, &o))) {
-		/* before the log file, the image directory, the network lock */
+		/*
+		 * First, before anything is created: no log file either, as
+		 * nothing was done (test/integration/nonroot.sh checks that).
+		 */
 	} else if (setup_logging(&o, cmd)) {
 		ret = 1;
+	} else if (!cmd->run) {
+		/* from here on, every refusal lands in --log-file too */
+		pr_err("command '%s' is not available in this version yet\n", cmd->name);
+		ret = 1;
+	} else if (cli_validate(cmd, seen, argc - first) || cli_validate_compat(&o)) {
+		ret = 1;
 	} else {
+		close_fds(&o);
 		fault_init(); /* before any fork: one count for the whole run */
 		ret = cmd->run(&o, argc - first, argv + first);
 		if (ret < 0) {

@@ -12,12 +12,15 @@ void cr_options_init(struct cr_options *o)
 	o->log_level = DEFAULT_LOGLEVEL;
 	o->timeout = CR_DEFAULT_TIMEOUT;
 	o->cycles = 1;
+	o->status_fd = -1;
 }
 
 void cr_options_fini(struct cr_options *o)
 {
 	free(o->external);
 	free(o->inherit_fd);
+	free(o->close_fds);
+	o->close_fds = NULL;
 	o->external = NULL;
 	o->inherit_fd = NULL;
 }

@@ -98,6 +98,12 @@ int ghost_dump(struct dump_ctx *ctx, pid_t pid, int fd, uint32_t id, RegFileEntr
 	uint32_t crc = 0;
 	int err, cerr;
 
+	/* --ghost-limit, as CRIU: a larger unlinked file fails the dump (0: no limit) */
+	if (ctx->opts->ghost_limit && e->size > ctx->opts->ghost_limit) {
+		pr_err("pid %d fd %d: unlinked %s has %llu bytes, more than --ghost-limit %llu\n",
+		       pid, fd, path, (unsigned long long)e->size, ctx->opts->ghost_limit);
+		return -EFBIG;
+	}
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 	src = open(self, O_RDONLY | O_CLOEXEC);
 	if (src < 0) {

@@ -91,6 +91,12 @@ int cli_parse(int argc, char **argv, struct cr_options *o, const struct cli_comm
 int cli_validate(const struct cli_command *cmd, uint64_t seen, int nargs);
 
 /*
+ * Refuse, by name, CRIU options given whose feature criu-like lacks (those
+ * without an OPT_ bit). 0 or -EOPNOTSUPP. Called once the log file is open.
+ */
+int cli_validate_compat(const struct cr_options *o);
+
+/*
  * The CAPB() bits @cmd needs with options @o that are missing from @have
  * (a mask of effective capabilities). 0 when it may run.
  */

@@ -162,4 +162,14 @@ int check_print_text(FILE *out, const struct kerndat *kd, bool all);
 /* The same as a JSON array of objects. */
 int check_print_json(FILE *out, const struct kerndat *kd, bool all);
 
+/* ---- CRIU's feature names (check-feature.c) ---- */
+/*
+ * `check --feature NAME`: one line on @out; 0 when the kernel has it and
+ * criu-like supports what depends on it, -ENOTSUP when not, -EINVAL for a
+ * name CRIU does not have.
+ */
+int check_feature(FILE *out, const char *name);
+/* One line per feature of CRIU's --extra / --experimental sets; -ENOTSUP if any fails. */
+int check_categories(FILE *out, struct kerndat *kd, bool extra, bool experimental);
+
 #endif

@@ -117,6 +117,12 @@ int cr_check(const struct cr_options *o)
 	unsigned int nr, i;
 	int err;
 
+	if (o->check_feature) {
+		err = check_feature(stdout, o->check_feature);
+		if (fflush(stdout))
+			return neg_errno();
+		return err;
+	}
 	err = kerndat_probe(&kd);
 	if (err)
 		return err;
@@ -132,6 +138,16 @@ int cr_check(const struct cr_options *o)
 		for (i = 0; i < nr; i++)
 			pr_err("required feature %s absent: %s\n", kd_feature(missing[i])->name,
 			       kd.res[missing[i]].detail);
+	}
+	if (!err && !o->json && (o->check_extra || o->check_experimental)) {
+		/* CRIU's --extra / --experimental (--all: both): its verdict lines */
+		err = check_categories(stdout, &kd, o->check_extra, o->check_experimental);
+		printf("%s\n", err ? "Looks good but some kernel features are missing\n"
+				     "which, depending on your process tree, may cause\n"
+				     "dump or restore failure."
+				   : "Looks good.");
+		if (fflush(stdout))
+			return neg_errno();
 	}
 	return err;
 }

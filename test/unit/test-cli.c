@@ -5,6 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -84,8 +87,231 @@ static void test_verbosity(void **state)
 	assert_int_equal(p.o.log_level, DEFAULT_LOGLEVEL + 3);
 	PARSE(&p, "-v0", "check");
 	assert_int_equal(p.o.log_level, 0);
+	/* as CRIU's getopt: -v9 is 9, -vvvv adds four, a word after -v is atoi()'d */
 	PARSE(&p, "-v9", "check");
-	assert_int_equal(p.ret, -EINVAL);
+	assert_int_equal(p.ret, 0);
+	assert_int_equal(p.o.log_level, 9);
+	PARSE(&p, "-vvvv", "check");
+	assert_int_equal(p.o.log_level, DEFAULT_LOGLEVEL + 4);
+	PARSE(&p, "-verbosity=0", "check");
+	assert_int_equal(p.ret, 0);
+	assert_int_equal(p.o.log_level, 0);
+	PARSE(&p, "--verbosity=3", "check");
+	assert_int_equal(p.o.log_level, 3);
+	PARSE(&p, "--verbosity", "check");
+	assert_int_equal(p.o.log_level, DEFAULT_LOGLEVEL + 1);
+}
+
+/* Every option of CRIU 4.x parses; those whose feature is missing are refused by name. */
+static void test_criu_options(void **state)
+{
+	static const char *const accepted[][3] = {
+		{ "--no-default-config" },
+		{ "--pidfile", "p" },
+		{ "--pidfile=p" },
+		{ "--pre-dump-mode", "read" },
+		{ "--pre-dump-mode=splice" },
+		{ "--ghost-limit", "2M" },
+		{ "--status-fd", "5" },
+		{ "--deprecated" },
+		{ "--no-deprecated" },
+		{ "--daemon" },
+		{ "--no-daemon" },
+		{ "--manage-cgroups=ignore" },
+		{ "--cpu-cap=none" },
+		{ "--no-tcp-established" },
+		{ "--no-shell-job" },
+		{ "--no-file-locks" },
+		{ "--no-restore-detached" },
+		{ "--no-page-server" },
+		{ "--no-track-mem" },
+		{ "--no-tcp-close" },
+		{ "--no-link-remap" },
+		{ "--no-skip-in-flight" },
+		{ "--no-force-irmap" },
+		{ "--no-auto-dedup" },
+		{ "--no-restore-sibling" },
+		{ "--no-display-stats" },
+		{ "--extra" },
+		{ "--experimental" },
+		{ "--feature", "timerfd" },
+		{ "--close", "99" },
+		{ "--tcp-close", "--no-tcp-close" }, /* the last one wins, as in CRIU */
+	};
+	static const struct {
+		const char *argv[3];
+		const char *name; /* as the refusal names it */
+	} refused[] = {
+		{ { "--config", "f" }, "config" },
+		{ { "--tcp-close" }, "tcp-close" },
+		{ { "--link-remap" }, "link-remap" },
+		{ { "--skip-in-flight" }, "skip-in-flight" },
+		{ { "--force-irmap" }, "force-irmap" },
+		{ { "--cgroup-root", "/x" }, "cgroup-root" },
+		{ { "--cgroup-root=cpu:/x" }, "cgroup-root" },
+		{ { "--cgroup-yard", "/y" }, "cgroup-yard" },
+		{ { "--join-ns", "net:/proc/1/ns/net" }, "join-ns" },
+		{ { "-J", "net:/run/netns/a,x" }, "join-ns" },
+		{ { "--restore-sibling" }, "restore-sibling" },
+		{ { "-S" }, "restore-sibling" },
+		{ { "--auto-dedup" }, "auto-dedup" },
+		{ { "--log-pid" }, "log-pid" },
+		{ { "--evasive-devices" }, "evasive-devices" },
+		{ { "--veth-pair", "a=b" }, "veth-pair" },
+		{ { "-L", "/usr/lib/criu" }, "libdir" },
+		{ { "-M", "auto" }, "ext-mount-map" },
+		{ { "--exec-cmd" }, "exec-cmd" },
+		{ { "--skip-mnt", "/m" }, "skip-mnt" },
+		{ { "--enable-fs", "nfs" }, "enable-fs" },
+		{ { "--enable-external-sharing" }, "enable-external-sharing" },
+		{ { "--enable-external-masters" }, "enable-external-masters" },
+		{ { "--irmap-scan-path", "/" }, "irmap-scan-path" },
+		{ { "--lsm-profile", "apparmor:x" }, "lsm-profile" },
+		{ { "--lsm-mount-context", "x" }, "lsm-mount-context" },
+		{ { "--empty-ns", "net" }, "empty-ns" },
+		{ { "--cgroup-props", "x" }, "cgroup-props" },
+		{ { "--cgroup-props-file", "x" }, "cgroup-props-file" },
+		{ { "--cgroup-dump-controller", "cpu" }, "cgroup-dump-controller" },
+		{ { "--display-stats" }, "display-stats" },
+		{ { "--weak-sysctls" }, "weak-sysctls" },
+		{ { "--ps-socket", "3" }, "ps-socket" },
+		{ { "--stream" }, "stream" },
+		{ { "--tls" }, "tls" },
+		{ { "--tls-cacert", "c" }, "tls-cacert" },
+		{ { "--tls-cacrl", "c" }, "tls-cacrl" },
+		{ { "--tls-cert", "c" }, "tls-cert" },
+		{ { "--tls-key", "c" }, "tls-key" },
+		{ { "--tls-no-cn-verify" }, "tls-no-cn-verify" },
+		{ { "--file-validation", "buildid" }, "file-validation" },
+		{ { "--skip-file-rwx-check" }, "skip-file-rwx-check" },
+		{ { "--mntns-compat-mode" }, "mntns-compat-mode" },
+		{ { "--unprivileged" }, "unprivileged" },
+		{ { "--ghost-fiemap" }, "ghost-fiemap" },
+		{ { "--ms" }, "ms" },
+		{ { "--cpu-cap" }, "cpu-cap" },
+		{ { "--cpu-cap=fpu,^ins" }, "cpu-cap" },
+		{ { "-x5" }, "ext-unix-sk=INODE" },
+	};
+	static const char *const bad[][2] = {
+		{ "--pre-dump-mode", "write" },
+		{ "--ghost-limit", "lots" },
+		{ "--status-fd", "x" },
+		{ "--manage-cgroups=bogus" },
+		{ "--join-ns", "net" },
+		{ "--veth-pair", "ab" },
+		{ "--empty-ns", "pid" },
+		{ "--file-validation", "md5" },
+		{ "--cpu-cap=sse" },
+		{ "-M", "nocolon" },
+	};
+	struct parsed p;
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(accepted); i++) {
+		char *argv[6] = { "criu-like", "dump" };
+		int argc = 2;
+
+		for (j = 0; j < 3 && accepted[i][j]; j++)
+			argv[argc++] = (char *)accepted[i][j];
+		parse(&p, argc, argv);
+		print_message("%s\n", accepted[i][0]);
+		assert_int_equal(p.ret, 0);
+		assert_int_equal(cli_validate_compat(&p.o), 0);
+		cr_options_fini(&p.o);
+	}
+	for (i = 0; i < ARRAY_SIZE(refused); i++) {
+		char *argv[6] = { "criu-like", "restore" };
+		int argc = 2;
+		char buf[4096];
+		int pfd[2];
+		ssize_t n;
+
+		for (j = 0; j < 3 && refused[i].argv[j]; j++)
+			argv[argc++] = (char *)refused[i].argv[j];
+		parse(&p, argc, argv);
+		print_message("%s\n", refused[i].name);
+		assert_int_equal(p.ret, 0);
+		/* refused by name, in the log */
+		assert_int_equal(pipe(pfd), 0);
+		assert_int_equal(log_set_fd(pfd[1]), 0);
+		log_set_level(DEFAULT_LOGLEVEL);
+		assert_int_equal(cli_validate_compat(&p.o), -EOPNOTSUPP);
+		log_close();
+		log_set_level(-1);
+		close(pfd[1]);
+		n = read(pfd[0], buf, sizeof(buf) - 1);
+		close(pfd[0]);
+		assert_true(n > 0);
+		buf[n] = '\0';
+		assert_non_null(strstr(buf, refused[i].name));
+		assert_non_null(strstr(buf, "not supported"));
+		cr_options_fini(&p.o);
+	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		char *argv[6] = { "criu-like", "dump", (char *)bad[i][0], (char *)bad[i][1] };
+
+		parse(&p, bad[i][1] ? 4 : 3, argv);
+		print_message("%s\n", bad[i][0]);
+		assert_int_equal(p.ret, -EINVAL);
+		cr_options_fini(&p.o);
+	}
+	/* the values */
+	PARSE(&p, "dump", "--ghost-limit=1M", "--pre-dump-mode", "read", "--status-fd=7",
+	      "--no-default-config", "--pidfile", "pf", "--tcp-established",
+	      "--no-tcp-established");
+	assert_int_equal(p.ret, 0);
+	assert_true(p.o.ghost_limit == 1 << 20);
+	assert_string_equal(p.o.pre_dump_mode, "read");
+	assert_int_equal(p.o.status_fd, 7);
+	assert_true(p.o.no_default_config);
+	assert_string_equal(p.o.pidfile, "pf");
+	assert_false(p.o.tcp_established);
+	assert_false(p.seen & OPTB(TCP_ESTABLISHED));
+	assert_int_equal(cli_validate(p.cmd, p.seen, 0), 0);
+	PARSE(&p, "restore", "--daemon");
+	assert_true(p.o.restore_detached);
+	PARSE(&p, "check", "--all");
+	assert_true(p.o.check_extra && p.o.check_experimental);
+	PARSE(&p, "restore", "--manage-cgroups");
+	assert_int_equal(cli_validate(p.cmd, p.seen, 0), -EOPNOTSUPP);
+	PARSE(&p, "restore", "--manage-cgroups=ignore");
+	assert_int_equal(cli_validate(p.cmd, p.seen, 0), 0);
+}
+
+/* A refused option reaches --log-file: the log is opened before any refusal. */
+static void test_refusal_in_log_file(void **state)
+{
+	char dir[] = "/tmp/test-cli-XXXXXX", path[64], buf[4096];
+	char *argv[] = { "criu-like", "check", "-o", path, "--tcp-close", NULL };
+	char *argv2[] = { "criu-like", "check", "-o", path, "-R", NULL };
+	ssize_t n;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/x.log", dir);
+	assert_int_equal(cli_main(5, argv), 1);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "option --tcp-close"));
+	unlink(path);
+	/* an option the command does not take: the same */
+	assert_int_equal(cli_main(5, argv2), 1);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "leave-running"));
+	unlink(path);
+	rmdir(dir);
+	log_set_level(-1);
 }
 
 static void test_bad_values(void **state)
@@ -184,6 +410,8 @@ int main(void)
 		cmocka_unit_test(test_dump_options),
 		cmocka_unit_test(test_long_forms_and_options_before_command),
 		cmocka_unit_test(test_verbosity),
+		cmocka_unit_test(test_criu_options),
+		cmocka_unit_test(test_refusal_in_log_file),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_missing_caps),

@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `check --feature NAME`, `check --extra`, `check --experimental`: CRIU's
+ * feature names (its cr-check.c feature_list). A feature passes when the
+ * kernel has it AND criu-like supports what depends on it; one line says
+ * which. The kernel side reuses the kerndat probes; the few CRIU names no
+ * kerndat feature covers get a small probe here.
+ */
+#define LOG_PREFIX "check: "
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include "compat.h"
+#include "cr.h"
+#include "kerndat.h"
+#include "log.h"
+#include "util.h"
+
+#ifndef PR_TIMER_CREATE_RESTORE_IDS
+#define PR_TIMER_CREATE_RESTORE_IDS 77 /* 6.17 */
+#define PR_TIMER_CREATE_RESTORE_IDS_GET 2
+#endif
+#ifndef IPV6_FREEBIND
+#define IPV6_FREEBIND 78 /* 4.15 */
+#endif
+#ifndef SIOCGSKNS
+#define SIOCGSKNS 0x894C /* 4.10 */
+#endif
+
+enum feat_cat {
+	CAT_EXTRA, /* CRIU's category 2: check --extra */
+	CAT_EXPERIMENTAL, /* category 3: check --experimental */
+	CAT_ONLY, /* only by --feature */
+};
+
+/* A probe of our own: 1 present, 0 absent; @why says what was tried. */
+typedef int (*feat_probe_fn)(char *why, size_t size);
+
+struct crfeat {
+	const char *name;
+	enum feat_cat cat;
+	enum kd_feature kd; /* KD__MAX: none */
+	feat_probe_fn probe; /* when no kerndat feature covers it */
+	const char *lacks; /* what criu-like lacks; NULL: supported */
+};
+
+/* Does /proc/self/fdinfo/@fd have a line starting with @key? */
+static int fdinfo_has(int fd, const char *key)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+	int pfd;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	pfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (pfd < 0)
+		return 0;
+	n = read(pfd, buf, sizeof(buf) - 1);
+	close(pfd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return !strncmp(buf, key, strlen(key)) || strstr(buf, key) != NULL;
+}
+
+static int probe_mnt_id(char *why, size_t size)
+{
+	snprintf(why, size, "mnt_id in /proc/PID/fdinfo");
+	return fdinfo_has(0, "\nmnt_id:") || fdinfo_has(0, "mnt_id:");
+}
+
+static int probe_fdinfo_lock(char *why, size_t size)
+{
+	_cleanup_close_ int fd = -1;
+	char path[] = "/tmp/criu-like-lock-XXXXXX";
+	int ret = 0;
+
+	snprintf(why, size, "lock: lines in /proc/PID/fdinfo");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return 0;
+	unlink(path);
+	if (!flock(fd, LOCK_SH))
+		ret = fdinfo_has(fd, "lock:");
+	return ret;
+}
+
+static int probe_timerfd(char *why, size_t size)
+{
+	_cleanup_close_ int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+
+	snprintf(why, size, "timerfd state in /proc/PID/fdinfo");
+	return fd >= 0 && fdinfo_has(fd, "it_value:");
+}
+
+static int probe_kcmp_epoll(char *why, size_t size)
+{
+	_cleanup_close_ int ep = epoll_create1(EPOLL_CLOEXEC);
+	_cleanup_close_ int ev = eventfd(0, EFD_CLOEXEC);
+	struct epoll_event e = { .events = EPOLLIN };
+	struct {
+		uint32_t efd, tfd, toff;
+	} slot;
+
+	snprintf(why, size, "kcmp(KCMP_EPOLL_TFD)");
+	if (ep < 0 || ev < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ev, &e))
+		return 0;
+	slot.efd = (uint32_t)ep;
+	slot.tfd = (uint32_t)ev;
+	slot.toff = 0;
+	return syscall(SYS_kcmp, getpid(), getpid(), KCMP_EPOLL_TFD, ev, &slot) == 0;
+}
+
+static int probe_ipv6_freebind(char *why, size_t size)
+{
+	_cleanup_close_ int sk = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+
+	snprintf(why, size, "IPV6_FREEBIND socket option");
+	return sk >= 0 && !setsockopt(sk, SOL_IPV6, IPV6_FREEBIND, &one, sizeof(one));
+}
+
+static int probe_sk_ns(char *why, size_t size)
+{
+	_cleanup_close_ int sk = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int ns;
+
+	snprintf(why, size, "ioctl(SIOCGSKNS)");
+	if (sk < 0)
+		return 0;
+	ns = ioctl(sk, SIOCGSKNS);
+	if (ns < 0)
+		return 0;
+	close(ns);
+	return 1;
+}
+
+static int probe_loginuid(char *why, size_t size)
+{
+	snprintf(why, size, "/proc/self/loginuid");
+	return access("/proc/self/loginuid", R_OK) == 0;
+}
+
+static int probe_timer_cr_ids(char *why, size_t size)
+{
+	snprintf(why, size, "prctl(PR_TIMER_CREATE_RESTORE_IDS)");
+	return prctl(PR_TIMER_CREATE_RESTORE_IDS, PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0) >= 0;
+}
+
+static int probe_ns_pid(char *why, size_t size)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(why, size, "NSpid in /proc/PID/status");
+	fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strstr(buf, "\nNSpid:") != NULL;
+}
+
+/*
+ * PTRACE_O_SUSPEND_SECCOMP and PTRACE_SECCOMP_GET_FILTER on a child of ours:
+ * -1 when the seize itself failed (no privilege), else a bit per request.
+ */
+static int seccomp_ptrace_bits(void)
+{
+	int status, bits = 0;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	if (ptrace(PTRACE_SEIZE, pid, NULL, (void *)CR_PTRACE_O_SUSPEND_SECCOMP) == 0) {
+		bits |= 1;
+		if (!ptrace(PTRACE_INTERRUPT, pid, NULL, NULL) && waitpid(pid, &status, 0) == pid &&
+		    (ptrace(PTRACE_SECCOMP_GET_FILTER, pid, 0, NULL) == 0 || errno != EIO))
+			bits |= 2;
+	} else if (ptrace(PTRACE_SEIZE, pid, NULL, NULL)) {
+		bits = -1;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return bits;
+}
+
+static int probe_seccomp_suspend(char *why, size_t size)
+{
+	int bits = seccomp_ptrace_bits();
+
+	snprintf(why, size, "PTRACE_O_SUSPEND_SECCOMP%s", bits < 0 ? " (could not seize)" : "");
+	return bits > 0 && (bits & 1);
+}
+
+static int probe_seccomp_filters(char *why, size_t size)
+{
+	int bits = seccomp_ptrace_bits();
+
+	snprintf(why, size, "PTRACE_SECCOMP_GET_FILTER%s", bits < 0 ? " (could not seize)" : "");
+	return bits > 0 && (bits & 2);
+}
+
+#define NOPRE "criu-like has no pre-dump yet"
+#define NOLAZY "criu-like has no lazy restore yet"
+#define NONS "criu-like dumps no namespace yet"
+#define NONET "criu-like dumps no network namespace or device yet"
+#define NOMNT "criu-like dumps no mount namespace yet"
+
+#define F(name_, cat_, kd_, probe_, lacks_)                                             \
+	{                                                                               \
+		.name = name_, .cat = cat_, .kd = kd_, .probe = probe_, .lacks = lacks_ \
+	}
+
+/* In the order of CRIU's feature_list. */
+static const struct crfeat crfeats[] = {
+	F("mnt_id", CAT_EXTRA, KD__MAX, probe_mnt_id, NULL),
+	F("mem_dirty_track", CAT_EXTRA, KD_DIRTY_TRACKING, NULL, NOPRE),
+	F("aio_remap", CAT_EXTRA, KD__MAX, NULL, "criu-like does not dump AIO rings"),
+	F("timerfd", CAT_EXTRA, KD__MAX, probe_timerfd, NULL),
+	F("tun", CAT_EXTRA, KD__MAX, NULL, "criu-like does not dump tun devices"),
+	F("tun_ns", CAT_ONLY, KD__MAX, NULL, "criu-like does not dump tun devices"),
+	F("userns", CAT_EXTRA, KD_NS_USER, NULL, NONS),
+	F("fdinfo_lock", CAT_EXTRA, KD__MAX, probe_fdinfo_lock, NULL),
+	F("seccomp_suspend", CAT_EXTRA, KD__MAX, probe_seccomp_suspend, NULL),
+	F("seccomp_filters", CAT_EXTRA, KD__MAX, probe_seccomp_filters, NULL),
+	F("loginuid", CAT_EXTRA, KD__MAX, probe_loginuid, NULL),
+	F("cgroupns", CAT_EXTRA, KD_NS_CGROUP, NULL, NONS),
+	F("autofs", CAT_EXPERIMENTAL, KD__MAX, NULL, NOMNT),
+	F("tcp_half_closed", CAT_EXTRA, KD_TCP_REPAIR, NULL, NULL),
+	F("compat_cr", CAT_EXPERIMENTAL, KD__MAX, NULL, "criu-like dumps no 32-bit tasks"),
+	F("uffd", CAT_EXTRA, KD_UFFD, NULL, NOLAZY),
+	F("uffd-noncoop", CAT_EXTRA, KD_UFFD, NULL, NOLAZY),
+	/* not in CRIU's list; asked for by name by harnesses (issue 20) */
+	F("lazy_pages", CAT_ONLY, KD_UFFD, NULL, NOLAZY),
+	F("can_map_vdso", CAT_EXTRA, KD_VDSO, NULL, NULL),
+	F("sk_ns", CAT_EXTRA, KD__MAX, probe_sk_ns, NULL),
+	F("sk_unix_file", CAT_ONLY, KD__MAX, NULL, "criu-like does not probe it"),
+	F("net_diag_raw", CAT_EXTRA, KD__MAX, NULL, "criu-like does not dump raw sockets"),
+	F("nsid", CAT_ONLY, KD__MAX, NULL, NONET),
+	F("link_nsid", CAT_ONLY, KD__MAX, NULL, NONET),
+	F("kcmp_epoll", CAT_EXTRA, KD__MAX, probe_kcmp_epoll, NULL),
+	F("timens", CAT_EXTRA, KD_NS_TIME, NULL, NONS),
+	F("external_net_ns", CAT_ONLY, KD__MAX, NULL, "criu-like has no --external net[]"),
+	F("clone3_set_tid", CAT_EXTRA, KD_CLONE3_SET_TID, NULL, NULL),
+	F("newifindex", CAT_EXTRA, KD__MAX, NULL, NONET),
+	F("nftables", CAT_ONLY, KD__MAX, NULL, "criu-like does not dump nftables rules"),
+	F("has_ipt_legacy", CAT_ONLY, KD__MAX, NULL,
+	  "criu-like does not dump iptables rules (its iptables lock runs iptables)"),
+	F("pidfd_store", CAT_EXTRA, KD_PIDFD_OPEN, NULL, NOPRE),
+	F("ns_pid", CAT_EXTRA, KD__MAX, probe_ns_pid, NONS),
+	F("apparmor_stacking", CAT_ONLY, KD__MAX, NULL, "criu-like restores no LSM profile"),
+	F("network_lock_nftables", CAT_EXTRA, KD__MAX, NULL,
+	  "criu-like does not probe it (run `criu-like net-lock list`)"),
+	F("sockopt_buf_lock", CAT_EXTRA, KD__MAX, NULL, "criu-like does not save SO_BUF_LOCK"),
+	F("memfd_hugetlb", CAT_EXTRA, KD__MAX, NULL, "criu-like refuses hugetlb mappings"),
+	F("move_mount_set_group", CAT_EXTRA, KD__MAX, NULL, NOMNT),
+	F("openat2", CAT_EXTRA, KD__MAX, NULL, "criu-like does not use openat2"),
+	F("get_rseq_conf", CAT_EXTRA, KD_PTRACE_RSEQ, NULL, NULL),
+	F("ipv6_freebind", CAT_EXTRA, KD__MAX, probe_ipv6_freebind, NULL),
+	F("pagemap_scan", CAT_EXTRA, KD_PAGEMAP_SCAN, NULL, NULL),
+	F("timer_cr_ids", CAT_EXTRA, KD__MAX, probe_timer_cr_ids, NULL),
+	F("overlayfs_maps", CAT_EXTRA, KD__MAX, NULL, "criu-like does not probe it"),
+	F("pagemap_scan_guard_pages", CAT_EXTRA, KD__MAX, NULL,
+	  "criu-like does not probe it (guard pages are skipped at dump)"),
+	F("binfmt_misc_sandboxing", CAT_ONLY, KD__MAX, NULL, NOMNT),
+};
+
+static const struct crfeat *crfeat_by_name(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(crfeats); i++)
+		if (!strcmp(crfeats[i].name, name))
+			return &crfeats[i];
+	return NULL;
+}
+
+/* Print one verdict line; 0 when usable here, -ENOTSUP otherwise. */
+static int crfeat_check(FILE *out, struct kerndat *kd, const struct crfeat *f)
+{
+	char why[KD_DETAIL_MAX + 64] = "";
+	int has = -1; /* -1: the kernel side was not probed */
+
+	if (f->kd != KD__MAX) {
+		if (!kd->res[f->kd].probed)
+			kerndat_probe_one(kd, f->kd);
+		has = kerndat_has(kd, f->kd);
+		if (has && !strcmp(f->name, "uffd-noncoop"))
+			has = (kd->uffd_features & UFFD_FEATURE_EVENT_FORK) &&
+			      (kd->uffd_features & UFFD_FEATURE_EVENT_REMAP);
+		snprintf(why, sizeof(why), "%s: %s", kd_feature(f->kd)->name,
+			 kd->res[f->kd].detail);
+	} else if (f->probe) {
+		has = f->probe(why, sizeof(why));
+	}
+
+	if (has == 1 && !f->lacks) {
+		fprintf(out, "%s is supported (%s)\n", f->name, why);
+		return 0;
+	}
+	if (has == 1)
+		fprintf(out, "%s: the kernel has it (%s) but %s\n", f->name, why, f->lacks);
+	else if (has == 0)
+		fprintf(out, "%s: the kernel lacks it (%s)%s%s\n", f->name, why,
+			f->lacks ? "; besides, " : "", f->lacks ? f->lacks : "");
+	else
+		fprintf(out, "%s: not supported: %s\n", f->name, f->lacks);
+	return -ENOTSUP;
+}
+
+int check_feature(FILE *out, const char *name)
+{
+	const struct crfeat *f = crfeat_by_name(name);
+	struct kerndat kd;
+	char names[1024];
+	size_t i, len = 0;
+
+	if (!f) {
+		for (i = 0; i < ARRAY_SIZE(crfeats) && len < sizeof(names); i++)
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
+						i ? " " : "", crfeats[i].name);
+		pr_err("unknown feature %s; the features are: %s\n", name, names);
+		return -EINVAL;
+	}
+	memset(&kd, 0, sizeof(kd));
+	return crfeat_check(out, &kd, f);
+}
+
+int check_categories(FILE *out, struct kerndat *kd, bool extra, bool experimental)
+{
+	int ret = 0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(crfeats); i++) {
+		const struct crfeat *f = &crfeats[i];
+
+		if ((f->cat == CAT_EXTRA && extra) || (f->cat == CAT_EXPERIMENTAL && experimental))
+			if (crfeat_check(out, kd, f))
+				ret = -ENOTSUP;
+	}
+	return ret;
+}
