@@ -91,12 +91,18 @@ static int run_infect_test(struct cr_options *o, int argc __unused, char **argv 
 #define NETLOCK_CAPS CAPB(NET_ADMIN)
 
 static const struct cli_command commands[] = {
-	{ "check", "probe every kernel feature the engine uses", "[--all] [--json]",
+	{ "check", "probe every kernel feature the engine uses",
+	  "[--all|--extra|--experimental] [--json] [--feature NAME]",
 	  "Tries each kernel interface criu-like relies on and prints one line per feature:\n"
 	  "its name, what the engine uses it for, and whether this kernel has it.\n"
 	  "Exits 0 when dump and restore can work here, 1 otherwise.\n"
-	  "  --all     also list optional features that nothing needs yet\n"
-	  "  --json    print the table as JSON\n",
+	  "  --json           print the table as JSON\n"
+	  "  --extra          then CRIU's features needed in some cases, one line each, and\n"
+	  "                   CRIU's verdict (\"Looks good.\": 0; some missing: 1)\n"
+	  "  --experimental   the same for CRIU's experimental ones\n"
+	  "  --all            both, and the table lists features nothing needs yet\n"
+	  "  --feature NAME   one feature by CRIU's name: exits 0 only when the kernel has\n"
+	  "                   it and criu-like supports what depends on it\n",
 	  OPTB(ALL) | OPTB(JSON), 0, 0, run_check },
 	{ "dump", "checkpoint a process tree", "-t PID -D DIR",
 	  "Freezes the tree rooted at PID, writes its state into DIR and kills it\n"
@@ -888,6 +894,8 @@ static void print_usage(FILE *f)
 		"  -v[N], --verbosity     more logging; -v4 is debug (default 2: warnings)\n"
 		"  -h, --help             this text; `criu-like COMMAND --help` for one command\n"
 		"  -V, --version          print the version\n"
+		"Every option of CRIU 4.x parses with CRIU's syntax; one whose feature is\n"
+		"missing here is refused by name, in the log file too (see criu-like(8)).\n"
 		"\nExit status: 0 success, 1 failure, %d when the command needs root\n"
 		"(capabilities the caller lacks; nothing was done). restore without -d\n"
 		"exits with the restored root's status.\n"

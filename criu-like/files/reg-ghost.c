@@ -99,7 +99,7 @@ int ghost_dump(struct dump_ctx *ctx, pid_t pid, int fd, uint32_t id, RegFileEntr
 	int err, cerr;
 
 	/* --ghost-limit, as CRIU: a larger unlinked file fails the dump (0: no limit) */
-	if (ctx->opts->ghost_limit && e->size > ctx->opts->ghost_limit) {
+	if (ctx->opts && ctx->opts->ghost_limit && e->size > ctx->opts->ghost_limit) {
 		pr_err("pid %d fd %d: unlinked %s has %llu bytes, more than --ghost-limit %llu\n",
 		       pid, fd, path, (unsigned long long)e->size, ctx->opts->ghost_limit);
 		return -EFBIG;

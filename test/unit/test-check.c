@@ -412,6 +412,41 @@ static void test_live_probe(void **state __unused)
 	assert_int_equal(kd_check_required(&kd, missing, &nr), 0);
 }
 
+/* check --feature NAME with CRIU's names: one line, 0 only when usable here. */
+static void check_one(const char *name, int expect, const char *says)
+{
+	char buf[1024] = "";
+	FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+	int ret;
+
+	assert_non_null(f);
+	ret = check_feature(f, name);
+	fclose(f);
+	print_message("%s -> %d: %s", name, ret, buf);
+	assert_int_equal(ret, expect);
+	if (says)
+		assert_non_null(strstr(buf, says));
+}
+
+static void test_feature(void **state)
+{
+	(void)state;
+	/* used by criu-like and present on every kernel this runs on (root) */
+	check_one("timerfd", 0, "timerfd is supported");
+	check_one("seccomp_suspend", 0, "seccomp_suspend is supported");
+	check_one("seccomp_filters", 0, NULL);
+	check_one("pagemap_scan", 0, NULL);
+	check_one("clone3_set_tid", 0, NULL);
+	/* what criu-like lacks, whatever the kernel has */
+	check_one("mem_dirty_track", -ENOTSUP, "no pre-dump yet");
+	check_one("lazy_pages", -ENOTSUP, "no lazy restore yet");
+	check_one("uffd", -ENOTSUP, NULL);
+	check_one("tun", -ENOTSUP, NULL);
+	check_one("userns", -ENOTSUP, "dumps no namespace");
+	/* a name CRIU does not have */
+	check_one("no_such_feature", -EINVAL, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_freezer_mounts),	cmocka_unit_test(test_table),
 		cmocka_unit_test(test_verdict),		cmocka_unit_test(test_text_output),
 		cmocka_unit_test(test_json_output),	cmocka_unit_test(test_live_probe),
+		cmocka_unit_test(test_feature),
 	};
 
 	log_set_level(LOG_ERROR);
