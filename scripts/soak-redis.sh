@@ -29,31 +29,8 @@ cpid=
 trap '[ -n "$cpid" ] && kill -KILL $cpid 2>/dev/null; [ -n "$pid" ] && kill -KILL $pid 2>/dev/null
 	rm -rf "$tmp"' EXIT
 
-cli() { redis-cli -p "$port" "$@"; }
-
-# progress_past N: until every client did more than N rounds (30 s at most).
-progress_past() {
-	i=0
-	while [ "$(cat "$tmp/cl/progress" 2>/dev/null || echo 0)" -le "$1" ]; do
-		[ -s "$tmp/cl/result" ] && return 1
-		i=$((i + 1))
-		[ $i -le 300 ] || return 1
-		sleep 0.1
-	done
-}
-
-port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])')
-setsid redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" \
-	--pidfile "$tmp/redis.pid" --logfile "$tmp/redis.log" --enable-debug-command yes \
-	</dev/null >/dev/null 2>&1 &
-pid=$!
-i=0
-until [ "$(cli ping 2>/dev/null)" = PONG ]; do
-	i=$((i + 1))
-	[ $i -le 200 ] || { echo "soak-redis: redis-server did not start"; exit 1; }
-	sleep 0.05
-done
+. test/integration/redis.inc
+redis_start || { echo "soak-redis: redis-server did not start"; exit 1; }
 cli DEBUG POPULATE $KEYS key 64 >/dev/null
 digest=$(cli DEBUG DIGEST)
 mkdir "$tmp/cl"

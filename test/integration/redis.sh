@@ -41,33 +41,8 @@ fail() {
 	exit 1
 }
 
-cli() { redis-cli -p "$port" "$@"; }
-
-# progress_past N: until every client did more than N rounds (30 s at most).
-progress_past() {
-	i=0
-	while [ "$(cat "$tmp/cl/progress" 2>/dev/null || echo 0)" -le "$1" ]; do
-		[ -s "$tmp/cl/result" ] && return 1 # a client failed: the run ended
-		i=$((i + 1))
-		[ $i -le 300 ] || return 1
-		sleep 0.1
-	done
-}
-
-# A free port: the kernel picks one for a socket bound to port 0.
-port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])')
-# Its own session (no --shell-job needed), no persistence, nothing outside $tmp.
-setsid redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" \
-	--pidfile "$tmp/redis.pid" --logfile "$tmp/redis.log" --enable-debug-command yes \
-	</dev/null >/dev/null 2>&1 &
-pid=$!
-i=0
-until [ "$(cli ping 2>/dev/null)" = PONG ]; do
-	i=$((i + 1))
-	[ $i -le 200 ] || fail "redis-server did not start"
-	sleep 0.05
-done
+. test/integration/redis.inc
+redis_start || fail "redis-server did not start"
 [ "$(cat "$tmp/redis.pid")" = "$pid" ] || fail "redis-server is not pid $pid"
 cli DEBUG POPULATE $KEYS key 64 >/dev/null
 [ "$(cli DBSIZE)" = $KEYS ] || fail "DEBUG POPULATE: DBSIZE $(cli DBSIZE)"
