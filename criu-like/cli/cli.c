@@ -15,6 +15,7 @@
 
 #define LOG_PREFIX "cli: "
 #include "cli.h"
+#include "cli-compat.h"
 #include "cr.h"
 #include "dump.h"
 #include "fault.h"
@@ -248,153 +249,6 @@ static const struct option long_opts[] = {
 /* CRIU's short options, and -O of decode/encode */
 static const char short_opts[] = "t:D:W:o:v::Rsdjx::lr:O:hVSL:M:J:";
 
-/*
- * CRIU's options (its config.c long_opts, 4.x) that have no OPT_ bit here.
- * Each is parsed with CRIU's syntax. @missing: the feature criu-like lacks;
- * the option is then refused by name by cli_validate_compat(), once the log
- * file is open. NULL: accepted, store_compat() gives it CRIU's meaning.
- * @neg: CRIU also has --no-NAME (accepted: it asks for what criu-like does).
- */
-enum compat_id {
-	CO_NO_DEFAULT_CONFIG,
-	CO_PRE_DUMP_MODE,
-	CO_GHOST_LIMIT,
-	CO_STATUS_FD,
-	CO_FEATURE,
-	CO_EXTRA,
-	CO_EXPERIMENTAL,
-	CO_DEPRECATED,
-	CO_CLOSE,
-	CO_DAEMON,
-	CO_CPU_CAP,
-	CO_EXT_UNIX_SK_INODE, /* -x INODE, --ext-unix-sk=INODE */
-	CO_CONFIG,
-	CO_RESTORE_SIBLING,
-	CO_LOG_PID,
-	CO_EVASIVE_DEVICES,
-	CO_VETH_PAIR,
-	CO_LINK_REMAP,
-	CO_AUTO_DEDUP,
-	CO_LIBDIR,
-	CO_FORCE_IRMAP,
-	CO_EXT_MOUNT_MAP,
-	CO_EXEC_CMD,
-	CO_CGROUP_ROOT,
-	CO_SKIP_MNT,
-	CO_ENABLE_FS,
-	CO_ENABLE_EXTERNAL_SHARING,
-	CO_ENABLE_EXTERNAL_MASTERS,
-	CO_IRMAP_SCAN_PATH,
-	CO_LSM_PROFILE,
-	CO_EMPTY_NS,
-	CO_CGROUP_PROPS,
-	CO_CGROUP_PROPS_FILE,
-	CO_CGROUP_DUMP_CONTROLLER,
-	CO_SKIP_IN_FLIGHT,
-	CO_DISPLAY_STATS,
-	CO_WEAK_SYSCTLS,
-	CO_TCP_CLOSE,
-	CO_PS_SOCKET,
-	CO_STREAM,
-	CO_TLS_CACERT,
-	CO_TLS_CACRL,
-	CO_TLS_CERT,
-	CO_TLS_KEY,
-	CO_TLS,
-	CO_TLS_NO_CN_VERIFY,
-	CO_CGROUP_YARD,
-	CO_FILE_VALIDATION,
-	CO_SKIP_FILE_RWX_CHECK,
-	CO_LSM_MOUNT_CONTEXT,
-	CO_MNTNS_COMPAT_MODE,
-	CO_UNPRIVILEGED,
-	CO_GHOST_FIEMAP,
-	CO_JOIN_NS,
-	CO_MS,
-	CO__MAX,
-};
-
-struct compat_opt {
-	const char *name;
-	int has_arg;
-	bool neg;
-	const char *missing;
-};
-
-#define CO(id_, name_, arg_, neg_, missing_) \
-	[CO_##id_] = { .name = name_, .has_arg = arg_, .neg = neg_, .missing = missing_ }
-
-static const struct compat_opt compat_opts[CO__MAX] = {
-	CO(NO_DEFAULT_CONFIG, "no-default-config", no_argument, false, NULL),
-	CO(PRE_DUMP_MODE, "pre-dump-mode", required_argument, false, NULL),
-	CO(GHOST_LIMIT, "ghost-limit", required_argument, false, NULL),
-	CO(STATUS_FD, "status-fd", required_argument, false, NULL),
-	CO(FEATURE, "feature", required_argument, false, NULL),
-	CO(EXTRA, "extra", no_argument, true, NULL),
-	CO(EXPERIMENTAL, "experimental", no_argument, true, NULL),
-	CO(DEPRECATED, "deprecated", no_argument, true, NULL),
-	CO(CLOSE, "close", required_argument, false, NULL),
-	CO(DAEMON, "daemon", no_argument, true, NULL),
-	CO(CPU_CAP, "cpu-cap", optional_argument, false,
-	   "CPU compatibility checks (only --cpu-cap=none is)"),
-	CO(EXT_UNIX_SK_INODE, NULL, 0, false, "naming external unix sockets by inode"),
-	CO(CONFIG, "config", required_argument, false, "configuration files"),
-	CO(RESTORE_SIBLING, "restore-sibling", no_argument, true,
-	   "restoring the tree as a sibling of criu-like"),
-	CO(LOG_PID, "log-pid", no_argument, true, "a log file per task"),
-	CO(EVASIVE_DEVICES, "evasive-devices", no_argument, true, "evasive devices"),
-	CO(VETH_PAIR, "veth-pair", required_argument, false, "veth pairs"),
-	CO(LINK_REMAP, "link-remap", no_argument, true, "link remaps of unlinked files"),
-	CO(AUTO_DEDUP, "auto-dedup", no_argument, true, "incremental dumps (auto-dedup)"),
-	CO(LIBDIR, "libdir", required_argument, false, "plugins"),
-	CO(FORCE_IRMAP, "force-irmap", no_argument, true, "the inotify path map (irmap)"),
-	CO(EXT_MOUNT_MAP, "ext-mount-map", required_argument, false, "mount namespaces"),
-	CO(EXEC_CMD, "exec-cmd", no_argument, false, "running a command after the restore"),
-	CO(CGROUP_ROOT, "cgroup-root", required_argument, false, "cgroup management"),
-	CO(SKIP_MNT, "skip-mnt", required_argument, false, "mount namespaces"),
-	CO(ENABLE_FS, "enable-fs", required_argument, false, "mount namespaces"),
-	CO(ENABLE_EXTERNAL_SHARING, "enable-external-sharing", no_argument, false,
-	   "mount namespaces"),
-	CO(ENABLE_EXTERNAL_MASTERS, "enable-external-masters", no_argument, false,
-	   "mount namespaces"),
-	CO(IRMAP_SCAN_PATH, "irmap-scan-path", required_argument, false,
-	   "the inotify path map (irmap)"),
-	CO(LSM_PROFILE, "lsm-profile", required_argument, false, "LSM profiles"),
-	CO(EMPTY_NS, "empty-ns", required_argument, false, "network namespaces"),
-	CO(CGROUP_PROPS, "cgroup-props", required_argument, false, "cgroup management"),
-	CO(CGROUP_PROPS_FILE, "cgroup-props-file", required_argument, false, "cgroup management"),
-	CO(CGROUP_DUMP_CONTROLLER, "cgroup-dump-controller", required_argument, false,
-	   "cgroup management"),
-	CO(SKIP_IN_FLIGHT, "skip-in-flight", no_argument, true,
-	   "skipping TCP connections in flight"),
-	CO(DISPLAY_STATS, "display-stats", no_argument, true, "printing statistics"),
-	CO(WEAK_SYSCTLS, "weak-sysctls", no_argument, true, "sysctls"),
-	CO(TCP_CLOSE, "tcp-close", no_argument, true, "closing TCP connections at restore"),
-	CO(PS_SOCKET, "ps-socket", required_argument, false, "the page server"),
-	CO(STREAM, "stream", no_argument, true, "streaming images"),
-	CO(TLS_CACERT, "tls-cacert", required_argument, false, "TLS"),
-	CO(TLS_CACRL, "tls-cacrl", required_argument, false, "TLS"),
-	CO(TLS_CERT, "tls-cert", required_argument, false, "TLS"),
-	CO(TLS_KEY, "tls-key", required_argument, false, "TLS"),
-	CO(TLS, "tls", no_argument, true, "TLS"),
-	CO(TLS_NO_CN_VERIFY, "tls-no-cn-verify", no_argument, false, "TLS"),
-	CO(CGROUP_YARD, "cgroup-yard", required_argument, false, "cgroup management"),
-	CO(FILE_VALIDATION, "file-validation", required_argument, false, "file validation methods"),
-	CO(SKIP_FILE_RWX_CHECK, "skip-file-rwx-check", no_argument, true,
-	   "skipping the file permission check"),
-	CO(LSM_MOUNT_CONTEXT, "lsm-mount-context", required_argument, false, "LSM mount contexts"),
-	CO(MNTNS_COMPAT_MODE, "mntns-compat-mode", no_argument, true, "mount namespaces"),
-	CO(UNPRIVILEGED, "unprivileged", no_argument, true, "running without root"),
-	CO(GHOST_FIEMAP, "ghost-fiemap", no_argument, true, "sparse ghost files (fiemap)"),
-	CO(JOIN_NS, "join-ns", required_argument, false, "joining namespaces at restore"),
-	CO(MS, "ms", no_argument, false, "--ms (deprecated in CRIU too)"),
-};
-
-/* getopt codes beyond the OPT_ ones (1000 + OPT_x) */
-#define CODE_COMPAT 2000 /* + enum compat_id */
-#define CODE_NO_COMPAT 3000 /* --no-NAME of a compat option */
-#define CODE_NO_OPT 4000 /* --no-NAME of an OPT_ boolean: + enum cli_opt */
-
 /* OPT_ booleans CRIU negates with --no-NAME */
 static const struct {
 	const char *name;
@@ -413,7 +267,6 @@ static struct option all_opts[64 + 2 * CO__MAX];
 
 static const struct option *all_long_opts(void)
 {
-	static char no_names[CO__MAX][40];
 	size_t n = 0, i;
 
 	if (all_opts[0].name)
@@ -423,17 +276,7 @@ static const struct option *all_long_opts(void)
 	for (i = 0; i < ARRAY_SIZE(no_opts); i++)
 		all_opts[n++] = (struct option){ no_opts[i].name, no_argument, NULL,
 						 CODE_NO_OPT + no_opts[i].opt };
-	for (i = 0; i < CO__MAX; i++) {
-		if (!compat_opts[i].name)
-			continue;
-		all_opts[n++] = (struct option){ compat_opts[i].name, compat_opts[i].has_arg, NULL,
-						 CODE_COMPAT + (int)i };
-		if (!compat_opts[i].neg)
-			continue;
-		snprintf(no_names[i], sizeof(no_names[i]), "no-%s", compat_opts[i].name);
-		all_opts[n++] = (struct option){ no_names[i], no_argument, NULL,
-						 CODE_NO_COMPAT + (int)i };
-	}
+	compat_long_opts(all_opts + n);
 	return all_opts;
 }
 
@@ -504,198 +347,6 @@ static int parse_verbosity(const char *arg, int level)
 		return level + 1 + (int)strlen(arg);
 	level = atoi(arg);
 	return level < 0 ? 0 : level;
-}
-
-/* CRIU's sizes: a number, K, M or G anywhere after it multiplies. */
-static int parse_size(const char *arg, unsigned long long *ret)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	if (errno || end == arg || arg[0] == '-')
-		return -EINVAL;
-	if (*end == 'K')
-		v <<= 10;
-	else if (*end == 'M')
-		v <<= 20;
-	else if (*end == 'G')
-		v <<= 30;
-	else if (*end)
-		return -EINVAL;
-	if (*end && end[1])
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
-/* --cpu-cap's list: fpu, cpu, ins, all, none, each optionally after ^, by commas. */
-static int parse_cpu_cap(const char *arg, bool *none)
-{
-	static const char *const caps[] = { "fpu", "cpu", "ins", "all", "none" };
-	size_t i, len;
-	bool only_none = true;
-
-	while (*arg) {
-		if (*arg == '^' || *arg == ',') {
-			arg++;
-			continue;
-		}
-		for (i = 0; i < ARRAY_SIZE(caps); i++) {
-			len = strlen(caps[i]);
-			if (!strncmp(arg, caps[i], len))
-				break;
-		}
-		if (i == ARRAY_SIZE(caps))
-			return -EINVAL;
-		if (strcmp(caps[i], "none"))
-			only_none = false;
-		arg += len;
-	}
-	*none = only_none;
-	return 0;
-}
-
-static bool compat_refused(const struct cr_options *o, int id)
-{
-	return o->compat_refused[id / 64] & (1ULL << (id % 64));
-}
-
-static void compat_set(struct cr_options *o, int id, bool on)
-{
-	if (on)
-		o->compat_refused[id / 64] |= 1ULL << (id % 64);
-	else
-		o->compat_refused[id / 64] &= ~(1ULL << (id % 64));
-}
-
-static int append_str(const char ***arr, int *n, const char *s);
-
-/* A CRIU option of compat_opts[]: check its syntax as CRIU does, store it. */
-static int store_compat(struct cr_options *o, int id, const char *arg)
-{
-	unsigned long long ull;
-	bool none;
-	long l;
-
-	switch (id) {
-	case CO_NO_DEFAULT_CONFIG:
-		o->no_default_config = true; /* criu-like reads no config file at all */
-		return 0;
-	case CO_PRE_DUMP_MODE:
-		if (strcmp(arg, "splice") && strcmp(arg, "read")) {
-			pr_err("--pre-dump-mode: '%s' is not splice or read\n", arg);
-			return -EINVAL;
-		}
-		o->pre_dump_mode = arg;
-		return 0;
-	case CO_GHOST_LIMIT:
-		if (parse_size(arg, &ull)) {
-			pr_err("--ghost-limit: '%s' is not a size (N, NK, NM or NG)\n", arg);
-			return -EINVAL;
-		}
-		o->ghost_limit = ull;
-		return 0;
-	case CO_STATUS_FD:
-		if (parse_long(arg, &l) || l < 0 || l > 0x7fffffff) {
-			pr_err("--status-fd: '%s' is not a file descriptor\n", arg);
-			return -EINVAL;
-		}
-		o->status_fd = (int)l;
-		return 0;
-	case CO_FEATURE:
-		o->check_feature = arg;
-		return 0;
-	case CO_EXTRA:
-		o->check_extra = true;
-		return 0;
-	case CO_EXPERIMENTAL:
-		o->check_experimental = true;
-		return 0;
-	case CO_DEPRECATED:
-		return 0; /* criu-like has no deprecated behaviour to turn on */
-	case CO_CLOSE:
-		if (parse_long(arg, &l) || l < 0 || l > 0x7fffffff) {
-			pr_err("--close: '%s' is not a file descriptor\n", arg);
-			return -EINVAL;
-		}
-		return append_str(&o->close_fds, &o->n_close_fds, arg);
-	case CO_CPU_CAP:
-		if (arg && parse_cpu_cap(arg, &none)) {
-			pr_err("--cpu-cap: unknown mode '%s'\n", arg);
-			return -EINVAL;
-		}
-		/* criu-like never compares CPUs: that is "none" */
-		compat_set(o, id, !arg || !none);
-		return 0;
-	case CO_VETH_PAIR:
-		if (!strchr(arg, '=')) {
-			pr_err("--veth-pair: '%s' is not IN=OUT\n", arg);
-			return -EINVAL;
-		}
-		break;
-	case CO_EXT_MOUNT_MAP:
-		if (strcmp(arg, "auto") && !strchr(arg, ':')) {
-			pr_err("-M/--ext-mount-map: '%s' is not KEY:VAL or auto\n", arg);
-			return -EINVAL;
-		}
-		break;
-	case CO_JOIN_NS:
-		if (!strchr(arg, ':')) {
-			pr_err("-J/--join-ns: '%s' is not NS:PID|FILE[,OPTS]\n", arg);
-			return -EINVAL;
-		}
-		break;
-	case CO_EMPTY_NS:
-		if (strcmp(arg, "net")) {
-			pr_err("--empty-ns: unsupported namespace '%s' (only net)\n", arg);
-			return -EINVAL;
-		}
-		break;
-	case CO_FILE_VALIDATION:
-		if (strcmp(arg, "filesize") && strcmp(arg, "buildid")) {
-			pr_err("--file-validation: '%s' is not filesize or buildid\n", arg);
-			return -EINVAL;
-		}
-		break;
-	case CO_PS_SOCKET:
-		if (parse_long(arg, &l) || l < 0) {
-			pr_err("--ps-socket: '%s' is not a file descriptor\n", arg);
-			return -EINVAL;
-		}
-		break;
-	}
-	compat_set(o, id, true);
-	return 0;
-}
-
-/* The first CRIU option given whose feature is missing, refused by name. */
-int cli_validate_compat(const struct cr_options *o)
-{
-	int i;
-
-	for (i = 0; i < CO__MAX; i++) {
-		if (!compat_refused(o, i))
-			continue;
-		pr_err("option --%s: %s is not supported by this version yet\n",
-		       compat_opts[i].name ? compat_opts[i].name : "ext-unix-sk=INODE",
-		       compat_opts[i].missing);
-		return -EOPNOTSUPP;
-	}
-	return 0;
-}
-
-static int append_str(const char ***arr, int *n, const char *s)
-{
-	const char **na = realloc(*arr, sizeof(**arr) * (*n + 2));
-
-	if (!na)
-		return -ENOMEM;
-	na[(*n)++] = s;
-	na[*n] = NULL;
-	*arr = na;
-	return 0;
 }
 
 /* Store one parsed option. Returns its enum cli_opt, or -EINVAL. */
@@ -793,11 +444,11 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 		o->lazy_pages = true;
 		break;
 	case OPT_EXTERNAL:
-		if (append_str(&o->external, &o->n_external, arg))
+		if (cli_append_str(&o->external, &o->n_external, arg))
 			return -ENOMEM;
 		break;
 	case OPT_INHERIT_FD:
-		if (append_str(&o->inherit_fd, &o->n_inherit_fd, arg))
+		if (cli_append_str(&o->inherit_fd, &o->n_inherit_fd, arg))
 			return -ENOMEM;
 		break;
 	case OPT_ACTION_SCRIPT:
@@ -989,7 +640,7 @@ int cli_parse(int argc, char **argv, struct cr_options *o, const struct cli_comm
 			continue;
 		}
 		if (c >= CODE_COMPAT) {
-			opt = store_compat(o, c - CODE_COMPAT, optarg);
+			opt = compat_store(o, c - CODE_COMPAT, optarg);
 			if (opt < 0)
 				return opt;
 			continue;

@@ -183,7 +183,7 @@ static int probe_ns_pid(char *why, size_t size)
 
 /*
  * PTRACE_O_SUSPEND_SECCOMP and PTRACE_SECCOMP_GET_FILTER on a child of ours:
- * -1 when the seize itself failed (no privilege), else a bit per request.
+ * -errno when the fork or the seize failed (no privilege), else a bit per request.
  */
 static int seccomp_ptrace_bits(void)
 {
@@ -192,7 +192,7 @@ static int seccomp_ptrace_bits(void)
 
 	pid = fork();
 	if (pid < 0)
-		return -1;
+		return neg_errno();
 	if (pid == 0) {
 		for (;;)
 			pause();
@@ -203,7 +203,7 @@ static int seccomp_ptrace_bits(void)
 		    (ptrace(PTRACE_SECCOMP_GET_FILTER, pid, 0, NULL) == 0 || errno != EIO))
 			bits |= 2;
 	} else if (ptrace(PTRACE_SEIZE, pid, NULL, NULL)) {
-		bits = -1;
+		bits = neg_errno();
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
