@@ -134,7 +134,7 @@ static int write_inventory(const struct dump_ctx *ctx, bool completed)
 	ie.nr_threads = nr_threads;
 	/* the restore of these images removes the lock; later runs leave it alone */
 	ie.network_lock = completed ? (char *)netlock_dump_kept_name(ctx) : NULL;
-	ret = ns_inventory_fill(&ie, &ns);
+	ret = ns_inventory_fill(&ie, &ctx->ns, &ns);
 	/* every image written since dump_prepare(): restore checks each one against it */
 	if (!ret && completed)
 		ret = img_list_to_inventory(&ctx->images, &ie);
@@ -354,8 +354,13 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 			       ctx->tree->tasks[i]->pid);
 			return -ESRCH;
 		}
-	/* a tree in namespaces of its own would come back in criu-like's: refused first */
-	err = ns_check_tree(ctx->tree);
+	/*
+	 * A tree in namespaces of its own that are not dumped would come back in
+	 * criu-like's: refused first. The ones that are dumped are read now.
+	 */
+	err = ns_check_tree(ctx->tree, &ctx->ns);
+	if (!err)
+		err = ns_dump_tree(&ctx->ns, ctx->tree->root->pid, ctx->dirfd);
 	if (!err)
 		err = check_sessions(ctx);
 	if (!err)

@@ -18,6 +18,7 @@
 #include "image.h"
 #include "kerndat.h"
 #include "mem-scan.h"
+#include "ns.h"
 #include "options.h"
 #include "proc-parse.h"
 #include "seize.h"
@@ -54,6 +55,7 @@ struct dump_ctx {
 	bool progress; /* stderr is a terminal: print memory progress */
 	struct netlock *netlock; /* net-lock.c: the packets of the tree's connections dropped */
 	struct img_list images; /* every image written so far, for the inventory (image.c) */
+	struct ns_dump_plan ns; /* the namespaces of the tree (ns.c) */
 };
 
 /* core.c: core-PID.img (threads and task state), creds-PID.img. */

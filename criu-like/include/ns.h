@@ -3,11 +3,12 @@
 #define CRIU_LIKE_NS_H
 
 /*
- * Namespaces (criu-like/ns/). Until they are dumped, a tree must live in
- * criu-like's own namespaces, every kind of them: a task in any other is
- * refused at dump, and the restore refuses images that do not say so. A
- * tree is never restored into other namespaces than it was dumped in
- * without an option saying so (Documentation/namespaces.md).
+ * Namespaces (criu-like/ns/, Documentation/namespaces.md). A tree lives in
+ * criu-like's namespaces or, for the kinds criu-like dumps (a container's),
+ * in namespaces of its own whose root is the tree's root: those are dumped
+ * and created again for the restored root. Any other case is refused at
+ * dump, and a tree is never restored into other namespaces than it was
+ * dumped in without an option saying so.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -49,20 +50,70 @@ int ns_ids_read(pid_t pid, pid_t tid, struct ns_ids *ret);
  * lacks on either side is skipped), or NS_NR when they agree.
  */
 enum ns_kind ns_ids_differ(const struct ns_ids *tool, const struct ns_ids *task);
+/* Whether criu-like dumps and restores a namespace of kind @k that a tree has of its own. */
+bool ns_kind_dumped(enum ns_kind k);
+
+/* ---- dump ---------------------------------------------------------------------------------- */
+
+/* The namespaces of a tree: criu-like's, its root's, and the kinds the tree has of its own. */
+struct ns_dump_plan {
+	struct ns_ids tool;
+	struct ns_ids root;
+	bool own[NS_NR]; /* the root's namespace of this kind is the tree's own: dumped */
+	uint32_t img_id[NS_NR]; /* its image's number (utsns-1.img), when own */
+};
+
 /*
- * Every live thread of @tree in criu-like's namespaces: 0, or -EOPNOTSUPP
- * logged as "pid P (thread T): its uts namespace uts:[I] is not criu-like's
- * (uts:[J]): ...".
+ * Pure: fill @plan->own from @plan->tool and @plan->root: a kind the root
+ * has of its own (pid_for_children goes with pid, time_for_children with
+ * time) is the tree's when criu-like dumps that kind.
  */
-int ns_check_tree(const struct pstree *tree);
+void ns_plan_root(struct ns_dump_plan *plan);
+/*
+ * Pure: the first kind where @task is not where @plan wants it (criu-like's
+ * namespace, or the root's for a kind the tree has of its own), or NS_NR.
+ */
+enum ns_kind ns_plan_differ(const struct ns_dump_plan *plan, const struct ns_ids *task);
+/*
+ * Every live thread of @tree in the namespaces of @plan: criu-like's, or for
+ * the kinds the tree has of its own, its root's. 0, or -EOPNOTSUPP logged as
+ * "pid P (thread T): its uts namespace uts:[I] is not criu-like's (uts:[J]): ...".
+ */
+int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan);
+/* Write the image of every namespace the tree has of its own, read from its root @pid. */
+int ns_dump_tree(struct ns_dump_plan *plan, pid_t pid, int dirfd);
+
 /* The inventory's namespace records: criu-like's own, every kind, the tree in each. */
 struct ns_inventory {
 	NamespaceEntry e[NS_NR];
 	NamespaceEntry *p[NS_NR];
 };
-/* Fill @buf from criu-like's namespaces and point @ie at it: 0 or -errno (logged). */
-int ns_inventory_fill(InventoryEntry *ie, struct ns_inventory *buf);
-/* At restore: 0 when the images say the tree lived in its dumper's namespaces, else -errno (logged). */
+/*
+ * Fill @buf from criu-like's namespaces and @plan (NULL: the tree in all of
+ * criu-like's) and point @ie at it: 0 or -errno (logged).
+ */
+int ns_inventory_fill(InventoryEntry *ie, const struct ns_dump_plan *plan,
+		      struct ns_inventory *buf);
+
+/* ---- restore ------------------------------------------------------------------------------- */
+
+/*
+ * At restore: 0 when every namespace the images record is one the tree
+ * lived in with its dumper, or one of its own that criu-like restores (and
+ * its image is named); else -errno (logged).
+ */
 int ns_inventory_check(const InventoryEntry *ie, const char *dir);
+
+/* The namespaces a restore creates for the root, read from their images. */
+struct ns_restore {
+	bool own[NS_NR];
+	void *priv[NS_NR];
+	unsigned long clone_flags; /* CLONE_NEW* of the root's clone3() */
+};
+/* In the controller, before the root is created: read the images of @ie's own namespaces. */
+int ns_restore_load(const InventoryEntry *ie, int dirfd, struct ns_restore *r);
+/* In the restored root, first thing: fill its new namespaces (hostname, ...). */
+int ns_restore_root(const struct ns_restore *r);
+void ns_restore_fini(struct ns_restore *r);
 
 #endif

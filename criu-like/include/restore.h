@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ns.h"
 #include "options.h"
 
 #include "core.pb-c.h"
@@ -99,6 +100,8 @@ struct restore_ctx {
 	 * tree runs, kept when the restore fails (net-lock.h).
 	 */
 	struct netlock *netlock;
+	/* ns.c: the namespaces the root is created in, from their images */
+	struct ns_restore ns;
 };
 
 /* restore.c: the command. */

@@ -1,24 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Namespaces. None is dumped yet, so the only tree a dump may take is one
- * living entirely in criu-like's own namespaces: each thread's ten links
- * under /proc/PID/task/TID/ns/ are compared with /proc/self/ns/ (a thread
- * can be in a mount, UTS, IPC, net, cgroup or time namespace of its own
- * after unshare(2), and pid_for_children / time_for_children differ from
- * pid / time after an unshare that no fork followed yet). The inventory
- * records the dumper's namespaces and that the tree was in each, and the
- * restore refuses images that do not say so: a tree is never brought back
- * into other namespaces than it was dumped in without an option saying so.
+ * Namespaces. A tree lives in criu-like's namespaces, or, for the kinds in
+ * the table below, in namespaces of its own whose holder is the tree's root
+ * (a container's): those are dumped (one image per namespace, written by
+ * the kind's file) and created again for the restored root with clone3()'s
+ * CLONE_NEW* flags. Every other case is refused at dump: each thread's ten
+ * links under /proc/PID/task/TID/ns/ are compared (a thread can be in a
+ * namespace of its own after unshare(2), and pid_for_children /
+ * time_for_children differ from pid / time after an unshare that no fork
+ * followed yet). The inventory records the dumper's namespaces, whether the
+ * tree was in each, and the image of each the tree had of its own; the
+ * restore refuses images that say anything else.
  */
 #define LOG_PREFIX "ns: "
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kind.h"
 #include "log.h"
 #include "ns.h"
 #include "seize.h"
@@ -31,6 +39,18 @@ static const char *const ns_names[NS_NR] = {
 	[NS_USER] = "user", [NS_CGROUP] = "cgroup",
 	[NS_TIME] = "time", [NS_TIME_FOR_CHILDREN] = "time_for_children",
 };
+
+/* The kinds a tree may have of its own, one per line: each file holds both halves. */
+/* clang-format off */
+static const struct ns_type *const ns_types[NS_NR] = {
+	[NS_UTS] = &uts_ns_type,
+};
+/* clang-format on */
+
+bool ns_kind_dumped(enum ns_kind k)
+{
+	return k < NS_NR && ns_types[k];
+}
 
 const char *ns_kind_name(enum ns_kind k)
 {
@@ -99,6 +119,14 @@ enum ns_kind ns_ids_differ(const struct ns_ids *tool, const struct ns_ids *task)
 	return NS_NR;
 }
 
+static void who_text(pid_t pid, pid_t tid, char *buf, size_t size)
+{
+	if (tid == pid)
+		snprintf(buf, size, "pid %d", pid);
+	else
+		snprintf(buf, size, "pid %d (thread %d)", pid, tid);
+}
+
 static int refuse(pid_t pid, pid_t tid, enum ns_kind k, const struct ns_ids *tool,
 		  const struct ns_ids *task)
 {
@@ -109,25 +137,85 @@ static int refuse(pid_t pid, pid_t tid, enum ns_kind k, const struct ns_ids *too
 		ns_link_text(k, task->ino[k], theirs, sizeof(theirs));
 	else
 		snprintf(theirs, sizeof(theirs), "a new one (unshared, no child forked yet)");
-	if (tid == pid)
-		snprintf(who, sizeof(who), "pid %d", pid);
-	else
-		snprintf(who, sizeof(who), "pid %d (thread %d)", pid, tid);
-	pr_err("%s: its %s namespace %s is not criu-like's (%s): namespaces are not dumped yet, "
-	       "so this tree cannot be restored as it is\n",
-	       who, ns_names[k], theirs, mine);
+	who_text(pid, tid, who, sizeof(who));
+	pr_err("%s: its %s namespace %s is not criu-like's (%s): %s namespaces are not dumped "
+	       "yet, so this tree cannot be restored as it is\n",
+	       who, ns_names[k], theirs, mine, ns_names[k]);
 	return -EOPNOTSUPP;
 }
 
-int ns_check_tree(const struct pstree *tree)
+/* A task of the tree outside the namespace that the tree's root has of its own. */
+static int refuse_not_root(pid_t pid, pid_t tid, enum ns_kind k, const struct ns_dump_plan *plan,
+			   const struct ns_ids *task)
 {
-	struct ns_ids tool, task;
+	char root[64], theirs[64], who[48];
+
+	ns_link_text(k, plan->root.ino[k], root, sizeof(root));
+	if (task->ino[k])
+		ns_link_text(k, task->ino[k], theirs, sizeof(theirs));
+	else
+		snprintf(theirs, sizeof(theirs), "a new one (unshared, no child forked yet)");
+	who_text(pid, tid, who, sizeof(who));
+	pr_err("%s: its %s namespace %s is not the one of the tree's root (%s): a tree whose "
+	       "tasks are in different %s namespaces is not dumped yet\n",
+	       who, ns_names[k], theirs, root, ns_names[k]);
+	return -EOPNOTSUPP;
+}
+
+/* The kind whose namespace decides whether @k is the tree's own. */
+static enum ns_kind ns_owner_kind(enum ns_kind k)
+{
+	if (k == NS_PID_FOR_CHILDREN)
+		return NS_PID;
+	if (k == NS_TIME_FOR_CHILDREN)
+		return NS_TIME;
+	return k;
+}
+
+void ns_plan_root(struct ns_dump_plan *plan)
+{
+	int k;
+
+	for (k = 0; k < NS_NR; k++) {
+		enum ns_kind o = ns_owner_kind((enum ns_kind)k);
+
+		plan->own[k] = plan->tool.ino[o] && plan->root.ino[o] != plan->tool.ino[o] &&
+			       ns_kind_dumped(o);
+	}
+}
+
+enum ns_kind ns_plan_differ(const struct ns_dump_plan *plan, const struct ns_ids *task)
+{
+	int k;
+
+	for (k = 0; k < NS_NR; k++) {
+		uint64_t want = plan->own[k] ? plan->root.ino[k] : plan->tool.ino[k];
+
+		if (plan->tool.ino[k] && task->ino[k] != want)
+			return (enum ns_kind)k;
+	}
+	return NS_NR;
+}
+
+int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
+{
+	const struct seized_task *root = tree->root;
+	struct ns_ids task;
 	unsigned int i, j;
+	enum ns_kind k;
 	int err;
 
-	err = ns_ids_read(getpid(), 0, &tool);
+	memset(plan, 0, sizeof(*plan));
+	err = ns_ids_read(getpid(), 0, &plan->tool);
+	if (!err)
+		err = ns_ids_read(root->pid, root->pid, &plan->root);
 	if (err)
 		return err;
+	ns_plan_root(plan);
+	for (k = 0; k < NS_NR; k++)
+		if (plan->own[k] && ns_owner_kind(k) == k)
+			pr_info("pid %d: the tree has its own %s namespace %s:[%llu]\n", root->pid,
+				ns_names[k], ns_names[k], (unsigned long long)plan->root.ino[k]);
 	for (i = 0; i < tree->nr_tasks; i++) {
 		const struct seized_task *t = tree->tasks[i];
 
@@ -136,22 +224,86 @@ int ns_check_tree(const struct pstree *tree)
 			continue;
 		for (j = 0; j < t->nr_threads; j++) {
 			pid_t tid = t->threads[j].tid;
-			enum ns_kind k;
 
 			err = ns_ids_read(t->pid, tid, &task);
 			if (err == -ESRCH && !t->threads[j].seized)
 				continue; /* a leader that exited before its threads */
 			if (err)
 				return err;
-			k = ns_ids_differ(&tool, &task);
-			if (k != NS_NR)
-				return refuse(t->pid, tid, k, &tool, &task);
+			k = ns_plan_differ(plan, &task);
+			if (k == NS_NR)
+				continue;
+			if (plan->own[k])
+				return refuse_not_root(t->pid, tid, k, plan, &task);
+			return refuse(t->pid, tid, k, &plan->tool, &task);
 		}
 	}
 	return 0;
 }
 
-int ns_inventory_fill(InventoryEntry *ie, struct ns_inventory *buf)
+int ns_dump_tree(struct ns_dump_plan *plan, pid_t pid, int dirfd)
+{
+	uint32_t next_id = 1;
+	int k, err;
+
+	for (k = 0; k < NS_NR; k++) {
+		if (!plan->own[k] || !ns_types[k])
+			continue;
+		plan->img_id[k] = next_id++;
+		err = ns_types[k]->dump(pid, dirfd, plan->img_id[k]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int ns_call_in(pid_t pid, enum ns_kind k, int (*fn)(void *buf, size_t size), void *buf, size_t size)
+{
+	struct {
+		int err;
+		char data[];
+	} * sh;
+	size_t len = sizeof(*sh) + size;
+	char path[64];
+	int status, fd, err;
+	pid_t child;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", pid, ns_names[k]);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("cannot open %s", path);
+		return neg_errno();
+	}
+	sh = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED) {
+		close(fd);
+		return -ENOMEM;
+	}
+	sh->err = -ECHILD;
+	child = fork();
+	if (child == 0) {
+		if (setns(fd, 0)) {
+			sh->err = neg_errno();
+			_exit(1);
+		}
+		sh->err = fn(sh->data, size);
+		_exit(0);
+	}
+	err = child < 0 ? neg_errno() : 0;
+	close(fd);
+	if (!err && waitpid(child, &status, 0) != child)
+		err = neg_errno();
+	if (!err)
+		err = sh->err;
+	if (!err)
+		memcpy(buf, sh->data, size);
+	else if (child > 0)
+		pr_errno(err, "cannot work inside %s", path);
+	munmap(sh, len);
+	return err;
+}
+
+int ns_inventory_fill(InventoryEntry *ie, const struct ns_dump_plan *plan, struct ns_inventory *buf)
 {
 	struct ns_ids tool;
 	size_t n = 0;
@@ -168,7 +320,15 @@ int ns_inventory_fill(InventoryEntry *ie, struct ns_inventory *buf)
 		namespace_entry__init(e);
 		e->kind = (char *)ns_names[k];
 		e->ino = tool.ino[k];
-		e->tree_in = true;
+		e->tree_in = !plan || !plan->own[k];
+		if (!e->tree_in) {
+			e->has_tree_ino = true;
+			e->tree_ino = plan->root.ino[k];
+		}
+		if (!e->tree_in && plan->img_id[k]) {
+			e->has_img_id = true;
+			e->img_id = plan->img_id[k];
+		}
 		buf->p[n++] = e;
 	}
 	ie->n_namespaces = n;
@@ -198,9 +358,12 @@ int ns_inventory_check(const InventoryEntry *ie, const char *dir)
 
 		for (k = 0; k < NS_NR && strcmp(e->kind, ns_names[k]); k++)
 			;
+		if (!e->tree_in && k < NS_NR && ns_kind_dumped(ns_owner_kind((enum ns_kind)k)) &&
+		    (e->has_img_id || (int)ns_owner_kind((enum ns_kind)k) != k))
+			continue; /* the tree's own, created again from its image */
 		if (!e->tree_in) {
-			pr_err("image directory %s: the tree had a %s namespace of its own; "
-			       "namespaces are not restored yet\n",
+			pr_err("image directory %s: the tree had a %s namespace of its own, which "
+			       "this criu-like does not restore\n",
 			       dir, e->kind);
 			return -EOPNOTSUPP;
 		}
@@ -212,4 +375,52 @@ int ns_inventory_check(const InventoryEntry *ie, const char *dir)
 				(unsigned long long)e->ino);
 	}
 	return 0;
+}
+
+int ns_restore_load(const InventoryEntry *ie, int dirfd, struct ns_restore *r)
+{
+	size_t i;
+	int k, err;
+
+	memset(r, 0, sizeof(*r));
+	for (i = 0; i < ie->n_namespaces; i++) {
+		const NamespaceEntry *e = ie->namespaces[i];
+
+		if (e->tree_in || !e->has_img_id)
+			continue;
+		for (k = 0; k < NS_NR && strcmp(e->kind, ns_names[k]); k++)
+			;
+		if (k == NS_NR || !ns_types[k])
+			return -EOPNOTSUPP; /* ns_inventory_check() said why */
+		err = ns_types[k]->load(dirfd, e->img_id, &r->priv[k]);
+		if (err)
+			return err;
+		r->own[k] = true;
+		r->clone_flags |= ns_types[k]->clone_flag;
+	}
+	return 0;
+}
+
+int ns_restore_root(const struct ns_restore *r)
+{
+	int k, err;
+
+	for (k = 0; k < NS_NR; k++) {
+		if (!r->own[k] || !ns_types[k]->restore)
+			continue;
+		err = ns_types[k]->restore(r->priv[k]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void ns_restore_fini(struct ns_restore *r)
+{
+	int k;
+
+	for (k = 0; k < NS_NR; k++)
+		if (r->own[k] && ns_types[k]->fini)
+			ns_types[k]->fini(r->priv[k]);
+	memset(r, 0, sizeof(*r));
 }

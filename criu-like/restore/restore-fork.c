@@ -35,12 +35,13 @@
 #include "restore-int.h"
 #include "util.h"
 
-static pid_t clone_with_pid(pid_t pid, int exit_signal)
+static pid_t clone_with_pid(pid_t pid, int exit_signal, unsigned long flags)
 {
 	struct cr_clone_args args;
 	pid_t set_tid = pid;
 
 	memset(&args, 0, sizeof(args));
+	args.flags = flags;
 	args.exit_signal = (uint64_t)exit_signal;
 	args.set_tid = (uint64_t)(uintptr_t)&set_tid;
 	args.set_tid_size = 1;
@@ -59,9 +60,12 @@ static void task_main(struct restore_ctx *ctx, struct rst_task *t, pid_t parent)
 static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signal)
 {
 	pid_t want = (pid_t)t->pe->pid, parent = getpid(), pid;
+	/* the root is born in the tree's own namespaces, new ones */
+	unsigned long flags = rst_task_idx(ctx, t) ? 0 : ctx->ns.clone_flags;
 
-	pid = fault_err(-ENOMEM, "clone3 of task %d", want) ? -1
-							    : clone_with_pid(want, exit_signal);
+	pid = fault_err(-ENOMEM, "clone3 of task %d", want)
+		      ? -1
+		      : clone_with_pid(want, exit_signal, flags);
 	if (pid == 0) {
 		/*
 		 * Dies with its parent until the resume (restore.md, "When the
@@ -255,7 +259,10 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 	struct rst_shared *sh = ctx->shared;
 	int err;
 
-	err = fork_children(ctx, t, true);
+	/* the root fills its new namespaces before anything else lives in them */
+	err = rst_task_idx(ctx, t) ? 0 : ns_restore_root(&ctx->ns);
+	if (!err)
+		err = fork_children(ctx, t, true);
 	if (!err)
 		err = lead(t->pe);
 	/* a session's controlling terminal: after setsid, before the session's other tasks */

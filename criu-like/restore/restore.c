@@ -369,6 +369,8 @@ static int rst_plan(struct rst_run *r)
 	if (!err)
 		err = check_images(r);
 	if (!err)
+		err = ns_restore_load(ctx->inv, ctx->dirfd, &ctx->ns);
+	if (!err)
 		err = read_pstree(r);
 	if (!err)
 		err = rst_tree_build(ctx, (PstreeEntry **)r->pstree, r->nr_pstree,
@@ -651,6 +653,7 @@ static void rst_release(struct rst_run *r)
 		munmap(ctx->shared, ctx->shared_size);
 	rst_mem_fini(ctx);
 	rst_files_fini(ctx);
+	ns_restore_fini(&ctx->ns);
 	for (i = 0; ctx->tasks && i < ctx->nr_tasks; i++)
 		if (ctx->tasks[i].core)
 			protobuf_c_message_free_unpacked(&ctx->tasks[i].core->base, NULL);

@@ -1,13 +1,15 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Namespaces are not dumped yet, so a tree that lives in any namespace other
-# than criu-like's own must be refused at dump, naming the pid, the kind and
-# the namespace inode, and go on running untouched; never "restored" into
-# the host's namespaces. The cases: the container of the issue (unshare
-# --fork --pid --mount-proc --mount --uts --ipc --net, dumped from unshare
-# and from its shell), each kind alone (uts, ipc, net, mnt, cgroup, user,
-# time, pid), a pid_for_children unshared with no child forked yet, and one
-# thread of a process in a UTS namespace of its own. Each runs in a session
+# A tree that lives in a namespace other than criu-like's own, of a kind
+# criu-like does not dump yet, must be refused at dump, naming the pid, the
+# kind and the namespace inode, and go on running untouched; never
+# "restored" into the host's namespaces. The cases: the container of the
+# issue (unshare --fork --pid --mount-proc --mount --uts --ipc --net, dumped
+# from unshare and from its shell), each kind alone that is not dumped yet
+# (ipc, net, mnt, cgroup, user, time, pid), a pid_for_children unshared with
+# no child forked yet, one thread of a process in a UTS namespace of its
+# own, and a child in another UTS namespace than its root's own one (UTS
+# namespaces are dumped: ns-uts.sh). Each runs in a session
 # of its own, so nothing else stands in the way of its dump.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
@@ -106,7 +108,7 @@ refused container-init "$(pid_of_loop container)" pid container
 [ "$(nsenter -t "$(pid_of_loop container)" -u hostname)" = inside ] || fail "the container's hostname changed"
 
 # Each kind alone (unshare execs the loop: the loop is the task in the namespace).
-for k in uts ipc net mount cgroup; do
+for k in ipc net mount cgroup; do
 	kind=$k
 	[ $k = mount ] && kind=mnt
 	start "$k" --$k
@@ -181,5 +183,23 @@ kill -0 $tp || fail "thread: pid $tp died"
 checks=$((checks + 1))
 echo "ok: thread: $(grep -o 'pid [0-9]* (thread [0-9]*): its uts.*criu-like.s ([a-z_]*:\[[0-9]*\])' "$tmp/thread.err")"
 kill -KILL $tp
+
+# A root with a UTS namespace of its own (dumped) and a child in yet another one: refused.
+setsid unshare --uts sh -c 'unshare --uts sh "$1" "$2" & exec sh "$1" "$3"' sh "$tmp/loop.sh" \
+	"$tmp/inner.count" "$tmp/outer.count" >/dev/null 2>&1 &
+outer=$!
+wait_file "$tmp/inner.count"
+wait_file "$tmp/outer.count"
+inner=$(pgrep -P $outer -f "loop.sh $tmp/inner.count" | head -n 1)
+[ -n "$inner" ] || fail "apart: no inner loop under $outer"
+rm -rf "$tmp/img"
+"$CRIU_LIKE" dump -t $outer -D "$tmp/img" >"$tmp/apart.out" 2>"$tmp/apart.err" &&
+	fail "apart: dump of $outer with child $inner in another UTS namespace succeeded"
+grep -q "pid $inner: its uts namespace uts:\[[0-9]*\] is not the one of the tree's root" \
+	"$tmp/apart.err" || fail "apart: no refusal naming pid $inner and its uts namespace"
+kill -0 $outer && kill -0 $inner || fail "apart: the tree died"
+checks=$((checks + 1))
+echo "ok: apart: $(grep -o "pid $inner: its uts.*root ([a-z_]*:\[[0-9]*\])" "$tmp/apart.err")"
+kill -KILL $inner $outer
 
 echo "ns-refused: $checks trees refused naming the pid, the namespace and its inode, each left running"

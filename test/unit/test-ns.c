@@ -102,7 +102,7 @@ static void test_inventory(void **state)
 	size_t i;
 
 	(void)state;
-	assert_int_equal(ns_inventory_fill(&ie, &ns), 0);
+	assert_int_equal(ns_inventory_fill(&ie, NULL, &ns), 0);
 	assert_true(ie.n_namespaces >= 8);
 	assert_int_equal(ns_inventory_check(&ie, "dir"), 0);
 	for (i = 0; i < ie.n_namespaces; i++)
@@ -113,13 +113,88 @@ static void test_inventory(void **state)
 	assert_int_equal(ns_inventory_check(&ie, "dir"), -EINVAL);
 }
 
+/* The tree's own namespaces: those of its root, for the kinds criu-like dumps. */
+static void test_plan(void **state)
+{
+	struct ns_dump_plan plan;
+	struct ns_ids task;
+	int k;
+
+	(void)state;
+	memset(&plan, 0, sizeof(plan));
+	for (k = 0; k < NS_NR; k++)
+		plan.tool.ino[k] = plan.root.ino[k] = 100 + (uint64_t)k;
+	ns_plan_root(&plan);
+	for (k = 0; k < NS_NR; k++)
+		assert_false(plan.own[k]);
+	assert_int_equal(ns_plan_differ(&plan, &plan.root), NS_NR);
+
+	/* a UTS namespace of the root's own: dumped; every task must share it */
+	plan.root.ino[NS_UTS] = 900;
+	ns_plan_root(&plan);
+	assert_true(ns_kind_dumped(NS_UTS));
+	assert_true(plan.own[NS_UTS]);
+	assert_int_equal(ns_plan_differ(&plan, &plan.root), NS_NR);
+	task = plan.tool;
+	assert_int_equal(ns_plan_differ(&plan, &task), NS_UTS); /* a task back in the host's */
+	task = plan.root;
+	task.ino[NS_UTS] = 901;
+	assert_int_equal(ns_plan_differ(&plan, &task), NS_UTS); /* another one */
+
+	/* a kind criu-like does not dump: not the tree's own, so the root is refused */
+	plan.root.ino[NS_USER] = 902;
+	ns_plan_root(&plan);
+	assert_false(ns_kind_dumped(NS_USER));
+	assert_false(plan.own[NS_USER]);
+	assert_int_equal(ns_plan_differ(&plan, &plan.root), NS_USER);
+
+	/* pid_for_children goes with pid: the first kind in /proc order is reported */
+	plan.root = plan.tool;
+	plan.root.ino[NS_PID_FOR_CHILDREN] = 0;
+	plan.root.ino[NS_MNT] = 903;
+	ns_plan_root(&plan);
+	assert_int_equal(ns_plan_differ(&plan, &plan.root),
+			 ns_kind_dumped(NS_PID) ? NS_MNT : NS_PID_FOR_CHILDREN);
+}
+
+/* The inventory of a tree with its own UTS namespace: restorable only with its image named. */
+static void test_inventory_own(void **state)
+{
+	InventoryEntry ie = INVENTORY_ENTRY__INIT;
+	struct ns_dump_plan plan;
+	struct ns_inventory ns;
+	size_t i;
+
+	(void)state;
+	memset(&plan, 0, sizeof(plan));
+	assert_int_equal(ns_ids_read(getpid(), 0, &plan.tool), 0);
+	plan.root = plan.tool;
+	plan.root.ino[NS_UTS] = plan.tool.ino[NS_UTS] + 1;
+	ns_plan_root(&plan);
+	plan.img_id[NS_UTS] = 1;
+	assert_int_equal(ns_inventory_fill(&ie, &plan, &ns), 0);
+	for (i = 0; i < ie.n_namespaces; i++) {
+		NamespaceEntry *e = ie.namespaces[i];
+
+		if (strcmp(e->kind, "uts")) {
+			assert_true(e->tree_in);
+			continue;
+		}
+		assert_false(e->tree_in);
+		assert_true(e->has_img_id && e->img_id == 1);
+		assert_true(e->has_tree_ino && e->tree_ino == plan.root.ino[NS_UTS]);
+		assert_int_equal(ns_inventory_check(&ie, "dir"), 0);
+		e->has_img_id = false; /* no image: nothing to restore it from */
+		assert_int_equal(ns_inventory_check(&ie, "dir"), -EOPNOTSUPP);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_differ),
-		cmocka_unit_test(test_read_self),
-		cmocka_unit_test(test_read_child),
-		cmocka_unit_test(test_inventory),
+		cmocka_unit_test(test_differ),	   cmocka_unit_test(test_read_self),
+		cmocka_unit_test(test_read_child), cmocka_unit_test(test_inventory),
+		cmocka_unit_test(test_plan),	   cmocka_unit_test(test_inventory_own),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

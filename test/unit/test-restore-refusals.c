@@ -64,7 +64,7 @@ static int setup(void **state)
 	e->inv.n_dumped = 2;
 	e->inv.dumped = e->parts;
 	/* the tree lived in criu-like's namespaces, as a dump now records */
-	assert_int_equal(ns_inventory_fill(&e->inv, &e->ns), 0);
+	assert_int_equal(ns_inventory_fill(&e->inv, NULL, &e->ns), 0);
 
 	/* a zombie needs no core image: the smallest tree that gets to the pid check */
 	pstree_entry__init(&e->pe);

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_NS_KIND_H
+#define CRIU_LIKE_NS_KIND_H
+
+/*
+ * One kind of namespace that a tree may have of its own (a container's) and
+ * that criu-like dumps and restores: its file holds both halves (uts.c),
+ * its row is in ns.c's table. Documentation/namespaces.md, "Adding a kind".
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "image-desc.h"
+#include "ns.h"
+
+struct ns_type {
+	enum ns_kind kind;
+	unsigned long clone_flag; /* CLONE_NEWUTS...: the restored root is created in a new one */
+	/* Dump, in the dumper: read the namespace of the frozen task @pid, write image @id. */
+	int (*dump)(pid_t pid, int dirfd, uint32_t id);
+	/* Restore, in the controller before the root exists: read image @id into *@priv. */
+	int (*load)(int dirfd, uint32_t id, void **priv);
+	/* In the restored root, inside its new namespace, before it forks anything. */
+	int (*restore)(const void *priv);
+	void (*fini)(void *priv);
+};
+
+extern const struct ns_type uts_ns_type;
+
+/*
+ * Run @fn in a child of the dumper that joined @pid's namespace of kind @k
+ * (setns), with a buffer of @size bytes shared with the caller: its content
+ * is copied to @buf when @fn returns 0. The result of @fn, or -errno of the
+ * fork or the setns (logged).
+ */
+int ns_call_in(pid_t pid, enum ns_kind k, int (*fn)(void *buf, size_t size), void *buf,
+	       size_t size);
+
+#endif

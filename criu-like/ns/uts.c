@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * UTS namespaces: the hostname and the NIS domain name, read with uname()
+ * inside the tree's namespace at dump, set again by the restored root in
+ * its new one.
+ */
+#define LOG_PREFIX "ns: uts: "
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "image.h"
+#include "kind.h"
+#include "log.h"
+#include "util.h"
+
+#include "ns.pb-c.h"
+
+static int read_uts(void *buf, size_t size)
+{
+	if (size < sizeof(struct utsname) || uname(buf))
+		return -EINVAL;
+	return 0;
+}
+
+static int uts_dump(pid_t pid, int dirfd, uint32_t id)
+{
+	UtsnsEntry e = UTSNS_ENTRY__INIT;
+	struct utsname u;
+	int err;
+
+	err = ns_call_in(pid, NS_UTS, read_uts, &u, sizeof(u));
+	if (err) {
+		pr_errno(err, "pid %d: cannot read the names of its uts namespace", pid);
+		return err;
+	}
+	e.nodename = u.nodename;
+	e.domainname = u.domainname;
+	pr_info("pid %d: hostname \"%s\", domainname \"%s\"\n", pid, u.nodename, u.domainname);
+	return img_write_one(dirfd, CR_IMG_UTSNS, id, &e.base);
+}
+
+static int uts_load(int dirfd, uint32_t id, void **priv)
+{
+	UtsnsEntry *e;
+	int err;
+
+	err = img_read_one(dirfd, CR_IMG_UTSNS, id, (ProtobufCMessage **)&e);
+	if (err)
+		return err;
+	/* the kernel's limit: 64 bytes each (__NEW_UTS_LEN) */
+	if (strlen(e->nodename) > 64 || strlen(e->domainname) > 64) {
+		pr_err("utsns-%u.img: a name longer than 64 bytes\n", id);
+		protobuf_c_message_free_unpacked(&e->base, NULL);
+		return -EINVAL;
+	}
+	*priv = e;
+	return 0;
+}
+
+static int uts_restore(const void *priv)
+{
+	const UtsnsEntry *e = priv;
+
+	if (sethostname(e->nodename, strlen(e->nodename))) {
+		pr_perror("sethostname \"%s\"", e->nodename);
+		return neg_errno();
+	}
+	if (setdomainname(e->domainname, strlen(e->domainname))) {
+		pr_perror("setdomainname \"%s\"", e->domainname);
+		return neg_errno();
+	}
+	return 0;
+}
+
+static void uts_fini(void *priv)
+{
+	if (priv)
+		protobuf_c_message_free_unpacked(priv, NULL);
+}
+
+const struct ns_type uts_ns_type = {
+	.kind = NS_UTS,
+	.clone_flag = CLONE_NEWUTS,
+	.dump = uts_dump,
+	.load = uts_load,
+	.restore = uts_restore,
+	.fini = uts_fini,
+};
