@@ -112,6 +112,12 @@ struct ns_restore {
 };
 /* In the controller, before the root is created: read the images of @ie's own namespaces. */
 int ns_restore_load(const InventoryEntry *ie, int dirfd, struct ns_restore *r);
+/*
+ * In the controller around the root's clone3(): namespaces that must be set
+ * up before anyone is in them (time). after_clone() puts the controller back.
+ */
+int ns_restore_before_clone(const struct ns_restore *r);
+void ns_restore_after_clone(const struct ns_restore *r);
 /* In the restored root, first thing: fill its new namespaces (hostname, ...). */
 int ns_restore_root(const struct ns_restore *r);
 void ns_restore_fini(struct ns_restore *r);

@@ -21,12 +21,21 @@ struct ns_type {
 	int (*dump)(pid_t pid, int dirfd, uint32_t id);
 	/* Restore, in the controller before the root exists: read image @id into *@priv. */
 	int (*load)(int dirfd, uint32_t id, void **priv);
+	/*
+	 * In the controller, right before the root's clone3(), for a namespace that
+	 * must be set up before anyone enters it (time offsets): the root is born in
+	 * the namespace the controller's children go to. after_clone() puts the
+	 * controller back, whether the clone worked or not.
+	 */
+	int (*before_clone)(const void *priv);
+	void (*after_clone)(const void *priv);
 	/* In the restored root, inside its new namespace, before it forks anything. */
 	int (*restore)(const void *priv);
 	void (*fini)(void *priv);
 };
 
 extern const struct ns_type uts_ns_type;
+extern const struct ns_type time_ns_type;
 
 /*
  * Run @fn in a child of the dumper that joined @pid's namespace of kind @k

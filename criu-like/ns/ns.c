@@ -44,6 +44,7 @@ static const char *const ns_names[NS_NR] = {
 /* clang-format off */
 static const struct ns_type *const ns_types[NS_NR] = {
 	[NS_UTS] = &uts_ns_type,
+	[NS_TIME] = &time_ns_type,
 };
 /* clang-format on */
 
@@ -189,7 +190,9 @@ enum ns_kind ns_plan_differ(const struct ns_dump_plan *plan, const struct ns_ids
 	int k;
 
 	for (k = 0; k < NS_NR; k++) {
-		uint64_t want = plan->own[k] ? plan->root.ino[k] : plan->tool.ino[k];
+		/* in the tree's own namespace, its children too (pid_for_children == pid) */
+		uint64_t want = plan->own[k] ? plan->root.ino[ns_owner_kind((enum ns_kind)k)]
+					     : plan->tool.ino[k];
 
 		if (plan->tool.ino[k] && task->ino[k] != want)
 			return (enum ns_kind)k;
@@ -399,6 +402,31 @@ int ns_restore_load(const InventoryEntry *ie, int dirfd, struct ns_restore *r)
 		r->clone_flags |= ns_types[k]->clone_flag;
 	}
 	return 0;
+}
+
+int ns_restore_before_clone(const struct ns_restore *r)
+{
+	int k, err;
+
+	for (k = 0; k < NS_NR; k++) {
+		if (!r->own[k] || !ns_types[k]->before_clone)
+			continue;
+		err = ns_types[k]->before_clone(r->priv[k]);
+		if (err) {
+			ns_restore_after_clone(r);
+			return err;
+		}
+	}
+	return 0;
+}
+
+void ns_restore_after_clone(const struct ns_restore *r)
+{
+	int k;
+
+	for (k = 0; k < NS_NR; k++)
+		if (r->own[k] && ns_types[k]->after_clone)
+			ns_types[k]->after_clone(r->priv[k]);
 }
 
 int ns_restore_root(const struct ns_restore *r)

@@ -318,7 +318,11 @@ int rst_fork_root(struct restore_ctx *ctx, pid_t *ret_pid)
 	/* Nothing interrupts a restoring task: the restorer sets the saved mask. */
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
-	err = fork_task(ctx, root, SIGCHLD);
+	err = ns_restore_before_clone(&ctx->ns);
+	if (!err) {
+		err = fork_task(ctx, root, SIGCHLD);
+		ns_restore_after_clone(&ctx->ns);
+	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		return err;

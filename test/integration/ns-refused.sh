@@ -6,8 +6,8 @@
 # "restored" into the host's namespaces. The cases: the container of the
 # issue (unshare --fork --pid --mount-proc --mount --uts --ipc --net, dumped
 # from unshare and from its shell), each kind alone that is not dumped yet
-# (ipc, net, mnt, cgroup, user, time, pid), a pid_for_children unshared with
-# no child forked yet, one thread of a process in a UTS namespace of its
+# (ipc, net, mnt, cgroup, user, pid), a pid_for_children and a
+# time_for_children unshared with no child forked yet, one thread of a process in a UTS namespace of its
 # own, and a child in another UTS namespace than its root's own one (UTS
 # namespaces are dumped: ns-uts.sh). Each runs in a session
 # of its own, so nothing else stands in the way of its dump.
@@ -117,8 +117,25 @@ done
 start user --user --map-root-user
 refused user "$(pid_of_loop user)" user
 if unshare --time true 2>/dev/null; then
-	start time --fork --time
-	refused time "$(pid_of_loop time)" time
+	# time namespaces are dumped (zdtm time_ns); one unshared for the children only is not
+	setsid "$PY" - "$tmp/tfc.count" >/dev/null 2>&1 <<'PYTHON' &
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x80) != 0:  # CLONE_NEWTIME
+    sys.exit(1)
+n = 0
+while True:
+    n += 1
+    with open(sys.argv[1] + ".new", "w") as f:
+        f.write("%d\n" % n)
+    os.rename(sys.argv[1] + ".new", sys.argv[1])
+    time.sleep(0.02)
+PYTHON
+	echo $! >"$tmp/tfc.unshare"
+	echo "" >"$tmp/tfc.args"
+	wait_file "$tmp/tfc.count"
+	refused tfc "$(cat "$tmp/tfc.unshare")" time_for_children
+	kill -KILL "$(cat "$tmp/tfc.unshare")"
 fi
 start pid --fork --pid
 refused pid "$(pid_of_loop pid)" pid

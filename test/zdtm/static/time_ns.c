@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The test in a time namespace of its own, with CLOCK_MONOTONIC and
+ * CLOCK_BOOTTIME offsets: it comes back in a new time namespace with the
+ * same offsets (a restore on the boot of the dump), and neither clock went
+ * backwards as the test sees them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "zdtmtst.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+#define MONO_OFF 123456
+#define BOOT_OFF 654321
+
+static int read_offsets(long long *mono, long long *boot)
+{
+	char name[32];
+	long long s, ns;
+	FILE *f = fopen("/proc/self/timens_offsets", "r");
+
+	if (!f)
+		return -1;
+	*mono = *boot = -1;
+	while (fscanf(f, "%31s %lld %lld", name, &s, &ns) == 3) {
+		if (!strcmp(name, "monotonic"))
+			*mono = s;
+		else if (!strcmp(name, "boottime"))
+			*boot = s;
+	}
+	fclose(f);
+	return 0;
+}
+
+static ino_t ns_ino(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : st.st_ino;
+}
+
+int main(int argc, char **argv)
+{
+	struct timespec m0, b0, m1, b1;
+	long long mono = -1, boot = -1;
+	char buf[64];
+	int fd, len;
+
+	/* before test_init(): its daemon is the first task born in the namespace */
+	if (unshare(CLONE_NEWTIME)) {
+		fprintf(stderr, "unshare(CLONE_NEWTIME): %m\n");
+		return 1;
+	}
+	len = snprintf(buf, sizeof(buf), "%d %d 0\n%d %d 0\n", CLOCK_MONOTONIC, MONO_OFF,
+		       CLOCK_BOOTTIME, BOOT_OFF);
+	fd = open("/proc/self/timens_offsets", O_WRONLY);
+	if (fd < 0 || write(fd, buf, len) != len) {
+		fprintf(stderr, "timens_offsets: %m\n");
+		return 1;
+	}
+	close(fd);
+	test_init(argc, argv);
+	clock_gettime(CLOCK_MONOTONIC, &m0);
+	clock_gettime(CLOCK_BOOTTIME, &b0);
+	if (m0.tv_sec < MONO_OFF || b0.tv_sec < BOOT_OFF) {
+		fail("the offsets do not apply: monotonic %lld boottime %lld", (long long)m0.tv_sec,
+		     (long long)b0.tv_sec);
+		return 1;
+	}
+	test_daemon();
+	test_waitsig();
+
+	clock_gettime(CLOCK_MONOTONIC, &m1);
+	clock_gettime(CLOCK_BOOTTIME, &b1);
+	if (read_offsets(&mono, &boot) || mono != MONO_OFF || boot != BOOT_OFF) {
+		fail("offsets monotonic %lld boottime %lld, expected %d %d", mono, boot, MONO_OFF,
+		     BOOT_OFF);
+		return 1;
+	}
+	if (ns_ino("/proc/self/ns/time") == ns_ino("/proc/1/ns/time")) {
+		fail("the test is in the time namespace of pid 1");
+		return 1;
+	}
+	if (m1.tv_sec < m0.tv_sec || b1.tv_sec < b0.tv_sec) {
+		fail("a clock went backwards: monotonic %lld -> %lld, boottime %lld -> %lld",
+		     (long long)m0.tv_sec, (long long)m1.tv_sec, (long long)b0.tv_sec,
+		     (long long)b1.tv_sec);
+		return 1;
+	}
+	pass();
+	return 0;
+}
