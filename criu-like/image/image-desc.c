@@ -68,7 +68,8 @@ static const struct cr_img_desc img_descs[CR_IMG_NR] = {
 	IMG_RECORDS(CR_IMG_STATS_RESTORE, "stats-restore", "stats-restore.img", 0xE569C17F,
 		    StatsEntry, stats_entry),
 	IMG_RECORDS(CR_IMG_UTSNS, "utsns", "utsns-%u.img", 0x6A1E83C1, UtsnsEntry, utsns_entry),
-	IMG_RECORDS(CR_IMG_TIMENS, "timens", "timens-%u.img", 0x3C0D9E57, TimensEntry, timens_entry),
+	IMG_RECORDS(CR_IMG_TIMENS, "timens", "timens-%u.img", 0x3C0D9E57, TimensEntry,
+		    timens_entry),
 };
 
 const struct cr_img_desc *img_desc(enum cr_img_kind kind)
