@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * POSIX message queues (mq_open(3)): a descriptor names a queue of the
+ * mqueue file system of its IPC namespace ("/NAME" in the fd link). The dump
+ * records the queue's name, attributes (mq_maxmsg, mq_msgsize), mode and
+ * owner, and its messages: the kernel has no way to peek at a queue, so the
+ * dumper receives every message through a descriptor of its own and sends
+ * them back at once, in the order received (highest priority first, oldest
+ * first within a priority), which leaves the queue as it was.
+ *
+ * The restore opens the queue in each task holding it, once the whole tree
+ * exists (rst_late_install(): in the task's own IPC namespace, a container's
+ * too), with the description's flags. A queue that still exists is opened as
+ * it is, after checking its attributes (a queue is a kernel object that the
+ * dump did not destroy, like a file on disk); one that is gone is created
+ * with its attributes, mode and owner, and its messages are sent again.
+ *
+ * Refused at dump, naming the pid, the fd and the queue: a queue removed
+ * (mq_unlink) while open, and a notification registration (mq_notify) of a
+ * task of the tree, which the restore cannot make again yet.
+ */
+#define LOG_PREFIX "files: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <mqueue.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "anon.h"
+#include "log.h"
+#include "restore-files-int.h"
+#include "util.h"
+
+#define MQUEUE_MAGIC 0x19800202 /* ipc/mqueue.c: not in linux/magic.h */
+#define MQ_OPEN_FLAGS ((uint32_t)(O_ACCMODE | O_NONBLOCK))
+
+extern const struct file_kind mqueue_kind;
+
+static int mqueue_match(const struct dump_ctx *ctx, const struct fd_info *f)
+{
+	char path[64];
+	struct statfs sf;
+
+	(void)ctx;
+	/* the mqueue file system has an anonymous device, like every pseudo fs */
+	if (f->link[0] != '/' || !S_ISREG(f->st.st_mode) || major(f->st.st_dev))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", f->pid, f->fd);
+	return !statfs(path, &sf) && sf.f_type == MQUEUE_MAGIC;
+}
+
+/* The queue's "QSIZE:... NOTIFY:... SIGNO:... NOTIFY_PID:..." line: its NOTIFY_PID. */
+static int notify_pid(int qfd, pid_t *pid)
+{
+	char buf[160];
+	const char *p;
+	ssize_t n;
+
+	n = pread(qfd, buf, sizeof(buf) - 1, 0);
+	if (n < 0)
+		return neg_errno();
+	buf[n] = '\0';
+	p = strstr(buf, "NOTIFY_PID:");
+	*pid = p ? (pid_t)atoi(p + 11) : 0;
+	return 0;
+}
+
+struct mq_msg {
+	unsigned int prio;
+	size_t len;
+	char *data;
+};
+
+/* Receive every message of @qfd into @msgs and send them back, in the same order. */
+static int drain_and_refill(const struct fd_info *f, int qfd, const struct mq_attr *a,
+			    struct mq_msg *msgs, long *n)
+{
+	const struct timespec now = { 0, 0 };
+	long i;
+	int err = 0;
+
+	for (*n = 0; *n < a->mq_curmsgs; (*n)++) {
+		struct mq_msg *m = &msgs[*n];
+		ssize_t len;
+
+		m->data = malloc((size_t)a->mq_msgsize);
+		if (!m->data) {
+			err = -ENOMEM;
+			break;
+		}
+		len = mq_timedreceive(qfd, m->data, (size_t)a->mq_msgsize, &m->prio, &now);
+		if (len < 0) {
+			free(m->data);
+			if (errno != EAGAIN && errno != ETIMEDOUT)
+				err = neg_errno();
+			break; /* someone outside the tree took one: what is left is the queue */
+		}
+		m->len = (size_t)len;
+	}
+	/* put back what was taken, even after an error: the queue must stay as it was */
+	for (i = 0; i < *n; i++) {
+		if (mq_timedsend(qfd, msgs[i].data, msgs[i].len, msgs[i].prio, &now)) {
+			pr_perror("pid %d fd %d: cannot put message %ld of queue %s back: it is "
+				  "lost",
+				  f->pid, f->fd, i, f->link);
+			err = err ? err : neg_errno();
+		}
+	}
+	return err;
+}
+
+static int mqueue_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
+{
+	struct mq_msg *msgs = NULL;
+	MqueueMessage *pm, **pp;
+	MqueueFileEntry *e;
+	struct mq_attr a;
+	char path[64], *data;
+	size_t total = 0;
+	long n = 0, i;
+	pid_t np = 0;
+	int qfd, err;
+
+	if (strstr(f->link, " (deleted)")) {
+		pr_err("pid %d fd %d: POSIX message queue %s was removed (mq_unlink) while open: "
+		       "not supported yet\n",
+		       f->pid, f->fd, f->link);
+		return -EOPNOTSUPP;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", f->pid, f->fd);
+	qfd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (qfd < 0) {
+		pr_perror("pid %d fd %d: cannot open POSIX message queue %s", f->pid, f->fd,
+			  f->link);
+		return neg_errno();
+	}
+	err = notify_pid(qfd, &np);
+	if (!err && mq_getattr(qfd, &a))
+		err = neg_errno();
+	if (err) {
+		pr_errno(err, "pid %d fd %d: cannot read POSIX message queue %s", f->pid, f->fd,
+			 f->link);
+		goto out;
+	}
+	if (np && dump_tree_task_of(ctx, np, NULL)) {
+		pr_err("pid %d fd %d: POSIX message queue %s has a notification registered by "
+		       "pid %d (mq_notify): not restored yet\n",
+		       f->pid, f->fd, f->link, np);
+		err = -EOPNOTSUPP;
+		goto out;
+	}
+	msgs = calloc((size_t)a.mq_curmsgs + 1, sizeof(*msgs));
+	if (!msgs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = drain_and_refill(f, qfd, &a, msgs, &n);
+	if (err)
+		goto out;
+	for (i = 0; i < n; i++)
+		total += msgs[i].len;
+	/* one block, owned by the description: entry, message pointers, messages, data, name */
+	e = anon_priv_alloc(d, sizeof(*e) + (size_t)n * (sizeof(*pp) + sizeof(*pm)) + total +
+				       strlen(f->link));
+	if (!e) {
+		err = -ENOMEM;
+		goto out;
+	}
+	mqueue_file_entry__init(e);
+	pp = (MqueueMessage **)(e + 1);
+	pm = (MqueueMessage *)(pp + n);
+	data = (char *)(pm + n);
+	for (i = 0; i < n; i++) {
+		mqueue_message__init(&pm[i]);
+		pm[i].prio = msgs[i].prio;
+		pm[i].data.len = msgs[i].len;
+		pm[i].data.data = (uint8_t *)data;
+		memcpy(data, msgs[i].data, msgs[i].len);
+		data += msgs[i].len;
+		pp[i] = &pm[i];
+	}
+	/* f->link does not outlive the dump of this fd: the name goes into the block */
+	e->name.len = strlen(f->link + 1);
+	e->name.data = memcpy(data, f->link + 1, e->name.len);
+	e->flags = f->flags & MQ_OPEN_FLAGS;
+	e->mode = f->st.st_mode & 07777;
+	e->uid = f->st.st_uid;
+	e->gid = f->st.st_gid;
+	e->maxmsg = a.mq_maxmsg;
+	e->msgsize = a.mq_msgsize;
+	e->n_messages = (size_t)n;
+	e->messages = n ? pp : NULL;
+	d->fe.type = FILE_TYPE__FILE_MQUEUE;
+	d->fe.mqueue = e;
+	pr_debug("pid %d fd %d: mqueue %s, %ld messages, maxmsg %ld msgsize %ld\n", f->pid, f->fd,
+		 f->link, n, a.mq_maxmsg, a.mq_msgsize);
+out:
+	for (i = 0; msgs && i < n; i++)
+		free(msgs[i].data);
+	free(msgs);
+	close(qfd);
+	return err;
+}
+
+/* ---- restore ---- */
+
+/* link in the image: the name must stay the name of one queue */
+static bool name_ok(const ProtobufCBinaryData *name)
+{
+	size_t i;
+
+	if (!name->len || name->len > 255)
+		return false;
+	for (i = 0; i < name->len; i++)
+		if (name->data[i] == '/' || name->data[i] == '\0')
+			return false;
+	return true;
+}
+
+static int mqueue_check(const FileEntry *fe)
+{
+	const MqueueFileEntry *e = fe->mqueue;
+	size_t i;
+	bool ok = e && name_ok(&e->name) && e->maxmsg > 0 && e->msgsize > 0 &&
+		  (size_t)e->maxmsg >= e->n_messages;
+
+	for (i = 0; ok && i < e->n_messages; i++)
+		ok = e->messages[i]->data.len <= (size_t)e->msgsize;
+	return anon_check(fe, ok);
+}
+
+static int mqueue_open_placeholder(struct restore_ctx *ctx, size_t pos)
+{
+	return rst_late_placeholder(ctx, pos);
+}
+
+/* Fill the queue @q just created from @e: its owner and its messages. */
+static int fill_new(const FileEntry *fe, int q, const char *name)
+{
+	const MqueueFileEntry *e = fe->mqueue;
+	const struct timespec now = { 0, 0 };
+	size_t i;
+
+	if (fchown(q, e->uid, e->gid) || fchmod(q, e->mode)) {
+		pr_perror("file %u: cannot give queue %s its owner %u:%u and mode %#o", fe->id,
+			  name, e->uid, e->gid, e->mode);
+		return neg_errno();
+	}
+	for (i = 0; i < e->n_messages; i++) {
+		const MqueueMessage *m = e->messages[i];
+
+		if (mq_timedsend(q, (const char *)m->data.data, m->data.len, m->prio, &now)) {
+			pr_perror("file %u: cannot send message %zu back into queue %s", fe->id, i,
+				  name);
+			return neg_errno();
+		}
+	}
+	return 0;
+}
+
+static int mqueue_reopen(struct restore_ctx *ctx, const struct rst_task *t, const FdEntry *fd,
+			 size_t pos)
+{
+	const FileEntry *fe = ctx->files->idx.by_id[pos];
+	const MqueueFileEntry *e = fe->mqueue;
+	int flags = (int)(e->flags & MQ_OPEN_FLAGS) | O_CLOEXEC;
+	struct mq_attr a = { .mq_maxmsg = e->maxmsg, .mq_msgsize = e->msgsize }, now;
+	char name[260];
+	int q, err;
+
+	snprintf(name, sizeof(name), "/%.*s", (int)e->name.len, (const char *)e->name.data);
+	/* created here (by root, mode 0600 until filled), or there already */
+	q = mq_open(name, O_RDWR | O_NONBLOCK | O_CREAT | O_EXCL | O_CLOEXEC, 0600, &a);
+	if (q >= 0) {
+		err = fill_new(fe, q, name);
+		close(q);
+		if (err) {
+			mq_unlink(name);
+			return err;
+		}
+		pr_info("pid %u fd %u: queue %s created again with %zu messages\n", t->pe->pid,
+			fd->fd, name, e->n_messages);
+	} else if (errno != EEXIST) {
+		err = neg_errno();
+		pr_errno(err, "pid %u fd %u: cannot create POSIX message queue %s", t->pe->pid,
+			 fd->fd, name);
+		return err;
+	}
+	q = mq_open(name, flags);
+	if (q < 0) {
+		err = neg_errno();
+		pr_errno(err, "pid %u fd %u: cannot open POSIX message queue %s", t->pe->pid,
+			 fd->fd, name);
+		return err;
+	}
+	if (mq_getattr(q, &now) || now.mq_maxmsg != e->maxmsg || now.mq_msgsize != e->msgsize) {
+		pr_err("pid %u fd %u: POSIX message queue %s has maxmsg %ld msgsize %ld, the "
+		       "dumped one %lld and %lld: another queue took its name\n",
+		       t->pe->pid, fd->fd, name, now.mq_maxmsg, now.mq_msgsize,
+		       (long long)e->maxmsg, (long long)e->msgsize);
+		close(q);
+		return -EEXIST;
+	}
+	return q;
+}
+
+static int mqueue_installed(struct restore_ctx *ctx, struct rst_task *t)
+{
+	return rst_late_install(ctx, t, &mqueue_kind, NULL, mqueue_reopen);
+}
+
+const struct file_kind mqueue_kind = {
+	.name = "mqueue",
+	.match = mqueue_match,
+	.dump = mqueue_dump,
+	.types = { FILE_TYPE__FILE_MQUEUE },
+	.check = mqueue_check,
+	.open = mqueue_open_placeholder,
+	.installed = mqueue_installed,
+};
