@@ -287,7 +287,8 @@ static void map_vmas(struct rst_args *a, struct rst_thread *th)
 				       : sys_call3(__NR_shmat, v->shmid, (long)v->start,
 						   v->flags | SHM_REMAP);
 			if (ret >= 0 && (uint64_t)ret == v->start)
-				ret = sys_call3(__NR_mprotect, v->start, len, v->prot) ?: (long)v->start;
+				ret = sys_call3(__NR_mprotect, v->start, len, v->prot)
+					      ?: (long)v->start;
 		} else if (v->nomerge) {
 			ret = map_apart(v, len);
 		} else {

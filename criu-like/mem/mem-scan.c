@@ -22,7 +22,7 @@ static const char *const policy_names[MEM_POLICY_NR] = {
 	[MEM_SKIP_RECREATED] = "skip-recreated", [MEM_SKIP_IO] = "skip-io",
 	[MEM_SKIP_GUARD] = "skip-guard",	 [MEM_SKIP_FILE_SHARED] = "skip-file-shared",
 	[MEM_SAVE_ANON] = "save-anon",		 [MEM_SAVE_COW] = "save-cow",
-	[MEM_SKIP_SYSV] = "skip-sysv",	 [MEM_SAVE_SHMEM] = "save-shmem",
+	[MEM_SKIP_SYSV] = "skip-sysv",		 [MEM_SAVE_SHMEM] = "save-shmem",
 };
 
 const char *mem_policy_name(enum mem_policy p)

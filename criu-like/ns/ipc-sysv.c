@@ -395,34 +395,22 @@ out:
 
 /* ---- semaphores ------------------------------------------------------------------ */
 
-static int sem_dump_one(int id, struct cr_img *img)
+/* @vals, @v32, @pids: room for the @ds->sem_nsems semaphores of set @id. */
+static int sem_write(int id, struct cr_img *img, const struct semid_ds *ds, unsigned short *vals,
+		     uint32_t *v32, int32_t *pids)
 {
 	IpcSemEntry e = IPC_SEM_ENTRY__INIT;
 	IpcPermEntry p;
-	struct semid_ds ds;
-	union semun arg = { .buf = &ds };
-	_cleanup_free_ unsigned short *vals = NULL;
-	_cleanup_free_ uint32_t *v32 = NULL;
-	_cleanup_free_ int32_t *pids = NULL;
+	union semun arg = { .array = vals };
 	unsigned long i;
 
-	if (semctl(id, 0, IPC_STAT, arg) < 0) {
-		pr_perror("semaphore set %d: IPC_STAT", id);
-		return neg_errno();
-	}
-	perm_fill(&p, &ds.sem_perm, id);
+	perm_fill(&p, &ds->sem_perm, id);
 	e.perm = &p;
-	vals = calloc(ds.sem_nsems + 1, sizeof(*vals));
-	v32 = calloc(ds.sem_nsems + 1, sizeof(*v32));
-	pids = calloc(ds.sem_nsems + 1, sizeof(*pids));
-	if (!vals || !v32 || !pids)
-		return -ENOMEM;
-	arg.array = vals;
 	if (semctl(id, 0, GETALL, arg) < 0) {
 		pr_perror("semaphore set %d: GETALL", id);
 		return neg_errno();
 	}
-	for (i = 0; i < ds.sem_nsems; i++) {
+	for (i = 0; i < ds->sem_nsems; i++) {
 		int pid = semctl(id, (int)i, GETPID);
 
 		if (pid < 0) {
@@ -432,10 +420,34 @@ static int sem_dump_one(int id, struct cr_img *img)
 		v32[i] = vals[i];
 		pids[i] = pid;
 	}
-	e.n_values = e.n_pids = ds.sem_nsems;
+	e.n_values = e.n_pids = ds->sem_nsems;
 	e.values = v32;
 	e.pids = pids;
 	return img_write_record(img, &e.base);
+}
+
+static int sem_dump_one(int id, struct cr_img *img)
+{
+	struct semid_ds ds;
+	union semun arg = { .buf = &ds };
+	unsigned short *vals;
+	uint32_t *v32;
+	int32_t *pids;
+	int err = -ENOMEM;
+
+	if (semctl(id, 0, IPC_STAT, arg) < 0) {
+		pr_perror("semaphore set %d: IPC_STAT", id);
+		return neg_errno();
+	}
+	vals = calloc(ds.sem_nsems + 1, sizeof(*vals));
+	v32 = calloc(ds.sem_nsems + 1, sizeof(*v32));
+	pids = calloc(ds.sem_nsems + 1, sizeof(*pids));
+	if (vals && v32 && pids)
+		err = sem_write(id, img, &ds, vals, v32, pids);
+	free(vals);
+	free(v32);
+	free(pids);
+	return err;
 }
 
 static int sem_set(int id, const IpcPermEntry *p)
@@ -528,36 +540,27 @@ struct msgbuf_any {
 	char mtext[];
 };
 
-static int msg_dump_one(int id, struct cr_img *img, size_t msgmax)
+struct msg_bufs {
+	struct msgbuf_any *buf; /* one message of msgmax bytes */
+	IpcMsg *msgs;
+	IpcMsg **msgp;
+	char *texts; /* every message's text, __msg_cbytes */
+};
+
+static int msg_write(int id, struct cr_img *img, size_t msgmax, const struct msqid_ds *ds,
+		     const struct msg_bufs *b)
 {
 	IpcMsgEntry e = IPC_MSG_ENTRY__INIT;
 	IpcPermEntry p;
-	struct msqid_ds ds;
-	_cleanup_free_ struct msgbuf_any *buf = malloc(sizeof(*buf) + msgmax);
-	_cleanup_free_ IpcMsg *msgs = NULL;
-	_cleanup_free_ IpcMsg **msgp = NULL;
-	_cleanup_free_ char *texts = NULL;
-	size_t i, n, used = 0;
+	size_t i, n = ds->msg_qnum, used = 0;
 	int err;
 
-	if (!buf)
-		return -ENOMEM;
-	if (msgctl(id, IPC_STAT, &ds) < 0) {
-		pr_perror("message queue %d: IPC_STAT", id);
-		return neg_errno();
-	}
-	perm_fill(&p, &ds.msg_perm, id);
+	perm_fill(&p, &ds->msg_perm, id);
 	e.perm = &p;
-	e.qbytes = ds.msg_qbytes;
-	n = ds.msg_qnum;
-	msgs = calloc(n + 1, sizeof(*msgs));
-	msgp = calloc(n + 1, sizeof(*msgp));
-	texts = malloc(ds.__msg_cbytes + 1);
-	if (!msgs || !msgp || !texts)
-		return -ENOMEM;
+	e.qbytes = ds->msg_qbytes;
 	for (i = 0; i < n; i++) {
 		/* MSG_COPY: msgtyp is the position in the queue; the message stays. */
-		ssize_t len = msgrcv(id, buf, msgmax, (long)i, MSG_COPY | IPC_NOWAIT);
+		ssize_t len = msgrcv(id, b->buf, msgmax, (long)i, MSG_COPY | IPC_NOWAIT);
 
 		if (len < 0) {
 			err = neg_errno();
@@ -569,21 +572,44 @@ static int msg_dump_one(int id, struct cr_img *img, size_t msgmax)
 				pr_perror("message queue %d: copy message %zu of %zu", id, i, n);
 			return err;
 		}
-		if (used + (size_t)len > ds.__msg_cbytes) {
+		if (used + (size_t)len > ds->__msg_cbytes) {
 			pr_err("message queue %d: its messages grew while read\n", id);
 			return -EAGAIN;
 		}
-		ipc_msg__init(&msgs[i]);
-		msgs[i].mtype = buf->mtype;
-		memcpy(texts + used, buf->mtext, (size_t)len);
-		msgs[i].mtext.data = (uint8_t *)texts + used;
-		msgs[i].mtext.len = (size_t)len;
+		ipc_msg__init(&b->msgs[i]);
+		b->msgs[i].mtype = b->buf->mtype;
+		memcpy(b->texts + used, b->buf->mtext, (size_t)len);
+		b->msgs[i].mtext.data = (uint8_t *)b->texts + used;
+		b->msgs[i].mtext.len = (size_t)len;
 		used += (size_t)len;
-		msgp[i] = &msgs[i];
+		b->msgp[i] = &b->msgs[i];
 	}
 	e.n_msgs = n;
-	e.msgs = msgp;
+	e.msgs = b->msgp;
 	return img_write_record(img, &e.base);
+}
+
+static int msg_dump_one(int id, struct cr_img *img, size_t msgmax)
+{
+	struct msqid_ds ds;
+	struct msg_bufs b;
+	int err = -ENOMEM;
+
+	if (msgctl(id, IPC_STAT, &ds) < 0) {
+		pr_perror("message queue %d: IPC_STAT", id);
+		return neg_errno();
+	}
+	b.buf = malloc(sizeof(*b.buf) + msgmax);
+	b.msgs = calloc(ds.msg_qnum + 1, sizeof(*b.msgs));
+	b.msgp = calloc(ds.msg_qnum + 1, sizeof(*b.msgp));
+	b.texts = malloc(ds.__msg_cbytes + 1);
+	if (b.buf && b.msgs && b.msgp && b.texts)
+		err = msg_write(id, img, msgmax, &ds, &b);
+	free(b.buf);
+	free(b.msgs);
+	free(b.msgp);
+	free(b.texts);
+	return err;
 }
 
 static int msg_set(int id, const IpcPermEntry *p)
@@ -689,8 +715,9 @@ static int dump_var(IpcVarEntry *v, uint32_t *sem)
 	err = err ?: sysctl_read_u64("shmmax", &v->has_shmmax, &v->shmmax);
 	err = err ?: sysctl_read_u64("shmall", &v->has_shmall, &v->shmall);
 	err = err ?: sysctl_read_u32("shmmni", &v->has_shmmni, &v->shmmni);
-	err = err ?: sysctl_read_u32("shm_rmid_forced", &v->has_shm_rmid_forced,
-				     &v->shm_rmid_forced);
+	err = err
+		      ?: sysctl_read_u32("shm_rmid_forced", &v->has_shm_rmid_forced,
+					 &v->shm_rmid_forced);
 	err = err ?: sysctl_read_u32("msgmax", &v->has_msgmax, &v->msgmax);
 	err = err ?: sysctl_read_u32("msgmnb", &v->has_msgmnb, &v->msgmnb);
 	err = err ?: sysctl_read_u32("msgmni", &v->has_msgmni, &v->msgmni);
@@ -739,8 +766,9 @@ static int restore_limits(const IpcVarEntry *v)
 	err = err ?: sysctl_write_u64("shmmax", v->has_shmmax, v->shmmax);
 	err = err ?: sysctl_write_u64("shmall", v->has_shmall, v->shmall);
 	err = err ?: sysctl_write_num("shmmni", v->has_shmmni, v->shmmni);
-	err = err ?: sysctl_write_num("shm_rmid_forced", v->has_shm_rmid_forced,
-				      v->shm_rmid_forced);
+	err = err
+		      ?: sysctl_write_num("shm_rmid_forced", v->has_shm_rmid_forced,
+					  v->shm_rmid_forced);
 	err = err ?: sysctl_write_num("msgmax", v->has_msgmax, v->msgmax);
 	err = err ?: sysctl_write_num("msgmnb", v->has_msgmnb, v->msgmnb);
 	err = err ?: sysctl_write_num("msgmni", v->has_msgmni, v->msgmni);
@@ -759,17 +787,20 @@ static int restore_next_ids(const IpcVarEntry *v)
 {
 	int err = 0;
 
-	err = err ?: sysctl_write_num("shm_next_id", v->has_shm_next_id && v->shm_next_id >= 0,
-				      v->shm_next_id);
-	err = err ?: sysctl_write_num("sem_next_id", v->has_sem_next_id && v->sem_next_id >= 0,
-				      v->sem_next_id);
-	err = err ?: sysctl_write_num("msg_next_id", v->has_msg_next_id && v->msg_next_id >= 0,
-				      v->msg_next_id);
+	err = err
+		      ?: sysctl_write_num("shm_next_id", v->has_shm_next_id && v->shm_next_id >= 0,
+					  v->shm_next_id);
+	err = err
+		      ?: sysctl_write_num("sem_next_id", v->has_sem_next_id && v->sem_next_id >= 0,
+					  v->sem_next_id);
+	err = err
+		      ?: sysctl_write_num("msg_next_id", v->has_msg_next_id && v->msg_next_id >= 0,
+					  v->msg_next_id);
 	return err;
 }
 
-static int read_records(int dirfd, enum cr_img_kind kind, uint32_t ns_id,
-			ProtobufCMessage ***recs, size_t *n)
+static int read_records(int dirfd, enum cr_img_kind kind, uint32_t ns_id, ProtobufCMessage ***recs,
+			size_t *n)
 {
 	struct cr_img *img = img_open(dirfd, kind, ns_id, IMG_READ);
 	int err;

@@ -48,12 +48,12 @@ union semun {
 static char dir[] = "/tmp/test-ipc-sysv.XXXXXX";
 static int imgdir = -1;
 
-#define CHECK(x)                                                                   \
-	do {                                                                       \
-		if (!(x)) {                                                        \
+#define CHECK(x)                                                                    \
+	do {                                                                        \
+		if (!(x)) {                                                         \
 			fprintf(stderr, "%s:%d: %s: %m\n", __FILE__, __LINE__, #x); \
-			_exit(1);                                                  \
-		}                                                                  \
+			_exit(1);                                                   \
+		}                                                                   \
 	} while (0)
 
 static void put_sysctl(const char *name, const char *val)

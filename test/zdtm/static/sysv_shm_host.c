@@ -75,7 +75,8 @@ static int check(const struct seg *s, const char *name, key_t key, bool dest)
 		     s->id, ds.shm_segsz, ds.shm_perm.__key, ds.shm_perm.mode, s->size, key, dest);
 		return -1;
 	}
-	if (datachk(s->rw, s->size, s->seed, NULL) || (s->ro && datachk(s->ro, s->size, s->seed, NULL))) {
+	if (datachk(s->rw, s->size, s->seed, NULL) ||
+	    (s->ro && datachk(s->ro, s->size, s->seed, NULL))) {
 		fail("%s: segment %d: contents changed", name, s->id);
 		return -1;
 	}
@@ -87,7 +88,8 @@ static int check(const struct seg *s, const char *name, key_t key, bool dest)
 	if (s->ro) {
 		perms_of(s->ro, perms);
 		if (strcmp(perms, "r--s")) {
-			fail("%s: SHM_RDONLY attach at %p is \"%s\", want r--s", name, s->ro, perms);
+			fail("%s: SHM_RDONLY attach at %p is \"%s\", want r--s", name, s->ro,
+			     perms);
 			return -1;
 		}
 		/* One segment behind both attaches. */
