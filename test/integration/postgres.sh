@@ -121,6 +121,16 @@ rm -rf "$tmp/img"
 "$CRIU_LIKE" dump -t "$pm" -D "$tmp/img" --tcp-established -v4 -o dump.log \
 	>"$tmp/dump.out" 2>&1 || fail "second dump of the postmaster (pid $pm)"
 ipcrm -m "$shmid" || fail "ipcrm -m $shmid"
+# First another segment takes the id: refused, naming it, nothing left running.
+echo "$shmid" >/proc/sys/kernel/shm_next_id
+other=$(ipcmk -M 10 | awk '{ print $NF }')
+[ "$other" = "$shmid" ] || { ipcrm -m "$other"; fail "ipcmk got id $other, not $shmid"; }
+"$CRIU_LIKE" restore -D "$tmp/img" -d --tcp-established -v4 -o restore.log \
+	>"$tmp/restore.out" 2>&1 && fail "restored while another segment holds id $shmid"
+ipcrm -m "$other"
+grep -q "another segment holds id $shmid" "$tmp/restore.out" ||
+	fail "the refusal does not name the segment: $(grep Error "$tmp/restore.out")"
+kill -0 "$pm" 2>/dev/null && fail "the refused restore left the postmaster running"
 "$CRIU_LIKE" restore -D "$tmp/img" -d --tcp-established -v4 -o restore.log \
 	>"$tmp/restore.out" 2>&1 || fail "second restore of the postmaster"
 grep -q "segment $shmid .* created again" "$tmp/img/restore.log" ||
