@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/shm.h>
 #include <sys/uio.h>
 
 #include "asm/parasite-syscall.h"
@@ -281,7 +282,14 @@ static void map_vmas(struct rst_args *a, struct rst_thread *th)
 		uint64_t len = v->end - v->start;
 		long ret;
 
-		if (v->nomerge) {
+		if (v->how == RST_VMA_SYSV) {
+			ret = v->pgoff ? (long)v->start
+				       : sys_call3(__NR_shmat, v->shmid, (long)v->start,
+						   v->flags | SHM_REMAP);
+			if (ret >= 0 && (uint64_t)ret == v->start)
+				ret = sys_call3(__NR_mprotect, v->start, len, v->prot)
+					      ?: (long)v->start;
+		} else if (v->nomerge) {
 			ret = map_apart(v, len);
 		} else {
 			ret = sys_call6(__NR_mmap, v->start, len, prot, v->flags | MAP_FIXED, v->fd,

@@ -280,6 +280,8 @@ static int dump_tasks(struct dump_ctx *ctx)
 	if (!err)
 		err = dump_shmem(ctx);
 	if (!err)
+		err = dump_sysv_shm(ctx);
+	if (!err)
 		err = dump_files_finish(ctx);
 	for (i = 0; i < ctx->nr_tasks; i++) {
 		struct dump_task *dt = &ctx->tasks[i];
@@ -311,6 +313,8 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 	}
 	free(ctx->tasks);
 	shmem_set_fini(&ctx->shm);
+	free(ctx->sysv.ids);
+	free(ctx->sysv.pids);
 	file_table_free(ctx->files);
 	img_track_stop();
 	img_list_fini(&ctx->images);

@@ -17,6 +17,7 @@
 #include "fs.pb-c.h"
 #include "stats.pb-c.h"
 #include "ns.pb-c.h"
+#include "ipc.pb-c.h"
 
 /*
  * Zero when the protobuf-c C type @T and the descriptor prefix @t belong to
@@ -70,6 +71,18 @@ static const struct cr_img_desc img_descs[CR_IMG_NR] = {
 	IMG_RECORDS(CR_IMG_UTSNS, "utsns", "utsns-%u.img", 0x6A1E83C1, UtsnsEntry, utsns_entry),
 	IMG_RECORDS(CR_IMG_TIMENS, "timens", "timens-%u.img", 0x3C0D9E57, TimensEntry,
 		    timens_entry),
+	IMG_RECORDS(CR_IMG_IPC_VAR, "ipc-var", "ipc-var-%u.img", 0x6B3E0C11, IpcVarEntry,
+		    ipc_var_entry),
+	IMG_RECORDS(CR_IMG_IPC_SHM, "ipc-shm", "ipc-shm-%u.img", 0x3A9D52E7, IpcShmEntry,
+		    ipc_shm_entry),
+	IMG_RAW(CR_IMG_IPC_SHM_DATA, "ipc-shm-data", "ipc-shm-data-%u.img", 0xC4175B90),
+	IMG_RECORDS(CR_IMG_IPC_SEM, "ipc-sem", "ipc-sem-%u.img", 0x91E2A64D, IpcSemEntry,
+		    ipc_sem_entry),
+	IMG_RECORDS(CR_IMG_IPC_MSG, "ipc-msg", "ipc-msg-%u.img", 0x5F08D3B2, IpcMsgEntry,
+		    ipc_msg_entry),
+	IMG_RECORDS(CR_IMG_SYSV_SHM, "sysv-shm", "sysv-shm.img", 0x27C64E19, IpcShmEntry,
+		    ipc_shm_entry),
+	IMG_RAW(CR_IMG_SYSV_SHM_DATA, "sysv-shm-data", "sysv-shm-data.img", 0xA85F3176),
 };
 
 const struct cr_img_desc *img_desc(enum cr_img_kind kind)

@@ -24,6 +24,13 @@
 #include "seize.h"
 
 struct parasite_ctl;
+
+/* The host SysV shm segments the tree has attached: ids, and a task attaching each. */
+struct sysv_shm_set {
+	size_t n;
+	int *ids;
+	pid_t *pids;
+};
 struct file_table;
 
 struct dump_task {
@@ -49,6 +56,7 @@ struct dump_ctx {
 	struct dump_task *tasks; /* same order as tree->tasks */
 	struct kerndat kd;
 	struct shmem_set shm; /* shared anonymous memory of every task */
+	struct sysv_shm_set sysv; /* host SysV segments attached by some task (mem/sysv-shm.c) */
 	struct file_table *files; /* open file descriptions, deduplicated (files.c) */
 	uint32_t next_pages_id; /* ids of pages-%u.img files */
 	struct dump_stats stats;
@@ -64,6 +72,14 @@ int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt);
 int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt);
 /* mem.c: once all tasks are done: pagemap-shmem-ID.img and pages of each object. */
 int dump_shmem(struct dump_ctx *ctx);
+/*
+ * sysv-shm.c: check the SysV attaches of @pid (whole attaches only) and note
+ * the segments of the host's IPC namespace among them.
+ */
+int sysv_shm_dump_task(struct dump_ctx *ctx, pid_t pid, const struct vma_list *vmas,
+		       const struct mem_plan *plan);
+/* sysv-shm.c: after every task: sysv-shm.img and sysv-shm-data.img. */
+int dump_sysv_shm(struct dump_ctx *ctx);
 /* files.c: fdinfo-PID.img, and files.img / pipes-data.img / ghost-ID.img entries. */
 int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt);
 /* files.c: after every task: each kind's own images, then files.img. */

@@ -30,7 +30,8 @@ enum mem_policy {
 	MEM_SKIP_FILE_SHARED, /* MAP_SHARED of a file: the file itself holds the data */
 	MEM_SAVE_ANON, /* private anonymous: pages present or swapped */
 	MEM_SAVE_COW, /* private file: only the written (COWed, anonymous) pages */
-	MEM_SAVE_SHMEM, /* shared anonymous/memfd/SysV: once per object, see shmem_set */
+	MEM_SKIP_SYSV, /* a SysV shm attach: the segment is saved by id (mem/sysv-shm.c) */
+	MEM_SAVE_SHMEM, /* shared anonymous/memfd: once per object, see shmem_set */
 	MEM_POLICY_NR,
 };
 
@@ -40,6 +41,8 @@ static inline bool mem_policy_saves(enum mem_policy p)
 }
 
 const char *mem_policy_name(enum mem_policy p);
+/* A SysV shm attach ("/SYSV<key> (deleted)", shared): its inode number is the segment id. */
+bool vma_is_sysv(const struct vma_entry *v);
 
 /*
  * The policy of one VMA of task @pid. Returns 0 and sets *ret, or

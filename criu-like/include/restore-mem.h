@@ -44,10 +44,31 @@ struct rst_shmem_obj {
 	int fd; /* >= ctx->service_fd_base */
 };
 
+/* A SysV shm segment of the host's IPC namespace (mem/sysv-shm.c). */
+struct rst_sysv_seg {
+	int id;
+	bool created; /* by this restore: removed again if it fails */
+	bool dest; /* to be marked IPC_RMID once every task attached it */
+};
+
 struct rst_shmem {
 	size_t n;
 	struct rst_shmem_obj *objs;
+	size_t nr_sysv;
+	struct rst_sysv_seg *sysv;
+	bool sysv_done; /* rst_sysv_shm_late() ran: the restore went through */
 };
+
+/*
+ * sysv-shm.c, before the first fork: every segment of sysv-shm.img exists
+ * with its id: the one still there (same key, size and owner, else refused),
+ * or created again with its contents.
+ */
+int rst_sysv_shm_prepare(struct restore_ctx *ctx, struct rst_shmem *s);
+/* Once every task attached its segments: IPC_RMID the ones that were marked. */
+int rst_sysv_shm_late(struct restore_ctx *ctx);
+/* At the end: a failed restore removes the segments it created. */
+void rst_sysv_shm_fini(struct rst_shmem *s);
 
 struct rst_range {
 	uint64_t start, end;

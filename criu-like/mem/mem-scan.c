@@ -22,7 +22,7 @@ static const char *const policy_names[MEM_POLICY_NR] = {
 	[MEM_SKIP_RECREATED] = "skip-recreated", [MEM_SKIP_IO] = "skip-io",
 	[MEM_SKIP_GUARD] = "skip-guard",	 [MEM_SKIP_FILE_SHARED] = "skip-file-shared",
 	[MEM_SAVE_ANON] = "save-anon",		 [MEM_SAVE_COW] = "save-cow",
-	[MEM_SAVE_SHMEM] = "save-shmem",
+	[MEM_SKIP_SYSV] = "skip-sysv",		 [MEM_SAVE_SHMEM] = "save-shmem",
 };
 
 const char *mem_policy_name(enum mem_policy p)
@@ -52,6 +52,11 @@ static bool is_shmem(const struct vma_entry *v)
 	return v->kind == VMA_ANON_SHMEM || v->memfd;
 }
 
+bool vma_is_sysv(const struct vma_entry *v)
+{
+	return v->kind == VMA_ANON_SHMEM && v->shared && has_prefix(v->path, "/SYSV");
+}
+
 /*
  * A mapping of a device node: its contents belong to a driver, and neither
  * the pagemap nor a restore can reproduce it. /dev/zero is plain anonymous
@@ -72,6 +77,10 @@ static bool is_guard(const struct vma_entry *v)
 
 static int shared_policy(pid_t pid, const struct vma_entry *v, enum mem_policy *ret)
 {
+	if (vma_is_sysv(v)) {
+		*ret = MEM_SKIP_SYSV;
+		return 0;
+	}
 	if (is_shmem(v)) {
 		*ret = MEM_SAVE_SHMEM;
 		return 0;

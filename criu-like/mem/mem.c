@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <unistd.h>
 
 #include "dump.h"
@@ -180,6 +181,14 @@ static int fill_vma(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v,
 		e->flags |= MAP_LOCKED;
 	e->madv = vma_madv(v->vm_flags);
 	e->has_madv = e->madv != 0;
+	/* A SysV attach: the segment id (its inode number) and how it was attached. */
+	if (policy == MEM_SKIP_SYSV) {
+		e->kind = VMA_KIND__VMA_SYSV_SHM;
+		e->has_shmid = e->has_shmflg = true;
+		e->shmid = v->ino;
+		e->shmflg = (v->vm_flags & VMF_MW ? 0 : SHM_RDONLY) |
+			    (v->prot & PROT_EXEC ? SHM_EXEC : 0);
+	}
 	/* The shmem object's inode, as shmem_set keys it: pagemap-shmem-SHMID.img. */
 	if (policy == MEM_SAVE_SHMEM) {
 		e->has_shmid = true;
@@ -452,6 +461,9 @@ int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt)
 		pr_err("pid %d: cannot find the pages to save\n", pid);
 		return err;
 	}
+	err = sysv_shm_dump_task(ctx, pid, &dt->vmas, &dt->plan);
+	if (err)
+		return err;
 	ctx->stats.pages_scanned += dt->plan.stats.pages_scanned;
 	err = write_mm(ctx, dt);
 	if (!err)

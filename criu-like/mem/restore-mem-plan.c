@@ -41,6 +41,14 @@ static int check_one_vma(pid_t pid, const VmaEntry *v)
 			return -EINVAL;
 		}
 		return 0;
+	case VMA_KIND__VMA_SYSV_SHM:
+		if (!v->has_shmid || v->shmid > INT32_MAX || v->pgoff % PAGE_SIZE) {
+			pr_err("pid %d: SysV shm VMA %lx-%lx without a segment id or with offset "
+			       "%lx\n",
+			       pid, v->start, v->end, v->pgoff);
+			return -EINVAL;
+		}
+		return 0;
 	case VMA_KIND__VMA_FILE_PRIVATE:
 	case VMA_KIND__VMA_FILE_SHARED:
 		if (!v->has_file_id || v->pgoff % PAGE_SIZE) {

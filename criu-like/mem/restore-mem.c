@@ -323,6 +323,8 @@ int rst_mem_prepare(struct restore_ctx *ctx)
 		if (err)
 			pr_err("cannot restore shared memory object %lu\n", s->objs[j].shmid);
 	}
+	if (!err)
+		err = rst_sysv_shm_prepare(ctx, s);
 	return err;
 }
 
@@ -366,6 +368,7 @@ void rst_mem_fini(struct restore_ctx *ctx)
 	for (j = 0; j < ctx->shmem->n; j++)
 		if (ctx->shmem->objs[j].fd >= 0)
 			close(ctx->shmem->objs[j].fd);
+	rst_sysv_shm_fini(ctx->shmem);
 	free(ctx->shmem->objs);
 	free(ctx->shmem);
 	ctx->shmem = NULL;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/rseq.h>
+#include <sys/shm.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -186,6 +187,13 @@ static int plan_vma(struct finish *f, size_t i, struct rst_vma *rv)
 		rv->fd = o->fd;
 		rv->pgoff = v->pgoff;
 		rv->flags = (rv->flags & ~(MAP_ANONYMOUS | MAP_PRIVATE)) | MAP_SHARED;
+		return 0;
+	case VMA_KIND__VMA_SYSV_SHM:
+		/* restore-mem.c made sure the segment exists (mem/sysv-shm.c) */
+		rv->how = RST_VMA_SYSV;
+		rv->shmid = (int32_t)v->shmid;
+		rv->flags = v->has_shmflg ? v->shmflg & (SHM_RDONLY | SHM_EXEC) : 0;
+		rv->pgoff = v->pgoff;
 		return 0;
 	case VMA_KIND__VMA_FILE_PRIVATE:
 	case VMA_KIND__VMA_FILE_SHARED:

@@ -579,6 +579,8 @@ static int rst_run_stages(struct rst_run *r)
 			max(timeout, (unsigned int)RST_MEMORY_TIMEOUT));
 	fault_kill_point(); /* every thread at the barrier */
 	if (!err)
+		err = rst_sysv_shm_late(ctx);
+	if (!err)
 		err = rst_threads_affinity(ctx);
 	if (!err)
 		err = rst_files_resume(ctx);

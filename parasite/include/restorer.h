@@ -40,6 +40,11 @@ struct rst_shared_view {
 enum rst_vma_how {
 	RST_VMA_MAP = 1, /* mmap(start, len, prot, flags, fd, pgoff): no saved page in it */
 	RST_VMA_FILL, /* mapped writable, pages read in, then mprotect(prot) */
+	/*
+	 * A SysV shm attach: shmat(shmid, start, flags | SHM_REMAP) when pgoff is
+	 * 0 (it maps the whole segment), then mprotect(prot) on each piece.
+	 */
+	RST_VMA_SYSV,
 };
 
 struct rst_vma {
@@ -57,7 +62,7 @@ struct rst_vma {
 	 * the page offset of its first place, which keeps it apart too.
 	 */
 	uint32_t nomerge;
-	uint32_t pad;
+	int32_t shmid; /* RST_VMA_SYSV; flags then holds SHM_RDONLY, SHM_EXEC */
 };
 
 /*

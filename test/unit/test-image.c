@@ -185,7 +185,7 @@ static int write_sample(int dirfd, enum cr_img_kind kind, uint32_t id)
 	/* Images of one record keep one, as their readers (img_read_one) demand. */
 	if (kind == CR_IMG_INVENTORY || kind == CR_IMG_CORE || kind == CR_IMG_MM ||
 	    kind == CR_IMG_CREDS || kind == CR_IMG_FS || kind == CR_IMG_STATS_DUMP ||
-	    kind == CR_IMG_STATS_RESTORE)
+	    kind == CR_IMG_STATS_RESTORE || kind == CR_IMG_IPC_VAR)
 		nr = 1;
 	for (int i = 0; i < nr && !r; i++) {
 		ProtobufCMessage *m = fill_msg(img_desc_record(d, i), kind * 100 + i);

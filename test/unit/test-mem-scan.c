@@ -80,7 +80,7 @@ static void test_policy_kinds(void **state)
 	expect_policy(vma(VMA_FILE, RW, true, "/var/db"), MEM_SKIP_FILE_SHARED);
 	expect_policy(vma(VMA_FILE, RW, true, "/dev/shm/x"), MEM_SKIP_FILE_SHARED);
 	expect_policy(vma(VMA_ANON_SHMEM, RW, true, "/dev/zero"), MEM_SAVE_SHMEM);
-	expect_policy(vma(VMA_ANON_SHMEM, RW, true, "/SYSV00001234"), MEM_SAVE_SHMEM);
+	expect_policy(vma(VMA_ANON_SHMEM, RW, true, "/SYSV00001234"), MEM_SKIP_SYSV);
 	expect_policy(vma(VMA_ANON_SHMEM, RW, false, "/SYSV00001234"), MEM_SAVE_COW);
 	v = vma(VMA_FILE, RW, true, "/memfd:buf");
 	v.deleted = v.memfd = true;
