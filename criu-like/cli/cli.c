@@ -638,6 +638,8 @@ int cli_parse_words(int argc, char **argv, struct cr_options *o, uint64_t *seen,
 				o->check_extra = false;
 			else if (opt == CO_EXPERIMENTAL)
 				o->check_experimental = false;
+			else if (opt == CO_DISPLAY_STATS)
+				o->display_stats = false;
 			else if (opt == CO_DAEMON) {
 				o->restore_detached = false;
 				*seen &= ~OPTB(RESTORE_DETACHED);

@@ -68,7 +68,7 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	   "cgroup management"),
 	CO(SKIP_IN_FLIGHT, "skip-in-flight", no_argument, true,
 	   "skipping TCP connections in flight"),
-	CO(DISPLAY_STATS, "display-stats", no_argument, true, "printing statistics"),
+	CO(DISPLAY_STATS, "display-stats", no_argument, true, NULL),
 	CO(WEAK_SYSCTLS, "weak-sysctls", no_argument, true, "sysctls"),
 	CO(TCP_CLOSE, "tcp-close", no_argument, true, "closing TCP connections at restore"),
 	CO(PS_SOCKET, "ps-socket", required_argument, false, "the page server"),
@@ -184,6 +184,9 @@ int compat_store(struct cr_options *o, int id, const char *arg)
 	switch (id) {
 	case CO_NO_DEFAULT_CONFIG:
 		o->no_default_config = true; /* cli_config_load() saw it before the parse */
+		return 0;
+	case CO_DISPLAY_STATS:
+		o->display_stats = true;
 		return 0;
 	case CO_CONFIG:
 		return 0; /* read before the command line, by cli_config_load() */

@@ -62,10 +62,11 @@ static const struct cr_img_desc img_descs[CR_IMG_NR] = {
 		    pipe_data_entry),
 	IMG_RAW(CR_IMG_GHOST, "ghost", "ghost-%u.img", 0x212402D9),
 	IMG_RECORDS(CR_IMG_FS, "fs", "fs-%u.img", 0x21745A1C, FsEntry, fs_entry),
-	IMG_RECORDS(CR_IMG_STATS_DUMP, "stats-dump", "stats-dump.img", 0x0B72567E, StatsEntry,
+	/* CRIU's names, without .img */
+	IMG_RECORDS(CR_IMG_STATS_DUMP, "stats-dump", "stats-dump", 0x0B72567E, StatsEntry,
 		    stats_entry),
-	IMG_RECORDS(CR_IMG_STATS_RESTORE, "stats-restore", "stats-restore.img", 0xE569C17F,
-		    StatsEntry, stats_entry),
+	IMG_RECORDS(CR_IMG_STATS_RESTORE, "stats-restore", "stats-restore", 0xE569C17F, StatsEntry,
+		    stats_entry),
 };
 
 const struct cr_img_desc *img_desc(enum cr_img_kind kind)

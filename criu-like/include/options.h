@@ -53,6 +53,7 @@ struct cr_options {
 	const char *check_feature; /* check --feature NAME */
 	bool check_extra; /* check --extra (and --all) */
 	bool check_experimental; /* check --experimental (and --all) */
+	bool display_stats; /* --display-stats: print stats-dump/stats-restore (stats.c) */
 	const char **close_fds; /* --close FD: closed before the command runs */
 	int n_close_fds;
 	/* CRIU options given whose feature criu-like lacks: one bit each (cli.c) */

@@ -99,6 +99,11 @@ struct restore_ctx {
 	 * tree runs, kept when the restore fails (net-lock.h).
 	 */
 	struct netlock *netlock;
+	/* for stats-restore (image/stats.c) */
+	struct {
+		uint64_t forking_ns; /* the root's clone to every task created */
+		uint64_t pages_restored; /* pages the images give the tasks and shmem objects */
+	} stats;
 };
 
 /* restore.c: the command. */
