@@ -653,11 +653,16 @@ int cli_parse_words(int argc, char **argv, struct cr_options *o, uint64_t *seen,
 			opt = store_opt(o, c, optarg);
 			if (opt < 0)
 				return opt;
-			if (opt < OPT__MAX)
+			if (opt == OPT__MAX) {
+				/* --manage-cgroups=ignore: what criu-like does, over an earlier mode */
+				*seen &= ~OPTB(MANAGE_CGROUPS);
+				err = cfg_note(o, file, line, OPT_MANAGE_CGROUPS, -1, true);
+			} else {
 				*seen |= 1ULL << opt;
-			/* -x INODE also sets a compat bit: its origin is this option's too */
-			err = cfg_note(o, file, line, opt, c == 'x' ? CO_EXT_UNIX_SK_INODE : -1,
-				       false);
+				/* -x INODE also sets a compat bit: its origin is this option's */
+				err = cfg_note(o, file, line, opt,
+					       c == 'x' ? CO_EXT_UNIX_SK_INODE : -1, false);
+			}
 		}
 		if (err)
 			return err;

@@ -297,6 +297,14 @@ static void test_validate(void **state)
 	assert_int_equal(cli_validate_compat(&l.o), 0);
 	cr_options_fini(&l.o);
 
+	/* a mode criu-like has on the command line overrides a file's refused one */
+	global = write_file(0, "global.conf", "manage-cgroups full\n");
+	LOAD(&l, global, "dump", "--manage-cgroups=ignore");
+	assert_false(l.seen & OPTB(MANAGE_CGROUPS));
+	assert_int_equal(cli_config_validate(&l.o, l.seen), 0);
+	assert_int_equal(cli_validate(l.cmd, l.seen, 0), 0);
+	cr_options_fini(&l.o);
+
 	/* check takes neither tcp-established nor lazy-pages */
 	global = write_file(0, "global.conf", "tcp-established\nlazy-pages\n");
 	LOAD(&l, global, "check");
