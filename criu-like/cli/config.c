@@ -142,17 +142,17 @@ uint64_t cfg_filter_seen(const struct cr_options *o, uint64_t seen, uint64_t tak
 static char *quoted_word(const char *p, const char **end)
 {
 	const char *q = p + 1;
-	char *w, *o;
+	size_t len = 0;
+	char *w;
 
-	w = o = malloc(strlen(p) + 1);
+	w = calloc(1, strlen(p) + 1);
 	if (!w)
 		return NULL;
 	while (*q && *q != '"') {
 		if (q[0] == '\\' && q[1] == '"')
 			q++;
-		*o++ = *q++;
+		w[len++] = *q++;
 	}
-	*o = '\0';
 	if (*q != '"') {
 		/* the only quotes after it were escaped: a plain word, as CRIU */
 		free(w);
