@@ -288,7 +288,10 @@ static int apply_line(struct cr_options *o, struct cli_config *c, const char *fi
 	return 0;
 }
 
-/* 1 when @path does not exist, else 0 or -errno. The options are not validated here. */
+/*
+ * 0 or -errno; -ENOENT, -EACCES... without a message when @path cannot be
+ * opened: the caller says what that means. The options are not validated here.
+ */
 static int apply_file(struct cr_options *o, const char *path, const char **ret_file)
 {
 	struct cli_config *c = cfg_get(o);
@@ -302,12 +305,8 @@ static int apply_file(struct cr_options *o, const char *path, const char **ret_f
 	if (!c)
 		return -ENOMEM;
 	f = fopen(path, "re");
-	if (!f) {
-		if (errno == ENOENT)
-			return 1;
-		pr_perror("cannot read configuration file %s", path);
+	if (!f)
 		return neg_errno();
-	}
 	file = strdup(path);
 	err = file ? cfg_keep(c, file) : -ENOMEM;
 	if (!err && ret_file)
@@ -370,9 +369,13 @@ int cli_apply_config_file(struct cr_options *o, const char *path)
 	int err;
 
 	err = apply_file(o, path, &file);
-	if (err > 0) {
+	if (err == -ENOENT) {
 		pr_info("configuration file %s does not exist: nothing to apply\n", path);
 		return 0;
+	}
+	if (err && !file && err != -ENOMEM) {
+		pr_errno(err, "cannot read configuration file %s", path);
+		return err;
 	}
 	if (err)
 		return err;
@@ -381,13 +384,21 @@ int cli_apply_config_file(struct cr_options *o, const char *path)
 	return refuse_missing(o, file, seen);
 }
 
+/*
+ * As CRIU, a file that cannot be opened is skipped: a default one in silence
+ * (~/.criu of root under setpriv), one asked for with a warning.
+ */
 static int load_one(struct cr_options *o, const char *path, bool explicit_, const char *what)
 {
-	int err = apply_file(o, path, NULL);
+	const char *file = NULL;
+	int err = apply_file(o, path, &file);
 
-	if (err > 0) {
+	if (err && !file && err != -ENOMEM) {
 		if (explicit_)
-			pr_warn("configuration file %s (%s) does not exist\n", path, what);
+			pr_warn("configuration file %s (%s) skipped: %s\n", path, what,
+				strerror(-err));
+		else
+			pr_debug("configuration file %s skipped: %s\n", path, strerror(-err));
 		return 0;
 	}
 	return err;
