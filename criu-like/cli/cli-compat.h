@@ -85,6 +85,10 @@ size_t compat_long_opts(struct option *out);
 int compat_store(struct cr_options *o, int id, const char *arg);
 /* Mark compat option @id as given (@on: refused later if its feature is missing) or not. */
 void compat_set(struct cr_options *o, int id, bool on);
+/* The name of compat option @id as a refusal gives it ("link-remap"); NULL out of range. */
+const char *compat_name(int id);
+/* The feature compat option @id lacks when it was given and is refused, else NULL. */
+const char *compat_missing(const struct cr_options *o, int id);
 /* Append @s to the NULL-terminated array *@arr of *@n strings: 0 or -ENOMEM. */
 int cli_append_str(const char ***arr, int *n, const char *s);
 

@@ -16,6 +16,8 @@
 #define LOG_PREFIX "cli: "
 #include "cli.h"
 #include "cli-compat.h"
+#include "cli-config.h"
+#include "config-int.h"
 #include "cr.h"
 #include "dump.h"
 #include "fault.h"
@@ -545,6 +547,12 @@ static void print_usage(FILE *f)
 		"  -v[N], --verbosity     more logging; -v4 is debug (default 2: warnings)\n"
 		"  -h, --help             this text; `criu-like COMMAND --help` for one command\n"
 		"  -V, --version          print the version\n"
+		"  --config FILE          options from FILE, after /etc/criu/default.conf,\n"
+		"                         ~/.criu/default.conf (not read with --config or\n"
+		"                         --no-default-config) and $CRIU_CONFIG_FILE; one option\n"
+		"                         per line without its --; the command line wins\n"
+		"  --display-stats        print stats-dump/stats-restore as CRIU does (dump and\n"
+		"                         restore write them into the work dir anyway)\n"
 		"Every option of CRIU 4.x parses with CRIU's syntax; one whose feature is\n"
 		"missing here is refused by name, in the log file too (see criu-like(8)).\n"
 		"\nExit status: 0 success, 1 failure, %d when the command needs root\n"
@@ -580,12 +588,27 @@ static void print_command_help(const struct cli_command *cmd)
 	printf("\n");
 }
 
-int cli_parse(int argc, char **argv, struct cr_options *o, const struct cli_command **ret_cmd,
-	      int *ret_optind, uint64_t *ret_seen)
+/* An --no-X of an OPT_ boolean: clear it. */
+static void store_no_opt(struct cr_options *o, int opt)
 {
-	const struct cli_command *cmd = NULL;
-	uint64_t seen = 0;
-	int c, opt;
+	if (opt == OPT_RESTORE_DETACHED)
+		o->restore_detached = false;
+	else if (opt == OPT_TCP_ESTABLISHED)
+		o->tcp_established = false;
+	else if (opt == OPT_SHELL_JOB)
+		o->shell_job = false;
+	else if (opt == OPT_FILE_LOCKS)
+		o->file_locks = false;
+	else if (opt == OPT_PAGE_SERVER)
+		o->page_server = false;
+	else if (opt == OPT_TRACK_MEM)
+		o->track_mem = false;
+}
+
+int cli_parse_words(int argc, char **argv, struct cr_options *o, uint64_t *seen, const char *file,
+		    unsigned int line)
+{
+	int c, opt, err;
 
 	optind = 0; /* full re-initialisation, so unit tests can parse many times */
 	opterr = 0;
@@ -610,22 +633,10 @@ int cli_parse(int argc, char **argv, struct cr_options *o, const struct cli_comm
 			c = 'd';
 		if (c >= CODE_NO_OPT) {
 			opt = c - CODE_NO_OPT;
-			seen &= ~(1ULL << opt);
-			if (opt == OPT_RESTORE_DETACHED)
-				o->restore_detached = false;
-			else if (opt == OPT_TCP_ESTABLISHED)
-				o->tcp_established = false;
-			else if (opt == OPT_SHELL_JOB)
-				o->shell_job = false;
-			else if (opt == OPT_FILE_LOCKS)
-				o->file_locks = false;
-			else if (opt == OPT_PAGE_SERVER)
-				o->page_server = false;
-			else if (opt == OPT_TRACK_MEM)
-				o->track_mem = false;
-			continue;
-		}
-		if (c >= CODE_NO_COMPAT) {
+			*seen &= ~(1ULL << opt);
+			store_no_opt(o, opt);
+			err = cfg_note(o, file, line, opt, -1, true);
+		} else if (c >= CODE_NO_COMPAT) {
 			/* --no-X of a feature criu-like lacks asks for what it does */
 			opt = c - CODE_NO_COMPAT;
 			compat_set(o, opt, false);
@@ -633,37 +644,71 @@ int cli_parse(int argc, char **argv, struct cr_options *o, const struct cli_comm
 				o->check_extra = false;
 			else if (opt == CO_EXPERIMENTAL)
 				o->check_experimental = false;
+			else if (opt == CO_DISPLAY_STATS)
+				o->display_stats = false;
 			else if (opt == CO_DAEMON) {
 				o->restore_detached = false;
-				seen &= ~OPTB(RESTORE_DETACHED);
+				*seen &= ~OPTB(RESTORE_DETACHED);
 			}
-			continue;
-		}
-		if (c >= CODE_COMPAT) {
-			opt = compat_store(o, c - CODE_COMPAT, optarg);
+			err = cfg_note(o, file, line, -1, opt, true);
+		} else if (c >= CODE_COMPAT) {
+			err = compat_store(o, c - CODE_COMPAT, optarg);
+			if (!err)
+				err = cfg_note(o, file, line, -1, c - CODE_COMPAT, false);
+		} else {
+			opt = store_opt(o, c, optarg);
 			if (opt < 0)
 				return opt;
-			continue;
+			if (opt == OPT__MAX) {
+				/* --manage-cgroups=ignore: what criu-like does, over an earlier mode */
+				*seen &= ~OPTB(MANAGE_CGROUPS);
+				err = cfg_note(o, file, line, OPT_MANAGE_CGROUPS, -1, true);
+			} else {
+				*seen |= 1ULL << opt;
+				/* -x INODE also sets a compat bit: its origin is this option's */
+				err = cfg_note(o, file, line, opt,
+					       c == 'x' ? CO_EXT_UNIX_SK_INODE : -1, false);
+			}
 		}
-		opt = store_opt(o, c, optarg);
-		if (opt < 0)
-			return opt;
-		if (opt < OPT__MAX)
-			seen |= 1ULL << opt;
+		if (err)
+			return err;
 	}
+	return optind;
+}
 
-	if (optind < argc) {
-		cmd = find_command(argv[optind]);
+int cli_parse(int argc, char **argv, struct cr_options *o, const struct cli_command **ret_cmd,
+	      int *ret_optind, uint64_t *ret_seen)
+{
+	const struct cli_command *cmd = NULL;
+	uint64_t seen = cfg_seen(o); /* what the configuration files gave, if any */
+	int first;
+
+	first = cli_parse_words(argc, argv, o, &seen, NULL, 0);
+	if (first < 0)
+		return first;
+	if (first < argc) {
+		cmd = find_command(argv[first]);
 		if (!cmd) {
-			pr_err("unknown command '%s' (try --help)\n", argv[optind]);
+			pr_err("unknown command '%s' (try --help)\n", argv[first]);
 			return -EINVAL;
 		}
-		optind++;
+		first++;
 	}
 	*ret_cmd = cmd;
-	*ret_optind = optind;
-	*ret_seen = seen;
+	*ret_optind = first;
+	/* an option of a configuration file that this command does not take is not for it */
+	*ret_seen = cfg_filter_seen(o, seen, cmd ? cmd->options | OPTS_COMMON : ~0ULL);
 	return 0;
+}
+
+const char *cli_opt_missing(int opt)
+{
+	return opt >= 0 && opt < OPT__MAX ? opt_missing[opt] : NULL;
+}
+
+const char *cli_opt_name(int opt)
+{
+	return opt_name(opt);
 }
 
 /* Refuse options the command does not take or whose feature is missing. */
@@ -794,7 +839,10 @@ int cli_main(int argc, char **argv)
 	int first, ret;
 
 	cr_options_init(&o);
-	ret = cli_parse(argc, argv, &o, &cmd, &first, &seen);
+	/* CRIU's configuration files first: the command line wins over them */
+	ret = cli_config_load(&o, argc, argv);
+	if (!ret)
+		ret = cli_parse(argc, argv, &o, &cmd, &first, &seen);
 	if (ret) {
 		cr_options_fini(&o);
 		return 1;
@@ -820,7 +868,8 @@ int cli_main(int argc, char **argv)
 		/* from here on, every refusal lands in --log-file too */
 		pr_err("command '%s' is not available in this version yet\n", cmd->name);
 		ret = 1;
-	} else if (cli_validate(cmd, seen, argc - first) || cli_validate_compat(&o)) {
+	} else if (cli_config_validate(&o, seen) || cli_validate(cmd, seen, argc - first) ||
+		   cli_validate_compat(&o)) {
 		ret = 1;
 	} else {
 		close_fds(&o);

@@ -39,7 +39,7 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	CO(CPU_CAP, "cpu-cap", optional_argument, false,
 	   "CPU compatibility checks (only --cpu-cap=none is)"),
 	CO(EXT_UNIX_SK_INODE, NULL, 0, false, "naming external unix sockets by inode"),
-	CO(CONFIG, "config", required_argument, false, "configuration files"),
+	CO(CONFIG, "config", required_argument, false, NULL),
 	CO(RESTORE_SIBLING, "restore-sibling", no_argument, true,
 	   "restoring the tree as a sibling of criu-like"),
 	CO(LOG_PID, "log-pid", no_argument, true, "a log file per task"),
@@ -68,7 +68,7 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	   "cgroup management"),
 	CO(SKIP_IN_FLIGHT, "skip-in-flight", no_argument, true,
 	   "skipping TCP connections in flight"),
-	CO(DISPLAY_STATS, "display-stats", no_argument, true, "printing statistics"),
+	CO(DISPLAY_STATS, "display-stats", no_argument, true, NULL),
 	CO(WEAK_SYSCTLS, "weak-sysctls", no_argument, true, "sysctls"),
 	CO(TCP_CLOSE, "tcp-close", no_argument, true, "closing TCP connections at restore"),
 	CO(PS_SOCKET, "ps-socket", required_argument, false, "the page server"),
@@ -183,8 +183,13 @@ int compat_store(struct cr_options *o, int id, const char *arg)
 
 	switch (id) {
 	case CO_NO_DEFAULT_CONFIG:
-		o->no_default_config = true; /* criu-like reads no config file at all */
+		o->no_default_config = true; /* cli_config_load() saw it before the parse */
 		return 0;
+	case CO_DISPLAY_STATS:
+		o->display_stats = true;
+		return 0;
+	case CO_CONFIG:
+		return 0; /* read before the command line, by cli_config_load() */
 	case CO_PRE_DUMP_MODE:
 		if (strcmp(arg, "splice") && strcmp(arg, "read")) {
 			pr_err("--pre-dump-mode: '%s' is not splice or read\n", arg);
@@ -286,6 +291,20 @@ int cli_validate_compat(const struct cr_options *o)
 		return -EOPNOTSUPP;
 	}
 	return 0;
+}
+
+const char *compat_name(int id)
+{
+	if (id < 0 || id >= CO__MAX)
+		return NULL;
+	return compat_opts[id].name ? compat_opts[id].name : "ext-unix-sk=INODE";
+}
+
+const char *compat_missing(const struct cr_options *o, int id)
+{
+	if (id < 0 || id >= CO__MAX || !compat_refused(o, id))
+		return NULL;
+	return compat_opts[id].missing;
 }
 
 int cli_append_str(const char ***arr, int *n, const char *s)

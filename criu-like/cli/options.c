@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli-config.h"
 #include "log.h"
 #include "options.h"
 
@@ -23,4 +24,6 @@ void cr_options_fini(struct cr_options *o)
 	o->close_fds = NULL;
 	o->external = NULL;
 	o->inherit_fd = NULL;
+	cli_config_free(o->config);
+	o->config = NULL;
 }

@@ -31,19 +31,11 @@
 #include "log.h"
 #include "net-lock.h"
 #include "ns.h"
+#include "stats.h"
 #include "util.h"
 
 #include "inventory.pb-c.h"
 #include "pstree.pb-c.h"
-#include "stats.pb-c.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* exit_signal, field 38 of /proc/PID/stat (counted after the ")" of comm). */
 static int read_exit_signal(pid_t pid, uint32_t *ret)
@@ -194,28 +186,32 @@ static int write_pstree(const struct dump_ctx *ctx)
 	return err ? err : (int)i;
 }
 
-static int write_stats(struct dump_ctx *ctx, uint64_t start_ns)
+/* stats-dump: once the tree is resumed or killed, as CRIU (image/stats.c). */
+static void write_stats(struct dump_ctx *ctx)
 {
 	const struct dump_stats *s = &ctx->stats;
 	DumpStatsEntry ds = DUMP_STATS_ENTRY__INIT;
 	StatsEntry se = STATS_ENTRY__INIT;
-	uint64_t now = now_ns();
 
-	ds.frozen_us = (now - s->frozen_start_ns) / 1000;
-	ds.memdump_us = s->memdump_ns / 1000;
-	ds.memwrite_us = s->memwrite_ns / 1000;
+	ds.freezing_time = stats_us(s->freezing_ns);
+	ds.frozen_time = stats_us(s->frozen_ns);
+	ds.memdump_time = stats_us(s->memdump_ns);
+	ds.memwrite_time = stats_us(s->memwrite_ns);
 	ds.pages_scanned = s->pages_scanned;
-	ds.pages_written = s->pages_written;
-	ds.bytes_written = s->bytes_written;
-	ds.has_total_us = true;
-	ds.total_us = (now - start_ns) / 1000;
+	ds.pages_written = s->pages_written - s->shpages_written;
+	ds.has_page_pipes = ds.has_page_pipe_bufs = true;
+	ds.page_pipes = s->page_pipes;
+	ds.page_pipe_bufs = s->page_pipe_bufs;
+	ds.has_shpages_scanned = ds.has_shpages_skipped_parent = ds.has_shpages_written = true;
+	ds.shpages_scanned = s->shpages_scanned;
+	ds.shpages_written = s->shpages_written;
 	se.dump = &ds;
-	pr_info("frozen %llu us, memory %llu us (writing %llu us), %llu pages scanned, "
-		"%llu written, %llu bytes\n",
-		(unsigned long long)ds.frozen_us, (unsigned long long)ds.memdump_us,
-		(unsigned long long)ds.memwrite_us, (unsigned long long)ds.pages_scanned,
-		(unsigned long long)ds.pages_written, (unsigned long long)ds.bytes_written);
-	return img_write_one(ctx->dirfd, CR_IMG_STATS_DUMP, 0, &se.base);
+	pr_info("frozen %u us, memory %u us (writing %u us), %llu pages scanned, %llu written, "
+		"%llu bytes\n",
+		ds.frozen_time, ds.memdump_time, ds.memwrite_time,
+		(unsigned long long)ds.pages_scanned, (unsigned long long)s->pages_written,
+		(unsigned long long)s->bytes_written);
+	stats_write(ctx->opts, ctx->dirfd, &se);
 }
 
 /* Read what /proc shows of a frozen task and infect it. */
@@ -342,10 +338,12 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 	err = kerndat_probe(&ctx->kd);
 	if (err)
 		return err;
-	ctx->stats.frozen_start_ns = now_ns();
+	ctx->stats.frozen_start_ns = stats_now_ns();
 	err = seize_tree(o->tree, &so, &ctx->tree);
 	if (err)
 		return err;
+	ctx->stats.freezing_ns = stats_now_ns() - ctx->stats.frozen_start_ns;
+	ctx->stats.frozen_start_ns += ctx->stats.freezing_ns;
 	ctx->nr_tasks = ctx->tree->nr_tasks;
 	ctx->tasks = calloc(ctx->nr_tasks, sizeof(*ctx->tasks));
 	if (!ctx->tasks)
@@ -375,7 +373,6 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 int cr_dump(const struct cr_options *o)
 {
 	struct dump_ctx ctx = { .opts = o, .dirfd = -1 };
-	uint64_t start = now_ns();
 	int err;
 
 	if (o->tree <= 0) {
@@ -389,8 +386,6 @@ int cr_dump(const struct cr_options *o)
 		err = dump_tasks(&ctx);
 	if (!err)
 		err = write_pstree(&ctx);
-	if (!err)
-		err = write_stats(&ctx, start);
 	/* Everything on disk before the inventory says so, and before the tree dies. */
 	if (!err)
 		err = img_dir_sync(ctx.dirfd);
@@ -412,9 +407,12 @@ int cr_dump(const struct cr_options *o)
 	if (ctx.tree) {
 		unseize_tree(ctx.tree, err || o->leave_running ? UNSEIZE_RESUME : UNSEIZE_KILL);
 		ctx.tree = NULL;
+		ctx.stats.frozen_ns = stats_now_ns() - ctx.stats.frozen_start_ns;
 	}
 	/* the tree runs on (-R or a failure): its connections flow again */
 	netlock_dump_fini(&ctx, err || o->leave_running);
+	if (!err)
+		write_stats(&ctx);
 	dump_ctx_fini(&ctx);
 	if (err)
 		pr_errno(err, "dump of %d failed; the tree continues, %s is not a checkpoint",

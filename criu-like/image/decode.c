@@ -460,7 +460,19 @@ static void free_names(char **names, size_t n)
 	free(names);
 }
 
-/* The *.img names in @dirfd, sorted. */
+/* A kind's file name without "%u" nor ".img" (CRIU's stats-dump, stats-restore). */
+static bool plain_image_name(const char *name)
+{
+	const struct cr_img_desc *d;
+	unsigned int k;
+
+	for (k = 0; (d = img_desc((enum cr_img_kind)k)); k++)
+		if (!strcmp(d->pattern, name))
+			return true;
+	return false;
+}
+
+/* The *.img names in @dirfd, and stats-dump/stats-restore, sorted. */
 static int list_images(int dirfd, char ***ret, size_t *ret_n)
 {
 	_cleanup_closedir_ DIR *dir = NULL;
@@ -478,7 +490,8 @@ static int list_images(int dirfd, char ***ret, size_t *ret_n)
 		size_t len = strlen(de->d_name);
 		char **nn;
 
-		if (len < 5 || strcmp(de->d_name + len - 4, ".img"))
+		if ((len < 5 || strcmp(de->d_name + len - 4, ".img")) &&
+		    !plain_image_name(de->d_name))
 			continue;
 		nn = realloc(names, (n + 1) * sizeof(*names));
 		if (!nn || !(nn[n] = strdup(de->d_name))) {

@@ -42,10 +42,15 @@ struct dump_task {
 	struct mem_plan plan; /* pages to save */
 };
 
+/* For stats-dump (image/stats.c): CRIU's counters, times in ns (CLOCK_MONOTONIC). */
 struct dump_stats {
-	uint64_t frozen_start_ns;
+	uint64_t freezing_ns; /* seize_tree() */
+	uint64_t frozen_start_ns; /* seize_tree() returned: every task frozen */
+	uint64_t frozen_ns; /* from then to the tree resumed or killed */
 	uint64_t memdump_ns, memwrite_ns;
-	uint64_t pages_scanned, pages_written, bytes_written;
+	uint64_t pages_scanned, pages_written, bytes_written; /* pages_written: shmem too */
+	uint64_t shpages_scanned, shpages_written; /* shared anonymous memory */
+	uint64_t page_pipes, page_pipe_bufs; /* page transfers and the pipes they used */
 };
 
 struct dump_ctx {

@@ -46,17 +46,20 @@ struct cr_options {
 	bool decode_pages; /* decode --pages: dump page contents too */
 	unsigned int cycles; /* infect-test --cycles */
 	/* CRIU's options that need no engine support here (cli.c) */
-	bool no_default_config; /* --no-default-config: there is no config file anyway */
+	bool no_default_config; /* --no-default-config: only CRIU_CONFIG_FILE and --config read */
 	const char *pre_dump_mode; /* --pre-dump-mode splice|read (pre-dump only) */
 	unsigned long long ghost_limit; /* --ghost-limit: largest unlinked file, 0 = any */
 	int status_fd; /* --status-fd (page-server, lazy-pages), -1 = none */
 	const char *check_feature; /* check --feature NAME */
 	bool check_extra; /* check --extra (and --all) */
 	bool check_experimental; /* check --experimental (and --all) */
+	bool display_stats; /* --display-stats: print stats-dump/stats-restore (stats.c) */
 	const char **close_fds; /* --close FD: closed before the command runs */
 	int n_close_fds;
 	/* CRIU options given whose feature criu-like lacks: one bit each (cli.c) */
 	unsigned long long compat_refused[2];
+	/* cli/config.c: the words of the configuration files read, where each option came from */
+	struct cli_config *config;
 };
 
 #define CR_DEFAULT_TIMEOUT 10 /* seconds, like CRIU's --timeout default */

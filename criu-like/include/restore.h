@@ -102,6 +102,11 @@ struct restore_ctx {
 	struct netlock *netlock;
 	/* ns.c: the namespaces the root is created in, from their images */
 	struct ns_restore ns;
+	/* for stats-restore (image/stats.c) */
+	struct {
+		uint64_t forking_ns; /* the root's clone to every task created */
+		uint64_t pages_restored; /* pages the images give the tasks and shmem objects */
+	} stats;
 };
 
 /* restore.c: the command. */

@@ -115,6 +115,9 @@ int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_
 		if (!i || (size_t)size < x->pipe_size)
 			x->pipe_size = (size_t)size;
 	}
+	/* CRIU's page pipes and their buffers: a transfer and its two pipes */
+	ctx->stats.page_pipes++;
+	ctx->stats.page_pipe_bufs += 2;
 	return 0;
 }
 

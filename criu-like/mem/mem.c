@@ -509,8 +509,10 @@ static int dump_one_shmem(struct dump_ctx *ctx, const struct shmem_obj *o)
 		err = page_xfer_file(&x, fd, runs, crcs);
 	err = page_xfer_close(&x, err);
 	ctx->stats.memwrite_ns += mem_now_ns() - t0;
+	ctx->stats.shpages_scanned += o->size / PAGE_SIZE;
 	if (!err) {
 		ctx->stats.pages_written += pages;
+		ctx->stats.shpages_written += pages;
 		ctx->stats.bytes_written += pages * PAGE_SIZE;
 		err = write_pagemap(ctx, CR_IMG_SHMEM_PAGEMAP, (uint32_t)o->ino, o->pid, pages_id,
 				    runs, crcs, true);

@@ -81,6 +81,7 @@ static int prepare_task(struct restore_ctx *ctx, struct rst_task *t)
 		return err;
 	}
 	t->mem = p;
+	ctx->stats.pages_restored += p->pages_bytes / PAGE_SIZE;
 	pr_debug("pid %d: %zu VMAs, %zu page runs, %lu bytes of pages\n", pid, p->mm->n_vmas,
 		 p->nr_runs, p->pages_bytes);
 	return 0;
@@ -152,6 +153,7 @@ static int fill_shmem(struct restore_ctx *ctx, const struct rst_shmem_obj *o, ch
 		}
 		err = img_read_run(pages, off, mem + e->vaddr, len, e->crc32c);
 		off += len;
+		ctx->stats.pages_restored += e->nr_pages;
 	}
 	img_close(pages);
 	img_free_records(recs, n);

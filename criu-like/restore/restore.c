@@ -32,6 +32,7 @@
 #include "ns.h"
 #include "restore-int.h"
 #include "restore-mem.h"
+#include "stats.h"
 #include "util.h"
 
 /*
@@ -553,6 +554,7 @@ static int rst_run_stages(struct rst_run *r)
 {
 	struct restore_ctx *ctx = &r->ctx;
 	unsigned int timeout = ctx->opts->timeout ? ctx->opts->timeout : CR_DEFAULT_TIMEOUT;
+	uint64_t fork_start = 0;
 	int err;
 
 	/*
@@ -562,14 +564,17 @@ static int rst_run_stages(struct rst_run *r)
 	err = create_shared(ctx);
 	if (!err)
 		err = rst_mem_prepare(ctx);
-	if (!err)
+	if (!err) {
+		fork_start = stats_now_ns();
 		err = rst_fork_root(ctx, &r->root);
+	}
 	fault_kill_point(); /* the tree being forked */
 	if (!err)
 		err = wait_word(r, &ctx->shared->nr_created, ctx->nr_tasks, "creating tasks",
 				timeout);
 	if (err)
 		return err;
+	ctx->stats.forking_ns = stats_now_ns() - fork_start;
 	pr_info("%u tasks created\n", ctx->nr_tasks);
 	fault_kill_point(); /* every task waits for RST_STAGE_RESTORING */
 	rst_set_stage(ctx->shared, RST_STAGE_RESTORING);
@@ -671,6 +676,21 @@ static void rst_release(struct rst_run *r)
 
 /* ---- after the resume ----------------------------------------------------------------------- */
 
+/* stats-restore, once the tree runs, as CRIU (image/stats.c). */
+static void write_stats(const struct restore_ctx *ctx, uint64_t restore_ns)
+{
+	RestoreStatsEntry rs = RESTORE_STATS_ENTRY__INIT;
+	StatsEntry se = STATS_ENTRY__INIT;
+
+	rs.forking_time = stats_us(ctx->stats.forking_ns);
+	rs.restore_time = stats_us(restore_ns);
+	rs.has_pages_restored = true;
+	rs.pages_restored = ctx->stats.pages_restored;
+	/* pages_compared, pages_skipped_cow: CRIU's COW check of forked memory; none here */
+	se.restore = &rs;
+	stats_write(ctx->opts, ctx->dirfd, &se);
+}
+
 static int write_pidfile(const char *path, pid_t pid)
 {
 	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -744,11 +764,13 @@ int cr_restore(const struct cr_options *o)
 	};
 	unsigned int nr_tasks, nr_threads;
 	struct timespec t0, t1;
+	uint64_t start_ns;
 	size_t nr_files;
 	pid_t root;
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	start_ns = stats_now_ns();
 	netlock_cleanup_stale(o);
 	err = rst_plan(&r);
 	if (!err) {
@@ -762,6 +784,8 @@ int cr_restore(const struct cr_options *o)
 	 * the peers still wait, without a reset, for another attempt.
 	 */
 	netlock_restore_fini(&r.ctx, !err);
+	if (!err)
+		write_stats(&r.ctx, stats_now_ns() - start_ns);
 	root = r.root;
 	nr_tasks = r.ctx.nr_tasks;
 	nr_threads = r.ctx.nr_threads;

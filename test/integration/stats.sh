@@ -1,0 +1,85 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# stats-dump and stats-restore as CRIU writes them (Documentation/stats.md):
+# after a dump of a victim with 8 MiB of memory and its restore, both files
+# exist under CRIU's names, decode, and hold consistent numbers (pages
+# written >= the victim's memory, frozen time > 0 and >= the memory dump
+# time, pages restored = pages written); --display-stats prints CRIU's lines
+# on stdout; a failed dump writes no stats-dump.
+set -u
+: "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
+V=$B/test/integration/dump-victim
+[ "$(id -u)" = 0 ] || { echo "stats: needs root"; exit 77; }
+command -v python3 >/dev/null || { echo "stats: needs python3"; exit 77; }
+[ -x "$V" ] && [ -x "$CRIU_LIKE" ] || { echo "stats: build first"; exit 1; }
+CRIU_LIKE=$(realpath "$CRIU_LIKE")
+
+tmp=$(mktemp -d)
+vp=
+cleanup() {
+	[ -n "$vp" ] && kill -KILL "$vp" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+
+setsid "$V" mem 8 >"$tmp/victim" 2>&1 </dev/null &
+vp=$!
+n=0
+until grep -q '^ready' "$tmp/victim" 2>/dev/null; do
+	n=$((n + 1))
+	[ $n -le 1000 ] || fail "victim did not start"
+	sleep 0.01
+done
+
+# field FILE PART NAME: one number of a decoded stats image
+field() {
+	"$CRIU_LIKE" decode "$1" | python3 -c "import json, sys
+print(json.load(sys.stdin)['records'][0]['$2'].get('$3', 'missing'))"
+}
+
+"$CRIU_LIKE" dump -t "$vp" -D "$tmp/img" --network-lock skip --display-stats \
+	>"$tmp/dump.out" 2>"$tmp/dump.err" || { cat "$tmp/dump.err"; fail "dump"; }
+[ -f "$tmp/img/stats-dump" ] || fail "no stats-dump after the dump: $(ls "$tmp/img")"
+written=$(field "$tmp/img/stats-dump" dump pages_written)
+scanned=$(field "$tmp/img/stats-dump" dump pages_scanned)
+frozen=$(field "$tmp/img/stats-dump" dump frozen_time)
+memdump=$(field "$tmp/img/stats-dump" dump memdump_time)
+memwrite=$(field "$tmp/img/stats-dump" dump memwrite_time)
+shwritten=$(field "$tmp/img/stats-dump" dump shpages_written)
+echo "stats-dump: written $written scanned $scanned frozen $frozen us memdump $memdump us" \
+	"memwrite $memwrite us shpages $shwritten"
+[ "$written" -ge 2048 ] || fail "pages_written $written < 2048 (8 MiB)"
+[ "$scanned" -ge "$written" ] || fail "pages_scanned $scanned < pages_written $written"
+[ "$frozen" -gt 0 ] && [ "$frozen" -ge "$memdump" ] || fail "frozen_time $frozen, memdump $memdump"
+[ "$memdump" -ge "$memwrite" ] || fail "memdump_time $memdump < memwrite_time $memwrite"
+grep -q '^Displaying dump stats:$' "$tmp/dump.out" &&
+	grep -q "^Memory pages written: $written (0x" "$tmp/dump.out" &&
+	grep -q '^Frozen time: [0-9]* us$' "$tmp/dump.out" ||
+	{ cat "$tmp/dump.out"; fail "--display-stats did not print the dump's stats"; }
+# written after the inventory: not one of the images the restore checks
+"$CRIU_LIKE" check-images "$tmp/img" >/dev/null || fail "check-images"
+
+# the tree was killed by the dump; bring it back
+"$CRIU_LIKE" restore -D "$tmp/img" -d --network-lock skip --display-stats \
+	>"$tmp/restore.out" 2>"$tmp/restore.err" || { cat "$tmp/restore.err"; fail "restore"; }
+[ -f "$tmp/img/stats-restore" ] || fail "no stats-restore after the restore"
+restored=$(field "$tmp/img/stats-restore" restore pages_restored)
+forking=$(field "$tmp/img/stats-restore" restore forking_time)
+rtime=$(field "$tmp/img/stats-restore" restore restore_time)
+echo "stats-restore: restored $restored forking $forking us restore $rtime us"
+[ "$restored" -eq $((written + shwritten)) ] || fail "pages_restored $restored != $written + $shwritten"
+[ "$forking" -gt 0 ] && [ "$rtime" -gt "$forking" ] || fail "forking_time $forking, restore_time $rtime"
+grep -q '^Displaying restore stats:$' "$tmp/restore.out" &&
+	grep -q "^Pages restored: $restored (0x" "$tmp/restore.out" &&
+	grep -q '^Forking time: [0-9]* us$' "$tmp/restore.out" ||
+	{ cat "$tmp/restore.out"; fail "--display-stats did not print the restore's stats"; }
+"$CRIU_LIKE" decode "$tmp/img" | grep -q '"kind": "stats-restore"' || fail "decode DIR skips stats-restore"
+
+# a failed dump writes none
+"$CRIU_LIKE" dump -t 999999 -D "$tmp/bad" --network-lock skip 2>/dev/null && fail "dump of no pid"
+[ ! -e "$tmp/bad/stats-dump" ] || fail "a failed dump wrote stats-dump"
+echo "stats: ok"
