@@ -131,17 +131,13 @@ static int chain_verify(struct chain *c, pid_t pid, const struct rst_chain_seg *
 }
 
 /* Copy every segment into a memfd laid out as a pages image; one PE_PRESENT entry each. */
-static int chain_flatten(struct chain *c, pid_t pid, const struct rst_chain_segs *segs,
-			 struct rst_mem_plan *p, int fd_base)
+static int chain_flatten_to(struct chain *c, pid_t pid, const struct rst_chain_segs *segs,
+			    struct rst_mem_plan *p, int fd_base, PagemapEntry *ents,
+			    PagemapEntry **ep, uint8_t *buf)
 {
-	_cleanup_free_ PagemapEntry *ents = calloc(segs->n + 1, sizeof(*ents));
-	_cleanup_free_ PagemapEntry **ep = calloc(segs->n + 1, sizeof(*ep));
-	_cleanup_free_ uint8_t *buf = malloc(CHAIN_BUF);
 	uint64_t out = IMG_RAW_DATA_OFF;
 	int fd, err = 0;
 
-	if (!ents || !ep || !buf)
-		return -ENOMEM;
 	fd = memfd_create("criu-like-pages", MFD_CLOEXEC);
 	if (fd >= 0) {
 		/* with the service fds: the task's own fds are rebuilt below them */
@@ -186,6 +182,23 @@ static int chain_flatten(struct chain *c, pid_t pid, const struct rst_chain_segs
 	pr_info("pid %d: %zu runs through a chain of %u images, %lu bytes\n", pid, segs->n, c->n,
 		p->pages_bytes);
 	return 0;
+}
+
+/* The buffers are allocated here, not with a cleanup attribute cppcheck cannot follow. */
+static int chain_flatten(struct chain *c, pid_t pid, const struct rst_chain_segs *segs,
+			 struct rst_mem_plan *p, int fd_base)
+{
+	PagemapEntry *ents = calloc(segs->n + 1, sizeof(*ents));
+	PagemapEntry **ep = calloc(segs->n + 1, sizeof(*ep));
+	uint8_t *buf = malloc(CHAIN_BUF);
+	int err = -ENOMEM;
+
+	if (ents && ep && buf)
+		err = chain_flatten_to(c, pid, segs, p, fd_base, ents, ep, buf);
+	free(ents);
+	free(ep);
+	free(buf);
+	return err;
 }
 
 /* pagemap-PID.img has PE_PARENT entries: read them through DIR/parent, DIR/parent/parent... */
