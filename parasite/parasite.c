@@ -21,6 +21,8 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <linux/ioctl.h>
+#include <linux/userfaultfd.h>
 
 #include "asm/parasite-syscall.h"
 #include "parasite-lib.h"
@@ -30,6 +32,14 @@
 #define sys_rt_sigpending(set, sz) sys_call2(__NR_rt_sigpending, set, sz)
 #define sys_rt_sigtimedwait(set, info, ts, sz) sys_call4(__NR_rt_sigtimedwait, set, info, ts, sz)
 #define sys_poll(fds, n, ms) sys_call3(__NR_poll, fds, n, ms)
+#define sys_ioctl(fd, req, arg) sys_call3(__NR_ioctl, fd, req, arg)
+#define sys_userfaultfd(flags) sys_call1(__NR_userfaultfd, flags)
+#ifndef UFFD_USER_MODE_ONLY
+#define UFFD_USER_MODE_ONLY 1 /* 5.11 */
+#endif
+#ifndef UFFD_FEATURE_WP_ASYNC
+#define UFFD_FEATURE_WP_ASYNC (1 << 15) /* 6.7 */
+#endif
 #define SIGBIT(sig) (1ULL << ((sig)-1))
 #ifndef POLLRDHUP
 #define POLLRDHUP 0x2000
@@ -307,6 +317,52 @@ static long recv_cmd(int sk, struct parasite_msg *m, int *fd)
 	return ret;
 }
 
+/*
+ * userfaultfd() works on the caller's mm: only the task itself can create the
+ * uffd that tracks its writes. With WP_ASYNC the kernel resolves a write to a
+ * protected page itself (no handler: the task never blocks) by dropping the
+ * PTE's uffd-wp bit, which PAGEMAP_SCAN reports as PAGE_IS_WRITTEN. Closing
+ * the last reference to the uffd unregisters everything and drops the
+ * protection: the dumper gets it in the answer and keeps it.
+ */
+static long track_mem(struct parasite_args *a, int sk, struct parasite_msg *m)
+{
+	struct parasite_iov *r = data_of(a);
+	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC };
+	uint64_t i, n = m->arg[0];
+	long ret;
+	int uffd;
+
+	if (n == 0 || n * sizeof(*r) > a->data_size) {
+		m->ret = -EINVAL;
+		return send_answer(sk, m, 0, 0);
+	}
+	uffd = (int)sys_userfaultfd(O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+	if (uffd < 0) {
+		m->ret = uffd;
+		m->arg[1] = 0;
+		return send_answer(sk, m, 0, 0);
+	}
+	ret = sys_ioctl(uffd, UFFDIO_API, &api);
+	for (i = 0; i < n && !ret; i++) {
+		struct uffdio_register reg = { .range = { r[i].base, r[i].len },
+					       .mode = UFFDIO_REGISTER_MODE_WP };
+		struct uffdio_writeprotect wp = { .range = { r[i].base, r[i].len },
+						  .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+
+		ret = sys_ioctl(uffd, UFFDIO_REGISTER, &reg);
+		if (!ret)
+			ret = sys_ioctl(uffd, UFFDIO_WRITEPROTECT, &wp);
+		if (ret)
+			m->arg[1] = i;
+	}
+	m->ret = ret;
+	ret = ret ? send_answer(sk, m, 0, 0) : send_answer(sk, m, &uffd, 1);
+	/* The answer in flight holds the file: our copy goes, the task's fd table is as it was. */
+	sys_close(uffd);
+	return ret;
+}
+
 /* PR_GET_CHILD_SUBREAPER writes through a pointer: the parasite's stack will do. */
 static long get_child_subreaper(void)
 {
@@ -349,6 +405,9 @@ static long dispatch(struct parasite_args *a, struct sig_state *ss, int sk, stru
 		m->arg[1] = (uint64_t)sys_prctl(PR_GET_DUMPABLE, 0);
 		m->arg[2] = (uint64_t)get_child_subreaper();
 		break;
+	case PARASITE_CMD_TRACK_MEM:
+		close_fds(fd);
+		return track_mem(a, sk, m);
 	case PARASITE_CMD_FINISH:
 		break;
 	default:

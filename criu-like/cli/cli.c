@@ -51,6 +51,11 @@ static int run_dump(struct cr_options *o, int argc __unused, char **argv __unuse
 	return cr_dump(o);
 }
 
+static int run_pre_dump(struct cr_options *o, int argc __unused, char **argv __unused)
+{
+	return cr_pre_dump(o);
+}
+
 /* Without -d, a positive value is the restored root's exit status. */
 static int run_restore(struct cr_options *o, int argc __unused, char **argv __unused)
 {
@@ -118,14 +123,25 @@ static const struct cli_command commands[] = {
 	  "  -x, --ext-unix-sk     dump unix sockets connected to a bound socket outside\n"
 	  "  -l, --file-locks      dump the file locks the tree holds\n"
 	  "  --timeout N           seconds allowed to seize the tree (default 10)\n"
+	  "  --prev-images-dir DIR a pre-dump (relative to -D): save only the pages\n"
+	  "                        written since, the others point into DIR\n"
+	  "  --track-mem           with -R: keep tracking writes for a next dump\n"
 	  "  --freeze-cgroup DIR   freeze this cgroup while seizing\n"
 	  "  --network-lock MODE   drop the packets of the tree's TCP connections from the\n"
 	  "                        freeze until the restore: nftables (default), iptables\n"
 	  "                        or skip; kept in place when the tree is killed\n"
 	  "  -v4                   debug log, in DIR/dump.log unless -o says otherwise\n",
 	  DUMP_OPTS, 0, 0, run_dump, DUMP_CAPS },
-	{ "pre-dump", "copy memory while the tree keeps running", "-t PID -D DIR", "", DUMP_OPTS, 0,
-	  0, NULL, DUMP_CAPS },
+	{ "pre-dump", "copy memory while the tree keeps running", "-t PID -D DIR",
+	  "Freezes the tree, write-protects its private memory (userfaultfd WP_ASYNC,\n"
+	  "made in each task through the parasite), lets it run again, and copies\n"
+	  "the pages while it runs. A later pre-dump or dump with --prev-images-dir\n"
+	  "saves only the pages written since; DIR/parent links the chain. DIR alone\n"
+	  "is not restorable. See Documentation/memory.md.\n"
+	  "  --prev-images-dir DIR   the previous pre-dump, relative to -D\n"
+	  "  --pre-dump-mode MODE    splice or read: pages are always read through\n"
+	  "                          /proc/PID/mem once the tree runs\n",
+	  DUMP_OPTS, 0, 0, run_pre_dump, DUMP_CAPS },
 	{ "restore", "rebuild a tree from its images", "-D DIR",
 	  "Recreates the tree saved in DIR with its original PIDs, sessions, process\n"
 	  "groups, open files, memory and state, and resumes it. Without -d, waits for\n"
@@ -197,8 +213,6 @@ static const struct cli_command commands[] = {
 /* Options whose feature is not there yet: refused, never silently ignored. */
 static const char *const opt_missing[OPT__MAX] = {
 	[OPT_LEAVE_STOPPED] = "leaving the tree stopped",
-	[OPT_TRACK_MEM] = "memory tracking",
-	[OPT_PREV_IMAGES_DIR] = "incremental dumps",
 	[OPT_PAGE_SERVER] = "the page server",
 	[OPT_LAZY_PAGES] = "lazy restore",
 	[OPT_ROOT] = "restoring into another root",

@@ -99,6 +99,8 @@ static int write_inventory(const struct dump_ctx *ctx, bool completed)
 {
 	static const DumpedPart parts[] = { DUMPED_PART__PART_TASKS, DUMPED_PART__PART_MEMORY,
 					    DUMPED_PART__PART_FILES };
+	static const DumpedPart pre_parts[] = { DUMPED_PART__PART_MEMORY,
+						DUMPED_PART__PART_PRE_DUMP };
 	InventoryEntry ie = INVENTORY_ENTRY__INIT;
 	struct ns_inventory ns;
 	struct timespec ts;
@@ -118,6 +120,15 @@ static int write_inventory(const struct dump_ctx *ctx, bool completed)
 	ie.completed = completed;
 	ie.n_dumped = completed ? ARRAY_SIZE(parts) : 0;
 	ie.dumped = (DumpedPart *)parts;
+	if (ctx->pre_dump) {
+		ie.n_dumped = completed ? ARRAY_SIZE(pre_parts) : 0;
+		ie.dumped = (DumpedPart *)pre_parts;
+	}
+	if (ctx->opts->prev_images_dir) {
+		ie.has_parent_dir = true;
+		ie.parent_dir.data = (uint8_t *)ctx->opts->prev_images_dir;
+		ie.parent_dir.len = strlen(ctx->opts->prev_images_dir);
+	}
 	ie.xfeatures_mask = arch_xfeatures();
 	ie.has_dump_time_ns = true;
 	ie.dump_time_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
@@ -306,7 +317,13 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 		proc_status_fini(&dt->status);
 		vma_list_fini(&dt->vmas);
 		mem_plan_fini(&dt->plan);
+		mem_runs_fini(&dt->parent_runs);
+		free(dt->untracked);
 	}
+	/* Not handed to a keeper: the tracking ends here, the tasks' memory unprotected. */
+	track_set_fini(&ctx->track);
+	if (ctx->prev_dirfd >= 0)
+		close(ctx->prev_dirfd);
 	free(ctx->tasks);
 	shmem_set_fini(&ctx->shm);
 	free(ctx->sysv.ids);
@@ -316,6 +333,45 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 	img_list_fini(&ctx->images);
 	if (ctx->dirfd >= 0)
 		close(ctx->dirfd);
+}
+
+/*
+ * --prev-images-dir, relative to -D as in CRIU: a complete pre-dump or dump.
+ * The "parent" link names it in the new directory (restore follows it); the
+ * uffds its round kept are taken over (mem/track.c).
+ */
+static int open_parent(struct dump_ctx *ctx, const struct cr_options *o)
+{
+	InventoryEntry *inv = NULL;
+	int err;
+
+	ctx->prev_dirfd = openat(ctx->dirfd, o->prev_images_dir,
+				 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ctx->prev_dirfd < 0) {
+		err = neg_errno();
+		pr_perror("parent image directory %s (relative to %s)", o->prev_images_dir,
+			  o->images_dir);
+		return err;
+	}
+	err = img_read_one(ctx->prev_dirfd, CR_IMG_INVENTORY, 0, (ProtobufCMessage **)&inv);
+	if (!err && !inv->completed)
+		err = -EINVAL;
+	if (inv)
+		protobuf_c_message_free_unpacked(&inv->base, NULL);
+	if (err) {
+		pr_err("parent image directory %s is not a complete (pre-)dump\n",
+		       o->prev_images_dir);
+		return err;
+	}
+	if (unlinkat(ctx->dirfd, "parent", 0) && errno != ENOENT) {
+		pr_perror("cannot replace %s/parent", o->images_dir);
+		return neg_errno();
+	}
+	if (symlinkat(o->prev_images_dir, ctx->dirfd, "parent")) {
+		pr_perror("cannot link %s/parent to %s", o->images_dir, o->prev_images_dir);
+		return neg_errno();
+	}
+	return track_keeper_take(ctx->prev_dirfd, o->prev_images_dir, &ctx->track);
 }
 
 static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
@@ -336,6 +392,8 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 	if (err)
 		return err;
 	err = kerndat_probe(&ctx->kd);
+	if (!err && o->prev_images_dir)
+		err = open_parent(ctx, o);
 	if (err)
 		return err;
 	ctx->stats.frozen_start_ns = stats_now_ns();
@@ -372,7 +430,7 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 
 int cr_dump(const struct cr_options *o)
 {
-	struct dump_ctx ctx = { .opts = o, .dirfd = -1 };
+	struct dump_ctx ctx = { .opts = o, .dirfd = -1, .prev_dirfd = -1 };
 	int err;
 
 	if (o->tree <= 0) {
@@ -404,6 +462,9 @@ int cr_dump(const struct cr_options *o)
 			unmark_complete(&ctx);
 	}
 	dump_files_fini(&ctx, err || o->leave_running);
+	/* --track-mem -R: the next dump --prev-images-dir saves what is written from here on */
+	if (!err && o->leave_running && o->track_mem)
+		track_keeper_spawn(ctx.dirfd, &ctx.track);
 	if (ctx.tree) {
 		unseize_tree(ctx.tree, err || o->leave_running ? UNSEIZE_RESUME : UNSEIZE_KILL);
 		ctx.tree = NULL;
@@ -419,5 +480,108 @@ int cr_dump(const struct cr_options *o)
 			 o->tree, o->images_dir);
 	else
 		pr_info("dump of %d complete in %s\n", o->tree, o->images_dir);
+	return err;
+}
+
+/*
+ * The tree runs again while a pre-dump copies its pages: unseize_tree() frees
+ * the tree, so the few fields still needed (pids, states, thread counts) are
+ * copied first into @sh, which then stands in for ctx->tree.
+ */
+static int shadow_tree(struct dump_ctx *ctx, struct pstree *sh, struct seized_task **copies)
+{
+	unsigned int i;
+
+	*copies = calloc(ctx->nr_tasks + 1, sizeof(**copies));
+	sh->tasks = calloc(ctx->nr_tasks + 1, sizeof(*sh->tasks));
+	if (!*copies || !sh->tasks)
+		return -ENOMEM;
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		(*copies)[i] = *ctx->tree->tasks[i];
+		(*copies)[i].threads = NULL;
+		(*copies)[i].children = NULL;
+		(*copies)[i].parent = NULL;
+		sh->tasks[i] = &(*copies)[i];
+		if (ctx->tree->tasks[i] == ctx->tree->root)
+			sh->root = sh->tasks[i];
+		ctx->tasks[i].t = sh->tasks[i];
+	}
+	sh->nr_tasks = ctx->nr_tasks;
+	return 0;
+}
+
+/*
+ * pre-dump: freeze; scan every task and arm its write tracking (mem.c,
+ * mem/track.c) through the parasite; cure and let the tree run; then copy
+ * the pages found through /proc/PID/mem, hand the uffds to a keeper, and
+ * mark the directory complete. On any failure the uffds are closed (the
+ * tasks' memory is unprotected again) and the tree runs on.
+ */
+int cr_pre_dump(const struct cr_options *o)
+{
+	struct dump_ctx ctx = { .opts = o, .dirfd = -1, .prev_dirfd = -1, .pre_dump = true };
+	struct pstree shadow = { 0 };
+	_cleanup_free_ struct seized_task *copies = NULL;
+	uint64_t frozen_start = 0, frozen_end = 0;
+	unsigned int i;
+	int err, cerr;
+
+	if (o->tree <= 0) {
+		pr_err("pre-dump needs -t PID\n");
+		return -EINVAL;
+	}
+	ctx.progress = isatty(STDERR_FILENO);
+	err = dump_prepare(&ctx, o);
+	for (i = 0; i < ctx.nr_tasks && !err; i++)
+		if (task_live(&ctx.tasks[i]))
+			err = prepare_task(&ctx.tasks[i]);
+	for (i = 0; i < ctx.nr_tasks && !err; i++)
+		if (task_live(&ctx.tasks[i]))
+			err = dump_task_mm_plan(&ctx, &ctx.tasks[i]);
+	for (i = 0; i < ctx.nr_tasks; i++) {
+		struct dump_task *dt = &ctx.tasks[i];
+
+		if (!dt->ctl)
+			continue;
+		cerr = parasite_cure(dt->ctl);
+		dt->ctl = NULL;
+		if (cerr && !err)
+			err = cerr;
+	}
+	if (!err)
+		err = shadow_tree(&ctx, &shadow, &copies);
+	if (ctx.tree) {
+		unseize_tree(ctx.tree, UNSEIZE_RESUME);
+		ctx.tree = err ? NULL : &shadow;
+	}
+	frozen_end = stats_now_ns();
+	frozen_start = ctx.stats.frozen_start_ns;
+	ctx.stats.frozen_ns = frozen_end - frozen_start;
+	/* The tree runs: its pages are read while it writes, the next round saves those again. */
+	for (i = 0; i < ctx.nr_tasks && !err; i++)
+		if (task_live(&ctx.tasks[i]))
+			err = dump_private_pages(&ctx, &ctx.tasks[i]);
+	if (!err)
+		err = img_dir_sync(ctx.dirfd);
+	if (!err)
+		err = write_inventory(&ctx, true);
+	if (!err)
+		err = img_dir_sync(ctx.dirfd);
+	if (!err)
+		err = track_keeper_spawn(ctx.dirfd, &ctx.track);
+	if (err && ctx.tree)
+		unmark_complete(&ctx);
+	if (!err)
+		write_stats(&ctx);
+	ctx.tree = NULL;
+	free(shadow.tasks);
+	dump_ctx_fini(&ctx);
+	if (err)
+		pr_errno(err,
+			 "pre-dump of %d failed; the tree continues untracked, %s is not an image",
+			 o->tree, o->images_dir);
+	else
+		pr_info("pre-dump of %d complete in %s (frozen %llu us)\n", o->tree, o->images_dir,
+			(unsigned long long)((frozen_end - frozen_start) / 1000));
 	return err;
 }

@@ -22,6 +22,7 @@
 #include "options.h"
 #include "proc-parse.h"
 #include "seize.h"
+#include "track.h"
 
 struct parasite_ctl;
 
@@ -40,6 +41,8 @@ struct dump_task {
 	struct proc_status status; /* /proc/PID/status read while frozen */
 	struct vma_list vmas; /* smaps while frozen */
 	struct mem_plan plan; /* pages to save */
+	struct mem_runs parent_runs; /* pre-dump chain: pages unchanged since the parent */
+	bool *untracked; /* pre-dump chain: per VMA, not write-tracked since the parent */
 };
 
 /* For stats-dump (image/stats.c): CRIU's counters, times in ns (CLOCK_MONOTONIC). */
@@ -69,12 +72,22 @@ struct dump_ctx {
 	struct netlock *netlock; /* net-lock.c: the packets of the tree's connections dropped */
 	struct img_list images; /* every image written so far, for the inventory (image.c) */
 	struct ns_dump_plan ns; /* the namespaces of the tree (ns.c) */
+	bool pre_dump; /* the pre-dump command: memory only, copied once the tree runs */
+	int prev_dirfd; /* --prev-images-dir, or -1 */
+	struct track_set track; /* the write tracking's uffds (mem/track.c) */
 };
 
 /* core.c: core-PID.img (threads and task state), creds-PID.img. */
 int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt);
 /* mem.c: mm-PID.img, pagemap-PID.img and its pages image. */
 int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt);
+/*
+ * mem.c: the scan alone (dt->plan; with a parent image, dt->parent_runs) and,
+ * for a pre-dump or --track-mem, arming the write tracking into ctx->track.
+ */
+int dump_task_mm_plan(struct dump_ctx *ctx, struct dump_task *dt);
+/* mem.c: pagemap-PID.img and its pages image from dt->plan (pre-dump: read through /proc). */
+int dump_private_pages(struct dump_ctx *ctx, struct dump_task *dt);
 /* mem.c: once all tasks are done: pagemap-shmem-ID.img and pages of each object. */
 int dump_shmem(struct dump_ctx *ctx);
 /*
@@ -109,5 +122,7 @@ int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt);
 
 /* The command: dump the tree at opts->tree into opts->images_dir. */
 int cr_dump(const struct cr_options *o);
+/* pre-dump: the memory of the tree at opts->tree, copied once it runs again, tracking armed. */
+int cr_pre_dump(const struct cr_options *o);
 
 #endif

@@ -68,6 +68,15 @@ long parasite_vmsplice(struct parasite_ctl *ctl, const int pipe[2], const struct
 		       unsigned int n);
 
 /*
+ * Arm write tracking (pre-dump): the parasite creates a userfaultfd with
+ * UFFD_FEATURE_WP_ASYNC in the task, registers the @n ranges in
+ * write-protect mode, protects them, and hands the uffd over (*@ret_uffd);
+ * the task keeps no fd. Closing the last reference drops the tracking.
+ */
+int parasite_track_mem(struct parasite_ctl *ctl, const struct iovec *ranges, unsigned int n,
+		       int *ret_uffd);
+
+/*
  * Unmap the areas that dumpers killed while infecting left in task @pid
  * (shared anonymous rwx mappings with the signature size, starting with
  * our blob or zeros), except one a thread still runs in. Touches the task

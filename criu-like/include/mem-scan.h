@@ -151,4 +151,23 @@ int mem_scan_task(pid_t pid, const struct vma_list *vmas, unsigned int flags, st
  */
 int mem_scan_written(pid_t pid, const struct vma_list *vmas, struct mem_plan *ret);
 
+/*
+ * The same per VMA, for a round of a pre-dump chain: every private VMA whose
+ * @policy saves pages (save-anon, save-cow) is scanned for the pages written
+ * since the last round, and protected again. A VMA that is not registered
+ * (created, moved or remapped since, or its uffd lost) is marked in
+ * @untracked[i] and all its saving pages are appended instead. Runs are
+ * appended to @written (sorted). 0 or -errno (logged).
+ */
+int mem_scan_tracked(pid_t pid, const struct vma_list *vmas, const enum mem_policy *policy,
+		     struct mem_runs *written, bool *untracked);
+
+/*
+ * Cut the runs of @present (sorted, in bytes) by @written (sorted): the
+ * parts also in @written go to @data, the rest to @parent (pages unchanged
+ * since the parent image). Pure; 0 or -ENOMEM.
+ */
+int mem_runs_split(const struct mem_runs *present, const struct mem_runs *written,
+		   struct mem_runs *data, struct mem_runs *parent);
+
 #endif

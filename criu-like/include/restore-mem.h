@@ -35,7 +35,41 @@ struct rst_mem_plan {
 	struct rst_page_crc *crcs; /* one per pagemap entry that has its crc32c */
 	bool *vma_fill; /* per mm->vmas[i]: saved pages land in it */
 	uint64_t pages_bytes; /* data bytes the runs read from pages-ID.img */
+	bool has_chain_fd; /* a pre-dump chain: the runs read from chain_fd instead */
+	int chain_fd; /* memfd with the chain's pages flattened, laid out as a pages image */
 };
+
+/* One image of a pre-dump chain: level 0 is the dump, 1 its parent, ... */
+struct rst_chain_level {
+	const char *name; /* the directory, for messages */
+	PagemapEntry **pe; /* the entries of pagemap-PID.img (head excluded) */
+	size_t n;
+	uint64_t *off; /* data offset of each PE_PRESENT entry (rst_chain_offsets()) */
+};
+
+/* A piece of memory and the level whose pages image holds it. */
+struct rst_chain_seg {
+	uint64_t vaddr, len;
+	unsigned int level;
+	size_t entry; /* index of its PagemapEntry in that level */
+	uint64_t off; /* data offset of vaddr in that level's pages image */
+};
+
+struct rst_chain_segs {
+	size_t n, cap;
+	struct rst_chain_seg *seg;
+};
+
+/* Fill @l->off. 0 or -ENOMEM. */
+int rst_chain_offsets(struct rst_chain_level *l);
+/*
+ * Resolve every entry of level 0 through the chain: PE_PRESENT parts from
+ * their own level, PE_PARENT parts from the first level below that has
+ * them PE_PRESENT, in address order. Refuses (naming the level) a part
+ * that no level holds, and lazy entries. Pure: test-restore-mem.c.
+ */
+int rst_chain_resolve(pid_t pid, const struct rst_chain_level *lv, unsigned int nlv,
+		      struct rst_chain_segs *out);
 
 /* One shared anonymous memory object, created by the controller and filled. */
 struct rst_shmem_obj {

@@ -711,6 +711,45 @@ int mem_scan_task(pid_t pid, const struct vma_list *vmas, unsigned int flags, st
 	return scan_task(pid, vmas, flags, shm, false, ret);
 }
 
+int mem_scan_tracked(pid_t pid, const struct vma_list *vmas, const enum mem_policy *policy,
+		     struct mem_runs *written, bool *untracked)
+{
+	struct mem_stats st = { 0 };
+	struct scan_ctx c = { .pid = pid, .fd = -1, .st = &st };
+	int err = 0;
+
+	c.fd = open_pagemap(pid);
+	if (c.fd < 0)
+		return c.fd;
+	for (unsigned int i = 0; i < vmas->nr && !err; i++) {
+		const struct vma_entry *v = &vmas->vmas[i];
+		unsigned int mark = written->nr;
+		unsigned long last_pages = mark ? written->runs[mark - 1].nr_pages : 0;
+
+		untracked[i] = false;
+		if (policy[i] != MEM_SAVE_ANON && policy[i] != MEM_SAVE_COW)
+			continue;
+		c.written = true;
+		err = scan_range(&c, v->start, v->end, policy[i], written);
+		if (err != -EPERM)
+			continue;
+		/* Not registered (new, moved, or the keeper lost): every page of it is new. */
+		pr_debug("pid %d: %lx-%lx is not tracked: saved whole\n", pid, v->start, v->end);
+		written->nr = mark;
+		if (mark)
+			written->runs[mark - 1].nr_pages = last_pages;
+		untracked[i] = true;
+		c.written = false;
+		err = scan_range(&c, v->start, v->end, policy[i], written);
+	}
+	scan_ctx_fini(&c);
+	if (err == -EOPNOTSUPP)
+		pr_err("pid %d: written-page tracking needs PAGEMAP_SCAN (Linux 6.7)\n", pid);
+	else if (err)
+		pr_errno(err, "pid %d: scanning the pages written since the last round", pid);
+	return err;
+}
+
 int mem_scan_written(pid_t pid, const struct vma_list *vmas, struct mem_plan *ret)
 {
 	struct shmem_set unused = { 0 };
@@ -720,5 +759,44 @@ int mem_scan_written(pid_t pid, const struct vma_list *vmas, struct mem_plan *re
 		pr_err("pid %d: written-page tracking needs PAGEMAP_SCAN (Linux 6.7)\n", pid);
 	else if (err == -EPERM)
 		pr_err("pid %d: a private VMA is not registered with userfaultfd WP_ASYNC\n", pid);
+	return err;
+}
+
+/* ---- pre-dump chains ------------------------------------------------------ */
+
+int mem_runs_split(const struct mem_runs *present, const struct mem_runs *written,
+		   struct mem_runs *data, struct mem_runs *parent)
+{
+	unsigned int j = 0;
+	int err = 0;
+
+	for (unsigned int i = 0; i < present->nr && !err; i++) {
+		const struct mem_run *r = &present->runs[i];
+		unsigned long pos = r->start, end = run_end(r, PAGE_SIZE);
+
+		while (j < written->nr && run_end(&written->runs[j], PAGE_SIZE) <= pos)
+			j++;
+		while (pos < end && !err) {
+			const struct mem_run *w = j < written->nr ? &written->runs[j] : NULL;
+			unsigned long stop;
+
+			if (!w || w->start >= end) {
+				err = mem_runs_append(parent, pos, (end - pos) / PAGE_SIZE,
+						      r->policy);
+				break;
+			}
+			if (w->start > pos) {
+				err = mem_runs_append(parent, pos, (w->start - pos) / PAGE_SIZE,
+						      r->policy);
+				pos = w->start;
+				continue;
+			}
+			stop = min(end, run_end(w, PAGE_SIZE));
+			err = mem_runs_append(data, pos, (stop - pos) / PAGE_SIZE, r->policy);
+			pos = stop;
+			if (stop == run_end(w, PAGE_SIZE))
+				j++;
+		}
+	}
 	return err;
 }

@@ -538,6 +538,24 @@ int page_xfer_mem(struct page_xfer *x, pid_t pid, const struct mem_runs *runs, u
 			ssize_t n = pread(fd, buf, len, pos);
 			int err;
 
+			/*
+			 * A pre-dump reads a running task: a range it unmapped or moved
+			 * since the scan reads as an error or short. Its pages are
+			 * saved as zeros, one page at a time: that address is no
+			 * longer tracked, so no later image points here for it.
+			 */
+			if (n != (ssize_t)len && x->ctx->pre_dump) {
+				size_t got = n > 0 ? (size_t)n & ~(PAGE_SIZE - 1) : 0;
+
+				if (!got) {
+					len = PAGE_SIZE;
+					if (pread(fd, buf, len, pos) != (ssize_t)len)
+						memset(buf, 0, len);
+				} else {
+					len = got;
+				}
+				n = (ssize_t)len;
+			}
 			if (n != (ssize_t)len) {
 				err = n < 0 ? neg_errno() : -EIO;
 				pr_err("pid %d: reading %zu bytes at %llx from %s: %s\n", pid, len,

@@ -22,6 +22,7 @@
 #include "image.h"
 #include "log.h"
 #include "mem-xfer.h"
+#include "track.h"
 #include "util.h"
 
 #include "mm.pb-c.h"
@@ -321,14 +322,31 @@ static int split_noread(const struct vma_list *vmas, const struct mem_plan *plan
 	return 0;
 }
 
-/* pagemap-@id.img (or pagemap-shmem-@id.img): the head, then one entry per run. */
+static int write_entry(struct cr_img *img, unsigned long vaddr, unsigned long nr_pages,
+		       uint32_t flags, const uint32_t *crc)
+{
+	PagemapEntry pe = PAGEMAP_ENTRY__INIT;
+
+	pe.vaddr = vaddr;
+	pe.nr_pages = (uint32_t)nr_pages;
+	pe.flags = flags;
+	pe.has_crc32c = crc != NULL;
+	pe.crc32c = crc ? *crc : 0;
+	return img_write_record(img, &pe.base);
+}
+
+/*
+ * pagemap-@id.img (or pagemap-shmem-@id.img): the head, then one entry per
+ * run, by address: the runs of @runs (data in the pages image, in order) and
+ * those of @parent (unchanged since the parent image: PE_PARENT, no data).
+ */
 static int write_pagemap(struct dump_ctx *ctx, enum cr_img_kind kind, uint32_t id, pid_t pid,
 			 uint32_t pages_id, const struct mem_runs *runs, const uint32_t *crcs,
-			 bool runs_in_pages)
+			 bool runs_in_pages, const struct mem_runs *parent)
 {
 	PagemapHead h = PAGEMAP_HEAD__INIT;
 	struct cr_img *img = img_open(ctx->dirfd, kind, id, IMG_WRITE);
-	unsigned int i;
+	unsigned int i, j = 0, np = parent ? parent->nr : 0;
 	int err, err2;
 
 	if (!img)
@@ -336,15 +354,19 @@ static int write_pagemap(struct dump_ctx *ctx, enum cr_img_kind kind, uint32_t i
 	h.pages_id = pages_id;
 	err = img_write_record(img, &h.base);
 	for (i = 0; !err && i < runs->nr; i++) {
-		PagemapEntry pe = PAGEMAP_ENTRY__INIT;
+		unsigned long vaddr = runs_in_pages ? runs->runs[i].start * PAGE_SIZE
+						    : runs->runs[i].start;
 
-		pe.vaddr = runs_in_pages ? runs->runs[i].start * PAGE_SIZE : runs->runs[i].start;
-		pe.nr_pages = (uint32_t)runs->runs[i].nr_pages;
-		pe.flags = PAGEMAP_FLAG__PE_PRESENT;
-		pe.has_crc32c = true;
-		pe.crc32c = crcs[i];
-		err = img_write_record(img, &pe.base);
+		for (; !err && j < np && parent->runs[j].start < vaddr; j++)
+			err = write_entry(img, parent->runs[j].start, parent->runs[j].nr_pages,
+					  PAGEMAP_FLAG__PE_PARENT, NULL);
+		if (!err)
+			err = write_entry(img, vaddr, runs->runs[i].nr_pages,
+					  PAGEMAP_FLAG__PE_PRESENT, &crcs[i]);
 	}
+	for (; !err && j < np; j++)
+		err = write_entry(img, parent->runs[j].start, parent->runs[j].nr_pages,
+				  PAGEMAP_FLAG__PE_PARENT, NULL);
 	err2 = img_close(img);
 	if (err || err2) {
 		char name[64] = "pagemap";
@@ -380,6 +402,8 @@ static int xfer_runs(struct page_xfer *x, struct dump_task *dt, const struct mem
 	unsigned int i = 0, j;
 	int err = 0;
 
+	if (!dt->ctl) /* pre-dump: the task runs again, its pages are read through /proc */
+		return page_xfer_mem(x, dt->t->pid, runs, crcs);
 	if (!noread)
 		return page_xfer_task(x, dt->ctl, runs, crcs);
 	while (!err && i < runs->nr) {
@@ -420,12 +444,12 @@ static int dump_private_runs(struct dump_ctx *ctx, struct dump_task *dt,
 		ctx->stats.pages_written += pages;
 		ctx->stats.bytes_written += pages * PAGE_SIZE;
 		err = write_pagemap(ctx, CR_IMG_PAGEMAP, (uint32_t)pid, pid, pages_id, runs, crcs,
-				    false);
+				    false, &dt->parent_runs);
 	}
 	return err;
 }
 
-static int dump_private_pages(struct dump_ctx *ctx, struct dump_task *dt)
+int dump_private_pages(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	struct mem_runs split = { 0 };
 	const struct mem_runs *runs = &dt->plan.runs;
@@ -445,6 +469,55 @@ static int dump_private_pages(struct dump_ctx *ctx, struct dump_task *dt)
 	return err;
 }
 
+/*
+ * A round of a pre-dump chain (a parent image is given): keep in the plan
+ * only the pages written since the parent's round, or in VMAs that were not
+ * tracked (saved whole); the other pages present go to dt->parent_runs.
+ */
+static int split_by_parent(struct dump_task *dt)
+{
+	pid_t pid = dt->t->pid;
+	struct mem_runs written = { 0 }, data = { 0 };
+	int err;
+
+	dt->untracked = calloc(dt->vmas.nr + 1, sizeof(*dt->untracked));
+	if (!dt->untracked)
+		return -ENOMEM;
+	err = mem_scan_tracked(pid, &dt->vmas, dt->plan.policy, &written, dt->untracked);
+	if (!err)
+		err = mem_runs_split(&dt->plan.runs, &written, &data, &dt->parent_runs);
+	mem_runs_fini(&written);
+	if (err) {
+		mem_runs_fini(&data);
+		return err;
+	}
+	mem_runs_fini(&dt->plan.runs);
+	dt->plan.runs = data;
+	return 0;
+}
+
+int dump_task_mm_plan(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	pid_t pid = dt->t->pid;
+	int err;
+
+	err = mem_scan_task(pid, &dt->vmas, 0, &ctx->shm, &dt->plan);
+	if (err) {
+		pr_err("pid %d: cannot find the pages to save\n", pid);
+		return err;
+	}
+	err = sysv_shm_dump_task(ctx, pid, &dt->vmas, &dt->plan);
+	if (err)
+		return err;
+	ctx->stats.pages_scanned += dt->plan.stats.pages_scanned;
+	if (ctx->prev_dirfd >= 0)
+		err = split_by_parent(dt);
+	/* Arm the tracking of what is not tracked yet, for the next round. */
+	if (!err && (ctx->opts->track_mem || ctx->pre_dump))
+		err = track_arm(dt, ctx->prev_dirfd >= 0 ? dt->untracked : NULL, &ctx->track);
+	return err;
+}
+
 int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	pid_t pid = dt->t->pid;
@@ -456,16 +529,9 @@ int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt)
 		pr_debug("%d is a zombie: no mm image\n", pid);
 		return 0;
 	}
-	err = mem_scan_task(pid, &dt->vmas, 0, &ctx->shm, &dt->plan);
-	if (err) {
-		pr_err("pid %d: cannot find the pages to save\n", pid);
-		return err;
-	}
-	err = sysv_shm_dump_task(ctx, pid, &dt->vmas, &dt->plan);
-	if (err)
-		return err;
-	ctx->stats.pages_scanned += dt->plan.stats.pages_scanned;
-	err = write_mm(ctx, dt);
+	err = dump_task_mm_plan(ctx, dt);
+	if (!err)
+		err = write_mm(ctx, dt);
 	if (!err)
 		err = dump_private_pages(ctx, dt);
 	ctx->stats.memdump_ns += mem_now_ns() - t0;
@@ -515,7 +581,7 @@ static int dump_one_shmem(struct dump_ctx *ctx, const struct shmem_obj *o)
 		ctx->stats.shpages_written += pages;
 		ctx->stats.bytes_written += pages * PAGE_SIZE;
 		err = write_pagemap(ctx, CR_IMG_SHMEM_PAGEMAP, (uint32_t)o->ino, o->pid, pages_id,
-				    runs, crcs, true);
+				    runs, crcs, true, NULL);
 	}
 	if (err)
 		pr_err("cannot dump shmem object %lu (mapped by %d at %lx-%lx)\n", o->ino, o->pid,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "image.h"
 #include "log.h"
@@ -199,6 +200,8 @@ void rst_plan_free(struct rst_mem_plan *p)
 	free(p->runs);
 	free(p->crcs);
 	free(p->vma_fill);
+	if (p->has_chain_fd)
+		close(p->chain_fd);
 	free(p);
 }
 
@@ -295,4 +298,118 @@ const struct rst_shmem_obj *rst_shmem_find(const struct rst_shmem *s, uint64_t s
 		if (s->objs[i].shmid == shmid)
 			return &s->objs[i];
 	return NULL;
+}
+
+/* ---- pre-dump chains ------------------------------------------------------ */
+
+/* Data offsets (from the data start) of the PE_PRESENT entries of @l, in record order. */
+int rst_chain_offsets(struct rst_chain_level *l)
+{
+	uint64_t off = 0;
+
+	l->off = calloc(l->n ? l->n : 1, sizeof(*l->off));
+	if (!l->off)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->n; i++) {
+		l->off[i] = off;
+		if (l->pe[i]->flags & PAGEMAP_FLAG__PE_PRESENT)
+			off += (uint64_t)l->pe[i]->nr_pages * PAGE_SIZE;
+	}
+	return 0;
+}
+
+static int seg_push(struct rst_chain_segs *s, uint64_t vaddr, uint64_t len, unsigned int level,
+		    size_t entry, uint64_t off)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct rst_chain_seg *n = reallocarray(s->seg, cap, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->seg = n;
+		s->cap = cap;
+	}
+	s->seg[s->n++] = (struct rst_chain_seg){ vaddr, len, level, entry, off };
+	return 0;
+}
+
+static uint64_t entry_end(const PagemapEntry *e)
+{
+	return e->vaddr + (uint64_t)e->nr_pages * PAGE_SIZE;
+}
+
+/* [@a, @b) from level @k on: each part from the first level whose entry holds its data. */
+static int resolve_range(pid_t pid, const struct rst_chain_level *lv, unsigned int nlv,
+			 unsigned int k, uint64_t a, uint64_t b, struct rst_chain_segs *out)
+{
+	const struct rst_chain_level *l = &lv[k];
+	size_t lo = 0, hi;
+	uint64_t pos = a;
+	int err = 0;
+
+	if (k >= nlv) {
+		pr_err("pid %d: pages %lx-%lx are in no parent image (chain of %u)\n", pid, a, b,
+		       nlv);
+		return -EINVAL;
+	}
+	/* the first entry that ends after @a */
+	for (hi = l->n; lo < hi;) {
+		size_t mid = (lo + hi) / 2;
+
+		if (entry_end(l->pe[mid]) <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; pos < b && !err; i++) {
+		const PagemapEntry *e = i < l->n ? l->pe[i] : NULL;
+		uint64_t stop;
+
+		if (!e || e->vaddr > pos) {
+			/*
+			 * Not populated when level k was taken (the write-protection
+			 * left a uffd-wp marker, which PAGEMAP_SCAN reports as swapped),
+			 * and not written since: the mapping's own contents (the file,
+			 * or zeros) are right. Documentation/memory.md, section 3.
+			 */
+			pos = e ? min(b, e->vaddr) : b;
+			i--;
+			continue;
+		}
+		stop = min(b, entry_end(e));
+		if (e->flags & PAGEMAP_FLAG__PE_PRESENT)
+			err = seg_push(out, pos, stop - pos, k, i, l->off[i] + (pos - e->vaddr));
+		else if (e->flags & PAGEMAP_FLAG__PE_PARENT)
+			err = resolve_range(pid, lv, nlv, k + 1, pos, stop, out);
+		else {
+			pr_err("pid %d: pages at %lx in %s are lazy: not supported\n", pid, pos,
+			       l->name);
+			err = -EOPNOTSUPP;
+		}
+		pos = stop;
+	}
+	return err;
+}
+
+int rst_chain_resolve(pid_t pid, const struct rst_chain_level *lv, unsigned int nlv,
+		      struct rst_chain_segs *out)
+{
+	const struct rst_chain_level *top = &lv[0];
+	uint64_t prev_end = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < top->n && !err; i++) {
+		const PagemapEntry *e = top->pe[i];
+
+		if (e->vaddr % PAGE_SIZE || !e->nr_pages || e->vaddr < prev_end ||
+		    entry_end(e) > RST_TASK_SIZE) {
+			pr_err("pid %d: bad pagemap entry %lx +%u pages (previous end %lx)\n", pid,
+			       e->vaddr, e->nr_pages, prev_end);
+			return -EINVAL;
+		}
+		prev_end = entry_end(e);
+		err = resolve_range(pid, lv, nlv, 0, e->vaddr, entry_end(e), out);
+	}
+	return err;
 }

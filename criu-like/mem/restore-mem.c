@@ -17,11 +17,233 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "crc32c.h"
 #include "image.h"
 #include "log.h"
 #include "fault.h"
 #include "restore-mem.h"
 #include "util.h"
+
+#define CHAIN_MAX 64 /* images in a pre-dump chain */
+#define CHAIN_BUF (1UL << 20)
+
+struct chain {
+	unsigned int n;
+	struct rst_chain_level lv[CHAIN_MAX];
+	ProtobufCMessage **recs[CHAIN_MAX];
+	size_t nrecs[CHAIN_MAX];
+	struct cr_img *pages[CHAIN_MAX];
+	int dirfd[CHAIN_MAX];
+	char names[CHAIN_MAX][32];
+	bool *verified[CHAIN_MAX];
+};
+
+static void chain_fini(struct chain *c)
+{
+	for (unsigned int i = 1; i < c->n; i++) {
+		img_free_records(c->recs[i], c->nrecs[i]);
+		if (c->dirfd[i] >= 0)
+			close(c->dirfd[i]);
+	}
+	for (unsigned int i = 0; i < c->n; i++) {
+		if (c->pages[i])
+			img_close(c->pages[i]);
+		free(c->lv[i].off);
+		free(c->verified[i]);
+	}
+}
+
+static bool has_parent_entries(const struct rst_chain_level *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->pe[i]->flags & PAGEMAP_FLAG__PE_PARENT)
+			return true;
+	return false;
+}
+
+/* Level @k (k >= 1): DIR/parent of level k - 1, a complete image with this pid's pagemap. */
+static int chain_open_level(struct chain *c, unsigned int k, pid_t pid)
+{
+	InventoryEntry *inv = NULL;
+	struct cr_img *img;
+	int err;
+
+	snprintf(c->names[k], sizeof(c->names[k]), "%s%s", k > 1 ? c->names[k - 1] : "",
+		 k > 1 ? "/parent" : "parent");
+	c->lv[k].name = c->names[k];
+	c->dirfd[k] = openat(c->dirfd[k - 1], "parent", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (c->dirfd[k] < 0) {
+		err = neg_errno();
+		pr_perror("pid %d: pages are in the parent image, but %s", pid, c->names[k]);
+		return err;
+	}
+	err = img_read_one(c->dirfd[k], CR_IMG_INVENTORY, 0, (ProtobufCMessage **)&inv);
+	if (!err && !inv->completed)
+		err = -EINVAL;
+	if (inv)
+		protobuf_c_message_free_unpacked(&inv->base, NULL);
+	if (err) {
+		pr_err("pid %d: parent image %s is not a complete (pre-)dump\n", pid, c->names[k]);
+		return err ? err : -EINVAL;
+	}
+	img = img_open(c->dirfd[k], CR_IMG_PAGEMAP, (uint32_t)pid, IMG_READ);
+	if (!img) {
+		pr_err("pid %d: parent image %s has no pagemap of this task\n", pid, c->names[k]);
+		return -errno ? -errno : -ENOENT;
+	}
+	err = img_read_all(img, &c->recs[k], &c->nrecs[k]);
+	img_close(img);
+	if (!err && !c->nrecs[k])
+		err = -EINVAL;
+	if (err) {
+		pr_err("pid %d: cannot read the pagemap of parent image %s\n", pid, c->names[k]);
+		return err;
+	}
+	c->lv[k].pe = (PagemapEntry **)c->recs[k] + 1;
+	c->lv[k].n = c->nrecs[k] - 1;
+	c->pages[k] = img_open(c->dirfd[k], CR_IMG_PAGES, ((PagemapHead *)c->recs[k][0])->pages_id,
+			       IMG_READ | IMG_OPTIONAL);
+	return 0;
+}
+
+/* The source entry of @s, checked against its crc32c once (a corrupt parent is named). */
+static int chain_verify(struct chain *c, pid_t pid, const struct rst_chain_seg *s)
+{
+	const PagemapEntry *e = c->lv[s->level].pe[s->entry];
+	int err;
+
+	if (c->verified[s->level][s->entry])
+		return 0;
+	if (!c->pages[s->level]) {
+		pr_err("pid %d: %s has no pages image\n", pid, c->lv[s->level].name);
+		return -ENOENT;
+	}
+	err = e->has_crc32c ? img_verify_run(c->pages[s->level], c->lv[s->level].off[s->entry],
+					     (uint64_t)e->nr_pages * PAGE_SIZE, e->crc32c)
+			    : 0;
+	if (err) {
+		pr_err("pid %d: pages %lx +%u in %s are corrupt\n", pid, e->vaddr, e->nr_pages,
+		       c->lv[s->level].name);
+		return err;
+	}
+	c->verified[s->level][s->entry] = true;
+	return 0;
+}
+
+/* Copy every segment into a memfd laid out as a pages image; one PE_PRESENT entry each. */
+static int chain_flatten_to(struct chain *c, pid_t pid, const struct rst_chain_segs *segs,
+			    struct rst_mem_plan *p, int fd_base, PagemapEntry *ents,
+			    PagemapEntry **ep, uint8_t *buf)
+{
+	uint64_t out = IMG_RAW_DATA_OFF;
+	int fd, err = 0;
+
+	fd = memfd_create("criu-like-pages", MFD_CLOEXEC);
+	if (fd >= 0) {
+		/* with the service fds: the task's own fds are rebuilt below them */
+		int hi = fcntl(fd, F_DUPFD_CLOEXEC, fd_base);
+
+		close(fd);
+		fd = hi;
+	}
+	if (fd < 0)
+		return neg_errno();
+	for (size_t i = 0; i < segs->n && !err; i++) {
+		const struct rst_chain_seg *s = &segs->seg[i];
+		uint32_t crc = 0;
+
+		err = chain_verify(c, pid, s);
+		for (uint64_t done = 0; !err && done < s->len;) {
+			size_t len = min(s->len - done, (uint64_t)CHAIN_BUF);
+
+			err = img_read_raw(c->pages[s->level], s->off + done, buf, len);
+			if (!err && pwrite(fd, buf, len, (off_t)out) != (ssize_t)len)
+				err = neg_errno() ?: -EIO;
+			crc = crc32c(crc, buf, len);
+			out += len;
+			done += len;
+		}
+		pagemap_entry__init(&ents[i]);
+		ents[i].vaddr = s->vaddr;
+		ents[i].nr_pages = (uint32_t)(s->len / PAGE_SIZE);
+		ents[i].flags = PAGEMAP_FLAG__PE_PRESENT;
+		ents[i].has_crc32c = true;
+		ents[i].crc32c = crc;
+		ep[i] = &ents[i];
+	}
+	if (!err)
+		err = rst_plan_runs(pid, p, ep, segs->n);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	p->has_chain_fd = true;
+	p->chain_fd = fd;
+	pr_info("pid %d: %zu runs through a chain of %u images, %lu bytes\n", pid, segs->n, c->n,
+		p->pages_bytes);
+	return 0;
+}
+
+/* The buffers are allocated here, not with a cleanup attribute cppcheck cannot follow. */
+static int chain_flatten(struct chain *c, pid_t pid, const struct rst_chain_segs *segs,
+			 struct rst_mem_plan *p, int fd_base)
+{
+	PagemapEntry *ents = calloc(segs->n + 1, sizeof(*ents));
+	PagemapEntry **ep = calloc(segs->n + 1, sizeof(*ep));
+	uint8_t *buf = malloc(CHAIN_BUF);
+	int err = -ENOMEM;
+
+	if (ents && ep && buf)
+		err = chain_flatten_to(c, pid, segs, p, fd_base, ents, ep, buf);
+	free(ents);
+	free(ep);
+	free(buf);
+	return err;
+}
+
+/* pagemap-PID.img has PE_PARENT entries: read them through DIR/parent, DIR/parent/parent... */
+static int read_chain(struct restore_ctx *ctx, pid_t pid, struct rst_mem_plan *p, PagemapEntry **pe,
+		      size_t n)
+{
+	struct chain c = { .n = 1 };
+	struct rst_chain_segs segs = { 0 };
+	int err = 0;
+
+	c.lv[0] = (struct rst_chain_level){ .name = ctx->opts->images_dir, .pe = pe, .n = n };
+	c.dirfd[0] = ctx->dirfd;
+	c.pages[0] = img_open(ctx->dirfd, CR_IMG_PAGES, p->pages_id, IMG_READ | IMG_OPTIONAL);
+	while (!err && has_parent_entries(&c.lv[c.n - 1])) {
+		if (c.n == CHAIN_MAX) {
+			pr_err("pid %d: chain of more than %d images\n", pid, CHAIN_MAX);
+			err = -ELOOP;
+			break;
+		}
+		c.dirfd[c.n] = -1;
+		err = chain_open_level(&c, c.n, pid);
+		c.n++;
+	}
+	for (unsigned int i = 0; !err && i < c.n; i++) {
+		err = rst_chain_offsets(&c.lv[i]);
+		c.verified[i] = calloc(c.lv[i].n + 1, sizeof(bool));
+		if (!err && !c.verified[i])
+			err = -ENOMEM;
+	}
+	if (!err)
+		err = rst_chain_resolve(pid, c.lv, c.n, &segs);
+	if (!err)
+		err = chain_flatten(&c, pid, &segs, p, ctx->service_fd_base);
+	free(segs.seg);
+	chain_fini(&c);
+	return err;
+}
+
+static bool any_parent(PagemapEntry *const *pe, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pe[i]->flags & PAGEMAP_FLAG__PE_PARENT)
+			return true;
+	return false;
+}
 
 /* pagemap-PID.img into @p's runs; pages-ID.img must hold all their data. */
 static int read_pagemap(struct restore_ctx *ctx, pid_t pid, struct rst_mem_plan *p)
@@ -42,10 +264,13 @@ static int read_pagemap(struct restore_ctx *ctx, pid_t pid, struct rst_mem_plan 
 		err = -EINVAL;
 	} else {
 		p->pages_id = ((PagemapHead *)recs[0])->pages_id;
-		err = rst_plan_runs(pid, p, (PagemapEntry *const *)recs + 1, n - 1);
+		if (any_parent((PagemapEntry *const *)recs + 1, n - 1))
+			err = read_chain(ctx, pid, p, (PagemapEntry **)recs + 1, n - 1);
+		else
+			err = rst_plan_runs(pid, p, (PagemapEntry *const *)recs + 1, n - 1);
 	}
 	img_free_records(recs, n);
-	if (err || !p->pages_bytes)
+	if (err || !p->pages_bytes || p->has_chain_fd)
 		return err;
 	img = img_open(ctx->dirfd, CR_IMG_PAGES, p->pages_id, IMG_READ);
 	if (!img)

@@ -266,6 +266,13 @@ static int open_pages(struct finish *f)
 	f->a->pages_fd = -1;
 	if (!f->p->nr_runs)
 		return 0;
+	if (f->p->has_chain_fd) {
+		fd = fcntl(f->p->chain_fd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0)
+			return neg_errno();
+		f->a->pages_fd = fd;
+		return task_keep_fd(f, fd);
+	}
 	img = img_open(f->ctx->dirfd, CR_IMG_PAGES, f->p->pages_id, IMG_READ);
 	if (!img)
 		return -errno;

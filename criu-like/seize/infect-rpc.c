@@ -324,3 +324,28 @@ long parasite_vmsplice(struct parasite_ctl *ctl, const int pipe[2], const struct
 	err = ctl_cmd(ctl, &m, fds, NULL, 0);
 	return err ? err : m.ret;
 }
+
+int parasite_track_mem(struct parasite_ctl *ctl, const struct iovec *ranges, unsigned int n,
+		       int *ret_uffd)
+{
+	struct parasite_msg m = { .cmd = PARASITE_CMD_TRACK_MEM, .arg = { n } };
+	struct parasite_iov *d = ctl_data(ctl);
+	unsigned int i;
+	int err, fd = -1;
+
+	if (n * sizeof(*d) > ctl->args->data_size)
+		return -E2BIG;
+	for (i = 0; i < n; i++)
+		d[i] = (struct parasite_iov){ (uint64_t)ranges[i].iov_base, ranges[i].iov_len };
+	err = ctl_cmd(ctl, &m, NULL, &fd, 1);
+	if (!err && m.ret < 0) {
+		err = (int)m.ret;
+		pr_errno(err, "pid %d: write tracking of %p-%p (userfaultfd WP_ASYNC)", ctl->pid,
+			 m.arg[1] < n ? ranges[m.arg[1]].iov_base : NULL,
+			 m.arg[1] < n ? (char *)ranges[m.arg[1]].iov_base + ranges[m.arg[1]].iov_len
+				      : NULL);
+	}
+	if (!err)
+		*ret_uffd = fd;
+	return err;
+}

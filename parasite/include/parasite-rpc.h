@@ -26,6 +26,13 @@ enum parasite_cmd {
 	PARASITE_CMD_FINISH, /* answer, then wait for the dumper to close the socket */
 	/* arg[0] = PR_GET_SECUREBITS, arg[1] = PR_GET_DUMPABLE, arg[2] = PR_GET_CHILD_SUBREAPER (or -errno) */
 	PARASITE_CMD_GET_PRCTL,
+	/*
+	 * Write tracking for pre-dump (Documentation/memory.md, section 3): in: arg[0]
+	 * ranges in data as struct parasite_iov; a new userfaultfd (WP_ASYNC) registers
+	 * each range in write-protect mode and protects it. ret = 0 and the answer
+	 * carries the uffd, or -errno with arg[1] = the index of the range that failed.
+	 */
+	PARASITE_CMD_TRACK_MEM,
 };
 
 struct parasite_msg {

@@ -553,6 +553,9 @@ static void check_private_pages(int dirfd, const struct layout *l, bool read_sav
 }
 
 /* The shared area is one object, saved once, with the pages both tasks wrote. */
+/* The options of a plain dump: no tracking, no parent. */
+static const struct cr_options no_opts;
+
 static void check_shmem(int dirfd, const struct dump_ctx *ctx, const struct layout *l,
 			const MmEntry *mm)
 {
@@ -576,7 +579,7 @@ static void check_shmem(int dirfd, const struct dump_ctx *ctx, const struct layo
 
 static void test_dump_mem(void **state)
 {
-	struct dump_ctx ctx = { .next_pages_id = 1 };
+	struct dump_ctx ctx = { .opts = &no_opts, .next_pages_id = 1, .prev_dirfd = -1 };
 	struct dump_task dts[2] = { 0 };
 	struct pstree *t = NULL;
 	struct layout l;
@@ -617,7 +620,7 @@ static void test_dump_mem(void **state)
 /* A 1 MiB tmpfs cannot hold 4 MiB of pages: -ENOSPC, and the victim runs on unchanged. */
 static void test_enospc(void **state)
 {
-	struct dump_ctx ctx = { .next_pages_id = 1 };
+	struct dump_ctx ctx = { .opts = &no_opts, .next_pages_id = 1, .prev_dirfd = -1 };
 	struct dump_task dts[2] = { 0 };
 	struct pstree *t = NULL;
 	struct proc_stat st;
@@ -661,7 +664,7 @@ static void test_enospc(void **state)
  */
 static void test_unreadable_saved(void **state)
 {
-	struct dump_ctx ctx = { .next_pages_id = 1 };
+	struct dump_ctx ctx = { .opts = &no_opts, .next_pages_id = 1, .prev_dirfd = -1 };
 	struct dump_task dts[2] = { 0 };
 	struct pstree *t = NULL;
 	struct proc_stat st;

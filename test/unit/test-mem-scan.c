@@ -156,6 +156,36 @@ static void test_runs_append(void **state)
 	mem_runs_fini(&r);
 }
 
+/* Pre-dump chains: present pages cut into written (data) and unchanged (parent). */
+static void test_runs_split(void **state)
+{
+	struct mem_runs present = { 0 }, written = { 0 }, data = { 0 }, parent = { 0 };
+
+	(void)state;
+	assert_int_equal(mem_runs_append(&present, 0x10000, 8, MEM_SAVE_ANON), 0);
+	assert_int_equal(mem_runs_append(&present, 0x20000, 2, MEM_SAVE_COW), 0);
+	assert_int_equal(mem_runs_append(&written, 0x11000, 2, MEM_SAVE_ANON), 0);
+	assert_int_equal(mem_runs_append(&written, 0x17000, 1, MEM_SAVE_ANON), 0);
+	assert_int_equal(mem_runs_append(&written, 0x20000, 2, MEM_SAVE_COW), 0);
+	assert_int_equal(mem_runs_split(&present, &written, &data, &parent), 0);
+	assert_int_equal(data.nr, 3);
+	assert_int_equal(data.runs[0].start, 0x11000);
+	assert_int_equal(data.runs[0].nr_pages, 2);
+	assert_int_equal(data.runs[1].start, 0x17000);
+	assert_int_equal(data.runs[1].nr_pages, 1);
+	assert_int_equal(data.runs[2].start, 0x20000);
+	assert_int_equal(data.runs[2].policy, MEM_SAVE_COW);
+	assert_int_equal(parent.nr, 2);
+	assert_int_equal(parent.runs[0].start, 0x10000);
+	assert_int_equal(parent.runs[0].nr_pages, 1);
+	assert_int_equal(parent.runs[1].start, 0x13000);
+	assert_int_equal(parent.runs[1].nr_pages, 4);
+	mem_runs_fini(&present);
+	mem_runs_fini(&written);
+	mem_runs_fini(&data);
+	mem_runs_fini(&parent);
+}
+
 /* A refusal comes before any scan and leaves the plan untouched. */
 static void test_scan_refuses(void **state)
 {
@@ -765,7 +795,7 @@ int main(void)
 	const struct CMUnitTest pure[] = {
 		cmocka_unit_test(test_policy_kinds), cmocka_unit_test(test_policy_refusals),
 		cmocka_unit_test(test_runs_append),  cmocka_unit_test(test_scan_refuses),
-		cmocka_unit_test(test_zero_pfn),
+		cmocka_unit_test(test_zero_pfn),     cmocka_unit_test(test_runs_split),
 	};
 	const struct CMUnitTest live[] = {
 		cmocka_unit_test(test_live_ioctl),

@@ -424,6 +424,59 @@ static void test_regs_restart(void **state)
 	assert_int_equal((long)r.rax, -512);
 }
 
+static PagemapEntry *chain_pe(PagemapEntry *e, uint64_t vaddr, uint32_t nr, uint32_t flags)
+{
+	pagemap_entry__init(e);
+	e->vaddr = vaddr;
+	e->nr_pages = nr;
+	e->flags = flags;
+	return e;
+}
+
+/* Three levels: each part of the dump comes from the first level that holds its data. */
+static void test_chain_resolve(void **state)
+{
+	PagemapEntry e[8];
+	PagemapEntry *l0[] = { chain_pe(&e[0], 0x10000, 4, PAGEMAP_FLAG__PE_PARENT),
+			       chain_pe(&e[1], 0x14000, 1, PAGEMAP_FLAG__PE_PRESENT) };
+	PagemapEntry *l1[] = { chain_pe(&e[2], 0x10000, 1, PAGEMAP_FLAG__PE_PRESENT),
+			       chain_pe(&e[3], 0x11000, 3, PAGEMAP_FLAG__PE_PARENT) };
+	/* 0x12000 missing: not populated then, the mapping's own contents */
+	PagemapEntry *l2[] = { chain_pe(&e[4], 0x10000, 2, PAGEMAP_FLAG__PE_PRESENT),
+			       chain_pe(&e[5], 0x13000, 1, PAGEMAP_FLAG__PE_PRESENT) };
+	struct rst_chain_level lv[3] = { { "d0", l0, 2, NULL },
+					 { "d1", l1, 2, NULL },
+					 { "d2", l2, 2, NULL } };
+	struct rst_chain_segs s = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rst_chain_offsets(&lv[i]), 0);
+	assert_int_equal(rst_chain_resolve(1, lv, 3, &s), 0);
+	assert_int_equal(s.n, 4);
+	/* 0x10000 from d1 (first entry, offset 0) */
+	assert_int_equal(s.seg[0].vaddr, 0x10000);
+	assert_int_equal(s.seg[0].level, 1);
+	assert_int_equal(s.seg[0].off, 0);
+	/* 0x11000 from d2, second page of its first entry */
+	assert_int_equal(s.seg[1].vaddr, 0x11000);
+	assert_int_equal(s.seg[1].level, 2);
+	assert_int_equal(s.seg[1].off, 0x1000);
+	/* 0x13000 from d2's second entry, after the 2 pages of the first */
+	assert_int_equal(s.seg[2].vaddr, 0x13000);
+	assert_int_equal(s.seg[2].level, 2);
+	assert_int_equal(s.seg[2].off, 0x2000);
+	assert_int_equal(s.seg[3].vaddr, 0x14000);
+	assert_int_equal(s.seg[3].level, 0);
+	free(s.seg);
+	s = (struct rst_chain_segs){ 0 };
+	/* the last level still says "in the parent": no such image */
+	assert_int_not_equal(rst_chain_resolve(1, lv, 2, &s), 0);
+	free(s.seg);
+	for (int i = 0; i < 3; i++)
+		free(lv[i].off);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_vmas_bad),
 		cmocka_unit_test(test_runs_offsets_and_merge),
 		cmocka_unit_test(test_runs_empty),
+		cmocka_unit_test(test_chain_resolve),
 		cmocka_unit_test(test_runs_refused),
 		cmocka_unit_test(test_runs_random),
 		cmocka_unit_test(test_hole),

@@ -38,7 +38,7 @@ static int infect_task(struct dump_task *dt)
 int dump_tree_files(pid_t pid, int imgfd, const struct cr_options *opts)
 {
 	struct dump_task dts[MAX_TASKS] = { 0 };
-	struct dump_ctx ctx = { .opts = opts, .dirfd = imgfd };
+	struct dump_ctx ctx = { .opts = opts, .dirfd = imgfd, .prev_dirfd = -1 };
 	struct pstree *t = NULL;
 	unsigned int i;
 	int err;

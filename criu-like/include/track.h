@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_TRACK_H
+#define CRIU_LIKE_TRACK_H
+
+/*
+ * Write tracking between the rounds of a pre-dump chain (mem/track.c,
+ * Documentation/memory.md section 3): the userfaultfds (WP_ASYNC) created
+ * inside each task by the parasite, and the keeper process that holds them
+ * from one criu-like run to the next.
+ */
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct dump_task;
+
+struct track_entry {
+	pid_t pid; /* the task whose mm the uffd tracks */
+	int fd; /* the uffd, in this process */
+};
+
+struct track_set {
+	unsigned int nr;
+	struct track_entry *e;
+};
+
+void track_set_fini(struct track_set *s);
+
+/*
+ * Register and write-protect the private VMAs of @dt that save pages (all
+ * of them, or only those marked in @untracked) with a new uffd made in the
+ * task, added to @s. The task must be infected and frozen. 0 or -errno.
+ */
+int track_arm(struct dump_task *dt, const bool *untracked, struct track_set *s);
+
+/*
+ * Hand @s to a new keeper process bound to the image directory @dirfd
+ * (emptied on success: the keeper owns the uffds). 0 or -errno.
+ */
+int track_keeper_spawn(int dirfd, struct track_set *s);
+
+/*
+ * Take over the uffds kept for the image directory @prev_dirfd (the keeper
+ * exits). No keeper, or one that answers badly: a warning naming
+ * @prev_name, and 0 with @s empty (every page will be saved).
+ */
+int track_keeper_take(int prev_dirfd, const char *prev_name, struct track_set *s);
+
+#endif
