@@ -170,6 +170,12 @@ $(B)/test/integration/%: test/integration/%.c
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< -lpthread -lrt
 
+# The RPC test client speaks images/rpc.proto: protobuf-c and the generated code.
+$(B)/test/integration/rpc-client: test/integration/rpc-client.c $(B)/images/rpc.pb-c.o
+	$(E) "  CC      $<"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -D_GNU_SOURCE $(CFLAGS) -I$(B)/images $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS)
+
 tests-build: $(INTEG_BIN) $(UNIT_BIN) $(if $(ZDTM_LIB_SRC),$(ZDTM_LIB)) $(ZDTM_BIN) $(if $(ZDTM_RUNNER_SRC),$(ZDTM_RUNNER))
 
 # ---- fuzzing (libFuzzer) -------------------------------------------------------
