@@ -25,8 +25,8 @@ int rpc_decode_req(const uint8_t *buf, size_t len, CriuReq **ret, char *err, siz
 	}
 	req = criu_req__unpack(NULL, len, buf);
 	if (!req) {
-		snprintf(err, size,
-			 "malformed or truncated message (%zu bytes): not a criu_req", len);
+		snprintf(err, size, "malformed or truncated message (%zu bytes): not a criu_req",
+			 len);
 		return -EBADMSG;
 	}
 	*ret = req;

@@ -157,8 +157,8 @@ static int check_fields(const CriuOpts *m, char *err, size_t size)
 	return 0;
 }
 
-static int translate_dirs(const CriuOpts *m, struct cr_options *o, struct rpc_opts *ro,
-			  char *err, size_t size)
+static int translate_dirs(const CriuOpts *m, struct cr_options *o, struct rpc_opts *ro, char *err,
+			  size_t size)
 {
 	ro->images_dir_fd = m->images_dir_fd;
 	ro->work_dir_fd = -1;
@@ -175,7 +175,8 @@ static int translate_dirs(const CriuOpts *m, struct cr_options *o, struct rpc_op
 	if (m->has_work_dir_fd) {
 		if (m->work_dir_fd < 0)
 			return refuse(err, size, -EINVAL,
-				      "criu_opts.work_dir_fd: %d is not a descriptor", m->work_dir_fd);
+				      "criu_opts.work_dir_fd: %d is not a descriptor",
+				      m->work_dir_fd);
 		ro->work_dir_fd = m->work_dir_fd;
 	}
 	/* CRIU: a name in the work directory, no subdirectories */
@@ -190,8 +191,8 @@ static int translate_dirs(const CriuOpts *m, struct cr_options *o, struct rpc_op
 	return 0;
 }
 
-static int translate_values(const CriuOpts *m, CriuReqType type, struct cr_options *o,
-			    char *err, size_t size)
+static int translate_values(const CriuOpts *m, CriuReqType type, struct cr_options *o, char *err,
+			    size_t size)
 {
 	if (m->has_log_level) {
 		if (m->log_level < 0)
@@ -229,16 +230,18 @@ static int translate_values(const CriuOpts *m, CriuReqType type, struct cr_optio
 			break;
 		default:
 			return refuse(err, size, -EINVAL,
-				      "criu_opts.network_lock: %d is not a method", m->network_lock);
+				      "criu_opts.network_lock: %d is not a method",
+				      m->network_lock);
 		}
 	}
 	if (m->has_pre_dump_mode) {
 		if (m->pre_dump_mode != CRIU_PRE_DUMP_MODE__SPLICE &&
 		    m->pre_dump_mode != CRIU_PRE_DUMP_MODE__VM_READ)
-			return refuse(err, size, -EINVAL, "criu_opts.pre_dump_mode: %d is not a mode",
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.pre_dump_mode: %d is not a mode",
 				      m->pre_dump_mode);
 		o->pre_dump_mode = m->pre_dump_mode == CRIU_PRE_DUMP_MODE__SPLICE ? "splice"
-										   : "read";
+										  : "read";
 	}
 	if (m->has_ghost_limit)
 		o->ghost_limit = m->ghost_limit;

@@ -26,8 +26,8 @@
 
 static const char *req_name(CriuReqType type)
 {
-	const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-		&criu_req_type__descriptor, (int)type);
+	const ProtobufCEnumValue *v =
+		protobuf_c_enum_descriptor_get_value(&criu_req_type__descriptor, (int)type);
 
 	return v ? v->name : "unknown";
 }

@@ -126,13 +126,18 @@ static int type_of(const char *s)
 		const char *name;
 		int type;
 	} t[] = {
-		{ "version", CRIU_REQ_TYPE__VERSION },	   { "check", CRIU_REQ_TYPE__CHECK },
-		{ "feature", CRIU_REQ_TYPE__FEATURE_CHECK }, { "dump", CRIU_REQ_TYPE__DUMP },
-		{ "restore", CRIU_REQ_TYPE__RESTORE },	   { "wait", CRIU_REQ_TYPE__WAIT_PID },
-		{ "pre-dump", CRIU_REQ_TYPE__PRE_DUMP },	   { "page-server", CRIU_REQ_TYPE__PAGE_SERVER },
+		{ "version", CRIU_REQ_TYPE__VERSION },
+		{ "check", CRIU_REQ_TYPE__CHECK },
+		{ "feature", CRIU_REQ_TYPE__FEATURE_CHECK },
+		{ "dump", CRIU_REQ_TYPE__DUMP },
+		{ "restore", CRIU_REQ_TYPE__RESTORE },
+		{ "wait", CRIU_REQ_TYPE__WAIT_PID },
+		{ "pre-dump", CRIU_REQ_TYPE__PRE_DUMP },
+		{ "page-server", CRIU_REQ_TYPE__PAGE_SERVER },
 		{ "cpuinfo-dump", CRIU_REQ_TYPE__CPUINFO_DUMP },
 		{ "cpuinfo-check", CRIU_REQ_TYPE__CPUINFO_CHECK },
-		{ "notify", CRIU_REQ_TYPE__NOTIFY },	   { "empty", CRIU_REQ_TYPE__EMPTY },
+		{ "notify", CRIU_REQ_TYPE__NOTIFY },
+		{ "empty", CRIU_REQ_TYPE__EMPTY },
 		{ "badtype", 99 },
 	};
 	size_t i;
@@ -143,12 +148,12 @@ static int type_of(const char *s)
 	return -1;
 }
 
-#define BOOL_OPT(key, field)                                 \
-	do {                                                 \
-		if ((v = arg(argc, argv, key))) {            \
-			o->has_##field = true;               \
-			o->field = atoi(v);                  \
-		}                                            \
+#define BOOL_OPT(key, field)                      \
+	do {                                      \
+		if ((v = arg(argc, argv, key))) { \
+			o->has_##field = true;    \
+			o->field = atoi(v);       \
+		}                                 \
 	} while (0)
 
 static void fill_opts(CriuOpts *o, int argc, char **argv)

@@ -108,16 +108,17 @@ static void test_opts_refused(void **state)
 	CriuOpts m;
 
 	(void)state;
-#define RESET()                                  \
-	do {                                     \
-		m = (CriuOpts)CRIU_OPTS__INIT;   \
-		m.images_dir_fd = 3;             \
-		m.has_pid = true;                \
-		m.pid = 10;                      \
+#define RESET()                                \
+	do {                                   \
+		m = (CriuOpts)CRIU_OPTS__INIT; \
+		m.images_dir_fd = 3;           \
+		m.has_pid = true;              \
+		m.pid = 10;                    \
 	} while (0)
 	RESET();
 	m.has_track_mem = m.track_mem = true;
-	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EOPNOTSUPP, "criu_opts.track_mem: memory tracking");
+	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EOPNOTSUPP,
+		       "criu_opts.track_mem: memory tracking");
 	RESET();
 	m.has_lazy_pages = m.lazy_pages = true;
 	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.lazy_pages");
@@ -179,10 +180,10 @@ static void test_opts_refused(void **state)
 
 /* The fields given a meaning; every other one must be refused when it asks. */
 static const char *const handled[] = {
-	"images_dir_fd", "images_dir",	   "pid",	  "leave_running", "ext_unix_sk",
-	"tcp_established", "shell_job",	   "file_locks",  "log_level",	   "log_file",
-	"notify_scripts", "work_dir_fd",   "timeout",	  "freeze_cgroup", "ghost_limit",
-	"network_lock",	  "pre_dump_mode", "log_to_stderr",
+	"images_dir_fd",   "images_dir",    "pid",	     "leave_running", "ext_unix_sk",
+	"tcp_established", "shell_job",	    "file_locks",    "log_level",     "log_file",
+	"notify_scripts",  "work_dir_fd",   "timeout",	     "freeze_cgroup", "ghost_limit",
+	"network_lock",	   "pre_dump_mode", "log_to_stderr",
 };
 
 static bool is_handled(const char *name)
@@ -256,8 +257,7 @@ static void test_decode(void **state)
 	memset(junk, 0xff, sizeof(junk));
 	assert_int_equal(rpc_decode_req(junk, sizeof(junk), &out, err, sizeof(err)), -EBADMSG);
 	assert_non_null(strstr(err, "malformed or truncated message (32 bytes)"));
-	assert_int_equal(rpc_decode_req(junk, RPC_MAX_MSG + 1, &out, err, sizeof(err)),
-			 -EMSGSIZE);
+	assert_int_equal(rpc_decode_req(junk, RPC_MAX_MSG + 1, &out, err, sizeof(err)), -EMSGSIZE);
 	assert_non_null(strstr(err, "over the limit"));
 }
 
@@ -325,9 +325,12 @@ static void test_notify(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_opts_honoured), cmocka_unit_test(test_opts_refused),
-		cmocka_unit_test(test_opts_every_field), cmocka_unit_test(test_decode),
-		cmocka_unit_test(test_recv), cmocka_unit_test(test_notify),
+		cmocka_unit_test(test_opts_honoured),
+		cmocka_unit_test(test_opts_refused),
+		cmocka_unit_test(test_opts_every_field),
+		cmocka_unit_test(test_decode),
+		cmocka_unit_test(test_recv),
+		cmocka_unit_test(test_notify),
 	};
 
 	log_set_level(0);
