@@ -597,7 +597,7 @@ static void print_command_help(const struct cli_command *cmd)
 		if (!(cmd->options & (1ULL << i)) && !(OPTS_COMMON & (1ULL << i)))
 			continue;
 		printf(" --%s", opt_name(i));
-		if (opt_missing[i])
+		if (opt_missing[i] && !(cmd->provides & (1ULL << i)))
 			printf("(n/a)");
 	}
 	printf("\n");
