@@ -12,7 +12,8 @@
  * tcp_established, ext_unix_sk, file_locks, track_mem, inherit_fd
  * (KEY:FD), network_lock (1-3), timeout, notify (1: answer every
  * notification with success), notify_fail (NAME: answer it with failure),
- * drop_at (NAME: close the connection when it comes), drop (1: close right
+ * drop_at (NAME: close the connection when it comes), pause_at (NAME: wait
+ * 5 s before answering it), drop (1: close right
  * after sending), keep_open, then (a second request on the same
  * conversation), unknown_field (1: append field number 200 to criu_opts).
  * Prints one line per notification ("notify NAME PID") and one for the
@@ -196,7 +197,7 @@ static void fill_opts(CriuOpts *o, int argc, char **argv)
 	BOOL_OPT("network_lock", network_lock);
 	BOOL_OPT("timeout", timeout);
 	if (arg(argc, argv, "notify") || arg(argc, argv, "notify_fail") ||
-	    arg(argc, argv, "drop_at")) {
+	    arg(argc, argv, "drop_at") || arg(argc, argv, "pause_at")) {
 		o->has_notify_scripts = true;
 		o->notify_scripts = true;
 	}
@@ -230,6 +231,7 @@ static void print_resp(const CriuResp *r)
 static int converse(int sk, int argc, char **argv)
 {
 	const char *fail = arg(argc, argv, "notify_fail"), *drop = arg(argc, argv, "drop_at");
+	const char *pause = arg(argc, argv, "pause_at");
 	CriuResp *r;
 	int ret;
 
@@ -242,6 +244,8 @@ static int converse(int sk, int argc, char **argv)
 			fflush(stdout);
 			if (drop && !strcmp(drop, r->notify->script))
 				exit(3);
+			if (pause && !strcmp(pause, r->notify->script))
+				sleep(5);
 			a.type = CRIU_REQ_TYPE__NOTIFY;
 			a.has_notify_success = true;
 			a.notify_success = !(fail && !strcmp(fail, r->notify->script));

@@ -5,7 +5,8 @@
 # an unknown request type each get an error naming the problem, and the
 # daemon still serves; a peer that is not root (setpriv to nobody) is
 # refused by SO_PEERCRED; a DUMP and a RESTORE of a ticking victim through
-# it, the counter going on; SIGTERM stops it and removes its socket. Then the
+# it, the counter going on; a worker killed mid-dump leaves the tree running
+# and the daemon serving; SIGTERM stops it and removes its socket. Then the
 # same socket handed over by systemd's socket activation (LISTEN_FDS), when
 # systemd-socket-activate is installed.
 set -u
@@ -94,6 +95,32 @@ while [ "$(last_tick)" -le "$dumped" ]; do
 done
 [ "$(grep -c '^tick 1 ' "$tmp/v")" = 1 ] || fail "the counter started again from 1"
 kill -0 "$dp" || fail "the daemon is gone after the restore"
+
+# a worker killed in the middle of a dump (the tree frozen, its images
+# written): the tree goes on as after a killed dumper, the daemon serves on
+mkdir "$tmp/img2"
+"$C" "$S" dump dir="$tmp/img2" pid=$vp pause_at=post-dump >"$tmp/paused" 2>&1 &
+cp=$!
+n=0
+until grep -q "notify post-dump" "$tmp/paused"; do
+	n=$((n + 1))
+	[ $n -le 200 ] || fail "no post-dump notification"
+	sleep 0.05
+done
+wp=$(pgrep -P "$dp")
+[ -n "$wp" ] || fail "no worker under the daemon"
+kill -KILL $wp
+wait $cp
+t=$(last_tick)
+n=0
+while [ "$(last_tick)" -le "$t" ]; do
+	n=$((n + 1))
+	[ $n -le 200 ] || fail "the tree does not go on after its dumper was killed"
+	sleep 0.05
+done
+grep -q '^TracerPid:.0' /proc/$vp/status || fail "the tree is still traced"
+rpc v5 version
+expect v5 "resp VERSION success=1"
 
 kill -TERM "$dp"
 n=0
