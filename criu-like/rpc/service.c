@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,13 +149,13 @@ static void service_signals(bool worker)
 	struct sigaction chld = { .sa_handler = worker ? SIG_DFL : on_child,
 				  .sa_flags = SA_RESTART | SA_NOCLDSTOP };
 
-	/* no SA_RESTART for SIGTERM: accept() returns EINTR and the loop ends */
+	/* no SA_RESTART for SIGTERM: the wait returns EINTR and the loop ends */
 	sigaction(SIGTERM, &stop, NULL);
 	sigaction(SIGINT, &stop, NULL);
 	sigaction(SIGCHLD, &chld, NULL);
 }
 
-static void serve_one(int lfd, int conn)
+static void serve_one(int lfd, int conn, const sigset_t *mask)
 {
 	pid_t pid = fork();
 
@@ -165,25 +166,43 @@ static void serve_one(int lfd, int conn)
 	if (pid == 0) {
 		close(lfd);
 		service_signals(true);
+		sigprocmask(SIG_SETMASK, mask, NULL);
 		_exit(rpc_serve(conn, true) ? 1 : 0);
 	}
 	pr_info("worker %d serves a connection\n", pid);
 }
 
+/*
+ * SIGTERM and SIGINT are blocked except inside ppoll(), so one that comes
+ * between the check of `stopping` and the wait still ends the wait.
+ */
 static void accept_loop(int lfd)
 {
+	struct pollfd p = { .fd = lfd, .events = POLLIN };
+	sigset_t stop, old;
 	int conn;
 
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	sigprocmask(SIG_BLOCK, &stop, &old);
+	fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK);
 	while (!stopping) {
+		if (ppoll(&p, 1, NULL, &old) < 0) {
+			if (errno != EINTR)
+				pr_perror("poll");
+			continue;
+		}
 		conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (conn < 0) {
-			if (errno != EINTR && errno != ECONNABORTED)
+			if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
 				pr_perror("accept");
 			continue;
 		}
-		serve_one(lfd, conn);
+		serve_one(lfd, conn, &old);
 		close(conn);
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 /* --daemon: the parent writes the child's pid and returns once the socket listens. */
