@@ -6,7 +6,7 @@
 #   make fuzz       libFuzzer harnesses (clang, ASan, UBSan), 5 s each (Documentation/fuzzing.md)
 #   make demo       install deps, build, checkpoint/restore a running program
 #   make lint       clang-format check on every C file, cppcheck
-#   make install    PREFIX=/usr/local (DESTDIR honoured)
+#   make install    PREFIX=/usr/local (DESTDIR honoured): binary, man page, systemd units
 #   make clean
 
 PREFIX ?= /usr/local
@@ -170,6 +170,12 @@ $(B)/test/integration/%: test/integration/%.c
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< -lpthread -lrt
 
+# The RPC test client speaks images/rpc.proto: protobuf-c and the generated code.
+$(B)/test/integration/rpc-client: test/integration/rpc-client.c $(B)/images/rpc.pb-c.o
+	$(E) "  CC      $<"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -D_GNU_SOURCE $(CFLAGS) -I$(B)/images $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS)
+
 tests-build: $(INTEG_BIN) $(UNIT_BIN) $(if $(ZDTM_LIB_SRC),$(ZDTM_LIB)) $(ZDTM_BIN) $(if $(ZDTM_RUNNER_SRC),$(ZDTM_RUNNER))
 
 # ---- fuzzing (libFuzzer) -------------------------------------------------------
@@ -238,9 +244,17 @@ lint:
 		criu-like arch parasite test/zdtm/lib
 	@echo "lint: ok"
 
+# systemd's unit directory (criu-like.service, criu-like.socket: the RPC daemon)
+SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
+
 install: $(B)/criu-like
 	install -D -m 755 $(B)/criu-like $(DESTDIR)$(PREFIX)/sbin/criu-like
 	install -D -m 644 Documentation/criu-like.8 $(DESTDIR)$(PREFIX)/share/man/man8/criu-like.8
+	install -D -m 644 scripts/systemd/criu-like.socket $(DESTDIR)$(SYSTEMD_UNIT_DIR)/criu-like.socket
+	mkdir -p $(DESTDIR)$(SYSTEMD_UNIT_DIR)
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|' scripts/systemd/criu-like.service \
+		>$(DESTDIR)$(SYSTEMD_UNIT_DIR)/criu-like.service
+	chmod 644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/criu-like.service
 
 clean:
 	rm -rf $(B)

@@ -24,6 +24,7 @@
 #include "log.h"
 #include "net-lock.h"
 #include "restore.h"
+#include "rpc.h"
 #include "util.h"
 
 static int run_check(struct cr_options *o, int argc __unused, char **argv __unused)
@@ -65,6 +66,16 @@ static int run_restore(struct cr_options *o, int argc __unused, char **argv __un
 static int run_net_lock(struct cr_options *o, int argc, char **argv)
 {
 	return cr_net_lock(o, argc, argv);
+}
+
+static int run_service(struct cr_options *o, int argc __unused, char **argv __unused)
+{
+	return rpc_service(o);
+}
+
+static int run_swrk(struct cr_options *o, int argc __unused, char **argv)
+{
+	return rpc_swrk(o, argv[0]);
 }
 
 static int run_infect_test(struct cr_options *o, int argc __unused, char **argv __unused)
@@ -162,8 +173,21 @@ static const struct cli_command commands[] = {
 	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT), 0, 0, NULL },
 	{ "migrate", "live-migrate a tree to another host", "--online DEST -t PID", "", DUMP_OPTS,
 	  0, 1, NULL, DUMP_CAPS },
-	{ "service", "run the RPC daemon", "--address SOCKET", "", OPTB(ADDRESS), 0, 0, NULL },
-	{ "swrk", "serve one RPC conversation on an inherited socket", "FD", "", 0, 1, 1, NULL },
+	{ "service", "run the RPC daemon", "[--address SOCKET] [--daemon] [--pidfile FILE]",
+	  "Serves CRIU's RPC (Documentation/rpc.md) on a unix SOCK_SEQPACKET socket,\n"
+	  "a fresh worker process per connection, to root peers only. With systemd's\n"
+	  "socket activation (criu-like.socket) it uses the socket it is given.\n"
+	  "  --address SOCKET  the socket's path (default " RPC_SERVICE_ADDRESS ")\n"
+	  "  --daemon          detach once the socket listens\n"
+	  "  --pidfile FILE    write the daemon's pid into FILE\n"
+	  "Stops on SIGTERM or SIGINT.\n",
+	  OPTB(ADDRESS) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED), 0, 0, run_service, 0,
+	  OPTB(ADDRESS) },
+	{ "swrk", "serve one RPC conversation on an inherited socket", "FD",
+	  "Serves CRIU's RPC on the connected SOCK_SEQPACKET socket FD, as\n"
+	  "`criu swrk FD` does for runc, podman and go-criu: requests until one\n"
+	  "without keep_open is answered or the peer closes, then exits.\n",
+	  0, 1, 1, run_swrk },
 	{ "decode", "print image files as JSON", "[FILE|DIR] [-O OUT] [--pages]",
 	  "Prints the image FILE, or every image in DIR (default: -D or .), as JSON,\n"
 	  "generically from the image schemas. Every record's fields are shown;\n"
@@ -218,7 +242,6 @@ static const char *const opt_missing[OPT__MAX] = {
 	[OPT_ROOT] = "restoring into another root",
 	[OPT_EXTERNAL] = "external resources",
 	[OPT_INHERIT_FD] = "inherited fds",
-	[OPT_ACTION_SCRIPT] = "action scripts",
 	[OPT_MANAGE_CGROUPS] = "cgroup management (only --manage-cgroups=ignore is)",
 	[OPT_ADDRESS] = "network endpoints",
 	[OPT_PORT] = "network endpoints",
@@ -596,7 +619,7 @@ static void print_command_help(const struct cli_command *cmd)
 		if (!(cmd->options & (1ULL << i)) && !(OPTS_COMMON & (1ULL << i)))
 			continue;
 		printf(" --%s", opt_name(i));
-		if (opt_missing[i])
+		if (opt_missing[i] && !(cmd->provides & (1ULL << i)))
 			printf("(n/a)");
 	}
 	printf("\n");
@@ -737,7 +760,7 @@ int cli_validate(const struct cli_command *cmd, uint64_t seen, int nargs)
 			pr_err("option --%s does not apply to '%s'\n", opt_name(i), cmd->name);
 			return -EINVAL;
 		}
-		if (opt_missing[i]) {
+		if (opt_missing[i] && !(cmd->provides & (1ULL << i))) {
 			pr_err("option --%s: %s is not supported by this version yet\n",
 			       opt_name(i), opt_missing[i]);
 			return -EOPNOTSUPP;

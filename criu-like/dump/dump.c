@@ -30,6 +30,7 @@
 #include "infect.h"
 #include "log.h"
 #include "net-lock.h"
+#include "notify.h"
 #include "ns.h"
 #include "stats.h"
 #include "util.h"
@@ -391,6 +392,10 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 	err = img_track_writes(ctx->dirfd, &ctx->images);
 	if (err)
 		return err;
+	/* CRIU's first hook, before the tree is touched: a failure leaves it alone */
+	err = cr_notify(o, CR_ACT_PRE_DUMP, o->tree, ctx->dirfd);
+	if (err)
+		return err;
 	err = kerndat_probe(&ctx->kd);
 	if (!err && o->prev_images_dir)
 		err = open_parent(ctx, o);
@@ -457,6 +462,16 @@ int cr_dump(const struct cr_options *o)
 		err = write_inventory(&ctx, true);
 		if (!err)
 			err = img_dir_sync(ctx.dirfd);
+		/*
+		 * The images are complete and the tree still frozen: the last
+		 * word before it is killed (a client that went away, a script
+		 * that failed) makes it go on, and the directory no checkpoint.
+		 */
+		if (!err) {
+			err = cr_notify(o, CR_ACT_POST_DUMP, o->tree, ctx.dirfd);
+			if (err)
+				unmark_complete(&ctx);
+		}
 		/* a failed close or sync of the complete inventory: the dump failed, say so on disk */
 		if (err)
 			unmark_complete(&ctx);

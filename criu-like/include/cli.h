@@ -73,6 +73,8 @@ struct cli_command {
 	 * set; checked before it does anything (cli_missing_caps()).
 	 */
 	uint64_t caps;
+	/* OPTB() bits of options refused elsewhere (opt_missing[]) that this command provides */
+	uint64_t provides;
 };
 
 /* Parse argv, run the command, return the process exit status. */

@@ -36,6 +36,14 @@ int log_set_fd(int fd);
 int log_get_fd(void);
 void log_close(void);
 
+/*
+ * The first error logged since log_error_reset(), without time stamp nor
+ * "Error (file:line):" (the cause, where later errors are its consequences);
+ * "" when none. The RPC answers it as cr_errmsg.
+ */
+const char *log_first_error(void);
+void log_error_reset(void);
+
 void print_on_level(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void vprint_on_level(int level, const char *fmt, va_list ap);
 

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+struct cr_notifier; /* notify.h */
+
 /*
  * One options struct for every front end: the CLI fills it from argv, the
  * daemon (later) from an RPC request. Engine entry points take it const and
@@ -36,7 +38,8 @@ struct cr_options {
 	int n_external;
 	const char **inherit_fd; /* --inherit-fd, NULL-terminated */
 	int n_inherit_fd;
-	const char *action_script; /* --action-script */
+	const char *action_script; /* --action-script: run at every hook point (notify.h) */
+	const struct cr_notifier *notifier; /* the RPC client's hook points (rpc/notify.c) */
 	const char *network_lock; /* --network-lock nftables|iptables|skip */
 	const char *freeze_cgroup; /* --freeze-cgroup */
 	const char *manage_cgroups; /* --manage-cgroups[=MODE] */

@@ -111,6 +111,8 @@ struct restore_ctx {
 
 /* restore.c: the command. */
 int cr_restore(const struct cr_options *o);
+/* The same, and *@ret_root (when not NULL) the restored root's pid once it runs (RPC). */
+int cr_restore_pid(const struct cr_options *o, pid_t *ret_root);
 struct rst_task *rst_find_task(const struct restore_ctx *ctx, pid_t pid);
 /* Record a failure in the shared area (first one wins) and wake the controller. */
 void rst_fail(struct restore_ctx *ctx, int err);

@@ -29,6 +29,7 @@
 #include "fault.h"
 #include "log.h"
 #include "net-lock.h"
+#include "notify.h"
 #include "ns.h"
 #include "restore-int.h"
 #include "restore-mem.h"
@@ -561,7 +562,10 @@ static int rst_run_stages(struct rst_run *r)
 	 * fault_kill_point(): CRIU_LIKE_FAULT_STEP=N SIGKILLs criu-like at the
 	 * N-th point (test/integration/restore-kill.sh walks them all).
 	 */
-	err = create_shared(ctx);
+	/* CRIU's hooks: the images read, nothing created yet */
+	err = cr_notify(ctx->opts, CR_ACT_PRE_RESTORE, 0, ctx->dirfd);
+	if (!err)
+		err = create_shared(ctx);
 	if (!err)
 		err = rst_mem_prepare(ctx);
 	if (!err) {
@@ -569,6 +573,11 @@ static int rst_run_stages(struct rst_run *r)
 		err = rst_fork_root(ctx, &r->root);
 	}
 	fault_kill_point(); /* the tree being forked */
+	/* the root exists, in criu-like's namespaces (the only ones restored yet) */
+	if (!err)
+		err = cr_notify(ctx->opts, CR_ACT_SETUP_NS, r->root, ctx->dirfd);
+	if (!err)
+		err = cr_notify(ctx->opts, CR_ACT_POST_SETUP_NS, r->root, ctx->dirfd);
 	if (!err)
 		err = wait_word(r, &ctx->shared->nr_created, ctx->nr_tasks, "creating tasks",
 				timeout);
@@ -583,6 +592,9 @@ static int rst_run_stages(struct rst_run *r)
 	err = wait_word(r, &ctx->shared->nr_pending, 0, "restoring",
 			max(timeout, (unsigned int)RST_MEMORY_TIMEOUT));
 	fault_kill_point(); /* every thread at the barrier */
+	/* the whole tree restored and still held: the last hook that can undo it */
+	if (!err)
+		err = cr_notify(ctx->opts, CR_ACT_POST_RESTORE, r->root, ctx->dirfd);
 	if (!err)
 		err = rst_sysv_shm_late(ctx);
 	if (!err)
@@ -591,6 +603,9 @@ static int rst_run_stages(struct rst_run *r)
 		err = rst_files_resume(ctx);
 	if (err)
 		return err;
+	/* as CRIU: from here the tree is committed, a failing hook is only logged */
+	if (cr_notify(ctx->opts, CR_ACT_PRE_RESUME, r->root, ctx->dirfd))
+		pr_err("pre-resume hook failed; resuming the tree anyway\n");
 	tty_give(r);
 	/* every thread at the barrier: RST_STAGE_RESUME, and follow them out of the restorer */
 	return rst_resume_tasks(ctx);
@@ -759,6 +774,11 @@ static int wait_root(pid_t root)
  */
 int cr_restore(const struct cr_options *o)
 {
+	return cr_restore_pid(o, NULL);
+}
+
+int cr_restore_pid(const struct cr_options *o, pid_t *ret_root)
+{
 	struct rst_run r = {
 		.ctx = { .opts = o, .dirfd = -1 }, .root = 0, .was_subreaper = -1, .tty = -1
 	};
@@ -802,6 +822,10 @@ int cr_restore(const struct cr_options *o)
 		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	if (o->pidfile)
 		err = write_pidfile(o->pidfile, root);
+	if (cr_notify(o, CR_ACT_POST_RESUME, root, -1))
+		pr_err("post-resume hook failed; the tree %d runs\n", root);
+	if (!err && ret_root)
+		*ret_root = root;
 	if (!err && !o->restore_detached)
 		err = wait_root(root);
 	tty_take_back(&r);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -12,6 +13,31 @@
 static int log_level = DEFAULT_LOGLEVEL;
 static int log_fd = STDERR_FILENO;
 static struct timespec log_start;
+static char first_error[512]; /* log_first_error() */
+
+const char *log_first_error(void)
+{
+	return first_error;
+}
+
+void log_error_reset(void)
+{
+	first_error[0] = '\0';
+}
+
+/* "Error (file:line): text\n" of pr_err() into first_error as "text". */
+static void keep_first_error(const char *line)
+{
+	const char *p = strncmp(line, "Error (", 7) ? NULL : strstr(line, "): ");
+	size_t n;
+
+	line = p ? p + 3 : line;
+	n = strcspn(line, "\n");
+	if (n >= sizeof(first_error))
+		n = sizeof(first_error) - 1;
+	memcpy(first_error, line, n);
+	first_error[n] = '\0';
+}
 
 void log_set_level(int level)
 {
@@ -68,8 +94,9 @@ void vprint_on_level(int level, const char *fmt, va_list ap)
 	struct timespec ts;
 	char buf[4096];
 	int n = 0, m;
+	bool quiet = level > log_level; /* formatted only to be kept as the first error */
 
-	if (level > log_level)
+	if (quiet && (level != LOG_ERROR || first_error[0]))
 		return;
 
 	/* Every line carries the time since the first line, as CRIU's logs do. */
@@ -93,6 +120,10 @@ void vprint_on_level(int level, const char *fmt, va_list ap)
 		n = sizeof(buf) - 1;
 		buf[n - 1] = '\n';
 	}
+	if (level == LOG_ERROR && !first_error[0])
+		keep_first_error(buf + strcspn(buf, " ") + 1);
+	if (quiet)
+		return;
 	if (write(log_fd, buf, n) < 0) {
 		/* Nowhere left to report it. */
 	}

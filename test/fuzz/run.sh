@@ -12,7 +12,7 @@ set -u
 : "${B:=build}"
 SECONDS_EACH=${1:-5}
 [ $# -gt 0 ] && shift
-HARNESSES=${*:-"image decode encode cli"}
+HARNESSES=${*:-"image decode encode cli rpc"}
 C=test/fuzz/corpus
 ART=$B/fuzz/artifacts
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
@@ -23,6 +23,7 @@ seeds() {
 	image | decode) echo "$C"/image/* ;;
 	encode) echo "$C/json" ;;
 	cli) echo "$C/cli" ;;
+	rpc) echo "$C/rpc" ;;
 	esac
 }
 

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * criu_opts -> struct cr_options. Every field the request carries is looked
+ * at through the message's descriptor, so none can be ignored by accident:
+ * a field criu-like gives CRIU's meaning is translated below, a field whose
+ * feature is missing is refused by name when it asks for something (a bool
+ * that is true, any other value given), and a field number this schema does
+ * not know (a newer client) is refused too.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define LOG_PREFIX "rpc: "
+#include "log.h"
+#include "rpc.h"
+#include "util.h"
+
+/* Fields whose feature criu-like lacks: the feature, as `--help` names it. */
+static const struct {
+	const char *name;
+	const char *missing;
+} refused[] = {
+	{ "evasive_devices", "evasive devices" },
+	{ "ps", "the page server" },
+	{ "root", "restoring into another root" },
+	{ "parent_img", "incremental dumps (parent images)" },
+	{ "track_mem", "memory tracking" },
+	{ "auto_dedup", "incremental dumps (auto-dedup)" },
+	{ "link_remap", "link remaps of unlinked files" },
+	{ "veths", "veth pairs" },
+	{ "cpu_cap", "CPU compatibility checks (only cpu_cap 0, none, is)" },
+	{ "force_irmap", "the inotify path map (irmap)" },
+	{ "exec_cmd", "running a command after the restore" },
+	{ "ext_mnt", "mount namespaces" },
+	{ "manage_cgroups", "cgroup management" },
+	{ "cg_root", "cgroup management" },
+	{ "rst_sibling", "restoring the tree as a sibling of criu-like" },
+	{ "inherit_fd", "inherited fds" },
+	{ "auto_ext_mnt", "mount namespaces" },
+	{ "ext_sharing", "mount namespaces" },
+	{ "ext_masters", "mount namespaces" },
+	{ "skip_mnt", "mount namespaces" },
+	{ "enable_fs", "mount namespaces" },
+	{ "unix_sk_ino", "naming external unix sockets by inode" },
+	{ "manage_cgroups_mode", "cgroup management (only IGNORE is)" },
+	{ "irmap_scan_paths", "the inotify path map (irmap)" },
+	{ "external", "external resources" },
+	{ "empty_ns", "network namespaces" },
+	{ "join_ns", "joining namespaces" },
+	{ "cgroup_props", "cgroup management" },
+	{ "cgroup_props_file", "cgroup management" },
+	{ "cgroup_dump_controller", "cgroup management" },
+	{ "tcp_skip_in_flight", "skipping TCP connections in flight" },
+	{ "weak_sysctls", "sysctls" },
+	{ "lazy_pages", "lazy restore" },
+	{ "status_fd", "readiness reports (only the page server and lazy pages have them)" },
+	{ "orphan_pts_master", "handing the master of an orphan pty to the client" },
+	{ "config_file", "configuration files" },
+	{ "tcp_close", "closing TCP connections at restore" },
+	{ "lsm_profile", "LSM profiles" },
+	{ "tls_cacert", "TLS" },
+	{ "tls_cacrl", "TLS" },
+	{ "tls_cert", "TLS" },
+	{ "tls_key", "TLS" },
+	{ "tls", "TLS" },
+	{ "tls_no_cn_verify", "TLS" },
+	{ "cgroup_yard", "cgroup management" },
+	{ "pidfd_store_sk", "the pidfd store of pre-dumps" },
+	{ "lsm_mount_context", "LSM mount contexts" },
+	{ "mntns_compat_mode", "mount namespaces" },
+	{ "skip_file_rwx_check", "skipping the permission check of files" },
+	{ "unprivileged", "unprivileged mode" },
+	{ "leave_stopped", "leaving the tree stopped" },
+	{ "display_stats", "printing statistics" },
+	{ "allow_uprobes", "uprobes" },
+	{ "ghost_fiemap", "sparse ghost files (fiemap)" },
+	{ "file_validation_method", "file validation" },
+};
+
+static int refuse(char *err, size_t size, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int refuse(char *err, size_t size, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, size, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+static const void *field_ptr(const CriuOpts *m, size_t off)
+{
+	return (const char *)m + off;
+}
+
+/* The request carries @f (proto2: has_X, a pointer, or n_X). */
+static bool field_given(const CriuOpts *m, const ProtobufCFieldDescriptor *f)
+{
+	if (f->label == PROTOBUF_C_LABEL_REQUIRED)
+		return true;
+	if (f->label == PROTOBUF_C_LABEL_REPEATED)
+		return *(const size_t *)field_ptr(m, f->quantifier_offset) > 0;
+	if (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE ||
+	    f->type == PROTOBUF_C_TYPE_BYTES)
+		return *(void *const *)field_ptr(m, f->offset) != NULL;
+	return *(const protobuf_c_boolean *)field_ptr(m, f->quantifier_offset);
+}
+
+/* A given field asks for its feature: a bool that is true, other values but "none" ones. */
+static bool field_asks(const CriuOpts *m, const ProtobufCFieldDescriptor *f)
+{
+	if (f->type == PROTOBUF_C_TYPE_BOOL && f->label != PROTOBUF_C_LABEL_REPEATED)
+		return *(const protobuf_c_boolean *)field_ptr(m, f->offset);
+	if (!strcmp(f->name, "cpu_cap"))
+		return m->cpu_cap != 0; /* CRIU's CPU_CAP_NONE: check nothing, as criu-like does */
+	if (!strcmp(f->name, "manage_cgroups_mode"))
+		return m->manage_cgroups_mode != CRIU_CG_MODE__IGNORE;
+	if (!strcmp(f->name, "empty_ns"))
+		return m->empty_ns != 0;
+	return true;
+}
+
+static const char *field_missing(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(refused); i++)
+		if (!strcmp(refused[i].name, name))
+			return refused[i].missing;
+	return NULL;
+}
+
+/* Every field given whose feature is missing, and every unknown field number. */
+static int check_fields(const CriuOpts *m, char *err, size_t size)
+{
+	const ProtobufCMessageDescriptor *d = &criu_opts__descriptor;
+	const char *missing;
+	unsigned int i;
+
+	if (m->base.n_unknown_fields)
+		return refuse(err, size, -EOPNOTSUPP,
+			      "criu_opts: field number %u is not known to this version",
+			      m->base.unknown_fields[0].tag);
+	for (i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+
+		missing = field_missing(f->name);
+		if (missing && field_given(m, f) && field_asks(m, f))
+			return refuse(err, size, -EOPNOTSUPP,
+				      "criu_opts.%s: %s is not supported by this version yet",
+				      f->name, missing);
+	}
+	return 0;
+}
+
+static int translate_dirs(const CriuOpts *m, struct cr_options *o, struct rpc_opts *ro, char *err,
+			  size_t size)
+{
+	ro->images_dir_fd = m->images_dir_fd;
+	ro->work_dir_fd = -1;
+	if (m->images_dir_fd < -1)
+		return refuse(err, size, -EINVAL, "criu_opts.images_dir_fd: %d is not a descriptor",
+			      m->images_dir_fd);
+	if (m->images_dir_fd == -1) {
+		if (!m->images_dir || !*m->images_dir)
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.images_dir_fd: -1 and no images_dir: "
+				      "no image directory");
+		o->images_dir = m->images_dir;
+	}
+	if (m->has_work_dir_fd) {
+		if (m->work_dir_fd < 0)
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.work_dir_fd: %d is not a descriptor",
+				      m->work_dir_fd);
+		ro->work_dir_fd = m->work_dir_fd;
+	}
+	/* CRIU: a name in the work directory, no subdirectories */
+	if (m->log_file && (!*m->log_file || strchr(m->log_file, '/')))
+		return refuse(err, size, -EINVAL,
+			      "criu_opts.log_file: '%s' is not a file name (no '/' allowed; "
+			      "use work_dir_fd)",
+			      m->log_file);
+	o->log_file = m->log_file;
+	if (!o->log_file && m->has_log_to_stderr && m->log_to_stderr)
+		o->log_file = "-";
+	return 0;
+}
+
+static int translate_values(const CriuOpts *m, CriuReqType type, struct cr_options *o, char *err,
+			    size_t size)
+{
+	if (m->has_log_level) {
+		if (m->log_level < 0)
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.log_level: %d is not a level (0-4)", m->log_level);
+		o->log_level = m->log_level > LOG_DEBUG ? LOG_DEBUG : m->log_level;
+	}
+	if (type == CRIU_REQ_TYPE__DUMP) {
+		/* CRIU dumps the caller itself then: it holds our socket, never dumpable here */
+		if (!m->has_pid)
+			return refuse(err, size, -EOPNOTSUPP,
+				      "criu_opts.pid: not set: dumping the calling process itself "
+				      "is not supported (it holds the RPC socket)");
+		if (m->pid <= 0)
+			return refuse(err, size, -EINVAL, "criu_opts.pid: %d is not a pid", m->pid);
+		o->tree = m->pid;
+	}
+	if (m->has_timeout) {
+		if (m->timeout > 86400)
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.timeout: %u seconds is out of range (0-86400)",
+				      m->timeout);
+		o->timeout = m->timeout ? m->timeout : CR_DEFAULT_TIMEOUT;
+	}
+	if (m->has_network_lock) {
+		switch (m->network_lock) {
+		case CRIU_NETWORK_LOCK_METHOD__IPTABLES:
+			o->network_lock = "iptables";
+			break;
+		case CRIU_NETWORK_LOCK_METHOD__NFTABLES:
+			o->network_lock = "nftables";
+			break;
+		case CRIU_NETWORK_LOCK_METHOD__SKIP:
+			o->network_lock = "skip";
+			break;
+		default:
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.network_lock: %d is not a method",
+				      m->network_lock);
+		}
+	}
+	if (m->has_pre_dump_mode) {
+		if (m->pre_dump_mode != CRIU_PRE_DUMP_MODE__SPLICE &&
+		    m->pre_dump_mode != CRIU_PRE_DUMP_MODE__VM_READ)
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.pre_dump_mode: %d is not a mode",
+				      m->pre_dump_mode);
+		o->pre_dump_mode = m->pre_dump_mode == CRIU_PRE_DUMP_MODE__SPLICE ? "splice"
+										  : "read";
+	}
+	if (m->has_ghost_limit)
+		o->ghost_limit = m->ghost_limit;
+	if (m->freeze_cgroup) {
+		if (type != CRIU_REQ_TYPE__DUMP)
+			return refuse(err, size, -EOPNOTSUPP,
+				      "criu_opts.freeze_cgroup: applies to a dump only");
+		o->freeze_cgroup = m->freeze_cgroup;
+	}
+	return 0;
+}
+
+int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o,
+		       struct rpc_opts *ro, char *err, size_t size)
+{
+	int ret;
+
+	err[0] = '\0';
+	ret = check_fields(m, err, size);
+	if (!ret)
+		ret = translate_dirs(m, o, ro, err, size);
+	if (!ret)
+		ret = translate_values(m, type, o, err, size);
+	if (ret)
+		return ret;
+	o->leave_running = m->has_leave_running && m->leave_running;
+	o->ext_unix_sk = m->has_ext_unix_sk && m->ext_unix_sk;
+	o->tcp_established = m->has_tcp_established && m->tcp_established;
+	o->shell_job = m->has_shell_job && m->shell_job;
+	o->file_locks = m->has_file_locks && m->file_locks;
+	ro->notify = m->has_notify_scripts && m->notify_scripts;
+	/* CRIU: a restore through RPC is always detached, the tree is the caller's to wait */
+	o->restore_detached = type == CRIU_REQ_TYPE__RESTORE;
+	return 0;
+}

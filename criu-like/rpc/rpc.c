@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One RPC conversation: read a criu_req, answer it with one criu_resp (after
+ * any notifications), again while the request said keep_open. The requests
+ * run the same engine functions as the command line, with the options the
+ * request's criu_opts translate to (opts.c). Every failure is answered:
+ * success = false, cr_errno, and cr_errmsg naming what failed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define LOG_PREFIX "rpc: "
+#include "cr.h"
+#include "dump.h"
+#include "kerndat.h"
+#include "log.h"
+#include "restore.h"
+#include "rpc-int.h"
+#include "util.h"
+
+static const char *req_name(CriuReqType type)
+{
+	const ProtobufCEnumValue *v =
+		protobuf_c_enum_descriptor_get_value(&criu_req_type__descriptor, (int)type);
+
+	return v ? v->name : "unknown";
+}
+
+/* success = false, with the errno and the message that say why. */
+static int send_error(int sk, CriuReqType type, int err, const char *msg)
+{
+	CriuResp resp = CRIU_RESP__INIT;
+
+	resp.type = type;
+	resp.success = false;
+	if (err) {
+		resp.has_cr_errno = true;
+		resp.cr_errno = err < 0 ? -err : err;
+	}
+	resp.cr_errmsg = (char *)msg;
+	pr_warn("%s refused: %s\n", req_name(type), msg);
+	return rpc_send_resp(sk, &resp);
+}
+
+/* The message of a failed engine call: its first error, else strerror. */
+static int send_failure(int sk, CriuReqType type, int err)
+{
+	char msg[640];
+	const char *first = log_first_error();
+
+	snprintf(msg, sizeof(msg), "%s failed: %s", req_name(type),
+		 *first ? first : strerror(err < 0 ? -err : EIO));
+	return send_error(sk, type, err, msg);
+}
+
+static int handle_version(int sk, const CriuReq *req)
+{
+	CriuResp resp = CRIU_RESP__INIT;
+	CriuVersion v = CRIU_VERSION__INIT;
+	char name[64];
+	int a = 0, b = 0, c = 0;
+
+	sscanf(CRIU_LIKE_VERSION, "%d.%d.%d", &a, &b, &c);
+	snprintf(name, sizeof(name), "criu-like %s", CRIU_LIKE_VERSION);
+	/* no gitid: go-criu would count a git build as the next minor version */
+	v.major_number = RPC_CRIU_MAJOR;
+	v.minor_number = RPC_CRIU_MINOR;
+	v.has_sublevel = true;
+	v.sublevel = RPC_CRIU_SUBLEVEL;
+	v.has_extra = true;
+	v.extra = a * 10000 + b * 100 + c; /* criu-like's own, as runtimes count */
+	v.name = name;
+	resp.type = req->type;
+	resp.success = true;
+	resp.version = &v;
+	return rpc_send_resp(sk, &resp);
+}
+
+/* CHECK: the kernel has what dump and restore need (criu-like check, without the table). */
+static int handle_check(int sk, const CriuReq *req)
+{
+	CriuResp resp = CRIU_RESP__INIT;
+	enum kd_feature missing[KD__MAX];
+	struct kerndat kd;
+	unsigned int nr = 0;
+	int err;
+
+	err = kerndat_probe(&kd);
+	if (!err)
+		err = kd_check_required(&kd, missing, &nr);
+	if (err && nr)
+		return send_error(sk, req->type, -ENOTSUP,
+				  "CHECK: the kernel lacks features dump and restore need "
+				  "(criu-like check lists them)");
+	if (err)
+		return send_failure(sk, req->type, err);
+	resp.type = req->type;
+	resp.success = true;
+	return rpc_send_resp(sk, &resp);
+}
+
+/* FEATURE_CHECK: an answer for each feature asked, false while it does not exist. */
+static int handle_feature_check(int sk, const CriuReq *req)
+{
+	CriuResp resp = CRIU_RESP__INIT;
+	CriuFeatures f = CRIU_FEATURES__INIT;
+
+	if (!req->features)
+		return send_error(sk, req->type, -EINVAL,
+				  "FEATURE_CHECK: the request has no features to check");
+	/* pre-dump (memory tracking, the pidfd store) and lazy pages do not exist yet */
+	f.has_mem_track = req->features->has_mem_track;
+	f.has_lazy_pages = req->features->has_lazy_pages;
+	f.has_pidfd_store = req->features->has_pidfd_store;
+	resp.type = req->type;
+	resp.success = true;
+	resp.features = &f;
+	return rpc_send_resp(sk, &resp);
+}
+
+static int handle_wait_pid(int sk, const CriuReq *req)
+{
+	CriuResp resp = CRIU_RESP__INIT;
+	char msg[128];
+	int status;
+
+	if (!req->has_pid || !req->pid || req->pid > 0x3fffffff)
+		return send_error(sk, req->type, -EINVAL, "WAIT_PID: no pid, or not a pid");
+	while (waitpid((pid_t)req->pid, &status, 0) < 0) {
+		if (errno == EINTR)
+			continue;
+		snprintf(msg, sizeof(msg),
+			 "WAIT_PID: pid %u is not a child of this criu-like (restored "
+			 "in this conversation): %m",
+			 req->pid);
+		return send_error(sk, req->type, -errno, msg);
+	}
+	resp.type = req->type;
+	resp.success = true;
+	resp.has_status = true;
+	resp.status = status;
+	return rpc_send_resp(sk, &resp);
+}
+
+/* A descriptor of the caller, as CRIU opens it: /proc/PEER/fd/N. */
+static int open_caller_dir(const struct rpc_conv *c, int fd, const char *field, char *msg,
+			   size_t size)
+{
+	char path[64];
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", c->peer_pid, fd);
+	ret = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ret < 0)
+		snprintf(msg, size, "criu_opts.%s: cannot open fd %d of the caller (pid %d): %m",
+			 field, fd, c->peer_pid);
+	return ret;
+}
+
+/* Options, caller's directories and the log of a dump or restore. */
+struct rpc_run {
+	struct cr_options o;
+	int images_fd, work_fd;
+	char images_path[32], work_path[32], log_path[96];
+};
+
+static void rpc_run_fini(struct rpc_run *r)
+{
+	if (r->images_fd >= 0)
+		close(r->images_fd);
+	if (r->work_fd >= 0)
+		close(r->work_fd);
+	cr_options_fini(&r->o);
+	log_close();
+}
+
+static int rpc_run_setup(struct rpc_conv *c, const CriuReq *req, struct rpc_run *r, char *msg,
+			 size_t size)
+{
+	const char *dir, *file;
+	struct rpc_opts ro;
+	int err;
+
+	if (!req->opts) {
+		snprintf(msg, size, "%s: the request has no opts", req_name(req->type));
+		return -EINVAL;
+	}
+	err = rpc_opts_translate(req->opts, req->type, &r->o, &ro, msg, size);
+	if (err)
+		return err;
+	if (ro.images_dir_fd >= 0) {
+		r->images_fd = open_caller_dir(c, ro.images_dir_fd, "images_dir_fd", msg, size);
+		if (r->images_fd < 0)
+			return neg_errno();
+		snprintf(r->images_path, sizeof(r->images_path), "/proc/self/fd/%d", r->images_fd);
+		r->o.images_dir = r->images_path;
+	}
+	if (ro.work_dir_fd >= 0) {
+		r->work_fd = open_caller_dir(c, ro.work_dir_fd, "work_dir_fd", msg, size);
+		if (r->work_fd < 0)
+			return neg_errno();
+		snprintf(r->work_path, sizeof(r->work_path), "/proc/self/fd/%d", r->work_fd);
+		r->o.work_dir = r->work_path;
+	}
+	c->notify = ro.notify;
+	r->o.notifier = &c->notifier;
+	/* the log: log_file in the work directory, dump.log / restore.log by default */
+	log_set_level(r->o.log_level);
+	file = r->o.log_file ? r->o.log_file
+			     : (req->type == CRIU_REQ_TYPE__DUMP ? "dump.log" : "restore.log");
+	if (!strcmp(file, "-"))
+		return 0;
+	dir = r->o.work_dir ? r->o.work_dir : r->o.images_dir;
+	snprintf(r->log_path, sizeof(r->log_path), "%s/%s", dir, file);
+	err = log_set_file(r->log_path);
+	if (err) {
+		errno = -err;
+		snprintf(msg, size, "criu_opts.log_file: cannot open %s in the work directory: %m",
+			 file);
+	}
+	return err;
+}
+
+static int handle_dump_restore(struct rpc_conv *c, const CriuReq *req)
+{
+	struct rpc_run r = { .images_fd = -1, .work_fd = -1 };
+	CriuResp resp = CRIU_RESP__INIT;
+	CriuDumpResp dr = CRIU_DUMP_RESP__INIT;
+	CriuRestoreResp rr = CRIU_RESTORE_RESP__INIT;
+	bool dump = req->type == CRIU_REQ_TYPE__DUMP;
+	char msg[512];
+	pid_t root = -1;
+	int err;
+
+	cr_options_init(&r.o);
+	if (geteuid()) {
+		rpc_run_fini(&r);
+		return send_error(c->sk, req->type, -EPERM,
+				  dump ? "DUMP needs root" : "RESTORE needs root");
+	}
+	err = rpc_run_setup(c, req, &r, msg, sizeof(msg));
+	if (err) {
+		rpc_run_fini(&r);
+		return send_error(c->sk, req->type, err, msg);
+	}
+	pr_info("%s requested by pid %d\n", req_name(req->type), c->peer_pid);
+	err = dump ? cr_dump(&r.o) : cr_restore_pid(&r.o, &root);
+	rpc_run_fini(&r);
+	if (err)
+		return send_failure(c->sk, req->type, err);
+	resp.type = req->type;
+	resp.success = true;
+	if (dump) {
+		dr.has_restored = true; /* false: this is the dump, not a self-dump's restore */
+		resp.dump = &dr;
+	} else {
+		rr.pid = root;
+		resp.restore = &rr;
+	}
+	return rpc_send_resp(c->sk, &resp);
+}
+
+static int handle(struct rpc_conv *c, const CriuReq *req)
+{
+	char msg[160];
+
+	log_error_reset();
+	switch (req->type) {
+	case CRIU_REQ_TYPE__VERSION:
+		return handle_version(c->sk, req);
+	case CRIU_REQ_TYPE__CHECK:
+		return handle_check(c->sk, req);
+	case CRIU_REQ_TYPE__FEATURE_CHECK:
+		return handle_feature_check(c->sk, req);
+	case CRIU_REQ_TYPE__DUMP:
+	case CRIU_REQ_TYPE__RESTORE:
+		return handle_dump_restore(c, req);
+	case CRIU_REQ_TYPE__WAIT_PID:
+		return handle_wait_pid(c->sk, req);
+	case CRIU_REQ_TYPE__PRE_DUMP:
+	case CRIU_REQ_TYPE__SINGLE_PRE_DUMP:
+	case CRIU_REQ_TYPE__PAGE_SERVER:
+	case CRIU_REQ_TYPE__PAGE_SERVER_CHLD:
+		snprintf(msg, sizeof(msg), "%s is not available in this version yet",
+			 req_name(req->type));
+		return send_error(c->sk, req->type, -EOPNOTSUPP, msg);
+	case CRIU_REQ_TYPE__CPUINFO_DUMP:
+	case CRIU_REQ_TYPE__CPUINFO_CHECK:
+		snprintf(msg, sizeof(msg),
+			 "%s is not available in this version yet: criu-like has no "
+			 "cpuinfo image",
+			 req_name(req->type));
+		return send_error(c->sk, req->type, -EOPNOTSUPP, msg);
+	case CRIU_REQ_TYPE__NOTIFY:
+		return send_error(c->sk, req->type, -EINVAL,
+				  "NOTIFY is the answer to a notification, not a request");
+	default:
+		snprintf(msg, sizeof(msg), "unknown request type %d", (int)req->type);
+		return send_error(c->sk, CRIU_REQ_TYPE__EMPTY, -EBADRQC, msg);
+	}
+}
+
+static int peer_creds(struct rpc_conv *c)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(c->sk, SOL_SOCKET, SO_PEERCRED, &cr, &len)) {
+		pr_perror("cannot get the credentials of the RPC peer");
+		return neg_errno();
+	}
+	c->peer_pid = cr.pid;
+	c->peer_uid = cr.uid;
+	return 0;
+}
+
+int rpc_serve(int sk, bool service)
+{
+	struct rpc_conv c = { .sk = sk, .service = service };
+	char err[256], msg[320];
+	CriuReq *req;
+	bool keep;
+	int ret;
+
+	ret = peer_creds(&c);
+	if (ret)
+		return ret;
+	rpc_notifier_init(&c);
+	do {
+		ret = rpc_recv_req(sk, &req, err, sizeof(err));
+		if (ret > 0)
+			return 0;
+		if (ret) {
+			/* the conversation is out of step: answer, and end it */
+			send_error(sk, CRIU_REQ_TYPE__EMPTY, ret, err);
+			return ret;
+		}
+		if (service && c.peer_uid != 0) {
+			snprintf(msg, sizeof(msg),
+				 "criu-like service serves root only: the peer (pid %d) runs "
+				 "as uid %u",
+				 c.peer_pid, (unsigned int)c.peer_uid);
+			send_error(sk, req->type, -EPERM, msg);
+			criu_req__free_unpacked(req, NULL);
+			return -EPERM;
+		}
+		keep = req->has_keep_open && req->keep_open;
+		ret = handle(&c, req);
+		criu_req__free_unpacked(req, NULL);
+		if (ret)
+			pr_errno(ret, "cannot answer the RPC client (pid %d)", c.peer_pid);
+	} while (!ret && keep);
+	return ret;
+}
