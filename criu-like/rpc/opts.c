@@ -13,6 +13,7 @@
 #include <string.h>
 
 #define LOG_PREFIX "rpc: "
+#include "cli-config.h"
 #include "log.h"
 #include "rpc.h"
 #include "util.h"
@@ -25,8 +26,6 @@ static const struct {
 	{ "evasive_devices", "evasive devices" },
 	{ "ps", "the page server" },
 	{ "root", "restoring into another root" },
-	{ "parent_img", "incremental dumps (parent images)" },
-	{ "track_mem", "memory tracking" },
 	{ "auto_dedup", "incremental dumps (auto-dedup)" },
 	{ "link_remap", "link remaps of unlinked files" },
 	{ "veths", "veth pairs" },
@@ -57,7 +56,6 @@ static const struct {
 	{ "lazy_pages", "lazy restore" },
 	{ "status_fd", "readiness reports (only the page server and lazy pages have them)" },
 	{ "orphan_pts_master", "handing the master of an orphan pty to the client" },
-	{ "config_file", "configuration files" },
 	{ "tcp_close", "closing TCP connections at restore" },
 	{ "lsm_profile", "LSM profiles" },
 	{ "tls_cacert", "TLS" },
@@ -73,7 +71,6 @@ static const struct {
 	{ "skip_file_rwx_check", "skipping the permission check of files" },
 	{ "unprivileged", "unprivileged mode" },
 	{ "leave_stopped", "leaving the tree stopped" },
-	{ "display_stats", "printing statistics" },
 	{ "allow_uprobes", "uprobes" },
 	{ "ghost_fiemap", "sparse ghost files (fiemap)" },
 	{ "file_validation_method", "file validation" },
@@ -200,7 +197,7 @@ static int translate_values(const CriuOpts *m, CriuReqType type, struct cr_optio
 				      "criu_opts.log_level: %d is not a level (0-4)", m->log_level);
 		o->log_level = m->log_level > LOG_DEBUG ? LOG_DEBUG : m->log_level;
 	}
-	if (type == CRIU_REQ_TYPE__DUMP) {
+	if (type == CRIU_REQ_TYPE__DUMP || type == CRIU_REQ_TYPE__PRE_DUMP) {
 		/* CRIU dumps the caller itself then: it holds our socket, never dumpable here */
 		if (!m->has_pid)
 			return refuse(err, size, -EOPNOTSUPP,
@@ -273,7 +270,25 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 	o->shell_job = m->has_shell_job && m->shell_job;
 	o->file_locks = m->has_file_locks && m->file_locks;
 	ro->notify = m->has_notify_scripts && m->notify_scripts;
+	o->track_mem = m->has_track_mem && m->track_mem;
+	o->display_stats = m->has_display_stats && m->display_stats;
+	/* CRIU: relative to the images directory, as --prev-images-dir */
+	if (m->parent_img) {
+		if (type != CRIU_REQ_TYPE__DUMP && type != CRIU_REQ_TYPE__PRE_DUMP)
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.parent_img: applies to a dump or a pre-dump only");
+		o->prev_images_dir = m->parent_img;
+	}
 	/* CRIU: a restore through RPC is always detached, the tree is the caller's to wait */
 	o->restore_detached = type == CRIU_REQ_TYPE__RESTORE;
+	/* the file's options win over the request's, as in CRIU (runc's runc.conf) */
+	if (m->config_file) {
+		ret = cli_apply_config_file(o, m->config_file);
+		if (ret)
+			return refuse(err, size, ret,
+				      "criu_opts.config_file: %s holds an option criu-like "
+				      "refuses (its file and line are in the log)",
+				      m->config_file);
+	}
 	return 0;
 }

@@ -105,6 +105,17 @@ static int handle_check(int sk, const CriuReq *req)
 	return rpc_send_resp(sk, &resp);
 }
 
+/* Memory tracking needs uffd write-protection in async mode and PAGEMAP_SCAN (memory.md). */
+static bool rpc_mem_track_ok(void)
+{
+	struct kerndat kd;
+
+	memset(&kd, 0, sizeof(kd));
+	kerndat_probe_one(&kd, KD_UFFD_WP_ASYNC);
+	kerndat_probe_one(&kd, KD_PAGEMAP_SCAN);
+	return kerndat_has(&kd, KD_UFFD_WP_ASYNC) && kerndat_has(&kd, KD_PAGEMAP_SCAN);
+}
+
 /* FEATURE_CHECK: an answer for each feature asked, false while it does not exist. */
 static int handle_feature_check(int sk, const CriuReq *req)
 {
@@ -114,8 +125,13 @@ static int handle_feature_check(int sk, const CriuReq *req)
 	if (!req->features)
 		return send_error(sk, req->type, -EINVAL,
 				  "FEATURE_CHECK: the request has no features to check");
-	/* pre-dump (memory tracking, the pidfd store) and lazy pages do not exist yet */
+	/*
+	 * Memory tracking (pre-dump, --track-mem) is there when the kernel has
+	 * userfaultfd write-protection and PAGEMAP_SCAN; the pidfd store and lazy
+	 * pages do not exist yet.
+	 */
 	f.has_mem_track = req->features->has_mem_track;
+	f.mem_track = f.has_mem_track && rpc_mem_track_ok();
 	f.has_lazy_pages = req->features->has_lazy_pages;
 	f.has_pidfd_store = req->features->has_pidfd_store;
 	resp.type = req->type;
@@ -213,7 +229,9 @@ static int rpc_run_setup(struct rpc_conv *c, const CriuReq *req, struct rpc_run 
 	/* the log: log_file in the work directory, dump.log / restore.log by default */
 	log_set_level(r->o.log_level);
 	file = r->o.log_file ? r->o.log_file
-			     : (req->type == CRIU_REQ_TYPE__DUMP ? "dump.log" : "restore.log");
+			     : (req->type == CRIU_REQ_TYPE__DUMP       ? "dump.log"
+				: req->type == CRIU_REQ_TYPE__PRE_DUMP ? "pre-dump.log"
+								       : "restore.log");
 	if (!strcmp(file, "-"))
 		return 0;
 	dir = r->o.work_dir ? r->o.work_dir : r->o.images_dir;
@@ -233,7 +251,7 @@ static int handle_dump_restore(struct rpc_conv *c, const CriuReq *req)
 	CriuResp resp = CRIU_RESP__INIT;
 	CriuDumpResp dr = CRIU_DUMP_RESP__INIT;
 	CriuRestoreResp rr = CRIU_RESTORE_RESP__INIT;
-	bool dump = req->type == CRIU_REQ_TYPE__DUMP;
+	bool dump = req->type == CRIU_REQ_TYPE__DUMP || req->type == CRIU_REQ_TYPE__PRE_DUMP;
 	char msg[512];
 	pid_t root = -1;
 	int err;
@@ -242,7 +260,7 @@ static int handle_dump_restore(struct rpc_conv *c, const CriuReq *req)
 	if (geteuid()) {
 		rpc_run_fini(&r);
 		return send_error(c->sk, req->type, -EPERM,
-				  dump ? "DUMP needs root" : "RESTORE needs root");
+				  dump ? "DUMP and PRE_DUMP need root" : "RESTORE needs root");
 	}
 	err = rpc_run_setup(c, req, &r, msg, sizeof(msg));
 	if (err) {
@@ -250,7 +268,9 @@ static int handle_dump_restore(struct rpc_conv *c, const CriuReq *req)
 		return send_error(c->sk, req->type, err, msg);
 	}
 	pr_info("%s requested by pid %d\n", req_name(req->type), c->peer_pid);
-	err = dump ? cr_dump(&r.o) : cr_restore_pid(&r.o, &root);
+	err = req->type == CRIU_REQ_TYPE__PRE_DUMP ? cr_pre_dump(&r.o)
+	      : dump				   ? cr_dump(&r.o)
+						   : cr_restore_pid(&r.o, &root);
 	rpc_run_fini(&r);
 	if (err)
 		return send_failure(c->sk, req->type, err);
@@ -279,11 +299,11 @@ static int handle(struct rpc_conv *c, const CriuReq *req)
 	case CRIU_REQ_TYPE__FEATURE_CHECK:
 		return handle_feature_check(c->sk, req);
 	case CRIU_REQ_TYPE__DUMP:
+	case CRIU_REQ_TYPE__PRE_DUMP:
 	case CRIU_REQ_TYPE__RESTORE:
 		return handle_dump_restore(c, req);
 	case CRIU_REQ_TYPE__WAIT_PID:
 		return handle_wait_pid(c->sk, req);
-	case CRIU_REQ_TYPE__PRE_DUMP:
 	case CRIU_REQ_TYPE__SINGLE_PRE_DUMP:
 	case CRIU_REQ_TYPE__PAGE_SERVER:
 	case CRIU_REQ_TYPE__PAGE_SERVER_CHLD:

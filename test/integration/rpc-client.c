@@ -178,6 +178,8 @@ static void fill_opts(CriuOpts *o, int argc, char **argv)
 		o->has_work_dir_fd = true;
 		o->work_dir_fd = open(v, O_RDONLY | O_DIRECTORY);
 	}
+	if ((v = arg(argc, argv, "parent_img")))
+		o->parent_img = (char *)v;
 	if ((v = arg(argc, argv, "log_file")))
 		o->log_file = (char *)v;
 	if ((v = arg(argc, argv, "inherit_fd"))) {
