@@ -35,6 +35,7 @@
 
 #include "anon.h"
 #include "log.h"
+#include "posix-mq.h"
 #include "restore-files-int.h"
 #include "util.h"
 
@@ -56,8 +57,7 @@ static int mqueue_match(const struct dump_ctx *ctx, const struct fd_info *f)
 	return !statfs(path, &sf) && sf.f_type == MQUEUE_MAGIC;
 }
 
-/* The queue's "QSIZE:... NOTIFY:... SIGNO:... NOTIFY_PID:..." line: its NOTIFY_PID. */
-static int notify_pid(int qfd, pid_t *pid)
+int mq_notify_pid(int qfd, pid_t *pid)
 {
 	char buf[160];
 	const char *p;
@@ -72,15 +72,7 @@ static int notify_pid(int qfd, pid_t *pid)
 	return 0;
 }
 
-struct mq_msg {
-	unsigned int prio;
-	size_t len;
-	char *data;
-};
-
-/* Receive every message of @qfd into @msgs and send them back, in the same order. */
-static int drain_and_refill(const struct fd_info *f, int qfd, const struct mq_attr *a,
-			    struct mq_msg *msgs, long *n)
+int mq_read_all(int qfd, const char *what, const struct mq_attr *a, struct mq_msg *msgs, long *n)
 {
 	const struct timespec now = { 0, 0 };
 	long i;
@@ -107,9 +99,7 @@ static int drain_and_refill(const struct fd_info *f, int qfd, const struct mq_at
 	/* put back what was taken, even after an error: the queue must stay as it was */
 	for (i = 0; i < *n; i++) {
 		if (mq_timedsend(qfd, msgs[i].data, msgs[i].len, msgs[i].prio, &now)) {
-			pr_perror("pid %d fd %d: cannot put message %ld of queue %s back: it is "
-				  "lost",
-				  f->pid, f->fd, i, f->link);
+			pr_perror("%s: cannot put message %ld back: it is lost", what, i);
 			err = err ? err : neg_errno();
 		}
 	}
@@ -122,7 +112,7 @@ static int mqueue_dump(struct dump_ctx *ctx, const struct fd_info *f, struct fil
 	MqueueMessage *pm, **pp;
 	MqueueFileEntry *e;
 	struct mq_attr a;
-	char path[64], *data;
+	char path[64], what[320], *data;
 	size_t total = 0;
 	long n = 0, i;
 	pid_t np = 0;
@@ -141,7 +131,7 @@ static int mqueue_dump(struct dump_ctx *ctx, const struct fd_info *f, struct fil
 			  f->link);
 		return neg_errno();
 	}
-	err = notify_pid(qfd, &np);
+	err = mq_notify_pid(qfd, &np);
 	if (!err && mq_getattr(qfd, &a))
 		err = neg_errno();
 	if (err) {
@@ -161,7 +151,8 @@ static int mqueue_dump(struct dump_ctx *ctx, const struct fd_info *f, struct fil
 		err = -ENOMEM;
 		goto out;
 	}
-	err = drain_and_refill(f, qfd, &a, msgs, &n);
+	snprintf(what, sizeof(what), "pid %d fd %d: queue %s", f->pid, f->fd, f->link);
+	err = mq_read_all(qfd, what, &a, msgs, &n);
 	if (err)
 		goto out;
 	for (i = 0; i < n; i++)

@@ -72,6 +72,8 @@ static const struct cr_img_desc img_descs[CR_IMG_NR] = {
 	IMG_RECORDS(CR_IMG_UTSNS, "utsns", "utsns-%u.img", 0x6A1E83C1, UtsnsEntry, utsns_entry),
 	IMG_RECORDS(CR_IMG_TIMENS, "timens", "timens-%u.img", 0x3C0D9E57, TimensEntry,
 		    timens_entry),
+	IMG_HEAD_RECORDS(CR_IMG_IPC_MQ, "ipc-mq", "ipc-mq-%u.img", 0x7D2B91E4, IpcMqVarEntry,
+			 ipc_mq_var_entry, MqueueFileEntry, mqueue_file_entry),
 	IMG_RECORDS(CR_IMG_IPC_VAR, "ipc-var", "ipc-var-%u.img", 0x6B3E0C11, IpcVarEntry,
 		    ipc_var_entry),
 	IMG_RECORDS(CR_IMG_IPC_SHM, "ipc-shm", "ipc-shm-%u.img", 0x3A9D52E7, IpcShmEntry,

@@ -119,7 +119,9 @@ int ns_restore_load(const InventoryEntry *ie, int dirfd, struct ns_restore *r);
 int ns_restore_before_clone(const struct ns_restore *r);
 void ns_restore_after_clone(const struct ns_restore *r);
 /* In the restored root, first thing: fill its new namespaces (hostname, ...). */
-int ns_restore_root(const struct ns_restore *r);
+int ns_restore_root(const struct ns_restore *r, int dirfd);
+/* In the controller once every task waits at the barrier: what must wait for the tasks. */
+int ns_restore_late(const struct ns_restore *r, int dirfd, pid_t root);
 void ns_restore_fini(struct ns_restore *r);
 
 #endif

@@ -29,13 +29,19 @@ struct ns_type {
 	 */
 	int (*before_clone)(const void *priv);
 	void (*after_clone)(const void *priv);
-	/* In the restored root, inside its new namespace, before it forks anything. */
-	int (*restore)(const void *priv);
+	/*
+	 * In the restored root, inside its new namespace, before it forks anything;
+	 * @dirfd: the image directory now (the controller moved it since load()).
+	 */
+	int (*restore)(const void *priv, int dirfd);
+	/* In the controller once every task waits at the barrier (@root: its pid), optional. */
+	int (*late)(const void *priv, int dirfd, pid_t root);
 	void (*fini)(void *priv);
 };
 
 extern const struct ns_type uts_ns_type;
 extern const struct ns_type time_ns_type;
+extern const struct ns_type ipc_ns_type;
 
 /*
  * Run @fn in a child of the dumper that joined @pid's namespace of kind @k

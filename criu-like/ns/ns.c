@@ -44,6 +44,7 @@ static const char *const ns_names[NS_NR] = {
 /* clang-format off */
 static const struct ns_type *const ns_types[NS_NR] = {
 	[NS_UTS] = &uts_ns_type,
+	[NS_IPC] = &ipc_ns_type,
 	[NS_TIME] = &time_ns_type,
 };
 /* clang-format on */
@@ -429,14 +430,28 @@ void ns_restore_after_clone(const struct ns_restore *r)
 			ns_types[k]->after_clone(r->priv[k]);
 }
 
-int ns_restore_root(const struct ns_restore *r)
+int ns_restore_root(const struct ns_restore *r, int dirfd)
 {
 	int k, err;
 
 	for (k = 0; k < NS_NR; k++) {
 		if (!r->own[k] || !ns_types[k]->restore)
 			continue;
-		err = ns_types[k]->restore(r->priv[k]);
+		err = ns_types[k]->restore(r->priv[k], dirfd);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int ns_restore_late(const struct ns_restore *r, int dirfd, pid_t root)
+{
+	int k, err;
+
+	for (k = 0; k < NS_NR; k++) {
+		if (!r->own[k] || !ns_types[k]->late)
+			continue;
+		err = ns_types[k]->late(r->priv[k], dirfd, root);
 		if (err)
 			return err;
 	}

@@ -62,8 +62,9 @@ static int uts_load(int dirfd, uint32_t id, void **priv)
 	return 0;
 }
 
-static int uts_restore(const void *priv)
+static int uts_restore(const void *priv, int dirfd)
 {
+	(void)dirfd;
 	const UtsnsEntry *e = priv;
 
 	if (sethostname(e->nodename, strlen(e->nodename))) {

@@ -260,7 +260,7 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 	int err;
 
 	/* the root fills its new namespaces before anything else lives in them */
-	err = rst_task_idx(ctx, t) ? 0 : ns_restore_root(&ctx->ns);
+	err = rst_task_idx(ctx, t) ? 0 : ns_restore_root(&ctx->ns, ctx->dirfd);
 	if (!err)
 		err = fork_children(ctx, t, true);
 	if (!err)

@@ -598,6 +598,8 @@ static int rst_run_stages(struct rst_run *r)
 	if (!err)
 		err = rst_sysv_shm_late(ctx);
 	if (!err)
+		err = ns_restore_late(&ctx->ns, ctx->dirfd, r->root);
+	if (!err)
 		err = rst_threads_affinity(ctx);
 	if (!err)
 		err = rst_files_resume(ctx);

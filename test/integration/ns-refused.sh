@@ -6,7 +6,7 @@
 # "restored" into the host's namespaces. The cases: the container of the
 # issue (unshare --fork --pid --mount-proc --mount --uts --ipc --net, dumped
 # from unshare and from its shell), each kind alone that is not dumped yet
-# (ipc, net, mnt, cgroup, user, pid), a pid_for_children and a
+# (net, mnt, cgroup, user, pid), a pid_for_children and a
 # time_for_children unshared with no child forked yet, one thread of a process in a UTS namespace of its
 # own, and a child in another UTS namespace than its root's own one (UTS
 # namespaces are dumped: ns-uts.sh). Each runs in a session
@@ -108,7 +108,7 @@ refused container-init "$(pid_of_loop container)" pid container
 [ "$(nsenter -t "$(pid_of_loop container)" -u hostname)" = inside ] || fail "the container's hostname changed"
 
 # Each kind alone (unshare execs the loop: the loop is the task in the namespace).
-for k in ipc net mount cgroup; do
+for k in net mount cgroup; do
 	kind=$k
 	[ $k = mount ] && kind=mnt
 	start "$k" --$k

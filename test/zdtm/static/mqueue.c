@@ -3,9 +3,10 @@
  * POSIX message queues: one with messages of several priorities held
  * O_RDWR, the same queue held O_RDONLY|O_NONBLOCK by a child, an empty
  * queue O_WRONLY. After the restore: the attributes, the descriptions'
- * flags, and every message in order with its priority. With "ipcns" in
- * argv[0]'s name the test first unshares an IPC namespace of its own, so
- * the queues are the namespace's and the restore creates them again.
+ * flags, and every message in order with its priority. Built as
+ * mqueue_ipcns (IPCNS defined), the test first unshares an IPC namespace of
+ * its own, so the queues are the namespace's and the restore creates them
+ * again in a new one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -66,10 +67,12 @@ int main(int argc, char **argv)
 	int status, pfd[2];
 
 	test_init(argc, argv);
-	if (strstr(argv[0], "ipcns") && unshare(CLONE_NEWIPC)) {
+#ifdef IPCNS
+	if (unshare(CLONE_NEWIPC)) {
 		fail("unshare(CLONE_NEWIPC): %m");
 		return 1;
 	}
+#endif
 	snprintf(qname, sizeof(qname), "/zdtm-mq-%d", getpid());
 	snprintf(ename, sizeof(ename), "/zdtm-mq-empty-%d", getpid());
 	mq_unlink(qname);

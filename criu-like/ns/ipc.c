@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * IPC namespaces: the SysV objects (ipc-sysv.c) and the POSIX message
+ * queues of the namespace, with their sysctls.
+ *
+ * Dump, in the dumper: it enters the tree's IPC namespace itself (setns of
+ * an IPC namespace is per thread and has no other condition), where every
+ * SysV call, the kernel.{shm,sem,msg} and fs.mqueue sysctls and
+ * mq_open() resolve, writes the images, and goes back. Only the list of the
+ * queues' names needs the namespace's mqueue file system: a child that
+ * joined the namespace mounts one in a private mount namespace of its own
+ * and reads its directory (ns_call_in()).
+ *
+ * Restore: the root, first thing in its new IPC namespace, writes the
+ * sysctls and creates every object with its id (SysV) or name (queues),
+ * owner, mode and contents; the tasks' queue descriptors are then opened
+ * in it (files/mqueue.c). Once every task has attached its SysV segments,
+ * the controller enters the namespace once more to remove again the
+ * segments that were marked for removal (ipc_sysv_restore_late()).
+ */
+#define LOG_PREFIX "ns: ipc: "
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <mqueue.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "image.h"
+#include "ipc-sysv.h"
+#include "kind.h"
+#include "log.h"
+#include "posix-mq.h"
+#include "util.h"
+
+#include "files.pb-c.h"
+#include "ns.pb-c.h"
+
+#define MQ_NAMES_SIZE (256 * 1024) /* NUL-separated names; queues_max is 256 by default */
+
+static const char *const mq_sysctls[] = { "queues_max", "msg_max", "msgsize_max", "msg_default",
+					  "msgsize_default" };
+
+/* In a child inside the namespace: the names of its queues, NUL-separated, "" last. */
+static int list_queues(void *buf, size_t size)
+{
+	char *p = buf, *end = p + size - 1;
+	struct dirent *de;
+	DIR *d;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("mqueue", "/tmp", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+		return neg_errno();
+	d = opendir("/tmp");
+	if (!d)
+		return neg_errno();
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name) + 1;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (p + len >= end) {
+			closedir(d);
+			return -E2BIG;
+		}
+		memcpy(p, de->d_name, len);
+		p += len;
+	}
+	*p = '\0';
+	closedir(d);
+	return 0;
+}
+
+static int read_u32(const char *path, uint32_t *v)
+{
+	unsigned long x;
+	FILE *f = fopen(path, "re");
+	int ok;
+
+	if (!f)
+		return neg_errno();
+	ok = fscanf(f, "%lu", &x) == 1;
+	fclose(f);
+	if (!ok)
+		return -EINVAL;
+	*v = (uint32_t)x;
+	return 0;
+}
+
+/* One queue of the namespace (entered) into @img. */
+static int dump_queue(struct cr_img *img, const char *name)
+{
+	MqueueFileEntry e = MQUEUE_FILE_ENTRY__INIT;
+	MqueueMessage *pm = NULL, **pp = NULL;
+	struct mq_msg *msgs = NULL;
+	char qname[300], what[320];
+	struct mq_attr a;
+	struct stat st;
+	long n = 0, i;
+	pid_t np = 0;
+	int q, err;
+
+	snprintf(qname, sizeof(qname), "/%s", name);
+	snprintf(what, sizeof(what), "queue %s", qname);
+	q = mq_open(qname, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (q < 0 || fstat(q, &st) || mq_getattr(q, &a) || mq_notify_pid(q, &np)) {
+		err = neg_errno();
+		pr_errno(err, "cannot read POSIX message queue %s", qname);
+		if (q >= 0)
+			close(q);
+		return err;
+	}
+	if (np) {
+		pr_err("POSIX message queue %s has a notification registered by pid %d "
+		       "(mq_notify): not restored yet\n",
+		       qname, np);
+		close(q);
+		return -EOPNOTSUPP;
+	}
+	msgs = calloc((size_t)a.mq_curmsgs + 1, sizeof(*msgs));
+	pm = calloc((size_t)a.mq_curmsgs + 1, sizeof(*pm));
+	pp = calloc((size_t)a.mq_curmsgs + 1, sizeof(*pp));
+	err = msgs && pm && pp ? mq_read_all(q, what, &a, msgs, &n) : -ENOMEM;
+	close(q);
+	if (!err) {
+		for (i = 0; i < n; i++) {
+			mqueue_message__init(&pm[i]);
+			pm[i].prio = msgs[i].prio;
+			pm[i].data.len = msgs[i].len;
+			pm[i].data.data = (uint8_t *)msgs[i].data;
+			pp[i] = &pm[i];
+		}
+		e.name.data = (uint8_t *)name;
+		e.name.len = strlen(name);
+		e.mode = st.st_mode & 07777;
+		e.uid = st.st_uid;
+		e.gid = st.st_gid;
+		e.maxmsg = a.mq_maxmsg;
+		e.msgsize = a.mq_msgsize;
+		e.n_messages = (size_t)n;
+		e.messages = pp;
+		err = img_write_record(img, &e.base);
+		pr_info("queue %s: %ld messages\n", qname, n);
+	}
+	for (i = 0; msgs && i < n; i++)
+		free(msgs[i].data);
+	free(msgs);
+	free(pm);
+	free(pp);
+	return err;
+}
+
+static int dump_queues(pid_t pid, int dirfd, uint32_t id, const char *names)
+{
+	IpcMqVarEntry v = IPC_MQ_VAR_ENTRY__INIT;
+	uint32_t *vals[] = { &v.queues_max, &v.msg_max, &v.msgsize_max, &v.msg_default,
+			     &v.msgsize_default };
+	protobuf_c_boolean *has[] = { &v.has_queues_max, &v.has_msg_max, &v.has_msgsize_max,
+				      &v.has_msg_default, &v.has_msgsize_default };
+	struct cr_img *img;
+	const char *p;
+	char path[80];
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < ARRAY_SIZE(mq_sysctls); i++) {
+		snprintf(path, sizeof(path), "/proc/sys/fs/mqueue/%s", mq_sysctls[i]);
+		*has[i] = !read_u32(path, vals[i]);
+	}
+	img = img_open(dirfd, CR_IMG_IPC_MQ, id, IMG_WRITE);
+	if (!img)
+		return neg_errno();
+	err = img_write_record(img, &v.base);
+	for (p = names; !err && *p; p += strlen(p) + 1)
+		err = dump_queue(img, p);
+	err = err ? err : img_close(img);
+	if (err) {
+		img_close(img);
+		pr_err("pid %d: cannot dump the POSIX message queues of its IPC namespace\n", pid);
+	}
+	return err;
+}
+
+static int ipc_dump(pid_t pid, int dirfd, uint32_t id)
+{
+	char path[64], *names;
+	int own, tgt, err;
+
+	names = malloc(MQ_NAMES_SIZE);
+	if (!names)
+		return -ENOMEM;
+	err = ns_call_in(pid, NS_IPC, list_queues, names, MQ_NAMES_SIZE);
+	if (err) {
+		pr_errno(err, "pid %d: cannot list the POSIX message queues of its IPC namespace",
+			 pid);
+		free(names);
+		return err;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", pid);
+	own = open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC);
+	tgt = open(path, O_RDONLY | O_CLOEXEC);
+	if (own < 0 || tgt < 0 || setns(tgt, CLONE_NEWIPC)) {
+		err = neg_errno();
+		pr_errno(err, "pid %d: cannot enter its IPC namespace", pid);
+	} else {
+		err = ipc_sysv_dump(dirfd, id);
+		if (!err)
+			err = dump_queues(pid, dirfd, id, names);
+		if (setns(own, CLONE_NEWIPC)) {
+			pr_perror("cannot go back to criu-like's IPC namespace");
+			err = err ? err : neg_errno();
+		}
+	}
+	if (own >= 0)
+		close(own);
+	if (tgt >= 0)
+		close(tgt);
+	free(names);
+	return err;
+}
+
+/* ---- restore ---- */
+
+struct ipc_rst {
+	uint32_t id;
+	IpcMqVarEntry *var;
+	ProtobufCMessage **queues;
+	size_t n_queues;
+};
+
+static bool queue_ok(const MqueueFileEntry *e)
+{
+	size_t i;
+
+	if (!e->name.len || e->name.len > 255 || memchr(e->name.data, '/', e->name.len) ||
+	    memchr(e->name.data, '\0', e->name.len) || e->maxmsg <= 0 || e->msgsize <= 0 ||
+	    (size_t)e->maxmsg < e->n_messages)
+		return false;
+	for (i = 0; i < e->n_messages; i++)
+		if (e->messages[i]->data.len > (size_t)e->msgsize)
+			return false;
+	return true;
+}
+
+static int ipc_load(int dirfd, uint32_t id, void **priv)
+{
+	struct ipc_rst *r = calloc(1, sizeof(*r));
+	ProtobufCMessage *head = NULL;
+	struct cr_img *img;
+	size_t i;
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	r->id = id;
+	*priv = r;
+	img = img_open(dirfd, CR_IMG_IPC_MQ, id, IMG_READ);
+	if (!img)
+		return neg_errno();
+	err = img_read_record(img, NULL, &head);
+	if (err == 1) {
+		r->var = (IpcMqVarEntry *)head;
+		err = img_read_all(img, &r->queues, &r->n_queues);
+	} else if (!err) {
+		pr_err("ipc-mq-%u.img: no sysctl record\n", id);
+		err = -EINVAL;
+	}
+	img_close(img);
+	for (i = 0; !err && i < r->n_queues; i++)
+		if (!queue_ok((MqueueFileEntry *)r->queues[i])) {
+			pr_err("ipc-mq-%u.img: queue %zu is not a valid queue\n", id, i);
+			err = -EINVAL;
+		}
+	return err;
+}
+
+static int write_u32(const char *name, bool has, uint32_t v)
+{
+	char path[80], buf[16];
+	int fd, len, err = 0;
+
+	if (!has)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/sys/fs/mqueue/%s", name);
+	len = snprintf(buf, sizeof(buf), "%u", v);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, buf, (size_t)len) != len) {
+		err = neg_errno();
+		pr_errno(err, "cannot set fs.mqueue.%s to %u", name, v);
+	}
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+static int create_queue(const MqueueFileEntry *e)
+{
+	struct mq_attr a = { .mq_maxmsg = e->maxmsg, .mq_msgsize = e->msgsize };
+	const struct timespec now = { 0, 0 };
+	char name[260];
+	size_t i;
+	int q, err = 0;
+
+	snprintf(name, sizeof(name), "/%.*s", (int)e->name.len, (const char *)e->name.data);
+	q = mq_open(name, O_RDWR | O_NONBLOCK | O_CREAT | O_EXCL | O_CLOEXEC, 0600, &a);
+	if (q < 0) {
+		err = neg_errno();
+		pr_errno(err, "cannot create POSIX message queue %s (maxmsg %lld msgsize %lld)",
+			 name, (long long)e->maxmsg, (long long)e->msgsize);
+		return err;
+	}
+	for (i = 0; !err && i < e->n_messages; i++)
+		if (mq_timedsend(q, (const char *)e->messages[i]->data.data,
+				 e->messages[i]->data.len, e->messages[i]->prio, &now)) {
+			err = neg_errno();
+			pr_errno(err, "queue %s: cannot send message %zu again", name, i);
+		}
+	if (!err && (fchown(q, e->uid, e->gid) || fchmod(q, e->mode))) {
+		err = neg_errno();
+		pr_errno(err, "queue %s: cannot give it owner %u:%u and mode %#o", name, e->uid,
+			 e->gid, e->mode);
+	}
+	close(q);
+	return err;
+}
+
+static int ipc_restore(const void *priv, int dirfd)
+{
+	const struct ipc_rst *r = priv;
+	const IpcMqVarEntry *v = r->var;
+	size_t i;
+	int err;
+
+	err = ipc_sysv_restore(dirfd, r->id);
+	err = err ?: write_u32("queues_max", v->has_queues_max, v->queues_max);
+	err = err ?: write_u32("msg_max", v->has_msg_max, v->msg_max);
+	err = err ?: write_u32("msgsize_max", v->has_msgsize_max, v->msgsize_max);
+	err = err ?: write_u32("msg_default", v->has_msg_default, v->msg_default);
+	err = err ?: write_u32("msgsize_default", v->has_msgsize_default, v->msgsize_default);
+	for (i = 0; !err && i < r->n_queues; i++)
+		err = create_queue((const MqueueFileEntry *)r->queues[i]);
+	return err;
+}
+
+static int ipc_late(const void *priv, int dirfd, pid_t root)
+{
+	const struct ipc_rst *r = priv;
+	char path[64];
+	int own, tgt, err;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", root);
+	own = open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC);
+	tgt = open(path, O_RDONLY | O_CLOEXEC);
+	if (own < 0 || tgt < 0 || setns(tgt, CLONE_NEWIPC)) {
+		err = neg_errno();
+		pr_errno(err, "cannot enter the IPC namespace of the restored root %d", root);
+	} else {
+		err = ipc_sysv_restore_late(dirfd, r->id);
+		if (setns(own, CLONE_NEWIPC)) {
+			pr_perror("cannot go back to criu-like's IPC namespace");
+			err = err ? err : neg_errno();
+		}
+	}
+	if (own >= 0)
+		close(own);
+	if (tgt >= 0)
+		close(tgt);
+	return err;
+}
+
+static void ipc_fini(void *priv)
+{
+	struct ipc_rst *r = priv;
+
+	if (!r)
+		return;
+	if (r->var)
+		protobuf_c_message_free_unpacked(&r->var->base, NULL);
+	img_free_records(r->queues, r->n_queues);
+	free(r);
+}
+
+const struct ns_type ipc_ns_type = {
+	.kind = NS_IPC,
+	.clone_flag = CLONE_NEWIPC,
+	.dump = ipc_dump,
+	.load = ipc_load,
+	.restore = ipc_restore,
+	.late = ipc_late,
+	.fini = ipc_fini,
+};
