@@ -17,6 +17,7 @@
 #include "fs.pb-c.h"
 #include "stats.pb-c.h"
 #include "ns.pb-c.h"
+#include "tmpfs.pb-c.h"
 
 /*
  * Zero when the protobuf-c C type @T and the descriptor prefix @t belong to
@@ -68,6 +69,8 @@ static const struct cr_img_desc img_descs[CR_IMG_NR] = {
 	IMG_RECORDS(CR_IMG_STATS_RESTORE, "stats-restore", "stats-restore.img", 0xE569C17F,
 		    StatsEntry, stats_entry),
 	IMG_RECORDS(CR_IMG_UTSNS, "utsns", "utsns-%u.img", 0x6A1E83C1, UtsnsEntry, utsns_entry),
+	IMG_RECORDS(CR_IMG_TMPFS, "tmpfs", "tmpfs-%u.img", 0xBF403EDE, TmpfsEntry, tmpfs_entry),
+	IMG_RAW(CR_IMG_TMPFS_DATA, "tmpfs-data", "tmpfs-data-%u.img", 0xA8E30AA8),
 };
 
 const struct cr_img_desc *img_desc(enum cr_img_kind kind)
