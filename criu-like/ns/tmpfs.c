@@ -774,39 +774,28 @@ static int open_path(struct trestore *r, const char *path, int flags)
 	return fd < 0 ? neg_errno() : fd;
 }
 
-/* The directory where @path (a copy, cut there) is created: the last one, or opened again. */
-static int parent_of(struct trestore *r, char *path, const char **base)
+/* The directory where @path is created, and its last component: the last one, or opened again. */
+static int parent_of(struct trestore *r, const char *path, const char **base)
 {
-	char *slash = strrchr(path, '/');
-	const char *dir = slash ? path : "";
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *dir = strndup(path, slash ? (size_t)(slash - path) : 0);
 	int fd;
 
 	*base = slash ? slash + 1 : path;
-	if (slash)
-		*slash = '\0';
-	if (r->pdir && !strcmp(r->pdir, dir)) {
-		if (slash)
-			*slash = '/';
+	if (!dir)
+		return -ENOMEM;
+	if (r->pdir && !strcmp(r->pdir, dir))
 		return r->pfd;
-	}
 	fd = open_path(r, dir, O_PATH | O_DIRECTORY);
 	if (fd < 0) {
 		pr_errno(fd, "tmpfs %u: /%s: cannot open the directory /%s", r->id, path, dir);
-		if (slash)
-			*slash = '/';
 		return fd;
 	}
-	free(r->pdir);
-	r->pdir = strdup(dir);
-	if (slash)
-		*slash = '/';
 	if (r->pfd >= 0)
 		close(r->pfd);
+	free(r->pdir);
+	r->pdir = TAKE_PTR(dir);
 	r->pfd = fd;
-	if (!r->pdir) {
-		close(TAKE_FD(r->pfd));
-		return -ENOMEM;
-	}
 	return fd;
 }
 
