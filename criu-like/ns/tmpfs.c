@@ -1044,23 +1044,18 @@ static int restore_link(struct trestore *r, const TmpfsEntry *e, const char *pat
 			const char *base)
 {
 	const struct tlink *l = find_link(r, e->link);
-	_cleanup_free_ char *tpath = NULL;
 	_cleanup_close_ int tfd = -1;
-	const char *tbase;
-	char *slash;
+	char tdir[PATH_MAX];
+	const char *slash;
 
 	if (!l)
 		return bad(r, -EBADMSG, "/%s: a link to record %u, not an earlier one with links",
 			   path, e->link);
-	tpath = strdup(l->path);
-	if (!tpath)
-		return -ENOMEM;
-	slash = strrchr(tpath, '/');
-	tbase = slash ? slash + 1 : tpath;
-	if (slash)
-		*slash = '\0';
-	tfd = open_path(r, slash ? tpath : "", O_PATH | O_DIRECTORY);
-	if (tfd < 0 || linkat(tfd, tbase, pfd, base, 0)) {
+	/* the first name's directory (the path was checked: shorter than PATH_MAX) */
+	slash = strrchr(l->path, '/');
+	snprintf(tdir, sizeof(tdir), "%.*s", slash ? (int)(slash - l->path) : 0, l->path);
+	tfd = open_path(r, tdir, O_PATH | O_DIRECTORY);
+	if (tfd < 0 || linkat(tfd, slash ? slash + 1 : l->path, pfd, base, 0)) {
 		pr_perror("tmpfs %u: /%s: cannot link it to /%s", r->id, path, l->path);
 		return tfd < 0 ? tfd : neg_errno();
 	}
