@@ -467,7 +467,7 @@ static int read_names(struct tdump *t, int fd, char ***ret, size_t *ret_n)
 	size_t n = 0;
 	int dfd;
 
-	dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dfd = open_noatime(fd, ".", O_RDONLY | O_DIRECTORY); /* a new file: not at its end */
 	d = dfd < 0 ? NULL : fdopendir(dfd);
 	if (!d) {
 		pr_perror("tmpfs %u: %s: cannot read the directory", t->id, dpath(t));

@@ -187,6 +187,7 @@ struct ino_pair {
 };
 
 struct cmp {
+	bool link_atime_read; /* symlinks: the dump's readlink() updated the atime of @a's */
 	struct ino_pair pairs[256];
 	size_t n;
 	char path[1024];
@@ -272,6 +273,8 @@ static void same_inode(struct cmp *m, const char *a, const char *b, bool root)
 			 m->path, sa.st_mode, sb.st_mode, sa.st_uid, sa.st_gid, sb.st_uid,
 			 sb.st_gid, (unsigned long)sa.st_nlink, (unsigned long)sb.st_nlink,
 			 (long long)sa.st_size, (long long)sb.st_size);
+	if (S_ISLNK(sa.st_mode) && m->link_atime_read)
+		sa.st_atim = sb.st_atim;
 	if (sa.st_atim.tv_sec != sb.st_atim.tv_sec || sa.st_atim.tv_nsec != sb.st_atim.tv_nsec ||
 	    sa.st_mtim.tv_sec != sb.st_mtim.tv_sec || sa.st_mtim.tv_nsec != sb.st_mtim.tv_nsec)
 		fail_msg("%s: times %ld.%09ld %ld.%09ld / %ld.%09ld %ld.%09ld", m->path,
@@ -346,10 +349,11 @@ static void same_tree(struct cmp *m, const char *a, const char *b)
 }
 
 /* Compare @a and @b, the roots included (reading nothing: O_NOATIME). */
-static void compare_trees(const char *a, const char *b)
+static void compare_trees(const char *a, const char *b, bool link_atime_read)
 {
 	struct cmp *m = calloc(1, sizeof(*m));
 
+	m->link_atime_read = link_atime_read;
 	strcpy(m->path, ".");
 	same_inode(m, a, b, true);
 	same_tree(m, a, b);
@@ -447,7 +451,7 @@ static void test_roundtrip(void **state)
 
 	/* what the dump must have seen: under the mount, not the mount */
 	assert_int_equal(umount(strcat(strcpy(p, c->src), "/mnt")), 0);
-	compare_trees(c->src, c->dst);
+	compare_trees(c->src, c->dst, false);
 
 	/* the 1 GiB sparse file was not written densely: 16 KiB of data in the image */
 	at(c->img, "tmpfs-data-1.img", p, sizeof(p));
@@ -476,6 +480,33 @@ static void test_dump_changes_nothing(void **state)
 	assert_int_equal(lstat(p, &b), 0);
 	assert_int_equal(a.st_atim.tv_sec, b.st_atim.tv_sec);
 	assert_int_equal(a.st_atim.tv_nsec, b.st_atim.tv_nsec);
+}
+
+/*
+ * Without a private copy of the mount (an unbindable mount cannot be
+ * cloned), the walk goes through the mount itself: a mount point under it is
+ * refused, and without one the tmpfs comes back the same.
+ */
+static void test_no_private_copy(void **state)
+{
+	struct ctx *c = *state;
+	const char *log;
+	char p[256];
+
+	mount_tmpfs(c->src);
+	build_source(c);
+	assert_int_equal(mount(NULL, c->src, NULL, MS_UNBINDABLE, NULL), 0);
+	logcap_start(LOG_INFO);
+	assert_int_equal(dump_dir(c->src, c->imgfd), -EBUSY);
+	log = logcap_stop();
+	assert_in_log(log, "no private copy of the mount");
+	assert_in_log(log, "tmpfs 1: mnt is a mount point");
+	assert_int_equal(umount(strcat(strcpy(p, c->src), "/mnt")), 0);
+	assert_int_equal(dump_dir(c->src, c->imgfd), 0);
+	mount_tmpfs(c->dst);
+	assert_int_equal(restore_dir(c->dst, c->imgfd), 0);
+	/* no noatime mount: readlink() touched the atimes of the source's symlinks */
+	compare_trees(c->src, c->dst, true);
 }
 
 static void test_not_empty(void **state)
@@ -722,6 +753,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dump_changes_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_private_copy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_paths, setup, teardown),
