@@ -18,6 +18,7 @@
 #include "stats.pb-c.h"
 #include "ns.pb-c.h"
 #include "ipc.pb-c.h"
+#include "tmpfs.pb-c.h"
 
 /*
  * Zero when the protobuf-c C type @T and the descriptor prefix @t belong to
@@ -86,6 +87,8 @@ static const struct cr_img_desc img_descs[CR_IMG_NR] = {
 	IMG_RECORDS(CR_IMG_SYSV_SHM, "sysv-shm", "sysv-shm.img", 0x27C64E19, IpcShmEntry,
 		    ipc_shm_entry),
 	IMG_RAW(CR_IMG_SYSV_SHM_DATA, "sysv-shm-data", "sysv-shm-data.img", 0xA85F3176),
+	IMG_RECORDS(CR_IMG_TMPFS, "tmpfs", "tmpfs-%u.img", 0xBF403EDE, TmpfsEntry, tmpfs_entry),
+	IMG_RAW(CR_IMG_TMPFS_DATA, "tmpfs-data", "tmpfs-data-%u.img", 0xA8E30AA8),
 };
 
 const struct cr_img_desc *img_desc(enum cr_img_kind kind)

@@ -717,6 +717,11 @@ uint32_t img_flags(const struct cr_img *img)
 	return img->flags;
 }
 
+uint64_t img_offset(const struct cr_img *img)
+{
+	return img->off;
+}
+
 int img_raw_fd(const struct cr_img *img)
 {
 	return img->fd;

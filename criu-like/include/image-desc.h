@@ -37,6 +37,8 @@ enum cr_img_kind {
 	CR_IMG_IPC_MSG,
 	CR_IMG_SYSV_SHM,
 	CR_IMG_SYSV_SHM_DATA,
+	CR_IMG_TMPFS,
+	CR_IMG_TMPFS_DATA,
 	CR_IMG_NR,
 };
 

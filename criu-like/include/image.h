@@ -56,6 +56,8 @@ const struct cr_img_desc *img_kind(const struct cr_img *img);
 const char *img_name(const struct cr_img *img);
 uint32_t img_version(const struct cr_img *img);
 uint32_t img_flags(const struct cr_img *img);
+/* Record images: the byte offset of the next record to read or write (for messages). */
+uint64_t img_offset(const struct cr_img *img);
 
 /* Append one record; its type must be the one the kind has at this position (-EINVAL). */
 int img_write_record(struct cr_img *img, const ProtobufCMessage *msg);
