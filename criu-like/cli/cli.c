@@ -69,7 +69,7 @@ static int run_infect_test(struct cr_options *o, int argc __unused, char **argv 
 	(OPTB(TREE) | OPTB(IMAGES_DIR) | OPTB(LEAVE_RUNNING) | OPTB(LEAVE_STOPPED) |      \
 	 OPTB(SHELL_JOB) | OPTB(EXT_UNIX_SK) | OPTB(TCP_ESTABLISHED) | OPTB(FILE_LOCKS) | \
 	 OPTB(TIMEOUT) | OPTB(TRACK_MEM) | OPTB(PREV_IMAGES_DIR) | OPTB(PAGE_SERVER) |    \
-	 OPTB(ADDRESS) | OPTB(PORT) | OPTB(ROOT) | OPTB(EXTERNAL) | OPTB(ACTION_SCRIPT) | \
+	 OPTB(ADDRESS) | OPTB(PORT) | OPTB(EXTERNAL) | OPTB(ACTION_SCRIPT) |              \
 	 OPTB(NETWORK_LOCK) | OPTB(FREEZE_CGROUP) | OPTB(MANAGE_CGROUPS) | OPTB(PIDFILE))
 
 #define RESTORE_OPTS                                                                               \
@@ -117,6 +117,9 @@ static const struct cli_command commands[] = {
 	  "  -l, --file-locks      dump the file locks the tree holds\n"
 	  "  --timeout N           seconds allowed to seize the tree (default 10)\n"
 	  "  --freeze-cgroup DIR   freeze this cgroup while seizing\n"
+	  "  --external mnt[MOUNTPOINT]:NAME\n"
+	  "                        a mount of the tree's mount namespace that is not\n"
+	  "                        dumped: bound again at restore from mnt[NAME]:PATH\n"
 	  "  --network-lock MODE   drop the packets of the tree's TCP connections from the\n"
 	  "                        freeze until the restore: nftables (default), iptables\n"
 	  "                        or skip; kept in place when the tree is killed\n"
@@ -132,6 +135,10 @@ static const struct cli_command commands[] = {
 	  "  -d, --restore-detached  return once the tree runs\n"
 	  "  --pidfile FILE          write the root's pid into FILE\n"
 	  "  -j, --shell-job         the root joins this terminal's session and group\n"
+	  "  -r, --root DIR          the root of the tree's mount namespace (a tree\n"
+	  "                          dumped with a mount namespace of its own)\n"
+	  "  --external mnt[NAME]:PATH\n"
+	  "                          bind PATH where the dump's mnt[MOUNTPOINT]:NAME was\n"
 	  "  --timeout SEC           give up when the tree makes no progress that long\n"
 	  "                          (default 10; reading memory, at least 60)\n"
 	  "  --network-lock MODE     lock restored TCP connections until the tree runs:\n"
@@ -199,8 +206,6 @@ static const char *const opt_missing[OPT__MAX] = {
 	[OPT_PREV_IMAGES_DIR] = "incremental dumps",
 	[OPT_PAGE_SERVER] = "the page server",
 	[OPT_LAZY_PAGES] = "lazy restore",
-	[OPT_ROOT] = "restoring into another root",
-	[OPT_EXTERNAL] = "external resources",
 	[OPT_INHERIT_FD] = "inherited fds",
 	[OPT_ACTION_SCRIPT] = "action scripts",
 	[OPT_MANAGE_CGROUPS] = "cgroup management (only --manage-cgroups=ignore is)",

@@ -374,6 +374,9 @@ int cr_dump(const struct cr_options *o)
 	uint64_t start = now_ns();
 	int err;
 
+	err = ns_set_options(o);
+	if (err)
+		return err;
 	if (o->tree <= 0) {
 		pr_err("dump needs -t PID\n");
 		return -EINVAL;

@@ -16,6 +16,7 @@
 #include "files.pb-c.h"
 #include "fs.pb-c.h"
 #include "stats.pb-c.h"
+#include "mnt.pb-c.h"
 #include "ns.pb-c.h"
 
 /*
@@ -68,6 +69,7 @@ static const struct cr_img_desc img_descs[CR_IMG_NR] = {
 	IMG_RECORDS(CR_IMG_STATS_RESTORE, "stats-restore", "stats-restore.img", 0xE569C17F,
 		    StatsEntry, stats_entry),
 	IMG_RECORDS(CR_IMG_UTSNS, "utsns", "utsns-%u.img", 0x6A1E83C1, UtsnsEntry, utsns_entry),
+	IMG_RECORDS(CR_IMG_MNTNS, "mntns", "mntns-%u.img", 0x7C31D4A5, MntnsEntry, mntns_entry),
 };
 
 const struct cr_img_desc *img_desc(enum cr_img_kind kind)

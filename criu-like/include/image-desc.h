@@ -28,6 +28,7 @@ enum cr_img_kind {
 	CR_IMG_STATS_DUMP,
 	CR_IMG_STATS_RESTORE,
 	CR_IMG_UTSNS,
+	CR_IMG_MNTNS,
 	CR_IMG_NR,
 };
 

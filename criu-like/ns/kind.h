@@ -24,9 +24,17 @@ struct ns_type {
 	/* In the restored root, inside its new namespace, before it forks anything. */
 	int (*restore)(const void *priv);
 	void (*fini)(void *priv);
+	/*
+	 * In the controller, optional: enter the namespace made by load() before the
+	 * tree's files are opened (their paths are the container's), leave it once the
+	 * root is forked (it inherits it: then clone_flag is 0).
+	 */
+	int (*enter)(void *priv);
+	void (*leave)(void *priv);
 };
 
 extern const struct ns_type uts_ns_type;
+extern const struct ns_type mnt_ns_type;
 
 /*
  * Run @fn in a child of the dumper that joined @pid's namespace of kind @k

@@ -387,6 +387,9 @@ static int rst_plan(struct rst_run *r)
 		err = rst_files_read(ctx);
 	if (!err)
 		err = place_service_fds(ctx);
+	/* the paths of the images are the container's: opened inside its mount namespace */
+	if (!err)
+		err = ns_restore_enter(&ctx->ns);
 	if (!err)
 		err = rst_files_open(ctx);
 	return err;
@@ -564,6 +567,8 @@ static int rst_run_stages(struct rst_run *r)
 		err = rst_mem_prepare(ctx);
 	if (!err)
 		err = rst_fork_root(ctx, &r->root);
+	/* the root was forked inside the tree's namespaces: the controller goes back to its own */
+	ns_restore_leave(&ctx->ns);
 	fault_kill_point(); /* the tree being forked */
 	if (!err)
 		err = wait_word(r, &ctx->shared->nr_created, ctx->nr_tasks, "creating tasks",
@@ -747,6 +752,9 @@ int cr_restore(const struct cr_options *o)
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = ns_set_options(o);
+	if (err)
+		return err;
 	netlock_cleanup_stale(o);
 	err = rst_plan(&r);
 	if (!err) {
