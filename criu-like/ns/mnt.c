@@ -93,12 +93,34 @@ static int recv_fd(int sk)
 	return fd;
 }
 
-/* In a child inside @pid's mount namespace and root: a detached copy of mount @m alone. */
-static int clone_in_child(pid_t pid, const struct mount_entry *m, int sk)
+/* How many mounts are stacked on mount @mi at its own mount point (overmounts). */
+static int mounts_above(const struct mount_list *ml, int mi)
+{
+	int n = 0, cur = ml->mnts[mi].mnt_id;
+	unsigned int i;
+
+	for (i = 0; i < ml->nr; i++) {
+		if (ml->mnts[i].parent_id != cur ||
+		    strcmp(ml->mnts[i].mountpoint, ml->mnts[mi].mountpoint))
+			continue;
+		cur = ml->mnts[i].mnt_id;
+		n++;
+		i = (unsigned int)-1; /* look for the one on top of it */
+	}
+	return n;
+}
+
+/*
+ * In a child inside @pid's mount namespace and root: a detached copy of
+ * mount @m alone. One hidden under @above overmounts is reached in a private
+ * copy of the namespace (made private first, so that nothing propagates back)
+ * where those are unmounted.
+ */
+static int clone_in_child(pid_t pid, const struct mount_entry *m, int above, int sk)
 {
 	char path[64];
 	struct statx stx;
-	int ns, root, fd, tree;
+	int ns, root, fd, tree, i;
 
 	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pid);
 	ns = open(path, O_RDONLY | O_CLOEXEC);
@@ -106,20 +128,27 @@ static int clone_in_child(pid_t pid, const struct mount_entry *m, int sk)
 	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (ns < 0 || root < 0 || setns(ns, CLONE_NEWNS) || fchdir(root) || chroot("."))
 		return -errno;
+	if (above && (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)))
+		return -errno;
+	for (i = 0; i < above; i++)
+		if (umount2(m->mountpoint, MNT_DETACH))
+			return -errno;
 	fd = open(m->mountpoint, O_PATH | O_CLOEXEC);
 	if (fd < 0 || statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx))
 		return -errno;
-	if (!(stx.stx_mask & STATX_MNT_ID) || stx.stx_mnt_id != (uint64_t)m->mnt_id)
-		return -EBUSY; /* overmounted: its path leads to another mount */
+	if (!(stx.stx_mask & STATX_MNT_ID) || (!above && stx.stx_mnt_id != (uint64_t)m->mnt_id))
+		return -EBUSY; /* its path leads to another mount */
 	tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 	if (tree < 0 || send_fd(sk, tree))
 		return -errno;
 	return 0;
 }
 
-/* A detached copy of mount @m of @pid without its children (open_tree(OPEN_TREE_CLONE)). */
-static int mnt_clone_of(pid_t pid, const struct mount_entry *m)
+/* A detached copy of mount @mi of @pid without its children (open_tree(OPEN_TREE_CLONE)). */
+static int mnt_clone_of(pid_t pid, const struct mount_list *ml, int mi)
 {
+	const struct mount_entry *m = &ml->mnts[mi];
+	int above = mounts_above(ml, mi);
 	int sk[2], status, fd;
 	pid_t child;
 
@@ -128,7 +157,7 @@ static int mnt_clone_of(pid_t pid, const struct mount_entry *m)
 	child = fork();
 	if (child == 0) {
 		close(sk[0]);
-		_exit(-clone_in_child(pid, m, sk[1]) & 0xff);
+		_exit(-clone_in_child(pid, m, above, sk[1]) & 0xff);
 	}
 	close(sk[1]);
 	if (child < 0) {
@@ -208,7 +237,7 @@ static int tmpfs_check_empty(pid_t pid, const struct mount_list *ml, int mi, int
 static int tmpfs_dump_one(pid_t pid, const struct mount_list *ml, int mi, int dirfd,
 			  bool *has_data)
 {
-	_cleanup_close_ int tree = mnt_clone_of(pid, &ml->mnts[mi]);
+	_cleanup_close_ int tree = mnt_clone_of(pid, ml, mi);
 
 	*has_data = false;
 	if (tree < 0)
