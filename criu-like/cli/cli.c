@@ -65,12 +65,12 @@ static int run_infect_test(struct cr_options *o, int argc __unused, char **argv 
 	return cr_infect_test(o);
 }
 
-#define DUMP_OPTS                                                                         \
-	(OPTB(TREE) | OPTB(IMAGES_DIR) | OPTB(LEAVE_RUNNING) | OPTB(LEAVE_STOPPED) |      \
-	 OPTB(SHELL_JOB) | OPTB(EXT_UNIX_SK) | OPTB(TCP_ESTABLISHED) | OPTB(FILE_LOCKS) | \
-	 OPTB(TIMEOUT) | OPTB(TRACK_MEM) | OPTB(PREV_IMAGES_DIR) | OPTB(PAGE_SERVER) |    \
-	 OPTB(ADDRESS) | OPTB(PORT) | OPTB(EXTERNAL) | OPTB(ACTION_SCRIPT) |              \
-	 OPTB(NETWORK_LOCK) | OPTB(FREEZE_CGROUP) | OPTB(MANAGE_CGROUPS) | OPTB(PIDFILE))
+#define DUMP_OPTS                                                                                 \
+	(OPTB(TREE) | OPTB(IMAGES_DIR) | OPTB(LEAVE_RUNNING) | OPTB(LEAVE_STOPPED) |              \
+	 OPTB(SHELL_JOB) | OPTB(EXT_UNIX_SK) | OPTB(TCP_ESTABLISHED) | OPTB(FILE_LOCKS) |         \
+	 OPTB(TIMEOUT) | OPTB(TRACK_MEM) | OPTB(PREV_IMAGES_DIR) | OPTB(PAGE_SERVER) |            \
+	 OPTB(ADDRESS) | OPTB(PORT) | OPTB(EXTERNAL) | OPTB(ACTION_SCRIPT) | OPTB(NETWORK_LOCK) | \
+	 OPTB(FREEZE_CGROUP) | OPTB(MANAGE_CGROUPS) | OPTB(PIDFILE))
 
 #define RESTORE_OPTS                                                                               \
 	(OPTB(IMAGES_DIR) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED) | OPTB(LEAVE_STOPPED) |         \

@@ -163,7 +163,8 @@ int mnt_plan(pid_t pid, const struct mount_list *ml, const char *const *ext, siz
 			return -EINVAL;
 		}
 		if (!strcmp(ml->mnts[i].mountpoint, "/") && find(ml, ml->mnts[i].parent_id) < 0) {
-			pr_err("--external %s: the root of the tree is given at restore by --root\n",
+			pr_err("--external %s: the root of the tree is given at restore by "
+			       "--root\n",
 			       ext[j]);
 			return -EINVAL;
 		}
@@ -238,8 +239,8 @@ int mnt_plan(pid_t pid, const struct mount_list *ml, const char *const *ext, siz
 			pr_err("pid %d: mount %s: a bind mount of %s of %s %s (%u:%u), which is "
 			       "not inside the container's root: name it with --external "
 			       "mnt[%s]:NAME\n",
-			       pid, m->mountpoint, m->root, m->fstype, m->source, m->major, m->minor,
-			       m->mountpoint);
+			       pid, m->mountpoint, m->root, m->fstype, m->source, m->major,
+			       m->minor, m->mountpoint);
 		return -EOPNOTSUPP;
 	}
 	return 0;
@@ -257,10 +258,11 @@ static int idx_of(MntEntry *const *e, size_t nr, uint32_t id)
 
 int mnt_restore_order(MntEntry *const *e, size_t nr, size_t *order)
 {
-	_cleanup_free_ bool *done = calloc(nr ? nr : 1, sizeof(*done));
+	_cleanup_free_ bool *done = NULL;
 	size_t n = 0, i;
 	bool progress = true;
 
+	done = calloc(nr ? nr : 1, sizeof(*done));
 	if (!done)
 		return -ENOMEM;
 	while (n < nr && progress) {
@@ -322,7 +324,8 @@ int mnt_attr_parse(const char *options, uint64_t *ret)
 		if (i == ARRAY_SIZE(mnt_attrs))
 			return -EINVAL;
 		attr |= mnt_attrs[i].attr;
-		atime |= !strcmp(mnt_attrs[i].name, "noatime") || !strcmp(mnt_attrs[i].name, "relatime");
+		atime |= !strcmp(mnt_attrs[i].name, "noatime") ||
+			 !strcmp(mnt_attrs[i].name, "relatime");
 		p += n;
 		if (*p == ',')
 			p++;

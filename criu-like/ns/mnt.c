@@ -63,7 +63,9 @@ static int send_fd(int sk, int fd)
 	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
 	char b = 0;
 	struct iovec iov = { &b, 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
 			     .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 
@@ -79,7 +81,9 @@ static int recv_fd(int sk)
 	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
 	char b;
 	struct iovec iov = { &b, 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
 			     .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *c;
 	int fd;
@@ -173,8 +177,8 @@ static int mnt_clone_of(pid_t pid, const struct mount_list *ml, int mi)
 			       "cannot be read\n",
 			       pid, m->mountpoint, m->fstype);
 		else
-			pr_errno(err, "pid %d: mount %s (%s): cannot reach it in its namespace", pid,
-				 m->mountpoint, m->fstype);
+			pr_errno(err, "pid %d: mount %s (%s): cannot reach it in its namespace",
+				 pid, m->mountpoint, m->fstype);
 		return err;
 	}
 	fd = recv_fd(sk[0]);
@@ -234,8 +238,7 @@ static int tmpfs_check_empty(pid_t pid, const struct mount_list *ml, int mi, int
 	return 0;
 }
 
-static int tmpfs_dump_one(pid_t pid, const struct mount_list *ml, int mi, int dirfd,
-			  bool *has_data)
+static int tmpfs_dump_one(pid_t pid, const struct mount_list *ml, int mi, int dirfd, bool *has_data)
 {
 	_cleanup_close_ int tree = mnt_clone_of(pid, ml, mi);
 
@@ -391,21 +394,11 @@ static int find_root_source(const MntEntry *e, char *buf, size_t size)
 	return err;
 }
 
-/* A new filesystem for @e, detached: fsopen(), its superblock options, fsmount(). */
-static int new_fs(const MntEntry *e)
+/* Configure the new filesystem @fs for @e with its superblock options @opts (cut up). */
+static int new_fs_config(int fs, const MntEntry *e, char *opts)
 {
-	_cleanup_free_ char *opts = strdup(e->super_options);
-	_cleanup_close_ int fs = -1;
 	char *tok, *save = NULL;
-	int mfd;
 
-	if (!opts)
-		return -ENOMEM;
-	fs = fsopen(e->fstype, FSOPEN_CLOEXEC);
-	if (fs < 0) {
-		pr_perror("mount %s: fsopen(%s)", e->mountpoint, e->fstype);
-		return neg_errno();
-	}
 	if (fsconfig(fs, FSCONFIG_SET_STRING, "source", e->source, 0)) {
 		pr_perror("mount %s: source \"%s\"", e->mountpoint, e->source);
 		return neg_errno();
@@ -428,6 +421,28 @@ static int new_fs(const MntEntry *e)
 			return neg_errno();
 		}
 	}
+	return 0;
+}
+
+/* A new filesystem for @e, detached: fsopen(), its superblock options, fsmount(). */
+static int new_fs(const MntEntry *e)
+{
+	_cleanup_close_ int fs = -1;
+	char *opts = strdup(e->super_options);
+	int mfd, err;
+
+	if (!opts)
+		return -ENOMEM;
+	fs = fsopen(e->fstype, FSOPEN_CLOEXEC);
+	if (fs < 0) {
+		pr_perror("mount %s: fsopen(%s)", e->mountpoint, e->fstype);
+		free(opts);
+		return neg_errno();
+	}
+	err = new_fs_config(fs, e, opts);
+	free(opts);
+	if (err)
+		return err;
 	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0)) {
 		pr_perror("mount %s: cannot create its %s filesystem", e->mountpoint, e->fstype);
 		return neg_errno();
@@ -440,8 +455,8 @@ static int new_fs(const MntEntry *e)
 
 static int clone_path(int dfd, const char *path, const char *what, const MntEntry *e)
 {
-	int fd = open_tree(dfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-					      (*path ? 0 : AT_EMPTY_PATH));
+	int fd = open_tree(dfd, path,
+			   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (*path ? 0 : AT_EMPTY_PATH));
 
 	if (fd < 0)
 		pr_perror("mount %s: cannot bind %s %s", e->mountpoint, what, path);
@@ -495,7 +510,9 @@ static int make_mount(struct mnt_restore *mr, size_t i, int *fds, const char *st
 		for (j = 0; j < mr->ne->n_mounts; j++)
 			if (mr->ne->mounts[j]->mnt_id == e->bind_of)
 				break;
-		return clone_path(fds[j], *rel_root(e, mr->ne->mounts[j]) ? rel_root(e, mr->ne->mounts[j]) : "",
+		return clone_path(fds[j],
+				  *rel_root(e, mr->ne->mounts[j]) ? rel_root(e, mr->ne->mounts[j])
+								  : "",
 				  "its source", e);
 	default:
 		pr_err("mount %s: unknown kind %d in the image\n", e->mountpoint, e->how);
@@ -539,7 +556,8 @@ static int attach(int fd, const MntEntry *e, int pfd, const MntEntry *p)
 		if (r)
 			pr_perror("mount %s: cannot create its mount point", e->mountpoint);
 	}
-	if (move_mount(fd, "", pfd, rel, MOVE_MOUNT_F_EMPTY_PATH | (*rel ? 0 : MOVE_MOUNT_T_EMPTY_PATH))) {
+	if (move_mount(fd, "", pfd, rel,
+		       MOVE_MOUNT_F_EMPTY_PATH | (*rel ? 0 : MOVE_MOUNT_T_EMPTY_PATH))) {
 		pr_perror("mount %s: cannot attach it", e->mountpoint);
 		return neg_errno();
 	}
@@ -583,7 +601,8 @@ static int peer_member(const MntnsEntry *ne, const bool *done, uint32_t g, const
 	size_t i;
 
 	for (i = 0; i < ne->n_mounts; i++)
-		if (done[i] && ne->mounts[i]->shared == g && mnt_path_under(e->root, ne->mounts[i]->root))
+		if (done[i] && ne->mounts[i]->shared == g &&
+		    mnt_path_under(e->root, ne->mounts[i]->root))
 			return (int)i;
 	return -1;
 }
@@ -597,10 +616,11 @@ static int peer_member(const MntnsEntry *ne, const bool *done, uint32_t g, const
 static int set_propagation(const MntnsEntry *ne, const int *fds)
 {
 	size_t n = ne->n_mounts, i, left = n;
-	_cleanup_free_ bool *done = calloc(n + 1, sizeof(bool));
+	_cleanup_free_ bool *done = NULL;
 	bool progress = true;
 	int err;
 
+	done = calloc(n + 1, sizeof(bool));
 	if (!done)
 		return -ENOMEM;
 	while (left && progress) {
@@ -645,16 +665,13 @@ static int set_propagation(const MntnsEntry *ne, const int *fds)
 	return 0;
 }
 
-static int build(struct mnt_restore *mr, int dirfd, const char *staging)
+static int build_tree(struct mnt_restore *mr, int dirfd, const char *staging, size_t *order,
+		      int *fds)
 {
 	const MntnsEntry *ne = mr->ne;
 	size_t n = ne->n_mounts, k;
-	_cleanup_free_ size_t *order = calloc(n + 1, sizeof(size_t));
-	_cleanup_free_ int *fds = calloc(n + 1, sizeof(int));
 	int err;
 
-	if (!order || !fds)
-		return -ENOMEM;
 	err = mnt_restore_order(ne->mounts, n, order);
 	if (err)
 		return err;
@@ -698,6 +715,18 @@ static int build(struct mnt_restore *mr, int dirfd, const char *staging)
 		return neg_errno();
 	}
 	return set_propagation(ne, fds);
+}
+
+/* In the builder: the tree of @mr in a new mount namespace, pivot_root'ed into. */
+static int build(struct mnt_restore *mr, int dirfd, const char *staging)
+{
+	size_t *order = calloc(mr->ne->n_mounts + 1, sizeof(size_t));
+	int *fds = calloc(mr->ne->n_mounts + 1, sizeof(int));
+	int err = order && fds ? build_tree(mr, dirfd, staging, order, fds) : -ENOMEM;
+
+	free(order);
+	free(fds);
+	return err;
 }
 
 /*
@@ -778,7 +807,8 @@ static int mnt_load(int dirfd, uint32_t id, void **priv)
 		roots += e->how == MNT_HOW__MNT_ROOT;
 		if (e->how == MNT_HOW__MNT_EXTERNAL && !e->external)
 			roots = 2;
-		if (e->mountpoint[0] != '/' || strstr(e->mountpoint, "/../") || strstr(e->root, "/../"))
+		if (e->mountpoint[0] != '/' || strstr(e->mountpoint, "/../") ||
+		    strstr(e->root, "/../"))
 			roots = 2;
 	}
 	if (roots != 1) {

@@ -56,7 +56,8 @@ static int normalize(char out[MAX_LINES][1024], int *nr)
 		for (tok = strtok_r(rest, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
 			int g;
 
-			if (sscanf(tok, "shared:%d", &g) == 1 || sscanf(tok, "master:%d", &g) == 1) {
+			if (sscanf(tok, "shared:%d", &g) == 1 ||
+			    sscanf(tok, "master:%d", &g) == 1) {
 				for (i = 0; i < ng && groups[i] != g; i++)
 					;
 				if (i == ng)
@@ -107,7 +108,8 @@ static int do_mount(const char *src, const char *dst, const char *type, unsigned
 
 static int setup(const char *newroot)
 {
-	static const char *const dirs[] = { "src", "dst", "ro", "nx", "sh", "sl", "ub", "tmp", "over" };
+	static const char *const dirs[] = { "src", "dst", "ro",	 "nx",	"sh",
+					    "sl",  "ub",  "tmp", "over" };
 	char dev[4096 + 32];
 	size_t i;
 
@@ -141,8 +143,10 @@ static int setup(const char *newroot)
 	    do_mount(NULL, "nx", NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		     NULL) ||
 	    do_mount(NULL, "tmp", "tmpfs", MS_NOSUID, "size=1m,mode=750,uid=1,gid=2") ||
-	    do_mount(NULL, "sh", "tmpfs", 0, "size=1m") || do_mount(NULL, "sh", NULL, MS_SHARED, NULL) ||
-	    do_mount("sh", "sl", NULL, MS_BIND, NULL) || do_mount(NULL, "sl", NULL, MS_SLAVE, NULL) ||
+	    do_mount(NULL, "sh", "tmpfs", 0, "size=1m") ||
+	    do_mount(NULL, "sh", NULL, MS_SHARED, NULL) ||
+	    do_mount("sh", "sl", NULL, MS_BIND, NULL) ||
+	    do_mount(NULL, "sl", NULL, MS_SLAVE, NULL) ||
 	    do_mount("src", "ub", NULL, MS_BIND, NULL) ||
 	    do_mount(NULL, "ub", NULL, MS_UNBINDABLE, NULL) ||
 	    do_mount(NULL, "over", "tmpfs", 0, "size=2m") ||
