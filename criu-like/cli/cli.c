@@ -83,12 +83,12 @@ static int run_infect_test(struct cr_options *o, int argc __unused, char **argv 
 	return cr_infect_test(o);
 }
 
-#define DUMP_OPTS                                                                         \
-	(OPTB(TREE) | OPTB(IMAGES_DIR) | OPTB(LEAVE_RUNNING) | OPTB(LEAVE_STOPPED) |      \
-	 OPTB(SHELL_JOB) | OPTB(EXT_UNIX_SK) | OPTB(TCP_ESTABLISHED) | OPTB(FILE_LOCKS) | \
-	 OPTB(TIMEOUT) | OPTB(TRACK_MEM) | OPTB(PREV_IMAGES_DIR) | OPTB(PAGE_SERVER) |    \
-	 OPTB(ADDRESS) | OPTB(PORT) | OPTB(ROOT) | OPTB(EXTERNAL) | OPTB(ACTION_SCRIPT) | \
-	 OPTB(NETWORK_LOCK) | OPTB(FREEZE_CGROUP) | OPTB(MANAGE_CGROUPS) | OPTB(PIDFILE))
+#define DUMP_OPTS                                                                                 \
+	(OPTB(TREE) | OPTB(IMAGES_DIR) | OPTB(LEAVE_RUNNING) | OPTB(LEAVE_STOPPED) |              \
+	 OPTB(SHELL_JOB) | OPTB(EXT_UNIX_SK) | OPTB(TCP_ESTABLISHED) | OPTB(FILE_LOCKS) |         \
+	 OPTB(TIMEOUT) | OPTB(TRACK_MEM) | OPTB(PREV_IMAGES_DIR) | OPTB(PAGE_SERVER) |            \
+	 OPTB(ADDRESS) | OPTB(PORT) | OPTB(EXTERNAL) | OPTB(ACTION_SCRIPT) | OPTB(NETWORK_LOCK) | \
+	 OPTB(FREEZE_CGROUP) | OPTB(MANAGE_CGROUPS) | OPTB(PIDFILE))
 
 #define RESTORE_OPTS                                                                               \
 	(OPTB(IMAGES_DIR) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED) | OPTB(LEAVE_STOPPED) |         \
@@ -138,6 +138,9 @@ static const struct cli_command commands[] = {
 	  "                        written since, the others point into DIR\n"
 	  "  --track-mem           with -R: keep tracking writes for a next dump\n"
 	  "  --freeze-cgroup DIR   freeze this cgroup while seizing\n"
+	  "  --external mnt[MOUNTPOINT]:NAME\n"
+	  "                        a mount of the tree's mount namespace that is not\n"
+	  "                        dumped: bound again at restore from mnt[NAME]:PATH\n"
 	  "  --network-lock MODE   drop the packets of the tree's TCP connections from the\n"
 	  "                        freeze until the restore: nftables (default), iptables\n"
 	  "                        or skip; kept in place when the tree is killed\n"
@@ -161,6 +164,10 @@ static const struct cli_command commands[] = {
 	  "  -d, --restore-detached  return once the tree runs\n"
 	  "  --pidfile FILE          write the root's pid into FILE\n"
 	  "  -j, --shell-job         the root joins this terminal's session and group\n"
+	  "  -r, --root DIR          the root of the tree's mount namespace (a tree\n"
+	  "                          dumped with a mount namespace of its own)\n"
+	  "  --external mnt[NAME]:PATH\n"
+	  "                          bind PATH where the dump's mnt[MOUNTPOINT]:NAME was\n"
 	  "  --timeout SEC           give up when the tree makes no progress that long\n"
 	  "                          (default 10; reading memory, at least 60)\n"
 	  "  --network-lock MODE     lock restored TCP connections until the tree runs:\n"
@@ -239,8 +246,6 @@ static const char *const opt_missing[OPT__MAX] = {
 	[OPT_LEAVE_STOPPED] = "leaving the tree stopped",
 	[OPT_PAGE_SERVER] = "the page server",
 	[OPT_LAZY_PAGES] = "lazy restore",
-	[OPT_ROOT] = "restoring into another root",
-	[OPT_EXTERNAL] = "external resources",
 	[OPT_INHERIT_FD] = "inherited fds",
 	[OPT_MANAGE_CGROUPS] = "cgroup management (only --manage-cgroups=ignore is)",
 	[OPT_ADDRESS] = "network endpoints",

@@ -438,6 +438,9 @@ int cr_dump(const struct cr_options *o)
 	struct dump_ctx ctx = { .opts = o, .dirfd = -1, .prev_dirfd = -1 };
 	int err;
 
+	err = ns_set_options(o);
+	if (err)
+		return err;
 	if (o->tree <= 0) {
 		pr_err("dump needs -t PID\n");
 		return -EINVAL;

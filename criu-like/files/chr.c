@@ -102,11 +102,37 @@ static ChrFileEntry *chr_entry_new(struct file_desc *d, const char *path)
 	return &p->e;
 }
 
+/*
+ * The path is opened again at restore from the task's root (inside its mount
+ * namespace): it must lead to the same device there. A device opened before a
+ * pivot_root into a tree without it is refused.
+ */
+static int chr_reachable(const struct fd_info *f)
+{
+	char proot[PATH_MAX + 32];
+	struct stat st;
+
+	/* a terminal of --shell-job is inherited at restore, never opened by its path */
+	if (f->link[0] != '/' || chr_classify(f->st.st_rdev) == CHR_TTY)
+		return 0;
+	snprintf(proot, sizeof(proot), "/proc/%d/root%s", f->pid, f->link);
+	if (!stat(proot, &st) && S_ISCHR(st.st_mode) && st.st_rdev == f->st.st_rdev)
+		return 0;
+	pr_err("pid %d fd %d: %s (character device %u:%u) is not that device under the task's "
+	       "root (opened before a chroot or pivot_root?): it could not be opened again\n",
+	       f->pid, f->fd, f->link, major(f->st.st_rdev), minor(f->st.st_rdev));
+	return -EOPNOTSUPP;
+}
+
 static int chr_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
-	ChrFileEntry *e = chr_entry_new(d, f->link[0] == '/' ? f->link : NULL);
+	ChrFileEntry *e;
+	int err = chr_reachable(f);
 
 	(void)ctx;
+	if (err)
+		return err;
+	e = chr_entry_new(d, f->link[0] == '/' ? f->link : NULL);
 	if (!e)
 		return -ENOMEM;
 	d->fe.type = chr_classify(f->st.st_rdev) == CHR_TTY ? FILE_TYPE__FILE_TTY

@@ -16,6 +16,7 @@
 #include "files.pb-c.h"
 #include "fs.pb-c.h"
 #include "stats.pb-c.h"
+#include "mnt.pb-c.h"
 #include "ns.pb-c.h"
 #include "ipc.pb-c.h"
 #include "tmpfs.pb-c.h"
@@ -89,6 +90,7 @@ static const struct cr_img_desc img_descs[CR_IMG_NR] = {
 	IMG_RAW(CR_IMG_SYSV_SHM_DATA, "sysv-shm-data", "sysv-shm-data.img", 0xA85F3176),
 	IMG_RECORDS(CR_IMG_TMPFS, "tmpfs", "tmpfs-%u.img", 0xBF403EDE, TmpfsEntry, tmpfs_entry),
 	IMG_RAW(CR_IMG_TMPFS_DATA, "tmpfs-data", "tmpfs-data-%u.img", 0xA8E30AA8),
+	IMG_RECORDS(CR_IMG_MNTNS, "mntns", "mntns-%u.img", 0x7C31D4A5, MntnsEntry, mntns_entry),
 };
 
 const struct cr_img_desc *img_desc(enum cr_img_kind kind)

@@ -17,6 +17,7 @@
 #include "inventory.pb-c.h"
 
 struct pstree;
+struct cr_options;
 
 enum ns_kind {
 	NS_PID,
@@ -50,6 +51,13 @@ int ns_ids_read(pid_t pid, pid_t tid, struct ns_ids *ret);
  * lacks on either side is skipped), or NS_NR when they agree.
  */
 enum ns_kind ns_ids_differ(const struct ns_ids *tool, const struct ns_ids *task);
+/*
+ * The options of the command (--external, --root), for the kinds: set by
+ * cr_dump() and cr_restore(). -EOPNOTSUPP (logged) for an --external kind
+ * other than mnt[].
+ */
+int ns_set_options(const struct cr_options *o);
+const struct cr_options *ns_options(void);
 /* Whether criu-like dumps and restores a namespace of kind @k that a tree has of its own. */
 bool ns_kind_dumped(enum ns_kind k);
 
@@ -122,6 +130,14 @@ void ns_restore_after_clone(const struct ns_restore *r);
 int ns_restore_root(const struct ns_restore *r, int dirfd);
 /* In the controller once every task waits at the barrier: what must wait for the tasks. */
 int ns_restore_late(const struct ns_restore *r, int dirfd, pid_t root);
+/*
+ * In the controller: enter the namespaces built for the tree before its files
+ * are opened (the mount namespace: paths resolve in the container's tree),
+ * and leave them once the root is forked. 0 or -errno (logged).
+ */
+int ns_restore_enter(struct ns_restore *r);
+void ns_restore_leave(struct ns_restore *r);
+/* Leaves them too. */
 void ns_restore_fini(struct ns_restore *r);
 
 #endif

@@ -37,11 +37,19 @@ struct ns_type {
 	/* In the controller once every task waits at the barrier (@root: its pid), optional. */
 	int (*late)(const void *priv, int dirfd, pid_t root);
 	void (*fini)(void *priv);
+	/*
+	 * In the controller, optional: enter the namespace made by load() before the
+	 * tree's files are opened (their paths are the container's), leave it once the
+	 * root is forked (it inherits it: then clone_flag is 0).
+	 */
+	int (*enter)(void *priv);
+	void (*leave)(void *priv);
 };
 
 extern const struct ns_type uts_ns_type;
 extern const struct ns_type time_ns_type;
 extern const struct ns_type ipc_ns_type;
+extern const struct ns_type mnt_ns_type;
 
 /*
  * Run @fn in a child of the dumper that joined @pid's namespace of kind @k

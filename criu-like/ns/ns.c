@@ -29,6 +29,7 @@
 #include "kind.h"
 #include "log.h"
 #include "ns.h"
+#include "options.h"
 #include "seize.h"
 #include "util.h"
 
@@ -44,10 +45,34 @@ static const char *const ns_names[NS_NR] = {
 /* clang-format off */
 static const struct ns_type *const ns_types[NS_NR] = {
 	[NS_UTS] = &uts_ns_type,
+	[NS_MNT] = &mnt_ns_type,
 	[NS_IPC] = &ipc_ns_type,
 	[NS_TIME] = &time_ns_type,
 };
 /* clang-format on */
+
+static const struct cr_options *ns_opts;
+
+int ns_set_options(const struct cr_options *o)
+{
+	int i;
+
+	ns_opts = o;
+	/* CRIU's other kinds (net[], tty[], unix[], files...) are not there yet */
+	for (i = 0; o && i < o->n_external; i++)
+		if (strncmp(o->external[i], "mnt[", 4) || !strstr(o->external[i], "]:")) {
+			pr_err("--external %s: only mnt[MOUNTPOINT]:NAME (dump) and mnt[NAME]:PATH "
+			       "(restore) are supported\n",
+			       o->external[i]);
+			return -EOPNOTSUPP;
+		}
+	return 0;
+}
+
+const struct cr_options *ns_options(void)
+{
+	return ns_opts;
+}
 
 bool ns_kind_dumped(enum ns_kind k)
 {
@@ -250,6 +275,11 @@ int ns_dump_tree(struct ns_dump_plan *plan, pid_t pid, int dirfd)
 	uint32_t next_id = 1;
 	int k, err;
 
+	if (ns_opts && ns_opts->n_external && !plan->own[NS_MNT]) {
+		pr_err("--external %s: pid %d: the tree has no mount namespace of its own\n",
+		       ns_opts->external[0], pid);
+		return -EINVAL;
+	}
 	for (k = 0; k < NS_NR; k++) {
 		if (!plan->own[k] || !ns_types[k])
 			continue;
@@ -402,6 +432,11 @@ int ns_restore_load(const InventoryEntry *ie, int dirfd, struct ns_restore *r)
 		r->own[k] = true;
 		r->clone_flags |= ns_types[k]->clone_flag;
 	}
+	if (ns_opts && (ns_opts->root || ns_opts->n_external) && !r->own[NS_MNT]) {
+		pr_err("%s: the tree was dumped without a mount namespace of its own\n",
+		       ns_opts->root ? "--root" : "--external");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -456,6 +491,29 @@ int ns_restore_late(const struct ns_restore *r, int dirfd, pid_t root)
 			return err;
 	}
 	return 0;
+}
+
+int ns_restore_enter(struct ns_restore *r)
+{
+	int k, err;
+
+	for (k = 0; k < NS_NR; k++) {
+		if (!r->own[k] || !ns_types[k]->enter)
+			continue;
+		err = ns_types[k]->enter(r->priv[k]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void ns_restore_leave(struct ns_restore *r)
+{
+	int k;
+
+	for (k = 0; k < NS_NR; k++)
+		if (r->own[k] && ns_types[k]->leave)
+			ns_types[k]->leave(r->priv[k]);
 }
 
 void ns_restore_fini(struct ns_restore *r)

@@ -389,6 +389,9 @@ static int rst_plan(struct rst_run *r)
 		err = rst_files_read(ctx);
 	if (!err)
 		err = place_service_fds(ctx);
+	/* the paths of the images are the container's: opened inside its mount namespace */
+	if (!err)
+		err = ns_restore_enter(&ctx->ns);
 	if (!err)
 		err = rst_files_open(ctx);
 	return err;
@@ -572,8 +575,10 @@ static int rst_run_stages(struct rst_run *r)
 		fork_start = stats_now_ns();
 		err = rst_fork_root(ctx, &r->root);
 	}
+	/* the root was forked inside the tree's namespaces: the controller goes back to its own */
+	ns_restore_leave(&ctx->ns);
 	fault_kill_point(); /* the tree being forked */
-	/* the root exists, in criu-like's namespaces (the only ones restored yet) */
+	/* the root exists, in the namespaces of the tree (ns.c) */
 	if (!err)
 		err = cr_notify(ctx->opts, CR_ACT_SETUP_NS, r->root, ctx->dirfd);
 	if (!err)
@@ -793,6 +798,9 @@ int cr_restore_pid(const struct cr_options *o, pid_t *ret_root)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	start_ns = stats_now_ns();
+	err = ns_set_options(o);
+	if (err)
+		return err;
 	netlock_cleanup_stale(o);
 	err = rst_plan(&r);
 	if (!err) {

@@ -6,10 +6,10 @@
 # "restored" into the host's namespaces. The cases: the container of the
 # issue (unshare --fork --pid --mount-proc --mount --uts --ipc --net, dumped
 # from unshare and from its shell), each kind alone that is not dumped yet
-# (net, mnt, cgroup, user, pid), a pid_for_children and a
+# (net, cgroup, user, pid), a pid_for_children and a
 # time_for_children unshared with no child forked yet, one thread of a process in a UTS namespace of its
 # own, and a child in another UTS namespace than its root's own one (UTS
-# namespaces are dumped: ns-uts.sh). Each runs in a session
+# and mount namespaces are dumped: ns-uts.sh, ns-mnt.sh). Each runs in a session
 # of its own, so nothing else stands in the way of its dump.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
@@ -108,11 +108,9 @@ refused container-init "$(pid_of_loop container)" pid container
 [ "$(nsenter -t "$(pid_of_loop container)" -u hostname)" = inside ] || fail "the container's hostname changed"
 
 # Each kind alone (unshare execs the loop: the loop is the task in the namespace).
-for k in net mount cgroup; do
-	kind=$k
-	[ $k = mount ] && kind=mnt
+for k in net cgroup; do
 	start "$k" --$k
-	refused "$k" "$(pid_of_loop "$k")" "$kind"
+	refused "$k" "$(pid_of_loop "$k")" "$k"
 done
 start user --user --map-root-user
 refused user "$(pid_of_loop user)" user
