@@ -45,16 +45,10 @@
 #include "image.h"
 #include "kind.h"
 #include "log.h"
+#include "tmpfs.h"
 #include "mnt.h"
 #include "options.h"
 #include "util.h"
-
-/*
- * The tmpfs library (ns/tmpfs.c, include/tmpfs.h): weak, so that this file
- * links without it; without it a tmpfs that holds anything is refused.
- */
-int tmpfs_dump(int root_fd, int dirfd, uint32_t id) __attribute__((weak));
-int tmpfs_restore(int root_fd, int dirfd, uint32_t id) __attribute__((weak));
 
 /* ---- dump ---------------------------------------------------------------------------------- */
 
@@ -186,58 +180,6 @@ static int mnt_clone_of(pid_t pid, const struct mount_list *ml, int mi)
 	return fd < 0 ? -EIO : fd;
 }
 
-/* Whether @name is the mount point of a child of mount @mi (an entry of the tmpfs itself). */
-static bool child_mountpoint(const struct mount_list *ml, int mi, const char *name)
-{
-	const char *mp = ml->mnts[mi].mountpoint;
-	unsigned int i;
-
-	for (i = 0; i < ml->nr; i++) {
-		const char *c = ml->mnts[i].mountpoint;
-
-		if (ml->mnts[i].parent_id != ml->mnts[mi].mnt_id || !mnt_path_under(c, mp))
-			continue;
-		c += strcmp(mp, "/") ? strlen(mp) : 0;
-		if (*c == '/' && !strcmp(c + 1, name))
-			return true;
-	}
-	return false;
-}
-
-/*
- * Without the tmpfs library: a tmpfs holding nothing but the (empty) mount
- * points of its child mounts is dumped; anything else is refused.
- */
-static int tmpfs_check_empty(pid_t pid, const struct mount_list *ml, int mi, int tree)
-{
-	_cleanup_closedir_ DIR *d = NULL;
-	struct dirent *de;
-	int fd = openat(tree, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	d = fd < 0 ? NULL : fdopendir(fd);
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		pr_perror("pid %d: tmpfs %s: cannot list it", pid, ml->mnts[mi].mountpoint);
-		return neg_errno();
-	}
-	while ((de = readdir(d))) {
-		struct stat st;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (child_mountpoint(ml, mi, de->d_name) &&
-		    !fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
-		    (S_ISDIR(st.st_mode) ? st.st_nlink <= 2 : S_ISREG(st.st_mode) && !st.st_size))
-			continue;
-		pr_err("pid %d: tmpfs %s holds files (%s...): the contents of a tmpfs are not "
-		       "dumped by this criu-like (no tmpfs library)\n",
-		       pid, ml->mnts[mi].mountpoint, de->d_name);
-		return -EOPNOTSUPP;
-	}
-	return 0;
-}
-
 static int tmpfs_dump_one(pid_t pid, const struct mount_list *ml, int mi, int dirfd, bool *has_data)
 {
 	_cleanup_close_ int tree = mnt_clone_of(pid, ml, mi);
@@ -245,8 +187,6 @@ static int tmpfs_dump_one(pid_t pid, const struct mount_list *ml, int mi, int di
 	*has_data = false;
 	if (tree < 0)
 		return tree;
-	if (!tmpfs_dump)
-		return tmpfs_check_empty(pid, ml, mi, tree);
 	*has_data = true;
 	return tmpfs_dump(tree, dirfd, (uint32_t)ml->mnts[mi].mnt_id);
 }
@@ -689,7 +629,7 @@ static int build_tree(struct mnt_restore *mr, int dirfd, const char *staging, si
 		fds[i] = fd;
 		err = set_attrs(fd, e);
 		if (!err && e->tmpfs_data) {
-			err = tmpfs_restore ? tmpfs_restore(fd, dirfd, e->mnt_id) : -EOPNOTSUPP;
+			err = tmpfs_restore(fd, dirfd, e->mnt_id);
 			if (err)
 				pr_errno(err, "mount %s: cannot restore its tmpfs contents",
 					 e->mountpoint);

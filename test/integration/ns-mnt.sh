@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # A busybox container with a mount namespace and a UTS namespace of its own
 # (unshare --mount --uts, pivot_root into a rootfs of busybox-static): its
-# root a bind mount of the rootfs, proc, sysfs read-only, devtmpfs, an empty
-# tmpfs, a read-only bind of its own /etc, and /data bound in from the host,
+# root a bind mount of the rootfs, proc, sysfs read-only, devtmpfs, a tmpfs
+# holding a file, a hard link, a symlink and a FIFO, a read-only bind of its own /etc, and /data bound in from the host,
 # named at dump with --external mnt[/data]:data. Its hostname is set inside
 # and a loop counts in /data/count. Checked:
 #   - without --external the dump is refused naming /data, the tree runs on;
@@ -53,6 +53,12 @@ mount -t sysfs sys sys
 mount -o remount,bind,ro sys
 mount -t devtmpfs dev dev
 mount -t tmpfs -o size=1m,mode=1777 tmp tmp
+mkdir tmp/dir
+echo "tmpfs file" >tmp/dir/file
+ln tmp/dir/file tmp/hardlink
+ln -s dir/file tmp/symlink
+mkfifo tmp/fifo
+chmod 0640 tmp/dir/file
 mount --bind etc ro-etc
 mount -o remount,bind,ro ro-etc
 mount --bind "$2" data
@@ -117,6 +123,11 @@ diff "$tmp/mounts.before" "$tmp/mounts.after" >"$tmp/mounts.err" || fail "the mo
 [ "$(cut -d' ' -f2 "$tmp/data/count")" = inside ] || fail "the hostname inside changed"
 [ "$(hostname)" = "$host" ] || fail "the host's hostname changed"
 [ "$(cat /proc/$pid/root/ro-etc/name)" = inside ] || fail "/ro-etc does not show /etc"
+t=/proc/$pid/root/tmp
+[ "$(cat $t/dir/file)" = "tmpfs file" ] && [ "$(stat -c %a $t/dir/file)" = 640 ] &&
+	[ "$(stat -c %i $t/dir/file)" = "$(stat -c %i $t/hardlink)" ] &&
+	[ "$(readlink $t/symlink)" = dir/file ] && [ -p $t/fifo ] ||
+	fail "the container's tmpfs /tmp lost its files, link, symlink or fifo"
 echo "ok: restored in $(readlink /proc/$pid/ns/mnt): $(wc -l <"$tmp/mounts.after") mounts as before, count $before -> $(count)"
 kill -KILL $pid
 echo "ns-mnt: a busybox container with its mounts, an external one, its hostname, dumped and restored"
