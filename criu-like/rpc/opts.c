@@ -25,14 +25,12 @@ static const struct {
 } refused[] = {
 	{ "evasive_devices", "evasive devices" },
 	{ "ps", "the page server" },
-	{ "root", "restoring into another root" },
 	{ "auto_dedup", "incremental dumps (auto-dedup)" },
 	{ "link_remap", "link remaps of unlinked files" },
 	{ "veths", "veth pairs" },
 	{ "cpu_cap", "CPU compatibility checks (only cpu_cap 0, none, is)" },
 	{ "force_irmap", "the inotify path map (irmap)" },
 	{ "exec_cmd", "running a command after the restore" },
-	{ "ext_mnt", "mount namespaces" },
 	{ "manage_cgroups", "cgroup management" },
 	{ "cg_root", "cgroup management" },
 	{ "rst_sibling", "restoring the tree as a sibling of criu-like" },
@@ -45,7 +43,6 @@ static const struct {
 	{ "unix_sk_ino", "naming external unix sockets by inode" },
 	{ "manage_cgroups_mode", "cgroup management (only IGNORE is)" },
 	{ "irmap_scan_paths", "the inotify path map (irmap)" },
-	{ "external", "external resources" },
 	{ "empty_ns", "network namespaces" },
 	{ "join_ns", "joining namespaces" },
 	{ "cgroup_props", "cgroup management" },
@@ -251,6 +248,47 @@ static int translate_values(const CriuOpts *m, CriuReqType type, struct cr_optio
 	return 0;
 }
 
+/*
+ * external (CRIU's --external, passed on as is: mnt[] is what criu-like has)
+ * and the older ext_mnt key/value pairs, as mnt[KEY]:VAL (runc 1.1 sends
+ * its bind mounts this way). One block: the NULL-terminated array, then the
+ * strings made here; cr_options_fini() frees it.
+ */
+static int translate_external(const CriuOpts *m, struct cr_options *o, char *err, size_t size)
+{
+	size_t n = m->n_external + m->n_ext_mnt, bytes = (n + 1) * sizeof(char *), i, k = 0;
+	char *p;
+
+	if (!n)
+		return 0;
+	for (i = 0; i < m->n_external; i++)
+		if (!m->external[i] || !*m->external[i])
+			return refuse(err, size, -EINVAL, "criu_opts.external[%zu]: empty", i);
+	for (i = 0; i < m->n_ext_mnt; i++) {
+		const ExtMountMap *e = m->ext_mnt[i];
+
+		if (!e->key || !e->val || !*e->key || !*e->val || strchr(e->key, ']'))
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.ext_mnt[%zu]: not a mount point and a name", i);
+		bytes += strlen(e->key) + strlen(e->val) + sizeof("mnt[]:");
+	}
+	o->external = malloc(bytes);
+	if (!o->external)
+		return refuse(err, size, -ENOMEM, "criu_opts.external: out of memory");
+	p = (char *)(o->external + n + 1);
+	for (i = 0; i < m->n_external; i++)
+		o->external[k++] = m->external[i];
+	for (i = 0; i < m->n_ext_mnt; i++) {
+		int len = sprintf(p, "mnt[%s]:%s", m->ext_mnt[i]->key, m->ext_mnt[i]->val);
+
+		o->external[k++] = p;
+		p += len + 1;
+	}
+	o->external[k] = NULL;
+	o->n_external = (int)k;
+	return 0;
+}
+
 int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o,
 		       struct rpc_opts *ro, char *err, size_t size)
 {
@@ -262,8 +300,13 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 		ret = translate_dirs(m, o, ro, err, size);
 	if (!ret)
 		ret = translate_values(m, type, o, err, size);
+	if (!ret)
+		ret = translate_external(m, o, err, size);
 	if (ret)
 		return ret;
+	/* CRIU: the root of the restored container's mount tree (a runtime's rootfs) */
+	if (m->root && type == CRIU_REQ_TYPE__RESTORE)
+		o->root = m->root;
 	o->leave_running = m->has_leave_running && m->leave_running;
 	o->ext_unix_sk = m->has_ext_unix_sk && m->ext_unix_sk;
 	o->tcp_established = m->has_tcp_established && m->tcp_established;

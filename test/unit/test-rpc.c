@@ -102,6 +102,43 @@ static void expect_refused(CriuOpts *m, CriuReqType type, int ret, const char *n
 		fail_msg("'%s' does not name '%s'", t.err, needle);
 }
 
+/* external as is, ext_mnt as mnt[KEY]:VAL (runc 1.1), root on a restore only. */
+static void test_opts_external(void **state)
+{
+	static char *ext[] = { "mnt[/data]:data" };
+	ExtMountMap em = EXT_MOUNT_MAP__INIT, *ems[] = { &em };
+	CriuOpts m = CRIU_OPTS__INIT;
+	struct tr t;
+
+	(void)state;
+	m.images_dir_fd = 3;
+	m.n_external = 1;
+	m.external = ext;
+	em.key = "/etc/hosts";
+	em.val = "/etc/hosts";
+	m.n_ext_mnt = 1;
+	m.ext_mnt = ems;
+	m.root = "/run/rootfs";
+	translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
+	assert_int_equal(t.ret, 0);
+	assert_int_equal(t.o.n_external, 2);
+	assert_string_equal(t.o.external[0], "mnt[/data]:data");
+	assert_string_equal(t.o.external[1], "mnt[/etc/hosts]:/etc/hosts");
+	assert_null(t.o.external[2]);
+	assert_string_equal(t.o.root, "/run/rootfs");
+	cr_options_fini(&t.o);
+	m.has_pid = true;
+	m.pid = 5;
+	translate(&t, &m, CRIU_REQ_TYPE__DUMP);
+	assert_int_equal(t.ret, 0);
+	assert_null(t.o.root);
+	cr_options_fini(&t.o);
+	em.key = "bad]key";
+	translate(&t, &m, CRIU_REQ_TYPE__DUMP);
+	assert_int_equal(t.ret, -EINVAL);
+	assert_non_null(strstr(t.err, "criu_opts.ext_mnt[0]"));
+}
+
 static void test_opts_refused(void **state)
 {
 	static char *strs[] = { "x" };
@@ -126,12 +163,11 @@ static void test_opts_refused(void **state)
 	m.has_lazy_pages = m.lazy_pages = true;
 	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.lazy_pages");
 	RESET();
-	m.root = "/tmp";
-	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.root");
-	RESET();
 	m.n_external = 1;
 	m.external = strs;
-	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EOPNOTSUPP, "criu_opts.external");
+	strs[0] = "";
+	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EINVAL, "criu_opts.external[0]");
+	strs[0] = "x";
 	RESET();
 	m.has_manage_cgroups_mode = true;
 	m.manage_cgroups_mode = CRIU_CG_MODE__SOFT;
@@ -188,7 +224,7 @@ static const char *const handled[] = {
 	"tcp_established", "shell_job",	    "file_locks",    "log_level",     "log_file",
 	"notify_scripts",  "work_dir_fd",   "timeout",	     "freeze_cgroup", "ghost_limit",
 	"network_lock",	   "pre_dump_mode", "log_to_stderr", "track_mem",     "display_stats",
-	"config_file",	   "parent_img",
+	"config_file",	   "parent_img",    "root",	     "external",      "ext_mnt",
 };
 
 static bool is_handled(const char *name)
@@ -330,11 +366,9 @@ static void test_notify(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_opts_honoured),
-		cmocka_unit_test(test_opts_refused),
-		cmocka_unit_test(test_opts_every_field),
-		cmocka_unit_test(test_decode),
-		cmocka_unit_test(test_recv),
+		cmocka_unit_test(test_opts_honoured), cmocka_unit_test(test_opts_refused),
+		cmocka_unit_test(test_opts_external), cmocka_unit_test(test_opts_every_field),
+		cmocka_unit_test(test_decode),	      cmocka_unit_test(test_recv),
 		cmocka_unit_test(test_notify),
 	};
 
