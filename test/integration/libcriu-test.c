@@ -5,7 +5,11 @@
  * shared one (libcriu-test-so).
  *
  *   libcriu-test SERVICE version|check|feature
- *   libcriu-test SERVICE dump DIR PID	the global options (criu_set_*())
+ *   libcriu-test SERVICE dump DIR PID [PARENT]	the global options (criu_set_*()),
+ *				on top of the pre-dump in PARENT (track_mem)
+ *   libcriu-test SERVICE pre-dump DIR PID
+ *   libcriu-test SERVICE dump-iters DIR PID	criu_dump_iters(): a pre-dump in
+ *				DIR/1, then the dump in DIR/2 on top of it
  *   libcriu-test SERVICE restore DIR
  *   libcriu-test SERVICE local-dump DIR PID	an options object (criu_local_*())
  *   libcriu-test SERVICE local-restore DIR
@@ -32,6 +36,32 @@ static int on_notify(char *action, criu_notify_arg_t na)
 	return 0;
 }
 
+static int open_dir(const char *dir)
+{
+	int fd = open(dir, O_DIRECTORY | O_RDONLY);
+
+	if (fd < 0) {
+		perror(dir);
+		exit(2);
+	}
+	return fd;
+}
+
+static char *iter_dir;
+
+/* criu_dump_iters(): after the pre-dump in DIR/1, the dump goes to DIR/2 */
+static int more(criu_predump_info pi)
+{
+	char path[4096];
+
+	(void)pi;
+	printf("more\n");
+	snprintf(path, sizeof(path), "%s/2", iter_dir);
+	criu_set_images_dir_fd(open_dir(path));
+	criu_set_parent_images("../1");
+	return 0;
+}
+
 static int set_service(criu_opts *opts, const char *s)
 {
 	if (!strcmp(s, "swrk"))
@@ -50,17 +80,6 @@ static int report(const char *name, int ret, const char *msg)
 
 	printf("%s ret=%d errno=%d msg=%s\n", name, ret, ret < 0 ? err : 0, msg);
 	return ret < 0 ? 1 : 0;
-}
-
-static int open_dir(const char *dir)
-{
-	int fd = open(dir, O_DIRECTORY | O_RDONLY);
-
-	if (fd < 0) {
-		perror(dir);
-		exit(2);
-	}
-	return fd;
 }
 
 /* The global options: what most programs written for libcriu use. */
@@ -91,14 +110,34 @@ static int global(const char *service, const char *cmd, char **argv)
 	criu_set_images_dir_fd(open_dir(argv[0]));
 	criu_set_log_level(CRIU_LOG_DEBUG);
 	criu_set_notify_cb(on_notify);
-	if (!strcmp(cmd, "dump") || !strcmp(cmd, "dump-root")) {
+	if (strstr(cmd, "dump")) {
 		criu_set_pid(atoi(argv[1]));
 		criu_set_log_file("lib-dump.log");
 		criu_set_leave_running(false);
 		criu_set_ghost_limit(1 << 20);
+	}
+	if (!strcmp(cmd, "dump") || !strcmp(cmd, "dump-root")) {
 		if (!strcmp(cmd, "dump-root") && criu_set_root("/"))
 			return 2;
+		if (argv[2]) {
+			criu_set_track_mem(true);
+			if (criu_set_parent_images(argv[2]))
+				return 2;
+		}
 		return report(cmd, criu_dump(), criu_like_get_errmsg());
+	}
+	if (!strcmp(cmd, "pre-dump")) {
+		criu_set_track_mem(true);
+		return report(cmd, criu_pre_dump(), criu_like_get_errmsg());
+	}
+	if (!strcmp(cmd, "dump-iters")) {
+		char path[4096];
+
+		iter_dir = argv[0];
+		snprintf(path, sizeof(path), "%s/1", iter_dir);
+		criu_set_images_dir_fd(open_dir(path));
+		criu_set_track_mem(true);
+		return report(cmd, criu_dump_iters(more), criu_like_get_errmsg());
 	}
 	criu_set_log_file("lib-restore.log");
 	if (!strcmp(cmd, "restore"))

@@ -5,7 +5,8 @@
 # restores a ticking victim (a) in swrk mode, criu-like started by the
 # library from PATH, through the global options of the static library, and
 # (b) through `criu-like service`, with an options object of its own, built
-# with pkg-config against the shared library; the counter goes on from where
+# with pkg-config against the shared library, and criu_dump_iters();
+# criu_pre_dump() and criu_set_parent_images() in (a) when the kernel tracks memory; the counter goes on from where
 # it was, the notifications come in CRIU's order; (c) a peer that is not root
 # is refused by the daemon with its message; options criu-like does not have
 # (criu_set_root(), criu_restore_child()'s rst_sibling) are refused by name.
@@ -53,15 +54,25 @@ wait_ticks_past() { # until the victim ticks past $1
 		sleep 0.05
 	done
 }
-# dump_restore WHAT CLIENT SERVICE DUMP RESTORE: the victim dumped and restored, ticking on
+# dump_restore WHAT CLIENT SERVICE DUMP RESTORE [PARENT]: the victim dumped (on
+# top of the pre-dump PARENT) and restored, ticking on; dump-iters pre-dumps
+# into img/1 and dumps into img/2
 dump_restore() {
-	what=$1 client=$2 svc=$3 dcmd=$4 rcmd=$5
+	what=$1 client=$2 svc=$3 dcmd=$4 rcmd=$5 parent=${6:-}
 	img=$tmp/img-$what
-	mkdir "$img"
+	mkdir "$img" "$img/1" "$img/2"
 	before=$(last_tick)
-	"$client" "$svc" "$dcmd" "$img" "$vp" >"$tmp/$what-dump" 2>&1 ||
+	"$client" "$svc" "$dcmd" "$img" "$vp" $parent >"$tmp/$what-dump" 2>&1 ||
 		fail "$what: the dump failed: $(cat "$tmp/$what-dump")"
-	[ "$(grep '^notify' "$tmp/$what-dump" | cut -d' ' -f2 | tr '\n' ' ')" = "pre-dump post-dump " ] ||
+	notes="pre-dump post-dump "
+	if [ "$dcmd" = dump-iters ]; then
+		notes="pre-dump pre-dump post-dump "
+		[ "$(readlink "$img/2/parent")" = ../1 ] || fail "$what: no parent link in img/2"
+		img=$img/2
+	fi
+	[ -z "$parent" ] || [ "$(readlink "$img/parent")" = "$parent" ] ||
+		fail "$what: the dump has no parent link to $parent (criu_set_parent_images())"
+	[ "$(grep '^notify' "$tmp/$what-dump" | cut -d' ' -f2 | tr '\n' ' ')" = "$notes" ] ||
 		fail "$what: dump notifications: $(grep '^notify' "$tmp/$what-dump" | tr '\n' ' ')"
 	[ -e /proc/$vp ] && [ "$(awk '/^State:/ { print $2 }' /proc/$vp/status)" != Z ] &&
 		fail "$what: the dumped tree still runs"
@@ -115,7 +126,16 @@ expect root "dump-root ret=-52 errno=[1-9][0-9]* msg=.*criu_opts.root"
 t=$(last_tick)
 wait_ticks_past "$t" || fail "the victim stopped after a refused dump"
 
-PATH="$(dirname "$CRIU_LIKE"):$PATH" dump_restore swrk "$T" swrk dump restore
+# criu_pre_dump() first, when the kernel can track memory
+parent=
+if grep -q "mem_track=1" "$tmp/feature"; then
+	mkdir "$tmp/img-pre"
+	"$T" "swrk:$CRIU_LIKE" pre-dump "$tmp/img-pre" $vp >"$tmp/pre" 2>&1 ||
+		fail "criu_pre_dump(): $(cat "$tmp/pre")"
+	ls "$tmp/img-pre"/pagemap-*.img >/dev/null 2>&1 || fail "criu_pre_dump() wrote no pagemap"
+	parent=../img-pre
+fi
+PATH="$(dirname "$CRIU_LIKE"):$PATH" dump_restore swrk "$T" swrk dump restore $parent
 
 # 2. the daemon, the shared library through pkg-config, criu_local_*()
 "$CRIU_LIKE" service --address "$tmp/s.sock" --daemon --pidfile "$tmp/pid" -o "$tmp/svc.log" ||
@@ -123,6 +143,9 @@ PATH="$(dirname "$CRIU_LIKE"):$PATH" dump_restore swrk "$T" swrk dump restore
 dp=$(cat "$tmp/pid")
 [ -S "$tmp/s.sock" ] || fail "the daemon has no socket"
 dump_restore service "$TS" "unix:$tmp/s.sock" local-dump local-restore
+if grep -q "mem_track=1" "$tmp/feature"; then
+	dump_restore iters "$TS" "unix:$tmp/s.sock" dump-iters restore
+fi
 
 # 3. not root: the daemon refuses, the library says why
 setpriv --reuid=65534 --regid=65534 --clear-groups "$TS" "unix:$tmp/s.sock" check \
