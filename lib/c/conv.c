@@ -48,10 +48,14 @@ static int connect_service(criu_opts *opts)
 	return sk;
 }
 
-/* The child of start_swrk(): exec `BIN swrk FD`, or write errno to the pipe. */
-static void __attribute__((noreturn)) exec_swrk(const char *bin, int sk, int errpipe)
+/*
+ * The child of start_swrk(): exec `BIN swrk FD`, or write errno to the pipe.
+ * Only async-signal-safe calls: the caller may have threads.
+ */
+static void __attribute__((noreturn))
+exec_swrk(const char *bin, int sk, const char *fd, int errpipe)
 {
-	char fd[16];
+	struct sigaction sa = { .sa_handler = SIG_DFL };
 	sigset_t mask;
 	int err;
 
@@ -59,11 +63,9 @@ static void __attribute__((noreturn)) exec_swrk(const char *bin, int sk, int err
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_UNBLOCK, &mask, NULL);
-	signal(SIGCHLD, SIG_DFL);
-	if (fcntl(sk, F_SETFD, 0) == 0) {
-		snprintf(fd, sizeof(fd), "%d", sk);
+	sigaction(SIGCHLD, &sa, NULL);
+	if (fcntl(sk, F_SETFD, 0) == 0)
 		execlp(bin, bin, "swrk", fd, (char *)NULL);
-	}
 	err = errno;
 	if (write(errpipe, &err, sizeof(err)) < 0)
 		_exit(127);
@@ -75,11 +77,13 @@ static int start_swrk(struct lib_conv *c)
 	/* set only in CRIU_COMM_BIN mode: criu_local_restore_child() forces the default */
 	const char *bin = c->opts->service_binary ?: LIB_DEFAULT_BINARY;
 	int sks[2], p[2], err = 0;
+	char fd[16];
 	ssize_t n;
 	pid_t pid;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sks))
 		return lib_fail(c->opts, -ECONNREFUSED, "cannot create a socketpair: %m");
+	snprintf(fd, sizeof(fd), "%d", sks[1]);
 	if (pipe2(p, O_CLOEXEC)) {
 		err = errno;
 		goto close_sks;
@@ -94,7 +98,7 @@ static int start_swrk(struct lib_conv *c)
 	if (pid == 0) {
 		close(sks[0]);
 		close(p[0]);
-		exec_swrk(bin, sks[1], p[1]);
+		exec_swrk(bin, sks[1], fd, p[1]);
 	}
 	close(sks[1]);
 	close(p[1]);
