@@ -171,7 +171,7 @@ $(CL)/include/criu-like/rpc.pb-c.h: $(B)/images/rpc.pb-c.h
 $(CL)/include/criu-like/criu/criu.h: lib/c/criu-compat.h
 	$(Q)install -D -m 644 $< $@
 
-# criu-like.pc.in with its directories: NAME-pc PREFIX LIBDIR INCLUDEDIR
+# $(call clib_pc,OUT,PREFIX,LIBDIR,INCLUDEDIR): lib/c/criu-like.pc.in filled in
 clib_pc = sed -e 's|@PREFIX@|$(2)|' -e 's|@LIBDIR@|$(3)|' -e 's|@INCLUDEDIR@|$(4)|' \
 	-e 's|@VERSION@|$(CRIU_LIKE_VERSION)|' lib/c/criu-like.pc.in >$(1)
 
