@@ -6,7 +6,8 @@
 #   make fuzz       libFuzzer harnesses (clang, ASan, UBSan), 5 s each (Documentation/fuzzing.md)
 #   make demo       install deps, build, checkpoint/restore a running program
 #   make lint       clang-format check on every C file, cppcheck
-#   make install    PREFIX=/usr/local (DESTDIR honoured): binary, man page, systemd units
+#   make install    PREFIX=/usr/local (DESTDIR honoured): binary, man page, systemd units,
+#                   the client library libcriu-like (.so, .a, header, pkg-config file)
 #   make clean
 
 PREFIX ?= /usr/local
@@ -99,7 +100,9 @@ O := $(B)/obj
 TOOL_OBJ := $(patsubst %.c,$(O)/%.o,$(TOOL_SRC)) $(PB_OBJ)
 # A .pb-c.c includes the headers of the protos it imports: all of them first.
 $(PB_OBJ): | $(PB_H)
-LIB := $(B)/libcriu-like.a
+# The tool's objects, linked by the binary, the unit tests and the benchmarks
+# (not the client library libcriu-like below).
+LIB := $(B)/criu-like-tool.a
 GEN_HDRS := $(PB_H) $(BLOB_HDRS)
 
 $(O)/%.o: %.c | $(GEN_HDRS)
@@ -115,7 +118,73 @@ $(B)/criu-like: $(O)/criu-like/cli/main.o $(LIB)
 	$(E) "  LINK    $@"
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-all: $(B)/criu-like tests-build
+# ---- the client library libcriu-like (lib/c/, Documentation/rpc.md) --------
+# CRIU's libcriu API over the RPC: $(B)/lib/ holds the shared library (with
+# its soname and symlinks), the static one, the headers as installed
+# (include/criu-like/) and the pkg-config files: criu-like.pc for PREFIX, and
+# criu-like-uninstalled.pc, which pkg-config prefers when PKG_CONFIG_PATH
+# holds $(B)/lib/pkgconfig, for programs built against the build directory.
+# Only the API is exported (-fvisibility=hidden); it links protobuf-c only.
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+CLIB_VERSION := 1.0.0
+CLIB_SONAME := libcriu-like.so.$(firstword $(subst ., ,$(CLIB_VERSION)))
+CL := $(B)/lib
+CLIB_SO := $(CL)/libcriu-like.so.$(CLIB_VERSION)
+CLIB_A := $(CL)/libcriu-like.a
+CLIB_HDRS := $(CL)/include/criu-like/criu.h $(CL)/include/criu-like/rpc.pb-c.h \
+	$(CL)/include/criu-like/criu/criu.h
+CLIB_PC := $(CL)/pkgconfig/criu-like.pc $(CL)/pkgconfig/criu-like-uninstalled.pc
+CLIB_OBJ := $(patsubst lib/c/%.c,$(CL)/obj/%.o,$(wildcard lib/c/*.c)) $(CL)/obj/rpc.pb-c.o
+PROTOBUF_CFLAGS := $(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
+PROTOBUF_LIBS := $(shell pkg-config --libs libprotobuf-c 2>/dev/null)
+CLIB_CFLAGS := -D_GNU_SOURCE -Ilib/c -I$(B)/images $(PROTOBUF_CFLAGS) $(CFLAGS) -fPIC \
+	-fvisibility=hidden
+CRIU_LIKE_VERSION = $(shell sed -n 's/.*define CRIU_LIKE_VERSION "\(.*\)"/\1/p' criu-like/include/cr.h)
+
+$(CL)/obj/%.o: lib/c/%.c | $(B)/images/rpc.pb-c.h
+	$(E) "  CC      $<"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CLIB_CFLAGS) -c -o $@ $<
+
+$(CL)/obj/rpc.pb-c.o: $(B)/images/rpc.pb-c.c $(B)/images/rpc.pb-c.h
+	$(E) "  CC      $< (libcriu-like)"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CLIB_CFLAGS) -Wno-unused-parameter -c -o $@ $<
+
+$(CLIB_A): $(CLIB_OBJ)
+	$(E) "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(CLIB_SO): $(CLIB_OBJ)
+	$(E) "  LINK    $@"
+	$(Q)$(CC) $(CFLAGS) -shared -Wl,-soname,$(CLIB_SONAME) -Wl,--no-undefined -Wl,-z,defs \
+		-o $@ $^ $(PROTOBUF_LIBS)
+	$(Q)ln -sf $(notdir $@) $(CL)/$(CLIB_SONAME)
+	$(Q)ln -sf $(CLIB_SONAME) $(CL)/libcriu-like.so
+
+$(CL)/include/criu-like/criu.h: lib/c/criu.h
+	$(Q)install -D -m 644 $< $@
+$(CL)/include/criu-like/rpc.pb-c.h: $(B)/images/rpc.pb-c.h
+	$(Q)install -D -m 644 $< $@
+$(CL)/include/criu-like/criu/criu.h: lib/c/criu-compat.h
+	$(Q)install -D -m 644 $< $@
+
+# $(call clib_pc,OUT,PREFIX,LIBDIR,INCLUDEDIR): lib/c/criu-like.pc.in filled in
+clib_pc = sed -e 's|@PREFIX@|$(2)|' -e 's|@LIBDIR@|$(3)|' -e 's|@INCLUDEDIR@|$(4)|' \
+	-e 's|@VERSION@|$(CRIU_LIKE_VERSION)|' lib/c/criu-like.pc.in >$(1)
+
+$(CL)/pkgconfig/criu-like.pc: lib/c/criu-like.pc.in criu-like/include/cr.h Makefile
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(call clib_pc,$@,$(PREFIX),$(LIBDIR),$(INCLUDEDIR))
+$(CL)/pkgconfig/criu-like-uninstalled.pc: lib/c/criu-like.pc.in criu-like/include/cr.h Makefile
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(call clib_pc,$@,$(abspath $(CL)),$${prefix},$${prefix}/include)
+
+clib: $(CLIB_SO) $(CLIB_A) $(CLIB_HDRS) $(CLIB_PC)
+
+all: $(B)/criu-like clib tests-build
 .DEFAULT_GOAL := all
 
 # ---- tests -------------------------------------------------------------------
@@ -176,7 +245,32 @@ $(B)/test/integration/rpc-client: test/integration/rpc-client.c $(B)/images/rpc.
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -D_GNU_SOURCE $(CFLAGS) -I$(B)/images $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS)
 
-tests-build: $(INTEG_BIN) $(UNIT_BIN) $(if $(ZDTM_LIB_SRC),$(ZDTM_LIB)) $(ZDTM_BIN) $(if $(ZDTM_RUNNER_SRC),$(ZDTM_RUNNER))
+# The client library's tests: libcriu-test linked with the static library,
+# libcriu-test-so and libcriu-compat (a program as written for CRIU's libcriu)
+# built through pkg-config against the build directory, run from it (rpath).
+CLIB_PKG := PKG_CONFIG_PATH=$(abspath $(CL))/pkgconfig pkg-config
+
+$(B)/test/integration/libcriu-test: test/integration/libcriu-test.c $(CLIB_A) $(CLIB_HDRS)
+	$(E) "  CC      $< (static)"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -D_GNU_SOURCE $(CFLAGS) -I$(CL)/include/criu-like $(PROTOBUF_CFLAGS) -o $@ $< \
+		$(CLIB_A) $(PROTOBUF_LIBS)
+
+$(B)/test/integration/libcriu-test-so: test/integration/libcriu-test.c $(CLIB_SO) $(CLIB_HDRS) \
+		$(CLIB_PC)
+	$(E) "  CC      $< (pkg-config)"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)flags=$$($(CLIB_PKG) --cflags --libs criu-like) || exit 1; \
+		$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< $$flags -Wl,-rpath,$(abspath $(CL))
+
+$(B)/test/integration/libcriu-compat: test/integration/libcriu-compat.c $(CLIB_SO) $(CLIB_HDRS) \
+		$(CLIB_PC)
+	$(E) "  CC      $< (pkg-config)"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)flags=$$($(CLIB_PKG) --cflags --libs criu-like) || exit 1; \
+		$(CC) $(CFLAGS) -o $@ $< $$flags -Wl,-rpath,$(abspath $(CL))
+
+tests-build: $(B)/test/integration/libcriu-test-so $(INTEG_BIN) $(UNIT_BIN) $(if $(ZDTM_LIB_SRC),$(ZDTM_LIB)) $(ZDTM_BIN) $(if $(ZDTM_RUNNER_SRC),$(ZDTM_RUNNER))
 
 # ---- fuzzing (libFuzzer) -------------------------------------------------------
 # `make fuzz`: the harnesses test/fuzz/fuzz-*.c, linked against the tool's
@@ -241,14 +335,23 @@ lint:
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 \
 		--suppress=missingIncludeSystem --inline-suppr -D__x86_64__ -D_GNU_SOURCE \
 		-Icriu-like/include -Icriu-like -Iarch/x86/include -Iparasite/include \
-		criu-like arch parasite test/zdtm/lib
+		criu-like arch parasite test/zdtm/lib lib/c
 	@echo "lint: ok"
 
 # systemd's unit directory (criu-like.service, criu-like.socket: the RPC daemon)
 SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
 
-install: $(B)/criu-like
+install: $(B)/criu-like clib
 	install -D -m 755 $(B)/criu-like $(DESTDIR)$(PREFIX)/sbin/criu-like
+	install -D -m 755 $(CLIB_SO) $(DESTDIR)$(LIBDIR)/$(notdir $(CLIB_SO))
+	ln -sf $(notdir $(CLIB_SO)) $(DESTDIR)$(LIBDIR)/$(CLIB_SONAME)
+	ln -sf $(CLIB_SONAME) $(DESTDIR)$(LIBDIR)/libcriu-like.so
+	install -D -m 644 $(CLIB_A) $(DESTDIR)$(LIBDIR)/libcriu-like.a
+	install -D -m 644 lib/c/criu.h $(DESTDIR)$(INCLUDEDIR)/criu-like/criu.h
+	install -D -m 644 $(B)/images/rpc.pb-c.h $(DESTDIR)$(INCLUDEDIR)/criu-like/rpc.pb-c.h
+	install -D -m 644 lib/c/criu-compat.h $(DESTDIR)$(INCLUDEDIR)/criu-like/criu/criu.h
+	mkdir -p $(DESTDIR)$(PKGCONFIGDIR)
+	$(call clib_pc,$(DESTDIR)$(PKGCONFIGDIR)/criu-like.pc,$(PREFIX),$(LIBDIR),$(INCLUDEDIR))
 	install -D -m 644 Documentation/criu-like.8 $(DESTDIR)$(PREFIX)/share/man/man8/criu-like.8
 	install -D -m 644 scripts/systemd/criu-like.socket $(DESTDIR)$(SYSTEMD_UNIT_DIR)/criu-like.socket
 	mkdir -p $(DESTDIR)$(SYSTEMD_UNIT_DIR)
@@ -259,7 +362,7 @@ install: $(B)/criu-like
 clean:
 	rm -rf $(B)
 
-.PHONY: all test demo deps lint install clean tests-build
+.PHONY: all test demo deps lint install clean tests-build clib
 .SECONDARY:
 
 -include $(shell find $(B) -path '$(B)/test/zdtm/out' -prune -o -name '*.d' -type f -print 2>/dev/null)
