@@ -14,7 +14,7 @@
  *   libcriu-test SERVICE local-dump DIR PID	an options object (criu_local_*())
  *   libcriu-test SERVICE local-restore DIR
  *   libcriu-test SERVICE restore-child DIR	(criu-like refuses rst_sibling)
- *   libcriu-test SERVICE dump-root DIR PID	criu_set_root(): refused by criu-like
+ *   libcriu-test SERVICE dump-cap DIR PID	criu_set_cpu_cap(): refused by criu-like
  *
  * SERVICE: "swrk" (criu-like from PATH), "swrk:BINARY", or "unix:SOCKET"
  * (criu-like service). Each request prints "NAME ret=R errno=E msg=M", each
@@ -116,9 +116,10 @@ static int global(const char *service, const char *cmd, char **argv)
 		criu_set_leave_running(false);
 		criu_set_ghost_limit(1 << 20);
 	}
-	if (!strcmp(cmd, "dump") || !strcmp(cmd, "dump-root")) {
-		if (!strcmp(cmd, "dump-root") && criu_set_root("/"))
-			return 2;
+	if (!strcmp(cmd, "dump") || !strcmp(cmd, "dump-cap")) {
+		if (!strcmp(cmd, "dump-cap"))
+			criu_set_cpu_cap(
+				1); /* CRIU's CPU_CAP_FPU: criu-like has no cpuinfo checks */
 		if (argv[2]) {
 			criu_set_track_mem(true);
 			if (criu_set_parent_images(argv[2]))

@@ -9,7 +9,7 @@
 # criu_pre_dump() and criu_set_parent_images() in (a) when the kernel tracks memory; the counter goes on from where
 # it was, the notifications come in CRIU's order; (c) a peer that is not root
 # is refused by the daemon with its message; options criu-like does not have
-# (criu_set_root(), criu_restore_child()'s rst_sibling) are refused by name.
+# (criu_set_cpu_cap(), criu_restore_child()'s rst_sibling) are refused by name.
 # A program written for CRIU's libcriu (libcriu-compat.c) builds unchanged
 # and runs; `make install` puts the library, its symlinks, the headers and a
 # pkg-config file for PREFIX under DESTDIR, and the same program builds
@@ -121,8 +121,8 @@ until grep -q '^ready' "$tmp/v" 2>/dev/null; do
 done
 # an option criu-like does not have: the request is refused naming it, the tree untouched
 mkdir "$tmp/img-root"
-"$T" "swrk:$CRIU_LIKE" dump-root "$tmp/img-root" $vp >"$tmp/root" 2>&1 && fail "criu_set_root() was not refused"
-expect root "dump-root ret=-52 errno=[1-9][0-9]* msg=.*criu_opts.root"
+"$T" "swrk:$CRIU_LIKE" dump-cap "$tmp/img-root" $vp >"$tmp/root" 2>&1 && fail "criu_set_cpu_cap() was not refused"
+expect root "dump-cap ret=-52 errno=[1-9][0-9]* msg=.*criu_opts.cpu_cap"
 t=$(last_tick)
 wait_ticks_past "$t" || fail "the victim stopped after a refused dump"
 
