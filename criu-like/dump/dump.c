@@ -558,6 +558,7 @@ int cr_pre_dump(const struct cr_options *o)
 
 		if (!dt->ctl)
 			continue;
+		pr_debug("pid %d: curing\n", dt->t->pid);
 		cerr = parasite_cure(dt->ctl);
 		dt->ctl = NULL;
 		if (cerr && !err)

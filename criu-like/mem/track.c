@@ -35,6 +35,7 @@
 #include "dump.h"
 #include "infect.h"
 #include "log.h"
+#include "stats.h"
 #include "track.h"
 #include "util.h"
 
@@ -70,6 +71,7 @@ int track_arm(struct dump_task *dt, const bool *untracked, struct track_set *s)
 	const struct vma_list *vmas = &dt->vmas;
 	_cleanup_free_ struct iovec *r = calloc(vmas->nr + 1, sizeof(*r));
 	unsigned int i, n = 0;
+	uint64_t t0 = stats_now_ns();
 	int err, fd = -1;
 
 	if (!r)
@@ -91,7 +93,8 @@ int track_arm(struct dump_task *dt, const bool *untracked, struct track_set *s)
 			close(fd);
 	}
 	if (!err)
-		pr_debug("pid %d: %u VMAs write-protected (uffd %d)\n", dt->t->pid, n, fd);
+		pr_debug("pid %d: %u VMAs write-protected (uffd %d), %llu us\n", dt->t->pid, n, fd,
+			 (unsigned long long)(stats_now_ns() - t0) / 1000);
 	return err;
 }
 
