@@ -377,6 +377,42 @@ out:
 }
 
 /*
+ * After the dump (which takes the write tracking over from the pre-dump's
+ * keeper, criu-like-track, and kills the tree the keeper watches), no keeper
+ * may be left: not running, not a zombie.
+ */
+static int check_no_keeper(struct run *t)
+{
+	int64_t deadline = min(t->deadline, now_ms() + 2000);
+	pid_t left = 0;
+
+	do {
+		_cleanup_free_ pid_t *pids = NULL;
+		size_t n = 0;
+
+		if (left)
+			usleep(10000);
+		left = 0;
+		reap_ready(&t->r->reaper);
+		if (descendants(getpid(), &pids, &n))
+			return 0; /* not ours to judge: /proc unreadable */
+		for (size_t i = 0; i < n && !left; i++) {
+			char path[64];
+			_cleanup_free_ char *comm = NULL;
+
+			snprintf(path, sizeof(path), "/proc/%d/comm", pids[i]);
+			comm = slurp(path);
+			if (comm && !strcmp(comm, "criu-like-track\n"))
+				left = pids[i];
+		}
+	} while (left && now_ms() < deadline);
+	if (left)
+		harness_fail(t, "the pre-dump's keeper (pid %d, state %c) is left after the dump",
+			     left, proc_state(left));
+	return left ? -EEXIST : 0;
+}
+
+/*
  * predump: pre-dump into img-pre while the test runs on (the tree must be
  * unchanged by it), then a plain cycle whose dump is on top of it.
  */
@@ -404,7 +440,8 @@ static int mode_predump(struct run *t)
 	if (!ret)
 		ret = compare(t, &before, "after the pre-dump");
 	snap_free(&before);
-	return ret ? ret : cycle_plain(t, 1, "../img-pre");
+	ret = ret ? ret : cycle_plain(t, 1, "../img-pre");
+	return ret ? ret : check_no_keeper(t);
 }
 
 static int mode_leave_running(struct run *t)
