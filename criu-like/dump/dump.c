@@ -482,7 +482,7 @@ int cr_dump(const struct cr_options *o)
 	dump_files_fini(&ctx, err || o->leave_running);
 	/* --track-mem -R: the next dump --prev-images-dir saves what is written from here on */
 	if (!err && o->leave_running && o->track_mem)
-		track_keeper_spawn(ctx.dirfd, &ctx.track);
+		track_keeper_spawn(ctx.dirfd, o->images_dir, &ctx.track);
 	if (ctx.tree) {
 		unseize_tree(ctx.tree, err || o->leave_running ? UNSEIZE_RESUME : UNSEIZE_KILL);
 		ctx.tree = NULL;
@@ -561,6 +561,7 @@ int cr_pre_dump(const struct cr_options *o)
 
 		if (!dt->ctl)
 			continue;
+		pr_debug("pid %d: curing\n", dt->t->pid);
 		cerr = parasite_cure(dt->ctl);
 		dt->ctl = NULL;
 		if (cerr && !err)
@@ -586,7 +587,7 @@ int cr_pre_dump(const struct cr_options *o)
 	if (!err)
 		err = img_dir_sync(ctx.dirfd);
 	if (!err)
-		err = track_keeper_spawn(ctx.dirfd, &ctx.track);
+		err = track_keeper_spawn(ctx.dirfd, o->images_dir, &ctx.track);
 	if (err && ctx.tree)
 		unmark_complete(&ctx);
 	if (!err)

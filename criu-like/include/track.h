@@ -33,10 +33,18 @@ void track_set_fini(struct track_set *s);
 int track_arm(struct dump_task *dt, const bool *untracked, struct track_set *s);
 
 /*
- * Hand @s to a new keeper process bound to the image directory @dirfd
- * (emptied on success: the keeper owns the uffds). 0 or -errno.
+ * How long a keeper holds the tracking when no round takes it over: past
+ * that it exits (the tasks' memory is unprotected, the next round saves
+ * everything). It exits before when every tracked task has exited.
  */
-int track_keeper_spawn(int dirfd, struct track_set *s);
+#define TRACK_KEEPER_TIMEOUT_S 3600
+
+/*
+ * Hand @s to a new keeper process bound to the image directory @dirfd
+ * (@name: its name for ps), emptied on success: the keeper owns the uffds.
+ * 0 or -errno.
+ */
+int track_keeper_spawn(int dirfd, const char *name, struct track_set *s);
 
 /*
  * Take over the uffds kept for the image directory @prev_dirfd (the keeper

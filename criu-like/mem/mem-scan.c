@@ -6,6 +6,7 @@
 #define LOG_PREFIX "mem: "
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <string.h>
 #include <time.h>
 #include <sys/ioctl.h>
@@ -764,11 +765,33 @@ int mem_scan_written(pid_t pid, const struct vma_list *vmas, struct mem_plan *re
 
 /* ---- pre-dump chains ------------------------------------------------------ */
 
+/* Room for @nr more runs at once: no reallocation (and copy) in the frozen path. */
+static int runs_reserve(struct mem_runs *r, unsigned long nr)
+{
+	struct mem_run *n;
+
+	if (r->nr + nr <= r->cap)
+		return 0;
+	if (r->nr + nr > UINT_MAX / 2)
+		return -ENOMEM;
+	n = reallocarray(r->runs, r->nr + nr, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	r->runs = n;
+	r->cap = (unsigned int)(r->nr + nr);
+	return 0;
+}
+
 int mem_runs_split(const struct mem_runs *present, const struct mem_runs *written,
 		   struct mem_runs *data, struct mem_runs *parent)
 {
 	unsigned int j = 0;
-	int err = 0;
+	int err;
+
+	/* Each written run ends at most one data run and one parent run. */
+	err = runs_reserve(data, (unsigned long)written->nr + present->nr);
+	if (!err)
+		err = runs_reserve(parent, (unsigned long)written->nr + present->nr);
 
 	for (unsigned int i = 0; i < present->nr && !err; i++) {
 		const struct mem_run *r = &present->runs[i];

@@ -478,12 +478,15 @@ static int split_by_parent(struct dump_task *dt)
 {
 	pid_t pid = dt->t->pid;
 	struct mem_runs written = { 0 }, data = { 0 };
+	uint64_t t0 = mem_now_ns();
 	int err;
 
 	dt->untracked = calloc(dt->vmas.nr + 1, sizeof(*dt->untracked));
 	if (!dt->untracked)
 		return -ENOMEM;
 	err = mem_scan_tracked(pid, &dt->vmas, dt->plan.policy, &written, dt->untracked);
+	pr_debug("pid %d: %u runs written since the parent's round, %llu us\n", pid, written.nr,
+		 (unsigned long long)(mem_now_ns() - t0) / 1000);
 	if (!err)
 		err = mem_runs_split(&dt->plan.runs, &written, &data, &dt->parent_runs);
 	mem_runs_fini(&written);

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@
 #include "dump.h"
 #include "infect.h"
 #include "log.h"
+#include "stats.h"
 #include "track.h"
 #include "util.h"
 
@@ -70,6 +72,7 @@ int track_arm(struct dump_task *dt, const bool *untracked, struct track_set *s)
 	const struct vma_list *vmas = &dt->vmas;
 	_cleanup_free_ struct iovec *r = calloc(vmas->nr + 1, sizeof(*r));
 	unsigned int i, n = 0;
+	uint64_t t0 = stats_now_ns();
 	int err, fd = -1;
 
 	if (!r)
@@ -91,7 +94,8 @@ int track_arm(struct dump_task *dt, const bool *untracked, struct track_set *s)
 			close(fd);
 	}
 	if (!err)
-		pr_debug("pid %d: %u VMAs write-protected (uffd %d)\n", dt->t->pid, n, fd);
+		pr_debug("pid %d: %u VMAs write-protected (uffd %d), %llu us\n", dt->t->pid, n, fd,
+			 (unsigned long long)(stats_now_ns() - t0) / 1000);
 	return err;
 }
 
@@ -147,10 +151,14 @@ static int send_set(int sk, const struct track_set *s)
 	return 0;
 }
 
-/* The keeper: hold @s until a client takes it or every tracked task is gone. */
+/*
+ * The keeper: hold @s until a client takes it, every tracked task is gone,
+ * or TRACK_KEEPER_TIMEOUT_S have passed.
+ */
 static void __attribute__((noreturn)) keeper_main(int lsk, struct track_set *s)
 {
 	struct pollfd *p = calloc(s->nr + 1, sizeof(*p));
+	uint64_t deadline = stats_now_ns() + TRACK_KEEPER_TIMEOUT_S * 1000000000ULL;
 	unsigned int i, alive;
 
 	if (!p)
@@ -160,7 +168,12 @@ static void __attribute__((noreturn)) keeper_main(int lsk, struct track_set *s)
 		p[i + 1] = (struct pollfd){ .fd = (int)syscall(__NR_pidfd_open, s->e[i].pid, 0),
 					    .events = POLLIN };
 	for (;;) {
-		if (poll(p, s->nr + 1, -1) < 0 && errno != EINTR)
+		uint64_t now = stats_now_ns();
+		int left_ms = now >= deadline ? 0 : (int)((deadline - now) / 1000000 + 1);
+
+		if (!left_ms)
+			_exit(0);
+		if (poll(p, s->nr + 1, left_ms) < 0 && errno != EINTR)
 			_exit(1);
 		for (i = 0, alive = 0; i < s->nr; i++) {
 			if (p[i + 1].fd >= 0 && (p[i + 1].revents & (POLLIN | POLLHUP))) {
@@ -189,7 +202,34 @@ static void __attribute__((noreturn)) keeper_main(int lsk, struct track_set *s)
 	}
 }
 
-int track_keeper_spawn(int dirfd, struct track_set *s)
+/*
+ * What ps shows of the keeper: a fork of criu-like, not exec'ed, so its
+ * command line is still the pre-dump's. The argument area is overwritten
+ * in place (PR_SET_MM_ARG_START would need CAP_SYS_RESOURCE).
+ */
+static void keeper_set_cmdline(const char *name, const struct sockaddr_un *a)
+{
+	unsigned long start = 0, end = 0;
+	_cleanup_free_ char *stat = read_file_at(AT_FDCWD, "/proc/self/stat", NULL);
+	const char *p = stat ? strrchr(stat, ')') : NULL;
+	int field = 2;
+	char text[PATH_MAX + 128];
+
+	prctl(PR_SET_NAME, "criu-like-track");
+	/* arg_start and arg_end: fields 48 and 49 */
+	for (; p && *p && field < 48; p++)
+		if (*p == ' ')
+			field++;
+	if (!p || sscanf(p, "%lu %lu", &start, &end) != 2 || end <= start)
+		return;
+	/* @name may lie in the area overwritten: formatted first */
+	snprintf(text, sizeof(text), "criu-like-track: write tracking for %s (@%s)", name,
+		 a->sun_path + 1);
+	memset((void *)start, 0, end - start);
+	memcpy((void *)start, text, min(strlen(text), end - start - 1));
+}
+
+int track_keeper_spawn(int dirfd, const char *name, struct track_set *s)
 {
 	struct sockaddr_un a;
 	socklen_t len;
@@ -219,7 +259,7 @@ int track_keeper_spawn(int dirfd, struct track_set *s)
 		if (fork() != 0)
 			_exit(0);
 		setsid();
-		prctl(PR_SET_NAME, "criu-like-track");
+		keeper_set_cmdline(name, &a);
 		signal(SIGHUP, SIG_IGN);
 		signal(SIGPIPE, SIG_IGN);
 		if (null >= 0) {

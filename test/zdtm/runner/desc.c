@@ -10,7 +10,8 @@
 
 #include "runner.h"
 
-static const char *const known_flags[] = { "noauto", "suid", "expect-fail", "tamper", "slow" };
+static const char *const known_flags[] = { "noauto", "suid", "expect-fail",
+					   "tamper", "slow", "predump" };
 
 void words_free(struct word_list *l)
 {

@@ -23,6 +23,7 @@ struct args {
 	char modes_text[256];
 	char *modes[MAX_MODES];
 	int nmodes;
+	bool default_modes; /* no --modes: tests with the flag "predump" also run in it */
 	bool keep_going;
 	char **tests;
 	int ntests;
@@ -33,7 +34,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: zdtm-run [--criu PATH] [--modes m1,m2] [--timeout SEC] [--keep-going]\n"
 		   "                [--tests-dir DIR] [--no-slow] [-v] [TEST...]\n"
 		   "       zdtm-run exec [--timeout SEC] -- CMD ARGS...\n"
-		   "modes: none plain leave-running cycles2 (default: " ZDTM_DEFAULT_MODES ")\n");
+		   "modes: none plain leave-running cycles2 predump (default: " ZDTM_DEFAULT_MODES
+		   ",\n       and predump for the tests with the flag predump)\n");
 }
 
 static int split_modes(struct args *a, char *list)
@@ -83,6 +85,7 @@ static int parse_args(int argc, char **argv, struct runner *r, struct args *a, c
 	char *modes = default_modes;
 	int c;
 
+	a->default_modes = true;
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -90,6 +93,7 @@ static int parse_args(int argc, char **argv, struct runner *r, struct args *a, c
 			break;
 		case 'm':
 			modes = optarg;
+			a->default_modes = false;
 			break;
 		case 't':
 			if (parse_timeout(optarg, &r->timeout))
@@ -226,13 +230,19 @@ static bool run_one(struct runner *r, const struct args *a, const char *arg, boo
 		desc_free(&d);
 		return false;
 	}
-	for (int m = 0; m < a->nmodes && !zdtm_interrupted; m++) {
-		struct result *x = &res[(*nres)++];
+	for (int m = 0; m <= a->nmodes && !zdtm_interrupted; m++) {
+		const char *mode = m < a->nmodes ? a->modes[m] : "predump";
+		struct result *x;
+
+		/* The default modes, then predump for the tests flagged so. */
+		if (m == a->nmodes && (!a->default_modes || !desc_has_flag(&d, "predump")))
+			break;
+		x = &res[(*nres)++];
 
 		if (desc_has_flag(&d, "noauto") && !named) {
 			memset(x, 0, sizeof(*x));
 			snprintf(x->test, sizeof(x->test), "%s", d.name);
-			snprintf(x->mode, sizeof(x->mode), "%s", a->modes[m]);
+			snprintf(x->mode, sizeof(x->mode), "%s", mode);
 			snprintf(x->reason, sizeof(x->reason), "flag noauto: runs only when named");
 			x->v = V_SKIP;
 			continue;
@@ -240,12 +250,12 @@ static bool run_one(struct runner *r, const struct args *a, const char *arg, boo
 		if (d.skip[0] && !named) {
 			memset(x, 0, sizeof(*x));
 			snprintf(x->test, sizeof(x->test), "%s", d.name);
-			snprintf(x->mode, sizeof(x->mode), "%s", a->modes[m]);
+			snprintf(x->mode, sizeof(x->mode), "%s", mode);
 			snprintf(x->reason, sizeof(x->reason), "skip: %.400s", d.skip);
 			x->v = V_SKIP;
 			continue;
 		}
-		run_test(r, &d, a->modes[m], x);
+		run_test(r, &d, mode, x);
 		ok &= x->v != V_FAIL;
 	}
 	desc_free(&d);
@@ -313,7 +323,7 @@ static int run_main(int argc, char **argv)
 	}
 	if (reaper_setup())
 		return 2;
-	res = calloc((size_t)ntests * a.nmodes + 1, sizeof(*res));
+	res = calloc((size_t)ntests * (a.nmodes + 1) + 1, sizeof(*res));
 	if (!res || (mkdir(r.outdir, 0755) && errno != EEXIST)) {
 		pr_perror("cannot create %s", r.outdir);
 		return 2;

@@ -34,7 +34,7 @@ struct run {
 	int ncriu;
 };
 
-static const char *const modes[] = { "none", "plain", "leave-running", "cycles2" };
+static const char *const modes[] = { "none", "plain", "leave-running", "cycles2", "predump" };
 
 bool mode_known(const char *mode)
 {
@@ -318,8 +318,12 @@ static int check_gone(struct run *t, const struct tree_snap *before)
 	return 0;
 }
 
-/* dump, check the tree is gone, restore, check pids and state. */
-static int cycle_plain(struct run *t, int cycle)
+/*
+ * dump, check the tree is gone, restore, check pids and state. With @prev
+ * (relative to the image directory), the dump is an incremental one on top
+ * of that pre-dump.
+ */
+static int cycle_plain(struct run *t, int cycle, const char *prev)
 {
 	char img[PATH_MAX], dlog[PATH_MAX + 16], rlog[PATH_MAX + 16], rpid[PATH_MAX + 16];
 	char dtag[16], rtag[16], pidstr[16];
@@ -335,9 +339,13 @@ static int cycle_plain(struct run *t, int cycle)
 	snprintf(dtag, sizeof(dtag), "dump%s", sfx);
 	snprintf(rtag, sizeof(rtag), "restore%s", sfx);
 	snprintf(pidstr, sizeof(pidstr), "%d", t->pid);
-	char *dargs[] = { "dump", "-t", pidstr, "-D", img, "-v4", "-o", dlog, NULL };
+	char *dargs[] = { "dump", "-t", pidstr, "-D", img, "-v4", "-o", dlog, NULL, NULL, NULL };
 	char *rargs[] = { "restore", "-D", img, "-d", "-v4", "-o", rlog, "--pidfile", rpid, NULL };
 
+	if (prev) {
+		dargs[8] = "--prev-images-dir";
+		dargs[9] = (char *)prev;
+	}
 	ret = mkdir_p(img);
 	if (ret) {
 		harness_fail(t, "mkdir %s: %s", img, strerror(-ret));
@@ -366,6 +374,74 @@ static int cycle_plain(struct run *t, int cycle)
 out:
 	snap_free(&before);
 	return ret;
+}
+
+/*
+ * After the dump (which takes the write tracking over from the pre-dump's
+ * keeper, criu-like-track, and kills the tree the keeper watches), no keeper
+ * may be left: not running, not a zombie.
+ */
+static int check_no_keeper(struct run *t)
+{
+	int64_t deadline = min(t->deadline, now_ms() + 2000);
+	pid_t left = 0;
+
+	do {
+		_cleanup_free_ pid_t *pids = NULL;
+		size_t n = 0;
+
+		if (left)
+			usleep(10000);
+		left = 0;
+		reap_ready(&t->r->reaper);
+		if (descendants(getpid(), &pids, &n))
+			return 0; /* not ours to judge: /proc unreadable */
+		for (size_t i = 0; i < n && !left; i++) {
+			char path[64];
+			_cleanup_free_ char *comm = NULL;
+
+			snprintf(path, sizeof(path), "/proc/%d/comm", pids[i]);
+			comm = slurp(path);
+			if (comm && !strcmp(comm, "criu-like-track\n"))
+				left = pids[i];
+		}
+	} while (left && now_ms() < deadline);
+	if (left)
+		harness_fail(t, "the pre-dump's keeper (pid %d, state %c) is left after the dump",
+			     left, proc_state(left));
+	return left ? -EEXIST : 0;
+}
+
+/*
+ * predump: pre-dump into img-pre while the test runs on (the tree must be
+ * unchanged by it), then a plain cycle whose dump is on top of it.
+ */
+static int mode_predump(struct run *t)
+{
+	char img[PATH_MAX], plog[PATH_MAX + 16], pidstr[16];
+	struct tree_snap before;
+	int ret;
+
+	snprintf(img, sizeof(img), "%s/img-pre", t->dir);
+	snprintf(plog, sizeof(plog), "%s/pre-dump.log", t->dir);
+	snprintf(pidstr, sizeof(pidstr), "%d", t->pid);
+	char *pargs[] = { "pre-dump", "-t", pidstr, "-D", img, "-v4", "-o", plog, NULL };
+
+	ret = mkdir_p(img);
+	if (ret) {
+		harness_fail(t, "mkdir %s: %s", img, strerror(-ret));
+		return ret;
+	}
+	ret = snap_take_settled(&before, t->pid);
+	if (ret)
+		harness_fail(t, "cannot read the tree before the pre-dump: %s", strerror(-ret));
+	if (!ret)
+		ret = run_criu(t, pargs, &t->d->dump_opts, "pre-dump");
+	if (!ret)
+		ret = compare(t, &before, "after the pre-dump");
+	snap_free(&before);
+	ret = ret ? ret : cycle_plain(t, 1, "../img-pre");
+	return ret ? ret : check_no_keeper(t);
 }
 
 static int mode_leave_running(struct run *t)
@@ -434,12 +510,14 @@ static int do_mode(struct run *t)
 	if (!strcmp(t->mode, "none"))
 		return 0;
 	if (!strcmp(t->mode, "plain"))
-		return cycle_plain(t, 1);
+		return cycle_plain(t, 1, NULL);
 	if (!strcmp(t->mode, "leave-running"))
 		return mode_leave_running(t);
+	if (!strcmp(t->mode, "predump"))
+		return mode_predump(t);
 	/* cycles2 */
-	ret = cycle_plain(t, 1);
-	return ret ? ret : cycle_plain(t, 2);
+	ret = cycle_plain(t, 1, NULL);
+	return ret ? ret : cycle_plain(t, 2, NULL);
 }
 
 /* Flip one byte in the middle of the area the test published (flag "tamper"). */
@@ -584,8 +662,8 @@ static void show_logs(struct run *t)
 {
 	/* outside.log: a peer of the test outside the tree (test_fork_outside). */
 	static const char *const logs[] = {
-		"launch.log",	 "compare.diff",  "dump.out",	 "dump.log",
-		"restore.out",	 "restore.log",	  "dump-2.out",	 "dump-2.log",
+		"launch.log",	 "compare.diff",  "pre-dump.out", "pre-dump.log", "dump.out",
+		"dump.log",	 "restore.out",	  "restore.log",  "dump-2.out",	  "dump-2.log",
 		"restore-2.out", "restore-2.log", "outside.log",
 	};
 	char path[PATH_MAX + 32];
@@ -604,7 +682,7 @@ static void show_logs(struct run *t)
  */
 static void drop_images(struct run *t)
 {
-	static const char *const dirs[] = { "img", "img-2" };
+	static const char *const dirs[] = { "img", "img-2", "img-pre" };
 	char path[PATH_MAX + 16];
 
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
