@@ -120,7 +120,7 @@ static int write_inventory(const struct dump_ctx *ctx, bool completed)
 		if (ctx->tree->tasks[i]->state != TASK_ZOMBIE)
 			nr_threads += ctx->tree->tasks[i]->nr_threads;
 	ie.img_version = IMG_FORMAT_VERSION;
-	ie.root_pid = (uint32_t)ctx->tree->root->pid;
+	ie.root_pid = (uint32_t)pidns_vpid(ctx->tree->root->pid);
 	ie.tool_version = (char *)CRIU_LIKE_VERSION;
 	ie.kernel_release = u.release;
 	ie.completed = completed;
@@ -169,10 +169,11 @@ static int write_pstree(const struct dump_ctx *ctx)
 		PstreeEntry pe = PSTREE_ENTRY__INIT;
 		uint32_t tids[t->nr_threads ? t->nr_threads : 1];
 
-		pe.pid = (uint32_t)t->pid;
-		pe.ppid = t->parent ? (uint32_t)t->parent->pid : 0;
-		pe.pgid = (uint32_t)t->pgid;
-		pe.sid = (uint32_t)t->sid;
+		/* pids as the tree sees them (ns/pid.c); the host's without a pid namespace */
+		pe.pid = (uint32_t)pidns_vpid(t->pid);
+		pe.ppid = t->parent ? (uint32_t)pidns_vpid(t->parent->pid) : 0;
+		pe.pgid = (uint32_t)pidns_vpid(t->pgid);
+		pe.sid = (uint32_t)pidns_vpid(t->sid);
 		pe.state = t->state == TASK_ZOMBIE    ? TASK_STATE__TASK_ZOMBIE
 			   : t->state == TASK_STOPPED ? TASK_STATE__TASK_STOPPED
 						      : TASK_STATE__TASK_ALIVE;
@@ -181,7 +182,7 @@ static int write_pstree(const struct dump_ctx *ctx)
 			pe.exit_code = t->exit_code;
 		} else {
 			for (j = 0; j < t->nr_threads; j++)
-				tids[j] = (uint32_t)t->threads[j].tid;
+				tids[j] = (uint32_t)pidns_vpid(t->threads[j].tid);
 			pe.n_threads = t->nr_threads;
 			pe.threads = tids;
 		}
@@ -310,6 +311,7 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 		mem_plan_fini(&dt->plan);
 	}
 	free(ctx->tasks);
+	pidns_dump_fini();
 	shmem_set_fini(&ctx->shm);
 	file_table_free(ctx->files);
 	img_track_stop();
@@ -359,6 +361,9 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 	 * criu-like's: refused first. The ones that are dumped are read now.
 	 */
 	err = ns_check_tree(ctx->tree, &ctx->ns);
+	/* a container's images name its tasks by their pids inside it */
+	if (!err)
+		err = pidns_dump_prepare(ctx->tree, ctx->ns.own[NS_PID]);
 	if (!err)
 		err = ns_dump_tree(&ctx->ns, ctx->tree->root->pid, ctx->dirfd);
 	if (!err)

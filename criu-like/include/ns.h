@@ -95,6 +95,22 @@ struct ns_inventory {
 int ns_inventory_fill(InventoryEntry *ie, const struct ns_dump_plan *plan,
 		      struct ns_inventory *buf);
 
+/*
+ * ns/pid.c, at dump: with @own (the tree has its own pid namespace: its root
+ * must be its init), read the pid of every task and thread of @tree in that
+ * namespace (NSpid); refuses a root that is not pid 1 there and a task in a
+ * nested pid namespace, naming them. pidns_vpid(): the pid that goes into
+ * the images for host pid @host (itself without a pid namespace of the
+ * tree's own, or for a pid outside the tree); pidns_vpid_known(): @host is a
+ * task or thread of the tree (always true without one); pidns_dump_levels():
+ * how many NSpid levels the dumper sees for a task of the tree.
+ */
+int pidns_dump_prepare(const struct pstree *tree, bool own);
+pid_t pidns_vpid(pid_t host);
+bool pidns_vpid_known(pid_t host);
+unsigned int pidns_dump_levels(void);
+void pidns_dump_fini(void);
+
 /* ---- restore ------------------------------------------------------------------------------- */
 
 /*
@@ -115,5 +131,12 @@ int ns_restore_load(const InventoryEntry *ie, int dirfd, struct ns_restore *r);
 /* In the restored root, first thing: fill its new namespaces (hostname, ...). */
 int ns_restore_root(const struct ns_restore *r);
 void ns_restore_fini(struct ns_restore *r);
+
+/*
+ * ns/pid.c, at restore, in the controller: the host tid of the thread whose
+ * tid in its own pid namespace is @vtid, among the threads of host pid
+ * @host_pid (NSpid under @proc_fd, the controller's /proc); -1 if none.
+ */
+pid_t pidns_host_tid(int proc_fd, pid_t host_pid, pid_t vtid);
 
 #endif

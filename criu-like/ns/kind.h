@@ -27,6 +27,7 @@ struct ns_type {
 };
 
 extern const struct ns_type uts_ns_type;
+extern const struct ns_type pid_ns_type;
 
 /*
  * Run @fn in a child of the dumper that joined @pid's namespace of kind @k

@@ -43,6 +43,7 @@ static const char *const ns_names[NS_NR] = {
 /* The kinds a tree may have of its own, one per line: each file holds both halves. */
 /* clang-format off */
 static const struct ns_type *const ns_types[NS_NR] = {
+	[NS_PID] = &pid_ns_type,
 	[NS_UTS] = &uts_ns_type,
 };
 /* clang-format on */
@@ -247,8 +248,8 @@ int ns_dump_tree(struct ns_dump_plan *plan, pid_t pid, int dirfd)
 	int k, err;
 
 	for (k = 0; k < NS_NR; k++) {
-		if (!plan->own[k] || !ns_types[k])
-			continue;
+		if (!plan->own[k] || !ns_types[k] || !ns_types[k]->dump)
+			continue; /* pid: nothing to read, the restore makes a new one */
 		plan->img_id[k] = next_id++;
 		err = ns_types[k]->dump(pid, dirfd, plan->img_id[k]);
 		if (err)
@@ -359,7 +360,8 @@ int ns_inventory_check(const InventoryEntry *ie, const char *dir)
 		for (k = 0; k < NS_NR && strcmp(e->kind, ns_names[k]); k++)
 			;
 		if (!e->tree_in && k < NS_NR && ns_kind_dumped(ns_owner_kind((enum ns_kind)k)) &&
-		    (e->has_img_id || (int)ns_owner_kind((enum ns_kind)k) != k))
+		    (e->has_img_id || (int)ns_owner_kind((enum ns_kind)k) != k ||
+		     !ns_types[k]->load))
 			continue; /* the tree's own, created again from its image */
 		if (!e->tree_in) {
 			pr_err("image directory %s: the tree had a %s namespace of its own, which "
@@ -386,13 +388,15 @@ int ns_restore_load(const InventoryEntry *ie, int dirfd, struct ns_restore *r)
 	for (i = 0; i < ie->n_namespaces; i++) {
 		const NamespaceEntry *e = ie->namespaces[i];
 
-		if (e->tree_in || !e->has_img_id)
+		if (e->tree_in)
 			continue;
 		for (k = 0; k < NS_NR && strcmp(e->kind, ns_names[k]); k++)
 			;
-		if (k == NS_NR || !ns_types[k])
+		if (k < NS_NR && (int)ns_owner_kind((enum ns_kind)k) != k)
+			continue; /* pid_for_children: comes with pid */
+		if (k == NS_NR || !ns_types[k] || (ns_types[k]->load && !e->has_img_id))
 			return -EOPNOTSUPP; /* ns_inventory_check() said why */
-		err = ns_types[k]->load(dirfd, e->img_id, &r->priv[k]);
+		err = ns_types[k]->load ? ns_types[k]->load(dirfd, e->img_id, &r->priv[k]) : 0;
 		if (err)
 			return err;
 		r->own[k] = true;

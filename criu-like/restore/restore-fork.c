@@ -21,6 +21,8 @@
  * since the original parent had already received them.
  */
 #include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -52,6 +54,43 @@ static void task_main(struct restore_ctx *ctx, struct rst_task *t, pid_t parent)
 	__attribute__((noreturn));
 
 /*
+ * Whether the task that created this one is gone (then nobody would move
+ * the stages on). @parent is its pid as this task sees it, or 0 for the
+ * init of a new pid namespace, whose parent (the controller) is outside it:
+ * getppid() says 0 whoever it is, so the controller's pidfd says it.
+ */
+static bool parent_gone(const struct restore_ctx *ctx, pid_t parent)
+{
+	struct pollfd p = { .fd = ctx->ctl_pidfd, .events = POLLIN };
+
+	if (parent)
+		return getppid() != parent;
+	return ctx->ctl_pidfd < 0 || poll(&p, 1, 0) != 0;
+}
+
+/*
+ * In a task of a tree with a pid namespace of its own, first thing: its pid
+ * as criu-like sees it, from criu-like's /proc (ctx->proc_fd: "self" there
+ * names the reader in that /proc's namespace), into shared->pids for the
+ * controller (rst_host_pid()).
+ */
+static int record_host_pid(struct restore_ctx *ctx, const struct rst_task *t)
+{
+	char buf[32];
+	ssize_t n = readlinkat(ctx->proc_fd, "self", buf, sizeof(buf) - 1);
+	pid_t pid;
+
+	if (n <= 0)
+		return -errno;
+	buf[n] = '\0';
+	pid = (pid_t)atoi(buf);
+	if (pid <= 0)
+		return -EINVAL;
+	__atomic_store_n(&ctx->shared->pids[rst_task_idx(ctx, t)], pid, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
  * In the parent (or the controller for the root): create @t and record its
  * pid in shared->pids at @t's index in ctx->tasks, before the child even
  * runs, so that an abort kills every task created. shared->nr_created counts
@@ -60,8 +99,14 @@ static void task_main(struct restore_ctx *ctx, struct rst_task *t, pid_t parent)
 static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signal)
 {
 	pid_t want = (pid_t)t->pe->pid, parent = getpid(), pid;
-	/* the root is born in the tree's own namespaces, new ones */
-	unsigned long flags = rst_task_idx(ctx, t) ? 0 : ctx->ns.clone_flags;
+	bool root = !rst_task_idx(ctx, t);
+	/*
+	 * The root is born in the tree's own namespaces, new ones. In a new pid
+	 * namespace it is pid 1 there (its image pid: set_tid {1}) and its host
+	 * pid is whatever is free: clone3() returns that one.
+	 */
+	unsigned long flags = root ? ctx->ns.clone_flags : 0;
+	bool new_pidns = root && rst_in_pidns(ctx);
 
 	pid = fault_err(-ENOMEM, "clone3 of task %d", want)
 		      ? -1
@@ -73,8 +118,14 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 		 * with its parent, so an uncatchable death of the controller takes
 		 * the whole tree. The parent may be gone already: look after arming.
 		 */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() != parent)
+		if (new_pidns)
+			parent = 0;
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || parent_gone(ctx, parent))
 			_exit(1);
+		if (rst_in_pidns(ctx) && !root && record_host_pid(ctx, t)) {
+			pr_perror("task %d: cannot read its own host pid", want);
+			_exit(1);
+		}
 		task_main(ctx, t, parent);
 	}
 	if (pid < 0) {
@@ -86,13 +137,16 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 			pr_errno(err, "cannot create task %d: clone3", want);
 		return err;
 	}
-	if (pid != want) {
+	if (pid != want && !new_pidns) {
 		/* set_tid is honoured or refused, never ignored; do not trust a surprise */
 		pr_err("task %d was created as pid %d\n", want, pid);
 		kill(pid, SIGKILL);
 		return -EINVAL;
 	}
-	__atomic_store_n(&ctx->shared->pids[rst_task_idx(ctx, t)], pid, __ATOMIC_RELEASE);
+	/* in a pid namespace, each task but its init records its host pid itself */
+	if (!rst_in_pidns(ctx) || root)
+		__atomic_store_n(&ctx->shared->pids[rst_task_idx(ctx, t)], pid,
+				 __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -132,16 +186,26 @@ static int lead(const PstreeEntry *pe)
 	return 0;
 }
 
-static int join_group(const PstreeEntry *pe)
+/*
+ * A session or group id of the images as a task of the tree sees it: in a
+ * pid namespace of the tree's own, one led from outside the tree (the root's
+ * with --shell-job) shows as 0 inside.
+ */
+static pid_t seen_id(const struct restore_ctx *ctx, uint32_t id)
 {
-	pid_t sid;
+	return rst_in_pidns(ctx) && !rst_find_task(ctx, (pid_t)id) ? 0 : (pid_t)id;
+}
 
-	if (getpgid(0) != (pid_t)pe->pgid && setpgid(0, (pid_t)pe->pgid)) {
+static int join_group(const struct restore_ctx *ctx, const PstreeEntry *pe)
+{
+	pid_t sid, pgid = seen_id(ctx, pe->pgid);
+
+	if (getpgid(0) != pgid && setpgid(0, pgid)) {
 		pr_perror("task %u: cannot join process group %u", pe->pid, pe->pgid);
 		return neg_errno();
 	}
 	sid = getsid(0);
-	if (sid != (pid_t)pe->sid) {
+	if (sid != seen_id(ctx, pe->sid)) {
 		pr_err("task %u: in session %d instead of %u\n", pe->pid, sid, pe->sid);
 		return -EINVAL;
 	}
@@ -153,12 +217,13 @@ static int join_group(const PstreeEntry *pe)
  * parent that created this task died (the controller killed by SIGKILL: no
  * one would ever move the stage on).
  */
-static int wait_all_created(struct rst_shared *sh, pid_t parent)
+static int wait_all_created(const struct restore_ctx *ctx, pid_t parent)
 {
+	struct rst_shared *sh = ctx->shared;
 	uint32_t st;
 
 	while ((st = rst_load(&sh->stage)) == RST_STAGE_FORKING) {
-		if (getppid() != parent)
+		if (parent_gone(ctx, parent))
 			return -EINTR;
 		rst_futex_wait(&sh->stage, st, 500);
 	}
@@ -274,10 +339,10 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 		return err;
 	__atomic_add_fetch(&sh->nr_created, 1, __ATOMIC_ACQ_REL);
 	rst_futex_wake(&sh->nr_created);
-	if (wait_all_created(sh, parent))
+	if (wait_all_created(ctx, parent))
 		_exit(1); /* another task failed, or the controller is gone: it reports it */
 
-	err = join_group(t->pe);
+	err = join_group(ctx, t->pe);
 	/* every group leader exists now: the terminal's foreground group */
 	if (!err)
 		err = rst_files_after_groups(ctx, t);
@@ -317,11 +382,19 @@ int rst_fork_root(struct restore_ctx *ctx, pid_t *ret_pid)
 
 	/* Nothing interrupts a restoring task: the restorer sets the saved mask. */
 	sigfillset(&all);
+	/* the init of a new pid namespace watches the controller through it */
+	if (rst_in_pidns(ctx)) {
+		ctx->ctl_pidfd = (int)syscall(__NR_pidfd_open, getpid(), 0);
+		if (ctx->ctl_pidfd < 0) {
+			pr_perror("pidfd_open of criu-like itself");
+			return neg_errno();
+		}
+	}
 	sigprocmask(SIG_BLOCK, &all, &old);
 	err = fork_task(ctx, root, SIGCHLD);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		return err;
-	*ret_pid = (pid_t)root->pe->pid;
+	*ret_pid = rst_host_pid(ctx, root);
 	return 0;
 }
