@@ -6,10 +6,11 @@
 # "restored" into the host's namespaces. The cases: the container of the
 # issue (unshare --fork --pid --mount-proc --mount --uts --ipc --net, dumped
 # from unshare and from its shell), each kind alone that is not dumped yet
-# (ipc, net, mnt, cgroup, user, time, pid), a pid_for_children unshared with
+# (ipc, net, mnt, cgroup, user, time), a pid_for_children unshared with
 # no child forked yet, one thread of a process in a UTS namespace of its
 # own, and a child in another UTS namespace than its root's own one (UTS
-# namespaces are dumped: ns-uts.sh). Each runs in a session
+# and pid namespaces are dumped: ns-uts.sh, ns-pid.sh; the container's init
+# is refused for its mount namespace, the first kind after pid). Each runs in a session
 # of its own, so nothing else stands in the way of its dump.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
@@ -103,7 +104,7 @@ start container --fork --pid --mount-proc --mount --uts --ipc --net
 host=$(hostname)
 nsenter -t "$(pid_of_loop container)" -u hostname inside || fail "cannot set the container's hostname"
 refused container-unshare "$(cat "$tmp/container.unshare")" pid_for_children container
-refused container-init "$(pid_of_loop container)" pid container
+refused container-init "$(pid_of_loop container)" mnt container
 [ "$(hostname)" = "$host" ] || fail "the host's hostname changed"
 [ "$(nsenter -t "$(pid_of_loop container)" -u hostname)" = inside ] || fail "the container's hostname changed"
 
@@ -120,8 +121,6 @@ if unshare --time true 2>/dev/null; then
 	start time --fork --time
 	refused time "$(pid_of_loop time)" time
 fi
-start pid --fork --pid
-refused pid "$(pid_of_loop pid)" pid
 
 # pid_for_children unshared, no child forked yet: no link to compare, refused all the same.
 setsid "$PY" - "$tmp/pfc.count" >"$tmp/pfc.out" 2>"$tmp/pfc.err" <<'PYTHON' &

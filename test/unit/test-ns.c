@@ -148,13 +148,30 @@ static void test_plan(void **state)
 	assert_false(plan.own[NS_USER]);
 	assert_int_equal(ns_plan_differ(&plan, &plan.root), NS_USER);
 
-	/* pid_for_children goes with pid: the first kind in /proc order is reported */
+	/*
+	 * pid_for_children goes with pid: a root in criu-like's pid namespace that
+	 * unshared a new one for its children is refused for pid_for_children,
+	 * the first kind in /proc order
+	 */
 	plan.root = plan.tool;
 	plan.root.ino[NS_PID_FOR_CHILDREN] = 0;
 	plan.root.ino[NS_MNT] = 903;
 	ns_plan_root(&plan);
-	assert_int_equal(ns_plan_differ(&plan, &plan.root),
-			 ns_kind_dumped(NS_PID) ? NS_MNT : NS_PID_FOR_CHILDREN);
+	assert_false(plan.own[NS_PID]);
+	assert_int_equal(ns_plan_differ(&plan, &plan.root), NS_PID_FOR_CHILDREN);
+
+	/* the init of a pid namespace of its own: pid and pid_for_children are the tree's */
+	plan.root = plan.tool;
+	plan.root.ino[NS_PID] = plan.root.ino[NS_PID_FOR_CHILDREN] = 904;
+	ns_plan_root(&plan);
+	assert_true(ns_kind_dumped(NS_PID));
+	assert_true(plan.own[NS_PID] && plan.own[NS_PID_FOR_CHILDREN]);
+	assert_int_equal(ns_plan_differ(&plan, &plan.root), NS_NR);
+	task = plan.root;
+	task.ino[NS_PID_FOR_CHILDREN] = 0; /* a task inside that unshared again, no fork yet */
+	assert_int_equal(ns_plan_differ(&plan, &task), NS_PID_FOR_CHILDREN);
+	task = plan.tool; /* a task in criu-like's */
+	assert_int_equal(ns_plan_differ(&plan, &task), NS_PID);
 }
 
 /* The inventory of a tree with its own UTS namespace: restorable only with its image named. */
