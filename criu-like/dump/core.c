@@ -652,7 +652,8 @@ int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt)
 		ce.tc = &tb.tc;
 		ce.n_threads = n;
 		ce.threads = thp;
-		err = img_write_one(ctx->dirfd, CR_IMG_CORE, (uint32_t)pidns_vpid(t->pid), &ce.base);
+		err = img_write_one(ctx->dirfd, CR_IMG_CORE, (uint32_t)pidns_vpid(t->pid),
+				    &ce.base);
 		if (err)
 			pr_err("cannot write the core of %d\n", t->pid);
 	}

@@ -147,7 +147,8 @@ static int take_cmsgs(const struct fd_info *f, struct msghdr *mh, struct usk_scm
 			/* sent again at restore by a task with that pid, made outside the tree */
 			if (s->creds.pid && pidns_dump_levels() > 1) {
 				pr_err("pid %d fd %d: a queued message carries the credentials of "
-				       "pid %d (SCM_CREDENTIALS), which cannot be sent again inside "
+				       "pid %d (SCM_CREDENTIALS), which cannot be sent again "
+				       "inside "
 				       "a pid namespace yet\n",
 				       f->pid, f->fd, s->creds.pid);
 				err = -EOPNOTSUPP;

@@ -411,8 +411,8 @@ static int dump_private_runs(struct dump_ctx *ctx, struct dump_task *dt,
 	if (!err) {
 		ctx->stats.pages_written += pages;
 		ctx->stats.bytes_written += pages * PAGE_SIZE;
-		err = write_pagemap(ctx, CR_IMG_PAGEMAP, (uint32_t)pidns_vpid(pid), pid, pages_id, runs, crcs,
-				    false);
+		err = write_pagemap(ctx, CR_IMG_PAGEMAP, (uint32_t)pidns_vpid(pid), pid, pages_id,
+				    runs, crcs, false);
 	}
 	return err;
 }

@@ -345,8 +345,8 @@ static void wait_back_in_syscalls(struct rtask *tasks, size_t nr)
 
 				if ((long)r->orig_ax < 0 || ax < -514 || ax > -512)
 					continue; /* not in a syscall that restarts */
-				if (current_syscall(tasks[i].pid,
-						    tasks[i].th[j].tid) != (long)r->orig_ax)
+				if (current_syscall(tasks[i].pid, tasks[i].th[j].tid) !=
+				    (long)r->orig_ax)
 					left++;
 			}
 		}
@@ -402,8 +402,7 @@ int rst_resume_tasks(struct restore_ctx *ctx)
 	err = collect(ctx, &tasks, &n);
 	for (i = 0; !err && i < n; i++)
 		for (j = 0; !err && j < tasks[i].n; j++)
-			err = seize_one(tasks[i].pid, &tasks[i].th[j],
-					has_seccomp(tasks[i].t));
+			err = seize_one(tasks[i].pid, &tasks[i].th[j], has_seccomp(tasks[i].t));
 	if (!err) {
 		rst_set_stage(ctx->shared, RST_STAGE_RESUME);
 		fault_kill_point();

@@ -274,9 +274,9 @@ pid_t rst_host_pid(const struct restore_ctx *ctx, const struct rst_task *t)
 {
 	if (!rst_in_pidns(ctx))
 		return (pid_t)t->pe->pid;
-	return ctx->shared ? __atomic_load_n(&ctx->shared->pids[rst_task_idx(ctx, t)],
-					     __ATOMIC_ACQUIRE)
-			   : 0;
+	return ctx->shared
+		       ? __atomic_load_n(&ctx->shared->pids[rst_task_idx(ctx, t)], __ATOMIC_ACQUIRE)
+		       : 0;
 }
 
 pid_t rst_host_tid(const struct restore_ctx *ctx, const struct rst_task *t, pid_t vtid)
@@ -771,9 +771,10 @@ static int wait_root(pid_t root)
  */
 int cr_restore(const struct cr_options *o)
 {
-	struct rst_run r = {
-		.ctx = { .opts = o, .dirfd = -1, .proc_fd = -1, .ctl_pidfd = -1 }, .root = 0, .was_subreaper = -1, .tty = -1
-	};
+	struct rst_run r = { .ctx = { .opts = o, .dirfd = -1, .proc_fd = -1, .ctl_pidfd = -1 },
+			     .root = 0,
+			     .was_subreaper = -1,
+			     .tty = -1 };
 	unsigned int nr_tasks, nr_threads;
 	struct timespec t0, t1;
 	size_t nr_files;

@@ -103,7 +103,8 @@ static void launcher_wait(pid_t child, int rfd, bool ns_init)
 		pid_t daemon = ns_init ? child_of(child) : child;
 
 		if (daemon <= 0 || write_pidfile(daemon)) {
-			fprintf(stderr, "cannot write pidfile %s for %d: %m\n", tst.pidfile, daemon);
+			fprintf(stderr, "cannot write pidfile %s for %d: %m\n", tst.pidfile,
+				daemon);
 			_exit(1);
 		}
 	}
