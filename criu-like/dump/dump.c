@@ -167,7 +167,8 @@ static int write_pstree(const struct dump_ctx *ctx)
 	for (i = 0; i < ctx->tree->nr_tasks && !err; i++) {
 		const struct seized_task *t = ctx->tree->tasks[i];
 		PstreeEntry pe = PSTREE_ENTRY__INIT;
-		uint32_t tids[t->nr_threads ? t->nr_threads : 1];
+		uint32_t tids[t->nr_threads ? t->nr_threads : 1], nested[32];
+		uint32_t ns_tids[(t->nr_threads ? t->nr_threads : 1) * 32];
 
 		/* pids as the tree sees them (ns/pid.c); the host's without a pid namespace */
 		pe.pid = (uint32_t)pidns_vpid(t->pid);
@@ -186,6 +187,14 @@ static int write_pstree(const struct dump_ctx *ctx)
 			pe.n_threads = t->nr_threads;
 			pe.threads = tids;
 		}
+		pe.n_ns_pid = pidns_nested(t->pid, nested, ARRAY_SIZE(nested));
+		pe.ns_pid = nested;
+		/* each thread's tids in the nested pid namespaces, thread by thread */
+		for (j = 0; pe.n_ns_pid && j < pe.n_threads; j++)
+			pidns_nested(t->threads[j].tid, ns_tids + j * pe.n_ns_pid,
+				     (unsigned int)pe.n_ns_pid);
+		pe.n_ns_tids = pe.n_ns_pid * pe.n_threads;
+		pe.ns_tids = ns_tids;
 		pe.has_exit_signal = true;
 		err = read_exit_signal(t->pid, &pe.exit_signal);
 		if (!err)

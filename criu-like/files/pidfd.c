@@ -60,6 +60,11 @@ static int pidfd_refuse(const struct dump_ctx *ctx, const struct fd_info *f,
 		       f->pid, f->fd, pid, fi->pidfd.nspid_levels);
 		return -EOPNOTSUPP;
 	}
+	if (pidns_depth(f->pid)) {
+		pr_err("pid %d fd %d: a pidfd held in a nested pid namespace: not restored yet\n",
+		       f->pid, f->fd);
+		return -EOPNOTSUPP;
+	}
 	t = dump_tree_task_of(ctx, pid, &leader);
 	if (!t) {
 		pr_err("pid %d fd %d: a pidfd of pid %d, which is not a task of the dumped tree: "

@@ -109,6 +109,14 @@ int pidns_dump_prepare(const struct pstree *tree, bool own);
 pid_t pidns_vpid(pid_t host);
 bool pidns_vpid_known(pid_t host);
 unsigned int pidns_dump_levels(void);
+/*
+ * The pids of host pid @host in the pid namespaces nested inside the tree's,
+ * outermost first, into @out (at most @max): how many (0 for a task in the
+ * tree's own pid namespace, or outside one).
+ */
+unsigned int pidns_nested(pid_t host, uint32_t *out, unsigned int max);
+/* How many pid namespaces nested inside the tree's host pid @host is below (0: none). */
+unsigned int pidns_depth(pid_t host);
 void pidns_dump_fini(void);
 
 /* ---- restore ------------------------------------------------------------------------------- */

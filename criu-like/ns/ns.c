@@ -192,6 +192,16 @@ enum ns_kind ns_plan_differ(const struct ns_dump_plan *plan, const struct ns_ids
 	for (k = 0; k < NS_NR; k++) {
 		uint64_t want = plan->own[k] ? plan->root.ino[k] : plan->tool.ino[k];
 
+		/*
+		 * A container's task may be in a pid namespace nested inside the
+		 * root's (ns/pid.c checks how, by NSpid); its children must be born
+		 * in its own (no unshare without a fork yet).
+		 */
+		if (k == NS_PID && plan->own[k] && task->ino[k] &&
+		    task->ino[k] != plan->tool.ino[k])
+			continue;
+		if (k == NS_PID_FOR_CHILDREN && plan->own[k])
+			want = task->ino[NS_PID];
 		if (plan->tool.ino[k] && task->ino[k] != want)
 			return (enum ns_kind)k;
 	}

@@ -21,6 +21,7 @@
  * since the original parent had already received them.
  */
 #include <errno.h>
+#include <sched.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -37,17 +38,55 @@
 #include "restore-int.h"
 #include "util.h"
 
-static pid_t clone_with_pid(pid_t pid, int exit_signal, unsigned long flags)
+/*
+ * @t with its pid at every level of the tree's pid namespaces it is in, the
+ * innermost first (set_tid); never the levels above the tree's.
+ */
+static pid_t clone_with_pid(const struct rst_task *t, int exit_signal, unsigned long flags)
 {
+	unsigned int d = rst_pid_depth(t), i;
 	struct cr_clone_args args;
-	pid_t set_tid = pid;
+	pid_t set_tid[32];
 
+	for (i = 0; i <= d; i++)
+		set_tid[i] = rst_pid_at(t, d - i);
 	memset(&args, 0, sizeof(args));
 	args.flags = flags;
 	args.exit_signal = (uint64_t)exit_signal;
-	args.set_tid = (uint64_t)(uintptr_t)&set_tid;
-	args.set_tid_size = 1;
+	args.set_tid = (uint64_t)(uintptr_t)set_tid;
+	args.set_tid_size = d + 1;
 	return (pid_t)syscall(__NR_clone3, &args, CR_CLONE_ARGS_SIZE_VER1);
+}
+
+/*
+ * The init of the pid namespace nested at @level that @t is in (the root for
+ * level 0); NULL if none of its ancestors is.
+ */
+static const struct rst_task *ns_init_of(const struct rst_task *t, unsigned int level)
+{
+	for (; t; t = t->parent)
+		if (rst_pid_depth(t) == level &&
+		    rst_pid_at(t, level) == (level ? 1 : (pid_t)t->pe->pid) &&
+		    (level || !t->parent))
+			return t;
+	return NULL;
+}
+
+/*
+ * Image pid @id (the tree's level) as task @t sees it: 0 for a task outside
+ * the tree (the root's session with --shell-job, in a pid namespace) or in a
+ * pid namespace that @t does not see.
+ */
+static pid_t seen_pid(const struct restore_ctx *ctx, const struct rst_task *t, uint32_t id)
+{
+	const struct rst_task *s = rst_find_task(ctx, (pid_t)id);
+	unsigned int d = rst_pid_depth(t);
+
+	if (!rst_in_pidns(ctx))
+		return (pid_t)id;
+	if (!s || rst_pid_depth(s) < d || ns_init_of(s, d) != ns_init_of(t, d))
+		return 0;
+	return rst_pid_at(s, d);
 }
 
 static void task_main(struct restore_ctx *ctx, struct rst_task *t, pid_t parent)
@@ -100,6 +139,7 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 {
 	pid_t want = (pid_t)t->pe->pid, parent = getpid(), pid;
 	bool root = !rst_task_idx(ctx, t);
+	unsigned int d = rst_pid_depth(t), dp = t->parent ? rst_pid_depth(t->parent) : 0;
 	/*
 	 * The root is born in the tree's own namespaces, new ones. In a new pid
 	 * namespace it is pid 1 there (its image pid: set_tid {1}) and its host
@@ -108,9 +148,22 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 	unsigned long flags = root ? ctx->ns.clone_flags : 0;
 	bool new_pidns = root && rst_in_pidns(ctx);
 
-	pid = fault_err(-ENOMEM, "clone3 of task %d", want)
-		      ? -1
-		      : clone_with_pid(want, exit_signal, flags);
+	/* below the tree's pid namespace: in its parent's, or the init of one of its own */
+	if (d == dp + 1 && !root && rst_pid_at(t, d) == 1) {
+		flags |= CLONE_NEWPID;
+		new_pidns = true;
+	} else if (d != dp || (root && d) || d >= 32) {
+		pr_err("task %d: in a pid namespace %u levels below the tree's, its parent %u "
+		       "levels: not restored\n",
+		       want, d, dp);
+		return -EINVAL;
+	}
+	/* what clone3() returns: the pid in the parent's namespace */
+	if (!root)
+		want = rst_pid_at(t, dp);
+
+	pid = fault_err(-ENOMEM, "clone3 of task %d", want) ? -1
+							    : clone_with_pid(t, exit_signal, flags);
 	if (pid == 0) {
 		/*
 		 * Dies with its parent until the resume (restore.md, "When the
@@ -137,7 +190,7 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 			pr_errno(err, "cannot create task %d: clone3", want);
 		return err;
 	}
-	if (pid != want && !new_pidns) {
+	if (pid != want && !(root && new_pidns)) {
 		/* set_tid is honoured or refused, never ignored; do not trust a surprise */
 		pr_err("task %d was created as pid %d\n", want, pid);
 		kill(pid, SIGKILL);
@@ -185,26 +238,17 @@ static int lead(const PstreeEntry *pe)
 	return 0;
 }
 
-/*
- * A session or group id of the images as a task of the tree sees it: in a
- * pid namespace of the tree's own, one led from outside the tree (the root's
- * with --shell-job) shows as 0 inside.
- */
-static pid_t seen_id(const struct restore_ctx *ctx, uint32_t id)
+static int join_group(const struct restore_ctx *ctx, const struct rst_task *t)
 {
-	return rst_in_pidns(ctx) && !rst_find_task(ctx, (pid_t)id) ? 0 : (pid_t)id;
-}
-
-static int join_group(const struct restore_ctx *ctx, const PstreeEntry *pe)
-{
-	pid_t sid, pgid = seen_id(ctx, pe->pgid);
+	const PstreeEntry *pe = t->pe;
+	pid_t sid, pgid = seen_pid(ctx, t, pe->pgid);
 
 	if (getpgid(0) != pgid && setpgid(0, pgid)) {
 		pr_perror("task %u: cannot join process group %u", pe->pid, pe->pgid);
 		return neg_errno();
 	}
 	sid = getsid(0);
-	if (sid != seen_id(ctx, pe->sid)) {
+	if (sid != seen_pid(ctx, t, pe->sid)) {
 		pr_err("task %u: in session %d instead of %u\n", pe->pid, sid, pe->sid);
 		return -EINVAL;
 	}
@@ -306,7 +350,8 @@ static int reap_signals_of_zombies(const struct rst_task *t)
 
 		if (!rst_task_zombie(c))
 			continue;
-		if (waitid(P_PID, (id_t)c->pe->pid, &si, WEXITED | WNOWAIT | __WALL)) {
+		if (waitid(P_PID, (id_t)rst_pid_at(c, rst_pid_depth(t)), &si,
+			   WEXITED | WNOWAIT | __WALL)) {
 			pr_perror("task %u: waiting for zombie %u", t->pe->pid, c->pe->pid);
 			return neg_errno();
 		}
@@ -341,7 +386,7 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 	if (wait_all_created(ctx, parent))
 		_exit(1); /* another task failed, or the controller is gone: it reports it */
 
-	err = join_group(ctx, t->pe);
+	err = join_group(ctx, t);
 	/* every group leader exists now: the terminal's foreground group */
 	if (!err)
 		err = rst_files_after_groups(ctx, t);
