@@ -4,7 +4,11 @@
  * namespace of its own (test_init_ns(CLONE_NEWPID)), with a subtree: a
  * child in a session of its own with a grandchild that runs a second
  * thread, a child leading its own process group, and two zombies (one of
- * the init, one of the session leader). After the restore every task sees
+ * the init, one of the session leader); and a pid namespace nested inside
+ * it (CLONE_NEWPID: a child that is its init, pid 1 there) with a child in
+ * a session of its own running a second thread, and a zombie of that init
+ * (CRIU cannot restore nested pid namespaces, its issue #2086). After the
+ * restore every task sees
  * the same pid, parent, session, group and thread ids from inside
  * (getpid, getppid, getsid, getpgid, gettid, the last NSpid field of
  * /proc/self/status), the init is still pid 1, the zombies are still
@@ -24,9 +28,11 @@
 
 #include "zdtmtst.h"
 
-enum { T_INIT, T_SESS, T_GRAND, T_THREAD, T_GROUP, T_NR };
-static const char *const names[T_NR] = { "init", "session leader", "grandchild",
-					 "grandchild's thread", "group leader" };
+enum { T_INIT, T_SESS, T_GRAND, T_THREAD, T_GROUP, T_NINIT, T_NCHILD, T_NTHREAD, T_NR };
+static const char *const names[T_NR] = {
+	"init",		"session leader", "grandchild",	       "grandchild's thread",
+	"group leader", "nested init",	  "nested init's child", "nested child's thread"
+};
 
 struct ids {
 	int pid, ppid, sid, pgid, tid, nspid;
@@ -89,9 +95,31 @@ static void report(int who)
 
 static void *thread_main(void *arg)
 {
-	(void)arg;
-	report(T_THREAD);
+	report((int)(long)arg);
 	return NULL;
+}
+
+/* pid 1 of a nested pid namespace: a child in its own session with a thread, a zombie */
+static int nested_init(void)
+{
+	pthread_t th;
+	pid_t child;
+
+	if (getpid() != 1)
+		return 2;
+	child = fork();
+	if (child == 0) {
+		if (setsid() < 0 || pthread_create(&th, NULL, thread_main, (void *)T_NTHREAD))
+			_exit(3);
+		report(T_NCHILD);
+		pthread_join(th, NULL);
+		_exit(0);
+	}
+	if (fork() == 0)
+		_exit(6); /* a zombie of the nested init */
+	report(T_NINIT);
+	waitpid(child, NULL, 0);
+	return 0;
 }
 
 static void wait_flag(volatile int *flag)
@@ -102,7 +130,7 @@ static void wait_flag(volatile int *flag)
 
 int main(int argc, char **argv)
 {
-	pid_t sess, group, zombie;
+	pid_t sess, group, zombie, nested;
 	siginfo_t si;
 	int i, bad = 0;
 
@@ -125,7 +153,7 @@ int main(int argc, char **argv)
 			_exit(2);
 		grand = fork();
 		if (grand == 0) {
-			if (pthread_create(&th, NULL, thread_main, NULL))
+			if (pthread_create(&th, NULL, thread_main, (void *)T_THREAD))
 				_exit(3);
 			report(T_GRAND);
 			pthread_join(th, NULL);
@@ -144,6 +172,9 @@ int main(int argc, char **argv)
 		report(T_GROUP);
 		_exit(0);
 	}
+	nested = (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (nested == 0)
+		_exit(nested_init());
 	zombie = fork();
 	if (zombie == 0)
 		_exit(5); /* a zombie of the init */
@@ -179,7 +210,10 @@ int main(int argc, char **argv)
 	if (sh->after[T_INIT].pid != 1 || sh->after[T_SESS].sid != sh->after[T_SESS].pid ||
 	    sh->after[T_GROUP].pgid != sh->after[T_GROUP].pid ||
 	    sh->after[T_GRAND].sid != sh->after[T_SESS].pid ||
-	    sh->after[T_THREAD].tid == sh->after[T_GRAND].pid) {
+	    sh->after[T_THREAD].tid == sh->after[T_GRAND].pid || sh->after[T_NINIT].pid != 1 ||
+	    sh->after[T_NINIT].ppid != 0 || sh->after[T_NCHILD].ppid != 1 ||
+	    sh->after[T_NCHILD].sid != sh->after[T_NCHILD].pid ||
+	    sh->after[T_NTHREAD].tid == sh->after[T_NCHILD].pid) {
 		fail("the ids inside are not the tree's shape");
 		bad = 1;
 	}
