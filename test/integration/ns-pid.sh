@@ -9,7 +9,8 @@
 # has the same pids, process group and session inside (NSpid, NSpgid, NSsid
 # of /proc/PID/status read through the host's /proc), and the loops go on
 # from where they were. Then the same with `--pid --uts` and a hostname set
-# inside: it comes back with it, the host's untouched.
+# inside: it comes back with it, the host's untouched. Restores killed at
+# their N-th step leave no task of the container behind.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 [ "$(id -u)" = 0 ] || { echo "ns-pid: needs root"; exit 77; }
@@ -115,7 +116,30 @@ run() { # NAME UNSHARE-OPTIONS HOSTNAME
 		[ "$(hostname)" = "$host" ] || fail "$name round $round: the host's hostname changed"
 		echo "ok: $name round $round: init back as host pid $init, inside:" $after "| $now"
 	done
+	[ "$name" = pid ] && killed_restores "$init" "$c"
 	kill -KILL "$init"
+}
+
+# killed_restores INIT C: dumped once more, restores killed at their N-th step
+# (CRIU_LIKE_FAULT_STEP, as restore-kill.sh) leave no task of the container;
+# the first that is not killed restores it.
+killed_restores() {
+	rm -rf "$tmp/img"
+	"$CRIU_LIKE" dump -t "$1" -D "$tmp/img" -v4 -o "$tmp/dump.log" 2>"$tmp/dump.err" ||
+		fail "killed restores: dump of $1"
+	i=0
+	for n in 1 2 3 5 8 13 21 34 55 89 144 233 377 610 987; do
+		CRIU_LIKE_FAULT_STEP=$n "$CRIU_LIKE" restore -D "$tmp/img" -d --pidfile "$tmp/pidfile" \
+			-v4 -o "$tmp/restore.log" >/dev/null 2>&1 && break
+		i=0
+		while pgrep -f "loop.sh $2" >/dev/null; do
+			i=$((i + 1)); [ $i -gt 250 ] && fail "killed at step $n: the container's tasks live on"
+			sleep 0.02
+		done
+	done
+	init=$(cat "$tmp/pidfile")
+	kill -0 "$init" || fail "killed restores: the last restore did not run"
+	echo "ok: restores killed at steps 1..$n before the last left no task of the container"
 }
 
 run pid "--pid" ""
