@@ -152,7 +152,7 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 	if (d == dp + 1 && !root && rst_pid_at(t, d) == 1) {
 		flags |= CLONE_NEWPID;
 		new_pidns = true;
-	} else if (d != dp || (root && d) || d >= 32) {
+	} else if (d != dp || (root && d) || d >= 32 || (d && !rst_in_pidns(ctx))) {
 		pr_err("task %d: in a pid namespace %u levels below the tree's, its parent %u "
 		       "levels: not restored\n",
 		       want, d, dp);

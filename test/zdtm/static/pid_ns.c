@@ -28,9 +28,19 @@
 
 #include "zdtmtst.h"
 
-enum { T_INIT, T_SESS, T_GRAND, T_THREAD, T_GROUP, T_NINIT, T_NCHILD, T_NTHREAD, T_NR };
+enum {
+	T_INIT,
+	T_SESS,
+	T_GRAND,
+	T_THREAD,
+	T_GROUP,
+	T_NINIT,
+	T_NCHILD,
+	T_NTHREAD,
+	T_NR
+};
 static const char *const names[T_NR] = {
-	"init",		"session leader", "grandchild",	       "grandchild's thread",
+	"init",		"session leader", "grandchild",		 "grandchild's thread",
 	"group leader", "nested init",	  "nested init's child", "nested child's thread"
 };
 
@@ -201,7 +211,8 @@ int main(int argc, char **argv)
 		const struct ids *b = &sh->before[i], *a = &sh->after[i];
 
 		if (memcmp(a, b, sizeof(*a))) {
-			fail("%s: pid %d ppid %d sid %d pgid %d tid %d NSpid %d, was %d %d %d %d %d %d",
+			fail("%s: pid %d ppid %d sid %d pgid %d tid %d NSpid %d, was %d %d %d %d "
+			     "%d %d",
 			     names[i], a->pid, a->ppid, a->sid, a->pgid, a->tid, a->nspid, b->pid,
 			     b->ppid, b->sid, b->pgid, b->tid, b->nspid);
 			bad = 1;
