@@ -10,7 +10,8 @@
 # no child forked yet, one thread of a process in a UTS namespace of its
 # own, and a child in another UTS namespace than its root's own one (UTS
 # and pid namespaces are dumped: ns-uts.sh, ns-pid.sh; the container's init
-# is refused for its mount namespace, the first kind after pid). Each runs in a session
+# is refused for its mount namespace, the first kind after pid), a tree
+# rooted below the init of its pid namespace. Each runs in a session
 # of its own, so nothing else stands in the way of its dump.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
@@ -121,6 +122,22 @@ if unshare --time true 2>/dev/null; then
 	start time --fork --time
 	refused time "$(pid_of_loop time)" time
 fi
+
+# A tree rooted below the init of its pid namespace: a pid namespace is dumped from its init only.
+setsid unshare --fork --pid sh -c 'sh "$0" "$1" & wait' "$tmp/loop.sh" "$tmp/notinit.count" \
+	>/dev/null 2>&1 &
+wait_file "$tmp/notinit.count"
+ni=$(pgrep -f "loop.sh $tmp/notinit.count" | while read -r p; do
+	grep -q "^NSpid:.*	2$" /proc/$p/status && echo $p; done | head -n 1)
+[ -n "$ni" ] || fail "notinit: no pid 2 in the namespace"
+rm -rf "$tmp/img"
+"$CRIU_LIKE" dump -t $ni -D "$tmp/img" -R >"$tmp/notinit.out" 2>"$tmp/notinit.err" &&
+	fail "notinit: dump of $ni, pid 2 of its pid namespace, succeeded"
+grep -q "pid $ni: the root of the tree is pid 2 of its pid namespace, not its init" \
+	"$tmp/notinit.err" || fail "notinit: no refusal naming pid $ni as not the init"
+kill -0 $ni || fail "notinit: pid $ni died"
+checks=$((checks + 1))
+echo "ok: notinit: $(grep -o 'pid [0-9]*: the root of the tree is pid 2.*(1)' "$tmp/notinit.err")"
 
 # pid_for_children unshared, no child forked yet: no link to compare, refused all the same.
 setsid "$PY" - "$tmp/pfc.count" >"$tmp/pfc.out" 2>"$tmp/pfc.err" <<'PYTHON' &
