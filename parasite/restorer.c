@@ -547,15 +547,21 @@ static void queue_signals(struct rst_args *a, struct rst_thread *th, int shared)
 	struct rst_siginfo *si = at(a, shared ? a->shared_pending_off : th->pending_off);
 	unsigned int i, n = shared ? a->nr_shared_pending : th->nr_pending;
 
+	/*
+	 * Its own pid and tid as it sees them: the images' are the tree's level,
+	 * one above a task in a pid namespace nested inside the tree's.
+	 */
+	long self = sys_call1(__NR_getpid, 0), tid = sys_call1(__NR_gettid, 0);
+
 	for (i = 0; i < n; i++, si++) {
 		int sig = *(int32_t *)si->raw;
 		long ret;
 
 		/* To self, any si_code is accepted (kernel/signal.c do_rt_sigqueueinfo()). */
 		if (shared)
-			ret = sys_call3(__NR_rt_sigqueueinfo, a->pid, sig, si->raw);
+			ret = sys_call3(__NR_rt_sigqueueinfo, self, sig, si->raw);
 		else
-			ret = sys_call4(__NR_rt_tgsigqueueinfo, a->pid, th->tid, sig, si->raw);
+			ret = sys_call4(__NR_rt_tgsigqueueinfo, self, tid, sig, si->raw);
 		check(a, th, ret, "queue signal %d%s", sig, shared ? " (shared)" : "");
 	}
 }
@@ -602,14 +608,15 @@ static void create_threads(struct rst_args *a, struct rst_thread *leader)
 
 	for (i = 1; i < a->nr_threads; i++) {
 		struct rst_thread *th = thread_of(a, i);
-		int32_t tid = th->tid;
+		/* as the leader sees it: in its innermost pid namespace */
+		int32_t tid = th->set_tid[0];
 		struct clone3_args ca = {
 			.flags = RST_CLONE_FLAGS,
 			.stack = (uint64_t)at(a, th->stack_top_off) - RST_STACK_SIZE,
 			.stack_size = RST_STACK_SIZE,
 			.tls = th->tls[0],
-			.set_tid = (uint64_t)&tid,
-			.set_tid_size = 1,
+			.set_tid = (uint64_t)th->set_tid,
+			.set_tid_size = th->nr_set_tid,
 		};
 		long ret;
 
@@ -764,7 +771,7 @@ long parasite_main(struct rst_args *a, long idx)
 		if (a->log_fd >= 0)
 			sys_close(a->log_fd);
 		if (a->stopped)
-			sys_call2(__NR_kill, a->pid, SIGSTOP);
+			sys_call2(__NR_kill, sys_call1(__NR_getpid, 0), SIGSTOP);
 	}
 	/* Strict mode allows read, write, exit and rt_sigreturn: nothing else follows. */
 	if (th->seccomp_mode == SECCOMP_MODE_STRICT)

@@ -23,6 +23,7 @@
 #include "image.h"
 #include "infect.h"
 #include "log.h"
+#include "ns.h"
 #include "seccomp.h"
 #include "util.h"
 
@@ -383,7 +384,7 @@ static int parse_timer(char **pos, PosixTimerEntry *e)
 	if (!strcmp(who, "tid")) {
 		e->sigev_notify |= SIGEV_THREAD_ID;
 		e->has_sigev_notify_tid = true;
-		e->sigev_notify_tid = (uint32_t)target;
+		e->sigev_notify_tid = (uint32_t)pidns_vpid(target);
 	}
 	nl = strstr(s, "ClockID:");
 	nl = nl ? strchr(nl, '\n') : NULL;
@@ -602,7 +603,7 @@ static int dump_creds(struct dump_ctx *ctx, struct dump_task *dt, TaskCoreEntry 
 	ce.securebits = securebits;
 	ce.dumpable = dumpable;
 	ce.no_new_privs = s->no_new_privs > 0;
-	err = img_write_one(ctx->dirfd, CR_IMG_CREDS, (uint32_t)dt->t->pid, &ce.base);
+	err = img_write_one(ctx->dirfd, CR_IMG_CREDS, (uint32_t)pidns_vpid(dt->t->pid), &ce.base);
 	if (err)
 		pr_err("cannot write the creds of %d\n", dt->t->pid);
 	return err;
@@ -642,13 +643,17 @@ int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt)
 	if (!err)
 		err = dump_creds(ctx, dt, &tb.tc);
 	if (!err) {
+		/* read with the host tids; the images name them as the tree sees them */
+		for (i = 0; i < n; i++)
+			thp[i]->tid = (uint32_t)pidns_vpid((pid_t)thp[i]->tid);
 		tb.tc.n_shared_pending = tb.shared.n;
 		tb.tc.shared_pending = tb.shared.p;
-		ce.pid = (uint32_t)t->pid;
+		ce.pid = (uint32_t)pidns_vpid(t->pid);
 		ce.tc = &tb.tc;
 		ce.n_threads = n;
 		ce.threads = thp;
-		err = img_write_one(ctx->dirfd, CR_IMG_CORE, (uint32_t)t->pid, &ce.base);
+		err = img_write_one(ctx->dirfd, CR_IMG_CORE, (uint32_t)pidns_vpid(t->pid),
+				    &ce.base);
 		if (err)
 			pr_err("cannot write the core of %d\n", t->pid);
 	}

@@ -115,7 +115,7 @@ static int write_inventory(const struct dump_ctx *ctx, bool completed)
 		if (ctx->tree->tasks[i]->state != TASK_ZOMBIE)
 			nr_threads += ctx->tree->tasks[i]->nr_threads;
 	ie.img_version = IMG_FORMAT_VERSION;
-	ie.root_pid = (uint32_t)ctx->tree->root->pid;
+	ie.root_pid = (uint32_t)pidns_vpid(ctx->tree->root->pid);
 	ie.tool_version = (char *)CRIU_LIKE_VERSION;
 	ie.kernel_release = u.release;
 	ie.completed = completed;
@@ -171,12 +171,14 @@ static int write_pstree(const struct dump_ctx *ctx)
 	for (i = 0; i < ctx->tree->nr_tasks && !err; i++) {
 		const struct seized_task *t = ctx->tree->tasks[i];
 		PstreeEntry pe = PSTREE_ENTRY__INIT;
-		uint32_t tids[t->nr_threads ? t->nr_threads : 1];
+		uint32_t tids[t->nr_threads ? t->nr_threads : 1], nested[32];
+		uint32_t ns_tids[(t->nr_threads ? t->nr_threads : 1) * 32];
 
-		pe.pid = (uint32_t)t->pid;
-		pe.ppid = t->parent ? (uint32_t)t->parent->pid : 0;
-		pe.pgid = (uint32_t)t->pgid;
-		pe.sid = (uint32_t)t->sid;
+		/* pids as the tree sees them (ns/pid.c); the host's without a pid namespace */
+		pe.pid = (uint32_t)pidns_vpid(t->pid);
+		pe.ppid = t->parent ? (uint32_t)pidns_vpid(t->parent->pid) : 0;
+		pe.pgid = (uint32_t)pidns_vpid(t->pgid);
+		pe.sid = (uint32_t)pidns_vpid(t->sid);
 		pe.state = t->state == TASK_ZOMBIE    ? TASK_STATE__TASK_ZOMBIE
 			   : t->state == TASK_STOPPED ? TASK_STATE__TASK_STOPPED
 						      : TASK_STATE__TASK_ALIVE;
@@ -185,10 +187,18 @@ static int write_pstree(const struct dump_ctx *ctx)
 			pe.exit_code = t->exit_code;
 		} else {
 			for (j = 0; j < t->nr_threads; j++)
-				tids[j] = (uint32_t)t->threads[j].tid;
+				tids[j] = (uint32_t)pidns_vpid(t->threads[j].tid);
 			pe.n_threads = t->nr_threads;
 			pe.threads = tids;
 		}
+		pe.n_ns_pid = pidns_nested(t->pid, nested, ARRAY_SIZE(nested));
+		pe.ns_pid = nested;
+		/* each thread's tids in the nested pid namespaces, thread by thread */
+		for (j = 0; pe.n_ns_pid && j < pe.n_threads; j++)
+			pidns_nested(t->threads[j].tid, ns_tids + j * pe.n_ns_pid,
+				     (unsigned int)pe.n_ns_pid);
+		pe.n_ns_tids = pe.n_ns_pid * pe.n_threads;
+		pe.ns_tids = ns_tids;
 		pe.has_exit_signal = true;
 		err = read_exit_signal(t->pid, &pe.exit_signal);
 		if (!err)
@@ -326,6 +336,7 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 	if (ctx->prev_dirfd >= 0)
 		close(ctx->prev_dirfd);
 	free(ctx->tasks);
+	pidns_dump_fini();
 	shmem_set_fini(&ctx->shm);
 	free(ctx->sysv.ids);
 	free(ctx->sysv.pids);
@@ -424,6 +435,9 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 	 * criu-like's: refused first. The ones that are dumped are read now.
 	 */
 	err = ns_check_tree(ctx->tree, &ctx->ns);
+	/* a container's images name its tasks by their pids inside it */
+	if (!err)
+		err = pidns_dump_prepare(ctx->tree, ctx->ns.own[NS_PID]);
 	if (!err)
 		err = ns_dump_tree(&ctx->ns, ctx->tree->root->pid, ctx->dirfd);
 	if (!err)

@@ -24,6 +24,7 @@
 #include "compat.h"
 #include "anon.h"
 #include "log.h"
+#include "ns.h"
 #include "restore-files-int.h"
 #include "util.h"
 
@@ -128,7 +129,7 @@ static int epoll_fill(const struct dump_ctx *ctx, const struct fd_info *f, const
 			return err;
 		if (owner != f->pid) {
 			e->targets[i]->has_owner_pid = true;
-			e->targets[i]->owner_pid = (uint32_t)owner;
+			e->targets[i]->owner_pid = (uint32_t)pidns_vpid(owner);
 		}
 		e->targets[i]->tfd = (uint32_t)t->tfd;
 		e->targets[i]->events = t->events;
@@ -152,7 +153,7 @@ static int epoll_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file
 	err = e ? epoll_fill(ctx, f, &fi, e) : -ENOMEM;
 	if (!err) {
 		e->flags = f->flags;
-		e->owner_pid = (uint32_t)f->pid;
+		e->owner_pid = (uint32_t)pidns_vpid(f->pid);
 		d->fe.type = FILE_TYPE__FILE_EPOLL;
 		d->fe.epoll = e;
 		pr_debug("pid %d fd %d: epoll with %u targets\n", f->pid, f->fd, fi.n_tfd);

@@ -30,6 +30,7 @@
 #include "infect.h"
 #include "locks.h"
 #include "log.h"
+#include "ns.h"
 #include "util.h"
 
 static unsigned int ft_hash(uint64_t dev, uint64_t ino)
@@ -611,7 +612,8 @@ static int dump_new_descs(struct dump_ctx *ctx, struct dump_task *dt, struct tas
 static int write_fdinfo_img(struct dump_ctx *ctx, pid_t pid, const struct task_fd *tf,
 			    unsigned int n)
 {
-	struct cr_img *img = img_open(ctx->dirfd, CR_IMG_FDINFO, (uint32_t)pid, IMG_WRITE);
+	struct cr_img *img = img_open(ctx->dirfd, CR_IMG_FDINFO, (uint32_t)pidns_vpid(pid),
+				      IMG_WRITE);
 	unsigned int i;
 	int err = 0;
 

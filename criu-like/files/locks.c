@@ -36,6 +36,7 @@
 #include "locks.h"
 #include "reg.h"
 #include "log.h"
+#include "ns.h"
 #include "restore-files-int.h"
 #include "util.h"
 
@@ -64,7 +65,7 @@ int lock_entry_from_fdinfo(const struct fdinfo_lock *l, pid_t pid, FileLockEntry
 	e->len = l->end == -1 ? 0 : (uint64_t)(l->end - l->start) + 1;
 	if (e->kind == FILE_LOCK_KIND__LOCK_POSIX) {
 		e->has_owner_pid = true;
-		e->owner_pid = (uint32_t)pid;
+		e->owner_pid = (uint32_t)pidns_vpid(pid);
 	}
 	return 0;
 }

@@ -20,6 +20,7 @@
 
 #include "anon.h"
 #include "log.h"
+#include "ns.h"
 #include "restore-files-int.h"
 #include "seize.h"
 #include "util.h"
@@ -53,10 +54,15 @@ static int pidfd_refuse(const struct dump_ctx *ctx, const struct fd_info *f,
 		       f->pid, f->fd);
 		return -EOPNOTSUPP;
 	}
-	if (fi->pidfd.nspid_levels > 1) {
+	if (fi->pidfd.nspid_levels > pidns_dump_levels()) {
 		pr_err("pid %d fd %d: a pidfd of pid %d, which lives in a nested pid namespace "
 		       "(NSpid: %u levels): pid namespaces are not restored\n",
 		       f->pid, f->fd, pid, fi->pidfd.nspid_levels);
+		return -EOPNOTSUPP;
+	}
+	if (pidns_depth(f->pid)) {
+		pr_err("pid %d fd %d: a pidfd held in a nested pid namespace: not restored yet\n",
+		       f->pid, f->fd);
 		return -EOPNOTSUPP;
 	}
 	t = dump_tree_task_of(ctx, pid, &leader);
@@ -91,7 +97,7 @@ static int pidfd_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file
 	if (!err) {
 		pidfd_entry__init(e);
 		e->flags = f->flags;
-		e->pid = fi.pidfd.pid;
+		e->pid = pidns_vpid(fi.pidfd.pid);
 		d->fe.type = FILE_TYPE__FILE_PIDFD;
 		d->fe.pidfd = e;
 		pr_debug("pid %d fd %d: pidfd of pid %d, flags %#o\n", f->pid, f->fd, e->pid,

@@ -54,6 +54,7 @@
 #include "files-int.h"
 #include "restore-files-int.h"
 #include "log.h"
+#include "ns.h"
 #include "compat.h"
 #include "proc-parse.h"
 #include "pty.h"
@@ -284,8 +285,9 @@ static int dump_session(const struct dump_ctx *ctx, const struct fd_info *f, str
 		return -EOPNOTSUPP;
 	}
 	p->e.has_sid = p->e.has_fg_pgrp = true;
-	p->e.sid = (uint32_t)sid;
-	p->e.fg_pgrp = (uint32_t)(sid ? pgrp : 0);
+	/* read by the dumper: host pids; the images have the tree's (ns/pid.c) */
+	p->e.sid = (uint32_t)pidns_vpid(sid);
+	p->e.fg_pgrp = (uint32_t)(sid ? pidns_vpid(pgrp) : 0);
 	return 0;
 }
 

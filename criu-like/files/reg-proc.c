@@ -23,6 +23,7 @@
 
 #include "files-int.h"
 #include "log.h"
+#include "ns.h"
 #include "reg.h"
 #include "seize.h"
 #include "util.h"
@@ -127,6 +128,12 @@ int reg_proc_check(const struct dump_ctx *ctx, const struct fd_info *f)
 	if (f->pid == getpid()) {
 		pr_err("pid %d fd %d: %s (a file of a process in /proc) in flight in a unix "
 		       "queue is held by no task: it could not be reopened\n",
+		       f->pid, f->fd, f->link);
+		return -EOPNOTSUPP;
+	}
+	if (pidns_dump_levels() > 1) {
+		pr_err("pid %d fd %d: %s: a file of a process in /proc, in a tree with a pid "
+		       "namespace of its own: not restored yet\n",
 		       f->pid, f->fd, f->link);
 		return -EOPNOTSUPP;
 	}

@@ -403,7 +403,7 @@ static int reg_resume(struct restore_ctx *ctx)
 			if (!late_seek(ctx, tf, j))
 				continue;
 			if (pidfd < 0)
-				pidfd = (int)syscall(__NR_pidfd_open, (pid_t)t->pe->pid, 0);
+				pidfd = (int)syscall(__NR_pidfd_open, rst_host_pid(ctx, t), 0);
 			if (pidfd < 0) {
 				err = neg_errno();
 				pr_errno(err, "pid %u: pidfd_open", t->pe->pid);

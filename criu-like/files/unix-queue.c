@@ -52,6 +52,7 @@
 
 #include "compat.h"
 #include "log.h"
+#include "ns.h"
 #include "unix.h"
 #include "util.h"
 
@@ -143,6 +144,15 @@ static int take_cmsgs(const struct fd_info *f, struct msghdr *mh, struct usk_scm
 		if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(s->creds))) {
 			memcpy(&s->creds, CMSG_DATA(c), sizeof(s->creds));
 			s->has_creds = true;
+			/* sent again at restore by a task with that pid, made outside the tree */
+			if (s->creds.pid && pidns_dump_levels() > 1) {
+				pr_err("pid %d fd %d: a queued message carries the credentials of "
+				       "pid %d (SCM_CREDENTIALS), which cannot be sent again "
+				       "inside "
+				       "a pid namespace yet\n",
+				       f->pid, f->fd, s->creds.pid);
+				err = -EOPNOTSUPP;
+			}
 		} else if (c->cmsg_type == SCM_PIDFD && n) {
 			close(fds[0]);
 		} else if (c->cmsg_type == SCM_RIGHTS && n) {

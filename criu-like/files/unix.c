@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "ns.h"
 #include "unix.h"
 #include "util.h"
 
@@ -87,7 +88,7 @@ static uint8_t *usk_pack_scm(struct usk_priv *p, const struct usk_queue *q, uint
 		memset(ids, 0, c->nr_fds * sizeof(*ids));
 		ids += c->nr_fds;
 		s[i].has_pid = s[i].has_uid = s[i].has_gid = c->has_creds;
-		s[i].pid = c->creds.pid;
+		s[i].pid = pidns_vpid(c->creds.pid);
 		s[i].uid = c->creds.uid;
 		s[i].gid = c->creds.gid;
 		v[i] = &s[i];

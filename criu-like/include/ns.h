@@ -103,6 +103,30 @@ struct ns_inventory {
 int ns_inventory_fill(InventoryEntry *ie, const struct ns_dump_plan *plan,
 		      struct ns_inventory *buf);
 
+/*
+ * ns/pid.c, at dump: with @own (the tree has its own pid namespace: its root
+ * must be its init), read the pid of every task and thread of @tree in that
+ * namespace (NSpid); refuses a root that is not pid 1 there and a task in a
+ * nested pid namespace, naming them. pidns_vpid(): the pid that goes into
+ * the images for host pid @host (itself without a pid namespace of the
+ * tree's own, or for a pid outside the tree); pidns_vpid_known(): @host is a
+ * task or thread of the tree (always true without one); pidns_dump_levels():
+ * how many NSpid levels the dumper sees for a task of the tree.
+ */
+int pidns_dump_prepare(const struct pstree *tree, bool own);
+pid_t pidns_vpid(pid_t host);
+bool pidns_vpid_known(pid_t host);
+unsigned int pidns_dump_levels(void);
+/*
+ * The pids of host pid @host in the pid namespaces nested inside the tree's,
+ * outermost first, into @out (at most @max): how many (0 for a task in the
+ * tree's own pid namespace, or outside one).
+ */
+unsigned int pidns_nested(pid_t host, uint32_t *out, unsigned int max);
+/* How many pid namespaces nested inside the tree's host pid @host is below (0: none). */
+unsigned int pidns_depth(pid_t host);
+void pidns_dump_fini(void);
+
 /* ---- restore ------------------------------------------------------------------------------- */
 
 /*
@@ -139,5 +163,12 @@ int ns_restore_enter(struct ns_restore *r);
 void ns_restore_leave(struct ns_restore *r);
 /* Leaves them too. */
 void ns_restore_fini(struct ns_restore *r);
+
+/*
+ * ns/pid.c, at restore, in the controller: the host tid of the thread whose
+ * tid in its own pid namespace is @vtid, among the threads of host pid
+ * @host_pid (NSpid under @proc_fd, the controller's /proc); -1 if none.
+ */
+pid_t pidns_host_tid(int proc_fd, pid_t host_pid, pid_t vtid);
 
 #endif

@@ -107,6 +107,13 @@ struct restore_ctx {
 		uint64_t forking_ns; /* the root's clone to every task created */
 		uint64_t pages_restored; /* pages the images give the tasks and shmem objects */
 	} stats;
+	/*
+	 * criu-like's /proc, above the service base: a task of a tree with a pid
+	 * namespace of its own reads its host pid there (/proc/self) whatever
+	 * /proc its mount namespace shows; -1 without one.
+	 */
+	int proc_fd;
+	int ctl_pidfd; /* criu-like's own pidfd, for the init of a new pid namespace; -1 */
 };
 
 /* restore.c: the command. */
@@ -114,6 +121,20 @@ int cr_restore(const struct cr_options *o);
 /* The same, and *@ret_root (when not NULL) the restored root's pid once it runs (RPC). */
 int cr_restore_pid(const struct cr_options *o, pid_t *ret_root);
 struct rst_task *rst_find_task(const struct restore_ctx *ctx, pid_t pid);
+/*
+ * The pids of the images are the tree's (a container's: as seen inside it,
+ * Documentation/namespaces.md, "The pid model"); criu-like talks to the
+ * kernel with its own. rst_in_pidns(): the tree has a pid namespace of its
+ * own. rst_host_pid(): the pid criu-like sees for task @t (its image pid
+ * without a pid namespace; else what the task recorded once created, 0
+ * before). rst_host_tid(): the same for its thread @vtid, -1 if not found.
+ */
+static inline bool rst_in_pidns(const struct restore_ctx *ctx)
+{
+	return ctx->ns.own[NS_PID];
+}
+pid_t rst_host_pid(const struct restore_ctx *ctx, const struct rst_task *t);
+pid_t rst_host_tid(const struct restore_ctx *ctx, const struct rst_task *t, pid_t vtid);
 /* Record a failure in the shared area (first one wins) and wake the controller. */
 void rst_fail(struct restore_ctx *ctx, int err);
 

@@ -21,6 +21,7 @@
 #include "dump.h"
 #include "image.h"
 #include "log.h"
+#include "ns.h"
 #include "mem-xfer.h"
 #include "track.h"
 #include "util.h"
@@ -253,7 +254,7 @@ static int write_mm(struct dump_ctx *ctx, struct dump_task *dt)
 	mm.auxv = auxv;
 	mm.n_vmas = dt->vmas.nr;
 	mm.vmas = ep;
-	err = img_write_one(ctx->dirfd, CR_IMG_MM, (uint32_t)pid, &mm.base);
+	err = img_write_one(ctx->dirfd, CR_IMG_MM, (uint32_t)pidns_vpid(pid), &mm.base);
 	if (err)
 		pr_err("pid %d: cannot write mm-%d.img: %s\n", pid, pid, strerror(-err));
 	return err;
@@ -443,8 +444,8 @@ static int dump_private_runs(struct dump_ctx *ctx, struct dump_task *dt,
 	if (!err) {
 		ctx->stats.pages_written += pages;
 		ctx->stats.bytes_written += pages * PAGE_SIZE;
-		err = write_pagemap(ctx, CR_IMG_PAGEMAP, (uint32_t)pid, pid, pages_id, runs, crcs,
-				    false, &dt->parent_runs);
+		err = write_pagemap(ctx, CR_IMG_PAGEMAP, (uint32_t)pidns_vpid(pid), pid, pages_id,
+				    runs, crcs, false, &dt->parent_runs);
 	}
 	return err;
 }

@@ -44,6 +44,7 @@ static const char *const ns_names[NS_NR] = {
 /* The kinds a tree may have of its own, one per line: each file holds both halves. */
 /* clang-format off */
 static const struct ns_type *const ns_types[NS_NR] = {
+	[NS_PID] = &pid_ns_type,
 	[NS_UTS] = &uts_ns_type,
 	[NS_MNT] = &mnt_ns_type,
 	[NS_IPC] = &ipc_ns_type,
@@ -220,6 +221,16 @@ enum ns_kind ns_plan_differ(const struct ns_dump_plan *plan, const struct ns_ids
 		uint64_t want = plan->own[k] ? plan->root.ino[ns_owner_kind((enum ns_kind)k)]
 					     : plan->tool.ino[k];
 
+		/*
+		 * A container's task may be in a pid namespace nested inside the
+		 * root's (ns/pid.c checks how, by NSpid); its children must be born
+		 * in its own (no unshare without a fork yet).
+		 */
+		if (k == NS_PID && plan->own[k] && task->ino[k] &&
+		    task->ino[k] != plan->tool.ino[k])
+			continue;
+		if (k == NS_PID_FOR_CHILDREN && plan->own[k])
+			want = task->ino[NS_PID];
 		if (plan->tool.ino[k] && task->ino[k] != want)
 			return (enum ns_kind)k;
 	}
@@ -281,8 +292,8 @@ int ns_dump_tree(struct ns_dump_plan *plan, pid_t pid, int dirfd)
 		return -EINVAL;
 	}
 	for (k = 0; k < NS_NR; k++) {
-		if (!plan->own[k] || !ns_types[k])
-			continue;
+		if (!plan->own[k] || !ns_types[k] || !ns_types[k]->dump)
+			continue; /* pid: nothing to read, the restore makes a new one */
 		plan->img_id[k] = next_id++;
 		err = ns_types[k]->dump(pid, dirfd, plan->img_id[k]);
 		if (err)
@@ -393,7 +404,8 @@ int ns_inventory_check(const InventoryEntry *ie, const char *dir)
 		for (k = 0; k < NS_NR && strcmp(e->kind, ns_names[k]); k++)
 			;
 		if (!e->tree_in && k < NS_NR && ns_kind_dumped(ns_owner_kind((enum ns_kind)k)) &&
-		    (e->has_img_id || (int)ns_owner_kind((enum ns_kind)k) != k))
+		    (e->has_img_id || (int)ns_owner_kind((enum ns_kind)k) != k ||
+		     !ns_types[k]->load))
 			continue; /* the tree's own, created again from its image */
 		if (!e->tree_in) {
 			pr_err("image directory %s: the tree had a %s namespace of its own, which "
@@ -420,13 +432,15 @@ int ns_restore_load(const InventoryEntry *ie, int dirfd, struct ns_restore *r)
 	for (i = 0; i < ie->n_namespaces; i++) {
 		const NamespaceEntry *e = ie->namespaces[i];
 
-		if (e->tree_in || !e->has_img_id)
+		if (e->tree_in)
 			continue;
 		for (k = 0; k < NS_NR && strcmp(e->kind, ns_names[k]); k++)
 			;
-		if (k == NS_NR || !ns_types[k])
+		if (k < NS_NR && (int)ns_owner_kind((enum ns_kind)k) != k)
+			continue; /* pid_for_children: comes with pid */
+		if (k == NS_NR || !ns_types[k] || (ns_types[k]->load && !e->has_img_id))
 			return -EOPNOTSUPP; /* ns_inventory_check() said why */
-		err = ns_types[k]->load(dirfd, e->img_id, &r->priv[k]);
+		err = ns_types[k]->load ? ns_types[k]->load(dirfd, e->img_id, &r->priv[k]) : 0;
 		if (err)
 			return err;
 		r->own[k] = true;

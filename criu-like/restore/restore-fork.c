@@ -21,6 +21,9 @@
  * since the original parent had already received them.
  */
 #include <errno.h>
+#include <sched.h>
+#include <poll.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -35,21 +38,96 @@
 #include "restore-int.h"
 #include "util.h"
 
-static pid_t clone_with_pid(pid_t pid, int exit_signal, unsigned long flags)
+/*
+ * @t with its pid at every level of the tree's pid namespaces it is in, the
+ * innermost first (set_tid); never the levels above the tree's.
+ */
+static pid_t clone_with_pid(const struct rst_task *t, int exit_signal, unsigned long flags)
 {
+	unsigned int d = rst_pid_depth(t), i;
 	struct cr_clone_args args;
-	pid_t set_tid = pid;
+	pid_t set_tid[32];
 
+	for (i = 0; i <= d; i++)
+		set_tid[i] = rst_pid_at(t, d - i);
 	memset(&args, 0, sizeof(args));
 	args.flags = flags;
 	args.exit_signal = (uint64_t)exit_signal;
-	args.set_tid = (uint64_t)(uintptr_t)&set_tid;
-	args.set_tid_size = 1;
+	args.set_tid = (uint64_t)(uintptr_t)set_tid;
+	args.set_tid_size = d + 1;
 	return (pid_t)syscall(__NR_clone3, &args, CR_CLONE_ARGS_SIZE_VER1);
+}
+
+/*
+ * The init of the pid namespace nested at @level that @t is in (the root for
+ * level 0); NULL if none of its ancestors is.
+ */
+static const struct rst_task *ns_init_of(const struct rst_task *t, unsigned int level)
+{
+	for (; t; t = t->parent)
+		if (rst_pid_depth(t) == level &&
+		    rst_pid_at(t, level) == (level ? 1 : (pid_t)t->pe->pid) &&
+		    (level || !t->parent))
+			return t;
+	return NULL;
+}
+
+/*
+ * Image pid @id (the tree's level) as task @t sees it: 0 for a task outside
+ * the tree (the root's session with --shell-job, in a pid namespace) or in a
+ * pid namespace that @t does not see.
+ */
+static pid_t seen_pid(const struct restore_ctx *ctx, const struct rst_task *t, uint32_t id)
+{
+	const struct rst_task *s = rst_find_task(ctx, (pid_t)id);
+	unsigned int d = rst_pid_depth(t);
+
+	if (!rst_in_pidns(ctx))
+		return (pid_t)id;
+	if (!s || rst_pid_depth(s) < d || ns_init_of(s, d) != ns_init_of(t, d))
+		return 0;
+	return rst_pid_at(s, d);
 }
 
 static void task_main(struct restore_ctx *ctx, struct rst_task *t, pid_t parent)
 	__attribute__((noreturn));
+
+/*
+ * Whether the task that created this one is gone (then nobody would move
+ * the stages on). @parent is its pid as this task sees it, or 0 for the
+ * init of a new pid namespace, whose parent (the controller) is outside it:
+ * getppid() says 0 whoever it is, so the controller's pidfd says it.
+ */
+static bool parent_gone(const struct restore_ctx *ctx, pid_t parent)
+{
+	struct pollfd p = { .fd = ctx->ctl_pidfd, .events = POLLIN };
+
+	if (parent)
+		return getppid() != parent;
+	return ctx->ctl_pidfd < 0 || poll(&p, 1, 0) != 0;
+}
+
+/*
+ * In a task of a tree with a pid namespace of its own, first thing: its pid
+ * as criu-like sees it, from criu-like's /proc (ctx->proc_fd: "self" there
+ * names the reader in that /proc's namespace), into shared->pids for the
+ * controller (rst_host_pid()).
+ */
+static int record_host_pid(struct restore_ctx *ctx, const struct rst_task *t)
+{
+	char buf[32];
+	ssize_t n = readlinkat(ctx->proc_fd, "self", buf, sizeof(buf) - 1);
+	pid_t pid;
+
+	if (n <= 0)
+		return -errno;
+	buf[n] = '\0';
+	pid = (pid_t)atoi(buf);
+	if (pid <= 0)
+		return -EINVAL;
+	__atomic_store_n(&ctx->shared->pids[rst_task_idx(ctx, t)], pid, __ATOMIC_RELEASE);
+	return 0;
+}
 
 /*
  * In the parent (or the controller for the root): create @t and record its
@@ -60,12 +138,32 @@ static void task_main(struct restore_ctx *ctx, struct rst_task *t, pid_t parent)
 static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signal)
 {
 	pid_t want = (pid_t)t->pe->pid, parent = getpid(), pid;
-	/* the root is born in the tree's own namespaces, new ones */
-	unsigned long flags = rst_task_idx(ctx, t) ? 0 : ctx->ns.clone_flags;
+	bool root = !rst_task_idx(ctx, t);
+	unsigned int d = rst_pid_depth(t), dp = t->parent ? rst_pid_depth(t->parent) : 0;
+	/*
+	 * The root is born in the tree's own namespaces, new ones. In a new pid
+	 * namespace it is pid 1 there (its image pid: set_tid {1}) and its host
+	 * pid is whatever is free: clone3() returns that one.
+	 */
+	unsigned long flags = root ? ctx->ns.clone_flags : 0;
+	bool new_pidns = root && rst_in_pidns(ctx);
 
-	pid = fault_err(-ENOMEM, "clone3 of task %d", want)
-		      ? -1
-		      : clone_with_pid(want, exit_signal, flags);
+	/* below the tree's pid namespace: in its parent's, or the init of one of its own */
+	if (d == dp + 1 && !root && rst_pid_at(t, d) == 1) {
+		flags |= CLONE_NEWPID;
+		new_pidns = true;
+	} else if (d != dp || (root && d) || d >= 32 || (d && !rst_in_pidns(ctx))) {
+		pr_err("task %d: in a pid namespace %u levels below the tree's, its parent %u "
+		       "levels: not restored\n",
+		       want, d, dp);
+		return -EINVAL;
+	}
+	/* what clone3() returns: the pid in the parent's namespace */
+	if (!root)
+		want = rst_pid_at(t, dp);
+
+	pid = fault_err(-ENOMEM, "clone3 of task %d", want) ? -1
+							    : clone_with_pid(t, exit_signal, flags);
 	if (pid == 0) {
 		/*
 		 * Dies with its parent until the resume (restore.md, "When the
@@ -73,8 +171,14 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 		 * with its parent, so an uncatchable death of the controller takes
 		 * the whole tree. The parent may be gone already: look after arming.
 		 */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() != parent)
+		if (new_pidns)
+			parent = 0;
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || parent_gone(ctx, parent))
 			_exit(1);
+		if (rst_in_pidns(ctx) && !root && record_host_pid(ctx, t)) {
+			pr_perror("task %d: cannot read its own host pid", want);
+			_exit(1);
+		}
 		task_main(ctx, t, parent);
 	}
 	if (pid < 0) {
@@ -86,13 +190,15 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 			pr_errno(err, "cannot create task %d: clone3", want);
 		return err;
 	}
-	if (pid != want) {
+	if (pid != want && !(root && new_pidns)) {
 		/* set_tid is honoured or refused, never ignored; do not trust a surprise */
 		pr_err("task %d was created as pid %d\n", want, pid);
 		kill(pid, SIGKILL);
 		return -EINVAL;
 	}
-	__atomic_store_n(&ctx->shared->pids[rst_task_idx(ctx, t)], pid, __ATOMIC_RELEASE);
+	/* in a pid namespace, each task but its init records its host pid itself */
+	if (!rst_in_pidns(ctx) || root)
+		__atomic_store_n(&ctx->shared->pids[rst_task_idx(ctx, t)], pid, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -132,16 +238,17 @@ static int lead(const PstreeEntry *pe)
 	return 0;
 }
 
-static int join_group(const PstreeEntry *pe)
+static int join_group(const struct restore_ctx *ctx, const struct rst_task *t)
 {
-	pid_t sid;
+	const PstreeEntry *pe = t->pe;
+	pid_t sid, pgid = seen_pid(ctx, t, pe->pgid);
 
-	if (getpgid(0) != (pid_t)pe->pgid && setpgid(0, (pid_t)pe->pgid)) {
+	if (getpgid(0) != pgid && setpgid(0, pgid)) {
 		pr_perror("task %u: cannot join process group %u", pe->pid, pe->pgid);
 		return neg_errno();
 	}
 	sid = getsid(0);
-	if (sid != (pid_t)pe->sid) {
+	if (sid != seen_pid(ctx, t, pe->sid)) {
 		pr_err("task %u: in session %d instead of %u\n", pe->pid, sid, pe->sid);
 		return -EINVAL;
 	}
@@ -153,12 +260,13 @@ static int join_group(const PstreeEntry *pe)
  * parent that created this task died (the controller killed by SIGKILL: no
  * one would ever move the stage on).
  */
-static int wait_all_created(struct rst_shared *sh, pid_t parent)
+static int wait_all_created(const struct restore_ctx *ctx, pid_t parent)
 {
+	struct rst_shared *sh = ctx->shared;
 	uint32_t st;
 
 	while ((st = rst_load(&sh->stage)) == RST_STAGE_FORKING) {
-		if (getppid() != parent)
+		if (parent_gone(ctx, parent))
 			return -EINTR;
 		rst_futex_wait(&sh->stage, st, 500);
 	}
@@ -242,7 +350,8 @@ static int reap_signals_of_zombies(const struct rst_task *t)
 
 		if (!rst_task_zombie(c))
 			continue;
-		if (waitid(P_PID, (id_t)c->pe->pid, &si, WEXITED | WNOWAIT | __WALL)) {
+		if (waitid(P_PID, (id_t)rst_pid_at(c, rst_pid_depth(t)), &si,
+			   WEXITED | WNOWAIT | __WALL)) {
 			pr_perror("task %u: waiting for zombie %u", t->pe->pid, c->pe->pid);
 			return neg_errno();
 		}
@@ -274,10 +383,10 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 		return err;
 	__atomic_add_fetch(&sh->nr_created, 1, __ATOMIC_ACQ_REL);
 	rst_futex_wake(&sh->nr_created);
-	if (wait_all_created(sh, parent))
+	if (wait_all_created(ctx, parent))
 		_exit(1); /* another task failed, or the controller is gone: it reports it */
 
-	err = join_group(t->pe);
+	err = join_group(ctx, t);
 	/* every group leader exists now: the terminal's foreground group */
 	if (!err)
 		err = rst_files_after_groups(ctx, t);
@@ -317,6 +426,14 @@ int rst_fork_root(struct restore_ctx *ctx, pid_t *ret_pid)
 
 	/* Nothing interrupts a restoring task: the restorer sets the saved mask. */
 	sigfillset(&all);
+	/* the init of a new pid namespace watches the controller through it */
+	if (rst_in_pidns(ctx)) {
+		ctx->ctl_pidfd = (int)syscall(__NR_pidfd_open, getpid(), 0);
+		if (ctx->ctl_pidfd < 0) {
+			pr_perror("pidfd_open of criu-like itself");
+			return neg_errno();
+		}
+	}
 	sigprocmask(SIG_BLOCK, &all, &old);
 	err = ns_restore_before_clone(&ctx->ns);
 	if (!err) {
@@ -326,6 +443,6 @@ int rst_fork_root(struct restore_ctx *ctx, pid_t *ret_pid)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		return err;
-	*ret_pid = (pid_t)root->pe->pid;
+	*ret_pid = rst_host_pid(ctx, root);
 	return 0;
 }

@@ -54,6 +54,21 @@ static inline unsigned int rst_task_idx(const struct restore_ctx *ctx, const str
 	return (unsigned int)(t - ctx->tasks);
 }
 
+/*
+ * Pid namespaces nested inside the tree's (namespaces.md, "The pid model"):
+ * how many @t is below (PstreeEntry.ns_pid), and its pid at @level (0: the
+ * tree's, the image pid).
+ */
+static inline unsigned int rst_pid_depth(const struct rst_task *t)
+{
+	return (unsigned int)t->pe->n_ns_pid;
+}
+
+static inline pid_t rst_pid_at(const struct rst_task *t, unsigned int level)
+{
+	return (pid_t)(level ? t->pe->ns_pid[level - 1] : t->pe->pid);
+}
+
 /* ---- restore-fork.c: the tree of processes -------------------------------------------------- */
 
 /* In the controller: clone the root; it creates the rest. *@ret_pid is its pid. */

@@ -48,7 +48,8 @@ int rst_threads_affinity(struct restore_ctx *ctx)
 			CPU_ZERO(&set);
 			memcpy(&set, th->cpu_mask,
 			       min(sizeof(set), th->n_cpu_mask * sizeof(th->cpu_mask[0])));
-			if (!sched_setaffinity((pid_t)th->tid, sizeof(set), &set))
+			if (!sched_setaffinity(rst_host_tid(ctx, &ctx->tasks[i], (pid_t)th->tid),
+					       sizeof(set), &set))
 				continue;
 			if (errno != EINVAL) {
 				int err = neg_errno();

@@ -57,6 +57,7 @@ struct rthread {
 
 struct rtask {
 	struct rst_task *t;
+	pid_t pid; /* as criu-like sees it (rst_host_pid()); th[].tid too */
 	struct rthread *th;
 	size_t n;
 	bool stop; /* restored stopped: SIGSTOP on the detach */
@@ -224,7 +225,7 @@ static int find_mapping(pid_t pid, uint64_t addr, struct rst_range *ret)
 
 static int unmap_areas(struct restore_ctx *ctx, struct rtask *rt)
 {
-	pid_t pid = (pid_t)rt->t->pe->pid;
+	pid_t pid = rt->pid;
 	struct rst_range area;
 	unsigned long args[6] = { 0 };
 	long ret;
@@ -289,7 +290,7 @@ static int finish_all(struct rtask *tasks, size_t nr)
 		err = set_pdeath_sig(&tasks[i]);
 	}
 	for (i = 0; !err && i < nr; i++)
-		if (tasks[i].stop && kill((pid_t)tasks[i].t->pe->pid, SIGSTOP))
+		if (tasks[i].stop && kill(tasks[i].pid, SIGSTOP))
 			err = neg_errno();
 	return err;
 }
@@ -344,8 +345,8 @@ static void wait_back_in_syscalls(struct rtask *tasks, size_t nr)
 
 				if ((long)r->orig_ax < 0 || ax < -514 || ax > -512)
 					continue; /* not in a syscall that restarts */
-				if (current_syscall((pid_t)tasks[i].t->pe->pid,
-						    tasks[i].th[j].tid) != (long)r->orig_ax)
+				if (current_syscall(tasks[i].pid, tasks[i].th[j].tid) !=
+				    (long)r->orig_ax)
 					left++;
 			}
 		}
@@ -378,9 +379,16 @@ static int collect(struct restore_ctx *ctx, struct rtask **ret, size_t *ret_n)
 		if (!rt->th)
 			return -ENOMEM;
 		rt->n = t->pe->n_threads;
-		for (j = 0; j < rt->n; j++)
-			rt->th[j].tid = (pid_t)t->pe->threads[j];
+		rt->pid = rst_host_pid(ctx, t);
 		*ret_n = ++n;
+		for (j = 0; j < rt->n; j++) {
+			rt->th[j].tid = rst_host_tid(ctx, t, (pid_t)t->pe->threads[j]);
+			if (rt->pid <= 0 || rt->th[j].tid <= 0) {
+				pr_err("pid %u: thread %u not found at the barrier\n", t->pe->pid,
+				       t->pe->threads[j]);
+				return -ESRCH;
+			}
+		}
 	}
 	return 0;
 }
@@ -394,8 +402,7 @@ int rst_resume_tasks(struct restore_ctx *ctx)
 	err = collect(ctx, &tasks, &n);
 	for (i = 0; !err && i < n; i++)
 		for (j = 0; !err && j < tasks[i].n; j++)
-			err = seize_one((pid_t)tasks[i].t->pe->pid, &tasks[i].th[j],
-					has_seccomp(tasks[i].t));
+			err = seize_one(tasks[i].pid, &tasks[i].th[j], has_seccomp(tasks[i].t));
 	if (!err) {
 		rst_set_stage(ctx->shared, RST_STAGE_RESUME);
 		fault_kill_point();

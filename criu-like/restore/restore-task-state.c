@@ -35,6 +35,24 @@ static void copy_siginfos(struct rst_siginfo *out, SiginfoEntry **in, size_t n)
 	}
 }
 
+/* Thread @i's tid at every level of the tree's pid namespaces, innermost first (clone3). */
+static int plan_set_tid(const struct finish *f, uint32_t i, struct rst_thread *th)
+{
+	const PstreeEntry *pe = f->t->pe;
+	size_t d = pe->n_ns_pid, l;
+
+	if (d >= RST_MAX_PID_LEVELS || pe->n_ns_tids != d * pe->n_threads) {
+		pr_err("pid %d: %zu pid levels with %zu nested tids for %zu threads\n", f->pid, d,
+		       pe->n_ns_tids, pe->n_threads);
+		return -EINVAL;
+	}
+	th->nr_set_tid = (uint32_t)d + 1;
+	for (l = 0; l < d; l++)
+		th->set_tid[l] = (int32_t)pe->ns_tids[i * d + d - 1 - l];
+	th->set_tid[d] = th->tid;
+	return 0;
+}
+
 int task_plan_thread(struct finish *f, uint32_t i, uint64_t xfeatures)
 {
 	const ThreadCoreEntry *tc = f->core->threads[i];
@@ -52,6 +70,9 @@ int task_plan_thread(struct finish *f, uint32_t i, uint64_t xfeatures)
 		return err;
 	}
 	th->tid = (int32_t)tc->tid;
+	err = plan_set_tid(f, i, th);
+	if (err)
+		return err;
 	th->frame_off = tl->frame_off;
 	th->stack_top_off = tl->stack_top_off;
 	th->log_off = tl->log_off;

@@ -257,6 +257,9 @@ static int check_ids_free(const struct restore_ctx *ctx)
 	uint64_t deadline = now_ms() + timeout * 1000ULL;
 	unsigned int busy, zombies;
 
+	/* a new pid namespace has every pid free; the host pids are whatever comes */
+	if (rst_in_pidns(ctx))
+		return 0;
 	while ((busy = ids_in_use(ctx, false, &zombies)) && busy == zombies && now_ms() < deadline)
 		usleep(20000);
 	if (!busy)
@@ -267,6 +270,24 @@ static int check_ids_free(const struct restore_ctx *ctx)
 	pr_err("%u pid%s of the tree %s in use: nothing restored\n", busy, busy == 1 ? "" : "s",
 	       busy == 1 ? "is" : "are");
 	return -EEXIST;
+}
+
+pid_t rst_host_pid(const struct restore_ctx *ctx, const struct rst_task *t)
+{
+	if (!rst_in_pidns(ctx))
+		return (pid_t)t->pe->pid;
+	return ctx->shared
+		       ? __atomic_load_n(&ctx->shared->pids[rst_task_idx(ctx, t)], __ATOMIC_ACQUIRE)
+		       : 0;
+}
+
+pid_t rst_host_tid(const struct restore_ctx *ctx, const struct rst_task *t, pid_t vtid)
+{
+	pid_t pid = rst_host_pid(ctx, t);
+
+	if (!rst_in_pidns(ctx))
+		return vtid;
+	return pid > 0 ? pidns_host_tid(ctx->proc_fd, pid, vtid) : -1;
 }
 
 /* ---- the controller's own fds --------------------------------------------------------------- */
@@ -344,6 +365,11 @@ static int place_service_fds(struct restore_ctx *ctx)
 		return -EMFILE;
 	}
 	err = move_fd_above(&ctx->dirfd, ctx->service_fd_base);
+	if (!err && rst_in_pidns(ctx)) {
+		ctx->proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		err = ctx->proc_fd < 0 ? neg_errno()
+				       : move_fd_above(&ctx->proc_fd, ctx->service_fd_base);
+	}
 	/* a log on stderr stays there in the controller (each task moves its own) */
 	if (!err && log_get_fd() != STDERR_FILENO)
 		err = rst_move_log_above(ctx->service_fd_base);
@@ -520,8 +546,12 @@ static void tty_give(struct rst_run *r)
 {
 	const struct cr_options *o = r->ctx.opts;
 	pid_t pgid = (pid_t)r->ctx.tasks[0].pe->pgid;
+	const struct rst_task *leader = rst_find_task(&r->ctx, pgid);
 	int fd;
 
+	/* a group of the tree: its leader's pid as criu-like sees it */
+	if (leader)
+		pgid = rst_host_pid(&r->ctx, leader);
 	if (!o->shell_job || o->restore_detached || pgid == getpgrp())
 		return;
 	for (fd = 0; fd < 3; fd++) {
@@ -692,6 +722,10 @@ static void rst_release(struct rst_run *r)
 		protobuf_c_message_free_unpacked(&ctx->inv->base, NULL);
 	if (ctx->dirfd >= 0)
 		close(ctx->dirfd);
+	if (ctx->proc_fd >= 0)
+		close(ctx->proc_fd);
+	if (ctx->ctl_pidfd >= 0)
+		close(ctx->ctl_pidfd);
 	img_track_stop();
 	img_list_fini(&r->images);
 }
@@ -786,9 +820,10 @@ int cr_restore(const struct cr_options *o)
 
 int cr_restore_pid(const struct cr_options *o, pid_t *ret_root)
 {
-	struct rst_run r = {
-		.ctx = { .opts = o, .dirfd = -1 }, .root = 0, .was_subreaper = -1, .tty = -1
-	};
+	struct rst_run r = { .ctx = { .opts = o, .dirfd = -1, .proc_fd = -1, .ctl_pidfd = -1 },
+			     .root = 0,
+			     .was_subreaper = -1,
+			     .tty = -1 };
 	unsigned int nr_tasks, nr_threads;
 	struct timespec t0, t1;
 	uint64_t start_ns;

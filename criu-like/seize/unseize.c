@@ -143,9 +143,13 @@ void unseize_tree(struct pstree *t, enum unseize_mode mode)
 		for (i = 0; i < t->nr_tasks; i++)
 			if (t->tasks[i]->state == TASK_ALIVE || t->tasks[i]->state == TASK_STOPPED)
 				kill(t->tasks[i]->pid, SIGKILL);
-	/* Every stopped thread first: a thread may wait for another (vfork). */
+	/*
+	 * Every stopped thread first: a thread may wait for another (vfork). When
+	 * killing, children before parents: the init of a pid namespace finishes
+	 * dying only once every other task of it is reaped, here by us, its tracer.
+	 */
 	for (i = 0; i < t->nr_tasks; i++)
-		release_task(t->tasks[i], mode);
+		release_task(t->tasks[mode == UNSEIZE_KILL ? t->nr_tasks - 1 - i : i], mode);
 	release_late(t, mode);
 	/* Thaw last: a thawed task still in a ptrace stop would not run anyway. */
 	if (t->freezer)

@@ -21,6 +21,7 @@
 #include "dump.h"
 #include "image.h"
 #include "log.h"
+#include "ns.h"
 #include "restore-files.h"
 #include "util.h"
 
@@ -72,7 +73,7 @@ int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt)
 	fe.root.data = (uint8_t *)root;
 	fe.root.len = strlen(root);
 	fe.umask = (uint32_t)dt->status.umask;
-	return img_write_one(ctx->dirfd, CR_IMG_FS, (uint32_t)pid, &fe.base);
+	return img_write_one(ctx->dirfd, CR_IMG_FS, (uint32_t)pidns_vpid(pid), &fe.base);
 }
 
 /* ---- restore ------------------------------------------------------------------------------ */

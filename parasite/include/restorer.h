@@ -20,6 +20,7 @@
 #define RST_NR_RLIMITS 16
 #define RST_AUXV_MAX 128 /* u64 words; the kernel's saved_auxv holds fewer */
 #define RST_COMM_LEN 16
+#define RST_MAX_PID_LEVELS 9 /* the tree's pid namespace and 8 nested inside it */
 #define RST_STACK_SIZE (64UL << 10)
 #define RST_LOG_SIZE 512 /* per thread: one line is formatted, written out, dropped */
 
@@ -165,6 +166,9 @@ struct rst_thread {
 	uint32_t nr_seccomp; /* filters, oldest first */
 	uint32_t seccomp_early; /* install the filters before capset (restorer.c says why) */
 	uint64_t seccomp_off; /* struct rst_seccomp[nr_seccomp] */
+	/* clone3's set_tid: the tid at each level of the tree's pid namespaces, innermost first */
+	uint32_t nr_set_tid;
+	int32_t set_tid[RST_MAX_PID_LEVELS];
 };
 
 /* One seccomp filter of a thread; @insns_off is from struct rst_args like every *_off. */

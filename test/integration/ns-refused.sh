@@ -6,10 +6,12 @@
 # "restored" into the host's namespaces. The cases: the container of the
 # issue (unshare --fork --pid --mount-proc --mount --uts --ipc --net, dumped
 # from unshare and from its shell), each kind alone that is not dumped yet
-# (net, cgroup, user, pid), a pid_for_children and a
-# time_for_children unshared with no child forked yet, one thread of a process in a UTS namespace of its
-# own, and a child in another UTS namespace than its root's own one (UTS
-# and mount namespaces are dumped: ns-uts.sh, ns-mnt.sh). Each runs in a session
+# (net, cgroup, user), a pid_for_children and a time_for_children
+# unshared with no child forked yet, one thread of a process in a UTS
+# namespace of its own, and a child in another UTS namespace than its root's
+# own one (UTS, mount, IPC, time and pid namespaces are dumped: ns-uts.sh,
+# ns-mnt.sh, ns-pid.sh, zdtm), a tree rooted below the init of its pid
+# namespace. Each runs in a session
 # of its own, so nothing else stands in the way of its dump.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
@@ -103,7 +105,7 @@ start container --fork --pid --mount-proc --mount --uts --ipc --net
 host=$(hostname)
 nsenter -t "$(pid_of_loop container)" -u hostname inside || fail "cannot set the container's hostname"
 refused container-unshare "$(cat "$tmp/container.unshare")" pid_for_children container
-refused container-init "$(pid_of_loop container)" pid container
+refused container-init "$(pid_of_loop container)" net container
 [ "$(hostname)" = "$host" ] || fail "the host's hostname changed"
 [ "$(nsenter -t "$(pid_of_loop container)" -u hostname)" = inside ] || fail "the container's hostname changed"
 
@@ -135,8 +137,22 @@ PYTHON
 	refused tfc "$(cat "$tmp/tfc.unshare")" time_for_children
 	kill -KILL "$(cat "$tmp/tfc.unshare")"
 fi
-start pid --fork --pid
-refused pid "$(pid_of_loop pid)" pid
+
+# A tree rooted below the init of its pid namespace: a pid namespace is dumped from its init only.
+setsid unshare --fork --pid sh -c 'sh "$0" "$1" & wait' "$tmp/loop.sh" "$tmp/notinit.count" \
+	>/dev/null 2>&1 &
+wait_file "$tmp/notinit.count"
+ni=$(pgrep -f "loop.sh $tmp/notinit.count" | while read -r p; do
+	grep -q "^NSpid:.*	2$" /proc/$p/status && echo $p; done | head -n 1)
+[ -n "$ni" ] || fail "notinit: no pid 2 in the namespace"
+rm -rf "$tmp/img"
+"$CRIU_LIKE" dump -t $ni -D "$tmp/img" -R >"$tmp/notinit.out" 2>"$tmp/notinit.err" &&
+	fail "notinit: dump of $ni, pid 2 of its pid namespace, succeeded"
+grep -q "pid $ni: the root of the tree is pid 2 of its pid namespace, not its init" \
+	"$tmp/notinit.err" || fail "notinit: no refusal naming pid $ni as not the init"
+kill -0 $ni || fail "notinit: pid $ni died"
+checks=$((checks + 1))
+echo "ok: notinit: $(grep -o 'pid [0-9]*: the root of the tree is pid 2.*(1)' "$tmp/notinit.err")"
 
 # pid_for_children unshared, no child forked yet: no link to compare, refused all the same.
 setsid "$PY" - "$tmp/pfc.count" >"$tmp/pfc.out" 2>"$tmp/pfc.err" <<'PYTHON' &

@@ -148,13 +148,30 @@ static void test_plan(void **state)
 	assert_false(plan.own[NS_USER]);
 	assert_int_equal(ns_plan_differ(&plan, &plan.root), NS_USER);
 
-	/* pid_for_children goes with pid: the first kind in /proc order is reported */
+	/*
+	 * pid_for_children goes with pid: a root in criu-like's pid namespace that
+	 * unshared a new one for its children is refused for pid_for_children,
+	 * the first kind in /proc order
+	 */
 	plan.root = plan.tool;
 	plan.root.ino[NS_PID_FOR_CHILDREN] = 0;
 	plan.root.ino[NS_MNT] = 903;
 	ns_plan_root(&plan);
-	assert_int_equal(ns_plan_differ(&plan, &plan.root),
-			 ns_kind_dumped(NS_PID) ? NS_MNT : NS_PID_FOR_CHILDREN);
+	assert_false(plan.own[NS_PID]);
+	assert_int_equal(ns_plan_differ(&plan, &plan.root), NS_PID_FOR_CHILDREN);
+
+	/* the init of a pid namespace of its own: pid and pid_for_children are the tree's */
+	plan.root = plan.tool;
+	plan.root.ino[NS_PID] = plan.root.ino[NS_PID_FOR_CHILDREN] = 904;
+	ns_plan_root(&plan);
+	assert_true(ns_kind_dumped(NS_PID));
+	assert_true(plan.own[NS_PID] && plan.own[NS_PID_FOR_CHILDREN]);
+	assert_int_equal(ns_plan_differ(&plan, &plan.root), NS_NR);
+	task = plan.root;
+	task.ino[NS_PID_FOR_CHILDREN] = 0; /* a task inside that unshared again, no fork yet */
+	assert_int_equal(ns_plan_differ(&plan, &task), NS_PID_FOR_CHILDREN);
+	task = plan.tool; /* a task in criu-like's */
+	assert_int_equal(ns_plan_differ(&plan, &task), NS_PID);
 }
 
 /* The inventory of a tree with its own UTS namespace: restorable only with its image named. */
@@ -189,12 +206,54 @@ static void test_inventory_own(void **state)
 	}
 }
 
+/*
+ * A container's pid namespace: no image (the restore makes a new one),
+ * pid_for_children goes with it, the root is cloned with CLONE_NEWPID.
+ */
+static void test_inventory_pid(void **state)
+{
+	InventoryEntry ie = INVENTORY_ENTRY__INIT;
+	struct ns_dump_plan plan;
+	struct ns_inventory ns;
+	struct ns_restore r;
+	size_t i, own = 0;
+
+	(void)state;
+	memset(&plan, 0, sizeof(plan));
+	assert_int_equal(ns_ids_read(getpid(), 0, &plan.tool), 0);
+	plan.root = plan.tool;
+	plan.root.ino[NS_PID] = plan.root.ino[NS_PID_FOR_CHILDREN] = plan.tool.ino[NS_PID] + 1;
+	ns_plan_root(&plan);
+	assert_true(plan.own[NS_PID] && plan.own[NS_PID_FOR_CHILDREN]);
+	assert_int_equal(ns_dump_tree(&plan, getpid(), -1), 0); /* nothing to write */
+	assert_int_equal(plan.img_id[NS_PID], 0);
+	assert_int_equal(ns_inventory_fill(&ie, &plan, &ns), 0);
+	for (i = 0; i < ie.n_namespaces; i++) {
+		const NamespaceEntry *e = ie.namespaces[i];
+
+		if (!e->tree_in) {
+			own++;
+			assert_true(!strcmp(e->kind, "pid") ||
+				    !strcmp(e->kind, "pid_for_children"));
+			assert_false(e->has_img_id);
+		}
+	}
+	assert_int_equal(own, 2);
+	assert_int_equal(ns_inventory_check(&ie, "dir"), 0);
+	assert_int_equal(ns_restore_load(&ie, -1, &r), 0);
+	assert_true(r.own[NS_PID]);
+	assert_int_equal(r.clone_flags, CLONE_NEWPID);
+	assert_int_equal(ns_restore_root(&r, -1), 0);
+	ns_restore_fini(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_differ),	   cmocka_unit_test(test_read_self),
-		cmocka_unit_test(test_read_child), cmocka_unit_test(test_inventory),
-		cmocka_unit_test(test_plan),	   cmocka_unit_test(test_inventory_own),
+		cmocka_unit_test(test_differ),	      cmocka_unit_test(test_read_self),
+		cmocka_unit_test(test_read_child),    cmocka_unit_test(test_inventory),
+		cmocka_unit_test(test_plan),	      cmocka_unit_test(test_inventory_own),
+		cmocka_unit_test(test_inventory_pid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

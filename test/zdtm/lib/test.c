@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Start-up, readiness, SIGTERM and verdicts of a zdtm test program. */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +24,7 @@ static struct {
 	int argc;
 	char **argv;
 	int ready_fd; /* write end of the pipe the launcher waits on */
+	bool launcher_writes; /* the pidfile: the daemon's pid as the launcher sees it */
 	volatile sig_atomic_t got_sigterm;
 } tst = { .ready_fd = -1 };
 
@@ -51,8 +54,43 @@ const char *test_arg(const char *name, const char *def)
 	return def;
 }
 
+/*
+ * The pidfile, complete or not at all (rename). By the daemon itself, or by
+ * the launcher when the daemon is in a pid namespace of its own (its
+ * getpid() is not the runner's pid for it).
+ */
+static int write_pidfile(pid_t pid)
+{
+	char tmp[4096], buf[32];
+	int fd, len;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", tst.pidfile);
+	len = snprintf(buf, sizeof(buf), "%d\n", pid);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, buf, len) != len || close(fd) || rename(tmp, tst.pidfile))
+		return -1;
+	return 0;
+}
+
+/* Mode ns: the daemon is the init's only child (/proc/INIT/task/INIT/children). */
+static pid_t child_of(pid_t init)
+{
+	char path[64], buf[64];
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", init, init);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : (int)read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return (pid_t)atoi(buf);
+}
+
 /* The launcher: exit 0 once the daemon is ready, 1 if it died before. */
-static void launcher_wait(pid_t child, int rfd)
+static void launcher_wait(pid_t child, int rfd, bool ns_init)
 {
 	char c;
 	ssize_t n;
@@ -61,6 +99,15 @@ static void launcher_wait(pid_t child, int rfd)
 	do {
 		n = read(rfd, &c, 1);
 	} while (n < 0 && errno == EINTR);
+	if (n == 1 && tst.launcher_writes) {
+		pid_t daemon = ns_init ? child_of(child) : child;
+
+		if (daemon <= 0 || write_pidfile(daemon)) {
+			fprintf(stderr, "cannot write pidfile %s for %d: %m\n", tst.pidfile,
+				daemon);
+			_exit(1);
+		}
+	}
 	if (n == 1)
 		_exit(0);
 	if (waitpid(child, &status, 0) == child)
@@ -88,9 +135,52 @@ static void redirect_stdio(const char *outfile)
 	setvbuf(stdout, NULL, _IONBF, 0);
 }
 
+/* fork(), or a clone in new namespaces (CLONE_NEW*): returns like fork(). */
+static pid_t fork_flags(int flags)
+{
+	if (!flags)
+		return fork();
+	return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+/*
+ * Mode ns of the runner (ZDTM_NS_INIT): pid 1 of the fresh namespaces. It
+ * forks the daemon, reaps whatever comes to it, and exits with the daemon's
+ * status when the daemon ends.
+ */
+static pid_t ns_init(const char *outfile, int flags)
+{
+	pid_t daemon;
+	int status;
+
+	if (setsid() < 0) {
+		perror("setsid");
+		exit(1);
+	}
+	daemon = fork_flags(flags);
+	if (daemon <= 0)
+		return daemon;
+	redirect_stdio(outfile);
+	close(tst.ready_fd);
+	for (;;) {
+		pid_t w = waitpid(-1, &status, __WALL);
+
+		if (w == daemon)
+			_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		if (w < 0 && errno != EINTR)
+			_exit(1);
+	}
+}
+
 void test_init(int argc, char **argv)
 {
+	test_init_ns(argc, argv, 0);
+}
+
+void test_init_ns(int argc, char **argv, int flags)
+{
 	struct sigaction sa = { .sa_handler = sigterm_handler };
+	bool in_ns_init = getenv("ZDTM_NS_INIT") != NULL;
 	const char *outfile;
 	int p[2];
 	pid_t pid;
@@ -107,17 +197,26 @@ void test_init(int argc, char **argv)
 		perror("test_init");
 		exit(1);
 	}
-	pid = fork();
+	tst.launcher_writes = in_ns_init || (flags & CLONE_NEWPID);
+	unsetenv("ZDTM_NS_INIT");
+	pid = fork_flags(in_ns_init ? CLONE_NEWPID | CLONE_NEWUTS : flags);
 	if (pid < 0) {
 		perror("fork");
 		exit(1);
 	}
 	if (pid > 0) {
 		close(p[1]);
-		launcher_wait(pid, p[0]);
+		launcher_wait(pid, p[0], in_ns_init);
 	}
 	close(p[0]);
 	tst.ready_fd = p[1];
+	if (in_ns_init) {
+		pid = ns_init(outfile, flags);
+		if (pid < 0) {
+			perror("fork");
+			exit(1);
+		}
+	}
 	/* Own session: the runner's terminal signals must not reach the test. */
 	if (setsid() < 0) {
 		perror("setsid");
@@ -129,14 +228,7 @@ void test_init(int argc, char **argv)
 
 void test_daemon(void)
 {
-	char tmp[4096], buf[32];
-	int fd, len;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", tst.pidfile);
-	len = snprintf(buf, sizeof(buf), "%d\n", getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	/* rename() makes the pidfile appear complete or not at all. */
-	if (fd < 0 || write(fd, buf, len) != len || close(fd) || rename(tmp, tst.pidfile)) {
+	if (!tst.launcher_writes && write_pidfile(getpid())) {
 		fail("cannot write pidfile %s: %m", tst.pidfile);
 		exit(1);
 	}

@@ -29,6 +29,12 @@
  * dies first. Exits with status 2 on bad usage. Installs the SIGTERM handler.
  */
 void test_init(int argc, char **argv);
+/*
+ * test_init() with the daemon created in new namespaces (@flags: CLONE_NEW*):
+ * with CLONE_NEWPID it is the init (pid 1) of its own pid namespace, the root
+ * of a container, and the launcher writes its pidfile (its pid on the host).
+ */
+void test_init_ns(int argc, char **argv, int flags);
 
 /* The value of a test option --NAME=VALUE, or @def when it was not given. */
 const char *test_arg(const char *name, const char *def);

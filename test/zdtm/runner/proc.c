@@ -233,7 +233,60 @@ pid_t spawn(char *const argv[], const char *cwd, const char *out)
 	_exit(127);
 }
 
-static pid_t read_ppid(pid_t pid)
+static int nspid_line(pid_t pid, pid_t *v, unsigned int max)
+{
+	_cleanup_free_ char *s = NULL;
+	char path[64], *l;
+	unsigned int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	s = slurp(path);
+	l = s ? strstr(s, "\nNSpid:") : NULL;
+	if (!l)
+		return 0;
+	for (l += 7; *l && *l != '\n' && n < max;) {
+		char *end;
+		long x = strtol(l, &end, 10);
+
+		if (end == l)
+			break;
+		v[n++] = (pid_t)x;
+		l = end;
+	}
+	return (int)n;
+}
+
+pid_t ns_pid_at(pid_t pid, unsigned int level)
+{
+	pid_t v[32];
+	int n = nspid_line(pid, v, 32);
+
+	return (int)level < n ? v[level] : -1;
+}
+
+unsigned int ns_levels(pid_t pid)
+{
+	pid_t v[32];
+
+	return (unsigned int)nspid_line(pid, v, 32);
+}
+
+pid_t ns_find(pid_t root, unsigned int level, pid_t vpid)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n = 0;
+
+	if (ns_pid_at(root, level) == vpid)
+		return root;
+	if (descendants(root, &pids, &n))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (ns_pid_at(pids[i], level) == vpid)
+			return pids[i];
+	return -1;
+}
+
+pid_t read_ppid(pid_t pid)
 {
 	char path[64], *stat, *p;
 	int ppid = 0;

@@ -25,7 +25,16 @@ struct run {
 	char dir[PATH_MAX / 2]; /* leaves room for file names below it */
 	char pidfile[PATH_MAX];
 	char outfile[PATH_MAX];
-	pid_t pid;
+	pid_t pid; /* the test's daemon (test.pid), a host pid */
+	/*
+	 * The root of the tree dumped: the test's daemon, or in mode ns the init
+	 * of the fresh pid namespace the daemon runs under. A restore may give
+	 * them other host pids in a pid namespace: they are checked and found
+	 * again by their pids at the root's innermost level (levels - 1), vroot
+	 * and vpid, which stay.
+	 */
+	pid_t root, vroot, vpid;
+	unsigned int levels;
 	int64_t deadline;
 	char timeout_text[32]; /* " after N s" */
 	bool harness_failed; /* a failure of the runner's own checks, never inverted */
@@ -34,7 +43,7 @@ struct run {
 	int ncriu;
 };
 
-static const char *const modes[] = { "none", "plain", "leave-running", "cycles2", "predump" };
+static const char *const modes[] = { "none", "plain", "leave-running", "cycles2", "predump", "ns" };
 
 bool mode_known(const char *mode)
 {
@@ -172,7 +181,11 @@ static int start_test(struct run *t)
 		return neg_errno();
 	}
 	step(t, "start");
+	/* lib/test.c: the test runs under an init of fresh pid and UTS namespaces */
+	if (!strcmp(t->mode, "ns"))
+		setenv("ZDTM_NS_INIT", "1", 1);
 	launcher = spawn(argv, t->dir, log);
+	unsetenv("ZDTM_NS_INIT");
 	if (launcher < 0) {
 		harness_fail(t, "cannot start %s: %s", t->d->bin, strerror(-launcher));
 		return launcher;
@@ -189,9 +202,24 @@ static int start_test(struct run *t)
 		return -ECHILD;
 	}
 	ret = read_pid(t->pidfile, &t->pid);
-	if (ret)
+	if (ret) {
 		harness_fail(t, "bad pidfile %s: %s", t->pidfile, strerror(-ret));
-	return ret;
+		return ret;
+	}
+	t->root = !strcmp(t->mode, "ns") ? read_ppid(t->pid) : t->pid;
+	t->levels = t->root > 0 ? ns_levels(t->root) : 0;
+	if (!t->levels) {
+		harness_fail(t, "no root for test pid %d", t->pid);
+		return -ESRCH;
+	}
+	t->vroot = ns_pid_at(t->root, t->levels - 1);
+	t->vpid = ns_pid_at(t->pid, t->levels - 1);
+	if (t->root != t->pid && t->vroot != 1) {
+		harness_fail(t, "the parent %d of test pid %d is not the init of its pid namespace",
+			     t->root, t->pid);
+		return -ESRCH;
+	}
+	return 0;
 }
 
 /* criu-like CMD ARGS... D->OPTS, output to DIR/CMD[-N].out; 0 when it exits 0. */
@@ -282,7 +310,7 @@ static int compare(struct run *t, const struct tree_snap *before, const char *wh
 
 		if (i)
 			usleep(SETTLE_MS * 1000);
-		ret = snap_take(&after, t->pid);
+		ret = snap_take(&after, t->root);
 		if (ret) {
 			snap_free(&after);
 			harness_fail(t, "cannot read the tree %s: %s", when, strerror(-ret));
@@ -306,10 +334,10 @@ static int check_gone(struct run *t, const struct tree_snap *before)
 	int64_t deadline = min(t->deadline, now_ms() + 10000);
 
 	for (size_t i = 0; i < before->n; i++) {
-		int ret = wait_gone(&t->r->reaper, before->p[i].pid, deadline);
+		int ret = wait_gone(&t->r->reaper, before->p[i].host, deadline);
 
 		if (ret) {
-			harness_fail(t, "pid %d still exists after the dump", before->p[i].pid);
+			harness_fail(t, "pid %d still exists after the dump", before->p[i].host);
 			return ret;
 		}
 	}
@@ -338,7 +366,7 @@ static int cycle_plain(struct run *t, int cycle, const char *prev)
 	snprintf(rpid, sizeof(rpid), "%s/restore%s.pid", t->dir, sfx);
 	snprintf(dtag, sizeof(dtag), "dump%s", sfx);
 	snprintf(rtag, sizeof(rtag), "restore%s", sfx);
-	snprintf(pidstr, sizeof(pidstr), "%d", t->pid);
+	snprintf(pidstr, sizeof(pidstr), "%d", t->root);
 	char *dargs[] = { "dump", "-t", pidstr, "-D", img, "-v4", "-o", dlog, NULL, NULL, NULL };
 	char *rargs[] = { "restore", "-D", img, "-d", "-v4", "-o", rlog, "--pidfile", rpid, NULL };
 
@@ -351,7 +379,7 @@ static int cycle_plain(struct run *t, int cycle, const char *prev)
 		harness_fail(t, "mkdir %s: %s", img, strerror(-ret));
 		return ret;
 	}
-	ret = snap_take_settled(&before, t->pid);
+	ret = snap_take_settled(&before, t->root);
 	if (ret) {
 		harness_fail(t, "cannot read the tree before the dump: %s", strerror(-ret));
 		goto out;
@@ -365,9 +393,19 @@ static int cycle_plain(struct run *t, int cycle, const char *prev)
 		ret = read_pid(rpid, &restored);
 		if (ret)
 			harness_fail(t, "restore wrote no pid to %s: %s", rpid, strerror(-ret));
-		else if (restored != t->pid)
-			harness_fail(t, "restored pid %d, expected %d", restored, t->pid);
-		ret = ret ? ret : restored != t->pid ? -ESRCH : 0;
+		else if (ns_levels(restored) != t->levels ||
+			 ns_pid_at(restored, t->levels - 1) != t->vroot)
+			/* the same pid, or in a pid namespace the same pid inside it */
+			harness_fail(t, "restored pid %d (%d inside), expected %d (%d inside)",
+				     restored, ns_pid_at(restored, t->levels - 1), t->root,
+				     t->vroot);
+		else
+			t->root = restored;
+		ret = ret ? ret : t->root != restored ? -ESRCH : 0;
+	}
+	if (!ret && (t->pid = ns_find(t->root, t->levels - 1, t->vpid)) <= 0) {
+		harness_fail(t, "test pid %d inside its pid namespace not restored", t->vpid);
+		ret = -ESRCH;
 	}
 	if (!ret)
 		ret = compare(t, &before, "after the restore");
@@ -424,7 +462,7 @@ static int mode_predump(struct run *t)
 
 	snprintf(img, sizeof(img), "%s/img-pre", t->dir);
 	snprintf(plog, sizeof(plog), "%s/pre-dump.log", t->dir);
-	snprintf(pidstr, sizeof(pidstr), "%d", t->pid);
+	snprintf(pidstr, sizeof(pidstr), "%d", t->root);
 	char *pargs[] = { "pre-dump", "-t", pidstr, "-D", img, "-v4", "-o", plog, NULL };
 
 	ret = mkdir_p(img);
@@ -432,7 +470,7 @@ static int mode_predump(struct run *t)
 		harness_fail(t, "mkdir %s: %s", img, strerror(-ret));
 		return ret;
 	}
-	ret = snap_take_settled(&before, t->pid);
+	ret = snap_take_settled(&before, t->root);
 	if (ret)
 		harness_fail(t, "cannot read the tree before the pre-dump: %s", strerror(-ret));
 	if (!ret)
@@ -452,7 +490,7 @@ static int mode_leave_running(struct run *t)
 
 	snprintf(img, sizeof(img), "%s/img", t->dir);
 	snprintf(dlog, sizeof(dlog), "%s/dump.log", t->dir);
-	snprintf(pidstr, sizeof(pidstr), "%d", t->pid);
+	snprintf(pidstr, sizeof(pidstr), "%d", t->root);
 	char *dargs[] = { "dump", "-t", pidstr, "-D", img, "-v4", "-o", dlog, "-R", NULL };
 
 	ret = mkdir_p(img);
@@ -460,13 +498,13 @@ static int mode_leave_running(struct run *t)
 		harness_fail(t, "mkdir %s: %s", img, strerror(-ret));
 		return ret;
 	}
-	ret = snap_take_settled(&before, t->pid);
+	ret = snap_take_settled(&before, t->root);
 	if (ret)
 		harness_fail(t, "cannot read the tree before the dump: %s", strerror(-ret));
 	if (!ret)
 		ret = run_criu(t, dargs, &t->d->dump_opts, "dump");
 	for (size_t i = 0; !ret && i < before.n; i++) {
-		char st = proc_state(before.p[i].pid);
+		char st = proc_state(before.p[i].host);
 		bool was_zombie = before.p[i].state == 'Z';
 
 		if (!st || (st == 'Z') != was_zombie) {
@@ -509,7 +547,7 @@ static int do_mode(struct run *t)
 
 	if (!strcmp(t->mode, "none"))
 		return 0;
-	if (!strcmp(t->mode, "plain"))
+	if (!strcmp(t->mode, "plain") || !strcmp(t->mode, "ns"))
 		return cycle_plain(t, 1, NULL);
 	if (!strcmp(t->mode, "leave-running"))
 		return mode_leave_running(t);
@@ -590,7 +628,8 @@ static void finish(struct run *t)
 		harness_fail(t, "test pid %d is gone before SIGTERM", t->pid);
 		return;
 	}
-	ret = wait_pid(&t->r->reaper, t->pid, t->deadline, &status);
+	/* mode ns: the init exits with the test's status (lib/test.c) */
+	ret = wait_pid(&t->r->reaper, t->root, t->deadline, &status);
 	if (ret && ret != -ECHILD) {
 		harness_fail(t, "test did not exit after SIGTERM: %s%s", errstr(ret),
 			     ret == -ETIMEDOUT ? t->timeout_text : "");

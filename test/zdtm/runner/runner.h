@@ -80,13 +80,27 @@ int descendants(pid_t root, pid_t **ret, size_t *ret_n);
 void kill_all(struct reaper *r);
 /* The state letter of @pid in /proc/PID/stat (R, S, T, Z...), 0 when it does not exist. */
 char proc_state(pid_t pid);
+/*
+ * Pid namespaces: the pid of host pid @pid at @level of its NSpid line (0:
+ * the runner's own), -1 when it has no such level or is gone; ns_levels():
+ * how many levels NSpid has (0: gone). A test tree is compared by its pids
+ * at its root's innermost level: the pids its tasks see in a container,
+ * where a restore gives them other host pids.
+ */
+pid_t ns_pid_at(pid_t pid, unsigned int level);
+/* The parent of host pid @pid (/proc/PID/stat), 0 if unknown. */
+pid_t read_ppid(pid_t pid);
+unsigned int ns_levels(pid_t pid);
+/* The host pid of the task under @root (or @root) whose pid at @level is @vpid; -1 if none. */
+pid_t ns_find(pid_t root, unsigned int level, pid_t vpid);
 /* A whole file in a NUL-terminated malloc'ed buffer, or NULL with errno. */
 char *slurp(const char *path);
 int exec_main(int argc, char **argv);
 
 /* ---- process tree state (snapshot.c) ---- */
 struct proc_snap {
-	pid_t pid;
+	pid_t pid; /* at the level of the tree's root: the host's, or a container's */
+	pid_t host;
 	char state; /* from /proc/PID/stat: a zombie must stay one, a live task alive */
 	char *maps;
 	char *status;

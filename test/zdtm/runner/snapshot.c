@@ -147,41 +147,54 @@ static char *status_fields(pid_t pid)
 	return out;
 }
 
-static int cmp_pid(const void *a, const void *b)
+static int cmp_pair(const void *a, const void *b)
 {
-	return *(const pid_t *)a - *(const pid_t *)b;
+	return ((const pid_t *)a)[0] - ((const pid_t *)b)[0];
 }
 
 int snap_take(struct tree_snap *s, pid_t root)
 {
-	_cleanup_free_ pid_t *pids = NULL;
+	_cleanup_free_ pid_t *pids = NULL, *pairs = NULL;
 	struct deleted_ids ids = { .n = 0 };
+	unsigned int levels = ns_levels(root);
 	size_t n = 0;
 	int ret;
 
 	s->p = NULL;
 	s->n = 0;
+	if (!levels)
+		return -ESRCH;
 	ret = descendants(root, &pids, &n);
 	if (ret)
 		return ret;
 	pids[n++] = root; /* descendants() leaves room for one more */
-	qsort(pids, n, sizeof(*pids), cmp_pid);
+	/* (pid at the root's level, host pid), in the order of the first */
+	pairs = calloc(2 * n, sizeof(*pairs));
+	if (!pairs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		pairs[2 * i] = ns_pid_at(pids[i], levels - 1);
+		pairs[2 * i + 1] = pids[i];
+	}
+	qsort(pairs, n, 2 * sizeof(*pairs), cmp_pair);
 	s->p = calloc(n, sizeof(*s->p));
 	if (!s->p)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
+		pid_t host = pairs[2 * i + 1];
 		char path[64];
 
-		s->p[i].pid = pids[i];
-		s->p[i].state = proc_state(pids[i]);
-		snprintf(path, sizeof(path), "/proc/%d/maps", pids[i]);
+		s->p[i].pid = pairs[2 * i];
+		s->p[i].host = host;
+		s->p[i].state = proc_state(host);
+		snprintf(path, sizeof(path), "/proc/%d/maps", host);
 		s->p[i].maps = slurp(path);
 		if (s->p[i].maps)
 			s->p[i].maps = merge_maps(s->p[i].maps, &ids);
-		s->p[i].status = status_fields(pids[i]);
+		s->p[i].status = status_fields(host);
 		s->n++;
-		if (!s->p[i].maps || !s->p[i].status) {
-			pr_perror("reading /proc/%d", pids[i]);
+		if (!s->p[i].maps || !s->p[i].status || s->p[i].pid <= 0) {
+			pr_perror("reading /proc/%d", host);
 			return -ESRCH;
 		}
 	}
