@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "crc32c.h"
+#include "fault.h"
 #include "image.h"
 #include "log.h"
 #include "page-server.h"
@@ -54,13 +56,16 @@ static int send_reply(struct srv *sv, uint16_t cmd, int64_t status, const void *
 			    .id = cmd,
 			    .len = (uint32_t)len,
 			    .arg = (uint64_t)status };
-	int err;
+	_cleanup_free_ char *buf = malloc(sizeof(h) + len);
 
+	if (!buf)
+		return -ENOMEM;
+	/* one send: the peer gets the reason whole even if the connection is reset after it */
 	ps_hdr_pack(&h);
-	err = ps_send(sv->c, &h, sizeof(h), "replying");
-	if (!err && len)
-		err = ps_send(sv->c, payload, len, "replying");
-	return err;
+	memcpy(buf, &h, sizeof(h));
+	if (len)
+		memcpy(buf + sizeof(h), payload, len);
+	return ps_send(sv->c, buf, sizeof(h) + len, "replying");
 }
 
 /* Tell the client why the session ends (best effort: it may be gone). */
@@ -197,6 +202,8 @@ static int do_data(struct srv *sv, const struct ps_hdr *h)
 	if (err)
 		return err;
 	crc_upto(sv, sv->s.got);
+	/* CRIU_LIKE_FAULT_STEP=N: the server dies at its N-th message of pages (tests) */
+	fault_kill_point();
 	return 0;
 }
 
@@ -442,6 +449,7 @@ static int accept_one(int lfd, struct ps_conn *c)
 		    NI_NUMERICHOST | NI_NUMERICSERV);
 	snprintf(c->peer, sizeof(c->peer), "client %s:%s", host, serv);
 	setsockopt(c->fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	pr_info("accepted a connection from %s\n", c->peer + 7);
 	return 0;
 }

@@ -149,6 +149,10 @@ struct ps_conn *ps_connect(const struct cr_options *o)
 		err = send_hdr(c, PS_HELLO, 0, 0, PS_VERSION, "saying hello");
 	if (!err)
 		err = get_reply(c, PS_HELLO, &h, "saying hello");
+	if (err && c->tls && (err == -ECONNRESET || err == -EPIPE))
+		pr_err("%s: the connection ended after the TLS handshake: the page server "
+		       "refused this end's certificate (see its log)\n",
+		       c->peer);
 	if (err) {
 		if (c->fd >= 0)
 			ps_read_error(c);
