@@ -191,7 +191,7 @@ int ps_check_reply(const struct ps_hdr *h, uint16_t cmd, char *why, size_t n)
 	if (h->magic != PS_MAGIC || h->cmd != PS_REPLY || h->flags)
 		return why_set(-EPROTO, why, n, "not a page server reply (magic %#x, command %u)",
 			       h->magic, h->cmd);
-	if (h->id != cmd && (int64_t)h->arg == 0)
+	if (h->id != cmd && (int64_t)h->arg >= 0)
 		return why_set(-EPROTO, why, n, "a reply to command %u, %u expected", h->id, cmd);
 	if (h->len > PS_MSG_MAX + (cmd == PS_CLOSE ? 4 * PS_RUNS_MAX : 0))
 		return why_set(-EMSGSIZE, why, n, "a reply of %u bytes", h->len);
