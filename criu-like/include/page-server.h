@@ -84,9 +84,9 @@ struct ps_session {
  * with the reason written into @why. OPEN's runs are checked by
  * ps_check_runs() once read; FILE's name by ps_check_name().
  */
-int ps_session_check(struct ps_session *s, const struct ps_hdr *h, char *why, size_t why_len);
-/* OPEN's payload: @n run page counts (le32, as received), none 0, summing to @total bytes. */
-int ps_check_runs(const uint32_t *runs, uint32_t n, uint64_t total, char *why, size_t why_len);
+int ps_session_check(struct ps_session *s, const struct ps_hdr *h, char *why, size_t n);
+/* OPEN's payload: @nr run page counts (le32, as received), none 0, summing to @total bytes. */
+int ps_check_runs(const uint32_t *runs, uint32_t nr, uint64_t total, char *why, size_t n);
 /*
  * FILE's name (@len bytes, not NUL-terminated): pagemap-N.img or
  * pagemap-shmem-N.img, N decimal without leading zeros: nothing else can be
@@ -94,7 +94,7 @@ int ps_check_runs(const uint32_t *runs, uint32_t n, uint64_t total, char *why, s
  */
 int ps_check_name(const char *name, size_t len);
 /* A reply header @h (unpacked) to @cmd: 0 or -EPROTO with @why. */
-int ps_check_reply(const struct ps_hdr *h, uint16_t cmd, char *why, size_t why_len);
+int ps_check_reply(const struct ps_hdr *h, uint16_t cmd, char *why, size_t n);
 
 /* ---- transport: TCP, or TLS over it ---- */
 struct ps_conn {
