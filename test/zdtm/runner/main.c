@@ -30,10 +30,12 @@ struct args {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: zdtm-run [--criu PATH] [--modes m1,m2] [--timeout SEC] [--keep-going]\n"
-		   "                [--tests-dir DIR] [--no-slow] [-v] [TEST...]\n"
-		   "       zdtm-run exec [--timeout SEC] -- CMD ARGS...\n"
-		   "modes: none plain leave-running cycles2 (default: " ZDTM_DEFAULT_MODES ")\n");
+	fprintf(f,
+		"usage: zdtm-run [--criu PATH] [--modes m1,m2] [--timeout SEC] [--keep-going]\n"
+		"                [--tests-dir DIR] [--no-slow] [-v] [TEST...]\n"
+		"       zdtm-run exec [--timeout SEC] -- CMD ARGS...\n"
+		"modes: none plain leave-running cycles2 page-server (default: " ZDTM_DEFAULT_MODES
+		")\n");
 }
 
 static int split_modes(struct args *a, char *list)
