@@ -23,6 +23,7 @@
 #include "fault.h"
 #include "log.h"
 #include "net-lock.h"
+#include "page-server.h"
 #include "restore.h"
 #include "rpc.h"
 #include "util.h"
@@ -78,6 +79,11 @@ static int run_swrk(struct cr_options *o, int argc __unused, char **argv)
 	return rpc_swrk(o, argv[0]);
 }
 
+static int run_page_server(struct cr_options *o, int argc __unused, char **argv __unused)
+{
+	return cr_page_server(o);
+}
+
 static int run_infect_test(struct cr_options *o, int argc __unused, char **argv __unused)
 {
 	return cr_infect_test(o);
@@ -89,6 +95,9 @@ static int run_infect_test(struct cr_options *o, int argc __unused, char **argv 
 	 OPTB(TIMEOUT) | OPTB(TRACK_MEM) | OPTB(PREV_IMAGES_DIR) | OPTB(PAGE_SERVER) |            \
 	 OPTB(ADDRESS) | OPTB(PORT) | OPTB(EXTERNAL) | OPTB(ACTION_SCRIPT) | OPTB(NETWORK_LOCK) | \
 	 OPTB(FREEZE_CGROUP) | OPTB(MANAGE_CGROUPS) | OPTB(PIDFILE))
+
+/* dump and pre-dump send their pages to a page server */
+#define PS_PROVIDES (OPTB(PAGE_SERVER) | OPTB(ADDRESS) | OPTB(PORT))
 
 #define RESTORE_OPTS                                                                               \
 	(OPTB(IMAGES_DIR) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED) | OPTB(LEAVE_STOPPED) |         \
@@ -144,8 +153,11 @@ static const struct cli_command commands[] = {
 	  "  --network-lock MODE   drop the packets of the tree's TCP connections from the\n"
 	  "                        freeze until the restore: nftables (default), iptables\n"
 	  "                        or skip; kept in place when the tree is killed\n"
+	  "  --page-server         send the pagemap and pages images to the page server at\n"
+	  "                        --address A --port P (with --tls: see page-server --help)\n"
+	  "                        instead of writing them into DIR\n"
 	  "  -v4                   debug log, in DIR/dump.log unless -o says otherwise\n",
-	  DUMP_OPTS, 0, 0, run_dump, DUMP_CAPS },
+	  DUMP_OPTS, 0, 0, run_dump, DUMP_CAPS, PS_PROVIDES },
 	{ "pre-dump", "copy memory while the tree keeps running", "-t PID -D DIR",
 	  "Freezes the tree, write-protects its private memory (userfaultfd WP_ASYNC,\n"
 	  "made in each task through the parasite), lets it run again, and copies\n"
@@ -154,8 +166,10 @@ static const struct cli_command commands[] = {
 	  "is not restorable. See Documentation/memory.md.\n"
 	  "  --prev-images-dir DIR   the previous pre-dump, relative to -D\n"
 	  "  --pre-dump-mode MODE    splice or read: pages are always read through\n"
-	  "                          /proc/PID/mem once the tree runs\n",
-	  DUMP_OPTS, 0, 0, run_pre_dump, DUMP_CAPS },
+	  "                          /proc/PID/mem once the tree runs\n"
+	  "  --page-server           send the pages to the page server at --address A\n"
+	  "                          --port P (see page-server --help)\n",
+	  DUMP_OPTS, 0, 0, run_pre_dump, DUMP_CAPS, PS_PROVIDES },
 	{ "restore", "rebuild a tree from its images", "-D DIR",
 	  "Recreates the tree saved in DIR with its original PIDs, sessions, process\n"
 	  "groups, open files, memory and state, and resumes it. Without -d, waits for\n"
@@ -174,8 +188,24 @@ static const struct cli_command commands[] = {
 	  "                          nftables (default), iptables or skip; the dump's own\n"
 	  "                          lock is reused when present, removed once the tree runs\n",
 	  RESTORE_OPTS, 0, 0, run_restore, RESTORE_CAPS },
-	{ "page-server", "receive the pages of a dump over TCP", "--address A --port P", "",
-	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT), 0, 0, NULL },
+	{ "page-server", "receive the pages of a dump over TCP", "--port P [--address A] [-D DIR]",
+	  "Listens on A:P (default: every address), accepts one connection from\n"
+	  "`dump --page-server` or `pre-dump --page-server`, writes the pagemap and\n"
+	  "pages images it sends into DIR and exits once that dump ends its session\n"
+	  "(exit 0), or fails (exit 1: every image it wrote is removed). The other\n"
+	  "images stay in the dump's -D: copy them into DIR to restore there.\n"
+	  "See Documentation/page-server.md.\n"
+	  "  --prev-images-dir DIR   the previous round's directory, relative to -D:\n"
+	  "                          DIR/parent links to it, as the dump's does\n"
+	  "  --status-fd FD          write one byte to FD once connections are accepted\n"
+	  "  --daemon                go to the background once listening\n"
+	  "  --pidfile FILE          write the server's pid into FILE\n"
+	  "  --tls                   TLS, both ends authenticated with certificates\n"
+	  "                          signed by one CA: --tls-cacert FILE, --tls-cacrl FILE,\n"
+	  "                          --tls-cert FILE, --tls-key FILE (CRIU's defaults)\n",
+	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED) |
+		  OPTB(PREV_IMAGES_DIR),
+	  0, 0, run_page_server, 0, OPTB(ADDRESS) | OPTB(PORT) },
 	{ "lazy-pages", "serve pages to a lazily restored tree", "-D DIR", "",
 	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT), 0, 0, NULL },
 	{ "migrate", "live-migrate a tree to another host", "--online DEST -t PID", "", DUMP_OPTS,
@@ -688,6 +718,8 @@ int cli_parse_words(int argc, char **argv, struct cr_options *o, uint64_t *seen,
 				o->check_experimental = false;
 			else if (opt == CO_DISPLAY_STATS)
 				o->display_stats = false;
+			else if (opt == CO_TLS)
+				o->tls = false;
 			else if (opt == CO_DAEMON) {
 				o->restore_detached = false;
 				*seen &= ~OPTB(RESTORE_DETACHED);

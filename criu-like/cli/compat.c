@@ -73,12 +73,12 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	CO(TCP_CLOSE, "tcp-close", no_argument, true, "closing TCP connections at restore"),
 	CO(PS_SOCKET, "ps-socket", required_argument, false, "the page server"),
 	CO(STREAM, "stream", no_argument, true, "streaming images"),
-	CO(TLS_CACERT, "tls-cacert", required_argument, false, "TLS"),
-	CO(TLS_CACRL, "tls-cacrl", required_argument, false, "TLS"),
-	CO(TLS_CERT, "tls-cert", required_argument, false, "TLS"),
-	CO(TLS_KEY, "tls-key", required_argument, false, "TLS"),
-	CO(TLS, "tls", no_argument, true, "TLS"),
-	CO(TLS_NO_CN_VERIFY, "tls-no-cn-verify", no_argument, false, "TLS"),
+	CO(TLS_CACERT, "tls-cacert", required_argument, false, NULL),
+	CO(TLS_CACRL, "tls-cacrl", required_argument, false, NULL),
+	CO(TLS_CERT, "tls-cert", required_argument, false, NULL),
+	CO(TLS_KEY, "tls-key", required_argument, false, NULL),
+	CO(TLS, "tls", no_argument, true, NULL),
+	CO(TLS_NO_CN_VERIFY, "tls-no-cn-verify", no_argument, false, NULL),
 	CO(CGROUP_YARD, "cgroup-yard", required_argument, false, "cgroup management"),
 	CO(FILE_VALIDATION, "file-validation", required_argument, false, "file validation methods"),
 	CO(SKIP_FILE_RWX_CHECK, "skip-file-rwx-check", no_argument, true,
@@ -213,6 +213,24 @@ int compat_store(struct cr_options *o, int id, const char *arg)
 		return 0;
 	case CO_FEATURE:
 		o->check_feature = arg;
+		return 0;
+	case CO_TLS:
+		o->tls = true;
+		return 0;
+	case CO_TLS_NO_CN_VERIFY:
+		o->tls_no_cn_verify = true;
+		return 0;
+	case CO_TLS_CACERT:
+		o->tls_cacert = arg;
+		return 0;
+	case CO_TLS_CACRL:
+		o->tls_cacrl = arg;
+		return 0;
+	case CO_TLS_CERT:
+		o->tls_cert = arg;
+		return 0;
+	case CO_TLS_KEY:
+		o->tls_key = arg;
 		return 0;
 	case CO_EXTRA:
 		o->check_extra = true;

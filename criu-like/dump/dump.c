@@ -31,6 +31,7 @@
 #include "log.h"
 #include "net-lock.h"
 #include "notify.h"
+#include "page-server.h"
 #include "ns.h"
 #include "stats.h"
 #include "util.h"
@@ -146,6 +147,16 @@ static int write_inventory(const struct dump_ctx *ctx, bool completed)
 		ret = img_write_one(ctx->dirfd, CR_IMG_INVENTORY, 0, &ie.base);
 	img_list_inventory_free(&ie);
 	return ret;
+}
+
+/* The page server has every pagemap and pages image, flushed: the session ends. */
+static int ps_end(struct dump_ctx *ctx)
+{
+	int err = ps_finish(ctx->ps);
+
+	ps_conn_close(ctx->ps);
+	ctx->ps = NULL;
+	return err;
 }
 
 /* Best effort: the incomplete inventory again, or none (restore refuses both). */
@@ -331,6 +342,9 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 		mem_runs_fini(&dt->parent_runs);
 		free(dt->untracked);
 	}
+	/* a session not finished is discarded by the server */
+	ps_conn_close(ctx->ps);
+	ctx->ps = NULL;
 	/* Not handed to a keeper: the tracking ends here, the tasks' memory unprotected. */
 	track_set_fini(&ctx->track);
 	if (ctx->prev_dirfd >= 0)
@@ -410,6 +424,12 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 	err = kerndat_probe(&ctx->kd);
 	if (!err && o->prev_images_dir)
 		err = open_parent(ctx, o);
+	/* the page server is reached before the tree is touched */
+	if (!err && o->page_server) {
+		ctx->ps = ps_connect(o);
+		if (!ctx->ps)
+			err = errno ? -errno : -ECONNREFUSED;
+	}
 	if (err)
 		return err;
 	ctx->stats.frozen_start_ns = stats_now_ns();
@@ -469,6 +489,8 @@ int cr_dump(const struct cr_options *o)
 	/* Everything on disk before the inventory says so, and before the tree dies. */
 	if (!err)
 		err = img_dir_sync(ctx.dirfd);
+	if (!err && ctx.ps)
+		err = ps_end(&ctx);
 	/*
 	 * The tree will be killed: its connections stay locked until the restore,
 	 * under a name that says so, recorded in the inventory written next.
@@ -594,6 +616,8 @@ int cr_pre_dump(const struct cr_options *o)
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
 			err = dump_private_pages(&ctx, &ctx.tasks[i]);
+	if (!err && ctx.ps)
+		err = ps_end(&ctx);
 	if (!err)
 		err = img_dir_sync(ctx.dirfd);
 	if (!err)

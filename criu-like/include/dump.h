@@ -25,6 +25,7 @@
 #include "track.h"
 
 struct parasite_ctl;
+struct ps_conn;
 
 /* The host SysV shm segments the tree has attached: ids, and a task attaching each. */
 struct sysv_shm_set {
@@ -75,6 +76,7 @@ struct dump_ctx {
 	bool pre_dump; /* the pre-dump command: memory only, copied once the tree runs */
 	int prev_dirfd; /* --prev-images-dir, or -1 */
 	struct track_set track; /* the write tracking's uffds (mem/track.c) */
+	struct ps_conn *ps; /* --page-server: pagemaps and pages go there (page-server.h) */
 };
 
 /* core.c: core-PID.img (threads and task state), creds-PID.img. */

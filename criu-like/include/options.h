@@ -53,6 +53,9 @@ struct cr_options {
 	const char *pre_dump_mode; /* --pre-dump-mode splice|read (pre-dump only) */
 	unsigned long long ghost_limit; /* --ghost-limit: largest unlinked file, 0 = any */
 	int status_fd; /* --status-fd (page-server, lazy-pages), -1 = none */
+	bool tls; /* --tls: the page server connection (net/tls.c) */
+	bool tls_no_cn_verify; /* --tls-no-cn-verify */
+	const char *tls_cacert, *tls_cacrl, *tls_cert, *tls_key; /* NULL: CRIU's default paths */
 	const char *check_feature; /* check --feature NAME */
 	bool check_extra; /* check --extra (and --all) */
 	bool check_experimental; /* check --experimental (and --all) */

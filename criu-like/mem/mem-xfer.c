@@ -11,6 +11,7 @@
  */
 #define LOG_PREFIX "mem: "
 
+#include <endian.h>
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
@@ -28,6 +29,7 @@
 #include "infect.h"
 #include "log.h"
 #include "mem-xfer.h"
+#include "page-server.h"
 #include "util.h"
 
 /* Iovecs per parasite_vmsplice() call: 16 bytes each in the 64 KiB parasite data area. */
@@ -57,8 +59,21 @@ static size_t pipe_max_size(void)
 	return min(v & PAGE_MASK, XFER_MAX_PIPE);
 }
 
+/* --page-server: announce the image and its runs (the server checksums each run). */
+static int ps_open(struct page_xfer *x, const struct mem_runs *runs)
+{
+	_cleanup_free_ uint32_t *pages = calloc(runs->nr + 1, sizeof(*pages));
+	unsigned int i;
+
+	if (!pages)
+		return -ENOMEM;
+	for (i = 0; i < runs->nr; i++)
+		pages[i] = htole32((uint32_t)runs->runs[i].nr_pages);
+	return ps_pages_open(x->ps, x->id, pages, runs->nr, x->total);
+}
+
 int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_t id,
-		   uint64_t total)
+		   const struct mem_runs *runs, uint32_t *crcs, uint64_t total)
 {
 	char name[64];
 	int size, err, i;
@@ -67,11 +82,24 @@ int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_
 	x->ctx = ctx;
 	x->pid = pid;
 	x->total = total;
+	x->id = id;
+	x->runs = runs;
+	x->crcs = crcs;
+	x->ps = ctx->ps;
 	x->rd_fd = x->pipe[0][0] = x->pipe[0][1] = x->pipe[1][0] = x->pipe[1][1] = -1;
+	x->img_fd = -1;
 	x->start_ns = mem_now_ns();
 	err = img_file_name(CR_IMG_PAGES, id, name, sizeof(name));
 	if (err)
 		return err;
+	if (x->ps) {
+		err = ps_open(x, runs);
+		if (err) {
+			pr_err("pid %d: cannot open %s on the page server\n", pid, name);
+			return err;
+		}
+		goto pipes;
+	}
 	x->img = img_open(ctx->dirfd, CR_IMG_PAGES, id, IMG_WRITE);
 	if (!x->img)
 		return -errno;
@@ -102,6 +130,7 @@ int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_
 		 */
 		madvise(m, total, MADV_SEQUENTIAL);
 	}
+pipes:
 	for (i = 0; i < 2; i++) {
 		if (pipe2(x->pipe[i], O_CLOEXEC)) {
 			pr_perror("pid %d: pipe", pid);
@@ -136,6 +165,32 @@ static void progress(struct page_xfer *x, bool last)
 		mib * 1e9 / (double)el);
 }
 
+/* Complete the image on the server: its checksums, and its place in the inventory's list. */
+static int ps_xfer_close(struct page_xfer *x, int err)
+{
+	uint64_t size = 0;
+	char name[64];
+
+	if (err) {
+		/* the server's own reason, if it gave one before closing */
+		ps_read_error(x->ps);
+		return err;
+	}
+	img_file_name(CR_IMG_PAGES, x->id, name, sizeof(name));
+	err = ps_pages_close(x->ps, x->id, x->total, x->crcs, x->runs->nr, &size);
+	if (!err && size != IMG_RAW_DATA_OFF + x->total) {
+		pr_err("pid %d: the page server wrote %s of %llu bytes, %llu expected\n", x->pid,
+		       name, (unsigned long long)size,
+		       (unsigned long long)(IMG_RAW_DATA_OFF + x->total));
+		err = -EPROTO;
+	}
+	if (!err)
+		err = img_list_add(&x->ctx->images, name, size, false, 0);
+	if (err)
+		pr_err("pid %d: cannot complete %s on the page server\n", x->pid, name);
+	return err;
+}
+
 int page_xfer_close(struct page_xfer *x, int err)
 {
 	int err2, i;
@@ -152,6 +207,8 @@ int page_xfer_close(struct page_xfer *x, int err)
 		munmap((void *)x->map, x->total);
 	if (x->rd_fd >= 0)
 		close(x->rd_fd);
+	if (x->ps)
+		return ps_xfer_close(x, err);
 	err2 = img_close(x->img);
 	if (err2 && !err)
 		pr_err("pid %d: cannot complete the pages image: %s\n", x->pid, strerror(-err2));
@@ -261,6 +318,22 @@ static void crc_publish(struct crc_worker *w, bool stop)
 /* Move @len bytes from pipe @p into the image, publishing each piece to the checksum worker. */
 static int pipe_to_img(struct page_xfer *x, struct crc_worker *w, int p, size_t len)
 {
+	if (x->ps) {
+		int err = ps_data_hdr(x->ps, len);
+
+		if (!err)
+			err = ps_send_pipe(x->ps, x->pipe[p][0], len, "sending pages");
+		if (err) {
+			pr_err("pid %d: sending pages-%u.img at data offset %llu to the page "
+			       "server "
+			       "failed\n",
+			       x->pid, x->id, (unsigned long long)x->off);
+			return err;
+		}
+		x->off += len;
+		progress(x, false);
+		return 0;
+	}
 	while (len) {
 		ssize_t n = fault_err(-ENOSPC, "pid %d: splice into %s", x->pid, img_name(x->img))
 				    ? -1
@@ -472,6 +545,8 @@ int page_xfer_task(struct page_xfer *x, struct parasite_ctl *ctl, const struct m
 	int err;
 
 	memset(crcs, 0, runs->nr * sizeof(*crcs));
+	if (x->ps) /* the page server checksums what it writes */
+		return xfer_chunks(x, ctl, runs, &w);
 	err = -pthread_create(&w.th, NULL, crc_thread, &w);
 	if (err) {
 		pr_err("pid %d: cannot start the checksum thread: %s\n", x->pid, strerror(-err));
@@ -496,9 +571,27 @@ int page_xfer_file(struct page_xfer *x, int fd, const struct mem_runs *runs, uin
 		while (left) {
 			size_t len = min(left, x->pipe_size);
 			uint64_t off = x->off;
-			ssize_t n = sendfile(x->img_fd, fd, &pos, len);
+			ssize_t n;
 			int err;
 
+			if (x->ps) {
+				err = ps_data_hdr(x->ps, len);
+				if (!err)
+					err = ps_send_file(x->ps, fd, &pos, len,
+							   "sending shmem pages");
+				if (err) {
+					pr_err("pid %d: sending shmem offset %llx to the page "
+					       "server "
+					       "failed\n",
+					       x->pid, (unsigned long long)pos);
+					return err;
+				}
+				x->off += len;
+				left -= len;
+				progress(x, false);
+				continue;
+			}
+			n = sendfile(x->img_fd, fd, &pos, len);
 			if (n <= 0) {
 				err = n < 0 ? -errno : -EIO;
 				pr_err("pid %d: copying shmem offset %llx into %s: %s\n", x->pid,
@@ -562,11 +655,16 @@ int page_xfer_mem(struct page_xfer *x, pid_t pid, const struct mem_runs *runs, u
 				       (unsigned long long)pos, path, strerror(-err));
 				return err;
 			}
-			err = write_all(x->img_fd, buf, len);
+			if (x->ps) {
+				err = ps_data_hdr(x->ps, len);
+				if (!err)
+					err = ps_send(x->ps, buf, len, "sending pages");
+			} else {
+				err = write_all(x->img_fd, buf, len);
+			}
 			if (err) {
-				pr_err("pid %d: writing %s at data offset %llu: %s\n", pid,
-				       img_name(x->img), (unsigned long long)x->off,
-				       strerror(-err));
+				pr_err("pid %d: writing pages-%u.img at data offset %llu: %s\n",
+				       pid, x->id, (unsigned long long)x->off, strerror(-err));
 				return err;
 			}
 			crcs[i] = crc32c(crcs[i], buf, len);

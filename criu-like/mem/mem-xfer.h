@@ -10,6 +10,7 @@
 #include "dump.h"
 
 struct cr_img;
+struct ps_conn;
 
 /* One pages-ID.img being written, and the pipes that feed it. */
 struct page_xfer {
@@ -25,13 +26,23 @@ struct page_xfer {
 	uint64_t total; /* bytes this transfer will write, for the progress line */
 	uint64_t start_ns, last_progress_ns;
 	bool progress_shown;
+	/* --page-server: the image is written there, not in ctx->dirfd (img NULL, map NULL) */
+	struct ps_conn *ps;
+	uint32_t id;
+	const struct mem_runs *runs; /* the runs of the whole image, for the server's checksums */
+	uint32_t *crcs; /* where page_xfer_close() puts them */
 };
 
 uint64_t mem_now_ns(void);
 
-/* Open pages-@id.img in ctx->dirfd and two pipes as large as the system allows. */
+/*
+ * Open pages-@id.img in ctx->dirfd, or on the page server (ctx->ps), and two
+ * pipes as large as the system allows. @runs are the runs the image will
+ * hold, @total bytes; with a page server, page_xfer_close() fills @crcs with
+ * the crc32c of each run, computed by the server over what it wrote.
+ */
 int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_t id,
-		   uint64_t total);
+		   const struct mem_runs *runs, uint32_t *crcs, uint64_t total);
 /* Close (completing the image, 0 or -errno) and end the progress line. */
 int page_xfer_close(struct page_xfer *x, int err);
 

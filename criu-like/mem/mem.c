@@ -23,6 +23,7 @@
 #include "log.h"
 #include "ns.h"
 #include "mem-xfer.h"
+#include "page-server.h"
 #include "track.h"
 #include "util.h"
 
@@ -348,6 +349,7 @@ static int write_pagemap(struct dump_ctx *ctx, enum cr_img_kind kind, uint32_t i
 	PagemapHead h = PAGEMAP_HEAD__INIT;
 	struct cr_img *img = img_open(ctx->dirfd, kind, id, IMG_WRITE);
 	unsigned int i, j = 0, np = parent ? parent->nr : 0;
+	char name[64] = "pagemap";
 	int err, err2;
 
 	if (!img)
@@ -369,11 +371,15 @@ static int write_pagemap(struct dump_ctx *ctx, enum cr_img_kind kind, uint32_t i
 		err = write_entry(img, parent->runs[j].start, parent->runs[j].nr_pages,
 				  PAGEMAP_FLAG__PE_PARENT, NULL);
 	err2 = img_close(img);
-	if (err || err2) {
-		char name[64] = "pagemap";
-
-		img_file_name(kind, id, name, sizeof(name));
+	img_file_name(kind, id, name, sizeof(name));
+	if (err || err2)
 		pr_err("pid %d: cannot write %s: %s\n", pid, name, strerror(-(err ? err : err2)));
+	/* --page-server: the pagemap goes there too, listed in the inventory from here */
+	if (!err && !err2 && ctx->ps) {
+		err = ps_send_image(ctx->ps, ctx->dirfd, name);
+		if (err)
+			pr_err("pid %d: cannot send %s to the page server\n", pid, name);
+		unlinkat(ctx->dirfd, name, 0);
 	}
 	return err ? err : err2;
 }
@@ -436,7 +442,7 @@ static int dump_private_runs(struct dump_ctx *ctx, struct dump_task *dt,
 	if (!crcs)
 		return -ENOMEM;
 	t0 = mem_now_ns();
-	err = page_xfer_open(&x, ctx, pid, pages_id, pages * PAGE_SIZE);
+	err = page_xfer_open(&x, ctx, pid, pages_id, runs, crcs, pages * PAGE_SIZE);
 	if (!err)
 		err = xfer_runs(&x, dt, runs, noread, crcs);
 	err = page_xfer_close(&x, err);
@@ -574,7 +580,7 @@ static int dump_one_shmem(struct dump_ctx *ctx, const struct shmem_obj *o)
 		return -ENOMEM;
 	pages_id = ctx->next_pages_id++;
 	t0 = mem_now_ns();
-	err = page_xfer_open(&x, ctx, o->pid, pages_id, pages * PAGE_SIZE);
+	err = page_xfer_open(&x, ctx, o->pid, pages_id, runs, crcs, pages * PAGE_SIZE);
 	if (!err)
 		err = page_xfer_file(&x, fd, runs, crcs);
 	err = page_xfer_close(&x, err);

@@ -209,7 +209,12 @@ static int nft_lib_open(struct nft_runner *r)
 
 	if (force && !strcmp(force, "cli"))
 		return -ENOENT;
-	r->dl = dlopen("libnftables.so.1", RTLD_NOW | RTLD_LOCAL);
+	/*
+	 * RTLD_NODELETE: libnftables sets libgmp's allocation functions to its
+	 * own when loaded; unmapped by dlclose(), they crashed the next user of
+	 * gmp in this process (GnuTLS's nettle, for the page server's --tls).
+	 */
+	r->dl = dlopen("libnftables.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	if (!r->dl) {
 		pr_debug("no libnftables (%s): the nft tool is used\n", dlerror());
 		return -ENOENT;

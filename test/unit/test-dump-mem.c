@@ -72,7 +72,7 @@ static bool tmpfs_mounted;
 static struct {
 	dev_t dev;
 	ino_t ino;
-} files[256];
+} files[1024]; /* every file mapping of every victim: the libraries linked in too */
 static unsigned int nr_files;
 
 int dump_file_by_fd(struct dump_ctx *ctx, pid_t pid, int fd, const char *path, int flags,

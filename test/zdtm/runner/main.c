@@ -34,7 +34,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: zdtm-run [--criu PATH] [--modes m1,m2] [--timeout SEC] [--keep-going]\n"
 		   "                [--tests-dir DIR] [--no-slow] [-v] [TEST...]\n"
 		   "       zdtm-run exec [--timeout SEC] -- CMD ARGS...\n"
-		   "modes: none plain leave-running cycles2 predump (default: " ZDTM_DEFAULT_MODES
+		   "modes: none plain leave-running cycles2 predump ns page-server "
+		   "(default: " ZDTM_DEFAULT_MODES
 		   ",\n       and predump for the tests with the flag predump)\n");
 }
 

@@ -4,12 +4,16 @@
  * SIGTERM, verdict. Whatever happens, every process started is killed at the
  * end (kill_all), so one test cannot disturb the next.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -43,7 +47,8 @@ struct run {
 	int ncriu;
 };
 
-static const char *const modes[] = { "none", "plain", "leave-running", "cycles2", "predump", "ns" };
+static const char *const modes[] = { "none",	"plain", "leave-running", "cycles2",
+				     "predump", "ns",	 "page-server" };
 
 bool mode_known(const char *mode)
 {
@@ -347,7 +352,87 @@ static int check_gone(struct run *t, const struct tree_snap *before)
 }
 
 /*
- * dump, check the tree is gone, restore, check pids and state. With @prev
+ * Mode page-server: a free port of 127.0.0.1 (the kernel's pick, released
+ * for the server: nothing else here binds ports by number), a page server
+ * writing into @dir, ready once its log says it listens.
+ */
+static int ps_start(struct run *t, const char *dir, pid_t *pid, char *port, size_t port_len)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	char log[PATH_MAX + 16], out[PATH_MAX + 16];
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &sl)) {
+		harness_fail(t, "no free port for the page server: %m");
+		if (fd >= 0)
+			close(fd);
+		return -EADDRNOTAVAIL;
+	}
+	close(fd);
+	snprintf(port, port_len, "%u", ntohs(sa.sin_port));
+	snprintf(log, sizeof(log), "%s/page-server.log", t->dir);
+	snprintf(out, sizeof(out), "%s/page-server.out", t->dir);
+	unlink(log);
+	char *argv[] = {
+		(char *)t->r->criu, "page-server", "--address", "127.0.0.1", "--port", port, "-D",
+		(char *)dir,	    "-v4",	   "-o",	log,	     NULL
+	};
+
+	step(t, "page-server");
+	*pid = spawn(argv, NULL, out);
+	if (*pid < 0) {
+		harness_fail(t, "cannot start the page server: %s", strerror(-*pid));
+		return *pid;
+	}
+	for (int i = 0; i < 1000; i++) {
+		_cleanup_free_ char *text = slurp(log);
+
+		if (text && strstr(text, "listening on"))
+			return 0;
+		usleep(10000);
+	}
+	harness_fail(t, "the page server did not listen (see %s)", log);
+	return -ETIMEDOUT;
+}
+
+/* The page server's images into the dump's directory: the migration, on one host. */
+static int ps_collect(struct run *t, pid_t pid, const char *dir, const char *img)
+{
+	int status, ret = wait_pid(&t->r->reaper, pid, t->deadline, &status);
+	DIR *d;
+	struct dirent *e;
+
+	if (ret || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		harness_fail(t, "the page server failed (%s/page-server.log)", t->dir);
+		return ret ? ret : -EIO;
+	}
+	d = opendir(dir);
+	if (!d) {
+		harness_fail(t, "opendir %s: %m", dir);
+		return neg_errno();
+	}
+	while ((e = readdir(d))) {
+		char from[2 * PATH_MAX], to[2 * PATH_MAX];
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(from, sizeof(from), "%s/%s", dir, e->d_name);
+		snprintf(to, sizeof(to), "%s/%s", img, e->d_name);
+		if (rename(from, to)) {
+			harness_fail(t, "rename %s: %m", from);
+			ret = neg_errno();
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+/*
+ * dump (mode page-server: through one), check the tree is gone, restore,
+ * check pids and state. With @prev
  * (relative to the image directory), the dump is an incremental one on top
  * of that pre-dump.
  */
@@ -367,13 +452,26 @@ static int cycle_plain(struct run *t, int cycle, const char *prev)
 	snprintf(dtag, sizeof(dtag), "dump%s", sfx);
 	snprintf(rtag, sizeof(rtag), "restore%s", sfx);
 	snprintf(pidstr, sizeof(pidstr), "%d", t->root);
-	char *dargs[] = { "dump", "-t", pidstr, "-D", img, "-v4", "-o", dlog, NULL, NULL, NULL };
+	char psdir[PATH_MAX + 16], port[16] = "0";
+	char *dargs[16] = { "dump", "-t", pidstr, "-D", img, "-v4", "-o", dlog, NULL };
 	char *rargs[] = { "restore", "-D", img, "-d", "-v4", "-o", rlog, "--pidfile", rpid, NULL };
+	bool ps = !strcmp(t->mode, "page-server");
+	pid_t ps_pid = -1;
+	int na = 8;
 
 	if (prev) {
-		dargs[8] = "--prev-images-dir";
-		dargs[9] = (char *)prev;
+		dargs[na++] = "--prev-images-dir";
+		dargs[na++] = (char *)prev;
 	}
+	snprintf(psdir, sizeof(psdir), "%s/ps%s", t->dir, sfx);
+	if (ps) {
+		dargs[na++] = "--page-server";
+		dargs[na++] = "--address";
+		dargs[na++] = "127.0.0.1";
+		dargs[na++] = "--port";
+		dargs[na++] = port;
+	}
+	dargs[na] = NULL;
 	ret = mkdir_p(img);
 	if (ret) {
 		harness_fail(t, "mkdir %s: %s", img, strerror(-ret));
@@ -384,7 +482,14 @@ static int cycle_plain(struct run *t, int cycle, const char *prev)
 		harness_fail(t, "cannot read the tree before the dump: %s", strerror(-ret));
 		goto out;
 	}
+	if (ps) {
+		ret = ps_start(t, psdir, &ps_pid, port, sizeof(port));
+		if (ret)
+			goto out;
+	}
 	ret = run_criu(t, dargs, &t->d->dump_opts, dtag);
+	if (!ret && ps)
+		ret = ps_collect(t, ps_pid, psdir, img);
 	if (!ret)
 		ret = check_gone(t, &before);
 	if (!ret)
@@ -547,7 +652,7 @@ static int do_mode(struct run *t)
 
 	if (!strcmp(t->mode, "none"))
 		return 0;
-	if (!strcmp(t->mode, "plain") || !strcmp(t->mode, "ns"))
+	if (!strcmp(t->mode, "plain") || !strcmp(t->mode, "ns") || !strcmp(t->mode, "page-server"))
 		return cycle_plain(t, 1, NULL);
 	if (!strcmp(t->mode, "leave-running"))
 		return mode_leave_running(t);
