@@ -156,6 +156,8 @@ void ns_net_reset(void);
 int ns_net_enter_tree(int *saved);
 /* Back into @saved (nothing for -1); aborts when it cannot. */
 void ns_net_leave_tree(int saved);
+/* In the tree's namespace: remove the lock of the whole namespace net.c installed, if any. */
+void ns_net_unlock_here(void);
 /* --empty-ns net: a new network namespace with lo up, for the root (net.c). */
 int ns_net_load_empty(void **priv);
 

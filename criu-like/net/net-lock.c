@@ -633,6 +633,9 @@ void netlock_dump_fini(struct dump_ctx *ctx, bool remove)
 	if (ns_net_enter_tree(&saved))
 		saved = -1;
 	netlock_dump_fini_here(ctx, remove);
+	/* the tree goes on (-R, a failure): its namespace carries packets again */
+	if (remove && saved >= 0)
+		ns_net_unlock_here();
 	ns_net_leave_tree(saved);
 }
 
@@ -756,5 +759,8 @@ void netlock_restore_fini(struct restore_ctx *ctx, bool restored)
 	if (ns_net_enter_tree(&saved))
 		saved = -1;
 	netlock_restore_fini_here(ctx, restored);
+	/* the tree runs (or its namespace goes away with it) */
+	if (saved >= 0)
+		ns_net_unlock_here();
 	ns_net_leave_tree(saved);
 }

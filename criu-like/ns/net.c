@@ -41,6 +41,7 @@
 #include "image.h"
 #include "kind.h"
 #include "log.h"
+#include "net-lock.h"
 #include "net-nl.h"
 #include "options.h"
 #include "util.h"
@@ -50,6 +51,7 @@
 /* ---- the tree's namespace, for sock_diag and the network lock ------------------------------ */
 
 static int tree_netns = -1;
+static int ns_lock_kind = -1; /* the kind of lock installed in the tree's namespace, or -1 */
 
 static void tree_netns_set(int fd)
 {
@@ -63,9 +65,19 @@ int ns_net_tree_fd(void)
 	return tree_netns;
 }
 
+/* The accept_dad sysctls to write back once the tree runs (ns_net_unlock_here()). */
+static struct {
+	char *path, *value;
+} dad_later[64];
+static size_t n_dad;
+
+static void dad_later_free(void);
+
 void ns_net_reset(void)
 {
 	tree_netns_set(-1);
+	ns_lock_kind = -1;
+	dad_later_free();
 }
 
 int ns_net_enter_tree(int *saved)
@@ -93,6 +105,80 @@ void ns_net_leave_tree(int saved)
 		abort(); /* criu-like in the wrong namespace would do harm: stop here */
 	}
 	close(saved);
+}
+
+/* ---- the lock of the whole namespace ------------------------------------------------------------ */
+
+/*
+ * From the freeze (dump) or its creation (restore) until the tree runs,
+ * nothing goes in or out of the tree's namespace but over lo (whose
+ * connections have both ends in the tree and are locked one by one): a
+ * client outside sees silence, never a reset from a listening socket that
+ * exists before its connection is back. The table lives in the namespace.
+ */
+static const char ns_lock_nft[] =
+	"table inet criu_like_netns {\n"
+	"	chain input { type filter hook input priority -160; policy accept; "
+	"iifname != \"lo\" drop; }\n"
+	"	chain output { type filter hook output priority -160; policy accept; "
+	"oifname != \"lo\" drop; }\n"
+	"}\n";
+static const char ns_lock_ipt[] = "*filter\n-I INPUT ! -i lo -j DROP\n-I OUTPUT ! -o lo -j DROP\n"
+				  "COMMIT\n";
+static const char ns_unlock_ipt[] = "*filter\n-D INPUT ! -i lo -j DROP\n-D OUTPUT ! -o lo -j DROP\n"
+				    "COMMIT\n";
+
+/* In the tree's namespace (this thread): lock it as --network-lock says. */
+static int ns_lock(void)
+{
+	const struct cr_options *o = ns_options();
+	enum netlock_kind kind;
+	int err;
+
+	if (netlock_parse_kind(o ? o->network_lock : NULL, &kind) || kind == NETLOCK_SKIP)
+		return 0;
+	if (kind == NETLOCK_NFTABLES)
+		err = nft_exec(NULL, ns_lock_nft, NULL, false);
+	else
+		err = ipt_restore(AF_INET, ns_lock_ipt, false)
+			      ?: ipt_restore(AF_INET6, ns_lock_ipt, false);
+	if (err) {
+		pr_errno(err, "cannot lock the tree's network namespace (--network-lock %s)",
+			 netlock_kind_name(kind));
+		return err;
+	}
+	ns_lock_kind = (int)kind;
+	pr_info("the tree's network namespace is locked (%s): only lo carries packets\n",
+		netlock_kind_name(kind));
+	return 0;
+}
+
+static int write_sysctl(const NetSysctlEntry *s);
+
+void ns_net_unlock_here(void)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < n_dad; i++) {
+		NetSysctlEntry e = NET_SYSCTL_ENTRY__INIT;
+
+		e.path = dad_later[i].path;
+		e.value = dad_later[i].value;
+		if (e.path && e.value)
+			write_sysctl(&e);
+	}
+	dad_later_free();
+	if (ns_lock_kind < 0)
+		return;
+	if (ns_lock_kind == NETLOCK_NFTABLES)
+		err = nft_exec(NULL, "delete table inet criu_like_netns\n", NULL, false);
+	else
+		err = ipt_restore(AF_INET, ns_unlock_ipt, false)
+			      ?: ipt_restore(AF_INET6, ns_unlock_ipt, false);
+	if (!err)
+		pr_info("the tree's network namespace is unlocked\n");
+	ns_lock_kind = -1;
 }
 
 /* ---- what is read from a namespace ------------------------------------------------------- */
@@ -336,7 +422,11 @@ static int read_inside(pid_t pid, struct net_read *r)
 		pr_errno(err, "pid %d: cannot read the sysctls of its network namespace", pid);
 		return err;
 	}
-	return check_netfilter(pid);
+	err = check_netfilter(pid);
+	/* the tree is frozen: from now on nothing reaches it from outside */
+	if (!err)
+		err = ns_lock();
+	return err;
 }
 
 /* The tunnels every new namespace gets when their module is loaded: made again by the kernel. */
@@ -856,18 +946,6 @@ static int replay(int sk, const ProtobufCBinaryData *b, const char *img)
 			if (rt->rtm_protocol == RTPROT_KERNEL || (rt->rtm_flags & RTM_F_CLONED))
 				continue;
 		}
-		if (n->nlmsg_type == RTM_NEWADDR) {
-			struct ifaddrmsg *ifa = NLMSG_DATA(n);
-			struct rtattr *tb[IFA_MAX + 1];
-
-			/* the address was the container's already: no duplicate detection */
-			nl_parse(n, sizeof(*ifa), tb, IFA_MAX);
-			if (ifa->ifa_family == AF_INET6) {
-				ifa->ifa_flags |= IFA_F_NODAD;
-				if (tb[IFA_FLAGS])
-					*(uint32_t *)RTA_DATA(tb[IFA_FLAGS]) |= IFA_F_NODAD;
-			}
-		}
 		err = rtnl_talk(sk, n);
 		if (err == -EEXIST)
 			continue;
@@ -904,6 +982,28 @@ static int rules_flush(int sk)
 	return err;
 }
 
+static void dad_later_free(void)
+{
+	size_t i;
+
+	for (i = 0; i < n_dad; i++) {
+		free(dad_later[i].path);
+		free(dad_later[i].value);
+	}
+	n_dad = 0;
+}
+
+static int set_accept_dad(const char *link, const char *value)
+{
+	NetSysctlEntry e = NET_SYSCTL_ENTRY__INIT;
+	char path[96];
+
+	snprintf(path, sizeof(path), "ipv6/conf/%s/accept_dad", link);
+	e.path = path;
+	e.value = (char *)value;
+	return write_sysctl(&e);
+}
+
 /* In the new namespace: everything of the image, in an order the kernel accepts. */
 static int configure(struct net_restore *nr, int sk, uint32_t id)
 {
@@ -932,8 +1032,23 @@ static int configure(struct net_restore *nr, int sk, uint32_t id)
 		err = link_set(sk, (int)l->ifindex, l->flags & LINK_FLAGS, LINK_FLAGS, NULL, 0,
 			       what);
 	}
+	/*
+	 * The addresses were the container's already: no duplicate address
+	 * detection, which would leave IPv6 ones tentative (no bind) for a while.
+	 */
+	for (i = 0; !err && i < ne->n_links; i++)
+		err = set_accept_dad(ne->links[i]->name, "0");
 	if (!err)
 		err = replay(sk, &ne->addrs, img);
+	/* their saved values once the tree runs: a carrier coming up restarts DAD */
+	for (i = 0; !err && i < ne->n_sysctls; i++)
+		if (strstr(ne->sysctls[i]->path, "/accept_dad") && n_dad < ARRAY_SIZE(dad_later)) {
+			dad_later[n_dad].path = strdup(ne->sysctls[i]->path);
+			dad_later[n_dad].value = strdup(ne->sysctls[i]->value);
+			if (!dad_later[n_dad].path || !dad_later[n_dad].value)
+				err = -ENOMEM;
+			n_dad++;
+		}
 	if (!err)
 		err = replay(sk, &ne->routes, img);
 	if (!err)
@@ -1008,6 +1123,9 @@ static int make_ns(struct net_restore *nr, uint32_t id)
 	sk = err ? err : rtnl_open();
 	if (sk < 0)
 		err = sk;
+	/* before any link is up or any socket of the tree exists */
+	if (!err)
+		err = ns_lock();
 	if (!err && nr->ne) {
 		err = configure(nr, sk, id);
 	} else if (!err) {
