@@ -422,11 +422,7 @@ static int read_inside(pid_t pid, struct net_read *r)
 		pr_errno(err, "pid %d: cannot read the sysctls of its network namespace", pid);
 		return err;
 	}
-	err = check_netfilter(pid);
-	/* the tree is frozen: from now on nothing reaches it from outside */
-	if (!err)
-		err = ns_lock();
-	return err;
+	return check_netfilter(pid);
 }
 
 /* The tunnels every new namespace gets when their module is loaded: made again by the kernel. */
@@ -678,6 +674,13 @@ static int net_dump(pid_t pid, int dirfd, uint32_t id)
 		"rules\n",
 		pid, e.n_links, e.n_sysctls, r.addrs.len, r.routes.len, r.rules.len);
 	err = img_write_one(dirfd, CR_IMG_NETNS, id, &e.base);
+	/* nothing refused, the tree frozen: from now on nothing reaches it from outside */
+	if (!err)
+		err = ns_net_enter_tree(&saved);
+	if (!err) {
+		err = ns_lock();
+		ns_net_leave_tree(saved);
+	}
 out:
 	free(links);
 	free(linkp);
