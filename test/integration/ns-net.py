@@ -10,7 +10,9 @@
 # name of the veth is refused naming it; restored with --external
 # veth[vc0]:ve-nt0: the same links, addresses, routes, rules, sysctls, the
 # veth back on the bridge, and the client's connection goes on. Then a second
-# cycle from the restored tree, with --veth-pair vc0=ve-nt0.
+# cycle from the restored tree, with --veth-pair vc0=ve-nt0. Last, --empty-ns
+# net: a tree with a namespace of its own and one without come back in a new
+# namespace with lo only.
 import os
 import signal
 import socket
@@ -210,7 +212,37 @@ def main():
             fail("round %d: the server's lo connection or unix socket is broken" % rnd)
         print("round %d: restored, %d exchanges so far" % (rnd, n - 1), flush=True)
     os.kill(pid, signal.SIGKILL)
+    empty_ns(criu)
     print("PASS", flush=True)
+
+
+def empty_ns(criu):
+    # --empty-ns net: a tree with a namespace of its own, and one in criu-like's,
+    # come back in a new namespace with lo only (up), whatever was dumped
+    for own in (True, False):
+        pre = ["unshare", "--net", "sh", "-c",
+               "ip link set lo up && ip addr add 10.79.0.1/24 dev lo && exec sleep 1000"]
+        p = subprocess.Popen(["setsid"] + (pre if own else ["sleep", "1000"]),
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        for _ in range(200):
+            if os.readlink("/proc/%d/exe" % p.pid).endswith("sleep"):
+                break
+            time.sleep(0.01)
+        img = os.path.join(TMP, "img-empty-%d" % own)
+        if subprocess.run([criu, "dump", "-t", str(p.pid), "-D", img, "-v4", "-o", "dump.log"]).returncode:
+            fail("empty-ns (own %s): dump" % own)
+        p.wait()
+        if subprocess.run([criu, "restore", "-d", "-D", img, "--empty-ns", "net", "-v4",
+                           "-o", "restore.log"]).returncode:
+            fail("empty-ns (own %s): restore" % own)
+        if os.readlink("/proc/%d/ns/net" % p.pid) == os.readlink("/proc/self/ns/net"):
+            fail("empty-ns (own %s): restored into criu-like's network namespace" % own)
+        got = sh("nsenter -t %d -n ip -o -4 addr show" % p.pid)
+        links = sh("nsenter -t %d -n ip -o link show" % p.pid)
+        if "10.79.0.1" in got or "127.0.0.1" not in got or len(links.splitlines()) != 1:
+            fail("empty-ns (own %s): not a namespace with lo only:\n%s%s" % (own, links, got))
+        os.kill(p.pid, signal.SIGKILL)
+        print("empty-ns (tree with its own namespace: %s): lo only" % own, flush=True)
 
 
 if __name__ == "__main__":
