@@ -316,6 +316,31 @@ static uint32_t attr_u32(const struct rtattr *a, uint32_t def)
 	return a && RTA_PAYLOAD(a) >= sizeof(uint32_t) ? *(const uint32_t *)RTA_DATA(a) : def;
 }
 
+/*
+ * The first line of `nft list ruleset` @out that holds state (a rule, a set,
+ * a map, a chain whose policy drops...), cut in place; NULL when there are
+ * only empty tables and chains that accept (what iptables-nft leaves).
+ */
+static const char *nft_state(char *out)
+{
+	char *line, *next;
+
+	for (line = out; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (!*line || !strcmp(line, "}") || !strncmp(line, "table ", 6) ||
+		    !strncmp(line, "chain ", 6) ||
+		    ((!strncmp(line, "type ", 5) || !strncmp(line, "policy ", 7)) &&
+		     !strstr(line, "policy drop")))
+			continue;
+		return line;
+	}
+	return NULL;
+}
+
 /* A table of nftables or iptables with rules, or conntrack entries: refused. */
 static int check_netfilter(pid_t pid)
 {
@@ -326,15 +351,15 @@ static int check_netfilter(pid_t pid)
 	size_t i;
 	int fd;
 
-	if (!nft_exec(NULL, "list ruleset", &out, true) && out && strstr(out, "table ")) {
-		char *nl = strchr(strstr(out, "table "), '\n');
+	if (!nft_exec(NULL, "list ruleset", &out, true) && out) {
+		const char *what = nft_state(out);
 
-		if (nl)
-			*nl = 0;
-		pr_err("pid %d: its network namespace has an nftables ruleset (%s ...): nftables "
-		       "rules are not dumped yet\n",
-		       pid, strstr(out, "table "));
-		return -EOPNOTSUPP;
+		if (what) {
+			pr_err("pid %d: its network namespace has an nftables ruleset (%s): "
+			       "nftables rules are not dumped yet\n",
+			       pid, what);
+			return -EOPNOTSUPP;
+		}
 	}
 	for (i = 0; i < ARRAY_SIZE(ipt); i++) {
 		ssize_t len;

@@ -154,7 +154,8 @@ if command -v ip >/dev/null; then
 		net_refused net-tap "ip tuntap add tap-in mode tap" "link tap-in of its network namespace is a tun/tap device"
 fi
 if command -v nft >/dev/null; then
-	net_refused net-nft "nft add table inet filt && nft add chain inet filt c" "its network namespace has an nftables ruleset (table inet filt"
+	net_refused net-nft "nft add table inet filt && nft add chain inet filt c && nft add rule inet filt c counter" \
+		"its network namespace has an nftables ruleset (counter packets 0 bytes 0)"
 fi
 start user --user --map-root-user
 refused user "$(pid_of_loop user)" user
