@@ -4,7 +4,7 @@
 # (unshare --net) gets veth vc0 (10.77.0.2/24, a MAC, an MTU) whose outside
 # end ve-nt0 is on the bridge, a route table, a policy rule and sysctls. Its
 # program is this file in server mode: an echo server with a client outside
-# connected over the veth, a TCP connection over lo inside its namespace and
+# connected over the veth (IPv4 and IPv6), a TCP connection over lo inside its namespace and
 # a unix socket bound to an abstract name. Dumped with --tcp-established:
 # the client's connection is held (no reset); a restore without the outside
 # name of the veth is refused naming it; restored with --external
@@ -14,6 +14,7 @@
 # net: a tree with a namespace of its own and one without come back in a new
 # namespace with lo only.
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -54,7 +55,7 @@ def server():
     for c in ("ip link set lo up",
               "ip link set vc0 address %s mtu 1400" % MAC,
               "ip addr add 10.77.0.2/24 dev vc0",
-              "ip -6 addr add fd77::2/64 dev vc0 nodad",
+              "ip -6 addr add fd77::2/64 dev vc0",
               "ip link set vc0 up",
               "ip addr add 10.78.0.1/32 dev lo",
               "ip route add default via 10.77.0.1",
@@ -67,6 +68,14 @@ def server():
     lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     lst.bind(("10.77.0.2", 7000))
     lst.listen(4)
+    for _ in range(500):  # DAD of fd77::2 (the bridge side is up)
+        if not sh("ip addr show tentative").strip():
+            break
+        time.sleep(0.01)
+    lst6 = socket.socket(socket.AF_INET6)
+    lst6.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    lst6.bind(("fd77::2", 7001))
+    lst6.listen(4)
     # a connection over lo inside the namespace, and an abstract unix socket
     inner_l = socket.socket()
     inner_l.bind(("10.78.0.1", 0))
@@ -77,26 +86,30 @@ def server():
     ux.bind(b"\0ns-net-test")
     print("ready", flush=True)
     conn, _ = lst.accept()
-    f = conn.makefile("rwb", buffering=0)
+    conn6, _ = lst6.accept()
+    files = {conn: conn.makefile("rwb", buffering=0), conn6: conn6.makefile("rwb", buffering=0)}
     while True:
-        line = f.readline()
-        if not line:
-            return
-        line = line.strip()
-        if line == b"check":
-            ok = True
-            try:
-                inner_c.sendall(b"x")
-                ok = inner_s.recv(1) == b"x"
-                u = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-                u.sendto(b"y", b"\0ns-net-test")
-                ok = ok and ux.recv(1) == b"y"
-            except OSError as e:
-                ok = False
-                print("check: %s" % e, flush=True)
-            f.write(b"ok\n" if ok else b"bad\n")
-        else:
-            f.write(line + b" back\n")
+        ready, _, _ = select.select(list(files), [], [])
+        for c in ready:
+            f = files[c]
+            line = f.readline()
+            if not line:
+                return
+            line = line.strip()
+            if line == b"check":
+                ok = True
+                try:
+                    inner_c.sendall(b"x")
+                    ok = inner_s.recv(1) == b"x"
+                    u = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+                    u.sendto(b"y", b"\0ns-net-test")
+                    ok = ok and ux.recv(1) == b"y"
+                except OSError as e:
+                    ok = False
+                    print("check: %s" % e, flush=True)
+                f.write(b"ok\n" if ok else b"bad\n")
+            else:
+                f.write(line + b" back\n")
 
 
 def describe(pid):
@@ -151,7 +164,10 @@ def main():
     wait_ready(srv)
     cl = socket.create_connection(("10.77.0.2", 7000), timeout=30)
     f = cl.makefile("rwb", buffering=0)
+    cl6 = socket.create_connection(("fd77::2", 7001), timeout=30)
+    f6 = cl6.makefile("rwb", buffering=0)
     exchange(f, 1)
+    exchange(f6, 1)
     f.write(b"check\n")
     if f.readline() != b"ok\n":
         fail("the server's own sockets do not work before the dump")
@@ -171,6 +187,7 @@ def main():
         srv.poll()
         # the client talks while the tree is away: held, never reset
         f.write(b"ping %d\n" % n)
+        f6.write(b"ping %d\n" % n)
         if rnd == 1:
             r = subprocess.run([criu, "restore", "-d", "-D", img, "--tcp-established", "-v4",
                                 "-o", "restore-refused.log"], stderr=subprocess.DEVNULL)
@@ -200,12 +217,14 @@ def main():
                  % (rnd, before, after))
         if "master br-nt0" not in sh("ip -o link show ve-nt0"):
             fail("round %d: ve-nt0 is not on the bridge" % rnd)
-        line = f.readline()
-        if line != b"ping %d back\n" % n:
-            fail("round %d: the held request got %r" % (rnd, line))
+        for name, ff in (("IPv4", f), ("IPv6", f6)):
+            line = ff.readline()
+            if line != b"ping %d back\n" % n:
+                fail("round %d: the held %s request got %r" % (rnd, name, line))
         n += 1
         for _ in range(3):
             exchange(f, n)
+            exchange(f6, n)
             n += 1
         f.write(b"check\n")
         if f.readline() != b"ok\n":
