@@ -44,7 +44,7 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	   "restoring the tree as a sibling of criu-like"),
 	CO(LOG_PID, "log-pid", no_argument, true, "a log file per task"),
 	CO(EVASIVE_DEVICES, "evasive-devices", no_argument, true, "evasive devices"),
-	CO(VETH_PAIR, "veth-pair", required_argument, false, "veth pairs"),
+	CO(VETH_PAIR, "veth-pair", required_argument, false, NULL),
 	CO(LINK_REMAP, "link-remap", no_argument, true, "link remaps of unlinked files"),
 	CO(AUTO_DEDUP, "auto-dedup", no_argument, true, "incremental dumps (auto-dedup)"),
 	CO(LIBDIR, "libdir", required_argument, false, "plugins"),
@@ -61,7 +61,7 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	CO(IRMAP_SCAN_PATH, "irmap-scan-path", required_argument, false,
 	   "the inotify path map (irmap)"),
 	CO(LSM_PROFILE, "lsm-profile", required_argument, false, "LSM profiles"),
-	CO(EMPTY_NS, "empty-ns", required_argument, false, "network namespaces"),
+	CO(EMPTY_NS, "empty-ns", required_argument, false, NULL),
 	CO(CGROUP_PROPS, "cgroup-props", required_argument, false, "cgroup management"),
 	CO(CGROUP_PROPS_FILE, "cgroup-props-file", required_argument, false, "cgroup management"),
 	CO(CGROUP_DUMP_CONTROLLER, "cgroup-dump-controller", required_argument, false,
@@ -259,7 +259,7 @@ int compat_store(struct cr_options *o, int id, const char *arg)
 			pr_err("--veth-pair: '%s' is not IN=OUT\n", arg);
 			return -EINVAL;
 		}
-		break;
+		return cli_append_str(&o->veth_pairs, &o->n_veth_pairs, arg);
 	case CO_EXT_MOUNT_MAP:
 		if (strcmp(arg, "auto") && !strchr(arg, ':')) {
 			pr_err("-M/--ext-mount-map: '%s' is not KEY:VAL or auto\n", arg);
@@ -277,7 +277,8 @@ int compat_store(struct cr_options *o, int id, const char *arg)
 			pr_err("--empty-ns: unsupported namespace '%s' (only net)\n", arg);
 			return -EINVAL;
 		}
-		break;
+		o->empty_ns_net = true;
+		return 0;
 	case CO_FILE_VALIDATION:
 		if (strcmp(arg, "filesize") && strcmp(arg, "buildid")) {
 			pr_err("--file-validation: '%s' is not filesize or buildid\n", arg);

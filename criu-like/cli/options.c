@@ -19,6 +19,8 @@ void cr_options_init(struct cr_options *o)
 void cr_options_fini(struct cr_options *o)
 {
 	free(o->external);
+	free(o->veth_pairs);
+	o->veth_pairs = NULL;
 	free(o->inherit_fd);
 	free(o->close_fds);
 	o->close_fds = NULL;

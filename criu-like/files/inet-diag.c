@@ -30,6 +30,7 @@
 #include "files-int.h"
 #include "inet.h"
 #include "log.h"
+#include "ns.h"
 #include "util.h"
 
 /* ---- sock_diag through libnl ----------------------------------------------------------- */
@@ -136,7 +137,7 @@ static int diag_load(struct inet_dump *in)
 	struct diag_load l = { .in = in };
 	struct nl_sock *sk;
 	unsigned int i, k;
-	int err;
+	int err, saved;
 
 	if (in->loaded)
 		return 0;
@@ -145,7 +146,14 @@ static int diag_load(struct inet_dump *in)
 		return -ENOMEM;
 	/* A dump's parts may be larger than libnl's default buffer: peek at their size. */
 	nl_socket_enable_msg_peek(sk);
+	/* the socket answers for the namespace it is made in: the tree's own, if it has one */
+	err = ns_net_enter_tree(&saved);
+	if (err) {
+		nl_socket_free(sk);
+		return err;
+	}
 	err = nl_connect(sk, NETLINK_SOCK_DIAG);
+	ns_net_leave_tree(saved);
 	if (err < 0) {
 		pr_err("cannot connect to sock_diag: %s\n", nl_geterror(err));
 		nl_socket_free(sk);

@@ -47,6 +47,7 @@
 #include "restore-files-int.h"
 #include "inet.h"
 #include "log.h"
+#include "ns.h"
 #include "net-lock.h"
 #include "util.h"
 
@@ -163,22 +164,28 @@ int inet_sockaddr(const InetSkEntry *e, bool dst, struct sockaddr_storage *sa, s
 
 /* ---- checks ---------------------------------------------------------------------------- */
 
-/* Whether the socket @f lives in the dumper's network namespace (sock_diag sees only that). */
+/*
+ * Whether the socket @f lives in the network namespace sock_diag is asked in:
+ * the tree's own (a container's) or else the dumper's.
+ */
 static int check_netns(const struct fd_info *f)
 {
 	struct stat self, sk;
 	int ns = ioctl(f->dfd, SIOCGSKNS);
+	int err = 0;
 
 	if (ns < 0) {
 		pr_perror("pid %d fd %d: SIOCGSKNS of %s", f->pid, f->fd, f->link);
 		return neg_errno();
 	}
-	if (fstat(ns, &sk) || stat("/proc/self/ns/net", &self)) {
-		pr_perror("pid %d fd %d: cannot compare network namespaces", f->pid, f->fd);
-		close(ns);
-		return neg_errno();
-	}
+	if (fstat(ns, &sk) || (ns_net_tree_fd() >= 0 ? fstat(ns_net_tree_fd(), &self)
+						     : stat("/proc/self/ns/net", &self)))
+		err = neg_errno();
 	close(ns);
+	if (err) {
+		pr_errno(err, "pid %d fd %d: cannot compare network namespaces", f->pid, f->fd);
+		return err;
+	}
 	if (sk.st_ino != self.st_ino || sk.st_dev != self.st_dev) {
 		pr_err("pid %d fd %d: %s is an inet socket of another network namespace "
 		       "(net:[%lu]): "

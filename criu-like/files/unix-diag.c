@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 
 #include "log.h"
+#include "ns.h"
 #include "unix.h"
 #include "util.h"
 
@@ -130,7 +131,7 @@ static int diag_query(uint32_t ino, bool dump, int (*fn)(struct usk_diag *d, voi
 {
 	struct diag_query q = { .fn = fn, .arg = arg };
 	struct nl_sock *sk = nl_socket_alloc();
-	int err;
+	int err, saved;
 
 	if (!sk)
 		return -ENOMEM;
@@ -138,7 +139,14 @@ static int diag_query(uint32_t ino, bool dump, int (*fn)(struct usk_diag *d, voi
 	nl_socket_enable_msg_peek(sk);
 	/* Only the answers: no NLM_F_ACK, so an exact request ends with its one answer. */
 	nl_socket_disable_auto_ack(sk);
+	/* the socket answers for the namespace it is made in: the tree's own, if it has one */
+	err = ns_net_enter_tree(&saved);
+	if (err) {
+		nl_socket_free(sk);
+		return err;
+	}
 	err = nl_connect(sk, NETLINK_SOCK_DIAG);
+	ns_net_leave_tree(saved);
 	if (!err)
 		err = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, diag_valid_cb, &q);
 	if (!err)

@@ -20,6 +20,7 @@
 #include "ns.pb-c.h"
 #include "ipc.pb-c.h"
 #include "tmpfs.pb-c.h"
+#include "netns.pb-c.h"
 
 /*
  * Zero when the protobuf-c C type @T and the descriptor prefix @t belong to
@@ -91,6 +92,7 @@ static const struct cr_img_desc img_descs[CR_IMG_NR] = {
 	IMG_RECORDS(CR_IMG_TMPFS, "tmpfs", "tmpfs-%u.img", 0xBF403EDE, TmpfsEntry, tmpfs_entry),
 	IMG_RAW(CR_IMG_TMPFS_DATA, "tmpfs-data", "tmpfs-data-%u.img", 0xA8E30AA8),
 	IMG_RECORDS(CR_IMG_MNTNS, "mntns", "mntns-%u.img", 0x7C31D4A5, MntnsEntry, mntns_entry),
+	IMG_RECORDS(CR_IMG_NETNS, "netns", "netns-%u.img", 0x5E2A91C7, NetnsEntry, netns_entry),
 };
 
 const struct cr_img_desc *img_desc(enum cr_img_kind kind)

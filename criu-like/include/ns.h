@@ -170,5 +170,25 @@ void ns_restore_fini(struct ns_restore *r);
  * @host_pid (NSpid under @proc_fd, the controller's /proc); -1 if none.
  */
 pid_t pidns_host_tid(int proc_fd, pid_t host_pid, pid_t vtid);
+/* ---- the tree's network namespace (net.c) ---------------------------------------------------- */
+
+/*
+ * The network namespace of the tree being dumped or restored when it has one
+ * of its own (sock_diag and the network lock run there), else -1; reset by
+ * ns_set_options() for each command.
+ */
+int ns_net_tree_fd(void);
+void ns_net_reset(void);
+/*
+ * Put this thread into it, *@saved getting the namespace to go back to (-1
+ * when the tree has none: nothing done). 0 or -EIO (logged).
+ */
+int ns_net_enter_tree(int *saved);
+/* Back into @saved (nothing for -1); aborts when it cannot. */
+void ns_net_leave_tree(int saved);
+/* In the tree's namespace: remove the lock of the whole namespace net.c installed, if any. */
+void ns_net_unlock_here(void);
+/* --empty-ns net: a new network namespace with lo up, for the root (net.c). */
+int ns_net_load_empty(void **priv);
 
 #endif

@@ -36,6 +36,9 @@ struct cr_options {
 	const char *root; /* -r */
 	const char **external; /* --external, NULL-terminated */
 	int n_external;
+	const char **veth_pairs; /* --veth-pair IN=OUT[@BRIDGE], NULL-terminated */
+	int n_veth_pairs;
+	bool empty_ns_net; /* --empty-ns net: a new network namespace with lo only */
 	const char **inherit_fd; /* --inherit-fd, NULL-terminated */
 	int n_inherit_fd;
 	const char *action_script; /* --action-script: run at every hook point (notify.h) */

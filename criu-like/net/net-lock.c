@@ -27,6 +27,7 @@
 #include "dump.h"
 #include "image.h"
 #include "log.h"
+#include "ns.h"
 #include "net-lock-int.h"
 #include "net-lock.h"
 #include "options.h"
@@ -535,7 +536,7 @@ void netlock_cleanup_stale(const struct cr_options *o)
 
 /* ---- dump ----------------------------------------------------------------------------------- */
 
-int netlock_dump_conns(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n)
+static int netlock_dump_conns_here(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n)
 {
 	enum netlock_kind kind;
 
@@ -556,12 +557,24 @@ int netlock_dump_conns(struct dump_ctx *ctx, const struct inet_tuple *t, size_t 
 	return netlock_add(ctx->netlock, t, n);
 }
 
+/* In the tree's network namespace when it has one of its own: its connections are there. */
+int netlock_dump_conns(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n)
+{
+	int saved, err = ns_net_enter_tree(&saved);
+
+	if (err)
+		return err;
+	err = netlock_dump_conns_here(ctx, t, n);
+	ns_net_leave_tree(saved);
+	return err;
+}
+
 int netlock_dump_conn(struct dump_ctx *ctx, const struct inet_tuple *t)
 {
 	return netlock_dump_conns(ctx, t, 1);
 }
 
-int netlock_dump_keep(struct dump_ctx *ctx)
+static int netlock_dump_keep_here(struct dump_ctx *ctx)
 {
 	_cleanup_free_ char *dir = NULL;
 
@@ -576,6 +589,18 @@ int netlock_dump_keep(struct dump_ctx *ctx)
 	return netlock_keep(ctx->netlock, NULL, dir);
 }
 
+/* In the tree's network namespace when it has one of its own: its connections are there. */
+int netlock_dump_keep(struct dump_ctx *ctx)
+{
+	int saved, err = ns_net_enter_tree(&saved);
+
+	if (err)
+		return err;
+	err = netlock_dump_keep_here(ctx);
+	ns_net_leave_tree(saved);
+	return err;
+}
+
 const char *netlock_dump_kept_name(const struct dump_ctx *ctx)
 {
 	const struct netlock *nl = ctx->netlock;
@@ -583,7 +608,7 @@ const char *netlock_dump_kept_name(const struct dump_ctx *ctx)
 	return nl && nl->kept && netlock_installed(nl) ? nl->name : NULL;
 }
 
-void netlock_dump_fini(struct dump_ctx *ctx, bool remove)
+static void netlock_dump_fini_here(struct dump_ctx *ctx, bool remove)
 {
 	struct netlock *nl = ctx->netlock;
 
@@ -598,6 +623,20 @@ void netlock_dump_fini(struct dump_ctx *ctx, bool remove)
 			netlock_kind_name(nl->kind));
 	netlock_free(nl);
 	ctx->netlock = NULL;
+}
+
+/* In the tree's network namespace when it has one of its own (a lock installed there). */
+void netlock_dump_fini(struct dump_ctx *ctx, bool remove)
+{
+	int saved;
+
+	if (ns_net_enter_tree(&saved))
+		saved = -1;
+	netlock_dump_fini_here(ctx, remove);
+	/* the tree goes on (-R, a failure): its namespace carries packets again */
+	if (remove && saved >= 0)
+		ns_net_unlock_here();
+	ns_net_leave_tree(saved);
 }
 
 /* ---- restore -------------------------------------------------------------------------------- */
@@ -635,7 +674,7 @@ static int restore_lock_setup(struct restore_ctx *ctx, enum netlock_kind kind)
 	return 0;
 }
 
-int netlock_restore_conns(struct restore_ctx *ctx, const struct inet_tuple *t, size_t n)
+static int netlock_restore_conns_here(struct restore_ctx *ctx, const struct inet_tuple *t, size_t n)
 {
 	enum netlock_kind kind;
 	int err;
@@ -656,6 +695,18 @@ int netlock_restore_conns(struct restore_ctx *ctx, const struct inet_tuple *t, s
 	if (ctx->netlock->reused)
 		return 0;
 	return netlock_add(ctx->netlock, t, n);
+}
+
+/* In the tree's network namespace when it has one of its own: its connections are there. */
+int netlock_restore_conns(struct restore_ctx *ctx, const struct inet_tuple *t, size_t n)
+{
+	int saved, err = ns_net_enter_tree(&saved);
+
+	if (err)
+		return err;
+	err = netlock_restore_conns_here(ctx, t, n);
+	ns_net_leave_tree(saved);
+	return err;
 }
 
 int netlock_restore_conn(struct restore_ctx *ctx, const struct inet_tuple *t)
@@ -683,7 +734,7 @@ static void restore_failed(struct netlock *nl, const char *kept, const char *dir
 			kept, dir, kept);
 }
 
-void netlock_restore_fini(struct restore_ctx *ctx, bool restored)
+static void netlock_restore_fini_here(struct restore_ctx *ctx, bool restored)
 {
 	struct netlock *nl = ctx->netlock;
 	const char *kept = images_lock(ctx);
@@ -698,4 +749,18 @@ void netlock_restore_fini(struct restore_ctx *ctx, bool restored)
 	}
 	netlock_free(nl);
 	ctx->netlock = NULL;
+}
+
+/* In the tree's network namespace when it has one of its own (a lock installed there). */
+void netlock_restore_fini(struct restore_ctx *ctx, bool restored)
+{
+	int saved;
+
+	if (ns_net_enter_tree(&saved))
+		saved = -1;
+	netlock_restore_fini_here(ctx, restored);
+	/* the tree runs (or its namespace goes away with it) */
+	if (saved >= 0)
+		ns_net_unlock_here();
+	ns_net_leave_tree(saved);
 }

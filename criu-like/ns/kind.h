@@ -51,6 +51,7 @@ extern const struct ns_type time_ns_type;
 extern const struct ns_type ipc_ns_type;
 extern const struct ns_type mnt_ns_type;
 extern const struct ns_type pid_ns_type;
+extern const struct ns_type net_ns_type;
 
 /*
  * Run @fn in a child of the dumper that joined @pid's namespace of kind @k

@@ -47,6 +47,7 @@ static const struct ns_type *const ns_types[NS_NR] = {
 	[NS_PID] = &pid_ns_type,
 	[NS_UTS] = &uts_ns_type,
 	[NS_MNT] = &mnt_ns_type,
+	[NS_NET] = &net_ns_type,
 	[NS_IPC] = &ipc_ns_type,
 	[NS_TIME] = &time_ns_type,
 };
@@ -59,15 +60,29 @@ int ns_set_options(const struct cr_options *o)
 	int i;
 
 	ns_opts = o;
+	ns_net_reset();
 	/* CRIU's other kinds (net[], tty[], unix[], files...) are not there yet */
 	for (i = 0; o && i < o->n_external; i++)
-		if (strncmp(o->external[i], "mnt[", 4) || !strstr(o->external[i], "]:")) {
-			pr_err("--external %s: only mnt[MOUNTPOINT]:NAME (dump) and mnt[NAME]:PATH "
-			       "(restore) are supported\n",
+		if ((strncmp(o->external[i], "mnt[", 4) && strncmp(o->external[i], "veth[", 5)) ||
+		    !strstr(o->external[i], "]:")) {
+			pr_err("--external %s: only mnt[MOUNTPOINT]:NAME (dump), mnt[NAME]:PATH "
+			       "and "
+			       "veth[INSIDE]:OUTSIDE (restore) are supported\n",
 			       o->external[i]);
 			return -EOPNOTSUPP;
 		}
 	return 0;
+}
+
+/* The first --external mnt[...] given, or NULL. */
+static const char *external_mnt(void)
+{
+	int i;
+
+	for (i = 0; ns_opts && i < ns_opts->n_external; i++)
+		if (!strncmp(ns_opts->external[i], "mnt[", 4))
+			return ns_opts->external[i];
+	return NULL;
 }
 
 const struct cr_options *ns_options(void)
@@ -286,9 +301,9 @@ int ns_dump_tree(struct ns_dump_plan *plan, pid_t pid, int dirfd)
 	uint32_t next_id = 1;
 	int k, err;
 
-	if (ns_opts && ns_opts->n_external && !plan->own[NS_MNT]) {
+	if (external_mnt() && !plan->own[NS_MNT]) {
 		pr_err("--external %s: pid %d: the tree has no mount namespace of its own\n",
-		       ns_opts->external[0], pid);
+		       external_mnt(), pid);
 		return -EINVAL;
 	}
 	for (k = 0; k < NS_NR; k++) {
@@ -423,12 +438,11 @@ int ns_inventory_check(const InventoryEntry *ie, const char *dir)
 	return 0;
 }
 
-int ns_restore_load(const InventoryEntry *ie, int dirfd, struct ns_restore *r)
+static int load_kind(const InventoryEntry *ie, int dirfd, struct ns_restore *r, enum ns_kind want)
 {
 	size_t i;
 	int k, err;
 
-	memset(r, 0, sizeof(*r));
 	for (i = 0; i < ie->n_namespaces; i++) {
 		const NamespaceEntry *e = ie->namespaces[i];
 
@@ -440,13 +454,42 @@ int ns_restore_load(const InventoryEntry *ie, int dirfd, struct ns_restore *r)
 			continue; /* pid_for_children: comes with pid */
 		if (k == NS_NR || !ns_types[k] || (ns_types[k]->load && !e->has_img_id))
 			return -EOPNOTSUPP; /* ns_inventory_check() said why */
+		if ((k == NS_NET) != (want == NS_NET))
+			continue;
+		if (k == NS_NET && ns_opts && ns_opts->empty_ns_net)
+			continue; /* an empty one instead, below */
 		err = ns_types[k]->load ? ns_types[k]->load(dirfd, e->img_id, &r->priv[k]) : 0;
 		if (err)
 			return err;
 		r->own[k] = true;
 		r->clone_flags |= ns_types[k]->clone_flag;
 	}
-	if (ns_opts && (ns_opts->root || ns_opts->n_external) && !r->own[NS_MNT]) {
+	return 0;
+}
+
+int ns_restore_load(const InventoryEntry *ie, int dirfd, struct ns_restore *r)
+{
+	int err, saved = -1;
+
+	memset(r, 0, sizeof(*r));
+	/*
+	 * The network namespace first: the other kinds are made inside it (the
+	 * mount builder's sysfs shows the links of the namespace it is mounted in).
+	 */
+	err = load_kind(ie, dirfd, r, NS_NET);
+	if (!err && ns_opts && ns_opts->empty_ns_net) {
+		err = ns_net_load_empty(&r->priv[NS_NET]);
+		r->own[NS_NET] = !err;
+	}
+	if (!err)
+		err = ns_net_enter_tree(&saved);
+	if (!err) {
+		err = load_kind(ie, dirfd, r, NS_NR);
+		ns_net_leave_tree(saved);
+	}
+	if (err)
+		return err;
+	if (ns_opts && (ns_opts->root || external_mnt()) && !r->own[NS_MNT]) {
 		pr_err("%s: the tree was dumped without a mount namespace of its own\n",
 		       ns_opts->root ? "--root" : "--external");
 		return -EINVAL;

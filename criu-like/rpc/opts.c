@@ -8,6 +8,7 @@
  * not know (a newer client) is refused too.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,7 +28,6 @@ static const struct {
 	{ "ps", "the page server" },
 	{ "auto_dedup", "incremental dumps (auto-dedup)" },
 	{ "link_remap", "link remaps of unlinked files" },
-	{ "veths", "veth pairs" },
 	{ "cpu_cap", "CPU compatibility checks (only cpu_cap 0, none, is)" },
 	{ "force_irmap", "the inotify path map (irmap)" },
 	{ "exec_cmd", "running a command after the restore" },
@@ -43,7 +43,6 @@ static const struct {
 	{ "unix_sk_ino", "naming external unix sockets by inode" },
 	{ "manage_cgroups_mode", "cgroup management (only IGNORE is)" },
 	{ "irmap_scan_paths", "the inotify path map (irmap)" },
-	{ "empty_ns", "network namespaces" },
 	{ "join_ns", "joining namespaces" },
 	{ "cgroup_props", "cgroup management" },
 	{ "cgroup_props_file", "cgroup management" },
@@ -256,7 +255,8 @@ static int translate_values(const CriuOpts *m, CriuReqType type, struct cr_optio
  */
 static int translate_external(const CriuOpts *m, struct cr_options *o, char *err, size_t size)
 {
-	size_t n = m->n_external + m->n_ext_mnt, bytes = (n + 1) * sizeof(char *), i, k = 0;
+	size_t n = m->n_external + m->n_ext_mnt + m->n_veths, bytes = (n + 1) * sizeof(char *), i,
+	       k = 0;
 	char *p;
 
 	if (!n)
@@ -272,6 +272,14 @@ static int translate_external(const CriuOpts *m, struct cr_options *o, char *err
 				      "criu_opts.ext_mnt[%zu]: not a mount point and a name", i);
 		bytes += strlen(e->key) + strlen(e->val) + sizeof("mnt[]:");
 	}
+	for (i = 0; i < m->n_veths; i++) {
+		const CriuVethPair *v = m->veths[i];
+
+		if (!v->if_in || !v->if_out || !*v->if_in || !*v->if_out || strchr(v->if_in, ']'))
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.veths[%zu]: not an inside and an outside name", i);
+		bytes += strlen(v->if_in) + strlen(v->if_out) + sizeof("veth[]:");
+	}
 	o->external = malloc(bytes);
 	if (!o->external)
 		return refuse(err, size, -ENOMEM, "criu_opts.external: out of memory");
@@ -280,6 +288,13 @@ static int translate_external(const CriuOpts *m, struct cr_options *o, char *err
 		o->external[k++] = m->external[i];
 	for (i = 0; i < m->n_ext_mnt; i++) {
 		int len = sprintf(p, "mnt[%s]:%s", m->ext_mnt[i]->key, m->ext_mnt[i]->val);
+
+		o->external[k++] = p;
+		p += len + 1;
+	}
+	/* CRIU's veth pairs: --external veth[IN]:OUT */
+	for (i = 0; i < m->n_veths; i++) {
+		int len = sprintf(p, "veth[%s]:%s", m->veths[i]->if_in, m->veths[i]->if_out);
 
 		o->external[k++] = p;
 		p += len + 1;
@@ -304,6 +319,15 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 		ret = translate_external(m, o, err, size);
 	if (ret)
 		return ret;
+	/* CRIU: CLONE_NEW* flags of namespaces restored empty; only the network's is */
+	if (m->has_empty_ns && m->empty_ns) {
+		if (m->empty_ns != CLONE_NEWNET)
+			return refuse(
+				err, size, -EOPNOTSUPP,
+				"criu_opts.empty_ns: 0x%x: only CLONE_NEWNET (0x%x) is supported",
+				m->empty_ns, CLONE_NEWNET);
+		o->empty_ns_net = true;
+	}
 	/* CRIU: the root of the restored container's mount tree (a runtime's rootfs) */
 	if (m->root && type == CRIU_REQ_TYPE__RESTORE)
 		o->root = m->root;

@@ -6,12 +6,13 @@
 # "restored" into the host's namespaces. The cases: the container of the
 # issue (unshare --fork --pid --mount-proc --mount --uts --ipc --net, dumped
 # from unshare and from its shell), each kind alone that is not dumped yet
-# (net, cgroup, user), a pid_for_children and a time_for_children
-# unshared with no child forked yet, one thread of a process in a UTS
-# namespace of its own, and a child in another UTS namespace than its root's
-# own one (UTS, mount, IPC, time and pid namespaces are dumped: ns-uts.sh,
-# ns-mnt.sh, ns-pid.sh, zdtm), a tree rooted below the init of its pid
-# namespace. Each runs in a session
+# (cgroup, user; net alone is dumped, but a bridge or a tap inside it, or an
+# nftables ruleset, are refused naming them), a pid_for_children and a
+# time_for_children unshared with no child forked yet, one thread of a
+# process in a UTS namespace of its own, and a child in another UTS
+# namespace than its root's own one (UTS, mount, IPC, time, pid and network
+# namespaces are dumped: ns-uts.sh, ns-mnt.sh, ns-pid.sh, ns-net.sh, zdtm),
+# a tree rooted below the init of its pid namespace. Each runs in a session
 # of its own, so nothing else stands in the way of its dump.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
@@ -100,20 +101,76 @@ start() {
 	wait_file "$tmp/$name.count"
 }
 
-# The container of the issue: refused from unshare (pid_for_children) and from its init.
+# The container of the issue: refused from unshare (pid_for_children); from its init, every
+# namespace kind is dumped, but its mount namespace is a copy of the host's, cgroup v1
+# mounts included, which are refused naming the mount (never restored elsewhere).
 start container --fork --pid --mount-proc --mount --uts --ipc --net
 host=$(hostname)
 nsenter -t "$(pid_of_loop container)" -u hostname inside || fail "cannot set the container's hostname"
 refused container-unshare "$(cat "$tmp/container.unshare")" pid_for_children container
-refused container-init "$(pid_of_loop container)" net container
+ci=$(pid_of_loop container)
+rm -rf "$tmp/img"
+if grep -q " - cgroup " /proc/self/mountinfo; then
+	"$CRIU_LIKE" dump -t "$ci" -D "$tmp/img" -R >"$tmp/ci.out" 2>"$tmp/ci.err" &&
+		fail "container-init: the container with the host's cgroup v1 mounts was dumped"
+	grep -q "pid $ci: mount /[^ ]*: cgroup filesystems are not supported" "$tmp/ci.err" ||
+		fail "container-init: no refusal naming a cgroup mount"
+	kill -0 "$ci" || fail "container-init: pid $ci died"
+	checks=$((checks + 1))
+	echo "ok: container-init: $(grep -o "pid $ci: mount [^ ]*: cgroup[^;]*" "$tmp/ci.err" | head -n 1)"
+fi
 [ "$(hostname)" = "$host" ] || fail "the host's hostname changed"
 [ "$(nsenter -t "$(pid_of_loop container)" -u hostname)" = inside ] || fail "the container's hostname changed"
 
 # Each kind alone (unshare execs the loop: the loop is the task in the namespace).
-for k in net cgroup; do
+for k in cgroup; do
 	start "$k" --$k
 	refused "$k" "$(pid_of_loop "$k")" "$k"
 done
+
+# net alone is dumped (ns-net.sh); what its namespace holds that is not, is refused
+# by name: a link of a kind not dumped, an nftables ruleset, conntrack entries.
+start net --net
+rm -rf "$tmp/img"
+"$CRIU_LIKE" dump -t "$(pid_of_loop net)" -D "$tmp/img" -R >"$tmp/net.out" 2>"$tmp/net.err" ||
+	fail "net: dump -R of a tree with a network namespace of its own failed"
+ls "$tmp/img"/netns-*.img >/dev/null 2>&1 || fail "net: no netns image"
+checks=$((checks + 1))
+echo "ok: net: dumped with its network namespace"
+# net_refused NAME SETUP PATTERN: a net namespace set up by SETUP is refused, naming PATTERN
+net_refused() {
+	name=$1 setup=$2 pattern=$3
+	echo "" >"$tmp/$name.args"
+	setsid unshare --net sh -c "$setup && exec sh \"\$0\" \"\$1\"" "$tmp/loop.sh" \
+		"$tmp/$name.count" >/dev/null 2>"$tmp/$name.unshare.err" &
+	echo $! >"$tmp/$name.unshare"
+	wait_file "$tmp/$name.count"
+	pid=$(cat "$tmp/$name.unshare")
+	rm -rf "$tmp/img"
+	"$CRIU_LIKE" dump -t "$pid" -D "$tmp/img" -R >"$tmp/$name.out" 2>"$tmp/$name.err" &&
+		fail "$name: dump of $pid succeeded"
+	grep -q "pid $pid: $pattern" "$tmp/$name.err" || fail "$name: no refusal naming pid $pid and $pattern"
+	kill -0 "$pid" || fail "$name: pid $pid died"
+	before=$(cat "$tmp/$name.count")
+	i=0
+	while [ "$(cat "$tmp/$name.count")" -le $((before + 3)) ]; do
+		i=$((i + 1))
+		[ $i -gt 250 ] && fail "$name: its loop stopped at round $before"
+		sleep 0.02
+	done
+	checks=$((checks + 1))
+	echo "ok: $name: $(grep -o "pid $pid: $pattern.*" "$tmp/$name.err" | head -n 1)"
+	kill -KILL "$pid"
+}
+if command -v ip >/dev/null; then
+	net_refused net-bridge "ip link add br-in type bridge" "link br-in of its network namespace is a bridge inside the container"
+	unshare --net ip tuntap add tap-in mode tap 2>/dev/null &&
+		net_refused net-tap "ip tuntap add tap-in mode tap" "link tap-in of its network namespace is a tun/tap device"
+fi
+if command -v nft >/dev/null; then
+	net_refused net-nft "nft add table inet filt && nft add chain inet filt c && nft add rule inet filt c counter" \
+		"its network namespace has an nftables ruleset (counter packets 0 bytes 0)"
+fi
 start user --user --map-root-user
 refused user "$(pid_of_loop user)" user
 if unshare --time true 2>/dev/null; then

@@ -145,6 +145,9 @@ static void test_criu_options(void **state)
 		{ "--experimental" },
 		{ "--feature", "timerfd" },
 		{ "--close", "99" },
+		{ "--veth-pair", "a=b" }, /* the tree's network namespace (ns/net.c) */
+		{ "--veth-pair", "a=b@br0" },
+		{ "--empty-ns", "net" },
 		{ "--tcp-close", "--no-tcp-close" }, /* the last one wins, as in CRIU */
 	};
 	static const struct {
@@ -165,7 +168,6 @@ static void test_criu_options(void **state)
 		{ { "--auto-dedup" }, "auto-dedup" },
 		{ { "--log-pid" }, "log-pid" },
 		{ { "--evasive-devices" }, "evasive-devices" },
-		{ { "--veth-pair", "a=b" }, "veth-pair" },
 		{ { "-L", "/usr/lib/criu" }, "libdir" },
 		{ { "-M", "auto" }, "ext-mount-map" },
 		{ { "--exec-cmd" }, "exec-cmd" },
@@ -176,7 +178,6 @@ static void test_criu_options(void **state)
 		{ { "--irmap-scan-path", "/" }, "irmap-scan-path" },
 		{ { "--lsm-profile", "apparmor:x" }, "lsm-profile" },
 		{ { "--lsm-mount-context", "x" }, "lsm-mount-context" },
-		{ { "--empty-ns", "net" }, "empty-ns" },
 		{ { "--cgroup-props", "x" }, "cgroup-props" },
 		{ { "--cgroup-props-file", "x" }, "cgroup-props-file" },
 		{ { "--cgroup-dump-controller", "cpu" }, "cgroup-dump-controller" },

@@ -107,6 +107,7 @@ static void test_opts_external(void **state)
 {
 	static char *ext[] = { "mnt[/data]:data" };
 	ExtMountMap em = EXT_MOUNT_MAP__INIT, *ems[] = { &em };
+	CriuVethPair vp = CRIU_VETH_PAIR__INIT, *vps[] = { &vp };
 	CriuOpts m = CRIU_OPTS__INIT;
 	struct tr t;
 
@@ -119,12 +120,17 @@ static void test_opts_external(void **state)
 	m.n_ext_mnt = 1;
 	m.ext_mnt = ems;
 	m.root = "/run/rootfs";
+	vp.if_in = "eth0";
+	vp.if_out = "veth-c1";
+	m.n_veths = 1;
+	m.veths = vps;
 	translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
 	assert_int_equal(t.ret, 0);
-	assert_int_equal(t.o.n_external, 2);
+	assert_int_equal(t.o.n_external, 3);
 	assert_string_equal(t.o.external[0], "mnt[/data]:data");
 	assert_string_equal(t.o.external[1], "mnt[/etc/hosts]:/etc/hosts");
-	assert_null(t.o.external[2]);
+	assert_string_equal(t.o.external[2], "veth[eth0]:veth-c1"); /* CRIU's veth pairs */
+	assert_null(t.o.external[3]);
 	assert_string_equal(t.o.root, "/run/rootfs");
 	cr_options_fini(&t.o);
 	m.has_pid = true;
@@ -185,8 +191,14 @@ static void test_opts_refused(void **state)
 	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EOPNOTSUPP, "criu_opts.tls: TLS");
 	RESET();
 	m.has_empty_ns = true;
-	m.empty_ns = 0x40000000;
-	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.empty_ns");
+	m.empty_ns = 0x40000000; /* CLONE_NEWNET: accepted */
+	translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
+	assert_int_equal(t.ret, 0);
+	assert_true(t.o.empty_ns_net);
+	RESET();
+	m.has_empty_ns = true;
+	m.empty_ns = 0x04000000; /* CLONE_NEWUTS */
+	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.empty_ns: 0x4000000");
 	/* out of range or malformed values */
 	RESET();
 	m.has_pid = false;
@@ -225,6 +237,7 @@ static const char *const handled[] = {
 	"notify_scripts",  "work_dir_fd",   "timeout",	     "freeze_cgroup", "ghost_limit",
 	"network_lock",	   "pre_dump_mode", "log_to_stderr", "track_mem",     "display_stats",
 	"config_file",	   "parent_img",    "root",	     "external",      "ext_mnt",
+	"veths",	   "empty_ns",
 };
 
 static bool is_handled(const char *name)
