@@ -19,6 +19,7 @@
 #include "cli-config.h"
 #include "config-int.h"
 #include "cr.h"
+#include "dedup.h"
 #include "dump.h"
 #include "fault.h"
 #include "log.h"
@@ -61,6 +62,11 @@ static int run_pre_dump(struct cr_options *o, int argc __unused, char **argv __u
 /* Without -d, a positive value is the restored root's exit status. */
 static int run_restore(struct cr_options *o, int argc __unused, char **argv __unused)
 {
+	if (o->auto_dedup) {
+		pr_err("option --auto-dedup applies to dump and pre-dump: a restore does not "
+		       "punch its images\n");
+		return -EOPNOTSUPP;
+	}
 	return cr_restore(o);
 }
 
@@ -82,6 +88,11 @@ static int run_swrk(struct cr_options *o, int argc __unused, char **argv)
 static int run_page_server(struct cr_options *o, int argc __unused, char **argv __unused)
 {
 	return cr_page_server(o);
+}
+
+static int run_dedup(struct cr_options *o, int argc __unused, char **argv __unused)
+{
+	return cr_dedup(o);
 }
 
 static int run_infect_test(struct cr_options *o, int argc __unused, char **argv __unused)
@@ -146,6 +157,8 @@ static const struct cli_command commands[] = {
 	  "  --prev-images-dir DIR a pre-dump (relative to -D): save only the pages\n"
 	  "                        written since, the others point into DIR\n"
 	  "  --track-mem           with -R: keep tracking writes for a next dump\n"
+	  "  --auto-dedup          with --prev-images-dir: then punch the pages this dump\n"
+	  "                        supersedes out of the parents (see dedup --help)\n"
 	  "  --freeze-cgroup DIR   freeze this cgroup while seizing\n"
 	  "  --external mnt[MOUNTPOINT]:NAME\n"
 	  "                        a mount of the tree's mount namespace that is not\n"
@@ -165,11 +178,21 @@ static const struct cli_command commands[] = {
 	  "saves only the pages written since; DIR/parent links the chain. DIR alone\n"
 	  "is not restorable. See Documentation/memory.md.\n"
 	  "  --prev-images-dir DIR   the previous pre-dump, relative to -D\n"
+	  "  --auto-dedup            then punch the pages DIR supersedes out of the\n"
+	  "                          parents (see dedup --help)\n"
 	  "  --pre-dump-mode MODE    splice or read: pages are always read through\n"
 	  "                          /proc/PID/mem once the tree runs\n"
 	  "  --page-server           send the pages to the page server at --address A\n"
 	  "                          --port P (see page-server --help)\n",
 	  DUMP_OPTS, 0, 0, run_pre_dump, DUMP_CAPS, PS_PROVIDES },
+	{ "dedup", "punch the pages a newer image supersedes out of its parents", "-D DIR",
+	  "DIR was dumped or pre-dumped with --prev-images-dir: every page of its parents\n"
+	  "(DIR/parent, DIR/parent/parent, ...) that a restore of DIR never reads, since\n"
+	  "DIR or a nearer parent holds it, is punched out of their pages images\n"
+	  "(fallocate PUNCH_HOLE), so the chain takes less disk. DIR restores as before;\n"
+	  "a parent that lost pages is refused by restore, naming it. Runs after the\n"
+	  "dump with --auto-dedup. See Documentation/memory.md.\n",
+	  OPTB(IMAGES_DIR), 0, 0, run_dedup },
 	{ "restore", "rebuild a tree from its images", "-D DIR",
 	  "Recreates the tree saved in DIR with its original PIDs, sessions, process\n"
 	  "groups, open files, memory and state, and resumes it. Without -d, waits for\n"
@@ -722,6 +745,8 @@ int cli_parse_words(int argc, char **argv, struct cr_options *o, uint64_t *seen,
 				o->check_experimental = false;
 			else if (opt == CO_DISPLAY_STATS)
 				o->display_stats = false;
+			else if (opt == CO_AUTO_DEDUP)
+				o->auto_dedup = false;
 			else if (opt == CO_TLS)
 				o->tls = false;
 			else if (opt == CO_DAEMON) {

@@ -46,7 +46,7 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	CO(EVASIVE_DEVICES, "evasive-devices", no_argument, true, "evasive devices"),
 	CO(VETH_PAIR, "veth-pair", required_argument, false, NULL),
 	CO(LINK_REMAP, "link-remap", no_argument, true, "link remaps of unlinked files"),
-	CO(AUTO_DEDUP, "auto-dedup", no_argument, true, "incremental dumps (auto-dedup)"),
+	CO(AUTO_DEDUP, "auto-dedup", no_argument, true, NULL),
 	CO(LIBDIR, "libdir", required_argument, false, "plugins"),
 	CO(FORCE_IRMAP, "force-irmap", no_argument, true, "the inotify path map (irmap)"),
 	CO(EXT_MOUNT_MAP, "ext-mount-map", required_argument, false, "mount namespaces"),
@@ -187,6 +187,9 @@ int compat_store(struct cr_options *o, int id, const char *arg)
 		return 0;
 	case CO_DISPLAY_STATS:
 		o->display_stats = true;
+		return 0;
+	case CO_AUTO_DEDUP:
+		o->auto_dedup = true; /* dump and pre-dump; refused elsewhere (cli.c) */
 		return 0;
 	case CO_CONFIG:
 		return 0; /* read before the command line, by cli_config_load() */

@@ -25,6 +25,7 @@
 #include <asm/sigframe.h>
 
 #include "cr.h"
+#include "dedup.h"
 #include "dump.h"
 #include "image.h"
 #include "infect.h"
@@ -406,6 +407,12 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 	unsigned int i;
 	int err;
 
+	/* the pagemaps are in the server's directory: dedup runs there */
+	if (o->auto_dedup && o->page_server) {
+		pr_err("--auto-dedup with --page-server: the pages are in the page server's "
+		       "directory; run criu-like dedup -D there\n");
+		return -EOPNOTSUPP;
+	}
 	ctx->dirfd = img_dir_open(o->images_dir, true);
 	if (ctx->dirfd < 0)
 		return ctx->dirfd;
@@ -464,6 +471,22 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 		err = check_sessions(ctx);
 	if (!err)
 		err = write_inventory(ctx, false);
+	return err;
+}
+
+/*
+ * --auto-dedup: the dump is complete; punch what it supersedes out of its
+ * parents. A failure fails the command, the images stay restorable.
+ */
+static int auto_dedup(const struct cr_options *o)
+{
+	int err;
+
+	if (!o->auto_dedup || !o->prev_images_dir)
+		return 0;
+	err = dedup_dir(o->images_dir);
+	if (err)
+		pr_err("%s is complete, but --auto-dedup of its parents failed\n", o->images_dir);
 	return err;
 }
 
@@ -534,7 +557,7 @@ int cr_dump(const struct cr_options *o)
 			 o->tree, o->images_dir);
 	else
 		pr_info("dump of %d complete in %s\n", o->tree, o->images_dir);
-	return err;
+	return err ?: auto_dedup(o);
 }
 
 /*
@@ -640,5 +663,5 @@ int cr_pre_dump(const struct cr_options *o)
 	else
 		pr_info("pre-dump of %d complete in %s (frozen %llu us)\n", o->tree, o->images_dir,
 			(unsigned long long)((frozen_end - frozen_start) / 1000));
-	return err;
+	return err ?: auto_dedup(o);
 }

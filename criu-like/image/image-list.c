@@ -181,7 +181,7 @@ static bool plain_name(const char *name)
 
 #define CHECK_BUF (256u << 10)
 
-static int file_crc32c(int fd, const char *name, uint64_t size, uint32_t *ret)
+int img_file_crc32c(int fd, const char *name, uint64_t size, uint32_t *ret)
 {
 	_cleanup_free_ char *buf = malloc(CHECK_BUF);
 	uint64_t off = 0;
@@ -240,7 +240,7 @@ int img_list_check_file(int dirfd, const struct img_file *f)
 	}
 	if (!f->has_crc32c)
 		return 0;
-	ret = file_crc32c(fd, f->name, f->size, &crc);
+	ret = img_file_crc32c(fd, f->name, f->size, &crc);
 	if (ret)
 		return ret;
 	if (crc != f->crc32c) {
@@ -332,6 +332,10 @@ static int verify_runs(struct cr_img *pages, const char *name, PagemapEntry *con
 		uint64_t len = (uint64_t)pe[i]->nr_pages * PAGE_SIZE;
 		int r;
 
+		if (pe[i]->flags & PAGEMAP_FLAG__PE_DEDUPED) {
+			off += len; /* a hole punched by dedup: no data to check */
+			continue;
+		}
 		if (!(pe[i]->flags & PAGEMAP_FLAG__PE_PRESENT))
 			continue;
 		if (!pe[i]->has_crc32c) {
@@ -380,7 +384,8 @@ int img_verify_pagemap(int dirfd, const char *name, uint64_t *nr_runs)
 		return -EBADMSG;
 	}
 	for (i = 1; i < n; i++)
-		present |= ((PagemapEntry *)recs[i])->flags & PAGEMAP_FLAG__PE_PRESENT;
+		present |= ((PagemapEntry *)recs[i])->flags &
+			   (PAGEMAP_FLAG__PE_PRESENT | PAGEMAP_FLAG__PE_DEDUPED);
 	/* without a run to read, no pages image is needed: one there must be empty */
 	pages = img_open(dirfd, CR_IMG_PAGES, ((PagemapHead *)recs[0])->pages_id,
 			 IMG_READ | (present ? 0 : IMG_OPTIONAL));

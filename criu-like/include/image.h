@@ -147,6 +147,8 @@ void img_track_stop(void);
 int img_list_check(int dirfd, const struct img_list *l);
 /* The same, for one file. */
 int img_list_check_file(int dirfd, const struct img_file *f);
+/* crc32c of the first @size bytes of @fd (file @name, for messages). */
+int img_file_crc32c(int fd, const char *name, uint64_t size, uint32_t *ret);
 
 struct InventoryEntry;
 /* The inventory's list of images. 0, or -ENOMEM / -EINVAL (a bad name). */

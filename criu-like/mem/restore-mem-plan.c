@@ -132,6 +132,12 @@ static int mark_fill(pid_t pid, struct rst_mem_plan *p, uint64_t start, uint64_t
 
 static int check_entry(pid_t pid, const PagemapEntry *e, uint64_t prev_end)
 {
+	if (e->flags & PAGEMAP_FLAG__PE_DEDUPED) {
+		pr_err("pid %d: pages at %lx were punched out by dedup (a newer image of the "
+		       "chain holds them): restore that image\n",
+		       pid, e->vaddr);
+		return -ENODATA;
+	}
 	if (!(e->flags & PAGEMAP_FLAG__PE_PRESENT)) {
 		pr_err("pid %d: pages at %lx are %s: not supported\n", pid, e->vaddr,
 		       e->flags & PAGEMAP_FLAG__PE_PARENT ? "in a parent dump" : "lazy");
@@ -312,7 +318,8 @@ int rst_chain_offsets(struct rst_chain_level *l)
 		return -ENOMEM;
 	for (size_t i = 0; i < l->n; i++) {
 		l->off[i] = off;
-		if (l->pe[i]->flags & PAGEMAP_FLAG__PE_PRESENT)
+		/* a part punched out by dedup keeps its place in the data */
+		if (l->pe[i]->flags & (PAGEMAP_FLAG__PE_PRESENT | PAGEMAP_FLAG__PE_DEDUPED))
 			off += (uint64_t)l->pe[i]->nr_pages * PAGE_SIZE;
 	}
 	return 0;
@@ -382,7 +389,12 @@ static int resolve_range(pid_t pid, const struct rst_chain_level *lv, unsigned i
 			err = seg_push(out, pos, stop - pos, k, i, l->off[i] + (pos - e->vaddr));
 		else if (e->flags & PAGEMAP_FLAG__PE_PARENT)
 			err = resolve_range(pid, lv, nlv, k + 1, pos, stop, out);
-		else {
+		else if (e->flags & PAGEMAP_FLAG__PE_DEDUPED) {
+			pr_err("pid %d: pages %lx-%lx in %s were punched out by dedup (a newer "
+			       "image of its chain holds them): restore that image\n",
+			       pid, pos, stop, l->name);
+			err = -ENODATA;
+		} else {
 			pr_err("pid %d: pages at %lx in %s are lazy: not supported\n", pid, pos,
 			       l->name);
 			err = -EOPNOTSUPP;

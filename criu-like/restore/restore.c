@@ -98,6 +98,12 @@ static int check_inventory(const struct restore_ctx *ctx)
 		       dir);
 		return -EINVAL;
 	}
+	if (inv->has_deduped && inv->deduped) {
+		pr_err("image directory %s was deduplicated: pages a newer image of its chain "
+		       "holds were punched out of it (criu-like dedup); restore the newest image\n",
+		       dir);
+		return -ENODATA;
+	}
 	if (has_part(inv, DUMPED_PART__PART_PRE_DUMP) || !has_part(inv, DUMPED_PART__PART_TASKS)) {
 		pr_err("image directory %s holds a pre-dump (memory only), not a checkpoint\n",
 		       dir);

@@ -26,7 +26,6 @@ static const struct {
 } refused[] = {
 	{ "evasive_devices", "evasive devices" },
 	{ "ps", "the page server" },
-	{ "auto_dedup", "incremental dumps (auto-dedup)" },
 	{ "link_remap", "link remaps of unlinked files" },
 	{ "cpu_cap", "CPU compatibility checks (only cpu_cap 0, none, is)" },
 	{ "force_irmap", "the inotify path map (irmap)" },
@@ -338,6 +337,14 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 	o->file_locks = m->has_file_locks && m->file_locks;
 	ro->notify = m->has_notify_scripts && m->notify_scripts;
 	o->track_mem = m->has_track_mem && m->track_mem;
+	/* CRIU: dedup the parents after a dump or pre-dump with a parent */
+	if (m->has_auto_dedup && m->auto_dedup) {
+		if (type != CRIU_REQ_TYPE__DUMP && type != CRIU_REQ_TYPE__PRE_DUMP)
+			return refuse(err, size, -EOPNOTSUPP,
+				      "criu_opts.auto_dedup: applies to a dump or a pre-dump only "
+				      "(a restore does not punch its images)");
+		o->auto_dedup = true;
+	}
 	o->display_stats = m->has_display_stats && m->display_stats;
 	/* CRIU: relative to the images directory, as --prev-images-dir */
 	if (m->parent_img) {

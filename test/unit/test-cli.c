@@ -138,6 +138,7 @@ static void test_criu_options(void **state)
 		{ "--no-skip-in-flight" },
 		{ "--no-force-irmap" },
 		{ "--no-auto-dedup" },
+		{ "--auto-dedup" }, /* dump and pre-dump (mem/dedup.c) */
 		{ "--no-restore-sibling" },
 		{ "--no-display-stats" },
 		{ "--display-stats" },
@@ -165,7 +166,6 @@ static void test_criu_options(void **state)
 		{ { "-J", "net:/run/netns/a,x" }, "join-ns" },
 		{ { "--restore-sibling" }, "restore-sibling" },
 		{ { "-S" }, "restore-sibling" },
-		{ { "--auto-dedup" }, "auto-dedup" },
 		{ { "--log-pid" }, "log-pid" },
 		{ { "--evasive-devices" }, "evasive-devices" },
 		{ { "-L", "/usr/lib/criu" }, "libdir" },

@@ -161,7 +161,7 @@ static void test_opts_refused(void **state)
 	} while (0)
 	RESET();
 	m.has_auto_dedup = m.auto_dedup = true;
-	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EOPNOTSUPP, "criu_opts.auto_dedup");
+	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.auto_dedup");
 	RESET();
 	m.parent_img = "../pre";
 	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EINVAL, "criu_opts.parent_img");
