@@ -477,6 +477,34 @@ static void test_chain_resolve(void **state)
 		free(lv[i].off);
 }
 
+/* A part punched out by dedup keeps its place in the data; needed, it is refused. */
+static void test_chain_deduped(void **state)
+{
+	PagemapEntry e[4];
+	PagemapEntry *l0[] = { chain_pe(&e[0], 0x10000, 3, PAGEMAP_FLAG__PE_PARENT) };
+	PagemapEntry *l1[] = { chain_pe(&e[1], 0x10000, 1, PAGEMAP_FLAG__PE_DEDUPED),
+			       chain_pe(&e[2], 0x11000, 2, PAGEMAP_FLAG__PE_PRESENT) };
+	struct rst_chain_level lv[2] = { { "d0", l0, 1, NULL }, { "d1", l1, 2, NULL } };
+	struct rst_chain_segs s = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(rst_chain_offsets(&lv[i]), 0);
+	assert_int_equal(lv[1].off[1], 0x1000);
+	assert_int_equal(rst_chain_resolve(1, lv, 2, &s), -ENODATA);
+	free(s.seg);
+	/* the newest image does not need it: resolved from d1's second entry */
+	s = (struct rst_chain_segs){ 0 };
+	chain_pe(&e[0], 0x11000, 2, PAGEMAP_FLAG__PE_PARENT);
+	assert_int_equal(rst_chain_resolve(1, lv, 2, &s), 0);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.seg[0].level, 1);
+	assert_int_equal(s.seg[0].off, 0x1000);
+	free(s.seg);
+	for (int i = 0; i < 2; i++)
+		free(lv[i].off);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -485,6 +513,7 @@ int main(void)
 		cmocka_unit_test(test_runs_offsets_and_merge),
 		cmocka_unit_test(test_runs_empty),
 		cmocka_unit_test(test_chain_resolve),
+		cmocka_unit_test(test_chain_deduped),
 		cmocka_unit_test(test_runs_refused),
 		cmocka_unit_test(test_runs_random),
 		cmocka_unit_test(test_hole),
