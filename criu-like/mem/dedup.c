@@ -182,7 +182,7 @@ int dedup_split(PagemapEntry *const *pe, size_t n, const struct dedup_ranges *pu
 		}
 		for (size_t r = j; pos < end && !err;) {
 			bool in = r < punch->n && punch->r[r].start <= pos;
-			uint64_t stop = in		       ? min(end, punch->r[r].end)
+			uint64_t stop = in	       ? min(end, punch->r[r].end)
 					: r < punch->n ? min(end, punch->r[r].start)
 						       : end;
 
@@ -224,7 +224,7 @@ struct level {
 	struct punch {
 		uint32_t pages_id;
 		uint64_t off, len;
-	} *punch;
+	} * punch;
 	uint64_t pages; /* punched */
 };
 
@@ -346,7 +346,7 @@ static int write_aside(int dirfd, const char *name, enum cr_img_kind kind,
 	struct cr_img *img;
 	struct stat st;
 	uint32_t crc = 0;
-	int err = 0, fd;
+	int err = 0, cerr, fd;
 
 	snprintf(tmp, sizeof(tmp), "%s.dedup", name);
 	img = img_open_name(dirfd, tmp, img_desc(kind), IMG_WRITE);
@@ -354,7 +354,9 @@ static int write_aside(int dirfd, const char *name, enum cr_img_kind kind,
 		return -errno;
 	for (size_t i = 0; i < n && !err; i++)
 		err = img_write_record(img, recs[i]);
-	err = img_close(img) ?: err;
+	cerr = img_close(img);
+	if (!err)
+		err = cerr;
 	fd = err ? -1 : openat(dirfd, tmp, O_RDONLY | O_CLOEXEC);
 	if (!err && (fd < 0 || fsync(fd) || fstat(fd, &st))) {
 		err = neg_errno();
@@ -548,8 +550,8 @@ static int update_inventory(struct level *l)
 	inv->deduped = true;
 	err = img_file_name(CR_IMG_INVENTORY, 0, name, sizeof(name));
 	if (!err)
-		err = write_aside(l->dirfd, name, CR_IMG_INVENTORY,
-				  (ProtobufCMessage *const *)&inv, 1, NULL);
+		err = write_aside(l->dirfd, name, CR_IMG_INVENTORY, (ProtobufCMessage *const *)&inv,
+				  1, NULL);
 	protobuf_c_message_free_unpacked(&inv->base, NULL);
 	if (err)
 		pr_errno(err, "%s: cannot update its inventory", l->name);

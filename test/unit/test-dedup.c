@@ -118,8 +118,8 @@ static void test_superseded_deduped(void **state)
 	assert_int_equal(out[1].n + out[2].n, 0);
 }
 
-static void expect_piece(const struct dedup_piece *p, uint64_t vaddr, uint32_t nr,
-			 uint32_t flags, size_t entry, uint64_t off, bool punch, bool split)
+static void expect_piece(const struct dedup_piece *p, uint64_t vaddr, uint32_t nr, uint32_t flags,
+			 size_t entry, uint64_t off, bool punch, bool split)
 {
 	assert_int_equal(p->vaddr, vaddr);
 	assert_int_equal(p->nr_pages, nr);
@@ -132,8 +132,10 @@ static void expect_piece(const struct dedup_piece *p, uint64_t vaddr, uint32_t n
 
 static void test_split(void **state)
 {
-	struct dedup_range r[] = { { 0x11000, 0x12000 }, { 0x13000, 0x14000 },
-				   { 0x30000, 0x32000 }, { 0x51000, 0x53000 } };
+	struct dedup_range r[] = { { 0x11000, 0x12000 },
+				   { 0x13000, 0x14000 },
+				   { 0x30000, 0x32000 },
+				   { 0x51000, 0x53000 } };
 	struct dedup_ranges punch = { .n = 4, .r = r };
 	struct dedup_piece *pc = NULL;
 	struct lvl l = { 0 };
