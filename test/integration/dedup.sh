@@ -76,6 +76,11 @@ vp=
 shrank i3 "$u3" "dump --auto-dedup"
 "$C" decode "$tmp/i3/pagemap-"*.img | grep -q '"flags": 8' ||
 	{ echo "FAIL: i3's pagemap has no PE_DEDUPED entry"; fail=1; }
+# again: nothing left to punch, nothing broken
+u3=$(used "$tmp/i3")
+"$C" dedup -D "$tmp/i4" -o "$tmp/dedup4.log" ||
+	{ echo "FAIL: dedup -D i4 after --auto-dedup"; tail -5 "$tmp/dedup4.log"; fail=1; }
+[ "$(used "$tmp/i3")" = "$u3" ] || { echo "FAIL: a second dedup changed i3"; fail=1; }
 
 # i3 alone: a complete dump, but pages it needs are gone
 if "$C" restore -D "$tmp/i3" -d --pidfile "$tmp/pid3" -o "$tmp/r3.log" 2>/dev/null; then
