@@ -80,6 +80,17 @@ static void test_opts_honoured(void **state)
 	assert_int_equal(t.ro.work_dir_fd, 9);
 	assert_true(t.ro.notify);
 	assert_false(t.o.restore_detached);
+	assert_false(t.o.auto_dedup);
+
+	/* auto_dedup: honoured on a dump and a pre-dump (mem/dedup.c) */
+	m.has_auto_dedup = m.auto_dedup = true;
+	translate(&t, &m, CRIU_REQ_TYPE__PRE_DUMP);
+	assert_int_equal(t.ret, 0);
+	assert_true(t.o.auto_dedup);
+	translate(&t, &m, CRIU_REQ_TYPE__DUMP);
+	assert_int_equal(t.ret, 0);
+	assert_true(t.o.auto_dedup);
+	m.has_auto_dedup = m.auto_dedup = false;
 
 	/* a restore is always detached, as CRIU's; images_dir when images_dir_fd is -1 */
 	m.images_dir_fd = -1;
