@@ -439,7 +439,10 @@ static int add_range(struct rst_range **r, size_t *n, uint64_t start, uint64_t e
 /* Every mapping of the controller and every saved VMA of every task. */
 static int busy_ranges(struct restore_ctx *ctx, struct rst_range **r, size_t *n)
 {
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/maps", "re");
+	/* inside the container's mount namespace: its /proc is made later, by its root */
+	int fd = ctx->proc_fd >= 0 ? openat(ctx->proc_fd, "self/maps", O_RDONLY | O_CLOEXEC)
+				   : open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	_cleanup_fclose_ FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
 	unsigned long s, e;
 	_cleanup_free_ char *line = NULL;
 	size_t cap = 0;
@@ -447,8 +450,13 @@ static int busy_ranges(struct restore_ctx *ctx, struct rst_range **r, size_t *n)
 	size_t j;
 	int err = 0;
 
-	if (!f)
-		return neg_errno();
+	if (!f) {
+		err = neg_errno();
+		if (fd >= 0)
+			close(fd);
+		pr_errno(err, "cannot read criu-like's own /proc/self/maps");
+		return err;
+	}
 	while (!err && getline(&line, &cap, f) > 0)
 		if (sscanf(line, "%lx-%lx", &s, &e) == 2)
 			err = add_range(r, n, s, e);
