@@ -5,20 +5,22 @@
 # /proc mounted inside (the container's pid namespace), sysfs, devtmpfs, a
 # tmpfs /tmp holding files, /data bound in from the host (--external), its
 # hostname, a SysV segment, semaphore set and message queue made inside
-# (ipcmk through nsenter), and a loop, the container's init (pid 1), that
+# (ipcmk through nsenter), a POSIX queue in its own mqueue mount at /mq, and a loop, the container's init (pid 1), that
 # counts in /data/count and writes what `ps` shows to /data/ps. Dumped and
 # restored twice (--root, --external); each time checked:
 #   - the restored init is in a pid, mount, UTS, IPC and net namespace that
 #     are none of the host's (never restored into the host's namespaces);
 #   - its /proc is the container's: `ps` inside shows only its own tasks,
 #     the loop is pid 1 (`echo $$`), pids from 1;
-#   - its hostname, its tmpfs files, its IPC objects (ipcs inside);
+#   - its hostname, its tmpfs files, its IPC objects (ipcs inside), its
+#     mqueue mount showing its queue (the container's IPC namespace's);
 #   - the counter goes on from where it was.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 [ "$(id -u)" = 0 ] || { echo "ns-container: needs root"; exit 77; }
-command -v unshare >/dev/null && command -v nsenter >/dev/null && command -v ipcmk >/dev/null ||
-	{ echo "ns-container: unshare, nsenter, ipcmk (util-linux) are not installed"; exit 77; }
+for c in unshare nsenter ipcmk python3; do
+	command -v $c >/dev/null || { echo "ns-container: $c is not installed"; exit 77; }
+done
 BB=$(command -v busybox) && "$BB" --list >/dev/null 2>&1 ||
 	{ echo "ns-container: busybox (busybox-static) is not installed"; exit 77; }
 [ -x "$CRIU_LIKE" ] || { echo "ns-container: build first ($CRIU_LIKE)"; exit 1; }
@@ -37,7 +39,7 @@ fail() {
 }
 
 R=$tmp/root
-mkdir -p "$R/bin" "$R/proc" "$R/sys" "$R/dev" "$R/tmp" "$R/etc" "$R/data" "$R/old" "$tmp/data"
+mkdir -p "$R/bin" "$R/proc" "$R/sys" "$R/dev" "$R/tmp" "$R/etc" "$R/data" "$R/old" "$R/mq" "$tmp/data"
 cp "$BB" "$R/bin/busybox"
 for a in $("$BB" --list); do
 	[ "$a" = busybox ] || ln -s busybox "$R/bin/$a"
@@ -72,6 +74,7 @@ mount --bind "$2" data
 pivot_root . old
 umount -l /old
 mount -t proc proc /proc
+mount -t mqueue mq /mq
 hostname "$(cat /etc/name)"
 exec /bin/setsid /bin/sh /loop.sh </dev/null >/dev/null 2>&1
 EOF2
@@ -94,6 +97,12 @@ pid=$(pgrep -f "^/bin/sh /loop.sh" | head -n 1)
 nsenter -t $pid -i ipcmk -M 4096 >/dev/null && nsenter -t $pid -i ipcmk -S 3 >/dev/null &&
 	nsenter -t $pid -i ipcmk -Q >/dev/null || fail "ipcmk in the container"
 ipcs_in() { nsenter -t $pid -i ipcs | awk '$1 ~ /^0x/ { print $1, $2, $4, $5 }'; }
+# a POSIX queue too, seen in the container's own mqueue mount at /mq
+nsenter -t $pid -i python3 -c 'import ctypes, os
+rt = ctypes.CDLL("librt.so.1", use_errno=True)
+if rt.mq_open(b"/kept", os.O_CREAT | os.O_RDWR, 0o600, None) < 0:
+	raise OSError(ctypes.get_errno(), "mq_open")' || fail "mq_open in the container"
+[ -e /proc/$pid/root/mq/kept ] || fail "the container's /mq does not show its queue"
 ipcs_in >"$tmp/ipcs.before"
 [ "$(wc -l <"$tmp/ipcs.before")" = 3 ] || fail "ipcs inside: $(cat "$tmp/ipcs.before")"
 mounts() { awk '{ o = $6; for (i = 7; $i != "-"; i++) ; print $5, $(i + 1), o }' "/proc/$1/mountinfo"; }
@@ -123,6 +132,7 @@ check() {
 	t=/proc/$pid/root/tmp
 	[ "$(cat $t/dir/file)" = "tmpfs file" ] && [ "$(readlink $t/symlink)" = dir/file ] ||
 		fail "$1: the container's tmpfs /tmp lost its files"
+	[ -e /proc/$pid/root/mq/kept ] || fail "$1: the container's mqueue mount does not show its queue"
 	ipcs_in >"$tmp/ipcs.now"
 	diff "$tmp/ipcs.before" "$tmp/ipcs.now" >&2 || fail "$1: the IPC objects inside differ"
 	mounts $pid >"$tmp/mounts.now"
