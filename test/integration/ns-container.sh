@@ -5,7 +5,8 @@
 # /proc mounted inside (the container's pid namespace), sysfs, devtmpfs, a
 # tmpfs /tmp holding files, /data bound in from the host (--external), its
 # hostname, a SysV segment, semaphore set and message queue made inside
-# (ipcmk through nsenter), a POSIX queue in its own mqueue mount at /mq, and a loop, the container's init (pid 1), that
+# (ipcmk through nsenter), a POSIX queue in its own mqueue mount at /mq, a
+# file of its tmpfs deleted but held open twice by the loop, and a loop, the container's init (pid 1), that
 # counts in /data/count and writes what `ps` shows to /data/ps. Dumped and
 # restored twice (--root, --external); each time checked:
 #   - the restored init is in a pid, mount, UTS, IPC and net namespace that
@@ -48,6 +49,9 @@ echo container >"$R/etc/name"
 
 # The loop: pid 1 of the container; a child of its own (sleep) each round.
 cat >"$R/loop.sh" <<'EOF2'
+echo "deleted but open" >/tmp/ghost
+exec 6</tmp/ghost 7</tmp/ghost
+rm /tmp/ghost
 n=0
 while :; do
 	n=$((n + 1))
@@ -132,6 +136,9 @@ check() {
 	t=/proc/$pid/root/tmp
 	[ "$(cat $t/dir/file)" = "tmpfs file" ] && [ "$(readlink $t/symlink)" = dir/file ] ||
 		fail "$1: the container's tmpfs /tmp lost its files"
+	[ "$(cat /proc/$pid/fd/6)" = "deleted but open" ] && [ "$(cat /proc/$pid/fd/7)" = "deleted but open" ] &&
+		[ ! -e /proc/$pid/root/tmp/ghost ] ||
+		fail "$1: the deleted file the loop holds open is lost"
 	[ -e /proc/$pid/root/mq/kept ] || fail "$1: the container's mqueue mount does not show its queue"
 	ipcs_in >"$tmp/ipcs.now"
 	diff "$tmp/ipcs.before" "$tmp/ipcs.now" >&2 || fail "$1: the IPC objects inside differ"
