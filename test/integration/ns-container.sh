@@ -85,6 +85,7 @@ EOF2
 
 setsid unshare --fork --pid --mount --uts --ipc --net sh "$tmp/enter.sh" "$R" "$tmp/data" \
 	</dev/null >"$tmp/enter.err" 2>&1 &
+ush=$!
 count() { cut -d' ' -f1 "$tmp/data/count" 2>/dev/null || echo 0; }
 wait_more() { # wait_more N WHAT: until the count passes N
 	i=0
@@ -93,7 +94,7 @@ wait_more() { # wait_more N WHAT: until the count passes N
 	done
 }
 wait_more 0 "start"
-pid=$(pgrep -f "^/bin/sh /loop.sh" | head -n 1)
+pid=$(pgrep -P $ush) # the container's init, unshare's child
 [ -n "$pid" ] || fail "no container loop"
 [ "$(grep NSpid /proc/$pid/status | awk '{ print $NF }')" = 1 ] || fail "the loop is not pid 1 inside"
 
