@@ -62,13 +62,20 @@ static int to_service_fd(const struct restore_ctx *ctx, int fd)
 	return err ? err : nfd;
 }
 
+/*
+ * criu-like's own /proc (restore_ctx.proc_fd) for a tree with a pid namespace
+ * of its own: the files are opened inside its mount namespace, whose /proc
+ * its root mounts later; -1: "/proc".
+ */
+static int reopen_proc_fd = -1;
+
 int rst_reopen_fd(int fd, uint32_t flags)
 {
 	char self[64];
 	int nfd;
 
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	nfd = open(self, rst_open_flags(flags));
+	snprintf(self, sizeof(self), "%sself/fd/%d", reopen_proc_fd >= 0 ? "" : "/proc/", fd);
+	nfd = openat(reopen_proc_fd >= 0 ? reopen_proc_fd : AT_FDCWD, self, rst_open_flags(flags));
 	return nfd < 0 ? neg_errno() : nfd;
 }
 
@@ -242,6 +249,7 @@ int rst_files_open(struct restore_ctx *ctx)
 	size_t i;
 	int fd, err = 0;
 
+	reopen_proc_fd = ctx->proc_fd;
 	err = for_each_kind_hook(ctx, prepare);
 	for (i = 0; !err && i < f->idx.n; i++) {
 		fd = fault_err(-ENOMEM, "open of file %u", f->idx.by_id[i]->id);

@@ -144,6 +144,8 @@ struct ns_restore {
 };
 /* In the controller, before the root is created: read the images of @ie's own namespaces. */
 int ns_restore_load(const InventoryEntry *ie, int dirfd, struct ns_restore *r);
+/* During ns_restore_load(): the dumped tree had a namespace of kind @k of its own. */
+bool ns_restore_tree_own(enum ns_kind k);
 /*
  * In the controller around the root's clone3(): namespaces that must be set
  * up before anyone is in them (time). after_clone() puts the controller back.

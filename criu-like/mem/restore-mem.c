@@ -404,9 +404,11 @@ static int create_shmem(struct restore_ctx *ctx, struct rst_shmem_obj *o)
 		return neg_errno();
 	}
 	err = fill_shmem(ctx, o, mem);
-	snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx", (unsigned long)mem,
-		 (unsigned long)mem + o->size);
-	fd = err ? -1 : open(path, O_RDWR | O_CLOEXEC);
+	/* criu-like's own /proc: inside a container's mount namespace its /proc is not there yet */
+	snprintf(path, sizeof(path), "%sself/map_files/%lx-%lx", ctx->proc_fd >= 0 ? "" : "/proc/",
+		 (unsigned long)mem, (unsigned long)mem + o->size);
+	fd = err ? -1
+		 : openat(ctx->proc_fd >= 0 ? ctx->proc_fd : AT_FDCWD, path, O_RDWR | O_CLOEXEC);
 	if (!err && fd < 0) {
 		pr_perror("shmem %lu: open %s", o->shmid, path);
 		err = neg_errno();
@@ -439,7 +441,10 @@ static int add_range(struct rst_range **r, size_t *n, uint64_t start, uint64_t e
 /* Every mapping of the controller and every saved VMA of every task. */
 static int busy_ranges(struct restore_ctx *ctx, struct rst_range **r, size_t *n)
 {
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/maps", "re");
+	/* as in create_shmem(): criu-like's own /proc, not the container's */
+	int fd = ctx->proc_fd >= 0 ? openat(ctx->proc_fd, "self/maps", O_RDONLY | O_CLOEXEC)
+				   : open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	_cleanup_fclose_ FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
 	unsigned long s, e;
 	_cleanup_free_ char *line = NULL;
 	size_t cap = 0;
@@ -447,8 +452,13 @@ static int busy_ranges(struct restore_ctx *ctx, struct rst_range **r, size_t *n)
 	size_t j;
 	int err = 0;
 
-	if (!f)
-		return neg_errno();
+	if (!f) {
+		err = neg_errno();
+		if (fd >= 0)
+			close(fd);
+		pr_errno(err, "cannot read criu-like's own /proc/self/maps");
+		return err;
+	}
 	while (!err && getline(&line, &cap, f) > 0)
 		if (sscanf(line, "%lx-%lx", &s, &e) == 2)
 			err = add_range(r, n, s, e);

@@ -287,6 +287,13 @@ struct mnt_restore {
 	MntnsEntry *ne;
 	int nsfd; /* the namespace built, held by the controller */
 	int host_ns, host_root, host_cwd; /* the controller's own, while it is inside; -1 */
+	/*
+	 * Made by the root after its clone, not by the builder: proc when the tree
+	 * has a pid namespace of its own, mqueue when it has an IPC namespace (both
+	 * take the namespace of the task that creates them), and the mounts under
+	 * them. NULL when none is.
+	 */
+	bool *deferred;
 };
 
 /* The --external mnt[NAME]:PATH given at restore for @name, or NULL. */
@@ -553,7 +560,7 @@ static int peer_member(const MntnsEntry *ne, const bool *done, uint32_t g, const
  * with MOVE_MOUNT_SET_GROUP; a slave joins a mount of its master's group and
  * is made a slave. Until their group is there, mounts wait for another pass.
  */
-static int set_propagation(const MntnsEntry *ne, const int *fds)
+static int set_propagation(const MntnsEntry *ne, const int *fds, const bool *deferred)
 {
 	size_t n = ne->n_mounts, i, left = n;
 	_cleanup_free_ bool *done = NULL;
@@ -563,6 +570,11 @@ static int set_propagation(const MntnsEntry *ne, const int *fds)
 	done = calloc(n + 1, sizeof(bool));
 	if (!done)
 		return -ENOMEM;
+	for (i = 0; deferred && i < n; i++)
+		if (deferred[i]) { /* private: mnt_load() checked it; the root makes them */
+			done[i] = true;
+			left--;
+		}
 	while (left && progress) {
 		progress = false;
 		for (i = 0; i < n; i++) {
@@ -622,8 +634,12 @@ static int build_tree(struct mnt_restore *mr, int dirfd, const char *staging, si
 	for (k = 0; k < n; k++) {
 		size_t i = order[k];
 		const MntEntry *e = ne->mounts[i];
-		int fd = make_mount(mr, i, fds, staging);
+		int fd;
 
+		fds[i] = -1;
+		if (mr->deferred && mr->deferred[i])
+			continue;
+		fd = make_mount(mr, i, fds, staging);
 		if (fd < 0)
 			return fd;
 		fds[i] = fd;
@@ -654,7 +670,7 @@ static int build_tree(struct mnt_restore *mr, int dirfd, const char *staging, si
 		pr_perror("cannot pivot_root into the tree's root");
 		return neg_errno();
 	}
-	return set_propagation(ne, fds);
+	return set_propagation(ne, fds, mr->deferred);
 }
 
 /* In the builder: the tree of @mr in a new mount namespace, pivot_root'ed into. */
@@ -727,6 +743,129 @@ static int build_ns(struct mnt_restore *mr, int dirfd)
 
 static void mnt_fini(void *priv);
 
+static bool made_by_root(const MntEntry *e, bool pid, bool ipc)
+{
+	return e->how == MNT_HOW__MNT_NEW &&
+	       ((pid && !strcmp(e->fstype, "proc")) || (ipc && !strcmp(e->fstype, "mqueue")));
+}
+
+/*
+ * Which mounts the root makes (mnt_restore()): a proc of the tree's own pid
+ * namespace, an mqueue of its own IPC namespace, every mount under them. The
+ * builder makes the others first; what would tie the two halves is refused.
+ */
+static int mark_deferred(struct mnt_restore *mr)
+{
+	const MntnsEntry *ne = mr->ne;
+	bool pid = ns_restore_tree_own(NS_PID), ipc = ns_restore_tree_own(NS_IPC);
+	size_t n = ne->n_mounts, i, k, any = 0;
+	_cleanup_free_ size_t *order = NULL;
+	int err;
+
+	if (!pid && !ipc)
+		return 0;
+	order = calloc(n + 1, sizeof(size_t));
+	mr->deferred = calloc(n + 1, sizeof(bool));
+	if (!order || !mr->deferred)
+		return -ENOMEM;
+	err = mnt_restore_order(ne->mounts, n, order);
+	if (err)
+		return err;
+	for (k = 0; k < n; k++) {
+		const MntEntry *e = ne->mounts[order[k]];
+		int p = e->how == MNT_HOW__MNT_ROOT ? -1 : find_idx(ne, e->parent_id);
+		int src = e->how == MNT_HOW__MNT_BIND ? find_idx(ne, e->bind_of) : -1;
+		bool under = p >= 0 && mr->deferred[p];
+
+		i = order[k];
+		mr->deferred[i] = under || made_by_root(e, pid, ipc);
+		any += mr->deferred[i];
+		if (src >= 0 && mr->deferred[src] != mr->deferred[i]) {
+			pr_err("mount %s: a bind of %s, %s the container's own %s: not supported "
+			       "yet\n",
+			       e->mountpoint, ne->mounts[src]->mountpoint,
+			       mr->deferred[i] ? "under" : "outside", ne->mounts[src]->fstype);
+			return -EOPNOTSUPP;
+		}
+		if (mr->deferred[i] && (e->shared || e->master)) {
+			pr_err("mount %s (%s): shared or slave, made in the container's own "
+			       "namespace: its propagation is not restored yet\n",
+			       e->mountpoint, e->fstype);
+			return -EOPNOTSUPP;
+		}
+	}
+	if (!any) {
+		free(mr->deferred);
+		mr->deferred = NULL;
+	}
+	return 0;
+}
+
+/*
+ * In the restored root, in its new pid and IPC namespaces and in the mount
+ * namespace the builder made: the deferred mounts, parents first, attached
+ * on their parent (a deferred one by its fd, another by its mount point).
+ */
+static int mnt_restore(const void *priv, int dirfd)
+{
+	const struct mnt_restore *mr = priv;
+	const MntnsEntry *ne = mr->ne;
+	size_t n = ne->n_mounts, i, k;
+	_cleanup_free_ size_t *order = NULL;
+	_cleanup_free_ int *fds = NULL;
+	int err = 0;
+
+	if (!mr->deferred)
+		return 0;
+	order = calloc(n + 1, sizeof(size_t));
+	fds = calloc(n + 1, sizeof(int));
+	if (!order || !fds)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		fds[i] = -1;
+	err = mnt_restore_order(ne->mounts, n, order);
+	for (k = 0; !err && k < n; k++) {
+		const MntEntry *e = ne->mounts[order[k]];
+		int p, pfd, fd;
+
+		i = order[k];
+		if (!mr->deferred[i])
+			continue;
+		fd = make_mount((struct mnt_restore *)mr, i, fds, NULL);
+		if (fd < 0) {
+			err = fd;
+			break;
+		}
+		fds[i] = fd;
+		err = set_attrs(fd, e);
+		if (!err && e->tmpfs_data)
+			err = tmpfs_restore(fd, dirfd, e->mnt_id);
+		p = find_idx(ne, e->parent_id);
+		if (!err && p >= 0 && mr->deferred[p]) {
+			err = attach(fd, e, fds[p], ne->mounts[p]);
+		} else if (!err && p >= 0) {
+			pfd = open(ne->mounts[p]->mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (pfd < 0) {
+				err = neg_errno();
+				pr_perror("mount %s: cannot open its parent %s", e->mountpoint,
+					  ne->mounts[p]->mountpoint);
+			} else {
+				err = attach(fd, e, pfd, ne->mounts[p]);
+				close(pfd);
+			}
+		}
+		if (!err && e->unbindable)
+			err = set_prop(fd, MS_UNBINDABLE, e);
+		if (!err)
+			pr_debug("mount %s (%s) made in the container's namespaces\n",
+				 e->mountpoint, e->fstype);
+	}
+	for (i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return err;
+}
+
 static int mnt_load(int dirfd, uint32_t id, void **priv)
 {
 	struct mnt_restore *mr = calloc(1, sizeof(*mr));
@@ -758,7 +897,9 @@ static int mnt_load(int dirfd, uint32_t id, void **priv)
 		mnt_fini(mr);
 		return -EINVAL;
 	}
-	err = build_ns(mr, dirfd);
+	err = mark_deferred(mr);
+	if (!err)
+		err = build_ns(mr, dirfd);
 	if (err < 0) {
 		mnt_fini(mr);
 		return err;
@@ -811,6 +952,7 @@ static void mnt_fini(void *priv)
 		close(mr->nsfd);
 	if (mr->ne)
 		protobuf_c_message_free_unpacked(&mr->ne->base, NULL);
+	free(mr->deferred);
 	free(mr);
 }
 
@@ -819,6 +961,7 @@ const struct ns_type mnt_ns_type = {
 	.clone_flag = 0, /* the root is forked inside the namespace the builder made */
 	.dump = mnt_dump,
 	.load = mnt_load,
+	.restore = mnt_restore,
 	.enter = mnt_enter,
 	.leave = mnt_leave,
 	.fini = mnt_fini,

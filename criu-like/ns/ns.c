@@ -467,11 +467,25 @@ static int load_kind(const InventoryEntry *ie, int dirfd, struct ns_restore *r, 
 	return 0;
 }
 
+static const InventoryEntry *restore_ie;
+
+bool ns_restore_tree_own(enum ns_kind k)
+{
+	size_t i;
+
+	for (i = 0; restore_ie && i < restore_ie->n_namespaces; i++)
+		if (!restore_ie->namespaces[i]->tree_in &&
+		    !strcmp(restore_ie->namespaces[i]->kind, ns_names[k]))
+			return true;
+	return false;
+}
+
 int ns_restore_load(const InventoryEntry *ie, int dirfd, struct ns_restore *r)
 {
 	int err, saved = -1;
 
 	memset(r, 0, sizeof(*r));
+	restore_ie = ie;
 	/*
 	 * The network namespace first: the other kinds are made inside it (the
 	 * mount builder's sysfs shows the links of the namespace it is mounted in).
