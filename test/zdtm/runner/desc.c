@@ -75,6 +75,13 @@ static int parse_line(struct test_desc *d, char *key, const char *val)
 		snprintf(d->skip, sizeof(d->skip), "%s", val);
 		return 0;
 	}
+	if (!strcmp(key, "skip-ns")) {
+		/* What the test checks cannot be done in a container: skipped in the ns modes. */
+		if (!*val || d->skip_ns[0])
+			return -EINVAL;
+		snprintf(d->skip_ns, sizeof(d->skip_ns), "%s", val);
+		return 0;
+	}
 	if (!strcmp(key, "timeout")) {
 		char *end;
 		long t = strtol(val, &end, 10);

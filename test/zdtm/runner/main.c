@@ -31,12 +31,14 @@ struct args {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: zdtm-run [--criu PATH] [--modes m1,m2] [--timeout SEC] [--keep-going]\n"
-		   "                [--tests-dir DIR] [--no-slow] [-v] [TEST...]\n"
-		   "       zdtm-run exec [--timeout SEC] -- CMD ARGS...\n"
-		   "modes: none plain leave-running cycles2 predump ns page-server "
-		   "(default: " ZDTM_DEFAULT_MODES
-		   ",\n       and predump for the tests with the flag predump)\n");
+	fprintf(f,
+		"usage: zdtm-run [--criu PATH] [--modes m1,m2] [--timeout SEC] [--keep-going]\n"
+		"                [--tests-dir DIR] [--no-slow] [-v] [TEST...]\n"
+		"       zdtm-run exec [--timeout SEC] -- CMD ARGS...\n"
+		"modes: none plain leave-running cycles2 predump ns ns-leave-running ns-cycles2\n"
+		"       page-server "
+		"(default: " ZDTM_DEFAULT_MODES
+		",\n       and predump for the tests with the flag predump)\n");
 }
 
 static int split_modes(struct args *a, char *list)
@@ -191,9 +193,9 @@ static void summary(const struct result *res, int n)
 {
 	int passed = 0, failed = 0, skipped = 0;
 
-	printf("\n%-24s %-14s %-7s %8s  %s\n", "test", "mode", "verdict", "seconds", "reason");
+	printf("\n%-24s %-16s %-7s %8s  %s\n", "test", "mode", "verdict", "seconds", "reason");
 	for (int i = 0; i < n; i++)
-		printf("%-24s %-14s %-7s %8.2f  %s\n", res[i].test, res[i].mode,
+		printf("%-24s %-16s %-7s %8.2f  %s\n", res[i].test, res[i].mode,
 		       res[i].v == V_PASS   ? "PASS"
 		       : res[i].v == V_FAIL ? "FAIL"
 					    : "SKIP",
