@@ -814,11 +814,82 @@ static void mnt_fini(void *priv)
 	free(mr);
 }
 
+/* ---- restore: the root, in its new pid and IPC namespaces --------------------------------- */
+
+/*
+ * The builder made the tree's proc and mqueue mounts in criu-like's pid and
+ * IPC namespaces: a proc there shows the host's tasks, not the container's.
+ * The root, once in its own namespaces and before it forks anything, makes
+ * them again: each proc (when it is the init of a new pid namespace) and
+ * mqueue mount is replaced by a new one of the same options, made here. A
+ * mount under one of them would go with the old one: refused.
+ */
+static int remake_one(const MntnsEntry *ne, const MntEntry *e)
+{
+	int fd, err = 0;
+	size_t j;
+
+	for (j = 0; j < ne->n_mounts; j++) {
+		if (ne->mounts[j]->parent_id != e->mnt_id &&
+		    (ne->mounts[j]->how != MNT_HOW__MNT_BIND ||
+		     ne->mounts[j]->bind_of != e->mnt_id))
+			continue;
+		pr_err("mount %s (%s): %s %s is made of it: not restored in the container's "
+		       "namespaces yet\n",
+		       e->mountpoint, e->fstype,
+		       ne->mounts[j]->parent_id == e->mnt_id ? "the mount" : "the bind mount",
+		       ne->mounts[j]->mountpoint);
+		return -EOPNOTSUPP;
+	}
+	fd = new_fs(e);
+	if (fd < 0)
+		return fd;
+	err = set_attrs(fd, e);
+	if (!err && umount2(e->mountpoint, MNT_DETACH)) {
+		err = neg_errno();
+		pr_perror("mount %s: cannot take the builder's %s away", e->mountpoint, e->fstype);
+	}
+	if (!err && move_mount(fd, "", AT_FDCWD, e->mountpoint, MOVE_MOUNT_F_EMPTY_PATH)) {
+		err = neg_errno();
+		pr_perror("mount %s: cannot attach the container's %s", e->mountpoint, e->fstype);
+	}
+	if (!err && (e->shared || e->master))
+		pr_warn("mount %s (%s): its propagation (shared:%u master:%u) is not restored\n",
+			e->mountpoint, e->fstype, e->shared, e->master);
+	close(fd);
+	if (!err)
+		pr_debug("mount %s (%s) made again in the container's namespaces\n", e->mountpoint,
+			 e->fstype);
+	return err;
+}
+
+static int mnt_root_restore(const void *priv, int dirfd)
+{
+	const struct mnt_restore *mr = priv;
+	bool own_pid = getpid() == 1;
+	size_t i;
+	int err;
+
+	(void)dirfd;
+	for (i = 0; i < mr->ne->n_mounts; i++) {
+		const MntEntry *e = mr->ne->mounts[i];
+
+		if (e->how != MNT_HOW__MNT_NEW ||
+		    !(!strcmp(e->fstype, "mqueue") || (own_pid && !strcmp(e->fstype, "proc"))))
+			continue;
+		err = remake_one(mr->ne, e);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 const struct ns_type mnt_ns_type = {
 	.kind = NS_MNT,
 	.clone_flag = 0, /* the root is forked inside the namespace the builder made */
 	.dump = mnt_dump,
 	.load = mnt_load,
+	.restore = mnt_root_restore,
 	.enter = mnt_enter,
 	.leave = mnt_leave,
 	.fini = mnt_fini,
