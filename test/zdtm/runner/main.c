@@ -23,7 +23,7 @@ struct args {
 	char modes_text[256];
 	char *modes[MAX_MODES];
 	int nmodes;
-	bool default_modes; /* no --modes: tests with the flag "predump" also run in it */
+	bool default_modes; /* no --modes: the extra modes too (extra_modes) */
 	bool keep_going;
 	char **tests;
 	int ntests;
@@ -38,7 +38,8 @@ static void usage(FILE *f)
 		"modes: none plain leave-running cycles2 predump ns ns-leave-running ns-cycles2\n"
 		"       page-server "
 		"(default: " ZDTM_DEFAULT_MODES
-		",\n       and predump for the tests with the flag predump)\n");
+		",\n       then predump for the tests with the flag predump, ns for every test,\n"
+		"       ns-leave-running and ns-cycles2 for the tests with the flag ns)\n");
 }
 
 static int split_modes(struct args *a, char *list)
@@ -126,6 +127,21 @@ static int parse_args(int argc, char **argv, struct runner *r, struct args *a, c
 	a->ntests = argc - optind;
 	return split_modes(a, modes);
 }
+
+/*
+ * Without --modes, after the default ones: predump for the tests flagged
+ * predump, ns for every test, the other ns modes for the tests flagged ns
+ * (what `make test` can afford: test/zdtm/README.md).
+ */
+static const struct extra_mode {
+	const char *mode;
+	const char *flag; /* NULL: every test */
+} extra_modes[] = {
+	{ "predump", "predump" },
+	{ "ns", NULL },
+	{ "ns-leave-running", "ns" },
+	{ "ns-cycles2", "ns" },
+};
 
 /* "counter", "static/counter.c", "test/zdtm/static/counter.desc" all name "counter". */
 static void test_name(const char *arg, char *out, size_t size)
@@ -233,13 +249,14 @@ static bool run_one(struct runner *r, const struct args *a, const char *arg, boo
 		desc_free(&d);
 		return false;
 	}
-	for (int m = 0; m <= a->nmodes && !zdtm_interrupted; m++) {
-		const char *mode = m < a->nmodes ? a->modes[m] : "predump";
+	for (int m = 0; m < a->nmodes + (int)ARRAY_SIZE(extra_modes) && !zdtm_interrupted; m++) {
+		const struct extra_mode *e = m < a->nmodes ? NULL : &extra_modes[m - a->nmodes];
+		const char *mode = e ? e->mode : a->modes[m];
 		struct result *x;
 
-		/* The default modes, then predump for the tests flagged so. */
-		if (m == a->nmodes && (!a->default_modes || !desc_has_flag(&d, "predump")))
-			break;
+		/* The default modes, then the extra ones, for the tests flagged so. */
+		if (e && (!a->default_modes || (e->flag && !desc_has_flag(&d, e->flag))))
+			continue;
 		x = &res[(*nres)++];
 
 		if (desc_has_flag(&d, "noauto") && !named) {
@@ -326,7 +343,7 @@ static int run_main(int argc, char **argv)
 	}
 	if (reaper_setup())
 		return 2;
-	res = calloc((size_t)ntests * (a.nmodes + 1) + 1, sizeof(*res));
+	res = calloc((size_t)ntests * (a.nmodes + ARRAY_SIZE(extra_modes)) + 1, sizeof(*res));
 	if (!res || (mkdir(r.outdir, 0755) && errno != EEXIST)) {
 		pr_perror("cannot create %s", r.outdir);
 		return 2;
