@@ -211,6 +211,51 @@ static void entry_fill(MntEntry *e, const struct mount_entry *m)
 	e->super_options = m->super_options;
 }
 
+/* Whether @pid's namespace of kind @name ("pid", "ipc") is not the dumper's. */
+static bool ns_not_ours(pid_t pid, const char *name)
+{
+	char path[64];
+	struct stat a, b;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", pid, name);
+	if (stat(path, &a))
+		return false;
+	snprintf(path, sizeof(path), "/proc/self/ns/%s", name);
+	return !stat(path, &b) && a.st_ino != b.st_ino;
+}
+
+/*
+ * The restored root makes the container's proc (in a pid namespace of its
+ * own) and mqueue (in an IPC namespace of its own) itself (mnt_restore()):
+ * a mount on one of them, or bound from one, is refused at dump already.
+ */
+static int check_remade(pid_t pid, const struct mount_list *ml, const struct mnt_plan_entry *plan)
+{
+	bool own_pid = ns_not_ours(pid, "pid"), own_ipc = ns_not_ours(pid, "ipc");
+	unsigned int i, j;
+
+	for (i = 0; i < ml->nr; i++) {
+		const struct mount_entry *m = &ml->mnts[i];
+		bool proc = !strcmp(m->fstype, "proc");
+
+		if (plan[i].how != MNT_HOW__MNT_NEW ||
+		    !((own_pid && proc) || (own_ipc && !strcmp(m->fstype, "mqueue"))))
+			continue;
+		for (j = 0; j < ml->nr; j++) {
+			bool on = ml->mnts[j].parent_id == m->mnt_id && j != i;
+
+			if (!on && plan[j].bind_of != (int)i)
+				continue;
+			pr_err("pid %d: mount %s: %s the %s at %s, of the container's own %s "
+			       "namespace: not restored yet\n",
+			       pid, ml->mnts[j].mountpoint, on ? "mounted on" : "a bind mount of",
+			       m->fstype, m->mountpoint, proc ? "pid" : "ipc");
+			return -EOPNOTSUPP;
+		}
+	}
+	return 0;
+}
+
 static int mnt_dump(pid_t pid, int dirfd, uint32_t id)
 {
 	const struct cr_options *o = ns_options();
@@ -234,6 +279,8 @@ static int mnt_dump(pid_t pid, int dirfd, uint32_t id)
 	if (!err)
 		err = mnt_plan(pid, &ml, o ? o->external : NULL, o ? (size_t)o->n_external : 0,
 			       plan);
+	if (!err)
+		err = check_remade(pid, &ml, plan);
 	for (i = 0; !err && i < ml.nr; i++) {
 		const struct mount_entry *m = &ml.mnts[i];
 		MntEntry *e = &ents[i];

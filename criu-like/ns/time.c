@@ -151,24 +151,6 @@ static bool clock_ok(const TimensClock *c)
 	return c && c->nsec >= 0 && c->nsec < 1000000000L;
 }
 
-static int time_load(int dirfd, uint32_t id, void **priv)
-{
-	TimensEntry *e;
-	int err;
-
-	err = img_read_one(dirfd, CR_IMG_TIMENS, id, (ProtobufCMessage **)&e);
-	if (err)
-		return err;
-	if (!clock_ok(e->monotonic) || !clock_ok(e->boottime) || !clock_ok(e->monotonic_inside) ||
-	    !clock_ok(e->boottime_inside)) {
-		pr_err("timens-%u.img: a clock with nanoseconds out of range\n", id);
-		protobuf_c_message_free_unpacked(&e->base, NULL);
-		return -EINVAL;
-	}
-	*priv = e;
-	return 0;
-}
-
 /* The offsets the new namespace gets (see the top of the file). */
 static void restore_offsets(const TimensEntry *e, struct time_offsets *off)
 {
@@ -190,57 +172,91 @@ static void restore_offsets(const TimensEntry *e, struct time_offsets *off)
 		"dump\n");
 }
 
-static int own_time_fd = -1;
+/*
+ * What the controller needs around the root's clone, prepared at load: by
+ * then it may be inside the container's mount namespace, with no /proc.
+ */
+struct time_rst {
+	TimensEntry *e;
+	struct time_offsets off;
+	int own_fd; /* criu-like's time namespace, to go back to */
+	int offsets_fd; /* /proc/self/timens_offsets: the controller's, whatever its mounts */
+};
+
+static int time_load(int dirfd, uint32_t id, void **priv)
+{
+	struct time_rst *r = calloc(1, sizeof(*r));
+	TimensEntry *e;
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	r->own_fd = r->offsets_fd = -1;
+	*priv = r;
+	err = img_read_one(dirfd, CR_IMG_TIMENS, id, (ProtobufCMessage **)&e);
+	if (err)
+		return err;
+	r->e = e;
+	if (!clock_ok(e->monotonic) || !clock_ok(e->boottime) || !clock_ok(e->monotonic_inside) ||
+	    !clock_ok(e->boottime_inside)) {
+		pr_err("timens-%u.img: a clock with nanoseconds out of range\n", id);
+		return -EINVAL;
+	}
+	restore_offsets(e, &r->off);
+	r->own_fd = open("/proc/self/ns/time", O_RDONLY | O_CLOEXEC);
+	r->offsets_fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
+	if (r->own_fd < 0 || r->offsets_fd < 0) {
+		pr_perror("cannot open criu-like's time namespace and its offsets");
+		return neg_errno();
+	}
+	return 0;
+}
 
 static int time_before_clone(const void *priv)
 {
-	struct time_offsets off;
+	const struct time_rst *r = priv;
 	char buf[128];
-	int fd, len;
+	int len;
 
-	restore_offsets(priv, &off);
-	own_time_fd = open("/proc/self/ns/time", O_RDONLY | O_CLOEXEC);
-	if (own_time_fd < 0) {
-		pr_perror("cannot open /proc/self/ns/time");
-		return neg_errno();
-	}
 	if (unshare(CLONE_NEWTIME)) {
 		pr_perror("cannot create a time namespace");
 		return neg_errno();
 	}
 	len = snprintf(buf, sizeof(buf), "%d %lld %ld\n%d %lld %ld\n", CLOCK_MONOTONIC,
-		       (long long)off.mono.tv_sec, off.mono.tv_nsec, CLOCK_BOOTTIME,
-		       (long long)off.boot.tv_sec, off.boot.tv_nsec);
-	fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, buf, (size_t)len) != len) {
+		       (long long)r->off.mono.tv_sec, r->off.mono.tv_nsec, CLOCK_BOOTTIME,
+		       (long long)r->off.boot.tv_sec, r->off.boot.tv_nsec);
+	if (write(r->offsets_fd, buf, (size_t)len) != len) {
 		pr_perror("cannot set the offsets of the new time namespace (monotonic %lld.%09ld, "
 			  "boottime %lld.%09ld)",
-			  (long long)off.mono.tv_sec, off.mono.tv_nsec, (long long)off.boot.tv_sec,
-			  off.boot.tv_nsec);
-		if (fd >= 0)
-			close(fd);
+			  (long long)r->off.mono.tv_sec, r->off.mono.tv_nsec,
+			  (long long)r->off.boot.tv_sec, r->off.boot.tv_nsec);
 		return -EINVAL;
 	}
-	close(fd);
 	return 0;
 }
 
 static void time_after_clone(const void *priv)
 {
-	(void)priv;
-	if (own_time_fd < 0)
-		return;
+	const struct time_rst *r = priv;
+
 	/* the controller's next children are born in its own time namespace again */
-	if (setns(own_time_fd, CLONE_NEWTIME))
+	if (setns(r->own_fd, CLONE_NEWTIME))
 		pr_perror("cannot go back to criu-like's time namespace");
-	close(own_time_fd);
-	own_time_fd = -1;
 }
 
 static void time_fini(void *priv)
 {
-	if (priv)
-		protobuf_c_message_free_unpacked(priv, NULL);
+	struct time_rst *r = priv;
+
+	if (!r)
+		return;
+	if (r->e)
+		protobuf_c_message_free_unpacked(&r->e->base, NULL);
+	if (r->own_fd >= 0)
+		close(r->own_fd);
+	if (r->offsets_fd >= 0)
+		close(r->offsets_fd);
+	free(r);
 }
 
 const struct ns_type time_ns_type = {

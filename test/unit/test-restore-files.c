@@ -208,6 +208,8 @@ static int setup(void **state)
 	cr_options_init(&e->opts);
 	e->ctx.opts = &e->opts;
 	e->ctx.dirfd = -1;
+	e->ctx.proc_fd = e->ctx.ctl_pidfd =
+		-1; /* none: the tree shares criu-like's pid namespace */
 	inv.n_dumped = ARRAY_SIZE(parts);
 	inv.dumped = (DumpedPart *)parts;
 	e->ctx.inv = &inv;

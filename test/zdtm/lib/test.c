@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -143,10 +145,60 @@ static pid_t fork_flags(int flags)
 	return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, NULL);
 }
 
+static void ns_mount(const char *src, const char *target, const char *type, unsigned long flags,
+		     const char *data)
+{
+	if (mkdir(target, 0755) && errno != EEXIST) {
+		fprintf(stderr, "ns init: mkdir %s: %m\n", target);
+		exit(1);
+	}
+	if (mount(src, target, type, flags, data)) {
+		fprintf(stderr, "ns init: mount %s (%s) on %s: %m\n", src, type ? type : "bind",
+			target);
+		exit(1);
+	}
+}
+
 /*
- * Mode ns of the runner (ZDTM_NS_INIT): pid 1 of the fresh namespaces. It
- * forks the daemon, reaps whatever comes to it, and exits with the daemon's
- * status when the daemon ends.
+ * The root of the container, as a container sees it: in the fresh mount
+ * namespace (made private first, so nothing goes back to the host), a bind
+ * of the host's / alone (not the mounts under it: the host's cgroup v1
+ * mounts are not dumped), with a proc of the new pid namespace, a devtmpfs
+ * /dev with a devpts of its own and a tmpfs /dev/shm, an mqueue of the new
+ * IPC namespace; pivot_root into it, back in the same directory. The
+ * test's files (its binary, its directory, the outfile) are on the host's
+ * root filesystem and keep their paths.
+ */
+static void ns_root(void)
+{
+	char cwd[4096];
+	const char *root = "ns-root";
+
+	if (!getcwd(cwd, sizeof(cwd)) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
+		fprintf(stderr, "ns init: getcwd or making / private: %m\n");
+		exit(1);
+	}
+	ns_mount("/", root, NULL, MS_BIND, NULL);
+	if (chdir(root)) {
+		fprintf(stderr, "ns init: chdir %s: %m\n", root);
+		exit(1);
+	}
+	ns_mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+	ns_mount("devtmpfs", "dev", "devtmpfs", MS_NOSUID, "mode=755");
+	ns_mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+		 "newinstance,ptmxmode=0666,mode=620");
+	ns_mount("shm", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+	ns_mount("mqueue", "dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+	if (syscall(SYS_pivot_root, ".", ".") || umount2(".", MNT_DETACH) || chdir(cwd)) {
+		fprintf(stderr, "ns init: pivot_root into %s/%s: %m\n", cwd, root);
+		exit(1);
+	}
+}
+
+/*
+ * Mode ns of the runner (ZDTM_NS_INIT): pid 1 of the fresh namespaces, in
+ * the container's root (ns_root). It forks the daemon, reaps whatever comes
+ * to it, and exits with the daemon's status when the daemon ends.
  */
 static pid_t ns_init(const char *outfile, int flags)
 {
@@ -157,6 +209,7 @@ static pid_t ns_init(const char *outfile, int flags)
 		perror("setsid");
 		exit(1);
 	}
+	ns_root();
 	daemon = fork_flags(flags);
 	if (daemon <= 0)
 		return daemon;
@@ -199,7 +252,8 @@ void test_init_ns(int argc, char **argv, int flags)
 	}
 	tst.launcher_writes = in_ns_init || (flags & CLONE_NEWPID);
 	unsetenv("ZDTM_NS_INIT");
-	pid = fork_flags(in_ns_init ? CLONE_NEWPID | CLONE_NEWUTS : flags);
+	pid = fork_flags(in_ns_init ? CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWNS | CLONE_NEWIPC
+				    : flags);
 	if (pid < 0) {
 		perror("fork");
 		exit(1);

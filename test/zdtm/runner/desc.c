@@ -10,8 +10,8 @@
 
 #include "runner.h"
 
-static const char *const known_flags[] = { "noauto", "suid", "expect-fail",
-					   "tamper", "slow", "predump" };
+static const char *const known_flags[] = { "noauto", "suid",	"expect-fail", "tamper",
+					   "slow",   "predump", "ns" };
 
 void words_free(struct word_list *l)
 {
@@ -73,6 +73,13 @@ static int parse_line(struct test_desc *d, char *key, const char *val)
 		if (!*val || d->skip[0])
 			return -EINVAL;
 		snprintf(d->skip, sizeof(d->skip), "%s", val);
+		return 0;
+	}
+	if (!strcmp(key, "skip-ns")) {
+		/* What the test checks cannot be done in a container: skipped in the ns modes. */
+		if (!*val || d->skip_ns[0])
+			return -EINVAL;
+		snprintf(d->skip_ns, sizeof(d->skip_ns), "%s", val);
 		return 0;
 	}
 	if (!strcmp(key, "timeout")) {

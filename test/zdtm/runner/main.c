@@ -23,7 +23,7 @@ struct args {
 	char modes_text[256];
 	char *modes[MAX_MODES];
 	int nmodes;
-	bool default_modes; /* no --modes: tests with the flag "predump" also run in it */
+	bool default_modes; /* no --modes: the extra modes too (extra_modes) */
 	bool keep_going;
 	char **tests;
 	int ntests;
@@ -31,12 +31,15 @@ struct args {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: zdtm-run [--criu PATH] [--modes m1,m2] [--timeout SEC] [--keep-going]\n"
-		   "                [--tests-dir DIR] [--no-slow] [-v] [TEST...]\n"
-		   "       zdtm-run exec [--timeout SEC] -- CMD ARGS...\n"
-		   "modes: none plain leave-running cycles2 predump ns page-server "
-		   "(default: " ZDTM_DEFAULT_MODES
-		   ",\n       and predump for the tests with the flag predump)\n");
+	fprintf(f,
+		"usage: zdtm-run [--criu PATH] [--modes m1,m2] [--timeout SEC] [--keep-going]\n"
+		"                [--tests-dir DIR] [--no-slow] [-v] [TEST...]\n"
+		"       zdtm-run exec [--timeout SEC] -- CMD ARGS...\n"
+		"modes: none plain leave-running cycles2 predump ns ns-leave-running ns-cycles2\n"
+		"       page-server "
+		"(default: " ZDTM_DEFAULT_MODES
+		",\n       then predump for the tests with the flag predump, ns for every test,\n"
+		"       ns-leave-running and ns-cycles2 for the tests with the flag ns)\n");
 }
 
 static int split_modes(struct args *a, char *list)
@@ -125,6 +128,21 @@ static int parse_args(int argc, char **argv, struct runner *r, struct args *a, c
 	return split_modes(a, modes);
 }
 
+/*
+ * Without --modes, after the default ones: predump for the tests flagged
+ * predump, ns for every test, the other ns modes for the tests flagged ns
+ * (what `make test` can afford: test/zdtm/README.md).
+ */
+static const struct extra_mode {
+	const char *mode;
+	const char *flag; /* NULL: every test */
+} extra_modes[] = {
+	{ "predump", "predump" },
+	{ "ns", NULL },
+	{ "ns-leave-running", "ns" },
+	{ "ns-cycles2", "ns" },
+};
+
 /* "counter", "static/counter.c", "test/zdtm/static/counter.desc" all name "counter". */
 static void test_name(const char *arg, char *out, size_t size)
 {
@@ -191,9 +209,9 @@ static void summary(const struct result *res, int n)
 {
 	int passed = 0, failed = 0, skipped = 0;
 
-	printf("\n%-24s %-14s %-7s %8s  %s\n", "test", "mode", "verdict", "seconds", "reason");
+	printf("\n%-24s %-16s %-7s %8s  %s\n", "test", "mode", "verdict", "seconds", "reason");
 	for (int i = 0; i < n; i++)
-		printf("%-24s %-14s %-7s %8.2f  %s\n", res[i].test, res[i].mode,
+		printf("%-24s %-16s %-7s %8.2f  %s\n", res[i].test, res[i].mode,
 		       res[i].v == V_PASS   ? "PASS"
 		       : res[i].v == V_FAIL ? "FAIL"
 					    : "SKIP",
@@ -231,13 +249,14 @@ static bool run_one(struct runner *r, const struct args *a, const char *arg, boo
 		desc_free(&d);
 		return false;
 	}
-	for (int m = 0; m <= a->nmodes && !zdtm_interrupted; m++) {
-		const char *mode = m < a->nmodes ? a->modes[m] : "predump";
+	for (int m = 0; m < a->nmodes + (int)ARRAY_SIZE(extra_modes) && !zdtm_interrupted; m++) {
+		const struct extra_mode *e = m < a->nmodes ? NULL : &extra_modes[m - a->nmodes];
+		const char *mode = e ? e->mode : a->modes[m];
 		struct result *x;
 
-		/* The default modes, then predump for the tests flagged so. */
-		if (m == a->nmodes && (!a->default_modes || !desc_has_flag(&d, "predump")))
-			break;
+		/* The default modes, then the extra ones, for the tests flagged so. */
+		if (e && (!a->default_modes || (e->flag && !desc_has_flag(&d, e->flag))))
+			continue;
 		x = &res[(*nres)++];
 
 		if (desc_has_flag(&d, "noauto") && !named) {
@@ -324,7 +343,7 @@ static int run_main(int argc, char **argv)
 	}
 	if (reaper_setup())
 		return 2;
-	res = calloc((size_t)ntests * (a.nmodes + 1) + 1, sizeof(*res));
+	res = calloc((size_t)ntests * (a.nmodes + ARRAY_SIZE(extra_modes)) + 1, sizeof(*res));
 	if (!res || (mkdir(r.outdir, 0755) && errno != EEXIST)) {
 		pr_perror("cannot create %s", r.outdir);
 		return 2;

@@ -47,8 +47,23 @@ struct run {
 	int ncriu;
 };
 
-static const char *const modes[] = { "none",	"plain", "leave-running", "cycles2",
-				     "predump", "ns",	 "page-server" };
+static const char *const modes[] = { "none",	   "plain", "leave-running",	"cycles2",
+				     "predump",	   "ns",    "ns-leave-running", "ns-cycles2",
+				     "page-server" };
+
+/* The modes ns, ns-leave-running, ns-cycles2: the test under an init in a container. */
+static bool mode_ns(const char *mode)
+{
+	return !strcmp(mode, "ns") || !strncmp(mode, "ns-", 3);
+}
+
+/* What a mode does between start and SIGTERM: ns is plain, ns-X is X. */
+static const char *mode_base(const char *mode)
+{
+	if (!strcmp(mode, "ns"))
+		return "plain";
+	return mode_ns(mode) ? mode + 3 : mode;
+}
 
 bool mode_known(const char *mode)
 {
@@ -186,8 +201,8 @@ static int start_test(struct run *t)
 		return neg_errno();
 	}
 	step(t, "start");
-	/* lib/test.c: the test runs under an init of fresh pid and UTS namespaces */
-	if (!strcmp(t->mode, "ns"))
+	/* lib/test.c: the test runs under an init in a container (fresh namespaces) */
+	if (mode_ns(t->mode))
 		setenv("ZDTM_NS_INIT", "1", 1);
 	launcher = spawn(argv, t->dir, log);
 	unsetenv("ZDTM_NS_INIT");
@@ -211,7 +226,7 @@ static int start_test(struct run *t)
 		harness_fail(t, "bad pidfile %s: %s", t->pidfile, strerror(-ret));
 		return ret;
 	}
-	t->root = !strcmp(t->mode, "ns") ? read_ppid(t->pid) : t->pid;
+	t->root = mode_ns(t->mode) ? read_ppid(t->pid) : t->pid;
 	t->levels = t->root > 0 ? ns_levels(t->root) : 0;
 	if (!t->levels) {
 		harness_fail(t, "no root for test pid %d", t->pid);
@@ -648,15 +663,16 @@ static int check_netlocks(struct run *t)
 
 static int do_mode(struct run *t)
 {
+	const char *mode = mode_base(t->mode);
 	int ret;
 
-	if (!strcmp(t->mode, "none"))
+	if (!strcmp(mode, "none"))
 		return 0;
-	if (!strcmp(t->mode, "plain") || !strcmp(t->mode, "ns") || !strcmp(t->mode, "page-server"))
+	if (!strcmp(mode, "plain") || !strcmp(mode, "page-server"))
 		return cycle_plain(t, 1, NULL);
-	if (!strcmp(t->mode, "leave-running"))
+	if (!strcmp(mode, "leave-running"))
 		return mode_leave_running(t);
-	if (!strcmp(t->mode, "predump"))
+	if (!strcmp(mode, "predump"))
 		return mode_predump(t);
 	/* cycles2 */
 	ret = cycle_plain(t, 1, NULL);
@@ -750,6 +766,11 @@ static bool skip_or_refuse(struct runner *r, const struct test_desc *d, struct r
 	if (r->no_slow && desc_has_flag(d, "slow")) {
 		res->v = V_SKIP;
 		snprintf(res->reason, sizeof(res->reason), "flag slow: --no-slow");
+		return true;
+	}
+	if (mode_ns(res->mode) && d->skip_ns[0]) {
+		res->v = V_SKIP;
+		snprintf(res->reason, sizeof(res->reason), "skip-ns: %.400s", d->skip_ns);
 		return true;
 	}
 	if (desc_has_flag(d, "suid") && geteuid() != 0) {
@@ -876,7 +897,7 @@ void run_test(struct runner *r, const struct test_desc *d, const char *mode, str
 	conclude(&t);
 report:
 	res->secs = (now_ms() - start) / 1000.0;
-	printf("  %-4s  %-24s %-14s %6.2fs  %s\n",
+	printf("  %-4s  %-24s %-16s %6.2fs  %s\n",
 	       res->v == V_PASS	  ? "PASS"
 	       : res->v == V_FAIL ? "FAIL"
 				  : "SKIP",

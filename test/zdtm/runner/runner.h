@@ -42,6 +42,7 @@ struct test_desc {
 	struct word_list restore_opts; /* opts + restore-opts */
 	int timeout; /* timeout: seconds */
 	char skip[256]; /* skip: why the test is not run (empty: it runs) */
+	char skip_ns[256]; /* skip-ns: why it is not run in the ns modes */
 };
 
 int desc_load(struct test_desc *d, const char *path);

@@ -55,6 +55,8 @@ int main(int argc, char **argv)
 	long long mono = -1, boot = -1;
 	char buf[64];
 	int fd, len;
+	/* the runner's (pid 1 is the init of the container in the ns modes, in this one too) */
+	ino_t outside = ns_ino("/proc/self/ns/time");
 
 	/* before test_init(): its daemon is the first task born in the namespace */
 	if (unshare(CLONE_NEWTIME)) {
@@ -87,8 +89,8 @@ int main(int argc, char **argv)
 		     BOOT_OFF);
 		return 1;
 	}
-	if (ns_ino("/proc/self/ns/time") == ns_ino("/proc/1/ns/time")) {
-		fail("the test is in the time namespace of pid 1");
+	if (ns_ino("/proc/self/ns/time") == outside) {
+		fail("the test is back in the time namespace it was started in");
 		return 1;
 	}
 	if (m1.tv_sec < m0.tv_sec || b1.tv_sec < b0.tv_sec) {
