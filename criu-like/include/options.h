@@ -36,6 +36,7 @@ struct cr_options {
 	const char *root; /* -r */
 	const char **external; /* --external, NULL-terminated */
 	int n_external;
+	bool ext_mnt_optional; /* RPC ext_mnt: a mnt[] naming no mount is skipped, as CRIU */
 	const char **veth_pairs; /* --veth-pair IN=OUT[@BRIDGE], NULL-terminated */
 	int n_veth_pairs;
 	bool empty_ns_net; /* --empty-ns net: a new network namespace with lo only */

@@ -211,8 +211,40 @@ static void entry_fill(MntEntry *e, const struct mount_entry *m)
 	e->super_options = m->super_options;
 }
 
+/*
+ * The RPC's ext_mnt pairs (o->ext_mnt_optional): runc names every device
+ * node and masked path it could have bound, mount or not, and CRIU ignores
+ * the pairs that name no mount. Keep in @out those whose mount point is one
+ * of @ml's (and every other --external), log the others.
+ */
+static size_t mnt_ext_used(const struct cr_options *o, const struct mount_list *ml,
+			   const char **out)
+{
+	size_t n = 0, klen;
+	unsigned int i;
+	int j;
+
+	for (j = 0; j < o->n_external; j++) {
+		const char *key, *val;
+		bool keep = !o->ext_mnt_optional ||
+			    mnt_external_split(o->external[j], &key, &klen, &val);
+
+		for (i = 0; !keep && i < ml->nr; i++)
+			keep = strlen(ml->mnts[i].mountpoint) == klen &&
+			       !strncmp(ml->mnts[i].mountpoint, key, klen);
+		if (keep)
+			out[n++] = o->external[j];
+		else
+			pr_info("ext_mnt %s: no mount there, not used (as CRIU)\n", o->external[j]);
+	}
+	out[n] = NULL;
+	return n;
+}
+
 static int mnt_dump(pid_t pid, int dirfd, uint32_t id)
 {
+	_cleanup_free_ const char **ext = NULL;
+	size_t n_ext = 0;
 	const struct cr_options *o = ns_options();
 	_cleanup_free_ struct mnt_plan_entry *plan = NULL;
 	_cleanup_free_ MntEntry *ents = NULL;
@@ -230,10 +262,13 @@ static int mnt_dump(pid_t pid, int dirfd, uint32_t id)
 	plan = calloc(ml.nr + 1, sizeof(*plan));
 	ents = calloc(ml.nr + 1, sizeof(*ents));
 	ptrs = calloc(ml.nr + 1, sizeof(*ptrs));
-	err = plan && ents && ptrs ? 0 : -ENOMEM;
+	if (o)
+		ext = calloc(o->n_external + 1, sizeof(*ext));
+	err = plan && ents && ptrs && (!o || ext) ? 0 : -ENOMEM;
+	if (!err && o)
+		n_ext = mnt_ext_used(o, &ml, ext);
 	if (!err)
-		err = mnt_plan(pid, &ml, o ? o->external : NULL, o ? (size_t)o->n_external : 0,
-			       plan);
+		err = mnt_plan(pid, &ml, ext, n_ext, plan);
 	for (i = 0; !err && i < ml.nr; i++) {
 		const struct mount_entry *m = &ml.mnts[i];
 		MntEntry *e = &ents[i];

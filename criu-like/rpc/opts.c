@@ -31,7 +31,6 @@ static const struct {
 	{ "cpu_cap", "CPU compatibility checks (only cpu_cap 0, none, is)" },
 	{ "force_irmap", "the inotify path map (irmap)" },
 	{ "exec_cmd", "running a command after the restore" },
-	{ "manage_cgroups", "cgroup management" },
 	{ "cg_root", "cgroup management" },
 	{ "rst_sibling", "restoring the tree as a sibling of criu-like" },
 	{ "inherit_fd", "inherited fds" },
@@ -41,7 +40,7 @@ static const struct {
 	{ "skip_mnt", "mount namespaces" },
 	{ "enable_fs", "mount namespaces" },
 	{ "unix_sk_ino", "naming external unix sockets by inode" },
-	{ "manage_cgroups_mode", "cgroup management (only IGNORE is)" },
+	{ "manage_cgroups_mode", "cgroup management (only IGNORE, NONE, SOFT and DEFAULT are)" },
 	{ "irmap_scan_paths", "the inotify path map (irmap)" },
 	{ "join_ns", "joining namespaces" },
 	{ "cgroup_props", "cgroup management" },
@@ -51,7 +50,6 @@ static const struct {
 	{ "weak_sysctls", "sysctls" },
 	{ "lazy_pages", "lazy restore" },
 	{ "status_fd", "readiness reports (only the page server and lazy pages have them)" },
-	{ "orphan_pts_master", "handing the master of an orphan pty to the client" },
 	{ "tcp_close", "closing TCP connections at restore" },
 	{ "lsm_profile", "LSM profiles" },
 	{ "tls_cacert", "TLS" },
@@ -110,8 +108,15 @@ static bool field_asks(const CriuOpts *m, const ProtobufCFieldDescriptor *f)
 		return *(const protobuf_c_boolean *)field_ptr(m, f->offset);
 	if (!strcmp(f->name, "cpu_cap"))
 		return m->cpu_cap != 0; /* CRIU's CPU_CAP_NONE: check nothing, as criu-like does */
+	/*
+	 * The restored tree stays in the cgroup its restorer (criu-like) runs in:
+	 * what runc (which puts swrk into the container's cgroup) asks with its
+	 * default, SOFT. The modes that restore cgroup properties are refused.
+	 */
 	if (!strcmp(f->name, "manage_cgroups_mode"))
-		return m->manage_cgroups_mode != CRIU_CG_MODE__IGNORE;
+		return m->manage_cgroups_mode == CRIU_CG_MODE__PROPS ||
+		       m->manage_cgroups_mode == CRIU_CG_MODE__FULL ||
+		       m->manage_cgroups_mode == CRIU_CG_MODE__STRICT;
 	if (!strcmp(f->name, "empty_ns"))
 		return m->empty_ns != 0;
 	return true;
@@ -301,6 +306,8 @@ static int translate_external(const CriuOpts *m, struct cr_options *o, char *err
 	}
 	o->external[k] = NULL;
 	o->n_external = (int)k;
+	/* runc sends every device node and masked file, bound or not (ns/mnt.c) */
+	o->ext_mnt_optional = m->n_ext_mnt > 0;
 	return 0;
 }
 
@@ -328,6 +335,17 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 				m->empty_ns, CLONE_NEWNET);
 		o->empty_ns_net = true;
 	}
+	/*
+	 * CRIU: a slave pty whose master was outside the tree gets a new pair at
+	 * restore, the master sent to the client. Without shell_job no terminal
+	 * is dumped or restored (files/chr.c), so there is never a master to send:
+	 * runc asks for it on every request, terminal or not.
+	 */
+	if (m->has_orphan_pts_master && m->orphan_pts_master && m->has_shell_job &&
+	    m->shell_job)
+		return refuse(err, size, -EOPNOTSUPP,
+			      "criu_opts.orphan_pts_master: with shell_job: handing the master "
+			      "of an orphan pty to the client is not supported by this version yet");
 	/* CRIU: the root of the restored container's mount tree (a runtime's rootfs) */
 	if (m->root && type == CRIU_REQ_TYPE__RESTORE)
 		o->root = m->root;
