@@ -24,14 +24,12 @@ static const struct {
 	const char *name;
 	const char *missing;
 } refused[] = {
-	{ "evasive_devices", "evasive devices" },
 	{ "ps", "the page server" },
 	{ "auto_dedup", "incremental dumps (auto-dedup)" },
 	{ "link_remap", "link remaps of unlinked files" },
 	{ "cpu_cap", "CPU compatibility checks (only cpu_cap 0, none, is)" },
 	{ "force_irmap", "the inotify path map (irmap)" },
 	{ "exec_cmd", "running a command after the restore" },
-	{ "cg_root", "cgroup management" },
 	{ "rst_sibling", "restoring the tree as a sibling of criu-like" },
 	{ "inherit_fd", "inherited fds" },
 	{ "auto_ext_mnt", "mount namespaces" },
@@ -311,6 +309,75 @@ static int translate_external(const CriuOpts *m, struct cr_options *o, char *err
 	return 0;
 }
 
+/* @ctrl ("cpu", "name=systemd", "" for v2) is one of @list ("cpu,cpuacct") */
+static bool cg_ctrl_in(const char *ctrl, const char *list, size_t len)
+{
+	size_t n = strlen(ctrl);
+	const char *p = list, *end = list + len;
+
+	if (!n)
+		return !len;
+	while (p < end) {
+		const char *c = memchr(p, ',', end - p);
+		size_t l = c ? (size_t)(c - p) : (size_t)(end - p);
+
+		if (l == n && !strncmp(p, ctrl, n))
+			return true;
+		p += l + 1;
+	}
+	return false;
+}
+
+/*
+ * cg_root: where the caller wants the restored tree's cgroups. criu-like
+ * restores no cgroup: the tree stays in the cgroups criu-like runs in (runc
+ * moves swrk into the container's before it asks). So each cg_root must be
+ * the cgroup criu-like is in already for that controller (all of them when
+ * ctrl is not given), else it is refused.
+ */
+static int check_cg_root(const CriuOpts *m, CriuReqType type, char *err, size_t size)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	char line[4096];
+	size_t i;
+
+	if (!m->n_cg_root)
+		return 0;
+	if (type != CRIU_REQ_TYPE__RESTORE)
+		return refuse(err, size, -EOPNOTSUPP,
+			      "criu_opts.cg_root: applies to a restore only here");
+	for (i = 0; i < m->n_cg_root; i++) {
+		const char *ctrl = m->cg_root[i]->ctrl, *path = m->cg_root[i]->path;
+		bool seen = false, ok = true;
+
+		f = fopen("/proc/self/cgroup", "re");
+		if (!f)
+			return refuse(err, size, -errno, "criu_opts.cg_root: /proc/self/cgroup: %m");
+		while (ok && fgets(line, sizeof(line), f)) {
+			char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+			if (!c2)
+				continue;
+			c2[strcspn(c2, "\n")] = '\0';
+			if (ctrl && !cg_ctrl_in(ctrl, c1 + 1, c2 - c1 - 1))
+				continue;
+			if (!ctrl && c2 == c1 + 1 && strcmp(c2 + 1, "/"))
+				continue; /* v1 and v2 mixed: v2's own root is not asked about */
+			seen = true;
+			ok = !strcmp(c2 + 1, path);
+		}
+		fclose(f);
+		f = NULL;
+		if (!seen || !ok)
+			return refuse(err, size, -EOPNOTSUPP,
+				      "criu_opts.cg_root[%zu]: %s%s%s: criu-like restores no cgroup, "
+				      "the tree stays in criu-like's own, which is not that one: "
+				      "cgroup management is not supported by this version yet",
+				      i, ctrl ? ctrl : "", ctrl ? " " : "", path);
+	}
+	return 0;
+}
+
 int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o,
 		       struct rpc_opts *ro, char *err, size_t size)
 {
@@ -318,6 +385,8 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 
 	err[0] = '\0';
 	ret = check_fields(m, err, size);
+	if (!ret)
+		ret = check_cg_root(m, type, err, size);
 	if (!ret)
 		ret = translate_dirs(m, o, ro, err, size);
 	if (!ret)
