@@ -30,7 +30,6 @@ static const struct {
 	{ "cpu_cap", "CPU compatibility checks (only cpu_cap 0, none, is)" },
 	{ "force_irmap", "the inotify path map (irmap)" },
 	{ "exec_cmd", "running a command after the restore" },
-	{ "rst_sibling", "restoring the tree as a sibling of criu-like" },
 	{ "inherit_fd", "inherited fds" },
 	{ "auto_ext_mnt", "mount namespaces" },
 	{ "ext_sharing", "mount namespaces" },
@@ -435,6 +434,9 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 	}
 	/* CRIU: a restore through RPC is always detached, the tree is the caller's to wait */
 	o->restore_detached = type == CRIU_REQ_TYPE__RESTORE;
+	/* CRIU: the restored root a child of the caller (runc waits for it), as CLONE_PARENT */
+	o->restore_sibling = type == CRIU_REQ_TYPE__RESTORE && m->has_rst_sibling &&
+			     m->rst_sibling;
 	/* the file's options win over the request's, as in CRIU (runc's runc.conf) */
 	if (m->config_file) {
 		ret = cli_apply_config_file(o, m->config_file);
