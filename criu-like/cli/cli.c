@@ -186,12 +186,14 @@ static const struct cli_command commands[] = {
 	  "                          the outside end of the container's veth IN, made in\n"
 	  "                          criu-like's network namespace, on the peer's bridge\n"
 	  "  --empty-ns net          a new network namespace with lo only instead\n"
+	  "  --inherit-fd fd[N]:pipe:[INO]\n"
+	  "                          the dumped pipe INO (its end) is criu-like's fd N\n"
 	  "  --timeout SEC           give up when the tree makes no progress that long\n"
 	  "                          (default 10; reading memory, at least 60)\n"
 	  "  --network-lock MODE     lock restored TCP connections until the tree runs:\n"
 	  "                          nftables (default), iptables or skip; the dump's own\n"
 	  "                          lock is reused when present, removed once the tree runs\n",
-	  RESTORE_OPTS, 0, 0, run_restore, RESTORE_CAPS },
+	  RESTORE_OPTS, 0, 0, run_restore, RESTORE_CAPS, OPTB(INHERIT_FD) },
 	{ "page-server", "receive the pages of a dump over TCP", "--port P [--address A] [-D DIR]",
 	  "Listens on A:P (default: every address), accepts one connection from\n"
 	  "`dump --page-server` or `pre-dump --page-server`, writes the pagemap and\n"
@@ -526,6 +528,10 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 			return -ENOMEM;
 		break;
 	case OPT_INHERIT_FD:
+		if (inherit_fd_parse(arg, NULL, NULL)) {
+			pr_err("--inherit-fd: '%s' is not fd[N]:KEY\n", arg);
+			return -EINVAL;
+		}
 		if (cli_append_str(&o->inherit_fd, &o->n_inherit_fd, arg))
 			return -ENOMEM;
 		break;

@@ -173,4 +173,12 @@ static inline bool rst_task_zombie(const struct rst_task *t)
 	return t->pe->state == TASK_STATE__TASK_ZOMBIE;
 }
 
+/*
+ * --inherit-fd fd[N]:KEY (CRIU's form; the RPC's inherit_fd pairs become it):
+ * 0 with @fd and @key (into @arg) set when either is not NULL, -EINVAL.
+ */
+int inherit_fd_parse(const char *arg, int *fd, const char **key);
+/* criu-like's fd that --inherit-fd gives for @key ("pipe:[INO]"), or -1. */
+int rst_inherited_fd(const struct cr_options *o, const char *key);
+
 #endif

@@ -30,7 +30,6 @@ static const struct {
 	{ "cpu_cap", "CPU compatibility checks (only cpu_cap 0, none, is)" },
 	{ "force_irmap", "the inotify path map (irmap)" },
 	{ "exec_cmd", "running a command after the restore" },
-	{ "inherit_fd", "inherited fds" },
 	{ "auto_ext_mnt", "mount namespaces" },
 	{ "ext_sharing", "mount namespaces" },
 	{ "ext_masters", "mount namespaces" },
@@ -377,6 +376,44 @@ static int check_cg_root(const CriuOpts *m, CriuReqType type, char *err, size_t 
 	return 0;
 }
 
+/*
+ * inherit_fd: CRIU's --inherit-fd fd[N]:KEY, N one of criu-like's own fds (swrk
+ * inherits them from the caller: runc's stdio pipes). One block, freed by
+ * cr_options_fini().
+ */
+static int translate_inherit_fd(const CriuOpts *m, CriuReqType type, struct cr_options *o,
+				char *err, size_t size)
+{
+	size_t n = m->n_inherit_fd, bytes = (n + 1) * sizeof(char *), i;
+	char *p;
+
+	if (!n)
+		return 0;
+	if (type != CRIU_REQ_TYPE__RESTORE)
+		return refuse(err, size, -EINVAL, "criu_opts.inherit_fd: applies to a restore only");
+	for (i = 0; i < n; i++) {
+		const InheritFd *e = m->inherit_fd[i];
+
+		if (e->fd < 0 || !e->key || !*e->key)
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.inherit_fd[%zu]: not a descriptor and a key", i);
+		bytes += strlen(e->key) + sizeof("fd[2147483647]:");
+	}
+	o->inherit_fd = malloc(bytes);
+	if (!o->inherit_fd)
+		return refuse(err, size, -ENOMEM, "criu_opts.inherit_fd: out of memory");
+	p = (char *)(o->inherit_fd + n + 1);
+	for (i = 0; i < n; i++) {
+		int len = sprintf(p, "fd[%d]:%s", m->inherit_fd[i]->fd, m->inherit_fd[i]->key);
+
+		o->inherit_fd[i] = p;
+		p += len + 1;
+	}
+	o->inherit_fd[n] = NULL;
+	o->n_inherit_fd = (int)n;
+	return 0;
+}
+
 int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o,
 		       struct rpc_opts *ro, char *err, size_t size)
 {
@@ -392,6 +429,8 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 		ret = translate_values(m, type, o, err, size);
 	if (!ret)
 		ret = translate_external(m, o, err, size);
+	if (!ret)
+		ret = translate_inherit_fd(m, type, o, err, size);
 	if (ret)
 		return ret;
 	/* CRIU: CLONE_NEW* flags of namespaces restored empty; only the network's is */
