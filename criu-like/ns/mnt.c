@@ -382,7 +382,8 @@ static int new_fs_config(int fs, const MntEntry *e, char *opts)
 		char *eq = strchr(tok, '=');
 		int r;
 
-		if (!strcmp(tok, "rw"))
+		/* a read-only tmpfs is filled first, then made read-only (sb_ro_after()) */
+		if (!strcmp(tok, "rw") || (!strcmp(tok, "ro") && e->tmpfs_data))
 			continue;
 		if (eq) {
 			*eq = '\0';
@@ -640,6 +641,29 @@ static int set_propagation(const MntnsEntry *ne, const int *fds)
 	return 0;
 }
 
+/* @e's superblock is read-only: make the new one @fd so, once its contents are in. */
+static int sb_ro_after(int fd, const MntEntry *e)
+{
+	_cleanup_close_ int fs = -1;
+	char *opts = strdup(e->super_options), *tok, *save = NULL;
+	bool ro = false;
+
+	if (!opts)
+		return -ENOMEM;
+	for (tok = strtok_r(opts, ",", &save); tok && !ro; tok = strtok_r(NULL, ",", &save))
+		ro = !strcmp(tok, "ro");
+	free(opts);
+	if (!ro)
+		return 0;
+	fs = fspick(fd, "", FSPICK_EMPTY_PATH | FSPICK_CLOEXEC);
+	if (fs < 0 || fsconfig(fs, FSCONFIG_SET_FLAG, "ro", NULL, 0) ||
+	    fsconfig(fs, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0)) {
+		pr_perror("mount %s (%s): cannot make it read-only", e->mountpoint, e->fstype);
+		return neg_errno();
+	}
+	return 0;
+}
+
 static int build_tree(struct mnt_restore *mr, int dirfd, const char *staging, size_t *order,
 		      int *fds)
 {
@@ -662,13 +686,18 @@ static int build_tree(struct mnt_restore *mr, int dirfd, const char *staging, si
 		if (fd < 0)
 			return fd;
 		fds[i] = fd;
-		err = set_attrs(fd, e);
-		if (!err && e->tmpfs_data) {
+		err = 0;
+		/* the contents first: the mount or its superblock may be read-only */
+		if (e->tmpfs_data) {
 			err = tmpfs_restore(fd, dirfd, e->mnt_id);
 			if (err)
 				pr_errno(err, "mount %s: cannot restore its tmpfs contents",
 					 e->mountpoint);
+			else
+				err = sb_ro_after(fd, e);
 		}
+		if (!err)
+			err = set_attrs(fd, e);
 		if (!err && e->how == MNT_HOW__MNT_ROOT &&
 		    move_mount(fd, "", AT_FDCWD, staging, MOVE_MOUNT_F_EMPTY_PATH)) {
 			err = neg_errno();

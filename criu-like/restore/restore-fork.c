@@ -169,6 +169,7 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 	if (root && ctx->opts->restore_sibling) {
 		flags |= CLONE_PARENT;
 		parent = 0;
+		exit_signal = 0; /* clone3: CLONE_PARENT takes criu-like's own exit signal */
 	}
 	pid = fault_err(-ENOMEM, "clone3 of task %d", want) ? -1
 							    : clone_with_pid(t, exit_signal, flags);
