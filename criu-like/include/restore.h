@@ -110,7 +110,8 @@ struct restore_ctx {
 	/*
 	 * criu-like's /proc, above the service base: a task of a tree with a pid
 	 * namespace of its own reads its host pid there (/proc/self) whatever
-	 * /proc its mount namespace shows; -1 without one.
+	 * /proc its mount namespace shows; the IPC sysctls are written there
+	 * (ns/ipc-sysv.c); -1 until opened.
 	 */
 	int proc_fd;
 	int ctl_pidfd; /* criu-like's own pidfd, for the init of a new pid namespace; -1 */
