@@ -379,8 +379,8 @@ static int pipe_open(struct restore_ctx *ctx, size_t pos)
 			       ctx->files->idx.by_id[pos]->id, inh, key);
 			return -EBADF;
 		}
-		pr_info("file %u: %s is the inherited fd %d\n", ctx->files->idx.by_id[pos]->id,
-			key, inh);
+		pr_info("file %u: %s is the inherited fd %d\n", ctx->files->idx.by_id[pos]->id, key,
+			inh);
 		fd = fcntl(inh, F_DUPFD_CLOEXEC, 3);
 		if (fd < 0 || fcntl(fd, F_SETFL, (int)pe->flags & PIPE_FL) < 0) {
 			err = neg_errno();

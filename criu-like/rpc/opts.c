@@ -350,7 +350,8 @@ static int check_cg_root(const CriuOpts *m, CriuReqType type, char *err, size_t 
 
 		f = fopen("/proc/self/cgroup", "re");
 		if (!f)
-			return refuse(err, size, -errno, "criu_opts.cg_root: /proc/self/cgroup: %m");
+			return refuse(err, size, -errno,
+				      "criu_opts.cg_root: /proc/self/cgroup: %m");
 		while (ok && fgets(line, sizeof(line), f)) {
 			char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 
@@ -367,11 +368,12 @@ static int check_cg_root(const CriuOpts *m, CriuReqType type, char *err, size_t 
 		fclose(f);
 		f = NULL;
 		if (!seen || !ok)
-			return refuse(err, size, -EOPNOTSUPP,
-				      "criu_opts.cg_root[%zu]: %s%s%s: criu-like restores no cgroup, "
-				      "the tree stays in criu-like's own, which is not that one: "
-				      "cgroup management is not supported by this version yet",
-				      i, ctrl ? ctrl : "", ctrl ? " " : "", path);
+			return refuse(
+				err, size, -EOPNOTSUPP,
+				"criu_opts.cg_root[%zu]: %s%s%s: criu-like restores no cgroup, "
+				"the tree stays in criu-like's own, which is not that one: "
+				"cgroup management is not supported by this version yet",
+				i, ctrl ? ctrl : "", ctrl ? " " : "", path);
 	}
 	return 0;
 }
@@ -390,7 +392,8 @@ static int translate_inherit_fd(const CriuOpts *m, CriuReqType type, struct cr_o
 	if (!n)
 		return 0;
 	if (type != CRIU_REQ_TYPE__RESTORE)
-		return refuse(err, size, -EINVAL, "criu_opts.inherit_fd: applies to a restore only");
+		return refuse(err, size, -EINVAL,
+			      "criu_opts.inherit_fd: applies to a restore only");
 	for (i = 0; i < n; i++) {
 		const InheritFd *e = m->inherit_fd[i];
 
@@ -448,11 +451,11 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 	 * is dumped or restored (files/chr.c), so there is never a master to send:
 	 * runc asks for it on every request, terminal or not.
 	 */
-	if (m->has_orphan_pts_master && m->orphan_pts_master && m->has_shell_job &&
-	    m->shell_job)
-		return refuse(err, size, -EOPNOTSUPP,
-			      "criu_opts.orphan_pts_master: with shell_job: handing the master "
-			      "of an orphan pty to the client is not supported by this version yet");
+	if (m->has_orphan_pts_master && m->orphan_pts_master && m->has_shell_job && m->shell_job)
+		return refuse(
+			err, size, -EOPNOTSUPP,
+			"criu_opts.orphan_pts_master: with shell_job: handing the master "
+			"of an orphan pty to the client is not supported by this version yet");
 	/* CRIU: the root of the restored container's mount tree (a runtime's rootfs) */
 	if (m->root && type == CRIU_REQ_TYPE__RESTORE)
 		o->root = m->root;
@@ -474,8 +477,7 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 	/* CRIU: a restore through RPC is always detached, the tree is the caller's to wait */
 	o->restore_detached = type == CRIU_REQ_TYPE__RESTORE;
 	/* CRIU: the restored root a child of the caller (runc waits for it), as CLONE_PARENT */
-	o->restore_sibling = type == CRIU_REQ_TYPE__RESTORE && m->has_rst_sibling &&
-			     m->rst_sibling;
+	o->restore_sibling = type == CRIU_REQ_TYPE__RESTORE && m->has_rst_sibling && m->rst_sibling;
 	/* the file's options win over the request's, as in CRIU (runc's runc.conf) */
 	if (m->config_file) {
 		ret = cli_apply_config_file(o, m->config_file);
