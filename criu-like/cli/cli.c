@@ -434,6 +434,7 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 {
 	unsigned long ul;
 	long l;
+	int err;
 
 	switch (c) {
 	case 't':
@@ -528,9 +529,14 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 			return -ENOMEM;
 		break;
 	case OPT_INHERIT_FD:
-		if (inherit_fd_parse(arg, NULL, NULL)) {
-			pr_err("--inherit-fd: '%s' is not fd[N]:KEY\n", arg);
-			return -EINVAL;
+		err = inherit_fd_parse(arg, NULL, NULL);
+		if (err) {
+			pr_err("--inherit-fd: '%s' %s\n", arg,
+			       err == -EINVAL
+				       ? "is not fd[N]:KEY"
+				       : "is not a pipe (fd[N]:pipe:[INO]): only pipes can be "
+					 "inherited by this version yet");
+			return err;
 		}
 		if (cli_append_str(&o->inherit_fd, &o->n_inherit_fd, arg))
 			return -ENOMEM;

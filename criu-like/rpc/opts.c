@@ -16,6 +16,7 @@
 #define LOG_PREFIX "rpc: "
 #include "cli-config.h"
 #include "log.h"
+#include "restore.h"
 #include "rpc.h"
 #include "util.h"
 
@@ -411,6 +412,11 @@ static int translate_inherit_fd(const CriuOpts *m, CriuReqType type, struct cr_o
 
 		o->inherit_fd[i] = p;
 		p += len + 1;
+		if (inherit_fd_parse(o->inherit_fd[i], NULL, NULL))
+			return refuse(err, size, -EOPNOTSUPP,
+				      "criu_opts.inherit_fd[%zu]: key '%s': only pipes "
+				      "(pipe:[INO]) can be inherited by this version yet",
+				      i, m->inherit_fd[i]->key);
 	}
 	o->inherit_fd[n] = NULL;
 	o->n_inherit_fd = (int)n;

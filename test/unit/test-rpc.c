@@ -217,6 +217,8 @@ static void test_opts_refused(void **state)
 		assert_int_equal(rst_inherited_fd(&t.o, "pipe:[1235]"), -1);
 		cr_options_fini(&t.o);
 		expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EINVAL, "criu_opts.inherit_fd");
+		ifd.key = "tmp/file";
+		expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.inherit_fd[0]");
 		ifd.fd = -1;
 		expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EINVAL, "criu_opts.inherit_fd[0]");
 		RESET();
