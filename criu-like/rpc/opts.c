@@ -347,13 +347,14 @@ static int check_cg_root(const CriuOpts *m, CriuReqType type, char *err, size_t 
 			      "criu_opts.cg_root: applies to a restore only here");
 	for (i = 0; i < m->n_cg_root; i++) {
 		const char *ctrl = m->cg_root[i]->ctrl, *path = m->cg_root[i]->path;
-		bool seen = false, ok = true;
+		/* without ctrl: every v1 hierarchy, or v2's when there is no v1 one */
+		bool seen = false, ok = true, v2_seen = false, v2_ok = false;
 
 		f = fopen("/proc/self/cgroup", "re");
 		if (!f)
 			return refuse(err, size, -errno,
 				      "criu_opts.cg_root: /proc/self/cgroup: %m");
-		while (ok && fgets(line, sizeof(line), f)) {
+		while (fgets(line, sizeof(line), f)) {
 			char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 
 			if (!c2)
@@ -361,13 +362,20 @@ static int check_cg_root(const CriuOpts *m, CriuReqType type, char *err, size_t 
 			c2[strcspn(c2, "\n")] = '\0';
 			if (ctrl && !cg_ctrl_in(ctrl, c1 + 1, c2 - c1 - 1))
 				continue;
-			if (!ctrl && c2 == c1 + 1 && strcmp(c2 + 1, "/"))
-				continue; /* v1 and v2 mixed: v2's own root is not asked about */
+			if (!ctrl && c2 == c1 + 1) {
+				v2_seen = true;
+				v2_ok = !strcmp(c2 + 1, path);
+				continue;
+			}
 			seen = true;
-			ok = !strcmp(c2 + 1, path);
+			ok = ok && !strcmp(c2 + 1, path);
 		}
 		fclose(f);
 		f = NULL;
+		if (!seen) {
+			seen = v2_seen;
+			ok = v2_ok;
+		}
 		if (!seen || !ok)
 			return refuse(
 				err, size, -EOPNOTSUPP,

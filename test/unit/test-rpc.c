@@ -227,6 +227,30 @@ static void test_opts_refused(void **state)
 		m.cg_root = cgs;
 		expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.cg_root[0]");
 		expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EOPNOTSUPP, "criu_opts.cg_root");
+		/* the cgroup this process is in (its first hierarchy): taken */
+		{
+			char line[512], *c1, *c2;
+			FILE *f = fopen("/proc/self/cgroup", "re");
+
+			assert_non_null(f);
+			assert_non_null(fgets(line, sizeof(line), f));
+			fclose(f);
+			line[strcspn(line, "\n")] = '\0';
+			c1 = strchr(line, ':');
+			assert_non_null(c1);
+			c2 = strchr(c1 + 1, ':');
+			assert_non_null(c2);
+			*c2 = '\0';
+			cg.ctrl = c1 + 1;
+			cg.path = c2 + 1;
+			if (!*cg.ctrl) /* cgroup v2 */
+				cg.ctrl = NULL;
+			if (cg.ctrl && strchr(cg.ctrl, ','))
+				*strchr(cg.ctrl, ',') = '\0';
+			translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
+			assert_int_equal(t.ret, 0);
+			cr_options_fini(&t.o);
+		}
 	}
 	RESET();
 	m.has_status_fd = true;
