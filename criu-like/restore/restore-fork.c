@@ -164,7 +164,8 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 
 	/*
 	 * RPC rst_sibling (runc): the root is the caller's child, not criu-like's.
-	 * It watches criu-like through its pidfd as a pid namespace's init does.
+	 * It looks at criu-like through its pidfd once started, as a pid
+	 * namespace's init does; its death signal then follows the caller.
 	 */
 	if (root && ctx->opts->restore_sibling) {
 		flags |= CLONE_PARENT;
