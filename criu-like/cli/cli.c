@@ -283,7 +283,8 @@ static const char *const opt_missing[OPT__MAX] = {
 	[OPT_PAGE_SERVER] = "the page server",
 	[OPT_LAZY_PAGES] = "lazy restore",
 	[OPT_INHERIT_FD] = "inherited fds",
-	[OPT_MANAGE_CGROUPS] = "cgroup management (only --manage-cgroups=ignore is)",
+	[OPT_MANAGE_CGROUPS] =
+		"cgroup management (only --manage-cgroups=ignore, none and soft are)",
 	[OPT_ADDRESS] = "network endpoints",
 	[OPT_PORT] = "network endpoints",
 };
@@ -570,8 +571,14 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 			pr_err("--manage-cgroups: unknown mode '%s'\n", arg);
 			return -EINVAL;
 		}
-		/* criu-like leaves cgroups alone: CRIU's "ignore" */
-		if (!strcmp(o->manage_cgroups, "ignore"))
+		/*
+		 * criu-like leaves cgroups alone, the restored tree in its own:
+		 * CRIU's "ignore", and "none" and "soft" as the RPC takes them
+		 * (Documentation/runtimes.md); the modes that restore properties are
+		 * refused.
+		 */
+		if (!strcmp(o->manage_cgroups, "ignore") || !strcmp(o->manage_cgroups, "none") ||
+		    !strcmp(o->manage_cgroups, "soft"))
 			return OPT__MAX;
 		break;
 	}
