@@ -341,8 +341,13 @@ lint:
 # systemd's unit directory (criu-like.service, criu-like.socket: the RPC daemon)
 SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
 
+# CRIU_NAME=1: also a `criu` link to criu-like in PREFIX/sbin, the name runc,
+# podman and go-criu look for in PATH (Documentation/runtimes.md)
+CRIU_NAME ?=
+
 install: $(B)/criu-like clib
 	install -D -m 755 $(B)/criu-like $(DESTDIR)$(PREFIX)/sbin/criu-like
+	$(if $(CRIU_NAME),ln -sf criu-like $(DESTDIR)$(PREFIX)/sbin/criu)
 	install -D -m 755 $(CLIB_SO) $(DESTDIR)$(LIBDIR)/$(notdir $(CLIB_SO))
 	ln -sf $(notdir $(CLIB_SO)) $(DESTDIR)$(LIBDIR)/$(CLIB_SONAME)
 	ln -sf $(CLIB_SONAME) $(DESTDIR)$(LIBDIR)/libcriu-like.so

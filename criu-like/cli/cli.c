@@ -209,12 +209,14 @@ static const struct cli_command commands[] = {
 	  "                          the outside end of the container's veth IN, made in\n"
 	  "                          criu-like's network namespace, on the peer's bridge\n"
 	  "  --empty-ns net          a new network namespace with lo only instead\n"
+	  "  --inherit-fd fd[N]:pipe:[INO]\n"
+	  "                          the dumped pipe INO (its end) is criu-like's fd N\n"
 	  "  --timeout SEC           give up when the tree makes no progress that long\n"
 	  "                          (default 10; reading memory, at least 60)\n"
 	  "  --network-lock MODE     lock restored TCP connections until the tree runs:\n"
 	  "                          nftables (default), iptables or skip; the dump's own\n"
 	  "                          lock is reused when present, removed once the tree runs\n",
-	  RESTORE_OPTS, 0, 0, run_restore, RESTORE_CAPS },
+	  RESTORE_OPTS, 0, 0, run_restore, RESTORE_CAPS, OPTB(INHERIT_FD) },
 	{ "page-server", "receive the pages of a dump over TCP", "--port P [--address A] [-D DIR]",
 	  "Listens on A:P (default: every address), accepts one connection from\n"
 	  "`dump --page-server` or `pre-dump --page-server`, writes the pagemap and\n"
@@ -304,7 +306,8 @@ static const char *const opt_missing[OPT__MAX] = {
 	[OPT_PAGE_SERVER] = "the page server",
 	[OPT_LAZY_PAGES] = "lazy restore",
 	[OPT_INHERIT_FD] = "inherited fds",
-	[OPT_MANAGE_CGROUPS] = "cgroup management (only --manage-cgroups=ignore is)",
+	[OPT_MANAGE_CGROUPS] =
+		"cgroup management (only --manage-cgroups=ignore, none and soft are)",
 	[OPT_ADDRESS] = "network endpoints",
 	[OPT_PORT] = "network endpoints",
 };
@@ -455,6 +458,7 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 {
 	unsigned long ul;
 	long l;
+	int err;
 
 	switch (c) {
 	case 't':
@@ -549,6 +553,15 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 			return -ENOMEM;
 		break;
 	case OPT_INHERIT_FD:
+		err = inherit_fd_parse(arg, NULL, NULL);
+		if (err) {
+			pr_err("--inherit-fd: '%s' %s\n", arg,
+			       err == -EINVAL
+				       ? "is not fd[N]:KEY"
+				       : "is not a pipe (fd[N]:pipe:[INO]): only pipes can be "
+					 "inherited by this version yet");
+			return err;
+		}
 		if (cli_append_str(&o->inherit_fd, &o->n_inherit_fd, arg))
 			return -ENOMEM;
 		break;
@@ -581,8 +594,14 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 			pr_err("--manage-cgroups: unknown mode '%s'\n", arg);
 			return -EINVAL;
 		}
-		/* criu-like leaves cgroups alone: CRIU's "ignore" */
-		if (!strcmp(o->manage_cgroups, "ignore"))
+		/*
+		 * criu-like leaves cgroups alone, the restored tree in its own:
+		 * CRIU's "ignore", and "none" and "soft" as the RPC takes them
+		 * (Documentation/runtimes.md); the modes that restore properties are
+		 * refused.
+		 */
+		if (!strcmp(o->manage_cgroups, "ignore") || !strcmp(o->manage_cgroups, "none") ||
+		    !strcmp(o->manage_cgroups, "soft"))
 			return OPT__MAX;
 		break;
 	}

@@ -364,9 +364,32 @@ static int pipe_open(struct restore_ctx *ctx, size_t pos)
 	struct pipe_rst *f = pipe_rst(ctx);
 	const PipeFileEntry *pe = ctx->files->idx.by_id[pos]->pipe;
 	struct rst_pipe *p = NULL;
-	int acc = (int)(pe->flags & O_ACCMODE), end, fd, err;
+	int acc = (int)(pe->flags & O_ACCMODE), end, fd, err, inh;
+	char key[48];
 	size_t i;
 
+	/* --inherit-fd fd[N]:pipe:[INO]: the caller's pipe, as CRIU (runc's stdio) */
+	snprintf(key, sizeof(key), "pipe:[%llu]", (unsigned long long)pe->pipe_ino);
+	inh = rst_inherited_fd(ctx->opts, key);
+	if (inh >= 0) {
+		struct stat st;
+
+		if (fstat(inh, &st) || !S_ISFIFO(st.st_mode)) {
+			pr_err("file %u: --inherit-fd fd[%d]:%s: not an open pipe\n",
+			       ctx->files->idx.by_id[pos]->id, inh, key);
+			return -EBADF;
+		}
+		pr_info("file %u: %s is the inherited fd %d\n", ctx->files->idx.by_id[pos]->id, key,
+			inh);
+		fd = fcntl(inh, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0 || fcntl(fd, F_SETFL, (int)pe->flags & PIPE_FL) < 0) {
+			err = neg_errno();
+			if (fd >= 0)
+				close(fd);
+			return err;
+		}
+		return fd;
+	}
 	for (i = 0; i < f->nr_pipes && !p; i++)
 		if (f->pipes[i].ino == pe->pipe_ino)
 			p = &f->pipes[i];

@@ -69,6 +69,38 @@ static int to_service_fd(const struct restore_ctx *ctx, int fd)
  */
 static int reopen_proc_fd = -1;
 
+int inherit_fd_parse(const char *arg, int *fd, const char **key)
+{
+	char *end;
+	long n;
+
+	if (strncmp(arg, "fd[", 3) || arg[3] < '0' || arg[3] > '9')
+		return -EINVAL;
+	errno = 0;
+	n = strtol(arg + 3, &end, 10);
+	if (errno || n > 0x7fffffff || strncmp(end, "]:", 2) || !end[2])
+		return -EINVAL;
+	/* only pipes can be inherited yet (runc passes nothing else) */
+	if (strncmp(end + 2, "pipe:[", 6))
+		return -EOPNOTSUPP;
+	if (fd)
+		*fd = (int)n;
+	if (key)
+		*key = end + 2;
+	return 0;
+}
+
+int rst_inherited_fd(const struct cr_options *o, const char *key)
+{
+	const char *k;
+	int i, fd;
+
+	for (i = 0; o && i < o->n_inherit_fd; i++)
+		if (!inherit_fd_parse(o->inherit_fd[i], &fd, &k) && !strcmp(k, key))
+			return fd;
+	return -1;
+}
+
 int rst_reopen_fd(int fd, uint32_t flags)
 {
 	char self[64];

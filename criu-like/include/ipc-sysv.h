@@ -34,6 +34,10 @@ int ipc_sysv_dump(int dirfd, uint32_t ns_id);
  * removal (SHM_DEST) are created and kept until ipc_sysv_restore_late().
  */
 int ipc_sysv_restore(int dirfd, uint32_t ns_id);
+/* Restore writes the IPC sysctls under @proc_fd (criu-like's /proc, O_PATH). */
+void ipc_sysv_set_proc(int proc_fd);
+/* open(@path) of an IPC sysctl ("/proc/sys/..."), under that /proc when set. */
+int ipc_sysctl_open(const char *path, int flags);
 /*
  * Once the restored tasks have attached their segments: IPC_RMID the ones
  * that were marked for removal, so each goes with its last detach again.

@@ -37,8 +37,10 @@ struct cr_options {
 	const char *root; /* -r */
 	const char **external; /* --external, NULL-terminated */
 	int n_external;
+	bool ext_mnt_optional; /* RPC ext_mnt: a mnt[] naming no mount is skipped, as CRIU */
 	const char **veth_pairs; /* --veth-pair IN=OUT[@BRIDGE], NULL-terminated */
 	int n_veth_pairs;
+	bool restore_sibling; /* RPC rst_sibling: the root a child of criu-like's parent */
 	bool empty_ns_net; /* --empty-ns net: a new network namespace with lo only */
 	const char **inherit_fd; /* --inherit-fd, NULL-terminated */
 	int n_inherit_fd;

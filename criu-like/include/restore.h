@@ -110,7 +110,8 @@ struct restore_ctx {
 	/*
 	 * criu-like's /proc, above the service base: a task of a tree with a pid
 	 * namespace of its own reads its host pid there (/proc/self) whatever
-	 * /proc its mount namespace shows; -1 without one.
+	 * /proc its mount namespace shows; the IPC sysctls are written there
+	 * (ns/ipc-sysv.c); -1 until opened.
 	 */
 	int proc_fd;
 	int ctl_pidfd; /* criu-like's own pidfd, for the init of a new pid namespace; -1 */
@@ -172,5 +173,14 @@ static inline bool rst_task_zombie(const struct rst_task *t)
 {
 	return t->pe->state == TASK_STATE__TASK_ZOMBIE;
 }
+
+/*
+ * --inherit-fd fd[N]:KEY (CRIU's form; the RPC's inherit_fd pairs become it):
+ * 0 with @fd and @key (into @arg) set when either is not NULL, -EINVAL, or
+ * -EOPNOTSUPP for a key that is not a pipe's ("pipe:[INO]").
+ */
+int inherit_fd_parse(const char *arg, int *fd, const char **key);
+/* criu-like's fd that --inherit-fd gives for @key ("pipe:[INO]"), or -1. */
+int rst_inherited_fd(const struct cr_options *o, const char *key);
 
 #endif

@@ -67,6 +67,26 @@ static int sysctl_read(const char *name, char *buf, size_t size)
 	return 0;
 }
 
+/* criu-like's /proc at restore (ipc_sysv_set_proc()), or -1 */
+static int sysctl_proc_fd = -1;
+
+void ipc_sysv_set_proc(int proc_fd)
+{
+	sysctl_proc_fd = proc_fd;
+}
+
+int ipc_sysctl_open(const char *path, int flags)
+{
+	if (sysctl_proc_fd >= 0 && !strncmp(path, "/proc/", 6))
+		return openat(sysctl_proc_fd, path + 6, flags);
+	return open(path, flags);
+}
+
+/*
+ * The IPC sysctls are those of the writer's IPC namespace whatever /proc it
+ * opens: at restore, criu-like's own, since the tree's /proc/sys may be
+ * read-only (runc binds it so).
+ */
 static int sysctl_write(const char *name, const char *val)
 {
 	char path[64];
@@ -75,7 +95,7 @@ static int sysctl_write(const char *name, const char *val)
 	int fd;
 
 	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	fd = ipc_sysctl_open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0) {
 		pr_perror("open %s", path);
 		return neg_errno();

@@ -289,7 +289,7 @@ static int write_u32(const char *name, bool has, uint32_t v)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/sys/fs/mqueue/%s", name);
 	len = snprintf(buf, sizeof(buf), "%u", v);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	fd = ipc_sysctl_open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, buf, (size_t)len) != len) {
 		err = neg_errno();
 		pr_errno(err, "cannot set fs.mqueue.%s to %u", name, v);

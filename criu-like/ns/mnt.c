@@ -256,8 +256,40 @@ static int check_remade(pid_t pid, const struct mount_list *ml, const struct mnt
 	return 0;
 }
 
+/*
+ * The RPC's ext_mnt pairs (o->ext_mnt_optional): runc names every device
+ * node and masked path it could have bound, mount or not, and CRIU ignores
+ * the pairs that name no mount. Keep in @out those whose mount point is one
+ * of @ml's (and every other --external), log the others.
+ */
+static size_t mnt_ext_used(const struct cr_options *o, const struct mount_list *ml,
+			   const char **out)
+{
+	size_t n = 0, klen;
+	unsigned int i;
+	int j;
+
+	for (j = 0; j < o->n_external; j++) {
+		const char *key, *val;
+		bool keep = !o->ext_mnt_optional ||
+			    mnt_external_split(o->external[j], &key, &klen, &val);
+
+		for (i = 0; !keep && i < ml->nr; i++)
+			keep = strlen(ml->mnts[i].mountpoint) == klen &&
+			       !strncmp(ml->mnts[i].mountpoint, key, klen);
+		if (keep)
+			out[n++] = o->external[j];
+		else
+			pr_info("ext_mnt %s: no mount there, not used (as CRIU)\n", o->external[j]);
+	}
+	out[n] = NULL;
+	return n;
+}
+
 static int mnt_dump(pid_t pid, int dirfd, uint32_t id)
 {
+	_cleanup_free_ const char **ext = NULL;
+	size_t n_ext = 0;
 	const struct cr_options *o = ns_options();
 	_cleanup_free_ struct mnt_plan_entry *plan = NULL;
 	_cleanup_free_ MntEntry *ents = NULL;
@@ -275,10 +307,13 @@ static int mnt_dump(pid_t pid, int dirfd, uint32_t id)
 	plan = calloc(ml.nr + 1, sizeof(*plan));
 	ents = calloc(ml.nr + 1, sizeof(*ents));
 	ptrs = calloc(ml.nr + 1, sizeof(*ptrs));
-	err = plan && ents && ptrs ? 0 : -ENOMEM;
+	if (o)
+		ext = calloc(o->n_external + 1, sizeof(*ext));
+	err = plan && ents && ptrs && (!o || ext) ? 0 : -ENOMEM;
+	if (!err && o)
+		n_ext = mnt_ext_used(o, &ml, ext);
 	if (!err)
-		err = mnt_plan(pid, &ml, o ? o->external : NULL, o ? (size_t)o->n_external : 0,
-			       plan);
+		err = mnt_plan(pid, &ml, ext, n_ext, plan);
 	if (!err)
 		err = check_remade(pid, &ml, plan);
 	for (i = 0; !err && i < ml.nr; i++) {
@@ -401,7 +436,8 @@ static int new_fs_config(int fs, const MntEntry *e, char *opts)
 		char *eq = strchr(tok, '=');
 		int r;
 
-		if (!strcmp(tok, "rw"))
+		/* a read-only tmpfs is filled first, then made read-only (sb_ro_after()) */
+		if (!strcmp(tok, "rw") || (!strcmp(tok, "ro") && e->tmpfs_data))
 			continue;
 		if (eq) {
 			*eq = '\0';
@@ -664,6 +700,29 @@ static int set_propagation(const MntnsEntry *ne, const int *fds, const bool *def
 	return 0;
 }
 
+/* @e's superblock is read-only: make the new one @fd so, once its contents are in. */
+static int sb_ro_after(int fd, const MntEntry *e)
+{
+	_cleanup_close_ int fs = -1;
+	char *opts = strdup(e->super_options), *tok, *save = NULL;
+	bool ro = false;
+
+	if (!opts)
+		return -ENOMEM;
+	for (tok = strtok_r(opts, ",", &save); tok && !ro; tok = strtok_r(NULL, ",", &save))
+		ro = !strcmp(tok, "ro");
+	free(opts);
+	if (!ro)
+		return 0;
+	fs = fspick(fd, "", FSPICK_EMPTY_PATH | FSPICK_CLOEXEC);
+	if (fs < 0 || fsconfig(fs, FSCONFIG_SET_FLAG, "ro", NULL, 0) ||
+	    fsconfig(fs, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0)) {
+		pr_perror("mount %s (%s): cannot make it read-only", e->mountpoint, e->fstype);
+		return neg_errno();
+	}
+	return 0;
+}
+
 static int build_tree(struct mnt_restore *mr, int dirfd, const char *staging, size_t *order,
 		      int *fds)
 {
@@ -690,13 +749,18 @@ static int build_tree(struct mnt_restore *mr, int dirfd, const char *staging, si
 		if (fd < 0)
 			return fd;
 		fds[i] = fd;
-		err = set_attrs(fd, e);
-		if (!err && e->tmpfs_data) {
+		err = 0;
+		/* the contents first: the mount or its superblock may be read-only */
+		if (e->tmpfs_data) {
 			err = tmpfs_restore(fd, dirfd, e->mnt_id);
 			if (err)
 				pr_errno(err, "mount %s: cannot restore its tmpfs contents",
 					 e->mountpoint);
+			else
+				err = sb_ro_after(fd, e);
 		}
+		if (!err)
+			err = set_attrs(fd, e);
 		if (!err && e->how == MNT_HOW__MNT_ROOT &&
 		    move_mount(fd, "", AT_FDCWD, staging, MOVE_MOUNT_F_EMPTY_PATH)) {
 			err = neg_errno();

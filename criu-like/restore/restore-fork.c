@@ -162,6 +162,16 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 	if (!root)
 		want = rst_pid_at(t, dp);
 
+	/*
+	 * RPC rst_sibling (runc): the root is the caller's child, not criu-like's.
+	 * It looks at criu-like through its pidfd once started, as a pid
+	 * namespace's init does; its death signal then follows the caller.
+	 */
+	if (root && ctx->opts->restore_sibling) {
+		flags |= CLONE_PARENT;
+		parent = 0;
+		exit_signal = 0; /* clone3: CLONE_PARENT takes criu-like's own exit signal */
+	}
 	pid = fault_err(-ENOMEM, "clone3 of task %d", want) ? -1
 							    : clone_with_pid(t, exit_signal, flags);
 	if (pid == 0) {
@@ -427,7 +437,7 @@ int rst_fork_root(struct restore_ctx *ctx, pid_t *ret_pid)
 	/* Nothing interrupts a restoring task: the restorer sets the saved mask. */
 	sigfillset(&all);
 	/* the init of a new pid namespace watches the controller through it */
-	if (rst_in_pidns(ctx)) {
+	if (rst_in_pidns(ctx) || ctx->opts->restore_sibling) {
 		ctx->ctl_pidfd = (int)syscall(__NR_pidfd_open, getpid(), 0);
 		if (ctx->ctl_pidfd < 0) {
 			pr_perror("pidfd_open of criu-like itself");

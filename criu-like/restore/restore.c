@@ -27,6 +27,7 @@
 #include "cr.h"
 #include "image.h"
 #include "fault.h"
+#include "ipc-sysv.h"
 #include "log.h"
 #include "net-lock.h"
 #include "notify.h"
@@ -371,10 +372,12 @@ static int place_service_fds(struct restore_ctx *ctx)
 		return -EMFILE;
 	}
 	err = move_fd_above(&ctx->dirfd, ctx->service_fd_base);
-	if (!err && rst_in_pidns(ctx)) {
+	if (!err) {
 		ctx->proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		err = ctx->proc_fd < 0 ? neg_errno()
 				       : move_fd_above(&ctx->proc_fd, ctx->service_fd_base);
+		if (!err)
+			ipc_sysv_set_proc(ctx->proc_fd);
 	}
 	/* a log on stderr stays there in the controller (each task moves its own) */
 	if (!err && log_get_fd() != STDERR_FILENO)

@@ -16,6 +16,7 @@
 #define LOG_PREFIX "rpc: "
 #include "cli-config.h"
 #include "log.h"
+#include "restore.h"
 #include "rpc.h"
 #include "util.h"
 
@@ -24,23 +25,18 @@ static const struct {
 	const char *name;
 	const char *missing;
 } refused[] = {
-	{ "evasive_devices", "evasive devices" },
 	{ "ps", "the page server" },
 	{ "link_remap", "link remaps of unlinked files" },
 	{ "cpu_cap", "CPU compatibility checks (only cpu_cap 0, none, is)" },
 	{ "force_irmap", "the inotify path map (irmap)" },
 	{ "exec_cmd", "running a command after the restore" },
-	{ "manage_cgroups", "cgroup management" },
-	{ "cg_root", "cgroup management" },
-	{ "rst_sibling", "restoring the tree as a sibling of criu-like" },
-	{ "inherit_fd", "inherited fds" },
 	{ "auto_ext_mnt", "mount namespaces" },
 	{ "ext_sharing", "mount namespaces" },
 	{ "ext_masters", "mount namespaces" },
 	{ "skip_mnt", "mount namespaces" },
 	{ "enable_fs", "mount namespaces" },
 	{ "unix_sk_ino", "naming external unix sockets by inode" },
-	{ "manage_cgroups_mode", "cgroup management (only IGNORE is)" },
+	{ "manage_cgroups_mode", "cgroup management (only IGNORE, NONE, SOFT and DEFAULT are)" },
 	{ "irmap_scan_paths", "the inotify path map (irmap)" },
 	{ "join_ns", "joining namespaces" },
 	{ "cgroup_props", "cgroup management" },
@@ -50,7 +46,6 @@ static const struct {
 	{ "weak_sysctls", "sysctls" },
 	{ "lazy_pages", "lazy restore" },
 	{ "status_fd", "readiness reports (only the page server and lazy pages have them)" },
-	{ "orphan_pts_master", "handing the master of an orphan pty to the client" },
 	{ "tcp_close", "closing TCP connections at restore" },
 	{ "lsm_profile", "LSM profiles" },
 	{ "tls_cacert", "TLS" },
@@ -109,8 +104,15 @@ static bool field_asks(const CriuOpts *m, const ProtobufCFieldDescriptor *f)
 		return *(const protobuf_c_boolean *)field_ptr(m, f->offset);
 	if (!strcmp(f->name, "cpu_cap"))
 		return m->cpu_cap != 0; /* CRIU's CPU_CAP_NONE: check nothing, as criu-like does */
+	/*
+	 * The restored tree stays in the cgroup its restorer (criu-like) runs in:
+	 * what runc (which puts swrk into the container's cgroup) asks with its
+	 * default, SOFT. The modes that restore cgroup properties are refused.
+	 */
 	if (!strcmp(f->name, "manage_cgroups_mode"))
-		return m->manage_cgroups_mode != CRIU_CG_MODE__IGNORE;
+		return m->manage_cgroups_mode == CRIU_CG_MODE__PROPS ||
+		       m->manage_cgroups_mode == CRIU_CG_MODE__FULL ||
+		       m->manage_cgroups_mode == CRIU_CG_MODE__STRICT;
 	if (!strcmp(f->name, "empty_ns"))
 		return m->empty_ns != 0;
 	return true;
@@ -300,6 +302,131 @@ static int translate_external(const CriuOpts *m, struct cr_options *o, char *err
 	}
 	o->external[k] = NULL;
 	o->n_external = (int)k;
+	/* runc sends every device node and masked file, bound or not (ns/mnt.c) */
+	o->ext_mnt_optional = m->n_ext_mnt > 0;
+	return 0;
+}
+
+/* @ctrl ("cpu", "name=systemd", "" for v2) is one of @list ("cpu,cpuacct") */
+static bool cg_ctrl_in(const char *ctrl, const char *list, size_t len)
+{
+	size_t n = strlen(ctrl);
+	const char *p = list, *end = list + len;
+
+	if (!n)
+		return !len;
+	while (p < end) {
+		const char *c = memchr(p, ',', end - p);
+		size_t l = c ? (size_t)(c - p) : (size_t)(end - p);
+
+		if (l == n && !strncmp(p, ctrl, n))
+			return true;
+		p += l + 1;
+	}
+	return false;
+}
+
+/*
+ * cg_root: where the caller wants the restored tree's cgroups. criu-like
+ * restores no cgroup: the tree stays in the cgroups criu-like runs in (runc
+ * moves swrk into the container's before it asks). So each cg_root must be
+ * the cgroup criu-like is in already for that controller (all of them when
+ * ctrl is not given), else it is refused.
+ */
+static int check_cg_root(const CriuOpts *m, CriuReqType type, char *err, size_t size)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	char line[4096];
+	size_t i;
+
+	if (!m->n_cg_root)
+		return 0;
+	if (type != CRIU_REQ_TYPE__RESTORE)
+		return refuse(err, size, -EOPNOTSUPP,
+			      "criu_opts.cg_root: applies to a restore only here");
+	for (i = 0; i < m->n_cg_root; i++) {
+		const char *ctrl = m->cg_root[i]->ctrl, *path = m->cg_root[i]->path;
+		/* without ctrl: every v1 hierarchy, or v2's when there is no v1 one */
+		bool seen = false, ok = true, v2_seen = false, v2_ok = false;
+
+		f = fopen("/proc/self/cgroup", "re");
+		if (!f)
+			return refuse(err, size, -errno,
+				      "criu_opts.cg_root: /proc/self/cgroup: %m");
+		while (fgets(line, sizeof(line), f)) {
+			char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+			if (!c2)
+				continue;
+			c2[strcspn(c2, "\n")] = '\0';
+			if (ctrl && !cg_ctrl_in(ctrl, c1 + 1, c2 - c1 - 1))
+				continue;
+			if (!ctrl && c2 == c1 + 1) {
+				v2_seen = true;
+				v2_ok = !strcmp(c2 + 1, path);
+				continue;
+			}
+			seen = true;
+			ok = ok && !strcmp(c2 + 1, path);
+		}
+		fclose(f);
+		f = NULL;
+		if (!seen) {
+			seen = v2_seen;
+			ok = v2_ok;
+		}
+		if (!seen || !ok)
+			return refuse(
+				err, size, -EOPNOTSUPP,
+				"criu_opts.cg_root[%zu]: %s%s%s: criu-like restores no cgroup, "
+				"the tree stays in criu-like's own, which is not that one: "
+				"cgroup management is not supported by this version yet",
+				i, ctrl ? ctrl : "", ctrl ? " " : "", path);
+	}
+	return 0;
+}
+
+/*
+ * inherit_fd: CRIU's --inherit-fd fd[N]:KEY, N one of criu-like's own fds (swrk
+ * inherits them from the caller: runc's stdio pipes). One block, freed by
+ * cr_options_fini().
+ */
+static int translate_inherit_fd(const CriuOpts *m, CriuReqType type, struct cr_options *o,
+				char *err, size_t size)
+{
+	size_t n = m->n_inherit_fd, bytes = (n + 1) * sizeof(char *), i;
+	char *p;
+
+	if (!n)
+		return 0;
+	if (type != CRIU_REQ_TYPE__RESTORE)
+		return refuse(err, size, -EINVAL,
+			      "criu_opts.inherit_fd: applies to a restore only");
+	for (i = 0; i < n; i++) {
+		const InheritFd *e = m->inherit_fd[i];
+
+		if (e->fd < 0 || !e->key || !*e->key)
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.inherit_fd[%zu]: not a descriptor and a key", i);
+		bytes += strlen(e->key) + sizeof("fd[2147483647]:");
+	}
+	o->inherit_fd = malloc(bytes);
+	if (!o->inherit_fd)
+		return refuse(err, size, -ENOMEM, "criu_opts.inherit_fd: out of memory");
+	p = (char *)(o->inherit_fd + n + 1);
+	for (i = 0; i < n; i++) {
+		int len = sprintf(p, "fd[%d]:%s", m->inherit_fd[i]->fd, m->inherit_fd[i]->key);
+
+		o->inherit_fd[i] = p;
+		p += len + 1;
+		if (inherit_fd_parse(o->inherit_fd[i], NULL, NULL))
+			return refuse(err, size, -EOPNOTSUPP,
+				      "criu_opts.inherit_fd[%zu]: key '%s': only pipes "
+				      "(pipe:[INO]) can be inherited by this version yet",
+				      i, m->inherit_fd[i]->key);
+	}
+	o->inherit_fd[n] = NULL;
+	o->n_inherit_fd = (int)n;
 	return 0;
 }
 
@@ -311,11 +438,15 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 	err[0] = '\0';
 	ret = check_fields(m, err, size);
 	if (!ret)
+		ret = check_cg_root(m, type, err, size);
+	if (!ret)
 		ret = translate_dirs(m, o, ro, err, size);
 	if (!ret)
 		ret = translate_values(m, type, o, err, size);
 	if (!ret)
 		ret = translate_external(m, o, err, size);
+	if (!ret)
+		ret = translate_inherit_fd(m, type, o, err, size);
 	if (ret)
 		return ret;
 	/* CRIU: CLONE_NEW* flags of namespaces restored empty; only the network's is */
@@ -327,6 +458,17 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 				m->empty_ns, CLONE_NEWNET);
 		o->empty_ns_net = true;
 	}
+	/*
+	 * CRIU: a slave pty whose master was outside the tree gets a new pair at
+	 * restore, the master sent to the client. Without shell_job no terminal
+	 * is dumped or restored (files/chr.c), so there is never a master to send:
+	 * runc asks for it on every request, terminal or not.
+	 */
+	if (m->has_orphan_pts_master && m->orphan_pts_master && m->has_shell_job && m->shell_job)
+		return refuse(
+			err, size, -EOPNOTSUPP,
+			"criu_opts.orphan_pts_master: with shell_job: handing the master "
+			"of an orphan pty to the client is not supported by this version yet");
 	/* CRIU: the root of the restored container's mount tree (a runtime's rootfs) */
 	if (m->root && type == CRIU_REQ_TYPE__RESTORE)
 		o->root = m->root;
@@ -355,6 +497,8 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 	}
 	/* CRIU: a restore through RPC is always detached, the tree is the caller's to wait */
 	o->restore_detached = type == CRIU_REQ_TYPE__RESTORE;
+	/* CRIU: the restored root a child of the caller (runc waits for it), as CLONE_PARENT */
+	o->restore_sibling = type == CRIU_REQ_TYPE__RESTORE && m->has_rst_sibling && m->rst_sibling;
 	/* the file's options win over the request's, as in CRIU (runc's runc.conf) */
 	if (m->config_file) {
 		ret = cli_apply_config_file(o, m->config_file);

@@ -210,6 +210,12 @@ static int rpc_run_setup(struct rpc_conv *c, const CriuReq *req, struct rpc_run 
 	err = rpc_opts_translate(req->opts, req->type, &r->o, &ro, msg, size);
 	if (err)
 		return err;
+	if (c->service && r->o.n_inherit_fd) {
+		snprintf(msg, size,
+			 "criu_opts.inherit_fd: the daemon holds none of the caller's fds "
+			 "(swrk inherits them)");
+		return -EOPNOTSUPP;
+	}
 	if (ro.images_dir_fd >= 0) {
 		r->images_fd = open_caller_dir(c, ro.images_dir_fd, "images_dir_fd", msg, size);
 		if (r->images_fd < 0)

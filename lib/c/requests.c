@@ -189,8 +189,8 @@ int criu_restore(void)
 
 /*
  * As libcriu: the tree restored as a child of the caller, through swrk
- * whatever the options say, with rst_sibling. criu-like refuses rst_sibling
- * (Documentation/rpc.md): the refusal comes back as -EBADE.
+ * whatever the options say, with rst_sibling (the root cloned with
+ * CLONE_PARENT by criu-like, Documentation/rpc.md).
  */
 int criu_local_restore_child(criu_opts *opts)
 {

@@ -275,7 +275,12 @@ static void test_criu_options(void **state)
 	assert_true(p.o.restore_detached);
 	PARSE(&p, "check", "--all");
 	assert_true(p.o.check_extra && p.o.check_experimental);
+	/* soft (the default mode) and none leave the tree in criu-like's cgroups */
 	PARSE(&p, "restore", "--manage-cgroups");
+	assert_int_equal(cli_validate(p.cmd, p.seen, 0), 0);
+	PARSE(&p, "restore", "--manage-cgroups=none");
+	assert_int_equal(cli_validate(p.cmd, p.seen, 0), 0);
+	PARSE(&p, "restore", "--manage-cgroups=full");
 	assert_int_equal(cli_validate(p.cmd, p.seen, 0), -EOPNOTSUPP);
 	PARSE(&p, "restore", "--manage-cgroups=ignore");
 	assert_int_equal(cli_validate(p.cmd, p.seen, 0), 0);

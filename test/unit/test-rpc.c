@@ -21,6 +21,7 @@
 #include "log.h"
 #include "notify.h"
 #include "options.h"
+#include "restore.h"
 #include "rpc.h"
 #include "util.h"
 
@@ -187,8 +188,81 @@ static void test_opts_refused(void **state)
 	strs[0] = "x";
 	RESET();
 	m.has_manage_cgroups_mode = true;
-	m.manage_cgroups_mode = CRIU_CG_MODE__SOFT;
+	m.manage_cgroups_mode = CRIU_CG_MODE__FULL;
 	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EOPNOTSUPP, "criu_opts.manage_cgroups_mode");
+	/* runc's: SOFT, the tree staying in criu-like's cgroup */
+	RESET();
+	m.has_manage_cgroups = m.manage_cgroups = true;
+	m.has_manage_cgroups_mode = true;
+	m.manage_cgroups_mode = CRIU_CG_MODE__SOFT;
+	translate(&t, &m, CRIU_REQ_TYPE__DUMP);
+	assert_int_equal(t.ret, 0);
+	cr_options_fini(&t.o);
+	RESET();
+	m.has_orphan_pts_master = m.orphan_pts_master = true;
+	translate(&t, &m, CRIU_REQ_TYPE__DUMP);
+	assert_int_equal(t.ret, 0);
+	cr_options_fini(&t.o);
+	m.has_shell_job = m.shell_job = true;
+	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.orphan_pts_master");
+	RESET();
+	m.has_rst_sibling = m.rst_sibling = true;
+	translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
+	assert_int_equal(t.ret, 0);
+	assert_true(t.o.restore_sibling);
+	cr_options_fini(&t.o);
+	{
+		InheritFd ifd = INHERIT_FD__INIT, *ifds[] = { &ifd };
+		CgroupRoot cg = CGROUP_ROOT__INIT, *cgs[] = { &cg };
+
+		RESET();
+		ifd.key = "pipe:[1234]";
+		ifd.fd = 7;
+		m.n_inherit_fd = 1;
+		m.inherit_fd = ifds;
+		translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
+		assert_int_equal(t.ret, 0);
+		assert_int_equal(t.o.n_inherit_fd, 1);
+		assert_string_equal(t.o.inherit_fd[0], "fd[7]:pipe:[1234]");
+		assert_int_equal(rst_inherited_fd(&t.o, "pipe:[1234]"), 7);
+		assert_int_equal(rst_inherited_fd(&t.o, "pipe:[1235]"), -1);
+		cr_options_fini(&t.o);
+		expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EINVAL, "criu_opts.inherit_fd");
+		ifd.key = "tmp/file";
+		expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.inherit_fd[0]");
+		ifd.fd = -1;
+		expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EINVAL, "criu_opts.inherit_fd[0]");
+		RESET();
+		cg.path = "/no/such/cgroup";
+		m.n_cg_root = 1;
+		m.cg_root = cgs;
+		expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.cg_root[0]");
+		expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EOPNOTSUPP, "criu_opts.cg_root");
+		/* the cgroup this process is in (its first hierarchy): taken */
+		{
+			char line[512], *c1, *c2;
+			FILE *f = fopen("/proc/self/cgroup", "re");
+
+			assert_non_null(f);
+			assert_non_null(fgets(line, sizeof(line), f));
+			fclose(f);
+			line[strcspn(line, "\n")] = '\0';
+			c1 = strchr(line, ':');
+			assert_non_null(c1);
+			c2 = strchr(c1 + 1, ':');
+			assert_non_null(c2);
+			*c2 = '\0';
+			cg.ctrl = c1 + 1;
+			cg.path = c2 + 1;
+			if (!*cg.ctrl) /* cgroup v2 */
+				cg.ctrl = NULL;
+			if (cg.ctrl && strchr(cg.ctrl, ','))
+				*strchr(cg.ctrl, ',') = '\0';
+			translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
+			assert_int_equal(t.ret, 0);
+			cr_options_fini(&t.o);
+		}
+	}
 	RESET();
 	m.has_status_fd = true;
 	m.status_fd = 5;
@@ -243,12 +317,18 @@ static void test_opts_refused(void **state)
 
 /* The fields given a meaning; every other one must be refused when it asks. */
 static const char *const handled[] = {
-	"images_dir_fd",   "images_dir",    "pid",	     "leave_running", "ext_unix_sk",
-	"tcp_established", "shell_job",	    "file_locks",    "log_level",     "log_file",
-	"notify_scripts",  "work_dir_fd",   "timeout",	     "freeze_cgroup", "ghost_limit",
-	"network_lock",	   "pre_dump_mode", "log_to_stderr", "track_mem",     "display_stats",
-	"config_file",	   "parent_img",    "root",	     "external",      "ext_mnt",
-	"veths",	   "empty_ns",
+	"images_dir_fd",     "images_dir",     "pid",
+	"leave_running",     "ext_unix_sk",    "tcp_established",
+	"shell_job",	     "file_locks",     "log_level",
+	"log_file",	     "notify_scripts", "work_dir_fd",
+	"timeout",	     "freeze_cgroup",  "ghost_limit",
+	"network_lock",	     "pre_dump_mode",  "log_to_stderr",
+	"track_mem",	     "display_stats",  "config_file",
+	"parent_img",	     "root",	       "external",
+	"ext_mnt",	     "veths",	       "empty_ns",
+	"evasive_devices",   "manage_cgroups", "manage_cgroups_mode",
+	"orphan_pts_master", "rst_sibling",    "inherit_fd",
+	"cg_root",
 };
 
 static bool is_handled(const char *name)

@@ -1,0 +1,128 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# runc (Debian 12's 1.1.5) with criu-like as its CRIU (`runc --criu`): a
+# busybox-static container with its own pid, mount, UTS, IPC and network
+# namespaces, cgroups made by runc, a bind-mounted data directory, stdio on
+# pipes, its hostname set by runc, a loop counting in /data/count. Checked:
+#   - `runc checkpoint --leave-running`: the container goes on counting;
+#   - `runc checkpoint`: the container is gone, the count stops;
+#   - `runc restore -d`: runc reports it running, its init is pid 1 in its
+#     pid namespace, its hostname is kept, the count goes on from where it
+#     was (the first value it writes after the restore is the dumped one + 1).
+# Documentation/runtimes.md has the recipe.
+set -u
+: "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
+[ "$(id -u)" = 0 ] || { echo "runc: needs root"; exit 77; }
+command -v runc >/dev/null || { echo "runc: runc is not installed (scripts/install-deps.sh)"; exit 77; }
+BB=$(command -v busybox) && "$BB" --list >/dev/null 2>&1 ||
+	{ echo "runc: busybox (busybox-static) is not installed"; exit 77; }
+command -v python3 >/dev/null || { echo "runc: python3 is not installed"; exit 77; }
+[ -x "$CRIU_LIKE" ] || { echo "runc: build first ($CRIU_LIKE)"; exit 1; }
+CRIU_LIKE=$(realpath "$CRIU_LIKE")
+
+tmp=$(mktemp -d)
+id=criu-like-test-$$
+trap 'runc delete -f $id >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+
+fail() {
+	echo "FAIL: $*"
+	for f in "$tmp"/*.out "$tmp"/img*/*.log; do
+		[ -s "$f" ] && { echo "---- $f"; grep -a -m5 Error "$f"; tail -5 "$f"; }
+	done
+	exit 1
+}
+
+# the bundle: busybox and its applets, runc's default spec edited
+R=$tmp/bundle/rootfs
+mkdir -p "$R/bin" "$R/data" "$tmp/data"
+cp "$BB" "$R/bin/busybox"
+for a in $("$BB" --list); do
+	[ "$a" = busybox ] || ln -s busybox "$R/bin/$a"
+done
+(cd "$tmp/bundle" && runc spec) || fail "runc spec"
+python3 - "$tmp" <<'EOF' || fail "cannot edit config.json"
+import json, sys
+t = sys.argv[1]
+p = t + '/bundle/config.json'
+c = json.load(open(p))
+c['process']['terminal'] = False
+c['process']['args'] = ['/bin/sh', '-c', 'n=0; while :; do n=$((n + 1)); '
+    'echo "$n $(hostname)" >/data/count.new; mv /data/count.new /data/count; '
+    'echo $n >>/data/log; '
+    'sleep 0.02; done']
+c['root']['readonly'] = False
+c['hostname'] = 'runcbox'
+c['mounts'].append({'destination': '/data', 'type': 'bind', 'source': t + '/data',
+                    'options': ['rbind', 'rw']})
+# criu-like has neither cgroup nor user namespaces (Documentation/runtimes.md)
+c['linux']['namespaces'] = [n for n in c['linux']['namespaces']
+                            if n['type'] not in ('cgroup', 'user')]
+json.dump(c, open(p, 'w'), indent=1)
+EOF
+
+count() { cut -d' ' -f1 "$tmp/data/count" 2>/dev/null || echo 0; }
+wait_more() { # wait_more N WHAT: until the count passes N
+	i=0
+	while [ "$(count)" -le "$1" ]; do
+		i=$((i + 1)); [ $i -gt 250 ] && fail "$2: the loop does not count"; sleep 0.02
+	done
+}
+state() { runc state "$id" 2>/dev/null | python3 -c \
+	'import json,sys; s=json.load(sys.stdin); print(s["status"], s["pid"])' 2>/dev/null; }
+
+# piped NAME CMD...: CMD with its stdout and stderr on a pipe (runc gives the
+# container the pipes it was given, `cat` reads them as long as it lives); its
+# exit status once CMD returns
+piped() {
+	name=$1
+	shift
+	rm -f "$tmp/$name.rc"
+	({ "$@" </dev/null 2>&1; echo $? >"$tmp/$name.rc"; } | cat >"$tmp/$name.out") &
+	i=0
+	while [ ! -s "$tmp/$name.rc" ]; do
+		i=$((i + 1)); [ $i -gt 1500 ] && fail "$name: does not return"; sleep 0.02
+	done
+	return "$(cat "$tmp/$name.rc")"
+}
+
+piped run runc run -d -b "$tmp/bundle" "$id" || fail "runc run -d"
+wait_more 10 "start"
+
+runc --criu "$CRIU_LIKE" checkpoint --leave-running --image-path "$tmp/img1" "$id" \
+	>"$tmp/ckpt1.out" 2>&1 || fail "runc checkpoint --leave-running"
+set -- $(state)
+[ "${1:-}" = running ] || fail "after checkpoint --leave-running the container is '${1:-gone}'"
+n=$(count)
+wait_more "$n" "after checkpoint --leave-running"
+
+runc --criu "$CRIU_LIKE" checkpoint --image-path "$tmp/img2" "$id" >"$tmp/ckpt2.out" 2>&1 ||
+	fail "runc checkpoint"
+c=$(count)
+lines=$(wc -l <"$tmp/data/log")
+old=$(tail -n1 "$tmp/data/log")
+sleep 0.2
+[ "$(count)" = "$c" ] && [ "$(wc -l <"$tmp/data/log")" = "$lines" ] ||
+	fail "the count goes on after runc checkpoint ($c, $(count))"
+[ -z "$(state)" ] || fail "the container is still there after runc checkpoint: $(state)"
+
+piped restore runc --criu "$CRIU_LIKE" restore -d -b "$tmp/bundle" --image-path "$tmp/img2" \
+	"$id" || fail "runc restore -d"
+set -- $(state)
+[ "${1:-}" = running ] || fail "after runc restore the container is '${1:-gone}'"
+hp=$2
+# the first value written after the restore follows the dumped one: not a loop started again
+i=0
+while [ "$(wc -l <"$tmp/data/log")" -le "$lines" ]; do
+	i=$((i + 1)); [ $i -gt 250 ] && fail "after restore: the loop does not count"; sleep 0.02
+done
+first=$(sed -n "$((lines + 1))p" "$tmp/data/log")
+[ "$first" = $((old + 1)) ] || fail "the count started again: $old at the checkpoint, then $first"
+wait_more "$first" "after restore"
+nspid=$(awk '/^NSpid:/ { print $NF }' "/proc/$hp/status")
+[ "$nspid" = 1 ] || fail "the restored init (host pid $hp) is pid '$nspid' in its namespace"
+host=$(cut -d' ' -f2 "$tmp/data/count")
+[ "$host" = runcbox ] || fail "the restored container's hostname is '$host'"
+
+runc delete -f "$id" >/dev/null 2>&1
+echo "runc: checkpoint --leave-running, checkpoint and restore -d with criu-like:" \
+	"$old at the checkpoint, $first after, pid 1 and hostname kept"
