@@ -226,8 +226,9 @@ static bool ns_not_ours(pid_t pid, const char *name)
 
 /*
  * The restored root makes the container's proc (in a pid namespace of its
- * own) and mqueue (in an IPC namespace of its own) itself (mnt_restore()):
- * a mount on one of them, or bound from one, is refused at dump already.
+ * own) and mqueue (in an IPC namespace of its own) itself (mnt_restore()),
+ * with what is mounted under them: a bind of one of them elsewhere is refused
+ * at dump already.
  */
 static int check_remade(pid_t pid, const struct mount_list *ml, const struct mnt_plan_entry *plan)
 {
@@ -242,14 +243,28 @@ static int check_remade(pid_t pid, const struct mount_list *ml, const struct mnt
 		    !((own_pid && proc) || (own_ipc && !strcmp(m->fstype, "mqueue"))))
 			continue;
 		for (j = 0; j < ml->nr; j++) {
-			bool on = ml->mnts[j].parent_id == m->mnt_id && j != i;
+			unsigned int up = j, hops = 0;
 
-			if (!on && plan[j].bind_of != (int)i)
+			if (plan[j].bind_of != (int)i || j == i)
 				continue;
-			pr_err("pid %d: mount %s: %s the %s at %s, of the container's own %s "
-			       "namespace: not restored yet\n",
-			       pid, ml->mnts[j].mountpoint, on ? "mounted on" : "a bind mount of",
-			       m->fstype, m->mountpoint, proc ? "pid" : "ipc");
+			/* under the proc itself (runc's read-only /proc/bus...): the root makes it */
+			while (up != i && hops++ < ml->nr) {
+				unsigned int k;
+
+				for (k = 0;
+				     k < ml->nr && ml->mnts[k].mnt_id != ml->mnts[up].parent_id;
+				     k++)
+					;
+				if (k == ml->nr)
+					break;
+				up = k;
+			}
+			if (up == i)
+				continue;
+			pr_err("pid %d: mount %s: a bind mount of the %s at %s, of the container's "
+			       "own %s namespace: not restored yet\n",
+			       pid, ml->mnts[j].mountpoint, m->fstype, m->mountpoint,
+			       proc ? "pid" : "ipc");
 			return -EOPNOTSUPP;
 		}
 	}
@@ -540,6 +555,16 @@ static int make_mount(struct mnt_restore *mr, size_t i, int *fds, const char *st
 		for (j = 0; j < mr->ne->n_mounts; j++)
 			if (mr->ne->mounts[j]->mnt_id == e->bind_of)
 				break;
+		if (j < mr->ne->n_mounts && fds[j] < 0) {
+			/* made by the root, from a mount the builder made: by its path here */
+			char src[PATH_MAX];
+			const char *rel = rel_root(e, mr->ne->mounts[j]);
+
+			snprintf(src, sizeof(src), "%s%s%s", mr->ne->mounts[j]->mountpoint,
+				 *rel && strcmp(mr->ne->mounts[j]->mountpoint, "/") ? "/" : "",
+				 rel);
+			return clone_path(AT_FDCWD, src, "its source", e);
+		}
 		return clone_path(fds[j],
 				  *rel_root(e, mr->ne->mounts[j]) ? rel_root(e, mr->ne->mounts[j])
 								  : "",
@@ -891,7 +916,8 @@ static int mark_deferred(struct mnt_restore *mr)
 		i = order[k];
 		mr->deferred[i] = under || made_by_root(e, pid, ipc);
 		any += mr->deferred[i];
-		if (src >= 0 && mr->deferred[src] != mr->deferred[i]) {
+		/* the root binds what the builder made by its path; not the other way */
+		if (src >= 0 && mr->deferred[src] && !mr->deferred[i]) {
 			pr_err("mount %s: a bind of %s, %s the container's own %s: not supported "
 			       "yet\n",
 			       e->mountpoint, ne->mounts[src]->mountpoint,
@@ -948,9 +974,12 @@ static int mnt_restore(const void *priv, int dirfd)
 			break;
 		}
 		fds[i] = fd;
-		err = set_attrs(fd, e);
+		/* the contents first: the mount or its superblock may be read-only */
+		err = e->tmpfs_data ? tmpfs_restore(fd, dirfd, e->mnt_id) : 0;
 		if (!err && e->tmpfs_data)
-			err = tmpfs_restore(fd, dirfd, e->mnt_id);
+			err = sb_ro_after(fd, e);
+		if (!err)
+			err = set_attrs(fd, e);
 		p = find_idx(ne, e->parent_id);
 		if (!err && p >= 0 && mr->deferred[p]) {
 			err = attach(fd, e, fds[p], ne->mounts[p]);

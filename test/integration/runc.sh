@@ -122,6 +122,10 @@ nspid=$(awk '/^NSpid:/ { print $NF }' "/proc/$hp/status")
 [ "$nspid" = 1 ] || fail "the restored init (host pid $hp) is pid '$nspid' in its namespace"
 host=$(cut -d' ' -f2 "$tmp/data/count")
 [ "$host" = runcbox ] || fail "the restored container's hostname is '$host'"
+# its /proc is its own pid namespace's: pid 1 there is its init, not the host's
+[ "$(stat -L -c %i /proc/$hp/root/proc/1/ns/pid)" = "$(stat -L -c %i /proc/$hp/ns/pid)" ] &&
+	[ "$(stat -L -c %i /proc/$hp/ns/pid)" != "$(stat -L -c %i /proc/self/ns/pid)" ] ||
+	fail "the restored container's /proc is not the one of its pid namespace"
 
 runc delete -f "$id" >/dev/null 2>&1
 echo "runc: checkpoint --leave-running, checkpoint and restore -d with criu-like:" \
