@@ -164,38 +164,6 @@ int inet_sockaddr(const InetSkEntry *e, bool dst, struct sockaddr_storage *sa, s
 
 /* ---- checks ---------------------------------------------------------------------------- */
 
-/*
- * Whether the socket @f lives in the network namespace sock_diag is asked in:
- * the tree's own (a container's) or else the dumper's.
- */
-static int check_netns(const struct fd_info *f)
-{
-	struct stat self, sk;
-	int ns = ioctl(f->dfd, SIOCGSKNS);
-	int err = 0;
-
-	if (ns < 0) {
-		pr_perror("pid %d fd %d: SIOCGSKNS of %s", f->pid, f->fd, f->link);
-		return neg_errno();
-	}
-	if (fstat(ns, &sk) || (ns_net_tree_fd() >= 0 ? fstat(ns_net_tree_fd(), &self)
-						     : stat("/proc/self/ns/net", &self)))
-		err = neg_errno();
-	close(ns);
-	if (err) {
-		pr_errno(err, "pid %d fd %d: cannot compare network namespaces", f->pid, f->fd);
-		return err;
-	}
-	if (sk.st_ino != self.st_ino || sk.st_dev != self.st_dev) {
-		pr_err("pid %d fd %d: %s is an inet socket of another network namespace "
-		       "(net:[%lu]): "
-		       "not supported yet\n",
-		       f->pid, f->fd, f->link, (unsigned long)sk.st_ino);
-		return -EOPNOTSUPP;
-	}
-	return 0;
-}
-
 /* Type and protocol: TCP over SOCK_STREAM and UDP over SOCK_DGRAM only. */
 static int check_proto(const struct fd_info *f, int *type, int *proto)
 {
@@ -284,7 +252,7 @@ static int inet_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 	struct inet_sk_diag dg;
 	int type, proto, err;
 
-	err = check_netns(f);
+	err = sock_check_netns(f, f->sk_family == AF_INET ? "an inet" : "an inet6");
 	if (!err)
 		err = check_proto(f, &type, &proto);
 	if (!err)
