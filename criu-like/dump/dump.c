@@ -552,6 +552,11 @@ int cr_dump(const struct cr_options *o)
 	if (!err)
 		write_stats(&ctx);
 	dump_ctx_fini(&ctx);
+	/*
+	 * A killed container's network goes with it before the dump returns:
+	 * after dump_ctx_fini(), whose drained sockets hold its namespace too.
+	 */
+	ns_net_dump_done(!err && !o->leave_running);
 	if (err)
 		pr_errno(err, "dump of %d failed; the tree continues, %s is not a checkpoint",
 			 o->tree, o->images_dir);

@@ -86,6 +86,12 @@ struct fd_info {
 };
 
 /*
+ * files.c: 0 when the socket @f (drained) is in the tree's network namespace,
+ * else -EOPNOTSUPP naming it as @what ("an inet", "a netlink") and the namespace.
+ */
+int sock_check_netns(const struct fd_info *f, const char *what);
+
+/*
  * files.c: the task of the dumped tree that has thread @tid, or NULL; whether
  * @tid is its leader in *@leader.
  */

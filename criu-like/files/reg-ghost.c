@@ -2,7 +2,8 @@
 /*
  * The contents of unlinked open files (reg.c): a file open but unlinked
  * (st_nlink 0, memfds and O_TMPFILE files included) has them saved in
- * ghost-ID.img, copied in the kernel, with their crc32c. At restore they are
+ * ghost-ID.img, data extent by extent (holes stay holes, in the image and
+ * in the file restored), with the crc32c of every byte. At restore they are
  * written into a new file at the original path, or next to it under a
  * temporary name if the path is taken (memfds: into a new memfd of the same
  * name), which is opened with the saved flags and unlinked again, so the task
@@ -15,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,54 +33,106 @@
 
 /* ---- dump ----------------------------------------------------------------------------------- */
 
-static int ghost_copy_range(int src, int dst, uint64_t size)
+/* @len bytes at @off, all of them, or -ENODATA when the file ends before. */
+static int pread_full(int fd, void *buf, size_t len, uint64_t off)
 {
-	loff_t off = 0;
-	bool sendfile_only = false;
+	size_t done = 0;
 
-	while ((uint64_t)off < size) {
-		size_t want = (size_t)min(size - (uint64_t)off, (uint64_t)(1u << 30));
-		ssize_t n = -1;
+	while (done < len) {
+		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
 
-		if (!sendfile_only) {
-			n = copy_file_range(src, &off, dst, NULL, want, 0);
-			/* Across file systems of different types (EXDEV) and on old kernels. */
-			if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
-				      errno == EOPNOTSUPP)) {
-				sendfile_only = true;
-				continue;
-			}
-		} else {
-			n = sendfile(dst, src, &off, want);
-		}
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n < 0)
 			return neg_errno();
 		if (n == 0)
 			return -ENODATA; /* the file shrank under us */
+		done += (size_t)n;
 	}
 	return 0;
 }
 
-static int ghost_crc(int src, uint64_t size, uint32_t *ret)
+static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pwrite(fd, (const char *)buf + done, len - done, (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return neg_errno();
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * The next data extent of @fd at or after @off, below @size: [*ret_start, *ret_end).
+ * 0 when there is none (the rest is a hole). A file system without holes
+ * reports all of it as data.
+ */
+static int next_extent(int fd, uint64_t off, uint64_t size, uint64_t *ret_start, uint64_t *ret_end)
+{
+	off_t d = lseek(fd, (off_t)off, SEEK_DATA);
+	off_t h;
+
+	if (d < 0 && errno == ENXIO)
+		return 0;
+	if (d < 0)
+		return neg_errno();
+	if ((uint64_t)d >= size)
+		return 0;
+	h = lseek(fd, d, SEEK_HOLE);
+	if (h < 0)
+		return neg_errno();
+	*ret_start = (uint64_t)d;
+	*ret_end = min((uint64_t)h, size);
+	return 1;
+}
+
+/*
+ * Copy the first @size bytes of @src, from @src_base on, into @dst at
+ * @dst_base on, extent by extent: the holes of @src stay holes in @dst
+ * (a sparse file of 1 GiB with a few pages of data costs a few pages), and
+ * the crc32c covers every byte, the holes as zeros.
+ */
+static int ghost_copy_sparse(int src, uint64_t src_base, int dst, uint64_t dst_base, uint64_t size,
+			     uint32_t *ret_crc)
 {
 	_cleanup_free_ uint8_t *buf = malloc(GHOST_CHUNK);
-	uint64_t off = 0;
+	uint64_t off = 0, start, end;
 	uint32_t crc = 0;
+	int r;
 
 	if (!buf)
 		return -ENOMEM;
 	while (off < size) {
-		ssize_t n = pread(src, buf, (size_t)min(size - off, (uint64_t)GHOST_CHUNK),
-				  (off_t)off);
+		r = next_extent(src, src_base + off, src_base + size, &start, &end);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			start = end = src_base + size;
+		start -= src_base;
+		end -= src_base;
+		crc = crc32c_zeros(crc, start - off);
+		for (off = start; off < end;) {
+			size_t n = (size_t)min(end - off, (uint64_t)GHOST_CHUNK);
 
-		if (n < 0)
-			return neg_errno();
-		if (n == 0)
-			return -ENODATA;
-		crc = crc32c(crc, buf, (size_t)n);
-		off += (uint64_t)n;
+			r = pread_full(src, buf, n, src_base + off);
+			if (!r)
+				r = pwrite_full(dst, buf, n, dst_base + off);
+			if (r)
+				return r;
+			crc = crc32c(crc, buf, n);
+			off += n;
+		}
 	}
-	*ret = crc;
+	/* the size, with the hole at the end */
+	if (ftruncate(dst, (off_t)(dst_base + size)))
+		return neg_errno();
+	*ret_crc = crc;
 	return 0;
 }
 
@@ -98,9 +150,15 @@ int ghost_dump(struct dump_ctx *ctx, pid_t pid, int fd, uint32_t id, RegFileEntr
 	uint32_t crc = 0;
 	int err, cerr;
 
-	/* --ghost-limit, as CRIU: a larger unlinked file fails the dump (0: no limit) */
-	if (ctx->opts && ctx->opts->ghost_limit && e->size > ctx->opts->ghost_limit) {
-		pr_err("pid %d fd %d: unlinked %s has %llu bytes, more than --ghost-limit %llu\n",
+	/*
+	 * --ghost-limit, as CRIU: a larger unlinked file fails the dump (0: no
+	 * limit). Its size, not the data it holds, as CRIU counts it; memfds are
+	 * not ghosts to CRIU and have no limit.
+	 */
+	if (ctx->opts && ctx->opts->ghost_limit && e->size > ctx->opts->ghost_limit &&
+	    strncmp(path, MEMFD_PREFIX, strlen(MEMFD_PREFIX))) {
+		pr_err("pid %d fd %d: unlinked %s has %llu bytes, more than --ghost-limit %llu "
+		       "(1M by default, as CRIU's): dump with a larger --ghost-limit\n",
 		       pid, fd, path, (unsigned long long)e->size, ctx->opts->ghost_limit);
 		return -EFBIG;
 	}
@@ -113,9 +171,7 @@ int ghost_dump(struct dump_ctx *ctx, pid_t pid, int fd, uint32_t id, RegFileEntr
 	img = img_open(ctx->dirfd, CR_IMG_GHOST, id, IMG_WRITE);
 	if (!img)
 		return -errno;
-	err = ghost_copy_range(src, img_raw_fd(img), e->size);
-	if (!err)
-		err = ghost_crc(src, e->size, &crc);
+	err = ghost_copy_sparse(src, 0, img_raw_fd(img), IMG_RAW_DATA_OFF, e->size, &crc);
 	cerr = img_close(img);
 	if (err) {
 		pr_errno(err, "pid %d: cannot copy unlinked %s into ghost-%u.img", pid, path, id);
@@ -133,34 +189,27 @@ int ghost_dump(struct dump_ctx *ctx, pid_t pid, int fd, uint32_t id, RegFileEntr
 /* ---- restore: the messages keep the restore's prefix ---------------------------------------- */
 static int ghost_copy(struct cr_img *img, const FileEntry *fe, int dst, const char *path)
 {
-	_cleanup_free_ uint8_t *buf = NULL;
-	uint64_t off = 0, size = img_raw_size(img);
+	uint64_t size = img_raw_size(img);
 	uint32_t crc = 0;
-	int err = 0;
+	int err;
 
 	if (size != fe->reg->size) {
 		pr_err("ghost-%u.img holds %llu bytes, unlinked %s had %llu\n", fe->id,
 		       (unsigned long long)size, path, (unsigned long long)fe->reg->size);
 		return -EBADMSG;
 	}
-	buf = malloc(GHOST_CHUNK);
-	if (!buf)
-		return -ENOMEM;
-	while (!err && off < size) {
-		size_t n = (size_t)min(size - off, (uint64_t)GHOST_CHUNK);
-
-		err = img_read_raw(img, off, buf, n);
-		if (!err)
-			err = write_all(dst, buf, n);
-		crc = crc32c(crc, buf, n);
-		off += n;
+	/* the image's holes are the file's (the dump copied data extents only) */
+	err = ghost_copy_sparse(img_raw_fd(img), IMG_RAW_DATA_OFF, dst, 0, size, &crc);
+	if (err) {
+		pr_errno(err, "ghost-%u.img: cannot copy its data into unlinked %s", fe->id, path);
+		return err;
 	}
-	if (!err && fe->reg->has_ghost_crc32c && crc != fe->reg->ghost_crc32c) {
+	if (fe->reg->has_ghost_crc32c && crc != fe->reg->ghost_crc32c) {
 		pr_err("ghost-%u.img: crc32c %08x, the dump saved %08x\n", fe->id, crc,
 		       fe->reg->ghost_crc32c);
-		err = -EBADMSG;
+		return -EBADMSG;
 	}
-	return err;
+	return 0;
 }
 
 /* Copy the ghost image data into @dst, checking its size and crc32c. */
@@ -208,8 +257,10 @@ static int create_tmpfile(struct restore_ctx *ctx, const FileEntry *fe, const ch
 
 	if (!dir)
 		return -ENOMEM;
+	/* without O_APPEND while filled: pwrite() would append, holes or not */
 	fd = open(dirname(dir),
-		  (int)(fe->reg->flags & ~(uint32_t)(O_CREAT | O_TRUNC | O_NOCTTY)) | O_CLOEXEC,
+		  (int)(fe->reg->flags & ~(uint32_t)(O_CREAT | O_TRUNC | O_NOCTTY | O_APPEND)) |
+			  O_CLOEXEC,
 		  0600);
 	if (fd < 0) {
 		pr_perror("unlinked %s: cannot make an O_TMPFILE file in %s", path, dir);
@@ -217,6 +268,9 @@ static int create_tmpfile(struct restore_ctx *ctx, const FileEntry *fe, const ch
 	}
 	err = ghost_fill(ctx, fe, fd, path);
 	if (!err && fchmod(fd, fe->reg->mode & 07777))
+		err = neg_errno();
+	if (!err && (fe->reg->flags & O_APPEND) &&
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_APPEND) < 0)
 		err = neg_errno();
 	if (err) {
 		close(fd);

@@ -182,6 +182,12 @@ pid_t pidns_host_tid(int proc_fd, pid_t host_pid, pid_t vtid);
 int ns_net_tree_fd(void);
 void ns_net_reset(void);
 /*
+ * The end of a dump: the tree's network namespace let go and, when the tree
+ * was @killed, its veths' outside ends waited for until the kernel has
+ * destroyed the namespace (a restore right after finds their names free).
+ */
+void ns_net_dump_done(bool killed);
+/*
  * Put this thread into it, *@saved getting the namespace to go back to (-1
  * when the tree has none: nothing done). 0 or -EIO (logged).
  */

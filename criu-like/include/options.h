@@ -75,6 +75,8 @@ struct cr_options {
 };
 
 #define CR_DEFAULT_TIMEOUT 10 /* seconds, like CRIU's --timeout default */
+/* CRIU's default --ghost-limit: an unlinked file over 1 MiB (not a memfd) fails the dump */
+#define CR_DEFAULT_GHOST_LIMIT (1ULL << 20)
 
 void cr_options_init(struct cr_options *o);
 void cr_options_fini(struct cr_options *o);

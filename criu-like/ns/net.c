@@ -53,6 +53,17 @@
 static int tree_netns = -1;
 static int ns_lock_kind = -1; /* the kind of lock installed in the tree's namespace, or -1 */
 
+/*
+ * The outside ends of the tree's veths, as the dump found them in criu-like's
+ * namespace: once the tree is killed they go with its namespace, which the
+ * kernel destroys in the background (ns_net_dump_done()).
+ */
+static struct {
+	int ifindex;
+	char name[IFNAMSIZ];
+} dump_peers[16];
+static size_t n_dump_peers;
+
 static void tree_netns_set(int fd)
 {
 	if (tree_netns >= 0)
@@ -75,6 +86,7 @@ static void dad_later_free(void);
 
 void ns_net_reset(void)
 {
+	n_dump_peers = 0;
 	tree_netns_set(-1);
 	ns_lock_kind = -1;
 	dad_later_free();
@@ -581,6 +593,12 @@ static int link_fill(pid_t pid, const struct nlmsghdr *n, const struct nl_buf *h
 
 			link_info(p, pt, &pname, &pkind);
 			e->peer_name = (char *)pname;
+			if (n_dump_peers < ARRAY_SIZE(dump_peers)) {
+				dump_peers[n_dump_peers].ifindex =
+					((const struct ifinfomsg *)NLMSG_DATA(p))->ifi_index;
+				snprintf(dump_peers[n_dump_peers].name, IFNAMSIZ, "%s", pname);
+				n_dump_peers++;
+			}
 			e->has_peer_mtu = e->has_peer_flags = true;
 			e->peer_mtu = attr_u32(pt[IFLA_MTU], 0);
 			e->peer_flags = ((const struct ifinfomsg *)NLMSG_DATA(p))->ifi_flags;
@@ -712,6 +730,43 @@ out:
 	nl_buf_fini(&host);
 	net_read_fini(&r);
 	return err;
+}
+
+#define PEERS_GONE_WAIT_MS 5000
+
+/*
+ * The end of a dump. The namespace is let go; when the tree was killed, wait
+ * until the kernel has destroyed it, which it does in the background once the
+ * last reference goes: until then the outside ends of its veths still exist
+ * in criu-like's namespace, and a restore right after the dump (a migration,
+ * `dump; restore`) would find their names taken.
+ */
+void ns_net_dump_done(bool killed)
+{
+	char name[IF_NAMESIZE];
+	unsigned int waited = 0;
+	size_t i = 0;
+
+	tree_netns_set(-1);
+	while (killed && i < n_dump_peers) {
+		/* gone, or the index given to another link since */
+		if (!if_indextoname((unsigned int)dump_peers[i].ifindex, name) ||
+		    strcmp(name, dump_peers[i].name)) {
+			i++;
+			continue;
+		}
+		if (waited >= PEERS_GONE_WAIT_MS) {
+			pr_warn("veth %s is still there %u ms after the tree was killed: its "
+				"network namespace is not destroyed yet\n",
+				dump_peers[i].name, waited);
+			break;
+		}
+		usleep(10000);
+		waited += 10;
+	}
+	if (waited)
+		pr_debug("the tree's veths were gone %u ms after it was killed\n", waited);
+	n_dump_peers = 0;
 }
 
 /* ---- restore ---------------------------------------------------------------------------------- */

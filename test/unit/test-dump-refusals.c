@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dump_task_files() and dump_files_finish() on real children, what they
- * refuse and what is in flight. Unsupported kinds (userfaultfd, netlink
- * sockets) and shared fd tables must fail with a message naming the pid and
+ * refuse and what is in flight. Unsupported kinds (userfaultfd, a netlink
+ * socket with a message queued) and shared fd tables must fail with a message naming the pid and
  * fd, the child intact. Fds in flight in a unix socket's queue are named by
  * the ids of their descriptions, one held by no task dumped on its own, a
  * kind that cannot be (epoll) refused. A file of /proc/PID of a process outside
@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <linux/userfaultfd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -166,9 +167,22 @@ static int victim_setup(void *arg, void *report)
 		r->bad = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
 		return r->bad < 0 ? -errno : 0;
 	case V_NETLINK_SOCKET:
-		/* A netlink socket (unix, TCP and UDP sockets are dumped now). */
-		r->bad = socket(AF_NETLINK, SOCK_DGRAM, NETLINK_ROUTE);
-		return r->bad < 0 ? -errno : 0;
+		/* A netlink socket with the answer to a request queued unread. */
+		{
+			struct {
+				struct nlmsghdr h;
+				struct rtgenmsg g;
+			} req = { .h = { .nlmsg_len = sizeof(req),
+					 .nlmsg_type = RTM_GETLINK,
+					 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+				  .g = { .rtgen_family = AF_UNSPEC } };
+
+			r->bad = socket(AF_NETLINK, SOCK_DGRAM, NETLINK_ROUTE);
+			if (r->bad < 0 || send(r->bad, &req, sizeof(req), 0) != sizeof(req))
+				return -errno;
+			/* the kernel answers in send(): queued by now */
+			return 0;
+		}
 	case V_SHARED_TABLE:
 		r->second = clone(sleeper, stack + sizeof(stack), CLONE_FILES | SIGCHLD, NULL);
 		return r->second < 0 ? -errno : 0;
@@ -205,13 +219,18 @@ static int victim_check(void *arg, const void *report)
 			return ioctl(r->bad, UFFDIO_API, &api) ? 2 : 0;
 		}
 	case V_NETLINK_SOCKET:
-		/* Still the same datagram socket, usable. */
+		/* Still the same datagram socket, its answer still queued: nothing consumed. */
 		{
+			static char buf[32768];
+			struct nlmsghdr *h = (struct nlmsghdr *)buf;
 			int type = 0;
 			socklen_t len = sizeof(type);
 
-			return getsockopt(r->bad, SOL_SOCKET, SO_TYPE, &type, &len) ||
-					       type != SOCK_DGRAM
+			if (getsockopt(r->bad, SOL_SOCKET, SO_TYPE, &type, &len) ||
+			    type != SOCK_DGRAM)
+				return 2;
+			return recv(r->bad, buf, sizeof(buf), MSG_DONTWAIT) < (ssize_t)sizeof(*h) ||
+					       h->nlmsg_type != RTM_NEWLINK
 				       ? 2
 				       : 0;
 		}
@@ -309,7 +328,8 @@ static void test_netlink_socket_refused(void **state)
 	log = dump_refused(V_NETLINK_SOCKET, &r);
 	snprintf(expect, sizeof(expect), "pid %d fd %d: socket:[", r.pid, r.bad);
 	assert_in_log(log, expect);
-	assert_in_log(log, "] (netlink socket) is not supported yet");
+	assert_in_log(log, "], a netlink socket of protocol 0, has a message of ");
+	assert_in_log(log, "bytes queued unread: netlink queues are not supported");
 }
 
 static void test_shared_fd_table_refused(void **state)
