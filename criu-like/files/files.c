@@ -638,6 +638,8 @@ static int dump_new_descs(struct dump_ctx *ctx, struct dump_task *dt, struct tas
 			t->f.dfd = dfds[k];
 			if (!err)
 				err = t->ops->dump(ctx, &t->f, t->d);
+			if (!err)
+				err = fown_dump(ctx, &t->f, t->d);
 			close(dfds[k]);
 			t->f.dfd = -1;
 		}
@@ -826,6 +828,8 @@ static int dump_file_in_flight(struct dump_ctx *ctx, struct file_table *ft,
 	}
 	if (!err)
 		err = ops->dump(ctx, &f, d);
+	if (!err)
+		err = fown_dump(ctx, &f, d);
 	if (!err && f.n_locks)
 		err = locks_add(ctx, &f, d);
 	if (!err) {

@@ -357,6 +357,9 @@ int rst_files_install(struct restore_ctx *ctx, struct rst_task *t)
 	for (i = 0; !err && i < nr_file_kinds; i++)
 		if (file_kinds[i]->installed)
 			err = file_kinds[i]->installed(ctx, t);
+	/* signal-driven I/O: O_ASYNC records the fd number it is set through */
+	if (!err)
+		err = rst_fown_installed(ctx, t);
 	/* POSIX locks belong to the process: taken by it, through its own fds */
 	return err ? err : rst_locks_post_install(ctx, t);
 }

@@ -6,7 +6,8 @@
  * fd, the child intact. Fds in flight in a unix socket's queue are named by
  * the ids of their descriptions, one held by no task dumped on its own, a
  * kind that cannot be (epoll) refused. A file of /proc/PID of a process outside
- * the tree is refused naming the pid, fd and path. Run as root.
+ * the tree is refused naming the pid, fd and path, a description owned for
+ * signal-driven I/O by a process outside the tree naming both. Run as root.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -64,6 +65,7 @@ enum victim_kind {
 	V_IN_FLIGHT, /* a stream pair with its pipe read end and a closed eventfd in flight */
 	V_IN_FLIGHT_EPOLL, /* the same with a closed epoll instance in flight */
 	V_PROC_OUTSIDE, /* /proc/PPID/stat of its parent, outside the tree */
+	V_FOWN_OUTSIDE, /* a pipe owned for signal-driven I/O by its parent, outside the tree */
 };
 
 /* What the child tells the test once it is set up. */
@@ -199,6 +201,17 @@ static int victim_setup(void *arg, void *report)
 			r->bad = open(path, O_RDONLY);
 			return r->bad < 0 ? -errno : 0;
 		}
+	case V_FOWN_OUTSIDE:
+		/* F_SETOWN to the test: restore could not point the signals at it */
+		{
+			int p[2];
+
+			r->app = getppid();
+			if (pipe(p) || fcntl(p[0], F_SETOWN, r->app))
+				return -errno;
+			r->bad = p[0];
+			return 0;
+		}
 	default:
 		return -EINVAL;
 	}
@@ -237,6 +250,9 @@ static int victim_check(void *arg, const void *report)
 	case V_IN_FLIGHT:
 	case V_IN_FLIGHT_EPOLL:
 		return check_in_flight(kind, r);
+	case V_FOWN_OUTSIDE:
+		/* still owned by the test */
+		return fcntl(r->bad, F_GETOWN) == r->app ? 0 : 2;
 	case V_PROC_OUTSIDE:
 		/* still the parent's stat, read from the start */
 		{
@@ -417,6 +433,23 @@ static void test_proc_outside_refused(void **state)
 	assert_in_log(log, expect);
 }
 
+/* A description owned (F_SETOWN) by a process outside the tree: refused naming both. */
+static void test_fown_outside_refused(void **state)
+{
+	char expect[192];
+	const char *log;
+	struct report r;
+
+	(void)state;
+	log = dump_refused(V_FOWN_OUTSIDE, &r);
+	snprintf(expect, sizeof(expect), "pid %d fd %d: pipe:[", r.pid, r.bad);
+	assert_in_log(log, expect);
+	snprintf(expect, sizeof(expect),
+		 "] is owned for signal-driven I/O (F_SETOWN) by pid %d, outside the dumped tree",
+		 r.app);
+	assert_in_log(log, expect);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,6 +459,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_in_flight_epoll_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_outside_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fown_outside_refused, setup, teardown),
 	};
 
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
