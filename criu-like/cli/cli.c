@@ -22,6 +22,7 @@
 #include "dedup.h"
 #include "dump.h"
 #include "fault.h"
+#include "lazy.h"
 #include "log.h"
 #include "net-lock.h"
 #include "page-server.h"
@@ -88,6 +89,11 @@ static int run_swrk(struct cr_options *o, int argc __unused, char **argv)
 static int run_page_server(struct cr_options *o, int argc __unused, char **argv __unused)
 {
 	return cr_page_server(o);
+}
+
+static int run_lazy_pages(struct cr_options *o, int argc __unused, char **argv __unused)
+{
+	return cr_lazy_pages(o);
 }
 
 static int run_dedup(struct cr_options *o, int argc __unused, char **argv __unused)
@@ -213,10 +219,12 @@ static const struct cli_command commands[] = {
 	  "                          the dumped pipe INO (its end) is criu-like's fd N\n"
 	  "  --timeout SEC           give up when the tree makes no progress that long\n"
 	  "                          (default 10; reading memory, at least 60)\n"
+	  "  --lazy-pages            leave private anonymous memory to a running\n"
+	  "                          `criu-like lazy-pages -D DIR` (post-copy)\n"
 	  "  --network-lock MODE     lock restored TCP connections until the tree runs:\n"
 	  "                          nftables (default), iptables or skip; the dump's own\n"
 	  "                          lock is reused when present, removed once the tree runs\n",
-	  RESTORE_OPTS, 0, 0, run_restore, RESTORE_CAPS, OPTB(INHERIT_FD) },
+	  RESTORE_OPTS, 0, 0, run_restore, RESTORE_CAPS, OPTB(INHERIT_FD) | OPTB(LAZY_PAGES) },
 	{ "page-server", "receive the pages of a dump over TCP", "--port P [--address A] [-D DIR]",
 	  "Listens on A:P (default: every address), accepts one connection from\n"
 	  "`dump --page-server` or `pre-dump --page-server`, writes the pagemap and\n"
@@ -235,8 +243,21 @@ static const struct cli_command commands[] = {
 	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED) |
 		  OPTB(PREV_IMAGES_DIR),
 	  0, 0, run_page_server, 0, OPTB(ADDRESS) | OPTB(PORT) },
-	{ "lazy-pages", "serve pages to a lazily restored tree", "-D DIR", "",
-	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT), 0, 0, NULL },
+	{ "lazy-pages", "serve pages to a lazily restored tree", "-D DIR",
+	  "Serves the private anonymous memory of one `restore --lazy-pages` from\n"
+	  "the images in DIR (a pre-dump chain included): listens on\n"
+	  "WORKDIR/lazy-pages.socket (-W, default -D), receives each restored task's\n"
+	  "userfaultfd, fills missing pages as the tasks fault on them and the rest\n"
+	  "in the background, and exits once every page is in or every task is gone.\n"
+	  "Start it first: `criu-like lazy-pages -D DIR &` then `criu-like restore\n"
+	  "--lazy-pages -D DIR`. Should it die or fail to read the images, the\n"
+	  "restored tree is killed (never left running with holes in its memory).\n"
+	  "See Documentation/lazy-pages.md.\n"
+	  "  --status-fd FD          write one byte to FD once listening\n"
+	  "  --page-server --address A --port P\n"
+	  "                          pages from a remote page server: refused (not yet)\n",
+	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER), 0, 0, run_lazy_pages,
+	  0, OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) },
 	{ "migrate", "live-migrate a tree to another host", "--online DEST -t PID", "", DUMP_OPTS,
 	  0, 1, NULL, DUMP_CAPS },
 	{ "service", "run the RPC daemon", "[--address SOCKET] [--daemon] [--pidfile FILE]",
