@@ -224,7 +224,7 @@ static const struct cli_command commands[] = {
 	  "  --network-lock MODE     lock restored TCP connections until the tree runs:\n"
 	  "                          nftables (default), iptables or skip; the dump's own\n"
 	  "                          lock is reused when present, removed once the tree runs\n",
-	  RESTORE_OPTS, 0, 0, run_restore, RESTORE_CAPS, OPTB(INHERIT_FD) | OPTB(LAZY_PAGES) },
+	  RESTORE_OPTS, 0, 0, run_restore, RESTORE_CAPS, OPTB(INHERIT_FD) },
 	{ "page-server", "receive the pages of a dump over TCP", "--port P [--address A] [-D DIR]",
 	  "Listens on A:P (default: every address), accepts one connection from\n"
 	  "`dump --page-server` or `pre-dump --page-server`, writes the pagemap and\n"
@@ -325,7 +325,6 @@ static const struct cli_command commands[] = {
 static const char *const opt_missing[OPT__MAX] = {
 	[OPT_LEAVE_STOPPED] = "leaving the tree stopped",
 	[OPT_PAGE_SERVER] = "the page server",
-	[OPT_LAZY_PAGES] = "lazy restore",
 	[OPT_INHERIT_FD] = "inherited fds",
 	[OPT_MANAGE_CGROUPS] =
 		"cgroup management (only --manage-cgroups=ignore, none and soft are)",

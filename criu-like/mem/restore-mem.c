@@ -264,14 +264,16 @@ static size_t eager_pages(const CoreEntry *core, uint64_t *out, size_t max)
 /* --lazy-pages: keep of @segs what is read now (restore-mem-plan.c decides). */
 static int lazy_segs(const CoreEntry *core, struct rst_mem_plan *p, struct rst_chain_segs *segs)
 {
+	/* an rseq area (32 bytes, aligned) lies on one page, at most two */
+	size_t max = 2 * (core ? core->n_threads : 0) + 1, ne;
+	_cleanup_free_ uint64_t *eager = calloc(max, sizeof(*eager));
 	struct rst_chain_segs kept = { 0 };
-	uint64_t eager[64];
-	size_t ne = eager_pages(core, eager, ARRAY_SIZE(eager));
 	int err;
 
 	p->vma_lazy = calloc(p->mm->n_vmas + 1, sizeof(*p->vma_lazy));
-	if (!p->vma_lazy)
+	if (!p->vma_lazy || !eager)
 		return -ENOMEM;
+	ne = eager_pages(core, eager, max);
 	err = rst_lazy_filter(p->mm, eager, ne, p->vma_lazy, segs, &kept, &p->lazy_bytes);
 	free(segs->seg);
 	*segs = kept;
