@@ -61,16 +61,20 @@ mkdir "$tmp/img"
 victim=$vp
 vp=
 
-# start the daemon (env $1), restore lazily; $lp the daemon, $vp the victim
+# start the daemon (prefetch delay $1 ms, env $2), restore lazily; $lp the daemon, $vp the victim
 lazy_restore() {
-	rm -f "$tmp/lazy.log"
-	env CRIU_LIKE_LAZY_PREFETCH_DELAY_MS=60000 $1 "$C" lazy-pages -D "$tmp/img" -v4 \
+	rm -f "$tmp/img/lazy.log"
+	env CRIU_LIKE_LAZY_PREFETCH_DELAY_MS=$1 $2 "$C" lazy-pages -D "$tmp/img" -v4 \
 		-o lazy.log 2>"$tmp/lazy.err" &
 	lp=$!
-	"$C" restore --lazy-pages -D "$tmp/img" -d -v4 -o r.log ||
-		{ echo "FAIL: restore --lazy-pages"; tail -5 "$tmp/img/r.log"; exit 1; }
+	if ! "$C" restore --lazy-pages -D "$tmp/img" -d -v4 -o r.log 2>/dev/null; then
+		# a source failing at once may kill the tree while the restore resumes it:
+		# the restore then fails (and kills what it made), which is right too
+		[ "${3:-}" = may-fail ] || { echo "FAIL: restore --lazy-pages"; exit 1; }
+	fi
 	vp=$victim
-	kill -0 $vp 2>/dev/null || { echo "FAIL: no victim after the restore"; exit 1; }
+	[ "${3:-}" = may-fail ] || kill -0 $vp 2>/dev/null ||
+		{ echo "FAIL: no victim after the restore"; exit 1; }
 	sleep 0.2
 }
 
@@ -88,7 +92,7 @@ check_left() {
 }
 
 # 1. the daemon dies
-lazy_restore ""
+lazy_restore 60000 ""
 kill -0 $vp || { echo "FAIL: the victim died on lazy pages"; fail=1; }
 kill -KILL $lp
 check_left "daemon killed"
@@ -96,7 +100,7 @@ grep -q "the daemon is gone, 1 lazily restored task(s) killed" "$tmp/lazy.err" |
 	{ echo "FAIL: the guard did not say it killed the tree"; cat "$tmp/lazy.err"; fail=1; }
 
 # 2. the guard dies
-lazy_restore ""
+lazy_restore 60000 ""
 g=$(ps -eo pid,comm | awk '$2 == "criu-like-lzgd" { print $1 }')
 [ -n "$g" ] || { echo "FAIL: no guard (criu-like-lzgd) while the daemon serves"; fail=1; }
 [ -n "$g" ] && kill -KILL $g
@@ -105,14 +109,14 @@ check_left "guard killed"
 grep -q "the guard died: killing the lazily restored tree" "$tmp/img/lazy.log" ||
 	{ echo "FAIL: the daemon did not say it killed the tree"; fail=1; }
 
-# 3. the images cannot be read: the 3rd read of page data fails
-lazy_restore "CRIU_LIKE_FAULT=list"
+# 3. the images cannot be read: the 12th read of page data (a background chunk) fails
+lazy_restore 0 "CRIU_LIKE_FAULT=list"
+wait $lp || { echo "FAIL: lazy-pages (counting its fault points)"; fail=1; }
 kill -KILL $vp
-wait $lp
 pt=$(sed -n 's/.*fault injection: point \([0-9]*\): pages-[0-9]*\.img: read.*/\1/p' \
-	"$tmp/img/lazy.log" | sed -n 3p)
-[ -n "$pt" ] || { echo "FAIL: no 3 reads of page data in the daemon"; exit 1; }
-lazy_restore "CRIU_LIKE_FAULT=$pt"
+	"$tmp/img/lazy.log" | sed -n 12p)
+[ -n "$pt" ] || { echo "FAIL: no 12 reads of page data in the daemon"; exit 1; }
+lazy_restore 0 "CRIU_LIKE_FAULT=$pt" may-fail
 check_left "read failure"
 [ "$rc" != 0 ] || { echo "FAIL: the daemon exited 0 after a read failed"; fail=1; }
 grep -q "killing the lazily restored tree" "$tmp/img/lazy.log" ||
