@@ -81,6 +81,13 @@ struct lazy_src_ops {
 	int (*open_task)(struct lazy_src *s, pid_t pid, struct lazy_ranges *out);
 	int (*read)(struct lazy_src *s, pid_t pid, uint32_t level, uint64_t off, void *buf,
 		    size_t len);
+	/*
+	 * Optional: the same bytes in place (a mapping of the image), which
+	 * UFFDIO_COPY takes as its source without a copy of ours; NULL with
+	 * errno set when not possible (read then).
+	 */
+	const void *(*map)(struct lazy_src *s, pid_t pid, uint32_t level, uint64_t off,
+			   size_t len);
 	void (*fini)(struct lazy_src *s);
 };
 

@@ -181,20 +181,29 @@ static int fill(struct lz *z, struct lz_task *t, uint64_t addr, uint64_t len)
 {
 	const struct lazy_range *r = lazy_ranges_find(&t->todo, addr);
 	struct uffdio_copy c = { 0 };
+	const void *src = NULL;
 	uint64_t off;
-	int err;
+	int err = 0;
 
 	if (!r)
 		return -ENOENT;
 	len = min(len, r->vaddr + r->len - addr);
 	off = r->off + (addr - r->vaddr);
-	err = z->src.ops->read(&z->src, t->src_pid, r->level, off, z->buf, len);
+	if (z->src.ops->map) {
+		src = z->src.ops->map(&z->src, t->src_pid, r->level, off, len);
+		if (!src && errno != ENODATA)
+			err = -(errno ?: EIO);
+	}
+	if (!src && !err) {
+		err = z->src.ops->read(&z->src, t->src_pid, r->level, off, z->buf, len);
+		src = z->buf;
+	}
 	if (err) {
 		pr_errno(err, "pid %d: cannot read pages %lx+%lu from the %s", t->src_pid, addr,
 			 len, z->src.ops->name);
 		return err;
 	}
-	c = (struct uffdio_copy){ .dst = addr, .src = (uint64_t)z->buf, .len = len };
+	c = (struct uffdio_copy){ .dst = addr, .src = (uint64_t)src, .len = len };
 	if (ioctl(t->uffd, UFFDIO_COPY, &c)) {
 		err = neg_errno();
 		pr_debug("UFFDIO_COPY %lx+%lu: %d, copy %lld\n", addr, len, err, (long long)c.copy);
