@@ -419,8 +419,8 @@ static void register_lazy(struct rst_args *a, struct rst_thread *th)
 
 		if (!v->lazy)
 			continue;
-		check(a, th, sys_call3(__NR_ioctl, fd, reg_nr, &r),
-		      "UFFDIO_REGISTER %lx-%lx", v->start, v->end);
+		check(a, th, sys_call3(__NR_ioctl, fd, reg_nr, &r), "UFFDIO_REGISTER %lx-%lx",
+		      v->start, v->end);
 		n++;
 	}
 	*(volatile int32_t *)a->uffd_slot = (int32_t)fd;

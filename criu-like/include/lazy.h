@@ -86,8 +86,7 @@ struct lazy_src_ops {
 	 * UFFDIO_COPY takes as its source without a copy of ours; NULL with
 	 * errno set when not possible (read then).
 	 */
-	const void *(*map)(struct lazy_src *s, pid_t pid, uint32_t level, uint64_t off,
-			   size_t len);
+	const void *(*map)(struct lazy_src *s, pid_t pid, uint32_t level, uint64_t off, size_t len);
 	void (*fini)(struct lazy_src *s);
 };
 

@@ -97,7 +97,8 @@ void rst_pages_map_fini(struct rst_pages_map *m);
 bool rst_lazy_vma(const VmaEntry *v);
 /* Keep, of @in, what lands outside lazy VMAs or on an eager page; mark vma_lazy. */
 int rst_lazy_filter(const MmEntry *mm, const uint64_t *eager, size_t nr_eager, bool *vma_lazy,
-		    const struct rst_chain_segs *in, struct rst_chain_segs *out, uint64_t *lazy_bytes);
+		    const struct rst_chain_segs *in, struct rst_chain_segs *out,
+		    uint64_t *lazy_bytes);
 
 /* One shared anonymous memory object, created by the controller and filled. */
 struct rst_shmem_obj {

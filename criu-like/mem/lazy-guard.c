@@ -130,8 +130,9 @@ static void __attribute__((noreturn)) guard_main(int sk)
 		if (g[i].pidfd >= 0)
 			lazy_kill_task(g[i].pid, g[i].pidfd);
 	if (n)
-		fprintf(stderr, "criu-like lazy-pages guard: the daemon is gone, %zu lazily "
-				"restored task(s) killed\n",
+		fprintf(stderr,
+			"criu-like lazy-pages guard: the daemon is gone, %zu lazily "
+			"restored task(s) killed\n",
 			n);
 	_exit(n ? 1 : 0);
 }

@@ -43,7 +43,13 @@
 #define LZ_FAULT_PAGES 16 /* pages copied from a faulting one on, when the images have them */
 #define LZ_MSGS 64
 
-enum { EP_LISTEN = 1, EP_RESTORE, EP_GUARD, EP_TASK_UFFD, EP_TASK_PID };
+enum {
+	EP_LISTEN = 1,
+	EP_RESTORE,
+	EP_GUARD,
+	EP_TASK_UFFD,
+	EP_TASK_PID
+};
 
 struct lz_task {
 	uint32_t id;
@@ -151,8 +157,12 @@ static int add_task(struct lz *z, pid_t pid, pid_t src_pid, int uffd, int pidfd,
 		return -ENOMEM;
 	}
 	z->t = nt;
-	*t = (struct lz_task){ .id = z->next_id++, .pid = pid, .src_pid = src_pid, .uffd = uffd,
-			       .pidfd = pidfd, .todo = *todo };
+	*t = (struct lz_task){ .id = z->next_id++,
+			       .pid = pid,
+			       .src_pid = src_pid,
+			       .uffd = uffd,
+			       .pidfd = pidfd,
+			       .todo = *todo };
 	t->host = pidfd >= 0 ? pidfd_pid(pidfd) : 0;
 	*todo = (struct lazy_ranges){ 0 };
 	z->t[z->n] = t;
@@ -501,7 +511,7 @@ static int serve(struct lz *z)
 	while (!err && !(z->ended && all_gone(z))) {
 		uint64_t now = now_ns();
 		bool may_prefetch = z->ended && now >= z->start_ns + z->delay_ns;
-		int tmo = !z->ended ? -1
+		int tmo = !z->ended	 ? -1
 			  : may_prefetch ? 0
 					 : (int)((z->start_ns + z->delay_ns - now) / 1000000 + 1);
 		int n = epoll_wait(z->ep, ev, ARRAY_SIZE(ev), tmo);

@@ -460,7 +460,8 @@ static int lazy_piece(const struct rst_chain_seg *s, uint64_t a, uint64_t b, con
 }
 
 int rst_lazy_filter(const MmEntry *mm, const uint64_t *eager, size_t nr_eager, bool *vma_lazy,
-		    const struct rst_chain_segs *in, struct rst_chain_segs *out, uint64_t *lazy_bytes)
+		    const struct rst_chain_segs *in, struct rst_chain_segs *out,
+		    uint64_t *lazy_bytes)
 {
 	int err = 0;
 

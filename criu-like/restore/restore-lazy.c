@@ -84,8 +84,9 @@ int rst_lazy_connect(struct restore_ctx *ctx)
 	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		err = neg_errno();
 		if ((err != -ENOENT && err != -ECONNREFUSED) || waited >= LAZY_CONNECT_MS) {
-			pr_errno(err, "no lazy-pages daemon at %s (start `criu-like lazy-pages -D "
-				      "DIR` first)",
+			pr_errno(err,
+				 "no lazy-pages daemon at %s (start `criu-like lazy-pages -D "
+				 "DIR` first)",
 				 sa.sun_path);
 			close(fd);
 			return err;

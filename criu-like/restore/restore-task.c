@@ -403,7 +403,8 @@ static void fill_header(struct finish *f)
 	a->pid = f->pid;
 	a->ppid = getppid();
 	if (f->p->vma_lazy && f->p->lazy_bytes) {
-		a->uffd_slot = (uint64_t)rst_lazy_slot(f->ctx, (unsigned int)(f->t - f->ctx->tasks));
+		a->uffd_slot = (uint64_t)rst_lazy_slot(f->ctx,
+						       (unsigned int)(f->t - f->ctx->tasks));
 		a->uffd_features = f->ctx->uffd_features;
 	}
 	a->log_level = log_get_level();

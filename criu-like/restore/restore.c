@@ -836,10 +836,12 @@ int cr_restore(const struct cr_options *o)
 
 int cr_restore_pid(const struct cr_options *o, pid_t *ret_root)
 {
-	struct rst_run r = { .ctx = { .opts = o, .dirfd = -1, .proc_fd = -1, .ctl_pidfd = -1, .lazy_sk = -1 },
-			     .root = 0,
-			     .was_subreaper = -1,
-			     .tty = -1 };
+	struct rst_run r = {
+		.ctx = { .opts = o, .dirfd = -1, .proc_fd = -1, .ctl_pidfd = -1, .lazy_sk = -1 },
+		.root = 0,
+		.was_subreaper = -1,
+		.tty = -1
+	};
 	unsigned int nr_tasks, nr_threads;
 	struct timespec t0, t1;
 	uint64_t start_ns;

@@ -28,8 +28,8 @@ static int64_t now_ns(clockid_t c)
 
 static int victim(size_t len)
 {
-	unsigned char *a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-				-1, 0);
+	unsigned char *a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+				0);
 	int64_t last, t;
 	uint64_t sum = 0;
 

@@ -48,8 +48,8 @@ struct run {
 	pid_t lazy_pid; /* mode lazy: the lazy-pages daemon, waited for after the verdict */
 };
 
-static const char *const modes[] = { "none",	   "plain", "leave-running",	"cycles2",
-				     "predump",	   "ns",    "ns-leave-running", "ns-cycles2",
+static const char *const modes[] = { "none",	    "plain", "leave-running",	 "cycles2",
+				     "predump",	    "ns",    "ns-leave-running", "ns-cycles2",
 				     "page-server", "lazy" };
 
 /* The modes ns, ns-leave-running, ns-cycles2: the test under an init in a container. */
@@ -424,8 +424,9 @@ static int ps_start(struct run *t, const char *dir, pid_t *pid, char *port, size
 static int lazy_start(struct run *t, const char *img)
 {
 	char log[PATH_MAX + 16], out[PATH_MAX + 16];
-	char *argv[] = { (char *)t->r->criu, "lazy-pages", "-D", (char *)img, "-v4", "-o", log,
-			 NULL };
+	char *argv[] = {
+		(char *)t->r->criu, "lazy-pages", "-D", (char *)img, "-v4", "-o", log, NULL
+	};
 
 	snprintf(log, sizeof(log), "%s/lazy-pages.log", t->dir);
 	snprintf(out, sizeof(out), "%s/lazy-pages.out", t->dir);
@@ -510,7 +511,7 @@ static int cycle_plain(struct run *t, int cycle, const char *prev)
 	snprintf(pidstr, sizeof(pidstr), "%d", t->root);
 	char psdir[PATH_MAX + 16], port[16] = "0";
 	char *dargs[16] = { "dump", "-t", pidstr, "-D", img, "-v4", "-o", dlog, NULL };
-	char *rargs[] = { "restore", "-D", img,	      "-d",	     "-v4", "-o",
+	char *rargs[] = { "restore", "-D",	  img,	"-d",		"-v4", "-o",
 			  rlog,	     "--pidfile", rpid, "--lazy-pages", NULL };
 	bool ps = !strcmp(t->mode, "page-server");
 	bool lazy = !strcmp(t->mode, "lazy");
