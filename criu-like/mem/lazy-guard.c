@@ -97,7 +97,7 @@ static void __attribute__((noreturn)) guard_main(int sk)
 {
 	struct guarded *g = NULL;
 	size_t n = 0, i;
-	struct lazy_guard_msg m;
+	struct lazy_guard_msg m = { 0 };
 	int fds[2], err;
 
 	setsid();
