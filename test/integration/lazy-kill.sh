@@ -11,7 +11,8 @@
 #     the tree and fails.
 # Afterwards neither the daemon, nor its guard, nor the victim is left. A
 # last restore with the daemon left alone runs to the end: every page in,
-# the memory byte for byte what it was.
+# the memory byte for byte what it was; and so does one of a dump on a
+# pre-dump, whose parent's pages come through the chain.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 V=$B/test/integration/predump-victim
@@ -132,6 +133,35 @@ lp=
 kill -USR1 $vp
 wait_line saved
 cmp -s "$tmp/mem.A" "$tmp/mem.B" || { echo "FAIL: memory differs after a lazy restore"; fail=1; }
+kill -KILL $vp
+vp=
+
+# 5. through a pre-dump chain: the pages of the parent image are served from it
+: >"$tmp/out"
+setsid "$V" 16 "$tmp/mem2" >"$tmp/out" 2>&1 </dev/null &
+vp=$!
+wait_line ready
+mkdir "$tmp/p1" "$tmp/d2"
+"$C" pre-dump -t $vp -D "$tmp/p1" -o pd.log || { echo "FAIL: pre-dump"; exit 1; }
+sleep 0.2
+kill -USR2 $vp
+wait_line quiet
+"$C" dump -t $vp -D "$tmp/d2" --prev-images-dir ../p1 -o d.log || { echo "FAIL: dump 2"; exit 1; }
+victim=$vp
+"$C" decode "$tmp/d2/pagemap-$victim.img" | grep -q '"flags": 2' ||
+	{ echo "FAIL: the dump on the pre-dump points to no parent page"; fail=1; }
+"$C" lazy-pages -D "$tmp/d2" -v4 -o lazy.log &
+lp=$!
+"$C" restore --lazy-pages -D "$tmp/d2" -d -v4 -o r.log || { echo "FAIL: restore 5"; exit 1; }
+wait $lp || { echo "FAIL: lazy-pages on a chain exited $?"; fail=1; }
+lp=
+kill -USR1 $vp
+n=0
+until [ "$(grep -c '^saved' "$tmp/out")" -ge 1 ]; do
+	n=$((n + 1)); [ $n -le 1000 ] || { echo "FAIL: no 'saved'"; exit 1; }; sleep 0.01
+done
+cmp -s "$tmp/mem2.A" "$tmp/mem2.B" ||
+	{ echo "FAIL: memory differs after a lazy restore of a chain"; fail=1; }
 kill -KILL $vp
 vp=
 
