@@ -234,6 +234,8 @@ static const struct cli_command commands[] = {
 	  "See Documentation/page-server.md.\n"
 	  "  --prev-images-dir DIR   the previous round's directory, relative to -D:\n"
 	  "                          DIR/parent links to it, as the dump's does\n"
+	  "  --lazy-pages            serve the images in DIR (its chain too) to one\n"
+	  "                          `lazy-pages --page-server` instead; nothing is written\n"
 	  "  --status-fd FD          write one byte to FD once connections are accepted\n"
 	  "  --daemon                go to the background once listening\n"
 	  "  --pidfile FILE          write the server's pid into FILE\n"
@@ -241,7 +243,7 @@ static const struct cli_command commands[] = {
 	  "                          signed by one CA: --tls-cacert FILE, --tls-cacrl FILE,\n"
 	  "                          --tls-cert FILE, --tls-key FILE (CRIU's defaults)\n",
 	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED) |
-		  OPTB(PREV_IMAGES_DIR),
+		  OPTB(PREV_IMAGES_DIR) | OPTB(LAZY_PAGES),
 	  0, 0, run_page_server, 0, OPTB(ADDRESS) | OPTB(PORT) },
 	{ "lazy-pages", "serve pages to a lazily restored tree", "-D DIR",
 	  "Serves the private anonymous memory of one `restore --lazy-pages` from\n"
@@ -255,7 +257,8 @@ static const struct cli_command commands[] = {
 	  "See Documentation/lazy-pages.md.\n"
 	  "  --status-fd FD          write one byte to FD once listening\n"
 	  "  --page-server --address A --port P\n"
-	  "                          pages from a remote page server: refused (not yet)\n",
+	  "                          the pages from `page-server --lazy-pages` at A:P\n"
+	  "                          (DIR then only holds the socket)\n",
 	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER), 0, 0, run_lazy_pages,
 	  0, OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) },
 	{ "migrate", "live-migrate a tree to another host", "--online DEST -t PID", "", DUMP_OPTS,

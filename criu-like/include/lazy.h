@@ -97,6 +97,11 @@ struct lazy_src {
 
 /* The images in directory @dirfd (@name for messages). */
 int lazy_src_local(int dirfd, const char *name, struct lazy_src *out);
+/* Where level @level of @pid's pages is: its directory relative to @dirfd, the file name. */
+int lazy_src_local_where(struct lazy_src *s, pid_t pid, uint32_t level, const char **dir,
+			 const char **name);
+/* A remote `page-server --lazy-pages` at --address/--port (--tls): lazy-src-remote.c. */
+int lazy_src_remote(const struct cr_options *o, struct lazy_src *out);
 
 /* ---- the two commands ------------------------------------------------------------------------- */
 

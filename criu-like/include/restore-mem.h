@@ -82,6 +82,7 @@ struct cr_img;
 struct rst_pages_map {
 	unsigned int n;
 	struct cr_img **pages;
+	char **dirs; /* [n]: each level's directory relative to level 0's ("." first) */
 	struct rst_chain_segs segs;
 };
 

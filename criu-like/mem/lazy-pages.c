@@ -574,7 +574,8 @@ static int lz_setup(struct lz *z, const struct cr_options *o, int dirfd)
 		z->buf = NULL;
 		return -ENOMEM;
 	}
-	err = lazy_src_local(dirfd, o->images_dir, &z->src);
+	err = o->page_server ? lazy_src_remote(o, &z->src)
+			     : lazy_src_local(dirfd, o->images_dir, &z->src);
 	if (!err)
 		err = listen_on(z, o);
 	if (!err)
@@ -598,10 +599,9 @@ int cr_lazy_pages(const struct cr_options *o)
 	int dirfd, err;
 	uint64_t t0;
 
-	if (o->page_server || o->address || o->port) {
-		pr_err("lazy-pages --page-server: serving pages from a remote page server is not "
-		       "supported by this version yet (local images only)\n");
-		return -EOPNOTSUPP;
+	if (!o->page_server != !o->port) {
+		pr_err("lazy-pages: --page-server takes --port (and --address): the page server's\n");
+		return -EINVAL;
 	}
 	dirfd = open(o->images_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {

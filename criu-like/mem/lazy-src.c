@@ -173,6 +173,18 @@ static void local_fini(struct lazy_src *s)
 	s->priv = NULL;
 }
 
+int lazy_src_local_where(struct lazy_src *s, pid_t pid, uint32_t level, const char **dir,
+			 const char **name)
+{
+	struct local_task *t = local_find(s->priv, pid);
+
+	if (!t || level >= t->map.n || !t->map.pages[level])
+		return -ENOENT;
+	*dir = t->map.dirs[level];
+	*name = img_name(t->map.pages[level]);
+	return 0;
+}
+
 static const struct lazy_src_ops local_ops = {
 	.name = "images",
 	.open_task = local_open_task,

@@ -337,14 +337,17 @@ int rst_pages_map_open(int dirfd, const char *name, pid_t pid, struct rst_pages_
 	if (!err)
 		err = rst_chain_resolve(pid, c.lv, c.n, &m->segs);
 	m->pages = err ? NULL : calloc(c.n, sizeof(*m->pages));
-	if (!err && !m->pages)
+	m->dirs = err ? NULL : calloc(c.n, sizeof(*m->dirs));
+	if (!err && (!m->pages || !m->dirs))
 		err = -ENOMEM;
 	for (unsigned int i = 0; !err && i < c.n; i++) {
 		m->pages[i] = c.pages[i];
 		c.pages[i] = NULL;
+		m->dirs[i] = strdup(i ? c.names[i] : ".");
+		if (!m->dirs[i])
+			err = -ENOMEM;
 	}
-	if (!err)
-		m->n = c.n;
+	m->n = c.n;
 	chain_fini(&c);
 	img_free_records(recs, n);
 	if (err)
@@ -357,6 +360,9 @@ void rst_pages_map_fini(struct rst_pages_map *m)
 	for (unsigned int i = 0; m->pages && i < m->n; i++)
 		if (m->pages[i])
 			img_close(m->pages[i]);
+	for (unsigned int i = 0; m->dirs && i < m->n; i++)
+		free(m->dirs[i]);
+	free(m->dirs);
 	free(m->pages);
 	free(m->segs.seg);
 	*m = (struct rst_pages_map){ 0 };
