@@ -600,7 +600,8 @@ int cr_lazy_pages(const struct cr_options *o)
 	uint64_t t0;
 
 	if (!o->page_server != !o->port) {
-		pr_err("lazy-pages: --page-server takes --port (and --address): the page server's\n");
+		pr_err("lazy-pages: --page-server takes --port (and --address): the page "
+		       "server's\n");
 		return -EINVAL;
 	}
 	dirfd = open(o->images_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -25,11 +25,9 @@
 
 static int reply(struct ps_conn *c, uint16_t cmd, int64_t status, uint32_t len)
 {
-	struct ps_hdr h = { .magic = PS_MAGIC,
-			    .cmd = PS_REPLY,
-			    .id = cmd,
-			    .len = len,
-			    .arg = (uint64_t)status };
+	struct ps_hdr h = {
+		.magic = PS_MAGIC, .cmd = PS_REPLY, .id = cmd, .len = len, .arg = (uint64_t)status
+	};
 
 	ps_hdr_pack(&h);
 	return ps_send(c, &h, sizeof(h), "replying");
@@ -45,8 +43,8 @@ static int reply_err(struct ps_conn *c, uint16_t cmd, int err, const char *why)
 /* What a lazy-pages daemon reads: the inventory, pagemaps, mm images, pages images. */
 static bool served_name(const char *n)
 {
-	return !strcmp(n, "inventory.img") || !strncmp(n, "pagemap-", 8) ||
-	       !strncmp(n, "mm-", 3) || !strncmp(n, "pages-", 6) || !strcmp(n, "parent");
+	return !strcmp(n, "inventory.img") || !strncmp(n, "pagemap-", 8) || !strncmp(n, "mm-", 3) ||
+	       !strncmp(n, "pages-", 6) || !strcmp(n, "parent");
 }
 
 static int do_list(struct ps_conn *c, int dirfd, const char *path)
@@ -142,7 +140,8 @@ int ps_serve_lazy(struct ps_conn *c, int dirfd)
 			return err;
 		ps_hdr_unpack(&h);
 		if (h.magic != PS_MAGIC || h.len > PS_PATH_MAX) {
-			pr_err("%s: refused a request (command %u, %u bytes)\n", c->peer, h.cmd, h.len);
+			pr_err("%s: refused a request (command %u, %u bytes)\n", c->peer, h.cmd,
+			       h.len);
 			reply_err(c, h.cmd, -EPROTO, "bad request");
 			return -EPROTO;
 		}

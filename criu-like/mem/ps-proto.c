@@ -197,8 +197,8 @@ int ps_check_path(const char *path, size_t len)
 		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-' || ch == '/'))
 			return -EINVAL;
 		/* a ".." component */
-		if (ch == '.' && i + 1 < len && path[i + 1] == '.' && (i == 0 || path[i - 1] == '/') &&
-		    (i + 2 == len || path[i + 2] == '/'))
+		if (ch == '.' && i + 1 < len && path[i + 1] == '.' &&
+		    (i == 0 || path[i - 1] == '/') && (i + 2 == len || path[i + 2] == '/'))
 			return -EINVAL;
 	}
 	return 0;
