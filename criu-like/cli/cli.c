@@ -22,6 +22,7 @@
 #include "dedup.h"
 #include "dump.h"
 #include "fault.h"
+#include "lazy.h"
 #include "log.h"
 #include "net-lock.h"
 #include "page-server.h"
@@ -88,6 +89,11 @@ static int run_swrk(struct cr_options *o, int argc __unused, char **argv)
 static int run_page_server(struct cr_options *o, int argc __unused, char **argv __unused)
 {
 	return cr_page_server(o);
+}
+
+static int run_lazy_pages(struct cr_options *o, int argc __unused, char **argv __unused)
+{
+	return cr_lazy_pages(o);
 }
 
 static int run_dedup(struct cr_options *o, int argc __unused, char **argv __unused)
@@ -213,6 +219,8 @@ static const struct cli_command commands[] = {
 	  "                          the dumped pipe INO (its end) is criu-like's fd N\n"
 	  "  --timeout SEC           give up when the tree makes no progress that long\n"
 	  "                          (default 10; reading memory, at least 60)\n"
+	  "  --lazy-pages            leave private anonymous memory to a running\n"
+	  "                          `criu-like lazy-pages -D DIR` (post-copy)\n"
 	  "  --network-lock MODE     lock restored TCP connections until the tree runs:\n"
 	  "                          nftables (default), iptables or skip; the dump's own\n"
 	  "                          lock is reused when present, removed once the tree runs\n",
@@ -226,6 +234,8 @@ static const struct cli_command commands[] = {
 	  "See Documentation/page-server.md.\n"
 	  "  --prev-images-dir DIR   the previous round's directory, relative to -D:\n"
 	  "                          DIR/parent links to it, as the dump's does\n"
+	  "  --lazy-pages            serve the images in DIR (its chain too) to one\n"
+	  "                          `lazy-pages --page-server` instead; nothing is written\n"
 	  "  --status-fd FD          write one byte to FD once connections are accepted\n"
 	  "  --daemon                go to the background once listening\n"
 	  "  --pidfile FILE          write the server's pid into FILE\n"
@@ -233,10 +243,24 @@ static const struct cli_command commands[] = {
 	  "                          signed by one CA: --tls-cacert FILE, --tls-cacrl FILE,\n"
 	  "                          --tls-cert FILE, --tls-key FILE (CRIU's defaults)\n",
 	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED) |
-		  OPTB(PREV_IMAGES_DIR),
+		  OPTB(PREV_IMAGES_DIR) | OPTB(LAZY_PAGES),
 	  0, 0, run_page_server, 0, OPTB(ADDRESS) | OPTB(PORT) },
-	{ "lazy-pages", "serve pages to a lazily restored tree", "-D DIR", "",
-	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT), 0, 0, NULL },
+	{ "lazy-pages", "serve pages to a lazily restored tree", "-D DIR",
+	  "Serves the private anonymous memory of one `restore --lazy-pages` from\n"
+	  "the images in DIR (a pre-dump chain included): listens on\n"
+	  "WORKDIR/lazy-pages.socket (-W, default -D), receives each restored task's\n"
+	  "userfaultfd, fills missing pages as the tasks fault on them and the rest\n"
+	  "in the background, and exits once every page is in or every task is gone.\n"
+	  "Start it first: `criu-like lazy-pages -D DIR &` then `criu-like restore\n"
+	  "--lazy-pages -D DIR`. Should it die or fail to read the images, the\n"
+	  "restored tree is killed (never left running with holes in its memory).\n"
+	  "See Documentation/lazy-pages.md.\n"
+	  "  --status-fd FD          write one byte to FD once listening\n"
+	  "  --page-server --address A --port P\n"
+	  "                          the pages from `page-server --lazy-pages` at A:P\n"
+	  "                          (DIR then only holds the socket)\n",
+	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER), 0, 0, run_lazy_pages,
+	  0, OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) },
 	{ "migrate", "live-migrate a tree to another host", "--online DEST -t PID", "", DUMP_OPTS,
 	  0, 1, NULL, DUMP_CAPS },
 	{ "service", "run the RPC daemon", "[--address SOCKET] [--daemon] [--pidfile FILE]",
@@ -304,7 +328,6 @@ static const struct cli_command commands[] = {
 static const char *const opt_missing[OPT__MAX] = {
 	[OPT_LEAVE_STOPPED] = "leaving the tree stopped",
 	[OPT_PAGE_SERVER] = "the page server",
-	[OPT_LAZY_PAGES] = "lazy restore",
 	[OPT_INHERIT_FD] = "inherited fds",
 	[OPT_MANAGE_CGROUPS] =
 		"cgroup management (only --manage-cgroups=ignore, none and soft are)",
