@@ -17,6 +17,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LOG_PREFIX "files: "
@@ -163,7 +165,10 @@ int ghost_dump(struct dump_ctx *ctx, pid_t pid, int fd, uint32_t id, RegFileEntr
 		return -EFBIG;
 	}
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	src = open(self, O_RDONLY | O_CLOEXEC);
+	/* O_NOATIME: reading the contents must not change the file the task keeps (-R) */
+	src = open(self, O_RDONLY | O_CLOEXEC | O_NOATIME);
+	if (src < 0 && errno == EPERM)
+		src = open(self, O_RDONLY | O_CLOEXEC);
 	if (src < 0) {
 		pr_perror("pid %d: cannot reopen unlinked %s for its contents", pid, path);
 		return neg_errno();
@@ -186,7 +191,157 @@ int ghost_dump(struct dump_ctx *ctx, pid_t pid, int fd, uint32_t id, RegFileEntr
 	return 0;
 }
 
+void ghost_attrs_fill(RegFileEntry *e, const struct stat *st)
+{
+	e->has_uid = e->has_gid = e->has_atime_ns = e->has_mtime_ns = true;
+	e->uid = st->st_uid;
+	e->gid = st->st_gid;
+	e->atime_ns = (uint64_t)st->st_atim.tv_sec * 1000000000ULL + (uint64_t)st->st_atim.tv_nsec;
+	e->mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000ULL + (uint64_t)st->st_mtim.tv_nsec;
+}
+
+#define XATTR_ALIGN 8
+
+/* The list of names of @fd's extended attributes (malloc'ed, *@ret_len bytes), NULL if none. */
+static int xattr_list(int fd, char **ret, size_t *ret_len)
+{
+	char self[64];
+	ssize_t n;
+
+	*ret = NULL;
+	*ret_len = 0;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	n = listxattr(self, NULL, 0);
+	if (n < 0 && (errno == ENOTSUP || errno == EOPNOTSUPP))
+		return 0;
+	if (n <= 0)
+		return n < 0 ? neg_errno() : 0;
+	*ret = malloc((size_t)n);
+	if (!*ret)
+		return -ENOMEM;
+	n = listxattr(self, *ret, (size_t)n);
+	if (n < 0) {
+		free(*ret);
+		*ret = NULL;
+		return neg_errno();
+	}
+	*ret_len = (size_t)n;
+	return 0;
+}
+
+ssize_t ghost_xattrs_size(int fd)
+{
+	_cleanup_free_ char *list = NULL;
+	size_t len, total = XATTR_ALIGN;
+	char self[64];
+	int err = xattr_list(fd, &list, &len);
+
+	if (err || !list)
+		return err;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	for (size_t off = 0; off < len; off += strlen(list + off) + 1) {
+		ssize_t v = getxattr(self, list + off, NULL, 0);
+
+		if (v < 0)
+			return neg_errno();
+		total += sizeof(XattrEntry) + sizeof(XattrEntry *) + strlen(list + off) + (size_t)v;
+	}
+	return (ssize_t)total;
+}
+
+int ghost_xattrs_fill(int fd, RegFileEntry *e, char *buf, size_t size)
+{
+	_cleanup_free_ char *list = NULL;
+	char *end = buf + size, *at, self[64];
+	XattrEntry *x, **v;
+	size_t len, n = 0;
+	int err = xattr_list(fd, &list, &len);
+
+	if (err || !list)
+		return err;
+	for (size_t off = 0; off < len; off += strlen(list + off) + 1)
+		n++;
+	at = buf + (XATTR_ALIGN - (uintptr_t)buf % XATTR_ALIGN) % XATTR_ALIGN;
+	x = (XattrEntry *)at;
+	v = (XattrEntry **)(x + n);
+	at = (char *)(v + n);
+	if (at > end)
+		return -EAGAIN; /* changed since ghost_xattrs_size() */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	n = 0;
+	for (size_t off = 0; off < len; off += strlen(list + off) + 1, n++) {
+		size_t nl = strlen(list + off);
+		ssize_t vl;
+
+		if (at + nl > end)
+			return -EAGAIN;
+		xattr_entry__init(&x[n]);
+		memcpy(at, list + off, nl);
+		x[n].name.data = (uint8_t *)at;
+		x[n].name.len = nl;
+		at += nl;
+		vl = getxattr(self, list + off, at, (size_t)(end - at));
+		if (vl < 0)
+			return errno == ERANGE ? -EAGAIN : neg_errno();
+		x[n].value.data = (uint8_t *)at;
+		x[n].value.len = (size_t)vl;
+		at += vl;
+		v[n] = &x[n];
+	}
+	e->xattrs = v;
+	e->n_xattrs = n;
+	return 0;
+}
+
 /* ---- restore: the messages keep the restore's prefix ---------------------------------------- */
+
+/*
+ * The owner, mode, extended attributes and times of the unlinked file @fe on
+ * @fd, in that order: chown() clears set-id bits, so the mode after it, and
+ * the times last, after everything that changes them.
+ */
+static int ghost_attrs_set(int fd, const FileEntry *fe, const char *path)
+{
+	const RegFileEntry *r = fe->reg;
+	struct timespec ts[2];
+
+	if (r->has_uid && r->has_gid && fchown(fd, r->uid, r->gid)) {
+		pr_perror("unlinked %s: cannot give it to %u:%u", path, r->uid, r->gid);
+		return neg_errno();
+	}
+	if (fchmod(fd, r->mode & 07777)) {
+		pr_perror("unlinked %s: cannot set its mode %o", path, r->mode & 07777);
+		return neg_errno();
+	}
+	for (size_t i = 0; i < r->n_xattrs; i++) {
+		const XattrEntry *x = r->xattrs[i];
+		char name[256];
+
+		if (!x->name.len || x->name.len >= sizeof(name) ||
+		    memchr(x->name.data, 0, x->name.len)) {
+			pr_err("files.img: file %u: a bad extended attribute name\n", fe->id);
+			return -EINVAL;
+		}
+		memcpy(name, x->name.data, x->name.len);
+		name[x->name.len] = '\0';
+		if (fsetxattr(fd, name, x->value.data, x->value.len, 0)) {
+			pr_perror("unlinked %s: cannot set its extended attribute %s", path, name);
+			return neg_errno();
+		}
+	}
+	if (!r->has_atime_ns || !r->has_mtime_ns)
+		return 0;
+	ts[0].tv_sec = (time_t)(r->atime_ns / 1000000000ULL);
+	ts[0].tv_nsec = (long)(r->atime_ns % 1000000000ULL);
+	ts[1].tv_sec = (time_t)(r->mtime_ns / 1000000000ULL);
+	ts[1].tv_nsec = (long)(r->mtime_ns % 1000000000ULL);
+	if (futimens(fd, ts)) {
+		pr_perror("unlinked %s: cannot set its times", path);
+		return neg_errno();
+	}
+	return 0;
+}
+
 static int ghost_copy(struct cr_img *img, const FileEntry *fe, int dst, const char *path)
 {
 	uint64_t size = img_raw_size(img);
@@ -267,8 +422,8 @@ static int create_tmpfile(struct restore_ctx *ctx, const FileEntry *fe, const ch
 		return neg_errno();
 	}
 	err = ghost_fill(ctx, fe, fd, path);
-	if (!err && fchmod(fd, fe->reg->mode & 07777))
-		err = neg_errno();
+	if (!err)
+		err = ghost_attrs_set(fd, fe, path);
 	if (!err && (fe->reg->flags & O_APPEND) &&
 	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_APPEND) < 0)
 		err = neg_errno();
@@ -295,6 +450,8 @@ static int create_memfd(struct restore_ctx *ctx, const FileEntry *fe, const char
 		return neg_errno();
 	}
 	err = ghost_fill(ctx, fe, fd, path);
+	if (!err)
+		err = ghost_attrs_set(fd, fe, path);
 	if (err)
 		return err;
 	if (seals && fe->reg->seals && fcntl(fd, F_ADD_SEALS, (int)fe->reg->seals) < 0) {
@@ -336,9 +493,9 @@ static int create_file(struct restore_ctx *ctx, const FileEntry *fe, const char 
 		return neg_errno();
 	}
 	err = ghost_fill(ctx, fe, wfd, path);
-	/* the saved mode, which the umask would have cut at creation */
-	if (!err && fchmod(wfd, fe->reg->mode & 07777))
-		err = neg_errno();
+	/* the saved owner, mode (which the umask would have cut at creation) and times */
+	if (!err)
+		err = ghost_attrs_set(wfd, fe, path);
 	fd = err ? err
 		 : open(tmp, (int)(fe->reg->flags & ~(uint32_t)(O_CREAT | O_TRUNC | O_EXCL)) |
 				     O_CLOEXEC | O_NOCTTY);

@@ -83,9 +83,16 @@ static int reg_fill(struct dump_ctx *ctx, struct file_desc *d, pid_t pid, int fd
 		    const struct stat *st, unsigned int flags, uint64_t pos, int mnt_id)
 {
 	size_t len = strlen(path);
-	struct reg_priv *p = calloc(1, sizeof(*p) + len + 1);
+	/* an unlinked file's extended attributes go into the same block, after the path */
+	ssize_t xlen = st->st_nlink ? 0 : ghost_xattrs_size(fd);
+	struct reg_priv *p = xlen < 0 ? NULL : calloc(1, sizeof(*p) + len + 1 + (size_t)xlen);
 	RegFileEntry *e;
 
+	if (xlen < 0) {
+		pr_errno((int)xlen, "pid %d: cannot list the extended attributes of unlinked %s",
+			 pid, path);
+		return (int)xlen;
+	}
 	if (!p)
 		return -ENOMEM;
 	d->priv = p;
@@ -111,6 +118,16 @@ static int reg_fill(struct dump_ctx *ctx, struct file_desc *d, pid_t pid, int fd
 		return 0;
 	e->has_unlinked = true;
 	e->unlinked = true;
+	ghost_attrs_fill(e, st);
+	if (xlen) {
+		int err = ghost_xattrs_fill(fd, e, p->path + len + 1, (size_t)xlen);
+
+		if (err) {
+			pr_errno(err, "pid %d: cannot read the extended attributes of unlinked %s",
+				 pid, path);
+			return err;
+		}
+	}
 	/*
 	 * A memfd's seals (3.17) are on the inode: restore adds them after the
 	 * contents. A memfd made without MFD_ALLOW_SEALING shows F_SEAL_SEAL.
