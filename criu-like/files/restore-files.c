@@ -80,9 +80,7 @@ int inherit_fd_parse(const char *arg, int *fd, const char **key)
 	n = strtol(arg + 3, &end, 10);
 	if (errno || n > 0x7fffffff || strncmp(end, "]:", 2) || !end[2])
 		return -EINVAL;
-	/* only pipes can be inherited yet (runc passes nothing else) */
-	if (strncmp(end + 2, "pipe:[", 6))
-		return -EOPNOTSUPP;
+	/* pipes (pipe:[INO]) and external namespaces (runc's extRootNetNS): ns.c checks those */
 	if (fd)
 		*fd = (int)n;
 	if (key)

@@ -70,14 +70,26 @@ bool netlock_proc_alive(pid_t pid, uint64_t start, void *arg __unused)
 	return err || st.start_time == start;
 }
 
+/*
+ * Read once: a restore makes its lock while it opens a container's sockets,
+ * inside the container's mount namespace, whose /proc does not show it;
+ * netlock_cleanup_stale() reads it first, before that.
+ */
 static int self_start_time(uint64_t *ret)
 {
+	static uint64_t start;
+	static pid_t pid;
 	struct proc_stat st;
-	int err = proc_parse_stat(getpid(), 0, &st);
+	int err;
 
-	if (err)
-		return err;
-	*ret = st.start_time;
+	if (pid != getpid()) {
+		err = proc_parse_stat(getpid(), 0, &st);
+		if (err)
+			return err;
+		start = st.start_time;
+		pid = getpid();
+	}
+	*ret = start;
 	return 0;
 }
 
@@ -527,6 +539,9 @@ int netlock_cleanup(enum netlock_kind kind, bool quiet_missing)
 void netlock_cleanup_stale(const struct cr_options *o)
 {
 	enum netlock_kind kind;
+	uint64_t start;
+
+	self_start_time(&start); /* while /proc is criu-like's */
 
 	if (netlock_parse_kind(o->network_lock, &kind) || kind == NETLOCK_SKIP)
 		return;
