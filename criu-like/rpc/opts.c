@@ -239,9 +239,10 @@ static int translate_values(const CriuOpts *m, CriuReqType type, struct cr_optio
 	if (m->has_ghost_limit)
 		o->ghost_limit = m->ghost_limit;
 	if (m->freeze_cgroup) {
-		if (type != CRIU_REQ_TYPE__DUMP)
+		/* the pre-dump seizes the tree as the dump does (runc sends it to both) */
+		if (type != CRIU_REQ_TYPE__DUMP && type != CRIU_REQ_TYPE__PRE_DUMP)
 			return refuse(err, size, -EOPNOTSUPP,
-				      "criu_opts.freeze_cgroup: applies to a dump only");
+				      "criu_opts.freeze_cgroup: applies to a dump or a pre-dump only");
 		o->freeze_cgroup = m->freeze_cgroup;
 	}
 	return 0;

@@ -17,7 +17,9 @@
 #   (c) a TCP server in a bridged container and a client in the host,
 #       connected to the container's address: `checkpoint --tcp-established`,
 #       `restore --tcp-established`, then the same connection carries data
-#       both ways and the server's count goes on.
+#       both ways and the server's count goes on;
+# and `checkpoint --pre-checkpoint` (runc's --pre-dump) then `checkpoint
+# --with-previous` (--parent-path) of a container on no network.
 # Documentation/runtimes.md ("podman") has the recipe.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
@@ -161,6 +163,28 @@ wait_past imported-c "$old" "imported"
 P exec imported-c cat /proc/1/cmdline | grep -q 100000 || fail "imported: not the same init"
 echo "export/import: $old at the export, $first first in the imported container"
 
+# a pre-checkpoint (runc checkpoint --pre-dump: the container runs on), then
+# a checkpoint with it as parent (--parent-path ../pre-checkpoint)
+c=pre-c
+run pre-run run -d --name "$c" --network none "$img" sh -c "$LOOP" || fail "$c: podman run"
+wait_past "$c" 5 "$c: start"
+run pre-ck1 container checkpoint --pre-checkpoint "$c" ||
+	fail "$c: podman container checkpoint --pre-checkpoint"
+[ "$(status "$c")" = running ] || fail "$c: after the pre-checkpoint it is '$(status "$c")'"
+n=$(last "$c")
+wait_past "$c" "$n" "$c: after the pre-checkpoint"
+run pre-ck2 container checkpoint --with-previous "$c" ||
+	fail "$c: podman container checkpoint --with-previous"
+old=$(last "$c")
+run pre-rst container restore --keep "$c" || fail "$c: podman container restore"
+wait_past "$c" "$old" "$c: after restore"
+first=$(first_after "$c" "$old")
+[ "$first" = $((old + 1)) ] || fail "$c: the count started again: $old, then $first"
+ud=$tmp/root/overlay-containers/$(P inspect -f '{{.Id}}' "$c")/userdata
+[ "$(readlink "$ud/checkpoint/parent")" = ../pre-checkpoint ] ||
+	fail "$c: the checkpoint has no parent: $(ls -l "$ud/checkpoint" | head -3)"
+echo "$c: pre-checkpoint, then checkpoint --with-previous: $old at the checkpoint, $first after"
+
 # (c) a TCP server in the container, its client in the host
 c=tcp-c
 run tcp-run run -d --name "$c" "$img" nc -l -p 5000 -e sh -c \
@@ -219,5 +243,5 @@ echo "$c: a client in the host at $ip:5000 kept its connection: '$(reply 1)', th
 
 kill "$client"
 client=
-echo "podman: checkpoint/restore (--leave-running, --export/--import, --tcp-established) of" \
-	"containers on no network and on the default bridge with criu-like"
+echo "podman: checkpoint/restore (--leave-running, --export/--import, --pre-checkpoint," \
+	"--tcp-established) of containers on no network and on the default bridge with criu-like"

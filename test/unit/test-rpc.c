@@ -198,6 +198,27 @@ static void test_opts_join_ns(void **state)
 	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EINVAL, "criu_opts.join_ns[1]: net given twice");
 }
 
+/* freeze_cgroup: a dump and a pre-dump seize the tree the same way (runc sends it to both). */
+static void test_opts_freeze_cgroup(void **state)
+{
+	CriuOpts m = CRIU_OPTS__INIT;
+	struct tr t;
+
+	(void)state;
+	m.images_dir_fd = 3;
+	m.has_pid = true;
+	m.pid = 5;
+	m.freeze_cgroup = "/sys/fs/cgroup/c1";
+	translate(&t, &m, CRIU_REQ_TYPE__PRE_DUMP);
+	assert_int_equal(t.ret, 0);
+	assert_string_equal(t.o.freeze_cgroup, "/sys/fs/cgroup/c1");
+	cr_options_fini(&t.o);
+	translate(&t, &m, CRIU_REQ_TYPE__DUMP);
+	assert_int_equal(t.ret, 0);
+	cr_options_fini(&t.o);
+	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.freeze_cgroup");
+}
+
 static void test_opts_refused(void **state)
 {
 	static char *strs[] = { "x" };
@@ -519,6 +540,7 @@ int main(void)
 		cmocka_unit_test(test_opts_external), cmocka_unit_test(test_opts_every_field),
 		cmocka_unit_test(test_decode),	      cmocka_unit_test(test_recv),
 		cmocka_unit_test(test_notify),	      cmocka_unit_test(test_opts_join_ns),
+		cmocka_unit_test(test_opts_freeze_cgroup),
 	};
 
 	log_set_level(0);
