@@ -534,7 +534,8 @@ static int join_kind(const NamespaceEntry *e, enum ns_kind k, void **priv)
 	if (!j) {
 		fd = rst_inherited_fd(ns_opts, e->ext_key);
 		if (fd < 0) {
-			pr_err("the tree's %s namespace was external (%s) and is not restored: give "
+			pr_err("the tree's %s namespace was external (%s) and is not restored: "
+			       "give "
 			       "one with --inherit-fd fd[N]:%s or --join-ns %s:PID|PATH\n",
 			       ns_names[k], e->ext_key, e->ext_key, ns_names[k]);
 			return -EINVAL;

@@ -241,8 +241,9 @@ static int translate_values(const CriuOpts *m, CriuReqType type, struct cr_optio
 	if (m->freeze_cgroup) {
 		/* the pre-dump seizes the tree as the dump does (runc sends it to both) */
 		if (type != CRIU_REQ_TYPE__DUMP && type != CRIU_REQ_TYPE__PRE_DUMP)
-			return refuse(err, size, -EOPNOTSUPP,
-				      "criu_opts.freeze_cgroup: applies to a dump or a pre-dump only");
+			return refuse(
+				err, size, -EOPNOTSUPP,
+				"criu_opts.freeze_cgroup: applies to a dump or a pre-dump only");
 		o->freeze_cgroup = m->freeze_cgroup;
 	}
 	return 0;
@@ -435,8 +436,8 @@ static int translate_inherit_fd(const CriuOpts *m, CriuReqType type, struct cr_o
  * namespace can be joined (ns/ns.c: its dumped one is then not restored);
  * every other kind is made from its image, so joining one is refused.
  */
-static int translate_join_ns(const CriuOpts *m, CriuReqType type, struct cr_options *o,
-			     char *err, size_t size)
+static int translate_join_ns(const CriuOpts *m, CriuReqType type, struct cr_options *o, char *err,
+			     size_t size)
 {
 	size_t i;
 
@@ -460,8 +461,8 @@ static int translate_join_ns(const CriuOpts *m, CriuReqType type, struct cr_opti
 				      "criu_opts.join_ns[%zu]: extra_opt '%s': net takes none", i,
 				      j->extra_opt);
 		if (o->join_ns_net)
-			return refuse(err, size, -EINVAL,
-				      "criu_opts.join_ns[%zu]: net given twice", i);
+			return refuse(err, size, -EINVAL, "criu_opts.join_ns[%zu]: net given twice",
+				      i);
 		o->join_ns_net = j->ns_file;
 	}
 	return 0;

@@ -195,7 +195,8 @@ static void test_opts_join_ns(void **state)
 	j2.ns = "net";
 	j2.ns_file = "/run/netns/c2";
 	m.n_join_ns = 2;
-	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EINVAL, "criu_opts.join_ns[1]: net given twice");
+	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EINVAL,
+		       "criu_opts.join_ns[1]: net given twice");
 }
 
 /* freeze_cgroup: a dump and a pre-dump seize the tree the same way (runc sends it to both). */
@@ -536,10 +537,14 @@ static void test_notify(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_opts_honoured), cmocka_unit_test(test_opts_refused),
-		cmocka_unit_test(test_opts_external), cmocka_unit_test(test_opts_every_field),
-		cmocka_unit_test(test_decode),	      cmocka_unit_test(test_recv),
-		cmocka_unit_test(test_notify),	      cmocka_unit_test(test_opts_join_ns),
+		cmocka_unit_test(test_opts_honoured),
+		cmocka_unit_test(test_opts_refused),
+		cmocka_unit_test(test_opts_external),
+		cmocka_unit_test(test_opts_every_field),
+		cmocka_unit_test(test_decode),
+		cmocka_unit_test(test_recv),
+		cmocka_unit_test(test_notify),
+		cmocka_unit_test(test_opts_join_ns),
 		cmocka_unit_test(test_opts_freeze_cgroup),
 	};
 
