@@ -563,7 +563,11 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 	case OPT_INHERIT_FD:
 		err = inherit_fd_parse(arg, NULL, NULL);
 		if (err) {
-			pr_err("--inherit-fd: '%s' is not fd[N]:KEY\n", arg);
+			pr_err("--inherit-fd: '%s' %s\n", arg,
+			       err == -EINVAL ? "is not fd[N]:KEY"
+					      : "is not a pipe (fd[N]:pipe:[INO]) nor an external "
+						"namespace (fd[N]:NAME): other keys cannot be "
+						"inherited by this version yet");
 			return err;
 		}
 		if (cli_append_str(&o->inherit_fd, &o->n_inherit_fd, arg))

@@ -644,12 +644,14 @@ static void netlock_dump_fini_here(struct dump_ctx *ctx, bool remove)
 void netlock_dump_fini(struct dump_ctx *ctx, bool remove)
 {
 	int saved;
+	/* the tree has a namespace of its own, entered (the controller may be there already) */
+	bool in_tree = ns_net_tree_fd() >= 0 && !ns_net_enter_tree(&saved);
 
-	if (ns_net_enter_tree(&saved))
+	if (!in_tree)
 		saved = -1;
 	netlock_dump_fini_here(ctx, remove);
 	/* the tree goes on (-R, a failure): its namespace carries packets again */
-	if (remove && saved >= 0)
+	if (remove && in_tree)
 		ns_net_unlock_here();
 	ns_net_leave_tree(saved);
 }
@@ -770,12 +772,14 @@ static void netlock_restore_fini_here(struct restore_ctx *ctx, bool restored)
 void netlock_restore_fini(struct restore_ctx *ctx, bool restored)
 {
 	int saved;
+	/* the tree has a namespace of its own, entered (the controller may be there already) */
+	bool in_tree = ns_net_tree_fd() >= 0 && !ns_net_enter_tree(&saved);
 
-	if (ns_net_enter_tree(&saved))
+	if (!in_tree)
 		saved = -1;
 	netlock_restore_fini_here(ctx, restored);
 	/* the tree runs (or its namespace goes away with it) */
-	if (saved >= 0)
+	if (in_tree)
 		ns_net_unlock_here();
 	ns_net_leave_tree(saved);
 }

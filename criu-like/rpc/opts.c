@@ -422,9 +422,11 @@ static int translate_inherit_fd(const CriuOpts *m, CriuReqType type, struct cr_o
 		p += len + 1;
 		/* pipe:[INO], or an external namespace's key (ns.c refuses an unknown one) */
 		if (inherit_fd_parse(o->inherit_fd[i], NULL, NULL))
-			return refuse(err, size, -EINVAL,
-				      "criu_opts.inherit_fd[%zu]: key '%s' is not a key", i,
-				      m->inherit_fd[i]->key);
+			return refuse(err, size, -EOPNOTSUPP,
+				      "criu_opts.inherit_fd[%zu]: key '%s': only pipes "
+				      "(pipe:[INO]) and external namespaces (a name) can be "
+				      "inherited by this version yet",
+				      i, m->inherit_fd[i]->key);
 	}
 	o->inherit_fd[n] = NULL;
 	o->n_inherit_fd = (int)n;

@@ -297,6 +297,8 @@ static void test_opts_refused(void **state)
 		assert_int_equal(t.ret, 0);
 		assert_int_equal(rst_inherited_fd(&t.o, "extRootNetNS"), 7);
 		cr_options_fini(&t.o);
+		ifd.key = "tmp/file"; /* a file by path: not yet */
+		expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.inherit_fd[0]");
 		ifd.fd = -1;
 		expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EINVAL, "criu_opts.inherit_fd[0]");
 		RESET();
