@@ -169,6 +169,9 @@ static const struct cli_command commands[] = {
 	  "  --external mnt[MOUNTPOINT]:NAME\n"
 	  "                        a mount of the tree's mount namespace that is not\n"
 	  "                        dumped: bound again at restore from mnt[NAME]:PATH\n"
+	  "  --external net[INO]:KEY\n"
+	  "                        the tree's network namespace INO is its caller's: not\n"
+	  "                        dumped; the restore joins --inherit-fd fd[N]:KEY\n"
 	  "  --network-lock MODE   drop the packets of the tree's TCP connections from the\n"
 	  "                        freeze until the restore: nftables (default), iptables\n"
 	  "                        or skip; kept in place when the tree is killed\n"
@@ -217,6 +220,11 @@ static const struct cli_command commands[] = {
 	  "  --empty-ns net          a new network namespace with lo only instead\n"
 	  "  --inherit-fd fd[N]:pipe:[INO]\n"
 	  "                          the dumped pipe INO (its end) is criu-like's fd N\n"
+	  "  --inherit-fd fd[N]:KEY  fd N is the network namespace dumped as\n"
+	  "                          --external net[INO]:KEY: the tree joins it\n"
+	  "  -J, --join-ns net:PID|PATH\n"
+	  "                          the tree joins that network namespace instead of\n"
+	  "                          the one it had (not restored); other kinds refused\n"
 	  "  --timeout SEC           give up when the tree makes no progress that long\n"
 	  "                          (default 10; reading memory, at least 60)\n"
 	  "  --lazy-pages            leave private anonymous memory to a running\n"
@@ -579,10 +587,10 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 		err = inherit_fd_parse(arg, NULL, NULL);
 		if (err) {
 			pr_err("--inherit-fd: '%s' %s\n", arg,
-			       err == -EINVAL
-				       ? "is not fd[N]:KEY"
-				       : "is not a pipe (fd[N]:pipe:[INO]): only pipes can be "
-					 "inherited by this version yet");
+			       err == -EINVAL ? "is not fd[N]:KEY"
+					      : "is not a pipe (fd[N]:pipe:[INO]) nor an external "
+						"namespace (fd[N]:NAME): other keys cannot be "
+						"inherited by this version yet");
 			return err;
 		}
 		if (cli_append_str(&o->inherit_fd, &o->n_inherit_fd, arg))

@@ -69,6 +69,7 @@ struct ns_dump_plan {
 	struct ns_ids root;
 	bool own[NS_NR]; /* the root's namespace of this kind is the tree's own: dumped */
 	uint32_t img_id[NS_NR]; /* its image's number (utsns-1.img), when own */
+	const char *ext_key[NS_NR]; /* own but external (--external net[INO]:KEY): not dumped */
 };
 
 /*

@@ -42,6 +42,7 @@ struct cr_options {
 	int n_veth_pairs;
 	bool restore_sibling; /* RPC rst_sibling: the root a child of criu-like's parent */
 	bool empty_ns_net; /* --empty-ns net: a new network namespace with lo only */
+	const char *join_ns_net; /* --join-ns net:PID|PATH: restore into that network namespace */
 	const char **inherit_fd; /* --inherit-fd, NULL-terminated */
 	int n_inherit_fd;
 	const char *action_script; /* --action-script: run at every hook point (notify.h) */

@@ -194,7 +194,8 @@ static inline bool rst_task_zombie(const struct rst_task *t)
 /*
  * --inherit-fd fd[N]:KEY (CRIU's form; the RPC's inherit_fd pairs become it):
  * 0 with @fd and @key (into @arg) set when either is not NULL, -EINVAL, or
- * -EOPNOTSUPP for a key that is not a pipe's ("pipe:[INO]").
+ * -EOPNOTSUPP for a key that is neither a pipe's ("pipe:[INO]") nor a name
+ * (letters, digits, '_', '.', '-': an external namespace's, "extRootNetNS").
  */
 int inherit_fd_parse(const char *arg, int *fd, const char **key);
 /* criu-like's fd that --inherit-fd gives for @key ("pipe:[INO]"), or -1. */

@@ -34,7 +34,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <linux/sockios.h>
 #include <unistd.h>
 
 #include "../net/net-lock-int.h"
@@ -92,12 +95,41 @@ void ns_net_reset(void)
 	dad_later_free();
 }
 
+/*
+ * This thread's network namespace, without /proc: the restore's controller
+ * may be in the container's mount namespace then, whose /proc (if mounted
+ * yet) is another pid namespace's, without this thread.
+ */
+static int current_netns(void)
+{
+	int sk = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), fd;
+
+	if (sk < 0)
+		return -1;
+	fd = ioctl(sk, SIOCGSKNS); /* 4.9; O_CLOEXEC */
+	close(sk);
+	return fd >= 0 ? fd : open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+}
+
+static bool same_ns(int a, int b)
+{
+	struct stat sa, sb;
+
+	return !fstat(a, &sa) && !fstat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 int ns_net_enter_tree(int *saved)
 {
 	*saved = -1;
 	if (tree_netns < 0)
 		return 0;
-	*saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	*saved = current_netns();
+	/* already there (the restore's controller opening the tree's sockets) */
+	if (*saved >= 0 && same_ns(*saved, tree_netns)) {
+		close(*saved);
+		*saved = -1;
+		return 0;
+	}
 	if (*saved < 0 || setns(tree_netns, CLONE_NEWNET)) {
 		pr_perror("cannot enter the tree's network namespace");
 		if (*saved >= 0)
@@ -769,6 +801,31 @@ void ns_net_dump_done(bool killed)
 	n_dump_peers = 0;
 }
 
+/*
+ * An external namespace (--external net[INO]:KEY): its caller's, not dumped.
+ * The tree's sockets are still read there, and it is locked like one of the
+ * tree's own: nothing in or out but over lo until the tree runs again.
+ */
+static int net_dump_external(pid_t pid)
+{
+	char path[64];
+	int fd, saved, err;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("cannot open %s", path);
+		return neg_errno();
+	}
+	tree_netns_set(fd);
+	err = ns_net_enter_tree(&saved);
+	if (!err) {
+		err = ns_lock();
+		ns_net_leave_tree(saved);
+	}
+	return err;
+}
+
 /* ---- restore ---------------------------------------------------------------------------------- */
 
 struct net_restore {
@@ -1259,6 +1316,48 @@ static int net_load(int dirfd, uint32_t id, void **priv)
 	return 0;
 }
 
+/*
+ * The tree joins the network namespace of @fd (its caller's: an external one,
+ * or --join-ns net:), configured by its owner: only locked until the tree runs.
+ */
+static int net_join(int fd, void **priv)
+{
+	struct net_restore *nr = calloc(1, sizeof(*nr));
+	int err = 0;
+
+	if (!nr)
+		return -ENOMEM;
+	nr->host = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	nr->nsfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (nr->host < 0 || nr->nsfd < 0) {
+		err = neg_errno();
+		pr_perror("cannot join the network namespace of fd %d", fd);
+		net_fini(nr);
+		return err;
+	}
+	if (setns(nr->nsfd, CLONE_NEWNET)) {
+		err = neg_errno();
+		pr_perror("fd %d is not a network namespace criu-like can join", fd);
+		close(nr->nsfd);
+		nr->nsfd = -1;
+		net_fini(nr);
+		return err;
+	}
+	/* before any socket of the tree exists there */
+	err = ns_lock();
+	if (setns(nr->host, CLONE_NEWNET)) {
+		pr_perror("cannot go back to criu-like's network namespace");
+		abort();
+	}
+	if (err) {
+		net_fini(nr);
+		return err;
+	}
+	tree_netns_set(fcntl(nr->nsfd, F_DUPFD_CLOEXEC, 0));
+	*priv = nr;
+	return 0;
+}
+
 int ns_net_load_empty(void **priv)
 {
 	return net_load(-1, 0, priv);
@@ -1312,4 +1411,6 @@ const struct ns_type net_ns_type = {
 	.enter = net_enter,
 	.leave = net_leave,
 	.fini = net_fini,
+	.dump_external = net_dump_external,
+	.join = net_join,
 };

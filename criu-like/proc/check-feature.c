@@ -265,7 +265,7 @@ static const struct crfeat crfeats[] = {
 	F("link_nsid", CAT_ONLY, KD__MAX, NULL, NONET),
 	F("kcmp_epoll", CAT_EXTRA, KD__MAX, probe_kcmp_epoll, NULL),
 	F("timens", CAT_EXTRA, KD_NS_TIME, NULL, NONS),
-	F("external_net_ns", CAT_ONLY, KD__MAX, NULL, "criu-like has no --external net[]"),
+	F("external_net_ns", CAT_ONLY, KD_NS_NET, NULL, NULL),
 	F("clone3_set_tid", CAT_EXTRA, KD_CLONE3_SET_TID, NULL, NULL),
 	F("newifindex", CAT_EXTRA, KD__MAX, NULL, NONET),
 	F("nftables", CAT_ONLY, KD__MAX, NULL, "criu-like does not dump nftables rules"),
