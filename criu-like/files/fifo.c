@@ -5,8 +5,10 @@
  * of a FIFO is saved once, with the first description of it, read without
  * consuming it: tee() duplicates the buffers into a pipe of the dumper, as
  * pipe.c does for pipes (pipe_copy_data()). A FIFO removed from the file
- * system, or no longer found under its path, is refused: restore could not
- * open it.
+ * system is saved with its mode and owner and made again at restore (under
+ * its path when free, else next to it), held open and removed again: every
+ * description of it is then opened through that hold. A FIFO no longer
+ * found under its path (renamed) is refused: restore could not open it.
  *
  * At restore each description opens the FIFO by its path again, which must
  * exist (the restore does not create file system nodes). A FIFO opened for
@@ -48,9 +50,10 @@ static int fifo_match(const struct dump_ctx *ctx, const struct fd_info *f)
 	(void)ctx;
 	if (!S_ISFIFO(f->st.st_mode) || f->link[0] != '/')
 		return 0;
+	if (f->st.st_nlink == 0)
+		return 1; /* removed: made again at restore */
 	snprintf(proot, sizeof(proot), "/proc/%d/root%s", f->pid, f->link);
-	if (f->st.st_nlink == 0 || stat(proot, &cur) || cur.st_dev != f->st.st_dev ||
-	    cur.st_ino != f->st.st_ino) {
+	if (stat(proot, &cur) || cur.st_dev != f->st.st_dev || cur.st_ino != f->st.st_ino) {
 		pr_err("pid %d fd %d: named FIFO %s was removed or renamed: not supported yet\n",
 		       f->pid, f->fd, f->link);
 		return -EOPNOTSUPP;
@@ -67,6 +70,10 @@ static int fifo_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 	struct fifo_priv *p;
 	bool first = true;
 	int size = 0, err;
+
+	/* a removed FIFO: its path without the kernel's " (deleted)" */
+	if (f->st.st_nlink == 0 && plen > 10 && !strcmp(f->link + plen - 10, " (deleted)"))
+		plen -= 10;
 
 	if (!ft)
 		return -ENOMEM;
@@ -98,7 +105,15 @@ static int fifo_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 		p->e.data.len = len;
 		p->e.pipe_size = (uint32_t)size;
 	}
-	memcpy(p->buf + len, f->link, plen + 1);
+	memcpy(p->buf + len, f->link, plen);
+	p->buf[len + plen] = '\0';
+	if (f->st.st_nlink == 0) {
+		p->e.has_unlinked = p->e.has_mode = p->e.has_uid = p->e.has_gid = true;
+		p->e.unlinked = true;
+		p->e.mode = f->st.st_mode & 07777;
+		p->e.uid = f->st.st_uid;
+		p->e.gid = f->st.st_gid;
+	}
 	p->e.path.data = p->buf + len;
 	p->e.path.len = plen;
 	p->e.flags = f->flags;
@@ -205,6 +220,109 @@ static int fifo_open_desc(const FileEntry *fe, const char *path, const struct st
 	return fd;
 }
 
+extern const struct file_kind fifo_kind;
+
+/* The removed FIFOs made again, each held open (the kind's restore state). */
+struct fifo_holds {
+	struct {
+		uint64_t dev, ino; /* as dumped */
+		int hold;
+		struct stat st;
+	} * v;
+	size_t n;
+};
+
+/*
+ * A removed FIFO: made again under its path (or next to it when the path is
+ * taken), with its mode and owner, held open O_RDWR and removed; every
+ * description of it is opened through the hold. The first description of it
+ * makes it, the others find it by the dumped dev/ino.
+ */
+static int fifo_unlinked_hold(struct restore_ctx *ctx, const FileEntry *fe, const char *path,
+			      struct stat *st)
+{
+	struct rst_kind *k = rst_kind_get(ctx, &fifo_kind);
+	struct fifo_holds *h = k->priv;
+	const FifoFileEntry *ff = fe->fifo;
+	char name[PATH_MAX];
+	int fd, err = 0;
+	void *v;
+
+	if (!h && !(h = k->priv = calloc(1, sizeof(*h))))
+		return -ENOMEM;
+	for (size_t i = 0; i < h->n; i++)
+		if (h->v[i].dev == ff->dev && h->v[i].ino == ff->ino) {
+			*st = h->v[i].st;
+			return h->v[i].hold;
+		}
+	if (access(path, F_OK))
+		snprintf(name, sizeof(name), "%s", path);
+	else
+		snprintf(name, sizeof(name), "%s.criu-like-fifo.%u.%d", path, fe->id, getpid());
+	if (mkfifo(name, 0600)) {
+		pr_perror("file %u: cannot make the removed FIFO %s again as %s", fe->id, path,
+			  name);
+		return neg_errno();
+	}
+	fd = open(name, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 || fstat(fd, st) ||
+	    (ff->has_uid && ff->has_gid && fchown(fd, ff->uid, ff->gid)) ||
+	    (ff->has_mode && fchmod(fd, ff->mode & 07777)))
+		err = neg_errno();
+	if (unlink(name) && !err)
+		err = neg_errno();
+	v = err ? NULL : realloc(h->v, (h->n + 1) * sizeof(*h->v));
+	if (!err && !v)
+		err = -ENOMEM;
+	if (err) {
+		pr_errno(err, "file %u: cannot make the removed FIFO %s again", fe->id, path);
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	h->v = v;
+	h->v[h->n].dev = ff->dev;
+	h->v[h->n].ino = ff->ino;
+	h->v[h->n].hold = fd;
+	h->v[h->n].st = *st;
+	h->n++;
+	return fd;
+}
+
+/* A description of a removed FIFO, opened through its @hold (criu-like's /proc). */
+static int fifo_reopen_desc(const FileEntry *fe, int hold, const char *path)
+{
+	uint32_t flags = fe->fifo->flags & ~(uint32_t)(O_CREAT | O_TRUNC | O_EXCL | O_CLOEXEC);
+	int fd = rst_reopen_fd(hold, flags | O_NONBLOCK);
+
+	if (fd < 0) {
+		pr_errno(fd, "file %u: cannot open the removed FIFO %s again", fe->id, path);
+		return fd;
+	}
+	if (!(flags & (O_NONBLOCK | O_PATH)) && fcntl(fd, F_SETFL, (int)flags & ~O_NONBLOCK) < 0) {
+		int err = neg_errno();
+
+		pr_perror("file %u: cannot clear O_NONBLOCK of FIFO %s", fe->id, path);
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static void fifo_fini(struct restore_ctx *ctx)
+{
+	struct rst_kind *k = rst_kind_get(ctx, &fifo_kind);
+	struct fifo_holds *h = k ? k->priv : NULL;
+
+	for (size_t i = 0; h && i < h->n; i++)
+		close(h->v[i].hold);
+	if (h)
+		free(h->v);
+	free(h);
+	if (k)
+		k->priv = NULL;
+}
+
 /*
  * In the controller: the FIFO description idx.by_id[@pos], opened by its path
  * without blocking, its unread data written back when it holds them. -errno
@@ -226,6 +344,14 @@ static int fifo_open(struct restore_ctx *ctx, size_t pos)
 	path = strndup((const char *)p->data, p->len);
 	if (!path)
 		return -ENOMEM;
+	if (fe->fifo->unlinked) {
+		int h = fifo_unlinked_hold(ctx, fe, path, &st);
+
+		if (h < 0)
+			return h;
+		err = fifo_fill(fe->fifo, h, path);
+		return err ? err : fifo_reopen_desc(fe, h, path);
+	}
 	hold = fifo_hold(fe, path, &st);
 	if (hold < 0)
 		return hold;
@@ -254,4 +380,5 @@ const struct file_kind fifo_kind = {
 	.check = fifo_check,
 	.path = fifo_path,
 	.open = fifo_open,
+	.fini = fifo_fini,
 };

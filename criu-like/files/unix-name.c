@@ -28,6 +28,14 @@
 
 /* ---- dump ------------------------------------------------------------------------------- */
 
+static void usk_file_attrs(UnixSkEntry *e, const struct stat *st)
+{
+	e->has_file_uid = e->has_file_gid = e->has_file_mode = true;
+	e->file_uid = st->st_uid;
+	e->file_gid = st->st_gid;
+	e->file_mode = st->st_mode & 07777;
+}
+
 /*
  * A relative name: the directory it leads from to the socket file, the
  * task's cwd (where bind() resolved it, unless the task moved since), in
@@ -66,6 +74,8 @@ static int usk_dump_relative(const struct fd_info *f, const struct usk_diag *dg,
 		       f->pid, f->fd, f->link, (int)dg->name_len, dg->name, dir);
 		return -EOPNOTSUPP;
 	}
+	if (!e->name_unlinked)
+		usk_file_attrs(e, &st);
 	e->has_name_dir = true;
 	e->name_dir.data = (uint8_t *)dir;
 	e->name_dir.len = (size_t)n;
@@ -97,6 +107,8 @@ int usk_dump_name(const struct fd_info *f, const struct usk_diag *dg, UnixSkEntr
 	e->has_name_unlinked = true;
 	e->name_unlinked = stat(path, &st) || !S_ISSOCK(st.st_mode) ||
 			   (dg->has_vfs && st.st_ino != dg->vfs_ino);
+	if (!e->name_unlinked)
+		usk_file_attrs(e, &st);
 	return 0;
 }
 
@@ -354,6 +366,14 @@ static int usk_bind_path(int sk, const UnixSkEntry *e, const struct sockaddr_un 
 	}
 	if (bind(sk, (const struct sockaddr *)sa, len)) {
 		pr_perror("file %u: cannot bind to %s", id, sa->sun_path);
+		return neg_errno();
+	}
+	/* the socket file as the binder had it, not the controller's ids and umask */
+	if ((e->has_file_uid && e->has_file_gid &&
+	     fchownat(AT_FDCWD, sa->sun_path, e->file_uid, e->file_gid, AT_SYMLINK_NOFOLLOW)) ||
+	    (e->has_file_mode && fchmodat(AT_FDCWD, sa->sun_path, e->file_mode & 07777, 0))) {
+		pr_perror("file %u: cannot give %s its owner %u:%u and mode %o", id, sa->sun_path,
+			  e->file_uid, e->file_gid, e->file_mode);
 		return neg_errno();
 	}
 	return 0;

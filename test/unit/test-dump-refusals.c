@@ -66,6 +66,7 @@ enum victim_kind {
 	V_IN_FLIGHT_EPOLL, /* the same with a closed epoll instance in flight */
 	V_PROC_OUTSIDE, /* /proc/PPID/stat of its parent, outside the tree */
 	V_FOWN_OUTSIDE, /* a pipe owned for signal-driven I/O by its parent, outside the tree */
+	V_NSFS_ORPHAN, /* a uts namespace file whose namespace no task is in any more */
 };
 
 /* What the child tells the test once it is set up. */
@@ -212,6 +213,28 @@ static int victim_setup(void *arg, void *report)
 			r->bad = p[0];
 			return 0;
 		}
+	case V_NSFS_ORPHAN:
+		/* a grandchild in a new uts namespace, gone: only the fd keeps the namespace */
+		{
+			char path[64];
+			int status;
+			pid_t gc = fork();
+
+			if (gc == 0) {
+				if (unshare(CLONE_NEWUTS))
+					_exit(1);
+				for (;;)
+					pause();
+			}
+			if (gc < 0)
+				return -errno;
+			usleep(100000);
+			snprintf(path, sizeof(path), "/proc/%d/ns/uts", gc);
+			r->bad = open(path, O_RDONLY);
+			kill(gc, SIGKILL);
+			waitpid(gc, &status, 0);
+			return r->bad < 0 ? -errno : 0;
+		}
 	default:
 		return -EINVAL;
 	}
@@ -250,6 +273,17 @@ static int victim_check(void *arg, const void *report)
 	case V_IN_FLIGHT:
 	case V_IN_FLIGHT_EPOLL:
 		return check_in_flight(kind, r);
+	case V_NSFS_ORPHAN:
+		/* still a namespace file */
+		{
+			char path[64], link[64] = "";
+
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", r->bad);
+			return readlink(path, link, sizeof(link) - 1) > 0 &&
+					       !strncmp(link, "uts:[", 5)
+				       ? 0
+				       : 2;
+		}
 	case V_FOWN_OUTSIDE:
 		/* still owned by the test */
 		return fcntl(r->bad, F_GETOWN) == r->app ? 0 : 2;
@@ -450,6 +484,20 @@ static void test_fown_outside_refused(void **state)
 	assert_in_log(log, expect);
 }
 
+/* A namespace file of a namespace no task of the tree is in: refused naming it. */
+static void test_nsfs_orphan_refused(void **state)
+{
+	char expect[192];
+	const char *log;
+	struct report r;
+
+	(void)state;
+	log = dump_refused(V_NSFS_ORPHAN, &r);
+	snprintf(expect, sizeof(expect), "pid %d fd %d: uts:[", r.pid, r.bad);
+	assert_in_log(log, expect);
+	assert_in_log(log, "] is a namespace no task of the dumped tree is in");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -460,6 +508,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_in_flight_epoll_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_outside_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fown_outside_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nsfs_orphan_refused, setup, teardown),
 	};
 
 	prctl(PR_SET_CHILD_SUBREAPER, 1);

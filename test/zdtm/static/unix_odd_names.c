@@ -4,7 +4,8 @@
  * to a relative path (getsockname() gives the relative name), one whose
  * directory was removed since, one whose socket file was replaced by a FIFO
  * of the same name, and a datagram socket of a pair whose peer is closed
- * with two datagrams still queued (peeked at dump). After SIGTERM each must
+ * with two datagrams still queued (peeked at dump), and one whose socket file
+ * was given to 1000:1001 with mode 0640. After SIGTERM each must
  * have its name as bound, the FIFO must still be the FIFO, the relative one
  * must still accept connections through its file, and the datagrams must be
  * there with their boundaries.
@@ -56,7 +57,7 @@ int main(int argc, char **argv)
 	struct sockaddr_un sa;
 	socklen_t len;
 	struct stat st, fifo_st;
-	int rel, gone, fifo, pair[2], c, a;
+	int rel, gone, fifo, owned, pair[2], c, a;
 	char buf[16];
 
 	test_init(argc, argv);
@@ -76,6 +77,9 @@ int main(int argc, char **argv)
 	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, pair) || send(pair[0], "one", 3, 0) != 3 ||
 	    send(pair[0], "second", 6, 0) != 6 || close(pair[0]))
 		goto err;
+	owned = bound(SOCK_DGRAM, "owned.sock");
+	if (owned < 0 || chown("owned.sock", 1000, 1001) || chmod("owned.sock", 0640))
+		goto err;
 	if (rel < 0 || gone < 0 || fifo < 0 || listen(rel, 4))
 		goto err;
 	test_daemon();
@@ -83,6 +87,12 @@ int main(int argc, char **argv)
 
 	if (name_is(rel, "rel.sock") || name_is(gone, "gone.dir/s") || name_is(fifo, "fifo.sock"))
 		return 1;
+	if (name_is(owned, "owned.sock") || stat("owned.sock", &st) || st.st_uid != 1000 ||
+	    st.st_gid != 1001 || (st.st_mode & 07777) != 0640) {
+		fail("owned.sock: %u:%u mode %o, expected 1000:1001 640", st.st_uid, st.st_gid,
+		     st.st_mode & 07777);
+		return 1;
+	}
 	if (stat("fifo.sock", &st) || !S_ISFIFO(st.st_mode) || access("gone.dir", F_OK) == 0) {
 		fail("fifo.sock is no longer a FIFO, or gone.dir came back");
 		return 1;
