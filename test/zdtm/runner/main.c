@@ -36,9 +36,10 @@ static void usage(FILE *f)
 		"                [--tests-dir DIR] [--no-slow] [-v] [TEST...]\n"
 		"       zdtm-run exec [--timeout SEC] -- CMD ARGS...\n"
 		"modes: none plain leave-running cycles2 predump ns ns-leave-running ns-cycles2\n"
-		"       page-server "
+		"       page-server snapshot "
 		"(default: " ZDTM_DEFAULT_MODES
-		",\n       then predump for the tests with the flag predump, ns for every test,\n"
+		",\n       then predump and snapshot for the tests with those flags, ns for every\n"
+		"       test,\n"
 		"       ns-leave-running and ns-cycles2 for the tests with the flag ns)\n");
 }
 
@@ -138,6 +139,7 @@ static const struct extra_mode {
 	const char *flag; /* NULL: every test */
 } extra_modes[] = {
 	{ "predump", "predump" },
+	{ "snapshot", "snapshot" },
 	{ "ns", NULL },
 	{ "ns-leave-running", "ns" },
 	{ "ns-cycles2", "ns" },

@@ -49,7 +49,7 @@ struct run {
 
 static const char *const modes[] = { "none",	   "plain", "leave-running",	"cycles2",
 				     "predump",	   "ns",    "ns-leave-running", "ns-cycles2",
-				     "page-server" };
+				     "page-server", "snapshot" };
 
 /* The modes ns, ns-leave-running, ns-cycles2: the test under an init in a container. */
 static bool mode_ns(const char *mode)
@@ -451,6 +451,29 @@ static int ps_collect(struct run *t, pid_t pid, const char *dir, const char *img
  * (relative to the image directory), the dump is an incremental one on top
  * of that pre-dump.
  */
+/*
+ * Mode snapshot: the dump -R --snapshot left the tree running and unchanged;
+ * then it is killed, so that its images can be restored in its place.
+ */
+static int snapshot_kill(struct run *t, const struct tree_snap *before)
+{
+	int ret;
+
+	for (size_t i = 0; i < before->n; i++) {
+		char st = proc_state(before->p[i].host);
+
+		if (!st || (st == 'Z') != (before->p[i].state == 'Z')) {
+			harness_fail(t, "pid %d is %s after dump --snapshot", before->p[i].pid,
+				     st ? "a zombie" : "gone");
+			return -ESRCH;
+		}
+	}
+	ret = compare(t, before, "after dump --snapshot");
+	for (size_t i = 0; !ret && i < before->n; i++)
+		kill(before->p[i].host, SIGKILL);
+	return ret;
+}
+
 static int cycle_plain(struct run *t, int cycle, const char *prev)
 {
 	char img[PATH_MAX], dlog[PATH_MAX + 16], rlog[PATH_MAX + 16], rpid[PATH_MAX + 16];
@@ -471,6 +494,7 @@ static int cycle_plain(struct run *t, int cycle, const char *prev)
 	char *dargs[16] = { "dump", "-t", pidstr, "-D", img, "-v4", "-o", dlog, NULL };
 	char *rargs[] = { "restore", "-D", img, "-d", "-v4", "-o", rlog, "--pidfile", rpid, NULL };
 	bool ps = !strcmp(t->mode, "page-server");
+	bool snapshot = !strcmp(t->mode, "snapshot");
 	pid_t ps_pid = -1;
 	int na = 8;
 
@@ -485,6 +509,10 @@ static int cycle_plain(struct run *t, int cycle, const char *prev)
 		dargs[na++] = "127.0.0.1";
 		dargs[na++] = "--port";
 		dargs[na++] = port;
+	}
+	if (snapshot) {
+		dargs[na++] = "-R";
+		dargs[na++] = "--snapshot";
 	}
 	dargs[na] = NULL;
 	ret = mkdir_p(img);
@@ -505,6 +533,8 @@ static int cycle_plain(struct run *t, int cycle, const char *prev)
 	ret = run_criu(t, dargs, &t->d->dump_opts, dtag);
 	if (!ret && ps)
 		ret = ps_collect(t, ps_pid, psdir, img);
+	if (!ret && snapshot)
+		ret = snapshot_kill(t, &before);
 	if (!ret)
 		ret = check_gone(t, &before);
 	if (!ret)
@@ -668,7 +698,7 @@ static int do_mode(struct run *t)
 
 	if (!strcmp(mode, "none"))
 		return 0;
-	if (!strcmp(mode, "plain") || !strcmp(mode, "page-server"))
+	if (!strcmp(mode, "plain") || !strcmp(mode, "page-server") || !strcmp(mode, "snapshot"))
 		return cycle_plain(t, 1, NULL);
 	if (!strcmp(mode, "leave-running"))
 		return mode_leave_running(t);
