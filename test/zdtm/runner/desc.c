@@ -83,6 +83,13 @@ static int parse_line(struct test_desc *d, char *key, const char *val)
 		snprintf(d->skip_ns, sizeof(d->skip_ns), "%s", val);
 		return 0;
 	}
+	if (!strcmp(key, "skip-snapshot")) {
+		/* What the test keeps cannot be restored after dump -R: skipped in the mode snapshot. */
+		if (!*val || d->skip_snapshot[0])
+			return -EINVAL;
+		snprintf(d->skip_snapshot, sizeof(d->skip_snapshot), "%s", val);
+		return 0;
+	}
 	if (!strcmp(key, "timeout")) {
 		char *end;
 		long t = strtol(val, &end, 10);

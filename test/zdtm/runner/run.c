@@ -803,6 +803,11 @@ static bool skip_or_refuse(struct runner *r, const struct test_desc *d, struct r
 		snprintf(res->reason, sizeof(res->reason), "skip-ns: %.400s", d->skip_ns);
 		return true;
 	}
+	if (!strcmp(res->mode, "snapshot") && d->skip_snapshot[0]) {
+		res->v = V_SKIP;
+		snprintf(res->reason, sizeof(res->reason), "skip-snapshot: %.400s", d->skip_snapshot);
+		return true;
+	}
 	if (desc_has_flag(d, "suid") && geteuid() != 0) {
 		res->v = V_SKIP;
 		snprintf(res->reason, sizeof(res->reason), "flag suid: needs root");
