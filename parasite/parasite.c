@@ -362,7 +362,8 @@ static long track_mem(struct parasite_args *a, int sk, struct parasite_msg *m, i
 						  .mode = UFFDIO_WRITEPROTECT_MODE_WP };
 
 		ret = sys_ioctl(uffd, UFFDIO_REGISTER, &reg);
-		if (!ret)
+		/* synchronous: the dumper protects the ranges itself, from several threads */
+		if (!ret && !sync)
 			ret = sys_ioctl(uffd, UFFDIO_WRITEPROTECT, &wp);
 		if (ret)
 			m->arg[1] = i;
