@@ -5,8 +5,13 @@
 # without a pause, its criu-like stopped (SIGSTOP) in the middle of the copy:
 # the victim must wait (a write to a page not saved yet waits for the fault
 # handler), and once criu-like is killed (SIGKILL: its uffds close) it must
-# run again, untraced, with no image marked complete. Last, a whole snapshot
-# of the same victim completes and its directory restores.
+# run again, untraced, with no image marked complete. Then a whole snapshot
+# of the same victim completes and its directory restores. Last, two victims
+# that change their memory map during the copy: one forks children that write
+# the area (their VMAs are not protected: they must never wait), one unmaps and
+# maps again a written area in a loop (the snapshot either completes or fails
+# naming the change; the victim runs on either way, and a failed directory
+# is not marked complete).
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 V=$B/test/integration/snapshot-victim
@@ -107,5 +112,36 @@ wait $vp 2>/dev/null
 	{ echo "FAIL: restore of the snapshot"; tail -5 "$tmp/s/r.log"; exit 1; }
 vp=$(cat "$tmp/rp")
 runs || { echo "FAIL: the restored victim does not run"; fail=1; }
+kill -KILL $vp
+vp=
+
+for mode in fork munmap; do
+	rm -f "$tmp/count"
+	: >"$tmp/out"
+	setsid "$V" 256 "$tmp/count" $mode >"$tmp/out" 2>&1 </dev/null &
+	vp=$!
+	n=0
+	until grep -q ready "$tmp/out" 2>/dev/null; do
+		n=$((n + 1))
+		[ $n -le 1000 ] || { echo "FAIL: the $mode victim never got ready"; exit 1; }
+		sleep 0.01
+	done
+	mkdir "$tmp/$mode"
+	if "$C" dump -t $vp -D "$tmp/$mode" -R --snapshot -v4 -o d.log 2>/dev/null; then
+		echo "snapshot of the $mode victim: complete"
+	else
+		[ $mode = fork ] && { echo "FAIL: the snapshot of the fork victim failed"; fail=1; }
+		grep -q "Error" "$tmp/$mode/d.log" ||
+			{ echo "FAIL: the failed snapshot of the $mode victim gives no reason"; fail=1; }
+		echo "snapshot of the $mode victim: refused: $(grep -m1 Error "$tmp/$mode/d.log" | cut -c1-200)"
+		if "$C" decode "$tmp/$mode/inventory.img" 2>/dev/null | grep -q '"completed": true'; then
+			echo "FAIL: a failed snapshot of the $mode victim is marked complete"
+			fail=1
+		fi
+	fi
+	runs || { echo "FAIL: the $mode victim does not run after the snapshot"; fail=1; }
+	kill -KILL $vp
+	vp=
+done
 [ $fail = 0 ] && echo "snapshot-kill: PASS"
 exit $fail
