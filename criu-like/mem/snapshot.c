@@ -364,14 +364,10 @@ static int protect(struct snap_task *t, const struct iovec *iov, unsigned int n)
 	return p[0].err ?: p[1].err;
 }
 
-int snapshot_task_arm(struct dump_ctx *ctx, struct dump_task *dt)
+/* The task's layout and page states, before anything is read. */
+static int task_init(struct snap_task *t, struct dump_task *dt)
 {
-	struct snap_task *t = task_of(ctx, dt);
 	const struct mem_runs *runs = &dt->plan.runs;
-	_cleanup_free_ uint8_t *buf = malloc(SNAP_CHUNK_PAGES * PAGE_SIZE);
-	_cleanup_free_ struct iovec *iov = calloc(dt->vmas.nr + 1, sizeof(*iov));
-	uint64_t t0 = mem_now_ns();
-	unsigned int i, n;
 	int err;
 
 	t->dt = dt;
@@ -382,7 +378,24 @@ int snapshot_task_arm(struct dump_ctx *ctx, struct dump_task *dt)
 	t->state = calloc(t->lay.first[runs->nr] + 1, 1);
 	t->crcs = calloc(runs->nr + 1, sizeof(*t->crcs));
 	t->deferred = calloc(runs->nr + 1, sizeof(*t->deferred));
-	if (!buf || !iov || !t->state || !t->crcs || !t->deferred)
+	return t->state && t->crcs && t->deferred ? 0 : -ENOMEM;
+}
+
+int snapshot_task_arm(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	struct snap_task *t = task_of(ctx, dt);
+	const struct mem_runs *runs = &dt->plan.runs;
+	_cleanup_free_ uint8_t *buf = NULL;
+	_cleanup_free_ struct iovec *iov = NULL;
+	uint64_t t0 = mem_now_ns();
+	unsigned int i, n;
+	int err = task_init(t, dt);
+
+	if (err)
+		return err;
+	buf = malloc(SNAP_CHUNK_PAGES * PAGE_SIZE);
+	iov = calloc(dt->vmas.nr + 1, sizeof(*iov));
+	if (!buf || !iov)
 		return -ENOMEM;
 	err = open_task_files(ctx, t);
 	/*
@@ -620,7 +633,8 @@ int snapshot_copy(struct dump_ctx *ctx)
 		}
 	ctx->stats.memwrite_ns += el;
 	if (!err)
-		pr_info("copied %llu pages (%llu saved first on a write fault, %llu faults) in %llu "
+		pr_info("copied %llu pages (%llu saved first on a write fault, %llu faults) in "
+			"%llu "
 			"ms, %.0f MiB/s, the tree running\n",
 			(unsigned long long)pages, (unsigned long long)faulted,
 			(unsigned long long)s->faults, (unsigned long long)(el / 1000000),

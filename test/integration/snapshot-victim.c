@@ -37,7 +37,8 @@ static void side_effect(const char *mode, unsigned char *big, size_t len, unsign
 			waitpid(c, NULL, 0);
 	} else if (!strcmp(mode, "munmap")) {
 		munmap(*side, SIDE);
-		*side = mmap(*side, SIDE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		*side = mmap(*side, SIDE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			     0);
 		if (*side == MAP_FAILED)
 			_exit(1);
 		for (i = 0; i < SIDE; i += 4096)

@@ -19,7 +19,7 @@
 #include "util.h"
 
 #define A 0x7f0000000000UL
-#define PG(n) ((unsigned long)(n) * PAGE_SIZE)
+#define PG(n) ((unsigned long)(n)*PAGE_SIZE)
 
 static struct mem_run runs3[] = {
 	{ A, 4, MEM_SAVE_ANON },
@@ -114,10 +114,8 @@ static void test_chunk_ends(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_layout),
-		cmocka_unit_test(test_layout_empty),
-		cmocka_unit_test(test_chunk_intact),
-		cmocka_unit_test(test_chunk_hole),
+		cmocka_unit_test(test_layout),	     cmocka_unit_test(test_layout_empty),
+		cmocka_unit_test(test_chunk_intact), cmocka_unit_test(test_chunk_hole),
 		cmocka_unit_test(test_chunk_ends),
 	};
 

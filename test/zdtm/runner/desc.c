@@ -11,8 +11,7 @@
 #include "runner.h"
 
 static const char *const known_flags[] = { "noauto", "suid",	"expect-fail", "tamper",
-					   "slow",   "predump", "ns",
-					   "snapshot" };
+					   "slow",   "predump", "ns",	       "snapshot" };
 
 void words_free(struct word_list *l)
 {

@@ -138,11 +138,8 @@ static const struct extra_mode {
 	const char *mode;
 	const char *flag; /* NULL: every test */
 } extra_modes[] = {
-	{ "predump", "predump" },
-	{ "snapshot", "snapshot" },
-	{ "ns", NULL },
-	{ "ns-leave-running", "ns" },
-	{ "ns-cycles2", "ns" },
+	{ "predump", "predump" },     { "snapshot", "snapshot" }, { "ns", NULL },
+	{ "ns-leave-running", "ns" }, { "ns-cycles2", "ns" },
 };
 
 /* "counter", "static/counter.c", "test/zdtm/static/counter.desc" all name "counter". */

@@ -47,8 +47,8 @@ struct run {
 	int ncriu;
 };
 
-static const char *const modes[] = { "none",	   "plain", "leave-running",	"cycles2",
-				     "predump",	   "ns",    "ns-leave-running", "ns-cycles2",
+static const char *const modes[] = { "none",	    "plain",   "leave-running",	   "cycles2",
+				     "predump",	    "ns",      "ns-leave-running", "ns-cycles2",
 				     "page-server", "snapshot" };
 
 /* The modes ns, ns-leave-running, ns-cycles2: the test under an init in a container. */
@@ -805,7 +805,8 @@ static bool skip_or_refuse(struct runner *r, const struct test_desc *d, struct r
 	}
 	if (!strcmp(res->mode, "snapshot") && d->skip_snapshot[0]) {
 		res->v = V_SKIP;
-		snprintf(res->reason, sizeof(res->reason), "skip-snapshot: %.400s", d->skip_snapshot);
+		snprintf(res->reason, sizeof(res->reason), "skip-snapshot: %.400s",
+			 d->skip_snapshot);
 		return true;
 	}
 	if (desc_has_flag(d, "suid") && geteuid() != 0) {

@@ -45,7 +45,8 @@ static int check_page(uint8_t *mem, uint64_t pos, uint64_t want)
 	uint64_t idx = (pos * STRIDE) % NR_PAGES;
 
 	if (p[0] != want || p[PG / 8 - 1] != want || p[1] != idx) {
-		fail("position %lu (page %lu): generation %lu (tail %lu), index %lu; expected %lu, index %lu",
+		fail("position %lu (page %lu): generation %lu (tail %lu), index %lu; expected %lu, "
+		     "index %lu",
 		     (unsigned long)pos, (unsigned long)idx, (unsigned long)p[0],
 		     (unsigned long)p[PG / 8 - 1], (unsigned long)p[1], (unsigned long)want,
 		     (unsigned long)idx);
@@ -83,8 +84,7 @@ int main(int argc, char **argv)
 	int p[2];
 
 	test_init(argc, argv);
-	mem = mmap(NULL, NR_PAGES * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		   0);
+	mem = mmap(NULL, NR_PAGES * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	kbuf = mmap(NULL, KPAGES * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	c = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED || kbuf == MAP_FAILED || c == MAP_FAILED || pipe(p)) {
@@ -121,8 +121,8 @@ int main(int argc, char **argv)
 	for (pos = 0; pos < NR_PAGES; pos++)
 		if (check_page(mem, pos, pos < c->pos ? c->gen : c->gen - 1))
 			return 1;
-	test_msg("stopped in sweep %lu at position %lu, %lu kernel writes\n",
-		 (unsigned long)c->gen, (unsigned long)c->pos, (unsigned long)c->kreads);
+	test_msg("stopped in sweep %lu at position %lu, %lu kernel writes\n", (unsigned long)c->gen,
+		 (unsigned long)c->pos, (unsigned long)c->kreads);
 	pass();
 	return 0;
 }
