@@ -518,9 +518,6 @@ static int check_snapshot_opts(const struct cr_options *o)
 	else if (o->track_mem)
 		why = "--snapshot with --track-mem: a VMA takes one userfaultfd, and the "
 		      "snapshot's synchronous one is closed when the copy ends";
-	else if (o->prev_images_dir)
-		why = "--snapshot with --prev-images-dir: the previous round's write tracking "
-		      "holds the VMAs the snapshot must protect";
 	if (!why)
 		return 0;
 	pr_err("%s\n", why);

@@ -364,6 +364,35 @@ static int protect(struct snap_task *t, const struct iovec *iov, unsigned int n)
 	return p[0].err ?: p[1].err;
 }
 
+/*
+ * On top of a pre-dump (--prev-images-dir): the written pages were found with
+ * the previous round's WP_ASYNC uffd (mem_scan_tracked()), which still holds
+ * the VMAs; a VMA takes one uffd, so that one lets them go first (through
+ * its ioctl: closing it would not be the last reference while the keeper
+ * that handed it over is still exiting). Ranges it does not hold are skipped.
+ */
+static void end_async_tracking(struct dump_ctx *ctx, struct snap_task *t)
+{
+	const struct vma_list *vmas = &t->dt->vmas;
+	unsigned int i, k;
+
+	for (k = 0; k < ctx->track.nr; k++) {
+		if (ctx->track.e[k].pid != t->pid)
+			continue;
+		for (i = 0; i < vmas->nr; i++) {
+			struct uffdio_range r = { vmas->vmas[i].start,
+						  vmas->vmas[i].end - vmas->vmas[i].start };
+
+			if (mem_policy_saves(t->dt->plan.policy[i]) &&
+			    ioctl(ctx->track.e[k].fd, UFFDIO_UNREGISTER, &r))
+				pr_debug("pid %d: UFFDIO_UNREGISTER %lx-%lx of the pre-dump's "
+					 "tracking: %m\n",
+					 t->pid, vmas->vmas[i].start, vmas->vmas[i].end);
+		}
+		closep(&ctx->track.e[k].fd);
+	}
+}
+
 /* The task's layout and page states, before anything is read. */
 static int task_init(struct snap_task *t, struct dump_task *dt)
 {
@@ -410,6 +439,7 @@ int snapshot_task_arm(struct dump_ctx *ctx, struct dump_task *dt)
 	if (err)
 		return err;
 	n = wp_ranges(t, iov);
+	end_async_tracking(ctx, t);
 	if (n)
 		err = parasite_track_mem(dt->ctl, iov, n, ctx->snap->devfd, &t->uffd);
 	if (!err && t->uffd >= 0 &&

@@ -36,7 +36,7 @@ static void usage(FILE *f)
 		"                [--tests-dir DIR] [--no-slow] [-v] [TEST...]\n"
 		"       zdtm-run exec [--timeout SEC] -- CMD ARGS...\n"
 		"modes: none plain leave-running cycles2 predump ns ns-leave-running ns-cycles2\n"
-		"       page-server snapshot "
+		"       page-server snapshot predump-snapshot "
 		"(default: " ZDTM_DEFAULT_MODES
 		",\n       then predump and snapshot for the tests with those flags, ns for every\n"
 		"       test,\n"

@@ -47,9 +47,9 @@ struct run {
 	int ncriu;
 };
 
-static const char *const modes[] = { "none",	    "plain",   "leave-running",	   "cycles2",
-				     "predump",	    "ns",      "ns-leave-running", "ns-cycles2",
-				     "page-server", "snapshot" };
+static const char *const modes[] = { "none",	    "plain",	"leave-running",    "cycles2",
+				     "predump",	    "ns",	"ns-leave-running", "ns-cycles2",
+				     "page-server", "snapshot", "predump-snapshot" };
 
 /* The modes ns, ns-leave-running, ns-cycles2: the test under an init in a container. */
 static bool mode_ns(const char *mode)
@@ -494,7 +494,7 @@ static int cycle_plain(struct run *t, int cycle, const char *prev)
 	char *dargs[16] = { "dump", "-t", pidstr, "-D", img, "-v4", "-o", dlog, NULL };
 	char *rargs[] = { "restore", "-D", img, "-d", "-v4", "-o", rlog, "--pidfile", rpid, NULL };
 	bool ps = !strcmp(t->mode, "page-server");
-	bool snapshot = !strcmp(t->mode, "snapshot");
+	bool snapshot = !strcmp(t->mode, "snapshot") || !strcmp(t->mode, "predump-snapshot");
 	pid_t ps_pid = -1;
 	int na = 8;
 
@@ -702,7 +702,7 @@ static int do_mode(struct run *t)
 		return cycle_plain(t, 1, NULL);
 	if (!strcmp(mode, "leave-running"))
 		return mode_leave_running(t);
-	if (!strcmp(mode, "predump"))
+	if (!strcmp(mode, "predump") || !strcmp(mode, "predump-snapshot"))
 		return mode_predump(t);
 	/* cycles2 */
 	ret = cycle_plain(t, 1, NULL);
@@ -803,7 +803,8 @@ static bool skip_or_refuse(struct runner *r, const struct test_desc *d, struct r
 		snprintf(res->reason, sizeof(res->reason), "skip-ns: %.400s", d->skip_ns);
 		return true;
 	}
-	if (!strcmp(res->mode, "snapshot") && d->skip_snapshot[0]) {
+	if ((!strcmp(res->mode, "snapshot") || !strcmp(res->mode, "predump-snapshot")) &&
+	    d->skip_snapshot[0]) {
 		res->v = V_SKIP;
 		snprintf(res->reason, sizeof(res->reason), "skip-snapshot: %.400s",
 			 d->skip_snapshot);
