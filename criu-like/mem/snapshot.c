@@ -38,6 +38,7 @@
 
 #include "crc32c.h"
 #include "dump.h"
+#include "fault.h"
 #include "image.h"
 #include "infect.h"
 #include "log.h"
@@ -179,7 +180,9 @@ static struct snap_task *task_of(struct dump_ctx *ctx, struct dump_task *dt)
 /* Read @len bytes of the task at @addr; a short read is an error naming the range. */
 static int read_mem(struct snap_task *t, void *buf, size_t len, unsigned long addr)
 {
-	ssize_t n = pread(t->mem_fd, buf, len, (off_t)addr);
+	ssize_t n = fault_err(-EIO, "pid %d: snapshot read at %lx", t->pid, addr)
+			    ? -1
+			    : pread(t->mem_fd, buf, len, (off_t)addr);
 
 	if (n == (ssize_t)len)
 		return 0;
@@ -193,6 +196,10 @@ static int write_img(struct snap_task *t, const void *buf, size_t len, uint64_t 
 {
 	size_t done = 0;
 
+	if (fault_hit("pages-%u.img: snapshot write", t->pages_id)) {
+		pr_err("pid %d: writing pages-%u.img: %s\n", t->pid, t->pages_id, strerror(ENOSPC));
+		return -ENOSPC;
+	}
 	while (done < len) {
 		ssize_t n = pwrite(t->img_fd, (const char *)buf + done, len - done,
 				   (off_t)(IMG_RAW_DATA_OFF + page * PAGE_SIZE + done));

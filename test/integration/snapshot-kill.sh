@@ -11,7 +11,10 @@
 # the area (their VMAs are not protected: they must never wait), one unmaps and
 # maps again a written area in a loop (the snapshot either completes or fails
 # naming the change; the victim runs on either way, and a failed directory
-# is not marked complete).
+# is not marked complete). Then fault injection (CRIU_LIKE_FAULT=N, every
+# 7th point of a snapshot, the copy's reads and writes and the fault
+# handler's included): each failed snapshot leaves the victim running,
+# untraced, its directory not marked complete, and never hangs.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 V=$B/test/integration/snapshot-victim
@@ -143,5 +146,44 @@ for mode in fork munmap; do
 	kill -KILL $vp
 	vp=
 done
+
+rm -f "$tmp/count"
+setsid "$V" 16 "$tmp/count" >"$tmp/out" 2>&1 </dev/null &
+vp=$!
+n=0
+until grep -q ready "$tmp/out" 2>/dev/null; do
+	n=$((n + 1))
+	[ $n -le 1000 ] || { echo "FAIL: the victim never got ready"; exit 1; }
+	sleep 0.01
+done
+mkdir "$tmp/l"
+CRIU_LIKE_FAULT=list "$C" dump -t $vp -D "$tmp/l" -R --snapshot -v4 -o d.log 2>/dev/null ||
+	{ echo "FAIL: snapshot counting its fault points"; exit 1; }
+np=$(grep -c "fault injection: point" "$tmp/l/d.log")
+grep -q "fault injection: point.*snapshot write" "$tmp/l/d.log" ||
+	{ echo "FAIL: no fault point in the snapshot's copy"; fail=1; }
+i=1
+failed=0
+while [ $i -le "$np" ]; do
+	rm -rf "$tmp/f"
+	mkdir "$tmp/f"
+	CRIU_LIKE_FAULT=$i timeout 30 "$C" dump -t $vp -D "$tmp/f" -R --snapshot -o d.log 2>/dev/null
+	rc=$?
+	[ $rc = 124 ] && { echo "FAIL: the snapshot hangs with point $i failing"; fail=1; }
+	runs || { echo "FAIL: the victim does not run after point $i failed"; fail=1; }
+	st=$(awk '/^TracerPid:/ { print $2 }' /proc/$vp/status)
+	[ "$st" = 0 ] || { echo "FAIL: the victim is traced after point $i failed"; fail=1; }
+	if [ $rc != 0 ]; then
+		failed=$((failed + 1))
+		if "$C" decode "$tmp/f/inventory.img" 2>/dev/null | grep -q '"completed": true'; then
+			echo "FAIL: failed snapshot (point $i) marked complete"
+			fail=1
+		fi
+	fi
+	i=$((i + 7))
+done
+echo "fault injection: $failed of $(((np + 6) / 7)) snapshots failed, the victim ran on after each"
+kill -KILL $vp
+vp=
 [ $fail = 0 ] && echo "snapshot-kill: PASS"
 exit $fail
