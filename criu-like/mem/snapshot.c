@@ -267,10 +267,15 @@ static unsigned int wp_ranges(const struct snap_task *t, struct iovec *iov)
 		       (!t->deferred[r] ||
 			runs->runs[r].start + runs->runs[r].nr_pages * PAGE_SIZE <= v->start))
 			r++;
-		if (r < runs->nr && runs->runs[r].start < v->end) {
-			iov[n].iov_base = (void *)v->start;
-			iov[n++].iov_len = v->end - v->start;
+		if (r >= runs->nr || runs->runs[r].start >= v->end)
+			continue;
+		/* VMAs that touch go as one range: one registration covers them all */
+		if (n && (unsigned long)iov[n - 1].iov_base + iov[n - 1].iov_len == v->start) {
+			iov[n - 1].iov_len += v->end - v->start;
+			continue;
 		}
+		iov[n].iov_base = (void *)v->start;
+		iov[n++].iov_len = v->end - v->start;
 	}
 	return n;
 }
@@ -456,10 +461,11 @@ int snapshot_task_arm(struct dump_ctx *ctx, struct dump_task *dt)
 	if (!err && t->uffd >= 0)
 		err = protect(t, iov, n);
 	if (err) {
-		pr_err("pid %d: cannot write-protect its memory for the snapshot\n", t->pid);
+		pr_err("pid %d: cannot write-protect its memory for the snapshot (%u ranges)\n",
+		       t->pid, n);
 		return err;
 	}
-	pr_debug("pid %d: %u VMAs write-protected (uffd %d), %llu us\n", t->pid, n, t->uffd,
+	pr_debug("pid %d: %u ranges write-protected (uffd %d), %llu us\n", t->pid, n, t->uffd,
 		 (unsigned long long)(mem_now_ns() - t0) / 1000);
 	return 0;
 }
