@@ -469,6 +469,13 @@ static int snapshot_kill(struct run *t, const struct tree_snap *before)
 		}
 	}
 	ret = compare(t, before, "after dump --snapshot");
+	/*
+	 * Stopped first, all of them: a process killed while another of the
+	 * tree still runs would make it notice (a reset connection) and write
+	 * to its outfile, which the images recorded smaller.
+	 */
+	for (size_t i = 0; !ret && i < before->n; i++)
+		kill(before->p[i].host, SIGSTOP);
 	for (size_t i = 0; !ret && i < before->n; i++)
 		kill(before->p[i].host, SIGKILL);
 	return ret;
