@@ -679,6 +679,11 @@ int cr_pre_dump(const struct cr_options *o)
 		pr_err("pre-dump needs -t PID\n");
 		return -EINVAL;
 	}
+	if (o->snapshot) {
+		pr_err("--snapshot is an option of dump -R: a pre-dump already copies the pages "
+		       "while the tree runs\n");
+		return -EINVAL;
+	}
 	ctx.progress = isatty(STDERR_FILENO);
 	err = dump_prepare(&ctx, o);
 	for (i = 0; i < ctx.nr_tasks && !err; i++)

@@ -62,6 +62,10 @@ grep -q -- "--snapshot needs --leave-running" "$tmp/r.err" ||
 	2>"$tmp/r.err" && { echo "FAIL: --snapshot --page-server accepted"; fail=1; }
 grep -q -- "--snapshot with --page-server" "$tmp/r.err" ||
 	{ echo "FAIL: no reason for --snapshot --page-server:"; cat "$tmp/r.err"; fail=1; }
+"$C" pre-dump -t $vp -D "$tmp/r" --snapshot 2>"$tmp/r.err" &&
+	{ echo "FAIL: pre-dump --snapshot accepted"; fail=1; }
+grep -q -- "--snapshot is an option of dump -R" "$tmp/r.err" ||
+	{ echo "FAIL: no reason for pre-dump --snapshot:"; cat "$tmp/r.err"; fail=1; }
 runs || { echo "FAIL: the victim stopped after the refusals"; fail=1; }
 
 # Stopped in the middle of the copy, then killed.
