@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <linux/userfaultfd.h>
 #include <linux/sched.h>
 #include <linux/capability.h>
 #include <linux/seccomp.h>
@@ -395,6 +396,37 @@ static void protect_vmas(struct rst_args *a, struct rst_thread *th)
 	}
 }
 
+/* --lazy-pages: the lazy VMAs are left empty and registered with a uffd for the daemon. */
+static void register_lazy(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_vma *v = at(a, a->vmas_off);
+	struct uffdio_api api = { .api = UFFD_API, .features = a->uffd_features };
+	/* _IOWR(0xaa, 0x3f, struct uffdio_api), _IOWR(0xaa, 0, struct uffdio_register): the
+	 * ioctl macros do not expand in the blob's freestanding build */
+	const unsigned long api_nr = 0xc018aa3fUL, reg_nr = 0xc020aa00UL;
+	unsigned int i, n = 0;
+	long fd;
+
+	if (!a->uffd_slot)
+		return;
+	fd = sys_call1(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	check(a, th, fd, "userfaultfd");
+	check(a, th, sys_call3(__NR_ioctl, fd, api_nr, &api), "UFFDIO_API features %lx",
+	      a->uffd_features);
+	for (i = 0; i < a->nr_vmas; i++, v++) {
+		struct uffdio_register r = { .range = { v->start, v->end - v->start },
+					     .mode = UFFDIO_REGISTER_MODE_MISSING };
+
+		if (!v->lazy)
+			continue;
+		check(a, th, sys_call3(__NR_ioctl, fd, reg_nr, &r), "UFFDIO_REGISTER %lx-%lx",
+		      v->start, v->end);
+		n++;
+	}
+	*(volatile int32_t *)a->uffd_slot = (int32_t)fd;
+	rdebug(a, th, "%u VMAs registered with uffd %ld for lazy pages", n, fd);
+}
+
 static void set_mm(struct rst_args *a, struct rst_thread *th)
 {
 	struct rst_mm *m = &a->mm;
@@ -454,6 +486,7 @@ static void restore_memory(struct rst_args *a, struct rst_thread *th)
 	rdebug(a, th, "%u page runs read in %lu us, %u checksums checked in %lu us", a->nr_runs,
 	       t1 - t0, a->nr_crcs, t2 - t1);
 	protect_vmas(a, th);
+	register_lazy(a, th);
 	set_mm(a, th);
 	close_fds(a);
 	rdebug(a, th, "%u VMAs mapped", a->nr_vmas);
@@ -768,6 +801,9 @@ long parasite_main(struct rst_args *a, long idx)
 	if (th->seccomp_mode == SECCOMP_MODE_FILTER && !th->seccomp_early)
 		install_filters(a, th);
 	if (idx == 0) {
+		/* the controller holds a copy now, handed to the lazy-pages daemon */
+		if (a->uffd_slot)
+			sys_close(*(volatile int32_t *)a->uffd_slot);
 		if (a->log_fd >= 0)
 			sys_close(a->log_fd);
 		if (a->stopped)

@@ -22,6 +22,7 @@
 #include "dedup.h"
 #include "dump.h"
 #include "fault.h"
+#include "lazy.h"
 #include "log.h"
 #include "net-lock.h"
 #include "page-server.h"
@@ -88,6 +89,11 @@ static int run_swrk(struct cr_options *o, int argc __unused, char **argv)
 static int run_page_server(struct cr_options *o, int argc __unused, char **argv __unused)
 {
 	return cr_page_server(o);
+}
+
+static int run_lazy_pages(struct cr_options *o, int argc __unused, char **argv __unused)
+{
+	return cr_lazy_pages(o);
 }
 
 static int run_dedup(struct cr_options *o, int argc __unused, char **argv __unused)
@@ -168,6 +174,9 @@ static const struct cli_command commands[] = {
 	  "  --external mnt[MOUNTPOINT]:NAME\n"
 	  "                        a mount of the tree's mount namespace that is not\n"
 	  "                        dumped: bound again at restore from mnt[NAME]:PATH\n"
+	  "  --external net[INO]:KEY\n"
+	  "                        the tree's network namespace INO is its caller's: not\n"
+	  "                        dumped; the restore joins --inherit-fd fd[N]:KEY\n"
 	  "  --network-lock MODE   drop the packets of the tree's TCP connections from the\n"
 	  "                        freeze until the restore: nftables (default), iptables\n"
 	  "                        or skip; kept in place when the tree is killed\n"
@@ -216,8 +225,15 @@ static const struct cli_command commands[] = {
 	  "  --empty-ns net          a new network namespace with lo only instead\n"
 	  "  --inherit-fd fd[N]:pipe:[INO]\n"
 	  "                          the dumped pipe INO (its end) is criu-like's fd N\n"
+	  "  --inherit-fd fd[N]:KEY  fd N is the network namespace dumped as\n"
+	  "                          --external net[INO]:KEY: the tree joins it\n"
+	  "  -J, --join-ns net:PID|PATH\n"
+	  "                          the tree joins that network namespace instead of\n"
+	  "                          the one it had (not restored); other kinds refused\n"
 	  "  --timeout SEC           give up when the tree makes no progress that long\n"
 	  "                          (default 10; reading memory, at least 60)\n"
+	  "  --lazy-pages            leave private anonymous memory to a running\n"
+	  "                          `criu-like lazy-pages -D DIR` (post-copy)\n"
 	  "  --network-lock MODE     lock restored TCP connections until the tree runs:\n"
 	  "                          nftables (default), iptables or skip; the dump's own\n"
 	  "                          lock is reused when present, removed once the tree runs\n",
@@ -231,6 +247,8 @@ static const struct cli_command commands[] = {
 	  "See Documentation/page-server.md.\n"
 	  "  --prev-images-dir DIR   the previous round's directory, relative to -D:\n"
 	  "                          DIR/parent links to it, as the dump's does\n"
+	  "  --lazy-pages            serve the images in DIR (its chain too) to one\n"
+	  "                          `lazy-pages --page-server` instead; nothing is written\n"
 	  "  --status-fd FD          write one byte to FD once connections are accepted\n"
 	  "  --daemon                go to the background once listening\n"
 	  "  --pidfile FILE          write the server's pid into FILE\n"
@@ -238,10 +256,24 @@ static const struct cli_command commands[] = {
 	  "                          signed by one CA: --tls-cacert FILE, --tls-cacrl FILE,\n"
 	  "                          --tls-cert FILE, --tls-key FILE (CRIU's defaults)\n",
 	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED) |
-		  OPTB(PREV_IMAGES_DIR),
+		  OPTB(PREV_IMAGES_DIR) | OPTB(LAZY_PAGES),
 	  0, 0, run_page_server, 0, OPTB(ADDRESS) | OPTB(PORT) },
-	{ "lazy-pages", "serve pages to a lazily restored tree", "-D DIR", "",
-	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT), 0, 0, NULL },
+	{ "lazy-pages", "serve pages to a lazily restored tree", "-D DIR",
+	  "Serves the private anonymous memory of one `restore --lazy-pages` from\n"
+	  "the images in DIR (a pre-dump chain included): listens on\n"
+	  "WORKDIR/lazy-pages.socket (-W, default -D), receives each restored task's\n"
+	  "userfaultfd, fills missing pages as the tasks fault on them and the rest\n"
+	  "in the background, and exits once every page is in or every task is gone.\n"
+	  "Start it first: `criu-like lazy-pages -D DIR &` then `criu-like restore\n"
+	  "--lazy-pages -D DIR`. Should it die or fail to read the images, the\n"
+	  "restored tree is killed (never left running with holes in its memory).\n"
+	  "See Documentation/lazy-pages.md.\n"
+	  "  --status-fd FD          write one byte to FD once listening\n"
+	  "  --page-server --address A --port P\n"
+	  "                          the pages from `page-server --lazy-pages` at A:P\n"
+	  "                          (DIR then only holds the socket)\n",
+	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER), 0, 0, run_lazy_pages,
+	  0, OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) },
 	{ "migrate", "live-migrate a tree to another host", "--online DEST -t PID", "", DUMP_OPTS,
 	  0, 1, NULL, DUMP_CAPS },
 	{ "service", "run the RPC daemon", "[--address SOCKET] [--daemon] [--pidfile FILE]",
@@ -309,7 +341,6 @@ static const struct cli_command commands[] = {
 static const char *const opt_missing[OPT__MAX] = {
 	[OPT_LEAVE_STOPPED] = "leaving the tree stopped",
 	[OPT_PAGE_SERVER] = "the page server",
-	[OPT_LAZY_PAGES] = "lazy restore",
 	[OPT_INHERIT_FD] = "inherited fds",
 	[OPT_MANAGE_CGROUPS] =
 		"cgroup management (only --manage-cgroups=ignore, none and soft are)",
@@ -565,10 +596,10 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 		err = inherit_fd_parse(arg, NULL, NULL);
 		if (err) {
 			pr_err("--inherit-fd: '%s' %s\n", arg,
-			       err == -EINVAL
-				       ? "is not fd[N]:KEY"
-				       : "is not a pipe (fd[N]:pipe:[INO]): only pipes can be "
-					 "inherited by this version yet");
+			       err == -EINVAL ? "is not fd[N]:KEY"
+					      : "is not a pipe (fd[N]:pipe:[INO]) nor an external "
+						"namespace (fd[N]:NAME): other keys cannot be "
+						"inherited by this version yet");
 			return err;
 		}
 		if (cli_append_str(&o->inherit_fd, &o->n_inherit_fd, arg))

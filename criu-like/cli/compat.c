@@ -87,7 +87,8 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	CO(MNTNS_COMPAT_MODE, "mntns-compat-mode", no_argument, true, "mount namespaces"),
 	CO(UNPRIVILEGED, "unprivileged", no_argument, true, "running without root"),
 	CO(GHOST_FIEMAP, "ghost-fiemap", no_argument, true, "sparse ghost files (fiemap)"),
-	CO(JOIN_NS, "join-ns", required_argument, false, "joining namespaces at restore"),
+	CO(JOIN_NS, "join-ns", required_argument, false,
+	   "joining namespaces other than net at restore"),
 	CO(MS, "ms", no_argument, false, "--ms (deprecated in CRIU too)"),
 };
 
@@ -273,6 +274,11 @@ int compat_store(struct cr_options *o, int id, const char *arg)
 		if (!strchr(arg, ':')) {
 			pr_err("-J/--join-ns: '%s' is not NS:PID|FILE[,OPTS]\n", arg);
 			return -EINVAL;
+		}
+		/* the network namespace only: the others are made from their images */
+		if (!strncmp(arg, "net:", 4)) {
+			o->join_ns_net = arg + 4;
+			return 0;
 		}
 		break;
 	case CO_EMPTY_NS:

@@ -474,7 +474,12 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 	/* a container's images name its tasks by their pids inside it */
 	if (!err)
 		err = pidns_dump_prepare(ctx->tree, ctx->ns.own[NS_PID]);
-	if (!err)
+	/*
+	 * A pre-dump saves memory only, as CRIU's: the namespaces (their mounts,
+	 * the network's lock) are the dump's. runc sends no external mounts to a
+	 * pre-dump, and its tree runs on.
+	 */
+	if (!err && !ctx->pre_dump)
 		err = ns_dump_tree(&ctx->ns, ctx->tree->root->pid, ctx->dirfd);
 	if (!err)
 		err = check_sessions(ctx);
@@ -624,6 +629,11 @@ int cr_dump(const struct cr_options *o)
 	ctx.tree = NULL;
 	free(shadow.tasks);
 	dump_ctx_fini(&ctx);
+	/*
+	 * A killed container's network goes with it before the dump returns:
+	 * after dump_ctx_fini(), whose drained sockets hold its namespace too.
+	 */
+	ns_net_dump_done(!err && !o->leave_running);
 	if (err)
 		pr_errno(err, "dump of %d failed; the tree continues, %s is not a checkpoint",
 			 o->tree, o->images_dir);

@@ -436,7 +436,7 @@ static int saved_mark_path(const FileEntry *fe, size_t i, const FanotifyMarkEntr
 			       fe->id, i);
 			return -EINVAL;
 		}
-		*ret = strdup(mntns_self);
+		*ret = strdup(mntns_self + strlen("/proc/"));
 		return *ret ? 0 : -ENOMEM;
 	}
 
@@ -467,7 +467,8 @@ static int saved_mark_path(const FileEntry *fe, size_t i, const FanotifyMarkEntr
  * mount namespace): the saved path is already resolved, and names the symlink
  * itself when one was marked.
  */
-static int mark_add(const FileEntry *fe, int fd, size_t i, const FanotifyMarkEntry *m)
+static int mark_add(const struct restore_ctx *ctx, const FileEntry *fe, int fd, size_t i,
+		    const FanotifyMarkEntry *m)
 {
 	unsigned int nofollow = m->type == FAN_MARK_MNTNS ? 0 : FAN_MARK_DONT_FOLLOW;
 	unsigned int base = FAN_MARK_ADD | nofollow | m->type | (m->mflags & FAN_MARK_EVICTABLE);
@@ -475,10 +476,27 @@ static int mark_add(const FileEntry *fe, int fd, size_t i, const FanotifyMarkEnt
 	_cleanup_free_ char *path = NULL;
 	uint32_t mask = m->mask;
 	struct stat st;
-	int err = saved_mark_path(fe, i, m, &path, &st);
+	_cleanup_close_ int nsfd = -1;
+	int dirfd = AT_FDCWD, err = saved_mark_path(fe, i, m, &path, &st);
 
 	if (err)
 		return err;
+	/*
+	 * The mount namespace the controller is in now, the tree's, through
+	 * criu-like's /proc: a container's own /proc is mounted by its root only
+	 * after the files are open. Marked through the fd, with no path.
+	 */
+	if (m->type == FAN_MARK_MNTNS) {
+		nsfd = openat(ctx->proc_fd >= 0 ? ctx->proc_fd : AT_FDCWD,
+			      ctx->proc_fd >= 0 ? path : mntns_self, O_RDONLY | O_CLOEXEC);
+		if (nsfd < 0) {
+			pr_perror("file %u: fanotify mark %zu: cannot open %s", fe->id, i, path);
+			return neg_errno();
+		}
+		dirfd = nsfd;
+		free(path);
+		path = NULL;
+	}
 	/*
 	 * On a non-directory the kernel keeps FAN_EVENT_ON_CHILD only when it adds
 	 * it itself (groups reporting the parent's fid), and refuses it from the
@@ -486,20 +504,21 @@ static int mark_add(const FileEntry *fe, int fd, size_t i, const FanotifyMarkEnt
 	 */
 	if (m->type == FAN_MARK_INODE && !S_ISDIR(st.st_mode))
 		mask &= ~(uint32_t)FAN_EVENT_ON_CHILD;
-	if (mask && fanotify_mark(fd, base, mask, AT_FDCWD, path)) {
-		pr_perror("file %u: fanotify_mark(%#x, mask %#x) on %s", fe->id, base, mask, path);
+	if (mask && fanotify_mark(fd, base, mask, dirfd, path)) {
+		pr_perror("file %u: fanotify_mark(%#x, mask %#x) on %s", fe->id, base, mask,
+			  path ?: mntns_self);
 		return neg_errno();
 	}
 	base |= ign | (m->mflags & FAN_MARK_IGNORED_SURV_MODIFY);
-	if (m->ignored_mask && fanotify_mark(fd, base, m->ignored_mask, AT_FDCWD, path)) {
+	if (m->ignored_mask && fanotify_mark(fd, base, m->ignored_mask, dirfd, path)) {
 		pr_perror("file %u: fanotify_mark(%#x, ignored mask %#x) on %s", fe->id, base,
-			  m->ignored_mask, path);
+			  m->ignored_mask, path ?: mntns_self);
 		return neg_errno();
 	}
 	/* Both masks empty: a mark that reports nothing; the kernel cannot add one. */
 	if (!m->mask && !m->ignored_mask)
 		pr_debug("file %u: fanotify mark %zu on %s has empty masks: not added\n", fe->id, i,
-			 path);
+			 path ?: mntns_self);
 	return 0;
 }
 
@@ -567,7 +586,7 @@ static int fanotify_open(struct restore_ctx *ctx, size_t pos)
 		return err;
 	}
 	for (i = 0; i < e->n_marks; i++) {
-		err = mark_add(fe, fd, i, e->marks[i]);
+		err = mark_add(ctx, fe, fd, i, e->marks[i]);
 		if (err)
 			return err;
 	}

@@ -28,6 +28,7 @@ struct file_desc {
 	pid_t pid;
 	int fd;
 	FileEntry fe;
+	FownEntry fown; /* fe.fown points here when set (fown.c) */
 	void *priv; /* a kind's own entry, one malloc'ed block, freed with the description */
 	struct file_desc *hnext;
 };
@@ -84,6 +85,19 @@ struct fd_info {
 	struct fdinfo_lock *locks;
 	unsigned int n_locks;
 };
+
+/*
+ * fown.c: the owner for signal-driven I/O of the description @d, read from
+ * @f (drained), into d->fe.fown when there is one. Refused by name: an owner
+ * outside the tree, or a task in a pid namespace nested in the tree's.
+ */
+int fown_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d);
+
+/*
+ * files.c: 0 when the socket @f (drained) is in the tree's network namespace,
+ * else -EOPNOTSUPP naming it as @what ("an inet", "a netlink") and the namespace.
+ */
+int sock_check_netns(const struct fd_info *f, const char *what);
 
 /*
  * files.c: the task of the dumped tree that has thread @tid, or NULL; whether

@@ -19,6 +19,8 @@
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -401,6 +403,39 @@ static int sock_probe(struct dump_task *dt, const struct fd_info *f, int *family
 	return 0;
 }
 
+/*
+ * Whether the socket @f lives in the network namespace the tree is dumped
+ * in: the tree's own (a container's, where sock_diag is asked and where the
+ * restore creates its sockets) or else the dumper's. @what names the socket
+ * for the refusal ("an inet").
+ */
+int sock_check_netns(const struct fd_info *f, const char *what)
+{
+	struct stat self, sk;
+	int ns = ioctl(f->dfd, SIOCGSKNS);
+	int err = 0;
+
+	if (ns < 0) {
+		pr_perror("pid %d fd %d: SIOCGSKNS of %s", f->pid, f->fd, f->link);
+		return neg_errno();
+	}
+	if (fstat(ns, &sk) || (ns_net_tree_fd() >= 0 ? fstat(ns_net_tree_fd(), &self)
+						     : stat("/proc/self/ns/net", &self)))
+		err = neg_errno();
+	close(ns);
+	if (err) {
+		pr_errno(err, "pid %d fd %d: cannot compare network namespaces", f->pid, f->fd);
+		return err;
+	}
+	if (sk.st_ino != self.st_ino || sk.st_dev != self.st_dev) {
+		pr_err("pid %d fd %d: %s is %s socket of another network namespace (net:[%lu]) "
+		       "than the tree's: not supported yet\n",
+		       f->pid, f->fd, f->link, what, (unsigned long)sk.st_ino);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
 /* Refuse the fd @f no kind matched, naming its kind as well as we can tell. */
 static int refuse_fd(const struct fd_info *f, int sock_family)
 {
@@ -470,8 +505,9 @@ static int classify_fd(struct dump_ctx *ctx, struct dump_task *dt, struct fd_inf
 			return err;
 		if (parasite)
 			return 0;
-		/* Unix and inet sockets go on to their kinds; other families are refused. */
-		if (family != AF_UNIX && family != AF_INET && family != AF_INET6)
+		/* Unix, inet and netlink sockets go on to their kinds; other families are refused. */
+		if (family != AF_UNIX && family != AF_INET && family != AF_INET6 &&
+		    family != AF_NETLINK)
 			return refuse_fd(f, family);
 	}
 	f->sk_family = family;
@@ -602,6 +638,8 @@ static int dump_new_descs(struct dump_ctx *ctx, struct dump_task *dt, struct tas
 			t->f.dfd = dfds[k];
 			if (!err)
 				err = t->ops->dump(ctx, &t->f, t->d);
+			if (!err)
+				err = fown_dump(ctx, &t->f, t->d);
 			close(dfds[k]);
 			t->f.dfd = -1;
 		}
@@ -790,6 +828,8 @@ static int dump_file_in_flight(struct dump_ctx *ctx, struct file_table *ft,
 	}
 	if (!err)
 		err = ops->dump(ctx, &f, d);
+	if (!err)
+		err = fown_dump(ctx, &f, d);
 	if (!err && f.n_locks)
 		err = locks_add(ctx, &f, d);
 	if (!err) {

@@ -32,6 +32,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -164,38 +165,6 @@ int inet_sockaddr(const InetSkEntry *e, bool dst, struct sockaddr_storage *sa, s
 
 /* ---- checks ---------------------------------------------------------------------------- */
 
-/*
- * Whether the socket @f lives in the network namespace sock_diag is asked in:
- * the tree's own (a container's) or else the dumper's.
- */
-static int check_netns(const struct fd_info *f)
-{
-	struct stat self, sk;
-	int ns = ioctl(f->dfd, SIOCGSKNS);
-	int err = 0;
-
-	if (ns < 0) {
-		pr_perror("pid %d fd %d: SIOCGSKNS of %s", f->pid, f->fd, f->link);
-		return neg_errno();
-	}
-	if (fstat(ns, &sk) || (ns_net_tree_fd() >= 0 ? fstat(ns_net_tree_fd(), &self)
-						     : stat("/proc/self/ns/net", &self)))
-		err = neg_errno();
-	close(ns);
-	if (err) {
-		pr_errno(err, "pid %d fd %d: cannot compare network namespaces", f->pid, f->fd);
-		return err;
-	}
-	if (sk.st_ino != self.st_ino || sk.st_dev != self.st_dev) {
-		pr_err("pid %d fd %d: %s is an inet socket of another network namespace "
-		       "(net:[%lu]): "
-		       "not supported yet\n",
-		       f->pid, f->fd, f->link, (unsigned long)sk.st_ino);
-		return -EOPNOTSUPP;
-	}
-	return 0;
-}
-
 /* Type and protocol: TCP over SOCK_STREAM and UDP over SOCK_DGRAM only. */
 static int check_proto(const struct fd_info *f, int *type, int *proto)
 {
@@ -284,7 +253,7 @@ static int inet_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 	struct inet_sk_diag dg;
 	int type, proto, err;
 
-	err = check_netns(f);
+	err = sock_check_netns(f, f->sk_family == AF_INET ? "an inet" : "an inet6");
 	if (!err)
 		err = check_proto(f, &type, &proto);
 	if (!err)
@@ -351,11 +320,55 @@ static int check_entry(const InetSkEntry *e, uint32_t id)
 	return ok ? 0 : -EINVAL;
 }
 
+/* Whether the IPv6 address @a is on a link of this namespace (tentative ones too). */
+static bool addr6_here(const struct in6_addr *a)
+{
+	struct ifaddrs *ifa, *i;
+	bool found = false;
+
+	if (getifaddrs(&ifa))
+		return false;
+	for (i = ifa; i && !found; i = i->ifa_next)
+		found = i->ifa_addr && i->ifa_addr->sa_family == AF_INET6 &&
+			!memcmp(&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, a, sizeof(*a));
+	freeifaddrs(ifa);
+	return found;
+}
+
+/*
+ * bind(), and for an IPv6 address that is on a link here but still tentative
+ * (a restored namespace: the veth's carrier comes up once the kernel's link
+ * watch runs, up to a second later, and only then is the address usable) the
+ * same with IP_FREEBIND for that call only: the option is put back as it was,
+ * and the socket works once the address is.
+ */
+int inet_bind_tentative(int sk, const struct sockaddr_storage *sa, socklen_t len)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+	int on = 1, off = 0;
+
+	if (!bind(sk, (const struct sockaddr *)sa, len))
+		return 0;
+	if (errno != EADDRNOTAVAIL || sa->ss_family != AF_INET6 || !addr6_here(&s6->sin6_addr))
+		return neg_errno();
+	if (setsockopt(sk, SOL_IP, IP_FREEBIND, &on, sizeof(on)))
+		return -EADDRNOTAVAIL;
+	if (bind(sk, (const struct sockaddr *)sa, len)) {
+		int err = neg_errno();
+
+		setsockopt(sk, SOL_IP, IP_FREEBIND, &off, sizeof(off));
+		return err;
+	}
+	pr_debug("bound to a tentative IPv6 address with IP_FREEBIND for the bind only\n");
+	return setsockopt(sk, SOL_IP, IP_FREEBIND, &off, sizeof(off)) ? neg_errno() : 0;
+}
+
 static int isk_bind(int sk, const InetSkEntry *e, uint32_t id)
 {
 	char ends[INET_ENDS_STRLEN];
 	struct sockaddr_storage sa;
 	socklen_t len;
+	int err;
 
 	if (!e->has_src_port)
 		return 0;
@@ -363,9 +376,8 @@ static int isk_bind(int sk, const InetSkEntry *e, uint32_t id)
 		pr_err("files.img: file %u: bad local address\n", id);
 		return -EINVAL;
 	}
-	if (bind(sk, (struct sockaddr *)&sa, len)) {
-		int err = neg_errno();
-
+	err = inet_bind_tentative(sk, &sa, len);
+	if (err) {
 		inet_entry_ends(e, ends, sizeof(ends));
 		if (err == -EADDRINUSE)
 			pr_err("file %u: cannot bind to %s: the address is in use by another "

@@ -150,6 +150,12 @@ extern const struct inet_opt inet_opts[];
 bool inet_opt_applies(const struct inet_opt *o, int family, int proto);
 /* getsockopt() of an int option of the drained socket @f (logged on failure). */
 int inet_sk_getint(const struct fd_info *f, int level, int name, int *val);
+/*
+ * inet.c: bind(), with IP_FREEBIND for that call only when the address is an
+ * IPv6 one of this namespace still tentative (a restored veth without its
+ * carrier yet). 0 or -errno, not logged.
+ */
+int inet_bind_tentative(int sk, const struct sockaddr_storage *sa, socklen_t len);
 /* setsockopt() of an int option: 0 or -errno (not logged). */
 int inet_sk_setint(int sk, int level, int opt, int val);
 /*

@@ -2,7 +2,8 @@
 /*
  * The contents of unlinked open files (reg.c): a file open but unlinked
  * (st_nlink 0, memfds and O_TMPFILE files included) has them saved in
- * ghost-ID.img, copied in the kernel, with their crc32c. At restore they are
+ * ghost-ID.img, data extent by extent (holes stay holes, in the image and
+ * in the file restored), with the crc32c of every byte. At restore they are
  * written into a new file at the original path, or next to it under a
  * temporary name if the path is taken (memfds: into a new memfd of the same
  * name), which is opened with the saved flags and unlinked again, so the task
@@ -15,8 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LOG_PREFIX "files: "
@@ -33,54 +35,106 @@
 
 /* ---- dump ----------------------------------------------------------------------------------- */
 
-static int ghost_copy_range(int src, int dst, uint64_t size)
+/* @len bytes at @off, all of them, or -ENODATA when the file ends before. */
+static int pread_full(int fd, void *buf, size_t len, uint64_t off)
 {
-	loff_t off = 0;
-	bool sendfile_only = false;
+	size_t done = 0;
 
-	while ((uint64_t)off < size) {
-		size_t want = (size_t)min(size - (uint64_t)off, (uint64_t)(1u << 30));
-		ssize_t n = -1;
+	while (done < len) {
+		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
 
-		if (!sendfile_only) {
-			n = copy_file_range(src, &off, dst, NULL, want, 0);
-			/* Across file systems of different types (EXDEV) and on old kernels. */
-			if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
-				      errno == EOPNOTSUPP)) {
-				sendfile_only = true;
-				continue;
-			}
-		} else {
-			n = sendfile(dst, src, &off, want);
-		}
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n < 0)
 			return neg_errno();
 		if (n == 0)
 			return -ENODATA; /* the file shrank under us */
+		done += (size_t)n;
 	}
 	return 0;
 }
 
-static int ghost_crc(int src, uint64_t size, uint32_t *ret)
+static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pwrite(fd, (const char *)buf + done, len - done, (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return neg_errno();
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * The next data extent of @fd at or after @off, below @size: [*ret_start, *ret_end).
+ * 0 when there is none (the rest is a hole). A file system without holes
+ * reports all of it as data.
+ */
+static int next_extent(int fd, uint64_t off, uint64_t size, uint64_t *ret_start, uint64_t *ret_end)
+{
+	off_t d = lseek(fd, (off_t)off, SEEK_DATA);
+	off_t h;
+
+	if (d < 0 && errno == ENXIO)
+		return 0;
+	if (d < 0)
+		return neg_errno();
+	if ((uint64_t)d >= size)
+		return 0;
+	h = lseek(fd, d, SEEK_HOLE);
+	if (h < 0)
+		return neg_errno();
+	*ret_start = (uint64_t)d;
+	*ret_end = min((uint64_t)h, size);
+	return 1;
+}
+
+/*
+ * Copy the first @size bytes of @src, from @src_base on, into @dst at
+ * @dst_base on, extent by extent: the holes of @src stay holes in @dst
+ * (a sparse file of 1 GiB with a few pages of data costs a few pages), and
+ * the crc32c covers every byte, the holes as zeros.
+ */
+static int ghost_copy_sparse(int src, uint64_t src_base, int dst, uint64_t dst_base, uint64_t size,
+			     uint32_t *ret_crc)
 {
 	_cleanup_free_ uint8_t *buf = malloc(GHOST_CHUNK);
-	uint64_t off = 0;
+	uint64_t off = 0, start, end;
 	uint32_t crc = 0;
+	int r;
 
 	if (!buf)
 		return -ENOMEM;
 	while (off < size) {
-		ssize_t n = pread(src, buf, (size_t)min(size - off, (uint64_t)GHOST_CHUNK),
-				  (off_t)off);
+		r = next_extent(src, src_base + off, src_base + size, &start, &end);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			start = end = src_base + size;
+		start -= src_base;
+		end -= src_base;
+		crc = crc32c_zeros(crc, start - off);
+		for (off = start; off < end;) {
+			size_t n = (size_t)min(end - off, (uint64_t)GHOST_CHUNK);
 
-		if (n < 0)
-			return neg_errno();
-		if (n == 0)
-			return -ENODATA;
-		crc = crc32c(crc, buf, (size_t)n);
-		off += (uint64_t)n;
+			r = pread_full(src, buf, n, src_base + off);
+			if (!r)
+				r = pwrite_full(dst, buf, n, dst_base + off);
+			if (r)
+				return r;
+			crc = crc32c(crc, buf, n);
+			off += n;
+		}
 	}
-	*ret = crc;
+	/* the size, with the hole at the end */
+	if (ftruncate(dst, (off_t)(dst_base + size)))
+		return neg_errno();
+	*ret_crc = crc;
 	return 0;
 }
 
@@ -98,14 +152,23 @@ int ghost_dump(struct dump_ctx *ctx, pid_t pid, int fd, uint32_t id, RegFileEntr
 	uint32_t crc = 0;
 	int err, cerr;
 
-	/* --ghost-limit, as CRIU: a larger unlinked file fails the dump (0: no limit) */
-	if (ctx->opts && ctx->opts->ghost_limit && e->size > ctx->opts->ghost_limit) {
-		pr_err("pid %d fd %d: unlinked %s has %llu bytes, more than --ghost-limit %llu\n",
+	/*
+	 * --ghost-limit, as CRIU: a larger unlinked file fails the dump (0: no
+	 * limit). Its size, not the data it holds, as CRIU counts it; memfds are
+	 * not ghosts to CRIU and have no limit.
+	 */
+	if (ctx->opts && ctx->opts->ghost_limit && e->size > ctx->opts->ghost_limit &&
+	    strncmp(path, MEMFD_PREFIX, strlen(MEMFD_PREFIX))) {
+		pr_err("pid %d fd %d: unlinked %s has %llu bytes, more than --ghost-limit %llu "
+		       "(1M by default, as CRIU's): dump with a larger --ghost-limit\n",
 		       pid, fd, path, (unsigned long long)e->size, ctx->opts->ghost_limit);
 		return -EFBIG;
 	}
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	src = open(self, O_RDONLY | O_CLOEXEC);
+	/* O_NOATIME: reading the contents must not change the file the task keeps (-R) */
+	src = open(self, O_RDONLY | O_CLOEXEC | O_NOATIME);
+	if (src < 0 && errno == EPERM)
+		src = open(self, O_RDONLY | O_CLOEXEC);
 	if (src < 0) {
 		pr_perror("pid %d: cannot reopen unlinked %s for its contents", pid, path);
 		return neg_errno();
@@ -113,9 +176,7 @@ int ghost_dump(struct dump_ctx *ctx, pid_t pid, int fd, uint32_t id, RegFileEntr
 	img = img_open(ctx->dirfd, CR_IMG_GHOST, id, IMG_WRITE);
 	if (!img)
 		return -errno;
-	err = ghost_copy_range(src, img_raw_fd(img), e->size);
-	if (!err)
-		err = ghost_crc(src, e->size, &crc);
+	err = ghost_copy_sparse(src, 0, img_raw_fd(img), IMG_RAW_DATA_OFF, e->size, &crc);
 	cerr = img_close(img);
 	if (err) {
 		pr_errno(err, "pid %d: cannot copy unlinked %s into ghost-%u.img", pid, path, id);
@@ -130,37 +191,180 @@ int ghost_dump(struct dump_ctx *ctx, pid_t pid, int fd, uint32_t id, RegFileEntr
 	return 0;
 }
 
+void ghost_attrs_fill(RegFileEntry *e, const struct stat *st)
+{
+	e->has_uid = e->has_gid = e->has_atime_ns = e->has_mtime_ns = true;
+	e->uid = st->st_uid;
+	e->gid = st->st_gid;
+	e->atime_ns = (uint64_t)st->st_atim.tv_sec * 1000000000ULL + (uint64_t)st->st_atim.tv_nsec;
+	e->mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000ULL + (uint64_t)st->st_mtim.tv_nsec;
+}
+
+#define XATTR_ALIGN 8
+
+/* The list of names of @fd's extended attributes (malloc'ed, *@ret_len bytes), NULL if none. */
+static int xattr_list(int fd, char **ret, size_t *ret_len)
+{
+	char self[64];
+	ssize_t n;
+
+	*ret = NULL;
+	*ret_len = 0;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	n = listxattr(self, NULL, 0);
+	if (n < 0 && (errno == ENOTSUP || errno == EOPNOTSUPP))
+		return 0;
+	if (n <= 0)
+		return n < 0 ? neg_errno() : 0;
+	*ret = malloc((size_t)n);
+	if (!*ret)
+		return -ENOMEM;
+	n = listxattr(self, *ret, (size_t)n);
+	if (n < 0) {
+		free(*ret);
+		*ret = NULL;
+		return neg_errno();
+	}
+	*ret_len = (size_t)n;
+	return 0;
+}
+
+ssize_t ghost_xattrs_size(int fd)
+{
+	_cleanup_free_ char *list = NULL;
+	size_t len, total = XATTR_ALIGN;
+	char self[64];
+	int err = xattr_list(fd, &list, &len);
+
+	if (err || !list)
+		return err;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	for (size_t off = 0; off < len; off += strlen(list + off) + 1) {
+		ssize_t v = getxattr(self, list + off, NULL, 0);
+
+		if (v < 0)
+			return neg_errno();
+		total += sizeof(XattrEntry) + sizeof(XattrEntry *) + strlen(list + off) + (size_t)v;
+	}
+	return (ssize_t)total;
+}
+
+int ghost_xattrs_fill(int fd, RegFileEntry *e, char *buf, size_t size)
+{
+	_cleanup_free_ char *list = NULL;
+	char *end = buf + size, *at, self[64];
+	XattrEntry *x, **v;
+	size_t len, n = 0;
+	int err = xattr_list(fd, &list, &len);
+
+	if (err || !list)
+		return err;
+	for (size_t off = 0; off < len; off += strlen(list + off) + 1)
+		n++;
+	at = buf + (XATTR_ALIGN - (uintptr_t)buf % XATTR_ALIGN) % XATTR_ALIGN;
+	x = (XattrEntry *)at;
+	v = (XattrEntry **)(x + n);
+	at = (char *)(v + n);
+	if (at > end)
+		return -EAGAIN; /* changed since ghost_xattrs_size() */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	n = 0;
+	for (size_t off = 0; off < len; off += strlen(list + off) + 1, n++) {
+		size_t nl = strlen(list + off);
+		ssize_t vl;
+
+		if (at + nl > end)
+			return -EAGAIN;
+		xattr_entry__init(&x[n]);
+		memcpy(at, list + off, nl);
+		x[n].name.data = (uint8_t *)at;
+		x[n].name.len = nl;
+		at += nl;
+		vl = getxattr(self, list + off, at, (size_t)(end - at));
+		if (vl < 0)
+			return errno == ERANGE ? -EAGAIN : neg_errno();
+		x[n].value.data = (uint8_t *)at;
+		x[n].value.len = (size_t)vl;
+		at += vl;
+		v[n] = &x[n];
+	}
+	e->xattrs = v;
+	e->n_xattrs = n;
+	return 0;
+}
+
 /* ---- restore: the messages keep the restore's prefix ---------------------------------------- */
+
+/*
+ * The owner, mode, extended attributes and times of the unlinked file @fe on
+ * @fd, in that order: chown() clears set-id bits, so the mode after it, and
+ * the times last, after everything that changes them.
+ */
+static int ghost_attrs_set(int fd, const FileEntry *fe, const char *path)
+{
+	const RegFileEntry *r = fe->reg;
+	struct timespec ts[2];
+
+	if (r->has_uid && r->has_gid && fchown(fd, r->uid, r->gid)) {
+		pr_perror("unlinked %s: cannot give it to %u:%u", path, r->uid, r->gid);
+		return neg_errno();
+	}
+	if (fchmod(fd, r->mode & 07777)) {
+		pr_perror("unlinked %s: cannot set its mode %o", path, r->mode & 07777);
+		return neg_errno();
+	}
+	for (size_t i = 0; i < r->n_xattrs; i++) {
+		const XattrEntry *x = r->xattrs[i];
+		char name[256];
+
+		if (!x->name.len || x->name.len >= sizeof(name) ||
+		    memchr(x->name.data, 0, x->name.len)) {
+			pr_err("files.img: file %u: a bad extended attribute name\n", fe->id);
+			return -EINVAL;
+		}
+		memcpy(name, x->name.data, x->name.len);
+		name[x->name.len] = '\0';
+		if (fsetxattr(fd, name, x->value.data, x->value.len, 0)) {
+			pr_perror("unlinked %s: cannot set its extended attribute %s", path, name);
+			return neg_errno();
+		}
+	}
+	if (!r->has_atime_ns || !r->has_mtime_ns)
+		return 0;
+	ts[0].tv_sec = (time_t)(r->atime_ns / 1000000000ULL);
+	ts[0].tv_nsec = (long)(r->atime_ns % 1000000000ULL);
+	ts[1].tv_sec = (time_t)(r->mtime_ns / 1000000000ULL);
+	ts[1].tv_nsec = (long)(r->mtime_ns % 1000000000ULL);
+	if (futimens(fd, ts)) {
+		pr_perror("unlinked %s: cannot set its times", path);
+		return neg_errno();
+	}
+	return 0;
+}
+
 static int ghost_copy(struct cr_img *img, const FileEntry *fe, int dst, const char *path)
 {
-	_cleanup_free_ uint8_t *buf = NULL;
-	uint64_t off = 0, size = img_raw_size(img);
+	uint64_t size = img_raw_size(img);
 	uint32_t crc = 0;
-	int err = 0;
+	int err;
 
 	if (size != fe->reg->size) {
 		pr_err("ghost-%u.img holds %llu bytes, unlinked %s had %llu\n", fe->id,
 		       (unsigned long long)size, path, (unsigned long long)fe->reg->size);
 		return -EBADMSG;
 	}
-	buf = malloc(GHOST_CHUNK);
-	if (!buf)
-		return -ENOMEM;
-	while (!err && off < size) {
-		size_t n = (size_t)min(size - off, (uint64_t)GHOST_CHUNK);
-
-		err = img_read_raw(img, off, buf, n);
-		if (!err)
-			err = write_all(dst, buf, n);
-		crc = crc32c(crc, buf, n);
-		off += n;
+	/* the image's holes are the file's (the dump copied data extents only) */
+	err = ghost_copy_sparse(img_raw_fd(img), IMG_RAW_DATA_OFF, dst, 0, size, &crc);
+	if (err) {
+		pr_errno(err, "ghost-%u.img: cannot copy its data into unlinked %s", fe->id, path);
+		return err;
 	}
-	if (!err && fe->reg->has_ghost_crc32c && crc != fe->reg->ghost_crc32c) {
+	if (fe->reg->has_ghost_crc32c && crc != fe->reg->ghost_crc32c) {
 		pr_err("ghost-%u.img: crc32c %08x, the dump saved %08x\n", fe->id, crc,
 		       fe->reg->ghost_crc32c);
-		err = -EBADMSG;
+		return -EBADMSG;
 	}
-	return err;
+	return 0;
 }
 
 /* Copy the ghost image data into @dst, checking its size and crc32c. */
@@ -208,15 +412,20 @@ static int create_tmpfile(struct restore_ctx *ctx, const FileEntry *fe, const ch
 
 	if (!dir)
 		return -ENOMEM;
+	/* without O_APPEND while filled: pwrite() would append, holes or not */
 	fd = open(dirname(dir),
-		  (int)(fe->reg->flags & ~(uint32_t)(O_CREAT | O_TRUNC | O_NOCTTY)) | O_CLOEXEC,
+		  (int)(fe->reg->flags & ~(uint32_t)(O_CREAT | O_TRUNC | O_NOCTTY | O_APPEND)) |
+			  O_CLOEXEC,
 		  0600);
 	if (fd < 0) {
 		pr_perror("unlinked %s: cannot make an O_TMPFILE file in %s", path, dir);
 		return neg_errno();
 	}
 	err = ghost_fill(ctx, fe, fd, path);
-	if (!err && fchmod(fd, fe->reg->mode & 07777))
+	if (!err)
+		err = ghost_attrs_set(fd, fe, path);
+	if (!err && (fe->reg->flags & O_APPEND) &&
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_APPEND) < 0)
 		err = neg_errno();
 	if (err) {
 		close(fd);
@@ -241,6 +450,8 @@ static int create_memfd(struct restore_ctx *ctx, const FileEntry *fe, const char
 		return neg_errno();
 	}
 	err = ghost_fill(ctx, fe, fd, path);
+	if (!err)
+		err = ghost_attrs_set(fd, fe, path);
 	if (err)
 		return err;
 	if (seals && fe->reg->seals && fcntl(fd, F_ADD_SEALS, (int)fe->reg->seals) < 0) {
@@ -282,9 +493,9 @@ static int create_file(struct restore_ctx *ctx, const FileEntry *fe, const char 
 		return neg_errno();
 	}
 	err = ghost_fill(ctx, fe, wfd, path);
-	/* the saved mode, which the umask would have cut at creation */
-	if (!err && fchmod(wfd, fe->reg->mode & 07777))
-		err = neg_errno();
+	/* the saved owner, mode (which the umask would have cut at creation) and times */
+	if (!err)
+		err = ghost_attrs_set(wfd, fe, path);
 	fd = err ? err
 		 : open(tmp, (int)(fe->reg->flags & ~(uint32_t)(O_CREAT | O_TRUNC | O_EXCL)) |
 				     O_CLOEXEC | O_NOCTTY);

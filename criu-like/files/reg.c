@@ -65,7 +65,9 @@ static char *reg_path(pid_t pid, const char *what, const char *link, const struc
 		return strndup(link, len);
 	}
 	snprintf(proot, sizeof(proot), "/proc/%d/root%s", pid, link);
-	if (stat(proot, &cur) || cur.st_dev != st->st_dev || cur.st_ino != st->st_ino) {
+	/* a symlink (an O_PATH | O_NOFOLLOW fd) is the link itself, not where it leads */
+	if ((S_ISLNK(st->st_mode) ? lstat(proot, &cur) : stat(proot, &cur)) ||
+	    cur.st_dev != st->st_dev || cur.st_ino != st->st_ino) {
 		pr_err("pid %d %s: %s no longer leads to the open file (renamed, or removed while "
 		       "other links remain): not supported yet\n",
 		       pid, what, link);
@@ -81,9 +83,16 @@ static int reg_fill(struct dump_ctx *ctx, struct file_desc *d, pid_t pid, int fd
 		    const struct stat *st, unsigned int flags, uint64_t pos, int mnt_id)
 {
 	size_t len = strlen(path);
-	struct reg_priv *p = calloc(1, sizeof(*p) + len + 1);
+	/* an unlinked file's extended attributes go into the same block, after the path */
+	ssize_t xlen = st->st_nlink ? 0 : ghost_xattrs_size(fd);
+	struct reg_priv *p = xlen < 0 ? NULL : calloc(1, sizeof(*p) + len + 1 + (size_t)xlen);
 	RegFileEntry *e;
 
+	if (xlen < 0) {
+		pr_errno((int)xlen, "pid %d: cannot list the extended attributes of unlinked %s",
+			 pid, path);
+		return (int)xlen;
+	}
 	if (!p)
 		return -ENOMEM;
 	d->priv = p;
@@ -109,6 +118,16 @@ static int reg_fill(struct dump_ctx *ctx, struct file_desc *d, pid_t pid, int fd
 		return 0;
 	e->has_unlinked = true;
 	e->unlinked = true;
+	ghost_attrs_fill(e, st);
+	if (xlen) {
+		int err = ghost_xattrs_fill(fd, e, p->path + len + 1, (size_t)xlen);
+
+		if (err) {
+			pr_errno(err, "pid %d: cannot read the extended attributes of unlinked %s",
+				 pid, path);
+			return err;
+		}
+	}
 	/*
 	 * A memfd's seals (3.17) are on the inode: restore adds them after the
 	 * contents. A memfd made without MFD_ALLOW_SEALING shows F_SEAL_SEAL.
@@ -197,7 +216,15 @@ static int reg_match(const struct dump_ctx *ctx, const struct fd_info *f)
 	char *path;
 	int err;
 
-	if (!S_ISREG(f->st.st_mode) && !S_ISDIR(f->st.st_mode))
+	/*
+	 * O_PATH descriptors of the other inodes a path can name are kept the
+	 * same way (a symlink itself, with O_NOFOLLOW; a socket file; a block
+	 * device): they give no access to what is behind them. FIFOs and
+	 * character devices have kinds of their own.
+	 */
+	if (!S_ISREG(f->st.st_mode) && !S_ISDIR(f->st.st_mode) &&
+	    !((f->flags & O_PATH) &&
+	      (S_ISLNK(f->st.st_mode) || S_ISSOCK(f->st.st_mode) || S_ISBLK(f->st.st_mode))))
 		return 0;
 	/* nsfs ("net:[...]"), anon inodes and the like have no path: other kinds. */
 	if (f->link[0] != '/')
@@ -443,12 +470,20 @@ static int reg_open_mapped(struct restore_ctx *ctx, size_t pos, int flags)
 	return fd;
 }
 
-/* Opening anything but its own type (a FIFO put there) could block the restore. */
+/*
+ * Opening anything but its own type (a FIFO put there) could block the
+ * restore; an O_PATH fd opens nothing, so it may name a symlink, a socket
+ * file or a block device.
+ */
 static int reg_check(const FileEntry *fe)
 {
+	mode_t m = fe->reg ? fe->reg->mode : 0;
+	bool path_only = fe->reg && (fe->reg->flags & O_PATH) &&
+			 (S_ISLNK(m) || S_ISSOCK(m) || S_ISBLK(m));
+
 	if (!fe->reg)
 		return rst_file_part_missing(fe);
-	if ((fe->type == FILE_TYPE__FILE_REG && !S_ISREG(fe->reg->mode)) ||
+	if ((fe->type == FILE_TYPE__FILE_REG && !S_ISREG(m) && !path_only) ||
 	    (fe->type == FILE_TYPE__FILE_DIR && !S_ISDIR(fe->reg->mode))) {
 		pr_err("files.img: file %u has mode %o, not its type's\n", fe->id, fe->reg->mode);
 		return -EINVAL;

@@ -3,6 +3,8 @@
 #define CRIU_LIKE_FILES_REG_H
 
 /* Regular files (reg.c) and the contents of unlinked ones (reg-ghost.c). */
+#include <sys/stat.h>
+#include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -20,6 +22,15 @@ extern const struct file_kind reg_kind;
  * entry @e of file @id, into ghost-ID.img, with their crc32c in @e.
  */
 int ghost_dump(struct dump_ctx *ctx, pid_t pid, int fd, uint32_t id, RegFileEntry *e);
+/*
+ * reg-ghost.c, the attributes of an unlinked file that the restore makes
+ * again: its owner and times from @st, into @e; the room its extended
+ * attributes take (the entries and their names and values), 0 for none or
+ * -errno; those attributes into @e, in @buf of that size.
+ */
+void ghost_attrs_fill(RegFileEntry *e, const struct stat *st);
+ssize_t ghost_xattrs_size(int fd);
+int ghost_xattrs_fill(int fd, RegFileEntry *e, char *buf, size_t size);
 /* The unlinked file idx.by_id[@pos], rebuilt from ghost-ID.img, opened and unlinked again. */
 int rst_ghost_open(struct restore_ctx *ctx, size_t pos);
 

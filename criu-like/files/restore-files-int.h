@@ -54,4 +54,10 @@ int rst_late_install(struct restore_ctx *ctx, struct rst_task *t, const struct f
 		     bool (*late)(const struct restore_ctx *ctx, size_t pos),
 		     rst_late_open_fn reopen);
 
+/*
+ * fown.c: in the task @t, its fds in place: the owners, signals and O_ASYNC of
+ * the descriptions it holds (FileEntry.fown), through its own fd numbers.
+ */
+int rst_fown_installed(struct restore_ctx *ctx, const struct rst_task *t);
+
 #endif

@@ -80,8 +80,13 @@ int inherit_fd_parse(const char *arg, int *fd, const char **key)
 	n = strtol(arg + 3, &end, 10);
 	if (errno || n > 0x7fffffff || strncmp(end, "]:", 2) || !end[2])
 		return -EINVAL;
-	/* only pipes can be inherited yet (runc passes nothing else) */
-	if (strncmp(end + 2, "pipe:[", 6))
+	/*
+	 * pipes (pipe:[INO]) and the names of external namespaces (runc's
+	 * extRootNetNS: ns.c checks them against the images); not files by path
+	 */
+	if (strncmp(end + 2, "pipe:[", 6) &&
+	    strspn(end + 2, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+		    strlen(end + 2))
 		return -EOPNOTSUPP;
 	if (fd)
 		*fd = (int)n;
@@ -357,6 +362,9 @@ int rst_files_install(struct restore_ctx *ctx, struct rst_task *t)
 	for (i = 0; !err && i < nr_file_kinds; i++)
 		if (file_kinds[i]->installed)
 			err = file_kinds[i]->installed(ctx, t);
+	/* signal-driven I/O: O_ASYNC records the fd number it is set through */
+	if (!err)
+		err = rst_fown_installed(ctx, t);
 	/* POSIX locks belong to the process: taken by it, through its own fds */
 	return err ? err : rst_locks_post_install(ctx, t);
 }

@@ -640,9 +640,8 @@ int tcp_restore_established(int sk, const InetSkEntry *e, uint32_t id)
 	/* the network lock holds it already: rst_tcp_lock_all(), before the first one */
 	if (setsockopt(sk, SOL_TCP, TCP_REPAIR, &on, sizeof(on))) {
 		err = neg_errno();
-	} else if (bind(sk, (struct sockaddr *)&sa, len)) {
+	} else if ((err = inet_bind_tentative(sk, &sa, len))) {
 		what = "bind()";
-		err = neg_errno();
 	} else {
 		err = tcp_rebuild(sk, e, &what);
 	}

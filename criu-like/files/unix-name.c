@@ -12,6 +12,7 @@
 #define LOG_PREFIX "files: "
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,11 +29,55 @@
 /* ---- dump ------------------------------------------------------------------------------- */
 
 /*
+ * A relative name: the directory it leads from to the socket file, the
+ * task's cwd (where bind() resolved it, unless the task moved since), in
+ * @dir; e->name_unlinked when no socket file is there. Another socket file
+ * there means the name may resolve elsewhere now: refused.
+ */
+static int usk_dump_relative(const struct fd_info *f, const struct usk_diag *dg, UnixSkEntry *e,
+			     char *dir)
+{
+	char link[64], path[PATH_MAX * 2];
+	struct stat st;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/cwd", f->pid);
+	n = readlink(link, dir, PATH_MAX - 1);
+	if (n < 0) {
+		pr_perror("pid %d fd %d: cannot read %s", f->pid, f->fd, link);
+		return neg_errno();
+	}
+	dir[n] = '\0';
+	if (dir[0] != '/' || (n > 10 && !strcmp(dir + n - 10, " (deleted)"))) {
+		pr_err("pid %d fd %d: %s is bound to the relative path %.*s and its cwd %s was "
+		       "removed: not supported\n",
+		       f->pid, f->fd, f->link, (int)dg->name_len, dg->name, dir);
+		return -EOPNOTSUPP;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/root%s/%.*s", f->pid, dir, (int)dg->name_len,
+		 dg->name);
+	/* no file there, or one that is not a socket: unlinked since (and replaced) */
+	e->has_name_unlinked = true;
+	e->name_unlinked = lstat(path, &st) != 0 || !S_ISSOCK(st.st_mode);
+	if (!e->name_unlinked && dg->has_vfs && st.st_ino != dg->vfs_ino) {
+		pr_err("pid %d fd %d: %s is bound to the relative path %.*s, which from its cwd %s "
+		       "is another socket file now (the task moved since the bind?): not "
+		       "supported\n",
+		       f->pid, f->fd, f->link, (int)dg->name_len, dg->name, dir);
+		return -EOPNOTSUPP;
+	}
+	e->has_name_dir = true;
+	e->name_dir.data = (uint8_t *)dir;
+	e->name_dir.len = (size_t)n;
+	return 0;
+}
+
+/*
  * The name of a bound socket. A path is relative to the task's root; the
  * socket file is looked up there: gone (or another file) means unlinked
  * after bind(), which restore repeats.
  */
-int usk_dump_name(const struct fd_info *f, const struct usk_diag *dg, UnixSkEntry *e)
+int usk_dump_name(const struct fd_info *f, const struct usk_diag *dg, UnixSkEntry *e, char *dir)
 {
 	char path[PATH_MAX];
 	struct stat st;
@@ -44,14 +89,11 @@ int usk_dump_name(const struct fd_info *f, const struct usk_diag *dg, UnixSkEntr
 	e->name.len = dg->name_len;
 	if (dg->name[0] == '\0')
 		return 0; /* abstract */
-	if (dg->name[0] != '/') {
-		pr_err("pid %d fd %d: %s is bound to the relative path %.*s: not supported yet\n",
-		       f->pid, f->fd, f->link, (int)dg->name_len, dg->name);
-		return -EOPNOTSUPP;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/root%.*s", f->pid, (int)dg->name_len, dg->name);
 	e->has_name_ino = dg->has_vfs;
 	e->name_ino = dg->vfs_ino;
+	if (dg->name[0] != '/')
+		return usk_dump_relative(f, dg, e, dir);
+	snprintf(path, sizeof(path), "/proc/%d/root%.*s", f->pid, (int)dg->name_len, dg->name);
 	e->has_name_unlinked = true;
 	e->name_unlinked = stat(path, &st) || !S_ISSOCK(st.st_mode) ||
 			   (dg->has_vfs && st.st_ino != dg->vfs_ino);
@@ -149,16 +191,179 @@ int usk_addr(const ProtobufCBinaryData *name, struct sockaddr_un *sa, socklen_t 
 }
 
 /*
+ * A relative name is bound and connected from its directory: the controller
+ * moves there (*@saved: where it was, -1 when @e's name is not relative).
+ */
+static int usk_enter_dir(const UnixSkEntry *e, uint32_t id, int *saved)
+{
+	char dir[PATH_MAX];
+
+	*saved = -1;
+	if (!e->has_name_dir)
+		return 0;
+	if (!e->name_dir.len || e->name_dir.len >= sizeof(dir) || e->name_dir.data[0] != '/' ||
+	    memchr(e->name_dir.data, 0, e->name_dir.len)) {
+		pr_err("file %u: bad directory of its relative name\n", id);
+		return -EINVAL;
+	}
+	memcpy(dir, e->name_dir.data, e->name_dir.len);
+	dir[e->name_dir.len] = '\0';
+	*saved = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (*saved < 0 || chdir(dir)) {
+		int err = neg_errno();
+
+		pr_perror("file %u: cannot enter %s, where its relative name was bound", id, dir);
+		if (*saved >= 0)
+			close(*saved);
+		*saved = -1;
+		return err;
+	}
+	return 0;
+}
+
+static void usk_leave_dir(int saved)
+{
+	if (saved < 0)
+		return;
+	if (fchdir(saved))
+		pr_perror("cannot go back to the directory of criu-like");
+	close(saved);
+}
+
+/*
+ * The directories of @path missing here, created for a name that was
+ * unlinked after bind() (its directory may have gone with it), their number
+ * in *@ret_n: remove_made_dirs() takes them away again after the bind.
+ */
+static int make_missing_dirs(const char *path, unsigned int *ret_n)
+{
+	char buf[PATH_MAX], *cut[32];
+	unsigned int n = 0;
+
+	*ret_n = 0;
+	snprintf(buf, sizeof(buf), "%s", path);
+	/*
+	 * Up from the name to the deepest directory that exists, cutting at
+	 * each '/' (a relative path's first component has the cwd above it).
+	 */
+	for (;;) {
+		char *slash = strrchr(buf, '/');
+
+		if (slash == buf || n == ARRAY_SIZE(cut))
+			return n == ARRAY_SIZE(cut) ? -ENAMETOOLONG : 0;
+		if (!slash)
+			break; /* buf: the first component, missing */
+		*slash = '\0';
+		cut[n++] = slash;
+		if (!access(buf, F_OK)) {
+			*cut[--n] = '/';
+			break;
+		}
+	}
+	/* then down again, making each missing one */
+	while (n-- > 0) {
+		if (mkdir(buf, 0700))
+			return neg_errno();
+		(*ret_n)++;
+		*cut[n] = '/';
+	}
+	return 0;
+}
+
+static void remove_made_dirs(const char *path, unsigned int n)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (unsigned int i = 0; i < n; i++) {
+		char *slash = strrchr(buf, '/');
+
+		if (!slash)
+			return;
+		*slash = '\0';
+		if (rmdir(buf))
+			pr_perror("cannot remove %s, made for a socket's bind", buf);
+	}
+}
+
+/*
+ * bind() to a path whose socket file was unlinked after the bind at the
+ * dump, in the ways the file system may have changed meanwhile: its
+ * directory removed (made for the bind, removed again), another file put at
+ * its name (moved aside for the bind, put back).
+ */
+static int bind_unlinked(int sk, const struct sockaddr_un *sa, socklen_t len, uint32_t id)
+{
+	const char *path = sa->sun_path;
+	char aside[PATH_MAX];
+	unsigned int made = 0;
+	bool moved = false;
+	int err = 0;
+
+	if (!access(path, F_OK)) {
+		snprintf(aside, sizeof(aside), "%s.criu-like-aside.%d", path, getpid());
+		if (rename(path, aside)) {
+			pr_perror("file %u: cannot move %s aside to bind its name", id, path);
+			return neg_errno();
+		}
+		moved = true;
+	} else {
+		err = make_missing_dirs(path, &made);
+		if (err)
+			pr_errno(err, "file %u: cannot make the directories of %s", id, path);
+	}
+	if (!err && bind(sk, (const struct sockaddr *)sa, len)) {
+		err = neg_errno();
+		pr_perror("file %u: cannot bind to %s", id, path);
+	}
+	if (!err && unlink(path)) {
+		err = neg_errno();
+		pr_perror("file %u: cannot unlink %s again", id, path);
+	}
+	if (moved && rename(aside, path)) {
+		pr_perror("file %u: cannot put %s back from %s", id, path, aside);
+		err = err ?: neg_errno();
+	}
+	remove_made_dirs(path, made);
+	return err;
+}
+
+/*
  * bind() to the saved name. A path still there from the dumped socket (a
  * socket file is not removed when its socket closes) is removed first; a
- * name that was unlinked after bind() is unlinked again.
+ * name that was unlinked after bind() is unlinked again (@keep: later, by
+ * the caller, which connects through it first).
  */
+static int usk_bind_path(int sk, const UnixSkEntry *e, const struct sockaddr_un *sa, socklen_t len,
+			 uint32_t id, bool keep)
+{
+	struct stat st;
+
+	if (e->name_unlinked && !keep)
+		return bind_unlinked(sk, sa, len, id);
+	if (!lstat(sa->sun_path, &st)) {
+		if (!S_ISSOCK(st.st_mode)) {
+			pr_err("file %u: %s exists and is not a socket file\n", id, sa->sun_path);
+			return -EEXIST;
+		}
+		if (unlink(sa->sun_path) && errno != ENOENT) {
+			pr_perror("file %u: cannot remove the old socket file %s", id,
+				  sa->sun_path);
+			return neg_errno();
+		}
+	}
+	if (bind(sk, (const struct sockaddr *)sa, len)) {
+		pr_perror("file %u: cannot bind to %s", id, sa->sun_path);
+		return neg_errno();
+	}
+	return 0;
+}
+
 static int usk_bind_keep(int sk, const UnixSkEntry *e, uint32_t id, bool keep)
 {
 	struct sockaddr_un sa;
 	socklen_t len;
-	struct stat st;
-	bool path;
+	int saved, err;
 
 	if (!e->has_name)
 		return 0;
@@ -166,26 +371,18 @@ static int usk_bind_keep(int sk, const UnixSkEntry *e, uint32_t id, bool keep)
 		pr_err("file %u: bad socket name of %zu bytes\n", id, e->name.len);
 		return -EINVAL;
 	}
-	path = sa.sun_path[0] != '\0';
-	if (path && !lstat(sa.sun_path, &st)) {
-		if (!S_ISSOCK(st.st_mode)) {
-			pr_err("file %u: %s exists and is not a socket file\n", id, sa.sun_path);
-			return -EEXIST;
-		}
-		if (unlink(sa.sun_path) && errno != ENOENT) {
-			pr_perror("file %u: cannot remove the old socket file %s", id, sa.sun_path);
+	if (sa.sun_path[0] == '\0') {
+		if (bind(sk, (struct sockaddr *)&sa, len)) {
+			pr_perror("file %u: cannot bind to @%s", id, sa.sun_path + 1);
 			return neg_errno();
 		}
+		return 0;
 	}
-	if (bind(sk, (struct sockaddr *)&sa, len)) {
-		pr_perror("file %u: cannot bind to %s%s", id, path ? "" : "@", sa.sun_path + !path);
-		return neg_errno();
-	}
-	if (path && e->name_unlinked && !keep && unlink(sa.sun_path)) {
-		pr_perror("file %u: cannot unlink %s again", id, sa.sun_path);
-		return neg_errno();
-	}
-	return 0;
+	err = usk_enter_dir(e, id, &saved);
+	if (!err)
+		err = usk_bind_path(sk, e, &sa, len, id, keep);
+	usk_leave_dir(saved);
+	return err;
 }
 
 int usk_bind(int sk, const UnixSkEntry *e, uint32_t id)
@@ -455,12 +652,15 @@ int usk_open_pair_named(struct usk_rst *u, size_t pa, size_t pb)
 	uint32_t id = usk_id(u, ps);
 	struct sockaddr_un sa;
 	socklen_t len;
-	int lsk, err, fd;
+	int lsk, err, fd, saved = -1;
 
 	lsk = usk_socket(s, id);
 	if (lsk < 0)
 		return lsk;
-	err = usk_bind_keep(lsk, s, id, true);
+	/* a relative name: bound, connected through and unlinked from its directory */
+	err = usk_enter_dir(s, id, &saved);
+	if (!err)
+		err = usk_bind_keep(lsk, s, id, true);
 	if (!err && listen(lsk, 1))
 		err = neg_errno();
 	if (!err)
@@ -469,6 +669,7 @@ int usk_open_pair_named(struct usk_rst *u, size_t pa, size_t pb)
 	if (!err && s->name_unlinked && !usk_addr(&s->name, &sa, &len) && sa.sun_path[0] &&
 	    unlink(sa.sun_path))
 		err = neg_errno();
+	usk_leave_dir(saved);
 	if (err) {
 		pr_errno(err, "file %u: cannot connect it again through its name", id);
 		return err;

@@ -43,6 +43,7 @@
 #define LOG_PREFIX "files: "
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,8 +134,8 @@ static int usk_pack(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 		nfds += q->scm[i].nr_fds;
 	sz = sizeof(struct usk_priv) + (q->n + nf) * sizeof(ProtobufCBinaryData) +
 	     q->nr_scm * (sizeof(UnixSkScm) + sizeof(UnixSkScm *)) + nfds * sizeof(uint32_t) +
-	     e->n_icons_peer * sizeof(uint64_t) + e->name.len + e->ext_peer_name.len + q->len +
-	     names + sizeof(uint64_t);
+	     e->n_icons_peer * sizeof(uint64_t) + e->name.len + e->name_dir.len +
+	     e->ext_peer_name.len + q->len + names + sizeof(uint64_t);
 	p = malloc(sz);
 	if (!p)
 		return -ENOMEM;
@@ -147,6 +148,9 @@ static int usk_pack(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 	p->e.name.data = at;
 	memcpy(at, e->name.data, e->name.len);
 	at += e->name.len;
+	p->e.name_dir.data = at;
+	memcpy(at, e->name_dir.data, e->name_dir.len);
+	at += e->name_dir.len;
 	p->e.ext_peer_name.data = at;
 	memcpy(at, e->ext_peer_name.data, e->ext_peer_name.len);
 	at += e->ext_peer_name.len;
@@ -350,6 +354,7 @@ static int usk_fill(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 	UnixSkEntry e = UNIX_SK_ENTRY__INIT;
 	struct usk_queue q = { 0 };
 	int err, peek_off = -1;
+	char dir[PATH_MAX];
 
 	e.ino = dg->ino;
 	e.type = dg->type;
@@ -357,7 +362,7 @@ static int usk_fill(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 	e.flags = f->flags;
 	e.has_shutdown = dg->shutdown != 0;
 	e.shutdown = dg->shutdown;
-	err = usk_dump_name(f, dg, &e);
+	err = usk_dump_name(f, dg, &e, dir);
 	if (!err)
 		err = usk_sockopts(f, &e);
 	if (!err && dg->state == TCP_LISTEN)

@@ -85,7 +85,8 @@ int usk_sender_ino(const struct usk_from *name, uint32_t *ret);
 int usk_refuse_outside(const struct fd_info *f, uint32_t peer, const char *what);
 
 /* unix-name.c: the name of the bound socket @dg into @e. */
-int usk_dump_name(const struct fd_info *f, const struct usk_diag *dg, UnixSkEntry *e);
+/* @dir (PATH_MAX bytes) holds the directory of a relative name, e->name_dir points there. */
+int usk_dump_name(const struct fd_info *f, const struct usk_diag *dg, UnixSkEntry *e, char *dir);
 /* unix-name.c: the connections in the backlog of the listening socket @dg, into @e. */
 int usk_dump_icons(const struct dump_ctx *ctx, const struct fd_info *f, const struct usk_diag *dg,
 		   UnixSkEntry *e);

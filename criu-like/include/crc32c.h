@@ -15,6 +15,9 @@
  */
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
 
+/* crc32c() of @len zero bytes after the bytes @crc covers, in O(log len) steps. */
+uint32_t crc32c_zeros(uint32_t crc, uint64_t len);
+
 /* The table implementation, for tests. */
 uint32_t crc32c_sw(uint32_t crc, const void *buf, size_t len);
 

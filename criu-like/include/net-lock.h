@@ -210,7 +210,8 @@ char *netlock_ipt_delete(const char *chain);
  * newline, and at most NETLOCK_DIR_MAX bytes (netlock_dir_recordable()).
  */
 #define NETLOCK_DIR_TAG "criu-like images: "
-#define NETLOCK_DIR_MAX 200
+/* nftables takes comments of at most 128 bytes, the tag and a NUL included */
+#define NETLOCK_DIR_MAX (128 - (int)sizeof(NETLOCK_DIR_TAG))
 bool netlock_dir_recordable(const char *dir);
 /* The directory named in @listing (`nft list table`, `iptables -S CHAIN`). 0, -ENOENT, -EINVAL. */
 int netlock_recorded_dir(const char *listing, char *buf, size_t size);

@@ -69,6 +69,7 @@ struct ns_dump_plan {
 	struct ns_ids root;
 	bool own[NS_NR]; /* the root's namespace of this kind is the tree's own: dumped */
 	uint32_t img_id[NS_NR]; /* its image's number (utsns-1.img), when own */
+	const char *ext_key[NS_NR]; /* own but external (--external net[INO]:KEY): not dumped */
 };
 
 /*
@@ -181,6 +182,12 @@ pid_t pidns_host_tid(int proc_fd, pid_t host_pid, pid_t vtid);
  */
 int ns_net_tree_fd(void);
 void ns_net_reset(void);
+/*
+ * The end of a dump: the tree's network namespace let go and, when the tree
+ * was @killed, its veths' outside ends waited for until the kernel has
+ * destroyed the namespace (a restore right after finds their names free).
+ */
+void ns_net_dump_done(bool killed);
 /*
  * Put this thread into it, *@saved getting the namespace to go back to (-1
  * when the tree has none: nothing done). 0 or -EIO (logged).

@@ -43,6 +43,7 @@ struct cr_options {
 	int n_veth_pairs;
 	bool restore_sibling; /* RPC rst_sibling: the root a child of criu-like's parent */
 	bool empty_ns_net; /* --empty-ns net: a new network namespace with lo only */
+	const char *join_ns_net; /* --join-ns net:PID|PATH: restore into that network namespace */
 	const char **inherit_fd; /* --inherit-fd, NULL-terminated */
 	int n_inherit_fd;
 	const char *action_script; /* --action-script: run at every hook point (notify.h) */
@@ -76,6 +77,8 @@ struct cr_options {
 };
 
 #define CR_DEFAULT_TIMEOUT 10 /* seconds, like CRIU's --timeout default */
+/* CRIU's default --ghost-limit: an unlinked file over 1 MiB (not a memfd) fails the dump */
+#define CR_DEFAULT_GHOST_LIMIT (1ULL << 20)
 
 void cr_options_init(struct cr_options *o);
 void cr_options_fini(struct cr_options *o);

@@ -20,6 +20,18 @@
  *                                            (a pagemap image)  -> REPLY
  *   END    the session is complete            -> REPLY (the server syncs, exits)
  *
+ * A page server started with --lazy-pages serves its directory instead, to
+ * `lazy-pages --page-server` (page-server-lazy.c, Documentation/lazy-pages.md):
+ *
+ *   LIST   payload: a directory (".", "parent", "parent/parent"...)
+ *                                             -> REPLY payload: its image names, '\n' after each
+ *   GET    payload: a path; flags PS_GET_HEAD: only the first 4 KiB
+ *                                             -> REPLY arg = file size, payload: the file
+ *   READ   id = bytes (<= PS_DATA_MAX), arg = file offset, payload: a path
+ *                                             -> REPLY payload: the bytes
+ *
+ * Paths are relative, without "..", of [A-Za-z0-9._/-] (ps_check_path()).
+ *
  * REPLY: id = the command answered, arg = 0 or -errno (as s64), payload: on
  * an error, a message. The server sends an unsolicited error REPLY before it
  * closes on a bad message. Nothing is written under its final name before
@@ -43,6 +55,9 @@ enum ps_cmd {
 	PS_CLOSE = 4,
 	PS_FILE = 5,
 	PS_END = 6,
+	PS_LIST = 7,
+	PS_GET = 8,
+	PS_READ = 9,
 	PS_REPLY = 0x80,
 };
 
@@ -54,6 +69,10 @@ struct ps_hdr {
 	uint32_t len; /* payload bytes after the header */
 	uint64_t arg;
 } __attribute__((packed));
+
+#define PS_GET_HEAD 1 /* GET: the raw image's header only */
+#define PS_PATH_MAX 256
+#define PS_LIST_MAX (1u << 20)
 
 #define PS_HDR_SIZE 24
 #define PS_DATA_MAX (16u << 20) /* one DATA message */
@@ -93,6 +112,8 @@ int ps_check_runs(const uint32_t *runs, uint32_t nr, uint64_t total, char *why, 
  * written by a peer. 0 or -EINVAL.
  */
 int ps_check_name(const char *name, size_t len);
+/* A path of LIST, GET, READ (@len bytes): relative, no "..", plain characters. 0 or -EINVAL. */
+int ps_check_path(const char *path, size_t len);
 /* A reply header @h (unpacked) to @cmd: 0 or -EPROTO with @why. */
 int ps_check_reply(const struct ps_hdr *h, uint16_t cmd, char *why, size_t n);
 
@@ -145,7 +166,15 @@ int ps_finish(struct ps_conn *c);
 /* After a failed send: the error the server gave, if it sent one (logged). */
 void ps_read_error(struct ps_conn *c);
 
+/* Send the header of a message (ps-client.c). */
+int ps_send_hdr(struct ps_conn *c, uint16_t cmd, uint16_t flags, uint32_t id, uint32_t len,
+		uint64_t arg, const char *what);
+/* The reply to @cmd: 0 with its header in @h (payload still to read), or the error (logged). */
+int ps_get_reply(struct ps_conn *c, uint16_t cmd, struct ps_hdr *h, const char *what);
+
 /* ---- the receiving side (page-server.c) ---- */
 int cr_page_server(const struct cr_options *o);
+/* page-server-lazy.c: --lazy-pages, serve the directory @dirfd to one lazy-pages daemon. */
+int ps_serve_lazy(struct ps_conn *c, int dirfd);
 
 #endif

@@ -35,6 +35,8 @@ struct rst_mem_plan {
 	struct rst_page_crc *crcs; /* one per pagemap entry that has its crc32c */
 	bool *vma_fill; /* per mm->vmas[i]: saved pages land in it */
 	uint64_t pages_bytes; /* data bytes the runs read from pages-ID.img */
+	bool *vma_lazy; /* per mm->vmas[i], --lazy-pages: registered with the uffd, left empty */
+	uint64_t lazy_bytes; /* saved bytes left to the lazy-pages daemon */
 	bool has_chain_fd; /* a pre-dump chain: the runs read from chain_fd instead */
 	int chain_fd; /* memfd with the chain's pages flattened, laid out as a pages image */
 };
@@ -70,6 +72,34 @@ int rst_chain_offsets(struct rst_chain_level *l);
  */
 int rst_chain_resolve(pid_t pid, const struct rst_chain_level *lv, unsigned int nlv,
 		      struct rst_chain_segs *out);
+
+/*
+ * Every saved page of one task, resolved through its pre-dump chain: the
+ * lazy-pages daemon's view of the images (mem/lazy-src.c). pages[level] is
+ * that level's pages image (NULL when it has none).
+ */
+struct cr_img;
+struct rst_pages_map {
+	unsigned int n;
+	struct cr_img **pages;
+	char **dirs; /* [n]: each level's directory relative to level 0's ("." first) */
+	struct rst_chain_segs segs;
+};
+
+int rst_pages_map_open(int dirfd, const char *name, pid_t pid, struct rst_pages_map *m);
+void rst_pages_map_fini(struct rst_pages_map *m);
+
+/*
+ * --lazy-pages: which VMAs are left to the daemon (private anonymous ones
+ * holding saved pages, unless locked or PROT_NONE), and the pages that are
+ * read all the same because the kernel writes them before the daemon holds
+ * the uffd (each thread's rseq area). Pure: test-lazy.c.
+ */
+bool rst_lazy_vma(const VmaEntry *v);
+/* Keep, of @in, what lands outside lazy VMAs or on an eager page; mark vma_lazy. */
+int rst_lazy_filter(const MmEntry *mm, const uint64_t *eager, size_t nr_eager, bool *vma_lazy,
+		    const struct rst_chain_segs *in, struct rst_chain_segs *out,
+		    uint64_t *lazy_bytes);
 
 /* One shared anonymous memory object, created by the controller and filled. */
 struct rst_shmem_obj {

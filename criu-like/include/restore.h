@@ -58,7 +58,7 @@ struct rst_shared {
 	int32_t error; /* first failure, -errno; 0 while all is well */
 	int32_t failed_pid; /* the task that set error */
 	uint32_t nr_created; /* pids[] entries used, atomically incremented */
-	int32_t pids[]; /* every task created so far, to kill on failure */
+	int32_t pids[]; /* every task created so far, to kill on failure; then the uffds */
 };
 
 struct rst_task {
@@ -115,7 +115,24 @@ struct restore_ctx {
 	 */
 	int proc_fd;
 	int ctl_pidfd; /* criu-like's own pidfd, for the init of a new pid namespace; -1 */
+	/* --lazy-pages (restore-lazy.c): the daemon's socket (-1), the uffd features to ask */
+	int lazy_sk;
+	uint64_t uffd_features;
 };
+
+/*
+ * restore-lazy.c, --lazy-pages: connect to the lazy-pages daemon before
+ * anything is created; at the barrier, hand it every task's uffd and pidfd
+ * and wait until it holds them all (then the tree may run).
+ * The uffd numbers are in shared->pids[nr_tasks + i] (rst_lazy_slot()).
+ */
+int rst_lazy_connect(struct restore_ctx *ctx);
+int rst_lazy_handover(struct restore_ctx *ctx);
+void rst_lazy_fini(struct restore_ctx *ctx);
+static inline int32_t *rst_lazy_slot(const struct restore_ctx *ctx, unsigned int i)
+{
+	return &ctx->shared->pids[ctx->nr_tasks + i];
+}
 
 /* restore.c: the command. */
 int cr_restore(const struct cr_options *o);
@@ -177,7 +194,8 @@ static inline bool rst_task_zombie(const struct rst_task *t)
 /*
  * --inherit-fd fd[N]:KEY (CRIU's form; the RPC's inherit_fd pairs become it):
  * 0 with @fd and @key (into @arg) set when either is not NULL, -EINVAL, or
- * -EOPNOTSUPP for a key that is not a pipe's ("pipe:[INO]").
+ * -EOPNOTSUPP for a key that is neither a pipe's ("pipe:[INO]") nor a name
+ * (letters, digits, '_', '.', '-': an external namespace's, "extRootNetNS").
  */
 int inherit_fd_parse(const char *arg, int *fd, const char **key);
 /* criu-like's fd that --inherit-fd gives for @key ("pipe:[INO]"), or -1. */

@@ -465,7 +465,7 @@ int cr_page_server(const struct cr_options *o)
 	sv.dirfd = img_dir_open(o->images_dir, true);
 	if (sv.dirfd < 0)
 		return sv.dirfd;
-	err = link_parent(sv.dirfd, o);
+	err = o->lazy_pages ? 0 : link_parent(sv.dirfd, o);
 	if (err) {
 		close(sv.dirfd);
 		return err;
@@ -475,7 +475,8 @@ int cr_page_server(const struct cr_options *o)
 		close(sv.dirfd);
 		return lfd;
 	}
-	pr_info("listening on %s, images into %s\n", where, o->images_dir);
+	pr_info("listening on %s, images %s %s\n", where, o->lazy_pages ? "served from" : "into",
+		o->images_dir);
 	err = o->restore_detached ? go_background(o)
 				  : (o->pidfile ? write_pidfile(o->pidfile, getpid()) : 0);
 	/* CRIU's --status-fd: one byte once the socket accepts connections */
@@ -500,6 +501,13 @@ int cr_page_server(const struct cr_options *o)
 	}
 	if (!err && o->tls)
 		err = ps_tls_server(sv.c, o);
+	if (!err && o->lazy_pages) {
+		/* serving the directory to a lazy-pages daemon: nothing is written */
+		err = ps_serve_lazy(sv.c, sv.dirfd);
+		ps_conn_close(sv.c);
+		close(sv.dirfd);
+		return err;
+	}
 	if (!err)
 		err = serve(&sv);
 	if (err)

@@ -23,13 +23,21 @@
 #include "page-server.h"
 #include "util.h"
 
-static int send_hdr(struct ps_conn *c, uint16_t cmd, uint32_t id, uint32_t len, uint64_t arg,
-		    const char *what)
+int ps_send_hdr(struct ps_conn *c, uint16_t cmd, uint16_t flags, uint32_t id, uint32_t len,
+		uint64_t arg, const char *what)
 {
-	struct ps_hdr h = { .magic = PS_MAGIC, .cmd = cmd, .id = id, .len = len, .arg = arg };
+	struct ps_hdr h = {
+		.magic = PS_MAGIC, .cmd = cmd, .flags = flags, .id = id, .len = len, .arg = arg
+	};
 
 	ps_hdr_pack(&h);
 	return ps_send(c, &h, sizeof(h), what);
+}
+
+static int send_hdr(struct ps_conn *c, uint16_t cmd, uint32_t id, uint32_t len, uint64_t arg,
+		    const char *what)
+{
+	return ps_send_hdr(c, cmd, 0, id, len, arg, what);
 }
 
 /* A failed reply: the server's message, logged. */
@@ -50,7 +58,7 @@ static int reply_error(struct ps_conn *c, const struct ps_hdr *h, const char *wh
 }
 
 /* The reply to @cmd: 0 with its header in @h (payload still to read), or the error. */
-static int get_reply(struct ps_conn *c, uint16_t cmd, struct ps_hdr *h, const char *what)
+int ps_get_reply(struct ps_conn *c, uint16_t cmd, struct ps_hdr *h, const char *what)
 {
 	char why[160];
 	int err;
@@ -148,7 +156,7 @@ struct ps_conn *ps_connect(const struct cr_options *o)
 	if (!err)
 		err = send_hdr(c, PS_HELLO, 0, 0, PS_VERSION, "saying hello");
 	if (!err)
-		err = get_reply(c, PS_HELLO, &h, "saying hello");
+		err = ps_get_reply(c, PS_HELLO, &h, "saying hello");
 	if (err && c->tls && (err == -ECONNRESET || err == -EPIPE))
 		pr_err("%s: the connection ended after the TLS handshake: the page server "
 		       "refused this end's certificate (see its log)\n",
@@ -198,7 +206,7 @@ int ps_pages_close(struct ps_conn *c, uint32_t id, uint64_t total, uint32_t *crc
 	snprintf(what, sizeof(what), "completing pages-%u.img", id);
 	err = send_hdr(c, PS_CLOSE, id, 0, total, what);
 	if (!err)
-		err = get_reply(c, PS_CLOSE, &h, what);
+		err = ps_get_reply(c, PS_CLOSE, &h, what);
 	if (err)
 		return err;
 	if (h.len != nr * sizeof(*crcs)) {
@@ -241,7 +249,7 @@ int ps_send_image(struct ps_conn *c, int dirfd, const char *name)
 	if (!err)
 		err = ps_send_file(c, fd, &pos, (size_t)st.st_size, what);
 	if (!err)
-		err = get_reply(c, PS_FILE, &h, what);
+		err = ps_get_reply(c, PS_FILE, &h, what);
 	return err;
 }
 
@@ -252,7 +260,7 @@ int ps_finish(struct ps_conn *c)
 
 	err = send_hdr(c, PS_END, 0, 0, 0, "ending the session");
 	if (!err)
-		err = get_reply(c, PS_END, &h, "ending the session");
+		err = ps_get_reply(c, PS_END, &h, "ending the session");
 	if (!err)
 		pr_info("%s: every image received and flushed\n", c->peer);
 	return err;

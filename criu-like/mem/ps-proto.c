@@ -186,6 +186,24 @@ int ps_check_name(const char *name, size_t len)
 	return -EINVAL;
 }
 
+int ps_check_path(const char *path, size_t len)
+{
+	if (!len || len > PS_PATH_MAX || path[0] == '/')
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		char ch = path[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-' || ch == '/'))
+			return -EINVAL;
+		/* a ".." component */
+		if (ch == '.' && i + 1 < len && path[i + 1] == '.' &&
+		    (i == 0 || path[i - 1] == '/') && (i + 2 == len || path[i + 2] == '/'))
+			return -EINVAL;
+	}
+	return 0;
+}
+
 int ps_check_reply(const struct ps_hdr *h, uint16_t cmd, char *why, size_t n)
 {
 	if (h->magic != PS_MAGIC || h->cmd != PS_REPLY || h->flags)
@@ -193,7 +211,11 @@ int ps_check_reply(const struct ps_hdr *h, uint16_t cmd, char *why, size_t n)
 			       h->magic, h->cmd);
 	if (h->id != cmd && (int64_t)h->arg >= 0)
 		return why_set(-EPROTO, why, n, "a reply to command %u, %u expected", h->id, cmd);
-	if (h->len > PS_MSG_MAX + (cmd == PS_CLOSE ? 4 * PS_RUNS_MAX : 0))
+	if (h->len > PS_MSG_MAX + (cmd == PS_CLOSE  ? 4 * PS_RUNS_MAX
+				   : cmd == PS_GET  ? PS_FILE_MAX
+				   : cmd == PS_READ ? PS_DATA_MAX
+				   : cmd == PS_LIST ? PS_LIST_MAX
+						    : 0))
 		return why_set(-EMSGSIZE, why, n, "a reply of %u bytes", h->len);
 	return 0;
 }

@@ -206,6 +206,7 @@ void rst_plan_free(struct rst_mem_plan *p)
 	free(p->runs);
 	free(p->crcs);
 	free(p->vma_fill);
+	free(p->vma_lazy);
 	if (p->has_chain_fd)
 		close(p->chain_fd);
 	free(p);
@@ -422,6 +423,66 @@ int rst_chain_resolve(pid_t pid, const struct rst_chain_level *lv, unsigned int 
 		}
 		prev_end = entry_end(e);
 		err = resolve_range(pid, lv, nlv, 0, e->vaddr, entry_end(e), out);
+	}
+	return err;
+}
+
+bool rst_lazy_vma(const VmaEntry *v)
+{
+	/*
+	 * uffd MISSING mode takes anonymous private memory only (not private
+	 * file mappings, whose pages come from the file); MAP_LOCKED populates
+	 * the area at mmap() with zeros a UFFDIO_COPY could not replace, and a
+	 * PROT_NONE area that holds pages is filled as before.
+	 */
+	if (v->kind != VMA_KIND__VMA_ANON_PRIVATE && v->kind != VMA_KIND__VMA_STACK &&
+	    v->kind != VMA_KIND__VMA_HEAP)
+		return false;
+	return !(v->flags & MAP_LOCKED) && v->prot != PROT_NONE;
+}
+
+/* Push [@a, @b) of @s, lazy but for the eager pages in it. */
+static int lazy_piece(const struct rst_chain_seg *s, uint64_t a, uint64_t b, const uint64_t *eager,
+		      size_t nr_eager, struct rst_chain_segs *out, uint64_t *lazy_bytes)
+{
+	uint64_t left = b - a;
+	int err = 0;
+
+	for (size_t k = 0; k < nr_eager && !err; k++) {
+		if (eager[k] < a || eager[k] >= b)
+			continue;
+		err = seg_push(out, eager[k], PAGE_SIZE, s->level, s->entry,
+			       s->off + (eager[k] - s->vaddr));
+		left -= PAGE_SIZE;
+	}
+	*lazy_bytes += left;
+	return err;
+}
+
+int rst_lazy_filter(const MmEntry *mm, const uint64_t *eager, size_t nr_eager, bool *vma_lazy,
+		    const struct rst_chain_segs *in, struct rst_chain_segs *out,
+		    uint64_t *lazy_bytes)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < in->n && !err; i++) {
+		const struct rst_chain_seg *s = &in->seg[i];
+		uint64_t pos = s->vaddr, end = s->vaddr + s->len;
+
+		while (pos < end && !err) {
+			long v = vma_find(mm, pos);
+			uint64_t stop = v < 0 ? end : min(end, mm->vmas[v]->end);
+
+			if (v >= 0 && rst_lazy_vma(mm->vmas[v])) {
+				vma_lazy[v] = true;
+				err = lazy_piece(s, pos, stop, eager, nr_eager, out, lazy_bytes);
+			} else {
+				/* rst_plan_runs() refuses what lies outside every VMA */
+				err = seg_push(out, pos, stop - pos, s->level, s->entry,
+					       s->off + (pos - s->vaddr));
+			}
+			pos = stop;
+		}
 	}
 	return err;
 }

@@ -152,7 +152,11 @@ static int chain_flatten_to(struct chain *c, pid_t pid, const struct rst_chain_s
 		const struct rst_chain_seg *s = &segs->seg[i];
 		uint32_t crc = 0;
 
-		err = chain_verify(c, pid, s);
+		/*
+		 * Lazy: only a few eager pages are read here; checking their whole
+		 * entries would read what the daemon serves later, the point of it.
+		 */
+		err = p->vma_lazy ? 0 : chain_verify(c, pid, s);
 		for (uint64_t done = 0; !err && done < s->len;) {
 			size_t len = min(s->len - done, (uint64_t)CHAIN_BUF);
 
@@ -201,40 +205,167 @@ static int chain_flatten(struct chain *c, pid_t pid, const struct rst_chain_segs
 	return err;
 }
 
-/* pagemap-PID.img has PE_PARENT entries: read them through DIR/parent, DIR/parent/parent... */
-static int read_chain(struct restore_ctx *ctx, pid_t pid, struct rst_mem_plan *p, PagemapEntry **pe,
-		      size_t n)
+/* Open level 0 and every parent level its entries need, each level's offsets. */
+static int chain_open(struct chain *c, int dirfd, const char *name, pid_t pid, uint32_t pages_id,
+		      PagemapEntry **pe, size_t n)
+{
+	int err = 0;
+
+	c->n = 1;
+	c->lv[0] = (struct rst_chain_level){ .name = name, .pe = pe, .n = n };
+	c->dirfd[0] = dirfd;
+	c->pages[0] = img_open(dirfd, CR_IMG_PAGES, pages_id, IMG_READ | IMG_OPTIONAL);
+	while (!err && has_parent_entries(&c->lv[c->n - 1])) {
+		if (c->n == CHAIN_MAX) {
+			pr_err("pid %d: chain of more than %d images\n", pid, CHAIN_MAX);
+			return -ELOOP;
+		}
+		c->dirfd[c->n] = -1;
+		err = chain_open_level(c, c->n, pid);
+		c->n++;
+	}
+	for (unsigned int i = 0; !err && i < c->n; i++) {
+		err = rst_chain_offsets(&c->lv[i]);
+		c->verified[i] = calloc(c->lv[i].n + 1, sizeof(bool));
+		if (!err && !c->verified[i])
+			err = -ENOMEM;
+	}
+	return err;
+}
+
+static int addr_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The pages each thread's rseq area lies on: the kernel writes them before the resume. */
+static size_t eager_pages(const CoreEntry *core, uint64_t *out, size_t max)
+{
+	size_t n = 0, k = 0;
+
+	for (size_t i = 0; core && i < core->n_threads; i++) {
+		const RseqEntry *r = core->threads[i]->rseq;
+
+		if (!r || !r->len)
+			continue;
+		for (uint64_t a = r->ptr & ~(PAGE_SIZE - 1); a < r->ptr + r->len && n < max;
+		     a += PAGE_SIZE)
+			out[n++] = a;
+	}
+	qsort(out, n, sizeof(*out), addr_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (!k || out[k - 1] != out[i])
+			out[k++] = out[i];
+	return k;
+}
+
+/* --lazy-pages: keep of @segs what is read now (restore-mem-plan.c decides). */
+static int lazy_segs(const CoreEntry *core, struct rst_mem_plan *p, struct rst_chain_segs *segs)
+{
+	/* an rseq area (32 bytes, aligned) lies on one page, at most two */
+	size_t max = 2 * (core ? core->n_threads : 0) + 1, ne;
+	_cleanup_free_ uint64_t *eager = calloc(max, sizeof(*eager));
+	struct rst_chain_segs kept = { 0 };
+	int err;
+
+	p->vma_lazy = calloc(p->mm->n_vmas + 1, sizeof(*p->vma_lazy));
+	if (!p->vma_lazy || !eager)
+		return -ENOMEM;
+	ne = eager_pages(core, eager, max);
+	err = rst_lazy_filter(p->mm, eager, ne, p->vma_lazy, segs, &kept, &p->lazy_bytes);
+	free(segs->seg);
+	*segs = kept;
+	return err;
+}
+
+/*
+ * pagemap-PID.img has PE_PARENT entries, or the restore is lazy: read the
+ * pages through DIR/parent, DIR/parent/parent... into a memfd.
+ */
+static int read_chain(struct restore_ctx *ctx, const CoreEntry *core, pid_t pid,
+		      struct rst_mem_plan *p, PagemapEntry **pe, size_t n)
 {
 	struct chain c = { .n = 1 };
 	struct rst_chain_segs segs = { 0 };
-	int err = 0;
+	int err;
 
-	c.lv[0] = (struct rst_chain_level){ .name = ctx->opts->images_dir, .pe = pe, .n = n };
-	c.dirfd[0] = ctx->dirfd;
-	c.pages[0] = img_open(ctx->dirfd, CR_IMG_PAGES, p->pages_id, IMG_READ | IMG_OPTIONAL);
-	while (!err && has_parent_entries(&c.lv[c.n - 1])) {
-		if (c.n == CHAIN_MAX) {
-			pr_err("pid %d: chain of more than %d images\n", pid, CHAIN_MAX);
-			err = -ELOOP;
-			break;
-		}
-		c.dirfd[c.n] = -1;
-		err = chain_open_level(&c, c.n, pid);
-		c.n++;
-	}
-	for (unsigned int i = 0; !err && i < c.n; i++) {
-		err = rst_chain_offsets(&c.lv[i]);
-		c.verified[i] = calloc(c.lv[i].n + 1, sizeof(bool));
-		if (!err && !c.verified[i])
-			err = -ENOMEM;
-	}
+	err = chain_open(&c, ctx->dirfd, ctx->opts->images_dir, pid, p->pages_id, pe, n);
 	if (!err)
 		err = rst_chain_resolve(pid, c.lv, c.n, &segs);
+	if (!err && ctx->opts->lazy_pages)
+		err = lazy_segs(core, p, &segs);
 	if (!err)
 		err = chain_flatten(&c, pid, &segs, p, ctx->service_fd_base);
 	free(segs.seg);
 	chain_fini(&c);
 	return err;
+}
+
+/* pagemap-PID.img's head and entries. */
+static int read_pagemap_recs(int dirfd, pid_t pid, ProtobufCMessage ***recs, size_t *n)
+{
+	struct cr_img *img = img_open(dirfd, CR_IMG_PAGEMAP, (uint32_t)pid, IMG_READ);
+	int err;
+
+	if (!img)
+		return -errno;
+	err = img_read_all(img, recs, n);
+	img_close(img);
+	if (!err && !*n) {
+		pr_err("pid %d: pagemap image without its head\n", pid);
+		img_free_records(*recs, *n);
+		err = -EINVAL;
+	}
+	return err;
+}
+
+int rst_pages_map_open(int dirfd, const char *name, pid_t pid, struct rst_pages_map *m)
+{
+	struct chain c = { .n = 1 };
+	ProtobufCMessage **recs = NULL;
+	size_t n = 0;
+	int err;
+
+	*m = (struct rst_pages_map){ 0 };
+	err = read_pagemap_recs(dirfd, pid, &recs, &n);
+	if (err)
+		return err;
+	err = chain_open(&c, dirfd, name, pid, ((PagemapHead *)recs[0])->pages_id,
+			 (PagemapEntry **)recs + 1, n - 1);
+	if (!err)
+		err = rst_chain_resolve(pid, c.lv, c.n, &m->segs);
+	m->pages = err ? NULL : calloc(c.n, sizeof(*m->pages));
+	m->dirs = err ? NULL : calloc(c.n, sizeof(*m->dirs));
+	if (!err && (!m->pages || !m->dirs))
+		err = -ENOMEM;
+	for (unsigned int i = 0; !err && i < c.n; i++) {
+		m->pages[i] = c.pages[i];
+		c.pages[i] = NULL;
+		m->dirs[i] = strdup(i ? c.names[i] : ".");
+		if (!m->dirs[i])
+			err = -ENOMEM;
+	}
+	m->n = c.n;
+	chain_fini(&c);
+	img_free_records(recs, n);
+	if (err)
+		rst_pages_map_fini(m);
+	return err;
+}
+
+void rst_pages_map_fini(struct rst_pages_map *m)
+{
+	for (unsigned int i = 0; m->pages && i < m->n; i++)
+		if (m->pages[i])
+			img_close(m->pages[i]);
+	for (unsigned int i = 0; m->dirs && i < m->n; i++)
+		free(m->dirs[i]);
+	free(m->dirs);
+	free(m->pages);
+	free(m->segs.seg);
+	*m = (struct rst_pages_map){ 0 };
 }
 
 static bool any_parent(PagemapEntry *const *pe, size_t n)
@@ -246,29 +377,22 @@ static bool any_parent(PagemapEntry *const *pe, size_t n)
 }
 
 /* pagemap-PID.img into @p's runs; pages-ID.img must hold all their data. */
-static int read_pagemap(struct restore_ctx *ctx, pid_t pid, struct rst_mem_plan *p)
+static int read_pagemap(struct restore_ctx *ctx, const CoreEntry *core, pid_t pid,
+			struct rst_mem_plan *p)
 {
-	struct cr_img *img = img_open(ctx->dirfd, CR_IMG_PAGEMAP, (uint32_t)pid, IMG_READ);
 	ProtobufCMessage **recs = NULL;
+	struct cr_img *img;
 	size_t n = 0;
 	int err;
 
-	if (!img)
-		return -errno;
-	err = img_read_all(img, &recs, &n);
-	img_close(img);
+	err = read_pagemap_recs(ctx->dirfd, pid, &recs, &n);
 	if (err)
 		return err;
-	if (!n) {
-		pr_err("pid %d: pagemap image without its head\n", pid);
-		err = -EINVAL;
-	} else {
-		p->pages_id = ((PagemapHead *)recs[0])->pages_id;
-		if (any_parent((PagemapEntry *const *)recs + 1, n - 1))
-			err = read_chain(ctx, pid, p, (PagemapEntry **)recs + 1, n - 1);
-		else
-			err = rst_plan_runs(pid, p, (PagemapEntry *const *)recs + 1, n - 1);
-	}
+	p->pages_id = ((PagemapHead *)recs[0])->pages_id;
+	if (ctx->opts->lazy_pages || any_parent((PagemapEntry *const *)recs + 1, n - 1))
+		err = read_chain(ctx, core, pid, p, (PagemapEntry **)recs + 1, n - 1);
+	else
+		err = rst_plan_runs(pid, p, (PagemapEntry *const *)recs + 1, n - 1);
 	img_free_records(recs, n);
 	if (err || !p->pages_bytes || p->has_chain_fd)
 		return err;
@@ -299,7 +423,7 @@ static int prepare_task(struct restore_ctx *ctx, struct rst_task *t)
 		err = img_read_one(ctx->dirfd, CR_IMG_CREDS, (uint32_t)pid,
 				   (ProtobufCMessage **)&p->creds);
 	if (!err)
-		err = read_pagemap(ctx, pid, p);
+		err = read_pagemap(ctx, t->core, pid, p);
 	if (err) {
 		pr_err("cannot prepare the memory of %d\n", pid);
 		rst_plan_free(p);
@@ -307,8 +431,8 @@ static int prepare_task(struct restore_ctx *ctx, struct rst_task *t)
 	}
 	t->mem = p;
 	ctx->stats.pages_restored += p->pages_bytes / PAGE_SIZE;
-	pr_debug("pid %d: %zu VMAs, %zu page runs, %lu bytes of pages\n", pid, p->mm->n_vmas,
-		 p->nr_runs, p->pages_bytes);
+	pr_debug("pid %d: %zu VMAs, %zu page runs, %lu bytes of pages, %lu left lazy\n", pid,
+		 p->mm->n_vmas, p->nr_runs, p->pages_bytes, p->lazy_bytes);
 	return 0;
 }
 

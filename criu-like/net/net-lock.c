@@ -70,14 +70,26 @@ bool netlock_proc_alive(pid_t pid, uint64_t start, void *arg __unused)
 	return err || st.start_time == start;
 }
 
+/*
+ * Read once: a restore makes its lock while it opens a container's sockets,
+ * inside the container's mount namespace, whose /proc does not show it;
+ * netlock_cleanup_stale() reads it first, before that.
+ */
 static int self_start_time(uint64_t *ret)
 {
+	static uint64_t start;
+	static pid_t pid;
 	struct proc_stat st;
-	int err = proc_parse_stat(getpid(), 0, &st);
+	int err;
 
-	if (err)
-		return err;
-	*ret = st.start_time;
+	if (pid != getpid()) {
+		err = proc_parse_stat(getpid(), 0, &st);
+		if (err)
+			return err;
+		start = st.start_time;
+		pid = getpid();
+	}
+	*ret = start;
 	return 0;
 }
 
@@ -527,6 +539,9 @@ int netlock_cleanup(enum netlock_kind kind, bool quiet_missing)
 void netlock_cleanup_stale(const struct cr_options *o)
 {
 	enum netlock_kind kind;
+	uint64_t start;
+
+	self_start_time(&start); /* while /proc is criu-like's */
 
 	if (netlock_parse_kind(o->network_lock, &kind) || kind == NETLOCK_SKIP)
 		return;
@@ -629,12 +644,14 @@ static void netlock_dump_fini_here(struct dump_ctx *ctx, bool remove)
 void netlock_dump_fini(struct dump_ctx *ctx, bool remove)
 {
 	int saved;
+	/* the tree has a namespace of its own, entered (the controller may be there already) */
+	bool in_tree = ns_net_tree_fd() >= 0 && !ns_net_enter_tree(&saved);
 
-	if (ns_net_enter_tree(&saved))
+	if (!in_tree)
 		saved = -1;
 	netlock_dump_fini_here(ctx, remove);
 	/* the tree goes on (-R, a failure): its namespace carries packets again */
-	if (remove && saved >= 0)
+	if (remove && in_tree)
 		ns_net_unlock_here();
 	ns_net_leave_tree(saved);
 }
@@ -755,12 +772,14 @@ static void netlock_restore_fini_here(struct restore_ctx *ctx, bool restored)
 void netlock_restore_fini(struct restore_ctx *ctx, bool restored)
 {
 	int saved;
+	/* the tree has a namespace of its own, entered (the controller may be there already) */
+	bool in_tree = ns_net_tree_fd() >= 0 && !ns_net_enter_tree(&saved);
 
-	if (ns_net_enter_tree(&saved))
+	if (!in_tree)
 		saved = -1;
 	netlock_restore_fini_here(ctx, restored);
 	/* the tree runs (or its namespace goes away with it) */
-	if (saved >= 0)
+	if (in_tree)
 		ns_net_unlock_here();
 	ns_net_leave_tree(saved);
 }

@@ -38,6 +38,13 @@ struct ns_type {
 	int (*late)(const void *priv, int dirfd, pid_t root);
 	void (*fini)(void *priv);
 	/*
+	 * Optional, a namespace the caller owns (--external KIND[INO]:KEY): at dump,
+	 * in the dumper, instead of dump() (nothing is read or written); at restore,
+	 * instead of load(): join @fd (the caller's, kept open by the caller).
+	 */
+	int (*dump_external)(pid_t pid);
+	int (*join)(int fd, void **priv);
+	/*
 	 * In the controller, optional: enter the namespace made by load() before the
 	 * tree's files are opened (their paths are the container's), leave it once the
 	 * root is forked (it inherits it: then clone_flag is 0).

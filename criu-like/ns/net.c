@@ -34,7 +34,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <linux/sockios.h>
 #include <unistd.h>
 
 #include "../net/net-lock-int.h"
@@ -52,6 +55,17 @@
 
 static int tree_netns = -1;
 static int ns_lock_kind = -1; /* the kind of lock installed in the tree's namespace, or -1 */
+
+/*
+ * The outside ends of the tree's veths, as the dump found them in criu-like's
+ * namespace: once the tree is killed they go with its namespace, which the
+ * kernel destroys in the background (ns_net_dump_done()).
+ */
+static struct {
+	int ifindex;
+	char name[IFNAMSIZ];
+} dump_peers[16];
+static size_t n_dump_peers;
 
 static void tree_netns_set(int fd)
 {
@@ -75,9 +89,33 @@ static void dad_later_free(void);
 
 void ns_net_reset(void)
 {
+	n_dump_peers = 0;
 	tree_netns_set(-1);
 	ns_lock_kind = -1;
 	dad_later_free();
+}
+
+/*
+ * This thread's network namespace, without /proc: the restore's controller
+ * may be in the container's mount namespace then, whose /proc (if mounted
+ * yet) is another pid namespace's, without this thread.
+ */
+static int current_netns(void)
+{
+	int sk = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), fd;
+
+	if (sk < 0)
+		return -1;
+	fd = ioctl(sk, SIOCGSKNS); /* 4.9; O_CLOEXEC */
+	close(sk);
+	return fd >= 0 ? fd : open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+}
+
+static bool same_ns(int a, int b)
+{
+	struct stat sa, sb;
+
+	return !fstat(a, &sa) && !fstat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 int ns_net_enter_tree(int *saved)
@@ -85,7 +123,13 @@ int ns_net_enter_tree(int *saved)
 	*saved = -1;
 	if (tree_netns < 0)
 		return 0;
-	*saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	*saved = current_netns();
+	/* already there (the restore's controller opening the tree's sockets) */
+	if (*saved >= 0 && same_ns(*saved, tree_netns)) {
+		close(*saved);
+		*saved = -1;
+		return 0;
+	}
 	if (*saved < 0 || setns(tree_netns, CLONE_NEWNET)) {
 		pr_perror("cannot enter the tree's network namespace");
 		if (*saved >= 0)
@@ -581,6 +625,12 @@ static int link_fill(pid_t pid, const struct nlmsghdr *n, const struct nl_buf *h
 
 			link_info(p, pt, &pname, &pkind);
 			e->peer_name = (char *)pname;
+			if (n_dump_peers < ARRAY_SIZE(dump_peers)) {
+				dump_peers[n_dump_peers].ifindex =
+					((const struct ifinfomsg *)NLMSG_DATA(p))->ifi_index;
+				snprintf(dump_peers[n_dump_peers].name, IFNAMSIZ, "%s", pname);
+				n_dump_peers++;
+			}
 			e->has_peer_mtu = e->has_peer_flags = true;
 			e->peer_mtu = attr_u32(pt[IFLA_MTU], 0);
 			e->peer_flags = ((const struct ifinfomsg *)NLMSG_DATA(p))->ifi_flags;
@@ -711,6 +761,68 @@ out:
 	free(linkp);
 	nl_buf_fini(&host);
 	net_read_fini(&r);
+	return err;
+}
+
+#define PEERS_GONE_WAIT_MS 5000
+
+/*
+ * The end of a dump. The namespace is let go; when the tree was killed, wait
+ * until the kernel has destroyed it, which it does in the background once the
+ * last reference goes: until then the outside ends of its veths still exist
+ * in criu-like's namespace, and a restore right after the dump (a migration,
+ * `dump; restore`) would find their names taken.
+ */
+void ns_net_dump_done(bool killed)
+{
+	char name[IF_NAMESIZE];
+	unsigned int waited = 0;
+	size_t i = 0;
+
+	tree_netns_set(-1);
+	while (killed && i < n_dump_peers) {
+		/* gone, or the index given to another link since */
+		if (!if_indextoname((unsigned int)dump_peers[i].ifindex, name) ||
+		    strcmp(name, dump_peers[i].name)) {
+			i++;
+			continue;
+		}
+		if (waited >= PEERS_GONE_WAIT_MS) {
+			pr_warn("veth %s is still there %u ms after the tree was killed: its "
+				"network namespace is not destroyed yet\n",
+				dump_peers[i].name, waited);
+			break;
+		}
+		usleep(10000);
+		waited += 10;
+	}
+	if (waited)
+		pr_debug("the tree's veths were gone %u ms after it was killed\n", waited);
+	n_dump_peers = 0;
+}
+
+/*
+ * An external namespace (--external net[INO]:KEY): its caller's, not dumped.
+ * The tree's sockets are still read there, and it is locked like one of the
+ * tree's own: nothing in or out but over lo until the tree runs again.
+ */
+static int net_dump_external(pid_t pid)
+{
+	char path[64];
+	int fd, saved, err;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("cannot open %s", path);
+		return neg_errno();
+	}
+	tree_netns_set(fd);
+	err = ns_net_enter_tree(&saved);
+	if (!err) {
+		err = ns_lock();
+		ns_net_leave_tree(saved);
+	}
 	return err;
 }
 
@@ -1204,6 +1316,48 @@ static int net_load(int dirfd, uint32_t id, void **priv)
 	return 0;
 }
 
+/*
+ * The tree joins the network namespace of @fd (its caller's: an external one,
+ * or --join-ns net:), configured by its owner: only locked until the tree runs.
+ */
+static int net_join(int fd, void **priv)
+{
+	struct net_restore *nr = calloc(1, sizeof(*nr));
+	int err = 0;
+
+	if (!nr)
+		return -ENOMEM;
+	nr->host = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	nr->nsfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (nr->host < 0 || nr->nsfd < 0) {
+		err = neg_errno();
+		pr_perror("cannot join the network namespace of fd %d", fd);
+		net_fini(nr);
+		return err;
+	}
+	if (setns(nr->nsfd, CLONE_NEWNET)) {
+		err = neg_errno();
+		pr_perror("fd %d is not a network namespace criu-like can join", fd);
+		close(nr->nsfd);
+		nr->nsfd = -1;
+		net_fini(nr);
+		return err;
+	}
+	/* before any socket of the tree exists there */
+	err = ns_lock();
+	if (setns(nr->host, CLONE_NEWNET)) {
+		pr_perror("cannot go back to criu-like's network namespace");
+		abort();
+	}
+	if (err) {
+		net_fini(nr);
+		return err;
+	}
+	tree_netns_set(fcntl(nr->nsfd, F_DUPFD_CLOEXEC, 0));
+	*priv = nr;
+	return 0;
+}
+
 int ns_net_load_empty(void **priv)
 {
 	return net_load(-1, 0, priv);
@@ -1257,4 +1411,6 @@ const struct ns_type net_ns_type = {
 	.enter = net_enter,
 	.leave = net_leave,
 	.fini = net_fini,
+	.dump_external = net_dump_external,
+	.join = net_join,
 };

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 #include "log.h"
 #include "ns.h"
 #include "options.h"
+#include "restore.h"
 #include "seize.h"
 #include "util.h"
 
@@ -55,23 +57,60 @@ static const struct ns_type *const ns_types[NS_NR] = {
 
 static const struct cr_options *ns_opts;
 
+/* --external net[INO]:KEY: a network namespace the caller owns (runc's extRootNetNS). */
+static bool external_net_parse(const char *arg, uint64_t *ino, const char **key)
+{
+	unsigned long long n;
+	char *end;
+
+	if (strncmp(arg, "net[", 4) || arg[4] < '0' || arg[4] > '9')
+		return false;
+	errno = 0;
+	n = strtoull(arg + 4, &end, 10);
+	if (errno || strncmp(end, "]:", 2) || !end[2])
+		return false;
+	if (ino)
+		*ino = n;
+	if (key)
+		*key = end + 2;
+	return true;
+}
+
 int ns_set_options(const struct cr_options *o)
 {
 	int i;
 
 	ns_opts = o;
 	ns_net_reset();
-	/* CRIU's other kinds (net[], tty[], unix[], files...) are not there yet */
+	/* CRIU's other kinds (pid[], tty[], unix[], files...) are not there yet */
 	for (i = 0; o && i < o->n_external; i++)
-		if ((strncmp(o->external[i], "mnt[", 4) && strncmp(o->external[i], "veth[", 5)) ||
-		    !strstr(o->external[i], "]:")) {
-			pr_err("--external %s: only mnt[MOUNTPOINT]:NAME (dump), mnt[NAME]:PATH "
-			       "and "
-			       "veth[INSIDE]:OUTSIDE (restore) are supported\n",
+		if (((strncmp(o->external[i], "mnt[", 4) && strncmp(o->external[i], "veth[", 5)) ||
+		     !strstr(o->external[i], "]:")) &&
+		    !external_net_parse(o->external[i], NULL, NULL)) {
+			pr_err("--external %s: only mnt[MOUNTPOINT]:NAME (dump), mnt[NAME]:PATH, "
+			       "net[INO]:KEY (dump) and veth[INSIDE]:OUTSIDE (restore) are "
+			       "supported\n",
 			       o->external[i]);
 			return -EOPNOTSUPP;
 		}
+	if (o && o->join_ns_net && (!*o->join_ns_net || strchr(o->join_ns_net, ','))) {
+		pr_err("--join-ns net:%s: not a pid or a path (no extra options for net)\n",
+		       o->join_ns_net);
+		return -EINVAL;
+	}
 	return 0;
+}
+
+/* The key of the first --external net[INO]:KEY, its inode in *@ino, or NULL. */
+static const char *external_net(uint64_t *ino)
+{
+	const char *key;
+	int i;
+
+	for (i = 0; ns_opts && i < ns_opts->n_external; i++)
+		if (external_net_parse(ns_opts->external[i], ino, &key))
+			return key;
+	return NULL;
 }
 
 /* The first --external mnt[...] given, or NULL. */
@@ -296,6 +335,32 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 	return 0;
 }
 
+/*
+ * --external net[INO]:KEY names the tree's own network namespace: one its
+ * caller made and keeps (runc, for a container whose config names a netns
+ * path: podman's). It is not dumped, only recorded with KEY.
+ */
+static int plan_external_net(struct ns_dump_plan *plan, pid_t pid)
+{
+	uint64_t ino = 0;
+	const char *key = external_net(&ino);
+
+	if (!key)
+		return 0;
+	if (!plan->own[NS_NET] || plan->root.ino[NS_NET] != ino) {
+		pr_err("--external net[%llu]:%s: pid %d: the tree's network namespace is "
+		       "net:[%llu]%s, not that one\n",
+		       (unsigned long long)ino, key, pid,
+		       (unsigned long long)plan->root.ino[NS_NET],
+		       plan->own[NS_NET] ? "" : " (criu-like's own)");
+		return -EINVAL;
+	}
+	plan->ext_key[NS_NET] = key;
+	pr_info("pid %d: its network namespace net:[%llu] is external (%s): not dumped\n", pid,
+		(unsigned long long)ino, key);
+	return 0;
+}
+
 int ns_dump_tree(struct ns_dump_plan *plan, pid_t pid, int dirfd)
 {
 	uint32_t next_id = 1;
@@ -306,7 +371,16 @@ int ns_dump_tree(struct ns_dump_plan *plan, pid_t pid, int dirfd)
 		       external_mnt(), pid);
 		return -EINVAL;
 	}
+	err = plan_external_net(plan, pid);
+	if (err)
+		return err;
 	for (k = 0; k < NS_NR; k++) {
+		if (plan->ext_key[k]) {
+			err = ns_types[k]->dump_external(pid);
+			if (err)
+				return err;
+			continue;
+		}
 		if (!plan->own[k] || !ns_types[k] || !ns_types[k]->dump)
 			continue; /* pid: nothing to read, the restore makes a new one */
 		plan->img_id[k] = next_id++;
@@ -385,6 +459,8 @@ int ns_inventory_fill(InventoryEntry *ie, const struct ns_dump_plan *plan, struc
 			e->has_tree_ino = true;
 			e->tree_ino = plan->root.ino[k];
 		}
+		if (!e->tree_in && plan->ext_key[k])
+			e->ext_key = (char *)plan->ext_key[k];
 		if (!e->tree_in && plan->img_id[k]) {
 			e->has_img_id = true;
 			e->img_id = plan->img_id[k];
@@ -420,7 +496,7 @@ int ns_inventory_check(const InventoryEntry *ie, const char *dir)
 			;
 		if (!e->tree_in && k < NS_NR && ns_kind_dumped(ns_owner_kind((enum ns_kind)k)) &&
 		    (e->has_img_id || (int)ns_owner_kind((enum ns_kind)k) != k ||
-		     !ns_types[k]->load))
+		     !ns_types[k]->load || (e->ext_key && ns_types[k]->join)))
 			continue; /* the tree's own, created again from its image */
 		if (!e->tree_in) {
 			pr_err("image directory %s: the tree had a %s namespace of its own, which "
@@ -434,6 +510,86 @@ int ns_inventory_check(const InventoryEntry *ie, const char *dir)
 				"%llu)\n",
 				e->kind, (unsigned long long)tool.ino[k],
 				(unsigned long long)e->ino);
+	}
+	return 0;
+}
+
+/* --join-ns KIND:... given for @k (only net can be joined) */
+static const char *join_given(enum ns_kind k)
+{
+	return k == NS_NET && ns_opts ? ns_opts->join_ns_net : NULL;
+}
+
+/*
+ * The tree's namespace @e of kind @k is joined, not made: the one --join-ns
+ * names, else the caller's descriptor for its external key (runc passes the
+ * container's new network namespace as --inherit-fd fd[N]:extRootNetNS).
+ */
+static int join_kind(const NamespaceEntry *e, enum ns_kind k, void **priv)
+{
+	const char *j = join_given(k);
+	char path[PATH_MAX];
+	int fd, err;
+
+	if (!j) {
+		fd = rst_inherited_fd(ns_opts, e->ext_key);
+		if (fd < 0) {
+			pr_err("the tree's %s namespace was external (%s) and is not restored: "
+			       "give "
+			       "one with --inherit-fd fd[N]:%s or --join-ns %s:PID|PATH\n",
+			       ns_names[k], e->ext_key, e->ext_key, ns_names[k]);
+			return -EINVAL;
+		}
+		pr_info("the tree joins the %s namespace of fd %d (%s)\n", ns_names[k], fd,
+			e->ext_key);
+		return ns_types[k]->join(fd, priv);
+	}
+	if (strspn(j, "0123456789") == strlen(j))
+		snprintf(path, sizeof(path), "/proc/%s/ns/%s", j, ns_names[k]);
+	else
+		snprintf(path, sizeof(path), "%s", j);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("--join-ns %s:%s: cannot open %s", ns_names[k], j, path);
+		return neg_errno();
+	}
+	pr_info("--join-ns %s:%s: the tree joins it%s\n", ns_names[k], j,
+		e->ext_key ? "" : " (its dumped namespace is not restored)");
+	err = ns_types[k]->join(fd, priv);
+	close(fd);
+	return err;
+}
+
+/*
+ * --inherit-fd keys that are not pipes name external namespaces; --join-ns
+ * replaces a namespace the tree had of its own. Anything else is refused.
+ */
+static int check_join_keys(const InventoryEntry *ie)
+{
+	const char *key;
+	size_t i;
+	int n, fd;
+
+	if (ns_opts && ns_opts->join_ns_net && !ns_restore_tree_own(NS_NET)) {
+		pr_err("--join-ns net:%s: the tree was dumped in criu-like's network namespace, "
+		       "not one of its own: joining another is not supported by this version "
+		       "yet\n",
+		       ns_opts->join_ns_net);
+		return -EOPNOTSUPP;
+	}
+	for (n = 0; ns_opts && n < ns_opts->n_inherit_fd; n++) {
+		if (inherit_fd_parse(ns_opts->inherit_fd[n], &fd, &key) ||
+		    !strncmp(key, "pipe:[", 6))
+			continue;
+		for (i = 0; i < ie->n_namespaces; i++)
+			if (ie->namespaces[i]->ext_key && !strcmp(ie->namespaces[i]->ext_key, key))
+				break;
+		if (i == ie->n_namespaces) {
+			pr_err("--inherit-fd %s: the images have no pipe or external namespace "
+			       "with key '%s'\n",
+			       ns_opts->inherit_fd[n], key);
+			return -EINVAL;
+		}
 	}
 	return 0;
 }
@@ -452,13 +608,24 @@ static int load_kind(const InventoryEntry *ie, int dirfd, struct ns_restore *r, 
 			;
 		if (k < NS_NR && (int)ns_owner_kind((enum ns_kind)k) != k)
 			continue; /* pid_for_children: comes with pid */
-		if (k == NS_NR || !ns_types[k] || (ns_types[k]->load && !e->has_img_id))
+		if (k == NS_NR || !ns_types[k] ||
+		    (ns_types[k]->load && !e->has_img_id && !(e->ext_key && ns_types[k]->join)))
 			return -EOPNOTSUPP; /* ns_inventory_check() said why */
 		if ((k == NS_NET) != (want == NS_NET))
 			continue;
-		if (k == NS_NET && ns_opts && ns_opts->empty_ns_net)
-			continue; /* an empty one instead, below */
-		err = ns_types[k]->load ? ns_types[k]->load(dirfd, e->img_id, &r->priv[k]) : 0;
+		/*
+		 * --empty-ns net: an empty one instead, below; not for a namespace
+		 * that is joined (runc asks for empty_ns net on every restore, and
+		 * for the external one of podman's containers, its fd too)
+		 */
+		if (k == NS_NET && ns_opts && ns_opts->empty_ns_net && !e->ext_key &&
+		    !join_given(NS_NET))
+			continue;
+		if (ns_types[k]->join && (e->ext_key || join_given((enum ns_kind)k)))
+			err = join_kind(e, (enum ns_kind)k, &r->priv[k]);
+		else
+			err = ns_types[k]->load ? ns_types[k]->load(dirfd, e->img_id, &r->priv[k])
+						: 0;
 		if (err)
 			return err;
 		r->own[k] = true;
@@ -486,12 +653,15 @@ int ns_restore_load(const InventoryEntry *ie, int dirfd, struct ns_restore *r)
 
 	memset(r, 0, sizeof(*r));
 	restore_ie = ie;
+	err = check_join_keys(ie);
+	if (err)
+		return err;
 	/*
 	 * The network namespace first: the other kinds are made inside it (the
 	 * mount builder's sysfs shows the links of the namespace it is mounted in).
 	 */
 	err = load_kind(ie, dirfd, r, NS_NET);
-	if (!err && ns_opts && ns_opts->empty_ns_net) {
+	if (!err && ns_opts && ns_opts->empty_ns_net && !r->own[NS_NET]) {
 		err = ns_net_load_empty(&r->priv[NS_NET]);
 		r->own[NS_NET] = !err;
 	}

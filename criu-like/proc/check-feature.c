@@ -227,7 +227,6 @@ static int probe_seccomp_filters(char *why, size_t size)
 }
 
 #define NOPRE "criu-like has no pre-dump yet"
-#define NOLAZY "criu-like has no lazy restore yet"
 #define NONS "criu-like dumps no namespace yet"
 #define NONET "criu-like dumps no network namespace or device yet"
 #define NOMNT "criu-like dumps no mount namespace yet"
@@ -254,10 +253,10 @@ static const struct crfeat crfeats[] = {
 	F("autofs", CAT_EXPERIMENTAL, KD__MAX, NULL, NOMNT),
 	F("tcp_half_closed", CAT_EXTRA, KD_TCP_REPAIR, NULL, NULL),
 	F("compat_cr", CAT_EXPERIMENTAL, KD__MAX, NULL, "criu-like dumps no 32-bit tasks"),
-	F("uffd", CAT_EXTRA, KD_UFFD, NULL, NOLAZY),
-	F("uffd-noncoop", CAT_EXTRA, KD_UFFD, NULL, NOLAZY),
+	F("uffd", CAT_EXTRA, KD_UFFD, NULL, NULL),
+	F("uffd-noncoop", CAT_EXTRA, KD_UFFD, NULL, NULL),
 	/* not in CRIU's list; asked for by name by harnesses (issue 20) */
-	F("lazy_pages", CAT_ONLY, KD_UFFD, NULL, NOLAZY),
+	F("lazy_pages", CAT_ONLY, KD_UFFD, NULL, NULL),
 	F("can_map_vdso", CAT_EXTRA, KD_VDSO, NULL, NULL),
 	F("sk_ns", CAT_EXTRA, KD__MAX, probe_sk_ns, NULL),
 	F("sk_unix_file", CAT_ONLY, KD__MAX, NULL, "criu-like does not probe it"),
@@ -266,7 +265,7 @@ static const struct crfeat crfeats[] = {
 	F("link_nsid", CAT_ONLY, KD__MAX, NULL, NONET),
 	F("kcmp_epoll", CAT_EXTRA, KD__MAX, probe_kcmp_epoll, NULL),
 	F("timens", CAT_EXTRA, KD_NS_TIME, NULL, NONS),
-	F("external_net_ns", CAT_ONLY, KD__MAX, NULL, "criu-like has no --external net[]"),
+	F("external_net_ns", CAT_ONLY, KD_NS_NET, NULL, NULL),
 	F("clone3_set_tid", CAT_EXTRA, KD_CLONE3_SET_TID, NULL, NULL),
 	F("newifindex", CAT_EXTRA, KD__MAX, NULL, NONET),
 	F("nftables", CAT_ONLY, KD__MAX, NULL, "criu-like does not dump nftables rules"),

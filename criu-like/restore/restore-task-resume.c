@@ -60,7 +60,8 @@ struct rtask {
 	pid_t pid; /* as criu-like sees it (rst_host_pid()); th[].tid too */
 	struct rthread *th;
 	size_t n;
-	bool stop; /* restored stopped: SIGSTOP on the detach */
+	bool stop; /* restored stopped: its stop signal on the detach */
+	int stop_sig; /* SIGSTOP, SIGTSTP, SIGTTIN or SIGTTOU, as the dump saw it */
 };
 
 static uint64_t now_ms(void)
@@ -280,6 +281,46 @@ static int set_pdeath_sig(struct rtask *rt)
  * sent now stays pending (no thread can take it) and stops the process
  * before it runs anything after the detach.
  */
+/*
+ * Whether process group @pgid of session @sid is kept from being orphaned
+ * inside the tree itself: one of its tasks has a parent in the tree, in
+ * another group of the same session. The kernel drops SIGTSTP, SIGTTIN and
+ * SIGTTOU sent to an orphaned group (only SIGSTOP stops it), and whether the
+ * root's group is orphaned depends on who its parent is after the restore.
+ */
+static bool group_held(const struct rtask *tasks, size_t nr, uint32_t pgid, uint32_t sid)
+{
+	for (size_t i = 0; i < nr; i++) {
+		const PstreeEntry *c = tasks[i].t->pe;
+
+		if (c->pgid != pgid)
+			continue;
+		for (size_t j = 0; j < nr; j++) {
+			const PstreeEntry *p = tasks[j].t->pe;
+
+			if (p->pid == c->ppid && p->pgid != pgid && p->sid == sid)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The signal that stops @rt again: the one that stopped it (its parent's
+ * waitpid() sees WSTOPSIG as before), SIGSTOP when that one could be dropped.
+ */
+static int stop_signal(const struct rtask *tasks, size_t nr, const struct rtask *rt)
+{
+	const PstreeEntry *pe = rt->t->pe;
+
+	if (rt->stop_sig == SIGSTOP || group_held(tasks, nr, pe->pgid, pe->sid))
+		return rt->stop_sig;
+	pr_debug("pid %u: stopped by signal %d, stopped again by SIGSTOP: its group could be "
+		 "orphaned outside the tree\n",
+		 pe->pid, rt->stop_sig);
+	return SIGSTOP;
+}
+
 static int finish_all(struct rtask *tasks, size_t nr)
 {
 	size_t i;
@@ -290,7 +331,7 @@ static int finish_all(struct rtask *tasks, size_t nr)
 		err = set_pdeath_sig(&tasks[i]);
 	}
 	for (i = 0; !err && i < nr; i++)
-		if (tasks[i].stop && kill(tasks[i].pid, SIGSTOP))
+		if (tasks[i].stop && kill(tasks[i].pid, stop_signal(tasks, nr, &tasks[i])))
 			err = neg_errno();
 	return err;
 }
@@ -357,6 +398,19 @@ static void wait_back_in_syscalls(struct rtask *tasks, size_t nr)
 		pr_debug("%zu threads not back in their syscall 1 s after the resume\n", left);
 }
 
+/* The job-control signal that stopped the task (its threads'), SIGSTOP if none says. */
+static int stop_sig_of(const CoreEntry *c)
+{
+	for (size_t j = 0; j < c->n_threads; j++) {
+		const ThreadCoreEntry *tc = c->threads[j];
+
+		if (tc->has_stop_signo && (tc->stop_signo == SIGTSTP || tc->stop_signo == SIGTTIN ||
+					   tc->stop_signo == SIGTTOU || tc->stop_signo == SIGSTOP))
+			return (int)tc->stop_signo;
+	}
+	return SIGSTOP;
+}
+
 static int collect(struct restore_ctx *ctx, struct rtask **ret, size_t *ret_n)
 {
 	struct rtask *tasks = calloc(ctx->nr_tasks ? ctx->nr_tasks : 1, sizeof(*tasks));
@@ -375,6 +429,7 @@ static int collect(struct restore_ctx *ctx, struct rtask **ret, size_t *ret_n)
 			continue;
 		rt->t = t;
 		rt->stop = t->pe->state == TASK_STATE__TASK_STOPPED;
+		rt->stop_sig = stop_sig_of(t->core);
 		rt->th = calloc(t->pe->n_threads, sizeof(*rt->th));
 		if (!rt->th)
 			return -ENOMEM;

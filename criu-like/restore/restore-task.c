@@ -176,6 +176,7 @@ static int plan_vma(struct finish *f, size_t i, struct rst_vma *rv)
 				MAP_NORESERVE | MAP_LOCKED);
 	rv->madv = v->has_madv ? v->madv : 0;
 	rv->how = f->p->vma_fill[i] ? RST_VMA_FILL : RST_VMA_MAP;
+	rv->lazy = f->p->vma_lazy && f->p->vma_lazy[i];
 	rv->fd = -1;
 	switch (v->kind) {
 	case VMA_KIND__VMA_ANON_SHARED:
@@ -401,6 +402,11 @@ static void fill_header(struct finish *f)
 	a->task_size = RST_TASK_SIZE;
 	a->pid = f->pid;
 	a->ppid = getppid();
+	if (f->p->vma_lazy && f->p->lazy_bytes) {
+		a->uffd_slot = (uint64_t)rst_lazy_slot(f->ctx,
+						       (unsigned int)(f->t - f->ctx->tasks));
+		a->uffd_features = f->ctx->uffd_features;
+	}
 	a->log_level = log_get_level();
 	a->nr_specials = f->nr_specials;
 	for (i = 0; i < f->nr_specials; i++) {

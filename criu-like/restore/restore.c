@@ -437,7 +437,7 @@ static int rst_plan(struct rst_run *r)
 static int create_shared(struct restore_ctx *ctx)
 {
 	struct rst_shared *sh;
-	size_t size = PAGE_ALIGN(sizeof(*sh) + ctx->nr_tasks * sizeof(sh->pids[0]));
+	size_t size = PAGE_ALIGN(sizeof(*sh) + 2 * ctx->nr_tasks * sizeof(sh->pids[0]));
 
 	sh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {
@@ -606,6 +606,9 @@ static int rst_run_stages(struct rst_run *r)
 	 */
 	/* CRIU's hooks: the images read, nothing created yet */
 	err = cr_notify(ctx->opts, CR_ACT_PRE_RESTORE, 0, ctx->dirfd);
+	/* the daemon must be there before anything is created */
+	if (!err && ctx->opts->lazy_pages)
+		err = rst_lazy_connect(ctx);
 	if (!err)
 		err = create_shared(ctx);
 	if (!err)
@@ -636,6 +639,9 @@ static int rst_run_stages(struct rst_run *r)
 	err = wait_word(r, &ctx->shared->nr_pending, 0, "restoring",
 			max(timeout, (unsigned int)RST_MEMORY_TIMEOUT));
 	fault_kill_point(); /* every thread at the barrier */
+	/* every lazy page has its server before any task runs */
+	if (!err && ctx->opts->lazy_pages)
+		err = rst_lazy_handover(ctx);
 	/* the whole tree restored and still held: the last hook that can undo it */
 	if (!err)
 		err = cr_notify(ctx->opts, CR_ACT_POST_RESTORE, r->root, ctx->dirfd);
@@ -720,6 +726,7 @@ static void rst_release(struct rst_run *r)
 	if (ctx->shared)
 		munmap(ctx->shared, ctx->shared_size);
 	rst_mem_fini(ctx);
+	rst_lazy_fini(ctx);
 	rst_files_fini(ctx);
 	ns_restore_fini(&ctx->ns);
 	for (i = 0; ctx->tasks && i < ctx->nr_tasks; i++)
@@ -829,10 +836,12 @@ int cr_restore(const struct cr_options *o)
 
 int cr_restore_pid(const struct cr_options *o, pid_t *ret_root)
 {
-	struct rst_run r = { .ctx = { .opts = o, .dirfd = -1, .proc_fd = -1, .ctl_pidfd = -1 },
-			     .root = 0,
-			     .was_subreaper = -1,
-			     .tty = -1 };
+	struct rst_run r = {
+		.ctx = { .opts = o, .dirfd = -1, .proc_fd = -1, .ctl_pidfd = -1, .lazy_sk = -1 },
+		.root = 0,
+		.was_subreaper = -1,
+		.tty = -1
+	};
 	unsigned int nr_tasks, nr_threads;
 	struct timespec t0, t1;
 	uint64_t start_ns;

@@ -38,7 +38,6 @@ static const struct {
 	{ "unix_sk_ino", "naming external unix sockets by inode" },
 	{ "manage_cgroups_mode", "cgroup management (only IGNORE, NONE, SOFT and DEFAULT are)" },
 	{ "irmap_scan_paths", "the inotify path map (irmap)" },
-	{ "join_ns", "joining namespaces" },
 	{ "cgroup_props", "cgroup management" },
 	{ "cgroup_props_file", "cgroup management" },
 	{ "cgroup_dump_controller", "cgroup management" },
@@ -240,9 +239,11 @@ static int translate_values(const CriuOpts *m, CriuReqType type, struct cr_optio
 	if (m->has_ghost_limit)
 		o->ghost_limit = m->ghost_limit;
 	if (m->freeze_cgroup) {
-		if (type != CRIU_REQ_TYPE__DUMP)
-			return refuse(err, size, -EOPNOTSUPP,
-				      "criu_opts.freeze_cgroup: applies to a dump only");
+		/* the pre-dump seizes the tree as the dump does (runc sends it to both) */
+		if (type != CRIU_REQ_TYPE__DUMP && type != CRIU_REQ_TYPE__PRE_DUMP)
+			return refuse(
+				err, size, -EOPNOTSUPP,
+				"criu_opts.freeze_cgroup: applies to a dump or a pre-dump only");
 		o->freeze_cgroup = m->freeze_cgroup;
 	}
 	return 0;
@@ -419,14 +420,53 @@ static int translate_inherit_fd(const CriuOpts *m, CriuReqType type, struct cr_o
 
 		o->inherit_fd[i] = p;
 		p += len + 1;
+		/* pipe:[INO], or an external namespace's key (ns.c refuses an unknown one) */
 		if (inherit_fd_parse(o->inherit_fd[i], NULL, NULL))
 			return refuse(err, size, -EOPNOTSUPP,
 				      "criu_opts.inherit_fd[%zu]: key '%s': only pipes "
-				      "(pipe:[INO]) can be inherited by this version yet",
+				      "(pipe:[INO]) and external namespaces (a name) can be "
+				      "inherited by this version yet",
 				      i, m->inherit_fd[i]->key);
 	}
 	o->inherit_fd[n] = NULL;
 	o->n_inherit_fd = (int)n;
+	return 0;
+}
+
+/*
+ * join_ns: CRIU's --join-ns NS:PID|PATH[,OPTS] at restore. The network
+ * namespace can be joined (ns/ns.c: its dumped one is then not restored);
+ * every other kind is made from its image, so joining one is refused.
+ */
+static int translate_join_ns(const CriuOpts *m, CriuReqType type, struct cr_options *o, char *err,
+			     size_t size)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_join_ns; i++) {
+		const JoinNamespace *j = m->join_ns[i];
+
+		if (type != CRIU_REQ_TYPE__RESTORE)
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.join_ns: applies to a restore only");
+		if (!j->ns || strcmp(j->ns, "net"))
+			return refuse(err, size, -EOPNOTSUPP,
+				      "criu_opts.join_ns[%zu]: ns '%s': only net can be joined "
+				      "by this version yet",
+				      i, j->ns ? j->ns : "");
+		if (!j->ns_file || !*j->ns_file || strchr(j->ns_file, ','))
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.join_ns[%zu]: ns_file '%s' is not a pid or a path",
+				      i, j->ns_file ? j->ns_file : "");
+		if (j->extra_opt && *j->extra_opt)
+			return refuse(err, size, -EOPNOTSUPP,
+				      "criu_opts.join_ns[%zu]: extra_opt '%s': net takes none", i,
+				      j->extra_opt);
+		if (o->join_ns_net)
+			return refuse(err, size, -EINVAL, "criu_opts.join_ns[%zu]: net given twice",
+				      i);
+		o->join_ns_net = j->ns_file;
+	}
 	return 0;
 }
 
@@ -447,6 +487,8 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 		ret = translate_external(m, o, err, size);
 	if (!ret)
 		ret = translate_inherit_fd(m, type, o, err, size);
+	if (!ret)
+		ret = translate_join_ns(m, type, o, err, size);
 	if (ret)
 		return ret;
 	/* CRIU: CLONE_NEW* flags of namespaces restored empty; only the network's is */

@@ -64,6 +64,8 @@ struct rst_vma {
 	 */
 	uint32_t nomerge;
 	int32_t shmid; /* RST_VMA_SYSV; flags then holds SHM_RDONLY, SHM_EXEC */
+	uint32_t lazy; /* --lazy-pages: registered with the task's uffd (MISSING mode) */
+	uint32_t pad;
 };
 
 /*
@@ -198,6 +200,15 @@ struct rst_args {
 	 */
 	int32_t ppid;
 	uint32_t pad0;
+	/*
+	 * --lazy-pages: the blob creates a userfaultfd with these features,
+	 * registers every VMA marked lazy, and writes the fd's number at
+	 * @uffd_slot (in the shared area) for the controller to take with
+	 * pidfd_getfd() at the barrier; it closes its own after the barrier.
+	 * 0: not lazy.
+	 */
+	uint64_t uffd_slot;
+	uint64_t uffd_features;
 
 	uint32_t nr_vmas, nr_runs, nr_specials, nr_threads;
 	uint64_t vmas_off; /* struct rst_vma[nr_vmas], sorted by start */

@@ -437,10 +437,10 @@ static void test_feature(void **state)
 	check_one("seccomp_filters", 0, NULL);
 	check_one("pagemap_scan", 0, NULL);
 	check_one("clone3_set_tid", 0, NULL);
+	check_one("lazy_pages", 0, NULL); /* userfaultfd: ARCHITECTURE.md 8 */
+	check_one("uffd-noncoop", 0, NULL);
 	/* what criu-like lacks, whatever the kernel has */
 	check_one("mem_dirty_track", -ENOTSUP, "no pre-dump yet");
-	check_one("lazy_pages", -ENOTSUP, "no lazy restore yet");
-	check_one("uffd", -ENOTSUP, NULL);
 	check_one("tun", -ENOTSUP, NULL);
 	check_one("userns", -ENOTSUP, "dumps no namespace");
 	/* a name CRIU does not have */

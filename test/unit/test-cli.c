@@ -111,6 +111,8 @@ static void test_criu_options(void **state)
 		{ "--pidfile", "p" },
 		{ "--pidfile=p" },
 		{ "--pre-dump-mode", "read" },
+		{ "--join-ns", "net:/proc/1/ns/net" }, /* the network namespace can be joined */
+		{ "-J", "net:42" },
 		{ "--pre-dump-mode=splice" },
 		{ "--ghost-limit", "2M" },
 		{ "--status-fd", "5" },
@@ -162,8 +164,8 @@ static void test_criu_options(void **state)
 		{ { "--cgroup-root", "/x" }, "cgroup-root" },
 		{ { "--cgroup-root=cpu:/x" }, "cgroup-root" },
 		{ { "--cgroup-yard", "/y" }, "cgroup-yard" },
-		{ { "--join-ns", "net:/proc/1/ns/net" }, "join-ns" },
-		{ { "-J", "net:/run/netns/a,x" }, "join-ns" },
+		{ { "--join-ns", "uts:/proc/1/ns/uts" }, "join-ns" },
+		{ { "-J", "ipc:/run/netns/a,x" }, "join-ns" },
 		{ { "--restore-sibling" }, "restore-sibling" },
 		{ { "-S" }, "restore-sibling" },
 		{ { "--log-pid" }, "log-pid" },
@@ -354,7 +356,10 @@ static void test_validate(void **state)
 	assert_int_equal(cli_validate(p.cmd, p.seen, 0), 0);
 	assert_int_equal(p.o.cycles, 3);
 	PARSE(&p, "restore", "--lazy-pages");
-	assert_int_equal(cli_validate(p.cmd, p.seen, 0), -EOPNOTSUPP);
+	assert_int_equal(cli_validate(p.cmd, p.seen, 0), 0);
+	/* lazy-pages from a remote page server is refused when it runs (lazy-pages.c) */
+	PARSE(&p, "lazy-pages", "--page-server", "--address", "127.0.0.1", "--port", "1");
+	assert_int_equal(cli_validate(p.cmd, p.seen, 0), 0);
 	/* positional arguments */
 	PARSE(&p, "decode", "a", "b");
 	assert_int_equal(cli_validate(p.cmd, p.seen, 2), -EINVAL);

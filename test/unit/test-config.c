@@ -163,8 +163,6 @@ static void test_refusals(void **state)
 		"4: option '--bogus-option' refused");
 	refused("tcp-established\nlink-remap\n", -EOPNOTSUPP,
 		"2: option --link-remap: link remaps of unlinked files is not supported");
-	refused("\nlazy-pages\n", -EOPNOTSUPP,
-		"2: option --lazy-pages: lazy restore is not supported");
 	refused("log-file /x /y\n", -EINVAL, "1: '/y' is not an option");
 	refused("timeout lots\n", -EINVAL, "1: option '--timeout' refused");
 	refused("log-file\n", -EINVAL, "1: option '--log-file' refused");
@@ -280,7 +278,8 @@ static void test_validate(void **state)
 	assert_int_equal(l.ret, 0);
 	logcap_start(LOG_ERROR);
 	assert_int_equal(cli_config_validate(&l.o, l.seen), -EOPNOTSUPP);
-	assert_in_log(logcap_stop(), "global.conf:3: option --lazy-pages: lazy restore");
+	/* restore takes --lazy-pages (Documentation/lazy-pages.md): link-remap is refused */
+	assert_in_log(logcap_stop(), "global.conf:4: option --link-remap:");
 	cr_options_fini(&l.o);
 
 	/* dump takes no --lazy-pages: only link-remap is left to refuse */
@@ -313,10 +312,11 @@ static void test_validate(void **state)
 	assert_int_equal(cli_validate(l.cmd, l.seen, 0), 0);
 	cr_options_fini(&l.o);
 
-	/* given on the command line too, the refusal is the command line's */
+	/* given on the command line too: taken */
 	LOAD(&l, global, "restore", "--lazy-pages");
 	assert_int_equal(cli_config_validate(&l.o, l.seen), 0);
-	assert_int_equal(cli_validate(l.cmd, l.seen, 0), -EOPNOTSUPP);
+	assert_int_equal(cli_validate(l.cmd, l.seen, 0), 0);
+	assert_true(l.o.lazy_pages);
 	cr_options_fini(&l.o);
 }
 

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dump_task_files() and dump_files_finish() on real children, what they
- * refuse and what is in flight. Unsupported kinds (userfaultfd, netlink
- * sockets) and shared fd tables must fail with a message naming the pid and
+ * refuse and what is in flight. Unsupported kinds (userfaultfd, a netlink
+ * socket with a message queued) and shared fd tables must fail with a message naming the pid and
  * fd, the child intact. Fds in flight in a unix socket's queue are named by
  * the ids of their descriptions, one held by no task dumped on its own, a
  * kind that cannot be (epoll) refused. A file of /proc/PID of a process outside
- * the tree is refused naming the pid, fd and path. Run as root.
+ * the tree is refused naming the pid, fd and path, a description owned for
+ * signal-driven I/O by a process outside the tree naming both. Run as root.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <linux/userfaultfd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -63,6 +65,7 @@ enum victim_kind {
 	V_IN_FLIGHT, /* a stream pair with its pipe read end and a closed eventfd in flight */
 	V_IN_FLIGHT_EPOLL, /* the same with a closed epoll instance in flight */
 	V_PROC_OUTSIDE, /* /proc/PPID/stat of its parent, outside the tree */
+	V_FOWN_OUTSIDE, /* a pipe owned for signal-driven I/O by its parent, outside the tree */
 };
 
 /* What the child tells the test once it is set up. */
@@ -166,9 +169,22 @@ static int victim_setup(void *arg, void *report)
 		r->bad = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
 		return r->bad < 0 ? -errno : 0;
 	case V_NETLINK_SOCKET:
-		/* A netlink socket (unix, TCP and UDP sockets are dumped now). */
-		r->bad = socket(AF_NETLINK, SOCK_DGRAM, NETLINK_ROUTE);
-		return r->bad < 0 ? -errno : 0;
+		/* A netlink socket with the answer to a request queued unread. */
+		{
+			struct {
+				struct nlmsghdr h;
+				struct rtgenmsg g;
+			} req = { .h = { .nlmsg_len = sizeof(req),
+					 .nlmsg_type = RTM_GETLINK,
+					 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+				  .g = { .rtgen_family = AF_UNSPEC } };
+
+			r->bad = socket(AF_NETLINK, SOCK_DGRAM, NETLINK_ROUTE);
+			if (r->bad < 0 || send(r->bad, &req, sizeof(req), 0) != sizeof(req))
+				return -errno;
+			/* the kernel answers in send(): queued by now */
+			return 0;
+		}
 	case V_SHARED_TABLE:
 		r->second = clone(sleeper, stack + sizeof(stack), CLONE_FILES | SIGCHLD, NULL);
 		return r->second < 0 ? -errno : 0;
@@ -184,6 +200,17 @@ static int victim_setup(void *arg, void *report)
 			snprintf(path, sizeof(path), "/proc/%d/stat", r->app);
 			r->bad = open(path, O_RDONLY);
 			return r->bad < 0 ? -errno : 0;
+		}
+	case V_FOWN_OUTSIDE:
+		/* F_SETOWN to the test: restore could not point the signals at it */
+		{
+			int p[2];
+
+			r->app = getppid();
+			if (pipe(p) || fcntl(p[0], F_SETOWN, r->app))
+				return -errno;
+			r->bad = p[0];
+			return 0;
 		}
 	default:
 		return -EINVAL;
@@ -205,19 +232,27 @@ static int victim_check(void *arg, const void *report)
 			return ioctl(r->bad, UFFDIO_API, &api) ? 2 : 0;
 		}
 	case V_NETLINK_SOCKET:
-		/* Still the same datagram socket, usable. */
+		/* Still the same datagram socket, its answer still queued: nothing consumed. */
 		{
+			static char buf[32768];
+			struct nlmsghdr *h = (struct nlmsghdr *)buf;
 			int type = 0;
 			socklen_t len = sizeof(type);
 
-			return getsockopt(r->bad, SOL_SOCKET, SO_TYPE, &type, &len) ||
-					       type != SOCK_DGRAM
+			if (getsockopt(r->bad, SOL_SOCKET, SO_TYPE, &type, &len) ||
+			    type != SOCK_DGRAM)
+				return 2;
+			return recv(r->bad, buf, sizeof(buf), MSG_DONTWAIT) < (ssize_t)sizeof(*h) ||
+					       h->nlmsg_type != RTM_NEWLINK
 				       ? 2
 				       : 0;
 		}
 	case V_IN_FLIGHT:
 	case V_IN_FLIGHT_EPOLL:
 		return check_in_flight(kind, r);
+	case V_FOWN_OUTSIDE:
+		/* still owned by the test */
+		return fcntl(r->bad, F_GETOWN) == r->app ? 0 : 2;
 	case V_PROC_OUTSIDE:
 		/* still the parent's stat, read from the start */
 		{
@@ -309,7 +344,8 @@ static void test_netlink_socket_refused(void **state)
 	log = dump_refused(V_NETLINK_SOCKET, &r);
 	snprintf(expect, sizeof(expect), "pid %d fd %d: socket:[", r.pid, r.bad);
 	assert_in_log(log, expect);
-	assert_in_log(log, "] (netlink socket) is not supported yet");
+	assert_in_log(log, "], a netlink socket of protocol 0, has a message of ");
+	assert_in_log(log, "bytes queued unread: netlink queues are not supported");
 }
 
 static void test_shared_fd_table_refused(void **state)
@@ -397,6 +433,23 @@ static void test_proc_outside_refused(void **state)
 	assert_in_log(log, expect);
 }
 
+/* A description owned (F_SETOWN) by a process outside the tree: refused naming both. */
+static void test_fown_outside_refused(void **state)
+{
+	char expect[192];
+	const char *log;
+	struct report r;
+
+	(void)state;
+	log = dump_refused(V_FOWN_OUTSIDE, &r);
+	snprintf(expect, sizeof(expect), "pid %d fd %d: pipe:[", r.pid, r.bad);
+	assert_in_log(log, expect);
+	snprintf(expect, sizeof(expect),
+		 "] is owned for signal-driven I/O (F_SETOWN) by pid %d, outside the dumped tree",
+		 r.app);
+	assert_in_log(log, expect);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -406,6 +459,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_in_flight_epoll_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_outside_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fown_outside_refused, setup, teardown),
 	};
 
 	prctl(PR_SET_CHILD_SUBREAPER, 1);

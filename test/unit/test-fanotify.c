@@ -410,6 +410,7 @@ static struct one_file of;
 static int open_one(FileEntry *fe)
 {
 	memset(&of, 0, sizeof(of));
+	of.ctx.proc_fd = -1; /* no /proc of criu-like's own: the mount namespace mark uses /proc */
 	of.by_id[0] = fe;
 	of.files.idx.by_id = of.by_id;
 	of.files.idx.n = 1;

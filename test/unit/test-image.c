@@ -356,6 +356,24 @@ static void test_desc_table(void **state __unused)
 	assert_int_equal(img_file_name(CR_IMG_CORE, 4242, name, 8), -ENAMETOOLONG);
 }
 
+/* crc32c_zeros(): the same value as crc32c() over that many zero bytes, after any prefix. */
+static void test_crc32c_zeros(void **state __unused)
+{
+	static const uint64_t lens[] = { 0, 1, 2, 3, 7, 8, 63, 4095, 4096, 65537, (1u << 20) + 3 };
+	uint8_t *zeros = calloc(1, (1u << 20) + 3);
+	uint32_t prefix[] = { 0, crc32c(0, "123456789", 9), 0xffffffffu };
+
+	assert_non_null(zeros);
+	for (size_t p = 0; p < sizeof(prefix) / sizeof(prefix[0]); p++)
+		for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+			assert_int_equal(crc32c_zeros(prefix[p], lens[i]),
+					 crc32c(prefix[p], zeros, lens[i]));
+	/* A hole in the middle of data: data, zeros, data. */
+	assert_int_equal(crc32c(crc32c_zeros(crc32c(0, "ab", 2), 4096), "cd", 2),
+			 crc32c(crc32c(crc32c(0, "ab", 2), zeros, 4096), "cd", 2));
+	free(zeros);
+}
+
 static void test_crc32c(void **state __unused)
 {
 	uint8_t buf[1031];
@@ -945,6 +963,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_desc_table),
 		cmocka_unit_test(test_crc32c),
+		cmocka_unit_test(test_crc32c_zeros),
 		cmocka_unit_test_setup_teardown(test_roundtrip_every_kind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_unknown_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_encode_raw_needs_pages, setup, teardown),

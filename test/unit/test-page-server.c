@@ -176,6 +176,26 @@ static void test_names(void **state)
 	assert_int_equal(ps_check_name("pagemap-1.img\0x", 15), -EINVAL);
 }
 
+/* The paths a lazy-pages daemon may ask of page-server --lazy-pages. */
+static void test_paths(void **state)
+{
+	static const char *const good[] = { ".",      "pagemap-1.img", "parent/parent/pages-3.img",
+					    "parent", "a..b",	       "..x",
+					    "x.." };
+	static const char *const bad[] = { "",		"/etc/passwd", "..",  "../x", "parent/../x",
+					   "parent/..", "a b",	       "x\n", "p;q" };
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (ps_check_path(good[i], strlen(good[i])))
+			fail_msg("path '%s' refused", good[i]);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (ps_check_path(bad[i], strlen(bad[i])) != -EINVAL)
+			fail_msg("path '%s' accepted", bad[i]);
+	assert_int_equal(ps_check_path("a\0/../x", 7), -EINVAL);
+}
+
 static void test_reply(void **state)
 {
 	struct ps_hdr h = hdr(PS_REPLY, PS_CLOSE, 8, 4096 + 8192);
@@ -248,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_good_session), cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_runs),	     cmocka_unit_test(test_names),
 		cmocka_unit_test(test_reply),	     cmocka_unit_test(test_transport),
+		cmocka_unit_test(test_paths),
 	};
 
 	log_set_level(LOG_ERROR - 1);

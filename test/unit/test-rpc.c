@@ -157,6 +157,69 @@ static void test_opts_external(void **state)
 	assert_non_null(strstr(t.err, "criu_opts.ext_mnt[0]"));
 }
 
+/* join_ns: the network namespace only, on a restore, a pid or a path without options. */
+static void test_opts_join_ns(void **state)
+{
+	JoinNamespace j = JOIN_NAMESPACE__INIT, j2 = JOIN_NAMESPACE__INIT, *js[] = { &j, &j2 };
+	CriuOpts m = CRIU_OPTS__INIT;
+	struct tr t;
+
+	(void)state;
+	m.images_dir_fd = 3;
+	j.ns = "net";
+	j.ns_file = "/run/netns/c1";
+	m.n_join_ns = 1;
+	m.join_ns = js;
+	translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
+	assert_int_equal(t.ret, 0);
+	assert_string_equal(t.o.join_ns_net, "/run/netns/c1");
+	cr_options_fini(&t.o);
+	j.ns_file = "4242"; /* CRIU's NS:PID form */
+	translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
+	assert_int_equal(t.ret, 0);
+	assert_string_equal(t.o.join_ns_net, "4242");
+	cr_options_fini(&t.o);
+	m.has_pid = true;
+	m.pid = 5;
+	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EINVAL, "criu_opts.join_ns");
+	m.has_pid = false;
+	j.extra_opt = "user:0,0";
+	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.join_ns[0]: extra_opt");
+	j.extra_opt = NULL;
+	j.ns_file = "";
+	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EINVAL, "criu_opts.join_ns[0]: ns_file");
+	j.ns_file = "/run/netns/c1";
+	j.ns = "uts";
+	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.join_ns[0]: ns 'uts'");
+	j.ns = "net";
+	j2.ns = "net";
+	j2.ns_file = "/run/netns/c2";
+	m.n_join_ns = 2;
+	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EINVAL,
+		       "criu_opts.join_ns[1]: net given twice");
+}
+
+/* freeze_cgroup: a dump and a pre-dump seize the tree the same way (runc sends it to both). */
+static void test_opts_freeze_cgroup(void **state)
+{
+	CriuOpts m = CRIU_OPTS__INIT;
+	struct tr t;
+
+	(void)state;
+	m.images_dir_fd = 3;
+	m.has_pid = true;
+	m.pid = 5;
+	m.freeze_cgroup = "/sys/fs/cgroup/c1";
+	translate(&t, &m, CRIU_REQ_TYPE__PRE_DUMP);
+	assert_int_equal(t.ret, 0);
+	assert_string_equal(t.o.freeze_cgroup, "/sys/fs/cgroup/c1");
+	cr_options_fini(&t.o);
+	translate(&t, &m, CRIU_REQ_TYPE__DUMP);
+	assert_int_equal(t.ret, 0);
+	cr_options_fini(&t.o);
+	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.freeze_cgroup");
+}
+
 static void test_opts_refused(void **state)
 {
 	static char *strs[] = { "x" };
@@ -228,7 +291,13 @@ static void test_opts_refused(void **state)
 		assert_int_equal(rst_inherited_fd(&t.o, "pipe:[1235]"), -1);
 		cr_options_fini(&t.o);
 		expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EINVAL, "criu_opts.inherit_fd");
-		ifd.key = "tmp/file";
+		/* runc's key of an external network namespace (ns.c checks it against the images) */
+		ifd.key = "extRootNetNS";
+		translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
+		assert_int_equal(t.ret, 0);
+		assert_int_equal(rst_inherited_fd(&t.o, "extRootNetNS"), 7);
+		cr_options_fini(&t.o);
+		ifd.key = "tmp/file"; /* a file by path: not yet */
 		expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.inherit_fd[0]");
 		ifd.fd = -1;
 		expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EINVAL, "criu_opts.inherit_fd[0]");
@@ -328,7 +397,7 @@ static const char *const handled[] = {
 	"ext_mnt",	     "veths",	       "empty_ns",
 	"evasive_devices",   "manage_cgroups", "manage_cgroups_mode",
 	"orphan_pts_master", "rst_sibling",    "inherit_fd",
-	"cg_root",
+	"cg_root",	     "join_ns",
 };
 
 static bool is_handled(const char *name)
@@ -470,10 +539,15 @@ static void test_notify(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_opts_honoured), cmocka_unit_test(test_opts_refused),
-		cmocka_unit_test(test_opts_external), cmocka_unit_test(test_opts_every_field),
-		cmocka_unit_test(test_decode),	      cmocka_unit_test(test_recv),
+		cmocka_unit_test(test_opts_honoured),
+		cmocka_unit_test(test_opts_refused),
+		cmocka_unit_test(test_opts_external),
+		cmocka_unit_test(test_opts_every_field),
+		cmocka_unit_test(test_decode),
+		cmocka_unit_test(test_recv),
 		cmocka_unit_test(test_notify),
+		cmocka_unit_test(test_opts_join_ns),
+		cmocka_unit_test(test_opts_freeze_cgroup),
 	};
 
 	log_set_level(0);

@@ -16,7 +16,6 @@
 #include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/netlink.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -53,7 +52,7 @@ enum victim_kind {
 	V_OUTSIDE, /* one end of a pair whose other end the test holds */
 	V_PASSCRED, /* SO_PASSCRED with data queued */
 	V_EXT_DGRAM, /* a datagram socket connected to a bound socket of the test */
-	V_NETLINK, /* a netlink socket (UDP sockets are dumped now) */
+	V_PACKET, /* a packet socket (UDP and netlink sockets are dumped now) */
 	V_NETNS, /* a socketpair in a network namespace of its own */
 	V_FROM_OUTSIDE, /* a bound datagram socket holding a datagram from a bound socket of the test */
 };
@@ -100,8 +99,8 @@ static int victim_setup(enum victim_kind kind, int test_fd, int *other)
 		if (fd < 0 || connect(fd, (struct sockaddr *)&ext_sa, ext_len))
 			return -errno;
 		return fd;
-	case V_NETLINK:
-		fd = socket(AF_NETLINK, SOCK_DGRAM, NETLINK_ROUTE);
+	case V_PACKET:
+		fd = socket(AF_PACKET, SOCK_DGRAM, 0);
 		return fd < 0 ? -errno : fd;
 	case V_FROM_OUTSIDE:
 		/* ext_sa is the test's sender; this socket is bound next to it */
@@ -241,10 +240,10 @@ static void test_passcred_dumped(void **state)
 	expect_dumped(V_PASSCRED);
 }
 
-static void test_netlink_refused(void **state)
+static void test_packet_refused(void **state)
 {
 	(void)state;
-	expect_refused(V_NETLINK, -1, "(netlink socket) is not supported yet");
+	expect_refused(V_PACKET, -1, "(packet socket) is not supported yet");
 }
 
 /* The sender is bound and outside the tree: its address could not be given back. */
@@ -357,7 +356,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rights_dumped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_outside_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_passcred_dumped, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_netlink_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_packet_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_netns_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_from_outside_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ext_dgram, setup, teardown),

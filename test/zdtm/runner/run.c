@@ -45,11 +45,12 @@ struct run {
 	bool test_failed; /* the test program's own FAIL verdict */
 	pid_t criu_pids[8]; /* every criu-like run for this test: their network locks */
 	int ncriu;
+	pid_t lazy_pid; /* mode lazy: the lazy-pages daemon, waited for after the verdict */
 };
 
 static const char *const modes[] = { "none",	    "plain",	"leave-running",    "cycles2",
 				     "predump",	    "ns",	"ns-leave-running", "ns-cycles2",
-				     "page-server", "snapshot", "predump-snapshot" };
+				     "page-server", "snapshot", "predump-snapshot", "lazy" };
 
 /* The modes ns, ns-leave-running, ns-cycles2: the test under an init in a container. */
 static bool mode_ns(const char *mode)
@@ -413,6 +414,47 @@ static int ps_start(struct run *t, const char *dir, pid_t *pid, char *port, size
 	return -ETIMEDOUT;
 }
 
+/*
+ * Mode lazy: `criu-like lazy-pages -D img` started before the restore, as a
+ * user would (`lazy-pages &` then `restore --lazy-pages`): restore waits for
+ * its socket. Its prefetch waits 100 ms after the handover, so that the
+ * test's first steps after the restore (and its check, on a quick SIGTERM)
+ * take their pages through faults.
+ */
+static int lazy_start(struct run *t, const char *img)
+{
+	char log[PATH_MAX + 16], out[PATH_MAX + 16];
+	char *argv[] = {
+		(char *)t->r->criu, "lazy-pages", "-D", (char *)img, "-v4", "-o", log, NULL
+	};
+
+	snprintf(log, sizeof(log), "%s/lazy-pages.log", t->dir);
+	snprintf(out, sizeof(out), "%s/lazy-pages.out", t->dir);
+	step(t, "lazy-pages");
+	setenv("CRIU_LIKE_LAZY_PREFETCH_DELAY_MS", "100", 1);
+	t->lazy_pid = spawn(argv, NULL, out);
+	unsetenv("CRIU_LIKE_LAZY_PREFETCH_DELAY_MS");
+	if (t->lazy_pid < 0) {
+		harness_fail(t, "cannot start lazy-pages: %s", strerror(-t->lazy_pid));
+		return t->lazy_pid;
+	}
+	return 0;
+}
+
+/* After the verdict: the daemon served every page (or every task went) and exited 0. */
+static void lazy_wait(struct run *t)
+{
+	int status = 0, ret;
+
+	if (t->lazy_pid <= 0)
+		return;
+	ret = wait_pid(&t->r->reaper, t->lazy_pid, t->deadline, &status);
+	if (ret || !WIFEXITED(status) || WEXITSTATUS(status))
+		harness_fail(t, "lazy-pages failed (%s/lazy-pages.log): %s", t->dir,
+			     ret ? errstr(ret) : "exit status not 0");
+	t->lazy_pid = 0;
+}
+
 /* The page server's images into the dump's directory: the migration, on one host. */
 static int ps_collect(struct run *t, pid_t pid, const char *dir, const char *img)
 {
@@ -499,9 +541,11 @@ static int cycle_plain(struct run *t, int cycle, const char *prev)
 	snprintf(pidstr, sizeof(pidstr), "%d", t->root);
 	char psdir[PATH_MAX + 16], port[16] = "0";
 	char *dargs[16] = { "dump", "-t", pidstr, "-D", img, "-v4", "-o", dlog, NULL };
-	char *rargs[] = { "restore", "-D", img, "-d", "-v4", "-o", rlog, "--pidfile", rpid, NULL };
+	char *rargs[] = { "restore", "-D",	  img,	"-d",		"-v4", "-o",
+			  rlog,	     "--pidfile", rpid, "--lazy-pages", NULL };
 	bool ps = !strcmp(t->mode, "page-server");
 	bool snapshot = !strcmp(t->mode, "snapshot") || !strcmp(t->mode, "predump-snapshot");
+	bool lazy = !strcmp(t->mode, "lazy");
 	pid_t ps_pid = -1;
 	int na = 8;
 
@@ -544,6 +588,10 @@ static int cycle_plain(struct run *t, int cycle, const char *prev)
 		ret = snapshot_kill(t, &before);
 	if (!ret)
 		ret = check_gone(t, &before);
+	if (!lazy)
+		rargs[9] = NULL;
+	if (!ret && lazy)
+		ret = lazy_start(t, img);
 	if (!ret)
 		ret = run_criu(t, rargs, &t->d->restore_opts, rtag);
 	if (!ret) {
@@ -705,7 +753,8 @@ static int do_mode(struct run *t)
 
 	if (!strcmp(mode, "none"))
 		return 0;
-	if (!strcmp(mode, "plain") || !strcmp(mode, "page-server") || !strcmp(mode, "snapshot"))
+	if (!strcmp(mode, "plain") || !strcmp(mode, "page-server") || !strcmp(mode, "snapshot") ||
+	    !strcmp(mode, "lazy"))
 		return cycle_plain(t, 1, NULL);
 	if (!strcmp(mode, "leave-running"))
 		return mode_leave_running(t);
@@ -795,6 +844,7 @@ static void finish(struct run *t)
 	}
 	/* -ECHILD: exited but not ours to reap (restored under another parent). */
 	read_verdict(t, ret == 0, status);
+	lazy_wait(t);
 }
 
 /* Whether the test must be skipped (reason in @res), or fails before it starts. */

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_LAZY_H
+#define CRIU_LIKE_LAZY_H
+
+/*
+ * Lazy restore (post-copy), Documentation/lazy-pages.md: `restore
+ * --lazy-pages` leaves the private anonymous memory of every task empty and
+ * registered with a userfaultfd; `lazy-pages` receives each task's uffd and
+ * fills it from the images: faults first, the rest in the background.
+ *
+ * mem/lazy-ranges.c: the pages still to come of one address space (pure,
+ * test/unit/test-lazy.c). mem/lazy-src.c: where their contents come from.
+ * mem/lazy-pages.c: the daemon. restore/restore-lazy.c: the restore's side.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct cr_options;
+
+/* ---- the socket between restore and lazy-pages ----------------------------------------------- */
+
+/* In the work directory (-W, default -D), as CRIU's lazy-pages.socket. */
+#define LAZY_SOCKET_NAME "lazy-pages.socket"
+#define LAZY_PROTO_VERSION 1
+
+enum lazy_msg_type {
+	LAZY_MSG_HELLO = 1, /* restore -> daemon: version, nr_tasks announced later */
+	LAZY_MSG_TASK, /* restore -> daemon: pid; SCM_RIGHTS uffd, pidfd */
+	LAZY_MSG_END, /* restore -> daemon: every task sent */
+	LAZY_MSG_ACK, /* daemon -> restore: error 0 = every uffd is held, the tree may run */
+};
+
+struct lazy_msg {
+	uint32_t type;
+	uint32_t version;
+	int32_t pid; /* the task's pid in the images */
+	int32_t error; /* ACK: 0 or -errno */
+};
+
+/* ---- the pages still to come of one address space ------------------------------------------ */
+
+/* @len bytes at @vaddr come from level @level of the page source at data offset @off. */
+struct lazy_range {
+	uint64_t vaddr, len;
+	uint64_t off;
+	uint32_t level;
+	uint32_t entry; /* pagemap entry of that level, for its crc32c */
+};
+
+struct lazy_ranges {
+	size_t n, cap;
+	struct lazy_range *r; /* sorted by vaddr, never overlapping */
+	uint64_t bytes; /* sum of len */
+};
+
+/* Append [vaddr, vaddr + len) (above every range already there). 0, -EINVAL or -ENOMEM. */
+int lazy_ranges_add(struct lazy_ranges *s, const struct lazy_range *r);
+/* The range holding @addr, or NULL. */
+const struct lazy_range *lazy_ranges_find(const struct lazy_ranges *s, uint64_t addr);
+/* Forget [start, end): filled, unmapped, or dropped by MADV_DONTNEED/REMOVE. */
+int lazy_ranges_remove(struct lazy_ranges *s, uint64_t start, uint64_t end);
+/* mremap moved [from, from + len) to @to: the ranges there move with it (to's old ones go). */
+int lazy_ranges_move(struct lazy_ranges *s, uint64_t from, uint64_t to, uint64_t len);
+/* A copy of @s (a fork: the child lacks the same pages). */
+int lazy_ranges_dup(const struct lazy_ranges *s, struct lazy_ranges *out);
+void lazy_ranges_fini(struct lazy_ranges *s);
+
+/* ---- where the pages come from ---------------------------------------------------------------- */
+
+/*
+ * One source of page contents: the local images (a pre-dump chain
+ * included), or (not yet) a remote page server. open_task fills the ranges
+ * still to come for a pid; read copies @len bytes of level @level at data
+ * offset @off.
+ */
+struct lazy_src;
+struct lazy_src_ops {
+	const char *name;
+	int (*open_task)(struct lazy_src *s, pid_t pid, struct lazy_ranges *out);
+	int (*read)(struct lazy_src *s, pid_t pid, uint32_t level, uint64_t off, void *buf,
+		    size_t len);
+	/*
+	 * Optional: the same bytes in place (a mapping of the image), which
+	 * UFFDIO_COPY takes as its source without a copy of ours; NULL with
+	 * errno set when not possible (read then).
+	 */
+	const void *(*map)(struct lazy_src *s, pid_t pid, uint32_t level, uint64_t off, size_t len);
+	void (*fini)(struct lazy_src *s);
+};
+
+struct lazy_src {
+	const struct lazy_src_ops *ops;
+	void *priv;
+};
+
+/* The images in directory @dirfd (@name for messages). */
+int lazy_src_local(int dirfd, const char *name, struct lazy_src *out);
+/* Where level @level of @pid's pages is: its directory relative to @dirfd, the file name. */
+int lazy_src_local_where(struct lazy_src *s, pid_t pid, uint32_t level, const char **dir,
+			 const char **name);
+/* A remote `page-server --lazy-pages` at --address/--port (--tls): lazy-src-remote.c. */
+int lazy_src_remote(const struct cr_options *o, struct lazy_src *out);
+
+/* ---- the two commands ------------------------------------------------------------------------- */
+
+/* `criu-like lazy-pages`: serve one restore, exit when every page is in. */
+int cr_lazy_pages(const struct cr_options *o);
+
+#endif

@@ -1,0 +1,638 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `criu-like lazy-pages -D DIR` (Documentation/lazy-pages.md): listens on
+ * WORKDIR/lazy-pages.socket, takes one `restore --lazy-pages`'s uffds (one
+ * per task, with a pidfd), and fills the tasks' lazy memory with
+ * UFFDIO_COPY from the page source: a fault first (a cluster from the
+ * faulting page on, UFFDIO_ZEROPAGE where the images hold nothing), the
+ * rest in the background, a large UFFDIO_COPY at a time. The uffd events
+ * keep the bookkeeping right: a fork brings a new uffd whose address space
+ * lacks the same pages, mremap moves them, munmap and MADV_DONTNEED/REMOVE
+ * drop them (the task would read zeros there anyway). A task whose pages
+ * are all in gets its uffd closed (the kernel zero-fills from then on, as
+ * it did for the original); the daemon exits when no task is left.
+ */
+#define LOG_PREFIX "lazy-pages: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lazy-int.h"
+#include "lazy.h"
+#include "log.h"
+#include "options.h"
+#include "util.h"
+
+#define LZ_CHUNK (4UL << 20) /* one background UFFDIO_COPY */
+#define LZ_FAULT_PAGES 16 /* pages copied from a faulting one on, when the images have them */
+#define LZ_MSGS 64
+
+enum {
+	EP_LISTEN = 1,
+	EP_RESTORE,
+	EP_GUARD,
+	EP_TASK_UFFD,
+	EP_TASK_PID
+};
+
+struct lz_task {
+	uint32_t id;
+	pid_t pid; /* the images' pid; 0 for a child forked since */
+	pid_t host; /* as the daemon sees it; 0 when not known */
+	pid_t src_pid; /* whose pages (the parent's for a forked child) */
+	int uffd, pidfd;
+	struct lazy_ranges todo;
+	bool gone;
+};
+
+struct lz {
+	struct lazy_src src;
+	int lsk, csk, ep, gsk, gpidfd;
+	pid_t guard;
+	char sock_path[108];
+	struct lz_task **t;
+	size_t n;
+	uint32_t next_id;
+	bool ended; /* the restore sent every task */
+	bool failed;
+	uint8_t *buf;
+	uint64_t start_ns, delay_ns;
+	size_t rr; /* round robin of the prefetch */
+	struct {
+		uint64_t faults, zero, copied, prefetched, events;
+	} st;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t ep_key(int kind, size_t idx)
+{
+	return ((uint64_t)kind << 32) | idx;
+}
+
+static int ep_add(struct lz *z, int fd, int kind, size_t idx)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.u64 = ep_key(kind, idx) };
+
+	return epoll_ctl(z->ep, EPOLL_CTL_ADD, fd, &e) ? neg_errno() : 0;
+}
+
+/* Every task's pages: kill the whole tree (the guard is gone, or the source failed). */
+static void kill_all(struct lz *z)
+{
+	for (size_t i = 0; i < z->n; i++)
+		if (!z->t[i]->gone && z->t[i]->pidfd >= 0)
+			lazy_kill_task(z->t[i]->host, z->t[i]->pidfd);
+}
+
+/* The task's pages are in, or it is gone: its uffd goes (the guard's copy first). */
+static void task_done(struct lz *z, struct lz_task *t, const char *why)
+{
+	if (t->gone)
+		return;
+	if (lazy_guard_send(z->gsk, LAZY_GUARD_DONE, t->id, t->pid, -1, -1))
+		pr_warn("guard: %m\n");
+	epoll_ctl(z->ep, EPOLL_CTL_DEL, t->uffd, NULL);
+	close(t->uffd);
+	t->uffd = -1;
+	if (t->pidfd >= 0) {
+		epoll_ctl(z->ep, EPOLL_CTL_DEL, t->pidfd, NULL);
+		close(t->pidfd);
+		t->pidfd = -1;
+	}
+	t->gone = true;
+	lazy_ranges_fini(&t->todo);
+	pr_debug("task %u (pid %d): %s\n", t->id, t->pid ? t->pid : t->host, why);
+}
+
+static pid_t pidfd_pid(int pidfd)
+{
+	char path[64], line[128];
+	FILE *f;
+	int pid = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Pid: %d", &pid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return pid;
+}
+
+static int add_task(struct lz *z, pid_t pid, pid_t src_pid, int uffd, int pidfd,
+		    struct lazy_ranges *todo)
+{
+	struct lz_task **nt = reallocarray(z->t, z->n + 1, sizeof(*nt));
+	struct lz_task *t = calloc(1, sizeof(*t));
+	int err;
+
+	if (!nt || !t) {
+		free(t);
+		if (nt)
+			z->t = nt;
+		return -ENOMEM;
+	}
+	z->t = nt;
+	*t = (struct lz_task){ .id = z->next_id++,
+			       .pid = pid,
+			       .src_pid = src_pid,
+			       .uffd = uffd,
+			       .pidfd = pidfd,
+			       .todo = *todo };
+	t->host = pidfd >= 0 ? pidfd_pid(pidfd) : 0;
+	*todo = (struct lazy_ranges){ 0 };
+	z->t[z->n] = t;
+	err = lazy_guard_send(z->gsk, LAZY_GUARD_ADD, t->id, t->host, uffd, pidfd);
+	if (!err)
+		err = ep_add(z, uffd, EP_TASK_UFFD, z->n);
+	if (!err && pidfd >= 0)
+		err = ep_add(z, pidfd, EP_TASK_PID, z->n);
+	z->n++;
+	if (err)
+		pr_errno(err, "task %d: cannot follow it", pid);
+	else
+		pr_info("pid %d: %lu bytes to serve\n", pid ? pid : t->host, t->todo.bytes);
+	if (!err && !t->todo.n)
+		task_done(z, t, "nothing lazy");
+	return err;
+}
+
+/* ---- filling ------------------------------------------------------------------------------- */
+
+/*
+ * UFFDIO_COPY [addr, addr + len) of range @r's contents: 0, -EAGAIN (an
+ * event is to be read first) or -errno. What went in leaves the todo.
+ */
+static int fill(struct lz *z, struct lz_task *t, uint64_t addr, uint64_t len)
+{
+	const struct lazy_range *r = lazy_ranges_find(&t->todo, addr);
+	struct uffdio_copy c = { 0 };
+	const void *src = NULL;
+	uint64_t off;
+	int err = 0;
+
+	if (!r)
+		return -ENOENT;
+	len = min(len, r->vaddr + r->len - addr);
+	off = r->off + (addr - r->vaddr);
+	if (z->src.ops->map) {
+		src = z->src.ops->map(&z->src, t->src_pid, r->level, off, len);
+		if (!src && errno != ENODATA)
+			err = -(errno ?: EIO);
+	}
+	if (!src && !err) {
+		err = z->src.ops->read(&z->src, t->src_pid, r->level, off, z->buf, len);
+		src = z->buf;
+	}
+	if (err) {
+		pr_errno(err, "pid %d: cannot read pages %lx+%lu from the %s", t->src_pid, addr,
+			 len, z->src.ops->name);
+		return err;
+	}
+	c = (struct uffdio_copy){ .dst = addr, .src = (uint64_t)src, .len = len };
+	if (ioctl(t->uffd, UFFDIO_COPY, &c)) {
+		err = neg_errno();
+		pr_debug("UFFDIO_COPY %lx+%lu: %d, copy %lld\n", addr, len, err, (long long)c.copy);
+		if (c.copy > 0)
+			err = 0;
+		else if (c.copy == -EEXIST || err == -EEXIST)
+			c.copy = PAGE_SIZE; /* a page is there already: skip it */
+		else if (c.copy == -EAGAIN || err == -EAGAIN)
+			return -EAGAIN;
+		else if (err == -ENOENT && len > PAGE_SIZE)
+			return fill(z, t, addr, PAGE_SIZE); /* the VMA was split since */
+		else if (err == -ENOENT)
+			c.copy = PAGE_SIZE; /* no registered VMA there any more: drop the page */
+		else
+			return err;
+		err = 0;
+	}
+	z->st.copied += (uint64_t)c.copy;
+	return lazy_ranges_remove(&t->todo, addr, addr + (uint64_t)c.copy);
+}
+
+static int on_fault(struct lz *z, struct lz_task *t, uint64_t addr)
+{
+	int err;
+
+	addr &= ~(PAGE_SIZE - 1);
+	z->st.faults++;
+	if (lazy_ranges_find(&t->todo, addr))
+		return fill(z, t, addr, LZ_FAULT_PAGES * PAGE_SIZE);
+	/* not in the images (never written, or dropped since): zeros, as for the original */
+	{
+		struct uffdio_zeropage zp = { .range = { addr, PAGE_SIZE } };
+
+		if (!ioctl(t->uffd, UFFDIO_ZEROPAGE, &zp)) {
+			z->st.zero++;
+			return 0;
+		}
+		err = neg_errno();
+	}
+	if (err == -EEXIST) {
+		struct uffdio_range wr = { addr, PAGE_SIZE };
+
+		ioctl(t->uffd, UFFDIO_WAKE, &wr);
+		return 0;
+	}
+	return err;
+}
+
+static int on_fork(struct lz *z, struct lz_task *parent, int uffd)
+{
+	struct lazy_ranges todo = { 0 };
+	int err = lazy_ranges_dup(&parent->todo, &todo);
+
+	if (!err)
+		err = add_task(z, 0, parent->src_pid, uffd, -1, &todo);
+	else
+		close(uffd);
+	lazy_ranges_fini(&todo);
+	return err;
+}
+
+/* One message of task @t's uffd. */
+static int on_msg(struct lz *z, struct lz_task *t, const struct uffd_msg *m, bool *again)
+{
+	int err = 0;
+
+	if (m->event != UFFD_EVENT_PAGEFAULT)
+		z->st.events++;
+	switch (m->event) {
+	case UFFD_EVENT_PAGEFAULT:
+		err = on_fault(z, t, m->arg.pagefault.address);
+		if (err == -EAGAIN) {
+			/* an event is queued behind: the fault comes back after it */
+			*again = true;
+			err = 0;
+		}
+		return err;
+	case UFFD_EVENT_FORK:
+		return on_fork(z, t, (int)m->arg.fork.ufd);
+	case UFFD_EVENT_REMAP:
+		return lazy_ranges_move(&t->todo, m->arg.remap.from, m->arg.remap.to,
+					m->arg.remap.len);
+	case UFFD_EVENT_REMOVE:
+	case UFFD_EVENT_UNMAP:
+		return lazy_ranges_remove(&t->todo, m->arg.remove.start, m->arg.remove.end);
+	default:
+		pr_warn("pid %d: unknown uffd event %u\n", t->pid, m->event);
+		return 0;
+	}
+}
+
+/* Read and handle what task @i's uffd has; faults that met -EAGAIN are served again. */
+static int drain(struct lz *z, size_t i)
+{
+	struct uffd_msg msgs[LZ_MSGS];
+	struct uffd_msg retry[LZ_MSGS];
+	size_t nretry = 0;
+	int err = 0;
+
+	for (;;) {
+		struct lz_task *t = z->t[i];
+		ssize_t r = t->gone ? -1 : read(t->uffd, msgs, sizeof(msgs));
+		bool again = false;
+
+		if (r <= 0)
+			break;
+		for (size_t k = 0; k < (size_t)r / sizeof(msgs[0]) && !err; k++) {
+			again = false;
+			err = on_msg(z, z->t[i], &msgs[k], &again);
+			if (again && nretry < LZ_MSGS)
+				retry[nretry++] = msgs[k];
+		}
+		if (err)
+			break;
+	}
+	for (size_t k = 0; k < nretry && !err && !z->t[i]->gone; k++) {
+		bool again = false;
+
+		err = on_msg(z, z->t[i], &retry[k], &again);
+	}
+	if (err == -ESRCH) {
+		/* its address space is gone (exit, exec) */
+		task_done(z, z->t[i], "gone");
+		return 0;
+	}
+	if (err)
+		pr_errno(err, "task %u (pid %d): cannot serve a fault", z->t[i]->id, z->t[i]->pid);
+	if (!err && !z->t[i]->gone && !z->t[i]->todo.n)
+		task_done(z, z->t[i], "every page in");
+	return err;
+}
+
+/* One background chunk; true when there was one to do. */
+static bool prefetch(struct lz *z, int *err)
+{
+	for (size_t k = 0; k < z->n; k++) {
+		struct lz_task *t = z->t[(z->rr + k) % z->n];
+		uint64_t start, len;
+
+		if (t->gone || !t->todo.n)
+			continue;
+		z->rr = (z->rr + k + 1) % z->n;
+		start = t->todo.r[0].vaddr;
+		len = t->todo.r[0].len;
+		*err = fill(z, t, start, LZ_CHUNK);
+		if (*err == -EAGAIN) {
+			*err = drain(z, (z->rr + z->n - 1) % z->n);
+		} else if (*err == -ESRCH) {
+			*err = 0;
+			task_done(z, t, "gone");
+		} else if (*err == -ENOENT || *err == -EFAULT) {
+			/* unmapped behind an event not read yet: nothing to fill there */
+			*err = lazy_ranges_remove(&t->todo, start, start + len);
+		} else if (!*err) {
+			z->st.prefetched++;
+		}
+		if (!*err && !t->gone && !t->todo.n)
+			task_done(z, t, "every page in");
+		return true;
+	}
+	return false;
+}
+
+/* ---- the restore's connection ------------------------------------------------------------- */
+
+static int recv_task(struct lz *z)
+{
+	char cbuf[CMSG_SPACE(2 * sizeof(int))];
+	struct lazy_msg m = { 0 };
+	struct iovec iov = { &m, sizeof(m) };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	struct lazy_ranges todo = { 0 };
+	int fds[2] = { -1, -1 }, err;
+	ssize_t r = recvmsg(z->csk, &mh, MSG_CMSG_CLOEXEC);
+
+	if (r == 0 && z->ended)
+		return 1;
+	if (r != sizeof(m)) {
+		pr_err("the restore went away before handing every task over\n");
+		return -ECONNRESET;
+	}
+	c = CMSG_FIRSTHDR(&mh);
+	if (c && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(fds)))
+		memcpy(fds, CMSG_DATA(c), sizeof(fds));
+	if (m.version != LAZY_PROTO_VERSION) {
+		pr_err("restore speaks lazy-pages protocol %u, not %u\n", m.version,
+		       LAZY_PROTO_VERSION);
+		return -EPROTO;
+	}
+	switch (m.type) {
+	case LAZY_MSG_HELLO:
+		return 0;
+	case LAZY_MSG_END: {
+		struct lazy_msg ack = { .type = LAZY_MSG_ACK, .version = LAZY_PROTO_VERSION };
+
+		z->ended = true;
+		z->start_ns = now_ns();
+		return send(z->csk, &ack, sizeof(ack), MSG_NOSIGNAL) == sizeof(ack) ? 0 : -EIO;
+	}
+	case LAZY_MSG_TASK:
+		break;
+	default:
+		return -EPROTO;
+	}
+	if (fds[0] < 0 || fds[1] < 0) {
+		pr_err("pid %d: no uffd and pidfd with it\n", m.pid);
+		return -EPROTO;
+	}
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	err = z->src.ops->open_task(&z->src, m.pid, &todo);
+	if (!err)
+		err = add_task(z, m.pid, m.pid, fds[0], fds[1], &todo);
+	else
+		pr_errno(err, "pid %d: no pages to serve from the %s", m.pid, z->src.ops->name);
+	lazy_ranges_fini(&todo);
+	return err;
+}
+
+/* ---- the daemon ---------------------------------------------------------------------------- */
+
+static int listen_on(struct lz *z, const struct cr_options *o)
+{
+	const char *dir = o->work_dir ? o->work_dir : o->images_dir;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	if ((size_t)snprintf(z->sock_path, sizeof(z->sock_path), "%s/%s", dir, LAZY_SOCKET_NAME) >=
+	    sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, z->sock_path);
+	unlink(sa.sun_path);
+	z->lsk = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (z->lsk < 0 || bind(z->lsk, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    chmod(sa.sun_path, 0600) || listen(z->lsk, 1)) {
+		int err = neg_errno();
+
+		pr_errno(err, "cannot listen on %s", sa.sun_path);
+		return err;
+	}
+	return 0;
+}
+
+static bool all_gone(const struct lz *z)
+{
+	for (size_t i = 0; i < z->n; i++)
+		if (!z->t[i]->gone)
+			return false;
+	return true;
+}
+
+static int on_event(struct lz *z, uint64_t key)
+{
+	int kind = (int)(key >> 32);
+	size_t idx = (size_t)(uint32_t)key;
+	int r;
+
+	switch (kind) {
+	case EP_LISTEN:
+		if (z->csk >= 0)
+			return 0;
+		z->csk = accept4(z->lsk, NULL, NULL, SOCK_CLOEXEC);
+		if (z->csk < 0)
+			return neg_errno();
+		/* one restore per daemon, as CRIU's */
+		epoll_ctl(z->ep, EPOLL_CTL_DEL, z->lsk, NULL);
+		unlink(z->sock_path);
+		return ep_add(z, z->csk, EP_RESTORE, 0);
+	case EP_RESTORE:
+		r = recv_task(z);
+		if (r == 1) {
+			epoll_ctl(z->ep, EPOLL_CTL_DEL, z->csk, NULL);
+			return 0;
+		}
+		return r;
+	case EP_GUARD:
+		pr_err("the guard died: killing the lazily restored tree\n");
+		return -ECHILD;
+	case EP_TASK_UFFD:
+		return drain(z, idx);
+	case EP_TASK_PID:
+		task_done(z, z->t[idx], "exited");
+		return 0;
+	}
+	return 0;
+}
+
+static int serve(struct lz *z)
+{
+	struct epoll_event ev[16];
+	int err = 0;
+
+	while (!err && !(z->ended && all_gone(z))) {
+		uint64_t now = now_ns();
+		bool may_prefetch = z->ended && now >= z->start_ns + z->delay_ns;
+		int tmo = !z->ended	 ? -1
+			  : may_prefetch ? 0
+					 : (int)((z->start_ns + z->delay_ns - now) / 1000000 + 1);
+		int n = epoll_wait(z->ep, ev, ARRAY_SIZE(ev), tmo);
+
+		if (n < 0 && errno != EINTR)
+			return neg_errno();
+		for (int i = 0; i < n && !err; i++)
+			err = on_event(z, ev[i].data.u64);
+		if (!err && n <= 0 && may_prefetch && !prefetch(z, &err))
+			/* nothing left to prefetch: wait for what the tasks do */
+			z->delay_ns = UINT64_MAX / 2;
+	}
+	return err;
+}
+
+static void lz_fini(struct lz *z, int err)
+{
+	for (size_t i = 0; i < z->n; i++) {
+		if (!z->t[i]->gone && !err)
+			task_done(z, z->t[i], "daemon exit");
+		if (z->t[i]->uffd >= 0)
+			close(z->t[i]->uffd);
+		if (z->t[i]->pidfd >= 0)
+			close(z->t[i]->pidfd);
+		lazy_ranges_fini(&z->t[i]->todo);
+		free(z->t[i]);
+	}
+	free(z->t);
+	if (z->gsk >= 0) {
+		if (!err)
+			lazy_guard_send(z->gsk, LAZY_GUARD_EXIT, 0, 0, -1, -1);
+		close(z->gsk);
+	}
+	while (z->guard > 0 && waitpid(z->guard, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (z->gpidfd >= 0)
+		close(z->gpidfd);
+	if (z->lsk >= 0) {
+		close(z->lsk);
+		unlink(z->sock_path);
+	}
+	if (z->csk >= 0)
+		close(z->csk);
+	if (z->ep >= 0)
+		close(z->ep);
+	if (z->buf)
+		munmap(z->buf, LZ_CHUNK);
+	if (z->src.ops)
+		z->src.ops->fini(&z->src);
+}
+
+static int lz_setup(struct lz *z, const struct cr_options *o, int dirfd)
+{
+	const char *d = getenv("CRIU_LIKE_LAZY_PREFETCH_DELAY_MS");
+	int err;
+
+	z->delay_ns = d ? strtoull(d, NULL, 10) * 1000000ULL : 0;
+	z->buf = mmap(NULL, LZ_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (z->buf == MAP_FAILED) {
+		z->buf = NULL;
+		return -ENOMEM;
+	}
+	err = o->page_server ? lazy_src_remote(o, &z->src)
+			     : lazy_src_local(dirfd, o->images_dir, &z->src);
+	if (!err)
+		err = listen_on(z, o);
+	if (!err)
+		err = lazy_guard_start(&z->guard, &z->gsk);
+	if (!err) {
+		z->gpidfd = (int)syscall(SYS_pidfd_open, z->guard, 0);
+		z->ep = epoll_create1(EPOLL_CLOEXEC);
+		if (z->gpidfd < 0 || z->ep < 0)
+			err = neg_errno();
+	}
+	if (!err)
+		err = ep_add(z, z->lsk, EP_LISTEN, 0);
+	if (!err)
+		err = ep_add(z, z->gpidfd, EP_GUARD, 0);
+	return err;
+}
+
+int cr_lazy_pages(const struct cr_options *o)
+{
+	struct lz z = { .lsk = -1, .csk = -1, .ep = -1, .gsk = -1, .gpidfd = -1 };
+	int dirfd, err;
+	uint64_t t0;
+
+	if (!o->page_server != !o->port) {
+		pr_err("lazy-pages: --page-server takes --port (and --address): the page "
+		       "server's\n");
+		return -EINVAL;
+	}
+	dirfd = open(o->images_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		err = neg_errno();
+		pr_errno(err, "cannot open the images directory %s", o->images_dir);
+		return err;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	err = lz_setup(&z, o, dirfd);
+	if (!err && o->status_fd >= 0) {
+		if (write(o->status_fd, "\0", 1) != 1)
+			pr_warn("cannot write to --status-fd %d\n", o->status_fd);
+		close(o->status_fd);
+	}
+	if (!err)
+		pr_info("listening on %s\n", z.sock_path);
+	if (!err)
+		err = serve(&z);
+	t0 = z.start_ns;
+	if (err && z.n) {
+		/* a source that fails leaves holes: the tree goes, never runs on with them */
+		pr_err("killing the lazily restored tree: its memory cannot be completed\n");
+		kill_all(&z);
+	}
+	if (!err)
+		pr_info("%zu tasks, %lu MiB copied in %lu ms (%lu faults, %lu zero pages, %lu "
+			"background chunks, %lu events)\n",
+			z.n, z.st.copied >> 20, t0 ? (now_ns() - t0) / 1000000 : 0, z.st.faults,
+			z.st.zero, z.st.prefetched, z.st.events);
+	lz_fini(&z, err);
+	close(dirfd);
+	return err;
+}

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pages of one address space that the lazy-pages daemon has still to
+ * fill: a sorted array of ranges, each naming where its contents are in the
+ * page source. Faults and the prefetch remove what they filled; the uffd
+ * events remove (unmap, MADV_DONTNEED/REMOVE) or move (mremap) ranges; a
+ * fork copies the whole set. Pure: test/unit/test-lazy.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lazy.h"
+
+static int reserve(struct lazy_ranges *s, size_t n)
+{
+	struct lazy_range *r;
+	size_t cap;
+
+	if (n <= s->cap)
+		return 0;
+	cap = s->cap ? s->cap * 2 : 16;
+	while (cap < n)
+		cap *= 2;
+	r = reallocarray(s->r, cap, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	s->r = r;
+	s->cap = cap;
+	return 0;
+}
+
+/* Index of the first range ending above @addr (s->n when none). */
+static size_t first_after(const struct lazy_ranges *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->r[mid].vaddr + s->r[mid].len <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int insert_at(struct lazy_ranges *s, size_t i, const struct lazy_range *r)
+{
+	int err = reserve(s, s->n + 1);
+
+	if (err)
+		return err;
+	memmove(&s->r[i + 1], &s->r[i], (s->n - i) * sizeof(*s->r));
+	s->r[i] = *r;
+	s->n++;
+	s->bytes += r->len;
+	return 0;
+}
+
+int lazy_ranges_add(struct lazy_ranges *s, const struct lazy_range *r)
+{
+	if (!r->len || r->vaddr + r->len < r->vaddr ||
+	    (s->n && s->r[s->n - 1].vaddr + s->r[s->n - 1].len > r->vaddr))
+		return -EINVAL;
+	return insert_at(s, s->n, r);
+}
+
+const struct lazy_range *lazy_ranges_find(const struct lazy_ranges *s, uint64_t addr)
+{
+	size_t i = first_after(s, addr);
+
+	return i < s->n && s->r[i].vaddr <= addr ? &s->r[i] : NULL;
+}
+
+int lazy_ranges_remove(struct lazy_ranges *s, uint64_t start, uint64_t end)
+{
+	size_t i = first_after(s, start);
+
+	while (i < s->n && s->r[i].vaddr < end) {
+		struct lazy_range *r = &s->r[i];
+		uint64_t r_end = r->vaddr + r->len;
+
+		if (r->vaddr < start && r_end > end) {
+			/* a hole in the middle: split */
+			struct lazy_range tail = *r;
+			int err;
+
+			tail.off += end - r->vaddr;
+			tail.vaddr = end;
+			tail.len = r_end - end;
+			s->bytes -= r_end - start;
+			r->len = start - r->vaddr;
+			err = insert_at(s, i + 1, &tail); /* adds tail.len back */
+			if (err) {
+				s->bytes += r_end - start;
+				r->len = r_end - r->vaddr;
+			}
+			return err;
+		}
+		if (r->vaddr < start) {
+			s->bytes -= r_end - start;
+			r->len = start - r->vaddr;
+			i++;
+		} else if (r_end > end) {
+			s->bytes -= end - r->vaddr;
+			r->off += end - r->vaddr;
+			r->len = r_end - end;
+			r->vaddr = end;
+			i++;
+		} else {
+			s->bytes -= r->len;
+			memmove(r, r + 1, (s->n - i - 1) * sizeof(*r));
+			s->n--;
+		}
+	}
+	return 0;
+}
+
+int lazy_ranges_move(struct lazy_ranges *s, uint64_t from, uint64_t to, uint64_t len)
+{
+	struct lazy_ranges moved = { 0 };
+	size_t i;
+	int err = 0;
+
+	/* the pieces of [from, from + len), clipped */
+	for (i = first_after(s, from); i < s->n && s->r[i].vaddr < from + len && !err; i++) {
+		struct lazy_range r = s->r[i];
+		uint64_t start = r.vaddr > from ? r.vaddr : from;
+		uint64_t end = r.vaddr + r.len < from + len ? r.vaddr + r.len : from + len;
+
+		r.off += start - r.vaddr;
+		r.vaddr = start - from + to;
+		r.len = end - start;
+		err = lazy_ranges_add(&moved, &r);
+	}
+	if (!err)
+		err = lazy_ranges_remove(s, from, from + len);
+	if (!err)
+		err = lazy_ranges_remove(s, to, to + len);
+	for (i = 0; i < moved.n && !err; i++)
+		err = insert_at(s, first_after(s, moved.r[i].vaddr), &moved.r[i]);
+	lazy_ranges_fini(&moved);
+	return err;
+}
+
+int lazy_ranges_dup(const struct lazy_ranges *s, struct lazy_ranges *out)
+{
+	struct lazy_ranges d = { 0 };
+	int err = reserve(&d, s->n);
+
+	if (err)
+		return err;
+	if (s->n)
+		memcpy(d.r, s->r, s->n * sizeof(*s->r));
+	d.n = s->n;
+	d.bytes = s->bytes;
+	*out = d;
+	return 0;
+}
+
+void lazy_ranges_fini(struct lazy_ranges *s)
+{
+	free(s->r);
+	*s = (struct lazy_ranges){ 0 };
+}

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pages from a remote `page-server --lazy-pages` (`lazy-pages --page-server
+ * --address A --port P`, Documentation/lazy-pages.md). At the start the
+ * daemon mirrors what it needs of the server's directory into a private
+ * temporary one (WORKDIR/lazy-pages-mirror.XXXXXX, removed at the end): the inventory, pagemap and mm images whole, of each pages
+ * image its header and size only (a sparse file), every parent level of the
+ * chain the same way. The local source (lazy-src.c) then resolves each
+ * task's pages on that mirror as on real images, and only the page data is
+ * read from the server (READ), range by range, as faults and the background
+ * copy need it.
+ */
+#define LOG_PREFIX "lazy-src: "
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "image.h"
+#include "lazy.h"
+#include "log.h"
+#include "page-server.h"
+#include "restore-mem.h"
+#include "util.h"
+
+#define MIRROR_DEPTH 64
+
+struct remote_src {
+	struct ps_conn *c;
+	struct lazy_src local; /* on the mirror */
+	int dirfd;
+	char dir[4096]; /* the mirror, in the work directory */
+};
+
+/* A request with @path as payload; 0 and the reply's header in @h, its payload to be read. */
+static int request(struct ps_conn *c, uint16_t cmd, uint16_t flags, uint32_t id, uint64_t arg,
+		   const char *path, struct ps_hdr *h)
+{
+	size_t len = strlen(path);
+	int err = ps_send_hdr(c, cmd, flags, id, (uint32_t)len, arg, path);
+
+	if (!err)
+		err = ps_send(c, path, len, path);
+	if (!err)
+		err = ps_get_reply(c, cmd, h, path);
+	return err;
+}
+
+/* GET @path (its header only when @head) into the mirror, the whole size kept (sparse). */
+static int fetch(struct remote_src *r, const char *path, bool head)
+{
+	struct ps_hdr h;
+	_cleanup_free_ char *buf = NULL;
+	int fd, err;
+
+	err = request(r->c, PS_GET, head ? PS_GET_HEAD : 0, 0, 0, path, &h);
+	if (err)
+		return err;
+	buf = malloc(h.len + 1);
+	if (!buf)
+		return -ENOMEM;
+	err = ps_recv(r->c, buf, h.len, path);
+	if (err)
+		return err;
+	fd = openat(r->dirfd, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return neg_errno();
+	if (write(fd, buf, h.len) != (ssize_t)h.len || ftruncate(fd, (off_t)h.arg))
+		err = neg_errno() ?: -EIO;
+	close(fd);
+	return err;
+}
+
+/* Mirror the directory @path of the server (".", "parent", ...), recursively through parent. */
+static int mirror(struct remote_src *r, const char *path, int depth)
+{
+	_cleanup_free_ char *list = NULL;
+	char sub[PS_PATH_MAX + 1];
+	struct ps_hdr h;
+	int err;
+
+	if (depth > MIRROR_DEPTH)
+		return -ELOOP;
+	err = request(r->c, PS_LIST, 0, 0, 0, path, &h);
+	list = err ? NULL : malloc(h.len + 1);
+	if (!err && !list)
+		err = -ENOMEM;
+	if (!err)
+		err = ps_recv(r->c, list, h.len, "listing");
+	if (err)
+		return err;
+	list[h.len] = '\0';
+	for (char *save = NULL, *n = strtok_r(list, "\n", &save); n && !err;
+	     n = strtok_r(NULL, "\n", &save)) {
+		if ((size_t)snprintf(sub, sizeof(sub), "%s%s%s", strcmp(path, ".") ? path : "",
+				     strcmp(path, ".") ? "/" : "", n) >= sizeof(sub))
+			return -ENAMETOOLONG;
+		if (!strcmp(n, "parent")) {
+			if (mkdirat(r->dirfd, sub, 0700))
+				return neg_errno();
+			err = mirror(r, sub, depth + 1);
+		} else {
+			err = fetch(r, sub, !strncmp(n, "pages-", 6));
+		}
+	}
+	return err;
+}
+
+static int remote_open_task(struct lazy_src *s, pid_t pid, struct lazy_ranges *out)
+{
+	struct remote_src *r = s->priv;
+
+	return r->local.ops->open_task(&r->local, pid, out);
+}
+
+static int remote_read(struct lazy_src *s, pid_t pid, uint32_t level, uint64_t off, void *buf,
+		       size_t len)
+{
+	struct remote_src *r = s->priv;
+	char path[PS_PATH_MAX + 1];
+	const char *dir, *name;
+	struct ps_hdr h;
+	int err;
+
+	err = lazy_src_local_where(&r->local, pid, level, &dir, &name);
+	if (err)
+		return err;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		return -ENAMETOOLONG;
+	while (len && !err) {
+		size_t n = min(len, (size_t)PS_DATA_MAX);
+
+		err = request(r->c, PS_READ, 0, (uint32_t)n, IMG_RAW_DATA_OFF + off, path, &h);
+		if (!err && h.len != n)
+			err = -EPROTO;
+		if (!err)
+			err = ps_recv(r->c, buf, n, "reading pages");
+		buf = (char *)buf + n;
+		off += n;
+		len -= n;
+	}
+	return err;
+}
+
+static void rm_mirror(int dirfd, const char *path, int depth)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (e->d_type == DT_DIR && depth < MIRROR_DEPTH + 1)
+			rm_mirror(fd, e->d_name, depth + 1);
+		unlinkat(fd, e->d_name, e->d_type == DT_DIR ? AT_REMOVEDIR : 0);
+	}
+	if (d)
+		closedir(d);
+	else if (fd >= 0)
+		close(fd);
+}
+
+static void remote_fini(struct lazy_src *s)
+{
+	struct remote_src *r = s->priv;
+
+	if (!r)
+		return;
+	if (r->local.ops)
+		r->local.ops->fini(&r->local);
+	if (r->c) {
+		struct ps_hdr h;
+
+		if (!r->c->broken && !ps_send_hdr(r->c, PS_END, 0, 0, 0, 0, "ending the session"))
+			ps_get_reply(r->c, PS_END, &h, "ending the session");
+		ps_conn_close(r->c);
+	}
+	if (r->dirfd >= 0) {
+		rm_mirror(r->dirfd, ".", 0);
+		close(r->dirfd);
+		rmdir(r->dir);
+	}
+	free(r);
+	s->priv = NULL;
+}
+
+static const struct lazy_src_ops remote_ops = {
+	.name = "page server",
+	.open_task = remote_open_task,
+	.read = remote_read,
+	.fini = remote_fini,
+};
+
+int lazy_src_remote(const struct cr_options *o, struct lazy_src *out)
+{
+	struct remote_src *r = calloc(1, sizeof(*r));
+	int err = 0;
+
+	if (!r)
+		return -ENOMEM;
+	r->dirfd = -1;
+	out->ops = &remote_ops;
+	out->priv = r;
+	snprintf(r->dir, sizeof(r->dir), "%s/lazy-pages-mirror.XXXXXX",
+		 o->work_dir ? o->work_dir : o->images_dir);
+	if (!mkdtemp(r->dir)) {
+		err = neg_errno();
+		pr_errno(err, "cannot make a directory for the images' mirror");
+		return err;
+	}
+	r->dirfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r->dirfd < 0)
+		return neg_errno();
+	r->c = ps_connect(o);
+	if (!r->c)
+		return -ECONNREFUSED;
+	err = mirror(r, ".", 0);
+	if (!err)
+		err = lazy_src_local(r->dirfd, r->c->peer, &r->local);
+	if (err)
+		pr_errno(err, "cannot read the images of the page server %s", r->c->peer);
+	else
+		pr_info("pages from the page server %s\n", r->c->peer);
+	return err;
+}

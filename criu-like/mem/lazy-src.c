@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Where the lazy-pages daemon takes page contents from. One implementation
+ * so far: the local images, each task's pagemap resolved through its
+ * pre-dump chain exactly as a restore does (rst_pages_map_open()). A remote
+ * page server would be a second struct lazy_src_ops: open_task asks the
+ * server for the pagemap, read for a range (Documentation/lazy-pages.md).
+ */
+#define LOG_PREFIX "lazy-src: "
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "fault.h"
+#include "image.h"
+#include "lazy.h"
+#include "log.h"
+#include "restore-mem.h"
+#include "util.h"
+
+struct local_task {
+	pid_t pid;
+	struct rst_pages_map map;
+	void **maps; /* [map.n]: each level's pages image mapped whole, or NULL */
+	size_t *map_len;
+};
+
+struct local_src {
+	int dirfd;
+	const char *name;
+	size_t n;
+	struct local_task *tasks;
+};
+
+static struct local_task *local_find(struct local_src *l, pid_t pid)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->tasks[i].pid == pid)
+			return &l->tasks[i];
+	return NULL;
+}
+
+/*
+ * Add @r cut at the VMA ends of @mm: one UFFDIO_COPY must stay inside one
+ * VMA, and runs of the pagemap cross the boundary of two that touch.
+ */
+static int add_split(struct lazy_ranges *out, const MmEntry *mm, struct lazy_range r)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < mm->n_vmas && r.len && !err; i++) {
+		const VmaEntry *v = mm->vmas[i];
+		struct lazy_range piece = r;
+
+		if (v->end <= r.vaddr || v->start >= r.vaddr + r.len)
+			continue;
+		if (v->start > r.vaddr) /* not in any VMA: rst_plan_runs() refused it */
+			return -EINVAL;
+		piece.len = min(r.len, v->end - r.vaddr);
+		err = lazy_ranges_add(out, &piece);
+		r.vaddr += piece.len;
+		r.off += piece.len;
+		r.len -= piece.len;
+	}
+	return err ?: r.len ? -EINVAL : 0;
+}
+
+static int local_open_task(struct lazy_src *s, pid_t pid, struct lazy_ranges *out)
+{
+	struct local_src *l = s->priv;
+	struct local_task *t = local_find(l, pid), *nt;
+	MmEntry *mm = NULL;
+	int err = 0;
+
+	if (!t) {
+		nt = reallocarray(l->tasks, l->n + 1, sizeof(*nt));
+		if (!nt)
+			return -ENOMEM;
+		l->tasks = nt;
+		t = &l->tasks[l->n];
+		*t = (struct local_task){ .pid = pid };
+		err = rst_pages_map_open(l->dirfd, l->name, pid, &t->map);
+		if (err)
+			return err;
+		l->n++;
+	}
+	err = img_read_one(l->dirfd, CR_IMG_MM, (uint32_t)pid, (ProtobufCMessage **)&mm);
+	for (size_t i = 0; i < t->map.segs.n && !err; i++) {
+		const struct rst_chain_seg *g = &t->map.segs.seg[i];
+		struct lazy_range r = { .vaddr = g->vaddr,
+					.len = g->len,
+					.off = g->off,
+					.level = g->level,
+					.entry = (uint32_t)g->entry };
+
+		if (!t->map.pages[g->level]) {
+			pr_err("pid %d: level %u of its chain has no pages image\n", pid, g->level);
+			err = -ENOENT;
+		} else {
+			err = add_split(out, mm, r);
+			if (err == -EINVAL)
+				pr_err("pid %d: pages %lx+%lu outside its VMAs\n", pid, r.vaddr,
+				       r.len);
+		}
+	}
+	if (mm)
+		protobuf_c_message_free_unpacked(&mm->base, NULL);
+	return err;
+}
+
+static int local_read(struct lazy_src *s, pid_t pid, uint32_t level, uint64_t off, void *buf,
+		      size_t len)
+{
+	struct local_task *t = local_find(s->priv, pid);
+
+	if (!t || level >= t->map.n || !t->map.pages[level])
+		return -ENOENT;
+	return img_read_raw(t->map.pages[level], off, buf, len);
+}
+
+static const void *local_map(struct lazy_src *s, pid_t pid, uint32_t level, uint64_t off,
+			     size_t len)
+{
+	struct local_task *t = local_find(s->priv, pid);
+	struct cr_img *img = t && level < t->map.n ? t->map.pages[level] : NULL;
+
+	if (!img || off > img_raw_size(img) || len > img_raw_size(img) - off) {
+		errno = ENODATA;
+		return NULL;
+	}
+	/* the fault point of img_read_raw(), which this replaces */
+	if (fault_hit("%s: read at %llu", img_name(img), (unsigned long long)off)) {
+		errno = EIO;
+		return NULL;
+	}
+	if (!t->maps) {
+		t->maps = calloc(t->map.n, sizeof(*t->maps));
+		t->map_len = calloc(t->map.n, sizeof(*t->map_len));
+		if (!t->maps || !t->map_len)
+			return NULL;
+	}
+	if (!t->maps[level]) {
+		size_t size = IMG_RAW_DATA_OFF + img_raw_size(img);
+		void *m = mmap(NULL, size, PROT_READ, MAP_SHARED, img_raw_fd(img), 0);
+
+		if (m == MAP_FAILED)
+			return NULL;
+		madvise(m, size, MADV_SEQUENTIAL);
+		t->maps[level] = m;
+		t->map_len[level] = size;
+	}
+	return (const char *)t->maps[level] + IMG_RAW_DATA_OFF + off;
+}
+
+static void local_fini(struct lazy_src *s)
+{
+	struct local_src *l = s->priv;
+
+	for (size_t i = 0; l && i < l->n; i++) {
+		struct local_task *t = &l->tasks[i];
+
+		for (unsigned int k = 0; t->maps && k < t->map.n; k++)
+			if (t->maps[k])
+				munmap(t->maps[k], t->map_len[k]);
+		free(t->maps);
+		free(t->map_len);
+		rst_pages_map_fini(&t->map);
+	}
+	if (l)
+		free(l->tasks);
+	free(l);
+	s->priv = NULL;
+}
+
+int lazy_src_local_where(struct lazy_src *s, pid_t pid, uint32_t level, const char **dir,
+			 const char **name)
+{
+	struct local_task *t = local_find(s->priv, pid);
+
+	if (!t || level >= t->map.n || !t->map.pages[level])
+		return -ENOENT;
+	*dir = t->map.dirs[level];
+	*name = img_name(t->map.pages[level]);
+	return 0;
+}
+
+static const struct lazy_src_ops local_ops = {
+	.name = "images",
+	.open_task = local_open_task,
+	.read = local_read,
+	.map = local_map,
+	.fini = local_fini,
+};
+
+int lazy_src_local(int dirfd, const char *name, struct lazy_src *out)
+{
+	struct local_src *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return -ENOMEM;
+	l->dirfd = dirfd;
+	l->name = name;
+	out->ops = &local_ops;
+	out->priv = l;
+	return 0;
+}

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The restore's side of --lazy-pages (Documentation/lazy-pages.md): find
+ * the lazy-pages daemon before anything is created, and at the barrier take
+ * each task's userfaultfd (pidfd_getfd(): the blob made it in the task, the
+ * only place userfaultfd() can make it) and hand it to the daemon with a
+ * pidfd of the task. The tree runs only once the daemon says it holds them.
+ */
+#define LOG_PREFIX "restore-lazy: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lazy.h"
+#include "log.h"
+#include "options.h"
+#include "restore-mem.h"
+#include "util.h"
+
+#ifndef __NR_pidfd_getfd
+#define __NR_pidfd_getfd 438 /* 5.6 */
+#endif
+
+#define LAZY_CONNECT_MS 10000 /* `lazy-pages &` may not listen yet */
+#define LAZY_ACK_MS 30000
+
+/* What the lazy restore asks of the kernel: the events the daemon follows. */
+static int probe_features(uint64_t *ret)
+{
+	const uint64_t want = UFFD_FEATURE_EVENT_FORK | UFFD_FEATURE_EVENT_REMAP |
+			      UFFD_FEATURE_EVENT_REMOVE | UFFD_FEATURE_EVENT_UNMAP |
+			      UFFD_FEATURE_THREAD_ID;
+	struct uffdio_api api = { .api = UFFD_API };
+	int fd = (int)syscall(__NR_userfaultfd, O_CLOEXEC), err = 0;
+
+	if (fd < 0) {
+		err = neg_errno();
+		pr_perror("lazy restore needs userfaultfd()");
+		return err;
+	}
+	if (ioctl(fd, UFFDIO_API, &api)) {
+		err = neg_errno();
+		pr_perror("UFFDIO_API");
+	}
+	close(fd);
+	if (err)
+		return err;
+	if ((api.features & want) != want)
+		pr_warn("the kernel lacks uffd events %llx: a task that forks, mremaps or "
+			"unmaps lazy memory may not be followed\n",
+			(unsigned long long)(want & ~api.features));
+	*ret = api.features & want;
+	return 0;
+}
+
+int rst_lazy_connect(struct restore_ctx *ctx)
+{
+	const char *dir = ctx->opts->work_dir ? ctx->opts->work_dir : ctx->opts->images_dir;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct lazy_msg m = { .type = LAZY_MSG_HELLO, .version = LAZY_PROTO_VERSION };
+	int fd, err, waited = 0;
+
+	err = probe_features(&ctx->uffd_features);
+	if (err)
+		return err;
+	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", dir, LAZY_SOCKET_NAME) >=
+	    sizeof(sa.sun_path)) {
+		pr_err("%s/%s: path too long for a unix socket\n", dir, LAZY_SOCKET_NAME);
+		return -ENAMETOOLONG;
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return neg_errno();
+	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err = neg_errno();
+		if ((err != -ENOENT && err != -ECONNREFUSED) || waited >= LAZY_CONNECT_MS) {
+			pr_errno(err,
+				 "no lazy-pages daemon at %s (start `criu-like lazy-pages -D "
+				 "DIR` first)",
+				 sa.sun_path);
+			close(fd);
+			return err;
+		}
+		usleep(10000);
+		waited += 10;
+	}
+	if (send(fd, &m, sizeof(m), MSG_NOSIGNAL) != sizeof(m)) {
+		err = neg_errno() ?: -EIO;
+		pr_errno(err, "hello to the lazy-pages daemon");
+		close(fd);
+		return err;
+	}
+	ctx->lazy_sk = fcntl(fd, F_DUPFD_CLOEXEC, ctx->service_fd_base);
+	close(fd);
+	if (ctx->lazy_sk < 0)
+		return neg_errno();
+	pr_info("connected to the lazy-pages daemon at %s (uffd features %lx)\n", sa.sun_path,
+		ctx->uffd_features);
+	return 0;
+}
+
+static int send_task(int sk, pid_t pid, int uffd, int pidfd)
+{
+	struct lazy_msg m = { .type = LAZY_MSG_TASK, .version = LAZY_PROTO_VERSION, .pid = pid };
+	char cbuf[CMSG_SPACE(2 * sizeof(int))] = { 0 };
+	struct iovec iov = { &m, sizeof(m) };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	int fds[2] = { uffd, pidfd };
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	return sendmsg(sk, &mh, MSG_NOSIGNAL) == sizeof(m) ? 0 : (neg_errno() ?: -EIO);
+}
+
+/* Task @i's uffd, taken from it, and a pidfd of it. */
+static int hand_task(struct restore_ctx *ctx, unsigned int i)
+{
+	struct rst_task *t = &ctx->tasks[i];
+	pid_t pid = rst_host_pid(ctx, t);
+	int32_t ufd = __atomic_load_n(rst_lazy_slot(ctx, i), __ATOMIC_ACQUIRE);
+	int pidfd, uffd = -1, err;
+
+	pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
+	if (pidfd >= 0)
+		uffd = (int)syscall(__NR_pidfd_getfd, pidfd, ufd, 0);
+	if (uffd < 0) {
+		err = neg_errno();
+		pr_errno(err, "pid %u: cannot take its uffd %d", t->pe->pid, ufd);
+	} else {
+		err = send_task(ctx->lazy_sk, (pid_t)t->pe->pid, uffd, pidfd);
+		if (err)
+			pr_errno(err, "pid %u: cannot hand its uffd to the lazy-pages daemon",
+				 t->pe->pid);
+	}
+	if (uffd >= 0)
+		close(uffd);
+	if (pidfd >= 0)
+		close(pidfd);
+	return err;
+}
+
+static int wait_ack(int sk)
+{
+	struct pollfd p = { .fd = sk, .events = POLLIN };
+	struct lazy_msg m = { 0 };
+	int r = poll(&p, 1, LAZY_ACK_MS);
+
+	if (r <= 0 || recv(sk, &m, sizeof(m), 0) != sizeof(m) || m.type != LAZY_MSG_ACK) {
+		pr_err("the lazy-pages daemon did not take the tree's memory (%s)\n",
+		       r == 0 ? "no answer" : "connection lost");
+		return r == 0 ? -ETIMEDOUT : -ECONNRESET;
+	}
+	if (m.error)
+		pr_errno(m.error, "the lazy-pages daemon refused the tree's memory");
+	return m.error;
+}
+
+int rst_lazy_handover(struct restore_ctx *ctx)
+{
+	struct lazy_msg end = { .type = LAZY_MSG_END, .version = LAZY_PROTO_VERSION };
+	unsigned int i, n = 0;
+	int err = 0;
+
+	for (i = 0; i < ctx->nr_tasks && !err; i++) {
+		const struct rst_mem_plan *p = ctx->tasks[i].mem;
+
+		if (!p || !p->vma_lazy || !p->lazy_bytes)
+			continue;
+		err = hand_task(ctx, i);
+		n++;
+	}
+	if (!err && send(ctx->lazy_sk, &end, sizeof(end), MSG_NOSIGNAL) != sizeof(end))
+		err = neg_errno() ?: -EIO;
+	if (!err)
+		err = wait_ack(ctx->lazy_sk);
+	if (!err)
+		pr_info("%u tasks' lazy memory handed to the lazy-pages daemon\n", n);
+	return err;
+}
+
+void rst_lazy_fini(struct restore_ctx *ctx)
+{
+	if (ctx->lazy_sk >= 0)
+		close(ctx->lazy_sk);
+	ctx->lazy_sk = -1;
+}

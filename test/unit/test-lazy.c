@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pure logic of lazy restore: the lazy-pages daemon's bookkeeping of
+ * the pages still to come (mem/lazy-ranges.c: fill, unmap, MADV_DONTNEED,
+ * mremap, fork), and the restore's choice of what stays lazy
+ * (rst_lazy_filter(), rst_lazy_vma() of mem/restore-mem-plan.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <sys/mman.h>
+#include <cmocka.h>
+
+#include "lazy.h"
+#include "restore-mem.h"
+
+#define PG 4096UL
+
+static void add(struct lazy_ranges *s, uint64_t vaddr, uint64_t len, uint64_t off)
+{
+	struct lazy_range r = { .vaddr = vaddr, .len = len, .off = off };
+
+	assert_int_equal(lazy_ranges_add(s, &r), 0);
+}
+
+static void expect(const struct lazy_ranges *s, size_t i, uint64_t vaddr, uint64_t len,
+		   uint64_t off)
+{
+	assert_true(i < s->n);
+	assert_int_equal(s->r[i].vaddr, vaddr);
+	assert_int_equal(s->r[i].len, len);
+	assert_int_equal(s->r[i].off, off);
+}
+
+static uint64_t sum(const struct lazy_ranges *s)
+{
+	uint64_t b = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		b += s->r[i].len;
+	return b;
+}
+
+static void test_add_find(void **state)
+{
+	struct lazy_ranges s = { 0 };
+	struct lazy_range bad = { .vaddr = 0x1000, .len = PG };
+
+	(void)state;
+	add(&s, 0x10000, 4 * PG, 0);
+	add(&s, 0x20000, 2 * PG, 4 * PG);
+	assert_int_equal(lazy_ranges_add(&s, &bad), -EINVAL); /* below the last one */
+	assert_non_null(lazy_ranges_find(&s, 0x10000));
+	assert_non_null(lazy_ranges_find(&s, 0x13fff));
+	assert_null(lazy_ranges_find(&s, 0x14000));
+	assert_ptr_equal(lazy_ranges_find(&s, 0x21000), &s.r[1]);
+	assert_null(lazy_ranges_find(&s, 0x22000));
+	assert_int_equal(s.bytes, 6 * PG);
+	lazy_ranges_fini(&s);
+}
+
+static void test_remove(void **state)
+{
+	struct lazy_ranges s = { 0 };
+
+	(void)state;
+	add(&s, 0x10000, 8 * PG, 0x100000);
+	add(&s, 0x30000, 4 * PG, 0x200000);
+	/* a hole in the middle: split, the tail's offset follows */
+	assert_int_equal(lazy_ranges_remove(&s, 0x12000, 0x14000), 0);
+	assert_int_equal(s.n, 3);
+	expect(&s, 0, 0x10000, 2 * PG, 0x100000);
+	expect(&s, 1, 0x14000, 4 * PG, 0x104000);
+	/* across two ranges: the end of one, the start of the next */
+	assert_int_equal(lazy_ranges_remove(&s, 0x17000, 0x31000), 0);
+	expect(&s, 1, 0x14000, 3 * PG, 0x104000);
+	expect(&s, 2, 0x31000, 3 * PG, 0x201000);
+	/* a whole range, and nothing */
+	assert_int_equal(lazy_ranges_remove(&s, 0x10000, 0x12000), 0);
+	assert_int_equal(lazy_ranges_remove(&s, 0x50000, 0x60000), 0);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.bytes, sum(&s));
+	assert_int_equal(s.bytes, 6 * PG);
+	lazy_ranges_fini(&s);
+}
+
+static void test_move(void **state)
+{
+	struct lazy_ranges s = { 0 }, d = { 0 };
+
+	(void)state;
+	add(&s, 0x10000, 8 * PG, 0);
+	add(&s, 0x40000, 2 * PG, 8 * PG);
+	/* mremap of pages 2-5 over the second range: it goes, they land there */
+	assert_int_equal(lazy_ranges_move(&s, 0x12000, 0x40000, 4 * PG), 0);
+	assert_int_equal(s.n, 3);
+	expect(&s, 0, 0x10000, 2 * PG, 0);
+	expect(&s, 1, 0x16000, 2 * PG, 6 * PG);
+	expect(&s, 2, 0x40000, 4 * PG, 2 * PG);
+	assert_int_equal(s.bytes, 8 * PG);
+	assert_int_equal(s.bytes, sum(&s));
+	/* below everything */
+	assert_int_equal(lazy_ranges_move(&s, 0x40000, 0x1000, PG), 0);
+	expect(&s, 0, 0x1000, PG, 2 * PG);
+	expect(&s, 3, 0x41000, 3 * PG, 3 * PG);
+	/* fork: an independent copy */
+	assert_int_equal(lazy_ranges_dup(&s, &d), 0);
+	assert_int_equal(lazy_ranges_remove(&d, 0, 0x100000), 0);
+	assert_int_equal(d.n, 0);
+	assert_int_equal(d.bytes, 0);
+	assert_int_equal(s.n, 4);
+	lazy_ranges_fini(&s);
+	lazy_ranges_fini(&d);
+}
+
+static VmaEntry *vma(VmaEntry *v, uint64_t start, uint64_t end, VmaKind kind, uint32_t prot,
+		     uint32_t flags)
+{
+	vma_entry__init(v);
+	v->start = start;
+	v->end = end;
+	v->kind = kind;
+	v->prot = prot;
+	v->flags = flags;
+	return v;
+}
+
+static void test_filter(void **state)
+{
+	VmaEntry v[4];
+	VmaEntry *vp[4] = {
+		vma(&v[0], 0x10000, 0x20000, VMA_KIND__VMA_FILE_PRIVATE, PROT_READ, MAP_PRIVATE),
+		vma(&v[1], 0x20000, 0x40000, VMA_KIND__VMA_ANON_PRIVATE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS),
+		vma(&v[2], 0x40000, 0x50000, VMA_KIND__VMA_ANON_PRIVATE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_LOCKED),
+		vma(&v[3], 0x50000, 0x60000, VMA_KIND__VMA_HEAP, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS),
+	};
+	MmEntry mm;
+	struct rst_chain_seg seg = { 0x18000, 0x40000, 0, 0, 0x1000 };
+	struct rst_chain_segs in = { 1, 1, &seg }, out = { 0 };
+	uint64_t eager[] = { 0x23000 }, lazy = 0;
+	bool vl[4] = { 0 };
+
+	(void)state;
+	mm_entry__init(&mm);
+	mm.n_vmas = 4;
+	mm.vmas = vp;
+	assert_false(rst_lazy_vma(&v[0]));
+	assert_true(rst_lazy_vma(&v[1]));
+	assert_false(rst_lazy_vma(&v[2])); /* locked */
+	assert_false(rst_lazy_vma(&v[3])); /* PROT_NONE with pages */
+	assert_int_equal(rst_lazy_filter(&mm, eager, 1, vl, &in, &out, &lazy), 0);
+	/* file part, the eager page, the locked and PROT_NONE parts read now */
+	assert_int_equal(out.n, 4);
+	assert_int_equal(out.seg[0].vaddr, 0x18000);
+	assert_int_equal(out.seg[0].len, 0x8000);
+	assert_int_equal(out.seg[1].vaddr, 0x23000);
+	assert_int_equal(out.seg[1].len, PG);
+	assert_int_equal(out.seg[1].off, 0x1000 + 0xb000);
+	assert_int_equal(out.seg[2].vaddr, 0x40000);
+	assert_int_equal(out.seg[3].vaddr, 0x50000);
+	assert_int_equal(out.seg[3].len, 0x8000);
+	assert_int_equal(lazy, 0x20000 - PG);
+	assert_false(vl[0]);
+	assert_true(vl[1]);
+	assert_false(vl[2]);
+	assert_false(vl[3]);
+	free(out.seg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_add_find),
+		cmocka_unit_test(test_remove),
+		cmocka_unit_test(test_move),
+		cmocka_unit_test(test_filter),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
