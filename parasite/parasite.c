@@ -325,10 +325,11 @@ static long recv_cmd(int sk, struct parasite_msg *m, int *fd)
  * the last reference to the uffd unregisters everything and drops the
  * protection: the dumper gets it in the answer and keeps it.
  */
-static long track_mem(struct parasite_args *a, int sk, struct parasite_msg *m)
+static long track_mem(struct parasite_args *a, int sk, struct parasite_msg *m, int devfd)
 {
 	struct parasite_iov *r = data_of(a);
-	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC };
+	bool sync = m->arg[2] & PARASITE_TRACK_SYNC;
+	struct uffdio_api api = { .api = UFFD_API, .features = sync ? 0 : UFFD_FEATURE_WP_ASYNC };
 	uint64_t i, n = m->arg[0];
 	long ret;
 	int uffd;
@@ -337,7 +338,17 @@ static long track_mem(struct parasite_args *a, int sk, struct parasite_msg *m)
 		m->ret = -EINVAL;
 		return send_answer(sk, m, 0, 0);
 	}
-	uffd = (int)sys_userfaultfd(O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+	/*
+	 * --snapshot: the task must wait in the kernel too (a read() into a
+	 * protected buffer), so no UFFD_USER_MODE_ONLY. userfaultfd() then needs
+	 * CAP_SYS_PTRACE in the task; /dev/userfaultfd, opened by the dumper,
+	 * does not (its access was checked at the dumper's open).
+	 */
+	if (sync && devfd >= 0)
+		uffd = (int)sys_ioctl(devfd, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
+	else
+		uffd = (int)sys_userfaultfd(O_CLOEXEC | O_NONBLOCK |
+					    (sync ? 0 : UFFD_USER_MODE_ONLY));
 	if (uffd < 0) {
 		m->ret = uffd;
 		m->arg[1] = 0;
@@ -351,7 +362,8 @@ static long track_mem(struct parasite_args *a, int sk, struct parasite_msg *m)
 						  .mode = UFFDIO_WRITEPROTECT_MODE_WP };
 
 		ret = sys_ioctl(uffd, UFFDIO_REGISTER, &reg);
-		if (!ret)
+		/* synchronous: the dumper protects the ranges itself, from several threads */
+		if (!ret && !sync)
 			ret = sys_ioctl(uffd, UFFDIO_WRITEPROTECT, &wp);
 		if (ret)
 			m->arg[1] = i;
@@ -405,9 +417,12 @@ static long dispatch(struct parasite_args *a, struct sig_state *ss, int sk, stru
 		m->arg[1] = (uint64_t)sys_prctl(PR_GET_DUMPABLE, 0);
 		m->arg[2] = (uint64_t)get_child_subreaper();
 		break;
-	case PARASITE_CMD_TRACK_MEM:
+	case PARASITE_CMD_TRACK_MEM: {
+		long ret = track_mem(a, sk, m, fd[0]);
+
 		close_fds(fd);
-		return track_mem(a, sk, m);
+		return ret;
+	}
 	case PARASITE_CMD_FINISH:
 		break;
 	default:

@@ -111,7 +111,7 @@ static int run_infect_test(struct cr_options *o, int argc __unused, char **argv 
 	 OPTB(SHELL_JOB) | OPTB(EXT_UNIX_SK) | OPTB(TCP_ESTABLISHED) | OPTB(FILE_LOCKS) |         \
 	 OPTB(TIMEOUT) | OPTB(TRACK_MEM) | OPTB(PREV_IMAGES_DIR) | OPTB(PAGE_SERVER) |            \
 	 OPTB(ADDRESS) | OPTB(PORT) | OPTB(EXTERNAL) | OPTB(ACTION_SCRIPT) | OPTB(NETWORK_LOCK) | \
-	 OPTB(FREEZE_CGROUP) | OPTB(MANAGE_CGROUPS) | OPTB(PIDFILE))
+	 OPTB(FREEZE_CGROUP) | OPTB(MANAGE_CGROUPS) | OPTB(PIDFILE) | OPTB(SNAPSHOT))
 
 /* dump and pre-dump send their pages to a page server */
 #define PS_PROVIDES (OPTB(PAGE_SERVER) | OPTB(ADDRESS) | OPTB(PORT))
@@ -163,6 +163,11 @@ static const struct cli_command commands[] = {
 	  "  --prev-images-dir DIR a pre-dump (relative to -D): save only the pages\n"
 	  "                        written since, the others point into DIR\n"
 	  "  --track-mem           with -R: keep tracking writes for a next dump\n"
+	  "  --snapshot            with -R: freeze only to read the state and write-protect\n"
+	  "                        the private memory, copy the pages while the tree runs;\n"
+	  "                        a page written before it is copied is copied first, so\n"
+	  "                        the image is one point in time (not with --page-server\n"
+	  "                        or --track-mem)\n"
 	  "  --auto-dedup          with --prev-images-dir: then punch the pages this dump\n"
 	  "                        supersedes out of the parents (see dedup --help)\n"
 	  "  --freeze-cgroup DIR   freeze this cgroup while seizing\n"
@@ -359,6 +364,7 @@ static const struct option long_opts[] = {
 	{ "file-locks", no_argument, NULL, 'l' },
 	{ "timeout", required_argument, NULL, 1000 + OPT_TIMEOUT },
 	{ "track-mem", no_argument, NULL, 1000 + OPT_TRACK_MEM },
+	{ "snapshot", no_argument, NULL, 1000 + OPT_SNAPSHOT },
 	{ "prev-images-dir", required_argument, NULL, 1000 + OPT_PREV_IMAGES_DIR },
 	{ "page-server", no_argument, NULL, 1000 + OPT_PAGE_SERVER },
 	{ "address", required_argument, NULL, 1000 + OPT_ADDRESS },
@@ -559,6 +565,9 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 		break;
 	case OPT_TRACK_MEM:
 		o->track_mem = true;
+		break;
+	case OPT_SNAPSHOT:
+		o->snapshot = true;
 		break;
 	case OPT_PREV_IMAGES_DIR:
 		o->prev_images_dir = arg;

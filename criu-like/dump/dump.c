@@ -33,6 +33,7 @@
 #include "net-lock.h"
 #include "notify.h"
 #include "page-server.h"
+#include "snapshot.h"
 #include "ns.h"
 #include "stats.h"
 #include "util.h"
@@ -348,6 +349,9 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 	ctx->ps = NULL;
 	/* Not handed to a keeper: the tracking ends here, the tasks' memory unprotected. */
 	track_set_fini(&ctx->track);
+	/* a snapshot that failed releases the tree here (its uffds closed) */
+	snapshot_fini(ctx->snap);
+	ctx->snap = NULL;
 	if (ctx->prev_dirfd >= 0)
 		close(ctx->prev_dirfd);
 	free(ctx->tasks);
@@ -451,6 +455,11 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 		return -ENOMEM;
 	for (i = 0; i < ctx->nr_tasks; i++)
 		ctx->tasks[i].t = ctx->tree->tasks[i];
+	if (o->snapshot) {
+		err = snapshot_open(ctx);
+		if (err)
+			return err;
+	}
 	for (i = 0; i < ctx->nr_tasks; i++)
 		if (ctx->tree->tasks[i]->state == TASK_DEAD) {
 			pr_err("pid %d exited while the tree was being seized\n",
@@ -495,9 +504,59 @@ static int auto_dedup(const struct cr_options *o)
 	return err;
 }
 
+/*
+ * --snapshot is a -R dump whose private memory is copied after the tree runs
+ * again (mem/snapshot.c). What it cannot be combined with, and why.
+ */
+static int check_snapshot_opts(const struct cr_options *o)
+{
+	const char *why = NULL;
+
+	if (!o->snapshot)
+		return 0;
+	if (!o->leave_running)
+		why = "--snapshot needs --leave-running (-R): the tree must run while its memory "
+		      "is copied";
+	else if (o->page_server)
+		why = "--snapshot with --page-server: the pages are saved out of order (a page "
+		      "written by the tree first), which the page server's stream does not carry";
+	else if (o->track_mem)
+		why = "--snapshot with --track-mem: a VMA takes one userfaultfd, and the "
+		      "snapshot's synchronous one is closed when the copy ends";
+	if (!why)
+		return 0;
+	pr_err("%s\n", why);
+	return -EINVAL;
+}
+
+static int shadow_tree(struct dump_ctx *ctx, struct pstree *sh, struct seized_task **copies);
+
+/*
+ * --snapshot: every task is cured, its private memory write-protected; the
+ * tree runs again (its frozen time ends here) and its pages are copied.
+ */
+static int snapshot_resume(struct dump_ctx *ctx, struct pstree *sh, struct seized_task **copies)
+{
+	int err = shadow_tree(ctx, sh, copies);
+
+	if (err)
+		return err;
+	dump_files_fini(ctx, true);
+	unseize_tree(ctx->tree, UNSEIZE_RESUME);
+	ctx->tree = sh;
+	ctx->resumed = true;
+	ctx->stats.frozen_ns = stats_now_ns() - ctx->stats.frozen_start_ns;
+	netlock_dump_fini(ctx, true);
+	pr_info("the tree runs again after %llu us frozen; copying its memory\n",
+		(unsigned long long)(ctx->stats.frozen_ns / 1000));
+	return snapshot_copy(ctx);
+}
+
 int cr_dump(const struct cr_options *o)
 {
 	struct dump_ctx ctx = { .opts = o, .dirfd = -1, .prev_dirfd = -1 };
+	struct pstree shadow = { 0 };
+	_cleanup_free_ struct seized_task *copies = NULL;
 	int err;
 
 	err = ns_set_options(o);
@@ -507,6 +566,9 @@ int cr_dump(const struct cr_options *o)
 		pr_err("dump needs -t PID\n");
 		return -EINVAL;
 	}
+	err = check_snapshot_opts(o);
+	if (err)
+		return err;
 	ctx.progress = isatty(STDERR_FILENO);
 	netlock_cleanup_stale(o);
 	err = dump_prepare(&ctx, o);
@@ -514,6 +576,8 @@ int cr_dump(const struct cr_options *o)
 		err = dump_tasks(&ctx);
 	if (!err)
 		err = write_pstree(&ctx);
+	if (!err && ctx.snap)
+		err = snapshot_resume(&ctx, &shadow, &copies);
 	/* Everything on disk before the inventory says so, and before the tree dies. */
 	if (!err)
 		err = img_dir_sync(ctx.dirfd);
@@ -543,19 +607,27 @@ int cr_dump(const struct cr_options *o)
 		if (err)
 			unmark_complete(&ctx);
 	}
-	dump_files_fini(&ctx, err || o->leave_running);
+	if (!ctx.resumed)
+		dump_files_fini(&ctx, err || o->leave_running);
 	/* --track-mem -R: the next dump --prev-images-dir saves what is written from here on */
 	if (!err && o->leave_running && o->track_mem)
 		track_keeper_spawn(ctx.dirfd, o->images_dir, &ctx.track);
-	if (ctx.tree) {
+	if (ctx.tree && !ctx.resumed) {
 		unseize_tree(ctx.tree, err || o->leave_running ? UNSEIZE_RESUME : UNSEIZE_KILL);
 		ctx.tree = NULL;
 		ctx.stats.frozen_ns = stats_now_ns() - ctx.stats.frozen_start_ns;
 	}
 	/* the tree runs on (-R or a failure): its connections flow again */
-	netlock_dump_fini(&ctx, err || o->leave_running);
+	if (!ctx.resumed)
+		netlock_dump_fini(&ctx, err || o->leave_running);
 	if (!err)
 		write_stats(&ctx);
+	if (!err && o->snapshot)
+		pr_msg("snapshot of %d: frozen %llu us, memory copied while it ran in %llu ms\n",
+		       o->tree, (unsigned long long)(ctx.stats.frozen_ns / 1000),
+		       (unsigned long long)(ctx.stats.memwrite_ns / 1000000));
+	ctx.tree = NULL;
+	free(shadow.tasks);
 	dump_ctx_fini(&ctx);
 	/*
 	 * A killed container's network goes with it before the dump returns:
@@ -615,6 +687,11 @@ int cr_pre_dump(const struct cr_options *o)
 
 	if (o->tree <= 0) {
 		pr_err("pre-dump needs -t PID\n");
+		return -EINVAL;
+	}
+	if (o->snapshot) {
+		pr_err("--snapshot is an option of dump -R: a pre-dump already copies the pages "
+		       "while the tree runs\n");
 		return -EINVAL;
 	}
 	ctx.progress = isatty(STDERR_FILENO);

@@ -26,6 +26,7 @@
 
 struct parasite_ctl;
 struct ps_conn;
+struct snapshot;
 
 /* The host SysV shm segments the tree has attached: ids, and a task attaching each. */
 struct sysv_shm_set {
@@ -77,6 +78,8 @@ struct dump_ctx {
 	int prev_dirfd; /* --prev-images-dir, or -1 */
 	struct track_set track; /* the write tracking's uffds (mem/track.c) */
 	struct ps_conn *ps; /* --page-server: pagemaps and pages go there (page-server.h) */
+	bool resumed; /* --snapshot: the tree runs again, ctx->tree is a shadow (dump.c) */
+	struct snapshot *snap; /* --snapshot: the pages copied once the tree runs (snapshot.h) */
 };
 
 /* core.c: core-PID.img (threads and task state), creds-PID.img. */
@@ -90,6 +93,12 @@ int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt);
 int dump_task_mm_plan(struct dump_ctx *ctx, struct dump_task *dt);
 /* mem.c: pagemap-PID.img and its pages image from dt->plan (pre-dump: read through /proc). */
 int dump_private_pages(struct dump_ctx *ctx, struct dump_task *dt);
+/*
+ * mem.c: pagemap-PID.img for @runs, whose data is in pages-@pages_id.img with
+ * the crc32c @crcs of each run (--snapshot writes the pages itself).
+ */
+int dump_pagemap(struct dump_ctx *ctx, struct dump_task *dt, uint32_t pages_id,
+		 const struct mem_runs *runs, const uint32_t *crcs);
 /* mem.c: once all tasks are done: pagemap-shmem-ID.img and pages of each object. */
 int dump_shmem(struct dump_ctx *ctx);
 /*

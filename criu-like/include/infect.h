@@ -72,9 +72,14 @@ long parasite_vmsplice(struct parasite_ctl *ctl, const int pipe[2], const struct
  * UFFD_FEATURE_WP_ASYNC in the task, registers the @n ranges in
  * write-protect mode, protects them, and hands the uffd over (*@ret_uffd);
  * the task keeps no fd. Closing the last reference drops the tracking.
+ * @sync_devfd other than -1: a synchronous uffd instead (--snapshot: every
+ * write to a protected page waits for the dumper), made through that
+ * /dev/userfaultfd fd when >= 0, else with userfaultfd() (-2); the ranges
+ * are then only registered: the caller write-protects them (UFFDIO_WRITEPROTECT
+ * works on the task's mm from any process holding the uffd).
  */
 int parasite_track_mem(struct parasite_ctl *ctl, const struct iovec *ranges, unsigned int n,
-		       int *ret_uffd);
+		       int sync_devfd, int *ret_uffd);
 
 /*
  * Unmap the areas that dumpers killed while infecting left in task @pid

@@ -24,6 +24,7 @@
 #include "ns.h"
 #include "mem-xfer.h"
 #include "page-server.h"
+#include "snapshot.h"
 #include "track.h"
 #include "util.h"
 
@@ -456,6 +457,21 @@ static int dump_private_runs(struct dump_ctx *ctx, struct dump_task *dt,
 	return err;
 }
 
+int dump_pagemap(struct dump_ctx *ctx, struct dump_task *dt, uint32_t pages_id,
+		 const struct mem_runs *runs, const uint32_t *crcs)
+{
+	pid_t pid = dt->t->pid;
+	uint64_t pages;
+	int err = runs_check(pid, runs, &pages);
+
+	if (err)
+		return err;
+	ctx->stats.pages_written += pages;
+	ctx->stats.bytes_written += pages * PAGE_SIZE;
+	return write_pagemap(ctx, CR_IMG_PAGEMAP, (uint32_t)pidns_vpid(pid), pid, pages_id, runs,
+			     crcs, false, &dt->parent_runs);
+}
+
 int dump_private_pages(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	struct mem_runs split = { 0 };
@@ -542,8 +558,9 @@ int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt)
 	err = dump_task_mm_plan(ctx, dt);
 	if (!err)
 		err = write_mm(ctx, dt);
+	/* --snapshot: the pages are copied once the tree runs again (mem/snapshot.c) */
 	if (!err)
-		err = dump_private_pages(ctx, dt);
+		err = ctx->snap ? snapshot_task_arm(ctx, dt) : dump_private_pages(ctx, dt);
 	ctx->stats.memdump_ns += mem_now_ns() - t0;
 	return err;
 }

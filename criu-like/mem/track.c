@@ -87,7 +87,7 @@ int track_arm(struct dump_task *dt, const bool *untracked, struct track_set *s)
 	}
 	if (!n)
 		return 0;
-	err = parasite_track_mem(dt->ctl, r, n, &fd);
+	err = parasite_track_mem(dt->ctl, r, n, -1, &fd);
 	if (!err) {
 		err = track_set_add(s, dt->t->pid, fd);
 		if (err)

@@ -326,10 +326,12 @@ long parasite_vmsplice(struct parasite_ctl *ctl, const int pipe[2], const struct
 }
 
 int parasite_track_mem(struct parasite_ctl *ctl, const struct iovec *ranges, unsigned int n,
-		       int *ret_uffd)
+		       int sync_devfd, int *ret_uffd)
 {
-	struct parasite_msg m = { .cmd = PARASITE_CMD_TRACK_MEM, .arg = { n } };
+	struct parasite_msg m = { .cmd = PARASITE_CMD_TRACK_MEM,
+				  .arg = { n, 0, sync_devfd != -1 ? PARASITE_TRACK_SYNC : 0 } };
 	struct parasite_iov *d = ctl_data(ctl);
+	int devfds[2] = { sync_devfd, sync_devfd };
 	unsigned int i;
 	int err, fd = -1;
 
@@ -337,13 +339,14 @@ int parasite_track_mem(struct parasite_ctl *ctl, const struct iovec *ranges, uns
 		return -E2BIG;
 	for (i = 0; i < n; i++)
 		d[i] = (struct parasite_iov){ (uint64_t)ranges[i].iov_base, ranges[i].iov_len };
-	err = ctl_cmd(ctl, &m, NULL, &fd, 1);
+	err = ctl_cmd(ctl, &m, sync_devfd >= 0 ? devfds : NULL, &fd, 1);
 	if (!err && m.ret < 0) {
 		err = (int)m.ret;
-		pr_errno(err, "pid %d: write tracking of %p-%p (userfaultfd WP_ASYNC)", ctl->pid,
+		pr_errno(err, "pid %d: write protection of %p-%p (userfaultfd %s)", ctl->pid,
 			 m.arg[1] < n ? ranges[m.arg[1]].iov_base : NULL,
 			 m.arg[1] < n ? (char *)ranges[m.arg[1]].iov_base + ranges[m.arg[1]].iov_len
-				      : NULL);
+				      : NULL,
+			 sync_devfd != -1 ? "synchronous" : "WP_ASYNC");
 	}
 	if (!err)
 		*ret_uffd = fd;

@@ -31,9 +31,15 @@ enum parasite_cmd {
 	 * ranges in data as struct parasite_iov; a new userfaultfd (WP_ASYNC) registers
 	 * each range in write-protect mode and protects it. ret = 0 and the answer
 	 * carries the uffd, or -errno with arg[1] = the index of the range that failed.
+	 * arg[2] = PARASITE_TRACK_SYNC: a synchronous uffd for --snapshot (no WP_ASYNC,
+	 * kernel faults handled too), made with USERFAULTFD_IOC_NEW on the
+	 * /dev/userfaultfd fd attached to the command if there is one; the ranges
+	 * are registered only, the dumper write-protects them through the uffd.
 	 */
 	PARASITE_CMD_TRACK_MEM,
 };
+
+#define PARASITE_TRACK_SYNC 1u
 
 struct parasite_msg {
 	uint32_t magic;

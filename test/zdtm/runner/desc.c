@@ -10,8 +10,8 @@
 
 #include "runner.h"
 
-static const char *const known_flags[] = { "noauto", "suid",	"expect-fail", "tamper",
-					   "slow",   "predump", "ns",	       "lazy" };
+static const char *const known_flags[] = { "noauto",  "suid", "expect-fail", "tamper", "slow",
+					   "predump", "ns",   "snapshot",    "lazy" };
 
 void words_free(struct word_list *l)
 {
@@ -80,6 +80,13 @@ static int parse_line(struct test_desc *d, char *key, const char *val)
 		if (!*val || d->skip_ns[0])
 			return -EINVAL;
 		snprintf(d->skip_ns, sizeof(d->skip_ns), "%s", val);
+		return 0;
+	}
+	if (!strcmp(key, "skip-snapshot")) {
+		/* What the test keeps cannot be restored after dump -R: skipped in the mode snapshot. */
+		if (!*val || d->skip_snapshot[0])
+			return -EINVAL;
+		snprintf(d->skip_snapshot, sizeof(d->skip_snapshot), "%s", val);
 		return 0;
 	}
 	if (!strcmp(key, "timeout")) {

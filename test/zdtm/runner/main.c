@@ -36,11 +36,11 @@ static void usage(FILE *f)
 		"                [--tests-dir DIR] [--no-slow] [-v] [TEST...]\n"
 		"       zdtm-run exec [--timeout SEC] -- CMD ARGS...\n"
 		"modes: none plain leave-running cycles2 predump ns ns-leave-running ns-cycles2\n"
-		"       page-server lazy "
+		"       page-server snapshot predump-snapshot lazy "
 		"(default: " ZDTM_DEFAULT_MODES
-		",\n       then predump for the tests with the flag predump, lazy for those with\n"
-		"       the flag lazy, ns for every test, ns-leave-running and ns-cycles2 for\n"
-		"       the tests with the flag ns)\n");
+		",\n       then predump, snapshot and lazy for the tests with those flags, ns for\n"
+		"       every test, ns-leave-running and ns-cycles2 for the tests with the flag\n"
+		"       ns)\n");
 }
 
 static int split_modes(struct args *a, char *list)
@@ -138,8 +138,8 @@ static const struct extra_mode {
 	const char *mode;
 	const char *flag; /* NULL: every test */
 } extra_modes[] = {
-	{ "predump", "predump" },     { "lazy", "lazy" },     { "ns", NULL },
-	{ "ns-leave-running", "ns" }, { "ns-cycles2", "ns" },
+	{ "predump", "predump" }, { "snapshot", "snapshot" },	{ "lazy", "lazy" },
+	{ "ns", NULL },		  { "ns-leave-running", "ns" }, { "ns-cycles2", "ns" },
 };
 
 /* "counter", "static/counter.c", "test/zdtm/static/counter.desc" all name "counter". */

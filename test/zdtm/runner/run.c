@@ -48,9 +48,9 @@ struct run {
 	pid_t lazy_pid; /* mode lazy: the lazy-pages daemon, waited for after the verdict */
 };
 
-static const char *const modes[] = { "none",	    "plain", "leave-running",	 "cycles2",
-				     "predump",	    "ns",    "ns-leave-running", "ns-cycles2",
-				     "page-server", "lazy" };
+static const char *const modes[] = { "none",	    "plain",	"leave-running",    "cycles2",
+				     "predump",	    "ns",	"ns-leave-running", "ns-cycles2",
+				     "page-server", "snapshot", "predump-snapshot", "lazy" };
 
 /* The modes ns, ns-leave-running, ns-cycles2: the test under an init in a container. */
 static bool mode_ns(const char *mode)
@@ -493,6 +493,36 @@ static int ps_collect(struct run *t, pid_t pid, const char *dir, const char *img
  * (relative to the image directory), the dump is an incremental one on top
  * of that pre-dump.
  */
+/*
+ * Mode snapshot: the dump -R --snapshot left the tree running and unchanged;
+ * then it is killed, so that its images can be restored in its place.
+ */
+static int snapshot_kill(struct run *t, const struct tree_snap *before)
+{
+	int ret;
+
+	for (size_t i = 0; i < before->n; i++) {
+		char st = proc_state(before->p[i].host);
+
+		if (!st || (st == 'Z') != (before->p[i].state == 'Z')) {
+			harness_fail(t, "pid %d is %s after dump --snapshot", before->p[i].pid,
+				     st ? "a zombie" : "gone");
+			return -ESRCH;
+		}
+	}
+	ret = compare(t, before, "after dump --snapshot");
+	/*
+	 * Stopped first, all of them: a process killed while another of the
+	 * tree still runs would make it notice (a reset connection) and write
+	 * to its outfile, which the images recorded smaller.
+	 */
+	for (size_t i = 0; !ret && i < before->n; i++)
+		kill(before->p[i].host, SIGSTOP);
+	for (size_t i = 0; !ret && i < before->n; i++)
+		kill(before->p[i].host, SIGKILL);
+	return ret;
+}
+
 static int cycle_plain(struct run *t, int cycle, const char *prev)
 {
 	char img[PATH_MAX], dlog[PATH_MAX + 16], rlog[PATH_MAX + 16], rpid[PATH_MAX + 16];
@@ -514,6 +544,7 @@ static int cycle_plain(struct run *t, int cycle, const char *prev)
 	char *rargs[] = { "restore", "-D",	  img,	"-d",		"-v4", "-o",
 			  rlog,	     "--pidfile", rpid, "--lazy-pages", NULL };
 	bool ps = !strcmp(t->mode, "page-server");
+	bool snapshot = !strcmp(t->mode, "snapshot") || !strcmp(t->mode, "predump-snapshot");
 	bool lazy = !strcmp(t->mode, "lazy");
 	pid_t ps_pid = -1;
 	int na = 8;
@@ -529,6 +560,10 @@ static int cycle_plain(struct run *t, int cycle, const char *prev)
 		dargs[na++] = "127.0.0.1";
 		dargs[na++] = "--port";
 		dargs[na++] = port;
+	}
+	if (snapshot) {
+		dargs[na++] = "-R";
+		dargs[na++] = "--snapshot";
 	}
 	dargs[na] = NULL;
 	ret = mkdir_p(img);
@@ -549,6 +584,8 @@ static int cycle_plain(struct run *t, int cycle, const char *prev)
 	ret = run_criu(t, dargs, &t->d->dump_opts, dtag);
 	if (!ret && ps)
 		ret = ps_collect(t, ps_pid, psdir, img);
+	if (!ret && snapshot)
+		ret = snapshot_kill(t, &before);
 	if (!ret)
 		ret = check_gone(t, &before);
 	if (!lazy)
@@ -716,11 +753,12 @@ static int do_mode(struct run *t)
 
 	if (!strcmp(mode, "none"))
 		return 0;
-	if (!strcmp(mode, "plain") || !strcmp(mode, "page-server") || !strcmp(mode, "lazy"))
+	if (!strcmp(mode, "plain") || !strcmp(mode, "page-server") || !strcmp(mode, "snapshot") ||
+	    !strcmp(mode, "lazy"))
 		return cycle_plain(t, 1, NULL);
 	if (!strcmp(mode, "leave-running"))
 		return mode_leave_running(t);
-	if (!strcmp(mode, "predump"))
+	if (!strcmp(mode, "predump") || !strcmp(mode, "predump-snapshot"))
 		return mode_predump(t);
 	/* cycles2 */
 	ret = cycle_plain(t, 1, NULL);
@@ -820,6 +858,13 @@ static bool skip_or_refuse(struct runner *r, const struct test_desc *d, struct r
 	if (mode_ns(res->mode) && d->skip_ns[0]) {
 		res->v = V_SKIP;
 		snprintf(res->reason, sizeof(res->reason), "skip-ns: %.400s", d->skip_ns);
+		return true;
+	}
+	if ((!strcmp(res->mode, "snapshot") || !strcmp(res->mode, "predump-snapshot")) &&
+	    d->skip_snapshot[0]) {
+		res->v = V_SKIP;
+		snprintf(res->reason, sizeof(res->reason), "skip-snapshot: %.400s",
+			 d->skip_snapshot);
 		return true;
 	}
 	if (desc_has_flag(d, "suid") && geteuid() != 0) {

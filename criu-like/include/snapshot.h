@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_SNAPSHOT_H
+#define CRIU_LIKE_SNAPSHOT_H
+
+/*
+ * dump --snapshot (Documentation/memory.md, "Live snapshot"): the private
+ * anonymous memory of every task is write-protected with a synchronous
+ * userfaultfd while the tree is frozen, and copied after it runs again; a
+ * write to a page not copied yet waits until that page is saved.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "compat.h"
+#include "mem-scan.h"
+
+struct dump_ctx;
+struct dump_task;
+
+/* Where each page of a task's runs lies in its pages image (pure, snapshot-plan.c). */
+struct snap_layout {
+	const struct mem_runs *runs;
+	uint64_t *first; /* run i's first page is page first[i] of the image; nr + 1 entries */
+};
+
+int snap_layout_init(struct snap_layout *l, const struct mem_runs *runs);
+void snap_layout_fini(struct snap_layout *l);
+/* The image page holding @addr, or -1 when no run has it; *@ret_run: its run. */
+int64_t snap_page_index(const struct snap_layout *l, unsigned long addr, unsigned int *ret_run);
+
+/* State of each image page. */
+enum {
+	SNAP_UNSAVED = 0,
+	SNAP_COPIED, /* by the copy, in order */
+	SNAP_FAULTED, /* by the fault handler, before the copy reached it */
+};
+
+/*
+ * A chunk of @nr_pages from @addr (@state: theirs) was read: every page not
+ * saved by the handler must still be write-protected and present or swapped,
+ * as @reg (PAGEMAP_SCAN regions of such pages, sorted) says; otherwise it
+ * changed without a write fault (unmapped, moved, discarded). The index of
+ * the first page that fails, or -1.
+ */
+long snap_chunk_check(const uint8_t *state, unsigned long addr, unsigned long nr_pages,
+		      const struct page_region *reg, unsigned int nr_reg);
+
+/* The engine (snapshot.c). */
+struct snapshot;
+
+/* Before the tree is seized: what every task's arming needs. 0 or -errno. */
+int snapshot_open(struct dump_ctx *ctx);
+/*
+ * In place of the pages of dump_task_mm(), the task frozen and infected: open
+ * its pages image, copy the runs that are not private anonymous memory, and
+ * write-protect the VMAs of the others. 0 or -errno.
+ */
+int snapshot_task_arm(struct dump_ctx *ctx, struct dump_task *dt);
+/*
+ * The tree runs again: copy every protected page (faults first), release
+ * the tree, write the pagemaps. 0 or -errno (the tree is released either way).
+ */
+int snapshot_copy(struct dump_ctx *ctx);
+/* Release the tree (close the uffds) and free; NULL is fine. */
+void snapshot_fini(struct snapshot *s);
+
+#endif

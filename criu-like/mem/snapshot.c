@@ -1,0 +1,686 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dump --snapshot (Documentation/memory.md, "Live snapshot"): one point in
+ * time, with the tree frozen only to read its state and arm write protection.
+ *
+ * While frozen, per task: the pages image is laid out (every run's place is
+ * known from the scan), the runs that are not private anonymous memory
+ * (written pages of private file mappings) are copied at once, and every
+ * private anonymous VMA holding a run is registered, from inside the task
+ * (the parasite), with a synchronous userfaultfd (UFFDIO_REGISTER_MODE_WP,
+ * no WP_ASYNC) and write-protected. The uffd comes to us.
+ *
+ * Once the tree runs, two threads share each task's page states under its
+ * lock: the copy reads run after run through /proc/PID/mem (opened while
+ * frozen: it keeps the frozen mm even across an exec), and a write-protect
+ * fault makes the handler thread save the pages from the fault on (up to
+ * SNAP_FAULT_BATCH, unsaved, same run) before it un-protects them, which
+ * wakes the writer. A page is un-protected only once saved, so whatever the
+ * copy reads while a page is still protected is the page of the freeze;
+ * after each chunk, under the lock, PAGEMAP_SCAN checks that every page the
+ * copy read is still present and protected (else it was unmapped, moved or
+ * discarded without a fault: the dump fails rather than lie). Closing the
+ * uffds at the end (or when criu-like dies) releases the tree.
+ */
+#define LOG_PREFIX "snapshot: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "crc32c.h"
+#include "dump.h"
+#include "fault.h"
+#include "image.h"
+#include "infect.h"
+#include "log.h"
+#include "mem-xfer.h"
+#include "ns.h"
+#include "snapshot.h"
+#include "util.h"
+
+#define SNAP_CHUNK_PAGES 256 /* 1 MiB per read, check and write */
+#define SNAP_FAULT_BATCH 16 /* pages saved by one fault: a sequential writer faults less */
+#define SNAP_MSGS 64
+
+struct snap_task {
+	struct dump_task *dt;
+	pid_t pid;
+	struct snap_layout lay;
+	uint8_t *state; /* SNAP_*, per image page (under lock) */
+	uint32_t *crcs; /* per run */
+	bool *deferred; /* per run: copied after the tree runs */
+	uint32_t pages_id;
+	struct cr_img *img;
+	int img_fd, rd_fd, mem_fd, pm_fd, uffd; /* rd_fd: the pages image, to read back */
+	pthread_mutex_t lock;
+	uint64_t faulted; /* pages saved by the handler (under lock) */
+	int err; /* the handler's first error for this task (under lock) */
+};
+
+struct snapshot {
+	unsigned int nr;
+	struct snap_task *t; /* same order as ctx->tasks; pid 0: no memory */
+	int devfd; /* /dev/userfaultfd, or -2: userfaultfd() in the task */
+	int stopfd; /* eventfd: the handler exits */
+	int epfd; /* the handler waits on every uffd and on stopfd */
+	pthread_t th;
+	bool th_running;
+	uint64_t faults; /* fault messages (handler only) */
+};
+
+static void *handler_main(void *arg);
+
+int snapshot_open(struct dump_ctx *ctx)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+	unsigned int i;
+
+	if (!s)
+		return -ENOMEM;
+	ctx->snap = s;
+	s->stopfd = s->epfd = -1;
+	s->devfd = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+	if (s->devfd < 0) {
+		pr_debug("/dev/userfaultfd: %m; the tasks make their uffd with userfaultfd()\n");
+		s->devfd = -2;
+	}
+	s->nr = ctx->nr_tasks;
+	s->t = calloc(s->nr + 1, sizeof(*s->t));
+	if (!s->t)
+		return -ENOMEM;
+	for (i = 0; i < s->nr; i++) {
+		s->t[i].img_fd = s->t[i].rd_fd = s->t[i].mem_fd = s->t[i].pm_fd = s->t[i].uffd = -1;
+		pthread_mutex_init(&s->t[i].lock, NULL);
+	}
+	s->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->stopfd < 0 || s->epfd < 0)
+		return neg_errno();
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->stopfd,
+		      &(struct epoll_event){ .events = EPOLLIN, .data.ptr = NULL }))
+		return neg_errno();
+	/*
+	 * The handler runs from the first arming on: a task still frozen writes
+	 * its memory too (the kernel updates its rseq area when the parasite
+	 * returns from a syscall), and would wait for it.
+	 */
+	i = (unsigned int)pthread_create(&s->th, NULL, handler_main, s);
+	if (i)
+		return -(int)i;
+	s->th_running = true;
+	return 0;
+}
+
+static void stop_handler(struct snapshot *s)
+{
+	uint64_t one = 1;
+
+	if (!s->th_running)
+		return;
+	if (write(s->stopfd, &one, sizeof(one)) != sizeof(one))
+		pr_perror("cannot stop the fault handler");
+	pthread_join(s->th, NULL);
+	s->th_running = false;
+}
+
+/* Closing a uffd unregisters its ranges and wakes every waiter: the task runs free. */
+static void release_tasks(struct snapshot *s)
+{
+	unsigned int i;
+
+	stop_handler(s);
+	for (i = 0; i < s->nr; i++)
+		closep(&s->t[i].uffd);
+}
+
+void snapshot_fini(struct snapshot *s)
+{
+	unsigned int i;
+
+	if (!s)
+		return;
+	release_tasks(s);
+	for (i = 0; i < s->nr; i++) {
+		struct snap_task *t = &s->t[i];
+
+		closep(&t->mem_fd);
+		closep(&t->pm_fd);
+		closep(&t->rd_fd);
+		img_close(t->img);
+		snap_layout_fini(&t->lay);
+		free(t->state);
+		free(t->crcs);
+		free(t->deferred);
+		pthread_mutex_destroy(&t->lock);
+	}
+	free(s->t);
+	if (s->devfd >= 0)
+		close(s->devfd);
+	if (s->stopfd >= 0)
+		close(s->stopfd);
+	if (s->epfd >= 0)
+		close(s->epfd);
+	free(s);
+}
+
+static struct snap_task *task_of(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	return &ctx->snap->t[dt - ctx->tasks];
+}
+
+/* Read @len bytes of the task at @addr; a short read is an error naming the range. */
+static int read_mem(struct snap_task *t, void *buf, size_t len, unsigned long addr)
+{
+	ssize_t n = fault_err(-EIO, "pid %d: snapshot read at %lx", t->pid, addr)
+			    ? -1
+			    : pread(t->mem_fd, buf, len, (off_t)addr);
+
+	if (n == (ssize_t)len)
+		return 0;
+	pr_err("pid %d: reading %lx-%lx of its memory: %s (unmapped, or the task exited or "
+	       "exec'ed during the snapshot)\n",
+	       t->pid, addr, addr + len, n < 0 ? strerror(errno) : "short read");
+	return n < 0 ? neg_errno() : -EIO;
+}
+
+static int write_img(struct snap_task *t, const void *buf, size_t len, uint64_t page)
+{
+	size_t done = 0;
+
+	if (fault_hit("pages-%u.img: snapshot write", t->pages_id)) {
+		pr_err("pid %d: writing pages-%u.img: %s\n", t->pid, t->pages_id, strerror(ENOSPC));
+		return -ENOSPC;
+	}
+	while (done < len) {
+		ssize_t n = pwrite(t->img_fd, (const char *)buf + done, len - done,
+				   (off_t)(IMG_RAW_DATA_OFF + page * PAGE_SIZE + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int err = n < 0 ? neg_errno() : -EIO;
+
+			pr_err("pid %d: writing pages-%u.img at data offset %llu: %s\n", t->pid,
+			       t->pages_id, (unsigned long long)(page * PAGE_SIZE + done),
+			       strerror(-err));
+			return err;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* Un-protect [@addr, +@len), which wakes the threads waiting there; at least wake them. */
+static void unprotect(struct snap_task *t, unsigned long addr, unsigned long len)
+{
+	struct uffdio_writeprotect wp = { .range = { addr, len }, .mode = 0 };
+	struct uffdio_range r = { addr, len };
+
+	if (!ioctl(t->uffd, UFFDIO_WRITEPROTECT, &wp))
+		return;
+	pr_debug("pid %d: UFFDIO_WRITEPROTECT %lx+%lx: %m\n", t->pid, addr, len);
+	ioctl(t->uffd, UFFDIO_WAKE, &r);
+}
+
+/* One run, the tree frozen. */
+static int copy_run_now(struct snap_task *t, unsigned int r, uint8_t *buf)
+{
+	const struct mem_run *run = &t->lay.runs->runs[r];
+	unsigned long done;
+
+	for (done = 0; done < run->nr_pages; done += SNAP_CHUNK_PAGES) {
+		unsigned long n = min(run->nr_pages - done, (unsigned long)SNAP_CHUNK_PAGES);
+		int err = read_mem(t, buf, n * PAGE_SIZE, run->start + done * PAGE_SIZE);
+
+		if (!err)
+			err = write_img(t, buf, n * PAGE_SIZE, t->lay.first[r] + done);
+		if (err)
+			return err;
+		t->crcs[r] = crc32c(t->crcs[r], buf, n * PAGE_SIZE);
+		memset(t->state + t->lay.first[r] + done, SNAP_COPIED, n);
+	}
+	return 0;
+}
+
+/* The private anonymous VMAs that hold a deferred run, as ranges for the parasite. */
+static unsigned int wp_ranges(const struct snap_task *t, struct iovec *iov)
+{
+	const struct vma_list *vmas = &t->dt->vmas;
+	const struct mem_runs *runs = t->lay.runs;
+	unsigned int i, r = 0, n = 0;
+
+	for (i = 0; i < vmas->nr; i++) {
+		const struct vma_entry *v = &vmas->vmas[i];
+
+		if (t->dt->plan.policy[i] != MEM_SAVE_ANON)
+			continue;
+		while (r < runs->nr &&
+		       (!t->deferred[r] ||
+			runs->runs[r].start + runs->runs[r].nr_pages * PAGE_SIZE <= v->start))
+			r++;
+		if (r >= runs->nr || runs->runs[r].start >= v->end)
+			continue;
+		/* VMAs that touch go as one range: one registration covers them all */
+		if (n && (unsigned long)iov[n - 1].iov_base + iov[n - 1].iov_len == v->start) {
+			iov[n - 1].iov_len += v->end - v->start;
+			continue;
+		}
+		iov[n].iov_base = (void *)v->start;
+		iov[n++].iov_len = v->end - v->start;
+	}
+	return n;
+}
+
+static int open_task_files(struct dump_ctx *ctx, struct snap_task *t)
+{
+	char path[64];
+	uint64_t pages = t->lay.first[t->lay.runs->nr];
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", t->pid);
+	t->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (t->mem_fd < 0) {
+		pr_perror("pid %d: open %s", t->pid, path);
+		return neg_errno();
+	}
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", t->pid);
+	t->pm_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (t->pm_fd < 0) {
+		pr_perror("pid %d: open %s", t->pid, path);
+		return neg_errno();
+	}
+	t->pages_id = ctx->next_pages_id++;
+	t->img = img_open(ctx->dirfd, CR_IMG_PAGES, t->pages_id, IMG_WRITE);
+	if (!t->img)
+		return neg_errno();
+	t->img_fd = img_raw_fd(t->img);
+	img_file_name(CR_IMG_PAGES, t->pages_id, path, sizeof(path));
+	t->rd_fd = openat(ctx->dirfd, path, O_RDONLY | O_CLOEXEC);
+	if (t->rd_fd < 0) {
+		pr_perror("pid %d: open %s for reading", t->pid, path);
+		return neg_errno();
+	}
+	/* its final size now: the pages land out of order */
+	if (ftruncate(t->img_fd, (off_t)(IMG_RAW_DATA_OFF + pages * PAGE_SIZE))) {
+		pr_perror("pid %d: cannot size pages-%u.img", t->pid, t->pages_id);
+		return neg_errno();
+	}
+	return 0;
+}
+
+struct wp_part {
+	struct snap_task *t;
+	const struct iovec *iov;
+	unsigned int n;
+	unsigned long from, to; /* bytes of the ranges, counted in order */
+	pthread_t th;
+	int err;
+};
+
+/* Write-protect the bytes [from, to) of the ranges, counted one after the other. */
+static void *wp_part_run(void *arg)
+{
+	struct wp_part *p = arg;
+	unsigned long pos = 0;
+	unsigned int i;
+
+	for (i = 0; i < p->n && !p->err && pos < p->to; i++) {
+		unsigned long a = (unsigned long)p->iov[i].iov_base, len = p->iov[i].iov_len;
+		unsigned long s = max(pos, p->from), e = min(pos + len, p->to);
+		struct uffdio_writeprotect wp = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+
+		if (s < e) {
+			wp.range = (struct uffdio_range){ a + (s - pos), e - s };
+			if (ioctl(p->t->uffd, UFFDIO_WRITEPROTECT, &wp))
+				p->err = neg_errno();
+		}
+		pos += len;
+	}
+	return NULL;
+}
+
+/*
+ * The largest cost of the freeze at 2 GiB (each PTE changed, 38 ms of 82
+ * here): split in halves, protected by two threads at once (mmap_lock is
+ * taken shared, each page table has its own lock).
+ */
+static int protect(struct snap_task *t, const struct iovec *iov, unsigned int n)
+{
+	struct wp_part p[2] = { 0 };
+	unsigned long total = 0, half;
+	unsigned int i;
+	bool two;
+
+	for (i = 0; i < n; i++)
+		total += iov[i].iov_len;
+	half = (total / 2) & PAGE_MASK;
+	for (i = 0; i < 2; i++)
+		p[i] = (struct wp_part){ t, iov, n, i ? half : 0, i ? total : half };
+	two = total >= (64UL << 20) && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+	      !pthread_create(&p[1].th, NULL, wp_part_run, &p[1]);
+	if (!two)
+		p[0].to = total;
+	wp_part_run(&p[0]);
+	if (two)
+		pthread_join(p[1].th, NULL);
+	if (p[0].err || p[1].err)
+		pr_errno(p[0].err ?: p[1].err, "pid %d: UFFDIO_WRITEPROTECT", t->pid);
+	return p[0].err ?: p[1].err;
+}
+
+/*
+ * On top of a pre-dump (--prev-images-dir): the written pages were found with
+ * the previous round's WP_ASYNC uffd (mem_scan_tracked()), which still holds
+ * the VMAs; a VMA takes one uffd, so that one lets them go first (through
+ * its ioctl: closing it would not be the last reference while the keeper
+ * that handed it over is still exiting). Ranges it does not hold are skipped.
+ */
+static void end_async_tracking(struct dump_ctx *ctx, struct snap_task *t)
+{
+	const struct vma_list *vmas = &t->dt->vmas;
+	unsigned int i, k;
+
+	for (k = 0; k < ctx->track.nr; k++) {
+		if (ctx->track.e[k].pid != t->pid)
+			continue;
+		for (i = 0; i < vmas->nr; i++) {
+			struct uffdio_range r = { vmas->vmas[i].start,
+						  vmas->vmas[i].end - vmas->vmas[i].start };
+
+			if (mem_policy_saves(t->dt->plan.policy[i]) &&
+			    ioctl(ctx->track.e[k].fd, UFFDIO_UNREGISTER, &r))
+				pr_debug("pid %d: UFFDIO_UNREGISTER %lx-%lx of the pre-dump's "
+					 "tracking: %m\n",
+					 t->pid, vmas->vmas[i].start, vmas->vmas[i].end);
+		}
+		closep(&ctx->track.e[k].fd);
+	}
+}
+
+/* The task's layout and page states, before anything is read. */
+static int task_init(struct snap_task *t, struct dump_task *dt)
+{
+	const struct mem_runs *runs = &dt->plan.runs;
+	int err;
+
+	t->dt = dt;
+	t->pid = dt->t->pid;
+	err = snap_layout_init(&t->lay, runs);
+	if (err)
+		return err;
+	t->state = calloc(t->lay.first[runs->nr] + 1, 1);
+	t->crcs = calloc(runs->nr + 1, sizeof(*t->crcs));
+	t->deferred = calloc(runs->nr + 1, sizeof(*t->deferred));
+	return t->state && t->crcs && t->deferred ? 0 : -ENOMEM;
+}
+
+int snapshot_task_arm(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	struct snap_task *t = task_of(ctx, dt);
+	const struct mem_runs *runs = &dt->plan.runs;
+	_cleanup_free_ uint8_t *buf = NULL;
+	_cleanup_free_ struct iovec *iov = NULL;
+	uint64_t t0 = mem_now_ns();
+	unsigned int i, n;
+	int err = task_init(t, dt);
+
+	if (err)
+		return err;
+	buf = malloc(SNAP_CHUNK_PAGES * PAGE_SIZE);
+	iov = calloc(dt->vmas.nr + 1, sizeof(*iov));
+	if (!buf || !iov)
+		return -ENOMEM;
+	err = open_task_files(ctx, t);
+	/*
+	 * Only private anonymous memory can be protected by a synchronous uffd
+	 * (a private file mapping needs WP_ASYNC): the rest is copied now.
+	 */
+	for (i = 0; i < runs->nr && !err; i++) {
+		t->deferred[i] = runs->runs[i].policy == MEM_SAVE_ANON;
+		if (!t->deferred[i])
+			err = copy_run_now(t, i, buf);
+	}
+	if (err)
+		return err;
+	n = wp_ranges(t, iov);
+	end_async_tracking(ctx, t);
+	if (n)
+		err = parasite_track_mem(dt->ctl, iov, n, ctx->snap->devfd, &t->uffd);
+	if (!err && t->uffd >= 0 &&
+	    epoll_ctl(ctx->snap->epfd, EPOLL_CTL_ADD, t->uffd,
+		      &(struct epoll_event){ .events = EPOLLIN, .data.ptr = t }))
+		err = neg_errno();
+	if (!err && t->uffd >= 0)
+		err = protect(t, iov, n);
+	if (err) {
+		pr_err("pid %d: cannot write-protect its memory for the snapshot (%u ranges)\n",
+		       t->pid, n);
+		return err;
+	}
+	pr_debug("pid %d: %u ranges write-protected (uffd %d), %llu us\n", t->pid, n, t->uffd,
+		 (unsigned long long)(mem_now_ns() - t0) / 1000);
+	return 0;
+}
+
+/* ---- the fault handler ------------------------------------------------------------------- */
+
+/* Save the unsaved pages from @idx on (same run) before their writer goes on. Under lock. */
+static int save_faulted(struct snap_task *t, int64_t idx, unsigned int run, unsigned long addr,
+			unsigned long *ret_len)
+{
+	uint8_t buf[SNAP_FAULT_BATCH * PAGE_SIZE];
+	uint64_t end = min(t->lay.first[run + 1], (uint64_t)idx + SNAP_FAULT_BATCH);
+	uint64_t n = 0;
+	int err;
+
+	while (idx + n < end && t->state[idx + n] == SNAP_UNSAVED)
+		n++;
+	*ret_len = n * PAGE_SIZE;
+	err = read_mem(t, buf, n * PAGE_SIZE, addr);
+	if (!err)
+		err = write_img(t, buf, n * PAGE_SIZE, (uint64_t)idx);
+	memset(t->state + idx, SNAP_FAULTED, n);
+	t->faulted += n;
+	return err;
+}
+
+static void handle_fault(struct snap_task *t, unsigned long addr)
+{
+	unsigned long len = PAGE_SIZE;
+	unsigned int run;
+	int64_t idx;
+	int err = 0;
+
+	addr &= PAGE_MASK;
+	pthread_mutex_lock(&t->lock);
+	idx = snap_page_index(&t->lay, addr, &run);
+	/* not in a run: not saved (zeros at restore, as at the freeze); saved: nothing to do */
+	if (idx >= 0 && t->deferred[run] && t->state[idx] == SNAP_UNSAVED)
+		err = save_faulted(t, idx, run, addr, &len);
+	if (err && !t->err)
+		t->err = err;
+	pthread_mutex_unlock(&t->lock);
+	unprotect(t, addr, len);
+}
+
+static void drain_uffd(struct snapshot *s, struct snap_task *t)
+{
+	struct uffd_msg msg[SNAP_MSGS];
+
+	for (;;) {
+		ssize_t n = read(t->uffd, msg, sizeof(msg));
+		unsigned int i;
+
+		if (n <= 0)
+			return;
+		for (i = 0; i < n / sizeof(msg[0]); i++) {
+			s->faults++;
+			if (msg[i].event == UFFD_EVENT_PAGEFAULT)
+				handle_fault(t, (unsigned long)msg[i].arg.pagefault.address);
+		}
+	}
+}
+
+static void *handler_main(void *arg)
+{
+	struct snapshot *s = arg;
+	struct epoll_event ev[16];
+
+	for (;;) {
+		int i, n = epoll_wait(s->epfd, ev, ARRAY_SIZE(ev), -1);
+
+		if (n < 0 && errno != EINTR) {
+			pr_perror("the fault handler stops"); /* closing the uffds wakes everyone */
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			if (!ev[i].data.ptr)
+				return NULL;
+			drain_uffd(s, ev[i].data.ptr);
+		}
+	}
+	return NULL;
+}
+
+/* ---- the copy ------------------------------------------------------------------------------ */
+
+/* Every page of the chunk not saved by the handler: still present and protected? Under lock. */
+static int check_chunk(struct snap_task *t, unsigned long addr, unsigned long n, uint64_t idx)
+{
+	struct page_region reg[SNAP_CHUNK_PAGES + 1];
+	struct pm_scan_arg a = {
+		.size = sizeof(a),
+		.start = addr,
+		.end = addr + n * PAGE_SIZE,
+		.vec = (uint64_t)(uintptr_t)reg,
+		.vec_len = ARRAY_SIZE(reg),
+		.category_mask = PAGE_IS_WRITTEN,
+		.category_inverted = PAGE_IS_WRITTEN,
+		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+		.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+	};
+	long nr = ioctl(t->pm_fd, PAGEMAP_SCAN, &a), bad;
+
+	if (nr < 0) {
+		pr_perror("pid %d: PAGEMAP_SCAN %lx-%lx", t->pid, addr, addr + n * PAGE_SIZE);
+		return neg_errno();
+	}
+	bad = snap_chunk_check(t->state + idx, addr, n, reg, (unsigned int)nr);
+	if (bad < 0)
+		return 0;
+	pr_err("pid %d: page %lx changed without a write fault during the snapshot (unmapped, "
+	       "moved or discarded since the freeze): the image would not be one point in time\n",
+	       t->pid, addr + (unsigned long)bad * PAGE_SIZE);
+	return -EAGAIN;
+}
+
+/* One chunk of a deferred run, the tree running. */
+static int copy_chunk(struct snap_task *t, unsigned int r, unsigned long addr, unsigned long n,
+		      uint8_t *buf)
+{
+	uint64_t idx = t->lay.first[r] + (addr - t->lay.runs->runs[r].start) / PAGE_SIZE;
+	unsigned long i;
+	int err;
+
+	err = read_mem(t, buf, n * PAGE_SIZE, addr);
+	if (err)
+		return err;
+	pthread_mutex_lock(&t->lock);
+	err = t->err ?: check_chunk(t, addr, n, idx);
+	for (i = 0; i < n && !err; i++)
+		if (t->state[idx + i] == SNAP_UNSAVED)
+			t->state[idx + i] = SNAP_COPIED;
+	pthread_mutex_unlock(&t->lock);
+	/* what the handler saved is in the image already: take it from there, for the crc */
+	for (i = 0; i < n && !err; i++)
+		if (t->state[idx + i] == SNAP_FAULTED &&
+		    pread(t->rd_fd, buf + i * PAGE_SIZE, PAGE_SIZE,
+			  (off_t)(IMG_RAW_DATA_OFF + (idx + i) * PAGE_SIZE)) != PAGE_SIZE) {
+			pr_perror("pid %d: reading back pages-%u.img", t->pid, t->pages_id);
+			err = -EIO;
+		}
+	if (!err)
+		err = write_img(t, buf, n * PAGE_SIZE, idx);
+	if (err)
+		return err;
+	t->crcs[r] = crc32c(t->crcs[r], buf, n * PAGE_SIZE);
+	unprotect(t, addr, n * PAGE_SIZE);
+	return 0;
+}
+
+static int copy_task(struct snap_task *t, uint8_t *buf)
+{
+	const struct mem_runs *runs = t->lay.runs;
+	unsigned int r;
+	int err = 0;
+
+	for (r = 0; r < runs->nr && !err; r++) {
+		unsigned long done;
+
+		if (!t->deferred[r])
+			continue;
+		for (done = 0; done < runs->runs[r].nr_pages && !err; done += SNAP_CHUNK_PAGES)
+			err = copy_chunk(t, r, runs->runs[r].start + done * PAGE_SIZE,
+					 min(runs->runs[r].nr_pages - done,
+					     (unsigned long)SNAP_CHUNK_PAGES),
+					 buf);
+	}
+	pthread_mutex_lock(&t->lock);
+	err = err ?: t->err;
+	pthread_mutex_unlock(&t->lock);
+	return err;
+}
+
+/* The images of a copied task: the pages image completed, then its pagemap. */
+static int finish_task(struct dump_ctx *ctx, struct snap_task *t)
+{
+	int err = img_close(t->img);
+
+	t->img = NULL;
+	if (!err)
+		err = dump_pagemap(ctx, t->dt, t->pages_id, t->lay.runs, t->crcs);
+	return err;
+}
+
+int snapshot_copy(struct dump_ctx *ctx)
+{
+	struct snapshot *s = ctx->snap;
+	_cleanup_free_ uint8_t *buf = malloc(SNAP_CHUNK_PAGES * PAGE_SIZE);
+	uint64_t t0 = mem_now_ns(), pages = 0, faulted = 0, el;
+	unsigned int i;
+	int err = 0;
+
+	if (!buf) {
+		release_tasks(s);
+		return -ENOMEM;
+	}
+	for (i = 0; i < s->nr && !err; i++)
+		if (s->t[i].pid)
+			err = copy_task(&s->t[i], buf);
+	/* every page is saved (or the dump failed): the tree runs free */
+	release_tasks(s);
+	el = mem_now_ns() - t0;
+	for (i = 0; i < s->nr && !err; i++)
+		if (s->t[i].pid) {
+			pages += s->t[i].lay.first[s->t[i].lay.runs->nr];
+			faulted += s->t[i].faulted;
+			err = finish_task(ctx, &s->t[i]);
+		}
+	ctx->stats.memwrite_ns += el;
+	if (!err)
+		pr_info("copied %llu pages (%llu saved first on a write fault, %llu faults) in "
+			"%llu "
+			"ms, %.0f MiB/s, the tree running\n",
+			(unsigned long long)pages, (unsigned long long)faulted,
+			(unsigned long long)s->faults, (unsigned long long)(el / 1000000),
+			el ? (double)pages * PAGE_SIZE / (1 << 20) * 1e9 / (double)el : 0.0);
+	return err;
+}
