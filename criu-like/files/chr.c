@@ -107,16 +107,12 @@ static ChrFileEntry *chr_entry_new(struct file_desc *d, const char *path)
  * namespace): it must lead to the same device there. A device opened before a
  * pivot_root into a tree without it is refused.
  */
-static int chr_reachable(const struct fd_info *f)
+static int chr_reachable(const struct dump_ctx *ctx, const struct fd_info *f)
 {
-	char proot[PATH_MAX + 32];
-	struct stat st;
-
 	/* a terminal of --shell-job is inherited at restore, never opened by its path */
 	if (f->link[0] != '/' || chr_classify(f->st.st_rdev) == CHR_TTY)
 		return 0;
-	snprintf(proot, sizeof(proot), "/proc/%d/root%s", f->pid, f->link);
-	if (!stat(proot, &st) && S_ISCHR(st.st_mode) && st.st_rdev == f->st.st_rdev)
+	if (file_path_leads_to(ctx, f->pid, f->link, false, &f->st, true))
 		return 0;
 	pr_err("pid %d fd %d: %s (character device %u:%u) is not that device under the task's "
 	       "root (opened before a chroot or pivot_root?): it could not be opened again\n",
@@ -127,7 +123,7 @@ static int chr_reachable(const struct fd_info *f)
 static int chr_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
 	ChrFileEntry *e;
-	int err = chr_reachable(f);
+	int err = chr_reachable(ctx, f);
 
 	(void)ctx;
 	if (err)

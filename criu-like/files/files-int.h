@@ -87,6 +87,17 @@ struct fd_info {
 };
 
 /*
+ * files.c: whether the path @link, as /proc shows a file of task @pid, leads
+ * to @want (its dev and inode; with @by_rdev, a character device of its
+ * rdev) from where the restore opens it: the task's root, or, for a task
+ * that chroot()ed (whose links /proc shows from its mount namespace's root),
+ * the tree root's root, or criu-like's own when the task shares its mount
+ * namespace. @nofollow: the last component itself (lstat).
+ */
+bool file_path_leads_to(const struct dump_ctx *ctx, pid_t pid, const char *link, bool nofollow,
+			const struct stat *want, bool by_rdev);
+
+/*
  * fown.c: the owner for signal-driven I/O of the description @d, read from
  * @f (drained), into d->fe.fown when there is one. Refused by name: an owner
  * outside the tree, or a task in a pid namespace nested in the tree's.

@@ -403,6 +403,42 @@ static int sock_probe(struct dump_task *dt, const struct fd_info *f, int *family
 	return 0;
 }
 
+/* Whether task @pid is in criu-like's mount namespace. */
+static bool same_mntns(pid_t pid)
+{
+	struct stat a, b;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pid);
+	return !stat(path, &a) && !stat("/proc/self/ns/mnt", &b) && a.st_ino == b.st_ino &&
+	       a.st_dev == b.st_dev;
+}
+
+bool file_path_leads_to(const struct dump_ctx *ctx, pid_t pid, const char *link, bool nofollow,
+			const struct stat *want, bool by_rdev)
+{
+	pid_t tree = ctx && ctx->opts ? ctx->opts->tree : 0;
+	char path[PATH_MAX + 32];
+	struct stat cur;
+
+	for (int i = 0; i < 3; i++) {
+		if (i == 0)
+			snprintf(path, sizeof(path), "/proc/%d/root%s", pid, link);
+		else if (i == 1 && tree > 0 && tree != pid)
+			snprintf(path, sizeof(path), "/proc/%d/root%s", tree, link);
+		else if (i == 2 && same_mntns(pid))
+			snprintf(path, sizeof(path), "%s", link);
+		else
+			continue;
+		if ((nofollow ? lstat(path, &cur) : stat(path, &cur)))
+			continue;
+		if (by_rdev ? S_ISCHR(cur.st_mode) && cur.st_rdev == want->st_rdev
+			    : cur.st_dev == want->st_dev && cur.st_ino == want->st_ino)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Whether the socket @f lives in the network namespace the tree is dumped
  * in: the tree's own (a container's, where sock_diag is asked and where the

@@ -215,6 +215,11 @@ int inet_dump_opts(const struct fd_info *f, int proto, InetSkEntry *e, char *con
 	}
 	e->has_linger = lg.l_onoff != 0;
 	e->linger = (uint32_t)lg.l_linger;
+	/* SO_BUF_LOCK: a kernel without it (before 5.14) tunes no differently */
+	if (!getsockopt(f->dfd, SOL_SOCKET, SO_BUF_LOCK, &val, &(socklen_t){ sizeof(val) })) {
+		e->has_buf_lock = true;
+		e->buf_lock = (uint32_t)val;
+	}
 	err = dump_str_opt(f, SOL_SOCKET, SO_BINDTODEVICE, dev, IFNAMSIZ + 1, &e->bindtodevice);
 	if (!err && proto == IPPROTO_TCP)
 		err = dump_str_opt(f, SOL_TCP, TCP_CONGESTION, cong, INET_CONG_MAX + 1,
@@ -314,6 +319,16 @@ int inet_restore_filter(int sk, const InetSkEntry *e, uint32_t id)
 		return neg_errno();
 	}
 	return 0;
+}
+
+int inet_restore_buf_lock(int sk, const InetSkEntry *e, uint32_t id)
+{
+	int err = e->has_buf_lock ? inet_sk_setint(sk, SOL_SOCKET, SO_BUF_LOCK, (int)e->buf_lock)
+				  : 0;
+
+	if (err)
+		pr_errno(err, "file %u: cannot set SO_BUF_LOCK to %u", id, e->buf_lock);
+	return err;
 }
 
 int inet_restore_opts_after(int sk, const InetSkEntry *e, uint32_t id)

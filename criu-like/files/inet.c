@@ -481,6 +481,9 @@ static int isk_open_one(const InetSkEntry *e, uint32_t id)
 		err = udp_refill(sk, e, id);
 	if (!err)
 		err = inet_restore_filter(sk, e, id);
+	/* a connection's buffers change until it goes live (rst_inet_repair_off()) */
+	if (!err && !e->tcp)
+		err = inet_restore_buf_lock(sk, e, id);
 	if (!err && e->state == TCP_ESTABLISHED && (e->proto == IPPROTO_UDP || e->connect_backlog))
 		err = isk_connect(sk, e, id);
 	if (!err)

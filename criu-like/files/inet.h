@@ -175,6 +175,8 @@ int inet_dump_filter(const struct fd_info *f, InetSkEntry *e);
 int inet_restore_opts_before_bind(int sk, const InetSkEntry *e, uint32_t id);
 int inet_restore_opts_after(int sk, const InetSkEntry *e, uint32_t id);
 int inet_restore_filter(int sk, const InetSkEntry *e, uint32_t id);
+/* SO_BUF_LOCK as saved, after the last buffer size is set (those set it). */
+int inet_restore_buf_lock(int sk, const InetSkEntry *e, uint32_t id);
 
 /* ---- tcp.c: TCP states, connections in a backlog, the network lock ---- */
 

@@ -41,11 +41,10 @@ struct reg_priv {
  * must be reachable by its name from the task's root, or restore would open
  * another file: one renamed or removed while other links remain is refused.
  */
-static char *reg_path(pid_t pid, const char *what, const char *link, const struct stat *st)
+static char *reg_path(const struct dump_ctx *ctx, pid_t pid, const char *what, const char *link,
+		      const struct stat *st)
 {
 	size_t len = strlen(link), sl = strlen(DELETED_SUFFIX);
-	char proot[PATH_MAX + 32];
-	struct stat cur;
 	char *path;
 
 	if (link[0] != '/') {
@@ -64,10 +63,8 @@ static char *reg_path(pid_t pid, const char *what, const char *link, const struc
 			len -= sl;
 		return strndup(link, len);
 	}
-	snprintf(proot, sizeof(proot), "/proc/%d/root%s", pid, link);
 	/* a symlink (an O_PATH | O_NOFOLLOW fd) is the link itself, not where it leads */
-	if ((S_ISLNK(st->st_mode) ? lstat(proot, &cur) : stat(proot, &cur)) ||
-	    cur.st_dev != st->st_dev || cur.st_ino != st->st_ino) {
+	if (!file_path_leads_to(ctx, pid, link, S_ISLNK(st->st_mode), st, false)) {
 		pr_err("pid %d %s: %s no longer leads to the open file (renamed, or removed while "
 		       "other links remain): not supported yet\n",
 		       pid, what, link);
@@ -194,7 +191,7 @@ int dump_file_by_fd(struct dump_ctx *ctx, pid_t pid, int fd, const char *path, i
 			*id = d->id;
 		return err;
 	}
-	name = reg_path(pid, "file", path, &st);
+	name = reg_path(ctx, pid, "file", path, &st);
 	if (!name)
 		return -errno;
 	d = file_desc_new(ft, st.st_dev, st.st_ino);
@@ -233,7 +230,7 @@ static int reg_match(const struct dump_ctx *ctx, const struct fd_info *f)
 	if (err)
 		return err;
 	snprintf(what, sizeof(what), "fd %d", f->fd);
-	path = reg_path(f->pid, what, f->link, &f->st);
+	path = reg_path(ctx, f->pid, what, f->link, &f->st);
 	if (!path)
 		return -errno;
 	free(path);
@@ -251,7 +248,7 @@ static int reg_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 		return neg_errno();
 	}
 	snprintf(what, sizeof(what), "fd %d", f->fd);
-	path = reg_path(f->pid, what, f->link, &st);
+	path = reg_path(ctx, f->pid, what, f->link, &st);
 	if (!path)
 		return -errno;
 	return reg_fill(ctx, d, f->pid, f->dfd, path, &st, f->flags, f->pos, f->mnt_id);

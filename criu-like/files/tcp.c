@@ -502,6 +502,8 @@ int rst_inet_repair_off(struct restore_ctx *ctx)
 		if (!fe->inetsk->tcp)
 			continue;
 		err = tcp_go_live(f->fds[pos], fe->inetsk);
+		if (!err)
+			err = inet_restore_buf_lock(f->fds[pos], fe->inetsk, fe->id);
 		if (err) {
 			pr_errno(err, "file %u: cannot take TCP connection %s out of repair mode",
 				 fe->id, inet_entry_ends(fe->inetsk, ends, sizeof(ends)));

@@ -73,5 +73,7 @@ void rst_files_fini(struct restore_ctx *ctx);
 
 /* task/fs.c, in the task: cwd, root, umask. */
 int rst_fs_restore(struct restore_ctx *ctx, struct rst_task *t);
+/* task/fs.c: in task @t, the last step before its restorer: chroot() to its root. */
+int rst_fs_chroot(struct rst_task *t);
 
 #endif

@@ -25,6 +25,7 @@
 #include "image.h"
 #include "log.h"
 #include "fault.h"
+#include "restore-files.h"
 #include "restore-mem.h"
 #include "restore-task-int.h"
 #include "util.h"
@@ -71,12 +72,17 @@ static const char *const special_names[] = { "[vvar]", "[vvar_vclock]", "[vdso]"
 /* The current layout (every mapping is busy) and where this kernel's vDSO areas are. */
 static int read_self_maps(struct finish *f, struct rst_range cur[3])
 {
-	_cleanup_fclose_ FILE *m = fopen("/proc/self/maps", "re");
+	/* criu-like's /proc: the task may have chroot()ed already (rst_fs_restore()) */
+	int fd = f->ctx->proc_fd >= 0 ? openat(f->ctx->proc_fd, "self/maps", O_RDONLY | O_CLOEXEC)
+				      : open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	_cleanup_fclose_ FILE *m = fd >= 0 ? fdopen(fd, "re") : NULL;
 	_cleanup_free_ char *line = NULL;
 	size_t cap = 0;
 	unsigned int k;
 	int err;
 
+	if (!m && fd >= 0)
+		close(fd);
 	if (!m) {
 		pr_perror("pid %d: open /proc/self/maps", f->pid);
 		return neg_errno();
@@ -563,6 +569,9 @@ int rst_task_finish(struct restore_ctx *ctx, struct rst_task *t)
 		err = build_args(f);
 	if (!err)
 		err = close_service_fds(f);
+	/* the root last: every path above is the dumper's view, a chroot hides them */
+	if (!err)
+		err = rst_fs_chroot(f->t);
 	sigfillset(&all);
 	if (!err && sigprocmask(SIG_SETMASK, &all, NULL))
 		err = neg_errno();

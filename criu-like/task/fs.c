@@ -103,10 +103,25 @@ int rst_fs_restore(struct restore_ctx *ctx __unused, struct rst_task *t)
 		pr_perror("pid %u: cannot enter its working directory %s", t->pe->pid, cwd);
 		return neg_errno();
 	}
+	umask((mode_t)fs->umask);
+	return 0;
+}
+
+/*
+ * The root, last thing before the restorer runs (rst_task_finish()): the
+ * restore still opens the files of the task's mappings and reads its /proc
+ * by the paths /proc showed from the dumper's root, which a chroot would hide.
+ */
+int rst_fs_chroot(struct rst_task *t)
+{
+	const FsEntry *fs = ((struct rst_task_files *)t->files)->fs;
+	_cleanup_free_ char *root = fs_bytes(&fs->root);
+
+	if (!root)
+		return -ENOMEM;
 	if (strcmp(root, "/") && chroot(root)) {
 		pr_perror("pid %u: cannot change its root to %s", t->pe->pid, root);
 		return neg_errno();
 	}
-	umask((mode_t)fs->umask);
 	return 0;
 }

@@ -12,13 +12,12 @@
  *				the memory is in a child and the parent only
  *				counts. Each process prints "tick N errors E"
  *				every 10 ms (the child prefixes "child").
- *   dump-victim socket		holds a netlink socket (not dumpable yet) and ticks.
+ *   dump-victim socket		holds a packet socket (not dumpable yet) and ticks.
  *
  * Each prints "ready PID" on stdout (flushed) once set up.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/netlink.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -143,8 +142,8 @@ int main(int argc, char **argv)
 		tick_loop("", mem, words);
 	}
 	if (argc >= 2 && !strcmp(argv[1], "socket")) {
-		/* netlink sockets are not dumped: refused at dump time. */
-		if (socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE) < 0)
+		/* packet sockets are not dumped: refused at dump time. */
+		if (socket(AF_PACKET, SOCK_DGRAM, 0) < 0)
 			return 1;
 		printf("ready %d\n", getpid());
 		tick_loop("", NULL, 0);

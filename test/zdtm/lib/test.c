@@ -250,7 +250,8 @@ void test_init_ns(int argc, char **argv, int flags)
 		perror("test_init");
 		exit(1);
 	}
-	tst.launcher_writes = in_ns_init || (flags & CLONE_NEWPID);
+	/* always the launcher: a test may chroot() before test_daemon() */
+	tst.launcher_writes = true;
 	unsetenv("ZDTM_NS_INIT");
 	pid = fork_flags(in_ns_init ? CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWNS | CLONE_NEWIPC
 				    : flags);
