@@ -81,16 +81,21 @@ topo_up() {
 	in_ns mig-c ip -6 addr replace fd77::100/64 dev eth0 nodad
 }
 
+# running PIDFILE: its process exists and is no zombie (PID 1 reaps late here)
+running() {
+	[ -s "$1" ] || return 1
+	st=$(sed 's/.*) //' "/proc/$(cat "$1")/stat" 2>/dev/null | cut -d' ' -f1)
+	[ -n "$st" ] && [ "$st" != Z ]
+}
+
 services_up() {
 	criu=$1
 	shift
 	mkdir -p "$STATE"
 	for h in a b; do
-		if [ -s "$STATE/$h.pid" ] && kill -0 "$(cat "$STATE/$h.pid")" 2>/dev/null; then
-			continue
-		fi
+		running "$STATE/$h.pid" && continue
 		mkdir -p "$STATE/$h"
-		in_ns mig-$h "$criu" service --address "$STATE/$h.sock" \
+		nsenter --net=/run/netns/mig-$h "$criu" service --address "$STATE/$h.sock" \
 			--listen "$(host_ip $h):27100" -W "$STATE/$h" --daemon \
 			--pidfile "$STATE/$h.pid" -o "$STATE/$h.log" "$@" ||
 			die "cannot start the service of host $h (log: $STATE/$h.log)"
@@ -103,7 +108,7 @@ stop() {
 	p=$(cat "$1")
 	if kill -TERM "$p" 2>/dev/null; then
 		i=0
-		while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do
+		while running "$1" && [ $i -lt 100 ]; do
 			sleep 0.02
 			i=$((i + 1))
 		done
@@ -151,7 +156,7 @@ status)
 		ip netns list | grep -qw "^$ns" && echo "$ns: up" || echo "$ns: down"
 	done
 	for h in a b; do
-		if [ -s "$STATE/$h.pid" ] && kill -0 "$(cat "$STATE/$h.pid")" 2>/dev/null; then
+		if running "$STATE/$h.pid"; then
 			echo "service $h: pid $(cat "$STATE/$h.pid")"
 		else
 			echo "service $h: not running"
