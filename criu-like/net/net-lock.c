@@ -70,14 +70,26 @@ bool netlock_proc_alive(pid_t pid, uint64_t start, void *arg __unused)
 	return err || st.start_time == start;
 }
 
+/*
+ * Read once per process (netlock_cleanup_stale() does it first): a restore
+ * sets up its lock from inside a container's mount namespace, where /proc
+ * may not be mounted yet.
+ */
 static int self_start_time(uint64_t *ret)
 {
+	static pid_t cached_pid;
+	static uint64_t cached;
 	struct proc_stat st;
-	int err = proc_parse_stat(getpid(), 0, &st);
+	int err;
 
-	if (err)
-		return err;
-	*ret = st.start_time;
+	if (cached_pid != getpid()) {
+		err = proc_parse_stat(getpid(), 0, &st);
+		if (err)
+			return err;
+		cached = st.start_time;
+		cached_pid = getpid();
+	}
+	*ret = cached;
 	return 0;
 }
 
@@ -527,7 +539,9 @@ int netlock_cleanup(enum netlock_kind kind, bool quiet_missing)
 void netlock_cleanup_stale(const struct cr_options *o)
 {
 	enum netlock_kind kind;
+	uint64_t start;
 
+	self_start_time(&start); /* while /proc is criu-like's */
 	if (netlock_parse_kind(o->network_lock, &kind) || kind == NETLOCK_SKIP)
 		return;
 	/* a host without the tool has no lock of that kind: nothing to say */

@@ -29,11 +29,14 @@
 #include <net/if.h>
 #include <linux/fib_rules.h>
 #include <linux/if_link.h>
+#include <linux/sockios.h>
 #include <linux/veth.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -71,6 +74,29 @@ static void tree_netns_set(int fd)
 	tree_netns = fd;
 }
 
+/*
+ * The network namespace this thread is in, without /proc: a restore opens
+ * the tree's sockets from inside a container's mount namespace, whose /proc
+ * is not mounted yet (its root remakes it at the end). SIOCGSKNS gives the
+ * namespace of a socket, made here.
+ */
+static int current_netns(void)
+{
+	int fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	int sk;
+
+	if (fd >= 0 || errno != ENOENT)
+		return fd;
+	sk = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (sk < 0)
+		return -1;
+	fd = ioctl(sk, SIOCGSKNS);
+	close(sk);
+	if (fd >= 0)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return fd;
+}
+
 int ns_net_tree_fd(void)
 {
 	return tree_netns;
@@ -97,7 +123,7 @@ int ns_net_enter_tree(int *saved)
 	*saved = -1;
 	if (tree_netns < 0)
 		return 0;
-	*saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	*saved = current_netns();
 	if (*saved < 0 || setns(tree_netns, CLONE_NEWNET)) {
 		pr_perror("cannot enter the tree's network namespace");
 		if (*saved >= 0)

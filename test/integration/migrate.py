@@ -38,6 +38,9 @@ def sh(cmd, check=True):
 
 def fail(msg):
     print("FAIL: " + msg, flush=True)
+    for h in ("a", "b"):  # the topology goes with the test: keep the services' logs
+        if os.path.exists(os.path.join(STATE, h + ".log")):
+            subprocess.run(["cp", os.path.join(STATE, h + ".log"), os.path.join(TMP, "service-" + h + ".txt")])
     for p in [os.path.join(STATE, "a.log"), os.path.join(STATE, "b.log")] + \
             [os.path.join(TMP, f) for f in sorted(os.listdir(TMP)) if f.endswith((".log", ".err"))]:
         if os.path.exists(p):
