@@ -304,9 +304,8 @@ static const struct cli_command commands[] = {
 	  "                    their images go under -W DIR (default\n"
 	  "                    /var/lib/criu-like/migrate). See Documentation/migration.md.\n"
 	  "Stops on SIGTERM or SIGINT.\n",
-	  OPTB(ADDRESS) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED) | OPTB(LISTEN), 0, 0,
-	  run_service, 0,
-	  OPTB(ADDRESS) },
+	  OPTB(ADDRESS) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED) | OPTB(LISTEN), 0, 0, run_service,
+	  0, OPTB(ADDRESS) },
 	{ "swrk", "serve one RPC conversation on an inherited socket", "FD",
 	  "Serves CRIU's RPC on the connected SOCK_SEQPACKET socket FD, as\n"
 	  "`criu swrk FD` does for runc, podman and go-criu: requests until one\n"

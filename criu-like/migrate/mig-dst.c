@@ -110,8 +110,7 @@ static int do_hello(struct mig_dst *d)
 		return err;
 	if (h.cmd != MIG_HELLO)
 		return refuse(d, MIG_REFUSE, -EPROTO, "the conversation must begin with HELLO");
-	err = mig_hello_check(h.arg, p, h.len, CRIU_LIKE_VERSION, MIG_FEATURES, why,
-			      sizeof(why));
+	err = mig_hello_check(h.arg, p, h.len, CRIU_LIKE_VERSION, MIG_FEATURES, why, sizeof(why));
 	if (err)
 		return refuse(d, MIG_REFUSE, err, why);
 	snprintf(d->dir, sizeof(d->dir), "%s/incoming-%d", workdir(d->o), getpid());
@@ -226,7 +225,8 @@ static int do_file(struct mig_dst *d, const struct mig_hdr *h, const char *p)
 	if (fd < 0 || write_all(fd, p + nl + 1, h->len - nl - 1) || fsync(fd) ||
 	    renameat(dfd, tmp, dfd, p)) {
 		err = neg_errno();
-		snprintf(why, sizeof(why), "cannot write %.64s into %s: %s", p, dir, strerror(-err));
+		snprintf(why, sizeof(why), "cannot write %.64s into %s: %s", p, dir,
+			 strerror(-err));
 		return refuse(d, MIG_ERROR, err, why);
 	}
 	return 0;
@@ -256,8 +256,8 @@ static int do_round_end(struct mig_dst *d, const struct mig_hdr *h)
 		return refuse(d, MIG_ERROR, -EPROTO, "ROUND_END of another round");
 	err = wait_ps(d);
 	if (err) {
-		snprintf(why, sizeof(why), "round %d: the page server failed (see the service's log)",
-			 d->round);
+		snprintf(why, sizeof(why),
+			 "round %d: the page server failed (see the service's log)", d->round);
 		return refuse(d, MIG_ERROR, err, why);
 	}
 	return mig_send(d->fd, MIG_OK, d->round, NULL, 0);
@@ -405,7 +405,8 @@ static int converse(struct mig_dst *d)
 			err = do_restore(d, p);
 			break;
 		case MIG_DONE:
-			return d->running ? 0 : refuse(d, MIG_ERROR, -EPROTO, "DONE before RUNNING");
+			return d->running ? 0
+					  : refuse(d, MIG_ERROR, -EPROTO, "DONE before RUNNING");
 		default:
 			err = refuse(d, MIG_ERROR, -EPROTO, "a message out of place");
 		}

@@ -17,7 +17,7 @@
 #include "util.h"
 
 static const char *const cmd_names[] = {
-	[MIG_HELLO] = "HELLO", [MIG_ROUND] = "ROUND",	  [MIG_FILE] = "FILE",
+	[MIG_HELLO] = "HELLO",	       [MIG_ROUND] = "ROUND",	  [MIG_FILE] = "FILE",
 	[MIG_ROUND_END] = "ROUND_END", [MIG_RESTORE] = "RESTORE", [MIG_GO] = "GO",
 	[MIG_DONE] = "DONE",
 };
@@ -174,7 +174,7 @@ int mig_send(int fd, uint16_t cmd, int64_t arg, const void *payload, size_t len)
 		left -= (size_t)r;
 		while (r && m.msg_iovlen) {
 			size_t take = (size_t)r < m.msg_iov->iov_len ? (size_t)r
-								    : m.msg_iov->iov_len;
+								     : m.msg_iov->iov_len;
 
 			m.msg_iov->iov_base = (char *)m.msg_iov->iov_base + take;
 			m.msg_iov->iov_len -= take;

@@ -89,8 +89,9 @@ static int src_connect(struct mig_src *s)
 	}
 	freeaddrinfo(res);
 	if (s->fd < 0) {
-		pr_errno(err, "cannot reach the destination %s port %d (is `criu-like service "
-			      "--listen` running there?)",
+		pr_errno(err,
+			 "cannot reach the destination %s port %d (is `criu-like service "
+			 "--listen` running there?)",
 			 s->host, s->port);
 		return err;
 	}
@@ -108,8 +109,8 @@ static int src_hello(struct mig_src *s)
 		proto = 0;
 	snprintf(text, sizeof(text), "version=%s\nneed=%s\ntree=%d\n", CRIU_LIKE_VERSION,
 		 MIG_FEATURES, s->o->tree);
-	return mig_send(s->fd, MIG_HELLO, proto, text, strlen(text)) ?:
-		       mig_expect(s->fd, MIG_OK, NULL, "HELLO");
+	return mig_send(s->fd, MIG_HELLO, proto, text, strlen(text))
+		       ?: mig_expect(s->fd, MIG_OK, NULL, "HELLO");
 }
 
 static int round_path(const struct mig_src *s, int n, char *buf, size_t len)

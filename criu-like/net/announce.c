@@ -63,8 +63,9 @@ static int garp(const char *ifname, const uint8_t mac[6], const struct in_addr *
 				  .sll_protocol = htons(ETH_P_ARP),
 				  .sll_ifindex = (int)if_nametoindex(ifname),
 				  .sll_halen = 6 };
-	struct arp_pkt a = { .htype = htons(1), .ptype = htons(ETH_P_IP), .hlen = 6, .plen = 4,
-			     .op = htons(1) };
+	struct arp_pkt a = {
+		.htype = htons(1), .ptype = htons(ETH_P_IP), .hlen = 6, .plen = 4, .op = htons(1)
+	};
 	_cleanup_close_ int sk = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_ARP));
 
 	if (sk < 0)
