@@ -24,6 +24,7 @@
 #include "fault.h"
 #include "lazy.h"
 #include "log.h"
+#include "migrate.h"
 #include "net-lock.h"
 #include "page-server.h"
 #include "restore.h"
@@ -94,6 +95,11 @@ static int run_page_server(struct cr_options *o, int argc __unused, char **argv 
 static int run_lazy_pages(struct cr_options *o, int argc __unused, char **argv __unused)
 {
 	return cr_lazy_pages(o);
+}
+
+static int run_migrate(struct cr_options *o, int argc __unused, char **argv __unused)
+{
+	return cr_migrate(o);
 }
 
 static int run_dedup(struct cr_options *o, int argc __unused, char **argv __unused)
@@ -274,18 +280,45 @@ static const struct cli_command commands[] = {
 	  "                          (DIR then only holds the socket)\n",
 	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER), 0, 0, run_lazy_pages,
 	  0, OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) },
-	{ "migrate", "live-migrate a tree to another host", "--online DEST -t PID", "", DUMP_OPTS,
-	  0, 1, NULL, DUMP_CAPS },
-	{ "service", "run the RPC daemon", "[--address SOCKET] [--daemon] [--pidfile FILE]",
+	{ "migrate", "live-migrate a process tree or a container to another host",
+	  "--online -t PID --to ADDRESS[:PORT] [--rounds N] [-D DIR]",
+	  "Moves the tree at PID to the host where `criu-like service --listen` runs\n"
+	  "at ADDRESS (port 27100 by default). With --online, pre-copy rounds first:\n"
+	  "each a pre-dump whose pages go to the destination while the tree runs,\n"
+	  "until the pages written since the last round stop shrinking, are few, or N\n"
+	  "rounds passed. Then the final dump: the tree frozen and its network locked,\n"
+	  "the pages written since and every other image sent; the destination\n"
+	  "restores the tree, its container's veth on the bridge of the same name\n"
+	  "there, announces its addresses (gratuitous ARP, unsolicited NA), and the\n"
+	  "tree runs there. Only then is it killed here. On any failure before that\n"
+	  "the tree goes on here, its network unlocked, and the destination removes\n"
+	  "all it received. Established TCP connections go with the tree (TCP_REPAIR).\n"
+	  "See Documentation/migration.md.\n"
+	  "  --online          pre-copy while the tree runs (without it: one frozen copy)\n"
+	  "  --to ADDRESS[:PORT], [ADDRESS6]:PORT   the destination's --listen\n"
+	  "  --rounds N        at most N pre-copy rounds (default 8)\n"
+	  "  -D DIR            where the rounds' images are written here (DIR/1, DIR/2...)\n"
+	  "  -r, --root DIR    the root of the container's mounts at the destination\n"
+	  "  --network-lock MODE, --timeout N, -x, -j, -l   as for dump\n",
+	  OPTB(TREE) | OPTB(IMAGES_DIR) | OPTB(ONLINE) | OPTB(TO) | OPTB(ROUNDS) | OPTB(ROOT) |
+		  OPTB(NETWORK_LOCK) | OPTB(TIMEOUT) | OPTB(EXT_UNIX_SK) | OPTB(SHELL_JOB) |
+		  OPTB(FILE_LOCKS) | OPTB(TCP_ESTABLISHED) | OPTB(EXTERNAL),
+	  0, 0, run_migrate, DUMP_CAPS },
+	{ "service", "run the RPC daemon",
+	  "[--address SOCKET] [--listen ADDRESS[:PORT] [-W DIR]] [--daemon] [--pidfile FILE]",
 	  "Serves CRIU's RPC (Documentation/rpc.md) on a unix SOCK_SEQPACKET socket,\n"
 	  "a fresh worker process per connection, to root peers only. With systemd's\n"
 	  "socket activation (criu-like.socket) it uses the socket it is given.\n"
 	  "  --address SOCKET  the socket's path (default " RPC_SERVICE_ADDRESS ")\n"
 	  "  --daemon          detach once the socket listens\n"
 	  "  --pidfile FILE    write the daemon's pid into FILE\n"
+	  "  --listen ADDRESS[:PORT]  also accept live migrations (`criu-like migrate`)\n"
+	  "                    over TCP there (port 27100 by default), a worker each;\n"
+	  "                    their images go under -W DIR (default\n"
+	  "                    /var/lib/criu-like/migrate). See Documentation/migration.md.\n"
 	  "Stops on SIGTERM or SIGINT.\n",
-	  OPTB(ADDRESS) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED), 0, 0, run_service, 0,
-	  OPTB(ADDRESS) },
+	  OPTB(ADDRESS) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED) | OPTB(LISTEN), 0, 0, run_service,
+	  0, OPTB(ADDRESS) },
 	{ "swrk", "serve one RPC conversation on an inherited socket", "FD",
 	  "Serves CRIU's RPC on the connected SOCK_SEQPACKET socket FD, as\n"
 	  "`criu swrk FD` does for runc, podman and go-criu: requests until one\n"
@@ -382,6 +415,10 @@ static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'O' },
 	{ "pages", no_argument, NULL, 1000 + OPT_PAGES },
 	{ "cycles", required_argument, NULL, 1000 + OPT_CYCLES },
+	{ "online", no_argument, NULL, 1000 + OPT_ONLINE },
+	{ "to", required_argument, NULL, 1000 + OPT_TO },
+	{ "rounds", required_argument, NULL, 1000 + OPT_ROUNDS },
+	{ "listen", required_argument, NULL, 1000 + OPT_LISTEN },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{},
@@ -662,6 +699,22 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 			return -EINVAL;
 		}
 		o->cycles = (unsigned int)ul;
+		break;
+	case OPT_ONLINE:
+		o->online = true;
+		break;
+	case OPT_TO:
+		o->migrate_to = arg;
+		break;
+	case OPT_ROUNDS:
+		if (parse_ulong(arg, &ul) || ul > 1000) {
+			pr_err("--rounds: '%s' is not a number of rounds (0 to 1000)\n", arg);
+			return -EINVAL;
+		}
+		o->rounds = (unsigned int)ul;
+		break;
+	case OPT_LISTEN:
+		o->listen = arg;
 		break;
 	default:
 		return -EINVAL;

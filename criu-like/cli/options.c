@@ -14,6 +14,8 @@ void cr_options_init(struct cr_options *o)
 	o->timeout = CR_DEFAULT_TIMEOUT;
 	o->cycles = 1;
 	o->status_fd = -1;
+	o->ps_listen_fd = -1;
+	o->rounds = 8;
 	o->ghost_limit = CR_DEFAULT_GHOST_LIMIT;
 }
 

@@ -695,7 +695,9 @@ int cr_pre_dump(const struct cr_options *o)
 		return -EINVAL;
 	}
 	ctx.progress = isatty(STDERR_FILENO);
+	ns_net_lock_skip(true);
 	err = dump_prepare(&ctx, o);
+	ns_net_lock_skip(false);
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
 			err = prepare_task(&ctx.tasks[i]);

@@ -189,6 +189,12 @@ void ns_net_reset(void);
  */
 void ns_net_dump_done(bool killed);
 /*
+ * A pre-dump reads the namespace but does not lock it: the tree runs on right
+ * after its short freeze, and packets dropped then would cost the peers a
+ * retransmission timeout each. Set by cr_pre_dump() around its work.
+ */
+void ns_net_lock_skip(bool skip);
+/*
  * Put this thread into it, *@saved getting the namespace to go back to (-1
  * when the tree has none: nothing done). 0 or -EIO (logged).
  */

@@ -35,6 +35,11 @@ struct cr_options {
 	const char *address; /* --address */
 	int port; /* --port */
 	bool lazy_pages; /* --lazy-pages */
+	bool online; /* migrate --online: pre-copy while the tree runs (migrate.h) */
+	const char *migrate_to; /* migrate --to ADDRESS[:PORT] */
+	unsigned int rounds; /* migrate --rounds: at most this many pre-copy rounds */
+	const char *listen; /* service --listen ADDRESS[:PORT]: accept migrations */
+	int ps_listen_fd; /* page server: a socket already listening, -1 = --address/--port */
 	const char *root; /* -r */
 	const char **external; /* --external, NULL-terminated */
 	int n_external;

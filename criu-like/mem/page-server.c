@@ -470,7 +470,13 @@ int cr_page_server(const struct cr_options *o)
 		close(sv.dirfd);
 		return err;
 	}
-	lfd = listen_on(o, where, sizeof(where));
+	/* a migration's destination listens itself, to tell the source the port (mig-dst.c) */
+	if (o->ps_listen_fd >= 0) {
+		lfd = o->ps_listen_fd;
+		snprintf(where, sizeof(where), "the migration's port");
+	} else {
+		lfd = listen_on(o, where, sizeof(where));
+	}
 	if (lfd < 0) {
 		close(sv.dirfd);
 		return lfd;

@@ -543,6 +543,7 @@ void netlock_cleanup_stale(const struct cr_options *o)
 
 	self_start_time(&start); /* while /proc is criu-like's */
 
+	self_start_time(&start); /* while /proc is criu-like's */
 	if (netlock_parse_kind(o->network_lock, &kind) || kind == NETLOCK_SKIP)
 		return;
 	/* a host without the tool has no lock of that kind: nothing to say */

@@ -29,6 +29,7 @@
 #include <net/if.h>
 #include <linux/fib_rules.h>
 #include <linux/if_link.h>
+#include <linux/sockios.h>
 #include <linux/veth.h>
 #include <sched.h>
 #include <stdio.h>
@@ -172,6 +173,13 @@ static const char ns_lock_ipt[] = "*filter\n-I INPUT ! -i lo -j DROP\n-I OUTPUT 
 static const char ns_unlock_ipt[] = "*filter\n-D INPUT ! -i lo -j DROP\n-D OUTPUT ! -o lo -j DROP\n"
 				    "COMMIT\n";
 
+static bool ns_lock_skipped; /* a pre-dump: ns_net_lock_skip() */
+
+void ns_net_lock_skip(bool skip)
+{
+	ns_lock_skipped = skip;
+}
+
 /* In the tree's namespace (this thread): lock it as --network-lock says. */
 static int ns_lock(void)
 {
@@ -179,6 +187,8 @@ static int ns_lock(void)
 	enum netlock_kind kind;
 	int err;
 
+	if (ns_lock_skipped)
+		return 0;
 	if (netlock_parse_kind(o ? o->network_lock : NULL, &kind) || kind == NETLOCK_SKIP)
 		return 0;
 	if (kind == NETLOCK_NFTABLES)

@@ -21,6 +21,7 @@
 
 #define LOG_PREFIX "service: "
 #include "log.h"
+#include "migrate.h"
 #include "rpc.h"
 #include "util.h"
 
@@ -155,7 +156,8 @@ static void service_signals(bool worker)
 	sigaction(SIGCHLD, &chld, NULL);
 }
 
-static void serve_one(int lfd, int conn, const sigset_t *mask)
+static void serve_one(const struct cr_options *o, int lfd, int mfd, int conn, bool migration,
+		      const sigset_t *mask)
 {
 	pid_t pid = fork();
 
@@ -165,42 +167,54 @@ static void serve_one(int lfd, int conn, const sigset_t *mask)
 	}
 	if (pid == 0) {
 		close(lfd);
+		if (mfd >= 0)
+			close(mfd);
 		service_signals(true);
 		sigprocmask(SIG_SETMASK, mask, NULL);
+		if (migration)
+			_exit(mig_serve(o, conn) ? 1 : 0);
 		_exit(rpc_serve(conn, true) ? 1 : 0);
 	}
-	pr_info("worker %d serves a connection\n", pid);
+	pr_info("worker %d serves %s\n", pid, migration ? "a migration" : "a connection");
 }
 
 /*
  * SIGTERM and SIGINT are blocked except inside ppoll(), so one that comes
  * between the check of `stopping` and the wait still ends the wait.
  */
-static void accept_loop(int lfd)
+static void accept_loop(const struct cr_options *o, int lfd, int mfd)
 {
-	struct pollfd p = { .fd = lfd, .events = POLLIN };
+	struct pollfd p[2] = { { .fd = lfd, .events = POLLIN }, { .fd = mfd, .events = POLLIN } };
 	sigset_t stop, old;
-	int conn;
+	int conn, i;
 
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGINT);
 	sigprocmask(SIG_BLOCK, &stop, &old);
 	fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK);
+	if (mfd >= 0)
+		fcntl(mfd, F_SETFL, fcntl(mfd, F_GETFL) | O_NONBLOCK);
 	while (!stopping) {
-		if (ppoll(&p, 1, NULL, &old) < 0) {
+		if (ppoll(p, mfd >= 0 ? 2 : 1, NULL, &old) < 0) {
 			if (errno != EINTR)
 				pr_perror("poll");
 			continue;
 		}
-		conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (conn < 0) {
-			if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
-				pr_perror("accept");
-			continue;
+		for (i = 0; i < (mfd >= 0 ? 2 : 1); i++) {
+			if (!(p[i].revents & POLLIN))
+				continue;
+			conn = accept4(p[i].fd, NULL, NULL, SOCK_CLOEXEC);
+			if (conn < 0) {
+				if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
+					pr_perror("accept");
+				continue;
+			}
+			/* a worker's socket blocks, whatever the listener's flags */
+			fcntl(conn, F_SETFL, fcntl(conn, F_GETFL) & ~O_NONBLOCK);
+			serve_one(o, lfd, mfd, conn, i == 1, &old);
+			close(conn);
 		}
-		serve_one(lfd, conn, &old);
-		close(conn);
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
@@ -234,7 +248,7 @@ int rpc_service(const struct cr_options *o)
 {
 	const char *path = o->address ? o->address : RPC_SERVICE_ADDRESS;
 	bool bound = false;
-	int lfd, err;
+	int lfd, mfd = -1, err;
 
 	lfd = activated_socket();
 	if (lfd == -ENOENT) {
@@ -243,16 +257,29 @@ int rpc_service(const struct cr_options *o)
 	}
 	if (lfd < 0)
 		return lfd;
+	if (o->listen) {
+		mfd = mig_listen(o);
+		if (mfd < 0) {
+			close(lfd);
+			if (bound)
+				unlink(path);
+			return mfd;
+		}
+	}
 	pr_info("listening on %s\n", bound ? path : "the socket systemd passed");
 	err = o->restore_detached ? daemonize(o->pidfile)
 				  : (o->pidfile ? write_pid(o->pidfile, getpid()) : 0);
 	if (err) {
 		close(lfd);
+		if (mfd >= 0)
+			close(mfd);
 		return err;
 	}
 	service_signals(false);
-	accept_loop(lfd);
+	accept_loop(o, lfd, mfd);
 	close(lfd);
+	if (mfd >= 0)
+		close(mfd);
 	if (bound)
 		unlink(path);
 	pr_info("stopped\n");

@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The destination of a live migration (Documentation/migration.md): a
+ * worker of `criu-like service --listen` serves one control connection. It
+ * checks the source's HELLO, receives each round into WORKDIR/incoming-PID/N
+ * (pages through a page server of its own per round, the other images as
+ * FILE messages), restores the last round with the tree held before it runs
+ * until the source says GO, announces the tree's addresses, and answers
+ * RUNNING. Until GO, any failure or a closed connection kills what the
+ * restore made and removes every image received: the source then resumes.
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define LOG_PREFIX "migrate: "
+#include "cr.h"
+#include "log.h"
+#include "migrate.h"
+#include "notify.h"
+#include "page-server.h"
+#include "restore.h"
+#include "util.h"
+
+#define MIG_DEFAULT_WORKDIR "/var/lib/criu-like/migrate"
+
+struct mig_dst {
+	const struct cr_options *o;
+	int fd; /* the control connection */
+	char dir[PATH_MAX]; /* WORKDIR/incoming-PID */
+	char peer[96];
+	int round; /* the last round begun */
+	bool final; /* the last round is the final dump's */
+	pid_t ps; /* the page server of the current round, 0 when none */
+	bool running; /* GO came and the tree runs: never undone */
+};
+
+static const char *workdir(const struct cr_options *o)
+{
+	return o->work_dir ? o->work_dir : MIG_DEFAULT_WORKDIR;
+}
+
+static int rm_one(const char *path, const struct stat *st __unused, int flag,
+		  struct FTW *ftw __unused)
+{
+	/* best effort: what cannot go is left for the next service start */
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+static void rm_tree(const char *path)
+{
+	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	char *p;
+
+	if (strlen(path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return neg_errno();
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return neg_errno();
+	return 0;
+}
+
+/* Tell the source why, then end: nothing received is kept. */
+static int refuse(struct mig_dst *d, uint16_t cmd, int err, const char *why)
+{
+	pr_err("%s: %s\n", d->peer, why);
+	mig_send(d->fd, cmd, err, why, strlen(why));
+	return err;
+}
+
+static int do_hello(struct mig_dst *d)
+{
+	struct mig_hdr h;
+	_cleanup_free_ char *p = NULL;
+	char why[256], ok[PATH_MAX + 16];
+	int err;
+
+	err = mig_recv(d->fd, &h, &p);
+	if (err)
+		return err;
+	if (h.cmd != MIG_HELLO)
+		return refuse(d, MIG_REFUSE, -EPROTO, "the conversation must begin with HELLO");
+	err = mig_hello_check(h.arg, p, h.len, CRIU_LIKE_VERSION, MIG_FEATURES, why, sizeof(why));
+	if (err)
+		return refuse(d, MIG_REFUSE, err, why);
+	snprintf(d->dir, sizeof(d->dir), "%s/incoming-%d", workdir(d->o), getpid());
+	err = mkdir_p(d->dir);
+	if (err) {
+		snprintf(why, sizeof(why), "cannot create %s: %s", d->dir, strerror(-err));
+		d->dir[0] = '\0';
+		return refuse(d, MIG_REFUSE, err, why);
+	}
+	pr_info("%s: migration accepted into %s\n", d->peer, d->dir);
+	snprintf(ok, sizeof(ok), "dir=%s\n", d->dir);
+	return mig_send(d->fd, MIG_OK, 0, ok, strlen(ok));
+}
+
+/* A socket on the control connection's local address, any port: the round's page server. */
+static int listen_like(int fd, int *port)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int lfd, one = 1;
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl))
+		return neg_errno();
+	if (ss.ss_family == AF_INET)
+		((struct sockaddr_in *)&ss)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&ss)->sin6_port = 0;
+	lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0)
+		return neg_errno();
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, (struct sockaddr *)&ss, sl) || listen(lfd, 1) ||
+	    getsockname(lfd, (struct sockaddr *)&ss, &sl)) {
+		int err = neg_errno();
+
+		close(lfd);
+		return err;
+	}
+	*port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+					      : ((struct sockaddr_in6 *)&ss)->sin6_port);
+	return lfd;
+}
+
+static int round_dir(const struct mig_dst *d, int n, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s/%d", d->dir, n) >= (int)len ? -ENAMETOOLONG : 0;
+}
+
+static int do_round(struct mig_dst *d, const struct mig_hdr *h, const char *kind)
+{
+	char dir[PATH_MAX], prev[32], why[PATH_MAX + 64];
+	struct cr_options po;
+	int lfd, port, err;
+
+	if (h->arg != d->round + 1 || d->final || d->ps)
+		return refuse(d, MIG_ERROR, -EPROTO, "ROUND out of order");
+	err = round_dir(d, (int)h->arg, dir, sizeof(dir));
+	if (!err && mkdir(dir, 0700))
+		err = neg_errno();
+	lfd = err ? err : listen_like(d->fd, &port);
+	if (lfd < 0) {
+		snprintf(why, sizeof(why), "round %lld: cannot prepare %s: %s", (long long)h->arg,
+			 dir, strerror(-lfd));
+		return refuse(d, MIG_ERROR, lfd, why);
+	}
+	d->round = (int)h->arg;
+	d->final = !strcmp(kind, "final");
+	po = *d->o;
+	po.images_dir = dir;
+	po.work_dir = NULL;
+	snprintf(prev, sizeof(prev), "../%d", d->round - 1);
+	po.prev_images_dir = d->round > 1 ? prev : NULL;
+	po.ps_listen_fd = lfd;
+	po.lazy_pages = false;
+	po.restore_detached = false;
+	po.pidfile = NULL;
+	po.status_fd = -1;
+	po.tls = false;
+	d->ps = fork();
+	if (d->ps < 0) {
+		err = neg_errno();
+		d->ps = 0;
+		close(lfd);
+		return refuse(d, MIG_ERROR, err, "cannot fork the page server");
+	}
+	if (!d->ps) {
+		close(d->fd);
+		_exit(cr_page_server(&po) ? 1 : 0);
+	}
+	close(lfd);
+	pr_info("%s: round %d (%s): page server %d on port %d\n", d->peer, d->round, kind, d->ps,
+		port);
+	return mig_send(d->fd, MIG_OK, port, NULL, 0);
+}
+
+static int do_file(struct mig_dst *d, const struct mig_hdr *h, const char *p)
+{
+	char dir[PATH_MAX], tmp[MIG_NAME_MAX + 8], why[PATH_MAX + 256];
+	size_t nl = strnlen(p, h->len);
+	_cleanup_close_ int dfd = -1, fd = -1;
+	int err;
+
+	if (h->arg != d->round || nl == h->len || mig_name_check(p, nl)) {
+		snprintf(why, sizeof(why), "FILE '%.*s' of round %lld refused (round %d)",
+			 (int)(nl > 64 ? 64 : nl), p, (long long)h->arg, d->round);
+		return refuse(d, MIG_ERROR, -EINVAL, why);
+	}
+	err = round_dir(d, d->round, dir, sizeof(dir));
+	dfd = err ? -1 : open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	snprintf(tmp, sizeof(tmp), ".%s.part", p);
+	fd = dfd < 0 ? -1 : openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write_all(fd, p + nl + 1, h->len - nl - 1) || fsync(fd) ||
+	    renameat(dfd, tmp, dfd, p)) {
+		err = neg_errno();
+		snprintf(why, sizeof(why), "cannot write %.64s into %s: %s", p, dir,
+			 strerror(-err));
+		return refuse(d, MIG_ERROR, err, why);
+	}
+	return 0;
+}
+
+/* The round's page server ended its session: 0, or why not. */
+static int wait_ps(struct mig_dst *d)
+{
+	int st = 0;
+	pid_t ps = d->ps;
+
+	d->ps = 0;
+	if (!ps)
+		return -EPROTO;
+	while (waitpid(ps, &st, 0) < 0)
+		if (errno != EINTR)
+			return neg_errno();
+	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -EIO;
+}
+
+static int do_round_end(struct mig_dst *d, const struct mig_hdr *h)
+{
+	char why[128];
+	int err;
+
+	if (h->arg != d->round)
+		return refuse(d, MIG_ERROR, -EPROTO, "ROUND_END of another round");
+	err = wait_ps(d);
+	if (err) {
+		snprintf(why, sizeof(why),
+			 "round %d: the page server failed (see the service's log)", d->round);
+		return refuse(d, MIG_ERROR, err, why);
+	}
+	return mig_send(d->fd, MIG_OK, d->round, NULL, 0);
+}
+
+/*
+ * post-restore: every task made, none running. The source may still
+ * resume its own copy: the tree goes on only once it says GO.
+ */
+static int hold_for_go(void *priv, const char *action, pid_t root __unused)
+{
+	struct mig_dst *d = priv;
+	int err;
+
+	if (strcmp(action, CR_ACT_POST_RESTORE))
+		return 0;
+	err = mig_send(d->fd, MIG_RESTORED, 0, NULL, 0);
+	if (!err)
+		err = mig_expect(d->fd, MIG_GO, NULL, "waiting for GO");
+	if (err)
+		pr_err("%s: no GO from the source: the restored tree is killed\n", d->peer);
+	return err;
+}
+
+/* Append @s to the NULL-terminated array of @n strings @arr. */
+static int append_str(const char ***arr, int *n, const char *s)
+{
+	const char **a = realloc(*arr, (size_t)(*n + 2) * sizeof(*a));
+
+	if (!a)
+		return -ENOMEM;
+	a[(*n)++] = s;
+	a[*n] = NULL;
+	*arr = a;
+	return 0;
+}
+
+/* The restore options of RESTORE's lines: root=DIR, external=VALUE (veth[IN]:OUT...). */
+static int restore_opts(struct cr_options *ro, char *p, char *dir)
+{
+	char *line, *save = NULL;
+
+	ro->images_dir = dir;
+	ro->work_dir = NULL;
+	ro->tcp_established = true;
+	ro->restore_detached = true;
+	ro->lazy_pages = false;
+	ro->page_server = false;
+	ro->pidfile = NULL;
+	ro->external = NULL;
+	ro->n_external = 0;
+	ro->root = NULL;
+	for (line = strtok_r(p, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "root=", 5))
+			ro->root = line + 5;
+		else if (!strncmp(line, "external=", 9) &&
+			 append_str(&ro->external, &ro->n_external, line + 9))
+			return -ENOMEM;
+		else if (strncmp(line, "external=", 9)) {
+			pr_err("RESTORE: unknown line '%s'\n", line);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* In a child of the worker: restore, hold for GO, announce, answer RUNNING. */
+static int restore_child(struct mig_dst *d, char *p)
+{
+	struct cr_notifier hold = { .notify = hold_for_go, .priv = d };
+	struct cr_options ro = *d->o;
+	char dir[PATH_MAX];
+	pid_t root = 0;
+	int err;
+
+	err = round_dir(d, d->round, dir, sizeof(dir));
+	if (!err)
+		err = restore_opts(&ro, p, dir);
+	ro.notifier = &hold;
+	log_error_reset();
+	if (!err)
+		err = cr_restore_pid(&ro, &root);
+	free(ro.external);
+	if (err) {
+		const char *why = log_first_error();
+
+		refuse(d, MIG_ERROR, err, *why ? why : "the restore failed");
+		return err;
+	}
+	/* the tree runs: peers must learn where its addresses went at once */
+	if (net_announce(root))
+		pr_warn("%s: pid %d runs, but its addresses were not announced\n", d->peer, root);
+	pr_info("%s: the migrated tree runs as pid %d\n", d->peer, root);
+	return mig_send(d->fd, MIG_RUNNING, root, NULL, 0) ? 2 : 0;
+}
+
+static int do_restore(struct mig_dst *d, char *p)
+{
+	pid_t pid;
+	int st = 0;
+
+	if (!d->final || d->ps)
+		return refuse(d, MIG_ERROR, -EPROTO, "RESTORE before the final round is in");
+	pid = fork();
+	if (pid < 0)
+		return refuse(d, MIG_ERROR, neg_errno(), "cannot fork the restore");
+	if (!pid)
+		_exit(restore_child(d, p) ? 1 : 0);
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return neg_errno();
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		pr_err("%s: the restore did not complete\n", d->peer);
+		return -EIO;
+	}
+	d->running = true;
+	return 0;
+}
+
+/* The conversation after HELLO: rounds, then the restore, then DONE. */
+static int converse(struct mig_dst *d)
+{
+	struct mig_hdr h;
+	int err;
+
+	for (;;) {
+		_cleanup_free_ char *p = NULL;
+
+		err = mig_recv(d->fd, &h, &p);
+		if (err)
+			return d->running ? 0 : err;
+		if (d->running && h.cmd != MIG_DONE)
+			return refuse(d, MIG_ERROR, -EPROTO, "only DONE may follow RUNNING");
+		switch (h.cmd) {
+		case MIG_ROUND:
+			err = do_round(d, &h, p);
+			break;
+		case MIG_FILE:
+			err = do_file(d, &h, p);
+			break;
+		case MIG_ROUND_END:
+			err = do_round_end(d, &h);
+			break;
+		case MIG_RESTORE:
+			err = do_restore(d, p);
+			break;
+		case MIG_DONE:
+			return d->running ? 0
+					  : refuse(d, MIG_ERROR, -EPROTO, "DONE before RUNNING");
+		default:
+			err = refuse(d, MIG_ERROR, -EPROTO, "a message out of place");
+		}
+		if (err)
+			return err;
+	}
+}
+
+int mig_serve(const struct cr_options *o, int fd)
+{
+	struct mig_dst d = { .o = o, .fd = fd };
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[64] = "?", serv[16] = "?";
+	int err;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (!getpeername(fd, (struct sockaddr *)&ss, &sl))
+		getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), serv, sizeof(serv),
+			    NI_NUMERICHOST | NI_NUMERICSERV);
+	snprintf(d.peer, sizeof(d.peer), "source %s:%s", host, serv);
+	err = do_hello(&d);
+	if (!err)
+		err = converse(&d);
+	if (d.ps) {
+		kill(d.ps, SIGKILL);
+		wait_ps(&d);
+	}
+	/* the images go either way: the tree runs from memory, or the source resumed */
+	if (d.dir[0])
+		rm_tree(d.dir);
+	if (err)
+		pr_errno(err, "%s: migration failed; nothing of it is left here", d.peer);
+	else
+		pr_info("%s: migration complete\n", d.peer);
+	return err;
+}
+
+/* ADDRESS[:PORT] or [ADDRESS6]:PORT into @host and @port. */
+static int split_endpoint(const char *s, char *host, size_t n, int *port)
+{
+	const char *colon;
+	unsigned long ul = MIG_DEFAULT_PORT;
+	size_t hl;
+
+	if (s[0] == '[') {
+		const char *end = strchr(s, ']');
+
+		if (!end)
+			return -EINVAL;
+		hl = (size_t)(end - s - 1);
+		s++;
+		colon = end[1] == ':' ? end + 1 : NULL;
+		if (end[1] && !colon)
+			return -EINVAL;
+	} else {
+		colon = strchr(s, ':');
+		if (colon && strchr(colon + 1, ':')) /* a bare IPv6 address */
+			colon = NULL;
+		hl = colon ? (size_t)(colon - s) : strlen(s);
+	}
+	if (colon && (parse_ulong(colon + 1, &ul) || !ul || ul > 65535))
+		return -EINVAL;
+	if (!hl || hl >= n)
+		return -EINVAL;
+	memcpy(host, s, hl);
+	host[hl] = '\0';
+	*port = (int)ul;
+	return 0;
+}
+
+int mig_endpoint(const char *s, char *host, size_t n, int *port)
+{
+	return split_endpoint(s, host, n, port);
+}
+
+/* A service killed mid-migration left its incoming images: no worker owns them now. */
+static void rm_stale(const char *dir)
+{
+	_cleanup_closedir_ DIR *d = opendir(dir);
+	char path[PATH_MAX];
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, "incoming-", 9) ||
+		    snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
+			continue;
+		pr_warn("removing %s, left by a migration that never ended\n", path);
+		rm_tree(path);
+	}
+}
+
+int mig_listen(const struct cr_options *o)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV | AI_NUMERICHOST };
+	struct addrinfo *res = NULL;
+	char host[64], ports[16];
+	int port, fd, one = 1, err;
+
+	if (split_endpoint(o->listen, host, sizeof(host), &port)) {
+		pr_err("--listen %s: not ADDRESS[:PORT]\n", o->listen);
+		return -EINVAL;
+	}
+	snprintf(ports, sizeof(ports), "%d", port);
+	err = getaddrinfo(host, ports, &hints, &res);
+	if (err) {
+		pr_err("--listen %s: %s\n", o->listen, gai_strerror(err));
+		return -EINVAL;
+	}
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 8)) {
+		err = neg_errno();
+		pr_perror("cannot listen for migrations on %s", o->listen);
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(res);
+		return err;
+	}
+	freeaddrinfo(res);
+	rm_stale(workdir(o));
+	pr_info("listening for migrations on %s:%d, images into %s\n", host, port, workdir(o));
+	return fd;
+}

@@ -1,0 +1,333 @@
+# SPDX-License-Identifier: GPL-2.0
+# migrate.sh's work (Documentation/migration.md, "Tests"), on the topology of
+# scripts/migrate-topo.sh: a container (pid, mount, UTS, IPC and net
+# namespaces of its own, its root a bind of / with its own /proc) whose veth
+# vc0 (10.77.0.10/24, fd77::10/64) is on host A's bridge runs a counter
+# server; a client in mig-c holds a connection and exchanges numbered
+# messages continuously (the server refuses a number that is not the next
+# one: lost or duplicated data shows). Then:
+#   1. the destination refuses (another protocol version, by fault injection):
+#      the source runs on, untouched, nothing is left at B;
+#   2. no service at the address: the same;
+#   3. B's service killed during the pre-copy: the same, and the next start
+#      of B's service removes what the killed one left;
+#   4. migrated A -> B: the client's connection survives, the counter goes
+#      on, the source container is gone, the destination runs it, its veth's
+#      outside end is on B's bridge.
+# Modes: "server" (in the container), "client" (in mig-c), "bench" (used by
+# scripts/bench/migrate), else the test: migrate.py CRIU TMP TOPO.
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+MAC = "02:77:00:00:00:10"
+ADDR = "10.77.0.10"
+PORT = 7100
+STATE = os.environ.get("STATE", "/run/criu-like-mig")
+
+
+def sh(cmd, check=True):
+    r = subprocess.run(cmd, shell=True, capture_output=True, text=True)
+    if check and r.returncode:
+        fail("`%s` failed: %s" % (cmd, r.stderr.strip()))
+    return r.stdout
+
+
+def fail(msg):
+    print("FAIL: " + msg, flush=True)
+    for h in ("a", "b"):  # the topology goes with the test: keep the services' logs
+        if os.path.exists(os.path.join(STATE, h + ".log")):
+            subprocess.run(["cp", os.path.join(STATE, h + ".log"), os.path.join(TMP, "service-" + h + ".txt")])
+    for p in [os.path.join(STATE, "a.log"), os.path.join(STATE, "b.log")] + \
+            [os.path.join(TMP, f) for f in sorted(os.listdir(TMP)) if f.endswith((".log", ".err"))]:
+        if os.path.exists(p):
+            lines = open(p, errors="replace").read().splitlines()
+            errs = [ln for ln in lines if "Error" in ln or "FAIL" in ln]
+            print("---- %s\n%s" % (p, "\n".join((errs or lines)[-12:])), flush=True)
+    sys.exit(1)
+
+
+def server(mem_mib, rate_mib, ready):
+    # pid 1 of the container: wait for vc0, configure it, serve one client
+    for _ in range(500):
+        try:
+            socket.if_nametoindex("vc0")
+            break
+        except OSError:
+            time.sleep(0.01)
+    for c in ("ip link set lo up", "ip link set vc0 address %s" % MAC,
+              "ip addr add %s/24 dev vc0" % ADDR, "ip -6 addr add fd77::10/64 dev vc0 nodad",
+              "ip link set vc0 up"):
+        subprocess.run(c, shell=True, check=True)
+    mem = bytearray(mem_mib << 20)
+    for i in range(0, len(mem), 4096):
+        mem[i] = 1
+    lst = socket.socket()
+    lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    lst.bind((ADDR, PORT))
+    lst.listen(4)
+    open(ready, "w").write("ready\n")
+    conn, _ = lst.accept()
+    conn.settimeout(0.005)
+    expect, buf, off = 1, b"", 0
+    # pages written at a steady rate while serving
+    per_tick = max(1, (rate_mib << 20) // 4096 // 200)
+    last = time.monotonic()
+    while True:
+        try:
+            data = conn.recv(4096)
+            if not data:
+                return
+            buf += data
+        except socket.timeout:
+            pass
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            n = int(line)
+            if n != expect:
+                conn.sendall(b"bad %d expected %d\n" % (n, expect))
+            else:
+                conn.sendall(b"ok %d\n" % n)
+                expect += 1
+        now = time.monotonic()
+        if now - last >= 0.005 and rate_mib:
+            for _ in range(per_tick):
+                mem[off] = (mem[off] + 1) & 255
+                off = (off + 4096) % len(mem)
+            last = now
+
+
+def client(status):
+    # in mig-c: numbered messages one after the other; the longest wait for an answer
+    s = socket.create_connection((ADDR, PORT), timeout=60)
+    f = s.makefile("rwb", buffering=0)
+    n, worst, err = 0, 0.0, ""
+    t_last = time.monotonic()
+    while True:
+        n += 1
+        t0 = time.monotonic()
+        try:
+            f.write(b"%d\n" % n)
+            line = f.readline()
+        except OSError as e:
+            err = "connection error at %d: %s" % (n, e)
+            line = b""
+        if not err and line != b"ok %d\n" % n:
+            err = "message %d answered %r" % (n, line)
+        now = time.monotonic()
+        worst = max(worst, now - t0)
+        if err or now - t_last > 0.05:
+            with open(status + ".new", "w") as o:
+                o.write("%d %.4f %s\n" % (n, worst, err))
+            os.rename(status + ".new", status)
+            t_last = now
+        if err:
+            return
+        time.sleep(0.002)
+
+
+def read_status(path):
+    try:
+        n, worst, err = open(path).read().rstrip("\n").split(" ", 2)
+        return int(n), float(worst), err
+    except (OSError, ValueError):
+        return 0, 0.0, ""
+
+
+def note_pid(pid):
+    # for migrate.sh's cleanup, whatever happens
+    with open(os.path.join(TMP, "pids"), "a") as f:
+        f.write("%d\n" % pid)
+
+
+def alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as st:
+            return st.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class Container:
+    def __init__(self, criu, tmp, mem_mib=16, rate_mib=0):
+        self.root = os.path.join(tmp, "root")
+        os.makedirs(self.root, exist_ok=True)
+        me = os.path.abspath(__file__)
+        ready = os.path.join(tmp, "ready")
+        # its root a bind of / alone, its own /proc and /dev; stdio its own /dev/null
+        inner = ("mount --make-rprivate / && mount --bind / {r} && mount -t proc proc {r}/proc && "
+                 "mount -t devtmpfs devtmpfs {r}/dev && "
+                 "cd {r} && pivot_root . mnt && umount -l /mnt && cd / && "
+                 "exec setsid python3 -u {me} server {m} {rate} {ready} </dev/null >/dev/null 2>&1"
+                 ).format(r=self.root, me=me, m=mem_mib, rate=rate_mib, ready=ready)
+        self.unshare = subprocess.Popen(
+            ["setsid", "nsenter", "--net=/run/netns/mig-a", "unshare", "--fork", "--pid",
+             "--mount", "--uts", "--ipc", "--net", "sh", "-c", inner],
+            stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+            stderr=open(os.path.join(tmp, "server.err"), "w"))
+        self.pid = 0
+        for _ in range(500):
+            kids = sh("pgrep -P %d" % self.unshare.pid, check=False).split()
+            if kids:
+                self.pid = int(kids[0])
+                break
+            time.sleep(0.01)
+        if not self.pid:
+            fail("the container did not start")
+        note_pid(self.pid)
+        sh("ip netns exec mig-a ip link add ve-mig0 type veth peer name vc0 && "
+           "ip netns exec mig-a ip link set vc0 netns %d && "
+           "ip netns exec mig-a ip link set ve-mig0 master br-mig up" % self.pid)
+        for _ in range(1000):
+            if os.path.exists(ready):
+                break
+            time.sleep(0.01)
+        else:
+            fail("the container's server did not start")
+
+
+def migrate(criu, tmp, pid, to, log, extra=(), env=None, root=None):
+    d = os.path.join(tmp, log + ".img")
+    cmd = ["nsenter", "--net=/run/netns/mig-a", criu, "migrate", "--online", "-t", str(pid),
+           "--to", to, "-D", d, "-v4", "-o", os.path.join(tmp, log + ".log")] + list(extra)
+    if root:
+        cmd += ["--root", root]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env)
+
+
+def client_ok(status, what, min_more=20, timeout=10):
+    n0 = read_status(status)[0]
+    t = time.time()
+    while time.time() - t < timeout:
+        n, worst, err = read_status(status)
+        if err:
+            fail("%s: the client saw: %s" % (what, err))
+        if n >= n0 + min_more:
+            return n, worst
+        time.sleep(0.05)
+    fail("%s: the client's counter stopped at %d" % (what, read_status(status)[0]))
+
+
+def nothing_at_b(what):
+    if sh("ip netns exec mig-b ip -o link show ve-mig0", check=False).strip():
+        fail("%s: a veth ve-mig0 is left at host B" % what)
+    left = [d for d in os.listdir(os.path.join(STATE, "b")) if d.startswith("incoming-")] \
+        if os.path.isdir(os.path.join(STATE, "b")) else []
+    if left:
+        fail("%s: images left at host B: %s" % (what, left))
+
+
+def untouched_at_a(c, status, what):
+    if not alive(c.pid):
+        fail("%s: the source container %d is gone" % (what, c.pid))
+    if sh("pgrep -x criu-like-track", check=False).strip():
+        fail("%s: a write-tracking keeper is left" % what)
+    n, _ = client_ok(status, what)
+    print("ok: %s: the source runs on, the client's counter at %d, nothing at B" % (what, n),
+          flush=True)
+
+
+def service_pid(h):
+    return int(open(os.path.join(STATE, h + ".pid")).read())
+
+
+def main():
+    global TMP
+    criu, TMP, topo = sys.argv[1], sys.argv[2], sys.argv[3]
+    c = Container(criu, TMP, mem_mib=64, rate_mib=4)
+    status = os.path.join(TMP, "client.status")
+    cl = subprocess.Popen(["ip", "netns", "exec", "mig-c", sys.executable, "-u",
+                           os.path.abspath(__file__), "client", status],
+                          stderr=open(os.path.join(TMP, "client.err"), "w"))
+    client_ok(status, "before any migration")
+
+    # 1. refused: another protocol version (fault injection at HELLO)
+    env = dict(os.environ, CRIU_LIKE_FAULT="1")
+    r = migrate(criu, TMP, c.pid, "10.77.0.2", "refused", env=env, root="/")
+    if r.returncode == 0:
+        fail("a migration with protocol version 0 worked")
+    if "migration protocol 0" not in r.stderr:
+        fail("the refusal does not say why: %s" % r.stderr.strip())
+    nothing_at_b("refused")
+    untouched_at_a(c, status, "refused (protocol version)")
+
+    # 2. no service listening there
+    r = migrate(criu, TMP, c.pid, "10.77.0.2:27199", "noservice", root="/")
+    if r.returncode == 0 or "cannot reach the destination" not in r.stderr:
+        fail("a migration to no service: %d %s" % (r.returncode, r.stderr.strip()))
+    nothing_at_b("no service")
+    untouched_at_a(c, status, "no service at the destination")
+
+    # 3. B's service and its workers killed during the pre-copy
+    bdir = os.path.join(STATE, "b")
+    p = subprocess.Popen(["nsenter", "--net=/run/netns/mig-a", criu, "migrate", "--online",
+                          "-t", str(c.pid), "--to", "10.77.0.2", "-D",
+                          os.path.join(TMP, "killed.img"), "--root", "/", "-v4", "-o",
+                          os.path.join(TMP, "killed.log")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = False
+    for _ in range(3000):
+        if any(os.path.isdir(os.path.join(bdir, d, "1")) for d in os.listdir(bdir)
+               if d.startswith("incoming-")):
+            os.killpg(service_pid("b"), signal.SIGKILL)  # the service, its workers, their page servers
+            killed = True
+            break
+        time.sleep(0.002)
+    out, errout = p.communicate(timeout=120)
+    if not killed:
+        fail("the pre-copy never began at B")
+    if p.returncode == 0:
+        fail("the migration worked although B was killed during its pre-copy (too late?)")
+    if sh("ip netns pids mig-b", check=False).strip():
+        fail("processes are left in mig-b after its service was killed: %s"
+             % sh("ip netns pids mig-b", check=False).split())
+    if not [d for d in os.listdir(bdir) if d.startswith("incoming-")]:
+        fail("the killed service left nothing to clean up: the test did not kill it mid-copy")
+    sh("%s up --criu %s -v4" % (topo, criu))  # B's service again: it removes the leftovers
+    nothing_at_b("destination killed")
+    untouched_at_a(c, status, "destination killed during the pre-copy")
+
+    # 4. the migration A -> B
+    before = read_status(status)[0]
+    r = migrate(criu, TMP, c.pid, "10.77.0.2", "migrate", root="/")
+    if r.returncode:
+        fail("the migration failed: %s" % r.stderr.strip())
+    print(r.stdout.strip(), flush=True)
+    line = [ln for ln in r.stdout.splitlines() if ln.startswith("migrated")]
+    newpid = int(line[0].split("pid ")[1].split()[0])
+    note_pid(newpid)
+    for _ in range(250):
+        if not alive(c.pid):
+            break
+        time.sleep(0.02)
+    if alive(c.pid):
+        fail("the source container %d still runs after the migration" % c.pid)
+    if not alive(newpid):
+        fail("the migrated container %d does not run at B" % newpid)
+    n, worst = client_ok(status, "after the migration", min_more=50)
+    if os.readlink("/proc/%d/ns/net" % newpid) == os.readlink("/proc/self/ns/net"):
+        fail("the migrated container is in the host's network namespace")
+    link = sh("ip netns exec mig-b ip -o link show ve-mig0", check=False)
+    if "master br-mig" not in link:
+        fail("the veth's outside end is not on B's bridge: %r" % link)
+    if sh("ip netns exec mig-a ip -o link show ve-mig0", check=False).strip():
+        fail("the veth's outside end is still at A")
+    print("ok: migrated A -> B: pid %d there, the client's counter %d -> %d, no reset, "
+          "longest wait for an answer %.1f ms" % (newpid, before, n, worst * 1000), flush=True)
+    cl.kill()
+    cl.wait()
+    os.kill(newpid, signal.SIGKILL)
+    c.unshare.kill()
+    c.unshare.wait()
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "server":
+        server(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
+    elif sys.argv[1] == "client":
+        client(sys.argv[2])
+    else:
+        main()
