@@ -166,8 +166,8 @@ static int check_parent(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
 	pr_err("pid %d: its user namespace user:[%llu] is not a child of criu-like's user:[%llu] "
 	       "(its parent: user:[%llu]): nested user namespaces are not dumped yet\n",
-	       pid, (unsigned long long)(stat(path, &st) ? 0 : st.st_ino),
-	       (unsigned long long)mine, (unsigned long long)parent);
+	       pid, (unsigned long long)(stat(path, &st) ? 0 : st.st_ino), (unsigned long long)mine,
+	       (unsigned long long)parent);
 	return -EOPNOTSUPP;
 }
 
@@ -266,8 +266,7 @@ int ns_user_check_ids(pid_t pid, const uint32_t uid[4], const uint32_t gid[4])
 
 /* ---- restore --------------------------------------------------------------------------------- */
 
-static int extents_load(UidGidExtent **e, size_t n, struct id_map *m, const char *what,
-			uint32_t id)
+static int extents_load(UidGidExtent **e, size_t n, struct id_map *m, const char *what, uint32_t id)
 {
 	_cleanup_free_ char *text = calloc(n + 1, 40);
 	size_t i, off = 0;
@@ -562,7 +561,7 @@ int ns_user_id_outside(bool gid, uint32_t inside, uint32_t *ret)
 	if (!tree_user)
 		return -ENOENT;
 	return id_map_to_outside(gid ? &tree_user->gid : &tree_user->uid, inside, ret) ? 0
-											: -ERANGE;
+										       : -ERANGE;
 }
 
 bool ns_user_groups_kept(const uint32_t *groups, size_t n)

@@ -41,15 +41,15 @@ static void test_parse(void **state)
 static void test_parse_refused(void **state)
 {
 	static const char *const bad[] = {
-		"0 1000\n",		  /* a column missing */
-		"0 1000 1 4\n",		  /* one too many */
-		"0 1000 0\n",		  /* count 0 */
-		"-1 1000 1\n",		  /* negative */
-		"0 x 1\n",		  /* not a number */
-		"0 4294967296 1\n",	  /* past 32 bits */
-		"4294967295 0 2\n",	  /* wraps inside */
-		"0 4294967295 2\n",	  /* wraps outside */
-		"0 1000 10\n5 2000 1\n",  /* overlap inside */
+		"0 1000\n", /* a column missing */
+		"0 1000 1 4\n", /* one too many */
+		"0 1000 0\n", /* count 0 */
+		"-1 1000 1\n", /* negative */
+		"0 x 1\n", /* not a number */
+		"0 4294967296 1\n", /* past 32 bits */
+		"4294967295 0 2\n", /* wraps inside */
+		"0 4294967295 2\n", /* wraps outside */
+		"0 1000 10\n5 2000 1\n", /* overlap inside */
 		"0 1000 10\n20 1005 1\n", /* overlap outside */
 	};
 	size_t i;
@@ -96,7 +96,7 @@ static void test_translate(void **state)
 	assert_true(id_map_to_inside(&m, 165535, &id));
 	assert_int_equal(id, 65536);
 	assert_false(id_map_to_inside(&m, 165536, &id)); /* one past the end */
-	assert_false(id_map_to_inside(&m, 0, &id));	 /* host root: unmapped */
+	assert_false(id_map_to_inside(&m, 0, &id)); /* host root: unmapped */
 	assert_false(id_map_to_inside(&m, 999, &id));
 	assert_true(id_map_to_outside(&m, 0, &id));
 	assert_int_equal(id, 1000);
@@ -112,10 +112,8 @@ static void test_translate(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse),
-		cmocka_unit_test(test_parse_refused),
-		cmocka_unit_test(test_too_many),
-		cmocka_unit_test(test_format),
+		cmocka_unit_test(test_parse),	  cmocka_unit_test(test_parse_refused),
+		cmocka_unit_test(test_too_many),  cmocka_unit_test(test_format),
 		cmocka_unit_test(test_translate),
 	};
 

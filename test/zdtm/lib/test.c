@@ -81,8 +81,7 @@ static void userns_wait(int go, const char *outfile)
 		exit(1);
 	}
 	redirect_stdio(outfile);
-	if ((!tst.userns_deny && setgroups(0, NULL)) || setresgid(0, 0, 0) ||
-	    setresuid(0, 0, 0)) {
+	if ((!tst.userns_deny && setgroups(0, NULL)) || setresgid(0, 0, 0) || setresuid(0, 0, 0)) {
 		perror("user namespace of the test");
 		exit(1);
 	}
