@@ -8,7 +8,7 @@
 #    owner uid 1000 (the shape of a rootless podman container);
 #  - rootful: started by root, a user namespace whose maps "0 100000 65536"
 #    root writes from outside (setgroups allow), then the same unshare of the
-#    other namespaces, and a second task of uid and gid 1000 inside with the
+#    other namespaces and a network namespace, and a second task of uid and gid 1000 inside with the
 #    groups 1000 and 2000 and no capabilities.
 # Each mounts a tmpfs on /mnt inside and creates a file there, owned by its
 # uid 0 (rootless) or 1000 (rootful); each task writes what it sees every
@@ -18,7 +18,8 @@
 # the loops go on, the host sees the file owned by the host ids, the tasks'
 # host uids are the same, the owner uid of the new user namespace is, and the
 # root's user namespace is not the host's and owns its pid, mount, UTS and
-# IPC namespaces.
+# IPC namespaces (and network, rootful). Restores of the rootless one killed
+# at each step leave nothing behind.
 #
 # The container is started in a mount namespace prepared for it (a bind of
 # the host's / alone and a proc, pivot_root'ed into): a user namespace's
@@ -180,14 +181,14 @@ $before"
 	[ "$(readlink "/proc/$pid/ns/user")" != "$(readlink /proc/self/ns/user)" ] ||
 		fail "$name: restored into the host's user namespace"
 	u=$(stat -L -c %i "/proc/$pid/ns/user")
-	for k in pid mnt uts ipc; do
+	for k in $kinds; do
 		[ "$(readlink "/proc/$pid/ns/$k")" != "$(readlink "/proc/self/ns/$k")" ] ||
 			fail "$name: restored into the host's $k namespace"
 		[ "$(owner_ino "$pid" $k)" = "$u" ] ||
 			fail "$name: its $k namespace is not owned by its user namespace user:[$u]"
 	done
 	checks=$((checks + 1))
-	echo "ok: $name: restore $n: pid $pid in $(readlink "/proc/$pid/ns/user"), which owns its pid, mnt, uts and ipc namespaces; inside: $(sed -n 2p "/proc/$pid/root/mnt/root"), uid_map $(sed -n 3p "/proc/$pid/root/mnt/root" | tr -s ' '), setgroups $(sed -n 5p "/proc/$pid/root/mnt/root"), $(sed -n 6p "/proc/$pid/root/mnt/root")"
+	echo "ok: $name: restore $n: pid $pid in $(readlink "/proc/$pid/ns/user"), which owns its $(echo $kinds | tr ' ' ,) namespaces; inside: $(sed -n 2p "/proc/$pid/root/mnt/root"), uid_map $(sed -n 3p "/proc/$pid/root/mnt/root" | tr -s ' '), setgroups $(sed -n 5p "/proc/$pid/root/mnt/root"), $(sed -n 6p "/proc/$pid/root/mnt/root")"
 }
 
 # run NAME FILE-OWNER UID [child]: the container $pid checked, dumped and restored twice.
@@ -201,7 +202,31 @@ run() {
 	grep -qx "pid 1" "/proc/$pid/root/mnt/root" || fail "$name: its init is not pid 1 inside"
 	cycle "$name" 1
 	cycle "$name" 2
+	[ "$name" = rootless ] && killed_restores
 	kill -KILL "$pid"
+}
+
+# killed_restores: dumped once more, restores killed at their N-th step (CRIU_LIKE_FAULT_STEP,
+# as restore-kill.sh) leave no task of the container and no helper of criu-like's; the first
+# that is not killed restores it ($pid).
+killed_restores() {
+	img="$tmp/img-killed"
+	mkdir -p "$img"
+	"$CRIU_LIKE" dump -t "$pid" -D "$img" -v4 -o dump.log || fail "killed restores: dump"
+	for n in 1 2 3 5 8 13 21 34 55 89 144 233 377 610 987; do
+		CRIU_LIKE_FAULT_STEP=$n "$CRIU_LIKE" restore -D "$img" -d --pidfile "$img/pid" \
+			-v4 -o restore.log >/dev/null 2>&1 && break
+		i=0
+		while pgrep -f "$tmp/see.sh" >/dev/null || pgrep -f "restore -D $img" >/dev/null; do
+			i=$((i + 1))
+			[ $i -gt 250 ] && fail "killed restores: step $n left a task or a helper behind"
+			sleep 0.02
+		done
+	done
+	pid=$(cat "$img/pid")
+	going "killed restores" "$pid"
+	checks=$((checks + 1))
+	echo "ok: $name: restores killed at each fault step before $n left nothing behind; at $n (past the last) it was restored"
 }
 
 # started NAME UNSHARE-PID: $pid, the container's init: the child of that unshare, once it
@@ -222,11 +247,12 @@ setsid unshare --mount sh "$tmp/outer.sh" "$tmp" setpriv --reuid=1000 --regid=10
 	--clear-groups unshare --user --map-root-user --pid --fork --mount-proc --mount --uts \
 	--ipc setsid sh "$tmp/ctr.sh" "$tmp" 0:0 <"$tmp/in" >"$tmp/rootless.out" 2>&1 &
 started rootless $!
+kinds="pid mnt uts ipc"
 run rootless 1000:1000 1000
 
 # rootful: root makes the user namespace, writes its maps, then the other namespaces
 setsid unshare --mount sh "$tmp/outer.sh" "$tmp" python3 "$tmp/userns.py" unshare --pid \
-	--fork --mount-proc --mount --uts --ipc setsid sh "$tmp/ctr.sh" "$tmp" 1000:1000 child \
+	--fork --mount-proc --mount --uts --ipc --net setsid sh "$tmp/ctr.sh" "$tmp" 1000:1000 child \
 	<"$tmp/in" >"$tmp/rootful.out" 2>&1 &
 u=$!
 i=0
@@ -238,5 +264,6 @@ done
 echo "0 100000 65536" >"/proc/$u/uid_map" || fail "rootful: cannot write its uid_map"
 echo "0 100000 65536" >"/proc/$u/gid_map" || fail "rootful: cannot write its gid_map"
 started rootful "$u"
+kinds="pid mnt uts ipc net"
 run rootful 101000:101000 100000 child
 echo "ns-user: $checks restores of containers in user namespaces of their own"
