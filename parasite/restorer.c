@@ -671,7 +671,9 @@ static void restore_creds(struct rst_args *a, struct rst_thread *th)
 	};
 	uint32_t cap;
 
-	check(a, th, sys_call2(__NR_setgroups, c->nr_groups, at(a, c->groups_off)), "setgroups");
+	if (c->nr_groups != RST_GROUPS_KEEP)
+		check(a, th, sys_call2(__NR_setgroups, c->nr_groups, at(a, c->groups_off)),
+		      "setgroups");
 	/* Keep the capabilities while the uids change; securebits get their value below. */
 	check(a, th, sys_prctl(PR_SET_SECUREBITS, 1 << SECURE_NO_SETUID_FIXUP), "securebits");
 	check(a, th, sys_call3(__NR_setresgid, c->gid, c->egid, c->sgid), "setresgid");

@@ -589,7 +589,10 @@ static int dump_creds(struct dump_ctx *ctx, struct dump_task *dt, TaskCoreEntry 
 	uint32_t securebits, dumpable, subreaper;
 	int err;
 
-	err = parasite_get_prctl(dt->ctl, &securebits, &dumpable, &subreaper);
+	/* in a user namespace of the tree's own, they are set again from inside */
+	err = ns_user_check_ids(dt->t->pid, s->uid, s->gid);
+	if (!err)
+		err = parasite_get_prctl(dt->ctl, &securebits, &dumpable, &subreaper);
 	if (err)
 		return err;
 	tc->has_child_subreaper = true;

@@ -93,6 +93,8 @@ static const struct cr_img_desc img_descs[CR_IMG_NR] = {
 	IMG_RAW(CR_IMG_TMPFS_DATA, "tmpfs-data", "tmpfs-data-%u.img", 0xA8E30AA8),
 	IMG_RECORDS(CR_IMG_MNTNS, "mntns", "mntns-%u.img", 0x7C31D4A5, MntnsEntry, mntns_entry),
 	IMG_RECORDS(CR_IMG_NETNS, "netns", "netns-%u.img", 0x5E2A91C7, NetnsEntry, netns_entry),
+	IMG_RECORDS(CR_IMG_USERNS, "userns", "userns-%u.img", 0x4B7D20E3, UsernsEntry,
+		    userns_entry),
 };
 
 const struct cr_img_desc *img_desc(enum cr_img_kind kind)

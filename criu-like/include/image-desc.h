@@ -41,6 +41,7 @@ enum cr_img_kind {
 	CR_IMG_TMPFS_DATA,
 	CR_IMG_MNTNS,
 	CR_IMG_NETNS,
+	CR_IMG_USERNS,
 	CR_IMG_NR,
 };
 

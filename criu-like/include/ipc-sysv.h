@@ -39,6 +39,15 @@ void ipc_sysv_set_proc(int proc_fd);
 /* open(@path) of an IPC sysctl ("/proc/sys/..."), under that /proc when set. */
 int ipc_sysctl_open(const char *path, int flags);
 /*
+ * In an IPC namespace owned by the tree's user namespace, only the uid that is
+ * root inside may write its sysctls or create files in its mqueue file system:
+ * the calling thread (raw syscalls: not criu-like's other threads) takes that
+ * euid and egid. 1 if it did, 0 when there is nothing to do, -errno (logged);
+ * give the result to ipc_ns_root_leave(), which goes back to criu-like's.
+ */
+int ipc_ns_root_enter(void);
+void ipc_ns_root_leave(int entered);
+/*
  * Once the restored tasks have attached their segments: IPC_RMID the ones
  * that were marked for removal, so each goes with its last detach again.
  */

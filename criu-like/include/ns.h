@@ -206,4 +206,46 @@ void ns_net_unlock_here(void);
 /* --empty-ns net: a new network namespace with lo up, for the root (net.c). */
 int ns_net_load_empty(void **priv);
 
+/* ---- the tree's user namespace (user.c) ------------------------------------------------------ */
+
+/* Forget the tree's user namespace (each command: ns_set_options()). */
+void ns_user_reset(void);
+/* The tree has a user namespace of its own: dumped, or loaded at restore. */
+bool ns_user_own(void);
+/*
+ * At dump: the namespace /proc/@pid/ns/@name (inode @ns_ino) is owned by the
+ * user namespace of inode @want; else -EOPNOTSUPP, logged naming both.
+ */
+int ns_user_check_owner(pid_t pid, const char *name, uint64_t ns_ino, uint64_t want);
+/*
+ * At dump, once the user namespace is read: the real, effective, saved and
+ * fs uids and gids of @pid (host ids) can be set again from inside (they are
+ * mapped in it); else -EOPNOTSUPP (logged).
+ */
+int ns_user_check_ids(pid_t pid, const uint32_t uid[4], const uint32_t gid[4]);
+/*
+ * At restore, after the user namespace's load(): a new namespace of kind
+ * @flag (CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC) owned by it,
+ * made by a child that joined it: its fd, or -errno (logged).
+ */
+int ns_user_make(int flag);
+/* unshare(@flag) for the calling thread, the new namespace owned by the tree's user namespace. */
+int ns_user_unshare(int flag);
+/*
+ * In the process that clones the root (a single-threaded child of the
+ * controller): take the root's host @groups and join the tree's user
+ * namespace (as criu-like's uid 0, unmapped there, every capability inside).
+ * Nothing without one.
+ */
+int ns_user_join(const uint32_t *groups, size_t n);
+/*
+ * Host uid (or gid, @gid) @host as set from inside the tree's user namespace:
+ * itself without one; -ERANGE when it is not mapped.
+ */
+int ns_user_id_inside(bool gid, uint32_t host, uint32_t *ret);
+/* Id @inside of the tree's user namespace as a host id; -ENOENT without one, -ERANGE unmapped. */
+int ns_user_id_outside(bool gid, uint32_t inside, uint32_t *ret);
+/* The group list @groups is the one every task starts with (ns_user_join()): nothing to set. */
+bool ns_user_groups_kept(const uint32_t *groups, size_t n);
+
 #endif

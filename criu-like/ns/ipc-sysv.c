@@ -32,6 +32,7 @@
 #include "image.h"
 #include "ipc-sysv.h"
 #include "log.h"
+#include "ns.h"
 #include "util.h"
 
 #ifndef MSG_COPY
@@ -75,6 +76,33 @@ void ipc_sysv_set_proc(int proc_fd)
 	sysctl_proc_fd = proc_fd;
 }
 
+int ipc_ns_root_enter(void)
+{
+	uint32_t uid, gid;
+
+	if (!ns_user_own() || ns_user_id_outside(false, 0, &uid) ||
+	    ns_user_id_outside(true, 0, &gid))
+		return 0;
+	/* the gid first: no CAP_SETGID once the euid is not 0 */
+	if (syscall(SYS_setresgid, -1, gid, -1) || syscall(SYS_setresuid, -1, uid, -1)) {
+		pr_perror("cannot take uid %u and gid %u, root in the tree's user namespace", uid,
+			  gid);
+		syscall(SYS_setresgid, -1, 0, -1);
+		return neg_errno();
+	}
+	return 1;
+}
+
+void ipc_ns_root_leave(int entered)
+{
+	/* the real uid is 0: allowed, and the capabilities come back with euid 0 */
+	if (entered > 0 &&
+	    (syscall(SYS_setresuid, -1, 0, -1) || syscall(SYS_setresgid, -1, 0, -1))) {
+		pr_perror("cannot go back to uid 0");
+		abort();
+	}
+}
+
 int ipc_sysctl_open(const char *path, int flags)
 {
 	if (sysctl_proc_fd >= 0 && !strncmp(path, "/proc/", 6))
@@ -92,15 +120,20 @@ static int sysctl_write(const char *name, const char *val)
 	char path[64];
 	size_t len = strlen(val);
 	ssize_t n;
-	int fd;
+	int fd, as_root;
 
 	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
+	as_root = ipc_ns_root_enter();
+	if (as_root < 0)
+		return as_root;
 	fd = ipc_sysctl_open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0) {
 		pr_perror("open %s", path);
+		ipc_ns_root_leave(as_root);
 		return neg_errno();
 	}
 	n = write(fd, val, len);
+	ipc_ns_root_leave(as_root);
 	if (n != (ssize_t)len) {
 		int err = n < 0 ? neg_errno() : -EIO;
 

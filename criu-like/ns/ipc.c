@@ -229,6 +229,12 @@ static int ipc_dump(pid_t pid, int dirfd, uint32_t id)
 
 struct ipc_rst {
 	uint32_t id;
+	/*
+	 * With a user namespace of the tree's own: the namespace, made in it and
+	 * filled by the controller at load (ipc_load_in_user_ns()), and
+	 * criu-like's own, to go back to after enter(); -1 otherwise.
+	 */
+	int nsfd, host;
 	IpcMqVarEntry *var;
 	ProtobufCMessage **queues;
 	size_t n_queues;
@@ -248,6 +254,38 @@ static bool queue_ok(const MqueueFileEntry *e)
 	return true;
 }
 
+static int ipc_fill(const struct ipc_rst *r, int dirfd);
+
+/*
+ * A user namespace of the tree's own: the IPC namespace is made in it and
+ * filled now by the controller, which keeps every capability over it (the
+ * root would lose its access to the images as root inside); the root is
+ * forked in it (enter()).
+ */
+static int ipc_load_in_user_ns(struct ipc_rst *r, int dirfd)
+{
+	int err;
+
+	r->host = open("/proc/thread-self/ns/ipc", O_RDONLY | O_CLOEXEC);
+	if (r->host < 0) {
+		pr_perror("cannot open criu-like's IPC namespace");
+		return neg_errno();
+	}
+	r->nsfd = ns_user_make(CLONE_NEWIPC);
+	if (r->nsfd < 0)
+		return r->nsfd;
+	if (setns(r->nsfd, CLONE_NEWIPC)) {
+		pr_perror("cannot enter the tree's new IPC namespace");
+		return neg_errno();
+	}
+	err = ipc_fill(r, dirfd);
+	if (setns(r->host, CLONE_NEWIPC)) {
+		pr_perror("cannot go back to criu-like's IPC namespace");
+		abort();
+	}
+	return err;
+}
+
 static int ipc_load(int dirfd, uint32_t id, void **priv)
 {
 	struct ipc_rst *r = calloc(1, sizeof(*r));
@@ -259,6 +297,7 @@ static int ipc_load(int dirfd, uint32_t id, void **priv)
 	if (!r)
 		return -ENOMEM;
 	r->id = id;
+	r->nsfd = r->host = -1;
 	*priv = r;
 	img = img_open(dirfd, CR_IMG_IPC_MQ, id, IMG_READ);
 	if (!img)
@@ -277,23 +316,29 @@ static int ipc_load(int dirfd, uint32_t id, void **priv)
 			pr_err("ipc-mq-%u.img: queue %zu is not a valid queue\n", id, i);
 			err = -EINVAL;
 		}
+	if (!err && ns_user_own())
+		err = ipc_load_in_user_ns(r, dirfd);
 	return err;
 }
 
 static int write_u32(const char *name, bool has, uint32_t v)
 {
 	char path[80], buf[16];
-	int fd, len, err = 0;
+	int fd, len, err = 0, as_root;
 
 	if (!has)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/sys/fs/mqueue/%s", name);
 	len = snprintf(buf, sizeof(buf), "%u", v);
+	as_root = ipc_ns_root_enter();
+	if (as_root < 0)
+		return as_root;
 	fd = ipc_sysctl_open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, buf, (size_t)len) != len) {
 		err = neg_errno();
 		pr_errno(err, "cannot set fs.mqueue.%s to %u", name, v);
 	}
+	ipc_ns_root_leave(as_root);
 	if (fd >= 0)
 		close(fd);
 	return err;
@@ -305,10 +350,15 @@ static int create_queue(const MqueueFileEntry *e)
 	const struct timespec now = { 0, 0 };
 	char name[260];
 	size_t i;
-	int q, err = 0;
+	int q, err = 0, as_root;
 
 	snprintf(name, sizeof(name), "/%.*s", (int)e->name.len, (const char *)e->name.data);
+	/* its file is made by root inside (mapped in the queues' file system), chowned below */
+	as_root = ipc_ns_root_enter();
+	if (as_root < 0)
+		return as_root;
 	q = mq_open(name, O_RDWR | O_NONBLOCK | O_CREAT | O_EXCL | O_CLOEXEC, 0600, &a);
+	ipc_ns_root_leave(as_root);
 	if (q < 0) {
 		err = neg_errno();
 		pr_errno(err, "cannot create POSIX message queue %s (maxmsg %lld msgsize %lld)",
@@ -330,9 +380,9 @@ static int create_queue(const MqueueFileEntry *e)
 	return err;
 }
 
-static int ipc_restore(const void *priv, int dirfd)
+/* In the tree's new IPC namespace: its objects, its sysctls, its queues. */
+static int ipc_fill(const struct ipc_rst *r, int dirfd)
 {
-	const struct ipc_rst *r = priv;
 	const IpcMqVarEntry *v = r->var;
 	size_t i;
 	int err;
@@ -346,6 +396,34 @@ static int ipc_restore(const void *priv, int dirfd)
 	for (i = 0; !err && i < r->n_queues; i++)
 		err = create_queue((const MqueueFileEntry *)r->queues[i]);
 	return err;
+}
+
+static int ipc_restore(const void *priv, int dirfd)
+{
+	const struct ipc_rst *r = priv;
+
+	return r->nsfd >= 0 ? 0 : ipc_fill(r, dirfd); /* else filled at load */
+}
+
+static int ipc_enter(void *priv)
+{
+	struct ipc_rst *r = priv;
+
+	if (r->nsfd >= 0 && setns(r->nsfd, CLONE_NEWIPC)) {
+		pr_perror("cannot enter the tree's IPC namespace");
+		return neg_errno();
+	}
+	return 0;
+}
+
+static void ipc_leave(void *priv)
+{
+	struct ipc_rst *r = priv;
+
+	if (r->host >= 0 && setns(r->host, CLONE_NEWIPC)) {
+		pr_perror("cannot go back to criu-like's IPC namespace");
+		abort();
+	}
 }
 
 static int ipc_late(const void *priv, int dirfd, pid_t root)
@@ -380,6 +458,11 @@ static void ipc_fini(void *priv)
 
 	if (!r)
 		return;
+	ipc_leave(r);
+	if (r->nsfd >= 0)
+		close(r->nsfd);
+	if (r->host >= 0)
+		close(r->host);
 	if (r->var)
 		protobuf_c_message_free_unpacked(&r->var->base, NULL);
 	img_free_records(r->queues, r->n_queues);
@@ -389,9 +472,12 @@ static void ipc_fini(void *priv)
 const struct ns_type ipc_ns_type = {
 	.kind = NS_IPC,
 	.clone_flag = CLONE_NEWIPC,
+	.user_enters = true,
 	.dump = ipc_dump,
 	.load = ipc_load,
 	.restore = ipc_restore,
 	.late = ipc_late,
 	.fini = ipc_fini,
+	.enter = ipc_enter,
+	.leave = ipc_leave,
 };

@@ -17,6 +17,11 @@
 struct ns_type {
 	enum ns_kind kind;
 	unsigned long clone_flag; /* CLONE_NEWUTS...: the restored root is created in a new one */
+	/*
+	 * With a user namespace of the tree's own, load() makes the namespace in it
+	 * (ns_user_make()) and enter() puts the controller there: no clone flag.
+	 */
+	bool user_enters;
 	/* Dump, in the dumper: read the namespace of the frozen task @pid, write image @id. */
 	int (*dump)(pid_t pid, int dirfd, uint32_t id);
 	/* Restore, in the controller before the root exists: read image @id into *@priv. */
@@ -59,6 +64,7 @@ extern const struct ns_type ipc_ns_type;
 extern const struct ns_type mnt_ns_type;
 extern const struct ns_type pid_ns_type;
 extern const struct ns_type net_ns_type;
+extern const struct ns_type user_ns_type;
 
 /*
  * Run @fn in a child of the dumper that joined @pid's namespace of kind @k

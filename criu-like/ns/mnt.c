@@ -391,6 +391,14 @@ struct mnt_restore {
 	 * them. NULL when none is.
 	 */
 	bool *deferred;
+	/*
+	 * With a user namespace of the tree's own: the mount namespace made in it
+	 * (ns_user_make()), which the builder moves the tree into; and a proc of
+	 * criu-like's, over its root from mnt_enter() until the root made the
+	 * container's procs (the kernel lets a proc be mounted in a user
+	 * namespace only where one is visible already). -1 otherwise.
+	 */
+	int user_mnt, visible_proc;
 };
 
 /* The --external mnt[NAME]:PATH given at restore for @name, or NULL. */
@@ -748,6 +756,32 @@ static int sb_ro_after(int fd, const MntEntry *e)
 	return 0;
 }
 
+/*
+ * With a user namespace: the tree, built in the builder's own namespace,
+ * goes whole into the one made in the user namespace (a recursive clone
+ * keeps the peer groups: the clones join them), the builder with it, and
+ * pivot_root there. Unbindable mounts are not cloned: mnt_load() refused them.
+ */
+static int move_into_user_ns(struct mnt_restore *mr, const int *fds, size_t root,
+			     const char *staging)
+{
+	_cleanup_close_ int t = -1;
+	int err = set_propagation(mr->ne, fds, mr->deferred);
+
+	if (err)
+		return err;
+	t = open_tree(fds[root], "",
+		      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+	if (t < 0 || setns(mr->user_mnt, CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    move_mount(t, "", AT_FDCWD, staging, MOVE_MOUNT_F_EMPTY_PATH) || fchdir(t) ||
+	    syscall(SYS_pivot_root, ".", ".") || umount2(".", MNT_DETACH) || chdir("/")) {
+		pr_perror("cannot move the tree into a mount namespace of its user namespace");
+		return neg_errno();
+	}
+	return 0;
+}
+
 static int build_tree(struct mnt_restore *mr, int dirfd, const char *staging, size_t *order,
 		      int *fds)
 {
@@ -801,6 +835,8 @@ static int build_tree(struct mnt_restore *mr, int dirfd, const char *staging, si
 	}
 	for (k = 0; k < n && ne->mounts[k]->how != MNT_HOW__MNT_ROOT; k++)
 		;
+	if (mr->user_mnt >= 0)
+		return move_into_user_ns(mr, fds, k, staging);
 	if (fchdir(fds[k]) || syscall(SYS_pivot_root, ".", ".") || umount2(".", MNT_DETACH) ||
 	    chdir("/")) {
 		pr_perror("cannot pivot_root into the tree's root");
@@ -939,6 +975,32 @@ static int mark_deferred(struct mnt_restore *mr)
 }
 
 /*
+ * In a user namespace, a new proc can be made (fsmount()) only while another
+ * proc is visible in the mount namespace: criu-like's, put over its root by
+ * mnt_enter(). The root makes every proc of its own now, then removes that one.
+ */
+static int make_procs_first(struct mnt_restore *mr, int *fds)
+{
+	_cleanup_close_ int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	size_t i;
+
+	for (i = 0; i < mr->ne->n_mounts; i++) {
+		const MntEntry *e = mr->ne->mounts[i];
+
+		if (!mr->deferred[i] || e->how != MNT_HOW__MNT_NEW || strcmp(e->fstype, "proc"))
+			continue;
+		fds[i] = make_mount(mr, i, fds, NULL);
+		if (fds[i] < 0)
+			return fds[i];
+	}
+	if (cwd < 0 || fchdir(mr->visible_proc) || umount2(".", MNT_DETACH) || fchdir(cwd)) {
+		pr_perror("cannot remove criu-like's proc from the tree's mount namespace");
+		return neg_errno();
+	}
+	return 0;
+}
+
+/*
  * In the restored root, in its new pid and IPC namespaces and in the mount
  * namespace the builder made: the deferred mounts, parents first, attached
  * on their parent (a deferred one by its fd, another by its mount point).
@@ -961,6 +1023,8 @@ static int mnt_restore(const void *priv, int dirfd)
 	for (i = 0; i < n; i++)
 		fds[i] = -1;
 	err = mnt_restore_order(ne->mounts, n, order);
+	if (!err && mr->visible_proc >= 0)
+		err = make_procs_first((struct mnt_restore *)mr, fds);
 	for (k = 0; !err && k < n; k++) {
 		const MntEntry *e = ne->mounts[order[k]];
 		int p, pfd, fd;
@@ -968,7 +1032,7 @@ static int mnt_restore(const void *priv, int dirfd)
 		i = order[k];
 		if (!mr->deferred[i])
 			continue;
-		fd = make_mount((struct mnt_restore *)mr, i, fds, NULL);
+		fd = fds[i] >= 0 ? fds[i] : make_mount((struct mnt_restore *)mr, i, fds, NULL);
 		if (fd < 0) {
 			err = fd;
 			break;
@@ -1006,6 +1070,22 @@ static int mnt_restore(const void *priv, int dirfd)
 	return err;
 }
 
+/* The tree has a user namespace: the mount namespace is made in it (move_into_user_ns()). */
+static int prepare_user_ns(struct mnt_restore *mr, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < mr->ne->n_mounts; i++)
+		if (mr->ne->mounts[i]->unbindable) {
+			pr_err("mntns-%u.img: mount %s is unbindable: not restored in a user "
+			       "namespace yet\n",
+			       id, mr->ne->mounts[i]->mountpoint);
+			return -EOPNOTSUPP;
+		}
+	mr->user_mnt = ns_user_make(CLONE_NEWNS);
+	return mr->user_mnt < 0 ? mr->user_mnt : 0;
+}
+
 static int mnt_load(int dirfd, uint32_t id, void **priv)
 {
 	struct mnt_restore *mr = calloc(1, sizeof(*mr));
@@ -1015,6 +1095,7 @@ static int mnt_load(int dirfd, uint32_t id, void **priv)
 	if (!mr)
 		return -ENOMEM;
 	mr->nsfd = mr->host_ns = mr->host_root = mr->host_cwd = -1;
+	mr->user_mnt = mr->visible_proc = -1;
 	err = img_read_one(dirfd, CR_IMG_MNTNS, id, (ProtobufCMessage **)&mr->ne);
 	if (err) {
 		mnt_fini(mr);
@@ -1038,6 +1119,8 @@ static int mnt_load(int dirfd, uint32_t id, void **priv)
 		return -EINVAL;
 	}
 	err = mark_deferred(mr);
+	if (!err && ns_user_own())
+		err = prepare_user_ns(mr, id);
 	if (!err)
 		err = build_ns(mr, dirfd);
 	if (err < 0) {
@@ -1051,16 +1134,55 @@ static int mnt_load(int dirfd, uint32_t id, void **priv)
 
 /* ---- restore: the controller in the tree's namespace --------------------------------------- */
 
+/* Whether the root makes a proc (mnt_restore()). */
+static bool root_makes_proc(const struct mnt_restore *mr)
+{
+	size_t i;
+
+	for (i = 0; mr->deferred && i < mr->ne->n_mounts; i++)
+		if (mr->deferred[i] && !strcmp(mr->ne->mounts[i]->fstype, "proc"))
+			return true;
+	return false;
+}
+
+/* A proc of criu-like's pid namespace, detached: made here, where the kernel allows it. */
+static int visible_proc(void)
+{
+	_cleanup_close_ int fs = fsopen("proc", FSOPEN_CLOEXEC);
+	int mfd = -1;
+
+	if (fs >= 0 && !fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0))
+		mfd = fsmount(fs, FSMOUNT_CLOEXEC,
+			      MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	if (mfd < 0)
+		pr_perror("cannot make a proc for the tree's user namespace");
+	return mfd < 0 ? neg_errno() : mfd;
+}
+
 static int mnt_enter(void *priv)
 {
 	struct mnt_restore *mr = priv;
 
+	if (mr->user_mnt >= 0 && root_makes_proc(mr)) {
+		mr->visible_proc = visible_proc();
+		if (mr->visible_proc < 0)
+			return mr->visible_proc;
+	}
 	mr->host_ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
 	mr->host_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	mr->host_cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (mr->host_ns < 0 || mr->host_root < 0 || mr->host_cwd < 0 ||
 	    setns(mr->nsfd, CLONE_NEWNS)) {
 		pr_perror("cannot enter the tree's mount namespace");
+		return neg_errno();
+	}
+	/*
+	 * Over its root, once the controller is in (setns() would take it for the
+	 * root): the tasks forked from here keep the root under it.
+	 */
+	if (mr->visible_proc >= 0 &&
+	    move_mount(mr->visible_proc, "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH)) {
+		pr_perror("cannot put a proc in the tree's mount namespace");
 		return neg_errno();
 	}
 	return 0;
@@ -1090,6 +1212,10 @@ static void mnt_fini(void *priv)
 	mnt_leave(mr);
 	if (mr->nsfd >= 0)
 		close(mr->nsfd);
+	if (mr->user_mnt >= 0)
+		close(mr->user_mnt);
+	if (mr->visible_proc >= 0)
+		close(mr->visible_proc);
 	if (mr->ne)
 		protobuf_c_message_free_unpacked(&mr->ne->base, NULL);
 	free(mr->deferred);

@@ -1263,9 +1263,11 @@ static int make_ns(struct net_restore *nr, uint32_t id)
 		pr_perror("cannot open criu-like's network namespace");
 		return neg_errno();
 	}
-	if (unshare(CLONE_NEWNET)) {
-		pr_perror("cannot create a network namespace");
-		return neg_errno();
+	/* owned by the tree's user namespace when it has one */
+	err = ns_user_unshare(CLONE_NEWNET);
+	if (err) {
+		pr_errno(err, "cannot create a network namespace");
+		return err;
 	}
 	nr->nsfd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (nr->nsfd < 0)

@@ -52,6 +52,7 @@ static const struct ns_type *const ns_types[NS_NR] = {
 	[NS_NET] = &net_ns_type,
 	[NS_IPC] = &ipc_ns_type,
 	[NS_TIME] = &time_ns_type,
+	[NS_USER] = &user_ns_type,
 };
 /* clang-format on */
 
@@ -82,6 +83,7 @@ int ns_set_options(const struct cr_options *o)
 
 	ns_opts = o;
 	ns_net_reset();
+	ns_user_reset();
 	/* CRIU's other kinds (pid[], tty[], unix[], files...) are not there yet */
 	for (i = 0; o && i < o->n_external; i++)
 		if (((strncmp(o->external[i], "mnt[", 4) && strncmp(o->external[i], "veth[", 5)) ||
@@ -291,6 +293,41 @@ enum ns_kind ns_plan_differ(const struct ns_dump_plan *plan, const struct ns_ids
 	return NS_NR;
 }
 
+/*
+ * A user namespace of the tree's own owns every other namespace of its own
+ * (they are created from inside it at restore), and its pid namespace is
+ * one of them: the restored tasks take their pids from inside it. Without
+ * one, the tree's namespaces are criu-like's user namespace's.
+ */
+static int check_owners(pid_t pid, const struct ns_dump_plan *plan)
+{
+	uint64_t want = plan->own[NS_USER] ? plan->root.ino[NS_USER] : plan->tool.ino[NS_USER];
+	int k, err;
+
+	if (plan->own[NS_USER] && !plan->own[NS_PID]) {
+		pr_err("pid %d: it is in a user namespace of its own, user:[%llu], but in "
+		       "criu-like's pid namespace: its pids could not be set from inside; a user "
+		       "namespace is dumped with a pid namespace of the tree's own only\n",
+		       pid, (unsigned long long)plan->root.ino[NS_USER]);
+		return -EOPNOTSUPP;
+	}
+	if (plan->own[NS_USER] && plan->own[NS_TIME]) {
+		pr_err("pid %d: its time namespace time:[%llu] is in its user namespace "
+		       "user:[%llu]: a time namespace in a user namespace is not restored yet\n",
+		       pid, (unsigned long long)plan->root.ino[NS_TIME],
+		       (unsigned long long)plan->root.ino[NS_USER]);
+		return -EOPNOTSUPP;
+	}
+	for (k = 0; k < NS_NR; k++) {
+		if (!plan->own[k] || k == NS_USER || (int)ns_owner_kind((enum ns_kind)k) != k)
+			continue;
+		err = ns_user_check_owner(pid, ns_names[k], plan->root.ino[k], want);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 {
 	const struct seized_task *root = tree->root;
@@ -332,7 +369,7 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 			return refuse(t->pid, tid, k, &plan->tool, &task);
 		}
 	}
-	return 0;
+	return check_owners(root->pid, plan);
 }
 
 /*
@@ -594,6 +631,12 @@ static int check_join_keys(const InventoryEntry *ie)
 	return 0;
 }
 
+/* The order of creation: the user namespace owns the others, the others are made in the net one. */
+static int load_phase(enum ns_kind k)
+{
+	return k == NS_USER ? 0 : k == NS_NET ? 1 : 2;
+}
+
 static int load_kind(const InventoryEntry *ie, int dirfd, struct ns_restore *r, enum ns_kind want)
 {
 	size_t i;
@@ -611,7 +654,7 @@ static int load_kind(const InventoryEntry *ie, int dirfd, struct ns_restore *r, 
 		if (k == NS_NR || !ns_types[k] ||
 		    (ns_types[k]->load && !e->has_img_id && !(e->ext_key && ns_types[k]->join)))
 			return -EOPNOTSUPP; /* ns_inventory_check() said why */
-		if ((k == NS_NET) != (want == NS_NET))
+		if (load_phase((enum ns_kind)k) != load_phase(want))
 			continue;
 		/*
 		 * --empty-ns net: an empty one instead, below; not for a namespace
@@ -629,7 +672,8 @@ static int load_kind(const InventoryEntry *ie, int dirfd, struct ns_restore *r, 
 		if (err)
 			return err;
 		r->own[k] = true;
-		r->clone_flags |= ns_types[k]->clone_flag;
+		if (!(ns_types[k]->user_enters && ns_user_own()))
+			r->clone_flags |= ns_types[k]->clone_flag;
 	}
 	return 0;
 }
@@ -657,10 +701,14 @@ int ns_restore_load(const InventoryEntry *ie, int dirfd, struct ns_restore *r)
 	if (err)
 		return err;
 	/*
-	 * The network namespace first: the other kinds are made inside it (the
-	 * mount builder's sysfs shows the links of the namespace it is mounted in).
+	 * The user namespace first: every other one is created from inside it
+	 * (ns_user_make(), the root's clone3() from inside: ns/user.c). Then the
+	 * network namespace: the other kinds are made inside it (the mount
+	 * builder's sysfs shows the links of the namespace it is mounted in).
 	 */
-	err = load_kind(ie, dirfd, r, NS_NET);
+	err = load_kind(ie, dirfd, r, NS_USER);
+	if (!err)
+		err = load_kind(ie, dirfd, r, NS_NET);
 	if (!err && ns_opts && ns_opts->empty_ns_net && !r->own[NS_NET]) {
 		err = ns_net_load_empty(&r->priv[NS_NET]);
 		r->own[NS_NET] = !err;

@@ -21,6 +21,7 @@
  * since the original parent had already received them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -35,7 +36,9 @@
 #include "compat.h"
 #include "fault.h"
 #include "log.h"
+#include "ns.h"
 #include "restore-int.h"
+#include "restore-mem.h"
 #include "util.h"
 
 /*
@@ -166,8 +169,11 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 	 * RPC rst_sibling (runc): the root is the caller's child, not criu-like's.
 	 * It looks at criu-like through its pidfd once started, as a pid
 	 * namespace's init does; its death signal then follows the caller.
+	 * In a user namespace of the tree's own, the root is cloned by a child
+	 * of criu-like that joined it (fork_root_in_userns()): it is criu-like's
+	 * child all the same.
 	 */
-	if (root && ctx->opts->restore_sibling) {
+	if (root && (ctx->opts->restore_sibling || ctx->ns.own[NS_USER])) {
 		flags |= CLONE_PARENT;
 		parent = 0;
 		exit_signal = 0; /* clone3: CLONE_PARENT takes criu-like's own exit signal */
@@ -428,6 +434,52 @@ static void task_main(struct restore_ctx *ctx, struct rst_task *t, pid_t parent)
 	_exit(1);
 }
 
+/*
+ * A tree with a user namespace of its own: its root is cloned from inside
+ * that namespace, so that the pid, UTS and IPC namespaces clone3() creates
+ * for it are owned by it, by a child of the controller that takes the
+ * root's groups and joins it (ns_user_join()); CLONE_PARENT makes the root
+ * the controller's child. The controller stays outside, with its
+ * capabilities over every namespace of the tree.
+ */
+static int fork_root_in_userns(struct restore_ctx *ctx)
+{
+	struct rst_task *root = &ctx->tasks[0];
+	const CredsEntry *c = ((const struct rst_mem_plan *)root->mem)->creds;
+	int p[2], err = 0, status;
+	pid_t h;
+
+	if (ctx->opts->restore_sibling) {
+		pr_err("the tree has a user namespace of its own: rst_sibling is not supported "
+		       "with one yet\n");
+		return -EOPNOTSUPP;
+	}
+	if (pipe2(p, O_CLOEXEC))
+		return neg_errno();
+	h = fork();
+	if (h == 0) {
+		close(p[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		err = ns_user_join(c->groups, c->n_groups);
+		if (!err)
+			err = ns_restore_before_clone(&ctx->ns);
+		if (!err)
+			err = fork_task(ctx, root, SIGCHLD);
+		if (write(p[1], &err, sizeof(err)) != sizeof(err))
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	if (h < 0)
+		err = neg_errno();
+	else if (read(p[0], &err, sizeof(err)) != sizeof(err))
+		err = -ECHILD;
+	close(p[0]);
+	if (h > 0)
+		waitpid(h, &status, 0);
+	return err;
+}
+
 int rst_fork_root(struct restore_ctx *ctx, pid_t *ret_pid)
 {
 	struct rst_task *root = &ctx->tasks[0];
@@ -445,10 +497,14 @@ int rst_fork_root(struct restore_ctx *ctx, pid_t *ret_pid)
 		}
 	}
 	sigprocmask(SIG_BLOCK, &all, &old);
-	err = ns_restore_before_clone(&ctx->ns);
-	if (!err) {
-		err = fork_task(ctx, root, SIGCHLD);
-		ns_restore_after_clone(&ctx->ns);
+	if (ctx->ns.own[NS_USER]) {
+		err = fork_root_in_userns(ctx);
+	} else {
+		err = ns_restore_before_clone(&ctx->ns);
+		if (!err) {
+			err = fork_task(ctx, root, SIGCHLD);
+			ns_restore_after_clone(&ctx->ns);
+		}
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (err)

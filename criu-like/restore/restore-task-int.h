@@ -46,7 +46,7 @@ int task_keep_fd(struct finish *f, int fd);
 /* restore-task-state.c: fill f->a from the core and creds images. */
 int task_plan_thread(struct finish *f, uint32_t i, uint64_t xfeatures);
 int task_plan_process(struct finish *f);
-void task_plan_creds(struct finish *f);
+int task_plan_creds(struct finish *f);
 int task_plan_mm(struct finish *f);
 /*
  * restore-seccomp.c: check the seccomp state of the core image and size the

@@ -21,6 +21,7 @@
 #include "asm/restorer-tool.h"
 #include "asm/sigframe.h"
 #include "log.h"
+#include "ns.h"
 #include "restore-task-int.h"
 #include "util.h"
 
@@ -231,10 +232,45 @@ static uint32_t cap_last_cap(void)
 	return s && !parse_ulong(s, &v) && v < 64 ? (uint32_t)v : 40;
 }
 
-void task_plan_creds(struct finish *f)
+/*
+ * The creds images keep host ids; a task in a user namespace of the tree's
+ * own sets them from inside: each id translated through its maps, the groups
+ * left alone when they are the ones every task starts with (ns_user_join():
+ * setgroups may be denied inside).
+ */
+static int creds_inside(struct finish *f, const CredsEntry *c, struct rst_creds *r,
+			uint32_t *groups)
+{
+	const uint32_t host[8] = { c->uid, c->euid, c->suid, c->fsuid,
+				   c->gid, c->egid, c->sgid, c->fsgid };
+	uint32_t *out[8] = { &r->uid, &r->euid, &r->suid, &r->fsuid,
+			     &r->gid, &r->egid, &r->sgid, &r->fsgid };
+	size_t i;
+
+	for (i = 0; i < 8; i++)
+		if (ns_user_id_inside(i >= 4, host[i], out[i])) {
+			pr_err("pid %d: its %s %u is not mapped in its user namespace\n", f->pid,
+			       i >= 4 ? "gid" : "uid", host[i]);
+			return -ERANGE;
+		}
+	if (ns_user_groups_kept(c->groups, c->n_groups)) {
+		r->nr_groups = RST_GROUPS_KEEP;
+		return 0;
+	}
+	for (i = 0; i < c->n_groups; i++)
+		if (ns_user_id_inside(true, c->groups[i], &groups[i])) {
+			pr_err("pid %d: its group %u is not mapped in its user namespace\n", f->pid,
+			       c->groups[i]);
+			return -ERANGE;
+		}
+	return 0;
+}
+
+int task_plan_creds(struct finish *f)
 {
 	const CredsEntry *c = f->p->creds;
 	struct rst_creds *r = &f->a->creds;
+	uint32_t *groups = (uint32_t *)((char *)f->a + f->lay.groups_off);
 
 	r->uid = c->uid, r->euid = c->euid, r->suid = c->suid, r->fsuid = c->fsuid;
 	r->gid = c->gid, r->egid = c->egid, r->sgid = c->sgid, r->fsgid = c->fsgid;
@@ -246,8 +282,9 @@ void task_plan_creds(struct finish *f)
 	r->nr_groups = (uint32_t)c->n_groups;
 	r->groups_off = f->lay.groups_off;
 	if (c->n_groups) /* c->groups is NULL then: memcpy(dst, NULL, 0) is undefined */
-		memcpy((char *)f->a + r->groups_off, c->groups, c->n_groups * sizeof(uint32_t));
+		memcpy(groups, c->groups, c->n_groups * sizeof(uint32_t));
 	r->cap_last = cap_last_cap();
+	return ns_user_own() ? creds_inside(f, c, r, groups) : 0;
 }
 
 int task_plan_mm(struct finish *f)

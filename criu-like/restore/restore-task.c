@@ -520,7 +520,7 @@ static int build_args(struct finish *f)
 	if (!err)
 		err = task_plan_seccomp(f);
 	if (!err)
-		task_plan_creds(f);
+		err = task_plan_creds(f);
 	if (!err)
 		err = task_restore_misc(f);
 	return err;

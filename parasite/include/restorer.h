@@ -120,6 +120,8 @@ struct rst_rlimit {
 	uint64_t cur, max;
 };
 
+#define RST_GROUPS_KEEP 0xffffffffu
+
 struct rst_creds {
 	uint32_t uid, euid, suid, fsuid;
 	uint32_t gid, egid, sgid, fsgid;
@@ -127,7 +129,7 @@ struct rst_creds {
 	uint32_t securebits;
 	uint32_t no_new_privs;
 	uint32_t dumpable;
-	uint32_t nr_groups;
+	uint32_t nr_groups; /* RST_GROUPS_KEEP: leave them (a user namespace may deny setgroups) */
 	uint64_t groups_off; /* uint32_t[nr_groups] */
 	uint32_t cap_last; /* highest capability number the kernel knows */
 	uint32_t pad;

@@ -6,8 +6,10 @@
 # "restored" into the host's namespaces. The cases: the container of the
 # issue (unshare --fork --pid --mount-proc --mount --uts --ipc --net, dumped
 # from unshare and from its shell), each kind alone that is not dumped yet
-# (cgroup, user; net alone is dumped, but a bridge or a tap inside it, or an
-# nftables ruleset, are refused naming them), a pid_for_children and a
+# (cgroup; net alone is dumped, but a bridge or a tap inside it, or an
+# nftables ruleset, are refused naming them; a user namespace without a pid
+# namespace, owning not every namespace of the tree, nested, or with a task
+# of the tree in another one), a pid_for_children and a
 # time_for_children unshared with no child forked yet, one thread of a
 # process in a UTS namespace of its own, and a child in another UTS
 # namespace than its root's own one (UTS, mount, IPC, time, pid and network
@@ -171,8 +173,64 @@ if command -v nft >/dev/null; then
 	net_refused net-nft "nft add table inet filt && nft add chain inet filt c && nft add rule inet filt c counter" \
 		"its network namespace has an nftables ruleset (counter packets 0 bytes 0)"
 fi
+# User namespaces are dumped (ns-user.sh, zdtm user_ns), but not: one without a pid
+# namespace of its own, a namespace of the tree owned by another user namespace than
+# the tree's, a user namespace nested in another below criu-like's, a task of the
+# container in a user namespace of its own.
+# user_refused NAME PID PATTERN: dump -R of PID fails with "pid ...: PATTERN", the loop
+# NAME goes on, PID is neither stopped nor traced.
+user_refused() {
+	name=$1 pid=$2 pattern=$3
+	rm -rf "$tmp/img"
+	"$CRIU_LIKE" dump -t "$pid" -D "$tmp/img" -R >"$tmp/$name.out" 2>"$tmp/$name.err" &&
+		fail "$name: dump of $pid succeeded"
+	grep -q "pid [0-9]*: $pattern" "$tmp/$name.err" || fail "$name: no refusal: $pattern"
+	st=$(awk '/^State:/ { print $2 } /^TracerPid:/ { print $2 }' /proc/$pid/status | tr '\n' ' ')
+	case "$st" in
+	"S 0 " | "R 0 " | "D 0 ") ;;
+	*) fail "$name: pid $pid is not running free after the refusal (state/tracer: $st)" ;;
+	esac
+	before=$(cat "$tmp/$name.count")
+	i=0
+	while [ "$(cat "$tmp/$name.count")" -le $((before + 3)) ]; do
+		i=$((i + 1))
+		[ $i -gt 250 ] && fail "$name: its loop stopped at round $before"
+		sleep 0.02
+	done
+	checks=$((checks + 1))
+	echo "ok: $name: $(grep -o "pid [0-9]*: $pattern.*" "$tmp/$name.err" | head -n 1)"
+}
+# loop_pid NAME: the shell running NAME's loop (the newest: unshare's forked child).
+loop_pid() {
+	pgrep -n -f "loop.sh $tmp/$1.count\$"
+}
 start user --user --map-root-user
-refused user "$(pid_of_loop user)" user
+user_refused user "$(pid_of_loop user)" \
+	"it is in a user namespace of its own, user:\[[0-9]*\], but in criu-like's pid namespace"
+kill -KILL "$(pid_of_loop user)"
+setsid unshare --uts unshare --user --map-root-user --pid --fork sh "$tmp/loop.sh" \
+	"$tmp/userowner.count" >/dev/null 2>&1 &
+wait_file "$tmp/userowner.count"
+uo=$(loop_pid userowner)
+user_refused userowner "$uo" \
+	"its uts namespace uts:\[[0-9]*\] is owned by user namespace user:\[[0-9]*\], not by the tree's user:\[$(stat -L -c %i /proc/$uo/ns/user)\]"
+kill -KILL "$uo"
+setsid unshare --user --map-root-user unshare --user --map-root-user --pid --fork sh \
+	"$tmp/loop.sh" "$tmp/usernest.count" >/dev/null 2>&1 &
+wait_file "$tmp/usernest.count"
+un=$(loop_pid usernest)
+user_refused usernest "$un" \
+	"its user namespace user:\[[0-9]*\] is not a child of criu-like's user:\[[0-9]*\]"
+kill -KILL "$un"
+setsid unshare --user --map-root-user --pid --fork sh -c \
+	'unshare --user sh "$0" "$1.in" & exec sh "$0" "$1"' "$tmp/loop.sh" "$tmp/userchild.count" \
+	>/dev/null 2>&1 &
+wait_file "$tmp/userchild.count"
+wait_file "$tmp/userchild.count.in"
+uc=$(loop_pid userchild)
+user_refused userchild "$uc" \
+	"its user namespace user:\[[0-9]*\] is not the one of the tree's root (user:\[$(stat -L -c %i /proc/$uc/ns/user)\])"
+pkill -KILL -f "loop.sh $tmp/userchild.count"
 if unshare --time true 2>/dev/null; then
 	# time namespaces are dumped (zdtm time_ns); one unshared for the children only is not
 	setsid "$PY" - "$tmp/tfc.count" >/dev/null 2>&1 <<'PYTHON' &

@@ -141,12 +141,22 @@ static void test_plan(void **state)
 	task.ino[NS_UTS] = 901;
 	assert_int_equal(ns_plan_differ(&plan, &task), NS_UTS); /* another one */
 
-	/* a kind criu-like does not dump: not the tree's own, so the root is refused */
+	/* a user namespace of the root's own: dumped too; a task in another is refused */
 	plan.root.ino[NS_USER] = 902;
 	ns_plan_root(&plan);
-	assert_false(ns_kind_dumped(NS_USER));
-	assert_false(plan.own[NS_USER]);
-	assert_int_equal(ns_plan_differ(&plan, &plan.root), NS_USER);
+	assert_true(ns_kind_dumped(NS_USER));
+	assert_true(plan.own[NS_USER]);
+	assert_int_equal(ns_plan_differ(&plan, &plan.root), NS_NR);
+	task = plan.root;
+	task.ino[NS_USER] = 905; /* a nested one */
+	assert_int_equal(ns_plan_differ(&plan, &task), NS_USER);
+
+	/* a kind criu-like does not dump: not the tree's own, so the root is refused */
+	plan.root.ino[NS_CGROUP] = 906;
+	ns_plan_root(&plan);
+	assert_false(ns_kind_dumped(NS_CGROUP));
+	assert_false(plan.own[NS_CGROUP]);
+	assert_int_equal(ns_plan_differ(&plan, &plan.root), NS_CGROUP);
 
 	/*
 	 * pid_for_children goes with pid: a root in criu-like's pid namespace that

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,7 +29,64 @@ static struct {
 	int ready_fd; /* write end of the pipe the launcher waits on */
 	bool launcher_writes; /* the pidfile: the daemon's pid as the launcher sees it */
 	volatile sig_atomic_t got_sigterm;
-} tst = { .ready_fd = -1 };
+	const char *userns_map; /* CLONE_NEWUSER: the map the launcher writes */
+	bool userns_deny;
+} tst = { .ready_fd = -1, .userns_map = "0 100000 65536" };
+
+void test_userns(const char *map, bool deny_setgroups)
+{
+	tst.userns_map = map;
+	tst.userns_deny = deny_setgroups;
+}
+
+static int write_proc(pid_t pid, const char *name, const char *text)
+{
+	char path[64];
+	int fd, len = (int)strlen(text);
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, text, len) != len) {
+		fprintf(stderr, "cannot write \"%s\" to %s: %m\n", text, path);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* The launcher: the maps of @child's new user namespace, then let it go on through @go. */
+static void userns_maps(pid_t child, int go)
+{
+	if ((tst.userns_deny && write_proc(child, "setgroups", "deny")) ||
+	    write_proc(child, "uid_map", tst.userns_map) ||
+	    write_proc(child, "gid_map", tst.userns_map) || write(go, "M", 1) != 1) {
+		kill(child, SIGKILL);
+		_exit(1);
+	}
+	close(go);
+}
+
+static void redirect_stdio(const char *outfile);
+
+/*
+ * The test in its new user namespace: once mapped, its outfile opened (as
+ * the runner's uid still, unmapped there), then uid and gid 0 there, no groups.
+ */
+static void userns_wait(int go, const char *outfile)
+{
+	char c;
+
+	if (read(go, &c, 1) != 1) {
+		perror("user namespace of the test: no maps");
+		exit(1);
+	}
+	redirect_stdio(outfile);
+	if ((!tst.userns_deny && setgroups(0, NULL)) || setresgid(0, 0, 0) || setresuid(0, 0, 0)) {
+		perror("user namespace of the test");
+		exit(1);
+	}
+	close(go);
+}
 
 static void sigterm_handler(int sig)
 {
@@ -235,7 +293,7 @@ void test_init_ns(int argc, char **argv, int flags)
 	struct sigaction sa = { .sa_handler = sigterm_handler };
 	bool in_ns_init = getenv("ZDTM_NS_INIT") != NULL;
 	const char *outfile;
-	int p[2];
+	int p[2], u[2] = { -1, -1 };
 	pid_t pid;
 
 	tst.argc = argc;
@@ -253,6 +311,10 @@ void test_init_ns(int argc, char **argv, int flags)
 	/* always the launcher: a test may chroot() before test_daemon() */
 	tst.launcher_writes = true;
 	unsetenv("ZDTM_NS_INIT");
+	if ((flags & CLONE_NEWUSER) && (in_ns_init || pipe2(u, O_CLOEXEC))) {
+		fprintf(stderr, "a user namespace of the test's own: not in mode ns\n");
+		exit(1);
+	}
 	pid = fork_flags(in_ns_init ? CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWNS | CLONE_NEWIPC
 				    : flags);
 	if (pid < 0) {
@@ -261,9 +323,17 @@ void test_init_ns(int argc, char **argv, int flags)
 	}
 	if (pid > 0) {
 		close(p[1]);
+		if (u[1] >= 0) {
+			close(u[0]);
+			userns_maps(pid, u[1]);
+		}
 		launcher_wait(pid, p[0], in_ns_init);
 	}
 	close(p[0]);
+	if (u[0] >= 0) {
+		close(u[1]);
+		userns_wait(u[0], outfile);
+	}
 	tst.ready_fd = p[1];
 	if (in_ns_init) {
 		pid = ns_init(outfile, flags);
@@ -277,7 +347,8 @@ void test_init_ns(int argc, char **argv, int flags)
 		perror("setsid");
 		exit(1);
 	}
-	redirect_stdio(outfile);
+	if (u[0] < 0) /* else done by userns_wait() */
+		redirect_stdio(outfile);
 	test_msg("started, pid %d\n", getpid());
 }
 

@@ -35,6 +35,13 @@ void test_init(int argc, char **argv);
  * of a container, and the launcher writes its pidfile (its pid on the host).
  */
 void test_init_ns(int argc, char **argv, int flags);
+/*
+ * Before test_init_ns(..., CLONE_NEWUSER | ...): the uid and gid map the
+ * launcher writes for the new user namespace ("0 100000 65536" if not
+ * called), and whether it denies setgroups there first. The test starts as
+ * uid and gid 0 inside, with no supplementary groups.
+ */
+void test_userns(const char *map, bool deny_setgroups);
 
 /* The value of a test option --NAME=VALUE, or @def when it was not given. */
 const char *test_arg(const char *name, const char *def);
