@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -112,6 +114,9 @@ static int chr_reachable(const struct dump_ctx *ctx, const struct fd_info *f)
 	/* a terminal of --shell-job is inherited at restore, never opened by its path */
 	if (f->link[0] != '/' || chr_classify(f->st.st_rdev) == CHR_TTY)
 		return 0;
+	/* a removed node: made again (mknod) at restore */
+	if (f->st.st_nlink == 0)
+		return 0;
 	if (file_path_leads_to(ctx, f->pid, f->link, false, &f->st, true))
 		return 0;
 	pr_err("pid %d fd %d: %s (character device %u:%u) is not that device under the task's "
@@ -123,14 +128,27 @@ static int chr_reachable(const struct dump_ctx *ctx, const struct fd_info *f)
 static int chr_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
 	ChrFileEntry *e;
+	char path[PATH_MAX];
+	size_t n = strlen(f->link);
 	int err = chr_reachable(ctx, f);
 
-	(void)ctx;
 	if (err)
 		return err;
-	e = chr_entry_new(d, f->link[0] == '/' ? f->link : NULL);
+	/* a removed node: without the kernel's " (deleted)", the name to make it again under */
+	snprintf(path, sizeof(path), "%s", f->link);
+	if (f->st.st_nlink == 0 && n > 10 && n < sizeof(path) &&
+	    !strcmp(f->link + n - 10, " (deleted)"))
+		path[n - 10] = '\0';
+	e = chr_entry_new(d, f->link[0] == '/' ? path : NULL);
 	if (!e)
 		return -ENOMEM;
+	if (f->st.st_nlink == 0 && e->has_path) {
+		e->has_removed = e->has_mode = e->has_uid = e->has_gid = true;
+		e->removed = true;
+		e->mode = f->st.st_mode & 07777;
+		e->uid = f->st.st_uid;
+		e->gid = f->st.st_gid;
+	}
 	d->fe.type = chr_classify(f->st.st_rdev) == CHR_TTY ? FILE_TYPE__FILE_TTY
 							    : FILE_TYPE__FILE_CHR;
 	e->rdev = f->st.st_rdev;
@@ -163,6 +181,37 @@ int chr_fill_mapped(struct file_desc *d, const char *path, const struct stat *st
 }
 
 /* ---- restore: the messages keep the restore's prefix ---------------------------------------- */
+/*
+ * A device node removed while open: made again at its path (next to it when
+ * taken) with its mode and owner, opened and removed. -1 with errno.
+ */
+static int chr_open_removed(const FileEntry *fe, const char *path, uint32_t flags)
+{
+	const ChrFileEntry *c = fe->chr;
+	char name[PATH_MAX];
+	int fd, err = 0;
+
+	if (access(path, F_OK))
+		snprintf(name, sizeof(name), "%s", path);
+	else
+		snprintf(name, sizeof(name), "%s.criu-like-dev.%u.%d", path, fe->id, getpid());
+	if (mknod(name, S_IFCHR | 0600, (dev_t)c->rdev))
+		return -1;
+	fd = rst_open_nonblock(name, flags);
+	if (fd >= 0 && ((c->has_uid && c->has_gid && fchown(fd, c->uid, c->gid)) ||
+			(c->has_mode && fchmod(fd, c->mode & 07777))))
+		err = errno;
+	if (unlink(name) && !err)
+		err = errno;
+	if (fd >= 0 && err) {
+		close(fd);
+		fd = -1;
+	}
+	if (err)
+		errno = err;
+	return fd;
+}
+
 /* Character device @fe at @path, checked to be the same device. */
 static int chr_open(const FileEntry *fe, const char *path, uint32_t flags)
 {
@@ -174,7 +223,7 @@ static int chr_open(const FileEntry *fe, const char *path, uint32_t flags)
 		       (unsigned long long)fe->chr->rdev);
 		return -EINVAL;
 	}
-	fd = rst_open_nonblock(path, flags);
+	fd = fe->chr->removed ? chr_open_removed(fe, path, flags) : rst_open_nonblock(path, flags);
 	if (fd < 0) {
 		pr_perror("file %u: cannot open %s", fe->id, path);
 		return neg_errno();
