@@ -20,6 +20,7 @@
 #include "files-int.h"
 #include "restore-files-int.h"
 #include "log.h"
+#include "proc-parse.h"
 #include "util.h"
 
 /* Documentation/admin-guide/devices.txt */
@@ -38,7 +39,8 @@ enum chr_class {
 	CHR_OTHER,
 	CHR_MEM,
 	CHR_TTY,
-	CHR_PTMX
+	CHR_PTMX,
+	CHR_CONSOLE, /* /dev/console, /dev/ttyN (virtual consoles): the device keeps its state */
 };
 
 static enum chr_class chr_classify(dev_t rdev)
@@ -48,13 +50,29 @@ static enum chr_class chr_classify(dev_t rdev)
 	if (ma == MEM_MAJOR)
 		/* null, zero, full, random, urandom: no state but the position */
 		return mi == 3 || mi == 5 || mi == 7 || mi == 8 || mi == 9 ? CHR_MEM : CHR_OTHER;
-	if (ma == TTY_MAJOR || (ma == TTYAUX_MAJOR && mi <= 1))
+	if ((ma == TTYAUX_MAJOR && mi == 1) || (ma == TTY_MAJOR && mi < 64))
+		return CHR_CONSOLE;
+	if (ma == TTY_MAJOR || (ma == TTYAUX_MAJOR && mi == 0))
 		return CHR_TTY;
 	if (ma == TTYAUX_MAJOR && mi == 2)
 		return CHR_PTMX;
 	if (ma >= UNIX98_PTY_SLAVE_MAJOR && ma < UNIX98_PTY_SLAVE_MAJOR + 8)
 		return CHR_TTY;
 	return CHR_OTHER;
+}
+
+/* Whether the device of @f is the controlling terminal of its task (stat's tty_nr). */
+static bool chr_is_ctty(const struct fd_info *f)
+{
+	struct proc_stat st;
+
+	/* unknown: as if it were, which only asks for --shell-job */
+	if (proc_parse_stat(f->pid, 0, &st))
+		return true;
+	/* tty_nr is the kernel's encoding: minor's low byte, major, then the rest of the minor */
+	return ((unsigned int)st.tty_nr >> 8 & 0xfff) == major(f->st.st_rdev) &&
+	       (((unsigned int)st.tty_nr & 0xff) | ((unsigned int)st.tty_nr >> 12 & 0xfff00)) ==
+		       minor(f->st.st_rdev);
 }
 
 static int chr_match(const struct dump_ctx *ctx, const struct fd_info *f)
@@ -66,6 +84,16 @@ static int chr_match(const struct dump_ctx *ctx, const struct fd_info *f)
 	switch (chr_classify(f->st.st_rdev)) {
 	case CHR_MEM:
 		return 1;
+	case CHR_CONSOLE:
+		/* opened again by its path, as CRIU does, unless it is the task's terminal */
+		if (!chr_is_ctty(f))
+			return 1;
+		if (ctx->opts->shell_job)
+			return 1;
+		pr_err("pid %d fd %d: %s (console %u:%u) is the controlling terminal of its "
+		       "session: dumped only with --shell-job\n",
+		       f->pid, f->fd, f->link, ma, mi);
+		return -EOPNOTSUPP;
 	case CHR_TTY:
 		if (ctx->opts->shell_job)
 			return 1;
@@ -149,8 +177,10 @@ static int chr_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 		e->uid = f->st.st_uid;
 		e->gid = f->st.st_gid;
 	}
-	d->fe.type = chr_classify(f->st.st_rdev) == CHR_TTY ? FILE_TYPE__FILE_TTY
-							    : FILE_TYPE__FILE_CHR;
+	d->fe.type = chr_classify(f->st.st_rdev) == CHR_TTY ||
+				     (chr_classify(f->st.st_rdev) == CHR_CONSOLE && chr_is_ctty(f))
+			     ? FILE_TYPE__FILE_TTY
+			     : FILE_TYPE__FILE_CHR;
 	e->rdev = f->st.st_rdev;
 	e->flags = f->flags;
 	e->has_pos = true;
