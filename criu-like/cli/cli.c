@@ -275,11 +275,13 @@ static const struct cli_command commands[] = {
 	  "restored tree is killed (never left running with holes in its memory).\n"
 	  "See Documentation/lazy-pages.md.\n"
 	  "  --status-fd FD          write one byte to FD once listening\n"
+	  "  --timeout SEC           exit 1 when no restore connects within SEC\n"
+	  "                          (default 60)\n"
 	  "  --page-server --address A --port P\n"
 	  "                          the pages from `page-server --lazy-pages` at A:P\n"
 	  "                          (DIR then only holds the socket)\n",
-	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER), 0, 0, run_lazy_pages,
-	  0, OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) },
+	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) | OPTB(TIMEOUT), 0, 0,
+	  run_lazy_pages, 0, OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) },
 	{ "migrate", "live-migrate a process tree or a container to another host",
 	  "--online -t PID --to ADDRESS[:PORT] [--rounds N] [-D DIR]",
 	  "Moves the tree at PID to the host where `criu-like service --listen` runs\n"
@@ -599,6 +601,7 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 			return -EINVAL;
 		}
 		o->timeout = (unsigned int)ul;
+		o->timeout_set = true;
 		break;
 	case OPT_TRACK_MEM:
 		o->track_mem = true;

@@ -27,6 +27,7 @@ struct cr_options {
 	bool tcp_established; /* --tcp-established */
 	bool file_locks; /* -l */
 	unsigned int timeout; /* --timeout, seconds; 0 = default */
+	bool timeout_set; /* --timeout given (lazy-pages has a default of its own) */
 	bool track_mem; /* --track-mem */
 	bool snapshot; /* dump --snapshot (with -R): pages copied after the tree runs again */
 	bool auto_dedup; /* --auto-dedup: dump, pre-dump (mem/dedup.c) */

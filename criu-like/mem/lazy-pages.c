@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <signal.h>
@@ -42,6 +43,17 @@
 #define LZ_CHUNK (4UL << 20) /* one background UFFDIO_COPY */
 #define LZ_FAULT_PAGES 16 /* pages copied from a faulting one on, when the images have them */
 #define LZ_MSGS 64
+/*
+ * Every wait of the daemon is bounded (Documentation/lazy-pages.md, "Every
+ * wait bounded"): a restore must connect within --timeout (default
+ * LZ_CONNECT_S), then say something at least every LZ_HANDOVER_S until
+ * its END (it reads the eager memory meanwhile: its own limit is 60 s
+ * without progress); the guard must exit within LZ_GUARD_EXIT_MS of being
+ * told to.
+ */
+#define LZ_CONNECT_S 60
+#define LZ_HANDOVER_S 600
+#define LZ_GUARD_EXIT_MS 10000
 
 enum {
 	EP_LISTEN = 1,
@@ -73,6 +85,8 @@ struct lz {
 	bool failed;
 	uint8_t *buf;
 	uint64_t start_ns, delay_ns;
+	uint64_t deadline_ns; /* until END: the restore's next message, or its connection */
+	unsigned int connect_s; /* --timeout */
 	size_t rr; /* round robin of the prefetch */
 	struct {
 		uint64_t faults, zero, copied, prefetched, events;
@@ -399,6 +413,7 @@ static int recv_task(struct lz *z)
 		pr_err("the restore went away before handing every task over\n");
 		return -ECONNRESET;
 	}
+	z->deadline_ns = now_ns() + LZ_HANDOVER_S * 1000000000ULL;
 	c = CMSG_FIRSTHDR(&mh);
 	if (c && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(fds)))
 		memcpy(fds, CMSG_DATA(c), sizeof(fds));
@@ -483,6 +498,8 @@ static int on_event(struct lz *z, uint64_t key)
 		/* one restore per daemon, as CRIU's */
 		epoll_ctl(z->ep, EPOLL_CTL_DEL, z->lsk, NULL);
 		unlink(z->sock_path);
+		z->deadline_ns = now_ns() + LZ_HANDOVER_S * 1000000000ULL;
+		pr_debug("a restore connected\n");
 		return ep_add(z, z->csk, EP_RESTORE, 0);
 	case EP_RESTORE:
 		r = recv_task(z);
@@ -503,6 +520,31 @@ static int on_event(struct lz *z, uint64_t key)
 	return 0;
 }
 
+/* Milliseconds from @now to @until for epoll_wait(), rounded up; 0 when past. */
+static int ms_until(uint64_t now, uint64_t until)
+{
+	uint64_t ms;
+
+	if (until <= now)
+		return 0;
+	ms = (until - now + 999999) / 1000000;
+	return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+/* The restore did not come, or stopped halfway through its handover. */
+static int handover_timeout(const struct lz *z)
+{
+	if (z->csk < 0)
+		pr_err("no restore connected to %s within %u s (--timeout): `criu-like restore "
+		       "--lazy-pages` did not start, or failed before it connected\n",
+		       z->sock_path, z->connect_s);
+	else
+		pr_err("the restore connected but handed nothing over for %u s (%zu tasks "
+		       "received, no END): giving up\n",
+		       LZ_HANDOVER_S, z->n);
+	return -ETIMEDOUT;
+}
+
 static int serve(struct lz *z)
 {
 	struct epoll_event ev[16];
@@ -511,11 +553,14 @@ static int serve(struct lz *z)
 	while (!err && !(z->ended && all_gone(z))) {
 		uint64_t now = now_ns();
 		bool may_prefetch = z->ended && now >= z->start_ns + z->delay_ns;
-		int tmo = !z->ended	 ? -1
-			  : may_prefetch ? 0
-					 : (int)((z->start_ns + z->delay_ns - now) / 1000000 + 1);
-		int n = epoll_wait(z->ep, ev, ARRAY_SIZE(ev), tmo);
+		int tmo, n;
 
+		if (!z->ended && now >= z->deadline_ns)
+			return handover_timeout(z);
+		tmo = !z->ended	     ? ms_until(now, z->deadline_ns)
+		      : may_prefetch ? 0
+				     : ms_until(now, z->start_ns + z->delay_ns);
+		n = epoll_wait(z->ep, ev, ARRAY_SIZE(ev), tmo);
 		if (n < 0 && errno != EINTR)
 			return neg_errno();
 		for (int i = 0; i < n && !err; i++)
@@ -525,6 +570,23 @@ static int serve(struct lz *z)
 			z->delay_ns = UINT64_MAX / 2;
 	}
 	return err;
+}
+
+/* The guard exits on LAZY_GUARD_EXIT or its socket's close; one that does not is killed. */
+static void reap_guard(struct lz *z)
+{
+	struct pollfd p = { .fd = z->gpidfd, .events = POLLIN };
+
+	if (z->guard <= 0)
+		return;
+	if (z->gpidfd >= 0 && poll(&p, 1, LZ_GUARD_EXIT_MS) == 0) {
+		pr_err("the guard (pid %d) did not exit within %d s: killing it\n", z->guard,
+		       LZ_GUARD_EXIT_MS / 1000);
+		kill(z->guard, SIGKILL);
+	}
+	while (waitpid(z->guard, NULL, 0) < 0 && errno == EINTR)
+		;
+	z->guard = 0;
 }
 
 static void lz_fini(struct lz *z, int err)
@@ -545,8 +607,7 @@ static void lz_fini(struct lz *z, int err)
 			lazy_guard_send(z->gsk, LAZY_GUARD_EXIT, 0, 0, -1, -1);
 		close(z->gsk);
 	}
-	while (z->guard > 0 && waitpid(z->guard, NULL, 0) < 0 && errno == EINTR)
-		;
+	reap_guard(z);
 	if (z->gpidfd >= 0)
 		close(z->gpidfd);
 	if (z->lsk >= 0) {
@@ -569,6 +630,7 @@ static int lz_setup(struct lz *z, const struct cr_options *o, int dirfd)
 	int err;
 
 	z->delay_ns = d ? strtoull(d, NULL, 10) * 1000000ULL : 0;
+	z->connect_s = o->timeout_set && o->timeout ? o->timeout : LZ_CONNECT_S;
 	z->buf = mmap(NULL, LZ_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (z->buf == MAP_FAILED) {
 		z->buf = NULL;
@@ -617,8 +679,11 @@ int cr_lazy_pages(const struct cr_options *o)
 			pr_warn("cannot write to --status-fd %d\n", o->status_fd);
 		close(o->status_fd);
 	}
-	if (!err)
-		pr_info("listening on %s\n", z.sock_path);
+	if (!err) {
+		z.deadline_ns = now_ns() + z.connect_s * 1000000000ULL;
+		pr_info("listening on %s (a restore has %u s to connect)\n", z.sock_path,
+			z.connect_s);
+	}
 	if (!err)
 		err = serve(&z);
 	t0 = z.start_ns;

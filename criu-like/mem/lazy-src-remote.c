@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "image.h"
@@ -27,6 +29,8 @@
 #include "page-server.h"
 #include "restore-mem.h"
 #include "util.h"
+
+#define LAZY_REMOTE_IO_S 30 /* the longest the server may take to answer (SO_RCVTIMEO) */
 
 #define MIRROR_DEPTH 64
 
@@ -140,6 +144,12 @@ static int remote_read(struct lazy_src *s, pid_t pid, uint32_t level, uint64_t o
 			err = -EPROTO;
 		if (!err)
 			err = ps_recv(r->c, buf, n, "reading pages");
+		if (err == -EAGAIN) {
+			/* SO_RCVTIMEO: a server that stalls must not leave the tree waiting */
+			pr_err("the page server %s sent no pages for %d s: giving up\n", r->c->peer,
+			       LAZY_REMOTE_IO_S);
+			err = -ETIMEDOUT;
+		}
 		buf = (char *)buf + n;
 		off += n;
 		len -= n;
@@ -199,6 +209,7 @@ static const struct lazy_src_ops remote_ops = {
 
 int lazy_src_remote(const struct cr_options *o, struct lazy_src *out)
 {
+	const struct timeval io_tmo = { .tv_sec = LAZY_REMOTE_IO_S };
 	struct remote_src *r = calloc(1, sizeof(*r));
 	int err = 0;
 
@@ -220,6 +231,13 @@ int lazy_src_remote(const struct cr_options *o, struct lazy_src *out)
 	r->c = ps_connect(o);
 	if (!r->c)
 		return -ECONNREFUSED;
+	/* every exchange with the server is bounded: a fault waits on it */
+	if (setsockopt(r->c->fd, SOL_SOCKET, SO_RCVTIMEO, &io_tmo, sizeof(io_tmo)) ||
+	    setsockopt(r->c->fd, SOL_SOCKET, SO_SNDTIMEO, &io_tmo, sizeof(io_tmo))) {
+		err = neg_errno();
+		pr_errno(err, "%s: cannot bound its socket's waits", r->c->peer);
+		return err;
+	}
 	err = mirror(r, ".", 0);
 	if (!err)
 		err = lazy_src_local(r->dirfd, r->c->peer, &r->local);
