@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +20,7 @@
 #include "files-int.h"
 #include "restore-files-int.h"
 #include "log.h"
+#include "proc-parse.h"
 #include "util.h"
 
 /* Documentation/admin-guide/devices.txt */
@@ -36,7 +39,8 @@ enum chr_class {
 	CHR_OTHER,
 	CHR_MEM,
 	CHR_TTY,
-	CHR_PTMX
+	CHR_PTMX,
+	CHR_CONSOLE, /* /dev/console, /dev/ttyN (virtual consoles): the device keeps its state */
 };
 
 static enum chr_class chr_classify(dev_t rdev)
@@ -46,13 +50,29 @@ static enum chr_class chr_classify(dev_t rdev)
 	if (ma == MEM_MAJOR)
 		/* null, zero, full, random, urandom: no state but the position */
 		return mi == 3 || mi == 5 || mi == 7 || mi == 8 || mi == 9 ? CHR_MEM : CHR_OTHER;
-	if (ma == TTY_MAJOR || (ma == TTYAUX_MAJOR && mi <= 1))
+	if ((ma == TTYAUX_MAJOR && mi == 1) || (ma == TTY_MAJOR && mi < 64))
+		return CHR_CONSOLE;
+	if (ma == TTY_MAJOR || (ma == TTYAUX_MAJOR && mi == 0))
 		return CHR_TTY;
 	if (ma == TTYAUX_MAJOR && mi == 2)
 		return CHR_PTMX;
 	if (ma >= UNIX98_PTY_SLAVE_MAJOR && ma < UNIX98_PTY_SLAVE_MAJOR + 8)
 		return CHR_TTY;
 	return CHR_OTHER;
+}
+
+/* Whether the device of @f is the controlling terminal of its task (stat's tty_nr). */
+static bool chr_is_ctty(const struct fd_info *f)
+{
+	struct proc_stat st;
+
+	/* unknown: as if it were, which only asks for --shell-job */
+	if (proc_parse_stat(f->pid, 0, &st))
+		return true;
+	/* tty_nr is the kernel's encoding: minor's low byte, major, then the rest of the minor */
+	return ((unsigned int)st.tty_nr >> 8 & 0xfff) == major(f->st.st_rdev) &&
+	       (((unsigned int)st.tty_nr & 0xff) | ((unsigned int)st.tty_nr >> 12 & 0xfff00)) ==
+		       minor(f->st.st_rdev);
 }
 
 static int chr_match(const struct dump_ctx *ctx, const struct fd_info *f)
@@ -64,6 +84,16 @@ static int chr_match(const struct dump_ctx *ctx, const struct fd_info *f)
 	switch (chr_classify(f->st.st_rdev)) {
 	case CHR_MEM:
 		return 1;
+	case CHR_CONSOLE:
+		/* opened again by its path, as CRIU does, unless it is the task's terminal */
+		if (!chr_is_ctty(f))
+			return 1;
+		if (ctx->opts->shell_job)
+			return 1;
+		pr_err("pid %d fd %d: %s (console %u:%u) is the controlling terminal of its "
+		       "session: dumped only with --shell-job\n",
+		       f->pid, f->fd, f->link, ma, mi);
+		return -EOPNOTSUPP;
 	case CHR_TTY:
 		if (ctx->opts->shell_job)
 			return 1;
@@ -112,6 +142,9 @@ static int chr_reachable(const struct dump_ctx *ctx, const struct fd_info *f)
 	/* a terminal of --shell-job is inherited at restore, never opened by its path */
 	if (f->link[0] != '/' || chr_classify(f->st.st_rdev) == CHR_TTY)
 		return 0;
+	/* a removed node: made again (mknod) at restore */
+	if (f->st.st_nlink == 0)
+		return 0;
 	if (file_path_leads_to(ctx, f->pid, f->link, false, &f->st, true))
 		return 0;
 	pr_err("pid %d fd %d: %s (character device %u:%u) is not that device under the task's "
@@ -123,16 +156,31 @@ static int chr_reachable(const struct dump_ctx *ctx, const struct fd_info *f)
 static int chr_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
 	ChrFileEntry *e;
+	char path[PATH_MAX];
+	size_t n = strlen(f->link);
 	int err = chr_reachable(ctx, f);
 
-	(void)ctx;
 	if (err)
 		return err;
-	e = chr_entry_new(d, f->link[0] == '/' ? f->link : NULL);
+	/* a removed node: without the kernel's " (deleted)", the name to make it again under */
+	snprintf(path, sizeof(path), "%s", f->link);
+	if (f->st.st_nlink == 0 && n > 10 && n < sizeof(path) &&
+	    !strcmp(f->link + n - 10, " (deleted)"))
+		path[n - 10] = '\0';
+	e = chr_entry_new(d, f->link[0] == '/' ? path : NULL);
 	if (!e)
 		return -ENOMEM;
-	d->fe.type = chr_classify(f->st.st_rdev) == CHR_TTY ? FILE_TYPE__FILE_TTY
-							    : FILE_TYPE__FILE_CHR;
+	if (f->st.st_nlink == 0 && e->has_path) {
+		e->has_removed = e->has_mode = e->has_uid = e->has_gid = true;
+		e->removed = true;
+		e->mode = f->st.st_mode & 07777;
+		e->uid = f->st.st_uid;
+		e->gid = f->st.st_gid;
+	}
+	d->fe.type = chr_classify(f->st.st_rdev) == CHR_TTY ||
+				     (chr_classify(f->st.st_rdev) == CHR_CONSOLE && chr_is_ctty(f))
+			     ? FILE_TYPE__FILE_TTY
+			     : FILE_TYPE__FILE_CHR;
 	e->rdev = f->st.st_rdev;
 	e->flags = f->flags;
 	e->has_pos = true;
@@ -163,6 +211,37 @@ int chr_fill_mapped(struct file_desc *d, const char *path, const struct stat *st
 }
 
 /* ---- restore: the messages keep the restore's prefix ---------------------------------------- */
+/*
+ * A device node removed while open: made again at its path (next to it when
+ * taken) with its mode and owner, opened and removed. -1 with errno.
+ */
+static int chr_open_removed(const FileEntry *fe, const char *path, uint32_t flags)
+{
+	const ChrFileEntry *c = fe->chr;
+	char name[PATH_MAX];
+	int fd, err = 0;
+
+	if (access(path, F_OK))
+		snprintf(name, sizeof(name), "%s", path);
+	else
+		snprintf(name, sizeof(name), "%s.criu-like-dev.%u.%d", path, fe->id, getpid());
+	if (mknod(name, S_IFCHR | 0600, (dev_t)c->rdev))
+		return -1;
+	fd = rst_open_nonblock(name, flags);
+	if (fd >= 0 && ((c->has_uid && c->has_gid && fchown(fd, c->uid, c->gid)) ||
+			(c->has_mode && fchmod(fd, c->mode & 07777))))
+		err = errno;
+	if (unlink(name) && !err)
+		err = errno;
+	if (fd >= 0 && err) {
+		close(fd);
+		fd = -1;
+	}
+	if (err)
+		errno = err;
+	return fd;
+}
+
 /* Character device @fe at @path, checked to be the same device. */
 static int chr_open(const FileEntry *fe, const char *path, uint32_t flags)
 {
@@ -174,7 +253,7 @@ static int chr_open(const FileEntry *fe, const char *path, uint32_t flags)
 		       (unsigned long long)fe->chr->rdev);
 		return -EINVAL;
 	}
-	fd = rst_open_nonblock(path, flags);
+	fd = fe->chr->removed ? chr_open_removed(fe, path, flags) : rst_open_nonblock(path, flags);
 	if (fd < 0) {
 		pr_perror("file %u: cannot open %s", fe->id, path);
 		return neg_errno();

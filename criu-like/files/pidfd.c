@@ -15,10 +15,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "anon.h"
+#include "compat.h"
 #include "log.h"
 #include "ns.h"
 #include "restore-files-int.h"
@@ -48,12 +53,8 @@ static int pidfd_refuse(const struct dump_ctx *ctx, const struct fd_info *f,
 	pid_t pid = fi->pidfd.pid;
 	bool leader = false;
 
-	if (pid < 0) {
-		pr_err("pid %d fd %d: a pidfd of a process that has exited and been reaped "
-		       "(fdinfo Pid: -1): it cannot be made again\n",
-		       f->pid, f->fd);
-		return -EOPNOTSUPP;
-	}
+	if (pid < 0)
+		return 0; /* exited and reaped: its exit status is read in pidfd_dump() */
 	if (fi->pidfd.nspid_levels > pidns_dump_levels()) {
 		pr_err("pid %d fd %d: a pidfd of pid %d, which lives in a nested pid namespace "
 		       "(NSpid: %u levels): pid namespaces are not restored\n",
@@ -81,6 +82,25 @@ static int pidfd_refuse(const struct dump_ctx *ctx, const struct fd_info *f,
 	return 0;
 }
 
+/*
+ * The wait status of the reaped process behind the pidfd @f (PIDFD_INFO_EXIT,
+ * 6.15), into *@ret; -EOPNOTSUPP (logged) when the kernel does not say.
+ */
+static int pidfd_exit_status(const struct fd_info *f, int *ret)
+{
+	struct cr_pidfd_info info = { .mask = PIDFD_INFO_EXIT };
+
+	if (ioctl(f->dfd, CR_PIDFD_GET_INFO, &info) || !(info.mask & PIDFD_INFO_EXIT)) {
+		pr_err("pid %d fd %d: a pidfd of a process that has exited and been reaped, "
+		       "whose exit status this kernel does not give (PIDFD_INFO_EXIT, 6.15): it "
+		       "cannot be made again\n",
+		       f->pid, f->fd);
+		return -EOPNOTSUPP;
+	}
+	*ret = info.exit_code;
+	return 0;
+}
+
 static int pidfd_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
 	struct fdinfo fi = { 0 };
@@ -97,7 +117,12 @@ static int pidfd_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file
 	if (!err) {
 		pidfd_entry__init(e);
 		e->flags = f->flags;
-		e->pid = pidns_vpid(fi.pidfd.pid);
+		e->pid = fi.pidfd.pid < 0 ? 0 : pidns_vpid(fi.pidfd.pid);
+		if (fi.pidfd.pid < 0) {
+			e->has_dead = e->has_exit_code = true;
+			e->dead = true;
+			err = pidfd_exit_status(f, &e->exit_code);
+		}
 		d->fe.type = FILE_TYPE__FILE_PIDFD;
 		d->fe.pidfd = e;
 		pr_debug("pid %d fd %d: pidfd of pid %d, flags %#o\n", f->pid, f->fd, e->pid,
@@ -110,12 +135,64 @@ static int pidfd_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file
 /* ---- restore ---- */
 static int pidfd_check(const FileEntry *fe)
 {
-	return anon_check(fe, fe->pidfd && fe->pidfd->pid > 0);
+	return anon_check(fe, fe->pidfd && (fe->pidfd->pid > 0 || fe->pidfd->dead));
 }
 
 /*
- * The target does not exist yet: a placeholder, which every task holding the
- * pidfd replaces in pidfd_installed().
+ * A pidfd of a process that has exited and been reaped, made in the task
+ * that holds it (so the process was in the task's pid namespace, where the
+ * pidfd must tell its exit status): a child made with clone3(CLONE_PIDFD)
+ * and no exit signal (nothing queued for the task), ended with the saved
+ * wait status (an exit code, or the signal that killed it, without a core
+ * dump) and reaped.
+ */
+static int pidfd_make_dead(const FileEntry *fe)
+{
+	const PidfdEntry *e = fe->pidfd;
+	struct {
+		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	} args = { .flags = CLONE_PIDFD };
+	int pfd = -1, status = 0, err = 0;
+	pid_t child;
+
+	args.pidfd = (uint64_t)(uintptr_t)&pfd;
+	child = (pid_t)syscall(__NR_clone3, &args, sizeof(args));
+	if (child == 0) {
+		struct rlimit no_core = { 0, 0 };
+
+		setrlimit(RLIMIT_CORE, &no_core);
+		if (WIFSIGNALED(e->exit_code)) {
+			signal(WTERMSIG(e->exit_code), SIG_DFL);
+			syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), WTERMSIG(e->exit_code));
+		}
+		syscall(SYS_exit_group, WEXITSTATUS(e->exit_code));
+	}
+	if (child < 0)
+		err = neg_errno();
+	else if (waitpid(child, &status, __WALL) != child)
+		err = neg_errno();
+	if (!err && (status & 0xff7f) != (e->exit_code & 0xff7f)) {
+		pr_err("file %u: the process made for a dead pidfd ended with status %#x, not "
+		       "%#x\n",
+		       fe->id, status, e->exit_code);
+		err = -EIO;
+	}
+	/* the pidfd's own flags: O_NONBLOCK (PIDFD_NONBLOCK) */
+	if (!err && (e->flags & O_NONBLOCK) && fcntl(pfd, F_SETFL, O_NONBLOCK))
+		err = neg_errno();
+	if (err) {
+		pr_errno(err, "file %u: cannot make a pidfd of a dead process again", fe->id);
+		if (pfd >= 0)
+			close(pfd);
+		return err;
+	}
+	return pfd;
+}
+
+/*
+ * The target does not exist yet (or, dead, must be made in the task's pid
+ * namespace): a placeholder, which every task holding the pidfd replaces in
+ * pidfd_installed().
  */
 static int pidfd_open_placeholder(struct restore_ctx *ctx, size_t pos)
 {
@@ -130,6 +207,8 @@ static int pidfd_reopen(struct restore_ctx *ctx, const struct rst_task *t, const
 	unsigned int flags = e->flags & PIDFD_OPEN_FLAGS;
 	int pfd;
 
+	if (e->dead)
+		return pidfd_make_dead(ctx->files->idx.by_id[pos]);
 	pfd = (int)syscall(__NR_pidfd_open, (pid_t)e->pid, flags);
 	if (pfd < 0) {
 		pfd = neg_errno();

@@ -515,6 +515,50 @@ static int create_file(struct restore_ctx *ctx, const FileEntry *fe, const char 
 	return fd;
 }
 
+/*
+ * A directory removed while open (empty, then): made again at its path, or
+ * next to it when the path is taken (its own removed parents made for it and
+ * removed after), with its owner, mode, attributes and times, opened and
+ * removed again.
+ */
+static int create_dir(const FileEntry *fe, const char *path)
+{
+	_cleanup_free_ char *name = ghost_name(path, fe->id);
+	unsigned int made = 0;
+	int fd = -1, err;
+
+	if (!name)
+		return -ENOMEM;
+	err = mkdir_missing_parents(name, &made);
+	if (!err && mkdir(name, 0700))
+		err = neg_errno();
+	if (err) {
+		pr_errno(err, "removed directory %s: cannot make it again as %s", path, name);
+		rmdir_made_parents(name, made);
+		return err;
+	}
+	fd = open(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	err = fd < 0 ? neg_errno() : ghost_attrs_set(fd, fe, path);
+	if (rmdir(name) && !err)
+		err = neg_errno();
+	if (rmdir_made_parents(name, made) && !err)
+		err = neg_errno();
+	if (!err && (fe->reg->flags & O_PATH)) {
+		int pfd = rst_reopen_fd(fd, fe->reg->flags);
+
+		close(fd);
+		fd = pfd;
+		err = pfd < 0 ? pfd : 0;
+	}
+	if (err) {
+		pr_errno(err, "removed directory %s: cannot make it again", path);
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	return fd;
+}
+
 int rst_ghost_open(struct restore_ctx *ctx, size_t pos)
 {
 	const FileEntry *fe = ctx->files->idx.by_id[pos];
@@ -522,7 +566,9 @@ int rst_ghost_open(struct restore_ctx *ctx, size_t pos)
 	int same = same_ghost(ctx, pos);
 	int fd;
 
-	if (fe->type != FILE_TYPE__FILE_REG) {
+	if (fe->type == FILE_TYPE__FILE_DIR && same < 0)
+		return create_dir(fe, path); /* an empty directory: position 0 */
+	if (fe->type != FILE_TYPE__FILE_REG && fe->type != FILE_TYPE__FILE_DIR) {
 		pr_err("file %u: unlinked %s is not a regular file\n", fe->id, path);
 		return -EINVAL;
 	}

@@ -53,9 +53,11 @@ static char *reg_path(const struct dump_ctx *ctx, pid_t pid, const char *what, c
 		return NULL;
 	}
 	if (st->st_nlink == 0) {
-		if (!S_ISREG(st->st_mode)) {
-			pr_err("pid %d %s: %s is a removed directory: not supported yet\n", pid,
-			       what, link);
+		/* a removed file or directory: made again at restore (reg-ghost.c) */
+		if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode)) {
+			pr_err("pid %d %s: %s was removed and is neither a file nor a directory: "
+			       "not supported yet\n",
+			       pid, what, link);
 			errno = EOPNOTSUPP;
 			return NULL;
 		}
@@ -125,6 +127,9 @@ static int reg_fill(struct dump_ctx *ctx, struct file_desc *d, pid_t pid, int fd
 			return err;
 		}
 	}
+	/* a removed directory is empty: made again with its attributes, no contents */
+	if (S_ISDIR(st->st_mode))
+		return 0;
 	/*
 	 * A memfd's seals (3.17) are on the inode: restore adds them after the
 	 * contents. A memfd made without MFD_ALLOW_SEALING shows F_SEAL_SEAL.

@@ -243,62 +243,6 @@ static void usk_leave_dir(int saved)
 }
 
 /*
- * The directories of @path missing here, created for a name that was
- * unlinked after bind() (its directory may have gone with it), their number
- * in *@ret_n: remove_made_dirs() takes them away again after the bind.
- */
-static int make_missing_dirs(const char *path, unsigned int *ret_n)
-{
-	char buf[PATH_MAX], *cut[32];
-	unsigned int n = 0;
-
-	*ret_n = 0;
-	snprintf(buf, sizeof(buf), "%s", path);
-	/*
-	 * Up from the name to the deepest directory that exists, cutting at
-	 * each '/' (a relative path's first component has the cwd above it).
-	 */
-	for (;;) {
-		char *slash = strrchr(buf, '/');
-
-		if (slash == buf || n == ARRAY_SIZE(cut))
-			return n == ARRAY_SIZE(cut) ? -ENAMETOOLONG : 0;
-		if (!slash)
-			break; /* buf: the first component, missing */
-		*slash = '\0';
-		cut[n++] = slash;
-		if (!access(buf, F_OK)) {
-			*cut[--n] = '/';
-			break;
-		}
-	}
-	/* then down again, making each missing one */
-	while (n-- > 0) {
-		if (mkdir(buf, 0700))
-			return neg_errno();
-		(*ret_n)++;
-		*cut[n] = '/';
-	}
-	return 0;
-}
-
-static void remove_made_dirs(const char *path, unsigned int n)
-{
-	char buf[PATH_MAX];
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (unsigned int i = 0; i < n; i++) {
-		char *slash = strrchr(buf, '/');
-
-		if (!slash)
-			return;
-		*slash = '\0';
-		if (rmdir(buf))
-			pr_perror("cannot remove %s, made for a socket's bind", buf);
-	}
-}
-
-/*
  * bind() to a path whose socket file was unlinked after the bind at the
  * dump, in the ways the file system may have changed meanwhile: its
  * directory removed (made for the bind, removed again), another file put at
@@ -320,7 +264,7 @@ static int bind_unlinked(int sk, const struct sockaddr_un *sa, socklen_t len, ui
 		}
 		moved = true;
 	} else {
-		err = make_missing_dirs(path, &made);
+		err = mkdir_missing_parents(path, &made);
 		if (err)
 			pr_errno(err, "file %u: cannot make the directories of %s", id, path);
 	}
@@ -336,7 +280,8 @@ static int bind_unlinked(int sk, const struct sockaddr_un *sa, socklen_t len, ui
 		pr_perror("file %u: cannot put %s back from %s", id, path, aside);
 		err = err ?: neg_errno();
 	}
-	remove_made_dirs(path, made);
+	if (rmdir_made_parents(path, made))
+		pr_perror("file %u: cannot remove the directories made for %s", id, path);
 	return err;
 }
 

@@ -392,4 +392,18 @@ struct procmap_query {
 #define PIDFD_GET_UTS_NAMESPACE _IO(PIDFS_IOCTL_MAGIC, 10)
 #endif
 
+/* Linux 6.15: what a pidfd knows of its process, the exit status of a reaped one included */
+struct cr_pidfd_info {
+	uint64_t mask;
+	uint64_t cgroupid;
+	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	int32_t exit_code;
+	uint32_t coredump_mask, coredump_signal;
+	uint64_t supported_mask;
+};
+#define CR_PIDFD_GET_INFO _IOWR(0xFF, 11, struct cr_pidfd_info)
+#ifndef PIDFD_INFO_EXIT
+#define PIDFD_INFO_EXIT (1UL << 3)
+#endif
+
 #endif

@@ -100,4 +100,12 @@ int read_all(int fd, void *buf, size_t len);
 int parse_long(const char *s, long *ret);
 int parse_ulong(const char *s, unsigned long *ret);
 
+/*
+ * The directories above @path that are missing, made (mode 0700), their
+ * number in *@ret_n; rmdir_made_parents() removes them again, deepest first.
+ * For a restore that must bind or create a name whose directory was removed.
+ */
+int mkdir_missing_parents(const char *path, unsigned int *ret_n);
+int rmdir_made_parents(const char *path, unsigned int n); /* 0 or the first -errno */
+
 #endif

@@ -10,6 +10,7 @@
 #define LOG_PREFIX "fs: "
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@
 #include "fs.pb-c.h"
 
 /* readlink /proc/PID/NAME into @buf; a directory that was removed is refused. */
-static int read_fs_link(pid_t pid, const char *name, char *buf, size_t size)
+static int read_fs_link(pid_t pid, const char *name, char *buf, size_t size, bool *removed)
 {
 	char path[64];
 	ssize_t n;
@@ -44,11 +45,9 @@ static int read_fs_link(pid_t pid, const char *name, char *buf, size_t size)
 		return -ENAMETOOLONG;
 	}
 	buf[n] = '\0';
-	if (n > 10 && !strcmp(buf + n - 10, " (deleted)")) {
-		/* A removed directory has no path to go back to at restore. */
-		pr_err("pid %d: its %s %s was removed: not supported\n", pid, name, buf);
-		return -EOPNOTSUPP;
-	}
+	*removed = n > 10 && !strcmp(buf + n - 10, " (deleted)");
+	if (*removed)
+		buf[n - 10] = '\0';
 	return 0;
 }
 
@@ -57,17 +56,37 @@ int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt)
 	pid_t pid = dt->t->pid;
 	char cwd[PATH_MAX + 1], root[PATH_MAX + 1];
 	FsEntry fe = FS_ENTRY__INIT;
+	bool cwd_gone = false, root_gone = false;
+	struct stat st;
+	char path[64];
 	int err;
 
 	if (dt->status.umask < 0) {
 		pr_err("pid %d: /proc/PID/status has no Umask: (Linux 4.7+ needed)\n", pid);
 		return -EOPNOTSUPP;
 	}
-	err = read_fs_link(pid, "cwd", cwd, sizeof(cwd));
+	err = read_fs_link(pid, "cwd", cwd, sizeof(cwd), &cwd_gone);
 	if (!err)
-		err = read_fs_link(pid, "root", root, sizeof(root));
+		err = read_fs_link(pid, "root", root, sizeof(root), &root_gone);
 	if (err)
 		return err;
+	/* a removed root has nothing under it to restore; a removed cwd is made again */
+	if (root_gone) {
+		pr_err("pid %d: its root %s was removed: not supported\n", pid, root);
+		return -EOPNOTSUPP;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/cwd", pid);
+	if (cwd_gone) {
+		if (stat(path, &st)) {
+			pr_perror("pid %d: stat of its removed cwd %s", pid, cwd);
+			return neg_errno();
+		}
+		fe.has_cwd_removed = fe.has_cwd_mode = fe.has_cwd_uid = fe.has_cwd_gid = true;
+		fe.cwd_removed = true;
+		fe.cwd_mode = st.st_mode & 07777;
+		fe.cwd_uid = st.st_uid;
+		fe.cwd_gid = st.st_gid;
+	}
 	fe.cwd.data = (uint8_t *)cwd;
 	fe.cwd.len = strlen(cwd);
 	fe.root.data = (uint8_t *)root;
@@ -88,6 +107,40 @@ static char *fs_bytes(const ProtobufCBinaryData *b)
 	return strndup((const char *)b->data, b->len);
 }
 
+/*
+ * A removed cwd: made again at its path (next to it when the path is taken;
+ * its removed parents made for it and removed after), entered, given its mode
+ * and owner, and removed. Tasks that shared one removed cwd get one each.
+ */
+static int rst_cwd_removed(struct rst_task *t, const FsEntry *fs, const char *cwd)
+{
+	char name[PATH_MAX];
+	unsigned int made = 0;
+	int err;
+
+	if (access(cwd, F_OK))
+		snprintf(name, sizeof(name), "%s", cwd);
+	else
+		snprintf(name, sizeof(name), "%s.criu-like-cwd.%u", cwd, t->pe->pid);
+	err = mkdir_missing_parents(name, &made);
+	if (!err && (mkdir(name, 0700) || chdir(name)))
+		err = neg_errno();
+	if (!err && ((fs->has_cwd_uid && fs->has_cwd_gid && chown(".", fs->cwd_uid, fs->cwd_gid)) ||
+		     (fs->has_cwd_mode && chmod(".", fs->cwd_mode & 07777))))
+		err = neg_errno();
+	if (rmdir(name) && !err)
+		err = neg_errno();
+	if (rmdir_made_parents(name, made) && !err)
+		err = neg_errno();
+	if (err) {
+		pr_errno(err, "pid %u: cannot make its removed working directory %s again",
+			 t->pe->pid, cwd);
+		return err;
+	}
+	umask((mode_t)fs->umask);
+	return 0;
+}
+
 int rst_fs_restore(struct restore_ctx *ctx __unused, struct rst_task *t)
 {
 	const FsEntry *fs = ((struct rst_task_files *)t->files)->fs;
@@ -98,6 +151,8 @@ int rst_fs_restore(struct restore_ctx *ctx __unused, struct rst_task *t)
 		pr_err("fs-%u.img: bad cwd or root\n", t->pe->pid);
 		return -EINVAL;
 	}
+	if (fs->cwd_removed)
+		return rst_cwd_removed(t, fs, cwd);
 	/* /proc shows the cwd from the dumper's root: enter it before changing root */
 	if (chdir(cwd)) {
 		pr_perror("pid %u: cannot enter its working directory %s", t->pe->pid, cwd);

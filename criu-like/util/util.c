@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -118,4 +120,62 @@ int parse_ulong(const char *s, unsigned long *ret)
 		return -EINVAL;
 	*ret = v;
 	return 0;
+}
+
+/*
+ * The directories of @path missing here, created for a name that was
+ * unlinked after bind() (its directory may have gone with it), their number
+ * in *@ret_n: rmdir_made_parents() takes them away again after the bind.
+ */
+int mkdir_missing_parents(const char *path, unsigned int *ret_n)
+{
+	char buf[PATH_MAX], *cut[32];
+	unsigned int n = 0;
+
+	*ret_n = 0;
+	snprintf(buf, sizeof(buf), "%s", path);
+	/*
+	 * Up from the name to the deepest directory that exists, cutting at
+	 * each '/' (a relative path's first component has the cwd above it).
+	 */
+	for (;;) {
+		char *slash = strrchr(buf, '/');
+
+		if (slash == buf || n == ARRAY_SIZE(cut))
+			return n == ARRAY_SIZE(cut) ? -ENAMETOOLONG : 0;
+		if (!slash)
+			break; /* buf: the first component, missing */
+		*slash = '\0';
+		cut[n++] = slash;
+		if (!access(buf, F_OK)) {
+			*cut[--n] = '/';
+			break;
+		}
+	}
+	/* then down again, making each missing one */
+	while (n-- > 0) {
+		if (mkdir(buf, 0700))
+			return neg_errno();
+		(*ret_n)++;
+		*cut[n] = '/';
+	}
+	return 0;
+}
+
+int rmdir_made_parents(const char *path, unsigned int n)
+{
+	char buf[PATH_MAX];
+	int err = 0;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (unsigned int i = 0; i < n; i++) {
+		char *slash = strrchr(buf, '/');
+
+		if (!slash)
+			break;
+		*slash = '\0';
+		if (rmdir(buf) && !err)
+			err = neg_errno();
+	}
+	return err;
 }

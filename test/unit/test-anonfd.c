@@ -3,7 +3,7 @@
  * eventfd, signalfd, timerfd, epoll, inotify and pidfd. Dump side (as root,
  * on real children, with cr_dump -R): an epoll whose target fd number no
  * longer holds the registered file, an inotify watching an unlinked file, a
- * pidfd of a process outside the tree or of one reaped since, are refused
+ * pidfd of a process outside the tree, are refused
  * with a message naming the pid, the fd and why, and the child runs on. Restore
  * side: the image checks, and each kind opened from a FileEntry as the
  * controller does it (eventfd counter above 32 bits in semaphore mode; an
@@ -55,7 +55,6 @@ enum victim_kind {
 	V_EPOLL_REPLACED, /* the target's fd number now holds another file */
 	V_INOTIFY_UNLINKED, /* a watch on a file unlinked since, still open */
 	V_PIDFD_OUTSIDE, /* a pidfd of the test itself, outside the dumped tree */
-	V_PIDFD_REAPED, /* a pidfd of a child reaped since */
 };
 
 /* Set up the victim_kind *@arg in a child; the fd the message must name in *@report (-1: none). */
@@ -68,14 +67,10 @@ static int victim_setup(void *arg, void *report)
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 7 };
 
 	*ret_fd = -1;
-	if (kind == V_PIDFD_OUTSIDE || kind == V_PIDFD_REAPED) {
-		pid_t pid = kind == V_PIDFD_OUTSIDE ? getppid() : fork();
+	if (kind == V_PIDFD_OUTSIDE) {
+		pid_t pid = getppid();
 
-		if (pid == 0)
-			pause();
 		*ret_fd = (int)syscall(__NR_pidfd_open, pid, 0);
-		if (kind == V_PIDFD_REAPED && (kill(pid, SIGKILL) || waitpid(pid, NULL, 0) != pid))
-			return -errno;
 		return *ret_fd < 0 ? -errno : 0;
 	}
 	if (kind == V_INOTIFY_UNLINKED) {
@@ -163,12 +158,7 @@ static void test_pidfd_refused(void **state)
 		 "pid %d fd %d: a pidfd of pid %d, which is not a task of the dumped tree", victim,
 		 fd, getpid());
 	dump_refused(expect);
-	kill(victim, SIGKILL);
-	waitpid(victim, NULL, 0);
-	start_victim(V_PIDFD_REAPED, &fd);
-	snprintf(expect, sizeof(expect), "pid %d fd %d: a pidfd of a process that has exited",
-		 victim, fd);
-	dump_refused(expect);
+	/* a pidfd of a child reaped since is dumped now (zdtm pidfd_dead) */
 }
 
 /* ---- restore side ---- */

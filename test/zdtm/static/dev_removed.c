@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Device nodes removed while open: a node of /dev/null (1:3) and one of
+ * /dev/zero (1:5) made with mknod in the test's directory, given to
+ * 1000:1001 with mode 0620, opened (read-write and read-only) and removed.
+ * After SIGTERM each fd must still be that device (writes vanish, reads give
+ * zeros), removed (nlink 0), with its owner and mode.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "zdtmtst.h"
+
+static int check(int fd, dev_t rdev, const char *what)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) || st.st_rdev != rdev || st.st_nlink ||
+	    st.st_uid != 1000 || st.st_gid != 1001 || (st.st_mode & 07777) != 0620) {
+		fail("%s: mode %o rdev %u:%u nlink %lu owner %u:%u", what, st.st_mode,
+		     major(st.st_rdev), minor(st.st_rdev), (unsigned long)st.st_nlink, st.st_uid,
+		     st.st_gid);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int null, zero;
+	char buf[8] = "xxxxxxx";
+
+	test_init(argc, argv);
+	if (mknod("dnull", S_IFCHR | 0600, makedev(1, 3)) ||
+	    mknod("dzero", S_IFCHR | 0600, makedev(1, 5)) || chown("dnull", 1000, 1001) ||
+	    chown("dzero", 1000, 1001) || chmod("dnull", 0620) || chmod("dzero", 0620))
+		goto err;
+	null = open("dnull", O_RDWR);
+	zero = open("dzero", O_RDONLY);
+	if (null < 0 || zero < 0 || unlink("dnull") || unlink("dzero"))
+		goto err;
+	test_daemon();
+	test_waitsig();
+
+	if (check(null, makedev(1, 3), "dnull") || check(zero, makedev(1, 5), "dzero"))
+		return 1;
+	if (write(null, "abc", 3) != 3 || read(null, buf, sizeof(buf)) != 0 ||
+	    read(zero, buf, sizeof(buf)) != sizeof(buf) || memcmp(buf, "\0\0\0\0\0\0\0\0", 8)) {
+		fail("the devices do not act as /dev/null and /dev/zero");
+		return 1;
+	}
+	pass();
+	return 0;
+err:
+	fail("setup: %m");
+	return 1;
+}
