@@ -8,7 +8,7 @@ PKGS="gcc make binutils pkg-config protobuf-c-compiler libprotobuf-c-dev \
 libnl-3-dev libnl-route-3-dev libcap-dev libbsd-dev libcmocka-dev libgnutls28-dev openssl \
 iproute2 nftables iptables python3 clang-format cppcheck util-linux procps \
 strace gdb sqlite3 bash redis-server redis-tools clang libclang-rt-14-dev postgresql busybox-static runc \
-podman netavark aardvark-dns"
+podman netavark aardvark-dns containerd lxc"
 
 missing=$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' $PKGS 2>/dev/null |
 	awk '$2 == "ii" { print $1 }' | sort >/tmp/.criu-like-have.$$ ;

@@ -1067,7 +1067,12 @@ int cli_main(int argc, char **argv)
 	}
 
 	if (seen & OPTB(VERSION)) {
-		printf("criu-like version %s\n", CRIU_LIKE_VERSION);
+		/*
+		 * CRIU's first line, with the CRIU version the RPC answers: LXC
+		 * reads "Version: X.Y" from `criu --version` and wants 2.0 or more.
+		 */
+		printf("Version: %d.%d.%d\ncriu-like version %s\n", RPC_CRIU_MAJOR, RPC_CRIU_MINOR,
+		       RPC_CRIU_SUBLEVEL, CRIU_LIKE_VERSION);
 		ret = 0;
 	} else if (!cmd) {
 		print_usage((seen & OPTB(HELP)) ? stdout : stderr);

@@ -16,12 +16,16 @@ int freezer_detect(const char *path, bool *v2);
 int freezer_is_frozen(const char *path, bool v2, bool *frozen);
 /* Freeze and wait until the kernel says frozen, or -ETIMEDOUT at @deadline (CLOCK_MONOTONIC). */
 int freezer_freeze(const char *path, bool v2, const struct timespec *deadline);
+/* Ask for a freeze without waiting for it (freezer_freeze() waits). */
+int freezer_request(const char *path, bool v2);
 /* Thaw; does not wait (thawing cannot get stuck). */
 int freezer_thaw(const char *path, bool v2);
 /*
- * Detect, refuse a cgroup already frozen by someone else (-EBUSY), freeze and
- * wait. Logs its errors; on failure the cgroup is left thawed.
+ * Detect, freeze and wait. A cgroup already frozen by someone else (a paused
+ * container) is taken as it is, *was_frozen set: the caller freezes it again
+ * when it lets the tasks go on (as CRIU does). Logs its errors; on failure the
+ * cgroup is left thawed.
  */
-int freezer_take(const char *path, bool *v2, const struct timespec *deadline);
+int freezer_take(const char *path, bool *v2, const struct timespec *deadline, bool *was_frozen);
 
 #endif

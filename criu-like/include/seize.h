@@ -55,6 +55,8 @@ struct pstree {
 	struct seized_task **tasks; /* every task, parents before children */
 	char *freezer; /* cgroup frozen by us, thawed on release */
 	bool freezer_v2;
+	/* the cgroup, when it was found frozen: frozen again by unseize_tree() unless killing */
+	char *refreeze;
 	/*
 	 * Tasks must run to reach a ptrace stop (v1) and to run injected code
 	 * (v1 and v2), so seize_tree() thaws the cgroup once every task sits in

@@ -127,6 +127,15 @@ int freezer_freeze(const char *path, bool v2, const struct timespec *deadline)
 	}
 }
 
+int freezer_request(const char *path, bool v2)
+{
+	int err = cg_write(path, v2 ? "cgroup.freeze" : "freezer.state", v2 ? "1" : "FROZEN");
+
+	if (err)
+		pr_errno(err, "cannot freeze cgroup %s", path);
+	return err;
+}
+
 int freezer_thaw(const char *path, bool v2)
 {
 	int err = cg_write(path, v2 ? "cgroup.freeze" : "freezer.state", v2 ? "0" : "THAWED");
@@ -136,7 +145,7 @@ int freezer_thaw(const char *path, bool v2)
 	return err;
 }
 
-int freezer_take(const char *path, bool *v2, const struct timespec *deadline)
+int freezer_take(const char *path, bool *v2, const struct timespec *deadline, bool *was_frozen)
 {
 	bool frozen;
 	int err = freezer_detect(path, v2);
@@ -150,10 +159,11 @@ int freezer_take(const char *path, bool *v2, const struct timespec *deadline)
 		pr_errno(err, "cannot read the freezer state of %s", path);
 		return err;
 	}
+	*was_frozen = frozen;
 	if (frozen) {
-		/* The seize must thaw it: that would not put it back as found. */
-		pr_err("cgroup %s is already frozen: thaw it first\n", path);
-		return -EBUSY;
+		/* Paused by its owner (containerd pauses a task to checkpoint it). */
+		pr_info("cgroup %s is already frozen: frozen again at release\n", path);
+		return 0;
 	}
 	err = freezer_freeze(path, *v2, deadline);
 	if (err)

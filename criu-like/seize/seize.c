@@ -609,12 +609,18 @@ static int walk_frozen(struct seize_ctx *ctx)
 static int freeze_cgroup(struct seize_ctx *ctx, const char *path)
 {
 	struct pstree *t = ctx->t;
+	bool was_frozen = false;
 	int err;
 
 	t->freezer = strdup(path);
 	if (!t->freezer)
 		return -ENOMEM;
-	err = freezer_take(path, &t->freezer_v2, &ctx->deadline);
+	err = freezer_take(path, &t->freezer_v2, &ctx->deadline, &was_frozen);
+	if (!err && was_frozen) {
+		t->refreeze = strdup(path);
+		if (!t->refreeze)
+			err = -ENOMEM;
+	}
 	if (err) {
 		free(t->freezer);
 		t->freezer = NULL;

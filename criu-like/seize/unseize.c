@@ -129,15 +129,23 @@ void pstree_free(struct pstree *t)
 	}
 	free(t->tasks);
 	free(t->freezer);
+	free(t->refreeze);
 	free(t);
 }
 
 void unseize_tree(struct pstree *t, enum unseize_mode mode)
 {
+	bool refreeze = t && t->refreeze && mode != UNSEIZE_KILL;
 	unsigned int i;
 
 	if (!t)
 		return;
+	/*
+	 * A cgroup found frozen is frozen again before the tasks are detached, so
+	 * none runs in between (as CRIU does); a killed tree is left thawed.
+	 */
+	if (refreeze)
+		freezer_request(t->refreeze, t->freezer_v2);
 	/* SIGKILL every task first, so none runs between its detach and its death. */
 	if (mode == UNSEIZE_KILL)
 		for (i = 0; i < t->nr_tasks; i++)
@@ -152,7 +160,15 @@ void unseize_tree(struct pstree *t, enum unseize_mode mode)
 		release_task(t->tasks[mode == UNSEIZE_KILL ? t->nr_tasks - 1 - i : i], mode);
 	release_late(t, mode);
 	/* Thaw last: a thawed task still in a ptrace stop would not run anyway. */
-	if (t->freezer)
+	if (t->freezer && !refreeze)
 		freezer_thaw(t->freezer, t->freezer_v2);
+	if (refreeze) {
+		struct timespec deadline;
+
+		clock_gettime(CLOCK_MONOTONIC, &deadline);
+		deadline.tv_sec += SEIZE_DEFAULT_TIMEOUT;
+		if (!freezer_freeze(t->refreeze, t->freezer_v2, &deadline))
+			pr_info("cgroup %s frozen again, as it was found\n", t->refreeze);
+	}
 	pstree_free(t);
 }

@@ -592,7 +592,8 @@ static bool cgroup_with(const char *base, pid_t pid, char *path, size_t len)
 }
 
 /* A tree of 4 in a cgroup, one child stopped by job control: seized frozen, released as found. */
-static void freezer_case(const char *base, const char *state_file, const char *thawed)
+static void freezer_case(const char *base, const char *state_file, const char *thawed,
+			 const char *frozen)
 {
 	struct seize_opts o = { .freeze_cgroup = NULL };
 	pid_t pid = spawn(parent_of_spinners), kid = 0;
@@ -639,30 +640,51 @@ static void freezer_case(const char *base, const char *state_file, const char *t
 	assert_true(wait_state(kid, "T", 2000));
 	assert_int_equal(tracer_of(kid, 0), 0);
 
-	/* A cgroup frozen by someone else is refused, and stays frozen. */
+	/*
+	 * A cgroup frozen by someone else (a paused container) is taken as it is:
+	 * seized, thawed for the walk, frozen again at release.
+	 */
 	assert_int_equal(freezer_detect(cg_dir, &v2), 0);
 	clock_gettime(CLOCK_MONOTONIC, &dl);
 	dl.tv_sec += 5;
 	assert_int_equal(freezer_freeze(cg_dir, v2, &dl), 0);
-	logcap_start(-1);
-	assert_int_equal(seize_tree(pid, &o, &t), -EBUSY);
-	assert_in_log(logcap_stop(), "is already frozen");
+	assert_int_equal(seize_tree(pid, &o, &t), 0);
+	assert_int_equal(t->nr_tasks, 4);
+	assert_null(t->freezer);
+	assert_string_equal(t->refreeze, cg_dir);
 	free(text);
 	text = read_file_at(AT_FDCWD, file, NULL);
-	assert_null(strstr(text, thawed));
+	assert_non_null(strstr(text, thawed));
+	unseize_tree(t, UNSEIZE_RESUME);
+	free(text);
+	text = read_file_at(AT_FDCWD, file, NULL);
+	assert_non_null(strstr(text, frozen)); /* the kernel says so once every task is */
+	assert_int_equal(tracer_of(pid, 0), 0);
+	assert_int_equal(tracer_of(kid, 0), 0);
 	assert_int_equal(freezer_thaw(cg_dir, v2), 0);
-	kill(kid, SIGCONT);
-	assert_true(wait_state(kid, "R", 2000));
+	assert_released(pid);
+	assert_true(wait_progress(2000));
+	assert_true(wait_state(kid, "T", 2000));
+
+	/* Frozen again, then killed: the tree dies, the cgroup is left thawed. */
+	assert_int_equal(freezer_freeze(cg_dir, v2, &dl), 0);
+	assert_int_equal(seize_tree(pid, &o, &t), 0);
+	unseize_tree(t, UNSEIZE_KILL);
+	free(text);
+	text = read_file_at(AT_FDCWD, file, NULL);
+	assert_non_null(strstr(text, thawed));
+	reap_all();
+	assert_int_equal(kill(pid, 0), -1);
 }
 
 static void test_freezer_v2(void **state __unused)
 {
-	freezer_case("/sys/fs/cgroup/unified", "cgroup.events", "frozen 0");
+	freezer_case("/sys/fs/cgroup/unified", "cgroup.events", "frozen 0", "frozen 1");
 }
 
 static void test_freezer_v1(void **state __unused)
 {
-	freezer_case("/sys/fs/cgroup/freezer", "freezer.state", "THAWED");
+	freezer_case("/sys/fs/cgroup/freezer", "freezer.state", "THAWED", "FROZEN");
 }
 
 static void test_freezer_bad_path(void **state __unused)
