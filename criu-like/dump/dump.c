@@ -342,6 +342,7 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 		vma_list_fini(&dt->vmas);
 		mem_plan_fini(&dt->plan);
 		mem_runs_fini(&dt->parent_runs);
+		mem_runs_fini(&dt->shared_runs);
 		free(dt->untracked);
 	}
 	/* a session not finished is discarded by the server */

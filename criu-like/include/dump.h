@@ -45,6 +45,9 @@ struct dump_task {
 	struct mem_plan plan; /* pages to save */
 	struct mem_runs parent_runs; /* pre-dump chain: pages unchanged since the parent */
 	bool *untracked; /* pre-dump chain: per VMA, not write-tracked since the parent */
+	/* the same physical pages as the parent task's, saved there (PE_PARENT_SHARED) */
+	struct mem_runs shared_runs;
+	pid_t shared_pid; /* that parent, as the image names it (0: none) */
 };
 
 /* For stats-dump (image/stats.c): CRIU's counters, times in ns (CLOCK_MONOTONIC). */

@@ -47,6 +47,12 @@ struct rst_chain_level {
 	PagemapEntry **pe; /* the entries of pagemap-PID.img (head excluded) */
 	size_t n;
 	uint64_t *off; /* data offset of each PE_PRESENT entry (rst_chain_offsets()) */
+	/*
+	 * The level of PE_PARENT parts (0: the next one, k + 1) and of
+	 * PE_PARENT_SHARED parts (the parent task's pagemap; 0: none). Both
+	 * must be above k: the levels of a task's parent come after its own.
+	 */
+	unsigned int next, shared;
 };
 
 /* A piece of memory and the level whose pages image holds it. */
@@ -67,7 +73,8 @@ int rst_chain_offsets(struct rst_chain_level *l);
 /*
  * Resolve every entry of level 0 through the chain: PE_PRESENT parts from
  * their own level, PE_PARENT parts from the first level below that has
- * them PE_PRESENT, in address order. Refuses (naming the level) a part
+ * them PE_PRESENT, PE_PARENT_SHARED parts from the parent task's levels
+ * (lv[k].shared) the same way, in address order. Refuses (naming the level) a part
  * that no level holds, and lazy entries. Pure: test-restore-mem.c.
  */
 int rst_chain_resolve(pid_t pid, const struct rst_chain_level *lv, unsigned int nlv,

@@ -24,7 +24,7 @@
 #include "restore-mem.h"
 #include "util.h"
 
-#define CHAIN_MAX 64 /* images in a pre-dump chain */
+#define CHAIN_MAX 128 /* levels: a pre-dump chain, and those of the parent tasks */
 #define CHAIN_BUF (1UL << 20)
 
 struct chain {
@@ -34,7 +34,9 @@ struct chain {
 	size_t nrecs[CHAIN_MAX];
 	struct cr_img *pages[CHAIN_MAX];
 	int dirfd[CHAIN_MAX];
-	char names[CHAIN_MAX][32];
+	uint32_t shared_pid[CHAIN_MAX]; /* PagemapHead.shared_pid of each level, 0: none */
+	char dirs[CHAIN_MAX][256]; /* each level's directory, relative to level 0's */
+	char names[CHAIN_MAX][288]; /* for messages: the directory, and the pid if not level 0's */
 	bool *verified[CHAIN_MAX];
 };
 
@@ -53,28 +55,71 @@ static void chain_fini(struct chain *c)
 	}
 }
 
-static bool has_parent_entries(const struct rst_chain_level *l)
+static bool has_entries(const struct rst_chain_level *l, uint32_t flag)
 {
 	for (size_t i = 0; i < l->n; i++)
-		if (l->pe[i]->flags & PAGEMAP_FLAG__PE_PARENT)
+		if (l->pe[i]->flags & flag)
 			return true;
 	return false;
 }
 
-/* Level @k (k >= 1): DIR/parent of level k - 1, a complete image with this pid's pagemap. */
-static int chain_open_level(struct chain *c, unsigned int k, pid_t pid)
+/* The directory of level @k (relative to level 0's) and its name in messages. */
+static void chain_name(struct chain *c, unsigned int k, const char *dir, pid_t pid, pid_t self)
 {
-	InventoryEntry *inv = NULL;
+	char d[sizeof(c->dirs[0])];
+
+	snprintf(d, sizeof(d), "%s", dir); /* @dir may be another level's */
+	memcpy(c->dirs[k], d, sizeof(d));
+	if (pid == self)
+		snprintf(c->names[k], sizeof(c->names[k]), "%s", d);
+	else
+		snprintf(c->names[k], sizeof(c->names[k]), "%s (pid %d)", d, pid);
+	c->lv[k].name = c->names[k];
+}
+
+/* Level @k, whose dirfd, dirs and names are set: @pid's pagemap and pages image there. */
+static int chain_read_level(struct chain *c, unsigned int k, pid_t pid, pid_t self)
+{
+	const PagemapHead *h;
 	struct cr_img *img;
 	int err;
 
-	snprintf(c->names[k], sizeof(c->names[k]), "%s%s", k > 1 ? c->names[k - 1] : "",
-		 k > 1 ? "/parent" : "parent");
-	c->lv[k].name = c->names[k];
+	img = img_open(c->dirfd[k], CR_IMG_PAGEMAP, (uint32_t)pid, IMG_READ);
+	if (!img) {
+		pr_err("pid %d: %s has no pagemap of pid %d\n", self, c->names[k], pid);
+		return -errno ? -errno : -ENOENT;
+	}
+	err = img_read_all(img, &c->recs[k], &c->nrecs[k]);
+	img_close(img);
+	if (!err && !c->nrecs[k])
+		err = -EINVAL;
+	if (err) {
+		pr_err("pid %d: cannot read the pagemap of pid %d in %s\n", self, pid, c->names[k]);
+		return err;
+	}
+	h = (const PagemapHead *)c->recs[k][0];
+	c->shared_pid[k] = h->has_shared_pid ? h->shared_pid : 0;
+	c->lv[k].pe = (PagemapEntry **)c->recs[k] + 1;
+	c->lv[k].n = c->nrecs[k] - 1;
+	c->pages[k] = img_open(c->dirfd[k], CR_IMG_PAGES, h->pages_id, IMG_READ | IMG_OPTIONAL);
+	return 0;
+}
+
+/* Level @k (k >= 1): DIR/parent of level k - 1, a complete image with @pid's pagemap. */
+static int chain_open_level(struct chain *c, unsigned int k, pid_t pid, pid_t self)
+{
+	InventoryEntry *inv = NULL;
+	bool top = !strcmp(c->dirs[k - 1], ".");
+	char dir[sizeof(c->dirs[0])];
+	int err;
+
+	snprintf(dir, sizeof(dir), "%.240s%s", top ? "" : c->dirs[k - 1],
+		 top ? "parent" : "/parent");
+	chain_name(c, k, dir, pid, self);
 	c->dirfd[k] = openat(c->dirfd[k - 1], "parent", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (c->dirfd[k] < 0) {
 		err = neg_errno();
-		pr_perror("pid %d: pages are in the parent image, but %s", pid, c->names[k]);
+		pr_perror("pid %d: pages are in the parent image, but %s", self, c->names[k]);
 		return err;
 	}
 	err = img_read_one(c->dirfd[k], CR_IMG_INVENTORY, 0, (ProtobufCMessage **)&inv);
@@ -83,27 +128,55 @@ static int chain_open_level(struct chain *c, unsigned int k, pid_t pid)
 	if (inv)
 		protobuf_c_message_free_unpacked(&inv->base, NULL);
 	if (err) {
-		pr_err("pid %d: parent image %s is not a complete (pre-)dump\n", pid, c->names[k]);
+		pr_err("pid %d: parent image %s is not a complete (pre-)dump\n", self, c->names[k]);
 		return err ? err : -EINVAL;
 	}
-	img = img_open(c->dirfd[k], CR_IMG_PAGEMAP, (uint32_t)pid, IMG_READ);
-	if (!img) {
-		pr_err("pid %d: parent image %s has no pagemap of this task\n", pid, c->names[k]);
-		return -errno ? -errno : -ENOENT;
+	return chain_read_level(c, k, pid, self);
+}
+
+/* The levels of @pid's pre-dump chain after level @k (its own, read already). */
+static int chain_open_parents(struct chain *c, unsigned int k, pid_t pid, pid_t self)
+{
+	int err = 0;
+
+	for (; !err && has_entries(&c->lv[k], PAGEMAP_FLAG__PE_PARENT); k++) {
+		if (c->n == CHAIN_MAX) {
+			pr_err("pid %d: chain of more than %d images\n", self, CHAIN_MAX);
+			return -ELOOP;
+		}
+		c->lv[k].next = c->n;
+		c->dirfd[c->n] = -1;
+		err = chain_open_level(c, c->n, pid, self);
+		c->n++;
 	}
-	err = img_read_all(img, &c->recs[k], &c->nrecs[k]);
-	img_close(img);
-	if (!err && !c->nrecs[k])
-		err = -EINVAL;
-	if (err) {
-		pr_err("pid %d: cannot read the pagemap of parent image %s\n", pid, c->names[k]);
-		return err;
+	return err;
+}
+
+/* Level @k has PE_PARENT_SHARED parts: add the parent task's levels, in @k's directory. */
+static int chain_open_shared(struct chain *c, unsigned int k, pid_t self)
+{
+	unsigned int s = c->n;
+	pid_t ppid = (pid_t)c->shared_pid[k];
+	int err;
+
+	if (!ppid) {
+		pr_err("pid %d: %s has pages in the parent task's image, but names no parent "
+		       "task\n",
+		       self, c->names[k]);
+		return -EINVAL;
 	}
-	c->lv[k].pe = (PagemapEntry **)c->recs[k] + 1;
-	c->lv[k].n = c->nrecs[k] - 1;
-	c->pages[k] = img_open(c->dirfd[k], CR_IMG_PAGES, ((PagemapHead *)c->recs[k][0])->pages_id,
-			       IMG_READ | IMG_OPTIONAL);
-	return 0;
+	if (s == CHAIN_MAX) {
+		pr_err("pid %d: chain of more than %d images\n", self, CHAIN_MAX);
+		return -ELOOP;
+	}
+	c->lv[k].shared = s;
+	c->dirfd[s] = fcntl(c->dirfd[k], F_DUPFD_CLOEXEC, 0);
+	c->n++;
+	if (c->dirfd[s] < 0)
+		return neg_errno();
+	chain_name(c, s, c->dirs[k], ppid, self);
+	err = chain_read_level(c, s, ppid, self);
+	return err ? err : chain_open_parents(c, s, ppid, self);
 }
 
 /* The source entry of @s, checked against its crc32c once (a corrupt parent is named). */
@@ -205,25 +278,27 @@ static int chain_flatten(struct chain *c, pid_t pid, const struct rst_chain_segs
 	return err;
 }
 
-/* Open level 0 and every parent level its entries need, each level's offsets. */
-static int chain_open(struct chain *c, int dirfd, const char *name, pid_t pid, uint32_t pages_id,
+/*
+ * Open level 0 and every level its entries need: its pre-dump chain, and for
+ * PE_PARENT_SHARED parts the parent task's pagemap (and its chain, and its
+ * parent's...), each level's offsets.
+ */
+static int chain_open(struct chain *c, int dirfd, const char *name, pid_t pid, const PagemapHead *h,
 		      PagemapEntry **pe, size_t n)
 {
-	int err = 0;
+	int err;
 
 	c->n = 1;
 	c->lv[0] = (struct rst_chain_level){ .name = name, .pe = pe, .n = n };
 	c->dirfd[0] = dirfd;
-	c->pages[0] = img_open(dirfd, CR_IMG_PAGES, pages_id, IMG_READ | IMG_OPTIONAL);
-	while (!err && has_parent_entries(&c->lv[c->n - 1])) {
-		if (c->n == CHAIN_MAX) {
-			pr_err("pid %d: chain of more than %d images\n", pid, CHAIN_MAX);
-			return -ELOOP;
-		}
-		c->dirfd[c->n] = -1;
-		err = chain_open_level(c, c->n, pid);
-		c->n++;
-	}
+	c->shared_pid[0] = h->has_shared_pid ? h->shared_pid : 0;
+	snprintf(c->dirs[0], sizeof(c->dirs[0]), ".");
+	c->pages[0] = img_open(dirfd, CR_IMG_PAGES, h->pages_id, IMG_READ | IMG_OPTIONAL);
+	err = chain_open_parents(c, 0, pid, pid);
+	/* c->n grows while this runs: the parents' levels are looked at too */
+	for (unsigned int k = 0; !err && k < c->n; k++)
+		if (has_entries(&c->lv[k], PAGEMAP_FLAG__PE_PARENT_SHARED))
+			err = chain_open_shared(c, k, pid);
 	for (unsigned int i = 0; !err && i < c->n; i++) {
 		err = rst_chain_offsets(&c->lv[i]);
 		c->verified[i] = calloc(c->lv[i].n + 1, sizeof(bool));
@@ -285,21 +360,23 @@ static int lazy_segs(const CoreEntry *core, struct rst_mem_plan *p, struct rst_c
  * pages through DIR/parent, DIR/parent/parent... into a memfd.
  */
 static int read_chain(struct restore_ctx *ctx, const CoreEntry *core, pid_t pid,
-		      struct rst_mem_plan *p, PagemapEntry **pe, size_t n)
+		      struct rst_mem_plan *p, const PagemapHead *h, PagemapEntry **pe, size_t n)
 {
-	struct chain c = { .n = 1 };
+	_cleanup_free_ struct chain *c = calloc(1, sizeof(*c));
 	struct rst_chain_segs segs = { 0 };
 	int err;
 
-	err = chain_open(&c, ctx->dirfd, ctx->opts->images_dir, pid, p->pages_id, pe, n);
+	if (!c)
+		return -ENOMEM;
+	err = chain_open(c, ctx->dirfd, ctx->opts->images_dir, pid, h, pe, n);
 	if (!err)
-		err = rst_chain_resolve(pid, c.lv, c.n, &segs);
+		err = rst_chain_resolve(pid, c->lv, c->n, &segs);
 	if (!err && ctx->opts->lazy_pages)
 		err = lazy_segs(core, p, &segs);
 	if (!err)
-		err = chain_flatten(&c, pid, &segs, p, ctx->service_fd_base);
+		err = chain_flatten(c, pid, &segs, p, ctx->service_fd_base);
 	free(segs.seg);
-	chain_fini(&c);
+	chain_fini(c);
 	return err;
 }
 
@@ -323,32 +400,34 @@ static int read_pagemap_recs(int dirfd, pid_t pid, ProtobufCMessage ***recs, siz
 
 int rst_pages_map_open(int dirfd, const char *name, pid_t pid, struct rst_pages_map *m)
 {
-	struct chain c = { .n = 1 };
+	_cleanup_free_ struct chain *c = calloc(1, sizeof(*c));
 	ProtobufCMessage **recs = NULL;
 	size_t n = 0;
 	int err;
 
 	*m = (struct rst_pages_map){ 0 };
+	if (!c)
+		return -ENOMEM;
 	err = read_pagemap_recs(dirfd, pid, &recs, &n);
 	if (err)
 		return err;
-	err = chain_open(&c, dirfd, name, pid, ((PagemapHead *)recs[0])->pages_id,
-			 (PagemapEntry **)recs + 1, n - 1);
+	err = chain_open(c, dirfd, name, pid, (PagemapHead *)recs[0], (PagemapEntry **)recs + 1,
+			 n - 1);
 	if (!err)
-		err = rst_chain_resolve(pid, c.lv, c.n, &m->segs);
-	m->pages = err ? NULL : calloc(c.n, sizeof(*m->pages));
-	m->dirs = err ? NULL : calloc(c.n, sizeof(*m->dirs));
+		err = rst_chain_resolve(pid, c->lv, c->n, &m->segs);
+	m->pages = err ? NULL : calloc(c->n, sizeof(*m->pages));
+	m->dirs = err ? NULL : calloc(c->n, sizeof(*m->dirs));
 	if (!err && (!m->pages || !m->dirs))
 		err = -ENOMEM;
-	for (unsigned int i = 0; !err && i < c.n; i++) {
-		m->pages[i] = c.pages[i];
-		c.pages[i] = NULL;
-		m->dirs[i] = strdup(i ? c.names[i] : ".");
+	for (unsigned int i = 0; !err && i < c->n; i++) {
+		m->pages[i] = c->pages[i];
+		c->pages[i] = NULL;
+		m->dirs[i] = strdup(c->dirs[i]);
 		if (!m->dirs[i])
 			err = -ENOMEM;
 	}
-	m->n = c.n;
-	chain_fini(&c);
+	m->n = c->n;
+	chain_fini(c);
 	img_free_records(recs, n);
 	if (err)
 		rst_pages_map_fini(m);
@@ -368,10 +447,11 @@ void rst_pages_map_fini(struct rst_pages_map *m)
 	*m = (struct rst_pages_map){ 0 };
 }
 
+/* Entries whose data is in another image: a parent dump's, or the parent task's. */
 static bool any_parent(PagemapEntry *const *pe, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (pe[i]->flags & PAGEMAP_FLAG__PE_PARENT)
+		if (pe[i]->flags & (PAGEMAP_FLAG__PE_PARENT | PAGEMAP_FLAG__PE_PARENT_SHARED))
 			return true;
 	return false;
 }
@@ -390,7 +470,8 @@ static int read_pagemap(struct restore_ctx *ctx, const CoreEntry *core, pid_t pi
 		return err;
 	p->pages_id = ((PagemapHead *)recs[0])->pages_id;
 	if (ctx->opts->lazy_pages || any_parent((PagemapEntry *const *)recs + 1, n - 1))
-		err = read_chain(ctx, core, pid, p, (PagemapEntry **)recs + 1, n - 1);
+		err = read_chain(ctx, core, pid, p, (PagemapHead *)recs[0],
+				 (PagemapEntry **)recs + 1, n - 1);
 	else
 		err = rst_plan_runs(pid, p, (PagemapEntry *const *)recs + 1, n - 1);
 	img_free_records(recs, n);

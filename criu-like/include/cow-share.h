@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copy-on-write sharing across fork (Documentation/memory.md, section 7):
+ * which private pages of a task are the same physical page as its parent's
+ * at the same address, so the dump saves them once (PE_PARENT_SHARED).
+ */
+#ifndef CRIU_LIKE_COW_SHARE_H
+#define CRIU_LIKE_COW_SHARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mem-scan.h"
+
+/*
+ * Pages [@start, @start + @n pages) whose pagemap entries @child[i] and
+ * @parent[i] are both present, not page cache, not the zero page
+ * (@zero_pfn, 0: unknown) and hold the same nonzero PFN are appended to
+ * @out (merged, with @policy). Pure; 0 or -ENOMEM.
+ */
+int cow_same_pfn(unsigned long start, const uint64_t *child, const uint64_t *parent, size_t n,
+		 uint64_t zero_pfn, enum mem_policy policy, struct mem_runs *out);
+
+/*
+ * The parts of @same (sorted, in bytes) that the parent's image holds:
+ * inside @pdata (its PE_PRESENT runs) or @pshared (its own PE_PARENT_SHARED
+ * runs), both sorted and disjoint. Appended to @out in address order with
+ * the policy of @same. Pure; 0 or -ENOMEM.
+ */
+int cow_shared_runs(const struct mem_runs *same, const struct mem_runs *pdata,
+		    const struct mem_runs *pshared, struct mem_runs *out);
+
+/*
+ * Read /proc/@pid/pagemap and /proc/@ppid/pagemap over @runs and append to
+ * @same the pages that are the same physical page in both. Needs
+ * CAP_SYS_ADMIN to see the PFNs: without it nothing is found (0). 0 or
+ * -errno (logged).
+ */
+int cow_scan_same(pid_t pid, pid_t ppid, const struct mem_runs *runs, struct mem_runs *same);
+
+#endif

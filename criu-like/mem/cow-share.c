@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copy-on-write sharing across fork (Documentation/memory.md, section 7): a
+ * private page of a task that is the same physical page as its parent's at
+ * the same address (a fork's copy-on-write, not written since by either) is
+ * saved once, in the parent's image; the task's pagemap says
+ * PE_PARENT_SHARED. PFNs are compared through /proc/PID/pagemap, which
+ * shows them to CAP_SYS_ADMIN only.
+ */
+#define LOG_PREFIX "cow: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "compat.h"
+#include "cow-share.h"
+#include "log.h"
+#include "util.h"
+
+#define COW_ENTRIES 16384 /* pagemap entries per pread: 128 KiB per task */
+
+static bool same_page(uint64_t c, uint64_t p, uint64_t zero_pfn)
+{
+	uint64_t pfn = c & PM_PFN_MASK;
+
+	if (!(c & PM_PRESENT) || !(p & PM_PRESENT) || (c & PM_FILE) || (p & PM_FILE))
+		return false;
+	return pfn && pfn == (p & PM_PFN_MASK) && pfn != zero_pfn;
+}
+
+int cow_same_pfn(unsigned long start, const uint64_t *child, const uint64_t *parent, size_t n,
+		 uint64_t zero_pfn, enum mem_policy policy, struct mem_runs *out)
+{
+	size_t i = 0;
+	int err = 0;
+
+	while (i < n && !err) {
+		size_t j;
+
+		if (!same_page(child[i], parent[i], zero_pfn)) {
+			i++;
+			continue;
+		}
+		for (j = i + 1; j < n && same_page(child[j], parent[j], zero_pfn); j++)
+			;
+		err = mem_runs_append(out, start + i * PAGE_SIZE, j - i, policy);
+		i = j;
+	}
+	return err;
+}
+
+static unsigned long end_of(const struct mem_run *r)
+{
+	return r->start + r->nr_pages * PAGE_SIZE;
+}
+
+/* The next run of @a or @b by address (they are disjoint), or NULL. */
+static const struct mem_run *next_of(const struct mem_runs *a, unsigned int *i,
+				     const struct mem_runs *b, unsigned int *j)
+{
+	const struct mem_run *x = *i < a->nr ? &a->runs[*i] : NULL;
+	const struct mem_run *y = *j < b->nr ? &b->runs[*j] : NULL;
+
+	if (x && (!y || x->start < y->start)) {
+		(*i)++;
+		return x;
+	}
+	if (y)
+		(*j)++;
+	return y;
+}
+
+int cow_shared_runs(const struct mem_runs *same, const struct mem_runs *pdata,
+		    const struct mem_runs *pshared, struct mem_runs *out)
+{
+	struct mem_runs saved = { 0 };
+	const struct mem_run *r;
+	unsigned int i = 0, j = 0, k = 0;
+	int err = 0;
+
+	/* the parent's saved pages, one sorted list */
+	while (!err && (r = next_of(pdata, &i, pshared, &j)))
+		err = mem_runs_append(&saved, r->start, r->nr_pages, r->policy);
+	for (i = 0; i < same->nr && !err; i++) {
+		unsigned long pos = same->runs[i].start, end = end_of(&same->runs[i]);
+
+		while (k < saved.nr && end_of(&saved.runs[k]) <= pos)
+			k++;
+		for (j = k; j < saved.nr && saved.runs[j].start < end && !err; j++) {
+			unsigned long a = max(pos, saved.runs[j].start);
+			unsigned long b = min(end, end_of(&saved.runs[j]));
+
+			err = mem_runs_append(out, a, (b - a) / PAGE_SIZE, same->runs[i].policy);
+		}
+	}
+	mem_runs_fini(&saved);
+	return err;
+}
+
+static int read_ents(int fd, pid_t pid, unsigned long addr, uint64_t *e, size_t n)
+{
+	off_t off = (off_t)(addr / PAGE_SIZE * sizeof(*e));
+	size_t want = n * sizeof(*e);
+	ssize_t got = pread(fd, e, want, off);
+
+	if (got != (ssize_t)want) {
+		if (got >= 0)
+			errno = EIO;
+		pr_perror("pid %d: pagemap at %lx (%zu pages)", pid, addr, n);
+		return neg_errno();
+	}
+	return 0;
+}
+
+static int open_pagemap(pid_t pid)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		pr_perror("pid %d: open %s", pid, path);
+	return fd;
+}
+
+int cow_scan_same(pid_t pid, pid_t ppid, const struct mem_runs *runs, struct mem_runs *same)
+{
+	_cleanup_close_ int cfd = open_pagemap(pid);
+	_cleanup_close_ int pfd = open_pagemap(ppid);
+	_cleanup_free_ uint64_t *c = calloc(COW_ENTRIES, sizeof(*c));
+	_cleanup_free_ uint64_t *p = calloc(COW_ENTRIES, sizeof(*p));
+	uint64_t zero = mem_zero_pfn();
+	int err = 0;
+
+	if (cfd < 0 || pfd < 0)
+		return neg_errno();
+	if (!c || !p)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < runs->nr && !err; i++) {
+		const struct mem_run *r = &runs->runs[i];
+
+		for (unsigned long done = 0; done < r->nr_pages && !err;) {
+			size_t n = min(r->nr_pages - done, (unsigned long)COW_ENTRIES);
+			unsigned long addr = r->start + done * PAGE_SIZE;
+
+			err = read_ents(cfd, pid, addr, c, n);
+			if (!err)
+				err = read_ents(pfd, ppid, addr, p, n);
+			if (!err)
+				err = cow_same_pfn(addr, c, p, n, zero, r->policy, same);
+			done += n;
+		}
+	}
+	return err;
+}
