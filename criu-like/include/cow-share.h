@@ -22,13 +22,20 @@ int cow_same_pfn(unsigned long start, const uint64_t *child, const uint64_t *par
 		 uint64_t zero_pfn, enum mem_policy policy, struct mem_runs *out);
 
 /*
- * The parts of @same (sorted, in bytes) that the parent's image holds:
- * inside @pdata (its PE_PRESENT runs) or @pshared (its own PE_PARENT_SHARED
- * runs), both sorted and disjoint. Appended to @out in address order with
+ * The runs of the @n lists (each sorted, all disjoint; NULL entries
+ * skipped) as one sorted list, touching runs of one policy merged, appended
+ * to @out. Pure; 0 or -ENOMEM.
+ */
+int cow_runs_union(const struct mem_runs *const *lists, unsigned int n, struct mem_runs *out);
+
+/*
+ * The parts of @same (sorted, in bytes) inside @saved (sorted, disjoint:
+ * every page of the parent that its image holds, as data, in its parent
+ * dump or in its own parent's), appended to @out in address order with
  * the policy of @same. Pure; 0 or -ENOMEM.
  */
-int cow_shared_runs(const struct mem_runs *same, const struct mem_runs *pdata,
-		    const struct mem_runs *pshared, struct mem_runs *out);
+int cow_shared_runs(const struct mem_runs *same, const struct mem_runs *saved,
+		    struct mem_runs *out);
 
 /*
  * Read /proc/@pid/pagemap and /proc/@ppid/pagemap over @runs and append to

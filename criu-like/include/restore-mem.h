@@ -39,6 +39,12 @@ struct rst_mem_plan {
 	uint64_t lazy_bytes; /* saved bytes left to the lazy-pages daemon */
 	bool has_chain_fd; /* a pre-dump chain: the runs read from chain_fd instead */
 	int chain_fd; /* memfd with the chain's pages flattened, laid out as a pages image */
+	/* copy-on-write sharing across fork (mem/restore-cow.c, memory.md section 7) */
+	uint32_t shared_pid; /* PagemapHead.shared_pid: whose pages PE_PARENT_SHARED are */
+	size_t nr_shared;
+	struct rst_range *shared; /* the PE_PARENT_SHARED ranges of pagemap-PID.img, sorted */
+	bool *vma_keep; /* per VMA: to be mapped with its pages before the forks */
+	bool *vma_kept; /* per VMA, in the task: it was (the blob keeps it: RST_VMA_KEEP) */
 };
 
 /* One image of a pre-dump chain: level 0 is the dump, 1 its parent, ... */
@@ -144,6 +150,31 @@ void rst_sysv_shm_fini(struct rst_shmem *s);
 struct rst_range {
 	uint64_t start, end;
 };
+
+/*
+ * Copy-on-write sharing at restore (mem/restore-cow.c). rst_cow_plan(), in
+ * the controller before the first fork: which VMAs of each task are mapped
+ * with their pages before it forks its children. rst_cow_prepare(), in
+ * each task before its first fork: keeps what it inherited from its parent
+ * where its pages are the parent's (PE_PARENT_SHARED), writes its own pages
+ * there, maps the other VMAs to keep with their pages. rst_cow_finish(), in
+ * the task before the restorer's arguments are built: checks the pages it
+ * wrote against their crc32c, and drops those runs from what the blob reads.
+ */
+struct restore_ctx;
+struct rst_task;
+int rst_cow_plan(struct restore_ctx *ctx);
+int rst_cow_prepare(struct restore_ctx *ctx, struct rst_task *t);
+int rst_cow_finish(struct restore_ctx *ctx, struct rst_task *t);
+
+/*
+ * The parts of @in (@n runs, by address) outside every range of @out
+ * (sorted, disjoint; @nout), clipped to [@lo, @hi), appended to @ret (room
+ * for @n + @nout runs), offsets kept in step. Returns how many. Pure:
+ * test-restore-mem.c.
+ */
+size_t rst_cow_cut(const struct rst_page_run *in, size_t n, const struct rst_range *out,
+		   size_t nout, uint64_t lo, uint64_t hi, struct rst_page_run *ret);
 
 /*
  * Check the VMAs of @mm: page aligned, sorted, not overlapping, below

@@ -52,51 +52,54 @@ int cow_same_pfn(unsigned long start, const uint64_t *child, const uint64_t *par
 	return err;
 }
 
+static int run_cmp(const void *a, const void *b)
+{
+	const struct mem_run *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int cow_runs_union(const struct mem_runs *const *lists, unsigned int n, struct mem_runs *out)
+{
+	struct mem_runs all = { 0 };
+	int err = 0;
+
+	for (unsigned int l = 0; l < n && !err; l++)
+		for (unsigned int i = 0; lists[l] && i < lists[l]->nr && !err; i++)
+			err = mem_runs_append(&all, lists[l]->runs[i].start,
+					      lists[l]->runs[i].nr_pages, lists[l]->runs[i].policy);
+	if (!err && all.nr)
+		qsort(all.runs, all.nr, sizeof(*all.runs), run_cmp);
+	/* disjoint lists: only touching runs of one policy merge */
+	for (unsigned int i = 0; i < all.nr && !err; i++)
+		err = mem_runs_append(out, all.runs[i].start, all.runs[i].nr_pages,
+				      all.runs[i].policy);
+	mem_runs_fini(&all);
+	return err;
+}
+
 static unsigned long end_of(const struct mem_run *r)
 {
 	return r->start + r->nr_pages * PAGE_SIZE;
 }
 
-/* The next run of @a or @b by address (they are disjoint), or NULL. */
-static const struct mem_run *next_of(const struct mem_runs *a, unsigned int *i,
-				     const struct mem_runs *b, unsigned int *j)
+int cow_shared_runs(const struct mem_runs *same, const struct mem_runs *saved, struct mem_runs *out)
 {
-	const struct mem_run *x = *i < a->nr ? &a->runs[*i] : NULL;
-	const struct mem_run *y = *j < b->nr ? &b->runs[*j] : NULL;
-
-	if (x && (!y || x->start < y->start)) {
-		(*i)++;
-		return x;
-	}
-	if (y)
-		(*j)++;
-	return y;
-}
-
-int cow_shared_runs(const struct mem_runs *same, const struct mem_runs *pdata,
-		    const struct mem_runs *pshared, struct mem_runs *out)
-{
-	struct mem_runs saved = { 0 };
-	const struct mem_run *r;
-	unsigned int i = 0, j = 0, k = 0;
+	unsigned int k = 0;
 	int err = 0;
 
-	/* the parent's saved pages, one sorted list */
-	while (!err && (r = next_of(pdata, &i, pshared, &j)))
-		err = mem_runs_append(&saved, r->start, r->nr_pages, r->policy);
-	for (i = 0; i < same->nr && !err; i++) {
+	for (unsigned int i = 0; i < same->nr && !err; i++) {
 		unsigned long pos = same->runs[i].start, end = end_of(&same->runs[i]);
 
-		while (k < saved.nr && end_of(&saved.runs[k]) <= pos)
+		while (k < saved->nr && end_of(&saved->runs[k]) <= pos)
 			k++;
-		for (j = k; j < saved.nr && saved.runs[j].start < end && !err; j++) {
-			unsigned long a = max(pos, saved.runs[j].start);
-			unsigned long b = min(end, end_of(&saved.runs[j]));
+		for (unsigned int j = k; j < saved->nr && saved->runs[j].start < end && !err; j++) {
+			unsigned long a = max(pos, saved->runs[j].start);
+			unsigned long b = min(end, end_of(&saved->runs[j]));
 
 			err = mem_runs_append(out, a, (b - a) / PAGE_SIZE, same->runs[i].policy);
 		}
 	}
-	mem_runs_fini(&saved);
 	return err;
 }
 

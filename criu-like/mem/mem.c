@@ -556,39 +556,60 @@ static struct dump_task *parent_task(struct dump_ctx *ctx, const struct dump_tas
 }
 
 /*
- * Keep in the plan only the pages that are not the parent's own physical
- * page at the same address and saved in its image (parents are dumped
- * first); those go to dt->shared_runs (PE_PARENT_SHARED). Not for a
- * pre-dump or a --snapshot: their pages are copied once the tree runs
+ * Move out of the plan (and out of dt->parent_runs) the pages that are the
+ * parent's own physical page at the same address and that the parent's
+ * image holds (parents are dumped first: as data, PE_PARENT or its own
+ * PE_PARENT_SHARED); they go to dt->shared_runs (PE_PARENT_SHARED). Not for
+ * a pre-dump or a --snapshot: their pages are copied once the tree runs
  * again, when the parent may have written the page the child kept.
  */
 static int split_cow_shared(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	struct dump_task *pdt = parent_task(ctx, dt);
-	struct mem_runs same = { 0 }, shared = { 0 }, own = { 0 }, in = { 0 };
+	const struct mem_runs *mine[2] = { &dt->plan.runs, &dt->parent_runs };
+	const struct mem_runs *theirs[3];
+	struct mem_runs all = { 0 }, saved = { 0 }, same = { 0 }, shared = { 0 };
+	struct mem_runs own = { 0 }, in = { 0 }, pown = { 0 }, pin = { 0 };
 	pid_t pid = dt->t->pid;
 	uint64_t t0 = mem_now_ns();
 	int err;
 
-	if (ctx->pre_dump || ctx->snap || ctx->opts->no_cow_share || !pdt || !dt->plan.runs.nr)
+	if (ctx->pre_dump || ctx->snap || ctx->opts->no_cow_share || !pdt)
 		return 0;
-	err = cow_scan_same(pid, pdt->t->pid, &dt->plan.runs, &same);
+	theirs[0] = &pdt->plan.runs;
+	theirs[1] = &pdt->parent_runs;
+	theirs[2] = &pdt->shared_runs;
+	err = cow_runs_union(mine, 2, &all);
+	if (!err && all.nr)
+		err = cow_scan_same(pid, pdt->t->pid, &all, &same);
+	if (!err && same.nr)
+		err = cow_runs_union(theirs, 3, &saved);
 	if (!err)
-		err = cow_shared_runs(&same, &pdt->plan.runs, &pdt->shared_runs, &shared);
-	if (!err)
+		err = cow_shared_runs(&same, &saved, &shared);
+	if (!err && shared.nr)
 		err = mem_runs_split(&dt->plan.runs, &shared, &in, &own);
+	if (!err && shared.nr)
+		err = mem_runs_split(&dt->parent_runs, &shared, &pin, &pown);
+	mem_runs_fini(&all);
+	mem_runs_fini(&saved);
 	mem_runs_fini(&same);
 	mem_runs_fini(&in);
-	if (err) {
+	mem_runs_fini(&pin);
+	if (err || !shared.nr) {
 		mem_runs_fini(&shared);
 		mem_runs_fini(&own);
-		pr_err("pid %d: cannot compare its pages with its parent %d's\n", pid, pdt->t->pid);
+		mem_runs_fini(&pown);
+		if (err)
+			pr_err("pid %d: cannot compare its pages with its parent %d's\n", pid,
+			       pdt->t->pid);
 		return err;
 	}
 	pr_debug("pid %d: %u runs shared with its parent %d, %llu us\n", pid, shared.nr,
 		 pdt->t->pid, (unsigned long long)(mem_now_ns() - t0) / 1000);
 	mem_runs_fini(&dt->plan.runs);
+	mem_runs_fini(&dt->parent_runs);
 	dt->plan.runs = own;
+	dt->parent_runs = pown;
 	dt->shared_runs = shared;
 	dt->shared_pid = pidns_vpid(pdt->t->pid);
 	return 0;

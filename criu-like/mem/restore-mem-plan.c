@@ -207,6 +207,9 @@ void rst_plan_free(struct rst_mem_plan *p)
 	free(p->crcs);
 	free(p->vma_fill);
 	free(p->vma_lazy);
+	free(p->shared);
+	free(p->vma_keep);
+	free(p->vma_kept);
 	if (p->has_chain_fd)
 		close(p->chain_fd);
 	free(p);

@@ -456,6 +456,30 @@ static bool any_parent(PagemapEntry *const *pe, size_t n)
 	return false;
 }
 
+/* The PE_PARENT_SHARED ranges of level 0, for mem/restore-cow.c. */
+static int read_shared(const PagemapHead *h, PagemapEntry *const *pe, size_t n,
+		       struct rst_mem_plan *p)
+{
+	p->shared_pid = h->has_shared_pid ? h->shared_pid : 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t start = pe[i]->vaddr, end = start + (uint64_t)pe[i]->nr_pages * PAGE_SIZE;
+		struct rst_range *r;
+
+		if (!(pe[i]->flags & PAGEMAP_FLAG__PE_PARENT_SHARED))
+			continue;
+		if (p->nr_shared && p->shared[p->nr_shared - 1].end == start) {
+			p->shared[p->nr_shared - 1].end = end;
+			continue;
+		}
+		r = reallocarray(p->shared, p->nr_shared + 1, sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		p->shared = r;
+		p->shared[p->nr_shared++] = (struct rst_range){ start, end };
+	}
+	return 0;
+}
+
 /* pagemap-PID.img into @p's runs; pages-ID.img must hold all their data. */
 static int read_pagemap(struct restore_ctx *ctx, const CoreEntry *core, pid_t pid,
 			struct rst_mem_plan *p)
@@ -469,6 +493,11 @@ static int read_pagemap(struct restore_ctx *ctx, const CoreEntry *core, pid_t pi
 	if (err)
 		return err;
 	p->pages_id = ((PagemapHead *)recs[0])->pages_id;
+	err = read_shared((PagemapHead *)recs[0], (PagemapEntry *const *)recs + 1, n - 1, p);
+	if (err) {
+		img_free_records(recs, n);
+		return err;
+	}
 	if (ctx->opts->lazy_pages || any_parent((PagemapEntry *const *)recs + 1, n - 1))
 		err = read_chain(ctx, core, pid, p, (PagemapHead *)recs[0],
 				 (PagemapEntry **)recs + 1, n - 1);
@@ -767,6 +796,8 @@ int rst_mem_prepare(struct restore_ctx *ctx)
 	}
 	if (!err)
 		err = rst_sysv_shm_prepare(ctx, s);
+	if (!err)
+		err = rst_cow_plan(ctx);
 	return err;
 }
 

@@ -10,7 +10,9 @@
  * what it should hold, and the root collects its children's verdicts.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +78,71 @@ static int check(enum node n)
 	return 0;
 }
 
+#ifdef COW_CHECK_SHARED
+/* The PFN of page @i of the region in @pid (0: none, or not visible). */
+static uint64_t pfn(pid_t pid, int i)
+{
+	char path[64];
+	uint64_t e = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &e, sizeof(e), (off_t)((uintptr_t)(region + (size_t)i * PG) / PG * 8)) !=
+	    sizeof(e))
+		e = 0;
+	close(fd);
+	return e >> 63 ? e & ((1ULL << 55) - 1) : 0;
+}
+
+/* Page @i of @n is the same physical page as its parent's: they shared it at the dump. */
+static bool shared_with_parent(enum node n, int i)
+{
+	switch (n) {
+	case CHILD_B:
+		return i != 0;
+	case CHILD_A:
+		return i > 3 && i % 4 != 1;
+	case GRAND:
+		return i != 3 && i % 8 != 6;
+	default:
+		return false;
+	}
+}
+
+/* After the restore too: the pages the tree shared are shared again. */
+static int check_shared(enum node n)
+{
+	pid_t pp = getppid();
+
+	for (int i = 0; i < NPAGES; i++) {
+		uint64_t mine = pfn(getpid(), i), theirs = pfn(pp, i);
+		bool same = mine && mine == theirs;
+
+		/* dropped: reads map the zero page (or a fresh one), either way not a fork's */
+		if ((n == CHILD_A || n == GRAND) && i == 2)
+			continue;
+		if (!mine) {
+			test_msg("node %d: page %d has no PFN in pagemap\n", n, i);
+			return 1;
+		}
+		if (same != shared_with_parent(n, i)) {
+			test_msg("node %d: page %d is %sthe parent's physical page\n", n, i,
+				 same ? "" : "not ");
+			return 1;
+		}
+	}
+	return 0;
+}
+#else
+static int check_shared(enum node n)
+{
+	return n < 0;
+}
+#endif
+
 static int wait_child(pid_t pid)
 {
 	int status;
@@ -100,7 +167,7 @@ static void grandchild(int rfd)
 		put(i, 1200 + i);
 	ready(rfd);
 	test_waitsig();
-	_exit(check(GRAND));
+	_exit(check(GRAND) | check_shared(GRAND));
 }
 
 static void child_a(int rfd)
@@ -119,7 +186,7 @@ static void child_a(int rfd)
 	put(3, 1100); /* after the fork: the grandchild keeps the root's page */
 	ready(rfd);
 	test_waitsig();
-	bad = check(CHILD_A);
+	bad = check(CHILD_A) | check_shared(CHILD_A);
 	_exit(bad | wait_child(g));
 }
 
@@ -147,7 +214,7 @@ int main(int argc, char **argv)
 	if (b == 0) {
 		ready(rp[1]);
 		test_waitsig();
-		_exit(check(CHILD_B));
+		_exit(check(CHILD_B) | check_shared(CHILD_B));
 	}
 	if (a < 0 || b < 0) {
 		fail("fork: %m");
