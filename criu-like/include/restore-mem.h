@@ -25,6 +25,18 @@
 #define RST_TASK_SIZE ((1UL << 47) - 4096)
 
 /* rst_task->mem: what rst_mem_prepare() read for one live task. */
+/* @len bytes at @vaddr: at file offset @off of chain_fd, data offset @src_off of srcs[@src]. */
+struct rst_deferred {
+	uint64_t vaddr, len, off, src_off;
+	uint32_t src, pad;
+};
+
+/* A pages image, by its directory (relative to the images directory) and id. */
+struct rst_defer_src {
+	char dir[256];
+	uint32_t pages_id;
+};
+
 struct rst_mem_plan {
 	MmEntry *mm;
 	CredsEntry *creds;
@@ -43,6 +55,15 @@ struct rst_mem_plan {
 	uint32_t shared_pid; /* PagemapHead.shared_pid: whose pages PE_PARENT_SHARED are */
 	size_t nr_shared;
 	struct rst_range *shared; /* the PE_PARENT_SHARED ranges of pagemap-PID.img, sorted */
+	/*
+	 * Pages of the flattened chain that are another task's (PE_PARENT_SHARED):
+	 * left as holes in chain_fd, read by the task itself only where it does
+	 * not get them from its parent by fork (rst_cow_prepare()).
+	 */
+	size_t nr_deferred;
+	struct rst_deferred *deferred;
+	size_t nr_srcs;
+	struct rst_defer_src *srcs;
 	bool *vma_keep; /* per VMA: to be mapped with its pages before the forks */
 	bool *vma_kept; /* per VMA, in the task: it was (the blob keeps it: RST_VMA_KEEP) */
 };

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -84,6 +85,10 @@ int rst_cow_plan(struct restore_ctx *ctx)
 {
 	unsigned int nr = 0;
 
+	const char *env = getenv("CRIU_LIKE_COW_KEEP");
+	/* CRIU_LIKE_COW_KEEP=0: keep nothing, every page read as before (tests the fallback) */
+	bool none = env && !strcmp(env, "0");
+
 	/* the lazy-pages daemon fills empty VMAs through their uffd: no sharing there */
 	if (ctx->opts->lazy_pages)
 		return 0;
@@ -101,7 +106,7 @@ int rst_cow_plan(struct restore_ctx *ctx)
 			const VmaEntry *v = p->mm->vmas[i];
 			bool keep;
 
-			if (!vma_can_keep(p, i))
+			if (none || !vma_can_keep(p, i))
 				continue;
 			keep = overlaps(p->shared, p->nr_shared, v->start, v->end);
 			for (unsigned int c = 0; !keep && c < task->nr_children; c++) {
@@ -231,6 +236,87 @@ static int fill_fresh(pid_t pid, int fd, const struct rst_mem_plan *p, const Vma
 	return 0;
 }
 
+/* Copy @len bytes at data offset @src_off of @img to file offset @off of @fd. */
+static int copy_piece(struct cr_img *img, uint64_t src_off, int fd, uint64_t off, uint64_t len,
+		      char *buf, size_t buf_len)
+{
+	while (len) {
+		size_t n = min(len, (uint64_t)buf_len);
+		int err = img_read_raw(img, src_off, buf, n);
+
+		if (err)
+			return err;
+		if (pwrite(fd, buf, n, (off_t)off) != (ssize_t)n)
+			return neg_errno() ?: -EIO;
+		src_off += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * The parts of p->deferred this task does not get by fork (all but its
+ * PE_PARENT_SHARED pages in VMAs it keeps from its parent, @inh) into its
+ * chain_fd, from the parent tasks' pages images.
+ */
+static int fill_deferred(struct restore_ctx *ctx, pid_t pid, const struct rst_mem_plan *p,
+			 const bool *inh)
+{
+	_cleanup_free_ struct rst_range *skip = calloc(p->nr_shared + 1, sizeof(*skip));
+	_cleanup_free_ struct rst_page_run *pc = calloc(p->nr_shared + 2, sizeof(*pc));
+	_cleanup_free_ char *buf = malloc(1 << 20);
+	size_t ns = 0, i, v = 0;
+	int err = 0;
+
+	if (!p->nr_deferred)
+		return 0;
+	if (!skip || !pc || !buf)
+		return -ENOMEM;
+	/* the shared ranges inside kept inherited VMAs */
+	for (i = 0; inh && i < p->nr_shared; i++) {
+		const struct rst_range *r = &p->shared[i];
+
+		while (v < p->mm->n_vmas && p->mm->vmas[v]->end <= r->start)
+			v++;
+		for (size_t j = v; j < p->mm->n_vmas && p->mm->vmas[j]->start < r->end; j++)
+			if (inh[j])
+				skip[ns++] = (struct rst_range){ max(r->start,
+								     p->mm->vmas[j]->start),
+								 min(r->end, p->mm->vmas[j]->end) };
+	}
+	for (i = 0; i < p->nr_srcs && !err; i++) {
+		_cleanup_close_ int dfd = openat(ctx->dirfd, p->srcs[i].dir,
+						 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct cr_img *img = dfd < 0 ? NULL
+					     : img_open(dfd, CR_IMG_PAGES, p->srcs[i].pages_id,
+							IMG_READ);
+
+		if (!img) {
+			err = neg_errno() ?: -ENOENT;
+			pr_errno(err, "pid %d: the pages of its parent in %s", pid, p->srcs[i].dir);
+			break;
+		}
+		for (size_t d = 0; d < p->nr_deferred && !err; d++) {
+			const struct rst_deferred *df = &p->deferred[d];
+			struct rst_page_run run = { df->vaddr, df->len, df->off };
+			size_t n;
+
+			if (df->src != i)
+				continue;
+			n = rst_cow_cut(&run, 1, skip, ns, 0, UINT64_MAX, pc);
+			for (size_t k = 0; k < n && !err; k++)
+				err = copy_piece(img, df->src_off + (pc[k].vaddr - df->vaddr),
+						 p->chain_fd, pc[k].off, pc[k].len, buf, 1 << 20);
+		}
+		img_close(img);
+		if (err)
+			pr_errno(err, "pid %d: copying the pages of its parent from %s", pid,
+				 p->srcs[i].dir);
+	}
+	return err;
+}
+
 /* Inside one of the VMAs the forker kept? */
 static bool inherited(const struct rst_mem_plan *pp, const VmaEntry *v)
 {
@@ -280,7 +366,8 @@ int rst_cow_prepare(struct restore_ctx *ctx, struct rst_task *t)
 	if (!p || !p->vma_keep) {
 		/* nothing kept here, and what the forker kept is not this task's */
 		cow_forker = t;
-		return p ? unmap_unused(pid, pp, p, NULL) : 0;
+		err = p ? unmap_unused(pid, pp, p, NULL) : 0;
+		return err || !p ? err : fill_deferred(ctx, pid, p, NULL);
 	}
 	inh = calloc(p->mm->n_vmas + 1, sizeof(*inh));
 	if (!inh)
@@ -290,6 +377,8 @@ int rst_cow_prepare(struct restore_ctx *ctx, struct rst_task *t)
 	for (size_t i = 0; from_parent && i < p->mm->n_vmas; i++)
 		inh[i] = p->vma_keep[i] && inherited(pp, p->mm->vmas[i]);
 	err = unmap_unused(pid, pp, p, inh);
+	if (!err)
+		err = fill_deferred(ctx, pid, p, inh);
 	if (!err) {
 		fd = pages_fd(ctx, p);
 		if (fd < 0 && p->nr_runs)

@@ -208,6 +208,8 @@ void rst_plan_free(struct rst_mem_plan *p)
 	free(p->vma_fill);
 	free(p->vma_lazy);
 	free(p->shared);
+	free(p->deferred);
+	free(p->srcs);
 	free(p->vma_keep);
 	free(p->vma_kept);
 	if (p->has_chain_fd)

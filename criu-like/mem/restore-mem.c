@@ -29,6 +29,8 @@
 
 struct chain {
 	unsigned int n;
+	unsigned int n_own; /* levels 0..n_own-1: this task's own chain; the others its parents' */
+	bool defer; /* leave the parents' pages to the task (rst_plan.deferred) */
 	struct rst_chain_level lv[CHAIN_MAX];
 	ProtobufCMessage **recs[CHAIN_MAX];
 	size_t nrecs[CHAIN_MAX];
@@ -203,14 +205,50 @@ static int chain_verify(struct chain *c, pid_t pid, const struct rst_chain_seg *
 	return 0;
 }
 
-/* Copy every segment into a memfd laid out as a pages image; one PE_PRESENT entry each. */
+/* Segment @s is another task's: record it, its bytes stay a hole at @out. */
+static int defer_seg(struct chain *c, const struct rst_chain_seg *s, uint64_t out,
+		     struct rst_mem_plan *p, int *src_of)
+{
+	struct rst_deferred *d;
+
+	if (src_of[s->level] < 0) {
+		struct rst_defer_src *n = reallocarray(p->srcs, p->nr_srcs + 1, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->srcs = n;
+		snprintf(n[p->nr_srcs].dir, sizeof(n[p->nr_srcs].dir), "%s", c->dirs[s->level]);
+		n[p->nr_srcs].pages_id = ((const PagemapHead *)c->recs[s->level][0])->pages_id;
+		src_of[s->level] = (int)p->nr_srcs++;
+	}
+	d = reallocarray(p->deferred, p->nr_deferred + 1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	p->deferred = d;
+	d[p->nr_deferred++] = (struct rst_deferred){ .vaddr = s->vaddr,
+						     .len = s->len,
+						     .off = out,
+						     .src_off = s->off,
+						     .src = (uint32_t)src_of[s->level] };
+	return 0;
+}
+
+/*
+ * Copy every segment into a memfd laid out as a pages image; one PE_PRESENT
+ * entry each. With c->defer, the segments of the parent tasks' levels are
+ * left as holes (no crc32c: the parent checks the same bytes as it restores
+ * them) for rst_cow_prepare().
+ */
 static int chain_flatten_to(struct chain *c, pid_t pid, const struct rst_chain_segs *segs,
 			    struct rst_mem_plan *p, int fd_base, PagemapEntry *ents,
 			    PagemapEntry **ep, uint8_t *buf)
 {
 	uint64_t out = IMG_RAW_DATA_OFF;
+	int src_of[CHAIN_MAX];
 	int fd, err = 0;
 
+	for (unsigned int i = 0; i < CHAIN_MAX; i++)
+		src_of[i] = -1;
 	fd = memfd_create("criu-like-pages", MFD_CLOEXEC);
 	if (fd >= 0) {
 		/* with the service fds: the task's own fds are rebuilt below them */
@@ -223,14 +261,19 @@ static int chain_flatten_to(struct chain *c, pid_t pid, const struct rst_chain_s
 		return neg_errno();
 	for (size_t i = 0; i < segs->n && !err; i++) {
 		const struct rst_chain_seg *s = &segs->seg[i];
+		bool defer = c->defer && s->level >= c->n_own;
 		uint32_t crc = 0;
 
 		/*
 		 * Lazy: only a few eager pages are read here; checking their whole
 		 * entries would read what the daemon serves later, the point of it.
 		 */
-		err = p->vma_lazy ? 0 : chain_verify(c, pid, s);
-		for (uint64_t done = 0; !err && done < s->len;) {
+		err = p->vma_lazy || defer ? 0 : chain_verify(c, pid, s);
+		if (!err && defer) {
+			err = defer_seg(c, s, out, p, src_of);
+			out += s->len;
+		}
+		for (uint64_t done = 0; !err && !defer && done < s->len;) {
 			size_t len = min(s->len - done, (uint64_t)CHAIN_BUF);
 
 			err = img_read_raw(c->pages[s->level], s->off + done, buf, len);
@@ -244,10 +287,13 @@ static int chain_flatten_to(struct chain *c, pid_t pid, const struct rst_chain_s
 		ents[i].vaddr = s->vaddr;
 		ents[i].nr_pages = (uint32_t)(s->len / PAGE_SIZE);
 		ents[i].flags = PAGEMAP_FLAG__PE_PRESENT;
-		ents[i].has_crc32c = true;
+		ents[i].has_crc32c = !defer;
 		ents[i].crc32c = crc;
 		ep[i] = &ents[i];
 	}
+	/* the holes read as zeros up to the end */
+	if (!err && ftruncate(fd, (off_t)out))
+		err = neg_errno();
 	if (!err)
 		err = rst_plan_runs(pid, p, ep, segs->n);
 	if (err) {
@@ -256,8 +302,9 @@ static int chain_flatten_to(struct chain *c, pid_t pid, const struct rst_chain_s
 	}
 	p->has_chain_fd = true;
 	p->chain_fd = fd;
-	pr_info("pid %d: %zu runs through a chain of %u images, %lu bytes\n", pid, segs->n, c->n,
-		p->pages_bytes);
+	pr_info("pid %d: %zu runs through a chain of %u images, %lu bytes (%zu parts left to the "
+		"task)\n",
+		pid, segs->n, c->n, p->pages_bytes, p->nr_deferred);
 	return 0;
 }
 
@@ -295,6 +342,7 @@ static int chain_open(struct chain *c, int dirfd, const char *name, pid_t pid, c
 	snprintf(c->dirs[0], sizeof(c->dirs[0]), ".");
 	c->pages[0] = img_open(dirfd, CR_IMG_PAGES, h->pages_id, IMG_READ | IMG_OPTIONAL);
 	err = chain_open_parents(c, 0, pid, pid);
+	c->n_own = c->n;
 	/* c->n grows while this runs: the parents' levels are looked at too */
 	for (unsigned int k = 0; !err && k < c->n; k++)
 		if (has_entries(&c->lv[k], PAGEMAP_FLAG__PE_PARENT_SHARED))
@@ -369,6 +417,8 @@ static int read_chain(struct restore_ctx *ctx, const CoreEntry *core, pid_t pid,
 	if (!c)
 		return -ENOMEM;
 	err = chain_open(c, ctx->dirfd, ctx->opts->images_dir, pid, h, pe, n);
+	/* the lazy-pages daemon reads what it serves itself; others read the rest */
+	c->defer = !ctx->opts->lazy_pages;
 	if (!err)
 		err = rst_chain_resolve(pid, c->lv, c->n, &segs);
 	if (!err && ctx->opts->lazy_pages)

@@ -94,7 +94,8 @@ static void test_union_and_shared(void **state)
 static void test_cut(void **state)
 {
 	const struct rst_page_run in[] = { { 0x10000, 8 * P, 0x1000 }, { 0x20000, 2 * P, 0x9000 } };
-	const struct rst_range out[] = { { 0x11000, 0x12000 }, { 0x14000, 0x16000 },
+	const struct rst_range out[] = { { 0x11000, 0x12000 },
+					 { 0x14000, 0x16000 },
 					 { 0x1f000, 0x21000 } };
 	struct rst_page_run r[8];
 	size_t n;
@@ -224,8 +225,8 @@ static void test_live_fork(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_same_pfn),	cmocka_unit_test(test_union_and_shared),
-		cmocka_unit_test(test_cut),		cmocka_unit_test(test_resolve_shared),
+		cmocka_unit_test(test_same_pfn),  cmocka_unit_test(test_union_and_shared),
+		cmocka_unit_test(test_cut),	  cmocka_unit_test(test_resolve_shared),
 		cmocka_unit_test(test_live_fork),
 	};
 
