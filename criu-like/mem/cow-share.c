@@ -130,19 +130,12 @@ static int open_pagemap(pid_t pid)
 	return fd;
 }
 
-int cow_scan_same(pid_t pid, pid_t ppid, const struct mem_runs *runs, struct mem_runs *same)
+static int scan_same(int cfd, int pfd, pid_t pid, pid_t ppid, const struct mem_runs *runs,
+		     struct mem_runs *same, uint64_t *c, uint64_t *p)
 {
-	_cleanup_close_ int cfd = open_pagemap(pid);
-	_cleanup_close_ int pfd = open_pagemap(ppid);
-	_cleanup_free_ uint64_t *c = calloc(COW_ENTRIES, sizeof(*c));
-	_cleanup_free_ uint64_t *p = calloc(COW_ENTRIES, sizeof(*p));
 	uint64_t zero = mem_zero_pfn();
 	int err = 0;
 
-	if (cfd < 0 || pfd < 0)
-		return neg_errno();
-	if (!c || !p)
-		return -ENOMEM;
 	for (unsigned int i = 0; i < runs->nr && !err; i++) {
 		const struct mem_run *r = &runs->runs[i];
 
@@ -158,5 +151,23 @@ int cow_scan_same(pid_t pid, pid_t ppid, const struct mem_runs *runs, struct mem
 			done += n;
 		}
 	}
+	return err;
+}
+
+/* The buffers are allocated here, not with a cleanup attribute cppcheck cannot follow. */
+int cow_scan_same(pid_t pid, pid_t ppid, const struct mem_runs *runs, struct mem_runs *same)
+{
+	_cleanup_close_ int cfd = open_pagemap(pid);
+	_cleanup_close_ int pfd = open_pagemap(ppid);
+	uint64_t *c, *p;
+	int err;
+
+	if (cfd < 0 || pfd < 0)
+		return neg_errno();
+	c = calloc(COW_ENTRIES, sizeof(*c));
+	p = calloc(COW_ENTRIES, sizeof(*p));
+	err = c && p ? scan_same(cfd, pfd, pid, ppid, runs, same, c, p) : -ENOMEM;
+	free(c);
+	free(p);
 	return err;
 }

@@ -260,19 +260,12 @@ static int copy_piece(struct cr_img *img, uint64_t src_off, int fd, uint64_t off
  * PE_PARENT_SHARED pages in VMAs it keeps from its parent, @inh) into its
  * chain_fd, from the parent tasks' pages images.
  */
-static int fill_deferred(struct restore_ctx *ctx, pid_t pid, const struct rst_mem_plan *p,
-			 const bool *inh)
+static int fill_deferred_with(struct restore_ctx *ctx, pid_t pid, const struct rst_mem_plan *p,
+			      const bool *inh, struct rst_range *skip, struct rst_page_run *pc,
+			      char *buf)
 {
-	_cleanup_free_ struct rst_range *skip = calloc(p->nr_shared + 1, sizeof(*skip));
-	_cleanup_free_ struct rst_page_run *pc = calloc(p->nr_shared + 2, sizeof(*pc));
-	_cleanup_free_ char *buf = malloc(1 << 20);
 	size_t ns = 0, i, v = 0;
 	int err = 0;
-
-	if (!p->nr_deferred)
-		return 0;
-	if (!skip || !pc || !buf)
-		return -ENOMEM;
 	/* the shared ranges inside kept inherited VMAs */
 	for (i = 0; inh && i < p->nr_shared; i++) {
 		const struct rst_range *r = &p->shared[i];
@@ -314,6 +307,28 @@ static int fill_deferred(struct restore_ctx *ctx, pid_t pid, const struct rst_me
 			pr_errno(err, "pid %d: copying the pages of its parent from %s", pid,
 				 p->srcs[i].dir);
 	}
+	return err;
+}
+
+/* The buffers are allocated here, not with a cleanup attribute cppcheck cannot follow. */
+static int fill_deferred(struct restore_ctx *ctx, pid_t pid, const struct rst_mem_plan *p,
+			 const bool *inh)
+{
+	struct rst_range *skip;
+	struct rst_page_run *pc;
+	char *buf;
+	int err = -ENOMEM;
+
+	if (!p->nr_deferred)
+		return 0;
+	skip = calloc(p->nr_shared + 1, sizeof(*skip));
+	pc = calloc(p->nr_shared + 2, sizeof(*pc));
+	buf = malloc(1 << 20);
+	if (skip && pc && buf)
+		err = fill_deferred_with(ctx, pid, p, inh, skip, pc, buf);
+	free(skip);
+	free(pc);
+	free(buf);
 	return err;
 }
 

@@ -407,15 +407,13 @@ static int lazy_segs(const CoreEntry *core, struct rst_mem_plan *p, struct rst_c
  * pagemap-PID.img has PE_PARENT entries, or the restore is lazy: read the
  * pages through DIR/parent, DIR/parent/parent... into a memfd.
  */
-static int read_chain(struct restore_ctx *ctx, const CoreEntry *core, pid_t pid,
-		      struct rst_mem_plan *p, const PagemapHead *h, PagemapEntry **pe, size_t n)
+static int read_chain_in(struct restore_ctx *ctx, const CoreEntry *core, pid_t pid,
+			 struct rst_mem_plan *p, const PagemapHead *h, PagemapEntry **pe, size_t n,
+			 struct chain *c)
 {
-	_cleanup_free_ struct chain *c = calloc(1, sizeof(*c));
 	struct rst_chain_segs segs = { 0 };
 	int err;
 
-	if (!c)
-		return -ENOMEM;
 	err = chain_open(c, ctx->dirfd, ctx->opts->images_dir, pid, h, pe, n);
 	/* the lazy-pages daemon reads what it serves itself; others read the rest */
 	c->defer = !ctx->opts->lazy_pages;
@@ -427,6 +425,17 @@ static int read_chain(struct restore_ctx *ctx, const CoreEntry *core, pid_t pid,
 		err = chain_flatten(c, pid, &segs, p, ctx->service_fd_base);
 	free(segs.seg);
 	chain_fini(c);
+	return err;
+}
+
+/* The chain is allocated here, not with a cleanup attribute cppcheck cannot follow. */
+static int read_chain(struct restore_ctx *ctx, const CoreEntry *core, pid_t pid,
+		      struct rst_mem_plan *p, const PagemapHead *h, PagemapEntry **pe, size_t n)
+{
+	struct chain *c = calloc(1, sizeof(*c));
+	int err = c ? read_chain_in(ctx, core, pid, p, h, pe, n, c) : -ENOMEM;
+
+	free(c);
 	return err;
 }
 
@@ -448,16 +457,13 @@ static int read_pagemap_recs(int dirfd, pid_t pid, ProtobufCMessage ***recs, siz
 	return err;
 }
 
-int rst_pages_map_open(int dirfd, const char *name, pid_t pid, struct rst_pages_map *m)
+static int pages_map_open(int dirfd, const char *name, pid_t pid, struct rst_pages_map *m,
+			  struct chain *c)
 {
-	_cleanup_free_ struct chain *c = calloc(1, sizeof(*c));
 	ProtobufCMessage **recs = NULL;
 	size_t n = 0;
 	int err;
 
-	*m = (struct rst_pages_map){ 0 };
-	if (!c)
-		return -ENOMEM;
 	err = read_pagemap_recs(dirfd, pid, &recs, &n);
 	if (err)
 		return err;
@@ -481,6 +487,20 @@ int rst_pages_map_open(int dirfd, const char *name, pid_t pid, struct rst_pages_
 	img_free_records(recs, n);
 	if (err)
 		rst_pages_map_fini(m);
+	return err;
+}
+
+/* The chain is allocated here, not with a cleanup attribute cppcheck cannot follow. */
+int rst_pages_map_open(int dirfd, const char *name, pid_t pid, struct rst_pages_map *m)
+{
+	struct chain *c = calloc(1, sizeof(*c));
+	int err;
+
+	*m = (struct rst_pages_map){ 0 };
+	if (!c)
+		return -ENOMEM;
+	err = pages_map_open(dirfd, name, pid, m, c);
+	free(c);
 	return err;
 }
 
