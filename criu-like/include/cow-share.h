@@ -45,4 +45,28 @@ int cow_shared_runs(const struct mem_runs *same, const struct mem_runs *saved,
  */
 int cow_scan_same(pid_t pid, pid_t ppid, const struct mem_runs *runs, struct mem_runs *same);
 
+/*
+ * A parent's pagemap entries over the pages its image holds (@saved), read
+ * once for all its children: a page outside @saved cannot be shared.
+ */
+struct cow_parent {
+	pid_t pid;
+	struct mem_runs saved;
+	uint64_t *ents; /* one per page of saved, run after run */
+};
+
+/* Read @pid's entries over @saved (taken over by @cp). 0 or -errno (logged). */
+int cow_parent_load(pid_t pid, struct mem_runs *saved, struct cow_parent *cp);
+void cow_parent_fini(struct cow_parent *cp);
+
+/* The same as cow_scan_same() against a loaded parent. */
+int cow_scan_same_cached(pid_t pid, const struct cow_parent *cp, const struct mem_runs *runs,
+			 struct mem_runs *same);
+
+/*
+ * The entries of @cp over [@addr, @addr + @n pages) into @out (0 where it
+ * saved nothing). Pure.
+ */
+void cow_parent_ents(const struct cow_parent *cp, unsigned long addr, size_t n, uint64_t *out);
+
 #endif

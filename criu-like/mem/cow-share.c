@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "compat.h"
@@ -167,6 +168,113 @@ int cow_scan_same(pid_t pid, pid_t ppid, const struct mem_runs *runs, struct mem
 	c = calloc(COW_ENTRIES, sizeof(*c));
 	p = calloc(COW_ENTRIES, sizeof(*p));
 	err = c && p ? scan_same(cfd, pfd, pid, ppid, runs, same, c, p) : -ENOMEM;
+	free(c);
+	free(p);
+	return err;
+}
+
+int cow_parent_load(pid_t pid, struct mem_runs *saved, struct cow_parent *cp)
+{
+	_cleanup_close_ int fd = open_pagemap(pid);
+	unsigned long total = 0, k = 0;
+	int err = 0;
+
+	*cp = (struct cow_parent){ .pid = pid, .saved = *saved };
+	*saved = (struct mem_runs){ 0 };
+	if (fd < 0)
+		return neg_errno();
+	for (unsigned int i = 0; i < cp->saved.nr; i++)
+		total += cp->saved.runs[i].nr_pages;
+	cp->ents = calloc(total + 1, sizeof(*cp->ents));
+	if (!cp->ents)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < cp->saved.nr && !err; i++) {
+		const struct mem_run *r = &cp->saved.runs[i];
+
+		for (unsigned long done = 0; done < r->nr_pages && !err;) {
+			size_t n = min(r->nr_pages - done, (unsigned long)COW_ENTRIES);
+
+			err = read_ents(fd, pid, r->start + done * PAGE_SIZE, cp->ents + k, n);
+			k += n;
+			done += n;
+		}
+	}
+	return err;
+}
+
+void cow_parent_fini(struct cow_parent *cp)
+{
+	mem_runs_fini(&cp->saved);
+	free(cp->ents);
+	*cp = (struct cow_parent){ 0 };
+}
+
+void cow_parent_ents(const struct cow_parent *cp, unsigned long addr, size_t n, uint64_t *out)
+{
+	const struct mem_runs *s = &cp->saved;
+	unsigned int lo = 0, hi = s->nr;
+	unsigned long end = addr + n * PAGE_SIZE, k = 0;
+
+	memset(out, 0, n * sizeof(*out));
+	/* the first run that ends after @addr */
+	while (lo < hi) {
+		unsigned int mid = (lo + hi) / 2;
+
+		if (s->runs[mid].start + s->runs[mid].nr_pages * PAGE_SIZE <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (unsigned int i = 0; i < lo; i++)
+		k += s->runs[i].nr_pages;
+	for (unsigned int i = lo; i < s->nr && s->runs[i].start < end; i++) {
+		const struct mem_run *r = &s->runs[i];
+		unsigned long a = max(addr, r->start);
+		unsigned long b = min(end, r->start + r->nr_pages * PAGE_SIZE);
+
+		memcpy(out + (a - addr) / PAGE_SIZE, cp->ents + k + (a - r->start) / PAGE_SIZE,
+		       (b - a) / PAGE_SIZE * sizeof(*out));
+		k += r->nr_pages;
+	}
+}
+
+static int scan_cached(int fd, pid_t pid, const struct cow_parent *cp, const struct mem_runs *runs,
+		       struct mem_runs *same, uint64_t *c, uint64_t *p)
+{
+	uint64_t zero = mem_zero_pfn();
+	int err = 0;
+
+	for (unsigned int i = 0; i < runs->nr && !err; i++) {
+		const struct mem_run *r = &runs->runs[i];
+
+		for (unsigned long done = 0; done < r->nr_pages && !err;) {
+			size_t n = min(r->nr_pages - done, (unsigned long)COW_ENTRIES);
+			unsigned long addr = r->start + done * PAGE_SIZE;
+
+			err = read_ents(fd, pid, addr, c, n);
+			if (!err) {
+				cow_parent_ents(cp, addr, n, p);
+				err = cow_same_pfn(addr, c, p, n, zero, r->policy, same);
+			}
+			done += n;
+		}
+	}
+	return err;
+}
+
+/* The buffers are allocated here, not with a cleanup attribute cppcheck cannot follow. */
+int cow_scan_same_cached(pid_t pid, const struct cow_parent *cp, const struct mem_runs *runs,
+			 struct mem_runs *same)
+{
+	_cleanup_close_ int fd = open_pagemap(pid);
+	uint64_t *c, *p;
+	int err;
+
+	if (fd < 0)
+		return neg_errno();
+	c = calloc(COW_ENTRIES, sizeof(*c));
+	p = calloc(COW_ENTRIES, sizeof(*p));
+	err = c && p ? scan_cached(fd, pid, cp, runs, same, c, p) : -ENOMEM;
 	free(c);
 	free(p);
 	return err;

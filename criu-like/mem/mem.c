@@ -556,6 +556,35 @@ static struct dump_task *parent_task(struct dump_ctx *ctx, const struct dump_tas
 }
 
 /*
+ * The parent's pagemap over the pages its image holds (its data, its
+ * PE_PARENT and its own shared pages, final: parents are dumped first),
+ * read once for all its children.
+ */
+static int load_parent(struct dump_task *pdt)
+{
+	const struct mem_runs *theirs[3] = { &pdt->plan.runs, &pdt->parent_runs,
+					     &pdt->shared_runs };
+	struct mem_runs saved = { 0 };
+	int err;
+
+	if (pdt->cow)
+		return 0;
+	pdt->cow = calloc(1, sizeof(*pdt->cow));
+	if (!pdt->cow)
+		return -ENOMEM;
+	err = cow_runs_union(theirs, 3, &saved);
+	if (!err)
+		err = cow_parent_load(pdt->t->pid, &saved, pdt->cow);
+	mem_runs_fini(&saved);
+	if (err) {
+		cow_parent_fini(pdt->cow);
+		free(pdt->cow);
+		pdt->cow = NULL;
+	}
+	return err;
+}
+
+/*
  * Move out of the plan (and out of dt->parent_runs) the pages that are the
  * parent's own physical page at the same address and that the parent's
  * image holds (parents are dumped first: as data, PE_PARENT or its own
@@ -567,8 +596,7 @@ static int split_cow_shared(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	struct dump_task *pdt = parent_task(ctx, dt);
 	const struct mem_runs *mine[2] = { &dt->plan.runs, &dt->parent_runs };
-	const struct mem_runs *theirs[3];
-	struct mem_runs all = { 0 }, saved = { 0 }, same = { 0 }, shared = { 0 };
+	struct mem_runs all = { 0 }, same = { 0 }, shared = { 0 };
 	struct mem_runs own = { 0 }, in = { 0 }, pown = { 0 }, pin = { 0 };
 	pid_t pid = dt->t->pid;
 	uint64_t t0 = mem_now_ns();
@@ -576,22 +604,18 @@ static int split_cow_shared(struct dump_ctx *ctx, struct dump_task *dt)
 
 	if (ctx->pre_dump || ctx->snap || ctx->opts->no_cow_share || !pdt)
 		return 0;
-	theirs[0] = &pdt->plan.runs;
-	theirs[1] = &pdt->parent_runs;
-	theirs[2] = &pdt->shared_runs;
 	err = cow_runs_union(mine, 2, &all);
 	if (!err && all.nr)
-		err = cow_scan_same(pid, pdt->t->pid, &all, &same);
+		err = load_parent(pdt);
+	if (!err && all.nr)
+		err = cow_scan_same_cached(pid, pdt->cow, &all, &same);
 	if (!err && same.nr)
-		err = cow_runs_union(theirs, 3, &saved);
-	if (!err)
-		err = cow_shared_runs(&same, &saved, &shared);
+		err = cow_shared_runs(&same, &pdt->cow->saved, &shared);
 	if (!err && shared.nr)
 		err = mem_runs_split(&dt->plan.runs, &shared, &in, &own);
 	if (!err && shared.nr)
 		err = mem_runs_split(&dt->parent_runs, &shared, &pin, &pown);
 	mem_runs_fini(&all);
-	mem_runs_fini(&saved);
 	mem_runs_fini(&same);
 	mem_runs_fini(&in);
 	mem_runs_fini(&pin);

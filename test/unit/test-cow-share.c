@@ -91,6 +91,31 @@ static void test_union_and_shared(void **state)
 	mem_runs_fini(&out);
 }
 
+/* The entries of a loaded parent at any address: 0 where it saved nothing. */
+static void test_parent_ents(void **state)
+{
+	uint64_t ents[] = { 1, 2, 3, 4, 5 };
+	struct cow_parent cp = { .ents = ents };
+	uint64_t out[6];
+
+	(void)state;
+	assert_int_equal(mem_runs_append(&cp.saved, 0x10000, 2, MEM_SAVE_ANON), 0);
+	assert_int_equal(mem_runs_append(&cp.saved, 0x20000, 3, MEM_SAVE_ANON), 0);
+	cow_parent_ents(&cp, 0xf000, 4, out);
+	assert_int_equal(out[0], 0);
+	assert_int_equal(out[1], 1);
+	assert_int_equal(out[2], 2);
+	assert_int_equal(out[3], 0);
+	cow_parent_ents(&cp, 0x21000, 6, out);
+	assert_int_equal(out[0], 4);
+	assert_int_equal(out[1], 5);
+	assert_int_equal(out[2], 0);
+	cow_parent_ents(&cp, 0x1f000, 2, out);
+	assert_int_equal(out[0], 0);
+	assert_int_equal(out[1], 3);
+	mem_runs_fini(&cp.saved);
+}
+
 static void test_cut(void **state)
 {
 	const struct rst_page_run in[] = { { 0x10000, 8 * P, 0x1000 }, { 0x20000, 2 * P, 0x9000 } };
@@ -215,6 +240,25 @@ static void test_live_fork(void **state)
 	assert_int_equal(same.runs[1].nr_pages, 1);
 	assert_int_equal(same.runs[2].start, (unsigned long)m + 6 * P);
 	assert_int_equal(same.runs[2].nr_pages, n - 6);
+	/* the same through the parent's entries read once, over what it saved (not page 10) */
+	{
+		struct mem_runs saved = { 0 }, same2 = { 0 };
+		struct cow_parent cp;
+
+		assert_int_equal(mem_runs_append(&saved, (unsigned long)m, 10, MEM_SAVE_ANON), 0);
+		assert_int_equal(mem_runs_append(&saved, (unsigned long)m + 11 * P, n - 11,
+						 MEM_SAVE_ANON),
+				 0);
+		assert_int_equal(cow_parent_load(getpid(), &saved, &cp), 0);
+		assert_int_equal(cow_scan_same_cached(pid, &cp, &runs, &same2), 0);
+		assert_int_equal(same2.nr, 4);
+		assert_int_equal(same2.runs[2].start, (unsigned long)m + 6 * P);
+		assert_int_equal(same2.runs[2].nr_pages, 4);
+		assert_int_equal(same2.runs[3].start, (unsigned long)m + 11 * P);
+		assert_int_equal(same2.runs[3].nr_pages, n - 11);
+		cow_parent_fini(&cp);
+		mem_runs_fini(&same2);
+	}
 	assert_int_equal(write(go[1], "g", 1), 1);
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
 	mem_runs_fini(&runs);
@@ -225,9 +269,9 @@ static void test_live_fork(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_same_pfn),  cmocka_unit_test(test_union_and_shared),
-		cmocka_unit_test(test_cut),	  cmocka_unit_test(test_resolve_shared),
-		cmocka_unit_test(test_live_fork),
+		cmocka_unit_test(test_same_pfn),    cmocka_unit_test(test_union_and_shared),
+		cmocka_unit_test(test_cut),	    cmocka_unit_test(test_resolve_shared),
+		cmocka_unit_test(test_parent_ents), cmocka_unit_test(test_live_fork),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
