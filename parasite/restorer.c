@@ -188,10 +188,33 @@ static void add_keep(struct range *k, unsigned int *n, uint64_t start, uint64_t 
 	(*n)++;
 }
 
-/* Unmap the whole address space of the task but the restorer area, the shared area and the vDSO. */
+/* Unmap [@from, @to) but the kept VMAs in it (sorted, from *@v on). */
+static void unmap_gap(struct rst_args *a, struct rst_thread *th, uint64_t from, uint64_t to,
+		      const struct rst_vma **v, const struct rst_vma *vend)
+{
+	for (; from < to; (*v)++) {
+		while (*v < vend && ((*v)->how != RST_VMA_KEEP || (*v)->end <= from))
+			(*v)++;
+		if (*v == vend || (*v)->start >= to) {
+			check(a, th, sys_call2(__NR_munmap, from, to - from), "munmap %lx-%lx",
+			      from, to);
+			return;
+		}
+		if ((*v)->start > from)
+			check(a, th, sys_call2(__NR_munmap, from, (*v)->start - from),
+			      "munmap %lx-%lx", from, (*v)->start);
+		from = (*v)->end;
+	}
+}
+
+/*
+ * Unmap the whole address space of the task but the restorer area, the
+ * shared area, the vDSO and the VMAs mapped before the forks (RST_VMA_KEEP).
+ */
 static void unmap_all(struct rst_args *a, struct rst_thread *th)
 {
 	struct range keep[3 + RST_MAX_SPECIALS] = { { 0, 0 } };
+	const struct rst_vma *v = at(a, a->vmas_off), *vend = v + a->nr_vmas;
 	unsigned int n = 0, i;
 	uint64_t pos = 0;
 
@@ -203,8 +226,7 @@ static void unmap_all(struct rst_args *a, struct rst_thread *th)
 		uint64_t end = i < n ? keep[i].start : a->task_size;
 
 		if (end > pos)
-			check(a, th, sys_call2(__NR_munmap, pos, end - pos), "munmap %lx-%lx", pos,
-			      end);
+			unmap_gap(a, th, pos, end, &v, vend);
 		if (i < n && keep[i].end > pos)
 			pos = keep[i].end;
 	}
@@ -283,7 +305,9 @@ static void map_vmas(struct rst_args *a, struct rst_thread *th)
 		uint64_t len = v->end - v->start;
 		long ret;
 
-		if (v->how == RST_VMA_SYSV) {
+		if (v->how == RST_VMA_KEEP) {
+			ret = (long)v->start;
+		} else if (v->how == RST_VMA_SYSV) {
 			ret = v->pgoff ? (long)v->start
 				       : sys_call3(__NR_shmat, v->shmid, (long)v->start,
 						   v->flags | SHM_REMAP);
@@ -389,7 +413,8 @@ static void protect_vmas(struct rst_args *a, struct rst_thread *th)
 	unsigned int i;
 
 	for (i = 0; i < a->nr_vmas; i++, v++) {
-		if (v->how != RST_VMA_FILL || v->prot == (PROT_READ | PROT_WRITE))
+		if ((v->how != RST_VMA_FILL && v->how != RST_VMA_KEEP) ||
+		    v->prot == (PROT_READ | PROT_WRITE))
 			continue;
 		check(a, th, sys_call3(__NR_mprotect, v->start, v->end - v->start, v->prot),
 		      "mprotect %lx-%lx %x", v->start, v->end, v->prot);

@@ -117,7 +117,8 @@ static int run_infect_test(struct cr_options *o, int argc __unused, char **argv 
 	 OPTB(SHELL_JOB) | OPTB(EXT_UNIX_SK) | OPTB(TCP_ESTABLISHED) | OPTB(FILE_LOCKS) |         \
 	 OPTB(TIMEOUT) | OPTB(TRACK_MEM) | OPTB(PREV_IMAGES_DIR) | OPTB(PAGE_SERVER) |            \
 	 OPTB(ADDRESS) | OPTB(PORT) | OPTB(EXTERNAL) | OPTB(ACTION_SCRIPT) | OPTB(NETWORK_LOCK) | \
-	 OPTB(FREEZE_CGROUP) | OPTB(MANAGE_CGROUPS) | OPTB(PIDFILE) | OPTB(SNAPSHOT))
+	 OPTB(FREEZE_CGROUP) | OPTB(MANAGE_CGROUPS) | OPTB(PIDFILE) | OPTB(SNAPSHOT) |            \
+	 OPTB(NO_COW_SHARE))
 
 /* dump and pre-dump send their pages to a page server */
 #define PS_PROVIDES (OPTB(PAGE_SERVER) | OPTB(ADDRESS) | OPTB(PORT))
@@ -174,6 +175,8 @@ static const struct cli_command commands[] = {
 	  "                        a page written before it is copied is copied first, so\n"
 	  "                        the image is one point in time (not with --page-server\n"
 	  "                        or --track-mem)\n"
+	  "  --no-cow-share        save every page of a child, also those it still shares\n"
+	  "                        with its parent since a fork (PE_PARENT_SHARED)\n"
 	  "  --auto-dedup          with --prev-images-dir: then punch the pages this dump\n"
 	  "                        supersedes out of the parents (see dedup --help)\n"
 	  "  --freeze-cgroup DIR   freeze this cgroup while seizing\n"
@@ -400,6 +403,7 @@ static const struct option long_opts[] = {
 	{ "timeout", required_argument, NULL, 1000 + OPT_TIMEOUT },
 	{ "track-mem", no_argument, NULL, 1000 + OPT_TRACK_MEM },
 	{ "snapshot", no_argument, NULL, 1000 + OPT_SNAPSHOT },
+	{ "no-cow-share", no_argument, NULL, 1000 + OPT_NO_COW_SHARE },
 	{ "prev-images-dir", required_argument, NULL, 1000 + OPT_PREV_IMAGES_DIR },
 	{ "page-server", no_argument, NULL, 1000 + OPT_PAGE_SERVER },
 	{ "address", required_argument, NULL, 1000 + OPT_ADDRESS },
@@ -608,6 +612,9 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 		break;
 	case OPT_SNAPSHOT:
 		o->snapshot = true;
+		break;
+	case OPT_NO_COW_SHARE:
+		o->no_cow_share = true;
 		break;
 	case OPT_PREV_IMAGES_DIR:
 		o->prev_images_dir = arg;

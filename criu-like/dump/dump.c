@@ -26,6 +26,7 @@
 
 #include "cr.h"
 #include "dedup.h"
+#include "cow-share.h"
 #include "dump.h"
 #include "image.h"
 #include "infect.h"
@@ -342,6 +343,11 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 		vma_list_fini(&dt->vmas);
 		mem_plan_fini(&dt->plan);
 		mem_runs_fini(&dt->parent_runs);
+		mem_runs_fini(&dt->shared_runs);
+		if (dt->cow)
+			cow_parent_fini(dt->cow);
+		free(dt->cow);
+		dt->cow = NULL;
 		free(dt->untracked);
 	}
 	/* a session not finished is discarded by the server */

@@ -36,6 +36,8 @@ struct sysv_shm_set {
 };
 struct file_table;
 
+struct cow_parent;
+
 struct dump_task {
 	struct seized_task *t; /* from seize_tree() */
 	struct parasite_ctl *ctl; /* NULL for zombies */
@@ -45,6 +47,10 @@ struct dump_task {
 	struct mem_plan plan; /* pages to save */
 	struct mem_runs parent_runs; /* pre-dump chain: pages unchanged since the parent */
 	bool *untracked; /* pre-dump chain: per VMA, not write-tracked since the parent */
+	/* the same physical pages as the parent task's, saved there (PE_PARENT_SHARED) */
+	struct mem_runs shared_runs;
+	pid_t shared_pid; /* that parent, as the image names it (0: none) */
+	struct cow_parent *cow; /* as a parent: its pagemap over what it saved, for its children */
 };
 
 /* For stats-dump (image/stats.c): CRIU's counters, times in ns (CLOCK_MONOTONIC). */

@@ -30,6 +30,7 @@ struct cr_options {
 	bool timeout_set; /* --timeout given (lazy-pages has a default of its own) */
 	bool track_mem; /* --track-mem */
 	bool snapshot; /* dump --snapshot (with -R): pages copied after the tree runs again */
+	bool no_cow_share; /* dump --no-cow-share: save pages a child shares with its parent */
 	bool auto_dedup; /* --auto-dedup: dump, pre-dump (mem/dedup.c) */
 	const char *prev_images_dir; /* --prev-images-dir */
 	bool page_server; /* --page-server */

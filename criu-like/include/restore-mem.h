@@ -25,6 +25,18 @@
 #define RST_TASK_SIZE ((1UL << 47) - 4096)
 
 /* rst_task->mem: what rst_mem_prepare() read for one live task. */
+/* @len bytes at @vaddr: at file offset @off of chain_fd, data offset @src_off of srcs[@src]. */
+struct rst_deferred {
+	uint64_t vaddr, len, off, src_off;
+	uint32_t src, pad;
+};
+
+/* A pages image, by its directory (relative to the images directory) and id. */
+struct rst_defer_src {
+	char dir[256];
+	uint32_t pages_id;
+};
+
 struct rst_mem_plan {
 	MmEntry *mm;
 	CredsEntry *creds;
@@ -39,6 +51,21 @@ struct rst_mem_plan {
 	uint64_t lazy_bytes; /* saved bytes left to the lazy-pages daemon */
 	bool has_chain_fd; /* a pre-dump chain: the runs read from chain_fd instead */
 	int chain_fd; /* memfd with the chain's pages flattened, laid out as a pages image */
+	/* copy-on-write sharing across fork (mem/restore-cow.c, memory.md section 7) */
+	uint32_t shared_pid; /* PagemapHead.shared_pid: whose pages PE_PARENT_SHARED are */
+	size_t nr_shared;
+	struct rst_range *shared; /* the PE_PARENT_SHARED ranges of pagemap-PID.img, sorted */
+	/*
+	 * Pages of the flattened chain that are another task's (PE_PARENT_SHARED):
+	 * left as holes in chain_fd, read by the task itself only where it does
+	 * not get them from its parent by fork (rst_cow_prepare()).
+	 */
+	size_t nr_deferred;
+	struct rst_deferred *deferred;
+	size_t nr_srcs;
+	struct rst_defer_src *srcs;
+	bool *vma_keep; /* per VMA: to be mapped with its pages before the forks */
+	bool *vma_kept; /* per VMA, in the task: it was (the blob keeps it: RST_VMA_KEEP) */
 };
 
 /* One image of a pre-dump chain: level 0 is the dump, 1 its parent, ... */
@@ -47,6 +74,12 @@ struct rst_chain_level {
 	PagemapEntry **pe; /* the entries of pagemap-PID.img (head excluded) */
 	size_t n;
 	uint64_t *off; /* data offset of each PE_PRESENT entry (rst_chain_offsets()) */
+	/*
+	 * The level of PE_PARENT parts (0: the next one, k + 1) and of
+	 * PE_PARENT_SHARED parts (the parent task's pagemap; 0: none). Both
+	 * must be above k: the levels of a task's parent come after its own.
+	 */
+	unsigned int next, shared;
 };
 
 /* A piece of memory and the level whose pages image holds it. */
@@ -67,7 +100,8 @@ int rst_chain_offsets(struct rst_chain_level *l);
 /*
  * Resolve every entry of level 0 through the chain: PE_PRESENT parts from
  * their own level, PE_PARENT parts from the first level below that has
- * them PE_PRESENT, in address order. Refuses (naming the level) a part
+ * them PE_PRESENT, PE_PARENT_SHARED parts from the parent task's levels
+ * (lv[k].shared) the same way, in address order. Refuses (naming the level) a part
  * that no level holds, and lazy entries. Pure: test-restore-mem.c.
  */
 int rst_chain_resolve(pid_t pid, const struct rst_chain_level *lv, unsigned int nlv,
@@ -137,6 +171,31 @@ void rst_sysv_shm_fini(struct rst_shmem *s);
 struct rst_range {
 	uint64_t start, end;
 };
+
+/*
+ * Copy-on-write sharing at restore (mem/restore-cow.c). rst_cow_plan(), in
+ * the controller before the first fork: which VMAs of each task are mapped
+ * with their pages before it forks its children. rst_cow_prepare(), in
+ * each task before its first fork: keeps what it inherited from its parent
+ * where its pages are the parent's (PE_PARENT_SHARED), writes its own pages
+ * there, maps the other VMAs to keep with their pages. rst_cow_finish(), in
+ * the task before the restorer's arguments are built: checks the pages it
+ * wrote against their crc32c, and drops those runs from what the blob reads.
+ */
+struct restore_ctx;
+struct rst_task;
+int rst_cow_plan(struct restore_ctx *ctx);
+int rst_cow_prepare(struct restore_ctx *ctx, struct rst_task *t);
+int rst_cow_finish(struct restore_ctx *ctx, struct rst_task *t);
+
+/*
+ * The parts of @in (@n runs, by address) outside every range of @out
+ * (sorted, disjoint; @nout), clipped to [@lo, @hi), appended to @ret (room
+ * for @n + @nout runs), offsets kept in step. Returns how many. Pure:
+ * test-restore-mem.c.
+ */
+size_t rst_cow_cut(const struct rst_page_run *in, size_t n, const struct rst_range *out,
+		   size_t nout, uint64_t lo, uint64_t hi, struct rst_page_run *ret);
 
 /*
  * Check the VMAs of @mm: page aligned, sorted, not overlapping, below

@@ -18,6 +18,7 @@
 #include <sys/shm.h>
 #include <unistd.h>
 
+#include "cow-share.h"
 #include "dump.h"
 #include "image.h"
 #include "log.h"
@@ -338,39 +339,61 @@ static int write_entry(struct cr_img *img, unsigned long vaddr, unsigned long nr
 	return img_write_record(img, &pe.base);
 }
 
+/* The next run of @a or @b by address (they are disjoint), and its flag; NULL at the end. */
+static const struct mem_run *next_ref(const struct mem_runs *a, unsigned int *i,
+				      const struct mem_runs *b, unsigned int *j, uint32_t *flag)
+{
+	const struct mem_run *x = a && *i < a->nr ? &a->runs[*i] : NULL;
+	const struct mem_run *y = b && *j < b->nr ? &b->runs[*j] : NULL;
+
+	if (x && (!y || x->start < y->start)) {
+		*flag = PAGEMAP_FLAG__PE_PARENT;
+		return &a->runs[(*i)++];
+	}
+	*flag = PAGEMAP_FLAG__PE_PARENT_SHARED;
+	return y ? &b->runs[(*j)++] : NULL;
+}
+
 /*
  * pagemap-@id.img (or pagemap-shmem-@id.img): the head, then one entry per
- * run, by address: the runs of @runs (data in the pages image, in order) and
- * those of @parent (unchanged since the parent image: PE_PARENT, no data).
+ * run, by address: the runs of @runs (data in the pages image, in order),
+ * those of @parent (unchanged since the parent image: PE_PARENT, no data)
+ * and those of @shared (the parent task's pages: PE_PARENT_SHARED, no data;
+ * @shared_pid names that task).
  */
 static int write_pagemap(struct dump_ctx *ctx, enum cr_img_kind kind, uint32_t id, pid_t pid,
 			 uint32_t pages_id, const struct mem_runs *runs, const uint32_t *crcs,
-			 bool runs_in_pages, const struct mem_runs *parent)
+			 bool runs_in_pages, const struct mem_runs *parent,
+			 const struct mem_runs *shared, pid_t shared_pid)
 {
 	PagemapHead h = PAGEMAP_HEAD__INIT;
 	struct cr_img *img = img_open(ctx->dirfd, kind, id, IMG_WRITE);
-	unsigned int i, j = 0, np = parent ? parent->nr : 0;
+	const struct mem_run *ref;
+	unsigned int i, j = 0, k = 0;
+	uint32_t flag = 0;
 	char name[64] = "pagemap";
 	int err, err2;
 
 	if (!img)
 		return -errno;
 	h.pages_id = pages_id;
+	h.has_shared_pid = shared && shared->nr;
+	h.shared_pid = h.has_shared_pid ? (uint32_t)shared_pid : 0;
 	err = img_write_record(img, &h.base);
+	ref = next_ref(parent, &j, shared, &k, &flag);
 	for (i = 0; !err && i < runs->nr; i++) {
 		unsigned long vaddr = runs_in_pages ? runs->runs[i].start * PAGE_SIZE
 						    : runs->runs[i].start;
 
-		for (; !err && j < np && parent->runs[j].start < vaddr; j++)
-			err = write_entry(img, parent->runs[j].start, parent->runs[j].nr_pages,
-					  PAGEMAP_FLAG__PE_PARENT, NULL);
+		for (; !err && ref && ref->start < vaddr;
+		     ref = next_ref(parent, &j, shared, &k, &flag))
+			err = write_entry(img, ref->start, ref->nr_pages, flag, NULL);
 		if (!err)
 			err = write_entry(img, vaddr, runs->runs[i].nr_pages,
 					  PAGEMAP_FLAG__PE_PRESENT, &crcs[i]);
 	}
-	for (; !err && j < np; j++)
-		err = write_entry(img, parent->runs[j].start, parent->runs[j].nr_pages,
-				  PAGEMAP_FLAG__PE_PARENT, NULL);
+	for (; !err && ref; ref = next_ref(parent, &j, shared, &k, &flag))
+		err = write_entry(img, ref->start, ref->nr_pages, flag, NULL);
 	err2 = img_close(img);
 	img_file_name(kind, id, name, sizeof(name));
 	if (err || err2)
@@ -452,7 +475,8 @@ static int dump_private_runs(struct dump_ctx *ctx, struct dump_task *dt,
 		ctx->stats.pages_written += pages;
 		ctx->stats.bytes_written += pages * PAGE_SIZE;
 		err = write_pagemap(ctx, CR_IMG_PAGEMAP, (uint32_t)pidns_vpid(pid), pid, pages_id,
-				    runs, crcs, false, &dt->parent_runs);
+				    runs, crcs, false, &dt->parent_runs, &dt->shared_runs,
+				    dt->shared_pid);
 	}
 	return err;
 }
@@ -469,7 +493,7 @@ int dump_pagemap(struct dump_ctx *ctx, struct dump_task *dt, uint32_t pages_id,
 	ctx->stats.pages_written += pages;
 	ctx->stats.bytes_written += pages * PAGE_SIZE;
 	return write_pagemap(ctx, CR_IMG_PAGEMAP, (uint32_t)pidns_vpid(pid), pid, pages_id, runs,
-			     crcs, false, &dt->parent_runs);
+			     crcs, false, &dt->parent_runs, &dt->shared_runs, dt->shared_pid);
 }
 
 int dump_private_pages(struct dump_ctx *ctx, struct dump_task *dt)
@@ -522,6 +546,99 @@ static int split_by_parent(struct dump_task *dt)
 	return 0;
 }
 
+/* The dumped task of @dt's parent, when it has memory in this dump. */
+static struct dump_task *parent_task(struct dump_ctx *ctx, const struct dump_task *dt)
+{
+	for (unsigned int i = 0; dt->t->parent && i < ctx->nr_tasks; i++)
+		if (ctx->tasks[i].t == dt->t->parent)
+			return ctx->tasks[i].ctl ? &ctx->tasks[i] : NULL;
+	return NULL;
+}
+
+/*
+ * The parent's pagemap over the pages its image holds (its data, its
+ * PE_PARENT and its own shared pages, final: parents are dumped first),
+ * read once for all its children.
+ */
+static int load_parent(struct dump_task *pdt)
+{
+	const struct mem_runs *theirs[3] = { &pdt->plan.runs, &pdt->parent_runs,
+					     &pdt->shared_runs };
+	struct mem_runs saved = { 0 };
+	int err;
+
+	if (pdt->cow)
+		return 0;
+	pdt->cow = calloc(1, sizeof(*pdt->cow));
+	if (!pdt->cow)
+		return -ENOMEM;
+	err = cow_runs_union(theirs, 3, &saved);
+	if (!err)
+		err = cow_parent_load(pdt->t->pid, &saved, pdt->cow);
+	mem_runs_fini(&saved);
+	if (err) {
+		cow_parent_fini(pdt->cow);
+		free(pdt->cow);
+		pdt->cow = NULL;
+	}
+	return err;
+}
+
+/*
+ * Move out of the plan (and out of dt->parent_runs) the pages that are the
+ * parent's own physical page at the same address and that the parent's
+ * image holds (parents are dumped first: as data, PE_PARENT or its own
+ * PE_PARENT_SHARED); they go to dt->shared_runs (PE_PARENT_SHARED). Not for
+ * a pre-dump or a --snapshot: their pages are copied once the tree runs
+ * again, when the parent may have written the page the child kept.
+ */
+static int split_cow_shared(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	struct dump_task *pdt = parent_task(ctx, dt);
+	const struct mem_runs *mine[2] = { &dt->plan.runs, &dt->parent_runs };
+	struct mem_runs all = { 0 }, same = { 0 }, shared = { 0 };
+	struct mem_runs own = { 0 }, in = { 0 }, pown = { 0 }, pin = { 0 };
+	pid_t pid = dt->t->pid;
+	uint64_t t0 = mem_now_ns();
+	int err;
+
+	if (ctx->pre_dump || ctx->snap || ctx->opts->no_cow_share || !pdt)
+		return 0;
+	err = cow_runs_union(mine, 2, &all);
+	if (!err && all.nr)
+		err = load_parent(pdt);
+	if (!err && all.nr)
+		err = cow_scan_same_cached(pid, pdt->cow, &all, &same);
+	if (!err && same.nr)
+		err = cow_shared_runs(&same, &pdt->cow->saved, &shared);
+	if (!err && shared.nr)
+		err = mem_runs_split(&dt->plan.runs, &shared, &in, &own);
+	if (!err && shared.nr)
+		err = mem_runs_split(&dt->parent_runs, &shared, &pin, &pown);
+	mem_runs_fini(&all);
+	mem_runs_fini(&same);
+	mem_runs_fini(&in);
+	mem_runs_fini(&pin);
+	if (err || !shared.nr) {
+		mem_runs_fini(&shared);
+		mem_runs_fini(&own);
+		mem_runs_fini(&pown);
+		if (err)
+			pr_err("pid %d: cannot compare its pages with its parent %d's\n", pid,
+			       pdt->t->pid);
+		return err;
+	}
+	pr_debug("pid %d: %u runs shared with its parent %d, %llu us\n", pid, shared.nr,
+		 pdt->t->pid, (unsigned long long)(mem_now_ns() - t0) / 1000);
+	mem_runs_fini(&dt->plan.runs);
+	mem_runs_fini(&dt->parent_runs);
+	dt->plan.runs = own;
+	dt->parent_runs = pown;
+	dt->shared_runs = shared;
+	dt->shared_pid = pidns_vpid(pdt->t->pid);
+	return 0;
+}
+
 int dump_task_mm_plan(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	pid_t pid = dt->t->pid;
@@ -538,6 +655,8 @@ int dump_task_mm_plan(struct dump_ctx *ctx, struct dump_task *dt)
 	ctx->stats.pages_scanned += dt->plan.stats.pages_scanned;
 	if (ctx->prev_dirfd >= 0)
 		err = split_by_parent(dt);
+	if (!err)
+		err = split_cow_shared(ctx, dt);
 	/* Arm the tracking of what is not tracked yet, for the next round. */
 	if (!err && (ctx->opts->track_mem || ctx->pre_dump))
 		err = track_arm(dt, ctx->prev_dirfd >= 0 ? dt->untracked : NULL, &ctx->track);
@@ -608,7 +727,7 @@ static int dump_one_shmem(struct dump_ctx *ctx, const struct shmem_obj *o)
 		ctx->stats.shpages_written += pages;
 		ctx->stats.bytes_written += pages * PAGE_SIZE;
 		err = write_pagemap(ctx, CR_IMG_SHMEM_PAGEMAP, (uint32_t)o->ino, o->pid, pages_id,
-				    runs, crcs, true, NULL);
+				    runs, crcs, true, NULL, NULL, 0);
 	}
 	if (err)
 		pr_err("cannot dump shmem object %lu (mapped by %d at %lx-%lx)\n", o->ino, o->pid,

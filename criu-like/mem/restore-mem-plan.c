@@ -207,6 +207,11 @@ void rst_plan_free(struct rst_mem_plan *p)
 	free(p->crcs);
 	free(p->vma_fill);
 	free(p->vma_lazy);
+	free(p->shared);
+	free(p->deferred);
+	free(p->srcs);
+	free(p->vma_keep);
+	free(p->vma_kept);
 	if (p->has_chain_fd)
 		close(p->chain_fd);
 	free(p);
@@ -351,7 +356,7 @@ static uint64_t entry_end(const PagemapEntry *e)
 static int resolve_range(pid_t pid, const struct rst_chain_level *lv, unsigned int nlv,
 			 unsigned int k, uint64_t a, uint64_t b, struct rst_chain_segs *out)
 {
-	const struct rst_chain_level *l = &lv[k];
+	const struct rst_chain_level *l;
 	size_t lo = 0, hi;
 	uint64_t pos = a;
 	int err = 0;
@@ -361,6 +366,7 @@ static int resolve_range(pid_t pid, const struct rst_chain_level *lv, unsigned i
 		       nlv);
 		return -EINVAL;
 	}
+	l = &lv[k];
 	/* the first entry that ends after @a */
 	for (hi = l->n; lo < hi;) {
 		size_t mid = (lo + hi) / 2;
@@ -389,8 +395,18 @@ static int resolve_range(pid_t pid, const struct rst_chain_level *lv, unsigned i
 		if (e->flags & PAGEMAP_FLAG__PE_PRESENT)
 			err = seg_push(out, pos, stop - pos, k, i, l->off[i] + (pos - e->vaddr));
 		else if (e->flags & PAGEMAP_FLAG__PE_PARENT)
-			err = resolve_range(pid, lv, nlv, k + 1, pos, stop, out);
-		else if (e->flags & PAGEMAP_FLAG__PE_DEDUPED) {
+			err = resolve_range(pid, lv, nlv, l->next > k ? l->next : k + 1, pos, stop,
+					    out);
+		else if (e->flags & PAGEMAP_FLAG__PE_PARENT_SHARED) {
+			if (l->shared <= k) {
+				pr_err("pid %d: pages %lx-%lx in %s are its parent task's, whose "
+				       "pagemap is not there\n",
+				       pid, pos, stop, l->name);
+				err = -EINVAL;
+			} else {
+				err = resolve_range(pid, lv, nlv, l->shared, pos, stop, out);
+			}
+		} else if (e->flags & PAGEMAP_FLAG__PE_DEDUPED) {
 			pr_err("pid %d: pages %lx-%lx in %s were punched out by dedup (a newer "
 			       "image of its chain holds them): restore that image\n",
 			       pid, pos, stop, l->name);

@@ -24,17 +24,21 @@
 #include "restore-mem.h"
 #include "util.h"
 
-#define CHAIN_MAX 64 /* images in a pre-dump chain */
+#define CHAIN_MAX 128 /* levels: a pre-dump chain, and those of the parent tasks */
 #define CHAIN_BUF (1UL << 20)
 
 struct chain {
 	unsigned int n;
+	unsigned int n_own; /* levels 0..n_own-1: this task's own chain; the others its parents' */
+	bool defer; /* leave the parents' pages to the task (rst_plan.deferred) */
 	struct rst_chain_level lv[CHAIN_MAX];
 	ProtobufCMessage **recs[CHAIN_MAX];
 	size_t nrecs[CHAIN_MAX];
 	struct cr_img *pages[CHAIN_MAX];
 	int dirfd[CHAIN_MAX];
-	char names[CHAIN_MAX][32];
+	uint32_t shared_pid[CHAIN_MAX]; /* PagemapHead.shared_pid of each level, 0: none */
+	char dirs[CHAIN_MAX][256]; /* each level's directory, relative to level 0's */
+	char names[CHAIN_MAX][288]; /* for messages: the directory, and the pid if not level 0's */
 	bool *verified[CHAIN_MAX];
 };
 
@@ -53,28 +57,71 @@ static void chain_fini(struct chain *c)
 	}
 }
 
-static bool has_parent_entries(const struct rst_chain_level *l)
+static bool has_entries(const struct rst_chain_level *l, uint32_t flag)
 {
 	for (size_t i = 0; i < l->n; i++)
-		if (l->pe[i]->flags & PAGEMAP_FLAG__PE_PARENT)
+		if (l->pe[i]->flags & flag)
 			return true;
 	return false;
 }
 
-/* Level @k (k >= 1): DIR/parent of level k - 1, a complete image with this pid's pagemap. */
-static int chain_open_level(struct chain *c, unsigned int k, pid_t pid)
+/* The directory of level @k (relative to level 0's) and its name in messages. */
+static void chain_name(struct chain *c, unsigned int k, const char *dir, pid_t pid, pid_t self)
 {
-	InventoryEntry *inv = NULL;
+	char d[sizeof(c->dirs[0])];
+
+	snprintf(d, sizeof(d), "%s", dir); /* @dir may be another level's */
+	memcpy(c->dirs[k], d, sizeof(d));
+	if (pid == self)
+		snprintf(c->names[k], sizeof(c->names[k]), "%s", d);
+	else
+		snprintf(c->names[k], sizeof(c->names[k]), "%s (pid %d)", d, pid);
+	c->lv[k].name = c->names[k];
+}
+
+/* Level @k, whose dirfd, dirs and names are set: @pid's pagemap and pages image there. */
+static int chain_read_level(struct chain *c, unsigned int k, pid_t pid, pid_t self)
+{
+	const PagemapHead *h;
 	struct cr_img *img;
 	int err;
 
-	snprintf(c->names[k], sizeof(c->names[k]), "%s%s", k > 1 ? c->names[k - 1] : "",
-		 k > 1 ? "/parent" : "parent");
-	c->lv[k].name = c->names[k];
+	img = img_open(c->dirfd[k], CR_IMG_PAGEMAP, (uint32_t)pid, IMG_READ);
+	if (!img) {
+		pr_err("pid %d: %s has no pagemap of pid %d\n", self, c->names[k], pid);
+		return -errno ? -errno : -ENOENT;
+	}
+	err = img_read_all(img, &c->recs[k], &c->nrecs[k]);
+	img_close(img);
+	if (!err && !c->nrecs[k])
+		err = -EINVAL;
+	if (err) {
+		pr_err("pid %d: cannot read the pagemap of pid %d in %s\n", self, pid, c->names[k]);
+		return err;
+	}
+	h = (const PagemapHead *)c->recs[k][0];
+	c->shared_pid[k] = h->has_shared_pid ? h->shared_pid : 0;
+	c->lv[k].pe = (PagemapEntry **)c->recs[k] + 1;
+	c->lv[k].n = c->nrecs[k] - 1;
+	c->pages[k] = img_open(c->dirfd[k], CR_IMG_PAGES, h->pages_id, IMG_READ | IMG_OPTIONAL);
+	return 0;
+}
+
+/* Level @k (k >= 1): DIR/parent of level k - 1, a complete image with @pid's pagemap. */
+static int chain_open_level(struct chain *c, unsigned int k, pid_t pid, pid_t self)
+{
+	InventoryEntry *inv = NULL;
+	bool top = !strcmp(c->dirs[k - 1], ".");
+	char dir[sizeof(c->dirs[0])];
+	int err;
+
+	snprintf(dir, sizeof(dir), "%.240s%s", top ? "" : c->dirs[k - 1],
+		 top ? "parent" : "/parent");
+	chain_name(c, k, dir, pid, self);
 	c->dirfd[k] = openat(c->dirfd[k - 1], "parent", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (c->dirfd[k] < 0) {
 		err = neg_errno();
-		pr_perror("pid %d: pages are in the parent image, but %s", pid, c->names[k]);
+		pr_perror("pid %d: pages are in the parent image, but %s", self, c->names[k]);
 		return err;
 	}
 	err = img_read_one(c->dirfd[k], CR_IMG_INVENTORY, 0, (ProtobufCMessage **)&inv);
@@ -83,27 +130,55 @@ static int chain_open_level(struct chain *c, unsigned int k, pid_t pid)
 	if (inv)
 		protobuf_c_message_free_unpacked(&inv->base, NULL);
 	if (err) {
-		pr_err("pid %d: parent image %s is not a complete (pre-)dump\n", pid, c->names[k]);
+		pr_err("pid %d: parent image %s is not a complete (pre-)dump\n", self, c->names[k]);
 		return err ? err : -EINVAL;
 	}
-	img = img_open(c->dirfd[k], CR_IMG_PAGEMAP, (uint32_t)pid, IMG_READ);
-	if (!img) {
-		pr_err("pid %d: parent image %s has no pagemap of this task\n", pid, c->names[k]);
-		return -errno ? -errno : -ENOENT;
+	return chain_read_level(c, k, pid, self);
+}
+
+/* The levels of @pid's pre-dump chain after level @k (its own, read already). */
+static int chain_open_parents(struct chain *c, unsigned int k, pid_t pid, pid_t self)
+{
+	int err = 0;
+
+	for (; !err && has_entries(&c->lv[k], PAGEMAP_FLAG__PE_PARENT); k++) {
+		if (c->n == CHAIN_MAX) {
+			pr_err("pid %d: chain of more than %d images\n", self, CHAIN_MAX);
+			return -ELOOP;
+		}
+		c->lv[k].next = c->n;
+		c->dirfd[c->n] = -1;
+		err = chain_open_level(c, c->n, pid, self);
+		c->n++;
 	}
-	err = img_read_all(img, &c->recs[k], &c->nrecs[k]);
-	img_close(img);
-	if (!err && !c->nrecs[k])
-		err = -EINVAL;
-	if (err) {
-		pr_err("pid %d: cannot read the pagemap of parent image %s\n", pid, c->names[k]);
-		return err;
+	return err;
+}
+
+/* Level @k has PE_PARENT_SHARED parts: add the parent task's levels, in @k's directory. */
+static int chain_open_shared(struct chain *c, unsigned int k, pid_t self)
+{
+	unsigned int s = c->n;
+	pid_t ppid = (pid_t)c->shared_pid[k];
+	int err;
+
+	if (!ppid) {
+		pr_err("pid %d: %s has pages in the parent task's image, but names no parent "
+		       "task\n",
+		       self, c->names[k]);
+		return -EINVAL;
 	}
-	c->lv[k].pe = (PagemapEntry **)c->recs[k] + 1;
-	c->lv[k].n = c->nrecs[k] - 1;
-	c->pages[k] = img_open(c->dirfd[k], CR_IMG_PAGES, ((PagemapHead *)c->recs[k][0])->pages_id,
-			       IMG_READ | IMG_OPTIONAL);
-	return 0;
+	if (s == CHAIN_MAX) {
+		pr_err("pid %d: chain of more than %d images\n", self, CHAIN_MAX);
+		return -ELOOP;
+	}
+	c->lv[k].shared = s;
+	c->dirfd[s] = fcntl(c->dirfd[k], F_DUPFD_CLOEXEC, 0);
+	c->n++;
+	if (c->dirfd[s] < 0)
+		return neg_errno();
+	chain_name(c, s, c->dirs[k], ppid, self);
+	err = chain_read_level(c, s, ppid, self);
+	return err ? err : chain_open_parents(c, s, ppid, self);
 }
 
 /* The source entry of @s, checked against its crc32c once (a corrupt parent is named). */
@@ -130,14 +205,50 @@ static int chain_verify(struct chain *c, pid_t pid, const struct rst_chain_seg *
 	return 0;
 }
 
-/* Copy every segment into a memfd laid out as a pages image; one PE_PRESENT entry each. */
+/* Segment @s is another task's: record it, its bytes stay a hole at @out. */
+static int defer_seg(struct chain *c, const struct rst_chain_seg *s, uint64_t out,
+		     struct rst_mem_plan *p, int *src_of)
+{
+	struct rst_deferred *d;
+
+	if (src_of[s->level] < 0) {
+		struct rst_defer_src *n = reallocarray(p->srcs, p->nr_srcs + 1, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->srcs = n;
+		snprintf(n[p->nr_srcs].dir, sizeof(n[p->nr_srcs].dir), "%s", c->dirs[s->level]);
+		n[p->nr_srcs].pages_id = ((const PagemapHead *)c->recs[s->level][0])->pages_id;
+		src_of[s->level] = (int)p->nr_srcs++;
+	}
+	d = reallocarray(p->deferred, p->nr_deferred + 1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	p->deferred = d;
+	d[p->nr_deferred++] = (struct rst_deferred){ .vaddr = s->vaddr,
+						     .len = s->len,
+						     .off = out,
+						     .src_off = s->off,
+						     .src = (uint32_t)src_of[s->level] };
+	return 0;
+}
+
+/*
+ * Copy every segment into a memfd laid out as a pages image; one PE_PRESENT
+ * entry each. With c->defer, the segments of the parent tasks' levels are
+ * left as holes (no crc32c: the parent checks the same bytes as it restores
+ * them) for rst_cow_prepare().
+ */
 static int chain_flatten_to(struct chain *c, pid_t pid, const struct rst_chain_segs *segs,
 			    struct rst_mem_plan *p, int fd_base, PagemapEntry *ents,
 			    PagemapEntry **ep, uint8_t *buf)
 {
 	uint64_t out = IMG_RAW_DATA_OFF;
+	int src_of[CHAIN_MAX];
 	int fd, err = 0;
 
+	for (unsigned int i = 0; i < CHAIN_MAX; i++)
+		src_of[i] = -1;
 	fd = memfd_create("criu-like-pages", MFD_CLOEXEC);
 	if (fd >= 0) {
 		/* with the service fds: the task's own fds are rebuilt below them */
@@ -150,14 +261,19 @@ static int chain_flatten_to(struct chain *c, pid_t pid, const struct rst_chain_s
 		return neg_errno();
 	for (size_t i = 0; i < segs->n && !err; i++) {
 		const struct rst_chain_seg *s = &segs->seg[i];
+		bool defer = c->defer && s->level >= c->n_own;
 		uint32_t crc = 0;
 
 		/*
 		 * Lazy: only a few eager pages are read here; checking their whole
 		 * entries would read what the daemon serves later, the point of it.
 		 */
-		err = p->vma_lazy ? 0 : chain_verify(c, pid, s);
-		for (uint64_t done = 0; !err && done < s->len;) {
+		err = p->vma_lazy || defer ? 0 : chain_verify(c, pid, s);
+		if (!err && defer) {
+			err = defer_seg(c, s, out, p, src_of);
+			out += s->len;
+		}
+		for (uint64_t done = 0; !err && !defer && done < s->len;) {
 			size_t len = min(s->len - done, (uint64_t)CHAIN_BUF);
 
 			err = img_read_raw(c->pages[s->level], s->off + done, buf, len);
@@ -171,10 +287,13 @@ static int chain_flatten_to(struct chain *c, pid_t pid, const struct rst_chain_s
 		ents[i].vaddr = s->vaddr;
 		ents[i].nr_pages = (uint32_t)(s->len / PAGE_SIZE);
 		ents[i].flags = PAGEMAP_FLAG__PE_PRESENT;
-		ents[i].has_crc32c = true;
+		ents[i].has_crc32c = !defer;
 		ents[i].crc32c = crc;
 		ep[i] = &ents[i];
 	}
+	/* the holes read as zeros up to the end */
+	if (!err && ftruncate(fd, (off_t)out))
+		err = neg_errno();
 	if (!err)
 		err = rst_plan_runs(pid, p, ep, segs->n);
 	if (err) {
@@ -183,8 +302,9 @@ static int chain_flatten_to(struct chain *c, pid_t pid, const struct rst_chain_s
 	}
 	p->has_chain_fd = true;
 	p->chain_fd = fd;
-	pr_info("pid %d: %zu runs through a chain of %u images, %lu bytes\n", pid, segs->n, c->n,
-		p->pages_bytes);
+	pr_info("pid %d: %zu runs through a chain of %u images, %lu bytes (%zu parts left to the "
+		"task)\n",
+		pid, segs->n, c->n, p->pages_bytes, p->nr_deferred);
 	return 0;
 }
 
@@ -205,25 +325,28 @@ static int chain_flatten(struct chain *c, pid_t pid, const struct rst_chain_segs
 	return err;
 }
 
-/* Open level 0 and every parent level its entries need, each level's offsets. */
-static int chain_open(struct chain *c, int dirfd, const char *name, pid_t pid, uint32_t pages_id,
+/*
+ * Open level 0 and every level its entries need: its pre-dump chain, and for
+ * PE_PARENT_SHARED parts the parent task's pagemap (and its chain, and its
+ * parent's...), each level's offsets.
+ */
+static int chain_open(struct chain *c, int dirfd, const char *name, pid_t pid, const PagemapHead *h,
 		      PagemapEntry **pe, size_t n)
 {
-	int err = 0;
+	int err;
 
 	c->n = 1;
 	c->lv[0] = (struct rst_chain_level){ .name = name, .pe = pe, .n = n };
 	c->dirfd[0] = dirfd;
-	c->pages[0] = img_open(dirfd, CR_IMG_PAGES, pages_id, IMG_READ | IMG_OPTIONAL);
-	while (!err && has_parent_entries(&c->lv[c->n - 1])) {
-		if (c->n == CHAIN_MAX) {
-			pr_err("pid %d: chain of more than %d images\n", pid, CHAIN_MAX);
-			return -ELOOP;
-		}
-		c->dirfd[c->n] = -1;
-		err = chain_open_level(c, c->n, pid);
-		c->n++;
-	}
+	c->shared_pid[0] = h->has_shared_pid ? h->shared_pid : 0;
+	snprintf(c->dirs[0], sizeof(c->dirs[0]), ".");
+	c->pages[0] = img_open(dirfd, CR_IMG_PAGES, h->pages_id, IMG_READ | IMG_OPTIONAL);
+	err = chain_open_parents(c, 0, pid, pid);
+	c->n_own = c->n;
+	/* c->n grows while this runs: the parents' levels are looked at too */
+	for (unsigned int k = 0; !err && k < c->n; k++)
+		if (has_entries(&c->lv[k], PAGEMAP_FLAG__PE_PARENT_SHARED))
+			err = chain_open_shared(c, k, pid);
 	for (unsigned int i = 0; !err && i < c->n; i++) {
 		err = rst_chain_offsets(&c->lv[i]);
 		c->verified[i] = calloc(c->lv[i].n + 1, sizeof(bool));
@@ -284,22 +407,35 @@ static int lazy_segs(const CoreEntry *core, struct rst_mem_plan *p, struct rst_c
  * pagemap-PID.img has PE_PARENT entries, or the restore is lazy: read the
  * pages through DIR/parent, DIR/parent/parent... into a memfd.
  */
-static int read_chain(struct restore_ctx *ctx, const CoreEntry *core, pid_t pid,
-		      struct rst_mem_plan *p, PagemapEntry **pe, size_t n)
+static int read_chain_in(struct restore_ctx *ctx, const CoreEntry *core, pid_t pid,
+			 struct rst_mem_plan *p, const PagemapHead *h, PagemapEntry **pe, size_t n,
+			 struct chain *c)
 {
-	struct chain c = { .n = 1 };
 	struct rst_chain_segs segs = { 0 };
 	int err;
 
-	err = chain_open(&c, ctx->dirfd, ctx->opts->images_dir, pid, p->pages_id, pe, n);
+	err = chain_open(c, ctx->dirfd, ctx->opts->images_dir, pid, h, pe, n);
+	/* the lazy-pages daemon reads what it serves itself; others read the rest */
+	c->defer = !ctx->opts->lazy_pages;
 	if (!err)
-		err = rst_chain_resolve(pid, c.lv, c.n, &segs);
+		err = rst_chain_resolve(pid, c->lv, c->n, &segs);
 	if (!err && ctx->opts->lazy_pages)
 		err = lazy_segs(core, p, &segs);
 	if (!err)
-		err = chain_flatten(&c, pid, &segs, p, ctx->service_fd_base);
+		err = chain_flatten(c, pid, &segs, p, ctx->service_fd_base);
 	free(segs.seg);
-	chain_fini(&c);
+	chain_fini(c);
+	return err;
+}
+
+/* The chain is allocated here, not with a cleanup attribute cppcheck cannot follow. */
+static int read_chain(struct restore_ctx *ctx, const CoreEntry *core, pid_t pid,
+		      struct rst_mem_plan *p, const PagemapHead *h, PagemapEntry **pe, size_t n)
+{
+	struct chain *c = calloc(1, sizeof(*c));
+	int err = c ? read_chain_in(ctx, core, pid, p, h, pe, n, c) : -ENOMEM;
+
+	free(c);
 	return err;
 }
 
@@ -321,37 +457,50 @@ static int read_pagemap_recs(int dirfd, pid_t pid, ProtobufCMessage ***recs, siz
 	return err;
 }
 
-int rst_pages_map_open(int dirfd, const char *name, pid_t pid, struct rst_pages_map *m)
+static int pages_map_open(int dirfd, const char *name, pid_t pid, struct rst_pages_map *m,
+			  struct chain *c)
 {
-	struct chain c = { .n = 1 };
 	ProtobufCMessage **recs = NULL;
 	size_t n = 0;
 	int err;
 
-	*m = (struct rst_pages_map){ 0 };
 	err = read_pagemap_recs(dirfd, pid, &recs, &n);
 	if (err)
 		return err;
-	err = chain_open(&c, dirfd, name, pid, ((PagemapHead *)recs[0])->pages_id,
-			 (PagemapEntry **)recs + 1, n - 1);
+	err = chain_open(c, dirfd, name, pid, (PagemapHead *)recs[0], (PagemapEntry **)recs + 1,
+			 n - 1);
 	if (!err)
-		err = rst_chain_resolve(pid, c.lv, c.n, &m->segs);
-	m->pages = err ? NULL : calloc(c.n, sizeof(*m->pages));
-	m->dirs = err ? NULL : calloc(c.n, sizeof(*m->dirs));
+		err = rst_chain_resolve(pid, c->lv, c->n, &m->segs);
+	m->pages = err ? NULL : calloc(c->n, sizeof(*m->pages));
+	m->dirs = err ? NULL : calloc(c->n, sizeof(*m->dirs));
 	if (!err && (!m->pages || !m->dirs))
 		err = -ENOMEM;
-	for (unsigned int i = 0; !err && i < c.n; i++) {
-		m->pages[i] = c.pages[i];
-		c.pages[i] = NULL;
-		m->dirs[i] = strdup(i ? c.names[i] : ".");
+	for (unsigned int i = 0; !err && i < c->n; i++) {
+		m->pages[i] = c->pages[i];
+		c->pages[i] = NULL;
+		m->dirs[i] = strdup(c->dirs[i]);
 		if (!m->dirs[i])
 			err = -ENOMEM;
 	}
-	m->n = c.n;
-	chain_fini(&c);
+	m->n = c->n;
+	chain_fini(c);
 	img_free_records(recs, n);
 	if (err)
 		rst_pages_map_fini(m);
+	return err;
+}
+
+/* The chain is allocated here, not with a cleanup attribute cppcheck cannot follow. */
+int rst_pages_map_open(int dirfd, const char *name, pid_t pid, struct rst_pages_map *m)
+{
+	struct chain *c = calloc(1, sizeof(*c));
+	int err;
+
+	*m = (struct rst_pages_map){ 0 };
+	if (!c)
+		return -ENOMEM;
+	err = pages_map_open(dirfd, name, pid, m, c);
+	free(c);
 	return err;
 }
 
@@ -368,12 +517,37 @@ void rst_pages_map_fini(struct rst_pages_map *m)
 	*m = (struct rst_pages_map){ 0 };
 }
 
+/* Entries whose data is in another image: a parent dump's, or the parent task's. */
 static bool any_parent(PagemapEntry *const *pe, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (pe[i]->flags & PAGEMAP_FLAG__PE_PARENT)
+		if (pe[i]->flags & (PAGEMAP_FLAG__PE_PARENT | PAGEMAP_FLAG__PE_PARENT_SHARED))
 			return true;
 	return false;
+}
+
+/* The PE_PARENT_SHARED ranges of level 0, for mem/restore-cow.c. */
+static int read_shared(const PagemapHead *h, PagemapEntry *const *pe, size_t n,
+		       struct rst_mem_plan *p)
+{
+	p->shared_pid = h->has_shared_pid ? h->shared_pid : 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t start = pe[i]->vaddr, end = start + (uint64_t)pe[i]->nr_pages * PAGE_SIZE;
+		struct rst_range *r;
+
+		if (!(pe[i]->flags & PAGEMAP_FLAG__PE_PARENT_SHARED))
+			continue;
+		if (p->nr_shared && p->shared[p->nr_shared - 1].end == start) {
+			p->shared[p->nr_shared - 1].end = end;
+			continue;
+		}
+		r = reallocarray(p->shared, p->nr_shared + 1, sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		p->shared = r;
+		p->shared[p->nr_shared++] = (struct rst_range){ start, end };
+	}
+	return 0;
 }
 
 /* pagemap-PID.img into @p's runs; pages-ID.img must hold all their data. */
@@ -389,8 +563,14 @@ static int read_pagemap(struct restore_ctx *ctx, const CoreEntry *core, pid_t pi
 	if (err)
 		return err;
 	p->pages_id = ((PagemapHead *)recs[0])->pages_id;
+	err = read_shared((PagemapHead *)recs[0], (PagemapEntry *const *)recs + 1, n - 1, p);
+	if (err) {
+		img_free_records(recs, n);
+		return err;
+	}
 	if (ctx->opts->lazy_pages || any_parent((PagemapEntry *const *)recs + 1, n - 1))
-		err = read_chain(ctx, core, pid, p, (PagemapEntry **)recs + 1, n - 1);
+		err = read_chain(ctx, core, pid, p, (PagemapHead *)recs[0],
+				 (PagemapEntry **)recs + 1, n - 1);
 	else
 		err = rst_plan_runs(pid, p, (PagemapEntry *const *)recs + 1, n - 1);
 	img_free_records(recs, n);
@@ -686,6 +866,8 @@ int rst_mem_prepare(struct restore_ctx *ctx)
 	}
 	if (!err)
 		err = rst_sysv_shm_prepare(ctx, s);
+	if (!err)
+		err = rst_cow_plan(ctx);
 	return err;
 }
 

@@ -386,6 +386,9 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 
 	/* the root fills its new namespaces before anything else lives in them */
 	err = rst_task_idx(ctx, t) ? 0 : ns_restore_root(&ctx->ns, ctx->dirfd);
+	/* the memory its children share with it, before they are forked */
+	if (!err)
+		err = rst_cow_prepare(ctx, t);
 	if (!err)
 		err = fork_children(ctx, t, true);
 	if (!err)

@@ -181,7 +181,9 @@ static int plan_vma(struct finish *f, size_t i, struct rst_vma *rv)
 	rv->flags = v->flags & (MAP_SHARED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN |
 				MAP_NORESERVE | MAP_LOCKED);
 	rv->madv = v->has_madv ? v->madv : 0;
-	rv->how = f->p->vma_fill[i] ? RST_VMA_FILL : RST_VMA_MAP;
+	rv->how = f->p->vma_kept && f->p->vma_kept[i] ? RST_VMA_KEEP
+		  : f->p->vma_fill[i]		      ? RST_VMA_FILL
+						      : RST_VMA_MAP;
 	rv->lazy = f->p->vma_lazy && f->p->vma_lazy[i];
 	rv->fd = -1;
 	switch (v->kind) {
@@ -560,7 +562,10 @@ int rst_task_finish(struct restore_ctx *ctx, struct rst_task *t)
 		free(f);
 		return -EINVAL;
 	}
-	err = plan_specials(f);
+	/* the pages of the VMAs mapped before the forks are in already */
+	err = rst_cow_finish(ctx, t);
+	if (!err)
+		err = plan_specials(f);
 	if (!err)
 		err = layout(f);
 	if (!err)

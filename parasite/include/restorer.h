@@ -46,6 +46,13 @@ enum rst_vma_how {
 	 * 0 (it maps the whole segment), then mprotect(prot) on each piece.
 	 */
 	RST_VMA_SYSV,
+	/*
+	 * Mapped already with its pages, before the task forked its children
+	 * (copy-on-write sharing, memory.md section 7): kept through the
+	 * unmapping, not mapped again, its madvise() flags applied and then
+	 * mprotect(prot).
+	 */
+	RST_VMA_KEEP,
 };
 
 struct rst_vma {

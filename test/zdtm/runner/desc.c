@@ -89,6 +89,13 @@ static int parse_line(struct test_desc *d, char *key, const char *val)
 		snprintf(d->skip_snapshot, sizeof(d->skip_snapshot), "%s", val);
 		return 0;
 	}
+	if (!strcmp(key, "skip-lazy")) {
+		/* What the test checks does not hold after a lazy restore. */
+		if (!*val || d->skip_lazy[0])
+			return -EINVAL;
+		snprintf(d->skip_lazy, sizeof(d->skip_lazy), "%s", val);
+		return 0;
+	}
 	if (!strcmp(key, "timeout")) {
 		char *end;
 		long t = strtol(val, &end, 10);

@@ -867,6 +867,11 @@ static bool skip_or_refuse(struct runner *r, const struct test_desc *d, struct r
 			 d->skip_snapshot);
 		return true;
 	}
+	if (!strcmp(res->mode, "lazy") && d->skip_lazy[0]) {
+		res->v = V_SKIP;
+		snprintf(res->reason, sizeof(res->reason), "skip-lazy: %.400s", d->skip_lazy);
+		return true;
+	}
 	if (desc_has_flag(d, "suid") && geteuid() != 0) {
 		res->v = V_SKIP;
 		snprintf(res->reason, sizeof(res->reason), "flag suid: needs root");

@@ -44,6 +44,7 @@ struct test_desc {
 	char skip[256]; /* skip: why the test is not run (empty: it runs) */
 	char skip_ns[256]; /* skip-ns: why it is not run in the ns modes */
 	char skip_snapshot[256]; /* skip-snapshot: why it is not run in the mode snapshot */
+	char skip_lazy[256]; /* skip-lazy: why it is not run in the mode lazy */
 };
 
 int desc_load(struct test_desc *d, const char *path);
