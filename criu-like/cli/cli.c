@@ -232,6 +232,8 @@ static const struct cli_command commands[] = {
 	  "                          the outside end of the container's veth IN, made in\n"
 	  "                          criu-like's network namespace, on the peer's bridge\n"
 	  "  --empty-ns net          a new network namespace with lo only instead\n"
+	  "  --tcp-close             TCP connections come back closed (as after a\n"
+	  "                          reset), not repaired; listening sockets stay\n"
 	  "  --inherit-fd fd[N]:pipe:[INO]\n"
 	  "                          the dumped pipe INO (its end) is criu-like's fd N\n"
 	  "  --inherit-fd fd[N]:KEY  fd N is the network namespace dumped as\n"

@@ -70,7 +70,7 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	   "skipping TCP connections in flight"),
 	CO(DISPLAY_STATS, "display-stats", no_argument, true, NULL),
 	CO(WEAK_SYSCTLS, "weak-sysctls", no_argument, true, "sysctls"),
-	CO(TCP_CLOSE, "tcp-close", no_argument, true, "closing TCP connections at restore"),
+	CO(TCP_CLOSE, "tcp-close", no_argument, true, NULL),
 	CO(PS_SOCKET, "ps-socket", required_argument, false, "the page server"),
 	CO(STREAM, "stream", no_argument, true, "streaming images"),
 	CO(TLS_CACERT, "tls-cacert", required_argument, false, NULL),
@@ -188,6 +188,9 @@ int compat_store(struct cr_options *o, int id, const char *arg)
 		return 0;
 	case CO_DISPLAY_STATS:
 		o->display_stats = true;
+		return 0;
+	case CO_TCP_CLOSE:
+		o->tcp_close = true; /* restore: TCP connections come back closed */
 		return 0;
 	case CO_AUTO_DEDUP:
 		o->auto_dedup = true; /* dump and pre-dump; refused elsewhere (cli.c) */

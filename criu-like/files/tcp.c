@@ -499,7 +499,8 @@ int rst_inet_repair_off(struct restore_ctx *ctx)
 			if (err)
 				return err;
 		}
-		if (!fe->inetsk->tcp)
+		/* --tcp-close: restored closed, never in repair mode */
+		if (!fe->inetsk->tcp || (ctx->opts && ctx->opts->tcp_close))
 			continue;
 		err = tcp_go_live(f->fds[pos], fe->inetsk);
 		if (!err)

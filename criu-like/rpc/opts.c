@@ -45,7 +45,6 @@ static const struct {
 	{ "weak_sysctls", "sysctls" },
 	{ "lazy_pages", "lazy restore" },
 	{ "status_fd", "readiness reports (only the page server and lazy pages have them)" },
-	{ "tcp_close", "closing TCP connections at restore" },
 	{ "lsm_profile", "LSM profiles" },
 	{ "tls_cacert", "TLS" },
 	{ "tls_cacrl", "TLS" },
@@ -517,6 +516,7 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 	o->leave_running = m->has_leave_running && m->leave_running;
 	o->ext_unix_sk = m->has_ext_unix_sk && m->ext_unix_sk;
 	o->tcp_established = m->has_tcp_established && m->tcp_established;
+	o->tcp_close = m->has_tcp_close && m->tcp_close;
 	o->shell_job = m->has_shell_job && m->shell_job;
 	o->file_locks = m->has_file_locks && m->file_locks;
 	ro->notify = m->has_notify_scripts && m->notify_scripts;
