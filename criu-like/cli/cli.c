@@ -164,6 +164,7 @@ static const struct cli_command commands[] = {
 	  "  -j, --shell-job       the tree's session/group leader is outside it (a shell)\n"
 	  "  --tcp-established     dump established TCP connections (TCP_REPAIR); without\n"
 	  "                        it a connection fails the dump\n"
+	  "  --skip-in-flight      leave out connections from outside not accepted yet\n"
 	  "  -x, --ext-unix-sk     dump unix sockets connected to a bound socket outside\n"
 	  "  -l, --file-locks      dump the file locks the tree holds\n"
 	  "  --timeout N           seconds allowed to seize the tree (default 10)\n"

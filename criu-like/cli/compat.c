@@ -66,8 +66,7 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	CO(CGROUP_PROPS_FILE, "cgroup-props-file", required_argument, false, "cgroup management"),
 	CO(CGROUP_DUMP_CONTROLLER, "cgroup-dump-controller", required_argument, false,
 	   "cgroup management"),
-	CO(SKIP_IN_FLIGHT, "skip-in-flight", no_argument, true,
-	   "skipping TCP connections in flight"),
+	CO(SKIP_IN_FLIGHT, "skip-in-flight", no_argument, true, NULL),
 	CO(DISPLAY_STATS, "display-stats", no_argument, true, NULL),
 	CO(WEAK_SYSCTLS, "weak-sysctls", no_argument, true, "sysctls"),
 	CO(TCP_CLOSE, "tcp-close", no_argument, true, NULL),
@@ -188,6 +187,9 @@ int compat_store(struct cr_options *o, int id, const char *arg)
 		return 0;
 	case CO_DISPLAY_STATS:
 		o->display_stats = true;
+		return 0;
+	case CO_SKIP_IN_FLIGHT:
+		o->skip_in_flight = true; /* dump: connections not accepted yet are left out */
 		return 0;
 	case CO_TCP_CLOSE:
 		o->tcp_close = true; /* restore: TCP connections come back closed */

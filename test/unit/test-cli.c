@@ -158,7 +158,6 @@ static void test_criu_options(void **state)
 		const char *name; /* as the refusal names it */
 	} refused[] = {
 		{ { "--link-remap" }, "link-remap" },
-		{ { "--skip-in-flight" }, "skip-in-flight" },
 		{ { "--force-irmap" }, "force-irmap" },
 		{ { "--cgroup-root", "/x" }, "cgroup-root" },
 		{ { "--cgroup-root=cpu:/x" }, "cgroup-root" },

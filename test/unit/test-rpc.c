@@ -393,6 +393,7 @@ static const char *const handled[] = {
 	"ext_unix_sk",
 	"tcp_established",
 	"tcp_close",
+	"tcp_skip_in_flight",
 	"shell_job",
 	"file_locks",
 	"log_level",
