@@ -66,11 +66,10 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	CO(CGROUP_PROPS_FILE, "cgroup-props-file", required_argument, false, "cgroup management"),
 	CO(CGROUP_DUMP_CONTROLLER, "cgroup-dump-controller", required_argument, false,
 	   "cgroup management"),
-	CO(SKIP_IN_FLIGHT, "skip-in-flight", no_argument, true,
-	   "skipping TCP connections in flight"),
+	CO(SKIP_IN_FLIGHT, "skip-in-flight", no_argument, true, NULL),
 	CO(DISPLAY_STATS, "display-stats", no_argument, true, NULL),
 	CO(WEAK_SYSCTLS, "weak-sysctls", no_argument, true, "sysctls"),
-	CO(TCP_CLOSE, "tcp-close", no_argument, true, "closing TCP connections at restore"),
+	CO(TCP_CLOSE, "tcp-close", no_argument, true, NULL),
 	CO(PS_SOCKET, "ps-socket", required_argument, false, "the page server"),
 	CO(STREAM, "stream", no_argument, true, "streaming images"),
 	CO(TLS_CACERT, "tls-cacert", required_argument, false, NULL),
@@ -188,6 +187,12 @@ int compat_store(struct cr_options *o, int id, const char *arg)
 		return 0;
 	case CO_DISPLAY_STATS:
 		o->display_stats = true;
+		return 0;
+	case CO_SKIP_IN_FLIGHT:
+		o->skip_in_flight = true; /* dump: connections not accepted yet are left out */
+		return 0;
+	case CO_TCP_CLOSE:
+		o->tcp_close = true; /* restore: TCP connections come back closed */
 		return 0;
 	case CO_AUTO_DEDUP:
 		o->auto_dedup = true; /* dump and pre-dump; refused elsewhere (cli.c) */

@@ -539,6 +539,31 @@ static size_t first_tcp(const struct restore_ctx *ctx)
 	return f->idx.n;
 }
 
+/*
+ * --tcp-close (CRIU's): a TCP connection comes back as the socket a reset
+ * leaves, closed and unbound, with its options: the program's next read or
+ * write on it fails, as after the peer reset it. Nothing is locked or
+ * repaired for it.
+ */
+static int isk_open_closed(const InetSkEntry *e, uint32_t id)
+{
+	InetSkEntry c = *e;
+
+	c.tcp = NULL;
+	c.state = TCP_CLOSE;
+	c.has_src_port = c.has_dst_port = false;
+	c.has_syn_seq = false;
+	c.connect_backlog = false;
+	pr_debug("file %u: a TCP connection restored closed (--tcp-close)\n", id);
+	return isk_open_one(&c, id);
+}
+
+static bool isk_closed_by_option(const struct restore_ctx *ctx, const InetSkEntry *e)
+{
+	return ctx->opts && ctx->opts->tcp_close && e && e->proto == IPPROTO_TCP &&
+	       (e->tcp || e->has_syn_seq);
+}
+
 static int inet_open(struct restore_ctx *ctx, size_t pos)
 {
 	struct rst_files *f = ctx->files;
@@ -555,6 +580,8 @@ static int inet_open(struct restore_ctx *ctx, size_t pos)
 		pr_err("files.img: file %u has no inet socket entry\n", f->idx.by_id[pos]->id);
 		return -EINVAL;
 	}
+	if (isk_closed_by_option(ctx, e))
+		return isk_open_closed(e, f->idx.by_id[pos]->id);
 	/* the first connection in repair mode (they are opened in this order): lock them all */
 	if (e->tcp && first_tcp(ctx) == pos) {
 		err = rst_tcp_lock_all(ctx);

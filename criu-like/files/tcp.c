@@ -203,7 +203,7 @@ int tcp_dump_backlog(struct dump_ctx *ctx, const struct fd_info *f, const struct
 {
 	const struct inet_dump *in = inet_dump_get(ctx);
 	char ends[INET_ENDS_STRLEN], from[INET_ADDR_STRLEN];
-	unsigned int found = 0;
+	unsigned int found = 0, skipped = 0;
 	size_t i;
 
 	inet_entry_ends(e, ends, sizeof(ends));
@@ -215,12 +215,22 @@ int tcp_dump_backlog(struct dump_ctx *ctx, const struct fd_info *f, const struct
 			continue;
 		inet_fmt(c->family, c->dst, c->dport, from, sizeof(from));
 		cl = find_peer(in, c, false);
+		/* --skip-in-flight (CRIU's): left out; its client sees a reset and reconnects */
+		if ((!cl || !sock_in_tree(ctx, f->st.st_dev, cl->ino)) && ctx->opts &&
+		    ctx->opts->skip_in_flight) {
+			pr_warn("pid %d fd %d: the connection from %s, not accepted yet by "
+				"listening TCP socket %s, is left out (--skip-in-flight)\n",
+				f->pid, f->fd, from, ends);
+			skipped++;
+			continue;
+		}
 		if (!cl || !sock_in_tree(ctx, f->st.st_dev, cl->ino)) {
 			pr_err("pid %d fd %d: listening TCP socket %s has %u connections not yet "
 			       "accepted, one from %s outside the dumped tree: not supported (the "
 			       "kernel cannot put a connection back in an accept queue; only "
 			       "clients "
-			       "of the tree are connected again)\n",
+			       "of the tree are connected again; --skip-in-flight leaves it "
+			       "out)\n",
 			       f->pid, f->fd, ends, dg->rqueue, from);
 			return -EOPNOTSUPP;
 		}
@@ -235,7 +245,7 @@ int tcp_dump_backlog(struct dump_ctx *ctx, const struct fd_info *f, const struct
 		}
 		found++;
 	}
-	if (found != dg->rqueue) {
+	if (found + skipped != dg->rqueue) {
 		pr_err("pid %d fd %d: listening TCP socket %s has %u connections not yet accepted, "
 		       "sock_diag shows %u: not supported\n",
 		       f->pid, f->fd, ends, dg->rqueue, found);
@@ -499,7 +509,8 @@ int rst_inet_repair_off(struct restore_ctx *ctx)
 			if (err)
 				return err;
 		}
-		if (!fe->inetsk->tcp)
+		/* --tcp-close: restored closed, never in repair mode */
+		if (!fe->inetsk->tcp || (ctx->opts && ctx->opts->tcp_close))
 			continue;
 		err = tcp_go_live(f->fds[pos], fe->inetsk);
 		if (!err)

@@ -67,6 +67,8 @@ struct cr_options {
 	bool no_default_config; /* --no-default-config: only CRIU_CONFIG_FILE and --config read */
 	const char *pre_dump_mode; /* --pre-dump-mode splice|read (pre-dump only) */
 	unsigned long long ghost_limit; /* --ghost-limit: largest unlinked file, 0 = any */
+	bool tcp_close; /* --tcp-close: restore TCP connections closed (CRIU's) */
+	bool skip_in_flight; /* --skip-in-flight: leave out connections not accepted yet */
 	int status_fd; /* --status-fd (page-server, lazy-pages), -1 = none */
 	bool tls; /* --tls: the page server connection (net/tls.c) */
 	bool tls_no_cn_verify; /* --tls-no-cn-verify */

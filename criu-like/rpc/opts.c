@@ -41,11 +41,9 @@ static const struct {
 	{ "cgroup_props", "cgroup management" },
 	{ "cgroup_props_file", "cgroup management" },
 	{ "cgroup_dump_controller", "cgroup management" },
-	{ "tcp_skip_in_flight", "skipping TCP connections in flight" },
 	{ "weak_sysctls", "sysctls" },
 	{ "lazy_pages", "lazy restore" },
 	{ "status_fd", "readiness reports (only the page server and lazy pages have them)" },
-	{ "tcp_close", "closing TCP connections at restore" },
 	{ "lsm_profile", "LSM profiles" },
 	{ "tls_cacert", "TLS" },
 	{ "tls_cacrl", "TLS" },
@@ -517,6 +515,8 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 	o->leave_running = m->has_leave_running && m->leave_running;
 	o->ext_unix_sk = m->has_ext_unix_sk && m->ext_unix_sk;
 	o->tcp_established = m->has_tcp_established && m->tcp_established;
+	o->tcp_close = m->has_tcp_close && m->tcp_close;
+	o->skip_in_flight = m->has_tcp_skip_in_flight && m->tcp_skip_in_flight;
 	o->shell_job = m->has_shell_job && m->shell_job;
 	o->file_locks = m->has_file_locks && m->file_locks;
 	ro->notify = m->has_notify_scripts && m->notify_scripts;
