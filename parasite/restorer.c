@@ -421,6 +421,26 @@ static void protect_vmas(struct rst_args *a, struct rst_thread *th)
 	}
 }
 
+/*
+ * The locked VMAs, last: every page the image gave is in, so MLOCK_ONFAULT
+ * keeps the same pages resident, and a plain lock faults in the rest as the
+ * original mlock() did.
+ */
+static void lock_vmas(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_vma *v = at(a, a->vmas_off);
+	unsigned int i;
+
+	for (i = 0; i < a->nr_vmas; i++, v++) {
+		if (v->lock == RST_LOCK_NONE)
+			continue;
+		check(a, th,
+		      sys_call3(__NR_mlock2, v->start, v->end - v->start,
+				v->lock == RST_LOCK_ONFAULT ? 1 /* MLOCK_ONFAULT */ : 0),
+		      "mlock2 %lx-%lx (%u)", v->start, v->end, v->lock);
+	}
+}
+
 /* --lazy-pages: the lazy VMAs are left empty and registered with a uffd for the daemon. */
 static void register_lazy(struct rst_args *a, struct rst_thread *th)
 {
@@ -511,6 +531,7 @@ static void restore_memory(struct rst_args *a, struct rst_thread *th)
 	rdebug(a, th, "%u page runs read in %lu us, %u checksums checked in %lu us", a->nr_runs,
 	       t1 - t0, a->nr_crcs, t2 - t1);
 	protect_vmas(a, th);
+	lock_vmas(a, th);
 	register_lazy(a, th);
 	set_mm(a, th);
 	close_fds(a);

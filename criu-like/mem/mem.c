@@ -184,6 +184,8 @@ static int fill_vma(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v,
 		e->flags |= MAP_NORESERVE;
 	if (v->vm_flags & VMF_LO)
 		e->flags |= MAP_LOCKED;
+	if ((v->vm_flags & VMF_LO) && (v->vm_flags & VMF_LF))
+		e->has_lock_onfault = e->lock_onfault = true;
 	e->madv = vma_madv(v->vm_flags);
 	e->has_madv = e->madv != 0;
 	/* A SysV attach: the segment id (its inode number) and how it was attached. */

@@ -178,8 +178,12 @@ static int plan_vma(struct finish *f, size_t i, struct rst_vma *rv)
 	rv->start = v->start;
 	rv->end = v->end;
 	rv->prot = v->prot;
-	rv->flags = v->flags & (MAP_SHARED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN |
-				MAP_NORESERVE | MAP_LOCKED);
+	rv->flags = v->flags &
+		    (MAP_SHARED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN | MAP_NORESERVE);
+	/* locked by the blob at the end, after the pages are in (restorer.h) */
+	rv->lock = !(v->flags & MAP_LOCKED)		    ? RST_LOCK_NONE
+		   : v->has_lock_onfault && v->lock_onfault ? RST_LOCK_ONFAULT
+							    : RST_LOCK_ALL;
 	rv->madv = v->has_madv ? v->madv : 0;
 	rv->how = f->p->vma_kept && f->p->vma_kept[i] ? RST_VMA_KEEP
 		  : f->p->vma_fill[i]		      ? RST_VMA_FILL

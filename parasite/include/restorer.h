@@ -72,7 +72,18 @@ struct rst_vma {
 	uint32_t nomerge;
 	int32_t shmid; /* RST_VMA_SYSV; flags then holds SHM_RDONLY, SHM_EXEC */
 	uint32_t lazy; /* --lazy-pages: registered with the task's uffd (MISSING mode) */
-	uint32_t pad;
+	/*
+	 * Locked (MAP_LOCKED, mlock()): mapped without it and locked last, once its
+	 * pages are in and protected (a locked VMA refuses MADV_DONTNEED, which
+	 * the mapping uses): RST_LOCK_ALL, or RST_LOCK_ONFAULT (mlock2 MLOCK_ONFAULT).
+	 */
+	uint32_t lock;
+};
+
+enum {
+	RST_LOCK_NONE,
+	RST_LOCK_ALL,
+	RST_LOCK_ONFAULT
 };
 
 /*
