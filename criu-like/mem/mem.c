@@ -641,11 +641,35 @@ static int split_cow_shared(struct dump_ctx *ctx, struct dump_task *dt)
 	return 0;
 }
 
+/*
+ * A task that unmapped its [vdso] or [vvar] while this kernel maps them: the
+ * restore could not rebuild it (the injection at the resume needs the vDSO),
+ * so the dump refuses it by name rather than restore a task that crashes.
+ */
+static int check_vdso_kept(const struct dump_ctx *ctx, const struct dump_task *dt)
+{
+	bool vdso = false, vvar = false;
+
+	for (size_t i = 0; i < dt->vmas.nr; i++) {
+		vdso |= dt->vmas.vmas[i].kind == VMA_VDSO;
+		vvar |= dt->vmas.vmas[i].kind == VMA_VVAR;
+	}
+	if ((ctx->kd.vdso.area[VDSO_AREA_VDSO].present && !vdso) ||
+	    (ctx->kd.vdso.area[VDSO_AREA_VVAR].present && !vvar)) {
+		pr_err("pid %d: it unmapped its %s: a task without the vDSO is not supported yet\n",
+		       dt->t->pid, !vdso ? "[vdso]" : "[vvar]");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
 int dump_task_mm_plan(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	pid_t pid = dt->t->pid;
-	int err;
+	int err = check_vdso_kept(ctx, dt);
 
+	if (err)
+		return err;
 	err = mem_scan_task(pid, &dt->vmas, 0, &ctx->shm, &dt->plan);
 	if (err) {
 		pr_err("pid %d: cannot find the pages to save\n", pid);
