@@ -228,6 +228,8 @@ void tcp_stream_free(TcpStreamEntry *t);
  * entry does not add up.
  */
 int tcp_sendq_split(const TcpStreamEntry *t, size_t *sent, size_t *unsent);
+/* The TCP_TIMESTAMP to restore: @ts read at @read_ms, moved on to @now_ms (CLOCK_REALTIME). */
+uint32_t tcp_ts_restored(uint32_t ts, uint64_t read_ms, uint64_t now_ms);
 /*
  * For inet_dump_fini(): when @resume, every socket the dump put in repair
  * mode taken out of it; the dumper's duplicates closed, in->rep freed.

@@ -28,16 +28,20 @@
  *     around it, so that the MSS it computes is not 536's);
  *  6. TCP_REPAIR_OPTIONS (only allowed before any byte is sent): MSS, window
  *     scales, SACK, timestamps; then TCP_TIMESTAMP;
- *  7. the receive queue, sent in TCP_RECV_QUEUE mode; the part of the send
- *     queue that had been sent, in TCP_SEND_QUEUE mode (queued as sent and
- *     not acknowledged: the retransmit timer sends it again);
+ *  7. the receive queue, sent in TCP_RECV_QUEUE mode (the send queue is
+ *     written after repair, all of it, below);
  *  8. TCP_REPAIR_WINDOW (checked against rcv_nxt: after the receive queue),
  *     then IP_OPTIONS to make the MSS in use follow the clamp and windows;
  *  9. FIN_WAIT1/2: our FIN queued as sent (shutdown() in TCP_SEND_QUEUE mode).
  *
  * rst_inet_repair_off() (tcp.c), every task waiting at the final barrier: repair
- * off (with a window probe), then the never-sent part of the send queue
- * sent like a program's write (and the FIN after it, if there was one),
+ * off (with a window probe), then the whole send queue sent like a program's
+ * write (and the FIN after it, if there was one): the part that had been
+ * sent goes again at once. Queued as sent in repair mode it would wait for
+ * the retransmission timer (200 ms at least), and the peer may never have
+ * seen it: a segment the pacing timer sent while the dump held the network
+ * lock, or one sent in repair mode, which the kernel counts as sent and
+ * never transmits. A peer that has it acknowledges the duplicate at once.
  * then the saved send buffer size and SO_REUSEADDR (leaving repair mode
  * clears it).
  */
@@ -53,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -68,6 +73,31 @@
 
 #define TCP_CHUNK (256u << 10)
 #define TCP_USER_MSS_MAX 32767 /* MAX_TCP_WINDOW: the largest TCP_MAXSEG */
+
+static uint64_t realtime_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * The peer drops a segment whose timestamp is older than the newest it saw
+ * (PAWS, RFC 7323): a dumped socket may still send (a delayed ACK) after its
+ * clock was read, and the network lock may hold that packet and give it to
+ * the peer after the restore. Moving the clock on by the time since the read
+ * keeps every restored segment newer. Never backwards (a clock set back),
+ * never by half the timestamp space or more (the peer would take it for old).
+ */
+uint32_t tcp_ts_restored(uint32_t ts, uint64_t read_ms, uint64_t now_ms)
+{
+	uint64_t d = now_ms > read_ms ? now_ms - read_ms : 0;
+
+	if (d >= 1U << 30)
+		d = (1U << 30) - 1;
+	return ts + (uint32_t)d;
+}
 
 void tcp_stream_free(TcpStreamEntry *t)
 {
@@ -169,6 +199,8 @@ static int tcp_read_opts(int sk, unsigned int state, TcpStreamEntry *t)
 		if (getsockopt(sk, SOL_TCP, TCP_TIMESTAMP, &t->timestamp, &tl))
 			return neg_errno();
 		t->has_timestamp = true;
+		t->timestamp_read_ms = realtime_ms();
+		t->has_timestamp_read_ms = true;
 	}
 	if (getsockopt(sk, SOL_TCP, TCP_REPAIR_WINDOW, &w, &wl))
 		return neg_errno();
@@ -428,6 +460,7 @@ static int set_queue_seq(int sk, int q, uint32_t seq)
 
 static int set_repair_opts(int sk, const TcpStreamEntry *t)
 {
+	uint32_t ts;
 	struct tcp_repair_opt opts[4];
 	unsigned int n = 0;
 
@@ -441,8 +474,10 @@ static int set_repair_opts(int sk, const TcpStreamEntry *t)
 	opts[n++] = (struct tcp_repair_opt){ TCPOPT_MAXSEG, t->mss_clamp };
 	if (setsockopt(sk, SOL_TCP, TCP_REPAIR_OPTIONS, opts, n * sizeof(opts[0])))
 		return neg_errno();
-	if (t->has_timestamp &&
-	    setsockopt(sk, SOL_TCP, TCP_TIMESTAMP, &t->timestamp, sizeof(t->timestamp)))
+	ts = t->has_timestamp_read_ms
+		     ? tcp_ts_restored(t->timestamp, t->timestamp_read_ms, realtime_ms())
+		     : t->timestamp;
+	if (t->has_timestamp && setsockopt(sk, SOL_TCP, TCP_TIMESTAMP, &ts, sizeof(ts)))
 		return neg_errno();
 	return 0;
 }
@@ -589,10 +624,6 @@ static int tcp_rebuild(int sk, const InetSkEntry *e, const char **what)
 	err = fill_rcvq(sk, e);
 	if (err)
 		return err;
-	*what = "the sent part of the send queue";
-	err = fill_queue(sk, TCP_SEND_QUEUE, t->out_queue.data, sent);
-	if (err)
-		return err;
 	*what = "TCP_REPAIR_WINDOW";
 	err = set_window(sk, t);
 	if (err)
@@ -608,12 +639,12 @@ static int tcp_rebuild(int sk, const InetSkEntry *e, const char **what)
 	if (setsockopt(sk, SOL_IP, IP_OPTIONS, "", 0))
 		return neg_errno();
 	/*
-	 * FIN_WAIT1/2 with all data sent: the FIN queued as sent and not yet
-	 * acknowledged. The retransmit timer sends it again; a peer that had
+	 * FIN_WAIT1/2 with all data acknowledged: the FIN queued as sent and not
+	 * yet acknowledged. The retransmit timer sends it again; a peer that had
 	 * acknowledged it (FIN_WAIT2) acknowledges the duplicate at once.
 	 */
 	*what = "shutdown(SHUT_WR) in repair mode";
-	if (t->fin && !unsent &&
+	if (t->fin && !t->out_queue.len &&
 	    (setsockopt(sk, SOL_TCP, TCP_REPAIR_QUEUE, &(int){ TCP_SEND_QUEUE }, sizeof(int)) ||
 	     shutdown(sk, SHUT_WR)))
 		return neg_errno();
@@ -703,9 +734,10 @@ int tcp_go_live(int sk, const InetSkEntry *e)
 	/* TCP_REPAIR_OFF sends a window probe: the peer learns our window at once. */
 	if (setsockopt(sk, SOL_TCP, TCP_REPAIR, &off, sizeof(off)))
 		return neg_errno();
-	err = send_all(sk, t->out_queue.data + sent, unsent);
-	/* a FIN that followed data never sent follows it again */
-	if (!err && t->fin && unsent && shutdown(sk, SHUT_WR))
+	/* all of it, sent or not before: step 7 above */
+	err = send_all(sk, t->out_queue.data, t->out_queue.len);
+	/* a FIN that followed data follows it again */
+	if (!err && t->fin && t->out_queue.len && shutdown(sk, SHUT_WR))
 		err = neg_errno();
 	/* the kernel doubles what it is given */
 	if (!err && e->has_sndbuf)

@@ -395,6 +395,75 @@ char *netlock_ipt_delete(const char *chain)
 	return text;
 }
 
+/* ---- the packet holder's rules (nfq-hold.c) ------------------------------------------------ */
+
+/*
+ * Table raw, ahead of conntrack and of every lock: chain @chain_I jumped to
+ * from PREROUTING holds what comes to the tree, @chain_O from OUTPUT what it
+ * sends. No --queue-bypass: with no listener on @queue the packets are
+ * dropped. A loopback packet between two held ends is queued at OUTPUT, then
+ * again at PREROUTING once released (the holder lets it through at once).
+ */
+char *netlock_hold_ipt_add(const char *chain, bool create, int family, const struct inet_tuple *t,
+			   size_t n, bool netns, int queue)
+{
+	char l[INET6_ADDRSTRLEN], r[INET6_ADDRSTRLEN];
+	char *text = NULL;
+	size_t size, i;
+	FILE *f;
+	int err = 0;
+
+	if ((family != AF_INET && family != AF_INET6) || queue < 0 || queue > 65535) {
+		errno = EINVAL;
+		return NULL;
+	}
+	f = open_memstream(&text, &size);
+	if (!f)
+		return NULL;
+	fprintf(f, "*raw\n");
+	if (create)
+		fprintf(f,
+			":%s_I - [0:0]\n:%s_O - [0:0]\n-I PREROUTING -j %s_I\n-I OUTPUT -j %s_O\n",
+			chain, chain, chain, chain);
+	/* a container's whole namespace: everything but lo */
+	if (netns)
+		fprintf(f,
+			"-A %s_I ! -i lo -j NFQUEUE --queue-num %d\n"
+			"-A %s_O ! -o lo -j NFQUEUE --queue-num %d\n",
+			chain, queue, chain, queue);
+	for (i = 0; i < n && !err; i++) {
+		if (t[i].family != family)
+			continue;
+		if (!inet_ntop(family, t[i].src, l, sizeof(l)) ||
+		    !inet_ntop(family, t[i].dst, r, sizeof(r))) {
+			err = -EINVAL;
+			break;
+		}
+		fprintf(f,
+			"-A %s_I -p tcp -s %s -d %s --sport %u --dport %u -j NFQUEUE "
+			"--queue-num %d\n",
+			chain, r, l, t[i].dport, t[i].sport, queue);
+		fprintf(f,
+			"-A %s_O -p tcp -s %s -d %s --sport %u --dport %u -j NFQUEUE "
+			"--queue-num %d\n",
+			chain, l, r, t[i].sport, t[i].dport, queue);
+	}
+	fprintf(f, "COMMIT\n");
+	return close_text(f, &text, err);
+}
+
+char *netlock_hold_ipt_delete(const char *chain)
+{
+	char *text = NULL;
+
+	if (asprintf(&text,
+		     "*raw\n-D PREROUTING -j %s_I\n-D OUTPUT -j %s_O\n-F %s_I\n-F %s_O\n-X %s_I\n"
+		     "-X %s_O\nCOMMIT\n",
+		     chain, chain, chain, chain, chain, chain) < 0)
+		return NULL;
+	return text;
+}
+
 /* "ADDR:PORT" or "[ADDR6]:PORT" of @len bytes at @s. */
 static int parse_endpoint(const char *s, size_t len, int *family, uint8_t *addr, uint16_t *port)
 {

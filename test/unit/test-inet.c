@@ -200,6 +200,19 @@ static void test_sendq_split(void **state)
 	assert_int_equal(tcp_sendq_split(&t, &sent, &unsent), -EINVAL);
 }
 
+static void test_ts_restored(void **state)
+{
+	(void)state;
+	/* on by the time since the read */
+	assert_int_equal(tcp_ts_restored(1000, 5000, 5250), 1250);
+	/* wraps like the peer's comparison does */
+	assert_int_equal(tcp_ts_restored(0xfffffff0u, 100, 132), 0x10);
+	/* a clock set back: never backwards */
+	assert_int_equal(tcp_ts_restored(1000, 5000, 4000), 1000);
+	/* never half the timestamp space or more */
+	assert_int_equal(tcp_ts_restored(0, 0, 1ULL << 40), (1U << 30) - 1);
+}
+
 static void test_sockaddr(void **state)
 {
 	InetSkEntry e = INET_SK_ENTRY__INIT;
@@ -504,6 +517,7 @@ int main(void)
 		cmocka_unit_test(test_entry_from_diag),
 		cmocka_unit_test(test_fmt),
 		cmocka_unit_test(test_sendq_split),
+		cmocka_unit_test(test_ts_restored),
 		cmocka_unit_test(test_sockaddr),
 		cmocka_unit_test(test_opts_apply),
 		cmocka_unit_test(test_group_addr),
