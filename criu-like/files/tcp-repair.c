@@ -89,14 +89,19 @@ static uint64_t realtime_ms(void)
  * the peer after the restore. Moving the clock on by the time since the read
  * keeps every restored segment newer. Never backwards (a clock set back),
  * never by half the timestamp space or more (the peer would take it for old).
+ * Bit 0 of TCP_TIMESTAMP is not the clock's: set, the connection uses
+ * microsecond timestamps (getsockopt() sets it, setsockopt() takes it).
  */
 uint32_t tcp_ts_restored(uint32_t ts, uint64_t read_ms, uint64_t now_ms)
 {
 	uint64_t d = now_ms > read_ms ? now_ms - read_ms : 0;
 
+	/* bit 0 says the clock counts microseconds (6.7): kept, the step in its unit */
+	if (ts & 1)
+		d *= 1000;
 	if (d >= 1U << 30)
 		d = (1U << 30) - 1;
-	return ts + (uint32_t)d;
+	return ts + ((uint32_t)d & ~1U);
 }
 
 void tcp_stream_free(TcpStreamEntry *t)

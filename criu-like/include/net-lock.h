@@ -242,6 +242,8 @@ char *netlock_hold_ipt_add(const char *chain, bool create, int family, const str
 			   size_t n, bool netns, int queue);
 /* The jumps to @chain_I and @chain_O, their rules and themselves removed. */
 char *netlock_hold_ipt_delete(const char *chain);
+/* The holders' pids in @listing (`iptables -t raw -S`, chains CRLH_<pid>_I), at most @max. */
+size_t netlock_hold_chain_pids(const char *listing, pid_t *pids, size_t max);
 /* Parse "ADDR:PORT" or "[ADDR6]:PORT" twice, "LOCAL,REMOTE". 0 or -EINVAL. */
 int netlock_parse_tuple(const char *s, struct inet_tuple *t);
 

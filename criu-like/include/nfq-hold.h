@@ -57,6 +57,12 @@ int nfq_hold_unhold(struct nfq_hold *h);
 void nfq_hold_stop(struct nfq_hold *h, bool drop);
 /* Leave it running (a kill-mode dump: the restore finds it); frees @h. */
 void nfq_hold_detach(struct nfq_hold *h);
+/*
+ * Remove the rules of holders that are gone (killed: a holder removes its own
+ * as it exits): they would drop their connections' packets for good. How
+ * many, after a warning each. Two tool runs: `iptables -t raw -S`, ip6tables.
+ */
+int nfq_hold_cleanup(void);
 /* Stop the holder @name of this namespace if one runs (its lock is removed). */
 void nfq_hold_stop_name(const char *name);
 
@@ -67,8 +73,6 @@ void nfq_hold_stop_name(const char *name);
  * holding is off or unavailable (warned once per namespace).
  */
 struct nfq_hold *nfq_hold_here(const char *name, bool start);
-/* Adopt @h as the holder of this namespace (found by name at restore). */
-void nfq_hold_set_here(struct nfq_hold *h);
 /* Take this namespace's holder out of the table (the caller releases, stops or detaches it). */
 struct nfq_hold *nfq_hold_take_here(void);
 /* Holding off (--no-packet-hold, or the lock is skipped): nfq_hold_here() returns NULL. */

@@ -165,6 +165,8 @@ int cr_net_lock(const struct cr_options *o, int argc, char **argv)
 			return 0;
 		ret = netlock_cleanup(kind, false);
 		if (ret >= 0)
+			ret += nfq_hold_cleanup();
+		if (ret >= 0)
 			printf("%d stale lock%s removed\n", ret, ret == 1 ? "" : "s");
 		return ret < 0 ? ret : 0;
 	}

@@ -464,6 +464,25 @@ char *netlock_hold_ipt_delete(const char *chain)
 	return text;
 }
 
+size_t netlock_hold_chain_pids(const char *listing, pid_t *pids, size_t max)
+{
+	const char *p = listing;
+	size_t n = 0, i;
+	char end;
+	int pid;
+
+	for (; p && *p && n < max; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		/* "-N CRLH_<pid>_I": one per holder (its _O twin goes with it) */
+		if (sscanf(p, "-N CRLH_%d_I%c", &pid, &end) != 2 || end != '\n' || pid <= 0)
+			continue;
+		for (i = 0; i < n && pids[i] != pid; i++)
+			;
+		if (i == n)
+			pids[n++] = pid;
+	}
+	return n;
+}
+
 /* "ADDR:PORT" or "[ADDR6]:PORT" of @len bytes at @s. */
 static int parse_endpoint(const char *s, size_t len, int *family, uint8_t *addr, uint16_t *port)
 {

@@ -795,17 +795,12 @@ static int restore_lock_setup(struct restore_ctx *ctx, enum netlock_kind kind)
 	const char *kept = images_lock(ctx);
 	struct netlock *nl;
 
-	struct nfq_hold *h;
-
 	if (kept && netlock_name_exists(kept)) {
 		nl = netlock_by_name(kept);
 		if (nl) {
 			nl->kept = nl->reused = true;
 			pr_info("network lock %s of the dump is in place: reused\n", kept);
 		}
-		/* the dump's holder, if it kept packets for us: let go once the tree runs */
-		if (nl && !nfq_hold_here(NULL, false) && !nfq_hold_find(kept, &h))
-			nfq_hold_set_here(h);
 	} else {
 		if (kind == NETLOCK_SKIP)
 			return 0;
@@ -900,6 +895,7 @@ static void netlock_restore_fini_here(struct restore_ctx *ctx, bool restored)
 /* In the tree's network namespace when it has one of its own (a lock installed there). */
 void netlock_restore_fini(struct restore_ctx *ctx, bool restored)
 {
+	const char *kept = images_lock(ctx);
 	int saved;
 	/* the tree has a namespace of its own, entered (the controller may be there already) */
 	bool in_tree = ns_net_tree_fd() >= 0 && !ns_net_enter_tree(&saved);
@@ -909,12 +905,22 @@ void netlock_restore_fini(struct restore_ctx *ctx, bool restored)
 		saved = -1;
 	h = nfq_hold_take_here();
 	/*
+	 * The dump's holder, named like the lock it kept (whether or not a
+	 * connection of these images needed the lock: a SYN_SENT socket does not).
+	 */
+	if (!h && kept && nfq_hold_find(kept, &h))
+		h = NULL;
+	/*
 	 * The tree runs: what was held goes to its sockets now, no peer waits for
 	 * its retransmission timer; first, because removing the rules drops what a
 	 * queue holds. A failed restore drops it: the tree is gone.
 	 */
-	if (h && restored)
-		hold_let_go(ctx->netlock, in_tree, h);
+	if (h && restored) {
+		struct netlock *byname = ctx->netlock || !kept ? NULL : netlock_by_name(kept);
+
+		hold_let_go(ctx->netlock ? ctx->netlock : byname, in_tree, h);
+		netlock_free(byname);
+	}
 	netlock_restore_fini_here(ctx, restored);
 	/* the tree runs (or its namespace goes away with it) */
 	if (in_tree)

@@ -84,6 +84,13 @@ struct holder {
 	bool rules_gone; /* the controller removed our rules (s) */
 };
 
+static volatile sig_atomic_t terminated;
+
+static void on_term(int sig __unused)
+{
+	terminated = 1;
+}
+
 static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg __unused, struct nfq_data *nfa,
 		     void *data)
 {
@@ -236,6 +243,10 @@ static void __attribute__((noreturn)) holder_main(const char *name, int ready)
 				       { lsk, POLLIN, 0 },
 				       { csk, POLLIN, 0 } };
 
+		if (terminated) {
+			verdict_all(&st, NF_DROP);
+			break;
+		}
 		if (poll(p, 3, -1) < 0)
 			continue;
 		if (p[0].revents)
@@ -294,6 +305,10 @@ static void holder_detach_fds(int *ready)
 	for (sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
+	/* SIGTERM, SIGINT, SIGHUP: drop and remove our rules on the way out (holder_main()) */
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	signal(SIGHUP, on_term);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -548,6 +563,56 @@ void nfq_hold_stop_name(const char *name)
 		nfq_hold_stop(h, true);
 }
 
+/* Is @pid a holder (not a pid reused by something else)? */
+static bool holder_alive(pid_t pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	return !strcmp(comm, "criu-like-hold\n");
+}
+
+int nfq_hold_cleanup(void)
+{
+	pid_t pids[64];
+	size_t n, i;
+	int fi, removed = 0;
+
+	for (fi = 0; fi < 2; fi++) {
+		const char *const argv[] = {
+			fi ? "ip6tables" : "iptables", "-w", "-t", "raw", "-S", NULL
+		};
+		_cleanup_free_ char *listing = NULL;
+
+		/* no tool, no rules of a holder */
+		if (run_tool(argv, NULL, &listing, true))
+			continue;
+		n = netlock_hold_chain_pids(listing, pids, ARRAY_SIZE(pids));
+		for (i = 0; i < n; i++) {
+			char chain[32];
+			_cleanup_free_ char *text = NULL;
+
+			if (holder_alive(pids[i]))
+				continue;
+			snprintf(chain, sizeof(chain), HOLD_CHAIN_FMT, pids[i]);
+			pr_warn("removing the rules %s_I and %s_O of a packet holder that is "
+				"gone\n",
+				chain, chain);
+			text = netlock_hold_ipt_delete(chain);
+			if (text && !ipt_restore(fi ? AF_INET6 : AF_INET, text, false))
+				removed++;
+		}
+	}
+	return removed;
+}
+
 /* ---- one holder per network namespace ----------------------------------------------------- */
 
 static struct {
@@ -603,18 +668,6 @@ struct nfq_hold *nfq_hold_here(const char *name, bool start)
 	if (nfq_hold_start(name, &holders[i].h))
 		holders[i].failed = true;
 	return holders[i].h;
-}
-
-void nfq_hold_set_here(struct nfq_hold *h)
-{
-	int i = here_slot(true);
-
-	if (i >= 0 && !holders[i].h) {
-		holders[i].h = h;
-		holders[i].failed = false;
-	} else {
-		nfq_hold_stop(h, true);
-	}
 }
 
 struct nfq_hold *nfq_hold_take_here(void)

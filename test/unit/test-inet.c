@@ -203,14 +203,17 @@ static void test_sendq_split(void **state)
 static void test_ts_restored(void **state)
 {
 	(void)state;
-	/* on by the time since the read */
+	/* on by the time since the read, in steps of 2 (bit 0 is a flag) */
 	assert_int_equal(tcp_ts_restored(1000, 5000, 5250), 1250);
+	assert_int_equal(tcp_ts_restored(1000, 5000, 5251), 1250);
 	/* wraps like the peer's comparison does */
 	assert_int_equal(tcp_ts_restored(0xfffffff0u, 100, 132), 0x10);
 	/* a clock set back: never backwards */
 	assert_int_equal(tcp_ts_restored(1000, 5000, 4000), 1000);
 	/* never half the timestamp space or more */
-	assert_int_equal(tcp_ts_restored(0, 0, 1ULL << 40), (1U << 30) - 1);
+	assert_int_equal(tcp_ts_restored(0, 0, 1ULL << 40), (1U << 30) - 2);
+	/* microsecond timestamps (bit 0 set): the flag kept, the step in microseconds */
+	assert_int_equal(tcp_ts_restored(1001, 5000, 5003), 4001);
 }
 
 static void test_sockaddr(void **state)

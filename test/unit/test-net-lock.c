@@ -127,6 +127,17 @@ static void test_hold_ipt(void **state)
 	free(text);
 	assert_null(netlock_hold_ipt_add("CRLH_42", false, AF_INET, both, 2, false, -1));
 	assert_null(netlock_hold_ipt_add("CRLH_42", false, AF_UNIX, both, 2, false, 1));
+	{
+		pid_t pids[4];
+		const char *listing = "-P PREROUTING ACCEPT\n-N CRLH_42_I\n-N CRLH_42_O\n"
+				      "-N CRLH_7_I\n-N CRLH_x_I\n-N CRLH_9_IX\n-N CRLH_42_I\n"
+				      "-A PREROUTING -j CRLH_42_I\n";
+
+		assert_int_equal(netlock_hold_chain_pids(listing, pids, 4), 2);
+		assert_int_equal(pids[0], 42);
+		assert_int_equal(pids[1], 7);
+		assert_int_equal(netlock_hold_chain_pids(listing, pids, 1), 1);
+	}
 	text = netlock_hold_ipt_delete("CRLH_42");
 	assert_string_equal(text,
 			    "*raw\n-D PREROUTING -j CRLH_42_I\n-D OUTPUT -j CRLH_42_O\n"
