@@ -908,8 +908,13 @@ void netlock_restore_fini(struct restore_ctx *ctx, bool restored)
 	 * The dump's holder, named like the lock it kept (whether or not a
 	 * connection of these images needed the lock: a SYN_SENT socket does not).
 	 */
-	if (!h && kept && nfq_hold_find(kept, &h))
+	bool lost = false;
+
+	if (!h && kept && nfq_hold_find(kept, &h)) {
 		h = NULL;
+		/* killed, its rules left behind: they would drop these connections for good */
+		lost = !ctx->opts->no_packet_hold;
+	}
 	/*
 	 * The tree runs: what was held goes to its sockets now, no peer waits for
 	 * its retransmission timer; first, because removing the rules drops what a
@@ -926,5 +931,7 @@ void netlock_restore_fini(struct restore_ctx *ctx, bool restored)
 	if (in_tree)
 		ns_net_unlock_here();
 	nfq_hold_stop(h, !restored);
+	if (lost && restored)
+		nfq_hold_cleanup();
 	ns_net_leave_tree(saved);
 }
