@@ -28,20 +28,17 @@
  *     around it, so that the MSS it computes is not 536's);
  *  6. TCP_REPAIR_OPTIONS (only allowed before any byte is sent): MSS, window
  *     scales, SACK, timestamps; then TCP_TIMESTAMP;
- *  7. the receive queue, sent in TCP_RECV_QUEUE mode (the send queue is
- *     written after repair, all of it, below);
+ *  7. the receive queue, sent in TCP_RECV_QUEUE mode; the part of the send
+ *     queue that had been sent, in TCP_SEND_QUEUE mode (queued as sent and
+ *     not acknowledged: the retransmit timer sends it again), unless it is
+ *     small (tcp_sendq_restore_split()): then it is written after repair;
  *  8. TCP_REPAIR_WINDOW (checked against rcv_nxt: after the receive queue),
  *     then IP_OPTIONS to make the MSS in use follow the clamp and windows;
  *  9. FIN_WAIT1/2: our FIN queued as sent (shutdown() in TCP_SEND_QUEUE mode).
  *
  * rst_inet_repair_off() (tcp.c), every task waiting at the final barrier: repair
- * off (with a window probe), then the whole send queue sent like a program's
- * write (and the FIN after it, if there was one): the part that had been
- * sent goes again at once. Queued as sent in repair mode it would wait for
- * the retransmission timer (200 ms at least), and the peer may never have
- * seen it: a segment the pacing timer sent while the dump held the network
- * lock, or one sent in repair mode, which the kernel counts as sent and
- * never transmits. A peer that has it acknowledges the duplicate at once.
+ * off (with a window probe), then the rest of the send queue sent like a
+ * program's write (and the FIN after it, if there was one).
  * then the saved send buffer size and SO_REUSEADDR (leaving repair mode
  * clears it).
  */
@@ -115,6 +112,30 @@ int tcp_sendq_split(const TcpStreamEntry *t, size_t *sent, size_t *unsent)
 		return -EINVAL;
 	*unsent = t->unsent;
 	*sent = t->out_queue.len - t->unsent;
+	return 0;
+}
+
+/*
+ * What is queued as sent in repair mode, and what is written after it like a
+ * program's write. Queued as sent, data waits for the retransmission timer
+ * (200 ms at least), and the peer may never have had it: a segment the
+ * pacing timer sends in repair mode is counted as sent and never transmitted.
+ * Written again, it goes at once, and a peer that has it acknowledges the
+ * duplicate. Only when it is small: the peer's acknowledgement of data we
+ * have not sent again yet is ignored (after snd_nxt), so a sent part larger
+ * than the first flight (10 segments) would stall the connection.
+ */
+int tcp_sendq_restore_split(const TcpStreamEntry *t, size_t *as_sent, size_t *written)
+{
+	size_t sent, unsent;
+	int err = tcp_sendq_split(t, &sent, &unsent);
+
+	if (err)
+		return err;
+	if (sent <= TCP_RESEND_MAX)
+		sent = 0;
+	*as_sent = sent;
+	*written = t->out_queue.len - sent;
 	return 0;
 }
 
@@ -585,7 +606,7 @@ static int tcp_rebuild(int sk, const InetSkEntry *e, const char **what)
 	int err, mss, none = TCP_NO_QUEUE;
 
 	*what = "the send queue";
-	err = tcp_sendq_split(t, &sent, &unsent);
+	err = tcp_sendq_restore_split(t, &sent, &unsent);
 	if (!err)
 		err = inet_sockaddr(e, true, &sa, &len);
 	if (err)
@@ -629,6 +650,10 @@ static int tcp_rebuild(int sk, const InetSkEntry *e, const char **what)
 	err = fill_rcvq(sk, e);
 	if (err)
 		return err;
+	*what = "the sent part of the send queue";
+	err = fill_queue(sk, TCP_SEND_QUEUE, t->out_queue.data, sent);
+	if (err)
+		return err;
 	*what = "TCP_REPAIR_WINDOW";
 	err = set_window(sk, t);
 	if (err)
@@ -644,12 +669,12 @@ static int tcp_rebuild(int sk, const InetSkEntry *e, const char **what)
 	if (setsockopt(sk, SOL_IP, IP_OPTIONS, "", 0))
 		return neg_errno();
 	/*
-	 * FIN_WAIT1/2 with all data acknowledged: the FIN queued as sent and not
-	 * yet acknowledged. The retransmit timer sends it again; a peer that had
-	 * acknowledged it (FIN_WAIT2) acknowledges the duplicate at once.
+	 * FIN_WAIT1/2 with all data queued as sent: the FIN queued as sent and
+	 * not yet acknowledged. The retransmit timer sends it again; a peer that
+	 * had acknowledged it (FIN_WAIT2) acknowledges the duplicate at once.
 	 */
 	*what = "shutdown(SHUT_WR) in repair mode";
-	if (t->fin && !t->out_queue.len &&
+	if (t->fin && !unsent &&
 	    (setsockopt(sk, SOL_TCP, TCP_REPAIR_QUEUE, &(int){ TCP_SEND_QUEUE }, sizeof(int)) ||
 	     shutdown(sk, SHUT_WR)))
 		return neg_errno();
@@ -733,16 +758,15 @@ int tcp_go_live(int sk, const InetSkEntry *e)
 	size_t sent, unsent;
 	int off = TCP_REPAIR_OFF, err;
 
-	err = tcp_sendq_split(t, &sent, &unsent);
+	err = tcp_sendq_restore_split(t, &sent, &unsent);
 	if (err)
 		return err;
 	/* TCP_REPAIR_OFF sends a window probe: the peer learns our window at once. */
 	if (setsockopt(sk, SOL_TCP, TCP_REPAIR, &off, sizeof(off)))
 		return neg_errno();
-	/* all of it, sent or not before: step 7 above */
-	err = send_all(sk, t->out_queue.data, t->out_queue.len);
-	/* a FIN that followed data follows it again */
-	if (!err && t->fin && t->out_queue.len && shutdown(sk, SHUT_WR))
+	err = send_all(sk, t->out_queue.data + sent, unsent);
+	/* a FIN that followed data written now follows it again */
+	if (!err && t->fin && unsent && shutdown(sk, SHUT_WR))
 		err = neg_errno();
 	/* the kernel doubles what it is given */
 	if (!err && e->has_sndbuf)

@@ -198,6 +198,26 @@ static void test_sendq_split(void **state)
 	assert_int_equal(unsent, 0);
 	t.unsent = 101; /* more unsent than queued: a corrupt entry */
 	assert_int_equal(tcp_sendq_split(&t, &sent, &unsent), -EINVAL);
+	/* restore: a small sent part is written again, a large one queued as sent */
+	t.unsent = 30;
+	assert_int_equal(tcp_sendq_restore_split(&t, &sent, &unsent), 0);
+	assert_int_equal(sent, 0);
+	assert_int_equal(unsent, 100);
+	{
+		static uint8_t big[TCP_RESEND_MAX + 31];
+
+		t.out_queue.data = big;
+		t.out_queue.len = sizeof(big);
+		assert_int_equal(tcp_sendq_restore_split(&t, &sent, &unsent), 0);
+		assert_int_equal(sent, TCP_RESEND_MAX + 1);
+		assert_int_equal(unsent, 30);
+		t.unsent = 31;
+		assert_int_equal(tcp_sendq_restore_split(&t, &sent, &unsent), 0);
+		assert_int_equal(sent, 0);
+		assert_int_equal(unsent, sizeof(big));
+		t.unsent = sizeof(big) + 1;
+		assert_int_equal(tcp_sendq_restore_split(&t, &sent, &unsent), -EINVAL);
+	}
 }
 
 static void test_ts_restored(void **state)
