@@ -401,8 +401,10 @@ char *netlock_ipt_delete(const char *chain)
  * Table raw, ahead of conntrack and of every lock: chain @chain_I jumped to
  * from PREROUTING holds what comes to the tree, @chain_O from OUTPUT what it
  * sends. No --queue-bypass: with no listener on @queue the packets are
- * dropped. A loopback packet between two held ends is queued at OUTPUT, then
- * again at PREROUTING once released (the holder lets it through at once).
+ * dropped. Each connection's two directions are in both chains: a loopback
+ * peer's packet is held at OUTPUT, before the iptables lock (filter OUTPUT)
+ * would drop it, and queued again at PREROUTING once released (the holder
+ * lets it through at once).
  */
 char *netlock_hold_ipt_add(const char *chain, bool create, int family, const struct inet_tuple *t,
 			   size_t n, bool netns, int queue)
@@ -411,7 +413,7 @@ char *netlock_hold_ipt_add(const char *chain, bool create, int family, const str
 	char *text = NULL;
 	size_t size, i;
 	FILE *f;
-	int err = 0;
+	int err = 0, c;
 
 	if ((family != AF_INET && family != AF_INET6) || queue < 0 || queue > 65535) {
 		errno = EINVAL;
@@ -439,14 +441,17 @@ char *netlock_hold_ipt_add(const char *chain, bool create, int family, const str
 			err = -EINVAL;
 			break;
 		}
-		fprintf(f,
-			"-A %s_I -p tcp -s %s -d %s --sport %u --dport %u -j NFQUEUE "
-			"--queue-num %d\n",
-			chain, r, l, t[i].dport, t[i].sport, queue);
-		fprintf(f,
-			"-A %s_O -p tcp -s %s -d %s --sport %u --dport %u -j NFQUEUE "
-			"--queue-num %d\n",
-			chain, l, r, t[i].sport, t[i].dport, queue);
+		/* both directions in both chains, as the iptables lock has them */
+		for (c = 0; c < 2; c++) {
+			fprintf(f,
+				"-A %s_%c -p tcp -s %s -d %s --sport %u --dport %u -j NFQUEUE "
+				"--queue-num %d\n",
+				chain, "IO"[c], r, l, t[i].dport, t[i].sport, queue);
+			fprintf(f,
+				"-A %s_%c -p tcp -s %s -d %s --sport %u --dport %u -j NFQUEUE "
+				"--queue-num %d\n",
+				chain, "IO"[c], l, r, t[i].sport, t[i].dport, queue);
+		}
 	}
 	fprintf(f, "COMMIT\n");
 	return close_text(f, &text, err);

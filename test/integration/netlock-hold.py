@@ -18,6 +18,7 @@
 #     drops), the restore still works (the data comes again after the
 #     client's retransmission) and leaves no rule of the dead holder behind.
 import os
+import re
 import signal
 import socket
 import struct
@@ -162,6 +163,15 @@ class Case:
     def retrans(self):
         return tcp_info(self.c)[1]
 
+    def let_go(self, log):
+        """How many packets the holder let go, from the restore's (or dump's) log."""
+        try:
+            with open(os.path.join(self.dir, log)) as f:
+                m = re.findall(r"packet holder \S+: (\d+) held packets? let go", f.read())
+        except OSError:
+            return 0
+        return sum(int(n) for n in m)
+
     def end(self):
         self.c.close()
         try:
@@ -181,7 +191,9 @@ def held(kind):
         c.send(b" gone")
     if ok and c.restore() and c.answer():
         n = c.retrans()
-        if n:
+        if not c.let_go("restore.log"):
+            fail("%s: the restore let no held packet go" % c.what)
+        elif n:
             fail("%s: %d retransmissions: the held data waited for the client's timer"
                  % (c.what, n))
         else:
@@ -193,7 +205,11 @@ def held(kind):
 def dropped(kind):
     c = Case("dropped", kind)
     if c.dump(b"frozen", "--no-packet-hold") and c.restore("--no-packet-hold") and c.answer():
-        if not c.retrans():
+        # the iptables lock drops a loopback client's packet at its OUTPUT: the
+        # kernel sends it later as new, not counted as a retransmission
+        if c.let_go("restore.log") or holder_rules():
+            fail("%s: packets held although --no-packet-hold" % c.what)
+        elif kind == "nftables" and not c.retrans():
             fail("%s: no retransmission although the lock drops" % c.what)
         else:
             print("ok: %s: --no-packet-hold drops, the client retransmits" % c.what, flush=True)
@@ -204,7 +220,9 @@ def leave_running(kind):
     c = Case("leave-running", kind)
     if c.dump(b"frozen", "-R") and c.answer():
         n = c.retrans()
-        if n:
+        if not c.let_go("dump.log"):
+            fail("%s: the dump let no held packet go" % c.what)
+        elif n:
             fail("%s: %d retransmissions after dump -R" % (c.what, n))
         else:
             print("ok: %s: data sent while frozen answered after the dump, no retransmission"

@@ -5,7 +5,8 @@
 # without waiting for a retransmission; --no-packet-hold drops; dump -R; a killed
 # holder drops and leaves nothing behind. In a network namespace of its own whose
 # minimum retransmission timeout is 3 s, so that a retransmission is told apart by
-# its count (TCP_INFO), not by time. netlock-hold.py does the work.
+# its count (TCP_INFO), not by time, and no tail loss probe (tcp_early_retrans 0).
+# netlock-hold.py does the work.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 [ "$(id -u)" = 0 ] || { echo "netlock-hold: needs root"; exit 77; }
@@ -22,5 +23,5 @@ CRIU_LIKE=$(realpath "$CRIU_LIKE")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # shellcheck disable=SC2086 # one word per kind
-unshare --net sh -c 'ip link set lo up && sysctl -qw net.ipv4.tcp_rto_min_us=3000000 &&
+unshare --net sh -c 'ip link set lo up && sysctl -qw net.ipv4.tcp_rto_min_us=3000000 net.ipv4.tcp_early_retrans=0 &&
 	exec python3 -u "$0" "$@"' test/integration/netlock-hold.py "$CRIU_LIKE" "$tmp" $kinds

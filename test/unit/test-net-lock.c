@@ -112,6 +112,10 @@ static void test_hold_ipt(void **state)
 		      "-I PREROUTING -j CRLH_42_I\n-I OUTPUT -j CRLH_42_O\n"
 		      "-A CRLH_42_I -p tcp -s 127.0.0.2 -d 127.0.0.1 --sport 8080 --dport 40000 "
 		      "-j NFQUEUE --queue-num 19456\n"
+		      "-A CRLH_42_I -p tcp -s 127.0.0.1 -d 127.0.0.2 --sport 40000 --dport 8080 "
+		      "-j NFQUEUE --queue-num 19456\n"
+		      "-A CRLH_42_O -p tcp -s 127.0.0.2 -d 127.0.0.1 --sport 8080 --dport 40000 "
+		      "-j NFQUEUE --queue-num 19456\n"
 		      "-A CRLH_42_O -p tcp -s 127.0.0.1 -d 127.0.0.2 --sport 40000 --dport 8080 "
 		      "-j NFQUEUE --queue-num 19456\nCOMMIT\n");
 	free(text);
@@ -120,6 +124,10 @@ static void test_hold_ipt(void **state)
 			    "*raw\n-A CRLH_42_I ! -i lo -j NFQUEUE --queue-num 3\n"
 			    "-A CRLH_42_O ! -o lo -j NFQUEUE --queue-num 3\n"
 			    "-A CRLH_42_I -p tcp -s fd00::2 -d ::1 --sport 2 --dport 1 -j NFQUEUE "
+			    "--queue-num 3\n"
+			    "-A CRLH_42_I -p tcp -s ::1 -d fd00::2 --sport 1 --dport 2 -j NFQUEUE "
+			    "--queue-num 3\n"
+			    "-A CRLH_42_O -p tcp -s fd00::2 -d ::1 --sport 2 --dport 1 -j NFQUEUE "
 			    "--queue-num 3\n"
 			    "-A CRLH_42_O -p tcp -s ::1 -d fd00::2 --sport 1 --dport 2 -j NFQUEUE "
 			    "--queue-num 3\nCOMMIT\n");
