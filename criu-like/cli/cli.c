@@ -117,8 +117,8 @@ static int run_infect_test(struct cr_options *o, int argc __unused, char **argv 
 	 OPTB(SHELL_JOB) | OPTB(EXT_UNIX_SK) | OPTB(TCP_ESTABLISHED) | OPTB(FILE_LOCKS) |         \
 	 OPTB(TIMEOUT) | OPTB(TRACK_MEM) | OPTB(PREV_IMAGES_DIR) | OPTB(PAGE_SERVER) |            \
 	 OPTB(ADDRESS) | OPTB(PORT) | OPTB(EXTERNAL) | OPTB(ACTION_SCRIPT) | OPTB(NETWORK_LOCK) | \
-	 OPTB(FREEZE_CGROUP) | OPTB(MANAGE_CGROUPS) | OPTB(PIDFILE) | OPTB(SNAPSHOT) |            \
-	 OPTB(NO_COW_SHARE))
+	 OPTB(NO_PACKET_HOLD) | OPTB(FREEZE_CGROUP) | OPTB(MANAGE_CGROUPS) | OPTB(PIDFILE) |      \
+	 OPTB(SNAPSHOT) | OPTB(NO_COW_SHARE))
 
 /* dump and pre-dump send their pages to a page server */
 #define PS_PROVIDES (OPTB(PAGE_SERVER) | OPTB(ADDRESS) | OPTB(PORT))
@@ -127,7 +127,8 @@ static int run_infect_test(struct cr_options *o, int argc __unused, char **argv 
 	(OPTB(IMAGES_DIR) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED) | OPTB(LEAVE_STOPPED) |         \
 	 OPTB(SHELL_JOB) | OPTB(EXT_UNIX_SK) | OPTB(TCP_ESTABLISHED) | OPTB(FILE_LOCKS) |          \
 	 OPTB(LAZY_PAGES) | OPTB(ROOT) | OPTB(EXTERNAL) | OPTB(INHERIT_FD) | OPTB(ACTION_SCRIPT) | \
-	 OPTB(NETWORK_LOCK) | OPTB(MANAGE_CGROUPS) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(TIMEOUT))
+	 OPTB(NETWORK_LOCK) | OPTB(NO_PACKET_HOLD) | OPTB(MANAGE_CGROUPS) | OPTB(ADDRESS) |        \
+	 OPTB(PORT) | OPTB(TIMEOUT))
 
 /*
  * What each command needs in its effective set, root having all of them:
@@ -189,7 +190,10 @@ static const struct cli_command commands[] = {
 	  "                        dumped; the restore joins --inherit-fd fd[N]:KEY\n"
 	  "  --network-lock MODE   drop the packets of the tree's TCP connections from the\n"
 	  "                        freeze until the restore: nftables (default), iptables\n"
-	  "                        or skip; kept in place when the tree is killed\n"
+	  "                        or skip; kept in place when the tree is killed. The\n"
+	  "                        packets are held on an NFQUEUE and given to the tree\n"
+	  "                        when it runs again, so no peer waits for a retransmission\n"
+	  "  --no-packet-hold      drop the locked packets instead (peers retransmit)\n"
 	  "  --page-server         send the pagemap and pages images to the page server at\n"
 	  "                        --address A --port P (with --tls: see page-server --help)\n"
 	  "                        instead of writing them into DIR\n"
@@ -248,7 +252,9 @@ static const struct cli_command commands[] = {
 	  "                          `criu-like lazy-pages -D DIR` (post-copy)\n"
 	  "  --network-lock MODE     lock restored TCP connections until the tree runs:\n"
 	  "                          nftables (default), iptables or skip; the dump's own\n"
-	  "                          lock is reused when present, removed once the tree runs\n",
+	  "                          lock is reused when present, removed once the tree runs;\n"
+	  "                          the packets it held are given to the restored sockets\n"
+	  "  --no-packet-hold        drop locked packets instead of holding them\n",
 	  RESTORE_OPTS, 0, 0, run_restore, RESTORE_CAPS, OPTB(INHERIT_FD) },
 	{ "page-server", "receive the pages of a dump over TCP", "--port P [--address A] [-D DIR]",
 	  "Listens on A:P (default: every address), accepts one connection from\n"
@@ -309,8 +315,8 @@ static const struct cli_command commands[] = {
 	  "  -r, --root DIR    the root of the container's mounts at the destination\n"
 	  "  --network-lock MODE, --timeout N, -x, -j, -l   as for dump\n",
 	  OPTB(TREE) | OPTB(IMAGES_DIR) | OPTB(ONLINE) | OPTB(TO) | OPTB(ROUNDS) | OPTB(ROOT) |
-		  OPTB(NETWORK_LOCK) | OPTB(TIMEOUT) | OPTB(EXT_UNIX_SK) | OPTB(SHELL_JOB) |
-		  OPTB(FILE_LOCKS) | OPTB(TCP_ESTABLISHED) | OPTB(EXTERNAL),
+		  OPTB(NETWORK_LOCK) | OPTB(NO_PACKET_HOLD) | OPTB(TIMEOUT) | OPTB(EXT_UNIX_SK) |
+		  OPTB(SHELL_JOB) | OPTB(FILE_LOCKS) | OPTB(TCP_ESTABLISHED) | OPTB(EXTERNAL),
 	  0, 0, run_migrate, DUMP_CAPS },
 	{ "service", "run the RPC daemon",
 	  "[--address SOCKET] [--listen ADDRESS[:PORT] [-W DIR]] [--daemon] [--pidfile FILE]",
@@ -417,6 +423,7 @@ static const struct option long_opts[] = {
 	{ "inherit-fd", required_argument, NULL, 1000 + OPT_INHERIT_FD },
 	{ "action-script", required_argument, NULL, 1000 + OPT_ACTION_SCRIPT },
 	{ "network-lock", required_argument, NULL, 1000 + OPT_NETWORK_LOCK },
+	{ "no-packet-hold", no_argument, NULL, 1000 + OPT_NO_PACKET_HOLD },
 	{ "freeze-cgroup", required_argument, NULL, 1000 + OPT_FREEZE_CGROUP },
 	{ "manage-cgroups", optional_argument, NULL, 1000 + OPT_MANAGE_CGROUPS },
 	{ "all", no_argument, NULL, 1000 + OPT_ALL },
@@ -668,6 +675,9 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 		o->network_lock = arg;
 		break;
 	}
+	case OPT_NO_PACKET_HOLD:
+		o->no_packet_hold = true;
+		break;
 	case OPT_FREEZE_CGROUP:
 		o->freeze_cgroup = arg;
 		break;

@@ -32,6 +32,7 @@
 #include "infect.h"
 #include "log.h"
 #include "net-lock.h"
+#include "nfq-hold.h"
 #include "notify.h"
 #include "page-server.h"
 #include "snapshot.h"
@@ -577,6 +578,9 @@ int cr_dump(const struct cr_options *o)
 		return err;
 	ctx.progress = isatty(STDERR_FILENO);
 	netlock_cleanup_stale(o);
+	/* before the freeze: rules of a killed packet holder would drop for good */
+	if (!o->no_packet_hold && o->tcp_established)
+		nfq_hold_cleanup();
 	err = dump_prepare(&ctx, o);
 	if (!err)
 		err = dump_tasks(&ctx);

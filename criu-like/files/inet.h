@@ -229,6 +229,16 @@ void tcp_stream_free(TcpStreamEntry *t);
  */
 int tcp_sendq_split(const TcpStreamEntry *t, size_t *sent, size_t *unsent);
 /*
+ * The send queue of @t at restore: the first *@as_sent bytes queued as sent
+ * in repair mode, the *@written after them written after repair. The part that
+ * had been sent is written again when at most TCP_RESEND_MAX bytes (it goes
+ * at once instead of after the retransmission timer). -EINVAL as above.
+ */
+#define TCP_RESEND_MAX (4 * 1024)
+int tcp_sendq_restore_split(const TcpStreamEntry *t, size_t *as_sent, size_t *written);
+/* The TCP_TIMESTAMP to restore: @ts read at @read_ms, moved on to @now_ms (CLOCK_REALTIME). */
+uint32_t tcp_ts_restored(uint32_t ts, uint64_t read_ms, uint64_t now_ms);
+/*
  * For inet_dump_fini(): when @resume, every socket the dump put in repair
  * mode taken out of it; the dumper's duplicates closed, in->rep freed.
  */

@@ -30,14 +30,15 @@
  *     scales, SACK, timestamps; then TCP_TIMESTAMP;
  *  7. the receive queue, sent in TCP_RECV_QUEUE mode; the part of the send
  *     queue that had been sent, in TCP_SEND_QUEUE mode (queued as sent and
- *     not acknowledged: the retransmit timer sends it again);
+ *     not acknowledged: the retransmit timer sends it again), unless it is
+ *     small (tcp_sendq_restore_split()): then it is written after repair;
  *  8. TCP_REPAIR_WINDOW (checked against rcv_nxt: after the receive queue),
  *     then IP_OPTIONS to make the MSS in use follow the clamp and windows;
  *  9. FIN_WAIT1/2: our FIN queued as sent (shutdown() in TCP_SEND_QUEUE mode).
  *
  * rst_inet_repair_off() (tcp.c), every task waiting at the final barrier: repair
- * off (with a window probe), then the never-sent part of the send queue
- * sent like a program's write (and the FIN after it, if there was one),
+ * off (with a window probe), then the rest of the send queue sent like a
+ * program's write (and the FIN after it, if there was one).
  * then the saved send buffer size and SO_REUSEADDR (leaving repair mode
  * clears it).
  */
@@ -53,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -69,6 +71,36 @@
 #define TCP_CHUNK (256u << 10)
 #define TCP_USER_MSS_MAX 32767 /* MAX_TCP_WINDOW: the largest TCP_MAXSEG */
 
+static uint64_t realtime_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * The peer drops a segment whose timestamp is older than the newest it saw
+ * (PAWS, RFC 7323): a dumped socket may still send (a delayed ACK) after its
+ * clock was read, and the network lock may hold that packet and give it to
+ * the peer after the restore. Moving the clock on by the time since the read
+ * keeps every restored segment newer. Never backwards (a clock set back),
+ * never by half the timestamp space or more (the peer would take it for old).
+ * Bit 0 of TCP_TIMESTAMP is not the clock's: set, the connection uses
+ * microsecond timestamps (getsockopt() sets it, setsockopt() takes it).
+ */
+uint32_t tcp_ts_restored(uint32_t ts, uint64_t read_ms, uint64_t now_ms)
+{
+	uint64_t d = now_ms > read_ms ? now_ms - read_ms : 0;
+
+	/* bit 0 says the clock counts microseconds (6.7): kept, the step in its unit */
+	if (ts & 1)
+		d *= 1000;
+	if (d >= 1U << 30)
+		d = (1U << 30) - 1;
+	return ts + ((uint32_t)d & ~1U);
+}
+
 void tcp_stream_free(TcpStreamEntry *t)
 {
 	free(t);
@@ -80,6 +112,30 @@ int tcp_sendq_split(const TcpStreamEntry *t, size_t *sent, size_t *unsent)
 		return -EINVAL;
 	*unsent = t->unsent;
 	*sent = t->out_queue.len - t->unsent;
+	return 0;
+}
+
+/*
+ * What is queued as sent in repair mode, and what is written after it like a
+ * program's write. Queued as sent, data waits for the retransmission timer
+ * (200 ms at least), and the peer may never have had it: a segment the
+ * pacing timer sends in repair mode is counted as sent and never transmitted.
+ * Written again, it goes at once, and a peer that has it acknowledges the
+ * duplicate. Only when it is small: the peer's acknowledgement of data we
+ * have not sent again yet is ignored (after snd_nxt), so a sent part larger
+ * than the first flight (10 segments) would stall the connection.
+ */
+int tcp_sendq_restore_split(const TcpStreamEntry *t, size_t *as_sent, size_t *written)
+{
+	size_t sent, unsent;
+	int err = tcp_sendq_split(t, &sent, &unsent);
+
+	if (err)
+		return err;
+	if (sent <= TCP_RESEND_MAX)
+		sent = 0;
+	*as_sent = sent;
+	*written = t->out_queue.len - sent;
 	return 0;
 }
 
@@ -169,6 +225,8 @@ static int tcp_read_opts(int sk, unsigned int state, TcpStreamEntry *t)
 		if (getsockopt(sk, SOL_TCP, TCP_TIMESTAMP, &t->timestamp, &tl))
 			return neg_errno();
 		t->has_timestamp = true;
+		t->timestamp_read_ms = realtime_ms();
+		t->has_timestamp_read_ms = true;
 	}
 	if (getsockopt(sk, SOL_TCP, TCP_REPAIR_WINDOW, &w, &wl))
 		return neg_errno();
@@ -428,6 +486,7 @@ static int set_queue_seq(int sk, int q, uint32_t seq)
 
 static int set_repair_opts(int sk, const TcpStreamEntry *t)
 {
+	uint32_t ts;
 	struct tcp_repair_opt opts[4];
 	unsigned int n = 0;
 
@@ -441,8 +500,10 @@ static int set_repair_opts(int sk, const TcpStreamEntry *t)
 	opts[n++] = (struct tcp_repair_opt){ TCPOPT_MAXSEG, t->mss_clamp };
 	if (setsockopt(sk, SOL_TCP, TCP_REPAIR_OPTIONS, opts, n * sizeof(opts[0])))
 		return neg_errno();
-	if (t->has_timestamp &&
-	    setsockopt(sk, SOL_TCP, TCP_TIMESTAMP, &t->timestamp, sizeof(t->timestamp)))
+	ts = t->has_timestamp_read_ms
+		     ? tcp_ts_restored(t->timestamp, t->timestamp_read_ms, realtime_ms())
+		     : t->timestamp;
+	if (t->has_timestamp && setsockopt(sk, SOL_TCP, TCP_TIMESTAMP, &ts, sizeof(ts)))
 		return neg_errno();
 	return 0;
 }
@@ -545,7 +606,7 @@ static int tcp_rebuild(int sk, const InetSkEntry *e, const char **what)
 	int err, mss, none = TCP_NO_QUEUE;
 
 	*what = "the send queue";
-	err = tcp_sendq_split(t, &sent, &unsent);
+	err = tcp_sendq_restore_split(t, &sent, &unsent);
 	if (!err)
 		err = inet_sockaddr(e, true, &sa, &len);
 	if (err)
@@ -608,9 +669,9 @@ static int tcp_rebuild(int sk, const InetSkEntry *e, const char **what)
 	if (setsockopt(sk, SOL_IP, IP_OPTIONS, "", 0))
 		return neg_errno();
 	/*
-	 * FIN_WAIT1/2 with all data sent: the FIN queued as sent and not yet
-	 * acknowledged. The retransmit timer sends it again; a peer that had
-	 * acknowledged it (FIN_WAIT2) acknowledges the duplicate at once.
+	 * FIN_WAIT1/2 with all data queued as sent: the FIN queued as sent and
+	 * not yet acknowledged. The retransmit timer sends it again; a peer that
+	 * had acknowledged it (FIN_WAIT2) acknowledges the duplicate at once.
 	 */
 	*what = "shutdown(SHUT_WR) in repair mode";
 	if (t->fin && !unsent &&
@@ -697,14 +758,14 @@ int tcp_go_live(int sk, const InetSkEntry *e)
 	size_t sent, unsent;
 	int off = TCP_REPAIR_OFF, err;
 
-	err = tcp_sendq_split(t, &sent, &unsent);
+	err = tcp_sendq_restore_split(t, &sent, &unsent);
 	if (err)
 		return err;
 	/* TCP_REPAIR_OFF sends a window probe: the peer learns our window at once. */
 	if (setsockopt(sk, SOL_TCP, TCP_REPAIR, &off, sizeof(off)))
 		return neg_errno();
 	err = send_all(sk, t->out_queue.data + sent, unsent);
-	/* a FIN that followed data never sent follows it again */
+	/* a FIN that followed data written now follows it again */
 	if (!err && t->fin && unsent && shutdown(sk, SHUT_WR))
 		err = neg_errno();
 	/* the kernel doubles what it is given */

@@ -119,6 +119,12 @@ int netlock_keep(struct netlock *nl, const char *name, const char *dir);
  * its process, or for a kept lock the inventory of the directory it names.
  */
 enum netlock_verdict netlock_verdict_of(enum netlock_kind kind, const char *name);
+/*
+ * Drop nothing more, the rules emptied but the table or chain still there:
+ * removing an nftables base chain would drop every packet a queue of the
+ * namespace holds (nfq-hold.h). 0 or -errno (a warning).
+ */
+int netlock_open(struct netlock *nl);
 /* Remove whatever the lock installed. 0 or -errno (logged). */
 int netlock_remove(struct netlock *nl);
 const char *netlock_name(const struct netlock *nl);
@@ -224,6 +230,20 @@ int netlock_kept_pid(const char *name, pid_t *ret);
  */
 enum netlock_verdict netlock_judge_kept(const char *name, const char *dir, const char *images_lock,
 					bool dumper_runs);
+/*
+ * The packet holder's rules (nfq-hold.h), `iptables-restore --noflush` input
+ * (ip6tables-restore for AF_INET6), table raw: chains @chain_I (from
+ * PREROUTING: what comes in) and @chain_O (from OUTPUT: what goes out),
+ * created with their jumps when @create, send the packets of the tuples of
+ * @family among @t[0..@n) (and with @netns every packet not on lo) to NFQUEUE
+ * @queue, without bypass. NULL, errno (EINVAL: a bad family or queue).
+ */
+char *netlock_hold_ipt_add(const char *chain, bool create, int family, const struct inet_tuple *t,
+			   size_t n, bool netns, int queue);
+/* The jumps to @chain_I and @chain_O, their rules and themselves removed. */
+char *netlock_hold_ipt_delete(const char *chain);
+/* The holders' pids in @listing (`iptables -t raw -S`, chains CRLH_<pid>_I), at most @max. */
+size_t netlock_hold_chain_pids(const char *listing, pid_t *pids, size_t max);
 /* Parse "ADDR:PORT" or "[ADDR6]:PORT" twice, "LOCAL,REMOTE". 0 or -EINVAL. */
 int netlock_parse_tuple(const char *s, struct inet_tuple *t);
 

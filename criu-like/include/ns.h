@@ -203,6 +203,12 @@ int ns_net_enter_tree(int *saved);
 void ns_net_leave_tree(int saved);
 /* In the tree's namespace: remove the lock of the whole namespace net.c installed, if any. */
 void ns_net_unlock_here(void);
+/*
+ * In the tree's namespace, just before the packet holder lets its packets go:
+ * the lock of the whole namespace drops nothing more, its hooks still
+ * registered (ns_net_unlock_here() removes it after).
+ */
+void ns_net_open_here(void);
 /* --empty-ns net: a new network namespace with lo up, for the root (net.c). */
 int ns_net_load_empty(void **priv);
 

@@ -56,6 +56,7 @@ struct cr_options {
 	const char *action_script; /* --action-script: run at every hook point (notify.h) */
 	const struct cr_notifier *notifier; /* the RPC client's hook points (rpc/notify.c) */
 	const char *network_lock; /* --network-lock nftables|iptables|skip */
+	bool no_packet_hold; /* --no-packet-hold: the lock drops instead of holding (nfq-hold.h) */
 	const char *freeze_cgroup; /* --freeze-cgroup */
 	const char *manage_cgroups; /* --manage-cgroups[=MODE] */
 	bool check_all; /* check --all */

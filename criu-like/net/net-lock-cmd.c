@@ -25,6 +25,7 @@
 
 #include "log.h"
 #include "net-lock.h"
+#include "nfq-hold.h"
 #include "options.h"
 #include "util.h"
 
@@ -164,11 +165,16 @@ int cr_net_lock(const struct cr_options *o, int argc, char **argv)
 			return 0;
 		ret = netlock_cleanup(kind, false);
 		if (ret >= 0)
+			ret += nfq_hold_cleanup();
+		if (ret >= 0)
 			printf("%d stale lock%s removed\n", ret, ret == 1 ? "" : "s");
 		return ret < 0 ? ret : 0;
 	}
-	if (!strcmp(argv[0], "unlock") && argc == 2)
+	if (!strcmp(argv[0], "unlock") && argc == 2) {
+		/* a kept lock's packet holder goes with it, dropping what it held */
+		nfq_hold_stop_name(argv[1]);
 		return netlock_remove_name(argv[1]);
+	}
 	if (!strcmp(argv[0], "lock") && argc >= 2)
 		return cmd_lock(o, false, false, argc - 1, argv + 1);
 	if (!strcmp(argv[0], "lock-batch") && argc >= 2)

@@ -395,6 +395,99 @@ char *netlock_ipt_delete(const char *chain)
 	return text;
 }
 
+/* ---- the packet holder's rules (nfq-hold.c) ------------------------------------------------ */
+
+/*
+ * Table raw, ahead of conntrack and of every lock: chain @chain_I jumped to
+ * from PREROUTING holds what comes to the tree, @chain_O from OUTPUT what it
+ * sends. No --queue-bypass: with no listener on @queue the packets are
+ * dropped. Each connection's two directions are in both chains: a loopback
+ * peer's packet is held at OUTPUT, before the iptables lock (filter OUTPUT)
+ * would drop it, and queued again at PREROUTING once released (the holder
+ * lets it through at once).
+ */
+char *netlock_hold_ipt_add(const char *chain, bool create, int family, const struct inet_tuple *t,
+			   size_t n, bool netns, int queue)
+{
+	char l[INET6_ADDRSTRLEN], r[INET6_ADDRSTRLEN];
+	char *text = NULL;
+	size_t size, i;
+	FILE *f;
+	int err = 0, c;
+
+	if ((family != AF_INET && family != AF_INET6) || queue < 0 || queue > 65535) {
+		errno = EINVAL;
+		return NULL;
+	}
+	f = open_memstream(&text, &size);
+	if (!f)
+		return NULL;
+	fprintf(f, "*raw\n");
+	if (create)
+		fprintf(f,
+			":%s_I - [0:0]\n:%s_O - [0:0]\n-I PREROUTING -j %s_I\n-I OUTPUT -j %s_O\n",
+			chain, chain, chain, chain);
+	/* a container's whole namespace: everything but lo */
+	if (netns)
+		fprintf(f,
+			"-A %s_I ! -i lo -j NFQUEUE --queue-num %d\n"
+			"-A %s_O ! -o lo -j NFQUEUE --queue-num %d\n",
+			chain, queue, chain, queue);
+	for (i = 0; i < n && !err; i++) {
+		if (t[i].family != family)
+			continue;
+		if (!inet_ntop(family, t[i].src, l, sizeof(l)) ||
+		    !inet_ntop(family, t[i].dst, r, sizeof(r))) {
+			err = -EINVAL;
+			break;
+		}
+		/* both directions in both chains, as the iptables lock has them */
+		for (c = 0; c < 2; c++) {
+			fprintf(f,
+				"-A %s_%c -p tcp -s %s -d %s --sport %u --dport %u -j NFQUEUE "
+				"--queue-num %d\n",
+				chain, "IO"[c], r, l, t[i].dport, t[i].sport, queue);
+			fprintf(f,
+				"-A %s_%c -p tcp -s %s -d %s --sport %u --dport %u -j NFQUEUE "
+				"--queue-num %d\n",
+				chain, "IO"[c], l, r, t[i].sport, t[i].dport, queue);
+		}
+	}
+	fprintf(f, "COMMIT\n");
+	return close_text(f, &text, err);
+}
+
+char *netlock_hold_ipt_delete(const char *chain)
+{
+	char *text = NULL;
+
+	if (asprintf(&text,
+		     "*raw\n-D PREROUTING -j %s_I\n-D OUTPUT -j %s_O\n-F %s_I\n-F %s_O\n-X %s_I\n"
+		     "-X %s_O\nCOMMIT\n",
+		     chain, chain, chain, chain, chain, chain) < 0)
+		return NULL;
+	return text;
+}
+
+size_t netlock_hold_chain_pids(const char *listing, pid_t *pids, size_t max)
+{
+	const char *p = listing;
+	size_t n = 0, i;
+	char end;
+	int pid;
+
+	for (; p && *p && n < max; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		/* "-N CRLH_<pid>_I": one per holder (its _O twin goes with it) */
+		if (sscanf(p, "-N CRLH_%d_I%c", &pid, &end) != 2 || end != '\n' || pid <= 0)
+			continue;
+		for (i = 0; i < n && pids[i] != pid; i++)
+			;
+		if (i == n)
+			pids[n++] = pid;
+	}
+	return n;
+}
+
 /* "ADDR:PORT" or "[ADDR6]:PORT" of @len bytes at @s. */
 static int parse_endpoint(const char *s, size_t len, int *family, uint8_t *addr, uint16_t *port)
 {

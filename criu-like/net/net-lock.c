@@ -30,6 +30,7 @@
 #include "ns.h"
 #include "net-lock-int.h"
 #include "net-lock.h"
+#include "nfq-hold.h"
 #include "options.h"
 #include "proc-parse.h"
 #include "restore.h"
@@ -45,6 +46,8 @@ struct netlock {
 	struct inet_tuple *tuples; /* everything locked, to rebuild the table under a new name */
 	size_t nr, cap;
 	struct nft_runner *nft; /* nftables: kept open, so each connection costs no new start */
+	char kept_name[NETLOCK_NAME_MAX]; /* dump: the kept name chosen up front (the holder's) */
+	char *dir; /* nftables, created under its kept name: the images it names */
 };
 
 static int fam_index(int family)
@@ -142,6 +145,7 @@ void netlock_free(struct netlock *nl)
 		return;
 	nft_runner_close(nl->nft);
 	free(nl->tuples);
+	free(nl->dir);
 	free(nl);
 }
 
@@ -170,7 +174,7 @@ static int add_run(struct netlock *nl, int family, const struct inet_tuple *t, s
 
 	if (nl->kind == NETLOCK_NFTABLES)
 		text = nl->installed ? netlock_nft_add(nl->name, t, n)
-				     : netlock_nft_create(nl->name, NULL, t, n, NULL);
+				     : netlock_nft_create(nl->name, NULL, t, n, nl->dir);
 	else
 		text = netlock_ipt_add(nl->name, !nl->chain[fi], family, t, n);
 	if (!text)
@@ -259,7 +263,9 @@ int netlock_keep(struct netlock *nl, const char *name, const char *dir)
 	char kept[NETLOCK_NAME_MAX];
 	int err;
 
-	if (!name) {
+	if (!name && nl->kept_name[0]) {
+		name = nl->kept_name;
+	} else if (!name) {
 		err = netlock_make_name(nl->kind, true, getpid(), (uint64_t)time(NULL), kept,
 					sizeof(kept));
 		if (err)
@@ -282,6 +288,32 @@ int netlock_keep(struct netlock *nl, const char *name, const char *dir)
 	strcpy(nl->name, name);
 	nl->kept = true;
 	return 0;
+}
+
+int netlock_open(struct netlock *nl)
+{
+	_cleanup_free_ char *text = NULL;
+	int i, err = 0;
+
+	if (nl->kind == NETLOCK_NFTABLES && nl->installed) {
+		if (asprintf(&text, "flush set inet %s v4\nflush set inet %s v6\n", nl->name,
+			     nl->name) < 0)
+			return -ENOMEM;
+		err = nft_exec(nl->nft, text, NULL, false);
+	}
+	for (i = 0; i < 2 && nl->kind == NETLOCK_IPTABLES && !err; i++) {
+		if (!nl->chain[i])
+			continue;
+		free(text);
+		if (asprintf(&text, "*filter\n-F %s\nCOMMIT\n", nl->name) < 0)
+			return -ENOMEM;
+		err = ipt_restore(fam_of(i), text, false);
+	}
+	if (err)
+		pr_warn("cannot open the network lock %s before the held packets go: they are "
+			"dropped, peers retransmit\n",
+			nl->name);
+	return err;
 }
 
 int netlock_remove(struct netlock *nl)
@@ -517,6 +549,7 @@ int netlock_cleanup(enum netlock_kind kind, bool quiet_missing)
 				? "the images it was kept for no longer record it"
 				: "the criu-like that installed it is gone");
 		stale[n++] = names[i];
+		nfq_hold_stop_name(names[i]);
 	}
 	stale[n] = NULL;
 	if (n && kind == NETLOCK_NFTABLES) {
@@ -542,8 +575,8 @@ void netlock_cleanup_stale(const struct cr_options *o)
 	uint64_t start;
 
 	self_start_time(&start); /* while /proc is criu-like's */
-
-	self_start_time(&start); /* while /proc is criu-like's */
+	/* the first hook of a dump or a restore: holding packets on or off for this run */
+	nfq_hold_disable(o->no_packet_hold);
 	if (netlock_parse_kind(o->network_lock, &kind) || kind == NETLOCK_SKIP)
 		return;
 	/* a host without the tool has no lock of that kind: nothing to say */
@@ -552,9 +585,62 @@ void netlock_cleanup_stale(const struct cr_options *o)
 
 /* ---- dump ----------------------------------------------------------------------------------- */
 
+/*
+ * Before the first rule: the holder of the namespace (started here if none
+ * runs yet), whose rules in table raw queue the connections' packets ahead
+ * of the lock. A killed tree of criu-like's namespace keeps its holder until
+ * the restore, named like the kept lock, which is chosen now: with nftables
+ * the table is created under that name at once, because the rename at the
+ * end of the dump deletes a table, and unregistering its hooks drops every
+ * queued packet of the namespace (nf_queue_nf_hook_drop()).
+ */
+static int dump_hold_setup(struct netlock *nl, const struct cr_options *o)
+{
+	bool keep = ns_net_tree_fd() < 0 && !o->leave_running;
+	struct nfq_hold *h = nfq_hold_here(NULL, false);
+	int err;
+
+	if (!h && keep) {
+		err = netlock_make_name(nl->kind, true, getpid(), (uint64_t)time(NULL),
+					nl->kept_name, sizeof(nl->kept_name));
+		if (err)
+			return err;
+		h = nfq_hold_here(nl->kept_name, true);
+	}
+	if (!h || strcmp(nfq_hold_name(h), nl->kept_name) || nl->kind != NETLOCK_NFTABLES) {
+		/* iptables renames its chain at the end: no hook goes, nothing is lost */
+		if (!h || strcmp(nfq_hold_name(h), nl->kept_name))
+			nl->kept_name[0] = '\0';
+		return 0;
+	}
+	nl->dir = realpath(o->images_dir, NULL);
+	if (!nl->dir) {
+		pr_perror("cannot resolve the image directory %s", o->images_dir);
+		return neg_errno();
+	}
+	if (!netlock_dir_recordable(nl->dir))
+		pr_warn("network lock %s cannot name its images %s (too long, or with a quote, "
+			"backslash or newline): later runs will leave it in place even once the "
+			"images are gone\n",
+			nl->kept_name, nl->dir);
+	strcpy(nl->name, nl->kept_name);
+	nl->kept = true;
+	return 0;
+}
+
+/* The holder of this namespace (if any) holds @t[0..@n) too; a failure only warns. */
+static void hold_conns(const struct inet_tuple *t, size_t n)
+{
+	struct nfq_hold *h = nfq_hold_here(NULL, true);
+
+	if (h)
+		nfq_hold_add(h, t, n);
+}
+
 static int netlock_dump_conns_here(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n)
 {
 	enum netlock_kind kind;
+	int err;
 
 	if (netlock_parse_kind(ctx->opts->network_lock, &kind)) {
 		pr_err("--network-lock %s: not nftables, iptables or skip\n",
@@ -569,7 +655,12 @@ static int netlock_dump_conns_here(struct dump_ctx *ctx, const struct inet_tuple
 			pr_perror("cannot set up the network lock");
 			return neg_errno();
 		}
+		err = dump_hold_setup(ctx->netlock, ctx->opts);
+		if (err)
+			return err;
 	}
+	/* held first: from the lock's rule on, nothing of them is only dropped */
+	hold_conns(t, n);
 	return netlock_add(ctx->netlock, t, n);
 }
 
@@ -595,6 +686,9 @@ static int netlock_dump_keep_here(struct dump_ctx *ctx)
 	_cleanup_free_ char *dir = NULL;
 
 	if (!ctx->netlock || !netlock_installed(ctx->netlock))
+		return 0;
+	/* created under its kept name already (dump_hold_setup()) */
+	if (ctx->netlock->kept)
 		return 0;
 	/* the lock lives as long as these images record it (netlock_verdict_of()) */
 	dir = realpath(ctx->opts->images_dir, NULL);
@@ -642,18 +736,46 @@ static void netlock_dump_fini_here(struct dump_ctx *ctx, bool remove)
 }
 
 /* In the tree's network namespace when it has one of its own (a lock installed there). */
+/*
+ * The tree runs again: the lock drops nothing more (emptied, its hooks still
+ * there), then the holder lets its packets go, in their order, its rules go
+ * and what they queued meanwhile passes, then the lock and the holder go.
+ * Deleting the lock while anything is queued would drop it: unregistering a
+ * hook flushes the namespace's queues.
+ */
+static void hold_let_go(struct netlock *nl, bool in_tree, struct nfq_hold *h)
+{
+	if (nl && netlock_installed(nl))
+		netlock_open(nl);
+	if (in_tree)
+		ns_net_open_here();
+	nfq_hold_release(h);
+	nfq_hold_unhold(h);
+}
+
 void netlock_dump_fini(struct dump_ctx *ctx, bool remove)
 {
 	int saved;
 	/* the tree has a namespace of its own, entered (the controller may be there already) */
 	bool in_tree = ns_net_tree_fd() >= 0 && !ns_net_enter_tree(&saved);
+	bool kept = !remove && netlock_dump_kept_name(ctx);
+	struct nfq_hold *h;
 
 	if (!in_tree)
 		saved = -1;
+	h = nfq_hold_take_here();
+	/* the tree goes on: what was held goes to it */
+	if (h && remove)
+		hold_let_go(ctx->netlock, in_tree, h);
 	netlock_dump_fini_here(ctx, remove);
 	/* the tree goes on (-R, a failure): its namespace carries packets again */
 	if (remove && in_tree)
 		ns_net_unlock_here();
+	/* killed: held for the restore with the kept lock; a container's namespace dies */
+	if (h && kept && !in_tree)
+		nfq_hold_detach(h);
+	else
+		nfq_hold_stop(h, !remove);
 	ns_net_leave_tree(saved);
 }
 
@@ -712,6 +834,7 @@ static int netlock_restore_conns_here(struct restore_ctx *ctx, const struct inet
 	/* the dump's lock holds every connection of these images already */
 	if (ctx->netlock->reused)
 		return 0;
+	hold_conns(t, n);
 	return netlock_add(ctx->netlock, t, n);
 }
 
@@ -772,15 +895,43 @@ static void netlock_restore_fini_here(struct restore_ctx *ctx, bool restored)
 /* In the tree's network namespace when it has one of its own (a lock installed there). */
 void netlock_restore_fini(struct restore_ctx *ctx, bool restored)
 {
+	const char *kept = images_lock(ctx);
 	int saved;
 	/* the tree has a namespace of its own, entered (the controller may be there already) */
 	bool in_tree = ns_net_tree_fd() >= 0 && !ns_net_enter_tree(&saved);
+	struct nfq_hold *h;
 
 	if (!in_tree)
 		saved = -1;
+	h = nfq_hold_take_here();
+	/*
+	 * The dump's holder, named like the lock it kept (whether or not a
+	 * connection of these images needed the lock: a SYN_SENT socket does not).
+	 */
+	bool lost = false;
+
+	if (!h && kept && nfq_hold_find(kept, &h)) {
+		h = NULL;
+		/* killed, its rules left behind: they would drop these connections for good */
+		lost = !ctx->opts->no_packet_hold;
+	}
+	/*
+	 * The tree runs: what was held goes to its sockets now, no peer waits for
+	 * its retransmission timer; first, because removing the rules drops what a
+	 * queue holds. A failed restore drops it: the tree is gone.
+	 */
+	if (h && restored) {
+		struct netlock *byname = ctx->netlock || !kept ? NULL : netlock_by_name(kept);
+
+		hold_let_go(ctx->netlock ? ctx->netlock : byname, in_tree, h);
+		netlock_free(byname);
+	}
 	netlock_restore_fini_here(ctx, restored);
 	/* the tree runs (or its namespace goes away with it) */
 	if (in_tree)
 		ns_net_unlock_here();
+	nfq_hold_stop(h, !restored);
+	if (lost && restored)
+		nfq_hold_cleanup();
 	ns_net_leave_tree(saved);
 }

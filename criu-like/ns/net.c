@@ -46,6 +46,7 @@
 #include "kind.h"
 #include "log.h"
 #include "net-lock.h"
+#include "nfq-hold.h"
 #include "net-nl.h"
 #include "options.h"
 #include "util.h"
@@ -185,12 +186,17 @@ static int ns_lock(void)
 {
 	const struct cr_options *o = ns_options();
 	enum netlock_kind kind;
+	struct nfq_hold *h;
 	int err;
 
 	if (ns_lock_skipped)
 		return 0;
 	if (netlock_parse_kind(o ? o->network_lock : NULL, &kind) || kind == NETLOCK_SKIP)
 		return 0;
+	/* held rather than only dropped: the namespace's holder, ahead of the lock */
+	h = nfq_hold_here(NULL, true);
+	if (h)
+		nfq_hold_add_netns(h);
 	if (kind == NETLOCK_NFTABLES)
 		err = nft_exec(NULL, ns_lock_nft, NULL, false);
 	else
@@ -208,6 +214,28 @@ static int ns_lock(void)
 }
 
 static int write_sysctl(const NetSysctlEntry *s);
+
+void ns_net_open_here(void)
+{
+	int err;
+
+	/* emptied, not deleted: deleting a base chain would drop what the holder holds */
+	if (ns_lock_kind == NETLOCK_NFTABLES)
+		err = nft_exec(NULL,
+			       "flush chain inet criu_like_netns input\n"
+			       "flush chain inet criu_like_netns output\n",
+			       NULL, false);
+	else if (ns_lock_kind == NETLOCK_IPTABLES)
+		err = ipt_restore(AF_INET, ns_unlock_ipt, false)
+			      ?: ipt_restore(AF_INET6, ns_unlock_ipt, false);
+	else
+		return;
+	if (err)
+		pr_warn("cannot open the tree's network namespace before the held packets go: "
+			"they are dropped\n");
+	else if (ns_lock_kind == NETLOCK_IPTABLES)
+		ns_lock_kind = -1; /* the rules are gone: nothing is left to unlock */
+}
 
 void ns_net_unlock_here(void)
 {

@@ -198,6 +198,42 @@ static void test_sendq_split(void **state)
 	assert_int_equal(unsent, 0);
 	t.unsent = 101; /* more unsent than queued: a corrupt entry */
 	assert_int_equal(tcp_sendq_split(&t, &sent, &unsent), -EINVAL);
+	/* restore: a small sent part is written again, a large one queued as sent */
+	t.unsent = 30;
+	assert_int_equal(tcp_sendq_restore_split(&t, &sent, &unsent), 0);
+	assert_int_equal(sent, 0);
+	assert_int_equal(unsent, 100);
+	{
+		static uint8_t big[TCP_RESEND_MAX + 31];
+
+		t.out_queue.data = big;
+		t.out_queue.len = sizeof(big);
+		assert_int_equal(tcp_sendq_restore_split(&t, &sent, &unsent), 0);
+		assert_int_equal(sent, TCP_RESEND_MAX + 1);
+		assert_int_equal(unsent, 30);
+		t.unsent = 31;
+		assert_int_equal(tcp_sendq_restore_split(&t, &sent, &unsent), 0);
+		assert_int_equal(sent, 0);
+		assert_int_equal(unsent, sizeof(big));
+		t.unsent = sizeof(big) + 1;
+		assert_int_equal(tcp_sendq_restore_split(&t, &sent, &unsent), -EINVAL);
+	}
+}
+
+static void test_ts_restored(void **state)
+{
+	(void)state;
+	/* on by the time since the read, in steps of 2 (bit 0 is a flag) */
+	assert_int_equal(tcp_ts_restored(1000, 5000, 5250), 1250);
+	assert_int_equal(tcp_ts_restored(1000, 5000, 5251), 1250);
+	/* wraps like the peer's comparison does */
+	assert_int_equal(tcp_ts_restored(0xfffffff0u, 100, 132), 0x10);
+	/* a clock set back: never backwards */
+	assert_int_equal(tcp_ts_restored(1000, 5000, 4000), 1000);
+	/* never half the timestamp space or more */
+	assert_int_equal(tcp_ts_restored(0, 0, 1ULL << 40), (1U << 30) - 2);
+	/* microsecond timestamps (bit 0 set): the flag kept, the step in microseconds */
+	assert_int_equal(tcp_ts_restored(1001, 5000, 5003), 4001);
 }
 
 static void test_sockaddr(void **state)
@@ -504,6 +540,7 @@ int main(void)
 		cmocka_unit_test(test_entry_from_diag),
 		cmocka_unit_test(test_fmt),
 		cmocka_unit_test(test_sendq_split),
+		cmocka_unit_test(test_ts_restored),
 		cmocka_unit_test(test_sockaddr),
 		cmocka_unit_test(test_opts_apply),
 		cmocka_unit_test(test_group_addr),

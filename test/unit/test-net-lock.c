@@ -97,6 +97,62 @@ static void test_nft_create(void **state)
 	free(text);
 }
 
+static void test_hold_ipt(void **state)
+{
+	struct inet_tuple t4 = tuple(AF_INET, "127.0.0.1", 40000, "127.0.0.2", 8080);
+	struct inet_tuple t6 = tuple(AF_INET6, "::1", 1, "fd00::2", 2);
+	struct inet_tuple both[2] = { t4, t6 };
+	char *text;
+
+	(void)state;
+	text = netlock_hold_ipt_add("CRLH_42", true, AF_INET, both, 2, false, 19456);
+	/* in raw, before conntrack and every lock; no --queue-bypass: no listener drops */
+	assert_string_equal(
+		text, "*raw\n:CRLH_42_I - [0:0]\n:CRLH_42_O - [0:0]\n"
+		      "-I PREROUTING -j CRLH_42_I\n-I OUTPUT -j CRLH_42_O\n"
+		      "-A CRLH_42_I -p tcp -s 127.0.0.2 -d 127.0.0.1 --sport 8080 --dport 40000 "
+		      "-j NFQUEUE --queue-num 19456\n"
+		      "-A CRLH_42_I -p tcp -s 127.0.0.1 -d 127.0.0.2 --sport 40000 --dport 8080 "
+		      "-j NFQUEUE --queue-num 19456\n"
+		      "-A CRLH_42_O -p tcp -s 127.0.0.2 -d 127.0.0.1 --sport 8080 --dport 40000 "
+		      "-j NFQUEUE --queue-num 19456\n"
+		      "-A CRLH_42_O -p tcp -s 127.0.0.1 -d 127.0.0.2 --sport 40000 --dport 8080 "
+		      "-j NFQUEUE --queue-num 19456\nCOMMIT\n");
+	free(text);
+	text = netlock_hold_ipt_add("CRLH_42", false, AF_INET6, both, 2, true, 3);
+	assert_string_equal(text,
+			    "*raw\n-A CRLH_42_I ! -i lo -j NFQUEUE --queue-num 3\n"
+			    "-A CRLH_42_O ! -o lo -j NFQUEUE --queue-num 3\n"
+			    "-A CRLH_42_I -p tcp -s fd00::2 -d ::1 --sport 2 --dport 1 -j NFQUEUE "
+			    "--queue-num 3\n"
+			    "-A CRLH_42_I -p tcp -s ::1 -d fd00::2 --sport 1 --dport 2 -j NFQUEUE "
+			    "--queue-num 3\n"
+			    "-A CRLH_42_O -p tcp -s fd00::2 -d ::1 --sport 2 --dport 1 -j NFQUEUE "
+			    "--queue-num 3\n"
+			    "-A CRLH_42_O -p tcp -s ::1 -d fd00::2 --sport 1 --dport 2 -j NFQUEUE "
+			    "--queue-num 3\nCOMMIT\n");
+	assert_null(strstr(text, "bypass"));
+	free(text);
+	assert_null(netlock_hold_ipt_add("CRLH_42", false, AF_INET, both, 2, false, -1));
+	assert_null(netlock_hold_ipt_add("CRLH_42", false, AF_UNIX, both, 2, false, 1));
+	{
+		pid_t pids[4];
+		const char *listing = "-P PREROUTING ACCEPT\n-N CRLH_42_I\n-N CRLH_42_O\n"
+				      "-N CRLH_7_I\n-N CRLH_x_I\n-N CRLH_9_IX\n-N CRLH_42_I\n"
+				      "-A PREROUTING -j CRLH_42_I\n";
+
+		assert_int_equal(netlock_hold_chain_pids(listing, pids, 4), 2);
+		assert_int_equal(pids[0], 42);
+		assert_int_equal(pids[1], 7);
+		assert_int_equal(netlock_hold_chain_pids(listing, pids, 1), 1);
+	}
+	text = netlock_hold_ipt_delete("CRLH_42");
+	assert_string_equal(text,
+			    "*raw\n-D PREROUTING -j CRLH_42_I\n-D OUTPUT -j CRLH_42_O\n"
+			    "-F CRLH_42_I\n-F CRLH_42_O\n-X CRLH_42_I\n-X CRLH_42_O\nCOMMIT\n");
+	free(text);
+}
+
 static void test_nft_add_delete(void **state)
 {
 	struct inet_tuple t6 = tuple(AF_INET6, "2001:db8::5", 80, "2001:db8::9", 33000);
@@ -493,12 +549,19 @@ static void test_tuple_arg(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_elem),	       cmocka_unit_test(test_nft_create),
-		cmocka_unit_test(test_nft_add_delete), cmocka_unit_test(test_ipt),
-		cmocka_unit_test(test_names),	       cmocka_unit_test(test_judge),
-		cmocka_unit_test(test_listing),	       cmocka_unit_test(test_proc_alive),
-		cmocka_unit_test(test_kind),	       cmocka_unit_test(test_cli),
-		cmocka_unit_test(test_tuple_arg),      cmocka_unit_test(test_ipt_keep),
+		cmocka_unit_test(test_elem),
+		cmocka_unit_test(test_nft_create),
+		cmocka_unit_test(test_nft_add_delete),
+		cmocka_unit_test(test_ipt),
+		cmocka_unit_test(test_hold_ipt),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_judge),
+		cmocka_unit_test(test_listing),
+		cmocka_unit_test(test_proc_alive),
+		cmocka_unit_test(test_kind),
+		cmocka_unit_test(test_cli),
+		cmocka_unit_test(test_tuple_arg),
+		cmocka_unit_test(test_ipt_keep),
 		cmocka_unit_test(test_kept),
 	};
 

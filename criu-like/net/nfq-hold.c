@@ -1,0 +1,684 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The packet holder (include/nfq-hold.h): a process of its own on an NFQUEUE
+ * of one network namespace, through libnetfilter_queue. What the lock's rules
+ * queue there waits without a verdict; "release" accepts it all in one batch
+ * verdict (the queue's order) and everything after it; "drop" or its death
+ * drops (the kernel flushes a queue whose listener goes). A controller talks
+ * to it over an abstract unix socket of the namespace, one byte a command:
+ *
+ *   r  release: accept what is held and whatever comes; answers the count
+ *   s  sync: the controller removed our rules; verdict what is still queued
+ *      (released: accepted), then answer, so that the lock's tables can go
+ *      (deleting a base chain drops whatever a queue of the namespace holds)
+ *   i, n  its pid, its queue number
+ *   k  keep: stay when this controller goes (a kill-mode dump: the restore
+ *      of its images finds the holder by name); without it a controller
+ *      that goes away (crashed) makes the holder drop and exit
+ *   d  drop what is held and exit
+ *   q  exit (what is still held is dropped by the kernel)
+ *
+ * It is a grandchild of criu-like (reparented, never waited for by the
+ * dumper or the restorer), with no fd of criu-like's but its own: it must
+ * hold no namespace, image or terminal alive.
+ */
+#define LOG_PREFIX "nfq-hold: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <libnetfilter_queue/libnetfilter_queue.h>
+#include <libnfnetlink/libnfnetlink.h>
+
+#include "log.h"
+#include "net-lock-int.h"
+#include "net-lock.h"
+#include "nfq-hold.h"
+
+/* linux/netfilter.h's verdicts: that header clashes with netinet/in.h */
+#ifndef NF_DROP
+#define NF_DROP 0
+#define NF_ACCEPT 1
+#endif
+#include "util.h"
+
+#define HOLD_SOCK_PREFIX "criu-like-hold:"
+/* queue numbers tried, from a base that is unlikely to be a firewall's own */
+#define HOLD_QUEUE_BASE 0x4c00
+#define HOLD_QUEUE_TRIES 256
+/* what the kernel keeps for us before it drops (fail-closed) */
+#define HOLD_QUEUE_MAXLEN 65536
+#define HOLD_RCVBUF (8 << 20)
+
+struct nfq_hold {
+	int fd; /* connected to the holder */
+	int queue;
+	pid_t pid; /* the holder: its rules are chains CRLH_<pid>_I and _O of table raw */
+	bool chains[2]; /* created, for IPv4 [0] and IPv6 [1] */
+	bool found; /* started by another criu-like: its chains are not known */
+	char name[96];
+};
+
+#define HOLD_CHAIN_FMT "CRLH_%d"
+
+/* ---- the holder process --------------------------------------------------------------------- */
+
+struct holder {
+	struct nfq_q_handle *qh;
+	uint32_t last_id; /* the newest packet held */
+	int queue;
+	unsigned int held;
+	bool passing; /* released: accept at once */
+	bool rules_gone; /* the controller removed our rules (s) */
+};
+
+static volatile sig_atomic_t terminated;
+
+static void on_term(int sig __unused)
+{
+	terminated = 1;
+}
+
+static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg __unused, struct nfq_data *nfa,
+		     void *data)
+{
+	struct nfqnl_msg_packet_hdr *ph = nfq_get_msg_packet_hdr(nfa);
+	struct holder *st = data;
+
+	if (!ph)
+		return 0;
+	if (st->passing)
+		return nfq_set_verdict(qh, ntohl(ph->packet_id), NF_ACCEPT, 0, NULL) < 0 ? -1 : 0;
+	st->last_id = ntohl(ph->packet_id);
+	st->held++;
+	return 0;
+}
+
+/* One verdict for every packet held, oldest first (ids grow with the queue's order). */
+static void verdict_all(struct holder *st, int verdict)
+{
+	if (st->held)
+		nfq_set_verdict_batch(st->qh, st->last_id, verdict);
+	st->held = 0;
+}
+
+static int sock_addr(const char *name, struct sockaddr_un *a, socklen_t *len)
+{
+	int n;
+
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	/* abstract: a name of this network namespace, gone with the process */
+	n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, HOLD_SOCK_PREFIX "%s", name);
+	if (n < 0 || (size_t)n >= sizeof(a->sun_path) - 1)
+		return -ENAMETOOLONG;
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+	return 0;
+}
+
+/* The queue and the control socket; the queue number, or -errno. */
+static int holder_setup(struct nfq_handle *h, struct holder *st, const char *name, int *lsk)
+{
+	struct sockaddr_un a;
+	socklen_t len;
+	int q, err;
+
+	for (q = HOLD_QUEUE_BASE + getpid() % HOLD_QUEUE_TRIES;
+	     q < HOLD_QUEUE_BASE + 2 * HOLD_QUEUE_TRIES && !st->qh; q++)
+		st->qh = nfq_create_queue(h, (uint16_t)q, on_packet, st);
+	if (!st->qh)
+		return -EBUSY;
+	q--;
+	if (nfq_set_mode(st->qh, NFQNL_COPY_META, 0) < 0)
+		return -EIO;
+	/* a full queue drops (no NFQA_CFG_F_FAIL_OPEN): never accept before the restore */
+	nfq_set_queue_maxlen(st->qh, HOLD_QUEUE_MAXLEN);
+	nfnl_rcvbufsiz(nfq_nfnlh(h), HOLD_RCVBUF);
+	err = sock_addr(name, &a, &len);
+	if (err)
+		return err;
+	*lsk = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (*lsk < 0 || bind(*lsk, (struct sockaddr *)&a, len) || listen(*lsk, 4))
+		return neg_errno();
+	return q;
+}
+
+static void holder_packets(struct nfq_handle *h, int fd)
+{
+	char buf[4096] __attribute__((aligned));
+	ssize_t n;
+
+	/* ENOBUFS: notifications lost, their packets stay queued until we exit: dropped */
+	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+		nfq_handle_packet(h, buf, (int)n);
+}
+
+/* A command of the controller; false: exit. */
+static void holder_packets(struct nfq_handle *h, int fd);
+
+static bool holder_command(struct nfq_handle *h, struct holder *st, char c, int csk, bool *keep)
+{
+	int n;
+
+	switch (c) {
+	case 'r':
+		n = (int)st->held;
+		verdict_all(st, NF_ACCEPT);
+		st->passing = true;
+		send(csk, &n, sizeof(n), MSG_NOSIGNAL);
+		return true;
+	case 's':
+		/* every packet queued before the rules went is already in our socket */
+		holder_packets(h, nfq_fd(h));
+		st->rules_gone = true;
+		n = (int)st->held;
+		send(csk, &n, sizeof(n), MSG_NOSIGNAL);
+		return true;
+	case 'k':
+		*keep = true;
+		n = 0;
+		send(csk, &n, sizeof(n), MSG_NOSIGNAL);
+		return true;
+	case 'i':
+		n = getpid();
+		send(csk, &n, sizeof(n), MSG_NOSIGNAL);
+		return true;
+	case 'n':
+		n = st->queue;
+		send(csk, &n, sizeof(n), MSG_NOSIGNAL);
+		return true;
+	case 'd':
+		verdict_all(st, NF_DROP);
+		return false;
+	default:
+		return false;
+	}
+}
+
+/* The chains of holder @pid, in both families; quiet: a family may have none. */
+static void holder_rules_remove(pid_t pid)
+{
+	char chain[32];
+	_cleanup_free_ char *text = NULL;
+
+	snprintf(chain, sizeof(chain), HOLD_CHAIN_FMT, pid);
+	text = netlock_hold_ipt_delete(chain);
+	if (!text)
+		return;
+	ipt_restore(AF_INET, text, true);
+	ipt_restore(AF_INET6, text, true);
+}
+
+static void __attribute__((noreturn)) holder_main(const char *name, int ready)
+{
+	struct holder st = { 0 };
+	struct nfq_handle *h = nfq_open();
+	int lsk = -1, csk = -1, q;
+	bool keep = false;
+	char c;
+
+	int msg[2];
+
+	q = h ? holder_setup(h, &st, name, &lsk) : -errno;
+	st.queue = q;
+	msg[0] = q;
+	msg[1] = getpid();
+	if (write(ready, msg, sizeof(msg)) != sizeof(msg) || q < 0)
+		_exit(1);
+	close(ready);
+	for (;;) {
+		struct pollfd p[3] = { { nfq_fd(h), POLLIN, 0 },
+				       { lsk, POLLIN, 0 },
+				       { csk, POLLIN, 0 } };
+
+		if (terminated) {
+			verdict_all(&st, NF_DROP);
+			break;
+		}
+		if (poll(p, 3, -1) < 0)
+			continue;
+		if (p[0].revents)
+			holder_packets(h, nfq_fd(h));
+		if (p[1].revents & POLLIN) {
+			int s = accept4(lsk, NULL, NULL, SOCK_CLOEXEC);
+
+			/* the newest controller is the one: a restore after a dump that kept us */
+			if (s >= 0) {
+				if (csk >= 0)
+					close(csk);
+				csk = s;
+				keep = false;
+			}
+			continue;
+		}
+		if (csk < 0 || !p[2].revents)
+			continue;
+		if (recv(csk, &c, 1, 0) == 1) {
+			if (!holder_command(h, &st, c, csk, &keep))
+				break;
+			continue;
+		}
+		/* the controller is gone: kept, wait for the next; crashed, drop */
+		close(csk);
+		csk = -1;
+		if (!keep) {
+			verdict_all(&st, NF_DROP);
+			break;
+		}
+	}
+	/*
+	 * Our rules go first (no hook is unregistered: nothing queued is lost),
+	 * then the queue: the kernel drops whatever it still holds. Packets come
+	 * to the lock underneath from now on.
+	 */
+	if (!st.rules_gone)
+		holder_rules_remove(getpid());
+	nfq_destroy_queue(st.qh);
+	nfq_close(h);
+	_exit(0);
+}
+
+/* In the grandchild: nothing of criu-like's stays open, no signal of its reaches us. */
+static void holder_detach_fds(int *ready)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int sig;
+
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 ||
+	    dup2(*ready, 3) < 0)
+		_exit(1);
+	*ready = 3;
+	close_range(4, ~0U, 0);
+	setsid();
+	for (sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+	/* SIGTERM, SIGINT, SIGHUP: drop and remove our rules on the way out (holder_main()) */
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	signal(SIGHUP, on_term);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	prctl(PR_SET_NAME, "criu-like-hold");
+	prctl(PR_SET_PDEATHSIG, 0);
+}
+
+static int hold_ask(struct nfq_hold *h, char c);
+
+static int hold_connect(const char *name, int *ret)
+{
+	struct sockaddr_un a;
+	socklen_t len;
+	int fd, err = sock_addr(name, &a, &len);
+
+	if (err)
+		return err;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return neg_errno();
+	if (connect(fd, (struct sockaddr *)&a, len)) {
+		err = errno == ECONNREFUSED ? -ENOENT : neg_errno();
+		close(fd);
+		return err;
+	}
+	*ret = fd;
+	return 0;
+}
+
+static struct nfq_hold *hold_new(const char *name, int fd, int queue)
+{
+	struct nfq_hold *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	h->fd = fd;
+	h->queue = queue;
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	return h;
+}
+
+int nfq_hold_start(const char *name, struct nfq_hold **ret)
+{
+	int pfd[2], msg[2] = { -EIO, 0 }, q, fd = -1, err, status;
+	struct nfq_hold *h;
+	pid_t pid;
+
+	if (strlen(name) >= sizeof(h->name))
+		return -ENAMETOOLONG;
+	if (pipe2(pfd, O_CLOEXEC))
+		return neg_errno();
+	pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		/* the grandchild holds; this child exits at once so nobody waits for the holder */
+		if (fork() == 0) {
+			holder_detach_fds(&pfd[1]);
+			holder_main(name, pfd[1]);
+		}
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (pid < 0) {
+		err = neg_errno();
+		close(pfd[0]);
+		return err;
+	}
+	waitpid(pid, &status, 0);
+	if (read(pfd[0], msg, sizeof(msg)) != sizeof(msg))
+		msg[0] = -EIO;
+	close(pfd[0]);
+	q = msg[0];
+	if (q < 0) {
+		pr_warn("cannot hold packets on an NFQUEUE (%s): they are dropped, peers "
+			"retransmit\n",
+			strerror(-q));
+		return q;
+	}
+	err = hold_connect(name, &fd);
+	h = err ? NULL : hold_new(name, fd, q);
+	if (h)
+		h->pid = msg[1];
+	if (!h) {
+		if (fd >= 0)
+			close(fd);
+		pr_warn("cannot reach the packet holder %s: %s\n", name,
+			strerror(err ? -err : ENOMEM));
+		return err ? err : -ENOMEM;
+	}
+	pr_debug("packet holder %s listens on queue %d\n", name, q);
+	*ret = h;
+	return 0;
+}
+
+/* A command and its answer (an int); -errno when the holder is gone. */
+static int hold_ask(struct nfq_hold *h, char c)
+{
+	int n;
+
+	if (send(h->fd, &c, 1, MSG_NOSIGNAL) != 1)
+		return neg_errno();
+	if (recv(h->fd, &n, sizeof(n), 0) != sizeof(n))
+		return -EPIPE;
+	return n;
+}
+
+int nfq_hold_find(const char *name, struct nfq_hold **ret)
+{
+	struct nfq_hold *h;
+	int fd, err = hold_connect(name, &fd);
+
+	if (err)
+		return err;
+	h = hold_new(name, fd, -1);
+	if (!h) {
+		close(fd);
+		return -ENOMEM;
+	}
+	h->pid = hold_ask(h, 'i');
+	h->queue = hold_ask(h, 'n');
+	h->found = h->chains[0] = h->chains[1] = true;
+	if (h->pid <= 0 || h->queue < 0) {
+		nfq_hold_stop(h, true);
+		return -EPIPE;
+	}
+	*ret = h;
+	return 0;
+}
+
+/* One iptables-restore per family that has something to hold. */
+static int hold_add(struct nfq_hold *h, const struct inet_tuple *t, size_t n, bool netns)
+{
+	char chain[32], what[2 * 46 + 32] = "every packet not on lo";
+	size_t i;
+	int fi, err = 0;
+
+	snprintf(chain, sizeof(chain), HOLD_CHAIN_FMT, h->pid);
+	for (fi = 0; fi < 2 && !err; fi++) {
+		int family = fi ? AF_INET6 : AF_INET;
+		_cleanup_free_ char *text = NULL;
+
+		for (i = 0; i < n && t[i].family != family; i++)
+			;
+		if (i == n && !netns)
+			continue;
+		text = netlock_hold_ipt_add(chain, !h->chains[fi], family, t, n, netns, h->queue);
+		err = text ? ipt_restore(family, text, true) : neg_errno();
+		if (!err)
+			h->chains[fi] = true;
+	}
+	if (!netns && n)
+		netlock_nft_elem(t, what, sizeof(what));
+	if (err)
+		pr_warn("cannot hold %s%s on queue %d (%s): dropped instead, peers retransmit\n",
+			n > 1 ? "the packets from " : "", what, h->queue, strerror(-err));
+	return err;
+}
+
+int nfq_hold_add(struct nfq_hold *h, const struct inet_tuple *t, size_t n)
+{
+	return n ? hold_add(h, t, n, false) : 0;
+}
+
+int nfq_hold_add_netns(struct nfq_hold *h)
+{
+	return hold_add(h, NULL, 0, true);
+}
+
+int nfq_hold_queue(const struct nfq_hold *h)
+{
+	return h->queue;
+}
+
+const char *nfq_hold_name(const struct nfq_hold *h)
+{
+	return h->name;
+}
+
+int nfq_hold_unhold(struct nfq_hold *h)
+{
+	char chain[32];
+	_cleanup_free_ char *text = NULL;
+	int fi, err = 0;
+
+	snprintf(chain, sizeof(chain), HOLD_CHAIN_FMT, h->pid);
+	text = netlock_hold_ipt_delete(chain);
+	if (!text)
+		return -ENOMEM;
+	for (fi = 0; fi < 2; fi++)
+		if (h->chains[fi] && !ipt_restore(fi ? AF_INET6 : AF_INET, text, h->found))
+			h->chains[fi] = false;
+	/* what was queued meanwhile is let through before anyone deletes a base chain */
+	err = hold_ask(h, 's');
+	return err < 0 ? err : 0;
+}
+
+int nfq_hold_release(struct nfq_hold *h)
+{
+	int n = hold_ask(h, 'r');
+
+	if (n < 0)
+		pr_warn("packet holder %s is gone: what it held was dropped, peers retransmit\n",
+			h->name);
+	else
+		pr_info("packet holder %s: %d held packet%s let go\n", h->name, n,
+			n == 1 ? "" : "s");
+	return n;
+}
+
+/* Until the holder has exited (it closes its end): its queue is gone after this. */
+static void hold_wait_gone(int fd)
+{
+	char c;
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	if (poll(&p, 1, 2000) > 0)
+		(void)!recv(fd, &c, 1, 0);
+}
+
+void nfq_hold_stop(struct nfq_hold *h, bool drop)
+{
+	char c = drop ? 'd' : 'q';
+
+	if (!h)
+		return;
+	if (send(h->fd, &c, 1, MSG_NOSIGNAL) == 1)
+		hold_wait_gone(h->fd);
+	pr_debug("packet holder %s stopped%s\n", h->name, drop ? ", what it held dropped" : "");
+	close(h->fd);
+	free(h);
+}
+
+void nfq_hold_detach(struct nfq_hold *h)
+{
+	if (!h)
+		return;
+	if (hold_ask(h, 'k') < 0)
+		pr_warn("packet holder %s is gone: the packets of the killed tree are dropped\n",
+			h->name);
+	else
+		pr_info("packet holder %s keeps the packets until these images are restored\n",
+			h->name);
+	close(h->fd);
+	free(h);
+}
+
+void nfq_hold_stop_name(const char *name)
+{
+	struct nfq_hold *h;
+
+	if (!nfq_hold_find(name, &h))
+		nfq_hold_stop(h, true);
+}
+
+/* Is @pid a holder (not a pid reused by something else)? */
+static bool holder_alive(pid_t pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	return !strcmp(comm, "criu-like-hold\n");
+}
+
+int nfq_hold_cleanup(void)
+{
+	pid_t pids[64];
+	size_t n, i;
+	int fi, removed = 0;
+
+	for (fi = 0; fi < 2; fi++) {
+		const char *const argv[] = {
+			fi ? "ip6tables" : "iptables", "-w", "-t", "raw", "-S", NULL
+		};
+		_cleanup_free_ char *listing = NULL;
+
+		/* no tool, no rules of a holder */
+		if (run_tool(argv, NULL, &listing, true))
+			continue;
+		n = netlock_hold_chain_pids(listing, pids, ARRAY_SIZE(pids));
+		for (i = 0; i < n; i++) {
+			char chain[32];
+			_cleanup_free_ char *text = NULL;
+
+			if (holder_alive(pids[i]))
+				continue;
+			snprintf(chain, sizeof(chain), HOLD_CHAIN_FMT, pids[i]);
+			pr_warn("removing the rules %s_I and %s_O of a packet holder that is "
+				"gone\n",
+				chain, chain);
+			text = netlock_hold_ipt_delete(chain);
+			if (text && !ipt_restore(fi ? AF_INET6 : AF_INET, text, false))
+				removed++;
+		}
+	}
+	return removed;
+}
+
+/* ---- one holder per network namespace ----------------------------------------------------- */
+
+static struct {
+	dev_t dev;
+	ino_t ino;
+	struct nfq_hold *h;
+	bool failed; /* tried: no NFQUEUE here */
+} holders[8];
+static bool hold_off;
+
+void nfq_hold_disable(bool off)
+{
+	hold_off = off;
+}
+
+/* The slot of this thread's network namespace (a free one when @add), or NULL. */
+static int here_slot(bool add)
+{
+	struct stat st;
+	size_t i;
+
+	if (stat("/proc/thread-self/ns/net", &st))
+		return -1;
+	for (i = 0; i < ARRAY_SIZE(holders); i++)
+		if ((holders[i].h || holders[i].failed) && holders[i].ino == st.st_ino &&
+		    holders[i].dev == st.st_dev)
+			return (int)i;
+	for (i = 0; add && i < ARRAY_SIZE(holders); i++)
+		if (!holders[i].h && !holders[i].failed) {
+			holders[i].ino = st.st_ino;
+			holders[i].dev = st.st_dev;
+			return (int)i;
+		}
+	return -1;
+}
+
+struct nfq_hold *nfq_hold_here(const char *name, bool start)
+{
+	char gen[64];
+	int i;
+
+	if (hold_off)
+		return NULL;
+	i = here_slot(start);
+	if (i < 0)
+		return NULL;
+	if (holders[i].h || holders[i].failed || !start)
+		return holders[i].h;
+	if (!name) {
+		snprintf(gen, sizeof(gen), "p%d-%lu", getpid(), (unsigned long)holders[i].ino);
+		name = gen;
+	}
+	if (nfq_hold_start(name, &holders[i].h))
+		holders[i].failed = true;
+	return holders[i].h;
+}
+
+struct nfq_hold *nfq_hold_take_here(void)
+{
+	struct nfq_hold *h;
+	int i = here_slot(false);
+
+	if (i < 0)
+		return NULL;
+	h = holders[i].h;
+	holders[i].h = NULL;
+	holders[i].failed = false;
+	return h;
+}
