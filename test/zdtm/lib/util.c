@@ -173,3 +173,41 @@ bool test_faults(void *addr, bool write)
 	sigaction(SIGBUS, &old_bus, NULL);
 	return faulted;
 }
+
+/* The fields of /proc/PID/stat after the command name: "S ppid ..." (NULL on error). */
+static const char *stat_after_comm(pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+	const char *p;
+	long n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	n = test_read_file(path, buf, size);
+	if (n <= 0)
+		return NULL;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p + 2 : NULL;
+}
+
+char test_proc_state(pid_t pid)
+{
+	char buf[1024];
+	const char *p = stat_after_comm(pid, buf, sizeof(buf));
+
+	return p ? p[0] : '?';
+}
+
+unsigned long long test_start_time(void)
+{
+	unsigned long long t = 0;
+	char buf[1024];
+	const char *p = stat_after_comm(getpid(), buf, sizeof(buf));
+
+	/* after the command name: state is field 3, the start time field 22 */
+	if (!p || sscanf(p,
+			 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+			 "%*d %*d %llu",
+			 &t) != 1)
+		return 0;
+	return t;
+}

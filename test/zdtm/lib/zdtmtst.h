@@ -89,6 +89,13 @@ int64_t test_now_ms(void);
 void test_sleep_ms(long ms);
 /* A whole small file into @buf, NUL-terminated; its length or -errno. */
 long test_read_file(const char *path, char *buf, size_t size);
+/* The state letter of @pid in /proc/PID/stat (R, S, T, Z...), '?' when unreadable. */
+char test_proc_state(pid_t pid);
+/*
+ * This process's start time (field 22 of /proc/self/stat): a restored process
+ * starts anew, so a test can tell a restore from a dump --leave-running.
+ */
+unsigned long long test_start_time(void);
 /* The /proc/self/maps entry holding @addr: bounds and "rwxp" perms; 0 or -ENOENT. */
 int test_vma_find(const void *addr, unsigned long *start, unsigned long *end, char perms[5]);
 /* The VmFlags line (" rd wr mr ...") of the mapping holding @addr; 0 or -errno. */

@@ -11,23 +11,6 @@
 
 #include "zdtmtst.h"
 
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return '?';
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : '?';
-}
-
 int main(int argc, char **argv)
 {
 	int status;
@@ -51,7 +34,7 @@ int main(int argc, char **argv)
 	test_daemon();
 	test_waitsig();
 
-	st = proc_state(pid);
+	st = test_proc_state(pid);
 	if (st != 'T') {
 		fail("child %d is in state %c, expected T (stopped)", pid, st);
 		return 1;

@@ -20,23 +20,6 @@
 
 static const int sigs[NR] = { SIGTSTP, SIGTTIN, SIGTTOU };
 
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return '?';
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : '?';
-}
-
 int main(int argc, char **argv)
 {
 	pid_t pid[NR];
@@ -79,7 +62,7 @@ int main(int argc, char **argv)
 			if (r == 0)
 				usleep(10000);
 		}
-		if (r == 0 && proc_state(pid[i]) == 'T') {
+		if (r == 0 && test_proc_state(pid[i]) == 'T') {
 			test_msg("child %d: stopped, no new stop reported: not restored\n", pid[i]);
 		} else if (r != pid[i] || !WIFSTOPPED(status) || WSTOPSIG(status) != sigs[i]) {
 			fail("child %d: status 0x%x after the restore, expected stopped by %d (%s)",

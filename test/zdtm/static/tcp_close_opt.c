@@ -35,27 +35,6 @@ static int closed(int sk, const char *what)
 	return 0;
 }
 
-/* The process's start time (field 22 of /proc/self/stat): a restored one starts anew. */
-static unsigned long long start_time(void)
-{
-	unsigned long long t = 0;
-	char buf[1024], *p;
-	FILE *f = fopen("/proc/self/stat", "r");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-
-	if (f)
-		fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	/* after ") ": state is field 3, start time field 22 */
-	if (p && sscanf(p + 2,
-			"%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-			"%*d %*d %*d %llu",
-			&t) != 1)
-		t = 0;
-	return t;
-}
-
 int main(int argc, char **argv)
 {
 	unsigned long long t0;
@@ -76,11 +55,11 @@ int main(int argc, char **argv)
 	    setsockopt(srv, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
 	    write(cli, "queued", 6) != 6)
 		goto err;
-	t0 = start_time();
+	t0 = test_start_time();
 	test_daemon();
 	test_waitsig();
 
-	if (start_time() == t0) {
+	if (test_start_time() == t0) {
 		/* not restored: the connection is as it was */
 		if (read(srv, buf, sizeof(buf)) != 6 || memcmp(buf, "queued", 6)) {
 			fail("not restored, but the connection lost its data");

@@ -22,25 +22,6 @@
 
 #define PORT_FILE "listen.port"
 
-static unsigned long long start_time(void)
-{
-	unsigned long long t = 0;
-	char buf[1024], *p;
-	FILE *f = fopen("/proc/self/stat", "r");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-
-	if (f)
-		fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (p && sscanf(p + 2,
-			"%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-			"%*d %*d %*d %llu",
-			&t) != 1)
-		t = 0;
-	return t;
-}
-
 /* Outside the tree: connect, then wait until the connection ends (a reset after the restore). */
 static int client(void *arg)
 {
@@ -83,13 +64,13 @@ int main(int argc, char **argv)
 	if (test_write_file(PORT_FILE, buf) || test_fork_outside(client, NULL) < 0 ||
 	    test_wait_file("client.connected", buf, sizeof(buf), 10000) < 0)
 		goto err;
-	t0 = start_time();
+	t0 = test_start_time();
 	test_daemon();
 	test_waitsig();
 
 	fcntl(lsk, F_SETFL, O_NONBLOCK);
 	s = accept(lsk, NULL, NULL);
-	if (start_time() == t0) {
+	if (test_start_time() == t0) {
 		if (s < 0) {
 			fail("not restored, but the waiting connection is gone: %m");
 			return 1;

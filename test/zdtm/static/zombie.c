@@ -16,23 +16,6 @@
 #define NZOMBIES 3
 
 /* The state letter of @pid from /proc/PID/stat, or '?' */
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return '?';
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : '?';
-}
-
 int main(int argc, char **argv)
 {
 	static const int expect[NZOMBIES] = { 0, 42, SIGKILL | 0x100 };
@@ -65,7 +48,7 @@ int main(int argc, char **argv)
 
 	for (int i = 0; i < NZOMBIES; i++) {
 		int status, want = expect[i] & 0x100 ? (expect[i] & 0xff) : expect[i] << 8;
-		char st = proc_state(pid[i]);
+		char st = test_proc_state(pid[i]);
 
 		if (st != 'Z') {
 			fail("child %d is in state %c, not a zombie", pid[i], st);
