@@ -232,6 +232,7 @@ struct fdinfo_fanotify_mark {
 struct fdinfo_lock {
 	char line[160]; /* kept verbatim, without "lock:\t" and '\n' */
 	char lclass[8]; /* POSIX, OFDLCK, FLOCK, ACCESS, LEASE, DELEG */
+	char sub[12]; /* ADVISORY; a lease: ACTIVE, BREAKING, BREAKER */
 	char type[8]; /* READ, WRITE, UNLCK */
 	pid_t pid; /* -1 for OFD locks (no owner task) */
 	unsigned int dev_major, dev_minor;

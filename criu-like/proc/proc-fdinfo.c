@@ -264,7 +264,7 @@ static int lock_token(const char **p, char *buf, size_t size)
 /* "1: POSIX  ADVISORY  WRITE 1234 fe:00:12 0 EOF" (fs/locks.c lock_get_status()) */
 static int parse_lock(const char *p, struct fdinfo_lock *l)
 {
-	char id[24], sub[16], pid[16], devino[64], start[24], end[24];
+	char id[24], pid[16], devino[64], start[24], end[24];
 	const char *q = p, *e;
 
 	e = strchrnul(p, '\n');
@@ -273,10 +273,10 @@ static int parse_lock(const char *p, struct fdinfo_lock *l)
 	memcpy(l->line, p, e - p);
 	l->line[e - p] = '\0';
 	if (lock_token(&q, id, sizeof(id)) || id[strlen(id) - 1] != ':' ||
-	    lock_token(&q, l->lclass, sizeof(l->lclass)) || lock_token(&q, sub, sizeof(sub)) ||
-	    lock_token(&q, l->type, sizeof(l->type)) || lock_token(&q, pid, sizeof(pid)) ||
-	    lock_token(&q, devino, sizeof(devino)) || lock_token(&q, start, sizeof(start)) ||
-	    lock_token(&q, end, sizeof(end)) || at_eol(q))
+	    lock_token(&q, l->lclass, sizeof(l->lclass)) ||
+	    lock_token(&q, l->sub, sizeof(l->sub)) || lock_token(&q, l->type, sizeof(l->type)) ||
+	    lock_token(&q, pid, sizeof(pid)) || lock_token(&q, devino, sizeof(devino)) ||
+	    lock_token(&q, start, sizeof(start)) || lock_token(&q, end, sizeof(end)) || at_eol(q))
 		return -EINVAL;
 	q = pid;
 	if (pp_int(&q, 10, -1, INT_MAX, &l->pid) || *q)
