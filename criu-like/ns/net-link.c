@@ -59,6 +59,67 @@ uint32_t attr_u32(const struct rtattr *a, uint32_t def)
 	return a && RTA_PAYLOAD(a) >= sizeof(uint32_t) ? *(const uint32_t *)RTA_DATA(a) : def;
 }
 
+/*
+ * The options of each kind given back at restore: the IFLA_INFO_DATA
+ * attributes (IFLA_INFO_SLAVE_DATA for a bridge port) copied from the image
+ * into the creation request. The others of the dump are the kernel's state
+ * (timers, ids, counters) or options left at their defaults.
+ */
+/* given back only when not 0: a kernel without the feature refuses even 0 (vlan filtering) */
+#define KEEP_NONZERO 0x8000
+static const uint16_t bridge_data[] = {
+	IFLA_BR_FORWARD_DELAY,	IFLA_BR_HELLO_TIME,	IFLA_BR_MAX_AGE,
+	IFLA_BR_AGEING_TIME,	IFLA_BR_STP_STATE,	IFLA_BR_PRIORITY,
+	IFLA_BR_VLAN_FILTERING | KEEP_NONZERO, IFLA_BR_VLAN_PROTOCOL,	IFLA_BR_VLAN_DEFAULT_PVID,
+	IFLA_BR_GROUP_FWD_MASK, IFLA_BR_MCAST_SNOOPING, 0,
+};
+static const uint16_t macvlan_data[] = { IFLA_MACVLAN_MODE, IFLA_MACVLAN_FLAGS, 0 };
+static const uint16_t vlan_data[] = { IFLA_VLAN_ID,	     IFLA_VLAN_PROTOCOL,   IFLA_VLAN_FLAGS,
+				      IFLA_VLAN_INGRESS_QOS, IFLA_VLAN_EGRESS_QOS, 0 };
+static const uint16_t ipvlan_data[] = { IFLA_IPVLAN_MODE, IFLA_IPVLAN_FLAGS, 0 };
+static const uint16_t brport_data[] = {
+	IFLA_BRPORT_COST,     IFLA_BRPORT_PRIORITY,	 IFLA_BRPORT_MODE,
+	IFLA_BRPORT_GUARD,    IFLA_BRPORT_PROTECT,	 IFLA_BRPORT_FAST_LEAVE,
+	IFLA_BRPORT_LEARNING, IFLA_BRPORT_UNICAST_FLOOD, 0,
+};
+
+/* The kinds of link the dump records, by IFLA_INFO_KIND. */
+static const struct link_kind {
+	const char *name;
+	NetLinkKind kind;
+	bool lower; /* made on a lower device (IFLA_LINK): macvlan, vlan... */
+	const uint16_t *data; /* the IFLA_INFO_DATA attributes given back */
+} link_kinds[] = {
+	{ "dummy", NET_LINK_KIND__NET_LINK_DUMMY, false, NULL },
+	{ "veth", NET_LINK_KIND__NET_LINK_VETH, false, NULL },
+	{ "bridge", NET_LINK_KIND__NET_LINK_BRIDGE, false, bridge_data },
+	{ "macvlan", NET_LINK_KIND__NET_LINK_MACVLAN, true, macvlan_data },
+	{ "macvtap", NET_LINK_KIND__NET_LINK_MACVTAP, true, macvlan_data },
+	{ "vlan", NET_LINK_KIND__NET_LINK_VLAN, true, vlan_data },
+	{ "ipvlan", NET_LINK_KIND__NET_LINK_IPVLAN, true, ipvlan_data },
+	{ "tun", NET_LINK_KIND__NET_LINK_TUN, false, NULL }, /* net-link-tun.c */
+};
+
+static const struct link_kind *kind_by_name(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < ARRAY_SIZE(link_kinds); i++)
+		if (!strcmp(link_kinds[i].name, name))
+			return &link_kinds[i];
+	return NULL;
+}
+
+static const struct link_kind *kind_of(NetLinkKind kind)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(link_kinds); i++)
+		if (link_kinds[i].kind == kind)
+			return &link_kinds[i];
+	return NULL;
+}
+
 /* The tunnels every new namespace gets when their module is loaded: made again by the kernel. */
 static bool fallback_tunnel(const char *name, const char *kind)
 {
@@ -110,28 +171,91 @@ static const char *host_link_name(const struct nl_buf *host, uint32_t ifindex)
 	return NULL;
 }
 
-static const char *const kind_why[][2] = {
-	{ "bridge", "a bridge inside the container" },
-	{ "macvlan", "a macvlan (its lower device is outside)" },
-	{ "macvtap", "a macvtap" },
-	{ "ipvlan", "an ipvlan" },
-	{ "tun", "a tun/tap device (its queues are files of the tree)" },
-	{ "vxlan", "a vxlan tunnel" },
-	{ "wireguard", "a wireguard tunnel" },
-	{ "bond", "a bond" },
-	{ "vlan", "a vlan" },
-};
+/* A veth: its peer outside (in criu-like's namespace: name, MTU, flags, bridge) or inside. */
+static void veth_fill(pid_t pid, struct rtattr **tb, const struct nl_buf *host, NetLinkEntry *e)
+{
+	const struct nlmsghdr *p;
+	uint32_t peer = attr_u32(tb[IFLA_LINK], 0);
+	struct rtattr *pt[IFLA_MAX + 1];
+	const char *pname, *pkind, *master;
 
-int link_fill(pid_t pid, const struct nlmsghdr *n, const struct nl_buf *host, NetLinkEntry *e,
-	      bool *skip)
+	e->peer_name = "";
+	if (!tb[IFLA_LINK_NETNSID]) {
+		/* both ends inside: made again as a pair */
+		e->has_peer_ifindex = true;
+		e->peer_ifindex = peer;
+		pr_info("pid %d: veth %s, its peer (ifindex %u) inside\n", pid, e->name, peer);
+		return;
+	}
+	p = find_peer(host, e->ifindex, peer);
+	if (!p) {
+		pr_warn("pid %d: the peer of veth %s is not in criu-like's network namespace: "
+			"name its outside end at restore (--external veth[%s]:NAME)\n",
+			pid, e->name, e->name);
+		return;
+	}
+	link_info(p, pt, &pname, &pkind);
+	e->peer_name = (char *)pname;
+	if (n_dump_peers < ARRAY_SIZE(dump_peers)) {
+		dump_peers[n_dump_peers].ifindex =
+			((const struct ifinfomsg *)NLMSG_DATA(p))->ifi_index;
+		snprintf(dump_peers[n_dump_peers].name, IFNAMSIZ, "%s", pname);
+		n_dump_peers++;
+	}
+	e->has_peer_mtu = e->has_peer_flags = true;
+	e->peer_mtu = attr_u32(pt[IFLA_MTU], 0);
+	e->peer_flags = ((const struct ifinfomsg *)NLMSG_DATA(p))->ifi_flags;
+	master = pt[IFLA_MASTER] ? host_link_name(host, attr_u32(pt[IFLA_MASTER], 0)) : NULL;
+	if (master)
+		e->peer_master = (char *)master;
+	pr_info("pid %d: veth %s, its peer %s outside%s%s\n", pid, e->name, pname,
+		master ? " on " : "", master ? master : "");
+}
+
+/* A link on a lower device: inside the namespace (its ifindex) or outside (its name there). */
+static void lower_fill(pid_t pid, struct rtattr **tb, const struct nl_buf *host, NetLinkEntry *e)
+{
+	const char *name;
+
+	e->has_link = true;
+	e->link = attr_u32(tb[IFLA_LINK], 0);
+	if (!tb[IFLA_LINK_NETNSID])
+		return;
+	e->has_link_outside = e->link_outside = true;
+	name = host_link_name(host, e->link);
+	e->link_name = name ? (char *)name : "";
+	pr_info("pid %d: link %s is on %s outside its namespace: name it at restore "
+		"(--external macvlan[%s]:NAME)\n",
+		pid, e->name, name ? name : "a link not in criu-like's namespace", e->name);
+}
+
+/* The options of the kind and of the bridge port, as the kernel sent them. */
+static void data_fill(struct rtattr **tb, NetLinkEntry *e)
+{
+	struct rtattr *li[IFLA_INFO_MAX + 1];
+
+	if (!tb[IFLA_LINKINFO])
+		return;
+	nl_parse_nested(tb[IFLA_LINKINFO], li, IFLA_INFO_MAX);
+	if (li[IFLA_INFO_DATA]) {
+		e->has_info_data = true;
+		e->info_data.data = RTA_DATA(li[IFLA_INFO_DATA]);
+		e->info_data.len = RTA_PAYLOAD(li[IFLA_INFO_DATA]);
+	}
+	if (li[IFLA_INFO_SLAVE_DATA] && li[IFLA_INFO_SLAVE_KIND] &&
+	    !strcmp(RTA_DATA(li[IFLA_INFO_SLAVE_KIND]), "bridge")) {
+		e->has_slave_data = true;
+		e->slave_data.data = RTA_DATA(li[IFLA_INFO_SLAVE_DATA]);
+		e->slave_data.len = RTA_PAYLOAD(li[IFLA_INFO_SLAVE_DATA]);
+	}
+}
+
+/* What every link has: index, name, flags, MTU, MAC, queue length, alias, master. */
+static void common_fill(const struct nlmsghdr *n, struct rtattr **tb, const char *name,
+			NetLinkEntry *e)
 {
 	const struct ifinfomsg *ifi = NLMSG_DATA(n);
-	struct rtattr *tb[IFLA_MAX + 1];
-	const char *name, *kind;
-	size_t i;
 
-	link_info(n, tb, &name, &kind);
-	*skip = false;
 	net_link_entry__init(e);
 	e->ifindex = (uint32_t)ifi->ifi_index;
 	e->name = (char *)name;
@@ -144,81 +268,95 @@ int link_fill(pid_t pid, const struct nlmsghdr *n, const struct nl_buf *host, Ne
 		e->address.data = RTA_DATA(tb[IFLA_ADDRESS]);
 		e->address.len = RTA_PAYLOAD(tb[IFLA_ADDRESS]);
 	}
-	if (fallback_tunnel(name, kind)) {
+	if (tb[IFLA_IFALIAS] && RTA_PAYLOAD(tb[IFLA_IFALIAS]) > 1)
+		e->alias = RTA_DATA(tb[IFLA_IFALIAS]);
+	if (tb[IFLA_MASTER]) {
+		e->has_master = true;
+		e->master = attr_u32(tb[IFLA_MASTER], 0);
+		/* a bridge makes its ports promiscuous itself: not a flag of the user's */
+		if (attr_u32(tb[IFLA_PROMISCUITY], 0) <= 1)
+			e->flags &= ~IFF_PROMISC;
+	}
+}
+
+int link_fill(pid_t pid, const struct nlmsghdr *n, const struct nl_buf *host, NetLinkEntry *e,
+	      bool *skip)
+{
+	const struct ifinfomsg *ifi = NLMSG_DATA(n);
+	struct rtattr *tb[IFLA_MAX + 1];
+	const struct link_kind *k;
+	const char *name, *kind;
+
+	link_info(n, tb, &name, &kind);
+	common_fill(n, tb, name, e);
+	*skip = fallback_tunnel(name, kind);
+	if (*skip) {
 		pr_info("pid %d: link %s (%s) is made by the kernel in every namespace: not "
 			"dumped\n",
 			pid, name, kind);
-		*skip = true;
 		return 0;
 	}
 	if (!kind && (ifi->ifi_flags & IFF_LOOPBACK)) {
 		e->kind = NET_LINK_KIND__NET_LINK_LOOPBACK;
 		return 0;
 	}
-	if (tb[IFLA_MASTER]) {
-		pr_err("pid %d: link %s is enslaved to another link of the container (ifindex "
-		       "%u): not supported\n",
-		       pid, name, attr_u32(tb[IFLA_MASTER], 0));
+	k = kind_by_name(kind);
+	if (!k) {
+		pr_err("pid %d: link %s of its network namespace is of kind %s: not dumped (only "
+		       "lo, dummy, veth, bridge, macvlan, macvtap, vlan, ipvlan and tun/tap links "
+		       "are)\n",
+		       pid, name, kind ? kind : "(none)");
 		return -EOPNOTSUPP;
 	}
-	if (kind && !strcmp(kind, "dummy")) {
-		e->kind = NET_LINK_KIND__NET_LINK_DUMMY;
-		return 0;
-	}
-	if (kind && !strcmp(kind, "veth")) {
-		const struct nlmsghdr *p;
-		uint32_t peer = attr_u32(tb[IFLA_LINK], 0);
+	e->kind = k->kind;
+	data_fill(tb, e);
+	if (k->kind == NET_LINK_KIND__NET_LINK_VETH)
+		veth_fill(pid, tb, host, e);
+	else if (k->lower)
+		lower_fill(pid, tb, host, e);
+	return 0;
+}
 
-		e->kind = NET_LINK_KIND__NET_LINK_VETH;
-		if (!tb[IFLA_LINK_NETNSID]) {
-			pr_err("pid %d: link %s is a veth whose peer is inside the container too: "
-			       "not supported\n",
-			       pid, name);
+static const NetLinkEntry *entry_by_index(NetLinkEntry *const *links, size_t n, uint32_t ifindex)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (links[i]->ifindex == ifindex)
+			return links[i];
+	return NULL;
+}
+
+int net_links_dump_check(pid_t pid, NetLinkEntry *const *links, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const NetLinkEntry *l = links[i], *m;
+
+		if (l->has_master) {
+			m = entry_by_index(links, n, l->master);
+			if (!m || m->kind != NET_LINK_KIND__NET_LINK_BRIDGE) {
+				pr_err("pid %d: link %s is enslaved to %s%s (ifindex %u): only "
+				       "bridge ports are dumped\n",
+				       pid, l->name, m ? "link " : "a link not dumped",
+				       m ? m->name : "", l->master);
+				return -EOPNOTSUPP;
+			}
+		}
+		if (l->has_link && !l->link_outside && !entry_by_index(links, n, l->link)) {
+			pr_err("pid %d: link %s is on a lower link (ifindex %u) that is not "
+			       "dumped\n",
+			       pid, l->name, l->link);
 			return -EOPNOTSUPP;
 		}
-		p = find_peer(host, e->ifindex, peer);
-		e->peer_name = "";
-		if (!p) {
-			pr_warn("pid %d: the peer of veth %s is not in criu-like's network "
-				"namespace: name its outside end at restore (--external "
-				"veth[%s]:NAME)\n",
-				pid, name, name);
-		} else {
-			struct rtattr *pt[IFLA_MAX + 1];
-			const char *pname, *pkind, *master;
-
-			link_info(p, pt, &pname, &pkind);
-			e->peer_name = (char *)pname;
-			if (n_dump_peers < ARRAY_SIZE(dump_peers)) {
-				dump_peers[n_dump_peers].ifindex =
-					((const struct ifinfomsg *)NLMSG_DATA(p))->ifi_index;
-				snprintf(dump_peers[n_dump_peers].name, IFNAMSIZ, "%s", pname);
-				n_dump_peers++;
-			}
-			e->has_peer_mtu = e->has_peer_flags = true;
-			e->peer_mtu = attr_u32(pt[IFLA_MTU], 0);
-			e->peer_flags = ((const struct ifinfomsg *)NLMSG_DATA(p))->ifi_flags;
-			master = pt[IFLA_MASTER]
-					 ? host_link_name(host, attr_u32(pt[IFLA_MASTER], 0))
-					 : NULL;
-			if (master)
-				e->peer_master = (char *)master;
-			pr_info("pid %d: veth %s, its peer %s outside%s%s\n", pid, name, pname,
-				master ? " on " : "", master ? master : "");
+		if (l->has_peer_ifindex && !entry_by_index(links, n, l->peer_ifindex)) {
+			pr_err("pid %d: the peer (ifindex %u) of veth %s is not dumped\n", pid,
+			       l->peer_ifindex, l->name);
+			return -EOPNOTSUPP;
 		}
-		return 0;
 	}
-	for (i = 0; kind && i < ARRAY_SIZE(kind_why); i++)
-		if (!strcmp(kind, kind_why[i][0]))
-			break;
-	pr_err("pid %d: link %s of its network namespace is %s%s%s: only lo, veth and dummy "
-	       "links are dumped\n",
-	       pid, name, kind && i < ARRAY_SIZE(kind_why) ? kind_why[i][1] : "of kind ",
-	       kind && i < ARRAY_SIZE(kind_why) ? ""
-	       : kind				? kind
-						: "(none)",
-	       kind && i < ARRAY_SIZE(kind_why) ? "" : "");
-	return -EOPNOTSUPP;
+	return 0;
 }
 
 #define PEERS_GONE_WAIT_MS 5000
@@ -258,6 +396,20 @@ void net_link_peers_wait(bool killed)
 
 /* ---- restore ---------------------------------------------------------------------------------- */
 
+const char *net_external_name(const char *const *ext, size_t n, const char *type, const char *in)
+{
+	size_t tlen = strlen(type), len = strlen(in), i;
+
+	for (i = 0; ext && i < n; i++) {
+		const char *x = ext[i];
+
+		if (!strncmp(x, type, tlen) && x[tlen] == '[' && !strncmp(x + tlen + 1, in, len) &&
+		    !strncmp(x + tlen + 1 + len, "]:", 2))
+			return x + tlen + 1 + len + 2;
+	}
+	return NULL;
+}
+
 /* --external veth[IN]:OUT, or --veth-pair IN=OUT[@BRIDGE]: the outside name of veth @in. */
 static int outside_name(const char *in, const char **out, const char **bridge)
 {
@@ -265,16 +417,10 @@ static int outside_name(const char *in, const char **out, const char **bridge)
 	size_t len = strlen(in);
 	int i;
 
-	*out = *bridge = NULL;
-	for (i = 0; o && i < o->n_external; i++) {
-		const char *x = o->external[i];
-
-		if (!strncmp(x, "veth[", 5) && !strncmp(x + 5, in, len) &&
-		    !strncmp(x + 5 + len, "]:", 2)) {
-			*out = x + 5 + len + 2;
-			return 0;
-		}
-	}
+	*bridge = NULL;
+	*out = o ? net_external_name(o->external, (size_t)o->n_external, "veth", in) : NULL;
+	if (*out)
+		return 0;
 	for (i = 0; o && i < o->n_veth_pairs; i++) {
 		const char *x = o->veth_pairs[i], *at;
 		static char names[16][2][IFNAMSIZ];
@@ -297,51 +443,132 @@ static int outside_name(const char *in, const char **out, const char **bridge)
 	return -ENOENT;
 }
 
-int net_links_check(const NetnsEntry *ne, uint32_t id, struct net_link_plan *p)
+static long index_of(const NetnsEntry *ne, uint32_t ifindex)
 {
 	size_t i;
 
+	for (i = 0; i < ne->n_links; i++)
+		if (ne->links[i]->ifindex == ifindex)
+			return (long)i;
+	return -1;
+}
+
+/* A veth's outside end, named at restore. */
+static int check_veth(const NetnsEntry *ne, size_t i, struct net_link_plan *p)
+{
+	const NetLinkEntry *l = ne->links[i];
+	long j;
+	int err;
+
+	if (l->has_peer_ifindex) {
+		j = index_of(ne, l->peer_ifindex);
+		if (j < 0 || ne->links[j]->kind != NET_LINK_KIND__NET_LINK_VETH ||
+		    ne->links[j]->peer_ifindex != l->ifindex || l->peer_ifindex == l->ifindex) {
+			pr_err("veth %s: its peer inside (ifindex %u) is not a veth paired with "
+			       "it\n",
+			       l->name, l->peer_ifindex);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	err = outside_name(l->name, &p->outside[i], &p->bridge[i]);
+	if (err == -EINVAL || (!err && (!*p->outside[i] || strlen(p->outside[i]) >= IFNAMSIZ))) {
+		pr_err("the outside name given for veth %s is not a link name\n", l->name);
+		return -EINVAL;
+	}
+	if (err) {
+		pr_err("link %s is a veth whose outside end is not named: give --external "
+		       "veth[%s]:NAME (at the dump it was %s%s%s)\n",
+		       l->name, l->name,
+		       l->peer_name && *l->peer_name ? l->peer_name : "not visible",
+		       l->peer_master ? " on bridge " : "", l->peer_master ? l->peer_master : "");
+		return -EINVAL;
+	}
+	if (!p->bridge[i] && l->peer_master)
+		p->bridge[i] = l->peer_master;
+	return 0;
+}
+
+/* A link on a lower device: inside, in the image; outside, named by --external macvlan[IN]:OUT. */
+static int check_lower(const NetnsEntry *ne, size_t i, struct net_link_plan *p)
+{
+	const struct cr_options *o = ns_options();
+	const NetLinkEntry *l = ne->links[i];
+	const char *out;
+
+	if (!l->link_outside) {
+		if (index_of(ne, l->link) < 0 || l->link == l->ifindex) {
+			pr_err("link %s: its lower link (ifindex %u) is not in the image\n",
+			       l->name, l->link);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	out = o ? net_external_name(o->external, (size_t)o->n_external, "macvlan", l->name) : NULL;
+	if (!out) {
+		pr_err("link %s (%s) is on a link outside the container (%s at the dump): give "
+		       "--external macvlan[%s]:NAME\n",
+		       l->name, kind_of(l->kind)->name,
+		       l->link_name && *l->link_name ? l->link_name : "not visible", l->name);
+		return -EINVAL;
+	}
+	p->lower[i] = if_nametoindex(out);
+	if (!p->lower[i]) {
+		pr_err("--external macvlan[%s]:%s: there is no link %s here\n", l->name, out, out);
+		return -ENOENT;
+	}
+	/* links are made on it from inside the new namespace: a socket of criu-like's */
+	if (p->host_sk < 0)
+		p->host_sk = rtnl_open();
+	return p->host_sk < 0 ? p->host_sk : 0;
+}
+
+int net_links_check(const NetnsEntry *ne, uint32_t id, struct net_link_plan *p)
+{
+	size_t i;
+	int err = 0;
+
+	p->host_sk = -1;
 	p->outside = calloc(ne->n_links + 1, sizeof(*p->outside));
 	p->bridge = calloc(ne->n_links + 1, sizeof(*p->bridge));
-	if (!p->outside || !p->bridge)
+	p->lower = calloc(ne->n_links + 1, sizeof(*p->lower));
+	if (!p->outside || !p->bridge || !p->lower)
 		return -ENOMEM;
-	for (i = 0; i < ne->n_links; i++) {
+	for (i = 0; !err && i < ne->n_links; i++) {
 		const NetLinkEntry *l = ne->links[i];
-		int err;
+		const struct link_kind *k = kind_of(l->kind);
+		long m = l->has_master ? index_of(ne, l->master) : 0;
 
 		if (!*l->name || strlen(l->name) >= IFNAMSIZ || strchr(l->name, '/') ||
-		    (l->has_address && l->address.len > 32) || !l->ifindex) {
-			pr_err("netns-%u.img: link %zu: a bad name, address or index\n", id, i);
+		    (l->has_address && l->address.len > 32) || !l->ifindex ||
+		    index_of(ne, l->ifindex) != (long)i || (l->alias && strlen(l->alias) >= 256) ||
+		    (!k && l->kind != NET_LINK_KIND__NET_LINK_LOOPBACK) ||
+		    (k && k->lower && !l->has_link) || m < 0 ||
+		    (l->has_master && ne->links[m]->kind != NET_LINK_KIND__NET_LINK_BRIDGE)) {
+			pr_err("netns-%u.img: link %zu: a bad name, address, index, kind, lower "
+			       "link "
+			       "or master\n",
+			       id, i);
 			return -EINVAL;
 		}
-		if (l->kind != NET_LINK_KIND__NET_LINK_VETH)
-			continue;
-		err = outside_name(l->name, &p->outside[i], &p->bridge[i]);
-		if (err == -EINVAL ||
-		    (!err && (!*p->outside[i] || strlen(p->outside[i]) >= IFNAMSIZ))) {
-			pr_err("the outside name given for veth %s is not a link name\n", l->name);
-			return -EINVAL;
-		}
-		if (err) {
-			pr_err("link %s is a veth whose outside end is not named: give --external "
-			       "veth[%s]:NAME (at the dump it was %s%s%s)\n",
-			       l->name, l->name,
-			       l->peer_name && *l->peer_name ? l->peer_name : "not visible",
-			       l->peer_master ? " on bridge " : "",
-			       l->peer_master ? l->peer_master : "");
-			return -EINVAL;
-		}
-		if (!p->bridge[i] && l->peer_master)
-			p->bridge[i] = l->peer_master;
+		if (l->kind == NET_LINK_KIND__NET_LINK_VETH)
+			err = check_veth(ne, i, p);
+		else if (k && k->lower)
+			err = check_lower(ne, i, p);
 	}
-	return 0;
+	return err;
 }
 
 void net_link_plan_fini(struct net_link_plan *p)
 {
 	free(p->outside);
 	free(p->bridge);
+	free(p->lower);
 	p->outside = p->bridge = NULL;
+	p->lower = NULL;
+	if (p->host_sk >= 0)
+		close(p->host_sk);
+	p->host_sk = -1;
 }
 
 int link_set(int sk, int ifindex, unsigned int flags, unsigned int change, const NetLinkEntry *l,
@@ -366,72 +593,232 @@ int link_set(int sk, int ifindex, unsigned int flags, unsigned int change, const
 	return err;
 }
 
-/* A dummy or a veth (its peer in @host named @out) with the saved ifindex, name, MTU, MAC. */
-static int link_create(int sk, const NetLinkEntry *l, const char *out, int host)
+static bool all_zero(const void *p, size_t len)
 {
-	uint8_t buf[NL_REQ_SIZE];
-	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = (int)l->ifindex };
-	struct nlmsghdr *n = nl_req_init(buf, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, &ifi,
-					 sizeof(ifi));
-	struct rtattr *info, *data, *peer;
-	bool veth = l->kind == NET_LINK_KIND__NET_LINK_VETH;
-	int err;
+	const uint8_t *b = p;
 
-	err = nl_put_str(n, IFLA_IFNAME, l->name);
+	while (len && !*b)
+		b++, len--;
+	return !len;
+}
+
+/* The attributes of @saved (IFLA_INFO_DATA...) whose types are in @keep, into @n. */
+static int put_kept(struct nlmsghdr *n, const ProtobufCBinaryData *saved, const uint16_t *keep)
+{
+	const struct rtattr *a = (const struct rtattr *)saved->data;
+	int len = (int)saved->len, err = 0;
+	size_t i;
+
+	for (; !err && RTA_OK(a, len); a = RTA_NEXT(a, len))
+		for (i = 0; keep && keep[i]; i++)
+			if ((a->rta_type & NLA_TYPE_MASK) == (keep[i] & ~KEEP_NONZERO)) {
+				if (!(keep[i] & KEEP_NONZERO) || !all_zero(RTA_DATA(a), RTA_PAYLOAD(a)))
+					err = nl_put(n, a->rta_type, RTA_DATA(a), RTA_PAYLOAD(a));
+				break;
+			}
+	return err;
+}
+
+/* Name, MTU, queue length and MAC of @l into a request (a link's or a veth peer's). */
+static int put_common(struct nlmsghdr *n, const NetLinkEntry *l)
+{
+	int err = nl_put_str(n, IFLA_IFNAME, l->name);
+
 	if (!err && l->mtu)
 		err = nl_put_u32(n, IFLA_MTU, l->mtu);
 	if (!err && l->has_txqlen)
 		err = nl_put_u32(n, IFLA_TXQLEN, l->txqlen);
 	if (!err && l->has_address)
 		err = nl_put(n, IFLA_ADDRESS, l->address.data, l->address.len);
-	info = err ? NULL : nl_nest_start(n, IFLA_LINKINFO);
-	if (!info || nl_put_str(n, IFLA_INFO_KIND, veth ? "veth" : "dummy"))
-		return -E2BIG;
-	if (veth) {
-		struct ifinfomsg pifi = { .ifi_family = AF_UNSPEC };
+	return err;
+}
 
-		data = nl_nest_start(n, IFLA_INFO_DATA);
-		peer = data ? nl_nest_start(n, VETH_INFO_PEER) : NULL;
-		if (!peer || n->nlmsg_len + sizeof(pifi) > NL_REQ_SIZE)
-			return -E2BIG;
-		memcpy((uint8_t *)n + n->nlmsg_len, &pifi, sizeof(pifi));
-		n->nlmsg_len += NLMSG_ALIGN(sizeof(pifi));
+/* The peer of a veth: outside (named @out, in @host) or inside (@in, with its own index). */
+static int put_peer(struct nlmsghdr *n, const NetLinkEntry *l, const NetLinkEntry *in,
+		    const char *out, int host)
+{
+	struct ifinfomsg pifi = { .ifi_family = AF_UNSPEC, .ifi_index = in ? (int)in->ifindex : 0 };
+	struct rtattr *data, *peer;
+	int err;
+
+	data = nl_nest_start(n, IFLA_INFO_DATA);
+	peer = data ? nl_nest_start(n, VETH_INFO_PEER) : NULL;
+	if (!peer || n->nlmsg_len + sizeof(pifi) > NL_REQ_SIZE)
+		return -E2BIG;
+	memcpy((uint8_t *)n + n->nlmsg_len, &pifi, sizeof(pifi));
+	n->nlmsg_len += NLMSG_ALIGN(sizeof(pifi));
+	if (in) {
+		err = put_common(n, in);
+	} else {
 		err = nl_put_str(n, IFLA_IFNAME, out);
 		if (!err)
 			err = nl_put_u32(n, IFLA_NET_NS_FD, (uint32_t)host);
 		if (!err && l->has_peer_mtu && l->peer_mtu)
 			err = nl_put_u32(n, IFLA_MTU, l->peer_mtu);
-		if (err)
-			return err;
-		nl_nest_end(n, peer);
-		nl_nest_end(n, data);
 	}
+	if (err)
+		return err;
+	nl_nest_end(n, peer);
+	nl_nest_end(n, data);
+	return 0;
+}
+
+/*
+ * Link @i of @ne made by rtnetlink with its saved ifindex, name, MTU, MAC and
+ * its kind's options. One on a lower device outside is made from criu-like's
+ * namespace (where that device is) straight into the new one @nsfd.
+ */
+static int link_create(int sk, const NetnsEntry *ne, size_t i, const struct net_link_plan *p,
+		       int host, int nsfd)
+{
+	const NetLinkEntry *l = ne->links[i];
+	const struct link_kind *k = kind_of(l->kind);
+	uint8_t buf[NL_REQ_SIZE];
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = (int)l->ifindex };
+	struct nlmsghdr *n = nl_req_init(buf, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, &ifi,
+					 sizeof(ifi));
+	bool outside = k->lower && l->link_outside;
+	struct rtattr *info, *data;
+	int err;
+
+	err = put_common(n, l);
+	if (!err && k->lower)
+		err = nl_put_u32(n, IFLA_LINK, outside ? p->lower[i] : l->link);
+	if (!err && outside)
+		err = nl_put_u32(n, IFLA_NET_NS_FD, (uint32_t)nsfd);
+	info = err ? NULL : nl_nest_start(n, IFLA_LINKINFO);
+	if (!info || nl_put_str(n, IFLA_INFO_KIND, k->name))
+		return -E2BIG;
+	if (l->kind == NET_LINK_KIND__NET_LINK_VETH) {
+		err = put_peer(n, l,
+			       l->has_peer_ifindex ? ne->links[index_of(ne, l->peer_ifindex)]
+						   : NULL,
+			       p->outside[i], host);
+	} else if (k->data && l->has_info_data) {
+		data = nl_nest_start(n, IFLA_INFO_DATA);
+		err = data ? put_kept(n, &l->info_data, k->data) : -E2BIG;
+		if (!err)
+			nl_nest_end(n, data);
+	}
+	if (err)
+		return err;
 	nl_nest_end(n, info);
-	err = rtnl_talk(sk, n);
-	if (err && veth)
-		pr_errno(err, "cannot create veth %s (ifindex %u) with its outside end %s", l->name,
-			 l->ifindex, out);
+	err = rtnl_talk(outside ? p->host_sk : sk, n);
+	if (err && l->kind == NET_LINK_KIND__NET_LINK_VETH)
+		pr_errno(err, "cannot create veth %s (ifindex %u) with its %s end %s", l->name,
+			 l->ifindex, l->has_peer_ifindex ? "inside" : "outside",
+			 l->has_peer_ifindex ? ne->links[index_of(ne, l->peer_ifindex)]->name
+					     : p->outside[i]);
 	else if (err)
-		pr_errno(err, "cannot create dummy link %s (ifindex %u)", l->name, l->ifindex);
+		pr_errno(err, "cannot create %s link %s (ifindex %u)%s%s", k->name, l->name,
+			 l->ifindex, outside ? " on the outside link " : "",
+			 outside ? l->link_name : "");
 	return err;
 }
 
-int net_links_create(int sk, const NetnsEntry *ne, const struct net_link_plan *p, int host)
+/* Whether link @i can be made now (its lower link made), and whether it was made with another. */
+static bool link_ready(const NetnsEntry *ne, size_t i, const bool *made, bool *with_peer)
 {
+	const NetLinkEntry *l = ne->links[i];
+	long j;
+
+	*with_peer = false;
+	if (l->has_link && !l->link_outside && !made[index_of(ne, l->link)])
+		return false;
+	if (l->has_peer_ifindex && l->peer_ifindex < l->ifindex) {
+		/* a veth pair is made once, by the end with the lower index */
+		j = index_of(ne, l->peer_ifindex);
+		*with_peer = true;
+		return made[j];
+	}
+	return true;
+}
+
+static int link_make(int sk, const NetnsEntry *ne, size_t i, const struct net_link_plan *p,
+		     int host, int nsfd)
+{
+	const NetLinkEntry *l = ne->links[i];
 	char what[64];
-	size_t i;
+
+	switch (l->kind) {
+	case NET_LINK_KIND__NET_LINK_LOOPBACK:
+		snprintf(what, sizeof(what), "the MTU of %s", l->name);
+		return link_set(sk, (int)l->ifindex, 0, 0, l, 0, what);
+	case NET_LINK_KIND__NET_LINK_TUN:
+		return tun_link_create(sk, l);
+	default:
+		return link_create(sk, ne, i, p, host, nsfd);
+	}
+}
+
+/* A link's alias, and a bridge port's bridge and port options: once every link exists. */
+static int link_finish(int sk, const NetLinkEntry *l)
+{
+	uint8_t buf[NL_REQ_SIZE];
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = (int)l->ifindex };
+	struct nlmsghdr *n;
+	struct rtattr *info, *data;
 	int err = 0;
 
-	for (i = 0; !err && i < ne->n_links; i++) {
-		const NetLinkEntry *l = ne->links[i];
-
-		if (l->kind == NET_LINK_KIND__NET_LINK_LOOPBACK) {
-			snprintf(what, sizeof(what), "the MTU of %s", l->name);
-			err = link_set(sk, (int)l->ifindex, 0, 0, l, 0, what);
-		} else {
-			err = link_create(sk, l, p->outside[i], host);
+	if (!l->alias && !l->has_master)
+		return 0;
+	n = nl_req_init(buf, RTM_NEWLINK, 0, &ifi, sizeof(ifi));
+	if (l->alias)
+		err = nl_put_str(n, IFLA_IFALIAS, l->alias);
+	if (!err && l->has_master)
+		err = nl_put_u32(n, IFLA_MASTER, l->master);
+	if (!err)
+		err = rtnl_talk(sk, n);
+	if (!err && l->has_master && l->has_slave_data) {
+		/* the port's options, once it is one */
+		n = nl_req_init(buf, RTM_NEWLINK, 0, &ifi, sizeof(ifi));
+		info = nl_nest_start(n, IFLA_LINKINFO);
+		err = info && !nl_put_str(n, IFLA_INFO_SLAVE_KIND, "bridge") ? 0 : -E2BIG;
+		data = err ? NULL : nl_nest_start(n, IFLA_INFO_SLAVE_DATA);
+		err = data ? put_kept(n, &l->slave_data, brport_data) : -E2BIG;
+		if (!err) {
+			nl_nest_end(n, data);
+			nl_nest_end(n, info);
+			err = rtnl_talk(sk, n);
 		}
 	}
+	if (err)
+		pr_errno(err,
+			 "cannot set the alias, the bridge (ifindex %u) or the port options of "
+			 "link %s",
+			 l->master, l->name);
+	return err;
+}
+
+int net_links_create(int sk, const NetnsEntry *ne, const struct net_link_plan *p, int host,
+		     int nsfd)
+{
+	_cleanup_free_ bool *made = calloc(ne->n_links + 1, sizeof(*made));
+	size_t i, n_made = 0, progress;
+	bool with_peer;
+	int err = 0;
+
+	if (!made)
+		return -ENOMEM;
+	/* lower links before the links on them; a veth pair once */
+	do {
+		progress = 0;
+		for (i = 0; !err && i < ne->n_links; i++) {
+			if (made[i] || !link_ready(ne, i, made, &with_peer))
+				continue;
+			if (!with_peer)
+				err = link_make(sk, ne, i, p, host, nsfd);
+			made[i] = true;
+			progress++;
+		}
+		n_made += progress;
+	} while (!err && progress);
+	if (!err && n_made < ne->n_links) {
+		pr_err("the links of the image depend on each other in a cycle\n");
+		err = -EINVAL;
+	}
+	for (i = 0; !err && i < ne->n_links; i++)
+		err = link_finish(sk, ne->links[i]);
 	return err;
 }
 
@@ -464,7 +851,7 @@ int net_links_outside(const NetnsEntry *ne, const struct net_link_plan *p)
 		const NetLinkEntry *l = ne->links[i];
 		unsigned int idx, master = 0;
 
-		if (l->kind != NET_LINK_KIND__NET_LINK_VETH)
+		if (l->kind != NET_LINK_KIND__NET_LINK_VETH || !p->outside[i])
 			continue;
 		idx = if_nametoindex(p->outside[i]);
 		if (p->bridge[i]) {

@@ -34,6 +34,8 @@ uint32_t attr_u32(const struct rtattr *a, uint32_t def);
  */
 int link_fill(pid_t pid, const struct nlmsghdr *n, const struct nl_buf *host, NetLinkEntry *e,
 	      bool *skip);
+/* Each port's master a bridge of the namespace, each lower link inside dumped: 0 or -EOPNOTSUPP. */
+int net_links_dump_check(pid_t pid, NetLinkEntry *const *links, size_t n);
 void net_link_peers_reset(void);
 /* The end of a dump: when the tree was @killed, wait until its veths' outside ends are gone. */
 void net_link_peers_wait(bool killed);
@@ -43,7 +45,16 @@ void net_link_peers_wait(bool killed);
 struct net_link_plan {
 	const char **outside; /* per link: the name of a veth's outside end */
 	const char **bridge; /* per link: the bridge to put it on, or NULL */
+	unsigned int
+		*lower; /* per link: its lower link outside (ifindex in criu-like's namespace) */
+	int host_sk; /* rtnetlink in criu-like's namespace, for the links on a lower link outside */
 };
+
+/*
+ * In @ext[0..@n) (--external values), "TYPE[IN]:OUT" for @type and @in: OUT,
+ * or NULL when there is none.
+ */
+const char *net_external_name(const char *const *ext, size_t n, const char *type, const char *in);
 
 /* The links of @ne sane, their outside names given: 0, -ENOMEM or -EINVAL (logged). */
 int net_links_check(const NetnsEntry *ne, uint32_t id, struct net_link_plan *p);
@@ -51,11 +62,25 @@ void net_link_plan_fini(struct net_link_plan *p);
 /* Set @flags (of @change), @l's MTU and @master on link @ifindex; @what names it in errors. */
 int link_set(int sk, int ifindex, unsigned int flags, unsigned int change, const NetLinkEntry *l,
 	     uint32_t master, const char *what);
-/* In the new namespace: every link with its ifindex, name, MTU, MAC (veths' peers in @host). */
-int net_links_create(int sk, const NetnsEntry *ne, const struct net_link_plan *p, int host);
+/*
+ * In the new namespace @nsfd: every link with its ifindex, name, MTU, MAC,
+ * kind's options, alias and bridge (veths' outside ends in @host).
+ */
+int net_links_create(int sk, const NetnsEntry *ne, const struct net_link_plan *p, int host,
+		     int nsfd);
 /* In the new namespace: every link's flags. */
 int net_links_flags(int sk, const NetnsEntry *ne);
 /* In criu-like's namespace: the outside ends of the veths, on their bridges, up. */
 int net_links_outside(const NetnsEntry *ne, const struct net_link_plan *p);
+
+/* ---- tun and tap links (net-link-tun.c) ---- */
+/* In the new namespace: the tun/tap device @l, through /dev/net/tun, persistent until settled. */
+int tun_link_create(int sk, const NetLinkEntry *l);
+/*
+ * In the tree's namespace, its files open: the devices made persistent only
+ * for the restore are not any more (a device no file of the tree holds goes).
+ */
+int net_tun_settle(void);
+void net_tun_reset(void);
 
 #endif

@@ -82,6 +82,7 @@ static void dad_later_free(void);
 void ns_net_reset(void)
 {
 	net_link_peers_reset();
+	net_tun_reset();
 	tree_netns_set(-1);
 	ns_lock_kind = -1;
 	dad_later_free();
@@ -573,6 +574,8 @@ static int net_dump(pid_t pid, int dirfd, uint32_t id)
 		}
 		off += NLMSG_ALIGN(n->nlmsg_len);
 	}
+	if (!err)
+		err = net_links_dump_check(pid, linkp, e.n_links);
 	if (err)
 		goto out;
 	e.links = linkp;
@@ -824,7 +827,7 @@ static int configure(struct net_restore *nr, int sk, uint32_t id)
 	int err = 0;
 
 	snprintf(img, sizeof(img), "netns-%u.img", id);
-	err = net_links_create(sk, ne, &nr->links, nr->host);
+	err = net_links_create(sk, ne, &nr->links, nr->host, nr->nsfd);
 	for (i = 0; !err && i < ne->n_sysctls; i++)
 		err = write_sysctl(ne->sysctls[i]);
 	if (!err)
@@ -907,7 +910,7 @@ static int net_load(int dirfd, uint32_t id, void **priv)
 
 	if (!nr)
 		return -ENOMEM;
-	nr->nsfd = nr->host = -1;
+	nr->nsfd = nr->host = nr->links.host_sk = -1;
 	if (o && o->empty_ns_net) {
 		pr_info("--empty-ns net: the tree gets a new network namespace with lo only\n");
 		id = 0;
@@ -941,6 +944,7 @@ static int net_join(int fd, void **priv)
 
 	if (!nr)
 		return -ENOMEM;
+	nr->links.host_sk = -1;
 	nr->host = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	nr->nsfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (nr->host < 0 || nr->nsfd < 0) {
