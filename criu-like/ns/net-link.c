@@ -68,10 +68,18 @@ uint32_t attr_u32(const struct rtattr *a, uint32_t def)
 /* given back only when not 0: a kernel without the feature refuses even 0 (vlan filtering) */
 #define KEEP_NONZERO 0x8000
 static const uint16_t bridge_data[] = {
-	IFLA_BR_FORWARD_DELAY,	IFLA_BR_HELLO_TIME,	IFLA_BR_MAX_AGE,
-	IFLA_BR_AGEING_TIME,	IFLA_BR_STP_STATE,	IFLA_BR_PRIORITY,
-	IFLA_BR_VLAN_FILTERING | KEEP_NONZERO, IFLA_BR_VLAN_PROTOCOL,	IFLA_BR_VLAN_DEFAULT_PVID,
-	IFLA_BR_GROUP_FWD_MASK, IFLA_BR_MCAST_SNOOPING, 0,
+	IFLA_BR_FORWARD_DELAY,
+	IFLA_BR_HELLO_TIME,
+	IFLA_BR_MAX_AGE,
+	IFLA_BR_AGEING_TIME,
+	IFLA_BR_STP_STATE,
+	IFLA_BR_PRIORITY,
+	IFLA_BR_VLAN_FILTERING | KEEP_NONZERO,
+	IFLA_BR_VLAN_PROTOCOL,
+	IFLA_BR_VLAN_DEFAULT_PVID,
+	IFLA_BR_GROUP_FWD_MASK,
+	IFLA_BR_MCAST_SNOOPING,
+	0,
 };
 static const uint16_t macvlan_data[] = { IFLA_MACVLAN_MODE, IFLA_MACVLAN_FLAGS, 0 };
 static const uint16_t vlan_data[] = { IFLA_VLAN_ID,	     IFLA_VLAN_PROTOCOL,   IFLA_VLAN_FLAGS,
@@ -250,6 +258,23 @@ static void data_fill(struct rtattr **tb, NetLinkEntry *e)
 	}
 }
 
+/* How the link makes its IPv6 link-local address, in IFLA_AF_SPEC. */
+static void addr_gen_mode_fill(struct rtattr **tb, NetLinkEntry *e)
+{
+	struct rtattr *af[AF_MAX + 1], *in6[IFLA_INET6_MAX + 1];
+
+	if (!tb[IFLA_AF_SPEC])
+		return;
+	nl_parse_nested(tb[IFLA_AF_SPEC], af, AF_MAX);
+	if (!af[AF_INET6])
+		return;
+	nl_parse_nested(af[AF_INET6], in6, IFLA_INET6_MAX);
+	if (in6[IFLA_INET6_ADDR_GEN_MODE] && RTA_PAYLOAD(in6[IFLA_INET6_ADDR_GEN_MODE]) >= 1) {
+		e->has_addr_gen_mode = true;
+		e->addr_gen_mode = *(const uint8_t *)RTA_DATA(in6[IFLA_INET6_ADDR_GEN_MODE]);
+	}
+}
+
 /* What every link has: index, name, flags, MTU, MAC, queue length, alias, master. */
 static void common_fill(const struct nlmsghdr *n, struct rtattr **tb, const char *name,
 			NetLinkEntry *e)
@@ -270,6 +295,7 @@ static void common_fill(const struct nlmsghdr *n, struct rtattr **tb, const char
 	}
 	if (tb[IFLA_IFALIAS] && RTA_PAYLOAD(tb[IFLA_IFALIAS]) > 1)
 		e->alias = RTA_DATA(tb[IFLA_IFALIAS]);
+	addr_gen_mode_fill(tb, e);
 	if (tb[IFLA_MASTER]) {
 		e->has_master = true;
 		e->master = attr_u32(tb[IFLA_MASTER], 0);
@@ -612,7 +638,8 @@ static int put_kept(struct nlmsghdr *n, const ProtobufCBinaryData *saved, const 
 	for (; !err && RTA_OK(a, len); a = RTA_NEXT(a, len))
 		for (i = 0; keep && keep[i]; i++)
 			if ((a->rta_type & NLA_TYPE_MASK) == (keep[i] & ~KEEP_NONZERO)) {
-				if (!(keep[i] & KEEP_NONZERO) || !all_zero(RTA_DATA(a), RTA_PAYLOAD(a)))
+				if (!(keep[i] & KEEP_NONZERO) ||
+				    !all_zero(RTA_DATA(a), RTA_PAYLOAD(a)))
 					err = nl_put(n, a->rta_type, RTA_DATA(a), RTA_PAYLOAD(a));
 				break;
 			}
@@ -751,7 +778,23 @@ static int link_make(int sk, const NetnsEntry *ne, size_t i, const struct net_li
 	}
 }
 
-/* A link's alias, and a bridge port's bridge and port options: once every link exists. */
+static int put_addr_gen_mode(struct nlmsghdr *n, uint8_t mode)
+{
+	struct rtattr *af = nl_nest_start(n, IFLA_AF_SPEC), *in6;
+	int err;
+
+	in6 = af ? nl_nest_start(n, AF_INET6) : NULL;
+	if (!in6)
+		return -E2BIG;
+	err = nl_put(n, IFLA_INET6_ADDR_GEN_MODE, &mode, sizeof(mode));
+	if (err)
+		return err;
+	nl_nest_end(n, in6);
+	nl_nest_end(n, af);
+	return 0;
+}
+
+/* A link's alias, IPv6 address generation mode, and a bridge port's bridge and port options: once every link exists. */
 static int link_finish(int sk, const NetLinkEntry *l)
 {
 	uint8_t buf[NL_REQ_SIZE];
@@ -760,11 +803,13 @@ static int link_finish(int sk, const NetLinkEntry *l)
 	struct rtattr *info, *data;
 	int err = 0;
 
-	if (!l->alias && !l->has_master)
+	if (!l->alias && !l->has_master && !l->has_addr_gen_mode)
 		return 0;
 	n = nl_req_init(buf, RTM_NEWLINK, 0, &ifi, sizeof(ifi));
 	if (l->alias)
 		err = nl_put_str(n, IFLA_IFALIAS, l->alias);
+	if (!err && l->has_addr_gen_mode)
+		err = put_addr_gen_mode(n, (uint8_t)l->addr_gen_mode);
 	if (!err && l->has_master)
 		err = nl_put_u32(n, IFLA_MASTER, l->master);
 	if (!err)

@@ -76,11 +76,6 @@ int net_links_outside(const NetnsEntry *ne, const struct net_link_plan *p);
 /* ---- tun and tap links (net-link-tun.c) ---- */
 /* In the new namespace: the tun/tap device @l, through /dev/net/tun, persistent until settled. */
 int tun_link_create(int sk, const NetLinkEntry *l);
-/*
- * In the tree's namespace, its files open: the devices made persistent only
- * for the restore are not any more (a device no file of the tree holds goes).
- */
-int net_tun_settle(void);
 void net_tun_reset(void);
 
 #endif
