@@ -91,7 +91,8 @@ int ns_set_options(const struct cr_options *o)
 		     !strstr(o->external[i], "]:")) &&
 		    !external_net_parse(o->external[i], NULL, NULL)) {
 			pr_err("--external %s: only mnt[MOUNTPOINT]:NAME (dump), mnt[NAME]:PATH, "
-			       "net[INO]:KEY (dump), veth[INSIDE]:OUTSIDE and macvlan[INSIDE]:OUTSIDE "
+			       "net[INO]:KEY (dump), veth[INSIDE]:OUTSIDE and "
+			       "macvlan[INSIDE]:OUTSIDE "
 			       "(restore) are "
 			       "supported\n",
 			       o->external[i]);

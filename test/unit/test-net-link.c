@@ -21,9 +21,8 @@
 static void test_external_name(void **state)
 {
 	static const char *const ext[] = {
-		"mnt[/data]:d",	       "veth[eth0]:veth-out0", "macvlan[mv0]:eth1",
-		"macvlan[mv]:eth2",    "macvlan[mv1]:",	       "macvlanx[mv2]:eth3",
-		"macvlan[mv3:eth4",    "veth[mv4]:v4",
+		"mnt[/data]:d",	 "veth[eth0]:veth-out0", "macvlan[mv0]:eth1", "macvlan[mv]:eth2",
+		"macvlan[mv1]:", "macvlanx[mv2]:eth3",	 "macvlan[mv3:eth4",  "veth[mv4]:v4",
 	};
 	size_t n = ARRAY_SIZE(ext);
 
