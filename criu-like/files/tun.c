@@ -57,25 +57,6 @@ static int tun_match(const struct dump_ctx *ctx, const struct fd_info *f)
 	       minor(f->st.st_rdev) == TUN_MINOR;
 }
 
-/* A number of /sys/class/net/NAME/@what (a host device's owner, group), -1 for none. */
-static long sys_num(const char *name, const char *what)
-{
-	char path[96], buf[32];
-	ssize_t len;
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", name, what);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return -1;
-	buf[len] = 0;
-	return strtol(buf, NULL, 10);
-}
-
 /* Whether the device of @dfd is in the network namespace @want (an fd), or in criu-like's (-1). */
 static int dev_netns_is(int dfd, int want)
 {
@@ -166,7 +147,15 @@ static int tun_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 	p->e.has_host = true;
 	p->e.host = ns_net_tree_fd() < 0;
 	if (p->e.host) {
-		long owner = sys_num(p->name, "owner"), group = sys_num(p->name, "group");
+		long owner, group;
+
+		/* a container's devices have theirs in the namespace's image */
+		err = net_tun_owner(p->name, &owner, &group);
+		if (err) {
+			pr_errno(err, "pid %d fd %d: cannot read the owner of tun device %s",
+				 f->pid, f->fd, p->name);
+			return err;
+		}
 
 		p->e.has_owner = owner >= 0;
 		p->e.owner = (uint32_t)owner;

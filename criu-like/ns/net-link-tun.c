@@ -154,6 +154,44 @@ int tun_link_create(int sk, const NetLinkEntry *l)
 	return err;
 }
 
+int net_tun_owner(const char *name, long *owner, long *group)
+{
+	struct nl_buf links = { 0 };
+	const struct nlmsghdr *n;
+	size_t off;
+	int sk, err;
+
+	*owner = *group = -1;
+	sk = rtnl_open();
+	if (sk < 0)
+		return sk;
+	err = rtnl_dump(sk, RTM_GETLINK, AF_UNSPEC, &links);
+	close(sk);
+	for (off = 0; !err && off < links.len; off += NLMSG_ALIGN(n->nlmsg_len)) {
+		struct rtattr *tb[IFLA_MAX + 1], *li[IFLA_INFO_MAX + 1];
+		NetLinkEntry l = NET_LINK_ENTRY__INIT;
+		struct tun_link t;
+		const char *lname, *kind;
+
+		n = (const struct nlmsghdr *)(links.data + off);
+		link_info(n, tb, &lname, &kind);
+		if (strcmp(lname, name) || !kind || strcmp(kind, "tun"))
+			continue;
+		nl_parse_nested(tb[IFLA_LINKINFO], li, IFLA_INFO_MAX);
+		if (li[IFLA_INFO_DATA]) {
+			l.has_info_data = true;
+			l.info_data.data = RTA_DATA(li[IFLA_INFO_DATA]);
+			l.info_data.len = RTA_PAYLOAD(li[IFLA_INFO_DATA]);
+		}
+		tun_link_parse(&l, &t);
+		*owner = t.owner;
+		*group = t.group;
+		break;
+	}
+	nl_buf_fini(&links);
+	return err;
+}
+
 int net_tun_settle(void)
 {
 	int saved, err;
