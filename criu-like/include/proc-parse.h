@@ -181,6 +181,7 @@ enum fdinfo_kind {
 	FDINFO_FANOTIFY,
 	FDINFO_TIMERFD,
 	FDINFO_PIDFD,
+	FDINFO_TUN, /* /dev/net/tun: "iff:" */
 };
 
 struct fdinfo_epoll_tfd {
@@ -272,6 +273,10 @@ struct fdinfo {
 		struct {
 			unsigned int flags, event_flags; /* fanotify header */
 		} fanotify;
+		struct {
+			/* the device the fd is a queue of; "" when detached or never attached */
+			char iff[16];
+		} tun;
 	};
 	/* epoll targets or inotify watches; malloc'ed arrays */
 	unsigned int n_tfd;

@@ -408,6 +408,21 @@ static int fdinfo_eventfd(const char *key, const char *p, struct fdinfo_state *s
 	return 1;
 }
 
+/* "iff:\tNAME" of a /dev/net/tun fd, NAME empty when it is no device's queue. */
+static int line_iff(const char *p, struct fdinfo_state *s)
+{
+	size_t n = 0;
+
+	pp_skip_blanks(&p);
+	while (p[n] && p[n] != '\n' && p[n] != ' ' && p[n] != '\t')
+		n++;
+	if (n >= sizeof(s->fi.tun.iff))
+		return -EINVAL;
+	memcpy(s->fi.tun.iff, p, n);
+	s->fi.tun.iff[n] = 0;
+	return at_eol(p + n) ?: set_kind(&s->fi, FDINFO_TUN);
+}
+
 static int fdinfo_timer_pid(const char *key, const char *p, struct fdinfo_state *s)
 {
 	struct fdinfo *fi = &s->fi;
@@ -462,6 +477,8 @@ static int fdinfo_line(const char *line, size_t len, struct fdinfo_state *s)
 	key[klen] = '\0';
 	if (!strcmp(key, "tfd"))
 		return line_tfd(colon + 1, s);
+	if (!strcmp(key, "iff"))
+		return line_iff(colon + 1, s);
 	err = fdinfo_common(key, colon + 1, s);
 	if (err <= 0)
 		return err;
