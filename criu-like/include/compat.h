@@ -366,6 +366,7 @@ struct procmap_query {
 #define PM_PFN_MASK ((1ULL << 55) - 1)
 #define PM_SOFT_DIRTY (1ULL << 55) /* 3.11, needs CONFIG_MEM_SOFT_DIRTY */
 #define PM_MMAP_EXCLUSIVE (1ULL << 56) /* 4.2 */
+#define PM_GUARD_REGION (1ULL << 58) /* 6.14: a page of a MADV_GUARD_INSTALL region */
 #define PM_UFFD_WP (1ULL << 57) /* 5.12 */
 #define PM_FILE (1ULL << 61)
 #define PM_SWAP (1ULL << 62)
@@ -417,6 +418,12 @@ struct cr_pidfd_info {
 /* uapi linux/icmp.h: a raw ICMP socket's type filter (its header clashes with netinet's) */
 #ifndef ICMP_FILTER
 #define ICMP_FILTER 1
+#endif
+
+/* Linux 6.13: guard regions, pages that fault with SIGSEGV (uapi asm-generic/mman-common.h) */
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#define MADV_GUARD_REMOVE 103
 #endif
 
 #endif
