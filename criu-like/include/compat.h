@@ -426,4 +426,7 @@ struct cr_pidfd_info {
 #define MADV_GUARD_REMOVE 103
 #endif
 
+/* The kernel's O_LARGEFILE in f_flags (fdinfo "flags:"): glibc defines it as 0 on 64-bit */
+#define CR_O_LARGEFILE_KERNEL 0100000
+
 #endif
