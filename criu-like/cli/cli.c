@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #define LOG_PREFIX "cli: "
+#include "cgroup.h"
 #include "cli.h"
 #include "cli-compat.h"
 #include "cli-config.h"
@@ -389,8 +390,6 @@ static const char *const opt_missing[OPT__MAX] = {
 	[OPT_LEAVE_STOPPED] = "leaving the tree stopped",
 	[OPT_PAGE_SERVER] = "the page server",
 	[OPT_INHERIT_FD] = "inherited fds",
-	[OPT_MANAGE_CGROUPS] =
-		"cgroup management (only --manage-cgroups=ignore, none and soft are)",
 	[OPT_ADDRESS] = "network endpoints",
 	[OPT_PORT] = "network endpoints",
 };
@@ -682,27 +681,16 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 		o->freeze_cgroup = arg;
 		break;
 	case OPT_MANAGE_CGROUPS: {
-		static const char *const modes[] = { "none", "props",  "soft",
-						     "full", "strict", "ignore" };
-		size_t i;
+		enum cg_mode m;
 
+		/* CRIU's bare --manage-cgroups is soft, its default */
 		o->manage_cgroups = arg ? arg : "soft";
-		for (i = 0; i < ARRAY_SIZE(modes); i++)
-			if (!strcmp(o->manage_cgroups, modes[i]))
-				break;
-		if (i == ARRAY_SIZE(modes)) {
-			pr_err("--manage-cgroups: unknown mode '%s'\n", arg);
+		if (cg_mode_parse(o->manage_cgroups, &m)) {
+			pr_err("--manage-cgroups: unknown mode '%s' (none, props, soft, full, "
+			       "strict or ignore)\n",
+			       arg);
 			return -EINVAL;
 		}
-		/*
-		 * criu-like leaves cgroups alone, the restored tree in its own:
-		 * CRIU's "ignore", and "none" and "soft" as the RPC takes them
-		 * (Documentation/runtimes.md); the modes that restore properties are
-		 * refused.
-		 */
-		if (!strcmp(o->manage_cgroups, "ignore") || !strcmp(o->manage_cgroups, "none") ||
-		    !strcmp(o->manage_cgroups, "soft"))
-			return OPT__MAX;
 		break;
 	}
 	case OPT_ALL: /* CRIU: --extra and --experimental */
