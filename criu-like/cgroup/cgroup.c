@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +192,15 @@ void cg_hiers_fini(struct cg_hiers *hs)
 	memset(hs, 0, sizeof(*hs));
 }
 
+/*
+ * @abs is criu-like's own cgroup in @h or above it: at restore its properties
+ * are never written; at dump, its subtree is not the tree's alone.
+ */
+static bool is_own_or_above(const struct cg_hier *h, const char *abs)
+{
+	return cg_rel(abs, h->own) != NULL;
+}
+
 /* ---- dump ------------------------------------------------------------------------------------ */
 
 /* The deepest cgroup of hierarchy @i above every set and namespace root. */
@@ -240,6 +250,46 @@ static int add_dirs(char ***dirs, size_t *n, const char *rel)
 	return 0;
 }
 
+/* nftw() has no argument for its callback */
+static struct {
+	char ***dirs;
+	size_t *n;
+	size_t skip; /* the length of the root's host path */
+	int err;
+} walk;
+
+static int walk_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag != FTW_D || strlen(path) <= walk.skip)
+		return 0;
+	walk.err = add_dirs(walk.dirs, walk.n, path + walk.skip + 1);
+	return walk.err;
+}
+
+/*
+ * Every cgroup below the tree's root @abs, with no task as well (a
+ * container's init makes some): when the root is the tree's own, not
+ * criu-like's or one above it (whose other cgroups are not the tree's).
+ */
+static int add_subtree(const struct cg_hier *h, char ***dirs, size_t *n)
+{
+	char host[4096];
+
+	if (is_own_or_above(h, h->root) || cg_host_path(h, h->root, host, sizeof(host)))
+		return 0;
+	walk.dirs = dirs;
+	walk.n = n;
+	walk.skip = strlen(host);
+	walk.err = 0;
+	if (nftw(host, walk_one, 16, FTW_PHYS) && !walk.err)
+		walk.err = -errno;
+	if (walk.err)
+		pr_errno(walk.err, "cannot list the cgroups below " CG_FMT, CG_NAME(h), h->root);
+	return walk.err;
+}
+
 /* The directories of hierarchy @i, parents first (a parent sorts before its children). */
 static int build_hier(struct cg_dump *d, unsigned int i, CgroupHierEntry *he)
 {
@@ -253,6 +303,8 @@ static int build_hier(struct cg_dump *d, unsigned int i, CgroupHierEntry *he)
 		err = add_dirs(&dirs, &n, cg_rel(h->root, d->sets[s][i]));
 	for (s = 0; !err && s < d->nr_nss; s++)
 		err = add_dirs(&dirs, &n, cg_rel(h->root, d->nss[s][i]));
+	if (!err)
+		err = add_subtree(h, &dirs, &n);
 	if (!err)
 		qsort(dirs, n, sizeof(*dirs), cmp_str);
 	he->controllers = h->ctrls;
@@ -484,12 +536,6 @@ static int match_hier(const struct cg_hiers *mine, const CgroupHierEntry *he, st
 	return out->ctrls && out->mnt && out->mnt_root && out->own && out->root ? 0 : -ENOMEM;
 }
 
-/* @abs is criu-like's own cgroup in @h or above it: its properties are never written. */
-static bool is_own_or_above(const struct cg_hier *h, const char *abs)
-{
-	return cg_rel(abs, h->own) != NULL;
-}
-
 static int note_made(struct rst_cgroup *cg, const char *host)
 {
 	char **n = realloc(cg->made, (cg->nr_made + 1) * sizeof(*n));
@@ -647,6 +693,9 @@ static int open_all(struct rst_cgroup *cg, int base)
 	return err;
 }
 
+/* The restore's cgroups, for cgroup_mount_root() (the mount builder has no context). */
+static const struct rst_cgroup *current_cg;
+
 int rst_cgroup_prepare(struct restore_ctx *ctx)
 {
 	const struct cr_options *o = ctx->opts;
@@ -674,12 +723,62 @@ int rst_cgroup_prepare(struct restore_ctx *ctx)
 	}
 	if (!err)
 		err = restore_hiers(cg, o);
-	if (!err)
-		err = open_all(cg, ctx->service_fd_base);
-	if (!err)
+	if (!err) {
+		current_cg = cg;
 		pr_info("--manage-cgroups=%s: %zu sets in %zu hierarchies, %u cgroups made\n",
 			cg_mode_name(mode), cg->e->n_sets, cg->e->n_hiers, cg->nr_made);
+	}
 	return err;
+}
+
+int rst_cgroup_open(struct restore_ctx *ctx)
+{
+	return ctx->cgroup ? open_all(ctx->cgroup, ctx->service_fd_base) : 0;
+}
+
+/* Hierarchy @ctrls ("memory", "name=systemd") is what a cgroup mount's @super options name. */
+static bool super_names(const char *super, const char *ctrls)
+{
+	_cleanup_free_ char *copy = strdup(ctrls);
+	char opts[1024], want[256], *c, *save = NULL;
+
+	if (!copy)
+		return false;
+	snprintf(opts, sizeof(opts), ",%s,", super);
+	for (c = strtok_r(copy, ",", &save); c; c = strtok_r(NULL, ",", &save)) {
+		snprintf(want, sizeof(want), ",%s,", c);
+		if (!strstr(opts, want))
+			return false;
+	}
+	return true;
+}
+
+int cgroup_mount_root(const char *fstype, const char *super, const char *root, char *buf,
+		      size_t size)
+{
+	const struct rst_cgroup *cg = current_cg;
+	unsigned int i;
+
+	snprintf(buf, size, "%s", root);
+	for (i = 0; cg && i < cg->hiers.n; i++) {
+		const struct cg_hier *h = &cg->hiers.h[i];
+		const char *rel;
+		_cleanup_free_ char *to = NULL;
+
+		if (strcmp(fstype, "cgroup2") ? cg_hier_v2(h) || !super_names(super, h->ctrls)
+					      : !cg_hier_v2(h))
+			continue;
+		rel = cg_rel(cg->e->hiers[i]->root, root);
+		if (!rel)
+			return 0; /* outside the tree's cgroups: as it was */
+		to = cg_join(h->root, rel);
+		if (!to)
+			return -ENOMEM;
+		if ((size_t)snprintf(buf, size, "%s", to) >= size)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	return 0;
 }
 
 void rst_cgroup_resume(struct restore_ctx *ctx)
@@ -740,6 +839,8 @@ void rst_cgroup_fini(struct restore_ctx *ctx)
 
 	if (!cg)
 		return;
+	if (current_cg == cg)
+		current_cg = NULL;
 	if (cg->e) {
 		close_fds(cg->set_fds, cg->e->n_sets * cg->e->n_hiers);
 		close_fds(cg->ns_fds, cg->e->n_namespaces * cg->e->n_hiers);

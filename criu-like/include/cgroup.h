@@ -68,11 +68,23 @@ int cgroup_dump(struct dump_ctx *ctx);
 /* ---- restore (cgroup.c, cgset.c, cgns.c) ---- */
 
 /*
- * In the controller before the root is forked, in criu-like's own mount
- * namespace: read cgroup.img, make or find the directories as the mode says,
- * write their properties, open each set's directories above the service fds.
+ * In the controller, in criu-like's own mount namespace, before the mounts of
+ * the tree are made (a cgroup mount binds one of the tree's cgroups): read
+ * cgroup.img, make or find the directories as the mode says, write their
+ * properties. rst_cgroup_open(), once the service fds are placed: each set's
+ * directories opened above them, for the tasks to enter.
  */
 int rst_cgroup_prepare(struct restore_ctx *ctx);
+int rst_cgroup_open(struct restore_ctx *ctx);
+/*
+ * For the mount builder (ns/mnt.c): the cgroup @root (as the dump saw it) of
+ * a cgroup mount (@fstype "cgroup" with @super options naming the
+ * controllers, or "cgroup2") where the restore put it (--cgroup-root), into
+ * @buf; @root itself when the restore manages no cgroups or it is not the
+ * tree's.
+ */
+int cgroup_mount_root(const char *fstype, const char *super, const char *root, char *buf,
+		      size_t size);
 /* In task @t first thing: into its cgroup namespace and its set. */
 int rst_cgroup_enter(struct restore_ctx *ctx, const struct rst_task *t);
 /* In the controller once every thread waits at the barrier: the threads into their sets. */

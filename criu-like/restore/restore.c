@@ -406,6 +406,14 @@ static int rst_plan(struct rst_run *r)
 		err = check_inventory(ctx);
 	if (!err)
 		err = check_images(r);
+	/*
+	 * The cgroups, made and configured in criu-like's own mount namespace
+	 * before any task exists (a cpuset takes no task before it has CPUs, a
+	 * memory limit counts only what is charged after it) and before the
+	 * tree's mounts are made (a cgroup mount of a container binds its own)
+	 */
+	if (!err)
+		err = rst_cgroup_prepare(ctx);
 	if (!err)
 		err = ns_restore_load(ctx->inv, ctx->dirfd, &ctx->ns);
 	if (!err)
@@ -425,13 +433,9 @@ static int rst_plan(struct rst_run *r)
 		err = rst_files_read(ctx);
 	if (!err)
 		err = place_service_fds(ctx);
-	/*
-	 * The cgroups, made and configured in criu-like's own mount namespace
-	 * before any task exists: a cpuset takes no task before it has CPUs, a
-	 * memory limit counts only what is charged after it
-	 */
+	/* the directories of the tree's cgroups, for the tasks to enter */
 	if (!err)
-		err = rst_cgroup_prepare(ctx);
+		err = rst_cgroup_open(ctx);
 	/* the paths of the images are the container's: opened inside its mount namespace */
 	if (!err)
 		err = ns_restore_enter(&ctx->ns);
