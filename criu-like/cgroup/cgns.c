@@ -65,7 +65,8 @@ static int task_ns(const struct seized_task *t, uint64_t mine, uint64_t *ret)
 			return err;
 		}
 		if (lead && ino != lead) {
-			pr_err("pid %d: thread %d is in cgroup namespace cgroup:[%llu], the process "
+			pr_err("pid %d: thread %d is in cgroup namespace cgroup:[%llu], the "
+			       "process "
 			       "in cgroup:[%llu]: threads in different cgroup namespaces are not "
 			       "restored\n",
 			       t->pid, t->threads[j].tid, (unsigned long long)ino,
@@ -194,8 +195,7 @@ static int read_roots(struct cg_dump *d, pid_t pid, unsigned int set, char **row
 }
 
 /* The index + 1 of @ino's namespace in @d, read from task @pid if new. */
-static int add_ns(struct cg_dump *d, uint64_t ino, pid_t pid, unsigned int set,
-		  unsigned int *ret)
+static int add_ns(struct cg_dump *d, uint64_t ino, pid_t pid, unsigned int set, unsigned int *ret)
 {
 	char **row;
 	unsigned int i;

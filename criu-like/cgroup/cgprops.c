@@ -163,14 +163,15 @@ static int write_file(int dfd, const char *name, const char *text)
 /* devices.list: everything denied, then each line allowed (v1 keeps no other order). */
 static int write_devices(int dfd, const char *list)
 {
-	_cleanup_free_ char *copy = strdup(list);
+	_cleanup_free_ char *copy = NULL;
 	char *line, *save = NULL;
 	int err;
 
-	if (!copy)
-		return -ENOMEM;
 	if (!strcmp(list, "a *:* rwm"))
 		return write_file(dfd, "devices.allow", "a");
+	copy = strdup(list);
+	if (!copy)
+		return -ENOMEM;
 	err = write_file(dfd, "devices.deny", "a");
 	for (line = strtok_r(copy, "\n", &save); !err && line; line = strtok_r(NULL, "\n", &save))
 		err = write_file(dfd, "devices.allow", line);
@@ -227,14 +228,16 @@ int cg_props_write(const char *hostdir, const char *what, const CgroupDirEntry *
 			if (!err)
 				break;
 			if (err == -EPERM || err == -EACCES)
-				pr_errno(err, "cgroup %s: cannot set %s to '%s' (a limit above the "
-					      "parent's needs CAP_SYS_RESOURCE or a privileged "
-					      "writer)", what, p->name, p->value);
+				pr_errno(err,
+					 "cgroup %s: cannot set %s to '%s' (a limit above the "
+					 "parent's needs CAP_SYS_RESOURCE or a privileged "
+					 "writer)",
+					 what, p->name, p->value);
 			else
 				pr_errno(err, "cgroup %s: cannot set %s to '%s'", what, p->name,
 					 p->value);
 			return err;
 		}
 	}
-return 0;
+	return 0;
 }

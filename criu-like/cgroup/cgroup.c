@@ -76,12 +76,13 @@ int cg_hier_find(const struct cg_hiers *hs, const char *ctrls)
 /* Mount @m shows hierarchy @ctrls: every controller of it is in its super options. */
 static bool mount_is(const struct mount_entry *m, const char *ctrls)
 {
-	_cleanup_free_ char *copy = strdup(ctrls);
+	_cleanup_free_ char *copy = NULL;
 	char *save = NULL, *c;
 	char opts[512];
 
 	if (!*ctrls)
 		return !strcmp(m->fstype, "cgroup2");
+	copy = strdup(ctrls);
 	if (strcmp(m->fstype, "cgroup") || !copy)
 		return false;
 	snprintf(opts, sizeof(opts), ",%s,", m->super_options);
@@ -135,18 +136,22 @@ static int find_in_yard(struct cg_hier *h, const char *yard)
 
 int cg_hiers_read(struct cg_hiers *hs, const char *yard)
 {
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/cgroup", "re");
+	_cleanup_fclose_ FILE *f = NULL;
 	struct mount_list ml = { 0 };
 	char line[4096];
 	int err = 0;
 
 	memset(hs, 0, sizeof(*hs));
-	if (!f)
-		return neg_errno();
 	if (!yard) {
 		err = proc_parse_mountinfo(getpid(), &ml);
 		if (err)
 			return err;
+	}
+	f = fopen("/proc/self/cgroup", "re");
+	if (!f) {
+		err = neg_errno();
+		mount_list_fini(&ml);
+		return err;
 	}
 	while (!err && fgets(line, sizeof(line), f)) {
 		struct cg_hier *n, *h;
@@ -522,7 +527,8 @@ static int match_hier(const struct cg_hiers *mine, const CgroupHierEntry *he, st
 		       "%s\n",
 		       *he->controllers ? he->controllers : "cgroup2", he->root,
 		       i < 0 ? "not on this system" : "not mounted",
-		       o->cgroup_yard ? "not in --cgroup-yard either" : "mount it, or use --manage-cgroups=ignore");
+		       o->cgroup_yard ? "not in --cgroup-yard either"
+				      : "mount it, or use --manage-cgroups=ignore");
 		return -ENOENT;
 	}
 	err = root_option(o, he->controllers, &root);
@@ -688,8 +694,7 @@ static int open_all(struct rst_cgroup *cg, int base)
 	for (i = 0; !err && i < cg->e->n_sets; i++)
 		err = cg_open_dirs(cg, &cg->e->sets[i]->paths, 1, base, cg->set_fds + i * nh);
 	for (i = 0; !err && i < cg->e->n_namespaces; i++)
-		err = cg_open_dirs(cg, &cg->e->namespaces[i]->roots, 1, base,
-				   cg->ns_fds + i * nh);
+		err = cg_open_dirs(cg, &cg->e->namespaces[i]->roots, 1, base, cg->ns_fds + i * nh);
 	return err;
 }
 

@@ -53,8 +53,8 @@ static int read_row(struct cg_dump *d, pid_t pid, pid_t tid, char **row)
 		}
 		i = cg_hier_find(&d->hiers, ctrls);
 		if (i < 0 || row[i]) {
-			pr_err("pid %d (thread %d): cgroup hierarchy '%s' is not criu-like's\n", pid,
-			       tid, ctrls);
+			pr_err("pid %d (thread %d): cgroup hierarchy '%s' is not criu-like's\n",
+			       pid, tid, ctrls);
 			return -EINVAL;
 		}
 		row[i] = strdup(p);
@@ -111,7 +111,8 @@ static int add_member(struct cg_dump *d, pid_t pid, pid_t tid, unsigned int set)
 	if (!n)
 		return -ENOMEM;
 	d->members = n;
-	n[d->nr_members++] = (struct cg_member){ .pid = pidns_vpid(pid), .tid = pidns_vpid(tid),
+	n[d->nr_members++] = (struct cg_member){ .pid = pidns_vpid(pid),
+						 .tid = pidns_vpid(tid),
 						 .set = set };
 	return 0;
 }
@@ -254,8 +255,8 @@ int cg_enter_row(const struct rst_cgroup *cg, const int *fds, char *const *skip_
 			continue;
 		err = write_at(fds[i], "cgroup.procs", "0");
 		if (err) {
-			pr_errno(err, "pid %d: cannot enter its %s in cgroup hierarchy %s", pid, what,
-				 CG_NAME(&cg->hiers.h[i]));
+			pr_errno(err, "pid %d: cannot enter its %s in cgroup hierarchy %s", pid,
+				 what, CG_NAME(&cg->hiers.h[i]));
 			return err;
 		}
 	}
@@ -327,8 +328,8 @@ static int move_thread(struct restore_ctx *ctx, const struct rst_task *t,
 		err = write_at(cg->set_fds[s * cg->hiers.n + i],
 			       cg_hier_v2(h) ? "cgroup.threads" : "tasks", buf);
 		if (err) {
-			pr_errno(err, "pid %u thread %u: cannot move it into cgroup " CG_FMT, m->pid,
-				 m->tid, CG_NAME(h), cg->e->sets[s]->paths[i]);
+			pr_errno(err, "pid %u thread %u: cannot move it into cgroup " CG_FMT,
+				 m->pid, m->tid, CG_NAME(h), cg->e->sets[s]->paths[i]);
 			return err;
 		}
 	}
@@ -352,7 +353,8 @@ int rst_cgroup_threads(struct restore_ctx *ctx)
 		lm = find_member(cg->e, m->pid, m->pid);
 		t = rst_find_task(ctx, (pid_t)m->pid);
 		if (!t) {
-			pr_err("cgroup.img: thread %u of pid %u, not in the tree\n", m->tid, m->pid);
+			pr_err("cgroup.img: thread %u of pid %u, not in the tree\n", m->tid,
+			       m->pid);
 			return -EINVAL;
 		}
 		/* a leader gone before its threads: they are in the first thread's set */

@@ -486,14 +486,15 @@ static int new_fs_config(int fs, const MntEntry *e, char *opts)
 static int cgroup_subtree(const MntEntry *e, int mfd)
 {
 	char root[PATH_MAX];
-	int fd = -1, err = cgroup_mount_root(e->fstype, e->super_options, e->root, root, sizeof(root));
+	int fd = -1,
+	    err = cgroup_mount_root(e->fstype, e->super_options, e->root, root, sizeof(root));
 
 	if (!err) {
 		fd = open_tree(mfd, root + 1, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 		err = fd < 0 ? neg_errno() : 0;
 		if (err)
-			pr_errno(err, "mount %s: cgroup %s of its %s filesystem", e->mountpoint, root,
-				 e->fstype);
+			pr_errno(err, "mount %s: cgroup %s of its %s filesystem", e->mountpoint,
+				 root, e->fstype);
 	}
 	close(mfd);
 	return err ? err : fd;

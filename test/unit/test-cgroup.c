@@ -152,9 +152,9 @@ static void test_prop_values(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_line),  cmocka_unit_test(test_modes),
-		cmocka_unit_test(test_root_parse),  cmocka_unit_test(test_ctrls_match),
-		cmocka_unit_test(test_paths),	    cmocka_unit_test(test_prop_values),
+		cmocka_unit_test(test_parse_line), cmocka_unit_test(test_modes),
+		cmocka_unit_test(test_root_parse), cmocka_unit_test(test_ctrls_match),
+		cmocka_unit_test(test_paths),	   cmocka_unit_test(test_prop_values),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

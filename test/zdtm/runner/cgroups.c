@@ -26,7 +26,8 @@ static void mount_of(const char *ctrls, char *buf, size_t size)
 	while (f && (m = getmntent(f))) {
 		bool v2 = !strcmp(m->mnt_type, "cgroup2");
 
-		if (!strcmp(ctrls, "-") ? v2 : !strcmp(m->mnt_type, "cgroup") && hasmntopt(m, ctrls)) {
+		if (!strcmp(ctrls, "-") ? v2
+					: !strcmp(m->mnt_type, "cgroup") && hasmntopt(m, ctrls)) {
 			snprintf(buf, size, "%s", m->mnt_dir);
 			break;
 		}

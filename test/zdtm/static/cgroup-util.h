@@ -35,8 +35,7 @@ static inline int cg_path_of(pid_t tid, const char *ctrl, char *buf, size_t size
 {
 	char path[64], text[4096], *line, *save = NULL;
 
-	snprintf(path, sizeof(path), tid ? "/proc/self/task/%d/cgroup" : "/proc/self/cgroup",
-		 tid);
+	snprintf(path, sizeof(path), tid ? "/proc/self/task/%d/cgroup" : "/proc/self/cgroup", tid);
 	if (test_read_file(path, text, sizeof(text)) <= 0)
 		return -EIO;
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {

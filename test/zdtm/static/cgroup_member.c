@@ -111,7 +111,8 @@ static int check(void)
 	int c, i;
 
 	for (c = 0; c < NCTRL; c++)
-		if (check_member(getpid(), c, main_cg[c]) || check_member(thread_tid, c, thread_cg[c]))
+		if (check_member(getpid(), c, main_cg[c]) ||
+		    check_member(thread_tid, c, thread_cg[c]))
 			return -1;
 	for (c = 0; c < NCTRL; c++)
 		if (cg_fs_open(&fs[c], ctrls[c])) {

@@ -129,13 +129,15 @@ int main(int argc, char **argv)
 		fail("/proc/%d/cgroup (the child) reads\n%s\nnot\n%s", child, after, child_before);
 		return 1;
 	}
-	if (ns_ino(getpid(), ns_self, sizeof(ns_self)) || ns_ino(child, ns_child, sizeof(ns_child)) ||
+	if (ns_ino(getpid(), ns_self, sizeof(ns_self)) ||
+	    ns_ino(child, ns_child, sizeof(ns_child)) ||
 	    ns_ino(getppid(), ns_parent, sizeof(ns_parent))) {
 		fail("cannot read the cgroup namespace links");
 		return 1;
 	}
 	if (strcmp(ns_self, ns_child) || !strcmp(ns_self, ns_parent)) {
-		fail("cgroup namespaces: test %s, child %s, parent %s", ns_self, ns_child, ns_parent);
+		fail("cgroup namespaces: test %s, child %s, parent %s", ns_self, ns_child,
+		     ns_parent);
 		return 1;
 	}
 	close(p[1]);
