@@ -28,6 +28,7 @@
 
 #include "cgroup-int.h"
 #include "dump.h"
+#include "fault.h"
 #include "image.h"
 #include "log.h"
 #include "proc-parse.h"
@@ -619,7 +620,7 @@ static int restore_dir(struct rst_cgroup *cg, const struct cg_hier *h, const Cgr
 		return -EEXIST;
 	}
 	if (!exists) {
-		err = make_dirs(cg, host, &made);
+		err = fault_err(-ENOSPC, "cgroup %s: mkdir", what) ?: make_dirs(cg, host, &made);
 		if (err) {
 			pr_errno(err, "cannot make cgroup %s (%s)", what, host);
 			return err;

@@ -25,6 +25,7 @@
 
 #include "cgroup-int.h"
 #include "dump.h"
+#include "fault.h"
 #include "log.h"
 #include "ns.h"
 #include "restore.h"
@@ -40,6 +41,8 @@ static int read_row(struct cg_dump *d, pid_t pid, pid_t tid, char **row)
 	unsigned int seen = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/cgroup", pid, tid);
+	if (fault_hit("%s", path))
+		return -EIO;
 	f = fopen(path, "re");
 	if (!f)
 		return neg_errno();
@@ -253,7 +256,8 @@ int cg_enter_row(const struct rst_cgroup *cg, const int *fds, char *const *skip_
 	for (i = 0; i < cg->hiers.n; i++) {
 		if (is_own(cg, skip_own, i))
 			continue;
-		err = write_at(fds[i], "cgroup.procs", "0");
+		err = fault_err(-EIO, "pid %d: entering its %s", pid, what)
+			      ?: write_at(fds[i], "cgroup.procs", "0");
 		if (err) {
 			pr_errno(err, "pid %d: cannot enter its %s in cgroup hierarchy %s", pid,
 				 what, CG_NAME(&cg->hiers.h[i]));
