@@ -308,6 +308,33 @@ int rst_cgroup_enter(struct restore_ctx *ctx, const struct rst_task *t)
 			    "cgroups");
 }
 
+void rst_cgroup_why_eagain(const struct restore_ctx *ctx, const struct rst_task *parent)
+{
+	const struct rst_cgroup *cg = ctx->cgroup;
+	const CgroupMemberEntry *m;
+	unsigned int i;
+	size_t s;
+
+	if (!cg || !parent)
+		return;
+	m = find_member(cg->e, parent->pe->pid, parent->pe->pid);
+	if (!m)
+		return;
+	s = (size_t)cg_set_idx(cg->e, m->set);
+	for (i = 0; i < cg->hiers.n; i++) {
+		int fd = cg->set_fds[s * cg->hiers.n + i];
+		_cleanup_free_ char *max = read_file_at(fd, "pids.max", NULL);
+		_cleanup_free_ char *cur = read_file_at(fd, "pids.current", NULL);
+		_cleanup_free_ char *abs = cg_join(cg->hiers.h[i].root, cg->e->sets[s]->paths[i]);
+
+		if (!max || !cur || !abs || !strncmp(max, "max", 3) || atol(cur) < atol(max))
+			continue;
+		pr_err("pid %u: its pids cgroup " CG_FMT " allows %ld tasks and holds %ld: the "
+		       "tree's tasks do not fit\n",
+		       parent->pe->pid, CG_NAME(&cg->hiers.h[i]), abs, atol(max), atol(cur));
+	}
+}
+
 /* Thread @m of task @t into its set where it differs from its leader's @lm. */
 static int move_thread(struct restore_ctx *ctx, const struct rst_task *t,
 		       const CgroupMemberEntry *m, const CgroupMemberEntry *lm)

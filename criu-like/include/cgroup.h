@@ -87,6 +87,8 @@ int cgroup_mount_root(const char *fstype, const char *super, const char *root, c
 		      size_t size);
 /* In task @t first thing: into its cgroup namespace and its set. */
 int rst_cgroup_enter(struct restore_ctx *ctx, const struct rst_task *t);
+/* A fork in @parent failed with EAGAIN: name its pids cgroup when it is full. */
+void rst_cgroup_why_eagain(const struct restore_ctx *ctx, const struct rst_task *parent);
 /* In the controller once every thread waits at the barrier: the threads into their sets. */
 int rst_cgroup_threads(struct restore_ctx *ctx);
 /* Once the tree runs: the freezer states (frozen cgroups are frozen again). */

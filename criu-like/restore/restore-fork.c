@@ -205,6 +205,8 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 			pr_err("cannot create task %d: the pid is in use\n", want);
 		else
 			pr_errno(err, "cannot create task %d: clone3", want);
+		if (err == -EAGAIN)
+			rst_cgroup_why_eagain(ctx, t->parent);
 		return err;
 	}
 	if (pid != want && !(root && new_pidns)) {

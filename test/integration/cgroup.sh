@@ -224,6 +224,8 @@ echo "ok: --cgroup-root moves the tree's cgroups"
 rm_cgroups
 mkdir -p "$PIDS/one/ct" && echo 1 >"$PIDS/one/ct/pids.max"
 restore "failing" fail --cgroup-root "pids:$(own pids)/itest-cg.$$/one/ct"
+grep -q "its pids cgroup pids:$(own pids)/itest-cg.$$/one/ct allows 1 tasks" "$tmp/restore.err" ||
+	fail "failed restore: its pids cgroup not named: $(cat "$tmp/restore.err")"
 [ ! -d "$MEM/ct" ] && [ ! -d "$PIDS/one/ct/worker" ] || fail "failed restore: its cgroups are left"
 [ -z "$(cat "$PIDS/one/ct/cgroup.procs")" ] || fail "failed restore: tasks are left"
 [ -d "$PIDS/one/ct" ] || fail "failed restore: it removed a cgroup it did not make"
