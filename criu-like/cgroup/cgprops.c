@@ -227,11 +227,11 @@ int cg_props_write(const char *hostdir, const char *what, const CgroupDirEntry *
 			err = write_prop(dfd, p);
 			if (!err)
 				break;
-			if (err == -EPERM || err == -EACCES)
+			if (err == -EINVAL)
 				pr_errno(err,
-					 "cgroup %s: cannot set %s to '%s' (a limit above the "
-					 "parent's needs CAP_SYS_RESOURCE or a privileged "
-					 "writer)",
+					 "cgroup %s: cannot set %s to '%s': the kernel refuses it "
+					 "there (a CFS quota above its parent's, an exclusive "
+					 "cpuset overlapping a sibling's?)",
 					 what, p->name, p->value);
 			else
 				pr_errno(err, "cgroup %s: cannot set %s to '%s'", what, p->name,
