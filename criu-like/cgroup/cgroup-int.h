@@ -64,6 +64,8 @@ struct cg_dump {
 	unsigned int nr_nss;
 	char ***nss; /* [ns][hier]: absolute roots */
 	uint64_t *ns_ino;
+	/* --freeze-cgroup's cgroup when the seize found it frozen (thawed since): saved frozen */
+	const char *refreeze;
 };
 
 /* cgset.c: every live task's and thread's sets. */
@@ -96,7 +98,7 @@ struct rst_cgroup {
 	int *ns_fds; /* [ns * nr_hiers + hier] */
 	char **made; /* host paths of the directories made, in order */
 	unsigned int nr_made;
-	bool *own_set; /* per set: a hierarchy where it is criu-like's own cgroup (root check) */
+	bool **wrote; /* [hier][dir]: its properties were written (the freezer's come last) */
 };
 
 int cg_set_idx(const CgroupEntry *e, uint32_t id);

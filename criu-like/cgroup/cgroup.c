@@ -296,6 +296,32 @@ static int add_subtree(const struct cg_hier *h, char ***dirs, size_t *n)
 	return walk.err;
 }
 
+/*
+ * @hostdir is --freeze-cgroup's cgroup, found frozen by the seize, which
+ * thawed it to seize the tree: its freezer state is saved as it was found.
+ */
+static void keep_frozen(const struct cg_dump *d, const char *hostdir, CgroupDirEntry *de)
+{
+	struct stat a, b;
+	size_t i;
+
+	if (!d->refreeze || stat(d->refreeze, &a) || stat(hostdir, &b) || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino)
+		return;
+	for (i = 0; i < de->n_props; i++) {
+		CgroupPropEntry *p = de->props[i];
+		const char *v = !strcmp(p->name, "freezer.state")   ? "FROZEN"
+				: !strcmp(p->name, "cgroup.freeze") ? "1"
+								    : NULL;
+		char *n = v ? strdup(v) : NULL;
+
+		if (!n)
+			continue;
+		free(p->value);
+		p->value = n;
+	}
+}
+
 /* The directories of hierarchy @i, parents first (a parent sorts before its children). */
 static int build_hier(struct cg_dump *d, unsigned int i, CgroupHierEntry *he)
 {
@@ -331,9 +357,10 @@ static int build_hier(struct cg_dump *d, unsigned int i, CgroupHierEntry *he)
 		de->path = dirs[k];
 		dirs[k] = NULL;
 		he->dirs[he->n_dirs++] = de;
-		if (!cg_host_path(h, abs, host, sizeof(host)))
+		if (!cg_host_path(h, abs, host, sizeof(host))) {
 			err = cg_props_read(h, host, de);
-		else
+			keep_frozen(d, host, de);
+		} else
 			pr_warn(CG_FMT ": not reachable from criu-like: its properties are not "
 				       "saved\n",
 				CG_NAME(h), abs);
@@ -464,6 +491,7 @@ int cgroup_dump(struct dump_ctx *ctx)
 		return -EINVAL;
 	if (mode == CG_MODE_IGNORE)
 		return cg_ns_refuse_ignored(ctx);
+	d.refreeze = ctx->tree->refreeze;
 	err = cg_hiers_read(&d.hiers, NULL);
 	if (!err)
 		err = cg_members_read(ctx, &d);
@@ -587,8 +615,9 @@ static int make_dirs(struct rst_cgroup *cg, const char *host, bool *made)
 	}
 }
 
-/* One directory of the image at restore, as the mode says. */
-static int restore_dir(struct rst_cgroup *cg, const struct cg_hier *h, const CgroupDirEntry *de)
+/* One directory of the image at restore, as the mode says; *@wrote: its properties written. */
+static int restore_dir(struct rst_cgroup *cg, const struct cg_hier *h, const CgroupDirEntry *de,
+		       bool *wrote)
 {
 	_cleanup_free_ char *abs = cg_join(h->root, de->path);
 	char host[4096], what[4200];
@@ -630,6 +659,7 @@ static int restore_dir(struct rst_cgroup *cg, const struct cg_hier *h, const Cgr
 		(cg->mode == CG_MODE_STRICT && !exists);
 	if (!props || is_own_or_above(h, abs))
 		return 0;
+	*wrote = true;
 	return cg_props_write(host, what, de, false);
 }
 
@@ -656,9 +686,17 @@ static int restore_hiers(struct rst_cgroup *cg, const struct cr_options *o)
 			cg->hiers.n++;
 	}
 	cg_hiers_fini(&mine);
-	for (i = 0; !err && i < cg->e->n_hiers; i++)
+	cg->wrote = calloc(cg->e->n_hiers + 1, sizeof(*cg->wrote));
+	if (!err && !cg->wrote)
+		err = -ENOMEM;
+	for (i = 0; !err && i < cg->e->n_hiers; i++) {
+		cg->wrote[i] = calloc(cg->e->hiers[i]->n_dirs + 1, sizeof(**cg->wrote));
+		if (!cg->wrote[i])
+			return -ENOMEM;
 		for (j = 0; !err && j < cg->e->hiers[i]->n_dirs; j++)
-			err = restore_dir(cg, &cg->hiers.h[i], cg->e->hiers[i]->dirs[j]);
+			err = restore_dir(cg, &cg->hiers.h[i], cg->e->hiers[i]->dirs[j],
+					  &cg->wrote[i][j]);
+	}
 	return err;
 }
 
@@ -793,14 +831,15 @@ void rst_cgroup_resume(struct restore_ctx *ctx)
 	char host[4096], what[4200];
 	size_t i, j;
 
-	if (!cg || cg->mode == CG_MODE_NONE)
+	if (!cg)
 		return;
+	/* the freezer states of the cgroups whose properties the mode wrote */
 	for (i = 0; i < cg->hiers.n; i++)
 		for (j = 0; j < cg->e->hiers[i]->n_dirs; j++) {
 			const CgroupDirEntry *de = cg->e->hiers[i]->dirs[j];
 			_cleanup_free_ char *abs = cg_join(cg->hiers.h[i].root, de->path);
 
-			if (!abs || is_own_or_above(&cg->hiers.h[i], abs) ||
+			if (!cg->wrote[i][j] || !abs ||
 			    cg_host_path(&cg->hiers.h[i], abs, host, sizeof(host)))
 				continue;
 			snprintf(what, sizeof(what), CG_FMT, CG_NAME(&cg->hiers.h[i]), abs);
@@ -847,6 +886,9 @@ void rst_cgroup_fini(struct restore_ctx *ctx)
 		return;
 	if (current_cg == cg)
 		current_cg = NULL;
+	for (i = 0; cg->wrote && cg->e && i < cg->e->n_hiers; i++)
+		free(cg->wrote[i]);
+	free(cg->wrote);
 	if (cg->e) {
 		close_fds(cg->set_fds, cg->e->n_sets * cg->e->n_hiers);
 		close_fds(cg->ns_fds, cg->e->n_namespaces * cg->e->n_hiers);
@@ -856,7 +898,6 @@ void rst_cgroup_fini(struct restore_ctx *ctx)
 	for (i = 0; i < cg->nr_made; i++)
 		free(cg->made[i]);
 	free(cg->made);
-	free(cg->own_set);
 	free(cg);
 	ctx->cgroup = NULL;
 }

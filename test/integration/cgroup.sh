@@ -23,7 +23,7 @@ set -u
 command -v unshare >/dev/null || { echo "cgroup: unshare is not installed"; exit 77; }
 BB=$(command -v busybox) && "$BB" --list >/dev/null 2>&1 ||
 	{ echo "cgroup: busybox (busybox-static) is not installed"; exit 77; }
-for c in memory pids; do
+for c in memory pids freezer; do
 	[ -w /sys/fs/cgroup/$c/cgroup.procs ] || { echo "cgroup: no v1 $c hierarchy at /sys/fs/cgroup/$c"; exit 77; }
 done
 [ -x "$CRIU_LIKE" ] || { echo "cgroup: build first ($CRIU_LIKE)"; exit 1; }
@@ -31,11 +31,12 @@ done
 own() { awk -F: -v c="$1" '$2 == c { print $3 }' /proc/self/cgroup | sed 's,^/$,,'; }
 MEM=/sys/fs/cgroup/memory$(own memory)/itest-cg.$$
 PIDS=/sys/fs/cgroup/pids$(own pids)/itest-cg.$$
+FRZ=/sys/fs/cgroup/freezer$(own freezer)/itest-cg.$$
 tmp=$(mktemp -d)
 pid=
 
 rm_cgroups() { # every cgroup below $MEM and $PIDS except the ones named
-	for top in "$MEM" "$PIDS"; do
+	for top in "$MEM" "$PIDS" "$FRZ"; do
 		[ -d "$top" ] || continue
 		find "$top" -mindepth 1 -depth -type d | while read -r d; do
 			keep=
@@ -48,7 +49,10 @@ cleanup() {
 	[ -n "$pid" ] && kill -KILL $pid 2>/dev/null
 	sleep 0.1
 	rm_cgroups
-	rmdir "$MEM" "$PIDS" 2>/dev/null
+	[ -f "$FRZ/ct/freezer.state" ] && echo THAWED >"$FRZ/ct/freezer.state"
+	[ -n "$pid" ] && kill -KILL $pid 2>/dev/null && sleep 0.1
+	rm_cgroups
+	rmdir "$MEM" "$PIDS" "$FRZ" 2>/dev/null
 	[ -n "${KEEP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -62,7 +66,7 @@ fail() {
 }
 
 R=$tmp/root
-mkdir -p "$R/bin" "$R/proc" "$R/dev" "$R/old" "$MEM/ct/worker" "$PIDS/ct/worker"
+mkdir -p "$R/bin" "$R/proc" "$R/dev" "$R/old" "$MEM/ct/worker" "$PIDS/ct/worker" "$FRZ/ct"
 cp "$BB" "$R/bin/busybox"
 for a in $("$BB" --list); do
 	[ "$a" = busybox ] || ln -s busybox "$R/bin/$a"
@@ -93,6 +97,7 @@ exec /bin/setsid /bin/sh /loop.sh </dev/null >/dev/null 2>&1
 EOF2
 # the container is born in ct (memory and pids)
 setsid sh -c "echo \$\$ >'$MEM/ct/cgroup.procs' && echo \$\$ >'$PIDS/ct/cgroup.procs' &&
+	echo \$\$ >'$FRZ/ct/cgroup.procs' &&
 	exec unshare --fork --pid --mount --uts --ipc sh '$tmp/enter.sh' '$R'" \
 	</dev/null >"$tmp/enter.err" 2>&1 &
 ush=$!
@@ -139,7 +144,7 @@ restore() { # WHAT EXPECT(ok|fail) OPTIONS...
 	what=$1 expect=$2
 	shift 2
 	rm -f "$tmp/pidfile"
-	if "$CRIU_LIKE" restore -D "$tmp/img" -d --root "$R" --pidfile "$tmp/pidfile" -v4 \
+	if "$CRIU_LIKE" restore -D "$tmp/${IMG:-img}" -d --root "$R" --pidfile "$tmp/pidfile" -v4 \
 		-o restore.log "$@" 2>"$tmp/restore.err"; then
 		[ $expect = ok ] || fail "$what: the restore worked"
 		pid=$(cat "$tmp/pidfile")
@@ -230,4 +235,27 @@ grep -q "its pids cgroup pids:$(own pids)/itest-cg.$$/one/ct allows 1 tasks" "$t
 [ -z "$(cat "$PIDS/one/ct/cgroup.procs")" ] || fail "failed restore: tasks are left"
 [ -d "$PIDS/one/ct" ] || fail "failed restore: it removed a cgroup it did not make"
 echo "ok: a failed restore removes the cgroups it made and kills its tasks"
+
+# a frozen container (a paused one): dumped with --freeze-cgroup as it was
+# found, frozen again once restored
+rm_cgroups
+restore "for the freezer" ok
+echo FROZEN >"$FRZ/ct/freezer.state"
+i=0
+while [ "$(cat "$FRZ/ct/freezer.state")" != FROZEN ]; do
+	i=$((i + 1)); [ $i -gt 250 ] && fail "the container does not freeze"; sleep 0.02
+done
+"$CRIU_LIKE" dump -t $pid -D "$tmp/img2" --freeze-cgroup "$FRZ/ct" -v4 -o dump.log \
+	2>"$tmp/dump2.err" || fail "dump of the frozen container"
+gone
+rm_cgroups
+IMG=img2 restore "frozen" ok
+members "frozen" "$MEM" "$PIDS"
+[ "$(cat "$FRZ/ct/freezer.state")" = FROZEN ] ||
+	fail "frozen: the container's freezer cgroup is $(cat "$FRZ/ct/freezer.state")"
+echo THAWED >"$FRZ/ct/freezer.state"
+w=$(worker_of $pid)
+[ -n "$w" ] && kill -0 "$w" || fail "frozen: no worker once thawed"
+kill_tree
+echo "ok: a frozen container is frozen again after its restore"
 echo "cgroup: a container in memory and pids cgroups restored in every --manage-cgroups mode"
