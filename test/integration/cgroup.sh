@@ -3,8 +3,9 @@
 # A container in cgroups (issue 14, item 3; Documentation/cgroups.md): a
 # busybox container (its own pid, mount, UTS and IPC namespaces, as
 # ns-container.sh makes them) whose init is in a memory cgroup ct with a
-# 64 MiB limit and a pids cgroup ct with pids.max 16, and whose worker is in
-# ct/worker below both (32 MiB, pids.max 8). Dumped once; the images are
+# 64 MiB limit, a pids cgroup ct with pids.max 16 and a freezer cgroup ct,
+# and whose worker is in ct/worker below the first two (32 MiB, pids.max 8).
+# Dumped once; the images are
 # then restored again and again, each time into a different state of the
 # host's cgroups, checking what CRIU's --manage-cgroups modes promise:
 #   - soft (the default), the cgroups removed: made again with their limits,
@@ -16,7 +17,9 @@
 #   - ignore: the tree stays in criu-like's own cgroups;
 #   - --cgroup-root: the tree's cgroups made below another root;
 #   - a restore that fails (its root moved into a pids cgroup that takes
-#     one task) removes the cgroups it made and kills what it started.
+#     one task) names that cgroup, removes the cgroups it made and kills
+#     what it started;
+#   - a frozen container dumped with --freeze-cgroup is frozen again.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 [ "$(id -u)" = 0 ] || { echo "cgroup: needs root"; exit 77; }
@@ -258,4 +261,4 @@ w=$(worker_of $pid)
 [ -n "$w" ] && kill -0 "$w" || fail "frozen: no worker once thawed"
 kill_tree
 echo "ok: a frozen container is frozen again after its restore"
-echo "cgroup: a container in memory and pids cgroups restored in every --manage-cgroups mode"
+echo "cgroup: a container in memory, pids and freezer cgroups restored in every --manage-cgroups mode"
