@@ -24,6 +24,7 @@
 
 #include <asm/sigframe.h>
 
+#include "cgroup.h"
 #include "cr.h"
 #include "dedup.h"
 #include "cow-share.h"
@@ -489,6 +490,9 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 	 */
 	if (!err && !ctx->pre_dump)
 		err = ns_dump_tree(&ctx->ns, ctx->tree->root->pid, ctx->dirfd);
+	/* the cgroups of every task and thread, and the tree's cgroup namespaces */
+	if (!err && !ctx->pre_dump)
+		err = cgroup_dump(ctx);
 	if (!err)
 		err = check_sessions(ctx);
 	if (!err)

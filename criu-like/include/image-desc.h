@@ -42,6 +42,7 @@ enum cr_img_kind {
 	CR_IMG_MNTNS,
 	CR_IMG_NETNS,
 	CR_IMG_USERNS,
+	CR_IMG_CGROUP,
 	CR_IMG_NR,
 };
 

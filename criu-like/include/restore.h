@@ -82,6 +82,7 @@ struct rst_task {
 
 struct rst_files; /* restore-files.c: files.img, opened descriptions */
 struct rst_shmem; /* restore-mem.c: shared anonymous memory objects */
+struct rst_cgroup; /* cgroup/cgroup-int.h */
 
 struct restore_ctx {
 	const struct cr_options *opts;
@@ -109,6 +110,8 @@ struct restore_ctx {
 	 * tree runs, kept when the restore fails (net-lock.h).
 	 */
 	struct netlock *netlock;
+	/* cgroup/: the cgroups of cgroup.img (cgroup.h), NULL when there are none to enter */
+	struct rst_cgroup *cgroup;
 	/* ns.c: the namespaces the root is created in, from their images */
 	struct ns_restore ns;
 	/* for stats-restore (image/stats.c) */

@@ -290,6 +290,9 @@ enum ns_kind ns_plan_differ(const struct ns_dump_plan *plan, const struct ns_ids
 			continue;
 		if (k == NS_PID_FOR_CHILDREN && plan->own[k])
 			want = task->ino[NS_PID];
+		/* cgroup namespaces, any task's: criu-like/cgroup/cgns.c */
+		if (k == NS_CGROUP)
+			continue;
 		if (plan->tool.ino[k] && task->ino[k] != want)
 			return (enum ns_kind)k;
 	}

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #define LOG_PREFIX "restore: "
+#include "cgroup.h"
 #include "compat.h"
 #include "fault.h"
 #include "log.h"
@@ -209,6 +210,8 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 			pr_err("cannot create task %d: the pid is in use\n", want);
 		else
 			pr_errno(err, "cannot create task %d: clone3", want);
+		if (err == -EAGAIN)
+			rst_cgroup_why_eagain(ctx, t->parent);
 		return err;
 	}
 	if (pid != want && !(root && new_pidns)) {
@@ -389,8 +392,11 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 	struct rst_shared *sh = ctx->shared;
 	int err;
 
+	/* into its cgroups first: everything it does from here is charged there */
+	err = rst_cgroup_enter(ctx, t);
 	/* the root fills its new namespaces before anything else lives in them */
-	err = rst_task_idx(ctx, t) ? 0 : ns_restore_root(&ctx->ns, ctx->dirfd);
+	if (!err && !rst_task_idx(ctx, t))
+		err = ns_restore_root(&ctx->ns, ctx->dirfd);
 	/* the memory its children share with it, before they are forked */
 	if (!err)
 		err = rst_cow_prepare(ctx, t);

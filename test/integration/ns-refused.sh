@@ -105,31 +105,36 @@ start() {
 }
 
 # The container of the issue: refused from unshare (pid_for_children); from its init, every
-# namespace kind is dumped, but its mount namespace is a copy of the host's, cgroup v1
-# mounts included, which are refused naming the mount (never restored elsewhere).
+# namespace kind is dumped and so are the host's cgroup v1 mounts its mount namespace copied
+# (made again at restore: Documentation/cgroups.md), but its session leader, unshare, is
+# outside the tree: refused naming it.
 start container --fork --pid --mount-proc --mount --uts --ipc --net
 host=$(hostname)
 nsenter -t "$(pid_of_loop container)" -u hostname inside || fail "cannot set the container's hostname"
 refused container-unshare "$(cat "$tmp/container.unshare")" pid_for_children container
 ci=$(pid_of_loop container)
 rm -rf "$tmp/img"
-if grep -q " - cgroup " /proc/self/mountinfo; then
-	"$CRIU_LIKE" dump -t "$ci" -D "$tmp/img" -R >"$tmp/ci.out" 2>"$tmp/ci.err" &&
-		fail "container-init: the container with the host's cgroup v1 mounts was dumped"
-	grep -q "pid $ci: mount /[^ ]*: cgroup filesystems are not supported" "$tmp/ci.err" ||
-		fail "container-init: no refusal naming a cgroup mount"
-	kill -0 "$ci" || fail "container-init: pid $ci died"
-	checks=$((checks + 1))
-	echo "ok: container-init: $(grep -o "pid $ci: mount [^ ]*: cgroup[^;]*" "$tmp/ci.err" | head -n 1)"
-fi
+"$CRIU_LIKE" dump -t "$ci" -D "$tmp/img" -R >"$tmp/ci.out" 2>"$tmp/ci.err" &&
+	fail "container-init: the container whose session leader is outside it was dumped"
+grep -q "pid $ci: its session leader [0-9]* is outside the dumped tree" "$tmp/ci.err" ||
+	fail "container-init: no refusal naming its session leader"
+grep -q "cgroup filesystems are not supported" "$tmp/ci.err" &&
+	fail "container-init: its cgroup mounts were refused"
+kill -0 "$ci" || fail "container-init: pid $ci died"
+checks=$((checks + 1))
+echo "ok: container-init: $(grep -o "pid $ci: its session leader [^:]*" "$tmp/ci.err" | head -n 1)"
 [ "$(hostname)" = "$host" ] || fail "the host's hostname changed"
 [ "$(nsenter -t "$(pid_of_loop container)" -u hostname)" = inside ] || fail "the container's hostname changed"
 
-# Each kind alone (unshare execs the loop: the loop is the task in the namespace).
-for k in cgroup; do
-	start "$k" --$k
-	refused "$k" "$(pid_of_loop "$k")" "$k"
-done
+# A cgroup namespace alone is dumped (Documentation/cgroups.md), its root recorded.
+start cgroup --cgroup
+rm -rf "$tmp/img"
+"$CRIU_LIKE" dump -t "$(pid_of_loop cgroup)" -D "$tmp/img" -R >"$tmp/cgroup.out" 2>"$tmp/cgroup.err" ||
+	fail "cgroup: dump -R of a tree with a cgroup namespace of its own failed"
+"$CRIU_LIKE" decode "$tmp/img/cgroup.img" | tr -d ' \n' | grep -q '"namespaces":\[{' ||
+	fail "cgroup: no cgroup namespace in cgroup.img"
+checks=$((checks + 1))
+echo "ok: cgroup: dumped with its cgroup namespace"
 
 # net alone is dumped (ns-net.sh); what its namespace holds that is not, is refused
 # by name: a link of a kind not dumped (vxlan: bridges, macvlans and tun/tap
