@@ -1,0 +1,670 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The netfilter rules of a container's network namespace
+ * (Documentation/netfilter.md, "Rules").
+ *
+ * Dump, with the dumper's thread in the tree's namespace (the tools are
+ * forked from it and run there): `nft list ruleset` through libnftables;
+ * the tables iptables-nft made with xt expressions (nft prints them as
+ * `xt match NAME`, which it cannot read back) are left out of that text and
+ * saved with iptables-nft-save instead; the legacy tables (the kernel lists
+ * them in /proc/net/ip_tables_names) with iptables-legacy-save. criu-like's
+ * own tables, chains and rules (the network lock, the packet holder) are
+ * never saved. Then the whole is installed in a scratch namespace made for
+ * it and read back: what does not come back the same (an extension a tool
+ * cannot save, a set element nft cannot print) is refused, naming the line.
+ *
+ * Restore, in the new namespace right after its lock (net.c make_ns()):
+ * nft -f with the text (no flush: the lock's table is there and stays),
+ * then iptables-*-restore --noflush (the rules are appended: the lock's
+ * rules, inserted first, still drop everything until the tree runs).
+ */
+#define LOG_PREFIX "ns: netfilter: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../net/net-lock-int.h"
+#include "image.h"
+#include "log.h"
+#include "netfilter.h"
+#include "util.h"
+
+/* criu-like's own: the lock's tables and chains, the holder's chains, the netns lock's rules. */
+#define OWN_TABLE "criu_like_"
+#define OWN_COMMENT "criu-like-netns"
+
+static bool own_chain(const char *name)
+{
+	return !strncmp(name, "CRLK_", 5) || !strncmp(name, "CRLH_", 5);
+}
+
+/* ---- text, pure --------------------------------------------------------------------------- */
+
+struct strbuf {
+	char *s;
+	size_t len, size;
+};
+
+static int sb_add(struct strbuf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->size) {
+		size_t size = (b->len + n + 1) * 2;
+		char *p = realloc(b->s, size);
+
+		if (!p)
+			return -ENOMEM;
+		b->s = p;
+		b->size = size;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = 0;
+	return 0;
+}
+
+static char *sb_take(struct strbuf *b)
+{
+	char *s = b->s ? b->s : strdup("");
+
+	b->s = NULL;
+	b->len = b->size = 0;
+	return s;
+}
+
+/* The word "xt" then "match", "target" or "watcher", outside quotes: a compat expression. */
+static bool has_xt(const char *line, size_t len)
+{
+	bool quoted = false;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (line[i] == '"')
+			quoted = !quoted;
+		if (quoted || (i && line[i - 1] != ' ' && line[i - 1] != '\t'))
+			continue;
+		if (len - i > 3 && !strncmp(line + i, "xt ", 3) &&
+		    (!strncmp(line + i + 3, "match", 5) || !strncmp(line + i + 3, "target", 6) ||
+		     !strncmp(line + i + 3, "watcher", 7)))
+			return true;
+	}
+	return false;
+}
+
+static bool line_has(const char *line, size_t len, const char *what)
+{
+	size_t n = strlen(what), i;
+
+	for (i = 0; i + n <= len; i++)
+		if (!memcmp(line + i, what, n))
+			return true;
+	return false;
+}
+
+/* A rule of ours inside a table that is not: the netns lock's, a jump to a lock chain. */
+static bool own_rule(const char *line, size_t len)
+{
+	return line_has(line, len, OWN_COMMENT) || line_has(line, len, "jump CRLK_") ||
+	       line_has(line, len, "jump CRLH_") || line_has(line, len, "goto CRLK_") ||
+	       line_has(line, len, "goto CRLH_") || line_has(line, len, "-j CRLK_") ||
+	       line_has(line, len, "-j CRLH_") || line_has(line, len, "-g CRLK_");
+}
+
+/* "table FAMILY NAME {": FAMILY NAME into @buf. */
+static bool table_head(const char *line, size_t len, char *buf, size_t size)
+{
+	size_t n;
+
+	if (len < 8 || strncmp(line, "table ", 6) || line[len - 1] != '{')
+		return false;
+	n = len - 6 - 1;
+	while (n && line[6 + n - 1] == ' ')
+		n--;
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, line + 6, n);
+	buf[n] = 0;
+	return true;
+}
+
+struct nft_table {
+	struct strbuf text;
+	char name[128]; /* "FAMILY NAME" */
+	bool xt, drop_chain;
+	bool content; /* a rule, a set, an object, a policy that drops... */
+};
+
+/* A table of iptables-nft's (or of the same name): what it leaves when its rules go. */
+static bool ipt_table_name(const char *name)
+{
+	static const char *const names[] = { "filter", "nat", "mangle", "raw", "security" };
+	const char *sp = strchr(name, ' ');
+	size_t i;
+
+	if (!sp || (strncmp(name, "ip ", 3) && strncmp(name, "ip6 ", 4)))
+		return false;
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(sp + 1, names[i]))
+			return true;
+	return false;
+}
+
+/* Inside a table: a line that is more than an empty chain accepting everything. */
+static bool content_line(const char *line, size_t len)
+{
+	size_t depth = strspn(line, "\t");
+
+	if (depth == len || (depth == 1 && (line_has(line, len, "chain ") || line[1] == '}')))
+		return false;
+	if (depth == 2 && !strncmp(line + 2, "type ", 5) && !line_has(line, len, "policy drop"))
+		return false;
+	return depth >= 1;
+}
+
+/* The end of a table: kept in @out, named in @xt, or dropped. */
+static int table_end(struct nft_table *t, struct strbuf *out, struct strbuf *xt)
+{
+	const char *name = strchr(t->name, ' ');
+	int err = 0;
+
+	if (name && !strncmp(name + 1, OWN_TABLE, strlen(OWN_TABLE)))
+		;
+	/* empty base chains that accept: what iptables-nft (the lock, the holder) leaves */
+	else if (!t->content && ipt_table_name(t->name))
+		;
+	else if (t->xt && xt)
+		err = sb_add(xt, t->name, strlen(t->name)) ?: sb_add(xt, "\n", 1);
+	else if (!t->xt)
+		err = sb_add(out, t->text.s, t->text.len);
+	t->text.len = 0;
+	if (t->text.s)
+		t->text.s[0] = 0;
+	return err;
+}
+
+static int nft_line(struct nft_table *t, const char *line, size_t len, bool in_table)
+{
+	/* "\tchain NAME {" ... "\t}" */
+	if (len > 8 && !strncmp(line, "\tchain ", 7) && line[len - 1] == '{') {
+		char name[64];
+
+		snprintf(name, sizeof(name), "%.*s", (int)(len - 7), line + 7);
+		t->drop_chain = own_chain(name);
+	} else if (t->drop_chain) {
+		if (len == 2 && !strncmp(line, "\t}", 2))
+			t->drop_chain = false;
+		return 0;
+	}
+	if (t->drop_chain)
+		return 0;
+	if (has_xt(line, len))
+		t->xt = true;
+	if (in_table && len > 2 && line[0] == '\t' && line[1] == '\t' && own_rule(line, len))
+		return 0;
+	if (content_line(line, len))
+		t->content = true;
+	return sb_add(&t->text, line, len) ?: sb_add(&t->text, "\n", 1);
+}
+
+char *nf_nft_strip(const char *text, char **ret_xt)
+{
+	struct strbuf out = { 0 }, xt = { 0 };
+	struct nft_table t = { 0 };
+	bool in_table = false;
+	const char *line, *next;
+	int err = 0;
+
+	for (line = text; !err && line && *line; line = next) {
+		size_t len;
+
+		next = strchr(line, '\n');
+		len = next ? (size_t)(next - line) : strlen(line);
+		if (next)
+			next++;
+		if (!in_table && table_head(line, len, t.name, sizeof(t.name))) {
+			in_table = true;
+			t.xt = t.drop_chain = t.content = false;
+			err = sb_add(&t.text, line, len) ?: sb_add(&t.text, "\n", 1);
+			continue;
+		}
+		if (!in_table) {
+			/* between tables: blank lines, nothing else in a listing */
+			err = sb_add(&out, line, len) ?: sb_add(&out, "\n", 1);
+			continue;
+		}
+		err = nft_line(&t, line, len, true);
+		if (!err && len == 1 && line[0] == '}') {
+			in_table = false;
+			err = table_end(&t, &out, ret_xt ? &xt : NULL);
+		}
+	}
+	free(t.text.s);
+	if (err) {
+		free(out.s);
+		free(xt.s);
+		errno = -err;
+		return NULL;
+	}
+	if (ret_xt)
+		*ret_xt = sb_take(&xt);
+	else
+		free(xt.s);
+	return sb_take(&out);
+}
+
+static bool word_in(const char *list, const char *word, size_t len)
+{
+	const char *p = list;
+
+	while (p && *p) {
+		size_t n = strcspn(p, " ");
+
+		if (n == len && !strncmp(p, word, len))
+			return true;
+		p += n;
+		p += strspn(p, " ");
+	}
+	return false;
+}
+
+/* One line of an iptables-save table: kept? Counts what is the table's own in *@own. */
+static bool ipt_keep(const char *line, size_t len, bool *own)
+{
+	char chain[64];
+
+	if (line[0] == ':') {
+		const char *sp = memchr(line, ' ', len);
+
+		snprintf(chain, sizeof(chain), "%.*s", sp ? (int)(sp - line - 1) : (int)len - 1,
+			 line + 1);
+		if (own_chain(chain))
+			return false;
+		/* a chain of the table's own ("-"), or a built-in one that does not accept */
+		if (sp && strncmp(sp, " ACCEPT ", 8) && !(len - (size_t)(sp - line) == 7 &&
+							  !strncmp(sp, " ACCEPT", 7)))
+			*own = true;
+		return true;
+	}
+	/* "[p:b] -A CHAIN ..." with -c */
+	if (line[0] == '[') {
+		const char *sp = memchr(line, ' ', len);
+
+		if (!sp)
+			return true;
+		len -= (size_t)(sp + 1 - line);
+		line = sp + 1;
+	}
+	if (len > 3 && !strncmp(line, "-A ", 3)) {
+		snprintf(chain, sizeof(chain), "%.*s", (int)strcspn(line + 3, " "), line + 3);
+		if (own_chain(chain) || own_rule(line, len))
+			return false;
+		*own = true;
+	}
+	return true;
+}
+
+char *nf_ipt_strip(const char *text, const char *only)
+{
+	struct strbuf out = { 0 }, table = { 0 };
+	bool in_table = false, own = false, wanted = false;
+	const char *line, *next;
+	int err = 0;
+
+	for (line = text; !err && line && *line; line = next) {
+		size_t len;
+
+		next = strchr(line, '\n');
+		len = next ? (size_t)(next - line) : strlen(line);
+		if (next)
+			next++;
+		if (!len || line[0] == '#')
+			continue;
+		if (line[0] == '*') {
+			in_table = true;
+			own = false;
+			wanted = !only || word_in(only, line + 1, len - 1);
+			table.len = 0;
+		} else if (!in_table) {
+			continue;
+		} else if (len == 6 && !strncmp(line, "COMMIT", 6)) {
+			in_table = false;
+			if (own && wanted)
+				err = sb_add(&out, table.s, table.len) ?: sb_add(&out, "COMMIT\n", 7);
+			continue;
+		} else if (!ipt_keep(line, len, &own)) {
+			continue;
+		}
+		err = sb_add(&table, line, len) ?: sb_add(&table, "\n", 1);
+	}
+	free(table.s);
+	if (err) {
+		free(out.s);
+		errno = -err;
+		return NULL;
+	}
+	return sb_take(&out);
+}
+
+/* @s at a line: its length without the " expires TIME" parts (they count down). */
+static size_t line_norm(const char *s, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	while (*s && *s != '\n' && n + 1 < size) {
+		if (!strncmp(s, " expires ", 9)) {
+			s += 9;
+			s += strcspn(s, " ,}\n");
+			continue;
+		}
+		buf[n++] = *s++;
+	}
+	buf[n] = 0;
+	return n;
+}
+
+size_t nf_text_diff(const char *a, const char *b, char *buf, size_t size)
+{
+	char la[1024], lb[1024];
+	size_t line = 1;
+
+	a = a ? a : "";
+	b = b ? b : "";
+	while (*a || *b) {
+		line_norm(a, la, sizeof(la));
+		line_norm(b, lb, sizeof(lb));
+		if (strcmp(la, lb)) {
+			snprintf(buf, size, "%s", *a ? la : lb);
+			return line;
+		}
+		a += strcspn(a, "\n");
+		b += strcspn(b, "\n");
+		a += *a == '\n';
+		b += *b == '\n';
+		line++;
+	}
+	return 0;
+}
+
+/* ---- reading a namespace ------------------------------------------------------------------ */
+
+static void rules_fini(NfRulesEntry *e)
+{
+	free(e->nft);
+	free(e->ipt_legacy);
+	free(e->ip6t_legacy);
+	free(e->ipt_nft);
+	free(e->ip6t_nft);
+	nf_rules_entry__init(e);
+}
+
+/* The tables the kernel lists in /proc/net/@names (legacy x_tables), "" when none. */
+static void legacy_names(const char *names, char *buf, size_t size)
+{
+	char path[96];
+	ssize_t len;
+	int fd;
+
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "/proc/thread-self/net/%s", names);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	len = read(fd, buf, size - 1);
+	close(fd);
+	buf[len > 0 ? len : 0] = 0;
+	for (len = 0; buf[len]; len++)
+		if (buf[len] == '\n')
+			buf[len] = ' ';
+	while (len > 0 && buf[len - 1] == ' ')
+		buf[--len] = 0;
+}
+
+/* @tool -c, stripped (@only: those tables), into *@ret (NULL when nothing is left). */
+static int save_tool(pid_t pid, const char *tool, const char *only, char **ret)
+{
+	const char *const argv[] = { tool, "-c", NULL };
+	_cleanup_free_ char *out = NULL;
+	char *s;
+	int err;
+
+	*ret = NULL;
+	err = run_tool(argv, NULL, &out, false);
+	if (err) {
+		pr_errno(err, "pid %d: cannot read the rules of its network namespace with %s", pid,
+			 tool);
+		return err;
+	}
+	s = nf_ipt_strip(out, only);
+	if (!s)
+		return -ENOMEM;
+	if (*s)
+		*ret = s;
+	else
+		free(s);
+	return 0;
+}
+
+/* The xt tables named in @xt ("FAMILY NAME" lines): iptables-nft's, or refused. */
+static int xt_tables(pid_t pid, const char *xt, char *ip4, char *ip6, size_t size)
+{
+	static const char *const ipt_tables[] = { "filter", "nat", "mangle", "raw", "security" };
+	const char *line, *next;
+
+	ip4[0] = ip6[0] = 0;
+	for (line = xt; line && *line; line = next) {
+		char fam[16], name[96], *list = NULL;
+		size_t i;
+
+		next = strchr(line, '\n');
+		if (next)
+			next++;
+		if (sscanf(line, "%15s %95s", fam, name) != 2)
+			continue;
+		if (!strcmp(fam, "ip"))
+			list = ip4;
+		else if (!strcmp(fam, "ip6"))
+			list = ip6;
+		for (i = 0; list && i < ARRAY_SIZE(ipt_tables); i++)
+			if (!strcmp(name, ipt_tables[i]))
+				break;
+		if (!list || i == ARRAY_SIZE(ipt_tables)) {
+			pr_err("pid %d: its network namespace has nftables table %s %s with xt "
+			       "expressions (%s): nft cannot print them back and no iptables tool "
+			       "saves that table\n",
+			       pid, fam, name,
+			       !strcmp(fam, "bridge") ? "ebtables-nft rules"
+			       : !strcmp(fam, "arp")  ? "arptables-nft rules"
+						      : "compat extensions");
+			return -EOPNOTSUPP;
+		}
+		if (strlen(list) + strlen(name) + 2 < size)
+			strcat(strcat(list, *list ? " " : ""), name);
+	}
+	return 0;
+}
+
+/* Everything of this thread's namespace into @e; -EOPNOTSUPP naming what is not saved. */
+static int rules_read(pid_t pid, NfRulesEntry *e)
+{
+	_cleanup_free_ char *out = NULL, *xt = NULL;
+	char names[256], ip4[128], ip6[128];
+	int err;
+
+	nf_rules_entry__init(e);
+	legacy_names("arp_tables_names", names, sizeof(names));
+	if (*names) {
+		pr_err("pid %d: its network namespace has legacy arptables tables (%s): arptables "
+		       "rules are not dumped\n",
+		       pid, names);
+		return -EOPNOTSUPP;
+	}
+	err = nft_exec(NULL, "list ruleset", &out, false);
+	if (err == -ENOENT) {
+		pr_warn("pid %d: neither libnftables nor nft is here: its nftables ruleset is not "
+			"read\n",
+			pid);
+	} else if (err) {
+		pr_errno(err, "pid %d: cannot list the nftables ruleset of its network namespace",
+			 pid);
+		return err;
+	} else {
+		e->nft = nf_nft_strip(out, &xt);
+		if (!e->nft)
+			return -ENOMEM;
+		err = xt_tables(pid, xt, ip4, ip6, sizeof(ip4));
+		if (!err && *ip4)
+			err = save_tool(pid, "iptables-nft-save", ip4, &e->ipt_nft);
+		if (!err && *ip6)
+			err = save_tool(pid, "ip6tables-nft-save", ip6, &e->ip6t_nft);
+		if (err)
+			return err;
+	}
+	legacy_names("ip_tables_names", names, sizeof(names));
+	if (*names)
+		err = save_tool(pid, "iptables-legacy-save", NULL, &e->ipt_legacy);
+	legacy_names("ip6_tables_names", names, sizeof(names));
+	if (!err && *names)
+		err = save_tool(pid, "ip6tables-legacy-save", NULL, &e->ip6t_legacy);
+	return err;
+}
+
+static bool rules_empty(const NfRulesEntry *e)
+{
+	return !(e->nft && e->nft[strspn(e->nft, "\n")]) && !e->ipt_legacy && !e->ip6t_legacy &&
+	       !e->ipt_nft && !e->ip6t_nft;
+}
+
+/* ---- installing them ---------------------------------------------------------------------- */
+
+static int restore_tool(const char *tool, const char *text)
+{
+	const char *const argv[] = { tool, "-w", "-c", "--noflush", NULL };
+
+	return text ? run_tool(argv, text, NULL, false) : 0;
+}
+
+int nf_rules_restore(const NfRulesEntry *e)
+{
+	int err = 0;
+
+	if (!e)
+		return 0;
+	/* no flush: the lock's table is in this namespace already and stays until the tree runs */
+	if (e->nft && e->nft[strspn(e->nft, "\n")])
+		err = nft_exec(NULL, e->nft, NULL, false);
+	if (!err)
+		err = restore_tool("iptables-legacy-restore", e->ipt_legacy);
+	if (!err)
+		err = restore_tool("ip6tables-legacy-restore", e->ip6t_legacy);
+	if (!err)
+		err = restore_tool("iptables-nft-restore", e->ipt_nft);
+	if (!err)
+		err = restore_tool("ip6tables-nft-restore", e->ip6t_nft);
+	if (err)
+		pr_errno(err, "cannot restore the netfilter rules of the network namespace");
+	return err;
+}
+
+/* ---- the scratch namespace ---------------------------------------------------------------- */
+
+static bool same(pid_t pid, const char *what, const char *a, const char *b)
+{
+	char line[256];
+	size_t n = nf_text_diff(a, b, line, sizeof(line));
+
+	if (!n)
+		return true;
+	pr_err("pid %d: its %s do not come back the same once restored (line %zu: `%s`): a rule "
+	       "or set element the tool cannot print back is not dumped\n",
+	       pid, what, n, line);
+	return false;
+}
+
+/* In a child, in a namespace of its own: install @e, read it back, compare. */
+static int check_child(pid_t pid, const NfRulesEntry *e)
+{
+	NfRulesEntry back = NF_RULES_ENTRY__INIT;
+	int ok;
+
+	if (unshare(CLONE_NEWNET)) {
+		pr_perror("cannot make a scratch network namespace to check the rules");
+		return 2;
+	}
+	if (nf_rules_restore(e)) {
+		pr_err("pid %d: the netfilter rules of its network namespace cannot be installed "
+		       "again (above): not dumped\n",
+		       pid);
+		return 1;
+	}
+	if (rules_read(pid, &back))
+		return 1;
+	ok = same(pid, "nftables ruleset", e->nft, back.nft) &&
+	     same(pid, "iptables-legacy rules", e->ipt_legacy, back.ipt_legacy) &&
+	     same(pid, "ip6tables-legacy rules", e->ip6t_legacy, back.ip6t_legacy) &&
+	     same(pid, "iptables-nft rules", e->ipt_nft, back.ipt_nft) &&
+	     same(pid, "ip6tables-nft rules", e->ip6t_nft, back.ip6t_nft);
+	rules_fini(&back);
+	return ok ? 0 : 1;
+}
+
+static int check_restorable(pid_t pid, const NfRulesEntry *e)
+{
+	int status;
+	pid_t child = fork();
+
+	if (child < 0)
+		return neg_errno();
+	if (!child)
+		_exit(check_child(pid, e));
+	while (waitpid(child, &status, 0) < 0)
+		if (errno != EINTR)
+			return neg_errno();
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
+		return -EOPNOTSUPP;
+	pr_err("pid %d: the check of its netfilter rules in a scratch namespace failed\n", pid);
+	return -EIO;
+}
+
+/* ---- dump and load ------------------------------------------------------------------------ */
+
+int nf_rules_dump(pid_t pid, int dirfd, uint32_t id)
+{
+	NfRulesEntry e;
+	int err = rules_read(pid, &e);
+
+	if (!err && rules_empty(&e)) {
+		rules_fini(&e);
+		return 0;
+	}
+	if (!err)
+		err = check_restorable(pid, &e);
+	if (!err) {
+		pr_info("pid %d: netfilter rules: %zu bytes of nftables, legacy %s%s, nft %s%s\n",
+			pid, e.nft ? strlen(e.nft) : 0, e.ipt_legacy ? "iptables " : "",
+			e.ip6t_legacy ? "ip6tables" : "", e.ipt_nft ? "iptables " : "",
+			e.ip6t_nft ? "ip6tables" : "");
+		err = img_write_one(dirfd, CR_IMG_NFRULES, id, &e.base);
+	}
+	rules_fini(&e);
+	return err;
+}
+
+int nf_rules_load(int dirfd, uint32_t id, NfRulesEntry **ret)
+{
+	struct cr_img *img = img_open(dirfd, CR_IMG_NFRULES, id, IMG_READ | IMG_OPTIONAL);
+
+	*ret = NULL;
+	if (!img)
+		return errno == ENOENT ? 0 : -errno;
+	img_close(img);
+	return img_read_one(dirfd, CR_IMG_NFRULES, id, (ProtobufCMessage **)ret);
+}
