@@ -139,9 +139,12 @@ struct nft_table {
 	char name[128]; /* "FAMILY NAME" */
 	bool xt, drop_chain;
 	bool content; /* a rule, a set, an object, a policy that drops... */
+	bool objects; /* a set, a map, a named object, flags: more than chains */
 };
 
-/* A table of iptables-nft's (or of the same name): what it leaves when its rules go. */
+static bool word_in(const char *list, const char *word, size_t len);
+
+/* "ip filter" and the like: a table of iptables-nft's, or of the same name. */
 static bool ipt_table_name(const char *name)
 {
 	static const char *const names[] = { "filter", "nat", "mangle", "raw", "security" };
@@ -168,8 +171,28 @@ static bool content_line(const char *line, size_t len)
 	return depth >= 1;
 }
 
-/* The end of a table: kept in @out, named in @xt, or dropped. */
-static int table_end(struct nft_table *t, struct strbuf *out, struct strbuf *xt)
+/*
+ * iptables-nft claims the table (@claimed4/@claimed6: the tables its save
+ * lists) and it holds nothing but chains: iptables-nft-save gives it back,
+ * and only then does iptables-nft still know it after the restore.
+ */
+static bool ipt_routed(const struct nft_table *t, const char *claimed4, const char *claimed6)
+{
+	const char *sp = strchr(t->name, ' ');
+	const char *claimed = !strncmp(t->name, "ip ", 3) ? claimed4 : claimed6;
+
+	return ipt_table_name(t->name) && !t->objects && claimed && sp &&
+	       word_in(claimed, sp + 1, strlen(sp + 1));
+}
+
+static int list_add(struct strbuf *b, const char *word, char sep)
+{
+	return sb_add(b, word, strlen(word)) ?: sb_add(b, &sep, 1);
+}
+
+/* The end of a table: into one of @s's parts, or dropped. */
+static int table_end(struct nft_table *t, const char *claimed4, const char *claimed6,
+		     struct strbuf *out, struct strbuf part[4])
 {
 	const char *name = strchr(t->name, ' ');
 	int err = 0;
@@ -179,9 +202,12 @@ static int table_end(struct nft_table *t, struct strbuf *out, struct strbuf *xt)
 	/* empty base chains that accept: what iptables-nft (the lock, the holder) leaves */
 	else if (!t->content && ipt_table_name(t->name))
 		;
-	else if (t->xt && xt)
-		err = sb_add(xt, t->name, strlen(t->name)) ?: sb_add(xt, "\n", 1);
-	else if (!t->xt)
+	else if (ipt_routed(t, claimed4, claimed6))
+		err = sb_add(&part[0], t->text.s, t->text.len)
+			      ?: list_add(&part[!strncmp(t->name, "ip ", 3) ? 1 : 2], name + 1, ' ');
+	else if (t->xt)
+		err = list_add(&part[3], t->name, '\n');
+	else
 		err = sb_add(out, t->text.s, t->text.len);
 	t->text.len = 0;
 	if (t->text.s)
@@ -189,38 +215,51 @@ static int table_end(struct nft_table *t, struct strbuf *out, struct strbuf *xt)
 	return err;
 }
 
-static int nft_line(struct nft_table *t, const char *line, size_t len, bool in_table)
+static int nft_line(struct nft_table *t, const char *line, size_t len)
 {
 	/* "\tchain NAME {" ... "\t}" */
 	if (len > 8 && !strncmp(line, "\tchain ", 7) && line[len - 1] == '{') {
 		char name[64];
 
-		snprintf(name, sizeof(name), "%.*s", (int)(len - 7), line + 7);
+		snprintf(name, sizeof(name), "%.*s", (int)(len - 7 - 2), line + 7);
 		t->drop_chain = own_chain(name);
 	} else if (t->drop_chain) {
 		if (len == 2 && !strncmp(line, "\t}", 2))
 			t->drop_chain = false;
 		return 0;
+	} else if (len > 1 && line[0] == '\t' && line[1] != '\t' && line[1] != '}') {
+		t->objects = true;
 	}
 	if (t->drop_chain)
 		return 0;
 	if (has_xt(line, len))
 		t->xt = true;
-	if (in_table && len > 2 && line[0] == '\t' && line[1] == '\t' && own_rule(line, len))
+	if (len > 2 && line[0] == '\t' && line[1] == '\t' && own_rule(line, len))
 		return 0;
 	if (content_line(line, len))
 		t->content = true;
 	return sb_add(&t->text, line, len) ?: sb_add(&t->text, "\n", 1);
 }
 
-char *nf_nft_strip(const char *text, char **ret_xt)
+void nf_split_fini(struct nf_split *s)
 {
-	struct strbuf out = { 0 }, xt = { 0 };
+	free(s->nft);
+	free(s->ipt);
+	free(s->ipt4);
+	free(s->ipt6);
+	free(s->xt);
+	memset(s, 0, sizeof(*s));
+}
+
+int nf_nft_split(const char *text, const char *claimed4, const char *claimed6, struct nf_split *s)
+{
+	struct strbuf out = { 0 }, part[4] = { { 0 } };
 	struct nft_table t = { 0 };
 	bool in_table = false;
 	const char *line, *next;
-	int err = 0;
+	int err = 0, i;
 
+	memset(s, 0, sizeof(*s));
 	for (line = text; !err && line && *line; line = next) {
 		size_t len;
 
@@ -230,7 +269,7 @@ char *nf_nft_strip(const char *text, char **ret_xt)
 			next++;
 		if (!in_table && table_head(line, len, t.name, sizeof(t.name))) {
 			in_table = true;
-			t.xt = t.drop_chain = t.content = false;
+			t.xt = t.drop_chain = t.content = t.objects = false;
 			err = sb_add(&t.text, line, len) ?: sb_add(&t.text, "\n", 1);
 			continue;
 		}
@@ -239,24 +278,98 @@ char *nf_nft_strip(const char *text, char **ret_xt)
 			err = sb_add(&out, line, len) ?: sb_add(&out, "\n", 1);
 			continue;
 		}
-		err = nft_line(&t, line, len, true);
+		err = nft_line(&t, line, len);
 		if (!err && len == 1 && line[0] == '}') {
 			in_table = false;
-			err = table_end(&t, &out, ret_xt ? &xt : NULL);
+			err = table_end(&t, claimed4, claimed6, &out, part);
 		}
 	}
 	free(t.text.s);
-	if (err) {
-		free(out.s);
-		free(xt.s);
-		errno = -err;
-		return NULL;
+	s->nft = sb_take(&out);
+	s->ipt = sb_take(&part[0]);
+	s->ipt4 = sb_take(&part[1]);
+	s->ipt6 = sb_take(&part[2]);
+	s->xt = sb_take(&part[3]);
+	for (i = 0; i < 4; i++)
+		free(part[i].s);
+	if (!err && (!s->nft || !s->ipt || !s->ipt4 || !s->ipt6 || !s->xt))
+		err = -ENOMEM;
+	if (err)
+		nf_split_fini(s);
+	return err;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One table of @text from @line on, without blank lines and empty accepting base chains. */
+static const char *canon_table(const char *line, struct strbuf *b)
+{
+	const char *next;
+
+	for (; line && *line; line = next) {
+		size_t len = strcspn(line, "\n");
+
+		next = line[len] ? line + len + 1 : line + len;
+		if (!len)
+			continue;
+		/* "\tchain X {", "\t\ttype ... policy accept;", "\t}" and nothing else */
+		if (!strncmp(line, "\tchain ", 7)) {
+			const char *type = next, *end = type + strcspn(type, "\n");
+			const char *close = *end ? end + 1 : end;
+
+			if (!strncmp(type, "\t\ttype ", 7) && end - type >= 14 &&
+			    !strncmp(end - 14, "policy accept;", 14) &&
+			    !strncmp(close, "\t}\n", 3)) {
+				next = close + 3;
+				continue;
+			}
+		}
+		if (sb_add(b, line, len) || sb_add(b, "\n", 1))
+			return NULL;
+		if (len == 1 && line[0] == '}')
+			return next;
 	}
-	if (ret_xt)
-		*ret_xt = sb_take(&xt);
-	else
-		free(xt.s);
-	return sb_take(&out);
+	return next;
+}
+
+char *nf_nft_canon(const char *text)
+{
+	struct strbuf b = { 0 }, all = { 0 };
+	char **tables = NULL;
+	size_t n = 0, i;
+	const char *p = text ? text : "";
+	char *ret = NULL;
+
+	while (*p) {
+		char **t;
+
+		p += strspn(p, "\n");
+		if (!*p)
+			break;
+		p = canon_table(p, &b);
+		t = realloc(tables, (n + 1) * sizeof(*t));
+		if (!p || !t)
+			goto out;
+		tables = t;
+		tables[n++] = sb_take(&b);
+		if (!tables[n - 1])
+			goto out;
+	}
+	qsort(tables, n, sizeof(*tables), cmp_str);
+	for (i = 0; i < n; i++)
+		if (sb_add(&all, tables[i], strlen(tables[i])))
+			goto out;
+	ret = sb_take(&all);
+out:
+	for (i = 0; i < n; i++)
+		free(tables[i]);
+	free(tables);
+	free(b.s);
+	free(all.s);
+	return ret;
 }
 
 static bool word_in(const char *list, const char *word, size_t len)
@@ -451,53 +564,88 @@ static int save_tool(pid_t pid, const char *tool, const char *only, char **ret)
 	return 0;
 }
 
-/* The xt tables named in @xt ("FAMILY NAME" lines): iptables-nft's, or refused. */
-static int xt_tables(pid_t pid, const char *xt, char *ip4, char *ip6, size_t size)
+/* The tables of other families than ip and ip6 with xt expressions: refused by name. */
+static int refuse_xt(pid_t pid, const char *xt)
 {
-	static const char *const ipt_tables[] = { "filter", "nat", "mangle", "raw", "security" };
-	const char *line, *next;
+	char fam[16], name[96];
 
-	ip4[0] = ip6[0] = 0;
-	for (line = xt; line && *line; line = next) {
-		char fam[16], name[96], *list = NULL;
-		size_t i;
+	if (!xt || sscanf(xt, "%15s %95s", fam, name) != 2)
+		return 0;
+	pr_err("pid %d: its network namespace has nftables table %s %s with xt expressions (%s): "
+	       "nft cannot print them back and no iptables tool saves that table\n",
+	       pid, fam, name,
+	       !strcmp(fam, "bridge") ? "ebtables-nft rules"
+	       : !strcmp(fam, "arp")  ? "arptables-nft rules"
+				      : "compat extensions");
+	return -EOPNOTSUPP;
+}
 
-		next = strchr(line, '\n');
-		if (next)
-			next++;
-		if (sscanf(line, "%15s %95s", fam, name) != 2)
-			continue;
-		if (!strcmp(fam, "ip"))
-			list = ip4;
-		else if (!strcmp(fam, "ip6"))
-			list = ip6;
-		for (i = 0; list && i < ARRAY_SIZE(ipt_tables); i++)
-			if (!strcmp(name, ipt_tables[i]))
-				break;
-		if (!list || i == ARRAY_SIZE(ipt_tables)) {
-			pr_err("pid %d: its network namespace has nftables table %s %s with xt "
-			       "expressions (%s): nft cannot print them back and no iptables tool "
-			       "saves that table\n",
-			       pid, fam, name,
-			       !strcmp(fam, "bridge") ? "ebtables-nft rules"
-			       : !strcmp(fam, "arp")  ? "arptables-nft rules"
-						      : "compat extensions");
-			return -EOPNOTSUPP;
-		}
-		if (strlen(list) + strlen(name) + 2 < size)
-			strcat(strcat(list, *list ? " " : ""), name);
+/*
+ * The tables @tool (iptables-nft-save, ip6tables-nft-save) knows as its own,
+ * "filter nat" into @names, its output -c in *@ret_save; only when @ruleset
+ * has a table of @family ("ip", "ip6") at all.
+ */
+static int ipt_claimed(pid_t pid, const char *tool, const char *family, const char *ruleset,
+		       char **ret_save, char *names, size_t size)
+{
+	const char *const argv[] = { tool, "-c", NULL };
+	char head[16];
+	const char *p;
+	int err;
+
+	names[0] = 0;
+	*ret_save = NULL;
+	snprintf(head, sizeof(head), "table %s ", family);
+	for (p = ruleset; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, head, strlen(head)))
+			break;
+	if (!p)
+		return 0;
+	err = run_tool(argv, NULL, ret_save, false);
+	if (err) {
+		pr_errno(err, "pid %d: cannot read the rules of its network namespace with %s", pid,
+			 tool);
+		return err;
+	}
+	for (p = *ret_save; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		size_t n = strcspn(p + 1, "\n");
+
+		if (*p == '*' && strlen(names) + n + 2 < size)
+			snprintf(names + strlen(names), size - strlen(names), "%s%.*s",
+				 *names ? " " : "", (int)n, p + 1);
 	}
 	return 0;
 }
 
-/* Everything of this thread's namespace into @e; -EOPNOTSUPP naming what is not saved. */
-static int rules_read(pid_t pid, NfRulesEntry *e)
+/* iptables-save text @save of the tables @names, into *@ret (NULL: none). */
+static int ipt_pick(const char *save, const char *names, char **ret)
 {
-	_cleanup_free_ char *out = NULL, *xt = NULL;
-	char names[256], ip4[128], ip6[128];
+	*ret = NULL;
+	if (!save || !names || !*names)
+		return 0;
+	*ret = nf_ipt_strip(save, names);
+	if (!*ret)
+		return -ENOMEM;
+	if (!**ret) {
+		free(*ret);
+		*ret = NULL;
+	}
+	return 0;
+}
+
+/*
+ * Everything of this thread's namespace into @e; -EOPNOTSUPP naming what is
+ * not saved. *@ipt_view: the tables iptables-nft saves, as nft lists them.
+ */
+static int rules_read(pid_t pid, NfRulesEntry *e, char **ipt_view)
+{
+	_cleanup_free_ char *out = NULL, *save4 = NULL, *save6 = NULL;
+	char names[256], claimed4[128], claimed6[128];
+	struct nf_split sp = { 0 };
 	int err;
 
 	nf_rules_entry__init(e);
+	*ipt_view = NULL;
 	legacy_names("arp_tables_names", names, sizeof(names));
 	if (*names) {
 		pr_err("pid %d: its network namespace has legacy arptables tables (%s): arptables "
@@ -515,14 +663,19 @@ static int rules_read(pid_t pid, NfRulesEntry *e)
 			 pid);
 		return err;
 	} else {
-		e->nft = nf_nft_strip(out, &xt);
-		if (!e->nft)
-			return -ENOMEM;
-		err = xt_tables(pid, xt, ip4, ip6, sizeof(ip4));
-		if (!err && *ip4)
-			err = save_tool(pid, "iptables-nft-save", ip4, &e->ipt_nft);
-		if (!err && *ip6)
-			err = save_tool(pid, "ip6tables-nft-save", ip6, &e->ip6t_nft);
+		err = ipt_claimed(pid, "iptables-nft-save", "ip", out, &save4, claimed4,
+				  sizeof(claimed4)) ?:
+			      ipt_claimed(pid, "ip6tables-nft-save", "ip6", out, &save6, claimed6,
+					  sizeof(claimed6)) ?:
+			      nf_nft_split(out, claimed4, claimed6, &sp) ?:
+			      refuse_xt(pid, sp.xt) ?:
+			      ipt_pick(save4, sp.ipt4, &e->ipt_nft) ?:
+			      ipt_pick(save6, sp.ipt6, &e->ip6t_nft);
+		if (!err) {
+			e->nft = TAKE_PTR(sp.nft);
+			*ipt_view = TAKE_PTR(sp.ipt);
+		}
+		nf_split_fini(&sp);
 		if (err)
 			return err;
 	}
@@ -587,10 +740,19 @@ static bool same(pid_t pid, const char *what, const char *a, const char *b)
 	return false;
 }
 
+/* The tables iptables-nft gives back, compared as nft lists them: no table mistaken for one. */
+static bool same_view(pid_t pid, const char *a, const char *b)
+{
+	_cleanup_free_ char *ca = nf_nft_canon(a), *cb = nf_nft_canon(b);
+
+	return ca && cb && same(pid, "iptables-nft tables (as nft lists them)", ca, cb);
+}
+
 /* In a child, in a namespace of its own: install @e, read it back, compare. */
-static int check_child(pid_t pid, const NfRulesEntry *e)
+static int check_child(pid_t pid, const NfRulesEntry *e, const char *ipt_view)
 {
 	NfRulesEntry back = NF_RULES_ENTRY__INIT;
+	_cleanup_free_ char *view = NULL;
 	int ok;
 
 	if (unshare(CLONE_NEWNET)) {
@@ -603,18 +765,19 @@ static int check_child(pid_t pid, const NfRulesEntry *e)
 		       pid);
 		return 1;
 	}
-	if (rules_read(pid, &back))
+	if (rules_read(pid, &back, &view))
 		return 1;
 	ok = same(pid, "nftables ruleset", e->nft, back.nft) &&
 	     same(pid, "iptables-legacy rules", e->ipt_legacy, back.ipt_legacy) &&
 	     same(pid, "ip6tables-legacy rules", e->ip6t_legacy, back.ip6t_legacy) &&
 	     same(pid, "iptables-nft rules", e->ipt_nft, back.ipt_nft) &&
-	     same(pid, "ip6tables-nft rules", e->ip6t_nft, back.ip6t_nft);
+	     same(pid, "ip6tables-nft rules", e->ip6t_nft, back.ip6t_nft) &&
+	     same_view(pid, ipt_view, view);
 	rules_fini(&back);
 	return ok ? 0 : 1;
 }
 
-static int check_restorable(pid_t pid, const NfRulesEntry *e)
+static int check_restorable(pid_t pid, const NfRulesEntry *e, const char *ipt_view)
 {
 	int status;
 	pid_t child = fork();
@@ -622,7 +785,7 @@ static int check_restorable(pid_t pid, const NfRulesEntry *e)
 	if (child < 0)
 		return neg_errno();
 	if (!child)
-		_exit(check_child(pid, e));
+		_exit(check_child(pid, e, ipt_view));
 	while (waitpid(child, &status, 0) < 0)
 		if (errno != EINTR)
 			return neg_errno();
@@ -638,15 +801,16 @@ static int check_restorable(pid_t pid, const NfRulesEntry *e)
 
 int nf_rules_dump(pid_t pid, int dirfd, uint32_t id)
 {
+	_cleanup_free_ char *ipt_view = NULL;
 	NfRulesEntry e;
-	int err = rules_read(pid, &e);
+	int err = rules_read(pid, &e, &ipt_view);
 
 	if (!err && rules_empty(&e)) {
 		rules_fini(&e);
 		return 0;
 	}
 	if (!err)
-		err = check_restorable(pid, &e);
+		err = check_restorable(pid, &e, ipt_view);
 	if (!err) {
 		pr_info("pid %d: netfilter rules: %zu bytes of nftables, legacy %s%s, nft %s%s\n",
 			pid, e.nft ? strlen(e.nft) : 0, e.ipt_legacy ? "iptables " : "",

@@ -29,14 +29,26 @@ int nf_rules_load(int dirfd, uint32_t id, NfRulesEntry **ret);
 /* Install @e (NULL: nothing) in this thread's namespace, next to the lock. */
 int nf_rules_restore(const NfRulesEntry *e);
 
+/* `nft list ruleset` split by who gives each table back (nf_nft_split()). */
+struct nf_split {
+	char *nft; /* the tables nft gives back */
+	char *ipt; /* the tables iptables-nft-save gives back, as nft lists them */
+	char *ipt4, *ipt6; /* their names ("filter nat") per family */
+	char *xt; /* "FAMILY NAME\n" of the other tables with xt expressions: refused */
+};
+
 /*
- * Pure, for the tests. `nft list ruleset` @text without criu-like's tables
- * (criu_like_*), chains (CRLK_*, CRLH_*) and rules (jumps to them, the
- * "criu-like-netns" comment), and without the tables that hold xt
- * expressions: those are named in @xt (one "FAMILY NAME\n" each; NULL: not
- * wanted). NULL with errno on no memory.
+ * Pure, for the tests. Split `nft list ruleset` @text: criu-like's own
+ * tables (criu_like_*), chains (CRLK_*, CRLH_*) and rules (jumps to them, the
+ * "criu-like-netns" comment) go, and so do the empty tables iptables-nft
+ * leaves; a table of ip or ip6 that iptables-nft claims (@claimed4,
+ * @claimed6: the tables its save lists) and holds nothing but chains is
+ * iptables-nft's. 0 or -ENOMEM.
  */
-char *nf_nft_strip(const char *text, char **xt);
+int nf_nft_split(const char *text, const char *claimed4, const char *claimed6, struct nf_split *s);
+void nf_split_fini(struct nf_split *s);
+/* @text with its tables sorted, without blank lines and empty accepting base chains. */
+char *nf_nft_canon(const char *text);
 /*
  * iptables-save @text without comments, criu-like's chains and rules, and
  * the tables left with nothing of their own (no rule, no chain of theirs,
