@@ -92,12 +92,12 @@ static int tuple_from(const struct nf_conntrack *ct, int dir, uint32_t l3, uint3
 	return 0;
 }
 
-#define OPT_U32(e, field, ct, attr, get)                    \
-	do {                                                \
-		if (nfct_attr_is_set(ct, attr) > 0) {       \
-			(e)->has_##field = true;            \
-			(e)->field = get(ct, attr);         \
-		}                                           \
+#define OPT_U32(e, field, ct, attr, get)              \
+	do {                                          \
+		if (nfct_attr_is_set(ct, attr) > 0) { \
+			(e)->has_##field = true;      \
+			(e)->field = get(ct, attr);   \
+		}                                     \
 	} while (0)
 
 int ct_entry_from(const struct nf_conntrack *ct, struct ct_entry_buf *b)
@@ -131,7 +131,7 @@ int ct_entry_from(const struct nf_conntrack *ct, struct ct_entry_buf *b)
 		OPT_U32(e, tcp_flags_repl, ct, ATTR_TCP_FLAGS_REPL, nfct_get_attr_u8);
 	}
 	labels = nfct_attr_is_set(ct, ATTR_CONNLABELS) > 0 ? nfct_get_attr(ct, ATTR_CONNLABELS)
-							    : NULL;
+							   : NULL;
 	if (labels) {
 		unsigned int bit, max = nfct_bitmask_maxbit(labels);
 
@@ -186,7 +186,8 @@ static void nat_to(struct nf_conntrack *ct, const ConntrackEntry *e)
 {
 	static const int attr[2][3] = { /* snat, dnat: v4, v6, port */
 					{ ATTR_SNAT_IPV4, ATTR_SNAT_IPV6, ATTR_SNAT_PORT },
-					{ ATTR_DNAT_IPV4, ATTR_DNAT_IPV6, ATTR_DNAT_PORT } };
+					{ ATTR_DNAT_IPV4, ATTR_DNAT_IPV6, ATTR_DNAT_PORT }
+	};
 	const uint8_t *addr;
 	uint16_t port;
 	int i;
@@ -207,9 +208,28 @@ static void nat_to(struct nf_conntrack *ct, const ConntrackEntry *e)
 	}
 }
 
+/*
+ * The reply tuple as it was before NAT: the orig tuple reversed. The kernel
+ * marks an entry NATed (IPS_SRC_NAT, IPS_DST_NAT: what makes it translate
+ * packets) only when the NAT it is given changes that tuple; given the
+ * translated reply, it would translate nothing.
+ */
+static void unnat_reply(const CtTupleEntry *o, CtTupleEntry *r)
+{
+	ct_tuple_entry__init(r);
+	r->src = o->dst;
+	r->dst = o->src;
+	r->has_sport = r->has_dport = o->has_sport;
+	r->sport = o->dport;
+	r->dport = o->sport;
+	r->has_zone = o->has_zone;
+	r->zone = o->zone;
+}
+
 struct nf_conntrack *ct_entry_to(const ConntrackEntry *e)
 {
 	struct nf_conntrack *ct = nfct_new();
+	CtTupleEntry unnat;
 
 	if (!ct) {
 		errno = ENOMEM;
@@ -219,8 +239,14 @@ struct nf_conntrack *ct_entry_to(const ConntrackEntry *e)
 	nfct_set_attr_u8(ct, ATTR_REPL_L3PROTO, (uint8_t)e->l3proto);
 	nfct_set_attr_u8(ct, ATTR_ORIG_L4PROTO, (uint8_t)e->l4proto);
 	nfct_set_attr_u8(ct, ATTR_REPL_L4PROTO, (uint8_t)e->l4proto);
+	if (e->orig && e->reply && (e->status & IPS_NAT_MASK)) {
+		unnat_reply(e->orig, &unnat);
+		unnat.has_zone = e->reply->has_zone;
+		unnat.zone = e->reply->zone;
+	}
 	if ((e->l3proto != AF_INET && e->l3proto != AF_INET6) || !e->orig || !e->reply ||
-	    tuple_to(ct, 0, e, e->orig) || tuple_to(ct, 1, e, e->reply)) {
+	    tuple_to(ct, 0, e, e->orig) ||
+	    tuple_to(ct, 1, e, (e->status & IPS_NAT_MASK) ? &unnat : e->reply)) {
 		nfct_destroy(ct);
 		errno = EINVAL;
 		return NULL;

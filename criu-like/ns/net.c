@@ -172,7 +172,7 @@ static const char ns_lock_nft[] =
 	"oifname != \"lo\" drop; }\n"
 	"}\n";
 /* the comment tells netfilter.c they are not the container's own */
-#define NS_LOCK_IPT_RULES(op)                                                         \
+#define NS_LOCK_IPT_RULES(op)                                                             \
 	"*filter\n" op " INPUT ! -i lo -m comment --comment criu-like-netns -j DROP\n" op \
 	" OUTPUT ! -o lo -m comment --comment criu-like-netns -j DROP\nCOMMIT\n"
 static const char ns_lock_ipt[] = NS_LOCK_IPT_RULES("-I");

@@ -204,7 +204,8 @@ static int table_end(struct nft_table *t, const char *claimed4, const char *clai
 		;
 	else if (ipt_routed(t, claimed4, claimed6))
 		err = sb_add(&part[0], t->text.s, t->text.len)
-			      ?: list_add(&part[!strncmp(t->name, "ip ", 3) ? 1 : 2], name + 1, ' ');
+			      ?: list_add(&part[!strncmp(t->name, "ip ", 3) ? 1 : 2], name + 1,
+					  ' ');
 	else if (t->xt)
 		err = list_add(&part[3], t->name, '\n');
 	else
@@ -400,8 +401,8 @@ static bool ipt_keep(const char *line, size_t len, bool *own)
 		if (own_chain(chain))
 			return false;
 		/* a chain of the table's own ("-"), or a built-in one that does not accept */
-		if (sp && strncmp(sp, " ACCEPT ", 8) && !(len - (size_t)(sp - line) == 7 &&
-							  !strncmp(sp, " ACCEPT", 7)))
+		if (sp && strncmp(sp, " ACCEPT ", 8) &&
+		    !(len - (size_t)(sp - line) == 7 && !strncmp(sp, " ACCEPT", 7)))
 			*own = true;
 		return true;
 	}
@@ -449,7 +450,8 @@ char *nf_ipt_strip(const char *text, const char *only)
 		} else if (len == 6 && !strncmp(line, "COMMIT", 6)) {
 			in_table = false;
 			if (own && wanted)
-				err = sb_add(&out, table.s, table.len) ?: sb_add(&out, "COMMIT\n", 7);
+				err = sb_add(&out, table.s, table.len)
+					      ?: sb_add(&out, "COMMIT\n", 7);
 			continue;
 		} else if (!ipt_keep(line, len, &own)) {
 			continue;
@@ -589,7 +591,7 @@ static int ipt_claimed(pid_t pid, const char *tool, const char *family, const ch
 		       char **ret_save, char *names, size_t size)
 {
 	const char *const argv[] = { tool, "-c", NULL };
-	char head[16];
+	char head[16], bad[128] = "";
 	const char *p;
 	int err;
 
@@ -607,10 +609,19 @@ static int ipt_claimed(pid_t pid, const char *tool, const char *family, const ch
 			 tool);
 		return err;
 	}
+	/* "# Table `nat' contains incompatible base-chains, use 'nft' tool...": nft's */
+	for (p = *ret_save; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		size_t n = strcspn(p, "'\n");
+
+		if (!strncmp(p, "# Table `", 9) && p[n] == '\'' &&
+		    n - 9 + 2 < sizeof(bad) - strlen(bad))
+			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%.*s ", (int)n - 9,
+				 p + 9);
+	}
 	for (p = *ret_save; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
 		size_t n = strcspn(p + 1, "\n");
 
-		if (*p == '*' && strlen(names) + n + 2 < size)
+		if (*p == '*' && !word_in(bad, p + 1, n) && strlen(names) + n + 2 < size)
 			snprintf(names + strlen(names), size - strlen(names), "%s%.*s",
 				 *names ? " " : "", (int)n, p + 1);
 	}

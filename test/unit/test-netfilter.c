@@ -287,8 +287,11 @@ static void test_ct_encode(void **state)
 	back = ct_entry_to(u);
 	assert_non_null(back);
 	assert_int_equal(nfct_get_attr_u16(back, ATTR_ORIG_PORT_DST), htons(80));
+	/* the reply before the NAT (the kernel translates it again): the orig reversed */
 	assert_int_equal(nfct_get_attr_u32(back, ATTR_REPL_IPV4_SRC),
-			 nfct_get_attr_u32(ct, ATTR_REPL_IPV4_SRC));
+			 nfct_get_attr_u32(ct, ATTR_ORIG_IPV4_DST));
+	assert_int_equal(nfct_get_attr_u16(back, ATTR_REPL_PORT_SRC), htons(80));
+	assert_int_equal(nfct_get_attr_u16(back, ATTR_REPL_PORT_DST), htons(4000));
 	/* the status bits the kernel lets a new entry have, NAT as a NAT request */
 	assert_int_equal(nfct_get_attr_u32(back, ATTR_STATUS), IPS_SEEN_REPLY | IPS_ASSURED);
 	assert_int_equal(inet_pton(AF_INET, "10.1.0.5", &a), 1);
@@ -358,12 +361,9 @@ static void test_ct_v6_snat(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_nft_split),
-		cmocka_unit_test(test_nft_canon),
-		cmocka_unit_test(test_ipt_strip),
-		cmocka_unit_test(test_diff),
-		cmocka_unit_test(test_ct_encode),
-		cmocka_unit_test(test_ct_v6_snat),
+		cmocka_unit_test(test_nft_split), cmocka_unit_test(test_nft_canon),
+		cmocka_unit_test(test_ipt_strip), cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_ct_encode), cmocka_unit_test(test_ct_v6_snat),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
