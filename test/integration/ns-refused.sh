@@ -7,7 +7,7 @@
 # issue (unshare --fork --pid --mount-proc --mount --uts --ipc --net, dumped
 # from unshare and from its shell), each kind alone that is not dumped yet
 # (cgroup; net alone is dumped, but a bridge or a tap inside it, or an
-# nftables ruleset, are refused naming them; a user namespace without a pid
+# arptables-nft rule no tool saves, are refused naming them; a user namespace without a pid
 # namespace, owning not every namespace of the tree, nested, or with a task
 # of the tree in another one), a pid_for_children and a
 # time_for_children unshared with no child forked yet, one thread of a
@@ -131,7 +131,7 @@ for k in cgroup; do
 done
 
 # net alone is dumped (ns-net.sh); what its namespace holds that is not, is refused
-# by name: a link of a kind not dumped, an nftables ruleset, conntrack entries.
+# by name: a link of a kind not dumped, a netfilter rule no tool can save.
 start net --net
 rm -rf "$tmp/img"
 "$CRIU_LIKE" dump -t "$(pid_of_loop net)" -D "$tmp/img" -R >"$tmp/net.out" 2>"$tmp/net.err" ||
@@ -169,9 +169,13 @@ if command -v ip >/dev/null; then
 	unshare --net ip tuntap add tap-in mode tap 2>/dev/null &&
 		net_refused net-tap "ip tuntap add tap-in mode tap" "link tap-in of its network namespace is a tun/tap device"
 fi
-if command -v nft >/dev/null; then
-	net_refused net-nft "nft add table inet filt && nft add chain inet filt c && nft add rule inet filt c counter" \
-		"its network namespace has an nftables ruleset (counter packets 0 bytes 0)"
+# nftables and iptables rules and conntrack entries are dumped (zdtm netfilter_rules,
+# conntrack_state, netfilter.sh); a rule no tool gives back is refused: arptables-nft's
+# mangle target is an xt expression in table arp filter, which no save tool handles.
+if command -v nft >/dev/null && command -v arptables-nft >/dev/null &&
+	unshare --net arptables-nft -A INPUT -j mangle --mangle-ip-s 10.0.0.1 2>/dev/null; then
+	net_refused net-arptables "arptables-nft -A INPUT -j mangle --mangle-ip-s 10.0.0.1" \
+		"its network namespace has nftables table arp filter with xt expressions (arptables-nft rules)"
 fi
 # User namespaces are dumped (ns-user.sh, zdtm user_ns), but not: one without a pid
 # namespace of its own, a namespace of the tree owned by another user namespace than
