@@ -308,7 +308,7 @@ static int cmp_str(const void *a, const void *b)
 /* One table of @text from @line on, without blank lines and empty accepting base chains. */
 static const char *canon_table(const char *line, struct strbuf *b)
 {
-	const char *next;
+	const char *next = line;
 
 	for (; line && *line; line = next) {
 		size_t len = strcspn(line, "\n");
