@@ -710,8 +710,17 @@ static bool rules_empty(const NfRulesEntry *e)
 static int restore_tool(const char *tool, const char *text)
 {
 	const char *const argv[] = { tool, "-w", "-c", "--noflush", NULL };
+	char path[256];
 
-	return text ? run_tool(argv, text, NULL, false) : 0;
+	if (!text)
+		return 0;
+	if (find_tool(tool, path, sizeof(path))) {
+		pr_err("%s is not installed (looked in $PATH and /usr/sbin, /sbin): the rules "
+		       "it saved cannot be restored\n",
+		       tool);
+		return -ENOENT;
+	}
+	return run_tool(argv, text, NULL, false);
 }
 
 int nf_rules_restore(const NfRulesEntry *e)
@@ -764,12 +773,16 @@ static int check_child(pid_t pid, const NfRulesEntry *e, const char *ipt_view)
 {
 	NfRulesEntry back = NF_RULES_ENTRY__INIT;
 	_cleanup_free_ char *view = NULL;
+	char path[256];
 	int ok;
 
 	if (unshare(CLONE_NEWNET)) {
 		pr_perror("cannot make a scratch network namespace to check the rules");
 		return 2;
 	}
+	/* a forked child of a process that may have threads: exec nft rather than dlopen it */
+	if (!find_tool("nft", path, sizeof(path)))
+		setenv("CRIU_LIKE_NFT", "cli", 1);
 	if (nf_rules_restore(e)) {
 		pr_err("pid %d: the netfilter rules of its network namespace cannot be installed "
 		       "again (above): not dumped\n",
