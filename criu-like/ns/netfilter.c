@@ -21,6 +21,7 @@
  */
 #define LOG_PREFIX "ns: netfilter: "
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -511,6 +513,14 @@ size_t nf_text_diff(const char *a, const char *b, char *buf, size_t size)
 
 static void rules_fini(NfRulesEntry *e)
 {
+	size_t i;
+
+	for (i = 0; i < e->n_sysctls; i++) {
+		free(e->sysctls[i]->name);
+		free(e->sysctls[i]->value);
+		free(e->sysctls[i]);
+	}
+	free(e->sysctls);
 	free(e->nft);
 	free(e->ipt_legacy);
 	free(e->ip6t_legacy);
@@ -699,6 +709,82 @@ static int rules_read(pid_t pid, NfRulesEntry *e, char **ipt_view)
 	return err;
 }
 
+/* ---- the netfilter sysctls ---------------------------------------------------------------- */
+
+#define NF_SYSCTL_DIR "/proc/sys/net/netfilter"
+
+static int sysctl_add(NfRulesEntry *e, const char *name, const char *value)
+{
+	NfSysctlEntry **v = realloc(e->sysctls, (e->n_sysctls + 1) * sizeof(*v)), *s;
+
+	if (!v)
+		return -ENOMEM;
+	e->sysctls = v;
+	s = malloc(sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	nf_sysctl_entry__init(s);
+	s->name = strdup(name);
+	s->value = strdup(value);
+	e->sysctls[e->n_sysctls++] = s;
+	return s->name && s->value ? 0 : -ENOMEM;
+}
+
+/* What this namespace may change under /proc/sys/net/netfilter/ (its mode says: 0644 here). */
+static int sysctls_read(NfRulesEntry *e)
+{
+	DIR *d = opendir(NF_SYSCTL_DIR);
+	struct dirent *de;
+	int err = 0;
+
+	if (!d)
+		return 0; /* no nf_conntrack: nothing to keep */
+	while (!err && (de = readdir(d))) {
+		char value[256];
+		struct stat st;
+		ssize_t len;
+		int fd;
+
+		if (de->d_name[0] == '.' || fstatat(dirfd(d), de->d_name, &st, 0) ||
+		    !S_ISREG(st.st_mode) || !(st.st_mode & S_IWUSR))
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC);
+		len = fd < 0 ? -1 : read(fd, value, sizeof(value) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (len <= 0)
+			continue;
+		while (len > 0 && value[len - 1] == '\n')
+			len--;
+		value[len] = 0;
+		err = sysctl_add(e, de->d_name, value);
+	}
+	closedir(d);
+	return err;
+}
+
+/* Written back where the new namespace lets them be: the others are warnings. */
+static void sysctls_write(const NfRulesEntry *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->n_sysctls; i++) {
+		const NfSysctlEntry *s = e->sysctls[i];
+		char path[256];
+		int fd;
+
+		if (strchr(s->name, '/') || s->name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), NF_SYSCTL_DIR "/%s", s->name);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, s->value, strlen(s->value)) < 0)
+			pr_warn("sysctl net/netfilter/%s cannot be set to \"%s\" here: %s\n",
+				s->name, s->value, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
 static bool rules_empty(const NfRulesEntry *e)
 {
 	return !(e->nft && e->nft[strspn(e->nft, "\n")]) && !e->ipt_legacy && !e->ip6t_legacy &&
@@ -740,6 +826,9 @@ int nf_rules_restore(const NfRulesEntry *e)
 		err = restore_tool("iptables-nft-restore", e->ipt_nft);
 	if (!err)
 		err = restore_tool("ip6tables-nft-restore", e->ip6t_nft);
+	/* their rules made conntrack live here: its settings now, before its entries */
+	if (!err)
+		sysctls_write(e);
 	if (err)
 		pr_errno(err, "cannot restore the netfilter rules of the network namespace");
 	return err;
@@ -833,6 +922,8 @@ int nf_rules_dump(pid_t pid, int dirfd, uint32_t id)
 		rules_fini(&e);
 		return 0;
 	}
+	if (!err)
+		err = sysctls_read(&e);
 	if (!err)
 		err = check_restorable(pid, &e, ipt_view);
 	if (!err) {

@@ -5,8 +5,9 @@
  * set, a named counter, a stateful chain and rules with counters that count;
  * iptables-nft rules (a native DNAT in nat, an xt match `recent` in filter,
  * which nft cannot print back); iptables-legacy rules with a chain of their
- * own, and ip6tables-legacy. After the restore: the same rules, counters and
- * set elements as nft and the save tools print them, and none of
+ * own, and ip6tables-legacy; two conntrack sysctls changed. After the
+ * restore: the same rules, counters, set elements and sysctls as nft, the
+ * save tools and /proc/sys print them, and none of
  * criu-like's lock tables, chains or rules left in the namespace.
  */
 #include <arpa/inet.h>
@@ -42,13 +43,16 @@
 	"iptables-legacy -A OUTPUT -p udp --dport 9 -j ZDTM && "                                 \
 	"iptables-legacy -A ZDTM -j ACCEPT && "                                                  \
 	"ip6tables-legacy -P FORWARD DROP && "                                                   \
-	"ip6tables-legacy -A INPUT -s ::1 -j ACCEPT"
+	"ip6tables-legacy -A INPUT -s ::1 -j ACCEPT && "                                         \
+	"echo 1 >/proc/sys/net/netfilter/nf_conntrack_tcp_be_liberal && "                        \
+	"echo 42 >/proc/sys/net/netfilter/nf_conntrack_udp_timeout"
 
 /* The rules as the tools print them (the tables iptables-nft manages through its own save). */
 #define DESCRIBE                                                         \
 	"nft list table inet zdtm && iptables-nft-save -c -t filter && " \
 	"iptables-nft-save -c -t nat && iptables-legacy-save -c && "     \
-	"ip6tables-legacy-save -c"
+	"ip6tables-legacy-save -c && cd /proc/sys/net/netfilter && "     \
+	"grep . nf_conntrack_tcp_be_liberal nf_conntrack_udp_timeout"
 
 /* Nothing of criu-like's own may stay (nor be saved with the container's rules). */
 #define OURS                                                                                \
