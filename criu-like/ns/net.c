@@ -707,12 +707,16 @@ static int net_dump(pid_t pid, int dirfd, uint32_t id)
 	if (!err)
 		err = ns_net_enter_tree(&saved);
 	if (!err) {
-		/* the rules before the lock (not in them); then from now on nothing reaches it */
-		err = nf_rules_dump(pid, dirfd, id);
+		/*
+		 * The rules before the lock (not in them); then from now on nothing
+		 * reaches it; the conntrack table after it: no packet from outside
+		 * confirms a new entry any more. A pre-dump (the lock skipped) needs
+		 * neither: only the final dump's images are restored.
+		 */
+		err = ns_lock_skipped ? 0 : nf_rules_dump(pid, dirfd, id);
 		if (!err)
 			err = ns_lock();
-		/* after the lock: no packet from outside confirms a new entry any more */
-		if (!err)
+		if (!err && !ns_lock_skipped)
 			err = ct_dump(pid, dirfd, id);
 		ns_net_leave_tree(saved);
 	}
