@@ -364,6 +364,7 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 	free(ctx->tasks);
 	pidns_dump_fini();
 	shmem_set_fini(&ctx->shm);
+	free(ctx->fs_owners.pids);
 	free(ctx->sysv.ids);
 	free(ctx->sysv.pids);
 	file_table_free(ctx->files);

@@ -406,4 +406,17 @@ struct cr_pidfd_info {
 #define PIDFD_INFO_EXIT (1UL << 3)
 #endif
 
+/* Linux 2.6.20: UDP-Lite's socket options (kernel include/net/udplite.h, not in glibc's headers) */
+#ifndef SOL_UDPLITE
+#define SOL_UDPLITE 136
+#endif
+#ifndef UDPLITE_SEND_CSCOV
+#define UDPLITE_SEND_CSCOV 10
+#define UDPLITE_RECV_CSCOV 11
+#endif
+/* uapi linux/icmp.h: a raw ICMP socket's type filter (its header clashes with netinet's) */
+#ifndef ICMP_FILTER
+#define ICMP_FILTER 1
+#endif
+
 #endif

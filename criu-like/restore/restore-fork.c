@@ -37,6 +37,7 @@
 #include "fault.h"
 #include "log.h"
 #include "ns.h"
+#include "restore-files.h"
 #include "restore-int.h"
 #include "restore-mem.h"
 #include "util.h"
@@ -150,6 +151,10 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 	 */
 	unsigned long flags = root ? ctx->ns.clone_flags : 0;
 	bool new_pidns = root && rst_in_pidns(ctx);
+
+	/* its cwd, root and umask are its parent's (task/fs.c) */
+	if (rst_fs_shared_with_parent(t))
+		flags |= CLONE_FS;
 
 	/* below the tree's pid namespace: in its parent's, or the init of one of its own */
 	if (d == dp + 1 && !root && rst_pid_at(t, d) == 1) {

@@ -434,6 +434,29 @@ static int rst_plan(struct rst_run *r)
 
 /* ---- run: fork, wait at each stage, resume -------------------------------------------------- */
 
+static uint32_t *fs_lock_word;
+
+void rst_fs_lock(void)
+{
+	uint32_t zero = 0;
+
+	if (!fs_lock_word)
+		return;
+	while (!__atomic_compare_exchange_n(fs_lock_word, &zero, 1, false, __ATOMIC_ACQUIRE,
+					    __ATOMIC_RELAXED)) {
+		rst_futex_wait(fs_lock_word, 1, 10);
+		zero = 0;
+	}
+}
+
+void rst_fs_unlock(void)
+{
+	if (!fs_lock_word)
+		return;
+	__atomic_store_n(fs_lock_word, 0, __ATOMIC_RELEASE);
+	rst_futex_wake(fs_lock_word);
+}
+
 static int create_shared(struct restore_ctx *ctx)
 {
 	struct rst_shared *sh;
@@ -448,6 +471,7 @@ static int create_shared(struct restore_ctx *ctx)
 	sh->nr_pending = ctx->nr_threads;
 	ctx->shared = sh;
 	ctx->shared_size = size;
+	fs_lock_word = &sh->fs_lock;
 	return 0;
 }
 

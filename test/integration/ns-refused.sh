@@ -6,8 +6,9 @@
 # "restored" into the host's namespaces. The cases: the container of the
 # issue (unshare --fork --pid --mount-proc --mount --uts --ipc --net, dumped
 # from unshare and from its shell), each kind alone that is not dumped yet
-# (cgroup; net alone is dumped, but a bridge or a tap inside it, or an
-# arptables-nft rule no tool saves, are refused naming them; a user namespace without a pid
+# (cgroup; net alone is dumped, but a vxlan inside it, a port of a link
+# that is not a bridge, or an arptables-nft rule no tool saves, are refused naming them; a
+# tun fd whose device is in a namespace not dumped is refused naming it; a user namespace without a pid
 # namespace, owning not every namespace of the tree, nested, or with a task
 # of the tree in another one), a pid_for_children and a
 # time_for_children unshared with no child forked yet, one thread of a
@@ -131,7 +132,10 @@ for k in cgroup; do
 done
 
 # net alone is dumped (ns-net.sh); what its namespace holds that is not, is refused
-# by name: a link of a kind not dumped, a netfilter rule no tool can save.
+# by name: a link of a kind not dumped (vxlan: bridges, macvlans and tun/tap
+# devices are dumped, zdtm net_bridge, net_macvlan, tun_tap), a netfilter rule
+# no tool can save (nftables, iptables and conntrack are dumped: zdtm
+# netfilter_rules, conntrack_state, netfilter.sh).
 start net --net
 rm -rf "$tmp/img"
 "$CRIU_LIKE" dump -t "$(pid_of_loop net)" -D "$tmp/img" -R >"$tmp/net.out" 2>"$tmp/net.err" ||
@@ -165,13 +169,55 @@ net_refused() {
 	kill -KILL "$pid"
 }
 if command -v ip >/dev/null; then
-	net_refused net-bridge "ip link add br-in type bridge" "link br-in of its network namespace is a bridge inside the container"
-	unshare --net ip tuntap add tap-in mode tap 2>/dev/null &&
-		net_refused net-tap "ip tuntap add tap-in mode tap" "link tap-in of its network namespace is a tun/tap device"
+	unshare --net ip link add vx-in type vxlan id 42 dstport 4789 2>/dev/null &&
+		net_refused net-vxlan "ip link add vx-in type vxlan id 42 dstport 4789" \
+			"link vx-in of its network namespace is of kind vxlan: not dumped"
+	# a bond is the master of a veth end: refused by its kind first where the kernel has it
+	unshare --net ip link add bo-in type bond 2>/dev/null &&
+		net_refused net-bond "ip link add bo-in type bond" "link bo-in of its network namespace is of kind bond"
 fi
-# nftables and iptables rules and conntrack entries are dumped (zdtm netfilter_rules,
-# conntrack_state, netfilter.sh); a rule no tool gives back is refused: arptables-nft's
-# mangle target is an xt expression in table arp filter, which no save tool handles.
+# A tun fd of a task in criu-like's namespace whose device is in another namespace,
+# not the tree's: refused naming it (it would come back in the wrong namespace).
+if [ -c /dev/net/tun ]; then
+	cat >"$tmp/tun.py" <<'PYEOF'
+import ctypes, fcntl, os, struct, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+host = os.open("/proc/self/ns/net", os.O_RDONLY)
+if libc.unshare(0x40000000):
+    sys.exit("unshare(CLONE_NEWNET) failed")
+fd = os.open("/dev/net/tun", os.O_RDWR)
+fcntl.ioctl(fd, 0x400454ca, struct.pack("16sH", b"tun-away", 0x0001 | 0x1000))
+if libc.setns(host, 0x40000000):
+    sys.exit("setns back failed")
+n = 0
+while True:
+    n += 1
+    with open(sys.argv[1] + ".tmp", "w") as f:
+        f.write(str(n))
+    os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+    time.sleep(0.01)
+PYEOF
+	setsid "$PY" "$tmp/tun.py" "$tmp/tun-away.count" >/dev/null 2>"$tmp/tun-away.py.err" &
+	pid=$!
+	wait_file "$tmp/tun-away.count"
+	rm -rf "$tmp/img"
+	"$CRIU_LIKE" dump -t "$pid" -D "$tmp/img" -R >"$tmp/tun-away.out" 2>"$tmp/tun-away.err" &&
+		fail "tun-away: dump of $pid succeeded"
+	pattern="pid $pid fd [0-9]*: tun device tun-away is in a network namespace that is neither the tree's nor criu-like's"
+	grep -q "$pattern" "$tmp/tun-away.err" || fail "tun-away: no refusal naming pid $pid and its tun device"
+	before=$(cat "$tmp/tun-away.count")
+	i=0
+	while [ "$(cat "$tmp/tun-away.count")" -le $((before + 3)) ]; do
+		i=$((i + 1))
+		[ $i -gt 250 ] && fail "tun-away: its loop stopped at round $before"
+		sleep 0.02
+	done
+	checks=$((checks + 1))
+	echo "ok: tun-away: $(grep -o "$pattern.*" "$tmp/tun-away.err" | head -n 1)"
+	kill -KILL "$pid"
+fi
+# a rule no tool gives back: arptables-nft's mangle target is an xt expression
+# in table arp filter, which no save tool handles.
 if command -v nft >/dev/null && command -v arptables-nft >/dev/null &&
 	unshare --net arptables-nft -A INPUT -j mangle --mangle-ip-s 10.0.0.1 2>/dev/null; then
 	net_refused net-arptables "arptables-nft -A INPUT -j mangle --mangle-ip-s 10.0.0.1" \
