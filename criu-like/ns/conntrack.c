@@ -300,6 +300,10 @@ static const char *l4_name(uint32_t l4)
 		return "icmpv6";
 	case IPPROTO_SCTP:
 		return "sctp";
+	case IPPROTO_DCCP:
+		return "dccp";
+	case IPPROTO_GRE:
+		return "gre";
 	default:
 		return "proto";
 	}
@@ -353,6 +357,16 @@ static int dump_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, voi
 		pr_err("pid %d: conntrack entry `%s` of its network namespace: its family is not "
 		       "dumped\n",
 		       r->pid, what);
+		return NFCT_CB_STOP;
+	}
+	/* their protocol state (SCTP vtags, DCCP roles, GRE keys) is not in the image */
+	if (r->bufs[r->n].e.l4proto == IPPROTO_SCTP || r->bufs[r->n].e.l4proto == IPPROTO_DCCP ||
+	    r->bufs[r->n].e.l4proto == IPPROTO_GRE) {
+		ct_describe(&r->bufs[r->n].e, what, sizeof(what));
+		pr_err("pid %d: conntrack entry %s of its network namespace: its protocol's state "
+		       "is not dumped\n",
+		       r->pid, what);
+		r->err = -EOPNOTSUPP;
 		return NFCT_CB_STOP;
 	}
 	if (nfct_attr_is_set(ct, ATTR_HELPER_NAME) > 0) {

@@ -223,6 +223,11 @@ if command -v nft >/dev/null && command -v arptables-nft >/dev/null &&
 	net_refused net-arptables "arptables-nft -A INPUT -j mangle --mangle-ip-s 10.0.0.1" \
 		"its network namespace has nftables table arp filter with xt expressions (arptables-nft rules)"
 fi
+# a conntrack entry whose protocol state is not dumped (SCTP's vtags)
+if command -v conntrack >/dev/null; then
+	net_refused net-ct-sctp "conntrack -I -p sctp -s 10.1.1.1 -d 10.2.2.2 --sport 1 --dport 2 --state ESTABLISHED --orig-vtag 1 --reply-vtag 2 -t 100 2>/dev/null" \
+		"conntrack entry sctp 10.1.1.1:1 -> 10.2.2.2:2 of its network namespace: its protocol's state is not dumped"
+fi
 # User namespaces are dumped (ns-user.sh, zdtm user_ns), but not: one without a pid
 # namespace of its own, a namespace of the tree owned by another user namespace than
 # the tree's, a user namespace nested in another below criu-like's, a task of the
