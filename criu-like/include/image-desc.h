@@ -43,6 +43,8 @@ enum cr_img_kind {
 	CR_IMG_NETNS,
 	CR_IMG_USERNS,
 	CR_IMG_CGROUP,
+	CR_IMG_NFRULES,
+	CR_IMG_CONNTRACK,
 	CR_IMG_NR,
 };
 

@@ -7,14 +7,15 @@
  * (lo, dummy, veth; any other kind is refused by name), every address,
  * route and policy rule as the kernel's own messages, and the net sysctls
  * that matter. A veth's peer is looked for in criu-like's namespace: its
- * name, MTU, flags and the bridge it is on are recorded. A ruleset of
- * nftables or iptables inside, or conntrack entries, are refused.
+ * name, MTU, flags and the bridge it is on are recorded. Its netfilter
+ * rules and conntrack table are dumped by netfilter.c and conntrack.c.
  *
  * Restore: the controller creates the namespace before the root exists
  * (unshare, kept by fd) and configures it from inside: links with their
  * ifindex, MTU, MAC, sysctls, flags, then addresses, routes and rules. A
  * veth's outside end (named by --external veth[IN]:OUT or --veth-pair) is
- * created in criu-like's namespace and put on its bridge. The controller
+ * created in criu-like's namespace and put on its bridge. Then its netfilter
+ * rules and conntrack entries, behind the lock. The controller
  * enters the namespace to open the tree's files (its sockets are created
  * there) and forks the root inside, which inherits it (no CLONE_NEWNET).
  *
@@ -49,6 +50,7 @@
 #include "nfq-hold.h"
 #include "net-link.h"
 #include "net-nl.h"
+#include "netfilter.h"
 #include "options.h"
 #include "util.h"
 
@@ -160,10 +162,12 @@ static const char ns_lock_nft[] =
 	"	chain output { type filter hook output priority -160; policy accept; "
 	"oifname != \"lo\" drop; }\n"
 	"}\n";
-static const char ns_lock_ipt[] = "*filter\n-I INPUT ! -i lo -j DROP\n-I OUTPUT ! -o lo -j DROP\n"
-				  "COMMIT\n";
-static const char ns_unlock_ipt[] = "*filter\n-D INPUT ! -i lo -j DROP\n-D OUTPUT ! -o lo -j DROP\n"
-				    "COMMIT\n";
+/* the comment tells netfilter.c they are not the container's own */
+#define NS_LOCK_IPT_RULES(op)                                                             \
+	"*filter\n" op " INPUT ! -i lo -m comment --comment criu-like-netns -j DROP\n" op \
+	" OUTPUT ! -o lo -m comment --comment criu-like-netns -j DROP\nCOMMIT\n"
+static const char ns_lock_ipt[] = NS_LOCK_IPT_RULES("-I");
+static const char ns_unlock_ipt[] = NS_LOCK_IPT_RULES("-D");
 
 static bool ns_lock_skipped; /* a pre-dump: ns_net_lock_skip() */
 
@@ -365,93 +369,6 @@ static int read_conf(struct net_read *r, const char *dev)
 	return err;
 }
 
-/*
- * The first line of `nft list ruleset` @out that holds state (a rule, a set,
- * a map, a chain whose policy drops...), cut in place; NULL when there are
- * only empty tables and chains that accept (what iptables-nft leaves).
- */
-static const char *nft_state(char *out)
-{
-	char *line, *next;
-
-	for (line = out; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = 0;
-		while (*line == ' ' || *line == '\t')
-			line++;
-		if (!*line || !strcmp(line, "}") || !strncmp(line, "table ", 6) ||
-		    !strncmp(line, "chain ", 6) ||
-		    ((!strncmp(line, "type ", 5) || !strncmp(line, "policy ", 7)) &&
-		     !strstr(line, "policy drop")))
-			continue;
-		return line;
-	}
-	return NULL;
-}
-
-/* A table of nftables or iptables with rules, or conntrack entries: refused. */
-static int check_netfilter(pid_t pid)
-{
-	const char *const ipt[][2] = { { "ip_tables_names", "iptables-legacy-save" },
-				       { "ip6_tables_names", "ip6tables-legacy-save" } };
-	_cleanup_free_ char *out = NULL;
-	char buf[256];
-	size_t i;
-	int fd;
-
-	if (!nft_exec(NULL, "list ruleset", &out, true) && out) {
-		const char *what = nft_state(out);
-
-		if (what) {
-			pr_err("pid %d: its network namespace has an nftables ruleset (%s): "
-			       "nftables rules are not dumped yet\n",
-			       pid, what);
-			return -EOPNOTSUPP;
-		}
-	}
-	for (i = 0; i < ARRAY_SIZE(ipt); i++) {
-		ssize_t len;
-
-		snprintf(buf, sizeof(buf), "/proc/thread-self/net/%s", ipt[i][0]);
-		fd = open(buf, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		buf[len] = 0;
-		for (len--; len >= 0 && buf[len] == '\n'; len--)
-			buf[len] = 0;
-		free(out);
-		out = NULL;
-		{
-			const char *const argv[] = { ipt[i][1], NULL };
-
-			if (!run_tool(argv, NULL, &out, true) && out && !strstr(out, "\n-A "))
-				continue;
-		}
-		pr_err("pid %d: its network namespace has legacy %s tables (%s) with rules: "
-		       "iptables rules are not dumped yet\n",
-		       pid, i ? "ip6tables" : "iptables", buf);
-		return -EOPNOTSUPP;
-	}
-	fd = open("/proc/sys/net/netfilter/nf_conntrack_count", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t len = read(fd, buf, sizeof(buf) - 1);
-
-		close(fd);
-		if (len > 0 && (buf[len] = 0, atol(buf) > 0)) {
-			pr_err("pid %d: its network namespace has %ld conntrack entries: the "
-			       "conntrack table is not dumped yet\n",
-			       pid, atol(buf));
-			return -EOPNOTSUPP;
-		}
-	}
-	return 0;
-}
-
 /* In the tree's namespace (this thread): everything that is read there. */
 static int read_inside(pid_t pid, struct net_read *r)
 {
@@ -496,7 +413,7 @@ static int read_inside(pid_t pid, struct net_read *r)
 		pr_errno(err, "pid %d: cannot read the sysctls of its network namespace", pid);
 		return err;
 	}
-	return check_netfilter(pid);
+	return 0;
 }
 
 /* Routes that need objects not dumped (nexthop objects) are refused; cached ones dropped. */
@@ -593,11 +510,20 @@ static int net_dump(pid_t pid, int dirfd, uint32_t id)
 		"rules\n",
 		pid, e.n_links, e.n_sysctls, r.addrs.len, r.routes.len, r.rules.len);
 	err = img_write_one(dirfd, CR_IMG_NETNS, id, &e.base);
-	/* nothing refused, the tree frozen: from now on nothing reaches it from outside */
 	if (!err)
 		err = ns_net_enter_tree(&saved);
 	if (!err) {
-		err = ns_lock();
+		/*
+		 * The rules before the lock (not in them); then from now on nothing
+		 * reaches it; the conntrack table after it: no packet from outside
+		 * confirms a new entry any more. A pre-dump (the lock skipped) needs
+		 * neither: only the final dump's images are restored.
+		 */
+		err = ns_lock_skipped ? 0 : nf_rules_dump(pid, dirfd, id);
+		if (!err)
+			err = ns_lock();
+		if (!err && !ns_lock_skipped)
+			err = ct_dump(pid, dirfd, id);
 		ns_net_leave_tree(saved);
 	}
 out:
@@ -647,6 +573,8 @@ struct net_restore {
 	int nsfd; /* the new namespace */
 	int host; /* criu-like's, while the controller is in the new one */
 	struct net_link_plan links; /* the outside names of its links */
+	NfRulesEntry *nf; /* its netfilter rules, NULL: none */
+	ConntrackTable *ct; /* its conntrack entries, NULL: none */
 };
 
 static void net_fini(void *priv);
@@ -885,6 +813,12 @@ static int make_ns(struct net_restore *nr, uint32_t id)
 		err = ns_lock();
 	if (!err && nr->ne) {
 		err = configure(nr, sk, id);
+		/* behind the lock, which stays until the tree runs: the rules, then the
+		 * entries (the rules' ct expressions turn conntrack on in the namespace) */
+		if (!err)
+			err = nf_rules_restore(nr->nf);
+		if (!err)
+			err = ct_restore(nr->ct);
 	} else if (!err) {
 		/* --empty-ns net: lo up, the rest is the setup-namespaces hook's */
 		err = link_set(sk, 1, IFF_UP, IFF_UP, NULL, 0, "lo up");
@@ -918,6 +852,10 @@ static int net_load(int dirfd, uint32_t id, void **priv)
 		err = img_read_one(dirfd, CR_IMG_NETNS, id, (ProtobufCMessage **)&nr->ne);
 		if (!err)
 			err = check_image(nr, id);
+		if (!err)
+			err = nf_rules_load(dirfd, id, &nr->nf);
+		if (!err)
+			err = ct_load(dirfd, id, &nr->ct);
 		if (err) {
 			net_fini(nr);
 			return err;
@@ -1016,6 +954,10 @@ static void net_fini(void *priv)
 		close(nr->host);
 	if (nr->ne)
 		protobuf_c_message_free_unpacked(&nr->ne->base, NULL);
+	if (nr->nf)
+		protobuf_c_message_free_unpacked(&nr->nf->base, NULL);
+	if (nr->ct)
+		protobuf_c_message_free_unpacked(&nr->ct->base, NULL);
 	net_link_plan_fini(&nr->links);
 	free(nr);
 }

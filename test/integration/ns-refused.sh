@@ -7,7 +7,7 @@
 # issue (unshare --fork --pid --mount-proc --mount --uts --ipc --net, dumped
 # from unshare and from its shell), each kind alone that is not dumped yet
 # (cgroup; net alone is dumped, but a vxlan inside it, a port of a link
-# that is not a bridge, or an nftables ruleset, are refused naming them; a
+# that is not a bridge, or an arptables-nft rule no tool saves, are refused naming them; a
 # tun fd whose device is in a namespace not dumped is refused naming it; a user namespace without a pid
 # namespace, owning not every namespace of the tree, nested, or with a task
 # of the tree in another one), a pid_for_children and a
@@ -138,8 +138,9 @@ echo "ok: cgroup: dumped with its cgroup namespace"
 
 # net alone is dumped (ns-net.sh); what its namespace holds that is not, is refused
 # by name: a link of a kind not dumped (vxlan: bridges, macvlans and tun/tap
-# devices are dumped, zdtm net_bridge, net_macvlan, tun_tap), an nftables
-# ruleset, conntrack entries.
+# devices are dumped, zdtm net_bridge, net_macvlan, tun_tap), a netfilter rule
+# no tool can save (nftables, iptables and conntrack are dumped: zdtm
+# netfilter_rules, conntrack_state, netfilter.sh).
 start net --net
 rm -rf "$tmp/img"
 "$CRIU_LIKE" dump -t "$(pid_of_loop net)" -D "$tmp/img" -R >"$tmp/net.out" 2>"$tmp/net.err" ||
@@ -220,9 +221,17 @@ PYEOF
 	echo "ok: tun-away: $(grep -o "$pattern.*" "$tmp/tun-away.err" | head -n 1)"
 	kill -KILL "$pid"
 fi
-if command -v nft >/dev/null; then
-	net_refused net-nft "nft add table inet filt && nft add chain inet filt c && nft add rule inet filt c counter" \
-		"its network namespace has an nftables ruleset (counter packets 0 bytes 0)"
+# a rule no tool gives back: arptables-nft's mangle target is an xt expression
+# in table arp filter, which no save tool handles.
+if command -v nft >/dev/null && command -v arptables-nft >/dev/null &&
+	unshare --net arptables-nft -A INPUT -j mangle --mangle-ip-s 10.0.0.1 2>/dev/null; then
+	net_refused net-arptables "arptables-nft -A INPUT -j mangle --mangle-ip-s 10.0.0.1" \
+		"its network namespace has nftables table arp filter with xt expressions (arptables-nft rules)"
+fi
+# a conntrack entry whose protocol state is not dumped (SCTP's vtags)
+if command -v conntrack >/dev/null; then
+	net_refused net-ct-sctp "conntrack -I -p sctp -s 10.1.1.1 -d 10.2.2.2 --sport 1 --dport 2 --state ESTABLISHED --orig-vtag 1 --reply-vtag 2 -t 100 2>/dev/null" \
+		"conntrack entry sctp 10.1.1.1:1 -> 10.2.2.2:2 of its network namespace: its protocol's state is not dumped"
 fi
 # User namespaces are dumped (ns-user.sh, zdtm user_ns), but not: one without a pid
 # namespace of its own, a namespace of the tree owned by another user namespace than
