@@ -369,6 +369,8 @@ static const char *sock_kind(int family)
 		return "netlink socket";
 	case AF_PACKET:
 		return "packet socket";
+	case AF_VSOCK:
+		return "vsock socket";
 	default:
 		return "socket";
 	}
@@ -538,9 +540,9 @@ static int classify_fd(struct dump_ctx *ctx, struct dump_task *dt, struct fd_inf
 			return err;
 		if (parasite)
 			return 0;
-		/* Unix, inet and netlink sockets go on to their kinds; other families are refused. */
+		/* Unix, inet, netlink and packet sockets go on to their kinds; others are refused. */
 		if (family != AF_UNIX && family != AF_INET && family != AF_INET6 &&
-		    family != AF_NETLINK)
+		    family != AF_NETLINK && family != AF_PACKET)
 			return refuse_fd(f, family);
 	}
 	f->sk_family = family;

@@ -136,17 +136,20 @@ static int dump_str_opt(const struct fd_info *f, int level, int name, char *buf,
 }
 
 /*
- * A socket filter (SO_ATTACH_FILTER) into e->filter (malloc'ed, for the
- * caller to free): SO_GET_FILTER gives back the classic program as it was
- * attached, counted in instructions. An eBPF program (SO_ATTACH_BPF) has
- * none to give: EACCES.
+ * A socket filter (SO_ATTACH_FILTER) into *@filter (malloc'ed, for the
+ * caller to free; left empty when there is none): SO_GET_FILTER gives back
+ * the classic program as it was attached, counted in instructions. An eBPF
+ * program (SO_ATTACH_BPF) has none to give: EACCES.
  */
-int inet_dump_filter(const struct fd_info *f, InetSkEntry *e)
+int sk_dump_filter(const struct fd_info *f, ProtobufCBinaryData *filter, bool *locked)
 {
 	struct sock_filter *buf;
 	socklen_t n = 0;
-	int locked = 0;
+	int lock = 0;
 
+	filter->data = NULL;
+	filter->len = 0;
+	*locked = false;
 	if (getsockopt(f->dfd, SOL_SOCKET, SO_GET_FILTER, NULL, &n) == 0 && !n)
 		return 0;
 	if (errno == EACCES) {
@@ -164,16 +167,25 @@ int inet_dump_filter(const struct fd_info *f, InetSkEntry *e)
 		free(buf);
 		return neg_errno();
 	}
-	e->has_filter = true;
-	e->filter.data = (uint8_t *)buf;
-	e->filter.len = n * sizeof(*buf);
-	n = sizeof(locked);
-	if (getsockopt(f->dfd, SOL_SOCKET, SO_LOCK_FILTER, &locked, &n)) {
+	filter->data = (uint8_t *)buf;
+	filter->len = n * sizeof(*buf);
+	n = sizeof(lock);
+	if (getsockopt(f->dfd, SOL_SOCKET, SO_LOCK_FILTER, &lock, &n)) {
 		pr_perror("pid %d fd %d: SO_LOCK_FILTER of %s", f->pid, f->fd, f->link);
 		return neg_errno();
 	}
-	e->has_lock_filter = e->lock_filter = locked != 0;
+	*locked = lock != 0;
 	return 0;
+}
+
+int inet_dump_filter(const struct fd_info *f, InetSkEntry *e)
+{
+	bool locked;
+	int err = sk_dump_filter(f, &e->filter, &locked);
+
+	e->has_filter = e->filter.data != NULL;
+	e->has_lock_filter = e->lock_filter = locked;
+	return err;
 }
 
 /* ICMP6_FILTER of an ICMPv6 raw socket: saved when it lets less than everything through. */
@@ -334,30 +346,34 @@ static int set_timeout(int sk, int opt, bool has, uint64_t us)
 	return has ? setsockopt(sk, SOL_SOCKET, opt, &tv, sizeof(tv)) : 0;
 }
 
+int sk_restore_filter(int sk, const ProtobufCBinaryData *filter, bool lock, uint32_t id)
+{
+	struct sock_fprog prog;
+
+	if (!filter->len)
+		return 0;
+	if (filter->len % sizeof(struct sock_filter) ||
+	    filter->len / sizeof(struct sock_filter) > INET_FILTER_MAX) {
+		pr_err("files.img: file %u: a socket filter of %zu bytes\n", id, filter->len);
+		return -EINVAL;
+	}
+	prog.len = (unsigned short)(filter->len / sizeof(struct sock_filter));
+	prog.filter = (struct sock_filter *)filter->data;
+	if (setsockopt(sk, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) ||
+	    (lock && setsockopt(sk, SOL_SOCKET, SO_LOCK_FILTER, &(int){ 1 }, sizeof(int)))) {
+		pr_perror("file %u: cannot attach its socket filter", id);
+		return neg_errno();
+	}
+	return 0;
+}
+
 /*
  * The classic BPF filter, locked if it was: after the queued datagrams are
  * back (a filter attached after they arrived must not drop them now).
  */
 int inet_restore_filter(int sk, const InetSkEntry *e, uint32_t id)
 {
-	struct sock_fprog prog;
-
-	if (!e->has_filter || !e->filter.len)
-		return 0;
-	if (e->filter.len % sizeof(struct sock_filter) ||
-	    e->filter.len / sizeof(struct sock_filter) > INET_FILTER_MAX) {
-		pr_err("files.img: file %u: a socket filter of %zu bytes\n", id, e->filter.len);
-		return -EINVAL;
-	}
-	prog.len = (unsigned short)(e->filter.len / sizeof(struct sock_filter));
-	prog.filter = (struct sock_filter *)e->filter.data;
-	if (setsockopt(sk, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) ||
-	    (e->lock_filter &&
-	     setsockopt(sk, SOL_SOCKET, SO_LOCK_FILTER, &(int){ 1 }, sizeof(int)))) {
-		pr_perror("file %u: cannot attach its socket filter", id);
-		return neg_errno();
-	}
-	return 0;
+	return e->has_filter ? sk_restore_filter(sk, &e->filter, e->lock_filter, id) : 0;
 }
 
 int inet_restore_buf_lock(int sk, const InetSkEntry *e, uint32_t id)

@@ -185,6 +185,10 @@ int inet_sk_setint(int sk, int level, int opt, int val);
  */
 int inet_dump_opts(const struct fd_info *f, InetSkEntry *e, char *cong, char *dev);
 int inet_dump_filter(const struct fd_info *f, InetSkEntry *e);
+/* Any socket: its classic BPF filter into *@filter (malloc'ed; empty: none), and SO_LOCK_FILTER. */
+int sk_dump_filter(const struct fd_info *f, ProtobufCBinaryData *filter, bool *locked);
+/* ...and back on @sk (nothing when @filter is empty). */
+int sk_restore_filter(int sk, const ProtobufCBinaryData *filter, bool lock, uint32_t id);
 /*
  * At restore, on the new socket @sk of file @id: the options that must come
  * before bind() (SO_REUSEADDR forced on, IPV6_V6ONLY, SO_BINDTODEVICE and

@@ -13,6 +13,7 @@ extern const struct file_kind reg_kind, pty_kind, chr_kind, pipe_kind, fifo_kind
 extern const struct file_kind eventfd_kind, signalfd_kind, pidfd_kind, epoll_kind;
 extern const struct file_kind timerfd_kind, inotify_kind, unix_kind, inet_kind;
 extern const struct file_kind fanotify_kind, mqueue_kind, netlink_kind, nsfs_kind, tun_kind;
+extern const struct file_kind packet_kind;
 
 /* clang-format off */
 const struct file_kind *const file_kinds[] = {
@@ -34,6 +35,7 @@ const struct file_kind *const file_kinds[] = {
 	&inet_kind,	/* files/inet.c, inet-diag.c, inet-opts.c, tcp.c, tcp-repair.c, udp.c */
 	&fanotify_kind,	/* files/fanotify.c */
 	&netlink_kind,	/* files/netlink.c */
+	&packet_kind,	/* files/packet.c */
 };
 /* clang-format on */
 
