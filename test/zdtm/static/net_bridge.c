@@ -62,6 +62,11 @@ int main(int argc, char **argv)
 		   "ip link set pa master br0 && ip link set pb master br0 && "
 		   "ip link set pb type bridge_slave cost 42 priority 7 && "
 		   "ip addr add 10.71.0.1/24 dev br0 && "
+		   /*
+		    * no link-local addresses: the kernel adds them some time after a
+		    * link goes up, which would change the namespace under the test
+		    */
+		   "for l in br0 pa qa pb qb; do ip link set $l addrgenmode none; done && "
 		   "ip link set pa up && ip link set pb up && ip link set br0 up && "
 		   "ip link set qa up && ip link set qb up")) {
 		fail("cannot configure the namespace with ip");

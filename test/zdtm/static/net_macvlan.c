@@ -57,6 +57,8 @@ int main(int argc, char **argv)
 		   "ip link set mv0 alias 'a macvlan' && "
 		   "ip link add link vb name mvt0 type macvtap mode vepa && "
 		   "ip addr add 10.72.0.1/24 dev mv0 && "
+		   /* no link-local addresses: the kernel adds them after the links go up */
+		   "for l in va vb mv0 mvt0; do ip link set $l addrgenmode none; done && "
 		   "ip link set va up && ip link set vb up && ip link set mv0 up && "
 		   "ip link set mvt0 up")) {
 		fail("cannot configure the namespace with ip");
