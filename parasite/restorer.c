@@ -718,6 +718,23 @@ static void create_threads(struct rst_args *a, struct rst_thread *leader)
 	}
 }
 
+/* The pidfds of the task's own threads (PIDFD_THREAD), now that they exist: at their fds. */
+static void thread_pidfds(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_tpidfd *p = at(a, a->tpidfds_off);
+	uint32_t i;
+
+	for (i = 0; i < a->nr_tpidfds; i++, p++) {
+		long fd = p->dup_of >= 0 ? p->dup_of : sys_call2(__NR_pidfd_open, p->tid, p->flags);
+
+		check(a, th, fd, "pidfd_open of thread %d", p->tid);
+		check(a, th, sys_call3(__NR_dup3, fd, p->fd, p->cloexec ? O_CLOEXEC : 0),
+		      "dup3 of the pidfd of thread %d to fd %d", p->tid, p->fd);
+		if (p->dup_of < 0)
+			sys_close((int)fd);
+	}
+}
+
 static void restore_creds(struct rst_args *a, struct rst_thread *th)
 {
 	struct rst_creds *c = &a->creds;
@@ -828,6 +845,7 @@ long parasite_main(struct rst_args *a, long idx)
 		restore_memory(a, th);
 		restore_sigactions(a, th);
 		create_threads(a, th);
+		thread_pidfds(a, th);
 		restore_itimers(a, th);
 		restore_timers(a, th);
 		restore_rlimits(a, th);

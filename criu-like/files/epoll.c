@@ -111,6 +111,35 @@ static EpollFileEntry *epoll_entry_alloc(struct file_desc *d, unsigned int n)
 	return e;
 }
 
+/*
+ * A pidfd of a thread (PIDFD_THREAD) is made by the restorer, after the
+ * epoll registered its targets, which would then watch its placeholder:
+ * refused as a target.
+ */
+static int check_thread_pidfd(const struct fd_info *f, pid_t owner, int tfd)
+{
+	char path[64], link[32], line[128];
+	_cleanup_fclose_ FILE *fi = NULL;
+	unsigned int flags = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", owner, tfd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0 || (link[n] = '\0', strcmp(link, "anon_inode:[pidfd]")))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", owner, tfd);
+	fi = fopen(path, "re");
+	while (fi && fgets(line, sizeof(line), fi))
+		if (sscanf(line, "flags: %o", &flags) == 1)
+			break;
+	if (!(flags & O_EXCL))
+		return 0;
+	pr_err("pid %d fd %d: epoll target fd %d of pid %d is a pidfd of a thread (PIDFD_THREAD), "
+	       "which is made after the epoll's targets at restore: not supported\n",
+	       f->pid, f->fd, tfd, owner);
+	return -EOPNOTSUPP;
+}
+
 static int epoll_fill(const struct dump_ctx *ctx, const struct fd_info *f, const struct fdinfo *fi,
 		      EpollFileEntry *e)
 {
@@ -125,6 +154,8 @@ static int epoll_fill(const struct dump_ctx *ctx, const struct fd_info *f, const
 		for (toff = 0, j = 0; j < i; j++)
 			toff += fi->tfd[j].tfd == t->tfd;
 		err = epoll_find_owner(ctx, f, t, toff, &owner);
+		if (!err)
+			err = check_thread_pidfd(f, owner, t->tfd);
 		if (err)
 			return err;
 		if (owner != f->pid) {

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "ns.h"
 #include "restore-files-int.h"
+#include "restorer.h"
 #include "seize.h"
 #include "util.h"
 
@@ -45,14 +46,18 @@ static int pidfd_match(const struct dump_ctx *ctx, const struct fd_info *f)
 	return !strcmp(f->link, "anon_inode:[pidfd]");
 }
 
-/* 0 when the target of @f (fdinfo @fi) can be brought back, else -EOPNOTSUPP, logged. */
+/*
+ * 0 when the target of @f (fdinfo @fi) can be brought back, else -EOPNOTSUPP,
+ * logged; *@thread: it is a thread of the holder's own process (PIDFD_THREAD).
+ */
 static int pidfd_refuse(const struct dump_ctx *ctx, const struct fd_info *f,
-			const struct fdinfo *fi)
+			const struct fdinfo *fi, bool *thread)
 {
 	const struct seized_task *t;
 	pid_t pid = fi->pidfd.pid;
 	bool leader = false;
 
+	*thread = false;
 	if (pid < 0)
 		return 0; /* exited and reaped: its exit status is read in pidfd_dump() */
 	if (fi->pidfd.nspid_levels > pidns_dump_levels()) {
@@ -73,12 +78,14 @@ static int pidfd_refuse(const struct dump_ctx *ctx, const struct fd_info *f,
 		       f->pid, f->fd, pid);
 		return -EOPNOTSUPP;
 	}
-	if (!leader) {
-		pr_err("pid %d fd %d: a pidfd of thread %d of pid %d (PIDFD_THREAD): threads are "
-		       "made after the fds are restored, so it could not be reopened\n",
+	/* the restorer makes the holder's threads, then their pidfds: only its own */
+	if (!leader && t->pid != f->pid) {
+		pr_err("pid %d fd %d: a pidfd of thread %d of another process, pid %d "
+		       "(PIDFD_THREAD): only pidfds of a process's own threads are restored\n",
 		       f->pid, f->fd, pid, t->pid);
 		return -EOPNOTSUPP;
 	}
+	*thread = !leader;
 	return 0;
 }
 
@@ -104,13 +111,14 @@ static int pidfd_exit_status(const struct fd_info *f, int *ret)
 static int pidfd_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
 	struct fdinfo fi = { 0 };
+	bool thread = false;
 	PidfdEntry *e;
 	int err;
 
 	err = anon_fdinfo_read(f, FDINFO_PIDFD, false, &fi);
 	if (err)
 		return err;
-	err = pidfd_refuse(ctx, f, &fi);
+	err = pidfd_refuse(ctx, f, &fi, &thread);
 	e = err ? NULL : anon_priv_alloc(d, sizeof(*e));
 	if (!err && !e)
 		err = -ENOMEM;
@@ -118,6 +126,7 @@ static int pidfd_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file
 		pidfd_entry__init(e);
 		e->flags = f->flags;
 		e->pid = fi.pidfd.pid < 0 ? 0 : pidns_vpid(fi.pidfd.pid);
+		e->has_thread = e->thread = thread;
 		if (fi.pidfd.pid < 0) {
 			e->has_dead = e->has_exit_code = true;
 			e->dead = true;
@@ -224,9 +233,57 @@ static int pidfd_reopen(struct restore_ctx *ctx, const struct rst_task *t, const
  * fds of one description get one new pidfd, dup'ed. Before epoll's step in
  * the table, so an epoll watching a pidfd registers the real one.
  */
+static bool pidfd_of_process(const struct restore_ctx *ctx, size_t pos)
+{
+	return !ctx->files->idx.by_id[pos]->pidfd->thread;
+}
+
 static int pidfd_installed(struct restore_ctx *ctx, struct rst_task *t)
 {
-	return rst_late_install(ctx, t, &pidfd_kind, NULL, pidfd_reopen);
+	/* a thread's: the restorer's, once it made the threads (rst_pidfd_threads()) */
+	return rst_late_install(ctx, t, &pidfd_kind, pidfd_of_process, pidfd_reopen);
+}
+
+int rst_pidfd_threads(const struct restore_ctx *ctx, const struct rst_task *t,
+		      struct rst_tpidfd *out, uint32_t *nr)
+{
+	const struct rst_task_files *tf = t->files;
+	const struct rst_files *f = ctx->files;
+	size_t i, k;
+
+	*nr = 0;
+	for (i = 0; tf && i < tf->nr_fds; i++) {
+		const FdEntry *fd = tf->fds[i];
+		long pos = rst_file_index_pos(&f->idx, fd->id);
+		const PidfdEntry *e;
+		bool own = false;
+
+		if (pos < 0 || f->kind_at[pos] != &pidfd_kind)
+			continue;
+		e = f->idx.by_id[pos]->pidfd;
+		if (!e->thread)
+			continue;
+		for (k = 0; t->core && k < t->core->n_threads; k++)
+			own |= t->core->threads[k]->tid == (uint32_t)e->pid;
+		if (!own) {
+			pr_err("pid %u fd %u: a pidfd of thread %d, which is not one of its own: "
+			       "not restored\n",
+			       t->pe->pid, fd->fd, e->pid);
+			return -EOPNOTSUPP;
+		}
+		if (out) {
+			out[*nr].dup_of = -1;
+			for (k = 0; k < i; k++)
+				if (tf->fds[k]->id == fd->id)
+					out[*nr].dup_of = (int32_t)tf->fds[k]->fd;
+			out[*nr].fd = (int32_t)fd->fd;
+			out[*nr].tid = e->pid;
+			out[*nr].flags = e->flags & PIDFD_OPEN_FLAGS;
+			out[*nr].cloexec = fd->cloexec;
+		}
+		(*nr)++;
+	}
+	return 0;
 }
 
 const struct file_kind pidfd_kind = {

@@ -75,6 +75,15 @@ void rst_files_fini(struct restore_ctx *ctx);
 int rst_fs_restore(struct restore_ctx *ctx, struct rst_task *t);
 /* task/fs.c: in task @t, the last step before its restorer: chroot() to its root. */
 int rst_fs_chroot(struct rst_task *t);
+/*
+ * pidfd.c: the pidfds of @t's own threads (PIDFD_THREAD), which its restorer
+ * makes once it made the threads, into @out (NULL: count only); their number
+ * in *@nr. -EOPNOTSUPP (logged) for a pidfd of a thread of another process.
+ */
+struct rst_tpidfd;
+int rst_pidfd_threads(const struct restore_ctx *ctx, const struct rst_task *t,
+		      struct rst_tpidfd *out, uint32_t *nr);
+
 /* fs.c: @t shares its parent's fs context (cloned with CLONE_FS) */
 bool rst_fs_shared_with_parent(const struct rst_task *t);
 

@@ -353,6 +353,9 @@ static int layout(struct finish *f)
 		in.nr_vmas += vma_mapped(f->p->mm->vmas[i]);
 		in.nr_guards += (uint32_t)(f->p->mm->vmas[i]->n_guards / 2);
 	}
+	err = rst_pidfd_threads(f->ctx, f->t, NULL, &in.nr_tpidfds);
+	if (err)
+		return err;
 	for (i = 0; i < c->n_threads; i++) {
 		pending[i] = (uint32_t)c->threads[i]->n_pending;
 		frames[i] = arch_sigframe_size(c->threads[i]->xsave.len);
@@ -548,6 +551,12 @@ static int build_args(struct finish *f)
 	err = plan_vmas(f);
 	if (!err)
 		err = plan_guards(f);
+	if (!err) {
+		f->a->tpidfds_off = f->lay.tpidfds_off;
+		err = rst_pidfd_threads(f->ctx, f->t,
+					(struct rst_tpidfd *)((char *)f->a + f->lay.tpidfds_off),
+					&f->a->nr_tpidfds);
+	}
 	if (!err)
 		err = open_pages(f);
 	if (!err)

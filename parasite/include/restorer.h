@@ -99,6 +99,15 @@ struct rst_special {
 };
 #define RST_MAX_SPECIALS 4
 
+/* A pidfd of one of the task's threads, made once the threads exist, put at @fd. */
+struct rst_tpidfd {
+	int32_t fd, tid; /* tid: in the task's pid namespace */
+	uint32_t flags; /* pidfd_open(): PIDFD_NONBLOCK, PIDFD_THREAD */
+	uint32_t cloexec;
+	int32_t dup_of; /* >= 0: the same description as that fd, made before; -1: a new one */
+	uint32_t pad;
+};
+
 /* An address range: [start, end). */
 struct rst_range {
 	uint64_t start, end;
@@ -256,8 +265,9 @@ struct rst_args {
 	 * Guard regions (MADV_GUARD_INSTALL, 6.13): installed again once the
 	 * VMAs are mapped, filled and protected, before any is locked.
 	 */
-	uint32_t nr_guards, pad2;
+	uint32_t nr_guards, nr_tpidfds;
 	uint64_t guards_off; /* struct rst_range[nr_guards] */
+	uint64_t tpidfds_off; /* struct rst_tpidfd[nr_tpidfds] */
 	struct rst_creds creds;
 	struct rst_mm mm;
 };
