@@ -60,11 +60,17 @@ ids() {
 	awk '/^NSpid:|^NSpgid:|^NSsid:/ { printf "%s%s ", $1, $NF }' "/proc/$1/status"
 }
 
-# the container's tasks (host pids), init first, then by inner pid
+# the container's tasks (host pids), init first, then by inner pid; not the
+# short-lived forks of a loop ($(cat ...)), which have its command line too
 tasks() {
 	echo "$1"
 	for p in $(pgrep -f "loop.sh $tmp/$2"); do
-		[ "$p" = "$1" ] || echo "$p"
+		[ "$p" = "$1" ] && continue
+		pp=$(awk '/^PPid:/ { print $2 }' "/proc/$p/status" 2>/dev/null) || continue
+		[ -n "$pp" ] || continue
+		[ "$(tr '\0' ' ' <"/proc/$pp/cmdline" 2>/dev/null)" = \
+			"$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" ] && continue
+		echo "$p"
 	done
 }
 

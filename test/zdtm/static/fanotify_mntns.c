@@ -45,6 +45,28 @@ struct info_mnt {
 	uint64_t mnt_id;
 };
 
+/*
+ * "mnt_ns:INO" of our own mount namespace written as "mnt_ns:self": a
+ * restore in a namespace of its own (the ns modes) makes a new one, whose
+ * inode number is another unless the old one's is free again.
+ */
+static int own_mntns(char *out, size_t size)
+{
+	char key[48], *at;
+	struct stat st;
+
+	if (stat("/proc/self/ns/mnt", &st))
+		return -1;
+	snprintf(key, sizeof(key), "mnt_ns:%lu ", (unsigned long)st.st_ino);
+	at = strstr(out, key);
+	if (at && strlen(out) + 8 < size) {
+		memmove(at + strlen("mnt_ns:self "), at + strlen(key),
+			strlen(at + strlen(key)) + 1);
+		memcpy(at, "mnt_ns:self ", strlen("mnt_ns:self "));
+	}
+	return 0;
+}
+
 static int fdinfo_marks(int fd, char *out, size_t size)
 {
 	char path[64], buf[4096], *p, *nl;
@@ -60,7 +82,7 @@ static int fdinfo_marks(int fd, char *out, size_t size)
 		if (len >= size)
 			return -1;
 	}
-	return 0;
+	return own_mntns(out, size);
 }
 
 /* OR the events on mount @id into *@got; 1 (failed) on an event not asked for. */
@@ -135,8 +157,9 @@ int main(int argc, char **argv)
 		fail("cannot mark the mount namespace (FAN_REPORT_MNT needs 6.14): %m");
 		return 1;
 	}
-	if (fdinfo_marks(fd, before, sizeof(before))) {
-		fail("cannot read the fdinfo");
+	if (fdinfo_marks(fd, before, sizeof(before)) || !strstr(before, "mnt_ns:self ")) {
+		fail("cannot read the fdinfo, or the mark is not on our mount namespace: '%s'",
+		     before);
 		return 1;
 	}
 	test_daemon();
