@@ -113,6 +113,10 @@ int mem_vma_policy(pid_t pid, const struct vma_entry *v, enum mem_policy *ret)
 	}
 	if (v->vm_flags & VMF_HT)
 		return refuse(pid, v, "hugetlb mapping");
+	/* the ring of an io_setup() context: the requests in flight cannot be seen from here */
+	if (v->kind == VMA_FILE && v->path && !strcmp(v->path, "/[aio]"))
+		return refuse(pid, v,
+			      "an AIO context's ring (io_setup()): AIO is not supported yet");
 	if (is_device(v))
 		return refuse(pid, v, "device mapping");
 	if (v->vm_flags & (VMF_IO | VMF_PF)) {
