@@ -43,6 +43,8 @@ static inline bool mem_policy_saves(enum mem_policy p)
 const char *mem_policy_name(enum mem_policy p);
 /* A SysV shm attach ("/SYSV<key> (deleted)", shared): its inode number is the segment id. */
 bool vma_is_sysv(const struct vma_entry *v);
+/* A private anonymous hugetlb mapping (MAP_HUGETLB), saved like anonymous memory. */
+bool vma_is_hugetlb_anon(const struct vma_entry *v);
 
 /* PAGEMAP_SCAN tells the pages of guard regions (PAGE_IS_GUARD, 6.14): probed once. */
 bool mem_scan_knows_guards(void);

@@ -115,6 +115,7 @@ struct vma_entry {
 	/* smaps only; 0 when parsed from maps */
 	bool has_smaps;
 	unsigned long rss, anonymous, swap, shared_dirty, private_dirty; /* kB */
+	unsigned long kernel_page_size; /* kB: KernelPageSize (hugetlb: its huge page size) */
 	unsigned long vm_flags; /* VMF_* bits decoded from VmFlags: (see below) */
 	bool vm_flags_unknown; /* VmFlags: held a mnemonic this parser does not know */
 };

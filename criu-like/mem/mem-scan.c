@@ -53,6 +53,14 @@ static bool is_shmem(const struct vma_entry *v)
 	return v->kind == VMA_ANON_SHMEM || v->memfd;
 }
 
+bool vma_is_hugetlb_anon(const struct vma_entry *v)
+{
+	/* mmap(MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB): an unlinked hugetlbfs file */
+	return (v->vm_flags & VMF_HT) && !v->shared && v->kind == VMA_FILE && v->deleted &&
+	       v->path && !strcmp(v->path, "/anon_hugepage") && v->has_smaps &&
+	       v->kernel_page_size > 4;
+}
+
 bool vma_is_sysv(const struct vma_entry *v)
 {
 	return v->kind == VMA_ANON_SHMEM && v->shared && has_prefix(v->path, "/SYSV");
@@ -111,8 +119,10 @@ int mem_vma_policy(pid_t pid, const struct vma_entry *v, enum mem_policy *ret)
 	default:
 		break;
 	}
-	if (v->vm_flags & VMF_HT)
-		return refuse(pid, v, "hugetlb mapping");
+	if ((v->vm_flags & VMF_HT) && !vma_is_hugetlb_anon(v))
+		return refuse(pid, v,
+			      "hugetlb mapping, shared or of a hugetlbfs file: only private "
+			      "anonymous ones (MAP_HUGETLB) are supported");
 	/* the ring of an io_setup() context: the requests in flight cannot be seen from here */
 	if (v->kind == VMA_FILE && v->path && !strcmp(v->path, "/[aio]"))
 		return refuse(pid, v,

@@ -118,6 +118,10 @@ static uint64_t vma_madv(unsigned long f)
 
 static int vma_kind(pid_t pid, const struct vma_entry *v, VmaKind *ret)
 {
+	if (vma_is_hugetlb_anon(v)) {
+		*ret = VMA_KIND__VMA_ANON_PRIVATE;
+		return 0;
+	}
 	switch (v->kind) {
 	case VMA_ANON:
 	case VMA_ANON_NAMED:
@@ -241,6 +245,10 @@ static int fill_vma(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v,
 		e->flags |= MAP_NORESERVE;
 	if (v->vm_flags & VMF_LO)
 		e->flags |= MAP_LOCKED;
+	/* the huge page size, as mmap() takes it: its log2 above MAP_HUGE_SHIFT */
+	if (vma_is_hugetlb_anon(v))
+		e->flags |= MAP_HUGETLB | (uint32_t)(__builtin_ctzl(v->kernel_page_size * 1024)
+						     << MAP_HUGE_SHIFT);
 	if ((v->vm_flags & VMF_LO) && (v->vm_flags & VMF_LF))
 		e->has_lock_onfault = e->lock_onfault = true;
 	e->madv = vma_madv(v->vm_flags);

@@ -75,7 +75,8 @@ static bool vma_can_keep(const struct rst_mem_plan *p, size_t i)
 
 	if (v->kind != VMA_KIND__VMA_ANON_PRIVATE && v->kind != VMA_KIND__VMA_HEAP)
 		return false;
-	if ((v->flags & (MAP_GROWSDOWN | MAP_LOCKED | MAP_SHARED)) ||
+	/* hugetlb too: the keeping maps plain memory in place (restore-cow.c) */
+	if ((v->flags & (MAP_GROWSDOWN | MAP_LOCKED | MAP_SHARED | MAP_HUGETLB)) ||
 	    (v->has_madv && (v->madv & fork_madv)))
 		return false;
 	return p->vma_fill[i] && !(p->vma_lazy && p->vma_lazy[i]);

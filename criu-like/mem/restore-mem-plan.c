@@ -456,6 +456,9 @@ bool rst_lazy_vma(const VmaEntry *v)
 	if (v->kind != VMA_KIND__VMA_ANON_PRIVATE && v->kind != VMA_KIND__VMA_STACK &&
 	    v->kind != VMA_KIND__VMA_HEAP)
 		return false;
+	/* hugetlb: UFFDIO_COPY takes whole huge pages, the daemon serves 4 KiB ones */
+	if (v->flags & MAP_HUGETLB)
+		return false;
 	return !(v->flags & MAP_LOCKED) && v->prot != PROT_NONE;
 }
 

@@ -179,8 +179,8 @@ static int plan_vma(struct finish *f, size_t i, struct rst_vma *rv)
 	rv->start = v->start;
 	rv->end = v->end;
 	rv->prot = v->prot;
-	rv->flags = v->flags &
-		    (MAP_SHARED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN | MAP_NORESERVE);
+	rv->flags = v->flags & (MAP_SHARED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN |
+				MAP_NORESERVE | MAP_HUGETLB | (MAP_HUGE_MASK << MAP_HUGE_SHIFT));
 	/* locked by the blob at the end, after the pages are in (restorer.h) */
 	rv->lock = !(v->flags & MAP_LOCKED)		    ? RST_LOCK_NONE
 		   : v->has_lock_onfault && v->lock_onfault ? RST_LOCK_ONFAULT

@@ -56,7 +56,7 @@ static bool can_merge(const struct map_line *a, const struct map_line *b)
  * inode without a name: a restore has to create new ones for both. What must
  * stay is which processes share which object: the inode of a "(deleted)"
  * mapping is replaced by its ordinal of first appearance in the tree (pids
- * ascending, then addresses).
+ * ascending, then addresses); private hugetlb memory's by 0.
  */
 struct deleted_ids {
 	unsigned long ino[256];
@@ -69,8 +69,17 @@ static unsigned long deleted_ordinal(struct deleted_ids *ids, const struct map_l
 	const int dl = sizeof(deleted) - 1;
 	int i;
 
+	static const char huge[] = "/anon_hugepage (deleted)";
+
 	if (m->name_len < dl || memcmp(m->name + m->name_len - dl, deleted, dl))
 		return m->ino;
+	/*
+	 * private hugetlb memory (MAP_HUGETLB): each mmap() has a hidden inode,
+	 * which a fork shares; restored, a child maps its own: not state
+	 */
+	if (m->name_len == sizeof(huge) - 1 && !memcmp(m->name, huge, sizeof(huge) - 1) &&
+	    m->perms[3] == 'p')
+		return 0;
 	for (i = 0; i < ids->n && ids->ino[i] != m->ino; i++)
 		;
 	if (i == ids->n && ids->n < (int)ARRAY_SIZE(ids->ino))
