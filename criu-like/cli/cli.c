@@ -70,6 +70,11 @@ static int run_restore(struct cr_options *o, int argc __unused, char **argv __un
 		       "punch its images\n");
 		return -EOPNOTSUPP;
 	}
+	if (o->restore_sibling && !o->restore_detached) {
+		pr_err("option --restore-sibling needs --restore-detached: the tree's root is then "
+		       "the caller's child, and criu-like cannot wait for it\n");
+		return -EINVAL;
+	}
 	return cr_restore(o);
 }
 
