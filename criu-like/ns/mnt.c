@@ -966,14 +966,22 @@ static int build_ns(struct mnt_restore *mr, int dirfd)
 
 static void mnt_fini(void *priv);
 
-/* Whether mount @p's peer group has another mount of the image in it, or a slave. */
-static bool group_propagates(const MntnsEntry *ne, size_t p)
+/*
+ * Whether a mount at @e's mount point on its parent @p would propagate: another mount of the
+ * image is a peer or a slave of @p's group, and its root holds that place of the filesystem.
+ */
+static bool group_propagates(const MntnsEntry *ne, size_t p, const MntEntry *e)
 {
-	uint32_t g = ne->mounts[p]->shared;
+	const MntEntry *pe = ne->mounts[p];
+	const char *rel = e->mountpoint + (strcmp(pe->mountpoint, "/") ? strlen(pe->mountpoint) : 0);
+	uint32_t g = pe->shared;
+	char where[PATH_MAX];
 	size_t j;
 
+	snprintf(where, sizeof(where), "%s%s", strcmp(pe->root, "/") ? pe->root : "", rel);
 	for (j = 0; g && j < ne->n_mounts; j++)
-		if (j != p && (ne->mounts[j]->shared == g || ne->mounts[j]->master == g))
+		if (j != p && (ne->mounts[j]->shared == g || ne->mounts[j]->master == g) &&
+		    mnt_path_under(where, ne->mounts[j]->root))
 			return true;
 	return false;
 }
@@ -1035,10 +1043,13 @@ static int mark_deferred(struct mnt_restore *mr)
 			return -EOPNOTSUPP;
 		}
 		/*
-		 * Attached under a mount whose group has other mounts (or slaves), it would
-		 * propagate to them when the root makes it: copies the image has already.
+		 * Attached under a mount of the builder's whose group has other mounts (or
+		 * slaves) there, it would propagate to them when the root makes it: copies
+		 * the image has already. (The root's own mounts are private until all are
+		 * made: root_propagation().)
 		 */
-		if (mr->deferred[i] && p >= 0 && group_propagates(ne, (size_t)p)) {
+		if (mr->deferred[i] && p >= 0 && !mr->deferred[p] &&
+		    group_propagates(ne, (size_t)p, e)) {
 			pr_err("mount %s (%s): made in the container's own namespace under %s, "
 			       "whose peer group %u has other mounts or slaves: not restored yet\n",
 			       e->mountpoint, e->fstype, ne->mounts[p]->mountpoint,
