@@ -1,15 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # LXC (Debian 12's 5.0) with criu-like as its CRIU: lxc-checkpoint runs
-# `criu --version` and then `criu dump ...` from PATH, where a `criu` link to
-# criu-like (noting each call) comes first. A busybox-static container (its
-# own lxcpath under a temporary directory, no network: lxc.net.0.type =
-# empty, no console) counting into a bind-mounted directory. What LXC asks
-# cannot all be done yet (Documentation/runtimes.md, "LXC"): checked here is
-# that LXC accepts criu-like's version, runs its dump, that the dump is
-# refused naming what is missing (its cgroup options, --manage-cgroups=full
-# and --cgroup-root, are taken: the first refused is another one, today
-# --link-remap), and that the container goes on counting as before, untouched.
+# `criu --version`, `criu dump ...` and `criu restore ...` from PATH, where a
+# `criu` wrapper of criu-like (noting each call) comes first. A busybox-static
+# container (its own lxcpath under a temporary directory, no network:
+# lxc.net.0.type = empty, no console) counting into a bind-mounted directory
+# (Documentation/runtimes.md, "LXC"): lxc-checkpoint -s then -r, the count
+# going on from the dumped value, the init pid 1 with its child, the hostname
+# kept; then lxc-checkpoint without -s (left running), lxc-stop and -r from
+# those images.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 [ "$(id -u)" = 0 ] || { echo "lxc: needs root"; exit 77; }
