@@ -74,7 +74,8 @@ bool mnt_fstype_enabled(const char *fstype)
 		while (*p) {
 			size_t n = strcspn(p, ",");
 
-			if ((n == 3 && !strncmp(p, "all", 3)) || (n == len && !strncmp(p, fstype, n)))
+			if ((n == 3 && !strncmp(p, "all", 3)) ||
+			    (n == len && !strncmp(p, fstype, n)))
 				return true;
 			p += n + (p[n] == ',');
 		}

@@ -973,7 +973,8 @@ static void mnt_fini(void *priv);
 static bool group_propagates(const MntnsEntry *ne, size_t p, const MntEntry *e)
 {
 	const MntEntry *pe = ne->mounts[p];
-	const char *rel = e->mountpoint + (strcmp(pe->mountpoint, "/") ? strlen(pe->mountpoint) : 0);
+	const char *rel = e->mountpoint +
+			  (strcmp(pe->mountpoint, "/") ? strlen(pe->mountpoint) : 0);
 	uint32_t g = pe->shared;
 	char where[PATH_MAX];
 	size_t j;

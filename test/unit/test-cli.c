@@ -285,8 +285,8 @@ static void test_criu_options(void **state)
 	PARSE(&p, "restore", "--daemon");
 	assert_true(p.o.restore_detached);
 	/* -M KEY:VAL is --external mnt[KEY]:VAL; an empty VAL gives nothing; auto is noted */
-	PARSE(&p, "restore", "-M", "data:/srv/d", "--ext-mount-map", "console:", "-M", "auto",
-	      "-S", "--enable-fs", "hugetlbfs,tracefs", "--lsm-profile", "apparmor:unconfined");
+	PARSE(&p, "restore", "-M", "data:/srv/d", "--ext-mount-map", "console:", "-M", "auto", "-S",
+	      "--enable-fs", "hugetlbfs,tracefs", "--lsm-profile", "apparmor:unconfined");
 	assert_int_equal(p.ret, 0);
 	assert_int_equal(p.o.n_external, 1);
 	assert_string_equal(p.o.external[0], "mnt[data]:/srv/d");

@@ -211,10 +211,8 @@ static void test_order(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plan_container),
-		cmocka_unit_test(test_plan_refused),
-		cmocka_unit_test(test_attrs_and_external),
-		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_plan_container),	   cmocka_unit_test(test_plan_refused),
+		cmocka_unit_test(test_attrs_and_external), cmocka_unit_test(test_order),
 		cmocka_unit_test(test_enable_fs),
 	};
 
