@@ -343,6 +343,20 @@ static void test_refusal_in_log_file(void **state)
 	buf[n] = '\0';
 	assert_non_null(strstr(buf, "leave-running"));
 	unlink(path);
+	/* -S without -d: the root would be the caller's, criu-like could not wait for it */
+	{
+		char *argv3[] = { "criu-like", "restore", "-o", path, "-S", NULL };
+
+		assert_int_equal(cli_main(5, argv3), 1);
+		fd = open(path, O_RDONLY);
+		assert_true(fd >= 0);
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		assert_true(n > 0);
+		buf[n] = '\0';
+		assert_non_null(strstr(buf, "--restore-sibling needs --restore-detached"));
+		unlink(path);
+	}
 	rmdir(dir);
 	log_set_level(-1);
 }
