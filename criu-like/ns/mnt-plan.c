@@ -277,6 +277,10 @@ int mnt_plan(pid_t pid, const struct mount_list *ml, const char *const *ext, siz
 			pr_err("pid %d: mount %s: a bind mount of %s inside a %s filesystem whose "
 			       "root is not mounted in the tree: not restored\n",
 			       pid, m->mountpoint, m->root, m->fstype);
+		else if (!strcmp(m->root, "/") && !m->major)
+			pr_err("pid %d: mount %s: a %s filesystem: made again (empty) only with "
+			       "--enable-fs %s, or name it with --external mnt[%s]:NAME\n",
+			       pid, m->mountpoint, m->fstype, m->fstype, m->mountpoint);
 		else
 			pr_err("pid %d: mount %s: a bind mount of %s of %s %s (%u:%u), which is "
 			       "not inside the container's root: name it with --external "
