@@ -70,6 +70,11 @@ static int run_restore(struct cr_options *o, int argc __unused, char **argv __un
 		       "punch its images\n");
 		return -EOPNOTSUPP;
 	}
+	if (o->restore_sibling && !o->restore_detached) {
+		pr_err("option --restore-sibling needs --restore-detached: the tree's root is then "
+		       "the caller's child, and criu-like cannot wait for it\n");
+		return -EINVAL;
+	}
 	return cr_restore(o);
 }
 
@@ -192,6 +197,15 @@ static const struct cli_command commands[] = {
 	  "  --external net[INO]:KEY\n"
 	  "                        the tree's network namespace INO is its caller's: not\n"
 	  "                        dumped; the restore joins --inherit-fd fd[N]:KEY\n"
+	  "  -M, --ext-mount-map MOUNTPOINT:NAME\n"
+	  "                        CRIU's older --external mnt[MOUNTPOINT]:NAME; \"auto\"\n"
+	  "                        detects none: such a mount is refused, named\n"
+	  "  --enable-fs FS[,FS]   mounts of these types (or all), whole, are made again\n"
+	  "                        empty at restore (hugetlbfs, tracefs...)\n"
+	  "  --link-remap, --force-irmap, --enable-external-sharing,\n"
+	  "  --enable-external-masters\n"
+	  "                        accepted (LXC's): criu-like needs none of them\n"
+	  "                        (Documentation/runtimes.md, \"LXC\")\n"
 	  "  --network-lock MODE   drop the packets of the tree's TCP connections from the\n"
 	  "                        freeze until the restore: nftables (default), iptables\n"
 	  "                        or skip; kept in place when the tree is killed. The\n"
@@ -231,11 +245,14 @@ static const struct cli_command commands[] = {
 	  "the restored root, forwards SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and\n"
 	  "SIGUSR2 to it and exits with its status (128+N if signal N killed it).\n"
 	  "  -d, --restore-detached  return once the tree runs\n"
+	  "  -S, --restore-sibling   with -d: the root is criu-like's caller's child\n"
+	  "  --lsm-profile TYPE:NAME the tree's LSM profile (apparmor:, selinux:): it gets\n"
+	  "                          criu-like's own; anything else is refused\n"
 	  "  --pidfile FILE          write the root's pid into FILE\n"
 	  "  -j, --shell-job         the root joins this terminal's session and group\n"
 	  "  -r, --root DIR          the root of the tree's mount namespace (a tree\n"
 	  "                          dumped with a mount namespace of its own)\n"
-	  "  --external mnt[NAME]:PATH\n"
+	  "  --external mnt[NAME]:PATH, -M, --ext-mount-map NAME:PATH\n"
 	  "                          bind PATH where the dump's mnt[MOUNTPOINT]:NAME was\n"
 	  "  --external veth[IN]:OUT, --veth-pair IN=OUT[@BRIDGE]\n"
 	  "                          the outside end of the container's veth IN, made in\n"

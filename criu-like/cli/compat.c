@@ -41,27 +41,24 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	   "CPU compatibility checks (only --cpu-cap=none is)"),
 	CO(EXT_UNIX_SK_INODE, NULL, 0, false, "naming external unix sockets by inode"),
 	CO(CONFIG, "config", required_argument, false, NULL),
-	CO(RESTORE_SIBLING, "restore-sibling", no_argument, true,
-	   "restoring the tree as a sibling of criu-like"),
+	CO(RESTORE_SIBLING, "restore-sibling", no_argument, true, NULL),
 	CO(LOG_PID, "log-pid", no_argument, true, "a log file per task"),
 	CO(EVASIVE_DEVICES, "evasive-devices", no_argument, true, "evasive devices"),
 	CO(VETH_PAIR, "veth-pair", required_argument, false, NULL),
-	CO(LINK_REMAP, "link-remap", no_argument, true, "link remaps of unlinked files"),
+	CO(LINK_REMAP, "link-remap", no_argument, true, NULL),
 	CO(AUTO_DEDUP, "auto-dedup", no_argument, true, NULL),
 	CO(LIBDIR, "libdir", required_argument, false, "plugins"),
-	CO(FORCE_IRMAP, "force-irmap", no_argument, true, "the inotify path map (irmap)"),
-	CO(EXT_MOUNT_MAP, "ext-mount-map", required_argument, false, "mount namespaces"),
+	CO(FORCE_IRMAP, "force-irmap", no_argument, true, NULL),
+	CO(EXT_MOUNT_MAP, "ext-mount-map", required_argument, false, NULL),
 	CO(EXEC_CMD, "exec-cmd", no_argument, false, "running a command after the restore"),
 	CO(CGROUP_ROOT, "cgroup-root", required_argument, false, NULL),
 	CO(SKIP_MNT, "skip-mnt", required_argument, false, "mount namespaces"),
-	CO(ENABLE_FS, "enable-fs", required_argument, false, "mount namespaces"),
-	CO(ENABLE_EXTERNAL_SHARING, "enable-external-sharing", no_argument, false,
-	   "mount namespaces"),
-	CO(ENABLE_EXTERNAL_MASTERS, "enable-external-masters", no_argument, false,
-	   "mount namespaces"),
+	CO(ENABLE_FS, "enable-fs", required_argument, false, NULL),
+	CO(ENABLE_EXTERNAL_SHARING, "enable-external-sharing", no_argument, false, NULL),
+	CO(ENABLE_EXTERNAL_MASTERS, "enable-external-masters", no_argument, false, NULL),
 	CO(IRMAP_SCAN_PATH, "irmap-scan-path", required_argument, false,
 	   "the inotify path map (irmap)"),
-	CO(LSM_PROFILE, "lsm-profile", required_argument, false, "LSM profiles"),
+	CO(LSM_PROFILE, "lsm-profile", required_argument, false, NULL),
 	CO(EMPTY_NS, "empty-ns", required_argument, false, NULL),
 	CO(CGROUP_PROPS, "cgroup-props", required_argument, false,
 	   "a cgroup property list of your own (criu-like saves a fixed list: "
@@ -179,6 +176,39 @@ void compat_set(struct cr_options *o, int id, bool on)
 		o->compat_refused[id / 64] &= ~(1ULL << (id % 64));
 }
 
+/*
+ * -M/--ext-mount-map KEY:VAL, CRIU's older spelling of --external mnt[KEY]:VAL
+ * (dump: the mount point and its name; restore: the name and the path); a pair
+ * with no VAL gives no path (LXC's "console:" without a console): a mount of
+ * the image of that name is then "not given". "auto": external mounts found
+ * by themselves, which criu-like does not do: each is refused, naming it.
+ */
+static int store_ext_mount_map(struct cr_options *o, const char *arg)
+{
+	const char *colon = strchr(arg, ':');
+	char *ext;
+	int err;
+
+	if (!strcmp(arg, "auto")) {
+		o->ext_mnt_auto = true;
+		return 0;
+	}
+	if (!colon || colon == arg) {
+		pr_err("-M/--ext-mount-map: '%s' is not KEY:VAL or auto\n", arg);
+		return -EINVAL;
+	}
+	if (!colon[1])
+		return 0;
+	if (asprintf(&ext, "mnt[%.*s]:%s", (int)(colon - arg), arg, colon + 1) < 0)
+		return -ENOMEM;
+	err = cli_append_str(&o->owned, &o->n_owned, ext);
+	if (err) {
+		free(ext);
+		return err;
+	}
+	return cli_append_str(&o->external, &o->n_external, ext);
+}
+
 /* A CRIU option of compat_opts[]: check its syntax as CRIU does, store it. */
 int compat_store(struct cr_options *o, int id, const char *arg)
 {
@@ -275,11 +305,33 @@ int compat_store(struct cr_options *o, int id, const char *arg)
 		}
 		return cli_append_str(&o->veth_pairs, &o->n_veth_pairs, arg);
 	case CO_EXT_MOUNT_MAP:
-		if (strcmp(arg, "auto") && !strchr(arg, ':')) {
-			pr_err("-M/--ext-mount-map: '%s' is not KEY:VAL or auto\n", arg);
+		return store_ext_mount_map(o, arg);
+	case CO_RESTORE_SIBLING:
+		o->restore_sibling = true; /* restore -d only (cli.c) */
+		return 0;
+	case CO_LINK_REMAP:
+		/* allowed to link files back: criu-like never needs to (Documentation) */
+		return 0;
+	case CO_FORCE_IRMAP:
+		/* watches are always named at dump, by their handle (files/inotify.c) */
+		return 0;
+	case CO_ENABLE_EXTERNAL_SHARING:
+	case CO_ENABLE_EXTERNAL_MASTERS:
+		/* they widen --ext-mount-map auto, which detects none here */
+		return 0;
+	case CO_ENABLE_FS:
+		if (!*arg || strchr(arg, ' ')) {
+			pr_err("--enable-fs: '%s' is not FS[,FS...] or all\n", arg);
 			return -EINVAL;
 		}
-		break;
+		return cli_append_str(&o->enable_fs, &o->n_enable_fs, arg);
+	case CO_LSM_PROFILE:
+		if (!strchr(arg, ':')) {
+			pr_err("--lsm-profile: '%s' is not TYPE:NAME\n", arg);
+			return -EINVAL;
+		}
+		o->lsm_profile = arg;
+		return 0;
 	case CO_JOIN_NS:
 		if (!strchr(arg, ':')) {
 			pr_err("-J/--join-ns: '%s' is not NS:PID|FILE[,OPTS]\n", arg);

@@ -32,6 +32,13 @@ void cr_options_fini(struct cr_options *o)
 	o->close_fds = NULL;
 	o->external = NULL;
 	o->inherit_fd = NULL;
+	free(o->enable_fs);
+	o->enable_fs = NULL;
+	o->n_enable_fs = 0;
+	while (o->n_owned > 0)
+		free((char *)o->owned[--o->n_owned]);
+	free(o->owned);
+	o->owned = NULL;
 	cli_config_free(o->config);
 	o->config = NULL;
 }

@@ -23,6 +23,7 @@
 #include "image.h"
 #include "infect.h"
 #include "log.h"
+#include "lsm.h"
 #include "ns.h"
 #include "seccomp.h"
 #include "util.h"
@@ -643,6 +644,8 @@ int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt)
 	/* Every thread's seccomp mode and filters (seccomp.c), once their tids are known. */
 	if (!err)
 		err = seccomp_dump_task(dt->ctl, t->pid, thp, n, &tb.tc, &sd);
+	if (!err)
+		err = lsm_dump_check(t->pid);
 	if (!err)
 		err = dump_creds(ctx, dt, &tb.tc);
 	if (!err) {

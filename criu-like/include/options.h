@@ -48,7 +48,13 @@ struct cr_options {
 	bool ext_mnt_optional; /* RPC ext_mnt: a mnt[] naming no mount is skipped, as CRIU */
 	const char **veth_pairs; /* --veth-pair IN=OUT[@BRIDGE], NULL-terminated */
 	int n_veth_pairs;
-	bool restore_sibling; /* RPC rst_sibling: the root a child of criu-like's parent */
+	bool restore_sibling; /* -S, RPC rst_sibling: the root a child of criu-like's parent */
+	bool ext_mnt_auto; /* --ext-mount-map auto: no external mount is detected (refused) */
+	const char **enable_fs; /* --enable-fs FS[,FS]: made again at restore, NULL-terminated */
+	int n_enable_fs;
+	const char *lsm_profile; /* --lsm-profile, --external apparmor:P: TYPE:NAME (lsm.c) */
+	const char **owned; /* strings made from the arguments (--ext-mount-map), freed at fini */
+	int n_owned;
 	bool empty_ns_net; /* --empty-ns net: a new network namespace with lo only */
 	const char *join_ns_net; /* --join-ns net:PID|PATH: restore into that network namespace */
 	const char **inherit_fd; /* --inherit-fd, NULL-terminated */

@@ -54,6 +54,35 @@ bool mnt_fstype_new(const char *fstype)
 	return false;
 }
 
+/* --enable-fs: each argument FS[,FS...] or "all" (mnt_enable_fs()) */
+static const char *const *enabled_fs;
+static size_t n_enabled_fs;
+
+void mnt_enable_fs(const char *const *args, size_t n)
+{
+	enabled_fs = args;
+	n_enabled_fs = n;
+}
+
+bool mnt_fstype_enabled(const char *fstype)
+{
+	size_t i, len = strlen(fstype);
+
+	for (i = 0; i < n_enabled_fs; i++) {
+		const char *p = enabled_fs[i];
+
+		while (*p) {
+			size_t n = strcspn(p, ",");
+
+			if ((n == 3 && !strncmp(p, "all", 3)) ||
+			    (n == len && !strncmp(p, fstype, n)))
+				return true;
+			p += n + (p[n] == ',');
+		}
+	}
+	return false;
+}
+
 static bool fstype_refused(const char *fstype)
 {
 	size_t i;
@@ -238,8 +267,9 @@ int mnt_plan(pid_t pid, const struct mount_list *ml, const char *const *ext, siz
 		 * a cgroup mount of one of its cgroups (a container's, in a cgroup
 		 * namespace): mounted again and cut to that cgroup (cgroup/)
 		 */
-		if (mnt_fstype_new(m->fstype) &&
-		    (!strcmp(m->root, "/") || mnt_fstype_cgroup(m->fstype))) {
+		if ((mnt_fstype_new(m->fstype) &&
+		     (!strcmp(m->root, "/") || mnt_fstype_cgroup(m->fstype))) ||
+		    (mnt_fstype_enabled(m->fstype) && !strcmp(m->root, "/"))) {
 			plan[i].how = MNT_HOW__MNT_NEW;
 			continue;
 		}
@@ -247,6 +277,10 @@ int mnt_plan(pid_t pid, const struct mount_list *ml, const char *const *ext, siz
 			pr_err("pid %d: mount %s: a bind mount of %s inside a %s filesystem whose "
 			       "root is not mounted in the tree: not restored\n",
 			       pid, m->mountpoint, m->root, m->fstype);
+		else if (!strcmp(m->root, "/") && !m->major)
+			pr_err("pid %d: mount %s: a %s filesystem: made again (empty) only with "
+			       "--enable-fs %s, or name it with --external mnt[%s]:NAME\n",
+			       pid, m->mountpoint, m->fstype, m->fstype, m->mountpoint);
 		else
 			pr_err("pid %d: mount %s: a bind mount of %s of %s %s (%u:%u), which is "
 			       "not inside the container's root: name it with --external "

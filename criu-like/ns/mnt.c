@@ -328,8 +328,13 @@ static int mnt_dump(pid_t pid, int dirfd, uint32_t id)
 	err = plan && ents && ptrs && (!o || ext) ? 0 : -ENOMEM;
 	if (!err && o)
 		n_ext = mnt_ext_used(o, &ml, ext);
+	mnt_enable_fs(o ? o->enable_fs : NULL, o ? (size_t)o->n_enable_fs : 0);
 	if (!err)
 		err = mnt_plan(pid, &ml, ext, n_ext, plan);
+	if (err == -EOPNOTSUPP && o && o->ext_mnt_auto)
+		pr_err("pid %d: --ext-mount-map auto: criu-like finds no external mount by "
+		       "itself; name each with --external mnt[MOUNTPOINT]:NAME\n",
+		       pid);
 	if (!err)
 		err = check_remade(pid, &ml, plan);
 	for (i = 0; !err && i < ml.nr; i++) {
@@ -683,25 +688,32 @@ static int set_prop(int fd, uint64_t prop, const MntEntry *e)
 	return 0;
 }
 
-/* A mount already done of peer group @g whose root holds @e's root (MOVE_MOUNT_SET_GROUP). */
-static int peer_member(const MntnsEntry *ne, const bool *done, uint32_t g, const MntEntry *e)
+/*
+ * A mount of peer group @g whose propagation is set and that has an fd here, its root holding
+ * @e's root (MOVE_MOUNT_SET_GROUP wants a source at least as wide).
+ */
+static int peer_member(const MntnsEntry *ne, const int *fds, const bool *done, uint32_t g,
+		       const MntEntry *e)
 {
 	size_t i;
 
 	for (i = 0; i < ne->n_mounts; i++)
-		if (done[i] && ne->mounts[i]->shared == g &&
+		if (done[i] && fds[i] >= 0 && ne->mounts[i]->shared == g &&
 		    mnt_path_under(e->root, ne->mounts[i]->root))
 			return (int)i;
 	return -1;
 }
 
 /*
- * Peer groups and masters, once the tree is built: the first mount of each
- * group is made shared (a slave first if it has a master), the others join it
- * with MOVE_MOUNT_SET_GROUP; a slave joins a mount of its master's group and
- * is made a slave. Until their group is there, mounts wait for another pass.
+ * Peer groups and masters of the mounts @todo names (each with its fd in @fds), the others
+ * being set already (by the builder, for the root) and serving as members of their groups
+ * where they have an fd. Each is made private first: a mount attached under a shared one is
+ * shared already, a clone of a shared one its peer. Then the first mount of each group is
+ * made shared (a slave first if it has a master), the others join it with
+ * MOVE_MOUNT_SET_GROUP; a slave joins a mount of its master's group and is made a slave.
+ * Until their group is there, mounts wait for another pass.
  */
-static int set_propagation(const MntnsEntry *ne, const int *fds, const bool *deferred)
+static int set_propagation(const MntnsEntry *ne, const int *fds, const bool *todo)
 {
 	size_t n = ne->n_mounts, i, left = n;
 	_cleanup_free_ bool *done = NULL;
@@ -711,8 +723,8 @@ static int set_propagation(const MntnsEntry *ne, const int *fds, const bool *def
 	done = calloc(n + 1, sizeof(bool));
 	if (!done)
 		return -ENOMEM;
-	for (i = 0; deferred && i < n; i++)
-		if (deferred[i]) { /* private: mnt_load() checked it; the root makes them */
+	for (i = 0; i < n; i++)
+		if (!todo[i]) {
 			done[i] = true;
 			left--;
 		}
@@ -725,15 +737,16 @@ static int set_propagation(const MntnsEntry *ne, const int *fds, const bool *def
 			if (done[i])
 				continue;
 			if (e->shared)
-				peer = peer_member(ne, done, e->shared, e);
+				peer = peer_member(ne, fds, done, e->shared, e);
 			if (e->master && peer < 0) {
-				m = peer_member(ne, done, e->master, e);
+				m = peer_member(ne, fds, done, e->master, e);
 				if (m < 0)
 					continue; /* its master's group is not there yet */
 			}
-			if (peer >= 0) {
+			err = set_prop(fds[i], MS_PRIVATE, e);
+			if (!err && peer >= 0) {
 				err = set_group(fds[peer], fds[i], e);
-			} else {
+			} else if (!err) {
 				err = m >= 0 ? set_group(fds[m], fds[i], e) : 0;
 				if (!err && m >= 0)
 					err = set_prop(fds[i], MS_SLAVE, e);
@@ -756,6 +769,19 @@ static int set_propagation(const MntnsEntry *ne, const int *fds, const bool *def
 			return -EINVAL;
 		}
 	return 0;
+}
+
+/* The builder's share of set_propagation(): every mount but those the root makes. */
+static int set_propagation_builder(const struct mnt_restore *mr, const int *fds)
+{
+	size_t n = mr->ne->n_mounts, i;
+	_cleanup_free_ bool *todo = calloc(n + 1, sizeof(bool));
+
+	if (!todo)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		todo[i] = !(mr->deferred && mr->deferred[i]);
+	return set_propagation(mr->ne, fds, todo);
 }
 
 /* @e's superblock is read-only: make the new one @fd so, once its contents are in. */
@@ -791,7 +817,7 @@ static int move_into_user_ns(struct mnt_restore *mr, const int *fds, size_t root
 			     const char *staging)
 {
 	_cleanup_close_ int t = -1;
-	int err = set_propagation(mr->ne, fds, mr->deferred);
+	int err = set_propagation_builder(mr, fds);
 
 	if (err)
 		return err;
@@ -867,7 +893,7 @@ static int build_tree(struct mnt_restore *mr, int dirfd, const char *staging, si
 		pr_perror("cannot pivot_root into the tree's root");
 		return neg_errno();
 	}
-	return set_propagation(ne, fds, mr->deferred);
+	return set_propagation_builder(mr, fds);
 }
 
 /* In the builder: the tree of @mr in a new mount namespace, pivot_root'ed into. */
@@ -940,6 +966,38 @@ static int build_ns(struct mnt_restore *mr, int dirfd)
 
 static void mnt_fini(void *priv);
 
+/*
+ * Whether a mount at @e's mount point on its parent @p would propagate: another mount of the
+ * image is a peer or a slave of @p's group, and its root holds that place of the filesystem.
+ */
+static bool group_propagates(const MntnsEntry *ne, size_t p, const MntEntry *e)
+{
+	const MntEntry *pe = ne->mounts[p];
+	const char *rel = e->mountpoint +
+			  (strcmp(pe->mountpoint, "/") ? strlen(pe->mountpoint) : 0);
+	uint32_t g = pe->shared;
+	char where[PATH_MAX];
+	size_t j;
+
+	snprintf(where, sizeof(where), "%s%s", strcmp(pe->root, "/") ? pe->root : "", rel);
+	for (j = 0; g && j < ne->n_mounts; j++)
+		if (j != p && (ne->mounts[j]->shared == g || ne->mounts[j]->master == g) &&
+		    mnt_path_under(where, ne->mounts[j]->root))
+			return true;
+	return false;
+}
+
+/* Whether peer group @g has a mount the builder makes. */
+static bool builder_group(const struct mnt_restore *mr, uint32_t g)
+{
+	size_t j;
+
+	for (j = 0; j < mr->ne->n_mounts; j++)
+		if (!mr->deferred[j] && mr->ne->mounts[j]->shared == g)
+			return true;
+	return false;
+}
+
 static bool made_by_root(const MntEntry *e, bool pid, bool ipc)
 {
 	return e->how == MNT_HOW__MNT_NEW &&
@@ -985,10 +1043,29 @@ static int mark_deferred(struct mnt_restore *mr)
 			       mr->deferred[i] ? "under" : "outside", ne->mounts[src]->fstype);
 			return -EOPNOTSUPP;
 		}
-		if (mr->deferred[i] && (e->shared || e->master)) {
-			pr_err("mount %s (%s): shared or slave, made in the container's own "
-			       "namespace: its propagation is not restored yet\n",
-			       e->mountpoint, e->fstype);
+		/*
+		 * Attached under a mount of the builder's whose group has other mounts (or
+		 * slaves) there, it would propagate to them when the root makes it: copies
+		 * the image has already. (The root's own mounts are private until all are
+		 * made: root_propagation().)
+		 */
+		if (mr->deferred[i] && p >= 0 && !mr->deferred[p] &&
+		    group_propagates(ne, (size_t)p, e)) {
+			pr_err("mount %s (%s): made in the container's own namespace under %s, "
+			       "whose peer group %u has other mounts or slaves: not restored yet\n",
+			       e->mountpoint, e->fstype, ne->mounts[p]->mountpoint,
+			       ne->mounts[p]->shared);
+			return -EOPNOTSUPP;
+		}
+	}
+	/* a mount of the builder's waits for no peer group of the root's (set_propagation()) */
+	for (i = 0; i < n; i++) {
+		const MntEntry *e = ne->mounts[i];
+
+		if (!mr->deferred[i] && e->master && !builder_group(mr, e->master)) {
+			pr_err("mount %s (%s): a slave of peer group %u, whose mounts are all made "
+			       "in the container's own namespace: not restored yet\n",
+			       e->mountpoint, e->fstype, e->master);
 			return -EOPNOTSUPP;
 		}
 	}
@@ -1023,6 +1100,37 @@ static int make_procs_first(struct mnt_restore *mr, int *fds)
 		return neg_errno();
 	}
 	return 0;
+}
+
+/*
+ * In the root, once it made its mounts: their peer groups and masters. A group
+ * the builder's mounts are in is joined through one of them, opened by its
+ * mount point (what is mounted there on top, the last one made).
+ */
+static int root_propagation(const struct mnt_restore *mr, int *fds)
+{
+	const MntnsEntry *ne = mr->ne;
+	size_t n = ne->n_mounts, i, j;
+
+	for (j = 0; j < n; j++) {
+		const MntEntry *b = ne->mounts[j];
+		bool wanted = false;
+
+		if (mr->deferred[j] || !b->shared)
+			continue;
+		for (i = 0; i < n && !wanted; i++)
+			wanted = mr->deferred[i] && (ne->mounts[i]->shared == b->shared ||
+						     ne->mounts[i]->master == b->shared);
+		if (!wanted || fds[j] >= 0)
+			continue;
+		fds[j] = open(b->mountpoint, O_PATH | O_CLOEXEC);
+		if (fds[j] < 0) {
+			pr_perror("mount %s: cannot open it to join its peer group %u",
+				  b->mountpoint, b->shared);
+			return neg_errno();
+		}
+	}
+	return set_propagation(ne, fds, mr->deferred);
 }
 
 /*
@@ -1063,8 +1171,14 @@ static int mnt_restore(const void *priv, int dirfd)
 			break;
 		}
 		fds[i] = fd;
+		/*
+		 * A clone of a shared mount is its peer: private until root_propagation(),
+		 * so what is mounted on it later does not propagate to its source.
+		 */
+		err = set_prop(fd, MS_PRIVATE, e);
 		/* the contents first: the mount or its superblock may be read-only */
-		err = e->tmpfs_data ? tmpfs_restore(fd, dirfd, e->mnt_id) : 0;
+		if (!err && e->tmpfs_data)
+			err = tmpfs_restore(fd, dirfd, e->mnt_id);
 		if (!err && e->tmpfs_data)
 			err = sb_ro_after(fd, e);
 		if (!err)
@@ -1083,12 +1197,12 @@ static int mnt_restore(const void *priv, int dirfd)
 				close(pfd);
 			}
 		}
-		if (!err && e->unbindable)
-			err = set_prop(fd, MS_UNBINDABLE, e);
 		if (!err)
 			pr_debug("mount %s (%s) made in the container's namespaces\n",
 				 e->mountpoint, e->fstype);
 	}
+	if (!err)
+		err = root_propagation(mr, fds);
 	for (i = 0; i < n; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

@@ -39,6 +39,13 @@ int mnt_external_split(const char *arg, const char **key, size_t *klen, const ch
 
 /* Whether criu-like creates a new filesystem of type @fstype at restore (proc, tmpfs...). */
 bool mnt_fstype_new(const char *fstype);
+/*
+ * --enable-fs: mounts of these types (@args: @n arguments FS[,FS...] or "all", kept) are
+ * made again at restore, empty, when their whole root is mounted. Until called again.
+ */
+void mnt_enable_fs(const char *const *args, size_t n);
+/* Whether @fstype is among those mnt_enable_fs() named. */
+bool mnt_fstype_enabled(const char *fstype);
 /* cgroup or cgroup2: mounted again whatever cgroup is its root (cgroup/) */
 bool mnt_fstype_cgroup(const char *fstype);
 

@@ -29,6 +29,7 @@
 
 #include "kind.h"
 #include "log.h"
+#include "lsm.h"
 #include "ns.h"
 #include "options.h"
 #include "restore.h"
@@ -86,7 +87,8 @@ int ns_set_options(const struct cr_options *o)
 	ns_user_reset();
 	/* CRIU's other kinds (pid[], tty[], unix[], files...) are not there yet */
 	for (i = 0; o && i < o->n_external; i++)
-		if (((strncmp(o->external[i], "mnt[", 4) && strncmp(o->external[i], "veth[", 5) &&
+		if (!lsm_external(o->external[i]) &&
+		    ((strncmp(o->external[i], "mnt[", 4) && strncmp(o->external[i], "veth[", 5) &&
 		      strncmp(o->external[i], "macvlan[", 8)) ||
 		     !strstr(o->external[i], "]:")) &&
 		    !external_net_parse(o->external[i], NULL, NULL)) {

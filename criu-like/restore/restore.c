@@ -30,6 +30,7 @@
 #include "fault.h"
 #include "ipc-sysv.h"
 #include "log.h"
+#include "lsm.h"
 #include "net-lock.h"
 #include "notify.h"
 #include "ns.h"
@@ -892,6 +893,8 @@ int cr_restore_pid(const struct cr_options *o, pid_t *ret_root)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	start_ns = stats_now_ns();
 	err = ns_set_options(o);
+	if (!err)
+		err = lsm_restore_check(o);
 	if (err)
 		return err;
 	netlock_cleanup_stale(o);

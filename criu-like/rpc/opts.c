@@ -26,15 +26,9 @@ static const struct {
 	const char *missing;
 } refused[] = {
 	{ "ps", "the page server" },
-	{ "link_remap", "link remaps of unlinked files" },
 	{ "cpu_cap", "CPU compatibility checks (only cpu_cap 0, none, is)" },
-	{ "force_irmap", "the inotify path map (irmap)" },
 	{ "exec_cmd", "running a command after the restore" },
-	{ "auto_ext_mnt", "mount namespaces" },
-	{ "ext_sharing", "mount namespaces" },
-	{ "ext_masters", "mount namespaces" },
 	{ "skip_mnt", "mount namespaces" },
-	{ "enable_fs", "mount namespaces" },
 	{ "unix_sk_ino", "naming external unix sockets by inode" },
 	{ "irmap_scan_paths", "the inotify path map (irmap)" },
 	{ "cgroup_props", "a cgroup property list of the caller's (a fixed list is dumped)" },
@@ -43,7 +37,6 @@ static const struct {
 	{ "weak_sysctls", "sysctls" },
 	{ "lazy_pages", "lazy restore" },
 	{ "status_fd", "readiness reports (only the page server and lazy pages have them)" },
-	{ "lsm_profile", "LSM profiles" },
 	{ "tls_cacert", "TLS" },
 	{ "tls_cacrl", "TLS" },
 	{ "tls_cert", "TLS" },
@@ -507,6 +500,31 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 			return refuse(err, size, -EINVAL,
 				      "criu_opts.parent_img: applies to a dump or a pre-dump only");
 		o->prev_images_dir = m->parent_img;
+	}
+	/*
+	 * As the command line's (cli/compat.c, Documentation/runtimes.md, "LXC"):
+	 * link_remap, force_irmap, ext_sharing and ext_masters ask for nothing
+	 * criu-like needs; auto_ext_mnt finds no mount (each is refused, named);
+	 * lsm_profile is checked at restore (proc/lsm.c); enable_fs as --enable-fs.
+	 */
+	o->ext_mnt_auto = m->has_auto_ext_mnt && m->auto_ext_mnt;
+	o->lsm_profile = m->lsm_profile;
+	if (o->lsm_profile && !strchr(o->lsm_profile, ':'))
+		return refuse(err, size, -EINVAL, "criu_opts.lsm_profile: '%s' is not TYPE:NAME",
+			      o->lsm_profile);
+	if (m->n_enable_fs) {
+		size_t i;
+
+		o->enable_fs = calloc(m->n_enable_fs + 1, sizeof(*o->enable_fs));
+		if (!o->enable_fs)
+			return refuse(err, size, -ENOMEM, "criu_opts.enable_fs: out of memory");
+		for (i = 0; i < m->n_enable_fs; i++) {
+			if (!m->enable_fs[i] || !*m->enable_fs[i])
+				return refuse(err, size, -EINVAL, "criu_opts.enable_fs[%zu]: empty",
+					      i);
+			o->enable_fs[i] = m->enable_fs[i];
+		}
+		o->n_enable_fs = (int)m->n_enable_fs;
 	}
 	/* CRIU: a restore through RPC is always detached, the tree is the caller's to wait */
 	o->restore_detached = type == CRIU_REQ_TYPE__RESTORE;

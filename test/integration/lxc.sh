@@ -1,15 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # LXC (Debian 12's 5.0) with criu-like as its CRIU: lxc-checkpoint runs
-# `criu --version` and then `criu dump ...` from PATH, where a `criu` link to
-# criu-like (noting each call) comes first. A busybox-static container (its
-# own lxcpath under a temporary directory, no network: lxc.net.0.type =
-# empty, no console) counting into a bind-mounted directory. What LXC asks
-# cannot all be done yet (Documentation/runtimes.md, "LXC"): checked here is
-# that LXC accepts criu-like's version, runs its dump, that the dump is
-# refused naming what is missing (its cgroup options, --manage-cgroups=full
-# and --cgroup-root, are taken: the first refused is another one, today
-# --link-remap), and that the container goes on counting as before, untouched.
+# `criu --version`, `criu dump ...` and `criu restore ...` from PATH, where a
+# `criu` wrapper of criu-like (noting each call) comes first. A busybox-static
+# container (its own lxcpath under a temporary directory, no network:
+# lxc.net.0.type = empty, no console) counting into a bind-mounted directory
+# (Documentation/runtimes.md, "LXC"): lxc-checkpoint -s then -r, the count
+# going on from the dumped value, the init pid 1 with its child, the hostname
+# kept; then lxc-checkpoint without -s (left running), lxc-stop and -r from
+# those images.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 [ "$(id -u)" = 0 ] || { echo "lxc: needs root"; exit 77; }
@@ -44,7 +43,7 @@ trap cleanup EXIT
 
 fail() {
 	echo "FAIL: $*"
-	for f in "$tmp"/*.out "$tmp"/ck/*.log; do
+	for f in "$tmp"/*.out "$tmp"/ck*/*.log; do
 		[ -s "$f" ] && { echo "---- $f"; grep -a -m5 -e Error -e ERROR "$f"; tail -5 "$f"; }
 	done
 	exit 1
@@ -92,20 +91,73 @@ fi
 wait_lines 5 "start"
 pid=$(L lxc-info -p -H)
 
-n=$(lines)
-PATH=$tmp/bin:$PATH L lxc-checkpoint -s -D "$tmp/ck" >"$tmp/ck.out" 2>&1 &&
-	fail "lxc-checkpoint succeeded: update this test and Documentation/runtimes.md"
-grep -qx -- '--version' "$tmp/criu-calls" 2>/dev/null || fail "LXC did not ask criu-like's version"
-grep -q '^dump ' "$tmp/criu-calls" ||
-	fail "LXC did not run criu-like's dump (its version refused?): $(cat "$tmp/ck.out")"
-grep -q 'option --[a-z-]*: .* is not supported by this version yet' "$tmp/ck.out" ||
-	fail "the dump was not refused naming an option"
-grep -q 'option --\(manage-cgroups\|cgroup-root\|freeze-cgroup\)' "$tmp/ck.out" &&
-	fail "a cgroup option of LXC's was refused: $(grep -o 'option --[^;]*yet' "$tmp/ck.out" | head -n1)"
-[ "$(state)" = RUNNING ] || fail "after the refused checkpoint the container is '$(state)'"
-[ "$(L lxc-info -p -H)" = "$pid" ] || fail "the container's init is not $pid any more"
-wait_lines "$((n + 5))" "after the refused checkpoint"
-[ "$(grep -c '^1$' "$tmp/data/log")" = 1 ] || fail "the container's loop started again"
+ck() { # ck DIR [-s]: checkpoint into DIR
+	d=$1; shift
+	PATH=$tmp/bin:$PATH L lxc-checkpoint "$@" -D "$d" >"$d.out" 2>&1 ||
+		fail "lxc-checkpoint $* -D $d: $(tail -n3 "$d.out")"
+}
+rst() { # rst DIR: restore from DIR, the container running again
+	PATH=$tmp/bin:$PATH L lxc-checkpoint -r -D "$1" >"$1-r.out" 2>&1 ||
+		fail "lxc-checkpoint -r -D $1: $(tail -n3 "$1-r.out")"
+	[ "$(state)" = RUNNING ] || fail "after the restore from $1 the container is '$(state)'"
+}
+# the restored container: its init is the loop, pid 1 of its pid namespace, the hostname kept
+check_init() {
+	p=$(L lxc-info -p -H)
+	[ -n "$p" ] && [ -d "/proc/$p" ] || fail "$1: LXC gives no init pid ($p)"
+	grep -q '^NSpid:.*[[:space:]]1$' "/proc/$p/status" ||
+		fail "$1: the init $p is not pid 1 of its namespace: $(grep NSpid "/proc/$p/status")"
+	tr '\0' ' ' <"/proc/$p/cmdline" | grep -q '^/bin/sh /loop.sh' ||
+		fail "$1: the init $p is '$(tr '\0' ' ' <"/proc/$p/cmdline")'"
+	[ "$(nsenter -t "$p" -u hostname)" = lxcbox ] || fail "$1: hostname not kept"
+	pgrep -P "$p" -f '^sleep 100000' >/dev/null || fail "$1: the init's sleep child is gone"
+}
+# after a restore: the log goes on from $1 (the last value dumped), not from 1
+goes_on() {
+	wait_lines "$2" "$3"
+	next=$(sed -n "$(($2 + 1))p" "$tmp/data/log")
+	[ "$next" = $(($1 + 1)) ] ||
+		fail "$3: the first value after the restore is '$next', not $(($1 + 1))"
+	[ "$(grep -c '^1$' "$tmp/data/log")" = 1 ] || fail "$3: the loop started again"
+}
 
-echo "lxc: lxc-checkpoint ran criu-like (its version accepted), the dump was refused:" \
-	"$(grep -o 'option --[^;]*yet' "$tmp/ck.out" | head -n1); the container runs on"
+# 1. -s: dumped and stopped, then restored
+ck "$tmp/ck1" -s
+grep -qx -- '--version' "$tmp/criu-calls" || fail "LXC did not ask criu-like's version"
+[ "$(state)" = STOPPED ] || fail "after lxc-checkpoint -s the container is '$(state)'"
+n=$(lines)
+last=$(tail -n1 "$tmp/data/log")
+[ "$last" = "$n" ] || fail "the log's last value $last is not its line count $n"
+rst "$tmp/ck1"
+[ "$(L lxc-info -p -H)" != "$pid" ] || fail "the restored init has the dumped host pid"
+check_init "restore -s"
+goes_on "$last" "$n" "restore after -s"
+grep -q '^restore .*--restore-sibling' "$tmp/criu-calls" || fail "LXC gave no --restore-sibling"
+
+# 2. without -s: the container goes on (LXC gives --leave-running), stopped, restored
+pid=$(L lxc-info -p -H)
+before=$(lines)
+ck "$tmp/ck2"
+grep -q '^dump .*--leave-running' "$tmp/criu-calls" || fail "LXC gave no --leave-running"
+[ "$(state)" = RUNNING ] && [ "$(L lxc-info -p -H)" = "$pid" ] ||
+	fail "after lxc-checkpoint without -s the container is '$(state)', init $(L lxc-info -p -H)"
+at=$(lines)
+wait_lines "$((at + 5))" "after the checkpoint left running"
+L lxc-stop -k >/dev/null 2>&1 || fail "lxc-stop of the restored container failed"
+[ "$(state)" = STOPPED ] || fail "after lxc-stop the container is '$(state)'"
+m=$(lines)
+rst "$tmp/ck2"
+check_init "restore of the checkpoint left running"
+wait_lines "$m" "restore of the checkpoint left running"
+next=$(sed -n "$((m + 1))p" "$tmp/data/log")
+[ "$next" -gt "$before" ] && [ "$next" -le "$((at + 1))" ] ||
+	fail "after the second restore the loop wrote '$next', not a value of the dump's" \
+		"(after $before, up to $((at + 1)))"
+wait_lines "$((m + 3))" "after the second restore"
+[ "$(sed -n "$((m + 3))p" "$tmp/data/log")" = $((next + 2)) ] ||
+	fail "after the second restore the loop does not count on from $next"
+L lxc-stop -k >/dev/null 2>&1 && [ "$(state)" = STOPPED ] ||
+	fail "the restored container does not stop: '$(state)'"
+
+echo "lxc: lxc-checkpoint -s then -r: the container counts on from $last (init pid 1, hostname" \
+	"kept); lxc-checkpoint without -s left it running, and its images restored it at $next"

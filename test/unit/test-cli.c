@@ -156,28 +156,32 @@ static void test_criu_options(void **state)
 		{ "--veth-pair", "a=b@br0" },
 		{ "--empty-ns", "net" },
 		{ "--tcp-close", "--no-tcp-close" }, /* the last one wins, as in CRIU */
+		/* LXC's (Documentation/runtimes.md, "LXC") */
+		{ "--link-remap" },
+		{ "--force-irmap" },
+		{ "--restore-sibling" },
+		{ "-S" },
+		{ "-M", "auto" },
+		{ "--ext-mount-map", "/data:data" },
+		{ "--ext-mount-map", "console:" },
+		{ "--enable-fs", "hugetlbfs" },
+		{ "--enable-fs", "all" },
+		{ "--enable-external-sharing" },
+		{ "--enable-external-masters" },
+		{ "--lsm-profile", "apparmor:unconfined" },
 	};
 	static const struct {
 		const char *argv[3];
 		const char *name; /* as the refusal names it */
 	} refused[] = {
-		{ { "--link-remap" }, "link-remap" },
-		{ { "--force-irmap" }, "force-irmap" },
 		{ { "--join-ns", "uts:/proc/1/ns/uts" }, "join-ns" },
 		{ { "-J", "ipc:/run/netns/a,x" }, "join-ns" },
-		{ { "--restore-sibling" }, "restore-sibling" },
-		{ { "-S" }, "restore-sibling" },
 		{ { "--log-pid" }, "log-pid" },
 		{ { "--evasive-devices" }, "evasive-devices" },
 		{ { "-L", "/usr/lib/criu" }, "libdir" },
-		{ { "-M", "auto" }, "ext-mount-map" },
 		{ { "--exec-cmd" }, "exec-cmd" },
 		{ { "--skip-mnt", "/m" }, "skip-mnt" },
-		{ { "--enable-fs", "nfs" }, "enable-fs" },
-		{ { "--enable-external-sharing" }, "enable-external-sharing" },
-		{ { "--enable-external-masters" }, "enable-external-masters" },
 		{ { "--irmap-scan-path", "/" }, "irmap-scan-path" },
-		{ { "--lsm-profile", "apparmor:x" }, "lsm-profile" },
 		{ { "--lsm-mount-context", "x" }, "lsm-mount-context" },
 		{ { "--cgroup-props", "x" }, "cgroup-props" },
 		{ { "--cgroup-props-file", "x" }, "cgroup-props-file" },
@@ -209,6 +213,9 @@ static void test_criu_options(void **state)
 		{ "--file-validation", "md5" },
 		{ "--cpu-cap=sse" },
 		{ "-M", "nocolon" },
+		{ "-M", ":x" },
+		{ "--lsm-profile", "unconfined" },
+		{ "--enable-fs", "" },
 	};
 	struct parsed p;
 	size_t i, j;
@@ -277,6 +284,17 @@ static void test_criu_options(void **state)
 	assert_int_equal(cli_validate(p.cmd, p.seen, 0), 0);
 	PARSE(&p, "restore", "--daemon");
 	assert_true(p.o.restore_detached);
+	/* -M KEY:VAL is --external mnt[KEY]:VAL; an empty VAL gives nothing; auto is noted */
+	PARSE(&p, "restore", "-M", "data:/srv/d", "--ext-mount-map", "console:", "-M", "auto", "-S",
+	      "--enable-fs", "hugetlbfs,tracefs", "--lsm-profile", "apparmor:unconfined");
+	assert_int_equal(p.ret, 0);
+	assert_int_equal(p.o.n_external, 1);
+	assert_string_equal(p.o.external[0], "mnt[data]:/srv/d");
+	assert_true(p.o.ext_mnt_auto);
+	assert_true(p.o.restore_sibling);
+	assert_int_equal(p.o.n_enable_fs, 1);
+	assert_string_equal(p.o.lsm_profile, "apparmor:unconfined");
+	assert_int_equal(cli_validate_compat(&p.o), 0);
 	PARSE(&p, "check", "--all");
 	assert_true(p.o.check_extra && p.o.check_experimental);
 	/* every CRIU mode (cgroup/); a bare --manage-cgroups is soft */
@@ -298,7 +316,7 @@ static void test_criu_options(void **state)
 static void test_refusal_in_log_file(void **state)
 {
 	char dir[] = "/tmp/test-cli-XXXXXX", path[64], buf[4096];
-	char *argv[] = { "criu-like", "check", "-o", path, "--link-remap", NULL };
+	char *argv[] = { "criu-like", "check", "-o", path, "--log-pid", NULL };
 	char *argv2[] = { "criu-like", "check", "-o", path, "-R", NULL };
 	ssize_t n;
 	int fd;
@@ -313,7 +331,7 @@ static void test_refusal_in_log_file(void **state)
 	close(fd);
 	assert_true(n > 0);
 	buf[n] = '\0';
-	assert_non_null(strstr(buf, "option --link-remap"));
+	assert_non_null(strstr(buf, "option --log-pid"));
 	unlink(path);
 	/* an option the command does not take: the same */
 	assert_int_equal(cli_main(5, argv2), 1);
@@ -325,6 +343,20 @@ static void test_refusal_in_log_file(void **state)
 	buf[n] = '\0';
 	assert_non_null(strstr(buf, "leave-running"));
 	unlink(path);
+	/* -S without -d: the root would be the caller's, criu-like could not wait for it */
+	{
+		char *argv3[] = { "criu-like", "restore", "-o", path, "-S", NULL };
+
+		assert_int_equal(cli_main(5, argv3), 1);
+		fd = open(path, O_RDONLY);
+		assert_true(fd >= 0);
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		assert_true(n > 0);
+		buf[n] = '\0';
+		assert_non_null(strstr(buf, "--restore-sibling needs --restore-detached"));
+		unlink(path);
+	}
 	rmdir(dir);
 	log_set_level(-1);
 }

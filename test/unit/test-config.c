@@ -161,8 +161,8 @@ static void test_refusals(void **state)
 	(void)state;
 	refused("tcp-established\n\n# x\nbogus-option 1\n", -EINVAL,
 		"4: option '--bogus-option' refused");
-	refused("tcp-established\nlink-remap\n", -EOPNOTSUPP,
-		"2: option --link-remap: link remaps of unlinked files is not supported");
+	refused("tcp-established\nlog-pid\n", -EOPNOTSUPP,
+		"2: option --log-pid: a log file per task is not supported");
 	refused("log-file /x /y\n", -EINVAL, "1: '/y' is not an option");
 	refused("timeout lots\n", -EINVAL, "1: option '--timeout' refused");
 	refused("log-file\n", -EINVAL, "1: option '--log-file' refused");
@@ -275,24 +275,24 @@ static void test_validate(void **state)
 
 	(void)state;
 	setenv("HOME", dir, 1);
-	global = write_file(0, "global.conf", "tcp-established\n\nlazy-pages\nlink-remap\n");
+	global = write_file(0, "global.conf", "tcp-established\n\nlazy-pages\nlog-pid\n");
 	LOAD(&l, global, "restore");
 	assert_int_equal(l.ret, 0);
 	logcap_start(LOG_ERROR);
 	assert_int_equal(cli_config_validate(&l.o, l.seen), -EOPNOTSUPP);
-	/* restore takes --lazy-pages (Documentation/lazy-pages.md): link-remap is refused */
-	assert_in_log(logcap_stop(), "global.conf:4: option --link-remap:");
+	/* restore takes --lazy-pages (Documentation/lazy-pages.md): log-pid is refused */
+	assert_in_log(logcap_stop(), "global.conf:4: option --log-pid:");
 	cr_options_fini(&l.o);
 
-	/* dump takes no --lazy-pages: only link-remap is left to refuse */
+	/* dump takes no --lazy-pages: only log-pid is left to refuse */
 	LOAD(&l, global, "dump");
 	assert_false(l.seen & OPTB(LAZY_PAGES));
 	logcap_start(LOG_ERROR);
 	assert_int_equal(cli_config_validate(&l.o, l.seen), -EOPNOTSUPP);
-	assert_in_log(logcap_stop(), "global.conf:4: option --link-remap:");
+	assert_in_log(logcap_stop(), "global.conf:4: option --log-pid:");
 	cr_options_fini(&l.o);
 
-	LOAD(&l, global, "dump", "--no-link-remap");
+	LOAD(&l, global, "dump", "--no-log-pid");
 	assert_int_equal(cli_config_validate(&l.o, l.seen), 0);
 	assert_int_equal(cli_validate(l.cmd, l.seen, 0), 0);
 	assert_int_equal(cli_validate_compat(&l.o), 0);

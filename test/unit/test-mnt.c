@@ -138,6 +138,40 @@ static void test_attrs_and_external(void **state)
 	assert_true(mnt_path_under("/x", "/"));
 }
 
+/* --enable-fs: a mount of a named type whose whole root is mounted is made again */
+static void test_enable_fs(void **state)
+{
+	static const char *const one[] = { "hugetlbfs,tracefs" }, *const all[] = { "all" };
+	static const char tree[] = "1 0 8:1 / / rw - ext4 /dev/sda rw\n"
+				   "2 1 0:40 / /hp rw - hugetlbfs hugetlbfs rw,pagesize=2M\n";
+	static const char sub[] = "1 0 8:1 / / rw - ext4 /dev/sda rw\n"
+				  "2 1 0:40 /d /hp rw - hugetlbfs hugetlbfs rw,pagesize=2M\n";
+	struct mnt_plan_entry p[4];
+	unsigned int nr;
+
+	(void)state;
+	mnt_enable_fs(NULL, 0);
+	assert_false(mnt_fstype_enabled("hugetlbfs"));
+	assert_int_equal(plan_of(tree, NULL, 0, p, &nr), -EOPNOTSUPP);
+	mnt_enable_fs(one, 1);
+	assert_true(mnt_fstype_enabled("hugetlbfs"));
+	assert_true(mnt_fstype_enabled("tracefs"));
+	assert_false(mnt_fstype_enabled("huge"));
+	assert_false(mnt_fstype_enabled("nfs"));
+	assert_int_equal(plan_of(tree, NULL, 0, p, &nr), 0);
+	assert_int_equal(p[1].how, MNT_HOW__MNT_NEW);
+	/* a part of it only: not made again */
+	assert_int_equal(plan_of(sub, NULL, 0, p, &nr), -EOPNOTSUPP);
+	mnt_enable_fs(all, 1);
+	assert_true(mnt_fstype_enabled("debugfs"));
+	/* refused types stay refused: their state is elsewhere */
+	assert_int_equal(plan_of("1 0 8:1 / / rw - ext4 /dev/sda rw\n"
+				 "2 1 0:41 / /n rw - nfs srv:/x rw\n",
+				 NULL, 0, p, &nr),
+			 -EOPNOTSUPP);
+	mnt_enable_fs(NULL, 0);
+}
+
 static MntEntry *ent(MntEntry *e, uint32_t id, uint32_t parent, MntHow how, int bind_of)
 {
 	mnt_entry__init(e);
@@ -177,10 +211,9 @@ static void test_order(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plan_container),
-		cmocka_unit_test(test_plan_refused),
-		cmocka_unit_test(test_attrs_and_external),
-		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_plan_container),	   cmocka_unit_test(test_plan_refused),
+		cmocka_unit_test(test_attrs_and_external), cmocka_unit_test(test_order),
+		cmocka_unit_test(test_enable_fs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

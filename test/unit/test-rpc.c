@@ -292,6 +292,26 @@ static void test_opts_refused(void **state)
 	cr_options_fini(&t.o);
 	m.has_shell_job = m.shell_job = true;
 	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.orphan_pts_master");
+	/* LXC's options (Documentation/runtimes.md, "LXC") */
+	RESET();
+	m.has_link_remap = m.link_remap = true;
+	m.has_force_irmap = m.force_irmap = true;
+	m.has_ext_sharing = m.ext_sharing = true;
+	m.has_ext_masters = m.ext_masters = true;
+	m.has_auto_ext_mnt = m.auto_ext_mnt = true;
+	m.lsm_profile = "apparmor:unconfined";
+	m.n_enable_fs = 1;
+	m.enable_fs = strs;
+	translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
+	assert_int_equal(t.ret, 0);
+	assert_true(t.o.ext_mnt_auto);
+	assert_string_equal(t.o.lsm_profile, "apparmor:unconfined");
+	assert_int_equal(t.o.n_enable_fs, 1);
+	assert_string_equal(t.o.enable_fs[0], "x");
+	cr_options_fini(&t.o);
+	m.n_enable_fs = 0;
+	m.lsm_profile = "unconfined";
+	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EINVAL, "criu_opts.lsm_profile");
 	RESET();
 	m.has_rst_sibling = m.rst_sibling = true;
 	translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
@@ -435,6 +455,14 @@ static const char *const handled[] = {
 	"inherit_fd",
 	"cg_root",
 	"join_ns",
+	/* LXC's: accepted (criu-like needs none of them) or given --enable-fs's meaning */
+	"link_remap",
+	"force_irmap",
+	"ext_sharing",
+	"ext_masters",
+	"auto_ext_mnt",
+	"lsm_profile",
+	"enable_fs",
 };
 
 static bool is_handled(const char *name)
