@@ -268,7 +268,10 @@ static int fill_vma(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v,
 	}
 	if (e->flags & MAP_ANONYMOUS)
 		return 0;
-	flags = v->shared && (v->prot & PROT_WRITE) ? O_RDWR : O_RDONLY;
+	/* the file as the mapping has it: writable when it may be made writable (mw) */
+	e->has_may_write = e->may_write = v->shared && !(v->prot & PROT_WRITE) &&
+					  (v->vm_flags & VMF_MW);
+	flags = v->shared && ((v->prot & PROT_WRITE) || e->may_write) ? O_RDWR : O_RDONLY;
 	snprintf(link, sizeof(link), "map_files/%lx-%lx", v->start, v->end);
 	err = dump_linked_file(ctx, pid, link, v->path, flags, &e->file_id);
 	e->has_file_id = !err;

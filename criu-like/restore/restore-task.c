@@ -211,8 +211,10 @@ static int plan_vma(struct finish *f, size_t i, struct rst_vma *rv)
 		return 0;
 	case VMA_KIND__VMA_FILE_PRIVATE:
 	case VMA_KIND__VMA_FILE_SHARED:
-		flags = v->kind == VMA_KIND__VMA_FILE_SHARED && (v->prot & PROT_WRITE) ? O_RDWR
-										       : O_RDONLY;
+		flags = v->kind == VMA_KIND__VMA_FILE_SHARED && ((v->prot & PROT_WRITE) ||
+								 (v->has_may_write && v->may_write))
+				? O_RDWR
+				: O_RDONLY;
 		err = task_file_fd(f, v->file_id, flags, &rv->fd);
 		if (err) {
 			pr_err("pid %d: no file %s for the mapping %lx-%lx\n", f->pid,
