@@ -376,6 +376,30 @@ static long track_mem(struct parasite_args *a, int sk, struct parasite_msg *m, i
 }
 
 /* PR_GET_CHILD_SUBREAPER writes through a pointer: the parasite's stack will do. */
+/*
+ * Which private expedited membarrier(2) commands the mm registered: each
+ * answers -EPERM unregistered (-EINVAL on a kernel without it), and 0, a
+ * barrier over the process's threads (all stopped here), registered.
+ */
+static int64_t membarrier_registrations(void)
+{
+	static const struct {
+		int cmd;
+		int64_t bit;
+	} c[] = {
+		{ 1 << 3, PARASITE_MEMBARRIER_PRIVATE },
+		{ 1 << 5, PARASITE_MEMBARRIER_SYNC_CORE },
+		{ 1 << 7, PARASITE_MEMBARRIER_RSEQ },
+	};
+	int64_t bits = 0;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		if (sys_call3(__NR_membarrier, c[i].cmd, 0, 0) == 0)
+			bits |= c[i].bit;
+	return bits;
+}
+
 static long get_child_subreaper(void)
 {
 	int v = 0;
@@ -416,6 +440,7 @@ static long dispatch(struct parasite_args *a, struct sig_state *ss, int sk, stru
 		m->arg[0] = (uint64_t)sys_prctl(PR_GET_SECUREBITS, 0);
 		m->arg[1] = (uint64_t)sys_prctl(PR_GET_DUMPABLE, 0);
 		m->arg[2] = (uint64_t)get_child_subreaper();
+		m->ret = membarrier_registrations();
 		break;
 	case PARASITE_CMD_TRACK_MEM: {
 		long ret = track_mem(a, sk, m, fd[0]);

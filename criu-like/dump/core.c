@@ -587,17 +587,19 @@ static int dump_creds(struct dump_ctx *ctx, struct dump_task *dt, TaskCoreEntry 
 {
 	const struct proc_status *s = &dt->status;
 	CredsEntry ce = CREDS_ENTRY__INIT;
-	uint32_t securebits, dumpable, subreaper;
+	uint32_t securebits, dumpable, subreaper, membarrier;
 	int err;
 
 	/* in a user namespace of the tree's own, they are set again from inside */
 	err = ns_user_check_ids(dt->t->pid, s->uid, s->gid);
 	if (!err)
-		err = parasite_get_prctl(dt->ctl, &securebits, &dumpable, &subreaper);
+		err = parasite_get_prctl(dt->ctl, &securebits, &dumpable, &subreaper, &membarrier);
 	if (err)
 		return err;
 	tc->has_child_subreaper = true;
 	tc->child_subreaper = subreaper;
+	tc->has_membarrier = membarrier != 0;
+	tc->membarrier = membarrier;
 	ce.uid = s->uid[0], ce.euid = s->uid[1], ce.suid = s->uid[2], ce.fsuid = s->uid[3];
 	ce.gid = s->gid[0], ce.egid = s->gid[1], ce.sgid = s->gid[2], ce.fsgid = s->gid[3];
 	ce.n_groups = s->ngroups;

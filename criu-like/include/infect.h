@@ -45,9 +45,12 @@ int parasite_get_itimers(struct parasite_ctl *ctl, struct parasite_itimers *ret)
  * that need one while it runs the parasite. Returns @fn's result or -errno.
  */
 int parasite_leader_stopped(struct parasite_ctl *ctl, int (*fn)(pid_t tid, void *arg), void *arg);
-/* prctl(PR_GET_SECUREBITS) and prctl(PR_GET_DUMPABLE), run in the task. */
+/*
+ * prctl(PR_GET_SECUREBITS), prctl(PR_GET_DUMPABLE), PR_GET_CHILD_SUBREAPER and
+ * the membarrier(2) registrations (PARASITE_MEMBARRIER_*), run in the task.
+ */
 int parasite_get_prctl(struct parasite_ctl *ctl, uint32_t *securebits, uint32_t *dumpable,
-		       uint32_t *child_subreaper);
+		       uint32_t *child_subreaper, uint32_t *membarrier);
 /* Fill @t[0..@n) whose .id is set (ids from /proc/PID/timers). */
 int parasite_get_posix_timers(struct parasite_ctl *ctl, struct parasite_posix_timer *t,
 			      unsigned int n);

@@ -16,11 +16,13 @@
 #include <sys/prctl.h>
 #include <sys/time.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "asm/restorer-tool.h"
 #include "asm/sigframe.h"
 #include "log.h"
+#include "parasite-rpc.h"
 #include "ns.h"
 #include "restore-task-int.h"
 #include "util.h"
@@ -346,6 +348,31 @@ static int write_proc_self(const char *name, long v)
  * jump. oom_score_adj cannot go below its current floor without
  * CAP_SYS_RESOURCE (which root lacks here): kept, with a warning.
  */
+/*
+ * The membarrier(2) registrations of the mm (PARASITE_MEMBARRIER_*): made
+ * again by the task itself, whose mm the restorer keeps.
+ */
+static int restore_membarrier(pid_t pid, uint32_t bits)
+{
+	static const struct {
+		uint32_t bit;
+		int cmd;
+		const char *name;
+	} r[] = {
+		{ PARASITE_MEMBARRIER_PRIVATE, 1 << 4, "REGISTER_PRIVATE_EXPEDITED" },
+		{ PARASITE_MEMBARRIER_SYNC_CORE, 1 << 6, "REGISTER_PRIVATE_EXPEDITED_SYNC_CORE" },
+		{ PARASITE_MEMBARRIER_RSEQ, 1 << 8, "REGISTER_PRIVATE_EXPEDITED_RSEQ" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(r); i++)
+		if ((bits & r[i].bit) && syscall(SYS_membarrier, r[i].cmd, 0, 0)) {
+			pr_perror("pid %d: membarrier(MEMBARRIER_CMD_%s)", pid, r[i].name);
+			return neg_errno();
+		}
+	return 0;
+}
+
 int task_restore_misc(struct finish *f)
 {
 	const TaskCoreEntry *tc = f->core->tc;
@@ -355,6 +382,9 @@ int task_restore_misc(struct finish *f)
 		pr_perror("pid %d: PR_SET_CHILD_SUBREAPER", f->pid);
 		return neg_errno();
 	}
+	err = tc->has_membarrier ? restore_membarrier(f->pid, tc->membarrier) : 0;
+	if (err)
+		return err;
 	err = tc->has_oom_score_adj ? write_proc_self("oom_score_adj", tc->oom_score_adj) : 0;
 	if (err == -EACCES) {
 		pr_warn("pid %d: oom_score_adj %d needs CAP_SYS_RESOURCE: kept\n", f->pid,

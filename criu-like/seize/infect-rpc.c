@@ -209,7 +209,7 @@ int parasite_leader_stopped(struct parasite_ctl *ctl, int (*fn)(pid_t tid, void 
 }
 
 int parasite_get_prctl(struct parasite_ctl *ctl, uint32_t *securebits, uint32_t *dumpable,
-		       uint32_t *child_subreaper)
+		       uint32_t *child_subreaper, uint32_t *membarrier)
 {
 	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_PRCTL };
 	int err = ctl_cmd(ctl, &m, NULL, NULL, 0);
@@ -226,6 +226,7 @@ int parasite_get_prctl(struct parasite_ctl *ctl, uint32_t *securebits, uint32_t 
 	*securebits = (uint32_t)m.arg[0];
 	*dumpable = (uint32_t)m.arg[1];
 	*child_subreaper = (uint32_t)m.arg[2];
+	*membarrier = m.ret > 0 ? (uint32_t)m.ret : 0;
 	return 0;
 }
 

@@ -24,7 +24,11 @@ enum parasite_cmd {
 	PARASITE_CMD_DRAIN_FDS, /* in: arg[0] fds in data as int32; answer carries SCM_RIGHTS */
 	PARASITE_CMD_VMSPLICE, /* SCM_RIGHTS pipe; arg[0] iovecs in data; ret = bytes */
 	PARASITE_CMD_FINISH, /* answer, then wait for the dumper to close the socket */
-	/* arg[0] = PR_GET_SECUREBITS, arg[1] = PR_GET_DUMPABLE, arg[2] = PR_GET_CHILD_SUBREAPER (or -errno) */
+	/*
+	 * arg[0] = PR_GET_SECUREBITS, arg[1] = PR_GET_DUMPABLE, arg[2] =
+	 * PR_GET_CHILD_SUBREAPER (or -errno); ret = the membarrier(2)
+	 * registrations of the mm, as PARASITE_MEMBARRIER_* bits
+	 */
 	PARASITE_CMD_GET_PRCTL,
 	/*
 	 * Write tracking for pre-dump (Documentation/memory.md, section 3): in: arg[0]
@@ -40,6 +44,11 @@ enum parasite_cmd {
 };
 
 #define PARASITE_TRACK_SYNC 1u
+
+/* membarrier(2) registrations: only an expedited command of the mm itself tells them */
+#define PARASITE_MEMBARRIER_PRIVATE (1u << 0) /* MEMBARRIER_CMD_PRIVATE_EXPEDITED */
+#define PARASITE_MEMBARRIER_SYNC_CORE (1u << 1) /* ..._PRIVATE_EXPEDITED_SYNC_CORE */
+#define PARASITE_MEMBARRIER_RSEQ (1u << 2) /* ..._PRIVATE_EXPEDITED_RSEQ */
 
 struct parasite_msg {
 	uint32_t magic;

@@ -5,7 +5,9 @@
  * its rseq area right. After SIGTERM each thread must still be registered at
  * the same area: cpu_id matches getcpu(), moves when the thread is moved to
  * another CPU (a stale copy from the images would not), and registering the
- * same area again gives EBUSY (not 0: unregistered; not EINVAL: another area).
+ * same area again gives EBUSY (not 0: unregistered; not EINVAL: another area);
+ * the thread can then unregister it (same length and signature) and register
+ * it again.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -91,9 +93,18 @@ static void *worker_fn(void *arg)
 	if (cpu_matches(me, cpu, "after SIGTERM") || cpu_matches(me, other, "after a move"))
 		goto out;
 	r = syscall(SYS_rseq, my_rseq(), reg_len, 0, RSEQ_SIG);
-	if (r != -1 || errno != EBUSY)
+	if (r != -1 || errno != EBUSY) {
 		snprintf(me->why, sizeof(me->why),
 			 "registering the area again returned %ld (%m), expected EBUSY", r);
+		goto out;
+	}
+	/* the registration is the program's own: it can end it and make it again */
+	if (syscall(SYS_rseq, my_rseq(), reg_len, RSEQ_FLAG_UNREGISTER, RSEQ_SIG) ||
+	    syscall(SYS_rseq, my_rseq(), reg_len, 0, RSEQ_SIG)) {
+		snprintf(me->why, sizeof(me->why), "unregistering and registering again: %m");
+		goto out;
+	}
+	cpu_matches(me, other, "registered again");
 out:
 	me->ready = 1;
 	return NULL;
