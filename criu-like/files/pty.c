@@ -819,10 +819,25 @@ static int pty_set_ctty(struct restore_ctx *ctx, const struct rst_task *t)
 	if (!m)
 		return 0;
 	if (s < 0) {
-		pr_err("task %u: pty %u is the controlling terminal of its session, but no "
-		       "description of its slave is in the images\n",
-		       t->pe->pid, m->index);
-		return -EINVAL;
+		/*
+		 * No task holds the slave any more: opened through the master for
+		 * the TIOCSCTTY alone, the session keeps its terminal once it is closed
+		 */
+		long mp = master_pos(ctx, m->index);
+		int sfd = mp < 0 ? -1
+				 : ioctl(f->fds[mp], TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+		int err = 0;
+
+		if (sfd < 0 || ioctl(sfd, TIOCSCTTY, 0))
+			err = neg_errno();
+		if (sfd >= 0)
+			close(sfd);
+		if (err)
+			pr_errno(err,
+				 "task %u: cannot make pty %u, whose slave no task holds, its "
+				 "controlling terminal",
+				 t->pe->pid, m->index);
+		return err;
 	}
 	if (ioctl(f->fds[s], TIOCSCTTY, 0)) {
 		pr_perror("task %u: cannot make pty %u its controlling terminal", t->pe->pid,
