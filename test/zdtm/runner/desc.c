@@ -82,6 +82,13 @@ static int parse_line(struct test_desc *d, char *key, const char *val)
 		snprintf(d->skip_ns, sizeof(d->skip_ns), "%s", val);
 		return 0;
 	}
+	if (!strcmp(key, "skip-userns")) {
+		/* Refused in a container owned by a user namespace: skipped in the userns modes. */
+		if (!*val || d->skip_userns[0])
+			return -EINVAL;
+		snprintf(d->skip_userns, sizeof(d->skip_userns), "%s", val);
+		return 0;
+	}
 	if (!strcmp(key, "skip-snapshot")) {
 		/* What the test keeps cannot be restored after dump -R: skipped in the mode snapshot. */
 		if (!*val || d->skip_snapshot[0])

@@ -36,7 +36,8 @@ static void usage(FILE *f)
 		"                [--tests-dir DIR] [--no-slow] [-v] [TEST...]\n"
 		"       zdtm-run exec [--timeout SEC] -- CMD ARGS...\n"
 		"modes: none plain leave-running cycles2 predump ns ns-leave-running ns-cycles2\n"
-		"       page-server snapshot predump-snapshot lazy "
+		"       userns userns-leave-running userns-cycles2 page-server snapshot\n"
+		"       predump-snapshot lazy "
 		"(default: " ZDTM_DEFAULT_MODES
 		",\n       then predump, snapshot and lazy for the tests with those flags, ns for\n"
 		"       every test, ns-leave-running and ns-cycles2 for the tests with the flag\n"
