@@ -45,18 +45,32 @@ struct info_mnt {
 	uint64_t mnt_id;
 };
 
+/*
+ * The fanotify lines of @fd's fdinfo, ';'-joined, with the mark's "mnt_ns:ID"
+ * written "mnt_ns:own" when ID is the test's own mount namespace: in a
+ * container (zdtm's ns modes) that namespace is a new one after the restore,
+ * and the mark must be on it.
+ */
 static int fdinfo_marks(int fd, char *out, size_t size)
 {
-	char path[64], buf[4096], *p, *nl;
+	char path[64], buf[4096], own[32], *p, *nl, *ns;
+	struct stat st;
 	size_t len = 0;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	if (test_read_file(path, buf, sizeof(buf)) < 0)
+	if (test_read_file(path, buf, sizeof(buf)) < 0 || stat("/proc/self/ns/mnt", &st))
 		return -1;
+	snprintf(own, sizeof(own), "mnt_ns:%llu ", (unsigned long long)st.st_ino);
 	out[0] = '\0';
 	for (p = buf; (p = strstr(p, "fanotify ")); p = nl) {
 		nl = strchrnul(p, '\n');
-		len += (size_t)snprintf(out + len, size - len, "%.*s;", (int)(nl - p), p);
+		ns = strstr(p, own);
+		if (ns && ns < nl)
+			len += (size_t)snprintf(out + len, size - len, "%.*smnt_ns:own %.*s;",
+						(int)(ns - p), p, (int)(nl - ns - strlen(own)),
+						ns + strlen(own));
+		else
+			len += (size_t)snprintf(out + len, size - len, "%.*s;", (int)(nl - p), p);
 		if (len >= size)
 			return -1;
 	}
