@@ -12,6 +12,7 @@
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -345,13 +346,18 @@ void test_init(int argc, char **argv)
 	test_init_ns(argc, argv, 0);
 }
 
-/* Mode userns, in the init: once mapped, uid and gid 0 in its user namespace, no groups. */
+/*
+ * Mode userns, in the init: once mapped, uid and gid 0 in its user namespace,
+ * no groups; dumpable again, as a container's init exec'ed inside is (the ids
+ * changed made it not: its /proc files would be the host root's, unmapped
+ * there, and the test's /proc/self/environ unreadable).
+ */
 static void ns_user_wait(int go)
 {
 	char c;
 
 	if (read(go, &c, 1) != 1 || setgroups(0, NULL) || setresgid(0, 0, 0) ||
-	    setresuid(0, 0, 0)) {
+	    setresuid(0, 0, 0) || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)) {
 		perror("ns init: its user namespace");
 		exit(1);
 	}
