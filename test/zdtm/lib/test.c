@@ -35,7 +35,50 @@ static struct {
 	volatile sig_atomic_t got_sigterm;
 	const char *userns_map; /* CLONE_NEWUSER: the map the launcher writes */
 	bool userns_deny;
+	/* test_timens() in mode userns: the offsets, set inside the container's user namespace */
+	bool timens;
+	long mono_off, boot_off;
+	bool container; /* the runner's ns modes: the test runs under the container's init */
 } tst = { .ready_fd = -1, .userns_map = "0 100000 65536" };
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+/* unshare(CLONE_NEWTIME) and the offsets of the new namespace, for the children to come. */
+static int timens_make(long mono, long boot)
+{
+	char buf[64];
+	int fd, len;
+
+	if (unshare(CLONE_NEWTIME)) {
+		fprintf(stderr, "unshare(CLONE_NEWTIME): %m\n");
+		return -1;
+	}
+	len = snprintf(buf, sizeof(buf), "%d %ld 0\n%d %ld 0\n", CLOCK_MONOTONIC, mono,
+		       CLOCK_BOOTTIME, boot);
+	fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, buf, len) != len) {
+		fprintf(stderr, "timens_offsets: %m\n");
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+int test_timens(long mono, long boot)
+{
+	const char *ns = getenv("ZDTM_NS_INIT");
+
+	/* mode userns: made by the container's first process, owned by its user namespace */
+	if (ns && !strcmp(ns, "user")) {
+		tst.timens = true;
+		tst.mono_off = mono;
+		tst.boot_off = boot;
+		return 0;
+	}
+	return timens_make(mono, boot);
+}
 
 void test_userns(const char *map, bool deny_setgroups)
 {
@@ -364,6 +407,61 @@ static void ns_user_wait(int go)
 	close(go);
 }
 
+/*
+ * Mode userns, in the launcher: the container's user namespace is made by a
+ * first process (as a container runtime does), cloned with CLONE_NEWUSER,
+ * whose maps the launcher writes; it becomes uid 0 there, makes the time
+ * namespace the test asked for (test_timens()), then clones the container's
+ * init with the other namespaces, all of them owned by the user namespace,
+ * tells the launcher its pid and exits (the init goes to the runner, a
+ * subreaper). Returns in the init (0), or the init's pid in the launcher.
+ */
+static pid_t ns_user_container(int ns_flags)
+{
+	int u[2], ip[2];
+	pid_t first, init = -1;
+	int status;
+
+	if (pipe2(u, O_CLOEXEC) || pipe2(ip, O_CLOEXEC)) {
+		perror("test_init");
+		exit(1);
+	}
+	ns_root_host();
+	first = fork_flags(CLONE_NEWUSER);
+	if (first < 0) {
+		perror("clone(CLONE_NEWUSER)");
+		exit(1);
+	}
+	if (first > 0) {
+		close(u[0]);
+		close(ip[1]);
+		userns_maps(first, u[1]);
+		if (read(ip[0], &init, sizeof(init)) != sizeof(init) || init <= 0) {
+			waitpid(first, &status, 0);
+			fprintf(stderr, "the container's first process made no init (status 0x%x)\n",
+				status);
+			exit(1);
+		}
+		waitpid(first, &status, 0);
+		close(ip[0]);
+		return init;
+	}
+	close(u[1]);
+	close(ip[0]);
+	ns_user_wait(u[0]);
+	if (tst.timens && timens_make(tst.mono_off, tst.boot_off))
+		_exit(1);
+	init = fork_flags(ns_flags);
+	if (init < 0) {
+		perror("clone of the container's init");
+		_exit(1);
+	}
+	if (init > 0)
+		_exit(write(ip[1], &init, sizeof(init)) == sizeof(init) ? 0 : 1);
+	close(ip[1]);
+	return 0;
+}
+
 void test_init_ns(int argc, char **argv, int flags)
 {
 	struct sigaction sa = { .sa_handler = sigterm_handler };
@@ -395,15 +493,14 @@ void test_init_ns(int argc, char **argv, int flags)
 		fprintf(stderr, "a user namespace of the test's own: not in mode ns\n");
 		exit(1);
 	}
-	if ((flags & CLONE_NEWUSER || ns_user) && pipe2(u, O_CLOEXEC)) {
+	if ((flags & CLONE_NEWUSER) && pipe2(u, O_CLOEXEC)) {
 		perror("test_init");
 		exit(1);
 	}
-	if (ns_user) {
-		ns_root_host();
-		ns_flags |= CLONE_NEWUSER;
-	}
-	pid = fork_flags(in_ns_init ? ns_flags : flags);
+	if (ns_user)
+		pid = ns_user_container(ns_flags);
+	else
+		pid = fork_flags(in_ns_init ? ns_flags : flags);
 	if (pid < 0) {
 		perror("fork");
 		exit(1);
@@ -419,12 +516,10 @@ void test_init_ns(int argc, char **argv, int flags)
 	close(p[0]);
 	if (u[0] >= 0) {
 		close(u[1]);
-		if (ns_user)
-			ns_user_wait(u[0]);
-		else
-			userns_wait(u[0], outfile);
+		userns_wait(u[0], outfile);
 	}
 	tst.ready_fd = p[1];
+	tst.container = in_ns_init;
 	if (in_ns_init) {
 		pid = ns_init(outfile, flags, ns_user);
 		if (pid < 0) {
@@ -437,9 +532,14 @@ void test_init_ns(int argc, char **argv, int flags)
 		perror("setsid");
 		exit(1);
 	}
-	if (u[0] < 0 || ns_user) /* else done by userns_wait() */
+	if (u[0] < 0) /* else done by userns_wait() */
 		redirect_stdio(outfile);
 	test_msg("started, pid %d\n", getpid());
+}
+
+bool test_in_container(void)
+{
+	return tst.container;
 }
 
 void test_daemon(void)

@@ -1029,7 +1029,7 @@ void run_test(struct runner *r, const struct test_desc *d, const char *mode, str
 	conclude(&t);
 report:
 	res->secs = (now_ms() - start) / 1000.0;
-	printf("  %-4s  %-24s %-16s %6.2fs  %s\n",
+	printf("  %-4s  %-24s %-20s %6.2fs  %s\n",
 	       res->v == V_PASS	  ? "PASS"
 	       : res->v == V_FAIL ? "FAIL"
 				  : "SKIP",
