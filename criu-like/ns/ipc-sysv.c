@@ -112,8 +112,7 @@ void ipc_ns_root_leave(int entered)
 		pr_perror("cannot go back to uid 0");
 		abort();
 	}
-	if (entered > 0 && dumpable_before > 0 &&
-	    prctl(PR_SET_DUMPABLE, dumpable_before, 0, 0, 0))
+	if (entered > 0 && dumpable_before > 0 && prctl(PR_SET_DUMPABLE, dumpable_before, 0, 0, 0))
 		pr_warn("cannot make criu-like dumpable again: %m\n");
 }
 

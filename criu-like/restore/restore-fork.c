@@ -377,13 +377,14 @@ static int zombie_creds(const struct rst_task *t)
 	 */
 	if (pe->n_zombie_caps == 3 && prctl(PR_SET_SECUREBITS, 1 << SECURE_NO_SETUID_FIXUP))
 		err = neg_errno();
-	else if (setresgid(g[0], g[1], g[2]) || setfsgid(g[3]) < 0 ||
-		 setresuid(u[0], u[1], u[2]) || setfsuid(u[3]) < 0)
+	else if (setresgid(g[0], g[1], g[2]) || setfsgid(g[3]) < 0 || setresuid(u[0], u[1], u[2]) ||
+		 setfsuid(u[3]) < 0)
 		err = neg_errno();
 	else if (pe->n_zombie_caps == 3)
 		err = zombie_capset(pe->zombie_caps);
 	if (err)
-		pr_errno(err, "zombie %u: cannot take its uids %u/%u/%u, gids %u/%u/%u and capabilities",
+		pr_errno(err,
+			 "zombie %u: cannot take its uids %u/%u/%u, gids %u/%u/%u and capabilities",
 			 pe->pid, u[0], u[1], u[2], g[0], g[1], g[2]);
 	return err;
 }

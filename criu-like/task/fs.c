@@ -151,8 +151,10 @@ static int rst_cwd_removed(struct rst_task *t, const FsEntry *fs, const char *cw
 
 	/* the task is in the tree's user namespace already: its host owner as seen there */
 	if (fs->has_cwd_uid && fs->has_cwd_gid &&
-	    (ns_user_id_inside(false, fs->cwd_uid, &uid) || ns_user_id_inside(true, fs->cwd_gid, &gid))) {
-		pr_err("pid %u: the owner %u:%u of its removed working directory %s is not mapped in "
+	    (ns_user_id_inside(false, fs->cwd_uid, &uid) ||
+	     ns_user_id_inside(true, fs->cwd_gid, &gid))) {
+		pr_err("pid %u: the owner %u:%u of its removed working directory %s is not mapped "
+		       "in "
 		       "its user namespace\n",
 		       t->pe->pid, fs->cwd_uid, fs->cwd_gid, cwd);
 		return -ERANGE;

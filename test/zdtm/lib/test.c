@@ -438,7 +438,8 @@ static pid_t ns_user_container(int ns_flags)
 		userns_maps(first, u[1]);
 		if (read(ip[0], &init, sizeof(init)) != sizeof(init) || init <= 0) {
 			waitpid(first, &status, 0);
-			fprintf(stderr, "the container's first process made no init (status 0x%x)\n",
+			fprintf(stderr,
+				"the container's first process made no init (status 0x%x)\n",
 				status);
 			exit(1);
 		}

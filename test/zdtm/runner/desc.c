@@ -10,9 +10,8 @@
 
 #include "runner.h"
 
-static const char *const known_flags[] = { "noauto", "suid",	    "expect-fail", "tamper",
-					   "slow",   "predump", "ns",	       "userns",
-					   "snapshot", "lazy" };
+static const char *const known_flags[] = { "noauto",  "suid", "expect-fail", "tamper",	 "slow",
+					   "predump", "ns",   "userns",	     "snapshot", "lazy" };
 
 void words_free(struct word_list *l)
 {

@@ -142,8 +142,8 @@ static const struct extra_mode {
 	const char *mode;
 	const char *flag; /* NULL: every test */
 } extra_modes[] = {
-	{ "predump", "predump" }, { "snapshot", "snapshot" },	{ "lazy", "lazy" },
-	{ "ns", NULL },		  { "ns-leave-running", "ns" }, { "ns-cycles2", "ns" },
+	{ "predump", "predump" }, { "snapshot", "snapshot" },	  { "lazy", "lazy" },
+	{ "ns", NULL },		  { "ns-leave-running", "ns" },	  { "ns-cycles2", "ns" },
 	{ "userns", "userns" },	  { "userns-cycles2", "userns" },
 };
 
