@@ -25,7 +25,7 @@ CC ?= gcc
 LD ?= ld
 OBJCOPY ?= objcopy
 PROTOC_C ?= protoc-c
-PKGS := libprotobuf-c libnl-3.0 libnl-route-3.0 libcap libbsd gnutls libnetfilter_queue
+PKGS := libprotobuf-c libnl-3.0 libnl-route-3.0 libcap libbsd gnutls libnetfilter_queue libnetfilter_conntrack
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

@@ -421,6 +421,17 @@ static void protect_vmas(struct rst_args *a, struct rst_thread *th)
 	}
 }
 
+/* The guard regions, page tables markers that fault with SIGSEGV: not in any saved page. */
+static void install_guards(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_range *g = at(a, a->guards_off);
+	unsigned int i;
+
+	for (i = 0; i < a->nr_guards; i++, g++)
+		check(a, th, sys_call3(__NR_madvise, g->start, g->end - g->start, 102),
+		      "madvise(MADV_GUARD_INSTALL) on %lx-%lx", g->start, g->end);
+}
+
 /*
  * The locked VMAs, last: every page the image gave is in, so MLOCK_ONFAULT
  * keeps the same pages resident, and a plain lock faults in the rest as the
@@ -531,6 +542,7 @@ static void restore_memory(struct rst_args *a, struct rst_thread *th)
 	rdebug(a, th, "%u page runs read in %lu us, %u checksums checked in %lu us", a->nr_runs,
 	       t1 - t0, a->nr_crcs, t2 - t1);
 	protect_vmas(a, th);
+	install_guards(a, th);
 	lock_vmas(a, th);
 	register_lazy(a, th);
 	set_mm(a, th);

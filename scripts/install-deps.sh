@@ -5,8 +5,8 @@
 set -e
 
 PKGS="gcc make binutils pkg-config protobuf-c-compiler libprotobuf-c-dev \
-libnl-3-dev libnl-route-3-dev libcap-dev libbsd-dev libcmocka-dev libgnutls28-dev libnetfilter-queue-dev openssl \
-iproute2 nftables iptables python3 clang-format cppcheck util-linux procps \
+libnl-3-dev libnl-route-3-dev libcap-dev libbsd-dev libcmocka-dev libgnutls28-dev libnetfilter-queue-dev libnetfilter-conntrack-dev openssl \
+iproute2 nftables iptables conntrack python3 clang-format cppcheck util-linux procps \
 strace gdb sqlite3 bash redis-server redis-tools clang libclang-rt-14-dev postgresql busybox-static runc \
 podman netavark aardvark-dns containerd lxc"
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #define LOG_PREFIX "cli: "
+#include "cgroup.h"
 #include "cli.h"
 #include "cli-compat.h"
 #include "cli-config.h"
@@ -182,6 +183,9 @@ static const struct cli_command commands[] = {
 	  "  --auto-dedup          with --prev-images-dir: then punch the pages this dump\n"
 	  "                        supersedes out of the parents (see dedup --help)\n"
 	  "  --freeze-cgroup DIR   freeze this cgroup while seizing\n"
+	  "  --manage-cgroups=ignore\n"
+	  "                        dump no cgroup (by default every task's and thread's\n"
+	  "                        cgroups, their properties and cgroup namespaces are)\n"
 	  "  --external mnt[MOUNTPOINT]:NAME\n"
 	  "                        a mount of the tree's mount namespace that is not\n"
 	  "                        dumped: bound again at restore from mnt[NAME]:PATH\n"
@@ -236,6 +240,9 @@ static const struct cli_command commands[] = {
 	  "  --external veth[IN]:OUT, --veth-pair IN=OUT[@BRIDGE]\n"
 	  "                          the outside end of the container's veth IN, made in\n"
 	  "                          criu-like's network namespace, on the peer's bridge\n"
+	  "  --external macvlan[IN]:OUT\n"
+	  "                          the container's macvlan (macvtap, vlan, ipvlan) IN\n"
+	  "                          made again on link OUT of criu-like's namespace\n"
 	  "  --empty-ns net          a new network namespace with lo only instead\n"
 	  "  --tcp-close             TCP connections come back closed (as after a\n"
 	  "                          reset), not repaired; listening sockets stay\n"
@@ -254,7 +261,18 @@ static const struct cli_command commands[] = {
 	  "                          nftables (default), iptables or skip; the dump's own\n"
 	  "                          lock is reused when present, removed once the tree runs;\n"
 	  "                          the packets it held are given to the restored sockets\n"
-	  "  --no-packet-hold        drop locked packets instead of holding them\n",
+	  "  --no-packet-hold        drop locked packets instead of holding them\n"
+	  "  --manage-cgroups[=MODE] the tree's cgroups (Documentation/cgroups.md): soft\n"
+	  "                          (default: make the missing ones, with their\n"
+	  "                          properties), full (write every property), props\n"
+	  "                          and none (they must exist; properties or not),\n"
+	  "                          strict (none below the root may exist), ignore\n"
+	  "                          (the tree stays in criu-like's cgroups)\n"
+	  "  --cgroup-root [CTRL:]/PATH\n"
+	  "                          the tree's root cgroup of that controller (of every\n"
+	  "                          other one without CTRL) is PATH\n"
+	  "  --cgroup-yard DIR       the hierarchies are mounted at DIR/NAME (memory,\n"
+	  "                          cpu,cpuacct, systemd, unified), not looked up\n",
 	  RESTORE_OPTS, 0, 0, run_restore, RESTORE_CAPS, OPTB(INHERIT_FD) },
 	{ "page-server", "receive the pages of a dump over TCP", "--port P [--address A] [-D DIR]",
 	  "Listens on A:P (default: every address), accepts one connection from\n"
@@ -389,8 +407,6 @@ static const char *const opt_missing[OPT__MAX] = {
 	[OPT_LEAVE_STOPPED] = "leaving the tree stopped",
 	[OPT_PAGE_SERVER] = "the page server",
 	[OPT_INHERIT_FD] = "inherited fds",
-	[OPT_MANAGE_CGROUPS] =
-		"cgroup management (only --manage-cgroups=ignore, none and soft are)",
 	[OPT_ADDRESS] = "network endpoints",
 	[OPT_PORT] = "network endpoints",
 };
@@ -682,27 +698,16 @@ static int store_opt(struct cr_options *o, int c, const char *arg)
 		o->freeze_cgroup = arg;
 		break;
 	case OPT_MANAGE_CGROUPS: {
-		static const char *const modes[] = { "none", "props",  "soft",
-						     "full", "strict", "ignore" };
-		size_t i;
+		enum cg_mode m;
 
+		/* CRIU's bare --manage-cgroups is soft, its default */
 		o->manage_cgroups = arg ? arg : "soft";
-		for (i = 0; i < ARRAY_SIZE(modes); i++)
-			if (!strcmp(o->manage_cgroups, modes[i]))
-				break;
-		if (i == ARRAY_SIZE(modes)) {
-			pr_err("--manage-cgroups: unknown mode '%s'\n", arg);
+		if (cg_mode_parse(o->manage_cgroups, &m)) {
+			pr_err("--manage-cgroups: unknown mode '%s' (none, props, soft, full, "
+			       "strict or ignore)\n",
+			       arg);
 			return -EINVAL;
 		}
-		/*
-		 * criu-like leaves cgroups alone, the restored tree in its own:
-		 * CRIU's "ignore", and "none" and "soft" as the RPC takes them
-		 * (Documentation/runtimes.md); the modes that restore properties are
-		 * refused.
-		 */
-		if (!strcmp(o->manage_cgroups, "ignore") || !strcmp(o->manage_cgroups, "none") ||
-		    !strcmp(o->manage_cgroups, "soft"))
-			return OPT__MAX;
 		break;
 	}
 	case OPT_ALL: /* CRIU: --extra and --experimental */
@@ -897,16 +902,10 @@ int cli_parse_words(int argc, char **argv, struct cr_options *o, uint64_t *seen,
 			opt = store_opt(o, c, optarg);
 			if (opt < 0)
 				return opt;
-			if (opt == OPT__MAX) {
-				/* --manage-cgroups=ignore: what criu-like does, over an earlier mode */
-				*seen &= ~OPTB(MANAGE_CGROUPS);
-				err = cfg_note(o, file, line, OPT_MANAGE_CGROUPS, -1, true);
-			} else {
-				*seen |= 1ULL << opt;
-				/* -x INODE also sets a compat bit: its origin is this option's */
-				err = cfg_note(o, file, line, opt,
-					       c == 'x' ? CO_EXT_UNIX_SK_INODE : -1, false);
-			}
+			*seen |= 1ULL << opt;
+			/* -x INODE also sets a compat bit: its origin is this option's */
+			err = cfg_note(o, file, line, opt, c == 'x' ? CO_EXT_UNIX_SK_INODE : -1,
+				       false);
 		}
 		if (err)
 			return err;

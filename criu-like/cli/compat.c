@@ -10,6 +10,7 @@
 #include <string.h>
 
 #define LOG_PREFIX "cli: "
+#include "cgroup.h"
 #include "cli.h"
 #include "cli-compat.h"
 #include "log.h"
@@ -51,7 +52,7 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	CO(FORCE_IRMAP, "force-irmap", no_argument, true, "the inotify path map (irmap)"),
 	CO(EXT_MOUNT_MAP, "ext-mount-map", required_argument, false, "mount namespaces"),
 	CO(EXEC_CMD, "exec-cmd", no_argument, false, "running a command after the restore"),
-	CO(CGROUP_ROOT, "cgroup-root", required_argument, false, "cgroup management"),
+	CO(CGROUP_ROOT, "cgroup-root", required_argument, false, NULL),
 	CO(SKIP_MNT, "skip-mnt", required_argument, false, "mount namespaces"),
 	CO(ENABLE_FS, "enable-fs", required_argument, false, "mount namespaces"),
 	CO(ENABLE_EXTERNAL_SHARING, "enable-external-sharing", no_argument, false,
@@ -62,10 +63,14 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	   "the inotify path map (irmap)"),
 	CO(LSM_PROFILE, "lsm-profile", required_argument, false, "LSM profiles"),
 	CO(EMPTY_NS, "empty-ns", required_argument, false, NULL),
-	CO(CGROUP_PROPS, "cgroup-props", required_argument, false, "cgroup management"),
-	CO(CGROUP_PROPS_FILE, "cgroup-props-file", required_argument, false, "cgroup management"),
+	CO(CGROUP_PROPS, "cgroup-props", required_argument, false,
+	   "a cgroup property list of your own (criu-like saves a fixed list: "
+	   "Documentation/cgroups.md)"),
+	CO(CGROUP_PROPS_FILE, "cgroup-props-file", required_argument, false,
+	   "a cgroup property list of your own (criu-like saves a fixed list: "
+	   "Documentation/cgroups.md)"),
 	CO(CGROUP_DUMP_CONTROLLER, "cgroup-dump-controller", required_argument, false,
-	   "cgroup management"),
+	   "choosing the cgroup controllers to dump (criu-like dumps every hierarchy)"),
 	CO(SKIP_IN_FLIGHT, "skip-in-flight", no_argument, true, NULL),
 	CO(DISPLAY_STATS, "display-stats", no_argument, true, NULL),
 	CO(WEAK_SYSCTLS, "weak-sysctls", no_argument, true, "sysctls"),
@@ -78,7 +83,7 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	CO(TLS_KEY, "tls-key", required_argument, false, NULL),
 	CO(TLS, "tls", no_argument, true, NULL),
 	CO(TLS_NO_CN_VERIFY, "tls-no-cn-verify", no_argument, false, NULL),
-	CO(CGROUP_YARD, "cgroup-yard", required_argument, false, "cgroup management"),
+	CO(CGROUP_YARD, "cgroup-yard", required_argument, false, NULL),
 	CO(FILE_VALIDATION, "file-validation", required_argument, false, "file validation methods"),
 	CO(SKIP_FILE_RWX_CHECK, "skip-file-rwx-check", no_argument, true,
 	   "skipping the file permission check"),
@@ -286,6 +291,23 @@ int compat_store(struct cr_options *o, int id, const char *arg)
 			return 0;
 		}
 		break;
+	case CO_CGROUP_ROOT: {
+		_cleanup_free_ char *ctrl = NULL;
+		const char *path;
+
+		if (cg_root_parse(arg, &ctrl, &path)) {
+			pr_err("--cgroup-root: '%s' is not [CONTROLLER:]/PATH\n", arg);
+			return -EINVAL;
+		}
+		return cli_append_str(&o->cgroup_roots, &o->n_cgroup_roots, arg);
+	}
+	case CO_CGROUP_YARD:
+		if (arg[0] != '/') {
+			pr_err("--cgroup-yard: '%s' is not an absolute path\n", arg);
+			return -EINVAL;
+		}
+		o->cgroup_yard = arg;
+		return 0;
 	case CO_EMPTY_NS:
 		if (strcmp(arg, "net")) {
 			pr_err("--empty-ns: unsupported namespace '%s' (only net)\n", arg);

@@ -24,6 +24,9 @@ void cr_options_fini(struct cr_options *o)
 	free(o->external);
 	free(o->veth_pairs);
 	o->veth_pairs = NULL;
+	free(o->cgroup_roots);
+	o->cgroup_roots = NULL;
+	o->n_cgroup_roots = 0;
 	free(o->inherit_fd);
 	free(o->close_fds);
 	o->close_fds = NULL;

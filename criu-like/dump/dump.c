@@ -24,6 +24,7 @@
 
 #include <asm/sigframe.h>
 
+#include "cgroup.h"
 #include "cr.h"
 #include "dedup.h"
 #include "cow-share.h"
@@ -383,6 +384,7 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 	free(ctx->tasks);
 	pidns_dump_fini();
 	shmem_set_fini(&ctx->shm);
+	free(ctx->fs_owners.pids);
 	free(ctx->sysv.ids);
 	free(ctx->sysv.pids);
 	file_table_free(ctx->files);
@@ -507,6 +509,9 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 	 */
 	if (!err && !ctx->pre_dump)
 		err = ns_dump_tree(&ctx->ns, ctx->tree->root->pid, ctx->dirfd);
+	/* the cgroups of every task and thread, and the tree's cgroup namespaces */
+	if (!err && !ctx->pre_dump)
+		err = cgroup_dump(ctx);
 	if (!err)
 		err = check_sessions(ctx);
 	if (!err)

@@ -57,9 +57,8 @@ struct file_table {
 	unsigned int nr, cap;
 	struct file_desc *hash[1u << FT_HASH_BITS];
 	struct inode_group *groups[1u << FT_HASH_BITS];
-	/* Processes whose fd table was dumped, in kcmp(KCMP_FILES) order. */
-	pid_t *tables;
-	unsigned int nr_tables, cap_tables;
+	/* Processes whose fd table was dumped, by their table (KCMP_FILES). */
+	struct kcmp_set tables;
 	/* files.c: fds in flight, resolved into descriptions by dump_files_finish() */
 	struct in_flight *in_flight;
 	unsigned int nr_in_flight, cap_in_flight;

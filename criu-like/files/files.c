@@ -68,6 +68,7 @@ struct file_table *file_table_get(struct dump_ctx *ctx)
 	ft = calloc(1, sizeof(*ft));
 	if (!ft)
 		return NULL;
+	ft->tables.type = KCMP_FILES;
 	ft->kind_state = calloc(nr_file_kinds, sizeof(*ft->kind_state));
 	if (!ft->kind_state) {
 		free(ft);
@@ -148,7 +149,7 @@ void file_table_free(struct file_table *ft)
 		close(ft->in_flight[i].dfd);
 	free(ft->in_flight);
 	free(ft->descs);
-	free(ft->tables);
+	free(ft->tables.pids);
 	free(ft->kind_state);
 	free(ft);
 }
@@ -204,45 +205,41 @@ static long kcmp(pid_t p1, pid_t p2, int type, unsigned long a, unsigned long b)
 
 /*
  * Processes sharing one fd table (clone(CLONE_FILES) without CLONE_THREAD)
- * would each restore the whole table: refused. The tables seen so far are
- * kept in the order kcmp(KCMP_FILES) gives, and searched by bisection.
+ * would each restore the whole table: refused, as a table shared with a
+ * process outside the tree and a thread with a table of its own
+ * (unshare(CLONE_FILES)), which would come back sharing the leader's.
  */
-static int check_shared_fd_table(struct file_table *ft, pid_t pid)
+static int check_shared_fd_table(struct file_table *ft, const struct seized_task *t)
 {
-	unsigned int lo = 0, hi = ft->nr_tables;
+	pid_t other;
+	unsigned int i;
+	int err;
 
-	while (lo < hi) {
-		unsigned int mid = lo + (hi - lo) / 2;
-		pid_t other = ft->tables[mid];
-		long r = kcmp(pid, other, KCMP_FILES, 0, 0);
-
-		if (r < 0) {
-			pr_perror("kcmp(KCMP_FILES) of %d and %d", pid, other);
-			return neg_errno();
-		}
-		if (r == 0) {
-			pr_err("pid %d shares its fd table with pid %d (CLONE_FILES without "
-			       "CLONE_THREAD): not supported yet\n",
-			       pid, other);
+	for (i = 1; i < t->nr_threads; i++)
+		if (kcmp_pids(t->threads[i].tid, t->pid, KCMP_FILES) > 0) {
+			pr_err("pid %d: thread %d has an fd table of its own "
+			       "(unshare(CLONE_FILES)): "
+			       "not supported\n",
+			       t->pid, t->threads[i].tid);
 			return -EOPNOTSUPP;
 		}
-		if (r == 1)
-			hi = mid;
-		else
-			lo = mid + 1;
+	if (!t->parent && t->ppid > 0 && kcmp_pids(t->pid, t->ppid, KCMP_FILES) == 0) {
+		pr_err("pid %d shares its fd table with its parent %d, outside the tree "
+		       "(CLONE_FILES without CLONE_THREAD): not supported\n",
+		       t->pid, t->ppid);
+		return -EOPNOTSUPP;
 	}
-	if (ft->nr_tables == ft->cap_tables) {
-		unsigned int cap = ft->cap_tables ? ft->cap_tables * 2 : 16;
-		pid_t *t = realloc(ft->tables, cap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		ft->tables = t;
-		ft->cap_tables = cap;
+	err = kcmp_set_add(&ft->tables, t->pid, &other);
+	if (err) {
+		pr_errno(err, "kcmp(KCMP_FILES) of %d", t->pid);
+		return err;
 	}
-	memmove(ft->tables + lo + 1, ft->tables + lo, (ft->nr_tables - lo) * sizeof(pid_t));
-	ft->tables[lo] = pid;
-	ft->nr_tables++;
+	if (other) {
+		pr_err("pid %d shares its fd table with pid %d (CLONE_FILES without "
+		       "CLONE_THREAD): not supported yet\n",
+		       t->pid, other);
+		return -EOPNOTSUPP;
+	}
 	return 0;
 }
 
@@ -372,6 +369,8 @@ static const char *sock_kind(int family)
 		return "netlink socket";
 	case AF_PACKET:
 		return "packet socket";
+	case AF_VSOCK:
+		return "vsock socket";
 	default:
 		return "socket";
 	}
@@ -541,9 +540,9 @@ static int classify_fd(struct dump_ctx *ctx, struct dump_task *dt, struct fd_inf
 			return err;
 		if (parasite)
 			return 0;
-		/* Unix, inet and netlink sockets go on to their kinds; other families are refused. */
+		/* Unix, inet, netlink and packet sockets go on to their kinds; others are refused. */
 		if (family != AF_UNIX && family != AF_INET && family != AF_INET6 &&
-		    family != AF_NETLINK)
+		    family != AF_NETLINK && family != AF_PACKET)
 			return refuse_fd(f, family);
 	}
 	f->sk_family = family;
@@ -769,7 +768,7 @@ int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt)
 		pr_debug("%d is a zombie: no fd table\n", pid);
 		return 0;
 	}
-	err = check_shared_fd_table(ft, pid);
+	err = check_shared_fd_table(ft, dt->t);
 	if (!err)
 		err = list_fds(pid, &fds, &n);
 	if (err)

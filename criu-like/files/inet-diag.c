@@ -93,7 +93,12 @@ static int diag_cb(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
-static int diag_dump_one(struct nl_sock *sk, struct diag_load *l, uint8_t family, uint8_t proto)
+/*
+ * Every socket of @family and @proto. IPPROTO_RAW: every raw socket, of any
+ * protocol (raw_diag's dump does not look at its protocol byte). @optional: a kernel without that part of sock_diag is no error (-ENOENT).
+ */
+static int diag_dump_one(struct nl_sock *sk, struct diag_load *l, uint8_t family, uint8_t proto,
+			 bool optional)
 {
 	struct inet_diag_req_v2 req = {
 		.sdiag_family = family,
@@ -104,6 +109,11 @@ static int diag_dump_one(struct nl_sock *sk, struct diag_load *l, uint8_t family
 
 	if (err == -ENOMEM)
 		return err;
+	if (err < 0 && optional) {
+		pr_debug("sock_diag request (family %u, protocol %u): %s\n", family, proto,
+			 nl_geterror(err));
+		return -ENOENT;
+	}
 	if (err < 0) {
 		pr_err("sock_diag request (family %u, protocol %u): %s\n", family, proto,
 		       nl_geterror(err));
@@ -113,6 +123,11 @@ static int diag_dump_one(struct nl_sock *sk, struct diag_load *l, uint8_t family
 	err = nl_recvmsgs_default(sk);
 	if (l->err)
 		return l->err;
+	if (err < 0 && optional) {
+		pr_debug("sock_diag dump (family %u, protocol %u): %s\n", family, proto,
+			 nl_geterror(err));
+		return -ENOENT;
+	}
 	if (err < 0) {
 		pr_err("sock_diag dump (family %u, protocol %u): %s\n", family, proto,
 		       nl_geterror(err));
@@ -162,7 +177,17 @@ static int diag_load(struct inet_dump *in)
 	err = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, diag_cb, &l);
 	for (i = 0; !err && i < ARRAY_SIZE(families); i++)
 		for (k = 0; !err && k < ARRAY_SIZE(protos); k++)
-			err = diag_dump_one(sk, &l, families[i], protos[k]);
+			err = diag_dump_one(sk, &l, families[i], protos[k], false);
+	/*
+	 * UDP-Lite and raw sockets: a kernel without their sock_diag (udp_diag's
+	 * UDP-Lite part, raw_diag: this one has none) leaves them to the
+	 * fallbacks (getsockname and getpeername; /proc/PID/net/raw).
+	 */
+	for (i = 0; !err && i < ARRAY_SIZE(families); i++)
+		for (k = 0; !err && k < 2; k++)
+			if (diag_dump_one(sk, &l, families[i], k ? IPPROTO_RAW : IPPROTO_UDPLITE,
+					  true) == -ENOMEM)
+				err = -ENOMEM;
 	nl_socket_free(sk);
 	if (err)
 		return err < 0 ? err : -EIO;
@@ -195,8 +220,26 @@ static const struct inet_sk_diag *diag_find(const struct inet_dump *in, uint32_t
 
 /*
  * A socket sock_diag does not list: an unbound (or bound-only, before 6.6)
- * TCP socket in CLOSE, or an unbound UDP socket. Its name from getsockname.
+ * TCP socket in CLOSE, an unbound UDP socket, a raw or ping socket (not
+ * asked for). Its name from getsockname, a datagram socket's peer from
+ * getpeername (connected: TCP_ESTABLISHED, as sock_diag says of UDP).
  */
+/* The address (network order) and port (host order) of @ss. */
+static void sockaddr_split(const struct sockaddr_storage *ss, uint8_t *addr, uint16_t *port)
+{
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+
+		memcpy(addr, &in->sin_addr, 4);
+		*port = ntohs(in->sin_port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+		memcpy(addr, &in6->sin6_addr, 16);
+		*port = ntohs(in6->sin6_port);
+	}
+}
+
 static int diag_fallback(const struct fd_info *f, int proto, struct inet_sk_diag *dg)
 {
 	struct sockaddr_storage ss;
@@ -219,22 +262,94 @@ static int diag_fallback(const struct fd_info *f, int proto, struct inet_sk_diag
 		pr_perror("pid %d fd %d: getsockname of %s", f->pid, f->fd, f->link);
 		return neg_errno();
 	}
-	if (ss.ss_family == AF_INET) {
-		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
-
-		memcpy(dg->src, &in->sin_addr, 4);
-		dg->sport = ntohs(in->sin_port);
-	} else if (ss.ss_family == AF_INET6) {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-
-		memcpy(dg->src, &in6->sin6_addr, 16);
-		dg->sport = ntohs(in6->sin6_port);
+	sockaddr_split(&ss, dg->src, &dg->sport);
+	len = sizeof(ss);
+	if (proto != IPPROTO_TCP && !getpeername(f->dfd, (struct sockaddr *)&ss, &len)) {
+		sockaddr_split(&ss, dg->dst, &dg->dport);
+		dg->state = TCP_ESTABLISHED;
+	} else if (proto != IPPROTO_TCP && errno != ENOTCONN) {
+		pr_perror("pid %d fd %d: getpeername of %s", f->pid, f->fd, f->link);
+		return neg_errno();
 	}
 	return 0;
 }
 
+/* @n bytes of address from the hex words of /proc/net/raw (each a __be32 printed as a u32). */
+static int proc_addr(const char *hex, uint8_t *addr, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i += 4) {
+		char word[9];
+		char *end;
+		uint32_t w;
+
+		memcpy(word, hex + 2 * i, 8);
+		word[8] = '\0';
+		w = (uint32_t)strtoul(word, &end, 16);
+		if (end != word + 8)
+			return -EINVAL;
+		memcpy(addr + i, &w, 4);
+	}
+	return hex[2 * n] == ':' ? 0 : -EINVAL;
+}
+
+/*
+ * A raw or ping socket from /proc/PID/net/@table (raw, icmp; "6" added for
+ * IPv6) of its task, the namespace's view: ping sockets have no sock_diag,
+ * raw ones none in a kernel without raw_diag (CONFIG_INET_RAW_DIAG, as
+ * here). Local and remote address, state (TCP_ESTABLISHED once connected:
+ * getpeername says ENOTCONN of them while their remote port is 0), the
+ * protocol (raw) or echo identifier (ping) as local port.
+ */
+static int sk_from_proc(const struct fd_info *f, int proto, const char *table,
+			struct inet_sk_diag *dg)
+{
+	size_t alen = f->sk_family == AF_INET ? 4 : 16;
+	_cleanup_fclose_ FILE *pf = NULL;
+	_cleanup_free_ char *line = NULL;
+	char path[64], loc[40], rem[40];
+	unsigned int st, lport, rport;
+	unsigned long ino;
+	size_t cap = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/net/%s%s", f->pid, table,
+		 f->sk_family == AF_INET ? "" : "6");
+	pf = fopen(path, "re");
+	if (!pf) {
+		pr_perror("pid %d fd %d: %s: cannot read %s", f->pid, f->fd, f->link, path);
+		return neg_errno();
+	}
+	while (getline(&line, &cap, pf) > 0) {
+		if (sscanf(line, "%*s %39s %39s %x %*s %*s %*s %*s %*s %lu", loc, rem, &st, &ino) !=
+			    4 ||
+		    ino != f->st.st_ino)
+			continue;
+		memset(dg, 0, sizeof(*dg));
+		if (strlen(loc) != 2 * alen + 5 || strlen(rem) != 2 * alen + 5 ||
+		    proc_addr(loc, dg->src, alen) || proc_addr(rem, dg->dst, alen) ||
+		    sscanf(loc + 2 * alen + 1, "%x", &lport) != 1 ||
+		    sscanf(rem + 2 * alen + 1, "%x", &rport) != 1 || st > 255) {
+			pr_err("pid %d fd %d: %s: a line of %s not understood: %s", f->pid, f->fd,
+			       f->link, path, line);
+			return -EINVAL;
+		}
+		dg->ino = (uint32_t)ino;
+		dg->family = (uint8_t)f->sk_family;
+		dg->proto = (uint8_t)proto;
+		dg->state = (uint8_t)st;
+		dg->sport = (uint16_t)lport;
+		dg->dport = (uint16_t)rport;
+		return 0;
+	}
+	pr_err("pid %d fd %d: %s (%s, protocol %d) is neither known to sock_diag nor in %s\n",
+	       f->pid, f->fd, f->link, table, proto, path);
+	return -ENOENT;
+}
+
 /* What sock_diag knows of @f, or what getsockname tells of a socket it does not list. */
-int inet_diag_of(struct dump_ctx *ctx, const struct fd_info *f, int proto, struct inet_sk_diag *dg)
+int inet_diag_of(struct dump_ctx *ctx, const struct fd_info *f, int type, int proto,
+		 struct inet_sk_diag *dg)
 {
 	struct inet_dump *in = inet_dump_get(ctx);
 	const struct inet_sk_diag *found;
@@ -253,10 +368,16 @@ int inet_diag_of(struct dump_ctx *ctx, const struct fd_info *f, int proto, struc
 		return err;
 	}
 	found = diag_find(in, (uint32_t)f->st.st_ino);
-	if (found && found->proto == proto && found->family == f->sk_family) {
+	if (found && found->family == f->sk_family &&
+	    (found->proto == proto || (type == SOCK_RAW && found->proto == IPPROTO_RAW))) {
 		*dg = *found;
+		dg->proto = (uint8_t)proto;
 		return 0;
 	}
+	if (type == SOCK_RAW)
+		return sk_from_proc(f, proto, "raw", dg);
+	if (inet_is_ping(type, proto))
+		return sk_from_proc(f, proto, "icmp", dg);
 	return diag_fallback(f, proto, dg);
 }
 

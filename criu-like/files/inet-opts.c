@@ -15,12 +15,14 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <netinet/icmp6.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include "compat.h"
 #include "files-int.h"
 #include "inet.h"
 #include "log.h"
@@ -77,10 +79,10 @@ const struct inet_opt inet_opts[] = {
 	SKOPT(SOL_IPV6, IPV6_MTU_DISCOVER, mtu_discover, INET_OPT_V6),
 	SKOPT(SOL_IP, IP_RECVTOS, recvtos, INET_OPT_V4),
 	SKOPT(SOL_IPV6, IPV6_RECVTCLASS, recvtos, INET_OPT_V6),
-	SKOPT(SOL_IP, IP_MULTICAST_TTL, mc_ttl, INET_OPT_V4 | INET_OPT_UDP),
-	SKOPT(SOL_IPV6, IPV6_MULTICAST_HOPS, mc_ttl, INET_OPT_V6 | INET_OPT_UDP),
-	SKOPT(SOL_IP, IP_MULTICAST_LOOP, mc_loop, INET_OPT_V4 | INET_OPT_UDP),
-	SKOPT(SOL_IPV6, IPV6_MULTICAST_LOOP, mc_loop, INET_OPT_V6 | INET_OPT_UDP),
+	SKOPT(SOL_IP, IP_MULTICAST_TTL, mc_ttl, INET_OPT_V4 | INET_OPT_DGRAM),
+	SKOPT(SOL_IPV6, IPV6_MULTICAST_HOPS, mc_ttl, INET_OPT_V6 | INET_OPT_DGRAM),
+	SKOPT(SOL_IP, IP_MULTICAST_LOOP, mc_loop, INET_OPT_V4 | INET_OPT_DGRAM),
+	SKOPT(SOL_IPV6, IPV6_MULTICAST_LOOP, mc_loop, INET_OPT_V6 | INET_OPT_DGRAM),
 	SKOPT(SOL_SOCKET, SO_TIMESTAMP, timestamp, 0),
 	SKOPT(SOL_SOCKET, SO_RCVLOWAT, rcvlowat, 0),
 	SKOPT(SOL_TCP, TCP_NOTSENT_LOWAT, notsent_lowat, INET_OPT_TCP),
@@ -88,14 +90,27 @@ const struct inet_opt inet_opts[] = {
 	SKOPT(SOL_TCP, TCP_FASTOPEN, fastopen, INET_OPT_TCP),
 	SKOPT(SOL_TCP, TCP_SYNCNT, syncnt, INET_OPT_TCP),
 	SKOPT(SOL_TCP, TCP_LINGER2, linger2, INET_OPT_TCP),
+	SKOPT(SOL_IP, IP_HDRINCL, hdrincl, INET_OPT_V4 | INET_OPT_RAW),
+	SKOPT(SOL_IPV6, IPV6_HDRINCL, hdrincl, INET_OPT_V6 | INET_OPT_RAW),
+	SKOPT(SOL_IP, IP_NODEFRAG, nodefrag, INET_OPT_V4 | INET_OPT_RAW),
+	SKOPT(SOL_RAW, ICMP_FILTER, icmp_filter, INET_OPT_V4 | INET_OPT_RAW | INET_OPT_ICMP),
+	SKOPT(SOL_IPV6, IPV6_CHECKSUM, checksum, INET_OPT_V6 | INET_OPT_RAW),
+	SKOPT(SOL_UDPLITE, UDPLITE_SEND_CSCOV, udplite_send_cscov, INET_OPT_UDPLITE),
+	SKOPT(SOL_UDPLITE, UDPLITE_RECV_CSCOV, udplite_recv_cscov, INET_OPT_UDPLITE),
 	{ 0 },
 };
 
-bool inet_opt_applies(const struct inet_opt *o, int family, int proto)
+bool inet_opt_applies(const struct inet_opt *o, int family, int type, int proto)
 {
-	if ((o->flags & INET_OPT_TCP) && proto != IPPROTO_TCP)
+	if ((o->flags & INET_OPT_TCP) && (type != SOCK_STREAM || proto != IPPROTO_TCP))
 		return false;
-	if ((o->flags & INET_OPT_UDP) && proto != IPPROTO_UDP)
+	if ((o->flags & INET_OPT_DGRAM) && type == SOCK_STREAM)
+		return false;
+	if ((o->flags & INET_OPT_RAW) && type != SOCK_RAW)
+		return false;
+	if ((o->flags & INET_OPT_UDPLITE) && (type != SOCK_DGRAM || proto != IPPROTO_UDPLITE))
+		return false;
+	if ((o->flags & INET_OPT_ICMP) && proto != IPPROTO_ICMP)
 		return false;
 	if ((o->flags & INET_OPT_V4) && family != AF_INET)
 		return false;
@@ -121,17 +136,20 @@ static int dump_str_opt(const struct fd_info *f, int level, int name, char *buf,
 }
 
 /*
- * A socket filter (SO_ATTACH_FILTER) into e->filter (malloc'ed, for the
- * caller to free): SO_GET_FILTER gives back the classic program as it was
- * attached, counted in instructions. An eBPF program (SO_ATTACH_BPF) has
- * none to give: EACCES.
+ * A socket filter (SO_ATTACH_FILTER) into *@filter (malloc'ed, for the
+ * caller to free; left empty when there is none): SO_GET_FILTER gives back
+ * the classic program as it was attached, counted in instructions. An eBPF
+ * program (SO_ATTACH_BPF) has none to give: EACCES.
  */
-int inet_dump_filter(const struct fd_info *f, InetSkEntry *e)
+int sk_dump_filter(const struct fd_info *f, ProtobufCBinaryData *filter, bool *locked)
 {
 	struct sock_filter *buf;
 	socklen_t n = 0;
-	int locked = 0;
+	int lock = 0;
 
+	filter->data = NULL;
+	filter->len = 0;
+	*locked = false;
 	if (getsockopt(f->dfd, SOL_SOCKET, SO_GET_FILTER, NULL, &n) == 0 && !n)
 		return 0;
 	if (errno == EACCES) {
@@ -149,15 +167,44 @@ int inet_dump_filter(const struct fd_info *f, InetSkEntry *e)
 		free(buf);
 		return neg_errno();
 	}
-	e->has_filter = true;
-	e->filter.data = (uint8_t *)buf;
-	e->filter.len = n * sizeof(*buf);
-	n = sizeof(locked);
-	if (getsockopt(f->dfd, SOL_SOCKET, SO_LOCK_FILTER, &locked, &n)) {
+	filter->data = (uint8_t *)buf;
+	filter->len = n * sizeof(*buf);
+	n = sizeof(lock);
+	if (getsockopt(f->dfd, SOL_SOCKET, SO_LOCK_FILTER, &lock, &n)) {
 		pr_perror("pid %d fd %d: SO_LOCK_FILTER of %s", f->pid, f->fd, f->link);
 		return neg_errno();
 	}
-	e->has_lock_filter = e->lock_filter = locked != 0;
+	*locked = lock != 0;
+	return 0;
+}
+
+int inet_dump_filter(const struct fd_info *f, InetSkEntry *e)
+{
+	bool locked;
+	int err = sk_dump_filter(f, &e->filter, &locked);
+
+	e->has_filter = e->filter.data != NULL;
+	e->has_lock_filter = e->lock_filter = locked;
+	return err;
+}
+
+/* ICMP6_FILTER of an ICMPv6 raw socket: saved when it lets less than everything through. */
+static int dump_icmp6_filter(const struct fd_info *f, InetSkEntry *e)
+{
+	static struct icmp6_filter flt;
+	socklen_t len = sizeof(flt);
+	struct icmp6_filter all;
+
+	if (getsockopt(f->dfd, IPPROTO_ICMPV6, ICMP6_FILTER, &flt, &len)) {
+		pr_perror("pid %d fd %d: ICMP6_FILTER of %s", f->pid, f->fd, f->link);
+		return neg_errno();
+	}
+	ICMP6_FILTER_SETPASSALL(&all);
+	if (len != sizeof(flt) || !memcmp(&flt, &all, sizeof(all)))
+		return 0;
+	e->has_icmp6_filter = true;
+	e->icmp6_filter.data = (uint8_t *)&flt;
+	e->icmp6_filter.len = sizeof(flt);
 	return 0;
 }
 
@@ -179,15 +226,16 @@ static int dump_timeouts(const struct fd_info *f, InetSkEntry *e)
 }
 
 /* Every option of the table, SO_REUSEADDR, SO_LINGER, the congestion control and device. */
-int inet_dump_opts(const struct fd_info *f, int proto, InetSkEntry *e, char *cong, char *dev)
+int inet_dump_opts(const struct fd_info *f, InetSkEntry *e, char *cong, char *dev)
 {
+	int proto = (int)e->proto;
 	const struct inet_opt *o;
 	struct linger lg = { 0 };
 	socklen_t len = sizeof(lg);
 	int val, err;
 
 	for (o = inet_opts; o->name; o++) {
-		if (!inet_opt_applies(o, f->sk_family, proto))
+		if (!inet_opt_applies(o, f->sk_family, (int)e->type, proto))
 			continue;
 		err = inet_sk_getint(f, o->level, o->opt, &val);
 		if (err)
@@ -221,7 +269,9 @@ int inet_dump_opts(const struct fd_info *f, int proto, InetSkEntry *e, char *con
 		e->buf_lock = (uint32_t)val;
 	}
 	err = dump_str_opt(f, SOL_SOCKET, SO_BINDTODEVICE, dev, IFNAMSIZ + 1, &e->bindtodevice);
-	if (!err && proto == IPPROTO_TCP)
+	if (!err && e->type == SOCK_RAW && proto == IPPROTO_ICMPV6)
+		err = dump_icmp6_filter(f, e);
+	if (!err && e->type == SOCK_STREAM)
 		err = dump_str_opt(f, SOL_TCP, TCP_CONGESTION, cong, INET_CONG_MAX + 1,
 				   &e->congestion);
 	return err;
@@ -244,7 +294,7 @@ static int restore_int_opts(int sk, const InetSkEntry *e, bool before_bind, uint
 		int cur = 0, err;
 		socklen_t len = sizeof(cur);
 
-		if (!inet_opt_applies(o, (int)e->family, (int)e->proto) ||
+		if (!inet_opt_applies(o, (int)e->family, (int)e->type, (int)e->proto) ||
 		    !*(const protobuf_c_boolean *)((const char *)e + o->has_off) ||
 		    !(o->flags & INET_OPT_BEFORE_BIND) != !before_bind)
 			continue;
@@ -273,7 +323,8 @@ int inet_restore_opts_before_bind(int sk, const InetSkEntry *e, uint32_t id)
 {
 	int err = inet_sk_setint(sk, SOL_SOCKET, SO_REUSEADDR, 1);
 
-	if (!err && e->family == AF_INET6 && e->has_v6only)
+	/* a raw socket has its protocol as port from the start: IPV6_V6ONLY is fixed */
+	if (!err && e->family == AF_INET6 && e->has_v6only && e->type != SOCK_RAW)
 		err = inet_sk_setint(sk, SOL_IPV6, IPV6_V6ONLY, e->v6only);
 	if (err) {
 		pr_errno(err, "file %u: cannot set SO_REUSEADDR or IPV6_V6ONLY", id);
@@ -295,30 +346,34 @@ static int set_timeout(int sk, int opt, bool has, uint64_t us)
 	return has ? setsockopt(sk, SOL_SOCKET, opt, &tv, sizeof(tv)) : 0;
 }
 
+int sk_restore_filter(int sk, const ProtobufCBinaryData *filter, bool lock, uint32_t id)
+{
+	struct sock_fprog prog;
+
+	if (!filter->len)
+		return 0;
+	if (filter->len % sizeof(struct sock_filter) ||
+	    filter->len / sizeof(struct sock_filter) > INET_FILTER_MAX) {
+		pr_err("files.img: file %u: a socket filter of %zu bytes\n", id, filter->len);
+		return -EINVAL;
+	}
+	prog.len = (unsigned short)(filter->len / sizeof(struct sock_filter));
+	prog.filter = (struct sock_filter *)filter->data;
+	if (setsockopt(sk, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) ||
+	    (lock && setsockopt(sk, SOL_SOCKET, SO_LOCK_FILTER, &(int){ 1 }, sizeof(int)))) {
+		pr_perror("file %u: cannot attach its socket filter", id);
+		return neg_errno();
+	}
+	return 0;
+}
+
 /*
  * The classic BPF filter, locked if it was: after the queued datagrams are
  * back (a filter attached after they arrived must not drop them now).
  */
 int inet_restore_filter(int sk, const InetSkEntry *e, uint32_t id)
 {
-	struct sock_fprog prog;
-
-	if (!e->has_filter || !e->filter.len)
-		return 0;
-	if (e->filter.len % sizeof(struct sock_filter) ||
-	    e->filter.len / sizeof(struct sock_filter) > INET_FILTER_MAX) {
-		pr_err("files.img: file %u: a socket filter of %zu bytes\n", id, e->filter.len);
-		return -EINVAL;
-	}
-	prog.len = (unsigned short)(e->filter.len / sizeof(struct sock_filter));
-	prog.filter = (struct sock_filter *)e->filter.data;
-	if (setsockopt(sk, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) ||
-	    (e->lock_filter &&
-	     setsockopt(sk, SOL_SOCKET, SO_LOCK_FILTER, &(int){ 1 }, sizeof(int)))) {
-		pr_perror("file %u: cannot attach its socket filter", id);
-		return neg_errno();
-	}
-	return 0;
+	return e->has_filter ? sk_restore_filter(sk, &e->filter, e->lock_filter, id) : 0;
 }
 
 int inet_restore_buf_lock(int sk, const InetSkEntry *e, uint32_t id)
@@ -339,6 +394,13 @@ int inet_restore_opts_after(int sk, const InetSkEntry *e, uint32_t id)
 
 	if (err)
 		return err;
+	if (e->has_icmp6_filter &&
+	    (e->icmp6_filter.len != sizeof(struct icmp6_filter) ||
+	     setsockopt(sk, IPPROTO_ICMPV6, ICMP6_FILTER, e->icmp6_filter.data,
+			sizeof(struct icmp6_filter)))) {
+		pr_perror("file %u: cannot set ICMP6_FILTER", id);
+		return -EINVAL;
+	}
 	if (set_timeout(sk, SO_RCVTIMEO, e->has_rcvtimeo_us, e->rcvtimeo_us) ||
 	    set_timeout(sk, SO_SNDTIMEO, e->has_sndtimeo_us, e->sndtimeo_us)) {
 		pr_perror("file %u: cannot set SO_RCVTIMEO/SO_SNDTIMEO", id);

@@ -10,7 +10,10 @@
  * parasite drained (inet-opts.c). Established and half-closed TCP
  * connections are read in repair mode (tcp-repair.c), connections waiting in
  * a backlog are matched with their clients (tcp.c); queued UDP datagrams are
- * read by udp.c. Refused: raw sockets and other protocols, sockets of
+ * read by udp.c (UDP-Lite too). Raw sockets (any protocol) and ping sockets
+ * (ICMP echo over SOCK_DGRAM) keep their addresses and options; their
+ * queue is not saved (refused when not empty). Refused: other protocols (SCTP,
+ * MPTCP, ...), sockets of
  * another network namespace, the other TCP states, connections in a backlog
  * from outside the tree or with data, urgent data, a closed connection with
  * data still to read, a bound socket that a process outside the tree holds
@@ -80,7 +83,8 @@ static size_t addr_len(int family)
 
 void inet_entry_addrs(InetSkEntry *e, struct inet_sk_diag *dg)
 {
-	bool connected = dg->dport != 0;
+	/* a raw socket may be connected to port 0 */
+	bool connected = dg->dport != 0 || dg->state == TCP_ESTABLISHED;
 
 	e->has_src_addr = e->has_src_port = dg->sport != 0;
 	e->src_addr.data = dg->src;
@@ -165,20 +169,35 @@ int inet_sockaddr(const InetSkEntry *e, bool dst, struct sockaddr_storage *sa, s
 
 /* ---- checks ---------------------------------------------------------------------------- */
 
-/* Type and protocol: TCP over SOCK_STREAM and UDP over SOCK_DGRAM only. */
+const char *inet_kind_name(int type, int proto)
+{
+	if (type == SOCK_STREAM)
+		return "TCP";
+	if (type == SOCK_RAW)
+		return "raw";
+	if (inet_is_ping(type, proto))
+		return "ping";
+	return proto == IPPROTO_UDPLITE ? "UDP-Lite" : "UDP";
+}
+
+/*
+ * Type and protocol: TCP over SOCK_STREAM, UDP and UDP-Lite over SOCK_DGRAM,
+ * ping sockets (SOCK_DGRAM, ICMP of the socket's family), raw sockets.
+ */
 static int check_proto(const struct fd_info *f, int *type, int *proto)
 {
+	int icmp = f->sk_family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6;
 	int err = inet_sk_getint(f, SOL_SOCKET, SO_TYPE, type);
 
 	if (!err)
 		err = inet_sk_getint(f, SOL_SOCKET, SO_PROTOCOL, proto);
 	if (err)
 		return err;
-	if ((*type == SOCK_STREAM && *proto == IPPROTO_TCP) ||
-	    (*type == SOCK_DGRAM && *proto == IPPROTO_UDP))
+	if ((*type == SOCK_STREAM && *proto == IPPROTO_TCP) || inet_is_udp(*type, *proto) ||
+	    (*type == SOCK_DGRAM && *proto == icmp) || *type == SOCK_RAW)
 		return 0;
-	pr_err("pid %d fd %d: %s is an %s %s socket of protocol %d: only TCP and UDP sockets are "
-	       "supported\n",
+	pr_err("pid %d fd %d: %s is an %s %s socket of protocol %d: only TCP, UDP, UDP-Lite, "
+	       "ping and raw sockets are supported\n",
 	       f->pid, f->fd, f->link, f->sk_family == AF_INET ? "inet" : "inet6",
 	       *type == SOCK_RAW      ? "raw"
 	       : *type == SOCK_STREAM ? "stream"
@@ -195,6 +214,7 @@ struct inet_priv {
 	TcpStreamEntry t;
 	uint8_t src[16], dst[16];
 	char cong[INET_CONG_MAX + 1], dev[IFNAMSIZ + 1];
+	uint8_t icmp6_filter[32]; /* struct icmp6_filter */
 	uint8_t data[];
 };
 
@@ -217,6 +237,12 @@ static int inet_pack(struct file_desc *d, const InetSkEntry *e)
 	p->e.congestion = e->congestion ? p->cong : NULL;
 	snprintf(p->dev, sizeof(p->dev), "%s", e->bindtodevice ?: "");
 	p->e.bindtodevice = e->bindtodevice ? p->dev : NULL;
+	if (e->icmp6_filter.len > sizeof(p->icmp6_filter)) {
+		free(p);
+		return -EINVAL;
+	}
+	memcpy(p->icmp6_filter, e->icmp6_filter.data, e->icmp6_filter.len);
+	p->e.icmp6_filter.data = p->icmp6_filter;
 	if (t) {
 		p->t = *t;
 		if (t->in_queue.len)
@@ -246,6 +272,29 @@ static int inet_match(const struct dump_ctx *ctx, const struct fd_info *f)
 	return f->sk_family == AF_INET || f->sk_family == AF_INET6;
 }
 
+/*
+ * A raw or ping socket's queue is not saved: the packets would have to come
+ * again from their senders, with their headers. Refused when it holds any.
+ */
+static int check_queue_empty(const struct fd_info *f, int type, int proto)
+{
+	char c;
+	/* raw and ping sockets have no SO_PEEK_OFF: a peek moves nothing */
+	ssize_t n = recv(f->dfd, &c, 1, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
+
+	if (n < 0 && errno != EAGAIN) {
+		pr_perror("pid %d fd %d: peek at %s", f->pid, f->fd, f->link);
+		return neg_errno();
+	}
+	if (n >= 0) {
+		pr_err("pid %d fd %d: %s (%s socket, protocol %d) has packets queued (the next of "
+		       "%zd bytes): the queue of a raw or ping socket is not saved\n",
+		       f->pid, f->fd, f->link, inet_kind_name(type, proto), proto, n);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
 static int inet_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
 	InetSkEntry e = INET_SK_ENTRY__INIT;
@@ -257,7 +306,7 @@ static int inet_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 	if (!err)
 		err = check_proto(f, &type, &proto);
 	if (!err)
-		err = inet_diag_of(ctx, f, proto, &dg);
+		err = inet_diag_of(ctx, f, type, proto, &dg);
 	if (err)
 		return err;
 	e.family = (uint32_t)f->sk_family;
@@ -270,20 +319,21 @@ static int inet_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 	inet_entry_addrs(&e, &dg);
 	err = inet_check_outside(ctx, f, &e);
 	if (!err)
-		err = inet_dump_opts(f, proto, &e, cong, dev);
+		err = inet_dump_opts(f, &e, cong, dev);
 	if (!err)
 		err = inet_dump_filter(f, &e);
-	if (!err && proto == IPPROTO_TCP)
+	if (!err && type == SOCK_STREAM)
 		err = tcp_dump(ctx, f, &dg, &e);
-	else if (!err)
+	else if (!err && inet_is_udp(type, proto))
 		err = udp_dump(f, &dg, &e);
+	else if (!err)
+		err = check_queue_empty(f, type, proto);
 	if (!err)
 		err = inet_pack(d, &e);
 	if (!err)
-		pr_debug("pid %d fd %d: %s %s %s\n", f->pid, f->fd,
-			 proto == IPPROTO_TCP ? "TCP" : "UDP",
+		pr_debug("pid %d fd %d: %s %s %s\n", f->pid, f->fd, inet_kind_name(type, proto),
 			 inet_entry_ends(&e, ends, sizeof(ends)),
-			 proto == IPPROTO_TCP ? tcp_state_name(e.state) : "");
+			 type == SOCK_STREAM ? tcp_state_name(e.state) : "");
 	tcp_stream_free(e.tcp);
 	udp_queue_free(&e);
 	if (e.has_filter)
@@ -306,12 +356,14 @@ static int inet_check(const FileEntry *fe)
 static int check_entry(const InetSkEntry *e, uint32_t id)
 {
 	bool tcp = e->type == SOCK_STREAM && e->proto == IPPROTO_TCP;
-	bool udp = e->type == SOCK_DGRAM && e->proto == IPPROTO_UDP;
-	bool ok = (e->family == AF_INET || e->family == AF_INET6) && (tcp || udp);
+	bool dgram = inet_is_udp((int)e->type, (int)e->proto) ||
+		     inet_is_ping((int)e->type, (int)e->proto) || e->type == SOCK_RAW;
+	bool ok = (e->family == AF_INET || e->family == AF_INET6) && (tcp || dgram) &&
+		  e->proto <= 255;
 
 	if (ok && tcp)
 		ok = tcp_entry_ok(e);
-	if (ok && udp)
+	if (ok && dgram)
 		ok = e->state == TCP_CLOSE || (e->state == TCP_ESTABLISHED && e->has_dst_port);
 	if (!ok)
 		pr_err("files.img: file %u: bad inet socket (family %u, type %u, protocol %u, "
@@ -410,7 +462,7 @@ static int isk_connect(int sk, const InetSkEntry *e, uint32_t id)
 	}
 	if (connect(sk, (struct sockaddr *)&sa, len) && errno != EINPROGRESS) {
 		pr_perror("file %u: cannot connect %s socket %s", id,
-			  e->proto == IPPROTO_UDP ? "UDP" : "TCP",
+			  inet_kind_name((int)e->type, (int)e->proto),
 			  inet_entry_ends(e, ends, sizeof(ends)));
 		return neg_errno();
 	}
@@ -431,7 +483,7 @@ static int isk_finish(int sk, const InetSkEntry *e, uint32_t id)
 	 * give the end of file after the queue, and the peer, whose FIN was
 	 * acknowledged, sends nothing more.
 	 */
-	if (e->proto == IPPROTO_TCP)
+	if (e->type == SOCK_STREAM)
 		shut = (shut & 1) | (e->tcp && e->tcp->peer_fin);
 	if (shut && shut <= 3 && shutdown(sk, (int)shut - 1) && errno != ENOTCONN)
 		err = neg_errno();
@@ -446,6 +498,43 @@ static int isk_finish(int sk, const InetSkEntry *e, uint32_t id)
 	return err;
 }
 
+/*
+ * The socket of @e. A ping socket can be made only by a group of
+ * net.ipv4.ping_group_range (root too): when the controller's is not, it takes
+ * the first group of the range for the socket() call.
+ */
+static int inet_socket(const InetSkEntry *e)
+{
+	int flags = (int)e->type | SOCK_NONBLOCK | SOCK_CLOEXEC;
+	int sk = socket((int)e->family, flags, (int)e->proto), err;
+	unsigned long lo = 1, hi = 0;
+	gid_t saved = getegid();
+	FILE *f;
+
+	if (sk >= 0 || errno != EACCES || !inet_is_ping((int)e->type, (int)e->proto))
+		return sk;
+	f = fopen("/proc/sys/net/ipv4/ping_group_range", "re");
+	if (f) {
+		if (fscanf(f, "%lu %lu", &lo, &hi) != 2)
+			lo = 1, hi = 0;
+		fclose(f);
+	}
+	if (lo > hi || lo > UINT32_MAX || setegid((gid_t)lo)) {
+		errno = EACCES;
+		return -1;
+	}
+	sk = socket((int)e->family, flags, (int)e->proto);
+	err = errno;
+	if (setegid(saved)) {
+		pr_perror("cannot take the group %u back", saved);
+		if (sk >= 0)
+			close(sk);
+		return -1;
+	}
+	errno = err;
+	return sk;
+}
+
 static int isk_open_one(const InetSkEntry *e, uint32_t id)
 {
 	char ends[INET_ENDS_STRLEN];
@@ -456,7 +545,7 @@ static int isk_open_one(const InetSkEntry *e, uint32_t id)
 	if (err)
 		return err;
 	/* Non-blocking while restoring, so nothing in the controller waits on the network. */
-	sk = socket((int)e->family, (int)e->type | SOCK_NONBLOCK | SOCK_CLOEXEC, (int)e->proto);
+	sk = inet_socket(e);
 	if (sk < 0) {
 		pr_perror("file %u: cannot create an inet socket", id);
 		return neg_errno();
@@ -464,11 +553,11 @@ static int isk_open_one(const InetSkEntry *e, uint32_t id)
 	err = inet_restore_opts_before_bind(sk, e, id);
 	if (!err && e->tcp)
 		err = tcp_restore_established(sk, e, id);
-	else if (!err && e->proto == IPPROTO_TCP && e->state == TCP_SYN_SENT)
+	else if (!err && e->type == SOCK_STREAM && e->state == TCP_SYN_SENT)
 		err = tcp_restore_syn_sent(sk, e, id);
 	else if (!err)
 		err = isk_bind(sk, e, id);
-	if (!err && e->proto == IPPROTO_TCP && e->state == TCP_LISTEN &&
+	if (!err && e->type == SOCK_STREAM && e->state == TCP_LISTEN &&
 	    listen(sk, (int)(e->has_backlog ? e->backlog : SOMAXCONN))) {
 		pr_perror("file %u: cannot listen on %s", id,
 			  inet_entry_ends(e, ends, sizeof(ends)));
@@ -484,13 +573,13 @@ static int isk_open_one(const InetSkEntry *e, uint32_t id)
 	/* a connection's buffers change until it goes live (rst_inet_repair_off()) */
 	if (!err && !e->tcp)
 		err = inet_restore_buf_lock(sk, e, id);
-	if (!err && e->state == TCP_ESTABLISHED && (e->proto == IPPROTO_UDP || e->connect_backlog))
+	if (!err && e->state == TCP_ESTABLISHED && (e->type != SOCK_STREAM || e->connect_backlog))
 		err = isk_connect(sk, e, id);
 	if (!err)
 		err = isk_finish(sk, e, id);
 	if (err)
 		return err;
-	pr_debug("file %u: %s %s restored\n", id, e->proto == IPPROTO_TCP ? "TCP" : "UDP",
+	pr_debug("file %u: %s %s restored\n", id, inet_kind_name((int)e->type, (int)e->proto),
 		 inet_entry_ends(e, ends, sizeof(ends)));
 	return TAKE_FD(sk);
 }

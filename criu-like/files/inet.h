@@ -11,6 +11,7 @@
  */
 #include <stdbool.h>
 #include <stddef.h>
+#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -86,7 +87,24 @@ struct inet_holder {
 #define INET_OPT_V6 (1u << 2) /* AF_INET6 only */
 #define INET_OPT_BUF (1u << 3) /* a buffer size: set as half, with the ..FORCE option */
 #define INET_OPT_BEFORE_BIND (1u << 4)
-#define INET_OPT_UDP (1u << 5) /* UDP sockets only */
+#define INET_OPT_DGRAM (1u << 5) /* datagram sockets: UDP, UDP-Lite, raw, ping */
+#define INET_OPT_RAW (1u << 6) /* raw sockets only */
+#define INET_OPT_UDPLITE (1u << 7) /* UDP-Lite sockets only */
+#define INET_OPT_ICMP (1u << 8) /* protocol IPPROTO_ICMP only */
+
+/* The kinds of inet socket: TCP, UDP and UDP-Lite, raw (any protocol), ping. */
+static inline bool inet_is_udp(int type, int proto)
+{
+	return type == SOCK_DGRAM && (proto == IPPROTO_UDP || proto == IPPROTO_UDPLITE);
+}
+
+static inline bool inet_is_ping(int type, int proto)
+{
+	return type == SOCK_DGRAM && (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6);
+}
+
+/* "TCP", "UDP", "UDP-Lite", "raw", "ping" */
+const char *inet_kind_name(int type, int proto);
 
 /* One int option, saved into a 32-bit field of InetSkEntry and its has_ flag. */
 struct inet_opt {
@@ -129,7 +147,8 @@ struct inet_dump *inet_dump_get(struct dump_ctx *ctx);
  * What sock_diag knows of @f (every socket of the namespace loaded once per
  * dump), or what getsockname tells of a socket it does not list.
  */
-int inet_diag_of(struct dump_ctx *ctx, const struct fd_info *f, int proto, struct inet_sk_diag *dg);
+int inet_diag_of(struct dump_ctx *ctx, const struct fd_info *f, int type, int proto,
+		 struct inet_sk_diag *dg);
 /*
  * -EOPNOTSUPP (logged) when the bound socket @f (entry @e) is also held by a
  * process outside the tree: the restore could not take its address again.
@@ -147,7 +166,7 @@ void inet_dump_fini(struct dump_ctx *ctx, bool resume);
 
 /* The options saved and restored, and which sockets they apply to. */
 extern const struct inet_opt inet_opts[];
-bool inet_opt_applies(const struct inet_opt *o, int family, int proto);
+bool inet_opt_applies(const struct inet_opt *o, int family, int type, int proto);
 /* getsockopt() of an int option of the drained socket @f (logged on failure). */
 int inet_sk_getint(const struct fd_info *f, int level, int name, int *val);
 /*
@@ -164,8 +183,12 @@ int inet_sk_setint(int sk, int level, int opt, int val);
  * e->filter (malloc'ed when there is one: the caller frees e->filter.data).
  * 0 or -errno (logged).
  */
-int inet_dump_opts(const struct fd_info *f, int proto, InetSkEntry *e, char *cong, char *dev);
+int inet_dump_opts(const struct fd_info *f, InetSkEntry *e, char *cong, char *dev);
 int inet_dump_filter(const struct fd_info *f, InetSkEntry *e);
+/* Any socket: its classic BPF filter into *@filter (malloc'ed; empty: none), and SO_LOCK_FILTER. */
+int sk_dump_filter(const struct fd_info *f, ProtobufCBinaryData *filter, bool *locked);
+/* ...and back on @sk (nothing when @filter is empty). */
+int sk_restore_filter(int sk, const ProtobufCBinaryData *filter, bool lock, uint32_t id);
 /*
  * At restore, on the new socket @sk of file @id: the options that must come
  * before bind() (SO_REUSEADDR forced on, IPV6_V6ONLY, SO_BINDTODEVICE and

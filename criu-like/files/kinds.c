@@ -12,13 +12,15 @@
 extern const struct file_kind reg_kind, pty_kind, chr_kind, pipe_kind, fifo_kind;
 extern const struct file_kind eventfd_kind, signalfd_kind, pidfd_kind, epoll_kind;
 extern const struct file_kind timerfd_kind, inotify_kind, unix_kind, inet_kind;
-extern const struct file_kind fanotify_kind, mqueue_kind, netlink_kind, nsfs_kind;
+extern const struct file_kind fanotify_kind, mqueue_kind, netlink_kind, nsfs_kind, tun_kind;
+extern const struct file_kind packet_kind;
 
 /* clang-format off */
 const struct file_kind *const file_kinds[] = {
 	&mqueue_kind,	/* files/mqueue.c: before reg_kind, which would take its "/NAME" */
 	&reg_kind,	/* files/reg.c, reg-ghost.c */
 	&pty_kind,	/* files/pty.c, pty-data.c: before chr_kind, which keeps the --shell-job terminal */
+	&tun_kind,	/* files/tun.c: before chr_kind, which refuses the devices it does not know */
 	&chr_kind,	/* files/chr.c */
 	&pipe_kind,	/* files/pipe.c */
 	&fifo_kind,	/* files/fifo.c */
@@ -33,6 +35,7 @@ const struct file_kind *const file_kinds[] = {
 	&inet_kind,	/* files/inet.c, inet-diag.c, inet-opts.c, tcp.c, tcp-repair.c, udp.c */
 	&fanotify_kind,	/* files/fanotify.c */
 	&netlink_kind,	/* files/netlink.c */
+	&packet_kind,	/* files/packet.c */
 };
 /* clang-format on */
 

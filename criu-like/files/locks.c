@@ -7,8 +7,10 @@
  * that owns it, on its fds of the description it was taken through. They are
  * saved with that description (RegFileEntry.locks, so only regular files and
  * directories can hold them): flock and OFD locks once, POSIX locks once per
- * owner. Leases and delegations are refused, and so is any lock without
- * --file-locks.
+ * owner. Leases (F_SETLEASE) belong to the description too and are saved
+ * with it; a lease whose break is pending (another process opening the file
+ * waits for its holder) is refused, and so are delegations and any lock
+ * without --file-locks.
  *
  * At restore, flock() and OFD locks belong to the open file description: the
  * controller takes them once, on the description it opened before forking,
@@ -49,13 +51,22 @@ int lock_entry_from_fdinfo(const struct fdinfo_lock *l, pid_t pid, FileLockEntry
 		e->kind = FILE_LOCK_KIND__LOCK_POSIX;
 	else if (!strcmp(l->lclass, "OFDLCK"))
 		e->kind = FILE_LOCK_KIND__LOCK_OFD;
+	else if (!strcmp(l->lclass, "LEASE") && !strcmp(l->sub, "ACTIVE"))
+		e->kind = FILE_LOCK_KIND__LOCK_LEASE;
+	else if (!strcmp(l->lclass, "LEASE"))
+		return -EBUSY; /* BREAKING, BREAKER: a break pending */
 	else
-		return -EOPNOTSUPP; /* LEASE, DELEG, ACCESS (mandatory, before 5.15) */
+		return -EOPNOTSUPP; /* DELEG, ACCESS (mandatory, before 5.15) */
 	if (!strcmp(l->type, "WRITE"))
 		e->write = true;
 	else if (strcmp(l->type, "READ"))
 		return -EOPNOTSUPP;
-	if (e->kind == FILE_LOCK_KIND__LOCK_FLOCK)
+	if (e->kind == FILE_LOCK_KIND__LOCK_LEASE) {
+		/* taken at restore by the first task seen holding it, through its fd */
+		e->has_owner_pid = true;
+		e->owner_pid = (uint32_t)pidns_vpid(pid);
+	}
+	if (e->kind == FILE_LOCK_KIND__LOCK_FLOCK || e->kind == FILE_LOCK_KIND__LOCK_LEASE)
 		return 0;
 	if (l->start < 0 || (l->end != -1 && l->end < l->start))
 		return -EINVAL;
@@ -72,6 +83,9 @@ int lock_entry_from_fdinfo(const struct fdinfo_lock *l, pid_t pid, FileLockEntry
 
 bool lock_entry_same(const FileLockEntry *a, const FileLockEntry *b)
 {
+	/* one lease per description, whichever task it is seen through */
+	if (a->kind == FILE_LOCK_KIND__LOCK_LEASE || b->kind == FILE_LOCK_KIND__LOCK_LEASE)
+		return a->kind == b->kind && a->write == b->write;
 	return a->kind == b->kind && a->write == b->write && a->owner_pid == b->owner_pid &&
 	       a->start == b->start && a->len == b->len;
 }
@@ -129,7 +143,7 @@ int locks_check(const struct dump_ctx *ctx, const struct fd_info *f)
  * inode releases the process's POSIX locks on it (fs/locks.c
  * locks_remove_posix()). Refused.
  */
-static int check_not_mapped(const struct fd_info *f)
+static int check_not_mapped(const struct fd_info *f, const char *what)
 {
 	_cleanup_fclose_ FILE *maps = NULL;
 	unsigned long ino;
@@ -147,9 +161,9 @@ static int check_not_mapped(const struct fd_info *f)
 			continue;
 		if (ino == f->st.st_ino && maj == major(f->st.st_dev) &&
 		    mnr == minor(f->st.st_dev)) {
-			pr_err("pid %d fd %d: %s holds a POSIX lock on a file it also maps: not "
+			pr_err("pid %d fd %d: %s holds a %s on a file it also maps: not "
 			       "supported yet\n",
-			       f->pid, f->fd, f->link);
+			       f->pid, f->fd, f->link, what);
 			return -EOPNOTSUPP;
 		}
 	}
@@ -182,12 +196,25 @@ int locks_add(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d
 		err = lock_entry_from_fdinfo(l, f->pid, &e);
 		if (err == -EOPNOTSUPP)
 			pr_err("pid %d fd %d: %s holds \"%s\": only flock, POSIX and OFD locks "
-			       "are supported\n",
+			       "and leases are supported\n",
+			       f->pid, f->fd, f->link, l->line);
+		else if (err == -EBUSY)
+			pr_err("pid %d fd %d: %s holds a lease whose break is pending (\"%s\"): "
+			       "not supported; dump once the holder gave it up\n",
 			       f->pid, f->fd, f->link, l->line);
 		else if (err)
 			pr_err("pid %d fd %d: bad lock line \"%s\"\n", f->pid, f->fd, l->line);
+		if (err == -EBUSY)
+			err = -EOPNOTSUPP;
+		/*
+		 * Mapping the file at restore opens it again: a POSIX lock would go
+		 * with the close, a lease be broken by the open (the restore waiting
+		 * for its own lease).
+		 */
 		if (!err && e.kind == FILE_LOCK_KIND__LOCK_POSIX)
-			err = check_not_mapped(f);
+			err = check_not_mapped(f, "POSIX lock");
+		if (!err && e.kind == FILE_LOCK_KIND__LOCK_LEASE)
+			err = check_not_mapped(f, "lease");
 		if (!err)
 			err = lock_set_add(d->fe.reg, &e);
 		if (err)
@@ -207,6 +234,8 @@ static const char *lock_kind_name(const FileLockEntry *l)
 		return "POSIX";
 	case FILE_LOCK_KIND__LOCK_OFD:
 		return "OFD";
+	case FILE_LOCK_KIND__LOCK_LEASE:
+		return "lease";
 	default:
 		return "unknown";
 	}
@@ -242,6 +271,10 @@ static int lock_take(const FileEntry *fe, const FileLockEntry *l, int fd, const 
 		}
 		if (fcntl(fd, l->kind == FILE_LOCK_KIND__LOCK_OFD ? F_OFD_SETLK : F_SETLK, &fl))
 			err = neg_errno();
+	} else if (l->kind == FILE_LOCK_KIND__LOCK_LEASE) {
+		/* a read lease wants a read-only description and no writer, a write one no other open */
+		if (fcntl(fd, F_SETLEASE, l->write ? F_WRLCK : F_RDLCK))
+			err = neg_errno();
 	} else {
 		pr_err("files.img: file %u: unknown lock kind %d\n", fe->id, l->kind);
 		return -EINVAL;
@@ -266,15 +299,15 @@ int rst_locks_desc(struct restore_ctx *ctx, size_t pos)
 	for (i = 0; i < fe->reg->n_locks; i++) {
 		const FileLockEntry *l = fe->reg->locks[i];
 
-		if (l->kind == FILE_LOCK_KIND__LOCK_POSIX) {
+		if (l->kind == FILE_LOCK_KIND__LOCK_POSIX ||
+		    l->kind == FILE_LOCK_KIND__LOCK_LEASE) {
 			const struct rst_task *t = rst_find_task(ctx, (pid_t)l->owner_pid);
 
-			/* the owner's, in rst_locks_post_install(): it must be there to take it */
+			/* the owner's, in the task: it must be there to take it */
 			if (!l->has_owner_pid || !t || rst_task_zombie(t)) {
-				pr_err("files.img: file %u (%s): POSIX lock of pid %u, which is "
-				       "not "
-				       "a live task of the tree\n",
-				       fe->id, path, l->owner_pid);
+				pr_err("files.img: file %u (%s): %s of pid %u, which is not a live "
+				       "task of the tree\n",
+				       fe->id, path, lock_kind_name(l), l->owner_pid);
 				return -EINVAL;
 			}
 			continue;
@@ -364,6 +397,46 @@ int rst_locks_post_install(struct restore_ctx *ctx, struct rst_task *t)
 				return err;
 		}
 		pr_debug("pid %d: POSIX locks on %s taken through fd %d\n", pid, path, fd);
+	}
+	return 0;
+}
+
+/*
+ * Leases of the descriptions @t took them through at the dump, through its
+ * first fd of each: the break signal's si_fd is the fd F_SETLEASE was given,
+ * and F_SETLEASE makes the caller the owner, which rst_fown_installed() then
+ * sets as it was.
+ */
+int rst_leases_installed(struct restore_ctx *ctx, struct rst_task *t)
+{
+	const struct rst_kind *k = rst_kind_get(ctx, &reg_kind);
+	struct rst_files *f = ctx->files;
+	pid_t pid = (pid_t)t->pe->pid;
+	size_t n, i;
+	int fd, err;
+
+	for (n = 0; n < k->n; n++) {
+		size_t pos = k->pos[n];
+		const FileEntry *fe = f->idx.by_id[pos];
+		const char *path = f->paths[pos] ? f->paths[pos] : "?";
+
+		for (i = 0; fe->reg && i < fe->reg->n_locks; i++) {
+			const FileLockEntry *l = fe->reg->locks[i];
+
+			if (l->kind != FILE_LOCK_KIND__LOCK_LEASE || l->owner_pid != (uint32_t)pid)
+				continue;
+			fd = task_fd_of(t, fe->id);
+			if (fd < 0) {
+				pr_err("pid %d holds a lease on file %u (%s) but has no fd of it\n",
+				       pid, fe->id, path);
+				return -EINVAL;
+			}
+			err = lock_take(fe, l, fd, path);
+			if (err)
+				return err;
+			pr_debug("pid %d: %s lease on %s taken through fd %d\n", pid,
+				 l->write ? "write" : "read", path, fd);
+		}
 	}
 	return 0;
 }

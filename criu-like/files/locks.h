@@ -35,5 +35,7 @@ int rst_locks_desc(struct restore_ctx *ctx, size_t pos);
  * first: closing any fd of a file drops the POSIX locks of the process on it.
  */
 int rst_locks_post_install(struct restore_ctx *ctx, struct rst_task *t);
+/* In task @t, its fds installed, before their owners are set: the leases it holds. */
+int rst_leases_installed(struct restore_ctx *ctx, struct rst_task *t);
 
 #endif

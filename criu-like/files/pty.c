@@ -358,6 +358,27 @@ static int dump_data(const struct dump_ctx *ctx, const struct fd_info *f, struct
 	return 0;
 }
 
+/*
+ * The owner and mode of the slave's inode: TIOCGPTPEER (4.13) with O_PATH
+ * gives a path fd of the slave without opening the terminal.
+ */
+static int dump_slave_inode(const struct fd_info *f, struct pty_priv *p)
+{
+	_cleanup_close_ int fd = ioctl(f->dfd, TIOCGPTPEER, O_PATH | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st)) {
+		pr_perror("pid %d fd %d: cannot look at the slave of pty %u", f->pid, f->fd,
+			  p->e.index);
+		return neg_errno();
+	}
+	p->e.has_slave_uid = p->e.has_slave_gid = p->e.has_slave_mode = true;
+	p->e.slave_uid = st.st_uid;
+	p->e.slave_gid = st.st_gid;
+	p->e.slave_mode = st.st_mode & 07777;
+	return 0;
+}
+
 static int dump_master(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
 	struct termios2 k;
@@ -390,6 +411,9 @@ static int dump_master(struct dump_ctx *ctx, const struct fd_info *f, struct fil
 	p->e.has_packet = p->e.has_locked = true;
 	p->e.packet = pkt != 0;
 	p->e.locked = lck != 0;
+	err = dump_slave_inode(f, p);
+	if (err)
+		return err;
 	pr_debug("pid %d fd %d: pty %u master%s%s, %ux%u\n", f->pid, f->fd, p->e.index,
 		 p->e.packet ? ", packet mode" : "", p->e.locked ? ", locked" : "", ws.ws_col,
 		 ws.ws_row);
@@ -639,6 +663,26 @@ static int put_data(const struct restore_ctx *ctx, int fd, const PtyFileEntry *p
 	return pty_data_put(fd, s < 0 ? -1 : ctx->files->fds[s], &k, &d, &w);
 }
 
+/* The slave's inode gets its owner and mode (a new one has the restorer's ids). */
+static int set_slave_inode(const struct restore_ctx *ctx, int master, const PtyFileEntry *p)
+{
+	_cleanup_close_ int fd = -1;
+	char path[64];
+
+	if (!p->has_slave_uid || !p->has_slave_gid || !p->has_slave_mode)
+		return 0;
+	fd = ioctl(master, TIOCGPTPEER, O_PATH | O_NOCTTY | O_CLOEXEC);
+	/* an O_PATH fd takes no fchmod(): its /proc link does (criu-like's /proc) */
+	snprintf(path, sizeof(path), "%sself/fd/%d", ctx->proc_fd >= 0 ? "" : "/proc/", fd);
+	if (fd < 0 || fchownat(fd, "", p->slave_uid, p->slave_gid, AT_EMPTY_PATH) ||
+	    fchmodat(ctx->proc_fd >= 0 ? ctx->proc_fd : AT_FDCWD, path, p->slave_mode & 07777, 0)) {
+		pr_perror("pty %u: cannot give its slave the owner %u:%u and mode %o", p->index,
+			  p->slave_uid, p->slave_gid, p->slave_mode);
+		return neg_errno();
+	}
+	return 0;
+}
+
 static int open_master(const struct restore_ctx *ctx, size_t pos)
 {
 	const PtyFileEntry *p = pty_at(ctx->files, pos);
@@ -648,6 +692,8 @@ static int open_master(const struct restore_ctx *ctx, size_t pos)
 	if (fd < 0)
 		return fd;
 	err = pty_ioctl_set(fd, TIOCSPTLCK, 0, "cannot unlock it", p->index);
+	if (!err)
+		err = set_slave_inode(ctx, fd, p);
 	if (!err)
 		err = set_termios(fd, p);
 	if (!err && p->has_packet && p->packet)

@@ -23,6 +23,7 @@
 
 #define LOG_PREFIX "files: "
 #include "crc32c.h"
+#include "compat.h"
 #include "files-int.h"
 #include "image.h"
 #include "log.h"
@@ -446,17 +447,32 @@ static int create_tmpfile(struct restore_ctx *ctx, const FileEntry *fe, const ch
 	return fd;
 }
 
+/* Status flags F_SETFL takes: the rest of a memfd_create() file's f_flags is O_RDWR|O_LARGEFILE. */
+#define MEMFD_SETFL_FLAGS ((uint32_t)(O_APPEND | O_NONBLOCK | O_NOATIME | O_DIRECT))
+
 /*
  * The seals go on after the contents, which F_SEAL_WRITE and the size seals
  * would refuse: a memfd sealed against writes refuses them again.
+ *
+ * The description memfd_create() made is not counted as a writer of the
+ * inode, a reopen for writing is: execveat() of the memfd then fails with
+ * ETXTBSY. A read-write description (the first of the memfd: the one
+ * memfd_create() returned, as programs keep it) gets the created file
+ * itself. Executable modes ask for MFD_EXEC (6.3), which vm.memfd_noexec may
+ * otherwise deny with F_SEAL_EXEC.
  */
 static int create_memfd(struct restore_ctx *ctx, const FileEntry *fe, const char *path)
 {
 	bool seals = fe->reg->has_seals;
+	bool exec = (fe->reg->mode & 0111) != 0;
 	unsigned int mflags = MFD_CLOEXEC | (seals ? MFD_ALLOW_SEALING : 0);
-	_cleanup_close_ int fd = memfd_create(path + strlen(MEMFD_PREFIX), mflags);
+	const char *name = path + strlen(MEMFD_PREFIX);
+	_cleanup_close_ int fd = memfd_create(name, mflags | (exec ? MFD_EXEC : 0));
+	uint32_t fl = fe->reg->flags & ~(uint32_t)CR_O_LARGEFILE_KERNEL;
 	int err;
 
+	if (fd < 0 && exec && errno == EINVAL) /* before 6.3: no MFD_EXEC, and no noexec either */
+		fd = memfd_create(name, mflags);
 	if (fd < 0) {
 		pr_perror("cannot create memfd %s", path);
 		return neg_errno();
@@ -470,7 +486,16 @@ static int create_memfd(struct restore_ctx *ctx, const FileEntry *fe, const char
 		pr_perror("memfd %s: cannot add its seals %#x", path, fe->reg->seals);
 		return neg_errno();
 	}
-	return rst_reopen_fd(fd, fe->reg->flags);
+	if ((fl & O_ACCMODE) != O_RDWR || (fl & ~(uint32_t)O_ACCMODE & ~MEMFD_SETFL_FLAGS)) {
+		pr_debug("memfd %s: reopened with flags %#x\n", path, fe->reg->flags);
+		return rst_reopen_fd(fd, fe->reg->flags);
+	}
+	pr_debug("memfd %s: the memfd_create() description itself\n", path);
+	if ((fl & MEMFD_SETFL_FLAGS) && fcntl(fd, F_SETFL, (int)(fl & MEMFD_SETFL_FLAGS))) {
+		pr_perror("memfd %s: cannot set its flags %#x", path, fl);
+		return neg_errno();
+	}
+	return TAKE_FD(fd);
 }
 
 /*

@@ -5,7 +5,8 @@
  * the fd link), held open as regular files: the dump half. Such a file can
  * only come back if N (and T) is a task of the tree: the restore opens it in
  * each task once the whole tree exists (reg.c, reg_installed()), so it names
- * the restored process again. Refused at dump, naming the pid, fd and path:
+ * the restored process again. In a container, N is a pid of the container
+ * and the file must be on the container's own /proc. Refused at dump, naming the pid, fd and path:
  * a file of a process outside the tree (or one that has exited), of a thread
  * other than a leader (threads are made after the fds), a position the file
  * cannot seek back to, and such a file only in flight in a unix queue.
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -107,6 +109,57 @@ static int proc_pos_check(const struct fd_info *f, const char *path)
 	return -EOPNOTSUPP;
 }
 
+/* The host pid of the task or thread of the tree whose pid in the tree's namespace is @vpid. */
+static pid_t host_of_vpid(const struct dump_ctx *ctx, pid_t vpid)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		const struct seized_task *t = ctx->tasks[i].t;
+
+		for (j = 0; j < t->nr_threads; j++)
+			if (pidns_vpid(t->threads[j].tid) == vpid)
+				return t->threads[j].tid;
+		if (pidns_vpid(t->pid) == vpid)
+			return t->pid;
+	}
+	return 0;
+}
+
+/*
+ * A tree with a pid namespace of its own (a container): a file of /proc/N
+ * comes back only from the container's own proc, the one its root has at
+ * /proc (the restore opens the path in the task, in the container's mount
+ * namespace, where that proc is made again), where N is a pid of the
+ * container: *@pid and *@tid are turned into host pids for the checks.
+ */
+static int container_proc(const struct dump_ctx *ctx, const struct fd_info *f, pid_t *pid,
+			  pid_t *tid)
+{
+	char path[64];
+	struct stat st;
+	pid_t hp = host_of_vpid(ctx, *pid), ht = *tid ? host_of_vpid(ctx, *tid) : 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/root/proc", ctx->tree->root->pid);
+	if (stat(path, &st) || st.st_dev != f->st.st_dev) {
+		pr_err("pid %d fd %d: %s: a file of a process in a proc that is not the "
+		       "container's /proc (another pid namespace's, or the host's): it could not "
+		       "be restored to the same process\n",
+		       f->pid, f->fd, f->link);
+		return -EOPNOTSUPP;
+	}
+	if (!hp || (*tid && !ht)) {
+		pr_err("pid %d fd %d: %s: a file of pid %d of the container, which is not a task "
+		       "of "
+		       "the dumped tree (or has exited): it could not be restored\n",
+		       f->pid, f->fd, f->link, *tid ? *tid : *pid);
+		return -EOPNOTSUPP;
+	}
+	*pid = hp;
+	*tid = ht;
+	return 0;
+}
+
 int reg_proc_check(const struct dump_ctx *ctx, const struct fd_info *f)
 {
 	size_t len = strlen(f->link), sl = strlen(DELETED_SUFFIX);
@@ -132,10 +185,10 @@ int reg_proc_check(const struct dump_ctx *ctx, const struct fd_info *f)
 		return -EOPNOTSUPP;
 	}
 	if (pidns_dump_levels() > 1) {
-		pr_err("pid %d fd %d: %s: a file of a process in /proc, in a tree with a pid "
-		       "namespace of its own: not restored yet\n",
-		       f->pid, f->fd, f->link);
-		return -EOPNOTSUPP;
+		int err = container_proc(ctx, f, &pid, &tid);
+
+		if (err)
+			return err;
 	}
 	if (deleted) {
 		pr_err("pid %d fd %d: %s: a file of pid %d, which has exited: it could not be "

@@ -362,6 +362,9 @@ int rst_files_install(struct restore_ctx *ctx, struct rst_task *t)
 	for (i = 0; !err && i < nr_file_kinds; i++)
 		if (file_kinds[i]->installed)
 			err = file_kinds[i]->installed(ctx, t);
+	/* leases record the fd number they are taken through, and make the caller owner */
+	if (!err)
+		err = rst_leases_installed(ctx, t);
 	/* signal-driven I/O: O_ASYNC records the fd number it is set through */
 	if (!err)
 		err = rst_fown_installed(ctx, t);

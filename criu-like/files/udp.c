@@ -16,7 +16,9 @@
  * (IPPROTO_UDP: a raw socket binds an address but no port) with a UDP header
  * of our own, to the restored socket, bound and not yet connected. IPv4
  * goes without a checksum (allowed); IPv6 has the kernel compute it
- * (IPV6_CHECKSUM).
+ * (IPV6_CHECKSUM). UDP-Lite the same way with its own header (the coverage
+ * field 0: the whole datagram), whose checksum is mandatory: computed here
+ * for IPv4.
  */
 #define LOG_PREFIX "files: "
 
@@ -27,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <linux/sock_diag.h>
 #include <unistd.h>
 
 #include "files-int.h"
@@ -281,9 +284,9 @@ static int dgram_dst(int sk, int fam, struct sockaddr_storage *dst, socklen_t *l
  * (CAP_NET_ADMIN), so an address of another machine is taken too; a packet
  * from it to a local address is delivered like one from loopback.
  */
-static int raw_from(const struct sockaddr_storage *src, socklen_t slen)
+static int raw_from(const struct sockaddr_storage *src, socklen_t slen, int proto)
 {
-	int fd = socket(src->ss_family, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_UDP);
+	int fd = socket(src->ss_family, SOCK_RAW | SOCK_CLOEXEC, proto);
 	int off = offsetof(struct udphdr, check), on = 1;
 	bool v6 = src->ss_family == AF_INET6;
 
@@ -301,7 +304,28 @@ static int raw_from(const struct sockaddr_storage *src, socklen_t slen)
 	return fd;
 }
 
-static int send_one(int sk, const UdpDgramEntry *d, uint8_t *pkt)
+/* The internet checksum of a UDP-Lite datagram over IPv4, all of it covered. */
+static uint16_t udplite_csum4(const struct sockaddr_in *src, const struct sockaddr_in *dst,
+			      const uint8_t *pkt, size_t len)
+{
+	const uint8_t *s = (const uint8_t *)&src->sin_addr, *d = (const uint8_t *)&dst->sin_addr;
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < 4; i += 2)
+		sum += (uint32_t)(s[i] << 8 | s[i + 1]) + (uint32_t)(d[i] << 8 | d[i + 1]);
+	sum += IPPROTO_UDPLITE + len;
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)(pkt[i] << 8 | pkt[i + 1]);
+	if (len & 1)
+		sum += (uint32_t)pkt[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	return htons(sum ? (uint16_t)sum : 0xffff);
+}
+
+static int send_one(int sk, int proto, const UdpDgramEntry *d, uint8_t *pkt)
 {
 	struct sockaddr_storage src, dst;
 	socklen_t slen, dlen;
@@ -317,15 +341,19 @@ static int send_one(int sk, const UdpDgramEntry *d, uint8_t *pkt)
 	err = dgram_dst(sk, src.ss_family, &dst, &dlen);
 	if (err)
 		return err;
-	raw = raw_from(&src, slen);
+	raw = raw_from(&src, slen, proto);
 	if (raw < 0)
 		return raw;
 	h->source = htons((uint16_t)d->from_port);
 	h->dest = src.ss_family == AF_INET ? ((struct sockaddr_in *)&dst)->sin_port
 					   : ((struct sockaddr_in6 *)&dst)->sin6_port;
-	h->len = htons((uint16_t)len);
+	/* UDP-Lite: the checksum coverage in place of the length, 0 for all */
+	h->len = proto == IPPROTO_UDPLITE ? 0 : htons((uint16_t)len);
 	h->check = 0;
 	memcpy(pkt + sizeof(*h), d->data.data, d->data.len);
+	if (proto == IPPROTO_UDPLITE && src.ss_family == AF_INET)
+		h->check = udplite_csum4((struct sockaddr_in *)&src, (struct sockaddr_in *)&dst,
+					 pkt, len);
 	/* a raw socket takes no port: the destination's is in our header */
 	if (src.ss_family == AF_INET)
 		((struct sockaddr_in *)&dst)->sin_port = 0;
@@ -336,30 +364,27 @@ static int send_one(int sk, const UdpDgramEntry *d, uint8_t *pkt)
 	return 0;
 }
 
-/* How many datagrams @sk holds now (SO_PEEK_OFF is off again after). */
-static unsigned int count_queued(int sk)
+/*
+ * The memory @sk's receive queue holds (SO_MEMINFO): it grows with each
+ * datagram queued, one of no bytes too. Not a peek: a datagram of no bytes
+ * once peeked is skipped by every later peek at an offset, the next dump's.
+ */
+static int rmem_of(int sk, uint32_t *ret)
 {
-	unsigned int n = 0;
-	int off = 0, none = -1;
-	char c;
+	uint32_t mem[SK_MEMINFO_VARS];
+	socklen_t len = sizeof(mem);
 
-	while (n < 1000000 && !setsockopt(sk, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off))) {
-		ssize_t r = recv(sk, &c, 1, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
-
-		if (r < 0)
-			break;
-		n++;
-		off += (int)r;
-	}
-	setsockopt(sk, SOL_SOCKET, SO_PEEK_OFF, &none, sizeof(none));
-	return n;
+	if (getsockopt(sk, SOL_SOCKET, SO_MEMINFO, mem, &len))
+		return neg_errno();
+	*ret = mem[SK_MEMINFO_RMEM_ALLOC];
+	return 0;
 }
 
 int udp_refill(int sk, const InetSkEntry *e, uint32_t id)
 {
 	char ends[INET_ENDS_STRLEN];
 	_cleanup_free_ uint8_t *pkt = malloc(65536);
-	unsigned int got;
+	uint32_t before, after;
 	size_t i;
 	int err;
 
@@ -367,19 +392,23 @@ int udp_refill(int sk, const InetSkEntry *e, uint32_t id)
 		return -ENOMEM;
 	inet_entry_ends(e, ends, sizeof(ends));
 	for (i = 0; i < e->n_dgrams; i++) {
-		err = send_one(sk, e->dgrams[i], pkt);
+		err = rmem_of(sk, &before);
+		if (!err)
+			err = send_one(sk, (int)e->proto, e->dgrams[i], pkt);
+		/* loopback delivers before sendto() returns; a full buffer would drop it */
+		if (!err)
+			err = rmem_of(sk, &after);
+		if (!err && after <= before) {
+			pr_err("file %u: %s socket %s did not take its datagram %zu back (its "
+			       "queue holds %u bytes)\n",
+			       id, inet_kind_name((int)e->type, (int)e->proto), ends, i, before);
+			return -EIO;
+		}
 		if (err) {
-			pr_errno(err, "file %u: cannot give UDP socket %s its datagram %zu back",
-				 id, ends, i);
+			pr_errno(err, "file %u: cannot give %s socket %s its datagram %zu back", id,
+				 inet_kind_name((int)e->type, (int)e->proto), ends, i);
 			return err;
 		}
-	}
-	/* loopback delivers before sendto() returns; a full buffer would have dropped some */
-	got = count_queued(sk);
-	if (got != e->n_dgrams) {
-		pr_err("file %u: UDP socket %s holds %u datagrams, %zu were queued at the dump\n",
-		       id, ends, got, e->n_dgrams);
-		return -EIO;
 	}
 	pr_debug("file %u: UDP %s: %zu datagrams queued again\n", id, ends, e->n_dgrams);
 	return 0;

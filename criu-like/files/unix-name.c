@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "restore.h"
 #include "unix.h"
 #include "util.h"
 
@@ -220,10 +221,13 @@ static int usk_enter_dir(const UnixSkEntry *e, uint32_t id, int *saved)
 	}
 	memcpy(dir, e->name_dir.data, e->name_dir.len);
 	dir[e->name_dir.len] = '\0';
+	/* a process sharing this cwd (CLONE_FS) must not move it under us */
+	rst_fs_lock();
 	*saved = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (*saved < 0 || chdir(dir)) {
 		int err = neg_errno();
 
+		rst_fs_unlock();
 		pr_perror("file %u: cannot enter %s, where its relative name was bound", id, dir);
 		if (*saved >= 0)
 			close(*saved);
@@ -240,6 +244,7 @@ static void usk_leave_dir(int saved)
 	if (fchdir(saved))
 		pr_perror("cannot go back to the directory of criu-like");
 	close(saved);
+	rst_fs_unlock();
 }
 
 /*

@@ -21,6 +21,9 @@
 #include "ipc.pb-c.h"
 #include "tmpfs.pb-c.h"
 #include "netns.pb-c.h"
+#include "cgroup.pb-c.h"
+#include "nfrules.pb-c.h"
+#include "conntrack.pb-c.h"
 
 /*
  * Zero when the protobuf-c C type @T and the descriptor prefix @t belong to
@@ -95,6 +98,11 @@ static const struct cr_img_desc img_descs[CR_IMG_NR] = {
 	IMG_RECORDS(CR_IMG_NETNS, "netns", "netns-%u.img", 0x5E2A91C7, NetnsEntry, netns_entry),
 	IMG_RECORDS(CR_IMG_USERNS, "userns", "userns-%u.img", 0x4B7D20E3, UsernsEntry,
 		    userns_entry),
+	IMG_RECORDS(CR_IMG_CGROUP, "cgroup", "cgroup.img", 0x59A3C0E2, CgroupEntry, cgroup_entry),
+	IMG_RECORDS(CR_IMG_NFRULES, "nfrules", "nfrules-%u.img", 0x3D9F6A21, NfRulesEntry,
+		    nf_rules_entry),
+	IMG_RECORDS(CR_IMG_CONNTRACK, "conntrack", "conntrack-%u.img", 0x8C51E7B4, ConntrackTable,
+		    conntrack_table),
 };
 
 const struct cr_img_desc *img_desc(enum cr_img_kind kind)

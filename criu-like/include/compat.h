@@ -366,6 +366,7 @@ struct procmap_query {
 #define PM_PFN_MASK ((1ULL << 55) - 1)
 #define PM_SOFT_DIRTY (1ULL << 55) /* 3.11, needs CONFIG_MEM_SOFT_DIRTY */
 #define PM_MMAP_EXCLUSIVE (1ULL << 56) /* 4.2 */
+#define PM_GUARD_REGION (1ULL << 58) /* 6.14: a page of a MADV_GUARD_INSTALL region */
 #define PM_UFFD_WP (1ULL << 57) /* 5.12 */
 #define PM_FILE (1ULL << 61)
 #define PM_SWAP (1ULL << 62)
@@ -405,5 +406,27 @@ struct cr_pidfd_info {
 #ifndef PIDFD_INFO_EXIT
 #define PIDFD_INFO_EXIT (1UL << 3)
 #endif
+
+/* Linux 2.6.20: UDP-Lite's socket options (kernel include/net/udplite.h, not in glibc's headers) */
+#ifndef SOL_UDPLITE
+#define SOL_UDPLITE 136
+#endif
+#ifndef UDPLITE_SEND_CSCOV
+#define UDPLITE_SEND_CSCOV 10
+#define UDPLITE_RECV_CSCOV 11
+#endif
+/* uapi linux/icmp.h: a raw ICMP socket's type filter (its header clashes with netinet's) */
+#ifndef ICMP_FILTER
+#define ICMP_FILTER 1
+#endif
+
+/* Linux 6.13: guard regions, pages that fault with SIGSEGV (uapi asm-generic/mman-common.h) */
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#define MADV_GUARD_REMOVE 103
+#endif
+
+/* The kernel's O_LARGEFILE in f_flags (fdinfo "flags:"): glibc defines it as 0 on 64-bit */
+#define CR_O_LARGEFILE_KERNEL 0100000
 
 #endif

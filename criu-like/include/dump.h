@@ -22,6 +22,7 @@
 #include "options.h"
 #include "proc-parse.h"
 #include "seize.h"
+#include "util.h"
 #include "track.h"
 
 struct parasite_ctl;
@@ -86,6 +87,7 @@ struct dump_ctx {
 	struct ps_conn *ps; /* --page-server: pagemaps and pages go there (page-server.h) */
 	bool resumed; /* --snapshot: the tree runs again, ctx->tree is a shadow (dump.c) */
 	struct snapshot *snap; /* --snapshot: the pages copied once the tree runs (snapshot.h) */
+	struct kcmp_set fs_owners; /* fs.c: tasks whose fs context is not their parent's */
 };
 
 /* core.c: core-PID.img (threads and task state), creds-PID.img. */

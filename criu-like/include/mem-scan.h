@@ -44,6 +44,16 @@ const char *mem_policy_name(enum mem_policy p);
 /* A SysV shm attach ("/SYSV<key> (deleted)", shared): its inode number is the segment id. */
 bool vma_is_sysv(const struct vma_entry *v);
 
+/* PAGEMAP_SCAN tells the pages of guard regions (PAGE_IS_GUARD, 6.14): probed once. */
+bool mem_scan_knows_guards(void);
+/*
+ * The guard regions (MADV_GUARD_INSTALL) in [@start, @end) of the task whose
+ * pagemap is @pagemap_fd: start, end pairs in *@ret (malloc'ed, *@nr values).
+ * None when the kernel cannot tell them.
+ */
+int mem_scan_guards(int pagemap_fd, unsigned long start, unsigned long end, uint64_t **ret,
+		    size_t *nr);
+
 /*
  * The policy of one VMA of task @pid. Returns 0 and sets *ret, or
  * -EOPNOTSUPP (logged with the pid, the range and the reason) for what cannot

@@ -183,6 +183,14 @@ pid_t pidns_host_tid(int proc_fd, pid_t host_pid, pid_t vtid);
 int ns_net_tree_fd(void);
 void ns_net_reset(void);
 /*
+ * At restore, every file of the tree open: the tun/tap devices of its
+ * namespace made persistent only for the restore are not any more (one no
+ * file of the tree holds goes). 0 or -errno (logged).
+ */
+int net_tun_settle(void);
+/* The owner and group (-1: none) of tun device @name of this thread's namespace: 0 or -errno. */
+int net_tun_owner(const char *name, long *owner, long *group);
+/*
  * The end of a dump: the tree's network namespace let go and, when the tree
  * was @killed, its veths' outside ends waited for until the kernel has
  * destroyed the namespace (a restore right after finds their names free).

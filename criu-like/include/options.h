@@ -58,7 +58,10 @@ struct cr_options {
 	const char *network_lock; /* --network-lock nftables|iptables|skip */
 	bool no_packet_hold; /* --no-packet-hold: the lock drops instead of holding (nfq-hold.h) */
 	const char *freeze_cgroup; /* --freeze-cgroup */
-	const char *manage_cgroups; /* --manage-cgroups[=MODE] */
+	const char *manage_cgroups; /* --manage-cgroups[=MODE]; NULL: soft (cgroup.h) */
+	const char **cgroup_roots; /* --cgroup-root [CONTROLLER:]/PATH, NULL-terminated */
+	int n_cgroup_roots;
+	const char *cgroup_yard; /* --cgroup-yard DIR: the hierarchies mounted there */
 	bool check_all; /* check --all */
 	bool json; /* check --json */
 	const char *output; /* decode/encode: -O/--output file */

@@ -181,6 +181,7 @@ enum fdinfo_kind {
 	FDINFO_FANOTIFY,
 	FDINFO_TIMERFD,
 	FDINFO_PIDFD,
+	FDINFO_TUN, /* /dev/net/tun: "iff:" */
 };
 
 struct fdinfo_epoll_tfd {
@@ -232,6 +233,7 @@ struct fdinfo_fanotify_mark {
 struct fdinfo_lock {
 	char line[160]; /* kept verbatim, without "lock:\t" and '\n' */
 	char lclass[8]; /* POSIX, OFDLCK, FLOCK, ACCESS, LEASE, DELEG */
+	char sub[12]; /* ADVISORY; a lease: ACTIVE, BREAKING, BREAKER */
 	char type[8]; /* READ, WRITE, UNLCK */
 	pid_t pid; /* -1 for OFD locks (no owner task) */
 	unsigned int dev_major, dev_minor;
@@ -271,6 +273,10 @@ struct fdinfo {
 		struct {
 			unsigned int flags, event_flags; /* fanotify header */
 		} fanotify;
+		struct {
+			/* the device the fd is a queue of; "" when detached or never attached */
+			char iff[16];
+		} tun;
 	};
 	/* epoll targets or inotify watches; malloc'ed arrays */
 	unsigned int n_tfd;

@@ -75,5 +75,7 @@ void rst_files_fini(struct restore_ctx *ctx);
 int rst_fs_restore(struct restore_ctx *ctx, struct rst_task *t);
 /* task/fs.c: in task @t, the last step before its restorer: chroot() to its root. */
 int rst_fs_chroot(struct rst_task *t);
+/* fs.c: @t shares its parent's fs context (cloned with CLONE_FS) */
+bool rst_fs_shared_with_parent(const struct rst_task *t);
 
 #endif

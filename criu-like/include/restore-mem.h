@@ -168,10 +168,7 @@ int rst_sysv_shm_late(struct restore_ctx *ctx);
 /* At the end: a failed restore removes the segments it created. */
 void rst_sysv_shm_fini(struct rst_shmem *s);
 
-struct rst_range {
-	uint64_t start, end;
-};
-
+/* struct rst_range: restorer.h */
 /*
  * Copy-on-write sharing at restore (mem/restore-cow.c). rst_cow_plan(), in
  * the controller before the first fork: which VMAs of each task are mapped
@@ -228,7 +225,7 @@ struct rst_thread_layout {
 struct rst_layout_in {
 	uint64_t blob_size;
 	uint32_t nr_vmas, nr_runs, nr_crcs, nr_threads, nr_timers;
-	uint32_t nr_shared_pending, nr_groups, nr_close_fds;
+	uint32_t nr_shared_pending, nr_groups, nr_close_fds, nr_guards;
 	const uint32_t *thread_pending; /* [nr_threads] */
 	const uint64_t *frame_size; /* [nr_threads], arch_sigframe_size() */
 	uint64_t scratch_size; /* for the special mappings on their way */
@@ -237,7 +234,7 @@ struct rst_layout_in {
 struct rst_layout {
 	uint64_t args_off; /* from the area start, page aligned */
 	uint64_t vmas_off, runs_off, crcs_off, threads_off, timers_off; /* from struct rst_args */
-	uint64_t shared_pending_off, groups_off, close_fds_off;
+	uint64_t shared_pending_off, groups_off, close_fds_off, guards_off;
 	uint64_t args_size; /* struct rst_args and its arrays */
 	struct rst_thread_layout *threads; /* [nr_threads], allocated by the caller */
 	uint64_t scratch_off; /* from the area start, page aligned */

@@ -58,8 +58,17 @@ struct rst_shared {
 	int32_t error; /* first failure, -errno; 0 while all is well */
 	int32_t failed_pid; /* the task that set error */
 	uint32_t nr_created; /* pids[] entries used, atomically incremented */
+	uint32_t fs_lock; /* 1 while a task changes its cwd (rst_fs_lock()) */
 	int32_t pids[]; /* every task created so far, to kill on failure; then the uffds */
 };
+
+/*
+ * Around a change of the cwd during the restore (the task's own at the end,
+ * a directory entered to bind a relative unix name): tasks that share one fs
+ * context (CLONE_FS) take turns. No-ops outside a restore's tasks.
+ */
+void rst_fs_lock(void);
+void rst_fs_unlock(void);
 
 struct rst_task {
 	PstreeEntry *pe; /* pid, ppid, pgid, sid, threads, state */
@@ -73,6 +82,7 @@ struct rst_task {
 
 struct rst_files; /* restore-files.c: files.img, opened descriptions */
 struct rst_shmem; /* restore-mem.c: shared anonymous memory objects */
+struct rst_cgroup; /* cgroup/cgroup-int.h */
 
 struct restore_ctx {
 	const struct cr_options *opts;
@@ -100,6 +110,8 @@ struct restore_ctx {
 	 * tree runs, kept when the restore fails (net-lock.h).
 	 */
 	struct netlock *netlock;
+	/* cgroup/: the cgroups of cgroup.img (cgroup.h), NULL when there are none to enter */
+	struct rst_cgroup *cgroup;
 	/* ns.c: the namespaces the root is created in, from their images */
 	struct ns_restore ns;
 	/* for stats-restore (image/stats.c) */

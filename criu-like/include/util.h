@@ -108,4 +108,19 @@ int parse_ulong(const char *s, unsigned long *ret);
 int mkdir_missing_parents(const char *path, unsigned int *ret_n);
 int rmdir_made_parents(const char *path, unsigned int n); /* 0 or the first -errno */
 
+/*
+ * Processes by one kernel object of theirs (kcmp(2) type KCMP_FILES, KCMP_FS,
+ * ...), kept in the order kcmp() gives and searched by bisection.
+ */
+struct kcmp_set {
+	int type;
+	pid_t *pids;
+	unsigned int nr, cap;
+};
+
+/* @pid added to @s, or, when a process of @s has the same object, 0 with *@same set. */
+int kcmp_set_add(struct kcmp_set *s, pid_t pid, pid_t *same);
+/* kcmp(2) of one object of two processes: 0 same, 1 or 2 ordered, -errno */
+int kcmp_pids(pid_t a, pid_t b, int type);
+
 #endif

@@ -427,7 +427,7 @@ out:
 
 static bool entry_wanted(const struct scan_ctx *c, uint64_t e, enum mem_policy policy)
 {
-	if (!(e & (PM_PRESENT | PM_SWAP)))
+	if (!(e & (PM_PRESENT | PM_SWAP)) || (e & PM_GUARD_REGION))
 		return false;
 	/* Bit 61: a page cache page (file or shmem), not a COWed anonymous copy. */
 	if (policy == MEM_SAVE_COW && (e & PM_FILE))
@@ -487,6 +487,78 @@ static int grow_vec(struct scan_ctx *c)
 	return 0;
 }
 
+/*
+ * Whether PAGEMAP_SCAN knows PAGE_IS_GUARD (6.14), probed once on our own
+ * pagemap: a page of a guard region (MADV_GUARD_INSTALL) is a page table
+ * marker that the scan would report as swapped, and reading it faults.
+ */
+bool mem_scan_knows_guards(void)
+{
+	static int known = -1;
+	struct pm_scan_arg a = { .size = sizeof(a) };
+	struct page_region r[2] = { 0 };
+	char *p;
+	int fd;
+
+	if (known >= 0)
+		return known;
+	known = 0;
+	p = mmap(NULL, 2 * PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (p != MAP_FAILED && fd >= 0 && !madvise(p + PAGE_SIZE, PAGE_SIZE, MADV_GUARD_INSTALL)) {
+		a.start = (uintptr_t)p;
+		a.end = (uintptr_t)p + 2 * PAGE_SIZE;
+		a.vec = (uintptr_t)r;
+		a.vec_len = 2;
+		a.category_mask = a.return_mask = PAGE_IS_GUARD;
+		known = ioctl(fd, PAGEMAP_SCAN, &a) == 1 && r[0].start == a.start + PAGE_SIZE;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (p != MAP_FAILED)
+		munmap(p, 2 * PAGE_SIZE);
+	pr_debug("PAGEMAP_SCAN %s guard regions\n", known ? "finds" : "does not find");
+	return known;
+}
+
+int mem_scan_guards(int pagemap_fd, unsigned long start, unsigned long end, uint64_t **ret,
+		    size_t *nr)
+{
+	struct pm_scan_arg a = { .size = sizeof(a), .start = start, .end = end };
+	struct page_region r[64];
+	size_t cap = 0;
+
+	*ret = NULL;
+	*nr = 0;
+	if (!mem_scan_knows_guards())
+		return 0;
+	a.vec = (uintptr_t)r;
+	a.vec_len = ARRAY_SIZE(r);
+	a.category_mask = a.return_mask = PAGE_IS_GUARD;
+	while (a.start < end) {
+		long n = ioctl(pagemap_fd, PAGEMAP_SCAN, &a);
+
+		if (n < 0)
+			return neg_errno();
+		for (long i = 0; i < n; i++) {
+			if (*nr + 2 > cap) {
+				uint64_t *g = reallocarray(*ret, cap ? cap * 2 : 8, sizeof(*g));
+
+				if (!g)
+					return -ENOMEM;
+				*ret = g;
+				cap = cap ? cap * 2 : 8;
+			}
+			(*ret)[(*nr)++] = r[i].start;
+			(*ret)[(*nr)++] = r[i].end;
+		}
+		if (a.walk_end <= a.start || a.walk_end > end)
+			return -EIO;
+		a.start = a.walk_end;
+	}
+	return 0;
+}
+
 static void scan_arg_init(struct pm_scan_arg *a, unsigned long start, unsigned long end,
 			  enum mem_policy policy, bool written)
 {
@@ -500,6 +572,11 @@ static void scan_arg_init(struct pm_scan_arg *a, unsigned long start, unsigned l
 		.category_mask = PAGE_IS_PFNZERO,
 		.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
 	};
+	/* never a page of a guard region: a marker, no data, and reading it faults */
+	if (mem_scan_knows_guards()) {
+		a->category_inverted |= PAGE_IS_GUARD;
+		a->category_mask |= PAGE_IS_GUARD;
+	}
 	/* Private file mapping: only pages that are not page cache, i.e. COWed copies. */
 	if (policy == MEM_SAVE_COW) {
 		a->category_inverted |= PAGE_IS_FILE;

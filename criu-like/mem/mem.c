@@ -161,6 +161,63 @@ static int vma_kind(pid_t pid, const struct vma_entry *v, VmaKind *ret)
 	return -EOPNOTSUPP;
 }
 
+/*
+ * The guard regions of @v into e->guards (malloc'ed): its part of @all (@nr
+ * values, start, end pairs, by address), from *@k on, where a VMA can hold
+ * them. A region reported across two VMAs is cut at their border.
+ */
+static int fill_guards(const uint64_t *all, size_t nr, size_t *k, const struct vma_entry *v,
+		       enum mem_policy policy, VmaEntry *e)
+{
+	size_t i, n = 0;
+
+	while (*k + 1 < nr && all[*k + 1] <= v->start)
+		*k += 2;
+	for (i = *k; i + 1 < nr && all[i] < v->end; i += 2)
+		n += 2;
+	if (!n || policy == MEM_SKIP_RECREATED || policy == MEM_SKIP_IO || policy == MEM_SKIP_SYSV)
+		return 0;
+	e->guards = calloc(n, sizeof(*e->guards));
+	if (!e->guards)
+		return -ENOMEM;
+	for (i = *k; i + 1 < nr && all[i] < v->end; i += 2) {
+		e->guards[e->n_guards++] = max(all[i], (uint64_t)v->start);
+		e->guards[e->n_guards++] = min(all[i + 1], (uint64_t)v->end);
+	}
+	return 0;
+}
+
+/* Every guard region of the task (one PAGEMAP_SCAN walk over its VMAs), when the kernel tells. */
+static int task_guards(const struct dump_task *dt, uint64_t **all, size_t *nr)
+{
+	pid_t pid = dt->t->pid;
+	_cleanup_close_ int fd = -1;
+	unsigned int last;
+	char path[64];
+	int err;
+
+	*all = NULL;
+	*nr = 0;
+	if (!dt->vmas.nr || !mem_scan_knows_guards())
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("pid %d: open %s", pid, path);
+		return neg_errno();
+	}
+	/* not up to [vsyscall], above the user address space, which the scan refuses */
+	last = dt->vmas.nr - 1;
+	while (last && dt->plan.policy[last] == MEM_SKIP_RECREATED)
+		last--;
+	err = mem_scan_guards(fd, dt->vmas.vmas[0].start, dt->vmas.vmas[last].end, all, nr);
+	if (err)
+		pr_errno(err, "pid %d: cannot find its guard regions", pid);
+	else if (*nr)
+		pr_debug("pid %d: %zu guard regions\n", pid, *nr / 2);
+	return err;
+}
+
 static int fill_vma(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v,
 		    enum mem_policy policy, VmaEntry *e)
 {
@@ -241,6 +298,8 @@ static int write_mm(struct dump_ctx *ctx, struct dump_task *dt)
 	_cleanup_free_ uint64_t *auxv = NULL;
 	_cleanup_free_ VmaEntry *e = calloc(dt->vmas.nr + 1, sizeof(*e));
 	_cleanup_free_ VmaEntry **ep = calloc(dt->vmas.nr + 1, sizeof(*ep));
+	_cleanup_free_ uint64_t *guards = NULL;
+	size_t nr_guards = 0, k = 0;
 	unsigned int i;
 	int err;
 
@@ -250,18 +309,25 @@ static int write_mm(struct dump_ctx *ctx, struct dump_task *dt)
 	err = read_auxv(pid, &auxv, &mm.n_auxv);
 	if (!err)
 		err = dump_exe(ctx, pid, &mm);
+	if (!err)
+		err = task_guards(dt, &guards, &nr_guards);
 	for (i = 0; !err && i < dt->vmas.nr; i++) {
 		err = fill_vma(ctx, pid, &dt->vmas.vmas[i], dt->plan.policy[i], &e[i]);
+		if (!err)
+			err = fill_guards(guards, nr_guards, &k, &dt->vmas.vmas[i],
+					  dt->plan.policy[i], &e[i]);
 		ep[i] = &e[i];
 	}
-	if (err)
-		return err;
-	mm.auxv = auxv;
-	mm.n_vmas = dt->vmas.nr;
-	mm.vmas = ep;
-	err = img_write_one(ctx->dirfd, CR_IMG_MM, (uint32_t)pidns_vpid(pid), &mm.base);
-	if (err)
-		pr_err("pid %d: cannot write mm-%d.img: %s\n", pid, pid, strerror(-err));
+	if (!err) {
+		mm.auxv = auxv;
+		mm.n_vmas = dt->vmas.nr;
+		mm.vmas = ep;
+		err = img_write_one(ctx->dirfd, CR_IMG_MM, (uint32_t)pidns_vpid(pid), &mm.base);
+		if (err)
+			pr_err("pid %d: cannot write mm-%d.img: %s\n", pid, pid, strerror(-err));
+	}
+	for (i = 0; i < dt->vmas.nr; i++)
+		free(e[i].guards);
 	return err;
 }
 

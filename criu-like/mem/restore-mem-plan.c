@@ -281,6 +281,7 @@ int rst_layout_compute(const struct rst_layout_in *in, struct rst_layout *out)
 		      &out->shared_pending_off);
 	ok &= lay_add(&pos, in->nr_groups, sizeof(uint32_t), 8, &out->groups_off);
 	ok &= lay_add(&pos, in->nr_close_fds, sizeof(int32_t), 8, &out->close_fds_off);
+	ok &= lay_add(&pos, in->nr_guards, sizeof(struct rst_range), 8, &out->guards_off);
 	for (i = 0; ok && i < in->nr_threads; i++)
 		ok &= lay_add(&pos, in->thread_pending[i], sizeof(struct rst_siginfo), 8,
 			      &out->threads[i].pending_off);

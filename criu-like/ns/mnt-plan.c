@@ -11,7 +11,9 @@
  *     (major:minor) whose root holds its root (a bind mount of a directory or
  *     a file of the container, or a second proc of the same pid namespace);
  *   - a new filesystem of a type criu-like creates (proc, sysfs, devpts,
- *     mqueue, cgroup2, tmpfs, overlay, devtmpfs), when its whole root is mounted.
+ *     mqueue, cgroup, cgroup2, tmpfs, overlay, devtmpfs), when its whole root
+ *     is mounted, or for cgroup and cgroup2, one cgroup of it (a container's
+ *     cgroup namespace's root): made again, then cut to that cgroup.
  *
  * Anything else (a directory of the host bound in, a block device, autofs,
  * fuse, nfs...) is refused naming the mount point and its type.
@@ -29,13 +31,18 @@
 #include "util.h"
 
 static const char *const new_types[] = {
-	"proc", "sysfs", "devpts", "mqueue", "cgroup2", "tmpfs", "overlay", "devtmpfs",
+	"proc", "sysfs", "devpts", "mqueue", "cgroup", "cgroup2", "tmpfs", "overlay", "devtmpfs",
 };
 
 /* Filesystems refused by name: their state is elsewhere (a daemon, a server). */
 static const char *const refused_types[] = {
-	"autofs", "fuse", "fuseblk", "nfs", "nfs4", "cifs", "smb3", "9p", "ceph", "cgroup",
+	"autofs", "fuse", "fuseblk", "nfs", "nfs4", "cifs", "smb3", "9p", "ceph",
 };
+
+bool mnt_fstype_cgroup(const char *fstype)
+{
+	return !strcmp(fstype, "cgroup") || !strcmp(fstype, "cgroup2");
+}
 
 bool mnt_fstype_new(const char *fstype)
 {
@@ -227,7 +234,12 @@ int mnt_plan(pid_t pid, const struct mount_list *ml, const char *const *ext, siz
 			plan[i].bind_of = src;
 			continue;
 		}
-		if (mnt_fstype_new(m->fstype) && !strcmp(m->root, "/")) {
+		/*
+		 * a cgroup mount of one of its cgroups (a container's, in a cgroup
+		 * namespace): mounted again and cut to that cgroup (cgroup/)
+		 */
+		if (mnt_fstype_new(m->fstype) &&
+		    (!strcmp(m->root, "/") || mnt_fstype_cgroup(m->fstype))) {
 			plan[i].how = MNT_HOW__MNT_NEW;
 			continue;
 		}

@@ -42,6 +42,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "image.h"
 #include "kind.h"
 #include "log.h"
@@ -477,6 +478,28 @@ static int new_fs_config(int fs, const MntEntry *e, char *opts)
 	return 0;
 }
 
+/*
+ * A cgroup mount whose root is one cgroup (a container's in its cgroup
+ * namespace): the hierarchy @mfd cut to that cgroup, where the restore put
+ * it (cgroup/ made it before the builder runs).
+ */
+static int cgroup_subtree(const MntEntry *e, int mfd)
+{
+	char root[PATH_MAX];
+	int fd = -1,
+	    err = cgroup_mount_root(e->fstype, e->super_options, e->root, root, sizeof(root));
+
+	if (!err) {
+		fd = open_tree(mfd, root + 1, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		err = fd < 0 ? neg_errno() : 0;
+		if (err)
+			pr_errno(err, "mount %s: cgroup %s of its %s filesystem", e->mountpoint,
+				 root, e->fstype);
+	}
+	close(mfd);
+	return err ? err : fd;
+}
+
 /* A new filesystem for @e, detached: fsopen(), its superblock options, fsmount(). */
 static int new_fs(const MntEntry *e)
 {
@@ -503,6 +526,8 @@ static int new_fs(const MntEntry *e)
 	mfd = fsmount(fs, FSMOUNT_CLOEXEC, 0);
 	if (mfd < 0)
 		pr_perror("mount %s: fsmount(%s)", e->mountpoint, e->fstype);
+	if (mfd >= 0 && mnt_fstype_cgroup(e->fstype) && strcmp(e->root, "/"))
+		return cgroup_subtree(e, mfd);
 	return mfd < 0 ? neg_errno() : mfd;
 }
 

@@ -39,6 +39,8 @@ int mnt_external_split(const char *arg, const char **key, size_t *klen, const ch
 
 /* Whether criu-like creates a new filesystem of type @fstype at restore (proc, tmpfs...). */
 bool mnt_fstype_new(const char *fstype);
+/* cgroup or cgroup2: mounted again whatever cgroup is its root (cgroup/) */
+bool mnt_fstype_cgroup(const char *fstype);
 
 /* Whether @path is @prefix or below it ("/a" holds "/a" and "/a/b", not "/ab"). */
 bool mnt_path_under(const char *path, const char *prefix);

@@ -7,19 +7,21 @@
  * (lo, dummy, veth; any other kind is refused by name), every address,
  * route and policy rule as the kernel's own messages, and the net sysctls
  * that matter. A veth's peer is looked for in criu-like's namespace: its
- * name, MTU, flags and the bridge it is on are recorded. A ruleset of
- * nftables or iptables inside, or conntrack entries, are refused.
+ * name, MTU, flags and the bridge it is on are recorded. Its netfilter
+ * rules and conntrack table are dumped by netfilter.c and conntrack.c.
  *
  * Restore: the controller creates the namespace before the root exists
  * (unshare, kept by fd) and configures it from inside: links with their
  * ifindex, MTU, MAC, sysctls, flags, then addresses, routes and rules. A
  * veth's outside end (named by --external veth[IN]:OUT or --veth-pair) is
- * created in criu-like's namespace and put on its bridge. The controller
+ * created in criu-like's namespace and put on its bridge. Then its netfilter
+ * rules and conntrack entries, behind the lock. The controller
  * enters the namespace to open the tree's files (its sockets are created
  * there) and forks the root inside, which inherits it (no CLONE_NEWNET).
  *
  * The namespace is also the one where the sockets' sock_diag and the
- * network lock run: ns_net_enter_tree().
+ * network lock run: ns_net_enter_tree(). The links, kind by kind, are
+ * net-link.c's.
  */
 #define LOG_PREFIX "ns: net: "
 
@@ -30,7 +32,6 @@
 #include <linux/fib_rules.h>
 #include <linux/if_link.h>
 #include <linux/sockios.h>
-#include <linux/veth.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +48,9 @@
 #include "log.h"
 #include "net-lock.h"
 #include "nfq-hold.h"
+#include "net-link.h"
 #include "net-nl.h"
+#include "netfilter.h"
 #include "options.h"
 #include "util.h"
 
@@ -57,17 +60,6 @@
 
 static int tree_netns = -1;
 static int ns_lock_kind = -1; /* the kind of lock installed in the tree's namespace, or -1 */
-
-/*
- * The outside ends of the tree's veths, as the dump found them in criu-like's
- * namespace: once the tree is killed they go with its namespace, which the
- * kernel destroys in the background (ns_net_dump_done()).
- */
-static struct {
-	int ifindex;
-	char name[IFNAMSIZ];
-} dump_peers[16];
-static size_t n_dump_peers;
 
 static void tree_netns_set(int fd)
 {
@@ -91,7 +83,8 @@ static void dad_later_free(void);
 
 void ns_net_reset(void)
 {
-	n_dump_peers = 0;
+	net_link_peers_reset();
+	net_tun_reset();
 	tree_netns_set(-1);
 	ns_lock_kind = -1;
 	dad_later_free();
@@ -169,10 +162,12 @@ static const char ns_lock_nft[] =
 	"	chain output { type filter hook output priority -160; policy accept; "
 	"oifname != \"lo\" drop; }\n"
 	"}\n";
-static const char ns_lock_ipt[] = "*filter\n-I INPUT ! -i lo -j DROP\n-I OUTPUT ! -o lo -j DROP\n"
-				  "COMMIT\n";
-static const char ns_unlock_ipt[] = "*filter\n-D INPUT ! -i lo -j DROP\n-D OUTPUT ! -o lo -j DROP\n"
-				    "COMMIT\n";
+/* the comment tells netfilter.c they are not the container's own */
+#define NS_LOCK_IPT_RULES(op)                                                             \
+	"*filter\n" op " INPUT ! -i lo -m comment --comment criu-like-netns -j DROP\n" op \
+	" OUTPUT ! -o lo -m comment --comment criu-like-netns -j DROP\nCOMMIT\n"
+static const char ns_lock_ipt[] = NS_LOCK_IPT_RULES("-I");
+static const char ns_unlock_ipt[] = NS_LOCK_IPT_RULES("-D");
 
 static bool ns_lock_skipped; /* a pre-dump: ns_net_lock_skip() */
 
@@ -264,9 +259,6 @@ void ns_net_unlock_here(void)
 }
 
 /* ---- what is read from a namespace ------------------------------------------------------- */
-
-/* The flags given back at restore (ifi_change): the others are the kernel's to set. */
-#define LINK_FLAGS (IFF_UP | IFF_NOARP | IFF_PROMISC | IFF_ALLMULTI | IFF_MULTICAST | IFF_DEBUG)
 
 /* Under /proc/sys/net/: for the namespace, then for "all", "default" and each link. */
 static const char *const sysctls_global[] = {
@@ -377,114 +369,6 @@ static int read_conf(struct net_read *r, const char *dev)
 	return err;
 }
 
-/* The name and kind of a link message, NULL kind for none (lo, a fallback tunnel...). */
-static void link_info(const struct nlmsghdr *n, struct rtattr **tb, const char **name,
-		      const char **kind)
-{
-	struct rtattr *li[IFLA_INFO_MAX + 1];
-
-	nl_parse(n, sizeof(struct ifinfomsg), tb, IFLA_MAX);
-	*name = tb[IFLA_IFNAME] ? RTA_DATA(tb[IFLA_IFNAME]) : "?";
-	*kind = NULL;
-	if (tb[IFLA_LINKINFO]) {
-		nl_parse_nested(tb[IFLA_LINKINFO], li, IFLA_INFO_MAX);
-		if (li[IFLA_INFO_KIND])
-			*kind = RTA_DATA(li[IFLA_INFO_KIND]);
-	}
-}
-
-static uint32_t attr_u32(const struct rtattr *a, uint32_t def)
-{
-	return a && RTA_PAYLOAD(a) >= sizeof(uint32_t) ? *(const uint32_t *)RTA_DATA(a) : def;
-}
-
-/*
- * The first line of `nft list ruleset` @out that holds state (a rule, a set,
- * a map, a chain whose policy drops...), cut in place; NULL when there are
- * only empty tables and chains that accept (what iptables-nft leaves).
- */
-static const char *nft_state(char *out)
-{
-	char *line, *next;
-
-	for (line = out; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = 0;
-		while (*line == ' ' || *line == '\t')
-			line++;
-		if (!*line || !strcmp(line, "}") || !strncmp(line, "table ", 6) ||
-		    !strncmp(line, "chain ", 6) ||
-		    ((!strncmp(line, "type ", 5) || !strncmp(line, "policy ", 7)) &&
-		     !strstr(line, "policy drop")))
-			continue;
-		return line;
-	}
-	return NULL;
-}
-
-/* A table of nftables or iptables with rules, or conntrack entries: refused. */
-static int check_netfilter(pid_t pid)
-{
-	const char *const ipt[][2] = { { "ip_tables_names", "iptables-legacy-save" },
-				       { "ip6_tables_names", "ip6tables-legacy-save" } };
-	_cleanup_free_ char *out = NULL;
-	char buf[256];
-	size_t i;
-	int fd;
-
-	if (!nft_exec(NULL, "list ruleset", &out, true) && out) {
-		const char *what = nft_state(out);
-
-		if (what) {
-			pr_err("pid %d: its network namespace has an nftables ruleset (%s): "
-			       "nftables rules are not dumped yet\n",
-			       pid, what);
-			return -EOPNOTSUPP;
-		}
-	}
-	for (i = 0; i < ARRAY_SIZE(ipt); i++) {
-		ssize_t len;
-
-		snprintf(buf, sizeof(buf), "/proc/thread-self/net/%s", ipt[i][0]);
-		fd = open(buf, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		buf[len] = 0;
-		for (len--; len >= 0 && buf[len] == '\n'; len--)
-			buf[len] = 0;
-		free(out);
-		out = NULL;
-		{
-			const char *const argv[] = { ipt[i][1], NULL };
-
-			if (!run_tool(argv, NULL, &out, true) && out && !strstr(out, "\n-A "))
-				continue;
-		}
-		pr_err("pid %d: its network namespace has legacy %s tables (%s) with rules: "
-		       "iptables rules are not dumped yet\n",
-		       pid, i ? "ip6tables" : "iptables", buf);
-		return -EOPNOTSUPP;
-	}
-	fd = open("/proc/sys/net/netfilter/nf_conntrack_count", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t len = read(fd, buf, sizeof(buf) - 1);
-
-		close(fd);
-		if (len > 0 && (buf[len] = 0, atol(buf) > 0)) {
-			pr_err("pid %d: its network namespace has %ld conntrack entries: the "
-			       "conntrack table is not dumped yet\n",
-			       pid, atol(buf));
-			return -EOPNOTSUPP;
-		}
-	}
-	return 0;
-}
-
 /* In the tree's namespace (this thread): everything that is read there. */
 static int read_inside(pid_t pid, struct net_read *r)
 {
@@ -529,170 +413,7 @@ static int read_inside(pid_t pid, struct net_read *r)
 		pr_errno(err, "pid %d: cannot read the sysctls of its network namespace", pid);
 		return err;
 	}
-	return check_netfilter(pid);
-}
-
-/* The tunnels every new namespace gets when their module is loaded: made again by the kernel. */
-static bool fallback_tunnel(const char *name, const char *kind)
-{
-	static const char *const fb[] = { "tunl0",   "sit0",	"ip6tnl0", "gre0",    "gretap0",
-					  "erspan0", "ip6gre0", "ip_vti0", "ip6_vti0" };
-	size_t i;
-
-	for (i = 0; kind && i < ARRAY_SIZE(fb); i++)
-		if (!strcmp(name, fb[i]))
-			return true;
-	return false;
-}
-
-/* The veth of criu-like's namespace whose peer is @ifindex with peer index @peer, or NULL. */
-static const struct nlmsghdr *find_peer(const struct nl_buf *host, uint32_t ifindex, uint32_t peer)
-{
-	const struct nlmsghdr *n;
-	size_t off;
-
-	for (off = 0; off < host->len; off += NLMSG_ALIGN(n->nlmsg_len)) {
-		const struct ifinfomsg *ifi;
-		struct rtattr *tb[IFLA_MAX + 1];
-		const char *name, *kind;
-
-		n = (const struct nlmsghdr *)(host->data + off);
-		ifi = NLMSG_DATA(n);
-		link_info(n, tb, &name, &kind);
-		if ((uint32_t)ifi->ifi_index == peer && kind && !strcmp(kind, "veth") &&
-		    attr_u32(tb[IFLA_LINK], 0) == ifindex && tb[IFLA_LINK_NETNSID])
-			return n;
-	}
-	return NULL;
-}
-
-static const char *host_link_name(const struct nl_buf *host, uint32_t ifindex)
-{
-	const struct nlmsghdr *n;
-	size_t off;
-
-	for (off = 0; off < host->len; off += NLMSG_ALIGN(n->nlmsg_len)) {
-		struct rtattr *tb[IFLA_MAX + 1];
-		const char *name, *kind;
-
-		n = (const struct nlmsghdr *)(host->data + off);
-		link_info(n, tb, &name, &kind);
-		if ((uint32_t)((const struct ifinfomsg *)NLMSG_DATA(n))->ifi_index == ifindex)
-			return name;
-	}
-	return NULL;
-}
-
-static const char *const kind_why[][2] = {
-	{ "bridge", "a bridge inside the container" },
-	{ "macvlan", "a macvlan (its lower device is outside)" },
-	{ "macvtap", "a macvtap" },
-	{ "ipvlan", "an ipvlan" },
-	{ "tun", "a tun/tap device (its queues are files of the tree)" },
-	{ "vxlan", "a vxlan tunnel" },
-	{ "wireguard", "a wireguard tunnel" },
-	{ "bond", "a bond" },
-	{ "vlan", "a vlan" },
-};
-
-/* One link of the namespace into @e: 0, or -EOPNOTSUPP naming it. */
-static int link_fill(pid_t pid, const struct nlmsghdr *n, const struct nl_buf *host,
-		     NetLinkEntry *e, bool *skip)
-{
-	const struct ifinfomsg *ifi = NLMSG_DATA(n);
-	struct rtattr *tb[IFLA_MAX + 1];
-	const char *name, *kind;
-	size_t i;
-
-	link_info(n, tb, &name, &kind);
-	*skip = false;
-	net_link_entry__init(e);
-	e->ifindex = (uint32_t)ifi->ifi_index;
-	e->name = (char *)name;
-	e->flags = ifi->ifi_flags;
-	e->mtu = attr_u32(tb[IFLA_MTU], 0);
-	e->has_txqlen = !!tb[IFLA_TXQLEN];
-	e->txqlen = attr_u32(tb[IFLA_TXQLEN], 0);
-	if (tb[IFLA_ADDRESS]) {
-		e->has_address = true;
-		e->address.data = RTA_DATA(tb[IFLA_ADDRESS]);
-		e->address.len = RTA_PAYLOAD(tb[IFLA_ADDRESS]);
-	}
-	if (fallback_tunnel(name, kind)) {
-		pr_info("pid %d: link %s (%s) is made by the kernel in every namespace: not "
-			"dumped\n",
-			pid, name, kind);
-		*skip = true;
-		return 0;
-	}
-	if (!kind && (ifi->ifi_flags & IFF_LOOPBACK)) {
-		e->kind = NET_LINK_KIND__NET_LINK_LOOPBACK;
-		return 0;
-	}
-	if (tb[IFLA_MASTER]) {
-		pr_err("pid %d: link %s is enslaved to another link of the container (ifindex "
-		       "%u): not supported\n",
-		       pid, name, attr_u32(tb[IFLA_MASTER], 0));
-		return -EOPNOTSUPP;
-	}
-	if (kind && !strcmp(kind, "dummy")) {
-		e->kind = NET_LINK_KIND__NET_LINK_DUMMY;
-		return 0;
-	}
-	if (kind && !strcmp(kind, "veth")) {
-		const struct nlmsghdr *p;
-		uint32_t peer = attr_u32(tb[IFLA_LINK], 0);
-
-		e->kind = NET_LINK_KIND__NET_LINK_VETH;
-		if (!tb[IFLA_LINK_NETNSID]) {
-			pr_err("pid %d: link %s is a veth whose peer is inside the container too: "
-			       "not supported\n",
-			       pid, name);
-			return -EOPNOTSUPP;
-		}
-		p = find_peer(host, e->ifindex, peer);
-		e->peer_name = "";
-		if (!p) {
-			pr_warn("pid %d: the peer of veth %s is not in criu-like's network "
-				"namespace: name its outside end at restore (--external "
-				"veth[%s]:NAME)\n",
-				pid, name, name);
-		} else {
-			struct rtattr *pt[IFLA_MAX + 1];
-			const char *pname, *pkind, *master;
-
-			link_info(p, pt, &pname, &pkind);
-			e->peer_name = (char *)pname;
-			if (n_dump_peers < ARRAY_SIZE(dump_peers)) {
-				dump_peers[n_dump_peers].ifindex =
-					((const struct ifinfomsg *)NLMSG_DATA(p))->ifi_index;
-				snprintf(dump_peers[n_dump_peers].name, IFNAMSIZ, "%s", pname);
-				n_dump_peers++;
-			}
-			e->has_peer_mtu = e->has_peer_flags = true;
-			e->peer_mtu = attr_u32(pt[IFLA_MTU], 0);
-			e->peer_flags = ((const struct ifinfomsg *)NLMSG_DATA(p))->ifi_flags;
-			master = pt[IFLA_MASTER]
-					 ? host_link_name(host, attr_u32(pt[IFLA_MASTER], 0))
-					 : NULL;
-			if (master)
-				e->peer_master = (char *)master;
-			pr_info("pid %d: veth %s, its peer %s outside%s%s\n", pid, name, pname,
-				master ? " on " : "", master ? master : "");
-		}
-		return 0;
-	}
-	for (i = 0; kind && i < ARRAY_SIZE(kind_why); i++)
-		if (!strcmp(kind, kind_why[i][0]))
-			break;
-	pr_err("pid %d: link %s of its network namespace is %s%s%s: only lo, veth and dummy "
-	       "links are dumped\n",
-	       pid, name, kind && i < ARRAY_SIZE(kind_why) ? kind_why[i][1] : "of kind ",
-	       kind && i < ARRAY_SIZE(kind_why) ? ""
-	       : kind				? kind
-						: "(none)",
-	       kind && i < ARRAY_SIZE(kind_why) ? "" : "");
-	return -EOPNOTSUPP;
+	return 0;
 }
 
 /* Routes that need objects not dumped (nexthop objects) are refused; cached ones dropped. */
@@ -770,6 +491,8 @@ static int net_dump(pid_t pid, int dirfd, uint32_t id)
 		}
 		off += NLMSG_ALIGN(n->nlmsg_len);
 	}
+	if (!err)
+		err = net_links_dump_check(pid, linkp, e.n_links);
 	if (err)
 		goto out;
 	e.links = linkp;
@@ -787,11 +510,20 @@ static int net_dump(pid_t pid, int dirfd, uint32_t id)
 		"rules\n",
 		pid, e.n_links, e.n_sysctls, r.addrs.len, r.routes.len, r.rules.len);
 	err = img_write_one(dirfd, CR_IMG_NETNS, id, &e.base);
-	/* nothing refused, the tree frozen: from now on nothing reaches it from outside */
 	if (!err)
 		err = ns_net_enter_tree(&saved);
 	if (!err) {
-		err = ns_lock();
+		/*
+		 * The rules before the lock (not in them); then from now on nothing
+		 * reaches it; the conntrack table after it: no packet from outside
+		 * confirms a new entry any more. A pre-dump (the lock skipped) needs
+		 * neither: only the final dump's images are restored.
+		 */
+		err = ns_lock_skipped ? 0 : nf_rules_dump(pid, dirfd, id);
+		if (!err)
+			err = ns_lock();
+		if (!err && !ns_lock_skipped)
+			err = ct_dump(pid, dirfd, id);
 		ns_net_leave_tree(saved);
 	}
 out:
@@ -802,41 +534,11 @@ out:
 	return err;
 }
 
-#define PEERS_GONE_WAIT_MS 5000
-
-/*
- * The end of a dump. The namespace is let go; when the tree was killed, wait
- * until the kernel has destroyed it, which it does in the background once the
- * last reference goes: until then the outside ends of its veths still exist
- * in criu-like's namespace, and a restore right after the dump (a migration,
- * `dump; restore`) would find their names taken.
- */
+/* The end of a dump: the namespace is let go, and waited for when the tree was killed. */
 void ns_net_dump_done(bool killed)
 {
-	char name[IF_NAMESIZE];
-	unsigned int waited = 0;
-	size_t i = 0;
-
 	tree_netns_set(-1);
-	while (killed && i < n_dump_peers) {
-		/* gone, or the index given to another link since */
-		if (!if_indextoname((unsigned int)dump_peers[i].ifindex, name) ||
-		    strcmp(name, dump_peers[i].name)) {
-			i++;
-			continue;
-		}
-		if (waited >= PEERS_GONE_WAIT_MS) {
-			pr_warn("veth %s is still there %u ms after the tree was killed: its "
-				"network namespace is not destroyed yet\n",
-				dump_peers[i].name, waited);
-			break;
-		}
-		usleep(10000);
-		waited += 10;
-	}
-	if (waited)
-		pr_debug("the tree's veths were gone %u ms after it was killed\n", waited);
-	n_dump_peers = 0;
+	net_link_peers_wait(killed);
 }
 
 /*
@@ -870,89 +572,23 @@ struct net_restore {
 	NetnsEntry *ne; /* NULL: an empty namespace (--empty-ns net) */
 	int nsfd; /* the new namespace */
 	int host; /* criu-like's, while the controller is in the new one */
-	const char **outside; /* per link: the name of a veth's outside end */
-	const char **bridge; /* per link: the bridge to put it on, or NULL */
+	struct net_link_plan links; /* the outside names of its links */
+	NfRulesEntry *nf; /* its netfilter rules, NULL: none */
+	ConntrackTable *ct; /* its conntrack entries, NULL: none */
 };
 
 static void net_fini(void *priv);
 
-/* --external veth[IN]:OUT, or --veth-pair IN=OUT[@BRIDGE]: the outside name of veth @in. */
-static int outside_name(const char *in, const char **out, const char **bridge)
-{
-	const struct cr_options *o = ns_options();
-	size_t len = strlen(in);
-	int i;
-
-	*out = *bridge = NULL;
-	for (i = 0; o && i < o->n_external; i++) {
-		const char *x = o->external[i];
-
-		if (!strncmp(x, "veth[", 5) && !strncmp(x + 5, in, len) &&
-		    !strncmp(x + 5 + len, "]:", 2)) {
-			*out = x + 5 + len + 2;
-			return 0;
-		}
-	}
-	for (i = 0; o && i < o->n_veth_pairs; i++) {
-		const char *x = o->veth_pairs[i], *at;
-		static char names[16][2][IFNAMSIZ];
-
-		if (strncmp(x, in, len) || x[len] != '=')
-			continue;
-		at = strchr(x + len + 1, '@');
-		if (i >= 16 ||
-		    (at ? (size_t)(at - (x + len + 1)) : strlen(x + len + 1)) >= IFNAMSIZ)
-			return -EINVAL;
-		snprintf(names[i][0], IFNAMSIZ, "%.*s",
-			 at ? (int)(at - (x + len + 1)) : IFNAMSIZ - 1, x + len + 1);
-		*out = names[i][0];
-		if (at) {
-			snprintf(names[i][1], IFNAMSIZ, "%s", at + 1);
-			*bridge = names[i][1];
-		}
-		return 0;
-	}
-	return -ENOENT;
-}
-
+/* The links, and the sysctls' paths, sane: 0 or -errno (logged). */
 static int check_image(struct net_restore *nr, uint32_t id)
 {
 	const NetnsEntry *ne = nr->ne;
 	size_t i;
+	int err;
 
-	nr->outside = calloc(ne->n_links + 1, sizeof(*nr->outside));
-	nr->bridge = calloc(ne->n_links + 1, sizeof(*nr->bridge));
-	if (!nr->outside || !nr->bridge)
-		return -ENOMEM;
-	for (i = 0; i < ne->n_links; i++) {
-		const NetLinkEntry *l = ne->links[i];
-		int err;
-
-		if (!*l->name || strlen(l->name) >= IFNAMSIZ || strchr(l->name, '/') ||
-		    (l->has_address && l->address.len > 32) || !l->ifindex) {
-			pr_err("netns-%u.img: link %zu: a bad name, address or index\n", id, i);
-			return -EINVAL;
-		}
-		if (l->kind != NET_LINK_KIND__NET_LINK_VETH)
-			continue;
-		err = outside_name(l->name, &nr->outside[i], &nr->bridge[i]);
-		if (err == -EINVAL ||
-		    (!err && (!*nr->outside[i] || strlen(nr->outside[i]) >= IFNAMSIZ))) {
-			pr_err("the outside name given for veth %s is not a link name\n", l->name);
-			return -EINVAL;
-		}
-		if (err) {
-			pr_err("link %s is a veth whose outside end is not named: give --external "
-			       "veth[%s]:NAME (at the dump it was %s%s%s)\n",
-			       l->name, l->name,
-			       l->peer_name && *l->peer_name ? l->peer_name : "not visible",
-			       l->peer_master ? " on bridge " : "",
-			       l->peer_master ? l->peer_master : "");
-			return -EINVAL;
-		}
-		if (!nr->bridge[i] && l->peer_master)
-			nr->bridge[i] = l->peer_master;
-	}
+	err = net_links_check(ne, id, &nr->links);
+	if (err)
+		return err;
 	for (i = 0; i < ne->n_sysctls; i++)
 		if (strstr(ne->sysctls[i]->path, "..") || ne->sysctls[i]->path[0] == '/') {
 			pr_err("netns-%u.img: sysctl %s refused: a path going up\n", id,
@@ -960,78 +596,6 @@ static int check_image(struct net_restore *nr, uint32_t id)
 			return -EINVAL;
 		}
 	return 0;
-}
-
-static int link_set(int sk, int ifindex, unsigned int flags, unsigned int change,
-		    const NetLinkEntry *l, uint32_t master, const char *what)
-{
-	uint8_t buf[NL_REQ_SIZE];
-	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC,
-				 .ifi_index = ifindex,
-				 .ifi_flags = flags,
-				 .ifi_change = change };
-	struct nlmsghdr *n = nl_req_init(buf, RTM_NEWLINK, 0, &ifi, sizeof(ifi));
-	int err = 0;
-
-	if (l && l->mtu)
-		err = nl_put_u32(n, IFLA_MTU, l->mtu);
-	if (!err && master)
-		err = nl_put_u32(n, IFLA_MASTER, master);
-	if (!err)
-		err = rtnl_talk(sk, n);
-	if (err)
-		pr_errno(err, "cannot set %s", what);
-	return err;
-}
-
-/* A dummy or a veth (its peer in @host named @out) with the saved ifindex, name, MTU, MAC. */
-static int link_create(int sk, const NetLinkEntry *l, const char *out, int host)
-{
-	uint8_t buf[NL_REQ_SIZE];
-	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = (int)l->ifindex };
-	struct nlmsghdr *n = nl_req_init(buf, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, &ifi,
-					 sizeof(ifi));
-	struct rtattr *info, *data, *peer;
-	bool veth = l->kind == NET_LINK_KIND__NET_LINK_VETH;
-	int err;
-
-	err = nl_put_str(n, IFLA_IFNAME, l->name);
-	if (!err && l->mtu)
-		err = nl_put_u32(n, IFLA_MTU, l->mtu);
-	if (!err && l->has_txqlen)
-		err = nl_put_u32(n, IFLA_TXQLEN, l->txqlen);
-	if (!err && l->has_address)
-		err = nl_put(n, IFLA_ADDRESS, l->address.data, l->address.len);
-	info = err ? NULL : nl_nest_start(n, IFLA_LINKINFO);
-	if (!info || nl_put_str(n, IFLA_INFO_KIND, veth ? "veth" : "dummy"))
-		return -E2BIG;
-	if (veth) {
-		struct ifinfomsg pifi = { .ifi_family = AF_UNSPEC };
-
-		data = nl_nest_start(n, IFLA_INFO_DATA);
-		peer = data ? nl_nest_start(n, VETH_INFO_PEER) : NULL;
-		if (!peer || n->nlmsg_len + sizeof(pifi) > NL_REQ_SIZE)
-			return -E2BIG;
-		memcpy((uint8_t *)n + n->nlmsg_len, &pifi, sizeof(pifi));
-		n->nlmsg_len += NLMSG_ALIGN(sizeof(pifi));
-		err = nl_put_str(n, IFLA_IFNAME, out);
-		if (!err)
-			err = nl_put_u32(n, IFLA_NET_NS_FD, (uint32_t)host);
-		if (!err && l->has_peer_mtu && l->peer_mtu)
-			err = nl_put_u32(n, IFLA_MTU, l->peer_mtu);
-		if (err)
-			return err;
-		nl_nest_end(n, peer);
-		nl_nest_end(n, data);
-	}
-	nl_nest_end(n, info);
-	err = rtnl_talk(sk, n);
-	if (err && veth)
-		pr_errno(err, "cannot create veth %s (ifindex %u) with its outside end %s", l->name,
-			 l->ifindex, out);
-	else if (err)
-		pr_errno(err, "cannot create dummy link %s (ifindex %u)", l->name, l->ifindex);
-	return err;
 }
 
 static int write_sysctl(const NetSysctlEntry *s)
@@ -1186,30 +750,16 @@ static int set_accept_dad(const char *link, const char *value)
 static int configure(struct net_restore *nr, int sk, uint32_t id)
 {
 	const NetnsEntry *ne = nr->ne;
-	char img[32], what[64];
+	char img[32];
 	size_t i;
 	int err = 0;
 
 	snprintf(img, sizeof(img), "netns-%u.img", id);
-	for (i = 0; !err && i < ne->n_links; i++) {
-		const NetLinkEntry *l = ne->links[i];
-
-		if (l->kind == NET_LINK_KIND__NET_LINK_LOOPBACK) {
-			snprintf(what, sizeof(what), "the MTU of %s", l->name);
-			err = link_set(sk, (int)l->ifindex, 0, 0, l, 0, what);
-		} else {
-			err = link_create(sk, l, nr->outside[i], nr->host);
-		}
-	}
+	err = net_links_create(sk, ne, &nr->links, nr->host, nr->nsfd);
 	for (i = 0; !err && i < ne->n_sysctls; i++)
 		err = write_sysctl(ne->sysctls[i]);
-	for (i = 0; !err && i < ne->n_links; i++) {
-		const NetLinkEntry *l = ne->links[i];
-
-		snprintf(what, sizeof(what), "the flags of %s", l->name);
-		err = link_set(sk, (int)l->ifindex, l->flags & LINK_FLAGS, LINK_FLAGS, NULL, 0,
-			       what);
-	}
+	if (!err)
+		err = net_links_flags(sk, ne);
 	/*
 	 * The addresses were the container's already: no duplicate address
 	 * detection, which would leave IPv6 ones tentative (no bind) for a while.
@@ -1233,51 +783,6 @@ static int configure(struct net_restore *nr, int sk, uint32_t id)
 		err = rules_flush(sk);
 	if (!err)
 		err = replay(sk, &ne->rules, img);
-	return err;
-}
-
-/* In criu-like's namespace: the outside ends of the veths, on their bridges, up. */
-static int configure_outside(struct net_restore *nr)
-{
-	const NetnsEntry *ne = nr->ne;
-	char what[96];
-	size_t i;
-	int sk, err = 0;
-
-	sk = rtnl_open();
-	if (sk < 0)
-		return sk;
-	for (i = 0; !err && i < ne->n_links; i++) {
-		const NetLinkEntry *l = ne->links[i];
-		unsigned int idx, master = 0;
-
-		if (l->kind != NET_LINK_KIND__NET_LINK_VETH)
-			continue;
-		idx = if_nametoindex(nr->outside[i]);
-		if (nr->bridge[i]) {
-			master = if_nametoindex(nr->bridge[i]);
-			if (!master) {
-				pr_err("veth %s: the bridge %s its outside end %s was on is not "
-				       "here\n",
-				       l->name, nr->bridge[i], nr->outside[i]);
-				err = -ENOENT;
-				break;
-			}
-		}
-		if (!idx) {
-			err = -ENOENT;
-			break;
-		}
-		snprintf(what, sizeof(what), "the outside end %s of veth %s%s%s", nr->outside[i],
-			 l->name, master ? " on bridge " : "", master ? nr->bridge[i] : "");
-		err = link_set(sk, (int)idx,
-			       l->has_peer_flags ? l->peer_flags & LINK_FLAGS : IFF_UP, LINK_FLAGS,
-			       NULL, master, what);
-		if (!err)
-			pr_info("veth %s: outside end %s%s%s\n", l->name, nr->outside[i],
-				master ? " on " : "", master ? nr->bridge[i] : "");
-	}
-	close(sk);
 	return err;
 }
 
@@ -1308,6 +813,12 @@ static int make_ns(struct net_restore *nr, uint32_t id)
 		err = ns_lock();
 	if (!err && nr->ne) {
 		err = configure(nr, sk, id);
+		/* behind the lock, which stays until the tree runs: the rules, then the
+		 * entries (the rules' ct expressions turn conntrack on in the namespace) */
+		if (!err)
+			err = nf_rules_restore(nr->nf);
+		if (!err)
+			err = ct_restore(nr->ct);
 	} else if (!err) {
 		/* --empty-ns net: lo up, the rest is the setup-namespaces hook's */
 		err = link_set(sk, 1, IFF_UP, IFF_UP, NULL, 0, "lo up");
@@ -1319,7 +830,7 @@ static int make_ns(struct net_restore *nr, uint32_t id)
 		abort();
 	}
 	if (!err && nr->ne)
-		err = configure_outside(nr);
+		err = net_links_outside(nr->ne, &nr->links);
 	if (err)
 		pr_errno(err, "cannot restore the tree's network namespace");
 	return err;
@@ -1333,7 +844,7 @@ static int net_load(int dirfd, uint32_t id, void **priv)
 
 	if (!nr)
 		return -ENOMEM;
-	nr->nsfd = nr->host = -1;
+	nr->nsfd = nr->host = nr->links.host_sk = -1;
 	if (o && o->empty_ns_net) {
 		pr_info("--empty-ns net: the tree gets a new network namespace with lo only\n");
 		id = 0;
@@ -1341,6 +852,10 @@ static int net_load(int dirfd, uint32_t id, void **priv)
 		err = img_read_one(dirfd, CR_IMG_NETNS, id, (ProtobufCMessage **)&nr->ne);
 		if (!err)
 			err = check_image(nr, id);
+		if (!err)
+			err = nf_rules_load(dirfd, id, &nr->nf);
+		if (!err)
+			err = ct_load(dirfd, id, &nr->ct);
 		if (err) {
 			net_fini(nr);
 			return err;
@@ -1367,6 +882,7 @@ static int net_join(int fd, void **priv)
 
 	if (!nr)
 		return -ENOMEM;
+	nr->links.host_sk = -1;
 	nr->host = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	nr->nsfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (nr->host < 0 || nr->nsfd < 0) {
@@ -1438,8 +954,11 @@ static void net_fini(void *priv)
 		close(nr->host);
 	if (nr->ne)
 		protobuf_c_message_free_unpacked(&nr->ne->base, NULL);
-	free(nr->outside);
-	free(nr->bridge);
+	if (nr->nf)
+		protobuf_c_message_free_unpacked(&nr->nf->base, NULL);
+	if (nr->ct)
+		protobuf_c_message_free_unpacked(&nr->ct->base, NULL);
+	net_link_plan_fini(&nr->links);
 	free(nr);
 }
 

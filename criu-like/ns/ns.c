@@ -86,11 +86,14 @@ int ns_set_options(const struct cr_options *o)
 	ns_user_reset();
 	/* CRIU's other kinds (pid[], tty[], unix[], files...) are not there yet */
 	for (i = 0; o && i < o->n_external; i++)
-		if (((strncmp(o->external[i], "mnt[", 4) && strncmp(o->external[i], "veth[", 5)) ||
+		if (((strncmp(o->external[i], "mnt[", 4) && strncmp(o->external[i], "veth[", 5) &&
+		      strncmp(o->external[i], "macvlan[", 8)) ||
 		     !strstr(o->external[i], "]:")) &&
 		    !external_net_parse(o->external[i], NULL, NULL)) {
 			pr_err("--external %s: only mnt[MOUNTPOINT]:NAME (dump), mnt[NAME]:PATH, "
-			       "net[INO]:KEY (dump) and veth[INSIDE]:OUTSIDE (restore) are "
+			       "net[INO]:KEY (dump), veth[INSIDE]:OUTSIDE and "
+			       "macvlan[INSIDE]:OUTSIDE "
+			       "(restore) are "
 			       "supported\n",
 			       o->external[i]);
 			return -EOPNOTSUPP;
@@ -287,6 +290,9 @@ enum ns_kind ns_plan_differ(const struct ns_dump_plan *plan, const struct ns_ids
 			continue;
 		if (k == NS_PID_FOR_CHILDREN && plan->own[k])
 			want = task->ino[NS_PID];
+		/* cgroup namespaces, any task's: criu-like/cgroup/cgns.c */
+		if (k == NS_CGROUP)
+			continue;
 		if (plan->tool.ino[k] && task->ino[k] != want)
 			return (enum ns_kind)k;
 	}

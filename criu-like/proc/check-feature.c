@@ -30,6 +30,7 @@
 #include "cr.h"
 #include "kerndat.h"
 #include "log.h"
+#include "mem-scan.h"
 #include "util.h"
 
 #ifndef PR_TIMER_CREATE_RESTORE_IDS
@@ -134,6 +135,12 @@ static int probe_ipv6_freebind(char *why, size_t size)
 
 	snprintf(why, size, "IPV6_FREEBIND socket option");
 	return sk >= 0 && !setsockopt(sk, SOL_IPV6, IPV6_FREEBIND, &one, sizeof(one));
+}
+
+static int probe_guard_pages(char *why, size_t size)
+{
+	snprintf(why, size, "PAGEMAP_SCAN with PAGE_IS_GUARD (6.14)");
+	return mem_scan_knows_guards();
 }
 
 static int probe_sk_ns(char *why, size_t size)
@@ -285,8 +292,7 @@ static const struct crfeat crfeats[] = {
 	F("pagemap_scan", CAT_EXTRA, KD_PAGEMAP_SCAN, NULL, NULL),
 	F("timer_cr_ids", CAT_EXTRA, KD__MAX, probe_timer_cr_ids, NULL),
 	F("overlayfs_maps", CAT_EXTRA, KD__MAX, NULL, "criu-like does not probe it"),
-	F("pagemap_scan_guard_pages", CAT_EXTRA, KD__MAX, NULL,
-	  "criu-like does not probe it (guard pages are skipped at dump)"),
+	F("pagemap_scan_guard_pages", CAT_EXTRA, KD__MAX, probe_guard_pages, NULL),
 	F("binfmt_misc_sandboxing", CAT_ONLY, KD__MAX, NULL, NOMNT),
 };
 

@@ -264,7 +264,7 @@ static int lock_token(const char **p, char *buf, size_t size)
 /* "1: POSIX  ADVISORY  WRITE 1234 fe:00:12 0 EOF" (fs/locks.c lock_get_status()) */
 static int parse_lock(const char *p, struct fdinfo_lock *l)
 {
-	char id[24], sub[16], pid[16], devino[64], start[24], end[24];
+	char id[24], pid[16], devino[64], start[24], end[24];
 	const char *q = p, *e;
 
 	e = strchrnul(p, '\n');
@@ -273,10 +273,10 @@ static int parse_lock(const char *p, struct fdinfo_lock *l)
 	memcpy(l->line, p, e - p);
 	l->line[e - p] = '\0';
 	if (lock_token(&q, id, sizeof(id)) || id[strlen(id) - 1] != ':' ||
-	    lock_token(&q, l->lclass, sizeof(l->lclass)) || lock_token(&q, sub, sizeof(sub)) ||
-	    lock_token(&q, l->type, sizeof(l->type)) || lock_token(&q, pid, sizeof(pid)) ||
-	    lock_token(&q, devino, sizeof(devino)) || lock_token(&q, start, sizeof(start)) ||
-	    lock_token(&q, end, sizeof(end)) || at_eol(q))
+	    lock_token(&q, l->lclass, sizeof(l->lclass)) ||
+	    lock_token(&q, l->sub, sizeof(l->sub)) || lock_token(&q, l->type, sizeof(l->type)) ||
+	    lock_token(&q, pid, sizeof(pid)) || lock_token(&q, devino, sizeof(devino)) ||
+	    lock_token(&q, start, sizeof(start)) || lock_token(&q, end, sizeof(end)) || at_eol(q))
 		return -EINVAL;
 	q = pid;
 	if (pp_int(&q, 10, -1, INT_MAX, &l->pid) || *q)
@@ -408,6 +408,21 @@ static int fdinfo_eventfd(const char *key, const char *p, struct fdinfo_state *s
 	return 1;
 }
 
+/* "iff:\tNAME" of a /dev/net/tun fd, NAME empty when it is no device's queue. */
+static int line_iff(const char *p, struct fdinfo_state *s)
+{
+	size_t n = 0;
+
+	pp_skip_blanks(&p);
+	while (p[n] && p[n] != '\n' && p[n] != ' ' && p[n] != '\t')
+		n++;
+	if (n >= sizeof(s->fi.tun.iff))
+		return -EINVAL;
+	memcpy(s->fi.tun.iff, p, n);
+	s->fi.tun.iff[n] = 0;
+	return at_eol(p + n) ?: set_kind(&s->fi, FDINFO_TUN);
+}
+
 static int fdinfo_timer_pid(const char *key, const char *p, struct fdinfo_state *s)
 {
 	struct fdinfo *fi = &s->fi;
@@ -462,6 +477,8 @@ static int fdinfo_line(const char *line, size_t len, struct fdinfo_state *s)
 	key[klen] = '\0';
 	if (!strcmp(key, "tfd"))
 		return line_tfd(colon + 1, s);
+	if (!strcmp(key, "iff"))
+		return line_iff(colon + 1, s);
 	err = fdinfo_common(key, colon + 1, s);
 	if (err <= 0)
 		return err;

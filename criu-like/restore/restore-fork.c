@@ -37,10 +37,12 @@
 #include <unistd.h>
 
 #define LOG_PREFIX "restore: "
+#include "cgroup.h"
 #include "compat.h"
 #include "fault.h"
 #include "log.h"
 #include "ns.h"
+#include "restore-files.h"
 #include "restore-int.h"
 #include "restore-mem.h"
 #include "util.h"
@@ -155,6 +157,10 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 	unsigned long flags = root ? ctx->ns.clone_flags : 0;
 	bool new_pidns = root && rst_in_pidns(ctx);
 
+	/* its cwd, root and umask are its parent's (task/fs.c) */
+	if (rst_fs_shared_with_parent(t))
+		flags |= CLONE_FS;
+
 	/* below the tree's pid namespace: in its parent's, or the init of one of its own */
 	if (d == dp + 1 && !root && rst_pid_at(t, d) == 1) {
 		flags |= CLONE_NEWPID;
@@ -208,6 +214,8 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 			pr_err("cannot create task %d: the pid is in use\n", want);
 		else
 			pr_errno(err, "cannot create task %d: clone3", want);
+		if (err == -EAGAIN)
+			rst_cgroup_why_eagain(ctx, t->parent);
 		return err;
 	}
 	if (pid != want && !(root && new_pidns)) {
@@ -452,8 +460,11 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 	struct rst_shared *sh = ctx->shared;
 	int err;
 
+	/* into its cgroups first: everything it does from here is charged there */
+	err = rst_cgroup_enter(ctx, t);
 	/* the root fills its new namespaces before anything else lives in them */
-	err = rst_task_idx(ctx, t) ? 0 : ns_restore_root(&ctx->ns, ctx->dirfd);
+	if (!err && !rst_task_idx(ctx, t))
+		err = ns_restore_root(&ctx->ns, ctx->dirfd);
 	/* the memory its children share with it, before they are forked */
 	if (!err)
 		err = rst_cow_prepare(ctx, t);

@@ -8,6 +8,7 @@
 #define LOG_PREFIX "restore-task: "
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -247,6 +248,34 @@ static bool vma_anon_private(const VmaEntry *v)
 	       v->kind == VMA_KIND__VMA_STACK;
 }
 
+/* The guard regions of every VMA, checked to lie in it. */
+static int plan_guards(struct finish *f)
+{
+	struct rst_range *g = (struct rst_range *)((char *)f->a + f->lay.guards_off);
+	size_t i, k;
+
+	f->a->guards_off = f->lay.guards_off;
+	for (i = 0; i < f->p->mm->n_vmas; i++) {
+		const VmaEntry *v = f->p->mm->vmas[i];
+
+		for (k = 0; k + 1 < v->n_guards; k += 2) {
+			uint64_t s = v->guards[k], e = v->guards[k + 1];
+
+			if (s >= e || s < v->start || e > v->end || (s | e) & (PAGE_SIZE - 1)) {
+				pr_err("mm-%d.img: guard region %" PRIx64 "-%" PRIx64
+				       " is not in its VMA %" PRIx64 "-%" PRIx64 "\n",
+				       f->pid, s, e, v->start, v->end);
+				return -EINVAL;
+			}
+			g->start = s;
+			g->end = e;
+			g++;
+			f->a->nr_guards++;
+		}
+	}
+	return 0;
+}
+
 static int plan_vmas(struct finish *f)
 {
 	struct rst_vma *out = (struct rst_vma *)((char *)f->a + f->lay.vmas_off);
@@ -320,8 +349,10 @@ static int layout(struct finish *f)
 	f->lay.threads = calloc(c->n_threads, sizeof(*f->lay.threads));
 	if (!pending || !frames || !f->lay.threads)
 		return -ENOMEM;
-	for (i = 0; i < f->p->mm->n_vmas; i++)
+	for (i = 0; i < f->p->mm->n_vmas; i++) {
 		in.nr_vmas += vma_mapped(f->p->mm->vmas[i]);
+		in.nr_guards += (uint32_t)(f->p->mm->vmas[i]->n_guards / 2);
+	}
 	for (i = 0; i < c->n_threads; i++) {
 		pending[i] = (uint32_t)c->threads[i]->n_pending;
 		frames[i] = arch_sigframe_size(c->threads[i]->xsave.len);
@@ -515,6 +546,8 @@ static int build_args(struct finish *f)
 
 	fill_header(f);
 	err = plan_vmas(f);
+	if (!err)
+		err = plan_guards(f);
 	if (!err)
 		err = open_pages(f);
 	if (!err)

@@ -23,6 +23,7 @@
 #define LOG_PREFIX "restore: "
 #include "asm/infect-arch.h"
 #include "asm/sigframe.h"
+#include "cgroup.h"
 #include "compat.h"
 #include "cr.h"
 #include "image.h"
@@ -405,6 +406,14 @@ static int rst_plan(struct rst_run *r)
 		err = check_inventory(ctx);
 	if (!err)
 		err = check_images(r);
+	/*
+	 * The cgroups, made and configured in criu-like's own mount namespace
+	 * before any task exists (a cpuset takes no task before it has CPUs, a
+	 * memory limit counts only what is charged after it) and before the
+	 * tree's mounts are made (a cgroup mount of a container binds its own)
+	 */
+	if (!err)
+		err = rst_cgroup_prepare(ctx);
 	if (!err)
 		err = ns_restore_load(ctx->inv, ctx->dirfd, &ctx->ns);
 	if (!err)
@@ -424,6 +433,9 @@ static int rst_plan(struct rst_run *r)
 		err = rst_files_read(ctx);
 	if (!err)
 		err = place_service_fds(ctx);
+	/* the directories of the tree's cgroups, for the tasks to enter */
+	if (!err)
+		err = rst_cgroup_open(ctx);
 	/* the paths of the images are the container's: opened inside its mount namespace */
 	if (!err)
 		err = ns_restore_enter(&ctx->ns);
@@ -433,6 +445,29 @@ static int rst_plan(struct rst_run *r)
 }
 
 /* ---- run: fork, wait at each stage, resume -------------------------------------------------- */
+
+static uint32_t *fs_lock_word;
+
+void rst_fs_lock(void)
+{
+	uint32_t zero = 0;
+
+	if (!fs_lock_word)
+		return;
+	while (!__atomic_compare_exchange_n(fs_lock_word, &zero, 1, false, __ATOMIC_ACQUIRE,
+					    __ATOMIC_RELAXED)) {
+		rst_futex_wait(fs_lock_word, 1, 10);
+		zero = 0;
+	}
+}
+
+void rst_fs_unlock(void)
+{
+	if (!fs_lock_word)
+		return;
+	__atomic_store_n(fs_lock_word, 0, __ATOMIC_RELEASE);
+	rst_futex_wake(fs_lock_word);
+}
 
 static int create_shared(struct restore_ctx *ctx)
 {
@@ -448,6 +483,7 @@ static int create_shared(struct restore_ctx *ctx)
 	sh->nr_pending = ctx->nr_threads;
 	ctx->shared = sh;
 	ctx->shared_size = size;
+	fs_lock_word = &sh->fs_lock;
 	return 0;
 }
 
@@ -651,6 +687,9 @@ static int rst_run_stages(struct rst_run *r)
 		err = ns_restore_late(&ctx->ns, ctx->dirfd, r->root);
 	if (!err)
 		err = rst_threads_affinity(ctx);
+	/* the threads the restorer made, into their cgroups before they run */
+	if (!err)
+		err = rst_cgroup_threads(ctx);
 	if (!err)
 		err = rst_files_resume(ctx);
 	if (err)
@@ -728,6 +767,7 @@ static void rst_release(struct rst_run *r)
 	rst_mem_fini(ctx);
 	rst_lazy_fini(ctx);
 	rst_files_fini(ctx);
+	rst_cgroup_fini(ctx);
 	ns_restore_fini(&ctx->ns);
 	for (i = 0; ctx->tasks && i < ctx->nr_tasks; i++)
 		if (ctx->tasks[i].core)
@@ -867,6 +907,11 @@ int cr_restore_pid(const struct cr_options *o, pid_t *ret_root)
 	 * the peers still wait, without a reset, for another attempt.
 	 */
 	netlock_restore_fini(&r.ctx, !err);
+	/* the freezer states last, over the running tree; or the cgroups made, undone */
+	if (!err)
+		rst_cgroup_resume(&r.ctx);
+	else
+		rst_cgroup_abort(&r.ctx);
 	if (!err)
 		write_stats(&r.ctx, stats_now_ns() - start_ns);
 	root = r.root;

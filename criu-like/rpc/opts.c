@@ -36,11 +36,10 @@ static const struct {
 	{ "skip_mnt", "mount namespaces" },
 	{ "enable_fs", "mount namespaces" },
 	{ "unix_sk_ino", "naming external unix sockets by inode" },
-	{ "manage_cgroups_mode", "cgroup management (only IGNORE, NONE, SOFT and DEFAULT are)" },
 	{ "irmap_scan_paths", "the inotify path map (irmap)" },
-	{ "cgroup_props", "cgroup management" },
-	{ "cgroup_props_file", "cgroup management" },
-	{ "cgroup_dump_controller", "cgroup management" },
+	{ "cgroup_props", "a cgroup property list of the caller's (a fixed list is dumped)" },
+	{ "cgroup_props_file", "a cgroup property list of the caller's (a fixed list is dumped)" },
+	{ "cgroup_dump_controller", "choosing the cgroup controllers to dump (all are)" },
 	{ "weak_sysctls", "sysctls" },
 	{ "lazy_pages", "lazy restore" },
 	{ "status_fd", "readiness reports (only the page server and lazy pages have them)" },
@@ -51,7 +50,6 @@ static const struct {
 	{ "tls_key", "TLS" },
 	{ "tls", "TLS" },
 	{ "tls_no_cn_verify", "TLS" },
-	{ "cgroup_yard", "cgroup management" },
 	{ "pidfd_store_sk", "the pidfd store of pre-dumps" },
 	{ "lsm_mount_context", "LSM mount contexts" },
 	{ "mntns_compat_mode", "mount namespaces" },
@@ -101,15 +99,6 @@ static bool field_asks(const CriuOpts *m, const ProtobufCFieldDescriptor *f)
 		return *(const protobuf_c_boolean *)field_ptr(m, f->offset);
 	if (!strcmp(f->name, "cpu_cap"))
 		return m->cpu_cap != 0; /* CRIU's CPU_CAP_NONE: check nothing, as criu-like does */
-	/*
-	 * The restored tree stays in the cgroup its restorer (criu-like) runs in:
-	 * what runc (which puts swrk into the container's cgroup) asks with its
-	 * default, SOFT. The modes that restore cgroup properties are refused.
-	 */
-	if (!strcmp(f->name, "manage_cgroups_mode"))
-		return m->manage_cgroups_mode == CRIU_CG_MODE__PROPS ||
-		       m->manage_cgroups_mode == CRIU_CG_MODE__FULL ||
-		       m->manage_cgroups_mode == CRIU_CG_MODE__STRICT;
 	if (!strcmp(f->name, "empty_ns"))
 		return m->empty_ns != 0;
 	return true;
@@ -306,82 +295,64 @@ static int translate_external(const CriuOpts *m, struct cr_options *o, char *err
 	return 0;
 }
 
-/* @ctrl ("cpu", "name=systemd", "" for v2) is one of @list ("cpu,cpuacct") */
-static bool cg_ctrl_in(const char *ctrl, const char *list, size_t len)
-{
-	size_t n = strlen(ctrl);
-	const char *p = list, *end = list + len;
-
-	if (!n)
-		return !len;
-	while (p < end) {
-		const char *c = memchr(p, ',', end - p);
-		size_t l = c ? (size_t)(c - p) : (size_t)(end - p);
-
-		if (l == n && !strncmp(p, ctrl, n))
-			return true;
-		p += l + 1;
-	}
-	return false;
-}
-
 /*
- * cg_root: where the caller wants the restored tree's cgroups. criu-like
- * restores no cgroup: the tree stays in the cgroups criu-like runs in (runc
- * moves swrk into the container's before it asks). So each cg_root must be
- * the cgroup criu-like is in already for that controller (all of them when
- * ctrl is not given), else it is refused.
+ * The cgroup fields (Documentation/cgroups.md): manage_cgroups (true: SOFT,
+ * false: IGNORE, as CRIU), overridden by manage_cgroups_mode; cg_root as
+ * --cgroup-root [CTRL:]/PATH (one block: the NULL-terminated array, then the
+ * strings; cr_options_fini() frees it); cgroup_yard as --cgroup-yard.
  */
-static int check_cg_root(const CriuOpts *m, CriuReqType type, char *err, size_t size)
+static int translate_cgroups(const CriuOpts *m, struct cr_options *o, char *err, size_t size)
 {
-	_cleanup_fclose_ FILE *f = NULL;
-	char line[4096];
-	size_t i;
+	static const char *const modes[] = {
+		[CRIU_CG_MODE__IGNORE] = "ignore", [CRIU_CG_MODE__CG_NONE] = "none",
+		[CRIU_CG_MODE__PROPS] = "props",   [CRIU_CG_MODE__SOFT] = "soft",
+		[CRIU_CG_MODE__FULL] = "full",	   [CRIU_CG_MODE__STRICT] = "strict",
+		[CRIU_CG_MODE__DEFAULT] = "soft",
+	};
+	size_t n = m->n_cg_root, bytes = (n + 1) * sizeof(char *), i;
+	char *p;
 
-	if (!m->n_cg_root)
-		return 0;
-	if (type != CRIU_REQ_TYPE__RESTORE)
-		return refuse(err, size, -EOPNOTSUPP,
-			      "criu_opts.cg_root: applies to a restore only here");
-	for (i = 0; i < m->n_cg_root; i++) {
-		const char *ctrl = m->cg_root[i]->ctrl, *path = m->cg_root[i]->path;
-		/* without ctrl: every v1 hierarchy, or v2's when there is no v1 one */
-		bool seen = false, ok = true, v2_seen = false, v2_ok = false;
-
-		f = fopen("/proc/self/cgroup", "re");
-		if (!f)
-			return refuse(err, size, -errno,
-				      "criu_opts.cg_root: /proc/self/cgroup: %m");
-		while (fgets(line, sizeof(line), f)) {
-			char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-
-			if (!c2)
-				continue;
-			c2[strcspn(c2, "\n")] = '\0';
-			if (ctrl && !cg_ctrl_in(ctrl, c1 + 1, c2 - c1 - 1))
-				continue;
-			if (!ctrl && c2 == c1 + 1) {
-				v2_seen = true;
-				v2_ok = !strcmp(c2 + 1, path);
-				continue;
-			}
-			seen = true;
-			ok = ok && !strcmp(c2 + 1, path);
-		}
-		fclose(f);
-		f = NULL;
-		if (!seen) {
-			seen = v2_seen;
-			ok = v2_ok;
-		}
-		if (!seen || !ok)
-			return refuse(
-				err, size, -EOPNOTSUPP,
-				"criu_opts.cg_root[%zu]: %s%s%s: criu-like restores no cgroup, "
-				"the tree stays in criu-like's own, which is not that one: "
-				"cgroup management is not supported by this version yet",
-				i, ctrl ? ctrl : "", ctrl ? " " : "", path);
+	if (m->has_manage_cgroups)
+		o->manage_cgroups = m->manage_cgroups ? "soft" : "ignore";
+	if (m->has_manage_cgroups_mode) {
+		if ((unsigned int)m->manage_cgroups_mode >= ARRAY_SIZE(modes))
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.manage_cgroups_mode: %d is not a mode",
+				      m->manage_cgroups_mode);
+		o->manage_cgroups = modes[m->manage_cgroups_mode];
 	}
+	if (m->cgroup_yard) {
+		if (m->cgroup_yard[0] != '/')
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.cgroup_yard: '%s' is not an absolute path",
+				      m->cgroup_yard);
+		o->cgroup_yard = m->cgroup_yard;
+	}
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const char *ctrl = m->cg_root[i]->ctrl, *path = m->cg_root[i]->path;
+
+		if (!path || path[0] != '/')
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.cg_root[%zu]: path '%s' is not absolute", i,
+				      path ? path : "");
+		bytes += (ctrl && *ctrl ? strlen(ctrl) + 1 : 0) + strlen(path) + 1;
+	}
+	o->cgroup_roots = malloc(bytes);
+	if (!o->cgroup_roots)
+		return refuse(err, size, -ENOMEM, "criu_opts.cg_root: out of memory");
+	p = (char *)(o->cgroup_roots + n + 1);
+	for (i = 0; i < n; i++) {
+		const char *ctrl = m->cg_root[i]->ctrl, *path = m->cg_root[i]->path;
+		/* runc sends "" as the controller of cgroup2's root: no controller */
+		int len = ctrl && *ctrl ? sprintf(p, "%s:%s", ctrl, path) : sprintf(p, "%s", path);
+
+		o->cgroup_roots[i] = p;
+		p += len + 1;
+	}
+	o->cgroup_roots[n] = NULL;
+	o->n_cgroup_roots = (int)n;
 	return 0;
 }
 
@@ -476,7 +447,7 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 	err[0] = '\0';
 	ret = check_fields(m, err, size);
 	if (!ret)
-		ret = check_cg_root(m, type, err, size);
+		ret = translate_cgroups(m, o, err, size);
 	if (!ret)
 		ret = translate_dirs(m, o, ro, err, size);
 	if (!ret)

@@ -6,6 +6,14 @@
  * 4.7+). On restore each task enters them itself, after its fd table
  * (restore/restore-fork.c); the image is read with the fd table
  * (files/restore-files.c).
+ *
+ * A process may share its fs context with its parent (clone(CLONE_FS)
+ * without CLONE_THREAD): kcmp(KCMP_FS) says so at dump, and the restore
+ * clones it with CLONE_FS again. Any other sharing is refused by name: with
+ * a process that is not its parent, with a process outside the tree, a
+ * thread with one of its own (unshare(CLONE_FS)), and a shared context whose
+ * root is not /, which the first task to chroot would change under the
+ * others while they still open files by the dumper's paths.
  */
 #define LOG_PREFIX "fs: "
 
@@ -20,11 +28,13 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/kcmp.h>
 
 #include "dump.h"
 #include "image.h"
 #include "log.h"
 #include "ns.h"
+#include "restore.h"
 #include "restore-files.h"
 #include "util.h"
 
@@ -53,6 +63,55 @@ static int read_fs_link(pid_t pid, const char *name, char *buf, size_t size, boo
 	return 0;
 }
 
+/* Whom @dt shares its fs context with; *@with_parent when with its parent in the tree. */
+static int check_fs_sharing(struct dump_ctx *ctx, const struct dump_task *dt, bool *with_parent)
+{
+	const struct seized_task *t = dt->t;
+	pid_t other = 0;
+	unsigned int i;
+	int r;
+
+	*with_parent = false;
+	ctx->fs_owners.type = KCMP_FS;
+	for (i = 1; i < t->nr_threads; i++) {
+		r = kcmp_pids(t->threads[i].tid, t->pid, KCMP_FS);
+		if (r > 0) {
+			pr_err("pid %d: thread %d has an fs context (cwd, root, umask) of its own "
+			       "(unshare(CLONE_FS)): not supported\n",
+			       t->pid, t->threads[i].tid);
+			return -EOPNOTSUPP;
+		}
+	}
+	if (t->parent) {
+		r = kcmp_pids(t->pid, t->parent->pid, KCMP_FS);
+		if (r < 0) {
+			pr_errno(r, "pid %d: kcmp(KCMP_FS) with its parent %d", t->pid,
+				 t->parent->pid);
+			return r;
+		}
+		*with_parent = r == 0;
+		if (*with_parent)
+			return 0;
+	} else if (t->ppid > 0 && kcmp_pids(t->pid, t->ppid, KCMP_FS) == 0) {
+		pr_err("pid %d shares its fs context (cwd, root, umask) with its parent %d, "
+		       "outside the tree (clone(CLONE_FS)): it cannot be restored shared\n",
+		       t->pid, t->ppid);
+		return -EOPNOTSUPP;
+	}
+	r = kcmp_set_add(&ctx->fs_owners, t->pid, &other);
+	if (r) {
+		pr_errno(r, "pid %d: kcmp(KCMP_FS)", t->pid);
+		return r;
+	}
+	if (other) {
+		pr_err("pid %d shares its fs context (cwd, root, umask) with pid %d, which is not "
+		       "its parent (clone(CLONE_FS)): not supported\n",
+		       t->pid, other);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
 int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	pid_t pid = dt->t->pid;
@@ -61,8 +120,12 @@ int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt)
 	bool cwd_gone = false, root_gone = false;
 	struct stat st;
 	char path[64];
+	bool shared;
 	int err;
 
+	err = check_fs_sharing(ctx, dt, &shared);
+	if (err)
+		return err;
 	if (dt->status.umask < 0) {
 		pr_err("pid %d: /proc/PID/status has no Umask: (Linux 4.7+ needed)\n", pid);
 		return -EOPNOTSUPP;
@@ -89,6 +152,13 @@ int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt)
 		fe.cwd_uid = st.st_uid;
 		fe.cwd_gid = st.st_gid;
 	}
+	if (shared && strcmp(root, "/")) {
+		pr_err("pid %d shares its fs context with its parent %d and its root is %s: a "
+		       "shared context is restored with the root / only\n",
+		       pid, dt->t->parent->pid, root);
+		return -EOPNOTSUPP;
+	}
+	fe.has_shared_with_parent = fe.shared_with_parent = shared;
 	fe.cwd.data = (uint8_t *)cwd;
 	fe.cwd.len = strlen(cwd);
 	fe.root.data = (uint8_t *)root;
@@ -192,20 +262,35 @@ int rst_fs_restore(struct restore_ctx *ctx __unused, struct rst_task *t)
 	const FsEntry *fs = ((struct rst_task_files *)t->files)->fs;
 	_cleanup_free_ char *cwd = fs_bytes(&fs->cwd);
 	_cleanup_free_ char *root = fs_bytes(&fs->root);
+	int err = 0;
 
 	if (!cwd || !root) {
 		pr_err("fs-%u.img: bad cwd or root\n", t->pe->pid);
 		return -EINVAL;
 	}
-	if (fs->cwd_removed)
-		return rst_cwd_removed(t, fs, cwd);
-	/* /proc shows the cwd from the dumper's root: enter it before changing root */
-	if (chdir(cwd)) {
+	/*
+	 * Processes sharing the context (CLONE_FS) each set it, all to the same;
+	 * one at a time, so none changes the cwd under another's feet.
+	 */
+	rst_fs_lock();
+	if (fs->cwd_removed) {
+		err = rst_cwd_removed(t, fs, cwd);
+	} else if (chdir(cwd)) {
+		/* /proc shows the cwd from the dumper's root: enter it before changing root */
+		err = neg_errno();
 		pr_perror("pid %u: cannot enter its working directory %s", t->pe->pid, cwd);
-		return neg_errno();
+	} else {
+		umask((mode_t)fs->umask);
 	}
-	umask((mode_t)fs->umask);
-	return 0;
+	rst_fs_unlock();
+	return err;
+}
+
+bool rst_fs_shared_with_parent(const struct rst_task *t)
+{
+	const struct rst_task_files *tf = t->files;
+
+	return t->parent && tf && tf->fs && tf->fs->shared_with_parent;
 }
 
 /*

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -178,4 +179,46 @@ int rmdir_made_parents(const char *path, unsigned int n)
 			err = neg_errno();
 	}
 	return err;
+}
+
+int kcmp_pids(pid_t a, pid_t b, int type)
+{
+	long r = syscall(SYS_kcmp, a, b, type, 0, 0);
+
+	return r < 0 ? neg_errno() : (int)r;
+}
+
+int kcmp_set_add(struct kcmp_set *s, pid_t pid, pid_t *same)
+{
+	unsigned int lo = 0, hi = s->nr;
+
+	*same = 0;
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+		int r = kcmp_pids(pid, s->pids[mid], s->type);
+
+		if (r < 0)
+			return r;
+		if (r == 0) {
+			*same = s->pids[mid];
+			return 0;
+		}
+		if (r == 1)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (s->nr == s->cap) {
+		unsigned int cap = s->cap ? s->cap * 2 : 16;
+		pid_t *p = realloc(s->pids, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->pids = p;
+		s->cap = cap;
+	}
+	memmove(s->pids + lo + 1, s->pids + lo, (s->nr - lo) * sizeof(pid_t));
+	s->pids[lo] = pid;
+	s->nr++;
+	return 0;
 }

@@ -99,6 +99,11 @@ struct rst_special {
 };
 #define RST_MAX_SPECIALS 4
 
+/* An address range: [start, end). */
+struct rst_range {
+	uint64_t start, end;
+};
+
 /* A run of saved pages: @len bytes at @vaddr come from the pages fd at file offset @off. */
 struct rst_page_run {
 	uint64_t vaddr, len, off;
@@ -247,6 +252,12 @@ struct rst_args {
 	uint32_t nr_shared_pending, nr_close_fds;
 	uint64_t shared_pending_off; /* struct rst_siginfo[], the process-wide queue */
 	uint64_t close_fds_off; /* int32_t[nr_close_fds]: service fds to close before the barrier */
+	/*
+	 * Guard regions (MADV_GUARD_INSTALL, 6.13): installed again once the
+	 * VMAs are mapped, filled and protected, before any is locked.
+	 */
+	uint32_t nr_guards, pad2;
+	uint64_t guards_off; /* struct rst_range[nr_guards] */
 	struct rst_creds creds;
 	struct rst_mm mm;
 };

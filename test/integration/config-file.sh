@@ -69,10 +69,10 @@ grep -q "dump of $vp complete" "$tmp/log dir/home.log" && [ "$(grep -c "dump of 
 	fail "--no-default-config read ~/.criu/default.conf"
 
 # 4. a missing feature, refused with its file and line, in the log file too
-printf 'network-lock skip\n\n# cgroups\nmanage-cgroups full\n' >"$tmp/refused.conf"
+printf 'network-lock skip\n\n# unlinked files\nlink-remap\n' >"$tmp/refused.conf"
 "$CRIU_LIKE" dump -t "$vp" -D "$tmp/img6" --config "$tmp/refused.conf" -o "$tmp/refused.log" \
 	2>"$tmp/refused.err" && fail "a refused option in a configuration file was accepted"
-msg="$tmp/refused.conf:4: option --manage-cgroups: cgroup management"
+msg="$tmp/refused.conf:4: option --link-remap: link remaps"
 grep -q "$msg" "$tmp/refused.err" || { cat "$tmp/refused.err"; fail "refusal without file:line"; }
 grep -q "$msg" "$tmp/refused.log" || fail "refusal not in the log file"
 [ ! -e "$tmp/img6/inventory.img" ] || fail "the refused dump wrote images"
@@ -80,7 +80,7 @@ st=$(awk '/^State:/ { print $2 } /^TracerPid:/ { print $2 }' /proc/$vp/status | 
 [ "$st" = "S 0 " ] || fail "the tree is not running free after the refusal ($st)"
 # the command line overrides it: nothing left to refuse
 "$CRIU_LIKE" dump -t "$vp" -D "$tmp/img7" -R --config "$tmp/refused.conf" \
-	--manage-cgroups=ignore || fail "the command line did not override the file"
+	--no-link-remap || fail "the command line did not override the file"
 
 # 5. an unknown option
 printf 'network-lock skip\ntcp-establish3d\n' >"$tmp/bad.conf"

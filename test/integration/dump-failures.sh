@@ -3,7 +3,7 @@
 # Every way a dump can fail must end with a clear error, an image directory
 # that is not marked complete, and the tree running as before (not traced,
 # not stopped, its memory intact, still ticking):
-#   1. an fd of a kind not supported yet (a packet socket)
+#   1. an fd of a kind not supported yet (a vsock socket)
 #   2. an image directory on a read-only file system
 #   3. a full disk (a 1 MiB tmpfs, 32 MiB to save)
 #   4. a task of the tree exits during the dump (SIGKILL while memory is drained)
@@ -94,7 +94,7 @@ expect_failure() {
 
 # 1. unsupported fd
 start sock socket
-expect_failure socket "pid $vp fd [0-9]*: socket:.*(packet socket) is not supported" \
+expect_failure socket "pid $vp fd [0-9]*: socket:.*(vsock socket) is not supported" \
 	"$CRIU_LIKE" dump -t "$vp" -D "$tmp/img-sock"
 not_complete "$tmp/img-sock"
 intact sock "$vp"

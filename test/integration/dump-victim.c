@@ -12,7 +12,7 @@
  *				the memory is in a child and the parent only
  *				counts. Each process prints "tick N errors E"
  *				every 10 ms (the child prefixes "child").
- *   dump-victim socket		holds a packet socket (not dumpable yet) and ticks.
+ *   dump-victim socket		holds a vsock socket (not dumpable yet) and ticks.
  *
  * Each prints "ready PID" on stdout (flushed) once set up.
  */
@@ -142,8 +142,8 @@ int main(int argc, char **argv)
 		tick_loop("", mem, words);
 	}
 	if (argc >= 2 && !strcmp(argv[1], "socket")) {
-		/* packet sockets are not dumped: refused at dump time. */
-		if (socket(AF_PACKET, SOCK_DGRAM, 0) < 0)
+		/* vsock sockets are not dumped: refused at dump time. */
+		if (socket(AF_VSOCK, SOCK_SEQPACKET, 0) < 0)
 			return 1;
 		printf("ready %d\n", getpid());
 		tick_loop("", NULL, 0);

@@ -54,9 +54,9 @@ c['root']['readonly'] = False
 c['hostname'] = 'runcbox'
 c['mounts'].append({'destination': '/data', 'type': 'bind', 'source': t + '/data',
                     'options': ['rbind', 'rw']})
-# criu-like has neither cgroup nor user namespaces (Documentation/runtimes.md)
-c['linux']['namespaces'] = [n for n in c['linux']['namespaces']
-                            if n['type'] not in ('cgroup', 'user')]
+# the default spec's namespaces, its cgroup namespace too (Documentation/cgroups.md);
+# no user namespace (rst_sibling with one: Documentation/runtimes.md)
+c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'user']
 json.dump(c, open(p, 'w'), indent=1)
 EOF
 

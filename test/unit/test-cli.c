@@ -128,6 +128,10 @@ static void test_criu_options(void **state)
 		{ "--daemon" },
 		{ "--no-daemon" },
 		{ "--manage-cgroups=ignore" },
+		{ "--cgroup-root", "/x" }, /* cgroup/: where the tree's cgroups go */
+		{ "--cgroup-root=cpu:/x" },
+		{ "--cgroup-root=name=systemd:/x" },
+		{ "--cgroup-yard", "/y" },
 		{ "--cpu-cap=none" },
 		{ "--no-tcp-established" },
 		{ "--no-shell-job" },
@@ -159,9 +163,6 @@ static void test_criu_options(void **state)
 	} refused[] = {
 		{ { "--link-remap" }, "link-remap" },
 		{ { "--force-irmap" }, "force-irmap" },
-		{ { "--cgroup-root", "/x" }, "cgroup-root" },
-		{ { "--cgroup-root=cpu:/x" }, "cgroup-root" },
-		{ { "--cgroup-yard", "/y" }, "cgroup-yard" },
 		{ { "--join-ns", "uts:/proc/1/ns/uts" }, "join-ns" },
 		{ { "-J", "ipc:/run/netns/a,x" }, "join-ns" },
 		{ { "--restore-sibling" }, "restore-sibling" },
@@ -199,6 +200,9 @@ static void test_criu_options(void **state)
 		{ "--ghost-limit", "lots" },
 		{ "--status-fd", "x" },
 		{ "--manage-cgroups=bogus" },
+		{ "--cgroup-root", "x" },
+		{ "--cgroup-root", ":/x" },
+		{ "--cgroup-yard", "y" },
 		{ "--join-ns", "net" },
 		{ "--veth-pair", "ab" },
 		{ "--empty-ns", "pid" },
@@ -275,13 +279,17 @@ static void test_criu_options(void **state)
 	assert_true(p.o.restore_detached);
 	PARSE(&p, "check", "--all");
 	assert_true(p.o.check_extra && p.o.check_experimental);
-	/* soft (the default mode) and none leave the tree in criu-like's cgroups */
+	/* every CRIU mode (cgroup/); a bare --manage-cgroups is soft */
 	PARSE(&p, "restore", "--manage-cgroups");
 	assert_int_equal(cli_validate(p.cmd, p.seen, 0), 0);
+	assert_string_equal(p.o.manage_cgroups, "soft");
 	PARSE(&p, "restore", "--manage-cgroups=none");
 	assert_int_equal(cli_validate(p.cmd, p.seen, 0), 0);
 	PARSE(&p, "restore", "--manage-cgroups=full");
-	assert_int_equal(cli_validate(p.cmd, p.seen, 0), -EOPNOTSUPP);
+	assert_int_equal(cli_validate(p.cmd, p.seen, 0), 0);
+	assert_string_equal(p.o.manage_cgroups, "full");
+	PARSE(&p, "restore", "--manage-cgroups=strict");
+	assert_int_equal(cli_validate(p.cmd, p.seen, 0), 0);
 	PARSE(&p, "restore", "--manage-cgroups=ignore");
 	assert_int_equal(cli_validate(p.cmd, p.seen, 0), 0);
 }

@@ -166,7 +166,9 @@ static void test_refusals(void **state)
 	refused("log-file /x /y\n", -EINVAL, "1: '/y' is not an option");
 	refused("timeout lots\n", -EINVAL, "1: option '--timeout' refused");
 	refused("log-file\n", -EINVAL, "1: option '--log-file' refused");
-	refused("manage-cgroups full\n", -EOPNOTSUPP, "1: option --manage-cgroups: cgroup");
+	refused("manage-cgroups bogus\n", -EINVAL, "1: option '--manage-cgroups=bogus' refused");
+	refused("cgroup-props x\n", -EOPNOTSUPP,
+		"1: option --cgroup-props: a cgroup property list");
 }
 
 struct loaded {
@@ -296,10 +298,11 @@ static void test_validate(void **state)
 	assert_int_equal(cli_validate_compat(&l.o), 0);
 	cr_options_fini(&l.o);
 
-	/* a mode criu-like has on the command line overrides a file's refused one */
+	/* a mode on the command line overrides a file's */
 	global = write_file(0, "global.conf", "manage-cgroups full\n");
 	LOAD(&l, global, "dump", "--manage-cgroups=ignore");
-	assert_false(l.seen & OPTB(MANAGE_CGROUPS));
+	assert_true(l.seen & OPTB(MANAGE_CGROUPS));
+	assert_string_equal(l.o.manage_cgroups, "ignore");
 	assert_int_equal(cli_config_validate(&l.o, l.seen), 0);
 	assert_int_equal(cli_validate(l.cmd, l.seen, 0), 0);
 	cr_options_fini(&l.o);

@@ -274,16 +274,34 @@ static void test_opts_apply(void **state)
 	(void)state;
 	for (o = inet_opts; o->name; o++, n++) {
 		if (!strcmp(o->name, "TCP_NODELAY")) {
-			assert_true(inet_opt_applies(o, AF_INET, IPPROTO_TCP));
-			assert_false(inet_opt_applies(o, AF_INET, IPPROTO_UDP));
+			assert_true(inet_opt_applies(o, AF_INET, SOCK_STREAM, IPPROTO_TCP));
+			assert_false(inet_opt_applies(o, AF_INET, SOCK_DGRAM, IPPROTO_UDP));
+			/* a raw socket of protocol TCP is no TCP socket */
+			assert_false(inet_opt_applies(o, AF_INET, SOCK_RAW, IPPROTO_TCP));
 			tcp_only++;
 		}
 		if (!strcmp(o->name, "IP_TOS")) {
-			assert_true(inet_opt_applies(o, AF_INET, IPPROTO_UDP));
-			assert_false(inet_opt_applies(o, AF_INET6, IPPROTO_UDP));
+			assert_true(inet_opt_applies(o, AF_INET, SOCK_DGRAM, IPPROTO_UDP));
+			assert_false(inet_opt_applies(o, AF_INET6, SOCK_DGRAM, IPPROTO_UDP));
 		}
 		if (!strcmp(o->name, "IPV6_TCLASS"))
-			assert_false(inet_opt_applies(o, AF_INET, IPPROTO_TCP));
+			assert_false(inet_opt_applies(o, AF_INET, SOCK_STREAM, IPPROTO_TCP));
+		if (!strcmp(o->name, "IP_MULTICAST_TTL")) {
+			assert_true(inet_opt_applies(o, AF_INET, SOCK_DGRAM, IPPROTO_UDPLITE));
+			assert_true(inet_opt_applies(o, AF_INET, SOCK_RAW, IPPROTO_ICMP));
+			assert_false(inet_opt_applies(o, AF_INET, SOCK_STREAM, IPPROTO_TCP));
+		}
+		if (!strcmp(o->name, "ICMP_FILTER")) {
+			assert_true(inet_opt_applies(o, AF_INET, SOCK_RAW, IPPROTO_ICMP));
+			/* ping sockets and raw sockets of other protocols have none */
+			assert_false(inet_opt_applies(o, AF_INET, SOCK_DGRAM, IPPROTO_ICMP));
+			assert_false(inet_opt_applies(o, AF_INET, SOCK_RAW, IPPROTO_UDP));
+		}
+		if (!strcmp(o->name, "UDPLITE_SEND_CSCOV")) {
+			assert_true(inet_opt_applies(o, AF_INET6, SOCK_DGRAM, IPPROTO_UDPLITE));
+			assert_false(inet_opt_applies(o, AF_INET6, SOCK_DGRAM, IPPROTO_UDP));
+			assert_false(inet_opt_applies(o, AF_INET6, SOCK_RAW, IPPROTO_UDPLITE));
+		}
 		/* every option lands in a 32-bit field behind its has_ flag */
 		assert_true(o->val_off > o->has_off);
 	}

@@ -72,8 +72,12 @@ static void test_refused(void **state)
 	FileLockEntry e;
 
 	(void)state;
-	parse_one("1: LEASE  ACTIVE    READ 1234 fe:00:12 0 EOF", &fi);
-	assert_int_equal(lock_entry_from_fdinfo(&fi.locks[0], 1, &e), -EOPNOTSUPP);
+	/* a lease whose break is pending: its holder and the opener waiting */
+	parse_one("1: LEASE  BREAKING  UNLCK 1234 fe:00:12 0 EOF", &fi);
+	assert_int_equal(lock_entry_from_fdinfo(&fi.locks[0], 1, &e), -EBUSY);
+	fdinfo_fini(&fi);
+	parse_one("1: LEASE  BREAKER   WRITE 1234 fe:00:12 0 EOF", &fi);
+	assert_int_equal(lock_entry_from_fdinfo(&fi.locks[0], 1, &e), -EBUSY);
 	fdinfo_fini(&fi);
 	parse_one("1: DELEG  ACTIVE    READ 1234 fe:00:12 0 EOF", &fi);
 	assert_int_equal(lock_entry_from_fdinfo(&fi.locks[0], 1, &e), -EOPNOTSUPP);
@@ -85,6 +89,29 @@ static void test_refused(void **state)
 	parse_one("1: POSIX  ADVISORY  WRITE 1234 fe:00:12 10 5", &fi);
 	assert_int_equal(lock_entry_from_fdinfo(&fi.locks[0], 1, &e), -EINVAL);
 	fdinfo_fini(&fi);
+}
+
+static void test_lease(void **state)
+{
+	struct fdinfo fi = { 0 };
+	FileLockEntry e, f;
+
+	(void)state;
+	parse_one("1: LEASE  ACTIVE    WRITE 1234 fe:00:12 0 EOF", &fi);
+	assert_int_equal(lock_entry_from_fdinfo(&fi.locks[0], 1, &e), 0);
+	assert_int_equal(e.kind, FILE_LOCK_KIND__LOCK_LEASE);
+	assert_true(e.write);
+	assert_false(e.has_start);
+	fdinfo_fini(&fi);
+	parse_one("2: LEASE  ACTIVE    READ 99 fe:00:12 0 EOF", &fi);
+	assert_int_equal(lock_entry_from_fdinfo(&fi.locks[0], 2, &f), 0);
+	assert_false(f.write);
+	fdinfo_fini(&fi);
+	/* one lease per description: the same seen through another task's fd */
+	f.write = true;
+	assert_true(lock_entry_same(&e, &f));
+	f.write = false;
+	assert_false(lock_entry_same(&e, &f));
 }
 
 static void test_same(void **state)
@@ -185,9 +212,9 @@ static void test_check_option(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lines),	     cmocka_unit_test(test_refused),
-		cmocka_unit_test(test_same),	     cmocka_unit_test(test_live),
-		cmocka_unit_test(test_check_option),
+		cmocka_unit_test(test_lines), cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_lease), cmocka_unit_test(test_same),
+		cmocka_unit_test(test_live),  cmocka_unit_test(test_check_option),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -322,6 +322,25 @@ static void test_fdinfo_more(void **state)
 	fdinfo_fini(&fi);
 }
 
+/* /dev/net/tun: "iff:" names the device, empty when the fd is no device's queue */
+static void test_fdinfo_tun(void **state)
+{
+	struct fdinfo fi;
+
+	(void)state;
+	parse_fixture("fdinfo-tun", &fi);
+	check_common(&fi, 0, 02104002, 24, 104, FDINFO_TUN);
+	assert_string_equal(fi.tun.iff, "tap0");
+	fdinfo_fini(&fi);
+	parse_fixture("fdinfo-tun-none", &fi);
+	check_common(&fi, 0, 02100002, 24, 104, FDINFO_TUN);
+	assert_string_equal(fi.tun.iff, "");
+	fdinfo_fini(&fi);
+	assert_int_equal(parse_fdinfo("pos:\t0\nflags:\t02\niff:\ttun15charsname0\n", &fi), 0);
+	assert_string_equal(fi.tun.iff, "tun15charsname0");
+	fdinfo_fini(&fi);
+}
+
 static void test_fdinfo_garbage(void **state)
 {
 	static const char *bad[] = {
@@ -357,6 +376,9 @@ static void test_fdinfo_garbage(void **state)
 		"pos:\t0\nflags:\t02\nlock:\t1: POSIX ADVISORY WRITE x fe:00:1 0 EOF\n",
 		"pos:\t0\nflags:\t02\nlock:\t1: POSIX ADVISORY WRITE 1 fe:00:1 0 EOF extra\n",
 		"pos:\t0\nflags:\t02\nlock:\t1: POSIX ADVISORY WRITE 1 fe00:1 0 EOF\n",
+		"pos:\t0\nflags:\t02\niff:\ttun16charsname00\n", /* longer than IFNAMSIZ - 1 */
+		"pos:\t0\nflags:\t02\niff:\ttap0 tap1\n",
+		"pos:\t0\nflags:\t02\neventfd-count: 1\niff:\ttap0\n", /* two kinds */
 	};
 	struct fdinfo fi = { .pos = 4242 };
 	unsigned int i;
@@ -529,6 +551,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_fdinfo_pidfd),
 		cmocka_unit_test(test_fdinfo_locks),
 		cmocka_unit_test(test_fdinfo_more),
+		cmocka_unit_test(test_fdinfo_tun),
 		cmocka_unit_test(test_fdinfo_garbage),
 		cmocka_unit_test(test_mountinfo_capture),
 		cmocka_unit_test(test_mountinfo_hard),

@@ -252,15 +252,39 @@ static void test_opts_refused(void **state)
 	RESET();
 	m.has_manage_cgroups_mode = true;
 	m.manage_cgroups_mode = CRIU_CG_MODE__FULL;
-	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EOPNOTSUPP, "criu_opts.manage_cgroups_mode");
-	/* runc's: SOFT, the tree staying in criu-like's cgroup */
+	translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
+	assert_int_equal(t.ret, 0);
+	assert_string_equal(t.o.manage_cgroups, "full");
+	cr_options_fini(&t.o);
+	m.manage_cgroups_mode = 7;
+	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EINVAL, "criu_opts.manage_cgroups_mode");
+	/* manage_cgroups alone: true is SOFT, false IGNORE (CRIU's) */
+	RESET();
+	m.has_manage_cgroups = true;
+	translate(&t, &m, CRIU_REQ_TYPE__DUMP);
+	assert_int_equal(t.ret, 0);
+	assert_string_equal(t.o.manage_cgroups, "ignore");
+	cr_options_fini(&t.o);
+	/* runc's: SOFT, a mode overriding the bool */
 	RESET();
 	m.has_manage_cgroups = m.manage_cgroups = true;
 	m.has_manage_cgroups_mode = true;
-	m.manage_cgroups_mode = CRIU_CG_MODE__SOFT;
+	m.manage_cgroups_mode = CRIU_CG_MODE__STRICT;
 	translate(&t, &m, CRIU_REQ_TYPE__DUMP);
 	assert_int_equal(t.ret, 0);
+	assert_string_equal(t.o.manage_cgroups, "strict");
 	cr_options_fini(&t.o);
+	RESET();
+	m.cgroup_yard = "/run/yard";
+	translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
+	assert_int_equal(t.ret, 0);
+	assert_string_equal(t.o.cgroup_yard, "/run/yard");
+	cr_options_fini(&t.o);
+	m.cgroup_yard = "yard";
+	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EINVAL, "criu_opts.cgroup_yard");
+	RESET();
+	m.cgroup_props = "x";
+	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EOPNOTSUPP, "criu_opts.cgroup_props");
 	RESET();
 	m.has_orphan_pts_master = m.orphan_pts_master = true;
 	translate(&t, &m, CRIU_REQ_TYPE__DUMP);
@@ -302,35 +326,23 @@ static void test_opts_refused(void **state)
 		ifd.fd = -1;
 		expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EINVAL, "criu_opts.inherit_fd[0]");
 		RESET();
-		cg.path = "/no/such/cgroup";
+		/* cg_root: --cgroup-root [CTRL:]/PATH, "" as no controller (runc's v2) */
+		cg.path = "/new/root";
+		cg.ctrl = "memory";
 		m.n_cg_root = 1;
 		m.cg_root = cgs;
-		expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.cg_root[0]");
-		expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EOPNOTSUPP, "criu_opts.cg_root");
-		/* the cgroup this process is in (its first hierarchy): taken */
-		{
-			char line[512], *c1, *c2;
-			FILE *f = fopen("/proc/self/cgroup", "re");
-
-			assert_non_null(f);
-			assert_non_null(fgets(line, sizeof(line), f));
-			fclose(f);
-			line[strcspn(line, "\n")] = '\0';
-			c1 = strchr(line, ':');
-			assert_non_null(c1);
-			c2 = strchr(c1 + 1, ':');
-			assert_non_null(c2);
-			*c2 = '\0';
-			cg.ctrl = c1 + 1;
-			cg.path = c2 + 1;
-			if (!*cg.ctrl) /* cgroup v2 */
-				cg.ctrl = NULL;
-			if (cg.ctrl && strchr(cg.ctrl, ','))
-				*strchr(cg.ctrl, ',') = '\0';
-			translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
-			assert_int_equal(t.ret, 0);
-			cr_options_fini(&t.o);
-		}
+		translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
+		assert_int_equal(t.ret, 0);
+		assert_int_equal(t.o.n_cgroup_roots, 1);
+		assert_string_equal(t.o.cgroup_roots[0], "memory:/new/root");
+		cr_options_fini(&t.o);
+		cg.ctrl = "";
+		translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
+		assert_int_equal(t.ret, 0);
+		assert_string_equal(t.o.cgroup_roots[0], "/new/root");
+		cr_options_fini(&t.o);
+		cg.path = "relative";
+		expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EINVAL, "criu_opts.cg_root[0]");
 	}
 	RESET();
 	m.has_status_fd = true;

@@ -52,7 +52,7 @@ enum victim_kind {
 	V_OUTSIDE, /* one end of a pair whose other end the test holds */
 	V_PASSCRED, /* SO_PASSCRED with data queued */
 	V_EXT_DGRAM, /* a datagram socket connected to a bound socket of the test */
-	V_PACKET, /* a packet socket (UDP and netlink sockets are dumped now) */
+	V_PACKET, /* a vsock socket (UDP, netlink and packet sockets are dumped now) */
 	V_NETNS, /* a socketpair in a network namespace of its own */
 	V_FROM_OUTSIDE, /* a bound datagram socket holding a datagram from a bound socket of the test */
 };
@@ -100,7 +100,7 @@ static int victim_setup(enum victim_kind kind, int test_fd, int *other)
 			return -errno;
 		return fd;
 	case V_PACKET:
-		fd = socket(AF_PACKET, SOCK_DGRAM, 0);
+		fd = socket(AF_VSOCK, SOCK_SEQPACKET, 0);
 		return fd < 0 ? -errno : fd;
 	case V_FROM_OUTSIDE:
 		/* ext_sa is the test's sender; this socket is bound next to it */
@@ -243,7 +243,7 @@ static void test_passcred_dumped(void **state)
 static void test_packet_refused(void **state)
 {
 	(void)state;
-	expect_refused(V_PACKET, -1, "(packet socket) is not supported yet");
+	expect_refused(V_PACKET, -1, "(vsock socket) is not supported yet");
 }
 
 /* The sender is bound and outside the tree: its address could not be given back. */

@@ -608,6 +608,9 @@ static int cycle_plain(struct run *t, int cycle, const char *prev)
 		ret = snapshot_kill(t, &before);
 	if (!ret)
 		ret = check_gone(t, &before);
+	/* the test's own cgroups, now empty: the restore makes them again */
+	if (!ret)
+		cgroups_drop(t->dir);
 	if (!lazy)
 		rargs[9] = NULL;
 	if (!ret && lazy)
@@ -1026,6 +1029,8 @@ void run_test(struct runner *r, const struct test_desc *d, const char *mode, str
 	/* Whatever happened: nothing this test started survives it. */
 	kill_all(&r->reaper);
 	reaper_reset(&r->reaper);
+	if (t.dir[0])
+		cgroups_drop(t.dir);
 	conclude(&t);
 report:
 	res->secs = (now_ms() - start) / 1000.0;

@@ -174,4 +174,7 @@ bool mode_known(const char *mode);
 int rm_rf(const char *path);
 void print_tail(const char *path, int lines);
 
+/* cgroups.c: remove the cgroups a test listed in DIR/cgroups.list; how many are gone. */
+int cgroups_drop(const char *dir);
+
 #endif

@@ -6,7 +6,9 @@
  * slave dup()ed and its master non-blocking. Pty B: only the master, locked
  * again after its slave was opened and closed. After SIGTERM: the same pty
  * indexes, the same termios, window size, packet mode and lock, the same
- * flags, and data still flows both ways through A.
+ * flags, and data still flows both ways through A. A's slave was given the
+ * owner 1000:5 and mode 0600, B's 1001:1002 and mode 0640 (as grantpt() and
+ * chown give a user's terminal its ids): they come back too.
  */
 #include <asm/termbits.h>
 #include <fcntl.h>
@@ -142,6 +144,29 @@ static int flows(const struct pty_state *a)
 	return 0;
 }
 
+static int set_owner(int index, uid_t uid, gid_t gid, mode_t mode)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/dev/pts/%d", index);
+	return chown(path, uid, gid) || chmod(path, mode);
+}
+
+static int same_owner(int index, uid_t uid, gid_t gid, mode_t mode)
+{
+	struct stat st;
+	char path[32];
+
+	snprintf(path, sizeof(path), "/dev/pts/%d", index);
+	if (stat(path, &st) || st.st_uid != uid || st.st_gid != gid ||
+	    (st.st_mode & 07777) != mode) {
+		fail("%s: owner %u:%u mode %o, expected %u:%u %o", path, st.st_uid, st.st_gid,
+		     st.st_mode & 07777, uid, gid, mode);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct pty_state a, b;
@@ -149,14 +174,16 @@ int main(int argc, char **argv)
 	char path[32];
 
 	test_init(argc, argv);
-	if (setup_a(&a) || setup_b(&b)) {
+	if (setup_a(&a) || setup_b(&b) || set_owner(a.index, 1000, 5, 0600) ||
+	    set_owner(b.index, 1001, 1002, 0640)) {
 		fail("cannot set up the ptys: %m");
 		return 1;
 	}
 	test_daemon();
 	test_waitsig();
 
-	if (same_state(&a, "pty A") || same_state(&b, "pty B") || flows(&a))
+	if (same_state(&a, "pty A") || same_state(&b, "pty B") || flows(&a) ||
+	    same_owner(a.index, 1000, 5, 0600) || same_owner(b.index, 1001, 1002, 0640))
 		return 1;
 	snprintf(path, sizeof(path), "/dev/pts/%d", b.index);
 	if (stat(path, &st) || open(path, O_RDWR | O_NOCTTY) >= 0) {

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_NS_NET_LINK_H
+#define CRIU_LIKE_NS_NET_LINK_H
+
+/*
+ * The links of a network namespace (net-link.c), for net.c: one link message
+ * of RTM_GETLINK into a NetLinkEntry at dump, the links made again (inside
+ * the new namespace and, for a veth, its outside end) at restore.
+ */
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "net-nl.h"
+
+#include "netns.pb-c.h"
+
+/* The flags given back at restore (ifi_change): the others are the kernel's to set. */
+#define LINK_FLAGS (IFF_UP | IFF_NOARP | IFF_PROMISC | IFF_ALLMULTI | IFF_MULTICAST | IFF_DEBUG)
+
+/* The name and kind of a link message, NULL kind for none (lo, a fallback tunnel...). */
+void link_info(const struct nlmsghdr *n, struct rtattr **tb, const char **name, const char **kind);
+/* The u32 of attribute @a, @def when it is missing or short. */
+uint32_t attr_u32(const struct rtattr *a, uint32_t def);
+
+/* ---- dump ---- */
+/*
+ * One link @n of the namespace of @pid into @e (pointing into @n and @host,
+ * criu-like's own links): 0 (*@skip when the kernel makes it again by
+ * itself), or -EOPNOTSUPP naming it.
+ */
+int link_fill(pid_t pid, const struct nlmsghdr *n, const struct nl_buf *host, NetLinkEntry *e,
+	      bool *skip);
+/* Each port's master a bridge of the namespace, each lower link inside dumped: 0 or -EOPNOTSUPP. */
+int net_links_dump_check(pid_t pid, NetLinkEntry *const *links, size_t n);
+void net_link_peers_reset(void);
+/* The end of a dump: when the tree was @killed, wait until its veths' outside ends are gone. */
+void net_link_peers_wait(bool killed);
+
+/* ---- restore ---- */
+/* What the restore gives each link of the image besides the image (net_links_check()). */
+struct net_link_plan {
+	const char **outside; /* per link: the name of a veth's outside end */
+	const char **bridge; /* per link: the bridge to put it on, or NULL */
+	unsigned int
+		*lower; /* per link: its lower link outside (ifindex in criu-like's namespace) */
+	int host_sk; /* rtnetlink in criu-like's namespace, for the links on a lower link outside */
+};
+
+/*
+ * In @ext[0..@n) (--external values), "TYPE[IN]:OUT" for @type and @in: OUT,
+ * or NULL when there is none.
+ */
+const char *net_external_name(const char *const *ext, size_t n, const char *type, const char *in);
+
+/* The links of @ne sane, their outside names given: 0, -ENOMEM or -EINVAL (logged). */
+int net_links_check(const NetnsEntry *ne, uint32_t id, struct net_link_plan *p);
+void net_link_plan_fini(struct net_link_plan *p);
+/* Set @flags (of @change), @l's MTU and @master on link @ifindex; @what names it in errors. */
+int link_set(int sk, int ifindex, unsigned int flags, unsigned int change, const NetLinkEntry *l,
+	     uint32_t master, const char *what);
+/*
+ * In the new namespace @nsfd: every link with its ifindex, name, MTU, MAC,
+ * kind's options, alias and bridge (veths' outside ends in @host).
+ */
+int net_links_create(int sk, const NetnsEntry *ne, const struct net_link_plan *p, int host,
+		     int nsfd);
+/* In the new namespace: every link's flags. */
+int net_links_flags(int sk, const NetnsEntry *ne);
+/* In criu-like's namespace: the outside ends of the veths, on their bridges, up. */
+int net_links_outside(const NetnsEntry *ne, const struct net_link_plan *p);
+
+/* ---- tun and tap links (net-link-tun.c) ---- */
+/* In the new namespace: the tun/tap device @l, through /dev/net/tun, persistent until settled. */
+int tun_link_create(int sk, const NetLinkEntry *l);
+void net_tun_reset(void);
+
+#endif
