@@ -189,6 +189,9 @@ static int write_pstree(const struct dump_ctx *ctx)
 		PstreeEntry pe = PSTREE_ENTRY__INIT;
 		uint32_t tids[t->nr_threads ? t->nr_threads : 1], nested[32];
 		uint32_t ns_tids[(t->nr_threads ? t->nr_threads : 1) * 32];
+		uint32_t zuids[4], zgids[4];
+		uint64_t zcaps[3];
+		struct proc_status zst;
 
 		/* pids as the tree sees them (ns/pid.c); the host's without a pid namespace */
 		pe.pid = (uint32_t)pidns_vpid(t->pid);
@@ -201,6 +204,22 @@ static int write_pstree(const struct dump_ctx *ctx)
 		if (t->state == TASK_ZOMBIE) {
 			pe.has_exit_code = true;
 			pe.exit_code = t->exit_code;
+			/* the ids it died with: what its parent's waitid() and /proc show */
+			if (!proc_parse_status(t->pid, 0, &zst)) {
+				for (j = 0; j < 4; j++) {
+					zuids[j] = zst.uid[j];
+					zgids[j] = zst.gid[j];
+				}
+				pe.n_zombie_uids = pe.n_zombie_gids = 4;
+				pe.zombie_uids = zuids;
+				pe.zombie_gids = zgids;
+				zcaps[0] = zst.cap_inh;
+				zcaps[1] = zst.cap_prm;
+				zcaps[2] = zst.cap_eff;
+				pe.n_zombie_caps = 3;
+				pe.zombie_caps = zcaps;
+				proc_status_fini(&zst);
+			}
 		} else {
 			for (j = 0; j < t->nr_threads; j++)
 				tids[j] = (uint32_t)pidns_vpid(t->threads[j].tid);

@@ -623,7 +623,7 @@ static size_t first_tcp(const struct restore_ctx *ctx)
 	size_t i;
 
 	for (i = 0; i < k->n; i++)
-		if (isk_at(f, k->pos[i]) && isk_at(f, k->pos[i])->tcp)
+		if (tcp_entry_locked(isk_at(f, k->pos[i])))
 			return k->pos[i];
 	return f->idx.n;
 }
@@ -671,8 +671,8 @@ static int inet_open(struct restore_ctx *ctx, size_t pos)
 	}
 	if (isk_closed_by_option(ctx, e))
 		return isk_open_closed(e, f->idx.by_id[pos]->id);
-	/* the first connection in repair mode (they are opened in this order): lock them all */
-	if (e->tcp && first_tcp(ctx) == pos) {
+	/* the first connection locked (they are opened in this order): lock them all */
+	if (tcp_entry_locked(e) && first_tcp(ctx) == pos) {
 		err = rst_tcp_lock_all(ctx);
 		if (err)
 			return err;

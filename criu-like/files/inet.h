@@ -222,9 +222,12 @@ int tcp_dump_backlog_client(struct dump_ctx *ctx, const struct fd_info *f,
 int tcp_lock_conn(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEntry *e);
 /* Whether a TCP entry has what its state needs. */
 bool tcp_entry_ok(const InetSkEntry *e);
+/* Whether the network lock holds @e at restore (a connection, a SYN_SENT socket); NULL: no. */
+bool tcp_entry_locked(const InetSkEntry *e);
 /*
- * At restore: every connection of the images restored in repair mode locked
- * at once (netlock_restore_conns()), before the first of them.
+ * At restore: every connection of the images restored in repair mode, and
+ * every connect() in flight (SYN_SENT), locked at once
+ * (netlock_restore_conns()), before the first of them.
  */
 int rst_tcp_lock_all(struct restore_ctx *ctx);
 /*

@@ -215,6 +215,22 @@ int locks_add(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d
 			err = check_not_mapped(f, "POSIX lock");
 		if (!err && e.kind == FILE_LOCK_KIND__LOCK_LEASE)
 			err = check_not_mapped(f, "lease");
+		/*
+		 * F_SETLEASE wants the file's owner as fsuid or CAP_LEASE in the
+		 * initial user namespace: a task restored in the tree's own user
+		 * namespace is criu-like's uid 0 until its last step, with its
+		 * capabilities there only.
+		 */
+		if (!err && e.kind == FILE_LOCK_KIND__LOCK_LEASE && ns_user_own() && f->st.st_uid) {
+			pr_err("pid %d fd %d: %s holds a lease on a file of uid %u in a tree with "
+			       "a "
+			       "user namespace of its own: not restored yet (F_SETLEASE asks for "
+			       "the "
+			       "owner's fsuid or CAP_LEASE over the host, a restoring task has "
+			       "neither)\n",
+			       f->pid, f->fd, f->link, (unsigned int)f->st.st_uid);
+			err = -EOPNOTSUPP;
+		}
 		if (!err)
 			err = lock_set_add(d->fe.reg, &e);
 		if (err)

@@ -73,23 +73,41 @@ static int nsfs_match(const struct dump_ctx *ctx, const struct fd_info *f)
 	return f->link[0] != '/' && !nsfs_parse(f->link, type, sizeof(type), &ino);
 }
 
-/* A task of the tree in namespace @type:[@ino]: its host pid and the kind, or 0. */
-static pid_t nsfs_holder(const struct dump_ctx *ctx, const char *type, uint64_t ino,
+/* Whether host pid @pid is in namespace @type:[@ino]: 1 (its kind in @ret), or 0. */
+static int nsfs_in(pid_t pid, const char *type, uint64_t ino, enum ns_kind *ret)
+{
+	struct ns_ids ids;
+
+	if (ns_ids_read(pid, pid, &ids))
+		return 0;
+	/* a process's own namespace before the one its children would get */
+	for (int k = 0; k < NS_NR; k++)
+		if (ids.ino[k] == ino && !strcmp(nsfs_of[k].type, type)) {
+			*ret = (enum ns_kind)k;
+			return 1;
+		}
+	return 0;
+}
+
+/*
+ * A task of the tree in namespace @type:[@ino]: its host pid and the kind, or
+ * 0. The task @self holding the file first, when it is in that namespace:
+ * at restore it reopens it through a pidfd of itself, which needs no ptrace
+ * access to another task (in a user namespace of the tree's own, another
+ * task may be at its creds already, no longer dumpable for a while).
+ */
+static pid_t nsfs_holder(const struct dump_ctx *ctx, pid_t self, const char *type, uint64_t ino,
 			 enum ns_kind *ret)
 {
+	if (nsfs_in(self, type, ino, ret))
+		return self;
 	for (unsigned int i = 0; i < ctx->nr_tasks; i++) {
 		const struct seized_task *t = ctx->tasks[i].t;
-		struct ns_ids ids;
 
-		if (t->state == TASK_DEAD || t->state == TASK_ZOMBIE ||
-		    ns_ids_read(t->pid, t->pid, &ids))
+		if (t->state == TASK_DEAD || t->state == TASK_ZOMBIE)
 			continue;
-		/* a process's own namespace before the one its children would get */
-		for (int k = 0; k < NS_NR; k++)
-			if (ids.ino[k] == ino && !strcmp(nsfs_of[k].type, type)) {
-				*ret = (enum ns_kind)k;
-				return t->pid;
-			}
+		if (nsfs_in(t->pid, type, ino, ret))
+			return t->pid;
 	}
 	return 0;
 }
@@ -104,7 +122,7 @@ static int nsfs_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 
 	if (nsfs_parse(f->link, type, sizeof(type), &ino))
 		return -EINVAL;
-	holder = nsfs_holder(ctx, type, ino, &kind);
+	holder = nsfs_holder(ctx, f->pid, type, ino, &kind);
 	if (!holder) {
 		pr_err("pid %d fd %d: %s is a namespace no task of the dumped tree is in (kept "
 		       "alive by this fd): not supported\n",

@@ -27,6 +27,7 @@
 #include "files-int.h"
 #include "image.h"
 #include "log.h"
+#include "ns.h"
 #include "reg.h"
 #include "restore-files-int.h"
 #include "util.h"
@@ -414,10 +415,21 @@ static int create_tmpfile(struct restore_ctx *ctx, const FileEntry *fe, const ch
 	if (!dir)
 		return -ENOMEM;
 	/* without O_APPEND while filled: pwrite() would append, holes or not */
-	fd = open(dirname(dir),
-		  (int)(fe->reg->flags & ~(uint32_t)(O_CREAT | O_TRUNC | O_NOCTTY | O_APPEND)) |
-			  O_CLOEXEC,
-		  0600);
+	int flags = (int)(fe->reg->flags & ~(uint32_t)(O_CREAT | O_TRUNC | O_NOCTTY | O_APPEND)) |
+		    O_CLOEXEC;
+
+	/*
+	 * In a tree's user namespace, opened from inside it: linkat(AT_EMPTY_PATH)
+	 * wants CAP_DAC_READ_SEARCH in the opener's user namespace, which the
+	 * tree's root has in its own, not in criu-like's.
+	 */
+	if (ns_user_own()) {
+		fd = ns_user_open(dirname(dir), flags, 0600);
+		if (fd < 0)
+			return fd;
+	} else {
+		fd = open(dirname(dir), flags, 0600);
+	}
 	if (fd < 0) {
 		pr_perror("unlinked %s: cannot make an O_TMPFILE file in %s", path, dir);
 		return neg_errno();

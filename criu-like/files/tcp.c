@@ -447,6 +447,19 @@ bool tcp_entry_ok(const InetSkEntry *e)
 	}
 }
 
+/*
+ * Whether the network lock holds @e at restore: a connection with its
+ * queues, and a connect() in flight, whose SYN, sent at open, must not meet
+ * a port whose listener (restored too, by another task) is not there yet and
+ * answers with a reset; held, it goes once the tree runs. (On one host the
+ * dump's lock, reused, holds it already; not when the tree has a network
+ * namespace of its own, which went with the dumped tree.)
+ */
+bool tcp_entry_locked(const InetSkEntry *e)
+{
+	return e && (e->tcp || (e->proto == IPPROTO_TCP && e->state == TCP_SYN_SENT));
+}
+
 int rst_tcp_lock_all(struct restore_ctx *ctx)
 {
 	const struct rst_kind *k = rst_kind_get(ctx, &inet_kind);
@@ -459,7 +472,7 @@ int rst_tcp_lock_all(struct restore_ctx *ctx)
 	for (i = 0; i < k->n; i++) {
 		const FileEntry *fe = f->idx.by_id[k->pos[i]];
 
-		if (!fe->inetsk || !fe->inetsk->tcp)
+		if (!tcp_entry_locked(fe->inetsk))
 			continue;
 		if (inet_entry_tuple(fe->inetsk, &t[n])) {
 			pr_err("files.img: file %u: bad addresses of a TCP connection\n", fe->id);

@@ -246,6 +246,15 @@ int ns_user_make(int flag);
 /* unshare(@flag) for the calling thread, the new namespace owned by the tree's user namespace. */
 int ns_user_unshare(int flag);
 /*
+ * At restore, with the tree's user namespace loaded: open(@path, @flags,
+ * @mode) by a child that joined it (as criu-like's uid 0, every capability
+ * there), the description handed over (pidfd_getfd(), close-on-exec): its
+ * opener's credentials are in that namespace, as for a file the tree's task
+ * opened (linkat(AT_EMPTY_PATH) of an O_TMPFILE file asks for
+ * CAP_DAC_READ_SEARCH in them). The fd, or -errno (logged).
+ */
+int ns_user_open(const char *path, int flags, mode_t mode);
+/*
  * In the process that clones the root (a single-threaded child of the
  * controller): take the root's host @groups and join the tree's user
  * namespace (as criu-like's uid 0, unmapped there, every capability inside).

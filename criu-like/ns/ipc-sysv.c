@@ -26,6 +26,7 @@
 #include <sys/msg.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 
 #include "crc32c.h"
@@ -76,6 +77,15 @@ void ipc_sysv_set_proc(int proc_fd)
 	sysctl_proc_fd = proc_fd;
 }
 
+/*
+ * Whether criu-like's mm was dumpable before ipc_ns_root_enter(): a change of
+ * euid makes it not (suid_dumpable), and the tasks it forks afterwards would
+ * start so; a restored task's /proc files and namespaces (a namespace file
+ * reopened through a pidfd of another task: files/nsfs.c) would then be out
+ * of reach of the other tasks of a user namespace (the mm's is the host's).
+ */
+static int dumpable_before = -1;
+
 int ipc_ns_root_enter(void)
 {
 	uint32_t uid, gid;
@@ -83,6 +93,7 @@ int ipc_ns_root_enter(void)
 	if (!ns_user_own() || ns_user_id_outside(false, 0, &uid) ||
 	    ns_user_id_outside(true, 0, &gid))
 		return 0;
+	dumpable_before = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 	/* the gid first: no CAP_SETGID once the euid is not 0 */
 	if (syscall(SYS_setresgid, -1, gid, -1) || syscall(SYS_setresuid, -1, uid, -1)) {
 		pr_perror("cannot take uid %u and gid %u, root in the tree's user namespace", uid,
@@ -101,6 +112,8 @@ void ipc_ns_root_leave(int entered)
 		pr_perror("cannot go back to uid 0");
 		abort();
 	}
+	if (entered > 0 && dumpable_before > 0 && prctl(PR_SET_DUMPABLE, dumpable_before, 0, 0, 0))
+		pr_warn("cannot make criu-like dumpable again: %m\n");
 }
 
 int ipc_sysctl_open(const char *path, int flags)
@@ -123,7 +136,12 @@ static int sysctl_write(const char *name, const char *val)
 	int fd, as_root;
 
 	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
-	as_root = ipc_ns_root_enter();
+	/*
+	 * The *_next_id ones are writable by whoever has CAP_CHECKPOINT_RESTORE
+	 * over the namespace's owner (criu-like's root has it), read-only to its
+	 * root without (ipc_permissions() in ipc/ipc_sysctl.c): as criu-like.
+	 */
+	as_root = strstr(name, "_next_id") ? 0 : ipc_ns_root_enter();
 	if (as_root < 0)
 		return as_root;
 	fd = ipc_sysctl_open(path, O_WRONLY | O_CLOEXEC);

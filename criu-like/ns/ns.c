@@ -319,13 +319,6 @@ static int check_owners(pid_t pid, const struct ns_dump_plan *plan)
 		       pid, (unsigned long long)plan->root.ino[NS_USER]);
 		return -EOPNOTSUPP;
 	}
-	if (plan->own[NS_USER] && plan->own[NS_TIME]) {
-		pr_err("pid %d: its time namespace time:[%llu] is in its user namespace "
-		       "user:[%llu]: a time namespace in a user namespace is not restored yet\n",
-		       pid, (unsigned long long)plan->root.ino[NS_TIME],
-		       (unsigned long long)plan->root.ino[NS_USER]);
-		return -EOPNOTSUPP;
-	}
 	for (k = 0; k < NS_NR; k++) {
 		if (!plan->own[k] || k == NS_USER || (int)ns_owner_kind((enum ns_kind)k) != k)
 			continue;

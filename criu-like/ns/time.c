@@ -28,6 +28,7 @@
 #include "compat.h"
 #include "image.h"
 #include "kind.h"
+#include "ns.h"
 #include "log.h"
 #include "util.h"
 
@@ -181,6 +182,7 @@ struct time_rst {
 	struct time_offsets off;
 	int own_fd; /* criu-like's time namespace, to go back to */
 	int offsets_fd; /* /proc/self/timens_offsets: the controller's, whatever its mounts */
+	int proc_fd; /* the controller's /proc: the offsets of the child that clones the root */
 };
 
 static int time_load(int dirfd, uint32_t id, void **priv)
@@ -191,7 +193,7 @@ static int time_load(int dirfd, uint32_t id, void **priv)
 
 	if (!r)
 		return -ENOMEM;
-	r->own_fd = r->offsets_fd = -1;
+	r->own_fd = r->offsets_fd = r->proc_fd = -1;
 	*priv = r;
 	err = img_read_one(dirfd, CR_IMG_TIMENS, id, (ProtobufCMessage **)&e);
 	if (err)
@@ -205,7 +207,8 @@ static int time_load(int dirfd, uint32_t id, void **priv)
 	restore_offsets(e, &r->off);
 	r->own_fd = open("/proc/self/ns/time", O_RDONLY | O_CLOEXEC);
 	r->offsets_fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
-	if (r->own_fd < 0 || r->offsets_fd < 0) {
+	r->proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (r->own_fd < 0 || r->offsets_fd < 0 || r->proc_fd < 0) {
 		pr_perror("cannot open criu-like's time namespace and its offsets");
 		return neg_errno();
 	}
@@ -215,17 +218,34 @@ static int time_load(int dirfd, uint32_t id, void **priv)
 static int time_before_clone(const void *priv)
 {
 	const struct time_rst *r = priv;
+	int len, fd = r->offsets_fd;
 	char buf[128];
-	int len;
+	ssize_t n;
 
 	if (unshare(CLONE_NEWTIME)) {
 		pr_perror("cannot create a time namespace");
 		return neg_errno();
 	}
+	/*
+	 * In a tree's user namespace this is the child of the controller that
+	 * joined it to clone the root (restore-fork.c): the namespace is owned
+	 * by it, and only an opener with CAP_SYS_TIME there may set the offsets,
+	 * its own (/proc/self of the controller's /proc, opened here).
+	 */
+	if (ns_user_own()) {
+		fd = openat(r->proc_fd, "self/timens_offsets", O_WRONLY | O_CLOEXEC);
+		if (fd < 0) {
+			pr_perror("cannot open the offsets of the new time namespace");
+			return neg_errno();
+		}
+	}
 	len = snprintf(buf, sizeof(buf), "%d %lld %ld\n%d %lld %ld\n", CLOCK_MONOTONIC,
 		       (long long)r->off.mono.tv_sec, r->off.mono.tv_nsec, CLOCK_BOOTTIME,
 		       (long long)r->off.boot.tv_sec, r->off.boot.tv_nsec);
-	if (write(r->offsets_fd, buf, (size_t)len) != len) {
+	n = write(fd, buf, (size_t)len);
+	if (fd != r->offsets_fd)
+		close(fd);
+	if (n != len) {
 		pr_perror("cannot set the offsets of the new time namespace (monotonic %lld.%09ld, "
 			  "boottime %lld.%09ld)",
 			  (long long)r->off.mono.tv_sec, r->off.mono.tv_nsec,
@@ -256,6 +276,8 @@ static void time_fini(void *priv)
 		close(r->own_fd);
 	if (r->offsets_fd >= 0)
 		close(r->offsets_fd);
+	if (r->proc_fd >= 0)
+		close(r->proc_fd);
 	free(r);
 }
 

@@ -31,10 +31,12 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/nsfs.h>
 
+#include "compat.h"
 #include "image.h"
 #include "kind.h"
 #include "log.h"
@@ -517,6 +519,57 @@ int ns_user_unshare(int flag)
 		err = neg_errno();
 	close(fd);
 	return err;
+}
+
+int ns_user_open(const char *path, int flags, mode_t mode)
+{
+	int res[2], go[2], fd = -1, cfd = -EIO, pidfd, status;
+	char c = 0;
+	pid_t child;
+
+	if (!tree_user || tree_user->fd < 0)
+		return -EINVAL;
+	if (pipe2(res, O_CLOEXEC))
+		return neg_errno();
+	if (pipe2(go, O_CLOEXEC)) {
+		close(res[0]);
+		close(res[1]);
+		return neg_errno();
+	}
+	child = fork();
+	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		close(res[0]);
+		close(go[1]);
+		if (setns(tree_user->fd, CLONE_NEWUSER))
+			cfd = neg_errno();
+		else if ((cfd = open(path, flags, mode)) < 0)
+			cfd = neg_errno();
+		/* held open until the controller took it */
+		if (write(res[1], &cfd, sizeof(cfd)) != sizeof(cfd) || read(go[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(res[1]);
+	close(go[0]);
+	if (child < 0)
+		cfd = neg_errno();
+	else if (read(res[0], &cfd, sizeof(cfd)) != sizeof(cfd))
+		cfd = -ECHILD;
+	if (cfd >= 0) {
+		pidfd = (int)syscall(__NR_pidfd_open, child, 0);
+		fd = pidfd < 0 ? -1 : (int)syscall(__NR_pidfd_getfd, pidfd, cfd, 0);
+		cfd = fd < 0 ? neg_errno() : fd;
+		if (pidfd >= 0)
+			close(pidfd);
+	}
+	close(res[0]);
+	close(go[1]); /* the child goes */
+	if (child > 0)
+		waitpid(child, &status, 0);
+	if (cfd < 0)
+		pr_errno(cfd, "cannot open %s from the tree's user namespace", path);
+	return cfd;
 }
 
 int ns_user_join(const uint32_t *groups, size_t n)

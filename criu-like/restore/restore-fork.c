@@ -28,6 +28,10 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
+#include <sys/fsuid.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -329,6 +333,70 @@ static void zombie_inherit(const struct rst_task *t)
 	}
 }
 
+/* Inheritable, permitted, effective: @caps[0..2]. */
+static int zombie_capset(const uint64_t *caps)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	for (int i = 0; i < 2; i++) {
+		d[i].inheritable = (uint32_t)(caps[0] >> (32 * i));
+		d[i].permitted = (uint32_t)(caps[1] >> (32 * i));
+		d[i].effective = (uint32_t)(caps[2] >> (32 * i));
+	}
+	return syscall(SYS_capset, &h, d) ? neg_errno() : 0;
+}
+
+/*
+ * The ids the zombie died with (pstree.img), as its user namespace sees them:
+ * its parent's waitid() reports its uid. Set only when they are not the
+ * restoring task's own already (criu-like's: an unprivileged restore of a
+ * tree of its own uid changes nothing). 0 or -errno.
+ */
+static int zombie_creds(const struct rst_task *t)
+{
+	const PstreeEntry *pe = t->pe;
+	uint32_t u[4], g[4];
+	uid_t r, e, s;
+	gid_t gr, ge, gs;
+	int err = 0;
+
+	if (pe->n_zombie_uids != 4 || pe->n_zombie_gids != 4)
+		return 0;
+	for (int i = 0; i < 4 && !err; i++) {
+		err = ns_user_id_inside(false, pe->zombie_uids[i], &u[i]);
+		if (!err)
+			err = ns_user_id_inside(true, pe->zombie_gids[i], &g[i]);
+	}
+	if (err) {
+		pr_err("zombie %u: its ids (uid %u, gid %u) are not mapped in its user namespace\n",
+		       pe->pid, pe->zombie_uids[0], pe->zombie_gids[0]);
+		return err;
+	}
+	getresuid(&r, &e, &s);
+	getresgid(&gr, &ge, &gs);
+	if (r == u[0] && e == u[1] && s == u[2] && gr == g[0] && ge == g[1] && gs == g[2] &&
+	    (uid_t)setfsuid(-1) == u[3] && (gid_t)setfsgid(-1) == g[3])
+		return 0;
+	/*
+	 * The gids first (no CAP_SETGID once the uids are not 0), the
+	 * capabilities kept through the change of uids (which drops them only
+	 * from a uid that is 0 inside), then set as they were.
+	 */
+	if (pe->n_zombie_caps == 3 && prctl(PR_SET_SECUREBITS, 1 << SECURE_NO_SETUID_FIXUP))
+		err = neg_errno();
+	else if (setresgid(g[0], g[1], g[2]) || setfsgid(g[3]) < 0 || setresuid(u[0], u[1], u[2]) ||
+		 setfsuid(u[3]) < 0)
+		err = neg_errno();
+	else if (pe->n_zombie_caps == 3)
+		err = zombie_capset(pe->zombie_caps);
+	if (err)
+		pr_errno(err,
+			 "zombie %u: cannot take its uids %u/%u/%u, gids %u/%u/%u and capabilities",
+			 pe->pid, u[0], u[1], u[2], g[0], g[1], g[2]);
+	return err;
+}
+
 /*
  * Die the way the zombie died: its exit code, or its signal (default action,
  * no core dump), with an empty mask. Every signal stays blocked until the
@@ -422,8 +490,12 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 		err = rst_files_after_groups(ctx, t);
 	if (err)
 		return err;
-	if (rst_task_zombie(t))
+	if (rst_task_zombie(t)) {
+		err = zombie_creds(t);
+		if (err)
+			return err;
 		zombie_exit(t);
+	}
 	/* a log on the controller's stderr must survive the fd table's own fd 2 */
 	err = log_get_fd() == STDERR_FILENO ? rst_move_log_above(ctx->service_fd_base) : 0;
 	if (!err)

@@ -24,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/kcmp.h>
 
@@ -178,6 +180,33 @@ static char *fs_bytes(const ProtobufCBinaryData *b)
 }
 
 /*
+ * In a tree's user namespace: mkdir(@name, 0700) owned by @uid:@gid (its ids
+ * there), by a child that takes them as its fs ids. The task, criu-like's uid
+ * 0 still, unmapped there, could make the directory but not give it away:
+ * chown asks for CAP_CHOWN over an owner that is mapped. 0 or -errno.
+ */
+static int mkdir_owned(const char *name, uint32_t uid, uint32_t gid)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		setfsgid(gid);
+		setfsuid(uid);
+		if ((uint32_t)setfsuid(-1) != uid || (uint32_t)setfsgid(-1) != gid)
+			_exit(EPERM);
+		_exit(mkdir(name, 0700) ? errno : 0);
+	}
+	if (pid < 0)
+		return neg_errno();
+	if (waitpid(pid, &status, 0) != pid)
+		return neg_errno();
+	if (!WIFEXITED(status))
+		return -ECHILD;
+	return -WEXITSTATUS(status);
+}
+
+/*
  * A removed cwd: made again at its path (next to it when the path is taken;
  * its removed parents made for it and removed after), entered, given its mode
  * and owner, and removed. Tasks that shared one removed cwd get one each.
@@ -186,16 +215,33 @@ static int rst_cwd_removed(struct rst_task *t, const FsEntry *fs, const char *cw
 {
 	char name[PATH_MAX];
 	unsigned int made = 0;
+	uint32_t uid = fs->cwd_uid, gid = fs->cwd_gid;
+	bool owned = ns_user_own() && fs->has_cwd_uid && fs->has_cwd_gid;
 	int err;
+
+	/* the task is in the tree's user namespace already: its host owner as seen there */
+	if (fs->has_cwd_uid && fs->has_cwd_gid &&
+	    (ns_user_id_inside(false, fs->cwd_uid, &uid) ||
+	     ns_user_id_inside(true, fs->cwd_gid, &gid))) {
+		pr_err("pid %u: the owner %u:%u of its removed working directory %s is not mapped "
+		       "in "
+		       "its user namespace\n",
+		       t->pe->pid, fs->cwd_uid, fs->cwd_gid, cwd);
+		return -ERANGE;
+	}
 
 	if (access(cwd, F_OK))
 		snprintf(name, sizeof(name), "%s", cwd);
 	else
 		snprintf(name, sizeof(name), "%s.criu-like-cwd.%u", cwd, t->pe->pid);
 	err = mkdir_missing_parents(name, &made);
-	if (!err && (mkdir(name, 0700) || chdir(name)))
+	if (!err && owned)
+		err = mkdir_owned(name, uid, gid);
+	else if (!err && mkdir(name, 0700))
 		err = neg_errno();
-	if (!err && ((fs->has_cwd_uid && fs->has_cwd_gid && chown(".", fs->cwd_uid, fs->cwd_gid)) ||
+	if (!err && chdir(name))
+		err = neg_errno();
+	if (!err && ((!owned && fs->has_cwd_uid && fs->has_cwd_gid && chown(".", uid, gid)) ||
 		     (fs->has_cwd_mode && chmod(".", fs->cwd_mode & 07777))))
 		err = neg_errno();
 	if (rmdir(name) && !err)

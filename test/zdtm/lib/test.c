@@ -9,7 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -31,7 +35,50 @@ static struct {
 	volatile sig_atomic_t got_sigterm;
 	const char *userns_map; /* CLONE_NEWUSER: the map the launcher writes */
 	bool userns_deny;
+	/* test_timens() in mode userns: the offsets, set inside the container's user namespace */
+	bool timens;
+	long mono_off, boot_off;
+	bool container; /* the runner's ns modes: the test runs under the container's init */
 } tst = { .ready_fd = -1, .userns_map = "0 100000 65536" };
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+/* unshare(CLONE_NEWTIME) and the offsets of the new namespace, for the children to come. */
+static int timens_make(long mono, long boot)
+{
+	char buf[64];
+	int fd, len;
+
+	if (unshare(CLONE_NEWTIME)) {
+		fprintf(stderr, "unshare(CLONE_NEWTIME): %m\n");
+		return -1;
+	}
+	len = snprintf(buf, sizeof(buf), "%d %ld 0\n%d %ld 0\n", CLOCK_MONOTONIC, mono,
+		       CLOCK_BOOTTIME, boot);
+	fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, buf, len) != len) {
+		fprintf(stderr, "timens_offsets: %m\n");
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+int test_timens(long mono, long boot)
+{
+	const char *ns = getenv("ZDTM_NS_INIT");
+
+	/* mode userns: made by the container's first process, owned by its user namespace */
+	if (ns && !strcmp(ns, "user")) {
+		tst.timens = true;
+		tst.mono_off = mono;
+		tst.boot_off = boot;
+		return 0;
+	}
+	return timens_make(mono, boot);
+}
 
 void test_userns(const char *map, bool deny_setgroups)
 {
@@ -218,6 +265,31 @@ static void ns_mount(const char *src, const char *target, const char *type, unsi
 }
 
 /*
+ * Mode userns, in the launcher (host root) before the init is cloned: what
+ * only the host's root may mount, in a mount namespace of the launcher's
+ * own (made private first): a bind of the host's / alone (not the mounts
+ * under it: the host's cgroup v1 mounts are not dumped) on ns-root, a
+ * devtmpfs on its /dev (the devices of a container). The init's mount
+ * namespace, owned by its new user namespace, is a copy of this one.
+ */
+static void ns_root_host(void)
+{
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
+		fprintf(stderr, "ns launcher: a private mount namespace: %m\n");
+		exit(1);
+	}
+	ns_mount("/", "ns-root", NULL, MS_BIND, NULL);
+	ns_mount("devtmpfs", "ns-root/dev", "devtmpfs", MS_NOSUID, "mode=755");
+	/* the mount points of what the init mounts (it may not create them in the host's /dev) */
+	for (const char *d = "ns-root/dev/pts\0ns-root/dev/shm\0ns-root/dev/mqueue\0"; *d;
+	     d += strlen(d) + 1)
+		if (mkdir(d, 0755) && errno != EEXIST) {
+			fprintf(stderr, "ns launcher: mkdir %s: %m\n", d);
+			exit(1);
+		}
+}
+
+/*
  * The root of the container, as a container sees it: in the fresh mount
  * namespace (made private first, so nothing goes back to the host), a bind
  * of the host's / alone (not the mounts under it: the host's cgroup v1
@@ -226,8 +298,14 @@ static void ns_mount(const char *src, const char *target, const char *type, unsi
  * IPC namespace; pivot_root into it, back in the same directory. The
  * test's files (its binary, its directory, the outfile) are on the host's
  * root filesystem and keep their paths.
+ *
+ * In a user namespace (@user) the bind and the devtmpfs were made by the
+ * launcher (ns_root_host()); their copies here are locked to their parents,
+ * so ns-root is bound again onto itself, with what is under it, for a root
+ * that pivot_root accepts. The proc of the new pid namespace may be mounted
+ * there because the host's proc is still fully visible in this namespace.
  */
-static void ns_root(void)
+static void ns_root(bool user)
 {
 	char cwd[4096];
 	const char *root = "ns-root";
@@ -236,13 +314,17 @@ static void ns_root(void)
 		fprintf(stderr, "ns init: getcwd or making / private: %m\n");
 		exit(1);
 	}
-	ns_mount("/", root, NULL, MS_BIND, NULL);
+	if (user)
+		ns_mount(root, root, NULL, MS_BIND | MS_REC, NULL);
+	else
+		ns_mount("/", root, NULL, MS_BIND, NULL);
 	if (chdir(root)) {
 		fprintf(stderr, "ns init: chdir %s: %m\n", root);
 		exit(1);
 	}
 	ns_mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
-	ns_mount("devtmpfs", "dev", "devtmpfs", MS_NOSUID, "mode=755");
+	if (!user)
+		ns_mount("devtmpfs", "dev", "devtmpfs", MS_NOSUID, "mode=755");
 	ns_mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
 		 "newinstance,ptmxmode=0666,mode=620");
 	ns_mount("shm", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
@@ -253,12 +335,30 @@ static void ns_root(void)
 	}
 }
 
+/* The container's network namespace has its loopback up, as a container's has. */
+static void ns_lo_up(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int sk = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (sk < 0 || ioctl(sk, SIOCGIFFLAGS, &ifr)) {
+		fprintf(stderr, "ns init: the flags of lo: %m\n");
+		exit(1);
+	}
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(sk, SIOCSIFFLAGS, &ifr)) {
+		fprintf(stderr, "ns init: bringing lo up: %m\n");
+		exit(1);
+	}
+	close(sk);
+}
+
 /*
  * Mode ns of the runner (ZDTM_NS_INIT): pid 1 of the fresh namespaces, in
  * the container's root (ns_root). It forks the daemon, reaps whatever comes
  * to it, and exits with the daemon's status when the daemon ends.
  */
-static pid_t ns_init(const char *outfile, int flags)
+static pid_t ns_init(const char *outfile, int flags, bool user)
 {
 	pid_t daemon;
 	int status;
@@ -267,7 +367,8 @@ static pid_t ns_init(const char *outfile, int flags)
 		perror("setsid");
 		exit(1);
 	}
-	ns_root();
+	ns_root(user);
+	ns_lo_up();
 	daemon = fork_flags(flags);
 	if (daemon <= 0)
 		return daemon;
@@ -288,10 +389,88 @@ void test_init(int argc, char **argv)
 	test_init_ns(argc, argv, 0);
 }
 
+/*
+ * Mode userns, in the init: once mapped, uid and gid 0 in its user namespace,
+ * no groups; dumpable again, as a container's init exec'ed inside is (the ids
+ * changed made it not: its /proc files would be the host root's, unmapped
+ * there, and the test's /proc/self/environ unreadable).
+ */
+static void ns_user_wait(int go)
+{
+	char c;
+
+	if (read(go, &c, 1) != 1 || setgroups(0, NULL) || setresgid(0, 0, 0) ||
+	    setresuid(0, 0, 0) || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)) {
+		perror("ns init: its user namespace");
+		exit(1);
+	}
+	close(go);
+}
+
+/*
+ * Mode userns, in the launcher: the container's user namespace is made by a
+ * first process (as a container runtime does), cloned with CLONE_NEWUSER,
+ * whose maps the launcher writes; it becomes uid 0 there, makes the time
+ * namespace the test asked for (test_timens()), then clones the container's
+ * init with the other namespaces, all of them owned by the user namespace,
+ * tells the launcher its pid and exits (the init goes to the runner, a
+ * subreaper). Returns in the init (0), or the init's pid in the launcher.
+ */
+static pid_t ns_user_container(int ns_flags)
+{
+	int u[2], ip[2];
+	pid_t first, init = -1;
+	int status;
+
+	if (pipe2(u, O_CLOEXEC) || pipe2(ip, O_CLOEXEC)) {
+		perror("test_init");
+		exit(1);
+	}
+	ns_root_host();
+	first = fork_flags(CLONE_NEWUSER);
+	if (first < 0) {
+		perror("clone(CLONE_NEWUSER)");
+		exit(1);
+	}
+	if (first > 0) {
+		close(u[0]);
+		close(ip[1]);
+		userns_maps(first, u[1]);
+		if (read(ip[0], &init, sizeof(init)) != sizeof(init) || init <= 0) {
+			waitpid(first, &status, 0);
+			fprintf(stderr,
+				"the container's first process made no init (status 0x%x)\n",
+				status);
+			exit(1);
+		}
+		waitpid(first, &status, 0);
+		close(ip[0]);
+		return init;
+	}
+	close(u[1]);
+	close(ip[0]);
+	ns_user_wait(u[0]);
+	if (tst.timens && timens_make(tst.mono_off, tst.boot_off))
+		_exit(1);
+	init = fork_flags(ns_flags);
+	if (init < 0) {
+		perror("clone of the container's init");
+		_exit(1);
+	}
+	if (init > 0)
+		_exit(write(ip[1], &init, sizeof(init)) == sizeof(init) ? 0 : 1);
+	close(ip[1]);
+	return 0;
+}
+
 void test_init_ns(int argc, char **argv, int flags)
 {
 	struct sigaction sa = { .sa_handler = sigterm_handler };
-	bool in_ns_init = getenv("ZDTM_NS_INIT") != NULL;
+	const char *ns_env = getenv("ZDTM_NS_INIT");
+	bool in_ns_init = ns_env != NULL;
+	/* ZDTM_NS_INIT=user: the container's namespaces are owned by a user namespace of its own */
+	bool ns_user = in_ns_init && !strcmp(ns_env, "user");
+	int ns_flags = CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET;
 	const char *outfile;
 	int p[2], u[2] = { -1, -1 };
 	pid_t pid;
@@ -311,12 +490,18 @@ void test_init_ns(int argc, char **argv, int flags)
 	/* always the launcher: a test may chroot() before test_daemon() */
 	tst.launcher_writes = true;
 	unsetenv("ZDTM_NS_INIT");
-	if ((flags & CLONE_NEWUSER) && (in_ns_init || pipe2(u, O_CLOEXEC))) {
+	if ((flags & CLONE_NEWUSER) && in_ns_init) {
 		fprintf(stderr, "a user namespace of the test's own: not in mode ns\n");
 		exit(1);
 	}
-	pid = fork_flags(in_ns_init ? CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWNS | CLONE_NEWIPC
-				    : flags);
+	if ((flags & CLONE_NEWUSER) && pipe2(u, O_CLOEXEC)) {
+		perror("test_init");
+		exit(1);
+	}
+	if (ns_user)
+		pid = ns_user_container(ns_flags);
+	else
+		pid = fork_flags(in_ns_init ? ns_flags : flags);
 	if (pid < 0) {
 		perror("fork");
 		exit(1);
@@ -335,8 +520,9 @@ void test_init_ns(int argc, char **argv, int flags)
 		userns_wait(u[0], outfile);
 	}
 	tst.ready_fd = p[1];
+	tst.container = in_ns_init;
 	if (in_ns_init) {
-		pid = ns_init(outfile, flags);
+		pid = ns_init(outfile, flags, ns_user);
 		if (pid < 0) {
 			perror("fork");
 			exit(1);
@@ -350,6 +536,11 @@ void test_init_ns(int argc, char **argv, int flags)
 	if (u[0] < 0) /* else done by userns_wait() */
 		redirect_stdio(outfile);
 	test_msg("started, pid %d\n", getpid());
+}
+
+bool test_in_container(void)
+{
+	return tst.container;
 }
 
 void test_daemon(void)

@@ -42,6 +42,22 @@ void test_init_ns(int argc, char **argv, int flags);
  * uid and gid 0 inside, with no supplementary groups.
  */
 void test_userns(const char *map, bool deny_setgroups);
+/*
+ * Before test_init(): the test in a time namespace of its own whose
+ * CLOCK_MONOTONIC and CLOCK_BOOTTIME offsets are @mono and @boot seconds
+ * (unshare(CLONE_NEWTIME) now, for the daemon, the first task born in it);
+ * in the runner's mode userns the whole container, made in it inside the
+ * container's user namespace (which owns it). 0, or -1 (a message on stderr).
+ */
+int test_timens(long mono, long boot);
+
+/*
+ * After test_init(): whether the test runs in the runner's container (the
+ * ns and userns modes: under an init of new pid, mount, UTS, IPC and network
+ * namespaces, and a user namespace in userns). A test of a namespace of its
+ * own of one of those kinds may use the container's instead.
+ */
+bool test_in_container(void);
 
 /* The value of a test option --NAME=VALUE, or @def when it was not given. */
 const char *test_arg(const char *name, const char *def);

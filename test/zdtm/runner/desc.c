@@ -10,8 +10,8 @@
 
 #include "runner.h"
 
-static const char *const known_flags[] = { "noauto",  "suid", "expect-fail", "tamper", "slow",
-					   "predump", "ns",   "snapshot",    "lazy" };
+static const char *const known_flags[] = { "noauto",  "suid", "expect-fail", "tamper",	 "slow",
+					   "predump", "ns",   "userns",	     "snapshot", "lazy" };
 
 void words_free(struct word_list *l)
 {
@@ -80,6 +80,13 @@ static int parse_line(struct test_desc *d, char *key, const char *val)
 		if (!*val || d->skip_ns[0])
 			return -EINVAL;
 		snprintf(d->skip_ns, sizeof(d->skip_ns), "%s", val);
+		return 0;
+	}
+	if (!strcmp(key, "skip-userns")) {
+		/* Refused in a container owned by a user namespace: skipped in the userns modes. */
+		if (!*val || d->skip_userns[0])
+			return -EINVAL;
+		snprintf(d->skip_userns, sizeof(d->skip_userns), "%s", val);
 		return 0;
 	}
 	if (!strcmp(key, "skip-snapshot")) {

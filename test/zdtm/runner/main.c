@@ -17,7 +17,7 @@
 
 #include "runner.h"
 
-#define MAX_MODES 8
+#define MAX_MODES 16
 
 struct args {
 	char modes_text[256];
@@ -36,11 +36,12 @@ static void usage(FILE *f)
 		"                [--tests-dir DIR] [--no-slow] [-v] [TEST...]\n"
 		"       zdtm-run exec [--timeout SEC] -- CMD ARGS...\n"
 		"modes: none plain leave-running cycles2 predump ns ns-leave-running ns-cycles2\n"
-		"       page-server snapshot predump-snapshot lazy "
+		"       userns userns-leave-running userns-cycles2 page-server snapshot\n"
+		"       predump-snapshot lazy "
 		"(default: " ZDTM_DEFAULT_MODES
 		",\n       then predump, snapshot and lazy for the tests with those flags, ns for\n"
 		"       every test, ns-leave-running and ns-cycles2 for the tests with the flag\n"
-		"       ns)\n");
+		"       ns, userns and userns-cycles2 for the tests with the flag userns)\n");
 }
 
 static int split_modes(struct args *a, char *list)
@@ -53,8 +54,10 @@ static int split_modes(struct args *a, char *list)
 			pr_err("unknown mode '%s'\n", m);
 			return -EINVAL;
 		}
-		if (a->nmodes == MAX_MODES)
+		if (a->nmodes == MAX_MODES) {
+			pr_err("more than %d modes\n", MAX_MODES);
 			return -E2BIG;
+		}
 		a->modes[a->nmodes++] = m;
 	}
 	return a->nmodes ? 0 : -EINVAL;
@@ -131,15 +134,17 @@ static int parse_args(int argc, char **argv, struct runner *r, struct args *a, c
 
 /*
  * Without --modes, after the default ones: predump for the tests flagged
- * predump, ns for every test, the other ns modes for the tests flagged ns
- * (what `make test` can afford: test/zdtm/README.md).
+ * predump, ns for every test, the other ns modes for the tests flagged ns,
+ * userns and userns-cycles2 for the tests flagged userns (what `make test`
+ * can afford: test/zdtm/README.md).
  */
 static const struct extra_mode {
 	const char *mode;
 	const char *flag; /* NULL: every test */
 } extra_modes[] = {
-	{ "predump", "predump" }, { "snapshot", "snapshot" },	{ "lazy", "lazy" },
-	{ "ns", NULL },		  { "ns-leave-running", "ns" }, { "ns-cycles2", "ns" },
+	{ "predump", "predump" }, { "snapshot", "snapshot" },	  { "lazy", "lazy" },
+	{ "ns", NULL },		  { "ns-leave-running", "ns" },	  { "ns-cycles2", "ns" },
+	{ "userns", "userns" },	  { "userns-cycles2", "userns" },
 };
 
 /* "counter", "static/counter.c", "test/zdtm/static/counter.desc" all name "counter". */
@@ -208,9 +213,9 @@ static void summary(const struct result *res, int n)
 {
 	int passed = 0, failed = 0, skipped = 0;
 
-	printf("\n%-24s %-16s %-7s %8s  %s\n", "test", "mode", "verdict", "seconds", "reason");
+	printf("\n%-24s %-20s %-7s %8s  %s\n", "test", "mode", "verdict", "seconds", "reason");
 	for (int i = 0; i < n; i++)
-		printf("%-24s %-16s %-7s %8.2f  %s\n", res[i].test, res[i].mode,
+		printf("%-24s %-20s %-7s %8.2f  %s\n", res[i].test, res[i].mode,
 		       res[i].v == V_PASS   ? "PASS"
 		       : res[i].v == V_FAIL ? "FAIL"
 					    : "SKIP",

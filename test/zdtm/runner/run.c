@@ -48,21 +48,41 @@ struct run {
 	pid_t lazy_pid; /* mode lazy: the lazy-pages daemon, waited for after the verdict */
 };
 
-static const char *const modes[] = { "none",	    "plain",	"leave-running",    "cycles2",
-				     "predump",	    "ns",	"ns-leave-running", "ns-cycles2",
-				     "page-server", "snapshot", "predump-snapshot", "lazy" };
+static const char *const modes[] = { "none",
+				     "plain",
+				     "leave-running",
+				     "cycles2",
+				     "predump",
+				     "ns",
+				     "ns-leave-running",
+				     "ns-cycles2",
+				     "userns",
+				     "userns-leave-running",
+				     "userns-cycles2",
+				     "page-server",
+				     "snapshot",
+				     "predump-snapshot",
+				     "lazy" };
 
-/* The modes ns, ns-leave-running, ns-cycles2: the test under an init in a container. */
-static bool mode_ns(const char *mode)
+/* The modes userns, userns-X: the container owned by a user namespace of its own. */
+static bool mode_userns(const char *mode)
 {
-	return !strcmp(mode, "ns") || !strncmp(mode, "ns-", 3);
+	return !strcmp(mode, "userns") || !strncmp(mode, "userns-", 7);
 }
 
-/* What a mode does between start and SIGTERM: ns is plain, ns-X is X. */
+/* The modes ns, ns-X and the userns ones: the test under an init in a container. */
+static bool mode_ns(const char *mode)
+{
+	return !strcmp(mode, "ns") || !strncmp(mode, "ns-", 3) || mode_userns(mode);
+}
+
+/* What a mode does between start and SIGTERM: ns and userns are plain, ns-X and userns-X X. */
 static const char *mode_base(const char *mode)
 {
-	if (!strcmp(mode, "ns"))
+	if (!strcmp(mode, "ns") || !strcmp(mode, "userns"))
 		return "plain";
+	if (mode_userns(mode))
+		return mode + 7;
 	return mode_ns(mode) ? mode + 3 : mode;
 }
 
@@ -204,7 +224,7 @@ static int start_test(struct run *t)
 	step(t, "start");
 	/* lib/test.c: the test runs under an init in a container (fresh namespaces) */
 	if (mode_ns(t->mode))
-		setenv("ZDTM_NS_INIT", "1", 1);
+		setenv("ZDTM_NS_INIT", mode_userns(t->mode) ? "user" : "1", 1);
 	launcher = spawn(argv, t->dir, log);
 	unsetenv("ZDTM_NS_INIT");
 	if (launcher < 0) {
@@ -863,6 +883,11 @@ static bool skip_or_refuse(struct runner *r, const struct test_desc *d, struct r
 		snprintf(res->reason, sizeof(res->reason), "skip-ns: %.400s", d->skip_ns);
 		return true;
 	}
+	if (mode_userns(res->mode) && d->skip_userns[0]) {
+		res->v = V_SKIP;
+		snprintf(res->reason, sizeof(res->reason), "skip-userns: %.400s", d->skip_userns);
+		return true;
+	}
 	if ((!strcmp(res->mode, "snapshot") || !strcmp(res->mode, "predump-snapshot")) &&
 	    d->skip_snapshot[0]) {
 		res->v = V_SKIP;
@@ -985,6 +1010,14 @@ void run_test(struct runner *r, const struct test_desc *d, const char *mode, str
 	ret = rm_rf(t.dir);
 	if (!ret)
 		ret = mkdir_p(t.dir);
+	/*
+	 * userns: the test is root of a user namespace mapped to host uid
+	 * ZDTM_USERNS_ROOT: its directory is that uid's, so that it may create
+	 * its files there (owned by that uid on the host); the runner's own
+	 * files there (logs, images) stay root's.
+	 */
+	if (!ret && mode_userns(mode) && chown(t.dir, ZDTM_USERNS_ROOT, ZDTM_USERNS_ROOT))
+		ret = neg_errno();
 	if (ret) {
 		harness_fail(&t, "cannot prepare %s: %s", t.dir, strerror(-ret));
 	} else if (!start_test(&t) && !do_mode(&t) && !check_netlocks(&t)) {
@@ -1001,7 +1034,7 @@ void run_test(struct runner *r, const struct test_desc *d, const char *mode, str
 	conclude(&t);
 report:
 	res->secs = (now_ms() - start) / 1000.0;
-	printf("  %-4s  %-24s %-16s %6.2fs  %s\n",
+	printf("  %-4s  %-24s %-20s %6.2fs  %s\n",
 	       res->v == V_PASS	  ? "PASS"
 	       : res->v == V_FAIL ? "FAIL"
 				  : "SKIP",

@@ -19,6 +19,9 @@
 
 #define DEFAULT_TEST_TIMEOUT 60
 
+/* The host uid and gid of root in the user namespace of the modes userns (map "0 100000 65536"). */
+#define ZDTM_USERNS_ROOT 100000
+
 /* The runner prints to stderr; it links nothing of the tool, so no log.c. */
 #define pr_err(fmt, ...) fprintf(stderr, "zdtm-run: error: " fmt, ##__VA_ARGS__)
 #define pr_warn(fmt, ...) fprintf(stderr, "zdtm-run: warning: " fmt, ##__VA_ARGS__)
@@ -42,7 +45,8 @@ struct test_desc {
 	struct word_list restore_opts; /* opts + restore-opts */
 	int timeout; /* timeout: seconds */
 	char skip[256]; /* skip: why the test is not run (empty: it runs) */
-	char skip_ns[256]; /* skip-ns: why it is not run in the ns modes */
+	char skip_ns[256]; /* skip-ns: why it is not run in the ns modes (userns ones too) */
+	char skip_userns[256]; /* skip-userns: why it is not run in the userns modes */
 	char skip_snapshot[256]; /* skip-snapshot: why it is not run in the mode snapshot */
 	char skip_lazy[256]; /* skip-lazy: why it is not run in the mode lazy */
 };

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The test's root in a network namespace of its own: lo up with extra IPv4
+ * The test's root in a network namespace of its own (in the runner's ns
+ * modes, the container's, which is one already): lo up with extra IPv4
  * and IPv6 addresses, a route in table 66 and a policy rule for it, changed
  * sysctls (global and of lo), a dummy link with an address when the kernel
  * has the dummy module; a TCP listener on an extra address, a TCP
@@ -111,7 +112,8 @@ int main(int argc, char **argv)
 	size_t bad;
 
 	test_init(argc, argv);
-	if (stat("/proc/self/ns/net", &host) || unshare(CLONE_NEWNET)) {
+	/* in the runner's container: its network namespace (a tree has one only) */
+	if (stat("/proc/self/ns/net", &host) || (!test_in_container() && unshare(CLONE_NEWNET))) {
 		fail("unshare(CLONE_NEWNET): %m");
 		return 1;
 	}
@@ -163,8 +165,15 @@ int main(int argc, char **argv)
 		fail("cannot stat the network namespace: %m");
 		return 1;
 	}
-	if (self.st_ino == host.st_ino) {
-		fail("the test is in the network namespace it was started in (net:[%lu])",
+	/*
+	 * In the container: the one of its init still (the namespace it started
+	 * in went with the dump: its inode number may have been given again).
+	 */
+	if (test_in_container() ? stat("/proc/1/ns/net", &host) || self.st_ino != host.st_ino
+				: self.st_ino == host.st_ino) {
+		fail("the test is in the network namespace %s (net:[%lu])",
+		     test_in_container() ? "of its container's init no longer"
+					 : "it was started in",
 		     (unsigned long)self.st_ino);
 		return 1;
 	}

@@ -53,24 +53,12 @@ int main(int argc, char **argv)
 {
 	struct timespec m0, b0, m1, b1;
 	long long mono = -1, boot = -1;
-	char buf[64];
-	int fd, len;
 	/* the runner's (pid 1 is the init of the container in the ns modes, in this one too) */
 	ino_t outside = ns_ino("/proc/self/ns/time");
 
 	/* before test_init(): its daemon is the first task born in the namespace */
-	if (unshare(CLONE_NEWTIME)) {
-		fprintf(stderr, "unshare(CLONE_NEWTIME): %m\n");
+	if (test_timens(MONO_OFF, BOOT_OFF))
 		return 1;
-	}
-	len = snprintf(buf, sizeof(buf), "%d %d 0\n%d %d 0\n", CLOCK_MONOTONIC, MONO_OFF,
-		       CLOCK_BOOTTIME, BOOT_OFF);
-	fd = open("/proc/self/timens_offsets", O_WRONLY);
-	if (fd < 0 || write(fd, buf, len) != len) {
-		fprintf(stderr, "timens_offsets: %m\n");
-		return 1;
-	}
-	close(fd);
 	test_init(argc, argv);
 	clock_gettime(CLOCK_MONOTONIC, &m0);
 	clock_gettime(CLOCK_BOOTTIME, &b0);
