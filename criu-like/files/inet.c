@@ -513,7 +513,8 @@ static int inet_socket(const InetSkEntry *e)
 
 	if (sk >= 0 || errno != EACCES || !inet_is_ping((int)e->type, (int)e->proto))
 		return sk;
-	f = fopen("/proc/sys/net/ipv4/ping_group_range", "re");
+	/* the range of the namespace the socket is made in: through criu-like's /proc */
+	f = rst_proc_fopen("sys/net/ipv4/ping_group_range");
 	if (f) {
 		if (fscanf(f, "%lu %lu", &lo, &hi) != 2)
 			lo = 1, hi = 0;

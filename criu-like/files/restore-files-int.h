@@ -3,6 +3,7 @@
 #define CRIU_LIKE_RESTORE_FILES_INT_H
 
 /* The files of a restore (restore-files.c), shared with the kinds' restore halves. */
+#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -35,6 +36,12 @@ int rst_drop_nonblock(int fd, uint32_t flags);
 int rst_file_part_missing(const FileEntry *fe);
 /* A new description of the file behind @fd, opened with @flags (O_CREAT etc. dropped). */
 int rst_reopen_fd(int fd, uint32_t flags);
+/*
+ * Open @path, relative to /proc, through criu-like's own /proc while the
+ * descriptions are opened (the tree's mount namespace may have none yet);
+ * a /proc/sys/net file shows the network namespace the caller is in.
+ */
+FILE *rst_proc_fopen(const char *path);
 
 /*
  * Descriptions that can only be opened once the whole tree exists (a pidfd,

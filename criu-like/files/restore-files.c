@@ -106,6 +106,20 @@ int rst_inherited_fd(const struct cr_options *o, const char *key)
 	return -1;
 }
 
+FILE *rst_proc_fopen(const char *path)
+{
+	char p[256];
+	int fd;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s%s", reopen_proc_fd >= 0 ? "" : "/proc/", path);
+	fd = openat(reopen_proc_fd >= 0 ? reopen_proc_fd : AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
+	f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f && fd >= 0)
+		close(fd);
+	return f;
+}
+
 int rst_reopen_fd(int fd, uint32_t flags)
 {
 	char self[64];
