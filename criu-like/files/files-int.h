@@ -141,6 +141,8 @@ bool sock_in_tree(const struct dump_ctx *ctx, dev_t dev, uint32_t ino);
  */
 struct nl_sock;
 int sock_diag_send(struct nl_sock *sk, const void *req, size_t len, int flags);
+/* A sock_diag socket (libnl) connected in the tree's network namespace, peeking at sizes. */
+int sock_diag_open(struct nl_sock **ret);
 /* files.c: *@v (of *@cap elements of @size) has room for @n + 1. */
 int file_table_grow(void **v, unsigned int *cap, unsigned int n, size_t size);
 

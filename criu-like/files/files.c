@@ -947,6 +947,33 @@ bool sock_in_tree(const struct dump_ctx *ctx, dev_t dev, uint32_t ino)
 	return false;
 }
 
+int sock_diag_open(struct nl_sock **ret)
+{
+	struct nl_sock *sk = nl_socket_alloc();
+	int err, saved;
+
+	*ret = NULL;
+	if (!sk)
+		return -ENOMEM;
+	/* A dump's parts may be larger than libnl's default buffer: peek at their size. */
+	nl_socket_enable_msg_peek(sk);
+	/* the socket answers for the namespace it is made in: the tree's own, if it has one */
+	err = ns_net_enter_tree(&saved);
+	if (err) {
+		nl_socket_free(sk);
+		return err;
+	}
+	err = nl_connect(sk, NETLINK_SOCK_DIAG);
+	ns_net_leave_tree(saved);
+	if (err < 0) {
+		pr_err("cannot connect to sock_diag: %s\n", nl_geterror(err));
+		nl_socket_free(sk);
+		return -EIO;
+	}
+	*ret = sk;
+	return 0;
+}
+
 int sock_diag_send(struct nl_sock *sk, const void *req, size_t len, int flags)
 {
 	struct nl_msg *msg = nlmsg_alloc_simple(SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | flags);

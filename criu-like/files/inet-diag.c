@@ -152,28 +152,13 @@ static int diag_load(struct inet_dump *in)
 	struct diag_load l = { .in = in };
 	struct nl_sock *sk;
 	unsigned int i, k;
-	int err, saved;
+	int err;
 
 	if (in->loaded)
 		return 0;
-	sk = nl_socket_alloc();
-	if (!sk)
-		return -ENOMEM;
-	/* A dump's parts may be larger than libnl's default buffer: peek at their size. */
-	nl_socket_enable_msg_peek(sk);
-	/* the socket answers for the namespace it is made in: the tree's own, if it has one */
-	err = ns_net_enter_tree(&saved);
-	if (err) {
-		nl_socket_free(sk);
+	err = sock_diag_open(&sk);
+	if (err)
 		return err;
-	}
-	err = nl_connect(sk, NETLINK_SOCK_DIAG);
-	ns_net_leave_tree(saved);
-	if (err < 0) {
-		pr_err("cannot connect to sock_diag: %s\n", nl_geterror(err));
-		nl_socket_free(sk);
-		return -EIO;
-	}
 	err = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, diag_cb, &l);
 	for (i = 0; !err && i < ARRAY_SIZE(families); i++)
 		for (k = 0; !err && k < ARRAY_SIZE(protos); k++)

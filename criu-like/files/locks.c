@@ -335,17 +335,6 @@ int rst_locks_desc(struct restore_ctx *ctx, size_t pos)
 	return 0;
 }
 
-static bool owns_posix_lock(const FileEntry *fe, pid_t pid)
-{
-	size_t i;
-
-	for (i = 0; fe->reg && i < fe->reg->n_locks; i++)
-		if (fe->reg->locks[i]->kind == FILE_LOCK_KIND__LOCK_POSIX &&
-		    fe->reg->locks[i]->owner_pid == (uint32_t)pid)
-			return true;
-	return false;
-}
-
 /* Close this task's copies of the service fds on the file of @fd (it has its own fds). */
 static int close_service_copies(struct rst_files *f, int fd)
 {
@@ -376,7 +365,23 @@ static int task_fd_of(const struct rst_task *t, uint32_t id)
 	return -1;
 }
 
-int rst_locks_post_install(struct restore_ctx *ctx, struct rst_task *t)
+static bool owns_kind(const FileEntry *fe, FileLockKind kind, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; fe->reg && i < fe->reg->n_locks; i++)
+		if (fe->reg->locks[i]->kind == kind &&
+		    fe->reg->locks[i]->owner_pid == (uint32_t)pid)
+			return true;
+	return false;
+}
+
+/*
+ * In task @t: every lock of @kind it owns, taken through its own fd of the
+ * description (the first); POSIX locks after closing the task's service
+ * copies of the file, whose close would drop them.
+ */
+static int take_owned(struct restore_ctx *ctx, struct rst_task *t, FileLockKind kind)
 {
 	const struct rst_kind *k = rst_kind_get(ctx, &reg_kind);
 	struct rst_files *f = ctx->files;
@@ -389,16 +394,17 @@ int rst_locks_post_install(struct restore_ctx *ctx, struct rst_task *t)
 		size_t pos = k->pos[n];
 		const FileEntry *fe = f->idx.by_id[pos];
 		const char *path = f->paths[pos] ? f->paths[pos] : "?";
+		const char *what = kind == FILE_LOCK_KIND__LOCK_POSIX ? "POSIX locks" : "a lease";
 
-		if (!owns_posix_lock(fe, pid))
+		if (!owns_kind(fe, kind, pid))
 			continue;
 		fd = task_fd_of(t, fe->id);
 		if (fd < 0) {
-			pr_err("pid %d owns POSIX locks on file %u (%s) but has no fd of it\n", pid,
+			pr_err("pid %d holds %s on file %u (%s) but has no fd of it\n", pid, what,
 			       fe->id, path);
 			return -EINVAL;
 		}
-		err = close_service_copies(f, fd);
+		err = kind == FILE_LOCK_KIND__LOCK_POSIX ? close_service_copies(f, fd) : 0;
 		if (err) {
 			pr_errno(err, "pid %d: cannot close its service fds on %s", pid, path);
 			return err;
@@ -406,15 +412,20 @@ int rst_locks_post_install(struct restore_ctx *ctx, struct rst_task *t)
 		for (i = 0; i < fe->reg->n_locks; i++) {
 			const FileLockEntry *l = fe->reg->locks[i];
 
-			if (l->kind != FILE_LOCK_KIND__LOCK_POSIX || l->owner_pid != (uint32_t)pid)
+			if (l->kind != kind || l->owner_pid != (uint32_t)pid)
 				continue;
 			err = lock_take(fe, l, fd, path);
 			if (err)
 				return err;
 		}
-		pr_debug("pid %d: POSIX locks on %s taken through fd %d\n", pid, path, fd);
+		pr_debug("pid %d: %s on %s taken through fd %d\n", pid, what, path, fd);
 	}
 	return 0;
+}
+
+int rst_locks_post_install(struct restore_ctx *ctx, struct rst_task *t)
+{
+	return take_owned(ctx, t, FILE_LOCK_KIND__LOCK_POSIX);
 }
 
 /*
@@ -425,34 +436,5 @@ int rst_locks_post_install(struct restore_ctx *ctx, struct rst_task *t)
  */
 int rst_leases_installed(struct restore_ctx *ctx, struct rst_task *t)
 {
-	const struct rst_kind *k = rst_kind_get(ctx, &reg_kind);
-	struct rst_files *f = ctx->files;
-	pid_t pid = (pid_t)t->pe->pid;
-	size_t n, i;
-	int fd, err;
-
-	for (n = 0; n < k->n; n++) {
-		size_t pos = k->pos[n];
-		const FileEntry *fe = f->idx.by_id[pos];
-		const char *path = f->paths[pos] ? f->paths[pos] : "?";
-
-		for (i = 0; fe->reg && i < fe->reg->n_locks; i++) {
-			const FileLockEntry *l = fe->reg->locks[i];
-
-			if (l->kind != FILE_LOCK_KIND__LOCK_LEASE || l->owner_pid != (uint32_t)pid)
-				continue;
-			fd = task_fd_of(t, fe->id);
-			if (fd < 0) {
-				pr_err("pid %d holds a lease on file %u (%s) but has no fd of it\n",
-				       pid, fe->id, path);
-				return -EINVAL;
-			}
-			err = lock_take(fe, l, fd, path);
-			if (err)
-				return err;
-			pr_debug("pid %d: %s lease on %s taken through fd %d\n", pid,
-				 l->write ? "write" : "read", path, fd);
-		}
-	}
-	return 0;
+	return take_owned(ctx, t, FILE_LOCK_KIND__LOCK_LEASE);
 }

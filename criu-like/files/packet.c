@@ -113,23 +113,15 @@ static int pk_diag(uint32_t ino, struct pk_diag *d)
 		.sdiag_family = AF_PACKET,
 		.pdiag_show = PACKET_SHOW_INFO | PACKET_SHOW_MCLIST | PACKET_SHOW_RING_CFG,
 	};
-	struct nl_sock *sk = nl_socket_alloc();
-	int err, saved;
+	struct nl_sock *sk;
+	int err;
 
 	memset(d, 0, sizeof(*d));
 	d->ino = ino;
-	if (!sk)
-		return -ENOMEM;
-	nl_socket_enable_msg_peek(sk);
-	err = ns_net_enter_tree(&saved);
-	if (err) {
-		nl_socket_free(sk);
+	err = sock_diag_open(&sk);
+	if (err)
 		return err;
-	}
-	err = nl_connect(sk, NETLINK_SOCK_DIAG);
-	ns_net_leave_tree(saved);
-	if (!err)
-		err = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, pk_diag_cb, d);
+	err = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, pk_diag_cb, d);
 	if (!err)
 		err = sock_diag_send(sk, &req, sizeof(req), NLM_F_DUMP);
 	if (err >= 0)

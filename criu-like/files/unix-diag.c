@@ -130,25 +130,14 @@ static int diag_request(struct nl_sock *sk, uint32_t ino, bool dump)
 static int diag_query(uint32_t ino, bool dump, int (*fn)(struct usk_diag *d, void *arg), void *arg)
 {
 	struct diag_query q = { .fn = fn, .arg = arg };
-	struct nl_sock *sk = nl_socket_alloc();
-	int err, saved;
+	struct nl_sock *sk;
+	int err = sock_diag_open(&sk);
 
-	if (!sk)
-		return -ENOMEM;
-	/* A dump's parts (the backlog of a listening socket) may exceed libnl's default buffer. */
-	nl_socket_enable_msg_peek(sk);
+	if (err)
+		return err;
 	/* Only the answers: no NLM_F_ACK, so an exact request ends with its one answer. */
 	nl_socket_disable_auto_ack(sk);
-	/* the socket answers for the namespace it is made in: the tree's own, if it has one */
-	err = ns_net_enter_tree(&saved);
-	if (err) {
-		nl_socket_free(sk);
-		return err;
-	}
-	err = nl_connect(sk, NETLINK_SOCK_DIAG);
-	ns_net_leave_tree(saved);
-	if (!err)
-		err = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, diag_valid_cb, &q);
+	err = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, diag_valid_cb, &q);
 	if (!err)
 		err = nl_socket_modify_err_cb(sk, NL_CB_CUSTOM, diag_err_cb, &q);
 	if (!err)
