@@ -167,6 +167,15 @@ static int path_mnt_id(const char *path)
 	return fd < 0 ? neg_errno() : fd_mnt_id(fd);
 }
 
+/* The mount id of @path as task @pid sees it (through /proc/PID/root); -errno. */
+static int task_path_mnt_id(pid_t pid, const char *path)
+{
+	char p[PATH_MAX + 32];
+
+	snprintf(p, sizeof(p), "/proc/%d/root%s", pid, path);
+	return path_mnt_id(p);
+}
+
 /*
  * A mount mark: the mount point of mount @k->mnt_id in @pid's table, if the
  * dumper reaches that very mount there (not one mounted over it).
@@ -188,8 +197,12 @@ static int mount_mark_path(const struct fd_info *f, const struct mount_list *ml,
 			err = path_of_fd(fd, ret);
 			if (err == -ENOMEM)
 				return err;
-			/* The same inode may be another mount (a bind mount) in the dumper's view. */
-			if (!err && path_mnt_id(ret->path) == k->mnt_id)
+			/*
+			 * The same inode may be another mount (a bind mount) by its path:
+			 * looked up as the task does, from its root in its mount namespace
+			 * (a container's), where the restore marks it again.
+			 */
+			if (!err && task_path_mnt_id(f->pid, ret->path) == k->mnt_id)
 				return 0;
 			free(ret->path);
 			ret->path = NULL;

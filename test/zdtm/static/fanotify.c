@@ -45,6 +45,28 @@ struct handle {
 	unsigned char buf[MAX_HANDLE_SZ];
 };
 
+/*
+ * "mnt_id:ID" (hex) of the mount DIR_NAME is on written "mnt_id:dir": a
+ * restore in a container of its own (the ns modes) makes its mounts again,
+ * with other ids, and the mark must be on the new one.
+ */
+static int dir_mount(char *out)
+{
+	struct statx stx;
+	char key[40], *at;
+	const char *rep = "mnt_id:dir ";
+
+	if (statx(AT_FDCWD, DIR_NAME, 0, STATX_MNT_ID, &stx) || !(stx.stx_mask & STATX_MNT_ID))
+		return -1;
+	snprintf(key, sizeof(key), "mnt_id:%llx ", (unsigned long long)stx.stx_mnt_id);
+	at = strstr(out, key);
+	if (at) {
+		memmove(at + strlen(rep), at + strlen(key), strlen(at + strlen(key)) + 1);
+		memcpy(at, rep, strlen(rep));
+	}
+	return 0;
+}
+
 /* The "fanotify " lines of @fd's fdinfo, in the order the kernel prints them. */
 static int fdinfo_marks(int fd, char *out, size_t size)
 {
@@ -61,7 +83,7 @@ static int fdinfo_marks(int fd, char *out, size_t size)
 		if (len >= size)
 			return -1;
 	}
-	return 0;
+	return dir_mount(out);
 }
 
 /* The path of an event's fd, then closed. */
