@@ -31,7 +31,9 @@
  * that exited before the dump) is given to a short-lived child made with
  * clone3(set_tid) that sends the message itself and exits: the receiver is
  * told that pid number, as it would have been. Pids are those of the
- * dumper's pid namespace.
+ * dumper's pid namespace; in a container, those inside it, and such queues
+ * are refilled by the container's root once every task exists
+ * (usk_late_in_root()), the pids being the tasks' own by then.
  *
  * Descriptions that were only in flight (no task holds them) are closed in
  * the controller afterwards: the queues hold their only references.
@@ -144,14 +146,30 @@ static int take_cmsgs(const struct fd_info *f, struct msghdr *mh, struct usk_scm
 		if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(s->creds))) {
 			memcpy(&s->creds, CMSG_DATA(c), sizeof(s->creds));
 			s->has_creds = true;
-			/* sent again at restore by a task with that pid, made outside the tree */
+			/*
+			 * In a container the pid is sent again from inside its pid
+			 * namespace (usk_late_in_root()): the pid there of a task of
+			 * the tree; an exited sender's is not known from here.
+			 */
 			if (s->creds.pid && pidns_dump_levels() > 1) {
-				pr_err("pid %d fd %d: a queued message carries the credentials of "
-				       "pid %d (SCM_CREDENTIALS), which cannot be sent again "
-				       "inside "
-				       "a pid namespace yet\n",
-				       f->pid, f->fd, s->creds.pid);
-				err = -EOPNOTSUPP;
+				if (ns_user_own()) {
+					pr_err("pid %d fd %d: a queued message carries the "
+					       "credentials of pid %d (SCM_CREDENTIALS), in a tree "
+					       "with a user namespace of its own: not restored "
+					       "yet\n",
+					       f->pid, f->fd, s->creds.pid);
+					err = -EOPNOTSUPP;
+				} else if (pidns_vpid_known(s->creds.pid)) {
+					s->creds.pid = pidns_vpid(s->creds.pid);
+				} else {
+					pr_err("pid %d fd %d: a queued message carries the "
+					       "credentials of pid %d (SCM_CREDENTIALS), which is "
+					       "not a task of the container (one that exited, or "
+					       "the sender a restore made for it): its pid inside "
+					       "cannot be known\n",
+					       f->pid, f->fd, s->creds.pid);
+					err = -EOPNOTSUPP;
+				}
 			}
 		} else if (c->cmsg_type == SCM_PIDFD && n) {
 			close(fds[0]);
@@ -515,13 +533,22 @@ static int build_msg(const struct usk_rst *u, size_t pos, size_t i, const UnixSk
 		cm = CMSG_NXTHDR(&m->mh, cm);
 	}
 	if (creds_wanted(c)) {
-		struct ucred u = { .pid = c->pid, .uid = c->uid, .gid = c->gid };
+		struct ucred cr = { .pid = c->pid, .uid = c->uid, .gid = c->gid };
 
+		/* from inside the tree's user namespace: its ids there */
+		if (u->in_root && ns_user_own() &&
+		    (ns_user_id_inside(false, c->uid, &cr.uid) ||
+		     ns_user_id_inside(true, c->gid, &cr.gid))) {
+			pr_err("file %u: credentials %u:%u of a queued message are not mapped in "
+			       "the tree's user namespace\n",
+			       id, c->uid, c->gid);
+			return -EINVAL;
+		}
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_CREDENTIALS;
-		cm->cmsg_len = CMSG_LEN(sizeof(u));
-		memcpy(CMSG_DATA(cm), &u, sizeof(u));
-		used += CMSG_SPACE(sizeof(u));
+		cm->cmsg_len = CMSG_LEN(sizeof(cr));
+		memcpy(CMSG_DATA(cm), &cr, sizeof(cr));
+		used += CMSG_SPACE(sizeof(cr));
 	}
 	m->mh.msg_controllen = used;
 	return 0;
@@ -807,6 +834,23 @@ static int close_in_flight_only(struct restore_ctx *ctx, const struct usk_rst *u
 	return 0;
 }
 
+/* A queue to refill late holds a message whose credentials name a pid. */
+static bool late_has_pids(const struct usk_rst *u)
+{
+	size_t j, i, cur;
+
+	for (j = 0; j < u->k->n; j++) {
+		const UnixSkEntry *e = usk_at(u, u->k->pos[j]);
+
+		if (!(u->late[u->k->pos[j]] & USK_LATE_RECV))
+			continue;
+		for (i = 0, cur = 0; i < e->n_queue; i++)
+			if (creds_wanted(elem_scm(e, i, &cur)))
+				return true;
+	}
+	return false;
+}
+
 int usk_late(struct restore_ctx *ctx)
 {
 	struct usk_rst *u = rst_kind_get(ctx, &unix_kind)->priv;
@@ -816,6 +860,12 @@ int usk_late(struct restore_ctx *ctx)
 
 	if (!u)
 		return 0; /* no unix socket */
+	/* the pids exist only in the container's pid namespace: its root refills them */
+	if (!u->in_root && rst_in_pidns(ctx) && late_has_pids(u)) {
+		u->deferred = true;
+		pr_debug("queues with credentials: refilled by the root of the container\n");
+		return 0;
+	}
 	pos = u->k->pos;
 	for (j = 0; j < u->k->n && !err; j++)
 		if (u->late[pos[j]] & USK_LATE_RECV)
@@ -837,4 +887,14 @@ void usk_late_fini(struct usk_rst *u)
 			close(u->from[u->k->pos[j]]);
 		u->from[u->k->pos[j]] = -1;
 	}
+}
+
+int usk_late_in_root(struct restore_ctx *ctx)
+{
+	struct usk_rst *u = rst_kind_get(ctx, &unix_kind)->priv;
+
+	if (!u || !u->deferred)
+		return 0;
+	u->in_root = true;
+	return usk_late(ctx);
 }

@@ -120,6 +120,12 @@ struct usk_rst {
 	const struct rst_kind *k; /* the unix sockets, in id order */
 	uint8_t *late; /* per idx position: USK_LATE_* */
 	int *from; /* per idx position: the closed peer kept to refill its queue late, or -1 */
+	/*
+	 * A container's queues with credentials naming pids: refilled by the
+	 * root of the tree, inside its pid namespace, before it forks
+	 * (usk_late_in_root()), not by the controller.
+	 */
+	bool deferred, in_root;
 };
 
 /* unix.c */

@@ -80,6 +80,15 @@ int rst_fs_chroot(struct rst_task *t);
  * makes once it made the threads, into @out (NULL: count only); their number
  * in *@nr. -EOPNOTSUPP (logged) for a pidfd of a thread of another process.
  */
+/*
+ * unix-queue.c, in the root of a tree with a pid namespace of its own, once
+ * every task exists and before its own fds are installed: the queues whose
+ * messages carry the credentials of pids, refilled from inside that
+ * namespace, where those pids are the tasks' (the controller left them:
+ * usk_late()). 0 when there are none.
+ */
+int usk_late_in_root(struct restore_ctx *ctx);
+
 struct rst_tpidfd;
 int rst_pidfd_threads(const struct restore_ctx *ctx, const struct rst_task *t,
 		      struct rst_tpidfd *out, uint32_t *nr);

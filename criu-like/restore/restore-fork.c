@@ -483,6 +483,16 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 	rst_futex_wake(&sh->nr_created);
 	if (wait_all_created(ctx, parent))
 		_exit(1); /* another task failed, or the controller is gone: it reports it */
+	/*
+	 * The root of a container, every task of it made (none runs yet), with
+	 * all the descriptions still: the queued messages whose credentials
+	 * name pids, sent again now that those pids are the tasks' own
+	 */
+	if (!rst_task_idx(ctx, t)) {
+		err = usk_late_in_root(ctx);
+		if (err)
+			return err;
+	}
 
 	err = join_group(ctx, t);
 	/* every group leader exists now: the terminal's foreground group */
