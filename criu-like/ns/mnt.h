@@ -59,4 +59,33 @@ int mnt_attr_parse(const char *options, uint64_t *ret);
  * the mount it is bound from. 0, or -EINVAL (logged) for a cycle or a parent not in the list. */
 int mnt_restore_order(MntEntry *const *e, size_t nr, size_t *order);
 
+/* The restore's state of the tree's mount namespace (mnt-build.c, mnt.c). */
+struct mnt_restore {
+	MntnsEntry *ne;
+	int nsfd; /* the namespace built, held by the controller */
+	int host_ns, host_root, host_cwd; /* the controller's own, while it is inside; -1 */
+	/*
+	 * Made by the root after its clone, not by the builder: proc when the tree
+	 * has a pid namespace of its own, mqueue when it has an IPC namespace (both
+	 * take the namespace of the task that creates them), and the mounts under
+	 * them. NULL when none is.
+	 */
+	bool *deferred;
+	/*
+	 * With a user namespace of the tree's own: the mount namespace made in it
+	 * (ns_user_make()), which the builder moves the tree into; and a proc of
+	 * criu-like's, over its root from mnt_enter() until the root made the
+	 * container's procs (the kernel lets a proc be mounted in a user
+	 * namespace only where one is visible already). -1 otherwise.
+	 */
+	int user_mnt, visible_proc;
+};
+
+/* mnt-build.c: the restore half of the kind (mnt.c's mnt_ns_type). */
+int mnt_load(int dirfd, uint32_t id, void **priv);
+int mnt_restore(const void *priv, int dirfd);
+/* mnt.c: the controller's way in and out of the tree's namespace, and the end */
+void mnt_leave(void *priv);
+void mnt_fini(void *priv);
+
 #endif
