@@ -171,8 +171,11 @@ struct runner {
 
 void run_test(struct runner *r, const struct test_desc *d, const char *mode, struct result *res);
 bool mode_known(const char *mode);
+/* files.c: rm -rf; the last @lines lines of a log; mkdir -p; a pid read from a pidfile (-EINVAL when it holds none). */
 int rm_rf(const char *path);
 void print_tail(const char *path, int lines);
+int mkdir_p(const char *path);
+int read_pid(const char *path, pid_t *ret);
 
 /* cgroups.c: remove the cgroups a test listed in DIR/cgroups.list; how many are gone. */
 int cgroups_drop(const char *dir);
