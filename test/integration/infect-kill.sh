@@ -83,8 +83,16 @@ sed -n 's/.*infect: //p' "$tmp/last" | grep 'killed dumpers'
 vdso=$(sed -n 's/^\([0-9a-f]*\)-.*\[vdso\]$/\1/p' /proc/$vp/maps)
 ident=$(dd if=/proc/$vp/mem bs=1 skip=$((0x$vdso + 7)) count=9 2>/dev/null | od -An -tx1 | tr -d ' \n')
 [ "$ident" = 000000000000000000 ] || { echo "FAIL: vDSO e_ident[7..15] is $ident"; extra=1; }
-# ... and unmaps the areas killed dumpers left.
+# ... and unmaps the areas killed dumpers left. The last dumper killed may
+# have left the victim inside an injected mmap(), which it finishes once it
+# runs again (a busy machine may delay that past the infection above): the
+# next infection removes that one too.
 leaked=$(grep -c 'rwxs .* /dev/zero (deleted)' /proc/$vp/maps)
+if [ "$leaked" != 0 ]; then
+	"$CRIU_LIKE" infect-test -t "$vp" -v3 >"$tmp/last2" 2>&1 || { echo "FAIL: infect-test again"; extra=1; }
+	sed -n 's/.*infect: //p' "$tmp/last2" | grep 'killed dumpers'
+	leaked=$(grep -c 'rwxs .* /dev/zero (deleted)' /proc/$vp/maps)
+fi
 [ "$leaked" = 0 ] || { echo "FAIL: $leaked parasite areas still mapped"; extra=1; }
 
 kill -TERM "$sp"
