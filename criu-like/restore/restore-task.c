@@ -186,6 +186,7 @@ static int plan_vma(struct finish *f, size_t i, struct rst_vma *rv)
 		   : v->has_lock_onfault && v->lock_onfault ? RST_LOCK_ONFAULT
 							    : RST_LOCK_ALL;
 	rv->madv = v->has_madv ? v->madv : 0;
+	rv->collapse = v->has_thp && v->thp;
 	rv->how = f->p->vma_kept && f->p->vma_kept[i] ? RST_VMA_KEEP
 		  : f->p->vma_fill[i]		      ? RST_VMA_FILL
 						      : RST_VMA_MAP;

@@ -78,6 +78,9 @@ struct rst_vma {
 	 * the mapping uses): RST_LOCK_ALL, or RST_LOCK_ONFAULT (mlock2 MLOCK_ONFAULT).
 	 */
 	uint32_t lock;
+	/* It held huge pages without MADV_HUGEPAGE: MADV_COLLAPSE what is filled whole. */
+	uint32_t collapse;
+	uint32_t pad;
 };
 
 enum {
