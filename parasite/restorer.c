@@ -476,6 +476,7 @@ static void read_pages(struct rst_args *a, struct rst_thread *th)
 		}
 		check(a, th, preadv_all(a->pages_fd, rd, n, off, len),
 		      "preadv of %lu bytes at %lx from the pages image", len, off);
+		__atomic_fetch_add(&shared_of(a)->filled, len, __ATOMIC_RELAXED);
 		for (j = 0; j < n; j++) {
 			crc_feed(a, th, &w, off, (const char *)iov[j].iov_base, iov[j].iov_len);
 			off += iov[j].iov_len;

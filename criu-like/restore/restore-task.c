@@ -39,7 +39,9 @@ _Static_assert(offsetof(struct rst_shared, stage) == offsetof(struct rst_shared_
 		       offsetof(struct rst_shared, error) ==
 			       offsetof(struct rst_shared_view, error) &&
 		       offsetof(struct rst_shared, failed_pid) ==
-			       offsetof(struct rst_shared_view, failed_pid),
+			       offsetof(struct rst_shared_view, failed_pid) &&
+		       offsetof(struct rst_shared, filled) ==
+			       offsetof(struct rst_shared_view, filled),
 	       "struct rst_shared_view follows struct rst_shared");
 _Static_assert(RSTV_STAGE_RESUME == RST_STAGE_RESUME && RSTV_STAGE_ABORT == RST_STAGE_ABORT,
 	       "stage values");
