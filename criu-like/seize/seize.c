@@ -360,6 +360,8 @@ static bool stopped_and_frozen(pid_t pid, pid_t tid)
  * shows nothing new. With @wait, each is waited for; without (frozen cgroup),
  * the stops are collected by wait_task() after the thaw.
  */
+static int wait_task(struct seize_ctx *ctx, struct seized_task *task);
+
 static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool wait, bool *changed)
 {
 	bool frozen_v1 = ctx->t->freezer && !ctx->t->freezer_v2;
@@ -403,12 +405,17 @@ static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool w
 				ptrace(PTRACE_DETACH, tids[i], NULL, NULL);
 				return err;
 			}
-			if (wait) {
-				err = wait_thread(ctx, task, find_thread(task, tids[i]));
-				if (err)
-					return err;
-			}
 			again = *changed = true;
+		}
+		/*
+		 * The stops of all the threads seized in this pass, collected once
+		 * they are all interrupted: they reach their stops meanwhile, rather
+		 * than each being waited for before the next is seized.
+		 */
+		if (again && wait) {
+			err = wait_task(ctx, task);
+			if (err)
+				return err;
 		}
 	}
 	return 0;
