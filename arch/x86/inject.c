@@ -44,15 +44,21 @@ int arch_get_xstate(pid_t tid, struct iovec *iov)
 	return ptrace(PTRACE_GETREGSET, tid, NT_X86_XSTATE, iov) ? neg_errno() : 0;
 }
 
+/* Asked once: CPUID exits to the hypervisor in a VM, microseconds a call, and a dump saves every thread. */
 static size_t xstate_max_size(void)
 {
+	static size_t size;
 	unsigned int eax, ebx, ecx, edx;
 
+	if (size)
+		return size;
 	/* CPUID.(EAX=0DH,ECX=0):ECX is the XSAVE area size for every supported feature. */
 	if (__get_cpuid_count(0xd, 0, &eax, &ebx, &ecx, &edx) &&
 	    ecx >= FXSAVE_SIZE + XSAVE_HDR_SIZE)
-		return ecx;
-	return 4096;
+		size = ecx;
+	else
+		size = 4096;
+	return size;
 }
 
 /*

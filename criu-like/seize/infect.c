@@ -185,6 +185,19 @@ pid_t ns_tid(pid_t pid, pid_t tid)
 	return ret;
 }
 
+/* The NSpid levels of @pid: 1 in the dumper's pid namespace; 0 when unknown. */
+static unsigned int pid_levels(pid_t pid)
+{
+	struct proc_status st;
+	unsigned int n = 0;
+
+	if (!proc_parse_status(pid, 0, &st)) {
+		n = st.nspid_levels;
+		proc_status_fini(&st);
+	}
+	return n;
+}
+
 static struct arch_blob_range blob_range(const struct parasite_ctl *ctl)
 {
 	return (struct arch_blob_range){
@@ -226,6 +239,7 @@ static int run_threads_mode(struct parasite_ctl *ctl)
 {
 	struct arch_blob_range r = blob_range(ctl);
 	unsigned int n = ctl->nr_threads, i, started, running;
+	bool same_ns;
 	_cleanup_free_ uint8_t *state = calloc(n ? n : 1,
 					       1); /* 0 not started, 1 running, 2 done, 3 failed */
 	int err = 0, e;
@@ -267,10 +281,12 @@ static int run_threads_mode(struct parasite_ctl *ctl)
 		err = err ?: e;
 	}
 	drain_log(ctl);
+	/* in the dumper's pid namespace (one NSpid level, the leader's as every thread's): tid itself */
+	same_ns = started > 1 && pid_levels(ctl->pid) == 1;
 	for (i = 1; i < started && !err; i++) {
 		const struct parasite_thread_state *st = &ctl->tstate[i];
 
-		if (st->tid != ns_tid(ctl->pid, ctl->ts[i].tid)) {
+		if (st->tid != (same_ns ? ctl->ts[i].tid : ns_tid(ctl->pid, ctl->ts[i].tid))) {
 			pr_err("thread mode in %d reported tid %d\n", ctl->ts[i].tid, st->tid);
 			err = -EIO;
 		}
