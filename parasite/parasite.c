@@ -101,10 +101,8 @@ static void thread_state(struct parasite_args *a, long idx)
 	}
 	st->ret_tid_address = (int32_t)sys_prctl(PR_GET_TID_ADDRESS, &st->clear_child_tid);
 	thread_prctls(st);
+	/* no log line: the threads run this at the same time, the dumper logs what they found */
 	st->tid = (int32_t)sys_gettid();
-	plog(log_of(a), "thread %d: altstack %lx/%lx flags %d, clear_child_tid %lx", st->tid,
-	     (unsigned long)st->ss_sp, (unsigned long)st->ss_size, st->ss_flags,
-	     (unsigned long)st->clear_child_tid);
 }
 
 /*

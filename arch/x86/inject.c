@@ -30,7 +30,8 @@ static const uint8_t trampoline[9] = { 0x0f, 0x05, 0xb8, 0x0f, 0x00, 0x00, 0x00,
 
 enum stop_kind {
 	STOP_SYSCALL,
-	STOP_EVENT
+	STOP_EVENT,
+	STOP_AGAIN /* a signal absorbed or another ptrace event: resume and wait again */
 };
 
 int arch_get_regs(pid_t tid, struct user_regs_struct *r)
@@ -43,15 +44,21 @@ int arch_get_xstate(pid_t tid, struct iovec *iov)
 	return ptrace(PTRACE_GETREGSET, tid, NT_X86_XSTATE, iov) ? neg_errno() : 0;
 }
 
+/* Asked once: CPUID exits to the hypervisor in a VM, microseconds a call, and a dump saves every thread. */
 static size_t xstate_max_size(void)
 {
+	static size_t size;
 	unsigned int eax, ebx, ecx, edx;
 
+	if (size)
+		return size;
 	/* CPUID.(EAX=0DH,ECX=0):ECX is the XSAVE area size for every supported feature. */
 	if (__get_cpuid_count(0xd, 0, &eax, &ebx, &ecx, &edx) &&
 	    ecx >= FXSAVE_SIZE + XSAVE_HDR_SIZE)
-		return ecx;
-	return 4096;
+		size = ecx;
+	else
+		size = 4096;
+	return size;
 }
 
 /*
@@ -211,36 +218,51 @@ int arch_handle_async_stop(struct arch_thread_state *ts, int status)
 	return 0;
 }
 
-/* Resume with @req and return the next syscall or event stop, absorbing signal stops. */
-static int next_stop(struct arch_thread_state *ts, int req, struct __ptrace_syscall_info *si)
+static int resume(struct arch_thread_state *ts, int req)
+{
+	fault_kill_point();
+	if (ptrace(req, ts->tid, NULL, 0)) {
+		pr_perror("ptrace(%d) %d", req, ts->tid);
+		return neg_errno();
+	}
+	return 0;
+}
+
+/* The next stop of a resumed thread: STOP_SYSCALL (with @si), STOP_EVENT or STOP_AGAIN. */
+static int wait_next(struct arch_thread_state *ts, struct __ptrace_syscall_info *si)
 {
 	int status, ret, sig;
 
-	for (;;) {
-		fault_kill_point();
-		if (ptrace(req, ts->tid, NULL, 0)) {
-			pr_perror("ptrace(%d) %d", req, ts->tid);
+	ret = arch_wait_stop(ts->tid, &status);
+	if (ret)
+		return ret;
+	sig = WSTOPSIG(status);
+	if (sig == (SIGTRAP | 0x80)) {
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, ts->tid, sizeof(*si), si) <= 0) {
+			pr_perror("PTRACE_GET_SYSCALL_INFO %d", ts->tid);
 			return neg_errno();
 		}
-		ret = arch_wait_stop(ts->tid, &status);
-		if (ret)
-			return ret;
-		sig = WSTOPSIG(status);
-		if (sig == (SIGTRAP | 0x80)) {
-			if (ptrace(PTRACE_GET_SYSCALL_INFO, ts->tid, sizeof(*si), si) <= 0) {
-				pr_perror("PTRACE_GET_SYSCALL_INFO %d", ts->tid);
-				return neg_errno();
-			}
-			return STOP_SYSCALL;
-		}
-		if ((status >> 16) == PTRACE_EVENT_STOP)
-			return STOP_EVENT;
-		if (status >> 16)
-			continue; /* another ptrace event: nothing of ours */
-		ret = absorb_signal(ts, sig);
-		if (ret)
-			return ret;
+		return STOP_SYSCALL;
 	}
+	if ((status >> 16) == PTRACE_EVENT_STOP)
+		return STOP_EVENT;
+	if (status >> 16)
+		return STOP_AGAIN; /* another ptrace event: nothing of ours */
+	ret = absorb_signal(ts, sig);
+	return ret ? ret : STOP_AGAIN;
+}
+
+/* Resume with @req and return the next syscall or event stop, absorbing signal stops. */
+static int next_stop(struct arch_thread_state *ts, int req, struct __ptrace_syscall_info *si)
+{
+	int ret;
+
+	do {
+		ret = resume(ts, req);
+		if (!ret)
+			ret = wait_next(ts, si);
+	} while (ret == STOP_AGAIN);
+	return ret;
 }
 
 static int set_regs(pid_t tid, struct user_regs_struct *r)
@@ -267,10 +289,15 @@ static int block_all(pid_t tid)
 
 int arch_thread_restore(struct arch_thread_state *t)
 {
+	int ret = arch_thread_restore_start(t);
+
+	return ret ? ret : arch_thread_restore_finish(t);
+}
+
+int arch_thread_restore_start(struct arch_thread_state *t)
+{
 	struct user_regs_struct r;
-	struct __ptrace_syscall_info si;
-	struct iovec iov = { t->xstate, t->xsize };
-	int ret, sig;
+	int ret;
 
 	/* Injected registers must not be "restarted" on the way out of this stop. */
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r))
@@ -288,11 +315,25 @@ int arch_thread_restore(struct arch_thread_state *t)
 		pr_perror("PTRACE_INTERRUPT %d", t->tid);
 		return neg_errno();
 	}
-	do {
-		ret = next_stop(t, PTRACE_CONT, &si);
+	return resume(t, PTRACE_CONT);
+}
+
+int arch_thread_restore_finish(struct arch_thread_state *t)
+{
+	struct __ptrace_syscall_info si;
+	struct iovec iov = { t->xstate, t->xsize };
+	int ret, sig;
+
+	for (;;) {
+		ret = wait_next(t, &si);
 		if (ret < 0)
 			return ret;
-	} while (ret != STOP_EVENT);
+		if (ret == STOP_EVENT)
+			break;
+		ret = resume(t, PTRACE_CONT);
+		if (ret)
+			return ret;
+	}
 	/* Sigmask before registers: a dumper dying in between leaves code that sigreturns. */
 	fault_kill_point();
 	if (ptrace(PTRACE_SETSIGMASK, t->tid, sizeof(t->sigmask), &t->sigmask) ||
@@ -526,6 +567,47 @@ int arch_start_code(struct arch_thread_state *ts, uint64_t rip, uint64_t rsp, ui
 	if (!ret && run && ptrace(PTRACE_CONT, ts->tid, NULL, 0))
 		ret = neg_errno();
 	return ret;
+}
+
+int arch_step_blob_start(struct arch_thread_state *ts)
+{
+	ts->skipping = false;
+	return resume(ts, PTRACE_SYSCALL);
+}
+
+int arch_step_blob_next(struct arch_thread_state *ts, const struct arch_blob_range *r)
+{
+	struct __ptrace_syscall_info si;
+	struct user_regs_struct regs;
+	int ret = wait_next(ts, &si);
+
+	if (ret < 0)
+		return ret;
+	if (ret == STOP_SYSCALL && ts->skipping && si.op == PTRACE_SYSCALL_INFO_EXIT) {
+		ts->skipping = false;
+		return 1;
+	}
+	if (ret == STOP_SYSCALL && !ts->skipping && si.op == PTRACE_SYSCALL_INFO_ENTRY) {
+		if (si.instruction_pointer < r->lo || si.instruction_pointer > r->hi) {
+			pr_err("thread %d left the blob: syscall %llu at %#llx\n", ts->tid,
+			       (unsigned long long)si.entry.nr,
+			       (unsigned long long)si.instruction_pointer);
+			return -EIO;
+		}
+		if (si.entry.nr == RT_SIGRETURN_NR && si.instruction_pointer >= r->sr_lo &&
+		    si.instruction_pointer <= r->sr_hi) {
+			/* orig_rax = -1 at the entry stop: the kernel skips the syscall. */
+			if (ptrace(PTRACE_GETREGS, ts->tid, NULL, &regs))
+				return neg_errno();
+			regs.orig_rax = (unsigned long)-1;
+			ret = set_regs(ts->tid, &regs);
+			if (ret)
+				return ret;
+			ts->skipping = true;
+		}
+	}
+	ret = resume(ts, PTRACE_SYSCALL);
+	return ret ? ret : 0;
 }
 
 int arch_step_blob(struct arch_thread_state *ts, const struct arch_blob_range *r, long nr,

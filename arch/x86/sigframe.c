@@ -9,13 +9,19 @@
 
 uint64_t arch_xfeatures(void)
 {
+	static uint64_t xcr0; /* asked once: CPUID exits to the hypervisor in a VM */
 	unsigned int eax, ebx, ecx, edx, lo, hi;
 
+	if (xcr0)
+		return xcr0;
 	/* CPUID.1:ECX.OSXSAVE[bit 27]: the OS enabled XSAVE, so XGETBV works in user mode. */
-	if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27)))
-		return 0x3; /* x87 and SSE: the fxsave-only layout */
+	if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) {
+		xcr0 = 0x3; /* x87 and SSE: the fxsave-only layout */
+		return xcr0;
+	}
 	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-	return ((uint64_t)hi << 32) | lo;
+	xcr0 = ((uint64_t)hi << 32) | lo;
+	return xcr0;
 }
 
 static void fill_sigcontext(struct rt_sigcontext64 *sc, const struct user_regs_struct *r)

@@ -243,6 +243,18 @@ static int write_pstree(const struct dump_ctx *ctx)
 	return err ? err : (int)i;
 }
 
+/*
+ * The last line of a dump, for the user on stderr (without the log's time
+ * stamp) and in the log: how long the application could not run.
+ */
+static void report_frozen(const char *what, const struct cr_options *o, uint64_t frozen_ns)
+{
+	fprintf(stderr, "%s of %d complete in %s: the tree was frozen %.1f ms\n", what, o->tree,
+		o->images_dir, (double)frozen_ns / 1e6);
+	pr_info("%s of %d complete in %s (frozen %llu us)\n", what, o->tree, o->images_dir,
+		(unsigned long long)(frozen_ns / 1000));
+}
+
 /* stats-dump: once the tree is resumed or killed, as CRIU (image/stats.c). */
 static void write_stats(struct dump_ctx *ctx)
 {
@@ -671,8 +683,8 @@ int cr_dump(const struct cr_options *o)
 	if (err)
 		pr_errno(err, "dump of %d failed; the tree continues, %s is not a checkpoint",
 			 o->tree, o->images_dir);
-	else
-		pr_info("dump of %d complete in %s\n", o->tree, o->images_dir);
+	else if (!o->snapshot)
+		report_frozen("dump", o, ctx.stats.frozen_ns);
 	return err ?: auto_dedup(o);
 }
 
@@ -784,7 +796,6 @@ int cr_pre_dump(const struct cr_options *o)
 			 "pre-dump of %d failed; the tree continues untracked, %s is not an image",
 			 o->tree, o->images_dir);
 	else
-		pr_info("pre-dump of %d complete in %s (frozen %llu us)\n", o->tree, o->images_dir,
-			(unsigned long long)((frozen_end - frozen_start) / 1000));
+		report_frozen("pre-dump", o, frozen_end - frozen_start);
 	return err ?: auto_dedup(o);
 }

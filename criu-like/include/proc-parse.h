@@ -114,7 +114,7 @@ struct vma_entry {
 	char *anon_name; /* NAME of [anon:NAME] / [anon_shmem:NAME], malloc'ed, or NULL */
 	/* smaps only; 0 when parsed from maps */
 	bool has_smaps;
-	unsigned long rss, anonymous, swap, shared_dirty, private_dirty; /* kB */
+	unsigned long rss, anonymous, swap, shared_dirty, private_dirty, anon_huge; /* kB */
 	unsigned long kernel_page_size; /* kB: KernelPageSize (hugetlb: its huge page size) */
 	unsigned long vm_flags; /* VMF_* bits decoded from VmFlags: (see below) */
 	bool vm_flags_unknown; /* VmFlags: held a mnemonic this parser does not know */

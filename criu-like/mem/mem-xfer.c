@@ -30,13 +30,12 @@
 #include "log.h"
 #include "mem-xfer.h"
 #include "page-server.h"
+#include "progress.h"
 #include "util.h"
 
 /* Iovecs per parasite_vmsplice() call: 16 bytes each in the 64 KiB parasite data area. */
 #define XFER_MAX_IOV 2048
 #define XFER_MAX_PIPE (XFER_MAX_IOV * PAGE_SIZE)
-#define PROGRESS_AFTER_NS 1000000000ULL
-#define PROGRESS_EVERY_NS 200000000ULL
 
 uint64_t mem_now_ns(void)
 {
@@ -153,7 +152,7 @@ pipes:
 static void progress(struct page_xfer *x, bool last)
 {
 	uint64_t now = mem_now_ns(), el = now - x->start_ns;
-	double mib = (double)x->off / (1 << 20);
+	char line[160];
 
 	if (!x->ctx->progress || el < PROGRESS_AFTER_NS)
 		return;
@@ -161,8 +160,8 @@ static void progress(struct page_xfer *x, bool last)
 		return;
 	x->last_progress_ns = now;
 	x->progress_shown = true;
-	fprintf(stderr, "\rmemory: %.0f/%.0f MiB, %.0f MiB/s", mib, (double)x->total / (1 << 20),
-		mib * 1e9 / (double)el);
+	if (progress_format(line, sizeof(line), "memory", x->off, x->total, el) > 0)
+		fprintf(stderr, "\r%s\033[K", line);
 }
 
 /* Complete the image on the server: its checksums, and its place in the inventory's list. */

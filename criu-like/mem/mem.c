@@ -253,6 +253,9 @@ static int fill_vma(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v,
 		e->has_lock_onfault = e->lock_onfault = true;
 	e->madv = vma_madv(v->vm_flags);
 	e->has_madv = e->madv != 0;
+	/* MADV_HUGEPAGE brings huge pages back by itself; MADV_NOHUGEPAGE refuses them. */
+	if (v->anon_huge && !v->shared && !(v->vm_flags & (VMF_HG | VMF_NH)))
+		e->has_thp = e->thp = true;
 	/* A SysV attach: the segment id (its inode number) and how it was attached. */
 	if (policy == MEM_SKIP_SYSV) {
 		e->kind = VMA_KIND__VMA_SYSV_SHM;

@@ -158,30 +158,66 @@ static void ns_link_text(enum ns_kind k, uint64_t ino, char *buf, size_t size)
 	snprintf(buf, size, "%s:[%llu]", type, (unsigned long long)ino);
 }
 
+/*
+ * The inode number of the namespace link @name in @dir from its text,
+ * "type:[INO]": readlink() costs half of a stat(), which follows the link
+ * to the namespace's nsfs inode. 0, or -1 with errno.
+ */
+static int ns_link_ino(int dir, const char *name, uint64_t *ino)
+{
+	char buf[64], *p, *end;
+	ssize_t n = readlinkat(dir, name, buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	p = strstr(buf, ":[");
+	if (!p) {
+		errno = EINVAL;
+		return -1;
+	}
+	errno = 0;
+	*ino = strtoull(p + 2, &end, 10);
+	if (errno || *end != ']') {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The ns directory is opened once and each link read in it: a whole
+ * /proc/PID/task/TID/ns/NAME path per link costs a walk through /proc each
+ * time, and a dump checks every thread of the tree.
+ */
 int ns_ids_read(pid_t pid, pid_t tid, struct ns_ids *ret)
 {
+	_cleanup_close_ int dir = -1;
 	char path[96];
-	struct stat st;
 	int k;
 
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/ns", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns");
+	dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0) {
+		if (tid && (errno == ENOENT || errno == ESRCH))
+			return -ESRCH;
+		pr_perror("cannot open %s", path);
+		return neg_errno();
+	}
 	for (k = 0; k < NS_NR; k++) {
-		if (tid)
-			snprintf(path, sizeof(path), "/proc/%d/task/%d/ns/%s", pid, tid,
-				 ns_names[k]);
-		else
-			snprintf(path, sizeof(path), "/proc/self/ns/%s", ns_names[k]);
 		ret->ino[k] = 0;
-		if (!stat(path, &st)) {
-			ret->ino[k] = (uint64_t)st.st_ino;
+		if (!ns_link_ino(dir, ns_names[k], &ret->ino[k]))
 			continue;
-		}
 		if (errno == ENOENT && !tid)
 			continue; /* a kind this kernel lacks (time: 5.6) */
 		if (errno == ENOENT) {
-			char dir[64];
+			char task[64];
 
-			snprintf(dir, sizeof(dir), "/proc/%d/task/%d", pid, tid);
-			if (access(dir, F_OK))
+			snprintf(task, sizeof(task), "/proc/%d/task/%d", pid, tid);
+			if (access(task, F_OK))
 				return -ESRCH;
 			/*
 			 * No link: pid_for_children (or time_for_children) of a task that
@@ -192,7 +228,7 @@ int ns_ids_read(pid_t pid, pid_t tid, struct ns_ids *ret)
 		}
 		if (errno == ESRCH)
 			return -ESRCH;
-		pr_perror("cannot stat %s", path);
+		pr_perror("cannot stat %s/%s", path, ns_names[k]);
 		return neg_errno();
 	}
 	return 0;

@@ -209,6 +209,7 @@ static int smaps_field(const char *line, size_t len, struct vma_entry *v)
 		{ "Shared_Dirty", offsetof(struct vma_entry, shared_dirty) },
 		{ "Private_Dirty", offsetof(struct vma_entry, private_dirty) },
 		{ "KernelPageSize", offsetof(struct vma_entry, kernel_page_size) },
+		{ "AnonHugePages", offsetof(struct vma_entry, anon_huge) },
 	};
 	const char *colon = memchr(line, ':', len), *p;
 	size_t klen, i;

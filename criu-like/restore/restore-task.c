@@ -39,7 +39,9 @@ _Static_assert(offsetof(struct rst_shared, stage) == offsetof(struct rst_shared_
 		       offsetof(struct rst_shared, error) ==
 			       offsetof(struct rst_shared_view, error) &&
 		       offsetof(struct rst_shared, failed_pid) ==
-			       offsetof(struct rst_shared_view, failed_pid),
+			       offsetof(struct rst_shared_view, failed_pid) &&
+		       offsetof(struct rst_shared, filled) ==
+			       offsetof(struct rst_shared_view, filled),
 	       "struct rst_shared_view follows struct rst_shared");
 _Static_assert(RSTV_STAGE_RESUME == RST_STAGE_RESUME && RSTV_STAGE_ABORT == RST_STAGE_ABORT,
 	       "stage values");
@@ -186,6 +188,7 @@ static int plan_vma(struct finish *f, size_t i, struct rst_vma *rv)
 		   : v->has_lock_onfault && v->lock_onfault ? RST_LOCK_ONFAULT
 							    : RST_LOCK_ALL;
 	rv->madv = v->has_madv ? v->madv : 0;
+	rv->collapse = v->has_thp && v->thp;
 	rv->how = f->p->vma_kept && f->p->vma_kept[i] ? RST_VMA_KEEP
 		  : f->p->vma_fill[i]		      ? RST_VMA_FILL
 						      : RST_VMA_MAP;

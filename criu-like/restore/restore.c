@@ -34,6 +34,7 @@
 #include "net-lock.h"
 #include "notify.h"
 #include "ns.h"
+#include "progress.h"
 #include "restore-int.h"
 #include "restore-mem.h"
 #include "stats.h"
@@ -57,6 +58,7 @@ struct rst_run {
 	int tty; /* --shell-job: the terminal whose foreground the job has; -1 */
 	pid_t tty_pgrp; /* its foreground group before */
 	struct img_list images; /* the inventory's list: every image the dump wrote */
+	struct progress fill; /* the restorers reading the pages: a line on a terminal */
 };
 
 void rst_fail(struct restore_ctx *ctx, int err)
@@ -563,6 +565,9 @@ static int wait_word(struct rst_run *r, uint32_t *word, uint32_t target, const c
 				rst_mem_report_bad_pages(&r->ctx, sh->failed_pid);
 			return fail;
 		}
+		if (word == &sh->nr_pending)
+			progress_show(&r->fill, __atomic_load_n(&sh->filled, __ATOMIC_RELAXED),
+				      r->ctx.stats.pages_restored * PAGE_SIZE, v == target);
 		if (v == target)
 			return 0;
 		err = check_interrupted();
@@ -670,11 +675,13 @@ static int rst_run_stages(struct rst_run *r)
 	ctx->stats.forking_ns = stats_now_ns() - fork_start;
 	pr_info("%u tasks created\n", ctx->nr_tasks);
 	fault_kill_point(); /* every task waits for RST_STAGE_RESTORING */
+	progress_start(&r->fill, "restore memory");
 	rst_set_stage(ctx->shared, RST_STAGE_RESTORING);
 	fault_kill_point(); /* memory being read */
 	/* a thread reports only once its whole memory is read: gigabytes take seconds */
 	err = wait_word(r, &ctx->shared->nr_pending, 0, "restoring",
 			max(timeout, (unsigned int)RST_MEMORY_TIMEOUT));
+	progress_end(&r->fill);
 	fault_kill_point(); /* every thread at the barrier */
 	/* every lazy page has its server before any task runs */
 	if (!err && ctx->opts->lazy_pages)

@@ -185,6 +185,19 @@ pid_t ns_tid(pid_t pid, pid_t tid)
 	return ret;
 }
 
+/* The NSpid levels of @pid: 1 in the dumper's pid namespace; 0 when unknown. */
+static unsigned int pid_levels(pid_t pid)
+{
+	struct proc_status st;
+	unsigned int n = 0;
+
+	if (!proc_parse_status(pid, 0, &st)) {
+		n = st.nspid_levels;
+		proc_status_fini(&st);
+	}
+	return n;
+}
+
 static struct arch_blob_range blob_range(const struct parasite_ctl *ctl)
 {
 	return (struct arch_blob_range){
@@ -196,31 +209,92 @@ static struct arch_blob_range blob_range(const struct parasite_ctl *ctl)
 }
 
 /* Run the blob in non-leader thread @i: it records its state and sigreturns. */
-static int run_thread_mode(struct parasite_ctl *ctl, unsigned int i)
+/* Thread @i's frame and registers for the blob's thread mode; not resumed yet. */
+static int start_thread_mode(struct parasite_ctl *ctl, unsigned int i)
 {
 	struct arch_thread_state *ts = &ctl->ts[i];
 	uint8_t *slot = thread_slot(ctl, i);
-	int err, err2;
+	int err;
 
 	err = arch_thread_frame(ts, remote_of(ctl, slot), slot);
-	if (err)
-		return err;
-	err = arch_start_code(ts, ctl->remote + parasite_blob_offset__entry,
-			      remote_of(ctl, slot + ctl->thread_size), remote_of(ctl, ctl->args), i,
-			      remote_of(ctl, slot), false);
-	if (!err) {
-		struct arch_blob_range r = blob_range(ctl);
+	if (!err)
+		err = arch_start_code(ts, ctl->remote + parasite_blob_offset__entry,
+				      remote_of(ctl, slot + ctl->thread_size),
+				      remote_of(ctl, ctl->args), i, remote_of(ctl, slot), false);
+	if (!err)
+		err = arch_step_blob_start(ts);
+	return err;
+}
 
-		err = arch_step_blob(ts, &r, -1, NULL);
-		err = err == 1 ? 0 : (err ? err : -EIO);
+/*
+ * The blob's thread mode (its per-thread state) in every thread but the
+ * leader, all at once: each thread is started, then their syscall stops are
+ * handled round after round, one stop of each running thread per round, so
+ * that the threads run while the dumper handles the others' stops rather
+ * than one after the other; then all are brought back the same way. A
+ * thread that fails stops the starting of more; those started are stepped
+ * to their end and restored all the same.
+ */
+static int run_threads_mode(struct parasite_ctl *ctl)
+{
+	struct arch_blob_range r = blob_range(ctl);
+	unsigned int n = ctl->nr_threads, i, started, running;
+	bool same_ns;
+	_cleanup_free_ uint8_t *state = calloc(n ? n : 1,
+					       1); /* 0 not started, 1 running, 2 done, 3 failed */
+	int err = 0, e;
+
+	if (!state)
+		return -ENOMEM;
+	for (i = 1; i < n && !err; i++) {
+		err = start_thread_mode(ctl, i);
+		state[i] = err ? 3 : 1;
 	}
-	err2 = arch_thread_restore(ts);
+	started = i;
+	running = 0;
+	for (i = 1; i < started; i++)
+		running += state[i] == 1;
+	while (running) {
+		for (i = 1; i < started; i++) {
+			if (state[i] != 1)
+				continue;
+			e = arch_step_blob_next(&ctl->ts[i], &r);
+			if (!e)
+				continue;
+			state[i] = e == 1 ? 2 : 3;
+			running--;
+			if (e < 0 && !err)
+				err = e;
+		}
+	}
+	for (i = 1; i < started; i++) {
+		e = arch_thread_restore_start(&ctl->ts[i]);
+		if (e) {
+			state[i] = 4; /* not resumed: no stop to wait for */
+			err = err ?: e;
+		}
+	}
+	for (i = 1; i < started; i++) {
+		if (state[i] == 4)
+			continue;
+		e = arch_thread_restore_finish(&ctl->ts[i]);
+		err = err ?: e;
+	}
 	drain_log(ctl);
-	if (!err && ctl->tstate[i].tid != ns_tid(ctl->pid, ts->tid)) {
-		pr_err("thread mode in %d reported tid %d\n", ts->tid, ctl->tstate[i].tid);
-		err = -EIO;
+	/* in the dumper's pid namespace (one NSpid level, the leader's as every thread's): tid itself */
+	same_ns = started > 1 && pid_levels(ctl->pid) == 1;
+	for (i = 1; i < started && !err; i++) {
+		const struct parasite_thread_state *st = &ctl->tstate[i];
+
+		if (st->tid != (same_ns ? ctl->ts[i].tid : ns_tid(ctl->pid, ctl->ts[i].tid))) {
+			pr_err("thread mode in %d reported tid %d\n", ctl->ts[i].tid, st->tid);
+			err = -EIO;
+		}
+		pr_debug("parasite %d: thread %d: altstack %lx/%lx flags %d, clear_child_tid %lx\n",
+			 ctl->pid, st->tid, (unsigned long)st->ss_sp, (unsigned long)st->ss_size,
+			 st->ss_flags, (unsigned long)st->clear_child_tid);
 	}
-	return err ? err : err2;
+	return err;
 }
 
 static int ns_ino(const char *path, int *ret_fd, ino_t *ino)
@@ -408,8 +482,7 @@ int parasite_infect(pid_t pid, const pid_t *tids, unsigned int nr_threads,
 	if (err)
 		goto fail;
 	fill_args(ctl);
-	for (i = 1; i < nr_threads && !err; i++)
-		err = run_thread_mode(ctl, i);
+	err = run_threads_mode(ctl);
 	if (!err)
 		err = start_daemon(ctl);
 	if (err)

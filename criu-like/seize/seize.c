@@ -278,14 +278,51 @@ long seize_seccomp_options(pid_t pid, pid_t tid)
 	return CR_PTRACE_O_SUSPEND_SECCOMP;
 }
 
+/*
+ * Whether every thread can be seized with PTRACE_O_SUSPEND_SECCOMP, filtered
+ * or not: the kernel grants it to a tracer with CAP_SYS_ADMIN and no seccomp
+ * of its own, and it changes nothing for a thread without filters. Then no
+ * thread's status is read for its mode (the costliest /proc file, per
+ * thread). Asked once; a refusal (EPERM: no CAP_SYS_ADMIN in the initial
+ * user namespace) turns it off for good, see seize_thread().
+ */
+static int suspend_always = -1;
+
+static bool seccomp_suspend_always(void)
+{
+	_cleanup_free_ char *text = NULL;
+	const char *cap;
+	int mode = -1;
+
+	if (suspend_always >= 0)
+		return suspend_always;
+	suspend_always = 0;
+	text = read_file_at(AT_FDCWD, "/proc/self/status", NULL);
+	if (!text || seccomp_parse_status(text, &mode) || mode)
+		return false;
+	cap = strstr(text, "\nCapEff:");
+	if (cap && (strtoull(cap + 8, NULL, 16) >> 21) & 1) /* CAP_SYS_ADMIN */
+		suspend_always = 1;
+	return suspend_always;
+}
+
 /* Attach to @tid and ask it to stop. Returns 1 when attached, 0 when it is gone. */
 static int seize_thread(struct seized_task *task, pid_t tid)
 {
 	/* with PTRACE_O_SUSPEND_SECCOMP when filtered: the parasite's syscalls bypass the filters */
-	long opts = PTRACE_O_TRACESYSGOOD | seize_seccomp_options(task->pid, tid);
+	long opts = PTRACE_O_TRACESYSGOOD |
+		    (seccomp_suspend_always() ? CR_PTRACE_O_SUSPEND_SECCOMP
+					      : seize_seccomp_options(task->pid, tid));
+	int ret = fault_err(-ENOMEM, "PTRACE_SEIZE %d", tid)
+			  ? -1
+			  : (int)ptrace(PTRACE_SEIZE, tid, NULL, (void *)opts);
 
-	if (fault_err(-ENOMEM, "PTRACE_SEIZE %d", tid) ||
-	    ptrace(PTRACE_SEIZE, tid, NULL, (void *)opts)) {
+	if (ret && errno == EPERM && (opts & CR_PTRACE_O_SUSPEND_SECCOMP) && suspend_always == 1) {
+		pr_debug("PTRACE_O_SUSPEND_SECCOMP refused: asked thread by thread from now on\n");
+		suspend_always = 0;
+		return seize_thread(task, tid);
+	}
+	if (ret) {
 		int err = -errno;
 
 		/* EPERM: an exiting thread, or one traced by someone else. */
@@ -360,6 +397,8 @@ static bool stopped_and_frozen(pid_t pid, pid_t tid)
  * shows nothing new. With @wait, each is waited for; without (frozen cgroup),
  * the stops are collected by wait_task() after the thaw.
  */
+static int wait_task(struct seize_ctx *ctx, struct seized_task *task);
+
 static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool wait, bool *changed)
 {
 	bool frozen_v1 = ctx->t->freezer && !ctx->t->freezer_v2;
@@ -403,12 +442,17 @@ static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool w
 				ptrace(PTRACE_DETACH, tids[i], NULL, NULL);
 				return err;
 			}
-			if (wait) {
-				err = wait_thread(ctx, task, find_thread(task, tids[i]));
-				if (err)
-					return err;
-			}
 			again = *changed = true;
+		}
+		/*
+		 * The stops of all the threads seized in this pass, collected once
+		 * they are all interrupted: they reach their stops meanwhile, rather
+		 * than each being waited for before the next is seized.
+		 */
+		if (again && wait) {
+			err = wait_task(ctx, task);
+			if (err)
+				return err;
 		}
 	}
 	return 0;

@@ -59,11 +59,47 @@ static void detach_thread(struct seized_task *task, struct seized_thread *th,
  * Detach the threads of @task that sit in a ptrace stop (all of them, after a
  * successful seize). In KILL mode also the others: SIGKILL ends any wait.
  */
+/*
+ * KILL mode, all threads of @task at once: each detached (a killed thread
+ * is no longer in a ptrace stop: ESRCH), then those collected as their
+ * tracer. Reaping each right after its detach slept for the ones still
+ * exiting; by the time the last is detached, most are gone. False when
+ * there is no memory for it (release_task() then goes thread by thread).
+ */
+static bool release_killed(struct seized_task *task)
+{
+	_cleanup_free_ bool *reap = calloc(task->nr_threads ? task->nr_threads : 1, sizeof(*reap));
+	unsigned int i;
+
+	if (!reap)
+		return false;
+	/* Leader last: a killed leader is reported only once its other threads are reaped. */
+	for (i = task->nr_threads; i-- > 0;) {
+		struct seized_thread *th = &task->threads[i];
+
+		if (!th->seized)
+			continue;
+		if (ptrace(PTRACE_DETACH, th->tid, NULL, NULL)) {
+			if (errno != ESRCH)
+				pr_perror("cannot detach thread %d of pid %d", th->tid, task->pid);
+			reap[i] = true;
+		}
+		th->seized = th->stopped = false;
+		th->pending_sig = 0;
+	}
+	for (i = task->nr_threads; i-- > 0;)
+		if (reap[i])
+			reap_traced(task->threads[i].tid, true);
+	return true;
+}
+
 void release_task(struct seized_task *task, enum unseize_mode mode)
 {
 	unsigned int i;
 
 	if (task->state != TASK_ALIVE && task->state != TASK_STOPPED)
+		return;
+	if (mode == UNSEIZE_KILL && release_killed(task))
 		return;
 	if (mode == UNSEIZE_STOPPED && task->state == TASK_ALIVE)
 		/* Queued now, taken as soon as the task runs after the detach. */

@@ -33,6 +33,8 @@ struct rst_shared_view {
 	uint32_t nr_pending;
 	int32_t error;
 	int32_t failed_pid;
+	uint32_t nr_created, fs_lock;
+	uint64_t filled; /* bytes of pages read, added by each restorer as it goes */
 };
 #define RSTV_STAGE_RESUME 3
 #define RSTV_STAGE_ABORT 4
@@ -78,6 +80,9 @@ struct rst_vma {
 	 * the mapping uses): RST_LOCK_ALL, or RST_LOCK_ONFAULT (mlock2 MLOCK_ONFAULT).
 	 */
 	uint32_t lock;
+	/* It held huge pages without MADV_HUGEPAGE: MADV_COLLAPSE what is filled whole. */
+	uint32_t collapse;
+	uint32_t pad;
 };
 
 enum {

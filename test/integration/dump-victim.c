@@ -8,6 +8,7 @@
  *				a position, a pipe holding data, oom_score_adj
  *				321, the child-subreaper flag; sleeps.
  *   dump-victim mem MIB [tree]	MIB MiB of anonymous memory, every page written
+ *   dump-victim mem MIB huge	the same, 2 MiB-aligned and MADV_HUGEPAGE (transparent huge pages)
  *				with a pattern the victim checks; with "tree",
  *				the memory is in a child and the parent only
  *				counts. Each process prints "tick N errors E"
@@ -20,6 +21,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,15 +107,23 @@ static void tick_loop(const char *who, uint64_t *mem, size_t words)
 	}
 }
 
-static uint64_t *fill(size_t mib, size_t *words)
+static uint64_t *fill(size_t mib, size_t *words, bool huge)
 {
+	size_t align = huge ? 2UL << 20 : 0, i;
 	uint64_t *mem;
-	size_t i;
+	char *p;
 
 	*words = mib << 17;
-	mem = mmap(NULL, mib << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED)
+	p = mmap(NULL, (mib << 20) + align, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		 0);
+	if (p == MAP_FAILED)
 		exit(1);
+	if (huge) {
+		p = (char *)(((uintptr_t)p + align - 1) & ~(align - 1));
+		if (madvise(p, mib << 20, MADV_HUGEPAGE))
+			exit(1);
+	}
+	mem = (uint64_t *)p;
 	for (i = 0; i < *words; i++)
 		mem[i] = i * 2654435761u;
 	return mem;
@@ -131,13 +141,14 @@ int main(int argc, char **argv)
 			pid_t pid = fork();
 
 			if (pid == 0) {
-				mem = fill(strtoul(argv[2], NULL, 0), &words);
+				mem = fill(strtoul(argv[2], NULL, 0), &words, false);
 				tick_loop("child ", mem, words);
 			}
 			printf("ready %d child %d\n", getpid(), pid);
 			tick_loop("", NULL, 0);
 		}
-		mem = fill(strtoul(argv[2], NULL, 0), &words);
+		mem = fill(strtoul(argv[2], NULL, 0), &words,
+			   argc >= 4 && !strcmp(argv[3], "huge"));
 		printf("ready %d\n", getpid());
 		tick_loop("", mem, words);
 	}
@@ -148,6 +159,6 @@ int main(int argc, char **argv)
 		printf("ready %d\n", getpid());
 		tick_loop("", NULL, 0);
 	}
-	fprintf(stderr, "usage: dump-victim state | mem MIB [tree] | socket\n");
+	fprintf(stderr, "usage: dump-victim state | mem MIB [tree|huge] | socket\n");
 	return 2;
 }

@@ -5,7 +5,8 @@
 # exist under CRIU's names, decode, and hold consistent numbers (pages
 # written >= the victim's memory, frozen time > 0 and >= the memory dump
 # time, pages restored = pages written); --display-stats prints CRIU's lines
-# on stdout; a failed dump writes no stats-dump.
+# on stdout; the dump's last line on stderr says how long the tree was frozen;
+# a failed dump writes no stats-dump.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 V=$B/test/integration/dump-victim
@@ -44,6 +45,8 @@ print(json.load(sys.stdin)['records'][0]['$2'].get('$3', 'missing'))"
 "$CRIU_LIKE" dump -t "$vp" -D "$tmp/img" --network-lock skip --display-stats \
 	>"$tmp/dump.out" 2>"$tmp/dump.err" || { cat "$tmp/dump.err"; fail "dump"; }
 [ -f "$tmp/img/stats-dump" ] || fail "no stats-dump after the dump: $(ls "$tmp/img")"
+grep -q "^dump of $vp complete in $tmp/img: the tree was frozen [0-9.]* ms$" "$tmp/dump.err" ||
+	fail "no frozen time line at the end of the dump: $(tail -n 2 "$tmp/dump.err")"
 written=$(field "$tmp/img/stats-dump" dump pages_written)
 scanned=$(field "$tmp/img/stats-dump" dump pages_scanned)
 frozen=$(field "$tmp/img/stats-dump" dump frozen_time)

@@ -29,6 +29,7 @@ struct arch_thread_state {
 	size_t xsize;
 	uint8_t *xstate; /* NT_X86_XSTATE, xsize bytes */
 	uint64_t stolen_sigs; /* stop signals absorbed while infected, re-sent on restore */
+	bool skipping; /* arch_step_blob_next(): its rt_sigreturn cancelled, until the exit stop */
 };
 
 int arch_thread_save(pid_t tid, struct arch_thread_state *t);
@@ -45,6 +46,9 @@ int arch_thread_frame(const struct arch_thread_state *t, uint64_t addr, void *bu
  * registers. Re-sends absorbed stop signals. Returns 0 or -errno.
  */
 int arch_thread_restore(struct arch_thread_state *t);
+/* The same in two halves: start leaves the thread running to its PTRACE_INTERRUPT stop. */
+int arch_thread_restore_start(struct arch_thread_state *t);
+int arch_thread_restore_finish(struct arch_thread_state *t);
 
 /* Syscall injection into one thread (the leader, normally). */
 struct arch_injector {
@@ -92,6 +96,16 @@ struct arch_blob_range {
  */
 int arch_step_blob(struct arch_thread_state *ts, const struct arch_blob_range *r, long nr,
 		   long *rval);
+
+/*
+ * arch_step_blob(@nr < 0) cut in steps, for many threads at once: start
+ * resumes the thread (registers set by arch_start_code(run = false)); each
+ * next waits for its next stop, handles it and resumes it again: 0, or 1
+ * once at the exit stop of its cancelled rt_sigreturn (not resumed), or
+ * -errno. While one thread's stop is handled, the others run.
+ */
+int arch_step_blob_start(struct arch_thread_state *ts);
+int arch_step_blob_next(struct arch_thread_state *ts, const struct arch_blob_range *r);
 
 /* Read the general registers of a stopped thread. Returns 0 or -errno, errno kept for the caller. */
 int arch_get_regs(pid_t tid, struct user_regs_struct *r);
