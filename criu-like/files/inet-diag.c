@@ -260,7 +260,7 @@ static int diag_fallback(const struct fd_info *f, int proto, struct inet_sk_diag
 }
 
 /* @n bytes of address from the hex words of /proc/net/raw (each a __be32 printed as a u32). */
-static int proc_addr(const char *hex, uint8_t *addr, size_t n)
+int inet_proc_addr(const char *hex, uint8_t *addr, size_t n)
 {
 	size_t i;
 
@@ -312,7 +312,7 @@ static int sk_from_proc(const struct fd_info *f, int proto, const char *table,
 			continue;
 		memset(dg, 0, sizeof(*dg));
 		if (strlen(loc) != 2 * alen + 5 || strlen(rem) != 2 * alen + 5 ||
-		    proc_addr(loc, dg->src, alen) || proc_addr(rem, dg->dst, alen) ||
+		    inet_proc_addr(loc, dg->src, alen) || inet_proc_addr(rem, dg->dst, alen) ||
 		    sscanf(loc + 2 * alen + 1, "%x", &lport) != 1 ||
 		    sscanf(rem + 2 * alen + 1, "%x", &rport) != 1 || st > 255) {
 			pr_err("pid %d fd %d: %s: a line of %s not understood: %s", f->pid, f->fd,

@@ -103,6 +103,17 @@ static inline bool inet_is_ping(int type, int proto)
 	return type == SOCK_DGRAM && (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6);
 }
 
+/*
+ * inet-diag.c: @n bytes of address from the hex words of /proc/net/raw or
+ * icmp ("0100007F:0001": each __be32 printed as a u32; ':' must follow). 0
+ * or -EINVAL.
+ */
+int inet_proc_addr(const char *hex, uint8_t *addr, size_t n);
+/* udp.c: the checksum of UDP-Lite datagram @pkt (@len bytes) over IPv4, all of it covered. */
+struct sockaddr_in;
+uint16_t udplite_csum4(const struct sockaddr_in *src, const struct sockaddr_in *dst,
+		       const uint8_t *pkt, size_t len);
+
 /* "TCP", "UDP", "UDP-Lite", "raw", "ping" */
 const char *inet_kind_name(int type, int proto);
 

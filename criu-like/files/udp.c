@@ -305,8 +305,8 @@ static int raw_from(const struct sockaddr_storage *src, socklen_t slen, int prot
 }
 
 /* The internet checksum of a UDP-Lite datagram over IPv4, all of it covered. */
-static uint16_t udplite_csum4(const struct sockaddr_in *src, const struct sockaddr_in *dst,
-			      const uint8_t *pkt, size_t len)
+uint16_t udplite_csum4(const struct sockaddr_in *src, const struct sockaddr_in *dst,
+		       const uint8_t *pkt, size_t len)
 {
 	const uint8_t *s = (const uint8_t *)&src->sin_addr, *d = (const uint8_t *)&dst->sin_addr;
 	uint64_t sum = 0;

@@ -309,6 +309,54 @@ static void test_opts_apply(void **state)
 	assert_true(n >= 15);
 }
 
+static void test_proc_addr(void **state)
+{
+	uint8_t a[16], want6[16] = { [15] = 1 };
+
+	(void)state;
+	assert_int_equal(inet_proc_addr("0100007F:00FD", a, 4), 0);
+	assert_memory_equal(a, ((uint8_t[]){ 127, 0, 0, 1 }), 4);
+	assert_int_equal(inet_proc_addr("00000000000000000000000001000000:0000", a, 16), 0);
+	assert_memory_equal(a, want6, 16);
+	/* no colon after the address, or not hex */
+	assert_int_equal(inet_proc_addr("0100007F00FD", a, 4), -EINVAL);
+	assert_int_equal(inet_proc_addr("0100007G:00FD", a, 4), -EINVAL);
+}
+
+/* The one's complement sum of a UDP-Lite datagram with its pseudo-header, folded. */
+static uint16_t sum_all(const uint8_t *s, const uint8_t *d, const uint8_t *pkt, size_t len)
+{
+	uint32_t sum = IPPROTO_UDPLITE + (uint32_t)len;
+	size_t i;
+
+	for (i = 0; i < 4; i += 2)
+		sum += (uint32_t)(s[i] << 8 | s[i + 1]) + (uint32_t)(d[i] << 8 | d[i + 1]);
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)(pkt[i] << 8 | pkt[i + 1]);
+	if (len & 1)
+		sum += (uint32_t)pkt[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+static void test_udplite_csum(void **state)
+{
+	struct sockaddr_in s = { .sin_family = AF_INET }, d = { .sin_family = AF_INET };
+	uint8_t pkt[8 + 5] = { 0x12, 0x34, 0x00, 0x35, 0, 0, 0, 0, 'h', 'e', 'l', 'l', 'o' };
+	uint16_t c;
+
+	(void)state;
+	inet_pton(AF_INET, "127.0.0.1", &s.sin_addr);
+	inet_pton(AF_INET, "10.1.2.3", &d.sin_addr);
+	/* odd length: the last byte is padded; the sum with the checksum in place is all ones */
+	c = udplite_csum4(&s, &d, pkt, sizeof(pkt));
+	assert_int_not_equal(c, 0);
+	memcpy(pkt + 6, &c, 2);
+	assert_int_equal(sum_all((uint8_t *)&s.sin_addr, (uint8_t *)&d.sin_addr, pkt, sizeof(pkt)),
+			 0xffff);
+}
+
 static void test_group_addr(void **state)
 {
 	uint8_t a[16];
@@ -562,6 +610,8 @@ int main(void)
 		cmocka_unit_test(test_sockaddr),
 		cmocka_unit_test(test_opts_apply),
 		cmocka_unit_test(test_group_addr),
+		cmocka_unit_test(test_proc_addr),
+		cmocka_unit_test(test_udplite_csum),
 		cmocka_unit_test(test_udp_pack),
 		cmocka_unit_test(test_repair_close_silent),
 		cmocka_unit_test(test_repair_roundtrip),
