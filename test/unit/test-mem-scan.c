@@ -126,6 +126,26 @@ static void test_policy_refusals(void **state)
 	v.vm_flags = VMF_IO | VMF_PF;
 	expect_refused(v);
 	expect_refused(vma(VMA_OTHER, PROT_EXEC, false, "[uprobes]"));
+	/* an AIO context's ring */
+	v = vma(VMA_FILE, PROT_READ | PROT_WRITE, true, "/[aio]");
+	v.deleted = true;
+	expect_refused(v);
+	/*
+	 * mmap(MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB), a private mapping of a
+	 * hidden hugetlbfs file: its own pages saved, none of the file's (zeros)
+	 */
+	v = vma(VMA_FILE, RW, false, "/anon_hugepage");
+	v.deleted = true;
+	v.vm_flags = VMF_HT;
+	v.kernel_page_size = 2048;
+	expect_policy(v, MEM_SAVE_COW);
+	assert_true(vma_is_hugetlb_anon(&v));
+	/* ...but not shared, nor without its huge page size */
+	v.shared = true;
+	expect_refused(v);
+	v.shared = false;
+	v.kernel_page_size = 4;
+	expect_refused(v);
 	/* shared mapping of an unlinked file: the file (a ghost image) holds the data */
 	v = vma(VMA_FILE, RW, true, "/tmp/gone");
 	v.deleted = true;
