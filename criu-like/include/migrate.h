@@ -38,6 +38,8 @@
 #define MIG_PAYLOAD_MAX (256u << 20) /* a file of one round */
 #define MIG_TEXT_MAX 4096 /* HELLO, RESTORE, an error's reason */
 #define MIG_NAME_MAX 64
+/* A peer that acknowledges nothing for this long is gone (tcp_set_liveness()). */
+#define MIG_LINK_TIMEOUT_S 10
 
 enum mig_cmd {
 	MIG_HELLO = 1,

@@ -424,6 +424,7 @@ int mig_serve(const struct cr_options *o, int fd)
 	int err;
 
 	signal(SIGPIPE, SIG_IGN);
+	tcp_set_liveness(fd, MIG_LINK_TIMEOUT_S);
 	if (!getpeername(fd, (struct sockaddr *)&ss, &sl))
 		getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), serv, sizeof(serv),
 			    NI_NUMERICHOST | NI_NUMERICSERV);

@@ -81,6 +81,8 @@ static int src_connect(struct mig_src *s)
 		s->fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (s->fd < 0)
 			continue;
+		/* a cut link must end the migration, not hang it for the kernel's retries */
+		tcp_set_liveness(s->fd, MIG_LINK_TIMEOUT_S);
 		if (!connect(s->fd, ai->ai_addr, ai->ai_addrlen))
 			break;
 		err = neg_errno();
@@ -317,6 +319,22 @@ static int restore_text(const struct mig_src *s, int dfd, char *buf, size_t n)
 }
 
 /*
+ * For the tests of a destination that dies with its copy made but held
+ * (migrate-fail.sh): CRIU_LIKE_MIGRATE_GO_DELAY_MS=N waits N ms before GO.
+ */
+static void go_delay(void)
+{
+	const char *e = getenv("CRIU_LIKE_MIGRATE_GO_DELAY_MS");
+	unsigned long ms = 0;
+
+	pr_info("the destination holds the restored tree\n");
+	if (!e || parse_ulong(e, &ms) || !ms)
+		return;
+	pr_info("GO in %lu ms (CRIU_LIKE_MIGRATE_GO_DELAY_MS)\n", ms);
+	usleep((useconds_t)(ms > 60000 ? 60000 : ms) * 1000);
+}
+
+/*
  * post-dump of the final dump, the tree frozen and its network locked: the
  * rest of the images, the restore there, GO, RUNNING. 0 lets the dump kill
  * the source tree; anything else makes it resume.
@@ -344,6 +362,7 @@ static int final_hook(void *priv, const char *action, pid_t root __unused)
 		err = mig_expect(s->fd, MIG_RESTORED, NULL, "RESTORE");
 	if (err)
 		return err;
+	go_delay();
 	/* from GO on the destination's copy runs: the source's must not come back */
 	err = mig_send(s->fd, MIG_GO, 0, NULL, 0);
 	if (!err)
