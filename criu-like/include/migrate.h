@@ -65,7 +65,7 @@ struct mig_hdr {
 } __attribute__((packed));
 
 /* The features a source may need; the destination answers which it lacks. */
-#define MIG_FEATURES "pages,files,restore,tcp-repair,netns,veth,announce"
+#define MIG_FEATURES "pages,files,restore,tcp-repair,netns,veth,announce,lazy"
 
 /* mig-proto.c: pure checks (test/unit/test-migrate.c). */
 /* Check a header (host order) received: magic, flags, a known command, its length bounds. */
