@@ -269,6 +269,15 @@ static int do_round_end(struct mig_dst *d, const struct mig_hdr *h)
 }
 
 /*
+ * post-setup-namespaces: the tree's network namespace is made, its links
+ * up with their addresses, and locked (what reaches it is held until the
+ * tree runs). The switches learn the MAC's new port now, so that what the
+ * peers send during the rest of the freeze comes here and is held, rather
+ * than to the source's lock, which drops it (a retransmission timeout
+ * later). Should the source resume after all, it announces its own copy's
+ * addresses again. IPv6's advertisement may not pass the lock yet: it is
+ * sent again once the tree runs.
+ *
  * post-restore: every task made, none running. The source may still
  * resume its own copy: the tree goes on only once it says GO.
  */
@@ -277,26 +286,19 @@ static int hold_for_go(void *priv, const char *action, pid_t root)
 	struct mig_dst *d = priv;
 	int err;
 
+	if (!strcmp(action, CR_ACT_POST_SETUP_NS)) {
+		if (root > 0 && net_announce(root))
+			pr_debug("%s: the early announcement was not complete\n", d->peer);
+		return 0;
+	}
 	if (strcmp(action, CR_ACT_POST_RESTORE))
 		return 0;
 	err = mig_send(d->fd, MIG_RESTORED, 0, NULL, 0);
 	if (!err)
 		err = mig_expect(d->fd, MIG_GO, NULL, "waiting for GO");
-	if (err) {
+	if (err)
 		pr_err("%s: no GO from the source: the restored tree is killed\n", d->peer);
-		return err;
-	}
-	/*
-	 * The source's copy is gone for good: the switches learn the MAC's new
-	 * port now, while the tree resumes, so that what the peers send from
-	 * here on reaches this host's lock (which holds it until the tree runs)
-	 * instead of the source's (which drops it: a retransmission timeout).
-	 * IPv6's advertisement may not pass the lock yet: it is sent again once
-	 * the tree runs.
-	 */
-	if (net_announce(root))
-		pr_debug("%s: the announcement at GO was not complete\n", d->peer);
-	return 0;
+	return err;
 }
 
 /* Append @s to the NULL-terminated array of @n strings @arr. */

@@ -60,6 +60,7 @@ struct mig_src {
 	int round; /* the last round begun */
 	int good; /* the last round completed on both ends */
 	pid_t remote_pid; /* RUNNING's answer */
+	bool restore_sent; /* RESTORE sent: the destination may have announced the addresses */
 	uint64_t t_start, t_final, t_running; /* CLOCK_MONOTONIC ns */
 };
 
@@ -360,6 +361,7 @@ static int final_hook(void *priv, const char *action, pid_t root __unused)
 	len = dfd < 0 ? neg_errno() : restore_text(s, dfd, text, sizeof(text));
 	if (len < 0)
 		return len;
+	s->restore_sent = true;
 	err = mig_send(s->fd, MIG_RESTORE, 0, text, (size_t)len);
 	if (!err)
 		err = mig_expect(s->fd, MIG_RESTORED, NULL, "RESTORE");
@@ -467,6 +469,9 @@ int cr_migrate(const struct cr_options *o)
 		err = final_round(&s, s.round + 1);
 	if (err) {
 		drop_tracking(&s);
+		/* the destination may have moved the switches' entries: back here */
+		if (s.restore_sent && net_announce(o->tree))
+			pr_warn("the tree's addresses were not announced again here\n");
 		if (s.fd >= 0)
 			close(s.fd);
 		pr_errno(err, "migration of %d to %s failed; the tree runs on here", o->tree,
