@@ -13,7 +13,9 @@
 #      of B's service removes what the killed one left;
 #   4. migrated A -> B: the client's connection survives, the counter goes
 #      on, the source container is gone, the destination runs it, its veth's
-#      outside end is on B's bridge.
+#      outside end is on B's bridge;
+#   5. migrated back B -> A with --lazy-pages: the same, A's lazy-pages
+#      daemon puts every page in and its images go.
 # Modes: "server" (in the container), "client" (in mig-c), "fail" (the
 # failure cases of migrate-fail.sh: migrate.py fail CRIU TMP TOPO), else the
 # test: migrate.py CRIU TMP TOPO.
@@ -190,9 +192,9 @@ class Container:
             fail("the container's server did not start")
 
 
-def migrate(criu, tmp, pid, to, log, extra=(), env=None, root=None):
+def migrate(criu, tmp, pid, to, log, extra=(), env=None, root=None, src="a"):
     d = os.path.join(tmp, log + ".img")
-    cmd = ["nsenter", "--net=/run/netns/mig-a", criu, "migrate", "--online", "-t", str(pid),
+    cmd = ["nsenter", "--net=/run/netns/mig-" + src, criu, "migrate", "--online", "-t", str(pid),
            "--to", to, "-D", d, "-v4", "-o", os.path.join(tmp, log + ".log")] + list(extra)
     if root:
         cmd += ["--root", root]
@@ -318,6 +320,40 @@ def main():
         fail("the veth's outside end is still at A")
     print("ok: migrated A -> B: pid %d there, the client's counter %d -> %d, no reset, "
           "longest wait for an answer %.1f ms" % (newpid, before, n, worst * 1000), flush=True)
+
+    # 5. back B -> A with --lazy-pages: A runs it before its memory is in, then gets every page
+    before = n
+    r = migrate(criu, TMP, newpid, "10.77.0.1", "lazy", extra=["--lazy-pages"], root="/", src="b")
+    if r.returncode:
+        fail("the lazy migration failed: %s" % r.stderr.strip())
+    line = [ln for ln in r.stdout.splitlines() if ln.startswith("migrated")]
+    backpid = int(line[0].split("pid ")[1].split()[0])
+    note_pid(backpid)
+    for _ in range(250):
+        if not alive(newpid):
+            break
+        time.sleep(0.02)
+    if alive(newpid) or not alive(backpid):
+        fail("after the lazy migration: B's copy %s, A's %s" %
+             ("runs" if alive(newpid) else "gone", "runs" if alive(backpid) else "gone"))
+    n, worst = client_ok(status, "after the lazy migration", min_more=50)
+    adir = os.path.join(STATE, "a")
+    for _ in range(500):
+        log = open(os.path.join(STATE, "a.log"), errors="replace").read()
+        if "every page of the migrated tree is in" in log and \
+                not [d for d in os.listdir(adir) if d.startswith("incoming-")]:
+            break
+        time.sleep(0.02)
+    else:
+        fail("A's lazy-pages daemon did not finish, or its images stayed")
+    if "lazy-pages daemon" not in log:
+        fail("A's restore was not lazy")
+    if "master br-mig" not in sh("ip netns exec mig-a ip -o link show ve-mig0", check=False):
+        fail("the veth's outside end is not back on A's bridge")
+    print("ok: migrated back B -> A with --lazy-pages: pid %d, every page in, the client's "
+          "counter %d -> %d, no reset, longest wait %.1f ms" % (backpid, before, n, worst * 1000),
+          flush=True)
+    newpid = backpid
     cl.kill()
     cl.wait()
     os.kill(newpid, signal.SIGKILL)
