@@ -348,10 +348,13 @@ static const struct cli_command commands[] = {
 	  "  --rounds N        at most N pre-copy rounds (default 8)\n"
 	  "  -D DIR            where the rounds' images are written here (DIR/1, DIR/2...)\n"
 	  "  -r, --root DIR    the root of the container's mounts at the destination\n"
+	  "  --lazy-pages      the destination runs the tree before its memory is in\n"
+	  "                    (a lazy restore from the pages it received)\n"
 	  "  --network-lock MODE, --timeout N, -x, -j, -l   as for dump\n",
 	  OPTB(TREE) | OPTB(IMAGES_DIR) | OPTB(ONLINE) | OPTB(TO) | OPTB(ROUNDS) | OPTB(ROOT) |
 		  OPTB(NETWORK_LOCK) | OPTB(NO_PACKET_HOLD) | OPTB(TIMEOUT) | OPTB(EXT_UNIX_SK) |
-		  OPTB(SHELL_JOB) | OPTB(FILE_LOCKS) | OPTB(TCP_ESTABLISHED) | OPTB(EXTERNAL),
+		  OPTB(SHELL_JOB) | OPTB(FILE_LOCKS) | OPTB(TCP_ESTABLISHED) | OPTB(EXTERNAL) |
+		  OPTB(LAZY_PAGES),
 	  0, 0, run_migrate, DUMP_CAPS },
 	{ "service", "run the RPC daemon",
 	  "[--address SOCKET] [--listen ADDRESS[:PORT] [-W DIR]] [--daemon] [--pidfile FILE]",

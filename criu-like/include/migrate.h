@@ -38,6 +38,8 @@
 #define MIG_PAYLOAD_MAX (256u << 20) /* a file of one round */
 #define MIG_TEXT_MAX 4096 /* HELLO, RESTORE, an error's reason */
 #define MIG_NAME_MAX 64
+/* A peer that acknowledges nothing for this long is gone (tcp_set_liveness()). */
+#define MIG_LINK_TIMEOUT_S 10
 
 enum mig_cmd {
 	MIG_HELLO = 1,
@@ -63,7 +65,7 @@ struct mig_hdr {
 } __attribute__((packed));
 
 /* The features a source may need; the destination answers which it lacks. */
-#define MIG_FEATURES "pages,files,restore,tcp-repair,netns,veth,announce"
+#define MIG_FEATURES "pages,files,restore,tcp-repair,netns,veth,announce,lazy"
 
 /* mig-proto.c: pure checks (test/unit/test-migrate.c). */
 /* Check a header (host order) received: magic, flags, a known command, its length bounds. */

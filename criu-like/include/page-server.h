@@ -47,6 +47,8 @@
 
 #define PS_MAGIC 0x53504c43u /* "CLPS" */
 #define PS_VERSION 1
+/* A peer that acknowledges nothing for this long is gone (tcp_set_liveness()). */
+#define PS_LINK_TIMEOUT_S 10
 
 enum ps_cmd {
 	PS_HELLO = 1,

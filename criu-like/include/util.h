@@ -97,6 +97,14 @@ char *read_file_at(int dirfd, const char *path, size_t *ret_len);
 int write_all(int fd, const void *buf, size_t len);
 /* Read exactly @len bytes; -ENODATA on a short read at end of file. */
 int read_all(int fd, void *buf, size_t len);
+/*
+ * A TCP connection that notices a dead peer or a cut link within about
+ * @secs seconds: keepalive probes every second once it is idle for one, and
+ * TCP_USER_TIMEOUT, so that data or a probe unacknowledged for @secs ends
+ * the connection (ETIMEDOUT) instead of the kernel's retries of ~15 minutes.
+ * Best effort (a socket that is not TCP keeps its defaults).
+ */
+void tcp_set_liveness(int fd, unsigned int secs);
 int parse_long(const char *s, long *ret);
 int parse_ulong(const char *s, unsigned long *ret);
 

@@ -448,7 +448,7 @@ static int accept_one(int lfd, struct ps_conn *c)
 	getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), serv, sizeof(serv),
 		    NI_NUMERICHOST | NI_NUMERICSERV);
 	snprintf(c->peer, sizeof(c->peer), "client %s:%s", host, serv);
-	setsockopt(c->fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	tcp_set_liveness(c->fd, PS_LINK_TIMEOUT_S);
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	pr_info("accepted a connection from %s\n", c->peer + 7);
 	return 0;

@@ -117,6 +117,8 @@ static int tcp_connect(const char *host, int port, char *peer, size_t peer_len)
 			err = neg_errno();
 			continue;
 		}
+		/* before connect(): a SYN unanswered is given up after the same time */
+		tcp_set_liveness(fd, PS_LINK_TIMEOUT_S);
 		if (!connect(fd, ai->ai_addr, ai->ai_addrlen))
 			break;
 		err = neg_errno();

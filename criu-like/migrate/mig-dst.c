@@ -28,6 +28,7 @@
 
 #define LOG_PREFIX "migrate: "
 #include "cr.h"
+#include "lazy.h"
 #include "log.h"
 #include "migrate.h"
 #include "notify.h"
@@ -46,7 +47,11 @@ struct mig_dst {
 	bool final; /* the last round is the final dump's */
 	pid_t ps; /* the page server of the current round, 0 when none */
 	bool running; /* GO came and the tree runs: never undone */
+	pid_t lazy; /* the lazy-pages daemon of a lazy restore, 0 when none */
 };
+
+/* The most a worker waits, after RUNNING, for its lazy-pages daemon to have every page in. */
+#define MIG_LAZY_WAIT_S 600
 
 static const char *workdir(const struct cr_options *o)
 {
@@ -264,14 +269,28 @@ static int do_round_end(struct mig_dst *d, const struct mig_hdr *h)
 }
 
 /*
+ * post-setup-namespaces: the tree's network namespace is made, its links
+ * up with their addresses, and locked (what reaches it is held until the
+ * tree runs). The switches learn the MAC's new port now, so that what the
+ * peers send during the rest of the freeze comes here and is held, rather
+ * than to the source's lock, which drops it (a retransmission timeout
+ * later). Should the source resume after all, it announces its own copy's
+ * addresses again. IPv6's advertisement may not pass the lock yet: it is
+ * sent again once the tree runs.
+ *
  * post-restore: every task made, none running. The source may still
  * resume its own copy: the tree goes on only once it says GO.
  */
-static int hold_for_go(void *priv, const char *action, pid_t root __unused)
+static int hold_for_go(void *priv, const char *action, pid_t root)
 {
 	struct mig_dst *d = priv;
 	int err;
 
+	if (!strcmp(action, CR_ACT_POST_SETUP_NS)) {
+		if (root > 0 && net_announce(root))
+			pr_debug("%s: the early announcement was not complete\n", d->peer);
+		return 0;
+	}
 	if (strcmp(action, CR_ACT_POST_RESTORE))
 		return 0;
 	err = mig_send(d->fd, MIG_RESTORED, 0, NULL, 0);
@@ -295,7 +314,11 @@ static int append_str(const char ***arr, int *n, const char *s)
 	return 0;
 }
 
-/* The restore options of RESTORE's lines: root=DIR, external=VALUE (veth[IN]:OUT...). */
+/*
+ * The restore options of RESTORE's lines: root=DIR, external=VALUE
+ * (veth[IN]:OUT...), lazy=1 (the memory comes after the tree runs, from a
+ * lazy-pages daemon on these images).
+ */
 static int restore_opts(struct cr_options *ro, char *p, char *dir)
 {
 	char *line, *save = NULL;
@@ -313,6 +336,8 @@ static int restore_opts(struct cr_options *ro, char *p, char *dir)
 	for (line = strtok_r(p, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (!strncmp(line, "root=", 5))
 			ro->root = line + 5;
+		else if (!strcmp(line, "lazy=1"))
+			ro->lazy_pages = true;
 		else if (!strncmp(line, "external=", 9) &&
 			 append_str(&ro->external, &ro->n_external, line + 9))
 			return -ENOMEM;
@@ -354,13 +379,83 @@ static int restore_child(struct mig_dst *d, char *p)
 	return mig_send(d->fd, MIG_RUNNING, root, NULL, 0) ? 2 : 0;
 }
 
+/*
+ * The lazy-pages daemon of a lazy restore, on the final round's images (the
+ * pre-copied levels through its parent links): a child of the worker, which
+ * keeps the images until it has put every page in. Its socket is in the
+ * round's directory, where the restore looks for it.
+ */
+static int start_lazy(struct mig_dst *d)
+{
+	struct cr_options lo = *d->o;
+	char dir[PATH_MAX];
+	int err = round_dir(d, d->round, dir, sizeof(dir));
+
+	if (err)
+		return err;
+	lo.images_dir = dir;
+	lo.work_dir = NULL;
+	lo.page_server = false;
+	lo.address = NULL;
+	lo.port = 0;
+	lo.status_fd = -1;
+	lo.pidfile = NULL;
+	lo.notifier = NULL;
+	d->lazy = fork();
+	if (d->lazy < 0) {
+		err = neg_errno();
+		d->lazy = 0;
+		return err;
+	}
+	if (!d->lazy) {
+		close(d->fd);
+		_exit(cr_lazy_pages(&lo) ? 1 : 0);
+	}
+	pr_info("%s: lazy-pages daemon %d on %s\n", d->peer, d->lazy, dir);
+	return 0;
+}
+
+/* After RUNNING: the images go only once the lazy-pages daemon has every page in. */
+static void end_lazy(struct mig_dst *d)
+{
+	int st = 0, i;
+	pid_t r = 0;
+
+	if (!d->lazy)
+		return;
+	if (!d->running)
+		kill(d->lazy, SIGKILL); /* its guard kills whatever the restore left */
+	for (i = 0; i < MIG_LAZY_WAIT_S * 100; i++) {
+		r = waitpid(d->lazy, &st, WNOHANG);
+		if (r != 0 && !(r < 0 && errno == EINTR))
+			break;
+		usleep(10000);
+	}
+	if (r == 0) {
+		/* the images stay: the daemon may still read them */
+		pr_err("%s: the lazy-pages daemon %d still runs after %d s; its images stay\n",
+		       d->peer, d->lazy, MIG_LAZY_WAIT_S);
+		d->dir[0] = '\0';
+	} else if (d->running && (r < 0 || !WIFEXITED(st) || WEXITSTATUS(st)))
+		pr_err("%s: the lazy-pages daemon %d failed: the migrated tree was killed\n",
+		       d->peer, d->lazy);
+	else if (d->running)
+		pr_info("%s: every page of the migrated tree is in\n", d->peer);
+	d->lazy = 0;
+}
+
 static int do_restore(struct mig_dst *d, char *p)
 {
 	pid_t pid;
-	int st = 0;
+	int st = 0, err;
 
 	if (!d->final || d->ps)
 		return refuse(d, MIG_ERROR, -EPROTO, "RESTORE before the final round is in");
+	if (strstr(p, "lazy=1\n")) {
+		err = start_lazy(d);
+		if (err)
+			return refuse(d, MIG_ERROR, err, "cannot start the lazy-pages daemon");
+	}
 	pid = fork();
 	if (pid < 0)
 		return refuse(d, MIG_ERROR, neg_errno(), "cannot fork the restore");
@@ -424,6 +519,7 @@ int mig_serve(const struct cr_options *o, int fd)
 	int err;
 
 	signal(SIGPIPE, SIG_IGN);
+	tcp_set_liveness(fd, MIG_LINK_TIMEOUT_S);
 	if (!getpeername(fd, (struct sockaddr *)&ss, &sl))
 		getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), serv, sizeof(serv),
 			    NI_NUMERICHOST | NI_NUMERICSERV);
@@ -435,6 +531,7 @@ int mig_serve(const struct cr_options *o, int fd)
 		kill(d.ps, SIGKILL);
 		wait_ps(&d);
 	}
+	end_lazy(&d);
 	/* the images go either way: the tree runs from memory, or the source resumed */
 	if (d.dir[0])
 		rm_tree(d.dir);

@@ -60,7 +60,8 @@ struct mig_src {
 	int round; /* the last round begun */
 	int good; /* the last round completed on both ends */
 	pid_t remote_pid; /* RUNNING's answer */
-	uint64_t t_start, t_final; /* CLOCK_MONOTONIC ns */
+	bool restore_sent; /* RESTORE sent: the destination may have announced the addresses */
+	uint64_t t_start, t_final, t_running; /* CLOCK_MONOTONIC ns */
 };
 
 static int src_connect(struct mig_src *s)
@@ -81,6 +82,8 @@ static int src_connect(struct mig_src *s)
 		s->fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (s->fd < 0)
 			continue;
+		/* a cut link must end the migration, not hang it for the kernel's retries */
+		tcp_set_liveness(s->fd, MIG_LINK_TIMEOUT_S);
 		if (!connect(s->fd, ai->ai_addr, ai->ai_addrlen))
 			break;
 		err = neg_errno();
@@ -223,6 +226,7 @@ static void round_opts(const struct mig_src *s, struct cr_options *ro, int n, in
 	ro->tcp_established = true;
 	ro->root = NULL; /* the destination's, sent with RESTORE */
 	ro->action_script = NULL;
+	ro->lazy_pages = false; /* the destination's restore is lazy, not this dump */
 }
 
 static int64_t round_pages(const struct mig_src *s, int n)
@@ -293,6 +297,8 @@ static int restore_text(const struct mig_src *s, int dfd, char *buf, size_t n)
 		return neg_errno();
 	if (s->o->root)
 		len += (size_t)snprintf(buf + len, n - len, "root=%s\n", s->o->root);
+	if (s->o->lazy_pages)
+		len += (size_t)snprintf(buf + len, n - len, "lazy=1\n");
 	while ((de = readdir(d)) && len < n) {
 		ProtobufCMessage *m = NULL;
 		NetnsEntry *ne;
@@ -314,6 +320,22 @@ static int restore_text(const struct mig_src *s, int dfd, char *buf, size_t n)
 		protobuf_c_message_free_unpacked(m, NULL);
 	}
 	return len < n ? (int)len : -ENAMETOOLONG;
+}
+
+/*
+ * For the tests of a destination that dies with its copy made but held
+ * (migrate-fail.sh): CRIU_LIKE_MIGRATE_GO_DELAY_MS=N waits N ms before GO.
+ */
+static void go_delay(void)
+{
+	const char *e = getenv("CRIU_LIKE_MIGRATE_GO_DELAY_MS");
+	unsigned long ms = 0;
+
+	pr_info("the destination holds the restored tree\n");
+	if (!e || parse_ulong(e, &ms) || !ms)
+		return;
+	pr_info("GO in %lu ms (CRIU_LIKE_MIGRATE_GO_DELAY_MS)\n", ms);
+	usleep((useconds_t)(ms > 60000 ? 60000 : ms) * 1000);
 }
 
 /*
@@ -339,11 +361,13 @@ static int final_hook(void *priv, const char *action, pid_t root __unused)
 	len = dfd < 0 ? neg_errno() : restore_text(s, dfd, text, sizeof(text));
 	if (len < 0)
 		return len;
+	s->restore_sent = true;
 	err = mig_send(s->fd, MIG_RESTORE, 0, text, (size_t)len);
 	if (!err)
 		err = mig_expect(s->fd, MIG_RESTORED, NULL, "RESTORE");
 	if (err)
 		return err;
+	go_delay();
 	/* from GO on the destination's copy runs: the source's must not come back */
 	err = mig_send(s->fd, MIG_GO, 0, NULL, 0);
 	if (!err)
@@ -354,6 +378,7 @@ static int final_hook(void *priv, const char *action, pid_t root __unused)
 		return err;
 	}
 	s->remote_pid = (pid_t)arg;
+	s->t_running = stats_now_ns();
 	return 0;
 }
 
@@ -444,6 +469,9 @@ int cr_migrate(const struct cr_options *o)
 		err = final_round(&s, s.round + 1);
 	if (err) {
 		drop_tracking(&s);
+		/* the destination may have moved the switches' entries: back here */
+		if (s.restore_sent && net_announce(o->tree))
+			pr_warn("the tree's addresses were not announced again here\n");
 		if (s.fd >= 0)
 			close(s.fd);
 		pr_errno(err, "migration of %d to %s failed; the tree runs on here", o->tree,
@@ -452,10 +480,9 @@ int cr_migrate(const struct cr_options *o)
 	}
 	mig_send(s.fd, MIG_DONE, 0, NULL, 0);
 	close(s.fd);
-	printf("migrated %d to %s: pid %d there, %d round%s, %.1f ms since the final dump began, "
-	       "%.1f ms in all\n",
+	printf("migrated %d to %s: pid %d there, %d round%s, %.1f ms from the final dump to "
+	       "RUNNING, %.1f ms in all\n",
 	       o->tree, o->migrate_to, s.remote_pid, s.round, s.round == 1 ? "" : "s",
-	       (double)(stats_now_ns() - s.t_final) / 1e6,
-	       (double)(stats_now_ns() - s.t_start) / 1e6);
+	       (double)(s.t_running - s.t_final) / 1e6, (double)(stats_now_ns() - s.t_start) / 1e6);
 	return 0;
 }

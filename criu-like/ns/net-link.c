@@ -8,11 +8,15 @@
 
 #include <errno.h>
 #include <net/if.h>
+#include <linux/ethtool.h>
 #include <linux/if_link.h>
+#include <linux/sockios.h>
 #include <linux/veth.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "kind.h"
@@ -883,6 +887,29 @@ int net_links_flags(int sk, const NetnsEntry *ne)
 	return err;
 }
 
+/*
+ * The kernel passes a link's carrier change on (its operstate, the bridge's
+ * port state) through linkwatch, which may defer it up to a second: at once
+ * only for a link whose ifindex differs from its peer's, and a restored
+ * veth's inside end keeps its index, which the outside end here often gets
+ * too. Until then a bridge drops what comes in through that port
+ * (BRIDGE_INGRESS_STP_STATE): a migrated tree's announcements, its first
+ * ARP request. ETHTOOL_GLINK (ethtool_op_get_link(), linkwatch_sync_dev())
+ * applies the pending change of @name now.
+ */
+static void link_sync_carrier(const char *name)
+{
+	struct ethtool_value ev = { .cmd = ETHTOOL_GLINK };
+	struct ifreq ifr = { .ifr_data = (char *)&ev };
+	_cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	if (fd < 0 || ioctl(fd, SIOCETHTOOL, &ifr))
+		pr_debug("%s: no link state from ethtool: %s\n", name, strerror(errno));
+	else
+		pr_debug("%s: link %s\n", name, ev.data ? "up" : "down");
+}
+
 int net_links_outside(const NetnsEntry *ne, const struct net_link_plan *p)
 {
 	char what[96];
@@ -918,9 +945,11 @@ int net_links_outside(const NetnsEntry *ne, const struct net_link_plan *p)
 		err = link_set(sk, (int)idx,
 			       l->has_peer_flags ? l->peer_flags & LINK_FLAGS : IFF_UP, LINK_FLAGS,
 			       NULL, master, what);
-		if (!err)
+		if (!err) {
+			link_sync_carrier(p->outside[i]);
 			pr_info("veth %s: outside end %s%s%s\n", l->name, p->outside[i],
 				master ? " on " : "", master ? p->bridge[i] : "");
+		}
 	}
 	close(sk);
 	return err;

@@ -19,8 +19,8 @@
 #include "seize-int.h"
 #include "util.h"
 
-/* Collect the exit of a traced thread that could not be detached (killed). */
-static void reap_traced(pid_t tid, bool block)
+/* Collect the exit of a traced thread that could not be detached (killed): reaped? */
+static bool reap_traced(pid_t tid, bool block)
 {
 	unsigned int i;
 
@@ -29,14 +29,40 @@ static void reap_traced(pid_t tid, bool block)
 		pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
 
 		if (r != 0 && !(r < 0 && errno == EINTR))
-			return;
+			return true;
 		if (block)
+			usleep(1000);
+	}
+	return false;
+}
+
+/*
+ * The killed threads @tids[0..@n) not reaped yet, collected together (5 s
+ * at most). Not one after the other: when the init of a pid namespace dies,
+ * its last thread waits in zap_pid_ns_processes() until every other pid of
+ * the namespace is freed, so its own exit comes only after the tracer (us)
+ * has reaped the others; waiting for it first cost 5 s per such thread.
+ */
+static void reap_traced_all(pid_t *tids, unsigned int n)
+{
+	unsigned int left = 0, i, round;
+
+	for (i = 0; i < n; i++)
+		left += tids[i] != 0;
+	for (round = 0; left && round < 5000; round++) {
+		for (i = 0; i < n; i++)
+			if (tids[i] && reap_traced(tids[i], false)) {
+				tids[i] = 0;
+				left--;
+			}
+		if (left)
 			usleep(1000);
 	}
 }
 
-static void detach_thread(struct seized_task *task, struct seized_thread *th,
-			  enum unseize_mode mode)
+/* Detach @th; in KILL mode with @late, a thread not reaped yet is left in *@late. */
+static void detach_thread_late(struct seized_task *task, struct seized_thread *th,
+			       enum unseize_mode mode, pid_t *late)
 {
 	if (th->pending_sig && mode != UNSEIZE_KILL)
 		syscall(SYS_tgkill, task->pid, th->tid, th->pending_sig);
@@ -49,68 +75,50 @@ static void detach_thread(struct seized_task *task, struct seized_thread *th,
 		if (errno != ESRCH)
 			pr_perror("cannot detach thread %d of pid %d", th->tid, task->pid);
 		/* Not in a ptrace stop any more (killed): collect its exit as its tracer. */
-		reap_traced(th->tid, mode == UNSEIZE_KILL);
+		if (!reap_traced(th->tid, mode == UNSEIZE_KILL && !late) && late &&
+		    mode == UNSEIZE_KILL)
+			*late = th->tid;
 	}
 	th->seized = th->stopped = false;
 	th->pending_sig = 0;
+}
+
+static void detach_thread(struct seized_task *task, struct seized_thread *th,
+			  enum unseize_mode mode)
+{
+	detach_thread_late(task, th, mode, NULL);
 }
 
 /*
  * Detach the threads of @task that sit in a ptrace stop (all of them, after a
  * successful seize). In KILL mode also the others: SIGKILL ends any wait.
  */
-/*
- * KILL mode, all threads of @task at once: each detached (a killed thread
- * is no longer in a ptrace stop: ESRCH), then those collected as their
- * tracer. Reaping each right after its detach slept for the ones still
- * exiting; by the time the last is detached, most are gone. False when
- * there is no memory for it (release_task() then goes thread by thread).
- */
-static bool release_killed(struct seized_task *task)
-{
-	_cleanup_free_ bool *reap = calloc(task->nr_threads ? task->nr_threads : 1, sizeof(*reap));
-	unsigned int i;
-
-	if (!reap)
-		return false;
-	/* Leader last: a killed leader is reported only once its other threads are reaped. */
-	for (i = task->nr_threads; i-- > 0;) {
-		struct seized_thread *th = &task->threads[i];
-
-		if (!th->seized)
-			continue;
-		if (ptrace(PTRACE_DETACH, th->tid, NULL, NULL)) {
-			if (errno != ESRCH)
-				pr_perror("cannot detach thread %d of pid %d", th->tid, task->pid);
-			reap[i] = true;
-		}
-		th->seized = th->stopped = false;
-		th->pending_sig = 0;
-	}
-	for (i = task->nr_threads; i-- > 0;)
-		if (reap[i])
-			reap_traced(task->threads[i].tid, true);
-	return true;
-}
-
 void release_task(struct seized_task *task, enum unseize_mode mode)
 {
+	pid_t *late = mode == UNSEIZE_KILL ? calloc(task->nr_threads + 1, sizeof(*late)) : NULL;
 	unsigned int i;
 
-	if (task->state != TASK_ALIVE && task->state != TASK_STOPPED)
+	if (task->state != TASK_ALIVE && task->state != TASK_STOPPED) {
+		free(late);
 		return;
-	if (mode == UNSEIZE_KILL && release_killed(task))
-		return;
+	}
 	if (mode == UNSEIZE_STOPPED && task->state == TASK_ALIVE)
 		/* Queued now, taken as soon as the task runs after the detach. */
 		kill(task->pid, SIGSTOP);
-	/* Leader last: a killed leader is reported only once its other threads are reaped. */
+	/*
+	 * Leader last: a killed leader is reported only once its other threads
+	 * are reaped. Killed threads whose exit has not come yet are collected
+	 * together afterwards (without memory for the list: one by one).
+	 */
 	for (i = task->nr_threads; i-- > 0;) {
 		struct seized_thread *th = &task->threads[i];
 
 		if (th->seized && (th->stopped || mode == UNSEIZE_KILL))
-			detach_thread(task, th, mode);
+			detach_thread_late(task, th, mode, late ? &late[i] : NULL);
 	}
+	if (late)
+		reap_traced_all(late, task->nr_threads);
+	free(late);
 }
 
 /*

@@ -7,6 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -87,6 +90,17 @@ int read_all(int fd, void *buf, size_t len)
 		len -= n;
 	}
 	return 0;
+}
+
+void tcp_set_liveness(int fd, unsigned int secs)
+{
+	int one = 1, idle = 1, cnt = (int)secs, ms = (int)secs * 1000;
+
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
 }
 
 int parse_long(const char *s, long *ret)

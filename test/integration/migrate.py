@@ -13,9 +13,12 @@
 #      of B's service removes what the killed one left;
 #   4. migrated A -> B: the client's connection survives, the counter goes
 #      on, the source container is gone, the destination runs it, its veth's
-#      outside end is on B's bridge.
-# Modes: "server" (in the container), "client" (in mig-c), "bench" (used by
-# scripts/bench/migrate), else the test: migrate.py CRIU TMP TOPO.
+#      outside end is on B's bridge;
+#   5. migrated back B -> A with --lazy-pages: the same, A's lazy-pages
+#      daemon puts every page in and its images go.
+# Modes: "server" (in the container), "client" (in mig-c), "fail" (the
+# failure cases of migrate-fail.sh: migrate.py fail CRIU TMP TOPO), else the
+# test: migrate.py CRIU TMP TOPO.
 import os
 import signal
 import socket
@@ -189,9 +192,9 @@ class Container:
             fail("the container's server did not start")
 
 
-def migrate(criu, tmp, pid, to, log, extra=(), env=None, root=None):
+def migrate(criu, tmp, pid, to, log, extra=(), env=None, root=None, src="a"):
     d = os.path.join(tmp, log + ".img")
-    cmd = ["nsenter", "--net=/run/netns/mig-a", criu, "migrate", "--online", "-t", str(pid),
+    cmd = ["nsenter", "--net=/run/netns/mig-" + src, criu, "migrate", "--online", "-t", str(pid),
            "--to", to, "-D", d, "-v4", "-o", os.path.join(tmp, log + ".log")] + list(extra)
     if root:
         cmd += ["--root", root]
@@ -322,9 +325,172 @@ def main():
         fail("the veth's outside end is still at A")
     print("ok: migrated A -> B: pid %d there, the client's counter %d -> %d, no reset, "
           "longest wait for an answer %.1f ms" % (newpid, before, n, worst * 1000), flush=True)
+
+    # 5. back B -> A with --lazy-pages: A runs it before its memory is in, then gets every page
+    before = n
+    r = migrate(criu, TMP, newpid, "10.77.0.1", "lazy", extra=["--lazy-pages"], root="/", src="b")
+    if r.returncode:
+        fail("the lazy migration failed: %s" % r.stderr.strip())
+    line = [ln for ln in r.stdout.splitlines() if ln.startswith("migrated")]
+    backpid = int(line[0].split("pid ")[1].split()[0])
+    note_pid(backpid)
+    for _ in range(250):
+        if not alive(newpid):
+            break
+        time.sleep(0.02)
+    if alive(newpid) or not alive(backpid):
+        fail("after the lazy migration: B's copy %s, A's %s" %
+             ("runs" if alive(newpid) else "gone", "runs" if alive(backpid) else "gone"))
+    n, worst = client_ok(status, "after the lazy migration", min_more=50)
+    adir = os.path.join(STATE, "a")
+    for _ in range(500):
+        log = open(os.path.join(STATE, "a.log"), errors="replace").read()
+        if "every page of the migrated tree is in" in log and \
+                not [d for d in os.listdir(adir) if d.startswith("incoming-")]:
+            break
+        time.sleep(0.02)
+    else:
+        fail("A's lazy-pages daemon did not finish, or its images stayed")
+    if "lazy-pages daemon" not in log:
+        fail("A's restore was not lazy")
+    if "master br-mig" not in sh("ip netns exec mig-a ip -o link show ve-mig0", check=False):
+        fail("the veth's outside end is not back on A's bridge")
+    print("ok: migrated back B -> A with --lazy-pages: pid %d, every page in, the client's "
+          "counter %d -> %d, no reset, longest wait %.1f ms" % (backpid, before, n, worst * 1000),
+          flush=True)
+    newpid = backpid
     cl.kill()
     cl.wait()
     os.kill(newpid, signal.SIGKILL)
+    c.unshare.kill()
+    c.unshare.wait()
+
+
+def copies_at_b(c):
+    # the container's server restored anywhere but as the source's pid: B's copy
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == c.pid:
+            continue
+        try:
+            comm = open("/proc/%s/comm" % d).read().strip()
+            cmd = open("/proc/%s/cmdline" % d, "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if comm == "python3" and b"server" in cmd and any(a.endswith(b"migrate.py") for a in cmd):
+            found.append(int(d))
+    return found
+
+
+def one_copy(c, status, what, timeout=30):
+    # exactly one copy runs: A's, answering its client; nothing of it at B
+    t = time.time()
+    while time.time() - t < timeout:
+        left = [d for d in os.listdir(os.path.join(STATE, "b")) if d.startswith("incoming-")] \
+            if os.path.isdir(os.path.join(STATE, "b")) else []
+        if not copies_at_b(c) and not left:
+            break
+        time.sleep(0.1)
+    b = copies_at_b(c)
+    if b:
+        for pid in b:
+            os.kill(pid, signal.SIGKILL)
+        fail("%s: a copy of the container runs besides the source: %s" % (what, b))
+    nothing_at_b(what)
+    untouched_at_a(c, status, what)
+
+
+def wait_at_b(pred, what, timeout=60):
+    bdir = os.path.join(STATE, "b")
+    t = time.time()
+    while time.time() - t < timeout:
+        for d in os.listdir(bdir):
+            if d.startswith("incoming-") and pred(os.path.join(bdir, d)):
+                return True
+        time.sleep(0.002)
+    fail("%s: never seen at B" % what)
+
+
+def start_migrate(criu, pid, log, extra=()):
+    return subprocess.Popen(["nsenter", "--net=/run/netns/mig-a", criu, "migrate", "--online",
+                             "-t", str(pid), "--to", "10.77.0.2", "-D",
+                             os.path.join(TMP, log + ".img"), "--root", "/", "-v4", "-o",
+                             os.path.join(TMP, log + ".log")] + list(extra),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def fail_main():
+    # migrate-fail.sh: each failure of Documentation/migration.md's table that
+    # migrate.sh does not cover; after each, exactly one copy runs (A's)
+    global TMP
+    criu, TMP, topo = sys.argv[2], sys.argv[3], sys.argv[4]
+    c = Container(criu, TMP, mem_mib=64, rate_mib=4)
+    status = os.path.join(TMP, "client.status")
+    cl = subprocess.Popen(["ip", "netns", "exec", "mig-c", sys.executable, "-u",
+                           os.path.abspath(__file__), "client", status],
+                          stderr=open(os.path.join(TMP, "client.err"), "w"))
+    client_ok(status, "before any migration")
+
+    # 1. the restore fails at B: the veth's outside name is taken there
+    sh("ip netns exec mig-b ip link add ve-mig0 type veth peer name squat0")
+    r = migrate(criu, TMP, c.pid, "10.77.0.2", "taken", root="/")
+    sh("ip netns exec mig-b ip link del ve-mig0")
+    if r.returncode == 0:
+        fail("a migration whose restore cannot make its veth at B worked")
+    if "ve-mig0" not in r.stderr:
+        fail("the failed restore at B does not say why: %s" % r.stderr.strip()[-600:])
+    one_copy(c, status, "the restore failed at B (veth name taken)")
+
+    # 2. the link between the hosts cut during the pre-copy
+    p = start_migrate(criu, c.pid, "cut")
+    wait_at_b(lambda d: os.path.isdir(os.path.join(d, "1")), "the first round")
+    sh("ip netns exec mig-b ip link set up-b down")
+    t0 = time.time()
+    out, errout = p.communicate(timeout=120)
+    took = time.time() - t0
+    sh("ip netns exec mig-b ip link set up-b up")
+    if p.returncode == 0:
+        fail("the migration worked although the link was cut during its pre-copy")
+    print("ok: the cut link noticed by the source after %.1f s: %s" %
+          (took, errout.strip().splitlines()[-1]), flush=True)
+    one_copy(c, status, "the link cut during the pre-copy")
+
+    # 3. B's service killed after the final freeze (the final round's images arriving)
+    p = start_migrate(criu, c.pid, "final-kill", ["--rounds", "1"])
+    wait_at_b(lambda d: any(f.startswith("core-") for f in os.listdir(os.path.join(d, "2")))
+              if os.path.isdir(os.path.join(d, "2")) else False, "the final round's images")
+    os.killpg(service_pid("b"), signal.SIGKILL)
+    out, errout = p.communicate(timeout=120)
+    if p.returncode == 0:
+        fail("the migration worked although B was killed after the final freeze")
+    sh("%s up --criu %s -v4" % (topo, criu))  # B's service again: it removes the leftovers
+    one_copy(c, status, "the destination killed after the final freeze")
+
+    # 4. B's service killed with the restored tree made there, held before GO (the source
+    # waits 3 s before GO: CRIU_LIKE_MIGRATE_GO_DELAY_MS)
+    log = os.path.join(TMP, "held-kill.log")
+    os.environ["CRIU_LIKE_MIGRATE_GO_DELAY_MS"] = "3000"
+    p = start_migrate(criu, c.pid, "held-kill", ["--rounds", "1"])
+    del os.environ["CRIU_LIKE_MIGRATE_GO_DELAY_MS"]
+    t = time.time()
+    while time.time() - t < 60 and p.poll() is None:
+        if os.path.exists(log) and "GO in 3000 ms" in open(log, errors="replace").read():
+            break
+        time.sleep(0.005)
+    if not copies_at_b(c):
+        fail("no restored copy seen at B before GO (%s)" % (p.poll(),))
+    os.killpg(service_pid("b"), signal.SIGKILL)
+    out, errout = p.communicate(timeout=120)
+    if p.returncode == 0:
+        fail("the migration worked although B was killed before GO")
+    sh("%s up --criu %s -v4" % (topo, criu))
+    one_copy(c, status, "the destination killed with its copy held before GO")
+
+    n, worst = client_ok(status, "at the end", min_more=20)
+    print("ok: after 4 failed migrations the client's counter is at %d, no reset, "
+          "longest wait %.1f ms" % (n, worst * 1000), flush=True)
+    cl.kill()
+    cl.wait()
     c.unshare.kill()
     c.unshare.wait()
 
@@ -334,5 +500,7 @@ if __name__ == "__main__":
         server(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
     elif sys.argv[1] == "client":
         client(sys.argv[2])
+    elif sys.argv[1] == "fail":
+        fail_main()
     else:
         main()

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Keep-alive clients of a redis server, for redis.sh and scripts/bench/tcp-pause.
+"""Keep-alive clients of a redis server, for redis.sh, scripts/bench/tcp-pause
+and scripts/bench/migrate.
 
-  redis-clients.py PORT NCLIENTS DIR [INTERVAL_MS]
+  redis-clients.py PORT NCLIENTS DIR [INTERVAL_MS [HOST [VALUE_BYTES [KEYS]]]]
 
-Opens NCLIENTS connections to 127.0.0.1:PORT, once: there is no reconnect
+Opens NCLIENTS connections to HOST:PORT (default 127.0.0.1), once: there is no reconnect
 code, so any error ends that client and is reported. Each client works in
 database 1 on its own keys, round after round: INCR c:I:n (must give its own
-round count: the server kept every earlier increment), SET c:I:kR, GET of the
-key set the round before (must hold what was set). Every answer's time is
+round count: the server kept every earlier increment), SET c:I:kR (R the round
+modulo KEYS, default 100; the value VALUE_BYTES long, default a few bytes),
+GET of the key set the round before (must hold what was set: a write lost
+or applied twice shows in the INCR or the GET). Every answer's time is
 recorded; the longest gap between two answers of a client is its pause.
 
 DIR/progress holds the smallest round count of the clients, rewritten every
@@ -57,12 +60,12 @@ def reply(f):
 class Client(threading.Thread):
     connections = 0
 
-    def __init__(self, idx, port, interval):
+    def __init__(self, idx, port, interval, host="127.0.0.1", size=0, keys=100):
         super().__init__(daemon=True)
-        self.idx, self.interval = idx, interval
+        self.idx, self.interval, self.size, self.keys = idx, interval, size, keys
         self.rounds, self.errors, self.error = 0, 0, ""
         self.max_gap, self.last, self.gap_end = 0.0, None, 0.0
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=120)
+        self.sock = socket.create_connection((host, port), timeout=120)
         Client.connections += 1
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.port_start = self.sock.getsockname()[1]
@@ -82,17 +85,22 @@ class Client(threading.Thread):
         self.last = now
         return r
 
+    def value(self, n):
+        v = b"v%d-%d" % (self.idx, n)
+        return v + b"." * (self.size - len(v)) if self.size > len(v) else v
+
     def one_round(self):
         n, i = self.rounds + 1, self.idx
         got = self.call("INCR", "c:%d:n" % i)
         if got != n:
             raise RuntimeError("INCR gave %r, expected %d" % (got, n))
-        self.call("SET", "c:%d:k%d" % (i, n % 100), "v%d-%d" % (i, n))
+        self.call("SET", "c:%d:k%d" % (i, n % self.keys), self.value(n))
         if n > 1:
-            want = b"v%d-%d" % (i, n - 1)
-            got = self.call("GET", "c:%d:k%d" % (i, (n - 1) % 100))
+            want = self.value(n - 1)
+            got = self.call("GET", "c:%d:k%d" % (i, (n - 1) % self.keys))
             if got != want:
-                raise RuntimeError("GET gave %r, expected %r" % (got, want))
+                raise RuntimeError("GET gave %r, expected %r" % (got[:40] if got else got,
+                                                                 want[:40]))
         self.rounds = n
 
     def run(self):
@@ -116,7 +124,10 @@ def write(path, text):
 def main():
     port, n, d = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     interval = float(sys.argv[4]) / 1000 if len(sys.argv) > 4 else 0.002
-    clients = [Client(i, port, interval) for i in range(n)]
+    host = sys.argv[5] if len(sys.argv) > 5 else "127.0.0.1"
+    size = int(sys.argv[6]) if len(sys.argv) > 6 else 0
+    keys = int(sys.argv[7]) if len(sys.argv) > 7 else 100
+    clients = [Client(i, port, interval, host, size, keys) for i in range(n)]
     for c in clients:
         c.start()
     while not os.path.exists(os.path.join(d, "stop")):

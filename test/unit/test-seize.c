@@ -11,8 +11,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -573,6 +575,68 @@ static void test_kill(void **state __unused)
 		assert_int_equal(kill(pids[i], 0), -1);
 }
 
+/* The init of a pid namespace of its own, with NR_THREADS threads. */
+static void pidns_parent(void)
+{
+	pid_t child;
+
+	if (unshare(CLONE_NEWPID))
+		_exit(77);
+	child = fork();
+	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		threaded();
+	}
+	while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+/*
+ * A killed pid-namespace init's last thread waits in the kernel until the
+ * other pids of its namespace are freed, by us, its tracer: the threads are
+ * reaped together, not each after the one before (5 s per thread that way).
+ */
+static void test_kill_pidns_init(void **state __unused)
+{
+	pid_t mid = spawn(pidns_parent), init = 0;
+	struct proc_stat st;
+	struct pstree *t;
+	unsigned int i;
+	char path[64], buf[32];
+	long start;
+	int fd, st_mid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", mid, mid);
+	for (i = 0; i < 2000 && !init; i++) {
+		fd = open(path, O_RDONLY);
+		if (fd >= 0) {
+			ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+			buf[n > 0 ? n : 0] = '\0';
+			init = atoi(buf);
+			close(fd);
+		}
+		if (!init) {
+			if (waitpid(mid, &st_mid, WNOHANG) == mid && WIFEXITED(st_mid) &&
+			    WEXITSTATUS(st_mid) == 77)
+				skip(); /* no CLONE_NEWPID here */
+			usleep(1000);
+		}
+	}
+	assert_true(init > 0);
+	for (i = 0; i < 2000 && (proc_parse_stat(init, 0, &st) || st.num_threads < NR_THREADS); i++)
+		usleep(1000);
+	assert_int_equal(seize_tree(init, NULL, &t), 0);
+	assert_int_equal(t->root->nr_threads, NR_THREADS);
+	start = now_ms();
+	unseize_tree(t, UNSEIZE_KILL);
+	assert_true(now_ms() - start < 4000);
+	/* its parent reaps it and exits */
+	assert_int_equal(waitpid(mid, &st_mid, 0), mid);
+	assert_int_equal(kill(init, 0), -1);
+}
+
 /* Make a cgroup under @base holding @pid, or return false when this kernel has none there. */
 static bool cgroup_with(const char *base, pid_t pid, char *path, size_t len)
 {
@@ -715,6 +779,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_signal_side_effects, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill_pidns_init, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_freezer_v2, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_freezer_v1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_freezer_bad_path, setup, teardown),
