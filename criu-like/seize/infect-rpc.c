@@ -275,6 +275,11 @@ int parasite_get_thread_state(struct parasite_ctl *ctl, pid_t tid,
 		err = ctl_cmd(ctl, &m, NULL, NULL, 0);
 		if (err)
 			return err;
+		/* the other threads' are logged by run_threads_mode() */
+		pr_debug("parasite %d: thread %d: altstack %lx/%lx flags %d, clear_child_tid %lx\n",
+			 ctl->pid, ctl->tstate[0].tid, (unsigned long)ctl->tstate[0].ss_sp,
+			 (unsigned long)ctl->tstate[0].ss_size, ctl->tstate[0].ss_flags,
+			 (unsigned long)ctl->tstate[0].clear_child_tid);
 	}
 	*ret = ctl->tstate[i];
 	*ret_sigmask = ts->sigmask;
