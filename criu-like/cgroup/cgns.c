@@ -178,7 +178,12 @@ static int read_roots(struct cg_dump *d, pid_t pid, unsigned int set, char **row
 		char *ctrls, *rel;
 		int i;
 
-		if (cg_parse_line(line, &ctrls, &rel) || (i = cg_hier_find(&d->hiers, ctrls)) < 0)
+		if (cg_parse_line(line, &ctrls, &rel))
+			return -EINVAL;
+		i = cg_hier_find(&d->hiers, ctrls);
+		if (i < 0 && cg_hier_find(&d->skipped, ctrls) >= 0)
+			continue; /* --cgroup-dump-controller left it out */
+		if (i < 0)
 			return -EINVAL;
 		if (!strncmp(rel, "/..", 3)) {
 			pr_err("pid %d: in cgroup " CG_FMT ", outside the root of its cgroup "

@@ -16,7 +16,9 @@
  *   (v2), so a frozen cgroup is frozen again.
  *
  * A file the kernel does not have (a controller not enabled in a cgroup2
- * directory, blkio without its weight) is not saved.
+ * directory, blkio without its weight) is not saved. --cgroup-props adds
+ * properties after the list's, or replaces a controller's part of it
+ * (struct cg_spec); the restore writes those after the list's.
  */
 #define LOG_PREFIX "cgroup: "
 
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup-int.h"
@@ -43,20 +46,28 @@ static const struct cg_prop cg_props[] = {
 	{ NULL, "cgroup.subtree_control" },
 	{ NULL, "cpuset.cpus" },
 	{ NULL, "cpuset.mems" },
+	{ NULL, "cpuset.cpus.partition" },
 	{ NULL, "memory.min" },
 	{ NULL, "memory.low" },
 	{ NULL, "memory.high" },
 	{ NULL, "memory.max" },
+	{ NULL, "memory.swap.high" },
 	{ NULL, "memory.swap.max" },
+	{ NULL, "memory.oom.group" },
 	{ NULL, "pids.max" },
 	{ NULL, "cpu.weight" },
+	{ NULL, "cpu.idle" },
 	{ NULL, "cpu.max" },
+	{ NULL, "cpu.max.burst" },
+	{ NULL, "io.weight" },
+	{ NULL, "io.max" },
 	{ NULL, "cgroup.freeze", true },
 	{ "cpuset", "cpuset.cpus" },
 	{ "cpuset", "cpuset.mems" },
 	{ "cpuset", "cpuset.cpu_exclusive" },
 	{ "cpuset", "cpuset.mem_exclusive" },
 	{ "memory", "memory.limit_in_bytes" },
+	{ "memory", "memory.memsw.limit_in_bytes" },
 	{ "memory", "memory.soft_limit_in_bytes" },
 	{ "memory", "memory.swappiness" },
 	{ "memory", "memory.oom_control" },
@@ -67,6 +78,7 @@ static const struct cg_prop cg_props[] = {
 	{ "devices", "devices.list" },
 	{ "blkio", "blkio.weight" },
 	{ "blkio", "blkio.bfq.weight" },
+	{ "net_cls", "net_cls.classid" },
 	{ "freezer", "freezer.state", true },
 };
 /* clang-format on */
@@ -106,35 +118,108 @@ static int add_prop(CgroupDirEntry *e, const char *name, char *value)
 	return p->name ? 0 : -ENOMEM;
 }
 
-int cg_props_read(const struct cg_hier *h, const char *hostdir, CgroupDirEntry *e)
+/* Whether spec controller @c applies to hierarchy @h. */
+static bool spec_of(const struct cg_spec_ctrl *c, const struct cg_hier *h)
+{
+	if (cg_hier_v2(h))
+		return true; /* cgroup2 holds every controller's files */
+	return cg_ctrls_match(h->ctrls, c->name);
+}
+
+/* Property @p of the list is not read: a spec's "replace" for its controller. */
+static bool replaced(const struct cg_prop *p, const struct cg_hier *h, const struct cg_spec *spec)
+{
+	size_t i, n;
+
+	for (i = 0; spec && i < spec->n; i++) {
+		const struct cg_spec_ctrl *c = &spec->ctrls[i];
+
+		if (!c->replace || !spec_of(c, h))
+			continue;
+		if (p->ctrl && !strcmp(p->ctrl, c->name))
+			return true;
+		n = strlen(c->name);
+		if (!p->ctrl && !strncmp(p->name, c->name, n) && p->name[n] == '.')
+			return true;
+	}
+	return false;
+}
+
+static bool has_prop(const CgroupDirEntry *e, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < e->n_props; i++)
+		if (!strcmp(e->props[i]->name, name))
+			return true;
+	return false;
+}
+
+/* @name of @dfd into @e; a missing file is not saved. */
+static int read_one(int dfd, const char *hostdir, const char *name, CgroupDirEntry *e, bool listed)
+{
+	_cleanup_free_ char *raw = NULL;
+	struct stat st;
+	char *v;
+
+	if (fstatat(dfd, name, &st, 0)) {
+		if (listed)
+			pr_info("cgroup %s: no %s here: not saved\n", hostdir, name);
+		return 0; /* not in this kernel, or not enabled here */
+	}
+	if (listed && (!S_ISREG(st.st_mode) || !(st.st_mode & S_IWUSR))) {
+		pr_err("cgroup %s: %s (--cgroup-props) is read-only: it cannot be restored\n",
+		       hostdir, name);
+		return -EOPNOTSUPP;
+	}
+	raw = read_file_at(dfd, name, NULL);
+	if (!raw && listed) {
+		pr_perror("cgroup %s: cannot read %s (--cgroup-props)", hostdir, name);
+		return neg_errno();
+	}
+	if (!raw)
+		return 0;
+	v = cg_prop_value(name, raw);
+	if (!v) {
+		pr_err("cgroup %s: %s: cannot save '%s'\n", hostdir, name, raw);
+		return -EINVAL;
+	}
+	return add_prop(e, name, v);
+}
+
+int cg_props_read(const struct cg_hier *h, const char *hostdir, const struct cg_spec *spec,
+		  CgroupDirEntry *e)
 {
 	_cleanup_close_ int dfd = open(hostdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	size_t i;
-	int err;
+	size_t i, j;
+	int err = 0;
 
 	if (dfd < 0) {
 		pr_perror("cannot open cgroup %s", hostdir);
 		return neg_errno();
 	}
-	for (i = 0; i < ARRAY_SIZE(cg_props); i++) {
-		_cleanup_free_ char *raw = NULL;
-		char *v;
+	for (i = 0; !err && i < ARRAY_SIZE(cg_props); i++)
+		if (prop_of(&cg_props[i], h) && !replaced(&cg_props[i], h, spec))
+			err = read_one(dfd, hostdir, cg_props[i].name, e, false);
+	/* --cgroup-props: after the list, in the order given */
+	for (i = 0; !err && spec && i < spec->n; i++) {
+		const struct cg_spec_ctrl *c = &spec->ctrls[i];
 
-		if (!prop_of(&cg_props[i], h))
+		if (!spec_of(c, h))
 			continue;
-		raw = read_file_at(dfd, cg_props[i].name, NULL);
-		if (!raw)
-			continue; /* not in this kernel, or not enabled here */
-		v = cg_prop_value(cg_props[i].name, raw);
-		if (!v) {
-			pr_err("cgroup %s: %s: cannot save '%s'\n", hostdir, cg_props[i].name, raw);
-			return -EINVAL;
+		for (j = 0; !err && j < c->n_props; j++) {
+			const char *name = c->props[j];
+			size_t n = strlen(c->name);
+
+			/* in cgroup2, a controller's own files ("unified": any) */
+			if (cg_hier_v2(h) && strcmp(c->name, "unified") &&
+			    (strncmp(name, c->name, n) || name[n] != '.'))
+				continue;
+			if (!has_prop(e, name))
+				err = read_one(dfd, hostdir, name, e, true);
 		}
-		err = add_prop(e, cg_props[i].name, v);
-		if (err)
-			return err;
 	}
-	return 0;
+	return err;
 }
 
 void cg_props_free(CgroupDirEntry *e)
@@ -178,6 +263,23 @@ static int write_devices(int dfd, const char *list)
 	return err;
 }
 
+/* A value of several lines: each written on its own (io.max, io.weight: one device a line). */
+static int write_lines(int dfd, const char *name, const char *value)
+{
+	_cleanup_free_ char *copy = NULL;
+	char *line, *save = NULL;
+	int err = 0;
+
+	if (!*value)
+		return write_file(dfd, name, "");
+	copy = strdup(value);
+	if (!copy)
+		return -ENOMEM;
+	for (line = strtok_r(copy, "\n", &save); !err && line; line = strtok_r(NULL, "\n", &save))
+		err = write_file(dfd, name, line);
+	return err;
+}
+
 /* Whether @name already reads @value (then it is not written: an exclusive flag would fail). */
 static bool has_value(int dfd, const char *name, const char *value)
 {
@@ -195,7 +297,21 @@ static int write_prop(int dfd, const CgroupPropEntry *p)
 		return write_devices(dfd, p->value);
 	if (!strcmp(p->name, "cgroup.type") && strcmp(p->value, "threaded"))
 		return 0; /* only "threaded" can be written; the others follow from it */
+	if (strchr(p->value, '\n'))
+		return write_lines(dfd, p->name, p->value); /* io.max, io.weight: one device each */
 	return write_file(dfd, p->name, p->value);
+}
+
+static int write_failed(int err, const char *what, const CgroupPropEntry *p)
+{
+	if (err == -EINVAL)
+		pr_errno(err,
+			 "cgroup %s: cannot set %s to '%s': the kernel refuses it there (a CFS "
+			 "quota above its parent's, an exclusive cpuset overlapping a sibling's?)",
+			 what, p->name, p->value);
+	else
+		pr_errno(err, "cgroup %s: cannot set %s to '%s'", what, p->name, p->value);
+	return err;
 }
 
 int cg_props_write(const char *hostdir, const char *what, const CgroupDirEntry *e, bool last)
@@ -208,10 +324,10 @@ int cg_props_write(const char *hostdir, const char *what, const CgroupDirEntry *
 		pr_perror("cannot open cgroup %s", what);
 		return neg_errno();
 	}
-	/* a property the table does not know: an image from a newer criu-like */
+	/* a property outside the list came from --cgroup-props: only a plain file of the cgroup */
 	for (j = 0; j < e->n_props; j++)
-		if (!prop_find(e->props[j]->name)) {
-			pr_err("cgroup %s: property %s is not one criu-like restores\n", what,
+		if (!prop_find(e->props[j]->name) && !cg_spec_prop_ok(e->props[j]->name)) {
+			pr_err("cgroup %s: property %s is not one criu-like writes\n", what,
 			       e->props[j]->name);
 			return -EINVAL;
 		}
@@ -225,19 +341,22 @@ int cg_props_write(const char *hostdir, const char *what, const CgroupDirEntry *
 			if (strcmp(p->name, cg_props[i].name))
 				continue;
 			err = write_prop(dfd, p);
-			if (!err)
-				break;
-			if (err == -EINVAL)
-				pr_errno(err,
-					 "cgroup %s: cannot set %s to '%s': the kernel refuses it "
-					 "there (a CFS quota above its parent's, an exclusive "
-					 "cpuset overlapping a sibling's?)",
-					 what, p->name, p->value);
-			else
-				pr_errno(err, "cgroup %s: cannot set %s to '%s'", what, p->name,
-					 p->value);
-			return err;
+			if (err)
+				return write_failed(err, what, p);
+			break;
 		}
+	}
+	if (last)
+		return 0;
+	/* then --cgroup-props's, in the image's order */
+	for (j = 0; j < e->n_props; j++) {
+		const CgroupPropEntry *p = e->props[j];
+
+		if (prop_find(p->name) || has_value(dfd, p->name, p->value))
+			continue;
+		err = write_lines(dfd, p->name, p->value);
+		if (err)
+			return write_failed(err, what, p);
 	}
 	return 0;
 }

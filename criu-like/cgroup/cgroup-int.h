@@ -10,6 +10,8 @@
 
 #include "cgroup.h"
 
+struct cr_options;
+
 #include "cgroup.pb-c.h"
 
 /* One hierarchy as criu-like sees it (cgroup.c). */
@@ -66,8 +68,13 @@ struct cg_dump {
 	uint64_t *ns_ino;
 	/* --freeze-cgroup's cgroup when the seize found it frozen (thawed since): saved frozen */
 	const char *refreeze;
+	struct cg_spec spec; /* --cgroup-props, --cgroup-props-file */
+	/* --cgroup-dump-controller: the hierarchies it leaves out (not in hiers) */
+	struct cg_hiers skipped;
 };
 
+/* cgroup.c: --cgroup-props and --cgroup-props-file parsed into @spec. */
+int cg_spec_load(const struct cr_options *o, struct cg_spec *spec);
 /* cgset.c: every live task's and thread's sets. */
 int cg_members_read(const struct dump_ctx *ctx, struct cg_dump *d);
 /* cgns.c: the cgroup namespace of every live task (refused where it cannot be restored). */
@@ -78,8 +85,13 @@ void cg_dump_fini(struct cg_dump *d);
 
 /* ---- properties (cgprops.c) ---- */
 
-/* Read the properties of @h's directory @hostdir into @e (the files that exist). */
-int cg_props_read(const struct cg_hier *h, const char *hostdir, CgroupDirEntry *e);
+/*
+ * Read the properties of @h's directory @hostdir into @e (the files that
+ * exist): the list, less what @spec replaces, then @spec's (--cgroup-props;
+ * NULL: none). A property of @spec that is read-only is refused.
+ */
+int cg_props_read(const struct cg_hier *h, const char *hostdir, const struct cg_spec *spec,
+		  CgroupDirEntry *e);
 /*
  * Write @e's properties into @hostdir (@what names it in messages), all but
  * the freezer's, or with @last the freezer's only. A value the file already

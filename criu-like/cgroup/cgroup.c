@@ -358,7 +358,7 @@ static int build_hier(struct cg_dump *d, unsigned int i, CgroupHierEntry *he)
 		dirs[k] = NULL;
 		he->dirs[he->n_dirs++] = de;
 		if (!cg_host_path(h, abs, host, sizeof(host))) {
-			err = cg_props_read(h, host, de);
+			err = cg_props_read(h, host, &d->spec, de);
 			keep_frozen(d, host, de);
 		} else
 			pr_warn(CG_FMT ": not reachable from criu-like: its properties are not "
@@ -479,6 +479,61 @@ static int build_entry(struct cg_dump *d, CgroupEntry *e)
 	return err;
 }
 
+/* --cgroup-props then --cgroup-props-file into @spec. */
+int cg_spec_load(const struct cr_options *o, struct cg_spec *spec)
+{
+	_cleanup_free_ char *text = NULL;
+	int err = 0;
+
+	if (o->cgroup_props)
+		err = cg_spec_parse(spec, o->cgroup_props, "--cgroup-props");
+	if (err || !o->cgroup_props_file)
+		return err;
+	text = read_file_at(AT_FDCWD, o->cgroup_props_file, NULL);
+	if (!text) {
+		pr_perror("--cgroup-props-file %s", o->cgroup_props_file);
+		return neg_errno();
+	}
+	return cg_spec_parse(spec, text, o->cgroup_props_file);
+}
+
+/*
+ * --cgroup-dump-controller NAME...: the hierarchies naming none of them
+ * ("unified" or "cgroup2": the cgroup2 one) move to d->skipped; the tree is
+ * not placed in them at restore (Documentation/cgroups.md).
+ */
+static int pick_hiers(const struct cr_options *o, struct cg_dump *d)
+{
+	unsigned int i, keep = 0;
+	int k;
+
+	if (!o->n_cgroup_dump_ctrls)
+		return 0;
+	d->skipped.h = calloc(d->hiers.n, sizeof(*d->skipped.h));
+	if (!d->skipped.h)
+		return -ENOMEM;
+	for (i = 0; i < d->hiers.n; i++) {
+		struct cg_hier *h = &d->hiers.h[i];
+		bool want = false;
+
+		for (k = 0; k < o->n_cgroup_dump_ctrls && !want; k++) {
+			const char *name = o->cgroup_dump_ctrls[k];
+
+			want = cg_hier_v2(h) ? !strcmp(name, "unified") || !strcmp(name, "cgroup2")
+					     : cg_ctrls_match(h->ctrls, name);
+		}
+		if (want)
+			d->hiers.h[keep++] = *h;
+		else {
+			pr_info("cgroup hierarchy %s: not dumped (--cgroup-dump-controller)\n",
+				CG_NAME(h));
+			d->skipped.h[d->skipped.n++] = *h;
+		}
+	}
+	d->hiers.n = keep;
+	return 0;
+}
+
 int cgroup_dump(struct dump_ctx *ctx)
 {
 	CgroupEntry e = CGROUP_ENTRY__INIT;
@@ -492,7 +547,11 @@ int cgroup_dump(struct dump_ctx *ctx)
 	if (mode == CG_MODE_IGNORE)
 		return cg_ns_refuse_ignored(ctx);
 	d.refreeze = ctx->tree->refreeze;
-	err = cg_hiers_read(&d.hiers, NULL);
+	err = cg_spec_load(ctx->opts, &d.spec);
+	if (!err)
+		err = cg_hiers_read(&d.hiers, NULL);
+	if (!err)
+		err = pick_hiers(ctx->opts, &d);
 	if (!err)
 		err = cg_members_read(ctx, &d);
 	if (!err)

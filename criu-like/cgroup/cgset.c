@@ -55,6 +55,8 @@ static int read_row(struct cg_dump *d, pid_t pid, pid_t tid, char **row)
 			return -EINVAL;
 		}
 		i = cg_hier_find(&d->hiers, ctrls);
+		if (i < 0 && cg_hier_find(&d->skipped, ctrls) >= 0)
+			continue; /* --cgroup-dump-controller left it out */
 		if (i < 0 || row[i]) {
 			pr_err("pid %d (thread %d): cgroup hierarchy '%s' is not criu-like's\n",
 			       pid, tid, ctrls);
@@ -175,6 +177,8 @@ void cg_dump_fini(struct cg_dump *d)
 	free(d->ns_ino);
 	free(d->members);
 	cg_hiers_fini(&d->hiers);
+	cg_hiers_fini(&d->skipped);
+	cg_spec_fini(&d->spec);
 }
 
 /* ---- restore --------------------------------------------------------------------------------- */

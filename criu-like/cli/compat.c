@@ -60,14 +60,9 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	   "the inotify path map (irmap)"),
 	CO(LSM_PROFILE, "lsm-profile", required_argument, false, NULL),
 	CO(EMPTY_NS, "empty-ns", required_argument, false, NULL),
-	CO(CGROUP_PROPS, "cgroup-props", required_argument, false,
-	   "a cgroup property list of your own (criu-like saves a fixed list: "
-	   "Documentation/cgroups.md)"),
-	CO(CGROUP_PROPS_FILE, "cgroup-props-file", required_argument, false,
-	   "a cgroup property list of your own (criu-like saves a fixed list: "
-	   "Documentation/cgroups.md)"),
-	CO(CGROUP_DUMP_CONTROLLER, "cgroup-dump-controller", required_argument, false,
-	   "choosing the cgroup controllers to dump (criu-like dumps every hierarchy)"),
+	CO(CGROUP_PROPS, "cgroup-props", required_argument, false, NULL),
+	CO(CGROUP_PROPS_FILE, "cgroup-props-file", required_argument, false, NULL),
+	CO(CGROUP_DUMP_CONTROLLER, "cgroup-dump-controller", required_argument, false, NULL),
 	CO(SKIP_IN_FLIGHT, "skip-in-flight", no_argument, true, NULL),
 	CO(DISPLAY_STATS, "display-stats", no_argument, true, NULL),
 	CO(WEAK_SYSCTLS, "weak-sysctls", no_argument, true, "sysctls"),
@@ -353,6 +348,22 @@ int compat_store(struct cr_options *o, int id, const char *arg)
 		}
 		return cli_append_str(&o->cgroup_roots, &o->n_cgroup_roots, arg);
 	}
+	case CO_CGROUP_PROPS: {
+		struct cg_spec spec = { 0 };
+		/* checked now, parsed again by the dump */
+		int err = cg_spec_parse(&spec, arg, "--cgroup-props");
+
+		cg_spec_fini(&spec);
+		if (err)
+			return err;
+		o->cgroup_props = arg;
+		return 0;
+	}
+	case CO_CGROUP_PROPS_FILE:
+		o->cgroup_props_file = arg;
+		return 0;
+	case CO_CGROUP_DUMP_CONTROLLER:
+		return cli_append_str(&o->cgroup_dump_ctrls, &o->n_cgroup_dump_ctrls, arg);
 	case CO_CGROUP_YARD:
 		if (arg[0] != '/') {
 			pr_err("--cgroup-yard: '%s' is not an absolute path\n", arg);

@@ -27,6 +27,9 @@ void cr_options_fini(struct cr_options *o)
 	free(o->cgroup_roots);
 	o->cgroup_roots = NULL;
 	o->n_cgroup_roots = 0;
+	free(o->cgroup_dump_ctrls);
+	o->cgroup_dump_ctrls = NULL;
+	o->n_cgroup_dump_ctrls = 0;
 	free(o->inherit_fd);
 	free(o->close_fds);
 	o->close_fds = NULL;

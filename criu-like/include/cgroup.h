@@ -60,6 +60,42 @@ const char *cg_rel(const char *root, const char *path);
  */
 char *cg_prop_value(const char *name, const char *raw);
 
+/*
+ * --cgroup-props and --cgroup-props-file (CRIU's format, Documentation/cgroups.md):
+ *
+ *   "memory":
+ *    - "strategy": "merge"
+ *    - "properties": ["memory.oom.group", "memory.swappiness"]
+ *
+ * per controller, properties saved on top of criu-like's own list ("merge",
+ * the default) or instead of its list for that controller ("replace").
+ */
+struct cg_spec_ctrl {
+	char *name; /* "memory", "cpu", "unified" (cgroup2 as a whole) */
+	bool replace;
+	char **props;
+	size_t n_props;
+};
+
+struct cg_spec {
+	struct cg_spec_ctrl *ctrls;
+	size_t n;
+};
+
+/*
+ * Parse @text into @s, adding to what @s holds (a controller named twice:
+ * its properties together, "replace" if either says so). @what names the
+ * text in messages ("--cgroup-props", a file's path): -EINVAL with the line.
+ */
+int cg_spec_parse(struct cg_spec *s, const char *text, const char *what);
+void cg_spec_fini(struct cg_spec *s);
+/*
+ * Whether @name may be saved and written back as a property: a plain file
+ * name, not one that moves or kills tasks (cgroup.procs, tasks,
+ * cgroup.threads, cgroup.kill) or that the restore manages itself.
+ */
+bool cg_spec_prop_ok(const char *name);
+
 /* ---- dump (cgroup.c) ---- */
 
 /* cgroup.img of the seized tree in @ctx, unless --manage-cgroups=ignore. */

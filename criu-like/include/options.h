@@ -68,6 +68,10 @@ struct cr_options {
 	const char **cgroup_roots; /* --cgroup-root [CONTROLLER:]/PATH, NULL-terminated */
 	int n_cgroup_roots;
 	const char *cgroup_yard; /* --cgroup-yard DIR: the hierarchies mounted there */
+	const char *cgroup_props; /* --cgroup-props SPEC (dump, cgroup.h) */
+	const char *cgroup_props_file; /* --cgroup-props-file FILE */
+	const char **cgroup_dump_ctrls; /* --cgroup-dump-controller NAME, NULL-terminated */
+	int n_cgroup_dump_ctrls;
 	bool check_all; /* check --all */
 	bool json; /* check --json */
 	const char *output; /* decode/encode: -O/--output file */

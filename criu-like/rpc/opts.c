@@ -17,6 +17,7 @@
 #include "cli-config.h"
 #include "log.h"
 #include "restore.h"
+#include "cgroup.h"
 #include "rpc.h"
 #include "util.h"
 
@@ -31,9 +32,6 @@ static const struct {
 	{ "skip_mnt", "mount namespaces" },
 	{ "unix_sk_ino", "naming external unix sockets by inode" },
 	{ "irmap_scan_paths", "the inotify path map (irmap)" },
-	{ "cgroup_props", "a cgroup property list of the caller's (a fixed list is dumped)" },
-	{ "cgroup_props_file", "a cgroup property list of the caller's (a fixed list is dumped)" },
-	{ "cgroup_dump_controller", "choosing the cgroup controllers to dump (all are)" },
 	{ "weak_sysctls", "sysctls" },
 	{ "lazy_pages", "lazy restore" },
 	{ "status_fd", "readiness reports (only the page server and lazy pages have them)" },
@@ -292,7 +290,8 @@ static int translate_external(const CriuOpts *m, struct cr_options *o, char *err
  * The cgroup fields (Documentation/cgroups.md): manage_cgroups (true: SOFT,
  * false: IGNORE, as CRIU), overridden by manage_cgroups_mode; cg_root as
  * --cgroup-root [CTRL:]/PATH (one block: the NULL-terminated array, then the
- * strings; cr_options_fini() frees it); cgroup_yard as --cgroup-yard.
+ * strings; cr_options_fini() frees it); cgroup_yard as --cgroup-yard;
+ * cgroup_props, cgroup_props_file, cgroup_dump_controller as their options.
  */
 static int translate_cgroups(const CriuOpts *m, struct cr_options *o, char *err, size_t size)
 {
@@ -313,6 +312,26 @@ static int translate_cgroups(const CriuOpts *m, struct cr_options *o, char *err,
 				      "criu_opts.manage_cgroups_mode: %d is not a mode",
 				      m->manage_cgroups_mode);
 		o->manage_cgroups = modes[m->manage_cgroups_mode];
+	}
+	if (m->cgroup_props) {
+		struct cg_spec spec = { 0 };
+		int e = cg_spec_parse(&spec, m->cgroup_props, "criu_opts.cgroup_props");
+
+		cg_spec_fini(&spec);
+		if (e)
+			return refuse(err, size, e,
+				      "criu_opts.cgroup_props: not a property list "
+				      "(the log says where)");
+		o->cgroup_props = m->cgroup_props;
+	}
+	o->cgroup_props_file = m->cgroup_props_file;
+	if (m->n_cgroup_dump_controller) {
+		o->cgroup_dump_ctrls = calloc(m->n_cgroup_dump_controller + 1, sizeof(char *));
+		if (!o->cgroup_dump_ctrls)
+			return refuse(err, size, -ENOMEM, "criu_opts.cgroup_dump_controller");
+		for (i = 0; i < m->n_cgroup_dump_controller; i++)
+			o->cgroup_dump_ctrls[i] = m->cgroup_dump_controller[i];
+		o->n_cgroup_dump_ctrls = (int)m->n_cgroup_dump_controller;
 	}
 	if (m->cgroup_yard) {
 		if (m->cgroup_yard[0] != '/')

@@ -19,7 +19,9 @@
 #   - a restore that fails (its root moved into a pids cgroup that takes
 #     one task) names that cgroup, removes the cgroups it made and kills
 #     what it started;
-#   - a frozen container dumped with --freeze-cgroup is frozen again.
+#   - a frozen container dumped with --freeze-cgroup is frozen again;
+#   - --cgroup-props (merge, replace, from a file, refusals) and
+#     --cgroup-dump-controller.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 [ "$(id -u)" = 0 ] || { echo "cgroup: needs root"; exit 77; }
@@ -76,6 +78,7 @@ for a in $("$BB" --list); do
 done
 set_limits() { # the limits of the dump
 	echo 67108864 >"$MEM/ct/memory.limit_in_bytes" && echo 33554432 >"$MEM/ct/worker/memory.limit_in_bytes" &&
+		{ [ ! -f "$MEM/ct/memory.memsw.limit_in_bytes" ] || echo 100663296 >"$MEM/ct/memory.memsw.limit_in_bytes"; } &&
 		echo 16 >"$PIDS/ct/pids.max" && echo 8 >"$PIDS/ct/worker/pids.max"
 }
 set_limits || fail "cannot set the limits"
@@ -129,6 +132,9 @@ members() {
 limits() { # WHAT ROOT_MEM ROOT_PIDS CT_MEM_LIMIT
 	[ "$(cat "$2/ct/memory.limit_in_bytes")" = "$4" ] || fail "$1: ct memory limit $(cat "$2/ct/memory.limit_in_bytes"), not $4"
 	[ "$(cat "$2/ct/worker/memory.limit_in_bytes")" = 33554432 ] || fail "$1: ct/worker memory limit"
+	[ ! -f "$2/ct/memory.memsw.limit_in_bytes" ] || [ "$4" != 67108864 ] ||
+		[ "$(cat "$2/ct/memory.memsw.limit_in_bytes")" = 100663296 ] ||
+		fail "$1: ct memory+swap limit $(cat "$2/ct/memory.memsw.limit_in_bytes")"
 	[ "$(cat "$3/ct/pids.max")" = 16 ] || fail "$1: ct pids.max $(cat "$3/ct/pids.max")"
 	[ "$(cat "$3/ct/worker/pids.max")" = 8 ] || fail "$1: ct/worker pids.max"
 }
@@ -172,14 +178,14 @@ kill_tree
 echo "ok: soft (default): the cgroups made again with their limits, every task in its own"
 
 # soft over existing cgroups: their limits stay
-echo 104857600 >"$MEM/ct/memory.limit_in_bytes"
+echo 83886080 >"$MEM/ct/memory.limit_in_bytes"
 restore "soft, cgroups there" ok --manage-cgroups=soft
 members "soft, cgroups there" "$MEM" "$PIDS"
-limits "soft, cgroups there" "$MEM" "$PIDS" 104857600
+limits "soft, cgroups there" "$MEM" "$PIDS" 83886080
 kill_tree
 restore "none, cgroups there" ok --manage-cgroups=none
 members "none" "$MEM" "$PIDS"
-limits "none" "$MEM" "$PIDS" 104857600
+limits "none" "$MEM" "$PIDS" 83886080
 kill_tree
 echo "ok: soft and none leave the limits of existing cgroups alone"
 
@@ -188,7 +194,7 @@ restore "full" ok --manage-cgroups=full
 members "full" "$MEM" "$PIDS"
 limits "full" "$MEM" "$PIDS" 67108864
 kill_tree
-echo 104857600 >"$MEM/ct/memory.limit_in_bytes"
+echo 83886080 >"$MEM/ct/memory.limit_in_bytes"
 restore "props" ok --manage-cgroups=props
 limits "props" "$MEM" "$PIDS" 67108864
 kill_tree
@@ -261,4 +267,64 @@ w=$(worker_of $pid)
 [ -n "$w" ] && kill -0 "$w" || fail "frozen: no worker once thawed"
 kill_tree
 echo "ok: a frozen container is frozen again after its restore"
+
+# --cgroup-props: ct's TCP buffer limit (not in criu-like's list) saved on top
+# of the list ("merge"), or instead of the memory controller's list
+# ("replace": ct's memory limit then not saved); a read-only file refused by
+# name with the tree running on; --cgroup-dump-controller: only the pids
+# hierarchy, the tree restored in criu-like's own memory cgroup
+rm_cgroups
+restore "for --cgroup-props" ok
+TCPL=memory.kmem.tcp.limit_in_bytes
+echo 50331648 >"$MEM/ct/$TCPL" || fail "cannot set ct's $TCPL"
+"$CRIU_LIKE" dump -t $pid -D "$tmp/img3" -R -v4 -o dump.log \
+	--cgroup-props '"memory": - "properties": [ "memory.usage_in_bytes" ]' 2>"$tmp/dump3.err" &&
+	fail "--cgroup-props: a read-only property was dumped"
+grep -q "memory.usage_in_bytes (--cgroup-props) is read-only" "$tmp/dump3.err" ||
+	fail "--cgroup-props: the read-only property not named: $(cat "$tmp/dump3.err")"
+kill -0 $pid && [ -n "$(worker_of $pid)" ] || fail "--cgroup-props: the refused dump stopped the tree"
+cat >"$tmp/props.yaml" <<EOF2
+# the TCP buffer limit too
+"memory":
+ - "strategy": "merge"
+ - "properties": ["$TCPL"]
+EOF2
+rm -rf "$tmp/img3"
+"$CRIU_LIKE" dump -t $pid -D "$tmp/img3" -R -v4 -o dump.log --cgroup-props-file "$tmp/props.yaml" \
+	2>"$tmp/dump3.err" || fail "dump with --cgroup-props-file"
+"$CRIU_LIKE" dump -t $pid -D "$tmp/img4" -R -v4 -o dump.log \
+	--cgroup-props "\"memory\": - \"strategy\": \"replace\" - \"properties\": [\"$TCPL\"]" \
+	2>"$tmp/dump4.err" || fail "dump with --cgroup-props replace"
+"$CRIU_LIKE" dump -t $pid -D "$tmp/img5" -v4 -o dump.log --cgroup-dump-controller pids \
+	2>"$tmp/dump5.err" || fail "dump with --cgroup-dump-controller"
+gone
+rm_cgroups
+IMG=img3 restore "--cgroup-props merge" ok
+members "--cgroup-props merge" "$MEM" "$PIDS"
+limits "--cgroup-props merge" "$MEM" "$PIDS" 67108864
+[ "$(cat "$MEM/ct/$TCPL")" = 50331648 ] || fail "--cgroup-props merge: ct's $TCPL is $(cat "$MEM/ct/$TCPL")"
+kill_tree
+rm_cgroups
+IMG=img4 restore "--cgroup-props replace" ok
+members "--cgroup-props replace" "$MEM" "$PIDS"
+[ "$(cat "$MEM/ct/$TCPL")" = 50331648 ] || fail "--cgroup-props replace: ct's $TCPL is $(cat "$MEM/ct/$TCPL")"
+[ "$(cat "$MEM/ct/memory.limit_in_bytes")" != 67108864 ] ||
+	fail "--cgroup-props replace: ct's memory limit was saved"
+[ "$(cat "$PIDS/ct/pids.max")" = 16 ] || fail "--cgroup-props replace: ct's pids.max $(cat "$PIDS/ct/pids.max")"
+kill_tree
+rm_cgroups
+IMG=img5 restore "--cgroup-dump-controller" ok
+[ "$(rel pids $pid)" = "$PIDS/ct" ] || fail "--cgroup-dump-controller: init in pids $(rel pids $pid)"
+[ "$(cg_of $pid memory)" = "$(cg_of $$ memory)" ] ||
+	fail "--cgroup-dump-controller pids: init in memory $(cg_of $pid memory), not criu-like's"
+[ ! -d "$MEM/ct" ] || fail "--cgroup-dump-controller pids: a memory cgroup was made"
+kill_tree
+sleep 100 &
+s=$!
+"$CRIU_LIKE" dump -t $s -R -D "$tmp/img6" --cgroup-props '"memory": - "properties": [cgroup.procs]' \
+	>"$tmp/dump6.err" 2>&1 && fail "--cgroup-props cgroup.procs accepted"
+kill $s
+grep -q "'cgroup.procs' cannot be a property" "$tmp/dump6.err" ||
+	fail "--cgroup-props cgroup.procs: $(cat "$tmp/dump6.err")"
+echo "ok: --cgroup-props (merge from a file, refusals) and --cgroup-dump-controller"
 echo "cgroup: a container in memory, pids and freezer cgroups restored in every --manage-cgroups mode"

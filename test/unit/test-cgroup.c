@@ -2,8 +2,8 @@
 /*
  * The pure half of criu-like/cgroup/ (cgroup-parse.c): lines of
  * /proc/PID/cgroup, --manage-cgroups modes, --cgroup-root arguments,
- * hierarchy names, paths relative to a root and common prefixes, and the
- * values of properties as they are written back.
+ * hierarchy names, paths relative to a root and common prefixes, the
+ * values of properties as they are written back, and --cgroup-props.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -149,12 +149,83 @@ static void test_prop_values(void **state)
 	check_value("devices.list", "c 1:3 rwm\nb 8:0 r\n", "c 1:3 rwm\nb 8:0 r");
 }
 
+/* --cgroup-props: CRIU's example, one line, quotes optional, comments, two texts merged */
+static void test_spec(void **state)
+{
+	struct cg_spec s = { 0 };
+	const char *crius = "\"cpu\":\n"
+			    " - \"strategy\": \"replace\"\n"
+			    " - \"properties\": [\"cpu.shares\", \"cpu.cfs_period_us\"]\n"
+			    "\"memory\":\n"
+			    " - \"strategy\": \"merge\"\n"
+			    " - \"properties\": [\"memory.limit_in_bytes\",\n"
+			    "     \"memory.memsw.limit_in_bytes\"]\n";
+
+	(void)state;
+	assert_int_equal(cg_spec_parse(&s, crius, "t"), 0);
+	assert_int_equal(s.n, 2);
+	assert_string_equal(s.ctrls[0].name, "cpu");
+	assert_true(s.ctrls[0].replace);
+	assert_int_equal(s.ctrls[0].n_props, 2);
+	assert_string_equal(s.ctrls[0].props[1], "cpu.cfs_period_us");
+	assert_string_equal(s.ctrls[1].name, "memory");
+	assert_false(s.ctrls[1].replace);
+	assert_string_equal(s.ctrls[1].props[1], "memory.memsw.limit_in_bytes");
+	/* more for memory, a repeat not added twice; bare words, a comment, an empty list */
+	assert_int_equal(
+		cg_spec_parse(&s,
+			      "# more\nmemory: - properties: [memory.swappiness, "
+			      "'memory.limit_in_bytes'] - strategy: replace\nio: - properties: []",
+			      "t2"),
+		0);
+	assert_int_equal(s.n, 3);
+	assert_true(s.ctrls[1].replace);
+	assert_int_equal(s.ctrls[1].n_props, 3);
+	assert_string_equal(s.ctrls[1].props[2], "memory.swappiness");
+	assert_int_equal(s.ctrls[2].n_props, 0);
+	cg_spec_fini(&s);
+	assert_int_equal(s.n, 0);
+	assert_int_equal(cg_spec_parse(&s, "", "empty"), 0);
+	assert_int_equal(s.n, 0);
+}
+
+static void bad_spec(const char *text)
+{
+	struct cg_spec s = { 0 };
+
+	assert_int_equal(cg_spec_parse(&s, text, "bad"), -EINVAL);
+	cg_spec_fini(&s);
+}
+
+static void test_spec_bad(void **state)
+{
+	(void)state;
+	bad_spec("\"cpu\""); /* no ':' */
+	bad_spec("cpu: - strategy: both"); /* not merge or replace */
+	bad_spec("cpu: - colour: [a]"); /* an unknown key */
+	bad_spec("cpu: - properties: [a, b"); /* the list not closed */
+	bad_spec("cpu: - properties: [a b]"); /* no comma */
+	bad_spec("cpu: - properties: \"cpu.shares\""); /* not a list */
+	bad_spec("cpu: - properties: [\"cpu.shares]"); /* a string not closed */
+	bad_spec("cpu: - properties: [cgroup.procs]"); /* moves tasks */
+	bad_spec("cpu: - properties: [tasks]");
+	bad_spec("cpu: - properties: [\"../../x\"]"); /* a path */
+	bad_spec("cpu: - properties: [cgroup.kill]");
+	bad_spec("{cpu: x}");
+	assert_true(cg_spec_prop_ok("io.max"));
+	assert_true(cg_spec_prop_ok("notify_on_release"));
+	assert_false(cg_spec_prop_ok(""));
+	assert_false(cg_spec_prop_ok(".hidden"));
+	assert_false(cg_spec_prop_ok("cgroup.threads"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_line), cmocka_unit_test(test_modes),
 		cmocka_unit_test(test_root_parse), cmocka_unit_test(test_ctrls_match),
 		cmocka_unit_test(test_paths),	   cmocka_unit_test(test_prop_values),
+		cmocka_unit_test(test_spec),	   cmocka_unit_test(test_spec_bad),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -155,6 +155,9 @@ static void test_criu_options(void **state)
 		{ "--veth-pair", "a=b" }, /* the tree's network namespace (ns/net.c) */
 		{ "--veth-pair", "a=b@br0" },
 		{ "--empty-ns", "net" },
+		{ "--cgroup-props", "\"memory\": - \"properties\": [\"memory.swappiness\"]" },
+		{ "--cgroup-props-file", "/etc/criu/cgroup.yaml" },
+		{ "--cgroup-dump-controller", "cpu" },
 		{ "--tcp-close", "--no-tcp-close" }, /* the last one wins, as in CRIU */
 		/* LXC's (Documentation/runtimes.md, "LXC") */
 		{ "--link-remap" },
@@ -183,9 +186,6 @@ static void test_criu_options(void **state)
 		{ { "--skip-mnt", "/m" }, "skip-mnt" },
 		{ { "--irmap-scan-path", "/" }, "irmap-scan-path" },
 		{ { "--lsm-mount-context", "x" }, "lsm-mount-context" },
-		{ { "--cgroup-props", "x" }, "cgroup-props" },
-		{ { "--cgroup-props-file", "x" }, "cgroup-props-file" },
-		{ { "--cgroup-dump-controller", "cpu" }, "cgroup-dump-controller" },
 		{ { "--weak-sysctls" }, "weak-sysctls" },
 		{ { "--ps-socket", "3" }, "ps-socket" },
 		{ { "--stream" }, "stream" },

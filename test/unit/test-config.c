@@ -167,8 +167,8 @@ static void test_refusals(void **state)
 	refused("timeout lots\n", -EINVAL, "1: option '--timeout' refused");
 	refused("log-file\n", -EINVAL, "1: option '--log-file' refused");
 	refused("manage-cgroups bogus\n", -EINVAL, "1: option '--manage-cgroups=bogus' refused");
-	refused("cgroup-props x\n", -EOPNOTSUPP,
-		"1: option --cgroup-props: a cgroup property list");
+	refused("skip-mnt /m\n", -EOPNOTSUPP, "1: option --skip-mnt: mount namespaces");
+	refused("cgroup-props x\n", -EINVAL, "1: option '--cgroup-props' refused");
 }
 
 struct loaded {

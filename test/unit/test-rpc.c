@@ -284,7 +284,19 @@ static void test_opts_refused(void **state)
 	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EINVAL, "criu_opts.cgroup_yard");
 	RESET();
 	m.cgroup_props = "x";
-	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EOPNOTSUPP, "criu_opts.cgroup_props");
+	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EINVAL, "criu_opts.cgroup_props");
+	m.cgroup_props = "memory: - strategy: replace - properties: [memory.swappiness]";
+	m.cgroup_props_file = "/etc/criu/cg.yaml";
+	m.n_cgroup_dump_controller = 2;
+	m.cgroup_dump_controller = (char *[]){ "memory", "unified" };
+	translate(&t, &m, CRIU_REQ_TYPE__DUMP);
+	assert_int_equal(t.ret, 0);
+	assert_string_equal(t.o.cgroup_props, m.cgroup_props);
+	assert_string_equal(t.o.cgroup_props_file, "/etc/criu/cg.yaml");
+	assert_int_equal(t.o.n_cgroup_dump_ctrls, 2);
+	assert_string_equal(t.o.cgroup_dump_ctrls[1], "unified");
+	assert_null(t.o.cgroup_dump_ctrls[2]);
+	cr_options_fini(&t.o);
 	RESET();
 	m.has_orphan_pts_master = m.orphan_pts_master = true;
 	translate(&t, &m, CRIU_REQ_TYPE__DUMP);
@@ -454,6 +466,8 @@ static const char *const handled[] = {
 	"rst_sibling",
 	"inherit_fd",
 	"cg_root",
+	"cgroup_props_file", /* read at dump: Documentation/cgroups.md */
+	"cgroup_dump_controller",
 	"join_ns",
 	/* LXC's: accepted (criu-like needs none of them) or given --enable-fs's meaning */
 	"link_remap",
