@@ -931,6 +931,11 @@ long parasite_main(struct rst_args *a, long idx)
 		restore_sigactions(a, th);
 		create_threads(a, th);
 		thread_pidfds(a, th);
+		/* the next task of a shared fd table may use it now */
+		if (a->fdt_done) {
+			__atomic_store_n((volatile uint32_t *)a->fdt_done, 1, __ATOMIC_SEQ_CST);
+			futex_wake((volatile uint32_t *)a->fdt_done);
+		}
 		restore_itimers(a, th);
 		restore_timers(a, th);
 		restore_rlimits(a, th);

@@ -66,6 +66,13 @@ struct file_table {
 	void **kind_state;
 };
 
+/*
+ * fdtable.c: refuse an fd table shared in a way the restore cannot make
+ * again (logged, naming the pids), else add @t's to @tables; *@with_parent:
+ * @t shares its parent's (dumped with the parent's).
+ */
+int fdt_check_shared(struct kcmp_set *tables, const struct seized_task *t, bool *with_parent);
+
 /* What is known about one fd of a task before its description is dumped. */
 struct seized_task;
 

@@ -52,6 +52,7 @@ struct dump_task {
 	struct mem_runs shared_runs;
 	pid_t shared_pid; /* that parent, as the image names it (0: none) */
 	struct cow_parent *cow; /* as a parent: its pagemap over what it saved, for its children */
+	bool files_shared_with_parent; /* files/fdtable.c: its fd table is its parent's */
 };
 
 /* For stats-dump (image/stats.c): CRIU's counters, times in ns (CLOCK_MONOTONIC). */

@@ -479,6 +479,9 @@ static void fill_header(struct finish *f)
 		       f->p->nr_crcs * sizeof(struct rst_page_crc));
 	}
 	a->close_fds_off = f->lay.close_fds_off;
+	/* an fd table shared with other tasks: the next one waits for this word */
+	if (rst_fdt_in_group(f->t))
+		a->fdt_done = (uint64_t)(uintptr_t)rst_fdt_word(f->ctx, f->t);
 }
 
 static int fd_cmp(const void *x, const void *y)
@@ -493,7 +496,7 @@ static int fd_cmp(const void *x, const void *y)
 static int close_service_fds(struct finish *f)
 {
 	int32_t *out = (int32_t *)((char *)f->a + f->a->close_fds_off);
-	int keep[MAX_FDS + 1], base = f->ctx->service_fd_base, lo;
+	int keep[2 * MAX_FDS + 1], base = f->ctx->service_fd_base, lo;
 	unsigned int i, n = 0;
 	size_t j;
 
@@ -508,9 +511,19 @@ static int close_service_fds(struct finish *f)
 	for (i = 0; i < f->nr_fds; i++)
 		out[i] = keep[n++] = f->fds[i];
 	f->a->nr_close_fds = f->nr_fds;
+	/*
+	 * An fd table shared with tasks still to come (files/fdtable.c): the
+	 * service fds stay for them, and this restorer gets no log fd, which it
+	 * would close after the barrier while another task may use the number.
+	 */
+	f->a->log_fd = -1;
+	if (!rst_fdt_last(f->t))
+		return 0;
 	f->a->log_fd = log_get_fd() >= base ? log_get_fd() : -1;
 	if (f->a->log_fd >= 0)
 		keep[n++] = f->a->log_fd;
+	/* the last of a shared table: what the restorers before it still hold */
+	n += rst_fdt_kept(f->ctx, f->t, keep + n, 2 * MAX_FDS + 1 - n);
 	qsort(keep, n, sizeof(int), fd_cmp);
 	lo = base;
 	for (i = 0; i <= n; i++) {

@@ -273,6 +273,12 @@ struct rst_args {
 	uint32_t nr_guards, nr_tpidfds;
 	uint64_t guards_off; /* struct rst_range[nr_guards] */
 	uint64_t tpidfds_off; /* struct rst_tpidfd[nr_tpidfds] */
+	/*
+	 * An fd table shared with other tasks (CLONE_FILES): a futex word of the
+	 * shared area the leader sets to 1 once it made its last fd (its
+	 * threads' pidfds), for the next task of the table; 0: none.
+	 */
+	uint64_t fdt_done;
 	struct rst_creds creds;
 	struct rst_mm mm;
 };
