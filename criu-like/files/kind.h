@@ -73,6 +73,13 @@ struct file_kind {
 	int (*open_mapped)(struct restore_ctx *ctx, size_t pos, int flags);
 	/* In the controller, every description open, before any fork (queues with fds in flight). */
 	int (*opened)(struct restore_ctx *ctx);
+	/*
+	 * A description of this kind in flight in a queue can only be made once
+	 * the tree exists (a pidfd): in the root, every task made, before the
+	 * queues are refilled, a new fd for description idx.by_id[@pos] (sent in
+	 * place of the placeholder), or -errno. NULL: the controller's fd is sent.
+	 */
+	int (*in_flight_open)(struct restore_ctx *ctx, size_t pos);
 	/* In the task @t, right after setsid(), before the rest of its session is forked. */
 	int (*after_setsid)(struct restore_ctx *ctx, const struct rst_task *t);
 	/* In the task @t, once every process group of the tree exists. */

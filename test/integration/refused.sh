@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Objects criu-like does not restore yet are refused at dump by name, and the
 # task runs on: an AIO context (its ring mapped in the task: the requests in
-# flight cannot be seen from outside) and an io_uring instance.
+# flight cannot be seen from outside), an io_uring instance, and a pidfd of
+# a thread (PIDFD_THREAD) held only in a unix socket's queue.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 V=$B/test/integration/refused-victim
@@ -57,3 +58,5 @@ try() { # WHAT TEXT: the refusal must hold TEXT (%P: the pid)
 try aio "pid %P: mapping"
 try aio "/[aio]: an AIO context's ring (io_setup()): AIO is not supported yet"
 try io_uring "anon_inode:[io_uring] (io_uring) is not supported yet"
+try pidfd-thread-scm "a pidfd of thread"
+try pidfd-thread-scm "in flight in a unix socket's queue and held by no task: not restored"
