@@ -607,17 +607,45 @@ static void task_fds_free(struct task_fd *tf, unsigned int n)
 	free(tf);
 }
 
+/* The new descriptions of a kind that SCM_RIGHTS cannot carry, taken with pidfd_getfd(). */
+static int dump_new_descs_getfd(struct dump_ctx *ctx, pid_t pid, struct task_fd *tf,
+				unsigned int n)
+{
+	_cleanup_close_ int pidfd = -1;
+	int err = 0;
+
+	for (unsigned int i = 0; i < n && !err; i++) {
+		struct task_fd *t = &tf[i];
+
+		if (!t->first || !t->ops->no_scm)
+			continue;
+		if (pidfd < 0)
+			pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		t->f.dfd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, t->f.fd, 0);
+		if (t->f.dfd < 0) {
+			pr_perror("pid %d fd %d: pidfd_getfd", pid, t->f.fd);
+			return neg_errno();
+		}
+		err = t->ops->dump(ctx, &t->f, t->d);
+		if (!err)
+			err = fown_dump(ctx, &t->f, t->d);
+		close(t->f.dfd);
+		t->f.dfd = -1;
+	}
+	return err;
+}
+
 /* Drain the new descriptions in batches and dump each. */
 static int dump_new_descs(struct dump_ctx *ctx, struct dump_task *dt, struct task_fd *tf,
 			  unsigned int n)
 {
 	unsigned int idx[PARASITE_MAX_FDS], i = 0, k, nb;
 	int fds[PARASITE_MAX_FDS], dfds[PARASITE_MAX_FDS];
-	int err = 0;
+	int err = dump_new_descs_getfd(ctx, dt->t->pid, tf, n);
 
 	while (i < n && !err) {
 		for (nb = 0; i < n && nb < PARASITE_MAX_FDS; i++) {
-			if (!tf[i].first)
+			if (!tf[i].first || tf[i].ops->no_scm)
 				continue;
 			idx[nb] = i;
 			fds[nb++] = tf[i].f.fd;

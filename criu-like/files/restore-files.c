@@ -476,6 +476,13 @@ int rst_files_resume(struct restore_ctx *ctx)
 
 /* ---- for the restorer: file mappings and the exe link ------------------------------------- */
 
+bool rst_file_map_unfixed(const struct restore_ctx *ctx, uint32_t id)
+{
+	long pos = ctx->files ? file_pos(ctx->files, id) : -1;
+
+	return pos >= 0 && ctx->files->kind_at[pos]->map_unfixed;
+}
+
 const char *rst_file_path(const struct restore_ctx *ctx, uint32_t id)
 {
 	long pos = ctx->files ? file_pos(ctx->files, id) : -1;

@@ -73,6 +73,9 @@ int rst_files_resume(struct restore_ctx *ctx);
 /* Close the controller's descriptions (after the resume or a failure) and free everything. */
 void rst_files_fini(struct restore_ctx *ctx);
 
+/* File @id is of a kind the kernel maps only where it wants (io_uring): struct rst_vma.unfixed. */
+bool rst_file_map_unfixed(const struct restore_ctx *ctx, uint32_t id);
+
 /* task/fs.c, in the task: cwd, root, umask. */
 int rst_fs_restore(struct restore_ctx *ctx, struct rst_task *t);
 /* task/fs.c: in task @t, the last step before its restorer: chroot() to its root. */
@@ -92,6 +95,23 @@ int rst_fs_chroot(struct rst_task *t);
 int usk_late_in_root(struct restore_ctx *ctx);
 
 struct rst_tpidfd;
+struct rst_uring_reg;
+struct rst_iovec;
+/*
+ * io_uring.c: the registered buffers of @t's rings, which its restorer
+ * registers once its memory is back, into @regs and @iovs (NULL: count
+ * only); how many of each in *@nr_regs and *@nr_iovs.
+ */
+/*
+ * io_uring.c: the page addresses of the registered buffers of task @pid's
+ * rings into @out (NULL: count only), at most @max: read eagerly with
+ * --lazy-pages, the restorer pinning them. How many.
+ */
+size_t rst_io_uring_buf_pages(const struct restore_ctx *ctx, pid_t pid, uint64_t *out,
+			      size_t max);
+int rst_io_uring_bufs(const struct restore_ctx *ctx, const struct rst_task *t,
+		      struct rst_uring_reg *regs, struct rst_iovec *iovs, uint32_t *nr_regs,
+		      uint32_t *nr_iovs);
 int rst_pidfd_threads(const struct restore_ctx *ctx, const struct rst_task *t,
 		      struct rst_tpidfd *out, uint32_t *nr);
 

@@ -226,6 +226,7 @@ static int plan_vma(struct finish *f, size_t i, struct rst_vma *rv)
 		}
 		rv->pgoff = v->pgoff;
 		rv->flags &= ~MAP_ANONYMOUS;
+		rv->unfixed = rst_file_map_unfixed(f->ctx, v->file_id);
 		return 0;
 	default:
 		rv->flags |= MAP_ANONYMOUS;
@@ -359,6 +360,9 @@ static int layout(struct finish *f)
 		in.nr_guards += (uint32_t)(f->p->mm->vmas[i]->n_guards / 2);
 	}
 	err = rst_pidfd_threads(f->ctx, f->t, NULL, &in.nr_tpidfds);
+	if (!err)
+		err = rst_io_uring_bufs(f->ctx, f->t, NULL, NULL, &in.nr_uring_regs,
+					&in.nr_uring_iovs);
 	if (err)
 		return err;
 	for (i = 0; i < c->n_threads; i++) {
@@ -574,6 +578,14 @@ static int build_args(struct finish *f)
 		err = rst_pidfd_threads(f->ctx, f->t,
 					(struct rst_tpidfd *)((char *)f->a + f->lay.tpidfds_off),
 					&f->a->nr_tpidfds);
+	}
+	if (!err) {
+		f->a->uring_regs_off = f->lay.uring_regs_off;
+		f->a->uring_iovs_off = f->lay.uring_iovs_off;
+		err = rst_io_uring_bufs(
+			f->ctx, f->t, (struct rst_uring_reg *)((char *)f->a + f->lay.uring_regs_off),
+			(struct rst_iovec *)((char *)f->a + f->lay.uring_iovs_off),
+			&f->a->nr_uring_regs, &f->a->nr_uring_iovs);
 	}
 	if (!err)
 		err = open_pages(f);

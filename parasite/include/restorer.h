@@ -82,7 +82,13 @@ struct rst_vma {
 	uint32_t lock;
 	/* It held huge pages without MADV_HUGEPAGE: MADV_COLLAPSE what is filled whole. */
 	uint32_t collapse;
-	uint32_t pad;
+	/*
+	 * A file whose mappings the kernel places itself (io_uring refuses any
+	 * address): mapped last, with every free range of the address space but
+	 * its own held by a placeholder, so the kernel's search can only return
+	 * its place. 1: to place, 3: being placed, 2: placed.
+	 */
+	uint32_t unfixed;
 };
 
 enum {
@@ -111,6 +117,19 @@ struct rst_tpidfd {
 	uint32_t cloexec;
 	int32_t dup_of; /* >= 0: the same description as that fd, made before; -1: a new one */
 	uint32_t pad;
+};
+
+/* io_uring registered buffers of one ring (fd @fd): iovecs [@first, @first + @nr). */
+struct rst_uring_reg {
+	int32_t fd;
+	uint32_t nr;
+	uint32_t first;
+	uint32_t pad;
+};
+
+/* struct iovec, fixed size. */
+struct rst_iovec {
+	uint64_t base, len;
 };
 
 /* An address range: [start, end). */
@@ -279,6 +298,13 @@ struct rst_args {
 	 * threads' pidfds), for the next task of the table; 0: none.
 	 */
 	uint64_t fdt_done;
+	/*
+	 * io_uring registered buffers (files/io_uring.c): registered once the
+	 * memory is back, the rings being made by the task before the jump.
+	 */
+	uint32_t nr_uring_regs, nr_uring_iovs;
+	uint64_t uring_regs_off; /* struct rst_uring_reg[nr_uring_regs] */
+	uint64_t uring_iovs_off; /* struct rst_iovec[nr_uring_iovs] */
 	struct rst_creds creds;
 	struct rst_mm mm;
 };

@@ -55,8 +55,9 @@ static bool can_merge(const struct map_line *a, const struct map_line *b)
  * mount ("/dev/zero (deleted)"), and a mapping of an unlinked file by an
  * inode without a name: a restore has to create new ones for both. What must
  * stay is which processes share which object: the inode of a "(deleted)"
- * mapping is replaced by its ordinal of first appearance in the tree (pids
- * ascending, then addresses); private hugetlb memory's by 0.
+ * mapping (and of an anonymous inode's, "anon_inode:[io_uring]") is replaced
+ * by its ordinal of first appearance in the tree (pids ascending, then
+ * addresses); private hugetlb memory's by 0.
  */
 struct deleted_ids {
 	unsigned long ino[256];
@@ -70,8 +71,12 @@ static unsigned long deleted_ordinal(struct deleted_ids *ids, const struct map_l
 	int i;
 
 	static const char huge[] = "/anon_hugepage (deleted)";
+	static const char anon[] = "anon_inode:";
+	bool anon_inode = m->name_len > (int)sizeof(anon) - 1 &&
+			  !memcmp(m->name, anon, sizeof(anon) - 1);
 
-	if (m->name_len < dl || memcmp(m->name + m->name_len - dl, deleted, dl))
+	/* an anonymous inode (an io_uring's rings) is made anew by the restore, like those */
+	if (!anon_inode && (m->name_len < dl || memcmp(m->name + m->name_len - dl, deleted, dl)))
 		return m->ino;
 	/*
 	 * private hugetlb memory (MAP_HUGETLB): each mmap() has a hidden inode,
