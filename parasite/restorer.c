@@ -418,8 +418,8 @@ static void map_unfixed(struct rst_args *a, struct rst_thread *th)
 			continue;
 		v[i].unfixed = 3; /* its range is not held */
 		hold_free(a, th, 1);
-		ret = sys_call6(__NR_mmap, 0, v[i].end - v[i].start, v[i].prot, v[i].flags,
-				v[i].fd, v[i].pgoff);
+		ret = sys_call6(__NR_mmap, 0, v[i].end - v[i].start, v[i].prot, v[i].flags, v[i].fd,
+				v[i].pgoff);
 		hold_free(a, th, 0);
 		if (ret >= 0 && (uint64_t)ret != v[i].start) {
 			sys_call2(__NR_munmap, ret, v[i].end - v[i].start);

@@ -608,8 +608,7 @@ static void task_fds_free(struct task_fd *tf, unsigned int n)
 }
 
 /* The new descriptions of a kind that SCM_RIGHTS cannot carry, taken with pidfd_getfd(). */
-static int dump_new_descs_getfd(struct dump_ctx *ctx, pid_t pid, struct task_fd *tf,
-				unsigned int n)
+static int dump_new_descs_getfd(struct dump_ctx *ctx, pid_t pid, struct task_fd *tf, unsigned int n)
 {
 	_cleanup_close_ int pidfd = -1;
 	int err = 0;

@@ -96,7 +96,15 @@ static void unescape(char *s)
 	*o = '\0';
 }
 
-enum iou_section { SEC_NONE, SEC_SQES, SEC_CQES, SEC_FILES, SEC_BUFS, SEC_POLL, SEC_OVERFLOW };
+enum iou_section {
+	SEC_NONE,
+	SEC_SQES,
+	SEC_CQES,
+	SEC_FILES,
+	SEC_BUFS,
+	SEC_POLL,
+	SEC_OVERFLOW
+};
 
 static int iou_slots(uint32_t n, struct iou_info *in, bool files)
 {
@@ -331,9 +339,10 @@ static int iou_flags(const struct seized_task *t, const struct fd_info *f,
 	if (syscall(__NR_io_uring_register, f->dfd, IORING_REGISTER_PROBE, NULL, 0) < 0 &&
 	    errno == EEXIST) {
 		if (t && t->nr_threads > 1)
-			return iou_refuse(f, "with a single issuer (IORING_SETUP_SINGLE_ISSUER) in a "
-					     "process of several threads, which may not be its "
-					     "leader");
+			return iou_refuse(f,
+					  "with a single issuer (IORING_SETUP_SINGLE_ISSUER) in a "
+					  "process of several threads, which may not be its "
+					  "leader");
 		*ret |= IORING_SETUP_SINGLE_ISSUER;
 	}
 	return 0;
@@ -423,7 +432,8 @@ static int iou_dump_slots(const struct fd_info *f, const struct iou_info *in, Io
 	for (i = 0; i < in->nr_files; i++) {
 		e->files[i] = in->files[i] ? holder_fd(f->pid, f->fd, in->files[i]) : -1;
 		if (in->files[i] && e->files[i] < 0) {
-			pr_err("pid %d fd %d: io_uring: registered file %u (%s) is held by no fd of "
+			pr_err("pid %d fd %d: io_uring: registered file %u (%s) is held by no fd "
+			       "of "
 			       "the process: not supported\n",
 			       f->pid, f->fd, i, in->files[i]);
 			return -EOPNOTSUPP;
@@ -555,7 +565,8 @@ static void iou_dump_fini(struct dump_ctx *ctx, bool resume)
 
 	(void)resume;
 	for (unsigned int i = 0; ft && i < ft->nr; i++)
-		if (ft->descs[i]->fe.type == FILE_TYPE__FILE_IO_URING && ft->descs[i]->fe.io_uring) {
+		if (ft->descs[i]->fe.type == FILE_TYPE__FILE_IO_URING &&
+		    ft->descs[i]->fe.io_uring) {
 			iou_free_entry(ft->descs[i]->fe.io_uring);
 			ft->descs[i]->fe.io_uring = NULL;
 		}
@@ -676,8 +687,8 @@ static int iou_restore_regions(int rfd, const struct io_uring_params *p, const I
 {
 	char *rings = mmap(NULL, e->rings.len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
 			   rfd, IORING_OFF_SQ_RING);
-	char *sqes = mmap(NULL, e->sqes.len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-			  rfd, IORING_OFF_SQES);
+	char *sqes = mmap(NULL, e->sqes.len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, rfd,
+			  IORING_OFF_SQES);
 	int err = rings == MAP_FAILED || sqes == MAP_FAILED ? neg_errno() : 0;
 
 	if (!err)
@@ -775,8 +786,7 @@ static int iou_open_mapped(struct restore_ctx *ctx, size_t pos, int flags)
 	return fd < 0 ? neg_errno() : fd;
 }
 
-size_t rst_io_uring_buf_pages(const struct restore_ctx *ctx, pid_t pid, uint64_t *out,
-			      size_t max)
+size_t rst_io_uring_buf_pages(const struct restore_ctx *ctx, pid_t pid, uint64_t *out, size_t max)
 {
 	const struct rst_files *f = ctx->files;
 	const struct rst_task *t = NULL;

@@ -860,7 +860,8 @@ static bool late_has_pids(const struct usk_rst *u)
  * first one that does not return 0 stops the walk.
  */
 static int for_each_made_in_root(const struct usk_rst *u,
-				 int (*fn)(const struct usk_rst *u, size_t pos, void *arg), void *arg)
+				 int (*fn)(const struct usk_rst *u, size_t pos, void *arg),
+				 void *arg)
 {
 	size_t j, k, x;
 	int r;

@@ -107,8 +107,7 @@ struct rst_iovec;
  * rings into @out (NULL: count only), at most @max: read eagerly with
  * --lazy-pages, the restorer pinning them. How many.
  */
-size_t rst_io_uring_buf_pages(const struct restore_ctx *ctx, pid_t pid, uint64_t *out,
-			      size_t max);
+size_t rst_io_uring_buf_pages(const struct restore_ctx *ctx, pid_t pid, uint64_t *out, size_t max);
 int rst_io_uring_bufs(const struct restore_ctx *ctx, const struct rst_task *t,
 		      struct rst_uring_reg *regs, struct rst_iovec *iovs, uint32_t *nr_regs,
 		      uint32_t *nr_iovs);

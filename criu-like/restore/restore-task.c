@@ -582,10 +582,11 @@ static int build_args(struct finish *f)
 	if (!err) {
 		f->a->uring_regs_off = f->lay.uring_regs_off;
 		f->a->uring_iovs_off = f->lay.uring_iovs_off;
-		err = rst_io_uring_bufs(
-			f->ctx, f->t, (struct rst_uring_reg *)((char *)f->a + f->lay.uring_regs_off),
-			(struct rst_iovec *)((char *)f->a + f->lay.uring_iovs_off),
-			&f->a->nr_uring_regs, &f->a->nr_uring_iovs);
+		err = rst_io_uring_bufs(f->ctx, f->t,
+					(struct rst_uring_reg *)((char *)f->a +
+								 f->lay.uring_regs_off),
+					(struct rst_iovec *)((char *)f->a + f->lay.uring_iovs_off),
+					&f->a->nr_uring_regs, &f->a->nr_uring_iovs);
 	}
 	if (!err)
 		err = open_pages(f);

@@ -63,8 +63,9 @@ static int pidfd_thread_scm(void)
 {
 	char buf[CMSG_SPACE(sizeof(int))] = { 0 };
 	struct iovec iov = { .iov_base = "p", .iov_len = 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf,
-			     .msg_controllen = sizeof(buf) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf, .msg_controllen = sizeof(buf)
+	};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 	pthread_t th;
 	int sk[2], pfd;

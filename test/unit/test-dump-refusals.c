@@ -409,8 +409,10 @@ static void test_shared_fd_table_refused(void **state)
 
 	(void)state;
 	log = dump_refused(V_SHARED_TABLE, &r);
-	snprintf(expect, sizeof(expect), "pid %d shares its fd table with pid %d, which is not its "
-		 "parent", r.app, r.second);
+	snprintf(expect, sizeof(expect),
+		 "pid %d shares its fd table with pid %d, which is not its "
+		 "parent",
+		 r.app, r.second);
 	assert_in_log(log, expect);
 }
 

@@ -134,8 +134,8 @@ static int setup(int fa, int fb)
 
 static int check_positions(void)
 {
-	if (*u32(p.sq_off.head) != 137 || *u32(p.sq_off.tail) != 138 ||
-	    *u32(p.cq_off.head) != 97 || *u32(p.cq_off.tail) != 100) {
+	if (*u32(p.sq_off.head) != 137 || *u32(p.sq_off.tail) != 138 || *u32(p.cq_off.head) != 97 ||
+	    *u32(p.cq_off.tail) != 100) {
 		fail("positions: sq %u..%u (137..138), cq %u..%u (97..100)", *u32(p.sq_off.head),
 		     *u32(p.sq_off.tail), *u32(p.cq_off.head), *u32(p.cq_off.tail));
 		return -1;

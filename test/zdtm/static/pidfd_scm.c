@@ -78,7 +78,9 @@ static int send_fds(int sk, const int *fds, int n)
 {
 	char buf[CMSG_SPACE(sizeof(int) * 2)] = { 0 };
 	struct iovec iov = { .iov_base = "p", .iov_len = 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf,
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = buf,
 			     .msg_controllen = CMSG_SPACE(sizeof(int) * n) };
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 
@@ -94,8 +96,9 @@ static int recv_fds(int sk, int *fds, int max)
 {
 	char buf[CMSG_SPACE(sizeof(int) * 4)], c;
 	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf,
-			     .msg_controllen = sizeof(buf) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf, .msg_controllen = sizeof(buf)
+	};
 	struct cmsghdr *cm;
 	int n;
 
