@@ -9,6 +9,11 @@
  * submitted and completes, a new NOP completes with its user_data, the
  * first file is read with IORING_OP_READ and IOSQE_FIXED_FILE, the second
  * with IORING_OP_READ_FIXED into the second registered buffer.
+ *
+ * A second ring of 64 entries with 128-byte SQEs and 32-byte CQEs
+ * (IORING_SETUP_SQE128 | IORING_SETUP_CQE32), two CQEs unreaped: after the
+ * restore they are read at their 32-byte places, and a NOP written at its
+ * 128-byte place completes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -95,6 +100,72 @@ static int run_one(uint64_t *data, int *res)
 	if (enter(1, 1) != 1)
 		return -1;
 	return reap(data, res);
+}
+
+/* The second ring: wide entries. */
+#define WSQ 64
+static int wring;
+static struct io_uring_params wp;
+static char *wrings, *wsqes;
+
+static int wide_nop(uint64_t data)
+{
+	uint32_t tail = *(uint32_t *)(wrings + wp.sq_off.tail), idx = tail & (WSQ - 1);
+	struct io_uring_sqe *q = (struct io_uring_sqe *)(wsqes + idx * 128);
+
+	memset(q, 0, 128);
+	q->opcode = IORING_OP_NOP;
+	q->user_data = data;
+	((uint32_t *)(wrings + wp.sq_off.array))[idx] = idx;
+	__atomic_store_n((uint32_t *)(wrings + wp.sq_off.tail), tail + 1, __ATOMIC_RELEASE);
+	return syscall(__NR_io_uring_enter, wring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) == 1 ? 0
+											       : -1;
+}
+
+/* The CQE at the head of the wide ring (32 bytes each), reaped: its user_data, or 0. */
+static uint64_t wide_reap(void)
+{
+	uint32_t *head = (uint32_t *)(wrings + wp.cq_off.head);
+	uint32_t tail = __atomic_load_n((uint32_t *)(wrings + wp.cq_off.tail), __ATOMIC_ACQUIRE);
+	uint64_t d;
+
+	if (*head == tail)
+		return 0;
+	d = ((struct io_uring_cqe *)(wrings + wp.cq_off.cqes + (*head & (2 * WSQ - 1)) * 32))
+		    ->user_data;
+	__atomic_store_n(head, *head + 1, __ATOMIC_RELEASE);
+	return d;
+}
+
+static int setup_wide(void)
+{
+	wp.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQE32;
+	wring = (int)syscall(__NR_io_uring_setup, WSQ, &wp);
+	if (wring < 0)
+		return -1;
+	wrings = mmap(NULL, wp.sq_off.array + WSQ * sizeof(uint32_t), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_POPULATE, wring, IORING_OFF_SQ_RING);
+	wsqes = mmap(NULL, WSQ * 128, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, wring,
+		     IORING_OFF_SQES);
+	if (wrings == MAP_FAILED || wsqes == MAP_FAILED)
+		return -1;
+	return wide_nop(71) || wide_nop(72) || wide_nop(73) || wide_reap() != 71 ? -1 : 0;
+}
+
+static int check_wide(void)
+{
+	uint64_t a = wide_reap(), b = wide_reap(), c = 0;
+
+	if (a != 72 || b != 73) {
+		fail("the wide ring's unreaped CQEs: user_data %llu and %llu (72 and 73)",
+		     (unsigned long long)a, (unsigned long long)b);
+		return -1;
+	}
+	if (wide_nop(74) || (c = wide_reap()) != 74) {
+		fail("a NOP on the wide ring: user_data %llu", (unsigned long long)c);
+		return -1;
+	}
+	return 0;
 }
 
 static int setup(int fa, int fb)
@@ -207,7 +278,7 @@ int main(int argc, char **argv)
 	fa = open("iou_a", O_RDWR | O_CREAT | O_TRUNC, 0600);
 	fb = open("iou_b", O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (fa < 0 || fb < 0 || write(fa, DATA_A, sizeof(DATA_A) - 1) < 0 ||
-	    write(fb, DATA_B, sizeof(DATA_B) - 1) < 0 || setup(fa, fb)) {
+	    write(fb, DATA_B, sizeof(DATA_B) - 1) < 0 || setup(fa, fb) || setup_wide()) {
 		fail("setup: %m");
 		return 1;
 	}
@@ -215,7 +286,7 @@ int main(int argc, char **argv)
 		return 1;
 	test_daemon();
 	test_waitsig();
-	if (check_after())
+	if (check_after() || check_wide())
 		return 1;
 	pass();
 	return 0;
