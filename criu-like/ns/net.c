@@ -52,6 +52,7 @@
 #include "net-neigh.h"
 #include "net-nl.h"
 #include "net-sysctl.h"
+#include "net-tc.h"
 #include "netfilter.h"
 #include "options.h"
 #include "util.h"
@@ -257,7 +258,7 @@ void ns_net_unlock_here(void)
 /* ---- what is read from a namespace ------------------------------------------------------- */
 
 struct net_read {
-	struct nl_buf links, addrs, routes, rules, neighs;
+	struct nl_buf links, addrs, routes, rules, neighs, qdiscs;
 	struct net_sysctls fresh; /* the global ones of a fresh namespace */
 	struct net_sysctls sysctls;
 	NetSysctlEntry **sysctlp;
@@ -270,6 +271,7 @@ static void net_read_fini(struct net_read *r)
 	nl_buf_fini(&r->routes);
 	nl_buf_fini(&r->rules);
 	nl_buf_fini(&r->neighs);
+	nl_buf_fini(&r->qdiscs);
 	net_sysctls_fini(&r->fresh);
 	net_sysctls_fini(&r->sysctls);
 	free(r->sysctlp);
@@ -302,6 +304,8 @@ static int read_inside(pid_t pid, struct net_read *r)
 	if (sk < 0)
 		return sk;
 	err = net_neigh_read(pid, sk, &r->links, &r->neighs);
+	if (!err)
+		err = net_tc_read(pid, sk, &r->links, &r->qdiscs);
 	close(sk);
 	return err ?: net_sysctls_read(pid, &r->links, &r->fresh, &r->sysctls);
 }
@@ -395,6 +399,9 @@ static int net_dump(pid_t pid, int dirfd, uint32_t id)
 	e.has_neighs = true;
 	e.neighs.data = r.neighs.data;
 	e.neighs.len = r.neighs.len;
+	e.has_qdiscs = true;
+	e.qdiscs.data = r.qdiscs.data;
+	e.qdiscs.len = r.qdiscs.len;
 	e.addrs.data = r.addrs.data;
 	e.addrs.len = r.addrs.len;
 	e.routes.data = r.routes.data;
@@ -635,6 +642,8 @@ static int configure(struct net_restore *nr, int sk, uint32_t id)
 	/* again where a link going up changed one: it resets ipv6/conf/LINK/mtu to its MTU */
 	for (i = 0; !err && i < ne->n_sysctls; i++)
 		err = net_sysctl_restore(ne->sysctls[i]);
+	if (!err && ne->has_qdiscs)
+		err = net_tc_restore(sk, &ne->qdiscs, img);
 	/*
 	 * The addresses were the container's already: no duplicate address
 	 * detection, which would leave IPv6 ones tentative (no bind) for a while.
