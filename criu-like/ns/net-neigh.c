@@ -5,13 +5,15 @@
  *
  * Dump: RTM_GETNEIGH of AF_INET and AF_INET6 (and their proxy entries) and
  * of AF_BRIDGE (the fdb of the bridges and the address lists of the links),
- * inside the namespace. Only what was configured is kept: the kernel makes
+ * inside the namespace. Only what was configured is kept (permanent, noarp,
+ * proxy and managed entries, static fdb entries...): the kernel makes
  * again the entries of multicast and broadcast addresses, of links without
  * ARP, a link's own address in its bridge's fdb, and learns the rest.
  *
  * Restore: RTM_NEWNEIGH of each, after the links and their addresses, from
- * its family header, destination, link-layer address and vlan only (the
- * dump's cache information and counters are the kernel's).
+ * its family header, destination, link-layer address, vlan, protocol and
+ * extended flags only (the dump's cache information and counters are the
+ * kernel's). A managed entry (NTF_EXT_MANAGED) is resolved again.
  */
 #define LOG_PREFIX "ns: net: "
 
@@ -88,6 +90,8 @@ bool neigh_configured(const struct nlmsghdr *n, const struct nl_buf *links)
 		return false;
 	if (ndm->ndm_flags & NTF_PROXY)
 		return true; /* `ip neigh add proxy`: the kernel never makes one */
+	if (attr_u32(tb[NDA_FLAGS_EXT], 0) & NTF_EXT_MANAGED)
+		return true; /* `ip neigh add ... managed`: resolved by the kernel, kept by the user */
 	if (ndm->ndm_state & NUD_PERMANENT)
 		return true;
 	if (!(ndm->ndm_state & NUD_NOARP))
@@ -158,7 +162,7 @@ static void describe(const struct ndmsg *ndm, struct rtattr **tb, char *buf, siz
 /* The request making @src again: its header and the attributes that say what it is. */
 static int build(const struct nlmsghdr *src, struct nlmsghdr *n)
 {
-	static const int keep[] = { NDA_DST, NDA_LLADDR, NDA_VLAN };
+	static const int keep[] = { NDA_DST, NDA_LLADDR, NDA_VLAN, NDA_PROTOCOL, NDA_FLAGS_EXT };
 	struct rtattr *tb[NDA_MAX + 1];
 	struct ndmsg ndm = *(const struct ndmsg *)NLMSG_DATA(src);
 	size_t i;
@@ -172,6 +176,9 @@ static int build(const struct nlmsghdr *src, struct nlmsghdr *n)
 							   (uint32_t)ndm.ndm_ifindex
 					 ? NTF_SELF
 					 : NTF_MASTER;
+	/* a managed one is resolved again by the kernel: it takes no state of the user's */
+	if (attr_u32(tb[NDA_FLAGS_EXT], 0) & NTF_EXT_MANAGED)
+		ndm.ndm_state = NUD_NONE;
 	nl_req_init(n, RTM_NEWNEIGH, NLM_F_CREATE | NLM_F_EXCL, &ndm, sizeof(ndm));
 	for (i = 0; !err && i < ARRAY_SIZE(keep); i++)
 		if (tb[keep[i]])

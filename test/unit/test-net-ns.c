@@ -73,6 +73,7 @@ static void test_neigh_configured(void **state)
 			     v6mcast[6] = { 0x33, 0x33, 0, 0, 0, 1 };
 	uint8_t buf[NL_REQ_SIZE];
 	struct nl_buf links;
+	struct nlmsghdr *n;
 
 	(void)state;
 	links_make(&links);
@@ -82,6 +83,10 @@ static void test_neigh_configured(void **state)
 	assert_true(neigh_configured(neigh(buf, AF_INET, 3, 0, NTF_PROXY, NULL), &links));
 	assert_false(neigh_configured(neigh(buf, AF_INET, 3, NUD_REACHABLE, 0, uni), &links));
 	assert_false(neigh_configured(neigh(buf, AF_INET, 3, NUD_STALE, 0, uni), &links));
+	/* managed (an extended flag): the user's, whatever its state */
+	n = neigh(buf, AF_INET, 3, NUD_INCOMPLETE, 0, NULL);
+	assert_int_equal(nl_put_u32(n, NDA_FLAGS_EXT, NTF_EXT_MANAGED), 0);
+	assert_true(neigh_configured(n, &links));
 	/* noarp: the user's on an ARP link; the kernel's for multicast, lo, a link without ARP */
 	assert_true(neigh_configured(neigh(buf, AF_INET, 3, NUD_NOARP, 0, uni), &links));
 	assert_false(neigh_configured(neigh(buf, AF_INET, 3, NUD_NOARP, 0, mcast), &links));

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Neighbours given by hand in the test's own network namespace: permanent
- * and noarp ARP entries, a permanent NDP entry, a proxy entry, static and
- * permanent fdb entries of a bridge port, one of the bridge itself, a
- * unicast address in a veth's own list (`self`). After the restore: another
+ * and noarp ARP entries (one with a protocol), a permanent NDP entry, proxy
+ * entries, a managed entry, static and permanent fdb entries of a bridge
+ * port, one of the bridge itself, a unicast address in a veth's own list (`self`). After the restore: another
  * namespace, and each of them there as before (the kernel's own entries and
  * the learnt ones are not compared: they come and go by themselves).
  */
@@ -16,10 +16,11 @@
 #include "zdtmtst.h"
 
 /* The configured neighbours, as `ip` and `bridge` print them. */
-#define DESCRIBE                                                                        \
-	"ip -4 neigh show nud permanent; ip -4 neigh show nud noarp dev qa; "           \
-	"ip -6 neigh show nud permanent; ip neigh show proxy; ip -6 neigh show proxy; " \
-	"bridge fdb show | grep -E '^02:00:00' | sort"
+#define DESCRIBE                                                                           \
+	"{ ip -4 neigh show nud permanent; ip -4 neigh show nud noarp dev qa; "            \
+	"ip -6 neigh show nud permanent; ip neigh show proxy; ip -6 neigh show proxy; "    \
+	"bridge fdb show | grep -E '^02:00:00'; ip neigh show | grep managed | cut -d' ' " \
+	"-f1-4; } | sort"
 
 static int describe(char *buf, size_t size)
 {
@@ -57,6 +58,9 @@ int main(int argc, char **argv)
 		   "ip neigh add 10.72.0.3 lladdr 02:00:00:00:00:03 dev qa nud noarp && "
 		   "ip -6 neigh add fd72::4 lladdr 02:00:00:00:00:04 dev qa nud permanent && "
 		   "ip neigh add proxy 10.72.0.5 dev qa && "
+		   "ip neigh add 10.72.0.11 dev qa managed && "
+		   "ip neigh add 10.72.0.12 lladdr 02:00:00:00:00:0c dev qa nud permanent "
+		   "protocol static && "
 		   "ip -6 neigh add proxy fd72::6 dev qa && "
 		   "bridge fdb add 02:00:00:00:00:07 dev pa master static && "
 		   "bridge fdb add 02:00:00:00:00:08 dev pa master permanent && "
