@@ -7,7 +7,8 @@
 # issue (unshare --fork --pid --mount-proc --mount --uts --ipc --net, dumped
 # from unshare and from its shell), each kind alone that is not dumped yet
 # (cgroup; net alone is dumped, but a vxlan inside it, a port of a link
-# that is not a bridge, or an arptables-nft rule no tool saves, are refused naming them; a
+# that is not a bridge, an arptables-nft rule no tool saves, a classful qdisc, a child
+# qdisc, a tc filter, a conntrack helper, a tap's socket filter, are refused naming them; a
 # tun fd whose device is in a namespace not dumped is refused naming it; a user namespace without a pid
 # namespace, owning not every namespace of the tree, nested, or with a task
 # of the tree in another one), a pid_for_children and a
@@ -235,6 +236,77 @@ fi
 if command -v conntrack >/dev/null; then
 	net_refused net-ct-sctp "conntrack -I -p sctp -s 10.1.1.1 -d 10.2.2.2 --sport 1 --dport 2 --state ESTABLISHED --orig-vtag 1 --reply-vtag 2 -t 100 2>/dev/null" \
 		"conntrack entry sctp 10.1.1.1:1 -> 10.2.2.2:2 of its network namespace: its protocol's state is not dumped"
+fi
+# Queueing disciplines and filters that are not made again: a classful root qdisc, a
+# child qdisc of a class, a tc filter (net_qdisc has those that are).
+if command -v tc >/dev/null; then
+	net_refused net-qdisc-htb "ip link add va type veth peer name vb && tc qdisc add dev va root handle 1: htb" \
+		"link va of its network namespace has qdisc htb 1: (parent ffff:ffff): its kind is not one that is dumped"
+	net_refused net-qdisc-child "ip link add va type veth peer name vb && tc qdisc add dev va root handle 1: tbf rate 1mbit burst 32k latency 400ms && tc qdisc add dev va parent 1:1 handle 10: pfifo" \
+		"link va of its network namespace has qdisc pfifo 10: (parent 1:1): only a link's root and ingress qdiscs are dumped"
+	net_refused net-tc-filter "ip link add va type veth peer name vb && tc qdisc add dev va ingress && tc filter add dev va parent ffff: protocol all prio 1 u32 match u32 0 0" \
+		"link va of its network namespace has a tc filter (u32, parent ffff:[0-9a-f]*): filters are not dumped"
+fi
+# A conntrack entry bound to a helper (an nft ct helper object on port 21, a connection
+# made and closed over lo: its entry stays): refused naming it.
+if command -v nft >/dev/null && command -v conntrack >/dev/null; then
+	cat >"$tmp/helper.nft" <<'NFTEOF'
+table inet t {
+	ct helper ftp-std { type "ftp" protocol tcp; }
+	chain out { type filter hook output priority 0; tcp dport 21 ct helper set "ftp-std"; }
+}
+NFTEOF
+	cat >"$tmp/helper.py" <<'PYEOF'
+import socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 21))
+s.listen()
+c = socket.create_connection(("127.0.0.1", 21))
+a, _ = s.accept()
+a.close(); c.close(); s.close()
+PYEOF
+	if unshare --net nft -f "$tmp/helper.nft" 2>/dev/null; then
+		net_refused net-ct-helper "ip link set lo up && nft -f $tmp/helper.nft && $PY $tmp/helper.py" \
+			"conntrack entry .* of its network namespace uses helper ftp: conntrack helpers are not dumped"
+	fi
+fi
+# A tap whose queue got a socket filter (TUNATTACHFILTER): the kernel does not give its
+# instructions back, refused naming it.
+if [ -c /dev/net/tun ]; then
+	cat >"$tmp/tapf.py" <<'PYEOF'
+import ctypes, fcntl, os, struct, sys, time
+fd = os.open("/dev/net/tun", os.O_RDWR)
+fcntl.ioctl(fd, 0x400454ca, struct.pack("16sH", b"tapf0", 0x0002 | 0x1000))
+insn = ctypes.create_string_buffer(struct.pack("HBBI", 0x06, 0, 0, 0xffffffff))  # ret #-1
+fcntl.ioctl(fd, 0x401054d5, struct.pack("HxxxxxxQ", 1, ctypes.addressof(insn)))
+n = 0
+while True:
+    n += 1
+    with open(sys.argv[1] + ".tmp", "w") as f:
+        f.write(str(n))
+    os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+    time.sleep(0.01)
+PYEOF
+	echo "" >"$tmp/net-tapf.args"
+	setsid unshare --net "$PY" "$tmp/tapf.py" "$tmp/net-tapf.count" >/dev/null 2>"$tmp/net-tapf.py.err" &
+	pid=$!
+	wait_file "$tmp/net-tapf.count"
+	rm -rf "$tmp/img"
+	"$CRIU_LIKE" dump -t "$pid" -D "$tmp/img" -R >"$tmp/net-tapf.out" 2>"$tmp/net-tapf.err" &&
+		fail "net-tapf: dump of $pid succeeded"
+	pattern="pid $pid fd [0-9]*: tap device tapf0 had a socket filter attached (TUNATTACHFILTER, 1 instructions)"
+	grep -q "$pattern" "$tmp/net-tapf.err" || fail "net-tapf: no refusal naming pid $pid and its tap's filter"
+	before=$(cat "$tmp/net-tapf.count")
+	i=0
+	while [ "$(cat "$tmp/net-tapf.count")" -le $((before + 3)) ]; do
+		i=$((i + 1))
+		[ $i -gt 250 ] && fail "net-tapf: its loop stopped at round $before"
+		sleep 0.02
+	done
+	checks=$((checks + 1))
+	echo "ok: net-tapf: $(grep -o "$pattern.*" "$tmp/net-tapf.err" | head -n 1)"
+	kill -KILL "$pid"
 fi
 # User namespaces are dumped (ns-user.sh, zdtm user_ns), but not: one without a pid
 # namespace of its own, a namespace of the tree owned by another user namespace than
