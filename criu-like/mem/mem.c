@@ -505,28 +505,29 @@ static int write_pagemap(struct dump_ctx *ctx, enum cr_img_kind kind, uint32_t i
 
 /*
  * PagemapEntry.nr_pages is 32 bits: a longer run (16 TiB) is refused; so
- * are runs out of address order, before any page is sent.
+ * are runs out of address order, before any page is sent. @unit is a page's
+ * size in the runs' units: PAGE_SIZE for addresses, 1 for shmem page offsets.
  */
-static int runs_check(pid_t pid, const struct mem_runs *r, uint64_t *ret_pages)
+static int runs_check(pid_t pid, const struct mem_runs *r, unsigned long unit, uint64_t *ret_pages)
 {
 	uint64_t n = 0;
 	unsigned int i;
 
 	for (i = 0; i < r->nr; i++) {
-		if (i &&
-		    r->runs[i].start < r->runs[i - 1].start + r->runs[i - 1].nr_pages * PAGE_SIZE) {
+		const struct mem_run *m = &r->runs[i], *prev = i ? m - 1 : NULL;
+
+		if (prev && m->start < prev->start + prev->nr_pages * unit) {
 			pr_err("pid %d: run %lx +%lu pages starts below the end of the one before "
 			       "(%lx +%lu): the memory plan is out of order, not dumped\n",
-			       pid, r->runs[i].start, r->runs[i].nr_pages, r->runs[i - 1].start,
-			       r->runs[i - 1].nr_pages);
+			       pid, m->start, m->nr_pages, prev->start, prev->nr_pages);
 			return -EINVAL;
 		}
-		if (r->runs[i].nr_pages > UINT32_MAX) {
+		if (m->nr_pages > UINT32_MAX) {
 			pr_err("pid %d: run of %lu pages at %lx: too long for a pagemap entry\n",
-			       pid, r->runs[i].nr_pages, r->runs[i].start);
+			       pid, m->nr_pages, m->start);
 			return -E2BIG;
 		}
-		n += r->runs[i].nr_pages;
+		n += m->nr_pages;
 	}
 	*ret_pages = n;
 	return 0;
@@ -565,7 +566,7 @@ static int dump_private_runs(struct dump_ctx *ctx, struct dump_task *dt,
 	uint64_t pages, t0;
 	int err;
 
-	err = runs_check(pid, runs, &pages);
+	err = runs_check(pid, runs, PAGE_SIZE, &pages);
 	if (err)
 		return err;
 	crcs = calloc(runs->nr + 1, sizeof(*crcs));
@@ -592,7 +593,7 @@ int dump_pagemap(struct dump_ctx *ctx, struct dump_task *dt, uint32_t pages_id,
 {
 	pid_t pid = dt->t->pid;
 	uint64_t pages;
-	int err = runs_check(pid, runs, &pages);
+	int err = runs_check(pid, runs, PAGE_SIZE, &pages);
 
 	if (err)
 		return err;
@@ -838,7 +839,7 @@ static int dump_one_shmem(struct dump_ctx *ctx, const struct shmem_obj *o)
 		pr_perror("shmem object %lu: open %s", o->ino, path);
 		return neg_errno();
 	}
-	err = runs_check(o->pid, runs, &pages);
+	err = runs_check(o->pid, runs, 1, &pages);
 	if (err)
 		return err;
 	crcs = calloc(runs->nr + 1, sizeof(*crcs));
