@@ -56,6 +56,17 @@ bool mem_scan_knows_guards(void);
 int mem_scan_guards(int pagemap_fd, unsigned long start, unsigned long end, uint64_t **ret,
 		    size_t *nr);
 
+struct page_region;
+/*
+ * Where a walk of [@start, @end) goes on after a PAGEMAP_SCAN call that
+ * returned the @n regions of @vec (room for @vec_len) and @walk_end: *@next,
+ * @end when the walk is done. -EIO when the regions are not in order inside
+ * the range or the walk makes no progress. Pure; see mem-scan.c for why
+ * walk_end alone is not enough.
+ */
+int mem_scan_resume(unsigned long start, unsigned long end, unsigned long walk_end,
+		    const struct page_region *vec, size_t n, size_t vec_len, unsigned long *next);
+
 /*
  * The policy of one VMA of task @pid. Returns 0 and sets *ret, or
  * -EOPNOTSUPP (logged with the pid, the range and the reason) for what cannot

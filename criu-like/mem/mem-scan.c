@@ -540,6 +540,7 @@ int mem_scan_guards(int pagemap_fd, unsigned long start, unsigned long end, uint
 {
 	struct pm_scan_arg a = { .size = sizeof(a), .start = start, .end = end };
 	struct page_region r[64];
+	unsigned long next;
 	size_t cap = 0;
 
 	*ret = NULL;
@@ -566,9 +567,9 @@ int mem_scan_guards(int pagemap_fd, unsigned long start, unsigned long end, uint
 			(*ret)[(*nr)++] = r[i].start;
 			(*ret)[(*nr)++] = r[i].end;
 		}
-		if (a.walk_end <= a.start || a.walk_end > end)
+		if (mem_scan_resume(a.start, end, a.walk_end, r, (size_t)n, ARRAY_SIZE(r), &next))
 			return -EIO;
-		a.start = a.walk_end;
+		a.start = next;
 	}
 	return 0;
 }
@@ -610,13 +611,47 @@ static void scan_arg_init(struct pm_scan_arg *a, unsigned long start, unsigned l
 }
 
 /*
- * PAGEMAP_SCAN stops when the vector is full and reports where in walk_end:
- * resume from there, with a bigger vector for the next round.
+ * PAGEMAP_SCAN fills the caller's vector through a bounce buffer of 512
+ * regions inside the kernel, and sets walk_end only when that buffer is
+ * full. A call whose walk fills it, flushes it and then reaches @end with
+ * fewer regions than the vector holds returns every region but leaves
+ * walk_end where the buffer filled, below the last region reported (seen
+ * on 6.18; the kernel rereads walk_end as 0 at each call, so only calls
+ * that return more than 512 regions are hit). Resuming from that walk_end
+ * walks the end of the range again: its regions come twice, out of address
+ * order (and a written-page walk finds them protected by then). So: a call
+ * that did not fill the vector has walked to @end; one that did goes on
+ * from walk_end or the end of its last region, whichever is higher. The
+ * regions of a call must be in order, after @start, below @end: -EIO for
+ * anything else, rather than a plan out of order.
  */
+int mem_scan_resume(unsigned long start, unsigned long end, unsigned long walk_end,
+		    const struct page_region *vec, size_t n, size_t vec_len, unsigned long *next)
+{
+	unsigned long prev = start;
+
+	for (size_t i = 0; i < n; i++) {
+		if (vec[i].start < prev || vec[i].end <= vec[i].start || vec[i].end > end)
+			return -EIO;
+		prev = vec[i].end;
+	}
+	if (n > vec_len)
+		return -EIO;
+	if (n < vec_len) {
+		*next = end;
+		return 0;
+	}
+	*next = max(walk_end, prev);
+	/* no progress: never loop forever on a kernel surprise */
+	return *next <= start || *next > end ? -EIO : 0;
+}
+
+/* Scan [@start, @end) with a vector that grows (up to VEC_MAX) while calls fill it. */
 static int scan_ioctl(struct scan_ctx *c, unsigned long start, unsigned long end,
 		      enum mem_policy policy, struct mem_runs *out)
 {
 	struct pm_scan_arg a;
+	unsigned long next;
 	int err;
 
 	if (!c->vec && (err = grow_vec(c)))
@@ -639,11 +674,17 @@ static int scan_ioctl(struct scan_ctx *c, unsigned long start, unsigned long end
 			if (err)
 				return err;
 		}
-		if (a.walk_end <= a.start || a.walk_end > end)
-			return -EIO; /* no progress: never loop forever on a kernel surprise */
+		if (mem_scan_resume(a.start, end, a.walk_end, c->vec, (size_t)n, c->vec_len,
+				    &next)) {
+			pr_err("pid %d: PAGEMAP_SCAN %llx-%lx: %ld regions out of order or out of "
+			       "the range (walk_end %llx)\n",
+			       c->pid, (unsigned long long)a.start, end, n,
+			       (unsigned long long)a.walk_end);
+			return -EIO;
+		}
 		if ((size_t)n == c->vec_len && (err = grow_vec(c)))
 			return err;
-		a.start = a.walk_end;
+		a.start = next;
 	}
 	return 0;
 }

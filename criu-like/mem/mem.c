@@ -408,11 +408,22 @@ static int split_noread(const struct vma_list *vmas, const struct mem_plan *plan
 	return 0;
 }
 
-static int write_entry(struct cr_img *img, unsigned long vaddr, unsigned long nr_pages,
-		       uint32_t flags, const uint32_t *crc)
+/*
+ * One entry, after the one before (*@prev_end): the restore refuses a pagemap
+ * whose entries go back or overlap, so the dump refuses to write one.
+ */
+static int write_entry(struct cr_img *img, pid_t pid, unsigned long *prev_end, unsigned long vaddr,
+		       unsigned long nr_pages, uint32_t flags, const uint32_t *crc)
 {
 	PagemapEntry pe = PAGEMAP_ENTRY__INIT;
 
+	if (vaddr < *prev_end) {
+		pr_err("pid %d: pagemap entry %lx +%lu pages (flags %#x) starts below the end of "
+		       "the one before (%lx): the memory plan is out of order, not dumped\n",
+		       pid, vaddr, nr_pages, flags, *prev_end);
+		return -EINVAL;
+	}
+	*prev_end = vaddr + nr_pages * PAGE_SIZE;
 	pe.vaddr = vaddr;
 	pe.nr_pages = (uint32_t)nr_pages;
 	pe.flags = flags;
@@ -452,6 +463,7 @@ static int write_pagemap(struct dump_ctx *ctx, enum cr_img_kind kind, uint32_t i
 	struct cr_img *img = img_open(ctx->dirfd, kind, id, IMG_WRITE);
 	const struct mem_run *ref;
 	unsigned int i, j = 0, k = 0;
+	unsigned long prev_end = 0;
 	uint32_t flag = 0;
 	char name[64] = "pagemap";
 	int err, err2;
@@ -469,13 +481,14 @@ static int write_pagemap(struct dump_ctx *ctx, enum cr_img_kind kind, uint32_t i
 
 		for (; !err && ref && ref->start < vaddr;
 		     ref = next_ref(parent, &j, shared, &k, &flag))
-			err = write_entry(img, ref->start, ref->nr_pages, flag, NULL);
+			err = write_entry(img, pid, &prev_end, ref->start, ref->nr_pages, flag,
+					  NULL);
 		if (!err)
-			err = write_entry(img, vaddr, runs->runs[i].nr_pages,
+			err = write_entry(img, pid, &prev_end, vaddr, runs->runs[i].nr_pages,
 					  PAGEMAP_FLAG__PE_PRESENT, &crcs[i]);
 	}
 	for (; !err && ref; ref = next_ref(parent, &j, shared, &k, &flag))
-		err = write_entry(img, ref->start, ref->nr_pages, flag, NULL);
+		err = write_entry(img, pid, &prev_end, ref->start, ref->nr_pages, flag, NULL);
 	err2 = img_close(img);
 	img_file_name(kind, id, name, sizeof(name));
 	if (err || err2)
@@ -490,19 +503,31 @@ static int write_pagemap(struct dump_ctx *ctx, enum cr_img_kind kind, uint32_t i
 	return err ? err : err2;
 }
 
-/* PagemapEntry.nr_pages is 32 bits: a longer run (16 TiB) is refused. */
-static int runs_check(pid_t pid, const struct mem_runs *r, uint64_t *ret_pages)
+/*
+ * PagemapEntry.nr_pages is 32 bits: a longer run (16 TiB) is refused; so
+ * are runs out of address order, before any page is sent. @unit is a page's
+ * size in the runs' units: PAGE_SIZE for addresses, 1 for shmem page offsets.
+ */
+static int runs_check(pid_t pid, const struct mem_runs *r, unsigned long unit, uint64_t *ret_pages)
 {
 	uint64_t n = 0;
 	unsigned int i;
 
 	for (i = 0; i < r->nr; i++) {
-		if (r->runs[i].nr_pages > UINT32_MAX) {
+		const struct mem_run *m = &r->runs[i], *prev = i ? m - 1 : NULL;
+
+		if (prev && m->start < prev->start + prev->nr_pages * unit) {
+			pr_err("pid %d: run %lx +%lu pages starts below the end of the one before "
+			       "(%lx +%lu): the memory plan is out of order, not dumped\n",
+			       pid, m->start, m->nr_pages, prev->start, prev->nr_pages);
+			return -EINVAL;
+		}
+		if (m->nr_pages > UINT32_MAX) {
 			pr_err("pid %d: run of %lu pages at %lx: too long for a pagemap entry\n",
-			       pid, r->runs[i].nr_pages, r->runs[i].start);
+			       pid, m->nr_pages, m->start);
 			return -E2BIG;
 		}
-		n += r->runs[i].nr_pages;
+		n += m->nr_pages;
 	}
 	*ret_pages = n;
 	return 0;
@@ -541,7 +566,7 @@ static int dump_private_runs(struct dump_ctx *ctx, struct dump_task *dt,
 	uint64_t pages, t0;
 	int err;
 
-	err = runs_check(pid, runs, &pages);
+	err = runs_check(pid, runs, PAGE_SIZE, &pages);
 	if (err)
 		return err;
 	crcs = calloc(runs->nr + 1, sizeof(*crcs));
@@ -568,7 +593,7 @@ int dump_pagemap(struct dump_ctx *ctx, struct dump_task *dt, uint32_t pages_id,
 {
 	pid_t pid = dt->t->pid;
 	uint64_t pages;
-	int err = runs_check(pid, runs, &pages);
+	int err = runs_check(pid, runs, PAGE_SIZE, &pages);
 
 	if (err)
 		return err;
@@ -814,7 +839,7 @@ static int dump_one_shmem(struct dump_ctx *ctx, const struct shmem_obj *o)
 		pr_perror("shmem object %lu: open %s", o->ino, path);
 		return neg_errno();
 	}
-	err = runs_check(o->pid, runs, &pages);
+	err = runs_check(o->pid, runs, 1, &pages);
 	if (err)
 		return err;
 	crcs = calloc(runs->nr + 1, sizeof(*crcs));

@@ -423,23 +423,40 @@ static int resolve_range(pid_t pid, const struct rst_chain_level *lv, unsigned i
 	return err;
 }
 
+/*
+ * Every level's entries in address order, none overlapping: resolve_range()
+ * searches a parent level by halves, and an entry out of order there would
+ * make pages of the chain look never populated (zeros) instead of failing.
+ */
+static int level_check(pid_t pid, const struct rst_chain_level *l)
+{
+	uint64_t prev_end = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		const PagemapEntry *e = l->pe[i];
+
+		if (e->vaddr % PAGE_SIZE || !e->nr_pages || e->vaddr < prev_end ||
+		    entry_end(e) > RST_TASK_SIZE) {
+			pr_err("pid %d: bad pagemap entry %lx +%u pages in %s (previous end %lx)\n",
+			       pid, e->vaddr, e->nr_pages, l->name ?: "the image", prev_end);
+			return -EINVAL;
+		}
+		prev_end = entry_end(e);
+	}
+	return 0;
+}
+
 int rst_chain_resolve(pid_t pid, const struct rst_chain_level *lv, unsigned int nlv,
 		      struct rst_chain_segs *out)
 {
 	const struct rst_chain_level *top = &lv[0];
-	uint64_t prev_end = 0;
 	int err = 0;
 
+	for (unsigned int k = 0; k < nlv && !err; k++)
+		err = level_check(pid, &lv[k]);
 	for (size_t i = 0; i < top->n && !err; i++) {
 		const PagemapEntry *e = top->pe[i];
 
-		if (e->vaddr % PAGE_SIZE || !e->nr_pages || e->vaddr < prev_end ||
-		    entry_end(e) > RST_TASK_SIZE) {
-			pr_err("pid %d: bad pagemap entry %lx +%u pages (previous end %lx)\n", pid,
-			       e->vaddr, e->nr_pages, prev_end);
-			return -EINVAL;
-		}
-		prev_end = entry_end(e);
 		err = resolve_range(pid, lv, nlv, 0, e->vaddr, entry_end(e), out);
 	}
 	return err;
