@@ -28,6 +28,7 @@
 #include "snapshot.h"
 #include "track.h"
 #include "util.h"
+#include "vdso-gone.h"
 
 #include "mm.pb-c.h"
 #include "pagemap.pb-c.h"
@@ -314,12 +315,19 @@ static int write_mm(struct dump_ctx *ctx, struct dump_task *dt)
 	_cleanup_free_ VmaEntry **ep = calloc(dt->vmas.nr + 1, sizeof(*ep));
 	_cleanup_free_ uint64_t *guards = NULL;
 	size_t nr_guards = 0, k = 0;
+	uint32_t unmapped[3];
+	VmaKind unmapped_kinds[3];
 	unsigned int i;
 	int err;
 
 	if (!e || !ep)
 		return -ENOMEM;
 	fill_mm_fields(dt, &mm);
+	/* [vdso], [vvar] the task unmapped: the restore unmaps them too (vdso-gone.c) */
+	mm.n_unmapped_specials = vdso_unmapped_kinds(&ctx->kd.vdso, &dt->vmas, unmapped);
+	for (i = 0; i < mm.n_unmapped_specials; i++)
+		unmapped_kinds[i] = (VmaKind)unmapped[i];
+	mm.unmapped_specials = unmapped_kinds;
 	err = read_auxv(pid, &auxv, &mm.n_auxv);
 	if (!err)
 		err = dump_exe(ctx, pid, &mm);
@@ -721,36 +729,10 @@ static int split_cow_shared(struct dump_ctx *ctx, struct dump_task *dt)
 	return 0;
 }
 
-/*
- * A task that unmapped its [vdso] or [vvar] while this kernel maps them: the
- * restore could not rebuild it (the injection at the resume needs the vDSO),
- * so the dump refuses it by name rather than restore a task that crashes.
- */
-static int check_vdso_kept(const struct dump_ctx *ctx, const struct dump_task *dt)
-{
-	bool vdso = false, vvar = false;
-
-	for (size_t i = 0; i < dt->vmas.nr; i++) {
-		vdso |= dt->vmas.vmas[i].kind == VMA_VDSO;
-		vvar |= dt->vmas.vmas[i].kind == VMA_VVAR;
-	}
-	if ((ctx->kd.vdso.area[VDSO_AREA_VDSO].present && !vdso) ||
-	    (ctx->kd.vdso.area[VDSO_AREA_VVAR].present && !vvar)) {
-		pr_err("pid %d: it unmapped its %s: a task without the vDSO is not supported yet\n",
-		       dt->t->pid, !vdso ? "[vdso]" : "[vvar]");
-		return -EOPNOTSUPP;
-	}
-	return 0;
-}
-
 int dump_task_mm_plan(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	pid_t pid = dt->t->pid;
-	int err = check_vdso_kept(ctx, dt);
-
-	if (err)
-		return err;
-	err = mem_scan_task(pid, &dt->vmas, 0, &ctx->shm, &dt->plan);
+	int err = mem_scan_task(pid, &dt->vmas, 0, &ctx->shm, &dt->plan);
 	if (err) {
 		pr_err("pid %d: cannot find the pages to save\n", pid);
 		return err;

@@ -30,6 +30,7 @@
 #include "restore-mem.h"
 #include "restore-task-int.h"
 #include "util.h"
+#include "vdso-gone.h"
 
 #include "restorer-blob.h"
 
@@ -110,7 +111,19 @@ static int read_self_maps(struct finish *f, struct rst_range cur[3])
 	return 0;
 }
 
-/* Same kernel, same areas: each saved [vdso]/[vvar]/[vvar_vclock] has a current twin of its size. */
+static bool special_unmapped(const MmEntry *mm, VmaKind k)
+{
+	for (size_t i = 0; i < mm->n_unmapped_specials; i++)
+		if (mm->unmapped_specials[i] == k)
+			return true;
+	return false;
+}
+
+/*
+ * Same kernel, same areas: each saved [vdso]/[vvar]/[vvar_vclock] has a current
+ * twin of its size, moved there; one the task had unmapped is left out of the
+ * kept areas, so the blob's unmap_all() removes it (vdso-gone.c).
+ */
 static int plan_specials(struct finish *f)
 {
 	struct rst_range cur[3];
@@ -121,25 +134,33 @@ static int plan_specials(struct finish *f)
 
 	for (k = 0; !err && k < 3; k++) {
 		const VmaEntry *saved = NULL;
+		uint64_t cur_len = cur[k].end - cur[k].start;
 
 		for (i = 0; i < f->p->mm->n_vmas; i++)
 			if (f->p->mm->vmas[i]->kind == special_kinds[k])
 				saved = f->p->mm->vmas[i];
-		if (!saved && !cur[k].start)
+		switch (vdso_special_act(saved ? saved->end - saved->start : 0, cur_len,
+					 special_unmapped(f->p->mm, special_kinds[k]))) {
+		case SPECIAL_NONE:
 			continue;
-		if (!saved || !cur[k].start ||
-		    saved->end - saved->start != cur[k].end - cur[k].start) {
+		case SPECIAL_UNMAP:
+			pr_debug("pid %d: it had unmapped its %s: unmapping %lx-%lx\n", f->pid,
+				 special_names[k], cur[k].start, cur[k].end);
+			continue;
+		case SPECIAL_REFUSE:
 			pr_err("pid %d: %s is %lx bytes here and %lx bytes in the image: "
 			       "restore needs the kernel that dumped\n",
-			       f->pid, special_names[k], cur[k].end - cur[k].start,
+			       f->pid, special_names[k], cur_len,
 			       saved ? saved->end - saved->start : 0);
 			return -EOPNOTSUPP;
+		case SPECIAL_MOVE:
+			break;
 		}
 		f->specials[f->nr_specials].cur_start = cur[k].start;
 		f->specials[f->nr_specials].cur_end = cur[k].end;
 		f->specials[f->nr_specials].saved_start = saved->start;
 		f->specials[f->nr_specials++].scratch_off = scratch;
-		scratch += cur[k].end - cur[k].start;
+		scratch += cur_len;
 	}
 	return err;
 }
