@@ -24,7 +24,7 @@
 #include "proc-parse.h"
 
 enum mem_policy {
-	MEM_SKIP_RECREATED, /* [vdso] [vvar] [vvar_vclock] [vsyscall]: rebuilt at restore */
+	MEM_SKIP_RECREATED, /* [vdso] [vvar] [vvar_vclock] [vsyscall], AIO rings: rebuilt at restore */
 	MEM_SKIP_IO, /* VM_IO/VM_PFNMAP: no pages that pagemap or vmsplice can read */
 	MEM_SKIP_GUARD, /* PROT_NONE without pages: only the layout is recorded */
 	MEM_SKIP_FILE_SHARED, /* MAP_SHARED of a file: the file itself holds the data */

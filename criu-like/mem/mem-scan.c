@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 
 #include "compat.h"
+#include "aio-ring.h"
 #include "log.h"
 #include "mem-scan.h"
 #include "util.h"
@@ -123,10 +124,11 @@ int mem_vma_policy(pid_t pid, const struct vma_entry *v, enum mem_policy *ret)
 		return refuse(pid, v,
 			      "hugetlb mapping, shared or of a hugetlbfs file: only private "
 			      "anonymous ones (MAP_HUGETLB) are supported");
-	/* the ring of an io_setup() context: the requests in flight cannot be seen from here */
-	if (v->kind == VMA_FILE && v->path && !strcmp(v->path, "/[aio]"))
-		return refuse(pid, v,
-			      "an AIO context's ring (io_setup()): AIO is not supported yet");
+	/* the ring of an io_setup() context: made again by the restorer (mem/aio.c) */
+	if (vma_is_aio(v)) {
+		*ret = MEM_SKIP_RECREATED;
+		return 0;
+	}
 	if (is_device(v))
 		return refuse(pid, v, "device mapping");
 	if (v->vm_flags & (VMF_IO | VMF_PF)) {

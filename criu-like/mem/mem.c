@@ -18,6 +18,7 @@
 #include <sys/shm.h>
 #include <unistd.h>
 
+#include "aio-ring.h"
 #include "cow-share.h"
 #include "dump.h"
 #include "image.h"
@@ -121,6 +122,10 @@ static int vma_kind(pid_t pid, const struct vma_entry *v, VmaKind *ret)
 {
 	if (vma_is_hugetlb_anon(v)) {
 		*ret = VMA_KIND__VMA_ANON_PRIVATE;
+		return 0;
+	}
+	if (vma_is_aio(v)) {
+		*ret = VMA_KIND__VMA_AIO;
 		return 0;
 	}
 	switch (v->kind) {
@@ -306,6 +311,45 @@ static void fill_mm_fields(const struct dump_task *dt, MmEntry *mm)
 	mm->env_start = s->env_start, mm->env_end = s->env_end;
 }
 
+/* The AIO rings of the task, with their unreaped events (mem/aio.c). */
+static int dump_aios(pid_t pid, const struct vma_list *vmas, MmEntry *mm)
+{
+	unsigned int i, n = 0;
+	int err;
+
+	for (i = 0; i < vmas->nr; i++)
+		n += vma_is_aio(&vmas->vmas[i]);
+	if (!n)
+		return 0;
+	mm->aios = calloc(n, sizeof(*mm->aios));
+	if (!mm->aios)
+		return -ENOMEM;
+	for (i = 0; i < vmas->nr; i++) {
+		AioRingEntry *e;
+
+		if (!vma_is_aio(&vmas->vmas[i]))
+			continue;
+		e = calloc(1, sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		mm->aios[mm->n_aios++] = e;
+		err = aio_dump_ring(pid, &vmas->vmas[i], e);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void free_aios(MmEntry *mm)
+{
+	for (size_t i = 0; i < mm->n_aios; i++) {
+		if (mm->aios[i]->has_events)
+			free(mm->aios[i]->events.data);
+		free(mm->aios[i]);
+	}
+	free(mm->aios);
+}
+
 static int write_mm(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	pid_t pid = dt->t->pid;
@@ -340,6 +384,8 @@ static int write_mm(struct dump_ctx *ctx, struct dump_task *dt)
 					  dt->plan.policy[i], &e[i]);
 		ep[i] = &e[i];
 	}
+	if (!err)
+		err = dump_aios(pid, &dt->vmas, &mm);
 	if (!err) {
 		mm.auxv = auxv;
 		mm.n_vmas = dt->vmas.nr;
@@ -350,6 +396,7 @@ static int write_mm(struct dump_ctx *ctx, struct dump_task *dt)
 	}
 	for (i = 0; i < dt->vmas.nr; i++)
 		free(e[i].guards);
+	free_aios(&mm);
 	return err;
 }
 

@@ -29,6 +29,7 @@
 #include "restore-files.h"
 #include "restore-mem.h"
 #include "restore-task-int.h"
+#include "aio-ring.h"
 #include "util.h"
 #include "vdso-gone.h"
 
@@ -262,6 +263,7 @@ static bool vma_mapped(const VmaEntry *v)
 	case VMA_KIND__VMA_VVAR:
 	case VMA_KIND__VMA_VVAR_VCLOCK:
 	case VMA_KIND__VMA_VSYSCALL:
+	case VMA_KIND__VMA_AIO: /* made again by the blob (restore_aios()) */
 		return false;
 	default:
 		return true;
@@ -298,6 +300,36 @@ static int plan_guards(struct finish *f)
 			g++;
 			f->a->nr_guards++;
 		}
+	}
+	return 0;
+}
+
+/* The AIO contexts (MmEntry.aios, checked by rst_plan_check_vmas()) and their unreaped events. */
+static int plan_aios(struct finish *f)
+{
+	struct rst_aio *r = (struct rst_aio *)((char *)f->a + f->lay.aios_off);
+	uint64_t ev = f->lay.aio_events_off;
+	size_t i;
+
+	f->a->aios_off = f->lay.aios_off;
+	f->a->nr_aios = (uint32_t)f->p->mm->n_aios;
+	for (i = 0; i < f->p->mm->n_aios; i++, r++) {
+		const AioRingEntry *e = f->p->mm->aios[i];
+
+		r->addr = e->addr;
+		r->len = e->len;
+		r->nr_req = aio_setup_nr(e->nr_events);
+		r->nr_events = e->nr_events;
+		r->head = e->head;
+		r->tail = e->tail;
+		r->nr_unreaped = aio_ring_unreaped(e->head, e->tail, e->nr_events);
+		r->events_off = ev;
+		if (e->has_events) {
+			memcpy((char *)f->a + ev, e->events.data, e->events.len);
+			ev += e->events.len;
+		}
+		pr_debug("pid %d: AIO context %" PRIx64 ": %u events, %u unreaped\n", f->pid,
+			 r->addr, r->nr_events, r->nr_unreaped);
 	}
 	return 0;
 }
@@ -379,6 +411,10 @@ static int layout(struct finish *f)
 		in.nr_vmas += vma_mapped(f->p->mm->vmas[i]);
 		in.nr_guards += (uint32_t)(f->p->mm->vmas[i]->n_guards / 2);
 	}
+	in.nr_aios = (uint32_t)f->p->mm->n_aios;
+	for (i = 0; i < f->p->mm->n_aios; i++)
+		if (f->p->mm->aios[i]->has_events)
+			in.aio_event_bytes += f->p->mm->aios[i]->events.len;
 	err = rst_pidfd_threads(f->ctx, f->t, NULL, &in.nr_tpidfds);
 	if (err)
 		return err;
@@ -577,6 +613,8 @@ static int build_args(struct finish *f)
 	err = plan_vmas(f);
 	if (!err)
 		err = plan_guards(f);
+	if (!err)
+		err = plan_aios(f);
 	if (!err) {
 		f->a->tpidfds_off = f->lay.tpidfds_off;
 		err = rst_pidfd_threads(f->ctx, f->t,
