@@ -45,6 +45,8 @@ const char *mem_policy_name(enum mem_policy p);
 bool vma_is_sysv(const struct vma_entry *v);
 /* A private anonymous hugetlb mapping (MAP_HUGETLB), saved like anonymous memory. */
 bool vma_is_hugetlb_anon(const struct vma_entry *v);
+/* MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB, saved as shared memory (MEM_SAVE_SHMEM). */
+bool vma_is_hugetlb_shared_anon(const struct vma_entry *v);
 
 /* PAGEMAP_SCAN tells the pages of guard regions (PAGE_IS_GUARD, 6.14): probed once. */
 bool mem_scan_knows_guards(void);
@@ -110,6 +112,7 @@ struct shmem_obj {
 	pid_t pid; /* a task that maps it, for /proc/PID/map_files/START-END */
 	unsigned long vma_start, vma_end;
 	struct mem_runs runs; /* object page offsets, sorted, merged (policy MEM_SAVE_SHMEM) */
+	unsigned long huge; /* hugetlb: its huge page size in bytes; 0 for shmem */
 };
 
 struct shmem_set {

@@ -140,6 +140,7 @@ struct rst_shmem_obj {
 	uint64_t shmid;
 	uint64_t size;
 	int fd; /* >= ctx->service_fd_base */
+	uint32_t huge_flags; /* MAP_HUGETLB and the page size bits of its VMAs: hugetlb memory */
 };
 
 /* A SysV shm segment of the host's IPC namespace (mem/sysv-shm.c). */

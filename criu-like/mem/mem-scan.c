@@ -51,15 +51,31 @@ static bool has_prefix(const char *s, const char *prefix)
  */
 static bool is_shmem(const struct vma_entry *v)
 {
-	return v->kind == VMA_ANON_SHMEM || v->memfd;
+	return v->kind == VMA_ANON_SHMEM || v->memfd || vma_is_hugetlb_shared_anon(v);
+}
+
+/* mmap(MAP_ANONYMOUS | MAP_HUGETLB): a hidden hugetlbfs file, with its huge page size */
+static bool is_anon_hugepage(const struct vma_entry *v)
+{
+	return (v->vm_flags & VMF_HT) && v->kind == VMA_FILE && v->deleted && v->path &&
+	       !strcmp(v->path, "/anon_hugepage") && v->has_smaps && v->kernel_page_size > 4;
 }
 
 bool vma_is_hugetlb_anon(const struct vma_entry *v)
 {
-	/* mmap(MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB): an unlinked hugetlbfs file */
-	return (v->vm_flags & VMF_HT) && !v->shared && v->kind == VMA_FILE && v->deleted &&
-	       v->path && !strcmp(v->path, "/anon_hugepage") && v->has_smaps &&
-	       v->kernel_page_size > 4;
+	return is_anon_hugepage(v) && !v->shared;
+}
+
+bool vma_is_hugetlb_shared_anon(const struct vma_entry *v)
+{
+	return is_anon_hugepage(v) && v->shared;
+}
+
+/* MAP_SHARED of a file on a hugetlbfs mount that still has its name: the file holds the data */
+static bool is_hugetlbfs_file_shared(const struct vma_entry *v)
+{
+	return (v->vm_flags & VMF_HT) && v->shared && v->kind == VMA_FILE && !v->deleted &&
+	       !v->memfd && v->path && v->path[0] == '/';
 }
 
 bool vma_is_sysv(const struct vma_entry *v)
@@ -120,10 +136,12 @@ int mem_vma_policy(pid_t pid, const struct vma_entry *v, enum mem_policy *ret)
 	default:
 		break;
 	}
-	if ((v->vm_flags & VMF_HT) && !vma_is_hugetlb_anon(v))
+	if ((v->vm_flags & VMF_HT) && !vma_is_hugetlb_anon(v) && !vma_is_hugetlb_shared_anon(v) &&
+	    !is_hugetlbfs_file_shared(v))
 		return refuse(pid, v,
-			      "hugetlb mapping, shared or of a hugetlbfs file: only private "
-			      "anonymous ones (MAP_HUGETLB) are supported");
+			      v->shared ? "hugetlb mapping of an unlinked hugetlbfs file or of an "
+					  "MFD_HUGETLB memfd: not supported yet"
+					: "private mapping of a hugetlbfs file: not supported yet");
 	/* the ring of an io_setup() context: made again by the restorer (mem/aio.c) */
 	if (vma_is_aio(v)) {
 		*ret = MEM_SKIP_RECREATED;
@@ -284,7 +302,8 @@ static struct shmem_obj *shmem_get(struct shmem_set *s, pid_t pid, const struct 
 				 .ino = v->ino,
 				 .pid = pid,
 				 .vma_start = v->start,
-				 .vma_end = v->end };
+				 .vma_end = v->end,
+				 .huge = v->vm_flags & VMF_HT ? v->kernel_page_size * 1024 : 0 };
 	return o;
 }
 
@@ -355,7 +374,8 @@ static int shmem_seek_data(struct shmem_obj *o)
 int shmem_set_add_unmapped(struct shmem_set *s)
 {
 	for (unsigned int i = 0; i < s->nr; i++) {
-		int err = shmem_seek_data(&s->objs[i]);
+		/* hugetlbfs has no SEEK_DATA: its pages are found by reading them (mem.c) */
+		int err = s->objs[i].huge ? 0 : shmem_seek_data(&s->objs[i]);
 
 		if (err)
 			return err;

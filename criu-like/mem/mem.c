@@ -20,6 +20,7 @@
 
 #include "aio-ring.h"
 #include "cow-share.h"
+#include "hugetlb-shm.h"
 #include "dump.h"
 #include "image.h"
 #include "log.h"
@@ -126,6 +127,10 @@ static int vma_kind(pid_t pid, const struct vma_entry *v, VmaKind *ret)
 	}
 	if (vma_is_aio(v)) {
 		*ret = VMA_KIND__VMA_AIO;
+		return 0;
+	}
+	if (vma_is_hugetlb_shared_anon(v)) {
+		*ret = VMA_KIND__VMA_ANON_SHARED;
 		return 0;
 	}
 	switch (v->kind) {
@@ -252,7 +257,7 @@ static int fill_vma(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v,
 	if (v->vm_flags & VMF_LO)
 		e->flags |= MAP_LOCKED;
 	/* the huge page size, as mmap() takes it: its log2 above MAP_HUGE_SHIFT */
-	if (vma_is_hugetlb_anon(v))
+	if (vma_is_hugetlb_anon(v) || vma_is_hugetlb_shared_anon(v))
 		e->flags |= MAP_HUGETLB | (uint32_t)(__builtin_ctzl(v->kernel_page_size * 1024)
 						     << MAP_HUGE_SHIFT);
 	if ((v->vm_flags & VMF_LO) && (v->vm_flags & VMF_LF))
@@ -823,6 +828,7 @@ static int dump_one_shmem(struct dump_ctx *ctx, const struct shmem_obj *o)
 {
 	char path[96];
 	const struct mem_runs *runs = &o->runs;
+	struct mem_runs huge_runs = { 0 };
 	_cleanup_free_ uint32_t *crcs = NULL;
 	_cleanup_close_ int fd = -1;
 	struct page_xfer x;
@@ -843,12 +849,28 @@ static int dump_one_shmem(struct dump_ctx *ctx, const struct shmem_obj *o)
 		pr_perror("shmem object %lu: open %s", o->ino, path);
 		return neg_errno();
 	}
+	/* hugetlb: read whole, into a memfd that splices (mem/hugetlb-shm.c) */
+	if (o->huge) {
+		int copy;
+
+		err = hugetlb_shm_read(fd, o->size, o->huge, &huge_runs, &copy);
+		if (err) {
+			pr_err("hugetlb object %lu (mapped by %d at %lx): cannot read it\n", o->ino,
+			       o->pid, o->vma_start);
+			return err;
+		}
+		close(fd);
+		fd = copy;
+		runs = &huge_runs;
+	}
 	err = runs_check(o->pid, runs, &pages);
-	if (err)
+	crcs = err ? NULL : calloc(runs->nr + 1, sizeof(*crcs));
+	if (!err && !crcs)
+		err = -ENOMEM;
+	if (err) {
+		mem_runs_fini(&huge_runs);
 		return err;
-	crcs = calloc(runs->nr + 1, sizeof(*crcs));
-	if (!crcs)
-		return -ENOMEM;
+	}
 	pages_id = ctx->next_pages_id++;
 	t0 = mem_now_ns();
 	err = page_xfer_open(&x, ctx, o->pid, pages_id, runs, crcs, pages * PAGE_SIZE);
@@ -864,6 +886,7 @@ static int dump_one_shmem(struct dump_ctx *ctx, const struct shmem_obj *o)
 		err = write_pagemap(ctx, CR_IMG_SHMEM_PAGEMAP, (uint32_t)o->ino, o->pid, pages_id,
 				    runs, crcs, true, NULL, NULL, 0);
 	}
+	mem_runs_fini(&huge_runs);
 	if (err)
 		pr_err("cannot dump shmem object %lu (mapped by %d at %lx-%lx)\n", o->ino, o->pid,
 		       o->vma_start, o->vma_end);
