@@ -71,6 +71,12 @@ bool vma_is_hugetlb_shared_anon(const struct vma_entry *v)
 	return is_anon_hugepage(v) && v->shared;
 }
 
+/* MAP_SHARED of an MFD_HUGETLB memfd: saved with the memfd (files/reg-ghost.c) */
+static bool is_hugetlb_memfd_shared(const struct vma_entry *v)
+{
+	return (v->vm_flags & VMF_HT) && v->shared && v->memfd;
+}
+
 /* MAP_SHARED of a file on a hugetlbfs mount that still has its name: the file holds the data */
 static bool is_hugetlbfs_file_shared(const struct vma_entry *v)
 {
@@ -90,7 +96,8 @@ bool vma_is_sysv(const struct vma_entry *v)
  */
 static bool is_device(const struct vma_entry *v)
 {
-	if (v->kind != VMA_FILE || !has_prefix(v->path, "/dev/"))
+	/* a hugetlbfs mount under /dev (/dev/hugepages) holds files, not devices */
+	if (v->kind != VMA_FILE || !has_prefix(v->path, "/dev/") || (v->vm_flags & VMF_HT))
 		return false;
 	return strcmp(v->path, "/dev/zero") && !has_prefix(v->path, "/dev/shm/");
 }
@@ -137,11 +144,12 @@ int mem_vma_policy(pid_t pid, const struct vma_entry *v, enum mem_policy *ret)
 		break;
 	}
 	if ((v->vm_flags & VMF_HT) && !vma_is_hugetlb_anon(v) && !vma_is_hugetlb_shared_anon(v) &&
-	    !is_hugetlbfs_file_shared(v))
+	    !is_hugetlbfs_file_shared(v) && !is_hugetlb_memfd_shared(v))
 		return refuse(pid, v,
-			      v->shared ? "hugetlb mapping of an unlinked hugetlbfs file or of an "
-					  "MFD_HUGETLB memfd: not supported yet"
-					: "private mapping of a hugetlbfs file: not supported yet");
+			      v->shared ? "shared mapping of an unlinked hugetlbfs file: not "
+					  "supported yet"
+					: "private mapping of a hugetlbfs file or memfd: not supported "
+					  "yet");
 	/* the ring of an io_setup() context: made again by the restorer (mem/aio.c) */
 	if (vma_is_aio(v)) {
 		*ret = MEM_SKIP_RECREATED;

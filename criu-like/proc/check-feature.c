@@ -142,6 +142,15 @@ static int probe_aio_remap(char *why, size_t size)
 	return ok;
 }
 
+/* memfd_create(MFD_HUGETLB) (4.14): what a hugetlb memfd is made again with. */
+static int probe_memfd_hugetlb(char *why, size_t size)
+{
+	_cleanup_close_ int fd = memfd_create("criu-like-check", MFD_CLOEXEC | MFD_HUGETLB);
+
+	snprintf(why, size, "memfd_create(MFD_HUGETLB)");
+	return fd >= 0;
+}
+
 static int probe_kcmp_epoll(char *why, size_t size)
 {
 	_cleanup_close_ int ep = epoll_create1(EPOLL_CLOEXEC);
@@ -316,7 +325,7 @@ static const struct crfeat crfeats[] = {
 	F("network_lock_nftables", CAT_EXTRA, KD__MAX, NULL,
 	  "criu-like does not probe it (run `criu-like net-lock list`)"),
 	F("sockopt_buf_lock", CAT_EXTRA, KD__MAX, NULL, "criu-like does not save SO_BUF_LOCK"),
-	F("memfd_hugetlb", CAT_EXTRA, KD__MAX, NULL, "criu-like refuses hugetlb mappings"),
+	F("memfd_hugetlb", CAT_EXTRA, KD__MAX, probe_memfd_hugetlb, NULL),
 	F("move_mount_set_group", CAT_EXTRA, KD__MAX, NULL, NOMNT),
 	F("openat2", CAT_EXTRA, KD__MAX, NULL, "criu-like does not use openat2"),
 	F("get_rseq_conf", CAT_EXTRA, KD_PTRACE_RSEQ, NULL, NULL),

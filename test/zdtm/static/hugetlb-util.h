@@ -41,16 +41,25 @@ static int huge_set_overcommit(long n)
  * another test or an earlier run, count against the setting); returns the
  * setting to put back, -1 if untouched, -2 on error.
  */
+static long huge_meminfo(const char *key)
+{
+	char line[256];
+	long n = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)) && sscanf(line + strlen(key), "%ld", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
+
 static long huge_pool(long need)
 {
-	const char *d = "/sys/kernel/mm/hugepages/hugepages-2048kB/";
-	char path[128];
-	long over = huge_read("/proc/sys/vm/nr_overcommit_hugepages"), free_, surplus;
+	long over = huge_read("/proc/sys/vm/nr_overcommit_hugepages");
+	long free_ = huge_meminfo("HugePages_Free:"), surplus = huge_meminfo("HugePages_Surp:");
 
-	snprintf(path, sizeof(path), "%sfree_hugepages", d);
-	free_ = huge_read(path);
-	snprintf(path, sizeof(path), "%ssurplus_hugepages", d);
-	surplus = huge_read(path);
 	if (over < 0 || free_ < 0 || surplus < 0)
 		return -2;
 	if (free_ + over - surplus >= need)
