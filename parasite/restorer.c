@@ -650,8 +650,9 @@ static void aio_advance(struct rst_args *a, struct rst_thread *th, uint64_t ctx,
 		}
 		ret = sys_call3(__NR_io_submit, ctx, k, p);
 		if (ret != (long)k) {
-			rerr(a, th, "io_submit of %u placeholder requests in the AIO context %lx: %ld",
-			     k, ctx, ret);
+			rerr(a, th,
+			     "io_submit of %u placeholder requests in the AIO context %lx: %ld", k,
+			     ctx, ret);
 			fail(a, ret < 0 ? ret : -EAGAIN);
 		}
 		if (reap) {
@@ -697,16 +698,16 @@ static void restore_aios(struct rst_args *a, struct rst_thread *th)
 		aio_advance(a, th, ctx, fd, r[i].head, 1);
 		aio_advance(a, th, ctx, fd, r[i].nr_unreaped, 0);
 		if (ring[2] != r[i].head || ring[3] != r[i].tail) {
-			rerr(a, th, "AIO context %lx: head %u, tail %u instead of %u, %u", r[i].addr,
-			     ring[2], ring[3], r[i].head, r[i].tail);
+			rerr(a, th, "AIO context %lx: head %u, tail %u instead of %u, %u",
+			     r[i].addr, ring[2], ring[3], r[i].head, r[i].tail);
 			fail(a, -EIO);
 		}
 		check(a, th, mremap_fixed(ctx, r[i].len, r[i].addr),
 		      "mremap of the AIO ring %lx to %lx", ctx, r[i].addr);
 		for (k = 0; k < r[i].nr_unreaped; k++)
 			memcpy((uint8_t *)r[i].addr + 32 +
-						 (uint64_t)((r[i].head + k) % r[i].nr_events) * 32,
-					 ev + (uint64_t)k * 32, 32);
+				       (uint64_t)((r[i].head + k) % r[i].nr_events) * 32,
+			       ev + (uint64_t)k * 32, 32);
 	}
 	sys_close(fd);
 	rdebug(a, th, "%u AIO contexts", a->nr_aios);

@@ -415,22 +415,20 @@ static int ghost_copy(struct cr_img *img, const FileEntry *fe, int dst, const ch
 static int ghost_copy_huge(struct cr_img *img, const FileEntry *fe, int dst, const char *path)
 {
 	uint64_t size = img_raw_size(img), huge = (uint64_t)fe->reg->huge_page_kb * 1024, off;
-	_cleanup_free_ uint8_t *buf = NULL;
+	uint8_t *buf;
 	uint32_t crc = 0;
 	uint8_t *mem;
 	int err = 0;
 
 	if (size != fe->reg->size || !huge || size % huge) {
-		pr_err("ghost-%u.img holds %llu bytes, hugetlb memfd %s had %llu in pages of %llu\n",
+		pr_err("ghost-%u.img holds %llu bytes, hugetlb memfd %s had %llu in pages of "
+		       "%llu\n",
 		       fe->id, (unsigned long long)size, path, (unsigned long long)fe->reg->size,
 		       (unsigned long long)huge);
 		return -EBADMSG;
 	}
 	if (!size)
 		return 0;
-	buf = malloc(huge);
-	if (!buf)
-		return -ENOMEM;
 	if (ftruncate(dst, (off_t)size)) {
 		pr_perror("hugetlb memfd %s: ftruncate to %llu", path, (unsigned long long)size);
 		return neg_errno();
@@ -440,6 +438,8 @@ static int ghost_copy_huge(struct cr_img *img, const FileEntry *fe, int dst, con
 		pr_perror("hugetlb memfd %s: mmap of %llu bytes", path, (unsigned long long)size);
 		return neg_errno();
 	}
+	buf = malloc(huge);
+	err = buf ? 0 : -ENOMEM;
 	for (off = 0; !err && off < size; off += huge) {
 		err = pread_full(img_raw_fd(img), buf, huge, IMG_RAW_DATA_OFF + off);
 		if (err)
@@ -449,6 +449,7 @@ static int ghost_copy_huge(struct cr_img *img, const FileEntry *fe, int dst, con
 			memcpy(mem + off, buf, huge);
 	}
 	munmap(mem, size);
+	free(buf);
 	if (err) {
 		pr_errno(err, "ghost-%u.img: cannot read it for hugetlb memfd %s", fe->id, path);
 		return err;
@@ -561,7 +562,8 @@ static int create_memfd(struct restore_ctx *ctx, const FileEntry *fe, const char
 	unsigned int huge = fe->reg->has_huge_page_kb ? fe->reg->huge_page_kb * 1024 : 0;
 	/* the huge page size as a log2 above MFD_HUGE_SHIFT, as mmap()'s MAP_HUGE_SHIFT */
 	unsigned int mflags = MFD_CLOEXEC | (seals ? MFD_ALLOW_SEALING : 0) |
-			      (huge ? MFD_HUGETLB | ((unsigned int)__builtin_ctz(huge) << MFD_HUGE_SHIFT)
+			      (huge ? MFD_HUGETLB |
+					       ((unsigned int)__builtin_ctz(huge) << MFD_HUGE_SHIFT)
 				    : 0);
 	const char *name = path + strlen(MEMFD_PREFIX);
 	_cleanup_close_ int fd = memfd_create(name, mflags | (exec ? MFD_EXEC : 0));

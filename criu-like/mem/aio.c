@@ -67,7 +67,8 @@ const AioRingEntry *rst_aio_find(const MmEntry *mm, const VmaEntry *v)
 		if (e->len != v->end - v->start || aio_ring_check(&h, e->len) ||
 		    !aio_setup_nr(e->nr_events) ||
 		    (e->has_events ? e->events.len : 0) !=
-			    (size_t)aio_ring_unreaped(e->head, e->tail, e->nr_events) * AIO_EVENT_SIZE)
+			    (size_t)aio_ring_unreaped(e->head, e->tail, e->nr_events) *
+				    AIO_EVENT_SIZE)
 			return NULL;
 		return e;
 	}
@@ -121,10 +122,9 @@ int aio_dump_ring(pid_t pid, const struct vma_entry *v, AioRingEntry *e)
 	if (pread(fd, ev, (size_t)first * AIO_EVENT_SIZE,
 		  (off_t)(v->start + AIO_RING_HDR + (uint64_t)h.head * AIO_EVENT_SIZE)) !=
 		    (ssize_t)first * AIO_EVENT_SIZE ||
-	    (n > first && pread(fd, ev + (size_t)first * AIO_EVENT_SIZE,
-				(size_t)(n - first) * AIO_EVENT_SIZE,
-				(off_t)(v->start + AIO_RING_HDR)) !=
-				  (ssize_t)(n - first) * AIO_EVENT_SIZE)) {
+	    (n > first &&
+	     pread(fd, ev + (size_t)first * AIO_EVENT_SIZE, (size_t)(n - first) * AIO_EVENT_SIZE,
+		   (off_t)(v->start + AIO_RING_HDR)) != (ssize_t)(n - first) * AIO_EVENT_SIZE)) {
 		pr_perror("pid %d: reading the events of the AIO ring at %lx", pid, v->start);
 		free(ev);
 		return -EIO;

@@ -145,11 +145,12 @@ int mem_vma_policy(pid_t pid, const struct vma_entry *v, enum mem_policy *ret)
 	}
 	if ((v->vm_flags & VMF_HT) && !vma_is_hugetlb_anon(v) && !vma_is_hugetlb_shared_anon(v) &&
 	    !is_hugetlbfs_file_shared(v) && !is_hugetlb_memfd_shared(v))
-		return refuse(pid, v,
-			      v->shared ? "shared mapping of an unlinked hugetlbfs file: not "
-					  "supported yet"
-					: "private mapping of a hugetlbfs file or memfd: not supported "
-					  "yet");
+		return refuse(
+			pid, v,
+			v->shared ? "shared mapping of an unlinked hugetlbfs file: not "
+				    "supported yet"
+				  : "private mapping of a hugetlbfs file or memfd: not supported "
+				    "yet");
 	/* the ring of an io_setup() context: made again by the restorer (mem/aio.c) */
 	if (vma_is_aio(v)) {
 		*ret = MEM_SKIP_RECREATED;

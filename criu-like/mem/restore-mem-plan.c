@@ -69,7 +69,8 @@ static int check_one_vma(pid_t pid, const MmEntry *mm, const VmaEntry *v)
 		return 0;
 	case VMA_KIND__VMA_AIO: /* made again from MmEntry.aios */
 		if (!rst_aio_find(mm, v)) {
-			pr_err("pid %d: AIO ring %lx-%lx without its entry\n", pid, v->start, v->end);
+			pr_err("pid %d: AIO ring %lx-%lx without its entry\n", pid, v->start,
+			       v->end);
 			return -EINVAL;
 		}
 		return 0;

@@ -642,8 +642,8 @@ static int collect_shmem(struct restore_ctx *ctx, struct rst_shmem *s)
 				o->shmid = v->shmid;
 				o->size = 0;
 				o->fd = -1;
-				o->huge_flags =
-					v->flags & (MAP_HUGETLB | (MAP_HUGE_MASK << MAP_HUGE_SHIFT));
+				o->huge_flags = v->flags &
+						(MAP_HUGETLB | (MAP_HUGE_MASK << MAP_HUGE_SHIFT));
 			}
 			o->size = max(o->size, end);
 		}

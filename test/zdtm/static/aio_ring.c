@@ -91,8 +91,8 @@ static int expect(aio_context_t ctx, unsigned tag, unsigned n, const char *what)
 		snprintf(want, sizeof(want), "%08u", (tag + i) % 64);
 		if (ev[i].data != tag + i || ev[i].res != 8 ||
 		    memcmp(bufs[(tag + i) % 256], want, 8)) {
-			fail("%s: event %u is tag %llu, res %lld, data %.8s; wanted tag %u", what, i,
-			     (unsigned long long)ev[i].data, (long long)ev[i].res,
+			fail("%s: event %u is tag %llu, res %lld, data %.8s; wanted tag %u", what,
+			     i, (unsigned long long)ev[i].data, (long long)ev[i].res,
 			     bufs[(tag + i) % 256], tag + i);
 			return -1;
 		}

@@ -42,8 +42,8 @@ static int check_fd(int fd, const char *name, unsigned long size, unsigned long 
 		return -1;
 	}
 	if ((unsigned long)st.st_blocks * 512 != held) {
-		fail("%s holds %lld bytes, not the %lu written", name, (long long)st.st_blocks * 512,
-		     held);
+		fail("%s holds %lld bytes, not the %lu written", name,
+		     (long long)st.st_blocks * 512, held);
 		return -1;
 	}
 	return 0;
