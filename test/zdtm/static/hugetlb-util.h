@@ -12,7 +12,7 @@
 
 #define HP (2UL << 20)
 
-static long huge_read(const char *file)
+static inline long huge_read(const char *file)
 {
 	FILE *f = fopen(file, "r");
 	long n = -1;
@@ -25,7 +25,7 @@ static long huge_read(const char *file)
 	return n;
 }
 
-static int huge_set_overcommit(long n)
+static inline int huge_set_overcommit(long n)
 {
 	FILE *f = fopen("/proc/sys/vm/nr_overcommit_hugepages", "w");
 	int err;
@@ -41,7 +41,7 @@ static int huge_set_overcommit(long n)
  * another test or an earlier run, count against the setting); returns the
  * setting to put back, -1 if untouched, -2 on error.
  */
-static long huge_meminfo(const char *key)
+static inline long huge_meminfo(const char *key)
 {
 	char line[256];
 	long n = -1;
@@ -55,7 +55,7 @@ static long huge_meminfo(const char *key)
 	return n;
 }
 
-static long huge_pool(long need)
+static inline long huge_pool(long need)
 {
 	long over = huge_read("/proc/sys/vm/nr_overcommit_hugepages");
 	long free_ = huge_meminfo("HugePages_Free:"), surplus = huge_meminfo("HugePages_Surp:");
@@ -68,7 +68,7 @@ static long huge_pool(long need)
 }
 
 /* The area at @a is hugetlb with 2 MiB pages and named @name in our smaps. */
-static int huge_is(const void *a, const char *name)
+static inline int huge_is(const void *a, const char *name)
 {
 	char line[512], start[32];
 	int in = 0, ok_size = 0, ok_flag = 0, ok_name = 0;
