@@ -18,7 +18,9 @@
 #include <sys/shm.h>
 #include <unistd.h>
 
+#include "aio-ring.h"
 #include "cow-share.h"
+#include "hugetlb-shm.h"
 #include "dump.h"
 #include "image.h"
 #include "log.h"
@@ -28,6 +30,7 @@
 #include "snapshot.h"
 #include "track.h"
 #include "util.h"
+#include "vdso-gone.h"
 
 #include "mm.pb-c.h"
 #include "pagemap.pb-c.h"
@@ -120,6 +123,14 @@ static int vma_kind(pid_t pid, const struct vma_entry *v, VmaKind *ret)
 {
 	if (vma_is_hugetlb_anon(v)) {
 		*ret = VMA_KIND__VMA_ANON_PRIVATE;
+		return 0;
+	}
+	if (vma_is_aio(v)) {
+		*ret = VMA_KIND__VMA_AIO;
+		return 0;
+	}
+	if (vma_is_hugetlb_shared_anon(v)) {
+		*ret = VMA_KIND__VMA_ANON_SHARED;
 		return 0;
 	}
 	switch (v->kind) {
@@ -246,7 +257,7 @@ static int fill_vma(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v,
 	if (v->vm_flags & VMF_LO)
 		e->flags |= MAP_LOCKED;
 	/* the huge page size, as mmap() takes it: its log2 above MAP_HUGE_SHIFT */
-	if (vma_is_hugetlb_anon(v))
+	if (vma_is_hugetlb_anon(v) || vma_is_hugetlb_shared_anon(v))
 		e->flags |= MAP_HUGETLB | (uint32_t)(__builtin_ctzl(v->kernel_page_size * 1024)
 						     << MAP_HUGE_SHIFT);
 	if ((v->vm_flags & VMF_LO) && (v->vm_flags & VMF_LF))
@@ -305,6 +316,45 @@ static void fill_mm_fields(const struct dump_task *dt, MmEntry *mm)
 	mm->env_start = s->env_start, mm->env_end = s->env_end;
 }
 
+/* The AIO rings of the task, with their unreaped events (mem/aio.c). */
+static int dump_aios(pid_t pid, const struct vma_list *vmas, MmEntry *mm)
+{
+	unsigned int i, n = 0;
+	int err;
+
+	for (i = 0; i < vmas->nr; i++)
+		n += vma_is_aio(&vmas->vmas[i]);
+	if (!n)
+		return 0;
+	mm->aios = calloc(n, sizeof(*mm->aios));
+	if (!mm->aios)
+		return -ENOMEM;
+	for (i = 0; i < vmas->nr; i++) {
+		AioRingEntry *e;
+
+		if (!vma_is_aio(&vmas->vmas[i]))
+			continue;
+		e = calloc(1, sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		mm->aios[mm->n_aios++] = e;
+		err = aio_dump_ring(pid, &vmas->vmas[i], e);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void free_aios(MmEntry *mm)
+{
+	for (size_t i = 0; i < mm->n_aios; i++) {
+		if (mm->aios[i]->has_events)
+			free(mm->aios[i]->events.data);
+		free(mm->aios[i]);
+	}
+	free(mm->aios);
+}
+
 static int write_mm(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	pid_t pid = dt->t->pid;
@@ -314,12 +364,19 @@ static int write_mm(struct dump_ctx *ctx, struct dump_task *dt)
 	_cleanup_free_ VmaEntry **ep = calloc(dt->vmas.nr + 1, sizeof(*ep));
 	_cleanup_free_ uint64_t *guards = NULL;
 	size_t nr_guards = 0, k = 0;
+	uint32_t unmapped[3];
+	VmaKind unmapped_kinds[3];
 	unsigned int i;
 	int err;
 
 	if (!e || !ep)
 		return -ENOMEM;
 	fill_mm_fields(dt, &mm);
+	/* [vdso], [vvar] the task unmapped: the restore unmaps them too (vdso-gone.c) */
+	mm.n_unmapped_specials = vdso_unmapped_kinds(&ctx->kd.vdso, &dt->vmas, unmapped);
+	for (i = 0; i < mm.n_unmapped_specials; i++)
+		unmapped_kinds[i] = (VmaKind)unmapped[i];
+	mm.unmapped_specials = unmapped_kinds;
 	err = read_auxv(pid, &auxv, &mm.n_auxv);
 	if (!err)
 		err = dump_exe(ctx, pid, &mm);
@@ -332,6 +389,8 @@ static int write_mm(struct dump_ctx *ctx, struct dump_task *dt)
 					  dt->plan.policy[i], &e[i]);
 		ep[i] = &e[i];
 	}
+	if (!err)
+		err = dump_aios(pid, &dt->vmas, &mm);
 	if (!err) {
 		mm.auxv = auxv;
 		mm.n_vmas = dt->vmas.nr;
@@ -342,6 +401,7 @@ static int write_mm(struct dump_ctx *ctx, struct dump_task *dt)
 	}
 	for (i = 0; i < dt->vmas.nr; i++)
 		free(e[i].guards);
+	free_aios(&mm);
 	return err;
 }
 
@@ -746,36 +806,10 @@ static int split_cow_shared(struct dump_ctx *ctx, struct dump_task *dt)
 	return 0;
 }
 
-/*
- * A task that unmapped its [vdso] or [vvar] while this kernel maps them: the
- * restore could not rebuild it (the injection at the resume needs the vDSO),
- * so the dump refuses it by name rather than restore a task that crashes.
- */
-static int check_vdso_kept(const struct dump_ctx *ctx, const struct dump_task *dt)
-{
-	bool vdso = false, vvar = false;
-
-	for (size_t i = 0; i < dt->vmas.nr; i++) {
-		vdso |= dt->vmas.vmas[i].kind == VMA_VDSO;
-		vvar |= dt->vmas.vmas[i].kind == VMA_VVAR;
-	}
-	if ((ctx->kd.vdso.area[VDSO_AREA_VDSO].present && !vdso) ||
-	    (ctx->kd.vdso.area[VDSO_AREA_VVAR].present && !vvar)) {
-		pr_err("pid %d: it unmapped its %s: a task without the vDSO is not supported yet\n",
-		       dt->t->pid, !vdso ? "[vdso]" : "[vvar]");
-		return -EOPNOTSUPP;
-	}
-	return 0;
-}
-
 int dump_task_mm_plan(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	pid_t pid = dt->t->pid;
-	int err = check_vdso_kept(ctx, dt);
-
-	if (err)
-		return err;
-	err = mem_scan_task(pid, &dt->vmas, 0, &ctx->shm, &dt->plan);
+	int err = mem_scan_task(pid, &dt->vmas, 0, &ctx->shm, &dt->plan);
 	if (err) {
 		pr_err("pid %d: cannot find the pages to save\n", pid);
 		return err;
@@ -819,6 +853,7 @@ static int dump_one_shmem(struct dump_ctx *ctx, const struct shmem_obj *o)
 {
 	char path[96];
 	const struct mem_runs *runs = &o->runs;
+	struct mem_runs huge_runs = { 0 };
 	_cleanup_free_ uint32_t *crcs = NULL;
 	_cleanup_close_ int fd = -1;
 	struct page_xfer x;
@@ -839,12 +874,28 @@ static int dump_one_shmem(struct dump_ctx *ctx, const struct shmem_obj *o)
 		pr_perror("shmem object %lu: open %s", o->ino, path);
 		return neg_errno();
 	}
+	/* hugetlb: read whole, into a memfd that splices (mem/hugetlb-shm.c) */
+	if (o->huge) {
+		int copy;
+
+		err = hugetlb_shm_read(fd, o->size, o->huge, &huge_runs, &copy);
+		if (err) {
+			pr_err("hugetlb object %lu (mapped by %d at %lx): cannot read it\n", o->ino,
+			       o->pid, o->vma_start);
+			return err;
+		}
+		close(fd);
+		fd = copy;
+		runs = &huge_runs;
+	}
 	err = runs_check(o->pid, runs, 1, &pages);
-	if (err)
+	crcs = err ? NULL : calloc(runs->nr + 1, sizeof(*crcs));
+	if (!err && !crcs)
+		err = -ENOMEM;
+	if (err) {
+		mem_runs_fini(&huge_runs);
 		return err;
-	crcs = calloc(runs->nr + 1, sizeof(*crcs));
-	if (!crcs)
-		return -ENOMEM;
+	}
 	pages_id = ctx->next_pages_id++;
 	t0 = mem_now_ns();
 	err = page_xfer_open(&x, ctx, o->pid, pages_id, runs, crcs, pages * PAGE_SIZE);
@@ -860,6 +911,7 @@ static int dump_one_shmem(struct dump_ctx *ctx, const struct shmem_obj *o)
 		err = write_pagemap(ctx, CR_IMG_SHMEM_PAGEMAP, (uint32_t)o->ino, o->pid, pages_id,
 				    runs, crcs, true, NULL, NULL, 0);
 	}
+	mem_runs_fini(&huge_runs);
 	if (err)
 		pr_err("cannot dump shmem object %lu (mapped by %d at %lx-%lx)\n", o->ino, o->pid,
 		       o->vma_start, o->vma_end);

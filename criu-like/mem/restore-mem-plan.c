@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "image.h"
+#include "aio-ring.h"
 #include "log.h"
 #include "restore-mem.h"
 #include "util.h"
@@ -23,7 +24,7 @@ static bool vma_private_kind(VmaKind k)
 	       k == VMA_KIND__VMA_HEAP || k == VMA_KIND__VMA_FILE_PRIVATE;
 }
 
-static int check_one_vma(pid_t pid, const VmaEntry *v)
+static int check_one_vma(pid_t pid, const MmEntry *mm, const VmaEntry *v)
 {
 	if (v->start >= v->end || v->start % PAGE_SIZE || v->end % PAGE_SIZE) {
 		pr_err("pid %d: VMA %lx-%lx: bad bounds\n", pid, v->start, v->end);
@@ -66,6 +67,13 @@ static int check_one_vma(pid_t pid, const VmaEntry *v)
 	case VMA_KIND__VMA_VVAR_VCLOCK:
 	case VMA_KIND__VMA_VSYSCALL:
 		return 0;
+	case VMA_KIND__VMA_AIO: /* made again from MmEntry.aios */
+		if (!rst_aio_find(mm, v)) {
+			pr_err("pid %d: AIO ring %lx-%lx without its entry\n", pid, v->start,
+			       v->end);
+			return -EINVAL;
+		}
+		return 0;
 	default:
 		pr_err("pid %d: VMA %lx-%lx of unknown kind %d\n", pid, v->start, v->end, v->kind);
 		return -EINVAL;
@@ -78,7 +86,7 @@ int rst_plan_check_vmas(pid_t pid, const MmEntry *mm)
 	int err;
 
 	for (i = 0; i < mm->n_vmas; i++) {
-		err = check_one_vma(pid, mm->vmas[i]);
+		err = check_one_vma(pid, mm, mm->vmas[i]);
 		if (err)
 			return err;
 		if (i && mm->vmas[i]->start < mm->vmas[i - 1]->end) {
@@ -283,6 +291,8 @@ int rst_layout_compute(const struct rst_layout_in *in, struct rst_layout *out)
 	ok &= lay_add(&pos, in->nr_close_fds, sizeof(int32_t), 8, &out->close_fds_off);
 	ok &= lay_add(&pos, in->nr_guards, sizeof(struct rst_range), 8, &out->guards_off);
 	ok &= lay_add(&pos, in->nr_tpidfds, sizeof(struct rst_tpidfd), 8, &out->tpidfds_off);
+	ok &= lay_add(&pos, in->nr_aios, sizeof(struct rst_aio), 8, &out->aios_off);
+	ok &= lay_add(&pos, in->aio_event_bytes, 1, 8, &out->aio_events_off);
 	for (i = 0; ok && i < in->nr_threads; i++)
 		ok &= lay_add(&pos, in->thread_pending[i], sizeof(struct rst_siginfo), 8,
 			      &out->threads[i].pending_off);

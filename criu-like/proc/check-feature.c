@@ -17,6 +17,7 @@
 #include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -114,6 +115,46 @@ static int probe_timerfd(char *why, size_t size)
 
 	snprintf(why, size, "timerfd state in /proc/PID/fdinfo");
 	return fd >= 0 && fdinfo_has(fd, "it_value:");
+}
+
+/*
+ * An AIO ring moved with mremap() keeps its context, now named by the new
+ * address (aio_ring_mremap, 3.19): what the restorer does with every ring.
+ */
+static int probe_aio_remap(char *why, size_t size)
+{
+	unsigned long ctx = 0, len = 0, s, e;
+	_cleanup_fclose_ FILE *m = NULL;
+	char line[256];
+	void *to;
+	int ok = 0;
+
+	snprintf(why, size, "mremap() of an AIO ring (io_setup())");
+	if (syscall(SYS_io_setup, 1, &ctx))
+		return 0;
+	m = fopen("/proc/self/maps", "re");
+	while (m && fgets(line, sizeof(line), m))
+		if (sscanf(line, "%lx-%lx", &s, &e) == 2 && s == ctx)
+			len = e - s;
+	to = len ? mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
+	if (to != MAP_FAILED &&
+	    mremap((void *)ctx, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to) == to) {
+		ctx = (unsigned long)to;
+		ok = syscall(SYS_io_getevents, ctx, 0, 1, NULL, NULL) == 0;
+	} else if (to != MAP_FAILED) {
+		munmap(to, len);
+	}
+	syscall(SYS_io_destroy, ctx);
+	return ok;
+}
+
+/* memfd_create(MFD_HUGETLB) (4.14): what a hugetlb memfd is made again with. */
+static int probe_memfd_hugetlb(char *why, size_t size)
+{
+	_cleanup_close_ int fd = memfd_create("criu-like-check", MFD_CLOEXEC | MFD_HUGETLB);
+
+	snprintf(why, size, "memfd_create(MFD_HUGETLB)");
+	return fd >= 0;
 }
 
 static int probe_kcmp_epoll(char *why, size_t size)
@@ -387,7 +428,7 @@ static int probe_seccomp_filters(char *why, size_t size)
 static const struct crfeat crfeats[] = {
 	F("mnt_id", CAT_EXTRA, KD__MAX, probe_mnt_id, NULL),
 	F("mem_dirty_track", CAT_EXTRA, KD_DIRTY_TRACKING, NULL, NULL),
-	F("aio_remap", CAT_EXTRA, KD__MAX, NULL, "criu-like does not dump AIO rings"),
+	F("aio_remap", CAT_EXTRA, KD__MAX, probe_aio_remap, NULL),
 	F("timerfd", CAT_EXTRA, KD__MAX, probe_timerfd, NULL),
 	F("tun", CAT_EXTRA, KD__MAX, probe_tun, NULL),
 	F("tun_ns", CAT_ONLY, KD__MAX, probe_tun_ns, NULL),
@@ -424,7 +465,7 @@ static const struct crfeat crfeats[] = {
 	F("apparmor_stacking", CAT_ONLY, KD__MAX, NULL, "criu-like restores no LSM profile"),
 	F("network_lock_nftables", CAT_EXTRA, KD__MAX, probe_nft_lock, NULL),
 	F("sockopt_buf_lock", CAT_EXTRA, KD__MAX, probe_buf_lock, NULL),
-	F("memfd_hugetlb", CAT_EXTRA, KD__MAX, NULL, "criu-like refuses hugetlb mappings"),
+	F("memfd_hugetlb", CAT_EXTRA, KD__MAX, probe_memfd_hugetlb, NULL),
 	F("move_mount_set_group", CAT_EXTRA, KD__MAX, probe_set_group, NULL),
 	F("openat2", CAT_EXTRA, KD__MAX, NULL, "criu-like does not use openat2"),
 	F("get_rseq_conf", CAT_EXTRA, KD_PTRACE_RSEQ, NULL, NULL),

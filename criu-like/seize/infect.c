@@ -479,6 +479,9 @@ int parasite_infect(pid_t pid, const pid_t *tids, unsigned int nr_threads,
 	ctl->inj_ready = !err;
 	if (!err)
 		err = map_area(ctl);
+	/* patched own code (no vDSO) must not be in the pages a dump saves */
+	if (!err)
+		err = arch_injector_lift(&ctl->inj);
 	if (err)
 		goto fail;
 	fill_args(ctl);
@@ -615,7 +618,9 @@ int parasite_cure(struct parasite_ctl *ctl)
 	if (ctl->leader_running)
 		err = stop_daemon(ctl);
 	if (ctl->remote && ctl->inj_ready) {
-		e = unmap_area(ctl);
+		e = arch_injector_place(&ctl->inj);
+		if (!e)
+			e = unmap_area(ctl);
 		err = err ? err : e;
 	}
 	if (ctl->nr_threads && ctl->ts[0].xstate && (ctl->inj_ready || ctl->remote)) {

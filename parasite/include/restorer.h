@@ -104,6 +104,20 @@ struct rst_special {
 };
 #define RST_MAX_SPECIALS 4
 
+/*
+ * An AIO context to make again (images/mm.proto AioRingEntry): io_setup(@nr_req)
+ * gives a ring of @nr_events; @head requests are completed and reaped, then
+ * @nr_unreaped completed and left, so that the kernel's head, tail and count
+ * of free slots are the saved ones; the ring moves to @addr (the context id)
+ * and the saved events (struct io_event[nr_unreaped] at @events_off) go over
+ * the placeholder ones.
+ */
+struct rst_aio {
+	uint64_t addr, len;
+	uint32_t nr_req, nr_events, head, tail, nr_unreaped, pad;
+	uint64_t events_off; /* from struct rst_args */
+};
+
 /* A pidfd of one of the task's threads, made once the threads exist, put at @fd. */
 struct rst_tpidfd {
 	int32_t fd, tid; /* tid: in the task's pid namespace */
@@ -273,6 +287,8 @@ struct rst_args {
 	uint32_t nr_guards, nr_tpidfds;
 	uint64_t guards_off; /* struct rst_range[nr_guards] */
 	uint64_t tpidfds_off; /* struct rst_tpidfd[nr_tpidfds] */
+	uint32_t nr_aios, pad2;
+	uint64_t aios_off; /* struct rst_aio[nr_aios], by address */
 	struct rst_creds creds;
 	struct rst_mm mm;
 };

@@ -1,8 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # Objects criu-like does not restore yet are refused at dump by name, and the
-# task runs on: an AIO context (its ring mapped in the task: the requests in
-# flight cannot be seen from outside) and an io_uring instance.
+# task runs on: an io_uring instance. (AIO contexts are dumped now: zdtm aio_ring.)
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 V=$B/test/integration/refused-victim
@@ -54,6 +53,4 @@ try() { # WHAT TEXT: the refusal must hold TEXT (%P: the pid)
 	echo "refused: $1 refused by name, the task runs on"
 }
 
-try aio "pid %P: mapping"
-try aio "/[aio]: an AIO context's ring (io_setup()): AIO is not supported yet"
 try io_uring "anon_inode:[io_uring] (io_uring) is not supported yet"

@@ -114,8 +114,24 @@ static void test_policy_refusals(void **state)
 
 	(void)state;
 	log_set_level(-1); /* keep the expected errors out of the output */
+	/* a hugetlbfs file mapped shared: the file holds the data */
 	v = vma(VMA_FILE, RW, true, "/dev/hugepages/x");
 	v.vm_flags = VMF_HT;
+	v.kernel_page_size = 2048;
+	expect_policy(v, MEM_SKIP_FILE_SHARED);
+	/* ...but not unlinked (not a memfd), nor mapped privately */
+	v.deleted = true;
+	expect_refused(v);
+	v.deleted = false;
+	v.shared = false;
+	expect_refused(v);
+	/* an MFD_HUGETLB memfd mapped shared: shared memory, also saved with its memfd */
+	v = vma(VMA_FILE, RW, true, "/memfd:x");
+	v.deleted = v.memfd = true;
+	v.vm_flags = VMF_HT;
+	v.kernel_page_size = 2048;
+	expect_policy(v, MEM_SAVE_SHMEM);
+	v.shared = false;
 	expect_refused(v);
 	v = vma(VMA_ANON, RW, false, NULL);
 	v.vm_flags = VMF_HT;
@@ -126,10 +142,10 @@ static void test_policy_refusals(void **state)
 	v.vm_flags = VMF_IO | VMF_PF;
 	expect_refused(v);
 	expect_refused(vma(VMA_OTHER, PROT_EXEC, false, "[uprobes]"));
-	/* an AIO context's ring */
+	/* an AIO context's ring: made again by the restorer, no page saved */
 	v = vma(VMA_FILE, PROT_READ | PROT_WRITE, true, "/[aio]");
 	v.deleted = true;
-	expect_refused(v);
+	expect_policy(v, MEM_SKIP_RECREATED);
 	/*
 	 * mmap(MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB), a private mapping of a
 	 * hidden hugetlbfs file: its own pages saved, none of the file's (zeros)
@@ -140,11 +156,15 @@ static void test_policy_refusals(void **state)
 	v.kernel_page_size = 2048;
 	expect_policy(v, MEM_SAVE_COW);
 	assert_true(vma_is_hugetlb_anon(&v));
-	/* ...but not shared, nor without its huge page size */
+	/* shared (MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB): shared memory, once per object */
 	v.shared = true;
+	expect_policy(v, MEM_SAVE_SHMEM);
+	assert_true(vma_is_hugetlb_shared_anon(&v));
+	assert_false(vma_is_hugetlb_anon(&v));
+	/* ...not without its huge page size */
+	v.kernel_page_size = 4;
 	expect_refused(v);
 	v.shared = false;
-	v.kernel_page_size = 4;
 	expect_refused(v);
 	/* shared mapping of an unlinked file: the file (a ghost image) holds the data */
 	v = vma(VMA_FILE, RW, true, "/tmp/gone");
@@ -253,7 +273,7 @@ static void test_runs_split(void **state)
 static void test_scan_refuses(void **state)
 {
 	struct vma_entry v[2] = { vma(VMA_ANON, RW, false, NULL),
-				  vma(VMA_FILE, RW, true, "/dev/hugepages/x") };
+				  vma(VMA_FILE, RW, false, "/dev/hugepages/x") }; /* private */
 	struct vma_list l = { .nr = 2, .cap = 2, .vmas = v };
 	struct mem_plan plan = { .pid = -7 };
 	struct shmem_set shm = { 0 };

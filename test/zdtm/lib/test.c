@@ -585,7 +585,8 @@ static void vmsg(const char *prefix, const char *fmt, va_list ap)
 	struct tm tm;
 	int n, saved = errno;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	/* not through the vDSO: vdso_unmap and vdso_mremap take it away from glibc */
+	syscall(SYS_clock_gettime, CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	n = snprintf(buf, sizeof(buf), "%s%02d:%02d:%02d.%03ld %d: ", prefix, tm.tm_hour, tm.tm_min,
 		     tm.tm_sec, ts.tv_nsec / 1000000, getpid());
