@@ -207,6 +207,18 @@ void tcp_pump_log(const struct tcp_pump *p, const char *why);
 int tcp_pump_finish(struct tcp_pump *p, int idle_ms);
 
 /*
+ * netns.c: the test's own network namespace, the container's in the ns modes
+ * (test_netns_own(), before anything is made in it), checked after the
+ * restore (test_netns_kept()); 0, or -1 after fail().
+ */
+int test_netns_own(void);
+int test_netns_kept(void);
+/* The standard output of `sh -c @cmd` into @buf; -1 when it failed and printed nothing. */
+int test_sh_output(const char *cmd, char *buf, size_t size);
+/* 0 when @before and @after are equal; else fail() naming @what and where they differ, -1. */
+int test_same_text(const char *what, const char *before, const char *after);
+
+/*
  * Run @fn(@arg) in a process outside the test's tree: an intermediate child
  * forks it and exits, so it is reparented to the runner (a child subreaper)
  * and no dump sees it. It has its own session, no fd of the test, its
