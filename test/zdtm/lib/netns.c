@@ -63,3 +63,22 @@ int test_same_text(const char *what, const char *before, const char *after)
 	     before + from, after + from);
 	return -1;
 }
+
+int test_netns_unchanged(const char *describe)
+{
+	static char before[262144], after[262144]; /* net_sysctl: every sysctl of every link */
+
+	if (test_sh_output(describe, before, sizeof(before))) {
+		fail("cannot describe the namespace");
+		return -1;
+	}
+	test_daemon();
+	test_waitsig();
+	if (test_netns_kept())
+		return -1;
+	if (test_sh_output(describe, after, sizeof(after))) {
+		fail("cannot describe the namespace after the restore");
+		return -1;
+	}
+	return test_same_text("the namespace", before, after);
+}

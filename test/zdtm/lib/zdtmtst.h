@@ -217,6 +217,13 @@ int test_netns_kept(void);
 int test_sh_output(const char *cmd, char *buf, size_t size);
 /* 0 when @before and @after are equal; else fail() naming @what and where they differ, -1. */
 int test_same_text(const char *what, const char *before, const char *after);
+/*
+ * The whole check of a test that configured its namespace: described by
+ * the shell command @describe, then test_daemon() and test_waitsig(), then
+ * the test still in its namespace and the description the same; 0, or -1
+ * after fail().
+ */
+int test_netns_unchanged(const char *describe);
 
 /*
  * Run @fn(@arg) in a process outside the test's tree: an intermediate child
