@@ -103,23 +103,27 @@ static int dump_queue(struct cr_img *img, const char *name)
 	struct mq_attr a;
 	struct stat st;
 	long n = 0, i;
-	pid_t np = 0;
+	struct mq_notify_info ni;
 	int q, err;
 
 	snprintf(qname, sizeof(qname), "/%s", name);
 	snprintf(what, sizeof(what), "queue %s", qname);
 	q = mq_open(qname, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	if (q < 0 || fstat(q, &st) || mq_getattr(q, &a) || mq_notify_pid(q, &np)) {
-		err = neg_errno();
+	err = q < 0 || fstat(q, &st) || mq_getattr(q, &a) ? neg_errno() : mq_notify_read(q, &ni);
+	if (err) {
 		pr_errno(err, "cannot read POSIX message queue %s", qname);
 		if (q >= 0)
 			close(q);
 		return err;
 	}
-	if (np) {
+	/*
+	 * The registration itself is the descriptor's to save (files/mqueue.c:
+	 * the registering task holds one). Reading the messages would fire it.
+	 */
+	if (ni.pid && a.mq_curmsgs) {
 		pr_err("POSIX message queue %s has a notification registered by pid %d "
-		       "(mq_notify): not restored yet\n",
-		       qname, np);
+		       "(mq_notify) and %ld messages: reading them would fire it; not dumped\n",
+		       qname, ni.pid, a.mq_curmsgs);
 		close(q);
 		return -EOPNOTSUPP;
 	}
