@@ -167,35 +167,43 @@ static int notify_value(const struct dump_task *t, int qfd, int tfd, const struc
 			const struct mq_notify_info *ni, const char *what, uint64_t *value)
 {
 	const struct timespec now = { 0, 0 };
-	struct notify_scratch sc = { .set = 1ull << (ni->signo - 1) };
+	struct notify_scratch sc = { .set = 0 };
 	unsigned long args[6] = { offsetof(struct notify_scratch, set),
 				  offsetof(struct notify_scratch, info),
 				  offsetof(struct notify_scratch, ts), 8 };
-	_cleanup_free_ char *buf = malloc((size_t)a->mq_msgsize);
 	long ret = 0;
+	char *buf;
 	int err;
 
-	if (ni->signo < 1 || ni->signo > 64 || !buf)
+	if (ni->signo < 1 || ni->signo > 64)
 		return -EINVAL;
+	sc.set = 1ull << (ni->signo - 1);
 	if ((t->status.sigpnd | t->status.shdpnd) & sc.set) {
 		pr_err("%s: a notification (mq_notify) of pid %d with signal %d, which is pending "
 		       "already: its value cannot be read; not dumped\n",
 		       what, t->t->pid, ni->signo);
 		return -EOPNOTSUPP;
 	}
+	buf = malloc((size_t)a->mq_msgsize);
+	if (!buf)
+		return -ENOMEM;
 	if (mq_timedsend(qfd, "", 0, 0, &now)) {
-		pr_perror("%s: cannot send a message to read its notification", what);
-		return neg_errno();
+		err = neg_errno();
+		pr_errno(err, "%s: cannot send a message to read its notification", what);
+		free(buf);
+		return err;
 	}
 	/* fails only when a receiver outside the tree took it */
 	if (mq_timedreceive(qfd, buf, (size_t)a->mq_msgsize, NULL, &now) < 0)
 		pr_warn("%s: the message sent to read its notification is gone already\n", what);
+	free(buf);
 	err = parasite_syscall_data(t->ctl, __NR_rt_sigtimedwait, args, 7, &sc, sizeof(sc), &ret);
 	if (!err && ret != ni->signo)
 		err = ret < 0 ? (int)ret : -EIO;
 	if (err) {
-		pr_errno(err, "%s: pid %d: cannot take the notification's signal %d back; its "
-			      "registration is lost",
+		pr_errno(err,
+			 "%s: pid %d: cannot take the notification's signal %d back; its "
+			 "registration is lost",
 			 what, t->t->pid, ni->signo);
 		return err;
 	}
@@ -214,8 +222,8 @@ static int notify_value(const struct dump_task *t, int qfd, int tfd, const struc
 			 what, t->t->pid);
 		return err;
 	}
-	pr_debug("%s: notification of pid %d: signal %d value %#llx\n", what, t->t->pid,
-		 ni->signo, (unsigned long long)*value);
+	pr_debug("%s: notification of pid %d: signal %d value %#llx\n", what, t->t->pid, ni->signo,
+		 (unsigned long long)*value);
 	return 0;
 }
 

@@ -104,9 +104,9 @@ enum ns_time_refusal {
  * their time namespace. NS_TIME_OK, or the refusal with *@bad the task's
  * index.
  */
-enum ns_time_refusal ns_time_plan(struct ns_time_task *tasks, unsigned int n,
-				  uint64_t tree_time, uint64_t tool_time,
-				  struct ns_time_children *out, unsigned int *bad);
+enum ns_time_refusal ns_time_plan(struct ns_time_task *tasks, unsigned int n, uint64_t tree_time,
+				  uint64_t tool_time, struct ns_time_children *out,
+				  unsigned int *bad);
 
 /* The namespaces of a tree: criu-like's, its root's, and the kinds the tree has of its own. */
 struct ns_dump_plan {

@@ -539,9 +539,11 @@ size_t ipc_sem_keep_ops(unsigned short num, unsigned int value, struct sembuf *o
 		return 1;
 	}
 	/* up then down, or down then up at the maximum (SEMVMX): the value is the same after */
-	ops[0] = (struct sembuf){ .sem_num = num, .sem_op = value < 32767 ? 1 : -1,
+	ops[0] = (struct sembuf){ .sem_num = num,
+				  .sem_op = value < 32767 ? 1 : -1,
 				  .sem_flg = IPC_NOWAIT };
-	ops[1] = (struct sembuf){ .sem_num = num, .sem_op = (short)-ops[0].sem_op,
+	ops[1] = (struct sembuf){ .sem_num = num,
+				  .sem_op = (short)-ops[0].sem_op,
 				  .sem_flg = IPC_NOWAIT };
 	return 2;
 }
@@ -1089,13 +1091,15 @@ int ipc_sysv_restore_sem_pids(ProtobufCMessage *const *recs, size_t n)
 				continue; /* done with an earlier semaphore of the same pid */
 			err = semop_as(id, pid, ops, sem_ops_of(e, pid, ops));
 			if (err == -EEXIST)
-				pr_err("semaphore set %d: the last pid of semaphore %zu, %d, is taken "
+				pr_err("semaphore set %d: the last pid of semaphore %zu, %d, is "
+				       "taken "
 				       "by a process that is not the tree's: it cannot be set "
 				       "again\n",
 				       id, i, pid);
 			else if (err)
-				pr_errno(err, "semaphore set %d: cannot give semaphore %zu its last "
-					      "pid %d",
+				pr_errno(err,
+					 "semaphore set %d: cannot give semaphore %zu its last "
+					 "pid %d",
 					 id, i, pid);
 		}
 		for (i = 0; !err && i < e->n_pids && i < e->n_values; i++) {

@@ -242,8 +242,8 @@ static int32_t *sem_pids_inside(pid_t pid)
 	if (ifd >= 0)
 		close(ifd);
 	if (tab[0]) {
-		pr_errno(tab[0], "pid %d: cannot read the semaphores' last pids in its pid namespace",
-			 pid);
+		pr_errno(tab[0],
+			 "pid %d: cannot read the semaphores' last pids in its pid namespace", pid);
 		munmap(tab, SEM_PIDS_LEN * sizeof(*tab));
 		return MAP_FAILED;
 	}

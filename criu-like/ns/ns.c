@@ -337,9 +337,9 @@ enum ns_kind ns_plan_differ(const struct ns_dump_plan *plan, const struct ns_ids
 	return NS_NR;
 }
 
-enum ns_time_refusal ns_time_plan(struct ns_time_task *tasks, unsigned int n,
-				  uint64_t tree_time, uint64_t tool_time,
-				  struct ns_time_children *out, unsigned int *bad)
+enum ns_time_refusal ns_time_plan(struct ns_time_task *tasks, unsigned int n, uint64_t tree_time,
+				  uint64_t tool_time, struct ns_time_children *out,
+				  unsigned int *bad)
 {
 	unsigned int i, j;
 

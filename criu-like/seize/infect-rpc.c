@@ -358,4 +358,3 @@ int parasite_track_mem(struct parasite_ctl *ctl, const struct iovec *ranges, uns
 		*ret_uffd = fd;
 	return err;
 }
-

@@ -774,7 +774,9 @@ int parasite_syscall_data(struct parasite_ctl *ctl, long nr, const unsigned long
 			  unsigned int data_args, void *data, size_t size, long *ret)
 {
 	struct syscall_data_req r = { .ctl = ctl, .nr = nr };
-	uint64_t remote = ctl->remote + (uint64_t)((uint8_t *)((uint8_t *)ctl->args + ctl->args->data_off) - ctl->local);
+	uint64_t remote = ctl->remote +
+			  (uint64_t)((uint8_t *)((uint8_t *)ctl->args + ctl->args->data_off) -
+				     ctl->local);
 	unsigned int i;
 	int err;
 

@@ -45,10 +45,8 @@ static void test_notify_parse(void **state)
 	assert_int_equal(ni.pid, 0);
 	/* a field missing, not a number, a negative pid */
 	assert_int_equal(mq_notify_parse("QSIZE:0 NOTIFY:0 NOTIFY_PID:3\n", &ni), -EINVAL);
-	assert_int_equal(mq_notify_parse("QSIZE:0 NOTIFY:x SIGNO:0 NOTIFY_PID:3\n", &ni),
-			 -EINVAL);
-	assert_int_equal(mq_notify_parse("QSIZE:0 NOTIFY:0 SIGNO:0 NOTIFY_PID:-3\n", &ni),
-			 -EINVAL);
+	assert_int_equal(mq_notify_parse("QSIZE:0 NOTIFY:x SIGNO:0 NOTIFY_PID:3\n", &ni), -EINVAL);
+	assert_int_equal(mq_notify_parse("QSIZE:0 NOTIFY:0 SIGNO:0 NOTIFY_PID:-3\n", &ni), -EINVAL);
 	assert_int_equal(mq_notify_parse("", &ni), -EINVAL);
 }
 

@@ -109,8 +109,8 @@ static int check(const char *when, const char *want_opts)
 		option(opts, names[i], a, sizeof(a));
 		option(want_opts, names[i], b, sizeof(b));
 		if (!a[0] || strcmp(a, b)) {
-			fail("%s: the root's %s is \"%s\", it was \"%s\" (%s)", when, names[i], a, b,
-			     opts);
+			fail("%s: the root's %s is \"%s\", it was \"%s\" (%s)", when, names[i], a,
+			     b, opts);
 			return -1;
 		}
 	}
@@ -128,17 +128,18 @@ static int check(const char *when, const char *want_opts)
 
 int main(int argc, char **argv)
 {
-	static const char *const lower[] = { "lowerdir",    "opaque",	     "lower-kept",
-					     "lower-gone",  "lower-changed", "lowerdir/a",
+	static const char *const lower[] = { "lowerdir",	 "opaque",	  "lower-kept",
+					     "lower-gone",	 "lower-changed", "lowerdir/a",
 					     "opaque/lower-only" };
 	char opts[4096];
 	struct stat dir;
 	size_t i;
 
 	/* the launcher, on the host: the lower layer's files, the directory's owner's */
-	if (test_launching() && (mkdir("lowerdir", 0755) || mkdir("opaque", 0755) || put("lower-kept", "kept\n") || put("lower-gone", "gone\n") ||
-	    put("lower-changed", "lower\n") || put("lowerdir/a", "a\n") ||
-	    put("opaque/lower-only", "lower\n") || stat(".", &dir))) {
+	if (test_launching() &&
+	    (mkdir("lowerdir", 0755) || mkdir("opaque", 0755) || put("lower-kept", "kept\n") ||
+	     put("lower-gone", "gone\n") || put("lower-changed", "lower\n") ||
+	     put("lowerdir/a", "a\n") || put("opaque/lower-only", "lower\n") || stat(".", &dir))) {
 		perror("the lower files");
 		return 1;
 	}

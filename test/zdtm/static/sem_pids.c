@@ -101,8 +101,8 @@ int main(int argc, char **argv)
 		usleep(1000);
 	if (snapshot(vals, pids))
 		return 1;
-	if (pids[0][0] != getpid() || pids[0][2] != gone || pids[0][4] != 0 ||
-	    pids[1][1] != stay || vals[1][0] != 32767) {
+	if (pids[0][0] != getpid() || pids[0][2] != gone || pids[0][4] != 0 || pids[1][1] != stay ||
+	    vals[1][0] != 32767) {
 		fail("the semops did not leave what the test expects");
 		return 1;
 	}
@@ -114,7 +114,8 @@ int main(int argc, char **argv)
 	for (s = 0; s < 2; s++)
 		for (i = 0; i < nsems[s]; i++)
 			if (now_v[s][i] != vals[s][i] || now_p[s][i] != pids[s][i]) {
-				fail("set %d semaphore %d: value %d last pid %d, expected %d and %d",
+				fail("set %d semaphore %d: value %d last pid %d, expected %d and "
+				     "%d",
 				     s, i, now_v[s][i], now_p[s][i], vals[s][i], pids[s][i]);
 				goto out;
 			}

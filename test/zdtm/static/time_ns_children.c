@@ -82,8 +82,8 @@ static int check_here(const char *who, const char *ns, long mono, long boot)
 	link_of("/proc/self/ns/time", t, sizeof(t));
 	link_of("/proc/self/ns/time_for_children", tfc, sizeof(tfc));
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if ((ns && strcmp(t, ns)) || strcmp(t, tfc) || offsets(&m, &b) || m != mono ||
-	    b != boot || now.tv_sec < mono) {
+	if ((ns && strcmp(t, ns)) || strcmp(t, tfc) || offsets(&m, &b) || m != mono || b != boot ||
+	    now.tv_sec < mono) {
 		fail("%s: time %s (expected %s) for children %s, offsets %lld %lld (expected %ld "
 		     "%ld), monotonic %lld",
 		     who, t, ns ? ns : "-", tfc, m, b, mono, boot, (long long)now.tv_sec);

@@ -76,7 +76,8 @@ static void xattrs(const char *path, char *out, size_t size)
 		v = lgetxattr(path, p, val, sizeof(val));
 		used += (size_t)snprintf(out + used, size - used, " %s=", p);
 		for (ssize_t i = 0; i < v && used < size - 3; i++)
-			used += (size_t)snprintf(out + used, size - used, "%02x", (unsigned char)val[i]);
+			used += (size_t)snprintf(out + used, size - used, "%02x",
+						 (unsigned char)val[i]);
 	}
 }
 
@@ -158,7 +159,9 @@ static int walk(struct desc *d, const char *dir, const char *rel)
 		}
 		xattrs(path, x, sizeof(x));
 		/* a symlink's atime: readlink() above changed it */
-		if (add(d, "%s mode %o uid %u gid %u size %lld nlink %lu blocks %lld mtime %lld.%09ld atime %lld.%09ld %s%s link #%d",
+		if (add(d,
+			"%s mode %o uid %u gid %u size %lld nlink %lu blocks %lld mtime %lld.%09ld "
+			"atime %lld.%09ld %s%s link #%d",
 			r, st.st_mode, st.st_uid, st.st_gid, (long long)st.st_size,
 			(unsigned long)st.st_nlink, (long long)st.st_blocks,
 			(long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
@@ -204,8 +207,8 @@ static char *describe(const char *root)
 	if (!out)
 		return NULL;
 	len = (size_t)sprintf(out, "/ mode %o uid %u gid %u mtime %lld.%09ld%s\n", st.st_mode,
-			      st.st_uid, st.st_gid, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
-			      x);
+			      st.st_uid, st.st_gid, (long long)st.st_mtim.tv_sec,
+			      st.st_mtim.tv_nsec, x);
 	for (i = 0; i < d.n; i++) {
 		char *l = strrchr(d.line[i], '#');
 		int k = l ? atoi(l + 1) : -1;
@@ -252,22 +255,25 @@ static int fill(const char *t, void *big)
 	/* P(): a path of the tmpfs; Q(): a second one in the same call */
 #define P(name) (snprintf(p, sizeof(p), "%.4000s/%s", t, name), p)
 #define Q(name) (snprintf(q, sizeof(q), "%.4000s/%s", t, name), q)
-	if (mkdir(P("dir"), 0755) || mkdir(P("dir/sub"), 0700) || mkdir(P("dir/sub/deeper"), 0750) ||
-	    mkdir(P("empty"), 0555) || mkdir(P("sticky"), 01777))
+	if (mkdir(P("dir"), 0755) || mkdir(P("dir/sub"), 0700) ||
+	    mkdir(P("dir/sub/deeper"), 0750) || mkdir(P("empty"), 0555) ||
+	    mkdir(P("sticky"), 01777))
 		return -1;
 	datagen(big, BIG, 7);
 	if (put(P("big"), big, BIG, 0644) || put(P("empty-file"), "", 0, 0600) ||
 	    put(P("dir/sub/deeper/leaf"), "leaf\n", 5, 0640) ||
-	    put(P("setuid"), "#!/bin/sh\n", 10, 0755) || put(P("dir/shared"), "two names\n", 10, 0644))
+	    put(P("setuid"), "#!/bin/sh\n", 10, 0755) ||
+	    put(P("dir/shared"), "two names\n", 10, 0644))
 		return -1;
 	fd = open(P("sparse"), O_WRONLY | O_CREAT | O_EXCL, 0644);
-	if (fd < 0 || pwrite(fd, "head", 4, 0) != 4 || pwrite(fd, "tail", 4, SPARSE_AT + 123) != 4 ||
-	    ftruncate(fd, SPARSE_AT * 2) || close(fd))
+	if (fd < 0 || pwrite(fd, "head", 4, 0) != 4 ||
+	    pwrite(fd, "tail", 4, SPARSE_AT + 123) != 4 || ftruncate(fd, SPARSE_AT * 2) ||
+	    close(fd))
 		return -1;
-	if (link(P("dir/shared"), Q("dir/sub/shared-too")) || link(P("dir/shared"), Q("shared-3")) ||
-	    symlink("dir/sub/deeper/leaf", P("rel-link")) || symlink("/etc/passwd", P("abs-link")) ||
-	    symlink("nowhere/at/all", P("dangling")) || mkfifo(P("fifo"), 0620) ||
-	    link(P("fifo"), Q("dir/fifo-too")))
+	if (link(P("dir/shared"), Q("dir/sub/shared-too")) ||
+	    link(P("dir/shared"), Q("shared-3")) || symlink("dir/sub/deeper/leaf", P("rel-link")) ||
+	    symlink("/etc/passwd", P("abs-link")) || symlink("nowhere/at/all", P("dangling")) ||
+	    mkfifo(P("fifo"), 0620) || link(P("fifo"), Q("dir/fifo-too")))
 		return -1;
 	if (chmod(P("setuid"), 04755) || chown(P("dir/sub"), 1000, 1000) ||
 	    lchown(P("rel-link"), 1001, 1002) || chown(P("fifo"), 0, 5) ||
@@ -286,9 +292,11 @@ static int fill(const char *t, void *big)
 		return -1;
 	/* times last, directories after what is in them */
 	if (stamp(P("big"), 1600000000, 123456789) || stamp(P("rel-link"), 1500000000, 1) ||
-	    stamp(P("fifo"), 1400000000, 999999999) || stamp(P("dir/sub/deeper/leaf"), 1300000000, 5) ||
+	    stamp(P("fifo"), 1400000000, 999999999) ||
+	    stamp(P("dir/sub/deeper/leaf"), 1300000000, 5) ||
 	    stamp(P("dir/sub/deeper"), 1200000000, 42) || stamp(P("dir/sub"), 1100000000, 7) ||
-	    stamp(P("dir"), 1000000000, 3) || stamp(P("empty"), 900000000, 1) || stamp(t, 800000000, 2))
+	    stamp(P("dir"), 1000000000, 3) || stamp(P("empty"), 900000000, 1) ||
+	    stamp(t, 800000000, 2))
 		return -1;
 #undef P
 #undef Q
