@@ -397,6 +397,8 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 	ctx->snap = NULL;
 	if (ctx->prev_dirfd >= 0)
 		close(ctx->prev_dirfd);
+	free(ctx->ns.tfc.early);
+	ctx->ns.tfc.early = NULL;
 	free(ctx->tasks);
 	pidns_dump_fini();
 	shmem_set_fini(&ctx->shm);

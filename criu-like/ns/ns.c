@@ -514,7 +514,7 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 			 * checked against the tree's structure (check_time())
 			 */
 			if (plan->tool.ino[NS_TIME]) {
-				if (!j) {
+				if (!times[i][0]) { /* its first thread read */
 					times[i][0] = task.ino[NS_TIME];
 					times[i][1] = task.ino[NS_TIME_FOR_CHILDREN];
 				} else if (task.ino[NS_TIME] != times[i][0] ||
