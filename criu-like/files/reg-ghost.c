@@ -615,17 +615,54 @@ static char *ghost_name(const char *path, uint32_t id)
 	return name;
 }
 
+/*
+ * The times of the directory @name is made and removed in, read before and
+ * set again after: a name made and removed changes its mtime (a restored
+ * tmpfs's directory keeps the one it had; its ctime cannot be kept).
+ */
+struct dir_times {
+	char *dir;
+	struct timespec ts[2];
+	bool ok;
+};
+
+static void dir_times_save(struct dir_times *t, const char *name)
+{
+	char *copy = strdup(name);
+	struct stat st;
+
+	t->ok = false;
+	t->dir = copy ? strdup(dirname(copy)) : NULL;
+	free(copy);
+	if (!t->dir || stat(t->dir, &st))
+		return;
+	t->ts[0] = st.st_atim;
+	t->ts[1] = st.st_mtim;
+	t->ok = true;
+}
+
+static void dir_times_put_back(struct dir_times *t)
+{
+	if (t->ok && utimensat(AT_FDCWD, t->dir, t->ts, 0))
+		pr_warn("cannot set the times of %s again: %s\n", t->dir, strerror(errno));
+	free(t->dir);
+	t->dir = NULL;
+}
+
 static int create_file(struct restore_ctx *ctx, const FileEntry *fe, const char *path)
 {
 	_cleanup_free_ char *tmp = ghost_name(path, fe->id);
 	_cleanup_close_ int wfd = -1;
+	struct dir_times dt;
 	int fd, err;
 
 	if (!tmp)
 		return -ENOMEM;
+	dir_times_save(&dt, tmp);
 	wfd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
 	if (wfd < 0) {
 		pr_perror("unlinked %s: cannot create %s for its contents", path, tmp);
+		free(dt.dir);
 		return neg_errno();
 	}
 	err = ghost_fill(ctx, fe, wfd, path);
@@ -643,6 +680,7 @@ static int create_file(struct restore_ctx *ctx, const FileEntry *fe, const char 
 		err = neg_errno();
 		pr_perror("unlinked %s: cannot unlink %s", path, tmp);
 	}
+	dir_times_put_back(&dt);
 	if (err) {
 		if (fd >= 0)
 			close(fd);

@@ -58,6 +58,12 @@ int test_timens(long mono, long boot);
  * own of one of those kinds may use the container's instead.
  */
 bool test_in_container(void);
+/*
+ * False in the container's init exec'ed again inside an overlay root
+ * (.desc "ns-root: overlay"), where main() runs from the start once more:
+ * what a test does before test_init() on the host is done when true only.
+ */
+bool test_launching(void);
 
 /* The value of a test option --NAME=VALUE, or @def when it was not given. */
 const char *test_arg(const char *name, const char *def);

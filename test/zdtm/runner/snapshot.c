@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "runner.h"
 
@@ -87,7 +89,12 @@ static unsigned long deleted_ordinal(struct deleted_ids *ids, const struct map_l
 	return i + 1;
 }
 
-static char *merge_maps(char *maps, struct deleted_ids *ids)
+/*
+ * @rootdev: the anonymous device ("00:NN") of the tree's root filesystem
+ * when it has one (an overlayfs root: a new superblock at each restore, its
+ * files the same), else "": compared as "root".
+ */
+static char *merge_maps(char *maps, struct deleted_ids *ids, const char *rootdev)
 {
 	size_t cap = strlen(maps) + 1, used = 0;
 	char *out = malloc(cap);
@@ -105,6 +112,8 @@ static char *merge_maps(char *maps, struct deleted_ids *ids)
 			return maps;
 		}
 		next.ino = deleted_ordinal(ids, &next);
+		if (rootdev[0] && !strcmp(next.dev, rootdev))
+			snprintf(next.dev, sizeof(next.dev), "root");
 		if (have && can_merge(&cur, &next)) {
 			cur.end = next.end;
 		} else {
@@ -166,6 +175,8 @@ int snap_take(struct tree_snap *s, pid_t root)
 	_cleanup_free_ pid_t *pids = NULL, *pairs = NULL;
 	struct deleted_ids ids = { .n = 0 };
 	unsigned int levels = ns_levels(root);
+	char path[64], rootdev[16] = "";
+	struct stat st;
 	size_t n = 0;
 	int ret;
 
@@ -177,6 +188,9 @@ int snap_take(struct tree_snap *s, pid_t root)
 	if (ret)
 		return ret;
 	pids[n++] = root; /* descendants() leaves room for one more */
+	snprintf(path, sizeof(path), "/proc/%d/root", root);
+	if (!stat(path, &st) && !major(st.st_dev))
+		snprintf(rootdev, sizeof(rootdev), "%02x:%02x", major(st.st_dev), minor(st.st_dev));
 	/* (pid at the root's level, host pid), in the order of the first */
 	pairs = calloc(2 * n, sizeof(*pairs));
 	if (!pairs)
@@ -191,7 +205,6 @@ int snap_take(struct tree_snap *s, pid_t root)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		pid_t host = pairs[2 * i + 1];
-		char path[64];
 
 		s->p[i].pid = pairs[2 * i];
 		s->p[i].host = host;
@@ -199,7 +212,7 @@ int snap_take(struct tree_snap *s, pid_t root)
 		snprintf(path, sizeof(path), "/proc/%d/maps", host);
 		s->p[i].maps = slurp(path);
 		if (s->p[i].maps)
-			s->p[i].maps = merge_maps(s->p[i].maps, &ids);
+			s->p[i].maps = merge_maps(s->p[i].maps, &ids, rootdev);
 		s->p[i].status = status_fields(host);
 		s->n++;
 		if (!s->p[i].maps || !s->p[i].status || s->p[i].pid <= 0) {
