@@ -314,13 +314,14 @@ static const struct cli_command commands[] = {
 	  "  --lazy-pages            serve the images in DIR (its chain too) to one\n"
 	  "                          `lazy-pages --page-server` instead; nothing is written\n"
 	  "  --status-fd FD          write one byte to FD once connections are accepted\n"
+	  "  --action-script FILE    run FILE with CRTOOLS_SCRIPT_ACTION=status-ready then\n"
 	  "  --daemon                go to the background once listening\n"
 	  "  --pidfile FILE          write the server's pid into FILE\n"
 	  "  --tls                   TLS, both ends authenticated with certificates\n"
 	  "                          signed by one CA: --tls-cacert FILE, --tls-cacrl FILE,\n"
 	  "                          --tls-cert FILE, --tls-key FILE (CRIU's defaults)\n",
 	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED) |
-		  OPTB(PREV_IMAGES_DIR) | OPTB(LAZY_PAGES),
+		  OPTB(PREV_IMAGES_DIR) | OPTB(LAZY_PAGES) | OPTB(ACTION_SCRIPT),
 	  0, 0, run_page_server, 0, OPTB(ADDRESS) | OPTB(PORT) },
 	{ "lazy-pages", "serve pages to a lazily restored tree", "-D DIR",
 	  "Serves the private anonymous memory of one `restore --lazy-pages` from\n"
@@ -333,13 +334,15 @@ static const struct cli_command commands[] = {
 	  "restored tree is killed (never left running with holes in its memory).\n"
 	  "See Documentation/lazy-pages.md.\n"
 	  "  --status-fd FD          write one byte to FD once listening\n"
+	  "  --action-script FILE    run FILE with CRTOOLS_SCRIPT_ACTION=status-ready then\n"
 	  "  --timeout SEC           exit 1 when no restore connects within SEC\n"
 	  "                          (default 60)\n"
 	  "  --page-server --address A --port P\n"
 	  "                          the pages from `page-server --lazy-pages` at A:P\n"
 	  "                          (DIR then only holds the socket)\n",
-	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) | OPTB(TIMEOUT), 0, 0,
-	  run_lazy_pages, 0, OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) },
+	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) | OPTB(TIMEOUT) |
+		  OPTB(ACTION_SCRIPT),
+	  0, 0, run_lazy_pages, 0, OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) },
 	{ "migrate", "live-migrate a process tree or a container to another host",
 	  "--online -t PID --to ADDRESS[:PORT] [--rounds N] [-D DIR]",
 	  "Moves the tree at PID to the host where `criu-like service --listen` runs\n"
