@@ -23,6 +23,7 @@ struct cr_options {
 	bool leave_stopped; /* -s */
 	bool restore_detached; /* -d */
 	bool shell_job; /* -j */
+	bool orphan_pts_master; /* RPC: a new pty for a terminal whose master was outside (chr.c) */
 	bool ext_unix_sk; /* -x */
 	bool tcp_established; /* --tcp-established */
 	bool file_locks; /* -l */

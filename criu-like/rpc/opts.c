@@ -550,16 +550,12 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 		o->empty_ns_net = true;
 	}
 	/*
-	 * CRIU: a slave pty whose master was outside the tree gets a new pair at
-	 * restore, the master sent to the client. Without shell_job no terminal
-	 * is dumped or restored (files/chr.c), so there is never a master to send:
-	 * runc asks for it on every request, terminal or not.
+	 * CRIU: a pty slave whose master is outside the tree (runc's terminal,
+	 * held by its console socket) is dumped, and at restore gets a new pair
+	 * whose master goes to the client in the orphan-pts-master notification
+	 * (SCM_RIGHTS), the slave the session's controlling terminal (files/chr.c).
 	 */
-	if (m->has_orphan_pts_master && m->orphan_pts_master && m->has_shell_job && m->shell_job)
-		return refuse(
-			err, size, -EOPNOTSUPP,
-			"criu_opts.orphan_pts_master: with shell_job: handing the master "
-			"of an orphan pty to the client is not supported by this version yet");
+	o->orphan_pts_master = m->has_orphan_pts_master && m->orphan_pts_master;
 	/* CRIU: the root of the restored container's mount tree (a runtime's rootfs) */
 	if (m->root && type == CRIU_REQ_TYPE__RESTORE)
 		o->root = m->root;

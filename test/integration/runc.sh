@@ -30,8 +30,11 @@ id=criu-like-test-$$
 tid=criu-like-tcp-$$
 ns=crl-runc-$$
 hv=crlh$$
+kid=criu-like-tty-$$
 client=
-trap '[ -n "$client" ] && kill $client 2>/dev/null; runc delete -f $id >/dev/null 2>&1
+recv=
+trap '[ -n "$client" ] && kill $client 2>/dev/null; [ -n "$recv" ] && kill $recv 2>/dev/null
+	runc delete -f $id >/dev/null 2>&1; runc delete -f $kid >/dev/null 2>&1
 	runc delete -f $tid >/dev/null 2>&1; ip link del $hv 2>/dev/null
 	ip netns del $ns 2>/dev/null; rm -rf "$tmp"' EXIT
 
@@ -142,6 +145,78 @@ host=$(cut -d' ' -f2 "$tmp/data/count")
 runc delete -f "$id" >/dev/null 2>&1
 echo "runc: checkpoint --leave-running, checkpoint and restore -d with criu-like:" \
 	"$old at the checkpoint, $first after, pid 1 and hostname kept"
+
+# ---- a container with a terminal: runc's console socket gets the new master at restore ----
+# (CRIU's orphan_pts_master: a new pty pair, its master to runc through the RPC
+# notification orphan-pts-master, the slave the shell's controlling terminal)
+cp -a "$tmp/bundle" "$tmp/ttybundle"
+python3 - "$tmp/ttybundle/config.json" <<'PY' || fail "cannot edit config.json"
+import json, sys
+p = sys.argv[1]
+c = json.load(open(p))
+c['process']['terminal'] = True
+# a counter on the terminal, and what is typed on it echoed back
+c['process']['args'] = ['/bin/sh', '-c', 'n=0; while :; do n=$((n + 1)); echo "tick $n"; '
+    'if read -t 0.1 l; then echo "got $l"; fi; done']
+c['mounts'] = [m for m in c['mounts'] if m['destination'] != '/data']
+json.dump(c, open(p, 'w'), indent=1)
+PY
+: >"$tmp/tty.in"
+python3 "$(dirname "$0")/console-recv.py" "$tmp/console.sock" "$tmp/tty.out" "$tmp/tty.in" \
+	>"$tmp/recv.out" 2>&1 &
+recv=$!
+i=0
+until [ -S "$tmp/console.sock" ]; do
+	i=$((i + 1)); [ $i -gt 250 ] && fail "the console receiver does not listen"; sleep 0.02
+done
+last_tick_tty() { grep -a -o 'tick [0-9]*' "$tmp/tty.out" | tail -1 | cut -d' ' -f2; }
+wait_tty() { # wait_tty PATTERN WHAT
+	i=0
+	until grep -a -q "$1" "$tmp/tty.out" 2>/dev/null; do
+		i=$((i + 1)); [ $i -gt 500 ] && fail "tty: $2: no '$1' on the terminal"; sleep 0.02
+	done
+}
+piped ttyrun runc run -d --console-socket "$tmp/console.sock" -b "$tmp/ttybundle" "$kid" ||
+	fail "runc run -d with a terminal"
+wait_tty "master 1" "runc run"
+wait_tty "tick 5" "before the checkpoint"
+echo hello >>"$tmp/tty.in"
+wait_tty "got hello" "before the checkpoint"
+runc --criu "$CRIU_LIKE" checkpoint --shell-job --image-path "$tmp/imgk" "$kid" \
+	>"$tmp/ckptk.out" 2>&1 || { kill $recv; fail "runc checkpoint --shell-job of a terminal"; }
+[ -z "$(state_of "$kid")" ] || fail "tty: the container is still there after the checkpoint"
+ticked=$(last_tick_tty)
+piped ttyrst runc --criu "$CRIU_LIKE" restore -d --shell-job --console-socket "$tmp/console.sock" \
+	-b "$tmp/ttybundle" --image-path "$tmp/imgk" "$kid" ||
+	{ kill $recv; fail "runc restore --shell-job --console-socket"; }
+wait_tty "master 2" "runc restore (the new master)"
+# the counter goes on on the new terminal, from where it was
+i=0
+while ! sed -n '/^master 2/,$p' "$tmp/tty.out" | grep -a -q "tick $((ticked + 2))"; do
+	i=$((i + 1))
+	[ $i -gt 500 ] && { kill $recv; fail "tty: no tick after $ticked on the new master"; }
+	sleep 0.02
+done
+sed -n '/^master 2/,$p' "$tmp/tty.out" | grep -a -q "tick 1$(printf '\r')\?$" &&
+	{ kill $recv; fail "tty: the counter started again on the new master"; }
+echo again >>"$tmp/tty.in"
+wait_tty "got again" "after the restore (typing on the new master)"
+set -- $(state_of "$kid")
+[ "${1:-}" = running ] || fail "tty: after the restore the container is '${1:-gone}'"
+# the shell's controlling terminal is the new pty again (tty_nr of its stat)
+ttynr=$(cut -d')' -f2 "/proc/$2/stat" | awk '{ print $5 }')
+[ "${ttynr:-0}" != 0 ] || { kill $recv; fail "tty: the restored shell has no controlling terminal"; }
+# its /dev/console (runc's bind of the terminal) is the new terminal too, and alive
+[ "$(stat -L -c %t:%T "/proc/$2/fd/0")" = "$(stat -c %t:%T "/proc/$2/root/dev/console")" ] ||
+	{ kill $recv; fail "tty: /dev/console is not the shell's new terminal"; }
+echo console >"/proc/$2/root/dev/console" ||
+	{ kill $recv; fail "tty: /dev/console of the restored container cannot be written"; }
+wait_tty "^console" "after the restore (writing to /dev/console)"
+kill $recv
+recv=
+runc delete -f "$kid" >/dev/null 2>&1
+echo "runc: a container with a terminal: checkpoint --shell-job, restore --console-socket:" \
+	"tick $ticked at the checkpoint, the counter and the input going on on the new master"
 
 # ---- --tcp-established: a server in the container, its client outside ----
 command -v ip >/dev/null || { echo "runc: no ip(8), --tcp-established not tested"; exit 0; }
