@@ -16,7 +16,12 @@
 #include "log.h"
 #include "util.h"
 
-enum { R_EAX, R_EBX, R_ECX, R_EDX };
+enum {
+	R_EAX,
+	R_EBX,
+	R_ECX,
+	R_EDX
+};
 
 /* The words recorded, and the bits of each that say nothing of what code may use. */
 static const struct {
@@ -27,8 +32,9 @@ static const struct {
 	{ 0x1, 0, R_EDX, 1u << 28 },
 	{ 0x7, 0, R_EBX, 0 },
 	{ 0x7, 0, R_ECX, 0 },
-	{ 0x7, 0, R_EDX, 0xffffffffu & ~((1u << 4) | (1u << 8) | (1u << 14) | (1u << 22) |
-					(1u << 23) | (1u << 24) | (1u << 25)) },
+	{ 0x7, 0, R_EDX,
+	  0xffffffffu & ~((1u << 4) | (1u << 8) | (1u << 14) | (1u << 22) | (1u << 23) |
+			  (1u << 24) | (1u << 25)) },
 	{ 0x7, 1, R_EAX, 0 },
 	{ 0xd, 1, R_EAX, 0 },
 	{ 0x80000001, 0, R_ECX, 0 },
@@ -118,10 +124,20 @@ static const struct {
 };
 
 static const char *const xfeature_names[] = {
-	[0] = "x87",	   [1] = "sse",		[2] = "avx",	  [3] = "mpx_bndregs",
-	[4] = "mpx_bndcsr", [5] = "avx512_opmask", [6] = "avx512_zmm_hi256",
-	[7] = "avx512_hi16_zmm", [8] = "pt",	   [9] = "pkru",	  [11] = "cet_user",
-	[12] = "cet_supervisor", [17] = "amx_tilecfg", [18] = "amx_tiledata",
+	[0] = "x87",
+	[1] = "sse",
+	[2] = "avx",
+	[3] = "mpx_bndregs",
+	[4] = "mpx_bndcsr",
+	[5] = "avx512_opmask",
+	[6] = "avx512_zmm_hi256",
+	[7] = "avx512_hi16_zmm",
+	[8] = "pt",
+	[9] = "pkru",
+	[11] = "cet_user",
+	[12] = "cet_supervisor",
+	[17] = "amx_tilecfg",
+	[18] = "amx_tiledata",
 };
 
 const char *arch_cpuinfo_bit_name(uint32_t leaf, uint32_t subleaf, uint32_t reg, unsigned int bit)

@@ -47,8 +47,8 @@ const char *arch_xfeature_name(unsigned int bit);
  * number of missing features (0: @here can run the code of @img), or
  * -EINVAL when the two are of different architectures (named in @out).
  */
-int cpuinfo_compare(const CpuinfoEntry *img, const CpuinfoEntry *here, unsigned int caps,
-		    char *out, size_t size);
+int cpuinfo_compare(const CpuinfoEntry *img, const CpuinfoEntry *here, unsigned int caps, char *out,
+		    size_t size);
 
 /* `cpuinfo dump`: this CPU's into o->images_dir/cpuinfo.img. 0 or -errno (logged). */
 int cr_cpuinfo_dump(const struct cr_options *o);

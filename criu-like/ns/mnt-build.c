@@ -217,7 +217,8 @@ static int devpts_make_pty(int dfd, const char *name, const MntEntry *e)
 		}
 		if (got > want || n == DEVPTS_INDEX_MAX) {
 			close(fd);
-			pr_err("mount %s: pty %lu is taken in the new devpts\n", e->mountpoint, want);
+			pr_err("mount %s: pty %lu is taken in the new devpts\n", e->mountpoint,
+			       want);
 			err = -EBUSY;
 			break;
 		}
@@ -265,7 +266,8 @@ static int devpts_take_from(pid_t b, int rd)
 		fd = (int)syscall(__NR_pidfd_getfd, pidfd, pair[1], 0);
 		if (fd < 0) {
 			err = neg_errno();
-			pr_perror("cannot take the master of pty %d from the mount builder", pair[0]);
+			pr_perror("cannot take the master of pty %d from the mount builder",
+				  pair[0]);
 			break;
 		}
 		premade[n_premade].index = (unsigned int)pair[0];

@@ -23,7 +23,8 @@ struct missing {
 	int n;
 };
 
-static void add_missing(struct missing *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_missing(struct missing *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 static void add_missing(struct missing *m, const char *fmt, ...)
 {
@@ -60,8 +61,8 @@ static const CpuinfoWord *find_word(const CpuinfoEntry *e, const CpuinfoWord *w)
 
 static const char *const reg_names[] = { "eax", "ebx", "ecx", "edx" };
 
-int cpuinfo_compare(const CpuinfoEntry *img, const CpuinfoEntry *here, unsigned int caps,
-		    char *out, size_t size)
+int cpuinfo_compare(const CpuinfoEntry *img, const CpuinfoEntry *here, unsigned int caps, char *out,
+		    size_t size)
 {
 	struct missing m = { .out = out, .size = size };
 	size_t i;
@@ -88,7 +89,8 @@ int cpuinfo_compare(const CpuinfoEntry *img, const CpuinfoEntry *here, unsigned 
 				if (name)
 					add_missing(&m, "%s", name);
 				else
-					add_missing(&m, "cpuid 0x%x.%u %s bit %u", w->leaf, w->subleaf,
+					add_missing(&m, "cpuid 0x%x.%u %s bit %u", w->leaf,
+						    w->subleaf,
 						    w->reg < 4 ? reg_names[w->reg] : "?", b);
 			}
 		}
@@ -111,8 +113,8 @@ int cpuinfo_compare(const CpuinfoEntry *img, const CpuinfoEntry *here, unsigned 
 		/* the restored frames hold an area of the image's size: it must fit here */
 		if (img->has_xsave_size &&
 		    (!here->has_xsave_size || img->xsave_size > here->xsave_size) && !lack)
-			add_missing(&m, "an xsave area of %u bytes (this CPU's: %u)", img->xsave_size,
-				    here->has_xsave_size ? here->xsave_size : 0);
+			add_missing(&m, "an xsave area of %u bytes (this CPU's: %u)",
+				    img->xsave_size, here->has_xsave_size ? here->xsave_size : 0);
 	}
 	return m.n;
 }

@@ -457,10 +457,11 @@ static int translate_page_server(const CriuOpts *m, CriuReqType type, struct cr_
 		if (type == CRIU_REQ_TYPE__CPUINFO_CHECK)
 			o->cpu_cap = m->cpu_cap & 7;
 		else if (m->cpu_cap != 0)
-			return refuse(err, size, -EOPNOTSUPP,
-				      "criu_opts.cpu_cap: CPU compatibility checks at restore (only "
-				      "cpu_cap 0, none, is; CPUINFO_CHECK compares) are not "
-				      "supported by this version yet");
+			return refuse(
+				err, size, -EOPNOTSUPP,
+				"criu_opts.cpu_cap: CPU compatibility checks at restore (only "
+				"cpu_cap 0, none, is; CPUINFO_CHECK compares) are not "
+				"supported by this version yet");
 	}
 	if (m->has_status_fd) {
 		if (!is_page_server(type))
@@ -494,8 +495,7 @@ static int translate_page_server(const CriuOpts *m, CriuReqType type, struct cr_
 	if (!is_dump(type) && !is_page_server(type))
 		return 0;
 	if (ps->has_pid)
-		return refuse(err, size, -EINVAL,
-			      "criu_opts.ps.pid: an answer, not an option");
+		return refuse(err, size, -EINVAL, "criu_opts.ps.pid: an answer, not an option");
 	if (ps->has_port && (ps->port < 0 || ps->port > 65535))
 		return refuse(err, size, -EINVAL, "criu_opts.ps.port: %d is not a port", ps->port);
 	if (ps->has_fd) {
@@ -503,8 +503,7 @@ static int translate_page_server(const CriuOpts *m, CriuReqType type, struct cr_
 			return refuse(err, size, -EINVAL, "criu_opts.ps.fd: %d is not a descriptor",
 				      ps->fd);
 		ro->ps_fd = ps->fd;
-	} else if (is_dump(type) && (!ps->address || !*ps->address || !ps->has_port ||
-				     !ps->port)) {
+	} else if (is_dump(type) && (!ps->address || !*ps->address || !ps->has_port || !ps->port)) {
 		return refuse(err, size, -EINVAL,
 			      "criu_opts.ps: a dump needs the page server's address and port "
 			      "(or fd)");

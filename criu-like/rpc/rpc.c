@@ -274,9 +274,10 @@ static int rpc_run_setup(struct rpc_conv *c, const CriuReq *req, struct rpc_run 
 		snprintf(path, sizeof(path), "/proc/%d/fd/%d", c->peer_pid, ro.status_fd);
 		r->status_fd = open(path, O_WRONLY | O_CLOEXEC);
 		if (r->status_fd < 0) {
-			snprintf(msg, size,
-				 "criu_opts.status_fd: cannot open fd %d of the caller (pid %d): %m",
-				 ro.status_fd, c->peer_pid);
+			snprintf(
+				msg, size,
+				"criu_opts.status_fd: cannot open fd %d of the caller (pid %d): %m",
+				ro.status_fd, c->peer_pid);
 			return neg_errno();
 		}
 	}
@@ -406,7 +407,7 @@ static pid_t page_server_start(struct rpc_conv *c, struct rpc_run *r, int lfd, b
 			page_server_child(c, r, lfd);
 		}
 		_exit(server > 0 && write(pfd[1], &server, sizeof(server)) == sizeof(server) ? 0
-											   : 1);
+											     : 1);
 	}
 	close(pfd[1]);
 	if (pid > 0) {

@@ -344,7 +344,7 @@ static int converse(int sk, int argc, char **argv)
 				struct stat st;
 
 				if (!fstat(got_fd, &st))
-					printf(" fd=%s", S_ISCHR(st.st_mode)    ? "chr"
+					printf(" fd=%s", S_ISCHR(st.st_mode)	? "chr"
 							 : S_ISFIFO(st.st_mode) ? "fifo"
 										: "other");
 				close(got_fd);
