@@ -26,7 +26,6 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "files-int.h"
@@ -35,6 +34,7 @@
 #include "log.h"
 #include "ns.h"
 #include "proc-parse.h"
+#include "pty.h"
 #include "util.h"
 
 /* Documentation/admin-guide/devices.txt */
@@ -45,9 +45,12 @@
 
 extern const struct file_kind chr_kind;
 
-/* The entry and its path, one block (file_desc.priv). */
+/* The entry, a terminal's settings and its path, one block (file_desc.priv). */
 struct chr_priv {
 	ChrFileEntry e;
+	PtyTermios t;
+	PtyWinsize w;
+	uint8_t cc[NCCS];
 	char path[];
 };
 
@@ -202,6 +205,29 @@ static pid_t stat_tpgid(pid_t pid)
 	return pgrp;
 }
 
+/* The termios and window size of the terminal (read through the slave), for a new pair. */
+static void chr_dump_settings(const struct fd_info *f, ChrFileEntry *e)
+{
+	struct chr_priv *p = (struct chr_priv *)e;
+	struct termios2 k;
+	struct winsize ws;
+
+	if (ioctl(f->dfd, TCGETS2, &k) || ioctl(f->dfd, TIOCGWINSZ, &ws)) {
+		pr_warn("pid %d fd %d: %s: cannot read its settings (%m): a new one gets the "
+			"kernel's\n",
+			f->pid, f->fd, f->link);
+		return;
+	}
+	pty_termios_fill(&p->t, p->cc, &k);
+	e->termios = &p->t;
+	pty_winsize__init(&p->w);
+	p->w.row = ws.ws_row;
+	p->w.col = ws.ws_col;
+	p->w.xpixel = ws.ws_xpixel;
+	p->w.ypixel = ws.ws_ypixel;
+	e->winsize = &p->w;
+}
+
 /*
  * A pty slave (master outside) that is the controlling terminal of @f's
  * task, a session of the tree: that session and its foreground group.
@@ -216,6 +242,7 @@ static void chr_dump_ctty(const struct dump_ctx *ctx, const struct fd_info *f, C
 		return;
 	e->has_ctty_sid = true;
 	e->ctty_sid = (uint32_t)pidns_vpid(st.sid);
+	chr_dump_settings(f, e);
 	fg = stat_tpgid(f->pid);
 	if (fg > 0 && task_in_tree(ctx, fg, true)) {
 		e->has_fg_pgrp = true;
@@ -426,6 +453,21 @@ static int orphan_master(struct restore_ctx *ctx, uint64_t rdev)
 		if (master >= 0)
 			close(master);
 		return err;
+	}
+	/* the terminal's settings, from the entry of its slave that has them */
+	for (i = 0; i < k->n; i++) {
+		const FileEntry *fe = ctx->files->idx.by_id[k->pos[i]];
+
+		if (fe->type != FILE_TYPE__FILE_TTY || fe->chr->rdev != rdev ||
+		    (!fe->chr->termios && !fe->chr->winsize))
+			continue;
+		err = pty_termios_apply(master, fe->chr->termios, fe->chr->winsize,
+					(major(rdev) - UNIX98_PTY_SLAVE_MAJOR) * 256 + minor(rdev));
+		if (err) {
+			close(master);
+			return err;
+		}
+		break;
 	}
 	err = cr_notify_fd(ctx->opts, CR_ACT_ORPHAN_PTS_MASTER, 0, master);
 	if (err) {

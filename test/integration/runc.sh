@@ -182,6 +182,9 @@ wait_tty "master 1" "runc run"
 wait_tty "tick 5" "before the checkpoint"
 echo hello >>"$tmp/tty.in"
 wait_tty "got hello" "before the checkpoint"
+# settings of the terminal, which the new one must have: a window size, no echo
+set -- $(state_of "$kid")
+stty -F "/proc/$2/fd/0" rows 42 cols 123 -echo || fail "tty: cannot set the terminal's settings"
 runc --criu "$CRIU_LIKE" checkpoint --shell-job --image-path "$tmp/imgk" "$kid" \
 	>"$tmp/ckptk.out" 2>&1 || { kill $recv; fail "runc checkpoint --shell-job of a terminal"; }
 [ -z "$(state_of "$kid")" ] || fail "tty: the container is still there after the checkpoint"
@@ -206,6 +209,10 @@ set -- $(state_of "$kid")
 # the shell's controlling terminal is the new pty again (tty_nr of its stat)
 ttynr=$(cut -d')' -f2 "/proc/$2/stat" | awk '{ print $5 }')
 [ "${ttynr:-0}" != 0 ] || { kill $recv; fail "tty: the restored shell has no controlling terminal"; }
+[ "$(stty -F "/proc/$2/fd/0" size)" = "42 123" ] ||
+	{ kill $recv; fail "tty: the new terminal's size is '$(stty -F "/proc/$2/fd/0" size)'"; }
+stty -F "/proc/$2/fd/0" -a | grep -q -- "-echo " ||
+	{ kill $recv; fail "tty: the new terminal echoes (its termios were not restored)"; }
 # its /dev/console (runc's bind of the terminal) is the new terminal too, and alive
 [ "$(stat -L -c %t:%T "/proc/$2/fd/0")" = "$(stat -c %t:%T "/proc/$2/root/dev/console")" ] ||
 	{ kill $recv; fail "tty: /dev/console is not the shell's new terminal"; }
