@@ -11,7 +11,8 @@
 # directory not a checkpoint; PAGE_SERVER at one end (status-ready, status_fd,
 # its pid and port answered), a DUMP with ps at the other, over TLS too, and
 # PAGE_SERVER_CHLD with a DUMP whose ps.fd is a connection the client made,
-# each restored from what the page server received; network-lock and
+# each restored from what the page server received; a RESTORE with
+# lazy_pages and the client's lazy-pages daemon; network-lock and
 # network-unlock around a tree with a network namespace of its own.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
@@ -223,6 +224,20 @@ if command -v openssl >/dev/null; then
 else
 	echo "rpc-swrk: no openssl, TLS through the RPC not tested"
 fi
+# 9b. RESTORE with lazy_pages: the lazy-pages daemon is the client's (started here, as with CRIU)
+mkdir "$tmp/lazy"
+rpc lzdump dump dir="$tmp/lazy" pid=$vp
+[ $rc = 0 ] || fail "DUMP for the lazy restore: $(cat "$tmp/lzdump")"
+gone $vp || fail "the tree dumped for the lazy restore still runs"
+dumped=$(last_tick)
+"$CRIU_LIKE" lazy-pages -D "$tmp/lazy" -o lazy-pages.log >/dev/null 2>&1 &
+lzp=$!
+rpc lzrst restore dir="$tmp/lazy" lazy_pages=1 log_level=4
+expect lzrst "resp RESTORE success=1 pid=$vp"
+grep -q "lazy" "$tmp/lazy/restore.log" || fail "the restore was not lazy"
+wait_ticks_past "$dumped" || fail "the lazily restored victim does not tick"
+wait $lzp || fail "lazy-pages failed: $(tail -3 "$tmp/lazy/lazy-pages.log")"
+grep -q "errors [1-9]" "$tmp/v" && fail "the lazily restored victim found its memory changed"
 # 10. status_fd of a dump is refused (only a page server reports readiness)
 rpc psbad dump dir="$tmp/img0" pid=$vp ps_address=127.0.0.1 ps_port=1 status_fd=1
 expect psbad "success=0.*criu_opts.status_fd"
