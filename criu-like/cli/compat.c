@@ -38,7 +38,8 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	CO(CLOSE, "close", required_argument, false, NULL),
 	CO(DAEMON, "daemon", no_argument, true, NULL),
 	CO(CPU_CAP, "cpu-cap", optional_argument, false,
-	   "CPU compatibility checks (only --cpu-cap=none is)"),
+	   "CPU compatibility checks at dump and restore (only --cpu-cap=none is; "
+	   "`cpuinfo check` compares CPUs)"),
 	CO(EXT_UNIX_SK_INODE, NULL, 0, false, "naming external unix sockets by inode"),
 	CO(CONFIG, "config", required_argument, false, NULL),
 	CO(RESTORE_SIBLING, "restore-sibling", no_argument, true, NULL),
