@@ -242,19 +242,24 @@ static int pty_ioctl_get(const struct fd_info *f, uint32_t index, unsigned long 
 	return 0;
 }
 
+void pty_termios_fill(PtyTermios *t, uint8_t *cc, const struct termios2 *k)
+{
+	pty_termios__init(t);
+	t->iflag = k->c_iflag;
+	t->oflag = k->c_oflag;
+	t->cflag = k->c_cflag;
+	t->lflag = k->c_lflag;
+	t->line = k->c_line;
+	memcpy(cc, k->c_cc, NCCS);
+	t->cc.data = cc;
+	t->cc.len = NCCS;
+	t->ispeed = k->c_ispeed;
+	t->ospeed = k->c_ospeed;
+}
+
 static void fill_termios(struct pty_priv *p, const struct termios2 *k)
 {
-	pty_termios__init(&p->t);
-	p->t.iflag = k->c_iflag;
-	p->t.oflag = k->c_oflag;
-	p->t.cflag = k->c_cflag;
-	p->t.lflag = k->c_lflag;
-	p->t.line = k->c_line;
-	memcpy(p->cc, k->c_cc, NCCS);
-	p->t.cc.data = p->cc;
-	p->t.cc.len = NCCS;
-	p->t.ispeed = k->c_ispeed;
-	p->t.ospeed = k->c_ospeed;
+	pty_termios_fill(&p->t, p->cc, k);
 	p->e.termios = &p->t;
 }
 
@@ -526,12 +531,10 @@ static int open_ptmx_at(uint32_t index, uint32_t flags)
 	return err ? err : fd;
 }
 
-static int termios_of(const PtyFileEntry *p, struct termios2 *k)
+static int termios_from(const PtyTermios *t, uint32_t index, struct termios2 *k)
 {
-	const PtyTermios *t = p->termios;
-
 	if (t->cc.len != NCCS) {
-		pr_err("pty %u: termios with %zu control characters, expected %d\n", p->index,
+		pr_err("pty %u: termios with %zu control characters, expected %d\n", index,
 		       t->cc.len, NCCS);
 		return -EINVAL;
 	}
@@ -547,19 +550,28 @@ static int termios_of(const PtyFileEntry *p, struct termios2 *k)
 	return 0;
 }
 
+static int termios_of(const PtyFileEntry *p, struct termios2 *k)
+{
+	return termios_from(p->termios, p->index, k);
+}
+
 static int set_termios(int fd, const PtyFileEntry *p)
 {
-	const PtyWinsize *w = p->winsize;
+	return pty_termios_apply(fd, p->termios, p->winsize, p->index);
+}
+
+int pty_termios_apply(int fd, const PtyTermios *t, const PtyWinsize *w, uint32_t index)
+{
 	struct termios2 k;
 	struct winsize ws;
 
-	if (p->termios) {
-		int err = termios_of(p, &k);
+	if (t) {
+		int err = termios_from(t, index, &k);
 
 		if (err)
 			return err;
 		if (ioctl(fd, TCSETS2, &k)) {
-			pr_perror("pty %u: cannot set its termios", p->index);
+			pr_perror("pty %u: cannot set its termios", index);
 			return neg_errno();
 		}
 	}
@@ -569,7 +581,7 @@ static int set_termios(int fd, const PtyFileEntry *p)
 		ws.ws_xpixel = (unsigned short)w->xpixel;
 		ws.ws_ypixel = (unsigned short)w->ypixel;
 		if (ioctl(fd, TIOCSWINSZ, &ws)) {
-			pr_perror("pty %u: cannot set its window size", p->index);
+			pr_perror("pty %u: cannot set its window size", index);
 			return neg_errno();
 		}
 	}

@@ -315,6 +315,12 @@ int ns_user_unshare(int flag);
  */
 int ns_user_open(const char *path, int flags, mode_t mode);
 /*
+ * At restore: the master of pty @index of the tree's devpts, made again by
+ * the mount rebuild for a bind mount of its slave (runc's /dev/console),
+ * now the caller's; -1 when none was made (ns/mnt-build.c).
+ */
+int ns_devpts_pty_take(unsigned int index);
+/*
  * In the process that clones the root (a single-threaded child of the
  * controller): take the root's host @groups and join the tree's user
  * namespace (as criu-like's uid 0, unmapped there, every capability inside).
