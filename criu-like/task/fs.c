@@ -5,7 +5,9 @@
  * /proc/PID/cwd and /proc/PID/root, and Umask: in /proc/PID/status (Linux
  * 4.7+). On restore each task enters them itself, after its fd table
  * (restore/restore-fork.c); the image is read with the fd table
- * (files/restore-files.c).
+ * (files/restore-files.c). A cwd or root removed since (" (deleted)") is
+ * made again, entered and removed: the root as the task's last step
+ * (rst_fs_chroot(), chroot(".") into the removed directory).
  *
  * A process may share its fs context with its parent (clone(CLONE_FS)
  * without CLONE_THREAD): kcmp(KCMP_FS) says so at dump, and the restore
