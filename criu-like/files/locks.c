@@ -373,8 +373,7 @@ int rst_locks_desc(struct restore_ctx *ctx, size_t pos)
  * An opener of the tree blocked in open() restarts it and joins this break.
  * The break time starts again in full (/proc/sys/fs/lease-break-time).
  */
-static int lease_break_again(const FileEntry *fe, const FileLockEntry *l, int fd,
-			     const char *path)
+static int lease_break_again(const FileEntry *fe, const FileLockEntry *l, int fd, const char *path)
 {
 	char self[64];
 	int nfd, err;
@@ -388,8 +387,7 @@ static int lease_break_again(const FileEntry *fe, const FileLockEntry *l, int fd
 	nfd = open(self, (l->break_to_read ? O_RDONLY : O_WRONLY) | O_NONBLOCK | O_CLOEXEC);
 	if (nfd >= 0) {
 		close(nfd);
-		pr_err("file %u (%s): the open that breaks its lease went through\n", fe->id,
-		       path);
+		pr_err("file %u (%s): the open that breaks its lease went through\n", fe->id, path);
 		return -EIO;
 	}
 	if (errno != EWOULDBLOCK) {

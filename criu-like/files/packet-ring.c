@@ -161,8 +161,7 @@ static void ring_geometry(const struct packet_diag_ring *d, PacketRing *r)
 }
 
 int pk_rings_dump(const struct fd_info *f, uint32_t version, const struct packet_diag_ring *rx,
-		  const struct packet_diag_ring *tx, PacketRing *rrx, PacketRing *rtx,
-		  uint8_t *buf)
+		  const struct packet_diag_ring *tx, PacketRing *rrx, PacketRing *rtx, uint8_t *buf)
 {
 	size_t nrx = rx ? pk_ring_bytes(rx) : 0, ntx = tx ? pk_ring_bytes(tx) : 0;
 	void *m;

@@ -245,9 +245,8 @@ static int mkdir_owned(const char *name, uint32_t uid, uint32_t gid)
  * task's cwd is then that removed directory. Tasks that shared one removed
  * directory get one each.
  */
-static int enter_removed_dir(struct rst_task *t, const char *what, const char *path,
-			     bool has_owner, uint32_t host_uid, uint32_t host_gid, bool has_mode,
-			     uint32_t mode)
+static int enter_removed_dir(struct rst_task *t, const char *what, const char *path, bool has_owner,
+			     uint32_t host_uid, uint32_t host_gid, bool has_mode, uint32_t mode)
 {
 	char name[PATH_MAX];
 	unsigned int made = 0;
@@ -290,8 +289,8 @@ static int enter_removed_dir(struct rst_task *t, const char *what, const char *p
 
 static int rst_cwd_removed(struct rst_task *t, const FsEntry *fs, const char *cwd)
 {
-	int err = enter_removed_dir(t, "cwd", cwd, fs->has_cwd_uid && fs->has_cwd_gid,
-				    fs->cwd_uid, fs->cwd_gid, fs->has_cwd_mode, fs->cwd_mode);
+	int err = enter_removed_dir(t, "cwd", cwd, fs->has_cwd_uid && fs->has_cwd_gid, fs->cwd_uid,
+				    fs->cwd_gid, fs->has_cwd_mode, fs->cwd_mode);
 
 	if (!err)
 		umask((mode_t)fs->umask);
