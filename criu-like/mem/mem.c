@@ -282,6 +282,12 @@ static int fill_vma(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v,
 	}
 	if (e->flags & MAP_ANONYMOUS)
 		return 0;
+	/* the rings of a packet socket: its description, mapped again (files/packet-ring.c) */
+	if (v->dev_major == 0 && v->path && !strncmp(v->path, "socket:[", 8)) {
+		err = packet_ring_mapping(ctx, pid, v, &e->file_id);
+		e->has_file_id = !err;
+		return err;
+	}
 	/* the file as the mapping has it: writable when it may be made writable (mw) */
 	e->has_may_write = e->may_write = v->shared && !(v->prot & PROT_WRITE) &&
 					  (v->vm_flags & VMF_MW);

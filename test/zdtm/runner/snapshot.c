@@ -58,14 +58,15 @@ static bool can_merge(const struct map_line *a, const struct map_line *b)
  * inode without a name: a restore has to create new ones for both. What must
  * stay is which processes share which object: the inode of a "(deleted)"
  * mapping is replaced by its ordinal of first appearance in the tree (pids
- * ascending, then addresses); private hugetlb memory's by 0.
+ * ascending, then addresses); private hugetlb memory's by 0. So is the
+ * inode of a packet socket's rings, whose name (with that inode) is cut.
  */
 struct deleted_ids {
 	unsigned long ino[256];
 	int n;
 };
 
-static unsigned long deleted_ordinal(struct deleted_ids *ids, const struct map_line *m)
+static unsigned long deleted_ordinal(struct deleted_ids *ids, struct map_line *m)
 {
 	static const char deleted[] = " (deleted)";
 	const int dl = sizeof(deleted) - 1;
@@ -73,8 +74,13 @@ static unsigned long deleted_ordinal(struct deleted_ids *ids, const struct map_l
 
 	static const char huge[] = "/anon_hugepage (deleted)";
 
-	if (m->name_len < dl || memcmp(m->name + m->name_len - dl, deleted, dl))
+	/* the rings of a packet socket ("socket:[INO]"): a new socket at restore */
+	if (m->name_len > 8 && !memcmp(m->name, "socket:[", 8)) {
+		m->name = "socket:";
+		m->name_len = 7;
+	} else if (m->name_len < dl || memcmp(m->name + m->name_len - dl, deleted, dl)) {
 		return m->ino;
+	}
 	/*
 	 * private hugetlb memory (MAP_HUGETLB): each mmap() has a hidden inode,
 	 * which a fork shares; restored, a child maps its own: not state
