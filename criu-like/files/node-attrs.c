@@ -60,41 +60,57 @@ static int blob_add(const char *path, bool follow, const char *name, uint8_t *b,
 	return 0;
 }
 
+/* The saved attributes among @names (@n bytes of NUL-terminated names) into @b. */
+static int fill_blob(const char *path, bool follow, const char *names, size_t n, uint8_t *b,
+		     size_t *len)
+{
+	size_t off;
+	int err;
+
+	for (off = 0; off < n; off += strlen(names + off) + 1) {
+		if (!xattr_saved(names + off))
+			continue;
+		err = blob_add(path, follow, names + off, b, NODE_XATTRS_MAX, len);
+		if (err == -ENODATA)
+			continue; /* removed meanwhile */
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The buffers are freed by hand, not with a cleanup attribute cppcheck cannot follow. */
 int node_xattrs_dump(const char *path, bool follow, ProtobufCBinaryData *ret)
 {
-	_cleanup_free_ char *names = NULL;
-	_cleanup_free_ uint8_t *b = NULL;
-	size_t len = 0, off;
+	char *names;
+	uint8_t *b;
+	size_t len = 0;
 	ssize_t n;
 	int err;
 
 	ret->data = NULL;
 	ret->len = 0;
 	n = list_of(path, follow, NULL, 0);
-	if (n < 0)
-		return errno == ENOTSUP ? 0 : neg_errno();
-	if (!n)
-		return 0;
+	if (n <= 0)
+		return n < 0 && errno != ENOTSUP ? neg_errno() : 0;
 	names = malloc((size_t)n + 1);
 	b = malloc(NODE_XATTRS_MAX);
-	if (!names || !b)
-		return -ENOMEM;
-	n = list_of(path, follow, names, (size_t)n);
-	if (n < 0)
-		return errno == ERANGE ? -EAGAIN : neg_errno();
-	names[n] = '\0';
-	for (off = 0; off < (size_t)n; off += strlen(names + off) + 1) {
-		if (!xattr_saved(names + off))
-			continue;
-		err = blob_add(path, follow, names + off, b, NODE_XATTRS_MAX, &len);
-		if (err == -ENODATA)
-			continue; /* removed meanwhile */
-		if (err)
-			return err;
+	err = names && b ? 0 : -ENOMEM;
+	if (!err) {
+		n = list_of(path, follow, names, (size_t)n);
+		if (n < 0)
+			err = errno == ERANGE ? -EAGAIN : neg_errno();
 	}
-	if (!len)
-		return 0;
-	ret->data = TAKE_PTR(b);
+	if (!err) {
+		names[n] = '\0';
+		err = fill_blob(path, follow, names, (size_t)n, b, &len);
+	}
+	free(names);
+	if (err || !len) {
+		free(b);
+		return err;
+	}
+	ret->data = b;
 	ret->len = len;
 	return 0;
 }
