@@ -39,6 +39,9 @@ long parasite_main(struct rst_args *a, long idx);
 #define PR_TIMER_CREATE_RESTORE_IDS_OFF 0
 #define PR_TIMER_CREATE_RESTORE_IDS_ON 1
 #endif
+#ifndef __NR_mseal
+#define __NR_mseal 462 /* 6.10; as criu-like/include/compat.h, which the blob does not include */
+#endif
 #ifndef MREMAP_FIXED
 #define MREMAP_MAYMOVE 1
 #define MREMAP_FIXED 2
@@ -567,6 +570,28 @@ static void register_lazy(struct rst_args *a, struct rst_thread *th)
 	rdebug(a, th, "%u VMAs registered with uffd %ld for lazy pages", n, fd);
 }
 
+/*
+ * The sealed VMAs (mseal, 6.10), after every mmap, mremap, mprotect and
+ * madvise of the blob on them and on their neighbours: a sealed VMA refuses
+ * them all, and a change that spans it (a merge on munmap of a neighbour
+ * does not) would fail. What follows on the task's memory is the
+ * controller's munmap() of the restorer and shared areas: VMAs of their own,
+ * never merged with a sealed one (VM_SEALED is one of the flags a merge
+ * compares), so sealing first leaves that munmap() free.
+ */
+static void seal_vmas(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_vma *v = at(a, a->vmas_off);
+	unsigned int i;
+
+	for (i = 0; i < a->nr_vmas; i++, v++) {
+		if (!v->seal)
+			continue;
+		check(a, th, sys_call3(__NR_mseal, v->start, v->end - v->start, 0), "mseal %lx-%lx",
+		      v->start, v->end);
+	}
+}
+
 static void set_mm(struct rst_args *a, struct rst_thread *th)
 {
 	struct rst_mm *m = &a->mm;
@@ -733,6 +758,8 @@ static void restore_memory(struct rst_args *a, struct rst_thread *th)
 	install_guards(a, th);
 	lock_vmas(a, th);
 	register_lazy(a, th);
+	/* last of the memory: nothing may change a sealed VMA after it */
+	seal_vmas(a, th);
 	set_mm(a, th);
 	close_fds(a);
 	rdebug(a, th, "%u VMAs mapped", a->nr_vmas);

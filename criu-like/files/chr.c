@@ -32,6 +32,7 @@
 #include "notify.h"
 #include "restore-files-int.h"
 #include "log.h"
+#include "node-attrs.h"
 #include "ns.h"
 #include "proc-parse.h"
 #include "pty.h"
@@ -132,10 +133,11 @@ static int chr_match(const struct dump_ctx *ctx, const struct fd_info *f)
 }
 
 /* The entry and its path, one block (file_desc.priv); @path may be NULL. */
-static ChrFileEntry *chr_entry_new(struct file_desc *d, const char *path)
+static ChrFileEntry *chr_entry_new(struct file_desc *d, const char *path,
+				   const ProtobufCBinaryData *xattrs)
 {
 	size_t len = path ? strlen(path) : 0;
-	struct chr_priv *p = calloc(1, sizeof(*p) + len + 1);
+	struct chr_priv *p = calloc(1, sizeof(*p) + len + 1 + xattrs->len);
 
 	if (!p)
 		return NULL;
@@ -146,6 +148,12 @@ static ChrFileEntry *chr_entry_new(struct file_desc *d, const char *path)
 		p->e.has_path = true;
 		p->e.path.data = (uint8_t *)p->path;
 		p->e.path.len = len;
+	}
+	if (xattrs->len) {
+		p->e.has_xattrs = true;
+		p->e.xattrs.data = (uint8_t *)p->path + len + 1;
+		p->e.xattrs.len = xattrs->len;
+		memcpy(p->e.xattrs.data, xattrs->data, xattrs->len);
 	}
 	d->fe.chr = &p->e;
 	return &p->e;
@@ -254,8 +262,9 @@ static void chr_dump_ctty(const struct dump_ctx *ctx, const struct fd_info *f, C
 
 static int chr_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
+	ProtobufCBinaryData xattrs = { 0, NULL };
 	ChrFileEntry *e;
-	char path[PATH_MAX];
+	char path[PATH_MAX], self[64];
 	size_t n = strlen(f->link);
 	int err = chr_reachable(ctx, f);
 
@@ -266,7 +275,17 @@ static int chr_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 	if (f->st.st_nlink == 0 && n > 10 && n < sizeof(path) &&
 	    !strcmp(f->link + n - 10, " (deleted)"))
 		path[n - 10] = '\0';
-	e = chr_entry_new(d, f->link[0] == '/' ? path : NULL);
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", f->dfd);
+	if (f->st.st_nlink == 0 && f->link[0] == '/') {
+		err = node_xattrs_dump(self, true, &xattrs);
+		if (err) {
+			pr_errno(err, "pid %d fd %d: cannot read the extended attributes of %s",
+				 f->pid, f->fd, f->link);
+			return err;
+		}
+	}
+	e = chr_entry_new(d, f->link[0] == '/' ? path : NULL, &xattrs);
+	free(xattrs.data);
 	if (!e)
 		return -ENOMEM;
 	if (f->st.st_nlink == 0 && e->has_path) {
@@ -275,6 +294,9 @@ static int chr_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 		e->mode = f->st.st_mode & 07777;
 		e->uid = f->st.st_uid;
 		e->gid = f->st.st_gid;
+		e->has_atime_ns = e->has_mtime_ns = true;
+		e->atime_ns = node_ns(&f->st.st_atim);
+		e->mtime_ns = node_ns(&f->st.st_mtim);
 	}
 	d->fe.type = chr_classify(f->st.st_rdev) == CHR_TTY ||
 				     (chr_classify(f->st.st_rdev) == CHR_CONSOLE && chr_is_ctty(f))
@@ -301,7 +323,8 @@ int chr_check_mapped(pid_t pid, const char *path, const struct stat *st)
 int chr_fill_mapped(struct file_desc *d, const char *path, const struct stat *st,
 		    unsigned int flags)
 {
-	ChrFileEntry *e = chr_entry_new(d, path);
+	static const ProtobufCBinaryData none = { 0, NULL };
+	ChrFileEntry *e = chr_entry_new(d, path, &none);
 
 	if (!e)
 		return -ENOMEM;
@@ -319,21 +342,34 @@ int chr_fill_mapped(struct file_desc *d, const char *path, const struct stat *st
 static int chr_open_removed(const FileEntry *fe, const char *path, uint32_t flags)
 {
 	const ChrFileEntry *c = fe->chr;
-	char name[PATH_MAX];
+	struct node_attrs na = { c->has_atime_ns && c->has_mtime_ns, c->atime_ns, c->mtime_ns,
+				 c->has_xattrs ? &c->xattrs : NULL };
+	char name[PATH_MAX], what[PATH_MAX + 32];
+	struct dir_times dt;
 	int fd, err = 0;
 
 	if (access(path, F_OK))
 		snprintf(name, sizeof(name), "%s", path);
 	else
 		snprintf(name, sizeof(name), "%s.criu-like-dev.%u.%d", path, fe->id, getpid());
-	if (mknod(name, S_IFCHR | 0600, (dev_t)c->rdev))
+	snprintf(what, sizeof(what), "file %u: removed device node %s", fe->id, path);
+	dir_times_save(&dt, name);
+	if (mknod(name, S_IFCHR | 0600, (dev_t)c->rdev)) {
+		err = errno;
+		dir_times_put_back(&dt);
+		errno = err;
 		return -1;
+	}
 	fd = rst_open_nonblock(name, flags);
 	if (fd >= 0 && ((c->has_uid && c->has_gid && fchown(fd, c->uid, c->gid)) ||
 			(c->has_mode && fchmod(fd, c->mode & 07777))))
 		err = errno;
+	/* by name: a terminal's descriptor may take no fsetxattr() of its own */
+	if (fd >= 0 && !err && node_attrs_set(-1, name, false, &na, what))
+		err = EIO;
 	if (unlink(name) && !err)
 		err = errno;
+	dir_times_put_back(&dt);
 	if (fd >= 0 && err) {
 		close(fd);
 		fd = -1;

@@ -54,6 +54,7 @@
 #include "files-int.h"
 #include "restore-files-int.h"
 #include "log.h"
+#include "node-attrs.h"
 #include "ns.h"
 #include "compat.h"
 #include "proc-parse.h"
@@ -381,6 +382,9 @@ static int dump_slave_inode(const struct fd_info *f, struct pty_priv *p)
 	p->e.slave_uid = st.st_uid;
 	p->e.slave_gid = st.st_gid;
 	p->e.slave_mode = st.st_mode & 07777;
+	p->e.has_slave_atime_ns = p->e.has_slave_mtime_ns = true;
+	p->e.slave_atime_ns = node_ns(&st.st_atim);
+	p->e.slave_mtime_ns = node_ns(&st.st_mtim);
 	return 0;
 }
 
@@ -695,6 +699,32 @@ static int set_slave_inode(const struct restore_ctx *ctx, int master, const PtyF
 	return 0;
 }
 
+/*
+ * The slave's times, after the data in flight went back through it: a
+ * read or write of a terminal moves them (by steps of 8 s, tty_update_time()).
+ */
+static int set_slave_times(const struct restore_ctx *ctx, int master, const PtyFileEntry *p)
+{
+	_cleanup_close_ int fd = -1;
+	struct timespec ts[2];
+	char path[64];
+
+	if (!p->has_slave_atime_ns || !p->has_slave_mtime_ns)
+		return 0;
+	ts[0].tv_sec = (time_t)(p->slave_atime_ns / 1000000000ULL);
+	ts[0].tv_nsec = (long)(p->slave_atime_ns % 1000000000ULL);
+	ts[1].tv_sec = (time_t)(p->slave_mtime_ns / 1000000000ULL);
+	ts[1].tv_nsec = (long)(p->slave_mtime_ns % 1000000000ULL);
+	fd = ioctl(master, TIOCGPTPEER, O_PATH | O_NOCTTY | O_CLOEXEC);
+	/* an O_PATH fd takes no futimens(): its /proc link does (criu-like's /proc) */
+	snprintf(path, sizeof(path), "%sself/fd/%d", ctx->proc_fd >= 0 ? "" : "/proc/", fd);
+	if (fd < 0 || utimensat(ctx->proc_fd >= 0 ? ctx->proc_fd : AT_FDCWD, path, ts, 0)) {
+		pr_perror("pty %u: cannot set the times of its slave", p->index);
+		return neg_errno();
+	}
+	return 0;
+}
+
 static int open_master(const struct restore_ctx *ctx, size_t pos)
 {
 	const PtyFileEntry *p = pty_at(ctx->files, pos);
@@ -714,6 +744,8 @@ static int open_master(const struct restore_ctx *ctx, size_t pos)
 		err = open_slaves(ctx, p->index);
 	if (!err)
 		err = put_data(ctx, fd, p);
+	if (!err)
+		err = set_slave_times(ctx, fd, p);
 	if (!err && p->has_locked && p->locked)
 		err = pty_ioctl_set(fd, TIOCSPTLCK, 1, "cannot lock it", p->index);
 	if (err) {

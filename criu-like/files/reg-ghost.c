@@ -29,6 +29,7 @@
 #include "files-int.h"
 #include "image.h"
 #include "log.h"
+#include "node-attrs.h"
 #include "ns.h"
 #include "reg.h"
 #include "restore-files-int.h"
@@ -615,40 +616,6 @@ static char *ghost_name(const char *path, uint32_t id)
 	return name;
 }
 
-/*
- * The times of the directory @name is made and removed in, read before and
- * set again after: a name made and removed changes its mtime (a restored
- * tmpfs's directory keeps the one it had; its ctime cannot be kept).
- */
-struct dir_times {
-	char *dir;
-	struct timespec ts[2];
-	bool ok;
-};
-
-static void dir_times_save(struct dir_times *t, const char *name)
-{
-	char *copy = strdup(name);
-	struct stat st;
-
-	t->ok = false;
-	t->dir = copy ? strdup(dirname(copy)) : NULL;
-	free(copy);
-	if (!t->dir || stat(t->dir, &st))
-		return;
-	t->ts[0] = st.st_atim;
-	t->ts[1] = st.st_mtim;
-	t->ok = true;
-}
-
-static void dir_times_put_back(struct dir_times *t)
-{
-	if (t->ok && utimensat(AT_FDCWD, t->dir, t->ts, 0))
-		pr_warn("cannot set the times of %s again: %s\n", t->dir, strerror(errno));
-	free(t->dir);
-	t->dir = NULL;
-}
-
 static int create_file(struct restore_ctx *ctx, const FileEntry *fe, const char *path)
 {
 	_cleanup_free_ char *tmp = ghost_name(path, fe->id);
@@ -699,16 +666,19 @@ static int create_dir(const FileEntry *fe, const char *path)
 {
 	_cleanup_free_ char *name = ghost_name(path, fe->id);
 	unsigned int made = 0;
+	struct dir_times dt;
 	int fd = -1, err;
 
 	if (!name)
 		return -ENOMEM;
+	dir_times_save(&dt, name);
 	err = mkdir_missing_parents(name, &made);
 	if (!err && mkdir(name, 0700))
 		err = neg_errno();
 	if (err) {
 		pr_errno(err, "removed directory %s: cannot make it again as %s", path, name);
 		rmdir_made_parents(name, made);
+		dir_times_put_back(&dt);
 		return err;
 	}
 	fd = open(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -717,6 +687,7 @@ static int create_dir(const FileEntry *fe, const char *path)
 		err = neg_errno();
 	if (rmdir_made_parents(name, made) && !err)
 		err = neg_errno();
+	dir_times_put_back(&dt);
 	if (!err && (fe->reg->flags & O_PATH)) {
 		int pfd = rst_reopen_fd(fd, fe->reg->flags);
 

@@ -264,6 +264,8 @@ static int fill_vma(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v,
 		e->has_lock_onfault = e->lock_onfault = true;
 	e->madv = vma_madv(v->vm_flags);
 	e->has_madv = e->madv != 0;
+	if (v->vm_flags & VMF_SL)
+		e->has_sealed = e->sealed = true;
 	/* MADV_HUGEPAGE brings huge pages back by itself; MADV_NOHUGEPAGE refuses them. */
 	if (v->anon_huge && !v->shared && !(v->vm_flags & (VMF_HG | VMF_NH)))
 		e->has_thp = e->thp = true;

@@ -82,7 +82,8 @@ struct rst_vma {
 	uint32_t lock;
 	/* It held huge pages without MADV_HUGEPAGE: MADV_COLLAPSE what is filled whole. */
 	uint32_t collapse;
-	uint32_t pad;
+	/* Sealed (mseal, 6.10): sealed again once nothing of the blob changes it any more. */
+	uint32_t seal;
 };
 
 enum {
