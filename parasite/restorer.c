@@ -39,6 +39,9 @@ long parasite_main(struct rst_args *a, long idx);
 #define PR_TIMER_CREATE_RESTORE_IDS_OFF 0
 #define PR_TIMER_CREATE_RESTORE_IDS_ON 1
 #endif
+#ifndef __NR_mseal
+#define __NR_mseal 462 /* 6.10; as criu-like/include/compat.h, which the blob does not include */
+#endif
 #ifndef MREMAP_FIXED
 #define MREMAP_MAYMOVE 1
 #define MREMAP_FIXED 2
@@ -663,6 +666,28 @@ static void register_lazy(struct rst_args *a, struct rst_thread *th)
 	rdebug(a, th, "%u VMAs registered with uffd %ld for lazy pages", n, fd);
 }
 
+/*
+ * The sealed VMAs (mseal, 6.10), after every mmap, mremap, mprotect and
+ * madvise of the blob on them and on their neighbours: a sealed VMA refuses
+ * them all, and a change that spans it (a merge on munmap of a neighbour
+ * does not) would fail. What follows on the task's memory is the
+ * controller's munmap() of the restorer and shared areas: VMAs of their own,
+ * never merged with a sealed one (VM_SEALED is one of the flags a merge
+ * compares), so sealing first leaves that munmap() free.
+ */
+static void seal_vmas(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_vma *v = at(a, a->vmas_off);
+	unsigned int i;
+
+	for (i = 0; i < a->nr_vmas; i++, v++) {
+		if (!v->seal)
+			continue;
+		check(a, th, sys_call3(__NR_mseal, v->start, v->end - v->start, 0), "mseal %lx-%lx",
+		      v->start, v->end);
+	}
+}
+
 static void set_mm(struct rst_args *a, struct rst_thread *th)
 {
 	struct rst_mm *m = &a->mm;
@@ -707,6 +732,108 @@ static uint64_t now_us(int clock)
 	return (uint64_t)ts.sec * 1000000 + (uint64_t)ts.nsec / 1000;
 }
 
+/* ---- AIO contexts (struct rst_aio) ---------------------------------------- */
+
+struct kiocb_abi { /* struct iocb of linux/aio_abi.h */
+	uint64_t data;
+	uint32_t key, rw_flags;
+	uint16_t opcode;
+	int16_t reqprio;
+	uint32_t fildes;
+	uint64_t buf, nbytes;
+	int64_t offset;
+	uint64_t reserved2;
+	uint32_t flags, resfd;
+};
+
+#define AIO_BATCH 32
+
+/*
+ * Complete @n requests in context @ctx (reads of 0 bytes from the eventfd
+ * @fd: each fails at once with -EINVAL, an event all the same), and reap
+ * them when @reap.
+ */
+static void aio_advance(struct rst_args *a, struct rst_thread *th, uint64_t ctx, long fd,
+			uint32_t n, int reap)
+{
+	struct kiocb_abi cb[AIO_BATCH];
+	struct kiocb_abi *p[AIO_BATCH];
+	uint8_t ev[AIO_BATCH * 32];
+	uint32_t k, i;
+	long ret;
+
+	while (n) {
+		k = n < AIO_BATCH ? n : AIO_BATCH;
+		for (i = 0; i < k; i++) {
+			memset(&cb[i], 0, sizeof(cb[i]));
+			cb[i].fildes = (uint32_t)fd;
+			p[i] = &cb[i];
+		}
+		ret = sys_call3(__NR_io_submit, ctx, k, p);
+		if (ret != (long)k) {
+			rerr(a, th,
+			     "io_submit of %u placeholder requests in the AIO context %lx: %ld", k,
+			     ctx, ret);
+			fail(a, ret < 0 ? ret : -EAGAIN);
+		}
+		if (reap) {
+			ret = sys_call6(__NR_io_getevents, ctx, k, k, (long)ev, 0, 0);
+			if (ret != (long)k) {
+				rerr(a, th, "io_getevents of the AIO context %lx: %ld", ctx, ret);
+				fail(a, ret < 0 ? ret : -EIO);
+			}
+		}
+		n -= k;
+	}
+}
+
+static void restore_aios(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_aio *r = at(a, a->aios_off);
+	uint32_t i, k;
+	long fd;
+
+	if (!a->nr_aios)
+		return;
+	/* where the rings go, taken first: io_setup() must not put a ring there */
+	for (i = 0; i < a->nr_aios; i++)
+		check(a, th,
+		      sys_call6(__NR_mmap, r[i].addr, r[i].len, PROT_NONE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0),
+		      "mmap of a placeholder for the AIO ring %lx", r[i].addr);
+	fd = sys_call2(__NR_eventfd2, 0, O_CLOEXEC);
+	check(a, th, fd, "eventfd for the AIO contexts");
+	for (i = 0; i < a->nr_aios; i++) {
+		volatile uint32_t *ring;
+		uint64_t ctx = 0;
+		uint8_t *ev = at(a, r[i].events_off);
+
+		check(a, th, sys_call2(__NR_io_setup, r[i].nr_req, &ctx),
+		      "io_setup(%u) for the AIO context %lx", r[i].nr_req, r[i].addr);
+		ring = (volatile uint32_t *)ctx;
+		if (ring[1] != r[i].nr_events) {
+			rerr(a, th, "io_setup(%u) made a ring of %u events, not %u", r[i].nr_req,
+			     ring[1], r[i].nr_events);
+			fail(a, -EINVAL);
+		}
+		aio_advance(a, th, ctx, fd, r[i].head, 1);
+		aio_advance(a, th, ctx, fd, r[i].nr_unreaped, 0);
+		if (ring[2] != r[i].head || ring[3] != r[i].tail) {
+			rerr(a, th, "AIO context %lx: head %u, tail %u instead of %u, %u",
+			     r[i].addr, ring[2], ring[3], r[i].head, r[i].tail);
+			fail(a, -EIO);
+		}
+		check(a, th, mremap_fixed(ctx, r[i].len, r[i].addr),
+		      "mremap of the AIO ring %lx to %lx", ctx, r[i].addr);
+		for (k = 0; k < r[i].nr_unreaped; k++)
+			memcpy((uint8_t *)r[i].addr + 32 +
+				       (uint64_t)((r[i].head + k) % r[i].nr_events) * 32,
+			       ev + (uint64_t)k * 32, 32);
+	}
+	sys_close(fd);
+	rdebug(a, th, "%u AIO contexts", a->nr_aios);
+}
+
 static void restore_memory(struct rst_args *a, struct rst_thread *th)
 {
 	uint64_t t0, t1, c0, c1;
@@ -723,10 +850,13 @@ static void restore_memory(struct rst_args *a, struct rst_thread *th)
 	c1 = now_us(3);
 	rdebug(a, th, "%u page runs read and %u checksums checked in %lu us (%lu us of CPU)",
 	       a->nr_runs, a->nr_crcs, t1 - t0, c1 - c0);
+	restore_aios(a, th);
 	protect_vmas(a, th);
 	install_guards(a, th);
 	lock_vmas(a, th);
 	register_lazy(a, th);
+	/* last of the memory: nothing may change a sealed VMA after it */
+	seal_vmas(a, th);
 	set_mm(a, th);
 	close_fds(a);
 	rdebug(a, th, "%u VMAs mapped", a->nr_vmas);

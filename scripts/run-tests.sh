@@ -18,7 +18,7 @@ set -u
 
 B=${B:-build}
 UNIT_TIMEOUT=300
-ZDTM_TIMEOUT=1200
+ZDTM_TIMEOUT=1800
 INTEG_TIMEOUT=300
 
 if ! [ -d "$B" ]; then

@@ -430,6 +430,7 @@ static int place_trampoline(struct arch_injector *inj)
 			inj->ts->regs.rip);
 		inj->patch = inj->ts->regs.rip & ~7ULL;
 		off = inj->ts->regs.rip - inj->patch;
+		inj->own_code = true;
 	}
 	ret = peek_bytes(inj->tid, inj->patch, inj->saved, sizeof(inj->saved));
 	if (ret)
@@ -482,6 +483,28 @@ int arch_injector_init(struct arch_injector *inj, struct arch_thread_state *ts)
 		return neg_errno();
 	}
 	return place_trampoline(inj);
+}
+
+int arch_injector_lift(struct arch_injector *inj)
+{
+	if (!inj->own_code)
+		return 0;
+	return arch_injector_fini(inj);
+}
+
+int arch_injector_place(struct arch_injector *inj)
+{
+	uint8_t patched[sizeof(inj->saved)];
+	int ret;
+
+	if (!inj->own_code || inj->patched)
+		return 0;
+	memcpy(patched, inj->saved, sizeof(patched));
+	memcpy(patched + (inj->code - inj->patch), trampoline, sizeof(trampoline));
+	ret = poke_bytes(inj->tid, inj->patch, patched, sizeof(patched));
+	if (!ret)
+		inj->patched = true;
+	return ret;
 }
 
 int arch_injector_fini(struct arch_injector *inj)

@@ -38,7 +38,8 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	CO(CLOSE, "close", required_argument, false, NULL),
 	CO(DAEMON, "daemon", no_argument, true, NULL),
 	CO(CPU_CAP, "cpu-cap", optional_argument, false,
-	   "CPU compatibility checks (only --cpu-cap=none is)"),
+	   "CPU compatibility checks at dump and restore (only --cpu-cap=none is; "
+	   "`cpuinfo check` compares CPUs)"),
 	CO(EXT_UNIX_SK_INODE, NULL, 0, false, "naming external unix sockets by inode"),
 	CO(CONFIG, "config", required_argument, false, NULL),
 	CO(RESTORE_SIBLING, "restore-sibling", no_argument, true, NULL),
@@ -132,14 +133,17 @@ static int parse_size(const char *arg, unsigned long long *ret)
 }
 
 /* --cpu-cap's list: fpu, cpu, ins, all, none, each optionally after ^, by commas. */
-static int parse_cpu_cap(const char *arg, bool *none)
+static int parse_cpu_cap(const char *arg, bool *none, unsigned int *bits)
 {
 	static const char *const caps[] = { "fpu", "cpu", "ins", "all", "none" };
+	static const unsigned int cap_bits[] = { 1, 2, 4, 7, 0 };
 	size_t i, len;
-	bool only_none = true;
+	bool only_none = true, neg = false;
+	unsigned int v = 0;
 
 	while (*arg) {
 		if (*arg == '^' || *arg == ',') {
+			neg = *arg == '^';
 			arg++;
 			continue;
 		}
@@ -152,9 +156,17 @@ static int parse_cpu_cap(const char *arg, bool *none)
 			return -EINVAL;
 		if (strcmp(caps[i], "none"))
 			only_none = false;
+		if (!strcmp(caps[i], "none"))
+			v = 0;
+		else if (neg)
+			v &= ~cap_bits[i];
+		else
+			v |= cap_bits[i];
+		neg = false;
 		arg += len;
 	}
 	*none = only_none;
+	*bits = v;
 	return 0;
 }
 
@@ -286,11 +298,13 @@ int compat_store(struct cr_options *o, int id, const char *arg)
 		}
 		return cli_append_str(&o->close_fds, &o->n_close_fds, arg);
 	case CO_CPU_CAP:
-		if (arg && parse_cpu_cap(arg, &none)) {
+		if (arg && parse_cpu_cap(arg, &none, &o->cpu_cap)) {
 			pr_err("--cpu-cap: unknown mode '%s'\n", arg);
 			return -EINVAL;
 		}
-		/* criu-like never compares CPUs: that is "none" */
+		if (!arg)
+			o->cpu_cap = 7; /* CRIU: all */
+		/* only `cpuinfo check` compares CPUs (cli.c): elsewhere that is "none" */
 		compat_set(o, id, !arg || !none);
 		return 0;
 	case CO_VETH_PAIR:

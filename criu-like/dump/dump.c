@@ -234,6 +234,10 @@ static int write_pstree(const struct dump_ctx *ctx)
 				     (unsigned int)pe.n_ns_pid);
 		pe.n_ns_tids = pe.n_ns_pid * pe.n_threads;
 		pe.ns_tids = ns_tids;
+		pe.timens_children = ns_time_children_img(&ctx->ns, t->pid);
+		pe.has_timens_children = pe.timens_children != 0;
+		pe.timens_early = ns_time_early(&ctx->ns, i);
+		pe.has_timens_early = pe.timens_early;
 		pe.has_exit_signal = true;
 		err = read_exit_signal(t->pid, &pe.exit_signal);
 		if (!err)
@@ -393,6 +397,8 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 	ctx->snap = NULL;
 	if (ctx->prev_dirfd >= 0)
 		close(ctx->prev_dirfd);
+	free(ctx->ns.tfc.early);
+	ctx->ns.tfc.early = NULL;
 	free(ctx->tasks);
 	pidns_dump_fini();
 	shmem_set_fini(&ctx->shm);

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +29,7 @@
 #include "files-int.h"
 #include "image.h"
 #include "log.h"
+#include "node-attrs.h"
 #include "ns.h"
 #include "reg.h"
 #include "restore-files-int.h"
@@ -141,6 +144,39 @@ static int ghost_copy_sparse(int src, uint64_t src_base, int dst, uint64_t dst_b
 }
 
 /*
+ * A memfd made with MFD_HUGETLB lives on hugetlbfs, which has no write():
+ * note its huge page size for the restore (create_memfd()). pread() reads it
+ * (holes as zeros: hugetlbfs has no SEEK_DATA, so the whole is copied). Any
+ * other unlinked hugetlbfs file is refused by name.
+ */
+static int ghost_huge(pid_t pid, int fd, const char *path, RegFileEntry *e)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	if (fstatfs(fd, &sfs) || fstat(fd, &st)) {
+		pr_perror("pid %d: stat of unlinked %s", pid, path);
+		return neg_errno();
+	}
+	if ((unsigned long)sfs.f_type != HUGETLBFS_MAGIC)
+		return 0;
+	if (strncmp(path, MEMFD_PREFIX, strlen(MEMFD_PREFIX))) {
+		pr_err("pid %d: unlinked %s is on a hugetlbfs: only MFD_HUGETLB memfds are "
+		       "supported there\n",
+		       pid, path);
+		return -EOPNOTSUPP;
+	}
+	if (st.st_blksize < 8192 || e->size % (uint64_t)st.st_blksize) {
+		pr_err("pid %d: hugetlb memfd %s: %llu bytes in pages of %ld bytes\n", pid, path,
+		       (unsigned long long)e->size, (long)st.st_blksize);
+		return -EOPNOTSUPP;
+	}
+	e->has_huge_page_kb = true;
+	e->huge_page_kb = (uint32_t)(st.st_blksize / 1024);
+	return 0;
+}
+
+/*
  * Copy the contents of the unlinked file behind @fd into ghost-ID.img. A new
  * description is opened through /proc/self/fd: reading the drained one would
  * move the task's file position, and it may be write-only.
@@ -175,6 +211,9 @@ int ghost_dump(struct dump_ctx *ctx, pid_t pid, int fd, uint32_t id, RegFileEntr
 		pr_perror("pid %d: cannot reopen unlinked %s for its contents", pid, path);
 		return neg_errno();
 	}
+	err = ghost_huge(pid, src, path, e);
+	if (err)
+		return err;
 	img = img_open(ctx->dirfd, CR_IMG_GHOST, id, IMG_WRITE);
 	if (!img)
 		return -errno;
@@ -369,6 +408,61 @@ static int ghost_copy(struct cr_img *img, const FileEntry *fe, int dst, const ch
 	return 0;
 }
 
+/*
+ * An MFD_HUGETLB memfd (hugetlbfs has no write()): sized, then filled through
+ * a shared mapping, huge page by huge page; a page of zeros is left out (not
+ * allocated, it reads the same). The pool must have the others.
+ */
+static int ghost_copy_huge(struct cr_img *img, const FileEntry *fe, int dst, const char *path)
+{
+	uint64_t size = img_raw_size(img), huge = (uint64_t)fe->reg->huge_page_kb * 1024, off;
+	uint8_t *buf;
+	uint32_t crc = 0;
+	uint8_t *mem;
+	int err = 0;
+
+	if (size != fe->reg->size || !huge || size % huge) {
+		pr_err("ghost-%u.img holds %llu bytes, hugetlb memfd %s had %llu in pages of "
+		       "%llu\n",
+		       fe->id, (unsigned long long)size, path, (unsigned long long)fe->reg->size,
+		       (unsigned long long)huge);
+		return -EBADMSG;
+	}
+	if (!size)
+		return 0;
+	if (ftruncate(dst, (off_t)size)) {
+		pr_perror("hugetlb memfd %s: ftruncate to %llu", path, (unsigned long long)size);
+		return neg_errno();
+	}
+	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, dst, 0);
+	if (mem == MAP_FAILED) {
+		pr_perror("hugetlb memfd %s: mmap of %llu bytes", path, (unsigned long long)size);
+		return neg_errno();
+	}
+	buf = malloc(huge);
+	err = buf ? 0 : -ENOMEM;
+	for (off = 0; !err && off < size; off += huge) {
+		err = pread_full(img_raw_fd(img), buf, huge, IMG_RAW_DATA_OFF + off);
+		if (err)
+			break;
+		crc = crc32c(crc, buf, huge);
+		if (buf[0] || memcmp(buf, buf + 1, huge - 1))
+			memcpy(mem + off, buf, huge);
+	}
+	munmap(mem, size);
+	free(buf);
+	if (err) {
+		pr_errno(err, "ghost-%u.img: cannot read it for hugetlb memfd %s", fe->id, path);
+		return err;
+	}
+	if (fe->reg->has_ghost_crc32c && crc != fe->reg->ghost_crc32c) {
+		pr_err("ghost-%u.img: crc32c %08x, the dump saved %08x\n", fe->id, crc,
+		       fe->reg->ghost_crc32c);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
 /* Copy the ghost image data into @dst, checking its size and crc32c. */
 static int ghost_fill(struct restore_ctx *ctx, const FileEntry *fe, int dst, const char *path)
 {
@@ -377,7 +471,8 @@ static int ghost_fill(struct restore_ctx *ctx, const FileEntry *fe, int dst, con
 
 	if (!img)
 		return neg_errno();
-	err = ghost_copy(img, fe, dst, path);
+	err = fe->reg->has_huge_page_kb ? ghost_copy_huge(img, fe, dst, path)
+					: ghost_copy(img, fe, dst, path);
 	img_close(img);
 	return err;
 }
@@ -465,7 +560,12 @@ static int create_memfd(struct restore_ctx *ctx, const FileEntry *fe, const char
 {
 	bool seals = fe->reg->has_seals;
 	bool exec = (fe->reg->mode & 0111) != 0;
-	unsigned int mflags = MFD_CLOEXEC | (seals ? MFD_ALLOW_SEALING : 0);
+	unsigned int huge = fe->reg->has_huge_page_kb ? fe->reg->huge_page_kb * 1024 : 0;
+	/* the huge page size as a log2 above MFD_HUGE_SHIFT, as mmap()'s MAP_HUGE_SHIFT */
+	unsigned int mflags = MFD_CLOEXEC | (seals ? MFD_ALLOW_SEALING : 0) |
+			      (huge ? MFD_HUGETLB |
+					       ((unsigned int)__builtin_ctz(huge) << MFD_HUGE_SHIFT)
+				    : 0);
 	const char *name = path + strlen(MEMFD_PREFIX);
 	_cleanup_close_ int fd = memfd_create(name, mflags | (exec ? MFD_EXEC : 0));
 	uint32_t fl = fe->reg->flags & ~(uint32_t)CR_O_LARGEFILE_KERNEL;
@@ -520,13 +620,16 @@ static int create_file(struct restore_ctx *ctx, const FileEntry *fe, const char 
 {
 	_cleanup_free_ char *tmp = ghost_name(path, fe->id);
 	_cleanup_close_ int wfd = -1;
+	struct dir_times dt;
 	int fd, err;
 
 	if (!tmp)
 		return -ENOMEM;
+	dir_times_save(&dt, tmp);
 	wfd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
 	if (wfd < 0) {
 		pr_perror("unlinked %s: cannot create %s for its contents", path, tmp);
+		free(dt.dir);
 		return neg_errno();
 	}
 	err = ghost_fill(ctx, fe, wfd, path);
@@ -544,6 +647,7 @@ static int create_file(struct restore_ctx *ctx, const FileEntry *fe, const char 
 		err = neg_errno();
 		pr_perror("unlinked %s: cannot unlink %s", path, tmp);
 	}
+	dir_times_put_back(&dt);
 	if (err) {
 		if (fd >= 0)
 			close(fd);
@@ -562,16 +666,19 @@ static int create_dir(const FileEntry *fe, const char *path)
 {
 	_cleanup_free_ char *name = ghost_name(path, fe->id);
 	unsigned int made = 0;
+	struct dir_times dt;
 	int fd = -1, err;
 
 	if (!name)
 		return -ENOMEM;
+	dir_times_save(&dt, name);
 	err = mkdir_missing_parents(name, &made);
 	if (!err && mkdir(name, 0700))
 		err = neg_errno();
 	if (err) {
 		pr_errno(err, "removed directory %s: cannot make it again as %s", path, name);
 		rmdir_made_parents(name, made);
+		dir_times_put_back(&dt);
 		return err;
 	}
 	fd = open(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -580,6 +687,7 @@ static int create_dir(const FileEntry *fe, const char *path)
 		err = neg_errno();
 	if (rmdir_made_parents(name, made) && !err)
 		err = neg_errno();
+	dir_times_put_back(&dt);
 	if (!err && (fe->reg->flags & O_PATH)) {
 		int pfd = rst_reopen_fd(fd, fe->reg->flags);
 

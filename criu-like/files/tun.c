@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/if_tun.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -96,6 +97,31 @@ static int tun_getiff(const struct fd_info *f, struct ifreq *ifr, bool *detached
 	return 0;
 }
 
+/*
+ * A tap's socket filter (TUNATTACHFILTER) cannot be read back: TUNGETFILTER
+ * gives its length and the pointer its attacher passed, not the
+ * instructions (and keeps them after TUNDETACHFILTER). One that was ever
+ * attached is refused rather than lost.
+ */
+static int tun_filter_check(const struct fd_info *f, const struct ifreq *ifr)
+{
+	struct sock_fprog fprog = { 0 };
+
+	if (!(ifr->ifr_flags & IFF_TAP))
+		return 0;
+	if (ioctl(f->dfd, TUNGETFILTER, &fprog)) {
+		pr_perror("pid %d fd %d: cannot read whether tap device %.*s has a socket filter",
+			  f->pid, f->fd, IFNAMSIZ, ifr->ifr_name);
+		return neg_errno();
+	}
+	if (!fprog.len)
+		return 0;
+	pr_err("pid %d fd %d: tap device %.*s had a socket filter attached (TUNATTACHFILTER, %u "
+	       "instructions): the kernel does not give back its instructions, not dumped\n",
+	       f->pid, f->fd, IFNAMSIZ, ifr->ifr_name, fprog.len);
+	return -EOPNOTSUPP;
+}
+
 static int tun_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
 	struct ifreq ifr = { 0 };
@@ -138,6 +164,9 @@ static int tun_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 		       f->pid, f->fd, IFNAMSIZ, ifr.ifr_name);
 		return -EOPNOTSUPP;
 	}
+	err = tun_filter_check(f, &ifr);
+	if (err)
+		return err;
 	memcpy(p->name, ifr.ifr_name, IFNAMSIZ - 1);
 	p->e.name = p->name;
 	p->e.has_tun_flags = true;

@@ -144,6 +144,13 @@ int dump_anon_mapping(struct dump_ctx *ctx, pid_t pid, const char *path, dev_t d
 		      uint32_t *id);
 int dump_file_by_fd(struct dump_ctx *ctx, pid_t pid, int fd, const char *path, int flags,
 		    uint32_t *id);
+struct vma_entry;
+/*
+ * files/packet-ring.c: the FileEntry id of the packet socket whose rings @v
+ * ("socket:[INO]") maps, dumped already from an fd of the tree; -EOPNOTSUPP
+ * (logged) for another socket or a part of the rings.
+ */
+int packet_ring_mapping(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v, uint32_t *id);
 /* fs.c: fs-PID.img (cwd, root, umask). */
 int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt);
 

@@ -24,7 +24,7 @@
 #include "proc-parse.h"
 
 enum mem_policy {
-	MEM_SKIP_RECREATED, /* [vdso] [vvar] [vvar_vclock] [vsyscall]: rebuilt at restore */
+	MEM_SKIP_RECREATED, /* [vdso] [vvar] [vvar_vclock] [vsyscall], AIO rings: rebuilt at restore */
 	MEM_SKIP_IO, /* VM_IO/VM_PFNMAP: no pages that pagemap or vmsplice can read */
 	MEM_SKIP_GUARD, /* PROT_NONE without pages: only the layout is recorded */
 	MEM_SKIP_FILE_SHARED, /* MAP_SHARED of a file: the file itself holds the data */
@@ -45,6 +45,8 @@ const char *mem_policy_name(enum mem_policy p);
 bool vma_is_sysv(const struct vma_entry *v);
 /* A private anonymous hugetlb mapping (MAP_HUGETLB), saved like anonymous memory. */
 bool vma_is_hugetlb_anon(const struct vma_entry *v);
+/* MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB, saved as shared memory (MEM_SAVE_SHMEM). */
+bool vma_is_hugetlb_shared_anon(const struct vma_entry *v);
 
 /* PAGEMAP_SCAN tells the pages of guard regions (PAGE_IS_GUARD, 6.14): probed once. */
 bool mem_scan_knows_guards(void);
@@ -55,6 +57,17 @@ bool mem_scan_knows_guards(void);
  */
 int mem_scan_guards(int pagemap_fd, unsigned long start, unsigned long end, uint64_t **ret,
 		    size_t *nr);
+
+struct page_region;
+/*
+ * Where a walk of [@start, @end) goes on after a PAGEMAP_SCAN call that
+ * returned the @n regions of @vec (room for @vec_len) and @walk_end: *@next,
+ * @end when the walk is done. -EIO when the regions are not in order inside
+ * the range or the walk makes no progress. Pure; see mem-scan.c for why
+ * walk_end alone is not enough.
+ */
+int mem_scan_resume(unsigned long start, unsigned long end, unsigned long walk_end,
+		    const struct page_region *vec, size_t n, size_t vec_len, unsigned long *next);
 
 /*
  * The policy of one VMA of task @pid. Returns 0 and sets *ret, or
@@ -110,6 +123,7 @@ struct shmem_obj {
 	pid_t pid; /* a task that maps it, for /proc/PID/map_files/START-END */
 	unsigned long vma_start, vma_end;
 	struct mem_runs runs; /* object page offsets, sorted, merged (policy MEM_SAVE_SHMEM) */
+	unsigned long huge; /* hugetlb: its huge page size in bytes; 0 for shmem */
 };
 
 struct shmem_set {

@@ -140,6 +140,7 @@ struct rst_shmem_obj {
 	uint64_t shmid;
 	uint64_t size;
 	int fd; /* >= ctx->service_fd_base */
+	uint32_t huge_flags; /* MAP_HUGETLB and the page size bits of its VMAs: hugetlb memory */
 };
 
 /* A SysV shm segment of the host's IPC namespace (mem/sysv-shm.c). */
@@ -226,6 +227,8 @@ struct rst_layout_in {
 	uint64_t blob_size;
 	uint32_t nr_vmas, nr_runs, nr_crcs, nr_threads, nr_timers;
 	uint32_t nr_shared_pending, nr_groups, nr_close_fds, nr_guards, nr_tpidfds;
+	uint32_t nr_aios;
+	uint64_t aio_event_bytes; /* the unreaped events of every AIO ring */
 	uint32_t nr_uring_regs, nr_uring_iovs;
 	const uint32_t *thread_pending; /* [nr_threads] */
 	const uint64_t *frame_size; /* [nr_threads], arch_sigframe_size() */
@@ -236,6 +239,7 @@ struct rst_layout {
 	uint64_t args_off; /* from the area start, page aligned */
 	uint64_t vmas_off, runs_off, crcs_off, threads_off, timers_off; /* from struct rst_args */
 	uint64_t shared_pending_off, groups_off, close_fds_off, guards_off, tpidfds_off;
+	uint64_t aios_off, aio_events_off;
 	uint64_t uring_regs_off, uring_iovs_off;
 	uint64_t args_size; /* struct rst_args and its arrays */
 	struct rst_thread_layout *threads; /* [nr_threads], allocated by the caller */

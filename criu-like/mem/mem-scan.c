@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 
 #include "compat.h"
+#include "aio-ring.h"
 #include "log.h"
 #include "mem-scan.h"
 #include "util.h"
@@ -50,15 +51,37 @@ static bool has_prefix(const char *s, const char *prefix)
  */
 static bool is_shmem(const struct vma_entry *v)
 {
-	return v->kind == VMA_ANON_SHMEM || v->memfd;
+	return v->kind == VMA_ANON_SHMEM || v->memfd || vma_is_hugetlb_shared_anon(v);
+}
+
+/* mmap(MAP_ANONYMOUS | MAP_HUGETLB): a hidden hugetlbfs file, with its huge page size */
+static bool is_anon_hugepage(const struct vma_entry *v)
+{
+	return (v->vm_flags & VMF_HT) && v->kind == VMA_FILE && v->deleted && v->path &&
+	       !strcmp(v->path, "/anon_hugepage") && v->has_smaps && v->kernel_page_size > 4;
 }
 
 bool vma_is_hugetlb_anon(const struct vma_entry *v)
 {
-	/* mmap(MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB): an unlinked hugetlbfs file */
-	return (v->vm_flags & VMF_HT) && !v->shared && v->kind == VMA_FILE && v->deleted &&
-	       v->path && !strcmp(v->path, "/anon_hugepage") && v->has_smaps &&
-	       v->kernel_page_size > 4;
+	return is_anon_hugepage(v) && !v->shared;
+}
+
+bool vma_is_hugetlb_shared_anon(const struct vma_entry *v)
+{
+	return is_anon_hugepage(v) && v->shared;
+}
+
+/* MAP_SHARED of an MFD_HUGETLB memfd: saved with the memfd (files/reg-ghost.c) */
+static bool is_hugetlb_memfd_shared(const struct vma_entry *v)
+{
+	return (v->vm_flags & VMF_HT) && v->shared && v->memfd;
+}
+
+/* MAP_SHARED of a file on a hugetlbfs mount that still has its name: the file holds the data */
+static bool is_hugetlbfs_file_shared(const struct vma_entry *v)
+{
+	return (v->vm_flags & VMF_HT) && v->shared && v->kind == VMA_FILE && !v->deleted &&
+	       !v->memfd && v->path && v->path[0] == '/';
 }
 
 bool vma_is_sysv(const struct vma_entry *v)
@@ -73,7 +96,8 @@ bool vma_is_sysv(const struct vma_entry *v)
  */
 static bool is_device(const struct vma_entry *v)
 {
-	if (v->kind != VMA_FILE || !has_prefix(v->path, "/dev/"))
+	/* a hugetlbfs mount under /dev (/dev/hugepages) holds files, not devices */
+	if (v->kind != VMA_FILE || !has_prefix(v->path, "/dev/") || (v->vm_flags & VMF_HT))
 		return false;
 	return strcmp(v->path, "/dev/zero") && !has_prefix(v->path, "/dev/shm/");
 }
@@ -119,14 +143,19 @@ int mem_vma_policy(pid_t pid, const struct vma_entry *v, enum mem_policy *ret)
 	default:
 		break;
 	}
-	if ((v->vm_flags & VMF_HT) && !vma_is_hugetlb_anon(v))
-		return refuse(pid, v,
-			      "hugetlb mapping, shared or of a hugetlbfs file: only private "
-			      "anonymous ones (MAP_HUGETLB) are supported");
-	/* the ring of an io_setup() context: the requests in flight cannot be seen from here */
-	if (v->kind == VMA_FILE && v->path && !strcmp(v->path, "/[aio]"))
-		return refuse(pid, v,
-			      "an AIO context's ring (io_setup()): AIO is not supported yet");
+	if ((v->vm_flags & VMF_HT) && !vma_is_hugetlb_anon(v) && !vma_is_hugetlb_shared_anon(v) &&
+	    !is_hugetlbfs_file_shared(v) && !is_hugetlb_memfd_shared(v))
+		return refuse(
+			pid, v,
+			v->shared ? "shared mapping of an unlinked hugetlbfs file: not "
+				    "supported yet"
+				  : "private mapping of a hugetlbfs file or memfd: not supported "
+				    "yet");
+	/* the ring of an io_setup() context: made again by the restorer (mem/aio.c) */
+	if (vma_is_aio(v)) {
+		*ret = MEM_SKIP_RECREATED;
+		return 0;
+	}
 	if (is_device(v))
 		return refuse(pid, v, "device mapping");
 	if (v->vm_flags & (VMF_IO | VMF_PF)) {
@@ -282,7 +311,8 @@ static struct shmem_obj *shmem_get(struct shmem_set *s, pid_t pid, const struct 
 				 .ino = v->ino,
 				 .pid = pid,
 				 .vma_start = v->start,
-				 .vma_end = v->end };
+				 .vma_end = v->end,
+				 .huge = v->vm_flags & VMF_HT ? v->kernel_page_size * 1024 : 0 };
 	return o;
 }
 
@@ -353,7 +383,8 @@ static int shmem_seek_data(struct shmem_obj *o)
 int shmem_set_add_unmapped(struct shmem_set *s)
 {
 	for (unsigned int i = 0; i < s->nr; i++) {
-		int err = shmem_seek_data(&s->objs[i]);
+		/* hugetlbfs has no SEEK_DATA: its pages are found by reading them (mem.c) */
+		int err = s->objs[i].huge ? 0 : shmem_seek_data(&s->objs[i]);
 
 		if (err)
 			return err;
@@ -540,6 +571,7 @@ int mem_scan_guards(int pagemap_fd, unsigned long start, unsigned long end, uint
 {
 	struct pm_scan_arg a = { .size = sizeof(a), .start = start, .end = end };
 	struct page_region r[64];
+	unsigned long next;
 	size_t cap = 0;
 
 	*ret = NULL;
@@ -566,9 +598,9 @@ int mem_scan_guards(int pagemap_fd, unsigned long start, unsigned long end, uint
 			(*ret)[(*nr)++] = r[i].start;
 			(*ret)[(*nr)++] = r[i].end;
 		}
-		if (a.walk_end <= a.start || a.walk_end > end)
+		if (mem_scan_resume(a.start, end, a.walk_end, r, (size_t)n, ARRAY_SIZE(r), &next))
 			return -EIO;
-		a.start = a.walk_end;
+		a.start = next;
 	}
 	return 0;
 }
@@ -610,13 +642,47 @@ static void scan_arg_init(struct pm_scan_arg *a, unsigned long start, unsigned l
 }
 
 /*
- * PAGEMAP_SCAN stops when the vector is full and reports where in walk_end:
- * resume from there, with a bigger vector for the next round.
+ * PAGEMAP_SCAN fills the caller's vector through a bounce buffer of 512
+ * regions inside the kernel, and sets walk_end only when that buffer is
+ * full. A call whose walk fills it, flushes it and then reaches @end with
+ * fewer regions than the vector holds returns every region but leaves
+ * walk_end where the buffer filled, below the last region reported (seen
+ * on 6.18; the kernel rereads walk_end as 0 at each call, so only calls
+ * that return more than 512 regions are hit). Resuming from that walk_end
+ * walks the end of the range again: its regions come twice, out of address
+ * order (and a written-page walk finds them protected by then). So: a call
+ * that did not fill the vector has walked to @end; one that did goes on
+ * from walk_end or the end of its last region, whichever is higher. The
+ * regions of a call must be in order, after @start, below @end: -EIO for
+ * anything else, rather than a plan out of order.
  */
+int mem_scan_resume(unsigned long start, unsigned long end, unsigned long walk_end,
+		    const struct page_region *vec, size_t n, size_t vec_len, unsigned long *next)
+{
+	unsigned long prev = start;
+
+	for (size_t i = 0; i < n; i++) {
+		if (vec[i].start < prev || vec[i].end <= vec[i].start || vec[i].end > end)
+			return -EIO;
+		prev = vec[i].end;
+	}
+	if (n > vec_len)
+		return -EIO;
+	if (n < vec_len) {
+		*next = end;
+		return 0;
+	}
+	*next = max(walk_end, prev);
+	/* no progress: never loop forever on a kernel surprise */
+	return *next <= start || *next > end ? -EIO : 0;
+}
+
+/* Scan [@start, @end) with a vector that grows (up to VEC_MAX) while calls fill it. */
 static int scan_ioctl(struct scan_ctx *c, unsigned long start, unsigned long end,
 		      enum mem_policy policy, struct mem_runs *out)
 {
 	struct pm_scan_arg a;
+	unsigned long next;
 	int err;
 
 	if (!c->vec && (err = grow_vec(c)))
@@ -639,11 +705,17 @@ static int scan_ioctl(struct scan_ctx *c, unsigned long start, unsigned long end
 			if (err)
 				return err;
 		}
-		if (a.walk_end <= a.start || a.walk_end > end)
-			return -EIO; /* no progress: never loop forever on a kernel surprise */
+		if (mem_scan_resume(a.start, end, a.walk_end, c->vec, (size_t)n, c->vec_len,
+				    &next)) {
+			pr_err("pid %d: PAGEMAP_SCAN %llx-%lx: %ld regions out of order or out of "
+			       "the range (walk_end %llx)\n",
+			       c->pid, (unsigned long long)a.start, end, n,
+			       (unsigned long long)a.walk_end);
+			return -EIO;
+		}
 		if ((size_t)n == c->vec_len && (err = grow_vec(c)))
 			return err;
-		a.start = a.walk_end;
+		a.start = next;
 	}
 	return 0;
 }

@@ -19,7 +19,9 @@
 #include <sys/shm.h>
 #include <unistd.h>
 
+#include "aio-ring.h"
 #include "cow-share.h"
+#include "hugetlb-shm.h"
 #include "dump.h"
 #include "image.h"
 #include "log.h"
@@ -29,6 +31,7 @@
 #include "snapshot.h"
 #include "track.h"
 #include "util.h"
+#include "vdso-gone.h"
 
 #include "mm.pb-c.h"
 #include "pagemap.pb-c.h"
@@ -121,6 +124,14 @@ static int vma_kind(pid_t pid, const struct vma_entry *v, VmaKind *ret)
 {
 	if (vma_is_hugetlb_anon(v)) {
 		*ret = VMA_KIND__VMA_ANON_PRIVATE;
+		return 0;
+	}
+	if (vma_is_aio(v)) {
+		*ret = VMA_KIND__VMA_AIO;
+		return 0;
+	}
+	if (vma_is_hugetlb_shared_anon(v)) {
+		*ret = VMA_KIND__VMA_ANON_SHARED;
 		return 0;
 	}
 	switch (v->kind) {
@@ -247,13 +258,15 @@ static int fill_vma(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v,
 	if (v->vm_flags & VMF_LO)
 		e->flags |= MAP_LOCKED;
 	/* the huge page size, as mmap() takes it: its log2 above MAP_HUGE_SHIFT */
-	if (vma_is_hugetlb_anon(v))
+	if (vma_is_hugetlb_anon(v) || vma_is_hugetlb_shared_anon(v))
 		e->flags |= MAP_HUGETLB | (uint32_t)(__builtin_ctzl(v->kernel_page_size * 1024)
 						     << MAP_HUGE_SHIFT);
 	if ((v->vm_flags & VMF_LO) && (v->vm_flags & VMF_LF))
 		e->has_lock_onfault = e->lock_onfault = true;
 	e->madv = vma_madv(v->vm_flags);
 	e->has_madv = e->madv != 0;
+	if (v->vm_flags & VMF_SL)
+		e->has_sealed = e->sealed = true;
 	/* MADV_HUGEPAGE brings huge pages back by itself; MADV_NOHUGEPAGE refuses them. */
 	if (v->anon_huge && !v->shared && !(v->vm_flags & (VMF_HG | VMF_NH)))
 		e->has_thp = e->thp = true;
@@ -272,6 +285,12 @@ static int fill_vma(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v,
 	}
 	if (e->flags & MAP_ANONYMOUS)
 		return 0;
+	/* the rings of a packet socket: its description, mapped again (files/packet-ring.c) */
+	if (v->dev_major == 0 && v->path && !strncmp(v->path, "socket:[", 8)) {
+		err = packet_ring_mapping(ctx, pid, v, &e->file_id);
+		e->has_file_id = !err;
+		return err;
+	}
 	/* the file as the mapping has it: writable when it may be made writable (mw) */
 	e->has_may_write = e->may_write = v->shared && !(v->prot & PROT_WRITE) &&
 					  (v->vm_flags & VMF_MW);
@@ -311,6 +330,45 @@ static void fill_mm_fields(const struct dump_task *dt, MmEntry *mm)
 	mm->env_start = s->env_start, mm->env_end = s->env_end;
 }
 
+/* The AIO rings of the task, with their unreaped events (mem/aio.c). */
+static int dump_aios(pid_t pid, const struct vma_list *vmas, MmEntry *mm)
+{
+	unsigned int i, n = 0;
+	int err;
+
+	for (i = 0; i < vmas->nr; i++)
+		n += vma_is_aio(&vmas->vmas[i]);
+	if (!n)
+		return 0;
+	mm->aios = calloc(n, sizeof(*mm->aios));
+	if (!mm->aios)
+		return -ENOMEM;
+	for (i = 0; i < vmas->nr; i++) {
+		AioRingEntry *e;
+
+		if (!vma_is_aio(&vmas->vmas[i]))
+			continue;
+		e = calloc(1, sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		mm->aios[mm->n_aios++] = e;
+		err = aio_dump_ring(pid, &vmas->vmas[i], e);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void free_aios(MmEntry *mm)
+{
+	for (size_t i = 0; i < mm->n_aios; i++) {
+		if (mm->aios[i]->has_events)
+			free(mm->aios[i]->events.data);
+		free(mm->aios[i]);
+	}
+	free(mm->aios);
+}
+
 static int write_mm(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	pid_t pid = dt->t->pid;
@@ -320,12 +378,19 @@ static int write_mm(struct dump_ctx *ctx, struct dump_task *dt)
 	_cleanup_free_ VmaEntry **ep = calloc(dt->vmas.nr + 1, sizeof(*ep));
 	_cleanup_free_ uint64_t *guards = NULL;
 	size_t nr_guards = 0, k = 0;
+	uint32_t unmapped[3];
+	VmaKind unmapped_kinds[3];
 	unsigned int i;
 	int err;
 
 	if (!e || !ep)
 		return -ENOMEM;
 	fill_mm_fields(dt, &mm);
+	/* [vdso], [vvar] the task unmapped: the restore unmaps them too (vdso-gone.c) */
+	mm.n_unmapped_specials = vdso_unmapped_kinds(&ctx->kd.vdso, &dt->vmas, unmapped);
+	for (i = 0; i < mm.n_unmapped_specials; i++)
+		unmapped_kinds[i] = (VmaKind)unmapped[i];
+	mm.unmapped_specials = unmapped_kinds;
 	err = read_auxv(pid, &auxv, &mm.n_auxv);
 	if (!err)
 		err = dump_exe(ctx, pid, &mm);
@@ -338,6 +403,8 @@ static int write_mm(struct dump_ctx *ctx, struct dump_task *dt)
 					  dt->plan.policy[i], &e[i]);
 		ep[i] = &e[i];
 	}
+	if (!err)
+		err = dump_aios(pid, &dt->vmas, &mm);
 	if (!err) {
 		mm.auxv = auxv;
 		mm.n_vmas = dt->vmas.nr;
@@ -348,6 +415,7 @@ static int write_mm(struct dump_ctx *ctx, struct dump_task *dt)
 	}
 	for (i = 0; i < dt->vmas.nr; i++)
 		free(e[i].guards);
+	free_aios(&mm);
 	return err;
 }
 
@@ -414,11 +482,22 @@ static int split_noread(const struct vma_list *vmas, const struct mem_plan *plan
 	return 0;
 }
 
-static int write_entry(struct cr_img *img, unsigned long vaddr, unsigned long nr_pages,
-		       uint32_t flags, const uint32_t *crc)
+/*
+ * One entry, after the one before (*@prev_end): the restore refuses a pagemap
+ * whose entries go back or overlap, so the dump refuses to write one.
+ */
+static int write_entry(struct cr_img *img, pid_t pid, unsigned long *prev_end, unsigned long vaddr,
+		       unsigned long nr_pages, uint32_t flags, const uint32_t *crc)
 {
 	PagemapEntry pe = PAGEMAP_ENTRY__INIT;
 
+	if (vaddr < *prev_end) {
+		pr_err("pid %d: pagemap entry %lx +%lu pages (flags %#x) starts below the end of "
+		       "the one before (%lx): the memory plan is out of order, not dumped\n",
+		       pid, vaddr, nr_pages, flags, *prev_end);
+		return -EINVAL;
+	}
+	*prev_end = vaddr + nr_pages * PAGE_SIZE;
 	pe.vaddr = vaddr;
 	pe.nr_pages = (uint32_t)nr_pages;
 	pe.flags = flags;
@@ -458,6 +537,7 @@ static int write_pagemap(struct dump_ctx *ctx, enum cr_img_kind kind, uint32_t i
 	struct cr_img *img = img_open(ctx->dirfd, kind, id, IMG_WRITE);
 	const struct mem_run *ref;
 	unsigned int i, j = 0, k = 0;
+	unsigned long prev_end = 0;
 	uint32_t flag = 0;
 	char name[64] = "pagemap";
 	int err, err2;
@@ -475,13 +555,14 @@ static int write_pagemap(struct dump_ctx *ctx, enum cr_img_kind kind, uint32_t i
 
 		for (; !err && ref && ref->start < vaddr;
 		     ref = next_ref(parent, &j, shared, &k, &flag))
-			err = write_entry(img, ref->start, ref->nr_pages, flag, NULL);
+			err = write_entry(img, pid, &prev_end, ref->start, ref->nr_pages, flag,
+					  NULL);
 		if (!err)
-			err = write_entry(img, vaddr, runs->runs[i].nr_pages,
+			err = write_entry(img, pid, &prev_end, vaddr, runs->runs[i].nr_pages,
 					  PAGEMAP_FLAG__PE_PRESENT, &crcs[i]);
 	}
 	for (; !err && ref; ref = next_ref(parent, &j, shared, &k, &flag))
-		err = write_entry(img, ref->start, ref->nr_pages, flag, NULL);
+		err = write_entry(img, pid, &prev_end, ref->start, ref->nr_pages, flag, NULL);
 	err2 = img_close(img);
 	img_file_name(kind, id, name, sizeof(name));
 	if (err || err2)
@@ -496,19 +577,31 @@ static int write_pagemap(struct dump_ctx *ctx, enum cr_img_kind kind, uint32_t i
 	return err ? err : err2;
 }
 
-/* PagemapEntry.nr_pages is 32 bits: a longer run (16 TiB) is refused. */
-static int runs_check(pid_t pid, const struct mem_runs *r, uint64_t *ret_pages)
+/*
+ * PagemapEntry.nr_pages is 32 bits: a longer run (16 TiB) is refused; so
+ * are runs out of address order, before any page is sent. @unit is a page's
+ * size in the runs' units: PAGE_SIZE for addresses, 1 for shmem page offsets.
+ */
+static int runs_check(pid_t pid, const struct mem_runs *r, unsigned long unit, uint64_t *ret_pages)
 {
 	uint64_t n = 0;
 	unsigned int i;
 
 	for (i = 0; i < r->nr; i++) {
-		if (r->runs[i].nr_pages > UINT32_MAX) {
+		const struct mem_run *m = &r->runs[i], *prev = i ? m - 1 : NULL;
+
+		if (prev && m->start < prev->start + prev->nr_pages * unit) {
+			pr_err("pid %d: run %lx +%lu pages starts below the end of the one before "
+			       "(%lx +%lu): the memory plan is out of order, not dumped\n",
+			       pid, m->start, m->nr_pages, prev->start, prev->nr_pages);
+			return -EINVAL;
+		}
+		if (m->nr_pages > UINT32_MAX) {
 			pr_err("pid %d: run of %lu pages at %lx: too long for a pagemap entry\n",
-			       pid, r->runs[i].nr_pages, r->runs[i].start);
+			       pid, m->nr_pages, m->start);
 			return -E2BIG;
 		}
-		n += r->runs[i].nr_pages;
+		n += m->nr_pages;
 	}
 	*ret_pages = n;
 	return 0;
@@ -547,7 +640,7 @@ static int dump_private_runs(struct dump_ctx *ctx, struct dump_task *dt,
 	uint64_t pages, t0;
 	int err;
 
-	err = runs_check(pid, runs, &pages);
+	err = runs_check(pid, runs, PAGE_SIZE, &pages);
 	if (err)
 		return err;
 	crcs = calloc(runs->nr + 1, sizeof(*crcs));
@@ -574,7 +667,7 @@ int dump_pagemap(struct dump_ctx *ctx, struct dump_task *dt, uint32_t pages_id,
 {
 	pid_t pid = dt->t->pid;
 	uint64_t pages;
-	int err = runs_check(pid, runs, &pages);
+	int err = runs_check(pid, runs, PAGE_SIZE, &pages);
 
 	if (err)
 		return err;
@@ -727,36 +820,10 @@ static int split_cow_shared(struct dump_ctx *ctx, struct dump_task *dt)
 	return 0;
 }
 
-/*
- * A task that unmapped its [vdso] or [vvar] while this kernel maps them: the
- * restore could not rebuild it (the injection at the resume needs the vDSO),
- * so the dump refuses it by name rather than restore a task that crashes.
- */
-static int check_vdso_kept(const struct dump_ctx *ctx, const struct dump_task *dt)
-{
-	bool vdso = false, vvar = false;
-
-	for (size_t i = 0; i < dt->vmas.nr; i++) {
-		vdso |= dt->vmas.vmas[i].kind == VMA_VDSO;
-		vvar |= dt->vmas.vmas[i].kind == VMA_VVAR;
-	}
-	if ((ctx->kd.vdso.area[VDSO_AREA_VDSO].present && !vdso) ||
-	    (ctx->kd.vdso.area[VDSO_AREA_VVAR].present && !vvar)) {
-		pr_err("pid %d: it unmapped its %s: a task without the vDSO is not supported yet\n",
-		       dt->t->pid, !vdso ? "[vdso]" : "[vvar]");
-		return -EOPNOTSUPP;
-	}
-	return 0;
-}
-
 int dump_task_mm_plan(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	pid_t pid = dt->t->pid;
-	int err = check_vdso_kept(ctx, dt);
-
-	if (err)
-		return err;
-	err = mem_scan_task(pid, &dt->vmas, 0, &ctx->shm, &dt->plan);
+	int err = mem_scan_task(pid, &dt->vmas, 0, &ctx->shm, &dt->plan);
 	if (err) {
 		pr_err("pid %d: cannot find the pages to save\n", pid);
 		return err;
@@ -800,6 +867,7 @@ static int dump_one_shmem(struct dump_ctx *ctx, const struct shmem_obj *o)
 {
 	char path[96];
 	const struct mem_runs *runs = &o->runs;
+	struct mem_runs huge_runs = { 0 };
 	_cleanup_free_ uint32_t *crcs = NULL;
 	_cleanup_close_ int fd = -1;
 	struct page_xfer x;
@@ -820,12 +888,28 @@ static int dump_one_shmem(struct dump_ctx *ctx, const struct shmem_obj *o)
 		pr_perror("shmem object %lu: open %s", o->ino, path);
 		return neg_errno();
 	}
-	err = runs_check(o->pid, runs, &pages);
-	if (err)
+	/* hugetlb: read whole, into a memfd that splices (mem/hugetlb-shm.c) */
+	if (o->huge) {
+		int copy;
+
+		err = hugetlb_shm_read(fd, o->size, o->huge, &huge_runs, &copy);
+		if (err) {
+			pr_err("hugetlb object %lu (mapped by %d at %lx): cannot read it\n", o->ino,
+			       o->pid, o->vma_start);
+			return err;
+		}
+		close(fd);
+		fd = copy;
+		runs = &huge_runs;
+	}
+	err = runs_check(o->pid, runs, 1, &pages);
+	crcs = err ? NULL : calloc(runs->nr + 1, sizeof(*crcs));
+	if (!err && !crcs)
+		err = -ENOMEM;
+	if (err) {
+		mem_runs_fini(&huge_runs);
 		return err;
-	crcs = calloc(runs->nr + 1, sizeof(*crcs));
-	if (!crcs)
-		return -ENOMEM;
+	}
 	pages_id = ctx->next_pages_id++;
 	t0 = mem_now_ns();
 	err = page_xfer_open(&x, ctx, o->pid, pages_id, runs, crcs, pages * PAGE_SIZE);
@@ -841,6 +925,7 @@ static int dump_one_shmem(struct dump_ctx *ctx, const struct shmem_obj *o)
 		err = write_pagemap(ctx, CR_IMG_SHMEM_PAGEMAP, (uint32_t)o->ino, o->pid, pages_id,
 				    runs, crcs, true, NULL, NULL, 0);
 	}
+	mem_runs_fini(&huge_runs);
 	if (err)
 		pr_err("cannot dump shmem object %lu (mapped by %d at %lx-%lx)\n", o->ino, o->pid,
 		       o->vma_start, o->vma_end);

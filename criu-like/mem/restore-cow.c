@@ -322,8 +322,12 @@ static int fill_deferred(struct restore_ctx *ctx, pid_t pid, const struct rst_me
 
 	if (!p->nr_deferred)
 		return 0;
-	skip = calloc(p->nr_shared + 1, sizeof(*skip));
-	pc = calloc(p->nr_shared + 2, sizeof(*pc));
+	/*
+	 * A shared range across N kept VMAs gives N skipped ranges (one more per
+	 * VMA border): at most nr_shared + n_vmas; a run cut by them, one more.
+	 */
+	skip = calloc(p->nr_shared + p->mm->n_vmas + 1, sizeof(*skip));
+	pc = calloc(p->nr_shared + p->mm->n_vmas + 2, sizeof(*pc));
 	buf = malloc(1 << 20);
 	if (skip && pc && buf)
 		err = fill_deferred_with(ctx, pid, p, inh, skip, pc, buf);

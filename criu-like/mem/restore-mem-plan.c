@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "image.h"
+#include "aio-ring.h"
 #include "log.h"
 #include "restore-mem.h"
 #include "util.h"
@@ -23,7 +24,7 @@ static bool vma_private_kind(VmaKind k)
 	       k == VMA_KIND__VMA_HEAP || k == VMA_KIND__VMA_FILE_PRIVATE;
 }
 
-static int check_one_vma(pid_t pid, const VmaEntry *v)
+static int check_one_vma(pid_t pid, const MmEntry *mm, const VmaEntry *v)
 {
 	if (v->start >= v->end || v->start % PAGE_SIZE || v->end % PAGE_SIZE) {
 		pr_err("pid %d: VMA %lx-%lx: bad bounds\n", pid, v->start, v->end);
@@ -66,6 +67,13 @@ static int check_one_vma(pid_t pid, const VmaEntry *v)
 	case VMA_KIND__VMA_VVAR_VCLOCK:
 	case VMA_KIND__VMA_VSYSCALL:
 		return 0;
+	case VMA_KIND__VMA_AIO: /* made again from MmEntry.aios */
+		if (!rst_aio_find(mm, v)) {
+			pr_err("pid %d: AIO ring %lx-%lx without its entry\n", pid, v->start,
+			       v->end);
+			return -EINVAL;
+		}
+		return 0;
 	default:
 		pr_err("pid %d: VMA %lx-%lx of unknown kind %d\n", pid, v->start, v->end, v->kind);
 		return -EINVAL;
@@ -78,7 +86,7 @@ int rst_plan_check_vmas(pid_t pid, const MmEntry *mm)
 	int err;
 
 	for (i = 0; i < mm->n_vmas; i++) {
-		err = check_one_vma(pid, mm->vmas[i]);
+		err = check_one_vma(pid, mm, mm->vmas[i]);
 		if (err)
 			return err;
 		if (i && mm->vmas[i]->start < mm->vmas[i - 1]->end) {
@@ -283,6 +291,8 @@ int rst_layout_compute(const struct rst_layout_in *in, struct rst_layout *out)
 	ok &= lay_add(&pos, in->nr_close_fds, sizeof(int32_t), 8, &out->close_fds_off);
 	ok &= lay_add(&pos, in->nr_guards, sizeof(struct rst_range), 8, &out->guards_off);
 	ok &= lay_add(&pos, in->nr_tpidfds, sizeof(struct rst_tpidfd), 8, &out->tpidfds_off);
+	ok &= lay_add(&pos, in->nr_aios, sizeof(struct rst_aio), 8, &out->aios_off);
+	ok &= lay_add(&pos, in->aio_event_bytes, 1, 8, &out->aio_events_off);
 	ok &= lay_add(&pos, in->nr_uring_regs, sizeof(struct rst_uring_reg), 8,
 		      &out->uring_regs_off);
 	ok &= lay_add(&pos, in->nr_uring_iovs, sizeof(struct rst_iovec), 8, &out->uring_iovs_off);
@@ -426,23 +436,40 @@ static int resolve_range(pid_t pid, const struct rst_chain_level *lv, unsigned i
 	return err;
 }
 
+/*
+ * Every level's entries in address order, none overlapping: resolve_range()
+ * searches a parent level by halves, and an entry out of order there would
+ * make pages of the chain look never populated (zeros) instead of failing.
+ */
+static int level_check(pid_t pid, const struct rst_chain_level *l)
+{
+	uint64_t prev_end = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		const PagemapEntry *e = l->pe[i];
+
+		if (e->vaddr % PAGE_SIZE || !e->nr_pages || e->vaddr < prev_end ||
+		    entry_end(e) > RST_TASK_SIZE) {
+			pr_err("pid %d: bad pagemap entry %lx +%u pages in %s (previous end %lx)\n",
+			       pid, e->vaddr, e->nr_pages, l->name ?: "the image", prev_end);
+			return -EINVAL;
+		}
+		prev_end = entry_end(e);
+	}
+	return 0;
+}
+
 int rst_chain_resolve(pid_t pid, const struct rst_chain_level *lv, unsigned int nlv,
 		      struct rst_chain_segs *out)
 {
 	const struct rst_chain_level *top = &lv[0];
-	uint64_t prev_end = 0;
 	int err = 0;
 
+	for (unsigned int k = 0; k < nlv && !err; k++)
+		err = level_check(pid, &lv[k]);
 	for (size_t i = 0; i < top->n && !err; i++) {
 		const PagemapEntry *e = top->pe[i];
 
-		if (e->vaddr % PAGE_SIZE || !e->nr_pages || e->vaddr < prev_end ||
-		    entry_end(e) > RST_TASK_SIZE) {
-			pr_err("pid %d: bad pagemap entry %lx +%u pages (previous end %lx)\n", pid,
-			       e->vaddr, e->nr_pages, prev_end);
-			return -EINVAL;
-		}
-		prev_end = entry_end(e);
 		err = resolve_range(pid, lv, nlv, 0, e->vaddr, entry_end(e), out);
 	}
 	return err;

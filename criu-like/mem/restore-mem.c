@@ -650,6 +650,8 @@ static int collect_shmem(struct restore_ctx *ctx, struct rst_shmem *s)
 				o->shmid = v->shmid;
 				o->size = 0;
 				o->fd = -1;
+				o->huge_flags = v->flags &
+						(MAP_HUGETLB | (MAP_HUGE_MASK << MAP_HUGE_SHIFT));
 			}
 			o->size = max(o->size, end);
 		}
@@ -699,7 +701,9 @@ static int fill_shmem(struct restore_ctx *ctx, const struct rst_shmem_obj *o, ch
 
 /*
  * A MAP_SHARED|MAP_ANONYMOUS object, opened through map_files so every
- * mapping of it reads "/dev/zero (deleted)" in maps as the original did.
+ * mapping of it reads "/dev/zero (deleted)" in maps as the original did
+ * ("/anon_hugepage (deleted)" with MAP_HUGETLB: the huge pages it holds are
+ * taken from the pool here, the restore fails naming it when there are none).
  */
 static int create_shmem(struct restore_ctx *ctx, struct rst_shmem_obj *o)
 {
@@ -709,10 +713,11 @@ static int create_shmem(struct restore_ctx *ctx, struct rst_shmem_obj *o)
 
 	mem = fault_err(-ENOMEM, "shmem %lu: mmap", o->shmid)
 		      ? MAP_FAILED
-		      : mmap(NULL, o->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
-			     0);
+		      : mmap(NULL, o->size, PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_ANONYMOUS | (int)o->huge_flags, -1, 0);
 	if (mem == MAP_FAILED) {
-		pr_perror("shmem %lu: mmap of %lu bytes", o->shmid, o->size);
+		pr_perror("shmem %lu: mmap of %lu bytes%s", o->shmid, o->size,
+			  o->huge_flags ? " of hugetlb memory" : "");
 		return neg_errno();
 	}
 	err = fill_shmem(ctx, o, mem);

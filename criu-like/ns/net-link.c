@@ -357,12 +357,39 @@ static const NetLinkEntry *entry_by_index(NetLinkEntry *const *links, size_t n, 
 	return NULL;
 }
 
+bool net_link_vlan_filtering(const NetLinkEntry *l)
+{
+	const struct rtattr *a;
+	int len;
+
+	if (l->kind != NET_LINK_KIND__NET_LINK_BRIDGE || !l->has_info_data)
+		return false;
+	a = (const struct rtattr *)l->info_data.data;
+	len = (int)l->info_data.len;
+	for (; RTA_OK(a, len); a = RTA_NEXT(a, len))
+		if ((a->rta_type & NLA_TYPE_MASK) == IFLA_BR_VLAN_FILTERING)
+			return RTA_PAYLOAD(a) >= 1 && *(const uint8_t *)RTA_DATA(a);
+	return false;
+}
+
 int net_links_dump_check(pid_t pid, NetLinkEntry *const *links, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		const NetLinkEntry *l = links[i], *m;
+
+		/*
+		 * Its vlan table (bridge vlan: each port's vids, pvid, untagged) is not
+		 * read, and a kernel without CONFIG_BRIDGE_VLAN_FILTERING (this
+		 * project's) cannot test it being made again.
+		 */
+		if (net_link_vlan_filtering(l)) {
+			pr_err("pid %d: bridge %s of its network namespace has vlan filtering on: "
+			       "its vlan table (bridge vlan) is not dumped\n",
+			       pid, l->name);
+			return -EOPNOTSUPP;
+		}
 
 		if (l->has_master) {
 			m = entry_by_index(links, n, l->master);

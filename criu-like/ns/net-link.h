@@ -34,6 +34,8 @@ uint32_t attr_u32(const struct rtattr *a, uint32_t def);
  */
 int link_fill(pid_t pid, const struct nlmsghdr *n, const struct nl_buf *host, NetLinkEntry *e,
 	      bool *skip);
+/* @l is a bridge with vlan filtering on (IFLA_BR_VLAN_FILTERING of its options). */
+bool net_link_vlan_filtering(const NetLinkEntry *l);
 /* Each port's master a bridge of the namespace, each lower link inside dumped: 0 or -EOPNOTSUPP. */
 int net_links_dump_check(pid_t pid, NetLinkEntry *const *links, size_t n);
 void net_link_peers_reset(void);

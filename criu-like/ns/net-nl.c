@@ -34,7 +34,7 @@ void nl_buf_fini(struct nl_buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-static int nl_buf_add(struct nl_buf *b, const void *p, size_t len)
+int nl_buf_append(struct nl_buf *b, const void *p, size_t len)
 {
 	if (b->len + len > b->size) {
 		size_t size = max(b->size * 2, b->len + len + 4096);
@@ -50,21 +50,23 @@ static int nl_buf_add(struct nl_buf *b, const void *p, size_t len)
 	return 0;
 }
 
-int rtnl_dump(int sk, int type, int family, struct nl_buf *out)
+int rtnl_dump_hdr(int sk, int type, const void *hdr, size_t hdr_len, struct nl_buf *out)
 {
 	struct {
 		struct nlmsghdr n;
-		uint8_t hdr[16]; /* ifinfomsg, ifaddrmsg, rtmsg, fib_rule_hdr: family first */
+		uint8_t hdr[32];
 	} req = { 0 };
 	static uint8_t buf[65536];
 	uint32_t seq = nl_seq++;
 
-	req.n.nlmsg_len = sizeof(req);
+	if (hdr_len > sizeof(req.hdr))
+		return -EINVAL;
+	req.n.nlmsg_len = (uint32_t)NLMSG_LENGTH(hdr_len);
 	req.n.nlmsg_type = (uint16_t)type;
 	req.n.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	req.n.nlmsg_seq = seq;
-	req.hdr[0] = (uint8_t)family;
-	if (send(sk, &req, sizeof(req), 0) < 0)
+	memcpy(req.hdr, hdr, hdr_len);
+	if (send(sk, &req, req.n.nlmsg_len, 0) < 0)
 		return neg_errno();
 	for (;;) {
 		ssize_t len = recv(sk, buf, sizeof(buf), 0);
@@ -84,10 +86,18 @@ int rtnl_dump(int sk, int type, int family, struct nl_buf *out)
 
 				return e->error ? e->error : -EIO;
 			}
-			if (nl_buf_add(out, n, NLMSG_ALIGN(n->nlmsg_len)))
+			if (nl_buf_append(out, n, NLMSG_ALIGN(n->nlmsg_len)))
 				return -ENOMEM;
 		}
 	}
+}
+
+int rtnl_dump(int sk, int type, int family, struct nl_buf *out)
+{
+	/* ifinfomsg, ifaddrmsg, rtmsg, fib_rule_hdr: family first */
+	uint8_t hdr[16] = { (uint8_t)family };
+
+	return rtnl_dump_hdr(sk, type, hdr, sizeof(hdr), out);
 }
 
 int rtnl_talk(int sk, struct nlmsghdr *n)

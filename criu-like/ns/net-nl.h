@@ -25,9 +25,13 @@ int rtnl_open(void);
  * to @out (nlmsghdr and all). 0 or -errno.
  */
 int rtnl_dump(int sk, int type, int family, struct nl_buf *out);
+/* The same with the family header @hdr of @hdr_len bytes (at most 32) as the request's. */
+int rtnl_dump_hdr(int sk, int type, const void *hdr, size_t hdr_len, struct nl_buf *out);
 /* Send the request @n and wait for its acknowledgement: 0 or the kernel's -errno. */
 int rtnl_talk(int sk, struct nlmsghdr *n);
 void nl_buf_fini(struct nl_buf *b);
+/* @len bytes of @p appended to @b: 0 or -ENOMEM. */
+int nl_buf_append(struct nl_buf *b, const void *p, size_t len);
 
 /* Building a request in a buffer of NL_REQ_SIZE bytes. */
 #define NL_REQ_SIZE 4096

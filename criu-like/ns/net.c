@@ -48,8 +48,12 @@
 #include "log.h"
 #include "net-lock.h"
 #include "nfq-hold.h"
+#include "notify.h"
 #include "net-link.h"
+#include "net-neigh.h"
 #include "net-nl.h"
+#include "net-sysctl.h"
+#include "net-tc.h"
 #include "netfilter.h"
 #include "options.h"
 #include "util.h"
@@ -60,6 +64,7 @@
 
 static int tree_netns = -1;
 static int ns_lock_kind = -1; /* the kind of lock installed in the tree's namespace, or -1 */
+static bool ns_lock_told; /* network-lock was told (notify.h): network-unlock is due */
 
 static void tree_netns_set(int fd)
 {
@@ -87,6 +92,7 @@ void ns_net_reset(void)
 	net_tun_reset();
 	tree_netns_set(-1);
 	ns_lock_kind = -1;
+	ns_lock_told = false;
 	dad_later_free();
 }
 
@@ -176,8 +182,15 @@ void ns_net_lock_skip(bool skip)
 	ns_lock_skipped = skip;
 }
 
-/* In the tree's namespace (this thread): lock it as --network-lock says. */
-static int ns_lock(void)
+/*
+ * In the tree's namespace (this thread): lock it as --network-lock says. @own:
+ * the tree's own namespace, whose lock CRIU announces at a dump (network-lock,
+ * before it, whatever the mode: the hook may lock it itself) and whose unlock
+ * it announces at both ends (network-unlock once it is let go). At a restore
+ * CRIU's lock goes on from the dump's (its rules are in the images): no
+ * network-lock, as there. An external namespace is its owner's business.
+ */
+static int ns_lock(bool own, bool restore)
 {
 	const struct cr_options *o = ns_options();
 	enum netlock_kind kind;
@@ -186,6 +199,12 @@ static int ns_lock(void)
 
 	if (ns_lock_skipped)
 		return 0;
+	if (own && o && !ns_lock_told) {
+		err = restore ? 0 : cr_notify(o, CR_ACT_NET_LOCK, o->tree > 0 ? o->tree : 0, -1);
+		if (err)
+			return err;
+		ns_lock_told = true;
+	}
 	if (netlock_parse_kind(o ? o->network_lock : NULL, &kind) || kind == NETLOCK_SKIP)
 		return 0;
 	/* held rather than only dropped: the namespace's holder, ahead of the lock */
@@ -207,8 +226,6 @@ static int ns_lock(void)
 		netlock_kind_name(kind));
 	return 0;
 }
-
-static int write_sysctl(const NetSysctlEntry *s);
 
 void ns_net_open_here(void)
 {
@@ -232,22 +249,32 @@ void ns_net_open_here(void)
 		ns_lock_kind = -1; /* the rules are gone: nothing is left to unlock */
 }
 
+/* The network-unlock hook, once the lock told of is gone (a failure is only logged). */
+static void ns_unlock_tell(void)
+{
+	const struct cr_options *o = ns_options();
+
+	if (!ns_lock_told)
+		return;
+	ns_lock_told = false;
+	if (o && cr_notify(o, CR_ACT_NET_UNLOCK, o->tree > 0 ? o->tree : 0, -1))
+		pr_warn("the hook network-unlock failed; the namespace is unlocked\n");
+}
+
 void ns_net_unlock_here(void)
 {
 	size_t i;
 	int err;
 
 	for (i = 0; i < n_dad; i++) {
-		NetSysctlEntry e = NET_SYSCTL_ENTRY__INIT;
-
-		e.path = dad_later[i].path;
-		e.value = dad_later[i].value;
-		if (e.path && e.value)
-			write_sysctl(&e);
+		if (dad_later[i].path && dad_later[i].value)
+			net_sysctl_set(dad_later[i].path, dad_later[i].value);
 	}
 	dad_later_free();
-	if (ns_lock_kind < 0)
+	if (ns_lock_kind < 0) {
+		ns_unlock_tell();
 		return;
+	}
 	if (ns_lock_kind == NETLOCK_NFTABLES)
 		err = nft_exec(NULL, "delete table inet criu_like_netns\n", NULL, false);
 	else
@@ -256,125 +283,36 @@ void ns_net_unlock_here(void)
 	if (!err)
 		pr_info("the tree's network namespace is unlocked\n");
 	ns_lock_kind = -1;
+	ns_unlock_tell();
 }
 
 /* ---- what is read from a namespace ------------------------------------------------------- */
 
-/* Under /proc/sys/net/: for the namespace, then for "all", "default" and each link. */
-static const char *const sysctls_global[] = {
-	"ipv4/ip_forward",
-	"ipv4/ip_local_port_range",
-	"ipv4/ip_local_reserved_ports",
-	"ipv4/ping_group_range",
-	"ipv4/ip_unprivileged_port_start",
-	"ipv4/ip_nonlocal_bind",
-	"ipv4/ip_default_ttl",
-	"ipv4/ip_no_pmtu_disc",
-	"ipv4/tcp_syncookies",
-	"ipv4/tcp_keepalive_time",
-	"ipv4/tcp_keepalive_intvl",
-	"ipv4/tcp_keepalive_probes",
-	"ipv4/tcp_fin_timeout",
-	"ipv4/icmp_echo_ignore_all",
-	"ipv6/ip_nonlocal_bind",
-	"core/somaxconn",
-};
-static const char *const sysctls_conf4[] = {
-	"forwarding",	       "rp_filter",    "accept_redirects", "send_redirects",
-	"accept_source_route", "proxy_arp",    "arp_ignore",	   "arp_announce",
-	"arp_filter",	       "log_martians", "route_localnet",
-};
-static const char *const sysctls_conf6[] = {
-	"disable_ipv6", "forwarding", "accept_ra", "accept_redirects",
-	"autoconf",	"accept_dad", "hop_limit", "use_tempaddr",
-};
-
 struct net_read {
-	struct nl_buf links, addrs, routes, rules;
-	NetSysctlEntry *sysctls;
+	struct nl_buf links, addrs, routes, rules, neighs, qdiscs;
+	struct net_sysctls fresh; /* the global ones of a fresh namespace */
+	struct net_sysctls sysctls;
 	NetSysctlEntry **sysctlp;
-	size_t n_sysctls, sysctls_size;
 };
 
 static void net_read_fini(struct net_read *r)
 {
-	size_t i;
-
 	nl_buf_fini(&r->links);
 	nl_buf_fini(&r->addrs);
 	nl_buf_fini(&r->routes);
 	nl_buf_fini(&r->rules);
-	for (i = 0; i < r->n_sysctls; i++) {
-		free(r->sysctls[i].path);
-		free(r->sysctls[i].value);
-	}
-	free(r->sysctls);
+	nl_buf_fini(&r->neighs);
+	nl_buf_fini(&r->qdiscs);
+	net_sysctls_fini(&r->fresh);
+	net_sysctls_fini(&r->sysctls);
 	free(r->sysctlp);
-}
-
-static int read_sysctl(struct net_read *r, const char *path)
-{
-	char full[256], value[1024];
-	NetSysctlEntry *e;
-	ssize_t len;
-	int fd;
-
-	snprintf(full, sizeof(full), "/proc/sys/net/%s", path);
-	fd = open(full, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT || errno == EACCES ? 0 : neg_errno();
-	len = read(fd, value, sizeof(value) - 1);
-	close(fd);
-	if (len < 0)
-		return errno == EIO || errno == EPERM ? 0 : neg_errno();
-	while (len > 0 && value[len - 1] == '\n')
-		len--;
-	value[len] = 0;
-	if (r->n_sysctls == r->sysctls_size) {
-		size_t n = r->sysctls_size * 2 + 32;
-		NetSysctlEntry *s = realloc(r->sysctls, n * sizeof(*s));
-
-		if (!s)
-			return -ENOMEM;
-		r->sysctls = s;
-		r->sysctls_size = n;
-	}
-	e = &r->sysctls[r->n_sysctls];
-	net_sysctl_entry__init(e);
-	e->path = strdup(path);
-	e->value = strdup(value);
-	if (!e->path || !e->value) {
-		free(e->path);
-		free(e->value);
-		return -ENOMEM;
-	}
-	r->n_sysctls++;
-	return 0;
-}
-
-static int read_conf(struct net_read *r, const char *dev)
-{
-	char path[128];
-	size_t i;
-	int err = 0;
-
-	for (i = 0; !err && i < ARRAY_SIZE(sysctls_conf4); i++) {
-		snprintf(path, sizeof(path), "ipv4/conf/%s/%s", dev, sysctls_conf4[i]);
-		err = read_sysctl(r, path);
-	}
-	for (i = 0; !err && i < ARRAY_SIZE(sysctls_conf6); i++) {
-		snprintf(path, sizeof(path), "ipv6/conf/%s/%s", dev, sysctls_conf6[i]);
-		err = read_sysctl(r, path);
-	}
-	return err;
 }
 
 /* In the tree's namespace (this thread): everything that is read there. */
 static int read_inside(pid_t pid, struct net_read *r)
 {
 	static const int fams[] = { AF_INET, AF_INET6 };
-	const struct nlmsghdr *n;
-	size_t i, off;
+	size_t i;
 	int sk, err = 0;
 
 	sk = rtnl_open();
@@ -393,27 +331,14 @@ static int read_inside(pid_t pid, struct net_read *r)
 		pr_errno(err, "pid %d: cannot read its network namespace through rtnetlink", pid);
 		return err;
 	}
-	for (i = 0; !err && i < ARRAY_SIZE(sysctls_global); i++)
-		err = read_sysctl(r, sysctls_global[i]);
+	sk = rtnl_open();
+	if (sk < 0)
+		return sk;
+	err = net_neigh_read(pid, sk, &r->links, &r->neighs);
 	if (!err)
-		err = read_conf(r, "all");
-	if (!err)
-		err = read_conf(r, "default");
-	for (off = 0; !err && off < r->links.len; off += NLMSG_ALIGN(n->nlmsg_len)) {
-		struct rtattr *tb[IFLA_MAX + 1];
-		const char *name, *kind;
-
-		n = (const struct nlmsghdr *)(r->links.data + off);
-		link_info(n, tb, &name, &kind);
-		if (strchr(name, '/') || !strcmp(name, "all") || !strcmp(name, "default"))
-			continue;
-		err = read_conf(r, name);
-	}
-	if (err) {
-		pr_errno(err, "pid %d: cannot read the sysctls of its network namespace", pid);
-		return err;
-	}
-	return 0;
+		err = net_tc_read(pid, sk, &r->links, &r->qdiscs);
+	close(sk);
+	return err ?: net_sysctls_read(pid, &r->links, &r->fresh, &r->sysctls);
 }
 
 /* Routes that need objects not dumped (nexthop objects) are refused; cached ones dropped. */
@@ -460,6 +385,8 @@ static int net_dump(pid_t pid, int dirfd, uint32_t id)
 	err = rtnl_dump(hsk, RTM_GETLINK, AF_UNSPEC, &host);
 	close(hsk);
 	if (!err)
+		err = net_sysctls_fresh(&r.fresh);
+	if (!err)
 		err = ns_net_enter_tree(&saved);
 	if (!err) {
 		err = read_inside(pid, &r);
@@ -474,7 +401,7 @@ static int net_dump(pid_t pid, int dirfd, uint32_t id)
 		e.n_links++;
 	links = calloc(e.n_links + 1, sizeof(*links));
 	linkp = calloc(e.n_links + 1, sizeof(*linkp));
-	r.sysctlp = calloc(r.n_sysctls + 1, sizeof(*r.sysctlp));
+	r.sysctlp = calloc(r.sysctls.n + 1, sizeof(*r.sysctlp));
 	if (!links || !linkp || !r.sysctlp) {
 		err = -ENOMEM;
 		goto out;
@@ -496,10 +423,16 @@ static int net_dump(pid_t pid, int dirfd, uint32_t id)
 	if (err)
 		goto out;
 	e.links = linkp;
-	for (i = 0; i < r.n_sysctls; i++)
-		r.sysctlp[i] = &r.sysctls[i];
+	for (i = 0; i < r.sysctls.n; i++)
+		r.sysctlp[i] = &r.sysctls.e[i];
 	e.sysctls = r.sysctlp;
-	e.n_sysctls = r.n_sysctls;
+	e.n_sysctls = r.sysctls.n;
+	e.has_neighs = true;
+	e.neighs.data = r.neighs.data;
+	e.neighs.len = r.neighs.len;
+	e.has_qdiscs = true;
+	e.qdiscs.data = r.qdiscs.data;
+	e.qdiscs.len = r.qdiscs.len;
 	e.addrs.data = r.addrs.data;
 	e.addrs.len = r.addrs.len;
 	e.routes.data = r.routes.data;
@@ -521,7 +454,7 @@ static int net_dump(pid_t pid, int dirfd, uint32_t id)
 		 */
 		err = ns_lock_skipped ? 0 : nf_rules_dump(pid, dirfd, id);
 		if (!err)
-			err = ns_lock();
+			err = ns_lock(true, false);
 		if (!err && !ns_lock_skipped)
 			err = ct_dump(pid, dirfd, id);
 		ns_net_leave_tree(saved);
@@ -560,7 +493,7 @@ static int net_dump_external(pid_t pid)
 	tree_netns_set(fd);
 	err = ns_net_enter_tree(&saved);
 	if (!err) {
-		err = ns_lock();
+		err = ns_lock(false, false);
 		ns_net_leave_tree(saved);
 	}
 	return err;
@@ -590,32 +523,12 @@ static int check_image(struct net_restore *nr, uint32_t id)
 	if (err)
 		return err;
 	for (i = 0; i < ne->n_sysctls; i++)
-		if (strstr(ne->sysctls[i]->path, "..") || ne->sysctls[i]->path[0] == '/') {
-			pr_err("netns-%u.img: sysctl %s refused: a path going up\n", id,
+		if (net_sysctl_never(ne->sysctls[i]->path)) {
+			pr_err("netns-%u.img: sysctl %s refused: a path going up, or a flush\n", id,
 			       ne->sysctls[i]->path);
 			return -EINVAL;
 		}
 	return 0;
-}
-
-static int write_sysctl(const NetSysctlEntry *s)
-{
-	char path[256];
-	int fd, err = 0;
-
-	snprintf(path, sizeof(path), "/proc/sys/net/%s", s->path);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT) {
-		pr_warn("sysctl net/%s does not exist here: not set\n", s->path);
-		return 0;
-	}
-	if (fd < 0 || write(fd, s->value, strlen(s->value)) < 0)
-		err = neg_errno();
-	if (fd >= 0)
-		close(fd);
-	if (err)
-		pr_errno(err, "cannot set sysctl net/%s to \"%s\"", s->path, s->value);
-	return err;
 }
 
 static void describe(const struct nlmsghdr *n, char *buf, size_t size)
@@ -737,13 +650,10 @@ static void dad_later_free(void)
 
 static int set_accept_dad(const char *link, const char *value)
 {
-	NetSysctlEntry e = NET_SYSCTL_ENTRY__INIT;
 	char path[96];
 
 	snprintf(path, sizeof(path), "ipv6/conf/%s/accept_dad", link);
-	e.path = path;
-	e.value = (char *)value;
-	return write_sysctl(&e);
+	return net_sysctl_set(path, value);
 }
 
 /* In the new namespace: everything of the image, in an order the kernel accepts. */
@@ -757,9 +667,14 @@ static int configure(struct net_restore *nr, int sk, uint32_t id)
 	snprintf(img, sizeof(img), "netns-%u.img", id);
 	err = net_links_create(sk, ne, &nr->links, nr->host, nr->nsfd);
 	for (i = 0; !err && i < ne->n_sysctls; i++)
-		err = write_sysctl(ne->sysctls[i]);
+		err = net_sysctl_restore(ne->sysctls[i]);
 	if (!err)
 		err = net_links_flags(sk, ne);
+	/* again where a link going up changed one: it resets ipv6/conf/LINK/mtu to its MTU */
+	for (i = 0; !err && i < ne->n_sysctls; i++)
+		err = net_sysctl_restore(ne->sysctls[i]);
+	if (!err && ne->has_qdiscs)
+		err = net_tc_restore(sk, &ne->qdiscs, img);
 	/*
 	 * The addresses were the container's already: no duplicate address
 	 * detection, which would leave IPv6 ones tentative (no bind) for a while.
@@ -777,6 +692,9 @@ static int configure(struct net_restore *nr, int sk, uint32_t id)
 				err = -ENOMEM;
 			n_dad++;
 		}
+	/* after the links' addresses: a neighbour's link must be there, and up for some */
+	if (!err && ne->has_neighs)
+		err = net_neigh_restore(sk, &ne->neighs, img);
 	if (!err)
 		err = replay(sk, &ne->routes, img);
 	if (!err)
@@ -810,7 +728,7 @@ static int make_ns(struct net_restore *nr, uint32_t id)
 		err = sk;
 	/* before any link is up or any socket of the tree exists */
 	if (!err)
-		err = ns_lock();
+		err = ns_lock(true, true);
 	if (!err && nr->ne) {
 		err = configure(nr, sk, id);
 		/* behind the lock, which stays until the tree runs: the rules, then the
@@ -900,7 +818,7 @@ static int net_join(int fd, void **priv)
 		return err;
 	}
 	/* before any socket of the tree exists there */
-	err = ns_lock();
+	err = ns_lock(false, true);
 	if (setns(nr->host, CLONE_NEWNET)) {
 		pr_perror("cannot go back to criu-like's network namespace");
 		abort();

@@ -17,12 +17,19 @@
 #include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
+#include <linux/if_tun.h>
+#include <linux/inet_diag.h>
+#include <net/if.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <unistd.h>
 
@@ -110,6 +117,46 @@ static int probe_timerfd(char *why, size_t size)
 	return fd >= 0 && fdinfo_has(fd, "it_value:");
 }
 
+/*
+ * An AIO ring moved with mremap() keeps its context, now named by the new
+ * address (aio_ring_mremap, 3.19): what the restorer does with every ring.
+ */
+static int probe_aio_remap(char *why, size_t size)
+{
+	unsigned long ctx = 0, len = 0, s, e;
+	_cleanup_fclose_ FILE *m = NULL;
+	char line[256];
+	void *to;
+	int ok = 0;
+
+	snprintf(why, size, "mremap() of an AIO ring (io_setup())");
+	if (syscall(SYS_io_setup, 1, &ctx))
+		return 0;
+	m = fopen("/proc/self/maps", "re");
+	while (m && fgets(line, sizeof(line), m))
+		if (sscanf(line, "%lx-%lx", &s, &e) == 2 && s == ctx)
+			len = e - s;
+	to = len ? mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
+	if (to != MAP_FAILED &&
+	    mremap((void *)ctx, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to) == to) {
+		ctx = (unsigned long)to;
+		ok = syscall(SYS_io_getevents, ctx, 0, 1, NULL, NULL) == 0;
+	} else if (to != MAP_FAILED) {
+		munmap(to, len);
+	}
+	syscall(SYS_io_destroy, ctx);
+	return ok;
+}
+
+/* memfd_create(MFD_HUGETLB) (4.14): what a hugetlb memfd is made again with. */
+static int probe_memfd_hugetlb(char *why, size_t size)
+{
+	_cleanup_close_ int fd = memfd_create("criu-like-check", MFD_CLOEXEC | MFD_HUGETLB);
+
+	snprintf(why, size, "memfd_create(MFD_HUGETLB)");
+	return fd >= 0;
+}
+
 static int probe_kcmp_epoll(char *why, size_t size)
 {
 	_cleanup_close_ int ep = epoll_create1(EPOLL_CLOEXEC);
@@ -188,6 +235,145 @@ static int probe_ns_pid(char *why, size_t size)
 	return strstr(buf, "\nNSpid:") != NULL;
 }
 
+/* @cmd (a shell command) succeeds in a child of ours in a new network namespace. */
+static int in_new_netns(const char *cmd)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return 0;
+	if (!pid) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (null >= 0) {
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+		}
+		if (unshare(CLONE_NEWNET))
+			_exit(127);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return 0;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static int probe_nftables(char *why, size_t size)
+{
+	snprintf(why, size, "nft made a table in a new network namespace");
+	return in_new_netns("PATH=$PATH:/usr/sbin:/sbin nft add table inet criu_like_probe");
+}
+
+static int probe_nft_lock(char *why, size_t size)
+{
+	snprintf(why, size, "nft made a table with a set of addresses in a new network namespace");
+	return in_new_netns("PATH=$PATH:/usr/sbin:/sbin; nft add table inet p && "
+			    "nft add set inet p s '{ type ipv4_addr . inet_service; }'");
+}
+
+static int probe_ipt_legacy(char *why, size_t size)
+{
+	snprintf(why, size, "iptables-legacy-save in a new network namespace");
+	return in_new_netns("PATH=$PATH:/usr/sbin:/sbin iptables-legacy -w -L -n");
+}
+
+static int probe_newifindex(char *why, size_t size)
+{
+	snprintf(why, size, "a veth pair made with the indexes asked for (ifi_index)");
+	return in_new_netns("PATH=$PATH:/usr/sbin:/sbin; ip link add p0 index 4242 type veth "
+			    "peer name p1 index 4243 && ip link show p1 | grep -q '^4243:'");
+}
+
+static int probe_tun(char *why, size_t size)
+{
+	_cleanup_close_ int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+
+	snprintf(why, size, "/dev/net/tun");
+	return fd >= 0;
+}
+
+/* In a child in a new network namespace: a tap's TUNGETDEVNETNS works. */
+static int tun_ns_child(void)
+{
+	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI };
+	int fd, ns;
+
+	if (unshare(CLONE_NEWNET))
+		return 1;
+	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "probe0");
+	if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr))
+		return 1;
+	ns = ioctl(fd, TUNGETDEVNETNS);
+	return ns < 0;
+}
+
+static int probe_tun_ns(char *why, size_t size)
+{
+	int status;
+	pid_t pid;
+
+	snprintf(why, size, "TUNGETDEVNETNS on a tap of a new network namespace");
+	pid = fork();
+	if (pid < 0)
+		return 0;
+	if (!pid)
+		_exit(tun_ns_child());
+	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && !WEXITSTATUS(status);
+}
+
+static int probe_buf_lock(char *why, size_t size)
+{
+	_cleanup_close_ int sk = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int v = 1; /* SOCK_SNDBUF_LOCK */
+
+	snprintf(why, size, "SO_BUF_LOCK socket option");
+	return sk >= 0 && !setsockopt(sk, SOL_SOCKET, SO_BUF_LOCK, &v, sizeof(v));
+}
+
+static int probe_set_group(char *why, size_t size)
+{
+	long r = syscall(SYS_move_mount, -1, "", -1, "", MOVE_MOUNT_SET_GROUP);
+
+	snprintf(why, size, "move_mount(MOVE_MOUNT_SET_GROUP)");
+	return r < 0 && errno != EINVAL && errno != ENOSYS;
+}
+
+/*
+ * A raw socket's sock_diag: without CONFIG_INET_RAW_DIAG the kernel answers
+ * the dump with nothing at all, so a raw socket of ours must be listed.
+ */
+static int probe_raw_diag(char *why, size_t size)
+{
+	_cleanup_close_ int sk = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	_cleanup_close_ int raw = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP);
+	struct {
+		struct nlmsghdr h;
+		struct inet_diag_req_v2 r;
+	} req = {
+		.h = { .nlmsg_len = sizeof(req),
+		       .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+		       .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+		.r = { .sdiag_family = AF_INET,
+		       .sdiag_protocol = IPPROTO_RAW,
+		       .idiag_states = ~0U },
+	};
+	char buf[16384];
+	ssize_t n;
+
+	snprintf(why, size,
+		 "sock_diag lists raw sockets (criu-like reads /proc/net/raw "
+		 "without it)");
+	req.r.pad = IPPROTO_ICMP; /* inet_diag_req_raw's sdiag_raw_protocol */
+	if (sk < 0 || raw < 0 || send(sk, &req, sizeof(req), 0) < 0)
+		return 0;
+	n = recv(sk, buf, sizeof(buf), 0);
+	return n >= (ssize_t)sizeof(struct nlmsghdr) &&
+	       ((struct nlmsghdr *)buf)->nlmsg_type == SOCK_DIAG_BY_FAMILY;
+}
+
 /*
  * PTRACE_O_SUSPEND_SECCOMP and PTRACE_SECCOMP_GET_FILTER on a child of ours:
  * -errno when the fork or the seize failed (no privilege), else a bit per request.
@@ -233,11 +419,6 @@ static int probe_seccomp_filters(char *why, size_t size)
 	return bits > 0 && (bits & 2);
 }
 
-#define NOPRE "criu-like has no pre-dump yet"
-#define NONS "criu-like dumps no namespace yet"
-#define NONET "criu-like dumps no network namespace or device yet"
-#define NOMNT "criu-like dumps no mount namespace yet"
-
 #define F(name_, cat_, kd_, probe_, lacks_)                                             \
 	{                                                                               \
 		.name = name_, .cat = cat_, .kd = kd_, .probe = probe_, .lacks = lacks_ \
@@ -246,18 +427,19 @@ static int probe_seccomp_filters(char *why, size_t size)
 /* In the order of CRIU's feature_list. */
 static const struct crfeat crfeats[] = {
 	F("mnt_id", CAT_EXTRA, KD__MAX, probe_mnt_id, NULL),
-	F("mem_dirty_track", CAT_EXTRA, KD_DIRTY_TRACKING, NULL, NOPRE),
-	F("aio_remap", CAT_EXTRA, KD__MAX, NULL, "criu-like does not dump AIO rings"),
+	F("mem_dirty_track", CAT_EXTRA, KD_DIRTY_TRACKING, NULL, NULL),
+	F("aio_remap", CAT_EXTRA, KD__MAX, probe_aio_remap, NULL),
 	F("timerfd", CAT_EXTRA, KD__MAX, probe_timerfd, NULL),
-	F("tun", CAT_EXTRA, KD__MAX, NULL, "criu-like does not dump tun devices"),
-	F("tun_ns", CAT_ONLY, KD__MAX, NULL, "criu-like does not dump tun devices"),
-	F("userns", CAT_EXTRA, KD_NS_USER, NULL, NONS),
+	F("tun", CAT_EXTRA, KD__MAX, probe_tun, NULL),
+	F("tun_ns", CAT_ONLY, KD__MAX, probe_tun_ns, NULL),
+	F("userns", CAT_EXTRA, KD_NS_USER, NULL, NULL),
 	F("fdinfo_lock", CAT_EXTRA, KD__MAX, probe_fdinfo_lock, NULL),
 	F("seccomp_suspend", CAT_EXTRA, KD__MAX, probe_seccomp_suspend, NULL),
 	F("seccomp_filters", CAT_EXTRA, KD__MAX, probe_seccomp_filters, NULL),
 	F("loginuid", CAT_EXTRA, KD__MAX, probe_loginuid, NULL),
-	F("cgroupns", CAT_EXTRA, KD_NS_CGROUP, NULL, NONS),
-	F("autofs", CAT_EXPERIMENTAL, KD__MAX, NULL, NOMNT),
+	F("cgroupns", CAT_EXTRA, KD_NS_CGROUP, NULL, NULL),
+	F("autofs", CAT_EXPERIMENTAL, KD__MAX, NULL,
+	  "criu-like refuses autofs mounts (named at dump)"),
 	F("tcp_half_closed", CAT_EXTRA, KD_TCP_REPAIR, NULL, NULL),
 	F("compat_cr", CAT_EXPERIMENTAL, KD__MAX, NULL, "criu-like dumps no 32-bit tasks"),
 	F("uffd", CAT_EXTRA, KD_UFFD, NULL, NULL),
@@ -267,25 +449,24 @@ static const struct crfeat crfeats[] = {
 	F("can_map_vdso", CAT_EXTRA, KD_VDSO, NULL, NULL),
 	F("sk_ns", CAT_EXTRA, KD__MAX, probe_sk_ns, NULL),
 	F("sk_unix_file", CAT_ONLY, KD__MAX, NULL, "criu-like does not probe it"),
-	F("net_diag_raw", CAT_EXTRA, KD__MAX, NULL, "criu-like does not dump raw sockets"),
-	F("nsid", CAT_ONLY, KD__MAX, NULL, NONET),
-	F("link_nsid", CAT_ONLY, KD__MAX, NULL, NONET),
+	F("net_diag_raw", CAT_EXTRA, KD__MAX, probe_raw_diag, NULL),
+	F("nsid", CAT_ONLY, KD_NS_NET, NULL, NULL),
+	F("link_nsid", CAT_ONLY, KD_NS_NET, NULL, NULL),
 	F("kcmp_epoll", CAT_EXTRA, KD__MAX, probe_kcmp_epoll, NULL),
-	F("timens", CAT_EXTRA, KD_NS_TIME, NULL, NONS),
+	F("timens", CAT_EXTRA, KD_NS_TIME, NULL, NULL),
 	F("external_net_ns", CAT_ONLY, KD_NS_NET, NULL, NULL),
 	F("clone3_set_tid", CAT_EXTRA, KD_CLONE3_SET_TID, NULL, NULL),
-	F("newifindex", CAT_EXTRA, KD__MAX, NULL, NONET),
-	F("nftables", CAT_ONLY, KD__MAX, NULL, "criu-like does not dump nftables rules"),
-	F("has_ipt_legacy", CAT_ONLY, KD__MAX, NULL,
-	  "criu-like does not dump iptables rules (its iptables lock runs iptables)"),
-	F("pidfd_store", CAT_EXTRA, KD_PIDFD_OPEN, NULL, NOPRE),
-	F("ns_pid", CAT_EXTRA, KD__MAX, probe_ns_pid, NONS),
+	F("newifindex", CAT_EXTRA, KD__MAX, probe_newifindex, NULL),
+	F("nftables", CAT_ONLY, KD__MAX, probe_nftables, NULL),
+	F("has_ipt_legacy", CAT_ONLY, KD__MAX, probe_ipt_legacy, NULL),
+	F("pidfd_store", CAT_EXTRA, KD_PIDFD_OPEN, NULL,
+	  "criu-like keeps no pidfd store between pre-dumps (RPC pidfd_store_sk)"),
+	F("ns_pid", CAT_EXTRA, KD__MAX, probe_ns_pid, NULL),
 	F("apparmor_stacking", CAT_ONLY, KD__MAX, NULL, "criu-like restores no LSM profile"),
-	F("network_lock_nftables", CAT_EXTRA, KD__MAX, NULL,
-	  "criu-like does not probe it (run `criu-like net-lock list`)"),
-	F("sockopt_buf_lock", CAT_EXTRA, KD__MAX, NULL, "criu-like does not save SO_BUF_LOCK"),
-	F("memfd_hugetlb", CAT_EXTRA, KD__MAX, NULL, "criu-like refuses hugetlb mappings"),
-	F("move_mount_set_group", CAT_EXTRA, KD__MAX, NULL, NOMNT),
+	F("network_lock_nftables", CAT_EXTRA, KD__MAX, probe_nft_lock, NULL),
+	F("sockopt_buf_lock", CAT_EXTRA, KD__MAX, probe_buf_lock, NULL),
+	F("memfd_hugetlb", CAT_EXTRA, KD__MAX, probe_memfd_hugetlb, NULL),
+	F("move_mount_set_group", CAT_EXTRA, KD__MAX, probe_set_group, NULL),
 	F("openat2", CAT_EXTRA, KD__MAX, NULL, "criu-like does not use openat2"),
 	F("get_rseq_conf", CAT_EXTRA, KD_PTRACE_RSEQ, NULL, NULL),
 	F("ipv6_freebind", CAT_EXTRA, KD__MAX, probe_ipv6_freebind, NULL),
@@ -293,7 +474,8 @@ static const struct crfeat crfeats[] = {
 	F("timer_cr_ids", CAT_EXTRA, KD__MAX, probe_timer_cr_ids, NULL),
 	F("overlayfs_maps", CAT_EXTRA, KD__MAX, NULL, "criu-like does not probe it"),
 	F("pagemap_scan_guard_pages", CAT_EXTRA, KD__MAX, probe_guard_pages, NULL),
-	F("binfmt_misc_sandboxing", CAT_ONLY, KD__MAX, NULL, NOMNT),
+	F("binfmt_misc_sandboxing", CAT_ONLY, KD__MAX, NULL,
+	  "criu-like refuses binfmt_misc mounts"),
 };
 
 static const struct crfeat *crfeat_by_name(const char *name)

@@ -29,7 +29,9 @@
 #include "restore-files.h"
 #include "restore-mem.h"
 #include "restore-task-int.h"
+#include "aio-ring.h"
 #include "util.h"
+#include "vdso-gone.h"
 
 #include "restorer-blob.h"
 
@@ -110,7 +112,19 @@ static int read_self_maps(struct finish *f, struct rst_range cur[3])
 	return 0;
 }
 
-/* Same kernel, same areas: each saved [vdso]/[vvar]/[vvar_vclock] has a current twin of its size. */
+static bool special_unmapped(const MmEntry *mm, VmaKind k)
+{
+	for (size_t i = 0; i < mm->n_unmapped_specials; i++)
+		if (mm->unmapped_specials[i] == k)
+			return true;
+	return false;
+}
+
+/*
+ * Same kernel, same areas: each saved [vdso]/[vvar]/[vvar_vclock] has a current
+ * twin of its size, moved there; one the task had unmapped is left out of the
+ * kept areas, so the blob's unmap_all() removes it (vdso-gone.c).
+ */
 static int plan_specials(struct finish *f)
 {
 	struct rst_range cur[3];
@@ -121,25 +135,33 @@ static int plan_specials(struct finish *f)
 
 	for (k = 0; !err && k < 3; k++) {
 		const VmaEntry *saved = NULL;
+		uint64_t cur_len = cur[k].end - cur[k].start;
 
 		for (i = 0; i < f->p->mm->n_vmas; i++)
 			if (f->p->mm->vmas[i]->kind == special_kinds[k])
 				saved = f->p->mm->vmas[i];
-		if (!saved && !cur[k].start)
+		switch (vdso_special_act(saved ? saved->end - saved->start : 0, cur_len,
+					 special_unmapped(f->p->mm, special_kinds[k]))) {
+		case SPECIAL_NONE:
 			continue;
-		if (!saved || !cur[k].start ||
-		    saved->end - saved->start != cur[k].end - cur[k].start) {
+		case SPECIAL_UNMAP:
+			pr_debug("pid %d: it had unmapped its %s: unmapping %lx-%lx\n", f->pid,
+				 special_names[k], cur[k].start, cur[k].end);
+			continue;
+		case SPECIAL_REFUSE:
 			pr_err("pid %d: %s is %lx bytes here and %lx bytes in the image: "
 			       "restore needs the kernel that dumped\n",
-			       f->pid, special_names[k], cur[k].end - cur[k].start,
+			       f->pid, special_names[k], cur_len,
 			       saved ? saved->end - saved->start : 0);
 			return -EOPNOTSUPP;
+		case SPECIAL_MOVE:
+			break;
 		}
 		f->specials[f->nr_specials].cur_start = cur[k].start;
 		f->specials[f->nr_specials].cur_end = cur[k].end;
 		f->specials[f->nr_specials].saved_start = saved->start;
 		f->specials[f->nr_specials++].scratch_off = scratch;
-		scratch += cur[k].end - cur[k].start;
+		scratch += cur_len;
 	}
 	return err;
 }
@@ -189,6 +211,7 @@ static int plan_vma(struct finish *f, size_t i, struct rst_vma *rv)
 							    : RST_LOCK_ALL;
 	rv->madv = v->has_madv ? v->madv : 0;
 	rv->collapse = v->has_thp && v->thp;
+	rv->seal = v->has_sealed && v->sealed;
 	rv->how = f->p->vma_kept && f->p->vma_kept[i] ? RST_VMA_KEEP
 		  : f->p->vma_fill[i]		      ? RST_VMA_FILL
 						      : RST_VMA_MAP;
@@ -242,6 +265,7 @@ static bool vma_mapped(const VmaEntry *v)
 	case VMA_KIND__VMA_VVAR:
 	case VMA_KIND__VMA_VVAR_VCLOCK:
 	case VMA_KIND__VMA_VSYSCALL:
+	case VMA_KIND__VMA_AIO: /* made again by the blob (restore_aios()) */
 		return false;
 	default:
 		return true;
@@ -278,6 +302,36 @@ static int plan_guards(struct finish *f)
 			g++;
 			f->a->nr_guards++;
 		}
+	}
+	return 0;
+}
+
+/* The AIO contexts (MmEntry.aios, checked by rst_plan_check_vmas()) and their unreaped events. */
+static int plan_aios(struct finish *f)
+{
+	struct rst_aio *r = (struct rst_aio *)((char *)f->a + f->lay.aios_off);
+	uint64_t ev = f->lay.aio_events_off;
+	size_t i;
+
+	f->a->aios_off = f->lay.aios_off;
+	f->a->nr_aios = (uint32_t)f->p->mm->n_aios;
+	for (i = 0; i < f->p->mm->n_aios; i++, r++) {
+		const AioRingEntry *e = f->p->mm->aios[i];
+
+		r->addr = e->addr;
+		r->len = e->len;
+		r->nr_req = aio_setup_nr(e->nr_events);
+		r->nr_events = e->nr_events;
+		r->head = e->head;
+		r->tail = e->tail;
+		r->nr_unreaped = aio_ring_unreaped(e->head, e->tail, e->nr_events);
+		r->events_off = ev;
+		if (e->has_events) {
+			memcpy((char *)f->a + ev, e->events.data, e->events.len);
+			ev += e->events.len;
+		}
+		pr_debug("pid %d: AIO context %" PRIx64 ": %u events, %u unreaped\n", f->pid,
+			 r->addr, r->nr_events, r->nr_unreaped);
 	}
 	return 0;
 }
@@ -359,6 +413,10 @@ static int layout(struct finish *f)
 		in.nr_vmas += vma_mapped(f->p->mm->vmas[i]);
 		in.nr_guards += (uint32_t)(f->p->mm->vmas[i]->n_guards / 2);
 	}
+	in.nr_aios = (uint32_t)f->p->mm->n_aios;
+	for (i = 0; i < f->p->mm->n_aios; i++)
+		if (f->p->mm->aios[i]->has_events)
+			in.aio_event_bytes += f->p->mm->aios[i]->events.len;
 	err = rst_pidfd_threads(f->ctx, f->t, NULL, &in.nr_tpidfds);
 	if (!err)
 		err = rst_io_uring_bufs(f->ctx, f->t, NULL, NULL, &in.nr_uring_regs,
@@ -573,6 +631,8 @@ static int build_args(struct finish *f)
 	err = plan_vmas(f);
 	if (!err)
 		err = plan_guards(f);
+	if (!err)
+		err = plan_aios(f);
 	if (!err) {
 		f->a->tpidfds_off = f->lay.tpidfds_off;
 		err = rst_pidfd_threads(f->ctx, f->t,

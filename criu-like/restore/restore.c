@@ -171,6 +171,21 @@ static int read_pstree(struct rst_run *r)
 	return err;
 }
 
+/* The time namespaces that tasks unshare for their children (ns/time.c). */
+static int load_time_children(struct rst_run *r)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < r->nr_pstree; i++) {
+		const PstreeEntry *pe = (const PstreeEntry *)r->pstree[i];
+
+		if (pe->has_timens_children && pe->state != TASK_STATE__TASK_ZOMBIE)
+			err = ns_time_children_load(r->ctx.dirfd, pe->timens_children);
+	}
+	return err;
+}
+
 static int read_cores(struct restore_ctx *ctx)
 {
 	unsigned int i;
@@ -421,6 +436,8 @@ static int rst_plan(struct rst_run *r)
 		err = ns_restore_load(ctx->inv, ctx->dirfd, &ctx->ns);
 	if (!err)
 		err = read_pstree(r);
+	if (!err)
+		err = load_time_children(r);
 	if (!err)
 		err = rst_tree_build(ctx, (PstreeEntry **)r->pstree, r->nr_pstree,
 				     ctx->inv->root_pid);

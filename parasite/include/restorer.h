@@ -82,6 +82,8 @@ struct rst_vma {
 	uint32_t lock;
 	/* It held huge pages without MADV_HUGEPAGE: MADV_COLLAPSE what is filled whole. */
 	uint32_t collapse;
+	/* Sealed (mseal, 6.10): sealed again once nothing of the blob changes it any more. */
+	uint32_t seal;
 	/*
 	 * A file whose mappings the kernel places itself (io_uring refuses any
 	 * address): mapped last, with every free range of the address space but
@@ -89,6 +91,7 @@ struct rst_vma {
 	 * its place. 1: to place, 3: being placed, 2: placed.
 	 */
 	uint32_t unfixed;
+	uint32_t pad;
 };
 
 enum {
@@ -109,6 +112,20 @@ struct rst_special {
 	uint64_t scratch_off; /* from area_start */
 };
 #define RST_MAX_SPECIALS 4
+
+/*
+ * An AIO context to make again (images/mm.proto AioRingEntry): io_setup(@nr_req)
+ * gives a ring of @nr_events; @head requests are completed and reaped, then
+ * @nr_unreaped completed and left, so that the kernel's head, tail and count
+ * of free slots are the saved ones; the ring moves to @addr (the context id)
+ * and the saved events (struct io_event[nr_unreaped] at @events_off) go over
+ * the placeholder ones.
+ */
+struct rst_aio {
+	uint64_t addr, len;
+	uint32_t nr_req, nr_events, head, tail, nr_unreaped, pad;
+	uint64_t events_off; /* from struct rst_args */
+};
 
 /* A pidfd of one of the task's threads, made once the threads exist, put at @fd. */
 struct rst_tpidfd {
@@ -292,6 +309,8 @@ struct rst_args {
 	uint32_t nr_guards, nr_tpidfds;
 	uint64_t guards_off; /* struct rst_range[nr_guards] */
 	uint64_t tpidfds_off; /* struct rst_tpidfd[nr_tpidfds] */
+	uint32_t nr_aios, pad2;
+	uint64_t aios_off; /* struct rst_aio[nr_aios], by address */
 	/*
 	 * An fd table shared with other tasks (CLONE_FILES): a futex word of the
 	 * shared area the leader sets to 1 once it made its last fd (its

@@ -244,7 +244,8 @@ def empty_ns(criu):
         pre = ["unshare", "--net", "sh", "-c",
                "ip link set lo up && ip addr add 10.79.0.1/24 dev lo && exec sleep 1000"]
         p = subprocess.Popen(["setsid"] + (pre if own else ["sleep", "1000"]),
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)  # not the test's log: it grows
         for _ in range(200):
             if os.readlink("/proc/%d/exe" % p.pid).endswith("sleep"):
                 break

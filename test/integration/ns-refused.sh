@@ -7,11 +7,13 @@
 # issue (unshare --fork --pid --mount-proc --mount --uts --ipc --net, dumped
 # from unshare and from its shell), each kind alone that is not dumped yet
 # (cgroup; net alone is dumped, but a vxlan inside it, a port of a link
-# that is not a bridge, or an arptables-nft rule no tool saves, are refused naming them; a
+# that is not a bridge, an arptables-nft rule no tool saves, a classful qdisc, a child
+# qdisc, a tc filter, a conntrack helper, a tap's socket filter, are refused naming them; a
 # tun fd whose device is in a namespace not dumped is refused naming it; a user namespace without a pid
 # namespace, owning not every namespace of the tree, nested, or with a task
-# of the tree in another one), a pid_for_children and a
-# time_for_children unshared with no child forked yet, one thread of a
+# of the tree in another one), a pid_for_children unshared with no child
+# forked yet, a child that joined another time namespace (setns; a
+# time_for_children of its own is dumped), one thread of a
 # process in a UTS namespace of its own, and a child in another UTS
 # namespace than its root's own one (UTS, mount, IPC, time, pid and network
 # namespaces are dumped: ns-uts.sh, ns-mnt.sh, ns-pid.sh, ns-net.sh, zdtm),
@@ -236,6 +238,77 @@ if command -v conntrack >/dev/null; then
 	net_refused net-ct-sctp "conntrack -I -p sctp -s 10.1.1.1 -d 10.2.2.2 --sport 1 --dport 2 --state ESTABLISHED --orig-vtag 1 --reply-vtag 2 -t 100 2>/dev/null" \
 		"conntrack entry sctp 10.1.1.1:1 -> 10.2.2.2:2 of its network namespace: its protocol's state is not dumped"
 fi
+# Queueing disciplines and filters that are not made again: a classful root qdisc, a
+# child qdisc of a class, a tc filter (net_qdisc has those that are).
+if command -v tc >/dev/null; then
+	net_refused net-qdisc-htb "ip link add va type veth peer name vb && tc qdisc add dev va root handle 1: htb" \
+		"link va of its network namespace has qdisc htb 1: (parent ffff:ffff): its kind is not one that is dumped"
+	net_refused net-qdisc-child "ip link add va type veth peer name vb && tc qdisc add dev va root handle 1: tbf rate 1mbit burst 32k latency 400ms && tc qdisc add dev va parent 1:1 handle 10: pfifo" \
+		"link va of its network namespace has qdisc pfifo 10: (parent 1:1): only a link's root and ingress qdiscs are dumped"
+	net_refused net-tc-filter "ip link add va type veth peer name vb && tc qdisc add dev va ingress && tc filter add dev va parent ffff: protocol all prio 1 u32 match u32 0 0" \
+		"link va of its network namespace has a tc filter (u32, parent ffff:[0-9a-f]*): filters are not dumped"
+fi
+# A conntrack entry bound to a helper (an nft ct helper object on port 21, a connection
+# made and closed over lo: its entry stays): refused naming it.
+if command -v nft >/dev/null && command -v conntrack >/dev/null; then
+	cat >"$tmp/helper.nft" <<'NFTEOF'
+table inet t {
+	ct helper ftp-std { type "ftp" protocol tcp; }
+	chain out { type filter hook output priority 0; tcp dport 21 ct helper set "ftp-std"; }
+}
+NFTEOF
+	cat >"$tmp/helper.py" <<'PYEOF'
+import socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 21))
+s.listen()
+c = socket.create_connection(("127.0.0.1", 21))
+a, _ = s.accept()
+a.close(); c.close(); s.close()
+PYEOF
+	if unshare --net nft -f "$tmp/helper.nft" 2>/dev/null; then
+		net_refused net-ct-helper "ip link set lo up && nft -f $tmp/helper.nft && $PY $tmp/helper.py" \
+			"conntrack entry .* of its network namespace uses helper ftp: conntrack helpers are not dumped"
+	fi
+fi
+# A tap whose queue got a socket filter (TUNATTACHFILTER): the kernel does not give its
+# instructions back, refused naming it.
+if [ -c /dev/net/tun ]; then
+	cat >"$tmp/tapf.py" <<'PYEOF'
+import ctypes, fcntl, os, struct, sys, time
+fd = os.open("/dev/net/tun", os.O_RDWR)
+fcntl.ioctl(fd, 0x400454ca, struct.pack("16sH", b"tapf0", 0x0002 | 0x1000))
+insn = ctypes.create_string_buffer(struct.pack("HBBI", 0x06, 0, 0, 0xffffffff))  # ret #-1
+fcntl.ioctl(fd, 0x401054d5, struct.pack("HxxxxxxQ", 1, ctypes.addressof(insn)))
+n = 0
+while True:
+    n += 1
+    with open(sys.argv[1] + ".tmp", "w") as f:
+        f.write(str(n))
+    os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+    time.sleep(0.01)
+PYEOF
+	echo "" >"$tmp/net-tapf.args"
+	setsid unshare --net "$PY" "$tmp/tapf.py" "$tmp/net-tapf.count" >/dev/null 2>"$tmp/net-tapf.py.err" &
+	pid=$!
+	wait_file "$tmp/net-tapf.count"
+	rm -rf "$tmp/img"
+	"$CRIU_LIKE" dump -t "$pid" -D "$tmp/img" -R >"$tmp/net-tapf.out" 2>"$tmp/net-tapf.err" &&
+		fail "net-tapf: dump of $pid succeeded"
+	pattern="pid $pid fd [0-9]*: tap device tapf0 had a socket filter attached (TUNATTACHFILTER, 1 instructions)"
+	grep -q "$pattern" "$tmp/net-tapf.err" || fail "net-tapf: no refusal naming pid $pid and its tap's filter"
+	before=$(cat "$tmp/net-tapf.count")
+	i=0
+	while [ "$(cat "$tmp/net-tapf.count")" -le $((before + 3)) ]; do
+		i=$((i + 1))
+		[ $i -gt 250 ] && fail "net-tapf: its loop stopped at round $before"
+		sleep 0.02
+	done
+	checks=$((checks + 1))
+	echo "ok: net-tapf: $(grep -o "$pattern.*" "$tmp/net-tapf.err" | head -n 1)"
+	kill -KILL "$pid"
+fi
 # User namespaces are dumped (ns-user.sh, zdtm user_ns), but not: one without a pid
 # namespace of its own, a namespace of the tree owned by another user namespace than
 # the tree's, a user namespace nested in another below criu-like's, a task of the
@@ -295,12 +368,30 @@ user_refused userchild "$uc" \
 	"its user namespace user:\[[0-9]*\] is not the one of the tree's root (user:\[$(stat -L -c %i /proc/$uc/ns/user)\])"
 pkill -KILL -f "loop.sh $tmp/userchild.count"
 if unshare --time true 2>/dev/null; then
-	# time namespaces are dumped (zdtm time_ns); one unshared for the children only is not
-	setsid "$PY" - "$tmp/tfc.count" >/dev/null 2>&1 <<'PYTHON' &
-import ctypes, os, sys, time
+	# time namespaces are dumped (zdtm time_ns), and one unshared for the
+	# children only (zdtm time_ns_children): this one is dumped (-R); a child
+	# that joined another time namespace (setns) is refused
+	setsid unshare --time --fork sleep 1000 >/dev/null 2>&1 &
+	holder=$!
+	i=0
+	until ts=$(pgrep -P $holder sleep) && [ -n "$ts" ]; do
+		i=$((i + 1))
+		[ $i -gt 250 ] && fail "tfc: no sleep under unshare --time --fork"
+		sleep 0.02
+	done
+	setsid "$PY" - "$tmp/tfc.count" "$ts" >/dev/null 2>&1 <<'PYTHON' &
+import ctypes, os, signal, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 if libc.unshare(0x80) != 0:  # CLONE_NEWTIME
     sys.exit(1)
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the child, killed below, goes at once
+if os.fork() == 0:
+    # the child joins the holder's time namespace: neither its parent's nor its parent's children's
+    fd = os.open("/proc/%s/ns/time" % sys.argv[2], os.O_RDONLY)
+    if libc.setns(fd, 0x80) != 0:
+        sys.exit(1)
+    while True:
+        time.sleep(1)
 n = 0
 while True:
     n += 1
@@ -309,11 +400,41 @@ while True:
     os.rename(sys.argv[1] + ".new", sys.argv[1])
     time.sleep(0.02)
 PYTHON
-	echo $! >"$tmp/tfc.unshare"
-	echo "" >"$tmp/tfc.args"
+	tfc=$!
 	wait_file "$tmp/tfc.count"
-	refused tfc "$(cat "$tmp/tfc.unshare")" time_for_children
-	kill -KILL "$(cat "$tmp/tfc.unshare")"
+	i=0
+	until jc=$(pgrep -P $tfc) && [ -n "$jc" ] &&
+		[ "$(readlink /proc/$jc/ns/time)" = "$(readlink /proc/$ts/ns/time)" ]; do
+		i=$((i + 1))
+		[ $i -gt 250 ] && fail "tfc: the child never joined the time namespace"
+		sleep 0.02
+	done
+	rm -rf "$tmp/img"
+	"$CRIU_LIKE" dump -t $tfc -D "$tmp/img" -R >"$tmp/tfc.out" 2>"$tmp/tfc.err" &&
+		fail "tfc: dump of $tfc, whose child $jc joined another time namespace, succeeded"
+	grep -q "pid $jc: its time namespace time:\[[0-9]*\] is neither its parent's" "$tmp/tfc.err" ||
+		fail "tfc: no refusal naming pid $jc and its time namespace"
+	kill -0 $tfc && kill -0 $jc || fail "tfc: the tree died"
+	checks=$((checks + 1))
+	echo "ok: tfc: $(grep -o "pid $jc: its time namespace.*parent's" "$tmp/tfc.err")"
+	# without that child: its time_for_children of its own is dumped
+	kill -KILL $jc
+	wait_file "$tmp/tfc.count"
+	i=0
+	while [ -d /proc/$jc ]; do
+		i=$((i + 1))
+		[ $i -gt 250 ] && fail "tfc: the child $jc is still there"
+		sleep 0.02
+	done
+	rm -rf "$tmp/img"
+	"$CRIU_LIKE" dump -t $tfc -D "$tmp/img" -R >"$tmp/tfc2.out" 2>"$tmp/tfc2.err" ||
+		fail "tfc: pid $tfc with a time_for_children of its own not dumped: $(tail -1 "$tmp/tfc2.err")"
+	ls "$tmp/img"/timens-*.img >/dev/null 2>&1 || fail "tfc: no timens image for its children"
+	kill -0 $tfc || fail "tfc: pid $tfc died"
+	checks=$((checks + 1))
+	echo "ok: tfc: pid $tfc with a time_for_children of its own dumped"
+	kill -KILL $tfc $holder 2>/dev/null
+	pkill -KILL -P $holder 2>/dev/null
 fi
 
 # A tree rooted below the init of its pid namespace: a pid namespace is dumped from its init only.

@@ -9,7 +9,8 @@
 #  - rootful: started by root, a user namespace whose maps "0 100000 65536"
 #    root writes from outside (setgroups allow), then the same unshare of the
 #    other namespaces and a network namespace, and a second task of uid and gid 1000 inside with the
-#    groups 1000 and 2000 and no capabilities.
+#    groups 1000 and 2000 and no capabilities; a persistent tap in its network namespace owned
+#    by its uid 1000 and gid 2000 (host 101000 and 102000: the same from both sides after).
 # Each mounts a tmpfs on /mnt inside and creates a file there, owned by its
 # uid 0 (rootless) or 1000 (rootful); each task writes what it sees every
 # 50 ms: its pid, `id`, its uid_map, gid_map and setgroups, the hostname set
@@ -141,6 +142,11 @@ state() {
 	stat -c "file %u:%g" "/proc/$1/root/mnt/file"
 	awk '/^(Uid|Gid|Groups):/' "/proc/$1/status"
 	echo "owner $(owner_uid "$1")"
+	# a tap's owner and group: the host's ids from outside, the container's from inside
+	if nsenter --net="/proc/$1/ns/net" ip link show tpu0 >/dev/null 2>&1; then
+		echo "tap host $(nsenter --net="/proc/$1/ns/net" ip -d link show tpu0 | grep -o 'user [^ ]* group [^ ]*')"
+		echo "tap inside $(nsenter --user="/proc/$1/ns/user" --net="/proc/$1/ns/net" ip -d link show tpu0 | grep -o 'user [^ ]* group [^ ]*')"
+	fi
 	for t in $(cat "/proc/$1/task/$1/children"); do
 		grep -q "see.sh" "/proc/$t/cmdline" 2>/dev/null || continue # not a sleep or an mv
 		awk '/^(Uid|Gid|Groups|NSpid|CapEff):/' "/proc/$t/status" | sed "s/$t/CHILD/"
@@ -266,6 +272,14 @@ done
 echo "0 100000 65536" >"/proc/$u/uid_map" || fail "rootful: cannot write its uid_map"
 echo "0 100000 65536" >"/proc/$u/gid_map" || fail "rootful: cannot write its gid_map"
 started rootful "$u"
+# a persistent tap of the container's, owned by its uid 1000 and gid 2000 (host 101000, 102000)
+nsenter --net="/proc/$pid/ns/net" ip tuntap add tpu0 mode tap user 101000 group 102000 ||
+	fail "rootful: cannot add a tap to its network namespace"
+# (ip names them when the host has names for them)
+u1000=$(getent passwd 1000 | cut -d: -f1)
+g2000=$(getent group 2000 | cut -d: -f1)
+state "$pid" | grep -q "^tap inside user ${u1000:-1000} group ${g2000:-2000}$" ||
+	fail "rootful: its tap is not owned by 1000:2000 inside: $(state "$pid" | grep tap)"
 kinds="pid mnt uts ipc net"
 run rootful 101000:101000 100000 child
 echo "ns-user: $checks restores of containers in user namespaces of their own"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A task that unmapped its [vdso] and [vvar], for vdso-refused.sh: it prints
+ * A task that unmapped its [vdso] and [vvar], for vdso-unmapped.sh: it prints
  * "ready" once they are gone, then echoes each byte of stdin to stdout with
  * raw syscalls only (glibc's clock functions would jump into the vDSO).
  */

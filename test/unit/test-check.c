@@ -439,10 +439,20 @@ static void test_feature(void **state)
 	check_one("clone3_set_tid", 0, NULL);
 	check_one("lazy_pages", 0, NULL); /* userfaultfd: ARCHITECTURE.md 8 */
 	check_one("uffd-noncoop", 0, NULL);
-	/* what criu-like lacks, whatever the kernel has */
-	check_one("mem_dirty_track", -ENOTSUP, "no pre-dump yet");
-	check_one("tun", -ENOTSUP, NULL);
-	check_one("userns", -ENOTSUP, "dumps no namespace");
+	/* supported since: pre-dump, tun devices, namespaces (ARCHITECTURE.md 8) */
+	check_one("mem_dirty_track", 0, "mem_dirty_track is supported");
+	check_one("tun", 0, NULL);
+	check_one("userns", 0, NULL);
+	check_one("ns_pid", 0, NULL);
+	check_one("sockopt_buf_lock", 0, NULL);
+	check_one("move_mount_set_group", 0, NULL);
+	/* the kernel has it, criu-like does not use it */
+	check_one("pidfd_store", -ENOTSUP, "keeps no pidfd store");
+	check_one("openat2", -ENOTSUP, NULL);
+	/* this kernel has no raw sock_diag (criu-like reads /proc/net/raw) */
+	check_one("net_diag_raw", -ENOTSUP, "the kernel lacks it");
+	/* what criu-like refuses, whatever the kernel has */
+	check_one("autofs", -ENOTSUP, "refuses autofs mounts");
 	/* a name CRIU does not have */
 	check_one("no_such_feature", -EINVAL, NULL);
 }

@@ -114,8 +114,24 @@ static void test_policy_refusals(void **state)
 
 	(void)state;
 	log_set_level(-1); /* keep the expected errors out of the output */
+	/* a hugetlbfs file mapped shared: the file holds the data */
 	v = vma(VMA_FILE, RW, true, "/dev/hugepages/x");
 	v.vm_flags = VMF_HT;
+	v.kernel_page_size = 2048;
+	expect_policy(v, MEM_SKIP_FILE_SHARED);
+	/* ...but not unlinked (not a memfd), nor mapped privately */
+	v.deleted = true;
+	expect_refused(v);
+	v.deleted = false;
+	v.shared = false;
+	expect_refused(v);
+	/* an MFD_HUGETLB memfd mapped shared: shared memory, also saved with its memfd */
+	v = vma(VMA_FILE, RW, true, "/memfd:x");
+	v.deleted = v.memfd = true;
+	v.vm_flags = VMF_HT;
+	v.kernel_page_size = 2048;
+	expect_policy(v, MEM_SAVE_SHMEM);
+	v.shared = false;
 	expect_refused(v);
 	v = vma(VMA_ANON, RW, false, NULL);
 	v.vm_flags = VMF_HT;
@@ -126,10 +142,10 @@ static void test_policy_refusals(void **state)
 	v.vm_flags = VMF_IO | VMF_PF;
 	expect_refused(v);
 	expect_refused(vma(VMA_OTHER, PROT_EXEC, false, "[uprobes]"));
-	/* an AIO context's ring */
+	/* an AIO context's ring: made again by the restorer, no page saved */
 	v = vma(VMA_FILE, PROT_READ | PROT_WRITE, true, "/[aio]");
 	v.deleted = true;
-	expect_refused(v);
+	expect_policy(v, MEM_SKIP_RECREATED);
 	/*
 	 * mmap(MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB), a private mapping of a
 	 * hidden hugetlbfs file: its own pages saved, none of the file's (zeros)
@@ -140,11 +156,15 @@ static void test_policy_refusals(void **state)
 	v.kernel_page_size = 2048;
 	expect_policy(v, MEM_SAVE_COW);
 	assert_true(vma_is_hugetlb_anon(&v));
-	/* ...but not shared, nor without its huge page size */
+	/* shared (MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB): shared memory, once per object */
 	v.shared = true;
+	expect_policy(v, MEM_SAVE_SHMEM);
+	assert_true(vma_is_hugetlb_shared_anon(&v));
+	assert_false(vma_is_hugetlb_anon(&v));
+	/* ...not without its huge page size */
+	v.kernel_page_size = 4;
 	expect_refused(v);
 	v.shared = false;
-	v.kernel_page_size = 4;
 	expect_refused(v);
 	/* shared mapping of an unlinked file: the file (a ghost image) holds the data */
 	v = vma(VMA_FILE, RW, true, "/tmp/gone");
@@ -175,6 +195,49 @@ static void test_runs_append(void **state)
 	assert_int_equal(r.runs[2].nr_pages, 2);
 	mem_runs_fini(&r);
 }
+
+#define R(a, b)                          \
+	{                                \
+		.start = (a), .end = (b) \
+	}
+
+/*
+ * Where a PAGEMAP_SCAN walk goes on. The kernel leaves walk_end where its
+ * 512-region bounce buffer last filled when a call then walks to the end:
+ * resuming there would report the tail again, below the last region.
+ */
+static void test_scan_resume(void **state)
+{
+	const struct page_region v[] = { R(0x1000, 0x2000), R(0x3000, 0x5000), R(0x8000, 0x9000) };
+	const struct page_region back[] = { R(0x3000, 0x5000), R(0x1000, 0x2000) };
+	const struct page_region over[] = { R(0x1000, 0x4000), R(0x3000, 0x5000) };
+	const struct page_region out[] = { R(0x1000, 0x2000), R(0x9000, 0x11000) };
+	unsigned long next = 0;
+
+	(void)state;
+	/* the vector not full: the walk reached the end, whatever walk_end says */
+	assert_int_equal(mem_scan_resume(0x1000, 0x10000, 0x3000, v, 3, 8, &next), 0);
+	assert_int_equal(next, 0x10000);
+	assert_int_equal(mem_scan_resume(0x1000, 0x10000, 0, v, 0, 8, &next), 0);
+	assert_int_equal(next, 0x10000);
+	/* full, walk_end stale (below the last region): on after the last region */
+	assert_int_equal(mem_scan_resume(0x1000, 0x10000, 0x3000, v, 3, 3, &next), 0);
+	assert_int_equal(next, 0x9000);
+	/* full, walk_end past the last region (the buffer filled there): on from walk_end */
+	assert_int_equal(mem_scan_resume(0x1000, 0x10000, 0xa000, v, 3, 3, &next), 0);
+	assert_int_equal(next, 0xa000);
+	/* regions out of order, overlapping, before @start or past @end: refused */
+	assert_int_equal(mem_scan_resume(0x1000, 0x10000, 0x5000, back, 2, 2, &next), -EIO);
+	assert_int_equal(mem_scan_resume(0x1000, 0x10000, 0x5000, over, 2, 2, &next), -EIO);
+	assert_int_equal(mem_scan_resume(0x2000, 0x10000, 0x9000, v, 3, 3, &next), -EIO);
+	assert_int_equal(mem_scan_resume(0x1000, 0x10000, 0x10000, out, 2, 4, &next), -EIO);
+	/* no progress, or a walk_end past @end: refused rather than looping */
+	assert_int_equal(mem_scan_resume(0x1000, 0x10000, 0x1000, v, 0, 0, &next), -EIO);
+	assert_int_equal(mem_scan_resume(0x1000, 0x10000, 0x20000, v, 3, 3, &next), -EIO);
+	assert_int_equal(mem_scan_resume(0x1000, 0x10000, 0x9000, v, 3, 2, &next), -EIO);
+}
+
+#undef R
 
 /* Pre-dump chains: present pages cut into written (data) and unchanged (parent). */
 static void test_runs_split(void **state)
@@ -210,7 +273,7 @@ static void test_runs_split(void **state)
 static void test_scan_refuses(void **state)
 {
 	struct vma_entry v[2] = { vma(VMA_ANON, RW, false, NULL),
-				  vma(VMA_FILE, RW, true, "/dev/hugepages/x") };
+				  vma(VMA_FILE, RW, false, "/dev/hugepages/x") }; /* private */
 	struct vma_list l = { .nr = 2, .cap = 2, .vmas = v };
 	struct mem_plan plan = { .pid = -7 };
 	struct shmem_set shm = { 0 };
@@ -810,12 +873,78 @@ static void test_written_unregistered(void **state)
 	vma_list_fini(&vl);
 }
 
+/*
+ * A stopped child with VMAs of 700, 1500 and 3000 one-page runs (every other
+ * page written): more regions than PAGEMAP_SCAN's bounce buffer (512), so
+ * some call returns more than 512 and fewer than the grown vector holds.
+ * The plan must have each page exactly once, in address order.
+ */
+static void test_live_fragmented(void **state)
+{
+	static const unsigned long runs[] = { 700, 1500, 3000 };
+	char *area[3];
+	struct vma_list vl = { 0 };
+	struct shmem_set shm = { 0 };
+	struct mem_plan plan;
+	unsigned int i, k, found[3] = { 0 };
+	pid_t child;
+	int status;
+
+	(void)state;
+	for (k = 0; k < 3; k++) {
+		area[k] = mmap(NULL, runs[k] * 2 * PAGE_SIZE, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		assert_true(area[k] != MAP_FAILED);
+		assert_int_equal(madvise(area[k], runs[k] * 2 * PAGE_SIZE, MADV_NOHUGEPAGE), 0);
+		for (i = 0; i < runs[k]; i++)
+			area[k][2 * i * PAGE_SIZE] = (char)(i | 1);
+	}
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never left behind by a failed assert */
+		for (;;)
+			pause();
+	}
+	kill(child, SIGSTOP);
+	assert_int_equal(waitpid(child, &status, WUNTRACED), child);
+	assert_int_equal(proc_parse_maps(child, true, &vl), 0);
+	assert_int_equal(mem_scan_task(child, &vl, 0, &shm, &plan), 0);
+	for (i = 0; i < plan.runs.nr; i++) {
+		const struct mem_run *r = &plan.runs.runs[i];
+
+		if (i)
+			assert_true(r->start >= plan.runs.runs[i - 1].start +
+							plan.runs.runs[i - 1].nr_pages * PAGE_SIZE);
+		for (k = 0; k < 3; k++) {
+			uintptr_t a = (uintptr_t)area[k];
+
+			if (r->start < a || r->start >= a + runs[k] * 2 * PAGE_SIZE)
+				continue;
+			assert_int_equal(r->nr_pages, 1);
+			assert_int_equal((r->start - a) % (2 * PAGE_SIZE), 0);
+			found[k]++;
+		}
+	}
+	print_message("fragmented: %u runs, %u ioctls\n", plan.runs.nr, plan.stats.nr_ioctls);
+	for (k = 0; k < 3; k++) {
+		assert_int_equal(found[k], runs[k]);
+		munmap(area[k], runs[k] * 2 * PAGE_SIZE);
+	}
+	mem_plan_fini(&plan);
+	shmem_set_fini(&shm);
+	vma_list_fini(&vl);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest pure[] = {
 		cmocka_unit_test(test_policy_kinds), cmocka_unit_test(test_policy_refusals),
 		cmocka_unit_test(test_runs_append),  cmocka_unit_test(test_scan_refuses),
 		cmocka_unit_test(test_zero_pfn),     cmocka_unit_test(test_runs_split),
+		cmocka_unit_test(test_scan_resume),  cmocka_unit_test(test_live_fragmented),
 	};
 	const struct CMUnitTest live[] = {
 		cmocka_unit_test(test_live_ioctl),

@@ -477,6 +477,45 @@ static void test_chain_resolve(void **state)
 		free(lv[i].off);
 }
 
+/*
+ * A parent level whose entries go back (a tail reported twice by a dump that
+ * resumed PAGEMAP_SCAN at a stale walk_end): refused, not searched by halves,
+ * which would take its pages for never populated (zeros).
+ */
+static void test_chain_parent_out_of_order(void **state)
+{
+	PagemapEntry e[6];
+	PagemapEntry *l0[] = { chain_pe(&e[0], 0x10000, 8, PAGEMAP_FLAG__PE_PARENT) };
+	PagemapEntry *l1[] = { chain_pe(&e[1], 0x10000, 1, PAGEMAP_FLAG__PE_PRESENT),
+			       chain_pe(&e[2], 0x12000, 1, PAGEMAP_FLAG__PE_PRESENT),
+			       chain_pe(&e[3], 0x14000, 1, PAGEMAP_FLAG__PE_PRESENT),
+			       chain_pe(&e[4], 0x12000, 1, PAGEMAP_FLAG__PE_PRESENT),
+			       chain_pe(&e[5], 0x14000, 1, PAGEMAP_FLAG__PE_PRESENT) };
+	struct rst_chain_level lv[2] = { { "d0", l0, 1, NULL }, { "d1", l1, 5, NULL } };
+	struct rst_chain_segs s = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(rst_chain_offsets(&lv[i]), 0);
+	assert_int_equal(rst_chain_resolve(1, lv, 2, &s), -EINVAL);
+	free(s.seg);
+	/* overlapping the one before: refused too */
+	s = (struct rst_chain_segs){ 0 };
+	lv[1].n = 3;
+	chain_pe(&e[2], 0x10000, 2, PAGEMAP_FLAG__PE_PRESENT);
+	assert_int_equal(rst_chain_resolve(1, lv, 2, &s), -EINVAL);
+	free(s.seg);
+	/* in order: 3 pages from d1, the rest never populated */
+	s = (struct rst_chain_segs){ 0 };
+	chain_pe(&e[2], 0x12000, 1, PAGEMAP_FLAG__PE_PRESENT);
+	assert_int_equal(rst_chain_resolve(1, lv, 2, &s), 0);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(s.seg[2].vaddr, 0x14000);
+	free(s.seg);
+	for (int i = 0; i < 2; i++)
+		free(lv[i].off);
+}
+
 /* A part punched out by dedup keeps its place in the data; needed, it is refused. */
 static void test_chain_deduped(void **state)
 {
@@ -514,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_runs_empty),
 		cmocka_unit_test(test_chain_resolve),
 		cmocka_unit_test(test_chain_deduped),
+		cmocka_unit_test(test_chain_parent_out_of_order),
 		cmocka_unit_test(test_runs_refused),
 		cmocka_unit_test(test_runs_random),
 		cmocka_unit_test(test_hole),

@@ -134,7 +134,7 @@ static int parse_args(int argc, char **argv, struct runner *r, struct args *a, c
 
 /*
  * Without --modes, after the default ones: predump for the tests flagged
- * predump, ns for every test, the other ns modes for the tests flagged ns,
+ * predump, ns, ns-leave-running and ns-cycles2 for every test,
  * userns and userns-cycles2 for the tests flagged userns (what `make test`
  * can afford: test/zdtm/README.md).
  */
@@ -143,7 +143,7 @@ static const struct extra_mode {
 	const char *flag; /* NULL: every test */
 } extra_modes[] = {
 	{ "predump", "predump" }, { "snapshot", "snapshot" },	  { "lazy", "lazy" },
-	{ "ns", NULL },		  { "ns-leave-running", "ns" },	  { "ns-cycles2", "ns" },
+	{ "ns", NULL },		  { "ns-leave-running", NULL },	  { "ns-cycles2", NULL },
 	{ "userns", "userns" },	  { "userns-cycles2", "userns" },
 };
 

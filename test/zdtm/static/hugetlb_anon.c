@@ -21,34 +21,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hugetlb-util.h"
 #include "zdtmtst.h"
 
-#define HP (2UL << 20)
 #define NR 3
-
-static long nr_pages(const char *file)
-{
-	FILE *f = fopen(file, "r");
-	long n = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &n) != 1)
-			n = -1;
-		fclose(f);
-	}
-	return n;
-}
-
-static int set_overcommit(long n)
-{
-	FILE *f = fopen("/proc/sys/vm/nr_overcommit_hugepages", "w");
-	int err;
-
-	if (!f)
-		return -1;
-	err = fprintf(f, "%ld\n", n) < 0;
-	return fclose(f) || err ? -1 : 0;
-}
 
 /* The area at @a is hugetlb with 2 MiB pages in our smaps. */
 static int is_huge(const char *a)
@@ -93,7 +69,7 @@ static int check(const char *a, char last, const char *who)
 
 int main(int argc, char **argv)
 {
-	long over = nr_pages("/proc/sys/vm/nr_overcommit_hugepages"), raised = -1;
+	long raised;
 	int p[2], q[2], st, res = 1;
 	static unsigned char mc[HP / 4096];
 	char *a = MAP_FAILED, c;
@@ -102,12 +78,10 @@ int main(int argc, char **argv)
 
 	test_init(argc, argv);
 	/* enough for this test twice over (a leave-running dump keeps the original meanwhile) */
-	if (over >= 0 && nr_pages("/proc/sys/vm/free_hugepages") + over < 2 * NR + 2) {
-		raised = over;
-		if (set_overcommit(2 * NR + 2)) {
-			fail("cannot let the kernel make huge pages on demand: %m");
-			return 1;
-		}
+	raised = huge_pool(2 * NR + 2);
+	if (raised == -2) {
+		fail("cannot let the kernel make huge pages on demand: %m");
+		return 1;
 	}
 	a = mmap(NULL, NR * HP, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | (21 << MAP_HUGE_SHIFT), -1, 0);
@@ -158,6 +132,6 @@ out:
 	if (a != MAP_FAILED)
 		munmap(a, NR * HP);
 	if (raised >= 0)
-		set_overcommit(raised);
+		huge_set_overcommit(raised);
 	return res;
 }

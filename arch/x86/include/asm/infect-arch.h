@@ -58,11 +58,20 @@ struct arch_injector {
 	uint64_t patch; /* word-aligned address of the patched 16 bytes */
 	uint8_t saved[16];
 	bool patched;
+	bool own_code; /* no vDSO: the patch is over the thread's own code */
 	uint64_t frame; /* the safety-net frame on the task's stack */
 };
 
 /* Find the trampoline place, write the frame below the red zone, patch the code. */
 int arch_injector_init(struct arch_injector *inj, struct arch_thread_state *ts);
+/*
+ * Without a vDSO the patch is over the task's own code, which a dump saves
+ * (the write made the page an anonymous copy): lift it while the parasite
+ * runs on its own, place it again before the next injected syscall. Both do
+ * nothing when the patch is in the vDSO.
+ */
+int arch_injector_lift(struct arch_injector *inj);
+int arch_injector_place(struct arch_injector *inj);
 /*
  * Run syscall @nr with @args in the thread. On success the thread sits in
  * the syscall-exit stop with registers that, resumed without us, run

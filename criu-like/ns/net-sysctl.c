@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Net sysctls of a network namespace (Documentation/namespaces.md, "Network
+ * namespaces"): net-sysctl.h.
+ *
+ * /proc/sys/net resolves in the network namespace of the thread that looks
+ * it up: the dumper's thread reads it inside the tree's namespace, and
+ * inside a fresh one it makes (unshare) to know which global values are the
+ * namespace's own: a value the same in both (a default, or a host-wide
+ * sysctl shown in every namespace) is not saved. The per-link files are all
+ * saved; at restore each is written only where the new namespace differs,
+ * "all" and "default" before the links (a write to all/forwarding changes
+ * every link's).
+ */
+#define LOG_PREFIX "ns: net: "
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "net-link.h"
+#include "net-sysctl.h"
+#include "util.h"
+
+#define SYSCTL_ROOT "/proc/sys/net/"
+
+static const char *const per_link_dirs[] = { "ipv4/conf/", "ipv6/conf/", "ipv4/neigh/",
+					     "ipv6/neigh/" };
+
+void net_sysctls_fini(struct net_sysctls *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		free(s->e[i].path);
+		free(s->e[i].value);
+	}
+	free(s->e);
+	memset(s, 0, sizeof(*s));
+}
+
+bool net_sysctl_per_link(const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(per_link_dirs); i++)
+		if (!strncmp(path, per_link_dirs[i], strlen(per_link_dirs[i])))
+			return true;
+	return false;
+}
+
+bool net_sysctl_never(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strcmp(base, "flush") || strstr(path, "..") || path[0] == '/';
+}
+
+/*
+ * stable_secret first: setting it switches the link to stable-privacy
+ * addresses, which addr_gen_mode (after it) may switch back; the rest in
+ * name order (base_reachable_time before base_reachable_time_ms: the finer
+ * one last).
+ */
+static int rank(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return base && !strcmp(base, "/stable_secret") ? 0 : 1;
+}
+
+int net_sysctl_cmp(const void *a, const void *b)
+{
+	const NetSysctlEntry *x = a, *y = b;
+
+	return rank(x->path) != rank(y->path) ? rank(x->path) - rank(y->path)
+					      : strcmp(x->path, y->path);
+}
+
+static int add(struct net_sysctls *s, const char *path, const char *value)
+{
+	NetSysctlEntry *e;
+
+	if (s->n == s->size) {
+		size_t n = s->size * 2 + 64;
+
+		e = realloc(s->e, n * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		s->e = e;
+		s->size = n;
+	}
+	e = &s->e[s->n];
+	net_sysctl_entry__init(e);
+	e->path = strdup(path);
+	e->value = strdup(value);
+	if (!e->path || !e->value) {
+		free(e->path);
+		free(e->value);
+		return -ENOMEM;
+	}
+	s->n++;
+	return 0;
+}
+
+/* The value of a readable and writable sysctl into @value: 1, 0 (not one), or -errno. */
+static int read_value(const char *path, char *value, size_t size)
+{
+	char full[600];
+	struct stat st;
+	ssize_t len;
+	int fd;
+
+	snprintf(full, sizeof(full), SYSCTL_ROOT "%s", path);
+	if (stat(full, &st) || !S_ISREG(st.st_mode) || (st.st_mode & 0600) != 0600 ||
+	    net_sysctl_never(path))
+		return 0;
+	fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == EACCES || errno == EPERM ? 0 : neg_errno();
+	len = read(fd, value, size - 1);
+	close(fd);
+	/* stable_secret unset: EIO; a value too long for the buffer is not one */
+	if (len < 0)
+		return errno == EIO || errno == EPERM || errno == EINVAL ? 0 : neg_errno();
+	if ((size_t)len == size - 1)
+		return 0;
+	while (len > 0 && value[len - 1] == '\n')
+		len--;
+	value[len] = 0;
+	return 1;
+}
+
+static int read_into(struct net_sysctls *s, const char *path)
+{
+	char value[4096];
+	int ok = read_value(path, value, sizeof(value));
+
+	return ok > 0 ? add(s, path, value) : ok;
+}
+
+static bool is_dir(const struct dirent *de, const char *path)
+{
+	char full[600];
+	struct stat st;
+
+	if (de->d_type != DT_UNKNOWN)
+		return de->d_type == DT_DIR;
+	snprintf(full, sizeof(full), SYSCTL_ROOT "%s", path);
+	return !stat(full, &st) && S_ISDIR(st.st_mode);
+}
+
+/* Every file under @dir (relative to /proc/sys/net/, "" or ending in '/'), per-link ones aside. */
+static int walk(struct net_sysctls *s, const char *dir)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	char full[600], path[512];
+	struct dirent *de;
+	int err = 0;
+
+	snprintf(full, sizeof(full), SYSCTL_ROOT "%s", dir);
+	d = opendir(full);
+	if (!d)
+		return errno == ENOENT ? 0 : neg_errno();
+	while (!err && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s%s", dir, de->d_name);
+		if (is_dir(de, path)) {
+			strncat(path, "/", sizeof(path) - strlen(path) - 1);
+			if (!net_sysctl_per_link(path))
+				err = walk(s, path);
+		} else {
+			err = read_into(s, path);
+		}
+	}
+	return err;
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+	return strcmp(((const NetSysctlEntry *)a)->path, ((const NetSysctlEntry *)b)->path);
+}
+
+int net_sysctls_fresh(struct net_sysctls *fresh)
+{
+	int saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC), err;
+
+	if (saved < 0 || unshare(CLONE_NEWNET)) {
+		err = neg_errno();
+		pr_perror("cannot make a fresh network namespace to compare the sysctls with");
+		if (saved >= 0)
+			close(saved);
+		return err;
+	}
+	err = walk(fresh, "");
+	if (setns(saved, CLONE_NEWNET)) {
+		pr_perror("cannot go back to criu-like's network namespace");
+		abort(); /* criu-like in the wrong namespace would do harm: stop here */
+	}
+	close(saved);
+	if (err)
+		pr_errno(err, "cannot read the sysctls of a fresh network namespace");
+	else
+		qsort(fresh->e, fresh->n, sizeof(*fresh->e), cmp_path);
+	return err;
+}
+
+/* The files of one per-link directory @dir ("ipv4/conf/all/"...), in the order they are written. */
+static int read_dir(struct net_sysctls *s, const char *dir)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	char full[600], path[512];
+	struct dirent *de;
+	size_t first = s->n;
+	int err = 0;
+
+	snprintf(full, sizeof(full), SYSCTL_ROOT "%s", dir);
+	d = opendir(full);
+	if (!d)
+		return errno == ENOENT ? 0 : neg_errno();
+	while (!err && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s%s", dir, de->d_name);
+		if (!is_dir(de, path))
+			err = read_into(s, path);
+	}
+	if (!err)
+		qsort(s->e + first, s->n - first, sizeof(*s->e), net_sysctl_cmp);
+	return err;
+}
+
+static int read_link(struct net_sysctls *s, const char *name)
+{
+	char dir[128];
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < ARRAY_SIZE(per_link_dirs); i++) {
+		snprintf(dir, sizeof(dir), "%s%s/", per_link_dirs[i], name);
+		err = read_dir(s, dir);
+	}
+	return err;
+}
+
+int net_sysctls_read(pid_t pid, const struct nl_buf *links, const struct net_sysctls *fresh,
+		     struct net_sysctls *out)
+{
+	struct net_sysctls all = { 0 };
+	const struct nlmsghdr *n;
+	size_t i, off;
+	int err = walk(&all, "");
+
+	qsort(all.e, all.n, sizeof(*all.e), cmp_path);
+	/* only what is the namespace's own: not there or not the same in a fresh one */
+	for (i = 0; !err && i < all.n; i++) {
+		const NetSysctlEntry *f = bsearch(&all.e[i], fresh->e, fresh->n, sizeof(*fresh->e),
+						  cmp_path);
+
+		if (!f || strcmp(f->value, all.e[i].value))
+			err = add(out, all.e[i].path, all.e[i].value);
+	}
+	net_sysctls_fini(&all);
+	if (!err)
+		err = read_link(out, "all");
+	if (!err)
+		err = read_link(out, "default");
+	for (off = 0; !err && off < links->len; off += NLMSG_ALIGN(n->nlmsg_len)) {
+		struct rtattr *tb[IFLA_MAX + 1];
+		const char *name, *kind;
+
+		n = (const struct nlmsghdr *)(links->data + off);
+		link_info(n, tb, &name, &kind);
+		if (strchr(name, '/') || !strcmp(name, "all") || !strcmp(name, "default") ||
+		    !strcmp(name, ".") || !strcmp(name, ".."))
+			continue;
+		err = read_link(out, name);
+	}
+	if (err)
+		pr_errno(err, "pid %d: cannot read the sysctls of its network namespace", pid);
+	return err;
+}
+
+int net_sysctl_set(const char *path, const char *value)
+{
+	char full[600];
+	int fd, err = 0;
+
+	snprintf(full, sizeof(full), SYSCTL_ROOT "%s", path);
+	fd = open(full, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		pr_warn("sysctl net/%s does not exist here: not set\n", path);
+		return 0;
+	}
+	if (fd < 0 || write(fd, value, strlen(value)) < 0)
+		err = neg_errno();
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		pr_errno(err, "cannot set sysctl net/%s to \"%s\"", path, value);
+	return err;
+}
+
+int net_sysctl_restore(const NetSysctlEntry *s)
+{
+	char now[4096];
+
+	if (net_sysctl_never(s->path)) {
+		pr_err("sysctl net/%s refused: not one that is written\n", s->path);
+		return -EINVAL;
+	}
+	if (read_value(s->path, now, sizeof(now)) > 0 && !strcmp(now, s->value))
+		return 0;
+	return net_sysctl_set(s->path, s->value);
+}

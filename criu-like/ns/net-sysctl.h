@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_LIKE_NS_NET_SYSCTL_H
+#define CRIU_LIKE_NS_NET_SYSCTL_H
+
+/*
+ * The net sysctls of a network namespace (net-sysctl.c): every readable and
+ * writable file of the per-link directories (ipv4/conf, ipv6/conf,
+ * ipv4/neigh, ipv6/neigh: all, default, each link), and the other files of
+ * /proc/sys/net whose value differs from a fresh namespace's.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "net-nl.h"
+
+#include "netns.pb-c.h"
+
+struct net_sysctls {
+	NetSysctlEntry *e;
+	size_t n, size;
+};
+
+void net_sysctls_fini(struct net_sysctls *s);
+/* @path (under /proc/sys/net/) is in a per-link directory: read link by link. */
+bool net_sysctl_per_link(const char *path);
+/* @path is never saved nor written (a flush: write-only, an action rather than a value). */
+bool net_sysctl_never(const char *path);
+/* The order of the per-link files of one directory: qsort comparison of two paths. */
+int net_sysctl_cmp(const void *a, const void *b);
+/*
+ * At dump, in criu-like's thread: the global ones of a fresh namespace
+ * (made for it and let go) into @fresh, sorted. 0 or -errno (logged).
+ */
+int net_sysctls_fresh(struct net_sysctls *fresh);
+/*
+ * In the tree's namespace (this thread): the global ones that differ from
+ * @fresh, then those of all, default and each link of @links. 0 or -errno.
+ */
+int net_sysctls_read(pid_t pid, const struct nl_buf *links, const struct net_sysctls *fresh,
+		     struct net_sysctls *out);
+/* At restore, in the new namespace: @s written when it differs from the current value. */
+int net_sysctl_restore(const NetSysctlEntry *s);
+/* Written whatever it is now. */
+int net_sysctl_set(const char *path, const char *value);
+
+#endif

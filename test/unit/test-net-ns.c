@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pure logic of a network namespace's dump: which neighbours were
+ * configured (ns/net-neigh.c), which sysctls are per link, never written,
+ * and in which order (ns/net-sysctl.c), which qdiscs are a link's defaults
+ * and which are refused (ns/net-tc.c), a bridge with vlan filtering
+ * (ns/net-link.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <linux/neighbour.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "../../criu-like/ns/net-link.h"
+#include "../../criu-like/ns/net-neigh.h"
+#include "../../criu-like/ns/net-sysctl.h"
+#include "../../criu-like/ns/net-tc.h"
+
+static const uint8_t mac_pa[6] = { 2, 0x42, 0, 0, 1, 1 };
+
+/* The links of a namespace: lo (1), a veth pa (3) with its MAC, a tun without ARP (4). */
+static void links_make(struct nl_buf *links)
+{
+	static const struct {
+		int index;
+		unsigned int flags;
+		const uint8_t *mac;
+	} l[] = { { 1, IFF_LOOPBACK | IFF_UP, NULL },
+		  { 3, IFF_UP, mac_pa },
+		  { 4, IFF_NOARP, NULL } };
+	uint8_t buf[NL_REQ_SIZE];
+	size_t i;
+
+	memset(links, 0, sizeof(*links));
+	for (i = 0; i < sizeof(l) / sizeof(l[0]); i++) {
+		struct ifinfomsg ifi = { .ifi_index = l[i].index, .ifi_flags = l[i].flags };
+		struct nlmsghdr *n = nl_req_init(buf, RTM_NEWLINK, 0, &ifi, sizeof(ifi));
+
+		assert_int_equal(nl_put_str(n, IFLA_IFNAME, "x"), 0);
+		if (l[i].mac)
+			assert_int_equal(nl_put(n, IFLA_ADDRESS, l[i].mac, 6), 0);
+		assert_int_equal(nl_buf_append(links, n, NLMSG_ALIGN(n->nlmsg_len)), 0);
+	}
+}
+
+static struct nlmsghdr *neigh(uint8_t *buf, int family, int ifindex, uint16_t state, uint8_t flags,
+			      const uint8_t *lladdr)
+{
+	struct ndmsg ndm = { .ndm_family = (uint8_t)family,
+			     .ndm_ifindex = ifindex,
+			     .ndm_state = state,
+			     .ndm_flags = flags };
+	struct nlmsghdr *n = nl_req_init(buf, RTM_NEWNEIGH, 0, &ndm, sizeof(ndm));
+	uint32_t dst = 0x0100000a;
+
+	if (family != AF_BRIDGE)
+		assert_int_equal(nl_put(n, NDA_DST, &dst, sizeof(dst)), 0);
+	if (lladdr)
+		assert_int_equal(nl_put(n, NDA_LLADDR, lladdr, 6), 0);
+	return n;
+}
+
+static void test_neigh_configured(void **state)
+{
+	static const uint8_t uni[6] = { 2, 0, 0, 0, 0, 9 }, mcast[6] = { 1, 0, 0x5e, 0, 0, 1 },
+			     v6mcast[6] = { 0x33, 0x33, 0, 0, 0, 1 };
+	uint8_t buf[NL_REQ_SIZE];
+	struct nl_buf links;
+	struct nlmsghdr *n;
+
+	(void)state;
+	links_make(&links);
+	/* ARP and NDP: permanent and proxy kept, learnt ones not */
+	assert_true(neigh_configured(neigh(buf, AF_INET, 3, NUD_PERMANENT, 0, uni), &links));
+	assert_true(neigh_configured(neigh(buf, AF_INET6, 3, NUD_PERMANENT, 0, uni), &links));
+	assert_true(neigh_configured(neigh(buf, AF_INET, 3, 0, NTF_PROXY, NULL), &links));
+	assert_false(neigh_configured(neigh(buf, AF_INET, 3, NUD_REACHABLE, 0, uni), &links));
+	assert_false(neigh_configured(neigh(buf, AF_INET, 3, NUD_STALE, 0, uni), &links));
+	/* managed (an extended flag): the user's, whatever its state */
+	n = neigh(buf, AF_INET, 3, NUD_INCOMPLETE, 0, NULL);
+	assert_int_equal(nl_put_u32(n, NDA_FLAGS_EXT, NTF_EXT_MANAGED), 0);
+	assert_true(neigh_configured(n, &links));
+	/* noarp: the user's on an ARP link; the kernel's for multicast, lo, a link without ARP */
+	assert_true(neigh_configured(neigh(buf, AF_INET, 3, NUD_NOARP, 0, uni), &links));
+	assert_false(neigh_configured(neigh(buf, AF_INET, 3, NUD_NOARP, 0, mcast), &links));
+	assert_false(neigh_configured(neigh(buf, AF_INET6, 3, NUD_NOARP, 0, v6mcast), &links));
+	assert_false(neigh_configured(neigh(buf, AF_INET, 1, NUD_NOARP, 0, uni), &links));
+	assert_false(neigh_configured(neigh(buf, AF_INET, 4, NUD_NOARP, 0, NULL), &links));
+	assert_false(neigh_configured(neigh(buf, AF_INET, 99, NUD_NOARP, 0, uni), &links));
+	/* fdb: static and permanent kept, but a port's own address (the kernel's) */
+	assert_true(neigh_configured(neigh(buf, AF_BRIDGE, 3, NUD_NOARP, 0, uni), &links));
+	assert_true(neigh_configured(neigh(buf, AF_BRIDGE, 3, NUD_PERMANENT, 0, uni), &links));
+	assert_false(neigh_configured(neigh(buf, AF_BRIDGE, 3, NUD_PERMANENT, 0, mac_pa), &links));
+	assert_false(neigh_configured(neigh(buf, AF_BRIDGE, 3, NUD_REACHABLE, 0, uni), &links));
+	assert_false(neigh_configured(neigh(buf, AF_BRIDGE, 3, 0, 0, uni), &links));
+	assert_false(neigh_configured(neigh(buf, AF_BRIDGE, 3, NUD_NOARP, NTF_EXT_LEARNED, uni),
+				      &links));
+	/* a link's own list: unicast added by the user, multicast joined by its users */
+	assert_true(
+		neigh_configured(neigh(buf, AF_BRIDGE, 3, NUD_PERMANENT, NTF_SELF, uni), &links));
+	assert_false(
+		neigh_configured(neigh(buf, AF_BRIDGE, 3, NUD_PERMANENT, NTF_SELF, mcast), &links));
+	/* another family, or not a neighbour */
+	assert_false(neigh_configured(neigh(buf, AF_PACKET, 3, NUD_PERMANENT, 0, uni), &links));
+	((struct nlmsghdr *)buf)->nlmsg_type = RTM_NEWLINK;
+	assert_false(neigh_configured((struct nlmsghdr *)buf, &links));
+	nl_buf_fini(&links);
+}
+
+static void test_sysctl_paths(void **state)
+{
+	(void)state;
+	assert_true(net_sysctl_per_link("ipv4/conf/eth0/accept_local"));
+	assert_true(net_sysctl_per_link("ipv6/conf/all/forwarding"));
+	assert_true(net_sysctl_per_link("ipv4/neigh/default/gc_thresh1"));
+	assert_true(net_sysctl_per_link("ipv6/neigh/lo/retrans_time_ms"));
+	assert_false(net_sysctl_per_link("ipv4/tcp_rmem"));
+	assert_false(net_sysctl_per_link("ipv4/config"));
+	assert_false(net_sysctl_per_link("core/somaxconn"));
+	/* flushes are actions, and nothing outside /proc/sys/net */
+	assert_true(net_sysctl_never("ipv4/route/flush"));
+	assert_true(net_sysctl_never("ipv6/route/flush"));
+	assert_true(net_sysctl_never("flush"));
+	assert_true(net_sysctl_never("../kernel/hostname"));
+	assert_true(net_sysctl_never("/etc/passwd"));
+	assert_true(net_sysctl_never("ipv4/conf/../../../kernel/x"));
+	assert_false(net_sysctl_never("ipv4/route/flushed"));
+	assert_false(net_sysctl_never("ipv4/tcp_rmem"));
+}
+
+static void test_sysctl_order(void **state)
+{
+	NetSysctlEntry e[5];
+	static const char *const in[] = {
+		"ipv6/conf/va/mtu",	      "ipv4/neigh/va/base_reachable_time_ms",
+		"ipv6/conf/va/stable_secret", "ipv4/neigh/va/base_reachable_time",
+		"ipv6/conf/va/addr_gen_mode",
+	};
+	static const char *const out[] = {
+		"ipv6/conf/va/stable_secret",
+		"ipv4/neigh/va/base_reachable_time",
+		"ipv4/neigh/va/base_reachable_time_ms",
+		"ipv6/conf/va/addr_gen_mode",
+		"ipv6/conf/va/mtu",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 5; i++) {
+		net_sysctl_entry__init(&e[i]);
+		e[i].path = (char *)in[i];
+	}
+	qsort(e, 5, sizeof(e[0]), net_sysctl_cmp);
+	/* stable_secret first (it switches the address mode), the finer unit after the coarser */
+	for (i = 0; i < 5; i++)
+		assert_string_equal(e[i].path, out[i]);
+}
+
+static void test_qdisc(void **state)
+{
+	struct tcmsg root = { .tcm_handle = TC_H_MAKE(0x80010000U, 0), .tcm_parent = TC_H_ROOT };
+	struct tcmsg dflt = { .tcm_handle = 0, .tcm_parent = TC_H_ROOT };
+	struct tcmsg mqchild = { .tcm_handle = 0, .tcm_parent = TC_H_MAKE(0, 1) };
+	struct tcmsg ingress = { .tcm_handle = TC_H_MAKE(TC_H_INGRESS, 0),
+				 .tcm_parent = TC_H_INGRESS };
+	struct tcmsg child = { .tcm_handle = TC_H_MAKE(0x100000U, 0),
+			       .tcm_parent = TC_H_MAKE(0x10000U, 1) };
+
+	(void)state;
+	/* handle 0: made by the kernel (a link's default root, mq's children) */
+	assert_true(tc_qdisc_default(&dflt));
+	assert_true(tc_qdisc_default(&mqchild));
+	assert_false(tc_qdisc_default(&root));
+	assert_false(tc_qdisc_default(&ingress));
+	/* simple root and ingress kinds are made again */
+	assert_null(tc_qdisc_refusal(&root, "tbf", false));
+	assert_null(tc_qdisc_refusal(&root, "pfifo", false));
+	assert_null(tc_qdisc_refusal(&root, "noqueue", false));
+	assert_null(tc_qdisc_refusal(&ingress, "ingress", false));
+	assert_null(tc_qdisc_refusal(&ingress, "clsact", false));
+	/* classful kinds, children of a class, size tables, no kind: refused */
+	assert_non_null(tc_qdisc_refusal(&root, "htb", false));
+	assert_non_null(tc_qdisc_refusal(&root, "prio", false));
+	assert_non_null(tc_qdisc_refusal(&root, "mq", false));
+	assert_non_null(tc_qdisc_refusal(&child, "pfifo", false));
+	assert_non_null(tc_qdisc_refusal(&root, "tbf", true));
+	assert_non_null(tc_qdisc_refusal(&root, NULL, false));
+	assert_non_null(tc_qdisc_refusal(&root, "tbfx", false));
+}
+
+static void test_vlan_filtering(void **state)
+{
+	NetLinkEntry l = NET_LINK_ENTRY__INIT;
+	uint8_t data[32] = { 0 };
+	struct rtattr *a = (struct rtattr *)data, *b;
+
+	(void)state;
+	/* IFLA_BR_STP_STATE 1, then IFLA_BR_VLAN_FILTERING as the kernel puts it (u8) */
+	a->rta_type = IFLA_BR_STP_STATE;
+	a->rta_len = RTA_LENGTH(4);
+	*(uint32_t *)RTA_DATA(a) = 1;
+	b = (struct rtattr *)(data + RTA_ALIGN(a->rta_len));
+	b->rta_type = IFLA_BR_VLAN_FILTERING;
+	b->rta_len = RTA_LENGTH(1);
+	l.kind = NET_LINK_KIND__NET_LINK_BRIDGE;
+	l.has_info_data = true;
+	l.info_data.data = data;
+	l.info_data.len = RTA_ALIGN(a->rta_len) + RTA_ALIGN(b->rta_len);
+	assert_false(net_link_vlan_filtering(&l));
+	*(uint8_t *)RTA_DATA(b) = 1;
+	assert_true(net_link_vlan_filtering(&l));
+	/* only a bridge's options say it */
+	l.kind = NET_LINK_KIND__NET_LINK_VETH;
+	assert_false(net_link_vlan_filtering(&l));
+	l.kind = NET_LINK_KIND__NET_LINK_BRIDGE;
+	l.has_info_data = false;
+	assert_false(net_link_vlan_filtering(&l));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_neigh_configured), cmocka_unit_test(test_sysctl_paths),
+		cmocka_unit_test(test_sysctl_order),	 cmocka_unit_test(test_qdisc),
+		cmocka_unit_test(test_vlan_filtering),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * For the hugetlb tests: a pool with enough huge pages (surplus pages made on
+ * demand through vm.nr_overcommit_hugepages, put back at the end), and the
+ * check that an area is hugetlb with 2 MiB pages.
+ */
+#ifndef ZDTM_HUGETLB_UTIL_H
+#define ZDTM_HUGETLB_UTIL_H
+
+#include <stdio.h>
+#include <string.h>
+
+#define HP (2UL << 20)
+
+static inline long huge_read(const char *file)
+{
+	FILE *f = fopen(file, "r");
+	long n = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+static inline int huge_set_overcommit(long n)
+{
+	FILE *f = fopen("/proc/sys/vm/nr_overcommit_hugepages", "w");
+	int err;
+
+	if (!f)
+		return -1;
+	err = fprintf(f, "%ld\n", n) < 0;
+	return fclose(f) || err ? -1 : 0;
+}
+
+/*
+ * Let the pool give @need more huge pages (surplus pages already made, by
+ * another test or an earlier run, count against the setting); returns the
+ * setting to put back, -1 if untouched, -2 on error.
+ */
+static inline long huge_meminfo(const char *key)
+{
+	char line[256];
+	long n = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)) && sscanf(line + strlen(key), "%ld", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static inline long huge_pool(long need)
+{
+	long over = huge_read("/proc/sys/vm/nr_overcommit_hugepages");
+	long free_ = huge_meminfo("HugePages_Free:"), surplus = huge_meminfo("HugePages_Surp:");
+
+	if (over < 0 || free_ < 0 || surplus < 0)
+		return -2;
+	if (free_ + over - surplus >= need)
+		return -1;
+	return huge_set_overcommit(surplus + need) ? -2 : over;
+}
+
+/* The area at @a is hugetlb with 2 MiB pages and named @name in our smaps. */
+static inline int huge_is(const void *a, const char *name)
+{
+	char line[512], start[32];
+	int in = 0, ok_size = 0, ok_flag = 0, ok_name = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	snprintf(start, sizeof(start), "%lx-", (unsigned long)a);
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, start, strlen(start))) {
+			in = 1;
+			ok_name = strstr(line, name) != NULL;
+		} else if (in && strchr(line, '-') && !strchr(line, ':'))
+			break;
+		if (in && !strncmp(line, "KernelPageSize:", 15))
+			ok_size = strstr(line, " 2048 kB") != NULL;
+		if (in && !strncmp(line, "VmFlags:", 8)) {
+			ok_flag = strstr(line, " ht") != NULL;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return ok_size && ok_flag && ok_name;
+}
+
+#endif
