@@ -52,6 +52,7 @@ struct dump_task {
 	struct mem_runs shared_runs;
 	pid_t shared_pid; /* that parent, as the image names it (0: none) */
 	struct cow_parent *cow; /* as a parent: its pagemap over what it saved, for its children */
+	bool files_shared_with_parent; /* files/fdtable.c: its fd table is its parent's */
 };
 
 /* For stats-dump (image/stats.c): CRIU's counters, times in ns (CLOCK_MONOTONIC). */
@@ -134,6 +135,13 @@ void file_table_free(struct file_table *ft);
  * flags. For mem.c: file mappings and the exe link. Unlinked files get a ghost
  * image like unlinked open files.
  */
+/*
+ * files/io_uring.c, for mem.c: the FileEntry id of the file of a mapping of
+ * an anonymous inode (@path "anon_inode:[...]", inode @dev/@ino): an io_uring
+ * instance whose fd was dumped; else refused (logged).
+ */
+int dump_anon_mapping(struct dump_ctx *ctx, pid_t pid, const char *path, dev_t dev, ino_t ino,
+		      uint32_t *id);
 int dump_file_by_fd(struct dump_ctx *ctx, pid_t pid, int fd, const char *path, int flags,
 		    uint32_t *id);
 struct vma_entry;

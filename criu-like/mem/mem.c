@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <sys/shm.h>
 #include <unistd.h>
 
@@ -295,7 +296,12 @@ static int fill_vma(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v,
 					  (v->vm_flags & VMF_MW);
 	flags = v->shared && ((v->prot & PROT_WRITE) || e->may_write) ? O_RDWR : O_RDONLY;
 	snprintf(link, sizeof(link), "map_files/%lx-%lx", v->start, v->end);
-	err = dump_linked_file(ctx, pid, link, v->path, flags, &e->file_id);
+	/* an anonymous inode cannot be opened there: the description of a dumped fd (io_uring) */
+	if (v->path && !strncmp(v->path, "anon_inode:", 11))
+		err = dump_anon_mapping(ctx, pid, v->path, makedev(v->dev_major, v->dev_minor),
+					v->ino, &e->file_id);
+	else
+		err = dump_linked_file(ctx, pid, link, v->path, flags, &e->file_id);
 	e->has_file_id = !err;
 	return err;
 }

@@ -160,6 +160,9 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 	/* its cwd, root and umask are its parent's (task/fs.c) */
 	if (rst_fs_shared_with_parent(t))
 		flags |= CLONE_FS;
+	/* its fd table is its parent's: installed once, by the first of it (files/fdtable.c) */
+	if (rst_fdt_shared_with_parent(t))
+		flags |= CLONE_FILES;
 
 	/* below the tree's pid namespace: in its parent's, or the init of one of its own */
 	if (d == dp + 1 && !root && rst_pid_at(t, d) == 1) {
@@ -494,8 +497,16 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 	int err;
 
 	time_children_made = false; /* a child's copy of its parent's */
+	/*
+	 * A log on the controller's stderr, in a table shared with its parent:
+	 * moved now, before any task of the table installs its fd 2
+	 */
+	err = rst_fdt_shared_with_parent(t) && log_get_fd() == STDERR_FILENO
+		      ? rst_move_log_above(ctx->service_fd_base)
+		      : 0;
 	/* into its cgroups first: everything it does from here is charged there */
-	err = rst_cgroup_enter(ctx, t);
+	if (!err)
+		err = rst_cgroup_enter(ctx, t);
 	/* the root fills its new namespaces before anything else lives in them */
 	if (!err && !rst_task_idx(ctx, t))
 		err = ns_restore_root(&ctx->ns, ctx->dirfd);
@@ -543,6 +554,10 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 			return err;
 		zombie_exit(t);
 	}
+	/* an fd table shared by several tasks: one at a time, from here to their restorer */
+	err = rst_fdt_wait_turn(ctx, t);
+	if (err)
+		_exit(1); /* another task failed: it reports it */
 	/* a log on the controller's stderr must survive the fd table's own fd 2 */
 	err = log_get_fd() == STDERR_FILENO ? rst_move_log_above(ctx->service_fd_base) : 0;
 	if (!err)

@@ -191,6 +191,9 @@ int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt)
 		return -EOPNOTSUPP;
 	}
 	fe.has_shared_with_parent = fe.shared_with_parent = shared;
+	/* read with the fd table at restore: whether the process is cloned with CLONE_FILES */
+	fe.has_files_shared_with_parent = fe.files_shared_with_parent =
+		dt->files_shared_with_parent;
 	fe.cwd.data = (uint8_t *)cwd;
 	fe.cwd.len = strlen(cwd);
 	fe.root.data = (uint8_t *)root;

@@ -57,9 +57,10 @@ static bool can_merge(const struct map_line *a, const struct map_line *b)
  * mount ("/dev/zero (deleted)"), and a mapping of an unlinked file by an
  * inode without a name: a restore has to create new ones for both. What must
  * stay is which processes share which object: the inode of a "(deleted)"
- * mapping is replaced by its ordinal of first appearance in the tree (pids
- * ascending, then addresses); private hugetlb memory's by 0. So is the
- * inode of a packet socket's rings, whose name (with that inode) is cut.
+ * mapping (and of an anonymous inode's, "anon_inode:[io_uring]") is replaced
+ * by its ordinal of first appearance in the tree (pids ascending, then
+ * addresses); private hugetlb memory's by 0. So is the inode of a packet
+ * socket's rings, whose name (with that inode) is cut.
  */
 struct deleted_ids {
 	unsigned long ino[256];
@@ -73,12 +74,17 @@ static unsigned long deleted_ordinal(struct deleted_ids *ids, struct map_line *m
 	int i;
 
 	static const char huge[] = "/anon_hugepage (deleted)";
+	static const char anon[] = "anon_inode:";
+	bool anon_inode = m->name_len > (int)sizeof(anon) - 1 &&
+			  !memcmp(m->name, anon, sizeof(anon) - 1);
 
 	/* the rings of a packet socket ("socket:[INO]"): a new socket at restore */
 	if (m->name_len > 8 && !memcmp(m->name, "socket:[", 8)) {
 		m->name = "socket:";
 		m->name_len = 7;
-	} else if (m->name_len < dl || memcmp(m->name + m->name_len - dl, deleted, dl)) {
+	} else if (!anon_inode &&
+		   (m->name_len < dl || memcmp(m->name + m->name_len - dl, deleted, dl))) {
+		/* a file that stays (an anonymous inode, io_uring's rings, is made anew) */
 		return m->ino;
 	}
 	/*
