@@ -287,8 +287,61 @@ static void write_stats(struct dump_ctx *ctx)
 	stats_write(ctx->opts, ctx->dirfd, &se);
 }
 
-/* Read what /proc shows of a frozen task and infect it. */
-static int prepare_task(struct dump_task *dt)
+/* /proc/@pid/limits, malloc'ed, before the parasite may raise RLIMIT_NOFILE (core.c). */
+static int read_limits(pid_t pid, char **ret)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", pid);
+	free(*ret);
+	*ret = read_file_at(AT_FDCWD, path, NULL);
+	if (!*ret) {
+		pr_perror("read %s", path);
+		return neg_errno();
+	}
+	return 0;
+}
+
+/*
+ * The parasite needs descriptors of the task (its socket, the pipes it is
+ * given) below the RLIMIT_NOFILE hard limit (it raises the soft one itself):
+ * refused by name when the task's open files fill even that (it lowered the
+ * limit under them).
+ */
+#define PARASITE_FDS_NEEDED 3
+static int check_fd_room(pid_t pid, const char *limits)
+{
+	const char *row = limits ? strstr(limits, "\nMax open files") : NULL;
+	_cleanup_closedir_ DIR *d = NULL;
+	unsigned long long hard = ~0ULL, free = 0, i;
+	char soft[32], hardw[32], path[64];
+	bool used[4096] = { false };
+	struct dirent *e;
+
+	if (!row || sscanf(row + 26, "%31s %31s", soft, hardw) != 2 || !strcmp(hardw, "unlimited"))
+		return 0;
+	hard = strtoull(hardw, NULL, 10);
+	if (hard >= ARRAY_SIZE(used))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return 0; /* the dump's file pass says what is wrong */
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' && strtoull(e->d_name, NULL, 10) < ARRAY_SIZE(used))
+			used[strtoull(e->d_name, NULL, 10)] = true;
+	for (i = 0; i < hard; i++)
+		free += !used[i];
+	/* its socket, and the two ends of a pipe at once */
+	if (free >= PARASITE_FDS_NEEDED)
+		return 0;
+	pr_err("pid %d: %llu descriptors free under its RLIMIT_NOFILE hard limit %llu, the "
+	       "parasite needs %d (raising a hard limit needs CAP_SYS_RESOURCE)\n",
+	       pid, free, hard, PARASITE_FDS_NEEDED);
+	return -EMFILE;
+}
+
+int dump_task_prepare(struct dump_task *dt)
 {
 	struct seized_task *t = dt->t;
 	pid_t tids[t->nr_threads];
@@ -299,6 +352,10 @@ static int prepare_task(struct dump_task *dt)
 		tids[i] = t->threads[i].tid;
 	/* Read before the infection, which blocks every signal while the parasite runs. */
 	err = proc_parse_stat(t->pid, 0, &dt->stat);
+	if (!err)
+		err = read_limits(t->pid, &dt->limits);
+	if (!err)
+		err = check_fd_room(t->pid, dt->limits);
 	if (!err)
 		err = proc_parse_status(t->pid, 0, &dt->status);
 	if (!err)
@@ -342,7 +399,7 @@ static int dump_tasks(struct dump_ctx *ctx)
 
 	for (i = 0; i < ctx->nr_tasks && !err; i++)
 		if (task_live(&ctx->tasks[i]))
-			err = prepare_task(&ctx->tasks[i]);
+			err = dump_task_prepare(&ctx->tasks[i]);
 	for (i = 0; i < ctx->nr_tasks && !err; i++)
 		if (task_live(&ctx->tasks[i]))
 			err = dump_one_task(ctx, &ctx->tasks[i]);
@@ -386,6 +443,8 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 		free(dt->cow);
 		dt->cow = NULL;
 		free(dt->untracked);
+		free(dt->limits);
+		dt->limits = NULL;
 	}
 	/* a session not finished is discarded by the server */
 	ps_conn_close(ctx->ps);
@@ -752,7 +811,7 @@ int cr_pre_dump(const struct cr_options *o)
 	ns_net_lock_skip(false);
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
-			err = prepare_task(&ctx.tasks[i]);
+			err = dump_task_prepare(&ctx.tasks[i]);
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
 			err = dump_task_mm_plan(&ctx, &ctx.tasks[i]);

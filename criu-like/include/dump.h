@@ -53,6 +53,8 @@ struct dump_task {
 	pid_t shared_pid; /* that parent, as the image names it (0: none) */
 	struct cow_parent *cow; /* as a parent: its pagemap over what it saved, for its children */
 	bool files_shared_with_parent; /* files/fdtable.c: its fd table is its parent's */
+	/* /proc/PID/limits read before the infection (the parasite may raise RLIMIT_NOFILE) */
+	char *limits;
 };
 
 /* For stats-dump (image/stats.c): CRIU's counters, times in ns (CLOCK_MONOTONIC). */
@@ -92,6 +94,11 @@ struct dump_ctx {
 };
 
 /* core.c: core-PID.img (threads and task state), creds-PID.img. */
+/*
+ * dump.c: what /proc shows of a frozen task (stat, status, limits, maps)
+ * read, then the task infected (dt->ctl).
+ */
+int dump_task_prepare(struct dump_task *dt);
 int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt);
 /* mem.c: mm-PID.img, pagemap-PID.img and its pages image. */
 int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt);
