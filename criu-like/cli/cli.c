@@ -939,6 +939,10 @@ int cli_parse_words(int argc, char **argv, struct cr_options *o, uint64_t *seen,
 				o->auto_dedup = false;
 			else if (opt == CO_TLS)
 				o->tls = false;
+			else if (opt == CO_ALLOW_UPROBES)
+				o->allow_uprobes = false;
+			else if (opt == CO_LINK_REMAP)
+				o->link_remap = false;
 			else if (opt == CO_DAEMON) {
 				o->restore_detached = false;
 				*seen &= ~OPTB(RESTORE_DETACHED);
@@ -1006,6 +1010,14 @@ int cli_validate(const struct cli_command *cmd, uint64_t seen, int nargs)
 	for (i = 0; i < OPT__MAX; i++) {
 		if (!(seen & (1ULL << i)))
 			continue;
+		if (i == OPT_LAZY_PAGES && !strcmp(cmd->name, "dump")) {
+			/* CRIU's dump --lazy-pages: the frozen tree serves its pages itself */
+			pr_err("option --lazy-pages: dumping without pages, for a page server that "
+			       "reads them from the frozen tree, is not supported by this version "
+			       "yet; dump, then serve the images with `page-server --lazy-pages` "
+			       "or `lazy-pages -D DIR` (Documentation/lazy-pages.md)\n");
+			return -EOPNOTSUPP;
+		}
 		if (!(cmd->options & (1ULL << i)) && !(OPTS_COMMON & (1ULL << i))) {
 			pr_err("option --%s does not apply to '%s'\n", opt_name(i), cmd->name);
 			return -EINVAL;

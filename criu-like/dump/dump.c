@@ -287,8 +287,32 @@ static void write_stats(struct dump_ctx *ctx)
 	stats_write(ctx->opts, ctx->dirfd, &se);
 }
 
+/*
+ * --allow-uprobes: the [uprobes] area (the kernel's out-of-line stepping page,
+ * made on a task's first uprobe hit) is left out; the kernel makes it again on
+ * the next hit after the restore. Without the option mem-scan.c refuses it.
+ */
+static void drop_uprobes_area(struct dump_task *dt)
+{
+	struct vma_list *l = &dt->vmas;
+	unsigned int i;
+
+	for (i = 0; i < l->nr; i++) {
+		struct vma_entry *v = &l->vmas[i];
+
+		if (v->kind != VMA_OTHER || !v->path || strcmp(v->path, "[uprobes]"))
+			continue;
+		pr_info("pid %d: [uprobes] %lx-%lx left out (--allow-uprobes)\n", dt->t->pid,
+			v->start, v->end);
+		vma_entry_fini(v);
+		memmove(v, v + 1, (l->nr - i - 1) * sizeof(*v));
+		l->nr--;
+		i--;
+	}
+}
+
 /* Read what /proc shows of a frozen task and infect it. */
-static int prepare_task(struct dump_task *dt)
+static int prepare_task(const struct cr_options *o, struct dump_task *dt)
 {
 	struct seized_task *t = dt->t;
 	pid_t tids[t->nr_threads];
@@ -306,6 +330,8 @@ static int prepare_task(struct dump_task *dt)
 	/* After the stale areas are gone, before our own area appears. */
 	if (!err)
 		err = proc_parse_maps(t->pid, true, &dt->vmas);
+	if (!err && o->allow_uprobes)
+		drop_uprobes_area(dt);
 	if (!err)
 		err = parasite_infect(t->pid, tids, t->nr_threads, &dt->ctl);
 	if (err)
@@ -342,7 +368,7 @@ static int dump_tasks(struct dump_ctx *ctx)
 
 	for (i = 0; i < ctx->nr_tasks && !err; i++)
 		if (task_live(&ctx->tasks[i]))
-			err = prepare_task(&ctx->tasks[i]);
+			err = prepare_task(ctx->opts, &ctx->tasks[i]);
 	for (i = 0; i < ctx->nr_tasks && !err; i++)
 		if (task_live(&ctx->tasks[i]))
 			err = dump_one_task(ctx, &ctx->tasks[i]);
@@ -752,7 +778,7 @@ int cr_pre_dump(const struct cr_options *o)
 	ns_net_lock_skip(false);
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
-			err = prepare_task(&ctx.tasks[i]);
+			err = prepare_task(o, &ctx.tasks[i]);
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
 			err = dump_task_mm_plan(&ctx, &ctx.tasks[i]);
