@@ -272,6 +272,8 @@ static void write_stats(struct dump_ctx *ctx)
 	ds.memwrite_time = stats_us(s->memwrite_ns);
 	ds.pages_scanned = s->pages_scanned;
 	ds.pages_written = s->pages_written - s->shpages_written;
+	ds.pages_skipped_parent = s->pages_skipped_parent;
+	ds.shpages_skipped_parent = s->shpages_skipped_parent;
 	ds.has_page_pipes = ds.has_page_pipe_bufs = true;
 	ds.page_pipes = s->page_pipes;
 	ds.page_pipe_bufs = s->page_pipe_bufs;
@@ -759,7 +761,7 @@ int cr_pre_dump(const struct cr_options *o)
 	struct dump_ctx ctx = { .opts = o, .dirfd = -1, .prev_dirfd = -1, .pre_dump = true };
 	struct pstree shadow = { 0 };
 	_cleanup_free_ struct seized_task *copies = NULL;
-	uint64_t frozen_start = 0, frozen_end = 0;
+	uint64_t frozen_start = 0, frozen_end = 0, t0;
 	unsigned int i;
 	int err, cerr;
 
@@ -779,9 +781,12 @@ int cr_pre_dump(const struct cr_options *o)
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
 			err = prepare_task(o, &ctx.tasks[i]);
+	/* memdump_time: the scans while frozen, and the copy after (as a dump's) */
+	t0 = stats_now_ns();
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
 			err = dump_task_mm_plan(&ctx, &ctx.tasks[i]);
+	ctx.stats.memdump_ns += stats_now_ns() - t0;
 	for (i = 0; i < ctx.nr_tasks; i++) {
 		struct dump_task *dt = &ctx.tasks[i];
 
@@ -803,9 +808,11 @@ int cr_pre_dump(const struct cr_options *o)
 	frozen_start = ctx.stats.frozen_start_ns;
 	ctx.stats.frozen_ns = frozen_end - frozen_start;
 	/* The tree runs: its pages are read while it writes, the next round saves those again. */
+	t0 = stats_now_ns();
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
 			err = dump_private_pages(&ctx, &ctx.tasks[i]);
+	ctx.stats.memdump_ns += stats_now_ns() - t0;
 	if (!err && ctx.ps)
 		err = ps_end(&ctx);
 	if (!err)

@@ -62,6 +62,8 @@ struct dump_stats {
 	uint64_t memdump_ns, memwrite_ns;
 	uint64_t pages_scanned, pages_written, bytes_written; /* pages_written: shmem too */
 	uint64_t shpages_scanned, shpages_written; /* shared anonymous memory */
+	/* pages not written: unchanged since the parent image (PE_PARENT entries) */
+	uint64_t pages_skipped_parent, shpages_skipped_parent;
 	uint64_t page_pipes, page_pipe_bufs; /* page transfers and the pipes they used */
 };
 
