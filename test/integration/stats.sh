@@ -6,6 +6,10 @@
 # written >= the victim's memory, frozen time > 0 and >= the memory dump
 # time, pages restored = pages written); --display-stats prints CRIU's lines
 # on stdout; the dump's last line on stderr says how long the tree was frozen;
+# a dump on top of a pre-dump counts the pages it left in the parent
+# (pages_skipped_parent) and the pre-dump its memory time; a restored child
+# that shares 8 MiB with its parent since a fork counts them kept
+# (pages_skipped_cow <= pages_compared);
 # a failed dump writes no stats-dump.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
