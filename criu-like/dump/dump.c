@@ -687,6 +687,7 @@ int cr_dump(const struct cr_options *o)
 		if (err)
 			unmark_complete(&ctx);
 	}
+	ctx.failed = err != 0;
 	if (!ctx.resumed)
 		dump_files_fini(&ctx, err || o->leave_running);
 	/* --track-mem -R: the next dump --prev-images-dir saves what is written from here on */

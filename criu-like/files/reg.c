@@ -42,7 +42,7 @@ struct reg_priv {
  * another file: one renamed or removed while other links remain is refused.
  */
 static char *reg_path(const struct dump_ctx *ctx, pid_t pid, const char *what, const char *link,
-		      const struct stat *st)
+		      const struct stat *st, bool *remap)
 {
 	size_t len = strlen(link), sl = strlen(DELETED_SUFFIX);
 	char *path;
@@ -65,11 +65,21 @@ static char *reg_path(const struct dump_ctx *ctx, pid_t pid, const char *what, c
 			len -= sl;
 		return strndup(link, len);
 	}
+	*remap = false;
 	/* a symlink (an O_PATH | O_NOFOLLOW fd) is the link itself, not where it leads */
 	if (!file_path_leads_to(ctx, pid, link, S_ISLNK(st->st_mode), st, false)) {
-		pr_err("pid %d %s: %s no longer leads to the open file (renamed, or removed while "
-		       "other links remain): not supported yet\n",
-		       pid, what, link);
+		bool removed = S_ISREG(st->st_mode) && len > sl &&
+			       !strcmp(link + len - sl, DELETED_SUFFIX);
+
+		/* --link-remap: a hidden link made by reg_dump() (reg-remap.c) */
+		if (removed && ctx->opts->link_remap) {
+			*remap = true;
+			return strndup(link, len - sl);
+		}
+		pr_err("pid %d %s: %s no longer leads to the open file (%s): %s\n", pid, what, link,
+		       removed ? "removed while other links remain" : "renamed",
+		       removed ? "dump with --link-remap to give it a hidden link"
+			       : "not supported yet");
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -79,7 +89,7 @@ static char *reg_path(const struct dump_ctx *ctx, pid_t pid, const char *what, c
 
 /* Fill the regular file or directory entry @d for @fd (a dumper fd). */
 static int reg_fill(struct dump_ctx *ctx, struct file_desc *d, pid_t pid, int fd, const char *path,
-		    const struct stat *st, unsigned int flags, uint64_t pos, int mnt_id)
+		    const struct stat *st, unsigned int flags, uint64_t pos, int mnt_id, bool remap)
 {
 	size_t len = strlen(path);
 	/* an unlinked file's extended attributes go into the same block, after the path */
@@ -113,6 +123,15 @@ static int reg_fill(struct dump_ctx *ctx, struct file_desc *d, pid_t pid, int fd
 		e->mnt_id = (uint64_t)mnt_id;
 	}
 	d->fe.reg = e;
+	if (remap) {
+		const char *hidden = link_remap_make(ctx, pid, fd, path, d->id);
+
+		if (!hidden)
+			return errno ? neg_errno() : -EIO;
+		e->link_remap.data = (uint8_t *)hidden;
+		e->link_remap.len = strlen(hidden);
+		e->has_link_remap = true;
+	}
 	if (st->st_nlink)
 		return 0;
 	e->has_unlinked = true;
@@ -164,6 +183,7 @@ int dump_file_by_fd(struct dump_ctx *ctx, pid_t pid, int fd, const char *path, i
 	_cleanup_free_ char *name = NULL;
 	struct file_desc *d = NULL;
 	struct stat st;
+	bool remap;
 	int err;
 
 	if (!ft)
@@ -196,7 +216,7 @@ int dump_file_by_fd(struct dump_ctx *ctx, pid_t pid, int fd, const char *path, i
 			*id = d->id;
 		return err;
 	}
-	name = reg_path(ctx, pid, "file", path, &st);
+	name = reg_path(ctx, pid, "file", path, &st, &remap);
 	if (!name)
 		return -errno;
 	d = file_desc_new(ft, st.st_dev, st.st_ino);
@@ -205,7 +225,7 @@ int dump_file_by_fd(struct dump_ctx *ctx, pid_t pid, int fd, const char *path, i
 	d->pid = 0;
 	d->fd = -1;
 	err = reg_fill(ctx, d, pid, fd, name, &st, (unsigned int)flags & ~O_CLOEXEC, 0,
-		       fd_mnt_id(fd));
+		       fd_mnt_id(fd), remap);
 	if (err)
 		return err;
 	*id = d->id;
@@ -216,6 +236,7 @@ static int reg_match(const struct dump_ctx *ctx, const struct fd_info *f)
 {
 	char what[32];
 	char *path;
+	bool remap;
 	int err;
 
 	/*
@@ -235,7 +256,7 @@ static int reg_match(const struct dump_ctx *ctx, const struct fd_info *f)
 	if (err)
 		return err;
 	snprintf(what, sizeof(what), "fd %d", f->fd);
-	path = reg_path(ctx, f->pid, what, f->link, &f->st);
+	path = reg_path(ctx, f->pid, what, f->link, &f->st, &remap);
 	if (!path)
 		return -errno;
 	free(path);
@@ -247,16 +268,17 @@ static int reg_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 	_cleanup_free_ char *path = NULL;
 	char what[32];
 	struct stat st;
+	bool remap;
 
 	if (fstat(f->dfd, &st)) {
 		pr_perror("pid %d fd %d: fstat", f->pid, f->fd);
 		return neg_errno();
 	}
 	snprintf(what, sizeof(what), "fd %d", f->fd);
-	path = reg_path(ctx, f->pid, what, f->link, &st);
+	path = reg_path(ctx, f->pid, what, f->link, &st, &remap);
 	if (!path)
 		return -errno;
-	return reg_fill(ctx, d, f->pid, f->dfd, path, &st, f->flags, f->pos, f->mnt_id);
+	return reg_fill(ctx, d, f->pid, f->dfd, path, &st, f->flags, f->pos, f->mnt_id, remap);
 }
 
 /* ---- restore: the messages keep the restore's prefix ---------------------------------------- */
@@ -421,6 +443,8 @@ static int reg_resume(struct restore_ctx *ctx)
 	size_t j;
 	int pidfd, err = 0;
 
+	/* every description open, the tree about to run: the hidden links go */
+	link_remap_restored(ctx, true);
 	if (!rst_kind_get(ctx, &reg_kind)->n)
 		return 0;
 	for (i = 0; !err && i < ctx->nr_tasks; i++) {
@@ -493,9 +517,15 @@ static int reg_check(const FileEntry *fe)
 	return 0;
 }
 
+/* --link-remap: the file is opened through its hidden link (reg-remap.c) */
 static const ProtobufCBinaryData *reg_entry_path(const FileEntry *fe)
 {
-	return &fe->reg->path;
+	return fe->reg->has_link_remap ? &fe->reg->link_remap : &fe->reg->path;
+}
+
+static void reg_fini(struct restore_ctx *ctx)
+{
+	link_remap_restored(ctx, false); /* a failed restore leaves them, as the images */
 }
 
 const struct file_kind reg_kind = {
@@ -510,4 +540,7 @@ const struct file_kind reg_kind = {
 	.open_mapped = reg_open_mapped,
 	.installed = reg_installed,
 	.resume = reg_resume,
+	.prepare = link_remap_prepare,
+	.fini = reg_fini,
+	.dump_fini = link_remap_dump_fini,
 };

@@ -88,6 +88,7 @@ struct dump_ctx {
 	struct track_set track; /* the write tracking's uffds (mem/track.c) */
 	struct ps_conn *ps; /* --page-server: pagemaps and pages go there (page-server.h) */
 	bool resumed; /* --snapshot: the tree runs again, ctx->tree is a shadow (dump.c) */
+	bool failed; /* the dump failed: the kinds' dump_fini() undo what they made */
 	struct snapshot *snap; /* --snapshot: the pages copied once the tree runs (snapshot.h) */
 	struct kcmp_set fs_owners; /* fs.c: tasks whose fs context is not their parent's */
 };

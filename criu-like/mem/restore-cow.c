@@ -369,8 +369,7 @@ static void count_cow(struct restore_ctx *ctx, const struct rst_mem_plan *p, con
 	if (!ctx->shared)
 		return;
 	__atomic_add_fetch(&ctx->shared->pages_skipped_cow, kept / PAGE_SIZE, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&ctx->shared->pages_compared, all / PAGE_SIZE,
-			   __ATOMIC_RELAXED);
+	__atomic_add_fetch(&ctx->shared->pages_compared, all / PAGE_SIZE, __ATOMIC_RELAXED);
 }
 
 /* Inside one of the VMAs the forker kept? */

@@ -826,8 +826,8 @@ static void write_stats(const struct restore_ctx *ctx, uint64_t restore_ns)
 	/* pages of inherited VMAs, and those kept from the parent (mem/restore-cow.c) */
 	if (ctx->shared) {
 		rs.pages_compared = __atomic_load_n(&ctx->shared->pages_compared, __ATOMIC_RELAXED);
-		rs.pages_skipped_cow =
-			__atomic_load_n(&ctx->shared->pages_skipped_cow, __ATOMIC_RELAXED);
+		rs.pages_skipped_cow = __atomic_load_n(&ctx->shared->pages_skipped_cow,
+						       __ATOMIC_RELAXED);
 	}
 	se.restore = &rs;
 	stats_write(ctx->opts, ctx->dirfd, &se);
