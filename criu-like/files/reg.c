@@ -254,13 +254,35 @@ static int reg_match(const struct dump_ctx *ctx, const struct fd_info *f)
 		return 0;
 	err = reg_proc_check(ctx, f);
 	if (err)
-		return err;
+		return err < 0 ? err : 1; /* 1: of a process that has exited (reg_dump()) */
 	snprintf(what, sizeof(what), "fd %d", f->fd);
 	path = reg_path(ctx, f->pid, what, f->link, &f->st, &remap);
 	if (!path)
 		return -errno;
 	free(path);
 	return 1;
+}
+
+/* A file of a process in /proc that has exited: its path, no contents, no position. */
+static int reg_proc_dead_fill(struct dump_ctx *ctx, struct file_desc *d, const struct fd_info *f,
+			      struct stat *st)
+{
+	size_t len = strlen(f->link), sl = strlen(DELETED_SUFFIX);
+	_cleanup_free_ char *path = NULL;
+	int err;
+
+	if (len > sl && !strcmp(f->link + len - sl, DELETED_SUFFIX))
+		len -= sl;
+	path = strndup(f->link, len);
+	if (!path)
+		return -ENOMEM;
+	st->st_nlink = st->st_nlink ?: 1; /* not an unlinked file to save */
+	err = reg_fill(ctx, d, f->pid, f->dfd, path, st, f->flags, 0, f->mnt_id, false);
+	if (err)
+		return err;
+	d->fe.reg->has_proc_dead = d->fe.reg->proc_dead = true;
+	pr_info("pid %d fd %d: %s: a file of a process that has exited\n", f->pid, f->fd, path);
+	return 0;
 }
 
 static int reg_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
@@ -274,6 +296,8 @@ static int reg_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 		pr_perror("pid %d fd %d: fstat", f->pid, f->fd);
 		return neg_errno();
 	}
+	if (reg_proc_check(ctx, f) == 1)
+		return reg_proc_dead_fill(ctx, d, f, &st);
 	snprintf(what, sizeof(what), "fd %d", f->fd);
 	path = reg_path(ctx, f->pid, what, f->link, &st, &remap);
 	if (!path)
@@ -347,6 +371,33 @@ static int open_path(struct restore_ctx *ctx, size_t pos, bool proc)
 }
 
 /*
+ * A file of a process in /proc that had exited (reg-proc.c): opened in the
+ * controller, before the tree exists, while a short-lived child has its pid;
+ * its type checked (reads give ESRCH, as they did).
+ */
+static int open_proc_dead(struct restore_ctx *ctx, size_t pos)
+{
+	const FileEntry *fe = ctx->files->idx.by_id[pos];
+	const char *path = ctx->files->paths[pos];
+	struct stat st;
+	int fd;
+
+	fd = rst_proc_dead_open(path, fe->reg->flags, rst_open_nonblock);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) || (st.st_mode & S_IFMT) != (fe->reg->mode & S_IFMT)) {
+		pr_err("file %u: %s is not of the type it was at the dump\n", fe->id, path);
+		close(fd);
+		return -ESTALE;
+	}
+	if (!(fe->reg->flags & O_PATH) && rst_drop_nonblock(fd, fe->reg->flags)) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
+/*
  * A file of a process in /proc (reg-proc.c), which exists only once the tree
  * is forked: opened late, in each task holding it (reg_installed()).
  */
@@ -356,7 +407,7 @@ static bool reg_late(const struct restore_ctx *ctx, size_t pos)
 	const char *path = ctx->files->paths[pos];
 	pid_t pid, tid;
 
-	return !(fe->reg->has_unlinked && fe->reg->unlinked) && path &&
+	return !(fe->reg->has_unlinked && fe->reg->unlinked) && !fe->reg->proc_dead && path &&
 	       proc_pid_path(path, &pid, &tid);
 }
 
@@ -368,6 +419,8 @@ static int open_reg(struct restore_ctx *ctx, size_t pos)
 		return rst_ghost_open(ctx, pos);
 	if (reg_late(ctx, pos))
 		return rst_late_placeholder(ctx, pos);
+	if (fe->reg->proc_dead)
+		return open_proc_dead(ctx, pos);
 	return open_path(ctx, pos, false);
 }
 

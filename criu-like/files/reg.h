@@ -59,10 +59,19 @@ int rst_ghost_open(struct restore_ctx *ctx, size_t pos);
 int proc_pid_path(const char *path, pid_t *pid, pid_t *tid);
 /*
  * reg-proc.c: 0 when @f is not such a file (or not on a procfs) or can be
- * restored (a process of the tree, a position it can seek to again), else
- * -EOPNOTSUPP (logged, naming the pid, fd and path).
+ * restored (a process of the tree, a position it can seek to again), 1 when
+ * it is a file of a process that has exited and can be restored as such
+ * (RegFileEntry.proc_dead), else -EOPNOTSUPP (logged, naming the pid, fd and
+ * path).
  */
 struct fd_info;
 int reg_proc_check(const struct dump_ctx *ctx, const struct fd_info *f);
+/*
+ * reg-proc.c, restore: a new fd of @path, /proc/N[/FILE] of a process that had
+ * exited: opened with @open_fn while a child given pid N (clone3 set_tid)
+ * lives, which then exits and is reaped, so the fd is of a process gone as it
+ * was (reads give ESRCH). -EEXIST (logged) when another process has pid N.
+ */
+int rst_proc_dead_open(const char *path, uint32_t flags, int (*open_fn)(const char *, uint32_t));
 
 #endif
