@@ -39,8 +39,7 @@ int ghost_xattrs_fill(int fd, RegFileEntry *e, char *buf, size_t size);
  * or NULL with errno (logged). Removed again by link_remap_dump_fini() when
  * the dump failed (ctx->failed).
  */
-const char *link_remap_make(struct dump_ctx *ctx, pid_t pid, int fd, const char *path,
-			    uint32_t id);
+const char *link_remap_make(struct dump_ctx *ctx, pid_t pid, int fd, const char *path, uint32_t id);
 void link_remap_dump_fini(struct dump_ctx *ctx, bool resume);
 /* The name of hidden link @attempt (0, 1...) for file @id into @buf: 0 or -ENAMETOOLONG. */
 int link_remap_name(uint32_t id, unsigned int attempt, char *buf, size_t size);
