@@ -218,9 +218,14 @@ static const struct cli_command commands[] = {
 	  "                        detects none: such a mount is refused, named\n"
 	  "  --enable-fs FS[,FS]   mounts of these types (or all), whole, are made again\n"
 	  "                        empty at restore (hugetlbfs, tracefs...)\n"
-	  "  --link-remap, --force-irmap, --enable-external-sharing,\n"
-	  "  --enable-external-masters\n"
-	  "                        accepted (LXC's): criu-like needs none of them\n"
+	  "  --link-remap          a file whose name was removed while other links remain\n"
+	  "                        gets a hidden link link_remap.ID next to it, through\n"
+	  "                        which the restore opens it, then removes it\n"
+	  "  --allow-uprobes       leave out a task's [uprobes] area (else refused); the\n"
+	  "                        kernel makes it again on the next uprobe hit\n"
+	  "  --ghost-limit SIZE    largest unlinked file saved (default 1M; K, M, G)\n"
+	  "  --force-irmap, --enable-external-sharing, --enable-external-masters,\n"
+	  "  --ghost-fiemap        accepted: criu-like needs none of them\n"
 	  "                        (Documentation/runtimes.md, \"LXC\")\n"
 	  "  --network-lock MODE   drop the packets of the tree's TCP connections from the\n"
 	  "                        freeze until the restore: nftables (default), iptables\n"
@@ -939,6 +944,10 @@ int cli_parse_words(int argc, char **argv, struct cr_options *o, uint64_t *seen,
 				o->auto_dedup = false;
 			else if (opt == CO_TLS)
 				o->tls = false;
+			else if (opt == CO_ALLOW_UPROBES)
+				o->allow_uprobes = false;
+			else if (opt == CO_LINK_REMAP)
+				o->link_remap = false;
 			else if (opt == CO_DAEMON) {
 				o->restore_detached = false;
 				*seen &= ~OPTB(RESTORE_DETACHED);
@@ -1006,6 +1015,14 @@ int cli_validate(const struct cli_command *cmd, uint64_t seen, int nargs)
 	for (i = 0; i < OPT__MAX; i++) {
 		if (!(seen & (1ULL << i)))
 			continue;
+		if (i == OPT_LAZY_PAGES && !strcmp(cmd->name, "dump")) {
+			/* CRIU's dump --lazy-pages: the frozen tree serves its pages itself */
+			pr_err("option --lazy-pages: dumping without pages, for a page server that "
+			       "reads them from the frozen tree, is not supported by this version "
+			       "yet; dump, then serve the images with `page-server --lazy-pages` "
+			       "or `lazy-pages -D DIR` (Documentation/lazy-pages.md)\n");
+			return -EOPNOTSUPP;
+		}
 		if (!(cmd->options & (1ULL << i)) && !(OPTS_COMMON & (1ULL << i))) {
 			pr_err("option --%s does not apply to '%s'\n", opt_name(i), cmd->name);
 			return -EINVAL;

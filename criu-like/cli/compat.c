@@ -83,10 +83,11 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	CO(LSM_MOUNT_CONTEXT, "lsm-mount-context", required_argument, false, "LSM mount contexts"),
 	CO(MNTNS_COMPAT_MODE, "mntns-compat-mode", no_argument, true, "mount namespaces"),
 	CO(UNPRIVILEGED, "unprivileged", no_argument, true, "running without root"),
-	CO(GHOST_FIEMAP, "ghost-fiemap", no_argument, true, "sparse ghost files (fiemap)"),
+	CO(GHOST_FIEMAP, "ghost-fiemap", no_argument, true, NULL),
 	CO(JOIN_NS, "join-ns", required_argument, false,
 	   "joining namespaces other than net at restore"),
 	CO(MS, "ms", no_argument, false, "--ms (deprecated in CRIU too)"),
+	CO(ALLOW_UPROBES, "allow-uprobes", no_argument, true, NULL),
 };
 
 size_t compat_long_opts(struct option *out)
@@ -108,27 +109,47 @@ size_t compat_long_opts(struct option *out)
 	return n;
 }
 
-/* CRIU's sizes: a number, K, M or G anywhere after it multiplies. */
-static int parse_size(const char *arg, unsigned long long *ret)
+/*
+ * CRIU's sizes: a number, then K, M or G multiplies (CRIU reads its first such
+ * capital anywhere and ignores the rest). Here the suffix is also taken in
+ * lower case (CRIU would read "1k" as 1 byte), and B or iB may follow it.
+ */
+int cli_parse_size(const char *arg, unsigned long long *ret)
 {
 	unsigned long long v;
+	unsigned int shift = 0;
 	char *end;
 
 	errno = 0;
 	v = strtoull(arg, &end, 10);
-	if (errno || end == arg || arg[0] == '-')
+	if (errno || end == arg || arg[0] == '-' || arg[0] == '+' || arg[0] == ' ')
 		return -EINVAL;
-	if (*end == 'K')
-		v <<= 10;
-	else if (*end == 'M')
-		v <<= 20;
-	else if (*end == 'G')
-		v <<= 30;
-	else if (*end)
+	switch (*end) {
+	case 'K':
+	case 'k':
+		shift = 10;
+		break;
+	case 'M':
+	case 'm':
+		shift = 20;
+		break;
+	case 'G':
+	case 'g':
+		shift = 30;
+		break;
+	default:
+		break;
+	}
+	if (shift) {
+		end++;
+		if (!strcmp(end, "iB") || !strcmp(end, "B") || !strcmp(end, "b"))
+			end += strlen(end);
+	}
+	if (*end)
 		return -EINVAL;
-	if (*end && end[1])
-		return -EINVAL;
-	*ret = v;
+	if (shift && v > (~0ULL >> shift))
+		return -ERANGE;
+	*ret = v << shift;
 	return 0;
 }
 
@@ -249,7 +270,7 @@ int compat_store(struct cr_options *o, int id, const char *arg)
 		o->pre_dump_mode = arg;
 		return 0;
 	case CO_GHOST_LIMIT:
-		if (parse_size(arg, &ull)) {
+		if (cli_parse_size(arg, &ull)) {
 			pr_err("--ghost-limit: '%s' is not a size (N, NK, NM or NG)\n", arg);
 			return -EINVAL;
 		}
@@ -318,8 +339,15 @@ int compat_store(struct cr_options *o, int id, const char *arg)
 	case CO_RESTORE_SIBLING:
 		o->restore_sibling = true; /* restore -d only (cli.c) */
 		return 0;
+	case CO_ALLOW_UPROBES:
+		o->allow_uprobes = true; /* dump: the [uprobes] area is left out */
+		return 0;
+	case CO_GHOST_FIEMAP:
+		/* unlinked files are always saved by their data extents (SEEK_DATA/SEEK_HOLE) */
+		return 0;
 	case CO_LINK_REMAP:
-		/* allowed to link files back: criu-like never needs to (Documentation) */
+		o->link_remap =
+			true; /* dump: a hidden link for an opened name gone (files/reg.c) */
 		return 0;
 	case CO_FORCE_IRMAP:
 		/* watches are always named at dump, by their handle (files/inotify.c) */

@@ -272,6 +272,8 @@ static void write_stats(struct dump_ctx *ctx)
 	ds.memwrite_time = stats_us(s->memwrite_ns);
 	ds.pages_scanned = s->pages_scanned;
 	ds.pages_written = s->pages_written - s->shpages_written;
+	ds.pages_skipped_parent = s->pages_skipped_parent;
+	ds.shpages_skipped_parent = s->shpages_skipped_parent;
 	ds.has_page_pipes = ds.has_page_pipe_bufs = true;
 	ds.page_pipes = s->page_pipes;
 	ds.page_pipe_bufs = s->page_pipe_bufs;
@@ -341,7 +343,31 @@ static int check_fd_room(pid_t pid, const char *limits)
 	return -EMFILE;
 }
 
-int dump_task_prepare(struct dump_task *dt)
+/*
+ * --allow-uprobes: the [uprobes] area (the kernel's out-of-line stepping page,
+ * made on a task's first uprobe hit) is left out; the kernel makes it again on
+ * the next hit after the restore. Without the option mem-scan.c refuses it.
+ */
+static void drop_uprobes_area(struct dump_task *dt)
+{
+	struct vma_list *l = &dt->vmas;
+	unsigned int i;
+
+	for (i = 0; i < l->nr; i++) {
+		struct vma_entry *v = &l->vmas[i];
+
+		if (v->kind != VMA_OTHER || !v->path || strcmp(v->path, "[uprobes]"))
+			continue;
+		pr_info("pid %d: [uprobes] %lx-%lx left out (--allow-uprobes)\n", dt->t->pid,
+			v->start, v->end);
+		vma_entry_fini(v);
+		memmove(v, v + 1, (l->nr - i - 1) * sizeof(*v));
+		l->nr--;
+		i--;
+	}
+}
+
+int dump_task_prepare(const struct cr_options *o, struct dump_task *dt)
 {
 	struct seized_task *t = dt->t;
 	pid_t tids[t->nr_threads];
@@ -363,6 +389,8 @@ int dump_task_prepare(struct dump_task *dt)
 	/* After the stale areas are gone, before our own area appears. */
 	if (!err)
 		err = proc_parse_maps(t->pid, true, &dt->vmas);
+	if (!err && o && o->allow_uprobes)
+		drop_uprobes_area(dt);
 	if (!err)
 		err = parasite_infect(t->pid, tids, t->nr_threads, &dt->ctl);
 	if (err)
@@ -399,7 +427,7 @@ static int dump_tasks(struct dump_ctx *ctx)
 
 	for (i = 0; i < ctx->nr_tasks && !err; i++)
 		if (task_live(&ctx->tasks[i]))
-			err = dump_task_prepare(&ctx->tasks[i]);
+			err = dump_task_prepare(ctx->opts, &ctx->tasks[i]);
 	for (i = 0; i < ctx->nr_tasks && !err; i++)
 		if (task_live(&ctx->tasks[i]))
 			err = dump_one_task(ctx, &ctx->tasks[i]);
@@ -718,6 +746,7 @@ int cr_dump(const struct cr_options *o)
 		if (err)
 			unmark_complete(&ctx);
 	}
+	ctx.failed = err != 0;
 	if (!ctx.resumed)
 		dump_files_fini(&ctx, err || o->leave_running);
 	/* --track-mem -R: the next dump --prev-images-dir saves what is written from here on */
@@ -792,7 +821,7 @@ int cr_pre_dump(const struct cr_options *o)
 	struct dump_ctx ctx = { .opts = o, .dirfd = -1, .prev_dirfd = -1, .pre_dump = true };
 	struct pstree shadow = { 0 };
 	_cleanup_free_ struct seized_task *copies = NULL;
-	uint64_t frozen_start = 0, frozen_end = 0;
+	uint64_t frozen_start = 0, frozen_end = 0, t0;
 	unsigned int i;
 	int err, cerr;
 
@@ -811,10 +840,13 @@ int cr_pre_dump(const struct cr_options *o)
 	ns_net_lock_skip(false);
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
-			err = dump_task_prepare(&ctx.tasks[i]);
+			err = dump_task_prepare(o, &ctx.tasks[i]);
+	/* memdump_time: the scans while frozen, and the copy after (as a dump's) */
+	t0 = stats_now_ns();
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
 			err = dump_task_mm_plan(&ctx, &ctx.tasks[i]);
+	ctx.stats.memdump_ns += stats_now_ns() - t0;
 	for (i = 0; i < ctx.nr_tasks; i++) {
 		struct dump_task *dt = &ctx.tasks[i];
 
@@ -836,9 +868,11 @@ int cr_pre_dump(const struct cr_options *o)
 	frozen_start = ctx.stats.frozen_start_ns;
 	ctx.stats.frozen_ns = frozen_end - frozen_start;
 	/* The tree runs: its pages are read while it writes, the next round saves those again. */
+	t0 = stats_now_ns();
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
 			err = dump_private_pages(&ctx, &ctx.tasks[i]);
+	ctx.stats.memdump_ns += stats_now_ns() - t0;
 	if (!err && ctx.ps)
 		err = ps_end(&ctx);
 	if (!err)

@@ -65,6 +65,8 @@ struct dump_stats {
 	uint64_t memdump_ns, memwrite_ns;
 	uint64_t pages_scanned, pages_written, bytes_written; /* pages_written: shmem too */
 	uint64_t shpages_scanned, shpages_written; /* shared anonymous memory */
+	/* pages not written: unchanged since the parent image (PE_PARENT entries) */
+	uint64_t pages_skipped_parent, shpages_skipped_parent;
 	uint64_t page_pipes, page_pipe_bufs; /* page transfers and the pipes they used */
 };
 
@@ -89,6 +91,7 @@ struct dump_ctx {
 	struct track_set track; /* the write tracking's uffds (mem/track.c) */
 	struct ps_conn *ps; /* --page-server: pagemaps and pages go there (page-server.h) */
 	bool resumed; /* --snapshot: the tree runs again, ctx->tree is a shadow (dump.c) */
+	bool failed; /* the dump failed: the kinds' dump_fini() undo what they made */
 	struct snapshot *snap; /* --snapshot: the pages copied once the tree runs (snapshot.h) */
 	struct kcmp_set fs_owners; /* fs.c: tasks whose fs context is not their parent's */
 };
@@ -96,9 +99,11 @@ struct dump_ctx {
 /* core.c: core-PID.img (threads and task state), creds-PID.img. */
 /*
  * dump.c: what /proc shows of a frozen task (stat, status, limits, maps)
- * read, then the task infected (dt->ctl).
+ * read, then the task infected (dt->ctl); @o (NULL: none) for
+ * --allow-uprobes.
  */
-int dump_task_prepare(struct dump_task *dt);
+struct cr_options;
+int dump_task_prepare(const struct cr_options *o, struct dump_task *dt);
 int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt);
 /* mem.c: mm-PID.img, pagemap-PID.img and its pages image. */
 int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt);

@@ -82,6 +82,8 @@ struct cr_options {
 	/* CRIU's options that need no engine support here (cli.c) */
 	bool no_default_config; /* --no-default-config: only CRIU_CONFIG_FILE and --config read */
 	const char *pre_dump_mode; /* --pre-dump-mode splice|read (pre-dump only) */
+	bool link_remap; /* --link-remap: unlinked names of linked inodes linked back */
+	bool allow_uprobes; /* --allow-uprobes: dump without the [uprobes] area */
 	unsigned long long ghost_limit; /* --ghost-limit: largest unlinked file, 0 = any */
 	bool tcp_close; /* --tcp-close: restore TCP connections closed (CRIU's) */
 	bool skip_in_flight; /* --skip-in-flight: leave out connections not accepted yet */

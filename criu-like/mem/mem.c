@@ -544,6 +544,13 @@ static int write_pagemap(struct dump_ctx *ctx, enum cr_img_kind kind, uint32_t i
 
 	if (!img)
 		return -errno;
+	/* CRIU's pages_skipped_parent, shpages_skipped_parent: kept in a parent image */
+	for (i = 0; parent && i < parent->nr; i++) {
+		if (kind == CR_IMG_SHMEM_PAGEMAP)
+			ctx->stats.shpages_skipped_parent += parent->runs[i].nr_pages;
+		else
+			ctx->stats.pages_skipped_parent += parent->runs[i].nr_pages;
+	}
 	h.pages_id = pages_id;
 	h.has_shared_pid = shared && shared->nr;
 	h.shared_pid = h.has_shared_pid ? (uint32_t)shared_pid : 0;

@@ -824,7 +824,12 @@ static void write_stats(const struct restore_ctx *ctx, uint64_t restore_ns)
 	rs.restore_time = stats_us(restore_ns);
 	rs.has_pages_restored = true;
 	rs.pages_restored = ctx->stats.pages_restored;
-	/* pages_compared, pages_skipped_cow: CRIU's COW check of forked memory; none here */
+	/* pages of inherited VMAs, and those kept from the parent (mem/restore-cow.c) */
+	if (ctx->shared) {
+		rs.pages_compared = __atomic_load_n(&ctx->shared->pages_compared, __ATOMIC_RELAXED);
+		rs.pages_skipped_cow = __atomic_load_n(&ctx->shared->pages_skipped_cow,
+						       __ATOMIC_RELAXED);
+	}
 	se.restore = &rs;
 	stats_write(ctx->opts, ctx->dirfd, &se);
 }

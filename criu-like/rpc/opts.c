@@ -37,8 +37,6 @@ static const struct {
 	{ "skip_file_rwx_check", "skipping the permission check of files" },
 	{ "unprivileged", "unprivileged mode" },
 	{ "leave_stopped", "leaving the tree stopped" },
-	{ "allow_uprobes", "uprobes" },
-	{ "ghost_fiemap", "sparse ghost files (fiemap)" },
 	{ "file_validation_method", "file validation" },
 };
 
@@ -604,10 +602,14 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 	}
 	/*
 	 * As the command line's (cli/compat.c, Documentation/runtimes.md, "LXC"):
-	 * link_remap, force_irmap, ext_sharing and ext_masters ask for nothing
+	 * link_remap links an unlinked opened name back (files/reg.c); allow_uprobes
+	 * leaves the [uprobes] area out; ghost_fiemap asks for what ghosts always
+	 * are (extents); force_irmap, ext_sharing and ext_masters ask for nothing
 	 * criu-like needs; auto_ext_mnt finds no mount (each is refused, named);
 	 * lsm_profile is checked at restore (proc/lsm.c); enable_fs as --enable-fs.
 	 */
+	o->link_remap = m->has_link_remap && m->link_remap;
+	o->allow_uprobes = m->has_allow_uprobes && m->allow_uprobes;
 	o->ext_mnt_auto = m->has_auto_ext_mnt && m->auto_ext_mnt;
 	o->lsm_profile = m->lsm_profile;
 	if (o->lsm_profile && !strchr(o->lsm_profile, ':'))

@@ -168,7 +168,7 @@ static void dump_victim(int dirfd, struct proc_status *st, int expect)
 	assert_int_equal(seize_tree(victim, NULL, &t), 0);
 	dt.t = t->root;
 	assert_int_equal(dt.t->nr_threads, NR_THREADS);
-	err = dump_task_prepare(&dt);
+	err = dump_task_prepare(NULL, &dt);
 	ctl = dt.ctl;
 	ctx.tree = t;
 	ctx.tasks = &dt;

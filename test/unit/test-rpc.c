@@ -321,12 +321,15 @@ static void test_opts_refused(void **state)
 	m.has_ext_sharing = m.ext_sharing = true;
 	m.has_ext_masters = m.ext_masters = true;
 	m.has_auto_ext_mnt = m.auto_ext_mnt = true;
+	m.has_allow_uprobes = m.allow_uprobes = true;
+	m.has_ghost_fiemap = m.ghost_fiemap = true;
 	m.lsm_profile = "apparmor:unconfined";
 	m.n_enable_fs = 1;
 	m.enable_fs = strs;
 	translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
 	assert_int_equal(t.ret, 0);
 	assert_true(t.o.ext_mnt_auto);
+	assert_true(t.o.link_remap && t.o.allow_uprobes);
 	assert_string_equal(t.o.lsm_profile, "apparmor:unconfined");
 	assert_int_equal(t.o.n_enable_fs, 1);
 	assert_string_equal(t.o.enable_fs[0], "x");
@@ -595,6 +598,8 @@ static const char *const handled[] = {
 	"join_ns",
 	/* LXC's: accepted (criu-like needs none of them) or given --enable-fs's meaning */
 	"link_remap",
+	"allow_uprobes", /* the [uprobes] area left out (Documentation/memory.md) */
+	"ghost_fiemap", /* ghosts are saved by their extents anyway */
 	"force_irmap",
 	"ext_sharing",
 	"ext_masters",

@@ -123,6 +123,14 @@ static char *merge_maps(char *maps, struct deleted_ids *ids, const char *rootdev
 			free(out);
 			return maps;
 		}
+		/* the kernel's out-of-line stepping page: left out by --allow-uprobes,
+		 * made again by the kernel on the next uprobe hit */
+		if (next.name_len == 9 && !memcmp(next.name, "[uprobes]", 9)) {
+			l += ll;
+			if (*l)
+				l++;
+			continue;
+		}
 		next.ino = deleted_ordinal(ids, &next);
 		if (rootdev[0] && !strcmp(next.dev, rootdev))
 			snprintf(next.dev, sizeof(next.dev), "root");
