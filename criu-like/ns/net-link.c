@@ -628,6 +628,8 @@ void net_link_plan_fini(struct net_link_plan *p)
 	p->host_sk = -1;
 }
 
+#define LOWER_BUSY_WAIT_MS 5000
+
 int link_set(int sk, int ifindex, unsigned int flags, unsigned int change, const NetLinkEntry *l,
 	     uint32_t master, const char *what)
 {
@@ -637,6 +639,7 @@ int link_set(int sk, int ifindex, unsigned int flags, unsigned int change, const
 				 .ifi_flags = flags,
 				 .ifi_change = change };
 	struct nlmsghdr *n = nl_req_init(buf, RTM_NEWLINK, 0, &ifi, sizeof(ifi));
+	unsigned int waited;
 	int err = 0;
 
 	if (l && l->mtu)
@@ -645,6 +648,19 @@ int link_set(int sk, int ifindex, unsigned int flags, unsigned int change, const
 		err = nl_put_u32(n, IFLA_MASTER, master);
 	if (!err)
 		err = rtnl_talk(sk, n);
+	/*
+	 * Up gives EADDRINUSE for a macvlan (macvtap, ipvlan) with the address of
+	 * one still on the same lower link: the dumped tree's, whose namespace
+	 * the kernel destroys in the background after the kill (a restore right
+	 * after the dump).
+	 */
+	for (waited = 0; err == -EADDRINUSE && (flags & IFF_UP) && waited < LOWER_BUSY_WAIT_MS;
+	     waited += 10) {
+		usleep(10000);
+		err = rtnl_talk(sk, n);
+	}
+	if (waited)
+		pr_debug("%s: its address was busy on the lower link for %u ms\n", what, waited);
 	if (err)
 		pr_errno(err, "cannot set %s", what);
 	return err;
