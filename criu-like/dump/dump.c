@@ -39,6 +39,7 @@
 #include "snapshot.h"
 #include "ns.h"
 #include "stats.h"
+#include "track.h"
 #include "util.h"
 
 #include "inventory.pb-c.h"
@@ -770,7 +771,13 @@ int cr_pre_dump(const struct cr_options *o)
 	frozen_end = stats_now_ns();
 	frozen_start = ctx.stats.frozen_start_ns;
 	ctx.stats.frozen_ns = frozen_end - frozen_start;
-	/* The tree runs: its pages are read while it writes, the next round saves those again. */
+	/*
+	 * The tree runs: the pages of the VMAs armed in this round are protected
+	 * first (track_arm()), then read while it writes; the next round saves
+	 * those written after their protection again.
+	 */
+	if (!err)
+		err = track_protect_pending(&ctx.track);
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
 			err = dump_private_pages(&ctx, &ctx.tasks[i]);

@@ -45,6 +45,7 @@
 #include "mem-xfer.h"
 #include "ns.h"
 #include "snapshot.h"
+#include "uffd-wp.h"
 #include "util.h"
 
 #define SNAP_CHUNK_PAGES 256 /* 1 MiB per read, check and write */
@@ -316,66 +317,6 @@ static int open_task_files(struct dump_ctx *ctx, struct snap_task *t)
 	return 0;
 }
 
-struct wp_part {
-	struct snap_task *t;
-	const struct iovec *iov;
-	unsigned int n;
-	unsigned long from, to; /* bytes of the ranges, counted in order */
-	pthread_t th;
-	int err;
-};
-
-/* Write-protect the bytes [from, to) of the ranges, counted one after the other. */
-static void *wp_part_run(void *arg)
-{
-	struct wp_part *p = arg;
-	unsigned long pos = 0;
-	unsigned int i;
-
-	for (i = 0; i < p->n && !p->err && pos < p->to; i++) {
-		unsigned long a = (unsigned long)p->iov[i].iov_base, len = p->iov[i].iov_len;
-		unsigned long s = max(pos, p->from), e = min(pos + len, p->to);
-		struct uffdio_writeprotect wp = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
-
-		if (s < e) {
-			wp.range = (struct uffdio_range){ a + (s - pos), e - s };
-			if (ioctl(p->t->uffd, UFFDIO_WRITEPROTECT, &wp))
-				p->err = neg_errno();
-		}
-		pos += len;
-	}
-	return NULL;
-}
-
-/*
- * The largest cost of the freeze at 2 GiB (each PTE changed, 38 ms of 82
- * here): split in halves, protected by two threads at once (mmap_lock is
- * taken shared, each page table has its own lock).
- */
-static int protect(struct snap_task *t, const struct iovec *iov, unsigned int n)
-{
-	struct wp_part p[2] = { 0 };
-	unsigned long total = 0, half;
-	unsigned int i;
-	bool two;
-
-	for (i = 0; i < n; i++)
-		total += iov[i].iov_len;
-	half = (total / 2) & PAGE_MASK;
-	for (i = 0; i < 2; i++)
-		p[i] = (struct wp_part){ t, iov, n, i ? half : 0, i ? total : half };
-	two = total >= (64UL << 20) && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
-	      !pthread_create(&p[1].th, NULL, wp_part_run, &p[1]);
-	if (!two)
-		p[0].to = total;
-	wp_part_run(&p[0]);
-	if (two)
-		pthread_join(p[1].th, NULL);
-	if (p[0].err || p[1].err)
-		pr_errno(p[0].err ?: p[1].err, "pid %d: UFFDIO_WRITEPROTECT", t->pid);
-	return p[0].err ?: p[1].err;
-}
-
 /*
  * On top of a pre-dump (--prev-images-dir): the written pages were found with
  * the previous round's WP_ASYNC uffd (mem_scan_tracked()), which still holds
@@ -453,13 +394,13 @@ int snapshot_task_arm(struct dump_ctx *ctx, struct dump_task *dt)
 	n = wp_ranges(t, iov);
 	end_async_tracking(ctx, t);
 	if (n)
-		err = parasite_track_mem(dt->ctl, iov, n, ctx->snap->devfd, &t->uffd);
+		err = parasite_track_mem(dt->ctl, iov, n, ctx->snap->devfd, false, &t->uffd);
 	if (!err && t->uffd >= 0 &&
 	    epoll_ctl(ctx->snap->epfd, EPOLL_CTL_ADD, t->uffd,
 		      &(struct epoll_event){ .events = EPOLLIN, .data.ptr = t }))
 		err = neg_errno();
 	if (!err && t->uffd >= 0)
-		err = protect(t, iov, n);
+		err = uffd_wp_ranges(t->pid, t->uffd, iov, n);
 	if (err) {
 		pr_err("pid %d: cannot write-protect its memory for the snapshot (%u ranges)\n",
 		       t->pid, n);
