@@ -37,6 +37,7 @@
 #include "notify.h"
 #include "page-server.h"
 #include "snapshot.h"
+#include "smaps-reader.h"
 #include "ns.h"
 #include "stats.h"
 #include "track.h"
@@ -284,13 +285,23 @@ static void write_stats(struct dump_ctx *ctx)
 	stats_write(ctx->opts, ctx->dirfd, &se);
 }
 
-/* Read what /proc shows of a frozen task and infect it. */
-static int prepare_task(struct dump_task *dt)
+/*
+ * Read what /proc shows of a frozen task and infect it. smaps, whose read
+ * walks every page table entry, is read after the infection (with
+ * --snapshot, while the write protection armed early runs in the
+ * background); the layout it shows must be the one of /proc/PID/maps
+ * before the infection, plus the parasite's area (dropped).
+ */
+static int prepare_task(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	struct seized_task *t = dt->t;
 	pid_t tids[t->nr_threads];
+	struct vma_list maps = { 0 };
+	struct smaps_reader rd;
+	unsigned long a0 = 0, a1 = 0;
+	bool reading = false;
 	unsigned int i, removed;
-	int err;
+	int err, jerr;
 
 	for (i = 0; i < t->nr_threads; i++)
 		tids[i] = t->threads[i].tid;
@@ -302,9 +313,33 @@ static int prepare_task(struct dump_task *dt)
 		err = parasite_remove_stale_areas(t->pid, tids, t->nr_threads, &removed);
 	/* After the stale areas are gone, before our own area appears. */
 	if (!err)
-		err = proc_parse_maps(t->pid, true, &dt->vmas);
+		err = proc_parse_maps(t->pid, false, &maps);
 	if (!err)
 		err = parasite_infect(t->pid, tids, t->nr_threads, &dt->ctl);
+	if (!err && ctx->snap)
+		err = snapshot_task_early_arm(ctx, dt, &maps);
+	/*
+	 * After the infection and the arming, which take the mmap_lock for
+	 * writing: the read holds it shared for the walk of a whole VMA.
+	 */
+	if (!err)
+		reading = !smaps_read_start(&rd, t->pid);
+	if (dt->ctl)
+		parasite_area(dt->ctl, &a0, &a1);
+	if (reading) {
+		jerr = smaps_read_join(&rd, a0, a1, &dt->vmas);
+		err = err ?: jerr;
+	}
+	if (!err && !vma_layout_same(&maps, &dt->vmas)) {
+		/* not seen: the arming merged two VMAs? Then this is the task as it is now. */
+		pr_warn("pid %d: its smaps differ from its maps (%u and %u VMAs): reading smaps "
+			"again\n",
+			t->pid, dt->vmas.nr, maps.nr);
+		vma_list_fini(&dt->vmas);
+		rd = (struct smaps_reader){ .pid = t->pid };
+		err = smaps_read_join(&rd, a0, a1, &dt->vmas);
+	}
+	vma_list_fini(&maps);
 	if (err)
 		pr_errno(err, "pid %d: cannot prepare the task for the dump", t->pid);
 	return err;
@@ -339,7 +374,7 @@ static int dump_tasks(struct dump_ctx *ctx)
 
 	for (i = 0; i < ctx->nr_tasks && !err; i++)
 		if (task_live(&ctx->tasks[i]))
-			err = prepare_task(&ctx->tasks[i]);
+			err = prepare_task(ctx, &ctx->tasks[i]);
 	for (i = 0; i < ctx->nr_tasks && !err; i++)
 		if (task_live(&ctx->tasks[i]))
 			err = dump_one_task(ctx, &ctx->tasks[i]);
@@ -747,7 +782,7 @@ int cr_pre_dump(const struct cr_options *o)
 	ns_net_lock_skip(false);
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
-			err = prepare_task(&ctx.tasks[i]);
+			err = prepare_task(&ctx, &ctx.tasks[i]);
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
 			err = dump_task_mm_plan(&ctx, &ctx.tasks[i]);

@@ -102,4 +102,7 @@ int parasite_remove_stale_areas(pid_t pid, const pid_t *tids, unsigned int nr_th
  */
 int parasite_cure(struct parasite_ctl *ctl);
 
+/* [*@start, *@end): the parasite's area in the task (what the infection mapped). */
+void parasite_area(const struct parasite_ctl *ctl, unsigned long *start, unsigned long *end);
+
 #endif
