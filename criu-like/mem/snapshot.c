@@ -155,7 +155,7 @@ static void release_tasks(struct snapshot *s)
 	stop_handler(s);
 	for (i = 0; i < s->nr; i++) {
 		if (s->t[i].job_running)
-			uffd_wp_join(&s->t[i].job);
+			uffd_wp_cancel(&s->t[i].job);
 		s->t[i].job_running = false;
 		closep(&s->t[i].uffd);
 	}

@@ -120,7 +120,7 @@ int track_protect_pending(struct track_set *s)
 		struct track_entry *e = &s->e[i];
 
 		if (e->nr_pending)
-			err = uffd_wp_ranges(e->pid, e->fd, e->pending, e->nr_pending);
+			err = uffd_wp_ranges_live(e->pid, e->fd, e->pending, e->nr_pending);
 		if (!err && e->nr_pending)
 			pr_debug("pid %d: %u runs write-protected, the tree running, %llu us\n",
 				 e->pid, e->nr_pending,
