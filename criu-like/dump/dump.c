@@ -299,6 +299,7 @@ static int prepare_task(struct dump_ctx *ctx, struct dump_task *dt)
 	struct vma_list maps = { 0 };
 	struct smaps_reader rd;
 	unsigned long a0 = 0, a1 = 0;
+	uint64_t t0 = 0;
 	bool reading = false;
 	unsigned int i, removed;
 	int err, jerr;
@@ -322,13 +323,17 @@ static int prepare_task(struct dump_ctx *ctx, struct dump_task *dt)
 	 * After the infection and the arming, which take the mmap_lock for
 	 * writing: the read holds it shared for the walk of a whole VMA.
 	 */
-	if (!err)
+	if (!err) {
+		t0 = stats_now_ns();
 		reading = !smaps_read_start(&rd, t->pid);
+	}
 	if (dt->ctl)
 		parasite_area(dt->ctl, &a0, &a1);
 	if (reading) {
 		jerr = smaps_read_join(&rd, a0, a1, &dt->vmas);
 		err = err ?: jerr;
+		pr_debug("pid %d: smaps read, %u VMAs, %llu us\n", t->pid, dt->vmas.nr,
+			 (unsigned long long)(stats_now_ns() - t0) / 1000);
 	}
 	if (!err && !vma_layout_same(&maps, &dt->vmas)) {
 		/* not seen: the arming merged two VMAs? Then this is the task as it is now. */
