@@ -286,23 +286,23 @@ static void write_stats(struct dump_ctx *ctx)
 }
 
 /*
- * Read what /proc shows of a frozen task and infect it. smaps, whose read
- * walks every page table entry, is read after the infection (with
- * --snapshot, while the write protection armed early runs in the
- * background); the layout it shows must be the one of /proc/PID/maps
- * before the infection, plus the parasite's area (dropped).
+ * Read what /proc shows of a frozen task and infect it. With --snapshot,
+ * smaps, whose read walks every page table entry, is read after the
+ * infection, while the write protection armed early runs in background
+ * threads (snapshot_task_early_arm()); the layout it shows must be the one
+ * of /proc/PID/maps before the infection, plus the parasite's area
+ * (dropped). Not during the infection and the arming: both take the
+ * mmap_lock for writing, which would wait for the read's walk of a VMA.
  */
 static int prepare_task(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	struct seized_task *t = dt->t;
 	pid_t tids[t->nr_threads];
 	struct vma_list maps = { 0 };
-	struct smaps_reader rd;
 	unsigned long a0 = 0, a1 = 0;
-	uint64_t t0 = 0;
-	bool reading = false;
 	unsigned int i, removed;
-	int err, jerr;
+	uint64_t t0;
+	int err;
 
 	for (i = 0; i < t->nr_threads; i++)
 		tids[i] = t->threads[i].tid;
@@ -312,37 +312,35 @@ static int prepare_task(struct dump_ctx *ctx, struct dump_task *dt)
 		err = proc_parse_status(t->pid, 0, &dt->status);
 	if (!err)
 		err = parasite_remove_stale_areas(t->pid, tids, t->nr_threads, &removed);
-	/* After the stale areas are gone, before our own area appears. */
+	/*
+	 * After the stale areas are gone, before our own area appears: smaps
+	 * itself without --snapshot, as nothing runs beside its read.
+	 */
+	t0 = stats_now_ns();
 	if (!err)
-		err = proc_parse_maps(t->pid, false, &maps);
+		err = ctx->snap ? proc_parse_maps(t->pid, false, &maps)
+				: smaps_read(t->pid, 0, 0, &dt->vmas);
+	if (!err && !ctx->snap)
+		pr_debug("pid %d: smaps read, %u VMAs, %llu us\n", t->pid, dt->vmas.nr,
+			 (unsigned long long)(stats_now_ns() - t0) / 1000);
 	if (!err)
 		err = parasite_infect(t->pid, tids, t->nr_threads, &dt->ctl);
 	if (!err && ctx->snap)
 		err = snapshot_task_early_arm(ctx, dt, &maps);
-	/*
-	 * After the infection and the arming, which take the mmap_lock for
-	 * writing: the read holds it shared for the walk of a whole VMA.
-	 */
-	if (!err) {
-		t0 = stats_now_ns();
-		reading = !smaps_read_start(&rd, t->pid);
-	}
-	if (dt->ctl)
+	if (!err && ctx->snap) {
 		parasite_area(dt->ctl, &a0, &a1);
-	if (reading) {
-		jerr = smaps_read_join(&rd, a0, a1, &dt->vmas);
-		err = err ?: jerr;
+		t0 = stats_now_ns();
+		err = smaps_read(t->pid, a0, a1, &dt->vmas);
 		pr_debug("pid %d: smaps read, %u VMAs, %llu us\n", t->pid, dt->vmas.nr,
 			 (unsigned long long)(stats_now_ns() - t0) / 1000);
 	}
-	if (!err && !vma_layout_same(&maps, &dt->vmas)) {
+	if (!err && ctx->snap && !vma_layout_same(&maps, &dt->vmas)) {
 		/* not seen: the arming merged two VMAs? Then this is the task as it is now. */
 		pr_warn("pid %d: its smaps differ from its maps (%u and %u VMAs): reading smaps "
 			"again\n",
 			t->pid, dt->vmas.nr, maps.nr);
 		vma_list_fini(&dt->vmas);
-		rd = (struct smaps_reader){ .pid = t->pid };
-		err = smaps_read_join(&rd, a0, a1, &dt->vmas);
+		err = smaps_read(t->pid, a0, a1, &dt->vmas);
 	}
 	vma_list_fini(&maps);
 	if (err)

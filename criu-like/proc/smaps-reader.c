@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /proc/PID/smaps in a thread of its own (include/smaps-reader.h).
+ * /proc/PID/smaps after the infection (include/smaps-reader.h).
  */
 #define LOG_PREFIX "proc: "
 
@@ -10,22 +10,6 @@
 
 #include "log.h"
 #include "smaps-reader.h"
-
-static void *reader_main(void *arg)
-{
-	struct smaps_reader *r = arg;
-
-	r->err = proc_parse_maps(r->pid, true, &r->vmas);
-	return NULL;
-}
-
-int smaps_read_start(struct smaps_reader *r, pid_t pid)
-{
-	memset(r, 0, sizeof(*r));
-	r->pid = pid;
-	r->started = !pthread_create(&r->th, NULL, reader_main, r);
-	return 0;
-}
 
 /* Remove the entries lying inside [start, end). */
 static void drop_range(struct vma_list *l, unsigned long start, unsigned long end)
@@ -45,22 +29,13 @@ static void drop_range(struct vma_list *l, unsigned long start, unsigned long en
 	l->nr = k;
 }
 
-int smaps_read_join(struct smaps_reader *r, unsigned long skip_start, unsigned long skip_end,
-		    struct vma_list *ret)
+int smaps_read(pid_t pid, unsigned long skip_start, unsigned long skip_end, struct vma_list *ret)
 {
-	if (r->started)
-		pthread_join(r->th, NULL);
-	else
-		reader_main(r);
-	r->started = false;
-	if (r->err) {
-		vma_list_fini(&r->vmas);
-		return r->err;
-	}
-	drop_range(&r->vmas, skip_start, skip_end);
-	*ret = r->vmas;
-	memset(&r->vmas, 0, sizeof(r->vmas));
-	return 0;
+	int err = proc_parse_maps(pid, true, ret);
+
+	if (!err)
+		drop_range(ret, skip_start, skip_end);
+	return err;
 }
 
 bool vma_layout_same(const struct vma_list *a, const struct vma_list *b)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * proc/smaps-reader.c: smaps read by a thread, the parasite's area dropped,
- * and the layout check against /proc/PID/maps (vma_layout_same()).
+ * proc/smaps-reader.c: smaps read, the parasite's area dropped, and the
+ * layout check against /proc/PID/maps (vma_layout_same()).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -52,11 +52,10 @@ static bool listed(const struct vma_list *l, const struct vma_entry *v)
 	return false;
 }
 
-/* Our own smaps, read by the thread, an extra mapping dropped. */
+/* Our own smaps, an extra mapping dropped. */
 static void test_live(void **state)
 {
 	struct vma_list maps = { 0 }, got = { 0 };
-	struct smaps_reader r;
 	size_t len = 16 * PAGE_SIZE;
 	char *extra;
 
@@ -65,11 +64,9 @@ static void test_live(void **state)
 	extra = mmap(NULL, len, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_SHARED | MAP_ANONYMOUS, -1,
 		     0);
 	assert_true(extra != MAP_FAILED);
-	assert_int_equal(smaps_read_start(&r, getpid()), 0);
-	assert_int_equal(smaps_read_join(&r, (unsigned long)extra, (unsigned long)extra + len,
-					 &got),
+	assert_int_equal(smaps_read(getpid(), (unsigned long)extra, (unsigned long)extra + len,
+				    &got),
 			 0);
-	/* after the join: the thread's stack stays mapped (glibc keeps it) */
 	assert_int_equal(proc_parse_maps(getpid(), false, &maps), 0);
 	assert_true(got.nr > 2);
 	for (unsigned int i = 0; i < got.nr; i++) {
