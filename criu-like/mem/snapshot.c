@@ -427,17 +427,19 @@ static bool early_candidate(const struct vma_entry *v)
 int snapshot_task_early_arm(struct dump_ctx *ctx, struct dump_task *dt, const struct vma_list *maps)
 {
 	struct snap_task *t = task_of(ctx, dt);
-	_cleanup_free_ struct iovec *iov = calloc(maps->nr + 1, sizeof(*iov));
+	struct iovec *iov;
 	uint64_t t0 = mem_now_ns();
 	char path[64];
 	unsigned int i, n = 0;
 	int err;
 
-	if (!iov)
-		return -ENOMEM;
 	/* on top of a pre-dump, its uffd holds the VMAs until the written pages are found */
 	if (ctx->prev_dirfd >= 0 || ctx->track.nr)
 		return 0;
+	/* kept in t->early once armed (freed by snapshot_fini()) */
+	iov = t->early = calloc(maps->nr + 1, sizeof(*iov));
+	if (!iov)
+		return -ENOMEM;
 	t->pid = dt->t->pid;
 	for (i = 0; i < maps->nr; i++)
 		if (early_candidate(&maps->vmas[i]))
@@ -461,9 +463,7 @@ int snapshot_task_early_arm(struct dump_ctx *ctx, struct dump_task *dt, const st
 		return err == -ENOMEM ? err : 0;
 	}
 	t->job_running = true;
-	t->early = iov;
 	t->nr_early = n;
-	iov = NULL;
 	pr_debug("pid %d: %u ranges registered early (uffd %d), write-protected in the "
 		 "background, %llu us\n",
 		 t->pid, n, t->uffd, (unsigned long long)(mem_now_ns() - t0) / 1000);
