@@ -70,47 +70,6 @@ static int track_set_add(struct track_set *s, pid_t pid, int fd)
 	return 0;
 }
 
-/*
- * The parts of @dt's runs inside the ranges @r (sorted, disjoint, as the
- * runs): what a deferred arming protects once the tree runs. A run may span
- * two VMAs: it is clipped to each.
- */
-static int pending_runs(const struct dump_task *dt, const struct iovec *r, unsigned int n,
-			struct iovec **ret, unsigned int *ret_n)
-{
-	const struct mem_runs *runs = &dt->plan.runs;
-	struct iovec *p = calloc((size_t)runs->nr + n + 1, sizeof(*p));
-	unsigned int i = 0, k, np = 0;
-
-	if (!p)
-		return -ENOMEM;
-	for (k = 0; k < n; k++) {
-		unsigned long a = (unsigned long)r[k].iov_base, b = a + r[k].iov_len;
-
-		while (i < runs->nr &&
-		       runs->runs[i].start + runs->runs[i].nr_pages * PAGE_SIZE <= a)
-			i++;
-		for (unsigned int j = i; j < runs->nr && runs->runs[j].start < b; j++) {
-			unsigned long s = max(runs->runs[j].start, a);
-			unsigned long e = min(runs->runs[j].start +
-						      runs->runs[j].nr_pages * PAGE_SIZE,
-					      b);
-
-			if (s >= e)
-				continue;
-			if (np == runs->nr + n) {
-				free(p);
-				return -EOVERFLOW;
-			}
-			p[np].iov_base = (void *)s;
-			p[np++].iov_len = e - s;
-		}
-	}
-	*ret = p;
-	*ret_n = np;
-	return 0;
-}
-
 int track_protect_pending(struct track_set *s)
 {
 	uint64_t t0 = stats_now_ns();
@@ -165,7 +124,7 @@ int track_arm(struct dump_task *dt, const bool *untracked, struct track_set *s, 
 	if (!err && defer && nc)
 		err = uffd_wp_ranges(dt->t->pid, fd, cow, nc);
 	if (!err && defer)
-		err = pending_runs(dt, anon, na, &pending, &np);
+		err = mem_runs_within(&dt->plan.runs, anon, na, &pending, &np);
 	if (!err)
 		err = track_set_add(s, dt->t->pid, fd);
 	if (err) {
