@@ -227,6 +227,7 @@ static long drain_fds(struct parasite_args *a, int sk, struct parasite_msg *m)
 {
 	const int32_t *fds = data_of(a);
 	uint64_t i, n = m->arg[0];
+	long ret;
 
 	if (n == 0 || n > PARASITE_MAX_FDS)
 		m->ret = -EINVAL;
@@ -238,7 +239,17 @@ static long drain_fds(struct parasite_args *a, int sk, struct parasite_msg *m)
 	}
 	if (m->ret)
 		return send_answer(sk, m, 0, 0);
-	return send_answer(sk, m, fds, (unsigned int)n);
+	ret = send_answer(sk, m, fds, (unsigned int)n);
+	if (ret >= 0)
+		return ret;
+	/*
+	 * The kernel refused to pass one of them (an io_uring, for one): say
+	 * so, without fds, rather than leave the dumper waiting; it asks again
+	 * fd by fd to name the one.
+	 */
+	m->ret = ret;
+	m->arg[1] = PARASITE_FD_REFUSED;
+	return send_answer(sk, m, 0, 0);
 }
 
 /*
@@ -492,9 +503,17 @@ static void command_loop(struct parasite_args *a, struct sig_state *ss, int sk)
 	close_fds(fd);
 }
 
+#define RLIMIT_NOFILE_NR 7 /* RLIMIT_NOFILE, without <sys/resource.h> */
+
+struct nofile_limit {
+	uint64_t cur, max; /* struct rlimit64 of prlimit64() */
+};
+
 long parasite_main(struct parasite_args *a, long idx)
 {
 	struct sig_state ss = { 0, 0 };
+	struct nofile_limit nofile;
+	bool nofile_raised = false;
 	struct sockaddr_un addr;
 	long sk, ret;
 
@@ -507,9 +526,22 @@ long parasite_main(struct parasite_args *a, long idx)
 	}
 	/* Every signal is blocked here: this is the thread's and the process's pending set. */
 	sys_rt_sigpending(&ss.pending_at_start, 8);
+	/*
+	 * The soft RLIMIT_NOFILE may be under the task's open files (it lowered
+	 * it): raised to the hard limit while the parasite works, for its socket
+	 * and the descriptors it receives, and put back at the end.
+	 */
+	if (!sys_call4(__NR_prlimit64, 0, RLIMIT_NOFILE_NR, 0, &nofile) &&
+	    nofile.cur < nofile.max) {
+		struct nofile_limit raised = { nofile.max, nofile.max };
+
+		nofile_raised = !sys_call4(__NR_prlimit64, 0, RLIMIT_NOFILE_NR, &raised, 0);
+	}
 	sk = sys_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (sk < 0) {
 		plog(log_of(a), "socket: %ld", sk);
+		if (nofile_raised)
+			sys_call4(__NR_prlimit64, 0, RLIMIT_NOFILE_NR, &nofile, 0);
 		return sk;
 	}
 	memset(&addr, 0, sizeof(addr));
@@ -521,6 +553,8 @@ long parasite_main(struct parasite_args *a, long idx)
 	else
 		plog(log_of(a), "connect: %ld", ret);
 	sys_close(sk);
+	if (nofile_raised)
+		sys_call4(__NR_prlimit64, 0, RLIMIT_NOFILE_NR, &nofile, 0);
 	take_back_signals(a, &ss);
 	return 0;
 }

@@ -39,6 +39,9 @@ long parasite_main(struct rst_args *a, long idx);
 #define PR_TIMER_CREATE_RESTORE_IDS_OFF 0
 #define PR_TIMER_CREATE_RESTORE_IDS_ON 1
 #endif
+#ifndef __NR_mseal
+#define __NR_mseal 462 /* 6.10; as criu-like/include/compat.h, which the blob does not include */
+#endif
 #ifndef MREMAP_FIXED
 #define MREMAP_MAYMOVE 1
 #define MREMAP_FIXED 2
@@ -308,7 +311,9 @@ static void map_vmas(struct rst_args *a, struct rst_thread *th)
 		uint64_t len = v->end - v->start;
 		long ret;
 
-		if (v->how == RST_VMA_KEEP) {
+		if (v->unfixed) {
+			continue; /* map_unfixed(), once every other one is in place */
+		} else if (v->how == RST_VMA_KEEP) {
 			ret = (long)v->start;
 		} else if (v->how == RST_VMA_SYSV) {
 			ret = v->pgoff ? (long)v->start
@@ -332,6 +337,100 @@ static void map_vmas(struct rst_args *a, struct rst_thread *th)
 			check(a, th, sys_call3(__NR_madvise, v->start, v->end - v->start, adv),
 			      "madvise(%u) on %lx-%lx", adv, v->start, v->end);
 		}
+	}
+}
+
+/*
+ * The lowest range taken that ends above @c, in [*lo, *hi): the saved VMAs
+ * (but the unfixed ones still to place: unfixed 1), the restorer area, the
+ * shared area and the special mappings at their saved places. 0 when none
+ * is left.
+ */
+static int next_taken(struct rst_args *a, uint64_t c, uint64_t *lo, uint64_t *hi)
+{
+	struct rst_vma *v = at(a, a->vmas_off);
+	uint64_t best = ~0ULL, end = 0, s, e;
+	unsigned int i;
+
+	for (i = 0; i < a->nr_vmas + 2 + a->nr_specials; i++) {
+		if (i < a->nr_vmas) {
+			if (v[i].unfixed == 1)
+				continue;
+			s = v[i].start, e = v[i].end;
+		} else if (i == a->nr_vmas) {
+			s = a->area_start, e = a->area_start + a->area_len;
+		} else if (i == a->nr_vmas + 1) {
+			s = a->shared, e = a->shared + a->shared_len;
+		} else {
+			struct rst_special *sp = &a->specials[i - a->nr_vmas - 2];
+
+			s = sp->saved_start, e = sp->saved_start + (sp->cur_end - sp->cur_start);
+		}
+		if (e > c && s < best)
+			best = s, end = e;
+	}
+	*lo = best, *hi = end;
+	return best != ~0ULL;
+}
+
+/*
+ * Every free range of the address space held by a PROT_NONE placeholder
+ * (@hold), or freed again. Below mmap_min_addr the kernel refuses and never
+ * looks either: skipped.
+ */
+static void hold_free(struct rst_args *a, struct rst_thread *th, int hold)
+{
+	uint64_t c = PAGE_SIZE, lo, hi, top = a->task_size;
+
+	while (c < top) {
+		if (!next_taken(a, c, &lo, &hi))
+			lo = hi = top;
+		if (lo > top)
+			lo = top;
+		if (lo > c) {
+			long r = hold ? sys_call6(__NR_mmap, c, lo - c, PROT_NONE,
+						  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+							  0x100000 /* MAP_FIXED_NOREPLACE */,
+						  -1, 0)
+				      : sys_call2(__NR_munmap, c, lo - c);
+
+			if (hold && r >= 0 && (uint64_t)r != c)
+				r = -EEXIST;
+			if (r != -EPERM && r != -EACCES)
+				check(a, th, r, "placeholder %lx-%lx", c, lo);
+		}
+		c = hi > c ? hi : c + PAGE_SIZE;
+	}
+}
+
+/*
+ * The unfixed VMAs (struct rst_vma.unfixed), once every other one is in
+ * place: all the free address space but the VMA's own range held, the
+ * kernel has no other place to give (top-down below mmap_base, or its
+ * bottom-up fallback above it).
+ */
+static void map_unfixed(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_vma *v = at(a, a->vmas_off);
+	unsigned int i;
+
+	for (i = 0; i < a->nr_vmas; i++) {
+		long ret;
+
+		if (v[i].unfixed != 1)
+			continue;
+		v[i].unfixed = 3; /* its range is not held */
+		hold_free(a, th, 1);
+		ret = sys_call6(__NR_mmap, 0, v[i].end - v[i].start, v[i].prot, v[i].flags, v[i].fd,
+				v[i].pgoff);
+		hold_free(a, th, 0);
+		if (ret >= 0 && (uint64_t)ret != v[i].start) {
+			sys_call2(__NR_munmap, ret, v[i].end - v[i].start);
+			ret = -EADDRNOTAVAIL;
+		}
+		check(a, th, ret, "mmap %lx-%lx fd %d where the kernel places it", v[i].start,
+		      v[i].end, v[i].fd);
+		v[i].unfixed = 2;
 	}
 }
 
@@ -567,6 +666,28 @@ static void register_lazy(struct rst_args *a, struct rst_thread *th)
 	rdebug(a, th, "%u VMAs registered with uffd %ld for lazy pages", n, fd);
 }
 
+/*
+ * The sealed VMAs (mseal, 6.10), after every mmap, mremap, mprotect and
+ * madvise of the blob on them and on their neighbours: a sealed VMA refuses
+ * them all, and a change that spans it (a merge on munmap of a neighbour
+ * does not) would fail. What follows on the task's memory is the
+ * controller's munmap() of the restorer and shared areas: VMAs of their own,
+ * never merged with a sealed one (VM_SEALED is one of the flags a merge
+ * compares), so sealing first leaves that munmap() free.
+ */
+static void seal_vmas(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_vma *v = at(a, a->vmas_off);
+	unsigned int i;
+
+	for (i = 0; i < a->nr_vmas; i++, v++) {
+		if (!v->seal)
+			continue;
+		check(a, th, sys_call3(__NR_mseal, v->start, v->end - v->start, 0), "mseal %lx-%lx",
+		      v->start, v->end);
+	}
+}
+
 static void set_mm(struct rst_args *a, struct rst_thread *th)
 {
 	struct rst_mm *m = &a->mm;
@@ -720,6 +841,7 @@ static void restore_memory(struct rst_args *a, struct rst_thread *th)
 	unmap_all(a, th);
 	move_specials(a, th);
 	map_vmas(a, th);
+	map_unfixed(a, th);
 	t0 = now_us(1);
 	c0 = now_us(3);
 	if (a->nr_runs)
@@ -733,6 +855,8 @@ static void restore_memory(struct rst_args *a, struct rst_thread *th)
 	install_guards(a, th);
 	lock_vmas(a, th);
 	register_lazy(a, th);
+	/* last of the memory: nothing may change a sealed VMA after it */
+	seal_vmas(a, th);
 	set_mm(a, th);
 	close_fds(a);
 	rdebug(a, th, "%u VMAs mapped", a->nr_vmas);
@@ -923,6 +1047,21 @@ static void thread_pidfds(struct rst_args *a, struct rst_thread *th)
 	}
 }
 
+/* io_uring registered buffers, now that the memory they are in is back. */
+static void uring_buffers(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_uring_reg *r = at(a, a->uring_regs_off);
+	struct rst_iovec *iov = at(a, a->uring_iovs_off);
+	uint32_t i;
+
+	for (i = 0; i < a->nr_uring_regs; i++, r++)
+		check(a, th,
+		      sys_call4(__NR_io_uring_register, r->fd, 0 /* IORING_REGISTER_BUFFERS */,
+				(long)(iov + r->first), r->nr),
+		      "io_uring_register(IORING_REGISTER_BUFFERS) of %u buffers on fd %d", r->nr,
+		      r->fd);
+}
+
 static void restore_creds(struct rst_args *a, struct rst_thread *th)
 {
 	struct rst_creds *c = &a->creds;
@@ -1034,6 +1173,12 @@ long parasite_main(struct rst_args *a, long idx)
 		restore_sigactions(a, th);
 		create_threads(a, th);
 		thread_pidfds(a, th);
+		uring_buffers(a, th);
+		/* the next task of a shared fd table may use it now */
+		if (a->fdt_done) {
+			__atomic_store_n((volatile uint32_t *)a->fdt_done, 1, __ATOMIC_SEQ_CST);
+			futex_wake((volatile uint32_t *)a->fdt_done);
+		}
 		restore_itimers(a, th);
 		restore_timers(a, th);
 		restore_rlimits(a, th);

@@ -71,6 +71,7 @@ enum compat_id {
 	CO_GHOST_FIEMAP,
 	CO_JOIN_NS,
 	CO_MS,
+	CO_ALLOW_UPROBES,
 	CO__MAX,
 };
 

@@ -16,6 +16,7 @@
 #define LOG_PREFIX "cli: "
 #include "cgroup.h"
 #include "cli.h"
+#include "cpuinfo.h"
 #include "cli-compat.h"
 #include "cli-config.h"
 #include "config-int.h"
@@ -113,6 +114,16 @@ static int run_dedup(struct cr_options *o, int argc __unused, char **argv __unus
 	return cr_dedup(o);
 }
 
+static int run_cpuinfo(struct cr_options *o, int argc __unused, char **argv)
+{
+	if (!strcmp(argv[0], "dump"))
+		return cr_cpuinfo_dump(o);
+	if (!strcmp(argv[0], "check"))
+		return cr_cpuinfo_check(o, NULL, 0);
+	pr_err("cpuinfo: '%s' is not dump or check\n", argv[0]);
+	return -EINVAL;
+}
+
 static int run_infect_test(struct cr_options *o, int argc __unused, char **argv __unused)
 {
 	return cr_infect_test(o);
@@ -207,9 +218,14 @@ static const struct cli_command commands[] = {
 	  "                        detects none: such a mount is refused, named\n"
 	  "  --enable-fs FS[,FS]   mounts of these types (or all), whole, are made again\n"
 	  "                        empty at restore (hugetlbfs, tracefs...)\n"
-	  "  --link-remap, --force-irmap, --enable-external-sharing,\n"
-	  "  --enable-external-masters\n"
-	  "                        accepted (LXC's): criu-like needs none of them\n"
+	  "  --link-remap          a file whose name was removed while other links remain\n"
+	  "                        gets a hidden link link_remap.ID next to it, through\n"
+	  "                        which the restore opens it, then removes it\n"
+	  "  --allow-uprobes       leave out a task's [uprobes] area (else refused); the\n"
+	  "                        kernel makes it again on the next uprobe hit\n"
+	  "  --ghost-limit SIZE    largest unlinked file saved (default 1M; K, M, G)\n"
+	  "  --force-irmap, --enable-external-sharing, --enable-external-masters,\n"
+	  "  --ghost-fiemap        accepted: criu-like needs none of them\n"
 	  "                        (Documentation/runtimes.md, \"LXC\")\n"
 	  "  --network-lock MODE   drop the packets of the tree's TCP connections from the\n"
 	  "                        freeze until the restore: nftables (default), iptables\n"
@@ -308,13 +324,14 @@ static const struct cli_command commands[] = {
 	  "  --lazy-pages            serve the images in DIR (its chain too) to one\n"
 	  "                          `lazy-pages --page-server` instead; nothing is written\n"
 	  "  --status-fd FD          write one byte to FD once connections are accepted\n"
+	  "  --action-script FILE    run FILE with CRTOOLS_SCRIPT_ACTION=status-ready then\n"
 	  "  --daemon                go to the background once listening\n"
 	  "  --pidfile FILE          write the server's pid into FILE\n"
 	  "  --tls                   TLS, both ends authenticated with certificates\n"
 	  "                          signed by one CA: --tls-cacert FILE, --tls-cacrl FILE,\n"
 	  "                          --tls-cert FILE, --tls-key FILE (CRIU's defaults)\n",
 	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PIDFILE) | OPTB(RESTORE_DETACHED) |
-		  OPTB(PREV_IMAGES_DIR) | OPTB(LAZY_PAGES),
+		  OPTB(PREV_IMAGES_DIR) | OPTB(LAZY_PAGES) | OPTB(ACTION_SCRIPT),
 	  0, 0, run_page_server, 0, OPTB(ADDRESS) | OPTB(PORT) },
 	{ "lazy-pages", "serve pages to a lazily restored tree", "-D DIR",
 	  "Serves the private anonymous memory of one `restore --lazy-pages` from\n"
@@ -327,13 +344,15 @@ static const struct cli_command commands[] = {
 	  "restored tree is killed (never left running with holes in its memory).\n"
 	  "See Documentation/lazy-pages.md.\n"
 	  "  --status-fd FD          write one byte to FD once listening\n"
+	  "  --action-script FILE    run FILE with CRTOOLS_SCRIPT_ACTION=status-ready then\n"
 	  "  --timeout SEC           exit 1 when no restore connects within SEC\n"
 	  "                          (default 60)\n"
 	  "  --page-server --address A --port P\n"
 	  "                          the pages from `page-server --lazy-pages` at A:P\n"
 	  "                          (DIR then only holds the socket)\n",
-	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) | OPTB(TIMEOUT), 0, 0,
-	  run_lazy_pages, 0, OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) },
+	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) | OPTB(TIMEOUT) |
+		  OPTB(ACTION_SCRIPT),
+	  0, 0, run_lazy_pages, 0, OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) },
 	{ "migrate", "live-migrate a process tree or a container to another host",
 	  "--online -t PID --to ADDRESS[:PORT] [--rounds N] [-D DIR]",
 	  "Moves the tree at PID to the host where `criu-like service --listen` runs\n"
@@ -381,6 +400,17 @@ static const struct cli_command commands[] = {
 	  "`criu swrk FD` does for runc, podman and go-criu: requests until one\n"
 	  "without keep_open is answered or the peer closes, then exits.\n",
 	  0, 1, 1, run_swrk },
+	{ "cpuinfo", "record this CPU's features, or check them against a record",
+	  "dump|check [-D DIR] [--cpu-cap CAPS]",
+	  "dump: writes the features code run on this CPU may rely on into\n"
+	  "DIR/cpuinfo.img (x86: the CPUID feature words, the XSAVE state\n"
+	  "components and area size). check: exits 0 when this CPU has every feature\n"
+	  "DIR/cpuinfo.img records, 1 naming each one it lacks otherwise.\n"
+	  "See Documentation/cpuinfo.md.\n"
+	  "  --cpu-cap CAPS  what check compares, by commas (CRIU's): fpu (the XSAVE\n"
+	  "                  state), cpu and ins (the feature words), all (default),\n"
+	  "                  none; ^CAP leaves one out\n",
+	  OPTB(IMAGES_DIR), 1, 1, run_cpuinfo },
 	{ "decode", "print image files as JSON", "[FILE|DIR] [-O OUT] [--pages]",
 	  "Prints the image FILE, or every image in DIR (default: -D or .), as JSON,\n"
 	  "generically from the image schemas. Every record's fields are shown;\n"
@@ -914,6 +944,10 @@ int cli_parse_words(int argc, char **argv, struct cr_options *o, uint64_t *seen,
 				o->auto_dedup = false;
 			else if (opt == CO_TLS)
 				o->tls = false;
+			else if (opt == CO_ALLOW_UPROBES)
+				o->allow_uprobes = false;
+			else if (opt == CO_LINK_REMAP)
+				o->link_remap = false;
 			else if (opt == CO_DAEMON) {
 				o->restore_detached = false;
 				*seen &= ~OPTB(RESTORE_DETACHED);
@@ -981,6 +1015,14 @@ int cli_validate(const struct cli_command *cmd, uint64_t seen, int nargs)
 	for (i = 0; i < OPT__MAX; i++) {
 		if (!(seen & (1ULL << i)))
 			continue;
+		if (i == OPT_LAZY_PAGES && !strcmp(cmd->name, "dump")) {
+			/* CRIU's dump --lazy-pages: the frozen tree serves its pages itself */
+			pr_err("option --lazy-pages: dumping without pages, for a page server that "
+			       "reads them from the frozen tree, is not supported by this version "
+			       "yet; dump, then serve the images with `page-server --lazy-pages` "
+			       "or `lazy-pages -D DIR` (Documentation/lazy-pages.md)\n");
+			return -EOPNOTSUPP;
+		}
 		if (!(cmd->options & (1ULL << i)) && !(OPTS_COMMON & (1ULL << i))) {
 			pr_err("option --%s does not apply to '%s'\n", opt_name(i), cmd->name);
 			return -EINVAL;
@@ -1135,7 +1177,8 @@ int cli_main(int argc, char **argv)
 		/* from here on, every refusal lands in --log-file too */
 		pr_err("command '%s' is not available in this version yet\n", cmd->name);
 		ret = 1;
-	} else if (cli_config_validate(&o, seen) || cli_validate(cmd, seen, argc - first) ||
+	} else if ((!strcmp(cmd->name, "cpuinfo") && (compat_set(&o, CO_CPU_CAP, false), 0)) ||
+		   cli_config_validate(&o, seen) || cli_validate(cmd, seen, argc - first) ||
 		   cli_validate_compat(&o)) {
 		ret = 1;
 	} else {

@@ -38,7 +38,8 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	CO(CLOSE, "close", required_argument, false, NULL),
 	CO(DAEMON, "daemon", no_argument, true, NULL),
 	CO(CPU_CAP, "cpu-cap", optional_argument, false,
-	   "CPU compatibility checks (only --cpu-cap=none is)"),
+	   "CPU compatibility checks at dump and restore (only --cpu-cap=none is; "
+	   "`cpuinfo check` compares CPUs)"),
 	CO(EXT_UNIX_SK_INODE, NULL, 0, false, "naming external unix sockets by inode"),
 	CO(CONFIG, "config", required_argument, false, NULL),
 	CO(RESTORE_SIBLING, "restore-sibling", no_argument, true, NULL),
@@ -82,10 +83,11 @@ static const struct compat_opt compat_opts[CO__MAX] = {
 	CO(LSM_MOUNT_CONTEXT, "lsm-mount-context", required_argument, false, "LSM mount contexts"),
 	CO(MNTNS_COMPAT_MODE, "mntns-compat-mode", no_argument, true, "mount namespaces"),
 	CO(UNPRIVILEGED, "unprivileged", no_argument, true, "running without root"),
-	CO(GHOST_FIEMAP, "ghost-fiemap", no_argument, true, "sparse ghost files (fiemap)"),
+	CO(GHOST_FIEMAP, "ghost-fiemap", no_argument, true, NULL),
 	CO(JOIN_NS, "join-ns", required_argument, false,
 	   "joining namespaces other than net at restore"),
 	CO(MS, "ms", no_argument, false, "--ms (deprecated in CRIU too)"),
+	CO(ALLOW_UPROBES, "allow-uprobes", no_argument, true, NULL),
 };
 
 size_t compat_long_opts(struct option *out)
@@ -107,39 +109,62 @@ size_t compat_long_opts(struct option *out)
 	return n;
 }
 
-/* CRIU's sizes: a number, K, M or G anywhere after it multiplies. */
-static int parse_size(const char *arg, unsigned long long *ret)
+/*
+ * CRIU's sizes: a number, then K, M or G multiplies (CRIU reads its first such
+ * capital anywhere and ignores the rest). Here the suffix is also taken in
+ * lower case (CRIU would read "1k" as 1 byte), and B or iB may follow it.
+ */
+int cli_parse_size(const char *arg, unsigned long long *ret)
 {
 	unsigned long long v;
+	unsigned int shift = 0;
 	char *end;
 
 	errno = 0;
 	v = strtoull(arg, &end, 10);
-	if (errno || end == arg || arg[0] == '-')
+	if (errno || end == arg || arg[0] == '-' || arg[0] == '+' || arg[0] == ' ')
 		return -EINVAL;
-	if (*end == 'K')
-		v <<= 10;
-	else if (*end == 'M')
-		v <<= 20;
-	else if (*end == 'G')
-		v <<= 30;
-	else if (*end)
+	switch (*end) {
+	case 'K':
+	case 'k':
+		shift = 10;
+		break;
+	case 'M':
+	case 'm':
+		shift = 20;
+		break;
+	case 'G':
+	case 'g':
+		shift = 30;
+		break;
+	default:
+		break;
+	}
+	if (shift) {
+		end++;
+		if (!strcmp(end, "iB") || !strcmp(end, "B") || !strcmp(end, "b"))
+			end += strlen(end);
+	}
+	if (*end)
 		return -EINVAL;
-	if (*end && end[1])
-		return -EINVAL;
-	*ret = v;
+	if (shift && v > (~0ULL >> shift))
+		return -ERANGE;
+	*ret = v << shift;
 	return 0;
 }
 
 /* --cpu-cap's list: fpu, cpu, ins, all, none, each optionally after ^, by commas. */
-static int parse_cpu_cap(const char *arg, bool *none)
+static int parse_cpu_cap(const char *arg, bool *none, unsigned int *bits)
 {
 	static const char *const caps[] = { "fpu", "cpu", "ins", "all", "none" };
+	static const unsigned int cap_bits[] = { 1, 2, 4, 7, 0 };
 	size_t i, len;
-	bool only_none = true;
+	bool only_none = true, neg = false;
+	unsigned int v = 0;
 
 	while (*arg) {
 		if (*arg == '^' || *arg == ',') {
+			neg = *arg == '^';
 			arg++;
 			continue;
 		}
@@ -152,9 +177,17 @@ static int parse_cpu_cap(const char *arg, bool *none)
 			return -EINVAL;
 		if (strcmp(caps[i], "none"))
 			only_none = false;
+		if (!strcmp(caps[i], "none"))
+			v = 0;
+		else if (neg)
+			v &= ~cap_bits[i];
+		else
+			v |= cap_bits[i];
+		neg = false;
 		arg += len;
 	}
 	*none = only_none;
+	*bits = v;
 	return 0;
 }
 
@@ -237,7 +270,7 @@ int compat_store(struct cr_options *o, int id, const char *arg)
 		o->pre_dump_mode = arg;
 		return 0;
 	case CO_GHOST_LIMIT:
-		if (parse_size(arg, &ull)) {
+		if (cli_parse_size(arg, &ull)) {
 			pr_err("--ghost-limit: '%s' is not a size (N, NK, NM or NG)\n", arg);
 			return -EINVAL;
 		}
@@ -286,11 +319,13 @@ int compat_store(struct cr_options *o, int id, const char *arg)
 		}
 		return cli_append_str(&o->close_fds, &o->n_close_fds, arg);
 	case CO_CPU_CAP:
-		if (arg && parse_cpu_cap(arg, &none)) {
+		if (arg && parse_cpu_cap(arg, &none, &o->cpu_cap)) {
 			pr_err("--cpu-cap: unknown mode '%s'\n", arg);
 			return -EINVAL;
 		}
-		/* criu-like never compares CPUs: that is "none" */
+		if (!arg)
+			o->cpu_cap = 7; /* CRIU: all */
+		/* only `cpuinfo check` compares CPUs (cli.c): elsewhere that is "none" */
 		compat_set(o, id, !arg || !none);
 		return 0;
 	case CO_VETH_PAIR:
@@ -304,8 +339,15 @@ int compat_store(struct cr_options *o, int id, const char *arg)
 	case CO_RESTORE_SIBLING:
 		o->restore_sibling = true; /* restore -d only (cli.c) */
 		return 0;
+	case CO_ALLOW_UPROBES:
+		o->allow_uprobes = true; /* dump: the [uprobes] area is left out */
+		return 0;
+	case CO_GHOST_FIEMAP:
+		/* unlinked files are always saved by their data extents (SEEK_DATA/SEEK_HOLE) */
+		return 0;
 	case CO_LINK_REMAP:
-		/* allowed to link files back: criu-like never needs to (Documentation) */
+		o->link_remap =
+			true; /* dump: a hidden link for an opened name gone (files/reg.c) */
 		return 0;
 	case CO_FORCE_IRMAP:
 		/* watches are always named at dump, by their handle (files/inotify.c) */

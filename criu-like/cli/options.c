@@ -15,6 +15,8 @@ void cr_options_init(struct cr_options *o)
 	o->cycles = 1;
 	o->status_fd = -1;
 	o->ps_listen_fd = -1;
+	o->ps_sock_fd = -1;
+	o->cpu_cap = 7; /* CPU_CAP_ALL */
 	o->rounds = 8;
 	o->ghost_limit = CR_DEFAULT_GHOST_LIMIT;
 }

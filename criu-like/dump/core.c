@@ -468,19 +468,20 @@ static int parse_limit(const char *s, uint64_t *ret)
 /*
  * /proc/PID/limits: a header, then one row per RLIMIT_* in index order, the
  * name padded to 25 columns. prlimit() on another task needs CAP_SYS_RESOURCE
- * in some setups, reading this file does not.
+ * in some setups, reading this file does not. Read by prepare_task() before
+ * the infection: the parasite raises a soft RLIMIT_NOFILE below the task's
+ * open files while it works (parasite.c).
  */
-static int task_rlimits(pid_t pid, struct task_bufs *b)
+static int task_rlimits(pid_t pid, const char *text, struct task_bufs *b)
 {
-	_cleanup_free_ char *text = NULL;
-	char path[64], soft[32], hard[32], *line;
+	char path[64], soft[32], hard[32];
+	const char *line;
 	unsigned int i;
 
 	snprintf(path, sizeof(path), "/proc/%d/limits", pid);
-	text = read_file_at(AT_FDCWD, path, NULL);
 	if (!text) {
-		pr_perror("read %s", path);
-		return -errno;
+		pr_err("%s was not read before the infection\n", path);
+		return -EINVAL;
 	}
 	line = strchr(text, '\n');
 	for (i = 0; i < NR_RLIMITS; i++) {
@@ -574,7 +575,7 @@ static int dump_task_state(struct dump_ctx *ctx, struct dump_task *dt, struct ta
 	if (!err)
 		err = task_posix_timers(dt, b);
 	if (!err)
-		err = task_rlimits(pid, b);
+		err = task_rlimits(pid, dt->limits, b);
 	if (!err)
 		err = task_personality(pid, &b->tc.personality);
 	if (!err)

@@ -236,6 +236,10 @@ static int write_pstree(const struct dump_ctx *ctx)
 				     (unsigned int)pe.n_ns_pid);
 		pe.n_ns_tids = pe.n_ns_pid * pe.n_threads;
 		pe.ns_tids = ns_tids;
+		pe.timens_children = ns_time_children_img(&ctx->ns, t->pid);
+		pe.has_timens_children = pe.timens_children != 0;
+		pe.timens_early = ns_time_early(&ctx->ns, i);
+		pe.has_timens_early = pe.timens_early;
 		pe.has_exit_signal = true;
 		err = read_exit_signal(t->pid, &pe.exit_signal);
 		if (!err)
@@ -270,6 +274,8 @@ static void write_stats(struct dump_ctx *ctx)
 	ds.memwrite_time = stats_us(s->memwrite_ns);
 	ds.pages_scanned = s->pages_scanned;
 	ds.pages_written = s->pages_written - s->shpages_written;
+	ds.pages_skipped_parent = s->pages_skipped_parent;
+	ds.shpages_skipped_parent = s->shpages_skipped_parent;
 	ds.has_page_pipes = ds.has_page_pipe_bufs = true;
 	ds.page_pipes = s->page_pipes;
 	ds.page_pipe_bufs = s->page_pipe_bufs;
@@ -285,6 +291,84 @@ static void write_stats(struct dump_ctx *ctx)
 	stats_write(ctx->opts, ctx->dirfd, &se);
 }
 
+/* /proc/@pid/limits, malloc'ed, before the parasite may raise RLIMIT_NOFILE (core.c). */
+static int read_limits(pid_t pid, char **ret)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", pid);
+	free(*ret);
+	*ret = read_file_at(AT_FDCWD, path, NULL);
+	if (!*ret) {
+		pr_perror("read %s", path);
+		return neg_errno();
+	}
+	return 0;
+}
+
+/*
+ * The parasite needs descriptors of the task (its socket, the pipes it is
+ * given) below the RLIMIT_NOFILE hard limit (it raises the soft one itself):
+ * refused by name when the task's open files fill even that (it lowered the
+ * limit under them).
+ */
+#define PARASITE_FDS_NEEDED 3
+static int check_fd_room(pid_t pid, const char *limits)
+{
+	const char *row = limits ? strstr(limits, "\nMax open files") : NULL;
+	_cleanup_closedir_ DIR *d = NULL;
+	unsigned long long hard = ~0ULL, free = 0, i;
+	char soft[32], hardw[32], path[64];
+	bool used[4096] = { false };
+	struct dirent *e;
+
+	if (!row || sscanf(row + 26, "%31s %31s", soft, hardw) != 2 || !strcmp(hardw, "unlimited"))
+		return 0;
+	hard = strtoull(hardw, NULL, 10);
+	if (hard >= ARRAY_SIZE(used))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return 0; /* the dump's file pass says what is wrong */
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' && strtoull(e->d_name, NULL, 10) < ARRAY_SIZE(used))
+			used[strtoull(e->d_name, NULL, 10)] = true;
+	for (i = 0; i < hard; i++)
+		free += !used[i];
+	/* its socket, and the two ends of a pipe at once */
+	if (free >= PARASITE_FDS_NEEDED)
+		return 0;
+	pr_err("pid %d: %llu descriptors free under its RLIMIT_NOFILE hard limit %llu, the "
+	       "parasite needs %d (raising a hard limit needs CAP_SYS_RESOURCE)\n",
+	       pid, free, hard, PARASITE_FDS_NEEDED);
+	return -EMFILE;
+}
+
+/*
+ * --allow-uprobes: the [uprobes] area (the kernel's out-of-line stepping page,
+ * made on a task's first uprobe hit) is left out; the kernel makes it again on
+ * the next hit after the restore. Without the option mem-scan.c refuses it.
+ */
+static void drop_uprobes_area(struct dump_task *dt)
+{
+	struct vma_list *l = &dt->vmas;
+	unsigned int i;
+
+	for (i = 0; i < l->nr; i++) {
+		struct vma_entry *v = &l->vmas[i];
+
+		if (v->kind != VMA_OTHER || !v->path || strcmp(v->path, "[uprobes]"))
+			continue;
+		pr_info("pid %d: [uprobes] %lx-%lx left out (--allow-uprobes)\n", dt->t->pid,
+			v->start, v->end);
+		vma_entry_fini(v);
+		memmove(v, v + 1, (l->nr - i - 1) * sizeof(*v));
+		l->nr--;
+		i--;
+	}
+}
+
 /*
  * Read what /proc shows of a frozen task and infect it. With --snapshot,
  * smaps, whose read walks every page table entry, is read after the
@@ -293,13 +377,15 @@ static void write_stats(struct dump_ctx *ctx)
  * of /proc/PID/maps before the infection, plus the parasite's area
  * (dropped). Not during the infection and the arming: both take the
  * mmap_lock for writing, which would wait for the read's walk of a VMA.
+ * @ctx: NULL from dump_task_prepare() (no --snapshot).
  */
-static int prepare_task(struct dump_ctx *ctx, struct dump_task *dt)
+static int prepare_task(const struct cr_options *o, struct dump_ctx *ctx, struct dump_task *dt)
 {
 	struct seized_task *t = dt->t;
 	pid_t tids[t->nr_threads];
 	struct vma_list maps = { 0 };
 	unsigned long a0 = 0, a1 = 0;
+	bool snap = ctx && ctx->snap;
 	unsigned int i, removed;
 	uint64_t t0;
 	int err;
@@ -308,6 +394,10 @@ static int prepare_task(struct dump_ctx *ctx, struct dump_task *dt)
 		tids[i] = t->threads[i].tid;
 	/* Read before the infection, which blocks every signal while the parasite runs. */
 	err = proc_parse_stat(t->pid, 0, &dt->stat);
+	if (!err)
+		err = read_limits(t->pid, &dt->limits);
+	if (!err)
+		err = check_fd_room(t->pid, dt->limits);
 	if (!err)
 		err = proc_parse_status(t->pid, 0, &dt->status);
 	if (!err)
@@ -318,23 +408,25 @@ static int prepare_task(struct dump_ctx *ctx, struct dump_task *dt)
 	 */
 	t0 = stats_now_ns();
 	if (!err)
-		err = ctx->snap ? proc_parse_maps(t->pid, false, &maps)
-				: smaps_read(t->pid, 0, 0, &dt->vmas);
-	if (!err && !ctx->snap)
+		err = snap ? proc_parse_maps(t->pid, false, &maps)
+			   : smaps_read(t->pid, 0, 0, &dt->vmas);
+	if (!err && !snap)
 		pr_debug("pid %d: smaps read, %u VMAs, %llu us\n", t->pid, dt->vmas.nr,
 			 (unsigned long long)(stats_now_ns() - t0) / 1000);
+	if (!err && !snap && o && o->allow_uprobes)
+		drop_uprobes_area(dt);
 	if (!err)
 		err = parasite_infect(t->pid, tids, t->nr_threads, &dt->ctl);
-	if (!err && ctx->snap)
+	if (!err && snap)
 		err = snapshot_task_early_arm(ctx, dt, &maps);
-	if (!err && ctx->snap) {
+	if (!err && snap) {
 		parasite_area(dt->ctl, &a0, &a1);
 		t0 = stats_now_ns();
 		err = smaps_read(t->pid, a0, a1, &dt->vmas);
 		pr_debug("pid %d: smaps read, %u VMAs, %llu us\n", t->pid, dt->vmas.nr,
 			 (unsigned long long)(stats_now_ns() - t0) / 1000);
 	}
-	if (!err && ctx->snap && !vma_layout_same(&maps, &dt->vmas)) {
+	if (!err && snap && !vma_layout_same(&maps, &dt->vmas)) {
 		/* not seen: the arming merged two VMAs? Then this is the task as it is now. */
 		pr_warn("pid %d: its smaps differ from its maps (%u and %u VMAs): reading smaps "
 			"again\n",
@@ -342,10 +434,18 @@ static int prepare_task(struct dump_ctx *ctx, struct dump_task *dt)
 		vma_list_fini(&dt->vmas);
 		err = smaps_read(t->pid, a0, a1, &dt->vmas);
 	}
+	/* [uprobes] is not in maps as the infection left it: dropped after the check */
+	if (!err && snap && o && o->allow_uprobes)
+		drop_uprobes_area(dt);
 	vma_list_fini(&maps);
 	if (err)
 		pr_errno(err, "pid %d: cannot prepare the task for the dump", t->pid);
 	return err;
+}
+
+int dump_task_prepare(const struct cr_options *o, struct dump_task *dt)
+{
+	return prepare_task(o, NULL, dt);
 }
 
 static int dump_one_task(struct dump_ctx *ctx, struct dump_task *dt)
@@ -377,7 +477,7 @@ static int dump_tasks(struct dump_ctx *ctx)
 
 	for (i = 0; i < ctx->nr_tasks && !err; i++)
 		if (task_live(&ctx->tasks[i]))
-			err = prepare_task(ctx, &ctx->tasks[i]);
+			err = prepare_task(ctx->opts, ctx, &ctx->tasks[i]);
 	for (i = 0; i < ctx->nr_tasks && !err; i++)
 		if (task_live(&ctx->tasks[i]))
 			err = dump_one_task(ctx, &ctx->tasks[i]);
@@ -421,6 +521,8 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 		free(dt->cow);
 		dt->cow = NULL;
 		free(dt->untracked);
+		free(dt->limits);
+		dt->limits = NULL;
 	}
 	/* a session not finished is discarded by the server */
 	ps_conn_close(ctx->ps);
@@ -432,6 +534,8 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 	ctx->snap = NULL;
 	if (ctx->prev_dirfd >= 0)
 		close(ctx->prev_dirfd);
+	free(ctx->ns.tfc.early);
+	ctx->ns.tfc.early = NULL;
 	free(ctx->tasks);
 	pidns_dump_fini();
 	shmem_set_fini(&ctx->shm);
@@ -692,6 +796,7 @@ int cr_dump(const struct cr_options *o)
 		if (err)
 			unmark_complete(&ctx);
 	}
+	ctx.failed = err != 0;
 	if (!ctx.resumed)
 		dump_files_fini(&ctx, err || o->leave_running);
 	/* --track-mem -R: the next dump --prev-images-dir saves what is written from here on */
@@ -766,7 +871,7 @@ int cr_pre_dump(const struct cr_options *o)
 	struct dump_ctx ctx = { .opts = o, .dirfd = -1, .prev_dirfd = -1, .pre_dump = true };
 	struct pstree shadow = { 0 };
 	_cleanup_free_ struct seized_task *copies = NULL;
-	uint64_t frozen_start = 0, frozen_end = 0;
+	uint64_t frozen_start = 0, frozen_end = 0, t0;
 	unsigned int i;
 	int err, cerr;
 
@@ -785,10 +890,13 @@ int cr_pre_dump(const struct cr_options *o)
 	ns_net_lock_skip(false);
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
-			err = prepare_task(&ctx, &ctx.tasks[i]);
+			err = prepare_task(o, &ctx, &ctx.tasks[i]);
+	/* memdump_time: the scans while frozen, and the copy after (as a dump's) */
+	t0 = stats_now_ns();
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
 			err = dump_task_mm_plan(&ctx, &ctx.tasks[i]);
+	ctx.stats.memdump_ns += stats_now_ns() - t0;
 	for (i = 0; i < ctx.nr_tasks; i++) {
 		struct dump_task *dt = &ctx.tasks[i];
 
@@ -814,11 +922,13 @@ int cr_pre_dump(const struct cr_options *o)
 	 * first (track_arm()), then read while it writes; the next round saves
 	 * those written after their protection again.
 	 */
+	t0 = stats_now_ns();
 	if (!err)
 		err = track_protect_pending(&ctx.track);
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
 			err = dump_private_pages(&ctx, &ctx.tasks[i]);
+	ctx.stats.memdump_ns += stats_now_ns() - t0;
 	if (!err && ctx.ps)
 		err = ps_end(&ctx);
 	if (!err)

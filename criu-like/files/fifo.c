@@ -32,6 +32,7 @@
 
 #include "files-int.h"
 #include "log.h"
+#include "node-attrs.h"
 #include "pipe.h"
 #include "restore-files-int.h"
 #include "util.h"
@@ -64,7 +65,8 @@ static int fifo_match(const struct dump_ctx *ctx, const struct fd_info *f)
 static int fifo_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
 	struct file_table *ft = file_table_get(ctx);
-	_cleanup_free_ uint8_t *data = NULL;
+	_cleanup_free_ uint8_t *data = NULL, *xdata = NULL;
+	ProtobufCBinaryData xattrs = { 0, NULL };
 	size_t len = 0, plen = strlen(f->link);
 	struct file_desc *other;
 	struct fifo_priv *p;
@@ -92,7 +94,19 @@ static int fifo_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 		if (err)
 			return err;
 	}
-	p = calloc(1, sizeof(*p) + len + plen + 1);
+	if (f->st.st_nlink == 0) {
+		char self[64];
+
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", f->dfd);
+		err = node_xattrs_dump(self, true, &xattrs);
+		xdata = xattrs.data;
+		if (err) {
+			pr_errno(err, "pid %d fd %d: cannot read the extended attributes of %s",
+				 f->pid, f->fd, f->link);
+			return err;
+		}
+	}
+	p = calloc(1, sizeof(*p) + len + plen + 1 + xattrs.len);
 	if (!p)
 		return -ENOMEM;
 	d->priv = p;
@@ -113,6 +127,14 @@ static int fifo_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_
 		p->e.mode = f->st.st_mode & 07777;
 		p->e.uid = f->st.st_uid;
 		p->e.gid = f->st.st_gid;
+		p->e.has_atime_ns = p->e.has_mtime_ns = true;
+		p->e.atime_ns = node_ns(&f->st.st_atim);
+		p->e.mtime_ns = node_ns(&f->st.st_mtim);
+		p->e.has_xattrs = xattrs.len != 0;
+		p->e.xattrs.data = p->buf + len + plen + 1;
+		p->e.xattrs.len = xattrs.len;
+		if (xattrs.len)
+			memcpy(p->e.xattrs.data, xattrs.data, xattrs.len);
 	}
 	p->e.path.data = p->buf + len;
 	p->e.path.len = plen;
@@ -244,7 +266,10 @@ static int fifo_unlinked_hold(struct restore_ctx *ctx, const FileEntry *fe, cons
 	struct rst_kind *k = rst_kind_get(ctx, &fifo_kind);
 	struct fifo_holds *h = k->priv;
 	const FifoFileEntry *ff = fe->fifo;
-	char name[PATH_MAX];
+	/* the times once the unread data are back (fifo_open()): a write moves them */
+	struct node_attrs na = { false, 0, 0, ff->has_xattrs ? &ff->xattrs : NULL };
+	char name[PATH_MAX], what[PATH_MAX + 32];
+	struct dir_times dt;
 	int fd, err = 0;
 	void *v;
 
@@ -259,18 +284,25 @@ static int fifo_unlinked_hold(struct restore_ctx *ctx, const FileEntry *fe, cons
 		snprintf(name, sizeof(name), "%s", path);
 	else
 		snprintf(name, sizeof(name), "%s.criu-like-fifo.%u.%d", path, fe->id, getpid());
+	dir_times_save(&dt, name);
 	if (mkfifo(name, 0600)) {
 		pr_perror("file %u: cannot make the removed FIFO %s again as %s", fe->id, path,
 			  name);
+		dir_times_put_back(&dt);
 		return neg_errno();
 	}
 	fd = open(name, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0 || fstat(fd, st) ||
-	    (ff->has_uid && ff->has_gid && fchown(fd, ff->uid, ff->gid)) ||
+	if (fd < 0 || (ff->has_uid && ff->has_gid && fchown(fd, ff->uid, ff->gid)) ||
 	    (ff->has_mode && fchmod(fd, ff->mode & 07777)))
+		err = neg_errno();
+	snprintf(what, sizeof(what), "file %u: removed FIFO %s", fe->id, path);
+	if (!err)
+		err = node_attrs_set(fd, NULL, false, &na, what);
+	if (!err && fstat(fd, st))
 		err = neg_errno();
 	if (unlink(name) && !err)
 		err = neg_errno();
+	dir_times_put_back(&dt);
 	v = err ? NULL : realloc(h->v, (h->n + 1) * sizeof(*h->v));
 	if (!err && !v)
 		err = -ENOMEM;
@@ -323,6 +355,18 @@ static void fifo_fini(struct restore_ctx *ctx)
 		k->priv = NULL;
 }
 
+/* The saved times of a removed FIFO on its @hold, after its data went back. */
+static int fifo_set_times(const FileEntry *fe, int hold, const char *path)
+{
+	const FifoFileEntry *ff = fe->fifo;
+	struct node_attrs na = { ff->has_atime_ns && ff->has_mtime_ns, ff->atime_ns, ff->mtime_ns,
+				 NULL };
+	char what[PATH_MAX + 32];
+
+	snprintf(what, sizeof(what), "file %u: removed FIFO %s", fe->id, path);
+	return node_attrs_set(hold, NULL, false, &na, what);
+}
+
 /*
  * In the controller: the FIFO description idx.by_id[@pos], opened by its path
  * without blocking, its unread data written back when it holds them. -errno
@@ -350,6 +394,8 @@ static int fifo_open(struct restore_ctx *ctx, size_t pos)
 		if (h < 0)
 			return h;
 		err = fifo_fill(fe->fifo, h, path);
+		if (!err)
+			err = fifo_set_times(fe, h, path);
 		return err ? err : fifo_reopen_desc(fe, h, path);
 	}
 	hold = fifo_hold(fe, path, &st);

@@ -66,6 +66,23 @@ struct file_table {
 	void **kind_state;
 };
 
+/*
+ * fdtable.c: refuse an fd table shared in a way the restore cannot make
+ * again (logged, naming the pids), else add @t's to @tables; *@with_parent:
+ * @t shares its parent's (dumped with the parent's).
+ */
+int fdt_check_shared(struct kcmp_set *tables, const struct seized_task *t, bool *with_parent);
+
+/*
+ * io_uring.c, pure logic: the layout flags (IORING_SETUP_SQE128, CQE32,
+ * NO_SQARRAY) of a ring of @sq and @cq entries whose rings and SQEs regions
+ * are @rp and @qp pages, @sqe128 and @cqe32 being what fdinfo's lists said
+ * (1, 0, or -1: no entry listed); the one with the fewest flags among those
+ * that fit, or -ENOENT.
+ */
+int iou_layout_infer(uint32_t sq, uint32_t cq, size_t rp, size_t qp, int sqe128, int cqe32,
+		     uint32_t *ret);
+
 /* What is known about one fd of a task before its description is dumped. */
 struct seized_task;
 

@@ -203,46 +203,6 @@ static long kcmp(pid_t p1, pid_t p2, int type, unsigned long a, unsigned long b)
 	return syscall(SYS_kcmp, p1, p2, type, a, b);
 }
 
-/*
- * Processes sharing one fd table (clone(CLONE_FILES) without CLONE_THREAD)
- * would each restore the whole table: refused, as a table shared with a
- * process outside the tree and a thread with a table of its own
- * (unshare(CLONE_FILES)), which would come back sharing the leader's.
- */
-static int check_shared_fd_table(struct file_table *ft, const struct seized_task *t)
-{
-	pid_t other;
-	unsigned int i;
-	int err;
-
-	for (i = 1; i < t->nr_threads; i++)
-		if (kcmp_pids(t->threads[i].tid, t->pid, KCMP_FILES) > 0) {
-			pr_err("pid %d: thread %d has an fd table of its own "
-			       "(unshare(CLONE_FILES)): "
-			       "not supported\n",
-			       t->pid, t->threads[i].tid);
-			return -EOPNOTSUPP;
-		}
-	if (!t->parent && t->ppid > 0 && kcmp_pids(t->pid, t->ppid, KCMP_FILES) == 0) {
-		pr_err("pid %d shares its fd table with its parent %d, outside the tree "
-		       "(CLONE_FILES without CLONE_THREAD): not supported\n",
-		       t->pid, t->ppid);
-		return -EOPNOTSUPP;
-	}
-	err = kcmp_set_add(&ft->tables, t->pid, &other);
-	if (err) {
-		pr_errno(err, "kcmp(KCMP_FILES) of %d", t->pid);
-		return err;
-	}
-	if (other) {
-		pr_err("pid %d shares its fd table with pid %d (CLONE_FILES without "
-		       "CLONE_THREAD): not supported yet\n",
-		       t->pid, other);
-		return -EOPNOTSUPP;
-	}
-	return 0;
-}
-
 static int cmp_int(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
@@ -647,17 +607,44 @@ static void task_fds_free(struct task_fd *tf, unsigned int n)
 	free(tf);
 }
 
+/* The new descriptions of a kind that SCM_RIGHTS cannot carry, taken with pidfd_getfd(). */
+static int dump_new_descs_getfd(struct dump_ctx *ctx, pid_t pid, struct task_fd *tf, unsigned int n)
+{
+	_cleanup_close_ int pidfd = -1;
+	int err = 0;
+
+	for (unsigned int i = 0; i < n && !err; i++) {
+		struct task_fd *t = &tf[i];
+
+		if (!t->first || !t->ops->no_scm)
+			continue;
+		if (pidfd < 0)
+			pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		t->f.dfd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, t->f.fd, 0);
+		if (t->f.dfd < 0) {
+			pr_perror("pid %d fd %d: pidfd_getfd", pid, t->f.fd);
+			return neg_errno();
+		}
+		err = t->ops->dump(ctx, &t->f, t->d);
+		if (!err)
+			err = fown_dump(ctx, &t->f, t->d);
+		close(t->f.dfd);
+		t->f.dfd = -1;
+	}
+	return err;
+}
+
 /* Drain the new descriptions in batches and dump each. */
 static int dump_new_descs(struct dump_ctx *ctx, struct dump_task *dt, struct task_fd *tf,
 			  unsigned int n)
 {
 	unsigned int idx[PARASITE_MAX_FDS], i = 0, k, nb;
 	int fds[PARASITE_MAX_FDS], dfds[PARASITE_MAX_FDS];
-	int err = 0;
+	int err = dump_new_descs_getfd(ctx, dt->t->pid, tf, n);
 
 	while (i < n && !err) {
 		for (nb = 0; i < n && nb < PARASITE_MAX_FDS; i++) {
-			if (!tf[i].first)
+			if (!tf[i].first || tf[i].ops->no_scm)
 				continue;
 			idx[nb] = i;
 			fds[nb++] = tf[i].f.fd;
@@ -768,7 +755,8 @@ int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt)
 		pr_debug("%d is a zombie: no fd table\n", pid);
 		return 0;
 	}
-	err = check_shared_fd_table(ft, dt->t);
+	/* a table shared with the parent is dumped again: the same descriptions (fdtable.c) */
+	err = fdt_check_shared(&ft->tables, dt->t, &dt->files_shared_with_parent);
 	if (!err)
 		err = list_fds(pid, &fds, &n);
 	if (err)

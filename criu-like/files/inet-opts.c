@@ -15,6 +15,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <netinet/udp.h>
 #include <netinet/icmp6.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -97,6 +98,8 @@ const struct inet_opt inet_opts[] = {
 	SKOPT(SOL_IPV6, IPV6_CHECKSUM, checksum, INET_OPT_V6 | INET_OPT_RAW),
 	SKOPT(SOL_UDPLITE, UDPLITE_SEND_CSCOV, udplite_send_cscov, INET_OPT_UDPLITE),
 	SKOPT(SOL_UDPLITE, UDPLITE_RECV_CSCOV, udplite_recv_cscov, INET_OPT_UDPLITE),
+	/* SOL_UDP for UDP-Lite too: both take the UDP level */
+	SKOPT(SOL_UDP, UDP_CORK, udp_cork, INET_OPT_UDP),
 	{ 0 },
 };
 
@@ -109,6 +112,9 @@ bool inet_opt_applies(const struct inet_opt *o, int family, int type, int proto)
 	if ((o->flags & INET_OPT_RAW) && type != SOCK_RAW)
 		return false;
 	if ((o->flags & INET_OPT_UDPLITE) && (type != SOCK_DGRAM || proto != IPPROTO_UDPLITE))
+		return false;
+	if ((o->flags & INET_OPT_UDP) &&
+	    (type != SOCK_DGRAM || (proto != IPPROTO_UDP && proto != IPPROTO_UDPLITE)))
 		return false;
 	if ((o->flags & INET_OPT_ICMP) && proto != IPPROTO_ICMP)
 		return false;

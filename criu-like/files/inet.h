@@ -91,6 +91,7 @@ struct inet_holder {
 #define INET_OPT_RAW (1u << 6) /* raw sockets only */
 #define INET_OPT_UDPLITE (1u << 7) /* UDP-Lite sockets only */
 #define INET_OPT_ICMP (1u << 8) /* protocol IPPROTO_ICMP only */
+#define INET_OPT_UDP (1u << 9) /* UDP and UDP-Lite sockets only */
 
 /* The kinds of inet socket: TCP, UDP and UDP-Lite, raw (any protocol), ping. */
 static inline bool inet_is_udp(int type, int proto)

@@ -48,6 +48,11 @@ struct file_kind {
 	 * the dumper's, f->fd its fd).
 	 */
 	bool in_flight;
+	/*
+	 * The kernel refuses to pass it in SCM_RIGHTS (io_uring): the dumper
+	 * takes its copy with pidfd_getfd() instead of the parasite's drain.
+	 */
+	bool no_scm;
 	/* Once every task's fds are dumped (and fds in flight resolved): write own images, checks. */
 	int (*dump_finish)(struct dump_ctx *ctx);
 	/*
@@ -71,8 +76,17 @@ struct file_kind {
 	 * (NULL: this kind cannot back a mapping): an fd with @flags.
 	 */
 	int (*open_mapped)(struct restore_ctx *ctx, size_t pos, int flags);
+	/* The kernel refuses to map it at an address (io_uring): the restorer steers it there. */
+	bool map_unfixed;
 	/* In the controller, every description open, before any fork (queues with fds in flight). */
 	int (*opened)(struct restore_ctx *ctx);
+	/*
+	 * A description of this kind in flight in a queue can only be made once
+	 * the tree exists (a pidfd): in the root, every task made, before the
+	 * queues are refilled, a new fd for description idx.by_id[@pos] (sent in
+	 * place of the placeholder), or -errno. NULL: the controller's fd is sent.
+	 */
+	int (*in_flight_open)(struct restore_ctx *ctx, size_t pos);
 	/* In the task @t, right after setsid(), before the rest of its session is forked. */
 	int (*after_setsid)(struct restore_ctx *ctx, const struct rst_task *t);
 	/* In the task @t, once every process group of the tree exists. */

@@ -13,7 +13,7 @@ extern const struct file_kind reg_kind, pty_kind, chr_kind, pipe_kind, fifo_kind
 extern const struct file_kind eventfd_kind, signalfd_kind, pidfd_kind, epoll_kind;
 extern const struct file_kind timerfd_kind, inotify_kind, unix_kind, inet_kind;
 extern const struct file_kind fanotify_kind, mqueue_kind, netlink_kind, nsfs_kind, tun_kind;
-extern const struct file_kind packet_kind;
+extern const struct file_kind packet_kind, io_uring_kind;
 
 /* clang-format off */
 const struct file_kind *const file_kinds[] = {
@@ -28,6 +28,7 @@ const struct file_kind *const file_kinds[] = {
 	&signalfd_kind,	/* files/signalfd.c */
 	&pidfd_kind,	/* files/pidfd.c: before epoll_kind, whose installed hook may watch a pidfd */
 	&nsfs_kind,	/* files/nsfs.c: reopened late like pidfds */
+	&io_uring_kind,	/* files/io_uring.c: made late, after the late kinds above (its registered files), before epoll */
 	&epoll_kind,	/* files/epoll.c */
 	&timerfd_kind,	/* files/timerfd.c */
 	&inotify_kind,	/* files/inotify.c */

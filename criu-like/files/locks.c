@@ -9,8 +9,9 @@
  * directories can hold them): flock and OFD locks once, POSIX locks once per
  * owner. Leases (F_SETLEASE) belong to the description too and are saved
  * with it; a lease whose break is pending (another process opening the file
- * waits for its holder) is refused, and so are delegations and any lock
- * without --file-locks.
+ * waits for its holder) is saved with its target type and its break started
+ * again at restore (lease_break_again()). Delegations and any lock without
+ * --file-locks are refused.
  *
  * At restore, flock() and OFD locks belong to the open file description: the
  * controller takes them once, on the description it opened before forking,
@@ -42,6 +43,27 @@
 #include "restore-files-int.h"
 #include "util.h"
 
+/*
+ * A lease whose break is pending: /proc shows its target type, READ for a
+ * write lease an open for reading is downgrading, UNLCK for one being given
+ * up, which was a read or a write lease: write here, locks_add() makes it a
+ * read one on a read-only description.
+ */
+static int lease_breaking_entry(const struct fdinfo_lock *l, pid_t pid, FileLockEntry *e)
+{
+	e->kind = FILE_LOCK_KIND__LOCK_LEASE;
+	e->has_breaking = e->breaking = true;
+	e->has_break_to_read = true;
+	if (!strcmp(l->type, "READ"))
+		e->break_to_read = true;
+	else if (strcmp(l->type, "UNLCK"))
+		return -EOPNOTSUPP;
+	e->write = true;
+	e->has_owner_pid = true;
+	e->owner_pid = (uint32_t)pidns_vpid(pid);
+	return 0;
+}
+
 int lock_entry_from_fdinfo(const struct fdinfo_lock *l, pid_t pid, FileLockEntry *e)
 {
 	file_lock_entry__init(e);
@@ -53,8 +75,10 @@ int lock_entry_from_fdinfo(const struct fdinfo_lock *l, pid_t pid, FileLockEntry
 		e->kind = FILE_LOCK_KIND__LOCK_OFD;
 	else if (!strcmp(l->lclass, "LEASE") && !strcmp(l->sub, "ACTIVE"))
 		e->kind = FILE_LOCK_KIND__LOCK_LEASE;
+	else if (!strcmp(l->lclass, "LEASE") && !strcmp(l->sub, "BREAKING"))
+		return lease_breaking_entry(l, pid, e);
 	else if (!strcmp(l->lclass, "LEASE"))
-		return -EBUSY; /* BREAKING, BREAKER: a break pending */
+		return -EBUSY; /* BREAKER: not the holder's */
 	else
 		return -EOPNOTSUPP; /* DELEG, ACCESS (mandatory, before 5.15) */
 	if (!strcmp(l->type, "WRITE"))
@@ -85,7 +109,8 @@ bool lock_entry_same(const FileLockEntry *a, const FileLockEntry *b)
 {
 	/* one lease per description, whichever task it is seen through */
 	if (a->kind == FILE_LOCK_KIND__LOCK_LEASE || b->kind == FILE_LOCK_KIND__LOCK_LEASE)
-		return a->kind == b->kind && a->write == b->write;
+		return a->kind == b->kind && a->write == b->write && a->breaking == b->breaking &&
+		       a->break_to_read == b->break_to_read;
 	return a->kind == b->kind && a->write == b->write && a->owner_pid == b->owner_pid &&
 	       a->start == b->start && a->len == b->len;
 }
@@ -199,8 +224,8 @@ int locks_add(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d
 			       "and leases are supported\n",
 			       f->pid, f->fd, f->link, l->line);
 		else if (err == -EBUSY)
-			pr_err("pid %d fd %d: %s holds a lease whose break is pending (\"%s\"): "
-			       "not supported; dump once the holder gave it up\n",
+			pr_err("pid %d fd %d: %s shows a lease line of no holder (\"%s\"): not "
+			       "supported\n",
 			       f->pid, f->fd, f->link, l->line);
 		else if (err)
 			pr_err("pid %d fd %d: bad lock line \"%s\"\n", f->pid, f->fd, l->line);
@@ -215,6 +240,9 @@ int locks_add(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d
 			err = check_not_mapped(f, "POSIX lock");
 		if (!err && e.kind == FILE_LOCK_KIND__LOCK_LEASE)
 			err = check_not_mapped(f, "lease");
+		/* being given up: a read lease if the description cannot hold a write one */
+		if (!err && e.breaking && !e.break_to_read && (f->flags & O_ACCMODE) == O_RDONLY)
+			e.write = false;
 		/*
 		 * F_SETLEASE wants the file's owner as fsuid or CAP_LEASE in the
 		 * initial user namespace: a task restored in the tree's own user
@@ -335,6 +363,44 @@ int rst_locks_desc(struct restore_ctx *ctx, size_t pos)
 	return 0;
 }
 
+/*
+ * The break of the lease just taken through @fd started again: an open of the
+ * file that does not wait (O_NONBLOCK) starts it and fails with EWOULDBLOCK,
+ * for writing to give the lease up (F_UNLCK), for reading to downgrade it.
+ * The break signal goes to the file's owner, which the holder saw once
+ * already (or has pending, restored with its signals): the owner is cleared
+ * first, so that nobody gets it, and rst_fown_installed() sets it as it was.
+ * An opener of the tree blocked in open() restarts it and joins this break.
+ * The break time starts again in full (/proc/sys/fs/lease-break-time).
+ */
+static int lease_break_again(const FileEntry *fe, const FileLockEntry *l, int fd, const char *path)
+{
+	char self[64];
+	int nfd, err;
+
+	if (fcntl(fd, F_SETOWN, 0)) {
+		err = neg_errno();
+		pr_errno(err, "file %u (%s): cannot clear its owner", fe->id, path);
+		return err;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	nfd = open(self, (l->break_to_read ? O_RDONLY : O_WRONLY) | O_NONBLOCK | O_CLOEXEC);
+	if (nfd >= 0) {
+		close(nfd);
+		pr_err("file %u (%s): the open that breaks its lease went through\n", fe->id, path);
+		return -EIO;
+	}
+	if (errno != EWOULDBLOCK) {
+		err = neg_errno();
+		pr_errno(err, "file %u (%s): cannot start the break of its lease again", fe->id,
+			 path);
+		return err;
+	}
+	pr_debug("file %u (%s): the break of its lease (to %s) started again\n", fe->id, path,
+		 l->break_to_read ? "read" : "none");
+	return 0;
+}
+
 /* Close this task's copies of the service fds on the file of @fd (it has its own fds). */
 static int close_service_copies(struct rst_files *f, int fd)
 {
@@ -415,6 +481,8 @@ static int take_owned(struct restore_ctx *ctx, struct rst_task *t, FileLockKind 
 			if (l->kind != kind || l->owner_pid != (uint32_t)pid)
 				continue;
 			err = lock_take(fe, l, fd, path);
+			if (!err && l->breaking)
+				err = lease_break_again(fe, l, fd, path);
 			if (err)
 				return err;
 		}

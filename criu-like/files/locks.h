@@ -14,7 +14,8 @@
  * @f holds locks and --file-locks was not given. locks_add(): the locks of @f
  * into its dumped description @d, each once. locks_free(): @d's locks.
  * lock_entry_from_fdinfo(): one lock line as an entry (@pid owns a POSIX
- * lock); -EOPNOTSUPP for leases and other classes.
+ * lock); -EOPNOTSUPP for delegations and other classes, -EBUSY for a lease
+ * line of no holder (BREAKER).
  */
 int locks_check(const struct dump_ctx *ctx, const struct fd_info *f);
 int locks_add(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d);

@@ -21,20 +21,26 @@
  */
 #define LOG_PREFIX "files: "
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <mqueue.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "anon.h"
+#include "infect.h"
 #include "log.h"
+#include "ns.h"
 #include "posix-mq.h"
 #include "restore-files-int.h"
 #include "util.h"
@@ -57,19 +63,30 @@ static int mqueue_match(const struct dump_ctx *ctx, const struct fd_info *f)
 	return !statfs(path, &sf) && sf.f_type == MQUEUE_MAGIC;
 }
 
-int mq_notify_pid(int qfd, pid_t *pid)
+int mq_notify_parse(const char *buf, struct mq_notify_info *ni)
+{
+	const char *n = strstr(buf, "NOTIFY:"), *s = strstr(buf, "SIGNO:"),
+		   *p = strstr(buf, "NOTIFY_PID:");
+
+	memset(ni, 0, sizeof(*ni));
+	/* "QSIZE:%-10lu NOTIFY:%-5d SIGNO:%-5d NOTIFY_PID:%-6d" (ipc/mqueue.c) */
+	if (!n || !s || !p || sscanf(n + 7, "%d", &ni->notify) != 1 ||
+	    sscanf(s + 6, "%d", &ni->signo) != 1 || sscanf(p + 11, "%d", &ni->pid) != 1 ||
+	    ni->pid < 0)
+		return -EINVAL;
+	return 0;
+}
+
+int mq_notify_read(int qfd, struct mq_notify_info *ni)
 {
 	char buf[160];
-	const char *p;
 	ssize_t n;
 
 	n = pread(qfd, buf, sizeof(buf) - 1, 0);
 	if (n < 0)
 		return neg_errno();
 	buf[n] = '\0';
-	p = strstr(buf, "NOTIFY_PID:");
-	*pid = p ? (pid_t)atoi(p + 11) : 0;
-	return 0;
+	return mq_notify_parse(buf, ni);
 }
 
 int mq_read_all(int qfd, const char *what, const struct mq_attr *a, struct mq_msg *msgs, long *n)
@@ -106,6 +123,160 @@ int mq_read_all(int qfd, const char *what, const struct mq_attr *a, struct mq_ms
 	return err;
 }
 
+/* The fd number task @pid holds queue @st on, or -ENOENT. */
+static int owner_fd(pid_t pid, const struct stat *st)
+{
+	char path[64];
+	struct dirent *de;
+	struct stat fst;
+	int ret = -ENOENT;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return neg_errno();
+	while (ret < 0 && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || fstatat(dirfd(d), de->d_name, &fst, 0))
+			continue;
+		if (fst.st_dev == st->st_dev && fst.st_ino == st->st_ino)
+			ret = atoi(de->d_name);
+	}
+	closedir(d);
+	return ret;
+}
+
+/* Scratch of the owner for the calls below (the parasite's data area). */
+struct notify_scratch {
+	uint64_t set;
+	struct timespec ts;
+	siginfo_t info;
+	struct sigevent sev;
+};
+
+/*
+ * The value of the SIGEV_SIGNAL registration of @t on @qfd, which no
+ * interface shows: fire it (a message into the empty queue, taken back at
+ * once), take the signal out of @t's queue with rt_sigtimedwait() in @t,
+ * read its si_value, and register it again in @t (mq_notify() works only
+ * for the registering process) on its fd @tfd. @t then is as it was. The
+ * signal must not be pending already, else the one taken out could be
+ * another.
+ */
+static int notify_value(const struct dump_task *t, int qfd, int tfd, const struct mq_attr *a,
+			const struct mq_notify_info *ni, const char *what, uint64_t *value)
+{
+	const struct timespec now = { 0, 0 };
+	struct notify_scratch sc = { .set = 0 };
+	unsigned long args[6] = { offsetof(struct notify_scratch, set),
+				  offsetof(struct notify_scratch, info),
+				  offsetof(struct notify_scratch, ts), 8 };
+	long ret = 0;
+	char *buf;
+	int err;
+
+	if (ni->signo < 1 || ni->signo > 64)
+		return -EINVAL;
+	sc.set = 1ull << (ni->signo - 1);
+	if ((t->status.sigpnd | t->status.shdpnd) & sc.set) {
+		pr_err("%s: a notification (mq_notify) of pid %d with signal %d, which is pending "
+		       "already: its value cannot be read; not dumped\n",
+		       what, t->t->pid, ni->signo);
+		return -EOPNOTSUPP;
+	}
+	buf = malloc((size_t)a->mq_msgsize);
+	if (!buf)
+		return -ENOMEM;
+	if (mq_timedsend(qfd, "", 0, 0, &now)) {
+		err = neg_errno();
+		pr_errno(err, "%s: cannot send a message to read its notification", what);
+		free(buf);
+		return err;
+	}
+	/* fails only when a receiver outside the tree took it */
+	if (mq_timedreceive(qfd, buf, (size_t)a->mq_msgsize, NULL, &now) < 0)
+		pr_warn("%s: the message sent to read its notification is gone already\n", what);
+	free(buf);
+	err = parasite_syscall_data(t->ctl, __NR_rt_sigtimedwait, args, 7, &sc, sizeof(sc), &ret);
+	if (!err && ret != ni->signo)
+		err = ret < 0 ? (int)ret : -EIO;
+	if (err) {
+		pr_errno(err,
+			 "%s: pid %d: cannot take the notification's signal %d back; its "
+			 "registration is lost",
+			 what, t->t->pid, ni->signo);
+		return err;
+	}
+	*value = (uint64_t)(uintptr_t)sc.info.si_value.sival_ptr;
+	memset(&sc.sev, 0, sizeof(sc.sev));
+	sc.sev.sigev_notify = SIGEV_SIGNAL;
+	sc.sev.sigev_signo = ni->signo;
+	sc.sev.sigev_value = sc.info.si_value;
+	args[0] = (unsigned long)tfd;
+	args[1] = offsetof(struct notify_scratch, sev);
+	err = parasite_syscall_data(t->ctl, __NR_mq_notify, args, 2, &sc, sizeof(sc), &ret);
+	if (!err && ret)
+		err = (int)ret;
+	if (err) {
+		pr_errno(err, "%s: pid %d: cannot register its notification again: it is lost",
+			 what, t->t->pid);
+		return err;
+	}
+	pr_debug("%s: notification of pid %d: signal %d value %#llx\n", what, t->t->pid, ni->signo,
+		 (unsigned long long)*value);
+	return 0;
+}
+
+/*
+ * A notification registered on the queue: the queue must be empty (taking
+ * its messages out and back would fire it, for whoever registered it), the
+ * registering process in the tree (another's registration is left to it),
+ * and restorable.
+ */
+static int notify_dump(struct dump_ctx *ctx, const struct fd_info *f, int qfd,
+		       const struct mq_attr *a, const struct mq_notify_info *ni, uint64_t *value)
+{
+	const struct seized_task *st;
+	char what[320];
+	bool leader = false;
+	unsigned int i;
+	int tfd;
+
+	snprintf(what, sizeof(what), "pid %d fd %d: POSIX message queue %s", f->pid, f->fd,
+		 f->link);
+	if (a->mq_curmsgs) {
+		pr_err("%s has a notification registered by pid %d (mq_notify) and %ld messages: "
+		       "reading them would fire it; not dumped\n",
+		       what, ni->pid, a->mq_curmsgs);
+		return -EOPNOTSUPP;
+	}
+	st = dump_tree_task_of(ctx, ni->pid, &leader);
+	if (!st) {
+		pr_warn("%s has a notification registered by pid %d, outside the tree: left to "
+			"it, not dumped\n",
+			what, ni->pid);
+		return 0;
+	}
+	if (ni->notify != SIGEV_SIGNAL && ni->notify != SIGEV_NONE) {
+		pr_err("%s has a notification registered by pid %d of type %d (SIGEV_THREAD: "
+		       "its netlink socket): not restored\n",
+		       what, ni->pid, ni->notify);
+		return -EOPNOTSUPP;
+	}
+	if (ni->notify == SIGEV_NONE)
+		return 0;
+	for (i = 0; i < ctx->nr_tasks && ctx->tasks[i].t != st; i++)
+		;
+	tfd = owner_fd(ni->pid, &f->st);
+	if (i == ctx->nr_tasks || !ctx->tasks[i].ctl || tfd < 0) {
+		pr_err("%s: pid %d has a notification registered on it but no fd of it: not "
+		       "dumped\n",
+		       what, ni->pid);
+		return -EOPNOTSUPP;
+	}
+	return notify_value(&ctx->tasks[i], qfd, tfd, a, ni, what, value);
+}
+
 static int mqueue_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
 	struct mq_msg *msgs = NULL;
@@ -115,7 +286,9 @@ static int mqueue_dump(struct dump_ctx *ctx, const struct fd_info *f, struct fil
 	char path[64], what[320], *data;
 	size_t total = 0;
 	long n = 0, i;
-	pid_t np = 0;
+	bool leader;
+	struct mq_notify_info ni;
+	uint64_t nv = 0;
 	int qfd, err;
 
 	if (strstr(f->link, " (deleted)")) {
@@ -131,20 +304,16 @@ static int mqueue_dump(struct dump_ctx *ctx, const struct fd_info *f, struct fil
 			  f->link);
 		return neg_errno();
 	}
-	err = mq_notify_pid(qfd, &np);
-	if (!err && mq_getattr(qfd, &a))
-		err = neg_errno();
+	err = mq_getattr(qfd, &a) ? neg_errno() : mq_notify_read(qfd, &ni);
 	if (err) {
 		pr_errno(err, "pid %d fd %d: cannot read POSIX message queue %s", f->pid, f->fd,
 			 f->link);
 		goto out;
 	}
-	if (np && dump_tree_task_of(ctx, np, NULL)) {
-		pr_err("pid %d fd %d: POSIX message queue %s has a notification registered by "
-		       "pid %d (mq_notify): not restored yet\n",
-		       f->pid, f->fd, f->link, np);
-		err = -EOPNOTSUPP;
-		goto out;
+	if (ni.pid) {
+		err = notify_dump(ctx, f, qfd, &a, &ni, &nv);
+		if (err)
+			goto out;
 	}
 	msgs = calloc((size_t)a.mq_curmsgs + 1, sizeof(*msgs));
 	if (!msgs) {
@@ -188,6 +357,16 @@ static int mqueue_dump(struct dump_ctx *ctx, const struct fd_info *f, struct fil
 	e->msgsize = a.mq_msgsize;
 	e->n_messages = (size_t)n;
 	e->messages = n ? pp : NULL;
+	if (ni.pid && dump_tree_task_of(ctx, ni.pid, &leader)) {
+		e->has_notify_pid = e->has_notify = true;
+		e->notify_pid = pidns_vpid(ni.pid);
+		e->notify = (uint32_t)ni.notify;
+		if (ni.notify == SIGEV_SIGNAL) {
+			e->has_notify_signo = e->has_notify_value = true;
+			e->notify_signo = (uint32_t)ni.signo;
+			e->notify_value = nv;
+		}
+	}
 	d->fe.type = FILE_TYPE__FILE_MQUEUE;
 	d->fe.mqueue = e;
 	pr_debug("pid %d fd %d: mqueue %s, %ld messages, maxmsg %ld msgsize %ld\n", f->pid, f->fd,
@@ -224,6 +403,11 @@ static int mqueue_check(const FileEntry *fe)
 
 	for (i = 0; ok && i < e->n_messages; i++)
 		ok = e->messages[i]->data.len <= (size_t)e->msgsize;
+	if (ok && e->has_notify_pid)
+		ok = e->notify_pid > 0 && e->has_notify &&
+		     (e->notify == SIGEV_NONE ||
+		      (e->notify == SIGEV_SIGNAL && e->has_notify_signo && e->notify_signo >= 1 &&
+		       e->notify_signo <= 64));
 	return anon_check(fe, ok);
 }
 
@@ -302,9 +486,46 @@ static int mqueue_reopen(struct restore_ctx *ctx, const struct rst_task *t, cons
 	return q;
 }
 
+/* The notification of @e registered again by this task, the one that had it, on @fd. */
+static int notify_restore(const struct rst_task *t, const FdEntry *fd, const MqueueFileEntry *e)
+{
+	struct sigevent sev = { .sigev_notify = (int)e->notify };
+	struct mq_notify_info ni;
+	int err;
+
+	if (e->notify == SIGEV_SIGNAL) {
+		sev.sigev_signo = (int)e->notify_signo;
+		sev.sigev_value.sival_ptr = (void *)(uintptr_t)e->notify_value;
+	}
+	if (!syscall(__NR_mq_notify, (int)fd->fd, &sev))
+		return 0;
+	err = neg_errno();
+	/* registered already through another description of the same queue */
+	if (err == -EBUSY && !mq_notify_read((int)fd->fd, &ni) && ni.pid == getpid())
+		return 0;
+	pr_errno(err, "pid %u fd %u: cannot register the notification (mq_notify) of queue /%.*s",
+		 t->pe->pid, fd->fd, (int)e->name.len, (const char *)e->name.data);
+	return err;
+}
+
 static int mqueue_installed(struct restore_ctx *ctx, struct rst_task *t)
 {
-	return rst_late_install(ctx, t, &mqueue_kind, NULL, mqueue_reopen);
+	const struct rst_task_files *tf = t->files;
+	size_t i;
+	int err = rst_late_install(ctx, t, &mqueue_kind, NULL, mqueue_reopen);
+
+	/* last: closing any fd of the queue in this task would remove the registration */
+	for (i = 0; !err && i < tf->nr_fds; i++) {
+		long pos = rst_file_index_pos(&ctx->files->idx, tf->fds[i]->id);
+		const MqueueFileEntry *e;
+
+		if (pos < 0 || ctx->files->kind_at[pos] != &mqueue_kind)
+			continue;
+		e = ctx->files->idx.by_id[pos]->mqueue;
+		if (e->has_notify_pid && e->notify_pid == (int32_t)t->pe->pid)
+			err = notify_restore(t, tf->fds[i], e);
+	}
+	return err;
 }
 
 const struct file_kind mqueue_kind = {

@@ -7,13 +7,13 @@
  * PACKET_RESERVE, PACKET_TIMESTAMP, the boolean options, the fanout group,
  * a classic BPF filter, buffers, mark and priority; from sock_diag
  * (packet_diag, in the tree's network namespace): the copy threshold, the
- * memberships (PACKET_ADD_MEMBERSHIP, with their counts) and the rings.
- * Refused by name: mmap'ed rings (PACKET_RX_RING, PACKET_TX_RING), a fanout
- * group steered by a BPF program, packets waiting in the queue (they would
+ * memberships (PACKET_ADD_MEMBERSHIP, with their counts) and the mmap'ed
+ * rings (PACKET_RX_RING, PACKET_TX_RING: packet-ring.c, with their bytes).
+ * Refused by name: a fanout group steered by a BPF program, packets waiting in the queue (they would
  * have to come again through the link), a socket of another network
  * namespace. Restore, in the controller inside the tree's network
- * namespace: socket(), the options that must come before bind(), bind(),
- * the memberships, the fanout group, the filter.
+ * namespace: socket(), the options that must come before bind(), the
+ * rings, the filter, bind(), the memberships, the fanout group.
  */
 #define LOG_PREFIX "files: "
 
@@ -37,6 +37,7 @@
 #include "inet.h"
 #include "log.h"
 #include "ns.h"
+#include "packet-ring.h"
 #include "restore-files-int.h"
 #include "util.h"
 
@@ -64,7 +65,8 @@ static int packet_match(const struct dump_ctx *ctx, const struct fd_info *f)
 /* What packet_diag tells of one socket. */
 struct pk_diag {
 	uint32_t ino;
-	bool found, rings;
+	bool found, has_rx, has_tx;
+	struct packet_diag_ring rx, tx;
 	uint32_t copy_thresh;
 	size_t n_mc;
 	struct packet_diag_mclist mc[PK_MAX_MCLIST];
@@ -88,7 +90,14 @@ static int pk_diag_cb(struct nl_msg *msg, void *arg)
 		return NL_STOP;
 	}
 	d->found = true;
-	d->rings = tb[PACKET_DIAG_RX_RING] || tb[PACKET_DIAG_TX_RING];
+	if (tb[PACKET_DIAG_RX_RING] && nla_len(tb[PACKET_DIAG_RX_RING]) >= (int)sizeof(d->rx)) {
+		d->has_rx = true;
+		memcpy(&d->rx, nla_data(tb[PACKET_DIAG_RX_RING]), sizeof(d->rx));
+	}
+	if (tb[PACKET_DIAG_TX_RING] && nla_len(tb[PACKET_DIAG_TX_RING]) >= (int)sizeof(d->tx)) {
+		d->has_tx = true;
+		memcpy(&d->tx, nla_data(tb[PACKET_DIAG_TX_RING]), sizeof(d->tx));
+	}
 	if (tb[PACKET_DIAG_INFO] &&
 	    nla_len(tb[PACKET_DIAG_INFO]) >= (int)sizeof(struct packet_diag_info))
 		d->copy_thresh = ((struct packet_diag_info *)nla_data(tb[PACKET_DIAG_INFO]))
@@ -245,62 +254,93 @@ struct pk_priv {
 	PacketMclist mc[PK_MAX_MCLIST];
 	PacketMclist *mcp[PK_MAX_MCLIST];
 	uint8_t addr[PK_MAX_MCLIST][32];
-	uint8_t filter[]; /* the classic BPF program */
+	PacketRing rx, tx;
+	size_t filter_len;
+	uint8_t filter[]; /* the classic BPF program, then the bytes of the rings */
 };
 
-static int dump_diag(const struct fd_info *f, struct pk_priv *p)
+static int dump_diag(const struct fd_info *f, const struct pk_diag *d, struct pk_priv *p)
 {
-	struct pk_diag d;
 	size_t i;
-	int err = pk_diag((uint32_t)f->st.st_ino, &d);
+	int err;
 
-	if (err)
-		return err;
-	if (!d.found) {
-		pr_err("pid %d fd %d: %s is not known to packet_diag\n", f->pid, f->fd, f->link);
-		return -ENOENT;
+	if (d->has_rx || d->has_tx) {
+		err = pk_rings_dump(f, p->e.version, d->has_rx ? &d->rx : NULL,
+				    d->has_tx ? &d->tx : NULL, &p->rx, &p->tx,
+				    p->filter + p->filter_len);
+		if (err)
+			return err;
+		p->e.rx_ring = d->has_rx ? &p->rx : NULL;
+		p->e.tx_ring = d->has_tx ? &p->tx : NULL;
 	}
-	if (d.rings) {
-		pr_err("pid %d fd %d: %s has an mmap'ed ring (PACKET_RX_RING/PACKET_TX_RING): not "
-		       "supported yet\n",
-		       f->pid, f->fd, f->link);
-		return -EOPNOTSUPP;
-	}
-	p->e.has_copy_thresh = d.copy_thresh != 0;
-	p->e.copy_thresh = d.copy_thresh;
-	for (i = 0; i < d.n_mc; i++) {
+	p->e.has_copy_thresh = d->copy_thresh != 0;
+	p->e.copy_thresh = d->copy_thresh;
+	for (i = 0; i < d->n_mc; i++) {
 		PacketMclist *m = &p->mc[i];
 
 		packet_mclist__init(m);
-		m->ifindex = d.mc[i].pdmc_index;
-		m->type = d.mc[i].pdmc_type;
-		m->count = d.mc[i].pdmc_count;
-		memcpy(p->addr[i], d.mc[i].pdmc_addr, sizeof(p->addr[i]));
+		m->ifindex = d->mc[i].pdmc_index;
+		m->type = d->mc[i].pdmc_type;
+		m->count = d->mc[i].pdmc_count;
+		memcpy(p->addr[i], d->mc[i].pdmc_addr, sizeof(p->addr[i]));
 		m->addr.data = p->addr[i];
-		m->addr.len = min((size_t)d.mc[i].pdmc_alen, sizeof(p->addr[i]));
+		m->addr.len = min((size_t)d->mc[i].pdmc_alen, sizeof(p->addr[i]));
 		p->mcp[i] = m;
 	}
 	p->e.mclist = p->mcp;
-	p->e.n_mclist = d.n_mc;
+	p->e.n_mclist = d->n_mc;
+	return 0;
+}
+
+/* packet_diag of @f (none for SOCK_PACKET), and the bytes its rings need. */
+static int diag_of(const struct fd_info *f, struct pk_diag *d, size_t *ring_bytes)
+{
+	int type = 0, err = inet_sk_getint(f, SOL_SOCKET, SO_TYPE, &type);
+
+	memset(d, 0, sizeof(*d));
+	*ring_bytes = 0;
+	if (err || type == SOCK_PACKET)
+		return err;
+	err = pk_diag((uint32_t)f->st.st_ino, d);
+	if (err)
+		return err;
+	if (!d->found) {
+		pr_err("pid %d fd %d: %s is not known to packet_diag\n", f->pid, f->fd, f->link);
+		return -ENOENT;
+	}
+	*ring_bytes = (d->has_rx ? pk_ring_bytes(&d->rx) : 0) +
+		      (d->has_tx ? pk_ring_bytes(&d->tx) : 0);
 	return 0;
 }
 
 static int packet_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
 {
-	ProtobufCBinaryData filter;
+	ProtobufCBinaryData filter = { 0 };
 	bool locked = false;
-	int type = 0, proto = 0, err = sk_dump_filter(f, &filter, &locked);
-	struct pk_priv *p = err ? NULL : anon_priv_alloc(d, sizeof(*p) + filter.len);
+	int type = 0, proto = 0, err;
+	_cleanup_free_ struct pk_diag *dg = malloc(sizeof(*dg));
+	struct pk_priv *p = NULL;
+	size_t ring_bytes = 0;
 
 	(void)ctx;
-	if (!p) {
+	err = dg ? sock_check_netns(f, "a packet") : -ENOMEM;
+	if (!err)
+		err = diag_of(f, dg, &ring_bytes);
+	if (!err)
+		err = sk_dump_filter(f, &filter, &locked);
+	if (!err) {
+		p = anon_priv_alloc(d, sizeof(*p) + filter.len + ring_bytes);
+		err = p ? 0 : -ENOMEM;
+	}
+	if (err) {
 		free(filter.data);
-		return err ? err : -ENOMEM;
+		return err;
 	}
 	packet_sk_entry__init(&p->e);
 	if (filter.len)
 		memcpy(p->filter, filter.data, filter.len);
 	free(filter.data);
+	p->filter_len = filter.len;
 	p->e.has_filter = filter.len != 0;
 	p->e.filter.data = p->filter;
 	p->e.filter.len = filter.len;
@@ -308,9 +348,7 @@ static int packet_dump(struct dump_ctx *ctx, const struct fd_info *f, struct fil
 	d->fe.type = FILE_TYPE__FILE_PACKETSK;
 	d->fe.packetsk = &p->e;
 	p->e.flags = f->flags;
-	err = sock_check_netns(f, "a packet");
-	if (!err)
-		err = inet_sk_getint(f, SOL_SOCKET, SO_TYPE, &type);
+	err = inet_sk_getint(f, SOL_SOCKET, SO_TYPE, &type);
 	if (!err)
 		err = inet_sk_getint(f, SOL_SOCKET, SO_PROTOCOL, &proto);
 	p->e.type = (uint32_t)type;
@@ -321,7 +359,7 @@ static int packet_dump(struct dump_ctx *ctx, const struct fd_info *f, struct fil
 	if (!err)
 		err = dump_opts(f, &p->e);
 	if (!err && type != SOCK_PACKET)
-		err = dump_diag(f, p);
+		err = dump_diag(f, dg, p);
 	if (!err)
 		err = check_queue(f);
 	if (err)
@@ -389,6 +427,11 @@ static int set_opts(const FileEntry *fe, int sk, const PacketSkEntry *e)
 	return err;
 }
 
+static bool has_rings(const PacketSkEntry *e)
+{
+	return e->rx_ring || e->tx_ring;
+}
+
 static int bind_it(const FileEntry *fe, int sk, const PacketSkEntry *e)
 {
 	if (e->type == SOCK_PACKET) {
@@ -411,8 +454,8 @@ static int bind_it(const FileEntry *fe, int sk, const PacketSkEntry *e)
 				  .sll_protocol = htons((uint16_t)e->protocol),
 				  .sll_ifindex = (int)e->ifindex };
 
-	/* unbound: socket() took the protocol already */
-	if (!e->has_ifindex)
+	/* unbound: socket() took the protocol already, but for a socket with rings */
+	if (!e->has_ifindex && !has_rings(e))
 		return 0;
 	if (bind(sk, (struct sockaddr *)&ll, sizeof(ll))) {
 		pr_perror("file %u: packet socket: cannot bind to link %u, protocol %#x", fe->id,
@@ -455,14 +498,21 @@ static int packet_open(struct restore_ctx *ctx, size_t pos)
 	_cleanup_close_ int sk = -1;
 	int err;
 
-	/* bound sockets get their protocol from bind(): none until then, so nothing queues */
+	/*
+	 * Bound sockets get their protocol from bind(): none until then, so
+	 * nothing queues. So do sockets with rings, which bind() to the
+	 * protocol alone when they were not bound.
+	 */
 	sk = socket(AF_PACKET, (int)e->type | SOCK_CLOEXEC | (int)(e->flags & O_NONBLOCK),
-		    e->has_ifindex ? 0 : htons((uint16_t)e->protocol));
+		    e->has_ifindex || has_rings(e) ? 0 : htons((uint16_t)e->protocol));
 	if (sk < 0) {
 		pr_perror("file %u: socket(AF_PACKET, %u, %#x)", fe->id, e->type, e->protocol);
 		return neg_errno();
 	}
 	err = set_opts(fe, sk, e);
+	/* before the filter, which could drop the frames that put a ring's position back */
+	if (!err)
+		err = pk_rings_restore(fe, sk, e);
 	if (!err)
 		err = sk_restore_filter(sk, &e->filter, false, fe->id);
 	if (!err)
@@ -474,6 +524,22 @@ static int packet_open(struct restore_ctx *ctx, size_t pos)
 	return err ? err : TAKE_FD(sk);
 }
 
+/* A mapping of the rings: the socket itself, which the restorer maps again. */
+static int packet_open_mapped(struct restore_ctx *ctx, size_t pos, int flags)
+{
+	const struct rst_files *f = ctx->files;
+	int fd;
+
+	(void)flags;
+	if (f->fds[pos] < 0 || !has_rings(f->idx.by_id[pos]->packetsk)) {
+		pr_err("files.img: file %u: a packet socket without rings backs a mapping\n",
+		       f->idx.by_id[pos]->id);
+		return -EINVAL;
+	}
+	fd = fcntl(f->fds[pos], F_DUPFD_CLOEXEC, 0);
+	return fd < 0 ? neg_errno() : fd;
+}
+
 const struct file_kind packet_kind = {
 	.name = "packet",
 	.match = packet_match,
@@ -482,4 +548,5 @@ const struct file_kind packet_kind = {
 	.in_flight = true,
 	.check = packet_check,
 	.open = packet_open,
+	.open_mapped = packet_open_mapped,
 };

@@ -72,6 +72,13 @@ static int pidfd_refuse(const struct dump_ctx *ctx, const struct fd_info *f,
 		return -EOPNOTSUPP;
 	}
 	t = dump_tree_task_of(ctx, pid, &leader);
+	/* only in flight in a queue (pidfd_in_flight_open()): made by the root, no thread's */
+	if (t && !leader && f->pid == getpid()) {
+		pr_err("a pidfd of thread %d of pid %d (PIDFD_THREAD), in flight in a unix "
+		       "socket's queue and held by no task: not restored\n",
+		       pid, t->pid);
+		return -EOPNOTSUPP;
+	}
 	if (!t) {
 		pr_err("pid %d fd %d: a pidfd of pid %d, which is not a task of the dumped tree: "
 		       "it could not be brought back\n",
@@ -286,6 +293,28 @@ int rst_pidfd_threads(const struct restore_ctx *ctx, const struct rst_task *t,
 	return 0;
 }
 
+/*
+ * In flight in a queue (held by no task, or also by tasks: then one more
+ * description): made in the root once every task exists, and sent in place
+ * of the controller's placeholder (unix-queue.c, usk_late()).
+ */
+static int pidfd_in_flight_open(struct restore_ctx *ctx, size_t pos)
+{
+	const FileEntry *fe = ctx->files->idx.by_id[pos];
+	int pfd;
+
+	if (fe->pidfd->dead)
+		return pidfd_make_dead(fe);
+	pfd = (int)syscall(__NR_pidfd_open, (pid_t)fe->pidfd->pid,
+			   fe->pidfd->flags & PIDFD_OPEN_FLAGS);
+	if (pfd < 0) {
+		pfd = neg_errno();
+		pr_errno(pfd, "file %u: cannot make the pidfd of pid %u in flight", fe->id,
+			 fe->pidfd->pid);
+	}
+	return pfd;
+}
+
 const struct file_kind pidfd_kind = {
 	.name = "pidfd",
 	.match = pidfd_match,
@@ -294,4 +323,6 @@ const struct file_kind pidfd_kind = {
 	.check = pidfd_check,
 	.open = pidfd_open_placeholder,
 	.installed = pidfd_installed,
+	.in_flight = true,
+	.in_flight_open = pidfd_in_flight_open,
 };

@@ -54,6 +54,7 @@
 #include "files-int.h"
 #include "restore-files-int.h"
 #include "log.h"
+#include "node-attrs.h"
 #include "ns.h"
 #include "compat.h"
 #include "proc-parse.h"
@@ -242,19 +243,24 @@ static int pty_ioctl_get(const struct fd_info *f, uint32_t index, unsigned long 
 	return 0;
 }
 
+void pty_termios_fill(PtyTermios *t, uint8_t *cc, const struct termios2 *k)
+{
+	pty_termios__init(t);
+	t->iflag = k->c_iflag;
+	t->oflag = k->c_oflag;
+	t->cflag = k->c_cflag;
+	t->lflag = k->c_lflag;
+	t->line = k->c_line;
+	memcpy(cc, k->c_cc, NCCS);
+	t->cc.data = cc;
+	t->cc.len = NCCS;
+	t->ispeed = k->c_ispeed;
+	t->ospeed = k->c_ospeed;
+}
+
 static void fill_termios(struct pty_priv *p, const struct termios2 *k)
 {
-	pty_termios__init(&p->t);
-	p->t.iflag = k->c_iflag;
-	p->t.oflag = k->c_oflag;
-	p->t.cflag = k->c_cflag;
-	p->t.lflag = k->c_lflag;
-	p->t.line = k->c_line;
-	memcpy(p->cc, k->c_cc, NCCS);
-	p->t.cc.data = p->cc;
-	p->t.cc.len = NCCS;
-	p->t.ispeed = k->c_ispeed;
-	p->t.ospeed = k->c_ospeed;
+	pty_termios_fill(&p->t, p->cc, k);
 	p->e.termios = &p->t;
 }
 
@@ -376,6 +382,9 @@ static int dump_slave_inode(const struct fd_info *f, struct pty_priv *p)
 	p->e.slave_uid = st.st_uid;
 	p->e.slave_gid = st.st_gid;
 	p->e.slave_mode = st.st_mode & 07777;
+	p->e.has_slave_atime_ns = p->e.has_slave_mtime_ns = true;
+	p->e.slave_atime_ns = node_ns(&st.st_atim);
+	p->e.slave_mtime_ns = node_ns(&st.st_mtim);
 	return 0;
 }
 
@@ -526,12 +535,10 @@ static int open_ptmx_at(uint32_t index, uint32_t flags)
 	return err ? err : fd;
 }
 
-static int termios_of(const PtyFileEntry *p, struct termios2 *k)
+static int termios_from(const PtyTermios *t, uint32_t index, struct termios2 *k)
 {
-	const PtyTermios *t = p->termios;
-
 	if (t->cc.len != NCCS) {
-		pr_err("pty %u: termios with %zu control characters, expected %d\n", p->index,
+		pr_err("pty %u: termios with %zu control characters, expected %d\n", index,
 		       t->cc.len, NCCS);
 		return -EINVAL;
 	}
@@ -547,19 +554,28 @@ static int termios_of(const PtyFileEntry *p, struct termios2 *k)
 	return 0;
 }
 
+static int termios_of(const PtyFileEntry *p, struct termios2 *k)
+{
+	return termios_from(p->termios, p->index, k);
+}
+
 static int set_termios(int fd, const PtyFileEntry *p)
 {
-	const PtyWinsize *w = p->winsize;
+	return pty_termios_apply(fd, p->termios, p->winsize, p->index);
+}
+
+int pty_termios_apply(int fd, const PtyTermios *t, const PtyWinsize *w, uint32_t index)
+{
 	struct termios2 k;
 	struct winsize ws;
 
-	if (p->termios) {
-		int err = termios_of(p, &k);
+	if (t) {
+		int err = termios_from(t, index, &k);
 
 		if (err)
 			return err;
 		if (ioctl(fd, TCSETS2, &k)) {
-			pr_perror("pty %u: cannot set its termios", p->index);
+			pr_perror("pty %u: cannot set its termios", index);
 			return neg_errno();
 		}
 	}
@@ -569,7 +585,7 @@ static int set_termios(int fd, const PtyFileEntry *p)
 		ws.ws_xpixel = (unsigned short)w->xpixel;
 		ws.ws_ypixel = (unsigned short)w->ypixel;
 		if (ioctl(fd, TIOCSWINSZ, &ws)) {
-			pr_perror("pty %u: cannot set its window size", p->index);
+			pr_perror("pty %u: cannot set its window size", index);
 			return neg_errno();
 		}
 	}
@@ -683,6 +699,32 @@ static int set_slave_inode(const struct restore_ctx *ctx, int master, const PtyF
 	return 0;
 }
 
+/*
+ * The slave's times, after the data in flight went back through it: a
+ * read or write of a terminal moves them (by steps of 8 s, tty_update_time()).
+ */
+static int set_slave_times(const struct restore_ctx *ctx, int master, const PtyFileEntry *p)
+{
+	_cleanup_close_ int fd = -1;
+	struct timespec ts[2];
+	char path[64];
+
+	if (!p->has_slave_atime_ns || !p->has_slave_mtime_ns)
+		return 0;
+	ts[0].tv_sec = (time_t)(p->slave_atime_ns / 1000000000ULL);
+	ts[0].tv_nsec = (long)(p->slave_atime_ns % 1000000000ULL);
+	ts[1].tv_sec = (time_t)(p->slave_mtime_ns / 1000000000ULL);
+	ts[1].tv_nsec = (long)(p->slave_mtime_ns % 1000000000ULL);
+	fd = ioctl(master, TIOCGPTPEER, O_PATH | O_NOCTTY | O_CLOEXEC);
+	/* an O_PATH fd takes no futimens(): its /proc link does (criu-like's /proc) */
+	snprintf(path, sizeof(path), "%sself/fd/%d", ctx->proc_fd >= 0 ? "" : "/proc/", fd);
+	if (fd < 0 || utimensat(ctx->proc_fd >= 0 ? ctx->proc_fd : AT_FDCWD, path, ts, 0)) {
+		pr_perror("pty %u: cannot set the times of its slave", p->index);
+		return neg_errno();
+	}
+	return 0;
+}
+
 static int open_master(const struct restore_ctx *ctx, size_t pos)
 {
 	const PtyFileEntry *p = pty_at(ctx->files, pos);
@@ -702,6 +744,8 @@ static int open_master(const struct restore_ctx *ctx, size_t pos)
 		err = open_slaves(ctx, p->index);
 	if (!err)
 		err = put_data(ctx, fd, p);
+	if (!err)
+		err = set_slave_times(ctx, fd, p);
 	if (!err && p->has_locked && p->locked)
 		err = pty_ioctl_set(fd, TIOCSPTLCK, 1, "cannot lock it", p->index);
 	if (err) {

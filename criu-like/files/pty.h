@@ -82,4 +82,15 @@ void pty_put_termios(const struct termios2 *t, struct termios2 *tmp);
  */
 long pty_input_encode(const struct termios2 *tmp, const struct pty_data *d, uint8_t *buf);
 
+/*
+ * The image's termios of a terminal (PtyTermios, @cc: NCCS bytes it points
+ * to) from @k; and the reverse, @t and @w (either may be NULL) set on @fd
+ * (a pty master or slave) of pty @index. 0 or -errno (logged).
+ */
+struct PtyTermios;
+struct PtyWinsize;
+void pty_termios_fill(struct PtyTermios *t, uint8_t *cc, const struct termios2 *k);
+int pty_termios_apply(int fd, const struct PtyTermios *t, const struct PtyWinsize *w,
+		      uint32_t index);
+
 #endif

@@ -29,6 +29,7 @@
 #include "files-int.h"
 #include "image.h"
 #include "log.h"
+#include "node-attrs.h"
 #include "ns.h"
 #include "reg.h"
 #include "restore-files-int.h"
@@ -619,13 +620,16 @@ static int create_file(struct restore_ctx *ctx, const FileEntry *fe, const char 
 {
 	_cleanup_free_ char *tmp = ghost_name(path, fe->id);
 	_cleanup_close_ int wfd = -1;
+	struct dir_times dt;
 	int fd, err;
 
 	if (!tmp)
 		return -ENOMEM;
+	dir_times_save(&dt, tmp);
 	wfd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
 	if (wfd < 0) {
 		pr_perror("unlinked %s: cannot create %s for its contents", path, tmp);
+		free(dt.dir);
 		return neg_errno();
 	}
 	err = ghost_fill(ctx, fe, wfd, path);
@@ -643,6 +647,7 @@ static int create_file(struct restore_ctx *ctx, const FileEntry *fe, const char 
 		err = neg_errno();
 		pr_perror("unlinked %s: cannot unlink %s", path, tmp);
 	}
+	dir_times_put_back(&dt);
 	if (err) {
 		if (fd >= 0)
 			close(fd);
@@ -661,16 +666,19 @@ static int create_dir(const FileEntry *fe, const char *path)
 {
 	_cleanup_free_ char *name = ghost_name(path, fe->id);
 	unsigned int made = 0;
+	struct dir_times dt;
 	int fd = -1, err;
 
 	if (!name)
 		return -ENOMEM;
+	dir_times_save(&dt, name);
 	err = mkdir_missing_parents(name, &made);
 	if (!err && mkdir(name, 0700))
 		err = neg_errno();
 	if (err) {
 		pr_errno(err, "removed directory %s: cannot make it again as %s", path, name);
 		rmdir_made_parents(name, made);
+		dir_times_put_back(&dt);
 		return err;
 	}
 	fd = open(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -679,6 +687,7 @@ static int create_dir(const FileEntry *fe, const char *path)
 		err = neg_errno();
 	if (rmdir_made_parents(name, made) && !err)
 		err = neg_errno();
+	dir_times_put_back(&dt);
 	if (!err && (fe->reg->flags & O_PATH)) {
 		int pfd = rst_reopen_fd(fd, fe->reg->flags);
 

@@ -6,10 +6,14 @@
  * only come back if N (and T) is a task of the tree: the restore opens it in
  * each task once the whole tree exists (reg.c, reg_installed()), so it names
  * the restored process again. In a container, N is a pid of the container
- * and the file must be on the container's own /proc. Refused at dump, naming the pid, fd and path:
- * a file of a process outside the tree (or one that has exited), of a thread
- * other than a leader (threads are made after the fds), a position the file
- * cannot seek back to, and such a file only in flight in a unix queue.
+ * and the file must be on the container's own /proc. A file of a process
+ * that has exited (reads give ESRCH) is restored as such (a file of a
+ * short-lived child given that pid, which exits before the tree is made:
+ * rst_proc_dead_open()), on the host's /proc. Refused at dump, naming the pid,
+ * fd and path: a file of a live process outside the tree, of a thread other
+ * than a leader (threads are made after the fds), of a process that has
+ * exited in a container or whose pid a task of the tree has now, a position
+ * the file cannot seek back to, and such a file only in flight in a unix queue.
  */
 #define LOG_PREFIX "files: "
 
@@ -22,6 +26,12 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
+
+#include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/sched.h>
 
 #include "files-int.h"
 #include "log.h"
@@ -160,6 +170,57 @@ static int container_proc(const struct dump_ctx *ctx, const struct fd_info *f, p
 	return 0;
 }
 
+/*
+ * Whether the file of @f, @path (/proc/N/..., " (deleted)" stripped), belongs
+ * to a process that has exited: the directory's link says " (deleted)"; a
+ * file's does not, but its path no longer leads to its inode (gone, or pid N
+ * taken by another process since).
+ */
+static bool proc_gone(const struct fd_info *f, const char *path, bool deleted)
+{
+	struct stat st;
+
+	if (deleted)
+		return true;
+	if (stat(path, &st))
+		return errno == ENOENT || errno == ESRCH;
+	return st.st_dev == f->st.st_dev && st.st_ino != f->st.st_ino;
+}
+
+/*
+ * A file of pid @pid, which has exited: restored as one of a process that
+ * has exited, by opening it while a short-lived child has that pid (reg.c,
+ * rst_proc_dead_open()). Only on the host's /proc (the controller opens it
+ * there), only /proc/N[/FILE] (not a thread's), and only when no task of the
+ * tree has that pid now (the child could not have it at restore).
+ */
+static int proc_dead_check(const struct dump_ctx *ctx, const struct fd_info *f, pid_t pid,
+			   pid_t tid)
+{
+	bool leader = false;
+	struct stat proc;
+
+	if (pidns_dump_levels() > 1 || stat("/proc", &proc) || proc.st_dev != f->st.st_dev) {
+		pr_err("pid %d fd %d: %s: a file of pid %d, which has exited, in a proc that is "
+		       "not the host's /proc (a container's): not restored yet\n",
+		       f->pid, f->fd, f->link, pid);
+		return -EOPNOTSUPP;
+	}
+	if (tid) {
+		pr_err("pid %d fd %d: %s: a file of thread %d of pid %d, which has exited: not "
+		       "restored yet\n",
+		       f->pid, f->fd, f->link, tid, pid);
+		return -EOPNOTSUPP;
+	}
+	if (dump_tree_task_of(ctx, pid, &leader)) {
+		pr_err("pid %d fd %d: %s: a file of a pid %d that has exited, now the pid of a "
+		       "task of the tree: the restore could not give it to a process that exits\n",
+		       f->pid, f->fd, f->link, pid);
+		return -EOPNOTSUPP;
+	}
+	return 1;
+}
+
 int reg_proc_check(const struct dump_ctx *ctx, const struct fd_info *f)
 {
 	size_t len = strlen(f->link), sl = strlen(DELETED_SUFFIX);
@@ -184,18 +245,16 @@ int reg_proc_check(const struct dump_ctx *ctx, const struct fd_info *f)
 		       f->pid, f->fd, f->link);
 		return -EOPNOTSUPP;
 	}
+	if (pidns_dump_levels() == 1 && proc_gone(f, path, deleted))
+		return proc_dead_check(ctx, f, pid, tid);
 	if (pidns_dump_levels() > 1) {
 		int err = container_proc(ctx, f, &pid, &tid);
 
 		if (err)
 			return err;
 	}
-	if (deleted) {
-		pr_err("pid %d fd %d: %s: a file of pid %d, which has exited: it could not be "
-		       "restored\n",
-		       f->pid, f->fd, f->link, pid);
-		return -EOPNOTSUPP;
-	}
+	if (deleted)
+		return proc_dead_check(ctx, f, pid, tid); /* refused, naming why */
 	t = dump_tree_task_of(ctx, pid, &leader);
 	if (!t) {
 		pr_err("pid %d fd %d: %s: a file of pid %d, which is not a task of the dumped "
@@ -224,4 +283,53 @@ int reg_proc_check(const struct dump_ctx *ctx, const struct fd_info *f)
 		return -EOPNOTSUPP;
 	}
 	return proc_pos_check(f, f->link);
+}
+
+/* ---- restore ------------------------------------------------------------------------------- */
+
+int rst_proc_dead_open(const char *path, uint32_t flags, int (*open_fn)(const char *, uint32_t))
+{
+	struct clone_args ca = { .exit_signal = 0, .set_tid_size = 1 };
+	pid_t pid, tid, child;
+	int p[2], fd, err = 0, status;
+	char c;
+
+	if (!proc_pid_path(path, &pid, &tid) || tid) {
+		pr_err("%s: not a file of one process in /proc\n", path);
+		return -EINVAL;
+	}
+	if (pipe2(p, O_CLOEXEC))
+		return neg_errno();
+	/* a child of exactly that pid, alive while the file is opened */
+	ca.set_tid = (uint64_t)(uintptr_t)&pid;
+	child = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+	if (child == 0) {
+		close(p[1]);
+		_exit(read(p[0], &c, 1) < 0 ? 1 : 0);
+	}
+	close(p[0]);
+	if (child < 0) {
+		err = neg_errno();
+		close(p[1]);
+		if (err == -EEXIST)
+			pr_err("%s: a file of pid %d, which had exited: pid %d is taken by a "
+			       "process here, it cannot be given back\n",
+			       path, pid, pid);
+		else
+			pr_errno(err, "%s: cannot make a process of pid %d", path, pid);
+		return err;
+	}
+	fd = open_fn(path, flags);
+	if (fd < 0)
+		err = neg_errno();
+	close(p[1]); /* the child exits, and is reaped: the file is of a process gone */
+	if (waitpid(child, &status, __WALL) != child && !err)
+		err = neg_errno();
+	if (err) {
+		pr_errno(err, "%s: cannot open it while pid %d lives", path, pid);
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	return fd;
 }

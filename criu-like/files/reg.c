@@ -42,7 +42,7 @@ struct reg_priv {
  * another file: one renamed or removed while other links remain is refused.
  */
 static char *reg_path(const struct dump_ctx *ctx, pid_t pid, const char *what, const char *link,
-		      const struct stat *st)
+		      const struct stat *st, bool *remap)
 {
 	size_t len = strlen(link), sl = strlen(DELETED_SUFFIX);
 	char *path;
@@ -65,11 +65,21 @@ static char *reg_path(const struct dump_ctx *ctx, pid_t pid, const char *what, c
 			len -= sl;
 		return strndup(link, len);
 	}
+	*remap = false;
 	/* a symlink (an O_PATH | O_NOFOLLOW fd) is the link itself, not where it leads */
 	if (!file_path_leads_to(ctx, pid, link, S_ISLNK(st->st_mode), st, false)) {
-		pr_err("pid %d %s: %s no longer leads to the open file (renamed, or removed while "
-		       "other links remain): not supported yet\n",
-		       pid, what, link);
+		bool removed = S_ISREG(st->st_mode) && len > sl &&
+			       !strcmp(link + len - sl, DELETED_SUFFIX);
+
+		/* --link-remap: a hidden link made by reg_dump() (reg-remap.c) */
+		if (removed && ctx->opts->link_remap) {
+			*remap = true;
+			return strndup(link, len - sl);
+		}
+		pr_err("pid %d %s: %s no longer leads to the open file (%s): %s\n", pid, what, link,
+		       removed ? "removed while other links remain" : "renamed",
+		       removed ? "dump with --link-remap to give it a hidden link"
+			       : "not supported yet");
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -79,7 +89,7 @@ static char *reg_path(const struct dump_ctx *ctx, pid_t pid, const char *what, c
 
 /* Fill the regular file or directory entry @d for @fd (a dumper fd). */
 static int reg_fill(struct dump_ctx *ctx, struct file_desc *d, pid_t pid, int fd, const char *path,
-		    const struct stat *st, unsigned int flags, uint64_t pos, int mnt_id)
+		    const struct stat *st, unsigned int flags, uint64_t pos, int mnt_id, bool remap)
 {
 	size_t len = strlen(path);
 	/* an unlinked file's extended attributes go into the same block, after the path */
@@ -113,6 +123,15 @@ static int reg_fill(struct dump_ctx *ctx, struct file_desc *d, pid_t pid, int fd
 		e->mnt_id = (uint64_t)mnt_id;
 	}
 	d->fe.reg = e;
+	if (remap) {
+		const char *hidden = link_remap_make(ctx, pid, fd, path, d->id);
+
+		if (!hidden)
+			return errno ? neg_errno() : -EIO;
+		e->link_remap.data = (uint8_t *)hidden;
+		e->link_remap.len = strlen(hidden);
+		e->has_link_remap = true;
+	}
 	if (st->st_nlink)
 		return 0;
 	e->has_unlinked = true;
@@ -164,6 +183,7 @@ int dump_file_by_fd(struct dump_ctx *ctx, pid_t pid, int fd, const char *path, i
 	_cleanup_free_ char *name = NULL;
 	struct file_desc *d = NULL;
 	struct stat st;
+	bool remap;
 	int err;
 
 	if (!ft)
@@ -196,7 +216,7 @@ int dump_file_by_fd(struct dump_ctx *ctx, pid_t pid, int fd, const char *path, i
 			*id = d->id;
 		return err;
 	}
-	name = reg_path(ctx, pid, "file", path, &st);
+	name = reg_path(ctx, pid, "file", path, &st, &remap);
 	if (!name)
 		return -errno;
 	d = file_desc_new(ft, st.st_dev, st.st_ino);
@@ -205,7 +225,7 @@ int dump_file_by_fd(struct dump_ctx *ctx, pid_t pid, int fd, const char *path, i
 	d->pid = 0;
 	d->fd = -1;
 	err = reg_fill(ctx, d, pid, fd, name, &st, (unsigned int)flags & ~O_CLOEXEC, 0,
-		       fd_mnt_id(fd));
+		       fd_mnt_id(fd), remap);
 	if (err)
 		return err;
 	*id = d->id;
@@ -216,6 +236,7 @@ static int reg_match(const struct dump_ctx *ctx, const struct fd_info *f)
 {
 	char what[32];
 	char *path;
+	bool remap;
 	int err;
 
 	/*
@@ -233,13 +254,35 @@ static int reg_match(const struct dump_ctx *ctx, const struct fd_info *f)
 		return 0;
 	err = reg_proc_check(ctx, f);
 	if (err)
-		return err;
+		return err < 0 ? err : 1; /* 1: of a process that has exited (reg_dump()) */
 	snprintf(what, sizeof(what), "fd %d", f->fd);
-	path = reg_path(ctx, f->pid, what, f->link, &f->st);
+	path = reg_path(ctx, f->pid, what, f->link, &f->st, &remap);
 	if (!path)
 		return -errno;
 	free(path);
 	return 1;
+}
+
+/* A file of a process in /proc that has exited: its path, no contents, no position. */
+static int reg_proc_dead_fill(struct dump_ctx *ctx, struct file_desc *d, const struct fd_info *f,
+			      struct stat *st)
+{
+	size_t len = strlen(f->link), sl = strlen(DELETED_SUFFIX);
+	_cleanup_free_ char *path = NULL;
+	int err;
+
+	if (len > sl && !strcmp(f->link + len - sl, DELETED_SUFFIX))
+		len -= sl;
+	path = strndup(f->link, len);
+	if (!path)
+		return -ENOMEM;
+	st->st_nlink = st->st_nlink ?: 1; /* not an unlinked file to save */
+	err = reg_fill(ctx, d, f->pid, f->dfd, path, st, f->flags, 0, f->mnt_id, false);
+	if (err)
+		return err;
+	d->fe.reg->has_proc_dead = d->fe.reg->proc_dead = true;
+	pr_info("pid %d fd %d: %s: a file of a process that has exited\n", f->pid, f->fd, path);
+	return 0;
 }
 
 static int reg_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d)
@@ -247,16 +290,19 @@ static int reg_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 	_cleanup_free_ char *path = NULL;
 	char what[32];
 	struct stat st;
+	bool remap;
 
 	if (fstat(f->dfd, &st)) {
 		pr_perror("pid %d fd %d: fstat", f->pid, f->fd);
 		return neg_errno();
 	}
+	if (reg_proc_check(ctx, f) == 1)
+		return reg_proc_dead_fill(ctx, d, f, &st);
 	snprintf(what, sizeof(what), "fd %d", f->fd);
-	path = reg_path(ctx, f->pid, what, f->link, &st);
+	path = reg_path(ctx, f->pid, what, f->link, &st, &remap);
 	if (!path)
 		return -errno;
-	return reg_fill(ctx, d, f->pid, f->dfd, path, &st, f->flags, f->pos, f->mnt_id);
+	return reg_fill(ctx, d, f->pid, f->dfd, path, &st, f->flags, f->pos, f->mnt_id, remap);
 }
 
 /* ---- restore: the messages keep the restore's prefix ---------------------------------------- */
@@ -325,6 +371,33 @@ static int open_path(struct restore_ctx *ctx, size_t pos, bool proc)
 }
 
 /*
+ * A file of a process in /proc that had exited (reg-proc.c): opened in the
+ * controller, before the tree exists, while a short-lived child has its pid;
+ * its type checked (reads give ESRCH, as they did).
+ */
+static int open_proc_dead(struct restore_ctx *ctx, size_t pos)
+{
+	const FileEntry *fe = ctx->files->idx.by_id[pos];
+	const char *path = ctx->files->paths[pos];
+	struct stat st;
+	int fd;
+
+	fd = rst_proc_dead_open(path, fe->reg->flags, rst_open_nonblock);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) || (st.st_mode & S_IFMT) != (fe->reg->mode & S_IFMT)) {
+		pr_err("file %u: %s is not of the type it was at the dump\n", fe->id, path);
+		close(fd);
+		return -ESTALE;
+	}
+	if (!(fe->reg->flags & O_PATH) && rst_drop_nonblock(fd, fe->reg->flags)) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
+/*
  * A file of a process in /proc (reg-proc.c), which exists only once the tree
  * is forked: opened late, in each task holding it (reg_installed()).
  */
@@ -334,7 +407,7 @@ static bool reg_late(const struct restore_ctx *ctx, size_t pos)
 	const char *path = ctx->files->paths[pos];
 	pid_t pid, tid;
 
-	return !(fe->reg->has_unlinked && fe->reg->unlinked) && path &&
+	return !(fe->reg->has_unlinked && fe->reg->unlinked) && !fe->reg->proc_dead && path &&
 	       proc_pid_path(path, &pid, &tid);
 }
 
@@ -346,6 +419,8 @@ static int open_reg(struct restore_ctx *ctx, size_t pos)
 		return rst_ghost_open(ctx, pos);
 	if (reg_late(ctx, pos))
 		return rst_late_placeholder(ctx, pos);
+	if (fe->reg->proc_dead)
+		return open_proc_dead(ctx, pos);
 	return open_path(ctx, pos, false);
 }
 
@@ -421,6 +496,8 @@ static int reg_resume(struct restore_ctx *ctx)
 	size_t j;
 	int pidfd, err = 0;
 
+	/* every description open, the tree about to run: the hidden links go */
+	link_remap_restored(ctx, true);
 	if (!rst_kind_get(ctx, &reg_kind)->n)
 		return 0;
 	for (i = 0; !err && i < ctx->nr_tasks; i++) {
@@ -493,9 +570,15 @@ static int reg_check(const FileEntry *fe)
 	return 0;
 }
 
+/* --link-remap: the file is opened through its hidden link (reg-remap.c) */
 static const ProtobufCBinaryData *reg_entry_path(const FileEntry *fe)
 {
-	return &fe->reg->path;
+	return fe->reg->has_link_remap ? &fe->reg->link_remap : &fe->reg->path;
+}
+
+static void reg_fini(struct restore_ctx *ctx)
+{
+	link_remap_restored(ctx, false); /* a failed restore leaves them, as the images */
 }
 
 const struct file_kind reg_kind = {
@@ -510,4 +593,7 @@ const struct file_kind reg_kind = {
 	.open_mapped = reg_open_mapped,
 	.installed = reg_installed,
 	.resume = reg_resume,
+	.prepare = link_remap_prepare,
+	.fini = reg_fini,
+	.dump_fini = link_remap_dump_fini,
 };

@@ -230,6 +230,7 @@ static int read_task_files(struct restore_ctx *ctx, struct rst_task *t)
 	if (!tf)
 		return -ENOMEM;
 	t->files = tf;
+	tf->fdt_prev = tf->fdt_next = -1;
 	if (rst_task_zombie(t))
 		return 0;
 	err = read_all_of(ctx->dirfd, CR_IMG_FDINFO, (uint32_t)pid, false, &tf->recs, &tf->nr_recs);
@@ -273,7 +274,8 @@ int rst_files_read(struct restore_ctx *ctx)
 		err = index_files(f);
 	for (i = 0; !err && i < ctx->nr_tasks; i++)
 		err = read_task_files(ctx, &ctx->tasks[i]);
-	return err;
+	/* fd tables shared between processes: who installs each, in which order (fdtable.c) */
+	return err ? err : rst_fdt_plan(ctx);
 }
 
 size_t rst_files_count(const struct restore_ctx *ctx)
@@ -346,6 +348,9 @@ int rst_files_install(struct restore_ctx *ctx, struct rst_task *t)
 	int next = 0, err = 0;
 	size_t i;
 
+	/* its parent's table, installed by the first process of it (fdtable.c) */
+	if (rst_fdt_shared_with_parent(t))
+		return 0;
 	for (i = 0; i < tf->nr_fds; i++) {
 		const FdEntry *fd = tf->fds[i];
 		long pos = file_pos(f, fd->id);
@@ -470,6 +475,13 @@ int rst_files_resume(struct restore_ctx *ctx)
 }
 
 /* ---- for the restorer: file mappings and the exe link ------------------------------------- */
+
+bool rst_file_map_unfixed(const struct restore_ctx *ctx, uint32_t id)
+{
+	long pos = ctx->files ? file_pos(ctx->files, id) : -1;
+
+	return pos >= 0 && ctx->files->kind_at[pos]->map_unfixed;
+}
 
 const char *rst_file_path(const struct restore_ctx *ctx, uint32_t id)
 {

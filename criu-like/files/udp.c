@@ -19,6 +19,11 @@
  * (IPV6_CHECKSUM). UDP-Lite the same way with its own header (the coverage
  * field 0: the whole datagram), whose checksum is mandatory: computed here
  * for IPv4.
+ *
+ * Corked data (UDP_CORK, or a send with MSG_MORE) waits in the socket's
+ * write queue for the rest of its datagram: nothing reads it back (SIOCOUTQ
+ * gives its size only), so a socket holding some is refused; UDP_CORK
+ * itself is an option of the table (inet-opts.c).
  */
 #define LOG_PREFIX "files: "
 
@@ -27,6 +32,8 @@
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <linux/sock_diag.h>
@@ -183,8 +190,41 @@ static int udp_dump_queue(const struct fd_info *f, InetSkEntry *e)
 	return 0;
 }
 
+/*
+ * The bytes sent on @f and still held by it (SIOCOUTQ: its send memory).
+ * Datagrams on their way out through a device free theirs once the device
+ * took them: waited for, up to UDP_OUTQ_WAIT_MS. Corked ones stay.
+ */
+#define UDP_OUTQ_WAIT_MS 200
+
+static int udp_check_corked(const struct fd_info *f, const InetSkEntry *e)
+{
+	char ends[INET_ENDS_STRLEN];
+	int outq = 0, i;
+
+	for (i = 0; i <= UDP_OUTQ_WAIT_MS; i++) {
+		if (ioctl(f->dfd, SIOCOUTQ, &outq)) {
+			pr_perror("pid %d fd %d: SIOCOUTQ of %s", f->pid, f->fd, f->link);
+			return neg_errno();
+		}
+		if (outq <= 0)
+			return 0;
+		usleep(1000);
+	}
+	pr_err("pid %d fd %d: %s socket %s holds %d bytes of send memory not sent (corked data: "
+	       "UDP_CORK is %s, or a send with MSG_MORE): corked data cannot be read back, the "
+	       "socket is not dumped\n",
+	       f->pid, f->fd, inet_kind_name((int)e->type, (int)e->proto),
+	       inet_entry_ends(e, ends, sizeof(ends)), outq, e->udp_cork ? "on" : "off");
+	return -EOPNOTSUPP;
+}
+
 int udp_dump(const struct fd_info *f, const struct inet_sk_diag *dg, InetSkEntry *e)
 {
+	int err = udp_check_corked(f, e);
+
+	if (err)
+		return err;
 	/* shutdown() of a UDP socket only sets these bits (connected or not) */
 	e->has_shutdown = dg->shutdown != 0;
 	e->shutdown = dg->shutdown;

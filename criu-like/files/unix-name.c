@@ -23,18 +23,32 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "node-attrs.h"
 #include "restore.h"
 #include "unix.h"
 #include "util.h"
 
 /* ---- dump ------------------------------------------------------------------------------- */
 
-static void usk_file_attrs(UnixSkEntry *e, const struct stat *st)
+/* The socket file at @path (@st): owner, mode, times and extended attributes. */
+static int usk_file_attrs(const struct fd_info *f, UnixSkEntry *e, const struct stat *st,
+			  const char *path)
 {
+	int err;
+
 	e->has_file_uid = e->has_file_gid = e->has_file_mode = true;
 	e->file_uid = st->st_uid;
 	e->file_gid = st->st_gid;
 	e->file_mode = st->st_mode & 07777;
+	e->has_file_atime_ns = e->has_file_mtime_ns = true;
+	e->file_atime_ns = node_ns(&st->st_atim);
+	e->file_mtime_ns = node_ns(&st->st_mtim);
+	err = node_xattrs_dump(path, false, &e->file_xattrs);
+	if (err)
+		pr_errno(err, "pid %d fd %d: cannot read the extended attributes of %s", f->pid,
+			 f->fd, path);
+	e->has_file_xattrs = e->file_xattrs.len != 0;
+	return err;
 }
 
 /*
@@ -75,8 +89,12 @@ static int usk_dump_relative(const struct fd_info *f, const struct usk_diag *dg,
 		       f->pid, f->fd, f->link, (int)dg->name_len, dg->name, dir);
 		return -EOPNOTSUPP;
 	}
-	if (!e->name_unlinked)
-		usk_file_attrs(e, &st);
+	if (!e->name_unlinked) {
+		int err = usk_file_attrs(f, e, &st, path);
+
+		if (err)
+			return err;
+	}
 	e->has_name_dir = true;
 	e->name_dir.data = (uint8_t *)dir;
 	e->name_dir.len = (size_t)n;
@@ -109,7 +127,7 @@ int usk_dump_name(const struct fd_info *f, const struct usk_diag *dg, UnixSkEntr
 	e->name_unlinked = stat(path, &st) || !S_ISSOCK(st.st_mode) ||
 			   (dg->has_vfs && st.st_ino != dg->vfs_ino);
 	if (!e->name_unlinked)
-		usk_file_attrs(e, &st);
+		return usk_file_attrs(f, e, &st, path);
 	return 0;
 }
 
@@ -296,9 +314,12 @@ static int bind_unlinked(int sk, const struct sockaddr_un *sa, socklen_t len, ui
  * name that was unlinked after bind() is unlinked again (@keep: later, by
  * the caller, which connects through it first).
  */
-static int usk_bind_path(int sk, const UnixSkEntry *e, const struct sockaddr_un *sa, socklen_t len,
+static int usk_bind_file(int sk, const UnixSkEntry *e, const struct sockaddr_un *sa, socklen_t len,
 			 uint32_t id, bool keep)
 {
+	struct node_attrs na = { e->has_file_atime_ns && e->has_file_mtime_ns, e->file_atime_ns,
+				 e->file_mtime_ns, e->has_file_xattrs ? &e->file_xattrs : NULL };
+	char what[PATH_MAX + 32];
 	struct stat st;
 
 	if (e->name_unlinked && !keep)
@@ -326,7 +347,21 @@ static int usk_bind_path(int sk, const UnixSkEntry *e, const struct sockaddr_un 
 			  e->file_uid, e->file_gid, e->file_mode);
 		return neg_errno();
 	}
-	return 0;
+	snprintf(what, sizeof(what), "file %u: socket file %s", id, sa->sun_path);
+	return node_attrs_set(-1, sa->sun_path, false, &na, what);
+}
+
+/* The directory's times put back after: bind() made an entry in it (and removed one). */
+static int usk_bind_path(int sk, const UnixSkEntry *e, const struct sockaddr_un *sa, socklen_t len,
+			 uint32_t id, bool keep)
+{
+	struct dir_times dt;
+	int err;
+
+	dir_times_save(&dt, sa->sun_path);
+	err = usk_bind_file(sk, e, sa, len, id, keep);
+	dir_times_put_back(&dt);
+	return err;
 }
 
 static int usk_bind_keep(int sk, const UnixSkEntry *e, uint32_t id, bool keep)

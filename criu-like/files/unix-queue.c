@@ -33,7 +33,9 @@
  * told that pid number, as it would have been. Pids are those of the
  * dumper's pid namespace; in a container, those inside it, and such queues
  * are refilled by the container's root once every task exists
- * (usk_late_in_root()), the pids being the tasks' own by then.
+ * (usk_late_in_root()), the pids being the tasks' own by then. So are the
+ * queues of a tree holding a pidfd in flight (file_kind.in_flight_open): its
+ * target exists only then, and the root makes it before it sends it.
  *
  * Descriptions that were only in flight (no task holds them) are closed in
  * the controller afterwards: the queues hold their only references.
@@ -41,6 +43,7 @@
 #define LOG_PREFIX "files: "
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -851,6 +854,69 @@ static bool late_has_pids(const struct usk_rst *u)
 	return false;
 }
 
+/*
+ * Calls @fn for each description in flight in a queue refilled late whose
+ * kind makes it only once the tree exists (file_kind.in_flight_open): the
+ * first one that does not return 0 stops the walk.
+ */
+static int for_each_made_in_root(const struct usk_rst *u,
+				 int (*fn)(const struct usk_rst *u, size_t pos, void *arg),
+				 void *arg)
+{
+	size_t j, k, x;
+	int r;
+
+	for (j = 0; j < u->k->n; j++) {
+		const UnixSkEntry *e = usk_at(u, u->k->pos[j]);
+
+		if (!(u->late[u->k->pos[j]] & USK_LATE_RECV))
+			continue;
+		for (k = 0; k < e->n_queue_scm; k++)
+			for (x = 0; x < e->queue_scm[k]->n_fd_ids; x++) {
+				long pos = rst_file_index_pos(&u->f->idx,
+							      e->queue_scm[k]->fd_ids[x]);
+
+				if (pos < 0 || !u->f->kind_at[pos]->in_flight_open)
+					continue;
+				r = fn(u, (size_t)pos, arg);
+				if (r)
+					return r;
+			}
+	}
+	return 0;
+}
+
+static int found(const struct usk_rst *u, size_t pos, void *arg)
+{
+	(void)u;
+	(void)pos;
+	(void)arg;
+	return 1;
+}
+
+/* In the root: the description at @pos made now, put over the placeholder the queues send. */
+static int make_in_root(const struct usk_rst *u, size_t pos, void *arg)
+{
+	struct restore_ctx *ctx = arg;
+	int fd;
+
+	if (u->made[pos])
+		return 0;
+	fd = u->f->kind_at[pos]->in_flight_open(ctx, pos);
+	if (fd < 0)
+		return fd;
+	if (dup3(fd, u->f->fds[pos], O_CLOEXEC) < 0) {
+		fd = neg_errno();
+		pr_errno(fd, "file %u in flight: cannot put it at fd %d", usk_id(u, pos),
+			 u->f->fds[pos]);
+		return fd;
+	}
+	close(fd);
+	u->made[pos] = true;
+	pr_debug("file %u in flight: made in the root\n", u->f->idx.by_id[pos]->id);
+	return 0;
+}
+
 int usk_late(struct restore_ctx *ctx)
 {
 	struct usk_rst *u = rst_kind_get(ctx, &unix_kind)->priv;
@@ -865,6 +931,20 @@ int usk_late(struct restore_ctx *ctx)
 		u->deferred = true;
 		pr_debug("queues with credentials: refilled by the root of the container\n");
 		return 0;
+	}
+	/* a pidfd in flight: its process exists once the tree does */
+	if (!u->in_root && for_each_made_in_root(u, found, NULL)) {
+		u->deferred = true;
+		pr_debug("queues with pidfds in flight: refilled by the root of the tree\n");
+		return 0;
+	}
+	if (u->in_root) {
+		u->made = calloc(u->f->idx.n + 1, sizeof(bool));
+		err = u->made ? for_each_made_in_root(u, make_in_root, ctx) : -ENOMEM;
+		free(u->made);
+		u->made = NULL;
+		if (err)
+			return err;
 	}
 	pos = u->k->pos;
 	for (j = 0; j < u->k->n && !err; j++)

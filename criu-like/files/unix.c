@@ -135,7 +135,7 @@ static int usk_pack(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 	sz = sizeof(struct usk_priv) + (q->n + nf) * sizeof(ProtobufCBinaryData) +
 	     q->nr_scm * (sizeof(UnixSkScm) + sizeof(UnixSkScm *)) + nfds * sizeof(uint32_t) +
 	     e->n_icons_peer * sizeof(uint64_t) + e->name.len + e->name_dir.len +
-	     e->ext_peer_name.len + q->len + names + sizeof(uint64_t);
+	     e->ext_peer_name.len + e->file_xattrs.len + q->len + names + sizeof(uint64_t);
 	p = malloc(sz);
 	if (!p)
 		return -ENOMEM;
@@ -154,6 +154,10 @@ static int usk_pack(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 	p->e.ext_peer_name.data = at;
 	memcpy(at, e->ext_peer_name.data, e->ext_peer_name.len);
 	at += e->ext_peer_name.len;
+	p->e.file_xattrs.data = at;
+	if (e->file_xattrs.len)
+		memcpy(at, e->file_xattrs.data, e->file_xattrs.len);
+	at += e->file_xattrs.len;
 	if (q->len)
 		memcpy(at, q->data, q->len);
 	for (i = 0; i < q->n; i++) {
@@ -388,6 +392,7 @@ static int usk_fill(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 			 f->pid, f->fd, f->link, e.type, e.state, (unsigned long long)e.peer, q.n,
 			 q.len);
 	free(e.icons_peer);
+	free(e.file_xattrs.data);
 	usk_queue_fini(&q);
 	return err;
 }

@@ -121,11 +121,14 @@ struct usk_rst {
 	uint8_t *late; /* per idx position: USK_LATE_* */
 	int *from; /* per idx position: the closed peer kept to refill its queue late, or -1 */
 	/*
-	 * A container's queues with credentials naming pids: refilled by the
-	 * root of the tree, inside its pid namespace, before it forks
-	 * (usk_late_in_root()), not by the controller.
+	 * A container's queues with credentials naming pids, and any queue with a
+	 * pidfd in flight (file_kind.in_flight_open): refilled by the
+	 * root of the tree (inside its pid namespace) once every task exists,
+	 * before its own fds are installed (usk_late_in_root()), not by the
+	 * controller.
 	 */
 	bool deferred, in_root;
+	bool *made; /* usk_late() in the root: per idx position, made there already */
 };
 
 /* unix.c */

@@ -24,6 +24,7 @@
 #include "cgroup.pb-c.h"
 #include "nfrules.pb-c.h"
 #include "conntrack.pb-c.h"
+#include "cpuinfo.pb-c.h"
 
 /*
  * Zero when the protobuf-c C type @T and the descriptor prefix @t belong to
@@ -103,6 +104,8 @@ static const struct cr_img_desc img_descs[CR_IMG_NR] = {
 		    nf_rules_entry),
 	IMG_RECORDS(CR_IMG_CONNTRACK, "conntrack", "conntrack-%u.img", 0x8C51E7B4, ConntrackTable,
 		    conntrack_table),
+	IMG_RECORDS(CR_IMG_CPUINFO, "cpuinfo", "cpuinfo.img", 0x43505549, CpuinfoEntry,
+		    cpuinfo_entry),
 };
 
 const struct cr_img_desc *img_desc(enum cr_img_kind kind)

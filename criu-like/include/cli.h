@@ -104,6 +104,8 @@ int cli_validate(const struct cli_command *cmd, uint64_t seen, int nargs);
  * without an OPT_ bit). 0 or -EOPNOTSUPP. Called once the log file is open.
  */
 int cli_validate_compat(const struct cr_options *o);
+/* A size as CRIU writes them: N, NK, NM, NG (k, m, g too, B or iB after); -EINVAL, -ERANGE. */
+int cli_parse_size(const char *arg, unsigned long long *ret);
 
 /*
  * The CAPB() bits @cmd needs with options @o that are missing from @have

@@ -426,6 +426,10 @@ struct cr_pidfd_info {
 #define MADV_GUARD_REMOVE 103
 #endif
 
+/* io_uring setup flags newer than Debian 12's headers (uapi linux/io_uring.h) */
+#define CR_IORING_SETUP_NO_MMAP (1U << 14) /* 6.5: rings in the task's own memory */
+#define CR_IORING_SETUP_NO_SQARRAY (1U << 16) /* 6.6: no SQ index array */
+
 /* The kernel's O_LARGEFILE in f_flags (fdinfo "flags:"): glibc defines it as 0 on 64-bit */
 #define CR_O_LARGEFILE_KERNEL 0100000
 

@@ -52,6 +52,9 @@ struct dump_task {
 	struct mem_runs shared_runs;
 	pid_t shared_pid; /* that parent, as the image names it (0: none) */
 	struct cow_parent *cow; /* as a parent: its pagemap over what it saved, for its children */
+	bool files_shared_with_parent; /* files/fdtable.c: its fd table is its parent's */
+	/* /proc/PID/limits read before the infection (the parasite may raise RLIMIT_NOFILE) */
+	char *limits;
 };
 
 /* For stats-dump (image/stats.c): CRIU's counters, times in ns (CLOCK_MONOTONIC). */
@@ -62,6 +65,8 @@ struct dump_stats {
 	uint64_t memdump_ns, memwrite_ns;
 	uint64_t pages_scanned, pages_written, bytes_written; /* pages_written: shmem too */
 	uint64_t shpages_scanned, shpages_written; /* shared anonymous memory */
+	/* pages not written: unchanged since the parent image (PE_PARENT entries) */
+	uint64_t pages_skipped_parent, shpages_skipped_parent;
 	uint64_t page_pipes, page_pipe_bufs; /* page transfers and the pipes they used */
 };
 
@@ -86,11 +91,19 @@ struct dump_ctx {
 	struct track_set track; /* the write tracking's uffds (mem/track.c) */
 	struct ps_conn *ps; /* --page-server: pagemaps and pages go there (page-server.h) */
 	bool resumed; /* --snapshot: the tree runs again, ctx->tree is a shadow (dump.c) */
+	bool failed; /* the dump failed: the kinds' dump_fini() undo what they made */
 	struct snapshot *snap; /* --snapshot: the pages copied once the tree runs (snapshot.h) */
 	struct kcmp_set fs_owners; /* fs.c: tasks whose fs context is not their parent's */
 };
 
 /* core.c: core-PID.img (threads and task state), creds-PID.img. */
+/*
+ * dump.c: what /proc shows of a frozen task (stat, status, limits, maps)
+ * read, then the task infected (dt->ctl); @o (NULL: none) for
+ * --allow-uprobes.
+ */
+struct cr_options;
+int dump_task_prepare(const struct cr_options *o, struct dump_task *dt);
 int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt);
 /* mem.c: mm-PID.img, pagemap-PID.img and its pages image. */
 int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt);
@@ -134,8 +147,22 @@ void file_table_free(struct file_table *ft);
  * flags. For mem.c: file mappings and the exe link. Unlinked files get a ghost
  * image like unlinked open files.
  */
+/*
+ * files/io_uring.c, for mem.c: the FileEntry id of the file of a mapping of
+ * an anonymous inode (@path "anon_inode:[...]", inode @dev/@ino): an io_uring
+ * instance whose fd was dumped; else refused (logged).
+ */
+int dump_anon_mapping(struct dump_ctx *ctx, pid_t pid, const char *path, dev_t dev, ino_t ino,
+		      uint32_t *id);
 int dump_file_by_fd(struct dump_ctx *ctx, pid_t pid, int fd, const char *path, int flags,
 		    uint32_t *id);
+struct vma_entry;
+/*
+ * files/packet-ring.c: the FileEntry id of the packet socket whose rings @v
+ * ("socket:[INO]") maps, dumped already from an fd of the tree; -EOPNOTSUPP
+ * (logged) for another socket or a part of the rings.
+ */
+int packet_ring_mapping(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v, uint32_t *id);
 /* fs.c: fs-PID.img (cwd, root, umask). */
 int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt);
 

@@ -45,6 +45,7 @@ enum cr_img_kind {
 	CR_IMG_CGROUP,
 	CR_IMG_NFRULES,
 	CR_IMG_CONNTRACK,
+	CR_IMG_CPUINFO,
 	CR_IMG_NR,
 };
 

@@ -60,6 +60,15 @@ int parasite_get_thread_state(struct parasite_ctl *ctl, pid_t tid,
 			      struct parasite_thread_state *ret, uint64_t *ret_sigmask);
 /* The registers, xstate and sigmask of thread @tid as found at the seize, or NULL. */
 const struct arch_thread_state *parasite_thread_regs(struct parasite_ctl *ctl, pid_t tid);
+/*
+ * Run syscall @nr in the leader, in a ptrace stop, with @data[0..@size)
+ * copied into the parasite's data area: each argument i whose bit is set
+ * in @data_args is an offset into @data, passed as its address in the
+ * task. @data gets the area's bytes back after the call; *@ret is its raw
+ * result (-errno for a failed call).
+ */
+int parasite_syscall_data(struct parasite_ctl *ctl, long nr, const unsigned long args[6],
+			  unsigned int data_args, void *data, size_t size, long *ret);
 /* Receive the task's fds @fds[0..@n) as fds of the dumper in @ret_fds. */
 int parasite_drain_fds(struct parasite_ctl *ctl, const int *fds, unsigned int n, int *ret_fds);
 /*

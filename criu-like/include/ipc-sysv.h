@@ -16,6 +16,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <stddef.h>
+#include <sys/sem.h>
+
 #include "ipc.pb-c.h"
 
 struct cr_img;
@@ -47,6 +50,39 @@ int ipc_sysctl_open(const char *path, int flags);
  */
 int ipc_ns_root_enter(void);
 void ipc_ns_root_leave(int entered);
+/*
+ * The last pid of each semaphore (sempid, GETPID) is the pid of the
+ * process in the reader's pid namespace. ipc_sysv_sem_pids_read(), by a
+ * process in the tree's pid namespace and IPC namespace, fills @tab
+ * (@len entries) with [id, nsems, pid...] for each set and -1 last;
+ * ipc_sysv_use_sem_pids() makes ipc_sysv_dump() take the pids from such a
+ * table (NULL: GETPID of the caller). ipc_sem_pid_lookup(): the pid of
+ * semaphore @i of set @id in @tab, -1 if not there (pure).
+ */
+int ipc_sysv_sem_pids_read(int32_t *tab, size_t len);
+void ipc_sysv_use_sem_pids(const int32_t *tab, size_t len);
+int32_t ipc_sem_pid_lookup(const int32_t *tab, size_t len, int id, unsigned long i);
+/*
+ * The semops that leave semaphore @num of value @value as it is, making the
+ * caller its last pid: a wait-for-zero, or +1 and -1 (-1 and +1 at
+ * SEMVMX). Returns how many of @ops it filled (pure).
+ */
+size_t ipc_sem_keep_ops(unsigned short num, unsigned int value, struct sembuf *ops);
+/*
+ * The records of ipc-sem-@ns_id.img (for ipc_sysv_restore_sem_pids(), whose
+ * caller may no longer read the images). Free with img_free_records().
+ */
+int ipc_sysv_sem_load(int dirfd, uint32_t ns_id, ProtobufCMessage ***recs, size_t *n);
+/*
+ * Give every semaphore its last pid again: in the tree's pid namespace,
+ * before any other task than the caller exists, a child created with that
+ * pid (clone3 set_tid), or the caller for its own, does a semop that
+ * leaves the value as it is, and is reaped: its number is free again for
+ * the task. A pid taken by a process that is not the caller is refused,
+ * naming it. A last pid 0 (none, or outside the pid namespace) is left
+ * as the restore made it.
+ */
+int ipc_sysv_restore_sem_pids(ProtobufCMessage *const *recs, size_t n);
 /*
  * Once the restored tasks have attached their segments: IPC_RMID the ones
  * that were marked for removal, so each goes with its last detach again.

@@ -169,6 +169,11 @@ int check_print_json(FILE *out, const struct kerndat *kd, bool all);
  * name CRIU does not have.
  */
 int check_feature(FILE *out, const char *name);
+/* check --feature list: CRIU's feature names, by ", ", wrapped at @width columns. */
+void check_feature_list(FILE *out, unsigned int width);
+/* CRIU's last line of `check`: dump and restore can work (@required), and with
+ * --extra / --experimental, whether the features of those categories are there. */
+const char *check_verdict(bool required, bool others);
 /* One line per feature of CRIU's --extra / --experimental sets; -ENOTSUP if any fails. */
 int check_categories(FILE *out, struct kerndat *kd, bool extra, bool experimental);
 

@@ -105,6 +105,12 @@ int lazy_src_remote(const struct cr_options *o, struct lazy_src *out);
 
 /* ---- the two commands ------------------------------------------------------------------------- */
 
+/*
+ * restore-lazy.c: the kernel has what a lazy restore uses: userfaultfd with
+ * every event the daemon follows (fork, mremap, remove, unmap, thread ids).
+ */
+bool lazy_restore_possible(void);
+
 /* `criu-like lazy-pages`: serve one restore, exit when every page is in. */
 int cr_lazy_pages(const struct cr_options *o);
 

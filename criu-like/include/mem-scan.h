@@ -97,6 +97,19 @@ int mem_runs_append(struct mem_runs *r, unsigned long start, unsigned long nr_pa
 		    enum mem_policy policy);
 void mem_runs_fini(struct mem_runs *r);
 
+/* ---- breakpoints in code (mem-breakpoints.c) ---- */
+/* @task differs from @file only by int3 bytes, at least one. */
+bool mem_page_only_breakpoints(const uint8_t *task, const uint8_t *file, size_t len);
+/* A private read-only code mapping of a file, where uprobes write breakpoints. */
+bool mem_vma_may_hold_breakpoints(const struct vma_entry *v);
+/*
+ * The written pages @in of such a VMA @v of @pid appended to @out, but those
+ * that differ from the file by breakpoints only (their count in *@dropped):
+ * the restore takes the file's page, the kernel puts the uprobes back.
+ */
+int mem_drop_breakpoint_pages(pid_t pid, const struct vma_entry *v, const struct mem_runs *in,
+			      struct mem_runs *out, uint64_t *dropped);
+
 struct mem_stats {
 	uint64_t pages_scanned; /* pages of address space walked */
 	uint64_t pages_to_save; /* private pages in runs plus shmem pages seen in this task */

@@ -23,10 +23,19 @@
 #define CR_ACT_POST_RESTORE "post-restore"
 #define CR_ACT_PRE_RESUME "pre-resume"
 #define CR_ACT_POST_RESUME "post-resume"
+/* around the lock of a tree's own network namespace (ns/net.c, network-lock.md) */
+#define CR_ACT_NET_LOCK "network-lock"
+#define CR_ACT_NET_UNLOCK "network-unlock"
+/* a restore's new pty master, to the RPC client only (SCM_RIGHTS): files/pty.c */
+#define CR_ACT_ORPHAN_PTS_MASTER "orphan-pts-master"
+/* a page server (or a lazy-pages daemon) accepts connections */
+#define CR_ACT_STATUS_READY "status-ready"
 
 /* Another front end's hook (the RPC conversation): 0 to go on, or -errno. */
 struct cr_notifier {
 	int (*notify)(void *priv, const char *action, pid_t root);
+	/* optional: the same with a descriptor passed along (orphan-pts-master) */
+	int (*notify_fd)(void *priv, const char *action, pid_t root, int fd);
 	void *priv;
 };
 
@@ -37,5 +46,12 @@ struct cr_notifier {
  * in its environment. 0, or -errno after logging which hook failed.
  */
 int cr_notify(const struct cr_options *o, const char *action, pid_t root, int dirfd);
+
+/*
+ * Hook point @action with the descriptor @fd for the RPC client (CRIU sends
+ * orphan-pts-master so; no action script runs for it). 0, -ENOTCONN when no
+ * client can take a descriptor, or -errno (logged).
+ */
+int cr_notify_fd(const struct cr_options *o, const char *action, pid_t root, int fd);
 
 #endif

@@ -63,6 +63,51 @@ bool ns_kind_dumped(enum ns_kind k);
 
 /* ---- dump ---------------------------------------------------------------------------------- */
 
+/*
+ * Tasks whose time_for_children is a time namespace of their own, made by
+ * an unshare(CLONE_NEWTIME) (ns/time.c): each unshares one again at
+ * restore, with the offsets of timens-@img_id.img, before its children.
+ */
+#define NS_TIME_CHILDREN_MAX 64
+#define NS_TIME_CHILDREN_IMG_BASE 1000 /* their images' numbers: above the tree's own */
+struct ns_time_children {
+	unsigned int n;
+	pid_t pid[NS_TIME_CHILDREN_MAX];
+	uint64_t ino[NS_TIME_CHILDREN_MAX];
+	/* per task of the tree (its order): forked before its parent unshared */
+	bool *early;
+};
+
+/*
+ * One task as ns_time_plan() sees it: its parent's index (-1: the root), its
+ * namespaces; early is set when it is in its parent's own time namespace
+ * while its parent's children are born in another (it was forked before
+ * the parent's unshare: the restore forks it first).
+ */
+struct ns_time_task {
+	pid_t pid;
+	int parent;
+	bool zombie;
+	uint64_t time, tfc;
+	bool early;
+};
+enum ns_time_refusal {
+	NS_TIME_OK,
+	NS_TIME_NOT_PARENTS, /* its time namespace is not its parent's time_for_children */
+	NS_TIME_TFC_KNOWN, /* its time_for_children is the tree's or criu-like's time namespace */
+	NS_TIME_TFC_SHARED, /* another task has the same new time_for_children */
+	NS_TIME_TOO_MANY,
+};
+/*
+ * Pure: check @tasks[0..@n) (parents before children, [0] the root, in
+ * @tree_time) and fill @out with those whose time_for_children differs from
+ * their time namespace. NS_TIME_OK, or the refusal with *@bad the task's
+ * index.
+ */
+enum ns_time_refusal ns_time_plan(struct ns_time_task *tasks, unsigned int n, uint64_t tree_time,
+				  uint64_t tool_time, struct ns_time_children *out,
+				  unsigned int *bad);
+
 /* The namespaces of a tree: criu-like's, its root's, and the kinds the tree has of its own. */
 struct ns_dump_plan {
 	struct ns_ids tool;
@@ -70,7 +115,22 @@ struct ns_dump_plan {
 	bool own[NS_NR]; /* the root's namespace of this kind is the tree's own: dumped */
 	uint32_t img_id[NS_NR]; /* its image's number (utsns-1.img), when own */
 	const char *ext_key[NS_NR]; /* own but external (--external net[INO]:KEY): not dumped */
+	struct ns_time_children tfc; /* tasks with a time_for_children of their own */
 };
+/* The number of the timens image of @pid's time_for_children, or 0 when it has none. */
+uint32_t ns_time_children_img(const struct ns_dump_plan *plan, pid_t pid);
+/* Task @idx of the tree was forked before its parent unshared its children's time namespace. */
+bool ns_time_early(const struct ns_dump_plan *plan, unsigned int idx);
+/* ns/time.c: the timens image of @pid's time_for_children (what /proc/PID/timens_offsets shows). */
+int ns_time_children_dump(pid_t pid, int dirfd, uint32_t id);
+/*
+ * ns/time.c, at restore. In the controller: read timens-@id.img for a task
+ * that unshares it again. In that task, before its children: unshare the
+ * time namespace of its children and write its offsets (through @proc_fd,
+ * criu-like's /proc).
+ */
+int ns_time_children_load(int dirfd, uint32_t id);
+int ns_time_children_enter(uint32_t id, int proc_fd);
 
 /*
  * Pure: fill @plan->own from @plan->tool and @plan->root: a kind the root
@@ -254,6 +314,12 @@ int ns_user_unshare(int flag);
  * CAP_DAC_READ_SEARCH in them). The fd, or -errno (logged).
  */
 int ns_user_open(const char *path, int flags, mode_t mode);
+/*
+ * At restore: the master of pty @index of the tree's devpts, made again by
+ * the mount rebuild for a bind mount of its slave (runc's /dev/console),
+ * now the caller's; -1 when none was made (ns/mnt-build.c).
+ */
+int ns_devpts_pty_take(unsigned int index);
 /*
  * In the process that clones the root (a single-threaded child of the
  * controller): take the root's host @groups and join the tree's user

@@ -23,6 +23,7 @@ struct cr_options {
 	bool leave_stopped; /* -s */
 	bool restore_detached; /* -d */
 	bool shell_job; /* -j */
+	bool orphan_pts_master; /* RPC: a new pty for a terminal whose master was outside (chr.c) */
 	bool ext_unix_sk; /* -x */
 	bool tcp_established; /* --tcp-established */
 	bool file_locks; /* -l */
@@ -42,6 +43,7 @@ struct cr_options {
 	unsigned int rounds; /* migrate --rounds: at most this many pre-copy rounds */
 	const char *listen; /* service --listen ADDRESS[:PORT]: accept migrations */
 	int ps_listen_fd; /* page server: a socket already listening, -1 = --address/--port */
+	int ps_sock_fd; /* RPC ps.fd: a connection to (dump) or from (page server) it, or -1 */
 	const char *root; /* -r */
 	const char **external; /* --external, NULL-terminated */
 	int n_external;
@@ -80,9 +82,12 @@ struct cr_options {
 	/* CRIU's options that need no engine support here (cli.c) */
 	bool no_default_config; /* --no-default-config: only CRIU_CONFIG_FILE and --config read */
 	const char *pre_dump_mode; /* --pre-dump-mode splice|read (pre-dump only) */
+	bool link_remap; /* --link-remap: unlinked names of linked inodes linked back */
+	bool allow_uprobes; /* --allow-uprobes: dump without the [uprobes] area */
 	unsigned long long ghost_limit; /* --ghost-limit: largest unlinked file, 0 = any */
 	bool tcp_close; /* --tcp-close: restore TCP connections closed (CRIU's) */
 	bool skip_in_flight; /* --skip-in-flight: leave out connections not accepted yet */
+	unsigned int cpu_cap; /* --cpu-cap (cpuinfo check): CPU_CAP_* bits (cpuinfo.h) */
 	int status_fd; /* --status-fd (page-server, lazy-pages), -1 = none */
 	bool tls; /* --tls: the page server connection (net/tls.c) */
 	bool tls_no_cn_verify; /* --tls-no-cn-verify */

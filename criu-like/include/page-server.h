@@ -176,6 +176,12 @@ int ps_get_reply(struct ps_conn *c, uint16_t cmd, struct ps_hdr *h, const char *
 
 /* ---- the receiving side (page-server.c) ---- */
 int cr_page_server(const struct cr_options *o);
+/*
+ * A socket listening at --address/--port (port 0: an ephemeral one), its
+ * "ADDR:PORT" in @where; the fd or -errno (logged). cr_page_server() takes it
+ * as o->ps_listen_fd (the RPC's PAGE_SERVER learns the port first).
+ */
+int ps_listen(const struct cr_options *o, char *where, size_t where_len);
 /* page-server-lazy.c: --lazy-pages, serve the directory @dirfd to one lazy-pages daemon. */
 int ps_serve_lazy(struct ps_conn *c, int dirfd);
 

@@ -23,7 +23,17 @@ struct mq_msg {
  * queue as it was. @what names the queue in messages. 0 or -errno (logged).
  */
 int mq_read_all(int qfd, const char *what, const struct mq_attr *a, struct mq_msg *msgs, long *n);
-/* The pid whose notification is registered on @qfd (mq_notify), 0 if none. */
-int mq_notify_pid(int qfd, pid_t *pid);
+/*
+ * The notification registered on @qfd (mq_notify), from the queue file's
+ * text: the registering process (in the reader's pid namespace; 0: none),
+ * sigev_notify (SIGEV_SIGNAL, SIGEV_NONE, SIGEV_THREAD) and the signal.
+ */
+struct mq_notify_info {
+	pid_t pid;
+	int notify, signo;
+};
+int mq_notify_read(int qfd, struct mq_notify_info *ni);
+/* The same from the text @buf itself (pure). 0, or -EINVAL when malformed. */
+int mq_notify_parse(const char *buf, struct mq_notify_info *ni);
 
 #endif

@@ -171,6 +171,7 @@ struct vma_list {
 int parse_maps(const char *text, bool smaps, struct vma_list *ret);
 int proc_parse_maps(pid_t pid, bool smaps, struct vma_list *ret);
 void vma_list_fini(struct vma_list *l);
+void vma_entry_fini(struct vma_entry *v); /* what one entry holds */
 
 /* ---- /proc/PID/fdinfo/FD ---- */
 enum fdinfo_kind {

@@ -33,6 +33,8 @@ struct rst_task_files {
 	ProtobufCMessage **recs; /* fdinfo records, owned */
 	size_t nr_recs;
 	FsEntry *fs; /* NULL for zombies */
+	/* fdtable.c: the tasks before and after this one in its shared fd table's group; -1 */
+	int fdt_prev, fdt_next;
 };
 
 /* Index @n FileEntry records; refuses duplicate ids and entries missing their type's part. */
@@ -71,6 +73,9 @@ int rst_files_resume(struct restore_ctx *ctx);
 /* Close the controller's descriptions (after the resume or a failure) and free everything. */
 void rst_files_fini(struct restore_ctx *ctx);
 
+/* File @id is of a kind the kernel maps only where it wants (io_uring): struct rst_vma.unfixed. */
+bool rst_file_map_unfixed(const struct restore_ctx *ctx, uint32_t id);
+
 /* task/fs.c, in the task: cwd, root, umask. */
 int rst_fs_restore(struct restore_ctx *ctx, struct rst_task *t);
 /* task/fs.c: in task @t, the last step before its restorer: chroot() to its root. */
@@ -90,10 +95,51 @@ int rst_fs_chroot(struct rst_task *t);
 int usk_late_in_root(struct restore_ctx *ctx);
 
 struct rst_tpidfd;
+struct rst_uring_reg;
+struct rst_iovec;
+/*
+ * io_uring.c: the registered buffers of @t's rings, which its restorer
+ * registers once its memory is back, into @regs and @iovs (NULL: count
+ * only); how many of each in *@nr_regs and *@nr_iovs.
+ */
+/*
+ * io_uring.c: the page addresses of the registered buffers of task @pid's
+ * rings into @out (NULL: count only), at most @max: read eagerly with
+ * --lazy-pages, the restorer pinning them. How many.
+ */
+size_t rst_io_uring_buf_pages(const struct restore_ctx *ctx, pid_t pid, uint64_t *out, size_t max);
+int rst_io_uring_bufs(const struct restore_ctx *ctx, const struct rst_task *t,
+		      struct rst_uring_reg *regs, struct rst_iovec *iovs, uint32_t *nr_regs,
+		      uint32_t *nr_iovs);
 int rst_pidfd_threads(const struct restore_ctx *ctx, const struct rst_task *t,
 		      struct rst_tpidfd *out, uint32_t *nr);
 
 /* fs.c: @t shares its parent's fs context (cloned with CLONE_FS) */
 bool rst_fs_shared_with_parent(const struct rst_task *t);
+
+/* ---- files/fdtable.c: fd tables shared between processes (CLONE_FILES) -------------------- */
+
+/*
+ * Pure logic: @n tasks in tree order, @parent[i] the index of task i's
+ * parent (-1), @shared[i] whether it shares its parent's fd table; out: the
+ * group of each (@owner[i], the first task of its table) and the members
+ * before and after it in that group (@prev[i], @next[i]; -1 for none).
+ */
+void rst_fdt_order(const int *parent, const bool *shared, unsigned int n, int *owner, int *prev,
+		   int *next);
+/* Once every task's files are read: each task's place in its table's group. */
+int rst_fdt_plan(struct restore_ctx *ctx);
+/* @t shares its parent's fd table: cloned with CLONE_FILES, installs nothing. */
+bool rst_fdt_shared_with_parent(const struct rst_task *t);
+/* @t shares its table with another task of the tree; and is the last of them to restore. */
+bool rst_fdt_in_group(const struct rst_task *t);
+bool rst_fdt_last(const struct rst_task *t);
+/* In @t, before it touches its fd table: wait until the member before it is done with it. */
+int rst_fdt_wait_turn(struct restore_ctx *ctx, const struct rst_task *t);
+/* The word @t's restorer sets to 1 once its fds are final (shared area). */
+uint32_t *rst_fdt_word(const struct restore_ctx *ctx, const struct rst_task *t);
+/* fds above the service base that the members before @t still hold, into @out: how many. */
+unsigned int rst_fdt_kept(const struct restore_ctx *ctx, const struct rst_task *t, int *out,
+			  unsigned int max);
 
 #endif

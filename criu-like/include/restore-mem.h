@@ -229,6 +229,7 @@ struct rst_layout_in {
 	uint32_t nr_shared_pending, nr_groups, nr_close_fds, nr_guards, nr_tpidfds;
 	uint32_t nr_aios;
 	uint64_t aio_event_bytes; /* the unreaped events of every AIO ring */
+	uint32_t nr_uring_regs, nr_uring_iovs;
 	const uint32_t *thread_pending; /* [nr_threads] */
 	const uint64_t *frame_size; /* [nr_threads], arch_sigframe_size() */
 	uint64_t scratch_size; /* for the special mappings on their way */
@@ -239,6 +240,7 @@ struct rst_layout {
 	uint64_t vmas_off, runs_off, crcs_off, threads_off, timers_off; /* from struct rst_args */
 	uint64_t shared_pending_off, groups_off, close_fds_off, guards_off, tpidfds_off;
 	uint64_t aios_off, aio_events_off;
+	uint64_t uring_regs_off, uring_iovs_off;
 	uint64_t args_size; /* struct rst_args and its arrays */
 	struct rst_thread_layout *threads; /* [nr_threads], allocated by the caller */
 	uint64_t scratch_off; /* from the area start, page aligned */

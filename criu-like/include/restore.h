@@ -60,7 +60,10 @@ struct rst_shared {
 	uint32_t nr_created; /* pids[] entries used, atomically incremented */
 	uint32_t fs_lock; /* 1 while a task changes its cwd (rst_fs_lock()) */
 	uint64_t filled; /* bytes of pages the restorers have read so far: the progress line */
-	int32_t pids[]; /* every task created so far, to kill on failure; then the uffds */
+	/* stats-restore: pages of inherited VMAs looked at, and kept from the parent by fork */
+	uint64_t pages_compared, pages_skipped_cow;
+	/* every task created so far, to kill on failure; then the uffds; then fd tables' turns */
+	int32_t pids[];
 };
 
 /*

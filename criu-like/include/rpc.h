@@ -35,6 +35,8 @@ struct rpc_opts {
 	int images_dir_fd; /* the caller's fd; -1: the images_dir path */
 	int work_dir_fd; /* the caller's fd; -1: the image directory */
 	bool notify; /* notify_scripts: every hook point goes to the client */
+	int ps_fd; /* ps.fd: a connection to or from the page server (swrk: our fd), or -1 */
+	int status_fd; /* the caller's fd written once a page server listens, or -1 */
 };
 
 /*
@@ -62,6 +64,8 @@ int rpc_recv_req(int sk, CriuReq **ret, char *err, size_t size);
 
 /* Send @resp as one message (never SIGPIPE). 0 or -errno. */
 int rpc_send_resp(int sk, const CriuResp *resp);
+/* The same with @fd (>= 0) passed along as SCM_RIGHTS. */
+int rpc_send_resp_fd(int sk, const CriuResp *resp, int fd);
 
 /*
  * One conversation on @sk: requests until one without keep_open is answered

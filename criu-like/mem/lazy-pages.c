@@ -37,6 +37,7 @@
 #include "lazy-int.h"
 #include "lazy.h"
 #include "log.h"
+#include "notify.h"
 #include "options.h"
 #include "util.h"
 
@@ -674,6 +675,9 @@ int cr_lazy_pages(const struct cr_options *o)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	err = lz_setup(&z, o, dirfd);
+	/* CRIU's status-ready hook, then --status-fd */
+	if (!err)
+		err = cr_notify(o, CR_ACT_STATUS_READY, 0, -1);
 	if (!err && o->status_fd >= 0) {
 		if (write(o->status_fd, "\0", 1) != 1)
 			pr_warn("cannot write to --status-fd %d\n", o->status_fd);

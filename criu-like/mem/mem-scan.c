@@ -166,6 +166,10 @@ int mem_vma_policy(pid_t pid, const struct vma_entry *v, enum mem_policy *ret)
 		*ret = MEM_SKIP_IO;
 		return 0;
 	}
+	if (v->kind == VMA_OTHER && v->path && !strcmp(v->path, "[uprobes]"))
+		return refuse(pid, v,
+			      "uprobes area (a uprobe hit the task): dump with "
+			      "--allow-uprobes to leave it out");
 	if (v->kind == VMA_OTHER)
 		return refuse(pid, v, "unknown special mapping");
 	if (is_guard(v)) {
@@ -773,6 +777,22 @@ static int scan_shmem_vma(struct scan_ctx *c, const struct vma_entry *v, struct 
 	return err;
 }
 
+/* Read-only code: its written pages but those holding only breakpoints (mem-breakpoints.c). */
+static int scan_code_vma(struct scan_ctx *c, const struct vma_entry *v, struct mem_runs *runs)
+{
+	struct mem_runs found = { 0 };
+	uint64_t dropped = 0;
+	int err;
+
+	err = scan_range(c, v->start, v->end, MEM_SAVE_COW, &found);
+	if (!err && found.nr)
+		err = mem_drop_breakpoint_pages(c->pid, v, &found, runs, &dropped);
+	if (!err)
+		c->st->pages_to_save += runs_pages(&found, 0) - dropped;
+	mem_runs_fini(&found);
+	return err;
+}
+
 static int scan_vmas(struct scan_ctx *c, const struct vma_list *vmas, struct shmem_set *shm,
 		     struct mem_plan *p)
 {
@@ -788,6 +808,8 @@ static int scan_vmas(struct scan_ctx *c, const struct vma_list *vmas, struct shm
 			continue;
 		if (p->policy[i] == MEM_SAVE_SHMEM) {
 			err = scan_shmem_vma(c, v, shm);
+		} else if (p->policy[i] == MEM_SAVE_COW && mem_vma_may_hold_breakpoints(v)) {
+			err = scan_code_vma(c, v, &p->runs);
 		} else {
 			/* The last run may grow into this VMA: count only what is new. */
 			uint64_t before = runs_pages(&p->runs, mark ? mark - 1 : 0);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <sys/shm.h>
 #include <unistd.h>
 
@@ -264,6 +265,8 @@ static int fill_vma(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v,
 		e->has_lock_onfault = e->lock_onfault = true;
 	e->madv = vma_madv(v->vm_flags);
 	e->has_madv = e->madv != 0;
+	if (v->vm_flags & VMF_SL)
+		e->has_sealed = e->sealed = true;
 	/* MADV_HUGEPAGE brings huge pages back by itself; MADV_NOHUGEPAGE refuses them. */
 	if (v->anon_huge && !v->shared && !(v->vm_flags & (VMF_HG | VMF_NH)))
 		e->has_thp = e->thp = true;
@@ -282,12 +285,23 @@ static int fill_vma(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v,
 	}
 	if (e->flags & MAP_ANONYMOUS)
 		return 0;
+	/* the rings of a packet socket: its description, mapped again (files/packet-ring.c) */
+	if (v->dev_major == 0 && v->path && !strncmp(v->path, "socket:[", 8)) {
+		err = packet_ring_mapping(ctx, pid, v, &e->file_id);
+		e->has_file_id = !err;
+		return err;
+	}
 	/* the file as the mapping has it: writable when it may be made writable (mw) */
 	e->has_may_write = e->may_write = v->shared && !(v->prot & PROT_WRITE) &&
 					  (v->vm_flags & VMF_MW);
 	flags = v->shared && ((v->prot & PROT_WRITE) || e->may_write) ? O_RDWR : O_RDONLY;
 	snprintf(link, sizeof(link), "map_files/%lx-%lx", v->start, v->end);
-	err = dump_linked_file(ctx, pid, link, v->path, flags, &e->file_id);
+	/* an anonymous inode cannot be opened there: the description of a dumped fd (io_uring) */
+	if (v->path && !strncmp(v->path, "anon_inode:", 11))
+		err = dump_anon_mapping(ctx, pid, v->path, makedev(v->dev_major, v->dev_minor),
+					v->ino, &e->file_id);
+	else
+		err = dump_linked_file(ctx, pid, link, v->path, flags, &e->file_id);
 	e->has_file_id = !err;
 	return err;
 }
@@ -530,6 +544,13 @@ static int write_pagemap(struct dump_ctx *ctx, enum cr_img_kind kind, uint32_t i
 
 	if (!img)
 		return -errno;
+	/* CRIU's pages_skipped_parent, shpages_skipped_parent: kept in a parent image */
+	for (i = 0; parent && i < parent->nr; i++) {
+		if (kind == CR_IMG_SHMEM_PAGEMAP)
+			ctx->stats.shpages_skipped_parent += parent->runs[i].nr_pages;
+		else
+			ctx->stats.pages_skipped_parent += parent->runs[i].nr_pages;
+	}
 	h.pages_id = pages_id;
 	h.has_shared_pid = shared && shared->nr;
 	h.shared_pid = h.has_shared_pid ? (uint32_t)shared_pid : 0;

@@ -29,6 +29,7 @@
 #include "fault.h"
 #include "image.h"
 #include "log.h"
+#include "notify.h"
 #include "page-server.h"
 #include "util.h"
 
@@ -356,7 +357,7 @@ static int write_pidfile(const char *path, pid_t pid)
 	return err;
 }
 
-static int listen_on(const struct cr_options *o, char *where, size_t where_len)
+int ps_listen(const struct cr_options *o, char *where, size_t where_len)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
@@ -471,13 +472,17 @@ int cr_page_server(const struct cr_options *o)
 		return err;
 	}
 	/* a migration's destination listens itself, to tell the source the port (mig-dst.c) */
-	if (o->ps_listen_fd >= 0) {
+	if (o->ps_sock_fd >= 0) {
+		/* RPC ps.fd: a connection the client made, served as accepted */
+		lfd = -1;
+		snprintf(where, sizeof(where), "the connected fd %d", o->ps_sock_fd);
+	} else if (o->ps_listen_fd >= 0) {
 		lfd = o->ps_listen_fd;
 		snprintf(where, sizeof(where), "the migration's port");
 	} else {
-		lfd = listen_on(o, where, sizeof(where));
+		lfd = ps_listen(o, where, sizeof(where));
 	}
-	if (lfd < 0) {
+	if (lfd < 0 && o->ps_sock_fd < 0) {
 		close(sv.dirfd);
 		return lfd;
 	}
@@ -485,7 +490,9 @@ int cr_page_server(const struct cr_options *o)
 		o->images_dir);
 	err = o->restore_detached ? go_background(o)
 				  : (o->pidfile ? write_pidfile(o->pidfile, getpid()) : 0);
-	/* CRIU's --status-fd: one byte once the socket accepts connections */
+	/* CRIU's status-ready hook, then --status-fd: one byte once connections are accepted */
+	if (!err)
+		err = cr_notify(o, CR_ACT_STATUS_READY, 0, -1);
 	if (!err && o->status_fd >= 0) {
 		if (write(o->status_fd, &ready, 1) != 1)
 			pr_perror("cannot write to --status-fd %d", o->status_fd);
@@ -496,9 +503,16 @@ int cr_page_server(const struct cr_options *o)
 		err = -ENOMEM;
 	if (!err) {
 		sv.c->fd = sv.c->pipe[0] = sv.c->pipe[1] = -1;
-		err = accept_one(lfd, sv.c);
+		if (lfd >= 0) {
+			err = accept_one(lfd, sv.c);
+		} else {
+			sv.c->fd = o->ps_sock_fd;
+			snprintf(sv.c->peer, sizeof(sv.c->peer), "client on fd %d", o->ps_sock_fd);
+			tcp_set_liveness(sv.c->fd, PS_LINK_TIMEOUT_S);
+		}
 	}
-	close(lfd);
+	if (lfd >= 0)
+		close(lfd);
 	if (!err && !o->tls) {
 		if (pipe2(sv.c->pipe, O_CLOEXEC))
 			err = neg_errno();

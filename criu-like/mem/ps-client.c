@@ -140,7 +140,7 @@ struct ps_conn *ps_connect(const struct cr_options *o)
 	struct ps_hdr h;
 	int err;
 
-	if (!o->address || !o->port) {
+	if (o->ps_sock_fd < 0 && (!o->address || !o->port)) {
 		pr_err("--page-server needs --address and --port of the page server\n");
 		errno = EINVAL;
 		return NULL;
@@ -151,10 +151,19 @@ struct ps_conn *ps_connect(const struct cr_options *o)
 	c->pipe[0] = c->pipe[1] = -1;
 	if (!sigaction(SIGPIPE, &(struct sigaction){ .sa_handler = SIG_IGN }, &c->old_sigpipe))
 		c->sigpipe_saved = true;
-	c->fd = tcp_connect(o->address, o->port, c->peer, sizeof(c->peer));
+	if (o->ps_sock_fd >= 0) {
+		/* RPC ps.fd: a connection the client made to the page server */
+		c->fd = fcntl(o->ps_sock_fd, F_DUPFD_CLOEXEC, 0);
+		if (c->fd < 0)
+			pr_perror("cannot use the page server's connection, fd %d", o->ps_sock_fd);
+		else
+			snprintf(c->peer, sizeof(c->peer), "page server on fd %d", o->ps_sock_fd);
+	} else {
+		c->fd = tcp_connect(o->address, o->port, c->peer, sizeof(c->peer));
+	}
 	err = c->fd < 0 ? c->fd : 0;
 	if (!err && o->tls)
-		err = ps_tls_client(c, o, o->address);
+		err = ps_tls_client(c, o, o->address ? o->address : "localhost");
 	if (!err)
 		err = send_hdr(c, PS_HELLO, 0, 0, PS_VERSION, "saying hello");
 	if (!err)

@@ -322,8 +322,12 @@ static int fill_deferred(struct restore_ctx *ctx, pid_t pid, const struct rst_me
 
 	if (!p->nr_deferred)
 		return 0;
-	skip = calloc(p->nr_shared + 1, sizeof(*skip));
-	pc = calloc(p->nr_shared + 2, sizeof(*pc));
+	/*
+	 * A shared range across N kept VMAs gives N skipped ranges (one more per
+	 * VMA border): at most nr_shared + n_vmas; a run cut by them, one more.
+	 */
+	skip = calloc(p->nr_shared + p->mm->n_vmas + 1, sizeof(*skip));
+	pc = calloc(p->nr_shared + p->mm->n_vmas + 2, sizeof(*pc));
 	buf = malloc(1 << 20);
 	if (skip && pc && buf)
 		err = fill_deferred_with(ctx, pid, p, inh, skip, pc, buf);
@@ -331,6 +335,45 @@ static int fill_deferred(struct restore_ctx *ctx, pid_t pid, const struct rst_me
 	free(pc);
 	free(buf);
 	return err;
+}
+
+/* Bytes of @r (@n ranges, by address) inside [@lo, @hi). */
+static uint64_t ranges_in(const struct rst_range *r, size_t n, uint64_t lo, uint64_t hi)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (r[i].end > lo && r[i].start < hi)
+			sum += min(r[i].end, hi) - max(r[i].start, lo);
+	return sum;
+}
+
+/* Bytes of the runs (any order) inside [@lo, @hi). */
+static uint64_t runs_in(const struct rst_page_run *r, size_t n, uint64_t lo, uint64_t hi)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (r[i].vaddr + r[i].len > lo && r[i].vaddr < hi)
+			sum += min(r[i].vaddr + r[i].len, hi) - max(r[i].vaddr, lo);
+	return sum;
+}
+
+/*
+ * CRIU's pages_compared and pages_skipped_cow: the pages an inherited VMA
+ * holds in the images (the dump compared them with the parent's by their
+ * physical page), and of those the ones kept from the parent, not written.
+ */
+static void count_cow(struct restore_ctx *ctx, const struct rst_mem_plan *p, const VmaEntry *v)
+{
+	uint64_t kept = ranges_in(p->shared, p->nr_shared, v->start, v->end);
+	/* the plan's runs hold every page of the task, the kept ones too */
+	uint64_t all = max(runs_in(p->runs, p->nr_runs, v->start, v->end), kept);
+
+	if (!ctx->shared)
+		return;
+	__atomic_add_fetch(&ctx->shared->pages_skipped_cow, kept / PAGE_SIZE, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&ctx->shared->pages_compared, all / PAGE_SIZE, __ATOMIC_RELAXED);
 }
 
 /* Inside one of the VMAs the forker kept? */
@@ -406,6 +449,8 @@ int rst_cow_prepare(struct restore_ctx *ctx, struct rst_task *t)
 		if (inh[i]) {
 			err = fill_inherited(pid, fd, p, p->mm->vmas[i]);
 			p->vma_kept[i] = !err;
+			if (!err)
+				count_cow(ctx, p, p->mm->vmas[i]);
 			nr_inh++;
 		} else {
 			err = fill_fresh(pid, fd, p, p->mm->vmas[i], &p->vma_kept[i]);

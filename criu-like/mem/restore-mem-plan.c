@@ -293,6 +293,9 @@ int rst_layout_compute(const struct rst_layout_in *in, struct rst_layout *out)
 	ok &= lay_add(&pos, in->nr_tpidfds, sizeof(struct rst_tpidfd), 8, &out->tpidfds_off);
 	ok &= lay_add(&pos, in->nr_aios, sizeof(struct rst_aio), 8, &out->aios_off);
 	ok &= lay_add(&pos, in->aio_event_bytes, 1, 8, &out->aio_events_off);
+	ok &= lay_add(&pos, in->nr_uring_regs, sizeof(struct rst_uring_reg), 8,
+		      &out->uring_regs_off);
+	ok &= lay_add(&pos, in->nr_uring_iovs, sizeof(struct rst_iovec), 8, &out->uring_iovs_off);
 	for (i = 0; ok && i < in->nr_threads; i++)
 		ok &= lay_add(&pos, in->thread_pending[i], sizeof(struct rst_siginfo), 8,
 			      &out->threads[i].pending_off);

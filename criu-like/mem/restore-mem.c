@@ -21,6 +21,7 @@
 #include "image.h"
 #include "log.h"
 #include "fault.h"
+#include "restore-files.h"
 #include "restore-mem.h"
 #include "util.h"
 
@@ -363,10 +364,14 @@ static int addr_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The pages each thread's rseq area lies on: the kernel writes them before the resume. */
-static size_t eager_pages(const CoreEntry *core, uint64_t *out, size_t max)
+/*
+ * The pages each thread's rseq area lies on: the kernel writes them before
+ * the resume; after the @n given already (io_uring registered buffers, which
+ * the restorer pins before the lazy-pages daemon serves anything).
+ */
+static size_t eager_pages(const CoreEntry *core, uint64_t *out, size_t n, size_t max)
 {
-	size_t n = 0, k = 0;
+	size_t k = 0;
 
 	for (size_t i = 0; core && i < core->n_threads; i++) {
 		const RseqEntry *r = core->threads[i]->rseq;
@@ -385,10 +390,12 @@ static size_t eager_pages(const CoreEntry *core, uint64_t *out, size_t max)
 }
 
 /* --lazy-pages: keep of @segs what is read now (restore-mem-plan.c decides). */
-static int lazy_segs(const CoreEntry *core, struct rst_mem_plan *p, struct rst_chain_segs *segs)
+static int lazy_segs(const struct restore_ctx *ctx, pid_t pid, const CoreEntry *core,
+		     struct rst_mem_plan *p, struct rst_chain_segs *segs)
 {
+	size_t nu = rst_io_uring_buf_pages(ctx, pid, NULL, 0);
 	/* an rseq area (32 bytes, aligned) lies on one page, at most two */
-	size_t max = 2 * (core ? core->n_threads : 0) + 1, ne;
+	size_t max = 2 * (core ? core->n_threads : 0) + 1 + nu, ne;
 	_cleanup_free_ uint64_t *eager = calloc(max, sizeof(*eager));
 	struct rst_chain_segs kept = { 0 };
 	int err;
@@ -396,7 +403,8 @@ static int lazy_segs(const CoreEntry *core, struct rst_mem_plan *p, struct rst_c
 	p->vma_lazy = calloc(p->mm->n_vmas + 1, sizeof(*p->vma_lazy));
 	if (!p->vma_lazy || !eager)
 		return -ENOMEM;
-	ne = eager_pages(core, eager, max);
+	nu = rst_io_uring_buf_pages(ctx, pid, eager, nu);
+	ne = eager_pages(core, eager, nu, max);
 	err = rst_lazy_filter(p->mm, eager, ne, p->vma_lazy, segs, &kept, &p->lazy_bytes);
 	free(segs->seg);
 	*segs = kept;
@@ -420,7 +428,7 @@ static int read_chain_in(struct restore_ctx *ctx, const CoreEntry *core, pid_t p
 	if (!err)
 		err = rst_chain_resolve(pid, c->lv, c->n, &segs);
 	if (!err && ctx->opts->lazy_pages)
-		err = lazy_segs(core, p, &segs);
+		err = lazy_segs(ctx, pid, core, p, &segs);
 	if (!err)
 		err = chain_flatten(c, pid, &segs, p, ctx->service_fd_base);
 	free(segs.seg);

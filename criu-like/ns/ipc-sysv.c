@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ipc.h>
@@ -28,6 +29,8 @@
 #include <sys/shm.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/sched.h>
 
 #include "crc32c.h"
 #include "image.h"
@@ -466,6 +469,85 @@ out:
 
 /* ---- semaphores ------------------------------------------------------------------ */
 
+/* The last pids as the tree's pid namespace sees them (ipc_sysv_sem_pids_read()), or NULL. */
+static const int32_t *sem_pid_view;
+static size_t sem_pid_view_len;
+
+void ipc_sysv_use_sem_pids(const int32_t *tab, size_t len)
+{
+	sem_pid_view = tab;
+	sem_pid_view_len = len;
+}
+
+/* Records of [id, nsems, pid...] for every set, "-1" last. */
+int ipc_sysv_sem_pids_read(int32_t *tab, size_t len)
+{
+	struct seminfo info;
+	struct semid_ds ds;
+	union semun arg = { .buf = (struct semid_ds *)&info };
+	size_t at = 0;
+	int max, idx;
+
+	max = semctl(0, 0, SEM_INFO, arg);
+	if (max < 0)
+		return neg_errno();
+	arg.buf = &ds;
+	for (idx = 0; idx <= max; idx++) {
+		int id = semctl(idx, 0, SEM_STAT, arg);
+		unsigned long i;
+
+		if (id < 0)
+			continue;
+		if (at + 3 + ds.sem_nsems > len)
+			return -E2BIG;
+		tab[at++] = id;
+		tab[at++] = (int32_t)ds.sem_nsems;
+		for (i = 0; i < ds.sem_nsems; i++) {
+			int pid = semctl(id, (int)i, GETPID);
+
+			if (pid < 0)
+				return neg_errno();
+			tab[at++] = pid;
+		}
+	}
+	tab[at] = -1;
+	return 0;
+}
+
+/* Semaphore @i of set @id in the table, or -1 when the table does not have it. */
+int32_t ipc_sem_pid_lookup(const int32_t *tab, size_t len, int id, unsigned long i)
+{
+	size_t at = 0;
+
+	while (tab && at + 2 <= len && tab[at] >= 0) {
+		size_t n = (size_t)tab[at + 1];
+
+		if (at + 2 + n > len)
+			break;
+		if (tab[at] == id)
+			return i < n ? tab[at + 2 + i] : -1;
+		at += 2 + n;
+	}
+	return -1;
+}
+
+size_t ipc_sem_keep_ops(unsigned short num, unsigned int value, struct sembuf *ops)
+{
+	if (!value) {
+		/* wait-for-zero: done at once */
+		ops[0] = (struct sembuf){ .sem_num = num, .sem_op = 0, .sem_flg = IPC_NOWAIT };
+		return 1;
+	}
+	/* up then down, or down then up at the maximum (SEMVMX): the value is the same after */
+	ops[0] = (struct sembuf){ .sem_num = num,
+				  .sem_op = value < 32767 ? 1 : -1,
+				  .sem_flg = IPC_NOWAIT };
+	ops[1] = (struct sembuf){ .sem_num = num,
+				  .sem_op = (short)-ops[0].sem_op,
+				  .sem_flg = IPC_NOWAIT };
+	return 2;
+}
+
 /* @vals, @v32, @pids: room for the @ds->sem_nsems semaphores of set @id. */
 static int sem_write(int id, struct cr_img *img, const struct semid_ds *ds, unsigned short *vals,
 		     uint32_t *v32, int32_t *pids)
@@ -482,9 +564,16 @@ static int sem_write(int id, struct cr_img *img, const struct semid_ds *ds, unsi
 		return neg_errno();
 	}
 	for (i = 0; i < ds->sem_nsems; i++) {
-		int pid = semctl(id, (int)i, GETPID);
+		int pid = sem_pid_view ? ipc_sem_pid_lookup(sem_pid_view, sem_pid_view_len, id, i)
+				       : semctl(id, (int)i, GETPID);
 
 		if (pid < 0) {
+			if (sem_pid_view) {
+				pr_err("semaphore set %d: semaphore %lu is not among those read "
+				       "inside the pid namespace\n",
+				       id, i);
+				return -ESTALE;
+			}
 			pr_perror("semaphore set %d: GETPID of semaphore %lu", id, i);
 			return neg_errno();
 		}
@@ -565,10 +654,18 @@ static int sem_restore_one(const IpcSemEntry *e)
 			semctl(id, 0, IPC_RMID);
 		return err;
 	}
-	arg.array = vals;
-	if (semctl(id, 0, SETALL, arg) < 0) {
-		pr_perror("semaphore set %d: SETALL", id);
-		err = neg_errno();
+	/*
+	 * SETVAL of the values that are not 0 only: it stamps the caller's pid as
+	 * the last one (ipc_sysv_restore_sem_pids() sets them), where SETALL would
+	 * stamp every semaphore, also those whose last pid is none (0).
+	 */
+	for (i = 0; !err && i < e->n_values; i++) {
+		arg.val = vals[i];
+		if (vals[i] && semctl(id, (int)i, SETVAL, arg) < 0) {
+			pr_perror("semaphore set %d: SETVAL of semaphore %zu to %u", id, i,
+				  vals[i]);
+			err = neg_errno();
+		}
 	}
 	if (!err)
 		err = set_owner("semaphore set", sem_set, p);
@@ -933,6 +1030,88 @@ int ipc_sysv_restore(int dirfd, uint32_t ns_id)
 		protobuf_c_message_free_unpacked(&v->base, NULL);
 	if (err)
 		pr_err("cannot restore the SysV IPC objects of IPC namespace %u\n", ns_id);
+	return err;
+}
+
+int ipc_sysv_sem_load(int dirfd, uint32_t ns_id, ProtobufCMessage ***recs, size_t *n)
+{
+	return read_records(dirfd, CR_IMG_IPC_SEM, ns_id, recs, n);
+}
+
+/* The semops of set @e for last pid @pid, into @ops (room for 2 per semaphore). */
+static size_t sem_ops_of(const IpcSemEntry *e, int32_t pid, struct sembuf *ops)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < e->n_values && i < e->n_pids; i++)
+		if (e->pids[i] == pid)
+			n += ipc_sem_keep_ops((unsigned short)i, e->values[i], ops + n);
+	return n;
+}
+
+/* The process of pid @pid (the caller's, or a child given that pid) does @ops on @id. */
+static int semop_as(int id, int32_t pid, struct sembuf *ops, size_t n)
+{
+	struct clone_args ca = { .exit_signal = 0, .set_tid_size = 1 };
+	pid_t tid = pid, child;
+	int status;
+
+	if (pid == getpid())
+		return semop(id, ops, n) ? neg_errno() : 0;
+	ca.set_tid = (uint64_t)(uintptr_t)&tid;
+	child = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+	if (child == 0)
+		_exit(semop(id, ops, n) ? 1 : 0);
+	if (child < 0)
+		return neg_errno();
+	if (waitpid(child, &status, __WALL) != child)
+		return neg_errno();
+	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EIO;
+}
+
+int ipc_sysv_restore_sem_pids(ProtobufCMessage *const *recs, size_t n)
+{
+	size_t r, i, j;
+	int err = 0;
+
+	for (r = 0; !err && r < n; r++) {
+		const IpcSemEntry *e = (const IpcSemEntry *)recs[r];
+		int id = (int)e->perm->id;
+		_cleanup_free_ struct sembuf *ops = calloc(2 * e->n_values + 1, sizeof(*ops));
+
+		if (!ops)
+			return -ENOMEM;
+		for (i = 0; !err && i < e->n_pids && i < e->n_values; i++) {
+			int32_t pid = e->pids[i];
+
+			/* 0: nobody, or a process outside the tree's pid namespace */
+			for (j = 0; j < i && e->pids[j] != pid; j++)
+				;
+			if (pid <= 0 || j < i)
+				continue; /* done with an earlier semaphore of the same pid */
+			err = semop_as(id, pid, ops, sem_ops_of(e, pid, ops));
+			if (err == -EEXIST)
+				pr_err("semaphore set %d: the last pid of semaphore %zu, %d, is "
+				       "taken "
+				       "by a process that is not the tree's: it cannot be set "
+				       "again\n",
+				       id, i, pid);
+			else if (err)
+				pr_errno(err,
+					 "semaphore set %d: cannot give semaphore %zu its last "
+					 "pid %d",
+					 id, i, pid);
+		}
+		for (i = 0; !err && i < e->n_pids && i < e->n_values; i++) {
+			int pid = semctl(id, (int)i, GETPID);
+
+			if (e->pids[i] > 0 && pid != e->pids[i]) {
+				pr_err("semaphore set %d: semaphore %zu has last pid %d, not %d\n",
+				       id, i, pid, e->pids[i]);
+				err = -EIO;
+			}
+		}
+	}
 	return err;
 }
 

@@ -28,8 +28,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "image.h"
@@ -103,23 +105,27 @@ static int dump_queue(struct cr_img *img, const char *name)
 	struct mq_attr a;
 	struct stat st;
 	long n = 0, i;
-	pid_t np = 0;
+	struct mq_notify_info ni;
 	int q, err;
 
 	snprintf(qname, sizeof(qname), "/%s", name);
 	snprintf(what, sizeof(what), "queue %s", qname);
 	q = mq_open(qname, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	if (q < 0 || fstat(q, &st) || mq_getattr(q, &a) || mq_notify_pid(q, &np)) {
-		err = neg_errno();
+	err = q < 0 || fstat(q, &st) || mq_getattr(q, &a) ? neg_errno() : mq_notify_read(q, &ni);
+	if (err) {
 		pr_errno(err, "cannot read POSIX message queue %s", qname);
 		if (q >= 0)
 			close(q);
 		return err;
 	}
-	if (np) {
+	/*
+	 * The registration itself is the descriptor's to save (files/mqueue.c:
+	 * the registering task holds one). Reading the messages would fire it.
+	 */
+	if (ni.pid && a.mq_curmsgs) {
 		pr_err("POSIX message queue %s has a notification registered by pid %d "
-		       "(mq_notify): not restored yet\n",
-		       qname, np);
+		       "(mq_notify) and %ld messages: reading them would fire it; not dumped\n",
+		       qname, ni.pid, a.mq_curmsgs);
 		close(q);
 		return -EOPNOTSUPP;
 	}
@@ -187,9 +193,67 @@ static int dump_queues(pid_t pid, int dirfd, uint32_t id, const char *names)
 	return err;
 }
 
+#define SEM_PIDS_LEN (256 * 1024) /* int32 entries: [id, nsems, pid...] per set */
+
+/*
+ * The last pids of the semaphores as the tree sees them, when its root is
+ * in a pid namespace that is not criu-like's: read by a grandchild in the
+ * root's pid and IPC namespaces (a pid namespace is entered by the children
+ * of the one that joins it). NULL for criu-like's own: GETPID is right.
+ */
+static int32_t *sem_pids_inside(pid_t pid)
+{
+	char path[64];
+	struct stat own, tgt;
+	int32_t *tab;
+	int pfd, ifd, status;
+	pid_t child;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", pid);
+	if (stat("/proc/self/ns/pid", &own) || stat(path, &tgt) || own.st_ino == tgt.st_ino)
+		return NULL;
+	tab = mmap(NULL, SEM_PIDS_LEN * sizeof(*tab), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (tab == MAP_FAILED)
+		return MAP_FAILED;
+	tab[0] = -ECHILD; /* the error, until the grandchild writes */
+	pfd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", pid);
+	ifd = open(path, O_RDONLY | O_CLOEXEC);
+	child = pfd >= 0 && ifd >= 0 ? fork() : -1;
+	if (child == 0) {
+		pid_t gc;
+
+		if (setns(pfd, CLONE_NEWPID) || setns(ifd, CLONE_NEWIPC))
+			_exit(1);
+		gc = fork();
+		if (gc == 0) {
+			int err = ipc_sysv_sem_pids_read(tab + 1, SEM_PIDS_LEN - 1);
+
+			tab[0] = err;
+			_exit(0);
+		}
+		_exit(gc > 0 && waitpid(gc, &status, 0) == gc ? 0 : 1);
+	}
+	if (child > 0)
+		waitpid(child, &status, 0);
+	if (pfd >= 0)
+		close(pfd);
+	if (ifd >= 0)
+		close(ifd);
+	if (tab[0]) {
+		pr_errno(tab[0],
+			 "pid %d: cannot read the semaphores' last pids in its pid namespace", pid);
+		munmap(tab, SEM_PIDS_LEN * sizeof(*tab));
+		return MAP_FAILED;
+	}
+	return tab;
+}
+
 static int ipc_dump(pid_t pid, int dirfd, uint32_t id)
 {
 	char path[64], *names;
+	int32_t *sem_pids;
 	int own, tgt, err;
 
 	names = malloc(MQ_NAMES_SIZE);
@@ -202,6 +266,11 @@ static int ipc_dump(pid_t pid, int dirfd, uint32_t id)
 		free(names);
 		return err;
 	}
+	sem_pids = sem_pids_inside(pid);
+	if (sem_pids == MAP_FAILED) {
+		free(names);
+		return -EIO;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", pid);
 	own = open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC);
 	tgt = open(path, O_RDONLY | O_CLOEXEC);
@@ -209,7 +278,10 @@ static int ipc_dump(pid_t pid, int dirfd, uint32_t id)
 		err = neg_errno();
 		pr_errno(err, "pid %d: cannot enter its IPC namespace", pid);
 	} else {
+		if (sem_pids)
+			ipc_sysv_use_sem_pids(sem_pids + 1, SEM_PIDS_LEN - 1);
 		err = ipc_sysv_dump(dirfd, id);
+		ipc_sysv_use_sem_pids(NULL, 0);
 		if (!err)
 			err = dump_queues(pid, dirfd, id, names);
 		if (setns(own, CLONE_NEWIPC)) {
@@ -221,6 +293,8 @@ static int ipc_dump(pid_t pid, int dirfd, uint32_t id)
 		close(own);
 	if (tgt >= 0)
 		close(tgt);
+	if (sem_pids)
+		munmap(sem_pids, SEM_PIDS_LEN * sizeof(*sem_pids));
 	free(names);
 	return err;
 }
@@ -238,6 +312,8 @@ struct ipc_rst {
 	IpcMqVarEntry *var;
 	ProtobufCMessage **queues;
 	size_t n_queues;
+	ProtobufCMessage **sems; /* ipc-sem-ID.img, for the last pids (set by the root) */
+	size_t n_sems;
 };
 
 static bool queue_ok(const MqueueFileEntry *e)
@@ -316,6 +392,8 @@ static int ipc_load(int dirfd, uint32_t id, void **priv)
 			pr_err("ipc-mq-%u.img: queue %zu is not a valid queue\n", id, i);
 			err = -EINVAL;
 		}
+	if (!err)
+		err = ipc_sysv_sem_load(dirfd, id, &r->sems, &r->n_sems);
 	if (!err && ns_user_own())
 		err = ipc_load_in_user_ns(r, dirfd);
 	return err;
@@ -401,8 +479,10 @@ static int ipc_fill(const struct ipc_rst *r, int dirfd)
 static int ipc_restore(const void *priv, int dirfd)
 {
 	const struct ipc_rst *r = priv;
+	int err = r->nsfd >= 0 ? 0 : ipc_fill(r, dirfd); /* else filled at load */
 
-	return r->nsfd >= 0 ? 0 : ipc_fill(r, dirfd); /* else filled at load */
+	/* the root, in the tree's pid namespace, before any other task exists */
+	return err ? err : ipc_sysv_restore_sem_pids(r->sems, r->n_sems);
 }
 
 static int ipc_enter(void *priv)
@@ -466,6 +546,7 @@ static void ipc_fini(void *priv)
 	if (r->var)
 		protobuf_c_message_free_unpacked(&r->var->base, NULL);
 	img_free_records(r->queues, r->n_queues);
+	img_free_records(r->sems, r->n_sems);
 	free(r);
 }
 

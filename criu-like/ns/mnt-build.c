@@ -19,12 +19,15 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "compat.h"
 #include "image.h"
 #include "kind.h"
 #include "log.h"
@@ -164,6 +167,116 @@ static int new_fs(const MntEntry *e)
 	return mfd < 0 ? neg_errno() : mfd;
 }
 
+/*
+ * The ptys a bind mount of the tree names (runc's /dev/console: a bind of
+ * pts/N of the container's devpts, N its terminal). The fresh devpts has
+ * none: the builder makes pty N there by opening its ptmx until that index
+ * comes, binds it, and the controller takes its master (ns_devpts_pty_take())
+ * so that it lives on, for the restore of the terminal (files/chr.c).
+ */
+#define DEVPTS_PREMADE_MAX 8
+#define DEVPTS_INDEX_MAX 64
+static struct {
+	unsigned int index;
+	int fd;
+} premade[DEVPTS_PREMADE_MAX];
+static size_t n_premade;
+
+static int devpts_make_pty(int dfd, const char *name, const MntEntry *e)
+{
+	int extra[DEVPTS_INDEX_MAX], n = 0, err = 0, unlock = 0;
+	unsigned long want;
+	unsigned int got;
+	char *end;
+
+	errno = 0;
+	want = strtoul(name, &end, 10);
+	if (!*name || *end || errno || !faccessat(dfd, name, F_OK, 0) || errno != ENOENT)
+		return 0;
+	if (want >= DEVPTS_INDEX_MAX || n_premade == DEVPTS_PREMADE_MAX) {
+		pr_err("mount %s: a bind of pty %lu, which cannot be made again here\n",
+		       e->mountpoint, want);
+		return -EOPNOTSUPP;
+	}
+	for (;;) {
+		int fd = openat(dfd, "ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+		if (fd < 0 || ioctl(fd, TIOCGPTN, &got)) {
+			err = neg_errno();
+			pr_perror("mount %s: cannot make pty %lu again", e->mountpoint, want);
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		if (got == want) {
+			ioctl(fd, TIOCSPTLCK, &unlock);
+			premade[n_premade].index = got;
+			premade[n_premade++].fd = fd;
+			pr_info("mount %s: pty %u made again for it\n", e->mountpoint, got);
+			break;
+		}
+		if (got > want || n == DEVPTS_INDEX_MAX) {
+			close(fd);
+			pr_err("mount %s: pty %lu is taken in the new devpts\n", e->mountpoint,
+			       want);
+			err = -EBUSY;
+			break;
+		}
+		extra[n++] = fd;
+	}
+	while (n)
+		close(extra[--n]);
+	return err;
+}
+
+int ns_devpts_pty_take(unsigned int index)
+{
+	size_t i;
+	int fd;
+
+	for (i = 0; i < n_premade; i++) {
+		if (premade[i].index != index)
+			continue;
+		fd = premade[i].fd;
+		premade[i] = premade[--n_premade];
+		return fd;
+	}
+	return -1;
+}
+
+/* In the controller: the builder @b's masters, its fds told through @rd, taken as ours. */
+static int devpts_take_from(pid_t b, int rd)
+{
+	int pidfd, n = 0, i, err = 0;
+
+	if (read(rd, &n, sizeof(n)) != sizeof(n) || n < 0 || n > DEVPTS_PREMADE_MAX)
+		return -ECHILD;
+	if (!n)
+		return 0;
+	pidfd = (int)syscall(__NR_pidfd_open, b, 0);
+	if (pidfd < 0)
+		return neg_errno();
+	for (i = 0; i < n && !err; i++) {
+		int pair[2], fd;
+
+		if (read(rd, pair, sizeof(pair)) != sizeof(pair)) {
+			err = -ECHILD;
+			break;
+		}
+		fd = (int)syscall(__NR_pidfd_getfd, pidfd, pair[1], 0);
+		if (fd < 0) {
+			err = neg_errno();
+			pr_perror("cannot take the master of pty %d from the mount builder",
+				  pair[0]);
+			break;
+		}
+		premade[n_premade].index = (unsigned int)pair[0];
+		premade[n_premade++].fd = fd;
+	}
+	close(pidfd);
+	return err;
+}
+
 static int clone_path(int dfd, const char *path, const char *what, const MntEntry *e)
 {
 	int fd = open_tree(dfd, path,
@@ -230,6 +343,12 @@ static int make_mount(struct mnt_restore *mr, size_t i, int *fds, const char *st
 				 *rel && strcmp(mr->ne->mounts[j]->mountpoint, "/") ? "/" : "",
 				 rel);
 			return clone_path(AT_FDCWD, src, "its source", e);
+		}
+		if (j < mr->ne->n_mounts && !strcmp(mr->ne->mounts[j]->fstype, "devpts")) {
+			int err = devpts_make_pty(fds[j], rel_root(e, mr->ne->mounts[j]), e);
+
+			if (err)
+				return err;
 		}
 		return clone_path(fds[j],
 				  *rel_root(e, mr->ne->mounts[j]) ? rel_root(e, mr->ne->mounts[j])
@@ -564,6 +683,20 @@ static int build_ns(struct mnt_restore *mr, int dirfd)
 		err = build(mr, dirfd, staging);
 		if (write(res[1], &err, sizeof(err)) != sizeof(err))
 			_exit(1);
+		/* the ptys made for bind mounts: their count, then index and fd of each */
+		if (!err) {
+			int k = (int)n_premade;
+			size_t i;
+
+			if (write(res[1], &k, sizeof(k)) != sizeof(k))
+				_exit(1);
+			for (i = 0; i < n_premade; i++) {
+				int pair[2] = { (int)premade[i].index, premade[i].fd };
+
+				if (write(res[1], pair, sizeof(pair)) != sizeof(pair))
+					_exit(1);
+			}
+		}
 		if (read(hold[0], &c, 1) < 0)
 			_exit(1);
 		_exit(0);
@@ -574,6 +707,8 @@ static int build_ns(struct mnt_restore *mr, int dirfd)
 		err = neg_errno();
 	else if (read(res[0], &err, sizeof(err)) != sizeof(err))
 		err = -ECHILD;
+	if (!err)
+		err = devpts_take_from(b, res[0]);
 	if (!err) {
 		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", b);
 		nsfd = open(path, O_RDONLY | O_CLOEXEC);

@@ -48,6 +48,7 @@
 #include "log.h"
 #include "net-lock.h"
 #include "nfq-hold.h"
+#include "notify.h"
 #include "net-link.h"
 #include "net-neigh.h"
 #include "net-nl.h"
@@ -63,6 +64,7 @@
 
 static int tree_netns = -1;
 static int ns_lock_kind = -1; /* the kind of lock installed in the tree's namespace, or -1 */
+static bool ns_lock_told; /* network-lock was told (notify.h): network-unlock is due */
 
 static void tree_netns_set(int fd)
 {
@@ -90,6 +92,7 @@ void ns_net_reset(void)
 	net_tun_reset();
 	tree_netns_set(-1);
 	ns_lock_kind = -1;
+	ns_lock_told = false;
 	dad_later_free();
 }
 
@@ -179,8 +182,15 @@ void ns_net_lock_skip(bool skip)
 	ns_lock_skipped = skip;
 }
 
-/* In the tree's namespace (this thread): lock it as --network-lock says. */
-static int ns_lock(void)
+/*
+ * In the tree's namespace (this thread): lock it as --network-lock says. @own:
+ * the tree's own namespace, whose lock CRIU announces at a dump (network-lock,
+ * before it, whatever the mode: the hook may lock it itself) and whose unlock
+ * it announces at both ends (network-unlock once it is let go). At a restore
+ * CRIU's lock goes on from the dump's (its rules are in the images): no
+ * network-lock, as there. An external namespace is its owner's business.
+ */
+static int ns_lock(bool own, bool restore)
 {
 	const struct cr_options *o = ns_options();
 	enum netlock_kind kind;
@@ -189,6 +199,12 @@ static int ns_lock(void)
 
 	if (ns_lock_skipped)
 		return 0;
+	if (own && o && !ns_lock_told) {
+		err = restore ? 0 : cr_notify(o, CR_ACT_NET_LOCK, o->tree > 0 ? o->tree : 0, -1);
+		if (err)
+			return err;
+		ns_lock_told = true;
+	}
 	if (netlock_parse_kind(o ? o->network_lock : NULL, &kind) || kind == NETLOCK_SKIP)
 		return 0;
 	/* held rather than only dropped: the namespace's holder, ahead of the lock */
@@ -233,6 +249,18 @@ void ns_net_open_here(void)
 		ns_lock_kind = -1; /* the rules are gone: nothing is left to unlock */
 }
 
+/* The network-unlock hook, once the lock told of is gone (a failure is only logged). */
+static void ns_unlock_tell(void)
+{
+	const struct cr_options *o = ns_options();
+
+	if (!ns_lock_told)
+		return;
+	ns_lock_told = false;
+	if (o && cr_notify(o, CR_ACT_NET_UNLOCK, o->tree > 0 ? o->tree : 0, -1))
+		pr_warn("the hook network-unlock failed; the namespace is unlocked\n");
+}
+
 void ns_net_unlock_here(void)
 {
 	size_t i;
@@ -243,8 +271,10 @@ void ns_net_unlock_here(void)
 			net_sysctl_set(dad_later[i].path, dad_later[i].value);
 	}
 	dad_later_free();
-	if (ns_lock_kind < 0)
+	if (ns_lock_kind < 0) {
+		ns_unlock_tell();
 		return;
+	}
 	if (ns_lock_kind == NETLOCK_NFTABLES)
 		err = nft_exec(NULL, "delete table inet criu_like_netns\n", NULL, false);
 	else
@@ -253,6 +283,7 @@ void ns_net_unlock_here(void)
 	if (!err)
 		pr_info("the tree's network namespace is unlocked\n");
 	ns_lock_kind = -1;
+	ns_unlock_tell();
 }
 
 /* ---- what is read from a namespace ------------------------------------------------------- */
@@ -423,7 +454,7 @@ static int net_dump(pid_t pid, int dirfd, uint32_t id)
 		 */
 		err = ns_lock_skipped ? 0 : nf_rules_dump(pid, dirfd, id);
 		if (!err)
-			err = ns_lock();
+			err = ns_lock(true, false);
 		if (!err && !ns_lock_skipped)
 			err = ct_dump(pid, dirfd, id);
 		ns_net_leave_tree(saved);
@@ -462,7 +493,7 @@ static int net_dump_external(pid_t pid)
 	tree_netns_set(fd);
 	err = ns_net_enter_tree(&saved);
 	if (!err) {
-		err = ns_lock();
+		err = ns_lock(false, false);
 		ns_net_leave_tree(saved);
 	}
 	return err;
@@ -697,7 +728,7 @@ static int make_ns(struct net_restore *nr, uint32_t id)
 		err = sk;
 	/* before any link is up or any socket of the tree exists */
 	if (!err)
-		err = ns_lock();
+		err = ns_lock(true, true);
 	if (!err && nr->ne) {
 		err = configure(nr, sk, id);
 		/* behind the lock, which stays until the tree runs: the rules, then the
@@ -787,7 +818,7 @@ static int net_join(int fd, void **priv)
 		return err;
 	}
 	/* before any socket of the tree exists there */
-	err = ns_lock();
+	err = ns_lock(false, true);
 	if (setns(nr->host, CLONE_NEWNET)) {
 		pr_perror("cannot go back to criu-like's network namespace");
 		abort();

@@ -337,6 +337,113 @@ enum ns_kind ns_plan_differ(const struct ns_dump_plan *plan, const struct ns_ids
 	return NS_NR;
 }
 
+enum ns_time_refusal ns_time_plan(struct ns_time_task *tasks, unsigned int n, uint64_t tree_time,
+				  uint64_t tool_time, struct ns_time_children *out,
+				  unsigned int *bad)
+{
+	unsigned int i, j;
+
+	out->n = 0;
+	for (i = 0; i < n; i++) {
+		struct ns_time_task *t = &tasks[i];
+		const struct ns_time_task *p = t->parent < 0 ? NULL : &tasks[t->parent];
+
+		*bad = i;
+		t->early = false;
+		if (t->zombie)
+			continue;
+		/*
+		 * born in its parent's time_for_children, or before the parent
+		 * unshared it, in the parent's own; the root in the tree's
+		 */
+		if (!p ? t->time != tree_time : t->time != p->tfc && t->time != p->time)
+			return NS_TIME_NOT_PARENTS;
+		t->early = p && t->time != p->tfc;
+		if (t->tfc == t->time)
+			continue;
+		if (t->tfc == tree_time || t->tfc == tool_time)
+			return NS_TIME_TFC_KNOWN;
+		for (j = 0; j < out->n; j++)
+			if (out->ino[j] == t->tfc)
+				return NS_TIME_TFC_SHARED;
+		if (out->n == NS_TIME_CHILDREN_MAX)
+			return NS_TIME_TOO_MANY;
+		out->pid[out->n] = t->pid;
+		out->ino[out->n++] = t->tfc;
+	}
+	return NS_TIME_OK;
+}
+
+bool ns_time_early(const struct ns_dump_plan *plan, unsigned int idx)
+{
+	return plan->tfc.early && plan->tfc.early[idx];
+}
+
+uint32_t ns_time_children_img(const struct ns_dump_plan *plan, pid_t pid)
+{
+	unsigned int i;
+
+	for (i = 0; i < plan->tfc.n; i++)
+		if (plan->tfc.pid[i] == pid)
+			return NS_TIME_CHILDREN_IMG_BASE + i;
+	return 0;
+}
+
+/* Time namespaces of the tree's tasks, checked with the tree's structure (ns_time_plan()). */
+static int check_time(const struct pstree *tree, struct ns_dump_plan *plan,
+		      const uint64_t (*ids)[2])
+{
+	struct ns_time_task *tt = calloc(tree->nr_tasks + 1, sizeof(*tt));
+	uint64_t tree_time = plan->own[NS_TIME] ? plan->root.ino[NS_TIME] : plan->tool.ino[NS_TIME];
+	enum ns_time_refusal r;
+	unsigned int i, j, bad = 0;
+	char a[64], b[64];
+
+	if (!tt)
+		return -ENOMEM;
+	for (i = 0; i < tree->nr_tasks; i++) {
+		const struct seized_task *t = tree->tasks[i];
+
+		tt[i].pid = t->pid;
+		tt[i].zombie = t->state == TASK_ZOMBIE;
+		tt[i].time = ids[i][0];
+		tt[i].tfc = ids[i][1];
+		tt[i].parent = -1;
+		for (j = 0; t->parent && j < i; j++)
+			if (tree->tasks[j] == t->parent)
+				tt[i].parent = (int)j;
+	}
+	r = ns_time_plan(tt, tree->nr_tasks, tree_time, plan->tool.ino[NS_TIME], &plan->tfc, &bad);
+	if (r == NS_TIME_OK) {
+		plan->tfc.early = calloc(tree->nr_tasks + 1, sizeof(bool));
+		for (i = 0; plan->tfc.early && i < tree->nr_tasks; i++)
+			plan->tfc.early[i] = tt[i].early;
+		free(tt);
+		return plan->tfc.early ? 0 : -ENOMEM;
+	}
+	ns_link_text(NS_TIME, tt[bad].time, a, sizeof(a));
+	ns_link_text(NS_TIME, tt[bad].tfc, b, sizeof(b));
+	if (r == NS_TIME_NOT_PARENTS)
+		pr_err("pid %d: its time namespace %s is neither its parent's nor the one its "
+		       "parent's children are born in: a task that joined another time namespace "
+		       "is not dumped\n",
+		       tt[bad].pid, a);
+	else if (r == NS_TIME_TFC_KNOWN)
+		pr_err("pid %d: its time_for_children %s is the tree's or criu-like's time "
+		       "namespace, not its own (%s): not dumped\n",
+		       tt[bad].pid, b, a);
+	else if (r == NS_TIME_TFC_SHARED)
+		pr_err("pid %d: its time_for_children %s is another task's time_for_children "
+		       "too: not dumped\n",
+		       tt[bad].pid, b);
+	else
+		pr_err("pid %d: more than %d tasks have a time_for_children of their own: not "
+		       "dumped\n",
+		       tt[bad].pid, NS_TIME_CHILDREN_MAX);
+	free(tt);
+	return -EOPNOTSUPP;
+}
+
 /*
  * A user namespace of the tree's own owns every other namespace of its own
  * (they are created from inside it at restore), and its pid namespace is
@@ -368,6 +475,7 @@ static int check_owners(pid_t pid, const struct ns_dump_plan *plan)
 int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 {
 	const struct seized_task *root = tree->root;
+	_cleanup_free_ uint64_t(*times)[2] = NULL;
 	struct ns_ids task;
 	unsigned int i, j;
 	enum ns_kind k;
@@ -379,6 +487,9 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 		err = ns_ids_read(root->pid, root->pid, &plan->root);
 	if (err)
 		return err;
+	times = calloc(tree->nr_tasks + 1, sizeof(*times));
+	if (!times)
+		return -ENOMEM;
 	ns_plan_root(plan);
 	for (k = 0; k < NS_NR; k++)
 		if (plan->own[k] && ns_owner_kind(k) == k)
@@ -398,6 +509,30 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 				continue; /* a leader that exited before its threads */
 			if (err)
 				return err;
+			/*
+			 * time and time_for_children: the same for every thread, then
+			 * checked against the tree's structure (check_time())
+			 */
+			if (plan->tool.ino[NS_TIME]) {
+				if (!times[i][0]) { /* its first thread read */
+					times[i][0] = task.ino[NS_TIME];
+					times[i][1] = task.ino[NS_TIME_FOR_CHILDREN];
+				} else if (task.ino[NS_TIME] != times[i][0] ||
+					   task.ino[NS_TIME_FOR_CHILDREN] != times[i][1]) {
+					k = task.ino[NS_TIME] != times[i][0] ? NS_TIME
+									     : NS_TIME_FOR_CHILDREN;
+					pr_err("pid %d (thread %d): its %s namespace is not its "
+					       "leader's: not dumped\n",
+					       t->pid, tid, ns_names[k]);
+					return -EOPNOTSUPP;
+				}
+				task.ino[NS_TIME] = plan->own[NS_TIME] ? plan->root.ino[NS_TIME]
+								       : plan->tool.ino[NS_TIME];
+				task.ino[NS_TIME_FOR_CHILDREN] =
+					plan->own[NS_TIME_FOR_CHILDREN]
+						? plan->root.ino[NS_TIME]
+						: plan->tool.ino[NS_TIME_FOR_CHILDREN];
+			}
 			k = ns_plan_differ(plan, &task);
 			if (k == NS_NR)
 				continue;
@@ -405,6 +540,11 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 				return refuse_not_root(t->pid, tid, k, plan, &task);
 			return refuse(t->pid, tid, k, &plan->tool, &task);
 		}
+	}
+	if (plan->tool.ino[NS_TIME]) {
+		err = check_time(tree, plan, (const uint64_t(*)[2])times);
+		if (err)
+			return err;
 	}
 	return check_owners(root->pid, plan);
 }
@@ -459,6 +599,12 @@ int ns_dump_tree(struct ns_dump_plan *plan, pid_t pid, int dirfd)
 			continue; /* pid: nothing to read, the restore makes a new one */
 		plan->img_id[k] = next_id++;
 		err = ns_types[k]->dump(pid, dirfd, plan->img_id[k]);
+		if (err)
+			return err;
+	}
+	for (k = 0; k < (int)plan->tfc.n; k++) {
+		err = ns_time_children_dump(plan->tfc.pid[k], dirfd,
+					    NS_TIME_CHILDREN_IMG_BASE + (uint32_t)k);
 		if (err)
 			return err;
 	}

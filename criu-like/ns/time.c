@@ -42,15 +42,17 @@ struct time_offsets {
 	struct timespec mono, boot;
 };
 
-/* "monotonic S N\nboottime S N\n" from /proc/PID/timens_offsets. */
-static int read_offsets(pid_t pid, struct time_offsets *off)
+/*
+ * "monotonic S N\nboottime S N\n" from @path, a timens_offsets file: the
+ * offsets of the time namespace of its task's children (time_for_children).
+ */
+static int read_offsets_at(const char *path, struct time_offsets *off)
 {
-	char path[64], name[32];
+	char name[32];
 	long long s, ns;
 	int found = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/timens_offsets", pid);
 	f = fopen(path, "re");
 	if (!f) {
 		pr_perror("cannot open %s", path);
@@ -73,6 +75,30 @@ static int read_offsets(pid_t pid, struct time_offsets *off)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* In a child that joined the namespace (its time_for_children too): its offsets. */
+static int read_self_offsets(void *buf, size_t size)
+{
+	(void)size;
+	return read_offsets_at("/proc/self/timens_offsets", buf);
+}
+
+/* The offsets of @pid's own time namespace, which its time_for_children may not be. */
+static int read_offsets(pid_t pid, struct time_offsets *off)
+{
+	char a[64], b[64], path[64];
+	ssize_t n, m;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/time", pid);
+	n = readlink(path, a, sizeof(a));
+	snprintf(path, sizeof(path), "/proc/%d/ns/time_for_children", pid);
+	m = readlink(path, b, sizeof(b));
+	if (n > 0 && n == m && !memcmp(a, b, (size_t)n)) {
+		snprintf(path, sizeof(path), "/proc/%d/timens_offsets", pid);
+		return read_offsets_at(path, off);
+	}
+	return ns_call_in(pid, NS_TIME, read_self_offsets, off, sizeof(*off));
 }
 
 static int read_boot_id(char *buf, size_t size)
@@ -111,21 +137,20 @@ static void ts_sub(struct timespec *r, const struct timespec *a, const struct ti
 	}
 }
 
-static int time_dump(pid_t pid, int dirfd, uint32_t id)
+/* timens-@id.img from the offsets @off (read now). */
+static int write_entry(pid_t pid, int dirfd, uint32_t id, const struct time_offsets *o)
 {
 	TimensClock c[4] = { TIMENS_CLOCK__INIT, TIMENS_CLOCK__INIT, TIMENS_CLOCK__INIT,
 			     TIMENS_CLOCK__INIT };
 	TimensEntry e = TIMENS_ENTRY__INIT;
 	struct timespec mono, boot, in_mono, in_boot;
-	struct time_offsets off;
+	const struct time_offsets off = *o;
 	char boot_id[64];
 	int err;
 
-	err = read_offsets(pid, &off);
-	if (!err)
-		err = read_boot_id(boot_id, sizeof(boot_id));
+	err = read_boot_id(boot_id, sizeof(boot_id));
 	if (err) {
-		pr_errno(err, "pid %d: cannot read its time namespace", pid);
+		pr_errno(err, "pid %d: cannot read the boot id", pid);
 		return err;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &mono);
@@ -147,9 +172,43 @@ static int time_dump(pid_t pid, int dirfd, uint32_t id)
 	return img_write_one(dirfd, CR_IMG_TIMENS, id, &e.base);
 }
 
+static int time_dump(pid_t pid, int dirfd, uint32_t id)
+{
+	struct time_offsets off;
+	int err = read_offsets(pid, &off);
+
+	if (err) {
+		pr_errno(err, "pid %d: cannot read its time namespace", pid);
+		return err;
+	}
+	return write_entry(pid, dirfd, id, &off);
+}
+
+int ns_time_children_dump(pid_t pid, int dirfd, uint32_t id)
+{
+	struct time_offsets off;
+	char path[64];
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/timens_offsets", pid);
+	err = read_offsets_at(path, &off);
+	if (err) {
+		pr_errno(err, "pid %d: cannot read the time namespace of its children", pid);
+		return err;
+	}
+	pr_info("pid %d: its children's time namespace (time_for_children) of its own\n", pid);
+	return write_entry(pid, dirfd, id, &off);
+}
+
 static bool clock_ok(const TimensClock *c)
 {
 	return c && c->nsec >= 0 && c->nsec < 1000000000L;
+}
+
+static bool entry_ok(const TimensEntry *e)
+{
+	return clock_ok(e->monotonic) && clock_ok(e->boottime) && clock_ok(e->monotonic_inside) &&
+	       clock_ok(e->boottime_inside);
 }
 
 /* The offsets the new namespace gets (see the top of the file). */
@@ -199,8 +258,7 @@ static int time_load(int dirfd, uint32_t id, void **priv)
 	if (err)
 		return err;
 	r->e = e;
-	if (!clock_ok(e->monotonic) || !clock_ok(e->boottime) || !clock_ok(e->monotonic_inside) ||
-	    !clock_ok(e->boottime_inside)) {
+	if (!entry_ok(e)) {
 		pr_err("timens-%u.img: a clock with nanoseconds out of range\n", id);
 		return -EINVAL;
 	}
@@ -215,12 +273,85 @@ static int time_load(int dirfd, uint32_t id, void **priv)
 	return 0;
 }
 
+/* Write @off into the timens_offsets file @fd (of a namespace no task is in yet). */
+static int write_offsets(int fd, const struct time_offsets *off)
+{
+	char buf[128];
+	int len = snprintf(buf, sizeof(buf), "%d %lld %ld\n%d %lld %ld\n", CLOCK_MONOTONIC,
+			   (long long)off->mono.tv_sec, off->mono.tv_nsec, CLOCK_BOOTTIME,
+			   (long long)off->boot.tv_sec, off->boot.tv_nsec);
+
+	if (write(fd, buf, (size_t)len) != len) {
+		pr_perror("cannot set the offsets of the new time namespace (monotonic %lld.%09ld, "
+			  "boottime %lld.%09ld)",
+			  (long long)off->mono.tv_sec, off->mono.tv_nsec,
+			  (long long)off->boot.tv_sec, off->boot.tv_nsec);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The time namespaces of some tasks' children: loaded by the controller, inherited by the tasks. */
+static struct {
+	uint32_t id;
+	struct time_offsets off;
+} children_ns[NS_TIME_CHILDREN_MAX];
+static unsigned int nr_children_ns;
+
+int ns_time_children_load(int dirfd, uint32_t id)
+{
+	TimensEntry *e = NULL;
+	int err;
+
+	if (nr_children_ns == NS_TIME_CHILDREN_MAX) {
+		pr_err("timens-%u.img: more than %d time namespaces of tasks' children\n", id,
+		       NS_TIME_CHILDREN_MAX);
+		return -E2BIG;
+	}
+	err = img_read_one(dirfd, CR_IMG_TIMENS, id, (ProtobufCMessage **)&e);
+	if (err)
+		return err;
+	if (!entry_ok(e)) {
+		pr_err("timens-%u.img: a clock with nanoseconds out of range\n", id);
+		protobuf_c_message_free_unpacked(&e->base, NULL);
+		return -EINVAL;
+	}
+	children_ns[nr_children_ns].id = id;
+	restore_offsets(e, &children_ns[nr_children_ns++].off);
+	protobuf_c_message_free_unpacked(&e->base, NULL);
+	return 0;
+}
+
+int ns_time_children_enter(uint32_t id, int proc_fd)
+{
+	unsigned int i;
+	int fd, err;
+
+	for (i = 0; i < nr_children_ns && children_ns[i].id != id; i++)
+		;
+	if (i == nr_children_ns) {
+		pr_err("the time namespace of timens-%u.img was not loaded\n", id);
+		return -ENOENT;
+	}
+	if (unshare(CLONE_NEWTIME)) {
+		pr_perror("cannot create the time namespace of its children");
+		return neg_errno();
+	}
+	/* criu-like's /proc: "self" is this task there, whatever /proc its mounts have */
+	fd = openat(proc_fd, "self/timens_offsets", O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("cannot open the offsets of its children's time namespace");
+		return neg_errno();
+	}
+	err = write_offsets(fd, &children_ns[i].off);
+	close(fd);
+	return err;
+}
+
 static int time_before_clone(const void *priv)
 {
 	const struct time_rst *r = priv;
-	int len, fd = r->offsets_fd;
-	char buf[128];
-	ssize_t n;
+	int err, fd = r->offsets_fd;
 
 	if (unshare(CLONE_NEWTIME)) {
 		pr_perror("cannot create a time namespace");
@@ -239,20 +370,10 @@ static int time_before_clone(const void *priv)
 			return neg_errno();
 		}
 	}
-	len = snprintf(buf, sizeof(buf), "%d %lld %ld\n%d %lld %ld\n", CLOCK_MONOTONIC,
-		       (long long)r->off.mono.tv_sec, r->off.mono.tv_nsec, CLOCK_BOOTTIME,
-		       (long long)r->off.boot.tv_sec, r->off.boot.tv_nsec);
-	n = write(fd, buf, (size_t)len);
+	err = write_offsets(fd, &r->off);
 	if (fd != r->offsets_fd)
 		close(fd);
-	if (n != len) {
-		pr_perror("cannot set the offsets of the new time namespace (monotonic %lld.%09ld, "
-			  "boottime %lld.%09ld)",
-			  (long long)r->off.mono.tv_sec, r->off.mono.tv_nsec,
-			  (long long)r->off.boot.tv_sec, r->off.boot.tv_nsec);
-		return -EINVAL;
-	}
-	return 0;
+	return err;
 }
 
 static void time_after_clone(const void *priv)

@@ -521,6 +521,27 @@ static int crfeat_check(FILE *out, struct kerndat *kd, const struct crfeat *f)
 	return -ENOTSUP;
 }
 
+void check_feature_list(FILE *out, unsigned int width)
+{
+	size_t i, pos = 2;
+
+	fputs("\n  ", out); /* CRIU's layout: a blank line, then indented names */
+	for (i = 0; i < ARRAY_SIZE(crfeats); i++) {
+		size_t len = strlen(crfeats[i].name);
+
+		if (i && pos + len + 2 > width) {
+			fputs(",\n  ", out);
+			pos = 2;
+		} else if (i) {
+			fputs(", ", out);
+			pos += 2;
+		}
+		fputs(crfeats[i].name, out);
+		pos += len;
+	}
+	fputc('\n', out);
+}
+
 int check_feature(FILE *out, const char *name)
 {
 	const struct crfeat *f = crfeat_by_name(name);
@@ -528,6 +549,10 @@ int check_feature(FILE *out, const char *name)
 	char names[1024];
 	size_t i, len = 0;
 
+	if (!strcmp(name, "list")) {
+		check_feature_list(out, 80);
+		return 0;
+	}
 	if (!f) {
 		for (i = 0; i < ARRAY_SIZE(crfeats) && len < sizeof(names); i++)
 			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",

@@ -110,6 +110,17 @@ int check_print_json(FILE *out, const struct kerndat *kd, bool all)
 	return kd_check_required(kd, missing, &nr);
 }
 
+const char *check_verdict(bool required, bool others)
+{
+	if (!required)
+		return "Does not look good."; /* CRIU: a feature it cannot work without */
+	if (!others)
+		return "Looks good but some kernel features are missing\n"
+		       "which, depending on your process tree, may cause\n"
+		       "dump or restore failure.";
+	return "Looks good.";
+}
+
 int cr_check(const struct cr_options *o)
 {
 	enum kd_feature missing[KD__MAX];
@@ -139,15 +150,13 @@ int cr_check(const struct cr_options *o)
 			pr_err("required feature %s absent: %s\n", kd_feature(missing[i])->name,
 			       kd.res[missing[i]].detail);
 	}
-	if (!err && !o->json && (o->check_extra || o->check_experimental)) {
-		/* CRIU's --extra / --experimental (--all: both): its verdict lines */
+	if (o->json)
+		return err;
+	/* CRIU's verdict last (scripts grep it); --extra / --experimental (--all) first */
+	if (!err && (o->check_extra || o->check_experimental))
 		err = check_categories(stdout, &kd, o->check_extra, o->check_experimental);
-		printf("%s\n", err ? "Looks good but some kernel features are missing\n"
-				     "which, depending on your process tree, may cause\n"
-				     "dump or restore failure."
-				   : "Looks good.");
-		if (fflush(stdout))
-			return neg_errno();
-	}
+	printf("%s\n", check_verdict(!kd_check_required(&kd, missing, &nr), !err));
+	if (fflush(stdout))
+		return neg_errno();
 	return err;
 }

@@ -460,6 +460,12 @@ static int fdinfo_line(const char *line, size_t len, struct fdinfo_state *s)
 	size_t klen;
 	int err;
 
+	/*
+	 * an entry of a list (io_uring's SQEs, CQEs, polls...): its kind parses
+	 * it (io_uring.c); an empty line too (6.18 prints one after each 32-byte CQE)
+	 */
+	if (!len || line[0] == ' ' || line[0] == '\t')
+		return 0;
 	/* inotify/fanotify lines are "inotify wd:..." and "fanotify ...": a word, then a space. */
 	sp = memchr(line, ' ', len);
 	if (sp && (!colon || sp < colon)) {

@@ -244,7 +244,7 @@ static bool is_vma_line(const char *p, size_t len)
 	return i > 0 && i < len && p[i] == '-';
 }
 
-static void vma_entry_fini(struct vma_entry *v)
+void vma_entry_fini(struct vma_entry *v)
 {
 	free(v->path);
 	free(v->anon_name);

@@ -160,6 +160,9 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 	/* its cwd, root and umask are its parent's (task/fs.c) */
 	if (rst_fs_shared_with_parent(t))
 		flags |= CLONE_FS;
+	/* its fd table is its parent's: installed once, by the first of it (files/fdtable.c) */
+	if (rst_fdt_shared_with_parent(t))
+		flags |= CLONE_FILES;
 
 	/* below the tree's pid namespace: in its parent's, or the init of one of its own */
 	if (d == dp + 1 && !root && rst_pid_at(t, d) == 1) {
@@ -235,20 +238,53 @@ static int child_exit_signal(const struct rst_task *c)
 	return c->pe->has_exit_signal ? (int)c->pe->exit_signal : SIGCHLD;
 }
 
-static int fork_children(struct restore_ctx *ctx, struct rst_task *t, bool before_setsid)
+/* This task unshared the time namespace of its children (timens_children). */
+static bool time_children_made;
+
+/* The time namespace its children are born in, when it is not its own: once. */
+static int make_time_children(struct restore_ctx *ctx, const struct rst_task *t)
 {
-	unsigned int i;
 	int err;
 
-	for (i = 0; i < t->nr_children; i++) {
-		struct rst_task *c = t->children[i];
+	if (!t->pe->has_timens_children || time_children_made)
+		return 0;
+	err = ns_time_children_enter(t->pe->timens_children, ctx->proc_fd);
+	if (err)
+		pr_errno(err, "task %u: cannot make the time namespace of its children",
+			 t->pe->pid);
+	time_children_made = !err;
+	return err;
+}
 
-		if (rst_forks_before_setsid(t, c) != before_setsid)
-			continue;
-		err = fork_task(ctx, c, child_exit_signal(c));
-		if (err)
-			return err;
-	}
+/*
+ * The children born before its unshare of their time namespace first (in its
+ * own), then the time namespace is made, then the others (born in it).
+ */
+static int fork_children(struct restore_ctx *ctx, struct rst_task *t, bool before_setsid)
+{
+	unsigned int i, pass;
+	int err;
+
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < t->nr_children; i++) {
+			struct rst_task *c = t->children[i];
+			bool early = c->pe->has_timens_early && c->pe->timens_early;
+
+			if (rst_forks_before_setsid(t, c) != before_setsid || early != !pass)
+				continue;
+			if (early && time_children_made) {
+				pr_err("task %u: its child %u was forked before the time namespace "
+				       "of its children was made, but after its setsid: they "
+				       "cannot be created in that order\n",
+				       t->pe->pid, c->pe->pid);
+				return -EINVAL;
+			}
+			err = early ? 0 : make_time_children(ctx, t);
+			if (!err)
+				err = fork_task(ctx, c, child_exit_signal(c));
+			if (err)
+				return err;
+		}
 	return 0;
 }
 
@@ -460,8 +496,17 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 	struct rst_shared *sh = ctx->shared;
 	int err;
 
+	time_children_made = false; /* a child's copy of its parent's */
+	/*
+	 * A log on the controller's stderr, in a table shared with its parent:
+	 * moved now, before any task of the table installs its fd 2
+	 */
+	err = rst_fdt_shared_with_parent(t) && log_get_fd() == STDERR_FILENO
+		      ? rst_move_log_above(ctx->service_fd_base)
+		      : 0;
 	/* into its cgroups first: everything it does from here is charged there */
-	err = rst_cgroup_enter(ctx, t);
+	if (!err)
+		err = rst_cgroup_enter(ctx, t);
 	/* the root fills its new namespaces before anything else lives in them */
 	if (!err && !rst_task_idx(ctx, t))
 		err = ns_restore_root(&ctx->ns, ctx->dirfd);
@@ -477,6 +522,9 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 		err = rst_files_after_setsid(ctx, t);
 	if (!err)
 		err = fork_children(ctx, t, false);
+	/* with no child born in it: for the children it forks once it runs */
+	if (!err)
+		err = make_time_children(ctx, t);
 	if (err)
 		return err;
 	__atomic_add_fetch(&sh->nr_created, 1, __ATOMIC_ACQ_REL);
@@ -506,6 +554,10 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 			return err;
 		zombie_exit(t);
 	}
+	/* an fd table shared by several tasks: one at a time, from here to their restorer */
+	err = rst_fdt_wait_turn(ctx, t);
+	if (err)
+		_exit(1); /* another task failed: it reports it */
 	/* a log on the controller's stderr must survive the fd table's own fd 2 */
 	err = log_get_fd() == STDERR_FILENO ? rst_move_log_above(ctx->service_fd_base) : 0;
 	if (!err)

@@ -35,11 +35,26 @@
 #define LAZY_ACK_MS 30000
 
 /* What the lazy restore asks of the kernel: the events the daemon follows. */
+#define LAZY_UFFD_WANT                                                                    \
+	(UFFD_FEATURE_EVENT_FORK | UFFD_FEATURE_EVENT_REMAP | UFFD_FEATURE_EVENT_REMOVE | \
+	 UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_THREAD_ID)
+
+bool lazy_restore_possible(void)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	int fd = (int)syscall(__NR_userfaultfd, O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = !ioctl(fd, UFFDIO_API, &api) && (api.features & LAZY_UFFD_WANT) == LAZY_UFFD_WANT;
+	close(fd);
+	return ok;
+}
+
 static int probe_features(uint64_t *ret)
 {
-	const uint64_t want = UFFD_FEATURE_EVENT_FORK | UFFD_FEATURE_EVENT_REMAP |
-			      UFFD_FEATURE_EVENT_REMOVE | UFFD_FEATURE_EVENT_UNMAP |
-			      UFFD_FEATURE_THREAD_ID;
+	const uint64_t want = LAZY_UFFD_WANT;
 	struct uffdio_api api = { .api = UFFD_API };
 	int fd = (int)syscall(__NR_userfaultfd, O_CLOEXEC), err = 0;
 

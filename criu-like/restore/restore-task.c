@@ -211,6 +211,7 @@ static int plan_vma(struct finish *f, size_t i, struct rst_vma *rv)
 							    : RST_LOCK_ALL;
 	rv->madv = v->has_madv ? v->madv : 0;
 	rv->collapse = v->has_thp && v->thp;
+	rv->seal = v->has_sealed && v->sealed;
 	rv->how = f->p->vma_kept && f->p->vma_kept[i] ? RST_VMA_KEEP
 		  : f->p->vma_fill[i]		      ? RST_VMA_FILL
 						      : RST_VMA_MAP;
@@ -248,6 +249,7 @@ static int plan_vma(struct finish *f, size_t i, struct rst_vma *rv)
 		}
 		rv->pgoff = v->pgoff;
 		rv->flags &= ~MAP_ANONYMOUS;
+		rv->unfixed = rst_file_map_unfixed(f->ctx, v->file_id);
 		return 0;
 	default:
 		rv->flags |= MAP_ANONYMOUS;
@@ -416,6 +418,9 @@ static int layout(struct finish *f)
 		if (f->p->mm->aios[i]->has_events)
 			in.aio_event_bytes += f->p->mm->aios[i]->events.len;
 	err = rst_pidfd_threads(f->ctx, f->t, NULL, &in.nr_tpidfds);
+	if (!err)
+		err = rst_io_uring_bufs(f->ctx, f->t, NULL, NULL, &in.nr_uring_regs,
+					&in.nr_uring_iovs);
 	if (err)
 		return err;
 	for (i = 0; i < c->n_threads; i++) {
@@ -536,6 +541,9 @@ static void fill_header(struct finish *f)
 		       f->p->nr_crcs * sizeof(struct rst_page_crc));
 	}
 	a->close_fds_off = f->lay.close_fds_off;
+	/* an fd table shared with other tasks: the next one waits for this word */
+	if (rst_fdt_in_group(f->t))
+		a->fdt_done = (uint64_t)(uintptr_t)rst_fdt_word(f->ctx, f->t);
 }
 
 static int fd_cmp(const void *x, const void *y)
@@ -550,7 +558,7 @@ static int fd_cmp(const void *x, const void *y)
 static int close_service_fds(struct finish *f)
 {
 	int32_t *out = (int32_t *)((char *)f->a + f->a->close_fds_off);
-	int keep[MAX_FDS + 1], base = f->ctx->service_fd_base, lo;
+	int keep[2 * MAX_FDS + 1], base = f->ctx->service_fd_base, lo;
 	unsigned int i, n = 0;
 	size_t j;
 
@@ -565,9 +573,19 @@ static int close_service_fds(struct finish *f)
 	for (i = 0; i < f->nr_fds; i++)
 		out[i] = keep[n++] = f->fds[i];
 	f->a->nr_close_fds = f->nr_fds;
+	/*
+	 * An fd table shared with tasks still to come (files/fdtable.c): the
+	 * service fds stay for them, and this restorer gets no log fd, which it
+	 * would close after the barrier while another task may use the number.
+	 */
+	f->a->log_fd = -1;
+	if (!rst_fdt_last(f->t))
+		return 0;
 	f->a->log_fd = log_get_fd() >= base ? log_get_fd() : -1;
 	if (f->a->log_fd >= 0)
 		keep[n++] = f->a->log_fd;
+	/* the last of a shared table: what the restorers before it still hold */
+	n += rst_fdt_kept(f->ctx, f->t, keep + n, 2 * MAX_FDS + 1 - n);
 	qsort(keep, n, sizeof(int), fd_cmp);
 	lo = base;
 	for (i = 0; i <= n; i++) {
@@ -620,6 +638,15 @@ static int build_args(struct finish *f)
 		err = rst_pidfd_threads(f->ctx, f->t,
 					(struct rst_tpidfd *)((char *)f->a + f->lay.tpidfds_off),
 					&f->a->nr_tpidfds);
+	}
+	if (!err) {
+		f->a->uring_regs_off = f->lay.uring_regs_off;
+		f->a->uring_iovs_off = f->lay.uring_iovs_off;
+		err = rst_io_uring_bufs(f->ctx, f->t,
+					(struct rst_uring_reg *)((char *)f->a +
+								 f->lay.uring_regs_off),
+					(struct rst_iovec *)((char *)f->a + f->lay.uring_iovs_off),
+					&f->a->nr_uring_regs, &f->a->nr_uring_iovs);
 	}
 	if (!err)
 		err = open_pages(f);

@@ -171,6 +171,21 @@ static int read_pstree(struct rst_run *r)
 	return err;
 }
 
+/* The time namespaces that tasks unshare for their children (ns/time.c). */
+static int load_time_children(struct rst_run *r)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < r->nr_pstree; i++) {
+		const PstreeEntry *pe = (const PstreeEntry *)r->pstree[i];
+
+		if (pe->has_timens_children && pe->state != TASK_STATE__TASK_ZOMBIE)
+			err = ns_time_children_load(r->ctx.dirfd, pe->timens_children);
+	}
+	return err;
+}
+
 static int read_cores(struct restore_ctx *ctx)
 {
 	unsigned int i;
@@ -422,6 +437,8 @@ static int rst_plan(struct rst_run *r)
 	if (!err)
 		err = read_pstree(r);
 	if (!err)
+		err = load_time_children(r);
+	if (!err)
 		err = rst_tree_build(ctx, (PstreeEntry **)r->pstree, r->nr_pstree,
 				     ctx->inv->root_pid);
 	if (!err)
@@ -475,7 +492,8 @@ void rst_fs_unlock(void)
 static int create_shared(struct restore_ctx *ctx)
 {
 	struct rst_shared *sh;
-	size_t size = PAGE_ALIGN(sizeof(*sh) + 2 * ctx->nr_tasks * sizeof(sh->pids[0]));
+	/* pids, uffd numbers (rst_lazy_slot()), fd tables' turns (rst_fdt_word()) */
+	size_t size = PAGE_ALIGN(sizeof(*sh) + 3 * ctx->nr_tasks * sizeof(sh->pids[0]));
 
 	sh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {
@@ -806,7 +824,12 @@ static void write_stats(const struct restore_ctx *ctx, uint64_t restore_ns)
 	rs.restore_time = stats_us(restore_ns);
 	rs.has_pages_restored = true;
 	rs.pages_restored = ctx->stats.pages_restored;
-	/* pages_compared, pages_skipped_cow: CRIU's COW check of forked memory; none here */
+	/* pages of inherited VMAs, and those kept from the parent (mem/restore-cow.c) */
+	if (ctx->shared) {
+		rs.pages_compared = __atomic_load_n(&ctx->shared->pages_compared, __ATOMIC_RELAXED);
+		rs.pages_skipped_cow = __atomic_load_n(&ctx->shared->pages_skipped_cow,
+						       __ATOMIC_RELAXED);
+	}
 	se.restore = &rs;
 	stats_write(ctx->opts, ctx->dirfd, &se);
 }

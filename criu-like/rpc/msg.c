@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #define LOG_PREFIX "rpc: "
 #include "log.h"
@@ -72,15 +74,40 @@ int rpc_recv_req(int sk, CriuReq **ret, char *err, size_t size)
 
 int rpc_send_resp(int sk, const CriuResp *resp)
 {
+	return rpc_send_resp_fd(sk, resp, -1);
+}
+
+int rpc_send_resp_fd(int sk, const CriuResp *resp, int fd)
+{
 	size_t len = criu_resp__get_packed_size(resp);
 	_cleanup_free_ uint8_t *buf = malloc(len ? len : 1);
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t n;
 
 	if (!buf)
 		return -ENOMEM;
 	criu_resp__pack(resp, buf);
+	iov.iov_base = buf;
+	iov.iov_len = len;
+	if (fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
 	do
-		n = send(sk, buf, len, MSG_NOSIGNAL);
+		n = sendmsg(sk, &mh, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return neg_errno();

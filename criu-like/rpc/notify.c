@@ -29,7 +29,7 @@ static int client_gone(int sk)
 	return 0;
 }
 
-static int rpc_notify(void *priv, const char *action, pid_t root)
+static int rpc_notify_fd(void *priv, const char *action, pid_t root, int fd)
 {
 	struct rpc_conv *c = priv;
 	CriuResp resp = CRIU_RESP__INIT;
@@ -39,6 +39,13 @@ static int rpc_notify(void *priv, const char *action, pid_t root)
 	bool ok;
 	int ret;
 
+	if (!c->notify && fd >= 0) {
+		/* as CRIU: a descriptor goes only to a client that takes notifications */
+		pr_err("%s: the request did not set notify_scripts: no client takes the "
+		       "descriptor\n",
+		       action);
+		return -ENOTCONN;
+	}
 	if (!c->notify)
 		return client_gone(c->sk);
 	resp.type = CRIU_REQ_TYPE__NOTIFY;
@@ -50,7 +57,7 @@ static int rpc_notify(void *priv, const char *action, pid_t root)
 		cn.has_pid = true;
 		cn.pid = root;
 	}
-	ret = rpc_send_resp(c->sk, &resp);
+	ret = rpc_send_resp_fd(c->sk, &resp, fd);
 	if (ret)
 		return ret;
 	ret = rpc_recv_req(c->sk, &req, err, sizeof(err));
@@ -67,8 +74,14 @@ static int rpc_notify(void *priv, const char *action, pid_t root)
 	return ok ? 0 : -ECANCELED;
 }
 
+static int rpc_notify(void *priv, const char *action, pid_t root)
+{
+	return rpc_notify_fd(priv, action, root, -1);
+}
+
 void rpc_notifier_init(struct rpc_conv *c)
 {
 	c->notifier.notify = rpc_notify;
+	c->notifier.notify_fd = rpc_notify_fd;
 	c->notifier.priv = c;
 }

@@ -26,29 +26,17 @@ static const struct {
 	const char *name;
 	const char *missing;
 } refused[] = {
-	{ "ps", "the page server" },
-	{ "cpu_cap", "CPU compatibility checks (only cpu_cap 0, none, is)" },
 	{ "exec_cmd", "running a command after the restore" },
 	{ "skip_mnt", "mount namespaces" },
 	{ "unix_sk_ino", "naming external unix sockets by inode" },
 	{ "irmap_scan_paths", "the inotify path map (irmap)" },
 	{ "weak_sysctls", "sysctls" },
-	{ "lazy_pages", "lazy restore" },
-	{ "status_fd", "readiness reports (only the page server and lazy pages have them)" },
-	{ "tls_cacert", "TLS" },
-	{ "tls_cacrl", "TLS" },
-	{ "tls_cert", "TLS" },
-	{ "tls_key", "TLS" },
-	{ "tls", "TLS" },
-	{ "tls_no_cn_verify", "TLS" },
 	{ "pidfd_store_sk", "the pidfd store of pre-dumps" },
 	{ "lsm_mount_context", "LSM mount contexts" },
 	{ "mntns_compat_mode", "mount namespaces" },
 	{ "skip_file_rwx_check", "skipping the permission check of files" },
 	{ "unprivileged", "unprivileged mode" },
 	{ "leave_stopped", "leaving the tree stopped" },
-	{ "allow_uprobes", "uprobes" },
-	{ "ghost_fiemap", "sparse ghost files (fiemap)" },
 	{ "file_validation_method", "file validation" },
 };
 
@@ -88,8 +76,6 @@ static bool field_asks(const CriuOpts *m, const ProtobufCFieldDescriptor *f)
 {
 	if (f->type == PROTOBUF_C_TYPE_BOOL && f->label != PROTOBUF_C_LABEL_REPEATED)
 		return *(const protobuf_c_boolean *)field_ptr(m, f->offset);
-	if (!strcmp(f->name, "cpu_cap"))
-		return m->cpu_cap != 0; /* CRIU's CPU_CAP_NONE: check nothing, as criu-like does */
 	if (!strcmp(f->name, "empty_ns"))
 		return m->empty_ns != 0;
 	return true;
@@ -451,12 +437,108 @@ static int translate_join_ns(const CriuOpts *m, CriuReqType type, struct cr_opti
 	return 0;
 }
 
+static bool is_dump(CriuReqType type)
+{
+	return type == CRIU_REQ_TYPE__DUMP || type == CRIU_REQ_TYPE__PRE_DUMP;
+}
+
+static bool is_page_server(CriuReqType type)
+{
+	return type == CRIU_REQ_TYPE__PAGE_SERVER || type == CRIU_REQ_TYPE__PAGE_SERVER_CHLD;
+}
+
+/*
+ * The page server (Documentation/page-server.md): ps of a dump or pre-dump
+ * is where its pages go (as --page-server --address --port), of PAGE_SERVER
+ * where the server listens (no address: every one; port 0: an ephemeral
+ * one, answered); ps.fd instead a connection the client made (swrk: an fd
+ * of criu-like's own, checked by rpc.c). lazy_pages: a lazy restore (the
+ * lazy-pages daemon, which a ps of the restore is for, is the client's).
+ * status_fd: the caller's fd written once the page server listens. The TLS
+ * fields as --tls and its files, for either end.
+ */
+static int translate_page_server(const CriuOpts *m, CriuReqType type, struct cr_options *o,
+				 struct rpc_opts *ro, char *err, size_t size)
+{
+	const CriuPageServerInfo *ps = m->ps;
+	bool lazy = m->has_lazy_pages && m->lazy_pages;
+
+	if (lazy && type != CRIU_REQ_TYPE__RESTORE)
+		return refuse(err, size, -EOPNOTSUPP,
+			      "criu_opts.lazy_pages: a lazy dump (the dump's pages served from "
+			      "the frozen tree) is not supported by this version yet: dump, then "
+			      "serve the images with page-server --lazy-pages");
+	o->lazy_pages = lazy;
+	/* CRIU's cpu_cap bits (cpuinfo.h): what CPUINFO_CHECK compares; only it compares CPUs */
+	if (m->has_cpu_cap) {
+		if (type == CRIU_REQ_TYPE__CPUINFO_CHECK)
+			o->cpu_cap = m->cpu_cap & 7;
+		else if (m->cpu_cap != 0)
+			return refuse(
+				err, size, -EOPNOTSUPP,
+				"criu_opts.cpu_cap: CPU compatibility checks at restore (only "
+				"cpu_cap 0, none, is; CPUINFO_CHECK compares) are not "
+				"supported by this version yet");
+	}
+	if (m->has_status_fd) {
+		if (!is_page_server(type))
+			return refuse(err, size, -EOPNOTSUPP,
+				      "criu_opts.status_fd: only a page server reports readiness "
+				      "(PAGE_SERVER), as in CRIU");
+		if (m->status_fd < 0)
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.status_fd: %d is not a descriptor", m->status_fd);
+		ro->status_fd = m->status_fd;
+	}
+	o->tls = m->has_tls && m->tls;
+	o->tls_no_cn_verify = m->has_tls_no_cn_verify && m->tls_no_cn_verify;
+	o->tls_cacert = m->tls_cacert;
+	o->tls_cacrl = m->tls_cacrl;
+	o->tls_cert = m->tls_cert;
+	o->tls_key = m->tls_key;
+	if (!ps) {
+		if (is_page_server(type))
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.ps: PAGE_SERVER needs it (port 0: any port)");
+		return 0;
+	}
+	if (type == CRIU_REQ_TYPE__RESTORE) {
+		if (!lazy)
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.ps: a restore takes no page server (only a lazy "
+				      "one, whose lazy-pages daemon is the client's)");
+		return 0;
+	}
+	if (!is_dump(type) && !is_page_server(type))
+		return 0;
+	if (ps->has_pid)
+		return refuse(err, size, -EINVAL, "criu_opts.ps.pid: an answer, not an option");
+	if (ps->has_port && (ps->port < 0 || ps->port > 65535))
+		return refuse(err, size, -EINVAL, "criu_opts.ps.port: %d is not a port", ps->port);
+	if (ps->has_fd) {
+		if (ps->fd < 0)
+			return refuse(err, size, -EINVAL, "criu_opts.ps.fd: %d is not a descriptor",
+				      ps->fd);
+		ro->ps_fd = ps->fd;
+	} else if (is_dump(type) && (!ps->address || !*ps->address || !ps->has_port || !ps->port)) {
+		return refuse(err, size, -EINVAL,
+			      "criu_opts.ps: a dump needs the page server's address and port "
+			      "(or fd)");
+	}
+	o->address = ps->address && *ps->address ? ps->address : NULL;
+	o->port = ps->has_port ? ps->port : 0;
+	o->page_server = is_dump(type);
+	return 0;
+}
+
 int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o,
 		       struct rpc_opts *ro, char *err, size_t size)
 {
 	int ret;
 
 	err[0] = '\0';
+	ro->ps_fd = -1;
+	ro->status_fd = -1;
 	ret = check_fields(m, err, size);
 	if (!ret)
 		ret = translate_cgroups(m, o, err, size);
@@ -470,6 +552,8 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 		ret = translate_inherit_fd(m, type, o, err, size);
 	if (!ret)
 		ret = translate_join_ns(m, type, o, err, size);
+	if (!ret)
+		ret = translate_page_server(m, type, o, ro, err, size);
 	if (ret)
 		return ret;
 	/* CRIU: CLONE_NEW* flags of namespaces restored empty; only the network's is */
@@ -482,16 +566,12 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 		o->empty_ns_net = true;
 	}
 	/*
-	 * CRIU: a slave pty whose master was outside the tree gets a new pair at
-	 * restore, the master sent to the client. Without shell_job no terminal
-	 * is dumped or restored (files/chr.c), so there is never a master to send:
-	 * runc asks for it on every request, terminal or not.
+	 * CRIU: a pty slave whose master is outside the tree (runc's terminal,
+	 * held by its console socket) is dumped, and at restore gets a new pair
+	 * whose master goes to the client in the orphan-pts-master notification
+	 * (SCM_RIGHTS), the slave the session's controlling terminal (files/chr.c).
 	 */
-	if (m->has_orphan_pts_master && m->orphan_pts_master && m->has_shell_job && m->shell_job)
-		return refuse(
-			err, size, -EOPNOTSUPP,
-			"criu_opts.orphan_pts_master: with shell_job: handing the master "
-			"of an orphan pty to the client is not supported by this version yet");
+	o->orphan_pts_master = m->has_orphan_pts_master && m->orphan_pts_master;
 	/* CRIU: the root of the restored container's mount tree (a runtime's rootfs) */
 	if (m->root && type == CRIU_REQ_TYPE__RESTORE)
 		o->root = m->root;
@@ -522,10 +602,14 @@ int rpc_opts_translate(const CriuOpts *m, CriuReqType type, struct cr_options *o
 	}
 	/*
 	 * As the command line's (cli/compat.c, Documentation/runtimes.md, "LXC"):
-	 * link_remap, force_irmap, ext_sharing and ext_masters ask for nothing
+	 * link_remap links an unlinked opened name back (files/reg.c); allow_uprobes
+	 * leaves the [uprobes] area out; ghost_fiemap asks for what ghosts always
+	 * are (extents); force_irmap, ext_sharing and ext_masters ask for nothing
 	 * criu-like needs; auto_ext_mnt finds no mount (each is refused, named);
 	 * lsm_profile is checked at restore (proc/lsm.c); enable_fs as --enable-fs.
 	 */
+	o->link_remap = m->has_link_remap && m->link_remap;
+	o->allow_uprobes = m->has_allow_uprobes && m->allow_uprobes;
 	o->ext_mnt_auto = m->has_auto_ext_mnt && m->auto_ext_mnt;
 	o->lsm_profile = m->lsm_profile;
 	if (o->lsm_profile && !strchr(o->lsm_profile, ':'))

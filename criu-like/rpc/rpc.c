@@ -6,20 +6,26 @@
  * request's criu_opts translate to (opts.c). Every failure is answered:
  * success = false, cr_errno, and cr_errmsg naming what failed.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define LOG_PREFIX "rpc: "
+#include "cpuinfo.h"
 #include "cr.h"
 #include "dump.h"
 #include "kerndat.h"
+#include "lazy.h"
 #include "log.h"
+#include "notify.h"
+#include "page-server.h"
 #include "restore.h"
 #include "rpc-int.h"
 #include "util.h"
@@ -126,14 +132,18 @@ static int handle_feature_check(int sk, const CriuReq *req)
 		return send_error(sk, req->type, -EINVAL,
 				  "FEATURE_CHECK: the request has no features to check");
 	/*
-	 * Memory tracking (pre-dump, --track-mem) is there when the kernel has
-	 * userfaultfd write-protection and PAGEMAP_SCAN; the pidfd store and lazy
-	 * pages do not exist yet.
+	 * As CRIU: each feature asked (true) answered. Memory tracking (pre-dump,
+	 * --track-mem) is there when the kernel has userfaultfd write-protection
+	 * and PAGEMAP_SCAN; lazy pages when it has userfaultfd with the events the
+	 * lazy-pages daemon follows; the pidfd store (pidfd_store_sk) does not
+	 * exist in criu-like: false.
 	 */
 	f.has_mem_track = req->features->has_mem_track;
-	f.mem_track = f.has_mem_track && rpc_mem_track_ok();
+	f.mem_track = f.has_mem_track && req->features->mem_track && rpc_mem_track_ok();
 	f.has_lazy_pages = req->features->has_lazy_pages;
+	f.lazy_pages = f.has_lazy_pages && req->features->lazy_pages && lazy_restore_possible();
 	f.has_pidfd_store = req->features->has_pidfd_store;
+	f.pidfd_store = false;
 	resp.type = req->type;
 	resp.success = true;
 	resp.features = &f;
@@ -182,18 +192,39 @@ static int open_caller_dir(const struct rpc_conv *c, int fd, const char *field, 
 /* Options, caller's directories and the log of a dump or restore. */
 struct rpc_run {
 	struct cr_options o;
-	int images_fd, work_fd;
+	int images_fd, work_fd, status_fd;
 	char images_path[32], work_path[32], log_path[96];
 };
 
 static void rpc_run_fini(struct rpc_run *r)
 {
+	if (r->status_fd >= 0)
+		close(r->status_fd);
 	if (r->images_fd >= 0)
 		close(r->images_fd);
 	if (r->work_fd >= 0)
 		close(r->work_fd);
 	cr_options_fini(&r->o);
 	log_close();
+}
+
+static const char *default_log(CriuReqType type)
+{
+	switch (type) {
+	case CRIU_REQ_TYPE__DUMP:
+		return "dump.log";
+	case CRIU_REQ_TYPE__PRE_DUMP:
+		return "pre-dump.log";
+	case CRIU_REQ_TYPE__PAGE_SERVER:
+	case CRIU_REQ_TYPE__PAGE_SERVER_CHLD:
+		return "page-server.log";
+	case CRIU_REQ_TYPE__CPUINFO_DUMP:
+		return "cpuinfo-dump.log";
+	case CRIU_REQ_TYPE__CPUINFO_CHECK:
+		return "cpuinfo-check.log";
+	default:
+		return "restore.log";
+	}
 }
 
 static int rpc_run_setup(struct rpc_conv *c, const CriuReq *req, struct rpc_run *r, char *msg,
@@ -216,6 +247,40 @@ static int rpc_run_setup(struct rpc_conv *c, const CriuReq *req, struct rpc_run 
 			 "(swrk inherits them)");
 		return -EOPNOTSUPP;
 	}
+	if (ro.ps_fd >= 0) {
+		/* as CRIU: swrk's own fd, inherited from the caller (runc's way) */
+		if (c->service) {
+			snprintf(msg, size,
+				 "criu_opts.ps.fd: the daemon holds none of the caller's fds "
+				 "(swrk inherits them)");
+			return -EOPNOTSUPP;
+		}
+		int type = 0;
+		socklen_t tl = sizeof(type);
+
+		if (ro.ps_fd <= STDERR_FILENO || ro.ps_fd == c->sk ||
+		    getsockopt(ro.ps_fd, SOL_SOCKET, SO_TYPE, &type, &tl) || type != SOCK_STREAM) {
+			snprintf(msg, size,
+				 "criu_opts.ps.fd: %d is not a stream socket swrk inherited (a "
+				 "connection to or from the page server)",
+				 ro.ps_fd);
+			return -EBADF;
+		}
+		r->o.ps_sock_fd = ro.ps_fd;
+	}
+	if (ro.status_fd >= 0) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", c->peer_pid, ro.status_fd);
+		r->status_fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (r->status_fd < 0) {
+			snprintf(
+				msg, size,
+				"criu_opts.status_fd: cannot open fd %d of the caller (pid %d): %m",
+				ro.status_fd, c->peer_pid);
+			return neg_errno();
+		}
+	}
 	if (ro.images_dir_fd >= 0) {
 		r->images_fd = open_caller_dir(c, ro.images_dir_fd, "images_dir_fd", msg, size);
 		if (r->images_fd < 0)
@@ -234,10 +299,7 @@ static int rpc_run_setup(struct rpc_conv *c, const CriuReq *req, struct rpc_run 
 	r->o.notifier = &c->notifier;
 	/* the log: log_file in the work directory, dump.log / restore.log by default */
 	log_set_level(r->o.log_level);
-	file = r->o.log_file ? r->o.log_file
-			     : (req->type == CRIU_REQ_TYPE__DUMP       ? "dump.log"
-				: req->type == CRIU_REQ_TYPE__PRE_DUMP ? "pre-dump.log"
-								       : "restore.log");
+	file = r->o.log_file ? r->o.log_file : default_log(req->type);
 	if (!strcmp(file, "-"))
 		return 0;
 	dir = r->o.work_dir ? r->o.work_dir : r->o.images_dir;
@@ -253,7 +315,7 @@ static int rpc_run_setup(struct rpc_conv *c, const CriuReq *req, struct rpc_run 
 
 static int handle_dump_restore(struct rpc_conv *c, const CriuReq *req)
 {
-	struct rpc_run r = { .images_fd = -1, .work_fd = -1 };
+	struct rpc_run r = { .images_fd = -1, .work_fd = -1, .status_fd = -1 };
 	CriuResp resp = CRIU_RESP__INIT;
 	CriuDumpResp dr = CRIU_DUMP_RESP__INIT;
 	CriuRestoreResp rr = CRIU_RESTORE_RESP__INIT;
@@ -292,6 +354,164 @@ static int handle_dump_restore(struct rpc_conv *c, const CriuReq *req)
 	return rpc_send_resp(c->sk, &resp);
 }
 
+/*
+ * The page server's process: PAGE_SERVER (CRIU's daemon mode) a grandchild
+ * in a session of its own, PAGE_SERVER_CHLD a child of this criu-like. It
+ * serves one dump on @lfd (or the connection o->ps_sock_fd) and exits.
+ */
+static void page_server_child(struct rpc_conv *c, struct rpc_run *r, int lfd)
+{
+	int null = open("/dev/null", O_RDWR);
+
+	close(c->sk);
+	if (r->status_fd >= 0)
+		close(r->status_fd);
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		if (log_get_fd() != STDERR_FILENO)
+			dup2(null, STDERR_FILENO);
+		if (null > STDERR_FILENO)
+			close(null);
+	}
+	r->o.ps_listen_fd = lfd;
+	r->o.status_fd = -1; /* the conversation says status-ready, below */
+	r->o.notifier = NULL;
+	r->o.restore_detached = false;
+	r->o.pidfile = NULL;
+	r->o.page_server = false;
+	_exit(cr_page_server(&r->o) ? 1 : 0);
+}
+
+/* Fork the page server: its pid, or -errno. */
+static pid_t page_server_start(struct rpc_conv *c, struct rpc_run *r, int lfd, bool daemon)
+{
+	int pfd[2], status;
+	pid_t pid, server = -1;
+
+	if (!daemon) {
+		pid = fork();
+		if (pid == 0)
+			page_server_child(c, r, lfd);
+		return pid < 0 ? neg_errno() : pid;
+	}
+	if (pipe2(pfd, O_CLOEXEC))
+		return neg_errno();
+	pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		setsid();
+		server = fork();
+		if (server == 0) {
+			close(pfd[1]);
+			page_server_child(c, r, lfd);
+		}
+		_exit(server > 0 && write(pfd[1], &server, sizeof(server)) == sizeof(server) ? 0
+											     : 1);
+	}
+	close(pfd[1]);
+	if (pid > 0) {
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		if (read(pfd[0], &server, sizeof(server)) != sizeof(server))
+			server = -ECHILD;
+	} else {
+		server = neg_errno();
+	}
+	close(pfd[0]);
+	return server;
+}
+
+/*
+ * PAGE_SERVER, PAGE_SERVER_CHLD: a page server (Documentation/page-server.md)
+ * listening at ps's address and port (0: an ephemeral one) into the images
+ * directory, for one dump (its ps pointing here). The answer comes once it
+ * listens, with its pid and port; before it, status-ready (notify_scripts)
+ * and a byte to status_fd, as CRIU's page server says it is ready.
+ */
+static int handle_page_server(struct rpc_conv *c, const CriuReq *req)
+{
+	struct rpc_run r = { .images_fd = -1, .work_fd = -1, .status_fd = -1 };
+	CriuResp resp = CRIU_RESP__INIT;
+	CriuPageServerInfo ps = CRIU_PAGE_SERVER_INFO__INIT;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char msg[512], where[96];
+	int err, lfd = -1, port = 0;
+	pid_t pid;
+
+	cr_options_init(&r.o);
+	err = rpc_run_setup(c, req, &r, msg, sizeof(msg));
+	if (err) {
+		rpc_run_fini(&r);
+		return send_error(c->sk, req->type, err, msg);
+	}
+	if (r.o.ps_sock_fd < 0) {
+		lfd = ps_listen(&r.o, where, sizeof(where));
+		if (lfd < 0) {
+			rpc_run_fini(&r);
+			return send_failure(c->sk, req->type, lfd);
+		}
+		if (!getsockname(lfd, (struct sockaddr *)&ss, &sl))
+			port = ntohs(ss.ss_family == AF_INET6
+					     ? ((struct sockaddr_in6 *)&ss)->sin6_port
+					     : ((struct sockaddr_in *)&ss)->sin_port);
+		pr_info("page server listening on %s for pid %d\n", where, c->peer_pid);
+	}
+	pid = page_server_start(c, &r, lfd, req->type == CRIU_REQ_TYPE__PAGE_SERVER);
+	if (lfd >= 0)
+		close(lfd);
+	if (pid < 0) {
+		pr_errno(pid, "cannot start the page server");
+		rpc_run_fini(&r);
+		return send_failure(c->sk, req->type, pid);
+	}
+	err = cr_notify(&r.o, CR_ACT_STATUS_READY, 0, -1);
+	if (!err && r.status_fd >= 0 && write(r.status_fd, "", 1) != 1)
+		pr_perror("cannot write to status_fd");
+	rpc_run_fini(&r);
+	if (err) {
+		kill(pid, SIGKILL);
+		return send_failure(c->sk, req->type, err);
+	}
+	ps.has_pid = true;
+	ps.pid = pid;
+	ps.has_port = lfd >= 0;
+	ps.port = port;
+	resp.type = req->type;
+	resp.success = true;
+	resp.ps = &ps;
+	return rpc_send_resp(c->sk, &resp);
+}
+
+/* CPUINFO_DUMP, CPUINFO_CHECK: as `criu-like cpuinfo dump|check` (cpu_cap: what is checked). */
+static int handle_cpuinfo(struct rpc_conv *c, const CriuReq *req)
+{
+	struct rpc_run r = { .images_fd = -1, .work_fd = -1, .status_fd = -1 };
+	CriuResp resp = CRIU_RESP__INIT;
+	char msg[640], why[560] = "";
+	int err;
+
+	cr_options_init(&r.o);
+	err = rpc_run_setup(c, req, &r, msg, sizeof(msg));
+	if (err) {
+		rpc_run_fini(&r);
+		return send_error(c->sk, req->type, err, msg);
+	}
+	err = req->type == CRIU_REQ_TYPE__CPUINFO_DUMP ? cr_cpuinfo_dump(&r.o)
+						       : cr_cpuinfo_check(&r.o, why, sizeof(why));
+	rpc_run_fini(&r);
+	if (err && *why) {
+		snprintf(msg, sizeof(msg), "%s failed: %s", req_name(req->type), why);
+		return send_error(c->sk, req->type, err, msg);
+	}
+	if (err)
+		return send_failure(c->sk, req->type, err);
+	resp.type = req->type;
+	resp.success = true;
+	return rpc_send_resp(c->sk, &resp);
+}
+
 static int handle(struct rpc_conv *c, const CriuReq *req)
 {
 	char msg[160];
@@ -311,18 +531,15 @@ static int handle(struct rpc_conv *c, const CriuReq *req)
 	case CRIU_REQ_TYPE__WAIT_PID:
 		return handle_wait_pid(c->sk, req);
 	case CRIU_REQ_TYPE__SINGLE_PRE_DUMP:
-	case CRIU_REQ_TYPE__PAGE_SERVER:
-	case CRIU_REQ_TYPE__PAGE_SERVER_CHLD:
 		snprintf(msg, sizeof(msg), "%s is not available in this version yet",
 			 req_name(req->type));
 		return send_error(c->sk, req->type, -EOPNOTSUPP, msg);
+	case CRIU_REQ_TYPE__PAGE_SERVER:
+	case CRIU_REQ_TYPE__PAGE_SERVER_CHLD:
+		return handle_page_server(c, req);
 	case CRIU_REQ_TYPE__CPUINFO_DUMP:
 	case CRIU_REQ_TYPE__CPUINFO_CHECK:
-		snprintf(msg, sizeof(msg),
-			 "%s is not available in this version yet: criu-like has no "
-			 "cpuinfo image",
-			 req_name(req->type));
-		return send_error(c->sk, req->type, -EOPNOTSUPP, msg);
+		return handle_cpuinfo(c, req);
 	case CRIU_REQ_TYPE__NOTIFY:
 		return send_error(c->sk, req->type, -EINVAL,
 				  "NOTIFY is the answer to a notification, not a request");

@@ -286,20 +286,43 @@ int parasite_get_thread_state(struct parasite_ctl *ctl, pid_t tid,
 	return 0;
 }
 
+/* What /proc/@pid/fd/@fd names, for messages (a static buffer). */
+static const char *fd_target(pid_t pid, int fd)
+{
+	static char buf[256];
+	char path[64];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+	len = readlink(path, buf, sizeof(buf) - 1);
+	buf[len > 0 ? len : 0] = '\0';
+	return len > 0 ? buf : "?";
+}
+
 int parasite_drain_fds(struct parasite_ctl *ctl, const int *fds, unsigned int n, int *ret_fds)
 {
-	unsigned int done = 0, i;
+	unsigned int done = 0, i, max = PARASITE_MAX_FDS;
 	int err = 0;
 
 	while (done < n && !err) {
-		unsigned int chunk = min(n - done, (unsigned int)PARASITE_MAX_FDS);
+		unsigned int chunk = min(n - done, max);
 		struct parasite_msg m = { .cmd = PARASITE_CMD_DRAIN_FDS, .arg = { chunk } };
 		int32_t *d = ctl_data(ctl);
 
 		for (i = 0; i < chunk; i++)
 			d[i] = fds[done + i];
 		err = ctl_cmd(ctl, &m, NULL, ret_fds + done, chunk);
-		if (!err && m.ret < 0) {
+		if (!err && m.ret < 0 && m.arg[1] == PARASITE_FD_REFUSED && chunk > 1) {
+			max = 1; /* the kernel refused one of them: find it */
+			continue;
+		}
+		if (!err && m.ret < 0 && m.arg[1] == PARASITE_FD_REFUSED) {
+			err = (int)m.ret;
+			pr_errno(err,
+				 "pid %d: fd %d (%s) cannot be passed in SCM_RIGHTS, so criu-like "
+				 "cannot take it",
+				 ctl->pid, fds[done], fd_target(ctl->pid, fds[done]));
+		} else if (!err && m.ret < 0) {
 			err = (int)m.ret;
 			pr_errno(err, "task %d: fd %d", ctl->pid, fds[done + m.arg[1]]);
 		}

@@ -744,3 +744,62 @@ int parasite_remove_stale_areas(pid_t pid, const pid_t *tids, unsigned int nr_th
 		pr_info("task %d: %u parasite areas of killed dumpers removed\n", pid, *removed);
 	return err ? err : err2;
 }
+
+struct syscall_data_req {
+	struct parasite_ctl *ctl;
+	long nr;
+	unsigned long args[6];
+	long ret;
+};
+
+/*
+ * compel_syscall() in a task whose parasite's injector holds the vDSO
+ * trampoline already: the same trampoline is used and left in place (the
+ * cure takes it away), never "put back" over it.
+ */
+static int syscall_data_stopped(pid_t tid, void *arg)
+{
+	struct syscall_data_req *r = arg;
+	struct arch_thread_state ts;
+	struct arch_injector inj;
+	int err, err2;
+
+	err = arch_thread_save(tid, &ts);
+	if (err)
+		return err;
+	err = arch_injector_init(&inj, &ts);
+	if (!err && inj.patched && r->ctl->inj_ready && inj.patch == r->ctl->inj.patch)
+		inj.patched = false;
+	if (!err)
+		err = arch_inject_syscall(&inj, r->nr, r->args, &r->ret);
+	err2 = arch_thread_restore(&ts);
+	if (!err2)
+		err2 = arch_injector_fini(&inj);
+	arch_thread_state_fini(&ts);
+	if (err)
+		pr_err("injecting syscall %ld into %d failed: %d\n", r->nr, tid, err);
+	return err ? err : err2;
+}
+
+int parasite_syscall_data(struct parasite_ctl *ctl, long nr, const unsigned long args[6],
+			  unsigned int data_args, void *data, size_t size, long *ret)
+{
+	struct syscall_data_req r = { .ctl = ctl, .nr = nr };
+	uint64_t remote = ctl->remote +
+			  (uint64_t)((uint8_t *)((uint8_t *)ctl->args + ctl->args->data_off) -
+				     ctl->local);
+	unsigned int i;
+	int err;
+
+	if (size > ctl->args->data_size)
+		return -E2BIG;
+	memcpy(((uint8_t *)ctl->args + ctl->args->data_off), data, size);
+	for (i = 0; i < 6; i++)
+		r.args[i] = data_args & (1u << i) ? remote + args[i] : args[i];
+	err = parasite_leader_stopped(ctl, syscall_data_stopped, &r);
+	if (err)
+		return err;
+	memcpy(data, ((uint8_t *)ctl->args + ctl->args->data_off), size);
+	*ret = r.ret;
+	return 0;
+}

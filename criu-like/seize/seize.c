@@ -393,6 +393,31 @@ static bool stopped_and_frozen(pid_t pid, pid_t tid)
 }
 
 /*
+ * io_uring's kernel threads live in the thread group of the task that made
+ * the ring (PF_IO_WORKER, stat flags): iou-sqp-PID polls a ring's SQ
+ * (IORING_SETUP_SQPOLL), iou-wrk-PID runs its requests. They never stop
+ * for ptrace, and they mean work in flight: refused by name.
+ */
+static int refuse_io_worker(pid_t pid, pid_t tid)
+{
+	_cleanup_free_ char *stat = NULL;
+	unsigned long flags = 0;
+	char path[64], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	stat = read_file_at(AT_FDCWD, path, NULL);
+	p = stat ? strrchr(stat, ')') : NULL;
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1 ||
+	    !(flags & 0x10 /* PF_IO_WORKER */))
+		return 0;
+	pr_err("pid %d: thread %d is an io_uring kernel thread (%s): a ring with a submission "
+	       "thread (IORING_SETUP_SQPOLL) or with requests in flight is not supported\n",
+	       pid, tid,
+	       strstr(stat, "(iou-sqp-") ? "iou-sqp, IORING_SETUP_SQPOLL" : "iou-wrk, io-wq");
+	return -EOPNOTSUPP;
+}
+
+/*
  * Seize the threads of @task not seen yet, listing again until a listing
  * shows nothing new. With @wait, each is waited for; without (frozen cgroup),
  * the stops are collected by wait_task() after the thaw.
@@ -428,6 +453,9 @@ static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool w
 					 tids[i], task->pid);
 				continue;
 			}
+			ret = refuse_io_worker(task->pid, tids[i]);
+			if (ret < 0)
+				return ret;
 			ret = seize_thread(task, tids[i]);
 			if (ret < 0)
 				return ret;

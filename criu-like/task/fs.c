@@ -5,7 +5,9 @@
  * /proc/PID/cwd and /proc/PID/root, and Umask: in /proc/PID/status (Linux
  * 4.7+). On restore each task enters them itself, after its fd table
  * (restore/restore-fork.c); the image is read with the fd table
- * (files/restore-files.c).
+ * (files/restore-files.c). A cwd or root removed since (" (deleted)") is
+ * made again, entered and removed: the root as the task's last step
+ * (rst_fs_chroot(), chroot(".") into the removed directory).
  *
  * A process may share its fs context with its parent (clone(CLONE_FS)
  * without CLONE_THREAD): kcmp(KCMP_FS) says so at dump, and the restore
@@ -40,7 +42,7 @@
 
 #include "fs.pb-c.h"
 
-/* readlink /proc/PID/NAME into @buf; a directory that was removed is refused. */
+/* readlink /proc/PID/NAME into @buf; *@removed when the directory was removed. */
 static int read_fs_link(pid_t pid, const char *name, char *buf, size_t size, bool *removed)
 {
 	char path[64];
@@ -112,6 +114,35 @@ static int check_fs_sharing(struct dump_ctx *ctx, const struct dump_task *dt, bo
 	return 0;
 }
 
+/*
+ * A removed root (chroot into a directory removed since): its mode and
+ * owner, and whether the cwd, removed too, is that very directory (@cwd_st,
+ * NULL when the cwd was not removed).
+ */
+static int dump_root_removed(pid_t pid, const char *root, const struct stat *cwd_st, FsEntry *fe)
+{
+	struct stat st;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/root", pid);
+	if (stat(path, &st)) {
+		pr_perror("pid %d: stat of its removed root %s", pid, root);
+		return neg_errno();
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		pr_err("pid %d: its removed root %s is not a directory\n", pid, root);
+		return -EOPNOTSUPP;
+	}
+	fe->has_root_removed = fe->has_root_mode = fe->has_root_uid = fe->has_root_gid = true;
+	fe->root_removed = true;
+	fe->root_mode = st.st_mode & 07777;
+	fe->root_uid = st.st_uid;
+	fe->root_gid = st.st_gid;
+	fe->has_root_is_cwd = true;
+	fe->root_is_cwd = cwd_st && cwd_st->st_dev == st.st_dev && cwd_st->st_ino == st.st_ino;
+	return 0;
+}
+
 int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	pid_t pid = dt->t->pid;
@@ -135,11 +166,7 @@ int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt)
 		err = read_fs_link(pid, "root", root, sizeof(root), &root_gone);
 	if (err)
 		return err;
-	/* a removed root has nothing under it to restore; a removed cwd is made again */
-	if (root_gone) {
-		pr_err("pid %d: its root %s was removed: not supported\n", pid, root);
-		return -EOPNOTSUPP;
-	}
+	/* a removed cwd or root is made again at restore, empty as rmdir left it */
 	snprintf(path, sizeof(path), "/proc/%d/cwd", pid);
 	if (cwd_gone) {
 		if (stat(path, &st)) {
@@ -152,6 +179,11 @@ int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt)
 		fe.cwd_uid = st.st_uid;
 		fe.cwd_gid = st.st_gid;
 	}
+	if (root_gone) {
+		err = dump_root_removed(pid, root, cwd_gone ? &st : NULL, &fe);
+		if (err)
+			return err;
+	}
 	if (shared && strcmp(root, "/")) {
 		pr_err("pid %d shares its fs context with its parent %d and its root is %s: a "
 		       "shared context is restored with the root / only\n",
@@ -159,6 +191,9 @@ int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt)
 		return -EOPNOTSUPP;
 	}
 	fe.has_shared_with_parent = fe.shared_with_parent = shared;
+	/* read with the fd table at restore: whether the process is cloned with CLONE_FILES */
+	fe.has_files_shared_with_parent = fe.files_shared_with_parent =
+		dt->files_shared_with_parent;
 	fe.cwd.data = (uint8_t *)cwd;
 	fe.cwd.len = strlen(cwd);
 	fe.root.data = (uint8_t *)root;
@@ -207,33 +242,34 @@ static int mkdir_owned(const char *name, uint32_t uid, uint32_t gid)
 }
 
 /*
- * A removed cwd: made again at its path (next to it when the path is taken;
- * its removed parents made for it and removed after), entered, given its mode
- * and owner, and removed. Tasks that shared one removed cwd get one each.
+ * A removed directory, @what of the task (its cwd or root): made again at
+ * @path (next to it when the path is taken; its removed parents made for it
+ * and removed after), entered, given its mode and owner, and removed: the
+ * task's cwd is then that removed directory. Tasks that shared one removed
+ * directory get one each.
  */
-static int rst_cwd_removed(struct rst_task *t, const FsEntry *fs, const char *cwd)
+static int enter_removed_dir(struct rst_task *t, const char *what, const char *path, bool has_owner,
+			     uint32_t host_uid, uint32_t host_gid, bool has_mode, uint32_t mode)
 {
 	char name[PATH_MAX];
 	unsigned int made = 0;
-	uint32_t uid = fs->cwd_uid, gid = fs->cwd_gid;
-	bool owned = ns_user_own() && fs->has_cwd_uid && fs->has_cwd_gid;
+	uint32_t uid = host_uid, gid = host_gid;
+	bool owned = ns_user_own() && has_owner;
 	int err;
 
 	/* the task is in the tree's user namespace already: its host owner as seen there */
-	if (fs->has_cwd_uid && fs->has_cwd_gid &&
-	    (ns_user_id_inside(false, fs->cwd_uid, &uid) ||
-	     ns_user_id_inside(true, fs->cwd_gid, &gid))) {
-		pr_err("pid %u: the owner %u:%u of its removed working directory %s is not mapped "
-		       "in "
-		       "its user namespace\n",
-		       t->pe->pid, fs->cwd_uid, fs->cwd_gid, cwd);
+	if (has_owner &&
+	    (ns_user_id_inside(false, host_uid, &uid) || ns_user_id_inside(true, host_gid, &gid))) {
+		pr_err("pid %u: the owner %u:%u of its removed %s %s is not mapped in its user "
+		       "namespace\n",
+		       t->pe->pid, host_uid, host_gid, what, path);
 		return -ERANGE;
 	}
 
-	if (access(cwd, F_OK))
-		snprintf(name, sizeof(name), "%s", cwd);
+	if (access(path, F_OK))
+		snprintf(name, sizeof(name), "%s", path);
 	else
-		snprintf(name, sizeof(name), "%s.criu-like-cwd.%u", cwd, t->pe->pid);
+		snprintf(name, sizeof(name), "%s.criu-like-%s.%u", path, what, t->pe->pid);
 	err = mkdir_missing_parents(name, &made);
 	if (!err && owned)
 		err = mkdir_owned(name, uid, gid);
@@ -241,20 +277,27 @@ static int rst_cwd_removed(struct rst_task *t, const FsEntry *fs, const char *cw
 		err = neg_errno();
 	if (!err && chdir(name))
 		err = neg_errno();
-	if (!err && ((!owned && fs->has_cwd_uid && fs->has_cwd_gid && chown(".", uid, gid)) ||
-		     (fs->has_cwd_mode && chmod(".", fs->cwd_mode & 07777))))
+	if (!err && ((!owned && has_owner && chown(".", uid, gid)) ||
+		     (has_mode && chmod(".", mode & 07777))))
 		err = neg_errno();
 	if (rmdir(name) && !err)
 		err = neg_errno();
 	if (rmdir_made_parents(name, made) && !err)
 		err = neg_errno();
-	if (err) {
-		pr_errno(err, "pid %u: cannot make its removed working directory %s again",
-			 t->pe->pid, cwd);
-		return err;
-	}
-	umask((mode_t)fs->umask);
-	return 0;
+	if (err)
+		pr_errno(err, "pid %u: cannot make its removed %s %s again", t->pe->pid, what,
+			 path);
+	return err;
+}
+
+static int rst_cwd_removed(struct rst_task *t, const FsEntry *fs, const char *cwd)
+{
+	int err = enter_removed_dir(t, "cwd", cwd, fs->has_cwd_uid && fs->has_cwd_gid, fs->cwd_uid,
+				    fs->cwd_gid, fs->has_cwd_mode, fs->cwd_mode);
+
+	if (!err)
+		umask((mode_t)fs->umask);
+	return err;
 }
 
 int rst_fs_restore(struct restore_ctx *ctx __unused, struct rst_task *t)
@@ -302,9 +345,34 @@ int rst_fs_chroot(struct rst_task *t)
 {
 	const FsEntry *fs = ((struct rst_task_files *)t->files)->fs;
 	_cleanup_free_ char *root = fs_bytes(&fs->root);
+	_cleanup_close_ int cwd = -1;
+	int err;
 
 	if (!root)
 		return -ENOMEM;
+	if (fs->root_removed) {
+		/*
+		 * Made again and removed, entered as the cwd: chroot(".") makes it
+		 * the root (no path leads to it any more); then back to the cwd
+		 * unless that was the same directory.
+		 */
+		cwd = fs->root_is_cwd ? -1 : open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (!fs->root_is_cwd && cwd < 0) {
+			pr_perror("pid %u: cannot open its working directory", t->pe->pid);
+			return neg_errno();
+		}
+		err = enter_removed_dir(t, "root", root, fs->has_root_uid && fs->has_root_gid,
+					fs->root_uid, fs->root_gid, fs->has_root_mode,
+					fs->root_mode);
+		if (!err && chroot("."))
+			err = neg_errno();
+		if (!err && cwd >= 0 && fchdir(cwd))
+			err = neg_errno();
+		if (err)
+			pr_errno(err, "pid %u: cannot change its root to the removed %s",
+				 t->pe->pid, root);
+		return err;
+	}
 	if (strcmp(root, "/") && chroot(root)) {
 		pr_perror("pid %u: cannot change its root to %s", t->pe->pid, root);
 		return neg_errno();

@@ -81,3 +81,18 @@ int cr_notify(const struct cr_options *o, const char *action, pid_t root, int di
 		snprintf(dir, sizeof(dir), "%s", o->images_dir);
 	return run_script(o->action_script, action, root, dir);
 }
+
+int cr_notify_fd(const struct cr_options *o, const char *action, pid_t root, int fd)
+{
+	int err;
+
+	pr_debug("hook %s (tree %d, fd %d)\n", action, root, fd);
+	if (!o->notifier || !o->notifier->notify_fd) {
+		pr_err("hook %s: no RPC client to send the descriptor to\n", action);
+		return -ENOTCONN;
+	}
+	err = o->notifier->notify_fd(o->notifier->priv, action, root, fd);
+	if (err)
+		pr_errno(err, "the RPC client failed the hook %s", action);
+	return err;
+}

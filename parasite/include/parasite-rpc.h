@@ -101,6 +101,8 @@ struct parasite_thread_state {
 };
 
 #define PARASITE_MAX_FDS 64 /* per DRAIN_FDS command; below SCM_MAX_FD (253) */
+/* DRAIN_FDS's arg[1] when sendmsg() refused the batch (ret: its error): ask fd by fd */
+#define PARASITE_FD_REFUSED (~0ULL)
 
 struct parasite_iov {
 	uint64_t base, len;

@@ -82,6 +82,15 @@ struct rst_vma {
 	uint32_t lock;
 	/* It held huge pages without MADV_HUGEPAGE: MADV_COLLAPSE what is filled whole. */
 	uint32_t collapse;
+	/* Sealed (mseal, 6.10): sealed again once nothing of the blob changes it any more. */
+	uint32_t seal;
+	/*
+	 * A file whose mappings the kernel places itself (io_uring refuses any
+	 * address): mapped last, with every free range of the address space but
+	 * its own held by a placeholder, so the kernel's search can only return
+	 * its place. 1: to place, 3: being placed, 2: placed.
+	 */
+	uint32_t unfixed;
 	uint32_t pad;
 };
 
@@ -125,6 +134,19 @@ struct rst_tpidfd {
 	uint32_t cloexec;
 	int32_t dup_of; /* >= 0: the same description as that fd, made before; -1: a new one */
 	uint32_t pad;
+};
+
+/* io_uring registered buffers of one ring (fd @fd): iovecs [@first, @first + @nr). */
+struct rst_uring_reg {
+	int32_t fd;
+	uint32_t nr;
+	uint32_t first;
+	uint32_t pad;
+};
+
+/* struct iovec, fixed size. */
+struct rst_iovec {
+	uint64_t base, len;
 };
 
 /* An address range: [start, end). */
@@ -289,6 +311,19 @@ struct rst_args {
 	uint64_t tpidfds_off; /* struct rst_tpidfd[nr_tpidfds] */
 	uint32_t nr_aios, pad2;
 	uint64_t aios_off; /* struct rst_aio[nr_aios], by address */
+	/*
+	 * An fd table shared with other tasks (CLONE_FILES): a futex word of the
+	 * shared area the leader sets to 1 once it made its last fd (its
+	 * threads' pidfds), for the next task of the table; 0: none.
+	 */
+	uint64_t fdt_done;
+	/*
+	 * io_uring registered buffers (files/io_uring.c): registered once the
+	 * memory is back, the rings being made by the task before the jump.
+	 */
+	uint32_t nr_uring_regs, nr_uring_iovs;
+	uint64_t uring_regs_off; /* struct rst_uring_reg[nr_uring_regs] */
+	uint64_t uring_iovs_off; /* struct rst_iovec[nr_uring_iovs] */
 	struct rst_creds creds;
 	struct rst_mm mm;
 };

@@ -137,6 +137,17 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "state"))
 		return do_state();
 	if (argc >= 3 && !strcmp(argv[1], "mem")) {
+		if (argc >= 4 && !strcmp(argv[3], "cow")) {
+			/* filled, then forked: the child shares every page with its parent */
+			pid_t pid;
+
+			mem = fill(strtoul(argv[2], NULL, 0), &words, false);
+			pid = fork();
+			if (pid == 0)
+				tick_loop("child ", mem, words);
+			printf("ready %d child %d\n", getpid(), pid);
+			tick_loop("", mem, words);
+		}
 		if (argc >= 4 && !strcmp(argv[3], "tree")) {
 			pid_t pid = fork();
 
@@ -159,6 +170,6 @@ int main(int argc, char **argv)
 		printf("ready %d\n", getpid());
 		tick_loop("", NULL, 0);
 	}
-	fprintf(stderr, "usage: dump-victim state | mem MIB [tree|huge] | socket\n");
+	fprintf(stderr, "usage: dump-victim state | mem MIB [tree|huge|cow] | socket\n");
 	return 2;
 }

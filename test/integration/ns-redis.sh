@@ -131,21 +131,7 @@ done
 ip -o link show ve-rd0 | grep -q "master br-rd" || fail "ve-rd0 is not on the bridge"
 progress_past $((before + 100)) || fail "the clients stopped after the restore (at $before rounds)"
 
-list=$(cli CLIENT LIST)
-[ "$(echo "$list" | grep -c 'db=1 ')" = $NCLIENTS ] ||
-	fail "the server has not $NCLIENTS clients in db 1 after the restore: $list"
-touch "$tmp/cl/stop"
-wait $cpid
-rc=$?
-cpid=
-[ $rc = 0 ] || fail "a client failed (status $rc)"
-grep -q "^connections $NCLIENTS\$" "$tmp/cl/result" || fail "the clients reconnected"
-awk -v n=$NCLIENTS '/^client / { if ($6 != 0 || $8 != $10) bad++; c++ }
-	END { exit !(c == n && !bad) }' "$tmp/cl/result" || fail "a client saw an error or moved"
-for p in $(awk '/^client / { print $8 }' "$tmp/cl/result"); do
-	echo "$list" | grep -q "addr=10.78.0.1:$p " ||
-		fail "the server does not know the connection from port $p"
-done
+clients_verdict 10.78.0.1
 [ "$(cli DBSIZE)" = $KEYS ] || fail "DBSIZE $(cli DBSIZE) after the restore, expected $KEYS"
 cli -n 1 FLUSHDB >/dev/null
 [ "$(cli DEBUG DIGEST)" = "$digest" ] || fail "database 0 changed"

@@ -11,8 +11,9 @@
 # qdisc, a tc filter, a conntrack helper, a tap's socket filter, are refused naming them; a
 # tun fd whose device is in a namespace not dumped is refused naming it; a user namespace without a pid
 # namespace, owning not every namespace of the tree, nested, or with a task
-# of the tree in another one), a pid_for_children and a
-# time_for_children unshared with no child forked yet, one thread of a
+# of the tree in another one), a pid_for_children unshared with no child
+# forked yet, a child that joined another time namespace (setns; a
+# time_for_children of its own is dumped), one thread of a
 # process in a UTS namespace of its own, and a child in another UTS
 # namespace than its root's own one (UTS, mount, IPC, time, pid and network
 # namespaces are dumped: ns-uts.sh, ns-mnt.sh, ns-pid.sh, ns-net.sh, zdtm),
@@ -367,12 +368,30 @@ user_refused userchild "$uc" \
 	"its user namespace user:\[[0-9]*\] is not the one of the tree's root (user:\[$(stat -L -c %i /proc/$uc/ns/user)\])"
 pkill -KILL -f "loop.sh $tmp/userchild.count"
 if unshare --time true 2>/dev/null; then
-	# time namespaces are dumped (zdtm time_ns); one unshared for the children only is not
-	setsid "$PY" - "$tmp/tfc.count" >/dev/null 2>&1 <<'PYTHON' &
-import ctypes, os, sys, time
+	# time namespaces are dumped (zdtm time_ns), and one unshared for the
+	# children only (zdtm time_ns_children): this one is dumped (-R); a child
+	# that joined another time namespace (setns) is refused
+	setsid unshare --time --fork sleep 1000 >/dev/null 2>&1 &
+	holder=$!
+	i=0
+	until ts=$(pgrep -P $holder sleep) && [ -n "$ts" ]; do
+		i=$((i + 1))
+		[ $i -gt 250 ] && fail "tfc: no sleep under unshare --time --fork"
+		sleep 0.02
+	done
+	setsid "$PY" - "$tmp/tfc.count" "$ts" >/dev/null 2>&1 <<'PYTHON' &
+import ctypes, os, signal, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 if libc.unshare(0x80) != 0:  # CLONE_NEWTIME
     sys.exit(1)
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the child, killed below, goes at once
+if os.fork() == 0:
+    # the child joins the holder's time namespace: neither its parent's nor its parent's children's
+    fd = os.open("/proc/%s/ns/time" % sys.argv[2], os.O_RDONLY)
+    if libc.setns(fd, 0x80) != 0:
+        sys.exit(1)
+    while True:
+        time.sleep(1)
 n = 0
 while True:
     n += 1
@@ -381,11 +400,41 @@ while True:
     os.rename(sys.argv[1] + ".new", sys.argv[1])
     time.sleep(0.02)
 PYTHON
-	echo $! >"$tmp/tfc.unshare"
-	echo "" >"$tmp/tfc.args"
+	tfc=$!
 	wait_file "$tmp/tfc.count"
-	refused tfc "$(cat "$tmp/tfc.unshare")" time_for_children
-	kill -KILL "$(cat "$tmp/tfc.unshare")"
+	i=0
+	until jc=$(pgrep -P $tfc) && [ -n "$jc" ] &&
+		[ "$(readlink /proc/$jc/ns/time)" = "$(readlink /proc/$ts/ns/time)" ]; do
+		i=$((i + 1))
+		[ $i -gt 250 ] && fail "tfc: the child never joined the time namespace"
+		sleep 0.02
+	done
+	rm -rf "$tmp/img"
+	"$CRIU_LIKE" dump -t $tfc -D "$tmp/img" -R >"$tmp/tfc.out" 2>"$tmp/tfc.err" &&
+		fail "tfc: dump of $tfc, whose child $jc joined another time namespace, succeeded"
+	grep -q "pid $jc: its time namespace time:\[[0-9]*\] is neither its parent's" "$tmp/tfc.err" ||
+		fail "tfc: no refusal naming pid $jc and its time namespace"
+	kill -0 $tfc && kill -0 $jc || fail "tfc: the tree died"
+	checks=$((checks + 1))
+	echo "ok: tfc: $(grep -o "pid $jc: its time namespace.*parent's" "$tmp/tfc.err")"
+	# without that child: its time_for_children of its own is dumped
+	kill -KILL $jc
+	wait_file "$tmp/tfc.count"
+	i=0
+	while [ -d /proc/$jc ]; do
+		i=$((i + 1))
+		[ $i -gt 250 ] && fail "tfc: the child $jc is still there"
+		sleep 0.02
+	done
+	rm -rf "$tmp/img"
+	"$CRIU_LIKE" dump -t $tfc -D "$tmp/img" -R >"$tmp/tfc2.out" 2>"$tmp/tfc2.err" ||
+		fail "tfc: pid $tfc with a time_for_children of its own not dumped: $(tail -1 "$tmp/tfc2.err")"
+	ls "$tmp/img"/timens-*.img >/dev/null 2>&1 || fail "tfc: no timens image for its children"
+	kill -0 $tfc || fail "tfc: pid $tfc died"
+	checks=$((checks + 1))
+	echo "ok: tfc: pid $tfc with a time_for_children of its own dumped"
+	kill -KILL $tfc $holder 2>/dev/null
+	pkill -KILL -P $holder 2>/dev/null
 fi
 
 # A tree rooted below the init of its pid namespace: a pid namespace is dumped from its init only.

@@ -1,7 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # Objects criu-like does not restore yet are refused at dump by name, and the
-# task runs on: an io_uring instance. (AIO contexts are dumped now: zdtm aio_ring.)
+# task runs on: an io_uring with a request in flight or with a submission
+# thread (an idle one is restored: zdtm io_uring_idle), and a pidfd of a
+# thread (PIDFD_THREAD) held only in a unix socket's queue. (AIO contexts
+# are dumped now: zdtm aio_ring.)
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 V=$B/test/integration/refused-victim
@@ -53,4 +56,7 @@ try() { # WHAT TEXT: the refusal must hold TEXT (%P: the pid)
 	echo "refused: $1 refused by name, the task runs on"
 }
 
-try io_uring "anon_inode:[io_uring] (io_uring) is not supported yet"
+try io_uring-poll "an io_uring instance with requests in flight (armed polls: fdinfo PollList): not supported"
+try io_uring-sqpoll "is an io_uring kernel thread (iou-sqp, IORING_SETUP_SQPOLL)"
+try pidfd-thread-scm "a pidfd of thread"
+try pidfd-thread-scm "in flight in a unix socket's queue and held by no task: not restored"

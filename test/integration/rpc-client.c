@@ -15,8 +15,14 @@
  * drop_at (NAME: close the connection when it comes), pause_at (NAME: wait
  * 5 s before answering it), drop (1: close right
  * after sending), keep_open, then (a second request on the same
- * conversation), unknown_field (1: append field number 200 to criu_opts).
- * Prints one line per notification ("notify NAME PID") and one for the
+ * conversation), unknown_field (1: append field number 200 to criu_opts),
+ * ps_address, ps_port (criu_opts.ps), ps_connect (ADDR:PORT: connected
+ * here, given to swrk as its fd 4, sent as ps.fd), status_fd (1: a pipe's
+ * write end; "status_fd ready" is printed when its byte came with the
+ * answer), cpu_cap, lazy_pages, tls, tls_no_cn_verify, tls_cacert,
+ * tls_cacrl, tls_cert, tls_key, orphan_pts_master, cpu_cap.
+ * Prints one line per notification ("notify NAME PID", with " fd=MODE" when
+ * a descriptor came with it: its file type from fstat) and one for the
  * answer ("resp TYPE success=N errno=N pid=N ... errmsg=..."); exits 0 when
  * the answer says success, 1 when it does not, 2 on a broken conversation.
  */
@@ -26,7 +32,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,9 +53,33 @@ static const char *arg(int argc, char **argv, const char *key)
 	return NULL;
 }
 
-static int connect_to(const char *spec, pid_t *child)
+static int status_pipe[2] = { -1, -1 };
+
+/* ps_connect=ADDR:PORT: a TCP connection to the page server, or -1 */
+static int ps_connect(int argc, char **argv)
 {
-	int sv[2];
+	const char *v = arg(argc, argv, "ps_connect");
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	char host[64];
+	const char *colon;
+	int fd;
+
+	if (!v || !(colon = strrchr(v, ':')))
+		return -1;
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - v), v);
+	sa.sin_port = htons((uint16_t)atoi(colon + 1));
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0 || inet_pton(AF_INET, host, &sa.sin_addr) != 1 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		perror("ps_connect");
+		exit(2);
+	}
+	return fd;
+}
+
+static int connect_to(const char *spec, pid_t *child, int argc, char **argv)
+{
+	int sv[2], psfd = ps_connect(argc, argv);
 
 	*child = 0;
 	if (!strncmp(spec, "unix:", 5)) {
@@ -68,12 +101,17 @@ static int connect_to(const char *spec, pid_t *child)
 	if (*child == 0) {
 		/* as go-criu: the socket is fd 3 of `criu swrk 3` */
 		close(sv[0]);
-		if (dup2(sv[1], 3) < 0)
+		/* out of the way of 3 and 4 first */
+		if (psfd >= 0 && (psfd = fcntl(psfd, F_DUPFD, 10)) < 0)
+			_exit(127);
+		if (dup2(sv[1], 3) < 0 || (psfd >= 0 && dup2(psfd, 4) < 0))
 			_exit(127);
 		execl(spec + 5, spec + 5, "swrk", "3", (char *)NULL);
 		_exit(127);
 	}
 	close(sv[1]);
+	if (psfd >= 0)
+		close(psfd);
 	return sv[0];
 }
 
@@ -95,11 +133,28 @@ static void send_req(int sk, const CriuReq *req)
 	free(buf);
 }
 
+static int got_fd = -1; /* a descriptor that came with the last message */
+
 static CriuResp *recv_resp(int sk)
 {
 	static uint8_t buf[1 << 16];
-	ssize_t n = recv(sk, buf, sizeof(buf), 0);
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.b,
+			     .msg_controllen = sizeof(ctl.b) };
+	ssize_t n = recvmsg(sk, &mh, MSG_CMSG_CLOEXEC);
+	struct cmsghdr *cm;
 	CriuResp *r;
+
+	got_fd = -1;
+	cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+	if (cm && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(&got_fd, CMSG_DATA(cm), sizeof(int));
 
 	if (n <= 0) {
 		printf("closed\n");
@@ -135,6 +190,7 @@ static int type_of(const char *s)
 		{ "wait", CRIU_REQ_TYPE__WAIT_PID },
 		{ "pre-dump", CRIU_REQ_TYPE__PRE_DUMP },
 		{ "page-server", CRIU_REQ_TYPE__PAGE_SERVER },
+		{ "page-server-chld", CRIU_REQ_TYPE__PAGE_SERVER_CHLD },
 		{ "cpuinfo-dump", CRIU_REQ_TYPE__CPUINFO_DUMP },
 		{ "cpuinfo-check", CRIU_REQ_TYPE__CPUINFO_CHECK },
 		{ "notify", CRIU_REQ_TYPE__NOTIFY },
@@ -198,6 +254,44 @@ static void fill_opts(CriuOpts *o, int argc, char **argv)
 	BOOL_OPT("track_mem", track_mem);
 	BOOL_OPT("network_lock", network_lock);
 	BOOL_OPT("timeout", timeout);
+	BOOL_OPT("cpu_cap", cpu_cap);
+	BOOL_OPT("lazy_pages", lazy_pages);
+	BOOL_OPT("tls", tls);
+	BOOL_OPT("tls_no_cn_verify", tls_no_cn_verify);
+	BOOL_OPT("orphan_pts_master", orphan_pts_master);
+	if ((v = arg(argc, argv, "tls_cacert")))
+		o->tls_cacert = (char *)v;
+	if ((v = arg(argc, argv, "tls_cacrl")))
+		o->tls_cacrl = (char *)v;
+	if ((v = arg(argc, argv, "tls_cert")))
+		o->tls_cert = (char *)v;
+	if ((v = arg(argc, argv, "tls_key")))
+		o->tls_key = (char *)v;
+	if (arg(argc, argv, "ps_address") || arg(argc, argv, "ps_port") ||
+	    arg(argc, argv, "ps_connect")) {
+		static CriuPageServerInfo ps = CRIU_PAGE_SERVER_INFO__INIT;
+
+		ps.address = (char *)arg(argc, argv, "ps_address");
+		if ((v = arg(argc, argv, "ps_port"))) {
+			ps.has_port = true;
+			ps.port = atoi(v);
+		}
+		if (arg(argc, argv, "ps_connect")) {
+			ps.has_fd = true;
+			ps.fd = 4; /* swrk's, connect_to() */
+		}
+		o->ps = &ps;
+	}
+	if (arg(argc, argv, "status_fd") && status_pipe[1] < 0) {
+		if (pipe(status_pipe)) {
+			perror("pipe");
+			exit(2);
+		}
+	}
+	if (status_pipe[1] >= 0) {
+		o->has_status_fd = true;
+		o->status_fd = status_pipe[1];
+	}
 	if (arg(argc, argv, "notify") || arg(argc, argv, "notify_fail") ||
 	    arg(argc, argv, "drop_at") || arg(argc, argv, "pause_at")) {
 		o->has_notify_scripts = true;
@@ -223,6 +317,9 @@ static void print_resp(const CriuResp *r)
 		       r->features->has_pidfd_store, r->features->pidfd_store);
 	if (r->has_status)
 		printf(" status=%d", r->status);
+	if (r->ps)
+		printf(" ps_pid=%d ps_port=%d", r->ps->has_pid ? r->ps->pid : 0,
+		       r->ps->has_port ? r->ps->port : 0);
 	if (r->cr_errmsg)
 		printf(" errmsg=%s", r->cr_errmsg);
 	printf("\n");
@@ -241,8 +338,18 @@ static int converse(int sk, int argc, char **argv)
 		if (r->type == CRIU_REQ_TYPE__NOTIFY && r->notify) {
 			CriuReq a = CRIU_REQ__INIT;
 
-			printf("notify %s %d\n", r->notify->script,
+			printf("notify %s %d", r->notify->script,
 			       r->notify->has_pid ? r->notify->pid : 0);
+			if (got_fd >= 0) {
+				struct stat st;
+
+				if (!fstat(got_fd, &st))
+					printf(" fd=%s", S_ISCHR(st.st_mode)	? "chr"
+							 : S_ISFIFO(st.st_mode) ? "fifo"
+										: "other");
+				close(got_fd);
+			}
+			printf("\n");
 			fflush(stdout);
 			if (drop && !strcmp(drop, r->notify->script))
 				exit(3);
@@ -256,6 +363,15 @@ static int converse(int sk, int argc, char **argv)
 			continue;
 		}
 		print_resp(r);
+		if (status_pipe[0] >= 0) {
+			char c = 1;
+
+			close(status_pipe[1]);
+			status_pipe[1] = -1;
+			fcntl(status_pipe[0], F_SETFL, O_NONBLOCK);
+			if (read(status_pipe[0], &c, 1) == 1 && c == 0)
+				printf("status_fd ready\n");
+		}
 		ret = r->success ? 0 : 1;
 		criu_resp__free_unpacked(r, NULL);
 		return ret;
@@ -305,7 +421,9 @@ static int one_request(int sk, const char *what, int argc, char **argv)
 	req.type = type;
 	fill_opts(&opts, argc, argv);
 	if (type == CRIU_REQ_TYPE__DUMP || type == CRIU_REQ_TYPE__RESTORE ||
-	    type == CRIU_REQ_TYPE__PRE_DUMP)
+	    type == CRIU_REQ_TYPE__PRE_DUMP || type == CRIU_REQ_TYPE__PAGE_SERVER ||
+	    type == CRIU_REQ_TYPE__PAGE_SERVER_CHLD || type == CRIU_REQ_TYPE__CPUINFO_DUMP ||
+	    type == CRIU_REQ_TYPE__CPUINFO_CHECK)
 		req.opts = &opts;
 	if (type == CRIU_REQ_TYPE__FEATURE_CHECK) {
 		f.has_mem_track = f.has_lazy_pages = f.has_pidfd_store = true;
@@ -355,7 +473,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	sk = connect_to(argv[1], &child);
+	sk = connect_to(argv[1], &child, argc - 3, argv + 3);
 	ret = one_request(sk, argv[2], argc - 3, argv + 3);
 	then = arg(argc - 3, argv + 3, "then");
 	if (!ret && then)

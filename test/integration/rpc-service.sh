@@ -69,6 +69,22 @@ kill -0 "$dp" || fail "the daemon died of bad input"
 # not root: refused by the daemon, with an answer
 setpriv --reuid=65534 --regid=65534 --clear-groups "$C" "$S" version >"$tmp/nobody" 2>&1
 expect nobody "success=0 errno=1 .*serves root only.*uid 65534"
+# PAGE_SERVER through the daemon: a server of its own, answered with its pid and port;
+# a ps.fd is refused (the daemon holds none of the caller's fds, as inherit_fd)
+mkdir "$tmp/psdir"
+rpc ps page-server dir="$tmp/psdir" ps_address=127.0.0.1 ps_port=0
+expect ps "resp PAGE_SERVER success=1 ps_pid=[1-9][0-9]* ps_port=[1-9]"
+port=$(sed -n 's/.*ps_port=\([0-9]*\).*/\1/p' "$tmp/ps")
+pspid=$(sed -n 's/.*ps_pid=\([0-9]*\).*/\1/p' "$tmp/ps")
+ss -ltnH "( sport = :$port )" | grep -q . || fail "nothing listens on the page server's port $port"
+rpc psfd dump dir="$tmp/psdir" pid=1 ps_connect=127.0.0.1:$port
+expect psfd "success=0.*criu_opts.ps.fd: the daemon holds none"
+n=0
+while [ -d /proc/$pspid ] && [ "$(awk '/^State:/ { print $2 }' /proc/$pspid/status 2>/dev/null)" != Z ]; do
+	n=$((n + 1))
+	[ $n -le 500 ] || { kill $pspid; fail "the page server $pspid did not end with its client"; }
+	sleep 0.02
+done
 
 # dump and restore through the daemon
 setsid "$V" mem 4 >"$tmp/v" 2>&1 </dev/null &

@@ -5,7 +5,9 @@
 # fs context (CLONE_FS) that their parent left, a thread with an fs context
 # or an fd table of its own (unshare), a shared fs context whose root is a
 # chroot, and a process sharing its fs context with its parent outside the
-# tree. (Sharing with the parent is restored: zdtm clone_fs.)
+# tree; two siblings sharing one fd table (CLONE_FILES) that their parent
+# left, and a process sharing its fd table with its parent outside the tree.
+# (Sharing with the parent is restored: zdtm clone_fs and clone_files.)
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 V=$B/test/integration/share-victim
@@ -68,6 +70,8 @@ try() {
 try fs-sibling "shares its fs context (cwd, root, umask) with pid"
 try fs-thread "has an fs context (cwd, root, umask) of its own (unshare(CLONE_FS))"
 try files-thread "has an fd table of its own (unshare(CLONE_FILES))"
+try files-sibling "shares its fd table with pid"
+try files-outside "pid %P shares its fd table with its parent"
 mkdir "$tmp/root"
 try fs-chroot "shares its fs context with its parent %P and its root is $tmp/root" "$tmp/root"
 try fs-outside "pid %P shares its fs context (cwd, root, umask) with its parent"

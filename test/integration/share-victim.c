@@ -6,6 +6,10 @@
  *                 has its own since (unshare(CLONE_FS))
  *   fs-thread     a thread with an fs context of its own (unshare(CLONE_FS))
  *   files-thread  a thread with an fd table of its own (unshare(CLONE_FILES))
+ *   files-sibling two children share one fd table (CLONE_FILES), their parent
+ *                 has its own since (unshare(CLONE_FILES))
+ *   files-outside a child shares its parent's fd table: share-refused.sh
+ *                 dumps the child alone
  *   fs-chroot     a child shares its parent's fs context, whose root is a chroot
  *   fs-outside    a child shares its parent's fs context: share-refused.sh
  *                 dumps the child alone
@@ -48,10 +52,16 @@ int main(int argc, char **argv)
 	pthread_t th;
 	char ch;
 
-	if (!strcmp(how, "fs-sibling")) {
-		if (clone(sleeper, stack1 + sizeof(stack1), CLONE_FS | SIGCHLD, NULL) < 0 ||
-		    clone(sleeper, stack2 + sizeof(stack2), CLONE_FS | SIGCHLD, NULL) < 0 ||
-		    unshare(CLONE_FS))
+	if (!strcmp(how, "fs-sibling") || !strcmp(how, "files-sibling")) {
+		int flag = how[1] == 's' ? CLONE_FS : CLONE_FILES;
+
+		if (clone(sleeper, stack1 + sizeof(stack1), flag | SIGCHLD, NULL) < 0 ||
+		    clone(sleeper, stack2 + sizeof(stack2), flag | SIGCHLD, NULL) < 0 ||
+		    unshare(flag))
+			return 1;
+	} else if (!strcmp(how, "files-outside")) {
+		dump = clone(sleeper, stack1 + sizeof(stack1), CLONE_FILES | SIGCHLD, NULL);
+		if (dump < 0)
 			return 1;
 	} else if (!strcmp(how, "fs-thread") || !strcmp(how, "files-thread")) {
 		pthread_barrier_init(&barrier, NULL, 2);

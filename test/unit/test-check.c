@@ -457,6 +457,39 @@ static void test_feature(void **state)
 	check_one("no_such_feature", -EINVAL, NULL);
 }
 
+/* check --feature list: every CRIU name once, exit 0, lines within 80 columns. */
+static void test_feature_list(void **state)
+{
+	char buf[4096] = "";
+	FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+	const char *line, *nl;
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(check_feature(f, "list"), 0);
+	fclose(f);
+	assert_int_equal(buf[0], '\n');
+	assert_non_null(strstr(buf, "  mnt_id, mem_dirty_track, "));
+	assert_non_null(strstr(buf, "uffd-noncoop"));
+	assert_non_null(strstr(buf, "get_rseq_conf"));
+	assert_int_equal(count(buf, "timerfd"), 1);
+	for (line = buf; (nl = strchr(line, '\n')); line = nl + 1) {
+		assert_true(nl - line <= 80);
+		assert_true(nl == line || nl[-1] != ' ');
+	}
+}
+
+/* CRIU's last line of check, which scripts grep. */
+static void test_check_verdict(void **state)
+{
+	(void)state;
+	assert_string_equal(check_verdict(true, true), "Looks good.");
+	assert_string_equal(check_verdict(false, true), "Does not look good.");
+	assert_string_equal(check_verdict(false, false), "Does not look good.");
+	assert_non_null(strstr(check_verdict(true, false),
+			       "Looks good but some kernel features are missing\n"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -465,7 +498,8 @@ int main(void)
 		cmocka_unit_test(test_freezer_mounts),	cmocka_unit_test(test_table),
 		cmocka_unit_test(test_verdict),		cmocka_unit_test(test_text_output),
 		cmocka_unit_test(test_json_output),	cmocka_unit_test(test_live_probe),
-		cmocka_unit_test(test_feature),
+		cmocka_unit_test(test_feature),		cmocka_unit_test(test_feature_list),
+		cmocka_unit_test(test_check_verdict),
 	};
 
 	log_set_level(LOG_ERROR);

@@ -141,6 +141,13 @@ static void test_criu_options(void **state)
 		{ "--no-track-mem" },
 		{ "--no-tcp-close" },
 		{ "--no-link-remap" },
+		{ "--allow-uprobes" }, /* dump: the [uprobes] area is left out */
+		{ "--no-allow-uprobes" },
+		{ "--ghost-fiemap" }, /* ghosts are saved by extents anyway (files.md) */
+		{ "--no-ghost-fiemap" },
+		{ "--ghost-limit", "1k" },
+		{ "--ghost-limit=10MiB" },
+		{ "--ghost-limit=3G" },
 		{ "--no-skip-in-flight" },
 		{ "--no-force-irmap" },
 		{ "--no-auto-dedup" },
@@ -193,7 +200,6 @@ static void test_criu_options(void **state)
 		{ { "--skip-file-rwx-check" }, "skip-file-rwx-check" },
 		{ { "--mntns-compat-mode" }, "mntns-compat-mode" },
 		{ { "--unprivileged" }, "unprivileged" },
-		{ { "--ghost-fiemap" }, "ghost-fiemap" },
 		{ { "--ms" }, "ms" },
 		{ { "--cpu-cap" }, "cpu-cap" },
 		{ { "--cpu-cap=fpu,^ins" }, "cpu-cap" },
@@ -202,6 +208,9 @@ static void test_criu_options(void **state)
 	static const char *const bad[][2] = {
 		{ "--pre-dump-mode", "write" },
 		{ "--ghost-limit", "lots" },
+		{ "--ghost-limit", "1T" },
+		{ "--ghost-limit", "1KX" },
+		{ "--ghost-limit", "-1" },
 		{ "--status-fd", "x" },
 		{ "--manage-cgroups=bogus" },
 		{ "--cgroup-root", "x" },
@@ -282,6 +291,12 @@ static void test_criu_options(void **state)
 	assert_false(p.o.tcp_established);
 	assert_false(p.seen & OPTB(TCP_ESTABLISHED));
 	assert_int_equal(cli_validate(p.cmd, p.seen, 0), 0);
+	/* --allow-uprobes, --link-remap and their --no- forms */
+	PARSE(&p, "dump", "--allow-uprobes", "--link-remap");
+	assert_true(p.o.allow_uprobes && p.o.link_remap);
+	PARSE(&p, "dump", "--allow-uprobes", "--link-remap", "--no-allow-uprobes",
+	      "--no-link-remap");
+	assert_false(p.o.allow_uprobes || p.o.link_remap);
 	PARSE(&p, "restore", "--daemon");
 	assert_true(p.o.restore_detached);
 	/* -M KEY:VAL is --external mnt[KEY]:VAL; an empty VAL gives nothing; auto is noted */
@@ -395,6 +410,12 @@ static void test_validate(void **state)
 	assert_int_equal(p.o.cycles, 3);
 	PARSE(&p, "restore", "--lazy-pages");
 	assert_int_equal(cli_validate(p.cmd, p.seen, 0), 0);
+	/* CRIU's dump --lazy-pages: refused by name, once the log is open */
+	PARSE(&p, "dump", "--lazy-pages");
+	assert_int_equal(p.ret, 0);
+	assert_int_equal(cli_validate(p.cmd, p.seen, 0), -EOPNOTSUPP);
+	PARSE(&p, "pre-dump", "--lazy-pages");
+	assert_int_equal(cli_validate(p.cmd, p.seen, 0), -EINVAL);
 	/* lazy-pages from a remote page server is refused when it runs (lazy-pages.c) */
 	PARSE(&p, "lazy-pages", "--page-server", "--address", "127.0.0.1", "--port", "1");
 	assert_int_equal(cli_validate(p.cmd, p.seen, 0), 0);
@@ -454,6 +475,46 @@ static void test_main_exit_codes(void **state)
 	log_set_level(DEFAULT_LOGLEVEL);
 }
 
+/* --ghost-limit's sizes (CRIU's K, M, G; lower case and a B or iB after too). */
+static void test_parse_size(void **state)
+{
+	static const struct {
+		const char *s;
+		unsigned long long v;
+		int ret;
+	} cases[] = {
+		{ "0", 0, 0 },
+		{ "4096", 4096, 0 },
+		{ "1K", 1024, 0 },
+		{ "1k", 1024, 0 },
+		{ "2KB", 2048, 0 },
+		{ "2KiB", 2048, 0 },
+		{ "1M", 1 << 20, 0 },
+		{ "5m", 5 << 20, 0 },
+		{ "1G", 1ULL << 30, 0 },
+		{ "16g", 16ULL << 30, 0 },
+		{ "", 0, -EINVAL },
+		{ "K", 0, -EINVAL },
+		{ "1X", 0, -EINVAL },
+		{ "1KK", 0, -EINVAL },
+		{ "-1", 0, -EINVAL },
+		{ "1 K", 0, -EINVAL },
+		{ "99999999999999999999", 0, -EINVAL },
+		{ "17179869184G", 0, -ERANGE },
+	};
+	unsigned long long v;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		v = 0;
+		print_message("%s\n", cases[i].s);
+		assert_int_equal(cli_parse_size(cases[i].s, &v), cases[i].ret);
+		if (!cases[i].ret)
+			assert_true(v == cases[i].v);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -461,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_long_forms_and_options_before_command),
 		cmocka_unit_test(test_verbosity),
 		cmocka_unit_test(test_criu_options),
+		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_refusal_in_log_file),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_validate),

@@ -117,6 +117,10 @@ static void test_apply_file(void **state)
 				      "file-locks\n"
 				      "no-file-locks\n"
 				      "manage-cgroups ignore\n"
+				      "link-remap\n"
+				      "allow-uprobes\n"
+				      "ghost-fiemap\n"
+				      "ghost-limit 2k\n"
 				      "timeout=33\n");
 	struct cr_options o;
 
@@ -131,6 +135,10 @@ static void test_apply_file(void **state)
 	assert_string_equal(o.close_fds[1], "99");
 	assert_false(o.file_locks);
 	assert_int_equal(o.timeout, 33);
+	/* CRIU's options as runc.conf or LXC give them (cli/compat.c) */
+	assert_true(o.link_remap && o.allow_uprobes);
+	assert_true(o.ghost_limit == 2048);
+	assert_int_equal(cli_validate_compat(&o), 0);
 	/* a second file wins over the first */
 	path = write_file(1, "b.conf", "log-file /tmp/b\nno-tcp-established\n");
 	assert_int_equal(cli_apply_config_file(&o, path), 0);

@@ -163,32 +163,23 @@ static void dump_victim(int dirfd, struct proc_status *st, int expect)
 	struct dump_task dt = { 0 };
 	struct parasite_ctl *ctl = NULL;
 	struct pstree *t = NULL;
-	pid_t tids[NR_THREADS];
-	unsigned int i, removed;
 	int err;
 
 	assert_int_equal(seize_tree(victim, NULL, &t), 0);
 	dt.t = t->root;
 	assert_int_equal(dt.t->nr_threads, NR_THREADS);
-	for (i = 0; i < NR_THREADS; i++)
-		tids[i] = dt.t->threads[i].tid;
-	/* Read before the infection, which blocks every signal while the parasite runs. */
-	err = proc_parse_stat(victim, 0, &dt.stat);
-	if (!err)
-		err = proc_parse_status(victim, 0, &dt.status);
-	if (!err)
-		err = parasite_remove_stale_areas(victim, tids, NR_THREADS, &removed);
-	if (!err)
-		err = parasite_infect(victim, tids, NR_THREADS, &ctl);
+	err = dump_task_prepare(NULL, &dt);
+	ctl = dt.ctl;
 	ctx.tree = t;
 	ctx.tasks = &dt;
-	dt.ctl = ctl;
 	if (!err)
 		err = dump_task_core(&ctx, &dt);
 	if (ctl && parasite_cure(ctl) && !err)
 		err = -EIO;
 	unseize_tree(t, UNSEIZE_RESUME);
 	*st = dt.status;
+	vma_list_fini(&dt.vmas);
+	free(dt.limits);
 	assert_int_equal(err, expect);
 }
 

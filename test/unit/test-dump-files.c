@@ -54,6 +54,7 @@
 #include "lib/victim.h"
 
 #include "files.pb-c.h"
+#include "../../criu-like/files/reg.h"
 
 #define REG_SIZE 1000
 #define REG_POS 123
@@ -651,6 +652,19 @@ static void test_dump_file_by_fd(void **state)
 	close(imgfd);
 }
 
+/* --link-remap's hidden names: link_remap.ID, then link_remap.ID.K when taken. */
+static void test_link_remap_name(void **state)
+{
+	char buf[32];
+
+	(void)state;
+	assert_int_equal(link_remap_name(7, 0, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "link_remap.7");
+	assert_int_equal(link_remap_name(7, 3, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "link_remap.7.3");
+	assert_int_equal(link_remap_name(4000000000u, 99, buf, 16), -ENAMETOOLONG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -659,6 +673,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_descriptions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dump_file_by_fd, setup, teardown),
+		cmocka_unit_test(test_link_remap_name),
 	};
 
 	prctl(PR_SET_CHILD_SUBREAPER, 1);

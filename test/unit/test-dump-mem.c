@@ -89,6 +89,21 @@ int dump_file_by_fd(struct dump_ctx *ctx, pid_t pid, int fd, const char *path, i
 	return 0;
 }
 
+/* files/io_uring.c's: the victims map no anonymous inode */
+int dump_anon_mapping(struct dump_ctx *ctx, pid_t pid, const char *path, dev_t dev, ino_t ino,
+		      uint32_t *id)
+{
+	(void)ctx, (void)pid, (void)path, (void)dev, (void)ino, (void)id;
+	return -EOPNOTSUPP;
+}
+
+/* No victim maps a packet ring: the test double refuses, as files/packet-ring.c would. */
+int packet_ring_mapping(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v, uint32_t *id)
+{
+	(void)ctx, (void)pid, (void)v, (void)id;
+	return -EOPNOTSUPP;
+}
+
 static void fill_page(uint8_t *p, unsigned int tag, unsigned int i)
 {
 	uint64_t v = (uint64_t)tag << 32 | i, *q = (uint64_t *)p;

@@ -74,12 +74,12 @@ struct report {
 	int bad; /* the unsupported fd, or the socket with fds in flight */
 	int app, p0, p1; /* V_IN_FLIGHT*: the socket's peer, the pipe */
 	pid_t pid; /* the child */
-	pid_t second; /* the CLONE_FILES child (V_SHARED_TABLE) */
+	pid_t second; /* the CLONE_FILES children (V_SHARED_TABLE): this one and app */
 };
 
 #define REPORT_FD 200
 
-static pid_t victim, second;
+static pid_t victim, second, third;
 static char dir[] = "/tmp/test-dump-refusals.XXXXXX";
 static char imgdir[64];
 
@@ -89,6 +89,19 @@ static int sleeper(void *arg)
 	for (;;)
 		pause();
 	return 0;
+}
+
+/*
+ * V_SHARED_TABLE's children: once their parent has a table of its own, the
+ * report pipe closed in theirs, or the test would wait for its end forever.
+ */
+static int sibling(void *arg)
+{
+	(void)arg;
+	while (syscall(SYS_kcmp, getppid(), getpid(), 2 /* KCMP_FILES */, 0, 0) == 0)
+		usleep(1000);
+	close(REPORT_FD);
+	return sleeper(NULL);
 }
 
 /* r->bad: a stream socket holding "x" with the pipe's read end and a closed eventfd or epoll. */
@@ -153,7 +166,7 @@ static int check_in_flight(enum victim_kind kind, const struct report *r)
 /* In the child: the victim_kind *@arg set up, described in the struct report @report. */
 static int victim_setup(void *arg, void *report)
 {
-	static char stack[65536];
+	static char stack[65536], stack2[65536];
 	enum victim_kind kind = *(enum victim_kind *)arg;
 	struct report *r = report;
 	int null;
@@ -187,8 +200,12 @@ static int victim_setup(void *arg, void *report)
 			return 0;
 		}
 	case V_SHARED_TABLE:
-		r->second = clone(sleeper, stack + sizeof(stack), CLONE_FILES | SIGCHLD, NULL);
-		return r->second < 0 ? -errno : 0;
+		/* two children sharing one table their parent left: siblings (fdtable.c) */
+		r->second = clone(sibling, stack + sizeof(stack), CLONE_FILES | SIGCHLD, NULL);
+		if (r->second < 0)
+			return -errno;
+		r->app = clone(sibling, stack2 + sizeof(stack2), CLONE_FILES | SIGCHLD, NULL);
+		return r->app < 0 || unshare(CLONE_FILES) ? -errno : 0;
 	case V_IN_FLIGHT:
 	case V_IN_FLIGHT_EPOLL:
 		return victim_in_flight(kind, r);
@@ -313,6 +330,7 @@ static int start_victim(enum victim_kind kind, struct report *r)
 {
 	victim = victim_start(&victim_ops, &kind, -1, r, sizeof(*r));
 	second = victim > 0 ? r->second : 0;
+	third = victim > 0 && kind == V_SHARED_TABLE ? r->app : 0;
 	return victim < 0 ? victim : 0;
 }
 
@@ -320,6 +338,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	victim_kill(&second);
+	victim_kill(&third);
 	victim_kill(&victim);
 	return rm_rf(dir);
 }
@@ -390,7 +409,10 @@ static void test_shared_fd_table_refused(void **state)
 
 	(void)state;
 	log = dump_refused(V_SHARED_TABLE, &r);
-	snprintf(expect, sizeof(expect), "pid %d shares its fd table with pid %d", r.second, r.pid);
+	snprintf(expect, sizeof(expect),
+		 "pid %d shares its fd table with pid %d, which is not its "
+		 "parent",
+		 r.app, r.second);
 	assert_in_log(log, expect);
 }
 

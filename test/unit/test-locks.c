@@ -72,9 +72,19 @@ static void test_refused(void **state)
 	FileLockEntry e;
 
 	(void)state;
-	/* a lease whose break is pending: its holder and the opener waiting */
+	/* a lease whose break is pending: its target type, to give up or to downgrade */
 	parse_one("1: LEASE  BREAKING  UNLCK 1234 fe:00:12 0 EOF", &fi);
-	assert_int_equal(lock_entry_from_fdinfo(&fi.locks[0], 1, &e), -EBUSY);
+	assert_int_equal(lock_entry_from_fdinfo(&fi.locks[0], 1, &e), 0);
+	assert_int_equal(e.kind, FILE_LOCK_KIND__LOCK_LEASE);
+	assert_true(e.breaking);
+	assert_false(e.break_to_read);
+	fdinfo_fini(&fi);
+	parse_one("1: LEASE  BREAKING  READ 1234 fe:00:12 0 EOF", &fi);
+	assert_int_equal(lock_entry_from_fdinfo(&fi.locks[0], 1, &e), 0);
+	assert_true(e.breaking && e.break_to_read && e.write);
+	fdinfo_fini(&fi);
+	parse_one("1: LEASE  BREAKING  WRITE 1234 fe:00:12 0 EOF", &fi);
+	assert_int_equal(lock_entry_from_fdinfo(&fi.locks[0], 1, &e), -EOPNOTSUPP);
 	fdinfo_fini(&fi);
 	parse_one("1: LEASE  BREAKER   WRITE 1234 fe:00:12 0 EOF", &fi);
 	assert_int_equal(lock_entry_from_fdinfo(&fi.locks[0], 1, &e), -EBUSY);

@@ -938,13 +938,42 @@ static void test_live_fragmented(void **state)
 	waitpid(child, &status, 0);
 }
 
+/* Pages that differ from the file by int3 bytes only (uprobes), and the code VMAs that hold them. */
+static void test_breakpoint_pages(void **state)
+{
+	uint8_t file[64], task[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(file); i++)
+		file[i] = (uint8_t)(i * 7 + 1);
+	memcpy(task, file, sizeof(task));
+	assert_false(mem_page_only_breakpoints(task, file, sizeof(task))); /* not written */
+	task[5] = 0xcc;
+	task[40] = 0xcc;
+	assert_true(mem_page_only_breakpoints(task, file, sizeof(task)));
+	task[41] = 0x90; /* a real change besides */
+	assert_false(mem_page_only_breakpoints(task, file, sizeof(task)));
+
+	assert_true(mem_vma_may_hold_breakpoints(&(struct vma_entry){
+		.kind = VMA_FILE, .prot = PROT_READ | PROT_EXEC, .path = "/bin/x" }));
+	assert_false(mem_vma_may_hold_breakpoints(&(struct vma_entry){
+		.kind = VMA_FILE, .prot = PROT_READ | PROT_WRITE | PROT_EXEC, .path = "/bin/x" }));
+	assert_false(mem_vma_may_hold_breakpoints(
+		&(struct vma_entry){ .kind = VMA_FILE, .prot = PROT_READ, .path = "/bin/x" }));
+	assert_false(mem_vma_may_hold_breakpoints(&(struct vma_entry){
+		.kind = VMA_FILE, .prot = PROT_READ | PROT_EXEC, .shared = true, .path = "/x" }));
+	assert_false(mem_vma_may_hold_breakpoints(
+		&(struct vma_entry){ .kind = VMA_ANON, .prot = PROT_READ | PROT_EXEC }));
+}
+
 int main(void)
 {
 	const struct CMUnitTest pure[] = {
-		cmocka_unit_test(test_policy_kinds), cmocka_unit_test(test_policy_refusals),
-		cmocka_unit_test(test_runs_append),  cmocka_unit_test(test_scan_refuses),
-		cmocka_unit_test(test_zero_pfn),     cmocka_unit_test(test_runs_split),
-		cmocka_unit_test(test_scan_resume),  cmocka_unit_test(test_live_fragmented),
+		cmocka_unit_test(test_policy_kinds),	 cmocka_unit_test(test_policy_refusals),
+		cmocka_unit_test(test_breakpoint_pages), cmocka_unit_test(test_runs_append),
+		cmocka_unit_test(test_scan_refuses),	 cmocka_unit_test(test_zero_pfn),
+		cmocka_unit_test(test_runs_split),	 cmocka_unit_test(test_scan_resume),
+		cmocka_unit_test(test_live_fragmented),
 	};
 	const struct CMUnitTest live[] = {
 		cmocka_unit_test(test_live_ioctl),

@@ -257,13 +257,64 @@ static void test_inventory_pid(void **state)
 	ns_restore_fini(&r);
 }
 
+/*
+ * time_for_children (ns_time_plan()): which tasks unshare a time namespace
+ * for their children at restore, which children are forked before, and what
+ * is refused. Namespaces: 1 criu-like's and the tree's, 2..5 others.
+ */
+static void test_time_plan(void **state)
+{
+	struct ns_time_children out;
+	unsigned int bad = 99;
+	/* root unshared 2 after forking [1]; [2] born in 2 unshared 3, none forked; [3] in 2 */
+	struct ns_time_task t[] = {
+		{ .pid = 10, .parent = -1, .time = 1, .tfc = 2 },
+		{ .pid = 11, .parent = 0, .time = 1, .tfc = 1 },
+		{ .pid = 12, .parent = 0, .time = 2, .tfc = 3 },
+		{ .pid = 13, .parent = 0, .time = 2, .tfc = 2 },
+		{ .pid = 14, .parent = 2, .zombie = true },
+	};
+
+	(void)state;
+	assert_int_equal(ns_time_plan(t, 5, 1, 1, &out, &bad), NS_TIME_OK);
+	assert_int_equal(out.n, 2);
+	assert_int_equal(out.pid[0], 10);
+	assert_true(out.ino[0] == 2);
+	assert_int_equal(out.pid[1], 12);
+	assert_true(out.ino[1] == 3);
+	assert_false(t[0].early);
+	assert_true(t[1].early); /* forked before the root's unshare */
+	assert_false(t[2].early);
+	assert_false(t[3].early);
+	/* nothing unshared: nobody */
+	t[0].tfc = 1;
+	t[2].time = t[2].tfc = t[3].time = t[3].tfc = 1;
+	assert_int_equal(ns_time_plan(t, 4, 1, 1, &out, &bad), NS_TIME_OK);
+	assert_int_equal(out.n, 0);
+	/* a child that joined another one (setns): refused, named */
+	t[3].time = t[3].tfc = 5;
+	assert_int_equal(ns_time_plan(t, 4, 1, 1, &out, &bad), NS_TIME_NOT_PARENTS);
+	assert_int_equal(bad, 3);
+	/* a task whose children are born in criu-like's while it is in the tree's own (4) */
+	t[0].time = t[1].time = t[2].time = t[0].tfc = t[1].tfc = t[2].tfc = 4;
+	t[3].time = 4;
+	t[3].tfc = 1;
+	assert_int_equal(ns_time_plan(t, 4, 4, 1, &out, &bad), NS_TIME_TFC_KNOWN);
+	assert_int_equal(bad, 3);
+	/* two tasks with the same new time_for_children */
+	t[3].tfc = 5;
+	t[2].tfc = 5;
+	assert_int_equal(ns_time_plan(t, 4, 4, 1, &out, &bad), NS_TIME_TFC_SHARED);
+	assert_int_equal(bad, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_differ),	      cmocka_unit_test(test_read_self),
 		cmocka_unit_test(test_read_child),    cmocka_unit_test(test_inventory),
 		cmocka_unit_test(test_plan),	      cmocka_unit_test(test_inventory_own),
-		cmocka_unit_test(test_inventory_pid),
+		cmocka_unit_test(test_inventory_pid), cmocka_unit_test(test_time_plan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

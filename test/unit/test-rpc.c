@@ -240,9 +240,14 @@ static void test_opts_refused(void **state)
 	RESET();
 	m.parent_img = "../pre";
 	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EINVAL, "criu_opts.parent_img");
+	/* lazy_pages: a lazy restore; a lazy dump is not there */
 	RESET();
 	m.has_lazy_pages = m.lazy_pages = true;
-	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.lazy_pages");
+	translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
+	assert_int_equal(t.ret, 0);
+	assert_true(t.o.lazy_pages);
+	cr_options_fini(&t.o);
+	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EOPNOTSUPP, "criu_opts.lazy_pages");
 	RESET();
 	m.n_external = 1;
 	m.external = strs;
@@ -301,9 +306,14 @@ static void test_opts_refused(void **state)
 	m.has_orphan_pts_master = m.orphan_pts_master = true;
 	translate(&t, &m, CRIU_REQ_TYPE__DUMP);
 	assert_int_equal(t.ret, 0);
+	assert_true(t.o.orphan_pts_master);
 	cr_options_fini(&t.o);
+	/* with shell_job (runc's terminal): the new master goes to the client (files/chr.c) */
 	m.has_shell_job = m.shell_job = true;
-	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.orphan_pts_master");
+	translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
+	assert_int_equal(t.ret, 0);
+	assert_true(t.o.orphan_pts_master && t.o.shell_job);
+	cr_options_fini(&t.o);
 	/* LXC's options (Documentation/runtimes.md, "LXC") */
 	RESET();
 	m.has_link_remap = m.link_remap = true;
@@ -311,12 +321,15 @@ static void test_opts_refused(void **state)
 	m.has_ext_sharing = m.ext_sharing = true;
 	m.has_ext_masters = m.ext_masters = true;
 	m.has_auto_ext_mnt = m.auto_ext_mnt = true;
+	m.has_allow_uprobes = m.allow_uprobes = true;
+	m.has_ghost_fiemap = m.ghost_fiemap = true;
 	m.lsm_profile = "apparmor:unconfined";
 	m.n_enable_fs = 1;
 	m.enable_fs = strs;
 	translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
 	assert_int_equal(t.ret, 0);
 	assert_true(t.o.ext_mnt_auto);
+	assert_true(t.o.link_remap && t.o.allow_uprobes);
 	assert_string_equal(t.o.lsm_profile, "apparmor:unconfined");
 	assert_int_equal(t.o.n_enable_fs, 1);
 	assert_string_equal(t.o.enable_fs[0], "x");
@@ -384,9 +397,22 @@ static void test_opts_refused(void **state)
 	m.config_file = "/nonexistent/criu-like/runc.conf"; /* a missing file is no error */
 	translate(&t, &m, CRIU_REQ_TYPE__DUMP);
 	assert_int_equal(t.ret, 0);
+	/* the TLS fields as --tls and its files */
 	RESET();
 	m.has_tls = m.tls = true;
-	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EOPNOTSUPP, "criu_opts.tls: TLS");
+	m.has_tls_no_cn_verify = m.tls_no_cn_verify = true;
+	m.tls_cacert = "/ca.pem";
+	m.tls_cacrl = "/ca.crl";
+	m.tls_cert = "/cert.pem";
+	m.tls_key = "/key.pem";
+	translate(&t, &m, CRIU_REQ_TYPE__DUMP);
+	assert_int_equal(t.ret, 0);
+	assert_true(t.o.tls && t.o.tls_no_cn_verify);
+	assert_string_equal(t.o.tls_cacert, "/ca.pem");
+	assert_string_equal(t.o.tls_cacrl, "/ca.crl");
+	assert_string_equal(t.o.tls_cert, "/cert.pem");
+	assert_string_equal(t.o.tls_key, "/key.pem");
+	cr_options_fini(&t.o);
 	RESET();
 	m.has_empty_ns = true;
 	m.empty_ns = 0x40000000; /* CLONE_NEWNET: accepted */
@@ -426,6 +452,107 @@ static void test_opts_refused(void **state)
 	m.timeout = 100000;
 	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EINVAL, "criu_opts.timeout");
 #undef RESET
+}
+
+/* ps, status_fd, cpu_cap: the page server's and cpuinfo's fields by request type. */
+static void test_opts_page_server(void **state)
+{
+	CriuPageServerInfo ps = CRIU_PAGE_SERVER_INFO__INIT;
+	CriuOpts m = CRIU_OPTS__INIT;
+	struct tr t;
+
+	(void)state;
+	m.images_dir_fd = 3;
+	m.has_pid = true;
+	m.pid = 10;
+	m.ps = &ps;
+	ps.address = "127.0.0.1";
+	ps.has_port = true;
+	ps.port = 27000;
+	/* a dump's pages go there, as --page-server --address --port */
+	translate(&t, &m, CRIU_REQ_TYPE__DUMP);
+	assert_int_equal(t.ret, 0);
+	assert_true(t.o.page_server);
+	assert_string_equal(t.o.address, "127.0.0.1");
+	assert_int_equal(t.o.port, 27000);
+	assert_int_equal(t.ro.ps_fd, -1);
+	cr_options_fini(&t.o);
+	translate(&t, &m, CRIU_REQ_TYPE__PRE_DUMP);
+	assert_int_equal(t.ret, 0);
+	assert_true(t.o.page_server);
+	cr_options_fini(&t.o);
+	/* the page server listens there; it is no dump */
+	translate(&t, &m, CRIU_REQ_TYPE__PAGE_SERVER);
+	assert_int_equal(t.ret, 0);
+	assert_false(t.o.page_server);
+	assert_int_equal(t.o.port, 27000);
+	cr_options_fini(&t.o);
+	/* a connection instead (swrk's fd) */
+	ps.has_fd = true;
+	ps.fd = 9;
+	ps.address = NULL;
+	ps.has_port = false;
+	translate(&t, &m, CRIU_REQ_TYPE__DUMP);
+	assert_int_equal(t.ret, 0);
+	assert_int_equal(t.ro.ps_fd, 9);
+	assert_true(t.o.page_server);
+	cr_options_fini(&t.o);
+	ps.fd = -2;
+	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EINVAL, "criu_opts.ps.fd: -2");
+	ps.has_fd = false;
+	/* a dump without the server's address and port */
+	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EINVAL, "criu_opts.ps: a dump needs");
+	ps.address = "127.0.0.1";
+	ps.has_port = true;
+	ps.port = 70000;
+	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EINVAL, "criu_opts.ps.port: 70000");
+	ps.port = 0;
+	/* port 0: an ephemeral one, for a page server only */
+	translate(&t, &m, CRIU_REQ_TYPE__PAGE_SERVER_CHLD);
+	assert_int_equal(t.ret, 0);
+	cr_options_fini(&t.o);
+	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EINVAL, "criu_opts.ps: a dump needs");
+	ps.has_pid = true;
+	expect_refused(&m, CRIU_REQ_TYPE__PAGE_SERVER, -EINVAL, "criu_opts.ps.pid");
+	ps.has_pid = false;
+	/* a restore takes none, but for a lazy one (its daemon is the client's) */
+	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EINVAL, "criu_opts.ps: a restore");
+	m.has_lazy_pages = m.lazy_pages = true;
+	translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
+	assert_int_equal(t.ret, 0);
+	assert_false(t.o.page_server);
+	assert_true(t.o.lazy_pages);
+	cr_options_fini(&t.o);
+	m.has_lazy_pages = m.lazy_pages = false;
+	/* status_fd: the page server's readiness */
+	m.has_status_fd = true;
+	m.status_fd = 6;
+	translate(&t, &m, CRIU_REQ_TYPE__PAGE_SERVER);
+	assert_int_equal(t.ret, 0);
+	assert_int_equal(t.ro.status_fd, 6);
+	cr_options_fini(&t.o);
+	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EOPNOTSUPP, "criu_opts.status_fd");
+	m.has_status_fd = false;
+	/* PAGE_SERVER needs ps */
+	m.ps = NULL;
+	expect_refused(&m, CRIU_REQ_TYPE__PAGE_SERVER, -EINVAL, "criu_opts.ps: PAGE_SERVER");
+	/* cpu_cap: what CPUINFO_CHECK compares; elsewhere only none */
+	m.has_cpu_cap = true;
+	m.cpu_cap = 0xffffffff; /* CRIU's default: all */
+	translate(&t, &m, CRIU_REQ_TYPE__CPUINFO_CHECK);
+	assert_int_equal(t.ret, 0);
+	assert_int_equal(t.o.cpu_cap, 7);
+	cr_options_fini(&t.o);
+	m.cpu_cap = 1;
+	translate(&t, &m, CRIU_REQ_TYPE__CPUINFO_CHECK);
+	assert_int_equal(t.ret, 0);
+	assert_int_equal(t.o.cpu_cap, 1);
+	cr_options_fini(&t.o);
+	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EOPNOTSUPP, "criu_opts.cpu_cap");
+	m.cpu_cap = 0;
+	translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
+	assert_int_equal(t.ret, 0);
+	cr_options_fini(&t.o);
 }
 
 /* The fields given a meaning; every other one must be refused when it asks. */
@@ -471,12 +598,22 @@ static const char *const handled[] = {
 	"join_ns",
 	/* LXC's: accepted (criu-like needs none of them) or given --enable-fs's meaning */
 	"link_remap",
+	"allow_uprobes", /* the [uprobes] area left out (Documentation/memory.md) */
+	"ghost_fiemap", /* ghosts are saved by their extents anyway */
 	"force_irmap",
 	"ext_sharing",
 	"ext_masters",
 	"auto_ext_mnt",
 	"lsm_profile",
 	"enable_fs",
+	/* the page server's and lazy restore's (test_opts_page_server) */
+	"lazy_pages",
+	"tls",
+	"tls_no_cn_verify",
+	"tls_cacert",
+	"tls_cacrl",
+	"tls_cert",
+	"tls_key",
 };
 
 static bool is_handled(const char *name)
@@ -613,6 +750,63 @@ static void test_notify(void **state)
 	o.action_script = "/bin/true";
 	assert_int_equal(cr_notify(&o, CR_ACT_PRE_DUMP, 42, -1), 0);
 	assert_string_equal(calls, "post-dump:42 pre-dump:42 pre-dump:42 ");
+	/* a descriptor goes to a notifier that takes one, never to a script */
+	assert_int_equal(cr_notify_fd(&o, CR_ACT_ORPHAN_PTS_MASTER, 42, 0), -ENOTCONN);
+	o.notifier = NULL;
+	assert_int_equal(cr_notify_fd(&o, CR_ACT_ORPHAN_PTS_MASTER, 42, 0), -ENOTCONN);
+}
+
+/* rpc_send_resp_fd: the message and the descriptor (SCM_RIGHTS) in one datagram. */
+static void test_send_fd(void **state)
+{
+	CriuResp resp = CRIU_RESP__INIT, *got;
+	CriuNotify cn = CRIU_NOTIFY__INIT;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	uint8_t buf[256];
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+	int sk[2], p[2], fd;
+	ssize_t n;
+	char c = 0;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sk), 0);
+	assert_int_equal(pipe(p), 0);
+	resp.type = CRIU_REQ_TYPE__NOTIFY;
+	resp.success = true;
+	resp.notify = &cn;
+	cn.script = CR_ACT_ORPHAN_PTS_MASTER;
+	assert_int_equal(rpc_send_resp_fd(sk[0], &resp, p[1]), 0);
+	mh.msg_control = ctl.buf;
+	mh.msg_controllen = sizeof(ctl.buf);
+	n = recvmsg(sk[1], &mh, 0);
+	assert_true(n > 0);
+	got = criu_resp__unpack(NULL, (size_t)n, buf);
+	assert_non_null(got);
+	assert_string_equal(got->notify->script, "orphan-pts-master");
+	criu_resp__free_unpacked(got, NULL);
+	cm = CMSG_FIRSTHDR(&mh);
+	assert_non_null(cm);
+	assert_int_equal(cm->cmsg_type, SCM_RIGHTS);
+	memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+	/* the same pipe: a byte written through it comes out of p[0] */
+	assert_int_equal(write(fd, "x", 1), 1);
+	assert_int_equal(read(p[0], &c, 1), 1);
+	assert_int_equal(c, 'x');
+	close(fd);
+	/* without one: a plain message */
+	assert_int_equal(rpc_send_resp_fd(sk[0], &resp, -1), 0);
+	mh.msg_controllen = sizeof(ctl.buf);
+	assert_true(recvmsg(sk[1], &mh, 0) > 0);
+	assert_null(CMSG_FIRSTHDR(&mh));
+	close(p[0]);
+	close(p[1]);
+	close(sk[0]);
+	close(sk[1]);
 }
 
 int main(void)
@@ -620,11 +814,13 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_opts_honoured),
 		cmocka_unit_test(test_opts_refused),
+		cmocka_unit_test(test_opts_page_server),
 		cmocka_unit_test(test_opts_external),
 		cmocka_unit_test(test_opts_every_field),
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_recv),
 		cmocka_unit_test(test_notify),
+		cmocka_unit_test(test_send_fd),
 		cmocka_unit_test(test_opts_join_ns),
 		cmocka_unit_test(test_opts_freeze_cgroup),
 	};

@@ -265,6 +265,25 @@ static void ns_mount(const char *src, const char *target, const char *type, unsi
 }
 
 /*
+ * The container's root itself: a bind of the host's / alone, or with
+ * ZDTM_NS_OVERLAY (the runner's "ns-root: overlay"), an overlayfs whose
+ * lower layer is the host's / and whose upper and work directories are on
+ * the runner's tmpfs there.
+ */
+static void ns_root_mount(const char *root)
+{
+	const char *ovl = getenv("ZDTM_NS_OVERLAY");
+	char opts[3 * 4096];
+
+	if (!ovl) {
+		ns_mount("/", root, NULL, MS_BIND, NULL);
+		return;
+	}
+	snprintf(opts, sizeof(opts), "lowerdir=/,upperdir=%s/upper,workdir=%s/work", ovl, ovl);
+	ns_mount("overlay", root, "overlay", 0, opts);
+}
+
+/*
  * Mode userns, in the launcher (host root) before the init is cloned: what
  * only the host's root may mount, in a mount namespace of the launcher's
  * own (made private first): a bind of the host's / alone (not the mounts
@@ -278,7 +297,7 @@ static void ns_root_host(void)
 		fprintf(stderr, "ns launcher: a private mount namespace: %m\n");
 		exit(1);
 	}
-	ns_mount("/", "ns-root", NULL, MS_BIND, NULL);
+	ns_root_mount("ns-root");
 	ns_mount("devtmpfs", "ns-root/dev", "devtmpfs", MS_NOSUID, "mode=755");
 	/* the mount points of what the init mounts (it may not create them in the host's /dev) */
 	for (const char *d = "ns-root/dev/pts\0ns-root/dev/shm\0ns-root/dev/mqueue\0"; *d;
@@ -317,7 +336,7 @@ static void ns_root(bool user)
 	if (user)
 		ns_mount(root, root, NULL, MS_BIND | MS_REC, NULL);
 	else
-		ns_mount("/", root, NULL, MS_BIND, NULL);
+		ns_root_mount(root);
 	if (chdir(root)) {
 		fprintf(stderr, "ns init: chdir %s: %m\n", root);
 		exit(1);
@@ -358,16 +377,49 @@ static void ns_lo_up(void)
  * the container's root (ns_root). It forks the daemon, reaps whatever comes
  * to it, and exits with the daemon's status when the daemon ends.
  */
+static pid_t ns_init_rest(const char *outfile, int flags);
+
+/*
+ * With an overlay root (ZDTM_NS_OVERLAY), the init was exec'ed on the host:
+ * its program and mappings are files of the host's root filesystem, which
+ * the container sees only through the overlay, as other files. A
+ * container's processes are exec'ed inside it: the init execs the test
+ * again by its path, now resolved in the container's root, and goes on as
+ * ns_init_rest() (test_init_ns(), ZDTM_NS_REEXEC).
+ */
+static void ns_reexec(bool user)
+{
+	char env[64];
+
+	if (!getenv("ZDTM_NS_OVERLAY"))
+		return;
+	snprintf(env, sizeof(env), "%d %d", tst.ready_fd, user);
+	if (setenv("ZDTM_NS_REEXEC", env, 1) || unsetenv("ZDTM_NS_OVERLAY") ||
+	    fcntl(tst.ready_fd, F_SETFD, 0)) {
+		perror("ns init: exec again");
+		exit(1);
+	}
+	execv(tst.argv[0], tst.argv);
+	fprintf(stderr, "ns init: exec %s in the container: %m\n", tst.argv[0]);
+	exit(1);
+}
+
 static pid_t ns_init(const char *outfile, int flags, bool user)
 {
-	pid_t daemon;
-	int status;
-
 	if (setsid() < 0) {
 		perror("setsid");
 		exit(1);
 	}
 	ns_root(user);
+	ns_reexec(user);
+	return ns_init_rest(outfile, flags);
+}
+
+static pid_t ns_init_rest(const char *outfile, int flags)
+{
+	pid_t daemon;
+	int status;
+
 	ns_lo_up();
 	daemon = fork_flags(flags);
 	if (daemon <= 0)
@@ -481,6 +533,32 @@ void test_init_ns(int argc, char **argv, int flags)
 	outfile = test_arg("outfile", NULL);
 	if (!tst.pidfile || !outfile)
 		usage_exit(argv[0], "--pidfile and --outfile are required");
+	if (!test_launching()) {
+		/* the container's init exec'ed again inside its root (ns_reexec()) */
+		int user = 0;
+
+		/* user: a container of a user namespace of its own, nothing more to do here */
+		if (sscanf(getenv("ZDTM_NS_REEXEC"), "%d %d", &tst.ready_fd, &user) != 2 ||
+		    unsetenv("ZDTM_NS_REEXEC") || fcntl(tst.ready_fd, F_SETFD, FD_CLOEXEC)) {
+			fprintf(stderr, "ns init: exec'ed again: bad ZDTM_NS_REEXEC\n");
+			exit(1);
+		}
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGTERM, &sa, NULL);
+		tst.launcher_writes = true;
+		tst.container = true;
+		if (ns_init_rest(outfile, flags) < 0) {
+			perror("fork");
+			exit(1);
+		}
+		if (setsid() < 0) {
+			perror("setsid");
+			exit(1);
+		}
+		redirect_stdio(outfile);
+		test_msg("started, pid %d\n", getpid());
+		return;
+	}
 
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGTERM, &sa, NULL) || pipe2(p, O_CLOEXEC)) {
@@ -536,6 +614,11 @@ void test_init_ns(int argc, char **argv, int flags)
 	if (u[0] < 0) /* else done by userns_wait() */
 		redirect_stdio(outfile);
 	test_msg("started, pid %d\n", getpid());
+}
+
+bool test_launching(void)
+{
+	return !getenv("ZDTM_NS_REEXEC");
 }
 
 bool test_in_container(void)

@@ -58,6 +58,12 @@ int test_timens(long mono, long boot);
  * own of one of those kinds may use the container's instead.
  */
 bool test_in_container(void);
+/*
+ * False in the container's init exec'ed again inside an overlay root
+ * (.desc "ns-root: overlay"), where main() runs from the start once more:
+ * what a test does before test_init() on the host is done when true only.
+ */
+bool test_launching(void);
 
 /* The value of a test option --NAME=VALUE, or @def when it was not given. */
 const char *test_arg(const char *name, const char *def);
@@ -205,6 +211,25 @@ void tcp_pump_log(const struct tcp_pump *p, const char *why);
  * checking every byte. 0 or -errno as tcp_pump_run().
  */
 int tcp_pump_finish(struct tcp_pump *p, int idle_ms);
+
+/*
+ * netns.c: the test's own network namespace, the container's in the ns modes
+ * (test_netns_own(), before anything is made in it), checked after the
+ * restore (test_netns_kept()); 0, or -1 after fail().
+ */
+int test_netns_own(void);
+int test_netns_kept(void);
+/* The standard output of `sh -c @cmd` into @buf; -1 when it failed and printed nothing. */
+int test_sh_output(const char *cmd, char *buf, size_t size);
+/* 0 when @before and @after are equal; else fail() naming @what and where they differ, -1. */
+int test_same_text(const char *what, const char *before, const char *after);
+/*
+ * The whole check of a test that configured its namespace: described by
+ * the shell command @describe, then test_daemon() and test_waitsig(), then
+ * the test still in its namespace and the description the same; 0, or -1
+ * after fail().
+ */
+int test_netns_unchanged(const char *describe);
 
 /*
  * Run @fn(@arg) in a process outside the test's tree: an intermediate child

@@ -103,6 +103,23 @@ static int parse_line(struct test_desc *d, char *key, const char *val)
 		snprintf(d->skip_lazy, sizeof(d->skip_lazy), "%s", val);
 		return 0;
 	}
+	if (!strcmp(key, "skip-host")) {
+		/* What the test checks needs the container: skipped outside the ns modes. */
+		if (!*val || d->skip_host[0])
+			return -EINVAL;
+		snprintf(d->skip_host, sizeof(d->skip_host), "%s", val);
+		return 0;
+	}
+	if (!strcmp(key, "ns-root")) {
+		/*
+		 * "overlay": in the ns modes the container's root is an overlayfs
+		 * over the host's / (run.c: its upper and work directories).
+		 */
+		if (strcmp(val, "overlay"))
+			return -EINVAL;
+		d->ns_root_overlay = true;
+		return 0;
+	}
 	if (!strcmp(key, "timeout")) {
 		char *end;
 		long t = strtol(val, &end, 10);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -29,6 +30,7 @@ struct run {
 	char dir[PATH_MAX / 2]; /* leaves room for file names below it */
 	char pidfile[PATH_MAX];
 	char outfile[PATH_MAX];
+	char ovl[PATH_MAX]; /* ns-root: overlay: the tmpfs of its upper and work directories */
 	pid_t pid; /* the test's daemon (test.pid), a host pid */
 	/*
 	 * The root of the tree dumped: the test's daemon, or in mode ns the init
@@ -130,7 +132,8 @@ static int start_test(struct run *t)
 	pid_t launcher;
 
 	snprintf(pidarg, sizeof(pidarg), "--pidfile=%s", t->pidfile);
-	snprintf(outarg, sizeof(outarg), "--outfile=%s", t->outfile);
+	/* its path in the container: with an overlay root, the runner reads its upper copy */
+	snprintf(outarg, sizeof(outarg), "--outfile=%s/%s.out", t->dir, t->d->name);
 	snprintf(log, sizeof(log), "%s/launch.log", t->dir);
 	argv[n++] = (char *)t->d->bin;
 	argv[n++] = pidarg;
@@ -147,8 +150,11 @@ static int start_test(struct run *t)
 	/* lib/test.c: the test runs under an init in a container (fresh namespaces) */
 	if (mode_ns(t->mode))
 		setenv("ZDTM_NS_INIT", mode_userns(t->mode) ? "user" : "1", 1);
+	if (t->ovl[0])
+		setenv("ZDTM_NS_OVERLAY", t->ovl, 1);
 	launcher = spawn(argv, t->dir, log);
 	unsetenv("ZDTM_NS_INIT");
+	unsetenv("ZDTM_NS_OVERLAY");
 	if (launcher < 0) {
 		harness_fail(t, "cannot start %s: %s", t->d->bin, strerror(-launcher));
 		return launcher;
@@ -805,6 +811,11 @@ static bool skip_or_refuse(struct runner *r, const struct test_desc *d, struct r
 		snprintf(res->reason, sizeof(res->reason), "skip-ns: %.400s", d->skip_ns);
 		return true;
 	}
+	if (!mode_ns(res->mode) && d->skip_host[0]) {
+		res->v = V_SKIP;
+		snprintf(res->reason, sizeof(res->reason), "skip-host: %.400s", d->skip_host);
+		return true;
+	}
 	if (mode_userns(res->mode) && d->skip_userns[0]) {
 		res->v = V_SKIP;
 		snprintf(res->reason, sizeof(res->reason), "skip-userns: %.400s", d->skip_userns);
@@ -905,6 +916,47 @@ static void drop_images(struct run *t)
 	}
 }
 
+/*
+ * ns-root: overlay, in the ns modes: a tmpfs on DIR/ovl in the runner's (the
+ * host's) mount namespace holds the upper and work directories of the
+ * container's root, an overlayfs over the host's / (lib/test.c): what the
+ * container writes goes there, its outfile too, and the paths stay valid
+ * for criu-like's restore in the host's namespace, as a runtime's storage
+ * is. Unmounted when the test is over.
+ */
+static int ovl_prepare(struct run *t)
+{
+	char path[PATH_MAX + 16];
+	int n;
+
+	if (!t->d->ns_root_overlay || !mode_ns(t->mode))
+		return 0;
+	n = snprintf(t->ovl, sizeof(t->ovl), "%s/ovl", t->dir);
+	if (n >= (int)sizeof(t->ovl) || mkdir(t->ovl, 0755) ||
+	    mount("zdtm-ovl", t->ovl, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755")) {
+		t->ovl[0] = '\0';
+		return neg_errno();
+	}
+	snprintf(path, sizeof(path), "%s/upper", t->ovl);
+	if (mkdir(path, 0755))
+		return neg_errno();
+	snprintf(path, sizeof(path), "%s/work", t->ovl);
+	if (mkdir(path, 0755))
+		return neg_errno();
+	/* the container's writes are in the upper layer, at their paths */
+	n = snprintf(t->outfile, sizeof(t->outfile), "%s/upper%s/%s.out", t->ovl, t->dir,
+		     t->d->name);
+	return n >= (int)sizeof(t->outfile) ? -ENAMETOOLONG : 0;
+}
+
+static void ovl_drop(const char *dir)
+{
+	char path[PATH_MAX + 16];
+
+	snprintf(path, sizeof(path), "%s/ovl", dir);
+	umount2(path, MNT_DETACH);
+}
+
 void run_test(struct runner *r, const struct test_desc *d, const char *mode, struct result *res)
 {
 	struct run t = { .r = r, .d = d, .mode = mode, .res = res };
@@ -929,9 +981,12 @@ void run_test(struct runner *r, const struct test_desc *d, const char *mode, str
 	snprintf(t.outfile, sizeof(t.outfile), "%s/%s.out", t.dir, d->name);
 	t.deadline = start + timeout * 1000LL;
 	snprintf(t.timeout_text, sizeof(t.timeout_text), " after %d s", timeout);
+	ovl_drop(t.dir); /* left by a runner that was killed */
 	ret = rm_rf(t.dir);
 	if (!ret)
 		ret = mkdir_p(t.dir);
+	if (!ret)
+		ret = ovl_prepare(&t);
 	/*
 	 * userns: the test is root of a user namespace mapped to host uid
 	 * ZDTM_USERNS_ROOT: its directory is that uid's, so that it may create
@@ -965,5 +1020,7 @@ report:
 		show_logs(&t);
 	if (res->v == V_PASS && t.dir[0])
 		drop_images(&t);
+	if (t.ovl[0])
+		ovl_drop(t.dir);
 	fflush(stdout);
 }

@@ -49,6 +49,8 @@ struct test_desc {
 	char skip_userns[256]; /* skip-userns: why it is not run in the userns modes */
 	char skip_snapshot[256]; /* skip-snapshot: why it is not run in the mode snapshot */
 	char skip_lazy[256]; /* skip-lazy: why it is not run in the mode lazy */
+	char skip_host[256]; /* skip-host: why it is not run outside the ns modes */
+	bool ns_root_overlay; /* ns-root: overlay: the container's root is an overlayfs */
 };
 
 int desc_load(struct test_desc *d, const char *path);

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "runner.h"
 
@@ -55,24 +57,36 @@ static bool can_merge(const struct map_line *a, const struct map_line *b)
  * mount ("/dev/zero (deleted)"), and a mapping of an unlinked file by an
  * inode without a name: a restore has to create new ones for both. What must
  * stay is which processes share which object: the inode of a "(deleted)"
- * mapping is replaced by its ordinal of first appearance in the tree (pids
- * ascending, then addresses); private hugetlb memory's by 0.
+ * mapping (and of an anonymous inode's, "anon_inode:[io_uring]") is replaced
+ * by its ordinal of first appearance in the tree (pids ascending, then
+ * addresses); private hugetlb memory's by 0. So is the inode of a packet
+ * socket's rings, whose name (with that inode) is cut.
  */
 struct deleted_ids {
 	unsigned long ino[256];
 	int n;
 };
 
-static unsigned long deleted_ordinal(struct deleted_ids *ids, const struct map_line *m)
+static unsigned long deleted_ordinal(struct deleted_ids *ids, struct map_line *m)
 {
 	static const char deleted[] = " (deleted)";
 	const int dl = sizeof(deleted) - 1;
 	int i;
 
 	static const char huge[] = "/anon_hugepage (deleted)";
+	static const char anon[] = "anon_inode:";
+	bool anon_inode = m->name_len > (int)sizeof(anon) - 1 &&
+			  !memcmp(m->name, anon, sizeof(anon) - 1);
 
-	if (m->name_len < dl || memcmp(m->name + m->name_len - dl, deleted, dl))
+	/* the rings of a packet socket ("socket:[INO]"): a new socket at restore */
+	if (m->name_len > 8 && !memcmp(m->name, "socket:[", 8)) {
+		m->name = "socket:";
+		m->name_len = 7;
+	} else if (!anon_inode &&
+		   (m->name_len < dl || memcmp(m->name + m->name_len - dl, deleted, dl))) {
+		/* a file that stays (an anonymous inode, io_uring's rings, is made anew) */
 		return m->ino;
+	}
 	/*
 	 * private hugetlb memory (MAP_HUGETLB): each mmap() has a hidden inode,
 	 * which a fork shares; restored, a child maps its own: not state
@@ -87,7 +101,12 @@ static unsigned long deleted_ordinal(struct deleted_ids *ids, const struct map_l
 	return i + 1;
 }
 
-static char *merge_maps(char *maps, struct deleted_ids *ids)
+/*
+ * @rootdev: the anonymous device ("00:NN") of the tree's root filesystem
+ * when it has one (an overlayfs root: a new superblock at each restore, its
+ * files the same), else "": compared as "root".
+ */
+static char *merge_maps(char *maps, struct deleted_ids *ids, const char *rootdev)
 {
 	size_t cap = strlen(maps) + 1, used = 0;
 	char *out = malloc(cap);
@@ -104,7 +123,17 @@ static char *merge_maps(char *maps, struct deleted_ids *ids)
 			free(out);
 			return maps;
 		}
+		/* the kernel's out-of-line stepping page: left out by --allow-uprobes,
+		 * made again by the kernel on the next uprobe hit */
+		if (next.name_len == 9 && !memcmp(next.name, "[uprobes]", 9)) {
+			l += ll;
+			if (*l)
+				l++;
+			continue;
+		}
 		next.ino = deleted_ordinal(ids, &next);
+		if (rootdev[0] && !strcmp(next.dev, rootdev))
+			snprintf(next.dev, sizeof(next.dev), "root");
 		if (have && can_merge(&cur, &next)) {
 			cur.end = next.end;
 		} else {
@@ -166,6 +195,8 @@ int snap_take(struct tree_snap *s, pid_t root)
 	_cleanup_free_ pid_t *pids = NULL, *pairs = NULL;
 	struct deleted_ids ids = { .n = 0 };
 	unsigned int levels = ns_levels(root);
+	char path[64], rootdev[16] = "";
+	struct stat st;
 	size_t n = 0;
 	int ret;
 
@@ -177,6 +208,9 @@ int snap_take(struct tree_snap *s, pid_t root)
 	if (ret)
 		return ret;
 	pids[n++] = root; /* descendants() leaves room for one more */
+	snprintf(path, sizeof(path), "/proc/%d/root", root);
+	if (!stat(path, &st) && !major(st.st_dev))
+		snprintf(rootdev, sizeof(rootdev), "%02x:%02x", major(st.st_dev), minor(st.st_dev));
 	/* (pid at the root's level, host pid), in the order of the first */
 	pairs = calloc(2 * n, sizeof(*pairs));
 	if (!pairs)
@@ -191,7 +225,6 @@ int snap_take(struct tree_snap *s, pid_t root)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		pid_t host = pairs[2 * i + 1];
-		char path[64];
 
 		s->p[i].pid = pairs[2 * i];
 		s->p[i].host = host;
@@ -199,7 +232,7 @@ int snap_take(struct tree_snap *s, pid_t root)
 		snprintf(path, sizeof(path), "/proc/%d/maps", host);
 		s->p[i].maps = slurp(path);
 		if (s->p[i].maps)
-			s->p[i].maps = merge_maps(s->p[i].maps, &ids);
+			s->p[i].maps = merge_maps(s->p[i].maps, &ids, rootdev);
 		s->p[i].status = status_fields(host);
 		s->n++;
 		if (!s->p[i].maps || !s->p[i].status || s->p[i].pid <= 0) {

@@ -4,7 +4,9 @@
  * /dev/zero (1:5) made with mknod in the test's directory, given to
  * 1000:1001 with mode 0620, opened (read-write and read-only) and removed.
  * After SIGTERM each fd must still be that device (writes vanish, reads give
- * zeros), removed (nlink 0), with its owner and mode.
+ * zeros), removed (nlink 0), with its owner and mode; the null node with
+ * the old times and the trusted.* attribute it was given (made again by
+ * mknod at restore: a new inode).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "zdtmtst.h"
@@ -30,6 +33,28 @@ static int check(int fd, dev_t rdev, const char *what)
 	return 0;
 }
 
+static const struct timespec null_ts[2] = { { 1000000001, 7 }, { 1000000002, 8 } };
+
+static int check_attrs(int fd)
+{
+	struct stat st;
+	char v[8];
+
+	if (fstat(fd, &st) || st.st_atim.tv_sec != null_ts[0].tv_sec ||
+	    st.st_atim.tv_nsec != null_ts[0].tv_nsec || st.st_mtim.tv_sec != null_ts[1].tv_sec ||
+	    st.st_mtim.tv_nsec != null_ts[1].tv_nsec) {
+		fail("dnull: atime %ld.%09ld mtime %ld.%09ld, not the ones it was given",
+		     (long)st.st_atim.tv_sec, st.st_atim.tv_nsec, (long)st.st_mtim.tv_sec,
+		     st.st_mtim.tv_nsec);
+		return -1;
+	}
+	if (fgetxattr(fd, "trusted.zdtm", v, sizeof(v)) != 3 || memcmp(v, "dev", 3)) {
+		fail("dnull: trusted.zdtm is not kept: %m");
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int null, zero;
@@ -38,7 +63,9 @@ int main(int argc, char **argv)
 	test_init(argc, argv);
 	if (mknod("dnull", S_IFCHR | 0600, makedev(1, 3)) ||
 	    mknod("dzero", S_IFCHR | 0600, makedev(1, 5)) || chown("dnull", 1000, 1001) ||
-	    chown("dzero", 1000, 1001) || chmod("dnull", 0620) || chmod("dzero", 0620))
+	    chown("dzero", 1000, 1001) || chmod("dnull", 0620) || chmod("dzero", 0620) ||
+	    setxattr("dnull", "trusted.zdtm", "dev", 3, 0) ||
+	    utimensat(AT_FDCWD, "dnull", null_ts, 0))
 		goto err;
 	null = open("dnull", O_RDWR);
 	zero = open("dzero", O_RDONLY);
@@ -47,7 +74,8 @@ int main(int argc, char **argv)
 	test_daemon();
 	test_waitsig();
 
-	if (check(null, makedev(1, 3), "dnull") || check(zero, makedev(1, 5), "dzero"))
+	if (check(null, makedev(1, 3), "dnull") || check(zero, makedev(1, 5), "dzero") ||
+	    check_attrs(null))
 		return 1;
 	if (write(null, "abc", 3) != 3 || read(null, buf, sizeof(buf)) != 0 ||
 	    read(zero, buf, sizeof(buf)) != sizeof(buf) || memcmp(buf, "\0\0\0\0\0\0\0\0", 8)) {

@@ -42,14 +42,7 @@
 
 static int describe(char *buf, size_t size)
 {
-	FILE *p = popen(DESCRIBE, "r");
-	size_t n;
-
-	if (!p)
-		return -1;
-	n = fread(buf, 1, size - 1, p);
-	buf[n] = 0;
-	return pclose(p) == 0 || n ? 0 : -1;
+	return test_sh_output(DESCRIBE, buf, size);
 }
 
 static int abstract_sock(bool bind_it)
@@ -108,15 +101,11 @@ int main(int argc, char **argv)
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PORT) };
 	char out[3000], in[3000], c;
 	int ls, cl, sv, ux, cl2, sv2;
-	struct stat self, host;
 	size_t bad;
 
 	test_init(argc, argv);
-	/* in the runner's container: its network namespace (a tree has one only) */
-	if (stat("/proc/self/ns/net", &host) || (!test_in_container() && unshare(CLONE_NEWNET))) {
-		fail("unshare(CLONE_NEWNET): %m");
+	if (test_netns_own())
 		return 1;
-	}
 	if (system("ip link set lo up && ip addr add " ADDR "/24 dev lo && "
 		   "ip -6 addr add fd66::1/64 dev lo && "
 		   "ip route add 10.67.0.0/16 via 10.66.0.2 table 66 && "
@@ -161,30 +150,14 @@ int main(int argc, char **argv)
 	test_daemon();
 	test_waitsig();
 
-	if (stat("/proc/self/ns/net", &self)) {
-		fail("cannot stat the network namespace: %m");
+	if (test_netns_kept())
 		return 1;
-	}
-	/*
-	 * In the container: the one of its init still (the namespace it started
-	 * in went with the dump: its inode number may have been given again).
-	 */
-	if (test_in_container() ? stat("/proc/1/ns/net", &host) || self.st_ino != host.st_ino
-				: self.st_ino == host.st_ino) {
-		fail("the test is in the network namespace %s (net:[%lu])",
-		     test_in_container() ? "of its container's init no longer"
-					 : "it was started in",
-		     (unsigned long)self.st_ino);
-		return 1;
-	}
 	if (describe(after, sizeof(after))) {
 		fail("cannot describe the namespace after the restore");
 		return 1;
 	}
-	if (strcmp(before, after)) {
-		fail("the namespace changed:\n--- before\n%s--- after\n%s", before, after);
+	if (test_same_text("the namespace", before, after))
 		return 1;
-	}
 	if (recv(sv, in, sizeof(in), MSG_WAITALL) != sizeof(in) ||
 	    datachk(in, sizeof(in), 0x66, &bad) ||
 	    recv(cl, in, sizeof(in), MSG_WAITALL) != sizeof(in) ||

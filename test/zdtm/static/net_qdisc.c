@@ -17,30 +17,11 @@
 /* The qdiscs, as `tc` prints them (without their counters). */
 #define DESCRIBE \
 	"tc qdisc show | sort; tc -d qdisc show dev va; ip -o link show | sed 's/ state [A-Z]*//'"
-static int describe(char *buf, size_t size)
-{
-	FILE *p = popen(DESCRIBE, "r");
-	size_t n;
-
-	if (!p)
-		return -1;
-	n = fread(buf, 1, size - 1, p);
-	buf[n] = 0;
-	return pclose(p) == 0 || n ? 0 : -1;
-}
-
-static char before[32768], after[32768];
-
 int main(int argc, char **argv)
 {
-	struct stat self, host;
-
 	test_init(argc, argv);
-	/* in the runner's container: its network namespace (a tree has one only) */
-	if (stat("/proc/self/ns/net", &host) || (!test_in_container() && unshare(CLONE_NEWNET))) {
-		fail("unshare(CLONE_NEWNET): %m");
+	if (test_netns_own())
 		return 1;
-	}
 	if (system("ip link set lo up && "
 		   "ip link add va type veth peer name vb && ip link add vc type veth peer name vd "
 		   "&& "
@@ -53,36 +34,8 @@ int main(int argc, char **argv)
 		fail("cannot configure the namespace's qdiscs");
 		return 1;
 	}
-	if (describe(before, sizeof(before))) {
-		fail("cannot describe the namespace");
+	if (test_netns_unchanged(DESCRIBE))
 		return 1;
-	}
-
-	test_daemon();
-	test_waitsig();
-
-	/* in the container: its init's still (the first one's inode may be given again) */
-	if (stat("/proc/self/ns/net", &self) ||
-	    (test_in_container() ? stat("/proc/1/ns/net", &host) || self.st_ino != host.st_ino
-				 : self.st_ino == host.st_ino)) {
-		fail("the test is not in a network namespace of its own after the restore");
-		return 1;
-	}
-	if (describe(after, sizeof(after))) {
-		fail("cannot describe the namespace after the restore");
-		return 1;
-	}
-	if (strcmp(before, after)) {
-		size_t i = 0, from;
-
-		while (before[i] == after[i])
-			i++;
-		from = i > 200 ? i - 200 : 0;
-		fail("the namespace changed at byte %zu:\n--- before\n...%.300s\n--- "
-		     "after\n...%.300s",
-		     i, before + from, after + from);
-		return 1;
-	}
 	pass();
 	return 0;
 }

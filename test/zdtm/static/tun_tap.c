@@ -41,14 +41,7 @@
 
 static int describe(char *buf, size_t size)
 {
-	FILE *p = popen(DESCRIBE, "r");
-	size_t n;
-
-	if (!p)
-		return -1;
-	n = fread(buf, 1, size - 1, p);
-	buf[n] = 0;
-	return pclose(p) == 0 || n ? 0 : -1;
+	return test_sh_output(DESCRIBE, buf, size);
 }
 
 static int tun_attach(const char *name, short flags)
@@ -167,14 +160,9 @@ int main(int argc, char **argv)
 	struct ifreq detach = { .ifr_flags = IFF_DETACH_QUEUE }, ifr = { 0 };
 	struct ifreq attach = { .ifr_flags = IFF_ATTACH_QUEUE };
 	int tun, q1, q2, q3, bare;
-	struct stat self, host;
-
 	test_init(argc, argv);
-	/* in the runner's container: its network namespace (a tree has one only) */
-	if (stat("/proc/self/ns/net", &host) || (!test_in_container() && unshare(CLONE_NEWNET))) {
-		fail("unshare(CLONE_NEWNET): %m");
+	if (test_netns_own())
 		return 1;
-	}
 	tun = tun_attach("tun0", IFF_TUN | IFF_NO_PI);
 	q1 = tun_attach("tap0", TAP_FLAGS);
 	q2 = tun_attach("tap0", TAP_FLAGS);
@@ -200,28 +188,14 @@ int main(int argc, char **argv)
 	test_daemon();
 	test_waitsig();
 
-	/* in the container: its init's still (the first one's inode may be given again) */
-	if (stat("/proc/self/ns/net", &self) ||
-	    (test_in_container() ? stat("/proc/1/ns/net", &host) || self.st_ino != host.st_ino
-				 : self.st_ino == host.st_ino)) {
-		fail("the test is not in a network namespace of its own after the restore");
+	if (test_netns_kept())
 		return 1;
-	}
 	if (describe(after, sizeof(after))) {
 		fail("cannot describe the namespace after the restore");
 		return 1;
 	}
-	if (strcmp(before, after)) {
-		size_t i = 0, from;
-
-		while (before[i] == after[i])
-			i++;
-		from = i > 200 ? i - 200 : 0;
-		fail("the namespace changed at byte %zu:\n--- before\n...%.300s\n--- "
-		     "after\n...%.300s",
-		     i, before + from, after + from);
+	if (test_same_text("the namespace", before, after))
 		return 1;
-	}
 	if (check_queue(tun, "tun0", IFF_TUN | IFF_NO_PI, false) ||
 	    check_queue(q1, "tap0", TAP_FLAGS, true) || check_queue(q2, "tap0", TAP_FLAGS, true))
 		return 1;
