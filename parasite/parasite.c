@@ -338,6 +338,7 @@ static long track_mem(struct parasite_args *a, int sk, struct parasite_msg *m, i
 {
 	struct parasite_iov *r = data_of(a);
 	bool sync = m->arg[2] & PARASITE_TRACK_SYNC;
+	bool protect = !sync && !(m->arg[2] & PARASITE_TRACK_NOPROTECT);
 	struct uffdio_api api = { .api = UFFD_API, .features = sync ? 0 : UFFD_FEATURE_WP_ASYNC };
 	uint64_t i, n = m->arg[0];
 	long ret;
@@ -371,8 +372,8 @@ static long track_mem(struct parasite_args *a, int sk, struct parasite_msg *m, i
 						  .mode = UFFDIO_WRITEPROTECT_MODE_WP };
 
 		ret = sys_ioctl(uffd, UFFDIO_REGISTER, &reg);
-		/* synchronous: the dumper protects the ranges itself, from several threads */
-		if (!ret && !sync)
+		/* synchronous or NOPROTECT: the dumper protects the ranges itself */
+		if (!ret && protect)
 			ret = sys_ioctl(uffd, UFFDIO_WRITEPROTECT, &wp);
 		if (ret)
 			m->arg[1] = i;

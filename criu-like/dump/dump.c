@@ -37,8 +37,10 @@
 #include "notify.h"
 #include "page-server.h"
 #include "snapshot.h"
+#include "smaps-reader.h"
 #include "ns.h"
 #include "stats.h"
+#include "track.h"
 #include "util.h"
 
 #include "inventory.pb-c.h"
@@ -367,11 +369,25 @@ static void drop_uprobes_area(struct dump_task *dt)
 	}
 }
 
-int dump_task_prepare(const struct cr_options *o, struct dump_task *dt)
+/*
+ * Read what /proc shows of a frozen task and infect it. With --snapshot,
+ * smaps, whose read walks every page table entry, is read after the
+ * infection, while the write protection armed early runs in background
+ * threads (snapshot_task_early_arm()); the layout it shows must be the one
+ * of /proc/PID/maps before the infection, plus the parasite's area
+ * (dropped). Not during the infection and the arming: both take the
+ * mmap_lock for writing, which would wait for the read's walk of a VMA.
+ * @ctx: NULL from dump_task_prepare() (no --snapshot).
+ */
+static int prepare_task(const struct cr_options *o, struct dump_ctx *ctx, struct dump_task *dt)
 {
 	struct seized_task *t = dt->t;
 	pid_t tids[t->nr_threads];
+	struct vma_list maps = { 0 };
+	unsigned long a0 = 0, a1 = 0;
+	bool snap = ctx && ctx->snap;
 	unsigned int i, removed;
+	uint64_t t0;
 	int err;
 
 	for (i = 0; i < t->nr_threads; i++)
@@ -386,16 +402,50 @@ int dump_task_prepare(const struct cr_options *o, struct dump_task *dt)
 		err = proc_parse_status(t->pid, 0, &dt->status);
 	if (!err)
 		err = parasite_remove_stale_areas(t->pid, tids, t->nr_threads, &removed);
-	/* After the stale areas are gone, before our own area appears. */
+	/*
+	 * After the stale areas are gone, before our own area appears: smaps
+	 * itself without --snapshot, as nothing runs beside its read.
+	 */
+	t0 = stats_now_ns();
 	if (!err)
-		err = proc_parse_maps(t->pid, true, &dt->vmas);
-	if (!err && o && o->allow_uprobes)
+		err = snap ? proc_parse_maps(t->pid, false, &maps)
+			   : smaps_read(t->pid, 0, 0, &dt->vmas);
+	if (!err && !snap)
+		pr_debug("pid %d: smaps read, %u VMAs, %llu us\n", t->pid, dt->vmas.nr,
+			 (unsigned long long)(stats_now_ns() - t0) / 1000);
+	if (!err && !snap && o && o->allow_uprobes)
 		drop_uprobes_area(dt);
 	if (!err)
 		err = parasite_infect(t->pid, tids, t->nr_threads, &dt->ctl);
+	if (!err && snap)
+		err = snapshot_task_early_arm(ctx, dt, &maps);
+	if (!err && snap) {
+		parasite_area(dt->ctl, &a0, &a1);
+		t0 = stats_now_ns();
+		err = smaps_read(t->pid, a0, a1, &dt->vmas);
+		pr_debug("pid %d: smaps read, %u VMAs, %llu us\n", t->pid, dt->vmas.nr,
+			 (unsigned long long)(stats_now_ns() - t0) / 1000);
+	}
+	if (!err && snap && !vma_layout_same(&maps, &dt->vmas)) {
+		/* not seen: the arming merged two VMAs? Then this is the task as it is now. */
+		pr_warn("pid %d: its smaps differ from its maps (%u and %u VMAs): reading smaps "
+			"again\n",
+			t->pid, dt->vmas.nr, maps.nr);
+		vma_list_fini(&dt->vmas);
+		err = smaps_read(t->pid, a0, a1, &dt->vmas);
+	}
+	/* [uprobes] is not in maps as the infection left it: dropped after the check */
+	if (!err && snap && o && o->allow_uprobes)
+		drop_uprobes_area(dt);
+	vma_list_fini(&maps);
 	if (err)
 		pr_errno(err, "pid %d: cannot prepare the task for the dump", t->pid);
 	return err;
+}
+
+int dump_task_prepare(const struct cr_options *o, struct dump_task *dt)
+{
+	return prepare_task(o, NULL, dt);
 }
 
 static int dump_one_task(struct dump_ctx *ctx, struct dump_task *dt)
@@ -427,7 +477,7 @@ static int dump_tasks(struct dump_ctx *ctx)
 
 	for (i = 0; i < ctx->nr_tasks && !err; i++)
 		if (task_live(&ctx->tasks[i]))
-			err = dump_task_prepare(ctx->opts, &ctx->tasks[i]);
+			err = prepare_task(ctx->opts, ctx, &ctx->tasks[i]);
 	for (i = 0; i < ctx->nr_tasks && !err; i++)
 		if (task_live(&ctx->tasks[i]))
 			err = dump_one_task(ctx, &ctx->tasks[i]);
@@ -840,7 +890,7 @@ int cr_pre_dump(const struct cr_options *o)
 	ns_net_lock_skip(false);
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
-			err = dump_task_prepare(o, &ctx.tasks[i]);
+			err = prepare_task(o, &ctx, &ctx.tasks[i]);
 	/* memdump_time: the scans while frozen, and the copy after (as a dump's) */
 	t0 = stats_now_ns();
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
@@ -867,8 +917,14 @@ int cr_pre_dump(const struct cr_options *o)
 	frozen_end = stats_now_ns();
 	frozen_start = ctx.stats.frozen_start_ns;
 	ctx.stats.frozen_ns = frozen_end - frozen_start;
-	/* The tree runs: its pages are read while it writes, the next round saves those again. */
+	/*
+	 * The tree runs: the pages of the VMAs armed in this round are protected
+	 * first (track_arm()), then read while it writes; the next round saves
+	 * those written after their protection again.
+	 */
 	t0 = stats_now_ns();
+	if (!err)
+		err = track_protect_pending(&ctx.track);
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
 			err = dump_private_pages(&ctx, &ctx.tasks[i]);

@@ -9,6 +9,7 @@
  * PTRACE_O_EXITKILL (a dying dumper must leave its tasks alive). All
  * return 0 or -errno and log the failure once.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -88,10 +89,11 @@ long parasite_vmsplice(struct parasite_ctl *ctl, const int pipe[2], const struct
  * write to a protected page waits for the dumper), made through that
  * /dev/userfaultfd fd when >= 0, else with userfaultfd() (-2); the ranges
  * are then only registered: the caller write-protects them (UFFDIO_WRITEPROTECT
- * works on the task's mm from any process holding the uffd).
+ * works on the task's mm from any process holding the uffd). @no_protect:
+ * WP_ASYNC, but registered only as well (the caller protects what it will copy).
  */
 int parasite_track_mem(struct parasite_ctl *ctl, const struct iovec *ranges, unsigned int n,
-		       int sync_devfd, int *ret_uffd);
+		       int sync_devfd, bool no_protect, int *ret_uffd);
 
 /*
  * Unmap the areas that dumpers killed while infecting left in task @pid
@@ -108,5 +110,8 @@ int parasite_remove_stale_areas(pid_t pid, const pid_t *tids, unsigned int nr_th
  * ptrace stop for unseize_tree().
  */
 int parasite_cure(struct parasite_ctl *ctl);
+
+/* [*@start, *@end): the parasite's area in the task (what the infection mapped). */
+void parasite_area(const struct parasite_ctl *ctl, unsigned long *start, unsigned long *end);
 
 #endif

@@ -206,6 +206,16 @@ int mem_scan_tracked(pid_t pid, const struct vma_list *vmas, const enum mem_poli
  * parts also in @written go to @data, the rest to @parent (pages unchanged
  * since the parent image). Pure; 0 or -ENOMEM.
  */
+struct iovec;
+/*
+ * The parts of @runs (sorted, addresses) inside the @n ranges @r (sorted,
+ * disjoint; a run may span two of them, it is clipped to each), as ranges in
+ * @ret (malloc'ed, *@ret_n of them; at most @runs->nr + @n). Pure; 0 or
+ * -ENOMEM.
+ */
+int mem_runs_within(const struct mem_runs *runs, const struct iovec *r, unsigned int n,
+		    struct iovec **ret, unsigned int *ret_n);
+
 int mem_runs_split(const struct mem_runs *present, const struct mem_runs *written,
 		   struct mem_runs *data, struct mem_runs *parent);
 

@@ -57,6 +57,18 @@ int snapshot_open(struct dump_ctx *ctx);
  */
 int snapshot_task_arm(struct dump_ctx *ctx, struct dump_task *dt);
 /*
+ * Right after the infection, before smaps is read: register the private
+ * anonymous VMAs of @maps (/proc/PID/maps, read frozen before the
+ * infection) and write-protect them in background threads, which
+ * snapshot_task_arm() waits for once the plan is known (then it unregisters
+ * what holds nothing to save and arms what was missed). A write fault before
+ * the plan saves the page aside. Not on top of a pre-dump (its tracking
+ * uffd holds the VMAs until the written pages are scanned). A failure only
+ * leaves the arming to snapshot_task_arm(), as without it. 0 or -ENOMEM.
+ */
+int snapshot_task_early_arm(struct dump_ctx *ctx, struct dump_task *dt,
+			    const struct vma_list *maps);
+/*
  * The tree runs again: copy every protected page (faults first), release
  * the tree, write the pagemaps. 0 or -errno (the tree is released either way).
  */

@@ -13,9 +13,14 @@
 
 struct dump_task;
 
+struct iovec;
+
 struct track_entry {
 	pid_t pid; /* the task whose mm the uffd tracks */
 	int fd; /* the uffd, in this process */
+	/* registered, to protect before they are copied (track_protect_pending()) */
+	struct iovec *pending;
+	unsigned int nr_pending;
 };
 
 struct track_set {
@@ -29,8 +34,19 @@ void track_set_fini(struct track_set *s);
  * Register and write-protect the private VMAs of @dt that save pages (all
  * of them, or only those marked in @untracked) with a new uffd made in the
  * task, added to @s. The task must be infected and frozen. 0 or -errno.
+ * @defer (pre-dump, whose pages are copied once the tree runs again): the
+ * private anonymous VMAs are only registered, and the pages of their runs
+ * (@dt's plan, what the round copies) are left to track_protect_pending():
+ * each page is then protected before it is copied, which is all a round
+ * needs (a write before the protection is in the copy, one after is reported
+ * written next round), and a page faulted in after the freeze is not
+ * protected, so reported written. File-backed private VMAs are protected
+ * whole at once, by the dumper.
  */
-int track_arm(struct dump_task *dt, const bool *untracked, struct track_set *s);
+int track_arm(struct dump_task *dt, const bool *untracked, struct track_set *s, bool defer);
+
+/* Protect every entry's pending ranges (the tree may run). 0 or -errno. */
+int track_protect_pending(struct track_set *s);
 
 /*
  * How long a keeper holds the tracking when no round takes it over: past

@@ -7,10 +7,12 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 
 #include "compat.h"
 #include "aio-ring.h"
@@ -964,6 +966,38 @@ static int runs_reserve(struct mem_runs *r, unsigned long nr)
 		return -ENOMEM;
 	r->runs = n;
 	r->cap = (unsigned int)(r->nr + nr);
+	return 0;
+}
+
+int mem_runs_within(const struct mem_runs *runs, const struct iovec *r, unsigned int n,
+		    struct iovec **ret, unsigned int *ret_n)
+{
+	struct iovec *p = calloc((size_t)runs->nr + n + 1, sizeof(*p));
+	unsigned int i = 0, k, np = 0;
+
+	if (!p)
+		return -ENOMEM;
+	for (k = 0; k < n; k++) {
+		unsigned long a = (unsigned long)r[k].iov_base, b = a + r[k].iov_len;
+
+		while (i < runs->nr &&
+		       runs->runs[i].start + runs->runs[i].nr_pages * PAGE_SIZE <= a)
+			i++;
+		/* each run ends at most one piece per range, each range at most one run */
+		for (unsigned int j = i; j < runs->nr && runs->runs[j].start < b; j++) {
+			unsigned long s = max(runs->runs[j].start, a);
+			unsigned long e = min(runs->runs[j].start +
+						      runs->runs[j].nr_pages * PAGE_SIZE,
+					      b);
+
+			if (s >= e)
+				continue;
+			p[np].iov_base = (void *)s;
+			p[np++].iov_len = e - s;
+		}
+	}
+	*ret = p;
+	*ret_n = np;
 	return 0;
 }
 

@@ -845,7 +845,8 @@ int dump_task_mm_plan(struct dump_ctx *ctx, struct dump_task *dt)
 		err = split_cow_shared(ctx, dt);
 	/* Arm the tracking of what is not tracked yet, for the next round. */
 	if (!err && (ctx->opts->track_mem || ctx->pre_dump))
-		err = track_arm(dt, ctx->prev_dirfd >= 0 ? dt->untracked : NULL, &ctx->track);
+		err = track_arm(dt, ctx->prev_dirfd >= 0 ? dt->untracked : NULL, &ctx->track,
+				ctx->pre_dump);
 	return err;
 }
 

@@ -45,6 +45,7 @@
 #include "mem-xfer.h"
 #include "ns.h"
 #include "snapshot.h"
+#include "uffd-wp.h"
 #include "util.h"
 
 #define SNAP_CHUNK_PAGES 256 /* 1 MiB per read, check and write */
@@ -64,6 +65,20 @@ struct snap_task {
 	pthread_mutex_t lock;
 	uint64_t faulted; /* pages saved by the handler (under lock) */
 	int err; /* the handler's first error for this task (under lock) */
+	/* armed early (snapshot_task_early_arm()): the ranges, and their protection */
+	struct iovec *early;
+	unsigned int nr_early;
+	struct uffd_wp_job job;
+	bool job_running;
+	bool laid_out; /* the layout is known (under lock); before, faulted pages go aside: */
+	struct early_page *epages; /* under lock */
+	unsigned int nr_epages;
+};
+
+/* A page saved by a write fault before the task's layout was known. */
+struct early_page {
+	unsigned long addr;
+	uint8_t data[PAGE_SIZE];
 };
 
 struct snapshot {
@@ -138,8 +153,12 @@ static void release_tasks(struct snapshot *s)
 	unsigned int i;
 
 	stop_handler(s);
-	for (i = 0; i < s->nr; i++)
+	for (i = 0; i < s->nr; i++) {
+		if (s->t[i].job_running)
+			uffd_wp_cancel(&s->t[i].job);
+		s->t[i].job_running = false;
 		closep(&s->t[i].uffd);
+	}
 }
 
 void snapshot_fini(struct snapshot *s)
@@ -160,6 +179,8 @@ void snapshot_fini(struct snapshot *s)
 		free(t->state);
 		free(t->crcs);
 		free(t->deferred);
+		free(t->early);
+		free(t->epages);
 		pthread_mutex_destroy(&t->lock);
 	}
 	free(s->t);
@@ -251,31 +272,63 @@ static int copy_run_now(struct snap_task *t, unsigned int r, uint8_t *buf)
 	return 0;
 }
 
-/* The private anonymous VMAs that hold a deferred run, as ranges for the parasite. */
-static unsigned int wp_ranges(const struct snap_task *t, struct iovec *iov)
+/* Does VMA @i hold a deferred run? @r: a cursor over the runs, VMAs visited in order. */
+static bool vma_has_deferred(const struct snap_task *t, unsigned int i, unsigned int *r)
+{
+	const struct vma_entry *v = &t->dt->vmas.vmas[i];
+	const struct mem_runs *runs = t->lay.runs;
+
+	while (*r < runs->nr &&
+	       (!t->deferred[*r] ||
+		runs->runs[*r].start + runs->runs[*r].nr_pages * PAGE_SIZE <= v->start))
+		(*r)++;
+	return *r < runs->nr && runs->runs[*r].start < v->end;
+}
+
+/* Is VMA @v inside the ranges armed early? */
+static bool vma_early(const struct snap_task *t, const struct vma_entry *v)
+{
+	for (unsigned int k = 0; k < t->nr_early; k++) {
+		unsigned long a = (unsigned long)t->early[k].iov_base;
+
+		if (v->start >= a && v->end <= a + t->early[k].iov_len)
+			return true;
+	}
+	return false;
+}
+
+static void push_range(struct iovec *iov, unsigned int *n, unsigned long start, unsigned long end)
+{
+	/* VMAs that touch go as one range: one registration covers them all */
+	if (*n && (unsigned long)iov[*n - 1].iov_base + iov[*n - 1].iov_len == start) {
+		iov[*n - 1].iov_len += end - start;
+		return;
+	}
+	iov[*n].iov_base = (void *)start;
+	iov[(*n)++].iov_len = end - start;
+}
+
+/*
+ * The private anonymous VMAs that hold a deferred run, as ranges: all of
+ * them (@which 0), those not armed early (1), or those armed early that
+ * hold none (2, to unregister).
+ */
+static unsigned int wp_ranges(const struct snap_task *t, struct iovec *iov, int which)
 {
 	const struct vma_list *vmas = &t->dt->vmas;
-	const struct mem_runs *runs = t->lay.runs;
 	unsigned int i, r = 0, n = 0;
 
 	for (i = 0; i < vmas->nr; i++) {
 		const struct vma_entry *v = &vmas->vmas[i];
+		bool want = t->dt->plan.policy[i] == MEM_SAVE_ANON && vma_has_deferred(t, i, &r);
 
-		if (t->dt->plan.policy[i] != MEM_SAVE_ANON)
+		if (which == 1 && (!want || vma_early(t, v)))
 			continue;
-		while (r < runs->nr &&
-		       (!t->deferred[r] ||
-			runs->runs[r].start + runs->runs[r].nr_pages * PAGE_SIZE <= v->start))
-			r++;
-		if (r >= runs->nr || runs->runs[r].start >= v->end)
+		if (which == 2 && (want || !vma_early(t, v)))
 			continue;
-		/* VMAs that touch go as one range: one registration covers them all */
-		if (n && (unsigned long)iov[n - 1].iov_base + iov[n - 1].iov_len == v->start) {
-			iov[n - 1].iov_len += v->end - v->start;
+		if (which == 0 && !want)
 			continue;
-		}
-		iov[n].iov_base = (void *)v->start;
-		iov[n++].iov_len = v->end - v->start;
+		push_range(iov, &n, v->start, v->end);
 	}
 	return n;
 }
@@ -286,7 +339,8 @@ static int open_task_files(struct dump_ctx *ctx, struct snap_task *t)
 	uint64_t pages = t->lay.first[t->lay.runs->nr];
 
 	snprintf(path, sizeof(path), "/proc/%d/mem", t->pid);
-	t->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (t->mem_fd < 0)
+		t->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (t->mem_fd < 0) {
 		pr_perror("pid %d: open %s", t->pid, path);
 		return neg_errno();
@@ -314,66 +368,6 @@ static int open_task_files(struct dump_ctx *ctx, struct snap_task *t)
 		return neg_errno();
 	}
 	return 0;
-}
-
-struct wp_part {
-	struct snap_task *t;
-	const struct iovec *iov;
-	unsigned int n;
-	unsigned long from, to; /* bytes of the ranges, counted in order */
-	pthread_t th;
-	int err;
-};
-
-/* Write-protect the bytes [from, to) of the ranges, counted one after the other. */
-static void *wp_part_run(void *arg)
-{
-	struct wp_part *p = arg;
-	unsigned long pos = 0;
-	unsigned int i;
-
-	for (i = 0; i < p->n && !p->err && pos < p->to; i++) {
-		unsigned long a = (unsigned long)p->iov[i].iov_base, len = p->iov[i].iov_len;
-		unsigned long s = max(pos, p->from), e = min(pos + len, p->to);
-		struct uffdio_writeprotect wp = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
-
-		if (s < e) {
-			wp.range = (struct uffdio_range){ a + (s - pos), e - s };
-			if (ioctl(p->t->uffd, UFFDIO_WRITEPROTECT, &wp))
-				p->err = neg_errno();
-		}
-		pos += len;
-	}
-	return NULL;
-}
-
-/*
- * The largest cost of the freeze at 2 GiB (each PTE changed, 38 ms of 82
- * here): split in halves, protected by two threads at once (mmap_lock is
- * taken shared, each page table has its own lock).
- */
-static int protect(struct snap_task *t, const struct iovec *iov, unsigned int n)
-{
-	struct wp_part p[2] = { 0 };
-	unsigned long total = 0, half;
-	unsigned int i;
-	bool two;
-
-	for (i = 0; i < n; i++)
-		total += iov[i].iov_len;
-	half = (total / 2) & PAGE_MASK;
-	for (i = 0; i < 2; i++)
-		p[i] = (struct wp_part){ t, iov, n, i ? half : 0, i ? total : half };
-	two = total >= (64UL << 20) && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
-	      !pthread_create(&p[1].th, NULL, wp_part_run, &p[1]);
-	if (!two)
-		p[0].to = total;
-	wp_part_run(&p[0]);
-	if (two)
-		pthread_join(p[1].th, NULL);
-	if (p[0].err || p[1].err)
-		pr_errno(p[0].err ?: p[1].err, "pid %d: UFFDIO_WRITEPROTECT", t->pid);
-	return p[0].err ?: p[1].err;
 }
 
 /*
@@ -422,6 +416,146 @@ static int task_init(struct snap_task *t, struct dump_task *dt)
 	return t->state && t->crcs && t->deferred ? 0 : -ENOMEM;
 }
 
+/* A private anonymous VMA as /proc/PID/maps shows it: what the plan will likely protect. */
+static bool early_candidate(const struct vma_entry *v)
+{
+	return !v->shared && v->prot &&
+	       (v->kind == VMA_ANON || v->kind == VMA_ANON_NAMED || v->kind == VMA_HEAP ||
+		v->kind == VMA_STACK);
+}
+
+int snapshot_task_early_arm(struct dump_ctx *ctx, struct dump_task *dt, const struct vma_list *maps)
+{
+	struct snap_task *t = task_of(ctx, dt);
+	struct iovec *iov;
+	uint64_t t0 = mem_now_ns();
+	char path[64];
+	unsigned int i, n = 0;
+	int err;
+
+	/* on top of a pre-dump, its uffd holds the VMAs until the written pages are found */
+	if (ctx->prev_dirfd >= 0 || ctx->track.nr)
+		return 0;
+	/* kept in t->early once armed (freed by snapshot_fini()) */
+	iov = t->early = calloc(maps->nr + 1, sizeof(*iov));
+	if (!iov)
+		return -ENOMEM;
+	t->pid = dt->t->pid;
+	for (i = 0; i < maps->nr; i++)
+		if (early_candidate(&maps->vmas[i]))
+			push_range(iov, &n, maps->vmas[i].start, maps->vmas[i].end);
+	if (!n)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/mem", t->pid);
+	t->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (t->mem_fd < 0)
+		return 0; /* the arming after the plan says why */
+	err = parasite_track_mem(dt->ctl, iov, n, ctx->snap->devfd, false, &t->uffd);
+	if (!err && epoll_ctl(ctx->snap->epfd, EPOLL_CTL_ADD, t->uffd,
+			      &(struct epoll_event){ .events = EPOLLIN, .data.ptr = t }))
+		err = neg_errno();
+	if (!err)
+		err = uffd_wp_start(&t->job, t->pid, t->uffd, iov, n);
+	if (err) {
+		/* closed, the kernel unregisters what was: armed after the plan instead */
+		pr_debug("pid %d: no early arming (%s): after the plan\n", t->pid, strerror(-err));
+		closep(&t->uffd);
+		return err == -ENOMEM ? err : 0;
+	}
+	t->job_running = true;
+	t->nr_early = n;
+	pr_debug("pid %d: %u ranges registered early (uffd %d), write-protected in the "
+		 "background, %llu us\n",
+		 t->pid, n, t->uffd, (unsigned long long)(mem_now_ns() - t0) / 1000);
+	return 0;
+}
+
+/*
+ * The layout is known: the pages that write faults saved aside go to their
+ * place in the image (those outside the runs were not to be saved).
+ */
+static int place_early_pages(struct snap_task *t)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&t->lock);
+	t->laid_out = true;
+	for (unsigned int k = 0; k < t->nr_epages && !err; k++) {
+		unsigned int run;
+		int64_t idx = snap_page_index(&t->lay, t->epages[k].addr, &run);
+
+		if (idx < 0 || !t->deferred[run] || t->state[idx] != SNAP_UNSAVED)
+			continue;
+		err = write_img(t, t->epages[k].data, PAGE_SIZE, (uint64_t)idx);
+		t->state[idx] = SNAP_FAULTED;
+		t->faulted++;
+	}
+	if (t->nr_epages)
+		pr_debug("pid %d: %u pages written while frozen, saved aside first\n", t->pid,
+			 t->nr_epages);
+	free(t->epages);
+	t->epages = NULL;
+	t->nr_epages = 0;
+	pthread_mutex_unlock(&t->lock);
+	return err;
+}
+
+/* Register @iov through the uffd (it acts on the task's mm from here) and protect them. */
+static int register_late(struct snap_task *t, const struct iovec *iov, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct uffdio_register reg = { .range = { (unsigned long)iov[i].iov_base,
+							  iov[i].iov_len },
+					       .mode = UFFDIO_REGISTER_MODE_WP };
+
+		if (ioctl(t->uffd, UFFDIO_REGISTER, &reg)) {
+			int err = neg_errno();
+
+			pr_errno(err, "pid %d: UFFDIO_REGISTER %p+%zx", t->pid, iov[i].iov_base,
+				 iov[i].iov_len);
+			return err;
+		}
+	}
+	return uffd_wp_ranges(t->pid, t->uffd, iov, n);
+}
+
+/* Unregister the VMAs armed early that hold nothing to save: no fault there. */
+static int unregister_unused(struct snap_task *t, const struct iovec *iov, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct uffdio_range r = { (unsigned long)iov[i].iov_base, iov[i].iov_len };
+
+		if (ioctl(t->uffd, UFFDIO_UNREGISTER, &r)) {
+			int err = neg_errno();
+
+			pr_errno(err, "pid %d: UFFDIO_UNREGISTER %p+%zx", t->pid, iov[i].iov_base,
+				 iov[i].iov_len);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* After the plan: what was armed early, made exactly what the plan protects. */
+static int finish_early(struct snap_task *t, struct iovec *iov)
+{
+	unsigned int n;
+	int err;
+
+	t->job_running = false;
+	err = uffd_wp_join(&t->job);
+	if (err)
+		return err;
+	n = wp_ranges(t, iov, 2);
+	err = unregister_unused(t, iov, n);
+	if (err)
+		return err;
+	n = wp_ranges(t, iov, 1);
+	if (n)
+		pr_debug("pid %d: %u ranges not armed early\n", t->pid, n);
+	return n ? register_late(t, iov, n) : 0;
+}
+
 int snapshot_task_arm(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	struct snap_task *t = task_of(ctx, dt);
@@ -435,7 +569,7 @@ int snapshot_task_arm(struct dump_ctx *ctx, struct dump_task *dt)
 	if (err)
 		return err;
 	buf = malloc(SNAP_CHUNK_PAGES * PAGE_SIZE);
-	iov = calloc(dt->vmas.nr + 1, sizeof(*iov));
+	iov = calloc(max(dt->vmas.nr, t->nr_early) + 1, sizeof(*iov));
 	if (!buf || !iov)
 		return -ENOMEM;
 	err = open_task_files(ctx, t);
@@ -448,18 +582,26 @@ int snapshot_task_arm(struct dump_ctx *ctx, struct dump_task *dt)
 		if (!t->deferred[i])
 			err = copy_run_now(t, i, buf);
 	}
+	if (!err)
+		err = place_early_pages(t);
 	if (err)
 		return err;
-	n = wp_ranges(t, iov);
+	if (t->uffd >= 0) {
+		n = t->nr_early;
+		err = finish_early(t, iov);
+		goto out;
+	}
+	n = wp_ranges(t, iov, 0);
 	end_async_tracking(ctx, t);
 	if (n)
-		err = parasite_track_mem(dt->ctl, iov, n, ctx->snap->devfd, &t->uffd);
+		err = parasite_track_mem(dt->ctl, iov, n, ctx->snap->devfd, false, &t->uffd);
 	if (!err && t->uffd >= 0 &&
 	    epoll_ctl(ctx->snap->epfd, EPOLL_CTL_ADD, t->uffd,
 		      &(struct epoll_event){ .events = EPOLLIN, .data.ptr = t }))
 		err = neg_errno();
 	if (!err && t->uffd >= 0)
-		err = protect(t, iov, n);
+		err = uffd_wp_ranges(t->pid, t->uffd, iov, n);
+out:
 	if (err) {
 		pr_err("pid %d: cannot write-protect its memory for the snapshot (%u ranges)\n",
 		       t->pid, n);
@@ -492,6 +634,27 @@ static int save_faulted(struct snap_task *t, int64_t idx, unsigned int run, unsi
 	return err;
 }
 
+/*
+ * A write fault before the plan (armed early; the task frozen, the kernel
+ * writing for the parasite): the page as it was, kept aside for
+ * place_early_pages(). Under lock.
+ */
+static void save_aside(struct snap_task *t, unsigned long addr)
+{
+	struct early_page *n = reallocarray(t->epages, t->nr_epages + 1, sizeof(*n));
+	int err = n ? 0 : -ENOMEM;
+
+	if (n) {
+		t->epages = n;
+		n[t->nr_epages].addr = addr;
+		err = read_mem(t, n[t->nr_epages].data, PAGE_SIZE, addr);
+		if (!err)
+			t->nr_epages++;
+	}
+	if (err && !t->err)
+		t->err = err;
+}
+
 static void handle_fault(struct snap_task *t, unsigned long addr)
 {
 	unsigned long len = PAGE_SIZE;
@@ -501,6 +664,12 @@ static void handle_fault(struct snap_task *t, unsigned long addr)
 
 	addr &= PAGE_MASK;
 	pthread_mutex_lock(&t->lock);
+	if (!t->laid_out) {
+		save_aside(t, addr);
+		pthread_mutex_unlock(&t->lock);
+		unprotect(t, addr, len);
+		return;
+	}
 	idx = snap_page_index(&t->lay, addr, &run);
 	/* not in a run: not saved (zeros at restore, as at the freeze); saved: nothing to do */
 	if (idx >= 0 && t->deferred[run] && t->state[idx] == SNAP_UNSAVED)

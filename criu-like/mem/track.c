@@ -38,6 +38,7 @@
 #include "log.h"
 #include "stats.h"
 #include "track.h"
+#include "uffd-wp.h"
 #include "util.h"
 
 #define TRACK_MAGIC 0x4b525454u /* "TTRK" */
@@ -50,8 +51,10 @@ struct track_hdr {
 
 void track_set_fini(struct track_set *s)
 {
-	for (unsigned int i = 0; i < s->nr; i++)
+	for (unsigned int i = 0; i < s->nr; i++) {
 		closep(&s->e[i].fd);
+		free(s->e[i].pending);
+	}
 	free(s->e);
 	*s = (struct track_set){ 0 };
 }
@@ -63,40 +66,80 @@ static int track_set_add(struct track_set *s, pid_t pid, int fd)
 	if (!n)
 		return -ENOMEM;
 	s->e = n;
-	s->e[s->nr++] = (struct track_entry){ pid, fd };
+	s->e[s->nr++] = (struct track_entry){ .pid = pid, .fd = fd };
 	return 0;
 }
 
-int track_arm(struct dump_task *dt, const bool *untracked, struct track_set *s)
+int track_protect_pending(struct track_set *s)
+{
+	uint64_t t0 = stats_now_ns();
+	int err = 0;
+
+	for (unsigned int i = 0; i < s->nr && !err; i++) {
+		struct track_entry *e = &s->e[i];
+
+		if (e->nr_pending)
+			err = uffd_wp_ranges_live(e->pid, e->fd, e->pending, e->nr_pending);
+		if (!err && e->nr_pending)
+			pr_debug("pid %d: %u runs write-protected, the tree running, %llu us\n",
+				 e->pid, e->nr_pending,
+				 (unsigned long long)(stats_now_ns() - t0) / 1000);
+		free(e->pending);
+		e->pending = NULL;
+		e->nr_pending = 0;
+	}
+	return err;
+}
+
+int track_arm(struct dump_task *dt, const bool *untracked, struct track_set *s, bool defer)
 {
 	const struct vma_list *vmas = &dt->vmas;
 	_cleanup_free_ struct iovec *r = calloc(vmas->nr + 1, sizeof(*r));
-	unsigned int i, n = 0;
+	/* deferred: the private anonymous VMAs (r), and the file-backed ones (cow) */
+	_cleanup_free_ struct iovec *anon = calloc(vmas->nr + 1, sizeof(*anon));
+	_cleanup_free_ struct iovec *cow = calloc(vmas->nr + 1, sizeof(*cow));
+	struct iovec *pending = NULL;
+	unsigned int i, n = 0, na = 0, nc = 0, np = 0;
 	uint64_t t0 = stats_now_ns();
 	int err, fd = -1;
 
-	if (!r)
+	if (!r || !anon || !cow)
 		return -ENOMEM;
 	for (i = 0; i < vmas->nr; i++) {
 		enum mem_policy p = dt->plan.policy[i];
+		struct iovec v = { (void *)vmas->vmas[i].start,
+				   vmas->vmas[i].end - vmas->vmas[i].start };
 
 		if ((p != MEM_SAVE_ANON && p != MEM_SAVE_COW) || (untracked && !untracked[i]))
 			continue;
-		r[n].iov_base = (void *)vmas->vmas[i].start;
-		r[n++].iov_len = vmas->vmas[i].end - vmas->vmas[i].start;
+		r[n++] = v;
+		if (p == MEM_SAVE_ANON)
+			anon[na++] = v;
+		else
+			cow[nc++] = v;
 	}
 	if (!n)
 		return 0;
-	err = parasite_track_mem(dt->ctl, r, n, -1, &fd);
-	if (!err) {
-		err = track_set_add(s, dt->t->pid, fd);
-		if (err)
-			close(fd);
-	}
+	err = parasite_track_mem(dt->ctl, r, n, -1, defer, &fd);
+	if (!err && defer && nc)
+		err = uffd_wp_ranges(dt->t->pid, fd, cow, nc);
+	if (!err && defer)
+		err = mem_runs_within(&dt->plan.runs, anon, na, &pending, &np);
 	if (!err)
-		pr_debug("pid %d: %u VMAs write-protected (uffd %d), %llu us\n", dt->t->pid, n, fd,
-			 (unsigned long long)(stats_now_ns() - t0) / 1000);
-	return err;
+		err = track_set_add(s, dt->t->pid, fd);
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		free(pending);
+		return err;
+	}
+	s->e[s->nr - 1].pending = pending;
+	s->e[s->nr - 1].nr_pending = np;
+	pr_debug("pid %d: %u VMAs %s (uffd %d), %llu us\n", dt->t->pid, n,
+		 defer ? "registered, their pages to protect once the tree runs"
+		       : "write-protected",
+		 fd, (unsigned long long)(stats_now_ns() - t0) / 1000);
+	return 0;
 }
 
 /* The keeper's address: abstract, named after the image directory. */

@@ -355,10 +355,12 @@ long parasite_vmsplice(struct parasite_ctl *ctl, const int pipe[2], const struct
 }
 
 int parasite_track_mem(struct parasite_ctl *ctl, const struct iovec *ranges, unsigned int n,
-		       int sync_devfd, int *ret_uffd)
+		       int sync_devfd, bool no_protect, int *ret_uffd)
 {
 	struct parasite_msg m = { .cmd = PARASITE_CMD_TRACK_MEM,
-				  .arg = { n, 0, sync_devfd != -1 ? PARASITE_TRACK_SYNC : 0 } };
+				  .arg = { n, 0,
+					   (sync_devfd != -1 ? PARASITE_TRACK_SYNC : 0) |
+						   (no_protect ? PARASITE_TRACK_NOPROTECT : 0) } };
 	struct parasite_iov *d = ctl_data(ctl);
 	int devfds[2] = { sync_devfd, sync_devfd };
 	unsigned int i;

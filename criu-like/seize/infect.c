@@ -609,6 +609,12 @@ static void ctl_free(struct parasite_ctl *ctl)
  * as much of its state as can be given back. Order matters: the leader
  * leaves the blob before the area goes, and its registers go back last.
  */
+void parasite_area(const struct parasite_ctl *ctl, unsigned long *start, unsigned long *end)
+{
+	*start = (unsigned long)ctl->remote;
+	*end = (unsigned long)ctl->remote + ctl->size;
+}
+
 int parasite_cure(struct parasite_ctl *ctl)
 {
 	int err = 0, e;

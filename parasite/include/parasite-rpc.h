@@ -39,11 +39,14 @@ enum parasite_cmd {
 	 * kernel faults handled too), made with USERFAULTFD_IOC_NEW on the
 	 * /dev/userfaultfd fd attached to the command if there is one; the ranges
 	 * are registered only, the dumper write-protects them through the uffd.
+	 * PARASITE_TRACK_NOPROTECT: WP_ASYNC too, registered only (pre-dump: the
+	 * dumper protects the pages it copies once the tree runs again).
 	 */
 	PARASITE_CMD_TRACK_MEM,
 };
 
 #define PARASITE_TRACK_SYNC 1u
+#define PARASITE_TRACK_NOPROTECT 2u
 
 /* membarrier(2) registrations: only an expedited command of the mm itself tells them */
 #define PARASITE_MEMBARRIER_PRIVATE (1u << 0) /* MEMBARRIER_CMD_PRIVATE_EXPEDITED */
