@@ -158,8 +158,11 @@ static bool is_dir(const struct dirent *de, const char *path)
 	return !stat(full, &st) && S_ISDIR(st.st_mode);
 }
 
-/* Every file under @dir (relative to /proc/sys/net/, "" or ending in '/'), per-link ones aside. */
-static int walk(struct net_sysctls *s, const char *dir)
+/*
+ * The files of @dir (relative to /proc/sys/net/, "" or ending in '/'); with
+ * @recurse those below it too, the per-link directories aside.
+ */
+static int read_tree(struct net_sysctls *s, const char *dir, bool recurse)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	char full[600], path[512];
@@ -174,12 +177,12 @@ static int walk(struct net_sysctls *s, const char *dir)
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s%s", dir, de->d_name);
-		if (is_dir(de, path)) {
+		if (!is_dir(de, path)) {
+			err = read_into(s, path);
+		} else if (recurse) {
 			strncat(path, "/", sizeof(path) - strlen(path) - 1);
 			if (!net_sysctl_per_link(path))
-				err = walk(s, path);
-		} else {
-			err = read_into(s, path);
+				err = read_tree(s, path, true);
 		}
 	}
 	return err;
@@ -201,7 +204,7 @@ int net_sysctls_fresh(struct net_sysctls *fresh)
 			close(saved);
 		return err;
 	}
-	err = walk(fresh, "");
+	err = read_tree(fresh, "", true);
 	if (setns(saved, CLONE_NEWNET)) {
 		pr_perror("cannot go back to criu-like's network namespace");
 		abort(); /* criu-like in the wrong namespace would do harm: stop here */
@@ -217,23 +220,9 @@ int net_sysctls_fresh(struct net_sysctls *fresh)
 /* The files of one per-link directory @dir ("ipv4/conf/all/"...), in the order they are written. */
 static int read_dir(struct net_sysctls *s, const char *dir)
 {
-	_cleanup_closedir_ DIR *d = NULL;
-	char full[600], path[512];
-	struct dirent *de;
 	size_t first = s->n;
-	int err = 0;
+	int err = read_tree(s, dir, false);
 
-	snprintf(full, sizeof(full), SYSCTL_ROOT "%s", dir);
-	d = opendir(full);
-	if (!d)
-		return errno == ENOENT ? 0 : neg_errno();
-	while (!err && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s%s", dir, de->d_name);
-		if (!is_dir(de, path))
-			err = read_into(s, path);
-	}
 	if (!err)
 		qsort(s->e + first, s->n - first, sizeof(*s->e), net_sysctl_cmp);
 	return err;
@@ -258,7 +247,7 @@ int net_sysctls_read(pid_t pid, const struct nl_buf *links, const struct net_sys
 	struct net_sysctls all = { 0 };
 	const struct nlmsghdr *n;
 	size_t i, off;
-	int err = walk(&all, "");
+	int err = read_tree(&all, "", true);
 
 	qsort(all.e, all.n, sizeof(*all.e), cmp_path);
 	/* only what is the namespace's own: not there or not the same in a fresh one */

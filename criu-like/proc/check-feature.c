@@ -66,6 +66,8 @@ struct crfeat {
 	enum kd_feature kd; /* KD__MAX: none */
 	feat_probe_fn probe; /* when no kerndat feature covers it */
 	const char *lacks; /* what criu-like lacks; NULL: supported */
+	/* or: a shell command that must succeed in a new network namespace, and what it shows */
+	const char *netns_cmd, *netns_why;
 };
 
 /* Does /proc/self/fdinfo/@fd have a line starting with @key? */
@@ -260,32 +262,6 @@ static int in_new_netns(const char *cmd)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-static int probe_nftables(char *why, size_t size)
-{
-	snprintf(why, size, "nft made a table in a new network namespace");
-	return in_new_netns("PATH=$PATH:/usr/sbin:/sbin nft add table inet criu_like_probe");
-}
-
-static int probe_nft_lock(char *why, size_t size)
-{
-	snprintf(why, size, "nft made a table with a set of addresses in a new network namespace");
-	return in_new_netns("PATH=$PATH:/usr/sbin:/sbin; nft add table inet p && "
-			    "nft add set inet p s '{ type ipv4_addr . inet_service; }'");
-}
-
-static int probe_ipt_legacy(char *why, size_t size)
-{
-	snprintf(why, size, "iptables-legacy-save in a new network namespace");
-	return in_new_netns("PATH=$PATH:/usr/sbin:/sbin iptables-legacy -w -L -n");
-}
-
-static int probe_newifindex(char *why, size_t size)
-{
-	snprintf(why, size, "a veth pair made with the indexes asked for (ifi_index)");
-	return in_new_netns("PATH=$PATH:/usr/sbin:/sbin; ip link add p0 index 4242 type veth "
-			    "peer name p1 index 4243 && ip link show p1 | grep -q '^4243:'");
-}
-
 static int probe_tun(char *why, size_t size)
 {
 	_cleanup_close_ int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
@@ -424,6 +400,12 @@ static int probe_seccomp_filters(char *why, size_t size)
 		.name = name_, .cat = cat_, .kd = kd_, .probe = probe_, .lacks = lacks_ \
 	}
 
+/* Supported when @cmd_ succeeds in a new network namespace (in_new_netns()). */
+#define N(name_, cat_, why_, cmd_)                                                              \
+	{                                                                                       \
+		.name = name_, .cat = cat_, .kd = KD__MAX, .netns_cmd = cmd_, .netns_why = why_ \
+	}
+
 /* In the order of CRIU's feature_list. */
 static const struct crfeat crfeats[] = {
 	F("mnt_id", CAT_EXTRA, KD__MAX, probe_mnt_id, NULL),
@@ -456,14 +438,20 @@ static const struct crfeat crfeats[] = {
 	F("timens", CAT_EXTRA, KD_NS_TIME, NULL, NULL),
 	F("external_net_ns", CAT_ONLY, KD_NS_NET, NULL, NULL),
 	F("clone3_set_tid", CAT_EXTRA, KD_CLONE3_SET_TID, NULL, NULL),
-	F("newifindex", CAT_EXTRA, KD__MAX, probe_newifindex, NULL),
-	F("nftables", CAT_ONLY, KD__MAX, probe_nftables, NULL),
-	F("has_ipt_legacy", CAT_ONLY, KD__MAX, probe_ipt_legacy, NULL),
+	N("newifindex", CAT_EXTRA, "a veth pair made with the indexes asked for (ifi_index)",
+	  "ip link add p0 index 4242 type veth peer name p1 index 4243 && "
+	  "ip link show p1 | grep -q '^4243:'"),
+	N("nftables", CAT_ONLY, "nft made a table in a new network namespace",
+	  "nft add table inet criu_like_probe"),
+	N("has_ipt_legacy", CAT_ONLY, "iptables-legacy in a new network namespace",
+	  "iptables-legacy -w -L -n"),
 	F("pidfd_store", CAT_EXTRA, KD_PIDFD_OPEN, NULL,
 	  "criu-like keeps no pidfd store between pre-dumps (RPC pidfd_store_sk)"),
 	F("ns_pid", CAT_EXTRA, KD__MAX, probe_ns_pid, NULL),
 	F("apparmor_stacking", CAT_ONLY, KD__MAX, NULL, "criu-like restores no LSM profile"),
-	F("network_lock_nftables", CAT_EXTRA, KD__MAX, probe_nft_lock, NULL),
+	N("network_lock_nftables", CAT_EXTRA,
+	  "nft made a table with a set of addresses in a new network namespace",
+	  "nft add table inet p && nft add set inet p s '{ type ipv4_addr . inet_service; }'"),
 	F("sockopt_buf_lock", CAT_EXTRA, KD__MAX, probe_buf_lock, NULL),
 	F("memfd_hugetlb", CAT_EXTRA, KD__MAX, probe_memfd_hugetlb, NULL),
 	F("move_mount_set_group", CAT_EXTRA, KD__MAX, probe_set_group, NULL),
@@ -505,6 +493,12 @@ static int crfeat_check(FILE *out, struct kerndat *kd, const struct crfeat *f)
 			 kd->res[f->kd].detail);
 	} else if (f->probe) {
 		has = f->probe(why, sizeof(why));
+	} else if (f->netns_cmd) {
+		char cmd[512];
+
+		snprintf(why, sizeof(why), "%s", f->netns_why);
+		snprintf(cmd, sizeof(cmd), "PATH=$PATH:/usr/sbin:/sbin; %s", f->netns_cmd);
+		has = in_new_netns(cmd);
 	}
 
 	if (has == 1 && !f->lacks) {
