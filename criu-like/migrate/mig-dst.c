@@ -190,6 +190,7 @@ static int do_round(struct mig_dst *d, const struct mig_hdr *h, const char *kind
 	po.prev_images_dir = d->round > 1 ? prev : NULL;
 	po.ps_listen_fd = lfd;
 	po.lazy_pages = false;
+	po.no_sync = true; /* removed once restored (or refused): never flushed */
 	po.restore_detached = false;
 	po.pidfile = NULL;
 	po.status_fd = -1;
@@ -227,8 +228,8 @@ static int do_file(struct mig_dst *d, const struct mig_hdr *h, const char *p)
 	dfd = err ? -1 : open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 	snprintf(tmp, sizeof(tmp), ".%s.part", p);
 	fd = dfd < 0 ? -1 : openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || write_all(fd, p + nl + 1, h->len - nl - 1) || fsync(fd) ||
-	    renameat(dfd, tmp, dfd, p)) {
+	/* no fsync: the images are read once by this restore and removed (no_sync) */
+	if (fd < 0 || write_all(fd, p + nl + 1, h->len - nl - 1) || renameat(dfd, tmp, dfd, p)) {
 		err = neg_errno();
 		snprintf(why, sizeof(why), "cannot write %.64s into %s: %s", p, dir,
 			 strerror(-err));
