@@ -696,9 +696,10 @@ static int configure(struct net_restore *nr, int sk, uint32_t id)
 		err = net_sysctl_restore(ne->sysctls[i]);
 	if (!err)
 		err = net_links_flags(sk, ne);
-	/* again where a link going up changed one: it resets ipv6/conf/LINK/mtu to its MTU */
+	/* again where setting a link's MTU changed one: it resets ipv6/conf/LINK/mtu to it */
 	for (i = 0; !err && i < ne->n_sysctls; i++)
-		err = net_sysctl_restore(ne->sysctls[i]);
+		if (net_sysctl_mtu6(ne->sysctls[i]->path))
+			err = net_sysctl_restore(ne->sysctls[i]);
 	if (!err && ne->has_qdiscs)
 		err = net_tc_restore(sk, &ne->qdiscs, img);
 	/*
