@@ -48,6 +48,7 @@ struct mig_dst {
 	pid_t ps; /* the page server of the current round, 0 when none */
 	bool running; /* GO came and the tree runs: never undone */
 	pid_t lazy; /* the lazy-pages daemon of a lazy restore, 0 when none */
+	pid_t early; /* the early announcement's child (net_announce_start()), 0 when none */
 };
 
 /* The most a worker waits, after RUNNING, for its lazy-pages daemon to have every page in. */
@@ -287,9 +288,10 @@ static int hold_for_go(void *priv, const char *action, pid_t root)
 	struct mig_dst *d = priv;
 	int err;
 
+	/* sent while the restore goes on (about 10 ms here), waited for after it */
 	if (!strcmp(action, CR_ACT_POST_SETUP_NS)) {
-		if (root > 0 && net_announce(root))
-			pr_debug("%s: the early announcement was not complete\n", d->peer);
+		if (root > 0)
+			d->early = net_announce_start(root);
 		return 0;
 	}
 	if (strcmp(action, CR_ACT_POST_RESTORE))
@@ -366,6 +368,9 @@ static int restore_child(struct mig_dst *d, char *p)
 	log_error_reset();
 	if (!err)
 		err = cr_restore_pid(&ro, &root);
+	if (d->early && net_announce_wait(root, d->early))
+		pr_debug("%s: the early announcement was not complete\n", d->peer);
+	d->early = 0;
 	free(ro.external);
 	if (err) {
 		const char *why = log_first_error();
