@@ -166,6 +166,15 @@ static int ps_end(struct dump_ctx *ctx)
 	return err;
 }
 
+/*
+ * The images on disk: syncfs of their file system, unless they are read once
+ * right away and removed (a migration's rounds: no_sync).
+ */
+static int images_sync(const struct dump_ctx *ctx)
+{
+	return ctx->opts->no_sync ? 0 : img_dir_sync(ctx->dirfd);
+}
+
 /* Best effort: the incomplete inventory again, or none (restore refuses both). */
 static void unmark_complete(const struct dump_ctx *ctx)
 {
@@ -626,6 +635,8 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 	}
 	if (err)
 		return err;
+	if (!ctx->pre_dump)
+		ns_net_dump_prefetch(o->tree);
 	ctx->stats.frozen_start_ns = stats_now_ns();
 	err = seize_tree(o->tree, &so, &ctx->tree);
 	if (err)
@@ -738,11 +749,63 @@ static int snapshot_resume(struct dump_ctx *ctx, struct pstree *sh, struct seize
 	return snapshot_copy(ctx);
 }
 
+/*
+ * Everything on disk before the inventory says so (and before a killed tree
+ * dies), then the complete inventory, then the post-dump hook. A failure
+ * leaves the directory marked incomplete.
+ */
+static int complete_images(struct dump_ctx *ctx)
+{
+	const struct cr_options *o = ctx->opts;
+	int err = images_sync(ctx);
+
+	if (!err && ctx->ps)
+		err = ps_end(ctx);
+	/*
+	 * The tree will be killed: its connections stay locked until the restore,
+	 * under a name that says so, recorded in the inventory written next.
+	 */
+	if (!err && !o->leave_running)
+		err = netlock_dump_keep(ctx);
+	if (err)
+		return err;
+	err = write_inventory(ctx, true);
+	if (!err)
+		err = images_sync(ctx);
+	/*
+	 * The images are complete and the tree still frozen (unless completed
+	 * late: then no hook waits): the last word before it is killed (a client
+	 * that went away, a script that failed) makes it go on, and the
+	 * directory no checkpoint.
+	 */
+	if (!err)
+		err = cr_notify(o, CR_ACT_POST_DUMP, o->tree, ctx->dirfd);
+	/* a failed hook, close or sync of the complete inventory: say so on disk */
+	if (err)
+		unmark_complete(ctx);
+	return err;
+}
+
+/*
+ * Can the images be completed after the tree runs again? With -R when no
+ * post-dump hook waits for them frozen (a script, an RPC client, a
+ * migration), no write tracking is handed to a keeper for the next round
+ * (it needs a complete directory), and the memory was copied frozen.
+ */
+static bool complete_late(const struct dump_ctx *ctx)
+{
+	const struct cr_options *o = ctx->opts;
+
+	return o->leave_running && !o->notifier && !o->action_script && !o->track_mem &&
+	       !ctx->resumed;
+}
+
 int cr_dump(const struct cr_options *o)
 {
 	struct dump_ctx ctx = { .opts = o, .dirfd = -1, .prev_dirfd = -1 };
 	struct pstree shadow = { 0 };
 	_cleanup_free_ struct seized_task *copies = NULL;
+	bool late;
 	int err;
 
 	err = ns_set_options(o);
@@ -767,35 +830,14 @@ int cr_dump(const struct cr_options *o)
 		err = write_pstree(&ctx);
 	if (!err && ctx.snap)
 		err = snapshot_resume(&ctx, &shadow, &copies);
-	/* Everything on disk before the inventory says so, and before the tree dies. */
-	if (!err)
-		err = img_dir_sync(ctx.dirfd);
-	if (!err && ctx.ps)
-		err = ps_end(&ctx);
 	/*
-	 * The tree will be killed: its connections stay locked until the restore,
-	 * under a name that says so, recorded in the inventory written next.
+	 * A -R dump that nobody waits on while frozen (no post-dump hook, no
+	 * write tracking handed over) completes its images after the tree runs:
+	 * the syncs are not part of its frozen time.
 	 */
-	if (!err && !o->leave_running)
-		err = netlock_dump_keep(&ctx);
-	if (!err) {
-		err = write_inventory(&ctx, true);
-		if (!err)
-			err = img_dir_sync(ctx.dirfd);
-		/*
-		 * The images are complete and the tree still frozen: the last
-		 * word before it is killed (a client that went away, a script
-		 * that failed) makes it go on, and the directory no checkpoint.
-		 */
-		if (!err) {
-			err = cr_notify(o, CR_ACT_POST_DUMP, o->tree, ctx.dirfd);
-			if (err)
-				unmark_complete(&ctx);
-		}
-		/* a failed close or sync of the complete inventory: the dump failed, say so on disk */
-		if (err)
-			unmark_complete(&ctx);
-	}
+	late = !err && complete_late(&ctx) && !shadow_tree(&ctx, &shadow, &copies);
+	if (!err && !late)
+		err = complete_images(&ctx);
 	ctx.failed = err != 0;
 	if (!ctx.resumed)
 		dump_files_fini(&ctx, err || o->leave_running);
@@ -804,12 +846,17 @@ int cr_dump(const struct cr_options *o)
 		track_keeper_spawn(ctx.dirfd, o->images_dir, &ctx.track);
 	if (ctx.tree && !ctx.resumed) {
 		unseize_tree(ctx.tree, err || o->leave_running ? UNSEIZE_RESUME : UNSEIZE_KILL);
-		ctx.tree = NULL;
+		/* the inventory of a late completion counts the tasks copied before */
+		ctx.tree = late ? &shadow : NULL;
 		ctx.stats.frozen_ns = stats_now_ns() - ctx.stats.frozen_start_ns;
 	}
 	/* the tree runs on (-R or a failure): its connections flow again */
 	if (!ctx.resumed)
 		netlock_dump_fini(&ctx, err || o->leave_running);
+	if (late) {
+		err = complete_images(&ctx);
+		ctx.failed = err != 0;
+	}
 	if (!err)
 		write_stats(&ctx);
 	if (!err && o->snapshot)
@@ -932,11 +979,11 @@ int cr_pre_dump(const struct cr_options *o)
 	if (!err && ctx.ps)
 		err = ps_end(&ctx);
 	if (!err)
-		err = img_dir_sync(ctx.dirfd);
+		err = images_sync(&ctx);
 	if (!err)
 		err = write_inventory(&ctx, true);
 	if (!err)
-		err = img_dir_sync(ctx.dirfd);
+		err = images_sync(&ctx);
 	if (!err)
 		err = track_keeper_spawn(ctx.dirfd, o->images_dir, &ctx.track);
 	if (err && ctx.tree)

@@ -105,5 +105,9 @@ int mig_listen(const struct cr_options *o);
 
 /* net/announce.c: gratuitous ARP and unsolicited NA from every link of @pid's netns. */
 int net_announce(pid_t pid);
+/* The same in a child left running: its pid (for net_announce_wait()), or -errno. */
+pid_t net_announce_start(pid_t pid);
+/* Wait for @child of net_announce_start(@pid) (-errno: its error): 0, or -errno (logged). */
+int net_announce_wait(pid_t pid, pid_t child);
 
 #endif

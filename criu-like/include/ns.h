@@ -250,6 +250,8 @@ void ns_net_reset(void);
 int net_tun_settle(void);
 /* The owner and group (-1: none) of tun device @name of this thread's namespace: 0 or -errno. */
 int net_tun_owner(const char *name, long *owner, long *group);
+/* Before the freeze: what the dump of the tree's network namespace reads outside it. */
+void ns_net_dump_prefetch(pid_t pid);
 /*
  * The end of a dump: the tree's network namespace let go and, when the tree
  * was @killed, its veths' outside ends waited for until the kernel has

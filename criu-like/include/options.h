@@ -20,6 +20,7 @@ struct cr_options {
 	int log_level; /* -v/-vN */
 	const char *pidfile; /* --pidfile */
 	bool leave_running; /* -R */
+	bool no_sync; /* images read once and removed (a migration's): never flushed to disk */
 	bool leave_stopped; /* -s */
 	bool restore_detached; /* -d */
 	bool shell_job; /* -j */

@@ -35,6 +35,7 @@
 
 struct srv {
 	int dirfd;
+	bool no_sync; /* a migration's images: read once and removed, not flushed */
 	struct ps_conn *c;
 	struct ps_session s;
 	/* the open pages image */
@@ -329,7 +330,7 @@ static int serve(struct srv *sv)
 			err = do_file(sv, &h);
 			break;
 		case PS_END:
-			err = img_dir_sync(sv->dirfd);
+			err = sv->no_sync ? 0 : img_dir_sync(sv->dirfd);
 			if (err) {
 				send_error(sv, PS_END, err, "the page server could not flush");
 				return err;
@@ -457,7 +458,7 @@ static int accept_one(int lfd, struct ps_conn *c)
 
 int cr_page_server(const struct cr_options *o)
 {
-	struct srv sv = { .dirfd = -1, .rd_fd = -1 };
+	struct srv sv = { .dirfd = -1, .rd_fd = -1, .no_sync = o->no_sync };
 	char where[96];
 	int lfd, err;
 	char ready = 0;

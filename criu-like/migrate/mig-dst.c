@@ -48,6 +48,7 @@ struct mig_dst {
 	pid_t ps; /* the page server of the current round, 0 when none */
 	bool running; /* GO came and the tree runs: never undone */
 	pid_t lazy; /* the lazy-pages daemon of a lazy restore, 0 when none */
+	pid_t early; /* the early announcement's child (net_announce_start()), 0 when none */
 };
 
 /* The most a worker waits, after RUNNING, for its lazy-pages daemon to have every page in. */
@@ -190,6 +191,7 @@ static int do_round(struct mig_dst *d, const struct mig_hdr *h, const char *kind
 	po.prev_images_dir = d->round > 1 ? prev : NULL;
 	po.ps_listen_fd = lfd;
 	po.lazy_pages = false;
+	po.no_sync = true; /* removed once restored (or refused): never flushed */
 	po.restore_detached = false;
 	po.pidfile = NULL;
 	po.status_fd = -1;
@@ -227,8 +229,8 @@ static int do_file(struct mig_dst *d, const struct mig_hdr *h, const char *p)
 	dfd = err ? -1 : open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 	snprintf(tmp, sizeof(tmp), ".%s.part", p);
 	fd = dfd < 0 ? -1 : openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || write_all(fd, p + nl + 1, h->len - nl - 1) || fsync(fd) ||
-	    renameat(dfd, tmp, dfd, p)) {
+	/* no fsync: the images are read once by this restore and removed (no_sync) */
+	if (fd < 0 || write_all(fd, p + nl + 1, h->len - nl - 1) || renameat(dfd, tmp, dfd, p)) {
 		err = neg_errno();
 		snprintf(why, sizeof(why), "cannot write %.64s into %s: %s", p, dir,
 			 strerror(-err));
@@ -286,9 +288,10 @@ static int hold_for_go(void *priv, const char *action, pid_t root)
 	struct mig_dst *d = priv;
 	int err;
 
+	/* sent while the restore goes on (about 10 ms here), waited for after it */
 	if (!strcmp(action, CR_ACT_POST_SETUP_NS)) {
-		if (root > 0 && net_announce(root))
-			pr_debug("%s: the early announcement was not complete\n", d->peer);
+		if (root > 0)
+			d->early = net_announce_start(root);
 		return 0;
 	}
 	if (strcmp(action, CR_ACT_POST_RESTORE))
@@ -365,6 +368,9 @@ static int restore_child(struct mig_dst *d, char *p)
 	log_error_reset();
 	if (!err)
 		err = cr_restore_pid(&ro, &root);
+	if (d->early && net_announce_wait(root, d->early))
+		pr_debug("%s: the early announcement was not complete\n", d->peer);
+	d->early = 0;
 	free(ro.external);
 	if (err) {
 		const char *why = log_first_error();

@@ -227,6 +227,7 @@ static void round_opts(const struct mig_src *s, struct cr_options *ro, int n, in
 	ro->root = NULL; /* the destination's, sent with RESTORE */
 	ro->action_script = NULL;
 	ro->lazy_pages = false; /* the destination's restore is lazy, not this dump */
+	ro->no_sync = true; /* sent to the destination and removed: never flushed */
 }
 
 static int64_t round_pages(const struct mig_src *s, int n)

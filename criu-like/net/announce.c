@@ -148,11 +148,11 @@ static int announce_all(void)
 	return failed ? 1 : 0;
 }
 
-int net_announce(pid_t pid)
+pid_t net_announce_start(pid_t pid)
 {
 	char path[64];
 	pid_t child;
-	int st = 0, fd;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -162,19 +162,32 @@ int net_announce(pid_t pid)
 	}
 	/* setns() in a child: the caller stays in its own namespace */
 	child = fork();
-	if (child < 0) {
-		close(fd);
-		return neg_errno();
-	}
 	if (!child)
 		_exit(setns(fd, CLONE_NEWNET) ? 2 : announce_all());
 	close(fd);
-	while (waitpid(child, &st, 0) < 0)
+	return child < 0 ? neg_errno() : child;
+}
+
+int net_announce_wait(pid_t pid, pid_t child)
+{
+	int st = 0;
+
+	if (child < 0)
+		return child;
+	while (waitpid(child, &st, 0) < 0) {
+		if (errno == ECHILD)
+			return 0; /* reaped by a failed restore's cleanup: nothing to say */
 		if (errno != EINTR)
 			return neg_errno();
+	}
 	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 		pr_warn("pid %d: some of its addresses were not announced\n", pid);
 		return -EIO;
 	}
 	return 0;
+}
+
+int net_announce(pid_t pid)
+{
+	return net_announce_wait(pid, net_announce_start(pid));
 }

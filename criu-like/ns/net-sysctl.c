@@ -56,6 +56,13 @@ bool net_sysctl_per_link(const char *path)
 	return false;
 }
 
+bool net_sysctl_mtu6(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return !strncmp(path, "ipv6/conf/", 10) && base && !strcmp(base, "/mtu");
+}
+
 bool net_sysctl_never(const char *path)
 {
 	const char *base = strrchr(path, '/');

@@ -26,6 +26,8 @@ void net_sysctls_fini(struct net_sysctls *s);
 bool net_sysctl_per_link(const char *path);
 /* @path is never saved nor written (a flush: write-only, an action rather than a value). */
 bool net_sysctl_never(const char *path);
+/* Is @path an ipv6/conf/LINK/mtu, which setting the link's MTU resets? */
+bool net_sysctl_mtu6(const char *path);
 /* The order of the per-link files of one directory: qsort comparison of two paths. */
 int net_sysctl_cmp(const void *a, const void *b);
 /*

@@ -308,6 +308,24 @@ static void net_read_fini(struct net_read *r)
 	free(r->sysctlp);
 }
 
+/*
+ * The global sysctls of a fresh namespace, read before the tree is frozen
+ * (ns_net_dump_prefetch()): they do not depend on it.
+ */
+static struct net_sysctls fresh_early;
+static bool fresh_early_ok;
+
+void ns_net_dump_prefetch(pid_t pid)
+{
+	struct stat own, tree;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+	if (stat("/proc/self/ns/net", &own) || stat(path, &tree) || own.st_ino == tree.st_ino)
+		return; /* none to dump, or ns_check_tree() says why */
+	fresh_early_ok = !net_sysctls_fresh(&fresh_early);
+}
+
 /* In the tree's namespace (this thread): everything that is read there. */
 static int read_inside(pid_t pid, struct net_read *r)
 {
@@ -384,8 +402,13 @@ static int net_dump(pid_t pid, int dirfd, uint32_t id)
 		return hsk;
 	err = rtnl_dump(hsk, RTM_GETLINK, AF_UNSPEC, &host);
 	close(hsk);
-	if (!err)
+	if (!err && fresh_early_ok) {
+		r.fresh = fresh_early; /* read before the freeze */
+		fresh_early = (struct net_sysctls){ 0 };
+		fresh_early_ok = false;
+	} else if (!err) {
 		err = net_sysctls_fresh(&r.fresh);
+	}
 	if (!err)
 		err = ns_net_enter_tree(&saved);
 	if (!err) {
@@ -470,6 +493,9 @@ out:
 /* The end of a dump: the namespace is let go, and waited for when the tree was killed. */
 void ns_net_dump_done(bool killed)
 {
+	net_sysctls_fini(&fresh_early); /* not taken: the dump failed before its network */
+	fresh_early = (struct net_sysctls){ 0 };
+	fresh_early_ok = false;
 	tree_netns_set(-1);
 	net_link_peers_wait(killed);
 }
@@ -670,9 +696,10 @@ static int configure(struct net_restore *nr, int sk, uint32_t id)
 		err = net_sysctl_restore(ne->sysctls[i]);
 	if (!err)
 		err = net_links_flags(sk, ne);
-	/* again where a link going up changed one: it resets ipv6/conf/LINK/mtu to its MTU */
+	/* again where setting a link's MTU changed one: it resets ipv6/conf/LINK/mtu to it */
 	for (i = 0; !err && i < ne->n_sysctls; i++)
-		err = net_sysctl_restore(ne->sysctls[i]);
+		if (net_sysctl_mtu6(ne->sysctls[i]->path))
+			err = net_sysctl_restore(ne->sysctls[i]);
 	if (!err && ne->has_qdiscs)
 		err = net_tc_restore(sk, &ne->qdiscs, img);
 	/*

@@ -124,6 +124,12 @@ static void test_sysctl_paths(void **state)
 	assert_false(net_sysctl_per_link("ipv4/tcp_rmem"));
 	assert_false(net_sysctl_per_link("ipv4/config"));
 	assert_false(net_sysctl_per_link("core/somaxconn"));
+	/* what setting a link's MTU resets, written again after it */
+	assert_true(net_sysctl_mtu6("ipv6/conf/eth0/mtu"));
+	assert_true(net_sysctl_mtu6("ipv6/conf/default/mtu"));
+	assert_false(net_sysctl_mtu6("ipv4/conf/eth0/mtu"));
+	assert_false(net_sysctl_mtu6("ipv6/conf/eth0/mtu_expires"));
+	assert_false(net_sysctl_mtu6("ipv6/neigh/eth0/mtu"));
 	/* flushes are actions, and nothing outside /proc/sys/net */
 	assert_true(net_sysctl_never("ipv4/route/flush"));
 	assert_true(net_sysctl_never("ipv6/route/flush"));
