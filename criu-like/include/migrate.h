@@ -103,6 +103,13 @@ int mig_serve(const struct cr_options *o, int fd);
 /* mig-dst.c: the service's listener for --listen ADDR[:PORT]; a stale incoming dir removed. */
 int mig_listen(const struct cr_options *o);
 
+/*
+ * mig-fwd.c: the packets the final dump's lock held (its holder in the tree's
+ * namespace), sent to the container's links where the destination has them;
+ * @dfd the final round's images. How many went, or -errno (logged).
+ */
+int mig_forward_held(int dfd);
+
 /* net/announce.c: gratuitous ARP and unsolicited NA from every link of @pid's netns. */
 int net_announce(pid_t pid);
 /* The same in a child left running: its pid (for net_announce_wait()), or -errno. */

@@ -17,6 +17,7 @@
  * let the packets go.
  */
 #include <stdbool.h>
+#include <stdint.h>
 
 /* The holder of the network namespace this thread is in, NULL without one. */
 struct nfq_hold;
@@ -42,6 +43,20 @@ struct inet_tuple;
 int nfq_hold_add(struct nfq_hold *h, const struct inet_tuple *t, size_t n);
 int nfq_hold_add_netns(struct nfq_hold *h);
 const char *nfq_hold_name(const struct nfq_hold *h);
+/* A packet held, as the holder gives it (g); then its bytes from the network header on. */
+struct hold_pkt {
+	uint16_t proto; /* ETH_P_IP, ETH_P_IPV6; 0: the end */
+	uint16_t len;
+	uint32_t indev; /* the ifindex it came in on, in the holder's namespace */
+};
+/* A packet nfq_hold_give() passes on: 0 when it went, or -errno. */
+typedef int (*nfq_hold_give_fn)(void *priv, const struct hold_pkt *p, const void *data);
+/*
+ * Take every packet held that came in from outside (up to 16 MiB of them),
+ * in the order they came, to @fn, and drop them all from the queue: a
+ * migration's source gives them to the destination. How many went, or -errno.
+ */
+int nfq_hold_give(struct nfq_hold *h, nfq_hold_give_fn fn, void *priv);
 /*
  * Accept every held packet, in the order they came, and whatever comes from
  * now on: before the rules are removed (removing a base chain drops every

@@ -371,6 +371,9 @@ static int final_hook(void *priv, const char *action, pid_t root __unused)
 	go_delay();
 	/* from GO on the destination's copy runs: the source's must not come back */
 	err = mig_send(s->fd, MIG_GO, 0, NULL, 0);
+	/* what the peers sent here since the lock: to the destination, which holds it */
+	if (!err && !s->o->no_packet_hold)
+		mig_forward_held(dfd);
 	if (!err)
 		err = mig_expect(s->fd, MIG_RUNNING, &arg, "GO");
 	if (err) {

@@ -15,6 +15,11 @@
  *   k  keep: stay when this controller goes (a kill-mode dump: the restore
  *      of its images finds the holder by name); without it a controller
  *      that goes away (crashed) makes the holder drop and exit
+ *   g  give: each packet held that came in from outside (PREROUTING) and
+ *      fits in what is kept (HOLD_KEEP_MAX), as a message of its own (a
+ *      struct hold_pkt, then the packet from its network header on), then a
+ *      lone struct hold_pkt with proto 0; then drop them all (a migration's
+ *      source forwards them to the destination: Documentation/migration.md)
  *   d  drop what is held and exit
  *   q  exit (what is still held is dropped by the kernel)
  *
@@ -35,6 +40,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,6 +58,7 @@
 #define NF_DROP 0
 #define NF_ACCEPT 1
 #endif
+#define HOLD_HOOK_PRE_ROUTING 0 /* NF_INET_PRE_ROUTING */
 #include "util.h"
 
 #define HOLD_SOCK_PREFIX "criu-like-hold:"
@@ -61,6 +68,8 @@
 /* what the kernel keeps for us before it drops (fail-closed) */
 #define HOLD_QUEUE_MAXLEN 65536
 #define HOLD_RCVBUF (8 << 20)
+/* the most the packets kept for g may take */
+#define HOLD_KEEP_MAX (16 << 20)
 
 struct nfq_hold {
 	int fd; /* connected to the holder */
@@ -82,7 +91,64 @@ struct holder {
 	unsigned int held;
 	bool passing; /* released: accept at once */
 	bool rules_gone; /* the controller removed our rules (s) */
+	/* a copy of each packet held that came in from outside, for g */
+	struct kept_pkt {
+		struct hold_pkt hdr;
+		uint8_t *data;
+	} * kept;
+	size_t n_kept, kept_size, kept_bytes;
 };
+
+/* The length an IPv4 or IPv6 packet says it has, or 0. */
+static size_t ip_length(uint16_t proto, const uint8_t *p, size_t len)
+{
+	if (proto == 0x0800 && len >= 20 && (p[0] >> 4) == 4)
+		return (size_t)p[2] << 8 | p[3];
+	if (proto == 0x86dd && len >= 40 && (p[0] >> 4) == 6)
+		return 40 + ((size_t)p[4] << 8 | p[5]);
+	return 0;
+}
+
+/* A held packet that came from outside, as an external copy; false: not kept. */
+static bool keep_packet(struct holder *st, struct nfq_data *nfa,
+			const struct nfqnl_msg_packet_hdr *ph)
+{
+	unsigned char *data;
+	int len = nfq_get_payload(nfa, &data);
+	struct kept_pkt *k;
+
+	if (ph->hook != HOLD_HOOK_PRE_ROUTING || len <= 0 ||
+	    st->kept_bytes + (size_t)len > HOLD_KEEP_MAX ||
+	    ip_length(ntohs(ph->hw_protocol), data, (size_t)len) != (size_t)len)
+		return false; /* not from outside, no room, or cut short (a large GRO packet) */
+	if (st->n_kept == st->kept_size) {
+		size_t size = st->kept_size ? 2 * st->kept_size : 64;
+
+		k = realloc(st->kept, size * sizeof(*k));
+		if (!k)
+			return false;
+		st->kept = k;
+		st->kept_size = size;
+	}
+	k = &st->kept[st->n_kept];
+	k->data = malloc((size_t)len);
+	if (!k->data)
+		return false;
+	memcpy(k->data, data, (size_t)len);
+	k->hdr = (struct hold_pkt){ .proto = ntohs(ph->hw_protocol),
+				    .len = (uint16_t)len,
+				    .indev = nfq_get_indev(nfa) };
+	st->n_kept++;
+	st->kept_bytes += (size_t)len;
+	return true;
+}
+
+static void kept_free(struct holder *st)
+{
+	while (st->n_kept)
+		free(st->kept[--st->n_kept].data);
+	st->kept_bytes = 0;
+}
 
 static volatile sig_atomic_t terminated;
 
@@ -103,6 +169,7 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg __unused, str
 		return nfq_set_verdict(qh, ntohl(ph->packet_id), NF_ACCEPT, 0, NULL) < 0 ? -1 : 0;
 	st->last_id = ntohl(ph->packet_id);
 	st->held++;
+	keep_packet(st, nfa, ph);
 	return 0;
 }
 
@@ -112,6 +179,7 @@ static void verdict_all(struct holder *st, int verdict)
 	if (st->held)
 		nfq_set_verdict_batch(st->qh, st->last_id, verdict);
 	st->held = 0;
+	kept_free(st);
 }
 
 static int sock_addr(const char *name, struct sockaddr_un *a, socklen_t *len)
@@ -141,7 +209,8 @@ static int holder_setup(struct nfq_handle *h, struct holder *st, const char *nam
 	if (!st->qh)
 		return -EBUSY;
 	q--;
-	if (nfq_set_mode(st->qh, NFQNL_COPY_META, 0) < 0)
+	/* the packets themselves too, up to 64 KiB each: g gives them */
+	if (nfq_set_mode(st->qh, NFQNL_COPY_PACKET, 0xffff) < 0)
 		return -EIO;
 	/* a full queue drops (no NFQA_CFG_F_FAIL_OPEN): never accept before the restore */
 	nfq_set_queue_maxlen(st->qh, HOLD_QUEUE_MAXLEN);
@@ -186,6 +255,24 @@ static bool holder_command(struct nfq_handle *h, struct holder *st, char c, int 
 		n = (int)st->held;
 		send(csk, &n, sizeof(n), MSG_NOSIGNAL);
 		return true;
+	case 'g': {
+		struct hold_pkt end = { 0 };
+		size_t i;
+
+		holder_packets(h, nfq_fd(h));
+		for (i = 0; i < st->n_kept; i++) {
+			struct iovec iov[2] = { { &st->kept[i].hdr, sizeof(st->kept[i].hdr) },
+						{ st->kept[i].data, st->kept[i].hdr.len } };
+			struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
+
+			if (sendmsg(csk, &m, MSG_NOSIGNAL) < 0)
+				break;
+		}
+		verdict_all(st, NF_DROP);
+		kept_free(st);
+		send(csk, &end, sizeof(end), MSG_NOSIGNAL);
+		return true;
+	}
 	case 'k':
 		*keep = true;
 		n = 0;
@@ -503,6 +590,29 @@ int nfq_hold_unhold(struct nfq_hold *h)
 	/* what was queued meanwhile is let through before anyone deletes a base chain */
 	err = hold_ask(h, 's');
 	return err < 0 ? err : 0;
+}
+
+int nfq_hold_give(struct nfq_hold *h, nfq_hold_give_fn fn, void *priv)
+{
+	static uint8_t buf[sizeof(struct hold_pkt) + 0x10000];
+	const struct hold_pkt *p = (const struct hold_pkt *)buf;
+	char c = 'g';
+	ssize_t len;
+	int n = 0;
+
+	if (send(h->fd, &c, 1, MSG_NOSIGNAL) != 1)
+		return neg_errno();
+	for (;;) {
+		len = recv(h->fd, buf, sizeof(buf), 0);
+		if (len < (ssize_t)sizeof(*p) || (size_t)len != sizeof(*p) + p->len)
+			return -EPIPE;
+		if (!p->proto)
+			break;
+		/* what cannot go is dropped: the peer retransmits it, as before */
+		if (!fn(priv, p, buf + sizeof(*p)))
+			n++;
+	}
+	return n;
 }
 
 int nfq_hold_release(struct nfq_hold *h)

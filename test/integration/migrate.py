@@ -20,10 +20,13 @@
 # failure cases of migrate-fail.sh: migrate.py fail CRIU TMP TOPO), else the
 # test: migrate.py CRIU TMP TOPO.
 import os
+import re
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 
 MAC = "02:77:00:00:00:10"
@@ -104,40 +107,66 @@ def server(mem_mib, rate_mib, ready):
 
 
 def client(status):
-    # in mig-c: numbered messages one after the other; the longest wait for an answer
+    # in mig-c: numbered messages, up to 100 not answered yet, one every 3 ms (so that some
+    # are on the way during a freeze); the longest wait of one for its answer
     s = socket.create_connection((ADDR, PORT), timeout=60)
-    f = s.makefile("rwb", buffering=0)
-    n, worst, err = 0, 0.0, ""
-    t_last = time.monotonic()
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # each message a segment at once
+    sent_at, state = {}, {"sent": 0, "n": 0, "err": ""}
+    lock = threading.Lock()
+
+    def sender():
+        while not state["err"]:
+            with lock:
+                go = state["sent"] - state["n"] < 100
+                if go:
+                    state["sent"] += 1
+                    sent_at[state["sent"]] = time.monotonic()
+                    msg = b"%d\n" % state["sent"]
+            if go:
+                try:
+                    s.sendall(msg)
+                except OSError as e:
+                    state["err"] = "connection error at %d: %s" % (state["sent"], e)
+            time.sleep(0.003)
+
+    threading.Thread(target=sender, daemon=True).start()
+    f = s.makefile("rb", buffering=0)
+    worst, t_last = 0.0, time.monotonic()
     while True:
-        n += 1
-        t0 = time.monotonic()
         try:
-            f.write(b"%d\n" % n)
             line = f.readline()
         except OSError as e:
-            err = "connection error at %d: %s" % (n, e)
+            state["err"] = "connection error after %d: %s" % (state["n"], e)
             line = b""
-        if not err and line != b"ok %d\n" % n:
-            err = "message %d answered %r" % (n, line)
         now = time.monotonic()
-        worst = max(worst, now - t0)
-        if err or now - t_last > 0.05:
+        with lock:
+            n = state["n"] + 1
+            if not state["err"] and line != b"ok %d\n" % n:
+                state["err"] = "message %d answered %r" % (n, line)
+            if not state["err"]:
+                state["n"] = n
+                worst = max(worst, now - sent_at.pop(n))
+        if state["err"] or now - t_last > 0.05:
             with open(status + ".new", "w") as o:
-                o.write("%d %.4f %s\n" % (n, worst, err))
+                o.write("%d %.4f %d %s\n" % (state["n"], worst, total_retrans(s), state["err"]))
             os.rename(status + ".new", status)
             t_last = now
-        if err:
+        if state["err"]:
             return
-        time.sleep(0.002)
 
 
 def read_status(path):
+    # n, the longest wait, the client's retransmissions so far, the error
     try:
-        n, worst, err = open(path).read().rstrip("\n").split(" ", 2)
-        return int(n), float(worst), err
+        n, worst, retrans, err = open(path).read().rstrip("\n").split(" ", 3)
+        return int(n), float(worst), err, int(retrans)
     except (OSError, ValueError):
-        return 0, 0.0, ""
+        return 0, 0.0, "", 0
+
+
+def total_retrans(s):
+    # struct tcp_info's tcpi_total_retrans (8 bytes of u8 fields, then u32s)
+    return struct.unpack_from("I", s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104), 100)[0]
 
 
 def note_pid(pid):
@@ -205,13 +234,34 @@ def client_ok(status, what, min_more=20, timeout=10):
     n0 = read_status(status)[0]
     t = time.time()
     while time.time() - t < timeout:
-        n, worst, err = read_status(status)
+        n, worst, err, _ = read_status(status)
         if err:
             fail("%s: the client saw: %s" % (what, err))
         if n >= n0 + min_more:
             return n, worst
         time.sleep(0.05)
     fail("%s: the client's counter stopped at %d" % (what, read_status(status)[0]))
+
+
+def forwarded(log, what):
+    # the client keeps messages on the way: some reached the source after its lock
+    text = open(os.path.join(TMP, log + ".log"), errors="replace").read()
+    m = re.search(r"(\d+) packets the source's lock held forwarded to the destination, "
+                  r"(\d+) lost", text)
+    if not m:
+        fail("%s: the source forwarded nothing its lock held" % what)
+    if int(m.group(1)) == 0 or int(m.group(2)):
+        fail("%s: %s packets forwarded, %s lost" % (what, m.group(1), m.group(2)))
+    return int(m.group(1))
+
+
+def no_retrans(status, before, what):
+    # a message lost waits for the retransmission timeout, 3 s (rto_min); one that arrives
+    # out of order (forwarded from the source after newer ones) is retransmitted at once
+    _, worst, _, now = read_status(status)
+    if worst >= 3.0:
+        fail("a message waited %.1f s during %s (%d retransmissions): one the source's lock "
+             "held was lost" % (worst, what, now - before))
 
 
 def nothing_at_b(what):
@@ -242,6 +292,9 @@ def main():
     criu, TMP, topo = sys.argv[1], sys.argv[2], sys.argv[3]
     c = Container(criu, TMP, mem_mib=64, rate_mib=4)
     status = os.path.join(TMP, "client.status")
+    # A message lost on the way would come again only after 3 s: the migrations below
+    # must lose none (what the source's lock held is forwarded to the destination).
+    sh("ip netns exec mig-c ip route replace %s/32 dev eth0 rto_min 3s" % ADDR)
     cl = subprocess.Popen(["ip", "netns", "exec", "mig-c", sys.executable, "-u",
                            os.path.abspath(__file__), "client", status],
                           stderr=open(os.path.join(TMP, "client.err"), "w"))
@@ -299,7 +352,7 @@ def main():
     untouched_at_a(c, status, "destination killed during the pre-copy")
 
     # 4. the migration A -> B
-    before = read_status(status)[0]
+    before, _, _, retrans = read_status(status)
     r = migrate(criu, TMP, c.pid, "10.77.0.2", "migrate", root="/")
     if r.returncode:
         fail("the migration failed: %s" % r.stderr.strip())
@@ -316,6 +369,8 @@ def main():
     if not alive(newpid):
         fail("the migrated container %d does not run at B" % newpid)
     n, worst = client_ok(status, "after the migration", min_more=50)
+    no_retrans(status, retrans, "the migration")
+    fwd = forwarded("migrate", "the migration")
     if os.readlink("/proc/%d/ns/net" % newpid) == os.readlink("/proc/self/ns/net"):
         fail("the migrated container is in the host's network namespace")
     link = sh("ip netns exec mig-b ip -o link show ve-mig0", check=False)
@@ -324,10 +379,11 @@ def main():
     if sh("ip netns exec mig-a ip -o link show ve-mig0", check=False).strip():
         fail("the veth's outside end is still at A")
     print("ok: migrated A -> B: pid %d there, the client's counter %d -> %d, no reset, "
-          "longest wait for an answer %.1f ms" % (newpid, before, n, worst * 1000), flush=True)
+          "longest wait for an answer %.1f ms, %d packets held at A forwarded" %
+          (newpid, before, n, worst * 1000, fwd), flush=True)
 
     # 5. back B -> A with --lazy-pages: A runs it before its memory is in, then gets every page
-    before = n
+    before, retrans = n, read_status(status)[3]
     r = migrate(criu, TMP, newpid, "10.77.0.1", "lazy", extra=["--lazy-pages"], root="/", src="b")
     if r.returncode:
         fail("the lazy migration failed: %s" % r.stderr.strip())
@@ -342,6 +398,8 @@ def main():
         fail("after the lazy migration: B's copy %s, A's %s" %
              ("runs" if alive(newpid) else "gone", "runs" if alive(backpid) else "gone"))
     n, worst = client_ok(status, "after the lazy migration", min_more=50)
+    no_retrans(status, retrans, "the lazy migration")
+    fwd = forwarded("lazy", "the lazy migration")
     adir = os.path.join(STATE, "a")
     for _ in range(500):
         log = open(os.path.join(STATE, "a.log"), errors="replace").read()
@@ -356,8 +414,8 @@ def main():
     if "master br-mig" not in sh("ip netns exec mig-a ip -o link show ve-mig0", check=False):
         fail("the veth's outside end is not back on A's bridge")
     print("ok: migrated back B -> A with --lazy-pages: pid %d, every page in, the client's "
-          "counter %d -> %d, no reset, longest wait %.1f ms" % (backpid, before, n, worst * 1000),
-          flush=True)
+          "counter %d -> %d, no reset, longest wait %.1f ms, %d packets held at B forwarded" %
+          (backpid, before, n, worst * 1000, fwd), flush=True)
     newpid = backpid
     cl.kill()
     cl.wait()
