@@ -105,7 +105,8 @@ static int chain_read_level(struct chain *c, unsigned int k, pid_t pid, pid_t se
 	c->lv[k].pe = (PagemapEntry **)c->recs[k] + 1;
 	c->lv[k].n = c->nrecs[k] - 1;
 	c->pages[k] = img_open(c->dirfd[k], CR_IMG_PAGES, h->pages_id, IMG_READ | IMG_OPTIONAL);
-	return 0;
+	/* absent: no page at this level; there but unreadable: an error, not a hole */
+	return !c->pages[k] && errno != ENOENT ? -errno : 0;
 }
 
 /* Level @k (k >= 1): DIR/parent of level k - 1, a complete image with @pid's pagemap. */
@@ -342,6 +343,8 @@ static int chain_open(struct chain *c, int dirfd, const char *name, pid_t pid, c
 	c->shared_pid[0] = h->has_shared_pid ? h->shared_pid : 0;
 	snprintf(c->dirs[0], sizeof(c->dirs[0]), ".");
 	c->pages[0] = img_open(dirfd, CR_IMG_PAGES, h->pages_id, IMG_READ | IMG_OPTIONAL);
+	if (!c->pages[0] && errno != ENOENT)
+		return -errno; /* there but unreadable (img_open() said why) */
 	err = chain_open_parents(c, 0, pid, pid);
 	c->n_own = c->n;
 	/* c->n grows while this runs: the parents' levels are looked at too */
