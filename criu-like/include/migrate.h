@@ -109,6 +109,13 @@ int mig_listen(const struct cr_options *o);
  * @dfd the final round's images. How many went, or -errno (logged).
  */
 int mig_forward_held(int dfd);
+struct hold_pkt;
+/*
+ * The Ethernet frame of held packet @p (@data its bytes) to @dst from @src,
+ * into @frame of @size bytes: its length, or 0 (too large, not IPv4 or IPv6).
+ */
+size_t mig_fwd_frame(uint8_t *frame, size_t size, const uint8_t dst[6], const uint8_t src[6],
+		     const struct hold_pkt *p, const void *data);
 
 /* net/announce.c: gratuitous ARP and unsolicited NA from every link of @pid's netns. */
 int net_announce(pid_t pid);

@@ -92,26 +92,38 @@ static void fwd_links(struct fwd *f, int dfd, uint32_t id)
 	protobuf_c_message_free_unpacked(m, NULL);
 }
 
+size_t mig_fwd_frame(uint8_t *frame, size_t size, const uint8_t dst[6], const uint8_t src[6],
+		     const struct hold_pkt *p, const void *data)
+{
+	struct ether_header *eh = (struct ether_header *)frame;
+	size_t len = sizeof(*eh) + p->len;
+
+	if (len > size || (p->proto != ETH_P_IP && p->proto != ETH_P_IPV6))
+		return 0;
+	memcpy(eh->ether_dhost, dst, ETH_ALEN);
+	memcpy(eh->ether_shost, src, ETH_ALEN);
+	eh->ether_type = htons(p->proto);
+	memcpy(frame + sizeof(*eh), data, p->len);
+	return len;
+}
+
 static int fwd_one(void *priv, const struct hold_pkt *p, const void *data)
 {
 	struct fwd *f = priv;
 	uint8_t frame[sizeof(struct ether_header) + 0x10000];
-	struct ether_header *eh = (struct ether_header *)frame;
 	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_halen = ETH_ALEN };
 	const struct fwd_link *l = NULL;
-	size_t i, len = sizeof(*eh) + p->len;
+	size_t i, len = 0;
 
 	for (i = 0; i < f->n && !l; i++)
 		if (f->l[i].ifindex == p->indev)
 			l = &f->l[i];
-	if (!l) {
+	if (l)
+		len = mig_fwd_frame(frame, sizeof(frame), l->mac, l->src, p, data);
+	if (!len) {
 		f->lost++;
 		return -ENOENT;
 	}
-	memcpy(eh->ether_dhost, l->mac, ETH_ALEN);
-	memcpy(eh->ether_shost, l->src, ETH_ALEN);
-	eh->ether_type = htons(p->proto);
-	memcpy(frame + sizeof(*eh), data, p->len);
 	to.sll_ifindex = l->out;
 	to.sll_protocol = htons(p->proto);
 	memcpy(to.sll_addr, l->mac, ETH_ALEN);

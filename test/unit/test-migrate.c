@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "migrate.h"
+#include "nfq-hold.h"
 
 static void test_hdr(void **state)
 {
@@ -91,6 +92,30 @@ static void test_names(void **state)
 	assert_int_equal(mig_name_check("", 0), -EINVAL);
 }
 
+/* A held packet forwarded: to the container's MAC, from the bridge's, its type, its bytes. */
+static void test_fwd_frame(void **state)
+{
+	const uint8_t dst[6] = { 2, 0, 0, 0, 0, 0x10 }, src[6] = { 2, 0, 0, 0, 0, 1 };
+	uint8_t data[40] = { 0x45, 0, 0, 40 }, frame[64];
+	struct hold_pkt p = { .proto = 0x0800, .len = sizeof(data), .indev = 2 };
+
+	(void)state;
+	assert_int_equal(mig_fwd_frame(frame, sizeof(frame), dst, src, &p, data), 54);
+	assert_memory_equal(frame, dst, 6);
+	assert_memory_equal(frame + 6, src, 6);
+	assert_int_equal(frame[12], 0x08);
+	assert_int_equal(frame[13], 0x00);
+	assert_memory_equal(frame + 14, data, sizeof(data));
+	p.proto = 0x86dd;
+	assert_int_equal(mig_fwd_frame(frame, sizeof(frame), dst, src, &p, data), 54);
+	assert_int_equal(frame[12], 0x86);
+	/* not IP (an ARP), or larger than the buffer: not forwarded */
+	p.proto = 0x0806;
+	assert_int_equal(mig_fwd_frame(frame, sizeof(frame), dst, src, &p, data), 0);
+	p.proto = 0x0800;
+	assert_int_equal(mig_fwd_frame(frame, 53, dst, src, &p, data), 0);
+}
+
 static void test_endpoint(void **state)
 {
 	char h[64];
@@ -118,7 +143,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hdr),	 cmocka_unit_test(test_text),
 		cmocka_unit_test(test_hello),	 cmocka_unit_test(test_names),
-		cmocka_unit_test(test_endpoint),
+		cmocka_unit_test(test_endpoint), cmocka_unit_test(test_fwd_frame),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
