@@ -469,6 +469,35 @@ static bool task_live(const struct dump_task *dt)
 	return dt->t->state == TASK_ALIVE || dt->t->state == TASK_STOPPED;
 }
 
+/*
+ * The cure of every infected task, all at once (parasite_cure_all()); the
+ * first failure is named. One task after the other when there is no memory
+ * for that: no task may stay infected.
+ */
+static int cure_tasks(struct dump_ctx *ctx)
+{
+	_cleanup_free_ struct parasite_ctl **ctls = calloc(ctx->nr_tasks + 1, sizeof(*ctls));
+	_cleanup_free_ int *errs = calloc(ctx->nr_tasks + 1, sizeof(*errs));
+	unsigned int i;
+	int err = 0;
+
+	if (!ctls || !errs) {
+		for (i = 0; i < ctx->nr_tasks; i++)
+			if (ctx->tasks[i].ctl)
+				err = err ?: parasite_cure(TAKE_PTR(ctx->tasks[i].ctl));
+		return err;
+	}
+	for (i = 0; i < ctx->nr_tasks; i++)
+		ctls[i] = TAKE_PTR(ctx->tasks[i].ctl);
+	parasite_cure_all(ctls, ctx->nr_tasks, errs);
+	for (i = 0; i < ctx->nr_tasks && !err; i++)
+		if (errs[i]) {
+			pr_errno(errs[i], "pid %d: cure failed", ctx->tasks[i].t->pid);
+			err = errs[i];
+		}
+	return err;
+}
+
 /* Every step, from the infection of the first task to the cure of the last. */
 static int dump_tasks(struct dump_ctx *ctx)
 {
@@ -487,30 +516,18 @@ static int dump_tasks(struct dump_ctx *ctx)
 		err = dump_sysv_shm(ctx);
 	if (!err)
 		err = dump_files_finish(ctx);
-	for (i = 0; i < ctx->nr_tasks; i++) {
-		struct dump_task *dt = &ctx->tasks[i];
-
-		if (!dt->ctl)
-			continue;
-		cerr = parasite_cure(dt->ctl);
-		dt->ctl = NULL;
-		if (cerr && !err) {
-			pr_errno(cerr, "pid %d: cure failed", dt->t->pid);
-			err = cerr;
-		}
-	}
-	return err;
+	cerr = cure_tasks(ctx);
+	return err ?: cerr;
 }
 
 static void dump_ctx_fini(struct dump_ctx *ctx)
 {
 	unsigned int i;
 
+	cure_tasks(ctx);
 	for (i = 0; i < ctx->nr_tasks; i++) {
 		struct dump_task *dt = &ctx->tasks[i];
 
-		if (dt->ctl)
-			parasite_cure(dt->ctl);
 		proc_status_fini(&dt->status);
 		vma_list_fini(&dt->vmas);
 		mem_plan_fini(&dt->plan);
@@ -897,17 +914,8 @@ int cr_pre_dump(const struct cr_options *o)
 		if (task_live(&ctx.tasks[i]))
 			err = dump_task_mm_plan(&ctx, &ctx.tasks[i]);
 	ctx.stats.memdump_ns += stats_now_ns() - t0;
-	for (i = 0; i < ctx.nr_tasks; i++) {
-		struct dump_task *dt = &ctx.tasks[i];
-
-		if (!dt->ctl)
-			continue;
-		pr_debug("pid %d: curing\n", dt->t->pid);
-		cerr = parasite_cure(dt->ctl);
-		dt->ctl = NULL;
-		if (cerr && !err)
-			err = cerr;
-	}
+	cerr = cure_tasks(&ctx);
+	err = err ?: cerr;
 	if (!err)
 		err = shadow_tree(&ctx, &shadow, &copies);
 	if (ctx.tree) {

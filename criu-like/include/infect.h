@@ -110,6 +110,12 @@ int parasite_remove_stale_areas(pid_t pid, const pid_t *tids, unsigned int nr_th
  * ptrace stop for unseize_tree().
  */
 int parasite_cure(struct parasite_ctl *ctl);
+/*
+ * parasite_cure() of @ctls[0..@n) (NULL entries skipped, every entry NULL
+ * on return), step by step across all of them. ret_errs[i] (unless NULL):
+ * the cure's result for ctls[i]. Returns the first error or 0.
+ */
+int parasite_cure_all(struct parasite_ctl **ctls, unsigned int n, int *ret_errs);
 
 /* [*@start, *@end): the parasite's area in the task (what the infection mapped). */
 void parasite_area(const struct parasite_ctl *ctl, unsigned long *start, unsigned long *end);

@@ -58,21 +58,15 @@ static bool task_gone(pid_t pid)
 	return false;
 }
 
-/*
- * One command: @m out (with @send_fds[0..1] attached unless NULL), the answer back
- * into @m (with up to @n_fds fds into @fds). Exact sizes, magic and command
- * are checked; the log ring is drained once the parasite is idle again.
- */
-int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, const int *send_fds, int *fds,
-	    unsigned int n_fds)
+/* @m out, with @send_fds[0..1] attached unless NULL. */
+int ctl_cmd_send(struct parasite_ctl *ctl, struct parasite_msg *m, const int *send_fds)
 {
-	char cbuf[CMSG_SPACE(PARASITE_MAX_FDS * sizeof(int))];
+	char cbuf[CMSG_SPACE(2 * sizeof(int))];
 	struct iovec iov = { m, sizeof(*m) };
 	struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1 };
 	uint32_t cmd = m->cmd;
 	struct cmsghdr *c;
 	ssize_t n;
-	int err;
 
 	if (ctl->sk < 0)
 		return -ENOTCONN;
@@ -95,6 +89,24 @@ int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, const int *send_fd
 		pr_perror("sending command %u to the parasite of %d", cmd, ctl->pid);
 		return n < 0 ? neg_errno() : -EIO;
 	}
+	return 0;
+}
+
+/*
+ * The answer to the command in @m, back into @m (with up to @n_fds fds into
+ * @fds). Exact sizes, magic and command are checked; the log ring is
+ * drained once the parasite is idle again.
+ */
+int ctl_cmd_recv(struct parasite_ctl *ctl, struct parasite_msg *m, int *fds, unsigned int n_fds)
+{
+	char cbuf[CMSG_SPACE(PARASITE_MAX_FDS * sizeof(int))];
+	struct iovec iov = { m, sizeof(*m) };
+	struct msghdr h;
+	uint32_t cmd = m->cmd;
+	struct cmsghdr *c;
+	ssize_t n;
+	int err;
+
 	err = wait_fd(ctl, ctl->sk);
 	fault_kill_point();
 	if (err)
@@ -141,6 +153,18 @@ int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, const int *send_fd
 		return -EBADMSG;
 	}
 	return 0;
+}
+
+/*
+ * One command: @m out (with @send_fds[0..1] attached unless NULL), the answer back
+ * into @m (with up to @n_fds fds into @fds).
+ */
+int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, const int *send_fds, int *fds,
+	    unsigned int n_fds)
+{
+	int err = ctl_cmd_send(ctl, m, send_fds);
+
+	return err ? err : ctl_cmd_recv(ctl, m, fds, n_fds);
 }
 
 static void *ctl_data(struct parasite_ctl *ctl)

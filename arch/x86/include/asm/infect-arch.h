@@ -78,6 +78,13 @@ int arch_injector_place(struct arch_injector *inj);
  * rt_sigreturn on the frame. Returns 0 and *ret = rax, or -errno.
  */
 int arch_inject_syscall(struct arch_injector *inj, long nr, const unsigned long args[6], long *ret);
+/*
+ * arch_inject_syscall() in two halves, for many tasks at once: start sets
+ * the registers and resumes the thread; finish waits for its entry and exit
+ * stops. While one task's stops are handled, the others run to theirs.
+ */
+int arch_inject_syscall_start(struct arch_injector *inj, long nr, const unsigned long args[6]);
+int arch_inject_syscall_finish(struct arch_injector *inj, long nr, long *ret);
 /* Put the patched bytes back. Call after arch_thread_restore(). */
 int arch_injector_fini(struct arch_injector *inj);
 
