@@ -617,10 +617,12 @@ int arch_start_code(struct arch_thread_state *ts, uint64_t rip, uint64_t rsp, ui
 int arch_step_blob_start(struct arch_thread_state *ts)
 {
 	ts->skipping = false;
+	ts->last_nr = -1;
 	return resume(ts, PTRACE_SYSCALL);
 }
 
-int arch_step_blob_next(struct arch_thread_state *ts, const struct arch_blob_range *r)
+int arch_step_blob_next(struct arch_thread_state *ts, const struct arch_blob_range *r, long nr,
+			long *rval)
 {
 	struct __ptrace_syscall_info si;
 	struct user_regs_struct regs;
@@ -632,7 +634,13 @@ int arch_step_blob_next(struct arch_thread_state *ts, const struct arch_blob_ran
 		ts->skipping = false;
 		return 1;
 	}
+	if (ret == STOP_SYSCALL && !ts->skipping && si.op == PTRACE_SYSCALL_INFO_EXIT && nr >= 0 &&
+	    ts->last_nr == nr) {
+		*rval = si.exit.rval;
+		return 2;
+	}
 	if (ret == STOP_SYSCALL && !ts->skipping && si.op == PTRACE_SYSCALL_INFO_ENTRY) {
+		ts->last_nr = (long)si.entry.nr;
 		if (si.instruction_pointer < r->lo || si.instruction_pointer > r->hi) {
 			pr_err("thread %d left the blob: syscall %llu at %#llx\n", ts->tid,
 			       (unsigned long long)si.entry.nr,

@@ -37,6 +37,22 @@ int compel_syscall(pid_t tid, long nr, const unsigned long args[6], long *ret);
 int parasite_infect(pid_t pid, const pid_t *tids, unsigned int nr_threads,
 		    struct parasite_ctl **ret);
 
+/* One task for parasite_infect_all(). */
+struct infect_req {
+	pid_t pid;
+	const pid_t *tids;
+	unsigned int nr_threads;
+};
+
+/*
+ * parasite_infect() of @reqs[0..@n), step by step across all of them:
+ * ret_ctls[i] is the control block of reqs[i], NULL when its infection
+ * failed (it is cured then), ret_errs[i] (unless NULL) its result. Returns
+ * the first error or 0; the tasks infected are the caller's to cure.
+ */
+int parasite_infect_all(const struct infect_req *reqs, unsigned int n,
+			struct parasite_ctl **ret_ctls, int *ret_errs);
+
 int parasite_get_pid(struct parasite_ctl *ctl, pid_t *ret_pid, pid_t *ret_tid);
 /* sa[i] is signal i + 1; sa[i].ret is the per-signal rt_sigaction result. */
 int parasite_get_sigactions(struct parasite_ctl *ctl, struct parasite_sigaction sa[64]);

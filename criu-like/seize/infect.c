@@ -129,7 +129,8 @@ static void fill_args(struct parasite_ctl *ctl)
 }
 
 /* mmap a shared anonymous area in the task and map the same pages here. */
-static int map_area(struct parasite_ctl *ctl)
+/* The area: mmap() injected into the leader (the first half, for many tasks at once). */
+static int map_area_start(struct parasite_ctl *ctl)
 {
 	unsigned long args[6] = { 0,
 				  ctl->size,
@@ -137,15 +138,22 @@ static int map_area(struct parasite_ctl *ctl)
 				  MAP_SHARED | MAP_ANONYMOUS,
 				  (unsigned long)-1,
 				  0 };
+
+	if (fault_hit("mmap of the parasite area in %d", ctl->pid))
+		return -ENOMEM;
+	return arch_inject_syscall_start(&ctl->inj, __NR_mmap, args);
+}
+
+/* Its result, and the same pages mapped in the dumper. */
+static int map_area_finish(struct parasite_ctl *ctl)
+{
 	char path[96];
 	_cleanup_close_ int fd = -1;
 	void *p;
 	long ret;
 	int err;
 
-	if (fault_hit("mmap of the parasite area in %d", ctl->pid))
-		return -ENOMEM;
-	err = arch_inject_syscall(&ctl->inj, __NR_mmap, args, &ret);
+	err = arch_inject_syscall_finish(&ctl->inj, __NR_mmap, &ret);
 	if (err)
 		return err;
 	if ((unsigned long)ret > -4096UL) {
@@ -258,7 +266,7 @@ static int run_threads_mode(struct parasite_ctl *ctl)
 		for (i = 1; i < started; i++) {
 			if (state[i] != 1)
 				continue;
-			e = arch_step_blob_next(&ctl->ts[i], &r);
+			e = arch_step_blob_next(&ctl->ts[i], &r, -1, NULL);
 			if (!e)
 				continue;
 			state[i] = e == 1 ? 2 : 3;
@@ -376,16 +384,19 @@ int wait_fd(struct parasite_ctl *ctl, int fd)
 	}
 }
 
-static int start_daemon(struct parasite_ctl *ctl)
+/*
+ * The leader's command loop, in three parts for many tasks at once. First:
+ * a listening socket of a unique name, and the blob started in the leader
+ * by syscall stops: it must be seen through socket() and connect(), as a
+ * parasite that cannot connect (seccomp, no memory) goes home, and that
+ * rt_sigreturn must be caught rather than let the task run on unnoticed.
+ */
+static int daemon_start(struct parasite_ctl *ctl)
 {
 	static unsigned long seq;
 	struct parasite_args *a = ctl->args;
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	uint8_t *slot = thread_slot(ctl, 0);
-	struct arch_blob_range r = blob_range(ctl);
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
-	long rval;
 	int n, err;
 
 	n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "criu-like-parasite-%d-%d-%lu",
@@ -401,31 +412,44 @@ static int start_daemon(struct parasite_ctl *ctl)
 	err = arch_start_code(&ctl->ts[0], ctl->remote + parasite_blob_offset__entry,
 			      remote_of(ctl, slot + ctl->thread_size), remote_of(ctl, a), 0,
 			      remote_of(ctl, slot), false);
-	if (err)
-		return err;
-	/*
-	 * Step it through socket() and connect(): a parasite that cannot
-	 * connect (seccomp, no memory) goes home, and we must catch that
-	 * rt_sigreturn rather than let the task run on unnoticed.
-	 */
-	err = arch_step_blob(&ctl->ts[0], &r, __NR_connect, &rval);
-	if (err == 0 && rval < 0) {
+	return err ? err : arch_step_blob_start(&ctl->ts[0]);
+}
+
+/*
+ * Second, once arch_step_blob_next() said @step (2: at the exit of its
+ * connect(), which returned @rval; 1: gone home): it runs its command loop
+ * on its own.
+ */
+static int daemon_connected(struct parasite_ctl *ctl, int step, long rval)
+{
+	struct arch_blob_range r = blob_range(ctl);
+	int err;
+
+	if (step == 2 && rval < 0) {
 		pr_errno((int)rval, "parasite of %d: connect", ctl->pid);
 		err = arch_step_blob(&ctl->ts[0], &r, -1, NULL);
 		return err == 1 ? (int)rval : (err ? err : -EIO);
 	}
-	if (err == 1) {
+	if (step == 1) {
 		pr_err("parasite of %d went home before connecting (see -v4 log)\n", ctl->pid);
 		drain_log(ctl);
 		return -ECONNREFUSED;
 	}
-	if (err)
-		return err;
 	if (ptrace(PTRACE_CONT, ctl->pid, NULL, 0)) {
 		pr_perror("PTRACE_CONT %d", ctl->pid);
 		return neg_errno();
 	}
 	ctl->leader_running = true;
+	return 0;
+}
+
+/* Third: its connection taken; only the task itself may be the peer. */
+static int daemon_accept(struct parasite_ctl *ctl)
+{
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	int err;
+
 	err = wait_fd(ctl, ctl->lsk);
 	if (err)
 		return err;
@@ -446,58 +470,152 @@ static int start_daemon(struct parasite_ctl *ctl)
 	return 0;
 }
 
-int parasite_infect(pid_t pid, const pid_t *tids, unsigned int nr_threads,
-		    struct parasite_ctl **ret)
+/* A control block for the task, every thread's state saved, the injector placed. */
+static int infect_begin(const struct infect_req *q, struct parasite_ctl **ret)
 {
 	struct parasite_ctl *ctl;
 	unsigned int i;
 	int err;
 
-	if (!nr_threads || tids[0] != pid) {
-		pr_err("infect %d: the first thread must be the leader\n", pid);
+	if (!q->nr_threads || q->tids[0] != q->pid) {
+		pr_err("infect %d: the first thread must be the leader\n", q->pid);
 		return -EINVAL;
 	}
 	ctl = calloc(1, sizeof(*ctl));
 	if (!ctl)
 		return -ENOMEM;
-	ctl->pid = pid;
+	ctl->pid = q->pid;
 	ctl->sk = -1;
 	ctl->lsk = -1;
-	ctl->ts = calloc(nr_threads, sizeof(*ctl->ts));
+	ctl->ts = calloc(q->nr_threads, sizeof(*ctl->ts));
 	if (!ctl->ts) {
 		free(ctl);
 		return -ENOMEM;
 	}
-	for (i = 0; i < nr_threads; i++) {
-		err = arch_thread_save(tids[i], &ctl->ts[i]);
+	*ret = ctl;
+	for (i = 0; i < q->nr_threads; i++) {
+		err = arch_thread_save(q->tids[i], &ctl->ts[i]);
 		if (err)
-			goto fail;
+			return err;
 		ctl->nr_threads = i + 1;
 	}
 	layout(ctl);
 	err = arch_injector_init(&ctl->inj, &ctl->ts[0]);
 	ctl->inj_ready = !err;
-	if (!err)
-		err = map_area(ctl);
+	return err;
+}
+
+/* The area mapped: the blob and its arguments in, every other thread's state taken. */
+static int infect_area(struct parasite_ctl *ctl)
+{
+	int err = map_area_finish(ctl);
+
 	/* patched own code (no vDSO) must not be in the pages a dump saves */
 	if (!err)
 		err = arch_injector_lift(&ctl->inj);
 	if (err)
-		goto fail;
+		return err;
 	fill_args(ctl);
-	err = run_threads_mode(ctl);
-	if (!err)
-		err = start_daemon(ctl);
+	return run_threads_mode(ctl);
+}
+
+/* One task's infection, step by step in parasite_infect_all(). */
+struct infection {
+	struct parasite_ctl *ctl;
+	int err;
+	bool injecting, stepping;
+};
+
+/* Each task's blob stepped to the exit of its connect(), one stop of each per round. */
+static void step_to_connect(struct infection *f, unsigned int n)
+{
+	unsigned int i, left = 0;
+	long rval = 0;
+	int e;
+
+	for (i = 0; i < n; i++) {
+		f[i].stepping = !f[i].err;
+		left += f[i].stepping;
+	}
+	while (left) {
+		for (i = 0; i < n; i++) {
+			struct arch_blob_range r;
+
+			if (!f[i].stepping)
+				continue;
+			r = blob_range(f[i].ctl);
+			e = arch_step_blob_next(&f[i].ctl->ts[0], &r, __NR_connect, &rval);
+			if (!e)
+				continue;
+			f[i].stepping = false;
+			left--;
+			f[i].err = e < 0 ? e : daemon_connected(f[i].ctl, e, rval);
+		}
+	}
+}
+
+/*
+ * Every step taken in every task before the next, so that the tasks run to
+ * their next stop (the mmap's, the blob's syscalls) while the dumper
+ * handles the others', and the parasites connect back side by side
+ * (infect.md, "The infection of a tree"). A task that fails is cured, the
+ * others go on.
+ */
+int parasite_infect_all(const struct infect_req *reqs, unsigned int n,
+			struct parasite_ctl **ret_ctls, int *ret_errs)
+{
+	_cleanup_free_ struct infection *f = calloc(n ? n : 1, sizeof(*f));
+	_cleanup_free_ struct parasite_ctl **failed = calloc(n ? n : 1, sizeof(*failed));
+	unsigned int i;
+	int err = 0;
+
+	if (!f || !failed)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		f[i].err = infect_begin(&reqs[i], &f[i].ctl);
+		if (!f[i].err)
+			f[i].err = map_area_start(f[i].ctl);
+		f[i].injecting = !f[i].err;
+	}
+	/*
+	 * A task whose mmap was started is taken to its exit stop even after a
+	 * failure elsewhere: its cure starts from there.
+	 */
+	for (i = 0; i < n; i++)
+		if (f[i].injecting)
+			f[i].err = infect_area(f[i].ctl);
+	for (i = 0; i < n; i++)
+		if (!f[i].err)
+			f[i].err = daemon_start(f[i].ctl);
+	step_to_connect(f, n);
+	for (i = 0; i < n; i++)
+		if (!f[i].err)
+			f[i].err = daemon_accept(f[i].ctl);
+	for (i = 0; i < n; i++) {
+		ret_ctls[i] = NULL;
+		if (ret_errs)
+			ret_errs[i] = f[i].err;
+		if (f[i].err) {
+			pr_err("infection of %d failed: %d\n", reqs[i].pid, f[i].err);
+			failed[i] = TAKE_PTR(f[i].ctl);
+			err = err ?: f[i].err;
+			continue;
+		}
+		pr_info("task %d infected: area %#lx (%zu bytes), %u threads\n", reqs[i].pid,
+			(unsigned long)f[i].ctl->remote, f[i].ctl->size, f[i].ctl->nr_threads);
+		ret_ctls[i] = TAKE_PTR(f[i].ctl);
+	}
 	if (err)
-		goto fail;
-	pr_info("task %d infected: area %#lx (%zu bytes), %u threads\n", pid,
-		(unsigned long)ctl->remote, ctl->size, nr_threads);
-	*ret = ctl;
-	return 0;
-fail:
-	pr_err("infection of %d failed: %d\n", pid, err);
-	parasite_cure(ctl);
+		parasite_cure_all(failed, n, NULL);
 	return err;
+}
+
+int parasite_infect(pid_t pid, const pid_t *tids, unsigned int nr_threads,
+		    struct parasite_ctl **ret)
+{
+	struct infect_req q = { .pid = pid, .tids = tids, .nr_threads = nr_threads };
+
+	return parasite_infect_all(&q, 1, ret, NULL);
 }
 
 /* Stops seen on the way are handled as while it runs free. */
@@ -664,7 +782,7 @@ static void leave_blobs(struct cure *c, unsigned int n)
 			if (!c[i].stepping)
 				continue;
 			r = blob_range(c[i].ctl);
-			e = arch_step_blob_next(&c[i].ctl->ts[0], &r);
+			e = arch_step_blob_next(&c[i].ctl->ts[0], &r, -1, NULL);
 			if (!e)
 				continue;
 			c[i].stepping = false;
