@@ -29,6 +29,23 @@ pid_t ns_tid(pid_t pid, pid_t tid);
  */
 int compel_syscall(pid_t tid, long nr, const unsigned long args[6], long *ret);
 
+/* One syscall for compel_syscalls(): nr < 0 skips it; ret is its raw result. */
+struct compel_call {
+	long nr;
+	unsigned long args[6];
+	long ret;
+};
+
+/*
+ * compel_syscall() of @calls[i * @per .. i * @per + @per) in thread @tids[i],
+ * in that order, for i in [0, @n), one session per thread: saved once, put
+ * back once. Each call is started in every thread, then each one's stops
+ * taken, so the threads run to their stops while the others' are handled.
+ * A thread whose injection fails gets no further call and is put back all
+ * the same. Returns 0 or the first error.
+ */
+int compel_syscalls(const pid_t *tids, unsigned int n, struct compel_call *calls, unsigned int per);
+
 /*
  * Infect task @pid whose threads are @tids[0..@nr_threads) (tids[0] must be
  * @pid). Per-thread state is collected here for every thread but the
