@@ -527,8 +527,9 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 		err = make_time_children(ctx, t);
 	if (err)
 		return err;
-	__atomic_add_fetch(&sh->nr_created, 1, __ATOMIC_ACQ_REL);
-	rst_futex_wake(&sh->nr_created);
+	/* the controller waits for the last one only: no wake-up for each task */
+	if (__atomic_add_fetch(&sh->nr_created, 1, __ATOMIC_ACQ_REL) == ctx->nr_tasks)
+		rst_futex_wake(&sh->nr_created);
 	if (wait_all_created(ctx, parent))
 		_exit(1); /* another task failed, or the controller is gone: it reports it */
 	/*
