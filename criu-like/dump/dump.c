@@ -653,6 +653,7 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 	pidns_dump_fini();
 	shmem_set_fini(&ctx->shm);
 	free(ctx->fs_owners.pids);
+	mapped_file_ids_fini(&ctx->mapped);
 	free(ctx->sysv.ids);
 	free(ctx->sysv.pids);
 	file_table_free(ctx->files);
