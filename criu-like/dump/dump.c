@@ -603,6 +603,13 @@ static int dump_tasks(struct dump_ctx *ctx)
 	int err = 0, cerr;
 
 	err = prepare_tasks(ctx);
+	/*
+	 * Every parasite's first command sent at once: they wake up and answer
+	 * side by side while the tasks before theirs are dumped.
+	 */
+	for (i = 0; i < ctx->nr_tasks && !err; i++)
+		if (ctx->tasks[i].ctl)
+			err = parasite_prefetch_sigactions(ctx->tasks[i].ctl);
 	for (i = 0; i < ctx->nr_tasks && !err; i++)
 		if (task_live(&ctx->tasks[i]))
 			err = dump_one_task(ctx, &ctx->tasks[i]);

@@ -73,6 +73,13 @@ int parasite_infect_all(const struct infect_req *reqs, unsigned int n,
 int parasite_get_pid(struct parasite_ctl *ctl, pid_t *ret_pid, pid_t *ret_tid);
 /* sa[i] is signal i + 1; sa[i].ret is the per-signal rt_sigaction result. */
 int parasite_get_sigactions(struct parasite_ctl *ctl, struct parasite_sigaction sa[64]);
+/*
+ * Send GET_SIGACTIONS now, its answer read by the next
+ * parasite_get_sigactions() (or dropped before any other command): the
+ * parasites of a tree all wake up and work at once, instead of each when its
+ * task's turn comes (dump.c).
+ */
+int parasite_prefetch_sigactions(struct parasite_ctl *ctl);
 int parasite_get_itimers(struct parasite_ctl *ctl, struct parasite_itimers *ret);
 /*
  * Run @fn(leader tid, @arg) with the leader in a ptrace stop, for requests

@@ -24,6 +24,9 @@ struct parasite_ctl {
 	struct parasite_args *args; /* in local */
 	int lsk, sk; /* listening and connected control socket */
 	bool leader_running; /* the leader runs the command loop */
+	/* parasite_prefetch_sigactions(): a command sent ahead, its answer not read yet */
+	struct parasite_msg pending;
+	bool has_pending;
 };
 
 /* Copy the blob's log lines into ours, prefixed with the task, and empty the ring. */

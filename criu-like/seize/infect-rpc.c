@@ -58,6 +58,8 @@ static bool task_gone(pid_t pid)
 	return false;
 }
 
+static int drop_pending(struct parasite_ctl *ctl);
+
 /* @m out, with @send_fds[0..1] attached unless NULL. */
 int ctl_cmd_send(struct parasite_ctl *ctl, struct parasite_msg *m, const int *send_fds)
 {
@@ -70,6 +72,12 @@ int ctl_cmd_send(struct parasite_ctl *ctl, struct parasite_msg *m, const int *se
 
 	if (ctl->sk < 0)
 		return -ENOTCONN;
+	if (ctl->has_pending) {
+		int err = drop_pending(ctl);
+
+		if (err)
+			return err;
+	}
 	m->magic = PARASITE_MAGIC;
 	if (send_fds) {
 		memset(cbuf, 0, sizeof(cbuf));
@@ -162,9 +170,40 @@ int ctl_cmd_recv(struct parasite_ctl *ctl, struct parasite_msg *m, int *fds, uns
 int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, const int *send_fds, int *fds,
 	    unsigned int n_fds)
 {
-	int err = ctl_cmd_send(ctl, m, send_fds);
+	int err;
 
+	/* the very command sent ahead: its answer only */
+	if (ctl->has_pending && !send_fds && m->cmd == ctl->pending.cmd &&
+	    !memcmp(m->arg, ctl->pending.arg, sizeof(m->arg))) {
+		ctl->has_pending = false;
+		return ctl_cmd_recv(ctl, m, fds, n_fds);
+	}
+	err = ctl_cmd_send(ctl, m, send_fds);
 	return err ? err : ctl_cmd_recv(ctl, m, fds, n_fds);
+}
+
+/* The answer to a command sent ahead that another one overtakes: read, and dropped. */
+static int drop_pending(struct parasite_ctl *ctl)
+{
+	struct parasite_msg m = ctl->pending;
+
+	ctl->has_pending = false;
+	return ctl_cmd_recv(ctl, &m, NULL, 0);
+}
+
+int parasite_prefetch_sigactions(struct parasite_ctl *ctl)
+{
+	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_SIGACTIONS };
+	int err;
+
+	if (ctl->has_pending)
+		return 0;
+	err = ctl_cmd_send(ctl, &m, NULL);
+	if (err)
+		return err;
+	ctl->pending = m;
+	ctl->has_pending = true;
+	return 0;
 }
 
 static void *ctl_data(struct parasite_ctl *ctl)

@@ -7,8 +7,9 @@
 # blocked mask as it was, its memory intact (each checks a pattern in 1 MiB
 # every 10 ms) and ticking on. A tree of FOREST (default 6) processes;
 # CRIU_LIKE_FAULT_STEP from 1 up to the dump's last step, every STEP-th
-# (default 1); then TRIALS (default 10) kills after a random delay. A dump
-# that completes (-R) must have left the tree the same way.
+# (default 1); then TRIALS (default 10) kills after a random delay; then the
+# dump made to fail at each failure point (CRIU_LIKE_FAULT, every STEP-th). A
+# dump that completes (-R) must have left the tree the same way.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 V=$B/test/integration/dump-victim
@@ -118,5 +119,17 @@ while [ $fail = 0 ] && [ $t -lt "$TRIALS" ]; do
 	wait $dp 2>/dev/null
 	check "random kill $t (after 0.0$((r % 90 + 10)) s)"
 done
-[ $fail = 0 ] && echo "dump-kill-tree: a tree of $N processes intact after every kill"
+# every failure point (fault-injection.md): each failed dump cures every task
+points=$(CRIU_LIKE_FAULT=list dump 2>&1; sed -n 's/.*fault injection: \([0-9]*\) points passed.*/\1/p' \
+	 "$tmp/dump.out")
+[ $fail = 0 ] && [ -z "$points" ] && { echo "FAIL: no count of failure points"; fail=1; }
+f=1
+while [ $fail = 0 ] && [ "$f" -le "${points:-0}" ]; do
+	# a few points are best effort (the stats after a complete dump): -R either way
+	CRIU_LIKE_FAULT=$f dump
+	check "failure point $f of $points"
+	f=$((f + STEP))
+done
+[ $fail = 0 ] && echo "ok: failed at $(((points + STEP - 1) / STEP)) of $points failure points, the tree intact after each"
+[ $fail = 0 ] && echo "dump-kill-tree: a tree of $N processes intact after every kill and failure"
 exit $fail
