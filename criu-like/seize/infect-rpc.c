@@ -58,8 +58,6 @@ static bool task_gone(pid_t pid)
 	return false;
 }
 
-static int drop_pending(struct parasite_ctl *ctl);
-
 /* @m out, with @send_fds[0..1] attached unless NULL. */
 int ctl_cmd_send(struct parasite_ctl *ctl, struct parasite_msg *m, const int *send_fds)
 {
@@ -73,7 +71,7 @@ int ctl_cmd_send(struct parasite_ctl *ctl, struct parasite_msg *m, const int *se
 	if (ctl->sk < 0)
 		return -ENOTCONN;
 	if (ctl->has_pending) {
-		int err = drop_pending(ctl);
+		int err = ctl_settle(ctl);
 
 		if (err)
 			return err;
@@ -182,11 +180,17 @@ int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, const int *send_fd
 	return err ? err : ctl_cmd_recv(ctl, m, fds, n_fds);
 }
 
-/* The answer to a command sent ahead that another one overtakes: read, and dropped. */
-static int drop_pending(struct parasite_ctl *ctl)
+/*
+ * The answer to a command sent ahead (parasite_prefetch_sigactions()), read
+ * and dropped: before any other command, any use of the data area (the
+ * parasite writes its answer there) and any stop of the leader.
+ */
+int ctl_settle(struct parasite_ctl *ctl)
 {
 	struct parasite_msg m = ctl->pending;
 
+	if (!ctl->has_pending)
+		return 0;
 	ctl->has_pending = false;
 	return ctl_cmd_recv(ctl, &m, NULL, 0);
 }
@@ -206,8 +210,10 @@ int parasite_prefetch_sigactions(struct parasite_ctl *ctl)
 	return 0;
 }
 
+/* The data area, the parasite done with any command sent ahead (its error comes back next). */
 static void *ctl_data(struct parasite_ctl *ctl)
 {
+	ctl_settle(ctl);
 	return (uint8_t *)ctl->args + ctl->args->data_off;
 }
 
@@ -258,6 +264,9 @@ int parasite_leader_stopped(struct parasite_ctl *ctl, int (*fn)(pid_t tid, void 
 {
 	int err, ret;
 
+	err = ctl_settle(ctl);
+	if (err)
+		return err;
 	if (!ctl->leader_running)
 		return fn(ctl->pid, arg);
 	err = interrupt_leader(ctl);

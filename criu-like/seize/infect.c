@@ -1120,6 +1120,9 @@ int parasite_syscall_data(struct parasite_ctl *ctl, long nr, const unsigned long
 
 	if (size > ctl->args->data_size)
 		return -E2BIG;
+	err = ctl_settle(ctl);
+	if (err)
+		return err;
 	memcpy(((uint8_t *)ctl->args + ctl->args->data_off), data, size);
 	for (i = 0; i < 6; i++)
 		r.args[i] = data_args & (1u << i) ? remote + args[i] : args[i];
