@@ -534,10 +534,9 @@ static int wait_syscall(struct arch_thread_state *ts, int req, uint8_t op,
 	}
 }
 
-int arch_inject_syscall(struct arch_injector *inj, long nr, const unsigned long args[6], long *ret)
+int arch_inject_syscall_start(struct arch_injector *inj, long nr, const unsigned long args[6])
 {
 	struct user_regs_struct r = inj->ts->resume;
-	struct __ptrace_syscall_info si;
 	int err;
 
 	r.rip = inj->code;
@@ -555,9 +554,25 @@ int arch_inject_syscall(struct arch_injector *inj, long nr, const unsigned long 
 	if (!err)
 		err = block_all(inj->tid);
 	if (!err)
-		err = wait_syscall(inj->ts, PTRACE_SYSCALL, PTRACE_SYSCALL_INFO_ENTRY, &si);
-	if (err)
-		return err;
+		err = resume(inj->ts, PTRACE_SYSCALL);
+	return err;
+}
+
+int arch_inject_syscall_finish(struct arch_injector *inj, long nr, long *ret)
+{
+	struct __ptrace_syscall_info si;
+	int err;
+
+	for (;;) {
+		err = wait_next(inj->ts, &si);
+		if (err < 0)
+			return err;
+		if (err == STOP_SYSCALL && si.op == PTRACE_SYSCALL_INFO_ENTRY)
+			break;
+		err = resume(inj->ts, PTRACE_SYSCALL);
+		if (err)
+			return err;
+	}
 	if ((long)si.entry.nr != nr || si.instruction_pointer != inj->code + 2) {
 		pr_err("thread %d entered syscall %llu at %#llx, not %ld at %#lx\n", inj->tid,
 		       (unsigned long long)si.entry.nr, (unsigned long long)si.instruction_pointer,
@@ -569,6 +584,13 @@ int arch_inject_syscall(struct arch_injector *inj, long nr, const unsigned long 
 		return err;
 	*ret = si.exit.rval;
 	return 0;
+}
+
+int arch_inject_syscall(struct arch_injector *inj, long nr, const unsigned long args[6], long *ret)
+{
+	int err = arch_inject_syscall_start(inj, nr, args);
+
+	return err ? err : arch_inject_syscall_finish(inj, nr, ret);
 }
 
 int arch_start_code(struct arch_thread_state *ts, uint64_t rip, uint64_t rsp, uint64_t a0,
@@ -595,10 +617,12 @@ int arch_start_code(struct arch_thread_state *ts, uint64_t rip, uint64_t rsp, ui
 int arch_step_blob_start(struct arch_thread_state *ts)
 {
 	ts->skipping = false;
+	ts->last_nr = -1;
 	return resume(ts, PTRACE_SYSCALL);
 }
 
-int arch_step_blob_next(struct arch_thread_state *ts, const struct arch_blob_range *r)
+int arch_step_blob_next(struct arch_thread_state *ts, const struct arch_blob_range *r, long nr,
+			long *rval)
 {
 	struct __ptrace_syscall_info si;
 	struct user_regs_struct regs;
@@ -610,7 +634,13 @@ int arch_step_blob_next(struct arch_thread_state *ts, const struct arch_blob_ran
 		ts->skipping = false;
 		return 1;
 	}
+	if (ret == STOP_SYSCALL && !ts->skipping && si.op == PTRACE_SYSCALL_INFO_EXIT && nr >= 0 &&
+	    ts->last_nr == nr) {
+		*rval = si.exit.rval;
+		return 2;
+	}
 	if (ret == STOP_SYSCALL && !ts->skipping && si.op == PTRACE_SYSCALL_INFO_ENTRY) {
+		ts->last_nr = (long)si.entry.nr;
 		if (si.instruction_pointer < r->lo || si.instruction_pointer > r->hi) {
 			pr_err("thread %d left the blob: syscall %llu at %#llx\n", ts->tid,
 			       (unsigned long long)si.entry.nr,

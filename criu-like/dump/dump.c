@@ -379,21 +379,15 @@ static void drop_uprobes_area(struct dump_task *dt)
 }
 
 /*
- * Read what /proc shows of a frozen task and infect it. With --snapshot,
- * smaps, whose read walks every page table entry, is read after the
- * infection, while the write protection armed early runs in background
- * threads (snapshot_task_early_arm()); the layout it shows must be the one
- * of /proc/PID/maps before the infection, plus the parasite's area
- * (dropped). Not during the infection and the arming: both take the
- * mmap_lock for writing, which would wait for the read's walk of a VMA.
- * @ctx: NULL from dump_task_prepare() (no --snapshot).
+ * Read what /proc shows of a frozen task, before its infection. With
+ * --snapshot, smaps, whose read walks every page table entry, is read after
+ * the infection (prepare_infected()); its maps are read here into @maps.
  */
-static int prepare_task(const struct cr_options *o, struct dump_ctx *ctx, struct dump_task *dt)
+static int prepare_read(const struct cr_options *o, struct dump_ctx *ctx, struct dump_task *dt,
+			struct vma_list *maps)
 {
 	struct seized_task *t = dt->t;
 	pid_t tids[t->nr_threads];
-	struct vma_list maps = { 0 };
-	unsigned long a0 = 0, a1 = 0;
 	bool snap = ctx && ctx->snap;
 	unsigned int i, removed;
 	uint64_t t0;
@@ -417,35 +411,72 @@ static int prepare_task(const struct cr_options *o, struct dump_ctx *ctx, struct
 	 */
 	t0 = stats_now_ns();
 	if (!err)
-		err = snap ? proc_parse_maps(t->pid, false, &maps)
+		err = snap ? proc_parse_maps(t->pid, false, maps)
 			   : smaps_read(t->pid, 0, 0, &dt->vmas);
 	if (!err && !snap)
 		pr_debug("pid %d: smaps read, %u VMAs, %llu us\n", t->pid, dt->vmas.nr,
 			 (unsigned long long)(stats_now_ns() - t0) / 1000);
 	if (!err && !snap && o && o->allow_uprobes)
 		drop_uprobes_area(dt);
-	if (!err)
-		err = parasite_infect(t->pid, tids, t->nr_threads, &dt->ctl);
-	if (!err && snap)
-		err = snapshot_task_early_arm(ctx, dt, &maps);
-	if (!err && snap) {
-		parasite_area(dt->ctl, &a0, &a1);
-		t0 = stats_now_ns();
-		err = smaps_read(t->pid, a0, a1, &dt->vmas);
-		pr_debug("pid %d: smaps read, %u VMAs, %llu us\n", t->pid, dt->vmas.nr,
-			 (unsigned long long)(stats_now_ns() - t0) / 1000);
-	}
-	if (!err && snap && !vma_layout_same(&maps, &dt->vmas)) {
+	return err;
+}
+
+/*
+ * --snapshot, once the task is infected: smaps is read while the write
+ * protection armed early runs in background threads
+ * (snapshot_task_early_arm()); the layout it shows must be the one of
+ * /proc/PID/maps before the infection (@maps), plus the parasite's area
+ * (dropped). Not during the infection and the arming: both take the
+ * mmap_lock for writing, which would wait for the read's walk of a VMA.
+ */
+static int prepare_infected(const struct cr_options *o, struct dump_ctx *ctx, struct dump_task *dt,
+			    struct vma_list *maps)
+{
+	pid_t pid = dt->t->pid;
+	unsigned long a0 = 0, a1 = 0;
+	uint64_t t0;
+	int err;
+
+	if (!ctx || !ctx->snap)
+		return 0;
+	err = snapshot_task_early_arm(ctx, dt, maps);
+	if (err)
+		return err;
+	parasite_area(dt->ctl, &a0, &a1);
+	t0 = stats_now_ns();
+	err = smaps_read(pid, a0, a1, &dt->vmas);
+	pr_debug("pid %d: smaps read, %u VMAs, %llu us\n", pid, dt->vmas.nr,
+		 (unsigned long long)(stats_now_ns() - t0) / 1000);
+	if (!err && !vma_layout_same(maps, &dt->vmas)) {
 		/* not seen: the arming merged two VMAs? Then this is the task as it is now. */
 		pr_warn("pid %d: its smaps differ from its maps (%u and %u VMAs): reading smaps "
 			"again\n",
-			t->pid, dt->vmas.nr, maps.nr);
+			pid, dt->vmas.nr, maps->nr);
 		vma_list_fini(&dt->vmas);
-		err = smaps_read(t->pid, a0, a1, &dt->vmas);
+		err = smaps_read(pid, a0, a1, &dt->vmas);
 	}
 	/* [uprobes] is not in maps as the infection left it: dropped after the check */
-	if (!err && snap && o && o->allow_uprobes)
+	if (!err && o && o->allow_uprobes)
 		drop_uprobes_area(dt);
+	return err;
+}
+
+/* Read what /proc shows of a frozen task and infect it. @ctx: NULL (no --snapshot). */
+static int prepare_task(const struct cr_options *o, struct dump_ctx *ctx, struct dump_task *dt)
+{
+	struct seized_task *t = dt->t;
+	pid_t tids[t->nr_threads];
+	struct vma_list maps = { 0 };
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < t->nr_threads; i++)
+		tids[i] = t->threads[i].tid;
+	err = prepare_read(o, ctx, dt, &maps);
+	if (!err)
+		err = parasite_infect(t->pid, tids, t->nr_threads, &dt->ctl);
+	if (!err)
+		err = prepare_infected(o, ctx, dt, &maps);
 	vma_list_fini(&maps);
 	if (err)
 		pr_errno(err, "pid %d: cannot prepare the task for the dump", t->pid);
@@ -455,6 +486,78 @@ static int prepare_task(const struct cr_options *o, struct dump_ctx *ctx, struct
 int dump_task_prepare(const struct cr_options *o, struct dump_task *dt)
 {
 	return prepare_task(o, NULL, dt);
+}
+
+static bool task_live(const struct dump_task *dt)
+{
+	return dt->t->state == TASK_ALIVE || dt->t->state == TASK_STOPPED;
+}
+
+/* The requests of parasite_infect_all() for the live tasks, @tids holding all their threads. */
+static unsigned int infect_reqs(struct dump_ctx *ctx, struct infect_req *reqs, unsigned int *idx,
+				pid_t *tids)
+{
+	unsigned int i, j, n = 0;
+
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		const struct seized_task *t = ctx->tasks[i].t;
+
+		if (!task_live(&ctx->tasks[i]))
+			continue;
+		for (j = 0; j < t->nr_threads; j++)
+			tids[j] = t->threads[j].tid;
+		reqs[n] = (struct infect_req){ t->pid, tids, t->nr_threads };
+		tids += t->nr_threads;
+		idx[n++] = i;
+	}
+	return n;
+}
+
+/*
+ * Every live task: what /proc shows of it read first, then all of them
+ * infected at once (parasite_infect_all(): the parasites start side by
+ * side), then --snapshot's part. A failure leaves the tasks infected so
+ * far to the cure of every task (cure_tasks()).
+ */
+static int prepare_tasks(struct dump_ctx *ctx)
+{
+	unsigned int n = ctx->nr_tasks + 1, nr_threads = 1, m, i;
+	_cleanup_free_ struct infect_req *reqs = calloc(n, sizeof(*reqs));
+	_cleanup_free_ struct parasite_ctl **ctls = calloc(n, sizeof(*ctls));
+	_cleanup_free_ struct vma_list *maps = calloc(n, sizeof(*maps));
+	_cleanup_free_ unsigned int *idx = calloc(n, sizeof(*idx));
+	_cleanup_free_ int *errs = calloc(n, sizeof(*errs));
+	_cleanup_free_ pid_t *tids = NULL;
+	int err = 0;
+
+	for (i = 0; i < ctx->nr_tasks; i++)
+		nr_threads += ctx->tasks[i].t->nr_threads;
+	tids = calloc(nr_threads, sizeof(*tids));
+	if (!reqs || !ctls || !maps || !idx || !errs || !tids)
+		return -ENOMEM;
+	m = infect_reqs(ctx, reqs, idx, tids);
+	for (i = 0; i < m && !err; i++) {
+		err = prepare_read(ctx->opts, ctx, &ctx->tasks[idx[i]], &maps[i]);
+		if (err)
+			pr_errno(err, "pid %d: cannot prepare the task for the dump", reqs[i].pid);
+	}
+	if (!err)
+		err = parasite_infect_all(reqs, m, ctls, errs);
+	for (i = 0; i < m; i++)
+		ctx->tasks[idx[i]].ctl = ctls[i];
+	for (i = 0; i < m && err; i++)
+		if (errs[i]) {
+			pr_errno(err, "pid %d: cannot prepare the task for the dump", reqs[i].pid);
+			break;
+		}
+	for (i = 0; i < m && !err; i++) {
+		err = prepare_infected(ctx->opts, ctx, &ctx->tasks[idx[i]], &maps[i]);
+		if (err)
+			pr_errno(err, "pid %d: cannot prepare the task for the dump", reqs[i].pid);
+	}
+	for (i = 0; i < m; i++)
+		vma_list_fini(&maps[i]);
+	return err;
 }
 
 static int dump_one_task(struct dump_ctx *ctx, struct dump_task *dt)
@@ -473,9 +576,33 @@ static int dump_one_task(struct dump_ctx *ctx, struct dump_task *dt)
 	return err;
 }
 
-static bool task_live(const struct dump_task *dt)
+/*
+ * The cure of every infected task, all at once (parasite_cure_all()); the
+ * first failure is named. One task after the other when there is no memory
+ * for that: no task may stay infected.
+ */
+static int cure_tasks(struct dump_ctx *ctx)
 {
-	return dt->t->state == TASK_ALIVE || dt->t->state == TASK_STOPPED;
+	_cleanup_free_ struct parasite_ctl **ctls = calloc(ctx->nr_tasks + 1, sizeof(*ctls));
+	_cleanup_free_ int *errs = calloc(ctx->nr_tasks + 1, sizeof(*errs));
+	unsigned int i;
+	int err = 0;
+
+	if (!ctls || !errs) {
+		for (i = 0; i < ctx->nr_tasks; i++)
+			if (ctx->tasks[i].ctl)
+				err = err ?: parasite_cure(TAKE_PTR(ctx->tasks[i].ctl));
+		return err;
+	}
+	for (i = 0; i < ctx->nr_tasks; i++)
+		ctls[i] = TAKE_PTR(ctx->tasks[i].ctl);
+	parasite_cure_all(ctls, ctx->nr_tasks, errs);
+	for (i = 0; i < ctx->nr_tasks && !err; i++)
+		if (errs[i]) {
+			pr_errno(errs[i], "pid %d: cure failed", ctx->tasks[i].t->pid);
+			err = errs[i];
+		}
+	return err;
 }
 
 /* Every step, from the infection of the first task to the cure of the last. */
@@ -484,9 +611,14 @@ static int dump_tasks(struct dump_ctx *ctx)
 	unsigned int i;
 	int err = 0, cerr;
 
+	err = prepare_tasks(ctx);
+	/*
+	 * Every parasite's first command sent at once: they wake up and answer
+	 * side by side while the tasks before theirs are dumped.
+	 */
 	for (i = 0; i < ctx->nr_tasks && !err; i++)
-		if (task_live(&ctx->tasks[i]))
-			err = prepare_task(ctx->opts, ctx, &ctx->tasks[i]);
+		if (ctx->tasks[i].ctl)
+			err = parasite_prefetch_sigactions(ctx->tasks[i].ctl);
 	for (i = 0; i < ctx->nr_tasks && !err; i++)
 		if (task_live(&ctx->tasks[i]))
 			err = dump_one_task(ctx, &ctx->tasks[i]);
@@ -496,30 +628,18 @@ static int dump_tasks(struct dump_ctx *ctx)
 		err = dump_sysv_shm(ctx);
 	if (!err)
 		err = dump_files_finish(ctx);
-	for (i = 0; i < ctx->nr_tasks; i++) {
-		struct dump_task *dt = &ctx->tasks[i];
-
-		if (!dt->ctl)
-			continue;
-		cerr = parasite_cure(dt->ctl);
-		dt->ctl = NULL;
-		if (cerr && !err) {
-			pr_errno(cerr, "pid %d: cure failed", dt->t->pid);
-			err = cerr;
-		}
-	}
-	return err;
+	cerr = cure_tasks(ctx);
+	return err ?: cerr;
 }
 
 static void dump_ctx_fini(struct dump_ctx *ctx)
 {
 	unsigned int i;
 
+	cure_tasks(ctx);
 	for (i = 0; i < ctx->nr_tasks; i++) {
 		struct dump_task *dt = &ctx->tasks[i];
 
-		if (dt->ctl)
-			parasite_cure(dt->ctl);
 		proc_status_fini(&dt->status);
 		vma_list_fini(&dt->vmas);
 		mem_plan_fini(&dt->plan);
@@ -549,6 +669,7 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 	pidns_dump_fini();
 	shmem_set_fini(&ctx->shm);
 	free(ctx->fs_owners.pids);
+	mapped_file_ids_fini(&ctx->mapped);
 	free(ctx->sysv.ids);
 	free(ctx->sysv.pids);
 	file_table_free(ctx->files);
@@ -935,26 +1056,16 @@ int cr_pre_dump(const struct cr_options *o)
 	ns_net_lock_skip(true);
 	err = dump_prepare(&ctx, o);
 	ns_net_lock_skip(false);
-	for (i = 0; i < ctx.nr_tasks && !err; i++)
-		if (task_live(&ctx.tasks[i]))
-			err = prepare_task(o, &ctx, &ctx.tasks[i]);
+	if (!err)
+		err = prepare_tasks(&ctx);
 	/* memdump_time: the scans while frozen, and the copy after (as a dump's) */
 	t0 = stats_now_ns();
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (task_live(&ctx.tasks[i]))
 			err = dump_task_mm_plan(&ctx, &ctx.tasks[i]);
 	ctx.stats.memdump_ns += stats_now_ns() - t0;
-	for (i = 0; i < ctx.nr_tasks; i++) {
-		struct dump_task *dt = &ctx.tasks[i];
-
-		if (!dt->ctl)
-			continue;
-		pr_debug("pid %d: curing\n", dt->t->pid);
-		cerr = parasite_cure(dt->ctl);
-		dt->ctl = NULL;
-		if (cerr && !err)
-			err = cerr;
-	}
+	cerr = cure_tasks(&ctx);
+	err = err ?: cerr;
 	if (!err)
 		err = shadow_tree(&ctx, &shadow, &copies);
 	if (ctx.tree) {

@@ -31,12 +31,63 @@
 
 /* ---- the list ----------------------------------------------------------------------------- */
 
+/* FNV-1a */
+static size_t name_hash(const char *name)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *name; name++)
+		h = (h ^ (uint8_t)*name) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+/* The slot of @name: the one holding it, or the free one where it would go. */
+static size_t *name_slot(const struct img_list *l, const char *name)
+{
+	size_t mask = l->nr_slots - 1, i = name_hash(name) & mask;
+
+	while (l->slots[i] && strcmp(l->files[l->slots[i] - 1].name, name))
+		i = (i + 1) & mask;
+	return &l->slots[i];
+}
+
 const struct img_file *img_list_find(const struct img_list *l, const char *name)
 {
-	for (size_t i = 0; i < l->n; i++)
-		if (!strcmp(l->files[i].name, name))
-			return &l->files[i];
-	return NULL;
+	size_t *slot;
+
+	if (!l->nr_slots)
+		return NULL;
+	slot = name_slot(l, name);
+	return *slot ? &l->files[*slot - 1] : NULL;
+}
+
+/* Room for one more file, and slots for at least twice as many. */
+static int grow(struct img_list *l)
+{
+	size_t i, nr = l->nr_slots ? l->nr_slots : 64, *slots;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 32;
+		struct img_file *f = reallocarray(l->files, cap, sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		l->files = f;
+		l->cap = cap;
+	}
+	while (nr < 2 * (l->n + 1))
+		nr *= 2;
+	if (nr == l->nr_slots)
+		return 0;
+	slots = calloc(nr, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	free(l->slots);
+	l->slots = slots;
+	l->nr_slots = nr;
+	for (i = 0; i < l->n; i++)
+		*name_slot(l, l->files[i].name) = i + 1;
+	return 0;
 }
 
 int img_list_add(struct img_list *l, const char *name, uint64_t size, bool has_crc32c,
@@ -47,14 +98,13 @@ int img_list_add(struct img_list *l, const char *name, uint64_t size, bool has_c
 	if (!f) {
 		char *copy = strdup(name);
 
-		f = copy ? reallocarray(l->files, l->n + 1, sizeof(*f)) : NULL;
-		if (!f) {
+		if (!copy || grow(l)) {
 			free(copy);
 			return -ENOMEM;
 		}
-		l->files = f;
-		f += l->n++;
+		f = &l->files[l->n++];
 		f->name = copy;
+		*name_slot(l, copy) = l->n;
 	}
 	f->size = size;
 	f->has_crc32c = has_crc32c;
@@ -67,8 +117,8 @@ void img_list_fini(struct img_list *l)
 	for (size_t i = 0; i < l->n; i++)
 		free(l->files[i].name);
 	free(l->files);
-	l->files = NULL;
-	l->n = 0;
+	free(l->slots);
+	*l = (struct img_list){ 0 };
 }
 
 /* ---- tracking the image directory of a dump or a restore --------------------------------- */

@@ -421,6 +421,10 @@ struct cr_pidfd_info {
 #endif
 
 /* Linux 6.13: guard regions, pages that fault with SIGSEGV (uapi asm-generic/mman-common.h) */
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25 /* 6.1: collapse a range into huge pages now */
+#endif
+
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102
 #define MADV_GUARD_REMOVE 103

@@ -70,6 +70,23 @@ struct dump_stats {
 	uint64_t page_pipes, page_pipe_bufs; /* page transfers and the pipes they used */
 };
 
+/*
+ * mem.c: the FileEntry id of each file mapped so far, by what smaps shows of
+ * it (device, inode and path), so that the same library mapped by every task
+ * of a tree is opened through map_files once, not once per task.
+ */
+struct mapped_file_id {
+	unsigned int dev_major, dev_minor;
+	unsigned long ino;
+	char *path;
+	uint32_t id;
+};
+
+struct mapped_file_ids {
+	struct mapped_file_id *v;
+	unsigned int nr, cap;
+};
+
 struct dump_ctx {
 	const struct cr_options *opts;
 	int dirfd; /* the image directory */
@@ -94,7 +111,11 @@ struct dump_ctx {
 	bool failed; /* the dump failed: the kinds' dump_fini() undo what they made */
 	struct snapshot *snap; /* --snapshot: the pages copied once the tree runs (snapshot.h) */
 	struct kcmp_set fs_owners; /* fs.c: tasks whose fs context is not their parent's */
+	struct mapped_file_ids mapped; /* mem.c: file ids of mapped files */
 };
+
+/* mem.c: forget every mapped file's id. */
+void mapped_file_ids_fini(struct mapped_file_ids *m);
 
 /* core.c: core-PID.img (threads and task state), creds-PID.img. */
 /*

@@ -114,6 +114,14 @@ struct img_file {
 struct img_list {
 	size_t n;
 	struct img_file *files;
+	/*
+	 * Private: files[] has room for cap; slots[0..nr_slots) (a power of two,
+	 * at least twice n) hold index + 1 of each name by hash, 0 when free: a
+	 * tree of N tasks writes and reads some 5 N images, each looked up by
+	 * name, which a scan of the list made quadratic.
+	 */
+	size_t cap, nr_slots;
+	size_t *slots;
 };
 
 /* Add @name, or replace the entry of that name. 0 or -ENOMEM. */

@@ -29,6 +29,23 @@ pid_t ns_tid(pid_t pid, pid_t tid);
  */
 int compel_syscall(pid_t tid, long nr, const unsigned long args[6], long *ret);
 
+/* One syscall for compel_syscalls(): nr < 0 skips it; ret is its raw result. */
+struct compel_call {
+	long nr;
+	unsigned long args[6];
+	long ret;
+};
+
+/*
+ * compel_syscall() of @calls[i * @per .. i * @per + @per) in thread @tids[i],
+ * in that order, for i in [0, @n), one session per thread: saved once, put
+ * back once. Each call is started in every thread, then each one's stops
+ * taken, so the threads run to their stops while the others' are handled.
+ * A thread whose injection fails gets no further call and is put back all
+ * the same. Returns 0 or the first error.
+ */
+int compel_syscalls(const pid_t *tids, unsigned int n, struct compel_call *calls, unsigned int per);
+
 /*
  * Infect task @pid whose threads are @tids[0..@nr_threads) (tids[0] must be
  * @pid). Per-thread state is collected here for every thread but the
@@ -37,9 +54,32 @@ int compel_syscall(pid_t tid, long nr, const unsigned long args[6], long *ret);
 int parasite_infect(pid_t pid, const pid_t *tids, unsigned int nr_threads,
 		    struct parasite_ctl **ret);
 
+/* One task for parasite_infect_all(). */
+struct infect_req {
+	pid_t pid;
+	const pid_t *tids;
+	unsigned int nr_threads;
+};
+
+/*
+ * parasite_infect() of @reqs[0..@n), step by step across all of them:
+ * ret_ctls[i] is the control block of reqs[i], NULL when its infection
+ * failed (it is cured then), ret_errs[i] (unless NULL) its result. Returns
+ * the first error or 0; the tasks infected are the caller's to cure.
+ */
+int parasite_infect_all(const struct infect_req *reqs, unsigned int n,
+			struct parasite_ctl **ret_ctls, int *ret_errs);
+
 int parasite_get_pid(struct parasite_ctl *ctl, pid_t *ret_pid, pid_t *ret_tid);
 /* sa[i] is signal i + 1; sa[i].ret is the per-signal rt_sigaction result. */
 int parasite_get_sigactions(struct parasite_ctl *ctl, struct parasite_sigaction sa[64]);
+/*
+ * Send GET_SIGACTIONS now, its answer read by the next
+ * parasite_get_sigactions() (or dropped before any other command): the
+ * parasites of a tree all wake up and work at once, instead of each when its
+ * task's turn comes (dump.c).
+ */
+int parasite_prefetch_sigactions(struct parasite_ctl *ctl);
 int parasite_get_itimers(struct parasite_ctl *ctl, struct parasite_itimers *ret);
 /*
  * Run @fn(leader tid, @arg) with the leader in a ptrace stop, for requests
@@ -110,6 +150,12 @@ int parasite_remove_stale_areas(pid_t pid, const pid_t *tids, unsigned int nr_th
  * ptrace stop for unseize_tree().
  */
 int parasite_cure(struct parasite_ctl *ctl);
+/*
+ * parasite_cure() of @ctls[0..@n) (NULL entries skipped, every entry NULL
+ * on return), step by step across all of them. ret_errs[i] (unless NULL):
+ * the cure's result for ctls[i]. Returns the first error or 0.
+ */
+int parasite_cure_all(struct parasite_ctl **ctls, unsigned int n, int *ret_errs);
 
 /* [*@start, *@end): the parasite's area in the task (what the infection mapped). */
 void parasite_area(const struct parasite_ctl *ctl, unsigned long *start, unsigned long *end);

@@ -528,6 +528,61 @@ static int xfer_chunks(struct page_xfer *x, struct parasite_ctl *ctl, const stru
 	return err;
 }
 
+/* Bytes of @runs, or SIZE_MAX when more than @limit. */
+static size_t runs_bytes(const struct mem_runs *runs, size_t limit)
+{
+	size_t len = 0;
+	unsigned int i;
+
+	for (i = 0; i < runs->nr && len <= limit; i++)
+		len += runs->runs[i].nr_pages * PAGE_SIZE;
+	return len <= limit ? len : SIZE_MAX;
+}
+
+/*
+ * Runs that fit in one pipe (the few pages of each small task of a large
+ * tree): vmspliced and spliced into the image by this thread, checksummed
+ * right after. The writer and checksum threads of a larger transfer cost
+ * more here than they save: their creation, and a wake-up each, one
+ * scheduler round trip apiece on a loaded machine.
+ */
+static int xfer_inline(struct page_xfer *x, struct parasite_ctl *ctl, const struct mem_runs *runs,
+		       struct crc_worker *w)
+{
+	_cleanup_free_ struct iovec *iov = calloc(runs->nr, sizeof(*iov));
+	unsigned long done = 0;
+	unsigned int r = 0, n;
+	size_t len;
+	long ret;
+	int err = 0;
+
+	if (!iov)
+		return -ENOMEM;
+	n = fill_chunk(iov, &len, runs, x->pipe_size, &r, &done);
+	while (!err && len) {
+		ret = parasite_vmsplice(ctl, x->pipe[0], iov, n);
+		if (ret <= 0) {
+			err = ret ? (int)ret : -EIO;
+			pr_err("pid %d: vmsplice of %zu bytes of pages from %lx: %s\n", x->pid, len,
+			       (unsigned long)iov[0].iov_base, strerror(-err));
+			break;
+		}
+		err = pipe_to_img(x, w, 0, (size_t)ret);
+		len -= (size_t)ret;
+		/* a short vmsplice: the rest of the iovecs again */
+		while (n && (size_t)ret >= iov->iov_len) {
+			ret -= (long)iov->iov_len;
+			memmove(iov, iov + 1, --n * sizeof(*iov));
+		}
+		if (n) {
+			iov->iov_base = (uint8_t *)iov->iov_base + ret;
+			iov->iov_len -= (size_t)ret;
+		}
+	}
+	crc_range(w, w->base, x->off);
+	return err;
+}
+
 int page_xfer_task(struct page_xfer *x, struct parasite_ctl *ctl, const struct mem_runs *runs,
 		   uint32_t *crcs)
 {
@@ -546,6 +601,8 @@ int page_xfer_task(struct page_xfer *x, struct parasite_ctl *ctl, const struct m
 	memset(crcs, 0, runs->nr * sizeof(*crcs));
 	if (x->ps) /* the page server checksums what it writes */
 		return xfer_chunks(x, ctl, runs, &w);
+	if (runs->nr && runs_bytes(runs, x->pipe_size) <= x->pipe_size)
+		return xfer_inline(x, ctl, runs, &w);
 	err = -pthread_create(&w.th, NULL, crc_thread, &w);
 	if (err) {
 		pr_err("pid %d: cannot start the checksum thread: %s\n", x->pid, strerror(-err));

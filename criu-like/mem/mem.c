@@ -81,6 +81,76 @@ static int dump_linked_file(struct dump_ctx *ctx, pid_t pid, const char *link, c
 	return err;
 }
 
+static struct mapped_file_id *mapped_find(const struct mapped_file_ids *m,
+					  const struct vma_entry *v)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nr; i++) {
+		struct mapped_file_id *f = &m->v[i];
+
+		if (f->ino == v->ino && f->dev_minor == v->dev_minor &&
+		    f->dev_major == v->dev_major && !strcmp(f->path, v->path))
+			return f;
+	}
+	return NULL;
+}
+
+/* Best effort: a file not remembered is only opened again by the next task. */
+static void mapped_add(struct mapped_file_ids *m, const struct vma_entry *v, uint32_t id)
+{
+	struct mapped_file_id *f;
+
+	if (m->nr == m->cap) {
+		unsigned int cap = m->cap ? m->cap * 2 : 32;
+
+		f = reallocarray(m->v, cap, sizeof(*f));
+		if (!f)
+			return;
+		m->v = f;
+		m->cap = cap;
+	}
+	f = &m->v[m->nr];
+	*f = (struct mapped_file_id){ v->dev_major, v->dev_minor, v->ino, strdup(v->path), id };
+	m->nr += f->path != NULL;
+}
+
+void mapped_file_ids_fini(struct mapped_file_ids *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nr; i++)
+		free(m->v[i].path);
+	free(m->v);
+	*m = (struct mapped_file_ids){ 0 };
+}
+
+/*
+ * The file of a mapping, by its map_files link. dump_file_by_fd() shares a
+ * mapped file by inode: a mapping whose device, inode and path smaps shows
+ * as an earlier one's (the libraries of every task of a tree) takes that
+ * one's id without the open. Not for a deleted file (a new file may have
+ * taken its name).
+ */
+static int dump_mapped_file(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v,
+			    const char *link, int flags, uint32_t *id)
+{
+	const struct mapped_file_id *f = NULL;
+	bool cache = v->path && !v->deleted && v->ino;
+	int err;
+
+	if (cache)
+		f = mapped_find(&ctx->mapped, v);
+	if (f) {
+		*id = f->id;
+		return 0;
+	}
+	err = dump_linked_file(ctx, pid, link, v->path, flags, id);
+	if (!err && cache)
+		mapped_add(&ctx->mapped, v, *id);
+	return err;
+}
+
 static int dump_exe(struct dump_ctx *ctx, pid_t pid, MmEntry *mm)
 {
 	char link[64], path[PATH_MAX];
@@ -301,7 +371,7 @@ static int fill_vma(struct dump_ctx *ctx, pid_t pid, const struct vma_entry *v,
 		err = dump_anon_mapping(ctx, pid, v->path, makedev(v->dev_major, v->dev_minor),
 					v->ino, &e->file_id);
 	else
-		err = dump_linked_file(ctx, pid, link, v->path, flags, &e->file_id);
+		err = dump_mapped_file(ctx, pid, v, link, flags, &e->file_id);
 	e->has_file_id = !err;
 	return err;
 }

@@ -52,6 +52,7 @@ struct cr_syscall_info {
 struct rthread {
 	pid_t tid;
 	bool seized, in_sigreturn, done;
+	bool back; /* wait_back_in_syscalls(): seen back in its syscall */
 	uint64_t sp; /* at the entry of rt_sigreturn: inside the restorer area */
 };
 
@@ -72,6 +73,14 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 /* Whether some thread of @t has a seccomp mode (restore-seccomp.c). */
 static bool has_seccomp(const struct rst_task *t)
 {
@@ -85,7 +94,8 @@ static bool has_seccomp(const struct rst_task *t)
 }
 
 /*
- * Seize @tid in its futex wait and hold it in a PTRACE_EVENT_STOP. A thread
+ * Seize @tid in its futex wait, to be held in a PTRACE_EVENT_STOP
+ * (seize_wait()). A thread
  * with seccomp installs its filters or strict mode after the barrier, then
  * still calls close(), kill() and rt_sigreturn(), and we inject munmap():
  * PTRACE_O_SUSPEND_SECCOMP (4.3, CAP_SYS_ADMIN, CONFIG_CHECKPOINT_RESTORE)
@@ -95,7 +105,6 @@ static int seize_one(pid_t pid, struct rthread *th, bool seccomp)
 {
 	long opts = PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL |
 		    (seccomp ? CR_PTRACE_O_SUSPEND_SECCOMP : 0);
-	int status;
 
 	if (ptrace(PTRACE_SEIZE, th->tid, NULL, (void *)opts)) {
 		pr_perror("pid %d: PTRACE_SEIZE of thread %d", pid, th->tid);
@@ -103,8 +112,19 @@ static int seize_one(pid_t pid, struct rthread *th, bool seccomp)
 	}
 	th->seized = true;
 	fault_kill_point();
-	if (ptrace(PTRACE_INTERRUPT, th->tid, NULL, NULL) ||
-	    waitpid(th->tid, &status, __WALL) != th->tid) {
+	if (ptrace(PTRACE_INTERRUPT, th->tid, NULL, NULL)) {
+		pr_perror("pid %d: PTRACE_INTERRUPT of thread %d", pid, th->tid);
+		return neg_errno();
+	}
+	return 0;
+}
+
+/* The interrupt stop of a thread seize_one() took. */
+static int seize_wait(pid_t pid, struct rthread *th)
+{
+	int status;
+
+	if (waitpid(th->tid, &status, __WALL) != th->tid) {
 		pr_perror("pid %d: PTRACE_INTERRUPT of thread %d", pid, th->tid);
 		return neg_errno();
 	}
@@ -157,11 +177,28 @@ static int step_one(struct rtask *rt, struct rthread *th, int status)
 	return 0;
 }
 
-/* Follow every thread to the exit of its rt_sigreturn. */
+/*
+ * Until a tracee's next stop (its SIGCHLD, blocked by the caller) or @ms.
+ * A SIGCHLD already taken by an earlier pass only costs one more pass.
+ */
+static void wait_sigchld(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigtimedwait(&set, NULL, &ts);
+}
+
+/*
+ * Follow every thread to the exit of its rt_sigreturn. A pass that finds
+ * no stop waits for the next one's SIGCHLD, not for a fixed sleep.
+ */
 static int run_to_sigreturn(struct rtask *tasks, size_t nr)
 {
 	uint64_t deadline = now_ms() + RESUME_TIMEOUT_MS;
-	size_t i, j, left;
+	size_t i, j, left, seen;
 	int err, status;
 	pid_t r;
 
@@ -170,7 +207,7 @@ static int run_to_sigreturn(struct rtask *tasks, size_t nr)
 			if (ptrace(PTRACE_SYSCALL, tasks[i].th[j].tid, NULL, NULL))
 				return neg_errno();
 	do {
-		left = 0;
+		left = seen = 0;
 		for (i = 0; i < nr; i++) {
 			for (j = 0; j < tasks[i].n; j++) {
 				struct rthread *th = &tasks[i].th[j];
@@ -183,14 +220,15 @@ static int run_to_sigreturn(struct rtask *tasks, size_t nr)
 					return neg_errno();
 				if (!r)
 					continue;
+				seen++;
 				err = step_one(&tasks[i], th, status);
 				if (err < 0)
 					return err;
 				th->done = err == 1;
 			}
 		}
-		if (left)
-			usleep(200);
+		if (left && !seen)
+			wait_sigchld(10);
 	} while (left && now_ms() < deadline);
 	if (left) {
 		pr_err("%zu threads still in the restorer %d ms after the resume\n", left,
@@ -224,53 +262,62 @@ static int find_mapping(pid_t pid, uint64_t addr, struct rst_range *ret)
 	return -ENOENT;
 }
 
-static int unmap_areas(struct restore_ctx *ctx, struct rtask *rt)
-{
-	pid_t pid = rt->pid;
-	struct rst_range area;
-	unsigned long args[6] = { 0 };
-	long ret;
-	int err;
-
-	err = find_mapping(pid, rt->th[0].sp, &area);
-	if (err) {
-		pr_errno(err, "pid %d: no restorer area at %lx", pid, rt->th[0].sp);
-		return err;
-	}
-	args[0] = area.start;
-	args[1] = area.end - area.start;
-	err = compel_syscall(rt->th[0].tid, __NR_munmap, args, &ret);
-	if (!err && !ret) {
-		args[0] = (unsigned long)ctx->shared;
-		args[1] = PAGE_ALIGN(ctx->shared_size);
-		err = compel_syscall(rt->th[0].tid, __NR_munmap, args, &ret);
-	}
-	if (!err && ret)
-		err = (int)ret;
-	if (err)
-		pr_errno(err, "pid %d: munmap of the restorer or shared area", pid);
-	return err;
-}
-
 /*
  * The leader's saved parent-death signal, in place of the SIGKILL that tied
  * it to its parent until now (restore-task-state.c: none for the root,
  * whose parent is criu-like).
  */
-static int set_pdeath_sig(struct rtask *rt)
+static unsigned long pdeath_sig(const struct rtask *rt)
 {
 	const ThreadCoreEntry *tc = rt->t->core->threads[0];
-	unsigned long args[6] = { PR_SET_PDEATHSIG, 0 };
-	long ret;
+
+	return tc->has_pdeath_sig && rt->t->parent ? tc->pdeath_sig : 0;
+}
+
+#define LEAVE_CALLS 3
+
+/*
+ * In each leader, one injection session (compel_syscalls(), every task at
+ * once): munmap() of its restorer area and of the shared area, then its
+ * saved parent-death signal.
+ */
+static int leave_areas(struct restore_ctx *ctx, struct rtask *tasks, size_t nr)
+{
+	_cleanup_free_ struct compel_call *calls = calloc(nr * LEAVE_CALLS + 1, sizeof(*calls));
+	_cleanup_free_ pid_t *tids = calloc(nr + 1, sizeof(*tids));
+	struct rst_range area;
+	size_t i, k;
 	int err;
 
-	if (tc->has_pdeath_sig && rt->t->parent)
-		args[1] = tc->pdeath_sig;
-	err = compel_syscall(rt->th[0].tid, __NR_prctl, args, &ret);
-	if (!err && ret)
-		err = (int)ret;
-	if (err)
-		pr_errno(err, "pid %d: PR_SET_PDEATHSIG %lu", (pid_t)rt->t->pe->pid, args[1]);
+	if (!calls || !tids)
+		return -ENOMEM;
+	for (i = 0; i < nr; i++) {
+		struct compel_call *c = &calls[i * LEAVE_CALLS];
+
+		err = find_mapping(tasks[i].pid, tasks[i].th[0].sp, &area);
+		if (err) {
+			pr_errno(err, "pid %d: no restorer area at %lx", tasks[i].pid,
+				 tasks[i].th[0].sp);
+			return err;
+		}
+		tids[i] = tasks[i].th[0].tid;
+		c[0] = (struct compel_call){ __NR_munmap, { area.start, area.end - area.start } };
+		c[1] = (struct compel_call){
+			__NR_munmap, { (unsigned long)ctx->shared, PAGE_ALIGN(ctx->shared_size) }
+		};
+		c[2] = (struct compel_call){ __NR_prctl,
+					     { PR_SET_PDEATHSIG, pdeath_sig(&tasks[i]) } };
+	}
+	fault_kill_point();
+	err = compel_syscalls(tids, (unsigned int)nr, calls, LEAVE_CALLS);
+	for (i = 0; !err && i < nr; i++)
+		for (k = 0; !err && k < LEAVE_CALLS; k++)
+			if (calls[i * LEAVE_CALLS + k].ret) {
+				err = (int)calls[i * LEAVE_CALLS + k].ret;
+				pr_errno(err, "pid %d: %s", tasks[i].pid,
+					 k < 2 ? "munmap of the restorer or shared area"
+					       : "PR_SET_PDEATHSIG");
+			}
 	return err;
 }
 
@@ -321,15 +368,11 @@ static int stop_signal(const struct rtask *tasks, size_t nr, const struct rtask 
 	return SIGSTOP;
 }
 
-static int finish_all(struct rtask *tasks, size_t nr)
+static int finish_all(struct restore_ctx *ctx, struct rtask *tasks, size_t nr)
 {
 	size_t i;
-	int err = 0;
+	int err = leave_areas(ctx, tasks, nr);
 
-	for (i = 0; !err && i < nr; i++) {
-		fault_kill_point();
-		err = set_pdeath_sig(&tasks[i]);
-	}
 	for (i = 0; !err && i < nr; i++)
 		if (tasks[i].stop && kill(tasks[i].pid, stop_signal(tasks, nr, &tasks[i])))
 			err = neg_errno();
@@ -382,13 +425,14 @@ static void wait_back_in_syscalls(struct rtask *tasks, size_t nr)
 
 			for (j = 0; !tasks[i].stop && j < c->n_threads && j < tasks[i].n; j++) {
 				const UserRegsEntry *r = c->threads[j]->gpregs;
+				struct rthread *th = &tasks[i].th[j];
 				long ax = (long)r->ax;
 
-				if ((long)r->orig_ax < 0 || ax < -514 || ax > -512)
-					continue; /* not in a syscall that restarts */
-				if (current_syscall(tasks[i].pid, tasks[i].th[j].tid) !=
-				    (long)r->orig_ax)
-					left++;
+				if (th->back || (long)r->orig_ax < 0 || ax < -514 || ax > -512)
+					continue; /* back already, or not in a syscall that restarts */
+				th->back = current_syscall(tasks[i].pid, th->tid) ==
+					   (long)r->orig_ax;
+				left += !th->back;
 			}
 		}
 		if (left)
@@ -451,28 +495,42 @@ static int collect(struct restore_ctx *ctx, struct rtask **ret, size_t *ret_n)
 int rst_resume_tasks(struct restore_ctx *ctx)
 {
 	struct rtask *tasks = NULL;
+	uint64_t start = now_us(), t0, t1;
+	sigset_t chld, old;
 	size_t n = 0, i, j;
 	int err;
 
 	err = collect(ctx, &tasks, &n);
+	/* every thread interrupted first, then each stop taken: no round trip each */
 	for (i = 0; !err && i < n; i++)
 		for (j = 0; !err && j < tasks[i].n; j++)
 			err = seize_one(tasks[i].pid, &tasks[i].th[j], has_seccomp(tasks[i].t));
+	for (i = 0; i < n; i++)
+		for (j = 0; j < tasks[i].n && tasks[i].th[j].seized; j++)
+			err = err ?: seize_wait(tasks[i].pid, &tasks[i].th[j]);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &old);
 	if (!err) {
 		rst_set_stage(ctx->shared, RST_STAGE_RESUME);
 		fault_kill_point();
 		err = run_to_sigreturn(tasks, n);
 	}
-	for (i = 0; !err && i < n; i++)
-		err = unmap_areas(ctx, &tasks[i]);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	t0 = now_us();
 	if (!err)
-		err = finish_all(tasks, n);
+		err = finish_all(ctx, tasks, n);
 	/* on failure rst_abort() kills them still attached: none runs its own code */
 	fault_kill_point();
 	if (!err)
 		detach_all(tasks, n);
+	t1 = now_us();
 	if (!err)
 		wait_back_in_syscalls(tasks, n);
+	pr_debug("%zu tasks resumed: out of the restorer in %llu us, areas unmapped and detached "
+		 "in %llu us, back in their syscalls in %llu us\n",
+		 n, (unsigned long long)(t0 - start), (unsigned long long)(t1 - t0),
+		 (unsigned long long)(now_us() - t1));
 	for (i = 0; tasks && i < n; i++)
 		free(tasks[i].th);
 	free(tasks);

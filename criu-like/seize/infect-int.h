@@ -24,6 +24,9 @@ struct parasite_ctl {
 	struct parasite_args *args; /* in local */
 	int lsk, sk; /* listening and connected control socket */
 	bool leader_running; /* the leader runs the command loop */
+	/* parasite_prefetch_sigactions(): a command sent ahead, its answer not read yet */
+	struct parasite_msg pending;
+	bool has_pending;
 };
 
 /* Copy the blob's log lines into ours, prefixed with the task, and empty the ring. */
@@ -38,5 +41,13 @@ int interrupt_leader(struct parasite_ctl *ctl);
  */
 int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, const int *send_fds, int *fds,
 	    unsigned int n_fds);
+/*
+ * Read and drop the answer to a command sent ahead, if any: before any use
+ * of the data area or stop of the leader outside ctl_cmd() (infect-rpc.c).
+ */
+int ctl_settle(struct parasite_ctl *ctl);
+/* The two halves of ctl_cmd(): several parasites can work on their commands at once. */
+int ctl_cmd_send(struct parasite_ctl *ctl, struct parasite_msg *m, const int *send_fds);
+int ctl_cmd_recv(struct parasite_ctl *ctl, struct parasite_msg *m, int *fds, unsigned int n_fds);
 
 #endif

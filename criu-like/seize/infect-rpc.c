@@ -58,24 +58,24 @@ static bool task_gone(pid_t pid)
 	return false;
 }
 
-/*
- * One command: @m out (with @send_fds[0..1] attached unless NULL), the answer back
- * into @m (with up to @n_fds fds into @fds). Exact sizes, magic and command
- * are checked; the log ring is drained once the parasite is idle again.
- */
-int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, const int *send_fds, int *fds,
-	    unsigned int n_fds)
+/* @m out, with @send_fds[0..1] attached unless NULL. */
+int ctl_cmd_send(struct parasite_ctl *ctl, struct parasite_msg *m, const int *send_fds)
 {
-	char cbuf[CMSG_SPACE(PARASITE_MAX_FDS * sizeof(int))];
+	char cbuf[CMSG_SPACE(2 * sizeof(int))];
 	struct iovec iov = { m, sizeof(*m) };
 	struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1 };
 	uint32_t cmd = m->cmd;
 	struct cmsghdr *c;
 	ssize_t n;
-	int err;
 
 	if (ctl->sk < 0)
 		return -ENOTCONN;
+	if (ctl->has_pending) {
+		int err = ctl_settle(ctl);
+
+		if (err)
+			return err;
+	}
 	m->magic = PARASITE_MAGIC;
 	if (send_fds) {
 		memset(cbuf, 0, sizeof(cbuf));
@@ -95,6 +95,24 @@ int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, const int *send_fd
 		pr_perror("sending command %u to the parasite of %d", cmd, ctl->pid);
 		return n < 0 ? neg_errno() : -EIO;
 	}
+	return 0;
+}
+
+/*
+ * The answer to the command in @m, back into @m (with up to @n_fds fds into
+ * @fds). Exact sizes, magic and command are checked; the log ring is
+ * drained once the parasite is idle again.
+ */
+int ctl_cmd_recv(struct parasite_ctl *ctl, struct parasite_msg *m, int *fds, unsigned int n_fds)
+{
+	char cbuf[CMSG_SPACE(PARASITE_MAX_FDS * sizeof(int))];
+	struct iovec iov = { m, sizeof(*m) };
+	struct msghdr h;
+	uint32_t cmd = m->cmd;
+	struct cmsghdr *c;
+	ssize_t n;
+	int err;
+
 	err = wait_fd(ctl, ctl->sk);
 	fault_kill_point();
 	if (err)
@@ -143,8 +161,59 @@ int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, const int *send_fd
 	return 0;
 }
 
+/*
+ * One command: @m out (with @send_fds[0..1] attached unless NULL), the answer back
+ * into @m (with up to @n_fds fds into @fds).
+ */
+int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, const int *send_fds, int *fds,
+	    unsigned int n_fds)
+{
+	int err;
+
+	/* the very command sent ahead: its answer only */
+	if (ctl->has_pending && !send_fds && m->cmd == ctl->pending.cmd &&
+	    !memcmp(m->arg, ctl->pending.arg, sizeof(m->arg))) {
+		ctl->has_pending = false;
+		return ctl_cmd_recv(ctl, m, fds, n_fds);
+	}
+	err = ctl_cmd_send(ctl, m, send_fds);
+	return err ? err : ctl_cmd_recv(ctl, m, fds, n_fds);
+}
+
+/*
+ * The answer to a command sent ahead (parasite_prefetch_sigactions()), read
+ * and dropped: before any other command, any use of the data area (the
+ * parasite writes its answer there) and any stop of the leader.
+ */
+int ctl_settle(struct parasite_ctl *ctl)
+{
+	struct parasite_msg m = ctl->pending;
+
+	if (!ctl->has_pending)
+		return 0;
+	ctl->has_pending = false;
+	return ctl_cmd_recv(ctl, &m, NULL, 0);
+}
+
+int parasite_prefetch_sigactions(struct parasite_ctl *ctl)
+{
+	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_SIGACTIONS };
+	int err;
+
+	if (ctl->has_pending)
+		return 0;
+	err = ctl_cmd_send(ctl, &m, NULL);
+	if (err)
+		return err;
+	ctl->pending = m;
+	ctl->has_pending = true;
+	return 0;
+}
+
+/* The data area, the parasite done with any command sent ahead (its error comes back next). */
 static void *ctl_data(struct parasite_ctl *ctl)
 {
+	ctl_settle(ctl);
 	return (uint8_t *)ctl->args + ctl->args->data_off;
 }
 
@@ -195,6 +264,9 @@ int parasite_leader_stopped(struct parasite_ctl *ctl, int (*fn)(pid_t tid, void 
 {
 	int err, ret;
 
+	err = ctl_settle(ctl);
+	if (err)
+		return err;
 	if (!ctl->leader_running)
 		return fn(ctl->pid, arg);
 	err = interrupt_leader(ctl);

@@ -31,25 +31,88 @@
 #define AREA_SIG_MOD 251
 #define AREA_SIG_REM 173
 
-int compel_syscall(pid_t tid, long nr, const unsigned long args[6], long *ret)
-{
+/* One thread's injected syscalls, step by step in compel_syscalls(). */
+struct compel_thread {
 	struct arch_thread_state ts;
 	struct arch_injector inj;
-	int err, err2;
+	int err;
+	bool saved, placed, running, restoring;
+};
 
-	err = arch_thread_save(tid, &ts);
-	if (err)
-		return err;
-	err = arch_injector_init(&inj, &ts);
+/* Syscall @k of every thread: started in each, then each one's stops taken. */
+static void compel_step(struct compel_thread *b, const pid_t *tids, unsigned int n,
+			struct compel_call *calls, unsigned int per, unsigned int k)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct compel_call *c = &calls[i * per + k];
+
+		if (b[i].err || !b[i].placed || c->nr < 0)
+			continue;
+		b[i].err = arch_inject_syscall_start(&b[i].inj, c->nr, c->args);
+		b[i].running = !b[i].err;
+	}
+	for (i = 0; i < n; i++) {
+		struct compel_call *c = &calls[i * per + k];
+
+		if (!b[i].running)
+			continue;
+		b[i].running = false;
+		b[i].err = arch_inject_syscall_finish(&b[i].inj, c->nr, &c->ret);
+		if (b[i].err)
+			pr_err("injecting syscall %ld into %d failed: %d\n", c->nr, tids[i],
+			       b[i].err);
+	}
+}
+
+int compel_syscalls(const pid_t *tids, unsigned int n, struct compel_call *calls, unsigned int per)
+{
+	_cleanup_free_ struct compel_thread *b = calloc(n ? n : 1, sizeof(*b));
+	unsigned int i, k;
+	int err = 0, e;
+
+	if (!b)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		b[i].err = arch_thread_save(tids[i], &b[i].ts);
+		b[i].saved = !b[i].err;
+		if (!b[i].err)
+			b[i].err = arch_injector_init(&b[i].inj, &b[i].ts);
+		b[i].placed = !b[i].err;
+	}
+	for (k = 0; k < per; k++)
+		compel_step(b, tids, n, calls, per, k);
+	/* every thread put back, even after a failure: as it was before the first call */
+	for (i = 0; i < n; i++) {
+		if (!b[i].saved)
+			continue;
+		e = arch_thread_restore_start(&b[i].ts);
+		b[i].restoring = !e;
+		b[i].err = b[i].err ?: e;
+	}
+	for (i = 0; i < n; i++) {
+		e = b[i].restoring ? arch_thread_restore_finish(&b[i].ts) : 0;
+		if (!e && b[i].placed)
+			e = arch_injector_fini(&b[i].inj);
+		b[i].err = b[i].err ?: e;
+		if (b[i].saved)
+			arch_thread_state_fini(&b[i].ts);
+		err = err ?: b[i].err;
+	}
+	return err;
+}
+
+int compel_syscall(pid_t tid, long nr, const unsigned long args[6], long *ret)
+{
+	struct compel_call c = { .nr = nr };
+	int err;
+
+	memcpy(c.args, args, sizeof(c.args));
+	err = compel_syscalls(&tid, 1, &c, 1);
 	if (!err)
-		err = arch_inject_syscall(&inj, nr, args, ret);
-	err2 = arch_thread_restore(&ts);
-	if (!err2)
-		err2 = arch_injector_fini(&inj);
-	arch_thread_state_fini(&ts);
-	if (err)
-		pr_err("injecting syscall %ld into %d failed: %d\n", nr, tid, err);
-	return err ? err : err2;
+		*ret = c.ret;
+	return err;
 }
 
 static uint64_t remote_of(struct parasite_ctl *ctl, const void *p)
@@ -129,7 +192,8 @@ static void fill_args(struct parasite_ctl *ctl)
 }
 
 /* mmap a shared anonymous area in the task and map the same pages here. */
-static int map_area(struct parasite_ctl *ctl)
+/* The area: mmap() injected into the leader (the first half, for many tasks at once). */
+static int map_area_start(struct parasite_ctl *ctl)
 {
 	unsigned long args[6] = { 0,
 				  ctl->size,
@@ -137,15 +201,22 @@ static int map_area(struct parasite_ctl *ctl)
 				  MAP_SHARED | MAP_ANONYMOUS,
 				  (unsigned long)-1,
 				  0 };
+
+	if (fault_hit("mmap of the parasite area in %d", ctl->pid))
+		return -ENOMEM;
+	return arch_inject_syscall_start(&ctl->inj, __NR_mmap, args);
+}
+
+/* Its result, and the same pages mapped in the dumper. */
+static int map_area_finish(struct parasite_ctl *ctl)
+{
 	char path[96];
 	_cleanup_close_ int fd = -1;
 	void *p;
 	long ret;
 	int err;
 
-	if (fault_hit("mmap of the parasite area in %d", ctl->pid))
-		return -ENOMEM;
-	err = arch_inject_syscall(&ctl->inj, __NR_mmap, args, &ret);
+	err = arch_inject_syscall_finish(&ctl->inj, __NR_mmap, &ret);
 	if (err)
 		return err;
 	if ((unsigned long)ret > -4096UL) {
@@ -258,7 +329,7 @@ static int run_threads_mode(struct parasite_ctl *ctl)
 		for (i = 1; i < started; i++) {
 			if (state[i] != 1)
 				continue;
-			e = arch_step_blob_next(&ctl->ts[i], &r);
+			e = arch_step_blob_next(&ctl->ts[i], &r, -1, NULL);
 			if (!e)
 				continue;
 			state[i] = e == 1 ? 2 : 3;
@@ -376,16 +447,19 @@ int wait_fd(struct parasite_ctl *ctl, int fd)
 	}
 }
 
-static int start_daemon(struct parasite_ctl *ctl)
+/*
+ * The leader's command loop, in three parts for many tasks at once. First:
+ * a listening socket of a unique name, and the blob started in the leader
+ * by syscall stops: it must be seen through socket() and connect(), as a
+ * parasite that cannot connect (seccomp, no memory) goes home, and that
+ * rt_sigreturn must be caught rather than let the task run on unnoticed.
+ */
+static int daemon_start(struct parasite_ctl *ctl)
 {
 	static unsigned long seq;
 	struct parasite_args *a = ctl->args;
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	uint8_t *slot = thread_slot(ctl, 0);
-	struct arch_blob_range r = blob_range(ctl);
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
-	long rval;
 	int n, err;
 
 	n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "criu-like-parasite-%d-%d-%lu",
@@ -401,31 +475,44 @@ static int start_daemon(struct parasite_ctl *ctl)
 	err = arch_start_code(&ctl->ts[0], ctl->remote + parasite_blob_offset__entry,
 			      remote_of(ctl, slot + ctl->thread_size), remote_of(ctl, a), 0,
 			      remote_of(ctl, slot), false);
-	if (err)
-		return err;
-	/*
-	 * Step it through socket() and connect(): a parasite that cannot
-	 * connect (seccomp, no memory) goes home, and we must catch that
-	 * rt_sigreturn rather than let the task run on unnoticed.
-	 */
-	err = arch_step_blob(&ctl->ts[0], &r, __NR_connect, &rval);
-	if (err == 0 && rval < 0) {
+	return err ? err : arch_step_blob_start(&ctl->ts[0]);
+}
+
+/*
+ * Second, once arch_step_blob_next() said @step (2: at the exit of its
+ * connect(), which returned @rval; 1: gone home): it runs its command loop
+ * on its own.
+ */
+static int daemon_connected(struct parasite_ctl *ctl, int step, long rval)
+{
+	struct arch_blob_range r = blob_range(ctl);
+	int err;
+
+	if (step == 2 && rval < 0) {
 		pr_errno((int)rval, "parasite of %d: connect", ctl->pid);
 		err = arch_step_blob(&ctl->ts[0], &r, -1, NULL);
 		return err == 1 ? (int)rval : (err ? err : -EIO);
 	}
-	if (err == 1) {
+	if (step == 1) {
 		pr_err("parasite of %d went home before connecting (see -v4 log)\n", ctl->pid);
 		drain_log(ctl);
 		return -ECONNREFUSED;
 	}
-	if (err)
-		return err;
 	if (ptrace(PTRACE_CONT, ctl->pid, NULL, 0)) {
 		pr_perror("PTRACE_CONT %d", ctl->pid);
 		return neg_errno();
 	}
 	ctl->leader_running = true;
+	return 0;
+}
+
+/* Third: its connection taken; only the task itself may be the peer. */
+static int daemon_accept(struct parasite_ctl *ctl)
+{
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	int err;
+
 	err = wait_fd(ctl, ctl->lsk);
 	if (err)
 		return err;
@@ -446,69 +533,159 @@ static int start_daemon(struct parasite_ctl *ctl)
 	return 0;
 }
 
-int parasite_infect(pid_t pid, const pid_t *tids, unsigned int nr_threads,
-		    struct parasite_ctl **ret)
+/* A control block for the task, every thread's state saved, the injector placed. */
+static int infect_begin(const struct infect_req *q, struct parasite_ctl **ret)
 {
 	struct parasite_ctl *ctl;
 	unsigned int i;
 	int err;
 
-	if (!nr_threads || tids[0] != pid) {
-		pr_err("infect %d: the first thread must be the leader\n", pid);
+	if (!q->nr_threads || q->tids[0] != q->pid) {
+		pr_err("infect %d: the first thread must be the leader\n", q->pid);
 		return -EINVAL;
 	}
 	ctl = calloc(1, sizeof(*ctl));
 	if (!ctl)
 		return -ENOMEM;
-	ctl->pid = pid;
+	ctl->pid = q->pid;
 	ctl->sk = -1;
 	ctl->lsk = -1;
-	ctl->ts = calloc(nr_threads, sizeof(*ctl->ts));
+	ctl->ts = calloc(q->nr_threads, sizeof(*ctl->ts));
 	if (!ctl->ts) {
 		free(ctl);
 		return -ENOMEM;
 	}
-	for (i = 0; i < nr_threads; i++) {
-		err = arch_thread_save(tids[i], &ctl->ts[i]);
+	*ret = ctl;
+	for (i = 0; i < q->nr_threads; i++) {
+		err = arch_thread_save(q->tids[i], &ctl->ts[i]);
 		if (err)
-			goto fail;
+			return err;
 		ctl->nr_threads = i + 1;
 	}
 	layout(ctl);
 	err = arch_injector_init(&ctl->inj, &ctl->ts[0]);
 	ctl->inj_ready = !err;
-	if (!err)
-		err = map_area(ctl);
+	return err;
+}
+
+/* The area mapped: the blob and its arguments in, every other thread's state taken. */
+static int infect_area(struct parasite_ctl *ctl)
+{
+	int err = map_area_finish(ctl);
+
 	/* patched own code (no vDSO) must not be in the pages a dump saves */
 	if (!err)
 		err = arch_injector_lift(&ctl->inj);
 	if (err)
-		goto fail;
+		return err;
 	fill_args(ctl);
-	err = run_threads_mode(ctl);
-	if (!err)
-		err = start_daemon(ctl);
+	return run_threads_mode(ctl);
+}
+
+/* One task's infection, step by step in parasite_infect_all(). */
+struct infection {
+	struct parasite_ctl *ctl;
+	int err;
+	bool injecting, stepping;
+};
+
+/* Each task's blob stepped to the exit of its connect(), one stop of each per round. */
+static void step_to_connect(struct infection *f, unsigned int n)
+{
+	unsigned int i, left = 0;
+	long rval = 0;
+	int e;
+
+	for (i = 0; i < n; i++) {
+		f[i].stepping = !f[i].err;
+		left += f[i].stepping;
+	}
+	while (left) {
+		for (i = 0; i < n; i++) {
+			struct arch_blob_range r;
+
+			if (!f[i].stepping)
+				continue;
+			r = blob_range(f[i].ctl);
+			e = arch_step_blob_next(&f[i].ctl->ts[0], &r, __NR_connect, &rval);
+			if (!e)
+				continue;
+			f[i].stepping = false;
+			left--;
+			f[i].err = e < 0 ? e : daemon_connected(f[i].ctl, e, rval);
+		}
+	}
+}
+
+/*
+ * Every step taken in every task before the next, so that the tasks run to
+ * their next stop (the mmap's, the blob's syscalls) while the dumper
+ * handles the others', and the parasites connect back side by side
+ * (infect.md, "The infection of a tree"). A task that fails is cured, the
+ * others go on.
+ */
+int parasite_infect_all(const struct infect_req *reqs, unsigned int n,
+			struct parasite_ctl **ret_ctls, int *ret_errs)
+{
+	_cleanup_free_ struct infection *f = calloc(n ? n : 1, sizeof(*f));
+	_cleanup_free_ struct parasite_ctl **failed = calloc(n ? n : 1, sizeof(*failed));
+	unsigned int i;
+	int err = 0;
+
+	if (!f || !failed)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		f[i].err = infect_begin(&reqs[i], &f[i].ctl);
+		if (!f[i].err)
+			f[i].err = map_area_start(f[i].ctl);
+		f[i].injecting = !f[i].err;
+	}
+	/*
+	 * A task whose mmap was started is taken to its exit stop even after a
+	 * failure elsewhere: its cure starts from there.
+	 */
+	for (i = 0; i < n; i++)
+		if (f[i].injecting)
+			f[i].err = infect_area(f[i].ctl);
+	for (i = 0; i < n; i++)
+		if (!f[i].err)
+			f[i].err = daemon_start(f[i].ctl);
+	step_to_connect(f, n);
+	for (i = 0; i < n; i++)
+		if (!f[i].err)
+			f[i].err = daemon_accept(f[i].ctl);
+	for (i = 0; i < n; i++) {
+		ret_ctls[i] = NULL;
+		if (ret_errs)
+			ret_errs[i] = f[i].err;
+		if (f[i].err) {
+			pr_err("infection of %d failed: %d\n", reqs[i].pid, f[i].err);
+			failed[i] = TAKE_PTR(f[i].ctl);
+			err = err ?: f[i].err;
+			continue;
+		}
+		pr_info("task %d infected: area %#lx (%zu bytes), %u threads\n", reqs[i].pid,
+			(unsigned long)f[i].ctl->remote, f[i].ctl->size, f[i].ctl->nr_threads);
+		ret_ctls[i] = TAKE_PTR(f[i].ctl);
+	}
 	if (err)
-		goto fail;
-	pr_info("task %d infected: area %#lx (%zu bytes), %u threads\n", pid,
-		(unsigned long)ctl->remote, ctl->size, nr_threads);
-	*ret = ctl;
-	return 0;
-fail:
-	pr_err("infection of %d failed: %d\n", pid, err);
-	parasite_cure(ctl);
+		parasite_cure_all(failed, n, NULL);
 	return err;
 }
 
+int parasite_infect(pid_t pid, const pid_t *tids, unsigned int nr_threads,
+		    struct parasite_ctl **ret)
+{
+	struct infect_req q = { .pid = pid, .tids = tids, .nr_threads = nr_threads };
+
+	return parasite_infect_all(&q, 1, ret, NULL);
+}
+
 /* Stops seen on the way are handled as while it runs free. */
-int interrupt_leader(struct parasite_ctl *ctl)
+static int interrupt_wait(struct parasite_ctl *ctl)
 {
 	int status, err;
 
-	if (ptrace(PTRACE_INTERRUPT, ctl->pid, NULL, 0)) {
-		pr_perror("PTRACE_INTERRUPT %d", ctl->pid);
-		return neg_errno();
-	}
 	for (;;) {
 		err = arch_wait_stop(ctl->pid, &status);
 		if (err)
@@ -519,6 +696,22 @@ int interrupt_leader(struct parasite_ctl *ctl)
 		if (err)
 			return err;
 	}
+}
+
+static int interrupt_start(struct parasite_ctl *ctl)
+{
+	if (ptrace(PTRACE_INTERRUPT, ctl->pid, NULL, 0)) {
+		pr_perror("PTRACE_INTERRUPT %d", ctl->pid);
+		return neg_errno();
+	}
+	return 0;
+}
+
+int interrupt_leader(struct parasite_ctl *ctl)
+{
+	int err = interrupt_start(ctl);
+
+	return err ? err : interrupt_wait(ctl);
 }
 
 /*
@@ -542,52 +735,6 @@ static int adopt_leader_state(struct parasite_ctl *ctl)
 	return err;
 }
 
-/* Let the command loop end and catch the leader at its rt_sigreturn. */
-static int stop_daemon(struct parasite_ctl *ctl)
-{
-	struct parasite_msg m = { .cmd = PARASITE_CMD_FINISH };
-	struct arch_blob_range r = blob_range(ctl);
-	struct user_regs_struct regs;
-	int err = 0, err2;
-
-	if (ctl->sk >= 0)
-		err = ctl_cmd(ctl, &m, NULL, NULL, 0);
-	err2 = interrupt_leader(ctl);
-	fault_kill_point();
-	if (ctl->sk >= 0)
-		close(TAKE_FD(ctl->sk));
-	fault_kill_point();
-	if (ctl->lsk >= 0)
-		close(TAKE_FD(ctl->lsk));
-	ctl->leader_running = false;
-	if (!err2)
-		err2 = arch_get_regs(ctl->pid, &regs);
-	if (!err2 &&
-	    (arch_regs_pc(&regs) < ctl->remote || arch_regs_pc(&regs) >= ctl->remote + ctl->size)) {
-		err2 = adopt_leader_state(ctl);
-		err = err ? err : -EIO;
-	} else if (!err2) {
-		err2 = arch_step_blob(&ctl->ts[0], &r, -1, NULL);
-		err2 = err2 == 1 ? 0 : (err2 ? err2 : -EIO);
-	}
-	drain_log(ctl);
-	return err ? err : err2;
-}
-
-static int unmap_area(struct parasite_ctl *ctl)
-{
-	unsigned long args[6] = { ctl->remote, ctl->size };
-	long ret;
-	int err;
-
-	err = arch_inject_syscall(&ctl->inj, __NR_munmap, args, &ret);
-	if (!err && ret) {
-		pr_errno((int)ret, "munmap of the parasite area in %d", ctl->pid);
-		err = (int)ret;
-	}
-	return err;
-}
-
 static void ctl_free(struct parasite_ctl *ctl)
 {
 	unsigned int i;
@@ -604,45 +751,225 @@ static void ctl_free(struct parasite_ctl *ctl)
 	free(ctl);
 }
 
-/*
- * Each step runs even when an earlier one failed: the task must get back
- * as much of its state as can be given back. Order matters: the leader
- * leaves the blob before the area goes, and its registers go back last.
- */
 void parasite_area(const struct parasite_ctl *ctl, unsigned long *start, unsigned long *end)
 {
 	*start = (unsigned long)ctl->remote;
 	*end = (unsigned long)ctl->remote + ctl->size;
 }
 
-int parasite_cure(struct parasite_ctl *ctl)
-{
-	int err = 0, e;
+/* One task's cure, step by step in parasite_cure_all(). */
+struct cure {
+	struct parasite_ctl *ctl;
+	struct parasite_msg m;
+	int err; /* the first error of the cure */
+	int err2; /* of the ptrace steps that bring the leader out of the blob */
+	bool stopping, sent, stepping, unmapping, restoring;
+};
 
-	if (!ctl)
-		return 0;
-	if (ctl->leader_running)
-		err = stop_daemon(ctl);
-	if (ctl->remote && ctl->inj_ready) {
+/* The command loop ends: FINISH to every parasite, then every answer. */
+static void finish_cmds(struct cure *c, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		c[i].stopping = c[i].ctl->leader_running;
+		if (!c[i].stopping || c[i].ctl->sk < 0)
+			continue;
+		c[i].m = (struct parasite_msg){ .cmd = PARASITE_CMD_FINISH };
+		c[i].err = ctl_cmd_send(c[i].ctl, &c[i].m, NULL);
+		c[i].sent = !c[i].err;
+	}
+	for (i = 0; i < n; i++)
+		if (c[i].sent)
+			c[i].err = ctl_cmd_recv(c[i].ctl, &c[i].m, NULL, 0);
+}
+
+/* Every leader interrupted in its command loop, its control socket closed. */
+static void interrupt_leaders(struct cure *c, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (c[i].stopping)
+			c[i].err2 = interrupt_start(c[i].ctl);
+	for (i = 0; i < n; i++) {
+		struct parasite_ctl *ctl = c[i].ctl;
+
+		if (!c[i].stopping)
+			continue;
+		if (!c[i].err2)
+			c[i].err2 = interrupt_wait(ctl);
+		fault_kill_point();
+		if (ctl->sk >= 0)
+			close(TAKE_FD(ctl->sk));
+		fault_kill_point();
+		if (ctl->lsk >= 0)
+			close(TAKE_FD(ctl->lsk));
+		ctl->leader_running = false;
+	}
+}
+
+/*
+ * Each interrupted leader stepped to its rt_sigreturn, which is cancelled,
+ * round after round, one stop of each per round. A leader already out of
+ * the area went home on its own: its state now is kept.
+ */
+static void leave_blobs(struct cure *c, unsigned int n)
+{
+	struct user_regs_struct regs;
+	unsigned int i, left = 0;
+	int e;
+
+	for (i = 0; i < n; i++) {
+		struct parasite_ctl *ctl = c[i].ctl;
+
+		if (!c[i].stopping || c[i].err2)
+			continue;
+		c[i].err2 = arch_get_regs(ctl->pid, &regs);
+		if (c[i].err2)
+			continue;
+		if (arch_regs_pc(&regs) < ctl->remote ||
+		    arch_regs_pc(&regs) >= ctl->remote + ctl->size) {
+			c[i].err2 = adopt_leader_state(ctl);
+			c[i].err = c[i].err ?: -EIO;
+			continue;
+		}
+		c[i].err2 = arch_step_blob_start(&ctl->ts[0]);
+		c[i].stepping = !c[i].err2;
+		left += c[i].stepping;
+	}
+	while (left) {
+		for (i = 0; i < n; i++) {
+			struct arch_blob_range r;
+
+			if (!c[i].stepping)
+				continue;
+			r = blob_range(c[i].ctl);
+			e = arch_step_blob_next(&c[i].ctl->ts[0], &r, -1, NULL);
+			if (!e)
+				continue;
+			c[i].stepping = false;
+			left--;
+			if (e < 0)
+				c[i].err2 = e;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (!c[i].stopping)
+			continue;
+		drain_log(c[i].ctl);
+		c[i].err = c[i].err ?: c[i].err2;
+	}
+}
+
+/* munmap() of the area injected into every leader, the patch placed again for it. */
+static void unmap_areas(struct cure *c, unsigned int n)
+{
+	unsigned int i;
+	long ret;
+	int e;
+
+	for (i = 0; i < n; i++) {
+		struct parasite_ctl *ctl = c[i].ctl;
+		unsigned long args[6] = { ctl->remote, ctl->size };
+
+		if (!ctl->remote || !ctl->inj_ready)
+			continue;
 		e = arch_injector_place(&ctl->inj);
 		if (!e)
-			e = unmap_area(ctl);
-		err = err ? err : e;
+			e = arch_inject_syscall_start(&ctl->inj, __NR_munmap, args);
+		c[i].unmapping = !e;
+		c[i].err = c[i].err ?: e;
 	}
-	if (ctl->nr_threads && ctl->ts[0].xstate && (ctl->inj_ready || ctl->remote)) {
-		e = arch_thread_restore(&ctl->ts[0]);
-		err = err ? err : e;
+	for (i = 0; i < n; i++) {
+		struct parasite_ctl *ctl = c[i].ctl;
+
+		if (!c[i].unmapping)
+			continue;
+		e = arch_inject_syscall_finish(&ctl->inj, __NR_munmap, &ret);
+		if (!e && ret) {
+			pr_errno((int)ret, "munmap of the parasite area in %d", ctl->pid);
+			e = (int)ret;
+		}
+		c[i].err = c[i].err ?: e;
 	}
-	if (ctl->inj_ready) {
-		e = arch_injector_fini(&ctl->inj);
-		err = err ? err : e;
+}
+
+/* Every leader's registers, sigmask and xstate back; then the patched bytes. */
+static void restore_leaders(struct cure *c, unsigned int n)
+{
+	unsigned int i;
+	int e;
+
+	for (i = 0; i < n; i++) {
+		struct parasite_ctl *ctl = c[i].ctl;
+
+		if (!ctl->nr_threads || !ctl->ts[0].xstate || (!ctl->inj_ready && !ctl->remote))
+			continue;
+		e = arch_thread_restore_start(&ctl->ts[0]);
+		c[i].restoring = !e;
+		c[i].err = c[i].err ?: e;
 	}
-	if (err)
-		pr_err("cure of %d: %d\n", ctl->pid, err);
-	else
-		pr_info("task %d cured\n", ctl->pid);
-	ctl_free(ctl);
+	for (i = 0; i < n; i++) {
+		if (!c[i].restoring)
+			continue;
+		e = arch_thread_restore_finish(&c[i].ctl->ts[0]);
+		c[i].err = c[i].err ?: e;
+	}
+	for (i = 0; i < n; i++) {
+		if (!c[i].ctl->inj_ready)
+			continue;
+		e = arch_injector_fini(&c[i].ctl->inj);
+		c[i].err = c[i].err ?: e;
+	}
+}
+
+/*
+ * Each step runs even when an earlier one failed: the task must get back
+ * as much of its state as can be given back. Order matters within a task:
+ * the leader leaves the blob before the area goes, and its registers go
+ * back last. Each step is taken in every task before the next, so that
+ * the tasks run to their next stop while the dumper handles the others'
+ * (infect.md, "The cure of a tree").
+ */
+int parasite_cure_all(struct parasite_ctl **ctls, unsigned int nr, int *ret_errs)
+{
+	_cleanup_free_ struct cure *c = calloc(nr ? nr : 1, sizeof(*c));
+	unsigned int i, n = 0;
+	int err = 0;
+
+	if (!c)
+		return -ENOMEM;
+	for (i = 0; i < nr; i++)
+		if (ctls[i])
+			c[n++].ctl = ctls[i];
+	finish_cmds(c, n);
+	interrupt_leaders(c, n);
+	leave_blobs(c, n);
+	unmap_areas(c, n);
+	restore_leaders(c, n);
+	for (i = 0, n = 0; i < nr; i++) {
+		int e = 0;
+
+		if (ctls[i]) {
+			e = c[n].err;
+			if (e)
+				pr_err("cure of %d: %d\n", ctls[i]->pid, e);
+			else
+				pr_info("task %d cured\n", ctls[i]->pid);
+			ctl_free(TAKE_PTR(ctls[i]));
+			n++;
+		}
+		if (ret_errs)
+			ret_errs[i] = e;
+		err = err ?: e;
+	}
 	return err;
+}
+
+int parasite_cure(struct parasite_ctl *ctl)
+{
+	return parasite_cure_all(&ctl, 1, NULL);
 }
 
 /*
@@ -793,6 +1120,9 @@ int parasite_syscall_data(struct parasite_ctl *ctl, long nr, const unsigned long
 
 	if (size > ctl->args->data_size)
 		return -E2BIG;
+	err = ctl_settle(ctl);
+	if (err)
+		return err;
 	memcpy(((uint8_t *)ctl->args + ctl->args->data_off), data, size);
 	for (i = 0; i < 6; i++)
 		r.args[i] = data_args & (1u << i) ? remote + args[i] : args[i];

@@ -14,6 +14,8 @@
  *				counts. Each process prints "tick N errors E"
  *				every 10 ms (the child prefixes "child").
  *   dump-victim socket		holds a vsock socket (not dumpable yet) and ticks.
+ *   dump-victim forest N	a root and N-1 children, 1 MiB each, ticking as "mem"
+ *				does, each line prefixed with "pI " (I = 0..N-1).
  *
  * Each prints "ready PID" on stdout (flushed) once set up.
  */
@@ -163,6 +165,22 @@ int main(int argc, char **argv)
 		printf("ready %d\n", getpid());
 		tick_loop("", mem, words);
 	}
+	if (argc >= 3 && !strcmp(argv[1], "forest")) {
+		int n = atoi(argv[2]), i;
+		char who[16] = "p0 ";
+
+		for (i = 1; i < n; i++)
+			if (fork() == 0) {
+				snprintf(who, sizeof(who), "p%d ", i);
+				break;
+			}
+		mem = fill(1, &words, false);
+		if (!strcmp(who, "p0 ")) {
+			printf("ready %d\n", getpid());
+			fflush(stdout);
+		}
+		tick_loop(who, mem, words);
+	}
 	if (argc >= 2 && !strcmp(argv[1], "socket")) {
 		/* vsock sockets are not dumped: refused at dump time. */
 		if (socket(AF_VSOCK, SOCK_SEQPACKET, 0) < 0)
@@ -170,6 +188,6 @@ int main(int argc, char **argv)
 		printf("ready %d\n", getpid());
 		tick_loop("", NULL, 0);
 	}
-	fprintf(stderr, "usage: dump-victim state | mem MIB [tree|huge|cow] | socket\n");
+	fprintf(stderr, "usage: dump-victim state | mem MIB [tree|huge|cow] | forest N | socket\n");
 	return 2;
 }

@@ -154,6 +154,48 @@ static void write_dump(struct ctx *c)
 	img_track_stop();
 }
 
+/* Thousands of names (a large tree's images): each found, replaced in place, none invented. */
+static void test_many_names(void **state)
+{
+	struct img_list l = { 0 };
+	const struct img_file *f;
+	char name[64];
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "core-%u.img", i);
+		assert_int_equal(img_list_add(&l, name, i, true, i * 3), 0);
+	}
+	assert_int_equal(l.n, 5000);
+	for (i = 0; i < 5000; i += 7) {
+		snprintf(name, sizeof(name), "core-%u.img", i);
+		f = img_list_find(&l, name);
+		assert_non_null(f);
+		assert_string_equal(f->name, name);
+		assert_int_equal(f->size, i);
+		assert_int_equal(f->crc32c, i * 3);
+	}
+	/* the same name again: the entry is replaced, the list does not grow */
+	assert_int_equal(img_list_add(&l, "core-42.img", 7, false, 9), 0);
+	assert_int_equal(l.n, 5000);
+	f = img_list_find(&l, "core-42.img");
+	assert_non_null(f);
+	assert_int_equal(f->size, 7);
+	assert_false(f->has_crc32c);
+	assert_int_equal(f->crc32c, 0);
+	assert_null(img_list_find(&l, "core-5000.img"));
+	assert_null(img_list_find(&l, ""));
+	/* the order of addition is kept: the inventory lists them so */
+	assert_string_equal(l.files[0].name, "core-0.img");
+	assert_string_equal(l.files[4999].name, "core-4999.img");
+	img_list_fini(&l);
+	assert_null(img_list_find(&l, "core-1.img"));
+	assert_int_equal(img_list_add(&l, "x.img", 1, false, 0), 0);
+	assert_non_null(img_list_find(&l, "x.img"));
+	img_list_fini(&l);
+}
+
 static void test_track_writes(void **state)
 {
 	struct ctx *c = *state;
@@ -402,6 +444,7 @@ static void test_check_images(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_many_names),
 		cmocka_unit_test_setup_teardown(test_track_writes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inventory, setup, teardown),

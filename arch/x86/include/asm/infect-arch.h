@@ -30,6 +30,7 @@ struct arch_thread_state {
 	uint8_t *xstate; /* NT_X86_XSTATE, xsize bytes */
 	uint64_t stolen_sigs; /* stop signals absorbed while infected, re-sent on restore */
 	bool skipping; /* arch_step_blob_next(): its rt_sigreturn cancelled, until the exit stop */
+	long last_nr; /* arch_step_blob_next(): the syscall of the last entry stop */
 };
 
 int arch_thread_save(pid_t tid, struct arch_thread_state *t);
@@ -78,6 +79,13 @@ int arch_injector_place(struct arch_injector *inj);
  * rt_sigreturn on the frame. Returns 0 and *ret = rax, or -errno.
  */
 int arch_inject_syscall(struct arch_injector *inj, long nr, const unsigned long args[6], long *ret);
+/*
+ * arch_inject_syscall() in two halves, for many tasks at once: start sets
+ * the registers and resumes the thread; finish waits for its entry and exit
+ * stops. While one task's stops are handled, the others run to theirs.
+ */
+int arch_inject_syscall_start(struct arch_injector *inj, long nr, const unsigned long args[6]);
+int arch_inject_syscall_finish(struct arch_injector *inj, long nr, long *ret);
 /* Put the patched bytes back. Call after arch_thread_restore(). */
 int arch_injector_fini(struct arch_injector *inj);
 
@@ -107,14 +115,16 @@ int arch_step_blob(struct arch_thread_state *ts, const struct arch_blob_range *r
 		   long *rval);
 
 /*
- * arch_step_blob(@nr < 0) cut in steps, for many threads at once: start
- * resumes the thread (registers set by arch_start_code(run = false)); each
- * next waits for its next stop, handles it and resumes it again: 0, or 1
- * once at the exit stop of its cancelled rt_sigreturn (not resumed), or
+ * arch_step_blob() cut in steps, for many threads at once: start resumes
+ * the thread (registers set by arch_start_code(run = false)); each next
+ * waits for its next stop, handles it and resumes it again: 0, or 1 once
+ * at the exit stop of its cancelled rt_sigreturn, or 2 with *@rval at the
+ * exit stop of syscall @nr (@nr < 0: never; not resumed either way), or
  * -errno. While one thread's stop is handled, the others run.
  */
 int arch_step_blob_start(struct arch_thread_state *ts);
-int arch_step_blob_next(struct arch_thread_state *ts, const struct arch_blob_range *r);
+int arch_step_blob_next(struct arch_thread_state *ts, const struct arch_blob_range *r, long nr,
+			long *rval);
 
 /* Read the general registers of a stopped thread. Returns 0 or -errno, errno kept for the caller. */
 int arch_get_regs(pid_t tid, struct user_regs_struct *r);
