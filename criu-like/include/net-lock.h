@@ -61,6 +61,13 @@ int netlock_restore_conns(struct restore_ctx *ctx, const struct inet_tuple *t, s
  * restore.
  */
 void netlock_cleanup_stale(const struct cr_options *o);
+/*
+ * What netlock_cleanup_stale() does first, alone, for a run that cleans up
+ * later: the restore, whose cleanup waits until the tree runs (nothing it
+ * removes is a lock the restore needs: the images' own kept lock is never
+ * stale while they record it), out of the time its connections are held.
+ */
+void netlock_run_start(const struct cr_options *o);
 
 /*
  * dump.c, once the images are complete and the tree is about to be killed,

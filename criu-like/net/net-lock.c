@@ -587,14 +587,20 @@ int netlock_cleanup(enum netlock_kind kind, bool quiet_missing)
 	return n;
 }
 
-void netlock_cleanup_stale(const struct cr_options *o)
+void netlock_run_start(const struct cr_options *o)
 {
-	enum netlock_kind kind;
 	uint64_t start;
 
 	self_start_time(&start); /* while /proc is criu-like's */
-	/* the first hook of a dump or a restore: holding packets on or off for this run */
+	/* holding packets on or off for this run */
 	nfq_hold_disable(o->no_packet_hold);
+}
+
+void netlock_cleanup_stale(const struct cr_options *o)
+{
+	enum netlock_kind kind;
+
+	netlock_run_start(o);
 	if (netlock_parse_kind(o->network_lock, &kind) || kind == NETLOCK_SKIP)
 		return;
 	/* a host without the tool has no lock of that kind: nothing to say */
