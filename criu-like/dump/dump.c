@@ -760,7 +760,10 @@ int cr_dump(const struct cr_options *o)
 	/* before the freeze: rules of a killed packet holder would drop for good */
 	if (!o->no_packet_hold && o->tcp_established)
 		nfq_hold_cleanup();
-	err = dump_prepare(&ctx, o);
+	/* the lock's and the holder's start out of the frozen time */
+	err = netlock_dump_ahead(&ctx);
+	if (!err)
+		err = dump_prepare(&ctx, o);
 	if (!err)
 		err = dump_tasks(&ctx);
 	if (!err)

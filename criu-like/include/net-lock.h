@@ -70,6 +70,17 @@ void netlock_cleanup_stale(const struct cr_options *o);
 void netlock_run_start(const struct cr_options *o);
 
 /*
+ * dump.c, before the freeze, with --tcp-established and packets held, for a
+ * tree in criu-like's network namespace: what the first locked connection
+ * needs is made while the tree still runs, out of its frozen time: the
+ * lock's nftables context and its name, the packet holder (listening, no
+ * rule yet: nothing is held) and an iptables-restore per family waiting for
+ * the holder's rules. A tree with no connection ends with nothing installed
+ * and the holder stopped (netlock_dump_fini()). 0 or -errno (logged).
+ */
+int netlock_dump_ahead(struct dump_ctx *ctx);
+
+/*
  * dump.c, once the images are complete and the tree is about to be killed,
  * before the final inventory: give the lock (if any) its kept name, naming
  * the image directory, in one transaction, so that later runs leave it

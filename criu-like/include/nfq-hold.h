@@ -43,6 +43,16 @@ int nfq_hold_add(struct nfq_hold *h, const struct inet_tuple *t, size_t n);
 int nfq_hold_add_netns(struct nfq_hold *h);
 const char *nfq_hold_name(const struct nfq_hold *h);
 /*
+ * Before the freeze: an iptables-restore and an ip6tables-restore started
+ * now, waiting on their input, for the first nfq_hold_add() of each family,
+ * which then only gives them its rules (their start is 2-3 ms each here, more
+ * under load, out of the frozen time). nfq_hold_prime_end(): the ones not
+ * used end now (no wait; nfq_hold_stop() and nfq_hold_detach() reap them).
+ * Best effort: a tool that does not start leaves nfq_hold_add() as it was.
+ */
+void nfq_hold_prime(struct nfq_hold *h);
+void nfq_hold_prime_end(struct nfq_hold *h);
+/*
  * Accept every held packet, in the order they came, and whatever comes from
  * now on: before the rules are removed (removing a base chain drops every
  * queued packet of the namespace). How many were held, or -errno.

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -657,8 +658,49 @@ static void hold_conns(const struct inet_tuple *t, size_t n)
 {
 	struct nfq_hold *h = nfq_hold_here(NULL, true);
 
+	if (!h)
+		return;
+	nfq_hold_add(h, t, n);
+	/* the tools started ahead and not needed (the other family) go now */
+	nfq_hold_prime_end(h);
+}
+
+/* Is the tree of @pid in this thread's network namespace? */
+static bool tree_netns_here(pid_t pid)
+{
+	char path[64];
+	struct stat a, b;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+	return !stat(path, &a) && !stat("/proc/thread-self/ns/net", &b) && a.st_ino == b.st_ino &&
+	       a.st_dev == b.st_dev;
+}
+
+int netlock_dump_ahead(struct dump_ctx *ctx)
+{
+	const struct cr_options *o = ctx->opts;
+	enum netlock_kind kind;
+	struct nfq_hold *h;
+	int err;
+
+	if (!o->tcp_established || o->no_packet_hold || ctx->netlock ||
+	    netlock_parse_kind(o->network_lock, &kind) || kind == NETLOCK_SKIP ||
+	    !tree_netns_here(o->tree))
+		return 0;
+	ctx->netlock = netlock_new(kind);
+	if (!ctx->netlock) {
+		pr_perror("cannot set up the network lock");
+		return neg_errno();
+	}
+	err = dump_hold_setup(ctx->netlock, o);
+	if (err)
+		return err;
+	/* -R: the holder of the first connection, started now (a kill-mode one is already) */
+	h = nfq_hold_here(NULL, true);
 	if (h)
-		nfq_hold_add(h, t, n);
+		nfq_hold_prime(h);
+	pr_debug("network lock and packet holder ready before the freeze\n");
+	return 0;
 }
 
 static int netlock_dump_conns_here(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n)
