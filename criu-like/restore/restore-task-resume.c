@@ -157,8 +157,37 @@ static int step_one(struct rtask *rt, struct rthread *th, int status)
 	return 0;
 }
 
-/* Follow every thread to the exit of its rt_sigreturn. */
-static int run_to_sigreturn(struct rtask *tasks, size_t nr)
+/*
+ * SIGCHLD blocked (@old: the mask before), so that wait_child_event() takes
+ * it: every ptrace stop and every exit of a child or tracee sends one.
+ */
+static void block_sigchld(sigset_t *old)
+{
+	sigset_t chld;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, old);
+}
+
+/*
+ * Until a child or tracee of ours may have changed state, @us at most: a
+ * SIGCHLD (blocked by block_sigchld()) ends the wait at once. A fixed sleep
+ * instead cost up to its whole length after every step of every thread,
+ * between the resume and the moment the held packets could go.
+ */
+static void wait_child_event(long us)
+{
+	const struct timespec ts = { 0, us * 1000 };
+	sigset_t chld;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigtimedwait(&chld, NULL, &ts);
+}
+
+/* Follow every thread to the exit of its rt_sigreturn, SIGCHLD blocked. */
+static int run_to_sigreturn_blocked(struct rtask *tasks, size_t nr)
 {
 	uint64_t deadline = now_ms() + RESUME_TIMEOUT_MS;
 	size_t i, j, left;
@@ -190,7 +219,7 @@ static int run_to_sigreturn(struct rtask *tasks, size_t nr)
 			}
 		}
 		if (left)
-			usleep(200);
+			wait_child_event(200);
 	} while (left && now_ms() < deadline);
 	if (left) {
 		pr_err("%zu threads still in the restorer %d ms after the resume\n", left,
@@ -198,6 +227,18 @@ static int run_to_sigreturn(struct rtask *tasks, size_t nr)
 		return -ETIMEDOUT;
 	}
 	return 0;
+}
+
+/* Follow every thread to the exit of its rt_sigreturn. */
+static int run_to_sigreturn(struct rtask *tasks, size_t nr)
+{
+	sigset_t old;
+	int err;
+
+	block_sigchld(&old);
+	err = run_to_sigreturn_blocked(tasks, nr);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return err;
 }
 
 /* The mapping of @pid that holds @addr: the restorer area (it has a guard page on each side). */
@@ -351,16 +392,21 @@ static void detach_all(struct rtask *tasks, size_t nr)
 				ptrace(PTRACE_DETACH, tasks[i].th[j].tid, NULL, NULL);
 }
 
-/* The syscall @tid sits in (/proc/PID/task/TID/syscall), -1 when running or unknown. */
-static long current_syscall(pid_t pid, pid_t tid)
+/*
+ * Is @tid in syscall @nr again (/proc/PID/task/TID/syscall), or gone (it
+ * need not be waited for)? Not when running or unknown.
+ */
+static bool back_in_syscall(pid_t pid, pid_t tid, long nr)
 {
 	char path[64];
 	_cleanup_free_ char *s = NULL;
-	long nr;
+	long cur;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
 	s = read_file_at(AT_FDCWD, path, NULL);
-	return s && sscanf(s, "%ld", &nr) == 1 ? nr : -1;
+	if (!s)
+		return errno == ENOENT || errno == ESRCH;
+	return sscanf(s, "%ld", &cur) == 1 && cur == nr;
 }
 
 /*
@@ -384,11 +430,13 @@ static void wait_back_in_syscalls(struct rtask *tasks, size_t nr)
 				const UserRegsEntry *r = c->threads[j]->gpregs;
 				long ax = (long)r->ax;
 
-				if ((long)r->orig_ax < 0 || ax < -514 || ax > -512)
-					continue; /* not in a syscall that restarts */
-				if (current_syscall(tasks[i].pid, tasks[i].th[j].tid) !=
-				    (long)r->orig_ax)
-					left++;
+				if ((long)r->orig_ax < 0 || ax < -514 || ax > -512 ||
+				    tasks[i].th[j].done)
+					continue; /* not in a syscall that restarts, or seen back */
+				tasks[i].th[j].done = back_in_syscall(tasks[i].pid,
+								      tasks[i].th[j].tid,
+								      (long)r->orig_ax);
+				left += !tasks[i].th[j].done;
 			}
 		}
 		if (left)
@@ -472,9 +520,21 @@ int rst_resume_tasks(struct restore_ctx *ctx)
 	if (!err)
 		detach_all(tasks, n);
 	if (!err)
-		wait_back_in_syscalls(tasks, n);
+		pr_debug("%zu tasks run\n", n);
 	for (i = 0; tasks && i < n; i++)
 		free(tasks[i].th);
 	free(tasks);
 	return err;
+}
+
+void rst_settle_tasks(struct restore_ctx *ctx)
+{
+	struct rtask *tasks = NULL;
+	size_t n = 0, i;
+
+	if (!collect(ctx, &tasks, &n))
+		wait_back_in_syscalls(tasks, n);
+	for (i = 0; tasks && i < n; i++)
+		free(tasks[i].th);
+	free(tasks);
 }
