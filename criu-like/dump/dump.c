@@ -473,8 +473,10 @@ static bool task_live(const struct dump_task *dt)
 static int dump_tasks(struct dump_ctx *ctx)
 {
 	unsigned int i;
-	int err = 0, cerr;
+	int err, cerr;
 
+	/* what the file kinds can start now, while the tasks are infected */
+	err = dump_files_start(ctx);
 	for (i = 0; i < ctx->nr_tasks && !err; i++)
 		if (task_live(&ctx->tasks[i]))
 			err = prepare_task(ctx->opts, ctx, &ctx->tasks[i]);
