@@ -47,7 +47,8 @@ const char *nfq_hold_name(const struct nfq_hold *h);
  * now, waiting on their input, for the first nfq_hold_add() of each family,
  * which then only gives them its rules (their start is 2-3 ms each here, more
  * under load, out of the frozen time). nfq_hold_prime_end(): the ones not
- * used end now (no wait; nfq_hold_stop() and nfq_hold_detach() reap them).
+ * used are killed now, having read nothing (no wait; nfq_hold_stop() and
+ * nfq_hold_detach() reap them).
  * Best effort: a tool that does not start leaves nfq_hold_add() as it was.
  */
 void nfq_hold_prime(struct nfq_hold *h);

@@ -21,13 +21,16 @@ int run_tool(const char *const argv[], const char *input, char **ret_out, bool q
  * iptables-restore here, several times that on a loaded machine) is paid
  * before it is needed. tool_finish() gives it @input and ends as run_tool();
  * tool_end_input() ends its input now (it exits, changing nothing, when it
- * had none); tool_abandon() ends its input and waits for it. Both finishing
- * calls free @r.
+ * had none); tool_cancel() kills one that was given no input (SIGKILL: it
+ * did nothing, and exits faster than one that tears itself down at the end
+ * of an empty input; reaped by tool_abandon()); tool_abandon() ends its
+ * input and waits for it. tool_finish() and tool_abandon() free @r.
  */
 struct tool_run;
 struct tool_run *tool_start(const char *const argv[]);
 int tool_finish(struct tool_run *r, const char *input, char **ret_out, bool quiet);
 void tool_end_input(struct tool_run *r);
+void tool_cancel(struct tool_run *r);
 void tool_abandon(struct tool_run *r);
 
 /* libnftables in this process, or the nft tool: open once, run many scripts. */

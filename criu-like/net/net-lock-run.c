@@ -214,6 +214,12 @@ struct tool_run *tool_start(const char *const argv[])
 	return r;
 }
 
+void tool_cancel(struct tool_run *r)
+{
+	if (r && r->pid > 0)
+		kill(r->pid, SIGKILL);
+}
+
 void tool_end_input(struct tool_run *r)
 {
 	if (r && r->in >= 0) {

@@ -453,7 +453,7 @@ void nfq_hold_prime_end(struct nfq_hold *h)
 	int fi;
 
 	for (fi = 0; h && fi < 2; fi++)
-		tool_end_input(h->primed[fi]);
+		tool_cancel(h->primed[fi]);
 }
 
 /* The tools started ahead: their input ended, waited for. */
@@ -476,7 +476,7 @@ static int hold_ipt_restore(struct nfq_hold *h, int fi, const char *text)
 	h->primed[fi] = NULL;
 	if (r && !tool_finish(r, text, NULL, true))
 		return 0;
-	/* none, or its input ended (nfq_hold_prime_end()), or it failed: a new one */
+	/* none, or cancelled (nfq_hold_prime_end()), or it failed: a new one */
 	return ipt_restore(family, text, true);
 }
 

@@ -578,6 +578,11 @@ static void test_tool_ahead(void **state)
 	assert_null(out);
 	r = tool_start(cat);
 	assert_non_null(r);
+	tool_cancel(r);
+	assert_int_equal(tool_finish(r, "late\n", &out, true), -EIO);
+	assert_null(out);
+	r = tool_start(cat);
+	assert_non_null(r);
 	tool_abandon(r);
 	errno = 0;
 	assert_null(tool_start(none));
