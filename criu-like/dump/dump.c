@@ -609,9 +609,12 @@ static int cure_tasks(struct dump_ctx *ctx)
 static int dump_tasks(struct dump_ctx *ctx)
 {
 	unsigned int i;
-	int err = 0, cerr;
+	int err, cerr;
 
-	err = prepare_tasks(ctx);
+	/* what the file kinds can start now, while the tasks are infected */
+	err = dump_files_start(ctx);
+	if (!err)
+		err = prepare_tasks(ctx);
 	/*
 	 * Every parasite's first command sent at once: they wake up and answer
 	 * side by side while the tasks before theirs are dumped.
@@ -944,7 +947,10 @@ int cr_dump(const struct cr_options *o)
 	/* before the freeze: rules of a killed packet holder would drop for good */
 	if (!o->no_packet_hold && o->tcp_established)
 		nfq_hold_cleanup();
-	err = dump_prepare(&ctx, o);
+	/* the lock's and the holder's start out of the frozen time */
+	err = netlock_dump_ahead(&ctx);
+	if (!err)
+		err = dump_prepare(&ctx, o);
 	if (!err)
 		err = dump_tasks(&ctx);
 	if (!err)

@@ -169,6 +169,17 @@ static int write_files_img(struct dump_ctx *ctx, struct file_table *ft)
 
 static int resolve_in_flight(struct dump_ctx *ctx, struct file_table *ft);
 
+int dump_files_start(struct dump_ctx *ctx)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < nr_file_kinds; i++)
+		if (file_kinds[i]->dump_start)
+			err = file_kinds[i]->dump_start(ctx);
+	return err;
+}
+
 int dump_files_finish(struct dump_ctx *ctx)
 {
 	struct file_table *ft = file_table_get(ctx);

@@ -11,6 +11,7 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/inet_diag.h>
@@ -375,72 +376,163 @@ static int cmp_holder(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static bool in_tree(const struct dump_ctx *ctx, pid_t pid)
-{
-	unsigned int i;
+/*
+ * The socket fds of the processes outside the tree (@tree[0..@nr_tree),
+ * and the dumper), as (inode, pid): read by a thread of their own from
+ * inet_dump_start() on, or at once by holders_load(). A process that
+ * vanishes meanwhile holds none.
+ */
+struct inet_scan {
+	pthread_t th;
+	bool started;
+	pid_t *tree;
+	size_t nr_tree;
+	struct inet_holder *all;
+	size_t nr, cap;
+	int err;
+};
 
-	for (i = 0; i < ctx->nr_tasks; i++)
-		if (ctx->tasks[i].t->pid == pid)
+static bool scan_in_tree(const struct inet_scan *sc, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < sc->nr_tree; i++)
+		if (sc->tree[i] == pid)
 			return true;
-	return pid == getpid(); /* the dumper, holding what the parasite drained */
+	return false;
 }
 
-/* The bound inet sockets (of sock_diag) the process @pid holds, into in->outside. */
-static int holders_of(struct inet_dump *in, pid_t pid, size_t *cap)
+static int scan_add(struct inet_scan *sc, uint32_t ino, pid_t pid)
+{
+	if (sc->nr == sc->cap) {
+		size_t nc = sc->cap ? sc->cap * 2 : 256;
+		struct inet_holder *v = realloc(sc->all, nc * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		sc->all = v;
+		sc->cap = nc;
+	}
+	sc->all[sc->nr++] = (struct inet_holder){ .ino = ino, .pid = pid };
+	return 0;
+}
+
+/* The socket fds of process @pid. */
+static int scan_pid(struct inet_scan *sc, pid_t pid)
 {
 	_cleanup_closedir_ DIR *dir = NULL;
 	struct dirent *de;
 	char path[64], link[64];
+	int err = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
 	dir = opendir(path);
-	while (dir && (de = readdir(dir))) {
-		const struct inet_sk_diag *dg;
+	while (!err && dir && (de = readdir(dir))) {
 		unsigned int ino;
 		ssize_t n = readlinkat(dirfd(dir), de->d_name, link, sizeof(link) - 1);
 
-		if (n <= 0 || (link[n] = '\0', sscanf(link, "socket:[%u]", &ino) != 1))
-			continue;
-		dg = diag_find(in, ino);
-		if (!dg || !dg->sport)
-			continue;
-		if (in->nr_outside == *cap) {
-			size_t nc = *cap ? *cap * 2 : 16;
-			struct inet_holder *v = realloc(in->outside, nc * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			in->outside = v;
-			*cap = nc;
-		}
-		in->outside[in->nr_outside++] = (struct inet_holder){ .ino = ino, .pid = pid };
+		if (n > 0 && (link[n] = '\0', sscanf(link, "socket:[%u]", &ino) == 1))
+			err = scan_add(sc, ino, pid);
 	}
+	return err;
+}
+
+static void *scan_run(void *arg)
+{
+	struct inet_scan *sc = arg;
+	_cleanup_closedir_ DIR *proc = opendir("/proc");
+	struct dirent *de;
+
+	if (!proc)
+		sc->err = neg_errno();
+	while (!sc->err && proc && (de = readdir(proc))) {
+		long pid;
+
+		if (parse_long(de->d_name, &pid) || pid <= 0 || scan_in_tree(sc, (pid_t)pid))
+			continue;
+		sc->err = scan_pid(sc, (pid_t)pid);
+	}
+	return NULL;
+}
+
+static struct inet_scan *scan_new(const struct dump_ctx *ctx)
+{
+	struct inet_scan *sc = calloc(1, sizeof(*sc));
+	unsigned int i;
+
+	if (!sc || !(sc->tree = calloc(ctx->nr_tasks + 1, sizeof(*sc->tree)))) {
+		free(sc);
+		return NULL;
+	}
+	for (i = 0; i < ctx->nr_tasks; i++)
+		sc->tree[sc->nr_tree++] = ctx->tasks[i].t->pid;
+	sc->tree[sc->nr_tree++] = getpid(); /* the dumper, holding what the parasite drained */
+	return sc;
+}
+
+/* Waits for the thread if one runs; frees @sc. */
+static void scan_free(struct inet_scan *sc)
+{
+	if (!sc)
+		return;
+	if (sc->started)
+		pthread_join(sc->th, NULL);
+	free(sc->all);
+	free(sc->tree);
+	free(sc);
+}
+
+int inet_dump_start(struct dump_ctx *ctx)
+{
+	struct inet_dump *in;
+
+	if (!ctx->opts->tcp_established)
+		return 0;
+	in = inet_dump_get(ctx);
+	if (!in)
+		return -ENOMEM;
+	in->scan = scan_new(ctx);
+	if (!in->scan)
+		return -ENOMEM;
+	/* without a thread, holders_load() reads it all itself */
+	in->scan->started = !pthread_create(&in->scan->th, NULL, scan_run, in->scan);
 	return 0;
 }
 
 /*
  * Every process outside the tree, once per dump: which bound TCP and UDP
- * sockets it holds (a process that vanishes meanwhile holds none).
+ * sockets (of sock_diag) it holds, into in->outside. From the scan started
+ * by inet_dump_start(), or one made now.
  */
 static int holders_load(const struct dump_ctx *ctx, struct inet_dump *in)
 {
-	_cleanup_closedir_ DIR *proc = opendir("/proc");
-	struct dirent *de;
-	size_t cap = 0;
-	int err = 0;
+	struct inet_scan *sc = in->scan ? in->scan : scan_new(ctx);
+	size_t i;
+	int err;
 
 	in->outside_loaded = true;
-	if (!proc)
-		return neg_errno();
-	while (!err && (de = readdir(proc))) {
-		long pid;
+	in->scan = NULL;
+	if (!sc)
+		return -ENOMEM;
+	if (sc->started) {
+		pthread_join(sc->th, NULL);
+		sc->started = false;
+	} else {
+		scan_run(sc);
+	}
+	err = sc->err;
+	in->outside = err ? NULL : malloc((sc->nr ? sc->nr : 1) * sizeof(*in->outside));
+	if (!err && !in->outside)
+		err = -ENOMEM;
+	for (i = 0; !err && i < sc->nr; i++) {
+		const struct inet_sk_diag *dg = diag_find(in, sc->all[i].ino);
 
-		if (parse_long(de->d_name, &pid) || pid <= 0 || in_tree(ctx, (pid_t)pid))
-			continue;
-		err = holders_of(in, (pid_t)pid, &cap);
+		if (dg && dg->sport)
+			in->outside[in->nr_outside++] = sc->all[i];
 	}
 	if (!err && in->nr_outside)
 		qsort(in->outside, in->nr_outside, sizeof(*in->outside), cmp_holder);
+	scan_free(sc);
 	return err;
 }
 
@@ -496,6 +588,7 @@ void inet_dump_fini(struct dump_ctx *ctx, bool resume)
 	if (!in)
 		return;
 	tcp_repair_undo(in, resume);
+	scan_free(in->scan);
 	free(in->sks);
 	free(in->locked);
 	free(in->outside);

@@ -692,6 +692,7 @@ const struct file_kind inet_kind = {
 	.match = inet_match,
 	.dump = inet_dump,
 	.types = { FILE_TYPE__FILE_INETSK },
+	.dump_start = inet_dump_start,
 	.dump_fini = inet_dump_fini,
 	.check = inet_check,
 	.open = inet_open,

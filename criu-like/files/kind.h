@@ -53,6 +53,12 @@ struct file_kind {
 	 * takes its copy with pidfd_getfd() instead of the parasite's drain.
 	 */
 	bool no_scm;
+	/*
+	 * Once the tree is frozen, before any task is infected: work of the kind
+	 * that needs the frozen tree but none of its fds, started early (it may
+	 * run in the background until the kind's first dump()). 0 or -errno.
+	 */
+	int (*dump_start)(struct dump_ctx *ctx);
 	/* Once every task's fds are dumped (and fds in flight resolved): write own images, checks. */
 	int (*dump_finish)(struct dump_ctx *ctx);
 	/*

@@ -34,9 +34,6 @@
 /* The kind, at the end of this file. */
 extern const struct file_kind pidfd_kind;
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL /* Linux 6.9: the pidfd of one thread */
-#endif
 /* What pidfd_open() takes; every other flag of a pidfd is O_RDWR, which it always has. */
 #define PIDFD_OPEN_FLAGS ((uint32_t)(O_NONBLOCK | PIDFD_THREAD))
 

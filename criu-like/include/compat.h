@@ -125,6 +125,9 @@ struct cr_ptrace_sud_config { /* 6.2, PTRACE_{GET,SET}_SYSCALL_USER_DISPATCH_CON
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080 /* 5.6 */
 #endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* Linux 6.9: the pidfd of one thread */
+#endif
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000 /* 5.2 */
 #endif

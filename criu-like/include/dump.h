@@ -153,6 +153,8 @@ int sysv_shm_dump_task(struct dump_ctx *ctx, pid_t pid, const struct vma_list *v
 int dump_sysv_shm(struct dump_ctx *ctx);
 /* files.c: fdinfo-PID.img, and files.img / pipes-data.img / ghost-ID.img entries. */
 int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt);
+/* files.c: the tree frozen, before the first infection: each kind's early work. */
+int dump_files_start(struct dump_ctx *ctx);
 /* files.c: after every task: each kind's own images, then files.img. */
 int dump_files_finish(struct dump_ctx *ctx);
 /*

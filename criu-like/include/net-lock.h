@@ -61,6 +61,24 @@ int netlock_restore_conns(struct restore_ctx *ctx, const struct inet_tuple *t, s
  * restore.
  */
 void netlock_cleanup_stale(const struct cr_options *o);
+/*
+ * What netlock_cleanup_stale() does first, alone, for a run that cleans up
+ * later: the restore, whose cleanup waits until the tree runs (nothing it
+ * removes is a lock the restore needs: the images' own kept lock is never
+ * stale while they record it), out of the time its connections are held.
+ */
+void netlock_run_start(const struct cr_options *o);
+
+/*
+ * dump.c, before the freeze, with --tcp-established and packets held, for a
+ * tree in criu-like's network namespace: what the first locked connection
+ * needs is made while the tree still runs, out of its frozen time: the
+ * lock's nftables context and its name, the packet holder (listening, no
+ * rule yet: nothing is held) and an iptables-restore per family waiting for
+ * the holder's rules. A tree with no connection ends with nothing installed
+ * and the holder stopped (netlock_dump_fini()). 0 or -errno (logged).
+ */
+int netlock_dump_ahead(struct dump_ctx *ctx);
 
 /*
  * dump.c, once the images are complete and the tree is about to be killed,

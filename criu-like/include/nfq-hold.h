@@ -58,6 +58,17 @@ typedef int (*nfq_hold_give_fn)(void *priv, const struct hold_pkt *p, const void
  */
 int nfq_hold_give(struct nfq_hold *h, nfq_hold_give_fn fn, void *priv);
 /*
+ * Before the freeze: an iptables-restore and an ip6tables-restore started
+ * now, waiting on their input, for the first nfq_hold_add() of each family,
+ * which then only gives them its rules (their start is 2-3 ms each here, more
+ * under load, out of the frozen time). nfq_hold_prime_end(): the ones not
+ * used are killed now, having read nothing (no wait; nfq_hold_stop() and
+ * nfq_hold_detach() reap them).
+ * Best effort: a tool that does not start leaves nfq_hold_add() as it was.
+ */
+void nfq_hold_prime(struct nfq_hold *h);
+void nfq_hold_prime_end(struct nfq_hold *h);
+/*
  * Accept every held packet, in the order they came, and whatever comes from
  * now on: before the rules are removed (removing a base chain drops every
  * queued packet of the namespace). How many were held, or -errno.

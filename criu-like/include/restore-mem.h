@@ -258,6 +258,15 @@ int rst_layout_compute(const struct rst_layout_in *in, struct rst_layout *out);
  * runs in its saved state, or -errno (the tree is then to be killed).
  */
 int rst_resume_tasks(struct restore_ctx *ctx);
+/*
+ * After rst_resume_tasks() and the network's let-go: wait (1 s at most, 0.5
+ * ms polls) until every thread dumped inside a restartable syscall
+ * (sigsuspend, ppoll...) is in it again, so that what /proc shows of the
+ * tree when the restore returns is what the dump saw (SigBlk, for
+ * sigsuspend's temporary mask). Not before the let-go: the held packets do
+ * not wait for it.
+ */
+void rst_settle_tasks(struct restore_ctx *ctx);
 
 /*
  * Task @pid's restorer refused one of its page runs (-EBADMSG): read its runs

@@ -15,6 +15,24 @@ int find_tool(const char *name, char *buf, size_t size);
  */
 int run_tool(const char *const argv[], const char *input, char **ret_out, bool quiet);
 
+/*
+ * A tool started ahead, its stdin open (tool_start(), NULL with errno set),
+ * so that what it costs to start (exec, libraries, its own set-up: 2-3 ms for
+ * iptables-restore here, several times that on a loaded machine) is paid
+ * before it is needed. tool_finish() gives it @input and ends as run_tool();
+ * tool_end_input() ends its input now (it exits, changing nothing, when it
+ * had none); tool_cancel() kills one that was given no input (SIGKILL: it
+ * did nothing, and exits faster than one that tears itself down at the end
+ * of an empty input; reaped by tool_abandon()); tool_abandon() ends its
+ * input and waits for it. tool_finish() and tool_abandon() free @r.
+ */
+struct tool_run;
+struct tool_run *tool_start(const char *const argv[]);
+int tool_finish(struct tool_run *r, const char *input, char **ret_out, bool quiet);
+void tool_end_input(struct tool_run *r);
+void tool_cancel(struct tool_run *r);
+void tool_abandon(struct tool_run *r);
+
 /* libnftables in this process, or the nft tool: open once, run many scripts. */
 struct nft_runner;
 struct nft_runner *nft_runner_open(void); /* NULL only without memory */
@@ -25,6 +43,8 @@ int nft_exec(struct nft_runner *r, const char *script, char **ret_out, bool quie
 
 /* iptables-restore -w --noflush (ip6tables-restore for AF_INET6) with @script. */
 int ipt_restore(int family, const char *script, bool quiet);
+/* An iptables-restore -w --noflush started ahead, for tool_finish() (NULL with errno). */
+struct tool_run *ipt_restore_start(int family);
 /* iptables -w A1 [A2 [A3 [A4]]] (ip6tables for AF_INET6); NULLs end the list. */
 int ipt_cmd(int family, bool quiet, const char *a1, const char *a2, const char *a3, const char *a4);
 /* The jumps to @chain, its rules and itself; piece by piece when a jump is gone. */

@@ -94,6 +94,49 @@ static void __attribute__((noreturn)) exec_tool(const char *path, char *const ar
 }
 
 /*
+ * The end of a run: wait for @pid, 0 when it exited 0 (its stdout, memfd
+ * @out, in *@ret_out if wanted); otherwise -EIO, logged with the command and
+ * its stderr (memfd @err) unless @quiet.
+ */
+static int tool_wait(pid_t pid, const char *path, const char *const argv[], int out, int err,
+		     const char *input, char **ret_out, bool quiet)
+{
+	_cleanup_free_ char *errtext = NULL;
+	char cmd[512];
+	size_t len = 0;
+	int status, i;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return neg_errno();
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		if (ret_out && !(*ret_out = memfd_read(out)))
+			return -ENOMEM;
+		return 0;
+	}
+	if (quiet)
+		return -EIO;
+	for (i = 0; argv[i] && len < sizeof(cmd); i++)
+		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, "%s%s", i ? " " : "",
+					i ? argv[i] : path);
+	errtext = memfd_read(err);
+	pr_err("`%s` failed (%s %d): %s%s%s", cmd, WIFEXITED(status) ? "exit" : "signal",
+	       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+	       errtext && *errtext ? errtext : "(no message)\n", input ? "input was:\n" : "",
+	       input ? input : "");
+	return -EIO;
+}
+
+static int tool_missing(const char *name, int err, bool quiet)
+{
+	if (!quiet)
+		pr_err("%s is not installed (looked in $PATH and /usr/sbin, /sbin): "
+		       "install it or choose another --network-lock\n",
+		       name);
+	return err;
+}
+
+/*
  * Run @argv[0] with @input on stdin. 0 when it exits 0, its stdout in
  * *@ret_out if wanted; otherwise -ENOENT (no such tool) or -EIO, logged
  * with the command and its stderr unless @quiet.
@@ -101,19 +144,13 @@ static void __attribute__((noreturn)) exec_tool(const char *path, char *const ar
 int run_tool(const char *const argv[], const char *input, char **ret_out, bool quiet)
 {
 	_cleanup_close_ int in = -1, out = -1, err = -1;
-	_cleanup_free_ char *errtext = NULL;
 	char path[256];
-	int fds[3], status, ret;
+	int fds[3], ret;
 	pid_t pid;
 
 	ret = find_tool(argv[0], path, sizeof(path));
-	if (ret) {
-		if (!quiet)
-			pr_err("%s is not installed (looked in $PATH and /usr/sbin, /sbin): "
-			       "install it or choose another --network-lock\n",
-			       argv[0]);
-		return ret;
-	}
+	if (ret)
+		return tool_missing(argv[0], ret, quiet);
 	in = memfd_text(input);
 	out = memfd_text(NULL);
 	err = memfd_text(NULL);
@@ -125,29 +162,109 @@ int run_tool(const char *const argv[], const char *input, char **ret_out, bool q
 		return neg_errno();
 	if (pid == 0)
 		exec_tool(path, (char *const *)argv, fds);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return neg_errno();
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		if (ret_out && !(*ret_out = memfd_read(out)))
-			return -ENOMEM;
-		return 0;
-	}
-	if (!quiet) {
-		char cmd[512];
-		size_t len = 0;
-		int i;
+	return tool_wait(pid, path, argv, out, err, input, ret_out, quiet);
+}
 
-		for (i = 0; argv[i] && len < sizeof(cmd); i++)
-			len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, "%s%s", i ? " " : "",
-						i ? argv[i] : path);
-		errtext = memfd_read(err);
-		pr_err("`%s` failed (%s %d): %s%s%s", cmd, WIFEXITED(status) ? "exit" : "signal",
-		       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-		       errtext && *errtext ? errtext : "(no message)\n",
-		       input ? "input was:\n" : "", input ? input : "");
+/* ---- a tool started ahead ----------------------------------------------------------------- */
+
+#define TOOL_ARGS_MAX 8
+
+struct tool_run {
+	pid_t pid;
+	int in; /* our end of its stdin: a socket, so that a tool gone is EPIPE, not SIGPIPE */
+	int out, err; /* memfds */
+	char path[256];
+	const char *argv[TOOL_ARGS_MAX + 1]; /* string literals of the caller */
+};
+
+struct tool_run *tool_start(const char *const argv[])
+{
+	struct tool_run *r = calloc(1, sizeof(*r));
+	int sv[2] = { -1, -1 }, fds[3], i, err;
+
+	if (!r)
+		return NULL;
+	r->in = r->out = r->err = -1;
+	for (i = 0; i < TOOL_ARGS_MAX && argv[i]; i++)
+		r->argv[i] = argv[i];
+	err = argv[i] ? -E2BIG : find_tool(argv[0], r->path, sizeof(r->path));
+	if (!err && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		err = neg_errno();
+	r->out = err ? -1 : memfd_text(NULL);
+	r->err = err ? -1 : memfd_text(NULL);
+	if (!err && (r->out < 0 || r->err < 0))
+		err = r->out < 0 ? r->out : r->err;
+	if (!err) {
+		fds[0] = sv[1], fds[1] = r->out, fds[2] = r->err;
+		r->pid = fork();
+		if (r->pid == 0)
+			exec_tool(r->path, (char *const *)r->argv, fds);
+		if (r->pid < 0)
+			err = neg_errno();
 	}
-	return -EIO;
+	if (sv[1] >= 0)
+		close(sv[1]);
+	r->in = sv[0];
+	if (err) {
+		r->pid = 0;
+		tool_abandon(r);
+		errno = -err;
+		return NULL;
+	}
+	return r;
+}
+
+void tool_cancel(struct tool_run *r)
+{
+	if (r && r->pid > 0)
+		kill(r->pid, SIGKILL);
+}
+
+void tool_end_input(struct tool_run *r)
+{
+	if (r && r->in >= 0) {
+		shutdown(r->in, SHUT_WR);
+		close(r->in);
+		r->in = -1;
+	}
+}
+
+int tool_finish(struct tool_run *r, const char *input, char **ret_out, bool quiet)
+{
+	size_t len = input ? strlen(input) : 0, off = 0;
+	ssize_t n;
+	int ret = 0;
+
+	while (r->in >= 0 && off < len) {
+		n = send(r->in, input + off, len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break; /* gone: its exit status tells why */
+		off += (size_t)n;
+	}
+	tool_end_input(r);
+	/* its input ended before (tool_end_input()), or it went away: not done */
+	ret = tool_wait(r->pid, r->path, r->argv, r->out, r->err, input, off < len ? NULL : ret_out,
+			quiet);
+	r->pid = 0;
+	tool_abandon(r);
+	return ret ? ret : off < len ? -EPIPE : 0;
+}
+
+void tool_abandon(struct tool_run *r)
+{
+	if (!r)
+		return;
+	tool_end_input(r);
+	/* no input: the tool changes nothing and exits */
+	while (r->pid > 0 && waitpid(r->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (r->out >= 0)
+		close(r->out);
+	if (r->err >= 0)
+		close(r->err);
+	free(r);
 }
 
 int ipt_restore(int family, const char *script, bool quiet)
@@ -156,6 +273,20 @@ int ipt_restore(int family, const char *script, bool quiet)
 				     "-w", "--noflush", NULL };
 
 	return run_tool(argv, script, NULL, quiet);
+}
+
+/*
+ * An iptables-restore that reads its input only once it is given: a legacy
+ * one takes the xtables lock at its first table line, not at its start, and
+ * the nf_tables one fetches the ruleset when it commits, so one waiting
+ * for its input blocks nobody.
+ */
+struct tool_run *ipt_restore_start(int family)
+{
+	const char *const argv[] = { family == AF_INET6 ? "ip6tables-restore" : "iptables-restore",
+				     "-w", "--noflush", NULL };
+
+	return tool_start(argv);
 }
 
 /* iptables -w A1 [A2 [A3 [A4]]] (ip6tables for AF_INET6) */

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -313,6 +314,8 @@ int netlock_open(struct netlock *nl)
 		pr_warn("cannot open the network lock %s before the held packets go: they are "
 			"dropped, peers retransmit\n",
 			nl->name);
+	else
+		pr_debug("network lock %s open: it drops nothing more\n", nl->name);
 	return err;
 }
 
@@ -344,23 +347,6 @@ int netlock_remove(struct netlock *nl)
 	return err;
 }
 
-bool netlock_name_exists(const char *name)
-{
-	_cleanup_free_ char *cmd = NULL;
-	enum netlock_kind kind;
-	int i;
-
-	if (netlock_name_kind(name, &kind))
-		return false;
-	if (kind == NETLOCK_NFTABLES)
-		return asprintf(&cmd, "list table inet %s\n", name) > 0 &&
-		       !nft_exec(NULL, cmd, NULL, true);
-	for (i = 0; i < 2; i++)
-		if (!ipt_cmd(fam_of(i), true, "-S", name, NULL, NULL))
-			return true;
-	return false;
-}
-
 /* A lock of ours by name, whatever installed it: every family it exists in. */
 static struct netlock *netlock_by_name(const char *name)
 {
@@ -377,13 +363,46 @@ static struct netlock *netlock_by_name(const char *name)
 		return NULL;
 	nl->kind = kind;
 	strcpy(nl->name, name);
-	/* nftables: deleting an absent table is harmless (netlock_nft_delete()) */
-	if (kind == NETLOCK_NFTABLES)
+	/*
+	 * nftables: deleting an absent table is harmless (netlock_nft_delete()).
+	 * One runner for every change of this lock: closing a libnftables
+	 * context after a transaction that deleted something (the sets flushed
+	 * by netlock_open()) waits for an RCU grace period (the kernel flushes
+	 * its destroy work on NETLINK_URELEASE), 10-15 ms here, which must not
+	 * come between opening the lock and letting the held packets go.
+	 */
+	if (kind == NETLOCK_NFTABLES) {
 		nl->installed = true;
-	else
+		nl->nft = nft_runner_open();
+		if (!nl->nft) {
+			free(nl);
+			errno = ENOMEM;
+			return NULL;
+		}
+	} else
 		for (i = 0; i < 2; i++)
 			nl->chain[i] = !ipt_cmd(fam_of(i), true, "-S", name, NULL, NULL);
 	return nl;
+}
+
+/* Does @nl (netlock_by_name()) exist on this machine? Through its own runner. */
+static bool netlock_exists(struct netlock *nl)
+{
+	_cleanup_free_ char *cmd = NULL;
+
+	if (nl->kind == NETLOCK_NFTABLES)
+		return asprintf(&cmd, "list table inet %s\n", nl->name) > 0 &&
+		       !nft_exec(nl->nft, cmd, NULL, true);
+	return nl->chain[0] || nl->chain[1];
+}
+
+bool netlock_name_exists(const char *name)
+{
+	struct netlock *nl = netlock_by_name(name);
+	bool ret = nl && netlock_exists(nl);
+
+	netlock_free(nl);
+	return ret;
 }
 
 int netlock_remove_name(const char *name)
@@ -569,14 +588,20 @@ int netlock_cleanup(enum netlock_kind kind, bool quiet_missing)
 	return n;
 }
 
-void netlock_cleanup_stale(const struct cr_options *o)
+void netlock_run_start(const struct cr_options *o)
 {
-	enum netlock_kind kind;
 	uint64_t start;
 
 	self_start_time(&start); /* while /proc is criu-like's */
-	/* the first hook of a dump or a restore: holding packets on or off for this run */
+	/* holding packets on or off for this run */
 	nfq_hold_disable(o->no_packet_hold);
+}
+
+void netlock_cleanup_stale(const struct cr_options *o)
+{
+	enum netlock_kind kind;
+
+	netlock_run_start(o);
 	if (netlock_parse_kind(o->network_lock, &kind) || kind == NETLOCK_SKIP)
 		return;
 	/* a host without the tool has no lock of that kind: nothing to say */
@@ -633,8 +658,49 @@ static void hold_conns(const struct inet_tuple *t, size_t n)
 {
 	struct nfq_hold *h = nfq_hold_here(NULL, true);
 
+	if (!h)
+		return;
+	nfq_hold_add(h, t, n);
+	/* the tools started ahead and not needed (the other family) go now */
+	nfq_hold_prime_end(h);
+}
+
+/* Is the tree of @pid in this thread's network namespace? */
+static bool tree_netns_here(pid_t pid)
+{
+	char path[64];
+	struct stat a, b;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+	return !stat(path, &a) && !stat("/proc/thread-self/ns/net", &b) && a.st_ino == b.st_ino &&
+	       a.st_dev == b.st_dev;
+}
+
+int netlock_dump_ahead(struct dump_ctx *ctx)
+{
+	const struct cr_options *o = ctx->opts;
+	enum netlock_kind kind;
+	struct nfq_hold *h;
+	int err;
+
+	if (!o->tcp_established || o->no_packet_hold || ctx->netlock ||
+	    netlock_parse_kind(o->network_lock, &kind) || kind == NETLOCK_SKIP ||
+	    !tree_netns_here(o->tree))
+		return 0;
+	ctx->netlock = netlock_new(kind);
+	if (!ctx->netlock) {
+		pr_perror("cannot set up the network lock");
+		return neg_errno();
+	}
+	err = dump_hold_setup(ctx->netlock, o);
+	if (err)
+		return err;
+	/* -R: the holder of the first connection, started now (a kill-mode one is already) */
+	h = nfq_hold_here(NULL, true);
 	if (h)
-		nfq_hold_add(h, t, n);
+		nfq_hold_prime(h);
+	pr_debug("network lock and packet holder ready before the freeze\n");
+	return 0;
 }
 
 static int netlock_dump_conns_here(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n)
@@ -795,12 +861,15 @@ static int restore_lock_setup(struct restore_ctx *ctx, enum netlock_kind kind)
 	const char *kept = images_lock(ctx);
 	struct netlock *nl;
 
-	if (kept && netlock_name_exists(kept)) {
-		nl = netlock_by_name(kept);
-		if (nl) {
-			nl->kept = nl->reused = true;
-			pr_info("network lock %s of the dump is in place: reused\n", kept);
-		}
+	/* one runner both to look for the images' lock and to let it go */
+	nl = kept ? netlock_by_name(kept) : NULL;
+	if (nl && !netlock_exists(nl)) {
+		netlock_free(nl);
+		nl = NULL;
+	}
+	if (nl) {
+		nl->kept = nl->reused = true;
+		pr_info("network lock %s of the dump is in place: reused\n", kept);
 	} else {
 		if (kind == NETLOCK_SKIP)
 			return 0;
@@ -885,7 +954,11 @@ static void netlock_restore_fini_here(struct restore_ctx *ctx, bool restored)
 	} else {
 		if (nl && !nl->reused && netlock_installed(nl))
 			netlock_remove(nl);
-		if (kept && netlock_name_exists(kept) && !netlock_remove_name(kept))
+		/* the images' lock, through the runner that opened it (reused) */
+		if (nl && nl->reused && kept && !netlock_remove(nl))
+			pr_info("network lock %s removed: the tree runs\n", kept);
+		else if (kept && (!nl || !nl->reused) && netlock_name_exists(kept) &&
+			 !netlock_remove_name(kept))
 			pr_info("network lock %s removed: the tree runs\n", kept);
 	}
 	netlock_free(nl);

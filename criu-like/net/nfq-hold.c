@@ -77,6 +77,7 @@ struct nfq_hold {
 	pid_t pid; /* the holder: its rules are chains CRLH_<pid>_I and _O of table raw */
 	bool chains[2]; /* created, for IPv4 [0] and IPv6 [1] */
 	bool found; /* started by another criu-like: its chains are not known */
+	struct tool_run *primed[2]; /* ip(6)tables-restore started ahead (nfq_hold_prime()) */
 	char name[96];
 };
 
@@ -525,6 +526,47 @@ int nfq_hold_find(const char *name, struct nfq_hold **ret)
 	return 0;
 }
 
+void nfq_hold_prime(struct nfq_hold *h)
+{
+	int fi;
+
+	for (fi = 0; fi < 2; fi++)
+		if (!h->primed[fi])
+			h->primed[fi] = ipt_restore_start(fi ? AF_INET6 : AF_INET);
+}
+
+void nfq_hold_prime_end(struct nfq_hold *h)
+{
+	int fi;
+
+	for (fi = 0; h && fi < 2; fi++)
+		tool_cancel(h->primed[fi]);
+}
+
+/* The tools started ahead: their input ended, waited for. */
+static void hold_unprime(struct nfq_hold *h)
+{
+	int fi;
+
+	for (fi = 0; fi < 2; fi++) {
+		tool_abandon(h->primed[fi]);
+		h->primed[fi] = NULL;
+	}
+}
+
+/* @text for the family of index @fi: the tool started ahead if it still waits, else a new one. */
+static int hold_ipt_restore(struct nfq_hold *h, int fi, const char *text)
+{
+	struct tool_run *r = h->primed[fi];
+	int family = fi ? AF_INET6 : AF_INET;
+
+	h->primed[fi] = NULL;
+	if (r && !tool_finish(r, text, NULL, true))
+		return 0;
+	/* none, or cancelled (nfq_hold_prime_end()), or it failed: a new one */
+	return ipt_restore(family, text, true);
+}
+
 /* One iptables-restore per family that has something to hold. */
 static int hold_add(struct nfq_hold *h, const struct inet_tuple *t, size_t n, bool netns)
 {
@@ -542,7 +584,7 @@ static int hold_add(struct nfq_hold *h, const struct inet_tuple *t, size_t n, bo
 		if (i == n && !netns)
 			continue;
 		text = netlock_hold_ipt_add(chain, !h->chains[fi], family, t, n, netns, h->queue);
-		err = text ? ipt_restore(family, text, true) : neg_errno();
+		err = text ? hold_ipt_restore(h, fi, text) : neg_errno();
 		if (!err)
 			h->chains[fi] = true;
 	}
@@ -644,6 +686,7 @@ void nfq_hold_stop(struct nfq_hold *h, bool drop)
 
 	if (!h)
 		return;
+	hold_unprime(h);
 	if (send(h->fd, &c, 1, MSG_NOSIGNAL) == 1)
 		hold_wait_gone(h->fd);
 	pr_debug("packet holder %s stopped%s\n", h->name, drop ? ", what it held dropped" : "");
@@ -655,6 +698,7 @@ void nfq_hold_detach(struct nfq_hold *h)
 {
 	if (!h)
 		return;
+	hold_unprime(h);
 	if (hold_ask(h, 'k') < 0)
 		pr_warn("packet holder %s is gone: the packets of the killed tree are dropped\n",
 			h->name);

@@ -394,16 +394,21 @@ static void detach_all(struct rtask *tasks, size_t nr)
 				ptrace(PTRACE_DETACH, tasks[i].th[j].tid, NULL, NULL);
 }
 
-/* The syscall @tid sits in (/proc/PID/task/TID/syscall), -1 when running or unknown. */
-static long current_syscall(pid_t pid, pid_t tid)
+/*
+ * Is @tid in syscall @nr again (/proc/PID/task/TID/syscall), or gone (it
+ * need not be waited for)? Not when running or unknown.
+ */
+static bool back_in_syscall(pid_t pid, pid_t tid, long nr)
 {
 	char path[64];
 	_cleanup_free_ char *s = NULL;
-	long nr;
+	long cur;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
 	s = read_file_at(AT_FDCWD, path, NULL);
-	return s && sscanf(s, "%ld", &nr) == 1 ? nr : -1;
+	if (!s)
+		return errno == ENOENT || errno == ESRCH;
+	return sscanf(s, "%ld", &cur) == 1 && cur == nr;
 }
 
 /*
@@ -430,8 +435,7 @@ static void wait_back_in_syscalls(struct rtask *tasks, size_t nr)
 
 				if (th->back || (long)r->orig_ax < 0 || ax < -514 || ax > -512)
 					continue; /* back already, or not in a syscall that restarts */
-				th->back = current_syscall(tasks[i].pid, th->tid) ==
-					   (long)r->orig_ax;
+				th->back = back_in_syscall(tasks[i].pid, th->tid, (long)r->orig_ax);
 				left += !th->back;
 			}
 		}
@@ -525,14 +529,25 @@ int rst_resume_tasks(struct restore_ctx *ctx)
 	if (!err)
 		detach_all(tasks, n);
 	t1 = now_us();
+	/* back in their syscalls: rst_settle_tasks(), once the held packets went */
 	if (!err)
-		wait_back_in_syscalls(tasks, n);
-	pr_debug("%zu tasks resumed: out of the restorer in %llu us, areas unmapped and detached "
-		 "in %llu us, back in their syscalls in %llu us\n",
-		 n, (unsigned long long)(t0 - start), (unsigned long long)(t1 - t0),
-		 (unsigned long long)(now_us() - t1));
+		pr_debug("%zu tasks run: out of the restorer in %llu us, areas unmapped and "
+			 "detached in %llu us\n",
+			 n, (unsigned long long)(t0 - start), (unsigned long long)(t1 - t0));
 	for (i = 0; tasks && i < n; i++)
 		free(tasks[i].th);
 	free(tasks);
 	return err;
+}
+
+void rst_settle_tasks(struct restore_ctx *ctx)
+{
+	struct rtask *tasks = NULL;
+	size_t n = 0, i;
+
+	if (!collect(ctx, &tasks, &n))
+		wait_back_in_syscalls(tasks, n);
+	for (i = 0; tasks && i < n; i++)
+		free(tasks[i].th);
+	free(tasks);
 }

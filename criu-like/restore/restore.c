@@ -927,7 +927,7 @@ int cr_restore_pid(const struct cr_options *o, pid_t *ret_root)
 		err = lsm_restore_check(o);
 	if (err)
 		return err;
-	netlock_cleanup_stale(o);
+	netlock_run_start(o);
 	err = rst_plan(&r);
 	if (!err) {
 		err = rst_run_tree(&r);
@@ -940,6 +940,11 @@ int cr_restore_pid(const struct cr_options *o, pid_t *ret_root)
 	 * the peers still wait, without a reset, for another attempt.
 	 */
 	netlock_restore_fini(&r.ctx, !err);
+	/* the threads back in their restartable syscalls: after the let-go */
+	if (!err)
+		rst_settle_tasks(&r.ctx);
+	/* the locks crashed runs left: once the tree runs, out of its connections' pause */
+	netlock_cleanup_stale(o);
 	/* the freezer states last, over the running tree; or the cgroups made, undone */
 	if (!err)
 		rst_cgroup_resume(&r.ctx);

@@ -4,6 +4,8 @@
  * detach every thread and put each task back as it was found, or kill it.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/ptrace.h>
@@ -13,27 +15,59 @@
 #include <unistd.h>
 
 #define LOG_PREFIX "seize: "
+#include "compat.h"
 #include "freezer.h"
 #include "log.h"
 #include "seize.h"
 #include "seize-int.h"
 #include "util.h"
 
+/*
+ * Until a thread of @tids[0..@n) (0: done) may have exited, 1 ms at most: on
+ * their pidfds (@pfds[i], -1 where none could be opened), which the kernel
+ * makes readable when the thread exits, so that an exit is collected at once
+ * rather than on the next tick of a 1 ms poll (a killed leader takes a few
+ * ms to tear its memory down, on the path of a dump's kill and the restore
+ * that waits for it). Without pidfds, a plain 1 ms sleep as before.
+ */
+static void wait_exits(const pid_t *tids, const int *pfds, unsigned int n)
+{
+	struct pollfd p[64];
+	unsigned int i, np = 0;
+
+	for (i = 0; i < n && np < ARRAY_SIZE(p); i++)
+		if (tids[i] && pfds[i] >= 0)
+			p[np++] = (struct pollfd){ .fd = pfds[i], .events = POLLIN };
+	if (!np || poll(p, np, 1) < 0)
+		usleep(1000);
+}
+
+/* A pidfd of thread @tid (PIDFD_THREAD, Linux 6.9), or -1. */
+static int thread_pidfd(pid_t tid)
+{
+	int fd = (int)syscall(__NR_pidfd_open, tid, PIDFD_THREAD);
+
+	return fd >= 0 ? fd : -1;
+}
+
 /* Collect the exit of a traced thread that could not be detached (killed): reaped? */
 static bool reap_traced(pid_t tid, bool block)
 {
+	int pfd = block ? thread_pidfd(tid) : -1;
 	unsigned int i;
+	bool reaped = false;
 
-	for (i = 0; i < (block ? 5000u : 1u); i++) {
+	for (i = 0; i < (block ? 5000u : 1u) && !reaped; i++) {
 		int status;
 		pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
 
-		if (r != 0 && !(r < 0 && errno == EINTR))
-			return true;
-		if (block)
-			usleep(1000);
+		reaped = r != 0 && !(r < 0 && errno == EINTR);
+		if (block && !reaped)
+			wait_exits(&tid, &pfd, 1);
 	}
-	return false;
+	if (pfd >= 0)
+		close(pfd);
+	return reaped;
 }
 
 /*
@@ -45,19 +79,28 @@ static bool reap_traced(pid_t tid, bool block)
  */
 static void reap_traced_all(pid_t *tids, unsigned int n)
 {
+	_cleanup_free_ int *pfds = calloc(n ? n : 1, sizeof(*pfds));
 	unsigned int left = 0, i, round;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		left += tids[i] != 0;
+		if (pfds)
+			pfds[i] = tids[i] ? thread_pidfd(tids[i]) : -1;
+	}
 	for (round = 0; left && round < 5000; round++) {
 		for (i = 0; i < n; i++)
 			if (tids[i] && reap_traced(tids[i], false)) {
 				tids[i] = 0;
 				left--;
 			}
-		if (left)
+		if (left && pfds)
+			wait_exits(tids, pfds, n);
+		else if (left)
 			usleep(1000);
 	}
+	for (i = 0; pfds && i < n; i++)
+		if (pfds[i] >= 0)
+			close(pfds[i]);
 }
 
 /* Detach @th; in KILL mode with @late, a thread not reaped yet is left in *@late. */

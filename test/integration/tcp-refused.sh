@@ -11,8 +11,9 @@
 # the program's working connection: that connection must come out of repair
 # mode unchanged and its lock be removed. The cases: a connection reset by
 # its peer with data still unread, urgent data not read, a connection in a
-# backlog that received data before accept(), and one in a backlog whose
-# client is outside the tree.
+# backlog that received data before accept(), one in a backlog whose
+# client is outside the tree, and a listener that a process outside the tree
+# holds too (a daemonized child: the restore could not bind its port again).
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 [ "$(id -u)" = 0 ] || { echo "tcp-refused: needs root"; exit 77; }
@@ -39,7 +40,8 @@ fail() {
 # connection reset by its peer after sending data, "urgent" one with an
 # urgent byte unread, "backlog-data" a connection in the backlog that sent
 # data, "backlog-ext" writes its listener's port to COUNT.port for a client
-# outside. It writes its round count to COUNT; any error ends it
+# outside, "listen-ext" leaves its listener to a daemonized grandchild (its pid
+# in COUNT.ext), outside the tree. It writes its round count to COUNT; any error ends it
 # with a Traceback in its .err file.
 cat >"$tmp/prog.py" <<'PYTHON'
 import os, socket, struct, sys, time
@@ -72,6 +74,19 @@ elif mode == "backlog-data":
 elif mode == "backlog-ext":
     with open(count + ".port", "w") as f:
         f.write("%d\n" % ls.getsockname()[1])
+elif mode == "listen-ext":
+    r, w = os.pipe()
+    if os.fork() == 0:
+        if os.fork() == 0:
+            os.setsid()
+            os.write(w, b"%d" % os.getpid())
+            time.sleep(300)
+        os._exit(0)
+    os.wait()
+    os.close(w)
+    ext = os.read(r, 32).decode()
+    with open(count + ".ext", "w") as f:
+        f.write(ext + "\n")
 n = 0
 while True:
     n += 1
@@ -190,4 +205,9 @@ until [ "$(ss -Htln "sport = :$lport" | awk '{ print $2 }')" = 1 ]; do
 	sleep 0.01
 done
 refused backlog-ext 'outside the dumped tree.*not supported'
+
+# 7. A listener of the tree that a process outside it holds too.
+start listen-ext
+pids="$pids $(cat "$tmp/listen-ext.count.ext")"
+refused listen-ext 'is also open in pid [0-9]+ .*outside the dumped tree'
 echo "PASS"

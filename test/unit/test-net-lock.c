@@ -22,6 +22,7 @@
 #include "net-lock.h"
 #include "options.h"
 #include "util.h"
+#include "net/net-lock-int.h"
 
 static struct inet_tuple tuple(int family, const char *l, uint16_t lp, const char *r, uint16_t rp)
 {
@@ -546,6 +547,48 @@ static void test_tuple_arg(void **state)
 	assert_int_equal(netlock_parse_tuple("host:5,1.1.1.1:1", &t), -EINVAL);
 }
 
+/*
+ * A tool started ahead (net-lock-run.c) gets its input only when finished:
+ * its output is what that input made; a failing one fails; one whose input
+ * was ended first did nothing with the input given after (-EPIPE).
+ */
+static void test_tool_ahead(void **state)
+{
+	const char *const cat[] = { "cat", NULL };
+	const char *const fail[] = { "sh", "-c", "cat >/dev/null; exit 3", NULL };
+	const char *const none[] = { "criu-like-no-such-tool", NULL };
+	struct tool_run *r;
+	char *out = NULL;
+
+	(void)state;
+	r = tool_start(cat);
+	assert_non_null(r);
+	usleep(10000); /* it waits for its input meanwhile */
+	assert_int_equal(tool_finish(r, "*raw\nCOMMIT\n", &out, true), 0);
+	assert_string_equal(out, "*raw\nCOMMIT\n");
+	free(out);
+	out = NULL;
+	r = tool_start(fail);
+	assert_non_null(r);
+	assert_int_equal(tool_finish(r, "x\n", NULL, true), -EIO);
+	r = tool_start(cat);
+	assert_non_null(r);
+	tool_end_input(r);
+	assert_int_equal(tool_finish(r, "late\n", &out, true), -EPIPE);
+	assert_null(out);
+	r = tool_start(cat);
+	assert_non_null(r);
+	tool_cancel(r);
+	assert_int_equal(tool_finish(r, "late\n", &out, true), -EIO);
+	assert_null(out);
+	r = tool_start(cat);
+	assert_non_null(r);
+	tool_abandon(r);
+	errno = 0;
+	assert_null(tool_start(none));
+	assert_int_equal(errno, ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -563,6 +606,7 @@ int main(void)
 		cmocka_unit_test(test_tuple_arg),
 		cmocka_unit_test(test_ipt_keep),
 		cmocka_unit_test(test_kept),
+		cmocka_unit_test(test_tool_ahead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
