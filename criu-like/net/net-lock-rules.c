@@ -475,6 +475,16 @@ static bool line_is(const char *p, size_t len, const char *lit)
 	return len == strlen(lit) && !strncmp(p, lit, len);
 }
 
+bool netlock_listing_has(const char *listing, const char *line)
+{
+	const char *p = listing;
+
+	for (; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (line_is(p, strcspn(p, "\n"), line))
+			return true;
+	return false;
+}
+
 bool netlock_raw_table_bare(const char *listing)
 {
 	const char *p = listing;

@@ -540,15 +540,55 @@ int nfq_hold_find(const char *name, struct nfq_hold **ret)
  * go: a namespace would gain a table it did not have. Without nftables
  * (iptables-legacy, whose tables always exist) there is nothing to undo.
  */
+static struct {
+	ino_t ino; /* the namespace looked at, 0: none */
+	bool has[2];
+} raw_seen;
+
+/* Table raw of each family in this thread's namespace, looked at once (nfq_hold_raw_probe()). */
+static int raw_tables_here(bool has[2])
+{
+	_cleanup_free_ char *out = NULL;
+	struct stat st;
+	int err;
+
+	if (stat("/proc/thread-self/ns/net", &st))
+		return neg_errno();
+	if (raw_seen.ino != st.st_ino) {
+		err = nft_exec(NULL, "list tables\n", &out, true);
+		if (err)
+			return err; /* no nftables: iptables-legacy, nothing to undo */
+		raw_seen.has[0] = netlock_listing_has(out, "table ip raw");
+		raw_seen.has[1] = netlock_listing_has(out, "table ip6 raw");
+		raw_seen.ino = st.st_ino;
+	}
+	has[0] = raw_seen.has[0];
+	has[1] = raw_seen.has[1];
+	return 0;
+}
+
+void nfq_hold_raw_probe(void)
+{
+	bool has[2];
+
+	raw_tables_here(has);
+}
+
+/* Before the holder's first rules: which tables raw they would make (both families at once). */
 static void raw_look(struct nfq_hold *h, int fi)
 {
-	char cmd[32];
+	bool has[2];
+	int i;
 
-	if (h->raw_known[fi] || h->chains[fi] || h->found)
+	if (h->raw_known[fi] || h->found)
 		return;
-	snprintf(cmd, sizeof(cmd), "list table %s raw\n", fi ? "ip6" : "ip");
-	h->raw_made[fi] = nft_exec(NULL, cmd, NULL, true) == -EIO;
-	h->raw_known[fi] = true;
+	if (raw_tables_here(has))
+		has[0] = has[1] = true; /* not known: never removed */
+	raw_seen.ino = 0; /* what was looked at is used once */
+	for (i = 0; i < 2; i++) {
+		h->raw_made[i] = !h->chains[i] && !has[i];
+		h->raw_known[i] = true;
+	}
 }
 
 /* Table raw of family @fi removed when we made it and it holds only its bare base chains. */

@@ -626,6 +626,11 @@ static void test_raw_bare(void **state)
 	assert_false(netlock_raw_table_bare(other));
 	assert_false(netlock_raw_table_bare(""));
 	assert_false(netlock_raw_table_bare(NULL));
+	/* `nft list tables` */
+	assert_true(netlock_listing_has("table inet x\ntable ip raw\n", "table ip raw"));
+	assert_false(netlock_listing_has("table ip raw2\ntable ip6 raw\n", "table ip raw"));
+	assert_true(netlock_listing_has("table ip6 raw", "table ip6 raw"));
+	assert_false(netlock_listing_has("", "table ip raw"));
 }
 
 int main(void)
