@@ -260,6 +260,14 @@ char *netlock_hold_ipt_add(const char *chain, bool create, int family, const str
 			   size_t n, bool netns, int queue);
 /* The jumps to @chain_I and @chain_O, their rules and themselves removed. */
 char *netlock_hold_ipt_delete(const char *chain);
+/*
+ * Is @listing (`nft list table ip raw`, or ip6) a table of base chains
+ * PREROUTING and OUTPUT only, with no rule and policy accept: what
+ * iptables-nft leaves once the holder's chains are gone?
+ */
+bool netlock_raw_table_bare(const char *listing);
+/* Is one line of @listing (`nft list tables`...) exactly @line? */
+bool netlock_listing_has(const char *listing, const char *line);
 /* The holders' pids in @listing (`iptables -t raw -S`, chains CRLH_<pid>_I), at most @max. */
 size_t netlock_hold_chain_pids(const char *listing, pid_t *pids, size_t max);
 /* Parse "ADDR:PORT" or "[ADDR6]:PORT" twice, "LOCAL,REMOTE". 0 or -EINVAL. */

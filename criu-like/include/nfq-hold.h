@@ -98,6 +98,16 @@ void nfq_hold_stop_name(const char *name);
  * nfq_hold_here() starts it (named @name) on first use when @start; NULL when
  * holding is off or unavailable (warned once per namespace).
  */
+/*
+ * Table raw of IPv4 [0] and IPv6 [1] is the tree's own (its restored rules
+ * have one): the holder never removes it, even when its rules made it first.
+ */
+extern bool nfq_hold_raw_theirs[2];
+/*
+ * Look now (before the freeze) at the tables raw of this thread's network
+ * namespace, for the next holder started there (its first rules).
+ */
+void nfq_hold_raw_probe(void);
 struct nfq_hold *nfq_hold_here(const char *name, bool start);
 /* Take this namespace's holder out of the table (the caller releases, stops or detaches it). */
 struct nfq_hold *nfq_hold_take_here(void);

@@ -469,6 +469,48 @@ char *netlock_hold_ipt_delete(const char *chain)
 	return text;
 }
 
+/* Is the line @p of @len bytes exactly @lit? */
+static bool line_is(const char *p, size_t len, const char *lit)
+{
+	return len == strlen(lit) && !strncmp(p, lit, len);
+}
+
+bool netlock_listing_has(const char *listing, const char *line)
+{
+	const char *p = listing;
+
+	for (; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (line_is(p, strcspn(p, "\n"), line))
+			return true;
+	return false;
+}
+
+bool netlock_raw_table_bare(const char *listing)
+{
+	const char *p = listing;
+	size_t chains = 0;
+
+	for (; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		size_t len = strcspn(p, "\n");
+
+		while (len && (*p == ' ' || *p == '\t'))
+			p++, len--;
+		if (!len || line_is(p, len, "}") || line_is(p, len, "table ip raw {") ||
+		    line_is(p, len, "table ip6 raw {"))
+			continue;
+		if (line_is(p, len, "chain PREROUTING {") || line_is(p, len, "chain OUTPUT {")) {
+			chains++;
+			continue;
+		}
+		/* "type filter hook prerouting priority raw; policy accept;" */
+		if (!strncmp(p, "type filter hook ", 17) && len >= 31 &&
+		    !strncmp(p + len - 14, "policy accept;", 14))
+			continue;
+		return false; /* a rule, another chain, a set, a policy drop... */
+	}
+	return chains > 0;
+}
+
 size_t netlock_hold_chain_pids(const char *listing, pid_t *pids, size_t max)
 {
 	const char *p = listing;

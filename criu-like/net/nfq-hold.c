@@ -78,10 +78,18 @@ struct nfq_hold {
 	bool chains[2]; /* created, for IPv4 [0] and IPv6 [1] */
 	bool found; /* started by another criu-like: its chains are not known */
 	struct tool_run *primed[2]; /* ip(6)tables-restore started ahead (nfq_hold_prime()) */
+	/*
+	 * Table raw of the family (an nftables table under iptables-nft) was
+	 * made by our first rules: removed again once it holds nothing else.
+	 * raw_known: looked at (before the freeze when primed).
+	 */
+	bool raw_made[2], raw_known[2];
 	char name[96];
 };
 
 #define HOLD_CHAIN_FMT "CRLH_%d"
+
+bool nfq_hold_raw_theirs[2];
 
 /* ---- the holder process --------------------------------------------------------------------- */
 
@@ -526,13 +534,90 @@ int nfq_hold_find(const char *name, struct nfq_hold **ret)
 	return 0;
 }
 
+/*
+ * Does table raw of family @fi exist before our first rules? iptables-nft
+ * makes it (with its base chains) for them and leaves it behind when they
+ * go: a namespace would gain a table it did not have. Without nftables
+ * (iptables-legacy, whose tables always exist) there is nothing to undo.
+ */
+static struct {
+	ino_t ino; /* the namespace looked at, 0: none */
+	bool has[2];
+} raw_seen;
+
+/* Table raw of each family in this thread's namespace, looked at once (nfq_hold_raw_probe()). */
+static int raw_tables_here(bool has[2])
+{
+	_cleanup_free_ char *out = NULL;
+	struct stat st;
+	int err;
+
+	if (stat("/proc/thread-self/ns/net", &st))
+		return neg_errno();
+	if (raw_seen.ino != st.st_ino) {
+		err = nft_exec(NULL, "list tables\n", &out, true);
+		if (err)
+			return err; /* no nftables: iptables-legacy, nothing to undo */
+		raw_seen.has[0] = netlock_listing_has(out, "table ip raw");
+		raw_seen.has[1] = netlock_listing_has(out, "table ip6 raw");
+		raw_seen.ino = st.st_ino;
+	}
+	has[0] = raw_seen.has[0];
+	has[1] = raw_seen.has[1];
+	return 0;
+}
+
+void nfq_hold_raw_probe(void)
+{
+	bool has[2];
+
+	raw_tables_here(has);
+}
+
+/* Before the holder's first rules: which tables raw they would make (both families at once). */
+static void raw_look(struct nfq_hold *h, int fi)
+{
+	bool has[2];
+	int i;
+
+	if (h->raw_known[fi] || h->found)
+		return;
+	if (raw_tables_here(has))
+		has[0] = has[1] = true; /* not known: never removed */
+	raw_seen.ino = 0; /* what was looked at is used once */
+	for (i = 0; i < 2; i++) {
+		h->raw_made[i] = !h->chains[i] && !has[i];
+		h->raw_known[i] = true;
+	}
+}
+
+/* Table raw of family @fi removed when we made it and it holds only its bare base chains. */
+static void raw_unmake(struct nfq_hold *h, int fi)
+{
+	_cleanup_free_ char *out = NULL;
+	char cmd[32];
+
+	if (!h->raw_made[fi] || nfq_hold_raw_theirs[fi])
+		return;
+	h->raw_made[fi] = false;
+	snprintf(cmd, sizeof(cmd), "list table %s raw\n", fi ? "ip6" : "ip");
+	if (nft_exec(NULL, cmd, &out, true) || !netlock_raw_table_bare(out))
+		return;
+	snprintf(cmd, sizeof(cmd), "delete table %s raw\n", fi ? "ip6" : "ip");
+	if (!nft_exec(NULL, cmd, NULL, true))
+		pr_debug("table %s raw, made for the held packets' rules, removed\n",
+			 fi ? "ip6" : "ip");
+}
+
 void nfq_hold_prime(struct nfq_hold *h)
 {
 	int fi;
 
-	for (fi = 0; fi < 2; fi++)
+	for (fi = 0; fi < 2; fi++) {
+		raw_look(h, fi);
 		if (!h->primed[fi])
 			h->primed[fi] = ipt_restore_start(fi ? AF_INET6 : AF_INET);
+	}
 }
 
 void nfq_hold_prime_end(struct nfq_hold *h)
@@ -583,6 +668,7 @@ static int hold_add(struct nfq_hold *h, const struct inet_tuple *t, size_t n, bo
 			;
 		if (i == n && !netns)
 			continue;
+		raw_look(h, fi);
 		text = netlock_hold_ipt_add(chain, !h->chains[fi], family, t, n, netns, h->queue);
 		err = text ? hold_ipt_restore(h, fi, text) : neg_errno();
 		if (!err)
@@ -631,6 +717,9 @@ int nfq_hold_unhold(struct nfq_hold *h)
 			h->chains[fi] = false;
 	/* what was queued meanwhile is let through before anyone deletes a base chain */
 	err = hold_ask(h, 's');
+	for (fi = 0; err >= 0 && fi < 2; fi++)
+		if (!h->chains[fi])
+			raw_unmake(h, fi);
 	return err < 0 ? err : 0;
 }
 

@@ -320,10 +320,26 @@ void ns_net_dump_prefetch(pid_t pid)
 	struct stat own, tree;
 	char path[64];
 
+	int fd, saved;
+
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
 	if (stat("/proc/self/ns/net", &own) || stat(path, &tree) || own.st_ino == tree.st_ino)
 		return; /* none to dump, or ns_check_tree() says why */
 	fresh_early_ok = !net_sysctls_fresh(&fresh_early);
+	/* the tables raw the lock's packet holder would make there (nfq-hold.h) */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && saved >= 0 && !setns(fd, CLONE_NEWNET)) {
+		nfq_hold_raw_probe();
+		if (setns(saved, CLONE_NEWNET)) {
+			pr_perror("cannot go back to criu-like's network namespace");
+			abort(); /* criu-like in the wrong namespace would do harm: stop here */
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	if (saved >= 0)
+		close(saved);
 }
 
 /* In the tree's namespace (this thread): everything that is read there. */

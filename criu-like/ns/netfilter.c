@@ -36,6 +36,7 @@
 #include "../net/net-lock-int.h"
 #include "image.h"
 #include "log.h"
+#include "nfq-hold.h"
 #include "netfilter.h"
 #include "util.h"
 
@@ -815,6 +816,11 @@ int nf_rules_restore(const NfRulesEntry *e)
 
 	if (!e)
 		return 0;
+	/* the tree had a table raw: not one that the holder's rules made (nfq-hold.h) */
+	nfq_hold_raw_theirs[0] = (e->ipt_nft && strstr(e->ipt_nft, "*raw\n")) ||
+				 (e->nft && strstr(e->nft, "table ip raw {"));
+	nfq_hold_raw_theirs[1] = (e->ip6t_nft && strstr(e->ip6t_nft, "*raw\n")) ||
+				 (e->nft && strstr(e->nft, "table ip6 raw {"));
 	/* no flush: the lock's table is in this namespace already and stays until the tree runs */
 	if (e->nft && e->nft[strspn(e->nft, "\n")])
 		err = nft_exec(NULL, e->nft, NULL, false);

@@ -589,6 +589,50 @@ static void test_tool_ahead(void **state)
 	assert_int_equal(errno, ENOENT);
 }
 
+/* What iptables-nft leaves of table raw once the holder's chains are gone, and what it does not. */
+static void test_raw_bare(void **state)
+{
+	const char *bare = "table ip raw {\n"
+			   "\tchain PREROUTING {\n"
+			   "\t\ttype filter hook prerouting priority raw; policy accept;\n"
+			   "\t}\n\n"
+			   "\tchain OUTPUT {\n"
+			   "\t\ttype filter hook output priority raw; policy accept;\n"
+			   "\t}\n"
+			   "}\n";
+	const char *rule = "table ip raw {\n"
+			   "\tchain PREROUTING {\n"
+			   "\t\ttype filter hook prerouting priority raw; policy accept;\n"
+			   "\t\tip saddr 10.0.0.1 counter packets 0 bytes 0 notrack\n"
+			   "\t}\n"
+			   "}\n";
+	const char *drop = "table ip6 raw {\n"
+			   "\tchain OUTPUT {\n"
+			   "\t\ttype filter hook output priority raw; policy drop;\n"
+			   "\t}\n"
+			   "}\n";
+	const char *other = "table ip6 raw {\n"
+			    "\tchain OUTPUT {\n"
+			    "\t\ttype filter hook output priority raw; policy accept;\n"
+			    "\t}\n"
+			    "\tchain CRLH_12_O {\n"
+			    "\t}\n"
+			    "}\n";
+
+	(void)state;
+	assert_true(netlock_raw_table_bare(bare));
+	assert_false(netlock_raw_table_bare(rule));
+	assert_false(netlock_raw_table_bare(drop));
+	assert_false(netlock_raw_table_bare(other));
+	assert_false(netlock_raw_table_bare(""));
+	assert_false(netlock_raw_table_bare(NULL));
+	/* `nft list tables` */
+	assert_true(netlock_listing_has("table inet x\ntable ip raw\n", "table ip raw"));
+	assert_false(netlock_listing_has("table ip raw2\ntable ip6 raw\n", "table ip raw"));
+	assert_true(netlock_listing_has("table ip6 raw", "table ip6 raw"));
+	assert_false(netlock_listing_has("", "table ip raw"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -607,6 +651,7 @@ int main(void)
 		cmocka_unit_test(test_ipt_keep),
 		cmocka_unit_test(test_kept),
 		cmocka_unit_test(test_tool_ahead),
+		cmocka_unit_test(test_raw_bare),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

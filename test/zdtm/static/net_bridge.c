@@ -25,7 +25,8 @@
 	"[0-9]+//g'; "                                                                          \
 	"ip -o addr show | sed 's/valid_lft.*//; s/ tentative//; s/ dadfailed//'; ip -4 route " \
 	"show table all 2>&1 | sed 's/ linkdown//' | sort; "                                    \
-	"ip -6 route show table all | grep -v 'proto kernel' | sort"
+	"ip -6 route show table all | grep -v 'proto kernel' | sort; "                          \
+	"PATH=$PATH:/usr/sbin:/sbin nft list ruleset 2>&1"
 
 int main(int argc, char **argv)
 {
