@@ -38,7 +38,7 @@ void ipc_creator_leave(struct ipc_creator *c);
 void ipc_perm_fill(IpcPermEntry *p, const struct ipc_perm *k, int id);
 /* The id @got (or -1, errno set) of a create of @what: the id asked for, or -errno. */
 int ipc_check_id(const char *what, const IpcPermEntry *p, int got);
-/* Give object @p->id its owner and mode of @p through @ctl (IPC_STAT, then IPC_SET). */
+/* Give object @p->id its owner and mode of @p through @ctl (IPC_STAT, then IPC_SET: 0 or -errno). */
 int ipc_set_owner(const char *what, int (*ctl)(int id, const IpcPermEntry *p),
 		  const IpcPermEntry *p);
 /* Every record of image @kind @ns_id; free with img_free_records(). */

@@ -105,11 +105,11 @@ static int msg_set(int id, const IpcPermEntry *p)
 	struct msqid_ds ds;
 
 	if (msgctl(id, IPC_STAT, &ds) < 0)
-		return -1;
+		return neg_errno();
 	ds.msg_perm.uid = p->uid;
 	ds.msg_perm.gid = p->gid;
 	ds.msg_perm.mode = (unsigned short)p->mode;
-	return msgctl(id, IPC_SET, &ds);
+	return msgctl(id, IPC_SET, &ds) < 0 ? neg_errno() : 0;
 }
 
 int ipc_msg_restore_one(const ProtobufCMessage *rec)

@@ -73,7 +73,10 @@ int ipc_sysv_sem_pids_read(int32_t *tab, size_t len)
 	return 0;
 }
 
-/* Semaphore @i of set @id in the table, or -1 when the table does not have it. */
+/*
+ * The last pid of semaphore @i of set @id in the table (0: none); -1 when the
+ * table does not have it: a sentinel, not an error (test-ipc-pure.c checks it).
+ */
 int32_t ipc_sem_pid_lookup(const int32_t *tab, size_t len, int id, unsigned long i)
 {
 	size_t at = 0;
@@ -175,11 +178,11 @@ static int sem_set(int id, const IpcPermEntry *p)
 	union semun arg = { .buf = &ds };
 
 	if (semctl(id, 0, IPC_STAT, arg) < 0)
-		return -1;
+		return neg_errno();
 	ds.sem_perm.uid = p->uid;
 	ds.sem_perm.gid = p->gid;
 	ds.sem_perm.mode = (unsigned short)p->mode;
-	return semctl(id, 0, IPC_SET, arg);
+	return semctl(id, 0, IPC_SET, arg) < 0 ? neg_errno() : 0;
 }
 
 int ipc_sem_restore_one(const ProtobufCMessage *rec)

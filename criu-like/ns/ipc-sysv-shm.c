@@ -86,11 +86,11 @@ static int shm_set(int id, const IpcPermEntry *p)
 	struct shmid_ds ds;
 
 	if (shmctl(id, IPC_STAT, &ds) < 0)
-		return -1;
+		return neg_errno();
 	ds.shm_perm.uid = p->uid;
 	ds.shm_perm.gid = p->gid;
 	ds.shm_perm.mode = (unsigned short)p->mode;
-	return shmctl(id, IPC_SET, &ds);
+	return shmctl(id, IPC_SET, &ds) < 0 ? neg_errno() : 0;
 }
 
 int ipc_shm_create(const IpcShmEntry *e, struct cr_img *data)

@@ -288,12 +288,12 @@ int ipc_check_id(const char *what, const IpcPermEntry *p, int got)
 int ipc_set_owner(const char *what, int (*ctl)(int id, const IpcPermEntry *p),
 		  const IpcPermEntry *p)
 {
-	if (ctl((int)p->id, p) < 0) {
-		pr_perror("%s id %u: IPC_SET uid %u gid %u mode %o", what, p->id, p->uid, p->gid,
-			  p->mode);
-		return neg_errno();
-	}
-	return 0;
+	int err = ctl((int)p->id, p);
+
+	if (err)
+		pr_errno(err, "%s id %u: IPC_SET uid %u gid %u mode %o", what, p->id, p->uid,
+			 p->gid, p->mode);
+	return err;
 }
 
 /* ---- the namespace ------------------------------------------------------------------ */

@@ -296,7 +296,7 @@ int mnt_find_idx(const MntnsEntry *ne, uint32_t id)
 	for (i = 0; i < ne->n_mounts; i++)
 		if (ne->mounts[i]->mnt_id == id)
 			return (int)i;
-	return -1;
+	return -ENOENT;
 }
 
 /* The builder's share of mnt_set_propagation(): every mount but those the root makes. */

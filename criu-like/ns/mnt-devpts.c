@@ -89,7 +89,7 @@ int ns_devpts_pty_take(unsigned int index)
 		premade[i] = premade[--n_premade];
 		return fd;
 	}
-	return -1;
+	return -ENOENT;
 }
 
 /* In the controller: the builder @b's masters, its fds told through @rd, taken as ours. */

@@ -38,7 +38,8 @@ int mnt_set_prop(int fd, uint64_t prop, const MntEntry *e)
 
 /*
  * A mount of peer group @g whose propagation is set and that has an fd here, its root holding
- * @e's root (MOVE_MOUNT_SET_GROUP wants a source at least as wide).
+ * @e's root (MOVE_MOUNT_SET_GROUP wants a source at least as wide): its index, -ENOENT when
+ * there is none.
  */
 static int peer_member(const MntnsEntry *ne, const int *fds, const bool *done, uint32_t g,
 		       const MntEntry *e)
@@ -49,7 +50,7 @@ static int peer_member(const MntnsEntry *ne, const int *fds, const bool *done, u
 		if (done[i] && fds[i] >= 0 && ne->mounts[i]->shared == g &&
 		    mnt_path_under(e->root, ne->mounts[i]->root))
 			return (int)i;
-	return -1;
+	return -ENOENT;
 }
 
 /*

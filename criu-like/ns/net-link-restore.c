@@ -74,6 +74,7 @@ static int outside_name(const char *in, const char **out, const char **bridge)
 	return -ENOENT;
 }
 
+/* The index of link @ifindex in @ne, -ENOENT when it is not there. */
 static long index_of(const NetnsEntry *ne, uint32_t ifindex)
 {
 	size_t i;
@@ -81,7 +82,7 @@ static long index_of(const NetnsEntry *ne, uint32_t ifindex)
 	for (i = 0; i < ne->n_links; i++)
 		if (ne->links[i]->ifindex == ifindex)
 			return (long)i;
-	return -1;
+	return -ENOENT;
 }
 
 /* A veth's outside end, named at restore. */
