@@ -3,10 +3,10 @@
 #define CRIU_LIKE_IPC_SYSV_H
 
 /*
- * SysV IPC objects (criu-like/ns/ipc-sysv.c, Documentation/namespaces.md,
- * "SysV IPC"): shared memory segments, semaphore sets, message queues and
- * the ipc sysctls of an IPC namespace, and the single segments of the host's
- * namespace that dumped tasks have attached.
+ * SysV IPC objects (criu-like/ns/ipc-sysv.c and ipc-sysv-{shm,sem,msg}.c,
+ * Documentation/namespaces.md, "SysV IPC"): shared memory segments, semaphore
+ * sets, message queues and the ipc sysctls of an IPC namespace, and the single
+ * segments of the host's namespace that dumped tasks have attached.
  *
  * Every function acts on the IPC namespace of the calling process (the
  * kernel resolves ids, /proc/sys/kernel/{shm,sem,msg}* and /proc/sysvipc

@@ -319,7 +319,7 @@ int ns_user_open(const char *path, int flags, mode_t mode);
 /*
  * At restore: the master of pty @index of the tree's devpts, made again by
  * the mount rebuild for a bind mount of its slave (runc's /dev/console),
- * now the caller's; -1 when none was made (ns/mnt-build.c).
+ * now the caller's; -ENOENT when none was made (ns/mnt-devpts.c).
  */
 int ns_devpts_pty_take(unsigned int index);
 /*

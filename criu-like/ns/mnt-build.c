@@ -3,27 +3,22 @@
  * Mount namespaces, the restore (Documentation/namespaces.md, "Mount
  * namespaces"; the dump and the kind's table are in mnt.c): the builder, a
  * child of the controller that rebuilds the tree's mounts in a new mount
- * namespace with the new mount API, the propagation it sets, the mounts the
- * root makes after its clone (its procs), and the controller's entry into
- * and exit from the namespace while it opens the tree's files.
+ * namespace with the new mount API. The propagation it sets is in
+ * mnt-propagation.c, the ptys of bind mounts of a devpts in mnt-devpts.c,
+ * the mounts the root makes after its clone (its procs) in mnt-root.c.
  */
 #define LOG_PREFIX "ns: mnt: "
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/socket.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -96,7 +91,7 @@ static int new_fs_config(int fs, const MntEntry *e, char *opts)
 		char *eq = strchr(tok, '=');
 		int r;
 
-		/* a read-only tmpfs is filled first, then made read-only (sb_ro_after()) */
+		/* a read-only tmpfs is filled first, then made read-only (mnt_sb_ro_after()) */
 		if (!strcmp(tok, "rw") || (!strcmp(tok, "ro") && e->tmpfs_data))
 			continue;
 		if (eq) {
@@ -167,116 +162,6 @@ static int new_fs(const MntEntry *e)
 	return mfd < 0 ? neg_errno() : mfd;
 }
 
-/*
- * The ptys a bind mount of the tree names (runc's /dev/console: a bind of
- * pts/N of the container's devpts, N its terminal). The fresh devpts has
- * none: the builder makes pty N there by opening its ptmx until that index
- * comes, binds it, and the controller takes its master (ns_devpts_pty_take())
- * so that it lives on, for the restore of the terminal (files/chr.c).
- */
-#define DEVPTS_PREMADE_MAX 8
-#define DEVPTS_INDEX_MAX 64
-static struct {
-	unsigned int index;
-	int fd;
-} premade[DEVPTS_PREMADE_MAX];
-static size_t n_premade;
-
-static int devpts_make_pty(int dfd, const char *name, const MntEntry *e)
-{
-	int extra[DEVPTS_INDEX_MAX], n = 0, err = 0, unlock = 0;
-	unsigned long want;
-	unsigned int got;
-	char *end;
-
-	errno = 0;
-	want = strtoul(name, &end, 10);
-	if (!*name || *end || errno || !faccessat(dfd, name, F_OK, 0) || errno != ENOENT)
-		return 0;
-	if (want >= DEVPTS_INDEX_MAX || n_premade == DEVPTS_PREMADE_MAX) {
-		pr_err("mount %s: a bind of pty %lu, which cannot be made again here\n",
-		       e->mountpoint, want);
-		return -EOPNOTSUPP;
-	}
-	for (;;) {
-		int fd = openat(dfd, "ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-
-		if (fd < 0 || ioctl(fd, TIOCGPTN, &got)) {
-			err = neg_errno();
-			pr_perror("mount %s: cannot make pty %lu again", e->mountpoint, want);
-			if (fd >= 0)
-				close(fd);
-			break;
-		}
-		if (got == want) {
-			ioctl(fd, TIOCSPTLCK, &unlock);
-			premade[n_premade].index = got;
-			premade[n_premade++].fd = fd;
-			pr_info("mount %s: pty %u made again for it\n", e->mountpoint, got);
-			break;
-		}
-		if (got > want || n == DEVPTS_INDEX_MAX) {
-			close(fd);
-			pr_err("mount %s: pty %lu is taken in the new devpts\n", e->mountpoint,
-			       want);
-			err = -EBUSY;
-			break;
-		}
-		extra[n++] = fd;
-	}
-	while (n)
-		close(extra[--n]);
-	return err;
-}
-
-int ns_devpts_pty_take(unsigned int index)
-{
-	size_t i;
-	int fd;
-
-	for (i = 0; i < n_premade; i++) {
-		if (premade[i].index != index)
-			continue;
-		fd = premade[i].fd;
-		premade[i] = premade[--n_premade];
-		return fd;
-	}
-	return -1;
-}
-
-/* In the controller: the builder @b's masters, its fds told through @rd, taken as ours. */
-static int devpts_take_from(pid_t b, int rd)
-{
-	int pidfd, n = 0, i, err = 0;
-
-	if (read(rd, &n, sizeof(n)) != sizeof(n) || n < 0 || n > DEVPTS_PREMADE_MAX)
-		return -ECHILD;
-	if (!n)
-		return 0;
-	pidfd = (int)syscall(__NR_pidfd_open, b, 0);
-	if (pidfd < 0)
-		return neg_errno();
-	for (i = 0; i < n && !err; i++) {
-		int pair[2], fd;
-
-		if (read(rd, pair, sizeof(pair)) != sizeof(pair)) {
-			err = -ECHILD;
-			break;
-		}
-		fd = (int)syscall(__NR_pidfd_getfd, pidfd, pair[1], 0);
-		if (fd < 0) {
-			err = neg_errno();
-			pr_perror("cannot take the master of pty %d from the mount builder",
-				  pair[0]);
-			break;
-		}
-		premade[n_premade].index = (unsigned int)pair[0];
-		premade[n_premade++].fd = fd;
-	}
-	close(pidfd);
-	return err;
-}
-
 static int clone_path(int dfd, const char *path, const char *what, const MntEntry *e)
 {
 	int fd = open_tree(dfd, path,
@@ -297,7 +182,7 @@ static const char *rel_root(const MntEntry *e, const MntEntry *src)
 	return r;
 }
 
-static int make_mount(struct mnt_restore *mr, size_t i, int *fds, const char *staging)
+int mnt_make_mount(struct mnt_restore *mr, size_t i, int *fds, const char *staging)
 {
 	const MntEntry *e = mr->ne->mounts[i];
 	const struct cr_options *o = ns_options();
@@ -345,7 +230,7 @@ static int make_mount(struct mnt_restore *mr, size_t i, int *fds, const char *st
 			return clone_path(AT_FDCWD, src, "its source", e);
 		}
 		if (j < mr->ne->n_mounts && !strcmp(mr->ne->mounts[j]->fstype, "devpts")) {
-			int err = devpts_make_pty(fds[j], rel_root(e, mr->ne->mounts[j]), e);
+			int err = mnt_devpts_make_pty(fds[j], rel_root(e, mr->ne->mounts[j]), e);
 
 			if (err)
 				return err;
@@ -360,7 +245,7 @@ static int make_mount(struct mnt_restore *mr, size_t i, int *fds, const char *st
 	}
 }
 
-static int set_attrs(int fd, const MntEntry *e)
+int mnt_set_attrs(int fd, const MntEntry *e)
 {
 	struct mount_attr a = { 0 };
 	uint64_t attr;
@@ -380,7 +265,7 @@ static int set_attrs(int fd, const MntEntry *e)
 }
 
 /* Attach @fd (mount @e) on its parent @pfd (mount @p) at @e's mount point. */
-static int attach(int fd, const MntEntry *e, int pfd, const MntEntry *p)
+int mnt_attach(int fd, const MntEntry *e, int pfd, const MntEntry *p)
 {
 	const char *rel = e->mountpoint + (strcmp(p->mountpoint, "/") ? strlen(p->mountpoint) : 0);
 	struct stat st;
@@ -404,121 +289,17 @@ static int attach(int fd, const MntEntry *e, int pfd, const MntEntry *p)
 	return 0;
 }
 
-static int find_idx(const MntnsEntry *ne, uint32_t id)
+int mnt_find_idx(const MntnsEntry *ne, uint32_t id)
 {
 	size_t i;
 
 	for (i = 0; i < ne->n_mounts; i++)
 		if (ne->mounts[i]->mnt_id == id)
 			return (int)i;
-	return -1;
+	return -ENOENT;
 }
 
-static int set_group(int from, int to, const MntEntry *e)
-{
-	if (move_mount(from, "", to, "",
-		       MOVE_MOUNT_SET_GROUP | MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)) {
-		pr_perror("mount %s: cannot join its peer group", e->mountpoint);
-		return neg_errno();
-	}
-	return 0;
-}
-
-static int set_prop(int fd, uint64_t prop, const MntEntry *e)
-{
-	struct mount_attr a = { .propagation = prop };
-
-	if (mount_setattr(fd, "", AT_EMPTY_PATH, &a, sizeof(a))) {
-		pr_perror("mount %s: cannot set its propagation", e->mountpoint);
-		return neg_errno();
-	}
-	return 0;
-}
-
-/*
- * A mount of peer group @g whose propagation is set and that has an fd here, its root holding
- * @e's root (MOVE_MOUNT_SET_GROUP wants a source at least as wide).
- */
-static int peer_member(const MntnsEntry *ne, const int *fds, const bool *done, uint32_t g,
-		       const MntEntry *e)
-{
-	size_t i;
-
-	for (i = 0; i < ne->n_mounts; i++)
-		if (done[i] && fds[i] >= 0 && ne->mounts[i]->shared == g &&
-		    mnt_path_under(e->root, ne->mounts[i]->root))
-			return (int)i;
-	return -1;
-}
-
-/*
- * Peer groups and masters of the mounts @todo names (each with its fd in @fds), the others
- * being set already (by the builder, for the root) and serving as members of their groups
- * where they have an fd. Each is made private first: a mount attached under a shared one is
- * shared already, a clone of a shared one its peer. Then the first mount of each group is
- * made shared (a slave first if it has a master), the others join it with
- * MOVE_MOUNT_SET_GROUP; a slave joins a mount of its master's group and is made a slave.
- * Until their group is there, mounts wait for another pass.
- */
-static int set_propagation(const MntnsEntry *ne, const int *fds, const bool *todo)
-{
-	size_t n = ne->n_mounts, i, left = n;
-	_cleanup_free_ bool *done = NULL;
-	bool progress = true;
-	int err;
-
-	done = calloc(n + 1, sizeof(bool));
-	if (!done)
-		return -ENOMEM;
-	for (i = 0; i < n; i++)
-		if (!todo[i]) {
-			done[i] = true;
-			left--;
-		}
-	while (left && progress) {
-		progress = false;
-		for (i = 0; i < n; i++) {
-			const MntEntry *e = ne->mounts[i];
-			int peer = -1, m = -1;
-
-			if (done[i])
-				continue;
-			if (e->shared)
-				peer = peer_member(ne, fds, done, e->shared, e);
-			if (e->master && peer < 0) {
-				m = peer_member(ne, fds, done, e->master, e);
-				if (m < 0)
-					continue; /* its master's group is not there yet */
-			}
-			err = set_prop(fds[i], MS_PRIVATE, e);
-			if (!err && peer >= 0) {
-				err = set_group(fds[peer], fds[i], e);
-			} else if (!err) {
-				err = m >= 0 ? set_group(fds[m], fds[i], e) : 0;
-				if (!err && m >= 0)
-					err = set_prop(fds[i], MS_SLAVE, e);
-				if (!err && e->shared)
-					err = set_prop(fds[i], MS_SHARED, e);
-			}
-			if (!err && e->unbindable)
-				err = set_prop(fds[i], MS_UNBINDABLE, e);
-			if (err)
-				return err;
-			done[i] = true;
-			left--;
-			progress = true;
-		}
-	}
-	for (i = 0; i < n; i++)
-		if (!done[i]) {
-			pr_err("mount %s: peer group %u of its master has no mount it can join\n",
-			       ne->mounts[i]->mountpoint, ne->mounts[i]->master);
-			return -EINVAL;
-		}
-	return 0;
-}
-
-/* The builder's share of set_propagation(): every mount but those the root makes. */
+/* The builder's share of mnt_set_propagation(): every mount but those the root makes. */
 static int set_propagation_builder(const struct mnt_restore *mr, const int *fds)
 {
 	size_t n = mr->ne->n_mounts, i;
@@ -528,11 +309,11 @@ static int set_propagation_builder(const struct mnt_restore *mr, const int *fds)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		todo[i] = !(mr->deferred && mr->deferred[i]);
-	return set_propagation(mr->ne, fds, todo);
+	return mnt_set_propagation(mr->ne, fds, todo);
 }
 
 /* @e's superblock is read-only: make the new one @fd so, once its contents are in. */
-static int sb_ro_after(int fd, const MntEntry *e)
+int mnt_sb_ro_after(int fd, const MntEntry *e)
 {
 	_cleanup_close_ int fs = -1;
 	char *opts = strdup(e->super_options), *tok, *save = NULL;
@@ -602,7 +383,7 @@ static int build_tree(struct mnt_restore *mr, int dirfd, const char *staging, si
 		fds[i] = -1;
 		if (mr->deferred && mr->deferred[i])
 			continue;
-		fd = make_mount(mr, i, fds, staging);
+		fd = mnt_make_mount(mr, i, fds, staging);
 		if (fd < 0)
 			return fd;
 		fds[i] = fd;
@@ -614,18 +395,18 @@ static int build_tree(struct mnt_restore *mr, int dirfd, const char *staging, si
 				pr_errno(err, "mount %s: cannot restore its tmpfs contents",
 					 e->mountpoint);
 			else
-				err = sb_ro_after(fd, e);
+				err = mnt_sb_ro_after(fd, e);
 		}
 		if (!err)
-			err = set_attrs(fd, e);
+			err = mnt_set_attrs(fd, e);
 		if (!err && e->how == MNT_HOW__MNT_ROOT &&
 		    move_mount(fd, "", AT_FDCWD, staging, MOVE_MOUNT_F_EMPTY_PATH)) {
 			err = neg_errno();
 			pr_perror("cannot mount the tree's root on %s", staging);
 		} else if (!err && e->how != MNT_HOW__MNT_ROOT) {
-			int p = find_idx(ne, e->parent_id);
+			int p = mnt_find_idx(ne, e->parent_id);
 
-			err = attach(fd, e, fds[p], ne->mounts[p]);
+			err = mnt_attach(fd, e, fds[p], ne->mounts[p]);
 		}
 		if (err)
 			return err;
@@ -683,20 +464,9 @@ static int build_ns(struct mnt_restore *mr, int dirfd)
 		err = build(mr, dirfd, staging);
 		if (write(res[1], &err, sizeof(err)) != sizeof(err))
 			_exit(1);
-		/* the ptys made for bind mounts: their count, then index and fd of each */
-		if (!err) {
-			int k = (int)n_premade;
-			size_t i;
-
-			if (write(res[1], &k, sizeof(k)) != sizeof(k))
-				_exit(1);
-			for (i = 0; i < n_premade; i++) {
-				int pair[2] = { (int)premade[i].index, premade[i].fd };
-
-				if (write(res[1], pair, sizeof(pair)) != sizeof(pair))
-					_exit(1);
-			}
-		}
+		/* the ptys made for bind mounts, for the controller */
+		if (!err && mnt_devpts_send(res[1]))
+			_exit(1);
 		if (read(hold[0], &c, 1) < 0)
 			_exit(1);
 		_exit(0);
@@ -708,7 +478,7 @@ static int build_ns(struct mnt_restore *mr, int dirfd)
 	else if (read(res[0], &err, sizeof(err)) != sizeof(err))
 		err = -ECHILD;
 	if (!err)
-		err = devpts_take_from(b, res[0]);
+		err = mnt_devpts_take_from(b, res[0]);
 	if (!err) {
 		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", b);
 		nsfd = open(path, O_RDONLY | O_CLOEXEC);
@@ -725,249 +495,6 @@ static int build_ns(struct mnt_restore *mr, int dirfd)
 		return err;
 	}
 	return nsfd;
-}
-
-/*
- * Whether a mount at @e's mount point on its parent @p would propagate: another mount of the
- * image is a peer or a slave of @p's group, and its root holds that place of the filesystem.
- */
-static bool group_propagates(const MntnsEntry *ne, size_t p, const MntEntry *e)
-{
-	const MntEntry *pe = ne->mounts[p];
-	const char *rel = e->mountpoint +
-			  (strcmp(pe->mountpoint, "/") ? strlen(pe->mountpoint) : 0);
-	uint32_t g = pe->shared;
-	char where[PATH_MAX];
-	size_t j;
-
-	snprintf(where, sizeof(where), "%s%s", strcmp(pe->root, "/") ? pe->root : "", rel);
-	for (j = 0; g && j < ne->n_mounts; j++)
-		if (j != p && (ne->mounts[j]->shared == g || ne->mounts[j]->master == g) &&
-		    mnt_path_under(where, ne->mounts[j]->root))
-			return true;
-	return false;
-}
-
-/* Whether peer group @g has a mount the builder makes. */
-static bool builder_group(const struct mnt_restore *mr, uint32_t g)
-{
-	size_t j;
-
-	for (j = 0; j < mr->ne->n_mounts; j++)
-		if (!mr->deferred[j] && mr->ne->mounts[j]->shared == g)
-			return true;
-	return false;
-}
-
-static bool made_by_root(const MntEntry *e, bool pid, bool ipc)
-{
-	return e->how == MNT_HOW__MNT_NEW &&
-	       ((pid && !strcmp(e->fstype, "proc")) || (ipc && !strcmp(e->fstype, "mqueue")));
-}
-
-/*
- * Which mounts the root makes (mnt_restore()): a proc of the tree's own pid
- * namespace, an mqueue of its own IPC namespace, every mount under them. The
- * builder makes the others first; what would tie the two halves is refused.
- */
-static int mark_deferred(struct mnt_restore *mr)
-{
-	const MntnsEntry *ne = mr->ne;
-	bool pid = ns_restore_tree_own(NS_PID), ipc = ns_restore_tree_own(NS_IPC);
-	size_t n = ne->n_mounts, i, k, any = 0;
-	_cleanup_free_ size_t *order = NULL;
-	int err;
-
-	if (!pid && !ipc)
-		return 0;
-	order = calloc(n + 1, sizeof(size_t));
-	mr->deferred = calloc(n + 1, sizeof(bool));
-	if (!order || !mr->deferred)
-		return -ENOMEM;
-	err = mnt_restore_order(ne->mounts, n, order);
-	if (err)
-		return err;
-	for (k = 0; k < n; k++) {
-		const MntEntry *e = ne->mounts[order[k]];
-		int p = e->how == MNT_HOW__MNT_ROOT ? -1 : find_idx(ne, e->parent_id);
-		int src = e->how == MNT_HOW__MNT_BIND ? find_idx(ne, e->bind_of) : -1;
-		bool under = p >= 0 && mr->deferred[p];
-
-		i = order[k];
-		mr->deferred[i] = under || made_by_root(e, pid, ipc);
-		any += mr->deferred[i];
-		/* the root binds what the builder made by its path; not the other way */
-		if (src >= 0 && mr->deferred[src] && !mr->deferred[i]) {
-			pr_err("mount %s: a bind of %s, %s the container's own %s: not supported "
-			       "yet\n",
-			       e->mountpoint, ne->mounts[src]->mountpoint,
-			       mr->deferred[i] ? "under" : "outside", ne->mounts[src]->fstype);
-			return -EOPNOTSUPP;
-		}
-		/*
-		 * Attached under a mount of the builder's whose group has other mounts (or
-		 * slaves) there, it would propagate to them when the root makes it: copies
-		 * the image has already. (The root's own mounts are private until all are
-		 * made: root_propagation().)
-		 */
-		if (mr->deferred[i] && p >= 0 && !mr->deferred[p] &&
-		    group_propagates(ne, (size_t)p, e)) {
-			pr_err("mount %s (%s): made in the container's own namespace under %s, "
-			       "whose peer group %u has other mounts or slaves: not restored yet\n",
-			       e->mountpoint, e->fstype, ne->mounts[p]->mountpoint,
-			       ne->mounts[p]->shared);
-			return -EOPNOTSUPP;
-		}
-	}
-	/* a mount of the builder's waits for no peer group of the root's (set_propagation()) */
-	for (i = 0; i < n; i++) {
-		const MntEntry *e = ne->mounts[i];
-
-		if (!mr->deferred[i] && e->master && !builder_group(mr, e->master)) {
-			pr_err("mount %s (%s): a slave of peer group %u, whose mounts are all made "
-			       "in the container's own namespace: not restored yet\n",
-			       e->mountpoint, e->fstype, e->master);
-			return -EOPNOTSUPP;
-		}
-	}
-	if (!any) {
-		free(mr->deferred);
-		mr->deferred = NULL;
-	}
-	return 0;
-}
-
-/*
- * In a user namespace, a new proc can be made (fsmount()) only while another
- * proc is visible in the mount namespace: criu-like's, put over its root by
- * mnt_enter(). The root makes every proc of its own now, then removes that one.
- */
-static int make_procs_first(struct mnt_restore *mr, int *fds)
-{
-	_cleanup_close_ int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	size_t i;
-
-	for (i = 0; i < mr->ne->n_mounts; i++) {
-		const MntEntry *e = mr->ne->mounts[i];
-
-		if (!mr->deferred[i] || e->how != MNT_HOW__MNT_NEW || strcmp(e->fstype, "proc"))
-			continue;
-		fds[i] = make_mount(mr, i, fds, NULL);
-		if (fds[i] < 0)
-			return fds[i];
-	}
-	if (cwd < 0 || fchdir(mr->visible_proc) || umount2(".", MNT_DETACH) || fchdir(cwd)) {
-		pr_perror("cannot remove criu-like's proc from the tree's mount namespace");
-		return neg_errno();
-	}
-	return 0;
-}
-
-/*
- * In the root, once it made its mounts: their peer groups and masters. A group
- * the builder's mounts are in is joined through one of them, opened by its
- * mount point (what is mounted there on top, the last one made).
- */
-static int root_propagation(const struct mnt_restore *mr, int *fds)
-{
-	const MntnsEntry *ne = mr->ne;
-	size_t n = ne->n_mounts, i, j;
-
-	for (j = 0; j < n; j++) {
-		const MntEntry *b = ne->mounts[j];
-		bool wanted = false;
-
-		if (mr->deferred[j] || !b->shared)
-			continue;
-		for (i = 0; i < n && !wanted; i++)
-			wanted = mr->deferred[i] && (ne->mounts[i]->shared == b->shared ||
-						     ne->mounts[i]->master == b->shared);
-		if (!wanted || fds[j] >= 0)
-			continue;
-		fds[j] = open(b->mountpoint, O_PATH | O_CLOEXEC);
-		if (fds[j] < 0) {
-			pr_perror("mount %s: cannot open it to join its peer group %u",
-				  b->mountpoint, b->shared);
-			return neg_errno();
-		}
-	}
-	return set_propagation(ne, fds, mr->deferred);
-}
-
-/*
- * In the restored root, in its new pid and IPC namespaces and in the mount
- * namespace the builder made: the deferred mounts, parents first, attached
- * on their parent (a deferred one by its fd, another by its mount point).
- */
-int mnt_restore(const void *priv, int dirfd)
-{
-	const struct mnt_restore *mr = priv;
-	const MntnsEntry *ne = mr->ne;
-	size_t n = ne->n_mounts, i, k;
-	_cleanup_free_ size_t *order = NULL;
-	_cleanup_free_ int *fds = NULL;
-	int err = 0;
-
-	if (!mr->deferred)
-		return 0;
-	order = calloc(n + 1, sizeof(size_t));
-	fds = calloc(n + 1, sizeof(int));
-	if (!order || !fds)
-		return -ENOMEM;
-	for (i = 0; i < n; i++)
-		fds[i] = -1;
-	err = mnt_restore_order(ne->mounts, n, order);
-	if (!err && mr->visible_proc >= 0)
-		err = make_procs_first((struct mnt_restore *)mr, fds);
-	for (k = 0; !err && k < n; k++) {
-		const MntEntry *e = ne->mounts[order[k]];
-		int p, pfd, fd;
-
-		i = order[k];
-		if (!mr->deferred[i])
-			continue;
-		fd = fds[i] >= 0 ? fds[i] : make_mount((struct mnt_restore *)mr, i, fds, NULL);
-		if (fd < 0) {
-			err = fd;
-			break;
-		}
-		fds[i] = fd;
-		/*
-		 * A clone of a shared mount is its peer: private until root_propagation(),
-		 * so what is mounted on it later does not propagate to its source.
-		 */
-		err = set_prop(fd, MS_PRIVATE, e);
-		/* the contents first: the mount or its superblock may be read-only */
-		if (!err && e->tmpfs_data)
-			err = tmpfs_restore(fd, dirfd, e->mnt_id);
-		if (!err && e->tmpfs_data)
-			err = sb_ro_after(fd, e);
-		if (!err)
-			err = set_attrs(fd, e);
-		p = find_idx(ne, e->parent_id);
-		if (!err && p >= 0 && mr->deferred[p]) {
-			err = attach(fd, e, fds[p], ne->mounts[p]);
-		} else if (!err && p >= 0) {
-			pfd = open(ne->mounts[p]->mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC);
-			if (pfd < 0) {
-				err = neg_errno();
-				pr_perror("mount %s: cannot open its parent %s", e->mountpoint,
-					  ne->mounts[p]->mountpoint);
-			} else {
-				err = attach(fd, e, pfd, ne->mounts[p]);
-				close(pfd);
-			}
-		}
-		if (!err)
-			pr_debug("mount %s (%s) made in the container's namespaces\n",
-				 e->mountpoint, e->fstype);
-	}
-	if (!err)
-		err = root_propagation(mr, fds);
-	for (i = 0; i < n; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	return err;
 }
 
 /* The tree has a user namespace: the mount namespace is made in it (move_into_user_ns()). */
@@ -1018,7 +545,7 @@ int mnt_load(int dirfd, uint32_t id, void **priv)
 		mnt_fini(mr);
 		return -EINVAL;
 	}
-	err = mark_deferred(mr);
+	err = mnt_mark_deferred(mr);
 	if (!err && ns_user_own())
 		err = prepare_user_ns(mr, id);
 	if (!err)

@@ -3,7 +3,8 @@
 #define CRIU_LIKE_NS_MNT_H
 
 /*
- * Mount namespaces (mnt.c, mnt-plan.c; Documentation/namespaces.md, "Mount
+ * Mount namespaces (mnt.c, mnt-plan.c; the restore: mnt-build.c, mnt-root.c,
+ * mnt-propagation.c, mnt-devpts.c; Documentation/namespaces.md, "Mount
  * namespaces"). Not a public interface: the unit tests use the pure half.
  */
 #include <stdbool.h>
@@ -59,7 +60,7 @@ int mnt_attr_parse(const char *options, uint64_t *ret);
  * the mount it is bound from. 0, or -EINVAL (logged) for a cycle or a parent not in the list. */
 int mnt_restore_order(MntEntry *const *e, size_t nr, size_t *order);
 
-/* The restore's state of the tree's mount namespace (mnt-build.c, mnt.c). */
+/* The restore's state of the tree's mount namespace (mnt-build.c, mnt-root.c, mnt.c). */
 struct mnt_restore {
 	MntnsEntry *ne;
 	int nsfd; /* the namespace built, held by the controller */
@@ -81,11 +82,44 @@ struct mnt_restore {
 	int user_mnt, visible_proc;
 };
 
-/* mnt-build.c: the restore half of the kind (mnt.c's mnt_ns_type). */
+/* The restore half of the kind (mnt.c's mnt_ns_type): mnt-build.c, mnt-root.c. */
 int mnt_load(int dirfd, uint32_t id, void **priv);
 int mnt_restore(const void *priv, int dirfd);
 /* mnt.c: the controller's way in and out of the tree's namespace, and the end */
 void mnt_leave(void *priv);
 void mnt_fini(void *priv);
+
+/* ---- between the files of the restore; each returns 0, an fd or -errno (logged) ---- */
+/*
+ * mnt-build.c: mount @i of @mr, made and detached: its fd. @fds: the fds of
+ * those made before it by index (-1: made by the root, reached by its path).
+ */
+int mnt_make_mount(struct mnt_restore *mr, size_t i, int *fds, const char *staging);
+/* The per-mount options of @e on @fd. */
+int mnt_set_attrs(int fd, const MntEntry *e);
+/* Attach @fd (mount @e) on its parent @pfd (mount @p) at @e's mount point. */
+int mnt_attach(int fd, const MntEntry *e, int pfd, const MntEntry *p);
+/* @e's superblock is read-only: make the new one @fd so, once its contents are in. */
+int mnt_sb_ro_after(int fd, const MntEntry *e);
+/* The index of mount @id in @ne, -ENOENT when it is not there. */
+int mnt_find_idx(const MntnsEntry *ne, uint32_t id);
+
+/* mnt-root.c: mr->deferred, the mounts the root makes (NULL: none). */
+int mnt_mark_deferred(struct mnt_restore *mr);
+
+/* mnt-propagation.c: propagation @prop (MS_SHARED...) of @fd, mount @e. */
+int mnt_set_prop(int fd, uint64_t prop, const MntEntry *e);
+/* The peer groups and masters of the mounts @todo names, each with its fd in @fds. */
+int mnt_set_propagation(const MntnsEntry *ne, const int *fds, const bool *todo);
+
+/*
+ * mnt-devpts.c: in the builder, pty @name of the new devpts @dfd (a bind
+ * mount @e of it names it) made again when it is missing; the ptys made, to
+ * the controller through @wr; in the controller, those of builder @b read
+ * from @rd, for ns_devpts_pty_take().
+ */
+int mnt_devpts_make_pty(int dfd, const char *name, const MntEntry *e);
+int mnt_devpts_send(int wr);
+int mnt_devpts_take_from(pid_t b, int rd);
 
 #endif

@@ -3,9 +3,10 @@
 #define CRIU_LIKE_NS_NET_LINK_H
 
 /*
- * The links of a network namespace (net-link.c), for net.c: one link message
- * of RTM_GETLINK into a NetLinkEntry at dump, the links made again (inside
- * the new namespace and, for a veth, its outside end) at restore.
+ * The links of a network namespace, for net.c: one link message of
+ * RTM_GETLINK into a NetLinkEntry at dump (net-link.c), the links made again
+ * (inside the new namespace and, for a veth, its outside end) at restore
+ * (net-link-restore.c).
  */
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -20,6 +21,21 @@
 
 /* The flags given back at restore (ifi_change): the others are the kernel's to set. */
 #define LINK_FLAGS (IFF_UP | IFF_NOARP | IFF_PROMISC | IFF_ALLMULTI | IFF_MULTICAST | IFF_DEBUG)
+
+/* A kind of link the dump records (net-link.c), by IFLA_INFO_KIND. */
+struct link_kind {
+	const char *name;
+	NetLinkKind kind;
+	bool lower; /* made on a lower device (IFLA_LINK): macvlan, vlan... */
+	const uint16_t *data; /* the IFLA_INFO_DATA attributes given back, 0 last */
+};
+/* In link_kind.data: given back only when not 0 (a kernel without the feature refuses even 0). */
+#define LINK_KEEP_NONZERO 0x8000
+
+/* The kind @kind, NULL for one not in the table (the loopback). */
+const struct link_kind *net_link_kind_of(NetLinkKind kind);
+/* The options of a bridge port given back (IFLA_INFO_SLAVE_DATA), 0 last. */
+extern const uint16_t net_link_brport_data[];
 
 /* The name and kind of a link message, NULL kind for none (lo, a fallback tunnel...). */
 void link_info(const struct nlmsghdr *n, struct rtattr **tb, const char **name, const char **kind);

@@ -144,7 +144,7 @@ int feature_present(struct features *f, const char *criu, const char *workdir, c
 int netlock_leaks(struct reaper *r, const char *criu, const char *dir, const pid_t *pids, int n,
 		  int64_t deadline, char *why, size_t size);
 
-/* ---- running a test (run.c) ---- */
+/* ---- running a test (run.c, run-modes.c; run.h) ---- */
 enum verdict {
 	V_PASS,
 	V_FAIL,
