@@ -30,7 +30,7 @@ static int setup(void **state)
 {
 	(void)state;
 	if (!mkdtemp(dir))
-		return -1;
+		return -errno;
 	unsetenv(CLI_CONFIG_ENV);
 	return 0;
 }

@@ -47,7 +47,7 @@ void test_userns(const char *map, bool deny_setgroups);
  * CLOCK_MONOTONIC and CLOCK_BOOTTIME offsets are @mono and @boot seconds
  * (unshare(CLONE_NEWTIME) now, for the daemon, the first task born in it);
  * in the runner's mode userns the whole container, made in it inside the
- * container's user namespace (which owns it). 0, or -1 (a message on stderr).
+ * container's user namespace (which owns it). 0, or -errno (a message on stderr).
  */
 int test_timens(long mono, long boot);
 
@@ -77,10 +77,13 @@ bool test_go(void);
 /* Sleep until SIGTERM arrives; the signal mask is exactly the same afterwards. */
 void test_waitsig(void);
 
-/* A log line ("HH:MM:SS.mmm PID: message") into the outfile, in one write. */
+/* A log line ("HH:MM:SS.mmm PID: message") into the outfile, in one write; errno kept. */
 void test_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The verdict lines the runner looks for: "PASS" and "FAIL: reason (file:line)". */
+/*
+ * The verdict lines the runner looks for: "PASS" and "FAIL: reason (file:line)".
+ * fail() keeps errno: `fail("open: %m"); return -errno;` returns open()'s error.
+ */
 void pass(void);
 void test_fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -215,19 +218,19 @@ int tcp_pump_finish(struct tcp_pump *p, int idle_ms);
 /*
  * netns.c: the test's own network namespace, the container's in the ns modes
  * (test_netns_own(), before anything is made in it), checked after the
- * restore (test_netns_kept()); 0, or -1 after fail().
+ * restore (test_netns_kept()); 0, or -errno after fail() (-EINVAL: not in its own).
  */
 int test_netns_own(void);
 int test_netns_kept(void);
-/* The standard output of `sh -c @cmd` into @buf; -1 when it failed and printed nothing. */
+/* The standard output of `sh -c @cmd` into @buf; -EIO when it failed and printed nothing. */
 int test_sh_output(const char *cmd, char *buf, size_t size);
-/* 0 when @before and @after are equal; else fail() naming @what and where they differ, -1. */
+/* 0 when @before and @after are equal; else fail() naming @what and where, -EINVAL. */
 int test_same_text(const char *what, const char *before, const char *after);
 /*
  * The whole check of a test that configured its namespace: described by
  * the shell command @describe, then test_daemon() and test_waitsig(), then
- * the test still in its namespace and the description the same; 0, or -1
- * after fail().
+ * the test still in its namespace and the description the same; 0, or
+ * -errno after fail().
  */
 int test_netns_unchanged(const char *describe);
 
