@@ -68,6 +68,25 @@ static int timens_make(long mono, long boot)
 	return 0;
 }
 
+int test_timens_offsets(long long *mono, long long *boot)
+{
+	char name[32];
+	long long s, ns;
+	FILE *f = fopen("/proc/self/timens_offsets", "r");
+
+	if (!f)
+		return -errno;
+	*mono = *boot = -1;
+	while (fscanf(f, "%31s %lld %lld", name, &s, &ns) == 3) {
+		if (!strcmp(name, "monotonic"))
+			*mono = s;
+		else if (!strcmp(name, "boottime"))
+			*boot = s;
+	}
+	fclose(f);
+	return 0;
+}
+
 int test_timens(long mono, long boot)
 {
 	const char *ns = getenv("ZDTM_NS_INIT");

@@ -16,10 +16,22 @@
  * the outfile. The runner reads the verdict from there (README.md).
  */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+
+/*
+ * -errno after a failed call; -EIO where errno says nothing (a short read or
+ * write sets none), so that a failure never reads as 0.
+ */
+static inline int neg_errno(void)
+{
+	int e = errno;
+
+	return e > 0 ? -e : -EIO;
+}
 
 /*
  * Parse --pidfile=F and --outfile=F (both required) and --NAME=VALUE test
@@ -50,6 +62,12 @@ void test_userns(const char *map, bool deny_setgroups);
  * container's user namespace (which owns it). 0, or -errno (a message on stderr).
  */
 int test_timens(long mono, long boot);
+/*
+ * The CLOCK_MONOTONIC and CLOCK_BOOTTIME offsets (seconds) that
+ * /proc/self/timens_offsets shows, those of the namespace of the caller's
+ * children (-1 where a line is missing); 0 or -errno.
+ */
+int test_timens_offsets(long long *mono, long long *boot);
 
 /*
  * After test_init(): whether the test runs in the runner's container (the
@@ -214,6 +232,38 @@ void tcp_pump_log(const struct tcp_pump *p, const char *why);
  * checking every byte. 0 or -errno as tcp_pump_run().
  */
 int tcp_pump_finish(struct tcp_pump *p, int idle_ms);
+
+/*
+ * fdinfo.c: the lines of @fd's fdinfo that hold @prefix ("fanotify "), from
+ * it to the end of the line, each followed by ';', into @out; 0 or -errno
+ * (-ENOBUFS: @size is too small).
+ */
+int test_fdinfo_lines(int fd, const char *prefix, char *out, size_t size);
+/*
+ * The exit status (a wait status) of the process of pidfd @pfd
+ * (PIDFD_GET_INFO, 6.13), or -errno (-ENODATA: none yet).
+ */
+int test_pidfd_exit_status(int pfd);
+/*
+ * The Pid: line of @fd's fdinfo: -1 once the process is reaped, 0 outside our
+ * pid namespace; INT_MIN (a sentinel no pid can be) when there is none.
+ */
+int test_fdinfo_pid(int fd);
+
+/*
+ * mountinfo.c: /proc/self/mountinfo made comparable: the parent as its line
+ * number, shared:N/master:N renumbered in order of appearance, "0:N" devices
+ * as "0:*". test_mountinfo_read(): 0 or -errno (-EBADMSG: a line it cannot
+ * parse). test_mountinfo_same(): 0, or fail() naming the first line that
+ * differs and -EINVAL.
+ */
+#define TEST_MNT_LINES 64
+struct test_mountinfo {
+	char line[TEST_MNT_LINES][1024];
+	int n;
+};
+int test_mountinfo_read(struct test_mountinfo *m);
+int test_mountinfo_same(const struct test_mountinfo *before, const struct test_mountinfo *after);
 
 /*
  * netns.c: the test's own network namespace, the container's in the ns modes
