@@ -79,7 +79,7 @@ static int fd_set_of(const char *pid, unsigned char *set)
 	snprintf(path, sizeof(path), "/proc/%s/fd", pid);
 	d = opendir(path);
 	if (!d)
-		return -1;
+		return neg_errno();
 	memset(set, 0, 128);
 	while ((de = readdir(d))) {
 		int fd = atoi(de->d_name);
@@ -88,7 +88,7 @@ static int fd_set_of(const char *pid, unsigned char *set)
 			continue;
 		if (fd < 0 || fd >= 1024) {
 			closedir(d);
-			return -1;
+			return -ERANGE; /* past the bitmap */
 		}
 		set[fd / 8] |= (unsigned char)(1u << (fd % 8));
 	}

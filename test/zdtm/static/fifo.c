@@ -103,7 +103,7 @@ static int setup_d(const char *dir, struct fifo_fd *dw, pid_t *kid)
 	datagen(d_data, D_LEN, 4);
 	if (mkfifo("fifo.d", 0600) || open_fifo(&dr, dir, "fifo.d", O_RDONLY | O_NONBLOCK) ||
 	    open_fifo(dw, dir, "fifo.d", O_WRONLY) || write(dw->fd, d_data, D_LEN) != D_LEN)
-		return -1;
+		return neg_errno();
 	*kid = fork();
 	if (*kid == 0) {
 		close(dw->fd);

@@ -54,8 +54,10 @@ static int abstract_sock(bool bind_it)
 	if (s >= 0 && bind_it &&
 	    bind(s, (struct sockaddr *)&a,
 		 offsetof(struct sockaddr_un, sun_path) + 1 + strlen(ABSTRACT))) {
+		int err = neg_errno();
+
 		close(s);
-		return -1;
+		return err;
 	}
 	return s;
 }
@@ -81,8 +83,10 @@ static int tcp_to(const char *ip, int port)
 
 	inet_pton(AF_INET, ip, &sin.sin_addr);
 	if (s >= 0 && connect(s, (struct sockaddr *)&sin, sizeof(sin))) {
+		int err = neg_errno();
+
 		close(s);
-		return -1;
+		return err;
 	}
 	return s;
 }

@@ -66,7 +66,7 @@ static int run(const char *cmd, char *buf, size_t size)
 	char line[512];
 
 	if (!p)
-		return -1;
+		return neg_errno();
 	buf[0] = 0;
 	while (fgets(line, sizeof(line), p)) {
 		if (line[0] == '#')

@@ -49,7 +49,7 @@ static int nr_filters(void)
 
 	snprintf(path, sizeof(path), "/proc/self/task/%ld/status", (long)syscall(SYS_gettid));
 	if (test_read_file(path, buf, sizeof(buf)) <= 0)
-		return -1;
+		return neg_errno();
 	n = strstr(buf, "\nSeccomp_filters:");
 	return n && sscanf(n, "\nSeccomp_filters: %d", &v) == 1 ? v : -1;
 }

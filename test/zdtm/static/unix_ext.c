@@ -104,7 +104,7 @@ static int echo(int sk, const char *msg)
 
 	snprintf(want, sizeof(want), "echo:%s", msg);
 	if (send(sk, msg, strlen(msg), 0) != (ssize_t)strlen(msg) || poll(&p, 1, 5000) != 1)
-		return -1;
+		return neg_errno();
 	n = recv(sk, buf, sizeof(buf), 0);
 	return n == (ssize_t)strlen(want) && !memcmp(buf, want, n) ? 0 : -1;
 }
