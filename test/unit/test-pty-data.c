@@ -173,7 +173,7 @@ static ssize_t read_ready(int fd, void *buf, size_t len)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 
-	return poll(&p, 1, 2000) == 1 ? read(fd, buf, len) : -1;
+	return poll(&p, 1, 2000) == 1 ? read(fd, buf, len) : -ETIMEDOUT;
 }
 
 static bool drained(int fd)

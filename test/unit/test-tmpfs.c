@@ -395,7 +395,7 @@ static int setup(void **state)
 	c->imgfd = img_dir_open(c->img, false);
 	c->ghost = -1;
 	*state = c;
-	return c->imgfd < 0 ? -1 : 0;
+	return c->imgfd < 0 ? c->imgfd : 0;
 }
 
 static int teardown(void **state)

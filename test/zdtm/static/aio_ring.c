@@ -55,7 +55,7 @@ static int submit(aio_context_t ctx, unsigned tag, unsigned n)
 		cb[i].aio_offset = ((tag + i) % 64) * 8;
 		p[i] = &cb[i];
 	}
-	return syscall(SYS_io_submit, ctx, n, p) == n ? 0 : -1;
+	return syscall(SYS_io_submit, ctx, n, p) == n ? 0 : neg_errno();
 }
 
 /* Complete and reap @n reads, tags from @tag. */

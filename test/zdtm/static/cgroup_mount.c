@@ -42,13 +42,13 @@ static int mount_line(const char *dir, char *buf, size_t size)
 				f++;
 		}
 		if (!f)
-			return neg_errno();
+			return -EBADMSG;
 		/* root, mount point, options; the optional fields (peer groups) left out */
 		snprintf(buf, size, "%.*s", (int)strcspn(f, " "), f);
 		snprintf(buf + strlen(buf), size - strlen(buf), " %s", strstr(f, " - "));
 		return 0;
 	}
-	return neg_errno();
+	return -ENOENT; /* no such mount */
 }
 
 static int setup(void)

@@ -100,7 +100,7 @@ static int ask(char c)
 {
 	char r;
 
-	return write(cmd[1], &c, 1) == 1 && read(ack[0], &r, 1) == 1 && r == 'k' ? 0 : -1;
+	return write(cmd[1], &c, 1) == 1 && read(ack[0], &r, 1) == 1 && r == 'k' ? 0 : -EIO;
 }
 
 int main(int argc, char **argv)

@@ -52,7 +52,7 @@ static int table(char *buf, size_t size)
 		return neg_errno();
 	n = fread(buf, 1, size - 1, p);
 	buf[n] = 0;
-	return pclose(p) || !n ? -1 : 0;
+	return pclose(p) || !n ? -EIO : 0;
 }
 
 static int sock_at(int type, int port, bool bind_it)

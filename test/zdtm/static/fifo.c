@@ -35,7 +35,7 @@ static int open_fifo(struct fifo_fd *f, const char *dir, const char *file, int f
 	snprintf(f->path, sizeof(f->path), "%s/%s", dir, file);
 	f->fd = open(f->path, flags);
 	f->flags = fcntl(f->fd, F_GETFL);
-	return f->fd < 0 || f->flags < 0 ? -1 : 0;
+	return f->fd < 0 || f->flags < 0 ? neg_errno() : 0;
 }
 
 /* Same flags, same FIFO node as the path; 0 or fail(). */
@@ -110,7 +110,7 @@ static int setup_d(const char *dir, struct fifo_fd *dw, pid_t *kid)
 		_exit(child(&dr));
 	}
 	close(dr.fd);
-	return *kid < 0 ? -1 : 0;
+	return *kid < 0 ? neg_errno() : 0;
 }
 
 int main(int argc, char **argv)

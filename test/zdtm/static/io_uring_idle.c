@@ -149,7 +149,7 @@ static int setup_wide(void)
 		     IORING_OFF_SQES);
 	if (wrings == MAP_FAILED || wsqes == MAP_FAILED)
 		return neg_errno();
-	return wide_nop(71) || wide_nop(72) || wide_nop(73) || wide_reap() != 71 ? -1 : 0;
+	return wide_nop(71) || wide_nop(72) || wide_nop(73) || wide_reap() != 71 ? -EIO : 0;
 }
 
 static int check_wide(void)

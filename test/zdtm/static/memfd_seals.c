@@ -35,7 +35,7 @@ static int make(struct mfd *m, const char *name, unsigned int flags, int seals, 
 	    (seals && fcntl(m->fd, F_ADD_SEALS, seals)))
 		return neg_errno();
 	m->seals = fcntl(m->fd, F_GET_SEALS);
-	return m->seals < 0 ? -1 : 0;
+	return m->seals < 0 ? neg_errno() : 0;
 }
 
 /* Contents and seals as before; 0 or fail(). */

@@ -34,7 +34,7 @@ static int mkpath(const char *name, bool dir)
 
 	snprintf(p, sizeof(p), "%s/%s", work, name);
 	if (dir)
-		return mkdir(p, 0755) && errno != EEXIST ? -1 : 0;
+		return mkdir(p, 0755) && errno != EEXIST ? neg_errno() : 0;
 	fd = open(p, O_CREAT | O_WRONLY | O_TRUNC, 0644);
 	if (fd < 0)
 		return neg_errno();

@@ -95,7 +95,7 @@ static int accept_one(int ls)
 {
 	struct pollfd p = { .fd = ls, .events = POLLIN };
 
-	return poll(&p, 1, 10000) == 1 ? accept(ls, NULL, NULL) : -1;
+	return poll(&p, 1, 10000) == 1 ? accept(ls, NULL, NULL) : -ETIMEDOUT;
 }
 
 static char before[16384], after[16384];

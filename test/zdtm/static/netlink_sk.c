@@ -98,7 +98,7 @@ static int ask_links(int sk)
 		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned int)n);
 		     h = NLMSG_NEXT(h, n)) {
 			if (h->nlmsg_type == NLMSG_DONE)
-				return found ? 0 : -1;
+				return found ? 0 : -ENOENT;
 			if (h->nlmsg_type == NLMSG_ERROR)
 				return -EPROTO;
 			if (h->nlmsg_type == RTM_NEWLINK) {

@@ -31,7 +31,7 @@ static int put(const char *path, const char *text)
 
 	if (fd >= 0)
 		close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
+	return n == (ssize_t)strlen(text) ? 0 : neg_errno();
 }
 
 /* @path holds exactly @text (NULL: @path does not exist). */

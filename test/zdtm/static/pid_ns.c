@@ -70,7 +70,7 @@ static int last_nspid(void)
 	buf[n] = '\0';
 	l = strstr(buf, "\nNSpid:");
 	if (!l)
-		return neg_errno();
+		return -EBADMSG;
 	for (l += 7; *l && *l != '\n'; l = end) {
 		long x = strtol(l, &end, 10);
 

@@ -130,7 +130,7 @@ static int set_up(pid_t child, int *ep)
 	    dup2(a, FD_DUP) < 0 || close(a) || close(b))
 		return neg_errno();
 	*ep = epoll_create1(0);
-	return *ep < 0 ? -1 : epoll_ctl(*ep, EPOLL_CTL_ADD, FD_NONBLOCK, &ev);
+	return *ep < 0 || epoll_ctl(*ep, EPOLL_CTL_ADD, FD_NONBLOCK, &ev) ? neg_errno() : 0;
 }
 
 int main(int argc, char **argv)

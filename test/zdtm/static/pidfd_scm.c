@@ -53,7 +53,7 @@ static int send_fds(int sk, const int *fds, int n)
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
 	memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
-	return sendmsg(sk, &mh, 0) == 1 ? 0 : -1;
+	return sendmsg(sk, &mh, 0) == 1 ? 0 : neg_errno();
 }
 
 /* The fds of one message, into @fds; how many, or -1. */

@@ -67,7 +67,7 @@ static ssize_t read_rest(int fd, char *buf, size_t size)
 	while (got < size - 1 && (n = read(fd, buf + got, size - 1 - got)) > 0)
 		got += (size_t)n;
 	buf[got] = '\0';
-	return n < 0 ? -1 : (ssize_t)got;
+	return n < 0 ? neg_errno() : (ssize_t)got;
 }
 
 /* What a new open of @path gives from offset @off on, in @buf. */

@@ -52,7 +52,7 @@ static int open_pty(struct pty *p)
 		return neg_errno();
 	snprintf(path, sizeof(path), "/dev/pts/%d", p->index);
 	p->slave = open(path, O_RDWR | O_NOCTTY);
-	return p->slave < 0 ? -1 : 0;
+	return p->slave < 0 ? neg_errno() : 0;
 }
 
 /* C's output: lines of a known pattern; the master sees each \n as \r\n (ONLCR). */
@@ -89,7 +89,7 @@ static int fionread(int fd)
 {
 	int n = -1;
 
-	return ioctl(fd, FIONREAD, &n) ? -1 : n;
+	return ioctl(fd, FIONREAD, &n) ? neg_errno() : n;
 }
 
 /* Wait (bounded) until FIONREAD of @fd says @n: the tty's flip work is asynchronous. */
@@ -267,7 +267,7 @@ static int read_exact(int fd, unsigned char *buf, size_t len, bool packet)
 		memcpy(buf + n, chunk + packet, (size_t)r - packet);
 		n += (size_t)r - packet;
 	}
-	return drained(fd) ? 0 : -1;
+	return drained(fd) ? 0 : -EIO;
 }
 
 static int check_r(const struct pty *r)

@@ -59,7 +59,7 @@ static int record(struct pty_state *s)
 	    ioctl(s->master, TIOCGPTLCK, &s->lck))
 		return neg_errno();
 	s->mflags = fcntl(s->master, F_GETFL);
-	return s->mflags < 0 ? -1 : 0;
+	return s->mflags < 0 ? neg_errno() : 0;
 }
 
 static int setup_a(struct pty_state *a)
@@ -84,7 +84,7 @@ static int setup_a(struct pty_state *a)
 	    ioctl(a->master, TIOCPKT, &one))
 		return neg_errno();
 	/* a second fd of the slave description */
-	return dup2(a->slave, a->slave + 10) < 0 ? -1 : record(a);
+	return dup2(a->slave, a->slave + 10) < 0 ? neg_errno() : record(a);
 }
 
 static int setup_b(struct pty_state *b)

@@ -37,7 +37,7 @@ static int fdinfo_mask(int fd, char *mask, size_t size)
 
 static int read_one(int fd, struct signalfd_siginfo *si)
 {
-	return read(fd, si, sizeof(*si)) == sizeof(*si) ? 0 : -1;
+	return read(fd, si, sizeof(*si)) == sizeof(*si) ? 0 : neg_errno();
 }
 
 static int check_signals(int a)

@@ -108,7 +108,7 @@ static int data_of(const char *path, char *out, size_t size)
 		pos = h;
 	}
 	close(fd);
-	return n < 0 ? -1 : 0;
+	return n < 0 ? neg_errno() : 0;
 }
 
 static int walk(struct desc *d, const char *dir, const char *rel)
@@ -231,7 +231,7 @@ static int put(const char *path, const void *data, size_t len, mode_t mode)
 
 	if (fd >= 0)
 		close(fd);
-	return n == (ssize_t)len ? 0 : -1;
+	return n == (ssize_t)len ? 0 : neg_errno();
 }
 
 static int stamp(const char *path, long sec, long nsec)

@@ -77,7 +77,7 @@ static int send_cred(int sk, const char *text, const struct ucred *u, int fd)
 	}
 	if (!mh.msg_controllen)
 		mh.msg_control = NULL;
-	return sendmsg(sk, &mh, 0) == (ssize_t)iov.iov_len ? 0 : -1;
+	return sendmsg(sk, &mh, 0) == (ssize_t)iov.iov_len ? 0 : neg_errno();
 }
 
 /* In the child: its messages (who == 1) of each kind, then exit. */

@@ -46,7 +46,7 @@ static int send_fds(int sk, const char *text, const int *fds, int n, const struc
 		CMSG_FIRSTHDR(&mh)->cmsg_len = CMSG_LEN(sizeof(int) * n);
 		memcpy(CMSG_DATA(CMSG_FIRSTHDR(&mh)), fds, sizeof(int) * n);
 	}
-	return sendmsg(sk, &mh, 0) == (ssize_t)iov.iov_len ? 0 : -1;
+	return sendmsg(sk, &mh, 0) == (ssize_t)iov.iov_len ? 0 : neg_errno();
 }
 
 /* The next message of @sk: exactly @text, with @n fds into @fds. */
@@ -80,7 +80,8 @@ static int recv_fds(int sk, const char *what, const char *text, int *fds, int n)
 
 static int pipe_pair(int p[2], const char *data)
 {
-	return pipe(p) || write(p[1], data, strlen(data)) != (ssize_t)strlen(data) ? -1 : 0;
+	return pipe(p) || write(p[1], data, strlen(data)) != (ssize_t)strlen(data) ? neg_errno()
+										   : 0;
 }
 
 /* The read end @r of a pipe holds @data. */

@@ -57,7 +57,7 @@ static int send_fds(int sk, const char *text, const int *fds, int n)
 		CMSG_FIRSTHDR(&mh)->cmsg_len = CMSG_LEN(sizeof(int) * n);
 		memcpy(CMSG_DATA(CMSG_FIRSTHDR(&mh)), fds, sizeof(int) * n);
 	}
-	return sendmsg(sk, &mh, 0) == (ssize_t)iov.iov_len ? 0 : -1;
+	return sendmsg(sk, &mh, 0) == (ssize_t)iov.iov_len ? 0 : neg_errno();
 }
 
 /* Message @i, exactly its bytes; its fds into @fds. */

@@ -57,7 +57,7 @@ static int write_at(int dir, const char *path, const char *text, int flags)
 		return neg_errno();
 	n = write(fd, text, strlen(text));
 	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
+	return n == (ssize_t)strlen(text) ? 0 : neg_errno();
 }
 
 /* The file offset of @addr in the mapping of /proc/self/maps holding it. */
