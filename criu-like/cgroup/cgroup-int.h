@@ -35,7 +35,7 @@ struct cg_hiers {
  */
 int cg_hiers_read(struct cg_hiers *hs, const char *yard);
 void cg_hiers_fini(struct cg_hiers *hs);
-/* The index of hierarchy @ctrls, or -1. */
+/* The index of hierarchy @ctrls, or -ENOENT. */
 int cg_hier_find(const struct cg_hiers *hs, const char *ctrls);
 static inline bool cg_hier_v2(const struct cg_hier *h)
 {
@@ -113,6 +113,7 @@ struct rst_cgroup {
 	bool **wrote; /* [hier][dir]: its properties were written (the freezer's come last) */
 };
 
+/* The index of set (namespace) @id in @e, or -ENOENT. */
 int cg_set_idx(const CgroupEntry *e, uint32_t id);
 int cg_ns_idx(const CgroupEntry *e, uint32_t id);
 /* Open @rel of every hierarchy, for @count rows of @paths, above @base into @fds. */

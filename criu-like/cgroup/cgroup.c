@@ -71,7 +71,7 @@ int cg_hier_find(const struct cg_hiers *hs, const char *ctrls)
 	for (i = 0; i < hs->n; i++)
 		if (!strcmp(hs->h[i].ctrls, ctrls))
 			return (int)i;
-	return -1;
+	return -ENOENT;
 }
 
 /* Mount @m shows hierarchy @ctrls: every controller of it is in its super options. */

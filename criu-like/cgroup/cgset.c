@@ -190,7 +190,7 @@ int cg_set_idx(const CgroupEntry *e, uint32_t id)
 	for (i = 0; i < e->n_sets; i++)
 		if (e->sets[i]->id == id)
 			return (int)i;
-	return -1;
+	return -ENOENT;
 }
 
 int cg_ns_idx(const CgroupEntry *e, uint32_t id)
@@ -200,7 +200,7 @@ int cg_ns_idx(const CgroupEntry *e, uint32_t id)
 	for (i = 0; i < e->n_namespaces; i++)
 		if (e->namespaces[i]->id == id)
 			return (int)i;
-	return -1;
+	return -ENOENT;
 }
 
 int cg_open_dirs(struct rst_cgroup *cg, char **const *paths, size_t count, int base, int *fds)

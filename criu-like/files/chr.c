@@ -337,7 +337,7 @@ int chr_fill_mapped(struct file_desc *d, const char *path, const struct stat *st
 /* ---- restore: the messages keep the restore's prefix ---------------------------------------- */
 /*
  * A device node removed while open: made again at its path (next to it when
- * taken) with its mode and owner, opened and removed. -1 with errno.
+ * taken) with its mode and owner, opened and removed. -errno (errno set too).
  */
 static int chr_open_removed(const FileEntry *fe, const char *path, uint32_t flags)
 {
@@ -358,9 +358,11 @@ static int chr_open_removed(const FileEntry *fe, const char *path, uint32_t flag
 		err = errno;
 		dir_times_put_back(&dt);
 		errno = err;
-		return -1;
+		return -err;
 	}
 	fd = rst_open_nonblock(name, flags);
+	if (fd < 0)
+		err = errno;
 	if (fd >= 0 && ((c->has_uid && c->has_gid && fchown(fd, c->uid, c->gid)) ||
 			(c->has_mode && fchmod(fd, c->mode & 07777))))
 		err = errno;
@@ -370,12 +372,12 @@ static int chr_open_removed(const FileEntry *fe, const char *path, uint32_t flag
 	if (unlink(name) && !err)
 		err = errno;
 	dir_times_put_back(&dt);
-	if (fd >= 0 && err) {
+	if (fd >= 0 && err)
 		close(fd);
-		fd = -1;
-	}
-	if (err)
+	if (err) {
 		errno = err;
+		return -err;
+	}
 	return fd;
 }
 
@@ -582,7 +584,7 @@ static const ProtobufCBinaryData *chr_path(const FileEntry *fe)
 	return fe->chr->has_path ? &fe->chr->path : NULL;
 }
 
-/* The open description of the orphan terminal whose controlling session is @sid, or -1. */
+/* The open description of the orphan terminal whose controlling session is @sid, or -ENOENT. */
 static int ctty_fd(const struct restore_ctx *ctx, uint32_t sid, const ChrFileEntry **e)
 {
 	const struct rst_kind *k = rst_kind_get(ctx, &chr_kind);
@@ -598,7 +600,7 @@ static int ctty_fd(const struct restore_ctx *ctx, uint32_t sid, const ChrFileEnt
 			return ctx->files->fds[k->pos[i]];
 		}
 	}
-	return -1;
+	return -ENOENT;
 }
 
 /* In session leader @t right after setsid(): its new terminal its controlling one again. */

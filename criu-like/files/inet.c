@@ -501,7 +501,7 @@ static int isk_finish(int sk, const InetSkEntry *e, uint32_t id)
 /*
  * The socket of @e. A ping socket can be made only by a group of
  * net.ipv4.ping_group_range (root too): when the controller's is not, it takes
- * the first group of the range for the socket() call.
+ * the first group of the range for the socket() call. -errno on failure.
  */
 static int inet_socket(const InetSkEntry *e)
 {
@@ -511,8 +511,10 @@ static int inet_socket(const InetSkEntry *e)
 	gid_t saved = getegid();
 	FILE *f;
 
-	if (sk >= 0 || errno != EACCES || !inet_is_ping((int)e->type, (int)e->proto))
+	if (sk >= 0)
 		return sk;
+	if (errno != EACCES || !inet_is_ping((int)e->type, (int)e->proto))
+		return neg_errno();
 	/* the range of the namespace the socket is made in: through criu-like's /proc */
 	f = rst_proc_fopen("sys/net/ipv4/ping_group_range");
 	if (f) {
@@ -520,20 +522,18 @@ static int inet_socket(const InetSkEntry *e)
 			lo = 1, hi = 0;
 		fclose(f);
 	}
-	if (lo > hi || lo > UINT32_MAX || setegid((gid_t)lo)) {
-		errno = EACCES;
-		return -1;
-	}
+	if (lo > hi || lo > UINT32_MAX || setegid((gid_t)lo))
+		return -EACCES;
 	sk = socket((int)e->family, flags, (int)e->proto);
-	err = errno;
+	err = sk < 0 ? neg_errno() : 0;
 	if (setegid(saved)) {
+		err = neg_errno();
 		pr_perror("cannot take the group %u back", saved);
 		if (sk >= 0)
 			close(sk);
-		return -1;
+		return err;
 	}
-	errno = err;
-	return sk;
+	return sk < 0 ? err : sk;
 }
 
 static int isk_open_one(const InetSkEntry *e, uint32_t id)
@@ -548,8 +548,8 @@ static int isk_open_one(const InetSkEntry *e, uint32_t id)
 	/* Non-blocking while restoring, so nothing in the controller waits on the network. */
 	sk = inet_socket(e);
 	if (sk < 0) {
-		pr_perror("file %u: cannot create an inet socket", id);
-		return neg_errno();
+		pr_errno(sk, "file %u: cannot create an inet socket", id);
+		return sk;
 	}
 	err = inet_restore_opts_before_bind(sk, e, id);
 	if (!err && e->tcp)

@@ -419,7 +419,7 @@ static int close_service_copies(struct rst_files *f, int fd)
 	return 0;
 }
 
-/* The fd number of task @t for file @id, or -1. */
+/* The fd number of task @t for file @id, or -ENOENT. */
 static int task_fd_of(const struct rst_task *t, uint32_t id)
 {
 	const struct rst_task_files *tf = t->files;
@@ -428,7 +428,7 @@ static int task_fd_of(const struct rst_task *t, uint32_t id)
 	for (i = 0; i < tf->nr_fds; i++)
 		if (tf->fds[i]->id == id)
 			return (int)tf->fds[i]->fd;
-	return -1;
+	return -ENOENT;
 }
 
 static bool owns_kind(const FileEntry *fe, FileLockKind kind, pid_t pid)

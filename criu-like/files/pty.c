@@ -110,17 +110,17 @@ static bool pid_in_tree(const struct dump_ctx *ctx, pid_t pid)
 	return false;
 }
 
-/* The tty-index line of /proc/PID/fdinfo/FD (pty masters, 4.x), or -1. */
+/* The tty-index line of /proc/PID/fdinfo/FD (pty masters, 4.x), or -ENOENT, -errno. */
 static int fdinfo_tty_index(pid_t pid, const char *fd)
 {
 	char path[300], line[128];
-	int index = -1;
+	int index = -ENOENT;
 	FILE *fp;
 
 	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, fd);
 	fp = fopen(path, "re");
 	if (!fp)
-		return -1;
+		return neg_errno();
 	while (fgets(line, sizeof(line), fp))
 		if (sscanf(line, "tty-index: %d", &index) == 1)
 			break;
@@ -297,7 +297,7 @@ static int dump_session(const struct dump_ctx *ctx, const struct fd_info *f, str
 	return 0;
 }
 
-/* The slave of pty @index in task @pid, as a dumper fd (the same open file); -1: none. */
+/* The slave of pty @index in task @pid, as a dumper fd (the same open file); -ENOENT: none. */
 static int task_slave(pid_t pid, uint32_t index)
 {
 	_cleanup_closedir_ DIR *dir = NULL;
@@ -328,13 +328,13 @@ static int task_slave(pid_t pid, uint32_t index)
 			return fd;
 		close(fd);
 	}
-	return -1;
+	return -ENOENT;
 }
 
 static int tree_slave(const struct dump_ctx *ctx, uint32_t index)
 {
 	unsigned int i;
-	int fd = -1;
+	int fd = -ENOENT;
 
 	for (i = 0; fd < 0 && i < ctx->tree->nr_tasks; i++)
 		fd = task_slave(ctx->tree->tasks[i]->pid, index);
@@ -478,7 +478,7 @@ static const PtyFileEntry *pty_at(const struct rst_files *f, size_t pos)
 	return f->idx.by_id[pos]->pty;
 }
 
-/* The position of the master of pty @index in the index, or -1. */
+/* The position of the master of pty @index in the index, or -ENOENT. */
 static long master_pos(const struct restore_ctx *ctx, uint32_t index)
 {
 	const struct rst_kind *k = rst_kind_get(ctx, &pty_kind);
@@ -490,7 +490,7 @@ static long master_pos(const struct restore_ctx *ctx, uint32_t index)
 		if (p->master && p->index == index)
 			return (long)k->pos[i];
 	}
-	return -1;
+	return -ENOENT;
 }
 
 /* A new master at @index, or -errno (logged). */
@@ -633,7 +633,7 @@ static int open_slaves(const struct restore_ctx *ctx, uint32_t index)
 	return excl ? pty_ioctl_set(last, TIOCEXCL, 0, "TIOCEXCL", index) : 0;
 }
 
-/* The position of the first slave description of pty @index that is open (@f->fds), or -1. */
+/* The position of the first slave description of pty @index that is open (@f->fds), or -ENOENT. */
 static long opened_slave(const struct restore_ctx *ctx, uint32_t index)
 {
 	const struct rst_kind *k = rst_kind_get(ctx, &pty_kind);
@@ -646,7 +646,7 @@ static long opened_slave(const struct restore_ctx *ctx, uint32_t index)
 		if (!p->master && p->index == index && f->fds[k->pos[i]] >= 0)
 			return (long)k->pos[i];
 	}
-	return -1;
+	return -ENOENT;
 }
 
 /* The data in flight, with the slave's termios already set (the one it is read under). */

@@ -477,7 +477,7 @@ static int ghost_fill(struct restore_ctx *ctx, const FileEntry *fe, int dst, con
 	return err;
 }
 
-/* The fd of an earlier description of the same unlinked inode (to open that inode again), or -1. */
+/* The fd of an earlier description of the same unlinked inode (to reopen it), or -ENOENT. */
 static int same_ghost(const struct restore_ctx *ctx, size_t pos)
 {
 	const struct rst_files *f = ctx->files;
@@ -486,7 +486,7 @@ static int same_ghost(const struct restore_ctx *ctx, size_t pos)
 	size_t i;
 
 	if (!r->has_dev || !r->has_ino)
-		return -1;
+		return -ENOENT;
 	for (i = 0; i < k->n && k->pos[i] < pos; i++) {
 		const RegFileEntry *o = f->idx.by_id[k->pos[i]]->reg;
 
@@ -494,7 +494,7 @@ static int same_ghost(const struct restore_ctx *ctx, size_t pos)
 		    o->has_ino && o->dev == r->dev && o->ino == r->ino)
 			return f->fds[k->pos[i]];
 	}
-	return -1;
+	return -ENOENT;
 }
 
 /*

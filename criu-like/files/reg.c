@@ -166,13 +166,15 @@ static int reg_fill(struct dump_ctx *ctx, struct file_desc *d, pid_t pid, int fd
 	return ghost_dump(ctx, pid, fd, d->id, e);
 }
 
-/* The mount id of @fd with statx (5.8), -1 when the kernel does not say. */
+/* The mount id of @fd with statx (5.8), -EOPNOTSUPP when the kernel does not say, or -errno. */
 static int fd_mnt_id(int fd)
 {
 	struct statx stx;
 
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) || !(stx.stx_mask & STATX_MNT_ID))
-		return -1;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx))
+		return neg_errno();
+	if (!(stx.stx_mask & STATX_MNT_ID))
+		return -EOPNOTSUPP;
 	return (int)stx.stx_mnt_id;
 }
 

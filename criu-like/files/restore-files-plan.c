@@ -89,7 +89,7 @@ long rst_file_index_pos(const struct rst_file_index *idx, uint32_t id)
 		else
 			hi = mid;
 	}
-	return -1;
+	return -ENOENT;
 }
 
 FileEntry *rst_file_index_find(const struct rst_file_index *idx, uint32_t id)

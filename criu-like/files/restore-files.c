@@ -103,7 +103,7 @@ int rst_inherited_fd(const struct cr_options *o, const char *key)
 	for (i = 0; o && i < o->n_inherit_fd; i++)
 		if (!inherit_fd_parse(o->inherit_fd[i], &fd, &k) && !strcmp(k, key))
 			return fd;
-	return -1;
+	return -ENOENT;
 }
 
 FILE *rst_proc_fopen(const char *path)

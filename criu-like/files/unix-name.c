@@ -429,7 +429,7 @@ long usk_find_named(const struct usk_rst *u, const ProtobufCBinaryData *name)
 		    !memcmp(s->name.data, name->data, name->len))
 			return (long)u->k->pos[j];
 	}
-	return -1;
+	return -ENOENT;
 }
 
 /* The datagram socket of the images bound to @name, opened first if need be; or -errno. */
@@ -457,7 +457,7 @@ int usk_sender_fd(struct restore_ctx *ctx, const ProtobufCBinaryData *name, uint
 	return u->f->fds[i];
 }
 
-/* The listening socket @e was accepted from (it has its name), or -1. */
+/* The listening socket @e was accepted from (it has its name), or -ENOENT. */
 long usk_listener_named(const struct usk_rst *u, const UnixSkEntry *e)
 {
 	size_t j;
@@ -468,10 +468,10 @@ long usk_listener_named(const struct usk_rst *u, const UnixSkEntry *e)
 		if (l != e && l->state == TCP_LISTEN && l->type == e->type && same_name(l, e))
 			return (long)u->k->pos[j];
 	}
-	return -1;
+	return -ENOENT;
 }
 
-/* The listening socket with the client @ino in its backlog, or -1. */
+/* The listening socket with the client @ino in its backlog, or -ENOENT. */
 long usk_listener_of(const struct usk_rst *u, uint64_t ino)
 {
 	size_t j, k;
@@ -483,7 +483,7 @@ long usk_listener_of(const struct usk_rst *u, uint64_t ino)
 			if (l->icons_peer[k] == ino)
 				return (long)u->k->pos[j];
 	}
-	return -1;
+	return -ENOENT;
 }
 
 /* A new socket for entry @pos, bound, connected to the listening socket @l. */

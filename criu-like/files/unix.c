@@ -449,7 +449,7 @@ uint32_t usk_id(const struct usk_rst *u, size_t pos)
 	return u->f->idx.by_id[pos]->id;
 }
 
-/* The position of the unix socket with inode @ino, or -1. */
+/* The position of the unix socket with inode @ino, or -ENOENT. */
 long usk_find(const struct usk_rst *u, uint64_t ino)
 {
 	size_t j;
@@ -457,7 +457,7 @@ long usk_find(const struct usk_rst *u, uint64_t ino)
 	for (j = 0; j < u->k->n; j++)
 		if (usk_at(u, u->k->pos[j])->ino == ino)
 			return (long)u->k->pos[j];
-	return -1;
+	return -ENOENT;
 }
 
 int usk_socket(const UnixSkEntry *e, uint32_t id)

@@ -134,7 +134,7 @@ struct usk_rst {
 /* unix.c */
 const UnixSkEntry *usk_at(const struct usk_rst *u, size_t pos);
 uint32_t usk_id(const struct usk_rst *u, size_t pos);
-/* The position of the unix socket with inode @ino, or -1. */
+/* The position of the unix socket with inode @ino, or -ENOENT. */
 long usk_find(const struct usk_rst *u, uint64_t ino);
 int usk_socket(const UnixSkEntry *e, uint32_t id);
 int usk_set_sndbuf(int sk, int val);
@@ -154,13 +154,13 @@ int usk_open(struct restore_ctx *ctx, size_t pos);
 int usk_addr(const ProtobufCBinaryData *name, struct sockaddr_un *sa, socklen_t *len);
 int usk_bind(int sk, const UnixSkEntry *e, uint32_t id);
 int usk_connect(int sk, const ProtobufCBinaryData *name, uint32_t id);
-/* The datagram socket bound to @name, or -1. */
+/* The datagram socket bound to @name, or -ENOENT. */
 long usk_find_named(const struct usk_rst *u, const ProtobufCBinaryData *name);
 /* The datagram socket of the images bound to @name, opened first if need be; or -errno. */
 int usk_sender_fd(struct restore_ctx *ctx, const ProtobufCBinaryData *name, uint32_t id);
-/* The listening socket @e was accepted from (it has its name), or -1. */
+/* The listening socket @e was accepted from (it has its name), or -ENOENT. */
 long usk_listener_named(const struct usk_rst *u, const UnixSkEntry *e);
-/* The listening socket with the client @ino in its backlog, or -1. */
+/* The listening socket with the client @ino in its backlog, or -ENOENT. */
 long usk_listener_of(const struct usk_rst *u, uint64_t ino);
 int usk_open_listener(struct usk_rst *u, size_t pl);
 /* @pos made with the listening socket @pl, which is parked at its slot. */

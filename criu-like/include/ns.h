@@ -230,7 +230,7 @@ void ns_restore_fini(struct ns_restore *r);
 /*
  * ns/pid.c, at restore, in the controller: the host tid of the thread whose
  * tid in its own pid namespace is @vtid, among the threads of host pid
- * @host_pid (NSpid under @proc_fd, the controller's /proc); -1 if none.
+ * @host_pid (NSpid under @proc_fd, the controller's /proc); -ESRCH if none, or -errno.
  */
 pid_t pidns_host_tid(int proc_fd, pid_t host_pid, pid_t vtid);
 /* ---- the tree's network namespace (net.c) ---------------------------------------------------- */

@@ -145,6 +145,7 @@ void ps_conn_close(struct ps_conn *c);
 /* tls.c: CRIU's --tls options: the handshake on c->fd, both ends authenticated. */
 int ps_tls_client(struct ps_conn *c, const struct cr_options *o, const char *host);
 int ps_tls_server(struct ps_conn *c, const struct cr_options *o);
+/* As send() and recv(), but -errno on failure (errno set too). */
 ssize_t ps_tls_send(void *tls, const void *buf, size_t len);
 ssize_t ps_tls_recv(void *tls, void *buf, size_t len);
 void ps_tls_close(void *tls);

@@ -41,8 +41,7 @@ struct rst_task_files {
 int rst_file_index_build(struct rst_file_index *idx, FileEntry **fes, size_t n);
 void rst_file_index_free(struct rst_file_index *idx);
 FileEntry *rst_file_index_find(const struct rst_file_index *idx, uint32_t id);
-/* The position of @id in idx->by_id, or -1. */
-/* The position of FileEntry @id in @idx, or -1 when it has none. */
+/* The position of FileEntry @id in @idx, or -ENOENT when it has none. */
 long rst_file_index_pos(const struct rst_file_index *idx, uint32_t id);
 
 /*

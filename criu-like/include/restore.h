@@ -161,7 +161,7 @@ struct rst_task *rst_find_task(const struct restore_ctx *ctx, pid_t pid);
  * kernel with its own. rst_in_pidns(): the tree has a pid namespace of its
  * own. rst_host_pid(): the pid criu-like sees for task @t (its image pid
  * without a pid namespace; else what the task recorded once created, 0
- * before). rst_host_tid(): the same for its thread @vtid, -1 if not found.
+ * before). rst_host_tid(): the same for its thread @vtid, -ESRCH if not found.
  */
 static inline bool rst_in_pidns(const struct restore_ctx *ctx)
 {
@@ -214,7 +214,7 @@ static inline bool rst_task_zombie(const struct rst_task *t)
  * (letters, digits, '_', '.', '-': an external namespace's, "extRootNetNS").
  */
 int inherit_fd_parse(const char *arg, int *fd, const char **key);
-/* criu-like's fd that --inherit-fd gives for @key ("pipe:[INO]"), or -1. */
+/* criu-like's fd that --inherit-fd gives for @key ("pipe:[INO]"), or -ENOENT. */
 int rst_inherited_fd(const struct cr_options *o, const char *key);
 
 #endif

@@ -230,6 +230,7 @@ static void round_opts(const struct mig_src *s, struct cr_options *ro, int n, in
 	ro->no_sync = true; /* sent to the destination and removed: never flushed */
 }
 
+/* The pages round @n wrote; -1 (a sentinel, printed as is) when its stats do not say. */
 static int64_t round_pages(const struct mig_src *s, int n)
 {
 	char dir[PATH_MAX];
@@ -238,7 +239,7 @@ static int64_t round_pages(const struct mig_src *s, int n)
 	int64_t pages = -1;
 
 	if (round_path(s, n, dir, sizeof(dir)))
-		return -1;
+		return -1; /* sentinel: unknown, not an error */
 	dfd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 	if (dfd >= 0 && !img_read_one(dfd, CR_IMG_STATS_DUMP, 0, &m)) {
 		const StatsEntry *se = (const StatsEntry *)m;

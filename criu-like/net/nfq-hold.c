@@ -871,14 +871,14 @@ void nfq_hold_disable(bool off)
 	hold_off = off;
 }
 
-/* The slot of this thread's network namespace (a free one when @add), or NULL. */
+/* The slot of this thread's network namespace (a free one when @add), or -ENOENT, -errno. */
 static int here_slot(bool add)
 {
 	struct stat st;
 	size_t i;
 
 	if (stat("/proc/thread-self/ns/net", &st))
-		return -1;
+		return neg_errno();
 	for (i = 0; i < ARRAY_SIZE(holders); i++)
 		if ((holders[i].h || holders[i].failed) && holders[i].ino == st.st_ino &&
 		    holders[i].dev == st.st_dev)
@@ -889,7 +889,7 @@ static int here_slot(bool add)
 			holders[i].dev = st.st_dev;
 			return (int)i;
 		}
-	return -1;
+	return -ENOENT;
 }
 
 struct nfq_hold *nfq_hold_here(const char *name, bool start)

@@ -156,25 +156,29 @@ int ps_tls_server(struct ps_conn *c, const struct cr_options *o)
 	return handshake(c, o, true, NULL);
 }
 
+/* @ret of a gnutls record call as send()/recv() would say it: -errno, errno set too. */
 static ssize_t tls_ret(ssize_t ret)
 {
+	int err;
+
 	if (ret >= 0)
 		return ret;
 	switch (ret) {
 	case GNUTLS_E_INTERRUPTED:
 	case GNUTLS_E_AGAIN:
-		errno = EINTR;
+		err = EINTR;
 		break;
 	case GNUTLS_E_PREMATURE_TERMINATION:
 	case GNUTLS_E_PUSH_ERROR:
 	case GNUTLS_E_PULL_ERROR:
-		errno = ECONNRESET;
+		err = ECONNRESET;
 		break;
 	default:
 		pr_err("%s\n", gnutls_strerror((int)ret));
-		errno = EPROTO;
+		err = EPROTO;
 	}
-	return -1;
+	errno = err;
+	return -err;
 }
 
 ssize_t ps_tls_send(void *tls, const void *buf, size_t len)

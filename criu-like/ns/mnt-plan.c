@@ -126,7 +126,7 @@ static int find(const struct mount_list *ml, int mnt_id)
 	for (i = 0; i < ml->nr; i++)
 		if (ml->mnts[i].mnt_id == mnt_id)
 			return (int)i;
-	return -1;
+	return -ENOENT;
 }
 
 static const char *find_external(const char *mp, const char *const *ext, size_t n_ext)
@@ -299,7 +299,7 @@ static int idx_of(MntEntry *const *e, size_t nr, uint32_t id)
 	for (i = 0; i < nr; i++)
 		if (e[i]->mnt_id == id)
 			return (int)i;
-	return -1;
+	return -ENOENT;
 }
 
 int mnt_restore_order(MntEntry *const *e, size_t nr, size_t *order)

@@ -68,7 +68,7 @@ static int send_fd(int sk, int fd)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(sk, &mh, 0) == 1 ? 0 : -1;
+	return sendmsg(sk, &mh, 0) == 1 ? 0 : neg_errno();
 }
 
 static int recv_fd(int sk)
@@ -81,13 +81,17 @@ static int recv_fd(int sk)
 			     .msg_control = cbuf,
 			     .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *c;
+	ssize_t n;
 	int fd;
 
-	if (recvmsg(sk, &mh, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
+	n = recvmsg(sk, &mh, MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return neg_errno();
+	if (n != 1)
+		return -EIO;
 	c = CMSG_FIRSTHDR(&mh);
 	if (!c || c->cmsg_type != SCM_RIGHTS)
-		return -1;
+		return -EPROTO;
 	memcpy(&fd, CMSG_DATA(c), sizeof(int));
 	return fd;
 }

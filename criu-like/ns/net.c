@@ -106,10 +106,12 @@ static int current_netns(void)
 	int sk = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), fd;
 
 	if (sk < 0)
-		return -1;
+		return neg_errno();
 	fd = ioctl(sk, SIOCGSKNS); /* 4.9; O_CLOEXEC */
 	close(sk);
-	return fd >= 0 ? fd : open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? neg_errno() : fd;
 }
 
 static bool same_ns(int a, int b)

@@ -161,7 +161,7 @@ static void ns_link_text(enum ns_kind k, uint64_t ino, char *buf, size_t size)
 /*
  * The inode number of the namespace link @name in @dir from its text,
  * "type:[INO]": readlink() costs half of a stat(), which follows the link
- * to the namespace's nsfs inode. 0, or -1 with errno.
+ * to the namespace's nsfs inode. 0, or -errno (errno set too).
  */
 static int ns_link_ino(int dir, const char *name, uint64_t *ino)
 {
@@ -169,18 +169,18 @@ static int ns_link_ino(int dir, const char *name, uint64_t *ino)
 	ssize_t n = readlinkat(dir, name, buf, sizeof(buf) - 1);
 
 	if (n < 0)
-		return -1;
+		return neg_errno();
 	buf[n] = 0;
 	p = strstr(buf, ":[");
 	if (!p) {
 		errno = EINVAL;
-		return -1;
+		return -EINVAL;
 	}
 	errno = 0;
 	*ino = strtoull(p + 2, &end, 10);
 	if (errno || *end != ']') {
 		errno = EINVAL;
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

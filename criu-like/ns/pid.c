@@ -295,14 +295,16 @@ pid_t pidns_host_tid(int proc_fd, pid_t host_pid, pid_t vtid)
 	/* the tree's level: the one just below criu-like's own */
 	level = nspid_at(proc_fd, "self/status", v, 33);
 	if (level <= 0)
-		return -1;
+		return -ESRCH;
 	snprintf(path, sizeof(path), "%d/task", host_pid);
 	fd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
+		int err = neg_errno();
+
 		if (fd >= 0)
 			close(fd);
-		return -1;
+		return err;
 	}
 	while ((de = readdir(d))) {
 		pid_t tid = (pid_t)atoi(de->d_name);
@@ -313,7 +315,7 @@ pid_t pidns_host_tid(int proc_fd, pid_t host_pid, pid_t vtid)
 		if (nspid_at(proc_fd, path, v, 33) > level && v[level] == vtid)
 			return tid;
 	}
-	return -1;
+	return -ESRCH;
 }
 
 /* Nothing to read or write: the namespace is new and empty; the root's clone3() makes it. */

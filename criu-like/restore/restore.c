@@ -313,7 +313,7 @@ pid_t rst_host_tid(const struct restore_ctx *ctx, const struct rst_task *t, pid_
 
 	if (!rst_in_pidns(ctx))
 		return vtid;
-	return pid > 0 ? pidns_host_tid(ctx->proc_fd, pid, vtid) : -1;
+	return pid > 0 ? pidns_host_tid(ctx->proc_fd, pid, vtid) : -ESRCH;
 }
 
 /* ---- the controller's own fds --------------------------------------------------------------- */

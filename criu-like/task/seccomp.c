@@ -87,7 +87,7 @@ bool seccomp_prog_may_notify(const struct sock_filter *insns, size_t len)
 	return false;
 }
 
-/* The index in @sd of the filter @p stacked on filter @prev (1-based, 0: none), or -1: none. */
+/* The index in @sd of the filter @p stacked on filter @prev (1-based, 0: none), or -ENOENT. */
 static ssize_t find_filter(const struct seccomp_dump *sd, const struct seccomp_prog *p,
 			   uint32_t prev)
 {
@@ -100,7 +100,7 @@ static ssize_t find_filter(const struct seccomp_dump *sd, const struct seccomp_p
 		    !memcmp(e->insns.data, p->insns, size))
 			return (ssize_t)i;
 	}
-	return -1;
+	return -ENOENT;
 }
 
 static int add_filter(struct seccomp_dump *sd, const struct seccomp_prog *p, uint32_t prev)

@@ -41,13 +41,13 @@ static void fill(uint8_t *p, size_t n, unsigned int seed)
 		p[i] = pattern(i, seed);
 }
 
-/* The first index where @p differs from its pattern, or -1. */
+/* The first index where @p differs from its pattern, or -ENOENT: none. */
 static long differs(const uint8_t *p, size_t n, unsigned int seed)
 {
 	for (size_t i = 0; i < n; i++)
 		if (p[i] != pattern(i, seed))
 			return (long)i;
-	return -1;
+	return -ENOENT;
 }
 
 static void check(int rfd, const uint8_t *shm, const uint8_t *priv)

@@ -9,6 +9,7 @@
  *             in a unix socket's queue
  * It prints "ready PID" and echoes stdin to stdout.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/aio_abi.h>
 #include <linux/io_uring.h>
@@ -33,18 +34,18 @@ static int uring(int sqpoll)
 	p.flags = sqpoll ? IORING_SETUP_SQPOLL : 0;
 	fd = (int)syscall(SYS_io_uring_setup, 8, &p);
 	if (fd < 0 || sqpoll)
-		return fd < 0 ? -1 : 0;
+		return fd < 0 ? -errno : 0;
 	r = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, IORING_OFF_SQ_RING);
 	sqes = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, IORING_OFF_SQES);
 	if (r == MAP_FAILED || sqes == MAP_FAILED || pipe(pfd))
-		return -1;
+		return -errno;
 	memset(&sqes[0], 0, sizeof(sqes[0]));
 	sqes[0].opcode = IORING_OP_POLL_ADD;
 	sqes[0].fd = pfd[0];
 	sqes[0].poll32_events = POLLIN;
 	((unsigned int *)(r + p.sq_off.array))[0] = 0;
 	*(unsigned int *)(r + p.sq_off.tail) = 1;
-	return syscall(SYS_io_uring_enter, fd, 1, 0, 0, NULL, 0) == 1 ? 0 : -1;
+	return syscall(SYS_io_uring_enter, fd, 1, 0, 0, NULL, 0) == 1 ? 0 : -EIO;
 }
 
 static volatile pid_t thread_tid;
@@ -68,21 +69,24 @@ static int pidfd_thread_scm(void)
 	};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 	pthread_t th;
-	int sk[2], pfd;
+	int sk[2], pfd, err;
 
-	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sk) || pthread_create(&th, NULL, sleeper, NULL))
-		return -1;
+	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sk))
+		return -errno;
+	err = pthread_create(&th, NULL, sleeper, NULL);
+	if (err)
+		return -err; /* the error number, errno untouched */
 	while (!thread_tid)
 		usleep(1000);
 	pfd = (int)syscall(SYS_pidfd_open, thread_tid, O_EXCL /* PIDFD_THREAD */);
 	if (pfd < 0)
-		return -1;
+		return -errno;
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cm), &pfd, sizeof(int));
 	if (sendmsg(sk[0], &mh, 0) != 1)
-		return -1;
+		return -errno;
 	return close(pfd);
 }
 

@@ -55,7 +55,7 @@ static const char *arg(int argc, char **argv, const char *key)
 
 static int status_pipe[2] = { -1, -1 };
 
-/* ps_connect=ADDR:PORT: a TCP connection to the page server, or -1 */
+/* ps_connect=ADDR:PORT: a TCP connection to the page server, or -ENOENT when not asked for */
 static int ps_connect(int argc, char **argv)
 {
 	const char *v = arg(argc, argv, "ps_connect");
@@ -65,7 +65,7 @@ static int ps_connect(int argc, char **argv)
 	int fd;
 
 	if (!v || !(colon = strrchr(v, ':')))
-		return -1;
+		return -ENOENT;
 	snprintf(host, sizeof(host), "%.*s", (int)(colon - v), v);
 	sa.sin_port = htons((uint16_t)atoi(colon + 1));
 	fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -202,7 +202,7 @@ static int type_of(const char *s)
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (!strcmp(s, t[i].name))
 			return t[i].type;
-	return -1;
+	return -ENOENT; /* not a request type: a special message (send_special()) */
 }
 
 #define BOOL_OPT(key, field)                      \

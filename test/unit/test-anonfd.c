@@ -404,7 +404,7 @@ static int teardown(void **state)
 	(void)state;
 	victim_kill(&victim);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) ? -1 : 0;
+	return system(cmd) ? -EIO : 0;
 }
 
 int main(void)

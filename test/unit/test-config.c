@@ -30,7 +30,7 @@ static int setup(void **state)
 {
 	(void)state;
 	if (!mkdtemp(dir))
-		return -1;
+		return -errno;
 	unsetenv(CLI_CONFIG_ENV);
 	return 0;
 }
@@ -41,7 +41,7 @@ static int teardown(void **state)
 
 	(void)state;
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return system(cmd) ? -EIO : 0;
 }
 
 /* @name in the test directory, with @text; its path in a static buffer per slot. */

@@ -109,14 +109,17 @@ static int victim_threads(void *arg, void *report)
 {
 	pthread_t th;
 	timer_t tid;
-	int i;
+	int i, err;
 
 	(void)arg;
-	if (victim_setup(&tid) || pthread_barrier_init(&started, NULL, NR_THREADS))
-		return -1;
-	for (i = 1; i < NR_THREADS; i++)
-		if (pthread_create(&th, NULL, idle_thread, NULL))
-			return -1;
+	err = victim_setup(&tid);
+	if (err)
+		return err;
+	err = pthread_barrier_init(&started, NULL, NR_THREADS);
+	for (i = 1; !err && i < NR_THREADS; i++)
+		err = pthread_create(&th, NULL, idle_thread, NULL);
+	if (err)
+		return -err; /* pthread_*() return the error number */
 	pthread_barrier_wait(&started);
 	*(int *)report = (int)(intptr_t)tid;
 	return 0;

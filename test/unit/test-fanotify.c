@@ -603,7 +603,7 @@ static int teardown(void **state)
 	while (!umount2(cmd, MNT_DETACH))
 		;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) ? -1 : 0;
+	return system(cmd) ? -EIO : 0;
 }
 
 int main(void)

@@ -50,17 +50,22 @@ static void test_notify_parse(void **state)
 	assert_int_equal(mq_notify_parse("", &ni), -EINVAL);
 }
 
-/* Apply @ops in order as the kernel's slow path does: the value never leaves [0, 32767]. */
+/*
+ * Apply @ops in order as the kernel's slow path does: the value never leaves [0, 32767].
+ * The new value, -EAGAIN where semop() would wait, -ERANGE out of range.
+ */
 static int apply(int value, const struct sembuf *ops, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		if (!ops[i].sem_op && value)
-			return -1;
+			return -EAGAIN;
 		value += ops[i].sem_op;
-		if (value < 0 || value > 32767)
-			return -1;
+		if (value < 0)
+			return -EAGAIN;
+		if (value > 32767)
+			return -ERANGE;
 	}
 	return value;
 }

@@ -800,7 +800,7 @@ static int wlive_teardown(void **state)
 	close(w->done);
 	waitpid(w->pid, &status, 0);
 	munmap(w->base, W_LEN * PAGE_SIZE);
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
 }
 
 static void wchild_write(struct wlive *w, unsigned int page)

@@ -155,11 +155,11 @@ static int open_pty(struct pty *p, const struct termios2 *t)
 	p->master = open("/dev/ptmx", O_RDWR | O_NOCTTY);
 	if (p->master < 0 || ioctl(p->master, TIOCSPTLCK, &unlock) ||
 	    ioctl(p->master, TIOCGPTN, &n))
-		return -1;
+		return -errno;
 	snprintf(path, sizeof(path), "/dev/pts/%d", n);
 	p->slave = open(path, O_RDWR | O_NOCTTY);
 	if (p->slave < 0)
-		return -1;
+		return -errno;
 	return t ? ioctl(p->slave, TCSETS2, t) : 0;
 }
 
@@ -173,7 +173,7 @@ static ssize_t read_ready(int fd, void *buf, size_t len)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 
-	return poll(&p, 1, 2000) == 1 ? read(fd, buf, len) : -1;
+	return poll(&p, 1, 2000) == 1 ? read(fd, buf, len) : -ETIMEDOUT;
 }
 
 static bool drained(int fd)
@@ -498,7 +498,7 @@ static int victim_setup(void *arg, void *report)
 	t = canon_termios();
 	t.c_lflag |= EXTPROC;
 	if (open_pty(&v->b, &t) || write(v->b.slave, "x", 1) != 1)
-		return -1;
+		return -EIO;
 	wait_queued(v->b.master, 1);
 	return 0;
 }

@@ -69,23 +69,23 @@ static int victim_setup(void *arg, void *report)
 	r->master = open("/dev/ptmx", O_RDWR | O_NOCTTY);
 	if (r->master < 0 || ioctl(r->master, TIOCSPTLCK, &unlock) ||
 	    ioctl(r->master, TIOCGPTN, &r->index))
-		return -1;
+		return -errno;
 	snprintf(path, sizeof(path), "/dev/pts/%d", r->index);
 	r->slave = open(path, O_RDWR | O_NOCTTY);
 	if (r->slave < 0 || ioctl(r->slave, TCGETS2, &t))
-		return -1;
+		return -errno;
 	t.c_lflag &= ~(tcflag_t)(ECHO | ICANON);
 	if (ioctl(r->slave, TCSETS2, &t) || ioctl(r->master, TIOCSWINSZ, &ws))
-		return -1;
+		return -errno;
 	switch (kind) {
 	case V_PAIR:
-		return ioctl(r->master, TIOCPKT, &one);
+		return ioctl(r->master, TIOCPKT, &one) ? -errno : 0;
 	case V_TO_MASTER:
-		return write(r->slave, "hello", 5) == 5 ? 0 : -1;
+		return write(r->slave, "hello", 5) == 5 ? 0 : -EIO;
 	case V_TO_SLAVE:
-		return write(r->master, "goodbye", 7) == 7 ? 0 : -1;
+		return write(r->master, "goodbye", 7) == 7 ? 0 : -EIO;
 	}
-	return -1;
+	return -EINVAL;
 }
 
 /* After SIGUSR1: the data in flight is still there. */
@@ -130,7 +130,7 @@ static int teardown(void **state)
 	(void)state;
 	victim_kill(&victim);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return system(cmd) ? -EIO : 0;
 }
 
 static const PtyFileEntry *pty_entry(ProtobufCMessage **files, size_t n, bool master)

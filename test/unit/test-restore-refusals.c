@@ -130,14 +130,14 @@ static void write_listed_images(struct env *e, bool drop_pstree)
 	img_list_fini(&l);
 }
 
-/* Entries of the image directory, -1 when it does not exist. */
+/* Entries of the image directory, -ENOENT when it does not exist (-errno). */
 static int nr_entries(const char *dir)
 {
 	_cleanup_closedir_ DIR *d = opendir(dir);
 	int n = 0;
 
 	if (!d)
-		return -1;
+		return -errno;
 	while (readdir(d))
 		n++;
 	return n;

@@ -117,7 +117,7 @@ static pid_t wait_ready(pid_t root)
 		usleep(10000);
 	}
 	fail_msg("the victim did not start");
-	return -1;
+	return -ETIMEDOUT;
 }
 
 /* Reap everything that ended (we are the subreaper of the dumped tree's orphans). */

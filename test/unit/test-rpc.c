@@ -357,7 +357,7 @@ static void test_opts_refused(void **state)
 		assert_int_equal(t.o.n_inherit_fd, 1);
 		assert_string_equal(t.o.inherit_fd[0], "fd[7]:pipe:[1234]");
 		assert_int_equal(rst_inherited_fd(&t.o, "pipe:[1234]"), 7);
-		assert_int_equal(rst_inherited_fd(&t.o, "pipe:[1235]"), -1);
+		assert_int_equal(rst_inherited_fd(&t.o, "pipe:[1235]"), -ENOENT);
 		cr_options_fini(&t.o);
 		expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EINVAL, "criu_opts.inherit_fd");
 		/* runc's key of an external network namespace (ns.c checks it against the images) */

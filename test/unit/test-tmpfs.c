@@ -368,7 +368,7 @@ static int in_private_ns(void)
 
 	if (!done) {
 		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
-			return -1;
+			return -errno;
 		done = 1;
 	}
 	return 0;
@@ -377,14 +377,15 @@ static int in_private_ns(void)
 static int setup(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
+	int err = getuid() != 0 ? -EPERM : in_private_ns();
 
-	if (getuid() != 0 || in_private_ns()) {
+	if (err) {
 		free(c);
-		return -1;
+		return err;
 	}
 	strcpy(c->top, "/tmp/test-tmpfs.XXXXXX");
 	if (!mkdtemp(c->top) || mount("tmpfs", c->top, "tmpfs", 0, "size=3g"))
-		return -1;
+		return -errno;
 	snprintf(c->src, sizeof(c->src), "%s/src", c->top);
 	snprintf(c->dst, sizeof(c->dst), "%s/dst", c->top);
 	snprintf(c->img, sizeof(c->img), "%s/img", c->top);
@@ -394,7 +395,7 @@ static int setup(void **state)
 	c->imgfd = img_dir_open(c->img, false);
 	c->ghost = -1;
 	*state = c;
-	return c->imgfd < 0 ? -1 : 0;
+	return c->imgfd < 0 ? c->imgfd : 0;
 }
 
 static int teardown(void **state)

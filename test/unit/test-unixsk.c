@@ -347,7 +347,7 @@ static int teardown(void **state)
 	(void)state;
 	victim_kill(&victim);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return system(cmd) == 0 ? 0 : -EIO;
 }
 
 int main(void)

@@ -140,5 +140,5 @@ int rm_rf(const char *path)
 	char cmd[256];
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
-	return system(cmd) ? -1 : 0;
+	return system(cmd) ? -EIO : 0;
 }

@@ -4,6 +4,7 @@
  * modes, a new one otherwise) and its state as commands print it: what the
  * net_* and tun_tap tests share.
  */
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,7 +20,7 @@ int test_netns_own(void)
 	if (stat("/proc/self/ns/net", &netns_host) ||
 	    (!test_in_container() && unshare(CLONE_NEWNET))) {
 		fail("unshare(CLONE_NEWNET): %m");
-		return -1;
+		return -errno;
 	}
 	return 0;
 }
@@ -33,7 +34,7 @@ int test_netns_kept(void)
 	    (test_in_container() ? stat("/proc/1/ns/net", &host) || self.st_ino != host.st_ino
 				 : self.st_ino == host.st_ino)) {
 		fail("the test is not in a network namespace of its own after the restore");
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -44,10 +45,10 @@ int test_sh_output(const char *cmd, char *buf, size_t size)
 	size_t n;
 
 	if (!p)
-		return -1;
+		return -errno;
 	n = fread(buf, 1, size - 1, p);
 	buf[n] = 0;
-	return pclose(p) == 0 || n ? 0 : -1;
+	return pclose(p) == 0 || n ? 0 : -EIO;
 }
 
 int test_same_text(const char *what, const char *before, const char *after)
@@ -61,24 +62,27 @@ int test_same_text(const char *what, const char *before, const char *after)
 	from = i > 200 ? i - 200 : 0;
 	fail("%s changed at byte %zu:\n--- before\n...%.300s\n--- after\n...%.300s", what, i,
 	     before + from, after + from);
-	return -1;
+	return -EINVAL;
 }
 
 int test_netns_unchanged(const char *describe)
 {
 	static char before[262144], after[262144]; /* net_sysctl: every sysctl of every link */
+	int err = test_sh_output(describe, before, sizeof(before));
 
-	if (test_sh_output(describe, before, sizeof(before))) {
+	if (err) {
 		fail("cannot describe the namespace");
-		return -1;
+		return err;
 	}
 	test_daemon();
 	test_waitsig();
-	if (test_netns_kept())
-		return -1;
-	if (test_sh_output(describe, after, sizeof(after))) {
+	err = test_netns_kept();
+	if (err)
+		return err;
+	err = test_sh_output(describe, after, sizeof(after));
+	if (err) {
 		fail("cannot describe the namespace after the restore");
-		return -1;
+		return err;
 	}
 	return test_same_text("the namespace", before, after);
 }

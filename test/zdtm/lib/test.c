@@ -49,20 +49,41 @@ static struct {
 static int timens_make(long mono, long boot)
 {
 	char buf[64];
-	int fd, len;
+	int fd, len, err;
 
 	if (unshare(CLONE_NEWTIME)) {
+		err = -errno;
 		fprintf(stderr, "unshare(CLONE_NEWTIME): %m\n");
-		return -1;
+		return err;
 	}
 	len = snprintf(buf, sizeof(buf), "%d %ld 0\n%d %ld 0\n", CLOCK_MONOTONIC, mono,
 		       CLOCK_BOOTTIME, boot);
 	fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, buf, len) != len) {
+		err = -errno;
 		fprintf(stderr, "timens_offsets: %m\n");
-		return -1;
+		return err;
 	}
 	close(fd);
+	return 0;
+}
+
+int test_timens_offsets(long long *mono, long long *boot)
+{
+	char name[32];
+	long long s, ns;
+	FILE *f = fopen("/proc/self/timens_offsets", "r");
+
+	if (!f)
+		return -errno;
+	*mono = *boot = -1;
+	while (fscanf(f, "%31s %lld %lld", name, &s, &ns) == 3) {
+		if (!strcmp(name, "monotonic"))
+			*mono = s;
+		else if (!strcmp(name, "boottime"))
+			*boot = s;
+	}
+	fclose(f);
 	return 0;
 }
 
@@ -89,13 +110,14 @@ void test_userns(const char *map, bool deny_setgroups)
 static int write_proc(pid_t pid, const char *name, const char *text)
 {
 	char path[64];
-	int fd, len = (int)strlen(text);
+	int fd, len = (int)strlen(text), err;
 
 	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, text, len) != len) {
+		err = -errno;
 		fprintf(stderr, "cannot write \"%s\" to %s: %m\n", text, path);
-		return -1;
+		return err;
 	}
 	close(fd);
 	return 0;
@@ -175,7 +197,7 @@ static int write_pidfile(pid_t pid)
 	len = snprintf(buf, sizeof(buf), "%d\n", pid);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 || write(fd, buf, len) != len || close(fd) || rename(tmp, tst.pidfile))
-		return -1;
+		return -errno;
 	return 0;
 }
 
@@ -183,15 +205,17 @@ static int write_pidfile(pid_t pid)
 static pid_t child_of(pid_t init)
 {
 	char path[64], buf[64];
-	int fd, n;
+	int fd, n, err;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", init, init);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	n = fd < 0 ? -1 : (int)read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
+	if (fd < 0)
+		return -errno;
+	n = (int)read(fd, buf, sizeof(buf) - 1);
+	err = n < 0 ? -errno : -ESRCH; /* nothing read: no child yet */
+	close(fd);
 	if (n <= 0)
-		return -1;
+		return err;
 	buf[n] = '\0';
 	return (pid_t)atoi(buf);
 }
@@ -707,7 +731,7 @@ void test_fail(const char *file, int line, const char *fmt, ...)
 	char buf[768];
 	char out[1024];
 	va_list ap;
-	int n;
+	int n, saved = errno;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
@@ -717,6 +741,7 @@ void test_fail(const char *file, int line, const char *fmt, ...)
 		n = sizeof(out) - 1;
 	if (write(STDOUT_FILENO, out, n) < 0)
 		exit(1);
+	errno = saved; /* the caller may return -errno after fail("...: %m") */
 }
 
 void test_publish_area(const void *addr, size_t len)

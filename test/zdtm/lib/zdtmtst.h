@@ -16,10 +16,22 @@
  * the outfile. The runner reads the verdict from there (README.md).
  */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+
+/*
+ * -errno after a failed call; -EIO where errno says nothing (a short read or
+ * write sets none), so that a failure never reads as 0.
+ */
+static inline int neg_errno(void)
+{
+	int e = errno;
+
+	return e > 0 ? -e : -EIO;
+}
 
 /*
  * Parse --pidfile=F and --outfile=F (both required) and --NAME=VALUE test
@@ -47,9 +59,15 @@ void test_userns(const char *map, bool deny_setgroups);
  * CLOCK_MONOTONIC and CLOCK_BOOTTIME offsets are @mono and @boot seconds
  * (unshare(CLONE_NEWTIME) now, for the daemon, the first task born in it);
  * in the runner's mode userns the whole container, made in it inside the
- * container's user namespace (which owns it). 0, or -1 (a message on stderr).
+ * container's user namespace (which owns it). 0, or -errno (a message on stderr).
  */
 int test_timens(long mono, long boot);
+/*
+ * The CLOCK_MONOTONIC and CLOCK_BOOTTIME offsets (seconds) that
+ * /proc/self/timens_offsets shows, those of the namespace of the caller's
+ * children (-1 where a line is missing); 0 or -errno.
+ */
+int test_timens_offsets(long long *mono, long long *boot);
 
 /*
  * After test_init(): whether the test runs in the runner's container (the
@@ -77,10 +95,13 @@ bool test_go(void);
 /* Sleep until SIGTERM arrives; the signal mask is exactly the same afterwards. */
 void test_waitsig(void);
 
-/* A log line ("HH:MM:SS.mmm PID: message") into the outfile, in one write. */
+/* A log line ("HH:MM:SS.mmm PID: message") into the outfile, in one write; errno kept. */
 void test_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The verdict lines the runner looks for: "PASS" and "FAIL: reason (file:line)". */
+/*
+ * The verdict lines the runner looks for: "PASS" and "FAIL: reason (file:line)".
+ * fail() keeps errno: `fail("open: %m"); return -errno;` returns open()'s error.
+ */
 void pass(void);
 void test_fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -213,21 +234,53 @@ void tcp_pump_log(const struct tcp_pump *p, const char *why);
 int tcp_pump_finish(struct tcp_pump *p, int idle_ms);
 
 /*
+ * fdinfo.c: the lines of @fd's fdinfo that hold @prefix ("fanotify "), from
+ * it to the end of the line, each followed by ';', into @out; 0 or -errno
+ * (-ENOBUFS: @size is too small).
+ */
+int test_fdinfo_lines(int fd, const char *prefix, char *out, size_t size);
+/*
+ * The exit status (a wait status) of the process of pidfd @pfd
+ * (PIDFD_GET_INFO, 6.13), or -errno (-ENODATA: none yet).
+ */
+int test_pidfd_exit_status(int pfd);
+/*
+ * The Pid: line of @fd's fdinfo: -1 once the process is reaped, 0 outside our
+ * pid namespace; INT_MIN (a sentinel no pid can be) when there is none.
+ */
+int test_fdinfo_pid(int fd);
+
+/*
+ * mountinfo.c: /proc/self/mountinfo made comparable: the parent as its line
+ * number, shared:N/master:N renumbered in order of appearance, "0:N" devices
+ * as "0:*". test_mountinfo_read(): 0 or -errno (-EBADMSG: a line it cannot
+ * parse). test_mountinfo_same(): 0, or fail() naming the first line that
+ * differs and -EINVAL.
+ */
+#define TEST_MNT_LINES 64
+struct test_mountinfo {
+	char line[TEST_MNT_LINES][1024];
+	int n;
+};
+int test_mountinfo_read(struct test_mountinfo *m);
+int test_mountinfo_same(const struct test_mountinfo *before, const struct test_mountinfo *after);
+
+/*
  * netns.c: the test's own network namespace, the container's in the ns modes
  * (test_netns_own(), before anything is made in it), checked after the
- * restore (test_netns_kept()); 0, or -1 after fail().
+ * restore (test_netns_kept()); 0, or -errno after fail() (-EINVAL: not in its own).
  */
 int test_netns_own(void);
 int test_netns_kept(void);
-/* The standard output of `sh -c @cmd` into @buf; -1 when it failed and printed nothing. */
+/* The standard output of `sh -c @cmd` into @buf; -EIO when it failed and printed nothing. */
 int test_sh_output(const char *cmd, char *buf, size_t size);
-/* 0 when @before and @after are equal; else fail() naming @what and where they differ, -1. */
+/* 0 when @before and @after are equal; else fail() naming @what and where, -EINVAL. */
 int test_same_text(const char *what, const char *before, const char *after);
 /*
  * The whole check of a test that configured its namespace: described by
  * the shell command @describe, then test_daemon() and test_waitsig(), then
- * the test still in its namespace and the description the same; 0, or -1
- * after fail().
+ * the test still in its namespace and the description the same; 0, or
+ * -errno after fail().
  */
 int test_netns_unchanged(const char *describe);
 

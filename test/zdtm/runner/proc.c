@@ -280,15 +280,17 @@ pid_t ns_find(pid_t root, unsigned int level, pid_t vpid)
 {
 	_cleanup_free_ pid_t *pids = NULL;
 	size_t n = 0;
+	int err;
 
 	if (ns_pid_at(root, level) == vpid)
 		return root;
-	if (descendants(root, &pids, &n))
-		return -1;
+	err = descendants(root, &pids, &n);
+	if (err)
+		return err;
 	for (size_t i = 0; i < n; i++)
 		if (ns_pid_at(pids[i], level) == vpid)
 			return pids[i];
-	return -1;
+	return -ESRCH;
 }
 
 pid_t read_ppid(pid_t pid)

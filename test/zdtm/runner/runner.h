@@ -100,7 +100,7 @@ pid_t ns_pid_at(pid_t pid, unsigned int level);
 /* The parent of host pid @pid (/proc/PID/stat), 0 if unknown. */
 pid_t read_ppid(pid_t pid);
 unsigned int ns_levels(pid_t pid);
-/* The host pid of the task under @root (or @root) whose pid at @level is @vpid; -1 if none. */
+/* The host pid of the task under @root (or @root) whose pid at @level is @vpid; -ESRCH if none. */
 pid_t ns_find(pid_t root, unsigned int level, pid_t vpid);
 /* A whole file in a NUL-terminated malloc'ed buffer, or NULL with errno. */
 char *slurp(const char *path);

@@ -55,7 +55,7 @@ static int submit(aio_context_t ctx, unsigned tag, unsigned n)
 		cb[i].aio_offset = ((tag + i) % 64) * 8;
 		p[i] = &cb[i];
 	}
-	return syscall(SYS_io_submit, ctx, n, p) == n ? 0 : -1;
+	return syscall(SYS_io_submit, ctx, n, p) == n ? 0 : neg_errno();
 }
 
 /* Complete and reap @n reads, tags from @tag. */
@@ -67,7 +67,7 @@ static int churn(aio_context_t ctx, unsigned tag, unsigned n)
 		unsigned k = n < 32 ? n : 32;
 
 		if (submit(ctx, tag, k) || io_getevents(ctx, k, k, ev) != k)
-			return -1;
+			return neg_errno();
 		tag += k;
 		n -= k;
 	}
@@ -83,7 +83,7 @@ static int expect(aio_context_t ctx, unsigned tag, unsigned n, const char *what)
 
 	if (got != n) {
 		fail("%s: %ld events instead of %u: %m", what, got, n);
-		return -1;
+		return neg_errno();
 	}
 	for (i = 0; i < n; i++) {
 		char want[9];
@@ -94,7 +94,7 @@ static int expect(aio_context_t ctx, unsigned tag, unsigned n, const char *what)
 			fail("%s: event %u is tag %llu, res %lld, data %.8s; wanted tag %u", what,
 			     i, (unsigned long long)ev[i].data, (long long)ev[i].res,
 			     bufs[(tag + i) % 256], tag + i);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	return 0;
@@ -107,7 +107,7 @@ static int check_ring(aio_context_t ctx, uint32_t head, uint32_t tail, const cha
 	if (r->head != head || r->tail != tail) {
 		fail("%s: ring head %u, tail %u; wanted %u, %u", what, r->head, r->tail, head,
 		     tail);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -116,10 +116,10 @@ static int check_ring(aio_context_t ctx, uint32_t head, uint32_t tail, const cha
 static int still_works(aio_context_t ctx, unsigned tag, const char *what)
 {
 	if (submit(ctx, tag, 4) || expect(ctx, tag, 4, what))
-		return -1;
+		return neg_errno();
 	if (syscall(SYS_io_destroy, ctx)) {
 		fail("%s: io_destroy: %m", what);
-		return -1;
+		return neg_errno();
 	}
 	return 0;
 }

@@ -55,7 +55,7 @@ static int setup(void)
 
 		if (cg_path_of(0, ctrls[c], own, sizeof(own)) || cg_fs_open(&fs[c], ctrls[c])) {
 			fail("hierarchy %s: not found or not reachable: %m", ctrls[c]);
-			return -1;
+			return neg_errno();
 		}
 		snprintf(base[c], sizeof(base[c]), "%s/zdtm.cgroup_member.%d",
 			 strcmp(own, "/") ? own : "", getpid());
@@ -64,7 +64,7 @@ static int setup(void)
 		if (cg_make(&fs[c], base[c]) || cg_make(&fs[c], main_cg[c]) ||
 		    cg_make(&fs[c], thread_cg[c])) {
 			fail("cannot make the cgroups below %s:%s: %m", ctrls[c], base[c]);
-			return -1;
+			return neg_errno();
 		}
 	}
 	for (i = 0; i < (int)(sizeof(limits) / sizeof(limits[0])); i++) {
@@ -74,7 +74,7 @@ static int setup(void)
 			ret = cg_write(&fs[c], thread_cg[c], limits[i].file, limits[i].thread_v);
 		if (ret) {
 			fail("cannot set %s: %s", limits[i].file, strerror(-ret));
-			return -1;
+			return -EINVAL;
 		}
 	}
 	snprintf(tid, sizeof(tid), "%d", thread_tid);
@@ -83,7 +83,7 @@ static int setup(void)
 		    cg_write(&fs[c], thread_cg[c], "tasks", tid)) {
 			fail("cannot enter %s:%s or put thread %s in %s", ctrls[c], main_cg[c], tid,
 			     thread_cg[c]);
-			return -1;
+			return -EINVAL;
 		}
 	for (c = 0; c < NCTRL; c++)
 		cg_fs_close(&fs[c]);
@@ -96,11 +96,11 @@ static int check_member(pid_t tid, int c, const char *want)
 
 	if (cg_path_of(tid, ctrls[c], got, sizeof(got))) {
 		fail("thread %d: no %s line in its cgroup file", tid, ctrls[c]);
-		return -1;
+		return -EINVAL;
 	}
 	if (strcmp(got, want)) {
 		fail("thread %d: in %s:%s, not %s", tid, ctrls[c], got, want);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -113,11 +113,11 @@ static int check(void)
 	for (c = 0; c < NCTRL; c++)
 		if (check_member(getpid(), c, main_cg[c]) ||
 		    check_member(thread_tid, c, thread_cg[c]))
-			return -1;
+			return neg_errno();
 	for (c = 0; c < NCTRL; c++)
 		if (cg_fs_open(&fs[c], ctrls[c])) {
 			fail("hierarchy %s: not reachable after the restore: %m", ctrls[c]);
-			return -1;
+			return neg_errno();
 		}
 	for (i = 0; i < (int)(sizeof(limits) / sizeof(limits[0])); i++) {
 		c = limits[i].c;
@@ -125,13 +125,13 @@ static int check(void)
 		    strcmp(got, limits[i].main_v)) {
 			fail("%s:%s %s reads '%s', not %s", ctrls[c], main_cg[c], limits[i].file,
 			     got, limits[i].main_v);
-			return -1;
+			return -EINVAL;
 		}
 		if (cg_read(&fs[c], thread_cg[c], limits[i].file, got, sizeof(got)) ||
 		    strcmp(got, limits[i].thread_v)) {
 			fail("%s:%s %s reads '%s', not %s", ctrls[c], thread_cg[c], limits[i].file,
 			     got, limits[i].thread_v);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	for (c = 0; c < NCTRL; c++)

@@ -29,7 +29,7 @@ static int mount_line(const char *dir, char *buf, size_t size)
 
 	snprintf(want, sizeof(want), " %s/%s ", work, dir);
 	if (test_read_file("/proc/self/mountinfo", text, sizeof(text)) <= 0)
-		return -1;
+		return neg_errno();
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *p = strstr(line, want), *f = line;
 		int i;
@@ -42,13 +42,13 @@ static int mount_line(const char *dir, char *buf, size_t size)
 				f++;
 		}
 		if (!f)
-			return -1;
+			return -EBADMSG;
 		/* root, mount point, options; the optional fields (peer groups) left out */
 		snprintf(buf, size, "%.*s", (int)strcspn(f, " "), f);
 		snprintf(buf + strlen(buf), size - strlen(buf), " %s", strstr(f, " - "));
 		return 0;
 	}
-	return -1;
+	return -ENOENT; /* no such mount */
 }
 
 static int setup(void)
@@ -58,7 +58,7 @@ static int setup(void)
 
 	if (cg_path_of(0, "memory", own, sizeof(own)) || cg_fs_open(&fs, "memory")) {
 		fail("no memory hierarchy: %m");
-		return -1;
+		return neg_errno();
 	}
 	snprintf(base, sizeof(base), "%s/zdtm.cgroup_mount.%d", strcmp(own, "/") ? own : "",
 		 getpid());
@@ -67,13 +67,13 @@ static int setup(void)
 	    cg_write(&fs, base, "memory.limit_in_bytes", LIMIT) ||
 	    cg_write(&fs, base, "cgroup.procs", "0")) {
 		fail("cannot make or enter memory:%s: %m", base);
-		return -1;
+		return neg_errno();
 	}
 	cg_fs_close(&fs);
 	if (unshare(CLONE_NEWCGROUP) || unshare(CLONE_NEWNS) ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
 		fail("cannot unshare cgroup and mount namespaces: %m");
-		return -1;
+		return neg_errno();
 	}
 	snprintf(newroot, sizeof(newroot), "%s/newroot", work);
 	snprintf(dev, sizeof(dev), "%s/dev", newroot);
@@ -82,13 +82,13 @@ static int setup(void)
 	    syscall(SYS_pivot_root, ".", ".") || umount2(".", MNT_DETACH) || chdir(work) ||
 	    mount("proc", "/proc", "proc", 0, NULL)) {
 		fail("cannot pivot_root into a bind mount of /: %m");
-		return -1;
+		return neg_errno();
 	}
 	if (mkdir("cgmem", 0755) || mkdir("cg2", 0755) ||
 	    mount("cgroup", "cgmem", "cgroup", 0, "memory") ||
 	    mount("cgroup2", "cg2", "cgroup2", 0, NULL)) {
 		fail("cannot mount the cgroup file systems: %m");
-		return -1;
+		return neg_errno();
 	}
 	return 0;
 }
@@ -100,15 +100,15 @@ static int check_cgroup(const char *when)
 	if (test_read_file("cgmem/memory.limit_in_bytes", buf, sizeof(buf)) <= 0 ||
 	    strncmp(buf, LIMIT "\n", sizeof(LIMIT))) {
 		fail("%s: the memory mount's root has limit '%s', not " LIMIT, when, buf);
-		return -1;
+		return -EINVAL;
 	}
 	if (access("cgmem/inner/cgroup.procs", F_OK) || access("cg2/cgroup.procs", F_OK)) {
 		fail("%s: the memory mount shows no inner, or cgroup2 is not mounted: %m", when);
-		return -1;
+		return neg_errno();
 	}
 	if (cg_path_of(0, "memory", buf, sizeof(buf)) || strcmp(buf, "/")) {
 		fail("%s: in memory:%s inside the cgroup namespace, not /", when, buf);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -32,7 +32,7 @@ static int setup(void)
 
 		if (cg_path_of(0, ctrls[c], own, sizeof(own)) || cg_fs_open(&fs[c], ctrls[c])) {
 			fail("hierarchy %s: not found or not reachable: %m", ctrls[c]);
-			return -1;
+			return neg_errno();
 		}
 		snprintf(base[c], sizeof(base[c]), "%s/zdtm.cgroup_ns.%d",
 			 strcmp(own, "/") ? own : "", getpid());
@@ -40,7 +40,7 @@ static int setup(void)
 		if (cg_make(&fs[c], base[c]) || cg_make(&fs[c], inner[c]) ||
 		    cg_write(&fs[c], base[c], "cgroup.procs", "0")) {
 			fail("cannot make or enter %s:%s: %m", ctrls[c], base[c]);
-			return -1;
+			return neg_errno();
 		}
 	}
 	return 0;
@@ -54,7 +54,7 @@ static int ns_ino(pid_t pid, char *buf, size_t size)
 	snprintf(path, sizeof(path), "/proc/%d/ns/cgroup", pid);
 	n = readlink(path, buf, size - 1);
 	if (n <= 0)
-		return -1;
+		return neg_errno();
 	buf[n] = '\0';
 	return 0;
 }

@@ -79,7 +79,7 @@ static int fd_set_of(const char *pid, unsigned char *set)
 	snprintf(path, sizeof(path), "/proc/%s/fd", pid);
 	d = opendir(path);
 	if (!d)
-		return -1;
+		return neg_errno();
 	memset(set, 0, 128);
 	while ((de = readdir(d))) {
 		int fd = atoi(de->d_name);
@@ -88,7 +88,7 @@ static int fd_set_of(const char *pid, unsigned char *set)
 			continue;
 		if (fd < 0 || fd >= 1024) {
 			closedir(d);
-			return -1;
+			return -ERANGE; /* past the bitmap */
 		}
 		set[fd / 8] |= (unsigned char)(1u << (fd % 8));
 	}
@@ -100,7 +100,7 @@ static int ask(char c)
 {
 	char r;
 
-	return write(cmd[1], &c, 1) == 1 && read(ack[0], &r, 1) == 1 && r == 'k' ? 0 : -1;
+	return write(cmd[1], &c, 1) == 1 && read(ack[0], &r, 1) == 1 && r == 'k' ? 0 : -EIO;
 }
 
 int main(int argc, char **argv)

@@ -49,10 +49,10 @@ static int table(char *buf, size_t size)
 	size_t n;
 
 	if (!p)
-		return -1;
+		return neg_errno();
 	n = fread(buf, 1, size - 1, p);
 	buf[n] = 0;
-	return pclose(p) || !n ? -1 : 0;
+	return pclose(p) || !n ? -EIO : 0;
 }
 
 static int sock_at(int type, int port, bool bind_it)
@@ -63,8 +63,10 @@ static int sock_at(int type, int port, bool bind_it)
 	inet_pton(AF_INET, ADDR, &sin.sin_addr);
 	if (s >= 0 && (bind_it ? bind(s, (struct sockaddr *)&sin, sizeof(sin))
 			       : connect(s, (struct sockaddr *)&sin, sizeof(sin)))) {
+		int err = neg_errno();
+
 		close(s);
-		return -1;
+		return err;
 	}
 	return s;
 }

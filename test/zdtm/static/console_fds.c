@@ -25,7 +25,7 @@ static int same(int fd, unsigned int ma, unsigned int mi, int flags, const char 
 	    minor(st.st_rdev) != mi || (fl & (O_ACCMODE | O_NONBLOCK)) != flags) {
 		fail("%s: rdev %u:%u flags %#x, expected %u:%u %#x", what, major(st.st_rdev),
 		     minor(st.st_rdev), fl, ma, mi, flags);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

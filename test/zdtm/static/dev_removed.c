@@ -28,7 +28,7 @@ static int check(int fd, dev_t rdev, const char *what)
 		fail("%s: mode %o rdev %u:%u nlink %lu owner %u:%u", what, st.st_mode,
 		     major(st.st_rdev), minor(st.st_rdev), (unsigned long)st.st_nlink, st.st_uid,
 		     st.st_gid);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -46,11 +46,11 @@ static int check_attrs(int fd)
 		fail("dnull: atime %ld.%09ld mtime %ld.%09ld, not the ones it was given",
 		     (long)st.st_atim.tv_sec, st.st_atim.tv_nsec, (long)st.st_mtim.tv_sec,
 		     st.st_mtim.tv_nsec);
-		return -1;
+		return -EINVAL;
 	}
 	if (fgetxattr(fd, "trusted.zdtm", v, sizeof(v)) != 3 || memcmp(v, "dev", 3)) {
 		fail("dnull: trusted.zdtm is not kept: %m");
-		return -1;
+		return neg_errno();
 	}
 	return 0;
 }

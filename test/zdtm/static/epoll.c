@@ -45,7 +45,7 @@ static int setup_targets(int ep)
 
 	for (i = 0; i < NR_PIPES; i++, n++) {
 		if (pipe(pipes[i]) || (i % 2 && write(pipes[i][1], "x", 1) != 1))
-			return -1;
+			return neg_errno();
 		tg[n] = (struct target){ pipes[i][0], EPOLLIN, i % 2 ? EPOLLIN : 0, 0 };
 	}
 	for (i = 0; i < NR_WR; i++, n++)
@@ -54,7 +54,7 @@ static int setup_targets(int ep)
 		int fd = eventfd(0, EFD_NONBLOCK);
 
 		if (fd < 0 || (i % 2 && write(fd, &one, sizeof(one)) != sizeof(one)))
-			return -1;
+			return neg_errno();
 		tg[n] = (struct target){ fd, EPOLLIN | EPOLLOUT, EPOLLOUT | (i % 2 ? EPOLLIN : 0),
 					 0 };
 	}
@@ -63,7 +63,7 @@ static int setup_targets(int ep)
 
 		tg[i].data = ev.data.u64 = data_of(i, tg[i].fd);
 		if (epoll_ctl(ep, EPOLL_CTL_ADD, tg[i].fd, &ev))
-			return -1;
+			return neg_errno();
 	}
 	return 0;
 }

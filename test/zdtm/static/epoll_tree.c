@@ -36,15 +36,15 @@ static int add_targets(int ep)
 
 		if (i < 3) {
 			if (pipe(p) || (i == 0 && write(p[1], "d", 1) != 1))
-				return -1;
+				return neg_errno();
 			fds[i] = p[0];
 		} else {
 			fds[i] = eventfd(i == 4, EFD_NONBLOCK);
 			if (fds[i] < 0)
-				return -1;
+				return neg_errno();
 		}
 		if (epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev))
-			return -1;
+			return neg_errno();
 	}
 	return 0;
 }

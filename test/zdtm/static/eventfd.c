@@ -26,10 +26,10 @@ static long long fdinfo_count(int fd)
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	if (test_read_file(path, buf, sizeof(buf)) < 0)
-		return -1;
+		return neg_errno();
 	p = strstr(buf, "eventfd-count:");
 	if (!p || sscanf(p, "eventfd-count: %llx", &v) != 1)
-		return -1;
+		return -EBADMSG;
 	return (long long)v;
 }
 

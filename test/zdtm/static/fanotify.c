@@ -57,7 +57,7 @@ static int dir_mount(char *out)
 	const char *rep = "mnt_id:dir ";
 
 	if (statx(AT_FDCWD, DIR_NAME, 0, STATX_MNT_ID, &stx) || !(stx.stx_mask & STATX_MNT_ID))
-		return -1;
+		return neg_errno();
 	snprintf(key, sizeof(key), "mnt_id:%llx ", (unsigned long long)stx.stx_mnt_id);
 	at = strstr(out, key);
 	if (at) {
@@ -70,20 +70,9 @@ static int dir_mount(char *out)
 /* The "fanotify " lines of @fd's fdinfo, in the order the kernel prints them. */
 static int fdinfo_marks(int fd, char *out, size_t size)
 {
-	char path[64], buf[8192], *p, *nl;
-	size_t len = 0;
+	int err = test_fdinfo_lines(fd, "fanotify ", out, size);
 
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	if (test_read_file(path, buf, sizeof(buf)) < 0)
-		return -1;
-	out[0] = '\0';
-	for (p = buf; (p = strstr(p, "fanotify ")); p = nl) {
-		nl = strchrnul(p, '\n');
-		len += (size_t)snprintf(out + len, size - len, "%.*s;", (int)(nl - p), p);
-		if (len >= size)
-			return -1;
-	}
-	return dir_mount(out);
+	return err ? err : dir_mount(out);
 }
 
 /* The path of an event's fd, then closed. */
@@ -96,7 +85,7 @@ static int event_path(int evfd, char *path, size_t size)
 	n = readlink(link, path, size - 1);
 	close(evfd);
 	if (n < 0)
-		return -1;
+		return neg_errno();
 	path[n] = '\0';
 	return 0;
 }
@@ -281,7 +270,7 @@ static void cleanup(void)
 	rmdir(DIR_NAME);
 }
 
-/* Group C, or -1 when this kernel or filesystem cannot report FIDs here (logged). */
+/* Group C, or -errno when this kernel or filesystem cannot report FIDs here (logged). */
 static int setup_group_c(void)
 {
 	int fd = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_UNLIMITED_QUEUE |
@@ -290,14 +279,16 @@ static int setup_group_c(void)
 
 	if (fd < 0) {
 		test_msg("no FAN_REPORT_FID group (%m): group C skipped\n");
-		return -1;
+		return neg_errno();
 	}
 	if (fanotify_mark(fd, FAN_MARK_ADD, FAN_CREATE, AT_FDCWD, DIR_NAME) ||
 	    fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_MOVE_SELF, AT_FDCWD,
 			  DIR_NAME)) {
+		int err = neg_errno();
+
 		test_msg("FAN_REPORT_FID marks refused here (%m): group C skipped\n");
 		close(fd);
-		return -1;
+		return err;
 	}
 	return fd;
 }

@@ -30,25 +30,6 @@
 
 #define DIR_MASK (FAN_OPEN | FAN_CLOSE_NOWRITE | FAN_EVENT_ON_CHILD | FAN_ONDIR)
 
-/* The "fanotify " lines of @fd's fdinfo, in the order the kernel prints them. */
-static int fdinfo_marks(int fd, char *out, size_t size)
-{
-	char path[64], buf[8192], *p, *nl;
-	size_t len = 0;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	if (test_read_file(path, buf, sizeof(buf)) < 0)
-		return -1;
-	out[0] = '\0';
-	for (p = buf; (p = strstr(p, "fanotify ")); p = nl) {
-		nl = strchrnul(p, '\n');
-		len += (size_t)snprintf(out + len, size - len, "%.*s;", (int)(nl - p), p);
-		if (len >= size)
-			return -1;
-	}
-	return 0;
-}
-
 /* Open and close @name, then OR the events of group @fd on it into *@got. */
 static int touch_and_read(int fd, const char *name, const char *abs, uint64_t *got)
 {
@@ -214,7 +195,7 @@ int main(int argc, char **argv)
 	if (setup(&fds[0], &fds[1], &pin) || !realpath(A_NAME, a) || !realpath(B_NAME, b))
 		return 1;
 	for (i = 0; i < 2; i++)
-		if (fdinfo_marks(fds[i], before[i], sizeof(before[i]))) {
+		if (test_fdinfo_lines(fds[i], "fanotify ", before[i], sizeof(before[i]))) {
 			fail("cannot read the fdinfo of group %d", i + 1);
 			return 1;
 		}
@@ -222,7 +203,7 @@ int main(int argc, char **argv)
 	test_waitsig();
 
 	for (i = 0; i < 2; i++)
-		if (fdinfo_marks(fds[i], after[i], sizeof(after[i])) ||
+		if (test_fdinfo_lines(fds[i], "fanotify ", after[i], sizeof(after[i])) ||
 		    strcmp(before[i], after[i])) {
 			fail("group %d: fdinfo was '%s', now '%s'", i + 1, before[i], after[i]);
 			return 1;

@@ -59,7 +59,7 @@ static int fdinfo_marks(int fd, char *out, size_t size)
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	if (test_read_file(path, buf, sizeof(buf)) < 0 || stat("/proc/self/ns/mnt", &st))
-		return -1;
+		return neg_errno();
 	snprintf(own, sizeof(own), "mnt_ns:%llu ", (unsigned long long)st.st_ino);
 	out[0] = '\0';
 	for (p = buf; (p = strstr(p, "fanotify ")); p = nl) {
@@ -72,7 +72,7 @@ static int fdinfo_marks(int fd, char *out, size_t size)
 		else
 			len += (size_t)snprintf(out + len, size - len, "%.*s;", (int)(nl - p), p);
 		if (len >= size)
-			return -1;
+			return -ENOBUFS;
 	}
 	return 0;
 }

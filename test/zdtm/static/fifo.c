@@ -35,7 +35,7 @@ static int open_fifo(struct fifo_fd *f, const char *dir, const char *file, int f
 	snprintf(f->path, sizeof(f->path), "%s/%s", dir, file);
 	f->fd = open(f->path, flags);
 	f->flags = fcntl(f->fd, F_GETFL);
-	return f->fd < 0 || f->flags < 0 ? -1 : 0;
+	return f->fd < 0 || f->flags < 0 ? neg_errno() : 0;
 }
 
 /* Same flags, same FIFO node as the path; 0 or fail(). */
@@ -103,14 +103,14 @@ static int setup_d(const char *dir, struct fifo_fd *dw, pid_t *kid)
 	datagen(d_data, D_LEN, 4);
 	if (mkfifo("fifo.d", 0600) || open_fifo(&dr, dir, "fifo.d", O_RDONLY | O_NONBLOCK) ||
 	    open_fifo(dw, dir, "fifo.d", O_WRONLY) || write(dw->fd, d_data, D_LEN) != D_LEN)
-		return -1;
+		return neg_errno();
 	*kid = fork();
 	if (*kid == 0) {
 		close(dw->fd);
 		_exit(child(&dr));
 	}
 	close(dr.fd);
-	return *kid < 0 ? -1 : 0;
+	return *kid < 0 ? neg_errno() : 0;
 }
 
 int main(int argc, char **argv)

@@ -39,7 +39,7 @@ static int child_open(const char *path, int flags)
 		_exit(fd >= 0 ? 0 : errno == EWOULDBLOCK ? 1 : 2);
 	}
 	if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st))
-		return -1;
+		return neg_errno();
 	return WEXITSTATUS(st);
 }
 

@@ -29,7 +29,7 @@ static int owner_is(int fd, int type, pid_t pid, int sig, int async)
 	    fcntl(fd, F_GETSIG) != sig || !!(fl & O_ASYNC) != async) {
 		fail("fd %d: owner type %d pid %d sig %d async %d, expected %d %d %d %d", fd,
 		     o.type, o.pid, fcntl(fd, F_GETSIG), !!(fl & O_ASYNC), type, pid, sig, async);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -46,12 +46,12 @@ static int signal_comes(int rfd, int wfd)
 	sigaddset(&set, SIGRTMIN + 1);
 	if (write(wfd, "x", 1) != 1 || sigtimedwait(&set, &si, &ts) != SIGRTMIN + 1) {
 		fail("no SIGRTMIN+1 after a write into the pipe: %m");
-		return -1;
+		return neg_errno();
 	}
 	if (si.si_fd != rfd || !(si.si_band & POLLIN) || read(rfd, &c, 1) != 1) {
 		fail("SIGRTMIN+1 with si_fd %d band %#lx, expected fd %d", si.si_fd, si.si_band,
 		     rfd);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

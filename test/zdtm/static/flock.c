@@ -41,7 +41,7 @@ static int run_probe(void)
 	if (pid == 0)
 		_exit(probe());
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
+		return neg_errno();
 	return WEXITSTATUS(status);
 }
 

@@ -33,7 +33,7 @@ static int same(const char *what, int fd, const struct stat *b)
 		     (long)a.st_atim.tv_sec, a.st_atim.tv_nsec, b->st_uid, b->st_gid, b->st_mode,
 		     (long)b->st_mtim.tv_sec, b->st_mtim.tv_nsec, (long)b->st_atim.tv_sec,
 		     b->st_atim.tv_nsec);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

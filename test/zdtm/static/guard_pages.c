@@ -51,7 +51,7 @@ static int check_anon(const char *a, unsigned int guards, const char *who)
 		if (g != !!(guards & (1u << i)) || (!g && a[i * psz] != 'A' + i)) {
 			fail("%s: page %d: guard %d, expected %d; data %c", who, i, g,
 			     !!(guards & (1u << i)), g ? '-' : a[i * psz]);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	return 0;

@@ -7,8 +7,11 @@
 #ifndef ZDTM_HUGETLB_UTIL_H
 #define ZDTM_HUGETLB_UTIL_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "zdtmtst.h"
 
 #define HP (2UL << 20)
 
@@ -25,15 +28,18 @@ static inline long huge_read(const char *file)
 	return n;
 }
 
+/* vm.nr_overcommit_hugepages = @n; 0 or -errno. */
 static inline int huge_set_overcommit(long n)
 {
 	FILE *f = fopen("/proc/sys/vm/nr_overcommit_hugepages", "w");
 	int err;
 
 	if (!f)
-		return -1;
-	err = fprintf(f, "%ld\n", n) < 0;
-	return fclose(f) || err ? -1 : 0;
+		return -errno;
+	err = fprintf(f, "%ld\n", n) < 0 ? -EIO : 0;
+	if (fclose(f))
+		return -errno;
+	return err;
 }
 
 /*
@@ -63,11 +69,11 @@ static inline long huge_pool(long need)
 	if (over < 0 || free_ < 0 || surplus < 0)
 		return -2;
 	if (free_ + over - surplus >= need)
-		return -1;
+		return -1; /* a sentinel: nothing to put back */
 	return huge_set_overcommit(surplus + need) ? -2 : over;
 }
 
-/* The area at @a is hugetlb with 2 MiB pages and named @name in our smaps. */
+/* The area at @a is hugetlb with 2 MiB pages (and named @name, unless NULL) in our smaps. */
 static inline int huge_is(const void *a, const char *name)
 {
 	char line[512], start[32];
@@ -78,7 +84,7 @@ static inline int huge_is(const void *a, const char *name)
 	while (f && fgets(line, sizeof(line), f)) {
 		if (!strncmp(line, start, strlen(start))) {
 			in = 1;
-			ok_name = strstr(line, name) != NULL;
+			ok_name = !name || strstr(line, name) != NULL;
 		} else if (in && strchr(line, '-') && !strchr(line, ':'))
 			break;
 		if (in && !strncmp(line, "KernelPageSize:", 15))
@@ -91,6 +97,28 @@ static inline int huge_is(const void *a, const char *name)
 	if (f)
 		fclose(f);
 	return ok_size && ok_flag && ok_name;
+}
+
+/*
+ * The test's pattern in the first of 3 huge pages at @a ('a' to 'z' a 4 KiB
+ * page), @last in the third, the area still hugetlb (named @name unless
+ * NULL); 0, or -EINVAL after fail() naming @who.
+ */
+static inline int huge_check(const char *a, char last, const char *name, const char *who)
+{
+	size_t i;
+
+	for (i = 0; i < HP; i += 4096)
+		if (a[i] != (char)('a' + (i / 4096) % 26) || a[2 * HP + i] != last) {
+			fail("%s: data changed at offset %zu", who, i);
+			return -EINVAL;
+		}
+	if (!huge_is(a, name)) {
+		fail("%s: the area is no longer hugetlb with 2 MiB pages%s%s", who,
+		     name ? " named " : "", name ? name : "");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 #endif

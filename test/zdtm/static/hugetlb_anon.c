@@ -26,47 +26,6 @@
 
 #define NR 3
 
-/* The area at @a is hugetlb with 2 MiB pages in our smaps. */
-static int is_huge(const char *a)
-{
-	char line[512], start[32];
-	int in = 0, ok_size = 0, ok_flag = 0;
-	FILE *f = fopen("/proc/self/smaps", "r");
-
-	snprintf(start, sizeof(start), "%lx-", (unsigned long)a);
-	while (f && fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, start, strlen(start)))
-			in = 1;
-		else if (in && strchr(line, '-') && !strchr(line, ':'))
-			break;
-		if (in && !strncmp(line, "KernelPageSize:", 15))
-			ok_size = strstr(line, " 2048 kB") != NULL;
-		if (in && !strncmp(line, "VmFlags:", 8)) {
-			ok_flag = strstr(line, " ht") != NULL;
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
-	return ok_size && ok_flag;
-}
-
-static int check(const char *a, char last, const char *who)
-{
-	size_t i;
-
-	for (i = 0; i < HP; i += 4096)
-		if (a[i] != (char)('a' + (i / 4096) % 26) || a[2 * HP + i] != last) {
-			fail("%s: data changed at offset %zu", who, i);
-			return -1;
-		}
-	if (!is_huge(a)) {
-		fail("%s: the area is no longer hugetlb with 2 MiB pages", who);
-		return -1;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	long raised;
@@ -97,14 +56,14 @@ int main(int argc, char **argv)
 		memset(a + 2 * HP, 'C', HP);
 		if (write(p[1], "r", 1) != 1 || read(q[0], &c, 1) != 1)
 			_exit(1);
-		_exit(check(a, 'C', "child") ? 2 : 0);
+		_exit(huge_check(a, 'C', NULL, "child") ? 2 : 0);
 	}
 	if (read(p[0], &c, 1) != 1)
 		goto err;
 	test_daemon();
 	test_waitsig();
 
-	if (check(a, 'P', "parent"))
+	if (huge_check(a, 'P', NULL, "parent"))
 		goto out_child;
 	/* the middle huge page: never touched, still not there */
 	if (mincore(a + HP, HP, mc) || (mc[0] & 1)) {

@@ -22,22 +22,6 @@
 
 #define NR 3
 
-static int check(const char *a, const char *who)
-{
-	size_t i;
-
-	for (i = 0; i < HP; i += 4096)
-		if (a[i] != (char)('a' + (i / 4096) % 26) || a[2 * HP + i] != 'C') {
-			fail("%s: data changed at offset %zu", who, i);
-			return -1;
-		}
-	if (!huge_is(a, "/anon_hugepage (deleted)")) {
-		fail("%s: the area is no longer shared hugetlb (2 MiB pages, /anon_hugepage)", who);
-		return -1;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	int p[2], q[2], st, res = 1;
@@ -67,7 +51,7 @@ int main(int argc, char **argv)
 		memset(a + 2 * HP, 'C', HP);
 		if (write(p[1], "r", 1) != 1 || read(q[0], &c, 1) != 1)
 			_exit(1);
-		if (check(a, "child"))
+		if (huge_check(a, 'C', "/anon_hugepage (deleted)", "child"))
 			_exit(2);
 		a[2 * HP + 5] = 'N'; /* the parent must see it */
 		_exit(write(p[1], "w", 1) == 1 ? 0 : 3);
@@ -77,7 +61,7 @@ int main(int argc, char **argv)
 	test_daemon();
 	test_waitsig();
 
-	if (check(a, "parent"))
+	if (huge_check(a, 'C', "/anon_hugepage (deleted)", "parent"))
 		goto out_child;
 	snprintf(link, sizeof(link), "/proc/self/map_files/%lx-%lx", (unsigned long)a,
 		 (unsigned long)a + NR * HP);

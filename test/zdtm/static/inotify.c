@@ -37,15 +37,15 @@ static int fdinfo_watches(int fd, char *out, size_t size)
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	if (test_read_file(path, buf, sizeof(buf)) < 0)
-		return -1;
+		return neg_errno();
 	out[0] = '\0';
 	while ((p = strstr(p, "inotify wd:"))) {
 		if (sscanf(p, "inotify wd:%x", &wd) != 1 || !(p = strstr(p, " mask:")) ||
 		    sscanf(p, " mask:%x", &mask) != 1)
-			return -1;
+			return -EBADMSG;
 		len += (size_t)snprintf(out + len, size - len, "%x:%x,", wd, mask);
 		if (len >= size)
-			return -1;
+			return -ENOBUFS;
 	}
 	return 0;
 }

@@ -76,7 +76,7 @@ static int nops(unsigned int n, uint8_t flags, uint64_t data)
 		q->flags = flags;
 		q->user_data = data + i;
 		if (enter(1, flags ? 0 : 1) != 1)
-			return -1;
+			return neg_errno();
 	}
 	return 0;
 }
@@ -87,7 +87,7 @@ static int reap(uint64_t *data, int *res)
 	uint32_t head = *u32(p.cq_off.head);
 
 	if (head == __atomic_load_n(u32(p.cq_off.tail), __ATOMIC_ACQUIRE))
-		return -1;
+		return -EAGAIN;
 	*data = cqe_at(head)->user_data;
 	*res = cqe_at(head)->res;
 	__atomic_store_n(u32(p.cq_off.head), head + 1, __ATOMIC_RELEASE);
@@ -98,7 +98,7 @@ static int reap(uint64_t *data, int *res)
 static int run_one(uint64_t *data, int *res)
 {
 	if (enter(1, 1) != 1)
-		return -1;
+		return neg_errno();
 	return reap(data, res);
 }
 
@@ -142,14 +142,14 @@ static int setup_wide(void)
 	wp.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQE32;
 	wring = (int)syscall(__NR_io_uring_setup, WSQ, &wp);
 	if (wring < 0)
-		return -1;
+		return neg_errno();
 	wrings = mmap(NULL, wp.sq_off.array + WSQ * sizeof(uint32_t), PROT_READ | PROT_WRITE,
 		      MAP_SHARED | MAP_POPULATE, wring, IORING_OFF_SQ_RING);
 	wsqes = mmap(NULL, WSQ * 128, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, wring,
 		     IORING_OFF_SQES);
 	if (wrings == MAP_FAILED || wsqes == MAP_FAILED)
-		return -1;
-	return wide_nop(71) || wide_nop(72) || wide_nop(73) || wide_reap() != 71 ? -1 : 0;
+		return neg_errno();
+	return wide_nop(71) || wide_nop(72) || wide_nop(73) || wide_reap() != 71 ? -EIO : 0;
 }
 
 static int check_wide(void)
@@ -159,11 +159,11 @@ static int check_wide(void)
 	if (a != 72 || b != 73) {
 		fail("the wide ring's unreaped CQEs: user_data %llu and %llu (72 and 73)",
 		     (unsigned long long)a, (unsigned long long)b);
-		return -1;
+		return -EINVAL;
 	}
 	if (wide_nop(74) || (c = wide_reap()) != 74) {
 		fail("a NOP on the wide ring: user_data %llu", (unsigned long long)c);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -179,7 +179,7 @@ static int setup(int fa, int fb)
 	p.cq_entries = CQ;
 	ring = (int)syscall(__NR_io_uring_setup, SQ, &p);
 	if (ring < 0 || p.sq_entries != SQ || p.cq_entries != CQ)
-		return -1;
+		return neg_errno();
 	rings = mmap(NULL, p.sq_off.array + SQ * sizeof(uint32_t), PROT_READ | PROT_WRITE,
 		     MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQ_RING);
 	sqes = mmap(NULL, SQ * sizeof(*sqes), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
@@ -187,16 +187,16 @@ static int setup(int fa, int fb)
 	if (rings == MAP_FAILED || sqes == MAP_FAILED ||
 	    syscall(__NR_io_uring_register, ring, IORING_REGISTER_FILES, files, 3) ||
 	    syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS, iov, 2))
-		return -1;
+		return neg_errno();
 	/* 100 completions, all reaped but the last three (100..199: 197, 198, 199 stay) */
 	for (int i = 0; i < 97; i++)
 		if (nops(1, 0, 100 + i) || reap(&d, &r) || d != (uint64_t)(100 + i))
-			return -1;
+			return neg_errno();
 	if (nops(3, 0, 197))
-		return -1;
+		return neg_errno();
 	/* consumed, nothing posted */
 	if (nops(37, IOSQE_CQE_SKIP_SUCCESS, 500))
-		return -1;
+		return neg_errno();
 	/* written, not submitted */
 	sqe_next()->opcode = IORING_OP_NOP;
 	sqes[(*u32(p.sq_off.tail) - 1) & (SQ - 1)].user_data = 3001;
@@ -209,7 +209,7 @@ static int check_positions(void)
 	    *u32(p.cq_off.tail) != 100) {
 		fail("positions: sq %u..%u (137..138), cq %u..%u (97..100)", *u32(p.sq_off.head),
 		     *u32(p.sq_off.tail), *u32(p.cq_off.head), *u32(p.cq_off.tail));
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -222,15 +222,15 @@ static int check_after(void)
 	char buf[64];
 
 	if (check_positions())
-		return -1;
+		return neg_errno();
 	for (i = 0; i < 3; i++)
 		if (reap(&d, &r) || d != (uint64_t)(197 + i) || r != 0) {
 			fail("unreaped CQE %d: user_data %llu res %d", i, (unsigned long long)d, r);
-			return -1;
+			return -EINVAL;
 		}
 	if (run_one(&d, &r) || d != 3001 || r != 0) {
 		fail("the pending SQE: user_data %llu res %d", (unsigned long long)d, r);
-		return -1;
+		return -EINVAL;
 	}
 	q = sqe_next();
 	q->opcode = IORING_OP_NOP;
@@ -238,7 +238,7 @@ static int check_after(void)
 	if (run_one(&d, &r) || d != 4242 || r != 0 || *u32(p.sq_off.head) != 139) {
 		fail("a new NOP: user_data %llu res %d, sq head %u", (unsigned long long)d, r,
 		     *u32(p.sq_off.head));
-		return -1;
+		return -EINVAL;
 	}
 	memset(buf, 0, sizeof(buf));
 	q = sqe_next();
@@ -251,7 +251,7 @@ static int check_after(void)
 	if (run_one(&d, &r) || d != 5 || r != (int)sizeof(DATA_A) - 1 || strcmp(buf, DATA_A)) {
 		fail("IORING_OP_READ of fixed file 0: res %d (%s), \"%s\"", r,
 		     strerror(r < 0 ? -r : 0), buf);
-		return -1;
+		return -EINVAL;
 	}
 	q = sqe_next();
 	q->opcode = IORING_OP_READ_FIXED;
@@ -265,7 +265,7 @@ static int check_after(void)
 	    memcmp(bufs[1], DATA_B, sizeof(DATA_B) - 1)) {
 		fail("IORING_OP_READ_FIXED of fixed file 2 into buffer 1: res %d (%s)", r,
 		     strerror(r < 0 ? -r : 0));
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

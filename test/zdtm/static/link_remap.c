@@ -37,7 +37,7 @@ static int hidden_names(const struct stat *st, bool remove)
 	int n = 0;
 
 	if (!d)
-		return -1;
+		return neg_errno();
 	while ((e = readdir(d))) {
 		if (!strcmp(e->d_name, OTHER) || lstat(e->d_name, &s) || s.st_ino != st->st_ino ||
 		    s.st_dev != st->st_dev)

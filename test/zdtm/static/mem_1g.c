@@ -25,8 +25,10 @@ static long resident(unsigned char *p, size_t len)
 	long n = 0;
 
 	if (!vec || mincore(p, len, vec)) {
+		int err = neg_errno();
+
 		free(vec);
-		return -1;
+		return err;
 	}
 	for (size_t i = 0; i < pages; i++)
 		n += vec[i] & 1;

@@ -27,7 +27,7 @@ static int copy_true(const char *name, int *rw)
 	*rw = memfd_create(name, MFD_ALLOW_SEALING);
 	if (src < 0 || *rw < 0 || fstat(src, &st) ||
 	    sendfile(*rw, src, NULL, (size_t)st.st_size) != st.st_size || fchmod(*rw, 0755))
-		return -1;
+		return neg_errno();
 	close(src);
 	return 0;
 }
@@ -52,7 +52,7 @@ static int run(int fd)
 		_exit(100 + errno);
 	}
 	if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st))
-		return -1;
+		return neg_errno();
 	return WEXITSTATUS(st);
 }
 

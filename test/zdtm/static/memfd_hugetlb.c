@@ -34,17 +34,17 @@ static int check_fd(int fd, const char *name, unsigned long size, unsigned long 
 	n = readlink(link, target, sizeof(target) - 1);
 	if (n < 0 || (target[n] = 0, strcmp(target, want))) {
 		fail("fd %d is %s, not %s", fd, n < 0 ? "?" : target, want);
-		return -1;
+		return -EINVAL;
 	}
 	if (fstatfs(fd, &sfs) || sfs.f_type != HUGETLBFS_MAGIC || fstat(fd, &st) ||
 	    st.st_blksize != (long)HP || (unsigned long)st.st_size != size) {
 		fail("%s: no longer a hugetlb memfd of %lu bytes in 2 MiB pages", name, size);
-		return -1;
+		return -EINVAL;
 	}
 	if ((unsigned long)st.st_blocks * 512 != held) {
 		fail("%s holds %lld bytes, not the %lu written", name,
 		     (long long)st.st_blocks * 512, held);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -56,12 +56,12 @@ static int check_data(int fd, unsigned long off, char first, const char *name)
 
 	if (pread(fd, buf, HP, off) != (ssize_t)HP) {
 		fail("%s: pread: %m", name);
-		return -1;
+		return neg_errno();
 	}
 	for (i = 0; i < HP; i += 4096)
 		if (buf[i] != (char)(first + (i / 4096) % 26)) {
 			fail("%s: data changed at offset %lu", name, off + i);
-			return -1;
+			return -EINVAL;
 		}
 	return 0;
 }

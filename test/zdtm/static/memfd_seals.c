@@ -33,9 +33,9 @@ static int make(struct mfd *m, const char *name, unsigned int flags, int seals, 
 	datagen(buf, LEN, seed);
 	if (m->fd < 0 || write(m->fd, buf, LEN) != LEN ||
 	    (seals && fcntl(m->fd, F_ADD_SEALS, seals)))
-		return -1;
+		return neg_errno();
 	m->seals = fcntl(m->fd, F_GET_SEALS);
-	return m->seals < 0 ? -1 : 0;
+	return m->seals < 0 ? neg_errno() : 0;
 }
 
 /* Contents and seals as before; 0 or fail(). */

@@ -27,55 +27,6 @@
 
 static char work[4096];
 
-#define MAX_LINES 64
-
-/*
- * mountinfo with the ids, the group numbers and the anonymous devices made
- * comparable: the parent as its line number, shared:N/master:N renumbered in
- * order of appearance, "0:N" devices as "0:*".
- */
-static int normalize(char out[MAX_LINES][1024], int *nr)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "r");
-	char line[1024], *ids[MAX_LINES] = { 0 };
-	int groups[MAX_LINES], ng = 0, n = 0, i;
-
-	if (!f)
-		return -1;
-	while (n < MAX_LINES && fgets(line, sizeof(line), f)) {
-		char id[32], parent[32], dev[32], rest[900], *tok, *save = NULL, *o = out[n];
-		int p = -1;
-
-		if (sscanf(line, "%31s %31s %31s %899[^\n]", id, parent, dev, rest) != 4)
-			return -1;
-		ids[n] = strdup(id);
-		for (i = 0; i < n; i++)
-			if (!strcmp(ids[i], parent))
-				p = i;
-		o += sprintf(o, "parent=%d dev=%s", p, !strncmp(dev, "0:", 2) ? "0:*" : dev);
-		for (tok = strtok_r(rest, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-			int g;
-
-			if (sscanf(tok, "shared:%d", &g) == 1 ||
-			    sscanf(tok, "master:%d", &g) == 1) {
-				for (i = 0; i < ng && groups[i] != g; i++)
-					;
-				if (i == ng)
-					groups[ng++] = g;
-				o += sprintf(o, " %.7s%d", tok, i);
-			} else {
-				o += sprintf(o, " %s", tok);
-			}
-		}
-		n++;
-	}
-	fclose(f);
-	for (i = 0; i < n; i++)
-		free(ids[i]);
-	*nr = n;
-	return 0;
-}
-
 static int mkpath(const char *name, bool dir)
 {
 	char p[8192];
@@ -83,12 +34,12 @@ static int mkpath(const char *name, bool dir)
 
 	snprintf(p, sizeof(p), "%s/%s", work, name);
 	if (dir)
-		return mkdir(p, 0755) && errno != EEXIST ? -1 : 0;
+		return mkdir(p, 0755) && errno != EEXIST ? neg_errno() : 0;
 	fd = open(p, O_CREAT | O_WRONLY | O_TRUNC, 0644);
 	if (fd < 0)
-		return -1;
+		return neg_errno();
 	if (!strcmp(name, "file_src") && write(fd, "hello\n", 6) != 6)
-		return -1;
+		return neg_errno();
 	return close(fd);
 }
 
@@ -101,7 +52,7 @@ static int do_mount(const char *src, const char *dst, const char *type, unsigned
 	snprintf(d, sizeof(d), "%s/%s", work, dst);
 	if (mount(src ? s : type, d, type, flags, data)) {
 		fail("mount %s on %s: %m", src ? s : type, d);
-		return -1;
+		return neg_errno();
 	}
 	return 0;
 }
@@ -115,16 +66,16 @@ static int setup(const char *newroot)
 
 	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
 		fail("cannot unshare a private mount namespace: %m");
-		return -1;
+		return neg_errno();
 	}
 	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
 		if (mkpath(dirs[i], true)) {
 			fail("mkdir %s/%s: %m", work, dirs[i]);
-			return -1;
+			return neg_errno();
 		}
 	if (mkpath("file_src", false) || mkpath("file_dst", false) || mkpath("src/a", false)) {
 		fail("files in %s: %m", work);
-		return -1;
+		return neg_errno();
 	}
 	/* the new root: a bind mount of "/" alone, as a container's root is a mount */
 	snprintf(dev, sizeof(dev), "%s/dev", newroot);
@@ -133,7 +84,7 @@ static int setup(const char *newroot)
 	    mount("/dev", dev, NULL, MS_BIND, NULL) || chdir(newroot) ||
 	    syscall(SYS_pivot_root, ".", ".") || umount2(".", MNT_DETACH) || chdir("/")) {
 		fail("cannot pivot_root into a bind mount of /: %m");
-		return -1;
+		return neg_errno();
 	}
 	if (do_mount("src", "dst", NULL, MS_BIND, NULL) ||
 	    do_mount("file_src", "file_dst", NULL, MS_BIND, NULL) ||
@@ -151,10 +102,10 @@ static int setup(const char *newroot)
 	    do_mount(NULL, "ub", NULL, MS_UNBINDABLE, NULL) ||
 	    do_mount(NULL, "over", "tmpfs", 0, "size=2m") ||
 	    do_mount(NULL, "over", "tmpfs", MS_NOEXEC, "size=3m"))
-		return -1;
+		return neg_errno();
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) {
 		fail("mount proc: %m");
-		return -1;
+		return neg_errno();
 	}
 	return 0;
 }
@@ -171,24 +122,24 @@ static int check_contents(void)
 		close(fd);
 	if (n != 6 || strcmp(buf, "hello\n")) {
 		fail("the file bind mount %s does not show its file (\"%s\")", p, buf);
-		return -1;
+		return -EINVAL;
 	}
 	snprintf(p, sizeof(p), "%s/ro/b", work);
 	fd = open(p, O_CREAT | O_WRONLY, 0644);
 	if (fd >= 0 || errno != EROFS) {
 		fail("%s: a file created on the read-only bind mount (%m)", p);
-		return -1;
+		return -EINVAL;
 	}
 	snprintf(p, sizeof(p), "%s/dst/a", work);
 	if (access(p, F_OK)) {
 		fail("the bind mount %s/dst does not show src/a: %m", work);
-		return -1;
+		return neg_errno();
 	}
 	/* propagation: a mount under the shared one appears under its slave */
 	snprintf(p, sizeof(p), "%s/sh/x", work);
 	if (mkdir(p, 0755) || mount("none", p, "tmpfs", 0, "size=1m")) {
 		fail("mount on %s: %m", p);
-		return -1;
+		return neg_errno();
 	}
 	snprintf(p, sizeof(p), "%s/sl/x", work);
 	{
@@ -198,7 +149,7 @@ static int check_contents(void)
 		snprintf(q, sizeof(q), "%s/sh/x", work);
 		if (stat(p, &a) || stat(q, &b) || a.st_dev != b.st_dev) {
 			fail("a mount under %s/sh does not propagate to %s/sl", work, work);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	return 0;
@@ -206,9 +157,9 @@ static int check_contents(void)
 
 int main(int argc, char **argv)
 {
-	static char before[MAX_LINES][1024], after[MAX_LINES][1024];
+	static struct test_mountinfo before, after;
 	char newroot[4096 + 16];
-	int nb, na, i, pfd[2], status;
+	int pfd[2], status;
 	pid_t child;
 	char c;
 
@@ -225,7 +176,7 @@ int main(int argc, char **argv)
 	}
 	if (setup(newroot))
 		return 1;
-	if (normalize(before, &nb)) {
+	if (test_mountinfo_read(&before)) {
 		fail("cannot read mountinfo");
 		return 1;
 	}
@@ -248,17 +199,12 @@ int main(int argc, char **argv)
 	test_daemon();
 	test_waitsig();
 
-	if (normalize(after, &na)) {
+	if (test_mountinfo_read(&after)) {
 		fail("cannot read mountinfo after the restore");
 		return 1;
 	}
-	for (i = 0; i < nb || i < na; i++) {
-		if (i < nb && i < na && !strcmp(before[i], after[i]))
-			continue;
-		fail("mountinfo line %d: before \"%s\", after \"%s\"", i, i < nb ? before[i] : "-",
-		     i < na ? after[i] : "-");
+	if (test_mountinfo_same(&before, &after))
 		return 1;
-	}
 	if (check_contents())
 		return 1;
 	if (write(pfd[1], "x", 1) != 1 || waitpid(child, &status, 0) != child ||

@@ -29,63 +29,12 @@
 
 #include "zdtmtst.h"
 
-#define MAX_LINES 64
-
-/*
- * mountinfo with the ids, the group numbers and the anonymous devices made
- * comparable: the parent as its line number, shared:N/master:N renumbered in
- * order of appearance, "0:N" devices as "0:*".
- */
-static int normalize(char out[MAX_LINES][1024], int *nr)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "r");
-	char line[1024], *ids[MAX_LINES] = { 0 };
-	int groups[MAX_LINES], ng = 0, n = 0, i;
-
-	if (!f)
-		return -1;
-	while (n < MAX_LINES && fgets(line, sizeof(line), f)) {
-		char id[32], parent[32], dev[32], rest[900], *tok, *save = NULL, *o = out[n];
-		int p = -1;
-
-		if (sscanf(line, "%31s %31s %31s %899[^\n]", id, parent, dev, rest) != 4) {
-			fclose(f);
-			return -1;
-		}
-		ids[n] = strdup(id);
-		for (i = 0; i < n; i++)
-			if (!strcmp(ids[i], parent))
-				p = i;
-		o += sprintf(o, "parent=%d dev=%s", p, !strncmp(dev, "0:", 2) ? "0:*" : dev);
-		for (tok = strtok_r(rest, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-			int g;
-
-			if (sscanf(tok, "shared:%d", &g) == 1 ||
-			    sscanf(tok, "master:%d", &g) == 1) {
-				for (i = 0; i < ng && groups[i] != g; i++)
-					;
-				if (i == ng)
-					groups[ng++] = g;
-				o += sprintf(o, " %.7s%d", tok, i);
-			} else {
-				o += sprintf(o, " %s", tok);
-			}
-		}
-		n++;
-	}
-	fclose(f);
-	for (i = 0; i < n; i++)
-		free(ids[i]);
-	*nr = n;
-	return 0;
-}
-
 static int mnt(const char *src, const char *dst, const char *type, unsigned long flags,
 	       const char *data)
 {
 	if (mount(src, dst, type, flags, data)) {
 		fail("mount %s on %s (%#lx): %m", src ? src : "-", dst, flags);
-		return -1;
+		return neg_errno();
 	}
 	return 0;
 }
@@ -99,24 +48,24 @@ static int setup(const char *work)
 	snprintf(dev, sizeof(dev), "%s/dev", root);
 	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
 		fail("cannot unshare a private mount namespace: %m");
-		return -1;
+		return neg_errno();
 	}
 	/* the root: a bind mount of "/" alone with /dev bound in (stdin is /dev/null) */
 	if ((mkdir(root, 0755) && errno != EEXIST) || mount("/", root, NULL, MS_BIND, NULL) ||
 	    mount("/dev", dev, NULL, MS_BIND, NULL) || chdir(root) ||
 	    syscall(SYS_pivot_root, ".", ".") || umount2(".", MNT_DETACH) || chdir("/")) {
 		fail("cannot pivot_root into a bind mount of /: %m");
-		return -1;
+		return -EINVAL;
 	}
 	snprintf(t, sizeof(t), "%s/t", work);
 	snprintf(boot, sizeof(boot), "%s/boot_id", t);
 	if ((mkdir(t, 0755) && errno != EEXIST) || mnt(NULL, "/", NULL, MS_SHARED, NULL) ||
 	    mnt("none", t, "tmpfs", 0, "size=1m")) /* shared: its parent is */
-		return -1;
+		return neg_errno();
 	fd = open(boot, O_CREAT | O_WRONLY, 0644);
 	if (fd < 0 || write(fd, "id\n", 3) != 3 || close(fd)) {
 		fail("%s: %m", boot);
-		return -1;
+		return neg_errno();
 	}
 	/* the proc and its binds made while it is private, as separate groups after */
 	if (mnt("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) ||
@@ -129,7 +78,7 @@ static int setup(const char *work)
 		NULL) ||
 	    mnt(NULL, "/proc", NULL, MS_SHARED, NULL) ||
 	    mnt(NULL, "/proc/sys", NULL, MS_SHARED, NULL))
-		return -1;
+		return neg_errno();
 	/* /proc/sys/net: into /proc's group, then its slave */
 	fd = open("/proc/sys/net", O_PATH | O_CLOEXEC);
 	{
@@ -140,7 +89,7 @@ static int setup(const char *work)
 			    MOVE_MOUNT_SET_GROUP | MOVE_MOUNT_F_EMPTY_PATH |
 				    MOVE_MOUNT_T_EMPTY_PATH)) {
 			fail("cannot put /proc/sys/net in /proc's peer group: %m");
-			return -1;
+			return neg_errno();
 		}
 		close(from);
 		close(fd);
@@ -150,9 +99,9 @@ static int setup(const char *work)
 
 int main(int argc, char **argv)
 {
-	static char before[MAX_LINES][1024], after[MAX_LINES][1024];
+	static struct test_mountinfo before, after;
 	char work[4096], id[8] = "";
-	int nb, na, i, fd;
+	int fd;
 
 	test_init_ns(argc, argv, CLONE_NEWPID);
 	if (getpid() != 1) {
@@ -165,24 +114,19 @@ int main(int argc, char **argv)
 	}
 	if (setup(work))
 		return 1;
-	if (normalize(before, &nb)) {
+	if (test_mountinfo_read(&before)) {
 		fail("cannot read mountinfo");
 		return 1;
 	}
 	test_daemon();
 	test_waitsig();
 
-	if (normalize(after, &na)) {
+	if (test_mountinfo_read(&after)) {
 		fail("cannot read mountinfo after the restore");
 		return 1;
 	}
-	for (i = 0; i < nb || i < na; i++) {
-		if (i < nb && i < na && !strcmp(before[i], after[i]))
-			continue;
-		fail("mountinfo line %d: before \"%s\", after \"%s\"", i, i < nb ? before[i] : "-",
-		     i < na ? after[i] : "-");
+	if (test_mountinfo_same(&before, &after))
 		return 1;
-	}
 	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY);
 	if (fd < 0 || read(fd, id, sizeof(id) - 1) != 3 || strcmp(id, "id\n")) {
 		fail("boot_id does not show the tmpfs's file (\"%s\")", id);

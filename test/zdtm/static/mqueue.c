@@ -35,14 +35,14 @@ static int check_attr(mqd_t q, const char *what, long flags, long maxmsg, long m
 
 	if (mq_getattr(q, &a)) {
 		fail("%s: mq_getattr: %m", what);
-		return -1;
+		return neg_errno();
 	}
 	if (a.mq_flags != flags || a.mq_maxmsg != maxmsg || a.mq_msgsize != msgsize ||
 	    a.mq_curmsgs != cur) {
 		fail("%s: flags %#lx maxmsg %ld msgsize %ld curmsgs %ld, expected %#lx %ld %ld %ld",
 		     what, a.mq_flags, a.mq_maxmsg, a.mq_msgsize, a.mq_curmsgs, flags, maxmsg,
 		     msgsize, cur);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

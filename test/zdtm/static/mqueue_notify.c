@@ -38,7 +38,7 @@ static int check_reg(mqd_t q, const char *what, int notify, int signo, pid_t pid
 
 	if (n < 0) {
 		fail("%s: reading the queue file: %m", what);
-		return -1;
+		return neg_errno();
 	}
 	buf[n] = '\0';
 	p = strstr(buf, "NOTIFY:");
@@ -48,7 +48,7 @@ static int check_reg(mqd_t q, const char *what, int notify, int signo, pid_t pid
 	if (got_n != notify || got_s != signo || got_p != pid) {
 		fail("%s: the queue file says \"%s\", expected NOTIFY SIGNO NOTIFY_PID %s", what,
 		     buf, exp);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -59,7 +59,7 @@ static int busy(mqd_t q, const char *what)
 
 	if (mq_notify(q, &sev) == 0 || errno != EBUSY) {
 		fail("%s: registering again did not fail with EBUSY: %m", what);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -76,26 +76,26 @@ static int fires(mqd_t q, const char *what, int signo, void *value)
 	sigaddset(&set, signo);
 	if (mq_send(q, "m", 1, 0)) {
 		fail("%s: mq_send: %m", what);
-		return -1;
+		return neg_errno();
 	}
 	if (sigtimedwait(&set, &si, &ts) != signo) {
 		fail("%s: no signal %d after a message: %m", what, signo);
-		return -1;
+		return neg_errno();
 	}
 	if (si.si_code != SI_MESGQ || si.si_value.sival_ptr != value) {
 		fail("%s: signal %d with code %d value %p, expected SI_MESGQ and %p", what, signo,
 		     si.si_code, si.si_value.sival_ptr, value);
-		return -1;
+		return -EINVAL;
 	}
 	if (mq_receive(q, buf, sizeof(buf), NULL) != 1 || mq_send(q, "m", 1, 0) ||
 	    mq_receive(q, buf, sizeof(buf), NULL) != 1) {
 		fail("%s: the queue does not work: %m", what);
-		return -1;
+		return neg_errno();
 	}
 	ts.tv_sec = 0;
 	if (sigtimedwait(&set, &si, &ts) >= 0) {
 		fail("%s: the registration fired twice", what);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

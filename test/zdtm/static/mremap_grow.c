@@ -43,33 +43,33 @@ static int setup(void)
 	/* grown in place: 4 pages into the 16 kept free after them */
 	p = reserve(16, 4);
 	if (!p)
-		return -1;
+		return neg_errno();
 	datagen(p, 4 * PG, 11);
 	if (mremap(p, 4 * PG, 12 * PG, 0) != p)
-		return -1;
+		return neg_errno();
 	a[0] = (struct area){ a[0].name, p, 12 * PG, 1 };
 	datagen(p, 12 * PG, 1);
 	/* moved to a free spot, then grown there */
 	p = reserve(8, 3);
 	q = reserve(32, 1);
 	if (!p || !q || munmap(q, PG))
-		return -1;
+		return neg_errno();
 	datagen(p, 3 * PG, 22);
 	if (mremap(p, 3 * PG, 3 * PG, MREMAP_MAYMOVE | MREMAP_FIXED, q) != q ||
 	    mremap(q, 3 * PG, 9 * PG, 0) != q)
-		return -1;
+		return neg_errno();
 	a[1] = (struct area){ a[1].name, q, 9 * PG, 2 };
 	datagen(q + 3 * PG, 6 * PG, 99);
 	if (datachk(q, 3 * PG, 22, &(size_t){ 0 }))
-		return -1;
+		return neg_errno();
 	datagen(q, 9 * PG, 2);
 	/* shrunk */
 	p = reserve(10, 10);
 	if (!p)
-		return -1;
+		return neg_errno();
 	datagen(p, 10 * PG, 33);
 	if (mremap(p, 10 * PG, 5 * PG, 0) != p)
-		return -1;
+		return neg_errno();
 	a[2] = (struct area){ a[2].name, p, 5 * PG, 33 };
 	return 0;
 }
@@ -83,16 +83,16 @@ static int check(struct area *x)
 	if (test_vma_find(x->addr, &s, &e, perms) || s > (unsigned long)x->addr ||
 	    e < (unsigned long)x->addr + x->len) {
 		fail("%s: %p+%zu is not one mapping after the restore", x->name, x->addr, x->len);
-		return -1;
+		return -EINVAL;
 	}
 	if (datachk(x->addr, x->len, x->seed, &off)) {
 		fail("%s: data differ at offset %zu", x->name, off);
-		return -1;
+		return -EINVAL;
 	}
 	/* room after it: it grows in place again */
 	if (!munmap(x->addr + x->len, PG) && mremap(x->addr, x->len, x->len + PG, 0) != x->addr) {
 		fail("%s: cannot grow in place any more: %m", x->name);
-		return -1;
+		return neg_errno();
 	}
 	return 0;
 }

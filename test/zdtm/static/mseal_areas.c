@@ -33,15 +33,15 @@ static int check_sealed(const char *who, char *addr, size_t len, int prot)
 
 	if (test_vma_flags(addr, flags, sizeof(flags)) || !test_vma_has_flag(flags, "sl")) {
 		fail("%s: %p is not sealed after the restore (VmFlags:%s)", who, addr, flags);
-		return -1;
+		return -EINVAL;
 	}
 	if (mprotect(addr, len, prot == PROT_READ ? PROT_NONE : PROT_READ) == 0 || errno != EPERM) {
 		fail("%s: mprotect of the sealed %p gave %m, not EPERM", who, addr);
-		return -1;
+		return -EINVAL;
 	}
 	if (munmap(addr, len) == 0 || errno != EPERM) {
 		fail("%s: munmap of the sealed %p gave %m, not EPERM", who, addr);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -52,7 +52,7 @@ static int check_data(const char *who, const char *addr, size_t len, uint64_t se
 
 	if (datachk(addr, len, seed, &off)) {
 		fail("%s: data at %p differ at offset %zu", who, addr, off);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -54,8 +54,10 @@ static int abstract_sock(bool bind_it)
 	if (s >= 0 && bind_it &&
 	    bind(s, (struct sockaddr *)&a,
 		 offsetof(struct sockaddr_un, sun_path) + 1 + strlen(ABSTRACT))) {
+		int err = neg_errno();
+
 		close(s);
-		return -1;
+		return err;
 	}
 	return s;
 }
@@ -81,8 +83,10 @@ static int tcp_to(const char *ip, int port)
 
 	inet_pton(AF_INET, ip, &sin.sin_addr);
 	if (s >= 0 && connect(s, (struct sockaddr *)&sin, sizeof(sin))) {
+		int err = neg_errno();
+
 		close(s);
-		return -1;
+		return err;
 	}
 	return s;
 }
@@ -91,7 +95,7 @@ static int accept_one(int ls)
 {
 	struct pollfd p = { .fd = ls, .events = POLLIN };
 
-	return poll(&p, 1, 10000) == 1 ? accept(ls, NULL, NULL) : -1;
+	return poll(&p, 1, 10000) == 1 ? accept(ls, NULL, NULL) : -ETIMEDOUT;
 }
 
 static char before[16384], after[16384];

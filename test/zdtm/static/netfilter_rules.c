@@ -66,7 +66,7 @@ static int run(const char *cmd, char *buf, size_t size)
 	char line[512];
 
 	if (!p)
-		return -1;
+		return neg_errno();
 	buf[0] = 0;
 	while (fgets(line, sizeof(line), p)) {
 		if (line[0] == '#')
@@ -91,7 +91,7 @@ static int send_some(void)
 			break;
 	if (s >= 0)
 		close(s);
-	return s >= 0 && i == 3 ? 0 : -1;
+	return s >= 0 && i == 3 ? 0 : -EIO;
 }
 
 static char before[16384], after[16384], ours[4096];

@@ -40,7 +40,7 @@ static int getint(int sk, int level, int opt)
 	socklen_t len = sizeof(v);
 
 	if (getsockopt(sk, level, opt, &v, &len))
-		return -1;
+		return neg_errno();
 	return v;
 }
 
@@ -58,7 +58,7 @@ static int snap(int sk, struct nl_state *s)
 	if (getsockname(sk, (struct sockaddr *)&s->name, &len) ||
 	    getpeername(sk, (struct sockaddr *)&s->peer, &plen) ||
 	    getsockopt(sk, SOL_NETLINK, NETLINK_LIST_MEMBERSHIPS, s->groups, &glen))
-		return -1;
+		return neg_errno();
 	return 0;
 }
 
@@ -79,7 +79,7 @@ static int ask_links(int sk)
 	int found = 0;
 
 	if (send(sk, &req, sizeof(req), 0) != sizeof(req))
-		return -1;
+		return neg_errno();
 	for (;;) {
 		ssize_t n;
 		struct nlmsghdr *h;
@@ -94,13 +94,13 @@ static int ask_links(int sk)
 			continue;
 		}
 		if (n <= 0)
-			return -1;
+			return neg_errno();
 		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned int)n);
 		     h = NLMSG_NEXT(h, n)) {
 			if (h->nlmsg_type == NLMSG_DONE)
-				return found ? 0 : -1;
+				return found ? 0 : -ENOENT;
 			if (h->nlmsg_type == NLMSG_ERROR)
-				return -1;
+				return -EPROTO;
 			if (h->nlmsg_type == RTM_NEWLINK) {
 				struct ifinfomsg *i = NLMSG_DATA(h);
 
@@ -116,7 +116,7 @@ static int nl_socket(int type, int proto, uint32_t portid)
 	int sk = socket(AF_NETLINK, type, proto);
 
 	if (sk < 0 || (portid && bind(sk, (struct sockaddr *)&a, sizeof(a))))
-		return -1;
+		return neg_errno();
 	return sk;
 }
 

@@ -48,7 +48,7 @@ static int check_times(const char *what, const struct stat *st, const struct tim
 	     (long)st->st_atim.tv_sec, st->st_atim.tv_nsec, (long)st->st_mtim.tv_sec,
 	     st->st_mtim.tv_nsec, (long)ts[0].tv_sec, ts[0].tv_nsec, (long)ts[1].tv_sec,
 	     ts[1].tv_nsec);
-	return -1;
+	return -EINVAL;
 }
 
 static int check_xattr(const char *what, const char *path, bool follow, const char *want)
@@ -63,7 +63,7 @@ static int check_xattr(const char *what, const char *path, bool follow, const ch
 	if (n != (ssize_t)strlen(want) || memcmp(buf, want, (size_t)n)) {
 		fail("%s: %s is %.*s (%zd bytes), not %s: %m", what, XATTR, n > 0 ? (int)n : 0, buf,
 		     n, want);
-		return -1;
+		return neg_errno();
 	}
 	return 0;
 }
@@ -76,15 +76,15 @@ static int bound_socket(void)
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", SOCK_NAME);
 	if (sk < 0 || bind(sk, (struct sockaddr *)&sa, sizeof(sa))) {
 		fail("unix socket %s: %m", SOCK_NAME);
-		return -1;
+		return neg_errno();
 	}
 	if (with_xattrs && lsetxattr(SOCK_NAME, XATTR, "sock", 4, 0)) {
 		fail("lsetxattr %s: %m", SOCK_NAME);
-		return -1;
+		return neg_errno();
 	}
 	if (utimensat(AT_FDCWD, SOCK_NAME, sock_ts, AT_SYMLINK_NOFOLLOW)) {
 		fail("utimensat %s: %m", SOCK_NAME);
-		return -1;
+		return neg_errno();
 	}
 	return sk;
 }
@@ -96,20 +96,20 @@ static int removed_fifo(void)
 
 	if (mkfifo(FIFO_NAME, 0640)) {
 		fail("mkfifo: %m");
-		return -1;
+		return neg_errno();
 	}
 	fd = open(FIFO_NAME, O_RDWR | O_NONBLOCK);
 	if (fd < 0 || write(fd, "fifo data", 9) != 9) {
 		fail("the FIFO: %m");
-		return -1;
+		return neg_errno();
 	}
 	if (with_xattrs && fsetxattr(fd, XATTR, "fifo", 4, 0)) {
 		fail("fsetxattr on the FIFO: %m");
-		return -1;
+		return neg_errno();
 	}
 	if (futimens(fd, fifo_ts) || unlink(FIFO_NAME)) {
 		fail("the FIFO's times or unlink: %m");
-		return -1;
+		return neg_errno();
 	}
 	return fd;
 }
@@ -120,12 +120,12 @@ static int pty_slave(char *name, size_t size)
 
 	if (m < 0 || grantpt(m) || unlockpt(m) || ptsname_r(m, name, size)) {
 		fail("pty: %m");
-		return -1;
+		return neg_errno();
 	}
 	s = open(name, O_RDWR | O_NOCTTY);
 	if (s < 0 || utimensat(AT_FDCWD, name, pts_ts, 0)) {
 		fail("pty slave %s: %m", name);
-		return -1;
+		return neg_errno();
 	}
 	return m;
 }

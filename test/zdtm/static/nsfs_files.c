@@ -35,7 +35,7 @@ static int same_ns(int fd, pid_t pid, const char *kind)
 		readlink(la, lb, sizeof(lb) - 1);
 		fail("fd %d (%s) is inode %lu, %s is %lu", fd, lb, (unsigned long)a.st_ino, path,
 		     (unsigned long)b.st_ino);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -27,7 +27,7 @@ static int ofd_conflict(void)
 
 	if (fd < 0 || fcntl(fd, F_OFD_GETLK, &fl)) {
 		fail("F_OFD_GETLK: %m");
-		return -1;
+		return neg_errno();
 	}
 	r = fl.l_type == F_WRLCK && fl.l_start == 0 && fl.l_len == 100 && fl.l_pid == -1;
 	if (fl.l_type != F_UNLCK && !r) {
@@ -45,7 +45,7 @@ static int flock_conflict(void)
 
 	if (fd < 0) {
 		fail("open: %m");
-		return -1;
+		return neg_errno();
 	}
 	r = flock(fd, LOCK_EX | LOCK_NB);
 	if (r && errno != EWOULDBLOCK) {

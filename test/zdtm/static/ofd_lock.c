@@ -61,7 +61,7 @@ static int run_probe(void)
 		_exit(r);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
+		return neg_errno();
 	return WEXITSTATUS(status);
 }
 

@@ -31,7 +31,7 @@ static int put(const char *path, const char *text)
 
 	if (fd >= 0)
 		close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
+	return n == (ssize_t)strlen(text) ? 0 : neg_errno();
 }
 
 /* @path holds exactly @text (NULL: @path does not exist). */
@@ -43,13 +43,13 @@ static int holds(const char *path, const char *text)
 	if (!text) {
 		if (!access(path, F_OK)) {
 			fail("%s exists, it was removed", path);
-			return -1;
+			return -EINVAL;
 		}
 		return 0;
 	}
 	if (n < 0 || (size_t)n != strlen(text) || memcmp(buf, text, (size_t)n)) {
 		fail("%s holds \"%.*s\", expected \"%s\"", path, n < 0 ? 0 : (int)n, buf, text);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -62,7 +62,7 @@ static int root_options(char *buf, size_t size)
 	int found = -1;
 
 	if (!f)
-		return -1;
+		return neg_errno();
 	while (fgets(line, sizeof(line), f)) {
 		char *sep = strstr(line, " - ");
 		char mp[4096];
@@ -103,7 +103,7 @@ static int check(const char *when, const char *want_opts)
 
 	if (statfs("/", &sf) || sf.f_type != OVERLAYFS_MAGIC || root_options(opts, sizeof(opts))) {
 		fail("%s: the root is not an overlayfs (type %#lx)", when, (long)sf.f_type);
-		return -1;
+		return -EINVAL;
 	}
 	for (i = 0; want_opts && i < sizeof(names) / sizeof(names[0]); i++) {
 		option(opts, names[i], a, sizeof(a));
@@ -111,17 +111,17 @@ static int check(const char *when, const char *want_opts)
 		if (!a[0] || strcmp(a, b)) {
 			fail("%s: the root's %s is \"%s\", it was \"%s\" (%s)", when, names[i], a,
 			     b, opts);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	if (holds("lower-kept", "kept\n") || holds("lower-gone", NULL) ||
 	    holds("lower-changed", "changed inside\n") || holds("upper-new", "new inside\n") ||
 	    holds("newdir/file", "in a new directory\n") || holds("opaque/inside", "opaque\n") ||
 	    holds("opaque/lower-only", NULL) || holds("lowerdir/a", "a\n"))
-		return -1;
+		return neg_errno();
 	if (stat("newdir", &st) || !S_ISDIR(st.st_mode) || (st.st_mode & 07777) != 0710) {
 		fail("%s: newdir is not a directory of mode 0710", when);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -45,7 +45,7 @@ static int ring_socket(int proto, int version, int reserve)
 	(void)proto;
 	if (s < 0 || setsockopt(s, SOL_PACKET, PACKET_VERSION, &version, sizeof(version)) ||
 	    (reserve && setsockopt(s, SOL_PACKET, PACKET_RESERVE, &reserve, sizeof(reserve))))
-		return -1;
+		return neg_errno();
 	return s;
 }
 
@@ -86,17 +86,17 @@ static int take(unsigned char *m, int v2, int i, const char *want)
 	}
 	if (!((v2 ? *s2 : *s1) & TP_STATUS_USER)) {
 		fail("V%d frame %d: never filled (waiting for %s)", v2 ? 2 : 1, i, want);
-		return -1;
+		return -EINVAL;
 	}
 	mac = v2 ? ((struct tpacket2_hdr *)fr)->tp_mac : ((struct tpacket_hdr *)fr)->tp_mac;
 	if (v2 && mac < TPACKET_ALIGN(sizeof(struct tpacket2_hdr)) + 32) {
 		fail("V2 frame %d: tp_mac %u ignores PACKET_RESERVE", i, mac);
-		return -1;
+		return -EINVAL;
 	}
 	if (strcmp((char *)fr + mac + 14, want)) {
 		fail("V%d frame %d: \"%.20s\", expected \"%s\"", v2 ? 2 : 1, i,
 		     (char *)fr + mac + 14, want);
-		return -1;
+		return -EINVAL;
 	}
 	if (v2)
 		*s2 = TP_STATUS_KERNEL;

@@ -59,7 +59,7 @@ static int bound(int s, int proto, int ifindex, const char *name)
 	    ll.sll_ifindex != ifindex) {
 		fail("%s: bound to link %d protocol %#x, expected %d %#x", name, ll.sll_ifindex,
 		     ntohs(ll.sll_protocol), ifindex, proto);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

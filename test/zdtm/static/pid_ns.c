@@ -64,13 +64,13 @@ static int last_nspid(void)
 	size_t n;
 
 	if (!f)
-		return -1;
+		return neg_errno();
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
 	l = strstr(buf, "\nNSpid:");
 	if (!l)
-		return -1;
+		return -EBADMSG;
 	for (l += 7; *l && *l != '\n'; l = end) {
 		long x = strtol(l, &end, 10);
 

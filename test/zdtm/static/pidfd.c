@@ -46,21 +46,6 @@ static int pidfd_send_signal(int fd, int sig)
 	return (int)syscall(__NR_pidfd_send_signal, fd, sig, NULL, 0);
 }
 
-/* The Pid: line of @fd's fdinfo, or -2. */
-static int fdinfo_pid(int fd)
-{
-	char path[64], buf[512], *p;
-	int pid;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	if (test_read_file(path, buf, sizeof(buf)) < 0)
-		return -2;
-	p = strstr(buf, "\nPid:");
-	if (!p || sscanf(p, "\nPid: %d", &pid) != 1)
-		return -2;
-	return pid;
-}
-
 static int check_one(int fd, pid_t child, int fl, int fdfl)
 {
 	char path[64], link[64];
@@ -73,8 +58,8 @@ static int check_one(int fd, pid_t child, int fl, int fdfl)
 		fail("fd %d is \"%s\", not a pidfd", fd, link);
 		return 1;
 	}
-	if (fdinfo_pid(fd) != child) {
-		fail("fd %d: fdinfo Pid: %d, expected %d", fd, fdinfo_pid(fd), child);
+	if (test_fdinfo_pid(fd) != child) {
+		fail("fd %d: fdinfo Pid: %d, expected %d", fd, test_fdinfo_pid(fd), child);
 		return 1;
 	}
 	if (fcntl(fd, F_GETFL) != fl || fcntl(fd, F_GETFD) != fdfl) {
@@ -143,9 +128,9 @@ static int set_up(pid_t child, int *ep)
 
 	if (a < 0 || b < 0 || dup2(a, FD_PLAIN) < 0 || dup3(b, FD_NONBLOCK, O_CLOEXEC) < 0 ||
 	    dup2(a, FD_DUP) < 0 || close(a) || close(b))
-		return -1;
+		return neg_errno();
 	*ep = epoll_create1(0);
-	return *ep < 0 ? -1 : epoll_ctl(*ep, EPOLL_CTL_ADD, FD_NONBLOCK, &ev);
+	return *ep < 0 || epoll_ctl(*ep, EPOLL_CTL_ADD, FD_NONBLOCK, &ev) ? neg_errno() : 0;
 }
 
 int main(int argc, char **argv)

@@ -20,52 +20,16 @@
 
 #include "zdtmtst.h"
 
-struct pinfo {
-	uint64_t mask, cgroupid;
-	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
-	int32_t exit_code;
-	uint32_t cmask, csig;
-	uint64_t supported;
-};
-
-#define GET_INFO _IOWR(0xFF, 11, struct pinfo)
-#define INFO_EXIT (1UL << 3)
-
-static int exit_status(int pfd)
-{
-	struct pinfo i = { .mask = INFO_EXIT };
-
-	if (ioctl(pfd, GET_INFO, &i) || !(i.mask & INFO_EXIT))
-		return -1;
-	return i.exit_code;
-}
-
-static int fdinfo_pid(int fd)
-{
-	char path[64], line[256];
-	int pid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Pid: %d", &pid) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return pid;
-}
-
 static int dead(int fd, int status, int flags, const char *what)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	int fl = fcntl(fd, F_GETFL);
 
-	if (fdinfo_pid(fd) != -1 || exit_status(fd) != status || poll(&p, 1, 0) != 1 ||
-	    (fl & O_NONBLOCK) != flags) {
+	if (test_fdinfo_pid(fd) != -1 || test_pidfd_exit_status(fd) != status ||
+	    poll(&p, 1, 0) != 1 || (fl & O_NONBLOCK) != flags) {
 		fail("%s: Pid %d, status %#x (expected %#x), poll %#x, flags %#x", what,
-		     fdinfo_pid(fd), exit_status(fd), status, p.revents, fl);
-		return -1;
+		     test_fdinfo_pid(fd), test_pidfd_exit_status(fd), status, p.revents, fl);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -108,7 +72,7 @@ int main(int argc, char **argv)
 		fail("setup: waitpid: %m");
 		return 1;
 	}
-	if (exit_status(a) != sa || exit_status(b) != sb) {
+	if (test_pidfd_exit_status(a) != sa || test_pidfd_exit_status(b) != sb) {
 		fail("this kernel gives no exit status through a pidfd (6.15)");
 		return 1;
 	}

@@ -28,41 +28,6 @@
 #define P_PIDFD 3
 #endif
 
-struct pinfo {
-	uint64_t mask, cgroupid;
-	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
-	int32_t exit_code;
-	uint32_t cmask, csig;
-	uint64_t supported;
-};
-#define GET_INFO _IOWR(0xFF, 11, struct pinfo)
-#define INFO_EXIT (1UL << 3)
-
-static int exit_status(int pfd)
-{
-	struct pinfo i = { .mask = INFO_EXIT };
-
-	if (ioctl(pfd, GET_INFO, &i) || !(i.mask & INFO_EXIT))
-		return -1;
-	return i.exit_code;
-}
-
-static int fdinfo_pid(int fd)
-{
-	char path[64], line[256];
-	int pid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Pid: %d", &pid) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return pid;
-}
-
 static int is_pidfd(int fd)
 {
 	char path[64], link[64];
@@ -88,7 +53,7 @@ static int send_fds(int sk, const int *fds, int n)
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
 	memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
-	return sendmsg(sk, &mh, 0) == 1 ? 0 : -1;
+	return sendmsg(sk, &mh, 0) == 1 ? 0 : neg_errno();
 }
 
 /* The fds of one message, into @fds; how many, or -1. */
@@ -103,13 +68,13 @@ static int recv_fds(int sk, int *fds, int max)
 	int n;
 
 	if (recvmsg(sk, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1 || c != 'p')
-		return -1;
+		return neg_errno();
 	cm = CMSG_FIRSTHDR(&mh);
 	if (!cm || cm->cmsg_type != SCM_RIGHTS)
-		return -1;
+		return -EPROTO;
 	n = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
 	if (n > max)
-		return -1;
+		return -ENOBUFS;
 	memcpy(fds, CMSG_DATA(cm), sizeof(int) * n);
 	return n;
 }
@@ -144,7 +109,7 @@ int main(int argc, char **argv)
 		fail("setup: %m");
 		return 1;
 	}
-	if (exit_status(fds[1]) != sdead) {
+	if (test_pidfd_exit_status(fds[1]) != sdead) {
 		fail("this kernel gives no exit status through a pidfd (6.15)");
 		return 1;
 	}
@@ -168,16 +133,16 @@ int main(int argc, char **argv)
 		fail("an fd received is not a pidfd");
 		return 1;
 	}
-	if (fdinfo_pid(got[0]) != waiting || fdinfo_pid(got[2]) != waiting ||
+	if (test_fdinfo_pid(got[0]) != waiting || test_fdinfo_pid(got[2]) != waiting ||
 	    !(fcntl(got[0], F_GETFL) & O_NONBLOCK) || (fcntl(got[2], F_GETFL) & O_NONBLOCK)) {
 		fail("the waiting child's pidfds: Pid %d and %d (expected %d), flags %#x and %#x",
-		     fdinfo_pid(got[0]), fdinfo_pid(got[2]), waiting, fcntl(got[0], F_GETFL),
-		     fcntl(got[2], F_GETFL));
+		     test_fdinfo_pid(got[0]), test_fdinfo_pid(got[2]), waiting,
+		     fcntl(got[0], F_GETFL), fcntl(got[2], F_GETFL));
 		return 1;
 	}
-	if (fdinfo_pid(got[1]) != -1 || exit_status(got[1]) != sdead) {
+	if (test_fdinfo_pid(got[1]) != -1 || test_pidfd_exit_status(got[1]) != sdead) {
 		fail("the dead child's pidfd: Pid %d, status %#x (expected -1, %#x)",
-		     fdinfo_pid(got[1]), exit_status(got[1]), sdead);
+		     test_fdinfo_pid(got[1]), test_pidfd_exit_status(got[1]), sdead);
 		return 1;
 	}
 	if (syscall(__NR_pidfd_send_signal, got[2], 0, NULL, 0) ||

@@ -36,22 +36,6 @@ static void *body(void *arg)
 	return NULL;
 }
 
-static int pid_of(int fd)
-{
-	char path[64], line[128];
-	FILE *f;
-	int pid = -2;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Pid: %d", &pid) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return pid;
-}
-
 static int readable(int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -79,8 +63,9 @@ int main(int argc, char **argv)
 	test_daemon();
 	test_waitsig();
 
-	if (pid_of(fd) != tids[0] || pid_of(dfd) != tids[0]) {
-		fail("the pidfds name %d and %d, not thread %d", pid_of(fd), pid_of(dfd), tids[0]);
+	if (test_fdinfo_pid(fd) != tids[0] || test_fdinfo_pid(dfd) != tids[0]) {
+		fail("the pidfds name %d and %d, not thread %d", test_fdinfo_pid(fd),
+		     test_fdinfo_pid(dfd), tids[0]);
 		return 1;
 	}
 	if ((fcntl(fd, F_GETFL) & (O_EXCL | O_NONBLOCK)) != (O_EXCL | O_NONBLOCK) ||

@@ -49,11 +49,11 @@ static int echo(int s, int family, const struct sockaddr *to, socklen_t len, int
 		n = sendto(s, &h6, sizeof(h6), 0, to, len);
 	if (n < 0) {
 		fail("echo %d: send: %m", seq);
-		return -1;
+		return neg_errno();
 	}
 	if (poll(&pf, 1, 5000) != 1) {
 		fail("echo %d: no reply", seq);
-		return -1;
+		return -ETIMEDOUT;
 	}
 	n = recv(s, buf, sizeof(buf), MSG_DONTWAIT);
 	if (family == AF_INET
@@ -62,7 +62,7 @@ static int echo(int s, int family, const struct sockaddr *to, socklen_t len, int
 		    : n < (ssize_t)sizeof(h6) || buf[0] != ICMP6_ECHO_REPLY ||
 			      ((struct icmp6_hdr *)buf)->icmp6_seq != h6.icmp6_seq) {
 		fail("echo %d: a reply of %zd bytes, type %u", seq, n, n > 0 ? buf[0] : 0);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -26,7 +26,7 @@ static int record(struct pipe_state *p)
 	p->flags[0] = fcntl(p->fd[0], F_GETFL);
 	p->flags[1] = fcntl(p->fd[1], F_GETFL);
 	p->size = fcntl(p->fd[0], F_GETPIPE_SZ);
-	return p->flags[0] < 0 || p->flags[1] < 0 || p->size < 0 ? -1 : 0;
+	return p->flags[0] < 0 || p->flags[1] < 0 || p->size < 0 ? neg_errno() : 0;
 }
 
 /* Flags, size, unread amount and bytes of one pipe; 0 or fail(). */

@@ -72,7 +72,7 @@ static int probe_gone(int g)
 		_exit(setlk(fd, F_SETLK, F_WRLCK, 5, 1, NULL) == -EAGAIN ? 0 : 2);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
+		return neg_errno();
 	return WEXITSTATUS(status);
 }
 
@@ -84,7 +84,7 @@ static int run_probe(pid_t kid)
 	if (pid == 0)
 		_exit(probe(root, kid));
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
+		return neg_errno();
 	return WEXITSTATUS(status);
 }
 

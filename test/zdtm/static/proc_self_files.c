@@ -67,7 +67,7 @@ static ssize_t read_rest(int fd, char *buf, size_t size)
 	while (got < size - 1 && (n = read(fd, buf + got, size - 1 - got)) > 0)
 		got += (size_t)n;
 	buf[got] = '\0';
-	return n < 0 ? -1 : (ssize_t)got;
+	return n < 0 ? neg_errno() : (ssize_t)got;
 }
 
 /* What a new open of @path gives from offset @off on, in @buf. */
@@ -77,7 +77,7 @@ static ssize_t fresh_from(const char *path, off_t off, char *buf, size_t size)
 	ssize_t n;
 
 	if (fd < 0 || lseek(fd, off, SEEK_SET) != off)
-		return -1;
+		return neg_errno();
 	n = read_rest(fd, buf, size);
 	close(fd);
 	return n;
@@ -214,27 +214,27 @@ static int set_up(pid_t child, off_t *pos)
 	if (a < 0 || b < 0 || c < 0 || dup2(a, FD_STAT) < 0 || dup3(b, FD_STATUS, O_CLOEXEC) < 0 ||
 	    dup3(c, FD_DIR, O_CLOEXEC) < 0 || dup2(a, FD_STAT_DUP) < 0 || close(a) || close(b) ||
 	    close(c))
-		return -1;
+		return neg_errno();
 	/* past "PID (" of stat */
 	len = snprintf(buf, sizeof(buf), "%d (", getpid());
 	if (read(FD_STAT, buf, (size_t)len) != len)
-		return -1;
+		return neg_errno();
 	pos[0] = len;
 	/* past the Name: line of the child's status */
 	len = snprintf(buf, sizeof(buf), "Name:\t%s\n", CHILD_NAME);
 	if (read(FD_STATUS, path, (size_t)len) != len || memcmp(path, buf, (size_t)len))
-		return -1;
+		return neg_errno();
 	pos[1] = len;
 	if (read_names(FD_DIR, head, DIR_HEAD) != DIR_HEAD)
-		return -1;
+		return neg_errno();
 	pos[2] = lseek(FD_DIR, 0, SEEK_CUR);
-	return pos[2] > 0 ? 0 : -1;
+	return pos[2] > 0 ? 0 : neg_errno();
 }
 
 int main(int argc, char **argv)
 {
 	int fl[4], fdfl[4], i, p[2];
-	off_t pos[3];
+	off_t pos[3] = { 0 }; /* set_up() fills them */
 	pid_t child;
 	char c;
 

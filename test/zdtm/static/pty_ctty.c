@@ -39,10 +39,10 @@ static long stat_tty_nr(void)
 	long tty = -1;
 
 	if (test_read_file("/proc/self/stat", buf, sizeof(buf)) <= 0)
-		return -1;
+		return neg_errno();
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %ld", &tty) != 1)
-		return -1;
+		return -EBADMSG;
 	return tty;
 }
 

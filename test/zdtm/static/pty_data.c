@@ -49,10 +49,10 @@ static int open_pty(struct pty *p)
 	p->master = open("/dev/ptmx", O_RDWR | O_NOCTTY);
 	if (p->master < 0 || ioctl(p->master, TIOCSPTLCK, &unlock) ||
 	    ioctl(p->master, TIOCGPTN, &p->index))
-		return -1;
+		return neg_errno();
 	snprintf(path, sizeof(path), "/dev/pts/%d", p->index);
 	p->slave = open(path, O_RDWR | O_NOCTTY);
-	return p->slave < 0 ? -1 : 0;
+	return p->slave < 0 ? neg_errno() : 0;
 }
 
 /* C's output: lines of a known pattern; the master sees each \n as \r\n (ONLCR). */
@@ -89,7 +89,7 @@ static int fionread(int fd)
 {
 	int n = -1;
 
-	return ioctl(fd, FIONREAD, &n) ? -1 : n;
+	return ioctl(fd, FIONREAD, &n) ? neg_errno() : n;
 }
 
 /* Wait (bounded) until FIONREAD of @fd says @n: the tty's flip work is asynchronous. */
@@ -99,7 +99,7 @@ static int wait_queued(int fd, int n)
 
 	while (fionread(fd) != n) {
 		if (test_now_ms() > end)
-			return -1;
+			return -ETIMEDOUT;
 		test_sleep_ms(5);
 	}
 	return 0;
@@ -117,10 +117,10 @@ static int drain_echo(int master)
 		ssize_t r;
 
 		if (test_now_ms() > end || n == sizeof(buf) || poll(&p, 1, WAIT_MS) <= 0)
-			return -1;
+			return -ETIMEDOUT;
 		r = read(master, buf + n, sizeof(buf) - n);
 		if (r <= 0)
-			return -1;
+			return neg_errno();
 		n += (size_t)r;
 	}
 	return 0;
@@ -132,18 +132,18 @@ static int setup_c(struct pty *c)
 	struct termios2 t;
 
 	if (open_pty(c) || ioctl(c->slave, TCGETS2, &t))
-		return -1;
+		return neg_errno();
 	t.c_iflag |= ICRNL;
 	t.c_oflag |= OPOST | ONLCR;
 	t.c_lflag |= ICANON | ECHO | ISIG | IEXTEN;
 	if (ioctl(c->slave, TCSETS2, &t))
-		return -1;
+		return neg_errno();
 	if (write(c->master, typed_c, sizeof(typed_c) - 1) != sizeof(typed_c) - 1 ||
 	    drain_echo(c->master))
-		return -1;
+		return neg_errno();
 	gen_output(out, sizeof(out));
 	if (write(c->slave, out, sizeof(out)) != sizeof(out))
-		return -1;
+		return neg_errno();
 	return wait_queued(c->master, (int)onlcr(out, sizeof(out), seen));
 }
 
@@ -154,21 +154,21 @@ static int setup_r(struct pty *r)
 	int one = 1;
 
 	if (open_pty(r) || ioctl(r->slave, TCGETS2, &t))
-		return -1;
+		return neg_errno();
 	t.c_iflag = 0;
 	t.c_oflag = 0;
 	t.c_lflag = 0;
 	t.c_cc[VMIN] = 1;
 	t.c_cc[VTIME] = 0;
 	if (ioctl(r->slave, TCSETS2, &t) || ioctl(r->master, TIOCPKT, &one))
-		return -1;
+		return neg_errno();
 	gen_raw(in, sizeof(in), 1);
 	gen_raw(out, sizeof(out), 2);
 	if (write(r->master, in, sizeof(in)) != sizeof(in) ||
 	    write(r->slave, out, sizeof(out)) != sizeof(out))
-		return -1;
+		return neg_errno();
 	if (wait_queued(r->slave, RAW_LEN) || wait_queued(r->master, RAW_LEN))
-		return -1;
+		return neg_errno();
 	/* locked again: no new open of its slave, the data goes back all the same */
 	return ioctl(r->master, TIOCSPTLCK, &one);
 }
@@ -263,11 +263,11 @@ static int read_exact(int fd, unsigned char *buf, size_t len, bool packet)
 
 		if (r <= (packet ? 1 : 0) || (packet && chunk[0] != 0) ||
 		    n + (size_t)r - packet > len)
-			return -1;
+			return neg_errno();
 		memcpy(buf + n, chunk + packet, (size_t)r - packet);
 		n += (size_t)r - packet;
 	}
-	return drained(fd) ? 0 : -1;
+	return drained(fd) ? 0 : -EIO;
 }
 
 static int check_r(const struct pty *r)

@@ -33,8 +33,10 @@ static int open_master(int flags)
 	int fd = open("/dev/ptmx", O_RDWR | O_NOCTTY | flags), unlock = 0;
 
 	if (fd >= 0 && ioctl(fd, TIOCSPTLCK, &unlock)) {
+		int err = neg_errno();
+
 		close(fd);
-		return -1;
+		return err;
 	}
 	return fd;
 }
@@ -45,7 +47,7 @@ static int open_slave(int master)
 	int n;
 
 	if (ioctl(master, TIOCGPTN, &n))
-		return -1;
+		return neg_errno();
 	snprintf(path, sizeof(path), "/dev/pts/%d", n);
 	return open(path, O_RDWR | O_NOCTTY);
 }
@@ -55,9 +57,9 @@ static int record(struct pty_state *s)
 	if (ioctl(s->master, TIOCGPTN, &s->index) || ioctl(s->master, TCGETS2, &s->tio) ||
 	    ioctl(s->master, TIOCGWINSZ, &s->ws) || ioctl(s->master, TIOCGPKT, &s->pkt) ||
 	    ioctl(s->master, TIOCGPTLCK, &s->lck))
-		return -1;
+		return neg_errno();
 	s->mflags = fcntl(s->master, F_GETFL);
-	return s->mflags < 0 ? -1 : 0;
+	return s->mflags < 0 ? neg_errno() : 0;
 }
 
 static int setup_a(struct pty_state *a)
@@ -68,10 +70,10 @@ static int setup_a(struct pty_state *a)
 
 	a->master = open_master(O_NONBLOCK);
 	if (a->master < 0)
-		return -1;
+		return neg_errno();
 	a->slave = open_slave(a->master);
 	if (a->slave < 0 || ioctl(a->slave, TCGETS2, &t))
-		return -1;
+		return neg_errno();
 	t.c_lflag &= ~(tcflag_t)(ECHO | ICANON);
 	t.c_oflag &= ~(tcflag_t)ONLCR;
 	t.c_cc[VMIN] = 1;
@@ -80,9 +82,9 @@ static int setup_a(struct pty_state *a)
 	t.c_cflag = (t.c_cflag & ~(tcflag_t)CBAUD) | B38400;
 	if (ioctl(a->slave, TCSETS2, &t) || ioctl(a->slave, TIOCSWINSZ, &ws) ||
 	    ioctl(a->master, TIOCPKT, &one))
-		return -1;
+		return neg_errno();
 	/* a second fd of the slave description */
-	return dup2(a->slave, a->slave + 10) < 0 ? -1 : record(a);
+	return dup2(a->slave, a->slave + 10) < 0 ? neg_errno() : record(a);
 }
 
 static int setup_b(struct pty_state *b)
@@ -91,10 +93,10 @@ static int setup_b(struct pty_state *b)
 
 	b->master = open_master(0);
 	if (b->master < 0)
-		return -1;
+		return neg_errno();
 	b->slave = open_slave(b->master);
 	if (b->slave < 0 || close(b->slave) || ioctl(b->master, TIOCSPTLCK, &lock))
-		return -1;
+		return neg_errno();
 	b->slave = -1;
 	return record(b);
 }

@@ -81,18 +81,18 @@ static int reaches(int s, const struct sockaddr *to, socklen_t len, const char *
 	if (tx < 0 || (to->sa_family == AF_INET6 && setint(tx, SOL_IPV6, IPV6_CHECKSUM, 2)) ||
 	    sendto(tx, "\0\0\0\0payload", 11, 0, to, len) != 11) {
 		fail("%s: send: %m", what);
-		return -1;
+		return neg_errno();
 	}
 	close(tx);
 	if (poll(&pf, 1, 5000) != 1) {
 		fail("%s: nothing came", what);
-		return -1;
+		return -ETIMEDOUT;
 	}
 	n = recv(s, buf, sizeof(buf), MSG_DONTWAIT);
 	/* IPv4 raw sockets get the IP header too; the IPv6 checksum is in the first 4 bytes */
 	if (n < 7 || memcmp(buf + n - 7, "payload", 7)) {
 		fail("%s: got %zd bytes, not the payload", what, n);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -112,7 +112,7 @@ static int raw_peer(int s, const char *want)
 
 	if (!f || fstat(s, &sb)) {
 		fail("/proc/net/raw: %m");
-		return -1;
+		return neg_errno();
 	}
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "%*s %*s %63s %7s %*s %*s %*s %*s %*s %lu", rem, st, &ino) == 3 &&
@@ -125,7 +125,7 @@ static int raw_peer(int s, const char *want)
 	    strcmp(st, strcmp(want, "00000000:0000") ? "01" : "07")) {
 		fail("raw socket %lu: peer %s state %s, not %s", (unsigned long)sb.st_ino,
 		     found ? rem : "?", found ? st : "?", want);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

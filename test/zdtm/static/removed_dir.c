@@ -32,7 +32,7 @@ static int removed(int fd, const char *what, struct stat *st)
 	    !strstr(link, "(deleted)")) {
 		fail("%s: mode %o nlink %lu link %s", what, st->st_mode,
 		     (unsigned long)st->st_nlink, link);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

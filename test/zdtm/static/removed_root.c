@@ -54,10 +54,10 @@ static pid_t start(const char *dir, mode_t mode, int enter, int *go, int *ready_
 
 	if (pipe(ready) || pipe(gop) || mkdir(dir, 0700) || chmod(dir, mode) ||
 	    (enter && chown(dir, 1000, 1001)) || stat(".", &before))
-		return -1;
+		return neg_errno();
 	pid = fork();
 	if (pid < 0)
-		return -1;
+		return neg_errno();
 	if (pid == 0) {
 		close(gop[1]);
 		if (chroot(dir) || (enter && chdir("/")) || write(ready[1], "r", 1) != 1)

@@ -48,9 +48,9 @@ static int seccomp_mode(pid_t tid)
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
 	if (test_read_file(path, buf, sizeof(buf)) <= 0)
-		return -1;
+		return neg_errno();
 	m = strstr(buf, "\nSeccomp:");
-	return m && sscanf(m, "\nSeccomp: %d", &v) == 1 ? v : -1;
+	return m && sscanf(m, "\nSeccomp: %d", &v) == 1 ? v : -EBADMSG;
 }
 
 /* Send @c, expect @c + 1 back. */

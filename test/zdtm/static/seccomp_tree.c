@@ -49,9 +49,9 @@ static int nr_filters(void)
 
 	snprintf(path, sizeof(path), "/proc/self/task/%ld/status", (long)syscall(SYS_gettid));
 	if (test_read_file(path, buf, sizeof(buf)) <= 0)
-		return -1;
+		return neg_errno();
 	n = strstr(buf, "\nSeccomp_filters:");
-	return n && sscanf(n, "\nSeccomp_filters: %d", &v) == 1 ? v : -1;
+	return n && sscanf(n, "\nSeccomp_filters: %d", &v) == 1 ? v : -EBADMSG;
 }
 
 /* The calling thread's state: @filters filters; uname() refused; times(), sysinfo() as told. */

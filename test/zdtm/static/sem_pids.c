@@ -47,7 +47,7 @@ static int snapshot(int v[2][5], int p[2][5])
 			p[s][i] = semctl(ids[s], i, GETPID);
 			if (v[s][i] < 0 || p[s][i] < 0) {
 				fail("set %d semaphore %d: GETVAL/GETPID: %m", s, i);
-				return -1;
+				return neg_errno();
 			}
 		}
 	return 0;

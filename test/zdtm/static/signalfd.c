@@ -25,11 +25,11 @@ static int fdinfo_mask(int fd, char *mask, size_t size)
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	if (test_read_file(path, buf, sizeof(buf)) < 0)
-		return -1;
+		return neg_errno();
 	p = strstr(buf, "sigmask:");
 	e = p ? strchr(p, '\n') : NULL;
 	if (!e || (size_t)(e - p) >= size)
-		return -1;
+		return -ENOBUFS;
 	memcpy(mask, p, (size_t)(e - p));
 	mask[e - p] = '\0';
 	return 0;
@@ -37,7 +37,7 @@ static int fdinfo_mask(int fd, char *mask, size_t size)
 
 static int read_one(int fd, struct signalfd_siginfo *si)
 {
-	return read(fd, si, sizeof(*si)) == sizeof(*si) ? 0 : -1;
+	return read(fd, si, sizeof(*si)) == sizeof(*si) ? 0 : neg_errno();
 }
 
 static int check_signals(int a)

@@ -50,7 +50,7 @@ static int check_page(uint8_t *mem, uint64_t pos, uint64_t want)
 		     (unsigned long)pos, (unsigned long)idx, (unsigned long)p[0],
 		     (unsigned long)p[PG / 8 - 1], (unsigned long)p[1], (unsigned long)want,
 		     (unsigned long)idx);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -65,12 +65,12 @@ static int kernel_write(int p[2], uint8_t *kbuf, struct cursor *c)
 	memset(src, (int)(c->gen & 0xff), sizeof(src));
 	if (write(p[1], src, PG) != (ssize_t)PG) {
 		fail("write to the pipe: %m");
-		return -1;
+		return neg_errno();
 	}
 	n = read(p[0], dst, PG);
 	if (n != (ssize_t)PG || memcmp(dst, src, PG)) {
 		fail("read() into a page of the task: %zd (%m)", n);
-		return -1;
+		return neg_errno();
 	}
 	c->kreads++;
 	return 0;

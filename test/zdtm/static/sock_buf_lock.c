@@ -26,7 +26,7 @@ static int buf_lock(int sk)
 	int v = -1;
 	socklen_t len = sizeof(v);
 
-	return getsockopt(sk, SOL_SOCKET, SO_BUF_LOCK, &v, &len) ? -1 : v;
+	return getsockopt(sk, SOL_SOCKET, SO_BUF_LOCK, &v, &len) ? neg_errno() : v;
 }
 
 int main(int argc, char **argv)

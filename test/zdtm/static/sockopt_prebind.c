@@ -39,23 +39,23 @@ static int make(int i, int fam, int type, const char *a)
 
 	sk[i] = socket(fam, type, 0);
 	if (sk[i] < 0)
-		return -1;
+		return neg_errno();
 	ss.ss_family = (sa_family_t)fam;
 	if (fam == AF_INET)
 		inet_pton(AF_INET, a, &((struct sockaddr_in *)&ss)->sin_addr);
 	else
 		inet_pton(AF_INET6, a, &((struct sockaddr_in6 *)&ss)->sin6_addr);
 	if (i == FREE4 && setsockopt(sk[i], SOL_IP, IP_FREEBIND, &on, sizeof(on)))
-		return -1;
+		return neg_errno();
 	if (i == FREE6 && setsockopt(sk[i], SOL_IPV6, IPV6_FREEBIND, &on, sizeof(on)))
-		return -1;
+		return neg_errno();
 	if ((i == DEV_UDP || i == DEV_TCP) &&
 	    setsockopt(sk[i], SOL_SOCKET, SO_BINDTODEVICE, "lo", 3))
-		return -1;
+		return neg_errno();
 	if (bind(sk[i], (struct sockaddr *)&ss, len))
-		return -1;
+		return neg_errno();
 	if (type == SOCK_STREAM && listen(sk[i], 4))
-		return -1;
+		return neg_errno();
 	len = sizeof(addr[i]);
 	return getsockname(sk[i], (struct sockaddr *)&addr[i], &len);
 }
@@ -70,20 +70,20 @@ static int check_opts(int i)
 
 	if (getsockname(sk[i], (struct sockaddr *)&now, &len) || memcmp(&now, &addr[i], len)) {
 		fail("%s: not bound to the same address after the restore", name_of[i]);
-		return -1;
+		return -EINVAL;
 	}
 	if (i == FREE4 || i == FREE6) {
 		if (getsockopt(sk[i], i == FREE4 ? SOL_IP : SOL_IPV6,
 			       i == FREE4 ? IP_FREEBIND : IPV6_FREEBIND, &v, &vl) ||
 		    v != 1) {
 			fail("%s: FREEBIND reads %d: %m", name_of[i], v);
-			return -1;
+			return neg_errno();
 		}
 		return 0;
 	}
 	if (getsockopt(sk[i], SOL_SOCKET, SO_BINDTODEVICE, dev, &dl) || strcmp(dev, "lo")) {
 		fail("%s: SO_BINDTODEVICE is '%s', not lo: %m", name_of[i], dev);
-		return -1;
+		return neg_errno();
 	}
 	return 0;
 }
@@ -99,16 +99,16 @@ static int check_traffic(void)
 		   sizeof(struct sockaddr_in)) != 5 ||
 	    poll(&p, 1, 10000) != 1 || recv(sk[DEV_UDP], buf, sizeof(buf), 0) != 5) {
 		fail("the UDP socket bound to lo takes no datagram: %m");
-		return -1;
+		return neg_errno();
 	}
 	if (connect(t, (struct sockaddr *)&addr[DEV_TCP], sizeof(struct sockaddr_in))) {
 		fail("connect to the listener bound to lo: %m");
-		return -1;
+		return neg_errno();
 	}
 	c = accept(sk[DEV_TCP], NULL, NULL);
 	if (c < 0) {
 		fail("accept: %m");
-		return -1;
+		return neg_errno();
 	}
 	close(c);
 	close(t);

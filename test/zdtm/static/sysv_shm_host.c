@@ -35,10 +35,10 @@ static int make(struct seg *s, key_t key, size_t size, uint64_t seed)
 	s->seed = seed;
 	s->id = shmget(key, size, IPC_CREAT | IPC_EXCL | 0640);
 	if (s->id < 0)
-		return -1;
+		return neg_errno();
 	s->rw = shmat(s->id, NULL, 0);
 	if (s->rw == (void *)-1)
-		return -1;
+		return neg_errno();
 	datagen(s->rw, size, seed);
 	return 0;
 }
@@ -67,43 +67,43 @@ static int check(const struct seg *s, const char *name, key_t key, bool dest)
 
 	if (shmctl(s->id, IPC_STAT, &ds)) {
 		fail("%s: segment %d is gone: %m", name, s->id);
-		return -1;
+		return neg_errno();
 	}
 	if (ds.shm_segsz != s->size || ds.shm_perm.__key != key ||
 	    (ds.shm_perm.mode & 0777) != 0640 || !!(ds.shm_perm.mode & SHM_DEST) != dest) {
 		fail("%s: segment %d: size %zu key %#x mode %o, want %zu %#x 0640 dest %d", name,
 		     s->id, ds.shm_segsz, ds.shm_perm.__key, ds.shm_perm.mode, s->size, key, dest);
-		return -1;
+		return -EINVAL;
 	}
 	if (datachk(s->rw, s->size, s->seed, NULL) ||
 	    (s->ro && datachk(s->ro, s->size, s->seed, NULL))) {
 		fail("%s: segment %d: contents changed", name, s->id);
-		return -1;
+		return -EINVAL;
 	}
 	perms_of(s->rw, perms);
 	if (strcmp(perms, "rw-s")) {
 		fail("%s: attach at %p is \"%s\", want rw-s", name, s->rw, perms);
-		return -1;
+		return -EINVAL;
 	}
 	if (s->ro) {
 		perms_of(s->ro, perms);
 		if (strcmp(perms, "r--s")) {
 			fail("%s: SHM_RDONLY attach at %p is \"%s\", want r--s", name, s->ro,
 			     perms);
-			return -1;
+			return -EINVAL;
 		}
 		/* One segment behind both attaches. */
 		s->rw[7] ^= 0xff;
 		if (s->ro[7] != s->rw[7]) {
 			fail("%s: a write through one attach is not seen through the other", name);
-			return -1;
+			return -EINVAL;
 		}
 		s->rw[7] ^= 0xff;
 	}
 	if (ds.shm_nattch != (s->ro ? 2u : 1u)) {
 		fail("%s: segment %d has %lu attaches, want %d", name, s->id, ds.shm_nattch,
 		     s->ro ? 2 : 1);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

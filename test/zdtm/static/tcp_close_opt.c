@@ -30,7 +30,7 @@ static int closed(int sk, const char *what)
 	if (getsockopt(sk, IPPROTO_TCP, TCP_INFO, &ti, &len) || ti.tcpi_state != TCP_CLOSE ||
 	    read(sk, &c, 1) >= 0 || getsockopt(sk, IPPROTO_TCP, TCP_NODELAY, &nd, &nlen) || !nd) {
 		fail("%s: state %u, nodelay %d, read %s", what, ti.tcpi_state, nd, strerror(errno));
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

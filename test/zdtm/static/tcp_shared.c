@@ -32,7 +32,7 @@ static int same_file(pid_t a, pid_t b, int fd)
 /* Read exactly LINE bytes; 0 or -1. */
 static int read_line(int sk, char *buf)
 {
-	return recv(sk, buf, LINE, MSG_WAITALL) == LINE ? 0 : -1;
+	return recv(sk, buf, LINE, MSG_WAITALL) == LINE ? 0 : neg_errno();
 }
 
 /* A worker: accept, answer "worker N: REQ", until a request says "quit". */

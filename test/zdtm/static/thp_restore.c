@@ -35,7 +35,7 @@ static long huge_kb(const void *p, int *hg)
 	FILE *f = fopen("/proc/self/smaps", "r");
 
 	if (!f)
-		return -1;
+		return neg_errno();
 	snprintf(want, sizeof(want), "%lx-", (unsigned long)p);
 	while (fgets(line, sizeof(line), f)) {
 		if (!strncmp(line, want, strlen(want))) {

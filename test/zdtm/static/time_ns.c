@@ -23,25 +23,6 @@
 #define MONO_OFF 123456
 #define BOOT_OFF 654321
 
-static int read_offsets(long long *mono, long long *boot)
-{
-	char name[32];
-	long long s, ns;
-	FILE *f = fopen("/proc/self/timens_offsets", "r");
-
-	if (!f)
-		return -1;
-	*mono = *boot = -1;
-	while (fscanf(f, "%31s %lld %lld", name, &s, &ns) == 3) {
-		if (!strcmp(name, "monotonic"))
-			*mono = s;
-		else if (!strcmp(name, "boottime"))
-			*boot = s;
-	}
-	fclose(f);
-	return 0;
-}
-
 static ino_t ns_ino(const char *path)
 {
 	struct stat st;
@@ -72,7 +53,7 @@ int main(int argc, char **argv)
 
 	clock_gettime(CLOCK_MONOTONIC, &m1);
 	clock_gettime(CLOCK_BOOTTIME, &b1);
-	if (read_offsets(&mono, &boot) || mono != MONO_OFF || boot != BOOT_OFF) {
+	if (test_timens_offsets(&mono, &boot) || mono != MONO_OFF || boot != BOOT_OFF) {
 		fail("offsets monotonic %lld boottime %lld, expected %d %d", mono, boot, MONO_OFF,
 		     BOOT_OFF);
 		return 1;

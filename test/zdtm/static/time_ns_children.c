@@ -35,33 +35,13 @@ static int make_ns(long mono, long boot)
 	int fd, len;
 
 	if (unshare(CLONE_NEWTIME))
-		return -1;
+		return neg_errno();
 	len = snprintf(buf, sizeof(buf), "%d %ld 0\n%d %ld 0\n", CLOCK_MONOTONIC, mono,
 		       CLOCK_BOOTTIME, boot);
 	fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, buf, len) != len)
-		return -1;
+		return neg_errno();
 	close(fd);
-	return 0;
-}
-
-/* The offsets /proc/self/timens_offsets shows: those of the caller's children's namespace. */
-static int offsets(long long *mono, long long *boot)
-{
-	char name[32];
-	long long s, ns;
-	FILE *f = fopen("/proc/self/timens_offsets", "r");
-
-	if (!f)
-		return -1;
-	*mono = *boot = -1;
-	while (fscanf(f, "%31s %lld %lld", name, &s, &ns) == 3) {
-		if (!strcmp(name, "monotonic"))
-			*mono = s;
-		else if (!strcmp(name, "boottime"))
-			*boot = s;
-	}
-	fclose(f);
 	return 0;
 }
 
@@ -82,12 +62,12 @@ static int check_here(const char *who, const char *ns, long mono, long boot)
 	link_of("/proc/self/ns/time", t, sizeof(t));
 	link_of("/proc/self/ns/time_for_children", tfc, sizeof(tfc));
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if ((ns && strcmp(t, ns)) || strcmp(t, tfc) || offsets(&m, &b) || m != mono || b != boot ||
-	    now.tv_sec < mono) {
+	if ((ns && strcmp(t, ns)) || strcmp(t, tfc) || test_timens_offsets(&m, &b) || m != mono ||
+	    b != boot || now.tv_sec < mono) {
 		fail("%s: time %s (expected %s) for children %s, offsets %lld %lld (expected %ld "
 		     "%ld), monotonic %lld",
 		     who, t, ns ? ns : "-", tfc, m, b, mono, boot, (long long)now.tv_sec);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -102,7 +82,7 @@ static int child_checks(const char *who, const char *ns, long mono, long boot)
 		_exit(check_here(who, ns, mono, boot) ? 1 : 0);
 	if (c < 0 || waitpid(c, &status, 0) != c || !WIFEXITED(status) || WEXITSTATUS(status)) {
 		fail("%s failed", who);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -161,7 +141,7 @@ int main(int argc, char **argv)
 
 	link_of("/proc/self/ns/time", now_own, sizeof(now_own));
 	link_of("/proc/self/ns/time_for_children", now_tfc, sizeof(now_tfc));
-	if (!strcmp(now_own, now_tfc) || offsets(&m, &b) || m != MONO1 || b != BOOT1) {
+	if (!strcmp(now_own, now_tfc) || test_timens_offsets(&m, &b) || m != MONO1 || b != BOOT1) {
 		fail("after the restore: time %s for children %s (the same?), offsets %lld %lld, "
 		     "expected %d %d",
 		     now_own, now_tfc, m, b, MONO1, BOOT1);

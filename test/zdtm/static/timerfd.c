@@ -46,7 +46,7 @@ static int arm(int clock, int flags, int tflags, int64_t value, int64_t interval
 	int fd = timerfd_create(clock, flags);
 
 	if (fd < 0 || timerfd_settime(fd, tflags, &its, NULL))
-		return -1;
+		return neg_errno();
 	return fd;
 }
 
@@ -56,7 +56,7 @@ static int64_t left_ns(int fd, int64_t *interval)
 	struct itimerspec its;
 
 	if (timerfd_gettime(fd, &its))
-		return -1;
+		return neg_errno();
 	if (interval)
 		*interval = ts_ns(&its.it_interval);
 	return ts_ns(&its.it_value);
@@ -69,7 +69,7 @@ static long long fdinfo_val(int fd, const char *key, int base)
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	if (test_read_file(path, buf, sizeof(buf)) < 0 || !(p = strstr(buf, key)))
-		return -1;
+		return neg_errno();
 	return strtoll(p + strlen(key), NULL, base);
 }
 

@@ -55,7 +55,7 @@ static int add(struct desc *d, const char *fmt, ...)
 		l = NULL;
 	va_end(ap);
 	if (!l)
-		return -1;
+		return neg_errno();
 	if (d->n == d->cap) {
 		d->cap = d->cap ? 2 * d->cap : 64;
 		d->line = realloc(d->line, d->cap * sizeof(*d->line));
@@ -92,7 +92,7 @@ static int data_of(const char *path, char *out, size_t size)
 	ssize_t n;
 
 	if (fd < 0)
-		return -1;
+		return neg_errno();
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		csum = csum * 31 + test_csum(buf, (size_t)n);
 	end = lseek(fd, 0, SEEK_END);
@@ -108,7 +108,7 @@ static int data_of(const char *path, char *out, size_t size)
 		pos = h;
 	}
 	close(fd);
-	return n < 0 ? -1 : 0;
+	return n < 0 ? neg_errno() : 0;
 }
 
 static int walk(struct desc *d, const char *dir, const char *rel)
@@ -122,7 +122,7 @@ static int walk(struct desc *d, const char *dir, const char *rel)
 
 	dp = dfd < 0 ? NULL : fdopendir(dfd);
 	if (!dp)
-		return -1;
+		return neg_errno();
 	while ((de = readdir(dp))) {
 		struct stat st;
 		int i;
@@ -132,10 +132,10 @@ static int walk(struct desc *d, const char *dir, const char *rel)
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		snprintf(r, sizeof(r), "%s%s", rel, de->d_name);
 		if (lstat(path, &st))
-			return -1;
+			return neg_errno();
 		extra[0] = '\0';
 		if (S_ISREG(st.st_mode) && data_of(path, extra, sizeof(extra)))
-			return -1;
+			return neg_errno();
 		if (S_ISLNK(st.st_mode)) {
 			ssize_t n = readlink(path, x, sizeof(x) - 1);
 
@@ -168,13 +168,13 @@ static int walk(struct desc *d, const char *dir, const char *rel)
 			S_ISLNK(st.st_mode) ? 0LL : (long long)st.st_atim.tv_sec,
 			S_ISLNK(st.st_mode) ? 0L : st.st_atim.tv_nsec, extra, x,
 			st.st_nlink > 1 && !S_ISDIR(st.st_mode) && i < d->n_ino ? i : -1))
-			return -1;
+			return neg_errno();
 		if (S_ISDIR(st.st_mode)) {
 			char sub[4096 + 2];
 
 			snprintf(sub, sizeof(sub), "%s/", r);
 			if (walk(d, path, sub))
-				return -1;
+				return neg_errno();
 		}
 	}
 	closedir(dp);
@@ -231,7 +231,7 @@ static int put(const char *path, const void *data, size_t len, mode_t mode)
 
 	if (fd >= 0)
 		close(fd);
-	return n == (ssize_t)len ? 0 : -1;
+	return n == (ssize_t)len ? 0 : neg_errno();
 }
 
 static int stamp(const char *path, long sec, long nsec)
@@ -258,38 +258,38 @@ static int fill(const char *t, void *big)
 	if (mkdir(P("dir"), 0755) || mkdir(P("dir/sub"), 0700) ||
 	    mkdir(P("dir/sub/deeper"), 0750) || mkdir(P("empty"), 0555) ||
 	    mkdir(P("sticky"), 01777))
-		return -1;
+		return neg_errno();
 	datagen(big, BIG, 7);
 	if (put(P("big"), big, BIG, 0644) || put(P("empty-file"), "", 0, 0600) ||
 	    put(P("dir/sub/deeper/leaf"), "leaf\n", 5, 0640) ||
 	    put(P("setuid"), "#!/bin/sh\n", 10, 0755) ||
 	    put(P("dir/shared"), "two names\n", 10, 0644))
-		return -1;
+		return neg_errno();
 	fd = open(P("sparse"), O_WRONLY | O_CREAT | O_EXCL, 0644);
 	if (fd < 0 || pwrite(fd, "head", 4, 0) != 4 ||
 	    pwrite(fd, "tail", 4, SPARSE_AT + 123) != 4 || ftruncate(fd, SPARSE_AT * 2) ||
 	    close(fd))
-		return -1;
+		return neg_errno();
 	if (link(P("dir/shared"), Q("dir/sub/shared-too")) ||
 	    link(P("dir/shared"), Q("shared-3")) || symlink("dir/sub/deeper/leaf", P("rel-link")) ||
 	    symlink("/etc/passwd", P("abs-link")) || symlink("nowhere/at/all", P("dangling")) ||
 	    mkfifo(P("fifo"), 0620) || link(P("fifo"), Q("dir/fifo-too")))
-		return -1;
+		return neg_errno();
 	if (chmod(P("setuid"), 04755) || chown(P("dir/sub"), 1000, 1000) ||
 	    lchown(P("rel-link"), 1001, 1002) || chown(P("fifo"), 0, 5) ||
 	    chown(P("empty-file"), 4242, 4343))
-		return -1;
+		return neg_errno();
 	if (chown(P("dir/sub/deeper"), 0, 1000) || chmod(P("dir/sub/deeper"), 02750))
-		return -1;
+		return neg_errno();
 	if (maybe(mknod(P("null"), S_IFCHR | 0666, makedev(1, 3))) < 0 ||
 	    maybe(mknod(P("dir/loop"), S_IFBLK | 0660, makedev(7, 200))) < 0)
-		return -1;
+		return neg_errno();
 	if (lsetxattr(P("big"), "user.origin", "zdtm", 4, 0) ||
 	    lsetxattr(P("dir"), "user.empty", "", 0, 0) ||
 	    lsetxattr(P("dir/sub/deeper/leaf"), "user.bin", "\0\1\2\377", 4, 0) ||
 	    maybe(lsetxattr(P("dir/shared"), "trusted.t", "t", 1, 0)) < 0 ||
 	    lsetxattr(t, "user.root", "r", 1, 0))
-		return -1;
+		return neg_errno();
 	/* times last, directories after what is in them */
 	if (stamp(P("big"), 1600000000, 123456789) || stamp(P("rel-link"), 1500000000, 1) ||
 	    stamp(P("fifo"), 1400000000, 999999999) ||
@@ -297,7 +297,7 @@ static int fill(const char *t, void *big)
 	    stamp(P("dir/sub/deeper"), 1200000000, 42) || stamp(P("dir/sub"), 1100000000, 7) ||
 	    stamp(P("dir"), 1000000000, 3) || stamp(P("empty"), 900000000, 1) ||
 	    stamp(t, 800000000, 2))
-		return -1;
+		return neg_errno();
 #undef P
 #undef Q
 	return 0;

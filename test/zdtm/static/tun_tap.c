@@ -51,8 +51,10 @@ static int tun_attach(const char *name, short flags)
 
 	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", name);
 	if (fd >= 0 && ioctl(fd, TUNSETIFF, &ifr)) {
+		int err = neg_errno();
+
 		close(fd);
-		return -1;
+		return err;
 	}
 	return fd;
 }
@@ -64,13 +66,13 @@ static int check_queue(int fd, const char *name, short flags, bool persist)
 
 	if (ioctl(fd, TUNGETIFF, &ifr)) {
 		fail("TUNGETIFF of the queue of %s: %m", name);
-		return -1;
+		return neg_errno();
 	}
 	if (strcmp(ifr.ifr_name, name) ||
 	    (ifr.ifr_flags & (flags | IFF_PERSIST)) != (flags | (persist ? IFF_PERSIST : 0))) {
 		fail("a queue of %s (flags %#x) is of %s with flags %#x", name, flags, ifr.ifr_name,
 		     ifr.ifr_flags);
-		return -1;
+		return neg_errno();
 	}
 	return 0;
 }
@@ -99,7 +101,7 @@ static int packet_out(int tun)
 	inet_pton(AF_INET, "10.74.0.2", &to.sin_addr);
 	if (s < 0 || sendto(s, "out", 3, 0, (struct sockaddr *)&to, sizeof(to)) != 3) {
 		fail("sendto 10.74.0.2: %m");
-		return -1;
+		return neg_errno();
 	}
 	close(s);
 	/* skip what else the kernel sends (none expected, but IPv6 is off only by sysctl) */
@@ -108,7 +110,7 @@ static int packet_out(int tun)
 		    !memcmp(buf + 28, "out", 3))
 			return 0;
 	fail("the datagram to 10.74.0.2 did not come out of tun0's fd");
-	return -1;
+	return -EINVAL;
 }
 
 /* A datagram from 10.74.0.2 written into tun0's fd reaches a socket on 10.74.0.1. */
@@ -125,7 +127,7 @@ static int packet_in(int tun)
 	inet_pton(AF_INET, "10.74.0.1", &me.sin_addr);
 	if (s < 0 || bind(s, (struct sockaddr *)&me, sizeof(me))) {
 		fail("bind 10.74.0.1: %m");
-		return -1;
+		return neg_errno();
 	}
 	ip->version = 4;
 	ip->ihl = 5;
@@ -141,13 +143,13 @@ static int packet_in(int tun)
 	memcpy(pkt + 28, "in", 2);
 	if (write(tun, pkt, sizeof(pkt)) != sizeof(pkt)) {
 		fail("write into tun0: %m");
-		return -1;
+		return neg_errno();
 	}
 	p.fd = s;
 	p.events = POLLIN;
 	if (poll(&p, 1, 5000) != 1 || recv(s, c, sizeof(c), 0) != 2 || memcmp(c, "in", 2)) {
 		fail("the datagram written into tun0 did not reach 10.74.0.1");
-		return -1;
+		return -EINVAL;
 	}
 	close(s);
 	return 0;

@@ -85,26 +85,26 @@ static int check_corking(const struct pair *p, const char *name)
 
 	if (send(p->snd, "abc", 3, 0) != 3 || send(p->snd, "def", 3, 0) != 3) {
 		fail("%s: send on the corked socket: %m", name);
-		return -1;
+		return neg_errno();
 	}
 	/* a socket that lost its cork delivered both datagrams before send() returned */
 	if (poll(&pf, 1, 100) != 0) {
 		fail("%s: a datagram arrived while the sender was corked", name);
-		return -1;
+		return -EINVAL;
 	}
 	if (setsockopt(p->snd, SOL_UDP, UDP_CORK, &off, sizeof(off))) {
 		fail("%s: UDP_CORK 0: %m", name);
-		return -1;
+		return neg_errno();
 	}
 	if (poll(&pf, 1, 10000) != 1) {
 		fail("%s: nothing arrived once uncorked", name);
-		return -1;
+		return -ETIMEDOUT;
 	}
 	n = recv(p->rcv, buf, sizeof(buf), MSG_DONTWAIT);
 	if (n != 6 || memcmp(buf, "abcdef", 6)) {
 		fail("%s: got %zd bytes '%.*s' instead of one datagram 'abcdef'", name, n,
 		     n > 0 ? (int)n : 0, buf);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -58,23 +58,23 @@ static int make_pair(struct pair *p, int family)
 	v = 20;
 	if (p->s < 0 || p->c < 0 || bind(p->s, (struct sockaddr *)&a, len) ||
 	    setsockopt(p->s, SOL_UDPLITE, UDPLITE_RECV_CSCOV, &v, sizeof(v)))
-		return -1;
+		return neg_errno();
 	v = 12;
 	p->slen = sizeof(p->sname);
 	if (getsockname(p->s, (struct sockaddr *)&p->sname, &p->slen) ||
 	    setsockopt(p->c, SOL_UDPLITE, UDPLITE_SEND_CSCOV, &v, sizeof(v)) ||
 	    connect(p->c, (struct sockaddr *)&p->sname, p->slen))
-		return -1;
+		return neg_errno();
 	p->clen = sizeof(p->cname);
 	if (getsockname(p->c, (struct sockaddr *)&p->cname, &p->clen))
-		return -1;
+		return neg_errno();
 	/* a coverage of 12 is below the server's 20: full coverage for these */
 	v = 0;
 	if (setsockopt(p->c, SOL_UDPLITE, UDPLITE_SEND_CSCOV, &v, sizeof(v)))
-		return -1;
+		return neg_errno();
 	for (i = 0; i < 3; i++)
 		if (send(p->c, msgs[i], strlen(msgs[i]), 0) != (ssize_t)strlen(msgs[i]))
-			return -1;
+			return neg_errno();
 	v = 24;
 	return setsockopt(p->c, SOL_UDPLITE, UDPLITE_SEND_CSCOV, &v, sizeof(v));
 }
@@ -102,27 +102,27 @@ static int check_pair(struct pair *p)
 	if (getsockname(p->s, (struct sockaddr *)&ss, &len) || len != p->slen ||
 	    memcmp(&ss, &p->sname, len)) {
 		fail("%s: the server's name changed", fam);
-		return -1;
+		return -EINVAL;
 	}
 	len = sizeof(ss);
 	if (getpeername(p->c, (struct sockaddr *)&ss, &len) || len != p->slen ||
 	    memcmp(&ss, &p->sname, len)) {
 		fail("%s: the client's peer changed: %m", fam);
-		return -1;
+		return neg_errno();
 	}
 	if (getint(p->s, UDPLITE_RECV_CSCOV) != 20 || getint(p->c, UDPLITE_SEND_CSCOV) != 24) {
 		fail("%s: coverage %d/%d, not 20/24", fam, getint(p->s, UDPLITE_RECV_CSCOV),
 		     getint(p->c, UDPLITE_SEND_CSCOV));
-		return -1;
+		return -EINVAL;
 	}
 	for (i = 0; i < 4; i++) {
 		if (i == 3 && send(p->c, "after", 5, 0) != 5) {
 			fail("%s: send after the restore: %m", fam);
-			return -1;
+			return neg_errno();
 		}
 		if (poll(&pf, 1, 5000) != 1) {
 			fail("%s: datagram %zu is not there", fam, i);
-			return -1;
+			return -ETIMEDOUT;
 		}
 		flen = sizeof(from);
 		n = recvfrom(p->s, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &flen);
@@ -130,7 +130,7 @@ static int check_pair(struct pair *p)
 		    memcmp(buf, i < 3 ? msgs[i] : "after", (size_t)n) || flen != p->clen ||
 		    memcmp(&from, &p->cname, flen)) {
 			fail("%s: datagram %zu: %zd bytes, or from another sender", fam, i, n);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	return 0;

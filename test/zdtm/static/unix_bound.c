@@ -47,11 +47,13 @@ static int bound_sock(int type, const struct name *n)
 	int sk = socket(AF_UNIX, type, 0);
 
 	if (sk < 0)
-		return -1;
+		return neg_errno();
 	unlink(n->sa.sun_path);
 	if (bind(sk, (const struct sockaddr *)&n->sa, n->len)) {
+		int err = neg_errno();
+
 		close(sk);
-		return -1;
+		return err;
 	}
 	return sk;
 }

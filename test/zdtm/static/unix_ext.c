@@ -40,7 +40,7 @@ static int serve_one(int sk, bool dgram)
 	ssize_t n = recvfrom(sk, buf, sizeof(buf) - 1, 0, (struct sockaddr *)&from, &flen);
 
 	if (n <= 0) /* a stream closed (or reset: its old peer was killed with the tree) */
-		return dgram ? -1 : 2;
+		return dgram ? neg_errno() : 2;
 	buf[n] = '\0';
 	if (!strcmp(buf, "bye"))
 		return 1;
@@ -104,9 +104,9 @@ static int echo(int sk, const char *msg)
 
 	snprintf(want, sizeof(want), "echo:%s", msg);
 	if (send(sk, msg, strlen(msg), 0) != (ssize_t)strlen(msg) || poll(&p, 1, 5000) != 1)
-		return -1;
+		return neg_errno();
 	n = recv(sk, buf, sizeof(buf), 0);
-	return n == (ssize_t)strlen(want) && !memcmp(buf, want, n) ? 0 : -1;
+	return n == (ssize_t)strlen(want) && !memcmp(buf, want, n) ? 0 : -EINVAL;
 }
 
 int main(int argc, char **argv)

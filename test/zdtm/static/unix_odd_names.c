@@ -36,7 +36,7 @@ static int bound(int type, const char *path)
 	int sk = socket(AF_UNIX, type, 0);
 
 	if (sk < 0 || bind(sk, (struct sockaddr *)&sa, len))
-		return -1;
+		return neg_errno();
 	return sk;
 }
 
@@ -47,7 +47,7 @@ static int name_is(int sk, const char *path)
 
 	if (getsockname(sk, (struct sockaddr *)&sa, &len) || strcmp(sa.sun_path, path)) {
 		fail("socket %d: name \"%s\", expected \"%s\"", sk, sa.sun_path, path);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

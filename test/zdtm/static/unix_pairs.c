@@ -28,7 +28,7 @@ static int send_msgs(int sk, int from)
 
 	for (i = from; i < 4; i++)
 		if (send(sk, msgs[i], strlen(msgs[i]), 0) != (ssize_t)strlen(msgs[i]))
-			return -1;
+			return neg_errno();
 	return 0;
 }
 
@@ -74,7 +74,7 @@ static int read_full(int sk, unsigned char *buf, size_t len)
 		ssize_t n = recv(sk, buf + off, len - off, MSG_DONTWAIT);
 
 		if (n <= 0)
-			return -1;
+			return neg_errno();
 		off += (size_t)n;
 	}
 	return 0;

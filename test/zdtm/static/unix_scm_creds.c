@@ -77,7 +77,7 @@ static int send_cred(int sk, const char *text, const struct ucred *u, int fd)
 	}
 	if (!mh.msg_controllen)
 		mh.msg_control = NULL;
-	return sendmsg(sk, &mh, 0) == (ssize_t)iov.iov_len ? 0 : -1;
+	return sendmsg(sk, &mh, 0) == (ssize_t)iov.iov_len ? 0 : neg_errno();
 }
 
 /* In the child: its messages (who == 1) of each kind, then exit. */
@@ -96,10 +96,10 @@ static int run_child(int dg, int st, int sp, int fd, pid_t *ret)
 	pid_t pid;
 
 	if (pipe(sync))
-		return -1;
+		return neg_errno();
 	pid = fork();
 	if (pid < 0)
-		return -1;
+		return neg_errno();
 	if (pid == 0) {
 		int err = child_sends(dg, st, sp, fd);
 
@@ -118,7 +118,7 @@ static int run_child(int dg, int st, int sp, int fd, pid_t *ret)
 	if (test_in_container()
 		    ? read(sync[0], &c, 1) != 1
 		    : waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
-		return -1;
+		return neg_errno();
 	close(sync[0]);
 	*ret = pid;
 	return 0;
@@ -166,17 +166,17 @@ static int check(int sk, const char *kind, const struct msg *m, unsigned int n, 
 		if (r != (ssize_t)len || memcmp(buf, m[i].text, len)) {
 			fail("%s: message %u: got %zd bytes \"%.*s\", expected \"%s\"", kind, i, r,
 			     (int)(r > 0 ? r : 0), buf, m[i].text);
-			return -1;
+			return -EINVAL;
 		}
 		if (got.pid != want.pid || got.uid != want.uid || got.gid != want.gid) {
 			fail("%s: message %u: from %d/%u/%u, expected %d/%u/%u", kind, i, got.pid,
 			     got.uid, got.gid, want.pid, want.uid, want.gid);
-			return -1;
+			return -EINVAL;
 		}
 		if ((fd >= 0) != m[i].fd || (fd >= 0 && write(fd, "x", 1) != 1)) {
 			fail("%s: message %u: fd %d, expected %s", kind, i, fd,
 			     m[i].fd ? "a pipe's write end" : "none");
-			return -1;
+			return -EINVAL;
 		}
 	}
 	return 0;

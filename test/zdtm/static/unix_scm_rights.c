@@ -57,7 +57,7 @@ static int send_fds(int sk, const char *text, const int *fds, int n)
 		CMSG_FIRSTHDR(&mh)->cmsg_len = CMSG_LEN(sizeof(int) * n);
 		memcpy(CMSG_DATA(CMSG_FIRSTHDR(&mh)), fds, sizeof(int) * n);
 	}
-	return sendmsg(sk, &mh, 0) == (ssize_t)iov.iov_len ? 0 : -1;
+	return sendmsg(sk, &mh, 0) == (ssize_t)iov.iov_len ? 0 : neg_errno();
 }
 
 /* Message @i, exactly its bytes; its fds into @fds. */
@@ -81,7 +81,7 @@ static int recv_msg(int sk, int i, int *fds)
 	if (r != (ssize_t)len || memcmp(buf, msgs[i].text, len)) {
 		fail("message %d: got %zd bytes \"%.*s\", expected \"%s\"", i, r,
 		     (int)(r > 0 ? r : 0), buf, msgs[i].text);
-		return -1;
+		return -EINVAL;
 	}
 	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
@@ -90,7 +90,7 @@ static int recv_msg(int sk, int i, int *fds)
 		}
 	if (n != msgs[i].nr_fds) {
 		fail("message %d (%s): %d fds, expected %d", i, msgs[i].text, n, msgs[i].nr_fds);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -110,7 +110,7 @@ static int xfer(int w, int r, const char *what, const char *s)
 	if (write(w, s, n) != (ssize_t)n || read(r, buf, sizeof(buf)) != (ssize_t)n ||
 	    memcmp(buf, s, n)) {
 		fail("%s: \"%s\" did not go through: %m", what, s);
-		return -1;
+		return neg_errno();
 	}
 	return 0;
 }
@@ -127,7 +127,7 @@ static int make_objs(struct objs *o)
 	    socketpair(AF_UNIX, SOCK_STREAM, 0, o->xp) ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET, 0, o->held) ||
 	    send(o->xp[1], "queued in xp0", 13, 0) != 13)
-		return -1;
+		return neg_errno();
 	o->file = open("unix_scm_rights.data", O_RDWR | O_CREAT | O_TRUNC, 0600);
 	snprintf(o->ghost_name, sizeof(o->ghost_name), "unix_scm_rights.ghost");
 	o->ghost = open(o->ghost_name, O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -135,12 +135,12 @@ static int make_objs(struct objs *o)
 	o->memfd = memfd_create("scm", 0);
 	o->null = open("/dev/null", O_WRONLY);
 	if (o->file < 0 || o->ghost < 0 || o->efd < 0 || o->memfd < 0 || o->null < 0)
-		return -1;
+		return neg_errno();
 	datagen(got, 4096, 3);
 	if (write(o->file, got, 4096) != 4096 || lseek(o->file, FPOS, SEEK_SET) != FPOS ||
 	    write(o->ghost, "ghost data", 10) != 10 || unlink(o->ghost_name) ||
 	    write(o->memfd, "memfd data", 10) != 10)
-		return -1;
+		return neg_errno();
 	return 0;
 }
 
@@ -159,7 +159,7 @@ static int send_all(int sk, struct objs *o)
 
 	for (i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++)
 		if (send_fds(sk, msgs[i].text, fds[i], msgs[i].nr_fds))
-			return -1;
+			return neg_errno();
 	/* In flight only: the queue holds the last reference. */
 	close(o->pa[0]);
 	close(o->pb[1]);
@@ -179,7 +179,7 @@ static int check_file(int fd, const char *what)
 	if (lseek(fd, 0, SEEK_CUR) != FPOS || read(fd, buf, 16) != 16 ||
 	    datachk_at(buf, 16, 3, FPOS, NULL)) {
 		fail("%s: not at %d with the same contents", what, FPOS);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -194,38 +194,38 @@ static int check_objs(int sk, struct objs *o)
 
 	for (i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++)
 		if (recv_msg(sk, (int)i, f[i]))
-			return -1;
+			return neg_errno();
 	if (read(f[0][0], buf, 9) != 9 || memcmp(buf, "in pipe a", 9) ||
 	    xfer(o->pa[1], f[0][0], "pipe a", "after") || xfer(f[2][0], o->pb[0], "pipe b", "b!"))
-		return -1;
+		return neg_errno();
 	if (check_file(f[3][0], "the file"))
-		return -1;
+		return neg_errno();
 	if (pread(f[4][0], buf, 10, 0) != 10 || memcmp(buf, "ghost data", 10) ||
 	    fstat(f[4][0], &st) || st.st_nlink != 0) {
 		fail("the unlinked file: not as it was");
-		return -1;
+		return -EINVAL;
 	}
 	if (read(f[6][0], &v, sizeof(v)) != sizeof(v) || v != 42) {
 		fail("eventfd: counter %llu, expected 42", (unsigned long long)v);
-		return -1;
+		return -EINVAL;
 	}
 	if (pread(f[7][0], buf, 10, 0) != 10 || memcmp(buf, "memfd data", 10) ||
 	    fstat(f[7][1], &st) || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3)) {
 		fail("memfd or /dev/null: not as they were");
-		return -1;
+		return -EINVAL;
 	}
 	if (recv(f[8][0], buf, sizeof(buf), MSG_DONTWAIT) != 13 ||
 	    memcmp(buf, "queued in xp0", 13) || xfer(f[8][0], o->xp[1], "pair x", "to xp1") ||
 	    xfer(o->xp[1], f[8][0], "pair x", "to xp0"))
-		return -1;
+		return neg_errno();
 	if (!same_inode(f[9][0], o->held[0]) || xfer(f[9][0], o->held[1], "held pair", "held")) {
 		fail("the held socket: another socket came");
-		return -1;
+		return -EINVAL;
 	}
 	if (!same_inode(f[9][1], o->pa[1]) || (fcntl(f[9][1], F_GETFL) & O_ACCMODE) != O_WRONLY ||
 	    xfer(f[9][1], f[0][0], "pipe a, held write end", "again")) {
 		fail("the held pipe end: another file came");
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

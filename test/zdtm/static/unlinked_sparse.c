@@ -42,7 +42,7 @@ static int put(int fd, const struct piece *p, size_t n, uint64_t seed)
 	for (size_t i = 0; i < n; i++) {
 		datagen_at(buf, p[i].len, seed, p[i].off);
 		if (pwrite(fd, buf, p[i].len, (off_t)p[i].off) != (ssize_t)p[i].len)
-			return -1;
+			return neg_errno();
 	}
 	return 0;
 }
@@ -54,10 +54,10 @@ static int zeros_at(int fd, uint64_t off, uint64_t size)
 	size_t len = off + PROBE > size ? (size_t)(size - off) : PROBE;
 
 	if (pread(fd, buf, len, (off_t)off) != (ssize_t)len)
-		return -1;
+		return neg_errno();
 	for (size_t i = 0; i < len; i++)
 		if (buf[i])
-			return -1;
+			return -EINVAL;
 	return 0;
 }
 

@@ -36,10 +36,12 @@ static int tracefs(void)
 
 	fs = fsopen("tracefs", FSOPEN_CLOEXEC);
 	if (fs < 0)
-		return -1;
+		return neg_errno();
 	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0)) {
+		int err = neg_errno();
+
 		close(fs);
-		return -1;
+		return err;
 	}
 	mnt = fsmount(fs, FSMOUNT_CLOEXEC, 0);
 	close(fs);
@@ -52,10 +54,10 @@ static int write_at(int dir, const char *path, const char *text, int flags)
 	ssize_t n;
 
 	if (fd < 0)
-		return -1;
+		return neg_errno();
 	n = write(fd, text, strlen(text));
 	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
+	return n == (ssize_t)strlen(text) ? 0 : neg_errno();
 }
 
 /* The file offset of @addr in the mapping of /proc/self/maps holding it. */
@@ -67,7 +69,7 @@ static int file_offset(const void *addr, char *path, size_t size, unsigned long 
 	int ret = -1;
 
 	if (!f)
-		return -1;
+		return neg_errno();
 	while (fgets(line, sizeof(line), f)) {
 		name[0] = '\0';
 		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %255s", &start, &end, &pgoff, name) < 3)
@@ -100,11 +102,11 @@ static long hits(int mnt)
 	long v = -1;
 
 	if (fd < 0)
-		return -1;
+		return neg_errno();
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return -1;
+		return neg_errno();
 	buf[n] = '\0';
 	for (l = strtok(buf, "\n"); l; l = strtok(NULL, "\n")) {
 		char name[128];
@@ -130,7 +132,7 @@ static void remove_event(int mnt)
 int main(int argc, char **argv)
 {
 	char exe[256], def[512], path[128];
-	unsigned long off;
+	unsigned long off = 0; /* file_offset() sets it */
 	long before, after;
 	int mnt, r = 0, i;
 

@@ -39,7 +39,7 @@ static int read_text(const char *path, char *buf, size_t size)
 	if (fd >= 0)
 		close(fd);
 	if (n < 0)
-		return -1;
+		return neg_errno();
 	buf[n] = '\0';
 	return 0;
 }
@@ -53,12 +53,12 @@ static int check_map(const char *who, const char *name)
 	snprintf(path, sizeof(path), "/proc/self/%s", name);
 	if (read_text(path, buf, sizeof(buf)) || sscanf(buf, "%u %u %u", &a, &b, &c) != 3) {
 		fail("%s: cannot read %s", who, path);
-		return -1;
+		return -EINVAL;
 	}
 	snprintf(got, sizeof(got), "%u %u %u", a, b, c);
 	if (strcmp(got, MAP) || strchr(strchr(buf, '\n') ?: "", ' ')) {
 		fail("%s: %s is \"%s\", expected one line \"%s\"", who, name, buf, MAP);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -82,30 +82,30 @@ static int check_ids(const char *who, uid_t u0, uid_t u1, uid_t u2, gid_t g0, gi
 
 	if (getresuid(&r, &e, &s) || getresgid(&gr, &ge, &gs) || n < 0) {
 		fail("%s: cannot read its ids: %m", who);
-		return -1;
+		return neg_errno();
 	}
 	if (r != u0 || e != u1 || s != u2 || gr != g0 || ge != g1 || gs != g2) {
 		fail("%s: uids %u %u %u gids %u %u %u, expected %u %u %u and %u %u %u", who, r, e,
 		     s, gr, ge, gs, u0, u1, u2, g0, g1, g2);
-		return -1;
+		return -EINVAL;
 	}
 	if (n != ngroups || (n && memcmp(g, groups, n * sizeof(gid_t)))) {
 		fail("%s: %d groups (first %u), expected %d", who, n, n ? g[0] : 0, ngroups);
-		return -1;
+		return -EINVAL;
 	}
 	if ((cap_eff() == 0) == caps) {
 		fail("%s: effective capabilities %llx", who, cap_eff());
-		return -1;
+		return -EINVAL;
 	}
 	if (check_map(who, "uid_map") || check_map(who, "gid_map"))
-		return -1;
+		return neg_errno();
 	if (read_text("/proc/self/setgroups", buf, sizeof(buf)) || strcmp(buf, "allow\n")) {
 		fail("%s: setgroups is \"%s\"", who, buf);
-		return -1;
+		return -EINVAL;
 	}
 	if (gethostname(host, sizeof(host)) || strcmp(host, HOST)) {
 		fail("%s: hostname \"%s\"", who, host);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -129,7 +129,7 @@ static int check_owners(void)
 
 	if (u < 0) {
 		fail("cannot open its user namespace: %m");
-		return -1;
+		return neg_errno();
 	}
 	for (i = 0; i < 3; i++) {
 		char path[64];
@@ -140,7 +140,7 @@ static int check_owners(void)
 		o = fd < 0 ? -1 : ioctl(fd, NS_GET_USERNS);
 		if (o < 0 || ino_of(o) != ino_of(u)) {
 			fail("its %s namespace is not owned by its user namespace", kinds[i]);
-			return -1;
+			return -EINVAL;
 		}
 		close(o);
 		close(fd);

@@ -25,12 +25,12 @@ static int check_names(const char *who)
 
 	if (uname(&u)) {
 		fail("%s: uname: %m", who);
-		return -1;
+		return neg_errno();
 	}
 	if (strcmp(u.nodename, HOST) || strcmp(u.domainname, DOMAIN)) {
 		fail("%s: names \"%s\" \"%s\", expected \"%s\" \"%s\"", who, u.nodename,
 		     u.domainname, HOST, DOMAIN);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -31,17 +31,17 @@ static int check(unsigned long vdso, const char *when)
 
 	if (!fn) {
 		fail("%s: no __vdso_clock_gettime in the vDSO at %lx", when, vdso);
-		return -1;
+		return -EINVAL;
 	}
 	if (syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &a) || fn(CLOCK_MONOTONIC, &b) ||
 	    syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &c)) {
 		fail("%s: clock_gettime: %m", when);
-		return -1;
+		return neg_errno();
 	}
 	if (ns(&b) < ns(&a) || ns(&b) > ns(&c)) {
 		fail("%s: the moved vDSO reads %lld, outside %lld..%lld", when, (long long)ns(&b),
 		     (long long)ns(&a), (long long)ns(&c));
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

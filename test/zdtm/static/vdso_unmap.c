@@ -25,7 +25,7 @@ static int unmap_all(const char *name)
 
 	for (i = 0; i < n; i++)
 		if (munmap((void *)a[i].start, a[i].end - a[i].start))
-			return -1;
+			return neg_errno();
 	return n;
 }
 
@@ -36,12 +36,12 @@ static int check(const char *who)
 
 	if (find_areas("[vdso]", a, 4) || find_areas("[vvar", a, 4)) {
 		fail("%s: a [vdso] or [vvar] is mapped again", who);
-		return -1;
+		return -EINVAL;
 	}
 	if (syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &t0) ||
 	    syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &t1) || t1.tv_sec < t0.tv_sec) {
 		fail("%s: clock_gettime: %m", who);
-		return -1;
+		return neg_errno();
 	}
 	return 0;
 }

@@ -24,9 +24,9 @@ static int stat_pgrp(pid_t pid, char *state)
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	if (test_read_file(path, buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')))
-		return -1;
+		return neg_errno();
 	if (sscanf(p + 2, "%c %*d %d", state, &pgrp) != 2)
-		return -1;
+		return -EBADMSG;
 	return pgrp;
 }
 
