@@ -379,18 +379,14 @@ static void drop_uprobes_area(struct dump_task *dt)
 }
 
 /*
- * Read what /proc shows of a frozen task, before its infection. With
- * --snapshot, smaps, whose read walks every page table entry, is read after
- * the infection (prepare_infected()); its maps are read here into @maps.
+ * Read what /proc shows of a frozen task, before its infection, but its
+ * VMAs (prepare_vmas()).
  */
-static int prepare_read(const struct cr_options *o, struct dump_ctx *ctx, struct dump_task *dt,
-			struct vma_list *maps)
+static int prepare_read(struct dump_task *dt)
 {
 	struct seized_task *t = dt->t;
 	pid_t tids[t->nr_threads];
-	bool snap = ctx && ctx->snap;
 	unsigned int i, removed;
-	uint64_t t0;
 	int err;
 
 	for (i = 0; i < t->nr_threads; i++)
@@ -405,19 +401,54 @@ static int prepare_read(const struct cr_options *o, struct dump_ctx *ctx, struct
 		err = proc_parse_status(t->pid, 0, &dt->status);
 	if (!err)
 		err = parasite_remove_stale_areas(t->pid, tids, t->nr_threads, &removed);
-	/*
-	 * After the stale areas are gone, before our own area appears: smaps
-	 * itself without --snapshot, as nothing runs beside its read.
-	 */
-	t0 = stats_now_ns();
-	if (!err)
-		err = snap ? proc_parse_maps(t->pid, false, maps)
-			   : smaps_read(t->pid, 0, 0, &dt->vmas);
-	if (!err && !snap)
-		pr_debug("pid %d: smaps read, %u VMAs, %llu us\n", t->pid, dt->vmas.nr,
-			 (unsigned long long)(stats_now_ns() - t0) / 1000);
-	if (!err && !snap && o && o->allow_uprobes)
+	return err;
+}
+
+/* smaps read (@err, in @us) into dt->vmas: what is left to do with it. */
+static int prepare_smaps_read(const struct cr_options *o, struct dump_task *dt, int err,
+			      uint64_t us)
+{
+	if (err)
+		return err;
+	pr_debug("pid %d: smaps read, %u VMAs, %llu us\n", dt->t->pid, dt->vmas.nr,
+		 (unsigned long long)us);
+	if (o && o->allow_uprobes)
 		drop_uprobes_area(dt);
+	return 0;
+}
+
+/*
+ * The VMAs of @n tasks prepare_read() made ready (@dts), after their stale
+ * areas are gone, before our own area appears: smaps itself, read side by
+ * side, without --snapshot, as nothing runs beside its read. With
+ * --snapshot, smaps, whose read walks every page table entry, is read after
+ * the infection (prepare_infected()); their maps are read here into @maps.
+ */
+static int prepare_vmas(const struct cr_options *o, bool snap, struct dump_task **dts,
+			unsigned int n, struct vma_list *maps)
+{
+	_cleanup_free_ pid_t *pids = calloc(n + 1, sizeof(*pids));
+	_cleanup_free_ struct vma_list *vl = calloc(n + 1, sizeof(*vl));
+	_cleanup_free_ int *errs = calloc(n + 1, sizeof(*errs));
+	_cleanup_free_ uint64_t *us = calloc(n + 1, sizeof(*us));
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; snap && i < n && !err; i++)
+		err = proc_parse_maps(dts[i]->t->pid, false, &maps[i]);
+	if (snap)
+		return err;
+	if (!pids || !vl || !errs || !us)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		pids[i] = dts[i]->t->pid;
+	smaps_read_many(pids, n, vl, errs, us);
+	for (i = 0; i < n; i++) {
+		dts[i]->vmas = vl[i];
+		err = err ?: prepare_smaps_read(o, dts[i], errs[i], us[i]);
+		if (errs[i])
+			pr_errno(errs[i], "pid %d: cannot read its smaps", pids[i]);
+	}
 	return err;
 }
 
@@ -472,7 +503,9 @@ static int prepare_task(const struct cr_options *o, struct dump_ctx *ctx, struct
 
 	for (i = 0; i < t->nr_threads; i++)
 		tids[i] = t->threads[i].tid;
-	err = prepare_read(o, ctx, dt, &maps);
+	err = prepare_read(dt);
+	if (!err)
+		err = prepare_vmas(o, ctx && ctx->snap, &dt, 1, &maps);
 	if (!err)
 		err = parasite_infect(t->pid, tids, t->nr_threads, &dt->ctl);
 	if (!err)
@@ -527,20 +560,24 @@ static int prepare_tasks(struct dump_ctx *ctx)
 	_cleanup_free_ struct vma_list *maps = calloc(n, sizeof(*maps));
 	_cleanup_free_ unsigned int *idx = calloc(n, sizeof(*idx));
 	_cleanup_free_ int *errs = calloc(n, sizeof(*errs));
+	_cleanup_free_ struct dump_task **dts = calloc(n, sizeof(*dts));
 	_cleanup_free_ pid_t *tids = NULL;
 	int err = 0;
 
 	for (i = 0; i < ctx->nr_tasks; i++)
 		nr_threads += ctx->tasks[i].t->nr_threads;
 	tids = calloc(nr_threads, sizeof(*tids));
-	if (!reqs || !ctls || !maps || !idx || !errs || !tids)
+	if (!reqs || !ctls || !maps || !idx || !errs || !dts || !tids)
 		return -ENOMEM;
 	m = infect_reqs(ctx, reqs, idx, tids);
 	for (i = 0; i < m && !err; i++) {
-		err = prepare_read(ctx->opts, ctx, &ctx->tasks[idx[i]], &maps[i]);
+		dts[i] = &ctx->tasks[idx[i]];
+		err = prepare_read(dts[i]);
 		if (err)
 			pr_errno(err, "pid %d: cannot prepare the task for the dump", reqs[i].pid);
 	}
+	if (!err && m)
+		err = prepare_vmas(ctx->opts, ctx->snap, dts, m, maps);
 	if (!err)
 		err = parasite_infect_all(reqs, m, ctls, errs);
 	for (i = 0; i < m; i++)

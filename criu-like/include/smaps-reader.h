@@ -22,6 +22,17 @@
 int smaps_read(pid_t pid, unsigned long skip_start, unsigned long skip_end, struct vma_list *ret);
 
 /*
+ * The smaps of @n tasks that nothing changes meanwhile (frozen, before
+ * their infection), read side by side by up to one thread per CPU: a
+ * forked child's walk is slow on the pages it shares (every page's
+ * mapcount is looked at), about 10 ms per 256 MiB here. @rets[i] and
+ * @errs[i] (0 or -errno) for @pids[i]; @us[i] the time its read took, in
+ * microseconds.
+ */
+void smaps_read_many(const pid_t *pids, unsigned int n, struct vma_list *rets, int *errs,
+		     uint64_t *us);
+
+/*
  * The same VMAs, range by range (start, end, protection, sharing, kind,
  * device, inode, offset), in @a and @b: pure, for the check above.
  */
