@@ -225,18 +225,19 @@ static int crc_feed(pid_t pid, struct crc_walk *w, uint64_t off, const char *buf
 static int write_runs(pid_t pid, int fd, struct rst_mem_plan *p, uint64_t start, uint64_t end,
 		      const struct rst_range *skip, size_t nskip, char *base)
 {
-	_cleanup_free_ struct rst_page_run *r = calloc(p->nr_runs + nskip + 1, sizeof(*r));
+	_cleanup_free_ struct rst_page_run *r = NULL;
 	struct crc_walk w = { .p = p };
 	size_t n;
 	int err = 0;
 
-	if (!r)
-		return -ENOMEM;
 	if (!p->crc_done && p->nr_crcs) {
 		p->crc_done = calloc(p->nr_crcs, sizeof(*p->crc_done));
 		if (!p->crc_done)
 			return -ENOMEM;
 	}
+	r = calloc(p->nr_runs + nskip + 1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
 	n = rst_cow_cut(p->runs, p->nr_runs, skip, nskip, start, end, r);
 	for (size_t i = 0; i < n && !err; i++) {
 		char *to = base + (r[i].vaddr - start);
