@@ -14,6 +14,7 @@
 
 #include "log.h"
 #include "smaps-reader.h"
+#include "util.h"
 
 /* Remove the entries lying inside [start, end). */
 static void drop_range(struct vma_list *l, unsigned long start, unsigned long end)
@@ -44,11 +45,13 @@ int smaps_read(pid_t pid, unsigned long skip_start, unsigned long skip_end, stru
 
 struct smaps_job {
 	const pid_t *pids;
+	const unsigned long *skip;
 	struct vma_list *rets;
 	int *errs;
 	uint64_t *us;
-	unsigned int n;
+	unsigned int n, nr_threads;
 	atomic_uint next;
+	pthread_t th[16];
 };
 
 static uint64_t now_us(void)
@@ -68,31 +71,61 @@ static void *smaps_worker(void *arg)
 	while ((i = atomic_fetch_add(&j->next, 1)) < j->n) {
 		uint64_t t0 = now_us();
 
-		j->errs[i] = smaps_read(j->pids[i], 0, 0, &j->rets[i]);
+		j->errs[i] = smaps_read(j->pids[i], j->skip ? j->skip[2 * i] : 0,
+					j->skip ? j->skip[2 * i + 1] : 0, &j->rets[i]);
 		j->us[i] = now_us() - t0;
 	}
 	return NULL;
 }
 
-void smaps_read_many(const pid_t *pids, unsigned int n, struct vma_list *rets, int *errs,
-		     uint64_t *us)
+/* One thread per CPU for @n tasks, at most; @less fewer (the caller helps). */
+static void job_spawn(struct smaps_job *j, unsigned int less)
 {
-	struct smaps_job j = { pids, rets, errs, us, n, 0 };
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned int nth = (unsigned int)(cpus > 1 ? cpus : 1), started = 0;
-	pthread_t th[16];
+	unsigned int nth = (unsigned int)(cpus > 1 ? cpus : 1);
 
-	if (nth > 16)
-		nth = 16;
-	if (nth > n)
-		nth = n;
-	/* this thread is one of them: the others only help, none is needed */
-	for (; started + 1 < nth; started++)
-		if (pthread_create(&th[started], NULL, smaps_worker, &j))
+	nth = min(min(nth, j->n), (unsigned int)ARRAY_SIZE(j->th));
+	nth = nth > less ? nth - less : 0;
+	for (j->nr_threads = 0; j->nr_threads < nth; j->nr_threads++)
+		if (pthread_create(&j->th[j->nr_threads], NULL, smaps_worker, j))
 			break;
-	smaps_worker(&j);
-	while (started)
-		pthread_join(th[--started], NULL);
+}
+
+static void job_join(struct smaps_job *j)
+{
+	/* a thread that could not start: its share is read here */
+	smaps_worker(j);
+	while (j->nr_threads)
+		pthread_join(j->th[--j->nr_threads], NULL);
+}
+
+void smaps_read_many(const pid_t *pids, const unsigned long *skip, unsigned int n,
+		     struct vma_list *rets, int *errs, uint64_t *us)
+{
+	struct smaps_job j = { pids, skip, rets, errs, us, n, 0, 0 };
+
+	job_spawn(&j, 1);
+	job_join(&j);
+}
+
+struct smaps_job *smaps_read_start(const pid_t *pids, const unsigned long *skip, unsigned int n,
+				   struct vma_list *rets, int *errs, uint64_t *us)
+{
+	struct smaps_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	*j = (struct smaps_job){ pids, skip, rets, errs, us, n, 0, 0 };
+	job_spawn(j, 0);
+	return j;
+}
+
+void smaps_read_wait(struct smaps_job *j)
+{
+	if (!j)
+		return;
+	job_join(j);
+	free(j);
 }
 
 bool vma_layout_same(const struct vma_list *a, const struct vma_list *b)
