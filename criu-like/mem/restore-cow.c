@@ -155,12 +155,16 @@ static int pread_all(int fd, char *to, uint64_t len, uint64_t off)
 }
 
 /*
- * The crc32c of the pagemap entries (p->crcs, in pages file order) chained
- * over the pages as they are read, in pieces of CRC_CHUNK bytes still in the
+ * The pages are read in pieces of FILL_CHUNK bytes, as the restorer does:
+ * each populated first (MADV_POPULATE_WRITE, 5.14: its pages allocated in
+ * one call rather than by a fault per page inside the copy, 20% of the
+ * time at 256 MiB here), then read, then the crc32c of the pagemap entries
+ * (p->crcs, in pages file order) chained over it while it is still in the
  * cache: an entry read whole in one go is checked here (p->crc_done); one
  * read in parts or not at all is left to check_kept().
  */
-#define CRC_CHUNK (256UL << 10)
+#define FILL_CHUNK (2UL << 20)
+#define POPULATE_MIN (64UL << 10) /* smaller pieces: the copy's faults are cheaper than a call */
 
 struct crc_walk {
 	struct rst_mem_plan *p;
@@ -242,9 +246,12 @@ static int write_runs(pid_t pid, int fd, struct rst_mem_plan *p, uint64_t start,
 	for (size_t i = 0; i < n && !err; i++) {
 		char *to = base + (r[i].vaddr - start);
 
-		for (uint64_t done = 0; done < r[i].len && !err; done += CRC_CHUNK) {
-			uint64_t k = min(r[i].len - done, CRC_CHUNK);
+		for (uint64_t done = 0; done < r[i].len && !err; done += FILL_CHUNK) {
+			uint64_t k = min(r[i].len - done, FILL_CHUNK);
 
+			/* a failure only leaves the faults to the copy */
+			if (k >= POPULATE_MIN)
+				(void)madvise(to + done, k, MADV_POPULATE_WRITE);
 			err = pread_all(fd, to + done, k, r[i].off + done);
 			if (err)
 				pr_errno(err, "pid %d: reading %lu bytes of pages for %lx", pid,
