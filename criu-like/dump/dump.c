@@ -37,7 +37,6 @@
 #include "notify.h"
 #include "page-server.h"
 #include "snapshot.h"
-#include "smaps-reader.h"
 #include "ns.h"
 #include "stats.h"
 #include "track.h"
@@ -300,266 +299,6 @@ static void write_stats(struct dump_ctx *ctx)
 	stats_write(ctx->opts, ctx->dirfd, &se);
 }
 
-/* /proc/@pid/limits, malloc'ed, before the parasite may raise RLIMIT_NOFILE (core.c). */
-static int read_limits(pid_t pid, char **ret)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/limits", pid);
-	free(*ret);
-	*ret = read_file_at(AT_FDCWD, path, NULL);
-	if (!*ret) {
-		pr_perror("read %s", path);
-		return neg_errno();
-	}
-	return 0;
-}
-
-/*
- * The parasite needs descriptors of the task (its socket, the pipes it is
- * given) below the RLIMIT_NOFILE hard limit (it raises the soft one itself):
- * refused by name when the task's open files fill even that (it lowered the
- * limit under them).
- */
-#define PARASITE_FDS_NEEDED 3
-static int check_fd_room(pid_t pid, const char *limits)
-{
-	const char *row = limits ? strstr(limits, "\nMax open files") : NULL;
-	_cleanup_closedir_ DIR *d = NULL;
-	unsigned long long hard = ~0ULL, free = 0, i;
-	char soft[32], hardw[32], path[64];
-	bool used[4096] = { false };
-	struct dirent *e;
-
-	if (!row || sscanf(row + 26, "%31s %31s", soft, hardw) != 2 || !strcmp(hardw, "unlimited"))
-		return 0;
-	hard = strtoull(hardw, NULL, 10);
-	if (hard >= ARRAY_SIZE(used))
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	d = opendir(path);
-	if (!d)
-		return 0; /* the dump's file pass says what is wrong */
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.' && strtoull(e->d_name, NULL, 10) < ARRAY_SIZE(used))
-			used[strtoull(e->d_name, NULL, 10)] = true;
-	for (i = 0; i < hard; i++)
-		free += !used[i];
-	/* its socket, and the two ends of a pipe at once */
-	if (free >= PARASITE_FDS_NEEDED)
-		return 0;
-	pr_err("pid %d: %llu descriptors free under its RLIMIT_NOFILE hard limit %llu, the "
-	       "parasite needs %d (raising a hard limit needs CAP_SYS_RESOURCE)\n",
-	       pid, free, hard, PARASITE_FDS_NEEDED);
-	return -EMFILE;
-}
-
-/*
- * --allow-uprobes: the [uprobes] area (the kernel's out-of-line stepping page,
- * made on a task's first uprobe hit) is left out; the kernel makes it again on
- * the next hit after the restore. Without the option mem-scan.c refuses it.
- */
-static void drop_uprobes_area(struct dump_task *dt)
-{
-	struct vma_list *l = &dt->vmas;
-	unsigned int i;
-
-	for (i = 0; i < l->nr; i++) {
-		struct vma_entry *v = &l->vmas[i];
-
-		if (v->kind != VMA_OTHER || !v->path || strcmp(v->path, "[uprobes]"))
-			continue;
-		pr_info("pid %d: [uprobes] %lx-%lx left out (--allow-uprobes)\n", dt->t->pid,
-			v->start, v->end);
-		vma_entry_fini(v);
-		memmove(v, v + 1, (l->nr - i - 1) * sizeof(*v));
-		l->nr--;
-		i--;
-	}
-}
-
-/*
- * Read what /proc shows of a frozen task, before its infection. With
- * --snapshot, smaps, whose read walks every page table entry, is read after
- * the infection (prepare_infected()); its maps are read here into @maps.
- */
-static int prepare_read(const struct cr_options *o, struct dump_ctx *ctx, struct dump_task *dt,
-			struct vma_list *maps)
-{
-	struct seized_task *t = dt->t;
-	pid_t tids[t->nr_threads];
-	bool snap = ctx && ctx->snap;
-	unsigned int i, removed;
-	uint64_t t0;
-	int err;
-
-	for (i = 0; i < t->nr_threads; i++)
-		tids[i] = t->threads[i].tid;
-	/* Read before the infection, which blocks every signal while the parasite runs. */
-	err = proc_parse_stat(t->pid, 0, &dt->stat);
-	if (!err)
-		err = read_limits(t->pid, &dt->limits);
-	if (!err)
-		err = check_fd_room(t->pid, dt->limits);
-	if (!err)
-		err = proc_parse_status(t->pid, 0, &dt->status);
-	if (!err)
-		err = parasite_remove_stale_areas(t->pid, tids, t->nr_threads, &removed);
-	/*
-	 * After the stale areas are gone, before our own area appears: smaps
-	 * itself without --snapshot, as nothing runs beside its read.
-	 */
-	t0 = stats_now_ns();
-	if (!err)
-		err = snap ? proc_parse_maps(t->pid, false, maps)
-			   : smaps_read(t->pid, 0, 0, &dt->vmas);
-	if (!err && !snap)
-		pr_debug("pid %d: smaps read, %u VMAs, %llu us\n", t->pid, dt->vmas.nr,
-			 (unsigned long long)(stats_now_ns() - t0) / 1000);
-	if (!err && !snap && o && o->allow_uprobes)
-		drop_uprobes_area(dt);
-	return err;
-}
-
-/*
- * --snapshot, once the task is infected: smaps is read while the write
- * protection armed early runs in background threads
- * (snapshot_task_early_arm()); the layout it shows must be the one of
- * /proc/PID/maps before the infection (@maps), plus the parasite's area
- * (dropped). Not during the infection and the arming: both take the
- * mmap_lock for writing, which would wait for the read's walk of a VMA.
- */
-static int prepare_infected(const struct cr_options *o, struct dump_ctx *ctx, struct dump_task *dt,
-			    struct vma_list *maps)
-{
-	pid_t pid = dt->t->pid;
-	unsigned long a0 = 0, a1 = 0;
-	uint64_t t0;
-	int err;
-
-	if (!ctx || !ctx->snap)
-		return 0;
-	err = snapshot_task_early_arm(ctx, dt, maps);
-	if (err)
-		return err;
-	parasite_area(dt->ctl, &a0, &a1);
-	t0 = stats_now_ns();
-	err = smaps_read(pid, a0, a1, &dt->vmas);
-	pr_debug("pid %d: smaps read, %u VMAs, %llu us\n", pid, dt->vmas.nr,
-		 (unsigned long long)(stats_now_ns() - t0) / 1000);
-	if (!err && !vma_layout_same(maps, &dt->vmas)) {
-		/* not seen: the arming merged two VMAs? Then this is the task as it is now. */
-		pr_warn("pid %d: its smaps differ from its maps (%u and %u VMAs): reading smaps "
-			"again\n",
-			pid, dt->vmas.nr, maps->nr);
-		vma_list_fini(&dt->vmas);
-		err = smaps_read(pid, a0, a1, &dt->vmas);
-	}
-	/* [uprobes] is not in maps as the infection left it: dropped after the check */
-	if (!err && o && o->allow_uprobes)
-		drop_uprobes_area(dt);
-	return err;
-}
-
-/* Read what /proc shows of a frozen task and infect it. @ctx: NULL (no --snapshot). */
-static int prepare_task(const struct cr_options *o, struct dump_ctx *ctx, struct dump_task *dt)
-{
-	struct seized_task *t = dt->t;
-	pid_t tids[t->nr_threads];
-	struct vma_list maps = { 0 };
-	unsigned int i;
-	int err;
-
-	for (i = 0; i < t->nr_threads; i++)
-		tids[i] = t->threads[i].tid;
-	err = prepare_read(o, ctx, dt, &maps);
-	if (!err)
-		err = parasite_infect(t->pid, tids, t->nr_threads, &dt->ctl);
-	if (!err)
-		err = prepare_infected(o, ctx, dt, &maps);
-	vma_list_fini(&maps);
-	if (err)
-		pr_errno(err, "pid %d: cannot prepare the task for the dump", t->pid);
-	return err;
-}
-
-int dump_task_prepare(const struct cr_options *o, struct dump_task *dt)
-{
-	return prepare_task(o, NULL, dt);
-}
-
-static bool task_live(const struct dump_task *dt)
-{
-	return dt->t->state == TASK_ALIVE || dt->t->state == TASK_STOPPED;
-}
-
-/* The requests of parasite_infect_all() for the live tasks, @tids holding all their threads. */
-static unsigned int infect_reqs(struct dump_ctx *ctx, struct infect_req *reqs, unsigned int *idx,
-				pid_t *tids)
-{
-	unsigned int i, j, n = 0;
-
-	for (i = 0; i < ctx->nr_tasks; i++) {
-		const struct seized_task *t = ctx->tasks[i].t;
-
-		if (!task_live(&ctx->tasks[i]))
-			continue;
-		for (j = 0; j < t->nr_threads; j++)
-			tids[j] = t->threads[j].tid;
-		reqs[n] = (struct infect_req){ t->pid, tids, t->nr_threads };
-		tids += t->nr_threads;
-		idx[n++] = i;
-	}
-	return n;
-}
-
-/*
- * Every live task: what /proc shows of it read first, then all of them
- * infected at once (parasite_infect_all(): the parasites start side by
- * side), then --snapshot's part. A failure leaves the tasks infected so
- * far to the cure of every task (cure_tasks()).
- */
-static int prepare_tasks(struct dump_ctx *ctx)
-{
-	unsigned int n = ctx->nr_tasks + 1, nr_threads = 1, m, i;
-	_cleanup_free_ struct infect_req *reqs = calloc(n, sizeof(*reqs));
-	_cleanup_free_ struct parasite_ctl **ctls = calloc(n, sizeof(*ctls));
-	_cleanup_free_ struct vma_list *maps = calloc(n, sizeof(*maps));
-	_cleanup_free_ unsigned int *idx = calloc(n, sizeof(*idx));
-	_cleanup_free_ int *errs = calloc(n, sizeof(*errs));
-	_cleanup_free_ pid_t *tids = NULL;
-	int err = 0;
-
-	for (i = 0; i < ctx->nr_tasks; i++)
-		nr_threads += ctx->tasks[i].t->nr_threads;
-	tids = calloc(nr_threads, sizeof(*tids));
-	if (!reqs || !ctls || !maps || !idx || !errs || !tids)
-		return -ENOMEM;
-	m = infect_reqs(ctx, reqs, idx, tids);
-	for (i = 0; i < m && !err; i++) {
-		err = prepare_read(ctx->opts, ctx, &ctx->tasks[idx[i]], &maps[i]);
-		if (err)
-			pr_errno(err, "pid %d: cannot prepare the task for the dump", reqs[i].pid);
-	}
-	if (!err)
-		err = parasite_infect_all(reqs, m, ctls, errs);
-	for (i = 0; i < m; i++)
-		ctx->tasks[idx[i]].ctl = ctls[i];
-	for (i = 0; i < m && err; i++)
-		if (errs[i]) {
-			pr_errno(err, "pid %d: cannot prepare the task for the dump", reqs[i].pid);
-			break;
-		}
-	for (i = 0; i < m && !err; i++) {
-		err = prepare_infected(ctx->opts, ctx, &ctx->tasks[idx[i]], &maps[i]);
-		if (err)
-			pr_errno(err, "pid %d: cannot prepare the task for the dump", reqs[i].pid);
-	}
-	for (i = 0; i < m; i++)
-		vma_list_fini(&maps[i]);
-	return err;
-}
-
 static int dump_one_task(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	int err;
@@ -609,12 +348,13 @@ static int cure_tasks(struct dump_ctx *ctx)
 static int dump_tasks(struct dump_ctx *ctx)
 {
 	unsigned int i;
-	int err, cerr;
+	bool first;
+	int err, cerr, werr;
 
 	/* what the file kinds can start now, while the tasks are infected */
 	err = dump_files_start(ctx);
 	if (!err)
-		err = prepare_tasks(ctx);
+		err = dump_prepare_tasks(ctx, true);
 	/*
 	 * Every parasite's first command sent at once: they wake up and answer
 	 * side by side while the tasks before theirs are dumped.
@@ -622,9 +362,19 @@ static int dump_tasks(struct dump_ctx *ctx)
 	for (i = 0; i < ctx->nr_tasks && !err; i++)
 		if (ctx->tasks[i].ctl)
 			err = parasite_prefetch_sigactions(ctx->tasks[i].ctl);
-	for (i = 0; i < ctx->nr_tasks && !err; i++)
-		if (task_live(&ctx->tasks[i]))
+	/* the first task's smaps is in; the others' come while it is dumped */
+	for (i = 0, first = true; i < ctx->nr_tasks && !err; i++) {
+		if (!dump_task_live(&ctx->tasks[i]))
+			continue;
+		if (!first)
+			err = dump_vmas_wait(ctx);
+		if (!err)
 			err = dump_one_task(ctx, &ctx->tasks[i]);
+		first = false;
+	}
+	/* the background reads end before any cure */
+	werr = dump_vmas_wait(ctx);
+	err = err ?: werr;
 	if (!err)
 		err = dump_shmem(ctx);
 	if (!err)
@@ -639,6 +389,7 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 {
 	unsigned int i;
 
+	dump_vmas_wait(ctx); /* joins what still reads, if anything */
 	cure_tasks(ctx);
 	for (i = 0; i < ctx->nr_tasks; i++) {
 		struct dump_task *dt = &ctx->tasks[i];
@@ -1063,11 +814,11 @@ int cr_pre_dump(const struct cr_options *o)
 	err = dump_prepare(&ctx, o);
 	ns_net_lock_skip(false);
 	if (!err)
-		err = prepare_tasks(&ctx);
+		err = dump_prepare_tasks(&ctx, false);
 	/* memdump_time: the scans while frozen, and the copy after (as a dump's) */
 	t0 = stats_now_ns();
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
-		if (task_live(&ctx.tasks[i]))
+		if (dump_task_live(&ctx.tasks[i]))
 			err = dump_task_mm_plan(&ctx, &ctx.tasks[i]);
 	ctx.stats.memdump_ns += stats_now_ns() - t0;
 	cerr = cure_tasks(&ctx);
@@ -1090,7 +841,7 @@ int cr_pre_dump(const struct cr_options *o)
 	if (!err)
 		err = track_protect_pending(&ctx.track);
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
-		if (task_live(&ctx.tasks[i]))
+		if (dump_task_live(&ctx.tasks[i]))
 			err = dump_private_pages(&ctx, &ctx.tasks[i]);
 	ctx.stats.memdump_ns += stats_now_ns() - t0;
 	if (!err && ctx.ps)

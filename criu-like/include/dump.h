@@ -112,6 +112,7 @@ struct dump_ctx {
 	struct snapshot *snap; /* --snapshot: the pages copied once the tree runs (snapshot.h) */
 	struct kcmp_set fs_owners; /* fs.c: tasks whose fs context is not their parent's */
 	struct mapped_file_ids mapped; /* mem.c: file ids of mapped files */
+	struct smaps_bg *smaps_bg; /* prepare.c: smaps read in the background */
 };
 
 /* mem.c: forget every mapped file's id. */
@@ -119,12 +120,18 @@ void mapped_file_ids_fini(struct mapped_file_ids *m);
 
 /* core.c: core-PID.img (threads and task state), creds-PID.img. */
 /*
- * dump.c: what /proc shows of a frozen task (stat, status, limits, maps)
+ * prepare.c: what /proc shows of a frozen task (stat, status, limits, maps)
  * read, then the task infected (dt->ctl); @o (NULL: none) for
  * --allow-uprobes.
  */
 struct cr_options;
 int dump_task_prepare(const struct cr_options *o, struct dump_task *dt);
+/* prepare.c: the same for every live task of ctx, see there for @background. */
+int dump_prepare_tasks(struct dump_ctx *ctx, bool background);
+/* prepare.c: the smaps read in the background in every task's dt->vmas. 0 or -errno. */
+int dump_vmas_wait(struct dump_ctx *ctx);
+/* prepare.c: alive or stopped (a zombie is neither). */
+bool dump_task_live(const struct dump_task *dt);
 int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt);
 /* mem.c: mm-PID.img, pagemap-PID.img and its pages image. */
 int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt);

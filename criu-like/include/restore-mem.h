@@ -45,6 +45,7 @@ struct rst_mem_plan {
 	struct rst_page_run *runs; /* merged, in pages file order */
 	size_t nr_crcs;
 	struct rst_page_crc *crcs; /* one per pagemap entry that has its crc32c */
+	bool *crc_done; /* per crcs[i]: checked as its pages were read before the forks */
 	bool *vma_fill; /* per mm->vmas[i]: saved pages land in it */
 	uint64_t pages_bytes; /* data bytes the runs read from pages-ID.img */
 	bool *vma_lazy; /* per mm->vmas[i], --lazy-pages: registered with the uffd, left empty */

@@ -11,6 +11,7 @@
  * what the infection added (the parasite's area) and nothing else differs.
  */
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "proc-parse.h"
@@ -20,6 +21,27 @@
  * area; 0, 0 for none) and hand the list over in @ret. 0 or -errno.
  */
 int smaps_read(pid_t pid, unsigned long skip_start, unsigned long skip_end, struct vma_list *ret);
+
+/*
+ * The smaps of @n tasks that nothing changes meanwhile (frozen), read side
+ * by side by up to one thread per CPU, the caller one of them: a forked
+ * child's walk is slow on the pages it shares (every page's mapcount is
+ * looked at), about 10 ms per 256 MiB here. @rets[i] and @errs[i] (0 or
+ * -errno) for @pids[i], the VMAs inside [@skip[2i], @skip[2i + 1]) dropped
+ * (@skip NULL: none); @us[i] the time its read took, in microseconds.
+ */
+void smaps_read_many(const pid_t *pids, const unsigned long *skip, unsigned int n,
+		     struct vma_list *rets, int *errs, uint64_t *us);
+
+/*
+ * The same, in background threads: the arrays must stay until
+ * smaps_read_wait(), which joins them and frees the job. NULL with errno
+ * set when there is no memory for it (no thread runs then).
+ */
+struct smaps_job;
+struct smaps_job *smaps_read_start(const pid_t *pids, const unsigned long *skip, unsigned int n,
+				   struct vma_list *rets, int *errs, uint64_t *us);
+void smaps_read_wait(struct smaps_job *j);
 
 /*
  * The same VMAs, range by range (start, end, protection, sharing, kind,

@@ -155,30 +155,117 @@ static int pread_all(int fd, char *to, uint64_t len, uint64_t off)
 }
 
 /*
- * Write the runs of @p in [@start, @end) but the ranges of @skip to
- * @base + (address - @start).
+ * The pages are read in pieces of FILL_CHUNK bytes, as the restorer does:
+ * each populated first (MADV_POPULATE_WRITE, 5.14: its pages allocated in
+ * one call rather than by a fault per page inside the copy, 20% of the
+ * time at 256 MiB here), then read, then the crc32c of the pagemap entries
+ * (p->crcs, in pages file order) chained over it while it is still in the
+ * cache: an entry read whole in one go is checked here (p->crc_done); one
+ * read in parts or not at all is left to check_kept().
  */
-static int write_runs(pid_t pid, int fd, const struct rst_mem_plan *p, uint64_t start, uint64_t end,
+#define FILL_CHUNK (2UL << 20)
+#define POPULATE_MIN (64UL << 10) /* smaller pieces: the copy's faults are cheaper than a call */
+
+struct crc_walk {
+	struct rst_mem_plan *p;
+	size_t c; /* the entry being fed */
+	uint64_t pos; /* where its next byte is in the pages file; 0: not fed from its start */
+	uint64_t vaddr; /* where its first byte went */
+	uint32_t crc;
+};
+
+static int crc_feed(pid_t pid, struct crc_walk *w, uint64_t off, const char *buf, uint64_t n,
+		    uint64_t vaddr)
+{
+	struct rst_mem_plan *p = w->p;
+
+	while (n && w->c < p->nr_crcs) {
+		const struct rst_page_crc *e = &p->crcs[w->c];
+		uint64_t k;
+
+		if (e->off + e->len <= off) {
+			w->c++;
+			w->pos = 0;
+			continue;
+		}
+		if (off < e->off) {
+			k = min(n, e->off - off);
+			goto skip;
+		}
+		if (off == e->off) {
+			w->pos = off;
+			w->vaddr = vaddr;
+			w->crc = 0;
+		}
+		k = min(n, e->off + e->len - off);
+		if (w->pos != off) {
+			w->pos = 0; /* a part of it was not read here */
+			goto skip;
+		}
+		w->crc = crc32c(w->crc, buf, k);
+		w->pos += k;
+		if (w->pos == e->off + e->len) {
+			if (w->crc != e->crc) {
+				pr_err("pid %d: pages at %lx (%lu bytes, pages image offset %lx): "
+				       "crc32c %x, expected %x\n",
+				       pid, w->vaddr, e->len, e->off, w->crc, e->crc);
+				return -EBADMSG;
+			}
+			p->crc_done[w->c] = true;
+		}
+	skip:
+		off += k;
+		buf += k;
+		vaddr += k;
+		n -= k;
+	}
+	return 0;
+}
+
+/*
+ * Write the runs of @p in [@start, @end) but the ranges of @skip to
+ * @base + (address - @start), checking the crc32c of what is read whole.
+ */
+static int write_runs(pid_t pid, int fd, struct rst_mem_plan *p, uint64_t start, uint64_t end,
 		      const struct rst_range *skip, size_t nskip, char *base)
 {
-	_cleanup_free_ struct rst_page_run *r = calloc(p->nr_runs + nskip + 1, sizeof(*r));
+	_cleanup_free_ struct rst_page_run *r = NULL;
+	struct crc_walk w = { .p = p };
 	size_t n;
 	int err = 0;
 
+	if (!p->crc_done && p->nr_crcs) {
+		p->crc_done = calloc(p->nr_crcs, sizeof(*p->crc_done));
+		if (!p->crc_done)
+			return -ENOMEM;
+	}
+	r = calloc(p->nr_runs + nskip + 1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	n = rst_cow_cut(p->runs, p->nr_runs, skip, nskip, start, end, r);
 	for (size_t i = 0; i < n && !err; i++) {
-		err = pread_all(fd, base + (r[i].vaddr - start), r[i].len, r[i].off);
-		if (err)
-			pr_errno(err, "pid %d: reading %lu bytes of pages for %lx", pid, r[i].len,
-				 r[i].vaddr);
+		char *to = base + (r[i].vaddr - start);
+
+		for (uint64_t done = 0; done < r[i].len && !err; done += FILL_CHUNK) {
+			uint64_t k = min(r[i].len - done, FILL_CHUNK);
+
+			/* a failure only leaves the faults to the copy */
+			if (k >= POPULATE_MIN)
+				(void)madvise(to + done, k, MADV_POPULATE_WRITE);
+			err = pread_all(fd, to + done, k, r[i].off + done);
+			if (err)
+				pr_errno(err, "pid %d: reading %lu bytes of pages for %lx", pid,
+					 r[i].len, r[i].vaddr);
+			else
+				err = crc_feed(pid, &w, r[i].off + done, to + done, k,
+					       r[i].vaddr + done);
+		}
 	}
 	return err;
 }
 
 /* In an inherited VMA: drop the pages that are not the parent's, write the task's own. */
-static int fill_inherited(pid_t pid, int fd, const struct rst_mem_plan *p, const VmaEntry *v)
+static int fill_inherited(pid_t pid, int fd, struct rst_mem_plan *p, const VmaEntry *v)
 {
 	const struct rst_range all = { v->start, v->end };
 	struct rst_page_run whole = { v->start, v->end - v->start, 0 };
@@ -203,8 +290,7 @@ static int fill_inherited(pid_t pid, int fd, const struct rst_mem_plan *p, const
  * the restorer maps it as any other). A moved VMA keeps the page offset of
  * its first place, so it merges with no neighbour the restorer maps.
  */
-static int fill_fresh(pid_t pid, int fd, const struct rst_mem_plan *p, const VmaEntry *v,
-		      bool *kept)
+static int fill_fresh(pid_t pid, int fd, struct rst_mem_plan *p, const VmaEntry *v, bool *kept)
 {
 	uint64_t len = v->end - v->start;
 	void *res, *tmp;
@@ -505,9 +591,10 @@ static int kept_at(const struct rst_mem_plan *p, uint64_t a, uint64_t b)
 }
 
 /*
- * The crc32c of every pagemap entry that lies in a kept VMA is checked here
- * (the restorer no longer reads it): in memory when wholly in one, else in
- * the pages image. Those entries are dropped from p->crcs.
+ * The crc32c of every pagemap entry that lies in a kept VMA and was not
+ * checked as it was read is checked here (the restorer no longer reads it):
+ * in memory when wholly in one, else in the pages image. Those entries are
+ * dropped from p->crcs.
  */
 static int check_kept(pid_t pid, int fd, struct rst_mem_plan *p)
 {
@@ -519,6 +606,8 @@ static int check_kept(pid_t pid, int fd, struct rst_mem_plan *p)
 		uint32_t crc;
 		int where, err = 0;
 
+		if (p->crc_done && p->crc_done[c])
+			continue; /* read whole into a kept VMA, checked then (crc_feed()) */
 		while (r < p->nr_runs && p->runs[r].off + p->runs[r].len <= e->off)
 			r++;
 		if (r == p->nr_runs || e->off < p->runs[r].off) {
@@ -546,6 +635,8 @@ static int check_kept(pid_t pid, int fd, struct rst_mem_plan *p)
 			return err;
 	}
 	p->nr_crcs = k;
+	free(p->crc_done); /* its indices were the entries' before they were dropped */
+	p->crc_done = NULL;
 	return 0;
 }
 

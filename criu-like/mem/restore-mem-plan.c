@@ -213,6 +213,7 @@ void rst_plan_free(struct rst_mem_plan *p)
 		protobuf_c_message_free_unpacked(&p->creds->base, NULL);
 	free(p->runs);
 	free(p->crcs);
+	free(p->crc_done);
 	free(p->vma_fill);
 	free(p->vma_lazy);
 	free(p->shared);

@@ -5,11 +5,16 @@
 #define LOG_PREFIX "proc: "
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "smaps-reader.h"
+#include "util.h"
 
 /* Remove the entries lying inside [start, end). */
 static void drop_range(struct vma_list *l, unsigned long start, unsigned long end)
@@ -36,6 +41,91 @@ int smaps_read(pid_t pid, unsigned long skip_start, unsigned long skip_end, stru
 	if (!err)
 		drop_range(ret, skip_start, skip_end);
 	return err;
+}
+
+struct smaps_job {
+	const pid_t *pids;
+	const unsigned long *skip;
+	struct vma_list *rets;
+	int *errs;
+	uint64_t *us;
+	unsigned int n, nr_threads;
+	atomic_uint next;
+	pthread_t th[16];
+};
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* Takes the next task until none is left. */
+static void *smaps_worker(void *arg)
+{
+	struct smaps_job *j = arg;
+	unsigned int i;
+
+	while ((i = atomic_fetch_add(&j->next, 1)) < j->n) {
+		uint64_t t0 = now_us();
+
+		j->errs[i] = smaps_read(j->pids[i], j->skip ? j->skip[2 * i] : 0,
+					j->skip ? j->skip[2 * i + 1] : 0, &j->rets[i]);
+		j->us[i] = now_us() - t0;
+	}
+	return NULL;
+}
+
+/* One thread per CPU for @n tasks, at most; @less fewer (the caller helps). */
+static void job_spawn(struct smaps_job *j, unsigned int less)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int nth = (unsigned int)(cpus > 1 ? cpus : 1);
+
+	nth = min(min(nth, j->n), (unsigned int)ARRAY_SIZE(j->th));
+	nth = nth > less ? nth - less : 0;
+	for (j->nr_threads = 0; j->nr_threads < nth; j->nr_threads++)
+		if (pthread_create(&j->th[j->nr_threads], NULL, smaps_worker, j))
+			break;
+}
+
+static void job_join(struct smaps_job *j)
+{
+	/* a thread that could not start: its share is read here */
+	smaps_worker(j);
+	while (j->nr_threads)
+		pthread_join(j->th[--j->nr_threads], NULL);
+}
+
+void smaps_read_many(const pid_t *pids, const unsigned long *skip, unsigned int n,
+		     struct vma_list *rets, int *errs, uint64_t *us)
+{
+	struct smaps_job j = { pids, skip, rets, errs, us, n, 0, 0 };
+
+	job_spawn(&j, 1);
+	job_join(&j);
+}
+
+struct smaps_job *smaps_read_start(const pid_t *pids, const unsigned long *skip, unsigned int n,
+				   struct vma_list *rets, int *errs, uint64_t *us)
+{
+	struct smaps_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	*j = (struct smaps_job){ pids, skip, rets, errs, us, n, 0, 0 };
+	job_spawn(j, 0);
+	return j;
+}
+
+void smaps_read_wait(struct smaps_job *j)
+{
+	if (!j)
+		return;
+	job_join(j);
+	free(j);
 }
 
 bool vma_layout_same(const struct vma_list *a, const struct vma_list *b)

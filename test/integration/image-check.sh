@@ -8,6 +8,9 @@
 #   d. a byte flipped inside a page run, of the task's pages and of the shared
 #      memory's (the first is found by the restorer, in the restored task)
 #   e. check-images exits non-zero on each of them, 0 on the dump as it was
+#   g. a byte flipped in the pages a forked child shares with its parent,
+#      which the restore maps before the forks (and checks as it reads them):
+#      refused the same way, no task left
 #   f. files the dump did not write (a note, a restore.log, the restore.log
 #      of a restore with -v4) change nothing: it restores, twice, and the
 #      pipe's data and both memories come back.
@@ -154,6 +157,33 @@ until grep -q '^check' "$tmp/out"; do
 done
 if ! grep -q '^check ok' "$tmp/out"; then
 	echo "FAIL: the restored victim: $(grep '^check' "$tmp/out" || echo 'no answer')"
+	fail=1
+fi
+kill -KILL "$vp" 2>/dev/null
+while [ -d "/proc/$vp" ]; do sleep 0.01; done
+
+# g. the parent's pages of a tree that forked after writing them
+setsid "$B/test/integration/dump-victim" mem 8 cow >"$tmp/cow.out" 2>&1 </dev/null &
+n=0
+until grep -q '^ready' "$tmp/cow.out" 2>/dev/null; do
+	n=$((n + 1))
+	[ $n -le 1000 ] || { echo "FAIL: the cow victim did not start"; exit 1; }
+	sleep 0.01
+done
+vp=$(awk '/^ready/ { print $2; exit }' "$tmp/cow.out")
+child=$(awk '/^ready/ { print $4; exit }' "$tmp/cow.out")
+"$CRIU_LIKE" dump -t "$vp" -D "$tmp/cow" --network-lock skip 2>"$tmp/cow.err" ||
+	{ cat "$tmp/cow.err"; echo "FAIL: dump of the cow tree"; exit 1; }
+rm -rf "$tmp/good"
+mv "$tmp/cow" "$tmp/good"
+pages=pages-$(pages_of "$tmp/good/pagemap-$vp.img").img
+copy flipcow
+# 4096 + 5 pages + 7: inside the 8 MiB the child got by fork
+flip "$tmp/flipcow/$pages" 24583
+refused flipcow "$pages: offset [0-9]*: page run checksum mismatch"
+if [ -d "/proc/$child" ]; then
+	echo "FAIL: flipcow: the child $child is left behind"
+	kill -KILL "$child"
 	fail=1
 fi
 [ $fail = 0 ] && echo "image-check: ok"

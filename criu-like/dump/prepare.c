@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A frozen task made ready for its dump: what /proc shows of it read (stat,
+ * status, limits, its VMAs from smaps), then the task infected. For a tree,
+ * every task is read first and all are infected at once; the smaps of all
+ * but the first are then read in the background while the first is dumped
+ * (dump_vmas_wait()): a forked child's smaps walk is slow on the pages it
+ * shares with its parent (about 10 ms per 256 MiB here).
+ */
+#define LOG_PREFIX "dump: "
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cr.h"
+#include "dump.h"
+#include "infect.h"
+#include "log.h"
+#include "smaps-reader.h"
+#include "snapshot.h"
+#include "stats.h"
+#include "util.h"
+
+/* /proc/@pid/limits, malloc'ed, before the parasite may raise RLIMIT_NOFILE (core.c). */
+static int read_limits(pid_t pid, char **ret)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", pid);
+	free(*ret);
+	*ret = read_file_at(AT_FDCWD, path, NULL);
+	if (!*ret) {
+		pr_perror("read %s", path);
+		return neg_errno();
+	}
+	return 0;
+}
+
+/*
+ * The parasite needs descriptors of the task (its socket, the pipes it is
+ * given) below the RLIMIT_NOFILE hard limit (it raises the soft one itself):
+ * refused by name when the task's open files fill even that (it lowered the
+ * limit under them).
+ */
+#define PARASITE_FDS_NEEDED 3
+static int check_fd_room(pid_t pid, const char *limits)
+{
+	const char *row = limits ? strstr(limits, "\nMax open files") : NULL;
+	_cleanup_closedir_ DIR *d = NULL;
+	unsigned long long hard = ~0ULL, free = 0, i;
+	char soft[32], hardw[32], path[64];
+	bool used[4096] = { false };
+	struct dirent *e;
+
+	if (!row || sscanf(row + 26, "%31s %31s", soft, hardw) != 2 || !strcmp(hardw, "unlimited"))
+		return 0;
+	hard = strtoull(hardw, NULL, 10);
+	if (hard >= ARRAY_SIZE(used))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return 0; /* the dump's file pass says what is wrong */
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' && strtoull(e->d_name, NULL, 10) < ARRAY_SIZE(used))
+			used[strtoull(e->d_name, NULL, 10)] = true;
+	for (i = 0; i < hard; i++)
+		free += !used[i];
+	/* its socket, and the two ends of a pipe at once */
+	if (free >= PARASITE_FDS_NEEDED)
+		return 0;
+	pr_err("pid %d: %llu descriptors free under its RLIMIT_NOFILE hard limit %llu, the "
+	       "parasite needs %d (raising a hard limit needs CAP_SYS_RESOURCE)\n",
+	       pid, free, hard, PARASITE_FDS_NEEDED);
+	return -EMFILE;
+}
+
+/*
+ * --allow-uprobes: the [uprobes] area (the kernel's out-of-line stepping page,
+ * made on a task's first uprobe hit) is left out; the kernel makes it again on
+ * the next hit after the restore. Without the option mem-scan.c refuses it.
+ */
+static void drop_uprobes_area(struct dump_task *dt)
+{
+	struct vma_list *l = &dt->vmas;
+	unsigned int i;
+
+	for (i = 0; i < l->nr; i++) {
+		struct vma_entry *v = &l->vmas[i];
+
+		if (v->kind != VMA_OTHER || !v->path || strcmp(v->path, "[uprobes]"))
+			continue;
+		pr_info("pid %d: [uprobes] %lx-%lx left out (--allow-uprobes)\n", dt->t->pid,
+			v->start, v->end);
+		vma_entry_fini(v);
+		memmove(v, v + 1, (l->nr - i - 1) * sizeof(*v));
+		l->nr--;
+		i--;
+	}
+}
+
+/*
+ * Read what /proc shows of a frozen task, before its infection, but its
+ * VMAs (prepare_vmas()).
+ */
+static int prepare_read(struct dump_task *dt)
+{
+	struct seized_task *t = dt->t;
+	pid_t tids[t->nr_threads];
+	unsigned int i, removed;
+	int err;
+
+	for (i = 0; i < t->nr_threads; i++)
+		tids[i] = t->threads[i].tid;
+	/* Read before the infection, which blocks every signal while the parasite runs. */
+	err = proc_parse_stat(t->pid, 0, &dt->stat);
+	if (!err)
+		err = read_limits(t->pid, &dt->limits);
+	if (!err)
+		err = check_fd_room(t->pid, dt->limits);
+	if (!err)
+		err = proc_parse_status(t->pid, 0, &dt->status);
+	if (!err)
+		err = parasite_remove_stale_areas(t->pid, tids, t->nr_threads, &removed);
+	return err;
+}
+
+/* smaps read before the infection (@err, in @us) into dt->vmas: what is left to do with it. */
+static int prepare_smaps_read(const struct cr_options *o, struct dump_task *dt, int err,
+			      uint64_t us)
+{
+	if (err) {
+		pr_errno(err, "pid %d: cannot read its smaps", dt->t->pid);
+		return err;
+	}
+	pr_debug("pid %d: smaps read, %u VMAs, %llu us\n", dt->t->pid, dt->vmas.nr,
+		 (unsigned long long)us);
+	if (o && o->allow_uprobes)
+		drop_uprobes_area(dt);
+	return 0;
+}
+
+/*
+ * smaps read after the infection (@err, in @us) into dt->vmas, the
+ * parasite's area dropped: the layout must be the one of /proc/PID/maps
+ * before the infection (@maps). Not seen otherwise; if it differs (the
+ * infection merged two VMAs?), smaps is read again: the task as it is now.
+ */
+static int infected_smaps_read(const struct cr_options *o, struct dump_task *dt,
+			       const struct vma_list *maps, int err, uint64_t us)
+{
+	pid_t pid = dt->t->pid;
+	unsigned long a0 = 0, a1 = 0;
+
+	if (err) {
+		pr_errno(err, "pid %d: cannot read its smaps", pid);
+		return err;
+	}
+	pr_debug("pid %d: smaps read, %u VMAs, %llu us\n", pid, dt->vmas.nr,
+		 (unsigned long long)us);
+	if (!vma_layout_same(maps, &dt->vmas)) {
+		pr_warn("pid %d: its smaps differ from its maps (%u and %u VMAs): reading smaps "
+			"again\n",
+			pid, dt->vmas.nr, maps->nr);
+		vma_list_fini(&dt->vmas);
+		parasite_area(dt->ctl, &a0, &a1);
+		err = smaps_read(pid, a0, a1, &dt->vmas);
+	}
+	/* [uprobes] is not in maps as the infection left it: dropped after the check */
+	if (!err && o && o->allow_uprobes)
+		drop_uprobes_area(dt);
+	return err;
+}
+
+/*
+ * The VMAs of @n tasks prepare_read() made ready (@dts), after their stale
+ * areas are gone, before our own area appears: smaps itself, read side by
+ * side, without --snapshot, as nothing runs beside its read. With
+ * --snapshot, smaps, whose read walks every page table entry, is read after
+ * the infection (prepare_infected()); their maps are read here into @maps.
+ */
+static int prepare_vmas(const struct cr_options *o, bool snap, struct dump_task **dts,
+			unsigned int n, struct vma_list *maps)
+{
+	_cleanup_free_ pid_t *pids = calloc(n + 1, sizeof(*pids));
+	_cleanup_free_ struct vma_list *vl = calloc(n + 1, sizeof(*vl));
+	_cleanup_free_ int *errs = calloc(n + 1, sizeof(*errs));
+	_cleanup_free_ uint64_t *us = calloc(n + 1, sizeof(*us));
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; snap && i < n && !err; i++)
+		err = proc_parse_maps(dts[i]->t->pid, false, &maps[i]);
+	if (snap)
+		return err;
+	if (!pids || !vl || !errs || !us)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		pids[i] = dts[i]->t->pid;
+	smaps_read_many(pids, NULL, n, vl, errs, us);
+	for (i = 0; i < n; i++) {
+		dts[i]->vmas = vl[i];
+		err = err ?: prepare_smaps_read(o, dts[i], errs[i], us[i]);
+	}
+	return err;
+}
+
+/*
+ * --snapshot, once the task is infected: smaps is read while the write
+ * protection armed early runs in background threads
+ * (snapshot_task_early_arm()). Not during the infection and the arming:
+ * both take the mmap_lock for writing, which would wait for the read's walk
+ * of a VMA.
+ */
+static int prepare_infected(const struct cr_options *o, struct dump_ctx *ctx, struct dump_task *dt,
+			    struct vma_list *maps)
+{
+	unsigned long a0 = 0, a1 = 0;
+	uint64_t t0;
+	int err;
+
+	if (!ctx || !ctx->snap)
+		return 0;
+	err = snapshot_task_early_arm(ctx, dt, maps);
+	if (err)
+		return err;
+	parasite_area(dt->ctl, &a0, &a1);
+	t0 = stats_now_ns();
+	err = smaps_read(dt->t->pid, a0, a1, &dt->vmas);
+	return infected_smaps_read(o, dt, maps, err, (stats_now_ns() - t0) / 1000);
+}
+
+/* Read what /proc shows of a frozen task and infect it. @ctx: NULL (no --snapshot). */
+static int prepare_task(const struct cr_options *o, struct dump_ctx *ctx, struct dump_task *dt)
+{
+	struct seized_task *t = dt->t;
+	pid_t tids[t->nr_threads];
+	struct vma_list maps = { 0 };
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < t->nr_threads; i++)
+		tids[i] = t->threads[i].tid;
+	err = prepare_read(dt);
+	if (!err)
+		err = prepare_vmas(o, ctx && ctx->snap, &dt, 1, &maps);
+	if (!err)
+		err = parasite_infect(t->pid, tids, t->nr_threads, &dt->ctl);
+	if (!err)
+		err = prepare_infected(o, ctx, dt, &maps);
+	vma_list_fini(&maps);
+	if (err)
+		pr_errno(err, "pid %d: cannot prepare the task for the dump", t->pid);
+	return err;
+}
+
+int dump_task_prepare(const struct cr_options *o, struct dump_task *dt)
+{
+	return prepare_task(o, NULL, dt);
+}
+
+bool dump_task_live(const struct dump_task *dt)
+{
+	return dt->t->state == TASK_ALIVE || dt->t->state == TASK_STOPPED;
+}
+
+/* The tasks whose smaps is read in the background, after their infection. */
+struct smaps_bg {
+	struct smaps_job *job;
+	unsigned int n;
+	struct dump_task **dts;
+	struct vma_list *maps; /* before the infection */
+	struct vma_list *vl; /* smaps, as read */
+	pid_t *pids;
+	unsigned long *skip; /* the parasite's area of each: start, end */
+	int *errs;
+	uint64_t *us;
+};
+
+static void bg_free(struct smaps_bg *bg)
+{
+	if (!bg)
+		return;
+	for (unsigned int i = 0; i < bg->n; i++) {
+		if (bg->maps)
+			vma_list_fini(&bg->maps[i]);
+		if (bg->vl)
+			vma_list_fini(&bg->vl[i]);
+	}
+	free(bg->dts);
+	free(bg->maps);
+	free(bg->vl);
+	free(bg->pids);
+	free(bg->skip);
+	free(bg->errs);
+	free(bg->us);
+	free(bg);
+}
+
+/* For @dts[0..@n): their maps read now, before their infection. */
+static struct smaps_bg *bg_new(struct dump_task **dts, unsigned int n)
+{
+	struct smaps_bg *bg = calloc(1, sizeof(*bg));
+	int err = 0;
+
+	if (!bg)
+		return NULL;
+	bg->n = n;
+	bg->dts = calloc(n, sizeof(*bg->dts));
+	bg->maps = calloc(n, sizeof(*bg->maps));
+	bg->vl = calloc(n, sizeof(*bg->vl));
+	bg->pids = calloc(n, sizeof(*bg->pids));
+	bg->skip = calloc(2 * n, sizeof(*bg->skip));
+	bg->errs = calloc(n, sizeof(*bg->errs));
+	bg->us = calloc(n, sizeof(*bg->us));
+	if (!bg->dts || !bg->maps || !bg->vl || !bg->pids || !bg->skip || !bg->errs || !bg->us)
+		err = -ENOMEM;
+	for (unsigned int i = 0; i < n && !err; i++) {
+		bg->dts[i] = dts[i];
+		bg->pids[i] = dts[i]->t->pid;
+		err = proc_parse_maps(bg->pids[i], false, &bg->maps[i]);
+	}
+	if (err) {
+		bg_free(bg);
+		errno = -err;
+		return NULL;
+	}
+	return bg;
+}
+
+/* Once they are infected: their smaps read in the background, the parasites' areas dropped. */
+static int bg_start(struct smaps_bg *bg)
+{
+	for (unsigned int i = 0; i < bg->n; i++)
+		parasite_area(bg->dts[i]->ctl, &bg->skip[2 * i], &bg->skip[2 * i + 1]);
+	bg->job = smaps_read_start(bg->pids, bg->skip, bg->n, bg->vl, bg->errs, bg->us);
+	return bg->job ? 0 : neg_errno();
+}
+
+int dump_vmas_wait(struct dump_ctx *ctx)
+{
+	struct smaps_bg *bg = TAKE_PTR(ctx->smaps_bg);
+	int err = 0;
+
+	if (!bg)
+		return 0;
+	smaps_read_wait(TAKE_PTR(bg->job));
+	for (unsigned int i = 0; i < bg->n; i++) {
+		struct dump_task *dt = bg->dts[i];
+		int e;
+
+		dt->vmas = bg->vl[i];
+		bg->vl[i] = (struct vma_list){ 0 };
+		e = infected_smaps_read(ctx->opts, dt, &bg->maps[i], bg->errs[i], bg->us[i]);
+		err = err ?: e;
+	}
+	bg_free(bg);
+	return err;
+}
+
+/* The requests of parasite_infect_all() for the live tasks, @tids holding all their threads. */
+static unsigned int infect_reqs(struct dump_ctx *ctx, struct infect_req *reqs, unsigned int *idx,
+				pid_t *tids)
+{
+	unsigned int i, j, n = 0;
+
+	for (i = 0; i < ctx->nr_tasks; i++) {
+		const struct seized_task *t = ctx->tasks[i].t;
+
+		if (!dump_task_live(&ctx->tasks[i]))
+			continue;
+		for (j = 0; j < t->nr_threads; j++)
+			tids[j] = t->threads[j].tid;
+		reqs[n] = (struct infect_req){ t->pid, tids, t->nr_threads };
+		tids += t->nr_threads;
+		idx[n++] = i;
+	}
+	return n;
+}
+
+/*
+ * Every live task: what /proc shows of it read first, then all of them
+ * infected at once (parasite_infect_all(): the parasites start side by
+ * side), then --snapshot's part. With @background and no --snapshot, the
+ * smaps of every task but the first is read once they are infected, in the
+ * background (ctx->smaps_bg, dump_vmas_wait()). A failure leaves the tasks
+ * infected so far to the cure of every task (cure_tasks()).
+ */
+int dump_prepare_tasks(struct dump_ctx *ctx, bool background)
+{
+	unsigned int n = ctx->nr_tasks + 1, nr_threads = 1, m, i, later;
+	_cleanup_free_ struct infect_req *reqs = calloc(n, sizeof(*reqs));
+	_cleanup_free_ struct parasite_ctl **ctls = calloc(n, sizeof(*ctls));
+	_cleanup_free_ struct vma_list *maps = calloc(n, sizeof(*maps));
+	_cleanup_free_ unsigned int *idx = calloc(n, sizeof(*idx));
+	_cleanup_free_ int *errs = calloc(n, sizeof(*errs));
+	_cleanup_free_ struct dump_task **dts = calloc(n, sizeof(*dts));
+	_cleanup_free_ pid_t *tids = NULL;
+	struct smaps_bg *bg = NULL;
+	int err = 0;
+
+	for (i = 0; i < ctx->nr_tasks; i++)
+		nr_threads += ctx->tasks[i].t->nr_threads;
+	tids = calloc(nr_threads, sizeof(*tids));
+	if (!reqs || !ctls || !maps || !idx || !errs || !dts || !tids)
+		return -ENOMEM;
+	m = infect_reqs(ctx, reqs, idx, tids);
+	later = background && !ctx->snap && m > 1 ? m - 1 : 0;
+	for (i = 0; i < m && !err; i++) {
+		dts[i] = &ctx->tasks[idx[i]];
+		err = prepare_read(dts[i]);
+		if (err)
+			pr_errno(err, "pid %d: cannot prepare the task for the dump", reqs[i].pid);
+	}
+	if (!err && m)
+		err = prepare_vmas(ctx->opts, ctx->snap, dts, m - later, maps);
+	if (!err && later) {
+		bg = bg_new(dts + 1, later);
+		if (!bg)
+			err = neg_errno();
+	}
+	if (!err)
+		err = parasite_infect_all(reqs, m, ctls, errs);
+	for (i = 0; i < m; i++)
+		ctx->tasks[idx[i]].ctl = ctls[i];
+	for (i = 0; i < m && err; i++)
+		if (errs[i]) {
+			pr_errno(err, "pid %d: cannot prepare the task for the dump", reqs[i].pid);
+			break;
+		}
+	for (i = 0; i < m && !err; i++) {
+		err = prepare_infected(ctx->opts, ctx, &ctx->tasks[idx[i]], &maps[i]);
+		if (err)
+			pr_errno(err, "pid %d: cannot prepare the task for the dump", reqs[i].pid);
+	}
+	if (!err && bg)
+		err = bg_start(bg);
+	if (!err && bg)
+		ctx->smaps_bg = TAKE_PTR(bg);
+	bg_free(bg);
+	for (i = 0; i < m; i++)
+		vma_list_fini(&maps[i]);
+	return err;
+}
