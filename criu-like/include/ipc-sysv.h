@@ -57,7 +57,7 @@ void ipc_ns_root_leave(int entered);
  * (@len entries) with [id, nsems, pid...] for each set and -1 last;
  * ipc_sysv_use_sem_pids() makes ipc_sysv_dump() take the pids from such a
  * table (NULL: GETPID of the caller). ipc_sem_pid_lookup(): the pid of
- * semaphore @i of set @id in @tab, -1 if not there (pure).
+ * semaphore @i of set @id in @tab, -ENOENT if not there (pure).
  */
 int ipc_sysv_sem_pids_read(int32_t *tab, size_t len);
 void ipc_sysv_use_sem_pids(const int32_t *tab, size_t len);

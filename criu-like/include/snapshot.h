@@ -25,7 +25,7 @@ struct snap_layout {
 
 int snap_layout_init(struct snap_layout *l, const struct mem_runs *runs);
 void snap_layout_fini(struct snap_layout *l);
-/* The image page holding @addr, or -1 when no run has it; *@ret_run: its run. */
+/* The image page holding @addr, or -ENOENT when no run has it; *@ret_run: its run. */
 int64_t snap_page_index(const struct snap_layout *l, unsigned long addr, unsigned int *ret_run);
 
 /* State of each image page. */
@@ -40,7 +40,7 @@ enum {
  * saved by the handler must still be write-protected and present or swapped,
  * as @reg (PAGEMAP_SCAN regions of such pages, sorted) says; otherwise it
  * changed without a write fault (unmapped, moved, discarded). The index of
- * the first page that fails, or -1.
+ * the first page that fails, or -ENOENT.
  */
 long snap_chunk_check(const uint8_t *state, unsigned long addr, unsigned long nr_pages,
 		      const struct page_region *reg, unsigned int nr_reg);

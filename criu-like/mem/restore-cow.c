@@ -130,12 +130,16 @@ static int pages_fd(struct restore_ctx *ctx, const struct rst_mem_plan *p)
 	struct cr_img *img;
 	int fd;
 
-	if (p->has_chain_fd)
-		return fcntl(p->chain_fd, F_DUPFD_CLOEXEC, 0);
+	if (p->has_chain_fd) {
+		fd = fcntl(p->chain_fd, F_DUPFD_CLOEXEC, 0);
+		return fd < 0 ? neg_errno() : fd;
+	}
 	img = img_open(ctx->dirfd, CR_IMG_PAGES, p->pages_id, IMG_READ);
 	if (!img)
-		return -1;
+		return neg_errno();
 	fd = fcntl(img_raw_fd(img), F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		fd = neg_errno();
 	img_close(img);
 	return fd;
 }
@@ -527,7 +531,7 @@ int rst_cow_prepare(struct restore_ctx *ctx, struct rst_task *t)
 	if (!err) {
 		fd = pages_fd(ctx, p);
 		if (fd < 0 && p->nr_runs)
-			err = neg_errno();
+			err = fd;
 	}
 	for (size_t i = 0; !err && i < p->mm->n_vmas; i++) {
 		if (!p->vma_keep[i])
@@ -663,7 +667,7 @@ int rst_cow_finish(struct restore_ctx *ctx, struct rst_task *t)
 		return 0;
 	fd = pages_fd(ctx, p);
 	if (fd < 0 && p->nr_runs)
-		return neg_errno();
+		return fd;
 	err = check_kept(pid, fd, p);
 	if (err)
 		return err;

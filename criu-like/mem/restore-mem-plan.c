@@ -99,7 +99,7 @@ int rst_plan_check_vmas(pid_t pid, const MmEntry *mm)
 	return 0;
 }
 
-/* The index of the VMA holding @addr, or -1. */
+/* The index of the VMA holding @addr, or -ENOENT. */
 static long vma_find(const MmEntry *mm, uint64_t addr)
 {
 	size_t lo = 0, hi = mm->n_vmas;
@@ -114,7 +114,7 @@ static long vma_find(const MmEntry *mm, uint64_t addr)
 		else
 			return (long)mid;
 	}
-	return -1;
+	return -ENOENT;
 }
 
 /* Mark the private VMAs that [@start, @end) covers; they must touch each other. */

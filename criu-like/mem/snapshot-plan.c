@@ -43,10 +43,10 @@ int64_t snap_page_index(const struct snap_layout *l, unsigned long addr, unsigne
 			hi = mid;
 	}
 	if (!lo)
-		return -1;
+		return -ENOENT;
 	lo--;
 	if (addr >= l->runs->runs[lo].start + l->runs->runs[lo].nr_pages * PAGE_SIZE)
-		return -1;
+		return -ENOENT;
 	*ret_run = lo;
 	return (int64_t)(l->first[lo] + (addr - l->runs->runs[lo].start) / PAGE_SIZE);
 }
@@ -67,5 +67,5 @@ long snap_chunk_check(const uint8_t *state, unsigned long addr, unsigned long nr
 		if (r == nr_reg || reg[r].start > a)
 			return (long)i;
 	}
-	return -1;
+	return -ENOENT;
 }

@@ -73,10 +73,7 @@ int ipc_sysv_sem_pids_read(int32_t *tab, size_t len)
 	return 0;
 }
 
-/*
- * The last pid of semaphore @i of set @id in the table (0: none); -1 when the
- * table does not have it: a sentinel, not an error (test-ipc-pure.c checks it).
- */
+/* The last pid of semaphore @i of set @id in the table (0: none); -ENOENT when it is not there. */
 int32_t ipc_sem_pid_lookup(const int32_t *tab, size_t len, int id, unsigned long i)
 {
 	size_t at = 0;
@@ -87,10 +84,10 @@ int32_t ipc_sem_pid_lookup(const int32_t *tab, size_t len, int id, unsigned long
 		if (at + 2 + n > len)
 			break;
 		if (tab[at] == id)
-			return i < n ? tab[at + 2 + i] : -1;
+			return i < n ? tab[at + 2 + i] : -ENOENT;
 		at += 2 + n;
 	}
-	return -1;
+	return -ENOENT;
 }
 
 size_t ipc_sem_keep_ops(unsigned short num, unsigned int value, struct sembuf *ops)

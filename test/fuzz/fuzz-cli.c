@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The command-line parser (criu-like/cli/cli.c): the input is argv, its
+ * The command-line parser (criu-like/cli/parse.c): the input is argv, its
  * arguments separated by NUL bytes; parsed into options, validated against
  * the command, privileges computed. Nothing is run.
  */

@@ -3,7 +3,7 @@
  * The pure half of the IPC code: the text of a POSIX message queue's file
  * (mq_notify registrations, files/mqueue.c), the semops that keep a SysV
  * semaphore's value while giving it a last pid, and the table of last pids
- * read inside a pid namespace (ns/ipc-sysv.c).
+ * read inside a pid namespace (ns/ipc-sysv-sem.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -98,13 +98,13 @@ static void test_sem_pid_lookup(void **state)
 	assert_int_equal(ipc_sem_pid_lookup(tab, 9, 5, 0), 10);
 	assert_int_equal(ipc_sem_pid_lookup(tab, 9, 5, 1), 0);
 	assert_int_equal(ipc_sem_pid_lookup(tab, 9, 5, 2), 12);
-	assert_int_equal(ipc_sem_pid_lookup(tab, 9, 5, 3), -1);
+	assert_int_equal(ipc_sem_pid_lookup(tab, 9, 5, 3), -ENOENT);
 	assert_int_equal(ipc_sem_pid_lookup(tab, 9, 9, 0), 77);
-	assert_int_equal(ipc_sem_pid_lookup(tab, 9, 4, 0), -1);
+	assert_int_equal(ipc_sem_pid_lookup(tab, 9, 4, 0), -ENOENT);
 	/* a table cut short: never read past it */
-	assert_int_equal(ipc_sem_pid_lookup(tab, 6, 9, 0), -1);
-	assert_int_equal(ipc_sem_pid_lookup(tab, 4, 5, 0), -1);
-	assert_int_equal(ipc_sem_pid_lookup(NULL, 0, 5, 0), -1);
+	assert_int_equal(ipc_sem_pid_lookup(tab, 6, 9, 0), -ENOENT);
+	assert_int_equal(ipc_sem_pid_lookup(tab, 4, 5, 0), -ENOENT);
+	assert_int_equal(ipc_sem_pid_lookup(NULL, 0, 5, 0), -ENOENT);
 }
 
 int main(void)

@@ -40,17 +40,17 @@ static void test_layout(void **state)
 	assert_int_equal(l.first[2], 5);
 	assert_int_equal(l.first[3], 8);
 	/* below, inside, between and after the runs */
-	assert_int_equal(snap_page_index(&l, A - PAGE_SIZE, &run), -1);
+	assert_int_equal(snap_page_index(&l, A - PAGE_SIZE, &run), -ENOENT);
 	assert_int_equal(snap_page_index(&l, A, &run), 0);
 	assert_int_equal(run, 0);
 	assert_int_equal(snap_page_index(&l, A + PG(3) + 17, &run), 3);
-	assert_int_equal(snap_page_index(&l, A + PG(4), &run), -1);
+	assert_int_equal(snap_page_index(&l, A + PG(4), &run), -ENOENT);
 	assert_int_equal(snap_page_index(&l, A + PG(10), &run), 4);
 	assert_int_equal(run, 1);
-	assert_int_equal(snap_page_index(&l, A + PG(11), &run), -1);
+	assert_int_equal(snap_page_index(&l, A + PG(11), &run), -ENOENT);
 	assert_int_equal(snap_page_index(&l, A + PG(14), &run), 7);
 	assert_int_equal(run, 2);
-	assert_int_equal(snap_page_index(&l, A + PG(15), &run), -1);
+	assert_int_equal(snap_page_index(&l, A + PG(15), &run), -ENOENT);
 	snap_layout_fini(&l);
 }
 
@@ -63,7 +63,7 @@ static void test_layout_empty(void **state)
 	(void)state;
 	assert_int_equal(snap_layout_init(&l, &r), 0);
 	assert_int_equal(l.first[0], 0);
-	assert_int_equal(snap_page_index(&l, A, &run), -1);
+	assert_int_equal(snap_page_index(&l, A, &run), -ENOENT);
 	snap_layout_fini(&l);
 }
 
@@ -73,10 +73,10 @@ static void test_chunk_intact(void **state)
 	struct page_region reg[] = { { A, A + PG(3), 0 }, { A + PG(3), A + PG(8), 0 } };
 
 	(void)state;
-	assert_int_equal(snap_chunk_check(st, A, 8, reg, 2), -1);
+	assert_int_equal(snap_chunk_check(st, A, 8, reg, 2), -ENOENT);
 	/* one region covering more than the chunk */
 	reg[0].end = A + PG(100);
-	assert_int_equal(snap_chunk_check(st, A, 8, reg, 1), -1);
+	assert_int_equal(snap_chunk_check(st, A, 8, reg, 1), -ENOENT);
 }
 
 static void test_chunk_hole(void **state)
@@ -89,7 +89,7 @@ static void test_chunk_hole(void **state)
 	assert_int_equal(snap_chunk_check(st, A, 8, reg, 2), 3);
 	/* ... unless the handler saved it first (it un-protected it itself) */
 	st[3] = SNAP_FAULTED;
-	assert_int_equal(snap_chunk_check(st, A, 8, reg, 2), -1);
+	assert_int_equal(snap_chunk_check(st, A, 8, reg, 2), -ENOENT);
 	/* a page the copy had marked is not excused */
 	st[3] = SNAP_COPIED;
 	assert_int_equal(snap_chunk_check(st, A, 8, reg, 2), 3);
@@ -105,7 +105,7 @@ static void test_chunk_ends(void **state)
 	st[0] = SNAP_FAULTED;
 	assert_int_equal(snap_chunk_check(st, A, 4, reg, 1), 3);
 	st[3] = SNAP_FAULTED;
-	assert_int_equal(snap_chunk_check(st, A, 4, reg, 1), -1);
+	assert_int_equal(snap_chunk_check(st, A, 4, reg, 1), -ENOENT);
 	/* nothing reported at all: the first page not saved by the handler */
 	st[0] = SNAP_UNSAVED;
 	assert_int_equal(snap_chunk_check(st, A, 4, NULL, 0), 0);
