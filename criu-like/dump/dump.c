@@ -396,6 +396,7 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 
 		proc_status_fini(&dt->status);
 		vma_list_fini(&dt->vmas);
+		cow_pagemap_fini(&dt->cow_pm);
 		mem_plan_fini(&dt->plan);
 		mem_runs_fini(&dt->parent_runs);
 		mem_runs_fini(&dt->shared_runs);

@@ -279,6 +279,7 @@ struct smaps_bg {
 	unsigned long *skip; /* the parasite's area of each: start, end */
 	int *errs;
 	uint64_t *us;
+	bool prefetch; /* their pagemaps too, for the comparison with their parents */
 };
 
 static void bg_free(struct smaps_bg *bg)
@@ -332,12 +333,22 @@ static struct smaps_bg *bg_new(struct dump_task **dts, unsigned int n)
 	return bg;
 }
 
+/* In a background thread, task @i's smaps read: its pagemap read ahead (a failure: read later). */
+static void bg_prefetch(unsigned int i, void *arg)
+{
+	struct smaps_bg *bg = arg;
+
+	if (bg->prefetch && cow_pagemap_prefetch(bg->pids[i], &bg->vl[i], &bg->dts[i]->cow_pm))
+		cow_pagemap_fini(&bg->dts[i]->cow_pm);
+}
+
 /* Once they are infected: their smaps read in the background, the parasites' areas dropped. */
 static int bg_start(struct smaps_bg *bg)
 {
 	for (unsigned int i = 0; i < bg->n; i++)
 		parasite_area(bg->dts[i]->ctl, &bg->skip[2 * i], &bg->skip[2 * i + 1]);
-	bg->job = smaps_read_start(bg->pids, bg->skip, bg->n, bg->vl, bg->errs, bg->us);
+	bg->job = smaps_read_start(bg->pids, bg->skip, bg->n, bg->vl, bg->errs, bg->us, bg_prefetch,
+				   bg);
 	return bg->job ? 0 : neg_errno();
 }
 
@@ -422,6 +433,8 @@ int dump_prepare_tasks(struct dump_ctx *ctx, bool background)
 		bg = bg_new(dts + 1, later);
 		if (!bg)
 			err = neg_errno();
+		else
+			bg->prefetch = !ctx->opts->no_cow_share;
 	}
 	if (!err)
 		err = parasite_infect_all(reqs, m, ctls, errs);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "mem-scan.h"
+#include "proc-parse.h"
 
 /*
  * Pages [@start, @start + @n pages) whose pagemap entries @child[i] and
@@ -59,9 +60,32 @@ struct cow_parent {
 int cow_parent_load(pid_t pid, struct mem_runs *saved, struct cow_parent *cp);
 void cow_parent_fini(struct cow_parent *cp);
 
-/* The same as cow_scan_same() against a loaded parent. */
-int cow_scan_same_cached(pid_t pid, const struct cow_parent *cp, const struct mem_runs *runs,
-			 struct mem_runs *same);
+/*
+ * A task's pagemap entries over its private VMAs that hold anonymous pages,
+ * read ahead (in the background while another task is dumped,
+ * dump/prepare.c) so that the comparison with its parent does not wait for
+ * the read: 2-4 ms per 256 MiB here.
+ */
+struct cow_pagemap {
+	unsigned int nr;
+	struct cow_pm_seg {
+		unsigned long start;
+		size_t n; /* pages */
+		uint64_t *ents;
+	} * seg;
+};
+
+/*
+ * Read @pid's entries over the private VMAs of @vmas with anonymous pages,
+ * up to COW_PREFETCH_MAX entries in all (what is left out is read when it
+ * is compared). 0 or -errno; @pm holds what was read either way.
+ */
+int cow_pagemap_prefetch(pid_t pid, const struct vma_list *vmas, struct cow_pagemap *pm);
+void cow_pagemap_fini(struct cow_pagemap *pm);
+
+/* The same as cow_scan_same() against a loaded parent, @pm (NULL: none) read ahead. */
+int cow_scan_same_cached(pid_t pid, const struct cow_parent *cp, const struct cow_pagemap *pm,
+			 const struct mem_runs *runs, struct mem_runs *same);
 
 /*
  * The entries of @cp over [@addr, @addr + @n pages) into @out (0 where it

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cow-share.h"
 #include "image.h"
 #include "kerndat.h"
 #include "mem-scan.h"
@@ -52,6 +53,7 @@ struct dump_task {
 	struct mem_runs shared_runs;
 	pid_t shared_pid; /* that parent, as the image names it (0: none) */
 	struct cow_parent *cow; /* as a parent: its pagemap over what it saved, for its children */
+	struct cow_pagemap cow_pm; /* its own, read ahead (prepare.c) */
 	bool files_shared_with_parent; /* files/fdtable.c: its fd table is its parent's */
 	/* /proc/PID/limits read before the infection (the parasite may raise RLIMIT_NOFILE) */
 	char *limits;

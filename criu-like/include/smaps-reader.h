@@ -35,12 +35,15 @@ void smaps_read_many(const pid_t *pids, const unsigned long *skip, unsigned int 
 
 /*
  * The same, in background threads: the arrays must stay until
- * smaps_read_wait(), which joins them and frees the job. NULL with errno
- * set when there is no memory for it (no thread runs then).
+ * smaps_read_wait(), which joins them and frees the job; @then (NULL:
+ * none) is called in the thread after each list read whole, with its index
+ * and @arg. NULL with errno set when there is no memory for it (no thread
+ * runs then).
  */
 struct smaps_job;
 struct smaps_job *smaps_read_start(const pid_t *pids, const unsigned long *skip, unsigned int n,
-				   struct vma_list *rets, int *errs, uint64_t *us);
+				   struct vma_list *rets, int *errs, uint64_t *us,
+				   void (*then)(unsigned int i, void *arg), void *arg);
 void smaps_read_wait(struct smaps_job *j);
 
 /*

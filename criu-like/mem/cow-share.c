@@ -238,8 +238,67 @@ void cow_parent_ents(const struct cow_parent *cp, unsigned long addr, size_t n, 
 	}
 }
 
-static int scan_cached(int fd, pid_t pid, const struct cow_parent *cp, const struct mem_runs *runs,
-		       struct mem_runs *same, uint64_t *c, uint64_t *p)
+/* 64 MiB of entries per task (32 GiB of memory): past that, read when compared */
+#define COW_PREFETCH_MAX (8UL << 20)
+
+int cow_pagemap_prefetch(pid_t pid, const struct vma_list *vmas, struct cow_pagemap *pm)
+{
+	_cleanup_close_ int fd = -1;
+	size_t total = 0;
+	int err = 0;
+
+	*pm = (struct cow_pagemap){ 0 };
+	pm->seg = calloc(vmas->nr + 1, sizeof(*pm->seg));
+	if (!pm->seg)
+		return -ENOMEM;
+	fd = open_pagemap(pid);
+	if (fd < 0)
+		return neg_errno();
+	for (unsigned int i = 0; i < vmas->nr && !err; i++) {
+		const struct vma_entry *v = &vmas->vmas[i];
+		struct cow_pm_seg *s = &pm->seg[pm->nr];
+
+		s->n = (v->end - v->start) / PAGE_SIZE;
+		if (v->shared || !v->anonymous || total + s->n > COW_PREFETCH_MAX)
+			continue;
+		s->start = v->start;
+		s->ents = malloc(s->n * sizeof(*s->ents));
+		if (!s->ents)
+			return -ENOMEM;
+		err = read_ents(fd, pid, s->start, s->ents, s->n);
+		if (err)
+			free(s->ents);
+		else
+			pm->nr++;
+		total += s->n;
+	}
+	return err;
+}
+
+void cow_pagemap_fini(struct cow_pagemap *pm)
+{
+	for (unsigned int i = 0; i < pm->nr; i++)
+		free(pm->seg[i].ents);
+	free(pm->seg);
+	*pm = (struct cow_pagemap){ 0 };
+}
+
+/* The entries of [@addr, @addr + @n pages) from @pm into @out, if one segment holds them all. */
+static bool pm_ents(const struct cow_pagemap *pm, unsigned long addr, size_t n, uint64_t *out)
+{
+	for (unsigned int i = 0; pm && i < pm->nr; i++) {
+		const struct cow_pm_seg *s = &pm->seg[i];
+
+		if (s->start <= addr && addr + n * PAGE_SIZE <= s->start + s->n * PAGE_SIZE) {
+			memcpy(out, s->ents + (addr - s->start) / PAGE_SIZE, n * sizeof(*out));
+			return true;
+		}
+	}
+	return false;
+}
+
+static int scan_cached(int fd, pid_t pid, const struct cow_parent *cp, const struct cow_pagemap *pm,
+		       const struct mem_runs *runs, struct mem_runs *same, uint64_t *c, uint64_t *p)
 {
 	uint64_t zero = mem_zero_pfn();
 	int err = 0;
@@ -251,7 +310,7 @@ static int scan_cached(int fd, pid_t pid, const struct cow_parent *cp, const str
 			size_t n = min(r->nr_pages - done, (unsigned long)COW_ENTRIES);
 			unsigned long addr = r->start + done * PAGE_SIZE;
 
-			err = read_ents(fd, pid, addr, c, n);
+			err = pm_ents(pm, addr, n, c) ? 0 : read_ents(fd, pid, addr, c, n);
 			if (!err) {
 				cow_parent_ents(cp, addr, n, p);
 				err = cow_same_pfn(addr, c, p, n, zero, r->policy, same);
@@ -263,8 +322,8 @@ static int scan_cached(int fd, pid_t pid, const struct cow_parent *cp, const str
 }
 
 /* The buffers are allocated here, not with a cleanup attribute cppcheck cannot follow. */
-int cow_scan_same_cached(pid_t pid, const struct cow_parent *cp, const struct mem_runs *runs,
-			 struct mem_runs *same)
+int cow_scan_same_cached(pid_t pid, const struct cow_parent *cp, const struct cow_pagemap *pm,
+			 const struct mem_runs *runs, struct mem_runs *same)
 {
 	_cleanup_close_ int fd = open_pagemap(pid);
 	uint64_t *c, *p;
@@ -274,7 +333,7 @@ int cow_scan_same_cached(pid_t pid, const struct cow_parent *cp, const struct me
 		return neg_errno();
 	c = calloc(COW_ENTRIES, sizeof(*c));
 	p = calloc(COW_ENTRIES, sizeof(*p));
-	err = c && p ? scan_cached(fd, pid, cp, runs, same, c, p) : -ENOMEM;
+	err = c && p ? scan_cached(fd, pid, cp, pm, runs, same, c, p) : -ENOMEM;
 	free(c);
 	free(p);
 	return err;

@@ -866,7 +866,8 @@ static int split_cow_shared(struct dump_ctx *ctx, struct dump_task *dt)
 	if (!err && all.nr)
 		err = load_parent(pdt);
 	if (!err && all.nr)
-		err = cow_scan_same_cached(pid, pdt->cow, &all, &same);
+		err = cow_scan_same_cached(pid, pdt->cow, &dt->cow_pm, &all, &same);
+	cow_pagemap_fini(&dt->cow_pm);
 	if (!err && same.nr)
 		err = cow_shared_runs(&same, &pdt->cow->saved, &shared);
 	if (!err && shared.nr)

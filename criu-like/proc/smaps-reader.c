@@ -50,6 +50,8 @@ struct smaps_job {
 	int *errs;
 	uint64_t *us;
 	unsigned int n, nr_threads;
+	void (*then)(unsigned int i, void *arg);
+	void *arg;
 	atomic_uint next;
 	pthread_t th[16];
 };
@@ -74,6 +76,8 @@ static void *smaps_worker(void *arg)
 		j->errs[i] = smaps_read(j->pids[i], j->skip ? j->skip[2 * i] : 0,
 					j->skip ? j->skip[2 * i + 1] : 0, &j->rets[i]);
 		j->us[i] = now_us() - t0;
+		if (!j->errs[i] && j->then)
+			j->then(i, j->arg);
 	}
 	return NULL;
 }
@@ -102,20 +106,21 @@ static void job_join(struct smaps_job *j)
 void smaps_read_many(const pid_t *pids, const unsigned long *skip, unsigned int n,
 		     struct vma_list *rets, int *errs, uint64_t *us)
 {
-	struct smaps_job j = { pids, skip, rets, errs, us, n, 0, 0 };
+	struct smaps_job j = { pids, skip, rets, errs, us, n, 0, NULL, NULL, 0 };
 
 	job_spawn(&j, 1);
 	job_join(&j);
 }
 
 struct smaps_job *smaps_read_start(const pid_t *pids, const unsigned long *skip, unsigned int n,
-				   struct vma_list *rets, int *errs, uint64_t *us)
+				   struct vma_list *rets, int *errs, uint64_t *us,
+				   void (*then)(unsigned int i, void *arg), void *arg)
 {
 	struct smaps_job *j = calloc(1, sizeof(*j));
 
 	if (!j)
 		return NULL;
-	*j = (struct smaps_job){ pids, skip, rets, errs, us, n, 0, 0 };
+	*j = (struct smaps_job){ pids, skip, rets, errs, us, n, 0, then, arg, 0 };
 	job_spawn(j, 0);
 	return j;
 }

@@ -205,6 +205,40 @@ static void test_resolve_shared(void **state)
 }
 
 /* A live fork: the pages neither side wrote since are found, the others not. */
+/*
+ * The child's entries read ahead over its private anonymous VMAs (from its
+ * smaps) give what reading them at the comparison gives (@want); entries
+ * read ahead are what is compared (zeroed, nothing is shared).
+ */
+static void live_prefetch(pid_t pid, const struct cow_parent *cp, const char *m, size_t n,
+			  const struct mem_runs *runs, const struct mem_runs *want)
+{
+	struct vma_list vl = { 0 };
+	struct cow_pagemap pm;
+	struct mem_runs same = { 0 };
+	unsigned int i, k = 0;
+
+	assert_int_equal(proc_parse_maps(pid, true, &vl), 0);
+	assert_int_equal(cow_pagemap_prefetch(pid, &vl, &pm), 0);
+	for (i = 0; i < pm.nr; i++)
+		k += pm.seg[i].start <= (unsigned long)m &&
+		     (unsigned long)m + n * P <= pm.seg[i].start + pm.seg[i].n * P;
+	assert_int_equal(k, 1);
+	assert_int_equal(cow_scan_same_cached(pid, cp, &pm, runs, &same), 0);
+	assert_int_equal(same.nr, want->nr);
+	for (i = 0; i < same.nr; i++) {
+		assert_int_equal(same.runs[i].start, want->runs[i].start);
+		assert_int_equal(same.runs[i].nr_pages, want->runs[i].nr_pages);
+	}
+	mem_runs_fini(&same);
+	for (i = 0; i < pm.nr; i++)
+		memset(pm.seg[i].ents, 0, pm.seg[i].n * sizeof(*pm.seg[i].ents));
+	assert_int_equal(cow_scan_same_cached(pid, cp, &pm, runs, &same), 0);
+	assert_int_equal(same.nr, 0);
+	cow_pagemap_fini(&pm);
+	vma_list_fini(&vl);
+}
+
 static void test_live_fork(void **state)
 {
 	const int n = 16;
@@ -250,12 +284,13 @@ static void test_live_fork(void **state)
 						 MEM_SAVE_ANON),
 				 0);
 		assert_int_equal(cow_parent_load(getpid(), &saved, &cp), 0);
-		assert_int_equal(cow_scan_same_cached(pid, &cp, &runs, &same2), 0);
+		assert_int_equal(cow_scan_same_cached(pid, &cp, NULL, &runs, &same2), 0);
 		assert_int_equal(same2.nr, 4);
 		assert_int_equal(same2.runs[2].start, (unsigned long)m + 6 * P);
 		assert_int_equal(same2.runs[2].nr_pages, 4);
 		assert_int_equal(same2.runs[3].start, (unsigned long)m + 11 * P);
 		assert_int_equal(same2.runs[3].nr_pages, n - 11);
+		live_prefetch(pid, &cp, m, n, &runs, &same2);
 		cow_parent_fini(&cp);
 		mem_runs_fini(&same2);
 	}
