@@ -30,10 +30,11 @@ fail() {
 	exit 1
 }
 
-# wait_line N: until the output has N lines, 10 s at most.
+# wait_line N: until the output has N lines, 10 s at most (the file is made
+# by the pipeline's shell, which may not have run yet: no file is 0 lines).
 wait_line() {
 	n=0
-	while [ "$(wc -l <"$tmp/out")" -lt "$1" ]; do
+	while [ "$(cat "$tmp/out" 2>/dev/null | wc -l)" -lt "$1" ]; do
 		n=$((n + 1))
 		[ $n -le 200 ] || return 1
 		sleep 0.05
