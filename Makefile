@@ -52,8 +52,9 @@ $(B)/images/%.pb-c.o: $(B)/images/%.pb-c.c
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -c -o $@ $<
 
 # ---- parasite and restorer blobs (freestanding code run inside targets) ----
-# Each blob NAME is built from parasite/NAME.c plus parasite/lib/*.c and the
-# arch syscall stubs, linked as a PIE at 0 by parasite/blob.lds, checked for
+# Each blob NAME is built from parasite/NAME.c (plus parasite/NAME/*.c, linked
+# into that blob alone), parasite/lib/*.c and the arch syscall stubs, linked
+# as a PIE at 0 by parasite/blob.lds, checked for
 # run-time relocations and undefined symbols, then turned into
 # $(B)/include/NAME-blob.h (a byte array plus symbol offsets).
 BLOBS := $(basename $(notdir $(wildcard parasite/*.c)))
@@ -83,11 +84,18 @@ $(B)/parasite/arch/%.o: arch/x86/parasite/%.S
 BLOB_LIB_OBJ := $(patsubst parasite/lib/%.c,$(B)/parasite/lib/%.o,$(filter parasite/lib/%,$(BLOB_LIB_SRC))) \
 	$(patsubst arch/x86/parasite/%,$(B)/parasite/arch/%,$(addsuffix .o,$(basename $(filter arch/x86/%,$(BLOB_LIB_SRC)))))
 
+# A blob's own objects beyond parasite/NAME.o: those of parasite/NAME/*.c.
+define blob_own_obj
+$(B)/parasite/$(1).elf: BLOB_OWN_OBJ := $(patsubst %.c,$(B)/%.o,$(wildcard parasite/$(1)/*.c))
+$(B)/parasite/$(1).elf: $(patsubst %.c,$(B)/%.o,$(wildcard parasite/$(1)/*.c))
+endef
+$(foreach b,$(BLOBS),$(eval $(call blob_own_obj,$(b))))
+
 $(B)/parasite/%.elf: $(B)/parasite/%.o $(BLOB_LIB_OBJ) parasite/blob.lds
 	$(E) "  PIELD   $@"
 	$(Q)$(LD) -pie --no-dynamic-linker -z noexecstack --no-undefined --no-warn-rwx-segments \
 		-e __export_entry \
-		-T parasite/blob.lds -o $@ $< $(BLOB_LIB_OBJ)
+		-T parasite/blob.lds -o $@ $< $(BLOB_OWN_OBJ) $(BLOB_LIB_OBJ)
 
 $(B)/include/%-blob.h: $(B)/parasite/%.elf scripts/gen-blob.sh
 	$(E) "  BLOB    $@"

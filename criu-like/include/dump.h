@@ -73,7 +73,7 @@ struct dump_stats {
 };
 
 /*
- * mem.c: the FileEntry id of each file mapped so far, by what smaps shows of
+ * mm-img.c: the FileEntry id of each file mapped so far, by what smaps shows of
  * it (device, inode and path), so that the same library mapped by every task
  * of a tree is opened through map_files once, not once per task.
  */
@@ -113,11 +113,11 @@ struct dump_ctx {
 	bool failed; /* the dump failed: the kinds' dump_fini() undo what they made */
 	struct snapshot *snap; /* --snapshot: the pages copied once the tree runs (snapshot.h) */
 	struct kcmp_set fs_owners; /* fs.c: tasks whose fs context is not their parent's */
-	struct mapped_file_ids mapped; /* mem.c: file ids of mapped files */
+	struct mapped_file_ids mapped; /* mm-img.c: file ids of mapped files */
 	struct smaps_bg *smaps_bg; /* prepare.c: smaps read in the background */
 };
 
-/* mem.c: forget every mapped file's id. */
+/* mm-img.c: forget every mapped file's id. */
 void mapped_file_ids_fini(struct mapped_file_ids *m);
 
 /* core.c: core-PID.img (threads and task state), creds-PID.img. */
@@ -135,7 +135,7 @@ int dump_vmas_wait(struct dump_ctx *ctx);
 /* prepare.c: alive or stopped (a zombie is neither). */
 bool dump_task_live(const struct dump_task *dt);
 int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt);
-/* mem.c: mm-PID.img, pagemap-PID.img and its pages image. */
+/* mem.c: mm-PID.img (mm-img.c), pagemap-PID.img and its pages image. */
 int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt);
 /*
  * mem.c: the scan alone (dt->plan; with a parent image, dt->parent_runs) and,
@@ -176,11 +176,11 @@ void file_table_free(struct file_table *ft);
  * files.c: the FileEntry id of the file behind @fd (an fd of the dumper, e.g.
  * from /proc/PID/map_files/A-B or /proc/PID/exe), added to files.img once per
  * file (deduplicated by dev/ino) with @path as its name and @flags as its open
- * flags. For mem.c: file mappings and the exe link. Unlinked files get a ghost
+ * flags. For mm-img.c: file mappings and the exe link. Unlinked files get a ghost
  * image like unlinked open files.
  */
 /*
- * files/io_uring.c, for mem.c: the FileEntry id of the file of a mapping of
+ * files/io_uring.c, for mm-img.c: the FileEntry id of the file of a mapping of
  * an anonymous inode (@path "anon_inode:[...]", inode @dev/@ino): an io_uring
  * instance whose fd was dumped; else refused (logged).
  */

@@ -6,16 +6,16 @@
  * Which pages of a task a dump must save, and where they are (issue 4 item 4,
  * Documentation/memory.md). Two steps:
  *
- *   1. policy: each VMA of /proc/PID/smaps gets a mem_policy (pure function);
+ *   1. policy (mem-policy.c): each VMA of /proc/PID/smaps gets a mem_policy (pure function);
  *      what cannot be restored yet is refused with -EOPNOTSUPP.
- *   2. scan: the VMAs whose policy saves pages are scanned with the
+ *   2. scan (mem-scan.c): the VMAs whose policy saves pages are scanned with the
  *      PAGEMAP_SCAN ioctl (6.7), or by reading /proc/PID/pagemap entries
  *      when the ioctl is missing, giving sorted runs of pages.
  *
  * Private pages (anonymous, and the written pages of private file mappings)
  * go into the task's mem_plan. Pages of shared anonymous memory go into a
  * shmem_set shared by all tasks of the dump, so an object mapped by several
- * processes is saved once.
+ * processes is saved once. Runs: mem-runs.c; shmem objects: shmem-set.c.
  */
 #include <stdbool.h>
 #include <stdint.h>

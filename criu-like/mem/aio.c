@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * AIO rings at dump (include/aio-ring.h); the restorer part is in
- * parasite/restorer.c (restore_aios()).
+ * parasite/restorer/mem.c (restore_aios()).
  */
 #define LOG_PREFIX "aio: "
 #include <errno.h>

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Private to infect.c and infect-rpc.c: the parasite control block and the helpers both use. */
+/*
+ * Private to infect.c, infect-cure.c, infect-rpc.c and infect-syscall.c: the
+ * parasite control block and the helpers they share.
+ */
 #ifndef CRIU_LIKE_INFECT_INT_H
 #define CRIU_LIKE_INFECT_INT_H
 
@@ -29,12 +32,14 @@ struct parasite_ctl {
 	bool has_pending;
 };
 
-/* Copy the blob's log lines into ours, prefixed with the task, and empty the ring. */
+/* Copy the blob's log lines into ours, prefixed with the task, and empty the ring (infect.c). */
 void drain_log(struct parasite_ctl *ctl);
-/* Wait for @fd to be ready while watching the leader for stops. */
+/* Wait for @fd to be ready while watching the leader for stops (infect.c). */
 int wait_fd(struct parasite_ctl *ctl, int fd);
-/* PTRACE_INTERRUPT the running leader and wait for the interrupt stop (infect.c). */
+/* PTRACE_INTERRUPT the running leader and wait for the interrupt stop (infect-cure.c). */
 int interrupt_leader(struct parasite_ctl *ctl);
+/* Where @ctl's blob and its rt_sigreturn lie in the task, for arch_step_blob() (infect.c). */
+struct arch_blob_range ctl_blob_range(const struct parasite_ctl *ctl);
 /*
  * Send one command to the parasite, with the two fds @send_fds attached
  * unless NULL, and take its answer (infect-rpc.c).

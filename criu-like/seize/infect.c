@@ -31,90 +31,6 @@
 #define AREA_SIG_MOD 251
 #define AREA_SIG_REM 173
 
-/* One thread's injected syscalls, step by step in compel_syscalls(). */
-struct compel_thread {
-	struct arch_thread_state ts;
-	struct arch_injector inj;
-	int err;
-	bool saved, placed, running, restoring;
-};
-
-/* Syscall @k of every thread: started in each, then each one's stops taken. */
-static void compel_step(struct compel_thread *b, const pid_t *tids, unsigned int n,
-			struct compel_call *calls, unsigned int per, unsigned int k)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		struct compel_call *c = &calls[i * per + k];
-
-		if (b[i].err || !b[i].placed || c->nr < 0)
-			continue;
-		b[i].err = arch_inject_syscall_start(&b[i].inj, c->nr, c->args);
-		b[i].running = !b[i].err;
-	}
-	for (i = 0; i < n; i++) {
-		struct compel_call *c = &calls[i * per + k];
-
-		if (!b[i].running)
-			continue;
-		b[i].running = false;
-		b[i].err = arch_inject_syscall_finish(&b[i].inj, c->nr, &c->ret);
-		if (b[i].err)
-			pr_err("injecting syscall %ld into %d failed: %d\n", c->nr, tids[i],
-			       b[i].err);
-	}
-}
-
-int compel_syscalls(const pid_t *tids, unsigned int n, struct compel_call *calls, unsigned int per)
-{
-	_cleanup_free_ struct compel_thread *b = calloc(n ? n : 1, sizeof(*b));
-	unsigned int i, k;
-	int err = 0, e;
-
-	if (!b)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		b[i].err = arch_thread_save(tids[i], &b[i].ts);
-		b[i].saved = !b[i].err;
-		if (!b[i].err)
-			b[i].err = arch_injector_init(&b[i].inj, &b[i].ts);
-		b[i].placed = !b[i].err;
-	}
-	for (k = 0; k < per; k++)
-		compel_step(b, tids, n, calls, per, k);
-	/* every thread put back, even after a failure: as it was before the first call */
-	for (i = 0; i < n; i++) {
-		if (!b[i].saved)
-			continue;
-		e = arch_thread_restore_start(&b[i].ts);
-		b[i].restoring = !e;
-		b[i].err = b[i].err ?: e;
-	}
-	for (i = 0; i < n; i++) {
-		e = b[i].restoring ? arch_thread_restore_finish(&b[i].ts) : 0;
-		if (!e && b[i].placed)
-			e = arch_injector_fini(&b[i].inj);
-		b[i].err = b[i].err ?: e;
-		if (b[i].saved)
-			arch_thread_state_fini(&b[i].ts);
-		err = err ?: b[i].err;
-	}
-	return err;
-}
-
-int compel_syscall(pid_t tid, long nr, const unsigned long args[6], long *ret)
-{
-	struct compel_call c = { .nr = nr };
-	int err;
-
-	memcpy(c.args, args, sizeof(c.args));
-	err = compel_syscalls(&tid, 1, &c, 1);
-	if (!err)
-		*ret = c.ret;
-	return err;
-}
-
 static uint64_t remote_of(struct parasite_ctl *ctl, const void *p)
 {
 	return ctl->remote + (uint64_t)((const uint8_t *)p - ctl->local);
@@ -269,7 +185,7 @@ static unsigned int pid_levels(pid_t pid)
 	return n;
 }
 
-static struct arch_blob_range blob_range(const struct parasite_ctl *ctl)
+struct arch_blob_range ctl_blob_range(const struct parasite_ctl *ctl)
 {
 	return (struct arch_blob_range){
 		.lo = ctl->remote,
@@ -308,7 +224,7 @@ static int start_thread_mode(struct parasite_ctl *ctl, unsigned int i)
  */
 static int run_threads_mode(struct parasite_ctl *ctl)
 {
-	struct arch_blob_range r = blob_range(ctl);
+	struct arch_blob_range r = ctl_blob_range(ctl);
 	unsigned int n = ctl->nr_threads, i, started, running;
 	bool same_ns;
 	_cleanup_free_ uint8_t *state = calloc(n ? n : 1,
@@ -485,7 +401,7 @@ static int daemon_start(struct parasite_ctl *ctl)
  */
 static int daemon_connected(struct parasite_ctl *ctl, int step, long rval)
 {
-	struct arch_blob_range r = blob_range(ctl);
+	struct arch_blob_range r = ctl_blob_range(ctl);
 	int err;
 
 	if (step == 2 && rval < 0) {
@@ -606,7 +522,7 @@ static void step_to_connect(struct infection *f, unsigned int n)
 
 			if (!f[i].stepping)
 				continue;
-			r = blob_range(f[i].ctl);
+			r = ctl_blob_range(f[i].ctl);
 			e = arch_step_blob_next(&f[i].ctl->ts[0], &r, __NR_connect, &rval);
 			if (!e)
 				continue;
@@ -681,295 +597,10 @@ int parasite_infect(pid_t pid, const pid_t *tids, unsigned int nr_threads,
 	return parasite_infect_all(&q, 1, ret, NULL);
 }
 
-/* Stops seen on the way are handled as while it runs free. */
-static int interrupt_wait(struct parasite_ctl *ctl)
-{
-	int status, err;
-
-	for (;;) {
-		err = arch_wait_stop(ctl->pid, &status);
-		if (err)
-			return err;
-		if ((status >> 16) == PTRACE_EVENT_STOP)
-			return 0;
-		err = arch_handle_async_stop(&ctl->ts[0], status);
-		if (err)
-			return err;
-	}
-}
-
-static int interrupt_start(struct parasite_ctl *ctl)
-{
-	if (ptrace(PTRACE_INTERRUPT, ctl->pid, NULL, 0)) {
-		pr_perror("PTRACE_INTERRUPT %d", ctl->pid);
-		return neg_errno();
-	}
-	return 0;
-}
-
-int interrupt_leader(struct parasite_ctl *ctl)
-{
-	int err = interrupt_start(ctl);
-
-	return err ? err : interrupt_wait(ctl);
-}
-
-/*
- * The leader ran its rt_sigreturn while nobody watched (the blob gave up on
- * its own): what it runs now is its real state. Take that as the state to
- * keep, with a fresh frame and trampoline for the munmap.
- */
-static int adopt_leader_state(struct parasite_ctl *ctl)
-{
-	int err;
-
-	pr_warn("parasite of %d went home on its own: its current state is kept\n", ctl->pid);
-	err = arch_injector_fini(&ctl->inj);
-	ctl->inj_ready = false;
-	arch_thread_state_fini(&ctl->ts[0]);
-	if (!err)
-		err = arch_thread_save(ctl->pid, &ctl->ts[0]);
-	if (!err)
-		err = arch_injector_init(&ctl->inj, &ctl->ts[0]);
-	ctl->inj_ready = !err;
-	return err;
-}
-
-static void ctl_free(struct parasite_ctl *ctl)
-{
-	unsigned int i;
-
-	if (ctl->local)
-		munmap(ctl->local, ctl->size);
-	for (i = 0; i < ctl->nr_threads; i++)
-		arch_thread_state_fini(&ctl->ts[i]);
-	if (ctl->sk >= 0)
-		close(ctl->sk);
-	if (ctl->lsk >= 0)
-		close(ctl->lsk);
-	free(ctl->ts);
-	free(ctl);
-}
-
 void parasite_area(const struct parasite_ctl *ctl, unsigned long *start, unsigned long *end)
 {
 	*start = (unsigned long)ctl->remote;
 	*end = (unsigned long)ctl->remote + ctl->size;
-}
-
-/* One task's cure, step by step in parasite_cure_all(). */
-struct cure {
-	struct parasite_ctl *ctl;
-	struct parasite_msg m;
-	int err; /* the first error of the cure */
-	int err2; /* of the ptrace steps that bring the leader out of the blob */
-	bool stopping, sent, stepping, unmapping, restoring;
-};
-
-/* The command loop ends: FINISH to every parasite, then every answer. */
-static void finish_cmds(struct cure *c, unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		c[i].stopping = c[i].ctl->leader_running;
-		if (!c[i].stopping || c[i].ctl->sk < 0)
-			continue;
-		c[i].m = (struct parasite_msg){ .cmd = PARASITE_CMD_FINISH };
-		c[i].err = ctl_cmd_send(c[i].ctl, &c[i].m, NULL);
-		c[i].sent = !c[i].err;
-	}
-	for (i = 0; i < n; i++)
-		if (c[i].sent)
-			c[i].err = ctl_cmd_recv(c[i].ctl, &c[i].m, NULL, 0);
-}
-
-/* Every leader interrupted in its command loop, its control socket closed. */
-static void interrupt_leaders(struct cure *c, unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		if (c[i].stopping)
-			c[i].err2 = interrupt_start(c[i].ctl);
-	for (i = 0; i < n; i++) {
-		struct parasite_ctl *ctl = c[i].ctl;
-
-		if (!c[i].stopping)
-			continue;
-		if (!c[i].err2)
-			c[i].err2 = interrupt_wait(ctl);
-		fault_kill_point();
-		if (ctl->sk >= 0)
-			close(TAKE_FD(ctl->sk));
-		fault_kill_point();
-		if (ctl->lsk >= 0)
-			close(TAKE_FD(ctl->lsk));
-		ctl->leader_running = false;
-	}
-}
-
-/*
- * Each interrupted leader stepped to its rt_sigreturn, which is cancelled,
- * round after round, one stop of each per round. A leader already out of
- * the area went home on its own: its state now is kept.
- */
-static void leave_blobs(struct cure *c, unsigned int n)
-{
-	struct user_regs_struct regs;
-	unsigned int i, left = 0;
-	int e;
-
-	for (i = 0; i < n; i++) {
-		struct parasite_ctl *ctl = c[i].ctl;
-
-		if (!c[i].stopping || c[i].err2)
-			continue;
-		c[i].err2 = arch_get_regs(ctl->pid, &regs);
-		if (c[i].err2)
-			continue;
-		if (arch_regs_pc(&regs) < ctl->remote ||
-		    arch_regs_pc(&regs) >= ctl->remote + ctl->size) {
-			c[i].err2 = adopt_leader_state(ctl);
-			c[i].err = c[i].err ?: -EIO;
-			continue;
-		}
-		c[i].err2 = arch_step_blob_start(&ctl->ts[0]);
-		c[i].stepping = !c[i].err2;
-		left += c[i].stepping;
-	}
-	while (left) {
-		for (i = 0; i < n; i++) {
-			struct arch_blob_range r;
-
-			if (!c[i].stepping)
-				continue;
-			r = blob_range(c[i].ctl);
-			e = arch_step_blob_next(&c[i].ctl->ts[0], &r, -1, NULL);
-			if (!e)
-				continue;
-			c[i].stepping = false;
-			left--;
-			if (e < 0)
-				c[i].err2 = e;
-		}
-	}
-	for (i = 0; i < n; i++) {
-		if (!c[i].stopping)
-			continue;
-		drain_log(c[i].ctl);
-		c[i].err = c[i].err ?: c[i].err2;
-	}
-}
-
-/* munmap() of the area injected into every leader, the patch placed again for it. */
-static void unmap_areas(struct cure *c, unsigned int n)
-{
-	unsigned int i;
-	long ret;
-	int e;
-
-	for (i = 0; i < n; i++) {
-		struct parasite_ctl *ctl = c[i].ctl;
-		unsigned long args[6] = { ctl->remote, ctl->size };
-
-		if (!ctl->remote || !ctl->inj_ready)
-			continue;
-		e = arch_injector_place(&ctl->inj);
-		if (!e)
-			e = arch_inject_syscall_start(&ctl->inj, __NR_munmap, args);
-		c[i].unmapping = !e;
-		c[i].err = c[i].err ?: e;
-	}
-	for (i = 0; i < n; i++) {
-		struct parasite_ctl *ctl = c[i].ctl;
-
-		if (!c[i].unmapping)
-			continue;
-		e = arch_inject_syscall_finish(&ctl->inj, __NR_munmap, &ret);
-		if (!e && ret) {
-			pr_errno((int)ret, "munmap of the parasite area in %d", ctl->pid);
-			e = (int)ret;
-		}
-		c[i].err = c[i].err ?: e;
-	}
-}
-
-/* Every leader's registers, sigmask and xstate back; then the patched bytes. */
-static void restore_leaders(struct cure *c, unsigned int n)
-{
-	unsigned int i;
-	int e;
-
-	for (i = 0; i < n; i++) {
-		struct parasite_ctl *ctl = c[i].ctl;
-
-		if (!ctl->nr_threads || !ctl->ts[0].xstate || (!ctl->inj_ready && !ctl->remote))
-			continue;
-		e = arch_thread_restore_start(&ctl->ts[0]);
-		c[i].restoring = !e;
-		c[i].err = c[i].err ?: e;
-	}
-	for (i = 0; i < n; i++) {
-		if (!c[i].restoring)
-			continue;
-		e = arch_thread_restore_finish(&c[i].ctl->ts[0]);
-		c[i].err = c[i].err ?: e;
-	}
-	for (i = 0; i < n; i++) {
-		if (!c[i].ctl->inj_ready)
-			continue;
-		e = arch_injector_fini(&c[i].ctl->inj);
-		c[i].err = c[i].err ?: e;
-	}
-}
-
-/*
- * Each step runs even when an earlier one failed: the task must get back
- * as much of its state as can be given back. Order matters within a task:
- * the leader leaves the blob before the area goes, and its registers go
- * back last. Each step is taken in every task before the next, so that
- * the tasks run to their next stop while the dumper handles the others'
- * (infect.md, "The cure of a tree").
- */
-int parasite_cure_all(struct parasite_ctl **ctls, unsigned int nr, int *ret_errs)
-{
-	_cleanup_free_ struct cure *c = calloc(nr ? nr : 1, sizeof(*c));
-	unsigned int i, n = 0;
-	int err = 0;
-
-	if (!c)
-		return -ENOMEM;
-	for (i = 0; i < nr; i++)
-		if (ctls[i])
-			c[n++].ctl = ctls[i];
-	finish_cmds(c, n);
-	interrupt_leaders(c, n);
-	leave_blobs(c, n);
-	unmap_areas(c, n);
-	restore_leaders(c, n);
-	for (i = 0, n = 0; i < nr; i++) {
-		int e = 0;
-
-		if (ctls[i]) {
-			e = c[n].err;
-			if (e)
-				pr_err("cure of %d: %d\n", ctls[i]->pid, e);
-			else
-				pr_info("task %d cured\n", ctls[i]->pid);
-			ctl_free(TAKE_PTR(ctls[i]));
-			n++;
-		}
-		if (ret_errs)
-			ret_errs[i] = e;
-		err = err ?: e;
-	}
-	return err;
-}
-
-int parasite_cure(struct parasite_ctl *ctl)
-{
-	return parasite_cure_all(&ctl, 1, NULL);
 }
 
 /*
@@ -1070,66 +701,4 @@ int parasite_remove_stale_areas(pid_t pid, const pid_t *tids, unsigned int nr_th
 	if (*removed)
 		pr_info("task %d: %u parasite areas of killed dumpers removed\n", pid, *removed);
 	return err ? err : err2;
-}
-
-struct syscall_data_req {
-	struct parasite_ctl *ctl;
-	long nr;
-	unsigned long args[6];
-	long ret;
-};
-
-/*
- * compel_syscall() in a task whose parasite's injector holds the vDSO
- * trampoline already: the same trampoline is used and left in place (the
- * cure takes it away), never "put back" over it.
- */
-static int syscall_data_stopped(pid_t tid, void *arg)
-{
-	struct syscall_data_req *r = arg;
-	struct arch_thread_state ts;
-	struct arch_injector inj;
-	int err, err2;
-
-	err = arch_thread_save(tid, &ts);
-	if (err)
-		return err;
-	err = arch_injector_init(&inj, &ts);
-	if (!err && inj.patched && r->ctl->inj_ready && inj.patch == r->ctl->inj.patch)
-		inj.patched = false;
-	if (!err)
-		err = arch_inject_syscall(&inj, r->nr, r->args, &r->ret);
-	err2 = arch_thread_restore(&ts);
-	if (!err2)
-		err2 = arch_injector_fini(&inj);
-	arch_thread_state_fini(&ts);
-	if (err)
-		pr_err("injecting syscall %ld into %d failed: %d\n", r->nr, tid, err);
-	return err ? err : err2;
-}
-
-int parasite_syscall_data(struct parasite_ctl *ctl, long nr, const unsigned long args[6],
-			  unsigned int data_args, void *data, size_t size, long *ret)
-{
-	struct syscall_data_req r = { .ctl = ctl, .nr = nr };
-	uint64_t remote = ctl->remote +
-			  (uint64_t)((uint8_t *)((uint8_t *)ctl->args + ctl->args->data_off) -
-				     ctl->local);
-	unsigned int i;
-	int err;
-
-	if (size > ctl->args->data_size)
-		return -E2BIG;
-	err = ctl_settle(ctl);
-	if (err)
-		return err;
-	memcpy(((uint8_t *)ctl->args + ctl->args->data_off), data, size);
-	for (i = 0; i < 6; i++)
-		r.args[i] = data_args & (1u << i) ? remote + args[i] : args[i];
-	err = parasite_leader_stopped(ctl, syscall_data_stopped, &r);
-	if (err)
-		return err;
-	memcpy(data, ((uint8_t *)ctl->args + ctl->args->data_off), size);
-	*ret = r.ret;
-	return 0;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Scan throughput of the dump's memory scanner (criu-like/mem-scan.c):
+ * Scan throughput of the dump's memory scanner (criu-like/mem/mem-scan.c):
  * PAGEMAP_SCAN against reading /proc/PID/pagemap, over a stopped child that
  * holds SIZE MiB of written anonymous memory. Built and run by
  * scripts/bench/pagemap-scan.

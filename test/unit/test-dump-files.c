@@ -590,7 +590,7 @@ static void test_many_descriptions(void **state)
 	victim_finish(&victim);
 }
 
-/* dump_file_by_fd() on fds of the test itself, as mem.c calls it for mappings. */
+/* dump_file_by_fd() on fds of the test itself, as mm-img.c calls it for mappings. */
 static void test_dump_file_by_fd(void **state)
 {
 	struct dump_ctx ctx = { .dirfd = -1 };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mem_runs_within() (criu-like/mem/mem-scan.c): the parts of a task's runs
+ * mem_runs_within() (criu-like/mem/mem-runs.c): the parts of a task's runs
  * inside the VMAs a pre-dump round arms, which it write-protects once the
  * tree runs again (mem/track.c): exactly the pages it copies there, no more
  * (a page protected and not copied would be lost from the chain).
