@@ -82,7 +82,7 @@ static int check_fd_room(pid_t pid, const char *limits)
 /*
  * --allow-uprobes: the [uprobes] area (the kernel's out-of-line stepping page,
  * made on a task's first uprobe hit) is left out; the kernel makes it again on
- * the next hit after the restore. Without the option mem-scan.c refuses it.
+ * the next hit after the restore. Without the option mem-policy.c refuses it.
  */
 static void drop_uprobes_area(struct dump_task *dt)
 {
