@@ -1095,7 +1095,7 @@ static void restore_creds(struct rst_args *a, struct rst_thread *th)
 	 * Without no_new_privs only a CAP_SYS_ADMIN task may install a filter:
 	 * when the saved creds have neither, now is the last chance. The filter
 	 * then applies to what is left of the restorer until the controller
-	 * seizes it at the barrier (capset, prctl, futex): see restore.md.
+	 * seizes it at the barrier (capset, prctl, futex, poll): see restore.md.
 	 */
 	if (th->seccomp_mode == SECCOMP_MODE_FILTER && th->seccomp_early)
 		install_filters(a, th);
