@@ -20,6 +20,7 @@
 #include <linux/sched.h>
 #include <linux/capability.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -341,7 +342,7 @@ static void restore_creds(struct rst_args *a, struct rst_thread *th)
 	 * Without no_new_privs only a CAP_SYS_ADMIN task may install a filter:
 	 * when the saved creds have neither, now is the last chance. The filter
 	 * then applies to what is left of the restorer until the controller
-	 * seizes it at the barrier (capset, prctl, futex): see restore.md.
+	 * seizes it at the barrier (capset, prctl, futex, poll): see restore.md.
 	 */
 	if (th->seccomp_mode == SECCOMP_MODE_FILTER && th->seccomp_early)
 		install_filters(a, th);
@@ -388,10 +389,27 @@ static void restore_thread(struct rst_args *a, struct rst_thread *th)
 	queue_signals(a, th, 0);
 }
 
-/* Report at the barrier, wait for the controller's verdict. */
-static void barrier(struct rst_args *a)
+/* Has the process of pidfd @fd (-1: none) exited? */
+static int exited(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return fd >= 0 && sys_call3(__NR_poll, (long)&p, 1, 0) > 0 &&
+	       (p.revents & (POLLIN | POLLHUP));
+}
+
+/*
+ * Report at the barrier, wait for the controller's verdict. @ctl_pidfd (the
+ * init of a new pid namespace's leader, else -1): the controller's, looked
+ * at before each wait of 100 ms at most. That init cannot tell its parent
+ * gone by getppid() (0 whoever it is), and a death of the controller while
+ * its creds changed (which clears the parent-death signal) up to the
+ * re-arming sent it nothing: it would wait here for ever.
+ */
+static void barrier(struct rst_args *a, int ctl_pidfd)
 {
 	volatile struct rst_shared_view *s = shared_of(a);
+	struct timespec poll_every = { 0, 100 * 1000 * 1000 };
 	uint32_t stage;
 
 	if (__atomic_sub_fetch(&s->nr_pending, 1, __ATOMIC_SEQ_CST) == 0)
@@ -400,10 +418,11 @@ static void barrier(struct rst_args *a)
 		stage = __atomic_load_n(&s->stage, __ATOMIC_SEQ_CST);
 		if (stage == RSTV_STAGE_RESUME)
 			return;
-		if (stage == RSTV_STAGE_ABORT)
+		if (stage == RSTV_STAGE_ABORT || exited(ctl_pidfd))
 			for (;;)
 				sys_call1(__NR_exit_group, 1);
-		sys_call6(__NR_futex, (long)&s->stage, FUTEX_WAIT, stage, 0, 0, 0);
+		sys_call6(__NR_futex, (long)&s->stage, FUTEX_WAIT, stage,
+			  ctl_pidfd >= 0 ? (long)&poll_every : 0, 0, 0);
 	}
 }
 
@@ -436,7 +455,9 @@ long parasite_main(struct rst_args *a, long idx)
 	/*
 	 * After the creds: a change of euid/egid clears it. The leader keeps
 	 * dying with its parent until the resume, where the controller sets its
-	 * saved signal; if the parent died meanwhile, no signal will come.
+	 * saved signal; if the parent died meanwhile, no signal will come:
+	 * getppid() says so, except to the init of a new pid namespace, whose
+	 * barrier() watches the controller's pidfd instead.
 	 */
 	if (idx == 0) {
 		check(a, th, sys_prctl(PR_SET_PDEATHSIG, SIGKILL), "PR_SET_PDEATHSIG");
@@ -448,7 +469,7 @@ long parasite_main(struct rst_args *a, long idx)
 		      th->pdeath_sig);
 	}
 	rdebug(a, th, "at the barrier");
-	barrier(a);
+	barrier(a, idx == 0 ? a->ctl_pidfd : -1);
 	/*
 	 * Seccomp last, after the creds (no_new_privs or CAP_SYS_ADMIN are set
 	 * by then), since a filter may forbid what the restorer still does. The
@@ -464,6 +485,8 @@ long parasite_main(struct rst_args *a, long idx)
 			sys_close(*(volatile int32_t *)a->uffd_slot);
 		if (a->log_fd >= 0)
 			sys_close(a->log_fd);
+		if (a->ctl_pidfd >= 0)
+			sys_close(a->ctl_pidfd);
 		if (a->stopped)
 			sys_call2(__NR_kill, sys_call1(__NR_getpid, 0), SIGSTOP);
 	}

@@ -373,7 +373,12 @@ static int usk_fill(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 		err = usk_dump_icons(ctx, f, dg, &e);
 	else if (!err)
 		err = usk_dump_peer(ctx, f, dg, &e, pd);
-	if (!err && dg->state != TCP_LISTEN)
+	/*
+	 * A stream or seqpacket socket has a queue once connected only; before,
+	 * a peek says EINVAL or ENOTCONN (a socket() whose connect() has not come
+	 * yet or failed: `id` asking nscd, or a listener's name, caught there)
+	 */
+	if (!err && (dg->type == SOCK_DGRAM || dg->state == TCP_ESTABLISHED))
 		err = usk_peek_queue(f, dg->type, dg->shutdown & 1, &q, &peek_off);
 	if (!err && q.nr_named)
 		err = usk_check_senders(ctx, f, &q);

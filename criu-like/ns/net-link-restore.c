@@ -489,6 +489,22 @@ int net_links_create(int sk, const NetnsEntry *ne, const struct net_link_plan *p
 	return err;
 }
 
+/*
+ * The carrier change of link @l that linkwatch has not passed on yet passed
+ * on now: a single RTM_GETLINK runs it under the RTNL (linkwatch_sync_dev()
+ * in rtnl_getlink(), Linux 6.8), or waits for the linkwatch work running it.
+ */
+static int link_sync(int sk, const NetLinkEntry *l)
+{
+	uint8_t buf[NL_REQ_SIZE];
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = (int)l->ifindex };
+	int err = rtnl_talk(sk, nl_req_init(buf, RTM_GETLINK, 0, &ifi, sizeof(ifi)));
+
+	if (err)
+		pr_errno(err, "cannot read link %s back", l->name);
+	return err;
+}
+
 int net_links_flags(int sk, const NetnsEntry *ne)
 {
 	char what[64];
@@ -502,6 +518,14 @@ int net_links_flags(int sk, const NetnsEntry *ne)
 		err = link_set(sk, (int)l->ifindex, l->flags & LINK_FLAGS, LINK_FLAGS, NULL, 0,
 			       what);
 	}
+	/*
+	 * A veth's ends get their carrier when the second one goes up, and the
+	 * kernel passes it on later, from linkwatch's work: a link "becoming
+	 * ready" then has its ipv6/conf/LINK/mtu set back to its MTU, after the
+	 * caller wrote the saved one again unless it happens here first.
+	 */
+	for (i = 0; !err && i < ne->n_links; i++)
+		err = link_sync(sk, ne->links[i]);
 	return err;
 }
 

@@ -86,7 +86,10 @@ int link_set(int sk, int ifindex, unsigned int flags, unsigned int change, const
  */
 int net_links_create(int sk, const NetnsEntry *ne, const struct net_link_plan *p, int host,
 		     int nsfd);
-/* In the new namespace: every link's flags. */
+/*
+ * In the new namespace: every link's flags, and the carrier changes they
+ * made passed on by the kernel (linkwatch) before it returns.
+ */
 int net_links_flags(int sk, const NetnsEntry *ne);
 /* In criu-like's namespace: the outside ends of the veths, on their bridges, up. */
 int net_links_outside(const NetnsEntry *ne, const struct net_link_plan *p);

@@ -714,7 +714,10 @@ static int configure(struct net_restore *nr, int sk, uint32_t id)
 		err = net_sysctl_restore(ne->sysctls[i]);
 	if (!err)
 		err = net_links_flags(sk, ne);
-	/* again where setting a link's MTU changed one: it resets ipv6/conf/LINK/mtu to it */
+	/*
+	 * again where a link's MTU, its going up or its carrier coming (all passed
+	 * on by now: net_links_flags()) reset ipv6/conf/LINK/mtu to the link's MTU
+	 */
 	for (i = 0; !err && i < ne->n_sysctls; i++)
 		if (net_sysctl_mtu6(ne->sysctls[i]->path))
 			err = net_sysctl_restore(ne->sysctls[i]);

@@ -670,13 +670,22 @@ int rst_fork_root(struct restore_ctx *ctx, pid_t *ret_pid)
 
 	/* Nothing interrupts a restoring task: the restorer sets the saved mask. */
 	sigfillset(&all);
-	/* the init of a new pid namespace watches the controller through it */
+	/*
+	 * The init of a new pid namespace watches the controller through it, up
+	 * to the barrier in its restorer: above the service base, where no fd of
+	 * the tree goes.
+	 */
 	if (rst_in_pidns(ctx) || ctx->opts->restore_sibling) {
-		ctx->ctl_pidfd = (int)syscall(__NR_pidfd_open, getpid(), 0);
+		int fd = (int)syscall(__NR_pidfd_open, getpid(), 0);
+
+		ctx->ctl_pidfd = fd < 0 ? fd : fcntl(fd, F_DUPFD_CLOEXEC, ctx->service_fd_base);
 		if (ctx->ctl_pidfd < 0) {
 			pr_perror("pidfd_open of criu-like itself");
+			if (fd >= 0)
+				close(fd);
 			return neg_errno();
 		}
+		close(fd);
 	}
 	collapse_heap();
 	sigprocmask(SIG_BLOCK, &all, &old);

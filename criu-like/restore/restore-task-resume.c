@@ -459,7 +459,13 @@ static int stop_sig_of(const CoreEntry *c)
 	return SIGSTOP;
 }
 
-static int collect(struct restore_ctx *ctx, struct rtask **ret, size_t *ret_n)
+/*
+ * The restored tasks and their threads, with the ids criu-like sees. At the
+ * barrier every one must be there; once the tree runs (@running) a task or
+ * thread may have exited already (a `sleep` of a shell): it is marked back
+ * in its syscall, and in a pid namespace its host id is not found any more.
+ */
+static int collect(struct restore_ctx *ctx, struct rtask **ret, size_t *ret_n, bool running)
 {
 	struct rtask *tasks = calloc(ctx->nr_tasks ? ctx->nr_tasks : 1, sizeof(*tasks));
 	size_t n = 0, j;
@@ -486,11 +492,15 @@ static int collect(struct restore_ctx *ctx, struct rtask **ret, size_t *ret_n)
 		*ret_n = ++n;
 		for (j = 0; j < rt->n; j++) {
 			rt->th[j].tid = rst_host_tid(ctx, t, (pid_t)t->pe->threads[j]);
-			if (rt->pid <= 0 || rt->th[j].tid <= 0) {
+			if (rt->pid > 0 && rt->th[j].tid > 0)
+				continue;
+			if (!running) {
 				pr_err("pid %u: thread %u not found at the barrier\n", t->pe->pid,
 				       t->pe->threads[j]);
 				return -ESRCH;
 			}
+			rt->th[j].back = true;
+			pr_debug("pid %u: thread %u gone already\n", t->pe->pid, t->pe->threads[j]);
 		}
 	}
 	return 0;
@@ -504,7 +514,7 @@ int rst_resume_tasks(struct restore_ctx *ctx)
 	size_t n = 0, i, j;
 	int err;
 
-	err = collect(ctx, &tasks, &n);
+	err = collect(ctx, &tasks, &n, false);
 	/* every thread interrupted first, then each stop taken: no round trip each */
 	for (i = 0; !err && i < n; i++)
 		for (j = 0; !err && j < tasks[i].n; j++)
@@ -545,7 +555,7 @@ void rst_settle_tasks(struct restore_ctx *ctx)
 	struct rtask *tasks = NULL;
 	size_t n = 0, i;
 
-	if (!collect(ctx, &tasks, &n))
+	if (!collect(ctx, &tasks, &n, true))
 		wait_back_in_syscalls(tasks, n);
 	for (i = 0; tasks && i < n; i++)
 		free(tasks[i].th);

@@ -579,11 +579,17 @@ static int close_service_fds(struct finish *f)
 	 * would close after the barrier while another task may use the number.
 	 */
 	f->a->log_fd = -1;
+	f->a->ctl_pidfd = -1;
 	if (!rst_fdt_last(f->t))
 		return 0;
 	f->a->log_fd = log_get_fd() >= base ? log_get_fd() : -1;
 	if (f->a->log_fd >= 0)
 		keep[n++] = f->a->log_fd;
+	/* the init of a new pid namespace, whose fd table is its own: to its barrier */
+	if (!f->a->ppid && !rst_fdt_in_group(f->t) && f->ctx->ctl_pidfd >= base) {
+		f->a->ctl_pidfd = f->ctx->ctl_pidfd;
+		keep[n++] = f->a->ctl_pidfd;
+	}
 	/* the last of a shared table: what the restorers before it still hold */
 	n += rst_fdt_kept(f->ctx, f->t, keep + n, 2 * MAX_FDS + 1 - n);
 	qsort(keep, n, sizeof(int), fd_cmp);

@@ -274,7 +274,12 @@ struct rst_args {
 	 * creds (a change clears it), then getppid() checked against this.
 	 */
 	int32_t ppid;
-	uint32_t pad0;
+	/*
+	 * The init of a new pid namespace (@ppid 0: getppid() says 0 whoever its
+	 * parent is): the controller's pidfd, looked at before each wait at the
+	 * barrier, closed after it; -1 for every other task.
+	 */
+	int32_t ctl_pidfd;
 	/*
 	 * --lazy-pages: the blob creates a userfaultfd with these features,
 	 * registers every VMA marked lazy, and writes the fd's number at

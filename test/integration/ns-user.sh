@@ -147,8 +147,10 @@ state() {
 		echo "tap host $(nsenter --net="/proc/$1/ns/net" ip -d link show tpu0 | grep -o 'user [^ ]* group [^ ]*')"
 		echo "tap inside $(nsenter --user="/proc/$1/ns/user" --net="/proc/$1/ns/net" ip -d link show tpu0 | grep -o 'user [^ ]* group [^ ]*')"
 	fi
+	# the see.sh child: not a sleep or an mv, nor the root's loop forked and not yet exec'ing
+	# one (its cmdline is still "sh .../see.sh root")
 	for t in $(cat "/proc/$1/task/$1/children"); do
-		grep -q "see.sh" "/proc/$t/cmdline" 2>/dev/null || continue # not a sleep or an mv
+		tr '\0' ' ' <"/proc/$t/cmdline" 2>/dev/null | grep -q "see.sh child" || continue
 		awk '/^(Uid|Gid|Groups|NSpid|CapEff):/' "/proc/$t/status" | sed "s/$t/CHILD/"
 	done
 }
