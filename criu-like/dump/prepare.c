@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,7 +281,11 @@ struct smaps_bg {
 	int *errs;
 	uint64_t *us;
 	bool prefetch; /* their pagemaps too, for the comparison with their parents */
+	atomic_size_t prefetch_left; /* entries the tree's read-ahead pagemaps may still hold */
 };
+
+/* 256 MiB of read-ahead pagemap entries for a whole tree (128 GiB of its memory) */
+#define PREFETCH_TREE_MAX (32UL << 20)
 
 static void bg_free(struct smaps_bg *bg)
 {
@@ -337,8 +342,17 @@ static struct smaps_bg *bg_new(struct dump_task **dts, unsigned int n)
 static void bg_prefetch(unsigned int i, void *arg)
 {
 	struct smaps_bg *bg = arg;
+	size_t need = bg->prefetch ? cow_pagemap_need(&bg->vl[i]) : 0;
+	size_t left = atomic_load(&bg->prefetch_left);
 
-	if (bg->prefetch && cow_pagemap_prefetch(bg->pids[i], &bg->vl[i], &bg->dts[i]->cow_pm))
+	if (!need)
+		return;
+	/* past the tree's budget: read when compared */
+	do {
+		if (left < need)
+			return;
+	} while (!atomic_compare_exchange_weak(&bg->prefetch_left, &left, left - need));
+	if (cow_pagemap_prefetch(bg->pids[i], &bg->vl[i], &bg->dts[i]->cow_pm))
 		cow_pagemap_fini(&bg->dts[i]->cow_pm);
 }
 
@@ -435,6 +449,8 @@ int dump_prepare_tasks(struct dump_ctx *ctx, bool background)
 			err = neg_errno();
 		else
 			bg->prefetch = !ctx->opts->no_cow_share;
+		if (bg)
+			atomic_init(&bg->prefetch_left, PREFETCH_TREE_MAX);
 	}
 	if (!err)
 		err = parasite_infect_all(reqs, m, ctls, errs);

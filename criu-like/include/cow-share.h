@@ -81,6 +81,8 @@ struct cow_pagemap {
  * is compared). 0 or -errno; @pm holds what was read either way.
  */
 int cow_pagemap_prefetch(pid_t pid, const struct vma_list *vmas, struct cow_pagemap *pm);
+/* The entries cow_pagemap_prefetch() would read for @vmas. Pure. */
+size_t cow_pagemap_need(const struct vma_list *vmas);
 void cow_pagemap_fini(struct cow_pagemap *pm);
 
 /* The same as cow_scan_same() against a loaded parent, @pm (NULL: none) read ahead. */

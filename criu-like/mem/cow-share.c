@@ -241,6 +241,26 @@ void cow_parent_ents(const struct cow_parent *cp, unsigned long addr, size_t n, 
 /* 64 MiB of entries per task (32 GiB of memory): past that, read when compared */
 #define COW_PREFETCH_MAX (8UL << 20)
 
+/* The VMAs read ahead: private, holding anonymous pages, while they fit in COW_PREFETCH_MAX. */
+static bool prefetched(const struct vma_entry *v, size_t *total)
+{
+	size_t n = (v->end - v->start) / PAGE_SIZE;
+
+	if (v->shared || !v->anonymous || *total + n > COW_PREFETCH_MAX)
+		return false;
+	*total += n;
+	return true;
+}
+
+size_t cow_pagemap_need(const struct vma_list *vmas)
+{
+	size_t total = 0;
+
+	for (unsigned int i = 0; i < vmas->nr; i++)
+		prefetched(&vmas->vmas[i], &total);
+	return total;
+}
+
 int cow_pagemap_prefetch(pid_t pid, const struct vma_list *vmas, struct cow_pagemap *pm)
 {
 	_cleanup_close_ int fd = -1;
@@ -258,9 +278,9 @@ int cow_pagemap_prefetch(pid_t pid, const struct vma_list *vmas, struct cow_page
 		const struct vma_entry *v = &vmas->vmas[i];
 		struct cow_pm_seg *s = &pm->seg[pm->nr];
 
-		s->n = (v->end - v->start) / PAGE_SIZE;
-		if (v->shared || !v->anonymous || total + s->n > COW_PREFETCH_MAX)
+		if (!prefetched(v, &total))
 			continue;
+		s->n = (v->end - v->start) / PAGE_SIZE;
 		s->start = v->start;
 		s->ents = malloc(s->n * sizeof(*s->ents));
 		if (!s->ents)
@@ -270,7 +290,6 @@ int cow_pagemap_prefetch(pid_t pid, const struct vma_list *vmas, struct cow_page
 			free(s->ents);
 		else
 			pm->nr++;
-		total += s->n;
 	}
 	return err;
 }
