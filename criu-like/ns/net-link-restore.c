@@ -505,6 +505,16 @@ static int link_sync(int sk, const NetLinkEntry *l)
 	return err;
 }
 
+int net_links_sync(int sk, const NetnsEntry *ne)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < ne->n_links; i++)
+		err = link_sync(sk, ne->links[i]);
+	return err;
+}
+
 int net_links_flags(int sk, const NetnsEntry *ne)
 {
 	char what[64];
@@ -524,9 +534,7 @@ int net_links_flags(int sk, const NetnsEntry *ne)
 	 * ready" then has its ipv6/conf/LINK/mtu set back to its MTU, after the
 	 * caller wrote the saved one again unless it happens here first.
 	 */
-	for (i = 0; !err && i < ne->n_links; i++)
-		err = link_sync(sk, ne->links[i]);
-	return err;
+	return err ? err : net_links_sync(sk, ne);
 }
 
 /*

@@ -91,7 +91,15 @@ int net_links_create(int sk, const NetnsEntry *ne, const struct net_link_plan *p
  * made passed on by the kernel (linkwatch) before it returns.
  */
 int net_links_flags(int sk, const NetnsEntry *ne);
-/* In criu-like's namespace: the outside ends of the veths, on their bridges, up. */
+/*
+ * In the new namespace: the carrier changes of its links that linkwatch has
+ * not passed on yet passed on now (an RTM_GETLINK of each link).
+ */
+int net_links_sync(int sk, const NetnsEntry *ne);
+/*
+ * In criu-like's namespace: the outside ends of the veths, on their bridges,
+ * up (their inside ends get their carrier: net_links_sync() from inside).
+ */
 int net_links_outside(const NetnsEntry *ne, const struct net_link_plan *p);
 
 /* ---- tun and tap links (net-link-tun.c) ---- */

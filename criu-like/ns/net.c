@@ -14,7 +14,8 @@
  * (unshare, kept by fd) and configures it from inside: links with their
  * ifindex, MTU, MAC, sysctls, flags, then addresses, routes and rules. A
  * veth's outside end (named by --external veth[IN]:OUT or --veth-pair) is
- * created in criu-like's namespace and put on its bridge. Then its netfilter
+ * created in criu-like's namespace and put on its bridge (up, which resets
+ * its inside end's ipv6 MTU: written again from inside). Then its netfilter
  * rules and conntrack entries, behind the lock. The controller
  * enters the namespace to open the tree's files (its sockets are created
  * there) and forks the root inside, which inherits it (no CLONE_NEWNET).
@@ -555,6 +556,8 @@ struct net_restore {
 };
 
 static void net_fini(void *priv);
+static int net_enter(void *priv);
+static void net_leave(void *priv);
 
 /* The links, and the sysctls' paths, sane: 0 or -errno (logged). */
 static int check_image(struct net_restore *nr, uint32_t id)
@@ -700,6 +703,40 @@ static int set_accept_dad(const char *link, const char *value)
 	return net_sysctl_set(path, value);
 }
 
+/* In the new namespace: the saved ipv6/conf/LINK/mtu written again. */
+static int mtu6_restore(const NetnsEntry *ne)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < ne->n_sysctls; i++)
+		if (net_sysctl_mtu6(ne->sysctls[i]->path))
+			err = net_sysctl_restore(ne->sysctls[i]);
+	return err;
+}
+
+/*
+ * After net_links_outside(), from inside the new namespace: a veth's inside
+ * end got its carrier when its outside end went up, and linkwatch passing
+ * that on (later) sets its ipv6/conf/LINK/mtu back to the link's MTU. Passed
+ * on now (net_links_sync()), then the saved ipv6 MTUs written once more.
+ */
+static int mtu6_after_outside(struct net_restore *nr)
+{
+	int sk, err = net_enter(nr);
+
+	if (err)
+		return err;
+	sk = rtnl_open();
+	err = sk < 0 ? sk : net_links_sync(sk, nr->ne);
+	if (sk >= 0)
+		close(sk);
+	if (!err)
+		err = mtu6_restore(nr->ne);
+	net_leave(nr);
+	return err;
+}
+
 /* In the new namespace: everything of the image, in an order the kernel accepts. */
 static int configure(struct net_restore *nr, int sk, uint32_t id)
 {
@@ -718,9 +755,8 @@ static int configure(struct net_restore *nr, int sk, uint32_t id)
 	 * again where a link's MTU, its going up or its carrier coming (all passed
 	 * on by now: net_links_flags()) reset ipv6/conf/LINK/mtu to the link's MTU
 	 */
-	for (i = 0; !err && i < ne->n_sysctls; i++)
-		if (net_sysctl_mtu6(ne->sysctls[i]->path))
-			err = net_sysctl_restore(ne->sysctls[i]);
+	if (!err)
+		err = mtu6_restore(ne);
 	if (!err && ne->has_qdiscs)
 		err = net_tc_restore(sk, &ne->qdiscs, img);
 	/*
@@ -797,6 +833,8 @@ static int make_ns(struct net_restore *nr, uint32_t id)
 	}
 	if (!err && nr->ne)
 		err = net_links_outside(nr->ne, &nr->links);
+	if (!err && nr->ne)
+		err = mtu6_after_outside(nr);
 	if (err)
 		pr_errno(err, "cannot restore the tree's network namespace");
 	return err;

@@ -8,8 +8,9 @@
 # a unix socket bound to an abstract name. Dumped with --tcp-established:
 # the client's connection is held (no reset); a restore without the outside
 # name of the veth is refused naming it; restored with --external
-# veth[vc0]:ve-nt0: the same links, addresses, routes, rules, sysctls, the
-# veth back on the bridge, and the client's connection goes on. Then a second
+# veth[vc0]:ve-nt0: the same links, addresses, routes, rules, sysctls (vc0's
+# ipv6 MTU too, which its carrier coming back resets), the veth back on the
+# bridge, and the client's connection goes on. Then a second
 # cycle from the restored tree, with --veth-pair vc0=ve-nt0. Last, --empty-ns
 # net: a tree with a namespace of its own and one without come back in a new
 # namespace with lo only.
@@ -64,6 +65,16 @@ def server():
               "sysctl -q -w net.ipv4.ip_local_port_range='31000 32000'",
               "sysctl -q -w net.ipv4.conf.vc0.rp_filter=2"):
         sh(c)
+    # an ipv6 MTU of its own, below the link's: written once vc0's carrier
+    # (ve-nt0 up outside) is passed on, which resets it to the link's MTU.
+    # `ip link show vc0` (one RTM_GETLINK) passes on a pending change first.
+    for _ in range(500):
+        if " state UP " in sh("ip link show vc0"):
+            break
+        time.sleep(0.01)
+    else:
+        fail("vc0 has no carrier")
+    sh("sysctl -q -w net.ipv6.conf.vc0.mtu=1300")
     lst = socket.socket()
     lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     lst.bind(("10.77.0.2", 7000))
@@ -122,7 +133,9 @@ def describe(pid):
               "ip -o link show | sed \"s/ state [A-Z]*//; s/qdisc [a-z_]*//; s/@if[0-9]*//\"; "
               "ip -o addr show | sed \"s/valid_lft.*//\"; "
               "ip route show table all; ip -6 route show table all | grep -v \"^local\\|^multicast\\|proto kernel\"; "
-              "ip rule; sysctl net.ipv4.ip_local_port_range net.ipv4.conf.vc0.rp_filter'" % pid)
+              "ip rule; ip link show vc0 >/dev/null; "
+              "sysctl net.ipv4.ip_local_port_range net.ipv4.conf.vc0.rp_filter "
+              "net.ipv6.conf.vc0.mtu'" % pid)
 
 
 def alive(pid):
@@ -172,6 +185,8 @@ def main():
     if f.readline() != b"ok\n":
         fail("the server's own sockets do not work before the dump")
     before = describe(pid)
+    if "net.ipv6.conf.vc0.mtu = 1300" not in before:
+        fail("vc0's ipv6 MTU is not 1300 before the dump:\n%s" % before)
     n = 2
     for rnd, opt in ((1, ["--external", "veth[vc0]:ve-nt0"]), (2, ["--veth-pair", "vc0=ve-nt0"])):
         img = os.path.join(TMP, "img%d" % rnd)
