@@ -367,13 +367,13 @@ static int dump_tasks(struct dump_ctx *ctx)
 		if (!dump_task_live(&ctx->tasks[i]))
 			continue;
 		if (!first)
-			err = dump_vmas_wait(ctx);
+			err = dump_vmas_wait(ctx, false);
 		if (!err)
 			err = dump_one_task(ctx, &ctx->tasks[i]);
 		first = false;
 	}
-	/* the background reads end before any cure */
-	werr = dump_vmas_wait(ctx);
+	/* the background reads end before any cure (at once if the dump failed) */
+	werr = dump_vmas_wait(ctx, err != 0);
 	err = err ?: werr;
 	if (!err)
 		err = dump_shmem(ctx);
@@ -389,7 +389,7 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 {
 	unsigned int i;
 
-	dump_vmas_wait(ctx); /* joins what still reads, if anything */
+	dump_vmas_wait(ctx, true); /* joins what still reads, if anything */
 	cure_tasks(ctx);
 	for (i = 0; i < ctx->nr_tasks; i++) {
 		struct dump_task *dt = &ctx->tasks[i];

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/kcmp.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,7 +156,7 @@ static int infected_smaps_read(const struct cr_options *o, struct dump_task *dt,
 			       const struct vma_list *maps, int err, uint64_t us)
 {
 	pid_t pid = dt->t->pid;
-	unsigned long a0 = 0, a1 = 0;
+	unsigned long area[2] = { 0, 0 };
 
 	if (err) {
 		pr_errno(err, "pid %d: cannot read its smaps", pid);
@@ -168,8 +169,8 @@ static int infected_smaps_read(const struct cr_options *o, struct dump_task *dt,
 			"again\n",
 			pid, dt->vmas.nr, maps->nr);
 		vma_list_fini(&dt->vmas);
-		parasite_area(dt->ctl, &a0, &a1);
-		err = smaps_read(pid, a0, a1, &dt->vmas);
+		parasite_area(dt->ctl, &area[0], &area[1]);
+		err = smaps_read(pid, area, 1, &dt->vmas);
 	}
 	/* [uprobes] is not in maps as the infection left it: dropped after the check */
 	if (!err && o && o->allow_uprobes)
@@ -202,7 +203,7 @@ static int prepare_vmas(const struct cr_options *o, bool snap, struct dump_task 
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		pids[i] = dts[i]->t->pid;
-	smaps_read_many(pids, NULL, n, vl, errs, us);
+	smaps_read_many(pids, n, vl, errs, us);
 	for (i = 0; i < n; i++) {
 		dts[i]->vmas = vl[i];
 		err = err ?: prepare_smaps_read(o, dts[i], errs[i], us[i]);
@@ -220,7 +221,7 @@ static int prepare_vmas(const struct cr_options *o, bool snap, struct dump_task 
 static int prepare_infected(const struct cr_options *o, struct dump_ctx *ctx, struct dump_task *dt,
 			    struct vma_list *maps)
 {
-	unsigned long a0 = 0, a1 = 0;
+	unsigned long area[2] = { 0, 0 };
 	uint64_t t0;
 	int err;
 
@@ -229,9 +230,9 @@ static int prepare_infected(const struct cr_options *o, struct dump_ctx *ctx, st
 	err = snapshot_task_early_arm(ctx, dt, maps);
 	if (err)
 		return err;
-	parasite_area(dt->ctl, &a0, &a1);
+	parasite_area(dt->ctl, &area[0], &area[1]);
 	t0 = stats_now_ns();
-	err = smaps_read(dt->t->pid, a0, a1, &dt->vmas);
+	err = smaps_read(dt->t->pid, area, 1, &dt->vmas);
 	return infected_smaps_read(o, dt, maps, err, (stats_now_ns() - t0) / 1000);
 }
 
@@ -320,10 +321,10 @@ static struct smaps_bg *bg_new(struct dump_task **dts, unsigned int n)
 	bg->maps = calloc(n, sizeof(*bg->maps));
 	bg->vl = calloc(n, sizeof(*bg->vl));
 	bg->pids = calloc(n, sizeof(*bg->pids));
-	bg->skip = calloc(2 * n, sizeof(*bg->skip));
 	bg->errs = calloc(n, sizeof(*bg->errs));
 	bg->us = calloc(n, sizeof(*bg->us));
-	if (!bg->dts || !bg->maps || !bg->vl || !bg->pids || !bg->skip || !bg->errs || !bg->us)
+	bg->skip = calloc(2 * n, sizeof(*bg->skip));
+	if (!bg->dts || !bg->maps || !bg->vl || !bg->pids || !bg->errs || !bg->us || !bg->skip)
 		err = -ENOMEM;
 	for (unsigned int i = 0; i < n && !err; i++) {
 		bg->dts[i] = dts[i];
@@ -361,18 +362,31 @@ static int bg_start(struct smaps_bg *bg)
 {
 	for (unsigned int i = 0; i < bg->n; i++)
 		parasite_area(bg->dts[i]->ctl, &bg->skip[2 * i], &bg->skip[2 * i + 1]);
-	bg->job = smaps_read_start(bg->pids, bg->skip, bg->n, bg->vl, bg->errs, bg->us, bg_prefetch,
+	bg->job = smaps_read_start(bg->pids, bg->n, bg->skip, bg->vl, bg->errs, bg->us, bg_prefetch,
 				   bg);
 	return bg->job ? 0 : neg_errno();
 }
 
-int dump_vmas_wait(struct dump_ctx *ctx)
+/* The dump failed: what is still to read is not, what is being read is waited for. */
+static void bg_drop(struct smaps_bg *bg)
+{
+	atomic_store(&bg->prefetch_left, 0);
+	smaps_read_cancel(bg->job);
+	smaps_read_wait(TAKE_PTR(bg->job));
+	bg_free(bg);
+}
+
+int dump_vmas_wait(struct dump_ctx *ctx, bool failed)
 {
 	struct smaps_bg *bg = TAKE_PTR(ctx->smaps_bg);
 	int err = 0;
 
 	if (!bg)
 		return 0;
+	if (failed) {
+		bg_drop(bg);
+		return 0;
+	}
 	smaps_read_wait(TAKE_PTR(bg->job));
 	for (unsigned int i = 0; i < bg->n; i++) {
 		struct dump_task *dt = bg->dts[i];
@@ -385,6 +399,33 @@ int dump_vmas_wait(struct dump_ctx *ctx)
 	}
 	bg_free(bg);
 	return err;
+}
+
+/*
+ * Two processes of the tree with one address space (CLONE_VM without
+ * CLONE_THREAD: a vfork child before its exec, posix_spawn): restored as
+ * two, each would have its own, and what one writes the other would no
+ * longer see. Refused by name, before anything is done to them.
+ */
+static int refuse_shared_mm(struct dump_task *const *dts, unsigned int n)
+{
+	struct kcmp_set vm = { .type = KCMP_VM };
+	pid_t same = 0;
+	int err = 0;
+
+	for (unsigned int i = 0; i < n && !err && !same; i++) {
+		err = kcmp_set_add(&vm, dts[i]->t->pid, &same);
+		if (err)
+			pr_errno(err, "pid %d: cannot compare its address space with the tree's",
+				 dts[i]->t->pid);
+		else if (same)
+			pr_err("pid %d shares its address space with pid %d (CLONE_VM without "
+			       "CLONE_THREAD: a vfork child before its exec?): not supported, the "
+			       "restore would give each its own\n",
+			       dts[i]->t->pid, same);
+	}
+	free(vm.pids);
+	return err ?: same ? -EOPNOTSUPP : 0;
 }
 
 /* The requests of parasite_infect_all() for the live tasks, @tids holding all their threads. */
@@ -435,8 +476,10 @@ int dump_prepare_tasks(struct dump_ctx *ctx, bool background)
 		return -ENOMEM;
 	m = infect_reqs(ctx, reqs, idx, tids);
 	later = background && !ctx->snap && m > 1 ? m - 1 : 0;
-	for (i = 0; i < m && !err; i++) {
+	for (i = 0; i < m; i++)
 		dts[i] = &ctx->tasks[idx[i]];
+	err = refuse_shared_mm(dts, m);
+	for (i = 0; i < m && !err; i++) {
 		err = prepare_read(dts[i]);
 		if (err)
 			pr_errno(err, "pid %d: cannot prepare the task for the dump", reqs[i].pid);

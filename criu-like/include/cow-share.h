@@ -78,7 +78,9 @@ struct cow_pagemap {
 /*
  * Read @pid's entries over the private VMAs of @vmas with anonymous pages,
  * up to COW_PREFETCH_MAX entries in all (what is left out is read when it
- * is compared). 0 or -errno; @pm holds what was read either way.
+ * is compared). 0 or -errno, not logged (it is run in a thread of its own,
+ * and a failure only means the entries are read later); @pm holds what was
+ * read either way.
  */
 int cow_pagemap_prefetch(pid_t pid, const struct vma_list *vmas, struct cow_pagemap *pm);
 /* The entries cow_pagemap_prefetch() would read for @vmas. Pure. */

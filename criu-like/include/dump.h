@@ -130,8 +130,12 @@ struct cr_options;
 int dump_task_prepare(const struct cr_options *o, struct dump_task *dt);
 /* prepare.c: the same for every live task of ctx, see there for @background. */
 int dump_prepare_tasks(struct dump_ctx *ctx, bool background);
-/* prepare.c: the smaps read in the background in every task's dt->vmas. 0 or -errno. */
-int dump_vmas_wait(struct dump_ctx *ctx);
+/*
+ * prepare.c: the smaps read in the background in every task's dt->vmas. 0
+ * or -errno. @failed: the dump failed, nothing more is read (the tasks are
+ * cured sooner), nothing is kept.
+ */
+int dump_vmas_wait(struct dump_ctx *ctx, bool failed);
 /* prepare.c: alive or stopped (a zombie is neither). */
 bool dump_task_live(const struct dump_task *dt);
 int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt);

@@ -17,33 +17,36 @@
 #include "proc-parse.h"
 
 /*
- * Read it, drop the VMAs inside [@skip_start, @skip_end) (the parasite's
- * area; 0, 0 for none) and hand the list over in @ret. 0 or -errno.
+ * Read it, drop the VMAs inside each of the @nskip ranges [@skip[2k],
+ * @skip[2k + 1]) (the task's parasite area: a dump refuses tasks that
+ * share their memory, CLONE_VM, so no other's is there) and hand the list
+ * over in @ret. 0 or -errno.
  */
-int smaps_read(pid_t pid, unsigned long skip_start, unsigned long skip_end, struct vma_list *ret);
+int smaps_read(pid_t pid, const unsigned long *skip, unsigned int nskip, struct vma_list *ret);
 
 /*
  * The smaps of @n tasks that nothing changes meanwhile (frozen), read side
  * by side by up to one thread per CPU, the caller one of them: a forked
  * child's walk is slow on the pages it shares (every page's mapcount is
  * looked at), about 10 ms per 256 MiB here. @rets[i] and @errs[i] (0 or
- * -errno) for @pids[i], the VMAs inside [@skip[2i], @skip[2i + 1]) dropped
- * (@skip NULL: none); @us[i] the time its read took, in microseconds.
+ * -errno) for @pids[i]; @us[i] the time its read took, in microseconds.
  */
-void smaps_read_many(const pid_t *pids, const unsigned long *skip, unsigned int n,
-		     struct vma_list *rets, int *errs, uint64_t *us);
+void smaps_read_many(const pid_t *pids, unsigned int n, struct vma_list *rets, int *errs,
+		     uint64_t *us);
 
 /*
- * The same, in background threads: the arrays must stay until
- * smaps_read_wait(), which joins them and frees the job; @then (NULL:
- * none) is called in the thread after each list read whole, with its index
- * and @arg. NULL with errno set when there is no memory for it (no thread
- * runs then).
+ * The same, in background threads, list i without [@skip[2i], @skip[2i + 1])
+ * (NULL: nothing dropped): the arrays must stay until smaps_read_wait(), which
+ * joins them and frees the job; @then (NULL: none) is called in the thread
+ * after each list read whole, with its index and @arg. NULL with errno set
+ * when there is no memory for it (no thread runs then).
+ * smaps_read_cancel(): no task is taken from then on (the ones taken end).
  */
 struct smaps_job;
-struct smaps_job *smaps_read_start(const pid_t *pids, const unsigned long *skip, unsigned int n,
+struct smaps_job *smaps_read_start(const pid_t *pids, unsigned int n, const unsigned long *skip,
 				   struct vma_list *rets, int *errs, uint64_t *us,
 				   void (*then)(unsigned int i, void *arg), void *arg);
+void smaps_read_cancel(struct smaps_job *j);
 void smaps_read_wait(struct smaps_job *j);
 
 /*

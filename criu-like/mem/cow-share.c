@@ -29,6 +29,12 @@ static bool same_page(uint64_t c, uint64_t p, uint64_t zero_pfn)
 
 	if (!(c & PM_PRESENT) || !(p & PM_PRESENT) || (c & PM_FILE) || (p & PM_FILE))
 		return false;
+	/*
+	 * Mapped by both: neither entry says mapped once (a read ahead of a
+	 * page the child had alone, freed and reused since, is not taken for one)
+	 */
+	if ((c & PM_MMAP_EXCLUSIVE) || (p & PM_MMAP_EXCLUSIVE))
+		return false;
 	return pfn && pfn == (p & PM_PFN_MASK) && pfn != zero_pfn;
 }
 
@@ -104,30 +110,41 @@ int cow_shared_runs(const struct mem_runs *same, const struct mem_runs *saved, s
 	return err;
 }
 
-static int read_ents(int fd, pid_t pid, unsigned long addr, uint64_t *e, size_t n)
+/* The entries of [@addr, @addr + @n pages): 0 or -errno, quietly (the read-ahead's). */
+static int pread_ents(int fd, unsigned long addr, uint64_t *e, size_t n)
 {
 	off_t off = (off_t)(addr / PAGE_SIZE * sizeof(*e));
 	size_t want = n * sizeof(*e);
 	ssize_t got = pread(fd, e, want, off);
 
-	if (got != (ssize_t)want) {
-		if (got >= 0)
-			errno = EIO;
-		pr_perror("pid %d: pagemap at %lx (%zu pages)", pid, addr, n);
-		return neg_errno();
-	}
-	return 0;
+	if (got == (ssize_t)want)
+		return 0;
+	return got < 0 ? neg_errno() : -EIO;
+}
+
+static int read_ents(int fd, pid_t pid, unsigned long addr, uint64_t *e, size_t n)
+{
+	int err = pread_ents(fd, addr, e, n);
+
+	if (err)
+		pr_errno(err, "pid %d: pagemap at %lx (%zu pages)", pid, addr, n);
+	return err;
+}
+
+static int open_pagemap_quiet(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
 static int open_pagemap(pid_t pid)
 {
-	char path[64];
-	int fd;
+	int fd = open_pagemap_quiet(pid);
 
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		pr_perror("pid %d: open %s", pid, path);
+		pr_perror("pid %d: open /proc/%d/pagemap", pid, pid);
 	return fd;
 }
 
@@ -271,7 +288,8 @@ int cow_pagemap_prefetch(pid_t pid, const struct vma_list *vmas, struct cow_page
 	pm->seg = calloc(vmas->nr + 1, sizeof(*pm->seg));
 	if (!pm->seg)
 		return -ENOMEM;
-	fd = open_pagemap(pid);
+	/* quiet: what is not read ahead is read when compared */
+	fd = open_pagemap_quiet(pid);
 	if (fd < 0)
 		return neg_errno();
 	for (unsigned int i = 0; i < vmas->nr && !err; i++) {
@@ -285,7 +303,7 @@ int cow_pagemap_prefetch(pid_t pid, const struct vma_list *vmas, struct cow_page
 		s->ents = malloc(s->n * sizeof(*s->ents));
 		if (!s->ents)
 			return -ENOMEM;
-		err = read_ents(fd, pid, s->start, s->ents, s->n);
+		err = pread_ents(fd, s->start, s->ents, s->n);
 		if (err)
 			free(s->ents);
 		else

@@ -403,8 +403,10 @@ static int split_cow_shared(struct dump_ctx *ctx, struct dump_task *dt)
 	uint64_t t0 = mem_now_ns();
 	int err;
 
-	if (ctx->pre_dump || ctx->snap || ctx->opts->no_cow_share || !pdt)
+	if (ctx->pre_dump || ctx->snap || ctx->opts->no_cow_share || !pdt) {
+		cow_pagemap_fini(&dt->cow_pm); /* read ahead for nothing */
 		return 0;
+	}
 	err = cow_runs_union(mine, 2, &all);
 	if (!err && all.nr)
 		err = load_parent(pdt);

@@ -34,12 +34,12 @@ static void drop_range(struct vma_list *l, unsigned long start, unsigned long en
 	l->nr = k;
 }
 
-int smaps_read(pid_t pid, unsigned long skip_start, unsigned long skip_end, struct vma_list *ret)
+int smaps_read(pid_t pid, const unsigned long *skip, unsigned int nskip, struct vma_list *ret)
 {
 	int err = proc_parse_maps(pid, true, ret);
 
-	if (!err)
-		drop_range(ret, skip_start, skip_end);
+	for (unsigned int k = 0; !err && k < nskip; k++)
+		drop_range(ret, skip[2 * k], skip[2 * k + 1]);
 	return err;
 }
 
@@ -73,8 +73,8 @@ static void *smaps_worker(void *arg)
 	while ((i = atomic_fetch_add(&j->next, 1)) < j->n) {
 		uint64_t t0 = now_us();
 
-		j->errs[i] = smaps_read(j->pids[i], j->skip ? j->skip[2 * i] : 0,
-					j->skip ? j->skip[2 * i + 1] : 0, &j->rets[i]);
+		j->errs[i] = smaps_read(j->pids[i], j->skip ? &j->skip[2 * i] : NULL, !!j->skip,
+					&j->rets[i]);
 		j->us[i] = now_us() - t0;
 		if (!j->errs[i] && j->then)
 			j->then(i, j->arg);
@@ -103,16 +103,16 @@ static void job_join(struct smaps_job *j)
 		pthread_join(j->th[--j->nr_threads], NULL);
 }
 
-void smaps_read_many(const pid_t *pids, const unsigned long *skip, unsigned int n,
-		     struct vma_list *rets, int *errs, uint64_t *us)
+void smaps_read_many(const pid_t *pids, unsigned int n, struct vma_list *rets, int *errs,
+		     uint64_t *us)
 {
-	struct smaps_job j = { pids, skip, rets, errs, us, n, 0, NULL, NULL, 0 };
+	struct smaps_job j = { pids, NULL, rets, errs, us, n, 0, NULL, NULL, 0 };
 
 	job_spawn(&j, 1);
 	job_join(&j);
 }
 
-struct smaps_job *smaps_read_start(const pid_t *pids, const unsigned long *skip, unsigned int n,
+struct smaps_job *smaps_read_start(const pid_t *pids, unsigned int n, const unsigned long *skip,
 				   struct vma_list *rets, int *errs, uint64_t *us,
 				   void (*then)(unsigned int i, void *arg), void *arg)
 {
@@ -123,6 +123,12 @@ struct smaps_job *smaps_read_start(const pid_t *pids, const unsigned long *skip,
 	*j = (struct smaps_job){ pids, skip, rets, errs, us, n, 0, then, arg, 0 };
 	job_spawn(j, 0);
 	return j;
+}
+
+void smaps_read_cancel(struct smaps_job *j)
+{
+	if (j)
+		atomic_store(&j->next, j->n);
 }
 
 void smaps_read_wait(struct smaps_job *j)

@@ -7,6 +7,8 @@
  *   io_uring-sqpoll  an io_uring with a submission thread (IORING_SETUP_SQPOLL)
  *   pidfd-thread-scm  a pidfd of one of its threads (PIDFD_THREAD) held only
  *             in a unix socket's queue
+ *   clone-vm  a child process sharing its address space (CLONE_VM without
+ *             CLONE_THREAD, as a vfork child before its exec), dying with it
  * It prints "ready PID" and echoes stdin to stdout.
  */
 #include <errno.h>
@@ -16,7 +18,10 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -90,6 +95,23 @@ static int pidfd_thread_scm(void)
 	return close(pfd);
 }
 
+/* The child of clone-vm: raw syscalls only (the libc's state is its parent's). */
+static int vm_child(void *arg)
+{
+	(void)arg;
+	syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	for (;;)
+		syscall(SYS_pause);
+	return 0;
+}
+
+static int clone_vm(void)
+{
+	static char stack[64 << 10] __attribute__((aligned(16)));
+
+	return clone(vm_child, stack + sizeof(stack), CLONE_VM | SIGCHLD, NULL) < 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -105,6 +127,9 @@ int main(int argc, char **argv)
 			return 1;
 	} else if (!strcmp(what, "pidfd-thread-scm")) {
 		if (pidfd_thread_scm())
+			return 1;
+	} else if (!strcmp(what, "clone-vm")) {
+		if (clone_vm())
 			return 1;
 	} else {
 		return 2;

@@ -52,34 +52,39 @@ static bool listed(const struct vma_list *l, const struct vma_entry *v)
 	return false;
 }
 
-/* Our own smaps, an extra mapping dropped. */
+/* Our own smaps, two extra mappings dropped (two tasks' parasite areas, CLONE_VM). */
 static void test_live(void **state)
 {
 	struct vma_list maps = { 0 }, got = { 0 };
 	size_t len = 16 * PAGE_SIZE;
-	char *extra;
+	unsigned long skip[4];
+	char *extra[2];
 
 	(void)state;
-	/* a shared mapping, as the parasite's area: not merged with anything */
-	extra = mmap(NULL, len, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_SHARED | MAP_ANONYMOUS, -1,
-		     0);
-	assert_true(extra != MAP_FAILED);
-	assert_int_equal(smaps_read(getpid(), (unsigned long)extra, (unsigned long)extra + len,
-				    &got),
-			 0);
+	/* shared mappings, as the parasites' areas: not merged with anything */
+	for (int k = 0; k < 2; k++) {
+		extra[k] = mmap(NULL, len, PROT_READ | PROT_WRITE | PROT_EXEC,
+				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		assert_true(extra[k] != MAP_FAILED);
+		skip[2 * k] = (unsigned long)extra[k];
+		skip[2 * k + 1] = (unsigned long)extra[k] + len;
+	}
+	assert_int_equal(smaps_read(getpid(), skip, 2, &got), 0);
 	assert_int_equal(proc_parse_maps(getpid(), false, &maps), 0);
 	assert_true(got.nr > 2);
+	assert_int_equal(got.nr + 2, maps.nr);
 	for (unsigned int i = 0; i < got.nr; i++) {
 		const struct vma_entry *v = &got.vmas[i];
 
 		assert_true(v->has_smaps);
-		assert_false(v->start >= (unsigned long)extra &&
-			     v->end <= (unsigned long)extra + len);
+		for (int k = 0; k < 2; k++)
+			assert_false(v->start >= skip[2 * k] && v->end <= skip[2 * k + 1]);
 		/* the heap may grow meanwhile; the rest is where maps has it */
 		if (v->kind != VMA_HEAP && v->kind != VMA_STACK)
 			assert_true(listed(&maps, v));
 	}
-	munmap(extra, len);
+	for (int k = 0; k < 2; k++)
+		munmap(extra[k], len);
 	vma_list_fini(&got);
 	vma_list_fini(&maps);
 }
