@@ -494,14 +494,14 @@ int net_links_create(int sk, const NetnsEntry *ne, const struct net_link_plan *p
  * on now: a single RTM_GETLINK runs it under the RTNL (linkwatch_sync_dev()
  * in rtnl_getlink(), Linux 6.8), or waits for the linkwatch work running it.
  */
-static int link_sync(int sk, const NetLinkEntry *l)
+int net_link_sync(int sk, int ifindex, const char *name)
 {
 	uint8_t buf[NL_REQ_SIZE];
-	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = (int)l->ifindex };
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = ifindex };
 	int err = rtnl_talk(sk, nl_req_init(buf, RTM_GETLINK, 0, &ifi, sizeof(ifi)));
 
 	if (err)
-		pr_errno(err, "cannot read link %s back", l->name);
+		pr_errno(err, "cannot read link %s back", name);
 	return err;
 }
 
@@ -511,7 +511,7 @@ int net_links_sync(int sk, const NetnsEntry *ne)
 	int err = 0;
 
 	for (i = 0; !err && i < ne->n_links; i++)
-		err = link_sync(sk, ne->links[i]);
+		err = net_link_sync(sk, (int)ne->links[i]->ifindex, ne->links[i]->name);
 	return err;
 }
 

@@ -97,6 +97,11 @@ int net_links_flags(int sk, const NetnsEntry *ne);
  */
 int net_links_sync(int sk, const NetnsEntry *ne);
 /*
+ * An RTM_GETLINK of one link (@name for the message): a carrier change of
+ * it waiting in linkwatch's work is passed on first (6.8). 0 or -errno.
+ */
+int net_link_sync(int sk, int ifindex, const char *name);
+/*
  * In criu-like's namespace: the outside ends of the veths, on their bridges,
  * up (their inside ends get their carrier: net_links_sync() from inside).
  */

@@ -318,3 +318,31 @@ int net_sysctl_restore(const NetSysctlEntry *s)
 		return 0;
 	return net_sysctl_set(s->path, s->value);
 }
+
+int net_sysctl_mtu6_tun(const NetnsEntry *ne, const char *path)
+{
+	size_t len;
+
+	if (!net_sysctl_mtu6(path))
+		return 0;
+	for (size_t i = 0; i < ne->n_links; i++) {
+		const NetLinkEntry *l = ne->links[i];
+
+		len = strlen(l->name);
+		if (l->kind == NET_LINK_KIND__NET_LINK_TUN && !strncmp(path, "ipv6/conf/", 10) &&
+		    !strncmp(path + 10, l->name, len) && !strcmp(path + 10 + len, "/mtu"))
+			return (int)l->ifindex;
+	}
+	return 0;
+}
+
+int net_sysctl_mtu6_restore(const NetnsEntry *ne)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < ne->n_sysctls; i++)
+		if (net_sysctl_mtu6(ne->sysctls[i]->path))
+			err = net_sysctl_restore(ne->sysctls[i]);
+	return err;
+}

@@ -28,6 +28,10 @@ bool net_sysctl_per_link(const char *path);
 bool net_sysctl_never(const char *path);
 /* Is @path an ipv6/conf/LINK/mtu, which setting the link's MTU resets? */
 bool net_sysctl_mtu6(const char *path);
+/* The index of the tun or tap link of @ne whose ipv6/conf/LINK/mtu @path is, else 0. */
+int net_sysctl_mtu6_tun(const NetnsEntry *ne, const char *path);
+/* In the new namespace: the saved ipv6/conf/LINK/mtu of @ne written again. 0 or -errno. */
+int net_sysctl_mtu6_restore(const NetnsEntry *ne);
 /* The order of the per-link files of one directory: qsort comparison of two paths. */
 int net_sysctl_cmp(const void *a, const void *b);
 /*

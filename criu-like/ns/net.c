@@ -79,9 +79,16 @@ int ns_net_tree_fd(void)
 	return tree_netns;
 }
 
-/* The accept_dad sysctls to write back once the tree runs (ns_net_unlock_here()). */
+/*
+ * The sysctls to write back once the tree runs (ns_net_unlock_here()): the
+ * accept_dad ones, and the ipv6/conf/LINK/mtu of a tun or tap link (@ifindex
+ * not 0), whose carrier comes when the restored task's descriptor attaches
+ * to it, which resets that MTU: its link read back first, so the reset
+ * comes before the write.
+ */
 static struct {
 	char *path, *value;
+	int ifindex;
 } dad_later[64];
 static size_t n_dad;
 
@@ -267,12 +274,19 @@ static void ns_unlock_tell(void)
 void ns_net_unlock_here(void)
 {
 	size_t i;
-	int err;
+	int err, sk = -1;
 
 	for (i = 0; i < n_dad; i++) {
-		if (dad_later[i].path && dad_later[i].value)
-			net_sysctl_set(dad_later[i].path, dad_later[i].value);
+		if (!dad_later[i].path || !dad_later[i].value)
+			continue;
+		if (dad_later[i].ifindex && sk < 0)
+			sk = rtnl_open();
+		if (dad_later[i].ifindex && sk >= 0)
+			net_link_sync(sk, dad_later[i].ifindex, dad_later[i].path);
+		net_sysctl_set(dad_later[i].path, dad_later[i].value);
 	}
+	if (sk >= 0)
+		close(sk);
 	dad_later_free();
 	if (ns_lock_kind < 0) {
 		ns_unlock_tell();
@@ -703,18 +717,6 @@ static int set_accept_dad(const char *link, const char *value)
 	return net_sysctl_set(path, value);
 }
 
-/* In the new namespace: the saved ipv6/conf/LINK/mtu written again. */
-static int mtu6_restore(const NetnsEntry *ne)
-{
-	size_t i;
-	int err = 0;
-
-	for (i = 0; !err && i < ne->n_sysctls; i++)
-		if (net_sysctl_mtu6(ne->sysctls[i]->path))
-			err = net_sysctl_restore(ne->sysctls[i]);
-	return err;
-}
-
 /*
  * After net_links_outside(), from inside the new namespace: a veth's inside
  * end got its carrier when its outside end went up, and linkwatch passing
@@ -732,7 +734,7 @@ static int mtu6_after_outside(struct net_restore *nr)
 	if (sk >= 0)
 		close(sk);
 	if (!err)
-		err = mtu6_restore(nr->ne);
+		err = net_sysctl_mtu6_restore(nr->ne);
 	net_leave(nr);
 	return err;
 }
@@ -756,7 +758,7 @@ static int configure(struct net_restore *nr, int sk, uint32_t id)
 	 * on by now: net_links_flags()) reset ipv6/conf/LINK/mtu to the link's MTU
 	 */
 	if (!err)
-		err = mtu6_restore(ne);
+		err = net_sysctl_mtu6_restore(ne);
 	if (!err && ne->has_qdiscs)
 		err = net_tc_restore(sk, &ne->qdiscs, img);
 	/*
@@ -768,14 +770,19 @@ static int configure(struct net_restore *nr, int sk, uint32_t id)
 	if (!err)
 		err = replay(sk, &ne->addrs, img);
 	/* their saved values once the tree runs: a carrier coming up restarts DAD */
-	for (i = 0; !err && i < ne->n_sysctls; i++)
-		if (strstr(ne->sysctls[i]->path, "/accept_dad") && n_dad < ARRAY_SIZE(dad_later)) {
+	for (i = 0; !err && i < ne->n_sysctls; i++) {
+		int tun = net_sysctl_mtu6_tun(ne, ne->sysctls[i]->path);
+
+		if ((strstr(ne->sysctls[i]->path, "/accept_dad") || tun) &&
+		    n_dad < ARRAY_SIZE(dad_later)) {
 			dad_later[n_dad].path = strdup(ne->sysctls[i]->path);
 			dad_later[n_dad].value = strdup(ne->sysctls[i]->value);
+			dad_later[n_dad].ifindex = tun;
 			if (!dad_later[n_dad].path || !dad_later[n_dad].value)
 				err = -ENOMEM;
 			n_dad++;
 		}
+	}
 	/* after the links' addresses: a neighbour's link must be there, and up for some */
 	if (!err && ne->has_neighs)
 		err = net_neigh_restore(sk, &ne->neighs, img);

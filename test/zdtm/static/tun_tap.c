@@ -4,7 +4,8 @@
  * /dev/net/tun fds that are their queues: tun0 (IFF_TUN | IFF_NO_PI, not
  * persistent, held by one fd, an address and a route through it); tap0
  * (IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | IFF_MULTI_QUEUE, persistent, its MAC
- * and MTU set, three queues of which one detached by TUNSETQUEUE); tap1, a
+ * and MTU set, its ipv6 MTU below the link's, three queues of which one
+ * detached by TUNSETQUEUE); tap1, a
  * persistent tap with an owner and no fd at all; an fd of /dev/net/tun never
  * attached. After the restore: another namespace, `ip -d link show` (flags,
  * persistence, queues and detached queues, owner), addresses and routes as
@@ -37,7 +38,8 @@
 #define DESCRIBE                                                                                \
 	"ip -d -o link show | sed -E 's/ state [A-Za-z]+//g; s/NO-CARRIER,//; s/,LOWER_UP//'; " \
 	"ip -o addr show | sed 's/valid_lft.*//; s/ tentative//'; "                             \
-	"ip -4 route show table all | sed 's/ linkdown//' | sort"
+	"ip -4 route show table all | sed 's/ linkdown//' | sort; "                             \
+	"ip link show tap0 >/dev/null && echo ipv6 mtu $(cat /proc/sys/net/ipv6/conf/tap0/mtu)"
 
 static int describe(char *buf, size_t size)
 {
@@ -178,7 +180,9 @@ int main(int argc, char **argv)
 	if (system("ip link set lo up && ip addr add 10.74.0.1/24 dev tun0 && "
 		   "ip link set tun0 up && echo 1 >/proc/sys/net/ipv6/conf/tun0/disable_ipv6 && "
 		   "ip link set tap0 address 02:74:00:00:00:01 mtu 1300 && ip link set tap0 up && "
-		   "ip tuntap add tap1 mode tap user 4242 && ip link set tap1 mtu 1200")) {
+		   "ip tuntap add tap1 mode tap user 4242 && ip link set tap1 mtu 1200 && "
+		   /* after its carrier's change is passed on (a GETLINK of it does, 6.8) */
+		   "ip link show tap0 >/dev/null && echo 1280 >/proc/sys/net/ipv6/conf/tap0/mtu")) {
 		fail("cannot configure the namespace with ip");
 		return 1;
 	}
