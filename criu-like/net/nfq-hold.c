@@ -100,6 +100,12 @@ struct holder {
 	unsigned int held;
 	bool passing; /* released: accept at once */
 	bool rules_gone; /* the controller removed our rules (s) */
+	/*
+	 * Bit i: table raw of family i (ip, ip6) was made for our rules (x, y),
+	 * told by a dump that leaves us to its restore (m asks): one restore
+	 * process made it, another removes it
+	 */
+	int raw_made;
 	/* a copy of each packet held that came in from outside, for g */
 	struct kept_pkt {
 		struct hold_pkt hdr;
@@ -291,6 +297,16 @@ static bool holder_command(struct nfq_handle *h, struct holder *st, char c, int 
 		n = getpid();
 		send(csk, &n, sizeof(n), MSG_NOSIGNAL);
 		return true;
+	case 'x':
+	case 'y':
+		st->raw_made |= c == 'x' ? 1 : 2;
+		n = 0;
+		send(csk, &n, sizeof(n), MSG_NOSIGNAL);
+		return true;
+	case 'm':
+		n = st->raw_made;
+		send(csk, &n, sizeof(n), MSG_NOSIGNAL);
+		return true;
 	case 'n':
 		n = st->queue;
 		send(csk, &n, sizeof(n), MSG_NOSIGNAL);
@@ -302,6 +318,8 @@ static bool holder_command(struct nfq_handle *h, struct holder *st, char c, int 
 		return false;
 	}
 }
+
+static void raw_drop_bare(int fi);
 
 /* The chains of holder @pid, in both families; quiet: a family may have none. */
 static void holder_rules_remove(pid_t pid)
@@ -379,8 +397,12 @@ static void __attribute__((noreturn)) holder_main(const char *name, int ready)
 	 * then the queue: the kernel drops whatever it still holds. Packets come
 	 * to the lock underneath from now on.
 	 */
-	if (!st.rules_gone)
+	if (!st.rules_gone) {
 		holder_rules_remove(getpid());
+		for (int fi = 0; fi < 2; fi++)
+			if (st.raw_made & (1 << fi))
+				raw_drop_bare(fi);
+	}
 	nfq_destroy_queue(st.qh);
 	nfq_close(h);
 	_exit(0);
@@ -514,7 +536,7 @@ static int hold_ask(struct nfq_hold *h, char c)
 int nfq_hold_find(const char *name, struct nfq_hold **ret)
 {
 	struct nfq_hold *h;
-	int fd, err = hold_connect(name, &fd);
+	int fd, made, err = hold_connect(name, &fd);
 
 	if (err)
 		return err;
@@ -526,6 +548,12 @@ int nfq_hold_find(const char *name, struct nfq_hold **ret)
 	h->pid = hold_ask(h, 'i');
 	h->queue = hold_ask(h, 'n');
 	h->found = h->chains[0] = h->chains[1] = true;
+	/* the tables raw the dump made for these rules, removed with them (nfq_hold_unhold()) */
+	made = hold_ask(h, 'm');
+	for (int i = 0; made >= 0 && i < 2; i++) {
+		h->raw_made[i] = made & (1 << i);
+		h->raw_known[i] = true;
+	}
 	if (h->pid <= 0 || h->queue < 0) {
 		nfq_hold_stop(h, true);
 		return -EPIPE;
@@ -591,15 +619,12 @@ static void raw_look(struct nfq_hold *h, int fi)
 	}
 }
 
-/* Table raw of family @fi removed when we made it and it holds only its bare base chains. */
-static void raw_unmake(struct nfq_hold *h, int fi)
+/* Table raw of family @fi removed if it holds only its bare base chains. */
+static void raw_drop_bare(int fi)
 {
 	_cleanup_free_ char *out = NULL;
 	char cmd[32];
 
-	if (!h->raw_made[fi] || nfq_hold_raw_theirs[fi])
-		return;
-	h->raw_made[fi] = false;
 	snprintf(cmd, sizeof(cmd), "list table %s raw\n", fi ? "ip6" : "ip");
 	if (nft_exec(NULL, cmd, &out, true) || !netlock_raw_table_bare(out))
 		return;
@@ -607,6 +632,15 @@ static void raw_unmake(struct nfq_hold *h, int fi)
 	if (!nft_exec(NULL, cmd, NULL, true))
 		pr_debug("table %s raw, made for the held packets' rules, removed\n",
 			 fi ? "ip6" : "ip");
+}
+
+/* Table raw of family @fi removed when we made it and it holds only its bare base chains. */
+static void raw_unmake(struct nfq_hold *h, int fi)
+{
+	if (!h->raw_made[fi] || nfq_hold_raw_theirs[fi])
+		return;
+	h->raw_made[fi] = false;
+	raw_drop_bare(fi);
 }
 
 void nfq_hold_prime(struct nfq_hold *h)
@@ -788,6 +822,10 @@ void nfq_hold_detach(struct nfq_hold *h)
 	if (!h)
 		return;
 	hold_unprime(h);
+	/* the tables raw made for its rules: for the restore to remove with them */
+	for (int i = 0; i < 2; i++)
+		if (h->raw_made[i] && !nfq_hold_raw_theirs[i])
+			hold_ask(h, i ? 'y' : 'x');
 	if (hold_ask(h, 'k') < 0)
 		pr_warn("packet holder %s is gone: the packets of the killed tree are dropped\n",
 			h->name);

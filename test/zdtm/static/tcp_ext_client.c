@@ -7,7 +7,9 @@
  * 1 MiB more from the client (the conversation goes on after the restore),
  * then tells the client (SIGUSR1) to half-close; the server echoes the rest,
  * half-closes, and the client writes what it saw to a file: every byte it
- * sent came back in order, the connection kept its local port.
+ * sent came back in order, the connection kept its local port. The host's
+ * tables raw are as they were (the packet holder's rules go in them, and
+ * iptables-nft makes the tables: a dump and its restore leave none behind).
  *
  * tcp_ext_client6 (::1) and tcp_ext_client_mapped (an IPv4 client of a
  * dual-stack listener: the server's socket holds ::ffff:127.0.0.1) are this
@@ -113,8 +115,12 @@ static int check_client(const struct tcp_pump *p)
 	return 0;
 }
 
+/* The host's tables raw (nothing without nft) */
+#define RAW_TABLES "nft list tables 2>/dev/null | grep ' raw$' || true"
+
 int main(int argc, char **argv)
 {
+	static char raw0[256], raw1[256];
 	struct client_arg arg;
 	struct inet_names names;
 	struct tcp_pump p;
@@ -141,6 +147,10 @@ int main(int argc, char **argv)
 	p.echo = true;
 	if (inet_names_get(sk, &names) || tcp_pump_run(&p, MORE_AFTER, IDLE_MS)) {
 		fail("the stream does not flow before the dump");
+		return 1;
+	}
+	if (test_sh_output(RAW_TABLES, raw0, sizeof(raw0))) {
+		fail("cannot list the host's nftables tables");
 		return 1;
 	}
 	test_daemon();
@@ -179,6 +189,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (check_client(&p))
+		return 1;
+	if (test_sh_output(RAW_TABLES, raw1, sizeof(raw1)) ||
+	    test_same_text("the host's tables raw", raw0, raw1))
 		return 1;
 	pass();
 	return 0;
