@@ -33,12 +33,17 @@ void fuzz_file_set(const uint8_t *data, size_t size)
 	}
 }
 
+/* Under $FUZZ_SCRATCH when set (run.sh's scratch directory, removed after the run). */
 const char *fuzz_scratch_dir(void)
 {
-	static char dir[] = "/dev/shm/criu-like-fuzz.XXXXXX";
+	static char dir[512];
 	static int made;
 
 	if (!made) {
+		const char *base = getenv("FUZZ_SCRATCH");
+
+		snprintf(dir, sizeof(dir), "%s/criu-like-fuzz.XXXXXX",
+			 base && *base ? base : "/dev/shm");
 		if (!mkdtemp(dir)) {
 			perror("mkdtemp");
 			abort();

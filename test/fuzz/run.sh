@@ -30,6 +30,8 @@ seeds() {
 mkdir -p "$ART"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+# the harnesses' own scratch files go there too (fuzz_scratch_dir())
+export FUZZ_SCRATCH="$scratch"
 fail=0
 for h in $HARNESSES; do
 	bin=$B/fuzz/fuzz-$h
