@@ -239,7 +239,7 @@ static int64_t round_pages(const struct mig_src *s, int n)
 	int64_t pages = -1;
 
 	if (round_path(s, n, dir, sizeof(dir)))
-		return -1; /* sentinel: unknown, not an error */
+		return pages; /* unknown */
 	dfd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 	if (dfd >= 0 && !img_read_one(dfd, CR_IMG_STATS_DUMP, 0, &m)) {
 		const StatsEntry *se = (const StatsEntry *)m;

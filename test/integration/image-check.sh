@@ -30,13 +30,18 @@ cleanup() {
 trap cleanup EXIT
 fail=0
 
+# ready FILE WHAT: until a victim writing to FILE says "ready", 10 s at most.
+ready() {
+	n=0
+	until grep -q '^ready' "$1" 2>/dev/null; do
+		n=$((n + 1))
+		[ $n -le 1000 ] || { echo "FAIL: $2 did not start"; exit 1; }
+		sleep 0.01
+	done
+}
+
 setsid "$V" >"$tmp/out" 2>&1 </dev/null &
-n=0
-until grep -q '^ready' "$tmp/out" 2>/dev/null; do
-	n=$((n + 1))
-	[ $n -le 1000 ] || { echo "FAIL: the victim did not start"; exit 1; }
-	sleep 0.01
-done
+ready "$tmp/out" "the victim"
 vp=$(awk '/^ready/ { print $2 }' "$tmp/out")
 "$CRIU_LIKE" dump -t "$vp" -D "$tmp/good" || { echo "FAIL: dump of $vp"; exit 1; }
 wait 2>/dev/null
@@ -164,12 +169,7 @@ while [ -d "/proc/$vp" ]; do sleep 0.01; done
 
 # g. the parent's pages of a tree that forked after writing them
 setsid "$B/test/integration/dump-victim" mem 8 cow >"$tmp/cow.out" 2>&1 </dev/null &
-n=0
-until grep -q '^ready' "$tmp/cow.out" 2>/dev/null; do
-	n=$((n + 1))
-	[ $n -le 1000 ] || { echo "FAIL: the cow victim did not start"; exit 1; }
-	sleep 0.01
-done
+ready "$tmp/cow.out" "the cow victim"
 vp=$(awk '/^ready/ { print $2; exit }' "$tmp/cow.out")
 child=$(awk '/^ready/ { print $4; exit }' "$tmp/cow.out")
 "$CRIU_LIKE" dump -t "$vp" -D "$tmp/cow" --network-lock skip 2>"$tmp/cow.err" ||

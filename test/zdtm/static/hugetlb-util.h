@@ -61,16 +61,21 @@ static inline long huge_meminfo(const char *key)
 	return n;
 }
 
+/* huge_pool(): enough pages already, nothing to put back; the pool could not be read or raised */
+#define HUGE_POOL_KEPT (-1L)
+#define HUGE_POOL_FAIL (-2L)
+
+/* The overcommit to put back after raising it so @need pages fit, or HUGE_POOL_*. */
 static inline long huge_pool(long need)
 {
 	long over = huge_read("/proc/sys/vm/nr_overcommit_hugepages");
 	long free_ = huge_meminfo("HugePages_Free:"), surplus = huge_meminfo("HugePages_Surp:");
 
 	if (over < 0 || free_ < 0 || surplus < 0)
-		return -2;
+		return HUGE_POOL_FAIL;
 	if (free_ + over - surplus >= need)
-		return -1; /* a sentinel: nothing to put back */
-	return huge_set_overcommit(surplus + need) ? -2 : over;
+		return HUGE_POOL_KEPT;
+	return huge_set_overcommit(surplus + need) ? HUGE_POOL_FAIL : over;
 }
 
 /* The area at @a is hugetlb with 2 MiB pages (and named @name, unless NULL) in our smaps. */

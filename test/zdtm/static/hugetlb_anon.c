@@ -38,7 +38,7 @@ int main(int argc, char **argv)
 	test_init(argc, argv);
 	/* enough for this test twice over (a leave-running dump keeps the original meanwhile) */
 	raised = huge_pool(2 * NR + 2);
-	if (raised == -2) {
+	if (raised == HUGE_POOL_FAIL) {
 		fail("cannot let the kernel make huge pages on demand: %m");
 		return 1;
 	}

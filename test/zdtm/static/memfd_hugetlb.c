@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 
 	test_init(argc, argv);
 	raised = huge_pool(2 * 3 + 2);
-	if (raised == -2) {
+	if (raised == HUGE_POOL_FAIL) {
 		fail("cannot let the kernel make huge pages on demand: %m");
 		return 1;
 	}
