@@ -785,6 +785,16 @@ static int shadow_tree(struct dump_ctx *ctx, struct pstree *sh, struct seized_ta
 	return 0;
 }
 
+/* track_protect_pending(): the address space of @pid has ended since the freeze. */
+static void mark_mm_gone(void *arg, pid_t pid)
+{
+	struct dump_ctx *ctx = arg;
+
+	for (unsigned int i = 0; i < ctx->nr_tasks; i++)
+		if (ctx->tasks[i].t->pid == pid)
+			ctx->tasks[i].mm_gone = true;
+}
+
 /*
  * pre-dump: freeze; scan every task and arm its write tracking (mem.c,
  * mem/track.c) through the parasite; cure and let the tree run; then copy
@@ -840,7 +850,7 @@ int cr_pre_dump(const struct cr_options *o)
 	 */
 	t0 = stats_now_ns();
 	if (!err)
-		err = track_protect_pending(&ctx.track);
+		err = track_protect_pending(&ctx.track, mark_mm_gone, &ctx);
 	for (i = 0; i < ctx.nr_tasks && !err; i++)
 		if (dump_task_live(&ctx.tasks[i]))
 			err = dump_private_pages(&ctx, &ctx.tasks[i]);

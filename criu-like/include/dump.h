@@ -55,6 +55,8 @@ struct dump_task {
 	struct cow_parent *cow; /* as a parent: its pagemap over what it saved, for its children */
 	struct cow_pagemap cow_pm; /* its own, read ahead (prepare.c) */
 	bool files_shared_with_parent; /* files/fdtable.c: its fd table is its parent's */
+	/* pre-dump: its address space ended once the tree ran again (exit or exec) */
+	bool mm_gone;
 	/* /proc/PID/limits read before the infection (the parasite may raise RLIMIT_NOFILE) */
 	char *limits;
 };

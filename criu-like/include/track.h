@@ -45,8 +45,13 @@ void track_set_fini(struct track_set *s);
  */
 int track_arm(struct dump_task *dt, const bool *untracked, struct track_set *s, bool defer);
 
-/* Protect every entry's pending ranges (the tree may run). 0 or -errno. */
-int track_protect_pending(struct track_set *s);
+/*
+ * Protect every entry's pending ranges (the tree may run). An entry whose
+ * address space ended since the freeze (its task exited or exec'd: the
+ * uffd answers ESRCH) leaves the set and @gone(@arg, pid) is called: its
+ * pages are of no use to a later round. 0 or -errno.
+ */
+int track_protect_pending(struct track_set *s, void (*gone)(void *arg, pid_t pid), void *arg);
 
 /*
  * How long a keeper holds the tracking when no round takes it over: past

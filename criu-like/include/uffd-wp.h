@@ -41,7 +41,8 @@ int uffd_wp_ranges(pid_t pid, int uffd, const struct iovec *iov, unsigned int n)
  * The same, the task running (a pre-dump round): a range it unmapped or
  * moved since (-ENOENT: not registered there any more) is skipped, with
  * what follows it in the same range. A page left unprotected only reads as
- * written to the next round, which saves it again.
+ * written to the next round, which saves it again. -ESRCH (not logged): the
+ * address space has ended (the task exited or exec'd).
  */
 int uffd_wp_ranges_live(pid_t pid, int uffd, const struct iovec *iov, unsigned int n);
 

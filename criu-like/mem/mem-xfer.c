@@ -11,6 +11,7 @@
  */
 #define LOG_PREFIX "mem: "
 
+#include <dirent.h>
 #include <endian.h>
 #include <errno.h>
 #include <pthread.h>
@@ -664,16 +665,65 @@ int page_xfer_file(struct page_xfer *x, int fd, const struct mem_runs *runs, uin
 	return 0;
 }
 
+int proc_mem_open_live(pid_t pid)
+{
+	char path[64];
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	while (d && (de = readdir(d))) {
+		_cleanup_free_ char *stat = NULL;
+		const char *p;
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/stat", pid, de->d_name);
+		stat = read_file_at(AT_FDCWD, path, NULL);
+		p = stat ? strrchr(stat, ')') : NULL;
+		if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/mem", pid, de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+	}
+	return -ESRCH;
+}
+
+/*
+ * A pre-dump's read of @len bytes at @pos came back empty: the thread whose
+ * mem file @fd is has exited. Go on through another thread's, or take the
+ * address space as gone (-ESRCH).
+ */
+static ssize_t reread_live(pid_t pid, int *fd, void *buf, size_t len, off_t pos)
+{
+	ssize_t n;
+
+	closep(fd);
+	*fd = proc_mem_open_live(pid);
+	if (*fd < 0)
+		return -ESRCH;
+	n = pread(*fd, buf, len, pos);
+	return n ? n : -ESRCH;
+}
+
 int page_xfer_mem(struct page_xfer *x, pid_t pid, const struct mem_runs *runs, uint32_t *crcs)
 {
 	_cleanup_free_ uint8_t *buf = malloc(x->pipe_size);
 	_cleanup_close_ int fd = -1;
+	bool pre = x->ctx->pre_dump, gone = false;
 	char path[64];
 	unsigned int i;
 
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (!buf || fd < 0) {
+	if (fd < 0 && pre && (errno == ENOENT || errno == ESRCH))
+		fd = proc_mem_open_live(pid);
+	gone = pre && fd == -ESRCH;
+	if (!buf || (fd < 0 && !gone)) {
 		pr_perror("pid %d: cannot read %s", pid, path);
 		return buf ? neg_errno() : -ENOMEM;
 	}
@@ -684,16 +734,29 @@ int page_xfer_mem(struct page_xfer *x, pid_t pid, const struct mem_runs *runs, u
 		crcs[i] = 0;
 		while (left) {
 			size_t len = min(left, x->pipe_size);
-			ssize_t n = pread(fd, buf, len, pos);
+			ssize_t n = gone ? -ESRCH : pread(fd, buf, len, pos);
 			int err;
 
+			if (n == 0 && pre && !gone)
+				n = reread_live(pid, &fd, buf, len, pos);
+			if (n == -ESRCH && !gone) {
+				gone = true;
+				pr_info("pid %d: its address space ended at %llx of the copy (it "
+					"exited or exec'd): the rest is saved as zeros, no later "
+					"round refers to it\n",
+					pid, (unsigned long long)pos);
+			}
+			if (gone) {
+				memset(buf, 0, len);
+				n = (ssize_t)len;
+			}
 			/*
 			 * A pre-dump reads a running task: a range it unmapped or moved
 			 * since the scan reads as an error or short. Its pages are
 			 * saved as zeros, one page at a time: that address is no
 			 * longer tracked, so no later image points here for it.
 			 */
-			if (n != (ssize_t)len && x->ctx->pre_dump) {
+			if (n != (ssize_t)len && pre) {
 				size_t got = n > 0 ? (size_t)n & ~(PAGE_SIZE - 1) : 0;
 
 				if (!got) {

@@ -57,8 +57,17 @@ int page_xfer_task(struct page_xfer *x, struct parasite_ctl *ctl, const struct m
 /*
  * The pages of @runs (task addresses in VMAs without PROT_READ, which
  * vmsplice cannot read) read through /proc/PID/mem and written to the image.
+ * A pre-dump reads a running task: what it unmapped meanwhile is saved as
+ * zeros, and so is the rest once its address space has ended (no later
+ * round refers to those pages).
  */
 int page_xfer_mem(struct page_xfer *x, pid_t pid, const struct mem_runs *runs, uint32_t *crcs);
+/*
+ * /proc/PID/task/TID/mem of a thread of @pid that is not a zombie (the
+ * leader's reads as empty once it has exited, other threads running on):
+ * an fd, or -ESRCH when no thread has the address space any more.
+ */
+int proc_mem_open_live(pid_t pid);
 /* The pages of @runs (page offsets) of the shmem file @fd, spliced into the image. */
 int page_xfer_file(struct page_xfer *x, int fd, const struct mem_runs *runs, uint32_t *crcs);
 

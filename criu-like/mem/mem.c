@@ -303,8 +303,25 @@ int dump_private_pages(struct dump_ctx *ctx, struct dump_task *dt)
 	const struct mem_runs *runs = &dt->plan.runs;
 	_cleanup_free_ bool *noread = NULL;
 	uint32_t pages_id = ctx->next_pages_id++;
-	int err;
+	int err, fd;
 
+	/*
+	 * A pre-dump copies while the tree runs: a task whose address space
+	 * has ended since the freeze (it exited or exec'd) gets an empty
+	 * pagemap. It is not tracked any more (its uffd answered ESRCH, or it
+	 * is gone), so no later round points into this one for it.
+	 */
+	if (ctx->pre_dump && !dt->mm_gone) {
+		fd = proc_mem_open_live(dt->t->pid);
+		dt->mm_gone = fd == -ESRCH;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (ctx->pre_dump && dt->mm_gone) {
+		pr_info("pid %d: gone since the freeze: its pages are not saved\n", dt->t->pid);
+		mem_runs_fini(&dt->plan.runs);
+		mem_runs_fini(&dt->parent_runs);
+	}
 	err = split_noread(&dt->vmas, &dt->plan, &split, &noread);
 	if (err) {
 		mem_runs_fini(&split);

@@ -70,24 +70,38 @@ static int track_set_add(struct track_set *s, pid_t pid, int fd)
 	return 0;
 }
 
-int track_protect_pending(struct track_set *s)
+int track_protect_pending(struct track_set *s, void (*gone)(void *arg, pid_t pid), void *arg)
 {
 	uint64_t t0 = stats_now_ns();
+	unsigned int i, kept = 0;
 	int err = 0;
 
-	for (unsigned int i = 0; i < s->nr && !err; i++) {
+	for (i = 0; i < s->nr; i++) {
 		struct track_entry *e = &s->e[i];
 
-		if (e->nr_pending)
-			err = uffd_wp_ranges_live(e->pid, e->fd, e->pending, e->nr_pending);
 		if (!err && e->nr_pending)
+			err = uffd_wp_ranges_live(e->pid, e->fd, e->pending, e->nr_pending);
+		if (err == -ESRCH) {
+			/* the uffd's mm has no user left: not the task's any more */
+			pr_info("pid %d: its address space ended once the tree ran again (it "
+				"exited or exec'd): not tracked, its pages not saved\n",
+				e->pid);
+			gone(arg, e->pid);
+			err = 0;
+			close(e->fd);
+			e->fd = -1;
+		} else if (!err && e->nr_pending) {
 			pr_debug("pid %d: %u runs write-protected, the tree running, %llu us\n",
 				 e->pid, e->nr_pending,
 				 (unsigned long long)(stats_now_ns() - t0) / 1000);
+		}
 		free(e->pending);
 		e->pending = NULL;
 		e->nr_pending = 0;
+		if (e->fd >= 0)
+			s->e[kept++] = *e;
 	}
+	s->nr = kept;
 	return err;
 }
 

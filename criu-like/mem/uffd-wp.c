@@ -122,7 +122,8 @@ int uffd_wp_join(struct uffd_wp_job *j)
 			j->started[i] = false;
 		}
 	err = j->err;
-	if (err)
+	/* live: an address space gone (ESRCH) is the caller's to report */
+	if (err && !(err == -ESRCH && j->skip_gone))
 		pr_errno(err, "pid %d: UFFDIO_WRITEPROTECT", j->pid);
 	else if (j->n)
 		pr_debug("pid %d: %u ranges (%lu MiB) write-protected, %u threads and the "

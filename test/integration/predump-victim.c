@@ -4,12 +4,21 @@
  * random, plus a region created, moved (mremap) and grown between rounds.
  * SIGUSR2: stop writing, save every byte of its memory to FILE.A, print
  * "quiet". SIGUSR1 (after the restore): save it to FILE.B, print "saved".
+ *
+ * With a third argument "kids" (predump-exit.sh): three children that wait
+ * for the pre-dump's write tracking to appear in their own smaps (the
+ * parasite registers it while the tree is frozen), so they run again, then
+ * the first exits, the second execs "predump-victim sleep FILE" (a new
+ * address space), and the third exits 50 ms later (once its memory has
+ * been protected, before it is copied), racing the pre-dump.
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t quiet, save;
@@ -22,6 +31,45 @@ static void on_sig(int sig)
 		quiet = 1;
 	else
 		save = 1;
+}
+
+static void on_chld(int sig)
+{
+	(void)sig;
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+/* A VMA of this process is registered for userfaultfd write-protection ("uw"). */
+static bool wp_armed(void)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool armed = false;
+
+	while (f && !armed && fgets(line, sizeof(line), f))
+		armed = !strncmp(line, "VmFlags:", 8) && strstr(line, " uw");
+	if (f)
+		fclose(f);
+	return armed;
+}
+
+static void kid(const char *self, const char *file, int what)
+{
+	size_t len = 32 << 20;
+	unsigned char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+				0);
+
+	if (m == MAP_FAILED)
+		_exit(1);
+	memset(m, 0x5a, len);
+	while (!wp_armed())
+		usleep(200);
+	if (what == 1)
+		execl(self, self, "sleep", file, (char *)NULL);
+	if (what == 2)
+		usleep(50000);
+	_exit(0);
 }
 
 static void save_to(const char *path)
@@ -41,6 +89,9 @@ int main(int argc, char **argv)
 
 	if (argc < 3)
 		return 2;
+	if (!strcmp(argv[1], "sleep"))
+		for (;;)
+			pause();
 	big_len = mib << 20;
 	moving_len = 1 << 20;
 	big = mmap(NULL, big_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -52,6 +103,12 @@ int main(int argc, char **argv)
 	memset(moving, 7, moving_len);
 	signal(SIGUSR1, on_sig);
 	signal(SIGUSR2, on_sig);
+	if (argc > 3 && !strcmp(argv[3], "kids")) {
+		signal(SIGCHLD, on_chld);
+		for (i = 0; i < 3; i++)
+			if (fork() == 0)
+				kid(argv[0], argv[2], (int)i);
+	}
 	printf("ready\n");
 	fflush(stdout);
 	while (!quiet) {
