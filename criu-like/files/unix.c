@@ -352,6 +352,18 @@ static int usk_sockopts(const struct fd_info *f, UnixSkEntry *e)
 	return 0;
 }
 
+/* SO_PEEK_OFF of a socket that has no queue to read (-1: disabled). */
+static int usk_peek_off(const struct fd_info *f, int *ret)
+{
+	socklen_t len = sizeof(*ret);
+
+	if (getsockopt(f->dfd, SOL_SOCKET, SO_PEEK_OFF, ret, &len)) {
+		pr_perror("pid %d fd %d: SO_PEEK_OFF of %s", f->pid, f->fd, f->link);
+		return neg_errno();
+	}
+	return 0;
+}
+
 static int usk_fill(struct dump_ctx *ctx, const struct fd_info *f, struct file_desc *d,
 		    const struct usk_diag *dg, struct usk_diag *pd)
 {
@@ -380,6 +392,8 @@ static int usk_fill(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 	 */
 	if (!err && (dg->type == SOCK_DGRAM || dg->state == TCP_ESTABLISHED))
 		err = usk_peek_queue(f, dg->type, dg->shutdown & 1, &q, &peek_off);
+	else if (!err)
+		err = usk_peek_off(f, &peek_off); /* kept for a later connect() */
 	if (!err && q.nr_named)
 		err = usk_check_senders(ctx, f, &q);
 	if (!err && q.len && e.has_ext_peer_name && dg->type != SOCK_DGRAM) {

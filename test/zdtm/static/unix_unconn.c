@@ -4,8 +4,9 @@
  * before its connect() (a program asking nscd, caught there), one of them
  * bound to an abstract name, and one left so by a connect() that failed.
  * After SIGTERM: each is still of its type, unconnected (getpeername() says
- * ENOTCONN), the bound one has its name, and each can connect to a listener
- * made then.
+ * ENOTCONN), the bound one has its name, the first keeps the SO_PEEK_OFF
+ * set before (for the connection it will have), and each can connect to a
+ * listener made then.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -62,7 +63,7 @@ static int check(int sk, int type, const char *name, const char *what)
 int main(int argc, char **argv)
 {
 	struct sockaddr_un sa;
-	int st, sp, bound, failed;
+	int st, sp, bound, failed, peek = -1;
 	socklen_t len;
 
 	/* in the test's namespaces: after test_init() */
@@ -77,6 +78,10 @@ int main(int argc, char **argv)
 		fail("cannot make the sockets: %m");
 		return 1;
 	}
+	if (setsockopt(st, SOL_SOCKET, SO_PEEK_OFF, &(int){ 7 }, sizeof(int))) {
+		fail("SO_PEEK_OFF: %m");
+		return 1;
+	}
 	len = abstract_name(&sa, "unconn-nobody");
 	if (!connect(failed, (struct sockaddr *)&sa, len) || errno != ECONNREFUSED) {
 		fail("a connect to no listener did not fail with ECONNREFUSED: %m");
@@ -84,6 +89,11 @@ int main(int argc, char **argv)
 	}
 	test_daemon();
 	test_waitsig();
+	if (getsockopt(st, SOL_SOCKET, SO_PEEK_OFF, &peek, &(socklen_t){ sizeof(peek) }) ||
+	    peek != 7) {
+		fail("stream: SO_PEEK_OFF %d, not 7 (%m)", peek);
+		return 1;
+	}
 	if (check(st, SOCK_STREAM, NULL, "stream") ||
 	    check(sp, SOCK_SEQPACKET, NULL, "seqpacket") ||
 	    check(bound, SOCK_STREAM, "unconn-bound", "bound stream") ||
