@@ -40,14 +40,7 @@ cleanup() {
 trap cleanup EXIT
 fail=0
 
-wait_line() {
-	n=0
-	until grep -q "^$1" "$tmp/out" 2>/dev/null; do
-		n=$((n + 1))
-		[ $n -le 2000 ] || { echo "FAIL: no '$1' from the victim in 20 s"; exit 1; }
-		sleep 0.01
-	done
-}
+. "$(dirname "$0")/wait-line.inc"
 
 # $1: pid; gone (or a zombie nobody reaped yet) within 10 s
 gone() {

@@ -27,14 +27,7 @@ cleanup() {
 trap cleanup EXIT
 fail=0
 
-wait_line() {
-	n=0
-	until grep -q "^$1" "$tmp/out" 2>/dev/null; do
-		n=$((n + 1))
-		[ $n -le 2000 ] || { echo "FAIL: no '$1' from the victim in 20 s"; exit 1; }
-		sleep 0.01
-	done
-}
+. "$(dirname "$0")/wait-line.inc"
 
 # $1: pid, $2: whose; no process holds it within 10 s (a SIGKILLed victim takes a
 # while to go under load; restoring it before then fails with its pid in use)

@@ -25,14 +25,7 @@ cleanup() {
 trap cleanup EXIT
 fail=0
 
-wait_line() {
-	n=0
-	until grep -q "^$1" "$tmp/out" 2>/dev/null; do
-		n=$((n + 1))
-		[ $n -le 1000 ] || { echo "FAIL: no '$1' from the victim"; exit 1; }
-		sleep 0.01
-	done
-}
+. "$(dirname "$0")/wait-line.inc"
 
 setsid "$V" 16 "$tmp/mem" >"$tmp/out" 2>&1 </dev/null &
 vp=$!
