@@ -25,7 +25,7 @@ cleanup() {
 trap cleanup EXIT
 fail=0
 
-. "$(dirname "$0")/wait-line.inc"
+. "$(dirname "$0")/victim-steps.inc"
 
 # bytes of disk a directory's pages images take
 used() {
@@ -87,12 +87,6 @@ grep -q "$tmp/i3 was deduplicated" "$tmp/r3.log" ||
 "$C" restore -D "$tmp/i4" -d --pidfile "$tmp/pid" -o "$tmp/r.log" ||
 	{ echo "FAIL: restore of the deduplicated chain"; tail -5 "$tmp/r.log"; exit 1; }
 vp=$(cat "$tmp/pid")
-kill -USR1 $vp
-wait_line saved
-if ! cmp "$tmp/mem.A" "$tmp/mem.B" >/dev/null; then
-	echo "FAIL: the restored memory differs from the dumped one:"
-	cmp -l "$tmp/mem.A" "$tmp/mem.B" | awk '{ print int(($1 - 1) / 4096) }' | uniq | head -5
-	fail=1
-fi
+restored_memory_same
 [ $fail = 0 ] && echo "dedup: ok"
 exit $fail

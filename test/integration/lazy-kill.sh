@@ -40,7 +40,7 @@ cleanup() {
 trap cleanup EXIT
 fail=0
 
-. "$(dirname "$0")/wait-line.inc"
+. "$(dirname "$0")/victim-steps.inc"
 
 # $1: pid; gone (or a zombie nobody reaped yet) within 10 s
 gone() {

@@ -27,7 +27,7 @@ cleanup() {
 trap cleanup EXIT
 fail=0
 
-. "$(dirname "$0")/wait-line.inc"
+. "$(dirname "$0")/victim-steps.inc"
 
 # $1: pid, $2: whose; no process holds it within 10 s (a SIGKILLed victim takes a
 # while to go under load; restoring it before then fails with its pid in use)

@@ -25,7 +25,7 @@ cleanup() {
 trap cleanup EXIT
 fail=0
 
-. "$(dirname "$0")/wait-line.inc"
+. "$(dirname "$0")/victim-steps.inc"
 
 setsid "$V" 16 "$tmp/mem" >"$tmp/out" 2>&1 </dev/null &
 vp=$!
@@ -88,12 +88,6 @@ printf "\\$(printf %o $orig)" | dd of="$p1" bs=1 seek=$off conv=notrunc 2>/dev/n
 "$C" restore -D "$tmp/i4" -d --pidfile "$tmp/pid" -o "$tmp/r.log" ||
 	{ echo "FAIL: restore of the chain"; tail -5 "$tmp/r.log"; exit 1; }
 vp=$(cat "$tmp/pid")
-kill -USR1 $vp
-wait_line saved
-if ! cmp "$tmp/mem.A" "$tmp/mem.B" >/dev/null; then
-	echo "FAIL: the restored memory differs from the dumped one:"
-	cmp -l "$tmp/mem.A" "$tmp/mem.B" | awk '{ print int(($1 - 1) / 4096) }' | uniq | head -5
-	fail=1
-fi
+restored_memory_same
 [ $fail = 0 ] && echo "predump-chain: ok ($size bytes in the last dump, 4 images)"
 exit $fail

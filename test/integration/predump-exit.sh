@@ -24,7 +24,7 @@ cleanup() {
 trap cleanup EXIT
 fail=0
 
-. "$(dirname "$0")/wait-line.inc"
+. "$(dirname "$0")/victim-steps.inc"
 
 setsid "$V" 256 "$tmp/mem" kids >"$tmp/out" 2>&1 </dev/null &
 vp=$!
@@ -77,13 +77,7 @@ size=$(stat -c %s "$tmp"/i2/pages-*.img | awk '{ s += $1 } END { print s }')
 vp=$(cat "$tmp/pid")
 tr "\0" " " </proc/$execer/cmdline 2>/dev/null | grep -q "predump-victim sleep" ||
 	{ echo "FAIL: the exec'ed child $execer is not restored"; fail=1; }
-kill -USR1 $vp
-wait_line saved
-if ! cmp "$tmp/mem.A" "$tmp/mem.B" >/dev/null; then
-	echo "FAIL: the restored memory differs from the dumped one:"
-	cmp -l "$tmp/mem.A" "$tmp/mem.B" | awk '{ print int(($1 - 1) / 4096) }' | uniq | head -5
-	fail=1
-fi
+restored_memory_same
 how=$(grep -Eo "pid ($quitter|$late): ($went)" "$tmp/pd.log" | paste -sd,)
 [ $fail = 0 ] && echo "predump-exit: ok ($how; $size bytes in the dump)"
 exit $fail

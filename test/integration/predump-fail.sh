@@ -26,7 +26,7 @@ cleanup() {
 trap cleanup EXIT
 fail=0
 
-. "$(dirname "$0")/wait-line.inc"
+. "$(dirname "$0")/victim-steps.inc"
 
 keepers() { pgrep -f "^criu-like-track: write tracking for $tmp/" | wc -l; }
 
