@@ -2,7 +2,12 @@
 #ifndef CRIU_LIKE_LAZY_INT_H
 #define CRIU_LIKE_LAZY_INT_H
 
-/* Between the lazy-pages daemon (lazy-pages.c) and its guard (lazy-guard.c). */
+/*
+ * Between the lazy-pages daemon (lazy-pages.c), its guard (lazy-guard.c)
+ * and its second copier thread (lazy-copy.c).
+ */
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -23,5 +28,32 @@ int lazy_guard_start(pid_t *ret_pid, int *ret_sk);
 int lazy_guard_send(int sk, uint32_t type, uint32_t id, pid_t pid, int uffd, int pidfd);
 /* SIGSTOP @pid, SIGKILL its descendants, then it. */
 void lazy_kill_task(pid_t pid, int pidfd);
+
+/*
+ * UFFDIO_COPY @len bytes from @src to @dst through @uffd: 0 or -errno;
+ * @copied: the bytes that went in, or a negative errno (the ioctl's own).
+ */
+int lazy_uffd_copy(int uffd, uint64_t dst, const void *src, uint64_t len, int64_t *copied);
+
+/* One UFFDIO_COPY at a time in a second thread: submit, copy another part here, wait. */
+struct lazy_copier {
+	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool started, failed, busy, quit; /* busy, quit: under lock */
+	int uffd;
+	uint64_t dst, len;
+	const void *src;
+	int err;
+	int64_t copied;
+};
+
+/* The thread is running (started on the first call); false: copy in one thread. */
+bool lazy_copier_ready(struct lazy_copier *cp);
+void lazy_copier_submit(struct lazy_copier *cp, int uffd, uint64_t dst, const void *src,
+			uint64_t len);
+/* The submitted copy's result, as lazy_uffd_copy()'s, once it is done. */
+int lazy_copier_wait(struct lazy_copier *cp, int64_t *copied);
+void lazy_copier_stop(struct lazy_copier *cp);
 
 #endif

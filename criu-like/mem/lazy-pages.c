@@ -42,6 +42,7 @@
 #include "util.h"
 
 #define LZ_CHUNK (4UL << 20) /* one background UFFDIO_COPY */
+#define LZ_SPLIT_MIN (1UL << 20) /* from this size on, in two threads (lazy-copy.c) */
 #define LZ_FAULT_PAGES 16 /* pages copied from a faulting one on, when the images have them */
 #define LZ_MSGS 64
 /*
@@ -85,6 +86,7 @@ struct lz {
 	bool ended; /* the restore sent every task */
 	bool failed;
 	uint8_t *buf;
+	struct lazy_copier cp;
 	uint64_t start_ns, delay_ns;
 	uint64_t deadline_ns; /* until END: the restore's next message, or its connection */
 	unsigned int connect_s; /* --timeout */
@@ -199,14 +201,41 @@ static int add_task(struct lz *z, pid_t pid, pid_t src_pid, int uffd, int pidfd,
 /* ---- filling ------------------------------------------------------------------------------- */
 
 /*
+ * A background chunk in two halves at once, the second by the copier
+ * thread. What went in leaves the todo; if nothing did and a half failed,
+ * the chunk is taken again in one piece, whose errors fill() sorts out.
+ * 0, 1 (take it in one piece) or -errno.
+ */
+static int fill_halves(struct lz *z, struct lz_task *t, uint64_t addr, uint64_t len,
+		       const uint8_t *src)
+{
+	uint64_t half = (len / 2) & ~(PAGE_SIZE - 1);
+	int64_t got1, got2;
+	int err1, err2, err;
+
+	lazy_copier_submit(&z->cp, t->uffd, addr + half, src + half, len - half);
+	err1 = lazy_uffd_copy(t->uffd, addr, src, half, &got1);
+	err2 = lazy_copier_wait(&z->cp, &got2);
+	got1 = max(got1, (int64_t)0);
+	got2 = max(got2, (int64_t)0);
+	z->st.copied += (uint64_t)(got1 + got2);
+	err = lazy_ranges_remove(&t->todo, addr, addr + (uint64_t)got1);
+	if (!err)
+		err = lazy_ranges_remove(&t->todo, addr + half, addr + half + (uint64_t)got2);
+	if (err)
+		return err;
+	return (err1 || err2) && !got1 && !got2;
+}
+
+/*
  * UFFDIO_COPY [addr, addr + len) of range @r's contents: 0, -EAGAIN (an
  * event is to be read first) or -errno. What went in leaves the todo.
  */
 static int fill(struct lz *z, struct lz_task *t, uint64_t addr, uint64_t len)
 {
 	const struct lazy_range *r = lazy_ranges_find(&t->todo, addr);
-	struct uffdio_copy c = { 0 };
 	const void *src = NULL;
+	int64_t copied;
 	uint64_t off;
 	int err = 0;
 
@@ -228,26 +257,30 @@ static int fill(struct lz *z, struct lz_task *t, uint64_t addr, uint64_t len)
 			 len, z->src.ops->name);
 		return err;
 	}
-	c = (struct uffdio_copy){ .dst = addr, .src = (uint64_t)src, .len = len };
-	if (ioctl(t->uffd, UFFDIO_COPY, &c)) {
-		err = neg_errno();
-		pr_debug("UFFDIO_COPY %lx+%lu: %d, copy %lld\n", addr, len, err, (long long)c.copy);
-		if (c.copy > 0)
+	if (len >= LZ_SPLIT_MIN && lazy_copier_ready(&z->cp)) {
+		err = fill_halves(z, t, addr, len, src);
+		if (err <= 0)
+			return err;
+	}
+	err = lazy_uffd_copy(t->uffd, addr, src, len, &copied);
+	if (err) {
+		pr_debug("UFFDIO_COPY %lx+%lu: %d, copy %lld\n", addr, len, err, (long long)copied);
+		if (copied > 0)
 			err = 0;
-		else if (c.copy == -EEXIST || err == -EEXIST)
-			c.copy = PAGE_SIZE; /* a page is there already: skip it */
-		else if (c.copy == -EAGAIN || err == -EAGAIN)
+		else if (copied == -EEXIST || err == -EEXIST)
+			copied = PAGE_SIZE; /* a page is there already: skip it */
+		else if (copied == -EAGAIN || err == -EAGAIN)
 			return -EAGAIN;
 		else if (err == -ENOENT && len > PAGE_SIZE)
 			return fill(z, t, addr, PAGE_SIZE); /* the VMA was split since */
 		else if (err == -ENOENT)
-			c.copy = PAGE_SIZE; /* no registered VMA there any more: drop the page */
+			copied = PAGE_SIZE; /* no registered VMA there any more: drop the page */
 		else
 			return err;
 		err = 0;
 	}
-	z->st.copied += (uint64_t)c.copy;
-	return lazy_ranges_remove(&t->todo, addr, addr + (uint64_t)c.copy);
+	z->st.copied += (uint64_t)copied;
+	return lazy_ranges_remove(&t->todo, addr, addr + (uint64_t)copied);
 }
 
 static int on_fault(struct lz *z, struct lz_task *t, uint64_t addr)
@@ -592,6 +625,7 @@ static void reap_guard(struct lz *z)
 
 static void lz_fini(struct lz *z, int err)
 {
+	lazy_copier_stop(&z->cp);
 	for (size_t i = 0; i < z->n; i++) {
 		if (!z->t[i]->gone && !err)
 			task_done(z, z->t[i], "daemon exit");
