@@ -184,6 +184,38 @@ static int diag_load(struct inet_dump *in)
 	return 0;
 }
 
+/*
+ * The early lock (inet_dump_start()): sock_diag, then the lock of every
+ * connection of the tree, by a thread of its own from the freeze on, while
+ * the tasks are infected.
+ */
+struct inet_early {
+	pthread_t th;
+	struct dump_ctx *ctx;
+	struct inet_dump *in;
+};
+
+static void *early_run(void *arg)
+{
+	struct inet_early *e = arg;
+
+	/* a sock_diag that failed is asked again, and reported, by the first socket */
+	if (!diag_load(e->in))
+		e->in->lock_err = tcp_lock_tree(e->ctx, e->in);
+	return NULL;
+}
+
+/* The early lock's thread done: its results in @in are the dump's from now on. */
+static void early_join(struct inet_dump *in)
+{
+	if (!in->early)
+		return;
+	pthread_join(in->early->th, NULL);
+	free(in->early);
+	in->early = NULL;
+}
+
+/* The main thread's view: whatever the early lock was doing is done. */
 struct inet_dump *inet_dump_get(struct dump_ctx *ctx)
 {
 	void **slot = file_kind_dump_state(ctx, &inet_kind);
@@ -192,6 +224,8 @@ struct inet_dump *inet_dump_get(struct dump_ctx *ctx)
 		return NULL;
 	if (!*slot)
 		*slot = calloc(1, sizeof(struct inet_dump));
+	if (*slot)
+		early_join(*slot);
 	return *slot;
 }
 
@@ -482,6 +516,31 @@ static void scan_free(struct inet_scan *sc)
 	free(sc);
 }
 
+/*
+ * The lock's context and the holder made before the freeze
+ * (netlock_dump_ahead(): a tree of this network namespace, packets held):
+ * the connections are locked by a thread from now on, while the tasks are
+ * infected, rather than at the first connection dumped (sock_diag of the
+ * namespace and the lock's transaction, 8-10 ms here, frozen time after the
+ * infection). The tree is frozen: the sockets its tasks hold are the ones
+ * its dump will find.
+ */
+static void early_start(struct dump_ctx *ctx, struct inet_dump *in)
+{
+	struct inet_early *e;
+
+	if (!ctx->netlock || ns_net_tree_fd() >= 0 || !(e = calloc(1, sizeof(*e))))
+		return;
+	e->ctx = ctx;
+	e->in = in;
+	/* without a thread, the first connection locks them all, as before */
+	if (pthread_create(&e->th, NULL, early_run, e)) {
+		free(e);
+		return;
+	}
+	in->early = e;
+}
+
 int inet_dump_start(struct dump_ctx *ctx)
 {
 	struct inet_dump *in;
@@ -496,6 +555,7 @@ int inet_dump_start(struct dump_ctx *ctx)
 		return -ENOMEM;
 	/* without a thread, holders_load() reads it all itself */
 	in->scan->started = !pthread_create(&in->scan->th, NULL, scan_run, in->scan);
+	early_start(ctx, in);
 	return 0;
 }
 
@@ -587,6 +647,7 @@ void inet_dump_fini(struct dump_ctx *ctx, bool resume)
 
 	if (!in)
 		return;
+	early_join(in);
 	tcp_repair_undo(in, resume);
 	scan_free(in->scan);
 	free(in->sks);

@@ -73,6 +73,9 @@ struct inet_dump {
 	size_t nr_outside;
 	/* inet_dump_start(): every socket fd outside the tree, read by a thread */
 	struct inet_scan *scan;
+	/* inet_dump_start(): sock_diag and the lock, by a thread (joined by inet_dump_get()) */
+	struct inet_early *early;
+	int lock_err; /* of tcp_lock_tree() in that thread */
 };
 
 struct inet_holder {
@@ -244,6 +247,12 @@ int tcp_dump_backlog_client(struct dump_ctx *ctx, const struct fd_info *f,
 			    const struct inet_sk_diag *dg, InetSkEntry *e);
 /* The connection @e of @f locked: with the whole tree's on first use, else alone. */
 int tcp_lock_conn(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEntry *e);
+/*
+ * tcp.c: lock every connection of the tree that the dump puts in repair
+ * mode, in one transaction (@in: sock_diag loaded). Any thread: it touches
+ * @in, the lock and the holder only. 0 or -errno.
+ */
+int tcp_lock_tree(struct dump_ctx *ctx, struct inet_dump *in);
 /* Whether a TCP entry has what its state needs. */
 bool tcp_entry_ok(const InetSkEntry *e);
 /* Whether the network lock holds @e at restore (a connection, a SYN_SENT socket); NULL: no. */

@@ -363,9 +363,8 @@ static bool repaired_conn(const struct inet_dump *in, const struct inet_sk_diag 
  * transaction, before the first of them: one run of the lock's tool instead
  * of one per connection, all of it frozen time. The inodes locked are kept.
  */
-static int lock_tree_conns(struct dump_ctx *ctx)
+int tcp_lock_tree(struct dump_ctx *ctx, struct inet_dump *in)
 {
-	struct inet_dump *in = inet_dump_get(ctx);
 	_cleanup_free_ struct inet_tuple *t = NULL;
 	_cleanup_free_ uint32_t *tree = NULL;
 	size_t nt = 0, n = 0, i;
@@ -409,8 +408,11 @@ int tcp_lock_conn(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEnt
 	char ends[INET_ENDS_STRLEN];
 	int err;
 
+	/* locked by the early lock's thread already (inet_dump_start()), or now */
+	if (in->lock_err)
+		return in->lock_err;
 	if (!in->locked_tree) {
-		err = lock_tree_conns(ctx);
+		err = tcp_lock_tree(ctx, in);
 		if (err)
 			return err;
 	}
