@@ -93,6 +93,15 @@ const char *netlock_dump_kept_name(const struct dump_ctx *ctx);
 void netlock_dump_fini(struct dump_ctx *ctx, bool remove);
 
 /*
+ * restore.c, while the restorer fills the memory (the controller only
+ * waits): the dump's packet holder of the images' kept lock, in criu-like's
+ * network namespace, is found now (a connect and three questions, each a
+ * wake-up of the holder) rather than at the let-go. Nothing else changes:
+ * netlock_restore_fini() uses it as it would have found it.
+ */
+void netlock_restore_ahead(struct restore_ctx *ctx);
+
+/*
  * restore.c, at the end. @restored (the tree runs): remove the lock of the
  * images (InventoryEntry.network_lock) and any lock this restore installed.
  * A failed restore keeps the lock under the images' name, so that another

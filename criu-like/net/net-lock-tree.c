@@ -383,6 +383,18 @@ static void netlock_restore_fini_here(struct restore_ctx *ctx, bool restored)
 	ctx->netlock = NULL;
 }
 
+void netlock_restore_ahead(struct restore_ctx *ctx)
+{
+	const char *kept = images_lock(ctx);
+
+	/* a tree with a namespace of its own has its holder there (nfq_hold_take_here()) */
+	if (!kept || ctx->hold_found || ns_net_tree_fd() >= 0 || nfq_hold_here(NULL, false))
+		return;
+	ctx->hold_found = true;
+	if (nfq_hold_find(kept, &ctx->hold))
+		ctx->hold = NULL;
+}
+
 /* In the tree's network namespace when it has one of its own (a lock installed there). */
 void netlock_restore_fini(struct restore_ctx *ctx, bool restored)
 {
@@ -401,11 +413,14 @@ void netlock_restore_fini(struct restore_ctx *ctx, bool restored)
 	 */
 	bool lost = false;
 
-	if (!h && kept && nfq_hold_find(kept, &h)) {
+	/* found ahead (netlock_restore_ahead(): never with a holder of this restore) */
+	if (!h && ctx->hold_found)
+		h = TAKE_PTR(ctx->hold);
+	else if (!h && kept && nfq_hold_find(kept, &h))
 		h = NULL;
-		/* killed, its rules left behind: they would drop these connections for good */
+	/* killed, its rules left behind: they would drop these connections for good */
+	if (!h && kept)
 		lost = !ctx->opts->no_packet_hold;
-	}
 	/*
 	 * The tree runs: what was held goes to its sockets now, no peer waits for
 	 * its retransmission timer; first, because removing the rules drops what a
