@@ -633,6 +633,22 @@ static void test_dump_mem(void **state)
 	shmem_set_fini(&ctx.shm);
 }
 
+/* dir made, a tmpfs of @opts mounted on it: its fd. */
+static int tmpfs_dir(const char *opts)
+{
+	int fd;
+
+	assert_non_null(mkdtemp(dir));
+	/* Our own mount namespace: the tmpfs is invisible to the rest of the system. */
+	assert_int_equal(unshare(CLONE_NEWNS), 0);
+	assert_int_equal(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	assert_int_equal(mount("tmpfs", dir, "tmpfs", 0, opts), 0);
+	tmpfs_mounted = true;
+	fd = open(dir, O_DIRECTORY | O_RDONLY);
+	assert_true(fd >= 0);
+	return fd;
+}
+
 /* A 1 MiB tmpfs cannot hold 4 MiB of pages: -ENOSPC, and the victim runs on unchanged. */
 static void test_enospc(void **state)
 {
@@ -649,14 +665,7 @@ static void test_enospc(void **state)
 
 	(void)state;
 	assert_non_null(buf);
-	assert_non_null(mkdtemp(dir));
-	/* Our own mount namespace: the tmpfs is invisible to the rest of the system. */
-	assert_int_equal(unshare(CLONE_NEWNS), 0);
-	assert_int_equal(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
-	assert_int_equal(mount("tmpfs", dir, "tmpfs", 0, "size=1m"), 0);
-	tmpfs_mounted = true;
-	dirfd = open(dir, O_DIRECTORY | O_RDONLY);
-	assert_true(dirfd >= 0);
+	dirfd = tmpfs_dir("size=1m");
 	ctx.dirfd = dirfd;
 	assert_int_equal(start_victim(&l, VICTIM_BIG), 0);
 	err = dump_tree_mem(&ctx, dts, &t);
@@ -696,13 +705,7 @@ static void test_spare_room(void **state)
 
 	(void)state;
 	nr_files = 0;
-	assert_non_null(mkdtemp(dir));
-	assert_int_equal(unshare(CLONE_NEWNS), 0);
-	assert_int_equal(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
-	assert_int_equal(mount("tmpfs", dir, "tmpfs", 0, "size=256m"), 0);
-	tmpfs_mounted = true;
-	dirfd = open(dir, O_DIRECTORY | O_RDONLY);
-	assert_true(dirfd >= 0);
+	dirfd = tmpfs_dir("size=256m");
 	ctx.dirfd = dirfd;
 	assert_int_equal(start_victim(&l, VICTIM_BIG), 0);
 	/* after the fork: counted in this process's RssAnon, not the victim's */
