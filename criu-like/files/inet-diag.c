@@ -187,22 +187,56 @@ static int diag_load(struct inet_dump *in)
 /*
  * The early lock (inet_dump_start()): sock_diag, then the lock of every
  * connection of the tree, by a thread of its own from the freeze on, while
- * the tasks are infected.
+ * the tasks are infected. Once the holder holds the connections, the main
+ * thread may go on (held) while the lock's own transaction is made.
  */
 struct inet_early {
 	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool held; /* in->locked complete, the connections safe (or the thread done) */
+	int lock_err; /* of the lock's transaction, after held */
 	struct dump_ctx *ctx;
 	struct inet_dump *in;
 };
 
-static void *early_run(void *arg)
+static void early_held(void *arg)
 {
 	struct inet_early *e = arg;
 
+	pthread_mutex_lock(&e->lock);
+	e->held = true;
+	pthread_cond_signal(&e->cond);
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void *early_run(void *arg)
+{
+	struct inet_early *e = arg;
+	bool held;
+	int err = 0;
+
 	/* a sock_diag that failed is asked again, and reported, by the first socket */
 	if (!diag_load(e->in))
-		e->in->lock_err = tcp_lock_tree(e->ctx, e->in);
+		err = tcp_lock_tree(e->ctx, e->in, early_held, e);
+	pthread_mutex_lock(&e->lock);
+	held = e->held;
+	pthread_mutex_unlock(&e->lock);
+	if (held)
+		e->lock_err = err;
+	else
+		e->in->early_err = err;
+	early_held(e);
 	return NULL;
+}
+
+/* Until the early lock's connections are held (or it ended). */
+static void early_wait(struct inet_early *e)
+{
+	pthread_mutex_lock(&e->lock);
+	while (!e->held)
+		pthread_cond_wait(&e->cond, &e->lock);
+	pthread_mutex_unlock(&e->lock);
 }
 
 /* The early lock's thread done: its results in @in are the dump's from now on. */
@@ -211,6 +245,10 @@ static void early_join(struct inet_dump *in)
 	if (!in->early)
 		return;
 	pthread_join(in->early->th, NULL);
+	if (!in->lock_err)
+		in->lock_err = in->early->lock_err;
+	pthread_mutex_destroy(&in->early->lock);
+	pthread_cond_destroy(&in->early->cond);
 	free(in->early);
 	in->early = NULL;
 }
@@ -224,9 +262,20 @@ struct inet_dump *inet_dump_get(struct dump_ctx *ctx)
 		return NULL;
 	if (!*slot)
 		*slot = calloc(1, sizeof(struct inet_dump));
-	if (*slot)
-		early_join(*slot);
+	if (*slot && ((struct inet_dump *)*slot)->early)
+		early_wait(((struct inet_dump *)*slot)->early);
 	return *slot;
+}
+
+int inet_dump_sync(struct dump_ctx *ctx)
+{
+	void **slot = ctx->files ? file_kind_dump_state(ctx, &inet_kind) : NULL;
+	struct inet_dump *in = slot ? *slot : NULL;
+
+	if (!in)
+		return 0;
+	early_join(in);
+	return in->lock_err;
 }
 
 static const struct inet_sk_diag *diag_find(const struct inet_dump *in, uint32_t ino)
@@ -533,8 +582,12 @@ static void early_start(struct dump_ctx *ctx, struct inet_dump *in)
 		return;
 	e->ctx = ctx;
 	e->in = in;
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_cond_init(&e->cond, NULL);
 	/* without a thread, the first connection locks them all, as before */
 	if (pthread_create(&e->th, NULL, early_run, e)) {
+		pthread_mutex_destroy(&e->lock);
+		pthread_cond_destroy(&e->cond);
 		free(e);
 		return;
 	}

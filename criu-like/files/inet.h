@@ -73,9 +73,14 @@ struct inet_dump {
 	size_t nr_outside;
 	/* inet_dump_start(): every socket fd outside the tree, read by a thread */
 	struct inet_scan *scan;
-	/* inet_dump_start(): sock_diag and the lock, by a thread (joined by inet_dump_get()) */
+	/*
+	 * inet_dump_start(): sock_diag and the lock, by a thread; inet_dump_get()
+	 * waits until the connections are held (or locked), inet_dump_sync()
+	 * until the lock is made too.
+	 */
 	struct inet_early *early;
-	int lock_err; /* of tcp_lock_tree() in that thread */
+	int early_err; /* tcp_lock_tree() failed before the connections were held */
+	int lock_err; /* tcp_lock_tree() failed after (read once the thread is joined) */
 };
 
 struct inet_holder {
@@ -250,9 +255,17 @@ int tcp_lock_conn(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEnt
 /*
  * tcp.c: lock every connection of the tree that the dump puts in repair
  * mode, in one transaction (@in: sock_diag loaded). Any thread: it touches
- * @in, the lock and the holder only. 0 or -errno.
+ * @in, the lock and the holder only. With @held, when the holder made ahead
+ * holds them (netlock_dump_conns_hold()), @held(@arg) is called once
+ * in->locked is complete, before the lock's own transaction (the caller's
+ * other thread may go on: the connections are safe). 0 or -errno.
  */
-int tcp_lock_tree(struct dump_ctx *ctx, struct inet_dump *in);
+int tcp_lock_tree(struct dump_ctx *ctx, struct inet_dump *in, void (*held)(void *), void *arg);
+/*
+ * inet-diag.c, the kind's dump_finish: the early lock's thread done (its lock
+ * made); its error, or 0. Main thread.
+ */
+int inet_dump_sync(struct dump_ctx *ctx);
 /* Whether a TCP entry has what its state needs. */
 bool tcp_entry_ok(const InetSkEntry *e);
 /* Whether the network lock holds @e at restore (a connection, a SYN_SENT socket); NULL: no. */

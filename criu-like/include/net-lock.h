@@ -49,6 +49,19 @@ int netlock_restore_conn(struct restore_ctx *ctx, const struct inet_tuple *t);
  * putting any in repair mode saves that much frozen time per connection.
  */
 int netlock_dump_conns(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n);
+/*
+ * netlock_dump_conns() in two halves, for a caller that goes on while the
+ * lock is made (the early lock, files/inet-diag.c): with the lock and the
+ * holder made ahead (netlock_dump_ahead()), netlock_dump_conns_hold() has the
+ * holder queue @t's packets both ways: 1 when they are held (nothing of them
+ * reaches or leaves their sockets from now on: the caller may go on, and must
+ * call netlock_dump_conns_lock(..., true) before anything else touches the
+ * lock), 0 when they are not (no lock made ahead, no holder, or its rules
+ * failed: netlock_dump_conns_lock(..., false) locks them the usual way before
+ * the caller goes on), or -errno. netlock_dump_conns_lock(): 0 or -errno.
+ */
+int netlock_dump_conns_hold(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n);
+int netlock_dump_conns_lock(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n, bool held);
 int netlock_restore_conns(struct restore_ctx *ctx, const struct inet_tuple *t, size_t n);
 
 /* ---- the hooks of dump.c and restore.c ---------------------------------------------------- */

@@ -71,16 +71,18 @@ static int dump_hold_setup(struct netlock *nl, const struct cr_options *o)
 	return 0;
 }
 
-/* The holder of this namespace (if any) holds @t[0..@n) too; a failure only warns. */
-static void hold_conns(const struct inet_tuple *t, size_t n)
+/* The holder of this namespace (if any) holds @t[0..@n) too; a failure only warns. Held? */
+static bool hold_conns(const struct inet_tuple *t, size_t n)
 {
 	struct nfq_hold *h = nfq_hold_here(NULL, true);
+	bool held;
 
 	if (!h)
-		return;
-	nfq_hold_add(h, t, n);
+		return false;
+	held = !nfq_hold_add(h, t, n);
 	/* the tools started ahead and not needed (the other family) go now */
 	nfq_hold_prime_end(h);
+	return held;
 }
 
 /* Is the tree of @pid in this thread's network namespace? */
@@ -121,11 +123,13 @@ int netlock_dump_ahead(struct dump_ctx *ctx)
 	return 0;
 }
 
-static int netlock_dump_conns_here(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n)
+/* The lock, made if it was not ahead; 0 (*@skip: nothing to lock) or -errno. */
+static int dump_lock_get(struct dump_ctx *ctx, size_t n, bool *skip)
 {
 	enum netlock_kind kind;
 	int err;
 
+	*skip = true;
 	if (netlock_parse_kind(ctx->opts->network_lock, &kind)) {
 		pr_err("--network-lock %s: not nftables, iptables or skip\n",
 		       ctx->opts->network_lock);
@@ -143,9 +147,45 @@ static int netlock_dump_conns_here(struct dump_ctx *ctx, const struct inet_tuple
 		if (err)
 			return err;
 	}
+	*skip = false;
+	return 0;
+}
+
+static int netlock_dump_conns_here(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n)
+{
+	bool skip;
+	int err = dump_lock_get(ctx, n, &skip);
+
+	if (err || skip)
+		return err;
 	/* held first: from the lock's rule on, nothing of them is only dropped */
 	hold_conns(t, n);
 	return netlock_add(ctx->netlock, t, n);
+}
+
+int netlock_dump_conns_hold(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n)
+{
+	bool skip;
+	int err;
+
+	/* only for a lock made ahead, of criu-like's namespace */
+	if (!ctx->netlock || ns_net_tree_fd() >= 0)
+		return 0;
+	err = dump_lock_get(ctx, n, &skip);
+	if (err || skip)
+		return err;
+	return hold_conns(t, n) ? 1 : 0;
+}
+
+int netlock_dump_conns_lock(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n, bool held)
+{
+	bool skip;
+	int err;
+
+	if (!held)
+		return netlock_dump_conns(ctx, t, n);
+	err = dump_lock_get(ctx, n, &skip);
+	return err || skip ? err : netlock_add(ctx->netlock, t, n);
 }
 
 /* In the tree's network namespace when it has one of its own: its connections are there. */
