@@ -184,6 +184,18 @@ static int diag_load(struct inet_dump *in)
 	return 0;
 }
 
+/* A bound socket of the tree, to look for outside once the scan is over. */
+struct inet_outside_check {
+	pid_t pid;
+	int fd;
+	uint32_t ino;
+	char link[64];
+	char ends[INET_ENDS_STRLEN];
+};
+
+static int outside_check(struct dump_ctx *ctx, struct inet_dump *in,
+			 const struct inet_outside_check *c);
+
 /*
  * The early lock (inet_dump_start()): sock_diag, then the lock of every
  * connection of the tree, by a thread of its own from the freeze on, while
@@ -271,11 +283,17 @@ int inet_dump_sync(struct dump_ctx *ctx)
 {
 	void **slot = ctx->files ? file_kind_dump_state(ctx, &inet_kind) : NULL;
 	struct inet_dump *in = slot ? *slot : NULL;
+	size_t i;
+	int err = 0;
 
 	if (!in)
 		return 0;
 	early_join(in);
-	return in->lock_err;
+	/* the bound sockets met while the scan still ran, in the order they were met */
+	for (i = 0; i < in->nr_pending && !err; i++)
+		err = outside_check(ctx, in, &in->pending[i]);
+	in->nr_pending = 0;
+	return err ?: in->lock_err;
 }
 
 static const struct inet_sk_diag *diag_find(const struct inet_dump *in, uint32_t ino)
@@ -468,6 +486,7 @@ static int cmp_holder(const void *a, const void *b)
 struct inet_scan {
 	pthread_t th;
 	bool started;
+	bool done; /* the thread's walk is over (atomic) */
 	pid_t *tree;
 	size_t nr_tree;
 	struct inet_holder *all;
@@ -535,6 +554,7 @@ static void *scan_run(void *arg)
 			continue;
 		sc->err = scan_pid(sc, (pid_t)pid);
 	}
+	__atomic_store_n(&sc->done, true, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -655,17 +675,16 @@ static int holders_load(const struct dump_ctx *ctx, struct inet_dump *in)
  * take the address again (a listening socket inherited by a child outside,
  * a socket passed to another program). Refused before anything is killed.
  */
-int inet_check_outside(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEntry *e)
+/* @c refused when a process outside holds it: -EOPNOTSUPP (logged), 0, or -errno. */
+static int outside_check(struct dump_ctx *ctx, struct inet_dump *in,
+			 const struct inet_outside_check *c)
 {
-	struct inet_dump *in = inet_dump_get(ctx);
-	struct inet_holder key = { .ino = (uint32_t)f->st.st_ino }, *h;
-	char ends[INET_ENDS_STRLEN], path[64], comm[32] = "?";
+	struct inet_holder key = { .ino = c->ino }, *h;
+	char path[64], comm[32] = "?";
 	_cleanup_close_ int cfd = -1;
 	ssize_t n;
 	int err;
 
-	if (!e->has_src_port)
-		return 0;
 	if (!in->outside_loaded) {
 		err = holders_load(ctx, in);
 		if (err) {
@@ -686,8 +705,30 @@ int inet_check_outside(struct dump_ctx *ctx, const struct fd_info *f, const Inet
 	pr_err("pid %d fd %d: %s (%s) is also open in pid %d (%s), outside the dumped tree: it "
 	       "would stay open there with its address, which the restore could not take again; "
 	       "dump that process too, or close the socket there\n",
-	       f->pid, f->fd, f->link, inet_entry_ends(e, ends, sizeof(ends)), h->pid, comm);
+	       c->pid, c->fd, c->link, c->ends, h->pid, comm);
 	return -EOPNOTSUPP;
+}
+
+int inet_check_outside(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEntry *e)
+{
+	struct inet_dump *in = inet_dump_get(ctx);
+	struct inet_outside_check c = { .pid = f->pid, .fd = f->fd, .ino = (uint32_t)f->st.st_ino };
+	struct inet_outside_check *v;
+
+	if (!e->has_src_port)
+		return 0;
+	snprintf(c.link, sizeof(c.link), "%s", f->link);
+	inet_entry_ends(e, c.ends, sizeof(c.ends));
+	/* the scan's thread still walks /proc: looked at in inet_dump_sync(), not waited for now */
+	if (in->scan && in->scan->started && !__atomic_load_n(&in->scan->done, __ATOMIC_ACQUIRE)) {
+		v = realloc(in->pending, (in->nr_pending + 1) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		in->pending = v;
+		in->pending[in->nr_pending++] = c;
+		return 0;
+	}
+	return outside_check(ctx, in, &c);
 }
 
 /* ---- the end of the dump --------------------------------------------------------------- */
@@ -702,6 +743,7 @@ void inet_dump_fini(struct dump_ctx *ctx, bool resume)
 		return;
 	early_join(in);
 	tcp_repair_undo(in, resume);
+	free(in->pending);
 	scan_free(in->scan);
 	free(in->sks);
 	free(in->locked);

@@ -73,6 +73,9 @@ struct inet_dump {
 	size_t nr_outside;
 	/* inet_dump_start(): every socket fd outside the tree, read by a thread */
 	struct inet_scan *scan;
+	/* bound sockets met while that thread ran: checked by inet_dump_sync() */
+	struct inet_outside_check *pending;
+	size_t nr_pending;
 	/*
 	 * inet_dump_start(): sock_diag and the lock, by a thread; inet_dump_get()
 	 * waits until the connections are held (or locked), inet_dump_sync()
@@ -176,6 +179,9 @@ int inet_diag_of(struct dump_ctx *ctx, const struct fd_info *f, int type, int pr
 /*
  * -EOPNOTSUPP (logged) when the bound socket @f (entry @e) is also held by a
  * process outside the tree: the restore could not take its address again.
+ * While the scan's thread (inet_dump_start()) still walks /proc, 0: the
+ * check is kept, and made by inet_dump_sync() (the kind's dump_finish, the
+ * tree still frozen), which refuses the same way.
  */
 int inet_check_outside(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEntry *e);
 /*
