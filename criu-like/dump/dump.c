@@ -428,6 +428,7 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 	free(ctx->sysv.ids);
 	free(ctx->sysv.pids);
 	file_table_free(ctx->files);
+	pages_spare_drop(ctx);
 	img_track_stop();
 	img_list_fini(&ctx->images);
 	if (ctx->dirfd >= 0)
@@ -513,6 +514,8 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 		return err;
 	if (!ctx->pre_dump)
 		ns_net_dump_prefetch(o->tree);
+	/* the pages image's room allocated now, not by the frozen copy */
+	pages_spare_make(ctx);
 	ctx->stats.frozen_start_ns = stats_now_ns();
 	err = seize_tree(o->tree, &so, &ctx->tree);
 	if (err)

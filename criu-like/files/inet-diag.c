@@ -184,6 +184,88 @@ static int diag_load(struct inet_dump *in)
 	return 0;
 }
 
+/* A bound socket of the tree, to look for outside once the scan is over. */
+struct inet_outside_check {
+	pid_t pid;
+	int fd;
+	uint32_t ino;
+	char link[64];
+	char ends[INET_ENDS_STRLEN];
+};
+
+static int outside_check(struct dump_ctx *ctx, struct inet_dump *in,
+			 const struct inet_outside_check *c);
+
+/*
+ * The early lock (inet_dump_start()): sock_diag, then the lock of every
+ * connection of the tree, by a thread of its own from the freeze on, while
+ * the tasks are infected. Once the holder holds the connections, the main
+ * thread may go on (held) while the lock's own transaction is made.
+ */
+struct inet_early {
+	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool held; /* in->locked complete, the connections safe (or the thread done) */
+	int lock_err; /* of the lock's transaction, after held */
+	struct dump_ctx *ctx;
+	struct inet_dump *in;
+};
+
+static void early_held(void *arg)
+{
+	struct inet_early *e = arg;
+
+	pthread_mutex_lock(&e->lock);
+	e->held = true;
+	pthread_cond_signal(&e->cond);
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void *early_run(void *arg)
+{
+	struct inet_early *e = arg;
+	bool held;
+	int err = 0;
+
+	/* a sock_diag that failed is asked again, and reported, by the first socket */
+	if (!diag_load(e->in))
+		err = tcp_lock_tree(e->ctx, e->in, early_held, e);
+	pthread_mutex_lock(&e->lock);
+	held = e->held;
+	pthread_mutex_unlock(&e->lock);
+	if (held)
+		e->lock_err = err;
+	else
+		e->in->early_err = err;
+	early_held(e);
+	return NULL;
+}
+
+/* Until the early lock's connections are held (or it ended). */
+static void early_wait(struct inet_early *e)
+{
+	pthread_mutex_lock(&e->lock);
+	while (!e->held)
+		pthread_cond_wait(&e->cond, &e->lock);
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* The early lock's thread done: its results in @in are the dump's from now on. */
+static void early_join(struct inet_dump *in)
+{
+	if (!in->early)
+		return;
+	pthread_join(in->early->th, NULL);
+	if (!in->lock_err)
+		in->lock_err = in->early->lock_err;
+	pthread_mutex_destroy(&in->early->lock);
+	pthread_cond_destroy(&in->early->cond);
+	free(in->early);
+	in->early = NULL;
+}
+
+/* The main thread's view: whatever the early lock was doing is done. */
 struct inet_dump *inet_dump_get(struct dump_ctx *ctx)
 {
 	void **slot = file_kind_dump_state(ctx, &inet_kind);
@@ -192,7 +274,26 @@ struct inet_dump *inet_dump_get(struct dump_ctx *ctx)
 		return NULL;
 	if (!*slot)
 		*slot = calloc(1, sizeof(struct inet_dump));
+	if (*slot && ((struct inet_dump *)*slot)->early)
+		early_wait(((struct inet_dump *)*slot)->early);
 	return *slot;
+}
+
+int inet_dump_sync(struct dump_ctx *ctx)
+{
+	void **slot = ctx->files ? file_kind_dump_state(ctx, &inet_kind) : NULL;
+	struct inet_dump *in = slot ? *slot : NULL;
+	size_t i;
+	int err = 0;
+
+	if (!in)
+		return 0;
+	early_join(in);
+	/* the bound sockets met while the scan still ran, in the order they were met */
+	for (i = 0; i < in->nr_pending && !err; i++)
+		err = outside_check(ctx, in, &in->pending[i]);
+	in->nr_pending = 0;
+	return err ?: in->lock_err;
 }
 
 static const struct inet_sk_diag *diag_find(const struct inet_dump *in, uint32_t ino)
@@ -385,6 +486,7 @@ static int cmp_holder(const void *a, const void *b)
 struct inet_scan {
 	pthread_t th;
 	bool started;
+	bool done; /* the thread's walk is over (atomic) */
 	pid_t *tree;
 	size_t nr_tree;
 	struct inet_holder *all;
@@ -452,6 +554,7 @@ static void *scan_run(void *arg)
 			continue;
 		sc->err = scan_pid(sc, (pid_t)pid);
 	}
+	__atomic_store_n(&sc->done, true, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -482,6 +585,35 @@ static void scan_free(struct inet_scan *sc)
 	free(sc);
 }
 
+/*
+ * The lock's context and the holder made before the freeze
+ * (netlock_dump_ahead(): a tree of this network namespace, packets held):
+ * the connections are locked by a thread from now on, while the tasks are
+ * infected, rather than at the first connection dumped (sock_diag of the
+ * namespace and the lock's transaction, 8-10 ms here, frozen time after the
+ * infection). The tree is frozen: the sockets its tasks hold are the ones
+ * its dump will find.
+ */
+static void early_start(struct dump_ctx *ctx, struct inet_dump *in)
+{
+	struct inet_early *e;
+
+	if (!ctx->netlock || ns_net_tree_fd() >= 0 || !(e = calloc(1, sizeof(*e))))
+		return;
+	e->ctx = ctx;
+	e->in = in;
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_cond_init(&e->cond, NULL);
+	/* without a thread, the first connection locks them all, as before */
+	if (pthread_create(&e->th, NULL, early_run, e)) {
+		pthread_mutex_destroy(&e->lock);
+		pthread_cond_destroy(&e->cond);
+		free(e);
+		return;
+	}
+	in->early = e;
+}
+
 int inet_dump_start(struct dump_ctx *ctx)
 {
 	struct inet_dump *in;
@@ -496,6 +628,7 @@ int inet_dump_start(struct dump_ctx *ctx)
 		return -ENOMEM;
 	/* without a thread, holders_load() reads it all itself */
 	in->scan->started = !pthread_create(&in->scan->th, NULL, scan_run, in->scan);
+	early_start(ctx, in);
 	return 0;
 }
 
@@ -542,17 +675,16 @@ static int holders_load(const struct dump_ctx *ctx, struct inet_dump *in)
  * take the address again (a listening socket inherited by a child outside,
  * a socket passed to another program). Refused before anything is killed.
  */
-int inet_check_outside(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEntry *e)
+/* @c refused when a process outside holds it: -EOPNOTSUPP (logged), 0, or -errno. */
+static int outside_check(struct dump_ctx *ctx, struct inet_dump *in,
+			 const struct inet_outside_check *c)
 {
-	struct inet_dump *in = inet_dump_get(ctx);
-	struct inet_holder key = { .ino = (uint32_t)f->st.st_ino }, *h;
-	char ends[INET_ENDS_STRLEN], path[64], comm[32] = "?";
+	struct inet_holder key = { .ino = c->ino }, *h;
+	char path[64], comm[32] = "?";
 	_cleanup_close_ int cfd = -1;
 	ssize_t n;
 	int err;
 
-	if (!e->has_src_port)
-		return 0;
 	if (!in->outside_loaded) {
 		err = holders_load(ctx, in);
 		if (err) {
@@ -573,8 +705,30 @@ int inet_check_outside(struct dump_ctx *ctx, const struct fd_info *f, const Inet
 	pr_err("pid %d fd %d: %s (%s) is also open in pid %d (%s), outside the dumped tree: it "
 	       "would stay open there with its address, which the restore could not take again; "
 	       "dump that process too, or close the socket there\n",
-	       f->pid, f->fd, f->link, inet_entry_ends(e, ends, sizeof(ends)), h->pid, comm);
+	       c->pid, c->fd, c->link, c->ends, h->pid, comm);
 	return -EOPNOTSUPP;
+}
+
+int inet_check_outside(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEntry *e)
+{
+	struct inet_dump *in = inet_dump_get(ctx);
+	struct inet_outside_check c = { .pid = f->pid, .fd = f->fd, .ino = (uint32_t)f->st.st_ino };
+	struct inet_outside_check *v;
+
+	if (!e->has_src_port)
+		return 0;
+	snprintf(c.link, sizeof(c.link), "%s", f->link);
+	inet_entry_ends(e, c.ends, sizeof(c.ends));
+	/* the scan's thread still walks /proc: looked at in inet_dump_sync(), not waited for now */
+	if (in->scan && in->scan->started && !__atomic_load_n(&in->scan->done, __ATOMIC_ACQUIRE)) {
+		v = realloc(in->pending, (in->nr_pending + 1) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		in->pending = v;
+		in->pending[in->nr_pending++] = c;
+		return 0;
+	}
+	return outside_check(ctx, in, &c);
 }
 
 /* ---- the end of the dump --------------------------------------------------------------- */
@@ -587,7 +741,9 @@ void inet_dump_fini(struct dump_ctx *ctx, bool resume)
 
 	if (!in)
 		return;
+	early_join(in);
 	tcp_repair_undo(in, resume);
+	free(in->pending);
 	scan_free(in->scan);
 	free(in->sks);
 	free(in->locked);

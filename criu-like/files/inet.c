@@ -693,6 +693,7 @@ const struct file_kind inet_kind = {
 	.dump = inet_dump,
 	.types = { FILE_TYPE__FILE_INETSK },
 	.dump_start = inet_dump_start,
+	.dump_finish = inet_dump_sync,
 	.dump_fini = inet_dump_fini,
 	.check = inet_check,
 	.open = inet_open,

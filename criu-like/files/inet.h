@@ -73,6 +73,17 @@ struct inet_dump {
 	size_t nr_outside;
 	/* inet_dump_start(): every socket fd outside the tree, read by a thread */
 	struct inet_scan *scan;
+	/* bound sockets met while that thread ran: checked by inet_dump_sync() */
+	struct inet_outside_check *pending;
+	size_t nr_pending;
+	/*
+	 * inet_dump_start(): sock_diag and the lock, by a thread; inet_dump_get()
+	 * waits until the connections are held (or locked), inet_dump_sync()
+	 * until the lock is made too.
+	 */
+	struct inet_early *early;
+	int early_err; /* tcp_lock_tree() failed before the connections were held */
+	int lock_err; /* tcp_lock_tree() failed after (read once the thread is joined) */
 };
 
 struct inet_holder {
@@ -168,6 +179,9 @@ int inet_diag_of(struct dump_ctx *ctx, const struct fd_info *f, int type, int pr
 /*
  * -EOPNOTSUPP (logged) when the bound socket @f (entry @e) is also held by a
  * process outside the tree: the restore could not take its address again.
+ * While the scan's thread (inet_dump_start()) still walks /proc, 0: the
+ * check is kept, and made by inet_dump_sync() (the kind's dump_finish, the
+ * tree still frozen), which refuses the same way.
  */
 int inet_check_outside(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEntry *e);
 /*
@@ -244,6 +258,20 @@ int tcp_dump_backlog_client(struct dump_ctx *ctx, const struct fd_info *f,
 			    const struct inet_sk_diag *dg, InetSkEntry *e);
 /* The connection @e of @f locked: with the whole tree's on first use, else alone. */
 int tcp_lock_conn(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEntry *e);
+/*
+ * tcp.c: lock every connection of the tree that the dump puts in repair
+ * mode, in one transaction (@in: sock_diag loaded). Any thread: it touches
+ * @in, the lock and the holder only. With @held, when the holder made ahead
+ * holds them (netlock_dump_conns_hold()), @held(@arg) is called once
+ * in->locked is complete, before the lock's own transaction (the caller's
+ * other thread may go on: the connections are safe). 0 or -errno.
+ */
+int tcp_lock_tree(struct dump_ctx *ctx, struct inet_dump *in, void (*held)(void *), void *arg);
+/*
+ * inet-diag.c, the kind's dump_finish: the early lock's thread done (its lock
+ * made); its error, or 0. Main thread.
+ */
+int inet_dump_sync(struct dump_ctx *ctx);
 /* Whether a TCP entry has what its state needs. */
 bool tcp_entry_ok(const InetSkEntry *e);
 /* Whether the network lock holds @e at restore (a connection, a SYN_SENT socket); NULL: no. */

@@ -363,13 +363,12 @@ static bool repaired_conn(const struct inet_dump *in, const struct inet_sk_diag 
  * transaction, before the first of them: one run of the lock's tool instead
  * of one per connection, all of it frozen time. The inodes locked are kept.
  */
-static int lock_tree_conns(struct dump_ctx *ctx)
+int tcp_lock_tree(struct dump_ctx *ctx, struct inet_dump *in, void (*held)(void *), void *arg)
 {
-	struct inet_dump *in = inet_dump_get(ctx);
 	_cleanup_free_ struct inet_tuple *t = NULL;
 	_cleanup_free_ uint32_t *tree = NULL;
 	size_t nt = 0, n = 0, i;
-	int err;
+	int err, hold;
 
 	in->locked_tree = true;
 	err = tree_sockets(ctx, &tree, &nt);
@@ -391,12 +390,24 @@ static int lock_tree_conns(struct dump_ctx *ctx)
 			continue;
 		in->locked[n++] = c.ino;
 	}
-	err = netlock_dump_conns(ctx, t, n);
-	if (err)
-		return err;
+	/* held: the connections are safe, the caller goes on while the lock is made */
+	hold = held ? netlock_dump_conns_hold(ctx, t, n) : 0;
+	if (hold < 0)
+		return hold;
+	if (!hold) {
+		err = netlock_dump_conns(ctx, t, n);
+		if (err)
+			return err;
+	}
 	in->nr_locked = n;
 	if (n)
 		qsort(in->locked, n, sizeof(*in->locked), cmp_u32);
+	if (hold) {
+		held(arg);
+		err = netlock_dump_conns_lock(ctx, t, n, true);
+		if (err)
+			return err;
+	}
 	pr_debug("network lock: %zu connections of the tree locked at once\n", n);
 	return 0;
 }
@@ -409,13 +420,20 @@ int tcp_lock_conn(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEnt
 	char ends[INET_ENDS_STRLEN];
 	int err;
 
+	/* held or locked by the early lock's thread already (inet_dump_start()), or now */
+	if (in->early_err)
+		return in->early_err;
 	if (!in->locked_tree) {
-		err = lock_tree_conns(ctx);
+		err = tcp_lock_tree(ctx, in, NULL, NULL);
 		if (err)
 			return err;
 	}
 	if (ino_in(in->locked, in->nr_locked, (uint32_t)f->st.st_ino))
 		return 0;
+	/* alone: after the early lock's transaction, if any */
+	err = inet_dump_sync(ctx);
+	if (err)
+		return err;
 	if (inet_entry_tuple(e, &tup)) {
 		pr_err("pid %d fd %d: TCP connection %s: bad addresses\n", f->pid, f->fd,
 		       inet_entry_ends(e, ends, sizeof(ends)));

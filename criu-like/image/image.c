@@ -645,7 +645,9 @@ struct cr_img *img_open_name(int dirfd, const char *name, const struct cr_img_de
 	ret = writing ? 0 : img_track_may_read(dirfd, name, mode);
 	if (!ret) {
 		img->fd = fault_err(writing ? -ENOSPC : -EIO, "%s: open", name) ? -1
-			  : writing ? openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			  : writing ? openat(dirfd, name,
+					     O_WRONLY | O_CREAT | O_CLOEXEC |
+						     (mode & IMG_KEEP ? 0 : O_TRUNC),
 					     0600)
 				    : openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 		ret = img->fd < 0 ? neg_errno() : 0;

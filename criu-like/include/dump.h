@@ -117,7 +117,24 @@ struct dump_ctx {
 	struct kcmp_set fs_owners; /* fs.c: tasks whose fs context is not their parent's */
 	struct mapped_file_ids mapped; /* mm-img.c: file ids of mapped files */
 	struct smaps_bg *smaps_bg; /* prepare.c: smaps read in the background */
+	struct pages_spare *spare; /* pages-spare.c: room for the first pages image */
 };
+
+/*
+ * pages-spare.c: before the freeze, on a tmpfs, room for the first pages
+ * image (the root's anonymous memory, allocated: not by the frozen copy);
+ * nothing when not worth it or not possible.
+ */
+void pages_spare_make(struct dump_ctx *ctx);
+/*
+ * pages-spare.c: the room, if any, linked as @name in ctx->dirfd: 1 (open it
+ * with IMG_KEEP: not truncated), 0 without room, or -errno. Taken once.
+ */
+int pages_spare_take(struct dump_ctx *ctx, const char *name);
+/* pages-spare.c: an image written into the room gives back what lies beyond its end. */
+void pages_spare_trim(int fd);
+/* pages-spare.c: the room not taken, freed. */
+void pages_spare_drop(struct dump_ctx *ctx);
 
 /* mm-img.c: forget every mapped file's id. */
 void mapped_file_ids_fini(struct mapped_file_ids *m);

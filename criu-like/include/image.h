@@ -26,11 +26,16 @@
 
 struct cr_img;
 
-/* Mode of img_open(): IMG_READ or IMG_WRITE, plus IMG_OPTIONAL (no error logged on ENOENT). */
+/*
+ * Mode of img_open(): IMG_READ or IMG_WRITE, plus IMG_OPTIONAL (no error
+ * logged on ENOENT) or, for writing, IMG_KEEP (an existing empty file, not
+ * truncated: the blocks it has beyond its end are kept to be written into).
+ */
 enum {
 	IMG_READ = 0,
 	IMG_WRITE = 1,
 	IMG_OPTIONAL = 2,
+	IMG_KEEP = 4,
 };
 
 /* Open (with @create, make it first) an image directory. An O_DIRECTORY fd, or -errno. */

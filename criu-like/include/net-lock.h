@@ -49,6 +49,19 @@ int netlock_restore_conn(struct restore_ctx *ctx, const struct inet_tuple *t);
  * putting any in repair mode saves that much frozen time per connection.
  */
 int netlock_dump_conns(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n);
+/*
+ * netlock_dump_conns() in two halves, for a caller that goes on while the
+ * lock is made (the early lock, files/inet-diag.c): with the lock and the
+ * holder made ahead (netlock_dump_ahead()), netlock_dump_conns_hold() has the
+ * holder queue @t's packets both ways: 1 when they are held (nothing of them
+ * reaches or leaves their sockets from now on: the caller may go on, and must
+ * call netlock_dump_conns_lock(..., true) before anything else touches the
+ * lock), 0 when they are not (no lock made ahead, no holder, or its rules
+ * failed: netlock_dump_conns_lock(..., false) locks them the usual way before
+ * the caller goes on), or -errno. netlock_dump_conns_lock(): 0 or -errno.
+ */
+int netlock_dump_conns_hold(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n);
+int netlock_dump_conns_lock(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n, bool held);
 int netlock_restore_conns(struct restore_ctx *ctx, const struct inet_tuple *t, size_t n);
 
 /* ---- the hooks of dump.c and restore.c ---------------------------------------------------- */
@@ -91,6 +104,15 @@ int netlock_dump_keep(struct dump_ctx *ctx);
 const char *netlock_dump_kept_name(const struct dump_ctx *ctx);
 /* dump.c, at the very end: @remove (the tree runs on) drops the lock; frees ctx->netlock. */
 void netlock_dump_fini(struct dump_ctx *ctx, bool remove);
+
+/*
+ * restore.c, while the restorer fills the memory (the controller only
+ * waits): the dump's packet holder of the images' kept lock, in criu-like's
+ * network namespace, is found now (a connect and three questions, each a
+ * wake-up of the holder) rather than at the let-go. Nothing else changes:
+ * netlock_restore_fini() uses it as it would have found it.
+ */
+void netlock_restore_ahead(struct restore_ctx *ctx);
 
 /*
  * restore.c, at the end. @restored (the tree runs): remove the lock of the

@@ -114,6 +114,12 @@ struct restore_ctx {
 	 * tree runs, kept when the restore fails (net-lock.h).
 	 */
 	struct netlock *netlock;
+	/*
+	 * net-lock-tree.c: the dump's packet holder found by
+	 * netlock_restore_ahead() (hold_found: looked for; hold NULL: not there).
+	 */
+	struct nfq_hold *hold;
+	bool hold_found;
 	/* cgroup/: the cgroups of cgroup.img (cgroup.h), NULL when there are none to enter */
 	struct rst_cgroup *cgroup;
 	/* ns.c: the namespaces the root is created in, from their images */

@@ -100,7 +100,12 @@ int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_
 		}
 		goto pipes;
 	}
-	x->img = img_open(ctx->dirfd, CR_IMG_PAGES, id, IMG_WRITE);
+	/* the room made before the freeze, if any: its pages are allocated (pages-spare.c) */
+	err = pages_spare_take(ctx, name);
+	if (err < 0)
+		return err;
+	x->spare = err > 0;
+	x->img = img_open(ctx->dirfd, CR_IMG_PAGES, id, IMG_WRITE | (x->spare ? IMG_KEEP : 0));
 	if (!x->img)
 		return -errno;
 	x->img_fd = img_raw_fd(x->img);
@@ -209,6 +214,8 @@ int page_xfer_close(struct page_xfer *x, int err)
 		close(x->rd_fd);
 	if (x->ps)
 		return ps_xfer_close(x, err);
+	if (x->spare && x->img)
+		pages_spare_trim(x->img_fd);
 	err2 = img_close(x->img);
 	if (err2 && !err)
 		pr_err("pid %d: cannot complete the pages image: %s\n", x->pid, strerror(-err2));

@@ -26,6 +26,7 @@ struct page_xfer {
 	uint64_t total; /* bytes this transfer will write, for the progress line */
 	uint64_t start_ns, last_progress_ns;
 	bool progress_shown;
+	bool spare; /* written into the room made before the freeze (pages-spare.c) */
 	/* --page-server: the image is written there, not in ctx->dirfd (img NULL, map NULL) */
 	struct ps_conn *ps;
 	uint32_t id;

@@ -71,16 +71,18 @@ static int dump_hold_setup(struct netlock *nl, const struct cr_options *o)
 	return 0;
 }
 
-/* The holder of this namespace (if any) holds @t[0..@n) too; a failure only warns. */
-static void hold_conns(const struct inet_tuple *t, size_t n)
+/* The holder of this namespace (if any) holds @t[0..@n) too; a failure only warns. Held? */
+static bool hold_conns(const struct inet_tuple *t, size_t n)
 {
 	struct nfq_hold *h = nfq_hold_here(NULL, true);
+	bool held;
 
 	if (!h)
-		return;
-	nfq_hold_add(h, t, n);
+		return false;
+	held = !nfq_hold_add(h, t, n);
 	/* the tools started ahead and not needed (the other family) go now */
 	nfq_hold_prime_end(h);
+	return held;
 }
 
 /* Is the tree of @pid in this thread's network namespace? */
@@ -121,11 +123,13 @@ int netlock_dump_ahead(struct dump_ctx *ctx)
 	return 0;
 }
 
-static int netlock_dump_conns_here(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n)
+/* The lock, made if it was not ahead; 0 (*@skip: nothing to lock) or -errno. */
+static int dump_lock_get(struct dump_ctx *ctx, size_t n, bool *skip)
 {
 	enum netlock_kind kind;
 	int err;
 
+	*skip = true;
 	if (netlock_parse_kind(ctx->opts->network_lock, &kind)) {
 		pr_err("--network-lock %s: not nftables, iptables or skip\n",
 		       ctx->opts->network_lock);
@@ -143,9 +147,45 @@ static int netlock_dump_conns_here(struct dump_ctx *ctx, const struct inet_tuple
 		if (err)
 			return err;
 	}
+	*skip = false;
+	return 0;
+}
+
+static int netlock_dump_conns_here(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n)
+{
+	bool skip;
+	int err = dump_lock_get(ctx, n, &skip);
+
+	if (err || skip)
+		return err;
 	/* held first: from the lock's rule on, nothing of them is only dropped */
 	hold_conns(t, n);
 	return netlock_add(ctx->netlock, t, n);
+}
+
+int netlock_dump_conns_hold(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n)
+{
+	bool skip;
+	int err;
+
+	/* only for a lock made ahead, of criu-like's namespace */
+	if (!ctx->netlock || ns_net_tree_fd() >= 0)
+		return 0;
+	err = dump_lock_get(ctx, n, &skip);
+	if (err || skip)
+		return err;
+	return hold_conns(t, n) ? 1 : 0;
+}
+
+int netlock_dump_conns_lock(struct dump_ctx *ctx, const struct inet_tuple *t, size_t n, bool held)
+{
+	bool skip;
+	int err;
+
+	if (!held)
+		return netlock_dump_conns(ctx, t, n);
+	err = dump_lock_get(ctx, n, &skip);
+	return err || skip ? err : netlock_add(ctx->netlock, t, n);
 }
 
 /* In the tree's network namespace when it has one of its own: its connections are there. */
@@ -383,6 +423,18 @@ static void netlock_restore_fini_here(struct restore_ctx *ctx, bool restored)
 	ctx->netlock = NULL;
 }
 
+void netlock_restore_ahead(struct restore_ctx *ctx)
+{
+	const char *kept = images_lock(ctx);
+
+	/* a tree with a namespace of its own has its holder there (nfq_hold_take_here()) */
+	if (!kept || ctx->hold_found || ns_net_tree_fd() >= 0 || nfq_hold_here(NULL, false))
+		return;
+	ctx->hold_found = true;
+	if (nfq_hold_find(kept, &ctx->hold))
+		ctx->hold = NULL;
+}
+
 /* In the tree's network namespace when it has one of its own (a lock installed there). */
 void netlock_restore_fini(struct restore_ctx *ctx, bool restored)
 {
@@ -401,11 +453,14 @@ void netlock_restore_fini(struct restore_ctx *ctx, bool restored)
 	 */
 	bool lost = false;
 
-	if (!h && kept && nfq_hold_find(kept, &h)) {
+	/* found ahead (netlock_restore_ahead(): never with a holder of this restore) */
+	if (!h && ctx->hold_found)
+		h = TAKE_PTR(ctx->hold);
+	else if (!h && kept && nfq_hold_find(kept, &h))
 		h = NULL;
-		/* killed, its rules left behind: they would drop these connections for good */
+	/* killed, its rules left behind: they would drop these connections for good */
+	if (!h && kept)
 		lost = !ctx->opts->no_packet_hold;
-	}
 	/*
 	 * The tree runs: what was held goes to its sockets now, no peer waits for
 	 * its retransmission timer; first, because removing the rules drops what a

@@ -695,6 +695,8 @@ static int rst_run_stages(struct rst_run *r)
 	fault_kill_point(); /* every task waits for RST_STAGE_RESTORING */
 	progress_start(&r->fill, "restore memory");
 	rst_set_stage(ctx->shared, RST_STAGE_RESTORING);
+	/* while the restorers fill the memory: the packet holder of the let-go, found */
+	netlock_restore_ahead(ctx);
 	fault_kill_point(); /* memory being read */
 	/* a thread reports only once its whole memory is read: gigabytes take seconds */
 	err = wait_word(r, &ctx->shared->nr_pending, 0, "restoring",

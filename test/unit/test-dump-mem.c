@@ -34,6 +34,7 @@
 #include "dump.h"
 #include "image.h"
 #include "infect.h"
+#include "options.h"
 #include "proc-parse.h"
 #include "seize.h"
 #include "util.h"
@@ -632,6 +633,22 @@ static void test_dump_mem(void **state)
 	shmem_set_fini(&ctx.shm);
 }
 
+/* dir made, a tmpfs of @opts mounted on it: its fd. */
+static int tmpfs_dir(const char *opts)
+{
+	int fd;
+
+	assert_non_null(mkdtemp(dir));
+	/* Our own mount namespace: the tmpfs is invisible to the rest of the system. */
+	assert_int_equal(unshare(CLONE_NEWNS), 0);
+	assert_int_equal(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	assert_int_equal(mount("tmpfs", dir, "tmpfs", 0, opts), 0);
+	tmpfs_mounted = true;
+	fd = open(dir, O_DIRECTORY | O_RDONLY);
+	assert_true(fd >= 0);
+	return fd;
+}
+
 /* A 1 MiB tmpfs cannot hold 4 MiB of pages: -ENOSPC, and the victim runs on unchanged. */
 static void test_enospc(void **state)
 {
@@ -648,14 +665,7 @@ static void test_enospc(void **state)
 
 	(void)state;
 	assert_non_null(buf);
-	assert_non_null(mkdtemp(dir));
-	/* Our own mount namespace: the tmpfs is invisible to the rest of the system. */
-	assert_int_equal(unshare(CLONE_NEWNS), 0);
-	assert_int_equal(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
-	assert_int_equal(mount("tmpfs", dir, "tmpfs", 0, "size=1m"), 0);
-	tmpfs_mounted = true;
-	dirfd = open(dir, O_DIRECTORY | O_RDONLY);
-	assert_true(dirfd >= 0);
+	dirfd = tmpfs_dir("size=1m");
 	ctx.dirfd = dirfd;
 	assert_int_equal(start_victim(&l, VICTIM_BIG), 0);
 	err = dump_tree_mem(&ctx, dts, &t);
@@ -670,6 +680,57 @@ static void test_enospc(void **state)
 		fill_page(page, 0xb16, i);
 		assert_memory_equal(buf + (size_t)i * PAGE_SIZE, page, PAGE_SIZE);
 	}
+}
+
+/*
+ * On a tmpfs, the first pages image is written into the room made before the
+ * freeze (mem/pages-spare.c): an older file of its name is replaced, the
+ * pages are the victim's, and the room it did not use (the estimate: the
+ * test's own anonymous memory, 32 MiB and more, against the victim's few
+ * MiB) is given back: no block beyond the image's end.
+ */
+static void test_spare_room(void **state)
+{
+	struct cr_options o = { .tree = getpid() };
+	struct dump_ctx ctx = { .opts = &o, .next_pages_id = 1, .prev_dirfd = -1 };
+	struct dump_task dts[2] = { 0 };
+	struct pstree *t = NULL;
+	struct layout l;
+	struct stat st;
+	size_t big = 32UL << 20;
+	_cleanup_free_ uint8_t *mine = NULL;
+	_cleanup_close_ int dirfd = -1;
+	bool read_saved;
+	int fd, err;
+
+	(void)state;
+	nr_files = 0;
+	dirfd = tmpfs_dir("size=256m");
+	ctx.dirfd = dirfd;
+	assert_int_equal(start_victim(&l, VICTIM_BIG), 0);
+	/* after the fork: counted in this process's RssAnon, not the victim's */
+	mine = malloc(big);
+	assert_non_null(mine);
+	memset(mine, 0x5a, big);
+	/* an image of an earlier dump, in the way */
+	fd = openat(dirfd, "pages-1.img", O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, mine, 1 << 20), 1 << 20);
+	close(fd);
+	pages_spare_make(&ctx);
+	assert_non_null(ctx.spare);
+	read_saved = read_page_is_own(victim, l.anon + ANON_READ * PAGE_SIZE);
+	err = dump_tree_mem(&ctx, dts, &t);
+	release_tree(dts, t);
+	shmem_set_fini(&ctx.shm);
+	assert_int_equal(err, 0);
+	assert_null(ctx.spare); /* taken */
+	check_private_pages(dirfd, &l, read_saved);
+	assert_int_equal(fstatat(dirfd, "pages-1.img", &st, 0), 0);
+	assert_true(st.st_size < (off_t)big / 2);
+	assert_true((uint64_t)st.st_blocks * 512 <=
+		    ((uint64_t)st.st_size + PAGE_SIZE - 1) / PAGE_SIZE * PAGE_SIZE);
+	pages_spare_drop(&ctx);
 }
 
 /* A written page that is not readable any more: refused, the victim intact. */
@@ -726,6 +787,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_dump_mem, teardown),
 		cmocka_unit_test_teardown(test_enospc, teardown),
+		cmocka_unit_test_teardown(test_spare_room, teardown),
 		cmocka_unit_test_teardown(test_unreadable_saved, teardown),
 	};
 
