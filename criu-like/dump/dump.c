@@ -361,7 +361,7 @@ static int dump_tasks(struct dump_ctx *ctx)
 	 */
 	for (i = 0; i < ctx->nr_tasks && !err; i++)
 		if (ctx->tasks[i].ctl)
-			err = parasite_prefetch_sigactions(ctx->tasks[i].ctl);
+			err = parasite_prefetch_task(ctx->tasks[i].ctl);
 	/* the first task's smaps is in; the others' come while it is dumped */
 	for (i = 0, first = true; i < ctx->nr_tasks && !err; i++) {
 		if (!dump_task_live(&ctx->tasks[i]))

@@ -88,6 +88,7 @@ static void ctl_free(struct parasite_ctl *ctl)
 	if (ctl->lsk >= 0)
 		close(ctl->lsk);
 	free(ctl->ts);
+	free(ctl->task);
 	free(ctl);
 }
 
