@@ -521,14 +521,16 @@ static int task_personality(pid_t pid, uint32_t *ret)
 	return 0;
 }
 
-/* A number from /proc/PID/NAME. */
-static int read_proc_long(pid_t pid, const char *name, long *ret)
+/* A number from /proc/PID/NAME; -ENOENT quietly where @may_lack and the file is not there. */
+static int read_proc_long(pid_t pid, const char *name, bool may_lack, long *ret)
 {
 	_cleanup_free_ char *text = NULL;
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
 	text = read_file_at(AT_FDCWD, path, NULL);
+	if (!text && may_lack && errno == ENOENT)
+		return -ENOENT;
 	if (!text) {
 		pr_perror("read %s", path);
 		return neg_errno();
@@ -543,20 +545,18 @@ static int read_proc_long(pid_t pid, const char *name, long *ret)
 /* oom_score_adj, and the audit login uid (4294967295: never set). */
 static int task_proc_ids(pid_t pid, TaskCoreEntry *tc)
 {
-	char path[64];
 	long v = 0;
 	int err;
 
-	err = read_proc_long(pid, "oom_score_adj", &v);
+	err = read_proc_long(pid, "oom_score_adj", false, &v);
 	if (err)
 		return err;
 	tc->has_oom_score_adj = true;
 	tc->oom_score_adj = (int32_t)v;
 	/* Without CONFIG_AUDIT there is no loginuid file: nothing to restore. */
-	snprintf(path, sizeof(path), "/proc/%d/loginuid", pid);
-	if (access(path, F_OK))
+	err = read_proc_long(pid, "loginuid", true, &v);
+	if (err == -ENOENT)
 		return 0;
-	err = read_proc_long(pid, "loginuid", &v);
 	tc->has_loginuid = !err;
 	tc->loginuid = (uint32_t)v;
 	return err;
