@@ -395,6 +395,8 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 		struct dump_task *dt = &ctx->tasks[i];
 
 		proc_status_fini(&dt->status);
+		dump_leader_reads_free(dt->leader_pre);
+		dt->leader_pre = NULL;
 		vma_list_fini(&dt->vmas);
 		cow_pagemap_fini(&dt->cow_pm);
 		mem_plan_fini(&dt->plan);
