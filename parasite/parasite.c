@@ -425,13 +425,14 @@ static int64_t get_prctl(uint64_t arg[3])
 	return membarrier_registrations();
 }
 
-/* PARASITE_CMD_GET_TASK: four commands' answers in one. */
-static long get_task(struct parasite_args *a)
+/* PARASITE_CMD_GET_TASK: four commands' answers in one, and @sk's number. */
+static long get_task(struct parasite_args *a, int sk)
 {
 	struct parasite_task_state *t = data_of(a);
 
 	if (sizeof(*t) > a->data_size)
 		return -E2BIG;
+	t->control_fd = sk;
 	t->sa_ret = get_sigactions(a, t->sa);
 	t->it_ret = get_itimers(&t->it);
 	thread_state(a, 0);
@@ -455,7 +456,7 @@ static long dispatch(struct parasite_args *a, struct sig_state *ss, int sk, stru
 		m->ret = get_itimers(data_of(a));
 		break;
 	case PARASITE_CMD_GET_TASK:
-		m->ret = get_task(a);
+		m->ret = get_task(a, sk);
 		break;
 	case PARASITE_CMD_GET_TIMERS:
 		m->ret = get_timers(a, m->arg[0]);

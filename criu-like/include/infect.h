@@ -82,6 +82,11 @@ int parasite_get_sigactions(struct parasite_ctl *ctl, struct parasite_sigaction 
  * nothing (dump.c).
  */
 int parasite_prefetch_task(struct parasite_ctl *ctl);
+/*
+ * The fd of the parasite's control socket in the task, from GET_TASK's
+ * answer; -1 when unknown (then it is told by its peer, criu-like).
+ */
+int parasite_control_fd(struct parasite_ctl *ctl);
 int parasite_get_itimers(struct parasite_ctl *ctl, struct parasite_itimers *ret);
 /*
  * Run @fn(leader tid, @arg) with the leader in a ptrace stop, for requests

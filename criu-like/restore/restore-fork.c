@@ -3,6 +3,8 @@
  * The processes of a restore, each created with its original pid by
  * clone3(set_tid) (5.5) from its original parent. What a task does, in order:
  *
+ *   0. fork the siblings its forker handed it, as its parent's children
+ *      (CLONE_PARENT, fork_spread(): restore.md, "Siblings forked side by side"),
  *   1. fork the children that stay in the session it is about to leave,
  *   2. setsid() if it leads a session, else setpgid(0, 0) if it leads a group,
  *   3. fork its other children (they inherit the session and group),

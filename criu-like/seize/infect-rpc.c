@@ -239,6 +239,13 @@ static int ctl_task(struct parasite_ctl *ctl, const struct parasite_task_state *
 	return ctl->task ? 0 : 1;
 }
 
+int parasite_control_fd(struct parasite_ctl *ctl)
+{
+	const struct parasite_task_state *t;
+
+	return ctl_task(ctl, &t) ? -1 : (int)t->control_fd;
+}
+
 /* The data area, the parasite done with any command sent ahead (its error comes back next). */
 static void *ctl_data(struct parasite_ctl *ctl)
 {

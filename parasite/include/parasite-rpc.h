@@ -91,6 +91,7 @@ struct parasite_task_state {
 	int64_t sa_ret, it_ret; /* the commands' ret */
 	uint64_t prctl[3]; /* GET_PRCTL's arg[0..2] */
 	int64_t membarrier; /* GET_PRCTL's ret */
+	int64_t control_fd; /* the parasite's end of the control socket in the task */
 };
 
 struct parasite_posix_timer {
