@@ -1,14 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # A failed restore of a wide tree kills everything it started, whichever task
-# made which (restore.md, "The processes": a child forks some of its siblings
-# with CLONE_PARENT, so a restore's tasks are created by several forkers at
-# once). A root and FOREST-1 children (default 8: the root forks three of
-# them, its first child three more, ...) are dumped once, then restored:
-#   1. made to fail at each failure point in turn (CRIU_LIKE_FAULT=N) until a
-#      restore goes through;
-#   2. SIGKILLed at each step in turn (CRIU_LIKE_FAULT_STEP=N), every STEP-th
-#      (default 1), until a restore goes through.
+# made which (restore.md, "Siblings forked side by side": a child forks some
+# of its siblings with CLONE_PARENT, so a restore's tasks are created by
+# several forkers at once). A root and FOREST-1 children (default 8: the root
+# forks four of them, its first child three more, ...), sharing 36 MiB the
+# root wrote before its forks (spreading needs 32 MiB kept before the forks),
+# are dumped once, then restored:
+#   1. made to fail at failure point after failure point (CRIU_LIKE_FAULT=N)
+#      until a restore goes through;
+#   2. SIGKILLed at step after step (CRIU_LIKE_FAULT_STEP=N) until a restore
+#      goes through;
+# each every STEP-th (default 3) from a START of 1 to STEP picked at random and
+# printed (STEP=1: every one, about 2 minutes).
 # After each: every pid of the tree free again within 3 s (no task left by any
 # forker), the images byte-identical. At the end a plain restore works: every
 # task back, each child the root's child again, in the root's process group,
@@ -17,7 +21,8 @@ set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 V=$B/test/integration/dump-victim
 N=${FOREST:-8}
-STEP=${STEP:-1}
+STEP=${STEP:-3}
+START=${START:-$(($(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % STEP + 1))}
 [ "$(id -u)" = 0 ] || { echo "restore-fail-tree: needs root"; exit 77; }
 command -v sha256sum >/dev/null || { echo "restore-fail-tree: sha256sum is not installed"; exit 77; }
 [ -x "$V" ] && [ -x "$CRIU_LIKE" ] || { echo "restore-fail-tree: build first"; exit 1; }
@@ -49,7 +54,8 @@ gone() {
 	done
 }
 
-setsid "$V" forest "$N" >"$tmp/out" 2>&1 </dev/null &
+echo "restore-fail-tree: points $START, $((START + STEP)), ... (STEP=$STEP START=$START)"
+setsid "$V" forest "$N" 36 >"$tmp/out" 2>&1 </dev/null &
 root=$!
 i=0
 until grep -q "^ready $root" "$tmp/out" 2>/dev/null && [ "$(pgrep -c -g "$root")" = "$N" ]; do
@@ -65,10 +71,10 @@ digest() { (cd "$tmp/img" && find . -maxdepth 1 -type f ! -name stats-restore | 
 digest >"$tmp/sums"
 cp "$tmp/out" "$tmp/out.dumped"
 
-# attempt VAR: restore -d with VAR=N for N = 1, 1 + STEP, ... until one goes through;
+# attempt VAR: restore -d with VAR=N for N = START, START + STEP, ... until one goes through;
 # each that fails must leave no task. Sets $tried.
 attempt() {
-	k=1 tried=0
+	k=$START tried=0
 	while :; do
 		rm -f "$tmp/restore.log"
 		env "$1=$k" "$CRIU_LIKE" restore -D "$tmp/img" -d -v4 -o "$tmp/restore.log" \
