@@ -246,6 +246,15 @@ int parasite_control_fd(struct parasite_ctl *ctl)
 	return ctl_task(ctl, &t) ? -1 : (int)t->control_fd;
 }
 
+/* A part of GET_TASK's answer: the -errno @ret of its command, or 0 and @n bytes of @src in @dst. */
+static int task_part(int64_t ret, void *dst, const void *src, size_t n)
+{
+	if (ret < 0)
+		return (int)ret;
+	memcpy(dst, src, n);
+	return 0;
+}
+
 /* The data area, the parasite done with any command sent ahead (its error comes back next). */
 static void *ctl_data(struct parasite_ctl *ctl)
 {
@@ -271,13 +280,8 @@ int parasite_get_sigactions(struct parasite_ctl *ctl, struct parasite_sigaction 
 	const struct parasite_task_state *t;
 	int err = ctl_task(ctl, &t);
 
-	if (err <= 0) {
-		if (!err && t->sa_ret < 0)
-			err = (int)t->sa_ret;
-		if (!err)
-			memcpy(sa, t->sa, 64 * sizeof(*sa));
-		return err;
-	}
+	if (err <= 0)
+		return err ?: task_part(t->sa_ret, sa, t->sa, 64 * sizeof(*sa));
 	err = ctl_cmd(ctl, &m, NULL, NULL, 0);
 	if (!err && m.ret < 0)
 		err = (int)m.ret;
@@ -293,13 +297,8 @@ int parasite_get_itimers(struct parasite_ctl *ctl, struct parasite_itimers *ret)
 	const struct parasite_task_state *t;
 	int err = ctl_task(ctl, &t);
 
-	if (err <= 0) {
-		if (!err && t->it_ret < 0)
-			err = (int)t->it_ret;
-		if (!err)
-			memcpy(ret, &t->it, sizeof(*ret));
-		return err;
-	}
+	if (err <= 0)
+		return err ?: task_part(t->it_ret, ret, &t->it, sizeof(*ret));
 	err = ctl_cmd(ctl, &m, NULL, NULL, 0);
 	if (!err && m.ret < 0)
 		err = (int)m.ret;

@@ -27,32 +27,10 @@ START=${START:-$(($(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % STEP + 1))}
 command -v sha256sum >/dev/null || { echo "restore-fail-tree: sha256sum is not installed"; exit 77; }
 [ -x "$V" ] && [ -x "$CRIU_LIKE" ] || { echo "restore-fail-tree: build first"; exit 1; }
 
-tmp=$(mktemp -d)
-pids=
-cleanup() {
-	for p in $pids; do kill -KILL "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/tree-pids.inc"
 
-fail() {
-	echo "FAIL: $*"
-	[ -s "$tmp/restore.log" ] && { echo "---- restore.log"; tail -20 "$tmp/restore.log"; }
-	exit 1
-}
-
-# gone: no pid of the tree has a /proc entry (zdtm-run's subreaper reaps), 3 s at most
-gone() {
-	i=0
-	while :; do
-		left=
-		for p in $pids; do [ -d "/proc/$p" ] && left="$left $p"; done
-		[ -z "$left" ] && return 0
-		i=$((i + 1))
-		[ $i -le 300 ] || return 1
-		sleep 0.01
-	done
-}
+# no pid of the tree left, 3 s at most
+gone() { pids_free_within 300; }
 
 echo "restore-fail-tree: points $START, $((START + STEP)), ... (STEP=$STEP START=$START)"
 setsid "$V" forest "$N" 36 >"$tmp/out" 2>&1 </dev/null &
