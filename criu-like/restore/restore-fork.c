@@ -267,6 +267,8 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 		kill(pid, SIGKILL);
 		return -EINVAL;
 	}
+	if (as_sibling)
+		pr_debug("task %d forked by its sibling %d\n", want, getpid());
 	/* in a pid namespace, each task but its init records its host pid itself */
 	if (!rst_in_pidns(ctx) || root)
 		__atomic_store_n(&ctx->shared->pids[rst_task_idx(ctx, t)], pid, __ATOMIC_RELEASE);
