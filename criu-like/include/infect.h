@@ -163,6 +163,12 @@ int parasite_cure(struct parasite_ctl *ctl);
  * the cure's result for ctls[i]. Returns the first error or 0.
  */
 int parasite_cure_all(struct parasite_ctl **ctls, unsigned int n, int *ret_errs);
+/*
+ * Free @ctl of a task killed while infected, touching nothing of it (its
+ * area and registers went with it): the control socket closed, the local
+ * mapping of the area gone.
+ */
+void parasite_discard(struct parasite_ctl *ctl);
 
 /* [*@start, *@end): the parasite's area in the task (what the infection mapped). */
 void parasite_area(const struct parasite_ctl *ctl, unsigned long *start, unsigned long *end);

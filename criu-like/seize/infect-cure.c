@@ -302,6 +302,12 @@ int parasite_cure_all(struct parasite_ctl **ctls, unsigned int nr, int *ret_errs
 	return err;
 }
 
+void parasite_discard(struct parasite_ctl *ctl)
+{
+	if (ctl)
+		ctl_free(ctl);
+}
+
 int parasite_cure(struct parasite_ctl *ctl)
 {
 	return parasite_cure_all(&ctl, 1, NULL);
