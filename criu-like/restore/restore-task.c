@@ -48,16 +48,22 @@ _Static_assert(offsetof(struct rst_shared, stage) == offsetof(struct rst_shared_
 _Static_assert(RSTV_STAGE_RESUME == RST_STAGE_RESUME && RSTV_STAGE_ABORT == RST_STAGE_ABORT,
 	       "stage values");
 
-static int add_busy(struct finish *f, uint64_t start, uint64_t end)
+/* [@start, @end) appended to the ranges *@v[0..*@n). */
+static int range_append(struct rst_range **v, size_t *n, uint64_t start, uint64_t end)
 {
-	struct rst_range *r = reallocarray(f->busy, f->nr_busy + 1, sizeof(*r));
+	struct rst_range *r = reallocarray(*v, *n + 1, sizeof(*r));
 
 	if (!r)
 		return -ENOMEM;
-	f->busy = r;
-	r[f->nr_busy].start = start;
-	r[f->nr_busy++].end = end;
+	*v = r;
+	r[*n].start = start;
+	r[(*n)++].end = end;
 	return 0;
+}
+
+static int add_busy(struct finish *f, uint64_t start, uint64_t end)
+{
+	return range_append(&f->busy, &f->nr_busy, start, end);
 }
 
 int task_keep_fd(struct finish *f, int fd)
@@ -80,18 +86,6 @@ struct rst_self_maps {
 	struct rst_range *busy;
 	struct rst_range cur[3];
 };
-
-static int maps_add(struct rst_self_maps *l, uint64_t start, uint64_t end)
-{
-	struct rst_range *r = reallocarray(l->busy, l->n + 1, sizeof(*r));
-
-	if (!r)
-		return -ENOMEM;
-	l->busy = r;
-	r[l->n].start = start;
-	r[l->n++].end = end;
-	return 0;
-}
 
 /* /proc/self/maps (criu-like's /proc, @proc_fd, if open) into @l; -errno. */
 static int maps_read(int proc_fd, struct rst_self_maps *l)
@@ -116,7 +110,7 @@ static int maps_read(int proc_fd, struct rst_self_maps *l)
 
 		if (sscanf(line, "%lx-%lx", &s, &e) != 2)
 			continue;
-		err = maps_add(l, s, e);
+		err = range_append(&l->busy, &l->n, s, e);
 		if (err)
 			return err;
 		for (k = 0; name && k < 3; k++)

@@ -38,19 +38,7 @@ static uint64_t seed_of(int c, int i)
 /* The PFN of page @i of the region in @pid (0: not present, or not shown). */
 static uint64_t pfn(pid_t pid, int i)
 {
-	char path[64];
-	uint64_t e = 0;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	if (pread(fd, &e, sizeof(e), (off_t)((uintptr_t)(region + (size_t)i * PG) / PG * 8)) !=
-	    sizeof(e))
-		e = 0;
-	close(fd);
-	return e >> 63 ? e & ((1ULL << 55) - 1) : 0;
+	return test_page_pfn(pid, region + (size_t)i * PG);
 }
 
 static int check(int c)
