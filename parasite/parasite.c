@@ -161,9 +161,8 @@ static bool dumper_gone(int sk)
 	return sys_poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR));
 }
 
-static long get_sigactions(struct parasite_args *a)
+static long get_sigactions(struct parasite_args *a, struct parasite_sigaction *sa)
 {
-	struct parasite_sigaction *sa = data_of(a);
 	int sig;
 
 	if (64 * sizeof(*sa) > a->data_size)
@@ -173,9 +172,8 @@ static long get_sigactions(struct parasite_args *a)
 	return 0;
 }
 
-static long get_itimers(struct parasite_args *a)
+static long get_itimers(struct parasite_itimers *it)
 {
-	struct parasite_itimers *it = data_of(a);
 	int i;
 
 	for (i = 0; i < 3; i++)
@@ -418,6 +416,30 @@ static long get_child_subreaper(void)
 	return ret < 0 ? ret : v;
 }
 
+/* Only the task itself can read these: no /proc file shows them. */
+static int64_t get_prctl(uint64_t arg[3])
+{
+	arg[0] = (uint64_t)sys_prctl(PR_GET_SECUREBITS, 0);
+	arg[1] = (uint64_t)sys_prctl(PR_GET_DUMPABLE, 0);
+	arg[2] = (uint64_t)get_child_subreaper();
+	return membarrier_registrations();
+}
+
+/* PARASITE_CMD_GET_TASK: four commands' answers in one, and @sk's number. */
+static long get_task(struct parasite_args *a, int sk)
+{
+	struct parasite_task_state *t = data_of(a);
+
+	if (sizeof(*t) > a->data_size)
+		return -E2BIG;
+	t->control_fd = sk;
+	t->sa_ret = get_sigactions(a, t->sa);
+	t->it_ret = get_itimers(&t->it);
+	thread_state(a, 0);
+	t->membarrier = get_prctl(t->prctl);
+	return 0;
+}
+
 static long dispatch(struct parasite_args *a, struct sig_state *ss, int sk, struct parasite_msg *m,
 		     int *fd)
 {
@@ -428,10 +450,13 @@ static long dispatch(struct parasite_args *a, struct sig_state *ss, int sk, stru
 		m->arg[0] = (uint64_t)sys_gettid();
 		break;
 	case PARASITE_CMD_GET_SIGACTIONS:
-		m->ret = get_sigactions(a);
+		m->ret = get_sigactions(a, data_of(a));
 		break;
 	case PARASITE_CMD_GET_ITIMERS:
-		m->ret = get_itimers(a);
+		m->ret = get_itimers(data_of(a));
+		break;
+	case PARASITE_CMD_GET_TASK:
+		m->ret = get_task(a, sk);
 		break;
 	case PARASITE_CMD_GET_TIMERS:
 		m->ret = get_timers(a, m->arg[0]);
@@ -446,11 +471,7 @@ static long dispatch(struct parasite_args *a, struct sig_state *ss, int sk, stru
 		m->ret = do_vmsplice(a, ss, fd[0], fd[1], m->arg[0]);
 		break;
 	case PARASITE_CMD_GET_PRCTL:
-		/* Only the task itself can read these two: no /proc file shows them. */
-		m->arg[0] = (uint64_t)sys_prctl(PR_GET_SECUREBITS, 0);
-		m->arg[1] = (uint64_t)sys_prctl(PR_GET_DUMPABLE, 0);
-		m->arg[2] = (uint64_t)get_child_subreaper();
-		m->ret = membarrier_registrations();
+		m->ret = get_prctl(m->arg);
 		break;
 	case PARASITE_CMD_TRACK_MEM: {
 		long ret = track_mem(a, sk, m, fd[0]);

@@ -18,24 +18,7 @@ V=$B/test/integration/dump-victim
 [ "$(id -u)" = 0 ] || { echo "kill-restore: needs root"; exit 77; }
 [ -x "$V" ] && [ -x "$CRIU_LIKE" ] || { echo "kill-restore: build first"; exit 1; }
 
-tmp=$(mktemp -d)
-pids=
-cleanup() {
-	for p in $pids; do kill -KILL "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-free_within() { # every pid of the tree gone, $1 hundredths of a second at most
-	n=0
-	while :; do
-		left=
-		for p in $pids; do [ -e "/proc/$p" ] && left="$left $p"; done
-		[ -z "$left" ] && return 0
-		n=$((n + 1))
-		[ $n -le "$1" ] || return 1
-		sleep 0.01
-	done
-}
+. "$(dirname "$0")/../test/integration/tree-pids.inc"
 
 all_running() {
 	for p in $pids; do
@@ -57,7 +40,7 @@ ticking() {
 
 kill_tree() {
 	for p in $pids; do kill -KILL "$p" 2>/dev/null; done
-	free_within 500
+	pids_free_within 500
 	cat "$tmp/out.dumped" >"$tmp/out"
 }
 
@@ -68,7 +51,7 @@ pids="$sp $(sed -n 's/^ready \([0-9]*\) child \([0-9]*\)/\1 \2/p' "$tmp/out")"
 "$CRIU_LIKE" dump -t "$sp" -D "$tmp/img" -o "$tmp/dump.log" >/dev/null 2>&1 ||
 	{ echo "kill-restore: the dump failed"; exit 1; }
 wait "$sp" 2>/dev/null
-free_within 500
+pids_free_within 500
 # every file but stats-restore, which a restore writes once the tree runs
 sums() { (cd "$tmp/img" && find . -maxdepth 1 -type f ! -name stats-restore | sort | xargs sha256sum); }
 sums >"$tmp/sums"
@@ -85,7 +68,7 @@ points=8
 while :; do
 	CRIU_LIKE_FAULT_STEP=$points "$CRIU_LIKE" restore -D "$tmp/img" -d -o "$tmp/restore.log" \
 		>/dev/null 2>&1 && break
-	free_within 300 || kill_tree
+	pids_free_within 300 || kill_tree
 	points=$((points * 2))
 	[ $points -le 4096 ] || { echo "kill-restore: no restore goes through"; exit 1; }
 done
@@ -111,7 +94,7 @@ while [ $i -le "$N" ]; do
 	{ wait "$rp"; } 2>/dev/null
 	rc=$?
 	bad=
-	if [ $rc != 0 ] && free_within 100; then
+	if [ $rc != 0 ] && pids_free_within 100; then
 		killed=$((killed + 1))
 		cmp -s "$tmp/out" "$tmp/out.dumped" || bad="a restored task ran before the resume"
 	elif [ $rc != 0 ] && [ -z "${d:-}" ]; then

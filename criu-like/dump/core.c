@@ -197,6 +197,61 @@ static int stopped_reads(pid_t tid, void *arg)
 	return err;
 }
 
+/* dump_leader_prefetch(): the queues and rseq of @b, the process-wide queue in @shared */
+struct leader_reads {
+	struct thread_bufs b;
+	struct sigqueue shared;
+};
+
+void dump_leader_reads_free(struct leader_reads *lr)
+{
+	if (!lr)
+		return;
+	sigqueue_fini(&lr->b.q);
+	sigqueue_fini(&lr->shared);
+	free(lr);
+}
+
+int dump_leader_prefetch(struct dump_task *dt)
+{
+	const struct seized_task *t = dt->t;
+	const struct seized_thread *th = t->nr_threads ? &t->threads[0] : NULL;
+	struct leader_reads *lr;
+	struct stopped_reads r;
+	int err;
+
+	/* a leader that called pthread_exit() is not seized: nothing to read */
+	if (!th || th->tid != t->pid || !th->seized || !th->stopped || dt->leader_pre)
+		return 0;
+	lr = calloc(1, sizeof(*lr));
+	if (!lr)
+		return -ENOMEM;
+	r = (struct stopped_reads){ .pid = t->pid, .b = &lr->b, .shared = &lr->shared };
+	err = stopped_reads(t->pid, &r);
+	if (err) {
+		dump_leader_reads_free(lr);
+		return err;
+	}
+	dt->leader_pre = lr;
+	return 0;
+}
+
+/* The reads of dump_leader_prefetch() moved into the leader's @b and @shared (if any). */
+static void take_leader_reads(struct leader_reads *lr, struct thread_bufs *b,
+			      struct sigqueue *shared)
+{
+	b->q = lr->b.q;
+	lr->b.q = (struct sigqueue){ 0 };
+	if (lr->b.tc.rseq) {
+		b->rseq = lr->b.rseq;
+		b->tc.rseq = &b->rseq;
+	}
+	if (shared) {
+		*shared = lr->shared;
+		lr->shared = (struct sigqueue){ 0 };
+	}
+}
+
 static int thread_robust_list(pid_t pid, pid_t tid, ThreadCoreEntry *tc)
 {
 	unsigned long head = 0;
@@ -257,7 +312,9 @@ static int dump_thread(struct dump_task *dt, const struct seized_thread *th, str
 	b->tc.has_clear_child_tid = true;
 	b->tc.clear_child_tid = st.clear_child_tid;
 
-	if (tid == pid)
+	if (tid == pid && dt->leader_pre)
+		take_leader_reads(dt->leader_pre, b, shared);
+	else if (tid == pid)
 		err = parasite_leader_stopped(dt->ctl, stopped_reads, &r);
 	else
 		err = stopped_reads(tid, &r);
@@ -521,14 +578,16 @@ static int task_personality(pid_t pid, uint32_t *ret)
 	return 0;
 }
 
-/* A number from /proc/PID/NAME. */
-static int read_proc_long(pid_t pid, const char *name, long *ret)
+/* A number from /proc/PID/NAME; -ENOENT quietly where @may_lack and the file is not there. */
+static int read_proc_long(pid_t pid, const char *name, bool may_lack, long *ret)
 {
 	_cleanup_free_ char *text = NULL;
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
 	text = read_file_at(AT_FDCWD, path, NULL);
+	if (!text && may_lack && errno == ENOENT)
+		return -ENOENT;
 	if (!text) {
 		pr_perror("read %s", path);
 		return neg_errno();
@@ -543,20 +602,18 @@ static int read_proc_long(pid_t pid, const char *name, long *ret)
 /* oom_score_adj, and the audit login uid (4294967295: never set). */
 static int task_proc_ids(pid_t pid, TaskCoreEntry *tc)
 {
-	char path[64];
 	long v = 0;
 	int err;
 
-	err = read_proc_long(pid, "oom_score_adj", &v);
+	err = read_proc_long(pid, "oom_score_adj", false, &v);
 	if (err)
 		return err;
 	tc->has_oom_score_adj = true;
 	tc->oom_score_adj = (int32_t)v;
 	/* Without CONFIG_AUDIT there is no loginuid file: nothing to restore. */
-	snprintf(path, sizeof(path), "/proc/%d/loginuid", pid);
-	if (access(path, F_OK))
+	err = read_proc_long(pid, "loginuid", true, &v);
+	if (err == -ENOENT)
 		return 0;
-	err = read_proc_long(pid, "loginuid", &v);
 	tc->has_loginuid = !err;
 	tc->loginuid = (uint32_t)v;
 	return err;

@@ -344,7 +344,25 @@ static int cure_tasks(struct dump_ctx *ctx)
 	return err;
 }
 
-/* Every step, from the infection of the first task to the cure of the last. */
+/*
+ * A dump that kills the tree cures nothing once it succeeds: the tasks die
+ * infected (kill_infected()). The cure, a quarter of a small tree's dump
+ * after its infection, is left for a failure, which must give the tree back
+ * as it was (cr_dump()).
+ */
+static bool cure_deferred(const struct dump_ctx *ctx)
+{
+	return !ctx->opts->leave_running;
+}
+
+/* After the tree was killed infected: its parasites' controls freed, nothing of the tasks touched. */
+static void discard_parasites(struct dump_ctx *ctx)
+{
+	for (unsigned int i = 0; i < ctx->nr_tasks; i++)
+		parasite_discard(TAKE_PTR(ctx->tasks[i].ctl));
+}
+
+/* Every step, from the infection of the first task to the cure of the last (or its deferral). */
 static int dump_tasks(struct dump_ctx *ctx)
 {
 	unsigned int i;
@@ -361,7 +379,7 @@ static int dump_tasks(struct dump_ctx *ctx)
 	 */
 	for (i = 0; i < ctx->nr_tasks && !err; i++)
 		if (ctx->tasks[i].ctl)
-			err = parasite_prefetch_sigactions(ctx->tasks[i].ctl);
+			err = parasite_prefetch_task(ctx->tasks[i].ctl);
 	/* the first task's smaps is in; the others' come while it is dumped */
 	for (i = 0, first = true; i < ctx->nr_tasks && !err; i++) {
 		if (!dump_task_live(&ctx->tasks[i]))
@@ -381,7 +399,7 @@ static int dump_tasks(struct dump_ctx *ctx)
 		err = dump_sysv_shm(ctx);
 	if (!err)
 		err = dump_files_finish(ctx);
-	cerr = cure_tasks(ctx);
+	cerr = err || !cure_deferred(ctx) ? cure_tasks(ctx) : 0;
 	return err ?: cerr;
 }
 
@@ -395,6 +413,8 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 		struct dump_task *dt = &ctx->tasks[i];
 
 		proc_status_fini(&dt->status);
+		dump_leader_reads_free(dt->leader_pre);
+		dt->leader_pre = NULL;
 		vma_list_fini(&dt->vmas);
 		cow_pagemap_fini(&dt->cow_pm);
 		mem_plan_fini(&dt->plan);
@@ -501,7 +521,13 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 	err = cr_notify(o, CR_ACT_PRE_DUMP, o->tree, ctx->dirfd);
 	if (err)
 		return err;
-	err = kerndat_probe(&ctx->kd);
+	/*
+	 * Only what the dump reads of it: the vDSO layout of this kernel. The
+	 * whole table (37 probes, forks and unshares among them) took 10-20 ms
+	 * of every dump and nothing consulted it; `check` probes it all.
+	 */
+	memset(&ctx->kd, 0, sizeof(ctx->kd));
+	err = kerndat_probe_one(&ctx->kd, KD_VDSO);
 	if (!err && o->prev_images_dir)
 		err = open_parent(ctx, o);
 	/* the page server is reached before the tree is touched */
@@ -721,6 +747,9 @@ int cr_dump(const struct cr_options *o)
 	if (!err && !late)
 		err = complete_images(&ctx);
 	ctx.failed = err != 0;
+	/* a failure after a deferred cure: the tree runs on as it was, cured first */
+	if (err && cure_deferred(&ctx))
+		cure_tasks(&ctx);
 	if (!ctx.resumed)
 		dump_files_fini(&ctx, err || o->leave_running);
 	/* --track-mem -R: the next dump --prev-images-dir saves what is written from here on */
@@ -728,6 +757,8 @@ int cr_dump(const struct cr_options *o)
 		track_keeper_spawn(ctx.dirfd, o->images_dir, &ctx.track);
 	if (ctx.tree && !ctx.resumed) {
 		unseize_tree(ctx.tree, err || o->leave_running ? UNSEIZE_RESUME : UNSEIZE_KILL);
+		if (!err && !o->leave_running)
+			discard_parasites(&ctx);
 		/* the inventory of a late completion counts the tasks copied before */
 		ctx.tree = late ? &shadow : NULL;
 		ctx.stats.frozen_ns = stats_now_ns() - ctx.stats.frozen_start_ns;

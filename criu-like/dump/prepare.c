@@ -107,9 +107,10 @@ static void drop_uprobes_area(struct dump_task *dt)
 
 /*
  * Read what /proc shows of a frozen task, before its infection, but its
- * VMAs (prepare_vmas()).
+ * VMAs (prepare_vmas()); with @core, what its core image needs the leader
+ * stopped for.
  */
-static int prepare_read(struct dump_task *dt)
+static int prepare_read(struct dump_task *dt, bool core)
 {
 	struct seized_task *t = dt->t;
 	pid_t tids[t->nr_threads];
@@ -126,6 +127,9 @@ static int prepare_read(struct dump_task *dt)
 		err = check_fd_room(t->pid, dt->limits);
 	if (!err)
 		err = proc_parse_status(t->pid, 0, &dt->status);
+	/* the leader's signal queues: the infection changes none (the parasite takes back its own) */
+	if (!err && core)
+		err = dump_leader_prefetch(dt);
 	if (!err)
 		err = parasite_remove_stale_areas(t->pid, tids, t->nr_threads, &removed);
 	return err;
@@ -247,7 +251,7 @@ static int prepare_task(const struct cr_options *o, struct dump_ctx *ctx, struct
 
 	for (i = 0; i < t->nr_threads; i++)
 		tids[i] = t->threads[i].tid;
-	err = prepare_read(dt);
+	err = prepare_read(dt, true);
 	if (!err)
 		err = prepare_vmas(o, ctx && ctx->snap, &dt, 1, &maps);
 	if (!err)
@@ -480,7 +484,7 @@ int dump_prepare_tasks(struct dump_ctx *ctx, bool background)
 		dts[i] = &ctx->tasks[idx[i]];
 	err = refuse_shared_mm(dts, m);
 	for (i = 0; i < m && !err; i++) {
-		err = prepare_read(dts[i]);
+		err = prepare_read(dts[i], !ctx->pre_dump);
 		if (err)
 			pr_errno(err, "pid %d: cannot prepare the task for the dump", reqs[i].pid);
 	}

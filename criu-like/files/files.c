@@ -751,6 +751,23 @@ static int collect_fds(struct dump_ctx *ctx, struct dump_task *dt, struct file_t
 	return 0;
 }
 
+/*
+ * The parasite's control socket out of @fds[0..*@n): not the task's, and
+ * known by its number (else sock_probe() tells it by its peer, after a
+ * round trip to the parasite).
+ */
+static void drop_control_fd(struct dump_task *dt, int *fds, unsigned int *n)
+{
+	int cfd = parasite_control_fd(dt->ctl);
+
+	for (unsigned int i = 0; cfd >= 0 && i < *n; i++)
+		if (fds[i] == cfd) {
+			memmove(fds + i, fds + i + 1, (*n - i - 1) * sizeof(*fds));
+			(*n)--;
+			return;
+		}
+}
+
 int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	struct file_table *ft = file_table_get(ctx);
@@ -772,6 +789,7 @@ int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt)
 		err = list_fds(pid, &fds, &n);
 	if (err)
 		return err;
+	drop_control_fd(dt, fds, &n);
 	tf = calloc(n ? n : 1, sizeof(*tf));
 	if (!tf)
 		return -ENOMEM;

@@ -134,15 +134,19 @@ static struct {
 	int mode;
 	dev_t dev;
 	ino_t ino;
+	int fd; /* the fd it was started with: open until it stops */
 	struct img_list *written;
 	const struct img_list *readable;
-} trk = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} trk = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
 
 /* The directory that @dirfd names (AT_FDCWD: the current one), whichever fd it is. */
 static bool trk_same_dir(int dirfd)
 {
 	struct stat st;
 
+	/* the dump's and the restore's own fd: no stat for each image they open */
+	if (dirfd == trk.fd && dirfd != AT_FDCWD)
+		return true;
 	return !fstatat(dirfd, "", &st, AT_EMPTY_PATH) && st.st_dev == trk.dev &&
 	       st.st_ino == trk.ino;
 }
@@ -158,6 +162,7 @@ static int trk_start(int dirfd, int mode, struct img_list *w, const struct img_l
 	pthread_mutex_lock(&trk.lock);
 	trk.dev = st.st_dev;
 	trk.ino = st.st_ino;
+	trk.fd = dirfd;
 	trk.written = w;
 	trk.readable = r;
 	trk.mode = mode;
@@ -179,6 +184,7 @@ void img_track_stop(void)
 {
 	pthread_mutex_lock(&trk.lock);
 	trk.mode = TRACK_OFF;
+	trk.fd = -1;
 	trk.written = NULL;
 	trk.readable = NULL;
 	pthread_mutex_unlock(&trk.lock);

@@ -59,6 +59,8 @@ struct dump_task {
 	bool mm_gone;
 	/* /proc/PID/limits read before the infection (the parasite may raise RLIMIT_NOFILE) */
 	char *limits;
+	/* core.c: the leader's signal queues and rseq, read in its seize stop (NULL: none) */
+	struct leader_reads *leader_pre;
 };
 
 /* For stats-dump (image/stats.c): CRIU's counters, times in ns (CLOCK_MONOTONIC). */
@@ -140,6 +142,15 @@ void pages_spare_drop(struct dump_ctx *ctx);
 void mapped_file_ids_fini(struct mapped_file_ids *m);
 
 /* core.c: core-PID.img (threads and task state), creds-PID.img. */
+/*
+ * core.c: what needs the leader in a ptrace stop (its signal queues, the
+ * process-wide one, its rseq registration), read before its infection while
+ * it sits in its seize stop, for dump_task_core(): once infected, it runs
+ * the parasite and had to be interrupted for them. Freed by
+ * dump_leader_reads_free().
+ */
+int dump_leader_prefetch(struct dump_task *dt);
+void dump_leader_reads_free(struct leader_reads *lr);
 /*
  * prepare.c: what /proc shows of a frozen task (stat, status, limits, maps)
  * read, then the task infected (dt->ctl); @o (NULL: none) for

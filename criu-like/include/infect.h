@@ -74,12 +74,19 @@ int parasite_get_pid(struct parasite_ctl *ctl, pid_t *ret_pid, pid_t *ret_tid);
 /* sa[i] is signal i + 1; sa[i].ret is the per-signal rt_sigaction result. */
 int parasite_get_sigactions(struct parasite_ctl *ctl, struct parasite_sigaction sa[64]);
 /*
- * Send GET_SIGACTIONS now, its answer read by the next
- * parasite_get_sigactions() (or dropped before any other command): the
- * parasites of a tree all wake up and work at once, instead of each when its
- * task's turn comes (dump.c).
+ * Send GET_TASK now (the sigactions, itimers, the leader's thread state and
+ * the prctl values in one command), its answer read and kept before the
+ * next command: the parasites of a tree all wake up and work at once,
+ * instead of each when its task's turn comes, and parasite_get_sigactions(),
+ * _get_itimers(), _get_thread_state() of the leader and _get_prctl() send
+ * nothing (dump.c).
  */
-int parasite_prefetch_sigactions(struct parasite_ctl *ctl);
+int parasite_prefetch_task(struct parasite_ctl *ctl);
+/*
+ * The fd of the parasite's control socket in the task, from GET_TASK's
+ * answer; -1 when unknown (then it is told by its peer, criu-like).
+ */
+int parasite_control_fd(struct parasite_ctl *ctl);
 int parasite_get_itimers(struct parasite_ctl *ctl, struct parasite_itimers *ret);
 /*
  * Run @fn(leader tid, @arg) with the leader in a ptrace stop, for requests
@@ -156,6 +163,12 @@ int parasite_cure(struct parasite_ctl *ctl);
  * the cure's result for ctls[i]. Returns the first error or 0.
  */
 int parasite_cure_all(struct parasite_ctl **ctls, unsigned int n, int *ret_errs);
+/*
+ * Free @ctl of a task killed while infected, touching nothing of it (its
+ * area and registers went with it): the control socket closed, the local
+ * mapping of the area gone.
+ */
+void parasite_discard(struct parasite_ctl *ctl);
 
 /* [*@start, *@end): the parasite's area in the task (what the infection mapped). */
 void parasite_area(const struct parasite_ctl *ctl, unsigned long *start, unsigned long *end);

@@ -47,6 +47,12 @@ struct ns_ids {
  */
 int ns_ids_read(pid_t pid, pid_t tid, struct ns_ids *ret);
 /*
+ * ns_ids_read() of thread @tids[i] of @pids[i] into @rets[i], its result in
+ * @errs[i], for i < @n: side by side, a thread per CPU for a large tree.
+ */
+void ns_ids_read_many(const pid_t *pids, const pid_t *tids, unsigned int n, struct ns_ids *rets,
+		      int *errs);
+/*
  * Pure: the first kind where @task differs from @tool (a kind the kernel
  * lacks on either side is skipped), or NS_NR when they agree.
  */

@@ -140,6 +140,8 @@ struct restore_ctx {
 	/* --lazy-pages (restore-lazy.c): the daemon's socket (-1), the uffd features to ask */
 	int lazy_sk;
 	uint64_t uffd_features;
+	/* restore-task.c: criu-like's maps read once before the root's fork (NULL: none) */
+	struct rst_self_maps *ctl_maps;
 };
 
 /*
@@ -206,6 +208,14 @@ const char *rst_file_path(const struct restore_ctx *ctx, uint32_t id);
  */
 int rst_mem_prepare(struct restore_ctx *ctx);
 int rst_task_finish(struct restore_ctx *ctx, struct rst_task *t);
+/*
+ * restore-task.c: criu-like's own mappings read once in the controller right
+ * before the root's fork, where every task starts looking for a hole for its
+ * restorer (each read its /proc/self/maps, the controller's layout it had
+ * inherited, for that). Best effort: without it each task reads its own.
+ */
+void rst_snap_self_maps(struct restore_ctx *ctx);
+void rst_self_maps_free(struct restore_ctx *ctx);
 void rst_mem_fini(struct restore_ctx *ctx);
 
 static inline bool rst_task_zombie(const struct rst_task *t)

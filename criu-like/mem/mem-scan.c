@@ -59,7 +59,7 @@ static void scan_ctx_fini(struct scan_ctx *c)
  * mappings must show the same PFN, not exclusively mapped: only the zero page
  * does that. Otherwise the PFN is unknown, and pages are saved.
  */
-uint64_t mem_zero_pfn(void)
+static uint64_t zero_pfn_probe(void)
 {
 	_cleanup_close_ int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	volatile char *p[2] = { MAP_FAILED, MAP_FAILED };
@@ -93,6 +93,23 @@ out:
 		if (p[i] != MAP_FAILED)
 			munmap((void *)p[i], PAGE_SIZE);
 	return pfn;
+}
+
+/*
+ * The zero page is set up at boot and never moves: probed once per process
+ * (it was a pagemap open, two mappings and two reads for each task of a
+ * tree). An unknown answer (0) is asked again next time.
+ */
+uint64_t mem_zero_pfn(void)
+{
+	static uint64_t pfn;
+	uint64_t v = __atomic_load_n(&pfn, __ATOMIC_RELAXED);
+
+	if (!v) {
+		v = zero_pfn_probe();
+		__atomic_store_n(&pfn, v, __ATOMIC_RELAXED);
+	}
+	return v;
 }
 
 static bool entry_wanted(const struct scan_ctx *c, uint64_t e, enum mem_policy policy)

@@ -76,6 +76,7 @@ int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_
 		   const struct mem_runs *runs, uint32_t *crcs, uint64_t total)
 {
 	char name[64];
+	size_t want;
 	int size, err, i;
 
 	memset(x, 0, sizeof(*x));
@@ -136,12 +137,13 @@ int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_
 		madvise(m, total, MADV_SEQUENTIAL);
 	}
 pipes:
+	want = pipe_max_size();
 	for (i = 0; i < 2; i++) {
 		if (pipe2(x->pipe[i], O_CLOEXEC)) {
 			pr_perror("pid %d: pipe", pid);
 			return neg_errno();
 		}
-		size = fcntl(x->pipe[i][1], F_SETPIPE_SZ, (int)pipe_max_size());
+		size = fcntl(x->pipe[i][1], F_SETPIPE_SZ, (int)want);
 		if (size < 0) {
 			pr_perror("pid %d: F_SETPIPE_SZ", pid);
 			return neg_errno();

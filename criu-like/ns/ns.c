@@ -158,82 +158,6 @@ static void ns_link_text(enum ns_kind k, uint64_t ino, char *buf, size_t size)
 	snprintf(buf, size, "%s:[%llu]", type, (unsigned long long)ino);
 }
 
-/*
- * The inode number of the namespace link @name in @dir from its text,
- * "type:[INO]": readlink() costs half of a stat(), which follows the link
- * to the namespace's nsfs inode. 0, or -errno (errno set too).
- */
-static int ns_link_ino(int dir, const char *name, uint64_t *ino)
-{
-	char buf[64], *p, *end;
-	ssize_t n = readlinkat(dir, name, buf, sizeof(buf) - 1);
-
-	if (n < 0)
-		return neg_errno();
-	buf[n] = 0;
-	p = strstr(buf, ":[");
-	if (!p) {
-		errno = EINVAL;
-		return -EINVAL;
-	}
-	errno = 0;
-	*ino = strtoull(p + 2, &end, 10);
-	if (errno || *end != ']') {
-		errno = EINVAL;
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/*
- * The ns directory is opened once and each link read in it: a whole
- * /proc/PID/task/TID/ns/NAME path per link costs a walk through /proc each
- * time, and a dump checks every thread of the tree.
- */
-int ns_ids_read(pid_t pid, pid_t tid, struct ns_ids *ret)
-{
-	_cleanup_close_ int dir = -1;
-	char path[96];
-	int k;
-
-	if (tid)
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/ns", pid, tid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/ns");
-	dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0) {
-		if (tid && (errno == ENOENT || errno == ESRCH))
-			return -ESRCH;
-		pr_perror("cannot open %s", path);
-		return neg_errno();
-	}
-	for (k = 0; k < NS_NR; k++) {
-		ret->ino[k] = 0;
-		if (!ns_link_ino(dir, ns_names[k], &ret->ino[k]))
-			continue;
-		if (errno == ENOENT && !tid)
-			continue; /* a kind this kernel lacks (time: 5.6) */
-		if (errno == ENOENT) {
-			char task[64];
-
-			snprintf(task, sizeof(task), "/proc/%d/task/%d", pid, tid);
-			if (access(task, F_OK))
-				return -ESRCH;
-			/*
-			 * No link: pid_for_children (or time_for_children) of a task that
-			 * unshared a new namespace and forked no child yet; 0 never
-			 * matches criu-like's own.
-			 */
-			continue;
-		}
-		if (errno == ESRCH)
-			return -ESRCH;
-		pr_perror("cannot stat %s/%s", path, ns_names[k]);
-		return neg_errno();
-	}
-	return 0;
-}
-
 enum ns_kind ns_ids_differ(const struct ns_ids *tool, const struct ns_ids *task)
 {
 	int k;
@@ -472,12 +396,41 @@ static int check_owners(pid_t pid, const struct ns_dump_plan *plan)
 	return 0;
 }
 
+/*
+ * The namespaces of every thread of @tree but its zombies', in tree order,
+ * read side by side (ns_ids_read_many()): *@ret_ids and *@ret_errs, to free.
+ */
+static int read_threads_ids(const struct pstree *tree, struct ns_ids **ret_ids, int **ret_errs)
+{
+	unsigned int i, j, n = 0;
+	_cleanup_free_ pid_t *pids = NULL, *tids = NULL;
+
+	for (i = 0; i < tree->nr_tasks; i++)
+		n += tree->tasks[i]->state == TASK_ZOMBIE ? 0 : tree->tasks[i]->nr_threads;
+	pids = calloc(n + 1, sizeof(*pids));
+	tids = calloc(n + 1, sizeof(*tids));
+	*ret_ids = calloc(n + 1, sizeof(**ret_ids));
+	*ret_errs = calloc(n + 1, sizeof(**ret_errs));
+	if (!pids || !tids || !*ret_ids || !*ret_errs)
+		return -ENOMEM;
+	for (i = 0, n = 0; i < tree->nr_tasks; i++)
+		for (j = 0; tree->tasks[i]->state != TASK_ZOMBIE && j < tree->tasks[i]->nr_threads;
+		     j++, n++) {
+			pids[n] = tree->tasks[i]->pid;
+			tids[n] = tree->tasks[i]->threads[j].tid;
+		}
+	ns_ids_read_many(pids, tids, n, *ret_ids, *ret_errs);
+	return 0;
+}
+
 int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 {
 	const struct seized_task *root = tree->root;
 	_cleanup_free_ uint64_t(*times)[2] = NULL;
+	_cleanup_free_ struct ns_ids *all = NULL;
+	_cleanup_free_ int *errs = NULL;
 	struct ns_ids task;
-	unsigned int i, j;
+	unsigned int i, j, n;
 	enum ns_kind k;
 	int err;
 
@@ -495,16 +448,20 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 		if (plan->own[k] && ns_owner_kind(k) == k)
 			pr_info("pid %d: the tree has its own %s namespace %s:[%llu]\n", root->pid,
 				ns_names[k], ns_names[k], (unsigned long long)plan->root.ino[k]);
-	for (i = 0; i < tree->nr_tasks; i++) {
+	err = read_threads_ids(tree, &all, &errs);
+	if (err)
+		return err;
+	for (i = 0, n = 0; i < tree->nr_tasks; i++) {
 		const struct seized_task *t = tree->tasks[i];
 
 		/* a zombie's namespaces are gone with its exit */
 		if (t->state == TASK_ZOMBIE)
 			continue;
-		for (j = 0; j < t->nr_threads; j++) {
+		for (j = 0; j < t->nr_threads; j++, n++) {
 			pid_t tid = t->threads[j].tid;
 
-			err = ns_ids_read(t->pid, tid, &task);
+			task = all[n];
+			err = errs[n];
 			if (err == -ESRCH && !t->threads[j].seized)
 				continue; /* a leader that exited before its threads */
 			if (err)

@@ -70,11 +70,17 @@ bool lsm_selinux_active(void)
 
 int lsm_dump_check(pid_t pid)
 {
-	char pbuf[16], own[256], its[256];
-	int err;
+	/* criu-like's own label does not change while it runs: read once, not per task */
+	static char own[256];
+	static bool own_read;
+	char pbuf[16], its[256];
+	int err = 0;
 
 	snprintf(pbuf, sizeof(pbuf), "%d", pid);
-	err = lsm_label("self", own, sizeof(own));
+	if (!own_read) {
+		err = lsm_label("self", own, sizeof(own));
+		own_read = !err;
+	}
 	if (!err)
 		err = lsm_label(pbuf, its, sizeof(its));
 	if (err) {

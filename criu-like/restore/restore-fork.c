@@ -3,6 +3,8 @@
  * The processes of a restore, each created with its original pid by
  * clone3(set_tid) (5.5) from its original parent. What a task does, in order:
  *
+ *   0. fork the siblings its forker handed it, as its parent's children
+ *      (CLONE_PARENT, fork_spread(): restore.md, "Siblings forked side by side"),
  *   1. fork the children that stay in the session it is about to leave,
  *   2. setsid() if it leads a session, else setpgid(0, 0) if it leads a group,
  *   3. fork its other children (they inherit the session and group),
@@ -140,14 +142,37 @@ static int record_host_pid(struct restore_ctx *ctx, const struct rst_task *t)
 }
 
 /*
+ * Siblings made side by side. A fork copies the forker's page tables (about
+ * 4 ms for a parent that restored 256 MiB before its forks, memory.md section
+ * 7), so a parent forking its children one after the other kept one CPU
+ * busy. Instead, a child is handed some of its siblings at its fork and,
+ * first thing, before it changes anything of what it inherited (memory,
+ * cgroup, fds, session), forks them with CLONE_PARENT: they are its parent's
+ * children, born from a copy of the parent as it was at this child's fork,
+ * which is what their parent would have given them. Each such fork hands on
+ * half of what it was handed (fork_spread()).
+ */
+struct fork_hand {
+	struct rst_task **list;
+	unsigned int lo, hi; /* list[lo..hi): the siblings the child forks */
+};
+
+/* In a child, the siblings its forker handed it (set around each fork in the forker). */
+static struct fork_hand handed;
+
+static int fork_spread(struct restore_ctx *ctx, struct rst_task **list, unsigned int lo,
+		       unsigned int hi, bool as_sibling);
+
+/*
  * In the parent (or the controller for the root): create @t and record its
  * pid in shared->pids at @t's index in ctx->tasks, before the child even
  * runs, so that an abort kills every task created. shared->nr_created counts
- * the tasks that finished steps 1-3 themselves.
+ * the tasks that finished steps 1-3 themselves. With @as_sibling, the caller
+ * is a child of @t's parent that was handed @t (fork_spread()).
  */
-static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signal)
+static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signal, bool as_sibling)
 {
-	pid_t want = (pid_t)t->pe->pid, parent = getpid(), pid;
+	pid_t want = (pid_t)t->pe->pid, parent = as_sibling ? getppid() : getpid(), pid;
 	bool root = !rst_task_idx(ctx, t);
 	unsigned int d = rst_pid_depth(t), dp = t->parent ? rst_pid_depth(t->parent) : 0;
 	/*
@@ -192,6 +217,11 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 		parent = 0;
 		exit_signal = 0; /* clone3: CLONE_PARENT takes criu-like's own exit signal */
 	}
+	/* the caller's exit signal, SIGCHLD: spreadable() */
+	if (as_sibling) {
+		flags |= CLONE_PARENT;
+		exit_signal = 0;
+	}
 	pid = fault_err(-ENOMEM, "clone3 of task %d", want) ? -1
 							    : clone_with_pid(t, exit_signal, flags);
 	if (pid == 0) {
@@ -208,6 +238,15 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 		if (rst_in_pidns(ctx) && !root && record_host_pid(ctx, t)) {
 			pr_perror("task %d: cannot read its own host pid", want);
 			_exit(1);
+		}
+		if (handed.lo < handed.hi) {
+			struct fork_hand h = handed;
+			int err = fork_spread(ctx, h.list, h.lo, h.hi, true);
+
+			if (err) {
+				rst_fail(ctx, err);
+				_exit(1);
+			}
 		}
 		task_main(ctx, t, parent);
 	}
@@ -228,6 +267,8 @@ static int fork_task(struct restore_ctx *ctx, struct rst_task *t, int exit_signa
 		kill(pid, SIGKILL);
 		return -EINVAL;
 	}
+	if (as_sibling)
+		pr_debug("task %d forked by its sibling %d\n", want, getpid());
 	/* in a pid namespace, each task but its init records its host pid itself */
 	if (!rst_in_pidns(ctx) || root)
 		__atomic_store_n(&ctx->shared->pids[rst_task_idx(ctx, t)], pid, __ATOMIC_RELEASE);
@@ -258,16 +299,80 @@ static int make_time_children(struct restore_ctx *ctx, const struct rst_task *t)
 }
 
 /*
+ * Fork list[lo..hi), the first one handed the second half of the rest to
+ * fork as its siblings, then the next one the second half of what is left,
+ * and so on: the forks spread over the CPUs as a binary tree.
+ */
+static int fork_spread(struct restore_ctx *ctx, struct rst_task **list, unsigned int lo,
+		       unsigned int hi, bool as_sibling)
+{
+	while (lo < hi) {
+		unsigned int mid = lo + 1 + (hi - lo) / 2;
+		int err;
+
+		handed = (struct fork_hand){ list, mid, hi };
+		err = fork_task(ctx, list[lo], SIGCHLD, as_sibling);
+		handed = (struct fork_hand){ NULL, 0, 0 };
+		if (err)
+			return err;
+		hi = mid;
+		lo++;
+	}
+	return 0;
+}
+
+/*
+ * Spreading pays where the forks are the long part: a parent that restored
+ * much memory before them (it is copied with each child's page tables), its
+ * children doing little after. For a wide tree of small tasks the forks are
+ * short and, one after the other, leave the other CPU to the children that
+ * already run: spreading them only deepened each child's chain of anonymous
+ * memory (anon_vma) and made a 100-process restore ~10% slower.
+ */
+#define SPREAD_MIN_KEPT (32ULL << 20)
+
+/* The bytes of the VMAs @t maps with their pages before its forks (restore-cow.c). */
+static uint64_t kept_before_forks(const struct rst_task *t)
+{
+	const struct rst_mem_plan *p = t->mem;
+	uint64_t n = 0;
+
+	for (size_t i = 0; p && p->vma_keep && i < p->mm->n_vmas; i++)
+		if (p->vma_keep[i])
+			n += p->mm->vmas[i]->end - p->mm->vmas[i]->start;
+	return n;
+}
+
+/*
+ * A child another child may fork as its sibling: one the parent would fork
+ * with nothing of its own shared (CLONE_FS, CLONE_FILES), in the parent's pid
+ * namespace, whose exit signal is SIGCHLD (a CLONE_PARENT child takes its
+ * forker's: SIGCHLD, as this rule holds for the forker too).
+ */
+static bool spreadable(const struct rst_task *c)
+{
+	return !rst_fs_shared_with_parent(c) && !rst_fdt_shared_with_parent(c) &&
+	       child_exit_signal(c) == SIGCHLD && rst_pid_depth(c) == rst_pid_depth(c->parent);
+}
+
+/*
  * The children born before its unshare of their time namespace first (in its
- * own), then the time namespace is made, then the others (born in it).
+ * own), then the time namespace is made, then the others (born in it). In
+ * each of these groups, where spreading is worth it, the children that need
+ * their parent itself are forked first, then the others spread
+ * (fork_spread()).
  */
 static int fork_children(struct restore_ctx *ctx, struct rst_task *t, bool before_setsid)
 {
-	unsigned int i, pass;
+	_cleanup_free_ struct rst_task **spread = calloc(t->nr_children + 1, sizeof(*spread));
+	bool worth = kept_before_forks(t) >= SPREAD_MIN_KEPT;
+	unsigned int i, pass, n;
 	int err;
 
-	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < t->nr_children; i++) {
+	if (!spread)
+		return -ENOMEM;
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0, n = 0; i < t->nr_children; i++) {
 			struct rst_task *c = t->children[i];
 			bool early = c->pe->has_timens_early && c->pe->timens_early;
 
@@ -281,11 +386,20 @@ static int fork_children(struct restore_ctx *ctx, struct rst_task *t, bool befor
 				return -EINVAL;
 			}
 			err = early ? 0 : make_time_children(ctx, t);
-			if (!err)
-				err = fork_task(ctx, c, child_exit_signal(c));
+			if (err)
+				return err;
+			if (worth && spreadable(c)) {
+				spread[n++] = c;
+				continue;
+			}
+			err = fork_task(ctx, c, child_exit_signal(c), false);
 			if (err)
 				return err;
 		}
+		err = fork_spread(ctx, spread, 0, n, false);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -614,7 +728,7 @@ static int fork_root_in_userns(struct restore_ctx *ctx)
 		if (!err)
 			err = ns_restore_before_clone(&ctx->ns);
 		if (!err)
-			err = fork_task(ctx, root, SIGCHLD);
+			err = fork_task(ctx, root, SIGCHLD, false);
 		if (write(p[1], &err, sizeof(err)) != sizeof(err))
 			_exit(1);
 		_exit(0);
@@ -688,13 +802,15 @@ int rst_fork_root(struct restore_ctx *ctx, pid_t *ret_pid)
 		close(fd);
 	}
 	collapse_heap();
+	/* the layout every task inherits, for its restorer's place (last: the heap is final) */
+	rst_snap_self_maps(ctx);
 	sigprocmask(SIG_BLOCK, &all, &old);
 	if (ctx->ns.own[NS_USER]) {
 		err = fork_root_in_userns(ctx);
 	} else {
 		err = ns_restore_before_clone(&ctx->ns);
 		if (!err) {
-			err = fork_task(ctx, root, SIGCHLD);
+			err = fork_task(ctx, root, SIGCHLD, false);
 			ns_restore_after_clone(&ctx->ns);
 		}
 	}

@@ -48,16 +48,22 @@ _Static_assert(offsetof(struct rst_shared, stage) == offsetof(struct rst_shared_
 _Static_assert(RSTV_STAGE_RESUME == RST_STAGE_RESUME && RSTV_STAGE_ABORT == RST_STAGE_ABORT,
 	       "stage values");
 
-static int add_busy(struct finish *f, uint64_t start, uint64_t end)
+/* [@start, @end) appended to the ranges *@v[0..*@n). */
+static int range_append(struct rst_range **v, size_t *n, uint64_t start, uint64_t end)
 {
-	struct rst_range *r = reallocarray(f->busy, f->nr_busy + 1, sizeof(*r));
+	struct rst_range *r = reallocarray(*v, *n + 1, sizeof(*r));
 
 	if (!r)
 		return -ENOMEM;
-	f->busy = r;
-	r[f->nr_busy].start = start;
-	r[f->nr_busy++].end = end;
+	*v = r;
+	r[*n].start = start;
+	r[(*n)++].end = end;
 	return 0;
+}
+
+static int add_busy(struct finish *f, uint64_t start, uint64_t end)
+{
+	return range_append(&f->busy, &f->nr_busy, start, end);
 }
 
 int task_keep_fd(struct finish *f, int fd)
@@ -74,12 +80,19 @@ static const VmaKind special_kinds[] = { VMA_KIND__VMA_VVAR, VMA_KIND__VMA_VVAR_
 					 VMA_KIND__VMA_VDSO };
 static const char *const special_names[] = { "[vvar]", "[vvar_vclock]", "[vdso]" };
 
-/* The current layout (every mapping is busy) and where this kernel's vDSO areas are. */
-static int read_self_maps(struct finish *f, struct rst_range cur[3])
+/* A layout: the busy ranges and where this kernel's vDSO areas are. */
+struct rst_self_maps {
+	size_t n;
+	struct rst_range *busy;
+	struct rst_range cur[3];
+};
+
+/* /proc/self/maps (criu-like's /proc, @proc_fd, if open) into @l; -errno. */
+static int maps_read(int proc_fd, struct rst_self_maps *l)
 {
 	/* criu-like's /proc: the task may have chroot()ed already (rst_fs_restore()) */
-	int fd = f->ctx->proc_fd >= 0 ? openat(f->ctx->proc_fd, "self/maps", O_RDONLY | O_CLOEXEC)
-				      : open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int fd = proc_fd >= 0 ? openat(proc_fd, "self/maps", O_RDONLY | O_CLOEXEC)
+			      : open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	_cleanup_fclose_ FILE *m = fd >= 0 ? fdopen(fd, "re") : NULL;
 	_cleanup_free_ char *line = NULL;
 	size_t cap = 0;
@@ -88,11 +101,8 @@ static int read_self_maps(struct finish *f, struct rst_range cur[3])
 
 	if (!m && fd >= 0)
 		close(fd);
-	if (!m) {
-		pr_perror("pid %d: open /proc/self/maps", f->pid);
+	if (!m)
 		return neg_errno();
-	}
-	memset(cur, 0, 3 * sizeof(*cur));
 	/* getline(): a long path must not leave a tail that reads as a new line. */
 	while (getline(&line, &cap, m) > 0) {
 		unsigned long s, e;
@@ -100,16 +110,60 @@ static int read_self_maps(struct finish *f, struct rst_range cur[3])
 
 		if (sscanf(line, "%lx-%lx", &s, &e) != 2)
 			continue;
-		err = add_busy(f, s, e);
+		err = range_append(&l->busy, &l->n, s, e);
 		if (err)
 			return err;
 		for (k = 0; name && k < 3; k++)
 			if (!strncmp(name, special_names[k], strlen(special_names[k]))) {
-				cur[k].start = s;
-				cur[k].end = e;
+				l->cur[k].start = s;
+				l->cur[k].end = e;
 			}
 	}
 	return 0;
+}
+
+void rst_snap_self_maps(struct restore_ctx *ctx)
+{
+	struct rst_self_maps *l = calloc(1, sizeof(*l));
+
+	if (l && maps_read(ctx->proc_fd, l)) {
+		free(l->busy);
+		free(TAKE_PTR(l));
+	}
+	ctx->ctl_maps = l;
+}
+
+void rst_self_maps_free(struct restore_ctx *ctx)
+{
+	if (ctx->ctl_maps)
+		free(ctx->ctl_maps->busy);
+	free(TAKE_PTR(ctx->ctl_maps));
+}
+
+/*
+ * The current layout (every mapping is busy) and where this kernel's vDSO
+ * areas are: with @fresh, as /proc/self/maps says now, else as the
+ * controller's were before the root's fork (the areas are where a fork
+ * leaves them; a mapping made since that takes the hole map_area() finds
+ * makes it look again, fresh).
+ */
+static int read_self_maps(struct finish *f, struct rst_range cur[3], bool fresh)
+{
+	struct rst_self_maps now = { 0 };
+	const struct rst_self_maps *l = f->ctx->ctl_maps;
+	int err = 0;
+
+	if (fresh || !l) {
+		err = maps_read(f->ctx->proc_fd, &now);
+		if (err)
+			pr_errno(err, "pid %d: cannot read /proc/self/maps", f->pid);
+		l = &now;
+	}
+	for (size_t i = 0; !err && i < l->n; i++)
+		err = add_busy(f, l->busy[i].start, l->busy[i].end);
+	memcpy(cur, l->cur, 3 * sizeof(*cur));
+	free(now.busy);
+	return err;
 }
 
 static bool special_unmapped(const MmEntry *mm, VmaKind k)
@@ -131,7 +185,7 @@ static int plan_specials(struct finish *f)
 	uint64_t scratch = 0;
 	unsigned int k;
 	size_t i;
-	int err = read_self_maps(f, cur);
+	int err = read_self_maps(f, cur, false);
 
 	for (k = 0; !err && k < 3; k++) {
 		const VmaEntry *saved = NULL;
@@ -471,7 +525,7 @@ static int map_area(struct finish *f)
 		void *m;
 
 		if (tries)
-			err = read_self_maps(f, cur);
+			err = read_self_maps(f, cur, true);
 		if (!err)
 			err = rst_find_hole(f->busy, f->nr_busy, f->lay.total, 1UL << 20,
 					    RST_TASK_SIZE, &addr);

@@ -793,6 +793,7 @@ static void rst_release(struct rst_run *r)
 	if (ctx->shared)
 		munmap(ctx->shared, ctx->shared_size);
 	rst_mem_fini(ctx);
+	rst_self_maps_free(ctx);
 	rst_lazy_fini(ctx);
 	rst_files_fini(ctx);
 	rst_cgroup_fini(ctx);

@@ -88,6 +88,7 @@ static void ctl_free(struct parasite_ctl *ctl)
 	if (ctl->lsk >= 0)
 		close(ctl->lsk);
 	free(ctl->ts);
+	free(ctl->task);
 	free(ctl);
 }
 
@@ -299,6 +300,12 @@ int parasite_cure_all(struct parasite_ctl **ctls, unsigned int nr, int *ret_errs
 		err = err ?: e;
 	}
 	return err;
+}
+
+void parasite_discard(struct parasite_ctl *ctl)
+{
+	if (ctl)
+		ctl_free(ctl);
 }
 
 int parasite_cure(struct parasite_ctl *ctl)

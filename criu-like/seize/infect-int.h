@@ -27,9 +27,11 @@ struct parasite_ctl {
 	struct parasite_args *args; /* in local */
 	int lsk, sk; /* listening and connected control socket */
 	bool leader_running; /* the leader runs the command loop */
-	/* parasite_prefetch_sigactions(): a command sent ahead, its answer not read yet */
+	/* parasite_prefetch_task(): a command sent ahead, its answer not read yet */
 	struct parasite_msg pending;
 	bool has_pending;
+	/* GET_TASK's answer once read (NULL: ask each part by its own command) */
+	struct parasite_task_state *task;
 };
 
 /* Copy the blob's log lines into ours, prefixed with the task, and empty the ring (infect.c). */

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -180,27 +181,41 @@ int ctl_cmd(struct parasite_ctl *ctl, struct parasite_msg *m, const int *send_fd
 	return err ? err : ctl_cmd_recv(ctl, m, fds, n_fds);
 }
 
+static void *data_area(struct parasite_ctl *ctl)
+{
+	return (uint8_t *)ctl->args + ctl->args->data_off;
+}
+
 /*
- * The answer to a command sent ahead (parasite_prefetch_sigactions()), read
- * and dropped: before any other command, any use of the data area (the
+ * The answer to a command sent ahead (parasite_prefetch_task()), read and
+ * its data kept: before any other command, any use of the data area (the
  * parasite writes its answer there) and any stop of the leader.
  */
 int ctl_settle(struct parasite_ctl *ctl)
 {
 	struct parasite_msg m = ctl->pending;
+	int err;
 
 	if (!ctl->has_pending)
 		return 0;
 	ctl->has_pending = false;
-	return ctl_cmd_recv(ctl, &m, NULL, 0);
+	err = ctl_cmd_recv(ctl, &m, NULL, 0);
+	/* without it (no memory, the command failed) each part is asked on its own */
+	if (!err && m.ret == 0 && m.cmd == PARASITE_CMD_GET_TASK &&
+	    sizeof(*ctl->task) <= ctl->args->data_size) {
+		ctl->task = malloc(sizeof(*ctl->task));
+		if (ctl->task)
+			memcpy(ctl->task, data_area(ctl), sizeof(*ctl->task));
+	}
+	return err;
 }
 
-int parasite_prefetch_sigactions(struct parasite_ctl *ctl)
+int parasite_prefetch_task(struct parasite_ctl *ctl)
 {
-	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_SIGACTIONS };
+	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_TASK };
 	int err;
 
-	if (ctl->has_pending)
+	if (ctl->has_pending || ctl->task)
 		return 0;
 	err = ctl_cmd_send(ctl, &m, NULL);
 	if (err)
@@ -210,11 +225,41 @@ int parasite_prefetch_sigactions(struct parasite_ctl *ctl)
 	return 0;
 }
 
+/*
+ * GET_TASK's answer, once the command sent ahead is settled: 0 and
+ * *@ret set, or -errno of the settling, or 1 when there is none.
+ */
+static int ctl_task(struct parasite_ctl *ctl, const struct parasite_task_state **ret)
+{
+	int err = ctl_settle(ctl);
+
+	if (err)
+		return err;
+	*ret = ctl->task;
+	return ctl->task ? 0 : 1;
+}
+
+int parasite_control_fd(struct parasite_ctl *ctl)
+{
+	const struct parasite_task_state *t;
+
+	return ctl_task(ctl, &t) ? -1 : (int)t->control_fd;
+}
+
+/* A part of GET_TASK's answer: the -errno @ret of its command, or 0 and @n bytes of @src in @dst. */
+static int task_part(int64_t ret, void *dst, const void *src, size_t n)
+{
+	if (ret < 0)
+		return (int)ret;
+	memcpy(dst, src, n);
+	return 0;
+}
+
 /* The data area, the parasite done with any command sent ahead (its error comes back next). */
 static void *ctl_data(struct parasite_ctl *ctl)
 {
 	ctl_settle(ctl);
-	return (uint8_t *)ctl->args + ctl->args->data_off;
+	return data_area(ctl);
 }
 
 int parasite_get_pid(struct parasite_ctl *ctl, pid_t *ret_pid, pid_t *ret_tid)
@@ -232,8 +277,12 @@ int parasite_get_pid(struct parasite_ctl *ctl, pid_t *ret_pid, pid_t *ret_tid)
 int parasite_get_sigactions(struct parasite_ctl *ctl, struct parasite_sigaction sa[64])
 {
 	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_SIGACTIONS };
-	int err = ctl_cmd(ctl, &m, NULL, NULL, 0);
+	const struct parasite_task_state *t;
+	int err = ctl_task(ctl, &t);
 
+	if (err <= 0)
+		return err ?: task_part(t->sa_ret, sa, t->sa, 64 * sizeof(*sa));
+	err = ctl_cmd(ctl, &m, NULL, NULL, 0);
 	if (!err && m.ret < 0)
 		err = (int)m.ret;
 	if (err)
@@ -245,8 +294,12 @@ int parasite_get_sigactions(struct parasite_ctl *ctl, struct parasite_sigaction 
 int parasite_get_itimers(struct parasite_ctl *ctl, struct parasite_itimers *ret)
 {
 	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_ITIMERS };
-	int err = ctl_cmd(ctl, &m, NULL, NULL, 0);
+	const struct parasite_task_state *t;
+	int err = ctl_task(ctl, &t);
 
+	if (err <= 0)
+		return err ?: task_part(t->it_ret, ret, &t->it, sizeof(*ret));
+	err = ctl_cmd(ctl, &m, NULL, NULL, 0);
 	if (!err && m.ret < 0)
 		err = (int)m.ret;
 	if (!err)
@@ -284,8 +337,15 @@ int parasite_get_prctl(struct parasite_ctl *ctl, uint32_t *securebits, uint32_t 
 		       uint32_t *child_subreaper, uint32_t *membarrier)
 {
 	struct parasite_msg m = { .cmd = PARASITE_CMD_GET_PRCTL };
-	int err = ctl_cmd(ctl, &m, NULL, NULL, 0);
+	const struct parasite_task_state *t;
+	int err = ctl_task(ctl, &t);
 
+	if (!err) {
+		memcpy(m.arg, t->prctl, sizeof(m.arg));
+		m.ret = t->membarrier;
+	} else if (err == 1) {
+		err = ctl_cmd(ctl, &m, NULL, NULL, 0);
+	}
 	if (err)
 		return err;
 	for (int i = 0; i < 3; i++)
@@ -343,8 +403,12 @@ int parasite_get_thread_state(struct parasite_ctl *ctl, pid_t tid,
 	i = (unsigned int)(ts - ctl->ts);
 	if (i == 0) {
 		struct parasite_msg m = { .cmd = PARASITE_CMD_GET_THREAD };
+		const struct parasite_task_state *t;
 
-		err = ctl_cmd(ctl, &m, NULL, NULL, 0);
+		/* GET_TASK ran it already where it was sent ahead */
+		err = ctl_task(ctl, &t);
+		if (err == 1)
+			err = ctl_cmd(ctl, &m, NULL, NULL, 0);
 		if (err)
 			return err;
 		/* the other threads' are logged by run_threads_mode() */

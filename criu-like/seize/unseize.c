@@ -135,33 +135,64 @@ static void detach_thread(struct seized_task *task, struct seized_thread *th,
 /*
  * Detach the threads of @task that sit in a ptrace stop (all of them, after a
  * successful seize). In KILL mode also the others: SIGKILL ends any wait.
+ * With @late (KILL mode, room for every thread of the task), a killed thread
+ * whose exit has not come yet is left at its index there for the caller to
+ * collect; without, it is waited for here.
  */
-void release_task(struct seized_task *task, enum unseize_mode mode)
+static void release_task_late(struct seized_task *task, enum unseize_mode mode, pid_t *late)
 {
-	pid_t *late = mode == UNSEIZE_KILL ? calloc(task->nr_threads + 1, sizeof(*late)) : NULL;
 	unsigned int i;
 
-	if (task->state != TASK_ALIVE && task->state != TASK_STOPPED) {
-		free(late);
+	if (task->state != TASK_ALIVE && task->state != TASK_STOPPED)
 		return;
-	}
 	if (mode == UNSEIZE_STOPPED && task->state == TASK_ALIVE)
 		/* Queued now, taken as soon as the task runs after the detach. */
 		kill(task->pid, SIGSTOP);
-	/*
-	 * Leader last: a killed leader is reported only once its other threads
-	 * are reaped. Killed threads whose exit has not come yet are collected
-	 * together afterwards (without memory for the list: one by one).
-	 */
+	/* Leader last: a killed leader is reported only once its other threads are reaped. */
 	for (i = task->nr_threads; i-- > 0;) {
 		struct seized_thread *th = &task->threads[i];
 
 		if (th->seized && (th->stopped || mode == UNSEIZE_KILL))
 			detach_thread_late(task, th, mode, late ? &late[i] : NULL);
 	}
+}
+
+void release_task(struct seized_task *task, enum unseize_mode mode)
+{
+	pid_t *late = mode == UNSEIZE_KILL ? calloc(task->nr_threads + 1, sizeof(*late)) : NULL;
+
+	release_task_late(task, mode, late);
 	if (late)
 		reap_traced_all(late, task->nr_threads);
 	free(late);
+}
+
+/*
+ * KILL mode, every task SIGKILLed already: all detached, children before
+ * parents, then the exits not collected yet waited for together across the
+ * tree (a killed task tears its memory down for a while: waiting for each
+ * in turn serialized those waits). Without memory for the list, task by task.
+ */
+static void release_killed(struct pstree *t)
+{
+	unsigned int i, n = 0, at = 0;
+	_cleanup_free_ pid_t *late = NULL;
+
+	for (i = 0; i < t->nr_tasks; i++)
+		n += t->tasks[i]->nr_threads;
+	late = calloc(n + 1, sizeof(*late));
+	for (i = t->nr_tasks; i-- > 0;) {
+		struct seized_task *task = t->tasks[i];
+
+		if (!late) {
+			release_task(task, UNSEIZE_KILL);
+			continue;
+		}
+		release_task_late(task, UNSEIZE_KILL, late + at);
+		at += task->nr_threads;
+	}
+	if (late)
+		reap_traced_all(late, n);
 }
 
 /*
@@ -243,8 +274,11 @@ void unseize_tree(struct pstree *t, enum unseize_mode mode)
 	 * killing, children before parents: the init of a pid namespace finishes
 	 * dying only once every other task of it is reaped, here by us, its tracer.
 	 */
-	for (i = 0; i < t->nr_tasks; i++)
-		release_task(t->tasks[mode == UNSEIZE_KILL ? t->nr_tasks - 1 - i : i], mode);
+	if (mode == UNSEIZE_KILL)
+		release_killed(t);
+	else
+		for (i = 0; i < t->nr_tasks; i++)
+			release_task(t->tasks[i], mode);
 	release_late(t, mode);
 	/* Thaw last: a thawed task still in a ptrace stop would not run anyway. */
 	if (t->freezer && !refreeze)

@@ -43,6 +43,12 @@ enum parasite_cmd {
 	 * dumper protects the pages it copies once the tree runs again).
 	 */
 	PARASITE_CMD_TRACK_MEM,
+	/*
+	 * GET_SIGACTIONS, GET_ITIMERS, GET_THREAD of the leader and GET_PRCTL in
+	 * one command, sent ahead to every task of a tree at once: data: struct
+	 * parasite_task_state
+	 */
+	PARASITE_CMD_GET_TASK,
 };
 
 #define PARASITE_TRACK_SYNC 1u
@@ -76,6 +82,16 @@ struct parasite_itimers {
 		struct parasite_timeval interval, value;
 		int32_t ret, pad;
 	} t[3]; /* ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF */
+};
+
+/* PARASITE_CMD_GET_TASK's answer: each part as its own command gives it. */
+struct parasite_task_state {
+	struct parasite_sigaction sa[64];
+	struct parasite_itimers it;
+	int64_t sa_ret, it_ret; /* the commands' ret */
+	uint64_t prctl[3]; /* GET_PRCTL's arg[0..2] */
+	int64_t membarrier; /* GET_PRCTL's ret */
+	int64_t control_fd; /* the parasite's end of the control socket in the task */
 };
 
 struct parasite_posix_timer {

@@ -14,8 +14,10 @@
  *				counts. Each process prints "tick N errors E"
  *				every 10 ms (the child prefixes "child").
  *   dump-victim socket		holds a vsock socket (not dumpable yet) and ticks.
- *   dump-victim forest N	a root and N-1 children, 1 MiB each, ticking as "mem"
- *				does, each line prefixed with "pI " (I = 0..N-1).
+ *   dump-victim forest N [MIB]	a root and N-1 children, 1 MiB each, ticking as "mem"
+ *				does, each line prefixed with "pI " (I = 0..N-1);
+ *				with MIB, each checks instead the MIB MiB the root
+ *				wrote before its forks (shared, copy-on-write).
  *
  * Each prints "ready PID" on stdout (flushed) once set up.
  */
@@ -167,14 +169,17 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 3 && !strcmp(argv[1], "forest")) {
 		int n = atoi(argv[2]), i;
+		size_t shared = argc >= 4 ? (size_t)atoi(argv[3]) : 0;
 		char who[16] = "p0 ";
 
+		mem = shared ? fill(shared, &words, false) : NULL;
 		for (i = 1; i < n; i++)
 			if (fork() == 0) {
 				snprintf(who, sizeof(who), "p%d ", i);
 				break;
 			}
-		mem = fill(1, &words, false);
+		if (!shared)
+			mem = fill(1, &words, false);
 		if (!strcmp(who, "p0 ")) {
 			printf("ready %d\n", getpid());
 			fflush(stdout);

@@ -25,32 +25,10 @@ command -v setsid >/dev/null || { echo "restore-kill: setsid is not installed"; 
 command -v sha256sum >/dev/null || { echo "restore-kill: sha256sum is not installed"; exit 77; }
 [ -x "$V" ] && [ -x "$CRIU_LIKE" ] || { echo "restore-kill: build first"; exit 1; }
 
-tmp=$(mktemp -d)
-pids=
-cleanup() {
-	for p in $pids; do kill -KILL "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/tree-pids.inc"
 
-fail() {
-	echo "FAIL: $*"
-	[ -s "$tmp/restore.log" ] && { echo "---- restore.log"; tail -20 "$tmp/restore.log"; }
-	exit 1
-}
-
-# Every pid of the tree gone (a zombie is reaped by zdtm-run's subreaper); 3 s at most.
-all_free() {
-	n=0
-	while :; do
-		left=
-		for p in $pids; do [ -e "/proc/$p" ] && left="$left $p"; done
-		[ -z "$left" ] && return 0
-		n=$((n + 1))
-		[ $n -le 300 ] || return 1
-		sleep 0.01
-	done
-}
+# Every pid of the tree gone; 3 s at most.
+all_free() { pids_free_within 300; }
 
 # Every pid of the tree alive, running or sleeping, untraced.
 all_running() {

@@ -183,6 +183,7 @@ static void dump_victim(int dirfd, struct proc_status *st, int expect)
 	*st = dt.status;
 	vma_list_fini(&dt.vmas);
 	free(dt.limits);
+	dump_leader_reads_free(dt.leader_pre);
 	assert_int_equal(err, expect);
 }
 

@@ -211,3 +211,19 @@ unsigned long long test_start_time(void)
 		return 0;
 	return t;
 }
+
+uint64_t test_page_pfn(pid_t pid, const void *addr)
+{
+	char path[64];
+	uint64_t e = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &e, sizeof(e), (off_t)((uintptr_t)addr / 4096 * 8)) != sizeof(e))
+		e = 0;
+	close(fd);
+	return e >> 63 ? e & ((1ULL << 55) - 1) : 0;
+}

@@ -154,6 +154,11 @@ int test_reap_children(const int *pids, int n);
  * It replaces those handlers for the time of the access: one thread at a time.
  */
 bool test_faults(void *addr, bool write);
+/*
+ * The PFN of the page at @addr in process @pid (/proc/PID/pagemap), 0 when
+ * it is not present or the PFN is hidden (not CAP_SYS_ADMIN of the host).
+ */
+uint64_t test_page_pfn(pid_t pid, const void *addr);
 
 /* ---- TCP and UDP over loopback (inet.c) ---- */
 /* 127.0.0.1; ::1; 127.0.0.1 as ::ffff:127.0.0.1 on a dual-stack IPv6 socket. */

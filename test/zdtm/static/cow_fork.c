@@ -82,19 +82,7 @@ static int check(enum node n)
 /* The PFN of page @i of the region in @pid (0: none, or not visible). */
 static uint64_t pfn(pid_t pid, int i)
 {
-	char path[64];
-	uint64_t e = 0;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	if (pread(fd, &e, sizeof(e), (off_t)((uintptr_t)(region + (size_t)i * PG) / PG * 8)) !=
-	    sizeof(e))
-		e = 0;
-	close(fd);
-	return e >> 63 ? e & ((1ULL << 55) - 1) : 0;
+	return test_page_pfn(pid, region + (size_t)i * PG);
 }
 
 /* Page @i of @n is the same physical page as its parent's: they shared it at the dump. */

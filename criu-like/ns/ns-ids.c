@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A thread's namespaces as the inode numbers of its /proc/PID/task/TID/ns/
+ * links (include/ns.h), one thread or a whole tree's side by side.
+ */
+#define LOG_PREFIX "ns: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "ns.h"
+#include "util.h"
+
+/*
+ * The inode number of the namespace link @name in @dir from its text,
+ * "type:[INO]": readlink() costs half of a stat(), which follows the link
+ * to the namespace's nsfs inode. 0, or -errno (errno set too).
+ */
+static int ns_link_ino(int dir, const char *name, uint64_t *ino)
+{
+	char buf[64], *p, *end;
+	ssize_t n = readlinkat(dir, name, buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return neg_errno();
+	buf[n] = 0;
+	p = strstr(buf, ":[");
+	if (!p) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	errno = 0;
+	*ino = strtoull(p + 2, &end, 10);
+	if (errno || *end != ']') {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The ns directory is opened once and each link read in it: a whole
+ * /proc/PID/task/TID/ns/NAME path per link costs a walk through /proc each
+ * time, and a dump checks every thread of the tree.
+ */
+int ns_ids_read(pid_t pid, pid_t tid, struct ns_ids *ret)
+{
+	_cleanup_close_ int dir = -1;
+	char path[96];
+	int k;
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/ns", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns");
+	dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0) {
+		if (tid && (errno == ENOENT || errno == ESRCH))
+			return -ESRCH;
+		pr_perror("cannot open %s", path);
+		return neg_errno();
+	}
+	for (k = 0; k < NS_NR; k++) {
+		ret->ino[k] = 0;
+		if (!ns_link_ino(dir, ns_kind_name(k), &ret->ino[k]))
+			continue;
+		if (errno == ENOENT && !tid)
+			continue; /* a kind this kernel lacks (time: 5.6) */
+		if (errno == ENOENT) {
+			char task[64];
+
+			snprintf(task, sizeof(task), "/proc/%d/task/%d", pid, tid);
+			if (access(task, F_OK))
+				return -ESRCH;
+			/*
+			 * No link: pid_for_children (or time_for_children) of a task that
+			 * unshared a new namespace and forked no child yet; 0 never
+			 * matches criu-like's own.
+			 */
+			continue;
+		}
+		if (errno == ESRCH)
+			return -ESRCH;
+		pr_perror("cannot stat %s/%s", path, ns_kind_name(k));
+		return neg_errno();
+	}
+	return 0;
+}
+
+struct ids_job {
+	const pid_t *pids, *tids;
+	struct ns_ids *rets;
+	int *errs;
+	unsigned int n;
+	atomic_uint next;
+};
+
+static void *ids_worker(void *arg)
+{
+	struct ids_job *j = arg;
+	unsigned int i;
+
+	while ((i = atomic_fetch_add(&j->next, 1)) < j->n)
+		j->errs[i] = ns_ids_read(j->pids[i], j->tids[i], &j->rets[i]);
+	return NULL;
+}
+
+/*
+ * A thread read is an open and a readlink per kind, about 12 syscalls: a
+ * helper thread pays for its start past this many threads to read.
+ */
+#define IDS_PER_THREAD_MIN 64
+
+void ns_ids_read_many(const pid_t *pids, const pid_t *tids, unsigned int n, struct ns_ids *rets,
+		      int *errs)
+{
+	struct ids_job j = { .pids = pids, .tids = tids, .rets = rets, .errs = errs, .n = n };
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t th[8];
+	unsigned int nth = 0, want = cpus > 1 ? (unsigned int)cpus - 1 : 0;
+
+	want = min(min(want, (unsigned int)ARRAY_SIZE(th)), n / IDS_PER_THREAD_MIN);
+	atomic_init(&j.next, 0);
+	while (nth < want && !pthread_create(&th[nth], NULL, ids_worker, &j))
+		nth++;
+	ids_worker(&j);
+	while (nth)
+		pthread_join(th[--nth], NULL);
+}
