@@ -35,6 +35,14 @@ int log_set_file(const char *path);
 int log_set_fd(int fd);
 int log_get_fd(void);
 void log_close(void);
+/*
+ * Where errors are repeated while the log goes elsewhere: stderr, until a
+ * restoring task's fd table (whose fd 2 is the restored program's) replaces
+ * it. log_move_echo() moves it to a dup at @min or above (0 or -errno);
+ * log_no_echo() stops the repeating (the log alone has the errors).
+ */
+int log_move_echo(int min);
+void log_no_echo(void);
 
 /*
  * The first error logged since log_error_reset(), without time stamp nor

@@ -613,12 +613,10 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 
 	time_children_made = false; /* a child's copy of its parent's */
 	/*
-	 * A log on the controller's stderr, in a table shared with its parent:
-	 * moved now, before any task of the table installs its fd 2
+	 * criu-like's stderr, in a table shared with its parent: moved now,
+	 * before any task of the table installs its fd 2
 	 */
-	err = rst_fdt_shared_with_parent(t) && log_get_fd() == STDERR_FILENO
-		      ? rst_move_log_above(ctx->service_fd_base)
-		      : 0;
+	err = rst_fdt_shared_with_parent(t) ? rst_keep_stderr(ctx) : 0;
 	/* into its cgroups first: everything it does from here is charged there */
 	if (!err)
 		err = rst_cgroup_enter(ctx, t);
@@ -674,8 +672,8 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 	err = rst_fdt_wait_turn(ctx, t);
 	if (err)
 		_exit(1); /* another task failed: it reports it */
-	/* a log on the controller's stderr must survive the fd table's own fd 2 */
-	err = log_get_fd() == STDERR_FILENO ? rst_move_log_above(ctx->service_fd_base) : 0;
+	/* criu-like's stderr must survive the fd table's own fd 2, and stay out of it */
+	err = rst_keep_stderr(ctx);
 	if (!err)
 		err = rst_files_install(ctx, t);
 	if (!err)

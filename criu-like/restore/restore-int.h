@@ -76,6 +76,12 @@ int rst_fork_root(struct restore_ctx *ctx, pid_t *ret_pid);
 
 /* restore.c: move the log to an fd >= @base (its fd table will not touch it). */
 int rst_move_log_above(int base);
+/*
+ * In a restoring task, before an fd table is installed: criu-like's own
+ * stderr, the log or where errors are repeated, moved above the service
+ * fd base (the table's fd 2 is the restored program's). 0 or -errno.
+ */
+int rst_keep_stderr(const struct restore_ctx *ctx);
 
 /* ---- the shared area: futexes between processes (not FUTEX_PRIVATE) ------------------------ */
 

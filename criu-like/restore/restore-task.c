@@ -636,6 +636,8 @@ static int close_service_fds(struct finish *f)
 	f->a->ctl_pidfd = -1;
 	if (!rst_fdt_last(f->t))
 		return 0;
+	/* the copy of stderr where errors were repeated goes with the service fds */
+	log_no_echo();
 	f->a->log_fd = log_get_fd() >= base ? log_get_fd() : -1;
 	if (f->a->log_fd >= 0)
 		keep[n++] = f->a->log_fd;

@@ -358,7 +358,17 @@ int rst_move_log_above(int base)
 	err = i < base ? neg_errno() : log_set_fd(lfd);
 	while (n > 0)
 		close(fill[--n]);
+	/* the log is the user's stderr: its errors need no second copy there */
+	if (!err && lfd == STDERR_FILENO)
+		log_no_echo();
 	return err;
+}
+
+int rst_keep_stderr(const struct restore_ctx *ctx)
+{
+	if (log_get_fd() == STDERR_FILENO)
+		return rst_move_log_above(ctx->service_fd_base);
+	return log_move_echo(ctx->service_fd_base);
 }
 
 static int raise_nofile(void)

@@ -14,6 +14,7 @@ static int log_level = DEFAULT_LOGLEVEL;
 static int log_fd = STDERR_FILENO;
 static struct timespec log_start;
 static char first_error[512]; /* log_first_error() */
+static int echo_fd = STDERR_FILENO; /* log_move_echo(), log_no_echo() */
 
 const char *log_first_error(void)
 {
@@ -81,6 +82,28 @@ int log_set_file(const char *path)
 	return 0;
 }
 
+int log_move_echo(int min)
+{
+	int nfd;
+
+	if (echo_fd < 0 || echo_fd >= min)
+		return 0;
+	nfd = fcntl(echo_fd, F_DUPFD_CLOEXEC, min);
+	if (nfd < 0)
+		return -errno;
+	if (echo_fd != STDERR_FILENO)
+		close(echo_fd);
+	echo_fd = nfd;
+	return 0;
+}
+
+void log_no_echo(void)
+{
+	if (echo_fd > STDERR_FILENO)
+		close(echo_fd);
+	echo_fd = -1;
+}
+
 void log_close(void)
 {
 	if (log_fd != STDERR_FILENO)
@@ -128,10 +151,10 @@ void vprint_on_level(int level, const char *fmt, va_list ap)
 		/* Nowhere left to report it. */
 	}
 	/* With the log in a file, errors still reach the user (without the time stamp). */
-	if (level <= LOG_ERROR && log_fd != STDERR_FILENO) {
+	if (level <= LOG_ERROR && log_fd != STDERR_FILENO && echo_fd >= 0) {
 		char *msg = memchr(buf, ' ', n);
 
-		if (msg && write(STDERR_FILENO, msg + 1, n - (msg + 1 - buf)) < 0) {
+		if (msg && write(echo_fd, msg + 1, n - (msg + 1 - buf)) < 0) {
 			/* Nowhere left to report it. */
 		}
 	}
