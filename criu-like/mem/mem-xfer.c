@@ -31,6 +31,7 @@
 #include "log.h"
 #include "mem-xfer.h"
 #include "page-server.h"
+#include "proc-parse.h"
 #include "progress.h"
 #include "util.h"
 
@@ -683,18 +684,14 @@ int proc_mem_open_live(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	d = opendir(path);
 	while (d && (de = readdir(d))) {
-		_cleanup_free_ char *stat = NULL;
-		const char *p;
+		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
+		struct proc_stat st;
 		int fd;
 
-		if (de->d_name[0] == '.')
+		if (tid <= 0 || proc_parse_stat(pid, tid, &st) || st.state == 'Z' ||
+		    st.state == 'X')
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/stat", pid, de->d_name);
-		stat = read_file_at(AT_FDCWD, path, NULL);
-		p = stat ? strrchr(stat, ')') : NULL;
-		if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/mem", pid, de->d_name);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/mem", pid, tid);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0)
 			return fd;
