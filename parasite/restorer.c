@@ -452,6 +452,12 @@ long parasite_main(struct rst_args *a, long idx)
 	}
 	restore_thread(a, th);
 	restore_creds(a, th);
+	if (idx == 0 && a->creds_pause_ms) {
+		struct timespec ts = { a->creds_pause_ms / 1000,
+				       (long)(a->creds_pause_ms % 1000) * 1000000 };
+
+		sys_call2(__NR_nanosleep, (long)&ts, 0);
+	}
 	/*
 	 * After the creds: a change of euid/egid clears it. The leader keeps
 	 * dying with its parent until the resume, where the controller sets its

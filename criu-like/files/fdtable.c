@@ -158,6 +158,13 @@ bool rst_fdt_in_group(const struct rst_task *t)
 	return tf && (tf->fdt_prev >= 0 || tf->fdt_next >= 0);
 }
 
+const struct rst_task *rst_fdt_prev(const struct restore_ctx *ctx, const struct rst_task *t)
+{
+	const struct rst_task_files *tf = fdt_of(t);
+
+	return tf && tf->fdt_prev >= 0 ? &ctx->tasks[tf->fdt_prev] : NULL;
+}
+
 bool rst_fdt_last(const struct rst_task *t)
 {
 	const struct rst_task_files *tf = fdt_of(t);

@@ -133,6 +133,8 @@ bool rst_fdt_shared_with_parent(const struct rst_task *t);
 /* @t shares its table with another task of the tree; and is the last of them to restore. */
 bool rst_fdt_in_group(const struct rst_task *t);
 bool rst_fdt_last(const struct rst_task *t);
+/* The member of @t's group that restores right before it; NULL for the first or none. */
+const struct rst_task *rst_fdt_prev(const struct restore_ctx *ctx, const struct rst_task *t);
 /* In @t, before it touches its fd table: wait until the member before it is done with it. */
 int rst_fdt_wait_turn(struct restore_ctx *ctx, const struct rst_task *t);
 /* The word @t's restorer sets to 1 once its fds are final (shared area). */

@@ -69,6 +69,19 @@ static inline pid_t rst_pid_at(const struct rst_task *t, unsigned int level)
 	return (pid_t)(level ? t->pe->ns_pid[level - 1] : t->pe->pid);
 }
 
+/*
+ * @t is the init of a new pid namespace: the root of a tree with its own, or
+ * pid 1 of a namespace one level below its parent's.
+ */
+static inline bool rst_task_pidns_init(const struct restore_ctx *ctx, const struct rst_task *t)
+{
+	unsigned int d = rst_pid_depth(t);
+
+	if (!t->parent)
+		return rst_in_pidns(ctx);
+	return d && d == rst_pid_depth(t->parent) + 1 && rst_pid_at(t, d) == 1;
+}
+
 /* ---- restore-fork.c: the tree of processes -------------------------------------------------- */
 
 /* In the controller: clone the root; it creates the rest. *@ret_pid is its pid. */

@@ -28,6 +28,7 @@
 #include "fault.h"
 #include "restore-files.h"
 #include "restore-mem.h"
+#include "restore-int.h"
 #include "restore-task-int.h"
 #include "aio-ring.h"
 #include "util.h"
@@ -555,6 +556,15 @@ static int map_area(struct finish *f)
 	return 0;
 }
 
+/* CRIU_LIKE_TEST_CREDS_PAUSE_MS (tests only): rst_args.creds_pause_ms; 0 without it. */
+static uint32_t creds_pause_ms(void)
+{
+	const char *e = getenv("CRIU_LIKE_TEST_CREDS_PAUSE_MS");
+	unsigned long ms = e ? strtoul(e, NULL, 10) : 0;
+
+	return ms > 60000 ? 60000 : (uint32_t)ms;
+}
+
 static void fill_header(struct finish *f)
 {
 	struct rst_args *a = f->a;
@@ -569,6 +579,7 @@ static void fill_header(struct finish *f)
 	a->task_size = RST_TASK_SIZE;
 	a->pid = f->pid;
 	a->ppid = getppid();
+	a->creds_pause_ms = creds_pause_ms();
 	if (f->p->vma_lazy && f->p->lazy_bytes) {
 		a->uffd_slot = (uint64_t)rst_lazy_slot(f->ctx,
 						       (unsigned int)(f->t - f->ctx->tasks));
@@ -605,6 +616,17 @@ static int fd_cmp(const void *x, const void *y)
 	return *(const int *)x - *(const int *)y;
 }
 
+/* A member of @f's fd table restored before it is the init of a new pid namespace. */
+static bool fdt_init_before(const struct finish *f)
+{
+	const struct rst_task *m;
+
+	for (m = rst_fdt_prev(f->ctx, f->t); m; m = rst_fdt_prev(f->ctx, m))
+		if (rst_task_pidns_init(f->ctx, m))
+			return true;
+	return false;
+}
+
 /*
  * Hand the kept fds to the blob (which closes them once mapped) and close
  * every other service fd now. The log fd stays until the barrier.
@@ -634,6 +656,14 @@ static int close_service_fds(struct finish *f)
 	 */
 	f->a->log_fd = -1;
 	f->a->ctl_pidfd = -1;
+	/*
+	 * The init of a new pid namespace watches the controller to its barrier
+	 * (restore.md). In a shared table the number stays open for it: the
+	 * last member keeps it (below), this init closes it after its barrier;
+	 * only the first init of a table, so that one close is made.
+	 */
+	if (!f->a->ppid && f->ctx->ctl_pidfd >= base && !fdt_init_before(f))
+		f->a->ctl_pidfd = f->ctx->ctl_pidfd;
 	if (!rst_fdt_last(f->t))
 		return 0;
 	/* the copy of stderr where errors were repeated goes with the service fds */
@@ -641,11 +671,8 @@ static int close_service_fds(struct finish *f)
 	f->a->log_fd = log_get_fd() >= base ? log_get_fd() : -1;
 	if (f->a->log_fd >= 0)
 		keep[n++] = f->a->log_fd;
-	/* the init of a new pid namespace, whose fd table is its own: to its barrier */
-	if (!f->a->ppid && !rst_fdt_in_group(f->t) && f->ctx->ctl_pidfd >= base) {
-		f->a->ctl_pidfd = f->ctx->ctl_pidfd;
-		keep[n++] = f->a->ctl_pidfd;
-	}
+	if (f->a->ctl_pidfd >= 0 || (f->ctx->ctl_pidfd >= base && fdt_init_before(f)))
+		keep[n++] = f->ctx->ctl_pidfd;
 	/* the last of a shared table: what the restorers before it still hold */
 	n += rst_fdt_kept(f->ctx, f->t, keep + n, 2 * MAX_FDS + 1 - n);
 	qsort(keep, n, sizeof(int), fd_cmp);

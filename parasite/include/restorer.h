@@ -294,7 +294,12 @@ struct rst_args {
 	uint64_t vmas_off; /* struct rst_vma[nr_vmas], sorted by start */
 	uint64_t runs_off; /* struct rst_page_run[nr_runs], in pages file order */
 	uint32_t nr_crcs; /* 0: the pages are not checked (no SSE4.2) */
-	uint32_t pad1;
+	/*
+	 * A test's hook (CRIU_LIKE_TEST_CREDS_PAUSE_MS): the leader sleeps this
+	 * long right after its creds, where a change has cleared its
+	 * parent-death signal, so that a test can kill the controller there.
+	 */
+	uint32_t creds_pause_ms;
 	uint64_t crcs_off; /* struct rst_page_crc[nr_crcs], in pages file order */
 	uint64_t threads_off; /* struct rst_thread[nr_threads], the leader first */
 	struct rst_special specials[RST_MAX_SPECIALS];

@@ -13,7 +13,11 @@
  *   fs-chroot     a child shares its parent's fs context, whose root is a chroot
  *   fs-outside    a child shares its parent's fs context: share-refused.sh
  *                 dumps the child alone
- * It prints "ready PID" (the pid to dump) and echoes stdin to stdout.
+ *   files-child   a child shares its parent's fd table; both wait in pause()
+ *                 (pidns-init-watch.sh: the parent is the init of a pid
+ *                 namespace)
+ * It prints "ready PID" (the pid to dump) and echoes stdin to stdout (files-child:
+ * reads nothing).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -59,6 +63,12 @@ int main(int argc, char **argv)
 		    clone(sleeper, stack2 + sizeof(stack2), flag | SIGCHLD, NULL) < 0 ||
 		    unshare(flag))
 			return 1;
+	} else if (!strcmp(how, "files-child")) {
+		if (clone(sleeper, stack1 + sizeof(stack1), CLONE_FILES | SIGCHLD, NULL) < 0)
+			return 1;
+		printf("ready %d\n", dump);
+		fflush(stdout);
+		return sleeper(NULL);
 	} else if (!strcmp(how, "files-outside")) {
 		dump = clone(sleeper, stack1 + sizeof(stack1), CLONE_FILES | SIGCHLD, NULL);
 		if (dump < 0)
