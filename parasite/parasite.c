@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <linux/ioctl.h>
+#include <linux/futex.h>
 #include <linux/userfaultfd.h>
 
 #include "asm/parasite-syscall.h"
@@ -102,7 +103,35 @@ static void thread_state(struct parasite_args *a, long idx)
 	st->ret_tid_address = (int32_t)sys_prctl(PR_GET_TID_ADDRESS, &st->clear_child_tid);
 	thread_prctls(st);
 	/* no log line: the threads run this at the same time, the dumper logs what they found */
-	st->tid = (int32_t)sys_gettid();
+	__atomic_store_n(&st->tid, (int32_t)sys_gettid(), __ATOMIC_RELEASE);
+}
+
+/*
+ * The end of the thread mode: counted done, then wait on the dumper's
+ * robust futex (parasite_args.hold) until the dumper stops this thread
+ * here (PTRACE_INTERRUPT, and puts its registers back), or dies: the
+ * kernel then marks the futex FUTEX_OWNER_DIED and wakes one waiter, which
+ * wakes the others; each returns, and the entry's rt_sigreturn brings it
+ * home. Shared futexes: the dumper's thread and the word's other mapping
+ * are in another process.
+ */
+static void thread_hold(struct parasite_args *a)
+{
+	uint32_t v;
+
+	__atomic_add_fetch(&a->threads_done, 1, __ATOMIC_RELEASE);
+	sys_call6(__NR_futex, (long)&a->threads_done, FUTEX_WAKE, 1, 0, 0, 0);
+	for (;;) {
+		v = __atomic_load_n(&a->hold, __ATOMIC_ACQUIRE);
+		if (v & FUTEX_OWNER_DIED)
+			break;
+		if (!(v & FUTEX_WAITERS) &&
+		    !__atomic_compare_exchange_n(&a->hold, &v, v | FUTEX_WAITERS, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			continue;
+		sys_call6(__NR_futex, (long)&a->hold, FUTEX_WAIT, v | FUTEX_WAITERS, 0, 0, 0);
+	}
+	sys_call6(__NR_futex, (long)&a->hold, FUTEX_WAKE, 0x7fffffff, 0, 0, 0);
 }
 
 /*
@@ -543,6 +572,7 @@ long parasite_main(struct parasite_args *a, long idx)
 		return -EINVAL;
 	if (idx > 0) {
 		thread_state(a, idx);
+		thread_hold(a);
 		return 0;
 	}
 	/* Every signal is blocked here: this is the thread's and the process's pending set. */

@@ -614,6 +614,39 @@ int arch_start_code(struct arch_thread_state *ts, uint64_t rip, uint64_t rsp, ui
 	return ret;
 }
 
+int arch_blob_run(struct arch_thread_state *ts)
+{
+	return resume(ts, PTRACE_CONT);
+}
+
+int arch_blob_poll(struct arch_thread_state *ts)
+{
+	int status;
+	pid_t p = waitpid(ts->tid, &status, __WALL | WNOHANG);
+
+	if (!p || (p < 0 && errno == EINTR))
+		return 0;
+	if (p < 0) {
+		pr_perror("waitpid %d", ts->tid);
+		return neg_errno();
+	}
+	if (!WIFSTOPPED(status)) {
+		pr_err("thread %d died while infected (status %#x)\n", ts->tid, status);
+		return -ESRCH;
+	}
+	return arch_handle_async_stop(ts, status);
+}
+
+int arch_blob_halt(struct arch_thread_state *ts)
+{
+	fault_kill_point();
+	if (ptrace(PTRACE_INTERRUPT, ts->tid, NULL, 0)) {
+		pr_perror("PTRACE_INTERRUPT %d", ts->tid);
+		return neg_errno();
+	}
+	return 0;
+}
+
 int arch_step_blob_start(struct arch_thread_state *ts)
 {
 	ts->skipping = false;

@@ -38,6 +38,15 @@ struct parasite_ctl {
 void drain_log(struct parasite_ctl *ctl);
 /* Wait for @fd to be ready while watching the leader for stops (infect.c). */
 int wait_fd(struct parasite_ctl *ctl, int fd);
+/*
+ * The hold of the thread mode (infect-hold.c): hold_arm() makes @ctl's
+ * futex word owned by criu-like's holding thread (started on first use in
+ * each process) and adds it to that thread's robust list, so that its
+ * waiters are woken if criu-like dies; hold_disarm() takes it off the list
+ * (before the area goes). 0 or -errno.
+ */
+int hold_arm(struct parasite_ctl *ctl);
+void hold_disarm(struct parasite_ctl *ctl);
 /* PTRACE_INTERRUPT the running leader and wait for the interrupt stop (infect-cure.c). */
 int interrupt_leader(struct parasite_ctl *ctl);
 /* Where @ctl's blob and its rt_sigreturn lie in the task, for arch_step_blob() (infect.c). */

@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <linux/futex.h>
 
 #include "infect.h"
 #include "infect-int.h"
@@ -209,64 +210,109 @@ static int start_thread_mode(struct parasite_ctl *ctl, unsigned int i)
 				      remote_of(ctl, slot + ctl->thread_size),
 				      remote_of(ctl, ctl->args), i, remote_of(ctl, slot), false);
 	if (!err)
-		err = arch_step_blob_start(ts);
+		err = arch_blob_run(ts);
 	return err;
+}
+
+enum thread_mode_state {
+	TM_IDLE, /* not started */
+	TM_RUNNING, /* in the blob, not done yet */
+	TM_DONE, /* its results written: waits on the hold */
+	TM_FAILED, /* stopped somewhere (a failed start, a fault): put back from that stop */
+	TM_GONE, /* died, or could not be made to stop: nothing to put back */
+};
+
+/*
+ * Until every started thread is done (its tid written in its results), or
+ * one fails. Their stops meanwhile (a signal that cannot be blocked) are
+ * taken and they go on; the wait between looks is on the count of done
+ * threads, which each one wakes.
+ */
+static int wait_threads_done(struct parasite_ctl *ctl, uint8_t *state, unsigned int started)
+{
+	const struct timespec look = { 0, 2 * 1000 * 1000 };
+	unsigned int i, left;
+	uint32_t done;
+	int err = 0, e;
+
+	for (;;) {
+		left = 0;
+		done = __atomic_load_n(&ctl->args->threads_done, __ATOMIC_ACQUIRE);
+		for (i = 1; i < started && !err; i++) {
+			if (state[i] != TM_RUNNING)
+				continue;
+			if (__atomic_load_n(&ctl->tstate[i].tid, __ATOMIC_ACQUIRE)) {
+				state[i] = TM_DONE;
+				continue;
+			}
+			e = arch_blob_poll(&ctl->ts[i]);
+			if (e) {
+				state[i] = e == -ESRCH ? TM_GONE : TM_FAILED;
+				err = e;
+			} else {
+				left++;
+			}
+		}
+		if (!left || err)
+			return err;
+		syscall(SYS_futex, &ctl->args->threads_done, FUTEX_WAIT, done, &look, NULL, 0);
+	}
 }
 
 /*
  * The blob's thread mode (its per-thread state) in every thread but the
- * leader, all at once: each thread is started, then their syscall stops are
- * handled round after round, one stop of each running thread per round, so
- * that the threads run while the dumper handles the others' stops rather
- * than one after the other; then all are brought back the same way. A
- * thread that fails stops the starting of more; those started are stepped
- * to their end and restored all the same.
+ * leader, all at once and without a stop: each thread is started with
+ * PTRACE_CONT, runs its few syscalls, counts itself done and waits on the
+ * hold (infect-hold.c); once all are done, each is interrupted where it
+ * waits and put back as it was found. A dumper that dies meanwhile lets
+ * them go home (the hold's robust futex), as one that dies at any other
+ * point does. A thread that fails stops the starting of more; those started
+ * are put back all the same.
  */
 static int run_threads_mode(struct parasite_ctl *ctl)
 {
-	struct arch_blob_range r = ctl_blob_range(ctl);
-	unsigned int n = ctl->nr_threads, i, started, running;
+	unsigned int n = ctl->nr_threads, i, started;
 	bool same_ns;
-	_cleanup_free_ uint8_t *state = calloc(n ? n : 1,
-					       1); /* 0 not started, 1 running, 2 done, 3 failed */
-	int err = 0, e;
+	_cleanup_free_ uint8_t *state = NULL;
+	int err, e;
 
-	if (!state)
+	if (n < 2)
+		return 0;
+	err = hold_arm(ctl);
+	if (err)
+		return err;
+	state = calloc(n, 1);
+	if (!state) {
+		hold_disarm(ctl);
 		return -ENOMEM;
+	}
 	for (i = 1; i < n && !err; i++) {
 		err = start_thread_mode(ctl, i);
-		state[i] = err ? 3 : 1;
+		state[i] = err ? TM_FAILED : TM_RUNNING;
 	}
 	started = i;
-	running = 0;
-	for (i = 1; i < started; i++)
-		running += state[i] == 1;
-	while (running) {
-		for (i = 1; i < started; i++) {
-			if (state[i] != 1)
-				continue;
-			e = arch_step_blob_next(&ctl->ts[i], &r, -1, NULL);
-			if (!e)
-				continue;
-			state[i] = e == 1 ? 2 : 3;
-			running--;
-			if (e < 0 && !err)
-				err = e;
-		}
-	}
+	e = wait_threads_done(ctl, state, started);
+	err = err ?: e;
+	/* the interrupts first: each thread reaches its stop while the others are sent theirs */
 	for (i = 1; i < started; i++) {
-		e = arch_thread_restore_start(&ctl->ts[i]);
+		if (state[i] == TM_RUNNING || state[i] == TM_DONE)
+			e = arch_blob_halt(&ctl->ts[i]);
+		else if (state[i] == TM_FAILED)
+			e = arch_thread_restore_start(&ctl->ts[i]);
+		else
+			continue;
 		if (e) {
-			state[i] = 4; /* not resumed: no stop to wait for */
+			state[i] = TM_GONE; /* not stopping: no stop to wait for */
 			err = err ?: e;
 		}
 	}
 	for (i = 1; i < started; i++) {
-		if (state[i] == 4)
+		if (state[i] == TM_GONE)
 			continue;
 		e = arch_thread_restore_finish(&ctl->ts[i]);
 		err = err ?: e;
 	}
+	hold_disarm(ctl);
 	drain_log(ctl);
 	/* in the dumper's pid namespace (one NSpid level, the leader's as every thread's): tid itself */
 	same_ns = started > 1 && pid_levels(ctl->pid) == 1;

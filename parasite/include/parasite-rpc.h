@@ -142,6 +142,17 @@ struct parasite_args {
 	uint64_t data_off, data_size;
 	uint64_t log_off;
 	uint64_t threads_off; /* struct parasite_thread_state[nr_threads] */
+	/*
+	 * The thread mode's hold (Documentation/infect.md, stage 4): the threads
+	 * run it without a stop, count themselves in @threads_done and wait on
+	 * @hold, a robust futex owned by a thread of the dumper (@hold_next is
+	 * its robust list entry, in the dumper's mapping of this area), which the
+	 * dumper stops where they wait. If the dumper dies first, the kernel sets
+	 * FUTEX_OWNER_DIED in @hold and wakes a waiter: they all go home.
+	 */
+	uint64_t hold_next;
+	uint32_t hold;
+	uint32_t threads_done;
 };
 
 #endif

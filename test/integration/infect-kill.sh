@@ -100,7 +100,14 @@ for i in 1 2 3; do
 	sed -n 's/.*infect: //p' "$tmp/last2" | grep 'killed dumpers'
 	leaked=$(grep -c 'rwxs .* /dev/zero (deleted)' /proc/$vp/maps)
 done
-[ "$leaked" = 0 ] || { echo "FAIL: $leaked parasite areas still mapped"; extra=1; }
+if [ "$leaked" != 0 ]; then
+	echo "FAIL: $leaked parasite areas still mapped"
+	grep 'rwxs .* /dev/zero (deleted)' /proc/$vp/maps
+	# where each thread is (nr args sp pc, or running): one inside keeps its area
+	for t in /proc/$vp/task/*; do echo "thread $(basename "$t"): $(cat "$t/syscall")"; done
+	sed -n 's/.*infect: //p' "$tmp/last2"
+	extra=1
+fi
 
 kill -TERM "$sp"
 wait "$sp"

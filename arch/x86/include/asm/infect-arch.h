@@ -115,6 +115,20 @@ int arch_step_blob(struct arch_thread_state *ts, const struct arch_blob_range *r
 		   long *rval);
 
 /*
+ * The blob run without stops (the thread mode, whose end waits on the
+ * dumper's hold: infect-hold.c). arch_blob_run(): PTRACE_CONT from the stop
+ * where arch_start_code() left the thread. arch_blob_poll(): a stop it
+ * reported meanwhile, if any, taken (a signal that cannot be blocked is
+ * absorbed and sent again at the restore) and the thread let go on; -EFAULT
+ * for a fault in our code (the thread left in that stop), -ESRCH if it died.
+ * arch_blob_halt(): PTRACE_INTERRUPT, whose stop arch_thread_restore_finish()
+ * takes before it puts the thread back.
+ */
+int arch_blob_run(struct arch_thread_state *ts);
+int arch_blob_poll(struct arch_thread_state *ts);
+int arch_blob_halt(struct arch_thread_state *ts);
+
+/*
  * arch_step_blob() cut in steps, for many threads at once: start resumes
  * the thread (registers set by arch_start_code(run = false)); each next
  * waits for its next stop, handles it and resumes it again: 0, or 1 once
