@@ -114,6 +114,43 @@ enum ns_time_refusal ns_time_plan(struct ns_time_task *tasks, unsigned int n, ui
 				  uint64_t tool_time, struct ns_time_children *out,
 				  unsigned int *bad);
 
+/*
+ * UTS namespaces nested in the tree's (ns/uts.c): a task whose UTS
+ * namespace is neither its parent's nor one seen before made it
+ * (unshare(CLONE_NEWUTS)), and the tasks below it that share it were born
+ * in it. At restore that task unshares one again first thing, with the
+ * names of utsns-@img.img, before it forks its children.
+ */
+#define NS_UTS_NESTED_MAX 64
+#define NS_UTS_NESTED_IMG_BASE 2000 /* their images' numbers: above the time namespaces' */
+struct ns_uts_nested {
+	unsigned int n;
+	pid_t pid[NS_UTS_NESTED_MAX]; /* the task that made it */
+	uint64_t ino[NS_UTS_NESTED_MAX];
+};
+/* One task as ns_uts_plan() sees it: its parent's index (-1: the root), its UTS namespace. */
+struct ns_uts_task {
+	pid_t pid;
+	int parent;
+	bool zombie;
+	uint64_t uts;
+};
+enum ns_uts_refusal {
+	NS_UTS_OK,
+	NS_UTS_NOT_PARENTS, /* neither its parent's UTS namespace nor a new one */
+	NS_UTS_TOO_MANY,
+};
+/*
+ * Pure: check @tasks[0..@n) (parents before children, [0] the root, in
+ * @tree_uts) and fill @out with the tasks that made a UTS namespace of
+ * their own. A task in a namespace that is its parent's is born in it; one
+ * in the tree's, criu-like's, or one another task made, is not its
+ * parent's (it joined it, or was forked before its parent's unshare): not
+ * made again as it was. NS_UTS_OK, or the refusal with *@bad its index.
+ */
+enum ns_uts_refusal ns_uts_plan(const struct ns_uts_task *tasks, unsigned int n, uint64_t tree_uts,
+				uint64_t tool_uts, struct ns_uts_nested *out, unsigned int *bad);
+
 /* The namespaces of a tree: criu-like's, its root's, and the kinds the tree has of its own. */
 struct ns_dump_plan {
 	struct ns_ids tool;
@@ -122,7 +159,24 @@ struct ns_dump_plan {
 	uint32_t img_id[NS_NR]; /* its image's number (utsns-1.img), when own */
 	const char *ext_key[NS_NR]; /* own but external (--external net[INO]:KEY): not dumped */
 	struct ns_time_children tfc; /* tasks with a time_for_children of their own */
+	struct ns_uts_nested utsn; /* tasks that made a UTS namespace nested in the tree's */
 };
+/*
+ * ns/uts.c, at dump: check the UTS namespaces of the tree's tasks, @uts[i]
+ * task i's (tree order; zombies' ignored), and fill @plan->utsn (their owner
+ * must be the tree's user namespace); write their images; the image number
+ * of the one @pid made, 0 when none.
+ */
+int ns_uts_check_nested(const struct pstree *tree, struct ns_dump_plan *plan, const uint64_t *uts);
+int ns_uts_dump_nested(const struct ns_dump_plan *plan, int dirfd);
+uint32_t ns_uts_nested_img(const struct ns_dump_plan *plan, pid_t pid);
+/*
+ * ns/uts.c, at restore. In the controller: read utsns-@id.img for a task
+ * that makes it again. In that task, first thing: unshare a UTS namespace
+ * and set its names.
+ */
+int ns_uts_nested_load(int dirfd, uint32_t id);
+int ns_uts_nested_enter(uint32_t id);
 /* The number of the timens image of @pid's time_for_children, or 0 when it has none. */
 uint32_t ns_time_children_img(const struct ns_dump_plan *plan, pid_t pid);
 /* Task @idx of the tree was forked before its parent unshared its children's time namespace. */

@@ -427,6 +427,7 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 {
 	const struct seized_task *root = tree->root;
 	_cleanup_free_ uint64_t(*times)[2] = NULL;
+	_cleanup_free_ uint64_t *uts = NULL;
 	_cleanup_free_ struct ns_ids *all = NULL;
 	_cleanup_free_ int *errs = NULL;
 	struct ns_ids task;
@@ -441,7 +442,8 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 	if (err)
 		return err;
 	times = calloc(tree->nr_tasks + 1, sizeof(*times));
-	if (!times)
+	uts = calloc(tree->nr_tasks + 1, sizeof(*uts));
+	if (!times || !uts)
 		return -ENOMEM;
 	ns_plan_root(plan);
 	for (k = 0; k < NS_NR; k++)
@@ -490,6 +492,19 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 						? plan->root.ino[NS_TIME]
 						: plan->tool.ino[NS_TIME_FOR_CHILDREN];
 			}
+			/* uts: the same for every thread, then checked against the tree (ns/uts.c) */
+			if (plan->tool.ino[NS_UTS] && j && task.ino[NS_UTS] != uts[i]) {
+				pr_err("pid %d (thread %d): its uts namespace uts:[%llu] is not "
+				       "its "
+				       "leader's (uts:[%llu]): not dumped\n",
+				       t->pid, tid, (unsigned long long)task.ino[NS_UTS],
+				       (unsigned long long)uts[i]);
+				return -EOPNOTSUPP;
+			}
+			uts[i] = task.ino[NS_UTS];
+			if (plan->tool.ino[NS_UTS])
+				task.ino[NS_UTS] = plan->own[NS_UTS] ? plan->root.ino[NS_UTS]
+								     : plan->tool.ino[NS_UTS];
 			k = ns_plan_differ(plan, &task);
 			if (k == NS_NR)
 				continue;
@@ -500,6 +515,11 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 	}
 	if (plan->tool.ino[NS_TIME]) {
 		err = check_time(tree, plan, (const uint64_t(*)[2])times);
+		if (err)
+			return err;
+	}
+	if (plan->tool.ino[NS_UTS]) {
+		err = ns_uts_check_nested(tree, plan, uts);
 		if (err)
 			return err;
 	}
@@ -565,7 +585,7 @@ int ns_dump_tree(struct ns_dump_plan *plan, pid_t pid, int dirfd)
 		if (err)
 			return err;
 	}
-	return 0;
+	return ns_uts_dump_nested(plan, dirfd);
 }
 
 int ns_call_in(pid_t pid, enum ns_kind k, int (*fn)(void *buf, size_t size), void *buf, size_t size)

@@ -2,7 +2,9 @@
 /*
  * UTS namespaces: the hostname and the NIS domain name, read with uname()
  * inside the tree's namespace at dump, set again by the restored root in
- * its new one.
+ * its new one. Those nested in the tree's (a task that unshared one, its
+ * descendants in it: systemd's ProtectHostname=, a sandbox) are made again
+ * by the same task, before its children (ns_uts_plan()).
  */
 #define LOG_PREFIX "ns: uts: "
 
@@ -16,6 +18,8 @@
 #include "image.h"
 #include "kind.h"
 #include "log.h"
+#include "ns.h"
+#include "seize.h"
 #include "util.h"
 
 #include "ns.pb-c.h"
@@ -92,3 +96,146 @@ const struct ns_type uts_ns_type = {
 	.restore = uts_restore,
 	.fini = uts_fini,
 };
+
+/* ---- UTS namespaces nested in the tree's -------------------------------------------------- */
+
+static bool uts_known(const struct ns_uts_nested *out, uint64_t ino)
+{
+	unsigned int j;
+
+	for (j = 0; j < out->n; j++)
+		if (out->ino[j] == ino)
+			return true;
+	return false;
+}
+
+enum ns_uts_refusal ns_uts_plan(const struct ns_uts_task *tasks, unsigned int n, uint64_t tree_uts,
+				uint64_t tool_uts, struct ns_uts_nested *out, unsigned int *bad)
+{
+	unsigned int i;
+
+	out->n = 0;
+	for (i = 0; i < n; i++) {
+		const struct ns_uts_task *t = &tasks[i];
+		uint64_t born_in = t->parent < 0 ? tree_uts : tasks[t->parent].uts;
+
+		*bad = i;
+		if (t->zombie || t->uts == born_in)
+			continue;
+		if (t->uts == tree_uts || t->uts == tool_uts || uts_known(out, t->uts))
+			return NS_UTS_NOT_PARENTS;
+		if (out->n == NS_UTS_NESTED_MAX)
+			return NS_UTS_TOO_MANY;
+		out->pid[out->n] = t->pid;
+		out->ino[out->n++] = t->uts;
+	}
+	return NS_UTS_OK;
+}
+
+int ns_uts_check_nested(const struct pstree *tree, struct ns_dump_plan *plan, const uint64_t *uts)
+{
+	uint64_t tree_uts = plan->own[NS_UTS] ? plan->root.ino[NS_UTS] : plan->tool.ino[NS_UTS];
+	uint64_t user = plan->own[NS_USER] ? plan->root.ino[NS_USER] : plan->tool.ino[NS_USER];
+	_cleanup_free_ struct ns_uts_task *tt = calloc(tree->nr_tasks + 1, sizeof(*tt));
+	enum ns_uts_refusal r;
+	unsigned int i, j, bad = 0;
+	int err;
+
+	if (!tt)
+		return -ENOMEM;
+	for (i = 0; i < tree->nr_tasks; i++) {
+		const struct seized_task *t = tree->tasks[i];
+
+		tt[i].pid = t->pid;
+		tt[i].zombie = t->state == TASK_ZOMBIE;
+		tt[i].uts = uts[i];
+		tt[i].parent = -1;
+		for (j = 0; t->parent && j < i; j++)
+			if (tree->tasks[j] == t->parent)
+				tt[i].parent = (int)j;
+	}
+	r = ns_uts_plan(tt, tree->nr_tasks, tree_uts, plan->tool.ino[NS_UTS], &plan->utsn, &bad);
+	if (r == NS_UTS_NOT_PARENTS) {
+		pr_err("pid %d: its uts namespace uts:[%llu] is not its parent's, nor one it made "
+		       "(one joined with setns(), or left when its parent unshared another after "
+		       "forking it): not dumped\n",
+		       tt[bad].pid, (unsigned long long)tt[bad].uts);
+		return -EOPNOTSUPP;
+	}
+	if (r == NS_UTS_TOO_MANY) {
+		pr_err("pid %d: more than %d uts namespaces nested in the tree's: not dumped\n",
+		       tt[bad].pid, NS_UTS_NESTED_MAX);
+		return -EOPNOTSUPP;
+	}
+	for (i = 0; i < plan->utsn.n; i++) {
+		pr_info("pid %d: made the uts namespace uts:[%llu], nested in the tree's\n",
+			plan->utsn.pid[i], (unsigned long long)plan->utsn.ino[i]);
+		err = user ? ns_user_check_owner(plan->utsn.pid[i], "uts", plan->utsn.ino[i], user)
+			   : 0;
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int ns_uts_dump_nested(const struct ns_dump_plan *plan, int dirfd)
+{
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; !err && i < plan->utsn.n; i++)
+		err = uts_dump(plan->utsn.pid[i], dirfd, NS_UTS_NESTED_IMG_BASE + i);
+	return err;
+}
+
+uint32_t ns_uts_nested_img(const struct ns_dump_plan *plan, pid_t pid)
+{
+	unsigned int i;
+
+	for (i = 0; i < plan->utsn.n; i++)
+		if (plan->utsn.pid[i] == pid)
+			return NS_UTS_NESTED_IMG_BASE + i;
+	return 0;
+}
+
+/* The names of the nested namespaces, loaded by the controller before the tasks are forked. */
+static struct {
+	uint32_t id;
+	UtsnsEntry *e;
+} nested[NS_UTS_NESTED_MAX];
+static unsigned int nr_nested;
+
+int ns_uts_nested_load(int dirfd, uint32_t id)
+{
+	void *e;
+	int err;
+
+	if (nr_nested == NS_UTS_NESTED_MAX) {
+		pr_err("utsns-%u.img: more than %d uts namespaces nested in the tree's\n", id,
+		       NS_UTS_NESTED_MAX);
+		return -E2BIG;
+	}
+	err = uts_load(dirfd, id, &e);
+	if (err)
+		return err;
+	nested[nr_nested].id = id;
+	nested[nr_nested++].e = e;
+	return 0;
+}
+
+int ns_uts_nested_enter(uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_nested && nested[i].id != id; i++)
+		;
+	if (i == nr_nested) {
+		pr_err("the uts namespace of utsns-%u.img was not loaded\n", id);
+		return -ENOENT;
+	}
+	if (unshare(CLONE_NEWUTS)) {
+		pr_perror("cannot create its uts namespace");
+		return neg_errno();
+	}
+	return uts_restore(nested[i].e, -1);
+}

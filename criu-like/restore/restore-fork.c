@@ -620,6 +620,9 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 	/* into its cgroups first: everything it does from here is charged there */
 	if (!err)
 		err = rst_cgroup_enter(ctx, t);
+	/* a uts namespace it made, nested in the tree's: before its children are born */
+	if (!err && t->pe->has_utsns_own)
+		err = ns_uts_nested_enter(t->pe->utsns_own);
 	/* the root fills its new namespaces before anything else lives in them */
 	if (!err && !rst_task_idx(ctx, t))
 		err = ns_restore_root(&ctx->ns, ctx->dirfd);

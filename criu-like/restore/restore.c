@@ -171,7 +171,7 @@ static int read_pstree(struct rst_run *r)
 	return err;
 }
 
-/* The time namespaces that tasks unshare for their children (ns/time.c). */
+/* The time namespaces that tasks unshare for their children, and the uts ones they make (ns/). */
 static int load_time_children(struct rst_run *r)
 {
 	size_t i;
@@ -182,6 +182,9 @@ static int load_time_children(struct rst_run *r)
 
 		if (pe->has_timens_children && pe->state != TASK_STATE__TASK_ZOMBIE)
 			err = ns_time_children_load(r->ctx.dirfd, pe->timens_children);
+		/* the uts namespaces tasks make nested in the tree's (ns/uts.c) */
+		if (!err && pe->has_utsns_own && pe->state != TASK_STATE__TASK_ZOMBIE)
+			err = ns_uts_nested_load(r->ctx.dirfd, pe->utsns_own);
 	}
 	return err;
 }

@@ -14,9 +14,10 @@
 # of the tree in another one), a pid_for_children unshared with no child
 # forked yet, a child that joined another time namespace (setns; a
 # time_for_children of its own is dumped), one thread of a
-# process in a UTS namespace of its own, and a child in another UTS
-# namespace than its root's own one (UTS, mount, IPC, time, pid and network
-# namespaces are dumped: ns-uts.sh, ns-mnt.sh, ns-pid.sh, ns-net.sh, zdtm),
+# process in a UTS namespace of its own, and a task left in its root's UTS
+# namespace when its parent made another after forking it (UTS, mount, IPC,
+# time, pid and network namespaces are dumped: ns-uts.sh, ns-mnt.sh,
+# ns-pid.sh, ns-net.sh, zdtm; UTS ones nested in the tree's: zdtm uts_nested),
 # a tree rooted below the init of its pid namespace. Each runs in a session
 # of its own, so nothing else stands in the way of its dump.
 set -u
@@ -511,25 +512,32 @@ grep -q "pid $tp (thread $tt): its uts namespace uts:\[" "$tmp/thread.err" ||
 	fail "thread: no refusal naming pid $tp, thread $tt and the uts namespace"
 kill -0 $tp || fail "thread: pid $tp died"
 checks=$((checks + 1))
-echo "ok: thread: $(grep -o 'pid [0-9]* (thread [0-9]*): its uts.*criu-like.s ([a-z_]*:\[[0-9]*\])' "$tmp/thread.err")"
+echo "ok: thread: $(grep -o 'pid [0-9]* (thread [0-9]*): its uts.*leader.s (uts:\[[0-9]*\])' "$tmp/thread.err")"
 kill -KILL $tp
 
-# A root with a UTS namespace of its own (dumped) and a child in yet another one: refused.
-setsid unshare --uts sh -c 'unshare --uts sh "$1" "$2" & exec sh "$1" "$3"' sh "$tmp/loop.sh" \
-	"$tmp/inner.count" "$tmp/outer.count" >/dev/null 2>&1 &
+# A root with a UTS namespace of its own (dumped), a child that made another one after it
+# forked a grandchild, left in the root's: refused naming the grandchild (a UTS namespace
+# a task made, its descendants born in it, is dumped: zdtm uts_nested).
+setsid unshare --uts sh -c 'sh -c "sh \"\$1\" \"\$2\" & exec unshare --uts sh \"\$1\" \"\$3\"" sh "$1" "$2" "$3" & exec sh "$1" "$4"' \
+	sh "$tmp/loop.sh" "$tmp/inner.count" "$tmp/mid.count" "$tmp/outer.count" >/dev/null 2>&1 &
 outer=$!
 wait_file "$tmp/inner.count"
+wait_file "$tmp/mid.count"
 wait_file "$tmp/outer.count"
-inner=$(pgrep -P $outer -f "loop.sh $tmp/inner.count" | head -n 1)
-[ -n "$inner" ] || fail "apart: no inner loop under $outer"
+inner=$(pgrep -f "loop.sh $tmp/inner.count" | head -n 1)
+mid=$(pgrep -f "loop.sh $tmp/mid.count" | head -n 1)
+[ -n "$inner" ] && [ -n "$mid" ] || fail "apart: no inner or middle loop under $outer"
+[ "$(stat -L -c %i /proc/$inner/ns/uts)" = "$(stat -L -c %i /proc/$outer/ns/uts)" ] &&
+	[ "$(stat -L -c %i /proc/$mid/ns/uts)" != "$(stat -L -c %i /proc/$outer/ns/uts)" ] ||
+	fail "apart: the grandchild is not in the root's uts namespace, or its parent is"
 rm -rf "$tmp/img"
 "$CRIU_LIKE" dump -t $outer -D "$tmp/img" >"$tmp/apart.out" 2>"$tmp/apart.err" &&
-	fail "apart: dump of $outer with child $inner in another UTS namespace succeeded"
-grep -q "pid $inner: its uts namespace uts:\[[0-9]*\] is not the one of the tree's root" \
+	fail "apart: dump of $outer with $inner left in its uts namespace under $mid succeeded"
+grep -q "pid $inner: its uts namespace uts:\[[0-9]*\] is not its parent's" \
 	"$tmp/apart.err" || fail "apart: no refusal naming pid $inner and its uts namespace"
-kill -0 $outer && kill -0 $inner || fail "apart: the tree died"
+kill -0 $outer && kill -0 $mid && kill -0 $inner || fail "apart: the tree died"
 checks=$((checks + 1))
-echo "ok: apart: $(grep -o "pid $inner: its uts.*root ([a-z_]*:\[[0-9]*\])" "$tmp/apart.err")"
-kill -KILL $inner $outer
+echo "ok: apart: $(grep -o "pid $inner: its uts.*made" "$tmp/apart.err")"
+kill -KILL $inner $mid $outer
 
 echo "ns-refused: $checks trees refused naming the pid, the namespace and its inode, each left running"
