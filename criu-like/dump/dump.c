@@ -641,11 +641,15 @@ static int shadow_tree(struct dump_ctx *ctx, struct pstree *sh, struct seized_ta
  */
 static int snapshot_resume(struct dump_ctx *ctx, struct pstree *sh, struct seized_task **copies)
 {
+	struct exit_hold hold = { 0 };
 	int err = shadow_tree(ctx, sh, copies);
 
 	if (err)
 		return err;
 	dump_files_fini(ctx, true);
+	/* a task that exits while its pages are copied is held at its exit (memory.md) */
+	if (exit_hold_take(ctx->tree, &hold))
+		pr_warn("the tasks are not held at their exit: no memory for the list\n");
 	unseize_tree(ctx->tree, UNSEIZE_RESUME);
 	ctx->tree = sh;
 	ctx->resumed = true;
@@ -653,7 +657,9 @@ static int snapshot_resume(struct dump_ctx *ctx, struct pstree *sh, struct seize
 	netlock_dump_fini(ctx, true);
 	pr_info("the tree runs again after %llu us frozen; copying its memory\n",
 		(unsigned long long)(ctx->stats.frozen_ns / 1000));
-	return snapshot_copy(ctx);
+	err = snapshot_copy_holding(ctx, &hold);
+	exit_hold_release(&hold);
+	return err;
 }
 
 /*

@@ -9,6 +9,7 @@
  * unseize_tree() puts each task back exactly as it was found.
  */
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 enum task_state {
@@ -86,6 +87,26 @@ enum unseize_mode {
 	UNSEIZE_KILL, /* SIGKILL every live task, then detach */
 	UNSEIZE_STOPPED, /* leave every task stopped (SIGSTOP) after detaching */
 };
+
+/*
+ * seize/exit-hold.c: a snapshot's tasks held at their exit while their
+ * memory is copied. exit_hold_take(): before unseize_tree(RESUME), the
+ * leader of every live task found running is resumed but stays traced
+ * (PTRACE_O_TRACEEXIT; unseize_tree() leaves it be). exit_hold_wait(): in
+ * the thread that seized them, until *@done: each signal they take handed
+ * back, a group-stop kept, an exit held. exit_hold_done(): from the copy's
+ * thread, sets *@done and wakes @waiter (that thread's tid).
+ * exit_hold_release(): every one detached (a held exit goes on).
+ */
+struct exit_hold {
+	unsigned int n;
+	pid_t *tid;
+	uint8_t *state;
+};
+int exit_hold_take(struct pstree *t, struct exit_hold *h);
+void exit_hold_wait(struct exit_hold *h, const int *done);
+void exit_hold_done(int *done, pid_t waiter);
+void exit_hold_release(struct exit_hold *h);
 
 /* Release every seized thread, thaw the freezer, free the tree. */
 void unseize_tree(struct pstree *t, enum unseize_mode mode);

@@ -73,6 +73,12 @@ int snapshot_task_early_arm(struct dump_ctx *ctx, struct dump_task *dt,
  * the tree, write the pagemaps. 0 or -errno (the tree is released either way).
  */
 int snapshot_copy(struct dump_ctx *ctx);
+/*
+ * The same in a thread of its own while this one (the tracer) keeps the
+ * leaders of @h held at their exit (seize/exit-hold.c) until the copy ends.
+ */
+struct exit_hold;
+int snapshot_copy_holding(struct dump_ctx *ctx, struct exit_hold *h);
 /* Release the tree (close the uffds) and free; NULL is fine. */
 void snapshot_fini(struct snapshot *s);
 

@@ -28,12 +28,14 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "crc32c.h"
@@ -44,6 +46,7 @@
 #include "log.h"
 #include "mem-xfer.h"
 #include "ns.h"
+#include "seize.h"
 #include "snapshot.h"
 #include "uffd-wp.h"
 #include "util.h"
@@ -702,7 +705,12 @@ static void *handler_main(void *arg)
 {
 	struct snapshot *s = arg;
 	struct epoll_event ev[16];
+	sigset_t chld;
 
+	/* the tracer waits for SIGCHLD while tasks are held (exit_hold_wait()): not taken here */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &chld, NULL);
 	for (;;) {
 		int i, n = epoll_wait(s->epfd, ev, ARRAY_SIZE(ev), -1);
 
@@ -852,4 +860,46 @@ int snapshot_copy(struct dump_ctx *ctx)
 			(unsigned long long)s->faults, (unsigned long long)(el / 1000000),
 			el ? (double)pages * PAGE_SIZE / (1 << 20) * 1e9 / (double)el : 0.0);
 	return err;
+}
+
+struct copy_run {
+	struct dump_ctx *ctx;
+	int err;
+	int done;
+	pid_t waiter;
+};
+
+static void *copy_main(void *arg)
+{
+	struct copy_run *c = arg;
+
+	c->err = snapshot_copy(c->ctx);
+	exit_hold_done(&c->done, c->waiter);
+	return NULL;
+}
+
+int snapshot_copy_holding(struct dump_ctx *ctx, struct exit_hold *h)
+{
+	struct copy_run c = { .ctx = ctx, .waiter = (pid_t)syscall(SYS_gettid) };
+	sigset_t chld, old;
+	pthread_t th;
+	int err;
+
+	if (!h->n)
+		return snapshot_copy(ctx);
+	/* born with SIGCHLD blocked: the tracer's wait takes it (exit_hold_wait()) */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &chld, &old);
+	err = pthread_create(&th, NULL, copy_main, &c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		/* no thread to copy beside: the held tasks go first, then the copy */
+		pr_errno(-err, "no thread for the copy: the tasks are not held at their exit");
+		exit_hold_release(h);
+		return snapshot_copy(ctx);
+	}
+	exit_hold_wait(h, &c.done);
+	pthread_join(th, NULL);
+	return c.err;
 }

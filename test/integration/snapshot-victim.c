@@ -7,10 +7,18 @@
  * MODE "fork": every 2^20 writes a child writes 256 pages of the area and
  * exits, waited for. MODE "munmap": every 2^20 writes a 32 MiB area of
  * written pages is unmapped and mapped again (at the same place if it can).
+ * MODE "quit" (snapshot-exit.sh): first a child with 16 MiB of its own,
+ * written, which prints "kid PID SUM" (a checksum of them) and exits as
+ * soon as it runs with its memory write-protected (a "uw" VMA in its
+ * smaps: the snapshot armed it while the tree was frozen), so during the
+ * copy; restored, it finds no protection and waits: SIGUSR1 makes it print
+ * "kid-check PID SUM" from its memory then.
  *
- *   snapshot-victim MiB FILE [fork|munmap]
+ *   snapshot-victim MiB FILE [fork|munmap|quit]
  */
 #include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +54,66 @@ static void side_effect(const char *mode, unsigned char *big, size_t len, unsign
 	}
 }
 
+#define KID_LEN (16UL << 20)
+
+static volatile sig_atomic_t kid_check;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	kid_check = 1;
+}
+
+static uint64_t sum_of(const unsigned char *p, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+	size_t i;
+
+	for (i = 0; i < len; i += 64)
+		h = (h ^ p[i]) * 1099511628211ULL;
+	return h;
+}
+
+/* A VMA of this process is registered for userfaultfd write-protection ("uw"). */
+static bool wp_armed(void)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool armed = false;
+
+	while (f && !armed && fgets(line, sizeof(line), f))
+		armed = !strncmp(line, "VmFlags:", 8) && strstr(line, " uw");
+	if (f)
+		fclose(f);
+	return armed;
+}
+
+static void quitter(void)
+{
+	unsigned char *m = mmap(NULL, KID_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				-1, 0);
+	size_t i;
+
+	if (m == MAP_FAILED)
+		_exit(1);
+	for (i = 0; i < KID_LEN; i += 64)
+		m[i] = (unsigned char)(i * 2654435761U >> 13);
+	signal(SIGUSR1, on_usr1);
+	printf("kid %d %llu\n", getpid(), (unsigned long long)sum_of(m, KID_LEN));
+	fflush(stdout);
+	for (;;) {
+		if (wp_armed())
+			_exit(0);
+		if (kid_check) {
+			kid_check = 0;
+			printf("kid-check %d %llu\n", getpid(),
+			       (unsigned long long)sum_of(m, KID_LEN));
+			fflush(stdout);
+		}
+		usleep(1000);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	size_t mib = argc > 2 ? strtoul(argv[1], NULL, 0) : 0, len = mib << 20, i;
@@ -66,6 +134,8 @@ int main(int argc, char **argv)
 	big = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (count == MAP_FAILED || big == MAP_FAILED || side == MAP_FAILED)
 		return 1;
+	if (!strcmp(mode, "quit") && fork() == 0)
+		quitter();
 	memset(side, 1, SIDE);
 	for (i = 0; i < len; i += 4096)
 		memset(big + i, (int)(i >> 12), 64);
