@@ -237,13 +237,22 @@ static int ns_lock(bool own, bool restore)
 	return 0;
 }
 
+/*
+ * The context of the lock's opening, kept until its deletion: freeing a
+ * libnftables context after a transaction that flushed something waits for
+ * an RCU grace period (10-40 ms here), which came before the let-go.
+ */
+static struct nft_runner *ns_open_nft;
+
 void ns_net_open_here(void)
 {
 	int err;
 
 	/* emptied, not deleted: deleting a base chain would drop what the holder holds */
+	if (ns_lock_kind == NETLOCK_NFTABLES && !ns_open_nft)
+		ns_open_nft = nft_runner_open();
 	if (ns_lock_kind == NETLOCK_NFTABLES)
-		err = nft_exec(NULL,
+		err = nft_exec(ns_open_nft,
 			       "flush chain inet criu_like_netns input\n"
 			       "flush chain inet criu_like_netns output\n",
 			       NULL, false);
@@ -289,16 +298,18 @@ void ns_net_unlock_here(void)
 		close(sk);
 	dad_later_free();
 	if (ns_lock_kind < 0) {
+		nft_runner_close(TAKE_PTR(ns_open_nft));
 		ns_unlock_tell();
 		return;
 	}
 	if (ns_lock_kind == NETLOCK_NFTABLES)
-		err = nft_exec(NULL, "delete table inet criu_like_netns\n", NULL, false);
+		err = nft_exec(ns_open_nft, "delete table inet criu_like_netns\n", NULL, false);
 	else
 		err = ipt_restore(AF_INET, ns_unlock_ipt, false)
 			      ?: ipt_restore(AF_INET6, ns_unlock_ipt, false);
 	if (!err)
 		pr_info("the tree's network namespace is unlocked\n");
+	nft_runner_close(TAKE_PTR(ns_open_nft));
 	ns_lock_kind = -1;
 	ns_unlock_tell();
 }
