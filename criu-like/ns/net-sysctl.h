@@ -39,6 +39,10 @@ int net_sysctl_cmp(const void *a, const void *b);
  * (made for it and let go) into @fresh, sorted. 0 or -errno (logged).
  */
 int net_sysctls_fresh(struct net_sysctls *fresh);
+/* Those of a fresh namespace read before the freeze (ns/net-ahead.c) into @out: false if none. */
+bool ns_net_fresh_take(struct net_sysctls *out);
+/* The end of a dump: what was read or started before the freeze and not taken goes. */
+void ns_net_ahead_done(void);
 /*
  * In the tree's namespace (this thread): the global ones that differ from
  * @fresh, then those of all, default and each link of @links. 0 or -errno.

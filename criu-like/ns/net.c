@@ -336,40 +336,6 @@ static void net_read_fini(struct net_read *r)
 	free(r->sysctlp);
 }
 
-/*
- * The global sysctls of a fresh namespace, read before the tree is frozen
- * (ns_net_dump_prefetch()): they do not depend on it.
- */
-static struct net_sysctls fresh_early;
-static bool fresh_early_ok;
-
-void ns_net_dump_prefetch(pid_t pid)
-{
-	struct stat own, tree;
-	char path[64];
-
-	int fd, saved;
-
-	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
-	if (stat("/proc/self/ns/net", &own) || stat(path, &tree) || own.st_ino == tree.st_ino)
-		return; /* none to dump, or ns_check_tree() says why */
-	fresh_early_ok = !net_sysctls_fresh(&fresh_early);
-	/* the tables raw the lock's packet holder would make there (nfq-hold.h) */
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && saved >= 0 && !setns(fd, CLONE_NEWNET)) {
-		nfq_hold_raw_probe();
-		if (setns(saved, CLONE_NEWNET)) {
-			pr_perror("cannot go back to criu-like's network namespace");
-			abort(); /* criu-like in the wrong namespace would do harm: stop here */
-		}
-	}
-	if (fd >= 0)
-		close(fd);
-	if (saved >= 0)
-		close(saved);
-}
-
 /* In the tree's namespace (this thread): everything that is read there. */
 static int read_inside(pid_t pid, struct net_read *r)
 {
@@ -446,13 +412,9 @@ static int net_dump(pid_t pid, int dirfd, uint32_t id)
 		return hsk;
 	err = rtnl_dump(hsk, RTM_GETLINK, AF_UNSPEC, &host);
 	close(hsk);
-	if (!err && fresh_early_ok) {
-		r.fresh = fresh_early; /* read before the freeze */
-		fresh_early = (struct net_sysctls){ 0 };
-		fresh_early_ok = false;
-	} else if (!err) {
+	/* read before the freeze, or now */
+	if (!err && !ns_net_fresh_take(&r.fresh))
 		err = net_sysctls_fresh(&r.fresh);
-	}
 	if (!err)
 		err = ns_net_enter_tree(&saved);
 	if (!err) {
@@ -537,9 +499,7 @@ out:
 /* The end of a dump: the namespace is let go, and waited for when the tree was killed. */
 void ns_net_dump_done(bool killed)
 {
-	net_sysctls_fini(&fresh_early); /* not taken: the dump failed before its network */
-	fresh_early = (struct net_sysctls){ 0 };
-	fresh_early_ok = false;
+	ns_net_ahead_done();
 	tree_netns_set(-1);
 	net_link_peers_wait(killed);
 }
