@@ -217,10 +217,17 @@ static int ns_lock(bool own, bool restore)
 	}
 	if (netlock_parse_kind(o ? o->network_lock : NULL, &kind) || kind == NETLOCK_SKIP)
 		return 0;
-	/* held rather than only dropped: the namespace's holder, ahead of the lock */
+	/*
+	 * Held rather than only dropped: the namespace's holder, ahead of the
+	 * lock. Its two tools started at once (a restore's new namespace; a
+	 * dump's were ahead, ns/net-ahead.c), each one's start not after the
+	 * other's end.
+	 */
 	h = nfq_hold_here(NULL, true);
-	if (h)
+	if (h) {
+		nfq_hold_prime(h);
 		nfq_hold_add_netns(h);
+	}
 	if (kind == NETLOCK_NFTABLES)
 		err = nft_exec(NULL, ns_lock_nft, NULL, false);
 	else
