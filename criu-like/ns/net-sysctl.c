@@ -159,11 +159,6 @@ static int read_value_at(int dfd, const char *name, const char *path, char *valu
 	return 1;
 }
 
-static int read_value(const char *path, char *value, size_t size)
-{
-	return read_value_at(AT_FDCWD, NULL, path, value, size);
-}
-
 static int read_into(struct net_sysctls *s, int dfd, const char *name, const char *path)
 {
 	char value[4096];
@@ -304,13 +299,18 @@ int net_sysctls_read(pid_t pid, const struct nl_buf *links, const struct net_sys
 	return err;
 }
 
-int net_sysctl_set(const char *path, const char *value)
+/* net_sysctl_set() of @name in the directory @dfd (AT_FDCWD: @path from the root). */
+static int set_at(int dfd, const char *name, const char *path, const char *value)
 {
 	char full[600];
+	const char *what = name;
 	int fd, err = 0;
 
-	snprintf(full, sizeof(full), SYSCTL_ROOT "%s", path);
-	fd = open(full, O_WRONLY | O_CLOEXEC);
+	if (dfd == AT_FDCWD) {
+		snprintf(full, sizeof(full), SYSCTL_ROOT "%s", path);
+		what = full;
+	}
+	fd = openat(dfd, what, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT) {
 		pr_warn("sysctl net/%s does not exist here: not set\n", path);
 		return 0;
@@ -324,17 +324,73 @@ int net_sysctl_set(const char *path, const char *value)
 	return err;
 }
 
-int net_sysctl_restore(const NetSysctlEntry *s)
+int net_sysctl_set(const char *path, const char *value)
+{
+	return set_at(AT_FDCWD, NULL, path, value);
+}
+
+/*
+ * The directory of sysctl @path, kept open in @c from one sysctl to the
+ * next of the same directory (the images list them by directory), and @path's
+ * last component in *@name; AT_FDCWD (and @path) when it cannot be opened.
+ * A directory of /proc/sys/net belongs to the namespace it was opened in:
+ * @c lives for one loop, in one namespace.
+ */
+struct sysctl_dir {
+	char dir[512];
+	int fd;
+};
+
+static int dir_of(struct sysctl_dir *c, const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	size_t len = slash ? (size_t)(slash - path) : 0;
+	char full[600];
+
+	*name = path;
+	if (!slash || len >= sizeof(c->dir))
+		return AT_FDCWD;
+	if (c->fd < 0 || strncmp(c->dir, path, len) || c->dir[len]) {
+		if (c->fd >= 0)
+			close(c->fd);
+		snprintf(c->dir, sizeof(c->dir), "%.*s", (int)len, path);
+		snprintf(full, sizeof(full), SYSCTL_ROOT "%s", c->dir);
+		c->fd = open(full, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (c->fd < 0)
+		return AT_FDCWD;
+	*name = slash + 1;
+	return c->fd;
+}
+
+static int restore_one(struct sysctl_dir *c, const NetSysctlEntry *s)
 {
 	char now[4096];
+	const char *name;
+	int dfd;
 
 	if (net_sysctl_never(s->path)) {
 		pr_err("sysctl net/%s refused: not one that is written\n", s->path);
 		return -EINVAL;
 	}
-	if (read_value(s->path, now, sizeof(now)) > 0 && !strcmp(now, s->value))
+	dfd = dir_of(c, s->path, &name);
+	if (read_value_at(dfd, name, s->path, now, sizeof(now)) > 0 && !strcmp(now, s->value))
 		return 0;
-	return net_sysctl_set(s->path, s->value);
+	return set_at(dfd, name, s->path, s->value);
+}
+
+int net_sysctls_restore(const NetnsEntry *ne, bool mtu6_only)
+{
+	struct sysctl_dir c = { .fd = -1 };
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < ne->n_sysctls; i++)
+		if (!mtu6_only || net_sysctl_mtu6(ne->sysctls[i]->path))
+			err = restore_one(&c, ne->sysctls[i]);
+	if (c.fd >= 0)
+		close(c.fd);
+	return err;
 }
 
 int net_sysctl_mtu6_tun(const NetnsEntry *ne, const char *path)
@@ -356,11 +412,5 @@ int net_sysctl_mtu6_tun(const NetnsEntry *ne, const char *path)
 
 int net_sysctl_mtu6_restore(const NetnsEntry *ne)
 {
-	size_t i;
-	int err = 0;
-
-	for (i = 0; !err && i < ne->n_sysctls; i++)
-		if (net_sysctl_mtu6(ne->sysctls[i]->path))
-			err = net_sysctl_restore(ne->sysctls[i]);
-	return err;
+	return net_sysctls_restore(ne, true);
 }

@@ -49,8 +49,11 @@ void ns_net_ahead_done(void);
  */
 int net_sysctls_read(pid_t pid, const struct nl_buf *links, const struct net_sysctls *fresh,
 		     struct net_sysctls *out);
-/* At restore, in the new namespace: @s written when it differs from the current value. */
-int net_sysctl_restore(const NetSysctlEntry *s);
+/*
+ * At restore, in the new namespace: each sysctl of @ne written when it
+ * differs from the current value (@mtu6_only: only the ipv6 MTUs).
+ */
+int net_sysctls_restore(const NetnsEntry *ne, bool mtu6_only);
 /* Written whatever it is now. */
 int net_sysctl_set(const char *path, const char *value);
 

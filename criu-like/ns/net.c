@@ -727,8 +727,8 @@ static int configure(struct net_restore *nr, int sk, uint32_t id)
 
 	snprintf(img, sizeof(img), "netns-%u.img", id);
 	err = net_links_create(sk, ne, &nr->links, nr->host, nr->nsfd);
-	for (i = 0; !err && i < ne->n_sysctls; i++)
-		err = net_sysctl_restore(ne->sysctls[i]);
+	if (!err)
+		err = net_sysctls_restore(ne, false);
 	if (!err)
 		err = net_links_flags(sk, ne);
 	/*
