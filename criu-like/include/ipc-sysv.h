@@ -50,6 +50,8 @@ int ipc_sysctl_open(const char *path, int flags);
  */
 int ipc_ns_root_enter(void);
 void ipc_ns_root_leave(int entered);
+/* The semaphore sets of this thread's IPC namespace (SEM_INFO's semusz), or -errno. */
+int ipc_sysv_sem_sets(void);
 /*
  * The last pid of each semaphore (sempid, GETPID) is the pid of the
  * process in the reader's pid namespace. ipc_sysv_sem_pids_read(), by a

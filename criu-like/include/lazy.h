@@ -78,6 +78,8 @@ void lazy_ranges_fini(struct lazy_ranges *s);
 struct lazy_src;
 struct lazy_src_ops {
 	const char *name;
+	/* Optional: what open_task will give, worked out before it is asked (best effort). */
+	void (*prepare)(struct lazy_src *s);
 	int (*open_task)(struct lazy_src *s, pid_t pid, struct lazy_ranges *out);
 	int (*read)(struct lazy_src *s, pid_t pid, uint32_t level, uint64_t off, void *buf,
 		    size_t len);

@@ -718,9 +718,12 @@ int cr_lazy_pages(const struct cr_options *o)
 		close(o->status_fd);
 	}
 	if (!err) {
-		z.deadline_ns = now_ns() + z.connect_s * 1000000000ULL;
 		pr_info("listening on %s (a restore has %u s to connect)\n", z.sock_path,
 			z.connect_s);
+		/* a restore connects meanwhile (the backlog) and goes on with its own work */
+		if (z.src.ops->prepare)
+			z.src.ops->prepare(&z.src);
+		z.deadline_ns = now_ns() + z.connect_s * 1000000000ULL;
 	}
 	if (!err)
 		err = serve(&z);

@@ -16,7 +16,9 @@
 #include "image.h"
 #include "lazy.h"
 #include "log.h"
+#include "pstree.pb-c.h"
 #include "restore-mem.h"
+#include "stats.h"
 #include "util.h"
 
 struct local_task {
@@ -24,6 +26,8 @@ struct local_task {
 	struct rst_pages_map map;
 	void **maps; /* [map.n]: each level's pages image mapped whole, or NULL */
 	size_t *map_len;
+	struct lazy_ranges todo; /* resolved ahead (local_prepare()), until its task comes */
+	bool ready; /* todo holds the ranges open_task gives */
 };
 
 struct local_src {
@@ -66,9 +70,9 @@ static int add_split(struct lazy_ranges *out, const MmEntry *mm, struct lazy_ran
 	return err ?: r.len ? -EINVAL : 0;
 }
 
-static int local_open_task(struct lazy_src *s, pid_t pid, struct lazy_ranges *out)
+/* @pid's chain resolved into the ranges still to come, @out. */
+static int local_resolve(struct local_src *l, pid_t pid, struct lazy_ranges *out)
 {
-	struct local_src *l = s->priv;
 	struct local_task *t = local_find(l, pid), *nt;
 	MmEntry *mm = NULL;
 	int err = 0;
@@ -107,6 +111,65 @@ static int local_open_task(struct lazy_src *s, pid_t pid, struct lazy_ranges *ou
 	if (mm)
 		protobuf_c_message_free_unpacked(&mm->base, NULL);
 	return err;
+}
+
+static int local_open_task(struct lazy_src *s, pid_t pid, struct lazy_ranges *out)
+{
+	struct local_src *l = s->priv;
+	struct local_task *t = local_find(l, pid);
+
+	if (t && t->ready) {
+		*out = t->todo;
+		t->todo = (struct lazy_ranges){ 0 };
+		t->ready = false;
+		return 0;
+	}
+	return local_resolve(l, pid, out);
+}
+
+/*
+ * Before the restore hands its tasks over: every task of the pstree resolved
+ * through its chain now, while the restore makes the namespaces and forks,
+ * not while it waits at the handover with the tree held. A task that fails
+ * here is resolved again when it comes, and says why then.
+ */
+static void local_prepare(struct lazy_src *s)
+{
+	struct local_src *l = s->priv;
+	ProtobufCMessage **recs = NULL;
+	struct cr_img *img = img_open(l->dirfd, CR_IMG_PSTREE, 0, IMG_READ);
+	size_t n = 0, done = 0;
+	uint64_t t0 = stats_now_ns();
+
+	if (!img || img_read_all(img, &recs, &n)) {
+		if (img)
+			img_close(img);
+		return;
+	}
+	img_close(img);
+	for (size_t i = 0; i < n; i++) {
+		const PstreeEntry *pe = (const PstreeEntry *)recs[i];
+		struct lazy_ranges todo = { 0 };
+		struct local_task *t;
+
+		if (pe->state == TASK_STATE__TASK_ZOMBIE ||
+		    local_resolve(l, (pid_t)pe->pid, &todo)) {
+			lazy_ranges_fini(&todo);
+			continue;
+		}
+		t = local_find(l, (pid_t)pe->pid);
+		if (!t) {
+			lazy_ranges_fini(&todo);
+			continue;
+		}
+		lazy_ranges_fini(&t->todo);
+		t->todo = todo;
+		t->ready = true;
+		done++;
+	}
+	img_free_records(recs, n);
+	pr_debug("%zu of %zu tasks' pages resolved ahead in %lu us\n", done, n,
+		 (unsigned long)((stats_now_ns() - t0) / 1000));
 }
 
 static int local_read(struct lazy_src *s, pid_t pid, uint32_t level, uint64_t off, void *buf,
@@ -165,6 +228,7 @@ static void local_fini(struct lazy_src *s)
 				munmap(t->maps[k], t->map_len[k]);
 		free(t->maps);
 		free(t->map_len);
+		lazy_ranges_fini(&t->todo);
 		rst_pages_map_fini(&t->map);
 	}
 	if (l)
@@ -187,6 +251,7 @@ int lazy_src_local_where(struct lazy_src *s, pid_t pid, uint32_t level, const ch
 
 static const struct lazy_src_ops local_ops = {
 	.name = "images",
+	.prepare = local_prepare,
 	.open_task = local_open_task,
 	.read = local_read,
 	.map = local_map,

@@ -178,10 +178,10 @@ static bool is_log(const char *name)
 
 /*
  * Every image of round @n but the pages (at the destination already), then
- * ROUND_END: the destination's page server ended its session and the files
- * are written.
+ * ROUND_END; its answer (the destination's page server ended its session and
+ * the files are written) is end_round_ack()'s.
  */
-static int end_round(struct mig_src *s, int n)
+static int end_round_send(struct mig_src *s, int n)
 {
 	char dir[PATH_MAX];
 	_cleanup_closedir_ DIR *d = NULL;
@@ -202,12 +202,21 @@ static int end_round(struct mig_src *s, int n)
 		if (err)
 			return err;
 	}
-	err = mig_send(s->fd, MIG_ROUND_END, n, NULL, 0);
-	if (!err)
-		err = mig_expect(s->fd, MIG_OK, NULL, "ROUND_END");
+	return mig_send(s->fd, MIG_ROUND_END, n, NULL, 0);
+}
+
+static int end_round_ack(struct mig_src *s, int n)
+{
+	int err = mig_expect(s->fd, MIG_OK, NULL, "ROUND_END");
+
 	if (!err)
 		s->good = n;
 	return err;
+}
+
+static int end_round(struct mig_src *s, int n)
+{
+	return end_round_send(s, n) ?: end_round_ack(s, n);
 }
 
 /* The options of round @n's dump or pre-dump: its directory, its parent, the page server. */
@@ -355,7 +364,7 @@ static int final_hook(void *priv, const char *action, pid_t root __unused)
 
 	if (strcmp(action, CR_ACT_POST_DUMP))
 		return 0;
-	err = end_round(s, s->round);
+	err = end_round_send(s, s->round);
 	if (err)
 		return err;
 	err = round_path(s, s->round, dir, sizeof(dir));
@@ -363,8 +372,15 @@ static int final_hook(void *priv, const char *action, pid_t root __unused)
 	len = dfd < 0 ? neg_errno() : restore_text(s, dfd, text, sizeof(text));
 	if (len < 0)
 		return len;
+	/*
+	 * RESTORE right behind ROUND_END, before its OK: the destination takes
+	 * them in order (an ERROR to ROUND_END ends the conversation there), and
+	 * the round trip between them is not frozen time.
+	 */
 	s->restore_sent = true;
 	err = mig_send(s->fd, MIG_RESTORE, 0, text, (size_t)len);
+	if (!err)
+		err = end_round_ack(s, s->round);
 	if (!err)
 		err = mig_expect(s->fd, MIG_RESTORED, NULL, "RESTORE");
 	if (err)

@@ -38,6 +38,14 @@ void ipc_sysv_use_sem_pids(const int32_t *tab, size_t len)
 	sem_pid_view_len = len;
 }
 
+int ipc_sysv_sem_sets(void)
+{
+	struct seminfo info;
+	union semun arg = { .buf = (struct semid_ds *)&info };
+
+	return semctl(0, 0, SEM_INFO, arg) < 0 ? neg_errno() : info.semusz;
+}
+
 /* Records of [id, nsems, pid...] for every set, "-1" last. */
 int ipc_sysv_sem_pids_read(int32_t *tab, size_t len)
 {

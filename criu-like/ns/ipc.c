@@ -195,6 +195,24 @@ static int dump_queues(pid_t pid, int dirfd, uint32_t id, const char *names)
 
 #define SEM_PIDS_LEN (256 * 1024) /* int32 entries: [id, nsems, pid...] per set */
 
+/* Whether the IPC namespace @ifd holds a semaphore set (true when it cannot be told). */
+static bool sem_sets_in(int ifd)
+{
+	int own = open("/proc/thread-self/ns/ipc", O_RDONLY | O_CLOEXEC);
+	bool any = true;
+
+	if (own >= 0 && !setns(ifd, CLONE_NEWIPC)) {
+		any = ipc_sysv_sem_sets() != 0;
+		if (setns(own, CLONE_NEWIPC)) {
+			pr_perror("cannot go back to criu-like's IPC namespace");
+			abort(); /* criu-like in the wrong namespace would do harm: stop here */
+		}
+	}
+	if (own >= 0)
+		close(own);
+	return any;
+}
+
 /*
  * The last pids of the semaphores as the tree sees them, when its root is
  * in a pid namespace that is not criu-like's: read by a grandchild in the
@@ -212,14 +230,21 @@ static int32_t *sem_pids_inside(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", pid);
 	if (stat("/proc/self/ns/pid", &own) || stat(path, &tgt) || own.st_ino == tgt.st_ino)
 		return NULL;
-	tab = mmap(NULL, SEM_PIDS_LEN * sizeof(*tab), PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (tab == MAP_FAILED)
-		return MAP_FAILED;
-	tab[0] = -ECHILD; /* the error, until the grandchild writes */
 	pfd = open(path, O_RDONLY | O_CLOEXEC);
 	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", pid);
 	ifd = open(path, O_RDONLY | O_CLOEXEC);
+	tab = ifd >= 0 && !sem_sets_in(ifd)
+		      ? NULL /* no set, no pid: two forks spared */
+		      : mmap(NULL, SEM_PIDS_LEN * sizeof(*tab), PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!tab || tab == MAP_FAILED) {
+		if (pfd >= 0)
+			close(pfd);
+		if (ifd >= 0)
+			close(ifd);
+		return tab;
+	}
+	tab[0] = -ECHILD; /* the error, until the grandchild writes */
 	child = pfd >= 0 && ifd >= 0 ? fork() : -1;
 	if (child == 0) {
 		pid_t gc;

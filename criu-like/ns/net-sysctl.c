@@ -118,21 +118,34 @@ static int add(struct net_sysctls *s, const char *path, const char *value)
 	return 0;
 }
 
-/* The value of a readable and writable sysctl into @value: 1, 0 (not one), or -errno. */
-static int read_value(const char *path, char *value, size_t size)
+/*
+ * The value of a readable and writable sysctl into @value: 1, 0 (not one), or
+ * -errno. @name is @path's last component in the directory @dfd (AT_FDCWD:
+ * @path from the root): one lookup of one component, and its mode from the
+ * file opened, where a stat and an open of the whole path each were the
+ * most of reading a namespace's 436 sysctls inside the freeze.
+ */
+static int read_value_at(int dfd, const char *name, const char *path, char *value, size_t size)
 {
 	char full[600];
+	const char *what = name;
 	struct stat st;
 	ssize_t len;
 	int fd;
 
-	snprintf(full, sizeof(full), SYSCTL_ROOT "%s", path);
-	if (stat(full, &st) || !S_ISREG(st.st_mode) || (st.st_mode & 0600) != 0600 ||
-	    net_sysctl_never(path))
+	if (net_sysctl_never(path))
 		return 0;
-	fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (dfd == AT_FDCWD) {
+		snprintf(full, sizeof(full), SYSCTL_ROOT "%s", path);
+		what = full;
+	}
+	fd = openat(dfd, what, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT || errno == EACCES || errno == EPERM ? 0 : neg_errno();
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (st.st_mode & 0600) != 0600) {
+		close(fd);
+		return 0;
+	}
 	len = read(fd, value, size - 1);
 	close(fd);
 	/* stable_secret unset: EIO; a value too long for the buffer is not one */
@@ -146,10 +159,10 @@ static int read_value(const char *path, char *value, size_t size)
 	return 1;
 }
 
-static int read_into(struct net_sysctls *s, const char *path)
+static int read_into(struct net_sysctls *s, int dfd, const char *name, const char *path)
 {
 	char value[4096];
-	int ok = read_value(path, value, sizeof(value));
+	int ok = read_value_at(dfd, name, path, value, sizeof(value));
 
 	return ok > 0 ? add(s, path, value) : ok;
 }
@@ -185,7 +198,7 @@ static int read_tree(struct net_sysctls *s, const char *dir, bool recurse)
 			continue;
 		snprintf(path, sizeof(path), "%s%s", dir, de->d_name);
 		if (!is_dir(de, path)) {
-			err = read_into(s, path);
+			err = read_into(s, dirfd(d), de->d_name, path);
 		} else if (recurse) {
 			strncat(path, "/", sizeof(path) - strlen(path) - 1);
 			if (!net_sysctl_per_link(path))
@@ -286,13 +299,18 @@ int net_sysctls_read(pid_t pid, const struct nl_buf *links, const struct net_sys
 	return err;
 }
 
-int net_sysctl_set(const char *path, const char *value)
+/* net_sysctl_set() of @name in the directory @dfd (AT_FDCWD: @path from the root). */
+static int set_at(int dfd, const char *name, const char *path, const char *value)
 {
 	char full[600];
+	const char *what = name;
 	int fd, err = 0;
 
-	snprintf(full, sizeof(full), SYSCTL_ROOT "%s", path);
-	fd = open(full, O_WRONLY | O_CLOEXEC);
+	if (dfd == AT_FDCWD) {
+		snprintf(full, sizeof(full), SYSCTL_ROOT "%s", path);
+		what = full;
+	}
+	fd = openat(dfd, what, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT) {
 		pr_warn("sysctl net/%s does not exist here: not set\n", path);
 		return 0;
@@ -306,17 +324,73 @@ int net_sysctl_set(const char *path, const char *value)
 	return err;
 }
 
-int net_sysctl_restore(const NetSysctlEntry *s)
+int net_sysctl_set(const char *path, const char *value)
+{
+	return set_at(AT_FDCWD, NULL, path, value);
+}
+
+/*
+ * The directory of sysctl @path, kept open in @c from one sysctl to the
+ * next of the same directory (the images list them by directory), and @path's
+ * last component in *@name; AT_FDCWD (and @path) when it cannot be opened.
+ * A directory of /proc/sys/net belongs to the namespace it was opened in:
+ * @c lives for one loop, in one namespace.
+ */
+struct sysctl_dir {
+	char dir[512];
+	int fd;
+};
+
+static int dir_of(struct sysctl_dir *c, const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	size_t len = slash ? (size_t)(slash - path) : 0;
+	char full[600];
+
+	*name = path;
+	if (!slash || len >= sizeof(c->dir))
+		return AT_FDCWD;
+	if (c->fd < 0 || strncmp(c->dir, path, len) || c->dir[len]) {
+		if (c->fd >= 0)
+			close(c->fd);
+		snprintf(c->dir, sizeof(c->dir), "%.*s", (int)len, path);
+		snprintf(full, sizeof(full), SYSCTL_ROOT "%s", c->dir);
+		c->fd = open(full, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (c->fd < 0)
+		return AT_FDCWD;
+	*name = slash + 1;
+	return c->fd;
+}
+
+static int restore_one(struct sysctl_dir *c, const NetSysctlEntry *s)
 {
 	char now[4096];
+	const char *name;
+	int dfd;
 
 	if (net_sysctl_never(s->path)) {
 		pr_err("sysctl net/%s refused: not one that is written\n", s->path);
 		return -EINVAL;
 	}
-	if (read_value(s->path, now, sizeof(now)) > 0 && !strcmp(now, s->value))
+	dfd = dir_of(c, s->path, &name);
+	if (read_value_at(dfd, name, s->path, now, sizeof(now)) > 0 && !strcmp(now, s->value))
 		return 0;
-	return net_sysctl_set(s->path, s->value);
+	return set_at(dfd, name, s->path, s->value);
+}
+
+int net_sysctls_restore(const NetnsEntry *ne, bool mtu6_only)
+{
+	struct sysctl_dir c = { .fd = -1 };
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < ne->n_sysctls; i++)
+		if (!mtu6_only || net_sysctl_mtu6(ne->sysctls[i]->path))
+			err = restore_one(&c, ne->sysctls[i]);
+	if (c.fd >= 0)
+		close(c.fd);
+	return err;
 }
 
 int net_sysctl_mtu6_tun(const NetnsEntry *ne, const char *path)
@@ -338,11 +412,5 @@ int net_sysctl_mtu6_tun(const NetnsEntry *ne, const char *path)
 
 int net_sysctl_mtu6_restore(const NetnsEntry *ne)
 {
-	size_t i;
-	int err = 0;
-
-	for (i = 0; !err && i < ne->n_sysctls; i++)
-		if (net_sysctl_mtu6(ne->sysctls[i]->path))
-			err = net_sysctl_restore(ne->sysctls[i]);
-	return err;
+	return net_sysctls_restore(ne, true);
 }

@@ -39,14 +39,21 @@ int net_sysctl_cmp(const void *a, const void *b);
  * (made for it and let go) into @fresh, sorted. 0 or -errno (logged).
  */
 int net_sysctls_fresh(struct net_sysctls *fresh);
+/* Those of a fresh namespace read before the freeze (ns/net-ahead.c) into @out: false if none. */
+bool ns_net_fresh_take(struct net_sysctls *out);
+/* The end of a dump: what was read or started before the freeze and not taken goes. */
+void ns_net_ahead_done(void);
 /*
  * In the tree's namespace (this thread): the global ones that differ from
  * @fresh, then those of all, default and each link of @links. 0 or -errno.
  */
 int net_sysctls_read(pid_t pid, const struct nl_buf *links, const struct net_sysctls *fresh,
 		     struct net_sysctls *out);
-/* At restore, in the new namespace: @s written when it differs from the current value. */
-int net_sysctl_restore(const NetSysctlEntry *s);
+/*
+ * At restore, in the new namespace: each sysctl of @ne written when it
+ * differs from the current value (@mtu6_only: only the ipv6 MTUs).
+ */
+int net_sysctls_restore(const NetnsEntry *ne, bool mtu6_only);
 /* Written whatever it is now. */
 int net_sysctl_set(const char *path, const char *value);
 

@@ -217,10 +217,17 @@ static int ns_lock(bool own, bool restore)
 	}
 	if (netlock_parse_kind(o ? o->network_lock : NULL, &kind) || kind == NETLOCK_SKIP)
 		return 0;
-	/* held rather than only dropped: the namespace's holder, ahead of the lock */
+	/*
+	 * Held rather than only dropped: the namespace's holder, ahead of the
+	 * lock. Its two tools started at once (a restore's new namespace; a
+	 * dump's were ahead, ns/net-ahead.c), each one's start not after the
+	 * other's end.
+	 */
 	h = nfq_hold_here(NULL, true);
-	if (h)
+	if (h) {
+		nfq_hold_prime(h);
 		nfq_hold_add_netns(h);
+	}
 	if (kind == NETLOCK_NFTABLES)
 		err = nft_exec(NULL, ns_lock_nft, NULL, false);
 	else
@@ -237,13 +244,22 @@ static int ns_lock(bool own, bool restore)
 	return 0;
 }
 
+/*
+ * The context of the lock's opening, kept until its deletion: freeing a
+ * libnftables context after a transaction that flushed something waits for
+ * an RCU grace period (10-40 ms here), which came before the let-go.
+ */
+static struct nft_runner *ns_open_nft;
+
 void ns_net_open_here(void)
 {
 	int err;
 
 	/* emptied, not deleted: deleting a base chain would drop what the holder holds */
+	if (ns_lock_kind == NETLOCK_NFTABLES && !ns_open_nft)
+		ns_open_nft = nft_runner_open();
 	if (ns_lock_kind == NETLOCK_NFTABLES)
-		err = nft_exec(NULL,
+		err = nft_exec(ns_open_nft,
 			       "flush chain inet criu_like_netns input\n"
 			       "flush chain inet criu_like_netns output\n",
 			       NULL, false);
@@ -289,16 +305,18 @@ void ns_net_unlock_here(void)
 		close(sk);
 	dad_later_free();
 	if (ns_lock_kind < 0) {
+		nft_runner_close(TAKE_PTR(ns_open_nft));
 		ns_unlock_tell();
 		return;
 	}
 	if (ns_lock_kind == NETLOCK_NFTABLES)
-		err = nft_exec(NULL, "delete table inet criu_like_netns\n", NULL, false);
+		err = nft_exec(ns_open_nft, "delete table inet criu_like_netns\n", NULL, false);
 	else
 		err = ipt_restore(AF_INET, ns_unlock_ipt, false)
 			      ?: ipt_restore(AF_INET6, ns_unlock_ipt, false);
 	if (!err)
 		pr_info("the tree's network namespace is unlocked\n");
+	nft_runner_close(TAKE_PTR(ns_open_nft));
 	ns_lock_kind = -1;
 	ns_unlock_tell();
 }
@@ -323,40 +341,6 @@ static void net_read_fini(struct net_read *r)
 	net_sysctls_fini(&r->fresh);
 	net_sysctls_fini(&r->sysctls);
 	free(r->sysctlp);
-}
-
-/*
- * The global sysctls of a fresh namespace, read before the tree is frozen
- * (ns_net_dump_prefetch()): they do not depend on it.
- */
-static struct net_sysctls fresh_early;
-static bool fresh_early_ok;
-
-void ns_net_dump_prefetch(pid_t pid)
-{
-	struct stat own, tree;
-	char path[64];
-
-	int fd, saved;
-
-	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
-	if (stat("/proc/self/ns/net", &own) || stat(path, &tree) || own.st_ino == tree.st_ino)
-		return; /* none to dump, or ns_check_tree() says why */
-	fresh_early_ok = !net_sysctls_fresh(&fresh_early);
-	/* the tables raw the lock's packet holder would make there (nfq-hold.h) */
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && saved >= 0 && !setns(fd, CLONE_NEWNET)) {
-		nfq_hold_raw_probe();
-		if (setns(saved, CLONE_NEWNET)) {
-			pr_perror("cannot go back to criu-like's network namespace");
-			abort(); /* criu-like in the wrong namespace would do harm: stop here */
-		}
-	}
-	if (fd >= 0)
-		close(fd);
-	if (saved >= 0)
-		close(saved);
 }
 
 /* In the tree's namespace (this thread): everything that is read there. */
@@ -435,13 +419,9 @@ static int net_dump(pid_t pid, int dirfd, uint32_t id)
 		return hsk;
 	err = rtnl_dump(hsk, RTM_GETLINK, AF_UNSPEC, &host);
 	close(hsk);
-	if (!err && fresh_early_ok) {
-		r.fresh = fresh_early; /* read before the freeze */
-		fresh_early = (struct net_sysctls){ 0 };
-		fresh_early_ok = false;
-	} else if (!err) {
+	/* read before the freeze, or now */
+	if (!err && !ns_net_fresh_take(&r.fresh))
 		err = net_sysctls_fresh(&r.fresh);
-	}
 	if (!err)
 		err = ns_net_enter_tree(&saved);
 	if (!err) {
@@ -526,9 +506,7 @@ out:
 /* The end of a dump: the namespace is let go, and waited for when the tree was killed. */
 void ns_net_dump_done(bool killed)
 {
-	net_sysctls_fini(&fresh_early); /* not taken: the dump failed before its network */
-	fresh_early = (struct net_sysctls){ 0 };
-	fresh_early_ok = false;
+	ns_net_ahead_done();
 	tree_netns_set(-1);
 	net_link_peers_wait(killed);
 }
@@ -749,8 +727,8 @@ static int configure(struct net_restore *nr, int sk, uint32_t id)
 
 	snprintf(img, sizeof(img), "netns-%u.img", id);
 	err = net_links_create(sk, ne, &nr->links, nr->host, nr->nsfd);
-	for (i = 0; !err && i < ne->n_sysctls; i++)
-		err = net_sysctl_restore(ne->sysctls[i]);
+	if (!err)
+		err = net_sysctls_restore(ne, false);
 	if (!err)
 		err = net_links_flags(sk, ne);
 	/*

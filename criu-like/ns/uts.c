@@ -9,6 +9,8 @@
 #define LOG_PREFIX "ns: uts: "
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +26,34 @@
 
 #include "ns.pb-c.h"
 
-static int read_uts(void *buf, size_t size)
+/*
+ * The names of @pid's UTS namespace, read in it by this thread (setns of a
+ * UTS namespace is per thread and has no other condition): a fork to read
+ * two names was 1 ms of a container's frozen time.
+ */
+static int read_uts(pid_t pid, struct utsname *u)
 {
-	if (size < sizeof(struct utsname) || uname(buf))
-		return -EINVAL;
-	return 0;
+	char path[64];
+	int fd, own, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/uts", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	own = open("/proc/thread-self/ns/uts", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || own < 0 || setns(fd, CLONE_NEWUTS)) {
+		err = neg_errno();
+	} else {
+		if (uname(u))
+			err = neg_errno();
+		if (setns(own, CLONE_NEWUTS)) {
+			pr_perror("cannot go back to criu-like's UTS namespace");
+			abort(); /* criu-like in the wrong namespace would do harm: stop here */
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	if (own >= 0)
+		close(own);
+	return err;
 }
 
 static int uts_dump(pid_t pid, int dirfd, uint32_t id)
@@ -37,7 +62,7 @@ static int uts_dump(pid_t pid, int dirfd, uint32_t id)
 	struct utsname u;
 	int err;
 
-	err = ns_call_in(pid, NS_UTS, read_uts, &u, sizeof(u));
+	err = read_uts(pid, &u);
 	if (err) {
 		pr_errno(err, "pid %d: cannot read the names of its uts namespace", pid);
 		return err;

@@ -147,8 +147,15 @@ static void on_child(int sig __unused)
 static void service_signals(bool worker)
 {
 	struct sigaction stop = { .sa_handler = worker ? SIG_DFL : on_stop };
+	/*
+	 * A worker's SIGCHLD as the command line has it: SA_NOCLDSTOP kept
+	 * there also kept the kernel from telling a restore's controller of its
+	 * tracees' ptrace stops (do_notify_parent_cldstop()), so that each one it
+	 * waited for at the resume cost its 10 ms timeout: 20-80 ms of a
+	 * migration's pause.
+	 */
 	struct sigaction chld = { .sa_handler = worker ? SIG_DFL : on_child,
-				  .sa_flags = SA_RESTART | SA_NOCLDSTOP };
+				  .sa_flags = worker ? 0 : SA_RESTART | SA_NOCLDSTOP };
 
 	/* no SA_RESTART for SIGTERM: the wait returns EINTR and the loop ends */
 	sigaction(SIGTERM, &stop, NULL);
