@@ -169,6 +169,16 @@ int dump_vmas_wait(struct dump_ctx *ctx, bool failed);
 /* prepare.c: alive or stopped (a zombie is neither). */
 bool dump_task_live(const struct dump_task *dt);
 int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt);
+/*
+ * dump-par.c: @fn(ctx, @dts[i]) for each of the @n tasks on worker threads,
+ * a task once its parent (if among them) is done; the calling thread, the
+ * tracer, serves the workers' ptrace requests meanwhile. No task is started
+ * after one failed; the first failure in @dts' order is returned.
+ */
+typedef int (*dump_task_fn)(struct dump_ctx *ctx, struct dump_task *dt);
+int dump_tasks_par(struct dump_ctx *ctx, struct dump_task **dts, unsigned int n, dump_task_fn fn);
+/* dump-par.c: how many workers dump_tasks_par() starts for @n_tasks. */
+unsigned int dump_par_workers(unsigned int n_tasks);
 /* mem.c: mm-PID.img (mm-img.c), pagemap-PID.img and its pages image. */
 int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt);
 /*
