@@ -29,7 +29,7 @@ enum {
 
 struct par_run {
 	struct dump_ctx *ctx;
-	dump_task_fn fn;
+	const struct par_job *job;
 	struct dump_task **dts;
 	unsigned int n;
 	int *parent; /* index in dts of the task's parent, or -1 */
@@ -45,7 +45,8 @@ static int pick(const struct par_run *r)
 {
 	for (unsigned int i = 0; i < r->n; i++)
 		if (r->state[i] == TASK_WAITING &&
-		    (r->parent[i] < 0 || r->state[r->parent[i]] == TASK_DONE))
+		    (!r->job->after_parent || r->parent[i] < 0 ||
+		     r->state[r->parent[i]] == TASK_DONE))
 			return (int)i;
 	return -1;
 }
@@ -64,7 +65,7 @@ static void *worker(void *arg)
 		}
 		r->state[i] = TASK_RUNNING;
 		r->left--;
-		err = r->fn(r->ctx, r->dts[i]);
+		err = r->job->fn(r->ctx, r->dts[i]);
 		r->state[i] = TASK_DONE;
 		r->errs[i] = err;
 		if (err)
@@ -111,15 +112,29 @@ unsigned int dump_par_workers(unsigned int n_tasks)
 	return n_tasks < (unsigned long)cpus ? n_tasks : (unsigned int)cpus;
 }
 
-int dump_tasks_par(struct dump_ctx *ctx, struct dump_task **dts, unsigned int n, dump_task_fn fn)
+/* The tracer's own part of @r's job: a failure stops the workers. */
+static int tracer_part(struct par_run *r)
 {
-	struct par_run r = { .ctx = ctx, .fn = fn, .dts = dts, .n = n, .left = n };
+	int err = r->job->tracer ? r->job->tracer(r->ctx, r->dts, r->n) : 0;
+
+	if (err) {
+		par_take(true);
+		r->stop = true;
+		par_drop();
+	}
+	return err;
+}
+
+int dump_tasks_par(struct dump_ctx *ctx, struct dump_task **dts, unsigned int n,
+		   const struct par_job *job)
+{
+	struct par_run r = { .ctx = ctx, .job = job, .dts = dts, .n = n, .left = n };
 	unsigned int want = dump_par_workers(n), started, i;
 	_cleanup_free_ pthread_t *th = calloc(want ? want : 1, sizeof(*th));
 	_cleanup_free_ int *parent = calloc(n ? n : 1, sizeof(*parent));
 	_cleanup_free_ unsigned char *state = calloc(n ? n : 1, sizeof(*state));
 	_cleanup_free_ int *errs = calloc(n ? n : 1, sizeof(*errs));
-	int err = 0;
+	int err = 0, terr;
 
 	if (!th || !parent || !state || !errs)
 		return -ENOMEM;
@@ -129,19 +144,20 @@ int dump_tasks_par(struct dump_ctx *ctx, struct dump_task **dts, unsigned int n,
 	find_parents(&r);
 	pthread_cond_init(&r.ready, NULL);
 	started = start_workers(&r, th, want);
+	terr = started ? tracer_part(&r) : 0;
 	par_tracer_serve();
 	for (i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
 	pthread_cond_destroy(&r.ready);
 	if (!started) {
-		pr_warn("no worker thread: the tasks are dumped one after the other\n");
+		pr_warn("no worker thread: the tasks are done one after the other\n");
 		for (i = 0; i < n && !err; i++)
-			err = fn(ctx, dts[i]);
-		return err;
+			err = job->fn(ctx, dts[i]);
+		return err ?: job->tracer ? job->tracer(ctx, dts, n) : 0;
 	}
-	pr_debug("%u tasks dumped by %u workers\n", n - r.left, started);
+	pr_debug("%u tasks done by %u workers\n", n - r.left, started);
 	/* the first failure in the tree's order: its message was logged by the worker */
 	for (i = 0; i < n && !err; i++)
 		err = errs[i];
-	return err;
+	return err ?: terr;
 }

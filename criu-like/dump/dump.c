@@ -337,6 +337,7 @@ static bool par_dump_ok(const struct dump_ctx *ctx)
 /* The live tasks from @from on, on worker threads when that is allowed (dump-par.c). */
 static int dump_other_tasks(struct dump_ctx *ctx, unsigned int from)
 {
+	static const struct par_job job = { .fn = dump_one_task, .after_parent = true };
 	_cleanup_free_ struct dump_task **dts = calloc(ctx->nr_tasks + 1, sizeof(*dts));
 	unsigned int i, n = 0;
 	int err = 0;
@@ -347,7 +348,7 @@ static int dump_other_tasks(struct dump_ctx *ctx, unsigned int from)
 		if (dump_task_live(&ctx->tasks[i]))
 			dts[n++] = &ctx->tasks[i];
 	if (n > 1 && par_dump_ok(ctx))
-		return dump_tasks_par(ctx, dts, n, dump_one_task);
+		return dump_tasks_par(ctx, dts, n, &job);
 	for (i = 0; i < n && !err; i++)
 		err = dump_one_task(ctx, dts[i]);
 	return err;

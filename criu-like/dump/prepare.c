@@ -110,29 +110,70 @@ static void drop_uprobes_area(struct dump_task *dt)
  * VMAs (prepare_vmas()); with @core, what its core image needs the leader
  * stopped for.
  */
-static int prepare_read(struct dump_task *dt, bool core)
+/* What /proc shows of the task: no ptrace, a worker of a parallel run may read it (par.h). */
+static int prepare_proc_reads(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	pid_t pid = dt->t->pid;
+	int err;
+
+	(void)ctx;
+	/* Read before the infection, which blocks every signal while the parasite runs. */
+	err = proc_parse_stat(pid, 0, &dt->stat);
+	if (!err)
+		err = read_limits(pid, &dt->limits);
+	if (!err)
+		err = check_fd_room(pid, dt->limits);
+	if (!err)
+		err = proc_parse_status(pid, 0, &dt->status);
+	if (err)
+		pr_errno(err, "pid %d: cannot prepare the task for the dump", pid);
+	return err;
+}
+
+/* What needs ptrace, on the tracer thread. */
+static int prepare_traced(struct dump_task *dt, bool core)
 {
 	struct seized_task *t = dt->t;
 	pid_t tids[t->nr_threads];
 	unsigned int i, removed;
-	int err;
+	int err = 0;
 
 	for (i = 0; i < t->nr_threads; i++)
 		tids[i] = t->threads[i].tid;
-	/* Read before the infection, which blocks every signal while the parasite runs. */
-	err = proc_parse_stat(t->pid, 0, &dt->stat);
-	if (!err)
-		err = read_limits(t->pid, &dt->limits);
-	if (!err)
-		err = check_fd_room(t->pid, dt->limits);
-	if (!err)
-		err = proc_parse_status(t->pid, 0, &dt->status);
 	/* the leader's signal queues: the infection changes none (the parasite takes back its own) */
-	if (!err && core)
+	if (core)
 		err = dump_leader_prefetch(dt);
 	if (!err)
 		err = parasite_remove_stale_areas(t->pid, tids, t->nr_threads, &removed);
+	if (err)
+		pr_errno(err, "pid %d: cannot prepare the task for the dump", t->pid);
 	return err;
+}
+
+static int prepare_traced_all(struct dump_ctx *ctx, struct dump_task **dts, unsigned int n)
+{
+	int err = 0;
+
+	for (unsigned int i = 0; i < n && !err; i++)
+		err = prepare_traced(dts[i], !ctx->pre_dump);
+	return err;
+}
+
+/*
+ * Every task's /proc reads, on worker threads when there are several
+ * (dump-par.c), while the tracer thread does what needs ptrace.
+ */
+static int prepare_read_all(struct dump_ctx *ctx, struct dump_task **dts, unsigned int n)
+{
+	static const struct par_job job = { .fn = prepare_proc_reads,
+					    .tracer = prepare_traced_all };
+	int err = 0;
+
+	if (n > 1)
+		return dump_tasks_par(ctx, dts, n, &job);
+	for (unsigned int i = 0; i < n && !err; i++)
+		err = prepare_proc_reads(ctx, dts[i]);
+	return err ?: prepare_traced_all(ctx, dts, n);
 }
 
 /* smaps read before the infection (@err, in @us) into dt->vmas: what is left to do with it. */
@@ -183,7 +224,7 @@ static int infected_smaps_read(const struct cr_options *o, struct dump_task *dt,
 }
 
 /*
- * The VMAs of @n tasks prepare_read() made ready (@dts), after their stale
+ * The VMAs of @n tasks prepare_read_all() made ready (@dts), after their stale
  * areas are gone, before our own area appears: smaps itself, read side by
  * side, without --snapshot, as nothing runs beside its read. With
  * --snapshot, smaps, whose read walks every page table entry, is read after
@@ -251,7 +292,9 @@ static int prepare_task(const struct cr_options *o, struct dump_ctx *ctx, struct
 
 	for (i = 0; i < t->nr_threads; i++)
 		tids[i] = t->threads[i].tid;
-	err = prepare_read(dt, true);
+	err = prepare_proc_reads(NULL, dt);
+	if (!err)
+		err = prepare_traced(dt, true);
 	if (!err)
 		err = prepare_vmas(o, ctx && ctx->snap, &dt, 1, &maps);
 	if (!err)
@@ -483,11 +526,8 @@ int dump_prepare_tasks(struct dump_ctx *ctx, bool background)
 	for (i = 0; i < m; i++)
 		dts[i] = &ctx->tasks[idx[i]];
 	err = refuse_shared_mm(dts, m);
-	for (i = 0; i < m && !err; i++) {
-		err = prepare_read(dts[i], !ctx->pre_dump);
-		if (err)
-			pr_errno(err, "pid %d: cannot prepare the task for the dump", reqs[i].pid);
-	}
+	if (!err)
+		err = prepare_read_all(ctx, dts, m);
 	if (!err && m)
 		err = prepare_vmas(ctx->opts, ctx->snap, dts, m - later, maps);
 	if (!err && later) {

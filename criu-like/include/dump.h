@@ -169,14 +169,24 @@ int dump_vmas_wait(struct dump_ctx *ctx, bool failed);
 /* prepare.c: alive or stopped (a zombie is neither). */
 bool dump_task_live(const struct dump_task *dt);
 int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt);
+/* dump-par.c: work for dump_tasks_par(). */
+struct par_job {
+	/* for each task, on a worker */
+	int (*fn)(struct dump_ctx *ctx, struct dump_task *dt);
+	/* a task only once its parent (if among them) is done */
+	bool after_parent;
+	/* on the tracer thread meanwhile, before it serves the workers (NULL: none) */
+	int (*tracer)(struct dump_ctx *ctx, struct dump_task **dts, unsigned int n);
+};
 /*
- * dump-par.c: @fn(ctx, @dts[i]) for each of the @n tasks on worker threads,
- * a task once its parent (if among them) is done; the calling thread, the
- * tracer, serves the workers' ptrace requests meanwhile. No task is started
- * after one failed; the first failure in @dts' order is returned.
+ * dump-par.c: @job for each of the @n tasks @dts on worker threads; the
+ * calling thread, the tracer, does @job's part and then serves the workers'
+ * ptrace requests. No task is started after one failed (or after @job's
+ * tracer part failed); the first failure in @dts' order is returned, or the
+ * tracer part's.
  */
-typedef int (*dump_task_fn)(struct dump_ctx *ctx, struct dump_task *dt);
-int dump_tasks_par(struct dump_ctx *ctx, struct dump_task **dts, unsigned int n, dump_task_fn fn);
+int dump_tasks_par(struct dump_ctx *ctx, struct dump_task **dts, unsigned int n,
+		   const struct par_job *job);
 /* dump-par.c: how many workers dump_tasks_par() starts for @n_tasks. */
 unsigned int dump_par_workers(unsigned int n_tasks);
 /* mem.c: mm-PID.img (mm-img.c), pagemap-PID.img and its pages image. */
