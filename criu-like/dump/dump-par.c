@@ -44,9 +44,8 @@ struct par_run {
 static int pick(const struct par_run *r)
 {
 	for (unsigned int i = 0; i < r->n; i++)
-		if (r->state[i] == TASK_WAITING &&
-		    (!r->job->after_parent || r->parent[i] < 0 ||
-		     r->state[r->parent[i]] == TASK_DONE))
+		if (r->state[i] == TASK_WAITING && (!r->job->after_parent || r->parent[i] < 0 ||
+						    r->state[r->parent[i]] == TASK_DONE))
 			return (int)i;
 	return -1;
 }
