@@ -18,6 +18,7 @@ V=$B/test/integration/dump-victim
 [ "$(id -u)" = 0 ] || { echo "dump-fail-par: needs root"; exit 77; }
 [ -x "$V" ] && [ -x "$CRIU_LIKE" ] || { echo "dump-fail-par: build first"; exit 1; }
 CRIU_LIKE=$(realpath "$CRIU_LIKE")
+. "$(dirname "$0")/fault.inc"
 N=6
 
 tmp=$(mktemp -d)
@@ -60,19 +61,10 @@ intact() {
 		tail -n +"$before" "$tmp/v" | grep -q "^p$i tick" ||
 			{ echo "p$i stopped ticking"; return 1; }
 	done
-	if awk '/tick/ && $NF != 0 { e = 1 } END { exit !e }' "$tmp/v"; then
-		echo "memory check failed: $(awk '/tick/ && $NF != 0' "$tmp/v" | head -1)"
-		return 1
-	fi
+	e=$(mem_errors "$tmp/v")
+	[ -z "$e" ] || { echo "memory check failed: $e"; return 1; }
 	return 0
 }
-
-complete() {
-	[ -e "$1/inventory.img" ] &&
-		"$CRIU_LIKE" decode "$1/inventory.img" 2>/dev/null | grep -q '"completed": *true'
-}
-
-count() { sed -n 's/^fault injection: \([0-9]*\) points passed/\1/p' "$1" | tail -1; }
 
 start
 CRIU_LIKE_FAULT=list "$CRIU_LIKE" dump -R -t "$vp" -D "$tmp/count" -v4 -o "$tmp/list.log" \
