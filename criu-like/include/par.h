@@ -55,4 +55,13 @@ void par_worker_leave(void);
 /* Wait on @cv with the big lock (held by this thread), as pthread_cond_wait(). */
 void par_cond_wait(pthread_cond_t *cv);
 
+/*
+ * @fn(@arg, i) for each i in [0, @n), its result in @errs[i], on up to one
+ * thread per CPU, the caller one of them, without the big lock: @fn must be
+ * safe side by side with itself. No i is started after one failed (@errs of
+ * those left 0, @ran[i] false if @ran is not NULL). Returns the first
+ * failure in the order of i, or 0.
+ */
+int par_for(unsigned int n, int (*fn)(void *arg, unsigned int i), void *arg, int *errs, bool *ran);
+
 #endif

@@ -10,8 +10,11 @@
  * worker's section is not broken by the hand-over.
  */
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <unistd.h>
 
 #include "par.h"
 
@@ -146,4 +149,64 @@ void par_worker_leave(void)
 	nr_workers--;
 	pthread_cond_signal(&q_cv);
 	pthread_mutex_unlock(&q_lock);
+}
+
+/* par_for(): the indices are taken in order by every thread. */
+struct par_for {
+	int (*fn)(void *arg, unsigned int i);
+	void *arg;
+	int *errs;
+	bool *ran;
+	unsigned int n;
+	atomic_uint next;
+	atomic_bool stop;
+};
+
+static void *par_for_thread(void *arg)
+{
+	struct par_for *f = arg;
+	unsigned int i;
+
+	while (!atomic_load(&f->stop) && (i = atomic_fetch_add(&f->next, 1)) < f->n) {
+		f->errs[i] = f->fn(f->arg, i);
+		if (f->ran)
+			f->ran[i] = true;
+		if (f->errs[i])
+			atomic_store(&f->stop, true);
+	}
+	return NULL;
+}
+
+int par_for(unsigned int n, int (*fn)(void *arg, unsigned int i), void *arg, int *errs, bool *ran)
+{
+	struct par_for f = { .fn = fn, .arg = arg, .errs = errs, .ran = ran, .n = n };
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t th[16];
+	unsigned int nth = 0, want = cpus > 1 ? (unsigned int)cpus - 1 : 0, i;
+	sigset_t all, old;
+
+	if (want > n - (n > 0))
+		want = n ? n - 1 : 0;
+	if (want > sizeof(th) / sizeof(th[0]))
+		want = sizeof(th) / sizeof(th[0]);
+	atomic_init(&f.next, 0);
+	atomic_init(&f.stop, false);
+	for (i = 0; i < n; i++) {
+		errs[i] = 0;
+		if (ran)
+			ran[i] = false;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (; nth < want; nth++)
+		if (pthread_create(&th[nth], NULL, par_for_thread, &f))
+			break;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	par_for_thread(&f);
+	while (nth)
+		pthread_join(th[--nth], NULL);
+	for (i = 0; i < n; i++)
+		if (errs[i])
+			return errs[i];
+	return 0;
 }
