@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -879,6 +880,12 @@ static int prepare_tasks(struct restore_ctx *ctx)
 		for (i = 0; !err && i < ctx->nr_tasks; i++)
 			err = prepare_task_at(ctx, i);
 	} else {
+		/*
+		 * The plans go to the main heap, which is collapsed into huge
+		 * pages for the forks (restore-fork.c), not to an arena of each
+		 * thread that every task would copy and unmap page by page.
+		 */
+		mallopt(M_ARENA_MAX, 1);
 		err = par_for(ctx->nr_tasks, prepare_task_at, ctx, errs, NULL);
 	}
 	for (i = 0; !err && i < ctx->nr_tasks; i++) {
