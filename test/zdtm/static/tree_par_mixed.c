@@ -59,18 +59,19 @@ static void *thread_main(void *arg)
 static int start_thread(pthread_t *th)
 {
 	sigset_t s;
+	int err;
 
 	/* SIGTERM is the main thread's (test_waitsig()): the thread is born with it blocked */
 	sigemptyset(&s);
 	sigaddset(&s, THREAD_SIG);
 	sigaddset(&s, SIGTERM);
-	if (pthread_sigmask(SIG_BLOCK, &s, NULL) || pthread_create(th, NULL, thread_main, NULL))
-		return -1;
+	err = pthread_sigmask(SIG_BLOCK, &s, NULL) ?: pthread_create(th, NULL, thread_main, NULL);
+	if (err)
+		return -err;
 	sigemptyset(&s);
 	sigaddset(&s, SIGTERM);
-	if (pthread_sigmask(SIG_UNBLOCK, &s, NULL))
-		return -1;
-	return pthread_kill(*th, THREAD_SIG) ? -1 : 0;
+	err = pthread_sigmask(SIG_UNBLOCK, &s, NULL) ?: pthread_kill(*th, THREAD_SIG);
+	return -err;
 }
 
 /* 0 when the thread still sees its signal pending after the restore. */
