@@ -334,10 +334,22 @@ static bool par_dump_ok(const struct dump_ctx *ctx)
 	       !o->track_mem && ctx->prev_dirfd < 0;
 }
 
-/* The live tasks from @from on, on worker threads when that is allowed (dump-par.c). */
+/* On a worker: the task once its smaps is in (the others' are read meanwhile), then dumped. */
+static int dump_par_task(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	int err = dump_vmas_take(ctx, dt);
+
+	return err ?: dump_one_task(ctx, dt);
+}
+
+/*
+ * The live tasks from @from on, on worker threads when that is allowed
+ * (dump-par.c), each as soon as its smaps is in; else one after the other
+ * once every smaps is in.
+ */
 static int dump_other_tasks(struct dump_ctx *ctx, unsigned int from)
 {
-	static const struct par_job job = { .fn = dump_one_task, .after_parent = true };
+	static const struct par_job job = { .fn = dump_par_task, .after_parent = true };
 	_cleanup_free_ struct dump_task **dts = calloc(ctx->nr_tasks + 1, sizeof(*dts));
 	unsigned int i, n = 0;
 	int err = 0;
@@ -347,8 +359,9 @@ static int dump_other_tasks(struct dump_ctx *ctx, unsigned int from)
 	for (i = from; i < ctx->nr_tasks; i++)
 		if (dump_task_live(&ctx->tasks[i]))
 			dts[n++] = &ctx->tasks[i];
-	if (n > 1 && par_dump_ok(ctx))
+	if (n > 1 && par_dump_ok(ctx) && dump_vmas_by_task(ctx))
 		return dump_tasks_par(ctx, dts, n, &job);
+	err = dump_vmas_wait(ctx, false);
 	for (i = 0; i < n && !err; i++)
 		err = dump_one_task(ctx, dts[i]);
 	return err;
@@ -424,8 +437,6 @@ static int dump_tasks(struct dump_ctx *ctx)
 			err = dump_one_task(ctx, &ctx->tasks[i]);
 			break;
 		}
-	if (!err)
-		err = dump_vmas_wait(ctx, false);
 	if (!err)
 		err = dump_other_tasks(ctx, i + 1);
 	/* the background reads end before any cure (at once if the dump failed) */

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <linux/kcmp.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "dump.h"
 #include "infect.h"
 #include "log.h"
+#include "par.h"
 #include "smaps-reader.h"
 #include "snapshot.h"
 #include "stats.h"
@@ -329,6 +331,10 @@ struct smaps_bg {
 	int *errs;
 	uint64_t *us;
 	bool prefetch; /* their pagemaps too, for the comparison with their parents */
+	pthread_mutex_t lock; /* in[], and cv: a list is in */
+	pthread_cond_t cv;
+	bool *in; /* list i read (or failed): dump_vmas_take() may take it */
+	bool *taken; /* list i taken by dump_vmas_take(): dump_vmas_wait() skips it */
 	atomic_size_t prefetch_left; /* entries the tree's read-ahead pagemaps may still hold */
 };
 
@@ -345,6 +351,10 @@ static void bg_free(struct smaps_bg *bg)
 		if (bg->vl)
 			vma_list_fini(&bg->vl[i]);
 	}
+	pthread_mutex_destroy(&bg->lock);
+	pthread_cond_destroy(&bg->cv);
+	free(bg->in);
+	free(bg->taken);
 	free(bg->dts);
 	free(bg->maps);
 	free(bg->vl);
@@ -363,7 +373,11 @@ static struct smaps_bg *bg_new(struct dump_task **dts, unsigned int n)
 
 	if (!bg)
 		return NULL;
+	pthread_mutex_init(&bg->lock, NULL);
+	pthread_cond_init(&bg->cv, NULL);
 	bg->n = n;
+	bg->in = calloc(n, sizeof(*bg->in));
+	bg->taken = calloc(n, sizeof(*bg->taken));
 	bg->dts = calloc(n, sizeof(*bg->dts));
 	bg->maps = calloc(n, sizeof(*bg->maps));
 	bg->vl = calloc(n, sizeof(*bg->vl));
@@ -371,7 +385,8 @@ static struct smaps_bg *bg_new(struct dump_task **dts, unsigned int n)
 	bg->errs = calloc(n, sizeof(*bg->errs));
 	bg->us = calloc(n, sizeof(*bg->us));
 	bg->skip = calloc(2 * n, sizeof(*bg->skip));
-	if (!bg->dts || !bg->maps || !bg->vl || !bg->pids || !bg->errs || !bg->us || !bg->skip)
+	if (!bg->dts || !bg->maps || !bg->vl || !bg->pids || !bg->errs || !bg->us || !bg->skip ||
+	    !bg->in || !bg->taken)
 		err = -ENOMEM;
 	for (unsigned int i = 0; i < n && !err; i++) {
 		bg->dts[i] = dts[i];
@@ -386,10 +401,9 @@ static struct smaps_bg *bg_new(struct dump_task **dts, unsigned int n)
 	return bg;
 }
 
-/* In a background thread, task @i's smaps read: its pagemap read ahead (a failure: read later). */
-static void bg_prefetch(unsigned int i, void *arg)
+/* Task @i's smaps read: its pagemap read ahead (a failure: read later). */
+static void bg_prefetch(struct smaps_bg *bg, unsigned int i)
 {
-	struct smaps_bg *bg = arg;
 	size_t need = bg->prefetch ? cow_pagemap_need(&bg->vl[i]) : 0;
 	size_t left = atomic_load(&bg->prefetch_left);
 
@@ -404,12 +418,25 @@ static void bg_prefetch(unsigned int i, void *arg)
 		cow_pagemap_fini(&bg->dts[i]->cow_pm);
 }
 
+/* In a background thread, task @i's smaps read (or failed): its pagemap read ahead, then it is in. */
+static void bg_read_one(unsigned int i, void *arg)
+{
+	struct smaps_bg *bg = arg;
+
+	if (!bg->errs[i])
+		bg_prefetch(bg, i);
+	pthread_mutex_lock(&bg->lock);
+	bg->in[i] = true;
+	pthread_cond_broadcast(&bg->cv);
+	pthread_mutex_unlock(&bg->lock);
+}
+
 /* Once they are infected: their smaps read in the background, the parasites' areas dropped. */
 static int bg_start(struct smaps_bg *bg)
 {
 	for (unsigned int i = 0; i < bg->n; i++)
 		parasite_area(bg->dts[i]->ctl, &bg->skip[2 * i], &bg->skip[2 * i + 1]);
-	bg->job = smaps_read_start(bg->pids, bg->n, bg->skip, bg->vl, bg->errs, bg->us, bg_prefetch,
+	bg->job = smaps_read_start(bg->pids, bg->n, bg->skip, bg->vl, bg->errs, bg->us, bg_read_one,
 				   bg);
 	return bg->job ? 0 : neg_errno();
 }
@@ -439,6 +466,8 @@ int dump_vmas_wait(struct dump_ctx *ctx, bool failed)
 		struct dump_task *dt = bg->dts[i];
 		int e;
 
+		if (bg->taken[i])
+			continue;
 		dt->vmas = bg->vl[i];
 		bg->vl[i] = (struct vma_list){ 0 };
 		e = infected_smaps_read(ctx->opts, dt, &bg->maps[i], bg->errs[i], bg->us[i]);
@@ -446,6 +475,34 @@ int dump_vmas_wait(struct dump_ctx *ctx, bool failed)
 	}
 	bg_free(bg);
 	return err;
+}
+
+bool dump_vmas_by_task(const struct dump_ctx *ctx)
+{
+	return ctx->smaps_bg && smaps_read_threads(ctx->smaps_bg->job);
+}
+
+int dump_vmas_take(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	struct smaps_bg *bg = ctx->smaps_bg;
+	unsigned int i = 0;
+	bool dropped;
+
+	while (bg && i < bg->n && bg->dts[i] != dt)
+		i++;
+	if (!bg || i == bg->n)
+		return 0;
+	/* the other workers of a parallel dump go on meanwhile (par.h) */
+	dropped = par_drop();
+	pthread_mutex_lock(&bg->lock);
+	while (!bg->in[i])
+		pthread_cond_wait(&bg->cv, &bg->lock);
+	pthread_mutex_unlock(&bg->lock);
+	par_take(dropped);
+	bg->taken[i] = true;
+	dt->vmas = bg->vl[i];
+	bg->vl[i] = (struct vma_list){ 0 };
+	return infected_smaps_read(ctx->opts, dt, &bg->maps[i], bg->errs[i], bg->us[i]);
 }
 
 /*

@@ -166,6 +166,17 @@ int dump_prepare_tasks(struct dump_ctx *ctx, bool background);
  * cured sooner), nothing is kept.
  */
 int dump_vmas_wait(struct dump_ctx *ctx, bool failed);
+/*
+ * prepare.c: whether the smaps read in the background can be taken task by
+ * task (threads read them: dump_vmas_take() does not wait forever).
+ */
+bool dump_vmas_by_task(const struct dump_ctx *ctx);
+/*
+ * prepare.c: @dt's smaps read in the background into dt->vmas, once it is
+ * in (the other workers of a parallel dump go on meanwhile); 0 for a task
+ * not read in the background. dump_vmas_wait() then leaves it alone.
+ */
+int dump_vmas_take(struct dump_ctx *ctx, struct dump_task *dt);
 /* prepare.c: alive or stopped (a zombie is neither). */
 bool dump_task_live(const struct dump_task *dt);
 int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt);
