@@ -17,6 +17,7 @@ V=$B/test/integration/dump-victim
 [ "$(id -u)" = 0 ] || { echo "fault-inject: needs root"; exit 77; }
 [ -x "$V" ] && [ -x "$CRIU_LIKE" ] || { echo "fault-inject: build first ($V, $CRIU_LIKE)"; exit 1; }
 CRIU_LIKE=$(realpath "$CRIU_LIKE")
+. "$(dirname "$0")/../test/integration/fault.inc"
 
 tmp=$(mktemp -d)
 pids=
@@ -67,20 +68,10 @@ intact() {
 		[ $_w -le 100 ] || { echo "child $vc stopped ticking"; return 1; }
 		sleep 0.01
 	done
-	if grep 'tick' "$tmp/$1" | awk '$NF != 0 { e = 1 } END { exit !e }'; then
-		echo "memory check failed: $(grep 'tick' "$tmp/$1" | awk '$NF != 0' | head -1)"
-		return 1
-	fi
+	e=$(mem_errors "$tmp/$1")
+	[ -z "$e" ] || { echo "memory check failed: $e"; return 1; }
 	return 0
 }
-
-complete() {
-	[ -e "$1/inventory.img" ] &&
-		"$CRIU_LIKE" decode "$1/inventory.img" 2>/dev/null | grep -q '"completed": *true'
-}
-
-# count OUT: the points a clean run passed, from its "N points passed" line.
-count() { sed -n 's/^fault injection: \([0-9]*\) points passed/\1/p' "$1" | tail -1; }
 
 # ---- a good image directory (kill mode), the counts -------------------------------------
 start v1

@@ -23,6 +23,7 @@
 #include "image.h"
 #include "infect.h"
 #include "log.h"
+#include "par.h"
 #include "lsm.h"
 #include "ns.h"
 #include "seccomp.h"
@@ -181,6 +182,7 @@ static int thread_rseq(pid_t pid, pid_t tid, struct thread_bufs *b)
 /* What needs the thread in a ptrace stop; @shared: also the process-wide queue. */
 struct stopped_reads {
 	pid_t pid;
+	pid_t tid; /* thread_stopped_reads() */
 	struct thread_bufs *b;
 	struct sigqueue *shared;
 };
@@ -195,6 +197,14 @@ static int stopped_reads(pid_t tid, void *arg)
 	if (!err && r->shared)
 		err = peek_signals(r->pid, tid, true, r->shared);
 	return err;
+}
+
+/* stopped_reads() of a thread that is not the leader, on the tracer thread (par.h). */
+static int thread_stopped_reads(void *arg)
+{
+	struct stopped_reads *r = arg;
+
+	return stopped_reads(r->tid, r);
 }
 
 /* dump_leader_prefetch(): the queues and rseq of @b, the process-wide queue in @shared */
@@ -273,7 +283,7 @@ static int dump_thread(struct dump_task *dt, const struct seized_thread *th, str
 {
 	pid_t pid = dt->t->pid, tid = th->tid;
 	const struct arch_thread_state *ts = parasite_thread_regs(dt->ctl, tid);
-	struct stopped_reads r = { .pid = pid, .b = b, .shared = shared };
+	struct stopped_reads r = { .pid = pid, .tid = tid, .b = b, .shared = shared };
 	struct parasite_thread_state st;
 	uint64_t blocked;
 	int err;
@@ -317,7 +327,7 @@ static int dump_thread(struct dump_task *dt, const struct seized_thread *th, str
 	else if (tid == pid)
 		err = parasite_leader_stopped(dt->ctl, stopped_reads, &r);
 	else
-		err = stopped_reads(tid, &r);
+		err = par_tracer_run(thread_stopped_reads, &r);
 	if (err)
 		return err;
 	b->tc.n_pending = b->q.n;
@@ -673,6 +683,23 @@ static int dump_creds(struct dump_ctx *ctx, struct dump_task *dt, TaskCoreEntry 
 	return err;
 }
 
+struct seccomp_req {
+	struct parasite_ctl *ctl;
+	pid_t pid;
+	ThreadCoreEntry **th;
+	unsigned int n;
+	TaskCoreEntry *tc;
+	struct seccomp_dump *sd;
+};
+
+/* seccomp_dump_task() reads the filters with ptrace: on the tracer thread (par.h). */
+static int seccomp_stopped(void *arg)
+{
+	struct seccomp_req *r = arg;
+
+	return seccomp_dump_task(r->ctl, r->pid, r->th, r->n, r->tc, r->sd);
+}
+
 int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	struct seized_task *t = dt->t;
@@ -702,8 +729,11 @@ int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt)
 		n++;
 	}
 	/* Every thread's seccomp mode and filters (seccomp.c), once their tids are known. */
-	if (!err)
-		err = seccomp_dump_task(dt->ctl, t->pid, thp, n, &tb.tc, &sd);
+	if (!err) {
+		struct seccomp_req sr = { dt->ctl, t->pid, thp, n, &tb.tc, &sd };
+
+		err = par_tracer_run(seccomp_stopped, &sr);
+	}
 	if (!err)
 		err = lsm_dump_check(t->pid);
 	if (!err)

@@ -35,6 +35,7 @@
 #include "net-lock.h"
 #include "nfq-hold.h"
 #include "notify.h"
+#include "par.h"
 #include "page-server.h"
 #include "snapshot.h"
 #include "ns.h"
@@ -303,10 +304,14 @@ static void write_stats(struct dump_ctx *ctx)
 
 static int dump_one_task(struct dump_ctx *ctx, struct dump_task *dt)
 {
+	bool dropped;
 	int err;
 
 	pr_info("pid %d: dumping\n", dt->t->pid);
+	/* the task's own state and images: no shared table, other workers may go on (par.h) */
+	dropped = par_drop();
 	err = dump_task_core(ctx, dt);
+	par_take(dropped);
 	/* Files before memory: an fd we cannot dump fails before gigabytes are written. */
 	if (!err)
 		err = dump_task_files(ctx, dt);
@@ -314,6 +319,53 @@ static int dump_one_task(struct dump_ctx *ctx, struct dump_task *dt)
 		err = dump_task_fs(ctx, dt);
 	if (!err)
 		err = dump_task_mm(ctx, dt);
+	return err;
+}
+
+/*
+ * Whether the tasks after the first may be dumped on worker threads: not
+ * where the pages go out in one stream (page server, lazy pages) or are
+ * copied once the tree runs again (pre-dump, snapshot), nor with the write
+ * tracking armed per task: those run one task after the other as before.
+ */
+static bool par_dump_ok(const struct dump_ctx *ctx)
+{
+	const struct cr_options *o = ctx->opts;
+
+	return !ctx->pre_dump && !o->snapshot && !o->page_server && !o->lazy_pages &&
+	       !o->track_mem && ctx->prev_dirfd < 0;
+}
+
+/* On a worker: the task once its smaps is in (the others' are read meanwhile), then dumped. */
+static int dump_par_task(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	int err = dump_vmas_take(ctx, dt);
+
+	return err ?: dump_one_task(ctx, dt);
+}
+
+/*
+ * The live tasks from @from on, on worker threads when that is allowed
+ * (dump-par.c), each as soon as its smaps is in; else one after the other
+ * once every smaps is in.
+ */
+static int dump_other_tasks(struct dump_ctx *ctx, unsigned int from)
+{
+	static const struct par_job job = { .fn = dump_par_task, .after_parent = true };
+	_cleanup_free_ struct dump_task **dts = calloc(ctx->nr_tasks + 1, sizeof(*dts));
+	unsigned int i, n = 0;
+	int err = 0;
+
+	if (!dts)
+		return -ENOMEM;
+	for (i = from; i < ctx->nr_tasks; i++)
+		if (dump_task_live(&ctx->tasks[i]))
+			dts[n++] = &ctx->tasks[i];
+	if (n > 1 && par_dump_ok(ctx) && dump_vmas_by_task(ctx))
+		return dump_tasks_par(ctx, dts, n, &job);
+	err = dump_vmas_wait(ctx, false);
+	for (i = 0; i < n && !err; i++)
+		err = dump_one_task(ctx, dts[i]);
 	return err;
 }
 
@@ -368,7 +420,6 @@ static void discard_parasites(struct dump_ctx *ctx)
 static int dump_tasks(struct dump_ctx *ctx)
 {
 	unsigned int i;
-	bool first;
 	int err, cerr, werr;
 
 	/* what the file kinds can start now, while the tasks are infected */
@@ -383,15 +434,13 @@ static int dump_tasks(struct dump_ctx *ctx)
 		if (ctx->tasks[i].ctl)
 			err = parasite_prefetch_task(ctx->tasks[i].ctl);
 	/* the first task's smaps is in; the others' come while it is dumped */
-	for (i = 0, first = true; i < ctx->nr_tasks && !err; i++) {
-		if (!dump_task_live(&ctx->tasks[i]))
-			continue;
-		if (!first)
-			err = dump_vmas_wait(ctx, false);
-		if (!err)
+	for (i = 0; i < ctx->nr_tasks && !err; i++)
+		if (dump_task_live(&ctx->tasks[i])) {
 			err = dump_one_task(ctx, &ctx->tasks[i]);
-		first = false;
-	}
+			break;
+		}
+	if (!err)
+		err = dump_other_tasks(ctx, i + 1);
 	/* the background reads end before any cure (at once if the dump failed) */
 	werr = dump_vmas_wait(ctx, err != 0);
 	err = err ?: werr;

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <linux/kcmp.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "dump.h"
 #include "infect.h"
 #include "log.h"
+#include "par.h"
 #include "smaps-reader.h"
 #include "snapshot.h"
 #include "stats.h"
@@ -110,29 +112,70 @@ static void drop_uprobes_area(struct dump_task *dt)
  * VMAs (prepare_vmas()); with @core, what its core image needs the leader
  * stopped for.
  */
-static int prepare_read(struct dump_task *dt, bool core)
+/* What /proc shows of the task: no ptrace, a worker of a parallel run may read it (par.h). */
+static int prepare_proc_reads(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	pid_t pid = dt->t->pid;
+	int err;
+
+	(void)ctx;
+	/* Read before the infection, which blocks every signal while the parasite runs. */
+	err = proc_parse_stat(pid, 0, &dt->stat);
+	if (!err)
+		err = read_limits(pid, &dt->limits);
+	if (!err)
+		err = check_fd_room(pid, dt->limits);
+	if (!err)
+		err = proc_parse_status(pid, 0, &dt->status);
+	if (err)
+		pr_errno(err, "pid %d: cannot prepare the task for the dump", pid);
+	return err;
+}
+
+/* What needs ptrace, on the tracer thread. */
+static int prepare_traced(struct dump_task *dt, bool core)
 {
 	struct seized_task *t = dt->t;
 	pid_t tids[t->nr_threads];
 	unsigned int i, removed;
-	int err;
+	int err = 0;
 
 	for (i = 0; i < t->nr_threads; i++)
 		tids[i] = t->threads[i].tid;
-	/* Read before the infection, which blocks every signal while the parasite runs. */
-	err = proc_parse_stat(t->pid, 0, &dt->stat);
-	if (!err)
-		err = read_limits(t->pid, &dt->limits);
-	if (!err)
-		err = check_fd_room(t->pid, dt->limits);
-	if (!err)
-		err = proc_parse_status(t->pid, 0, &dt->status);
 	/* the leader's signal queues: the infection changes none (the parasite takes back its own) */
-	if (!err && core)
+	if (core)
 		err = dump_leader_prefetch(dt);
 	if (!err)
 		err = parasite_remove_stale_areas(t->pid, tids, t->nr_threads, &removed);
+	if (err)
+		pr_errno(err, "pid %d: cannot prepare the task for the dump", t->pid);
 	return err;
+}
+
+static int prepare_traced_all(struct dump_ctx *ctx, struct dump_task **dts, unsigned int n)
+{
+	int err = 0;
+
+	for (unsigned int i = 0; i < n && !err; i++)
+		err = prepare_traced(dts[i], !ctx->pre_dump);
+	return err;
+}
+
+/*
+ * Every task's /proc reads, on worker threads when there are several
+ * (dump-par.c), while the tracer thread does what needs ptrace.
+ */
+static int prepare_read_all(struct dump_ctx *ctx, struct dump_task **dts, unsigned int n)
+{
+	static const struct par_job job = { .fn = prepare_proc_reads,
+					    .tracer = prepare_traced_all };
+	int err = 0;
+
+	if (n > 1)
+		return dump_tasks_par(ctx, dts, n, &job);
+	for (unsigned int i = 0; i < n && !err; i++)
+		err = prepare_proc_reads(ctx, dts[i]);
+	return err ?: prepare_traced_all(ctx, dts, n);
 }
 
 /* smaps read before the infection (@err, in @us) into dt->vmas: what is left to do with it. */
@@ -183,7 +226,7 @@ static int infected_smaps_read(const struct cr_options *o, struct dump_task *dt,
 }
 
 /*
- * The VMAs of @n tasks prepare_read() made ready (@dts), after their stale
+ * The VMAs of @n tasks prepare_read_all() made ready (@dts), after their stale
  * areas are gone, before our own area appears: smaps itself, read side by
  * side, without --snapshot, as nothing runs beside its read. With
  * --snapshot, smaps, whose read walks every page table entry, is read after
@@ -251,7 +294,9 @@ static int prepare_task(const struct cr_options *o, struct dump_ctx *ctx, struct
 
 	for (i = 0; i < t->nr_threads; i++)
 		tids[i] = t->threads[i].tid;
-	err = prepare_read(dt, true);
+	err = prepare_proc_reads(NULL, dt);
+	if (!err)
+		err = prepare_traced(dt, true);
 	if (!err)
 		err = prepare_vmas(o, ctx && ctx->snap, &dt, 1, &maps);
 	if (!err)
@@ -286,6 +331,10 @@ struct smaps_bg {
 	int *errs;
 	uint64_t *us;
 	bool prefetch; /* their pagemaps too, for the comparison with their parents */
+	pthread_mutex_t lock; /* in[], and cv: a list is in */
+	pthread_cond_t cv;
+	bool *in; /* list i read (or failed): dump_vmas_take() may take it */
+	bool *taken; /* list i taken by dump_vmas_take(): dump_vmas_wait() skips it */
 	atomic_size_t prefetch_left; /* entries the tree's read-ahead pagemaps may still hold */
 };
 
@@ -302,6 +351,10 @@ static void bg_free(struct smaps_bg *bg)
 		if (bg->vl)
 			vma_list_fini(&bg->vl[i]);
 	}
+	pthread_mutex_destroy(&bg->lock);
+	pthread_cond_destroy(&bg->cv);
+	free(bg->in);
+	free(bg->taken);
 	free(bg->dts);
 	free(bg->maps);
 	free(bg->vl);
@@ -320,7 +373,11 @@ static struct smaps_bg *bg_new(struct dump_task **dts, unsigned int n)
 
 	if (!bg)
 		return NULL;
+	pthread_mutex_init(&bg->lock, NULL);
+	pthread_cond_init(&bg->cv, NULL);
 	bg->n = n;
+	bg->in = calloc(n, sizeof(*bg->in));
+	bg->taken = calloc(n, sizeof(*bg->taken));
 	bg->dts = calloc(n, sizeof(*bg->dts));
 	bg->maps = calloc(n, sizeof(*bg->maps));
 	bg->vl = calloc(n, sizeof(*bg->vl));
@@ -328,7 +385,8 @@ static struct smaps_bg *bg_new(struct dump_task **dts, unsigned int n)
 	bg->errs = calloc(n, sizeof(*bg->errs));
 	bg->us = calloc(n, sizeof(*bg->us));
 	bg->skip = calloc(2 * n, sizeof(*bg->skip));
-	if (!bg->dts || !bg->maps || !bg->vl || !bg->pids || !bg->errs || !bg->us || !bg->skip)
+	if (!bg->dts || !bg->maps || !bg->vl || !bg->pids || !bg->errs || !bg->us || !bg->skip ||
+	    !bg->in || !bg->taken)
 		err = -ENOMEM;
 	for (unsigned int i = 0; i < n && !err; i++) {
 		bg->dts[i] = dts[i];
@@ -343,10 +401,9 @@ static struct smaps_bg *bg_new(struct dump_task **dts, unsigned int n)
 	return bg;
 }
 
-/* In a background thread, task @i's smaps read: its pagemap read ahead (a failure: read later). */
-static void bg_prefetch(unsigned int i, void *arg)
+/* Task @i's smaps read: its pagemap read ahead (a failure: read later). */
+static void bg_prefetch(struct smaps_bg *bg, unsigned int i)
 {
-	struct smaps_bg *bg = arg;
 	size_t need = bg->prefetch ? cow_pagemap_need(&bg->vl[i]) : 0;
 	size_t left = atomic_load(&bg->prefetch_left);
 
@@ -361,12 +418,25 @@ static void bg_prefetch(unsigned int i, void *arg)
 		cow_pagemap_fini(&bg->dts[i]->cow_pm);
 }
 
+/* In a background thread, task @i's smaps read (or failed): its pagemap read ahead, then it is in. */
+static void bg_read_one(unsigned int i, void *arg)
+{
+	struct smaps_bg *bg = arg;
+
+	if (!bg->errs[i])
+		bg_prefetch(bg, i);
+	pthread_mutex_lock(&bg->lock);
+	bg->in[i] = true;
+	pthread_cond_broadcast(&bg->cv);
+	pthread_mutex_unlock(&bg->lock);
+}
+
 /* Once they are infected: their smaps read in the background, the parasites' areas dropped. */
 static int bg_start(struct smaps_bg *bg)
 {
 	for (unsigned int i = 0; i < bg->n; i++)
 		parasite_area(bg->dts[i]->ctl, &bg->skip[2 * i], &bg->skip[2 * i + 1]);
-	bg->job = smaps_read_start(bg->pids, bg->n, bg->skip, bg->vl, bg->errs, bg->us, bg_prefetch,
+	bg->job = smaps_read_start(bg->pids, bg->n, bg->skip, bg->vl, bg->errs, bg->us, bg_read_one,
 				   bg);
 	return bg->job ? 0 : neg_errno();
 }
@@ -396,6 +466,8 @@ int dump_vmas_wait(struct dump_ctx *ctx, bool failed)
 		struct dump_task *dt = bg->dts[i];
 		int e;
 
+		if (bg->taken[i])
+			continue;
 		dt->vmas = bg->vl[i];
 		bg->vl[i] = (struct vma_list){ 0 };
 		e = infected_smaps_read(ctx->opts, dt, &bg->maps[i], bg->errs[i], bg->us[i]);
@@ -403,6 +475,34 @@ int dump_vmas_wait(struct dump_ctx *ctx, bool failed)
 	}
 	bg_free(bg);
 	return err;
+}
+
+bool dump_vmas_by_task(const struct dump_ctx *ctx)
+{
+	return ctx->smaps_bg && smaps_read_threads(ctx->smaps_bg->job);
+}
+
+int dump_vmas_take(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	struct smaps_bg *bg = ctx->smaps_bg;
+	unsigned int i = 0;
+	bool dropped;
+
+	while (bg && i < bg->n && bg->dts[i] != dt)
+		i++;
+	if (!bg || i == bg->n)
+		return 0;
+	/* the other workers of a parallel dump go on meanwhile (par.h) */
+	dropped = par_drop();
+	pthread_mutex_lock(&bg->lock);
+	while (!bg->in[i])
+		pthread_cond_wait(&bg->cv, &bg->lock);
+	pthread_mutex_unlock(&bg->lock);
+	par_take(dropped);
+	bg->taken[i] = true;
+	dt->vmas = bg->vl[i];
+	bg->vl[i] = (struct vma_list){ 0 };
+	return infected_smaps_read(ctx->opts, dt, &bg->maps[i], bg->errs[i], bg->us[i]);
 }
 
 /*
@@ -483,11 +583,8 @@ int dump_prepare_tasks(struct dump_ctx *ctx, bool background)
 	for (i = 0; i < m; i++)
 		dts[i] = &ctx->tasks[idx[i]];
 	err = refuse_shared_mm(dts, m);
-	for (i = 0; i < m && !err; i++) {
-		err = prepare_read(dts[i], !ctx->pre_dump);
-		if (err)
-			pr_errno(err, "pid %d: cannot prepare the task for the dump", reqs[i].pid);
-	}
+	if (!err)
+		err = prepare_read_all(ctx, dts, m);
 	if (!err && m)
 		err = prepare_vmas(ctx->opts, ctx->snap, dts, m - later, maps);
 	if (!err && later) {

@@ -26,6 +26,7 @@
 #include "infect.h"
 #include "locks.h"
 #include "log.h"
+#include "par.h"
 #include "ns.h"
 #include "util.h"
 
@@ -665,9 +666,28 @@ static int write_fdinfo_img(struct dump_ctx *ctx, pid_t pid, const struct task_f
 	return img_close(img) ?: err;
 }
 
-/* Read every fd, refuse unsupported kinds, find or add each description. */
+/*
+ * Read every fd of the task (its own: the other workers of a parallel dump go
+ * on meanwhile, par.h).
+ */
+static int read_fds(const struct dump_task *dt, struct task_fd *tf, const int *fds, unsigned int n)
+{
+	bool dropped = par_drop();
+	int err = 0;
+
+	for (unsigned int i = 0; i < n && !err; i++) {
+		tf[i].f.pid = dt->t->pid;
+		tf[i].f.fd = fds[i];
+		tf[i].f.dfd = -1;
+		err = fd_info_read(&tf[i].f);
+	}
+	par_take(dropped);
+	return err;
+}
+
+/* Refuse unsupported kinds, find or add each description of the fds read_fds() read. */
 static int collect_fds(struct dump_ctx *ctx, struct dump_task *dt, struct file_table *ft,
-		       struct task_fd *tf, const int *fds, unsigned int n)
+		       struct task_fd *tf, unsigned int n)
 {
 	struct inode_group *g;
 	unsigned int i, pos = 0;
@@ -675,12 +695,7 @@ static int collect_fds(struct dump_ctx *ctx, struct dump_task *dt, struct file_t
 
 	/* Every fd is checked before anything is added: an unsupported one fails early. */
 	for (i = 0; i < n; i++) {
-		tf[i].f.pid = dt->t->pid;
-		tf[i].f.fd = fds[i];
-		tf[i].f.dfd = -1;
-		err = fd_info_read(&tf[i].f);
-		if (!err)
-			err = classify_fd(ctx, dt, &tf[i].f, &tf[i].ops);
+		err = classify_fd(ctx, dt, &tf[i].f, &tf[i].ops);
 		if (!err)
 			err = locks_check(ctx, &tf[i].f);
 		if (err)
@@ -746,23 +761,40 @@ int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt)
 	}
 	/* a table shared with the parent is dumped again: the same descriptions (fdtable.c) */
 	err = fdt_check_shared(&ft->tables, dt->t, &dt->files_shared_with_parent);
-	if (!err)
+	if (!err) {
+		bool dropped = par_drop(); /* its own fds: other workers may go on */
+
 		err = list_fds(pid, &fds, &n);
+		par_take(dropped);
+	}
 	if (err)
 		return err;
 	drop_control_fd(dt, fds, &n);
 	tf = calloc(n ? n : 1, sizeof(*tf));
 	if (!tf)
 		return -ENOMEM;
-	err = collect_fds(ctx, dt, ft, tf, fds, n);
+	err = read_fds(dt, tf, fds, n);
+	/*
+	 * From the first description added to the last dumped, the table must
+	 * look to the other workers of a parallel dump as if this ran at once:
+	 * a description another task shares is complete when it sees it.
+	 */
+	par_pin();
+	if (!err)
+		err = collect_fds(ctx, dt, ft, tf, n);
 	if (!err)
 		err = dump_new_descs(ctx, dt, tf, n);
 	/* --file-locks: after the descriptions, whose kind says whether they can hold locks */
 	for (i = 0; !err && i < n; i++)
 		if (tf[i].d && tf[i].f.n_locks)
 			err = locks_add(ctx, &tf[i].f, tf[i].d);
-	if (!err)
+	par_unpin();
+	if (!err) {
+		bool dropped = par_drop(); /* ids do not change once given */
+
 		err = write_fdinfo_img(ctx, pid, tf, n);
+		par_take(dropped);
+	}
 	if (!err)
 		pr_debug("pid %d: fdinfo-%d.img written\n", pid, pid);
 	task_fds_free(tf, n);

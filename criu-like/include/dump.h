@@ -166,9 +166,40 @@ int dump_prepare_tasks(struct dump_ctx *ctx, bool background);
  * cured sooner), nothing is kept.
  */
 int dump_vmas_wait(struct dump_ctx *ctx, bool failed);
+/*
+ * prepare.c: whether the smaps read in the background can be taken task by
+ * task (threads read them: dump_vmas_take() does not wait forever).
+ */
+bool dump_vmas_by_task(const struct dump_ctx *ctx);
+/*
+ * prepare.c: @dt's smaps read in the background into dt->vmas, once it is
+ * in (the other workers of a parallel dump go on meanwhile); 0 for a task
+ * not read in the background. dump_vmas_wait() then leaves it alone.
+ */
+int dump_vmas_take(struct dump_ctx *ctx, struct dump_task *dt);
 /* prepare.c: alive or stopped (a zombie is neither). */
 bool dump_task_live(const struct dump_task *dt);
 int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt);
+/* dump-par.c: work for dump_tasks_par(). */
+struct par_job {
+	/* for each task, on a worker */
+	int (*fn)(struct dump_ctx *ctx, struct dump_task *dt);
+	/* a task only once its parent (if among them) is done */
+	bool after_parent;
+	/* on the tracer thread meanwhile, before it serves the workers (NULL: none) */
+	int (*tracer)(struct dump_ctx *ctx, struct dump_task **dts, unsigned int n);
+};
+/*
+ * dump-par.c: @job for each of the @n tasks @dts on worker threads; the
+ * calling thread, the tracer, does @job's part and then serves the workers'
+ * ptrace requests. No task is started after one failed (or after @job's
+ * tracer part failed); the first failure in @dts' order is returned, or the
+ * tracer part's.
+ */
+int dump_tasks_par(struct dump_ctx *ctx, struct dump_task **dts, unsigned int n,
+		   const struct par_job *job);
+/* dump-par.c: how many workers dump_tasks_par() starts for @n_tasks. */
+unsigned int dump_par_workers(unsigned int n_tasks);
 /* mem.c: mm-PID.img (mm-img.c), pagemap-PID.img and its pages image. */
 int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt);
 /*

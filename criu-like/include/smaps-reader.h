@@ -38,15 +38,17 @@ void smaps_read_many(const pid_t *pids, unsigned int n, struct vma_list *rets, i
  * The same, in background threads, list i without [@skip[2i], @skip[2i + 1])
  * (NULL: nothing dropped): the arrays must stay until smaps_read_wait(), which
  * joins them and frees the job; @then (NULL: none) is called in the thread
- * after each list read whole, with its index and @arg. NULL with errno set
- * when there is no memory for it (no thread runs then).
+ * after each list is read or has failed (@errs[i]), with its index and @arg.
+ * NULL with errno set when there is no memory for it (no thread runs then).
  * smaps_read_cancel(): no task is taken from then on (the ones taken end).
+ * smaps_read_threads(): how many threads read (0: smaps_read_wait() reads all).
  */
 struct smaps_job;
 struct smaps_job *smaps_read_start(const pid_t *pids, unsigned int n, const unsigned long *skip,
 				   struct vma_list *rets, int *errs, uint64_t *us,
 				   void (*then)(unsigned int i, void *arg), void *arg);
 void smaps_read_cancel(struct smaps_job *j);
+unsigned int smaps_read_threads(const struct smaps_job *j);
 void smaps_read_wait(struct smaps_job *j);
 
 /*

@@ -16,6 +16,7 @@
 
 #include "compat.h"
 #include "log.h"
+#include "par.h"
 #include "mem-int.h"
 #include "mem-scan.h"
 #include "util.h"
@@ -181,15 +182,15 @@ static int grow_vec(struct scan_ctx *c)
  */
 bool mem_scan_knows_guards(void)
 {
-	static int known = -1;
+	static int known = -1; /* set once probed: the workers of a parallel dump ask too */
 	struct pm_scan_arg a = { .size = sizeof(a) };
 	struct page_region r[2] = { 0 };
+	int k = __atomic_load_n(&known, __ATOMIC_RELAXED), fd;
 	char *p;
-	int fd;
 
-	if (known >= 0)
-		return known;
-	known = 0;
+	if (k >= 0)
+		return k;
+	k = 0;
 	p = mmap(NULL, 2 * PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (p != MAP_FAILED && fd >= 0 && !madvise(p + PAGE_SIZE, PAGE_SIZE, MADV_GUARD_INSTALL)) {
@@ -198,14 +199,15 @@ bool mem_scan_knows_guards(void)
 		a.vec = (uintptr_t)r;
 		a.vec_len = 2;
 		a.category_mask = a.return_mask = PAGE_IS_GUARD;
-		known = ioctl(fd, PAGEMAP_SCAN, &a) == 1 && r[0].start == a.start + PAGE_SIZE;
+		k = ioctl(fd, PAGEMAP_SCAN, &a) == 1 && r[0].start == a.start + PAGE_SIZE;
 	}
 	if (fd >= 0)
 		close(fd);
 	if (p != MAP_FAILED)
 		munmap(p, 2 * PAGE_SIZE);
-	pr_debug("PAGEMAP_SCAN %s guard regions\n", known ? "finds" : "does not find");
-	return known;
+	pr_debug("PAGEMAP_SCAN %s guard regions\n", k ? "finds" : "does not find");
+	__atomic_store_n(&known, k, __ATOMIC_RELAXED);
+	return k;
 }
 
 int mem_scan_guards(int pagemap_fd, unsigned long start, unsigned long end, uint64_t **ret,
@@ -405,8 +407,12 @@ static int scan_shmem_vma(struct scan_ctx *c, const struct vma_entry *v, struct 
 	int err;
 
 	err = scan_range(c, v->start, v->end, MEM_SAVE_SHMEM, &found);
-	if (!err)
+	if (!err) {
+		bool held = par_hold(); /* the tree's set: the big lock of a parallel dump */
+
 		err = shmem_set_add(shm, c->pid, v, &found);
+		par_unhold(held);
+	}
 	if (!err)
 		c->st->pages_to_save += runs_pages(&found, 0);
 	mem_runs_fini(&found);

@@ -29,6 +29,7 @@
 #include "image.h"
 #include "infect.h"
 #include "log.h"
+#include "par.h"
 #include "mem-xfer.h"
 #include "page-server.h"
 #include "proc-parse.h"
@@ -47,17 +48,29 @@ uint64_t mem_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* /proc/sys/fs/pipe-max-size (1 MiB by default), capped to what one vmsplice call can fill. */
+/*
+ * /proc/sys/fs/pipe-max-size (1 MiB by default), capped to what one vmsplice
+ * call can fill; read once per run (a tree's dump has a transfer per task,
+ * side by side on the workers of a parallel dump).
+ */
 static size_t pipe_max_size(void)
 {
-	_cleanup_free_ char *s = read_file_at(AT_FDCWD, "/proc/sys/fs/pipe-max-size", NULL);
+	static size_t known;
+	size_t ret = __atomic_load_n(&known, __ATOMIC_RELAXED);
+	_cleanup_free_ char *s = NULL;
 	unsigned long v;
 
+	if (ret)
+		return ret;
+	s = read_file_at(AT_FDCWD, "/proc/sys/fs/pipe-max-size", NULL);
 	if (s)
 		s[strcspn(s, "\n")] = '\0';
 	if (!s || parse_ulong(s, &v) || v < PAGE_SIZE)
-		return 16 * PAGE_SIZE; /* the default pipe size */
-	return min(v & PAGE_MASK, XFER_MAX_PIPE);
+		ret = 16 * PAGE_SIZE; /* the default pipe size */
+	else
+		ret = min(v & PAGE_MASK, XFER_MAX_PIPE);
+	__atomic_store_n(&known, ret, __ATOMIC_RELAXED);
+	return ret;
 }
 
 /* --page-server: announce the image and its runs (the server checksums each run). */
@@ -79,6 +92,7 @@ int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_
 	char name[64];
 	size_t want;
 	int size, err, i;
+	bool held;
 
 	memset(x, 0, sizeof(*x));
 	x->ctx = ctx;
@@ -103,7 +117,9 @@ int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_
 		goto pipes;
 	}
 	/* the room made before the freeze, if any: its pages are allocated (pages-spare.c) */
+	held = par_hold();
 	err = pages_spare_take(ctx, name);
+	par_unhold(held);
 	if (err < 0)
 		return err;
 	x->spare = err > 0;
@@ -153,8 +169,10 @@ pipes:
 			x->pipe_size = (size_t)size;
 	}
 	/* CRIU's page pipes and their buffers: a transfer and its two pipes */
+	held = par_hold();
 	ctx->stats.page_pipes++;
 	ctx->stats.page_pipe_bufs += 2;
+	par_unhold(held);
 	return 0;
 }
 
@@ -169,8 +187,12 @@ static void progress(struct page_xfer *x, bool last)
 		return;
 	x->last_progress_ns = now;
 	x->progress_shown = true;
-	if (progress_format(line, sizeof(line), "memory", x->off, x->total, el) > 0)
+	if (progress_format(line, sizeof(line), "memory", x->off, x->total, el) > 0) {
+		bool held = par_hold(); /* one line at a time from the workers of a parallel dump */
+
 		fprintf(stderr, "\r%s\033[K", line);
+		par_unhold(held);
+	}
 }
 
 /* Complete the image on the server: its checksums, and its place in the inventory's list. */

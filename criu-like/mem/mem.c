@@ -22,6 +22,7 @@
 #include "dump.h"
 #include "image.h"
 #include "log.h"
+#include "par.h"
 #include "mem-int.h"
 #include "ns.h"
 #include "mem-xfer.h"
@@ -153,17 +154,20 @@ static int write_pagemap(struct dump_ctx *ctx, enum cr_img_kind kind, uint32_t i
 	unsigned long prev_end = 0;
 	uint32_t flag = 0;
 	char name[64] = "pagemap";
+	bool held;
 	int err, err2;
 
 	if (!img)
 		return -errno;
 	/* CRIU's pages_skipped_parent, shpages_skipped_parent: kept in a parent image */
+	held = par_hold();
 	for (i = 0; parent && i < parent->nr; i++) {
 		if (kind == CR_IMG_SHMEM_PAGEMAP)
 			ctx->stats.shpages_skipped_parent += parent->runs[i].nr_pages;
 		else
 			ctx->stats.pages_skipped_parent += parent->runs[i].nr_pages;
 	}
+	par_unhold(held);
 	h.pages_id = pages_id;
 	h.has_shared_pid = shared && shared->nr;
 	h.shared_pid = h.has_shared_pid ? (uint32_t)shared_pid : 0;
@@ -258,6 +262,7 @@ static int dump_private_runs(struct dump_ctx *ctx, struct dump_task *dt,
 	_cleanup_free_ uint32_t *crcs = NULL;
 	struct page_xfer x;
 	uint64_t pages, t0;
+	bool held;
 	int err;
 
 	err = runs_check(pid, runs, PAGE_SIZE, &pages);
@@ -271,10 +276,14 @@ static int dump_private_runs(struct dump_ctx *ctx, struct dump_task *dt,
 	if (!err)
 		err = xfer_runs(&x, dt, runs, noread, crcs);
 	err = page_xfer_close(&x, err);
+	held = par_hold();
 	ctx->stats.memwrite_ns += mem_now_ns() - t0;
 	if (!err) {
 		ctx->stats.pages_written += pages;
 		ctx->stats.bytes_written += pages * PAGE_SIZE;
+	}
+	par_unhold(held);
+	if (!err) {
 		err = write_pagemap(ctx, CR_IMG_PAGEMAP, (uint32_t)pidns_vpid(pid), pid, pages_id,
 				    runs, crcs, false, &dt->parent_runs, &dt->shared_runs,
 				    dt->shared_pid);
@@ -303,6 +312,7 @@ int dump_private_pages(struct dump_ctx *ctx, struct dump_task *dt)
 	const struct mem_runs *runs = &dt->plan.runs;
 	_cleanup_free_ bool *noread = NULL;
 	uint32_t pages_id = ctx->next_pages_id++;
+	bool dropped;
 	int err, fd;
 
 	/*
@@ -329,7 +339,10 @@ int dump_private_pages(struct dump_ctx *ctx, struct dump_task *dt)
 	}
 	if (noread)
 		runs = &split;
+	/* the task's own pages: other workers of a parallel dump go on (counters held, par.h) */
+	dropped = par_drop();
 	err = dump_private_runs(ctx, dt, runs, noread, pages_id);
+	par_take(dropped);
 	mem_runs_fini(&split);
 	return err;
 }
@@ -427,8 +440,13 @@ static int split_cow_shared(struct dump_ctx *ctx, struct dump_task *dt)
 	err = cow_runs_union(mine, 2, &all);
 	if (!err && all.nr)
 		err = load_parent(pdt);
-	if (!err && all.nr)
+	if (!err && all.nr) {
+		/* the parent's pagemap, loaded above, is only read: other workers may go on */
+		bool dropped = par_drop();
+
 		err = cow_scan_same_cached(pid, pdt->cow, &dt->cow_pm, &all, &same);
+		par_take(dropped);
+	}
 	cow_pagemap_fini(&dt->cow_pm);
 	if (!err && same.nr)
 		err = cow_shared_runs(&same, &pdt->cow->saved, &shared);
@@ -463,7 +481,11 @@ static int split_cow_shared(struct dump_ctx *ctx, struct dump_task *dt)
 int dump_task_mm_plan(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	pid_t pid = dt->t->pid;
+	/* its own pagemap: other workers of a parallel dump go on (shmem is added held, par.h) */
+	bool dropped = par_drop();
 	int err = mem_scan_task(pid, &dt->vmas, 0, &ctx->shm, &dt->plan);
+
+	par_take(dropped);
 	if (err) {
 		pr_err("pid %d: cannot find the pages to save\n", pid);
 		return err;

@@ -22,6 +22,7 @@
 #include "dump.h"
 #include "image.h"
 #include "log.h"
+#include "par.h"
 #include "mem-int.h"
 #include "ns.h"
 #include "util.h"
@@ -444,6 +445,7 @@ int mm_img_write(struct dump_ctx *ctx, struct dump_task *dt)
 	uint32_t unmapped[3];
 	VmaKind unmapped_kinds[3];
 	unsigned int i;
+	bool dropped, held;
 	int err;
 
 	if (!e || !ep)
@@ -454,11 +456,21 @@ int mm_img_write(struct dump_ctx *ctx, struct dump_task *dt)
 	for (i = 0; i < mm.n_unmapped_specials; i++)
 		unmapped_kinds[i] = (VmaKind)unmapped[i];
 	mm.unmapped_specials = unmapped_kinds;
+	/*
+	 * What is the task's own is read with the other workers of a parallel
+	 * dump going on; its files (the exe, the mapped ones) go into the tree's
+	 * tables held (par.h).
+	 */
+	dropped = par_drop();
 	err = read_auxv(pid, &auxv, &mm.n_auxv);
-	if (!err)
+	if (!err) {
+		held = par_hold();
 		err = dump_exe(ctx, pid, &mm);
+		par_unhold(held);
+	}
 	if (!err)
 		err = task_guards(dt, &guards, &nr_guards);
+	held = par_hold();
 	for (i = 0; !err && i < dt->vmas.nr; i++) {
 		err = fill_vma(ctx, pid, &dt->vmas.vmas[i], dt->plan.policy[i], &e[i]);
 		if (!err)
@@ -466,6 +478,7 @@ int mm_img_write(struct dump_ctx *ctx, struct dump_task *dt)
 					  dt->plan.policy[i], &e[i]);
 		ep[i] = &e[i];
 	}
+	par_unhold(held);
 	if (!err)
 		err = dump_aios(pid, &dt->vmas, &mm);
 	if (!err) {
@@ -476,6 +489,7 @@ int mm_img_write(struct dump_ctx *ctx, struct dump_task *dt)
 		if (err)
 			pr_err("pid %d: cannot write mm-%d.img: %s\n", pid, pid, strerror(-err));
 	}
+	par_take(dropped);
 	for (i = 0; i < dt->vmas.nr; i++)
 		free(e[i].guards);
 	free_aios(&mm);

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "crc32c.h"
 #include "image.h"
 #include "log.h"
+#include "par.h"
 #include "fault.h"
 #include "restore-files.h"
 #include "restore-mem.h"
@@ -621,7 +623,6 @@ static int prepare_task(struct restore_ctx *ctx, struct rst_task *t)
 		return err;
 	}
 	t->mem = p;
-	ctx->stats.pages_restored += p->pages_bytes / PAGE_SIZE;
 	pr_debug("pid %d: %zu VMAs, %zu page runs, %lu bytes of pages, %lu left lazy\n", pid,
 		 p->mm->n_vmas, p->nr_runs, p->pages_bytes, p->lazy_bytes);
 	return 0;
@@ -856,16 +857,54 @@ static int check_timers(struct restore_ctx *ctx)
 	return 0;
 }
 
+static int prepare_task_at(void *arg, unsigned int i)
+{
+	struct restore_ctx *ctx = arg;
+
+	return ctx->tasks[i].core ? prepare_task(ctx, &ctx->tasks[i]) : 0;
+}
+
+/*
+ * Every task's mm, creds and pagemap images read and planned: side by side
+ * on one thread per CPU (par_for(): each task's own images and plan; the
+ * images opened are noted under the image layer's lock), but for lazy pages,
+ * whose plan asks the daemon. The threads end before any fork.
+ */
+static int prepare_tasks(struct restore_ctx *ctx)
+{
+	_cleanup_free_ int *errs = calloc(ctx->nr_tasks + 1, sizeof(*errs));
+	unsigned int i;
+	int err = 0;
+
+	if (ctx->opts->lazy_pages || !errs || ctx->nr_tasks < 3) {
+		for (i = 0; !err && i < ctx->nr_tasks; i++)
+			err = prepare_task_at(ctx, i);
+	} else {
+		/*
+		 * The plans go to the main heap, which is collapsed into huge
+		 * pages for the forks (restore-fork.c), not to an arena of each
+		 * thread that every task would copy and unmap page by page.
+		 */
+		mallopt(M_ARENA_MAX, 1);
+		err = par_for(ctx->nr_tasks, prepare_task_at, ctx, errs, NULL);
+	}
+	for (i = 0; !err && i < ctx->nr_tasks; i++) {
+		const struct rst_mem_plan *p = ctx->tasks[i].mem;
+
+		if (p)
+			ctx->stats.pages_restored += p->pages_bytes / PAGE_SIZE;
+	}
+	return err;
+}
+
 int rst_mem_prepare(struct restore_ctx *ctx)
 {
 	struct rst_shmem *s;
-	unsigned int i;
 	size_t j;
 	int err = check_timers(ctx);
 
-	for (i = 0; !err && i < ctx->nr_tasks; i++)
-		if (ctx->tasks[i].core)
-			err = prepare_task(ctx, &ctx->tasks[i]);
+	if (!err)
+		err = prepare_tasks(ctx);
 	s = err ? NULL : calloc(1, sizeof(*s));
 	if (!err && !s)
 		err = -ENOMEM;

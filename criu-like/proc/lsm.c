@@ -8,6 +8,7 @@
  * Anything else is refused by name. Documentation/runtimes.md, "LXC".
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,14 +74,18 @@ int lsm_dump_check(pid_t pid)
 	/* criu-like's own label does not change while it runs: read once, not per task */
 	static char own[256];
 	static bool own_read;
+	/* the workers of a parallel dump check their tasks side by side */
+	static pthread_mutex_t own_lock = PTHREAD_MUTEX_INITIALIZER;
 	char pbuf[16], its[256];
 	int err = 0;
 
 	snprintf(pbuf, sizeof(pbuf), "%d", pid);
+	pthread_mutex_lock(&own_lock);
 	if (!own_read) {
 		err = lsm_label("self", own, sizeof(own));
 		own_read = !err;
 	}
+	pthread_mutex_unlock(&own_lock);
 	if (!err)
 		err = lsm_label(pbuf, its, sizeof(its));
 	if (err) {

@@ -76,7 +76,7 @@ static void *smaps_worker(void *arg)
 		j->errs[i] = smaps_read(j->pids[i], j->skip ? &j->skip[2 * i] : NULL, !!j->skip,
 					&j->rets[i]);
 		j->us[i] = now_us() - t0;
-		if (!j->errs[i] && j->then)
+		if (j->then)
 			j->then(i, j->arg);
 	}
 	return NULL;
@@ -123,6 +123,11 @@ struct smaps_job *smaps_read_start(const pid_t *pids, unsigned int n, const unsi
 	*j = (struct smaps_job){ pids, skip, rets, errs, us, n, 0, then, arg, 0 };
 	job_spawn(j, 0);
 	return j;
+}
+
+unsigned int smaps_read_threads(const struct smaps_job *j)
+{
+	return j ? j->nr_threads : 0;
 }
 
 void smaps_read_cancel(struct smaps_job *j)

@@ -20,6 +20,7 @@
 #include "infect.h"
 #include "infect-int.h"
 #include "log.h"
+#include "par.h"
 #include "fault.h"
 #include "util.h"
 
@@ -313,24 +314,38 @@ int parasite_get_itimers(struct parasite_ctl *ctl, struct parasite_itimers *ret)
  * on it. Catch it in a PTRACE_INTERRUPT stop (its recvmsg() is restarted
  * when it goes on, no signal is delivered: the parasite blocks them all).
  */
-int parasite_leader_stopped(struct parasite_ctl *ctl, int (*fn)(pid_t tid, void *arg), void *arg)
+struct leader_stop_req {
+	struct parasite_ctl *ctl;
+	int (*fn)(pid_t tid, void *arg);
+	void *arg;
+};
+
+/* On the tracer thread (par_tracer_run()): a worker of a parallel dump may not ptrace. */
+static int leader_stopped(void *arg)
 {
+	const struct leader_stop_req *r = arg;
+	struct parasite_ctl *ctl = r->ctl;
 	int err, ret;
 
-	err = ctl_settle(ctl);
-	if (err)
-		return err;
 	if (!ctl->leader_running)
-		return fn(ctl->pid, arg);
+		return r->fn(ctl->pid, r->arg);
 	err = interrupt_leader(ctl);
 	if (err)
 		return err;
-	ret = fn(ctl->pid, arg);
+	ret = r->fn(ctl->pid, r->arg);
 	if (ptrace(PTRACE_CONT, ctl->pid, NULL, 0)) {
 		pr_perror("PTRACE_CONT %d", ctl->pid);
 		return neg_errno();
 	}
 	return ret;
+}
+
+int parasite_leader_stopped(struct parasite_ctl *ctl, int (*fn)(pid_t tid, void *arg), void *arg)
+{
+	struct leader_stop_req r = { ctl, fn, arg };
+	int err = ctl_settle(ctl);
+
+	return err ? err : par_tracer_run(leader_stopped, &r);
 }
 
 int parasite_get_prctl(struct parasite_ctl *ctl, uint32_t *securebits, uint32_t *dumpable,
@@ -422,10 +437,10 @@ int parasite_get_thread_state(struct parasite_ctl *ctl, pid_t tid,
 	return 0;
 }
 
-/* What /proc/@pid/fd/@fd names, for messages (a static buffer). */
+/* What /proc/@pid/fd/@fd names, for messages (a buffer of the thread's). */
 static const char *fd_target(pid_t pid, int fd)
 {
-	static char buf[256];
+	static __thread char buf[256];
 	char path[64];
 	ssize_t len;
 

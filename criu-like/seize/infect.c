@@ -19,6 +19,7 @@
 #include "infect.h"
 #include "infect-int.h"
 #include "log.h"
+#include "par.h"
 #include "fault.h"
 #include "parasite-blob.h"
 #include "proc-parse.h"
@@ -378,6 +379,19 @@ static int listen_in_netns(struct parasite_ctl *ctl, struct sockaddr_un *addr, s
 	return err ? err : sk;
 }
 
+struct async_stop_req {
+	struct parasite_ctl *ctl;
+	int status;
+};
+
+/* On the tracer thread (par_tracer_run()): a stop while the parasite works. */
+static int async_stop(void *arg)
+{
+	const struct async_stop_req *r = arg;
+
+	return arch_handle_async_stop(&r->ctl->ts[0], r->status);
+}
+
 /* Wait for @fd to be ready while watching the leader for stops. */
 int wait_fd(struct parasite_ctl *ctl, int fd)
 {
@@ -385,19 +399,24 @@ int wait_fd(struct parasite_ctl *ctl, int fd)
 	int waited = 0, status, err;
 
 	for (;;) {
+		/* a worker of a parallel dump lets the others run while its parasite works */
+		bool dropped = par_drop();
 		int n = poll(&pfd, 1, 50);
 
+		par_take(dropped);
 		if (n > 0)
 			return 0;
 		if (n < 0 && errno != EINTR)
 			return neg_errno();
 		n = waitpid(ctl->pid, &status, WNOHANG | __WALL);
 		if (n == ctl->pid) {
+			struct async_stop_req r = { ctl, status };
+
 			if (!WIFSTOPPED(status)) {
 				pr_err("task %d died while infected\n", ctl->pid);
 				return -ESRCH;
 			}
-			err = arch_handle_async_stop(&ctl->ts[0], status);
+			err = par_tracer_run(async_stop, &r);
 			if (err)
 				return err;
 		}

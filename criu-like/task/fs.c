@@ -35,6 +35,7 @@
 #include "dump.h"
 #include "image.h"
 #include "log.h"
+#include "par.h"
 #include "ns.h"
 #include "restore.h"
 #include "restore-files.h"
@@ -143,7 +144,8 @@ static int dump_root_removed(pid_t pid, const char *root, const struct stat *cwd
 	return 0;
 }
 
-int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt)
+/* fs-PID.img, once the sharing is known: what the task's own links and status say. */
+static int dump_fs_own(struct dump_ctx *ctx, const struct dump_task *dt, bool shared)
 {
 	pid_t pid = dt->t->pid;
 	char cwd[PATH_MAX + 1], root[PATH_MAX + 1];
@@ -151,12 +153,8 @@ int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt)
 	bool cwd_gone = false, root_gone = false;
 	struct stat st;
 	char path[64];
-	bool shared;
 	int err;
 
-	err = check_fs_sharing(ctx, dt, &shared);
-	if (err)
-		return err;
 	if (dt->status.umask < 0) {
 		pr_err("pid %d: /proc/PID/status has no Umask: (Linux 4.7+ needed)\n", pid);
 		return -EOPNOTSUPP;
@@ -200,6 +198,21 @@ int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt)
 	fe.root.len = strlen(root);
 	fe.umask = (uint32_t)dt->status.umask;
 	return img_write_one(ctx->dirfd, CR_IMG_FS, (uint32_t)pidns_vpid(pid), &fe.base);
+}
+
+int dump_task_fs(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	bool shared, dropped;
+	int err;
+
+	err = check_fs_sharing(ctx, dt, &shared);
+	if (err)
+		return err;
+	/* what follows is the task's own: other workers of a parallel dump may go on (par.h) */
+	dropped = par_drop();
+	err = dump_fs_own(ctx, dt, shared);
+	par_take(dropped);
+	return err;
 }
 
 /* ---- restore ------------------------------------------------------------------------------ */

@@ -126,6 +126,6 @@ void fault_kill_point(void)
 
 		limit = e ? atol(e) : 0;
 	}
-	if (limit > 0 && ++step == limit)
+	if (limit > 0 && __atomic_add_fetch(&step, 1, __ATOMIC_RELAXED) == limit)
 		kill(getpid(), SIGKILL);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +15,7 @@ static int log_level = DEFAULT_LOGLEVEL;
 static int log_fd = STDERR_FILENO;
 static struct timespec log_start;
 static char first_error[512]; /* log_first_error() */
+static pthread_mutex_t first_error_lock = PTHREAD_MUTEX_INITIALIZER;
 static int echo_fd = STDERR_FILENO; /* log_move_echo(), log_no_echo() */
 
 const char *log_first_error(void)
@@ -143,8 +145,13 @@ void vprint_on_level(int level, const char *fmt, va_list ap)
 		n = sizeof(buf) - 1;
 		buf[n - 1] = '\n';
 	}
-	if (level == LOG_ERROR && !first_error[0])
-		keep_first_error(buf + strcspn(buf, " ") + 1);
+	if (level == LOG_ERROR) {
+		/* the workers of a parallel dump log side by side (dump/dump-par.c) */
+		pthread_mutex_lock(&first_error_lock);
+		if (!first_error[0])
+			keep_first_error(buf + strcspn(buf, " ") + 1);
+		pthread_mutex_unlock(&first_error_lock);
+	}
 	if (quiet)
 		return;
 	if (write(log_fd, buf, n) < 0) {
