@@ -401,6 +401,45 @@ static void test_blob_crc_long(void **state)
 	free(buf);
 }
 
+/*
+ * The restorer's threads check an entry's pieces each on its own: the XOR of
+ * each piece's crc32c shifted to the entry's end (rst_crc_shift()) is the
+ * entry's crc32c, whatever the cuts (round 0: one piece).
+ */
+static void test_blob_crc_pieces(void **state)
+{
+	size_t size = 5 * RST_CRC_STRIPE + 77, i, round;
+	unsigned char *buf = malloc(size);
+	uint64_t x = 0x2545f4914f6cdd1dULL;
+
+	(void)state;
+	if (!__builtin_cpu_supports("sse4.2"))
+		skip();
+	assert_non_null(buf);
+	for (i = 0; i < size; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		buf[i] = (unsigned char)x;
+	}
+	for (round = 0; round < 20; round++) {
+		uint32_t acc = 0;
+		size_t pos = 0;
+
+		while (pos < size) {
+			size_t len;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			len = round == 0 ? size : 1 + (size_t)(x % (size / 3));
+			if (len > size - pos)
+				len = size - pos;
+			acc ^= rst_crc_shift(rst_crc32c(0, buf + pos, len), size - pos - len);
+			pos += len;
+		}
+		assert_int_equal(acc, crc32c_sw(0, buf, size));
+	}
+	assert_int_equal(rst_crc_shift(0x1234abcd, 0), 0x1234abcd);
+	free(buf);
+}
+
 static void test_regs_restart(void **state)
 {
 	UserRegsEntry e = USER_REGS_ENTRY__INIT;
@@ -561,6 +600,7 @@ int main(void)
 		cmocka_unit_test(test_shmem_find),
 		cmocka_unit_test(test_blob_crc),
 		cmocka_unit_test(test_blob_crc_long),
+		cmocka_unit_test(test_blob_crc_pieces),
 		cmocka_unit_test(test_regs_restart),
 	};
 
