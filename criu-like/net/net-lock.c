@@ -280,8 +280,14 @@ int netlock_open(struct netlock *nl)
 	int i, err = 0;
 
 	if (nl->kind == NETLOCK_NFTABLES && nl->installed) {
-		if (asprintf(&text, "flush set inet %s v4\nflush set inet %s v6\n", nl->name,
-			     nl->name) < 0)
+		/*
+		 * Its two rules deleted: about 0.05 ms, where flushing its sets
+		 * took 0.5-1.5 ms (the kernel's commit of a set of concatenated
+		 * fields), up to 7 ms on a loaded machine, all of it between the
+		 * tree's resume and the let-go of its held packets.
+		 */
+		if (asprintf(&text, "flush chain inet %s input\nflush chain inet %s output\n",
+			     nl->name, nl->name) < 0)
 			return -ENOMEM;
 		err = nft_exec(nl->nft, text, NULL, false);
 	}
