@@ -113,14 +113,6 @@ void netlock_dump_fini(struct dump_ctx *ctx, bool remove);
  * netlock_restore_fini() uses it as it would have found it.
  */
 void netlock_restore_ahead(struct restore_ctx *ctx);
-/*
- * restore.c, once the inventory and the namespaces' images are read: the
- * images' kept nftables lock, in criu-like's network namespace, looked up
- * by a thread (its libnftables loaded, the table listed: about 1.4 ms, on
- * the restore's path before its first connection) while the rest of the
- * images are read. The first restored connection takes what it found.
- */
-void netlock_restore_lookup(struct restore_ctx *ctx, bool own_netns);
 
 /*
  * restore.c, at the end. @restored (the tree runs): remove the lock of the

@@ -120,8 +120,6 @@ struct restore_ctx {
 	 */
 	struct nfq_hold *hold;
 	bool hold_found;
-	/* net-lock-tree.c: the images' lock looked up by a thread (netlock_restore_lookup()) */
-	struct netlock_lookup *netlock_lookup;
 	/* cgroup/: the cgroups of cgroup.img (cgroup.h), NULL when there are none to enter */
 	struct rst_cgroup *cgroup;
 	/* ns.c: the namespaces the root is created in, from their images */

@@ -9,7 +9,6 @@
 #define LOG_PREFIX "net-lock: "
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,79 +313,18 @@ static const char *images_lock(const struct restore_ctx *ctx)
 	return name && *name ? name : NULL;
 }
 
-/* The images' lock @name if it is on this machine, with its runner (errno set when not). */
-static struct netlock *kept_lock(const char *name)
-{
-	/* one runner both to look for the images' lock and to let it go */
-	struct netlock *nl = netlock_by_name(name);
-
-	if (nl && !netlock_exists(nl)) {
-		netlock_free(nl);
-		nl = NULL;
-		errno = 0;
-	}
-	return nl;
-}
-
-struct netlock_lookup {
-	pthread_t th;
-	const char *name;
-	struct netlock *nl; /* the result: NULL, errno in @err */
-	int err;
-};
-
-static void *lookup_run(void *arg)
-{
-	struct netlock_lookup *l = arg;
-
-	l->nl = kept_lock(l->name);
-	l->err = l->nl ? 0 : errno;
-	return NULL;
-}
-
-void netlock_restore_lookup(struct restore_ctx *ctx, bool own_netns)
-{
-	const char *kept = images_lock(ctx);
-	enum netlock_kind kind;
-	struct netlock_lookup *l;
-
-	/* the tree's own namespace is made later; iptables locks cost no tool run to find */
-	if (!kept || own_netns || ctx->netlock_lookup || netlock_name_kind(kept, &kind) ||
-	    kind != NETLOCK_NFTABLES)
-		return;
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		return;
-	l->name = kept;
-	if (pthread_create(&l->th, NULL, lookup_run, l)) {
-		free(l);
-		return;
-	}
-	ctx->netlock_lookup = l;
-}
-
-/* The lookup's thread done: its lock (@ret: NULL when it found none), or -1 when none ran. */
-static int lookup_join(struct restore_ctx *ctx, struct netlock **ret)
-{
-	struct netlock_lookup *l = TAKE_PTR(ctx->netlock_lookup);
-
-	if (!l)
-		return -1;
-	pthread_join(l->th, NULL);
-	*ret = l->nl;
-	errno = l->err;
-	free(l);
-	return 0;
-}
-
 /* The first connection decides: the dump's lock is still here, or a new one is needed. */
 static int restore_lock_setup(struct restore_ctx *ctx, enum netlock_kind kind)
 {
 	const char *kept = images_lock(ctx);
-	struct netlock *nl = NULL;
+	struct netlock *nl;
 
-	if (lookup_join(ctx, &nl) < 0)
-		nl = kept ? kept_lock(kept) : NULL;
+	/* one runner both to look for the images' lock and to let it go */
+	nl = kept ? netlock_by_name(kept) : NULL;
+	if (nl && !netlock_exists(nl)) {
+		netlock_free(nl);
+		nl = NULL;
+	}
 	if (nl) {
 		nl->kept = nl->reused = true;
 		pr_info("network lock %s of the dump is in place: reused\n", kept);
@@ -501,12 +439,7 @@ void netlock_restore_ahead(struct restore_ctx *ctx)
 void netlock_restore_fini(struct restore_ctx *ctx, bool restored)
 {
 	const char *kept = images_lock(ctx);
-	struct netlock *unused = NULL;
 	int saved;
-
-	/* no connection took it (or the restore failed before one): as if never looked up */
-	if (!lookup_join(ctx, &unused))
-		netlock_free(unused);
 	/* the tree has a namespace of its own, entered (the controller may be there already) */
 	bool in_tree = ns_net_tree_fd() >= 0 && !ns_net_enter_tree(&saved);
 	struct nfq_hold *h;

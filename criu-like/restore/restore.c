@@ -447,9 +447,6 @@ static int rst_plan(struct rst_run *r)
 		err = rst_cgroup_prepare(ctx);
 	if (!err)
 		err = ns_restore_load(ctx->inv, ctx->dirfd, &ctx->ns);
-	/* the images' network lock found meanwhile, for the first connection */
-	if (!err)
-		netlock_restore_lookup(ctx, ctx->ns.own[NS_NET]);
 	if (!err)
 		err = read_pstree(r);
 	if (!err)
