@@ -27,7 +27,8 @@ OBJCOPY ?= objcopy
 PROTOC_C ?= protoc-c
 PKGS := libprotobuf-c libnl-3.0 libnl-route-3.0 libcap libbsd gnutls libnetfilter_queue libnetfilter_conntrack
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# GnuTLS: its headers only, the library is loaded at the first TLS connection (net/tls.c)
+PKG_LIBS := $(shell pkg-config --libs $(filter-out gnutls,$(PKGS)) 2>/dev/null)
 
 WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
 CPPFLAGS := -D_GNU_SOURCE -Icriu-like/include -Icriu-like -Iarch/x86/include -Iparasite/include \

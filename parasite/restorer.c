@@ -361,6 +361,75 @@ static void restore_creds(struct rst_args *a, struct rst_thread *th)
 	check(a, th, sys_prctl(PR_SET_DUMPABLE, c->dumpable), "PR_SET_DUMPABLE %u", c->dumpable);
 }
 
+/* ---- memory --------------------------------------------------------------- */
+
+static void wait_word(volatile uint32_t *w, uint32_t want)
+{
+	uint32_t v;
+
+	while ((v = __atomic_load_n(w, __ATOMIC_SEQ_CST)) != want)
+		sys_call6(__NR_futex, (long)w, FUTEX_WAIT, v, 0, 0, 0);
+}
+
+/*
+ * How many threads read the pages: the task's threads, at most one per CPU
+ * it may run on (more would only wait for a CPU, holding a batch).
+ */
+static uint32_t fill_workers(struct rst_args *a)
+{
+	uint64_t mask[16];
+	long n = sys_call3(__NR_sched_getaffinity, 0, sizeof(mask), (long)mask);
+	uint32_t cpus = 0;
+	long i;
+
+	for (i = 0; i < n / 8; i++)
+		for (; mask[i]; mask[i] &= mask[i] - 1)
+			cpus++;
+	if (!a->nr_runs || !cpus)
+		return 1;
+	return cpus < a->nr_threads ? cpus : a->nr_threads;
+}
+
+/* A thread's share of the pages (restorer/mem.c), then one reader fewer. */
+static void fill_share(struct rst_args *a, struct rst_thread *th)
+{
+	fill_pages(a, th);
+	if (__atomic_sub_fetch(&a->fill_left, 1, __ATOMIC_SEQ_CST) == 0)
+		futex_wake(&a->fill_left);
+}
+
+/*
+ * The address space as dumped (restorer/mem.c). The other threads are made
+ * once the VMAs are mapped, and the first of them (one per CPU) read the
+ * pages with the leader, each taking the next batch: the first touch of
+ * the pages, which bounds the read, is shared among the CPUs. They wait
+ * for the leader (restore_thread() after @threads_go) before their own
+ * state: the sigactions (whose SIG_IGN drops what is pending) come first.
+ */
+static void restore_memory(struct rst_args *a, struct rst_thread *th)
+{
+	uint64_t t0, c0;
+
+	map_memory(a, th);
+	a->fill_claim = 0;
+	a->threads_go = 0;
+	a->fill_workers = fill_workers(a);
+	a->fill_left = a->fill_workers;
+	create_threads(a, th);
+	t0 = now_us(1);
+	c0 = now_us(3);
+	if (a->nr_runs)
+		fill_share(a, th);
+	else
+		a->fill_left = 0;
+	wait_word(&a->fill_left, 0);
+	rdebug(a, th,
+	       "%u page runs read and %u checksums checked by %u threads in %lu us (%lu us of "
+	       "the leader's CPU)",
+	       a->nr_runs, a->nr_crcs, a->fill_workers, now_us(1) - t0, now_us(3) - c0);
+	finish_memory(a, th);
+}
+
 /* What each thread restores for itself. */
 static void restore_thread(struct rst_args *a, struct rst_thread *th)
 {
@@ -437,7 +506,9 @@ long parasite_main(struct rst_args *a, long idx)
 		      a->personality);
 		restore_memory(a, th);
 		restore_sigactions(a, th);
-		create_threads(a, th);
+		/* the threads' own state may follow now */
+		__atomic_store_n(&a->threads_go, 1, __ATOMIC_SEQ_CST);
+		futex_wake(&a->threads_go);
 		thread_pidfds(a, th);
 		uring_buffers(a, th);
 		/* the next task of a shared fd table may use it now */
@@ -449,6 +520,10 @@ long parasite_main(struct rst_args *a, long idx)
 		restore_timers(a, th);
 		restore_rlimits(a, th);
 		queue_signals(a, th, 1);
+	} else {
+		if ((uint32_t)idx < a->fill_workers)
+			fill_share(a, th);
+		wait_word(&a->threads_go, 1);
 	}
 	restore_thread(a, th);
 	restore_creds(a, th);

@@ -27,7 +27,9 @@ struct netlock {
 int netlock_self_start_time(uint64_t *ret);
 /* A lock of ours by name, whatever installed it: every family it exists in (NULL, errno set). */
 struct netlock *netlock_by_name(const char *name);
-/* Does @nl (netlock_by_name()) exist on this machine? Through its own runner. */
+/* Does @nl (netlock_by_name()) exist on this machine? Asked of the kernel, else through its runner. */
 bool netlock_exists(struct netlock *nl);
+/* Its libnftables runner opened now (nftables), not at its first change. */
+void netlock_prepare(struct netlock *nl);
 
 #endif

@@ -14,6 +14,10 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netlink.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -433,5 +437,75 @@ int nft_exec(struct nft_runner *r, const char *script, char **ret_out, bool quie
 	else
 		ret = run_tool(argv, script, ret_out, quiet);
 	nft_runner_close(tmp);
+	return ret;
+}
+
+/* The request of nft_table_exists(): header, nfgenmsg, NFTA_TABLE_NAME. */
+struct nft_gettable {
+	struct nlmsghdr nh;
+	struct nfgenmsg nfg;
+	struct nlattr name_attr;
+	char name[NLA_ALIGN(NETLOCK_NAME_MAX)];
+};
+
+/* The answer to @seq on @fd: 1 a table came, 0 ENOENT, or -errno. */
+static int gettable_answer(int fd, uint32_t seq)
+{
+	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+	int found = 0;
+
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+		size_t len = n > 0 ? (size_t)n : 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? neg_errno() : -EIO;
+		for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+			if (h->nlmsg_seq != seq)
+				continue;
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(h);
+
+				if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+					return -EIO;
+				if (!e->error)
+					return found;
+				return e->error == -ENOENT ? 0 : e->error;
+			}
+			if (NFNL_MSG_TYPE(h->nlmsg_type) == NFT_MSG_NEWTABLE)
+				found = 1;
+		}
+	}
+}
+
+int nft_table_exists(const char *name)
+{
+	struct nft_gettable req = { 0 };
+	size_t len = strlen(name) + 1;
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	int fd, ret;
+
+	if (len > sizeof(req.name))
+		return -ENAMETOOLONG;
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+	if (fd < 0)
+		return neg_errno();
+	req.nh.nlmsg_type = (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETTABLE;
+	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	req.nh.nlmsg_seq = 1;
+	req.nfg.nfgen_family = NFPROTO_INET;
+	req.nfg.version = NFNETLINK_V0;
+	req.name_attr.nla_type = NFTA_TABLE_NAME;
+	req.name_attr.nla_len = (uint16_t)(NLA_HDRLEN + len);
+	memcpy(req.name, name, len);
+	req.nh.nlmsg_len = (uint32_t)(NLMSG_LENGTH(sizeof(req.nfg)) + NLA_ALIGN(NLA_HDRLEN + len));
+	if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		ret = neg_errno();
+	else
+		ret = gettable_answer(fd, req.nh.nlmsg_seq);
+	close(fd);
 	return ret;
 }

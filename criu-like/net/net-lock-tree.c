@@ -433,6 +433,8 @@ void netlock_restore_ahead(struct restore_ctx *ctx)
 	ctx->hold_found = true;
 	if (nfq_hold_find(kept, &ctx->hold))
 		ctx->hold = NULL;
+	/* the images' lock, found without libnftables: loaded now for the let-go */
+	netlock_prepare(ctx->netlock);
 }
 
 /* In the tree's network namespace when it has one of its own (a lock installed there). */

@@ -7,10 +7,17 @@
  * client certificate signed by the CA; the client checks the server's
  * certificate against the CA and its name against --address, unless
  * --tls-no-cn-verify.
+ *
+ * GnuTLS is loaded at the first TLS connection (dlopen("libgnutls.so.30")),
+ * not linked: its load and its constructors (about 1.3 ms here) would slow
+ * the start of every run, a restore's included, which is inside the pause of
+ * the restored tree's connections (Documentation/network-lock.md).
  */
 #define LOG_PREFIX "tls: "
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,6 +34,83 @@
 #define TLS_CACRL "/etc/pki/CA/cacrl.pem"
 #define TLS_CERT "/etc/pki/criu/cert.pem"
 #define TLS_KEY "/etc/pki/criu/private/key.pem"
+
+#define TLS_SONAME "libgnutls.so.30"
+
+/* What this file calls of GnuTLS (gnutls_free is a variable holding a function). */
+#define TLS_FUNCS(X)                                    \
+	X(gnutls_certificate_allocate_credentials)      \
+	X(gnutls_certificate_free_credentials)          \
+	X(gnutls_certificate_server_set_request)        \
+	X(gnutls_certificate_set_x509_crl_file)         \
+	X(gnutls_certificate_set_x509_key_file)         \
+	X(gnutls_certificate_set_x509_trust_file)       \
+	X(gnutls_certificate_verification_status_print) \
+	X(gnutls_certificate_verify_peers3)             \
+	X(gnutls_credentials_set)                       \
+	X(gnutls_deinit)                                \
+	X(gnutls_error_is_fatal)                        \
+	X(gnutls_free)                                  \
+	X(gnutls_handshake)                             \
+	X(gnutls_handshake_set_timeout)                 \
+	X(gnutls_init)                                  \
+	X(gnutls_protocol_get_name)                     \
+	X(gnutls_protocol_get_version)                  \
+	X(gnutls_record_recv)                           \
+	X(gnutls_record_send)                           \
+	X(gnutls_set_default_priority)                  \
+	X(gnutls_strerror)                              \
+	X(gnutls_transport_set_int2)
+
+#define TLS_PTR(f) __typeof__(f) *f;
+static struct {
+	TLS_FUNCS(TLS_PTR)
+} gt;
+static int gt_err; /* 0 loaded, or -errno once the load failed */
+static pthread_once_t gt_once = PTHREAD_ONCE_INIT;
+
+static void gt_load(void)
+{
+	void *dl = dlopen(TLS_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+
+	if (!dl) {
+		pr_err("TLS needs GnuTLS: cannot load %s: %s\n", TLS_SONAME, dlerror());
+		gt_err = -ENOENT;
+		return;
+	}
+#define TLS_SYM(f)                                                                         \
+	if (!gt_err && !(gt.f = (__typeof__(f) *)dlsym(dl, #f))) {                         \
+		pr_err("TLS needs GnuTLS: %s has no %s: %s\n", TLS_SONAME, #f, dlerror()); \
+		gt_err = -ENOENT;                                                          \
+	}
+	TLS_FUNCS(TLS_SYM)
+#undef TLS_SYM
+}
+
+/* Every call below goes through the table: the names stand for its entries. */
+#define gnutls_certificate_allocate_credentials (*gt.gnutls_certificate_allocate_credentials)
+#define gnutls_certificate_free_credentials (*gt.gnutls_certificate_free_credentials)
+#define gnutls_certificate_server_set_request (*gt.gnutls_certificate_server_set_request)
+#define gnutls_certificate_set_x509_crl_file (*gt.gnutls_certificate_set_x509_crl_file)
+#define gnutls_certificate_set_x509_key_file (*gt.gnutls_certificate_set_x509_key_file)
+#define gnutls_certificate_set_x509_trust_file (*gt.gnutls_certificate_set_x509_trust_file)
+#define gnutls_certificate_verification_status_print \
+	(*gt.gnutls_certificate_verification_status_print)
+#define gnutls_certificate_verify_peers3 (*gt.gnutls_certificate_verify_peers3)
+#define gnutls_credentials_set (*gt.gnutls_credentials_set)
+#define gnutls_deinit (*gt.gnutls_deinit)
+#define gnutls_error_is_fatal (*gt.gnutls_error_is_fatal)
+#define gnutls_free (*gt.gnutls_free)
+#define gnutls_handshake (*gt.gnutls_handshake)
+#define gnutls_handshake_set_timeout (*gt.gnutls_handshake_set_timeout)
+#define gnutls_init (*gt.gnutls_init)
+#define gnutls_protocol_get_name (*gt.gnutls_protocol_get_name)
+#define gnutls_protocol_get_version (*gt.gnutls_protocol_get_version)
+#define gnutls_record_recv (*gt.gnutls_record_recv)
+#define gnutls_record_send (*gt.gnutls_record_send)
+#define gnutls_set_default_priority (*gt.gnutls_set_default_priority)
+#define gnutls_strerror (*gt.gnutls_strerror)
+#define gnutls_transport_set_int2 (*gt.gnutls_transport_set_int2)
 
 struct tls {
 	gnutls_session_t s;
@@ -108,9 +192,13 @@ static int verify(struct tls *t, const char *peer, const char *host)
 
 static int handshake(struct ps_conn *c, const struct cr_options *o, bool server, const char *host)
 {
-	struct tls *t = calloc(1, sizeof(*t));
+	struct tls *t;
 	int ret, err;
 
+	pthread_once(&gt_once, gt_load);
+	if (gt_err)
+		return gt_err;
+	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	err = creds(t, o, c->peer);

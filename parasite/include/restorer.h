@@ -159,11 +159,16 @@ struct rst_page_run {
 	uint64_t vaddr, len, off;
 };
 
-/* The crc32c of one pagemap entry's data, at file offset @off of the pages fd. */
+/*
+ * The crc32c of one pagemap entry's data, at file offset @off of the pages
+ * fd. @acc and @done are the blob's (0 from the tool): the pieces of an
+ * entry filled by different threads are joined there (restorer/mem.c).
+ */
 struct rst_page_crc {
 	uint64_t off, len;
 	uint32_t crc;
-	uint32_t pad;
+	uint32_t acc; /* XOR of each piece's crc32c, shifted to the entry's end */
+	uint64_t done; /* bytes of the entry checked so far */
 };
 
 struct rst_siginfo {
@@ -302,6 +307,15 @@ struct rst_args {
 	uint32_t creds_pause_ms;
 	uint64_t crcs_off; /* struct rst_page_crc[nr_crcs], in pages file order */
 	uint64_t threads_off; /* struct rst_thread[nr_threads], the leader first */
+	/*
+	 * The blob's own words (0 from the tool), futexes of the task's threads:
+	 * the threads are made before the pages are read and the first
+	 * @fill_workers of them read a share each (restorer/mem.c);
+	 * @fill_claim is the next batch to take, @fill_left the readers not
+	 * done yet, @threads_go 1 once the leader has restored what comes
+	 * before the threads' own state (restorer.c).
+	 */
+	uint32_t fill_workers, fill_claim, fill_left, threads_go;
 	struct rst_special specials[RST_MAX_SPECIALS];
 
 	struct rst_sigaction sigactions[RST_NR_SIGNALS]; /* index i: signal i + 1 */

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The memory part of the restorer blob (Documentation/restore.md,
- * Documentation/memory.md): run by the leader, alone in the task, before
- * anything else. Unmaps what the restore left, moves [vdso] and [vvar] where
- * they were, maps every VMA, reads the pages image into them (crc32c
- * checked), makes the AIO rings again, then protections, guard regions,
- * mlock, lazy ranges, seals and the mm fields. Linked into restorer.elf with
+ * Documentation/memory.md), before anything else. The leader, alone in the
+ * task, unmaps what the restore left, moves [vdso] and [vvar] where they
+ * were, maps every VMA; then the leader and the threads made meanwhile read
+ * the pages image into them, a share each (crc32c checked); then the leader
+ * makes the AIO rings again, then protections, guard regions, mlock, lazy
+ * ranges, seals and the mm fields. Linked into restorer.elf with
  * parasite/restorer.c.
  */
 #define RST_FILE "restorer/mem.c"
@@ -305,6 +306,17 @@ static void map_unfixed(struct rst_args *a, struct rst_thread *th)
 	}
 }
 
+/* @clock: 1 CLOCK_MONOTONIC, 3 CLOCK_THREAD_CPUTIME_ID (what this thread spent, whatever the load). */
+uint64_t now_us(int clock)
+{
+	struct {
+		int64_t sec, nsec;
+	} ts = { 0, 0 };
+
+	sys_call2(__NR_clock_gettime, clock, &ts);
+	return (uint64_t)ts.sec * 1000000 + (uint64_t)ts.nsec / 1000;
+}
+
 /* preadv all of @iov (@n entries, @len bytes) at file offset @off, through short reads. */
 static long preadv_all(int fd, struct iovec *iov, unsigned int n, uint64_t off, uint64_t len)
 {
@@ -329,52 +341,103 @@ static long preadv_all(int fd, struct iovec *iov, unsigned int n, uint64_t off, 
 }
 
 /*
- * The checksums, fed in pages file order as the data arrives: each entry's
- * crc32c is chained over the pieces that hold it and compared when its last
- * byte is in, while that data is still in the CPU's cache.
+ * The checksums: each pagemap entry's crc32c is joined from the crc32c of
+ * its pieces, whichever thread read them and in whatever order, with
+ * crc(A B) = crc(A) * x^(8 |B|) ^ crc(B): a piece that ends @after bytes
+ * before its entry's end adds crc(piece) * x^(8 @after) to the entry's
+ * @acc (XOR, linear), and the thread whose piece completes the entry
+ * compares. Each piece is checked right after its read, while its data is
+ * still in that CPU's cache.
  */
-struct crc_walk {
-	struct rst_page_crc *c, *end;
-	uint64_t done; /* bytes of *c fed so far */
-	uint64_t vaddr; /* where *c's first byte went */
-	uint32_t crc;
-};
-
-static void crc_feed(struct rst_args *a, struct rst_thread *th, struct crc_walk *w, uint64_t off,
-		     const char *p, uint64_t len)
+/* Where the byte at @off of the pages file went (0: no run holds it). */
+static uint64_t addr_of(struct rst_args *a, uint64_t off)
 {
-	while (len && w->c < w->end) {
-		struct rst_page_crc *c = w->c;
-		uint64_t n;
+	struct rst_page_run *r = at(a, a->runs_off);
+	uint32_t i;
 
-		if (off + len <= c->off)
-			return;
-		if (off < c->off) {
-			n = c->off - off;
-			off += n, p += n, len -= n;
+	for (i = 0; i < a->nr_runs; i++)
+		if (r[i].off <= off && off < r[i].off + r[i].len)
+			return r[i].vaddr + (off - r[i].off);
+	return 0;
+}
+
+static void crc_piece(struct rst_args *a, struct rst_thread *th, struct rst_page_crc *c,
+		      uint64_t after, uint32_t crc, uint64_t len)
+{
+	uint64_t done;
+
+	__atomic_fetch_xor(&c->acc, rst_crc_shift(crc, after), __ATOMIC_SEQ_CST);
+	done = __atomic_add_fetch(&c->done, len, __ATOMIC_SEQ_CST);
+	if (done < c->len)
+		return;
+	crc = __atomic_load_n(&c->acc, __ATOMIC_SEQ_CST);
+	if (crc != c->crc) {
+		rerr(a, th,
+		     "pages at %lx (%lu bytes, pages image offset %lx): crc32c %x, expected %x",
+		     addr_of(a, c->off), c->len, c->off, crc, c->crc);
+		fail(a, -EBADMSG);
+	}
+}
+
+/* The first entry of the @n sorted by file offset that ends after @off. */
+static struct rst_page_crc *crc_find(struct rst_page_crc *c, uint32_t n, uint64_t off)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (c[mid].off + c[mid].len <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return c + lo;
+}
+
+/*
+ * Feed the batch just read (@n pieces @iov, contiguous in the file from
+ * @off) to the entries it overlaps: the overlap with each, in file order,
+ * crc'd over the pieces that hold it.
+ */
+static void crc_batch(struct rst_args *a, struct rst_thread *th, const struct iovec *iov,
+		      unsigned int n, uint64_t off)
+{
+	struct rst_page_crc *c0 = at(a, a->crcs_off), *end = c0 + a->nr_crcs, *c;
+	uint64_t pos = off; /* file offset of iov[j]'s first byte */
+	unsigned int j = 0;
+	uint64_t skip = 0; /* bytes of iov[j] already fed */
+
+	for (c = crc_find(c0, a->nr_crcs, off); c < end && j < n; c++) {
+		uint64_t from, to, left;
+		uint32_t crc = 0;
+
+		/* move to the piece that holds the entry's first byte in this batch */
+		from = c->off > pos + skip ? c->off : pos + skip;
+		while (j < n && pos + iov[j].iov_len <= from) {
+			pos += iov[j].iov_len;
+			j++;
+			skip = 0;
 		}
-		if (off != c->off + w->done) {
-			rerr(a, th, "checksum of pages image offset %lx: no run holds it", c->off);
-			fail(a, -EINVAL);
+		if (j == n)
+			break;
+		skip = from - pos;
+		to = c->off + c->len;
+		left = to - from;
+		while (left && j < n) {
+			uint64_t k = iov[j].iov_len - skip < left ? iov[j].iov_len - skip : left;
+
+			crc = rst_crc32c(crc, (const char *)iov[j].iov_base + skip, k);
+			left -= k;
+			skip += k;
+			if (skip == iov[j].iov_len) {
+				pos += iov[j].iov_len;
+				j++;
+				skip = 0;
+			}
 		}
-		if (!w->done)
-			w->vaddr = (uint64_t)p;
-		n = c->len - w->done < len ? c->len - w->done : len;
-		w->crc = rst_crc32c(w->crc, p, n);
-		w->done += n;
-		off += n, p += n, len -= n;
-		if (w->done < c->len)
-			continue;
-		if (w->crc != c->crc) {
-			rerr(a, th,
-			     "pages at %lx (%lu bytes, pages image offset %lx): crc32c %x, "
-			     "expected %x",
-			     w->vaddr, c->len, c->off, w->crc, c->crc);
-			fail(a, -EBADMSG);
-		}
-		w->c++;
-		w->done = 0;
-		w->crc = 0;
+		to -= left; /* where this batch's part of the entry ends */
+		crc_piece(a, th, c, c->off + c->len - to, crc, to - from);
 	}
 }
 
@@ -396,50 +459,77 @@ static void collapse_chunk(struct rst_args *a, uint64_t addr)
 }
 
 /*
- * The runs are contiguous in the pages file: one preadv per batch of up to
- * IOV_BATCH runs and FILL_CHUNK bytes, a long run cut at 2 MiB boundaries of
- * its address. Each large piece is populated first (MADV_POPULATE_WRITE,
- * Linux 5.14): its pages, huge ones in a VMA that had them, are allocated in
- * one call rather than by a fault per page inside the copy, and the copy
- * then finds them in the cache where their clearing left them. The checksums
- * are computed right after each batch (crc_feed()), still in the cache.
+ * The batches of the fill, in the same order for every thread: the runs are
+ * contiguous in the pages file, so one batch is up to IOV_BATCH runs and
+ * FILL_CHUNK bytes, a long run cut at 2 MiB boundaries of its address.
  */
-static void read_pages(struct rst_args *a, struct rst_thread *th)
+struct batch_walk {
+	unsigned int i; /* the run */
+	uint64_t done; /* bytes of run i already in a batch */
+};
+
+static unsigned int next_batch(struct rst_args *a, struct batch_walk *b, struct iovec *iov,
+			       uint64_t *off)
 {
 	struct rst_page_run *r = at(a, a->runs_off);
-	struct crc_walk w = { .c = at(a, a->crcs_off) };
-	struct iovec iov[IOV_BATCH], rd[IOV_BATCH]; /* rd: what preadv_all() advances */
-	uint64_t done = 0; /* bytes of r[i] already read */
-	unsigned int i = 0, j, collapse = 0;
+	uint64_t len = 0;
+	unsigned int n = 0;
 
-	w.end = w.c + a->nr_crcs;
+	if (b->i < a->nr_runs)
+		*off = r[b->i].off + b->done;
+	while (b->i < a->nr_runs && n < IOV_BATCH && len < FILL_CHUNK &&
+	       r[b->i].off + b->done == *off + len) {
+		uint64_t va = r[b->i].vaddr + b->done, piece = r[b->i].len - b->done;
+		uint64_t edge = ((va + FILL_CHUNK) & ~(FILL_CHUNK - 1)) - va;
+
+		if (piece > edge)
+			piece = edge;
+		if (len && len + piece > FILL_CHUNK)
+			break;
+		iov[n].iov_base = (void *)va;
+		iov[n].iov_len = piece;
+		len += piece;
+		n++;
+		b->done += piece;
+		if (b->done == r[b->i].len) {
+			b->done = 0;
+			b->i++;
+		}
+	}
+	return n;
+}
+
+/*
+ * One thread's share of the pages: every batch whose number it takes from
+ * a->fill_claim. Each large piece is populated first (MADV_POPULATE_WRITE,
+ * Linux 5.14): its pages, huge ones in a VMA that had them, are allocated in
+ * one call rather than by a fault per page inside the copy, and the copy
+ * then finds them in the cache where their clearing left them; then one
+ * preadv per batch, then its checksums (crc_batch()). The first touch of
+ * the pages bounds it, on one CPU: threads on other CPUs take batches too.
+ */
+void fill_pages(struct rst_args *a, struct rst_thread *th)
+{
+	struct iovec iov[IOV_BATCH], rd[IOV_BATCH]; /* rd: what preadv_all() advances */
+	struct batch_walk b = { 0, 0 };
+	uint32_t k, mine = __atomic_fetch_add(&a->fill_claim, 1, __ATOMIC_SEQ_CST);
+	unsigned int j, n, collapse = 0, nr = 0;
+	uint64_t t0 = now_us(1), c0 = now_us(3), bytes = 0;
+
 	for (j = 0; j < a->nr_vmas; j++)
 		collapse |= ((struct rst_vma *)at(a, a->vmas_off))[j].collapse;
-	while (i < a->nr_runs) {
-		uint64_t off = r[i].off + done, len = 0;
-		unsigned int n = 0;
+	for (k = 0;; k++) {
+		uint64_t off = 0, len = 0;
 
-		while (i < a->nr_runs && n < IOV_BATCH && len < FILL_CHUNK &&
-		       r[i].off + done == off + len) {
-			uint64_t va = r[i].vaddr + done, piece = r[i].len - done;
-			uint64_t edge = ((va + FILL_CHUNK) & ~(FILL_CHUNK - 1)) - va;
-
-			if (piece > edge)
-				piece = edge;
-			if (len && len + piece > FILL_CHUNK)
-				break;
-			iov[n].iov_base = (void *)va;
-			iov[n].iov_len = piece;
-			len += piece;
-			n++;
-			done += piece;
-			if (done == r[i].len) {
-				done = 0;
-				i++;
-			}
-		}
+		n = next_batch(a, &b, iov, &off);
+		if (!n)
+			break;
+		if (k != mine)
+			continue;
+		mine = __atomic_fetch_add(&a->fill_claim, 1, __ATOMIC_SEQ_CST);
 		for (j = 0; j < n; j++) {
 			rd[j] = iov[j];
+			len += iov[j].iov_len;
 			if (iov[j].iov_len >= POPULATE_MIN)
 				sys_call3(__NR_madvise, (long)iov[j].iov_base, iov[j].iov_len,
 					  MADV_POPULATE_WRITE);
@@ -447,18 +537,31 @@ static void read_pages(struct rst_args *a, struct rst_thread *th)
 		check(a, th, preadv_all(a->pages_fd, rd, n, off, len),
 		      "preadv of %lu bytes at %lx from the pages image", len, off);
 		__atomic_fetch_add(&shared_of(a)->filled, len, __ATOMIC_RELAXED);
-		for (j = 0; j < n; j++) {
-			crc_feed(a, th, &w, off, (const char *)iov[j].iov_base, iov[j].iov_len);
-			off += iov[j].iov_len;
-			if (collapse && iov[j].iov_len == FILL_CHUNK &&
+		if (a->nr_crcs)
+			crc_batch(a, th, iov, n, off);
+		for (j = 0; collapse && j < n; j++)
+			if (iov[j].iov_len == FILL_CHUNK &&
 			    !((uint64_t)iov[j].iov_base & (FILL_CHUNK - 1)))
 				collapse_chunk(a, (uint64_t)iov[j].iov_base);
+		bytes += len;
+		nr++;
+	}
+	rdebug(a, th, "%u batches, %lu bytes of pages read and checked in %lu us (%lu us of CPU)",
+	       nr, bytes, now_us(1) - t0, now_us(3) - c0);
+}
+
+/* Every checksum complete once every thread's share is in. */
+static void crc_all_done(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_page_crc *c = at(a, a->crcs_off);
+	uint32_t i;
+
+	for (i = 0; i < a->nr_crcs; i++)
+		if (c[i].done != c[i].len) {
+			rerr(a, th, "checksum of pages image offset %lx: no run holds it",
+			     c[i].off);
+			fail(a, -EINVAL);
 		}
-	}
-	if (w.c < w.end) {
-		rerr(a, th, "checksum of pages image offset %lx: no run holds it", w.c->off);
-		fail(a, -EINVAL);
-	}
 }
 
 static void protect_vmas(struct rst_args *a, struct rst_thread *th)
@@ -592,17 +695,6 @@ static void close_fds(struct rst_args *a)
 		sys_close(fd[i]);
 }
 
-/* @clock: 1 CLOCK_MONOTONIC, 3 CLOCK_THREAD_CPUTIME_ID (what this thread spent, whatever the load). */
-static uint64_t now_us(int clock)
-{
-	struct {
-		int64_t sec, nsec;
-	} ts = { 0, 0 };
-
-	sys_call2(__NR_clock_gettime, clock, &ts);
-	return (uint64_t)ts.sec * 1000000 + (uint64_t)ts.nsec / 1000;
-}
-
 /* ---- AIO contexts (struct rst_aio) ---------------------------------------- */
 
 struct kiocb_abi { /* struct iocb of linux/aio_abi.h */
@@ -705,22 +797,17 @@ static void restore_aios(struct rst_args *a, struct rst_thread *th)
 	rdebug(a, th, "%u AIO contexts", a->nr_aios);
 }
 
-void restore_memory(struct rst_args *a, struct rst_thread *th)
+void map_memory(struct rst_args *a, struct rst_thread *th)
 {
-	uint64_t t0, t1, c0, c1;
-
 	unmap_all(a, th);
 	move_specials(a, th);
 	map_vmas(a, th);
 	map_unfixed(a, th);
-	t0 = now_us(1);
-	c0 = now_us(3);
-	if (a->nr_runs)
-		read_pages(a, th);
-	t1 = now_us(1);
-	c1 = now_us(3);
-	rdebug(a, th, "%u page runs read and %u checksums checked in %lu us (%lu us of CPU)",
-	       a->nr_runs, a->nr_crcs, t1 - t0, c1 - c0);
+}
+
+void finish_memory(struct rst_args *a, struct rst_thread *th)
+{
+	crc_all_done(a, th);
 	restore_aios(a, th);
 	protect_vmas(a, th);
 	install_guards(a, th);

@@ -68,10 +68,15 @@ __attribute__((noreturn)) void fail(struct rst_args *a, long err);
 	} while (0)
 
 /*
- * restorer/mem.c: the address space as dumped (run by the leader before any
- * other thread exists): VMAs, pages, AIO rings, protections, guards, locks,
- * lazy ranges, seals and the mm fields.
+ * restorer/mem.c: the address space as dumped. map_memory() (the leader,
+ * before any other thread exists): unmaps what the restore left, maps every
+ * VMA. fill_pages(): one thread's share of the pages image read into them,
+ * crc32c checked. finish_memory() (the leader, once every share is in): AIO
+ * rings, protections, guards, locks, lazy ranges, seals and the mm fields.
  */
-void restore_memory(struct rst_args *a, struct rst_thread *th);
+void map_memory(struct rst_args *a, struct rst_thread *th);
+void fill_pages(struct rst_args *a, struct rst_thread *th);
+void finish_memory(struct rst_args *a, struct rst_thread *th);
+uint64_t now_us(int clock);
 
 #endif

@@ -3,7 +3,8 @@
  * The network lock's pure half (net-lock-rules.c): the nft and
  * iptables-restore text for IPv4 and IPv6 tuples, the names, the parsing of
  * `nft list tables` and `iptables -S`, the crash-cleanup rule, the
- * --network-lock values and the tuples the net-lock command takes.
+ * --network-lock values and the tuples the net-lock command takes; and,
+ * live in a network namespace of its own, nft_table_exists().
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,7 +16,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -633,6 +636,51 @@ static void test_raw_bare(void **state)
 	assert_false(netlock_listing_has("", "table ip raw"));
 }
 
+/*
+ * nft_table_exists(): the kernel's answer for a table inet made by the nft
+ * runner and for one that is not there, in a network namespace of a child
+ * of its own (root and nftables needed, else skipped).
+ */
+static int table_exists_child(void)
+{
+	struct nft_runner *r;
+	int ret;
+
+	if (unshare(CLONE_NEWNET))
+		return 77;
+	if (nft_table_exists("criu_like_test_t") != 0)
+		return 1;
+	r = nft_runner_open();
+	if (!r || nft_exec(r, "add table inet criu_like_test_t\n", NULL, true))
+		return 77;
+	ret = nft_table_exists("criu_like_test_t") == 1 ? 0 : 2;
+	if (!ret && nft_table_exists("criu_like_test_u") != 0)
+		ret = 3;
+	if (!ret && nft_table_exists("criu_like_test_t2") != 0)
+		ret = 4;
+	nft_runner_close(r);
+	return ret;
+}
+
+static void test_table_exists(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid())
+		skip();
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid)
+		_exit(table_exists_child());
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77)
+		skip();
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -652,6 +700,7 @@ int main(void)
 		cmocka_unit_test(test_kept),
 		cmocka_unit_test(test_tool_ahead),
 		cmocka_unit_test(test_raw_bare),
+		cmocka_unit_test(test_table_exists),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

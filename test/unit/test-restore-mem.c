@@ -375,6 +375,20 @@ static void test_blob_crc(void **state)
 	assert_int_equal(rst_crc32c(0, "123456789", 9), 0xe3069283); /* the check value */
 }
 
+/* @size bytes of xorshift64 from *@x (which it advances); free() them. */
+static unsigned char *random_buf(size_t size, uint64_t *x)
+{
+	unsigned char *buf = malloc(size);
+	size_t i;
+
+	assert_non_null(buf);
+	for (i = 0; i < size; i++) {
+		*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+		buf[i] = (unsigned char)*x;
+	}
+	return buf;
+}
+
 /* Past three stripes the blob joins three CRCs computed side by side: same values. */
 static void test_blob_crc_long(void **state)
 {
@@ -382,22 +396,53 @@ static void test_blob_crc_long(void **state)
 				       3 * RST_CRC_STRIPE + 4096, 7 * RST_CRC_STRIPE + 13,
 				       1 << 20 };
 	size_t size = (1 << 20) + 64, i;
-	unsigned char *buf = malloc(size);
 	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	unsigned char *buf;
 
 	(void)state;
 	if (!__builtin_cpu_supports("sse4.2"))
 		skip();
-	assert_non_null(buf);
-	for (i = 0; i < size; i++) {
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		buf[i] = (unsigned char)x;
-	}
+	buf = random_buf(size, &x);
 	for (i = 0; i < ARRAY_SIZE(lens); i++) {
 		assert_int_equal(rst_crc32c(0, buf + 3, lens[i]), crc32c_sw(0, buf + 3, lens[i]));
 		assert_int_equal(rst_crc32c(0x12345678, buf, lens[i]),
 				 crc32c_sw(0x12345678, buf, lens[i]));
 	}
+	free(buf);
+}
+
+/*
+ * The restorer's threads check an entry's pieces each on its own: the XOR of
+ * each piece's crc32c shifted to the entry's end (rst_crc_shift()) is the
+ * entry's crc32c, whatever the cuts (round 0: one piece).
+ */
+static void test_blob_crc_pieces(void **state)
+{
+	size_t size = 5 * RST_CRC_STRIPE + 77, round;
+	uint64_t x = 0x2545f4914f6cdd1dULL;
+	unsigned char *buf;
+
+	(void)state;
+	if (!__builtin_cpu_supports("sse4.2"))
+		skip();
+	buf = random_buf(size, &x);
+	for (round = 0; round < 20; round++) {
+		uint32_t acc = 0;
+		size_t pos = 0;
+
+		while (pos < size) {
+			size_t len;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			len = round == 0 ? size : 1 + (size_t)(x % (size / 3));
+			if (len > size - pos)
+				len = size - pos;
+			acc ^= rst_crc_shift(rst_crc32c(0, buf + pos, len), size - pos - len);
+			pos += len;
+		}
+		assert_int_equal(acc, crc32c_sw(0, buf, size));
+	}
+	assert_int_equal(rst_crc_shift(0x1234abcd, 0), 0x1234abcd);
 	free(buf);
 }
 
@@ -561,6 +606,7 @@ int main(void)
 		cmocka_unit_test(test_shmem_find),
 		cmocka_unit_test(test_blob_crc),
 		cmocka_unit_test(test_blob_crc_long),
+		cmocka_unit_test(test_blob_crc_pieces),
 		cmocka_unit_test(test_regs_restart),
 	};
 

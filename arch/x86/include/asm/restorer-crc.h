@@ -54,6 +54,17 @@ static inline uint32_t rst_crc_xpow8n(uint64_t n)
 	return r;
 }
 
+/*
+ * What the crc32c @crc of a piece adds to the crc32c of a buffer that goes
+ * on @after bytes past the piece's end: the crc32c of the whole is the XOR
+ * of that of each of its pieces, in any order (the restorer's threads read
+ * an entry's pieces each on its own).
+ */
+static inline uint32_t rst_crc_shift(uint32_t crc, uint64_t after)
+{
+	return after ? rst_crc_mulmod(rst_crc_xpow8n(after), crc) : crc;
+}
+
 static inline uint32_t rst_crc32c_serial(uint32_t crc, const unsigned char *p, size_t len)
 {
 	uint64_t c = (uint32_t)~crc;
