@@ -177,6 +177,10 @@ uint32_t ns_uts_nested_img(const struct ns_dump_plan *plan, pid_t pid);
  */
 int ns_uts_nested_load(int dirfd, uint32_t id);
 int ns_uts_nested_enter(uint32_t id);
+/* @base + the index of @pid in @pids[0..@n), or 0 when it is not there. */
+uint32_t ns_img_of(const pid_t *pids, unsigned int n, pid_t pid, uint32_t base);
+/* The index of task @i's parent in @tree->tasks (parents come first), -1 for none. */
+int ns_tree_parent(const struct pstree *tree, unsigned int i);
 /* The number of the timens image of @pid's time_for_children, or 0 when it has none. */
 uint32_t ns_time_children_img(const struct ns_dump_plan *plan, pid_t pid);
 /* Task @idx of the tree was forked before its parent unshared its children's time namespace. */

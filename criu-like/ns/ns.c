@@ -303,14 +303,30 @@ bool ns_time_early(const struct ns_dump_plan *plan, unsigned int idx)
 	return plan->tfc.early && plan->tfc.early[idx];
 }
 
-uint32_t ns_time_children_img(const struct ns_dump_plan *plan, pid_t pid)
+uint32_t ns_img_of(const pid_t *pids, unsigned int n, pid_t pid, uint32_t base)
 {
 	unsigned int i;
 
-	for (i = 0; i < plan->tfc.n; i++)
-		if (plan->tfc.pid[i] == pid)
-			return NS_TIME_CHILDREN_IMG_BASE + i;
+	for (i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return base + i;
 	return 0;
+}
+
+int ns_tree_parent(const struct pstree *tree, unsigned int i)
+{
+	const struct seized_task *p = tree->tasks[i]->parent;
+	unsigned int j;
+
+	for (j = 0; p && j < i; j++)
+		if (tree->tasks[j] == p)
+			return (int)j;
+	return -1;
+}
+
+uint32_t ns_time_children_img(const struct ns_dump_plan *plan, pid_t pid)
+{
+	return ns_img_of(plan->tfc.pid, plan->tfc.n, pid, NS_TIME_CHILDREN_IMG_BASE);
 }
 
 /* Time namespaces of the tree's tasks, checked with the tree's structure (ns_time_plan()). */
@@ -320,7 +336,7 @@ static int check_time(const struct pstree *tree, struct ns_dump_plan *plan,
 	struct ns_time_task *tt = calloc(tree->nr_tasks + 1, sizeof(*tt));
 	uint64_t tree_time = plan->own[NS_TIME] ? plan->root.ino[NS_TIME] : plan->tool.ino[NS_TIME];
 	enum ns_time_refusal r;
-	unsigned int i, j, bad = 0;
+	unsigned int i, bad = 0;
 	char a[64], b[64];
 
 	if (!tt)
@@ -332,10 +348,7 @@ static int check_time(const struct pstree *tree, struct ns_dump_plan *plan,
 		tt[i].zombie = t->state == TASK_ZOMBIE;
 		tt[i].time = ids[i][0];
 		tt[i].tfc = ids[i][1];
-		tt[i].parent = -1;
-		for (j = 0; t->parent && j < i; j++)
-			if (tree->tasks[j] == t->parent)
-				tt[i].parent = (int)j;
+		tt[i].parent = ns_tree_parent(tree, i);
 	}
 	r = ns_time_plan(tt, tree->nr_tasks, tree_time, plan->tool.ino[NS_TIME], &plan->tfc, &bad);
 	if (r == NS_TIME_OK) {

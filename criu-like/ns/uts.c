@@ -163,7 +163,7 @@ int ns_uts_check_nested(const struct pstree *tree, struct ns_dump_plan *plan, co
 	uint64_t user = plan->own[NS_USER] ? plan->root.ino[NS_USER] : plan->tool.ino[NS_USER];
 	_cleanup_free_ struct ns_uts_task *tt = calloc(tree->nr_tasks + 1, sizeof(*tt));
 	enum ns_uts_refusal r;
-	unsigned int i, j, bad = 0;
+	unsigned int i, bad = 0;
 	int err;
 
 	if (!tt)
@@ -174,10 +174,7 @@ int ns_uts_check_nested(const struct pstree *tree, struct ns_dump_plan *plan, co
 		tt[i].pid = t->pid;
 		tt[i].zombie = t->state == TASK_ZOMBIE;
 		tt[i].uts = uts[i];
-		tt[i].parent = -1;
-		for (j = 0; t->parent && j < i; j++)
-			if (tree->tasks[j] == t->parent)
-				tt[i].parent = (int)j;
+		tt[i].parent = ns_tree_parent(tree, i);
 	}
 	r = ns_uts_plan(tt, tree->nr_tasks, tree_uts, plan->tool.ino[NS_UTS], &plan->utsn, &bad);
 	if (r == NS_UTS_NOT_PARENTS) {
@@ -215,12 +212,7 @@ int ns_uts_dump_nested(const struct ns_dump_plan *plan, int dirfd)
 
 uint32_t ns_uts_nested_img(const struct ns_dump_plan *plan, pid_t pid)
 {
-	unsigned int i;
-
-	for (i = 0; i < plan->utsn.n; i++)
-		if (plan->utsn.pid[i] == pid)
-			return NS_UTS_NESTED_IMG_BASE + i;
-	return 0;
+	return ns_img_of(plan->utsn.pid, plan->utsn.n, pid, NS_UTS_NESTED_IMG_BASE);
 }
 
 /* The names of the nested namespaces, loaded by the controller before the tasks are forked. */
