@@ -21,6 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "wp-armed.h"
+
 static volatile sig_atomic_t quiet, save;
 static unsigned char *big, *moving;
 static size_t big_len, moving_len;
@@ -38,20 +40,6 @@ static void on_chld(int sig)
 	(void)sig;
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
-}
-
-/* A VMA of this process is registered for userfaultfd write-protection ("uw"). */
-static bool wp_armed(void)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	char line[512];
-	bool armed = false;
-
-	while (f && !armed && fgets(line, sizeof(line), f))
-		armed = !strncmp(line, "VmFlags:", 8) && strstr(line, " uw");
-	if (f)
-		fclose(f);
-	return armed;
 }
 
 static void kid(const char *self, const char *file, int what)

@@ -27,6 +27,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "wp-armed.h"
+
 #define SIDE (32UL << 20)
 
 static void side_effect(const char *mode, unsigned char *big, size_t len, unsigned char **side)
@@ -72,20 +74,6 @@ static uint64_t sum_of(const unsigned char *p, size_t len)
 	for (i = 0; i < len; i += 64)
 		h = (h ^ p[i]) * 1099511628211ULL;
 	return h;
-}
-
-/* A VMA of this process is registered for userfaultfd write-protection ("uw"). */
-static bool wp_armed(void)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	char line[512];
-	bool armed = false;
-
-	while (f && !armed && fgets(line, sizeof(line), f))
-		armed = !strncmp(line, "VmFlags:", 8) && strstr(line, " uw");
-	if (f)
-		fclose(f);
-	return armed;
 }
 
 static void quitter(void)

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * For the victims of the tests of write tracking (predump-victim.c,
+ * snapshot-victim.c): whether a VMA of this process is registered for
+ * userfaultfd write-protection ("uw" in its smaps VmFlags), which the
+ * parasite does while the tree is frozen.
+ */
+#ifndef CRIU_LIKE_TEST_WP_ARMED_H
+#define CRIU_LIKE_TEST_WP_ARMED_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+static inline bool wp_armed(void)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool armed = false;
+
+	while (f && !armed && fgets(line, sizeof(line), f))
+		armed = !strncmp(line, "VmFlags:", 8) && strstr(line, " uw");
+	if (f)
+		fclose(f);
+	return armed;
+}
+
+#endif
