@@ -68,6 +68,8 @@ int snapshot_prearm(struct dump_ctx *ctx);
 struct vma_list;
 int snapshot_task_vmas(struct dump_ctx *ctx, struct dump_task *dt, const struct vma_list *maps,
 		       const unsigned long area[2], struct vma_list *ret);
+/* @dt adopted a uffd armed before the freeze: its plan's scan reports MEM_SCAN_UNPROTECTED. */
+bool snapshot_task_prearmed(struct dump_ctx *ctx, struct dump_task *dt);
 /* The tree seized: each task's state, the uffds armed before adopted. 0 or -errno. */
 int snapshot_open(struct dump_ctx *ctx);
 /*

@@ -102,10 +102,12 @@ void snap_task_init(struct snap_task *t);
  * was armed before, with the same address space, takes that uffd (and opens
  * its /proc/PID/mem: a fault saves the page aside from then on).
  * snap_rearm(): the task infected, @maps read before: register what is new,
- * write-protect again what reads as written (in t->job). On failure the
+ * what reads as written is protected again by snap_rearm_finish(). On failure the
  * adoption is undone and the caller arms the task itself. 0 or -errno.
  */
 void snap_adopt(struct dump_ctx *ctx);
 int snap_rearm(struct dump_ctx *ctx, struct snap_task *t, const struct vma_list *maps);
+/* The plan known: protect again what it found unprotected (a task not armed before: 0). */
+int snap_rearm_finish(struct snap_task *t);
 
 #endif

@@ -392,55 +392,34 @@ static int rearm_fail(struct snapshot *s, struct snap_task *t, const struct iove
 	return err;
 }
 
-/* The pages of [@start, @end) that read as written (not protected), appended to @w. */
-static int scan_written(int pm_fd, unsigned long start, unsigned long end, struct iovec **w,
-			unsigned int *nw, unsigned int *cap)
+int snap_rearm_finish(struct snap_task *t)
 {
-	struct page_region reg[256];
-	struct pm_scan_arg a = {
-		.size = sizeof(a),
-		.start = start,
-		.end = end,
-		.vec = (uint64_t)(uintptr_t)reg,
-		.vec_len = ARRAY_SIZE(reg),
-		.category_mask = PAGE_IS_WRITTEN,
-		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
-		.return_mask = PAGE_IS_WRITTEN,
-	};
+	const struct mem_runs *u = &t->dt->plan.unprotected;
+	_cleanup_free_ struct iovec *iov = calloc(u->nr + 1, sizeof(*iov));
+	unsigned long pages = 0;
+	unsigned int i;
+	int err;
 
-	while (a.start < end) {
-		long nr = ioctl(pm_fd, PAGEMAP_SCAN, &a);
-		unsigned long next;
-
-		if (nr < 0)
-			return neg_errno();
-		for (long i = 0; i < nr; i++) {
-			if (*nw + 1 >= *cap) {
-				struct iovec *g = reallocarray(*w, *cap * 2 + 16, sizeof(*g));
-
-				if (!g)
-					return -ENOMEM;
-				*w = g;
-				*cap = *cap * 2 + 16;
-			}
-			snap_push_range(*w, nw, reg[i].start, reg[i].end);
-		}
-		if (mem_scan_resume(a.start, end, a.walk_end, reg, (size_t)nr, ARRAY_SIZE(reg),
-				    &next))
-			return -EIO;
-		a.start = next;
+	if (!t->prearmed)
+		return 0;
+	if (!iov)
+		return -ENOMEM;
+	for (i = 0; i < u->nr; i++) {
+		iov[i].iov_base = (void *)u->runs[i].start;
+		iov[i].iov_len = u->runs[i].nr_pages * PAGE_SIZE;
+		pages += u->runs[i].nr_pages;
 	}
-	return 0;
+	err = u->nr ? uffd_wp_ranges(t->pid, t->uffd, iov, u->nr) : 0;
+	pr_debug("pid %d: %u runs (%lu KiB) written since the arming protected again\n", t->pid,
+		 u->nr, pages * (PAGE_SIZE >> 10));
+	return err;
 }
 
 int snap_rearm(struct dump_ctx *ctx, struct snap_task *t, const struct vma_list *maps)
 {
-	_cleanup_free_ struct iovec *w = NULL;
-	unsigned int i, n = 0, nw = 0, cap = 0;
-	unsigned long bytes = 0;
+	unsigned int i, n = 0;
 	uint64_t t0 = stats_now_ns();
-	char path[64];
-	int pm_fd, err = 0;
+	int err = 0;
 
 	t->early = calloc(maps->nr + 1, sizeof(*t->early));
 	if (!t->early)
@@ -448,11 +427,11 @@ int snap_rearm(struct dump_ctx *ctx, struct snap_task *t, const struct vma_list 
 	for (i = 0; i < maps->nr; i++)
 		if (snap_early_candidate(&maps->vmas[i]))
 			snap_push_range(t->early, &n, maps->vmas[i].start, maps->vmas[i].end);
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", t->pid);
-	pm_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (pm_fd < 0)
-		err = neg_errno();
-	/* what is registered already is left as it is; what is new (mmap since) is added */
+	/*
+	 * What is registered already is left as it is; what is new (mmap since)
+	 * is added. What reads as written is found by the plan's scan
+	 * (MEM_SCAN_UNPROTECTED) and protected by snap_rearm_finish().
+	 */
 	for (i = 0; i < n && !err; i++) {
 		struct uffdio_register reg = { .range = { (unsigned long)t->early[i].iov_base,
 							  t->early[i].iov_len },
@@ -461,22 +440,15 @@ int snap_rearm(struct dump_ctx *ctx, struct snap_task *t, const struct vma_list 
 		if (ioctl(t->uffd, UFFDIO_REGISTER, &reg))
 			err = neg_errno();
 	}
-	for (i = 0; i < n && !err; i++)
-		err = scan_written(pm_fd, (unsigned long)t->early[i].iov_base,
-				   (unsigned long)t->early[i].iov_base + t->early[i].iov_len, &w,
-				   &nw, &cap);
-	if (pm_fd >= 0)
-		close(pm_fd);
-	if (!err)
-		err = uffd_wp_start(&t->job, t->pid, t->uffd, w, nw);
 	if (err)
 		return rearm_fail(ctx->snap, t, t->early, n, err);
-	t->job_running = true;
 	t->nr_early = n;
-	for (i = 0; i < nw; i++)
-		bytes += w[i].iov_len;
-	pr_debug("pid %d: armed before the freeze; %u ranges registered, %u runs (%lu KiB) "
-		 "written since to protect again, %llu us\n",
-		 t->pid, n, nw, bytes >> 10, (unsigned long long)(stats_now_ns() - t0) / 1000);
+	pr_debug("pid %d: armed before the freeze; %u ranges registered, %llu us\n", t->pid, n,
+		 (unsigned long long)(stats_now_ns() - t0) / 1000);
 	return 0;
+}
+
+bool snapshot_task_prearmed(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	return ctx->snap && ctx->snap->t && snap_task_of(ctx, dt)->prearmed;
 }

@@ -557,7 +557,9 @@ static int finish_early(struct snap_task *t, struct iovec *iov)
 	n = wp_ranges(t, iov, 1);
 	if (n)
 		pr_debug("pid %d: %u ranges not armed early\n", t->pid, n);
-	return n ? register_late(t, iov, n) : 0;
+	err = n ? register_late(t, iov, n) : 0;
+	/* armed before the freeze: what lost its protection since (every VMA registered now) */
+	return err ?: snap_rearm_finish(t);
 }
 
 int snapshot_task_arm(struct dump_ctx *ctx, struct dump_task *dt)

@@ -109,9 +109,9 @@ touch "$tmp/quiet"
 if ! wait $dp; then
 	echo "FAIL: snapshot of the changing victim"; tail -5 "$tmp/d-churn/dump.log"; fail=1
 else
-	l=$(grep "armed before the freeze;" "$tmp/d-churn/dump.log")
+	l=$(grep "written since the arming protected again" "$tmp/d-churn/dump.log")
 	echo "churn: ${l#*: }"
-	echo "$l" | grep -q " 0 runs" &&
+	echo "$l" | grep -q ": 0 runs" &&
 		{ echo "FAIL: churn: nothing written since the arming to protect again"; fail=1; }
 	grep -q "smaps as read before the freeze, unchanged" "$tmp/d-churn/dump.log" &&
 		{ echo "FAIL: churn: smaps from before the freeze taken though the map changed"; fail=1; }
