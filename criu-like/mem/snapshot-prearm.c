@@ -395,13 +395,14 @@ static int rearm_fail(struct snapshot *s, struct snap_task *t, const struct iove
 int snap_rearm_finish(struct snap_task *t)
 {
 	const struct mem_runs *u = &t->dt->plan.unprotected;
-	_cleanup_free_ struct iovec *iov = calloc(u->nr + 1, sizeof(*iov));
+	_cleanup_free_ struct iovec *iov = NULL;
 	unsigned long pages = 0;
 	unsigned int i;
 	int err;
 
 	if (!t->prearmed)
 		return 0;
+	iov = calloc(u->nr + 1, sizeof(*iov));
 	if (!iov)
 		return -ENOMEM;
 	for (i = 0; i < u->nr; i++) {
