@@ -593,6 +593,14 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 		ns_net_dump_prefetch(o->tree);
 	/* the pages image's room allocated now, not by the frozen copy */
 	pages_spare_make(ctx);
+	/* --snapshot: its write protection armed before the freeze, the tree running */
+	if (o->snapshot) {
+		err = snapshot_start(ctx);
+		if (!err)
+			err = snapshot_prearm(ctx);
+		if (err)
+			return err;
+	}
 	ctx->stats.frozen_start_ns = stats_now_ns();
 	err = seize_tree(o->tree, &so, &ctx->tree);
 	if (err)
@@ -830,8 +838,10 @@ int cr_dump(const struct cr_options *o)
 	if (!err)
 		write_stats(&ctx);
 	if (!err && o->snapshot)
-		pr_msg("snapshot of %d: frozen %llu us, memory copied while it ran in %llu ms\n",
+		pr_msg("snapshot of %d: frozen %llu us (and %llu us before, to arm it), memory "
+		       "copied while it ran in %llu ms\n",
 		       o->tree, (unsigned long long)(ctx.stats.frozen_ns / 1000),
+		       (unsigned long long)(ctx.stats.prearm_frozen_ns / 1000),
 		       (unsigned long long)(ctx.stats.memwrite_ns / 1000000));
 	ctx.tree = NULL;
 	free(shadow.tasks);

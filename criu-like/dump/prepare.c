@@ -279,7 +279,11 @@ static int prepare_infected(const struct cr_options *o, struct dump_ctx *ctx, st
 		return err;
 	parasite_area(dt->ctl, &area[0], &area[1]);
 	t0 = stats_now_ns();
-	err = smaps_read(dt->t->pid, area, 1, &dt->vmas);
+	/* read before the freeze, unchanged since (armed before: snapshot-prearm.c)? */
+	if (snapshot_task_vmas(ctx, dt, maps, area, &dt->vmas))
+		err = smaps_read(dt->t->pid, area, 1, &dt->vmas);
+	else
+		pr_debug("pid %d: smaps as read before the freeze, unchanged\n", dt->t->pid);
 	return infected_smaps_read(o, dt, maps, err, (stats_now_ns() - t0) / 1000);
 }
 

@@ -68,6 +68,8 @@ struct dump_stats {
 	uint64_t freezing_ns; /* seize_tree() */
 	uint64_t frozen_start_ns; /* seize_tree() returned: every task frozen */
 	uint64_t frozen_ns; /* from then to the tree resumed or killed */
+	uint64_t
+		prearm_frozen_ns; /* --snapshot: the short freeze to arm before (snapshot-prearm.c) */
 	uint64_t memdump_ns, memwrite_ns;
 	uint64_t pages_scanned, pages_written, bytes_written; /* pages_written: shmem too */
 	uint64_t shpages_scanned, shpages_written; /* shared anonymous memory */

@@ -124,6 +124,8 @@ struct mem_plan {
 	enum mem_policy *policy; /* one per VMA, same index as the vma_list */
 	struct mem_runs runs; /* MEM_SAVE_ANON and MEM_SAVE_COW pages, sorted by address */
 	struct mem_stats stats;
+	/* MEM_SCAN_UNPROTECTED: the MEM_SAVE_ANON pages that read as written, sorted */
+	struct mem_runs unprotected;
 };
 
 void mem_plan_fini(struct mem_plan *p);
@@ -167,6 +169,12 @@ uint64_t mem_zero_pfn(void);
 
 /* mem_scan_task() flags */
 #define MEM_SCAN_FALLBACK (1U << 0) /* read /proc/PID/pagemap even if PAGEMAP_SCAN works */
+/*
+ * Also the private anonymous pages found that are not uffd-write-protected
+ * (PAGE_IS_WRITTEN), in plan->unprotected, in the same walk: --snapshot armed
+ * before its freeze protects those again. -EOPNOTSUPP on the pagemap path.
+ */
+#define MEM_SCAN_UNPROTECTED (1U << 1)
 
 /*
  * Classify every VMA of @vmas (smaps of @pid, which must be stopped) and scan

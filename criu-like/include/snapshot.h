@@ -48,7 +48,29 @@ long snap_chunk_check(const uint8_t *state, unsigned long addr, unsigned long nr
 /* The engine (snapshot.c). */
 struct snapshot;
 
-/* Before the tree is seized: what every task's arming needs. 0 or -errno. */
+/* Before anything is seized: the fault handler, the uffd device. 0 or -errno. */
+int snapshot_start(struct dump_ctx *ctx);
+/*
+ * After snapshot_start(), before the dump's own seize (snapshot-prearm.c): a
+ * short freeze registers each task's private anonymous memory with a
+ * synchronous uffd, and it is write-protected while the tree runs, so that
+ * the snapshot's freeze protects only what was written since. Not on top of
+ * a pre-dump. Only -ENOMEM fails: a task not armed before is armed in the
+ * freeze.
+ */
+int snapshot_prearm(struct dump_ctx *ctx);
+/*
+ * The task armed before the freeze, infected (@area: the parasite's): its
+ * smaps as read before the freeze, into *@ret, if its VMAs' layout (@maps,
+ * read frozen) and kernel flags are still the same. 0, or -ENOENT/-ESTALE:
+ * read smaps now.
+ */
+struct vma_list;
+int snapshot_task_vmas(struct dump_ctx *ctx, struct dump_task *dt, const struct vma_list *maps,
+		       const unsigned long area[2], struct vma_list *ret);
+/* @dt adopted a uffd armed before the freeze: its plan's scan reports MEM_SCAN_UNPROTECTED. */
+bool snapshot_task_prearmed(struct dump_ctx *ctx, struct dump_task *dt);
+/* The tree seized: each task's state, the uffds armed before adopted. 0 or -errno. */
 int snapshot_open(struct dump_ctx *ctx);
 /*
  * In place of the pages of dump_task_mm(), the task frozen and infected: open

@@ -93,6 +93,7 @@ void mem_plan_fini(struct mem_plan *p)
 {
 	free(p->policy);
 	mem_runs_fini(&p->runs);
+	mem_runs_fini(&p->unprotected);
 	*p = (struct mem_plan){ 0 };
 }
 

@@ -30,6 +30,7 @@ struct scan_ctx {
 	int fd; /* /proc/PID/pagemap */
 	bool fallback; /* read entries instead of PAGEMAP_SCAN */
 	bool written; /* only pages written since the last round; write-protect them again */
+	struct mem_runs *unprotected; /* MEM_SCAN_UNPROTECTED: where those go, or NULL */
 	uint64_t zero_pfn; /* the shared zero page, 0 when unknown */
 	struct page_region *vec;
 	size_t vec_len;
@@ -332,6 +333,9 @@ static int scan_ioctl(struct scan_ctx *c, unsigned long start, unsigned long end
 	if (!c->vec && (err = grow_vec(c)))
 		return err;
 	scan_arg_init(&a, start, end, policy, c->written);
+	/* regions split where the protection changes: the runs append joins them again */
+	if (c->unprotected && policy == MEM_SAVE_ANON)
+		a.return_mask |= PAGE_IS_WRITTEN;
 	while (a.start < end) {
 		long n;
 
@@ -346,6 +350,10 @@ static int scan_ioctl(struct scan_ctx *c, unsigned long start, unsigned long end
 
 			err = mem_runs_append(out, r->start, (r->end - r->start) >> PAGE_SHIFT,
 					      policy);
+			if (!err && (a.return_mask & r->categories & PAGE_IS_WRITTEN) &&
+			    c->unprotected)
+				err = mem_runs_append(c->unprotected, r->start,
+						      (r->end - r->start) >> PAGE_SHIFT, policy);
 			if (err)
 				return err;
 		}
@@ -378,7 +386,7 @@ static int scan_range(struct scan_ctx *c, unsigned long start, unsigned long end
 		if (err != -EINVAL && err != -ENOTTY)
 			return err;
 		/* The pagemap has no written bit without CONFIG_MEM_SOFT_DIRTY. */
-		if (c->written)
+		if (c->written || c->unprotected)
 			return -EOPNOTSUPP;
 		pr_debug("pid %d: PAGEMAP_SCAN: %s, reading /proc/%d/pagemap instead\n", c->pid,
 			 strerror(-err), c->pid);
@@ -518,6 +526,7 @@ static int scan_task(pid_t pid, const struct vma_list *vmas, unsigned int flags,
 	}
 	c.fallback = flags & MEM_SCAN_FALLBACK;
 	c.written = written;
+	c.unprotected = flags & MEM_SCAN_UNPROTECTED ? &p.unprotected : NULL;
 	p.stats.fallback = c.fallback;
 	err = scan_vmas(&c, vmas, shm, &p);
 	scan_ctx_fini(&c);

@@ -483,7 +483,10 @@ int dump_task_mm_plan(struct dump_ctx *ctx, struct dump_task *dt)
 	pid_t pid = dt->t->pid;
 	/* its own pagemap: other workers of a parallel dump go on (shmem is added held, par.h) */
 	bool dropped = par_drop();
-	int err = mem_scan_task(pid, &dt->vmas, 0, &ctx->shm, &dt->plan);
+	/* armed before the snapshot's freeze: what lost its protection since, in the same walk */
+	int err = mem_scan_task(pid, &dt->vmas,
+				snapshot_task_prearmed(ctx, dt) ? MEM_SCAN_UNPROTECTED : 0,
+				&ctx->shm, &dt->plan);
 
 	par_take(dropped);
 	if (err) {

@@ -47,6 +47,7 @@
 #include "mem-xfer.h"
 #include "ns.h"
 #include "seize.h"
+#include "snapshot-int.h"
 #include "snapshot.h"
 #include "uffd-wp.h"
 #include "util.h"
@@ -55,52 +56,26 @@
 #define SNAP_FAULT_BATCH 16 /* pages saved by one fault: a sequential writer faults less */
 #define SNAP_MSGS 64
 
-struct snap_task {
-	struct dump_task *dt;
-	pid_t pid;
-	struct snap_layout lay;
-	uint8_t *state; /* SNAP_*, per image page (under lock) */
-	uint32_t *crcs; /* per run */
-	bool *deferred; /* per run: copied after the tree runs */
-	uint32_t pages_id;
-	struct cr_img *img;
-	int img_fd, rd_fd, mem_fd, pm_fd, uffd; /* rd_fd: the pages image, to read back */
-	pthread_mutex_t lock;
-	uint64_t faulted; /* pages saved by the handler (under lock) */
-	int err; /* the handler's first error for this task (under lock) */
-	/* armed early (snapshot_task_early_arm()): the ranges, and their protection */
-	struct iovec *early;
-	unsigned int nr_early;
-	struct uffd_wp_job job;
-	bool job_running;
-	bool laid_out; /* the layout is known (under lock); before, faulted pages go aside: */
-	struct early_page *epages; /* under lock */
-	unsigned int nr_epages;
-};
-
-/* A page saved by a write fault before the task's layout was known. */
-struct early_page {
-	unsigned long addr;
-	uint8_t data[PAGE_SIZE];
-};
-
-struct snapshot {
-	unsigned int nr;
-	struct snap_task *t; /* same order as ctx->tasks; pid 0: no memory */
-	int devfd; /* /dev/userfaultfd, or -2: userfaultfd() in the task */
-	int stopfd; /* eventfd: the handler exits */
-	int epfd; /* the handler waits on every uffd and on stopfd */
-	pthread_t th;
-	bool th_running;
-	uint64_t faults; /* fault messages (handler only) */
-};
-
 static void *handler_main(void *arg);
 
-int snapshot_open(struct dump_ctx *ctx)
+void snap_task_init(struct snap_task *t)
+{
+	t->img_fd = t->rd_fd = t->mem_fd = t->pm_fd = t->uffd = -1;
+	pthread_mutex_init(&t->lock, NULL);
+}
+
+int snap_watch(struct snapshot *s, struct snap_task *t)
+{
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, t->uffd,
+		      &(struct epoll_event){ .events = EPOLLIN, .data.ptr = t }))
+		return neg_errno();
+	return 0;
+}
+
+int snapshot_start(struct dump_ctx *ctx)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));
-	unsigned int i;
+	int err;
 
 	if (!s)
 		return -ENOMEM;
@@ -110,14 +85,6 @@ int snapshot_open(struct dump_ctx *ctx)
 	if (s->devfd < 0) {
 		pr_debug("/dev/userfaultfd: %m; the tasks make their uffd with userfaultfd()\n");
 		s->devfd = -2;
-	}
-	s->nr = ctx->nr_tasks;
-	s->t = calloc(s->nr + 1, sizeof(*s->t));
-	if (!s->t)
-		return -ENOMEM;
-	for (i = 0; i < s->nr; i++) {
-		s->t[i].img_fd = s->t[i].rd_fd = s->t[i].mem_fd = s->t[i].pm_fd = s->t[i].uffd = -1;
-		pthread_mutex_init(&s->t[i].lock, NULL);
 	}
 	s->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -131,10 +98,28 @@ int snapshot_open(struct dump_ctx *ctx)
 	 * its memory too (the kernel updates its rseq area when the parasite
 	 * returns from a syscall), and would wait for it.
 	 */
-	i = (unsigned int)pthread_create(&s->th, NULL, handler_main, s);
-	if (i)
-		return -(int)i;
+	err = pthread_create(&s->th, NULL, handler_main, s);
+	if (err)
+		return -err;
 	s->th_running = true;
+	return 0;
+}
+
+int snapshot_open(struct dump_ctx *ctx)
+{
+	struct snapshot *s;
+	int err = ctx->snap ? 0 : snapshot_start(ctx);
+
+	if (err)
+		return err;
+	s = ctx->snap;
+	s->nr = ctx->nr_tasks;
+	s->t = calloc(s->nr + 1, sizeof(*s->t));
+	if (!s->t)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < s->nr; i++)
+		snap_task_init(&s->t[i]);
+	snap_adopt(ctx);
 	return 0;
 }
 
@@ -156,7 +141,15 @@ static void release_tasks(struct snapshot *s)
 	unsigned int i;
 
 	stop_handler(s);
-	for (i = 0; i < s->nr; i++) {
+	for (i = 0; i < s->nr_pre; i++) {
+		if (s->pre[i].job_running)
+			uffd_wp_cancel(&s->pre[i].job);
+		s->pre[i].job_running = false;
+		/* an adopted one is closed as its adopter's */
+		if (!s->pre[i].adopted)
+			closep(&s->pre[i].uffd);
+	}
+	for (i = 0; s->t && i < s->nr; i++) {
 		if (s->t[i].job_running)
 			uffd_wp_cancel(&s->t[i].job);
 		s->t[i].job_running = false;
@@ -171,7 +164,7 @@ void snapshot_fini(struct snapshot *s)
 	if (!s)
 		return;
 	release_tasks(s);
-	for (i = 0; i < s->nr; i++) {
+	for (i = 0; s->t && i < s->nr; i++) {
 		struct snap_task *t = &s->t[i];
 
 		closep(&t->mem_fd);
@@ -187,6 +180,15 @@ void snapshot_fini(struct snapshot *s)
 		pthread_mutex_destroy(&t->lock);
 	}
 	free(s->t);
+	for (i = 0; i < s->nr_pre; i++) {
+		closep(&s->pre[i].mem_fd);
+		free(s->pre[i].early);
+		free(s->pre[i].raw);
+		vma_list_fini(&s->pre[i].smaps);
+		pthread_mutex_destroy(&s->pre[i].lock);
+	}
+	free(s->pre);
+	vma_bpf_close(s->bpf);
 	if (s->devfd >= 0)
 		close(s->devfd);
 	if (s->stopfd >= 0)
@@ -196,7 +198,7 @@ void snapshot_fini(struct snapshot *s)
 	free(s);
 }
 
-static struct snap_task *task_of(struct dump_ctx *ctx, struct dump_task *dt)
+struct snap_task *snap_task_of(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	return &ctx->snap->t[dt - ctx->tasks];
 }
@@ -243,8 +245,7 @@ static int write_img(struct snap_task *t, const void *buf, size_t len, uint64_t 
 	return 0;
 }
 
-/* Un-protect [@addr, +@len), which wakes the threads waiting there; at least wake them. */
-static void unprotect(struct snap_task *t, unsigned long addr, unsigned long len)
+void snap_unprotect(struct snap_task *t, unsigned long addr, unsigned long len)
 {
 	struct uffdio_writeprotect wp = { .range = { addr, len }, .mode = 0 };
 	struct uffdio_range r = { addr, len };
@@ -300,7 +301,7 @@ static bool vma_early(const struct snap_task *t, const struct vma_entry *v)
 	return false;
 }
 
-static void push_range(struct iovec *iov, unsigned int *n, unsigned long start, unsigned long end)
+void snap_push_range(struct iovec *iov, unsigned int *n, unsigned long start, unsigned long end)
 {
 	/* VMAs that touch go as one range: one registration covers them all */
 	if (*n && (unsigned long)iov[*n - 1].iov_base + iov[*n - 1].iov_len == start) {
@@ -331,7 +332,7 @@ static unsigned int wp_ranges(const struct snap_task *t, struct iovec *iov, int 
 			continue;
 		if (which == 0 && !want)
 			continue;
-		push_range(iov, &n, v->start, v->end);
+		snap_push_range(iov, &n, v->start, v->end);
 	}
 	return n;
 }
@@ -419,8 +420,7 @@ static int task_init(struct snap_task *t, struct dump_task *dt)
 	return t->state && t->crcs && t->deferred ? 0 : -ENOMEM;
 }
 
-/* A private anonymous VMA as /proc/PID/maps shows it: what the plan will likely protect. */
-static bool early_candidate(const struct vma_entry *v)
+bool snap_early_candidate(const struct vma_entry *v)
 {
 	return !v->shared && v->prot &&
 	       (v->kind == VMA_ANON || v->kind == VMA_ANON_NAMED || v->kind == VMA_HEAP ||
@@ -429,7 +429,7 @@ static bool early_candidate(const struct vma_entry *v)
 
 int snapshot_task_early_arm(struct dump_ctx *ctx, struct dump_task *dt, const struct vma_list *maps)
 {
-	struct snap_task *t = task_of(ctx, dt);
+	struct snap_task *t = snap_task_of(ctx, dt);
 	struct iovec *iov;
 	uint64_t t0 = mem_now_ns();
 	char path[64];
@@ -439,14 +439,16 @@ int snapshot_task_early_arm(struct dump_ctx *ctx, struct dump_task *dt, const st
 	/* on top of a pre-dump, its uffd holds the VMAs until the written pages are found */
 	if (ctx->prev_dirfd >= 0 || ctx->track.nr)
 		return 0;
+	if (t->prearmed && !snap_rearm(ctx, t, maps))
+		return 0;
 	/* kept in t->early once armed (freed by snapshot_fini()) */
 	iov = t->early = calloc(maps->nr + 1, sizeof(*iov));
 	if (!iov)
 		return -ENOMEM;
 	t->pid = dt->t->pid;
 	for (i = 0; i < maps->nr; i++)
-		if (early_candidate(&maps->vmas[i]))
-			push_range(iov, &n, maps->vmas[i].start, maps->vmas[i].end);
+		if (snap_early_candidate(&maps->vmas[i]))
+			snap_push_range(iov, &n, maps->vmas[i].start, maps->vmas[i].end);
 	if (!n)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/mem", t->pid);
@@ -454,9 +456,8 @@ int snapshot_task_early_arm(struct dump_ctx *ctx, struct dump_task *dt, const st
 	if (t->mem_fd < 0)
 		return 0; /* the arming after the plan says why */
 	err = parasite_track_mem(dt->ctl, iov, n, ctx->snap->devfd, false, &t->uffd);
-	if (!err && epoll_ctl(ctx->snap->epfd, EPOLL_CTL_ADD, t->uffd,
-			      &(struct epoll_event){ .events = EPOLLIN, .data.ptr = t }))
-		err = neg_errno();
+	if (!err)
+		err = snap_watch(ctx->snap, t);
 	if (!err)
 		err = uffd_wp_start(&t->job, t->pid, t->uffd, iov, n);
 	if (err) {
@@ -556,12 +557,14 @@ static int finish_early(struct snap_task *t, struct iovec *iov)
 	n = wp_ranges(t, iov, 1);
 	if (n)
 		pr_debug("pid %d: %u ranges not armed early\n", t->pid, n);
-	return n ? register_late(t, iov, n) : 0;
+	err = n ? register_late(t, iov, n) : 0;
+	/* armed before the freeze: what lost its protection since (every VMA registered now) */
+	return err ?: snap_rearm_finish(t);
 }
 
 int snapshot_task_arm(struct dump_ctx *ctx, struct dump_task *dt)
 {
-	struct snap_task *t = task_of(ctx, dt);
+	struct snap_task *t = snap_task_of(ctx, dt);
 	const struct mem_runs *runs = &dt->plan.runs;
 	_cleanup_free_ uint8_t *buf = NULL;
 	_cleanup_free_ struct iovec *iov = NULL;
@@ -598,10 +601,8 @@ int snapshot_task_arm(struct dump_ctx *ctx, struct dump_task *dt)
 	end_async_tracking(ctx, t);
 	if (n)
 		err = parasite_track_mem(dt->ctl, iov, n, ctx->snap->devfd, false, &t->uffd);
-	if (!err && t->uffd >= 0 &&
-	    epoll_ctl(ctx->snap->epfd, EPOLL_CTL_ADD, t->uffd,
-		      &(struct epoll_event){ .events = EPOLLIN, .data.ptr = t }))
-		err = neg_errno();
+	if (!err && t->uffd >= 0)
+		err = snap_watch(ctx->snap, t);
 	if (!err && t->uffd >= 0)
 		err = uffd_wp_ranges(t->pid, t->uffd, iov, n);
 out:
@@ -658,7 +659,7 @@ static void save_aside(struct snap_task *t, unsigned long addr)
 		t->err = err;
 }
 
-static void handle_fault(struct snap_task *t, unsigned long addr)
+static void handle_fault(struct snapshot *s, struct snap_task *t, unsigned long addr)
 {
 	unsigned long len = PAGE_SIZE;
 	unsigned int run;
@@ -667,10 +668,24 @@ static void handle_fault(struct snap_task *t, unsigned long addr)
 
 	addr &= PAGE_MASK;
 	pthread_mutex_lock(&t->lock);
+	if (t->pre) {
+		struct snap_task *a = t->adopted;
+
+		if (!a) {
+			/* before the freeze: the page read as written, found by the re-arming */
+			snap_unprotect(t, addr, len);
+			__atomic_add_fetch(&s->pre_faults, 1, __ATOMIC_RELAXED);
+			pthread_mutex_unlock(&t->lock);
+			return;
+		}
+		pthread_mutex_unlock(&t->lock);
+		t = a;
+		pthread_mutex_lock(&t->lock);
+	}
 	if (!t->laid_out) {
 		save_aside(t, addr);
 		pthread_mutex_unlock(&t->lock);
-		unprotect(t, addr, len);
+		snap_unprotect(t, addr, len);
 		return;
 	}
 	idx = snap_page_index(&t->lay, addr, &run);
@@ -680,7 +695,7 @@ static void handle_fault(struct snap_task *t, unsigned long addr)
 	if (err && !t->err)
 		t->err = err;
 	pthread_mutex_unlock(&t->lock);
-	unprotect(t, addr, len);
+	snap_unprotect(t, addr, len);
 }
 
 static void drain_uffd(struct snapshot *s, struct snap_task *t)
@@ -696,7 +711,7 @@ static void drain_uffd(struct snapshot *s, struct snap_task *t)
 		for (i = 0; i < n / sizeof(msg[0]); i++) {
 			s->faults++;
 			if (msg[i].event == UFFD_EVENT_PAGEFAULT)
-				handle_fault(t, (unsigned long)msg[i].arg.pagefault.address);
+				handle_fault(s, t, (unsigned long)msg[i].arg.pagefault.address);
 		}
 	}
 }
@@ -789,7 +804,7 @@ static int copy_chunk(struct snap_task *t, unsigned int r, unsigned long addr, u
 	if (err)
 		return err;
 	t->crcs[r] = crc32c(t->crcs[r], buf, n * PAGE_SIZE);
-	unprotect(t, addr, n * PAGE_SIZE);
+	snap_unprotect(t, addr, n * PAGE_SIZE);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "proc-parse.h"
 #include "util.h"
+#include "vma-bpf.h"
 
 /* Anonymous private pages with THP (and mTHP) off, so each page is its own folio. */
 static char *map_pages(unsigned int nr)
@@ -98,6 +99,33 @@ int kd_probe_pagemap_scan(struct kerndat *kd, const struct kd_feature_desc *f)
 out:
 	if (p)
 		munmap(p, 4 * PAGE_SIZE);
+	return 0;
+}
+
+/* The BPF task_vma iterator of proc/vma-bpf.c, on ourselves: a fresh mapping with its flags. */
+int kd_probe_bpf_vma_iter(struct kerndat *kd, const struct kd_feature_desc *f)
+{
+	struct vma_bpf *b = NULL;
+	struct vma_raw *r = NULL;
+	char *p = map_pages(1);
+	unsigned long base = (unsigned long)p;
+	unsigned int n = 0, i;
+	int err = p ? vma_bpf_open(&b) : -ENOMEM;
+
+	if (!err)
+		err = vma_bpf_read(b, getpid(), &r, &n);
+	for (i = 0; !err && i < n && !(r[i].start <= base && base < r[i].end); i++)
+		;
+	if (err)
+		kd_set(kd, f->id, false, "%s", strerror(-err));
+	else if (i == n || (r[i].flags & 3) != 3)
+		kd_set(kd, f->id, false, "the iterator missed a fresh read-write mapping");
+	else
+		kd_set(kd, f->id, true, "%u VMAs of ours listed with their flags", n);
+	free(r);
+	vma_bpf_close(b);
+	if (p)
+		munmap(p, PAGE_SIZE);
 	return 0;
 }
 

@@ -10,8 +10,9 @@
  * MODE "quit" (snapshot-exit.sh): first a child with 16 MiB of its own,
  * written, which prints "kid PID SUM" (a checksum of them) and exits as
  * soon as it runs with its memory write-protected (a "uw" VMA in its
- * smaps: the snapshot armed it while the tree was frozen), so during the
- * copy; restored, it finds no protection and waits: SIGUSR1 makes it print
+ * smaps) and traced (the snapshot holds it at its exit while it copies; it
+ * is not traced while the protection is armed before the freeze), so during
+ * the copy; restored, it finds no protection and waits: SIGUSR1 makes it print
  * "kid-check PID SUM" from its memory then.
  *
  *   snapshot-victim MiB FILE [fork|munmap|quit]
@@ -90,7 +91,8 @@ static void quitter(void)
 	printf("kid %d %llu\n", getpid(), (unsigned long long)sum_of(m, KID_LEN));
 	fflush(stdout);
 	for (;;) {
-		if (wp_armed())
+		/* armed and held: the copy, not the arming before the freeze */
+		if (wp_armed() && traced())
 			_exit(0);
 		if (kid_check) {
 			kid_check = 0;
