@@ -15,6 +15,8 @@ struct dump_task;
  * dt->vmas with the policy of dt->plan, guard regions, AIO rings).
  */
 int mm_img_write(struct dump_ctx *ctx, struct dump_task *dt);
+/* RssAnon of @pid in bytes (/proc/PID/status), 0 when unknown (pages-spare.c). */
+uint64_t mem_rss_anon(pid_t pid);
 
 /* mem-runs.c: add a run at the end of @r, not merged with the one before. */
 int mem_runs_push(struct mem_runs *r, unsigned long start, unsigned long nr_pages,

@@ -37,8 +37,7 @@ struct pages_spare {
 	uint64_t size;
 };
 
-/* RssAnon of @pid in bytes, 0 when unknown. */
-static uint64_t rss_anon(pid_t pid)
+uint64_t mem_rss_anon(pid_t pid)
 {
 	char path[64];
 	_cleanup_free_ char *s = NULL;
@@ -66,7 +65,7 @@ void pages_spare_make(struct dump_ctx *ctx)
 		return;
 	if (fstatfs(ctx->dirfd, &sf) || sf.f_type != TMPFS_MAGIC)
 		return;
-	size = rss_anon(o->tree);
+	size = mem_rss_anon(o->tree);
 	/* half of the free room at most: the other images need theirs */
 	if (size < SPARE_MIN || size > (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize / 2)
 		return;

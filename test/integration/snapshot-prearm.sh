@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # dump --snapshot armed before its freeze (Documentation/memory.md, "Armed
-# before the freeze"): the victim (prearm-victim.c) sweeps 64 MiB and changes
+# before the freeze"): the victim (prearm-victim.c) sweeps 96 MiB and changes
 # its memory map. First a snapshot of it quiet (no change but the sweep): the
 # smaps read before the freeze is taken as it is. Then one with a pause
 # between the arming and the freeze (CRIU_LIKE_TEST_PREARM_PAUSE_MS) during

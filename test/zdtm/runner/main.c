@@ -37,9 +37,10 @@ static void usage(FILE *f)
 		"       zdtm-run exec [--timeout SEC] -- CMD ARGS...\n"
 		"modes: none plain leave-running cycles2 predump ns ns-leave-running ns-cycles2\n"
 		"       userns userns-leave-running userns-cycles2 page-server snapshot\n"
-		"       predump-snapshot lazy "
-		"(default: " ZDTM_DEFAULT_MODES
-		",\n       then predump, snapshot and lazy for the tests with those flags, ns for\n"
+		"       snapshot-prearm predump-snapshot lazy "
+		"(default: " ZDTM_DEFAULT_MODES ",\n       then predump, snapshot, snapshot-prearm "
+						"(flag snapshot) and lazy for the\n"
+		"       tests with those flags, ns for\n"
 		"       every test, ns-leave-running and ns-cycles2 for the tests with the flag\n"
 		"       ns, userns and userns-cycles2 for the tests with the flag userns)\n");
 }
@@ -142,9 +143,15 @@ static const struct extra_mode {
 	const char *mode;
 	const char *flag; /* NULL: every test */
 } extra_modes[] = {
-	{ "predump", "predump" }, { "snapshot", "snapshot" },	  { "lazy", "lazy" },
-	{ "ns", NULL },		  { "ns-leave-running", NULL },	  { "ns-cycles2", NULL },
-	{ "userns", "userns" },	  { "userns-cycles2", "userns" },
+	{ "predump", "predump" },
+	{ "snapshot", "snapshot" },
+	{ "snapshot-prearm", "snapshot" },
+	{ "lazy", "lazy" },
+	{ "ns", NULL },
+	{ "ns-leave-running", NULL },
+	{ "ns-cycles2", NULL },
+	{ "userns", "userns" },
+	{ "userns-cycles2", "userns" },
 };
 
 /* "counter", "static/counter.c", "test/zdtm/static/counter.desc" all name "counter". */

@@ -30,6 +30,7 @@ static const char *const modes[] = { "none",
 				     "userns-cycles2",
 				     "page-server",
 				     "snapshot",
+				     "snapshot-prearm",
 				     "predump-snapshot",
 				     "lazy" };
 
@@ -53,6 +54,13 @@ static const char *mode_base(const char *mode)
 	if (mode_userns(mode))
 		return mode + 7;
 	return mode_ns(mode) ? mode + 3 : mode;
+}
+
+/* The modes whose dump is -R --snapshot: snapshot, snapshot-prearm, predump-snapshot. */
+bool mode_snapshot(const char *mode)
+{
+	return !strcmp(mode, "snapshot") || !strcmp(mode, "snapshot-prearm") ||
+	       !strcmp(mode, "predump-snapshot");
 }
 
 bool mode_known(const char *mode)
@@ -324,7 +332,8 @@ static int cycle_plain(struct run *t, int cycle, const char *prev)
 	char *rargs[] = { "restore", "-D",	  img,	"-d",		"-v4", "-o",
 			  rlog,	     "--pidfile", rpid, "--lazy-pages", NULL };
 	bool ps = !strcmp(t->mode, "page-server");
-	bool snapshot = !strcmp(t->mode, "snapshot") || !strcmp(t->mode, "predump-snapshot");
+	bool snapshot = mode_snapshot(t->mode);
+	bool prearm = !strcmp(t->mode, "snapshot-prearm");
 	bool lazy = !strcmp(t->mode, "lazy");
 	pid_t ps_pid = -1;
 	int na = 8;
@@ -361,7 +370,12 @@ static int cycle_plain(struct run *t, int cycle, const char *prev)
 		if (ret)
 			goto out;
 	}
+	/* every task armed before the freeze, whatever its size (snapshot-prearm.c) */
+	if (prearm)
+		setenv("CRIU_LIKE_TEST_PREARM_MIN", "0", 1);
 	ret = run_criu(t, dargs, &t->d->dump_opts, dtag);
+	if (prearm)
+		unsetenv("CRIU_LIKE_TEST_PREARM_MIN");
 	if (!ret && ps)
 		ret = ps_collect(t, ps_pid, psdir, img);
 	if (!ret && snapshot)
@@ -515,7 +529,7 @@ int run_mode(struct run *t)
 	if (!strcmp(mode, "none"))
 		return 0;
 	if (!strcmp(mode, "plain") || !strcmp(mode, "page-server") || !strcmp(mode, "snapshot") ||
-	    !strcmp(mode, "lazy"))
+	    !strcmp(mode, "snapshot-prearm") || !strcmp(mode, "lazy"))
 		return cycle_plain(t, 1, NULL);
 	if (!strcmp(mode, "leave-running"))
 		return mode_leave_running(t);

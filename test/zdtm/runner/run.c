@@ -279,8 +279,7 @@ static bool skip_or_refuse(struct runner *r, const struct test_desc *d, struct r
 		snprintf(res->reason, sizeof(res->reason), "skip-userns: %.400s", d->skip_userns);
 		return true;
 	}
-	if ((!strcmp(res->mode, "snapshot") || !strcmp(res->mode, "predump-snapshot")) &&
-	    d->skip_snapshot[0]) {
+	if (mode_snapshot(res->mode) && d->skip_snapshot[0]) {
 		res->v = V_SKIP;
 		snprintf(res->reason, sizeof(res->reason), "skip-snapshot: %.400s",
 			 d->skip_snapshot);

@@ -49,6 +49,7 @@ int run_criu(struct run *t, char **args, const struct word_list *opts, const cha
 
 /* run-modes.c: the ns and userns modes (a container), the userns ones only. */
 bool mode_ns(const char *mode);
+bool mode_snapshot(const char *mode);
 bool mode_userns(const char *mode);
 /* What t->mode does between the start and SIGTERM. */
 int run_mode(struct run *t);
