@@ -39,7 +39,7 @@ static void usage(FILE *f)
 		"       userns userns-leave-running userns-cycles2 page-server snapshot\n"
 		"       snapshot-prearm predump-snapshot lazy "
 		"(default: " ZDTM_DEFAULT_MODES ",\n       then predump, snapshot, snapshot-prearm "
-						"(flag snapshot) and lazy for the\n"
+		"(flag snapshot) and lazy for the\n"
 		"       tests with those flags, ns for\n"
 		"       every test, ns-leave-running and ns-cycles2 for the tests with the flag\n"
 		"       ns, userns and userns-cycles2 for the tests with the flag userns)\n");
