@@ -584,19 +584,33 @@ static int add_task(struct pstree *t, pid_t pid, struct seized_task *parent)
 	return 0;
 }
 
-/* Record the children of every thread of @task not seen yet. */
+/*
+ * Record the children of every thread of @task not seen yet. A thread's
+ * children file lists the tasks it forked (it forks none while stopped),
+ * those its children made with CLONE_PARENT, and the orphans the kernel gave
+ * it: those go to the first live thread of a process (kernel
+ * find_alive_thread(): of the process whose thread exited, or of the
+ * subreaper). So a thread that had no child when it was read stopped is not
+ * read again in the next passes, but for the first seized thread of the task.
+ */
 static int collect_children(struct pstree *t, struct seized_task *task, bool *changed)
 {
+	bool first = true;
 	unsigned int i, j;
 
 	for (i = 0; i < task->nr_threads; i++) {
+		struct seized_thread *th = &task->threads[i];
 		_cleanup_free_ pid_t *kids = NULL;
 		unsigned int nr;
 		int err;
 
-		if (!task->threads[i].seized)
+		if (!th->seized)
 			continue;
-		err = proc_parse_children(task->pid, task->threads[i].tid, &kids, &nr);
+		if (th->children_read && !first)
+			continue;
+		first = false;
+		err = proc_parse_children(task->pid, th->tid, &kids, &nr);
+		th->children_read = !err && !nr && th->stopped;
 		if (err == -ENOENT || err == -ESRCH)
 			continue;
 		if (err) {
