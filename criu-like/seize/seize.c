@@ -25,6 +25,7 @@
 #include "compat.h"
 #include "freezer.h"
 #include "log.h"
+#include "par.h"
 #include "fault.h"
 #include "proc-parse.h"
 #include "seize.h"
@@ -398,7 +399,7 @@ static bool stopped_and_frozen(pid_t pid, pid_t tid)
  * (IORING_SETUP_SQPOLL), iou-wrk-PID runs its requests. They never stop
  * for ptrace, and they mean work in flight: refused by name.
  */
-static int refuse_io_worker(pid_t pid, pid_t tid)
+static bool is_io_worker(pid_t pid, pid_t tid, char **ret_stat)
 {
 	_cleanup_free_ char *stat = NULL;
 	unsigned long flags = 0;
@@ -409,12 +410,61 @@ static int refuse_io_worker(pid_t pid, pid_t tid)
 	p = stat ? strrchr(stat, ')') : NULL;
 	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1 ||
 	    !(flags & 0x10 /* PF_IO_WORKER */))
+		return false;
+	if (ret_stat)
+		*ret_stat = TAKE_PTR(stat);
+	return true;
+}
+
+static int refuse_io_worker(pid_t pid, pid_t tid)
+{
+	_cleanup_free_ char *stat = NULL;
+
+	if (!is_io_worker(pid, tid, &stat))
 		return 0;
 	pr_err("pid %d: thread %d is an io_uring kernel thread (%s): a ring with a submission "
 	       "thread (IORING_SETUP_SQPOLL) or with requests in flight is not supported\n",
 	       pid, tid,
 	       strstr(stat, "(iou-sqp-") ? "iou-sqp, IORING_SETUP_SQPOLL" : "iou-wrk, io-wq");
 	return -EOPNOTSUPP;
+}
+
+/*
+ * The io_uring check of many new threads (a stat file each, before their
+ * seize) read side by side (par_for()): @io[i] for @tids[i].
+ */
+#define IO_SCAN_PAR_MIN 64
+
+struct io_scan {
+	pid_t pid;
+	const pid_t *tids;
+	bool *io;
+};
+
+static int io_scan_one(void *arg, unsigned int i)
+{
+	struct io_scan *s = arg;
+
+	s->io[i] = is_io_worker(s->pid, s->tids[i], NULL);
+	return 0;
+}
+
+/* @io for the @nr threads of @tids, or NULL to check them one by one (few new ones). */
+static bool *io_scan(const struct seized_task *task, const pid_t *tids, unsigned int nr)
+{
+	struct io_scan s = { task->pid, tids, NULL };
+	_cleanup_free_ int *errs = NULL;
+
+	if (nr < task->nr_threads + IO_SCAN_PAR_MIN)
+		return NULL;
+	s.io = calloc(nr, sizeof(*s.io));
+	errs = calloc(nr, sizeof(*errs));
+	if (!s.io || !errs) {
+		free(s.io);
+		return NULL;
+	}
+	par_for(nr, io_scan_one, &s, errs, NULL);
+	return s.io;
 }
 
 /*
@@ -431,6 +481,7 @@ static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool w
 
 	while (again) {
 		_cleanup_free_ pid_t *tids = NULL;
+		_cleanup_free_ bool *io = NULL;
 		unsigned int nr, i;
 		int err = proc_list_threads(task->pid, &tids, &nr);
 
@@ -443,6 +494,7 @@ static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool w
 			return err;
 		}
 		again = false;
+		io = io_scan(task, tids, nr);
 		for (i = 0; i < nr; i++) {
 			int ret;
 
@@ -453,7 +505,7 @@ static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool w
 					 tids[i], task->pid);
 				continue;
 			}
-			ret = refuse_io_worker(task->pid, tids[i]);
+			ret = !io || io[i] ? refuse_io_worker(task->pid, tids[i]) : 0;
 			if (ret < 0)
 				return ret;
 			ret = seize_thread(task, tids[i]);
