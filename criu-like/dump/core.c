@@ -114,15 +114,20 @@ static int thread_getters(pid_t pid, pid_t tid, const struct parasite_thread_sta
 	ThreadCoreEntry *tc = &b->tc;
 	size_t n;
 
-	if (st->ret_sched || st->ret_comm || st->ret_robust) {
-		int err = st->ret_sched ? st->ret_sched : st->ret_comm ? st->ret_comm : st->ret_robust;
-
-		pr_err("thread %d of %d: %s in the thread: %s\n", tid, pid,
-		       st->ret_sched ? "a sched getter"
-		       : st->ret_comm ? "prctl(PR_GET_NAME)"
-				      : "get_robust_list",
-		       strerror(-err));
-		return err;
+	if (st->ret_sched) {
+		pr_err("thread %d of %d: a sched getter in the thread: %s\n", tid, pid,
+		       strerror(-st->ret_sched));
+		return st->ret_sched;
+	}
+	if (st->ret_comm) {
+		pr_err("thread %d of %d: prctl(PR_GET_NAME) in the thread: %s\n", tid, pid,
+		       strerror(-st->ret_comm));
+		return st->ret_comm;
+	}
+	if (st->ret_robust) {
+		pr_err("thread %d of %d: get_robust_list in the thread: %s\n", tid, pid,
+		       strerror(-st->ret_robust));
+		return st->ret_robust;
 	}
 	tc->sched_policy = (uint32_t)st->sched_policy;
 	tc->sched_prio = (uint32_t)st->sched_prio;

@@ -443,7 +443,8 @@ static int read_threads_ids(const struct pstree *tree, struct ns_ids **ret_ids, 
 		     j++, n++) {
 			pids[n] = tree->tasks[i]->pid;
 			tids[n] = tree->tasks[i]->threads[j].tid;
-			kinds[n] = ids_full(tree->tasks[i], j) ? (1U << NS_NR) - 1 : NS_THREAD_KINDS;
+			kinds[n] = ids_full(tree->tasks[i], j) ? (1U << NS_NR) - 1
+							       : NS_THREAD_KINDS;
 		}
 	ns_ids_read_many(pids, tids, kinds, n, *ret_ids, *ret_errs);
 	return 0;

@@ -88,31 +88,16 @@ static int setup(void)
 	return 0;
 }
 
-static int check_member(pid_t tid, int c, const char *want)
-{
-	char got[CG_PATH];
-
-	if (cg_path_of(tid, ctrls[c], got, sizeof(got))) {
-		fail("thread %d: no %s line in its cgroup file", tid, ctrls[c]);
-		return -EINVAL;
-	}
-	if (strcmp(got, want)) {
-		fail("thread %d: in %s:%s, not %s", tid, ctrls[c], got, want);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static int check(void)
 {
 	int c, i;
 
 	for (c = 0; c < NCTRL; c++) {
-		if (check_member(getpid(), c, main_cg[c]))
+		if (cg_check_member(getpid(), ctrls[c], main_cg[c]))
 			return -EINVAL;
 		for (i = 0; i < NTHREADS; i++)
-			if (check_member(tids[i], c,
-					 mask_of(i) & (1 << c) ? other_cg[c] : main_cg[c]))
+			if (cg_check_member(tids[i], ctrls[c],
+					    mask_of(i) & (1 << c) ? other_cg[c] : main_cg[c]))
 				return -EINVAL;
 	}
 	return 0;

@@ -33,9 +33,9 @@ enum {
 };
 
 static struct want want[N] = {
-	[MAIN] = { 0, 7, SCHED_OTHER },	  [BATCH] = { 0, 12, SCHED_BATCH },
-	[IDLE] = { 0, 0, SCHED_IDLE },	  [NICE3] = { 0, 3, SCHED_OTHER },
-	[RR] = { 0, 0, SCHED_RR, 3 },	  [CHILD] = { 0, 15, SCHED_OTHER },
+	[MAIN] = { 0, 7, SCHED_OTHER }, [BATCH] = { 0, 12, SCHED_BATCH },
+	[IDLE] = { 0, 0, SCHED_IDLE },	[NICE3] = { 0, 3, SCHED_OTHER },
+	[RR] = { 0, 0, SCHED_RR, 3 },	[CHILD] = { 0, 15, SCHED_OTHER },
 };
 
 static volatile int stop;
