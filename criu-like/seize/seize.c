@@ -645,41 +645,74 @@ static int add_task(struct pstree *t, pid_t pid, struct seized_task *parent)
  * subreaper). So a thread that had no child when it was read stopped is not
  * read again in the next passes, but for the first seized thread of the task.
  */
+/* The children files of many threads (a process of 64 or more to read) read side by side. */
+#define KIDS_PAR_MIN 64
+
+struct kids_read {
+	pid_t pid;
+	const unsigned int *idx; /* in task->threads */
+	const struct seized_thread *threads;
+	pid_t **kids;
+	unsigned int *nr;
+	int *err;
+};
+
+static int kids_read_one(void *arg, unsigned int i)
+{
+	struct kids_read *r = arg;
+
+	r->err[i] = proc_parse_children(r->pid, r->threads[r->idx[i]].tid, &r->kids[i], &r->nr[i]);
+	return 0;
+}
+
 static int collect_children(struct pstree *t, struct seized_task *task, bool *changed)
 {
+	_cleanup_free_ unsigned int *idx = calloc(task->nr_threads + 1, sizeof(*idx));
+	_cleanup_free_ pid_t **kids = calloc(task->nr_threads + 1, sizeof(*kids));
+	_cleanup_free_ unsigned int *nr = calloc(task->nr_threads + 1, sizeof(*nr));
+	_cleanup_free_ int *errs = calloc(task->nr_threads + 1, sizeof(*errs));
+	_cleanup_free_ int *par_errs = calloc(task->nr_threads + 1, sizeof(*par_errs));
+	struct kids_read r = { task->pid, idx, task->threads, kids, nr, errs };
+	unsigned int i, j, n = 0;
 	bool first = true;
-	unsigned int i, j;
+	int err = 0;
 
+	if (!idx || !kids || !nr || !errs || !par_errs)
+		return -ENOMEM;
 	for (i = 0; i < task->nr_threads; i++) {
-		struct seized_thread *th = &task->threads[i];
-		_cleanup_free_ pid_t *kids = NULL;
-		unsigned int nr;
-		int err;
+		const struct seized_thread *th = &task->threads[i];
 
-		if (!th->seized)
-			continue;
-		if (th->children_read && !first)
+		if (!th->seized || (th->children_read && !first))
 			continue;
 		first = false;
-		err = proc_parse_children(task->pid, th->tid, &kids, &nr);
-		th->children_read = !err && !nr && th->stopped;
-		if (err == -ENOENT || err == -ESRCH)
+		idx[n++] = i;
+	}
+	if (n >= KIDS_PAR_MIN)
+		par_for(n, kids_read_one, &r, par_errs, NULL);
+	else
+		for (i = 0; i < n; i++)
+			kids_read_one(&r, i);
+	for (i = 0; i < n && !err; i++) {
+		struct seized_thread *th = &task->threads[idx[i]];
+
+		th->children_read = !errs[i] && !nr[i] && th->stopped;
+		if (errs[i] == -ENOENT || errs[i] == -ESRCH)
 			continue;
+		err = errs[i];
 		if (err) {
-			pr_errno(err, "cannot read the children of %d/%d", task->pid,
-				 task->threads[i].tid);
-			return err;
+			pr_errno(err, "cannot read the children of %d/%d", task->pid, th->tid);
+			break;
 		}
-		for (j = 0; j < nr; j++) {
-			if (find_task(t, kids[j]))
+		for (j = 0; j < nr[i] && !err; j++) {
+			if (find_task(t, kids[i][j]))
 				continue;
-			err = add_task(t, kids[j], task);
-			if (err)
-				return err;
+			err = add_task(t, kids[i][j], task);
 			*changed = true;
 		}
 	}
-	return 0;
+	for (i = 0; i < n; i++)
+		free(kids[i]);
+	return err;
 }
 
 /* ---- the walk -------------------------------------------------------------------- */
