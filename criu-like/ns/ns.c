@@ -409,64 +409,6 @@ static int check_owners(pid_t pid, const struct ns_dump_plan *plan)
 	return 0;
 }
 
-/*
- * Whether thread @j of @t is read in full: its first live thread. The others
- * only of the kinds a thread can hold apart (NS_THREAD_KINDS), the rest
- * taken from the first (ns_check_tree()).
- */
-static bool ids_full(const struct seized_task *t, unsigned int j)
-{
-	return j == 0 || (j == 1 && !t->threads[0].seized);
-}
-
-/*
- * The namespaces of every thread of @tree but its zombies', in tree order,
- * read side by side (ns_ids_read_many()): *@ret_ids and *@ret_errs, to free.
- */
-static int read_threads_ids(const struct pstree *tree, struct ns_ids **ret_ids, int **ret_errs)
-{
-	unsigned int i, j, n = 0;
-	_cleanup_free_ pid_t *pids = NULL, *tids = NULL;
-	_cleanup_free_ unsigned int *kinds = NULL;
-
-	for (i = 0; i < tree->nr_tasks; i++)
-		n += tree->tasks[i]->state == TASK_ZOMBIE ? 0 : tree->tasks[i]->nr_threads;
-	pids = calloc(n + 1, sizeof(*pids));
-	tids = calloc(n + 1, sizeof(*tids));
-	kinds = calloc(n + 1, sizeof(*kinds));
-	*ret_ids = calloc(n + 1, sizeof(**ret_ids));
-	*ret_errs = calloc(n + 1, sizeof(**ret_errs));
-	if (!pids || !tids || !kinds || !*ret_ids || !*ret_errs)
-		return -ENOMEM;
-	for (i = 0, n = 0; i < tree->nr_tasks; i++)
-		for (j = 0; tree->tasks[i]->state != TASK_ZOMBIE && j < tree->tasks[i]->nr_threads;
-		     j++, n++) {
-			pids[n] = tree->tasks[i]->pid;
-			tids[n] = tree->tasks[i]->threads[j].tid;
-			kinds[n] = ids_full(tree->tasks[i], j) ? (1U << NS_NR) - 1
-							       : NS_THREAD_KINDS;
-		}
-	ns_ids_read_many(pids, tids, kinds, n, *ret_ids, *ret_errs);
-	return 0;
-}
-
-/*
- * Threads of one process in different cgroup namespaces are not restored:
- * @task, thread @tid of @t, against @first, its first live thread. The
- * cgroup namespace of that one is cgroup/cgns.c's.
- */
-static int check_thread_cgroup_ns(const struct seized_task *t, pid_t tid,
-				  const struct ns_ids *first, const struct ns_ids *task)
-{
-	if (task->ino[NS_CGROUP] == first->ino[NS_CGROUP])
-		return 0;
-	pr_err("pid %d: thread %d is in cgroup namespace cgroup:[%llu], the process in "
-	       "cgroup:[%llu]: threads in different cgroup namespaces are not restored\n",
-	       t->pid, tid, (unsigned long long)task->ino[NS_CGROUP],
-	       (unsigned long long)first->ino[NS_CGROUP]);
-	return -EOPNOTSUPP;
-}
-
 int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 {
 	const struct seized_task *root = tree->root;
@@ -495,7 +437,7 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 		if (plan->own[k] && ns_owner_kind(k) == k)
 			pr_info("pid %d: the tree has its own %s namespace %s:[%llu]\n", root->pid,
 				ns_names[k], ns_names[k], (unsigned long long)plan->root.ino[k]);
-	err = read_threads_ids(tree, &all, &errs);
+	err = ns_ids_read_tree(tree, &all, &errs);
 	if (err)
 		return err;
 	for (i = 0, n = 0; i < tree->nr_tasks; i++) {
@@ -513,17 +455,10 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 				continue; /* a leader that exited before its threads */
 			if (err)
 				return err;
-			if (ids_full(t, j)) {
+			if (ns_ids_full(t, j))
 				first = &all[n];
-			} else if (first) {
-				/* the kinds no thread holds apart from its process (ns.h) */
-				task.ino[NS_PID] = first->ino[NS_PID];
-				task.ino[NS_USER] = first->ino[NS_USER];
-				task.ino[NS_TIME] = first->ino[NS_TIME];
-				err = check_thread_cgroup_ns(t, tid, first, &task);
-				if (err)
-					return err;
-			}
+			else if (first && (err = ns_ids_from_first(t, tid, first, &task)))
+				return err;
 			/*
 			 * time and time_for_children: the same for every thread, then
 			 * checked against the tree's structure (check_time())
