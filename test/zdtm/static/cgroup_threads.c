@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 
 #include "cgroup-util.h"
+#include "threads-util.h"
 
 #define NCTRL 3
 #define NTHREADS 24
@@ -109,11 +110,8 @@ int main(int argc, char **argv)
 	long i;
 
 	test_init(argc, argv);
-	for (i = 0; i < NTHREADS; i++)
-		if (pthread_create(&th[i], NULL, thread_fn, (void *)i)) {
-			fail("pthread_create failed");
-			return 1;
-		}
+	if (test_threads_start(th, NTHREADS, thread_fn))
+		return 1;
 	for (i = 0; i < NTHREADS; i++)
 		while (!tids[i])
 			test_sleep_ms(1);

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "threads-util.h"
 #include "zdtmtst.h"
 
 #define NTHREADS 80
@@ -53,11 +54,8 @@ int main(int argc, char **argv)
 	long i;
 
 	test_init(argc, argv);
-	for (i = 0; i < NTHREADS; i++)
-		if (pthread_create(&th[i], NULL, thread_fn, (void *)i)) {
-			fail("pthread_create failed");
-			return 1;
-		}
+	if (test_threads_start(th, NTHREADS, thread_fn))
+		return 1;
 	while (__atomic_load_n(&ready, __ATOMIC_SEQ_CST) < NTHREADS)
 		test_sleep_ms(1);
 	for (k = 0; k < NKIDS; k++) {
