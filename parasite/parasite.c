@@ -85,6 +85,37 @@ static void thread_prctls(struct parasite_thread_state *st)
 	st->ret_prctl = ret < 0 ? (int32_t)ret : 0;
 }
 
+#define PRIO_PROCESS_NR 0 /* PRIO_PROCESS, without <sys/resource.h> */
+
+/* The scheduling state, comm, seccomp mode and robust list of the calling thread. */
+static void thread_getters(struct parasite_thread_state *st)
+{
+	int32_t prio = 0;
+	long ret;
+
+	st->seccomp_mode = (int32_t)sys_prctl(PR_GET_SECCOMP, 0);
+	st->ret_comm = (int32_t)sys_prctl(PR_GET_NAME, (unsigned long)st->comm);
+	st->comm[sizeof(st->comm) - 1] = 0;
+	ret = sys_call1(__NR_sched_getscheduler, 0);
+	if (ret >= 0) {
+		st->sched_policy = (int32_t)ret;
+		ret = sys_call2(__NR_sched_getparam, 0, &prio);
+	}
+	if (ret >= 0) {
+		st->sched_prio = prio;
+		/* the raw syscall returns 20 - nice, never negative */
+		ret = sys_call2(__NR_getpriority, PRIO_PROCESS_NR, 0);
+	}
+	if (ret >= 0) {
+		st->sched_nice = 20 - (int32_t)ret;
+		memset(st->cpu_mask, 0, sizeof(st->cpu_mask));
+		ret = sys_call3(__NR_sched_getaffinity, 0, sizeof(st->cpu_mask), st->cpu_mask);
+	}
+	st->ret_sched = ret < 0 ? (int32_t)ret : 0;
+	st->ret_robust = (int32_t)sys_call3(__NR_get_robust_list, 0, &st->robust_head,
+					    &st->robust_len);
+}
+
 static void thread_state(struct parasite_args *a, long idx)
 {
 	struct parasite_thread_state *st = (struct parasite_thread_state *)((char *)a +
@@ -102,6 +133,7 @@ static void thread_state(struct parasite_args *a, long idx)
 	}
 	st->ret_tid_address = (int32_t)sys_prctl(PR_GET_TID_ADDRESS, &st->clear_child_tid);
 	thread_prctls(st);
+	thread_getters(st);
 	/* no log line: the threads run this at the same time, the dumper logs what they found */
 	__atomic_store_n(&st->tid, (int32_t)sys_gettid(), __ATOMIC_RELEASE);
 }

@@ -10,7 +10,8 @@
  * there, then enters its own set (cgset.c), so it reads the same
  * /proc/self/cgroup. A task in its parent's namespace inherits it.
  *
- * Refused: threads of one process in different cgroup namespaces, a task
+ * Refused: threads of one process in different cgroup namespaces (ns/ns.c
+ * checks them with the other kinds, ns_check_tree()), a task
  * outside its namespace's root (moved out after the unshare: it reads
  * "/.."), a task in criu-like's namespace below one in a namespace of its
  * own, and, with --manage-cgroups=ignore, any namespace at all.
@@ -48,34 +49,28 @@ static int ns_ino(pid_t pid, pid_t tid, uint64_t *ret)
 	return 0;
 }
 
-/* The cgroup namespace of @t, its threads checked to share it; 0 for criu-like's. */
+/*
+ * The cgroup namespace of @t, its first live thread's; 0 for criu-like's.
+ * ns_check_tree() refused a thread in another one than that thread's.
+ */
 static int task_ns(const struct seized_task *t, uint64_t mine, uint64_t *ret)
 {
-	uint64_t ino, lead = 0;
+	uint64_t ino = 0;
 	unsigned int j;
-	int err;
+	int err = 0;
 
 	for (j = 0; j < t->nr_threads; j++) {
 		err = ns_ino(t->pid, t->threads[j].tid, &ino);
 		if (err == -ENOENT && !t->threads[j].seized)
 			continue;
-		if (err) {
+		if (err)
 			pr_errno(err, "pid %d thread %d: its cgroup namespace", t->pid,
 				 t->threads[j].tid);
-			return err;
-		}
-		if (lead && ino != lead) {
-			pr_err("pid %d: thread %d is in cgroup namespace cgroup:[%llu], the "
-			       "process "
-			       "in cgroup:[%llu]: threads in different cgroup namespaces are not "
-			       "restored\n",
-			       t->pid, t->threads[j].tid, (unsigned long long)ino,
-			       (unsigned long long)lead);
-			return -EOPNOTSUPP;
-		}
-		lead = ino;
+		break;
 	}
-	*ret = lead == mine ? 0 : lead;
+	if (err)
+		return err;
+	*ret = ino == mine ? 0 : ino;
 	return 0;
 }
 

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,9 +123,128 @@ static int add_member(struct cg_dump *d, pid_t pid, pid_t tid, unsigned int set)
 	return 0;
 }
 
+/*
+ * The threads of a large process are mostly in its first thread's cgroups:
+ * the "tasks" file (cgroup v1; "cgroup.threads" on cgroup2) of each of those
+ * cgroups is read once, and a thread listed in every one has the first
+ * thread's set, without a read of its own /proc/PID/task/TID/cgroup. The
+ * others are read one by one, as every thread of a smaller process: below
+ * this many threads the files cost more than they save.
+ */
+#define CG_LISTED_MIN_THREADS 16
+
+struct tid_idx {
+	pid_t tid;
+	unsigned int j;
+};
+
+static int tid_idx_cmp(const void *a, const void *b)
+{
+	const struct tid_idx *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/*
+ * Count in @hits[j] each cgroup of @set (one per hierarchy) whose tasks file
+ * lists thread j of @t. A file that cannot be read counts for no thread: those
+ * are then read one by one.
+ */
+static void count_listed(const struct cg_dump *d, const struct seized_task *t, char **set,
+			 unsigned char *hits)
+{
+	_cleanup_free_ struct tid_idx *idx = calloc(t->nr_threads, sizeof(*idx));
+	unsigned int i, j;
+
+	if (!idx)
+		return;
+	for (j = 0; j < t->nr_threads; j++)
+		idx[j] = (struct tid_idx){ t->threads[j].tid, j };
+	qsort(idx, t->nr_threads, sizeof(*idx), tid_idx_cmp);
+	for (i = 0; i < d->hiers.n; i++) {
+		const struct cg_hier *h = &d->hiers.h[i];
+		_cleanup_free_ char *text = NULL;
+		char path[PATH_MAX], *p, *end;
+		size_t len = 0;
+
+		if (cg_host_path(h, set[i], path, sizeof(path) - 16))
+			continue;
+		strcat(path, cg_hier_v2(h) ? "/cgroup.threads" : "/tasks");
+		text = read_file_at(AT_FDCWD, path, &len);
+		if (!text) {
+			pr_debug("pid %d: %s: %m: its threads' cgroups read one by one\n", t->pid,
+				 path);
+			continue;
+		}
+		for (p = text; p < text + len; p = end + 1) {
+			struct tid_idx key = { (pid_t)strtol(p, &end, 10), 0 }, *hit;
+
+			if (end == p)
+				break;
+			hit = bsearch(&key, idx, t->nr_threads, sizeof(*idx), tid_idx_cmp);
+			if (hit)
+				hits[hit->j]++;
+		}
+	}
+}
+
+/* The set of every thread of @t, live or not, as a member of @d. */
+static int task_members(struct cg_dump *d, const struct seized_task *t)
+{
+	_cleanup_free_ unsigned char *hits = NULL;
+	unsigned int j, set, first = 0;
+	bool have_first = false;
+	int err;
+
+	for (j = 0; j < t->nr_threads; j++) {
+		pid_t tid = t->threads[j].tid;
+		char **row;
+
+		if (hits && hits[j] == d->hiers.n) {
+			err = add_member(d, t->pid, tid, first);
+			if (err)
+				return err;
+			continue;
+		}
+		row = calloc(d->hiers.n + 1, sizeof(*row));
+		if (!row)
+			return -ENOMEM;
+		err = read_row(d, t->pid, tid, row);
+		if (err == -ENOENT && !t->threads[j].seized) {
+			free_row(row, d->hiers.n);
+			continue; /* a leader that exited before its threads */
+		}
+		if (err) {
+			free_row(row, d->hiers.n);
+			if (err != -EINVAL)
+				pr_errno(err, "pid %d (thread %d): cannot read its cgroups", t->pid,
+					 tid);
+			return err;
+		}
+		err = add_set(d, row, &set);
+		if (err) {
+			free_row(row, d->hiers.n);
+			return err;
+		}
+		err = add_member(d, t->pid, tid, set);
+		if (err)
+			return err;
+		if (have_first)
+			continue;
+		have_first = true;
+		first = set;
+		if (t->nr_threads - j > CG_LISTED_MIN_THREADS && d->hiers.n < 256) {
+			hits = calloc(t->nr_threads, 1);
+			if (hits)
+				count_listed(d, t, d->sets[set], hits);
+		}
+	}
+	return 0;
+}
+
 int cg_members_read(const struct dump_ctx *ctx, struct cg_dump *d)
 {
-	unsigned int i, j, set;
+	unsigned int i;
 	int err;
 
 	for (i = 0; i < ctx->tree->nr_tasks; i++) {
@@ -133,33 +253,9 @@ int cg_members_read(const struct dump_ctx *ctx, struct cg_dump *d)
 		/* a zombie left its cgroups; it is made again in its parent's */
 		if (t->state == TASK_ZOMBIE)
 			continue;
-		for (j = 0; j < t->nr_threads; j++) {
-			pid_t tid = t->threads[j].tid;
-			char **row = calloc(d->hiers.n + 1, sizeof(*row));
-
-			if (!row)
-				return -ENOMEM;
-			err = read_row(d, t->pid, tid, row);
-			if (err == -ENOENT && !t->threads[j].seized) {
-				free_row(row, d->hiers.n);
-				continue; /* a leader that exited before its threads */
-			}
-			if (err) {
-				free_row(row, d->hiers.n);
-				if (err != -EINVAL)
-					pr_errno(err, "pid %d (thread %d): cannot read its cgroups",
-						 t->pid, tid);
-				return err;
-			}
-			err = add_set(d, row, &set);
-			if (err) {
-				free_row(row, d->hiers.n);
-				return err;
-			}
-			err = add_member(d, t->pid, tid, set);
-			if (err)
-				return err;
-		}
+		err = task_members(d, t);
+		if (err)
+			return err;
 	}
 	return 0;
 }

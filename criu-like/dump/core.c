@@ -103,58 +103,48 @@ static int peek_signals(pid_t pid, pid_t tid, bool shared, struct sigqueue *q)
 	return 0;
 }
 
-static int read_comm(pid_t pid, pid_t tid, char *buf, size_t size)
-{
-	char path[64];
-	_cleanup_free_ char *s = NULL;
-	size_t len;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
-	s = read_file_at(AT_FDCWD, path, &len);
-	if (!s) {
-		pr_perror("read %s", path);
-		return -errno;
-	}
-	if (len && s[len - 1] == '\n')
-		len--;
-	if (len >= size)
-		len = size - 1;
-	memcpy(buf, s, len);
-	buf[len] = '\0';
-	return 0;
-}
-
-static int thread_sched(pid_t pid, pid_t tid, struct thread_bufs *b)
+/*
+ * The scheduling state, comm and robust list the parasite read in the thread
+ * itself (parasite/parasite.c, thread_getters()): no /proc file, no syscall
+ * by tid from here.
+ */
+static int thread_getters(pid_t pid, pid_t tid, const struct parasite_thread_state *st,
+			  struct thread_bufs *b)
 {
 	ThreadCoreEntry *tc = &b->tc;
-	struct sched_param sp;
-	cpu_set_t cpus;
-	int policy, nice;
 	size_t n;
 
-	policy = sched_getscheduler(tid);
-	if (policy < 0 || sched_getparam(tid, &sp) < 0) {
-		pr_perror("sched_getscheduler/sched_getparam of %d/%d", pid, tid);
-		return neg_errno();
+	if (st->ret_sched) {
+		pr_err("thread %d of %d: a sched getter in the thread: %s\n", tid, pid,
+		       strerror(-st->ret_sched));
+		return st->ret_sched;
 	}
-	errno = 0;
-	nice = getpriority(PRIO_PROCESS, (id_t)tid);
-	if (nice == -1 && errno) {
-		pr_perror("getpriority of %d/%d", pid, tid);
-		return neg_errno();
+	if (st->ret_comm) {
+		pr_err("thread %d of %d: prctl(PR_GET_NAME) in the thread: %s\n", tid, pid,
+		       strerror(-st->ret_comm));
+		return st->ret_comm;
 	}
-	tc->sched_policy = (uint32_t)policy;
-	tc->sched_prio = (uint32_t)sp.sched_priority;
-	tc->sched_nice = nice;
-	if (sched_getaffinity(tid, sizeof(cpus), &cpus)) {
-		pr_perror("sched_getaffinity of %d/%d", pid, tid);
-		return neg_errno();
+	if (st->ret_robust) {
+		pr_err("thread %d of %d: get_robust_list in the thread: %s\n", tid, pid,
+		       strerror(-st->ret_robust));
+		return st->ret_robust;
 	}
-	memcpy(b->cpu_mask, &cpus, sizeof(b->cpu_mask));
+	tc->sched_policy = (uint32_t)st->sched_policy;
+	tc->sched_prio = (uint32_t)st->sched_prio;
+	tc->sched_nice = st->sched_nice;
+	_Static_assert(sizeof(b->cpu_mask) >= sizeof(st->cpu_mask), "cpu mask");
+	memset(b->cpu_mask, 0, sizeof(b->cpu_mask));
+	memcpy(b->cpu_mask, st->cpu_mask, sizeof(st->cpu_mask));
 	for (n = ARRAY_SIZE(b->cpu_mask); n && !b->cpu_mask[n - 1]; n--)
 		;
 	tc->n_cpu_mask = n;
 	tc->cpu_mask = b->cpu_mask;
+	tc->has_robust_list_head = tc->has_robust_list_len = true;
+	tc->robust_list_head = st->robust_head;
+	tc->robust_list_len = st->robust_len;
+	_Static_assert(sizeof(b->comm) > sizeof(st->comm), "comm");
+	memcpy(b->comm, st->comm, sizeof(st->comm));
+	b->comm[sizeof(st->comm)] = 0;
 	return 0;
 }
 
@@ -262,21 +252,6 @@ static void take_leader_reads(struct leader_reads *lr, struct thread_bufs *b,
 	}
 }
 
-static int thread_robust_list(pid_t pid, pid_t tid, ThreadCoreEntry *tc)
-{
-	unsigned long head = 0;
-	size_t len = 0;
-
-	if (syscall(SYS_get_robust_list, tid, &head, &len) < 0) {
-		pr_perror("get_robust_list of %d/%d", pid, tid);
-		return neg_errno();
-	}
-	tc->has_robust_list_head = tc->has_robust_list_len = true;
-	tc->robust_list_head = head;
-	tc->robust_list_len = len;
-	return 0;
-}
-
 /* @shared and @thp_disabled (task-wide state read through a thread): the first thread only. */
 static int dump_thread(struct dump_task *dt, const struct seized_thread *th, struct thread_bufs *b,
 		       struct sigqueue *shared, TaskCoreEntry *thp_disabled)
@@ -333,11 +308,13 @@ static int dump_thread(struct dump_task *dt, const struct seized_thread *th, str
 	b->tc.n_pending = b->q.n;
 	b->tc.pending = b->q.p;
 
-	err = thread_robust_list(pid, tid, &b->tc);
-	if (!err)
-		err = read_comm(pid, tid, b->comm, sizeof(b->comm));
-	if (!err)
-		err = thread_sched(pid, tid, b);
+	/* seccomp_dump_task() reads the filters; a mode the parasite could not read, from status */
+	if (st.seccomp_mode >= SECCOMP_MODE__SECCOMP_DISABLED &&
+	    st.seccomp_mode <= SECCOMP_MODE__SECCOMP_FILTER) {
+		b->tc.has_seccomp_mode = true;
+		b->tc.seccomp_mode = (SeccompMode)st.seccomp_mode;
+	}
+	err = thread_getters(pid, tid, &st, b);
 	if (err)
 		return err;
 	b->tc.comm.data = (uint8_t *)b->comm;

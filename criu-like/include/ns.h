@@ -47,11 +47,45 @@ struct ns_ids {
  */
 int ns_ids_read(pid_t pid, pid_t tid, struct ns_ids *ret);
 /*
- * ns_ids_read() of thread @tids[i] of @pids[i] into @rets[i], its result in
- * @errs[i], for i < @n: side by side, a thread per CPU for a large tree.
+ * The kinds a thread can hold apart from the rest of its process, as a mask
+ * of (1 << kind): not pid (CLONE_THREAD is refused with a new pid namespace
+ * or a pid_for_children other than the creator's), not user (setns() and
+ * unshare() of one are refused in a multithreaded process, CLONE_THREAD with
+ * CLONE_NEWUSER too) and not time (setns() of one is refused with EUSERS in a
+ * multithreaded process, and a CLONE_VM child keeps its creator's). Every
+ * other kind can be a thread's own: setns() or unshare() in that thread.
  */
-void ns_ids_read_many(const pid_t *pids, const pid_t *tids, unsigned int n, struct ns_ids *rets,
-		      int *errs);
+#define NS_THREAD_KINDS \
+	(((1U << NS_NR) - 1) & ~((1U << NS_PID) | (1U << NS_USER) | (1U << NS_TIME)))
+/* ns_ids_read() of the kinds in the mask @kinds only; the others are 0. */
+int ns_ids_read_kinds(pid_t pid, pid_t tid, unsigned int kinds, struct ns_ids *ret);
+/*
+ * ns_ids_read_kinds() of thread @tids[i] of @pids[i], of the kinds @kinds[i],
+ * into @rets[i], its result in @errs[i], for i < @n: side by side, a thread
+ * per CPU for a large tree.
+ */
+void ns_ids_read_many(const pid_t *pids, const pid_t *tids, const unsigned int *kinds,
+		      unsigned int n, struct ns_ids *rets, int *errs);
+struct seized_task;
+/*
+ * Whether thread @j of @t is read of every kind: its first live thread. The
+ * others only of NS_THREAD_KINDS, the rest taken from the first
+ * (ns_ids_from_first()).
+ */
+bool ns_ids_full(const struct seized_task *t, unsigned int j);
+/*
+ * The namespaces of every thread of @tree but its zombies', in tree order,
+ * read side by side (ns_ids_read_many()): *@ret_ids and *@ret_errs, to free.
+ */
+int ns_ids_read_tree(const struct pstree *tree, struct ns_ids **ret_ids, int **ret_errs);
+/*
+ * Complete @task, thread @tid of @t read of NS_THREAD_KINDS only, from
+ * @first, its process's first live thread; 0, or -EOPNOTSUPP (logged) for a
+ * thread in another cgroup namespace than @first's: not restored (the
+ * cgroup namespace of @first is cgroup/cgns.c's).
+ */
+int ns_ids_from_first(const struct seized_task *t, pid_t tid, const struct ns_ids *first,
+		      struct ns_ids *task);
 /*
  * Pure: the first kind where @task differs from @tool (a kind the kernel
  * lacks on either side is skipped), or NS_NR when they agree.

@@ -32,6 +32,8 @@ struct seized_thread {
 	 * tgkill() before detaching, so it is not lost.
 	 */
 	int pending_sig;
+	/* seize.c: it had no child, read while stopped: collect_children() reads it no more */
+	bool children_read;
 };
 
 struct seized_task {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A thread's namespaces as the inode numbers of its /proc/PID/task/TID/ns/
- * links (include/ns.h), one thread or a whole tree's side by side.
+ * links (include/ns.h), one thread or a whole tree's side by side: a
+ * process's first live thread of every kind, the others only of those a
+ * thread can hold apart (NS_THREAD_KINDS).
  */
 #define LOG_PREFIX "ns: "
 
@@ -16,6 +18,7 @@
 
 #include "log.h"
 #include "ns.h"
+#include "seize.h"
 #include "util.h"
 
 /*
@@ -52,6 +55,11 @@ static int ns_link_ino(int dir, const char *name, uint64_t *ino)
  */
 int ns_ids_read(pid_t pid, pid_t tid, struct ns_ids *ret)
 {
+	return ns_ids_read_kinds(pid, tid, (1U << NS_NR) - 1, ret);
+}
+
+int ns_ids_read_kinds(pid_t pid, pid_t tid, unsigned int kinds, struct ns_ids *ret)
+{
 	_cleanup_close_ int dir = -1;
 	char path[96];
 	int k;
@@ -69,7 +77,7 @@ int ns_ids_read(pid_t pid, pid_t tid, struct ns_ids *ret)
 	}
 	for (k = 0; k < NS_NR; k++) {
 		ret->ino[k] = 0;
-		if (!ns_link_ino(dir, ns_kind_name(k), &ret->ino[k]))
+		if (!(kinds & (1U << k)) || !ns_link_ino(dir, ns_kind_name(k), &ret->ino[k]))
 			continue;
 		if (errno == ENOENT && !tid)
 			continue; /* a kind this kernel lacks (time: 5.6) */
@@ -96,6 +104,7 @@ int ns_ids_read(pid_t pid, pid_t tid, struct ns_ids *ret)
 
 struct ids_job {
 	const pid_t *pids, *tids;
+	const unsigned int *kinds;
 	struct ns_ids *rets;
 	int *errs;
 	unsigned int n;
@@ -108,20 +117,22 @@ static void *ids_worker(void *arg)
 	unsigned int i;
 
 	while ((i = atomic_fetch_add(&j->next, 1)) < j->n)
-		j->errs[i] = ns_ids_read(j->pids[i], j->tids[i], &j->rets[i]);
+		j->errs[i] = ns_ids_read_kinds(j->pids[i], j->tids[i], j->kinds[i], &j->rets[i]);
 	return NULL;
 }
 
 /*
- * A thread read is an open and a readlink per kind, about 12 syscalls: a
+ * A thread read is an open and a readlink per kind, 9 to 12 syscalls: a
  * helper thread pays for its start past this many threads to read.
  */
 #define IDS_PER_THREAD_MIN 64
 
-void ns_ids_read_many(const pid_t *pids, const pid_t *tids, unsigned int n, struct ns_ids *rets,
-		      int *errs)
+void ns_ids_read_many(const pid_t *pids, const pid_t *tids, const unsigned int *kinds,
+		      unsigned int n, struct ns_ids *rets, int *errs)
 {
-	struct ids_job j = { .pids = pids, .tids = tids, .rets = rets, .errs = errs, .n = n };
+	struct ids_job j = {
+		.pids = pids, .tids = tids, .kinds = kinds, .rets = rets, .errs = errs, .n = n
+	};
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	pthread_t th[8];
 	unsigned int nth = 0, want = cpus > 1 ? (unsigned int)cpus - 1 : 0;
@@ -133,4 +144,51 @@ void ns_ids_read_many(const pid_t *pids, const pid_t *tids, unsigned int n, stru
 	ids_worker(&j);
 	while (nth)
 		pthread_join(th[--nth], NULL);
+}
+
+bool ns_ids_full(const struct seized_task *t, unsigned int j)
+{
+	return j == 0 || (j == 1 && !t->threads[0].seized);
+}
+
+int ns_ids_read_tree(const struct pstree *tree, struct ns_ids **ret_ids, int **ret_errs)
+{
+	unsigned int i, j, n = 0;
+	_cleanup_free_ pid_t *pids = NULL, *tids = NULL;
+	_cleanup_free_ unsigned int *kinds = NULL;
+
+	for (i = 0; i < tree->nr_tasks; i++)
+		n += tree->tasks[i]->state == TASK_ZOMBIE ? 0 : tree->tasks[i]->nr_threads;
+	pids = calloc(n + 1, sizeof(*pids));
+	tids = calloc(n + 1, sizeof(*tids));
+	kinds = calloc(n + 1, sizeof(*kinds));
+	*ret_ids = calloc(n + 1, sizeof(**ret_ids));
+	*ret_errs = calloc(n + 1, sizeof(**ret_errs));
+	if (!pids || !tids || !kinds || !*ret_ids || !*ret_errs)
+		return -ENOMEM;
+	for (i = 0, n = 0; i < tree->nr_tasks; i++)
+		for (j = 0; tree->tasks[i]->state != TASK_ZOMBIE && j < tree->tasks[i]->nr_threads;
+		     j++, n++) {
+			pids[n] = tree->tasks[i]->pid;
+			tids[n] = tree->tasks[i]->threads[j].tid;
+			kinds[n] = ns_ids_full(tree->tasks[i], j) ? (1U << NS_NR) - 1
+								  : NS_THREAD_KINDS;
+		}
+	ns_ids_read_many(pids, tids, kinds, n, *ret_ids, *ret_errs);
+	return 0;
+}
+
+int ns_ids_from_first(const struct seized_task *t, pid_t tid, const struct ns_ids *first,
+		      struct ns_ids *task)
+{
+	task->ino[NS_PID] = first->ino[NS_PID];
+	task->ino[NS_USER] = first->ino[NS_USER];
+	task->ino[NS_TIME] = first->ino[NS_TIME];
+	if (task->ino[NS_CGROUP] == first->ino[NS_CGROUP])
+		return 0;
+	pr_err("pid %d: thread %d is in cgroup namespace cgroup:[%llu], the process in "
+	       "cgroup:[%llu]: threads in different cgroup namespaces are not restored\n",
+	       t->pid, tid, (unsigned long long)task->ino[NS_CGROUP],
+	       (unsigned long long)first->ino[NS_CGROUP]);
+	return -EOPNOTSUPP;
 }

@@ -432,33 +432,6 @@ static int nested_thread(const struct ns_dump_plan *plan, enum ns_kind k, pid_t 
 	return 0;
 }
 
-/*
- * The namespaces of every thread of @tree but its zombies', in tree order,
- * read side by side (ns_ids_read_many()): *@ret_ids and *@ret_errs, to free.
- */
-static int read_threads_ids(const struct pstree *tree, struct ns_ids **ret_ids, int **ret_errs)
-{
-	unsigned int i, j, n = 0;
-	_cleanup_free_ pid_t *pids = NULL, *tids = NULL;
-
-	for (i = 0; i < tree->nr_tasks; i++)
-		n += tree->tasks[i]->state == TASK_ZOMBIE ? 0 : tree->tasks[i]->nr_threads;
-	pids = calloc(n + 1, sizeof(*pids));
-	tids = calloc(n + 1, sizeof(*tids));
-	*ret_ids = calloc(n + 1, sizeof(**ret_ids));
-	*ret_errs = calloc(n + 1, sizeof(**ret_errs));
-	if (!pids || !tids || !*ret_ids || !*ret_errs)
-		return -ENOMEM;
-	for (i = 0, n = 0; i < tree->nr_tasks; i++)
-		for (j = 0; tree->tasks[i]->state != TASK_ZOMBIE && j < tree->tasks[i]->nr_threads;
-		     j++, n++) {
-			pids[n] = tree->tasks[i]->pid;
-			tids[n] = tree->tasks[i]->threads[j].tid;
-		}
-	ns_ids_read_many(pids, tids, n, *ret_ids, *ret_errs);
-	return 0;
-}
-
 int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 {
 	const struct seized_task *root = tree->root;
@@ -467,6 +440,7 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 	_cleanup_free_ uint64_t *ipc = NULL;
 	_cleanup_free_ struct ns_ids *all = NULL;
 	_cleanup_free_ int *errs = NULL;
+	const struct ns_ids *first;
 	struct ns_ids task;
 	unsigned int i, j, n;
 	enum ns_kind k;
@@ -488,7 +462,7 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 		if (plan->own[k] && ns_owner_kind(k) == k)
 			pr_info("pid %d: the tree has its own %s namespace %s:[%llu]\n", root->pid,
 				ns_names[k], ns_names[k], (unsigned long long)plan->root.ino[k]);
-	err = read_threads_ids(tree, &all, &errs);
+	err = ns_ids_read_tree(tree, &all, &errs);
 	if (err)
 		return err;
 	for (i = 0, n = 0; i < tree->nr_tasks; i++) {
@@ -497,7 +471,7 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 		/* a zombie's namespaces are gone with its exit */
 		if (t->state == TASK_ZOMBIE)
 			continue;
-		for (j = 0; j < t->nr_threads; j++, n++) {
+		for (j = 0, first = NULL; j < t->nr_threads; j++, n++) {
 			pid_t tid = t->threads[j].tid;
 
 			task = all[n];
@@ -505,6 +479,10 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 			if (err == -ESRCH && !t->threads[j].seized)
 				continue; /* a leader that exited before its threads */
 			if (err)
+				return err;
+			if (ns_ids_full(t, j))
+				first = &all[n];
+			else if (first && (err = ns_ids_from_first(t, tid, first, &task)))
 				return err;
 			/*
 			 * time and time_for_children: the same for every thread, then

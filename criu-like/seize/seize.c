@@ -25,6 +25,7 @@
 #include "compat.h"
 #include "freezer.h"
 #include "log.h"
+#include "par.h"
 #include "fault.h"
 #include "proc-parse.h"
 #include "seize.h"
@@ -398,7 +399,7 @@ static bool stopped_and_frozen(pid_t pid, pid_t tid)
  * (IORING_SETUP_SQPOLL), iou-wrk-PID runs its requests. They never stop
  * for ptrace, and they mean work in flight: refused by name.
  */
-static int refuse_io_worker(pid_t pid, pid_t tid)
+static bool is_io_worker(pid_t pid, pid_t tid, char **ret_stat)
 {
 	_cleanup_free_ char *stat = NULL;
 	unsigned long flags = 0;
@@ -409,12 +410,61 @@ static int refuse_io_worker(pid_t pid, pid_t tid)
 	p = stat ? strrchr(stat, ')') : NULL;
 	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1 ||
 	    !(flags & 0x10 /* PF_IO_WORKER */))
+		return false;
+	if (ret_stat)
+		*ret_stat = TAKE_PTR(stat);
+	return true;
+}
+
+static int refuse_io_worker(pid_t pid, pid_t tid)
+{
+	_cleanup_free_ char *stat = NULL;
+
+	if (!is_io_worker(pid, tid, &stat))
 		return 0;
 	pr_err("pid %d: thread %d is an io_uring kernel thread (%s): a ring with a submission "
 	       "thread (IORING_SETUP_SQPOLL) or with requests in flight is not supported\n",
 	       pid, tid,
 	       strstr(stat, "(iou-sqp-") ? "iou-sqp, IORING_SETUP_SQPOLL" : "iou-wrk, io-wq");
 	return -EOPNOTSUPP;
+}
+
+/*
+ * The io_uring check of many new threads (a stat file each, before their
+ * seize) read side by side (par_for()): @io[i] for @tids[i].
+ */
+#define IO_SCAN_PAR_MIN 64
+
+struct io_scan {
+	pid_t pid;
+	const pid_t *tids;
+	bool *io;
+};
+
+static int io_scan_one(void *arg, unsigned int i)
+{
+	struct io_scan *s = arg;
+
+	s->io[i] = is_io_worker(s->pid, s->tids[i], NULL);
+	return 0;
+}
+
+/* @io for the @nr threads of @tids, or NULL to check them one by one (few new ones). */
+static bool *io_scan(const struct seized_task *task, const pid_t *tids, unsigned int nr)
+{
+	struct io_scan s = { task->pid, tids, NULL };
+	_cleanup_free_ int *errs = NULL;
+
+	if (nr < task->nr_threads + IO_SCAN_PAR_MIN)
+		return NULL;
+	s.io = calloc(nr, sizeof(*s.io));
+	errs = calloc(nr, sizeof(*errs));
+	if (!s.io || !errs) {
+		free(s.io);
+		return NULL;
+	}
+	par_for(nr, io_scan_one, &s, errs, NULL);
+	return s.io;
 }
 
 /*
@@ -431,6 +481,7 @@ static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool w
 
 	while (again) {
 		_cleanup_free_ pid_t *tids = NULL;
+		_cleanup_free_ bool *io = NULL;
 		unsigned int nr, i;
 		int err = proc_list_threads(task->pid, &tids, &nr);
 
@@ -443,6 +494,7 @@ static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool w
 			return err;
 		}
 		again = false;
+		io = io_scan(task, tids, nr);
 		for (i = 0; i < nr; i++) {
 			int ret;
 
@@ -453,7 +505,7 @@ static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool w
 					 tids[i], task->pid);
 				continue;
 			}
-			ret = refuse_io_worker(task->pid, tids[i]);
+			ret = !io || io[i] ? refuse_io_worker(task->pid, tids[i]) : 0;
 			if (ret < 0)
 				return ret;
 			ret = seize_thread(task, tids[i]);
@@ -584,36 +636,83 @@ static int add_task(struct pstree *t, pid_t pid, struct seized_task *parent)
 	return 0;
 }
 
-/* Record the children of every thread of @task not seen yet. */
+/*
+ * Record the children of every thread of @task not seen yet. A thread's
+ * children file lists the tasks it forked (it forks none while stopped),
+ * those its children made with CLONE_PARENT, and the orphans the kernel gave
+ * it: those go to the first live thread of a process (kernel
+ * find_alive_thread(): of the process whose thread exited, or of the
+ * subreaper). So a thread that had no child when it was read stopped is not
+ * read again in the next passes, but for the first seized thread of the task.
+ */
+/* The children files of many threads (a process of 64 or more to read) read side by side. */
+#define KIDS_PAR_MIN 64
+
+struct kids_read {
+	pid_t pid;
+	const unsigned int *idx; /* in task->threads */
+	const struct seized_thread *threads;
+	pid_t **kids;
+	unsigned int *nr;
+	int *err;
+};
+
+static int kids_read_one(void *arg, unsigned int i)
+{
+	struct kids_read *r = arg;
+
+	r->err[i] = proc_parse_children(r->pid, r->threads[r->idx[i]].tid, &r->kids[i], &r->nr[i]);
+	return 0;
+}
+
 static int collect_children(struct pstree *t, struct seized_task *task, bool *changed)
 {
-	unsigned int i, j;
+	_cleanup_free_ unsigned int *idx = calloc(task->nr_threads + 1, sizeof(*idx));
+	_cleanup_free_ pid_t **kids = calloc(task->nr_threads + 1, sizeof(*kids));
+	_cleanup_free_ unsigned int *nr = calloc(task->nr_threads + 1, sizeof(*nr));
+	_cleanup_free_ int *errs = calloc(task->nr_threads + 1, sizeof(*errs));
+	_cleanup_free_ int *par_errs = calloc(task->nr_threads + 1, sizeof(*par_errs));
+	struct kids_read r = { task->pid, idx, task->threads, kids, nr, errs };
+	unsigned int i, j, n = 0;
+	bool first = true;
+	int err = 0;
 
+	if (!idx || !kids || !nr || !errs || !par_errs)
+		return -ENOMEM;
 	for (i = 0; i < task->nr_threads; i++) {
-		_cleanup_free_ pid_t *kids = NULL;
-		unsigned int nr;
-		int err;
+		const struct seized_thread *th = &task->threads[i];
 
-		if (!task->threads[i].seized)
+		if (!th->seized || (th->children_read && !first))
 			continue;
-		err = proc_parse_children(task->pid, task->threads[i].tid, &kids, &nr);
-		if (err == -ENOENT || err == -ESRCH)
+		first = false;
+		idx[n++] = i;
+	}
+	if (n >= KIDS_PAR_MIN)
+		par_for(n, kids_read_one, &r, par_errs, NULL);
+	else
+		for (i = 0; i < n; i++)
+			kids_read_one(&r, i);
+	for (i = 0; i < n && !err; i++) {
+		struct seized_thread *th = &task->threads[idx[i]];
+
+		th->children_read = !errs[i] && !nr[i] && th->stopped;
+		if (errs[i] == -ENOENT || errs[i] == -ESRCH)
 			continue;
+		err = errs[i];
 		if (err) {
-			pr_errno(err, "cannot read the children of %d/%d", task->pid,
-				 task->threads[i].tid);
-			return err;
+			pr_errno(err, "cannot read the children of %d/%d", task->pid, th->tid);
+			break;
 		}
-		for (j = 0; j < nr; j++) {
-			if (find_task(t, kids[j]))
+		for (j = 0; j < nr[i] && !err; j++) {
+			if (find_task(t, kids[i][j]))
 				continue;
-			err = add_task(t, kids[j], task);
-			if (err)
-				return err;
+			err = add_task(t, kids[i][j], task);
 			*changed = true;
 		}
 	}
-	return 0;
+	for (i = 0; i < n; i++)
+		free(kids[i]);
+	return err;
 }
 
 /* ---- the walk -------------------------------------------------------------------- */

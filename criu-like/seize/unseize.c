@@ -114,8 +114,13 @@ static void detach_thread_late(struct seized_task *task, struct seized_thread *t
 	 * __ptrace_unlink() re-arms JOBCTL_STOP_PENDING while the group is
 	 * stopped, so job-control stopped tasks are put back as found.
 	 */
-	if (ptrace(PTRACE_DETACH, th->tid, NULL, NULL)) {
-		if (errno != ESRCH)
+	/*
+	 * KILL mode: SIGKILLed already, so out of its ptrace stop for good (a
+	 * PTRACE_DETACH would fail with ESRCH: the kernel freezes no tracee with
+	 * a fatal signal pending).
+	 */
+	if (mode == UNSEIZE_KILL || ptrace(PTRACE_DETACH, th->tid, NULL, NULL)) {
+		if (mode != UNSEIZE_KILL && errno != ESRCH)
 			pr_perror("cannot detach thread %d of pid %d", th->tid, task->pid);
 		/* Not in a ptrace stop any more (killed): collect its exit as its tracer. */
 		if (!reap_traced(th->tid, mode == UNSEIZE_KILL && !late) && late &&

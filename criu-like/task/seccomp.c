@@ -286,7 +286,11 @@ int seccomp_dump_task(struct parasite_ctl *ctl, pid_t pid, ThreadCoreEntry **th,
 	for (i = 0; !err && i < n; i++) {
 		pid_t tid = (pid_t)th[i]->tid;
 
-		err = thread_mode(pid, tid, &mode);
+		/* read by the parasite in the thread (dump/core.c), else from its status */
+		if (th[i]->has_seccomp_mode)
+			mode = (int)th[i]->seccomp_mode;
+		else
+			err = thread_mode(pid, tid, &mode);
 		if (err)
 			break;
 		th[i]->has_seccomp_mode = true;

@@ -113,7 +113,21 @@ struct parasite_thread_state {
 	int32_t pdeath_sig; /* PR_GET_PDEATHSIG (per thread) */
 	int32_t thp_disable; /* PR_GET_THP_DISABLE (of the mm) */
 	int32_t ret_prctl; /* 0 or the -errno of the first of these three that failed */
-	int32_t pad;
+	/*
+	 * What the dumper would otherwise read thread by thread from outside
+	 * (/proc/PID/task/TID/comm and status, the sched getters by tid,
+	 * get_robust_list), each a cheap syscall in the thread itself.
+	 */
+	int32_t seccomp_mode; /* PR_GET_SECCOMP, or -errno */
+	char comm[16]; /* PR_GET_NAME: NUL-terminated */
+	int32_t ret_comm; /* 0 or -errno of PR_GET_NAME */
+	int32_t sched_policy; /* sched_getscheduler(0) */
+	int32_t sched_prio; /* sched_getparam(0) */
+	int32_t sched_nice; /* getpriority(PRIO_PROCESS, 0) as nice (-20..19) */
+	int32_t ret_sched; /* 0 or the -errno of the first sched getter that failed */
+	int32_t ret_robust; /* 0 or -errno of get_robust_list(0) */
+	uint64_t robust_head, robust_len;
+	uint64_t cpu_mask[16]; /* sched_getaffinity(0), the rest zeroed (1024 CPUs) */
 };
 
 #define PARASITE_MAX_FDS 64 /* per DRAIN_FDS command; below SCM_MAX_FD (253) */

@@ -5,6 +5,7 @@
  *   aio       an AIO context (io_setup()): its ring is mapped in the task
  *   io_uring-poll    an io_uring with a request in flight (a poll of an empty pipe)
  *   io_uring-sqpoll  an io_uring with a submission thread (IORING_SETUP_SQPOLL)
+ *   io_uring-sqpoll-threads  the same in a process of 100 more threads
  *   pidfd-thread-scm  a pidfd of one of its threads (PIDFD_THREAD) held only
  *             in a unix socket's queue
  *   clone-vm  a child process sharing its address space (CLONE_VM without
@@ -124,6 +125,16 @@ int main(int argc, char **argv)
 			return 1;
 	} else if (!strcmp(what, "io_uring-poll") || !strcmp(what, "io_uring-sqpoll")) {
 		if (uring(what[9] == 's'))
+			return 1;
+	} else if (!strcmp(what, "io_uring-sqpoll-threads")) {
+		/* the submission thread among many: the seize checks those side by side */
+		for (int i = 0; i < 100; i++) {
+			pthread_t t;
+
+			if (pthread_create(&t, NULL, sleeper, NULL))
+				return 1;
+		}
+		if (uring(1))
 			return 1;
 	} else if (!strcmp(what, "pidfd-thread-scm")) {
 		if (pidfd_thread_scm())

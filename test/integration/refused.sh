@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Objects criu-like does not restore yet are refused at dump by name, and the
 # task runs on: an io_uring with a request in flight or with a submission
-# thread (an idle one is restored: zdtm io_uring_idle), and a pidfd of a
+# thread (also among 100 threads, which the seize checks side by side; an
+# idle ring is restored: zdtm io_uring_idle), and a pidfd of a
 # thread (PIDFD_THREAD) held only in a unix socket's queue, and a child
 # process sharing its parent's address space (a vfork child before its exec:
 # restored as two it would get an address space of its own). (AIO contexts
@@ -60,6 +61,7 @@ try() { # WHAT TEXT: the refusal must hold TEXT (%P: the pid)
 
 try io_uring-poll "an io_uring instance with requests in flight (armed polls: fdinfo PollList): not supported"
 try io_uring-sqpoll "is an io_uring kernel thread (iou-sqp, IORING_SETUP_SQPOLL)"
+try io_uring-sqpoll-threads "is an io_uring kernel thread (iou-sqp, IORING_SETUP_SQPOLL)"
 try pidfd-thread-scm "a pidfd of thread"
 try pidfd-thread-scm "in flight in a unix socket's queue and held by no task: not restored"
 try clone-vm "shares its address space with pid %P (CLONE_VM without CLONE_THREAD"

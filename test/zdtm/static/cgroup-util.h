@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers of the cgroup tests (cgroup_member.c, cgroup_ns.c): each test
+ * Helpers of the cgroup tests (cgroup_member.c, cgroup_threads.c, cgroup_ns.c): each test
  * makes its cgroups below its own ones in a few v1 hierarchies, lists them
  * in cgroups.list for the runner (runner/cgroups.c removes them after a
  * dump, so the restore makes them again, and at the end). A hierarchy is
@@ -50,6 +50,22 @@ static inline int cg_path_of(pid_t tid, const char *ctrl, char *buf, size_t size
 		return 0;
 	}
 	return -ENOENT;
+}
+
+/* Thread @tid (0: the process) is in cgroup @want of @ctrl: 0, or -EINVAL after fail(). */
+static inline int cg_check_member(pid_t tid, const char *ctrl, const char *want)
+{
+	char got[CG_PATH];
+
+	if (cg_path_of(tid, ctrl, got, sizeof(got))) {
+		fail("thread %d: no %s line in its cgroup file", tid, ctrl);
+		return -EINVAL;
+	}
+	if (strcmp(got, want)) {
+		fail("thread %d: in %s:%s, not %s", tid, ctrl, got, want);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static inline int cg_fs_open(struct cg_fs *fs, const char *ctrl)

@@ -90,29 +90,14 @@ static int setup(void)
 	return 0;
 }
 
-static int check_member(pid_t tid, int c, const char *want)
-{
-	char got[CG_PATH];
-
-	if (cg_path_of(tid, ctrls[c], got, sizeof(got))) {
-		fail("thread %d: no %s line in its cgroup file", tid, ctrls[c]);
-		return -EINVAL;
-	}
-	if (strcmp(got, want)) {
-		fail("thread %d: in %s:%s, not %s", tid, ctrls[c], got, want);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static int check(void)
 {
 	char got[64];
 	int c, i;
 
 	for (c = 0; c < NCTRL; c++)
-		if (check_member(getpid(), c, main_cg[c]) ||
-		    check_member(thread_tid, c, thread_cg[c]))
+		if (cg_check_member(getpid(), ctrls[c], main_cg[c]) ||
+		    cg_check_member(thread_tid, ctrls[c], thread_cg[c]))
 			return neg_errno();
 	for (c = 0; c < NCTRL; c++)
 		if (cg_fs_open(&fs[c], ctrls[c])) {

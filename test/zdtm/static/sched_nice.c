@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Scheduling per thread: the main thread at nice 7, one thread at nice 12
- * under SCHED_BATCH, one under SCHED_IDLE, one at nice 3, and a child process
- * at nice 15. After SIGTERM each must have its nice value and policy back
- * (read per tid with getpriority and sched_getscheduler). The CPU affinity is
- * sched_affinity's business.
+ * under SCHED_BATCH, one under SCHED_IDLE, one at nice 3, one under SCHED_RR at
+ * priority 3 (it sleeps: no CPU taken from the others), and a child process at
+ * nice 15. After SIGTERM each must have its nice value, policy and priority
+ * back (read per tid with getpriority, sched_getscheduler and sched_getparam).
+ * The CPU affinity is sched_affinity's business.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,7 +19,7 @@
 
 struct want {
 	pid_t tid;
-	int nice, policy;
+	int nice, policy, prio;
 };
 
 enum {
@@ -26,14 +27,15 @@ enum {
 	BATCH,
 	IDLE,
 	NICE3,
+	RR,
 	CHILD,
 	N
 };
 
 static struct want want[N] = {
-	[MAIN] = { 0, 7, SCHED_OTHER },	  [BATCH] = { 0, 12, SCHED_BATCH },
-	[IDLE] = { 0, 0, SCHED_IDLE },	  [NICE3] = { 0, 3, SCHED_OTHER },
-	[CHILD] = { 0, 15, SCHED_OTHER },
+	[MAIN] = { 0, 7, SCHED_OTHER }, [BATCH] = { 0, 12, SCHED_BATCH },
+	[IDLE] = { 0, 0, SCHED_IDLE },	[NICE3] = { 0, 3, SCHED_OTHER },
+	[RR] = { 0, 0, SCHED_RR, 3 },	[CHILD] = { 0, 15, SCHED_OTHER },
 };
 
 static volatile int stop;
@@ -41,8 +43,8 @@ static volatile int stop;
 /* Set the calling thread up as want[i]. */
 static int apply(int i)
 {
-	struct sched_param sp = { 0 };
 	struct want *w = &want[i];
+	struct sched_param sp = { .sched_priority = w->prio };
 
 	w->tid = syscall(SYS_gettid);
 	if (sched_setscheduler(0, w->policy, &sp) || setpriority(PRIO_PROCESS, 0, w->nice))
@@ -64,14 +66,17 @@ static void *thread_fn(void *arg)
 static int check(int i)
 {
 	const struct want *w = &want[i];
+	struct sched_param sp = { .sched_priority = -1 };
 	int nice, pol;
 
 	errno = 0;
 	nice = getpriority(PRIO_PROCESS, w->tid);
 	pol = sched_getscheduler(w->tid);
-	if (nice != w->nice || pol != w->policy) {
-		fail("task %d (tid %d): nice %d policy %d, expected nice %d policy %d", i, w->tid,
-		     nice, pol, w->nice, w->policy);
+	sched_getparam(w->tid, &sp);
+	if (nice != w->nice || pol != w->policy || sp.sched_priority != w->prio) {
+		fail("task %d (tid %d): nice %d policy %d priority %d, expected nice %d policy %d "
+		     "priority %d",
+		     i, w->tid, nice, pol, sp.sched_priority, w->nice, w->policy, w->prio);
 		return 1;
 	}
 	return 0;
@@ -79,7 +84,7 @@ static int check(int i)
 
 int main(int argc, char **argv)
 {
-	pthread_t th[3];
+	pthread_t th[RR - BATCH + 1];
 	sigset_t term;
 	int ret = 0;
 	pid_t kid;
@@ -88,7 +93,7 @@ int main(int argc, char **argv)
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &term, NULL);
-	for (int i = BATCH; i <= NICE3; i++)
+	for (int i = BATCH; i <= RR; i++)
 		if (pthread_create(&th[i - BATCH], NULL, thread_fn, (void *)(long)i)) {
 			fail("pthread_create failed");
 			return 1;
@@ -117,7 +122,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < N && !ret; i++)
 		ret = check(i);
 	stop = 1;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i <= RR - BATCH; i++)
 		pthread_join(th[i], NULL);
 	if (test_reap_children(&kid, 1))
 		ret = 1;
