@@ -251,6 +251,8 @@ static int write_pstree(const struct dump_ctx *ctx)
 		pe.has_timens_early = pe.timens_early;
 		pe.utsns_own = ns_uts_nested_img(&ctx->ns, t->pid);
 		pe.has_utsns_own = pe.utsns_own != 0;
+		pe.ipcns_own = ns_ipc_nested_img(&ctx->ns, t->pid);
+		pe.has_ipcns_own = pe.ipcns_own != 0;
 		pe.has_exit_signal = true;
 		err = read_exit_signal(t->pid, &pe.exit_signal);
 		if (!err)

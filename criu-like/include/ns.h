@@ -149,41 +149,44 @@ enum ns_time_refusal ns_time_plan(struct ns_time_task *tasks, unsigned int n, ui
 				  unsigned int *bad);
 
 /*
- * UTS namespaces nested in the tree's (ns/uts.c): a task whose UTS
- * namespace is neither its parent's nor one seen before made it
- * (unshare(CLONE_NEWUTS)), and the tasks below it that share it were born
- * in it. At restore that task unshares one again first thing, with the
- * names of utsns-@img.img, before it forks its children.
+ * Namespaces nested in the tree's (ns/nested.c), UTS (ns/uts.c) and IPC
+ * (ns/ipc.c): a task whose namespace of that kind is neither its parent's
+ * nor one seen before made it (unshare()), and the tasks below it that
+ * share it were born in it. At restore that task unshares one again first
+ * thing, and fills it from its image (utsns-@img.img, ipcns-@img.img...),
+ * before it forks its children.
  */
-#define NS_UTS_NESTED_MAX 64
+#define NS_NESTED_MAX 64
 #define NS_UTS_NESTED_IMG_BASE 2000 /* their images' numbers: above the time namespaces' */
-struct ns_uts_nested {
+#define NS_IPC_NESTED_IMG_BASE 3000
+struct ns_nested {
 	unsigned int n;
-	pid_t pid[NS_UTS_NESTED_MAX]; /* the task that made it */
-	uint64_t ino[NS_UTS_NESTED_MAX];
+	pid_t pid[NS_NESTED_MAX]; /* the task that made it */
+	uint64_t ino[NS_NESTED_MAX];
 };
-/* One task as ns_uts_plan() sees it: its parent's index (-1: the root), its UTS namespace. */
-struct ns_uts_task {
+/* One task as ns_nested_plan() sees it: its parent's index (-1: the root), its namespace. */
+struct ns_nested_task {
 	pid_t pid;
 	int parent;
 	bool zombie;
-	uint64_t uts;
+	uint64_t ino;
 };
-enum ns_uts_refusal {
-	NS_UTS_OK,
-	NS_UTS_NOT_PARENTS, /* neither its parent's UTS namespace nor a new one */
-	NS_UTS_TOO_MANY,
+enum ns_nested_refusal {
+	NS_NESTED_OK,
+	NS_NESTED_NOT_PARENTS, /* neither its parent's namespace nor a new one */
+	NS_NESTED_TOO_MANY,
 };
 /*
  * Pure: check @tasks[0..@n) (parents before children, [0] the root, in
- * @tree_uts) and fill @out with the tasks that made a UTS namespace of
- * their own. A task in a namespace that is its parent's is born in it; one
- * in the tree's, criu-like's, or one another task made, is not its
- * parent's (it joined it, or was forked before its parent's unshare): not
- * made again as it was. NS_UTS_OK, or the refusal with *@bad its index.
+ * @tree_ino) and fill @out with the tasks that made a namespace of their
+ * own. A task in a namespace that is its parent's is born in it; one in the
+ * tree's, criu-like's, or one another task made, is not its parent's (it
+ * joined it, or was forked before its parent's unshare): not made again as
+ * it was. NS_NESTED_OK, or the refusal with *@bad its index.
  */
-enum ns_uts_refusal ns_uts_plan(const struct ns_uts_task *tasks, unsigned int n, uint64_t tree_uts,
-				uint64_t tool_uts, struct ns_uts_nested *out, unsigned int *bad);
+enum ns_nested_refusal ns_nested_plan(const struct ns_nested_task *tasks, unsigned int n,
+				      uint64_t tree_ino, uint64_t tool_ino, struct ns_nested *out,
+				      unsigned int *bad);
 
 /* The namespaces of a tree: criu-like's, its root's, and the kinds the tree has of its own. */
 struct ns_dump_plan {
@@ -193,15 +196,22 @@ struct ns_dump_plan {
 	uint32_t img_id[NS_NR]; /* its image's number (utsns-1.img), when own */
 	const char *ext_key[NS_NR]; /* own but external (--external net[INO]:KEY): not dumped */
 	struct ns_time_children tfc; /* tasks with a time_for_children of their own */
-	struct ns_uts_nested utsn; /* tasks that made a UTS namespace nested in the tree's */
+	struct ns_nested utsn; /* tasks that made a UTS namespace nested in the tree's */
+	struct ns_nested ipcn; /* and an IPC one */
 };
+/*
+ * ns/nested.c, at dump: check the namespaces of kind @k of the tree's
+ * tasks, @ino[i] task i's (tree order; zombies' ignored), and fill @out
+ * (their owner must be the tree's user namespace). 0 or -EOPNOTSUPP (said).
+ */
+int ns_check_nested(const struct pstree *tree, struct ns_dump_plan *plan, enum ns_kind k,
+		    const uint64_t *ino, struct ns_nested *out);
 /*
  * ns/uts.c, at dump: check the UTS namespaces of the tree's tasks, @uts[i]
  * task i's (tree order; zombies' ignored), and fill @plan->utsn (their owner
  * must be the tree's user namespace); write their images; the image number
  * of the one @pid made, 0 when none.
  */
-int ns_uts_check_nested(const struct pstree *tree, struct ns_dump_plan *plan, const uint64_t *uts);
 int ns_uts_dump_nested(const struct ns_dump_plan *plan, int dirfd);
 uint32_t ns_uts_nested_img(const struct ns_dump_plan *plan, pid_t pid);
 /*
@@ -211,6 +221,20 @@ uint32_t ns_uts_nested_img(const struct ns_dump_plan *plan, pid_t pid);
  */
 int ns_uts_nested_load(int dirfd, uint32_t id);
 int ns_uts_nested_enter(uint32_t id);
+/*
+ * ns/ipc.c, the same for IPC namespaces: ipc images numbered from
+ * NS_IPC_NESTED_IMG_BASE. At restore, in the controller: load (with a user
+ * namespace of the tree's own, the namespace is made and filled now, in
+ * it); in the task, first thing: make it (or enter the one made) and fill
+ * it; once every task attached its SysV segments: the late step in the
+ * namespace of the task that made it (@pid: its pid here); then free.
+ */
+int ns_ipc_dump_nested(const struct ns_dump_plan *plan, int dirfd);
+uint32_t ns_ipc_nested_img(const struct ns_dump_plan *plan, pid_t pid);
+int ns_ipc_nested_load(int dirfd, uint32_t id);
+int ns_ipc_nested_enter(int dirfd, uint32_t id);
+int ns_ipc_nested_late(int dirfd, uint32_t id, pid_t pid);
+void ns_ipc_nested_fini(void);
 /* @base + the index of @pid in @pids[0..@n), or 0 when it is not there. */
 uint32_t ns_img_of(const pid_t *pids, unsigned int n, pid_t pid, uint32_t base);
 /* The index of task @i's parent in @tree->tasks (parents come first), -1 for none. */

@@ -575,6 +575,86 @@ static void ipc_fini(void *priv)
 	free(r);
 }
 
+/* ---- IPC namespaces nested in the tree's (ns/nested.c) ------------------------------------ */
+
+int ns_ipc_dump_nested(const struct ns_dump_plan *plan, int dirfd)
+{
+	int err = 0;
+
+	for (unsigned int i = 0; !err && i < plan->ipcn.n; i++)
+		err = ipc_dump(plan->ipcn.pid[i], dirfd, NS_IPC_NESTED_IMG_BASE + i);
+	return err;
+}
+
+uint32_t ns_ipc_nested_img(const struct ns_dump_plan *plan, pid_t pid)
+{
+	return ns_img_of(plan->ipcn.pid, plan->ipcn.n, pid, NS_IPC_NESTED_IMG_BASE);
+}
+
+/* Loaded by the controller before the tasks are forked. */
+static struct {
+	uint32_t id;
+	struct ipc_rst *r;
+} nested[NS_NESTED_MAX];
+static unsigned int nr_nested;
+
+static struct ipc_rst *nested_of(uint32_t id)
+{
+	for (unsigned int i = 0; i < nr_nested; i++)
+		if (nested[i].id == id)
+			return nested[i].r;
+	pr_err("the IPC namespace of ipc images %u was not loaded\n", id);
+	return NULL;
+}
+
+int ns_ipc_nested_load(int dirfd, uint32_t id)
+{
+	void *priv = NULL;
+	int err;
+
+	if (nr_nested == NS_NESTED_MAX) {
+		pr_err("ipc images %u: more than %d IPC namespaces nested in the tree's\n", id,
+		       NS_NESTED_MAX);
+		return -E2BIG;
+	}
+	err = ipc_load(dirfd, id, &priv);
+	if (err) {
+		ipc_fini(priv);
+		return err;
+	}
+	nested[nr_nested].id = id;
+	nested[nr_nested++].r = priv;
+	return 0;
+}
+
+int ns_ipc_nested_enter(int dirfd, uint32_t id)
+{
+	struct ipc_rst *r = nested_of(id);
+
+	if (!r)
+		return -ENOENT;
+	/* with a user namespace of the tree's: made and filled at load, in it */
+	if (r->nsfd >= 0 ? setns(r->nsfd, CLONE_NEWIPC) : unshare(CLONE_NEWIPC)) {
+		pr_perror("cannot make its IPC namespace again");
+		return neg_errno();
+	}
+	return ipc_restore(r, dirfd);
+}
+
+int ns_ipc_nested_late(int dirfd, uint32_t id, pid_t pid)
+{
+	struct ipc_rst *r = nested_of(id);
+
+	return r ? ipc_late(r, dirfd, pid) : -ENOENT;
+}
+
+void ns_ipc_nested_fini(void)
+{
+	for (unsigned int i = 0; i < nr_nested; i++)
+		ipc_fini(nested[i].r);
+	nr_nested = 0;
+}
+
 const struct ns_type ipc_ns_type = {
 	.kind = NS_IPC,
 	.clone_flag = CLONE_NEWIPC,

@@ -409,11 +409,35 @@ static int check_owners(pid_t pid, const struct ns_dump_plan *plan)
 	return 0;
 }
 
+/*
+ * A namespace of kind @k (uts, ipc) that a task may have made nested in
+ * the tree's: the same for every thread of @pid (thread @j, @tid), kept in
+ * *@leader for ns_check_nested(), and taken as the tree's in @task for the
+ * check of the other kinds.
+ */
+static int nested_thread(const struct ns_dump_plan *plan, enum ns_kind k, pid_t pid, pid_t tid,
+			 unsigned int j, struct ns_ids *task, uint64_t *leader)
+{
+	if (!plan->tool.ino[k])
+		return 0;
+	if (j && task->ino[k] != *leader) {
+		pr_err("pid %d (thread %d): its %s namespace %s:[%llu] is not its leader's "
+		       "(%s:[%llu]): not dumped\n",
+		       pid, tid, ns_names[k], ns_names[k], (unsigned long long)task->ino[k],
+		       ns_names[k], (unsigned long long)*leader);
+		return -EOPNOTSUPP;
+	}
+	*leader = task->ino[k];
+	task->ino[k] = plan->own[k] ? plan->root.ino[k] : plan->tool.ino[k];
+	return 0;
+}
+
 int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 {
 	const struct seized_task *root = tree->root;
 	_cleanup_free_ uint64_t(*times)[2] = NULL;
 	_cleanup_free_ uint64_t *uts = NULL;
+	_cleanup_free_ uint64_t *ipc = NULL;
 	_cleanup_free_ struct ns_ids *all = NULL;
 	_cleanup_free_ int *errs = NULL;
 	const struct ns_ids *first;
@@ -430,7 +454,8 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 		return err;
 	times = calloc(tree->nr_tasks + 1, sizeof(*times));
 	uts = calloc(tree->nr_tasks + 1, sizeof(*uts));
-	if (!times || !uts)
+	ipc = calloc(tree->nr_tasks + 1, sizeof(*ipc));
+	if (!times || !uts || !ipc)
 		return -ENOMEM;
 	ns_plan_root(plan);
 	for (k = 0; k < NS_NR; k++)
@@ -483,19 +508,12 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 						? plan->root.ino[NS_TIME]
 						: plan->tool.ino[NS_TIME_FOR_CHILDREN];
 			}
-			/* uts: the same for every thread, then checked against the tree (ns/uts.c) */
-			if (plan->tool.ino[NS_UTS] && j && task.ino[NS_UTS] != uts[i]) {
-				pr_err("pid %d (thread %d): its uts namespace uts:[%llu] is not "
-				       "its "
-				       "leader's (uts:[%llu]): not dumped\n",
-				       t->pid, tid, (unsigned long long)task.ino[NS_UTS],
-				       (unsigned long long)uts[i]);
-				return -EOPNOTSUPP;
-			}
-			uts[i] = task.ino[NS_UTS];
-			if (plan->tool.ino[NS_UTS])
-				task.ino[NS_UTS] = plan->own[NS_UTS] ? plan->root.ino[NS_UTS]
-								     : plan->tool.ino[NS_UTS];
+			/* uts and ipc: checked against the tree (ns/nested.c) */
+			err = nested_thread(plan, NS_UTS, t->pid, tid, j, &task, &uts[i]);
+			if (!err)
+				err = nested_thread(plan, NS_IPC, t->pid, tid, j, &task, &ipc[i]);
+			if (err)
+				return err;
 			k = ns_plan_differ(plan, &task);
 			if (k == NS_NR)
 				continue;
@@ -510,7 +528,12 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 			return err;
 	}
 	if (plan->tool.ino[NS_UTS]) {
-		err = ns_uts_check_nested(tree, plan, uts);
+		err = ns_check_nested(tree, plan, NS_UTS, uts, &plan->utsn);
+		if (err)
+			return err;
+	}
+	if (plan->tool.ino[NS_IPC]) {
+		err = ns_check_nested(tree, plan, NS_IPC, ipc, &plan->ipcn);
 		if (err)
 			return err;
 	}
@@ -576,7 +599,8 @@ int ns_dump_tree(struct ns_dump_plan *plan, pid_t pid, int dirfd)
 		if (err)
 			return err;
 	}
-	return ns_uts_dump_nested(plan, dirfd);
+	err = ns_uts_dump_nested(plan, dirfd);
+	return err ?: ns_ipc_dump_nested(plan, dirfd);
 }
 
 int ns_call_in(pid_t pid, enum ns_kind k, int (*fn)(void *buf, size_t size), void *buf, size_t size)

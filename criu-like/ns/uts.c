@@ -4,7 +4,7 @@
  * inside the tree's namespace at dump, set again by the restored root in
  * its new one. Those nested in the tree's (a task that unshared one, its
  * descendants in it: systemd's ProtectHostname=, a sandbox) are made again
- * by the same task, before its children (ns_uts_plan()).
+ * by the same task, before its children (ns_nested_plan()).
  */
 #define LOG_PREFIX "ns: uts: "
 
@@ -124,82 +124,6 @@ const struct ns_type uts_ns_type = {
 
 /* ---- UTS namespaces nested in the tree's -------------------------------------------------- */
 
-static bool uts_known(const struct ns_uts_nested *out, uint64_t ino)
-{
-	unsigned int j;
-
-	for (j = 0; j < out->n; j++)
-		if (out->ino[j] == ino)
-			return true;
-	return false;
-}
-
-enum ns_uts_refusal ns_uts_plan(const struct ns_uts_task *tasks, unsigned int n, uint64_t tree_uts,
-				uint64_t tool_uts, struct ns_uts_nested *out, unsigned int *bad)
-{
-	unsigned int i;
-
-	out->n = 0;
-	for (i = 0; i < n; i++) {
-		const struct ns_uts_task *t = &tasks[i];
-		uint64_t born_in = t->parent < 0 ? tree_uts : tasks[t->parent].uts;
-
-		*bad = i;
-		if (t->zombie || t->uts == born_in)
-			continue;
-		if (t->uts == tree_uts || t->uts == tool_uts || uts_known(out, t->uts))
-			return NS_UTS_NOT_PARENTS;
-		if (out->n == NS_UTS_NESTED_MAX)
-			return NS_UTS_TOO_MANY;
-		out->pid[out->n] = t->pid;
-		out->ino[out->n++] = t->uts;
-	}
-	return NS_UTS_OK;
-}
-
-int ns_uts_check_nested(const struct pstree *tree, struct ns_dump_plan *plan, const uint64_t *uts)
-{
-	uint64_t tree_uts = plan->own[NS_UTS] ? plan->root.ino[NS_UTS] : plan->tool.ino[NS_UTS];
-	uint64_t user = plan->own[NS_USER] ? plan->root.ino[NS_USER] : plan->tool.ino[NS_USER];
-	_cleanup_free_ struct ns_uts_task *tt = calloc(tree->nr_tasks + 1, sizeof(*tt));
-	enum ns_uts_refusal r;
-	unsigned int i, bad = 0;
-	int err;
-
-	if (!tt)
-		return -ENOMEM;
-	for (i = 0; i < tree->nr_tasks; i++) {
-		const struct seized_task *t = tree->tasks[i];
-
-		tt[i].pid = t->pid;
-		tt[i].zombie = t->state == TASK_ZOMBIE;
-		tt[i].uts = uts[i];
-		tt[i].parent = ns_tree_parent(tree, i);
-	}
-	r = ns_uts_plan(tt, tree->nr_tasks, tree_uts, plan->tool.ino[NS_UTS], &plan->utsn, &bad);
-	if (r == NS_UTS_NOT_PARENTS) {
-		pr_err("pid %d: its uts namespace uts:[%llu] is not its parent's, nor one it made "
-		       "(one joined with setns(), or left when its parent unshared another after "
-		       "forking it): not dumped\n",
-		       tt[bad].pid, (unsigned long long)tt[bad].uts);
-		return -EOPNOTSUPP;
-	}
-	if (r == NS_UTS_TOO_MANY) {
-		pr_err("pid %d: more than %d uts namespaces nested in the tree's: not dumped\n",
-		       tt[bad].pid, NS_UTS_NESTED_MAX);
-		return -EOPNOTSUPP;
-	}
-	for (i = 0; i < plan->utsn.n; i++) {
-		pr_info("pid %d: made the uts namespace uts:[%llu], nested in the tree's\n",
-			plan->utsn.pid[i], (unsigned long long)plan->utsn.ino[i]);
-		err = user ? ns_user_check_owner(plan->utsn.pid[i], "uts", plan->utsn.ino[i], user)
-			   : 0;
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
 int ns_uts_dump_nested(const struct ns_dump_plan *plan, int dirfd)
 {
 	unsigned int i;
@@ -219,7 +143,7 @@ uint32_t ns_uts_nested_img(const struct ns_dump_plan *plan, pid_t pid)
 static struct {
 	uint32_t id;
 	UtsnsEntry *e;
-} nested[NS_UTS_NESTED_MAX];
+} nested[NS_NESTED_MAX];
 static unsigned int nr_nested;
 
 int ns_uts_nested_load(int dirfd, uint32_t id)
@@ -227,9 +151,9 @@ int ns_uts_nested_load(int dirfd, uint32_t id)
 	void *e;
 	int err;
 
-	if (nr_nested == NS_UTS_NESTED_MAX) {
+	if (nr_nested == NS_NESTED_MAX) {
 		pr_err("utsns-%u.img: more than %d uts namespaces nested in the tree's\n", id,
-		       NS_UTS_NESTED_MAX);
+		       NS_NESTED_MAX);
 		return -E2BIG;
 	}
 	err = uts_load(dirfd, id, &e);

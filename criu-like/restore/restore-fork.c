@@ -623,6 +623,9 @@ static int task_restore(struct restore_ctx *ctx, struct rst_task *t, pid_t paren
 	/* a uts namespace it made, nested in the tree's: before its children are born */
 	if (!err && t->pe->has_utsns_own)
 		err = ns_uts_nested_enter(t->pe->utsns_own);
+	/* and an ipc one, filled: before its children, and before it attaches its segments */
+	if (!err && t->pe->has_ipcns_own)
+		err = ns_ipc_nested_enter(ctx->dirfd, t->pe->ipcns_own);
 	/* the root fills its new namespaces before anything else lives in them */
 	if (!err && !rst_task_idx(ctx, t))
 		err = ns_restore_root(&ctx->ns, ctx->dirfd);

@@ -185,6 +185,9 @@ static int load_time_children(struct rst_run *r)
 		/* the uts namespaces tasks make nested in the tree's (ns/uts.c) */
 		if (!err && pe->has_utsns_own && pe->state != TASK_STATE__TASK_ZOMBIE)
 			err = ns_uts_nested_load(r->ctx.dirfd, pe->utsns_own);
+		/* and the ipc ones (ns/ipc.c) */
+		if (!err && pe->has_ipcns_own && pe->state != TASK_STATE__TASK_ZOMBIE)
+			err = ns_ipc_nested_load(r->ctx.dirfd, pe->ipcns_own);
 	}
 	return err;
 }
@@ -726,6 +729,11 @@ static int rst_run_stages(struct rst_run *r)
 		err = rst_sysv_shm_late(ctx);
 	if (!err)
 		err = ns_restore_late(&ctx->ns, ctx->dirfd, r->root);
+	for (unsigned int i = 0; !err && i < ctx->nr_tasks; i++)
+		if (ctx->tasks[i].pe->has_ipcns_own &&
+		    ctx->tasks[i].pe->state != TASK_STATE__TASK_ZOMBIE)
+			err = ns_ipc_nested_late(ctx->dirfd, ctx->tasks[i].pe->ipcns_own,
+						 rst_host_pid(ctx, &ctx->tasks[i]));
 	if (!err)
 		err = rst_threads_affinity(ctx);
 	/* the threads the restorer made, into their cgroups before they run */
@@ -811,6 +819,7 @@ static void rst_release(struct rst_run *r)
 	rst_files_fini(ctx);
 	rst_cgroup_fini(ctx);
 	ns_restore_fini(&ctx->ns);
+	ns_ipc_nested_fini();
 	for (i = 0; ctx->tasks && i < ctx->nr_tasks; i++)
 		if (ctx->tasks[i].core)
 			protobuf_c_message_free_unpacked(&ctx->tasks[i].core->base, NULL);

@@ -309,43 +309,43 @@ static void test_time_plan(void **state)
 }
 
 /*
- * UTS namespaces nested in the tree's (ns_uts_plan()): which tasks make one
+ * UTS namespaces nested in the tree's (ns_nested_plan()): which tasks make one
  * again at restore, and what is refused. 1 the tree's, 9 criu-like's, 2..5
  * others.
  */
 static void test_uts_plan(void **state)
 {
-	struct ns_uts_nested out;
+	struct ns_nested out;
 	unsigned int bad = 99;
 	/* [1] made 2, [2] born in it made 3, [3] born in 3, [4] the root's, a zombie */
-	struct ns_uts_task t[] = {
-		{ .pid = 10, .parent = -1, .uts = 1 }, { .pid = 11, .parent = 0, .uts = 2 },
-		{ .pid = 12, .parent = 1, .uts = 3 },  { .pid = 13, .parent = 2, .uts = 3 },
-		{ .pid = 14, .parent = 0, .uts = 1 },  { .pid = 15, .parent = 3, .zombie = true },
+	struct ns_nested_task t[] = {
+		{ .pid = 10, .parent = -1, .ino = 1 }, { .pid = 11, .parent = 0, .ino = 2 },
+		{ .pid = 12, .parent = 1, .ino = 3 },  { .pid = 13, .parent = 2, .ino = 3 },
+		{ .pid = 14, .parent = 0, .ino = 1 },  { .pid = 15, .parent = 3, .zombie = true },
 	};
 
 	(void)state;
-	assert_int_equal(ns_uts_plan(t, 6, 1, 9, &out, &bad), NS_UTS_OK);
+	assert_int_equal(ns_nested_plan(t, 6, 1, 9, &out, &bad), NS_NESTED_OK);
 	assert_int_equal(out.n, 2);
 	assert_int_equal(out.pid[0], 11);
 	assert_true(out.ino[0] == 2);
 	assert_int_equal(out.pid[1], 12);
 	assert_true(out.ino[1] == 3);
 	/* none made: nobody */
-	t[1].uts = t[2].uts = t[3].uts = 1;
-	assert_int_equal(ns_uts_plan(t, 6, 1, 9, &out, &bad), NS_UTS_OK);
+	t[1].ino = t[2].ino = t[3].ino = 1;
+	assert_int_equal(ns_nested_plan(t, 6, 1, 9, &out, &bad), NS_NESTED_OK);
 	assert_int_equal(out.n, 0);
 	/* left in the tree's when its parent made another after forking it */
-	t[1].uts = 2;
-	assert_int_equal(ns_uts_plan(t, 6, 1, 9, &out, &bad), NS_UTS_NOT_PARENTS);
+	t[1].ino = 2;
+	assert_int_equal(ns_nested_plan(t, 6, 1, 9, &out, &bad), NS_NESTED_NOT_PARENTS);
 	assert_int_equal(bad, 2);
 	/* one that joined criu-like's, or another task's (setns) */
-	t[2].uts = t[3].uts = 9;
-	assert_int_equal(ns_uts_plan(t, 6, 1, 9, &out, &bad), NS_UTS_NOT_PARENTS);
+	t[2].ino = t[3].ino = 9;
+	assert_int_equal(ns_nested_plan(t, 6, 1, 9, &out, &bad), NS_NESTED_NOT_PARENTS);
 	assert_int_equal(bad, 2);
-	t[2].uts = t[3].uts = 2;
-	t[4].uts = 2;
-	assert_int_equal(ns_uts_plan(t, 6, 1, 9, &out, &bad), NS_UTS_NOT_PARENTS);
+	t[2].ino = t[3].ino = 2;
+	t[4].ino = 2;
+	assert_int_equal(ns_nested_plan(t, 6, 1, 9, &out, &bad), NS_NESTED_NOT_PARENTS);
 	assert_int_equal(bad, 4);
 }
 

@@ -68,6 +68,18 @@ static int timens_make(long mono, long boot)
 	return 0;
 }
 
+int test_ns_apart_from_parent(const char *kind)
+{
+	char mine[64], parents[64];
+	struct stat a, b;
+
+	snprintf(mine, sizeof(mine), "/proc/self/ns/%s", kind);
+	snprintf(parents, sizeof(parents), "/proc/%d/ns/%s", getppid(), kind);
+	if (stat(mine, &a) || stat(parents, &b))
+		return -errno;
+	return a.st_ino != b.st_ino || a.st_dev != b.st_dev;
+}
+
 int test_timens_offsets(long long *mono, long long *boot)
 {
 	char name[32];

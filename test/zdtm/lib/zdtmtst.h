@@ -68,6 +68,11 @@ int test_timens(long mono, long boot);
  * children (-1 where a line is missing); 0 or -errno.
  */
 int test_timens_offsets(long long *mono, long long *boot);
+/*
+ * Is the caller's namespace of @kind ("ipc", "uts"...) another than its
+ * parent's? 1 apart, 0 the same, -errno when one cannot be read.
+ */
+int test_ns_apart_from_parent(const char *kind);
 
 /*
  * After test_init(): whether the test runs in the runner's container (the

@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 
 	test_init(argc, argv);
 #ifdef IPCNS
-	if (unshare(CLONE_NEWIPC)) {
+	if (unshare(CLONE_NEWIPC) || test_ns_apart_from_parent("ipc") != 1) {
 		fail("unshare(CLONE_NEWIPC): %m");
 		return 1;
 	}
@@ -108,6 +108,13 @@ int main(int argc, char **argv)
 	close(ro);
 	test_daemon();
 	test_waitsig();
+#ifdef IPCNS
+	/* restored in an IPC namespace of its own again, not its parent's */
+	if (test_ns_apart_from_parent("ipc") != 1) {
+		fail("the IPC namespace is its parent's after the restore");
+		return 1;
+	}
+#endif
 
 	if (check_attr(q, "O_RDWR", 0, 8, 32, 5) || check_attr(e, "empty O_WRONLY", 0, 3, 100, 0))
 		goto out;

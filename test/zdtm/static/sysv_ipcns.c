@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 	union semun su;
 
 	test_init(argc, argv);
-	if (unshare(CLONE_NEWIPC)) {
+	if (unshare(CLONE_NEWIPC) || test_ns_apart_from_parent("ipc") != 1) {
 		fail("unshare(CLONE_NEWIPC): %m");
 		return 1;
 	}
@@ -89,6 +89,11 @@ int main(int argc, char **argv)
 	}
 	test_daemon();
 	test_waitsig();
+	/* restored in an IPC namespace of its own again, not its parent's */
+	if (test_ns_apart_from_parent("ipc") != 1) {
+		fail("the IPC namespace is its parent's after the restore");
+		return 1;
+	}
 
 	if (shmget(KEY, 0, 0) != small || shmget(KEY + 1, 0, 0) != big ||
 	    shmget(KEY + 2, 0, 0) != idle || semget(KEY + 3, 0, 0) != sem ||
