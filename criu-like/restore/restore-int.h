@@ -55,6 +55,18 @@ static inline unsigned int rst_task_idx(const struct restore_ctx *ctx, const str
 }
 
 /*
+ * The restorer area of task @i, [start, end), recorded by the task once
+ * mapped (map_area()) for the resume to unmap: after the pids, the uffds and
+ * the fd tables' turns in shared->pids (create_shared() sizes it).
+ */
+static inline uint64_t *rst_area_slot(const struct restore_ctx *ctx, unsigned int i)
+{
+	uintptr_t end = (uintptr_t)&ctx->shared->pids[3 * ctx->nr_tasks];
+
+	return (uint64_t *)((end + 7) & ~(uintptr_t)7) + 2 * (size_t)i;
+}
+
+/*
  * Pid namespaces nested inside the tree's (namespaces.md, "The pid model"):
  * how many @t is below (PstreeEntry.ns_pid), and its pid at @level (0: the
  * tree's, the image pid).

@@ -54,6 +54,7 @@ struct rthread {
 	bool seized, in_sigreturn, done;
 	bool back; /* wait_back_in_syscalls(): seen back in its syscall */
 	uint64_t sp; /* at the entry of rt_sigreturn: inside the restorer area */
+	uint64_t ip; /* at the entry of rt_sigreturn: right after its syscall instruction */
 };
 
 struct rtask {
@@ -159,6 +160,7 @@ static int step_one(struct rtask *rt, struct rthread *th, int status)
 		if (si.op == CR_SYSCALL_INFO_ENTRY && si.nr == __NR_rt_sigreturn) {
 			th->in_sigreturn = true;
 			th->sp = si.sp;
+			th->ip = si.ip;
 		} else if (si.op == CR_SYSCALL_INFO_EXIT && th->in_sigreturn) {
 			pr_debug("pid %d: thread %d left the restorer\n", pid, th->tid);
 			return 1;
@@ -238,30 +240,6 @@ static int run_to_sigreturn(struct rtask *tasks, size_t nr)
 	return 0;
 }
 
-/* The mapping of @pid that holds @addr: the restorer area (it has a guard page on each side). */
-static int find_mapping(pid_t pid, uint64_t addr, struct rst_range *ret)
-{
-	_cleanup_free_ char *line = NULL;
-	char path[64];
-	size_t cap = 0;
-	_cleanup_fclose_ FILE *f = NULL;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return neg_errno();
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long s, e;
-
-		if (sscanf(line, "%lx-%lx", &s, &e) == 2 && addr >= s && addr < e) {
-			ret->start = s;
-			ret->end = e;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
 /*
  * The leader's saved parent-death signal, in place of the SIGKILL that tied
  * it to its parent until now (restore-task-state.c: none for the root,
@@ -276,48 +254,186 @@ static unsigned long pdeath_sig(const struct rtask *rt)
 
 #define LEAVE_CALLS 3
 
+/* A leader on its way out: its saved state, held while its last syscalls run. */
+struct leave {
+	struct user_regs_struct saved;
+	uint64_t mask; /* its saved signal mask */
+	uint64_t code; /* the syscall instruction of its rt_sigreturn, in the restorer area */
+	uint64_t stolen; /* stop signals taken on the way: sent again at the end */
+	unsigned long args[LEAVE_CALLS][3]; /* nr, a0, a1 */
+	long ret[LEAVE_CALLS];
+	int err;
+	bool held, running;
+};
+
+/* Until @tid's next syscall stop; a stop signal met on the way is kept in @l->stolen. */
+static int next_syscall_stop(pid_t pid, pid_t tid, struct leave *l)
+{
+	int status;
+
+	for (;;) {
+		if (waitpid(tid, &status, __WALL) != tid) {
+			pr_perror("pid %d: waiting for thread %d", pid, tid);
+			return neg_errno();
+		}
+		if (!WIFSTOPPED(status)) {
+			pr_err("pid %d: thread %d died leaving the restorer (status %#x)\n", pid,
+			       tid, status);
+			return -ESRCH;
+		}
+		if (WSTOPSIG(status) == (SIGTRAP | 0x80))
+			return 0;
+		/* every signal blocked: only SIGSTOP is delivered; a group stop needs it */
+		if (status >> 16 == 0)
+			l->stolen |= 1ULL << (WSTOPSIG(status) - 1);
+		if (ptrace(PTRACE_SYSCALL, tid, NULL, NULL)) {
+			pr_perror("pid %d: PTRACE_SYSCALL of %d", pid, tid);
+			return neg_errno();
+		}
+	}
+}
+
+/* Call @k of every leader: each one started, then each one's entry and exit stops taken. */
+static void leave_step(struct rtask *tasks, struct leave *lv, size_t nr, unsigned int k)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		struct user_regs_struct r = lv[i].saved;
+		pid_t tid = tasks[i].th[0].tid;
+
+		if (lv[i].err)
+			continue;
+		r.rip = lv[i].code;
+		r.rax = lv[i].args[k][0];
+		r.orig_rax = (unsigned long)-1;
+		r.rdi = lv[i].args[k][1];
+		r.rsi = lv[i].args[k][2];
+		fault_kill_point();
+		if (ptrace(PTRACE_SETREGS, tid, NULL, &r) ||
+		    ptrace(PTRACE_SYSCALL, tid, NULL, NULL)) {
+			lv[i].err = neg_errno();
+			pr_errno(lv[i].err, "pid %d: starting syscall %lu", tasks[i].pid,
+				 lv[i].args[k][0]);
+		}
+		lv[i].running = !lv[i].err;
+	}
+	for (i = 0; i < nr; i++) {
+		pid_t tid = tasks[i].th[0].tid;
+
+		if (!lv[i].running)
+			continue;
+		lv[i].running = false;
+		/* the entry stop, then the exit stop */
+		lv[i].err = next_syscall_stop(tasks[i].pid, tid, &lv[i]);
+		if (!lv[i].err && ptrace(PTRACE_SYSCALL, tid, NULL, NULL))
+			lv[i].err = neg_errno();
+		if (!lv[i].err)
+			lv[i].err = next_syscall_stop(tasks[i].pid, tid, &lv[i]);
+		errno = 0;
+		if (!lv[i].err)
+			lv[i].ret[k] = ptrace(PTRACE_PEEKUSER, tid,
+					      offsetof(struct user_regs_struct, rax), NULL);
+		if (!lv[i].err && errno)
+			lv[i].err = neg_errno();
+	}
+}
+
+/* The leader's saved registers and mask taken, every signal blocked while its calls run. */
+static int leave_hold(struct restore_ctx *ctx, struct rtask *rt, struct leave *l)
+{
+	const uint64_t *slot = rst_area_slot(ctx, rst_task_idx(ctx, rt->t));
+	uint64_t all = ~0ULL;
+	pid_t tid = rt->th[0].tid;
+
+	l->code = rt->th[0].ip - 2;
+	if (l->code < slot[0] || l->code + 2 > slot[1] || rt->th[0].sp < slot[0] ||
+	    rt->th[0].sp >= slot[1]) {
+		pr_err("pid %d: left the restorer from %#lx (stack %#lx), not from its area "
+		       "%#lx-%#lx\n",
+		       rt->pid, (unsigned long)l->code, (unsigned long)rt->th[0].sp,
+		       (unsigned long)slot[0], (unsigned long)slot[1]);
+		return -EINVAL;
+	}
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &l->saved) ||
+	    ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(l->mask), &l->mask)) {
+		pr_perror("pid %d: the registers or the mask of %d", rt->pid, tid);
+		return neg_errno();
+	}
+	l->held = true;
+	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(all), &all)) {
+		pr_perror("pid %d: PTRACE_SETSIGMASK of %d", rt->pid, tid);
+		return neg_errno();
+	}
+	l->args[0][0] = __NR_munmap;
+	l->args[0][1] = (unsigned long)ctx->shared;
+	l->args[0][2] = PAGE_ALIGN(ctx->shared_size);
+	l->args[1][0] = __NR_prctl;
+	l->args[1][1] = PR_SET_PDEATHSIG;
+	l->args[1][2] = pdeath_sig(rt);
+	/* last: the code it runs from goes with it */
+	l->args[2][0] = __NR_munmap;
+	l->args[2][1] = slot[0];
+	l->args[2][2] = slot[1] - slot[0];
+	return 0;
+}
+
+/* Its saved registers and mask back, and the stop signals taken on the way. */
+static int leave_release(const struct rtask *rt, struct leave *l)
+{
+	pid_t tid = rt->th[0].tid;
+	int sig, err = 0;
+
+	if (!l->held)
+		return 0;
+	if (ptrace(PTRACE_SETREGS, tid, NULL, &l->saved) ||
+	    ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(l->mask), &l->mask)) {
+		err = neg_errno();
+		pr_errno(err, "pid %d: putting back the registers or the mask of %d", rt->pid, tid);
+	}
+	for (sig = 1; sig <= 64; sig++)
+		if (l->stolen & (1ULL << (sig - 1)))
+			kill(tid, sig);
+	return err;
+}
+
 /*
- * In each leader, one injection session (compel_syscalls(), every task at
- * once): munmap() of its restorer area and of the shared area, then its
- * saved parent-death signal.
+ * In each leader, held at the exit of its rt_sigreturn in its saved state:
+ * munmap() of the shared area, its saved parent-death signal, then munmap()
+ * of its restorer area. Each one run at the syscall instruction of that
+ * rt_sigreturn with PTRACE_SYSCALL: the area's munmap returns into its exit
+ * stop, and the unmapped code after it never runs, as the saved registers go
+ * back there. A syscall changes rax, rcx, r11 and rip only: no frame, no
+ * xstate and no trampoline to place (compel_syscalls() does all that for a
+ * thread stopped anywhere). Every task at once, step by step.
  */
 static int leave_areas(struct restore_ctx *ctx, struct rtask *tasks, size_t nr)
 {
-	_cleanup_free_ struct compel_call *calls = calloc(nr * LEAVE_CALLS + 1, sizeof(*calls));
-	_cleanup_free_ pid_t *tids = calloc(nr + 1, sizeof(*tids));
-	struct rst_range area;
-	size_t i, k;
-	int err;
+	_cleanup_free_ struct leave *lv = calloc(nr + 1, sizeof(*lv));
+	size_t i;
+	unsigned int k;
+	int err = 0;
 
-	if (!calls || !tids)
+	if (!lv)
 		return -ENOMEM;
-	for (i = 0; i < nr; i++) {
-		struct compel_call *c = &calls[i * LEAVE_CALLS];
-
-		err = find_mapping(tasks[i].pid, tasks[i].th[0].sp, &area);
-		if (err) {
-			pr_errno(err, "pid %d: no restorer area at %lx", tasks[i].pid,
-				 tasks[i].th[0].sp);
-			return err;
-		}
-		tids[i] = tasks[i].th[0].tid;
-		c[0] = (struct compel_call){ __NR_munmap, { area.start, area.end - area.start } };
-		c[1] = (struct compel_call){
-			__NR_munmap, { (unsigned long)ctx->shared, PAGE_ALIGN(ctx->shared_size) }
-		};
-		c[2] = (struct compel_call){ __NR_prctl,
-					     { PR_SET_PDEATHSIG, pdeath_sig(&tasks[i]) } };
-	}
+	for (i = 0; i < nr; i++)
+		lv[i].err = leave_hold(ctx, &tasks[i], &lv[i]);
 	fault_kill_point();
-	err = compel_syscalls(tids, (unsigned int)nr, calls, LEAVE_CALLS);
-	for (i = 0; !err && i < nr; i++)
-		for (k = 0; !err && k < LEAVE_CALLS; k++)
-			if (calls[i * LEAVE_CALLS + k].ret) {
-				err = (int)calls[i * LEAVE_CALLS + k].ret;
-				pr_errno(err, "pid %d: %s", tasks[i].pid,
-					 k < 2 ? "munmap of the restorer or shared area"
-					       : "PR_SET_PDEATHSIG");
+	for (k = 0; k < LEAVE_CALLS; k++)
+		leave_step(tasks, lv, nr, k);
+	for (i = 0; i < nr; i++) {
+		int e = leave_release(&tasks[i], &lv[i]);
+
+		for (k = 0; !lv[i].err && k < LEAVE_CALLS; k++)
+			if (lv[i].ret[k]) {
+				lv[i].err = (int)lv[i].ret[k];
+				pr_errno(lv[i].err, "pid %d: %s", tasks[i].pid,
+					 k == 1 ? "PR_SET_PDEATHSIG"
+					 : k	? "munmap of the restorer area"
+						: "munmap of the shared area");
 			}
+		err = err ?: lv[i].err ?: e;
+	}
 	return err;
 }
 

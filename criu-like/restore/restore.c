@@ -505,8 +505,12 @@ void rst_fs_unlock(void)
 static int create_shared(struct restore_ctx *ctx)
 {
 	struct rst_shared *sh;
-	/* pids, uffd numbers (rst_lazy_slot()), fd tables' turns (rst_fdt_word()) */
-	size_t size = PAGE_ALIGN(sizeof(*sh) + 3 * ctx->nr_tasks * sizeof(sh->pids[0]));
+	/*
+	 * pids, uffd numbers (rst_lazy_slot()), fd tables' turns (rst_fdt_word()),
+	 * restorer areas (rst_area_slot())
+	 */
+	size_t size = PAGE_ALIGN(sizeof(*sh) + 3 * ctx->nr_tasks * sizeof(sh->pids[0]) + 8 +
+				 2 * ctx->nr_tasks * sizeof(uint64_t));
 
 	sh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {
