@@ -209,6 +209,33 @@ static int chain_verify(struct chain *c, pid_t pid, const struct rst_chain_seg *
 	return 0;
 }
 
+/*
+ * Whether @s is its whole source entry: then its copy's crc32c is the
+ * entry's check, and chain_verify() would only read the same bytes again.
+ */
+static bool seg_whole(const struct chain *c, const struct rst_chain_seg *s)
+{
+	const PagemapEntry *e = c->lv[s->level].pe[s->entry];
+
+	return e->has_crc32c && !c->verified[s->level][s->entry] &&
+	       s->off == c->lv[s->level].off[s->entry] &&
+	       s->len == (uint64_t)e->nr_pages * PAGE_SIZE;
+}
+
+/* After the copy of a whole entry (seg_whole()): its crc32c @crc against the image's. */
+static int seg_check(struct chain *c, pid_t pid, const struct rst_chain_seg *s, uint32_t crc)
+{
+	const PagemapEntry *e = c->lv[s->level].pe[s->entry];
+
+	if (crc != e->crc32c) {
+		pr_err("pid %d: pages %lx +%u in %s are corrupt (crc32c %x, expected %x)\n", pid,
+		       e->vaddr, e->nr_pages, c->lv[s->level].name, crc, e->crc32c);
+		return -EBADMSG;
+	}
+	c->verified[s->level][s->entry] = true;
+	return 0;
+}
+
 /* Segment @s is another task's: record it, its bytes stay a hole at @out. */
 static int defer_seg(struct chain *c, const struct rst_chain_seg *s, uint64_t out,
 		     struct rst_mem_plan *p, int *src_of)
@@ -266,13 +293,15 @@ static int chain_flatten_to(struct chain *c, pid_t pid, const struct rst_chain_s
 	for (size_t i = 0; i < segs->n && !err; i++) {
 		const struct rst_chain_seg *s = &segs->seg[i];
 		bool defer = c->defer && s->level >= c->n_own;
+		bool whole = !defer && seg_whole(c, s);
 		uint32_t crc = 0;
 
 		/*
 		 * Lazy: only a few eager pages are read here; checking their whole
 		 * entries would read what the daemon serves later, the point of it.
+		 * A whole entry is checked by its copy's crc32c, below.
 		 */
-		err = p->vma_lazy || defer ? 0 : chain_verify(c, pid, s);
+		err = p->vma_lazy || defer || whole ? 0 : chain_verify(c, pid, s);
 		if (!err && defer) {
 			err = defer_seg(c, s, out, p, src_of);
 			out += s->len;
@@ -287,6 +316,8 @@ static int chain_flatten_to(struct chain *c, pid_t pid, const struct rst_chain_s
 			out += len;
 			done += len;
 		}
+		if (!err && whole)
+			err = seg_check(c, pid, s, crc);
 		pagemap_entry__init(&ents[i]);
 		ents[i].vaddr = s->vaddr;
 		ents[i].nr_pages = (uint32_t)(s->len / PAGE_SIZE);
