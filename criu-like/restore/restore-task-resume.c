@@ -15,6 +15,8 @@
 #define LOG_PREFIX "restore-resume: "
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -183,14 +185,28 @@ static int step_one(struct rtask *rt, struct rthread *th, int status)
  * Until a tracee's next stop (its SIGCHLD, blocked by the caller) or @ms.
  * A SIGCHLD already taken by an earlier pass only costs one more pass.
  */
+/* The tid of the other tracer thread (resume_split()): NULL or 0 when there is none. */
+static __thread const pid_t *peer_tracer;
+
 static void wait_sigchld(long ms)
 {
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+	siginfo_t si;
 	sigset_t set;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
-	sigtimedwait(&set, NULL, &ts);
+	/*
+	 * SIGCHLD is the process's: one of the kernel's may be for the other
+	 * tracer's tracees, which then looks too (a copy from the peer is not
+	 * passed on again)
+	 */
+	if (sigtimedwait(&set, &si, &ts) == SIGCHLD && si.si_code != SI_TKILL && peer_tracer) {
+		pid_t peer = __atomic_load_n(peer_tracer, __ATOMIC_ACQUIRE);
+
+		if (peer)
+			syscall(__NR_tgkill, getpid(), peer, SIGCHLD);
+	}
 }
 
 /*
@@ -622,15 +638,43 @@ static int collect(struct restore_ctx *ctx, struct rtask **ret, size_t *ret_n, b
 	return 0;
 }
 
-int rst_resume_tasks(struct restore_ctx *ctx)
-{
-	struct rtask *tasks = NULL;
-	uint64_t start = now_us(), t0, t1;
-	sigset_t chld, old;
-	size_t n = 0, i, j;
-	int err;
+/*
+ * The tasks a tracer thread takes from the barrier to the detach. ptrace
+ * requests come from the thread that seized the tracee: with two CPUs, two
+ * threads each take their half of the tree (resume_split()), in step: all
+ * seized before RST_STAGE_RESUME, all out of the restorer before any
+ * detach.
+ */
+struct resume_part {
+	struct restore_ctx *ctx;
+	struct rtask *tasks;
+	size_t n;
+	pthread_barrier_t *bar; /* NULL: one part, no other thread */
+	int *errs; /* both parts' errors, read by each after a barrier */
+	unsigned int me; /* errs[me] is this part's */
+	pid_t tid; /* its thread's, once it runs (for the other's SIGCHLDs) */
+	const pid_t *peer; /* the other part's tid */
+	uint64_t out_us; /* the main part: when every thread left the restorer */
+};
 
-	err = collect(ctx, &tasks, &n, false);
+/* Wait for the other part; -ECANCELED when it failed (it said why). */
+static int part_sync(struct resume_part *p, int err)
+{
+	p->errs[p->me] = err;
+	if (!p->bar)
+		return err;
+	pthread_barrier_wait(p->bar);
+	return err ?: p->errs[!p->me] ? -ECANCELED : 0;
+}
+
+static int resume_part(struct resume_part *p)
+{
+	struct rtask *tasks = p->tasks;
+	size_t i, j, n = p->n;
+	int err = 0;
+
+	__atomic_store_n(&p->tid, gettid(), __ATOMIC_RELEASE);
+	peer_tracer = p->peer;
 	/* every thread interrupted first, then each stop taken: no round trip each */
 	for (i = 0; !err && i < n; i++)
 		for (j = 0; !err && j < tasks[i].n; j++)
@@ -638,28 +682,104 @@ int rst_resume_tasks(struct restore_ctx *ctx)
 	for (i = 0; i < n; i++)
 		for (j = 0; j < tasks[i].n && tasks[i].th[j].seized; j++)
 			err = err ?: seize_wait(tasks[i].pid, &tasks[i].th[j]);
+	err = part_sync(p, err);
+	if (!err && !p->me) {
+		rst_set_stage(p->ctx->shared, RST_STAGE_RESUME);
+		fault_kill_point();
+	}
+	/* the stage is set once both parts are past this */
+	err = part_sync(p, err);
+	if (!err)
+		err = run_to_sigreturn(tasks, n);
+	p->out_us = now_us();
+	if (!err)
+		err = finish_all(p->ctx, tasks, n);
+	/* on failure rst_abort() kills them still attached: none runs its own code */
+	err = part_sync(p, err);
+	if (!p->me)
+		fault_kill_point();
+	if (!err)
+		detach_all(tasks, n);
+	return err;
+}
+
+static void *resume_thread(void *arg)
+{
+	struct resume_part *p = arg;
+
+	resume_part(p);
+	return NULL;
+}
+
+/* Below this many tasks one tracer is enough. */
+#define SPLIT_MIN 16
+
+/*
+ * The second half of @p[0]'s tasks to @p[1], run by a second tracer thread
+ * when there is a second CPU: its own ptrace stops, its own syscalls into
+ * the tasks, in parallel with the caller's. -EAGAIN: not split.
+ */
+static int resume_split(struct resume_part p[2], pthread_t *th)
+{
+	cpu_set_t cpus;
+
+	if (p[0].n < SPLIT_MIN || sched_getaffinity(0, sizeof(cpus), &cpus) ||
+	    CPU_COUNT(&cpus) < 2 || pthread_barrier_init(p[0].bar, NULL, 2))
+		return -EAGAIN;
+	p[1] = p[0];
+	p[1].tasks = p[0].tasks + p[0].n / 2;
+	p[1].n = p[0].n - p[0].n / 2;
+	p[1].me = 1;
+	p[0].n /= 2;
+	p[0].peer = &p[1].tid;
+	p[1].peer = &p[0].tid;
+	/* the thread starts with SIGCHLD blocked (the caller's mask) */
+	if (pthread_create(th, NULL, resume_thread, &p[1])) {
+		pthread_barrier_destroy(p[0].bar);
+		p[0].n += p[1].n;
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+int rst_resume_tasks(struct restore_ctx *ctx)
+{
+	struct rtask *tasks = NULL;
+	uint64_t start = now_us(), t1;
+	pthread_barrier_t bar;
+	struct resume_part p[2] = { 0 };
+	int errs[2] = { 0, 0 };
+	bool split = false;
+	sigset_t chld, old;
+	pthread_t th;
+	size_t n = 0, i;
+	int err;
+
+	err = collect(ctx, &tasks, &n, false);
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, &old);
-	if (!err) {
-		rst_set_stage(ctx->shared, RST_STAGE_RESUME);
-		fault_kill_point();
-		err = run_to_sigreturn(tasks, n);
+	p[0] = (struct resume_part){
+		.ctx = ctx, .tasks = tasks, .n = n, .bar = &bar, .errs = errs
+	};
+	if (!err)
+		split = !resume_split(p, &th);
+	if (!split)
+		p[0].bar = NULL;
+	err = err ?: resume_part(&p[0]);
+	if (split) {
+		pthread_join(th, NULL);
+		pthread_barrier_destroy(&bar);
+		err = err ?: errs[1];
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	t0 = now_us();
-	if (!err)
-		err = finish_all(ctx, tasks, n);
-	/* on failure rst_abort() kills them still attached: none runs its own code */
-	fault_kill_point();
-	if (!err)
-		detach_all(tasks, n);
 	t1 = now_us();
 	/* back in their syscalls: rst_settle_tasks(), once the held packets went */
 	if (!err)
-		pr_debug("%zu tasks run: out of the restorer in %llu us, areas unmapped and "
-			 "detached in %llu us\n",
-			 n, (unsigned long long)(t0 - start), (unsigned long long)(t1 - t0));
+		pr_debug("%zu tasks run (%d tracer threads): out of the restorer in %llu us, areas "
+			 "unmapped and detached in %llu us\n",
+			 n, split ? 2 : 1, (unsigned long long)(p[0].out_us - start),
+			 (unsigned long long)(t1 - p[0].out_us));
 	for (i = 0; tasks && i < n; i++)
 		free(tasks[i].th);
 	free(tasks);
