@@ -42,6 +42,12 @@ void rst_tree_free(struct restore_ctx *ctx);
  */
 int rst_tree_check_sessions(struct restore_ctx *ctx, bool shell_job, pid_t cur_sid, pid_t cur_pgid);
 
+/*
+ * Every task's core image (but a zombie's), checked against pstree.img:
+ * side by side on the CPUs (par_for()).
+ */
+int rst_tree_read_cores(struct restore_ctx *ctx);
+
 /* A child of @t must be forked before @t calls setsid(): it stays in the session @t leaves. */
 static inline bool rst_forks_before_setsid(const struct rst_task *t, const struct rst_task *child)
 {
