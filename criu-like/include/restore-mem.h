@@ -106,6 +106,9 @@ int rst_read_pagemap_recs(int dirfd, pid_t pid, ProtobufCMessage ***recs, size_t
  */
 int rst_read_chain(struct restore_ctx *ctx, const CoreEntry *core, pid_t pid,
 		   struct rst_mem_plan *p, const PagemapHead *h, PagemapEntry **pe, size_t n);
+/* Once every task's chain is read: the memfd they share sized (0 or -errno); closed. */
+int rst_chain_done(void);
+void rst_chain_fini(void);
 /*
  * Resolve every entry of level 0 through the chain: PE_PRESENT parts from
  * their own level, PE_PARENT parts from the first level below that has

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,8 +263,54 @@ static int defer_seg(struct chain *c, const struct rst_chain_seg *s, uint64_t ou
 }
 
 /*
- * Copy every segment into a memfd laid out as a pages image; one PE_PRESENT
- * entry each. With c->defer, the segments of the parent tasks' levels are
+ * One memfd for the chains of every task, each task's pages in a range of its
+ * own: every task inherits the controller's fds, and one per task made each
+ * fork copy, and each task close, as many fds as the tree has tasks.
+ */
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static int shared_fd = -1;
+static uint64_t shared_end = IMG_RAW_DATA_OFF;
+
+/* The memfd (made on first use, above @fd_base) and *@base, the start of @len bytes of it. */
+static int shared_range(int fd_base, uint64_t len, uint64_t *base)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&shared_lock);
+	if (shared_fd < 0) {
+		int fd = memfd_create("criu-like-pages", MFD_CLOEXEC);
+
+		/* with the service fds: the task's own fds are rebuilt below them */
+		shared_fd = fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, fd_base);
+		err = shared_fd < 0 ? neg_errno() : 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	*base = shared_end;
+	shared_end += len;
+	pthread_mutex_unlock(&shared_lock);
+	return err ?: shared_fd;
+}
+
+int rst_chain_done(void)
+{
+	/* the holes read as zeros up to the end */
+	if (shared_fd >= 0 && ftruncate(shared_fd, (off_t)shared_end))
+		return neg_errno();
+	return 0;
+}
+
+void rst_chain_fini(void)
+{
+	if (shared_fd >= 0)
+		close(shared_fd);
+	shared_fd = -1;
+	shared_end = IMG_RAW_DATA_OFF;
+}
+
+/*
+ * Copy every segment into a range of the memfd laid out as a pages image;
+ * one PE_PRESENT entry each. With c->defer, the segments of the parent tasks' levels are
  * left as holes (no crc32c: the parent checks the same bytes as it restores
  * them) for rst_cow_prepare().
  */
@@ -271,22 +318,18 @@ static int chain_flatten_to(struct chain *c, pid_t pid, const struct rst_chain_s
 			    struct rst_mem_plan *p, int fd_base, PagemapEntry *ents,
 			    PagemapEntry **ep, uint8_t *buf)
 {
-	uint64_t out = IMG_RAW_DATA_OFF;
+	uint64_t out, base, len = 0, delta;
 	int src_of[CHAIN_MAX];
 	int fd, err = 0;
 
 	for (unsigned int i = 0; i < CHAIN_MAX; i++)
 		src_of[i] = -1;
-	fd = memfd_create("criu-like-pages", MFD_CLOEXEC);
-	if (fd >= 0) {
-		/* with the service fds: the task's own fds are rebuilt below them */
-		int hi = fcntl(fd, F_DUPFD_CLOEXEC, fd_base);
-
-		close(fd);
-		fd = hi;
-	}
+	for (size_t i = 0; i < segs->n; i++)
+		len += segs->seg[i].len;
+	fd = shared_range(fd_base, len, &base);
 	if (fd < 0)
-		return neg_errno();
+		return fd;
+	out = base;
 	for (size_t i = 0; i < segs->n && !err; i++) {
 		const struct rst_chain_seg *s = &segs->seg[i];
 		bool defer = c->defer && s->level >= c->n_own;
@@ -323,15 +366,16 @@ static int chain_flatten_to(struct chain *c, pid_t pid, const struct rst_chain_s
 		ents[i].crc32c = crc;
 		ep[i] = &ents[i];
 	}
-	/* the holes read as zeros up to the end */
-	if (!err && ftruncate(fd, (off_t)out))
-		err = neg_errno();
 	if (!err)
 		err = rst_plan_runs(pid, p, ep, segs->n);
-	if (err) {
-		close(fd);
+	if (err)
 		return err;
-	}
+	/* rst_plan_runs() lays the runs out from the start of a pages image: this one's range */
+	delta = base - IMG_RAW_DATA_OFF;
+	for (size_t i = 0; i < p->nr_runs; i++)
+		p->runs[i].off += delta;
+	for (size_t i = 0; i < p->nr_crcs; i++)
+		p->crcs[i].off += delta;
 	p->has_chain_fd = true;
 	p->chain_fd = fd;
 	pr_info("pid %d: %zu runs through a chain of %u images, %lu bytes (%zu parts left to the "

@@ -420,6 +420,8 @@ int rst_mem_prepare(struct restore_ctx *ctx)
 
 	if (!err)
 		err = prepare_tasks(ctx);
+	if (!err)
+		err = rst_chain_done();
 	s = err ? NULL : calloc(1, sizeof(*s));
 	if (!err && !s)
 		err = -ENOMEM;
@@ -476,6 +478,7 @@ void rst_mem_fini(struct restore_ctx *ctx)
 		rst_plan_free(ctx->tasks[i].mem);
 		ctx->tasks[i].mem = NULL;
 	}
+	rst_chain_fini();
 	if (!ctx->shmem)
 		return;
 	for (j = 0; j < ctx->shmem->n; j++)
