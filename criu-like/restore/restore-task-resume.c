@@ -660,11 +660,12 @@ struct resume_part {
 /* Wait for the other part; -ECANCELED when it failed (it said why). */
 static int part_sync(struct resume_part *p, int err)
 {
-	p->errs[p->me] = err;
+	/* the other's word may be its next step's already: an error stays an error */
+	__atomic_store_n(&p->errs[p->me], err, __ATOMIC_RELEASE);
 	if (!p->bar)
 		return err;
 	pthread_barrier_wait(p->bar);
-	return err ?: p->errs[!p->me] ? -ECANCELED : 0;
+	return err ?: __atomic_load_n(&p->errs[!p->me], __ATOMIC_ACQUIRE) ? -ECANCELED : 0;
 }
 
 static int resume_part(struct resume_part *p)
