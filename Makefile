@@ -123,9 +123,11 @@ $(LIB): $(TOOL_OBJ)
 	$(E) "  AR      $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# -z now: every symbol bound once at startup, not lazily in each restored
+# task (each one a fork of criu-like calling functions it never called before)
 $(B)/criu-like: $(O)/criu-like/cli/main.o $(LIB)
 	$(E) "  LINK    $@"
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -Wl,-z,now -o $@ $^ $(LDLIBS)
 
 # ---- the client library libcriu-like (lib/c/, Documentation/rpc.md) --------
 # CRIU's libcriu API over the RPC: $(B)/lib/ holds the shared library (with

@@ -98,6 +98,17 @@ struct rst_chain_segs {
 
 /* Fill @l->off. 0 or -ENOMEM. */
 int rst_chain_offsets(struct rst_chain_level *l);
+/* pagemap-PID.img's head and entries (restore-mem.c): -EINVAL without a head. */
+int rst_read_pagemap_recs(int dirfd, pid_t pid, ProtobufCMessage ***recs, size_t *n);
+/*
+ * restore-chain.c: @p's runs read through the chain its pagemap (@h, @pe,
+ * @n entries) needs, flattened into p->chain_fd (rst_mem_prepare()).
+ */
+int rst_read_chain(struct restore_ctx *ctx, const CoreEntry *core, pid_t pid,
+		   struct rst_mem_plan *p, const PagemapHead *h, PagemapEntry **pe, size_t n);
+/* Once every task's chain is read: the memfd they share sized (0 or -errno); closed. */
+int rst_chain_done(void);
+void rst_chain_fini(void);
 /*
  * Resolve every entry of level 0 through the chain: PE_PRESENT parts from
  * their own level, PE_PARENT parts from the first level below that has

@@ -215,6 +215,11 @@ int rst_task_finish(struct restore_ctx *ctx, struct rst_task *t);
  * inherited, for that). Best effort: without it each task reads its own.
  */
 void rst_snap_self_maps(struct restore_ctx *ctx);
+/*
+ * restore-task-state.c: the same for what the tasks inherit and restore-task-state.c
+ * would read or write in each: cap_last_cap, oom_score_adj, loginuid.
+ */
+void rst_snap_self_state(void);
 void rst_self_maps_free(struct restore_ctx *ctx);
 void rst_mem_fini(struct restore_ctx *ctx);
 

@@ -34,6 +34,30 @@
 
 /* The task that forked this process, as it was then (its plan says what it kept). */
 static const struct rst_task *cow_forker;
+/*
+ * Its pages image, opened once before its forks (set_forker()): its children
+ * copy their deferred parts from it, each opened it again before.
+ */
+static struct cr_img *forker_pages;
+static uint32_t forker_pages_id;
+
+/* @t forks its children next: what they inherit of it. */
+static void set_forker(struct restore_ctx *ctx, const struct rst_task *t)
+{
+	const struct rst_mem_plan *p = t->mem;
+
+	cow_forker = t;
+	/*
+	 * Its own forker's, inherited, is left open: the fd table may be shared
+	 * with that forker, which forks more children (CLONE_FILES); the
+	 * install of the task's fds closes it with every fd it did not have.
+	 * Best effort: a child opens the image itself when it is not here.
+	 */
+	forker_pages = p && t->nr_children ? img_open(ctx->dirfd, CR_IMG_PAGES, p->pages_id,
+						      IMG_READ | IMG_OPTIONAL)
+					   : NULL;
+	forker_pages_id = p ? p->pages_id : 0;
+}
 
 size_t rst_cow_cut(const struct rst_page_run *in, size_t n, const struct rst_range *out,
 		   size_t nout, uint64_t lo, uint64_t hi, struct rst_page_run *ret)
@@ -370,11 +394,16 @@ static int fill_deferred_with(struct restore_ctx *ctx, pid_t pid, const struct r
 								 min(r->end, p->mm->vmas[j]->end) };
 	}
 	for (i = 0; i < p->nr_srcs && !err; i++) {
-		_cleanup_close_ int dfd = openat(ctx->dirfd, p->srcs[i].dir,
-						 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		struct cr_img *img = dfd < 0 ? NULL
-					     : img_open(dfd, CR_IMG_PAGES, p->srcs[i].pages_id,
-							IMG_READ);
+		/* the forker's own, opened already (set_forker()) */
+		bool forker = forker_pages && p->srcs[i].pages_id == forker_pages_id &&
+			      !strcmp(p->srcs[i].dir, ".");
+		_cleanup_close_ int dfd = forker ? -1
+						 : openat(ctx->dirfd, p->srcs[i].dir,
+							  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct cr_img *img = forker    ? forker_pages
+				     : dfd < 0 ? NULL
+					       : img_open(dfd, CR_IMG_PAGES, p->srcs[i].pages_id,
+							  IMG_READ);
 
 		if (!img) {
 			err = neg_errno() ?: -ENOENT;
@@ -393,7 +422,8 @@ static int fill_deferred_with(struct restore_ctx *ctx, pid_t pid, const struct r
 				err = copy_piece(img, df->src_off + (pc[k].vaddr - df->vaddr),
 						 p->chain_fd, pc[k].off, pc[k].len, buf, 1 << 20);
 		}
-		img_close(img);
+		if (!forker)
+			img_close(img);
 		if (err)
 			pr_errno(err, "pid %d: copying the pages of its parent from %s", pid,
 				 p->srcs[i].dir);
@@ -514,9 +544,10 @@ int rst_cow_prepare(struct restore_ctx *ctx, struct rst_task *t)
 
 	if (!p || !p->vma_keep) {
 		/* nothing kept here, and what the forker kept is not this task's */
-		cow_forker = t;
 		err = p ? unmap_unused(pid, pp, p, NULL) : 0;
-		return err || !p ? err : fill_deferred(ctx, pid, p, NULL);
+		err = err || !p ? err : fill_deferred(ctx, pid, p, NULL);
+		set_forker(ctx, t);
+		return err;
 	}
 	inh = calloc(p->mm->n_vmas + 1, sizeof(*inh));
 	if (!inh)
@@ -553,7 +584,7 @@ int rst_cow_prepare(struct restore_ctx *ctx, struct rst_task *t)
 	}
 	pr_debug("pid %d: %u VMAs kept from its parent, %u mapped with their pages\n", pid, nr_inh,
 		 nr_fresh);
-	cow_forker = t;
+	set_forker(ctx, t);
 	return 0;
 }
 

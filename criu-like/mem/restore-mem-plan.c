@@ -221,8 +221,7 @@ void rst_plan_free(struct rst_mem_plan *p)
 	free(p->srcs);
 	free(p->vma_keep);
 	free(p->vma_kept);
-	if (p->has_chain_fd)
-		close(p->chain_fd);
+	/* chain_fd is the memfd every plan shares: rst_chain_fini() */
 	free(p);
 }
 

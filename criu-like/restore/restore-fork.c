@@ -808,6 +808,7 @@ int rst_fork_root(struct restore_ctx *ctx, pid_t *ret_pid)
 	collapse_heap();
 	/* the layout every task inherits, for its restorer's place (last: the heap is final) */
 	rst_snap_self_maps(ctx);
+	rst_snap_self_state();
 	sigprocmask(SIG_BLOCK, &all, &old);
 	if (ctx->ns.own[NS_USER]) {
 		err = fork_root_in_userns(ctx);

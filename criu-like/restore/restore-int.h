@@ -42,6 +42,12 @@ void rst_tree_free(struct restore_ctx *ctx);
  */
 int rst_tree_check_sessions(struct restore_ctx *ctx, bool shell_job, pid_t cur_sid, pid_t cur_pgid);
 
+/*
+ * Every task's core image (but a zombie's), checked against pstree.img:
+ * side by side on the CPUs (par_for()).
+ */
+int rst_tree_read_cores(struct restore_ctx *ctx);
+
 /* A child of @t must be forked before @t calls setsid(): it stays in the session @t leaves. */
 static inline bool rst_forks_before_setsid(const struct rst_task *t, const struct rst_task *child)
 {
@@ -52,6 +58,18 @@ static inline bool rst_forks_before_setsid(const struct rst_task *t, const struc
 static inline unsigned int rst_task_idx(const struct restore_ctx *ctx, const struct rst_task *t)
 {
 	return (unsigned int)(t - ctx->tasks);
+}
+
+/*
+ * The restorer area of task @i, [start, end), recorded by the task once
+ * mapped (map_area()) for the resume to unmap: after the pids, the uffds and
+ * the fd tables' turns in shared->pids (create_shared() sizes it).
+ */
+static inline uint64_t *rst_area_slot(const struct restore_ctx *ctx, unsigned int i)
+{
+	uintptr_t end = (uintptr_t)&ctx->shared->pids[3 * ctx->nr_tasks];
+
+	return (uint64_t *)((end + 7) & ~(uintptr_t)7) + 2 * (size_t)i;
 }
 
 /*

@@ -15,6 +15,8 @@
 #define LOG_PREFIX "restore-resume: "
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -54,6 +56,7 @@ struct rthread {
 	bool seized, in_sigreturn, done;
 	bool back; /* wait_back_in_syscalls(): seen back in its syscall */
 	uint64_t sp; /* at the entry of rt_sigreturn: inside the restorer area */
+	uint64_t ip; /* at the entry of rt_sigreturn: right after its syscall instruction */
 };
 
 struct rtask {
@@ -159,6 +162,7 @@ static int step_one(struct rtask *rt, struct rthread *th, int status)
 		if (si.op == CR_SYSCALL_INFO_ENTRY && si.nr == __NR_rt_sigreturn) {
 			th->in_sigreturn = true;
 			th->sp = si.sp;
+			th->ip = si.ip;
 		} else if (si.op == CR_SYSCALL_INFO_EXIT && th->in_sigreturn) {
 			pr_debug("pid %d: thread %d left the restorer\n", pid, th->tid);
 			return 1;
@@ -181,14 +185,28 @@ static int step_one(struct rtask *rt, struct rthread *th, int status)
  * Until a tracee's next stop (its SIGCHLD, blocked by the caller) or @ms.
  * A SIGCHLD already taken by an earlier pass only costs one more pass.
  */
+/* The tid of the other tracer thread (resume_split()): NULL or 0 when there is none. */
+static __thread const pid_t *peer_tracer;
+
 static void wait_sigchld(long ms)
 {
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+	siginfo_t si;
 	sigset_t set;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
-	sigtimedwait(&set, NULL, &ts);
+	/*
+	 * SIGCHLD is the process's: one of the kernel's may be for the other
+	 * tracer's tracees, which then looks too (a copy from the peer is not
+	 * passed on again)
+	 */
+	if (sigtimedwait(&set, &si, &ts) == SIGCHLD && si.si_code != SI_TKILL && peer_tracer) {
+		pid_t peer = __atomic_load_n(peer_tracer, __ATOMIC_ACQUIRE);
+
+		if (peer)
+			syscall(__NR_tgkill, getpid(), peer, SIGCHLD);
+	}
 }
 
 /*
@@ -238,30 +256,6 @@ static int run_to_sigreturn(struct rtask *tasks, size_t nr)
 	return 0;
 }
 
-/* The mapping of @pid that holds @addr: the restorer area (it has a guard page on each side). */
-static int find_mapping(pid_t pid, uint64_t addr, struct rst_range *ret)
-{
-	_cleanup_free_ char *line = NULL;
-	char path[64];
-	size_t cap = 0;
-	_cleanup_fclose_ FILE *f = NULL;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return neg_errno();
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long s, e;
-
-		if (sscanf(line, "%lx-%lx", &s, &e) == 2 && addr >= s && addr < e) {
-			ret->start = s;
-			ret->end = e;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
 /*
  * The leader's saved parent-death signal, in place of the SIGKILL that tied
  * it to its parent until now (restore-task-state.c: none for the root,
@@ -276,48 +270,186 @@ static unsigned long pdeath_sig(const struct rtask *rt)
 
 #define LEAVE_CALLS 3
 
+/* A leader on its way out: its saved state, held while its last syscalls run. */
+struct leave {
+	struct user_regs_struct saved;
+	uint64_t mask; /* its saved signal mask */
+	uint64_t code; /* the syscall instruction of its rt_sigreturn, in the restorer area */
+	uint64_t stolen; /* stop signals taken on the way: sent again at the end */
+	unsigned long args[LEAVE_CALLS][3]; /* nr, a0, a1 */
+	long ret[LEAVE_CALLS];
+	int err;
+	bool held, running;
+};
+
+/* Until @tid's next syscall stop; a stop signal met on the way is kept in @l->stolen. */
+static int next_syscall_stop(pid_t pid, pid_t tid, struct leave *l)
+{
+	int status;
+
+	for (;;) {
+		if (waitpid(tid, &status, __WALL) != tid) {
+			pr_perror("pid %d: waiting for thread %d", pid, tid);
+			return neg_errno();
+		}
+		if (!WIFSTOPPED(status)) {
+			pr_err("pid %d: thread %d died leaving the restorer (status %#x)\n", pid,
+			       tid, status);
+			return -ESRCH;
+		}
+		if (WSTOPSIG(status) == (SIGTRAP | 0x80))
+			return 0;
+		/* every signal blocked: only SIGSTOP is delivered; a group stop needs it */
+		if (status >> 16 == 0)
+			l->stolen |= 1ULL << (WSTOPSIG(status) - 1);
+		if (ptrace(PTRACE_SYSCALL, tid, NULL, NULL)) {
+			pr_perror("pid %d: PTRACE_SYSCALL of %d", pid, tid);
+			return neg_errno();
+		}
+	}
+}
+
+/* Call @k of every leader: each one started, then each one's entry and exit stops taken. */
+static void leave_step(struct rtask *tasks, struct leave *lv, size_t nr, unsigned int k)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		struct user_regs_struct r = lv[i].saved;
+		pid_t tid = tasks[i].th[0].tid;
+
+		if (lv[i].err)
+			continue;
+		r.rip = lv[i].code;
+		r.rax = lv[i].args[k][0];
+		r.orig_rax = (unsigned long)-1;
+		r.rdi = lv[i].args[k][1];
+		r.rsi = lv[i].args[k][2];
+		fault_kill_point();
+		if (ptrace(PTRACE_SETREGS, tid, NULL, &r) ||
+		    ptrace(PTRACE_SYSCALL, tid, NULL, NULL)) {
+			lv[i].err = neg_errno();
+			pr_errno(lv[i].err, "pid %d: starting syscall %lu", tasks[i].pid,
+				 lv[i].args[k][0]);
+		}
+		lv[i].running = !lv[i].err;
+	}
+	for (i = 0; i < nr; i++) {
+		pid_t tid = tasks[i].th[0].tid;
+
+		if (!lv[i].running)
+			continue;
+		lv[i].running = false;
+		/* the entry stop, then the exit stop */
+		lv[i].err = next_syscall_stop(tasks[i].pid, tid, &lv[i]);
+		if (!lv[i].err && ptrace(PTRACE_SYSCALL, tid, NULL, NULL))
+			lv[i].err = neg_errno();
+		if (!lv[i].err)
+			lv[i].err = next_syscall_stop(tasks[i].pid, tid, &lv[i]);
+		errno = 0;
+		if (!lv[i].err)
+			lv[i].ret[k] = ptrace(PTRACE_PEEKUSER, tid,
+					      offsetof(struct user_regs_struct, rax), NULL);
+		if (!lv[i].err && errno)
+			lv[i].err = neg_errno();
+	}
+}
+
+/* The leader's saved registers and mask taken, every signal blocked while its calls run. */
+static int leave_hold(struct restore_ctx *ctx, struct rtask *rt, struct leave *l)
+{
+	const uint64_t *slot = rst_area_slot(ctx, rst_task_idx(ctx, rt->t));
+	uint64_t all = ~0ULL;
+	pid_t tid = rt->th[0].tid;
+
+	l->code = rt->th[0].ip - 2;
+	if (l->code < slot[0] || l->code + 2 > slot[1] || rt->th[0].sp < slot[0] ||
+	    rt->th[0].sp >= slot[1]) {
+		pr_err("pid %d: left the restorer from %#lx (stack %#lx), not from its area "
+		       "%#lx-%#lx\n",
+		       rt->pid, (unsigned long)l->code, (unsigned long)rt->th[0].sp,
+		       (unsigned long)slot[0], (unsigned long)slot[1]);
+		return -EINVAL;
+	}
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &l->saved) ||
+	    ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(l->mask), &l->mask)) {
+		pr_perror("pid %d: the registers or the mask of %d", rt->pid, tid);
+		return neg_errno();
+	}
+	l->held = true;
+	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(all), &all)) {
+		pr_perror("pid %d: PTRACE_SETSIGMASK of %d", rt->pid, tid);
+		return neg_errno();
+	}
+	l->args[0][0] = __NR_munmap;
+	l->args[0][1] = (unsigned long)ctx->shared;
+	l->args[0][2] = PAGE_ALIGN(ctx->shared_size);
+	l->args[1][0] = __NR_prctl;
+	l->args[1][1] = PR_SET_PDEATHSIG;
+	l->args[1][2] = pdeath_sig(rt);
+	/* last: the code it runs from goes with it */
+	l->args[2][0] = __NR_munmap;
+	l->args[2][1] = slot[0];
+	l->args[2][2] = slot[1] - slot[0];
+	return 0;
+}
+
+/* Its saved registers and mask back, and the stop signals taken on the way. */
+static int leave_release(const struct rtask *rt, struct leave *l)
+{
+	pid_t tid = rt->th[0].tid;
+	int sig, err = 0;
+
+	if (!l->held)
+		return 0;
+	if (ptrace(PTRACE_SETREGS, tid, NULL, &l->saved) ||
+	    ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(l->mask), &l->mask)) {
+		err = neg_errno();
+		pr_errno(err, "pid %d: putting back the registers or the mask of %d", rt->pid, tid);
+	}
+	for (sig = 1; sig <= 64; sig++)
+		if (l->stolen & (1ULL << (sig - 1)))
+			kill(tid, sig);
+	return err;
+}
+
 /*
- * In each leader, one injection session (compel_syscalls(), every task at
- * once): munmap() of its restorer area and of the shared area, then its
- * saved parent-death signal.
+ * In each leader, held at the exit of its rt_sigreturn in its saved state:
+ * munmap() of the shared area, its saved parent-death signal, then munmap()
+ * of its restorer area. Each one run at the syscall instruction of that
+ * rt_sigreturn with PTRACE_SYSCALL: the area's munmap returns into its exit
+ * stop, and the unmapped code after it never runs, as the saved registers go
+ * back there. A syscall changes rax, rcx, r11 and rip only: no frame, no
+ * xstate and no trampoline to place (compel_syscalls() does all that for a
+ * thread stopped anywhere). Every task at once, step by step.
  */
 static int leave_areas(struct restore_ctx *ctx, struct rtask *tasks, size_t nr)
 {
-	_cleanup_free_ struct compel_call *calls = calloc(nr * LEAVE_CALLS + 1, sizeof(*calls));
-	_cleanup_free_ pid_t *tids = calloc(nr + 1, sizeof(*tids));
-	struct rst_range area;
-	size_t i, k;
-	int err;
+	_cleanup_free_ struct leave *lv = calloc(nr + 1, sizeof(*lv));
+	size_t i;
+	unsigned int k;
+	int err = 0;
 
-	if (!calls || !tids)
+	if (!lv)
 		return -ENOMEM;
-	for (i = 0; i < nr; i++) {
-		struct compel_call *c = &calls[i * LEAVE_CALLS];
-
-		err = find_mapping(tasks[i].pid, tasks[i].th[0].sp, &area);
-		if (err) {
-			pr_errno(err, "pid %d: no restorer area at %lx", tasks[i].pid,
-				 tasks[i].th[0].sp);
-			return err;
-		}
-		tids[i] = tasks[i].th[0].tid;
-		c[0] = (struct compel_call){ __NR_munmap, { area.start, area.end - area.start } };
-		c[1] = (struct compel_call){
-			__NR_munmap, { (unsigned long)ctx->shared, PAGE_ALIGN(ctx->shared_size) }
-		};
-		c[2] = (struct compel_call){ __NR_prctl,
-					     { PR_SET_PDEATHSIG, pdeath_sig(&tasks[i]) } };
-	}
+	for (i = 0; i < nr; i++)
+		lv[i].err = leave_hold(ctx, &tasks[i], &lv[i]);
 	fault_kill_point();
-	err = compel_syscalls(tids, (unsigned int)nr, calls, LEAVE_CALLS);
-	for (i = 0; !err && i < nr; i++)
-		for (k = 0; !err && k < LEAVE_CALLS; k++)
-			if (calls[i * LEAVE_CALLS + k].ret) {
-				err = (int)calls[i * LEAVE_CALLS + k].ret;
-				pr_errno(err, "pid %d: %s", tasks[i].pid,
-					 k < 2 ? "munmap of the restorer or shared area"
-					       : "PR_SET_PDEATHSIG");
+	for (k = 0; k < LEAVE_CALLS; k++)
+		leave_step(tasks, lv, nr, k);
+	for (i = 0; i < nr; i++) {
+		int e = leave_release(&tasks[i], &lv[i]);
+
+		for (k = 0; !lv[i].err && k < LEAVE_CALLS; k++)
+			if (lv[i].ret[k]) {
+				lv[i].err = (int)lv[i].ret[k];
+				pr_errno(lv[i].err, "pid %d: %s", tasks[i].pid,
+					 k == 1 ? "PR_SET_PDEATHSIG"
+					 : k	? "munmap of the restorer area"
+						: "munmap of the shared area");
 			}
+		err = err ?: lv[i].err ?: e;
+	}
 	return err;
 }
 
@@ -506,15 +638,44 @@ static int collect(struct restore_ctx *ctx, struct rtask **ret, size_t *ret_n, b
 	return 0;
 }
 
-int rst_resume_tasks(struct restore_ctx *ctx)
-{
-	struct rtask *tasks = NULL;
-	uint64_t start = now_us(), t0, t1;
-	sigset_t chld, old;
-	size_t n = 0, i, j;
-	int err;
+/*
+ * The tasks a tracer thread takes from the barrier to the detach. ptrace
+ * requests come from the thread that seized the tracee: with two CPUs, two
+ * threads each take their half of the tree (resume_split()), in step: all
+ * seized before RST_STAGE_RESUME, all out of the restorer before any
+ * detach.
+ */
+struct resume_part {
+	struct restore_ctx *ctx;
+	struct rtask *tasks;
+	size_t n;
+	pthread_barrier_t *bar; /* NULL: one part, no other thread */
+	int *errs; /* both parts' errors, read by each after a barrier */
+	unsigned int me; /* errs[me] is this part's */
+	pid_t tid; /* its thread's, once it runs (for the other's SIGCHLDs) */
+	const pid_t *peer; /* the other part's tid */
+	uint64_t out_us; /* the main part: when every thread left the restorer */
+};
 
-	err = collect(ctx, &tasks, &n, false);
+/* Wait for the other part; -ECANCELED when it failed (it said why). */
+static int part_sync(struct resume_part *p, int err)
+{
+	/* the other's word may be its next step's already: an error stays an error */
+	__atomic_store_n(&p->errs[p->me], err, __ATOMIC_RELEASE);
+	if (!p->bar)
+		return err;
+	pthread_barrier_wait(p->bar);
+	return err ?: __atomic_load_n(&p->errs[!p->me], __ATOMIC_ACQUIRE) ? -ECANCELED : 0;
+}
+
+static int resume_part(struct resume_part *p)
+{
+	struct rtask *tasks = p->tasks;
+	size_t i, j, n = p->n;
+	int err = 0;
+
+	__atomic_store_n(&p->tid, gettid(), __ATOMIC_RELEASE);
+	peer_tracer = p->peer;
 	/* every thread interrupted first, then each stop taken: no round trip each */
 	for (i = 0; !err && i < n; i++)
 		for (j = 0; !err && j < tasks[i].n; j++)
@@ -522,28 +683,104 @@ int rst_resume_tasks(struct restore_ctx *ctx)
 	for (i = 0; i < n; i++)
 		for (j = 0; j < tasks[i].n && tasks[i].th[j].seized; j++)
 			err = err ?: seize_wait(tasks[i].pid, &tasks[i].th[j]);
+	err = part_sync(p, err);
+	if (!err && !p->me) {
+		rst_set_stage(p->ctx->shared, RST_STAGE_RESUME);
+		fault_kill_point();
+	}
+	/* the stage is set once both parts are past this */
+	err = part_sync(p, err);
+	if (!err)
+		err = run_to_sigreturn(tasks, n);
+	p->out_us = now_us();
+	if (!err)
+		err = finish_all(p->ctx, tasks, n);
+	/* on failure rst_abort() kills them still attached: none runs its own code */
+	err = part_sync(p, err);
+	if (!p->me)
+		fault_kill_point();
+	if (!err)
+		detach_all(tasks, n);
+	return err;
+}
+
+static void *resume_thread(void *arg)
+{
+	struct resume_part *p = arg;
+
+	resume_part(p);
+	return NULL;
+}
+
+/* Below this many tasks one tracer is enough. */
+#define SPLIT_MIN 16
+
+/*
+ * The second half of @p[0]'s tasks to @p[1], run by a second tracer thread
+ * when there is a second CPU: its own ptrace stops, its own syscalls into
+ * the tasks, in parallel with the caller's. -EAGAIN: not split.
+ */
+static int resume_split(struct resume_part p[2], pthread_t *th)
+{
+	cpu_set_t cpus;
+
+	if (p[0].n < SPLIT_MIN || sched_getaffinity(0, sizeof(cpus), &cpus) ||
+	    CPU_COUNT(&cpus) < 2 || pthread_barrier_init(p[0].bar, NULL, 2))
+		return -EAGAIN;
+	p[1] = p[0];
+	p[1].tasks = p[0].tasks + p[0].n / 2;
+	p[1].n = p[0].n - p[0].n / 2;
+	p[1].me = 1;
+	p[0].n /= 2;
+	p[0].peer = &p[1].tid;
+	p[1].peer = &p[0].tid;
+	/* the thread starts with SIGCHLD blocked (the caller's mask) */
+	if (pthread_create(th, NULL, resume_thread, &p[1])) {
+		pthread_barrier_destroy(p[0].bar);
+		p[0].n += p[1].n;
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+int rst_resume_tasks(struct restore_ctx *ctx)
+{
+	struct rtask *tasks = NULL;
+	uint64_t start = now_us(), t1;
+	pthread_barrier_t bar;
+	struct resume_part p[2] = { 0 };
+	int errs[2] = { 0, 0 };
+	bool split = false;
+	sigset_t chld, old;
+	pthread_t th;
+	size_t n = 0, i;
+	int err;
+
+	err = collect(ctx, &tasks, &n, false);
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, &old);
-	if (!err) {
-		rst_set_stage(ctx->shared, RST_STAGE_RESUME);
-		fault_kill_point();
-		err = run_to_sigreturn(tasks, n);
+	p[0] = (struct resume_part){
+		.ctx = ctx, .tasks = tasks, .n = n, .bar = &bar, .errs = errs
+	};
+	if (!err)
+		split = !resume_split(p, &th);
+	if (!split)
+		p[0].bar = NULL;
+	err = err ?: resume_part(&p[0]);
+	if (split) {
+		pthread_join(th, NULL);
+		pthread_barrier_destroy(&bar);
+		err = err ?: errs[1];
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	t0 = now_us();
-	if (!err)
-		err = finish_all(ctx, tasks, n);
-	/* on failure rst_abort() kills them still attached: none runs its own code */
-	fault_kill_point();
-	if (!err)
-		detach_all(tasks, n);
 	t1 = now_us();
 	/* back in their syscalls: rst_settle_tasks(), once the held packets went */
 	if (!err)
-		pr_debug("%zu tasks run: out of the restorer in %llu us, areas unmapped and "
-			 "detached in %llu us\n",
-			 n, (unsigned long long)(t0 - start), (unsigned long long)(t1 - t0));
+		pr_debug("%zu tasks run (%d tracer threads): out of the restorer in %llu us, areas "
+			 "unmapped and detached in %llu us\n",
+			 n, split ? 2 : 1, (unsigned long long)(p[0].out_us - start),
+			 (unsigned long long)(t1 - p[0].out_us));
 	for (i = 0; tasks && i < n; i++)
 		free(tasks[i].th);
 	free(tasks);

@@ -226,12 +226,47 @@ int task_plan_process(struct finish *f)
 	return 0;
 }
 
+/*
+ * What every task inherits from the controller, read there once before the
+ * root's fork (rst_snap_self_state()) instead of in each task: 0 / -1 while
+ * not read (then each task reads or writes as before).
+ */
+static uint32_t ctl_cap_last;
+static bool ctl_read;
+static long ctl_oom_score_adj, ctl_loginuid;
+
 static uint32_t cap_last_cap(void)
 {
-	_cleanup_free_ char *s = read_file_at(AT_FDCWD, "/proc/sys/kernel/cap_last_cap", NULL);
+	_cleanup_free_ char *s = NULL;
 	unsigned long v;
 
+	if (ctl_cap_last)
+		return ctl_cap_last;
+	s = read_file_at(AT_FDCWD, "/proc/sys/kernel/cap_last_cap", NULL);
 	return s && !parse_ulong(s, &v) && v < 64 ? (uint32_t)v : 40;
+}
+
+/* /proc/self/@name as a number; 0 and *@v when it reads as one. */
+static int read_proc_self(const char *name, long *v)
+{
+	char path[64];
+	_cleanup_free_ char *s = NULL;
+	char *end;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", name);
+	s = read_file_at(AT_FDCWD, path, NULL);
+	if (!s)
+		return neg_errno();
+	errno = 0;
+	*v = strtol(s, &end, 10);
+	return errno || end == s ? -EINVAL : 0;
+}
+
+void rst_snap_self_state(void)
+{
+	ctl_cap_last = cap_last_cap();
+	ctl_read = !read_proc_self("oom_score_adj", &ctl_oom_score_adj) &&
+		   !read_proc_self("loginuid", &ctl_loginuid);
 }
 
 /*
@@ -385,7 +420,10 @@ int task_restore_misc(struct finish *f)
 	err = tc->has_membarrier ? restore_membarrier(f->pid, tc->membarrier) : 0;
 	if (err)
 		return err;
-	err = tc->has_oom_score_adj ? write_proc_self("oom_score_adj", tc->oom_score_adj) : 0;
+	/* the task has the controller's values still: nothing to write when they are its own */
+	err = tc->has_oom_score_adj && !(ctl_read && ctl_oom_score_adj == tc->oom_score_adj)
+		      ? write_proc_self("oom_score_adj", tc->oom_score_adj)
+		      : 0;
 	if (err == -EACCES) {
 		pr_warn("pid %d: oom_score_adj %d needs CAP_SYS_RESOURCE: kept\n", f->pid,
 			tc->oom_score_adj);
@@ -394,7 +432,8 @@ int task_restore_misc(struct finish *f)
 		return err;
 	}
 	/* (uid_t)-1: never set, and a set loginuid cannot be unset. */
-	if (tc->has_loginuid && tc->loginuid != (uint32_t)-1) {
+	if (tc->has_loginuid && tc->loginuid != (uint32_t)-1 &&
+	    !(ctl_read && ctl_loginuid == (long)tc->loginuid)) {
 		err = write_proc_self("loginuid", (long)tc->loginuid);
 		if (err) {
 			pr_errno(err, "pid %d: loginuid %u", f->pid, tc->loginuid);

@@ -510,7 +510,7 @@ static int layout(struct finish *f)
 static int map_area(struct finish *f)
 {
 	unsigned int tries;
-	uint64_t addr;
+	uint64_t addr, *slot;
 	size_t i;
 	int err;
 
@@ -553,6 +553,10 @@ static int map_area(struct finish *f)
 	}
 	memcpy(f->area, restorer_blob, sizeof(restorer_blob));
 	f->a = (struct rst_args *)(f->area + f->lay.args_off);
+	/* for the resume, which unmaps it (restore-task-resume.c) */
+	slot = rst_area_slot(f->ctx, rst_task_idx(f->ctx, f->t));
+	slot[0] = (uint64_t)(uintptr_t)f->area;
+	slot[1] = (uint64_t)(uintptr_t)f->area + f->lay.total;
 	return 0;
 }
 

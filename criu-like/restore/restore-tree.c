@@ -9,7 +9,9 @@
 #include <string.h>
 
 #define LOG_PREFIX "restore: "
+#include "image.h"
 #include "log.h"
+#include "par.h"
 #include "restore-int.h"
 #include "util.h"
 
@@ -307,4 +309,40 @@ int rst_tree_check_sessions(struct restore_ctx *ctx, bool shell_job, pid_t cur_s
 			return err;
 	}
 	return 0;
+}
+
+static int read_core_at(void *arg, unsigned int i)
+{
+	struct rst_task *t = &((struct restore_ctx *)arg)->tasks[i];
+	size_t j;
+	int err;
+
+	if (rst_task_zombie(t))
+		return 0;
+	err = img_read_one(((struct restore_ctx *)arg)->dirfd, CR_IMG_CORE, t->pe->pid,
+			   (ProtobufCMessage **)&t->core);
+	if (err)
+		return err;
+	if (t->core->pid != t->pe->pid || t->core->n_threads != t->pe->n_threads) {
+		pr_err("core-%u.img describes pid %u with %zu threads, pstree.img %zu\n",
+		       t->pe->pid, t->core->pid, t->core->n_threads, t->pe->n_threads);
+		return -EINVAL;
+	}
+	for (j = 0; j < t->core->n_threads; j++) {
+		if (t->core->threads[j]->tid != t->pe->threads[j]) {
+			pr_err("core-%u.img: thread %zu is %u, pstree.img says %u\n", t->pe->pid, j,
+			       t->core->threads[j]->tid, t->pe->threads[j]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int rst_tree_read_cores(struct restore_ctx *ctx)
+{
+	_cleanup_free_ int *errs = calloc(ctx->nr_tasks + 1, sizeof(*errs));
+
+	if (!errs)
+		return -ENOMEM;
+	return par_for(ctx->nr_tasks, read_core_at, ctx, errs, NULL);
 }

@@ -6,6 +6,7 @@
  * anywhere kills every task created so far; the images are only ever read.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -190,37 +191,6 @@ static int load_time_children(struct rst_run *r)
 			err = ns_ipc_nested_load(r->ctx.dirfd, pe->ipcns_own);
 	}
 	return err;
-}
-
-static int read_cores(struct restore_ctx *ctx)
-{
-	unsigned int i;
-	size_t j;
-	int err;
-
-	for (i = 0; i < ctx->nr_tasks; i++) {
-		struct rst_task *t = &ctx->tasks[i];
-
-		if (rst_task_zombie(t))
-			continue;
-		err = img_read_one(ctx->dirfd, CR_IMG_CORE, t->pe->pid,
-				   (ProtobufCMessage **)&t->core);
-		if (err)
-			return err;
-		if (t->core->pid != t->pe->pid || t->core->n_threads != t->pe->n_threads) {
-			pr_err("core-%u.img describes pid %u with %zu threads, pstree.img %zu\n",
-			       t->pe->pid, t->core->pid, t->core->n_threads, t->pe->n_threads);
-			return -EINVAL;
-		}
-		for (j = 0; j < t->core->n_threads; j++) {
-			if (t->core->threads[j]->tid != t->pe->threads[j]) {
-				pr_err("core-%u.img: thread %zu is %u, pstree.img says %u\n",
-				       t->pe->pid, j, t->core->threads[j]->tid, t->pe->threads[j]);
-				return -EINVAL;
-			}
-		}
-	}
-	return 0;
 }
 
 static uint64_t now_ms(void)
@@ -430,6 +400,13 @@ static int rst_plan(struct rst_run *r)
 	const struct cr_options *o = ctx->opts;
 	int err;
 
+	/*
+	 * The threads that read images side by side (par_for()) allocate from
+	 * the main heap, which is collapsed into huge pages for the forks
+	 * (restore-fork.c), not from arenas of their own that every task would
+	 * copy and unmap page by page
+	 */
+	mallopt(M_ARENA_MAX, 1);
 	ctx->dirfd = img_dir_open(o->images_dir, false);
 	if (ctx->dirfd < 0) {
 		pr_errno(ctx->dirfd, "cannot open image directory %s", o->images_dir);
@@ -460,7 +437,7 @@ static int rst_plan(struct rst_run *r)
 	if (!err)
 		err = rst_tree_check_sessions(ctx, o->shell_job, getsid(0), getpgrp());
 	if (!err)
-		err = read_cores(ctx);
+		err = rst_tree_read_cores(ctx);
 	if (!err)
 		err = check_ids_free(ctx);
 	if (!err)
@@ -508,8 +485,12 @@ void rst_fs_unlock(void)
 static int create_shared(struct restore_ctx *ctx)
 {
 	struct rst_shared *sh;
-	/* pids, uffd numbers (rst_lazy_slot()), fd tables' turns (rst_fdt_word()) */
-	size_t size = PAGE_ALIGN(sizeof(*sh) + 3 * ctx->nr_tasks * sizeof(sh->pids[0]));
+	/*
+	 * pids, uffd numbers (rst_lazy_slot()), fd tables' turns (rst_fdt_word()),
+	 * restorer areas (rst_area_slot())
+	 */
+	size_t size = PAGE_ALIGN(sizeof(*sh) + 3 * ctx->nr_tasks * sizeof(sh->pids[0]) + 8 +
+				 2 * ctx->nr_tasks * sizeof(uint64_t));
 
 	sh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {

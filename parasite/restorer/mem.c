@@ -117,11 +117,42 @@ static long mremap_fixed(uint64_t from, uint64_t len, uint64_t to)
 	return ret < 0 ? ret : (uint64_t)ret == to ? 0 : -EFAULT;
 }
 
-/* Two hops, through the scratch part of the restorer area: old and new places may overlap. */
+/* Whether the saved place of some special mapping overlaps the current place of one. */
+static int specials_overlap(const struct rst_args *a)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < a->nr_specials; i++) {
+		const struct rst_special *s = &a->specials[i];
+		uint64_t end = s->saved_start + (s->cur_end - s->cur_start);
+
+		for (j = 0; j < a->nr_specials; j++)
+			if (s->saved_start < a->specials[j].cur_end &&
+			    a->specials[j].cur_start < end)
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * Two hops, through the scratch part of the restorer area, when old and new
+ * places overlap; else each one straight to its place (none where it is).
+ */
 static void move_specials(struct rst_args *a, struct rst_thread *th)
 {
 	unsigned int i;
 
+	if (!specials_overlap(a)) {
+		for (i = 0; i < a->nr_specials; i++) {
+			struct rst_special *s = &a->specials[i];
+
+			check(a, th,
+			      mremap_fixed(s->cur_start, s->cur_end - s->cur_start, s->saved_start),
+			      "mremap the special mapping %lx to %lx", s->cur_start,
+			      s->saved_start);
+		}
+		return;
+	}
 	for (i = 0; i < a->nr_specials; i++) {
 		struct rst_special *s = &a->specials[i];
 
