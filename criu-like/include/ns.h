@@ -337,6 +337,17 @@ int ns_net_enter_tree(int *saved);
 void ns_net_leave_tree(int saved);
 /* In the tree's namespace: remove the lock of the whole namespace net.c installed, if any. */
 void ns_net_unlock_here(void);
+/* Whether net.c's lock of the whole namespace is installed in the tree's namespace. */
+bool ns_net_tree_locked(void);
+struct inet_tuple;
+/*
+ * Dump: whether the connection @t of a tree whose own network namespace is
+ * locked (ns_net_tree_locked()) leaves it by a link other than lo, so that
+ * the namespace's lock (and its holder) already has its packets: its own
+ * lock is not needed. False when the namespace is not locked, or @t goes to
+ * an address of the namespace (net-local.c).
+ */
+bool ns_net_conn_outside(const struct inet_tuple *t);
 /*
  * In the tree's namespace, just before the packet holder lets its packets go:
  * the lock of the whole namespace drops nothing more, its hooks still

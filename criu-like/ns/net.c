@@ -51,6 +51,7 @@
 #include "nfq-hold.h"
 #include "notify.h"
 #include "net-link.h"
+#include "net-local.h"
 #include "net-neigh.h"
 #include "net-nl.h"
 #include "net-sysctl.h"
@@ -102,6 +103,12 @@ void ns_net_reset(void)
 	ns_lock_kind = -1;
 	ns_lock_told = false;
 	dad_later_free();
+	net_local_reset();
+}
+
+bool ns_net_tree_locked(void)
+{
+	return ns_lock_kind >= 0;
 }
 
 /*
@@ -430,6 +437,9 @@ static int net_dump(pid_t pid, int dirfd, uint32_t id)
 	}
 	if (!err)
 		err = check_routes(pid, &r.routes);
+	/* which connections go over lo: tcp.c locks only those in a locked namespace */
+	if (!err)
+		err = net_local_set(&r.addrs);
 	if (err)
 		goto out;
 	for (off = 0; off < r.links.len;
