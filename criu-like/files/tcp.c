@@ -504,7 +504,9 @@ int rst_tcp_lock_all(struct restore_ctx *ctx)
 			pr_err("files.img: file %u: bad addresses of a TCP connection\n", fe->id);
 			return -EINVAL;
 		}
-		n++;
+		/* the lock of the tree's new namespace holds it already: not over lo */
+		if (!ns_net_conn_outside(&t[n]))
+			n++;
 	}
 	return netlock_restore_conns(ctx, t, n);
 }

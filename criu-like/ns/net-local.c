@@ -6,8 +6,8 @@
  * link other than lo. A connection to an address of the namespace itself
  * (loopback, or an address of one of its links) goes over lo, which that
  * lock lets through: it is locked one by one as before. The addresses are
- * those the dump of the namespace read (net_dump()), kept until the next
- * command (ns_net_reset()).
+ * those the dump of the namespace read (net_dump()), or those of its image
+ * at restore (net_load()), kept until the next command (ns_net_reset()).
  */
 #define LOG_PREFIX "ns: net: "
 

@@ -296,7 +296,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_neigh_configured), cmocka_unit_test(test_sysctl_paths),
 		cmocka_unit_test(test_sysctl_order),	 cmocka_unit_test(test_qdisc),
-		cmocka_unit_test(test_vlan_filtering), cmocka_unit_test(test_local_addr),
+		cmocka_unit_test(test_vlan_filtering),	 cmocka_unit_test(test_local_addr),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
