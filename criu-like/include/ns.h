@@ -338,6 +338,8 @@ int ns_net_dump_finish(bool write);
 int ns_net_restore_ahead(const struct cr_options *o);
 /* The namespace made ahead and not taken: its holder stopped, the namespace let go. */
 void ns_net_ahead_drop(void);
+/* The packet holder this process started in the network namespace @fd, stopped (dropping). */
+void ns_net_hold_stop_in(int fd);
 /*
  * A pre-dump reads the namespace but does not lock it: the tree runs on right
  * after its short freeze, and packets dropped then would cost the peers a

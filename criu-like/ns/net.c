@@ -771,21 +771,10 @@ int ns_net_restore_ahead(const struct cr_options *o)
 
 void ns_net_ahead_drop(void)
 {
-	int saved;
-
 	if (made_fd < 0)
 		return;
 	/* its holder stops (it would keep the namespace alive), then the namespace goes */
-	saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (saved >= 0 && !setns(made_fd, CLONE_NEWNET)) {
-		nfq_hold_stop(nfq_hold_take_here(), true);
-		if (setns(saved, CLONE_NEWNET)) {
-			pr_perror("cannot go back to criu-like's network namespace");
-			abort(); /* criu-like in the wrong namespace would do harm: stop here */
-		}
-	}
-	if (saved >= 0)
-		close(saved);
+	ns_net_hold_stop_in(made_fd);
 	close(made_fd);
 	made_fd = -1;
 	made_kind = -1;
