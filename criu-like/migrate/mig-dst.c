@@ -374,6 +374,8 @@ static int restore_child(struct mig_dst *d, char *p)
 	log_error_reset();
 	if (!err)
 		err = cr_restore_pid(&ro, &root);
+	/* a network namespace made ahead that the restore did not take (none, or joined) */
+	ns_net_ahead_drop();
 	if (d->early && net_announce_wait(root, d->early))
 		pr_debug("%s: the early announcement was not complete\n", d->peer);
 	d->early = 0;
