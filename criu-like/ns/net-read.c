@@ -7,7 +7,10 @@
  * freeze) by a thread of their own that enters the namespace, while the
  * dumper locks it and goes on with the cgroups, the other namespaces and the
  * tasks. ns_net_dump_finish() waits for it and writes the image: the sysctls
- * are the namespace's own, which nothing but the frozen tree changes.
+ * are the namespace's own, which nothing but the frozen tree changes. While
+ * it runs the dumper is multithreaded, as with the early lock's and the
+ * socket scan's threads (files/inet-diag.c): the setns() or unshare() of a
+ * mount, user or time namespace that the dump needs is done in a child.
  */
 #define LOG_PREFIX "ns: net: "
 
