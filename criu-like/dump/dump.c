@@ -801,6 +801,9 @@ int cr_dump(const struct cr_options *o)
 		err = dump_prepare(&ctx, o);
 	if (!err)
 		err = dump_tasks(&ctx);
+	/* the network namespace's sysctls, read beside the tasks' dump */
+	if (!err)
+		err = ns_net_dump_finish(true);
 	if (!err)
 		err = write_pstree(&ctx);
 	if (!err && ctx.snap)

@@ -592,13 +592,18 @@ static void scan_free(struct inet_scan *sc)
  * infected, rather than at the first connection dumped (sock_diag of the
  * namespace and the lock's transaction, 8-10 ms here, frozen time after the
  * infection). The tree is frozen: the sockets its tasks hold are the ones
- * its dump will find.
+ * its dump will find. The same for a tree in a namespace of its own once
+ * that is locked (ns/net.c): its sock_diag (3-4 ms) by the thread, which
+ * locks the connections over lo, the others being held by the namespace's
+ * lock already (ns_net_conn_outside()).
  */
 static void early_start(struct dump_ctx *ctx, struct inet_dump *in)
 {
+	/* or a tree of its own namespace, locked: only the connections over lo are left */
+	bool ahead = (ctx->netlock && ns_net_tree_fd() < 0) || ns_net_tree_locked();
 	struct inet_early *e;
 
-	if (!ctx->netlock || ns_net_tree_fd() >= 0 || !(e = calloc(1, sizeof(*e))))
+	if (!ahead || !(e = calloc(1, sizeof(*e))))
 		return;
 	e->ctx = ctx;
 	e->in = in;

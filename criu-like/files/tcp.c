@@ -34,6 +34,7 @@
 #include "inet.h"
 #include "log.h"
 #include "net-lock.h"
+#include "ns.h"
 #include "util.h"
 
 /* loopback answers at once; a loaded machine may take a moment */
@@ -367,7 +368,7 @@ int tcp_lock_tree(struct dump_ctx *ctx, struct inet_dump *in, void (*held)(void 
 {
 	_cleanup_free_ struct inet_tuple *t = NULL;
 	_cleanup_free_ uint32_t *tree = NULL;
-	size_t nt = 0, n = 0, i;
+	size_t nt = 0, n = 0, nl = 0, i;
 	int err, hold;
 
 	in->locked_tree = true;
@@ -386,16 +387,23 @@ int tcp_lock_tree(struct dump_ctx *ctx, struct inet_dump *in, void (*held)(void 
 			continue;
 		e.family = c.family;
 		inet_entry_addrs(&e, &c);
-		if (inet_entry_tuple(&e, &t[n]))
+		if (inet_entry_tuple(&e, &t[nl]))
 			continue;
 		in->locked[n++] = c.ino;
+		/* the lock of the tree's own namespace holds it already: not over lo */
+		if (!ns_net_conn_outside(&t[nl]))
+			nl++;
 	}
+	if (nl < n)
+		pr_debug("network lock: %zu of %zu connections held by the lock of the tree's "
+			 "network namespace\n",
+			 n - nl, n);
 	/* held: the connections are safe, the caller goes on while the lock is made */
-	hold = held ? netlock_dump_conns_hold(ctx, t, n) : 0;
+	hold = held ? netlock_dump_conns_hold(ctx, t, nl) : 0;
 	if (hold < 0)
 		return hold;
 	if (!hold) {
-		err = netlock_dump_conns(ctx, t, n);
+		err = netlock_dump_conns(ctx, t, nl);
 		if (err)
 			return err;
 	}
@@ -404,7 +412,7 @@ int tcp_lock_tree(struct dump_ctx *ctx, struct inet_dump *in, void (*held)(void 
 		qsort(in->locked, n, sizeof(*in->locked), cmp_u32);
 	if (hold) {
 		held(arg);
-		err = netlock_dump_conns_lock(ctx, t, n, true);
+		err = netlock_dump_conns_lock(ctx, t, nl, true);
 		if (err)
 			return err;
 	}
@@ -439,7 +447,7 @@ int tcp_lock_conn(struct dump_ctx *ctx, const struct fd_info *f, const InetSkEnt
 		       inet_entry_ends(e, ends, sizeof(ends)));
 		return -EINVAL;
 	}
-	return netlock_dump_conn(ctx, &tup);
+	return ns_net_conn_outside(&tup) ? 0 : netlock_dump_conn(ctx, &tup);
 }
 
 /* ---- the restore (its messages keep their own prefix) ------------------------------------ */
@@ -496,7 +504,9 @@ int rst_tcp_lock_all(struct restore_ctx *ctx)
 			pr_err("files.img: file %u: bad addresses of a TCP connection\n", fe->id);
 			return -EINVAL;
 		}
-		n++;
+		/* the lock of the tree's new namespace holds it already: not over lo */
+		if (!ns_net_conn_outside(&t[n]))
+			n++;
 	}
 	return netlock_restore_conns(ctx, t, n);
 }

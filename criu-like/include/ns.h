@@ -381,6 +381,24 @@ void ns_net_dump_prefetch(pid_t pid);
  */
 void ns_net_dump_done(bool killed);
 /*
+ * After the tasks' dump: the image of the tree's network namespace written
+ * once its sysctls, read by a thread of their own since its dump, are in
+ * (@write false: only waited for and dropped, a failed dump). 0 or -errno.
+ */
+int ns_net_dump_finish(bool write);
+/*
+ * Before a restore whose images are not there yet (a migration's
+ * destination): a new network namespace, its packet holder and its lock made
+ * now, in this process, with options @o; the restore's own namespace (a tree
+ * without a user namespace of its own) is then that one. 0 or -errno (none
+ * made: the restore makes its own).
+ */
+int ns_net_restore_ahead(const struct cr_options *o);
+/* The namespace made ahead and not taken: its holder stopped, the namespace let go. */
+void ns_net_ahead_drop(void);
+/* The packet holder this process started in the network namespace @fd, stopped (dropping). */
+void ns_net_hold_stop_in(int fd);
+/*
  * A pre-dump reads the namespace but does not lock it: the tree runs on right
  * after its short freeze, and packets dropped then would cost the peers a
  * retransmission timeout each. Set by cr_pre_dump() around its work.
@@ -395,6 +413,17 @@ int ns_net_enter_tree(int *saved);
 void ns_net_leave_tree(int saved);
 /* In the tree's namespace: remove the lock of the whole namespace net.c installed, if any. */
 void ns_net_unlock_here(void);
+/* Whether net.c's lock of the whole namespace is installed in the tree's namespace. */
+bool ns_net_tree_locked(void);
+struct inet_tuple;
+/*
+ * Dump and restore: whether the connection @t of a tree whose own network
+ * namespace is locked (ns_net_tree_locked()) leaves it by a link other than
+ * lo, so that the namespace's lock (and its holder) already has its packets:
+ * its own lock is not needed. False when the namespace is not locked, or @t
+ * goes to an address of the namespace (net-local.c).
+ */
+bool ns_net_conn_outside(const struct inet_tuple *t);
 /*
  * In the tree's namespace, just before the packet holder lets its packets go:
  * the lock of the whole namespace drops nothing more, its hooks still

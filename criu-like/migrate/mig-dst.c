@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -32,6 +33,7 @@
 #include "log.h"
 #include "migrate.h"
 #include "notify.h"
+#include "ns.h"
 #include "page-server.h"
 #include "restore.h"
 #include "util.h"
@@ -49,6 +51,8 @@ struct mig_dst {
 	bool running; /* GO came and the tree runs: never undone */
 	pid_t lazy; /* the lazy-pages daemon of a lazy restore, 0 when none */
 	pid_t early; /* the early announcement's child (net_announce_start()), 0 when none */
+	pid_t pre; /* the restore forked ahead (restore_ahead()), 0 when none */
+	int pre_fd; /* its pipe: the final round and RESTORE's lines go there, -1 when none */
 };
 
 /* The most a worker waits, after RUNNING, for its lazy-pages daemon to have every page in. */
@@ -205,6 +209,8 @@ static int do_round(struct mig_dst *d, const struct mig_hdr *h, const char *kind
 	}
 	if (!d->ps) {
 		close(d->fd);
+		if (d->pre_fd >= 0)
+			close(d->pre_fd);
 		_exit(cr_page_server(&po) ? 1 : 0);
 	}
 	close(lfd);
@@ -368,6 +374,8 @@ static int restore_child(struct mig_dst *d, char *p)
 	log_error_reset();
 	if (!err)
 		err = cr_restore_pid(&ro, &root);
+	/* a network namespace made ahead that the restore did not take (none, or joined) */
+	ns_net_ahead_drop();
 	if (d->early && net_announce_wait(root, d->early))
 		pr_debug("%s: the early announcement was not complete\n", d->peer);
 	d->early = 0;
@@ -415,6 +423,8 @@ static int start_lazy(struct mig_dst *d)
 	}
 	if (!d->lazy) {
 		close(d->fd);
+		if (d->pre_fd >= 0)
+			close(d->pre_fd);
 		_exit(cr_lazy_pages(&lo) ? 1 : 0);
 	}
 	pr_info("%s: lazy-pages daemon %d on %s\n", d->peer, d->lazy, dir);
@@ -450,6 +460,102 @@ static void end_lazy(struct mig_dst *d)
 	d->lazy = 0;
 }
 
+/*
+ * The restore forked ahead, in the child: the tree's network namespace, its
+ * packet holder and its lock made now (ns_net_restore_ahead(): 5-10 ms that
+ * were the final freeze's), then the final round's number and RESTORE's
+ * lines awaited on @in. EOF before them (the migration failed first, or the
+ * worker died): what was made is dropped, and nothing is restored.
+ */
+static int ahead_child(struct mig_dst *d, int in, pid_t worker)
+{
+	char buf[MIG_TEXT_MAX + sizeof(int) + 1];
+	size_t len = 0;
+	ssize_t n;
+
+	/* never outlives its worker while it waits (a SIGKILLed service) */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != worker)
+		return 1;
+	if (ns_net_restore_ahead(d->o))
+		pr_warn("%s: the network namespace is made at RESTORE\n", d->peer);
+	while (len < sizeof(buf) - 1 && (n = read(in, buf + len, sizeof(buf) - 1 - len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	close(in);
+	if (len < sizeof(int)) {
+		ns_net_ahead_drop();
+		return 0;
+	}
+	buf[len] = '\0';
+	/* the restore proper: as a restore forked at RESTORE */
+	prctl(PR_SET_PDEATHSIG, 0);
+	memcpy(&d->round, buf, sizeof(int));
+	d->final = true;
+	return restore_child(d, buf + sizeof(int)) ? 1 : 0;
+}
+
+/* Once HELLO is accepted: the restore's process forked ahead; none if it cannot be. */
+static void restore_ahead(struct mig_dst *d)
+{
+	pid_t worker = getpid();
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC))
+		return;
+	d->pre = fork();
+	if (d->pre < 0) {
+		d->pre = 0;
+		close(p[0]);
+		close(p[1]);
+		return;
+	}
+	if (!d->pre) {
+		close(p[1]);
+		_exit(ahead_child(d, p[0], worker));
+	}
+	close(p[0]);
+	d->pre_fd = p[1];
+}
+
+/* The restore forked ahead let go without restoring: it drops what it made. */
+static void ahead_end(struct mig_dst *d)
+{
+	if (d->pre_fd >= 0)
+		close(d->pre_fd);
+	d->pre_fd = -1;
+	if (d->pre)
+		while (waitpid(d->pre, NULL, 0) < 0 && errno == EINTR)
+			;
+	d->pre = 0;
+}
+
+/* The restore forked ahead told to go (its pid), or 0 when there is none or it is gone. */
+static pid_t ahead_go(struct mig_dst *d, const char *p)
+{
+	size_t len = strlen(p);
+	pid_t pid = d->pre;
+	bool ok;
+
+	if (!pid)
+		return 0;
+	ok = write(d->pre_fd, &d->round, sizeof(int)) == (ssize_t)sizeof(int) &&
+	     write(d->pre_fd, p, len) == (ssize_t)len;
+	close(d->pre_fd);
+	d->pre_fd = -1;
+	if (ok) {
+		d->pre = 0;
+		return pid;
+	}
+	pr_warn("%s: the restore forked ahead is gone: forked again\n", d->peer);
+	kill(pid, SIGKILL);
+	ahead_end(d);
+	return 0;
+}
+
 static int do_restore(struct mig_dst *d, char *p)
 {
 	pid_t pid;
@@ -462,7 +568,9 @@ static int do_restore(struct mig_dst *d, char *p)
 		if (err)
 			return refuse(d, MIG_ERROR, err, "cannot start the lazy-pages daemon");
 	}
-	pid = fork();
+	pid = ahead_go(d, p);
+	if (!pid)
+		pid = fork();
 	if (pid < 0)
 		return refuse(d, MIG_ERROR, neg_errno(), "cannot fork the restore");
 	if (!pid)
@@ -518,7 +626,7 @@ static int converse(struct mig_dst *d)
 
 int mig_serve(const struct cr_options *o, int fd)
 {
-	struct mig_dst d = { .o = o, .fd = fd };
+	struct mig_dst d = { .o = o, .fd = fd, .pre_fd = -1 };
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	char host[64] = "?", serv[16] = "?";
@@ -532,7 +640,10 @@ int mig_serve(const struct cr_options *o, int fd)
 	snprintf(d.peer, sizeof(d.peer), "source %s:%s", host, serv);
 	err = do_hello(&d);
 	if (!err)
+		restore_ahead(&d);
+	if (!err)
 		err = converse(&d);
+	ahead_end(&d);
 	if (d.ps) {
 		kill(d.ps, SIGKILL);
 		wait_ps(&d);

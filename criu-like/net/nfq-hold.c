@@ -335,11 +335,16 @@ static void holder_rules_remove(pid_t pid)
 	ipt_restore(AF_INET6, text, true);
 }
 
-static void __attribute__((noreturn)) holder_main(const char *name, int ready)
+/*
+ * @csk: the first controller's end of a socketpair made before the fork, so
+ * that a controller killed before it could connect by name (a SIGKILLed
+ * restore made ahead, a dump) is seen gone at once, as any other.
+ */
+static void __attribute__((noreturn)) holder_main(const char *name, int ready, int csk)
 {
 	struct holder st = { 0 };
 	struct nfq_handle *h = nfq_open();
-	int lsk = -1, csk = -1, q;
+	int lsk = -1, q;
 	bool keep = false;
 	char c;
 
@@ -409,16 +414,17 @@ static void __attribute__((noreturn)) holder_main(const char *name, int ready)
 }
 
 /* In the grandchild: nothing of criu-like's stays open, no signal of its reaches us. */
-static void holder_detach_fds(int *ready)
+static void holder_detach_fds(int *ready, int *csk)
 {
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	int sig;
 
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 ||
-	    dup2(*ready, 3) < 0)
+	    dup2(*ready, 3) < 0 || dup2(*csk, 4) < 0)
 		_exit(1);
 	*ready = 3;
-	close_range(4, ~0U, 0);
+	*csk = 4;
+	close_range(5, ~0U, 0);
 	setsid();
 	for (sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
@@ -470,7 +476,7 @@ static struct nfq_hold *hold_new(const char *name, int fd, int queue)
 
 int nfq_hold_start(const char *name, struct nfq_hold **ret)
 {
-	int pfd[2], msg[2] = { -EIO, 0 }, q, fd = -1, err, status;
+	int pfd[2], sp[2], msg[2] = { -EIO, 0 }, q, fd, err = 0, status;
 	struct nfq_hold *h;
 	pid_t pid;
 
@@ -478,20 +484,30 @@ int nfq_hold_start(const char *name, struct nfq_hold **ret)
 		return -ENAMETOOLONG;
 	if (pipe2(pfd, O_CLOEXEC))
 		return neg_errno();
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp)) {
+		err = neg_errno();
+		close(pfd[0]);
+		close(pfd[1]);
+		return err;
+	}
 	pid = fork();
 	if (pid == 0) {
 		close(pfd[0]);
+		close(sp[0]);
 		/* the grandchild holds; this child exits at once so nobody waits for the holder */
 		if (fork() == 0) {
-			holder_detach_fds(&pfd[1]);
-			holder_main(name, pfd[1]);
+			holder_detach_fds(&pfd[1], &sp[1]);
+			holder_main(name, pfd[1], sp[1]);
 		}
 		_exit(0);
 	}
 	close(pfd[1]);
+	close(sp[1]);
+	fd = sp[0];
 	if (pid < 0) {
 		err = neg_errno();
 		close(pfd[0]);
+		close(fd);
 		return err;
 	}
 	waitpid(pid, &status, 0);
@@ -500,13 +516,14 @@ int nfq_hold_start(const char *name, struct nfq_hold **ret)
 	close(pfd[0]);
 	q = msg[0];
 	if (q < 0) {
+		close(fd);
 		pr_warn("cannot hold packets on an NFQUEUE (%s): they are dropped, peers "
 			"retransmit\n",
 			strerror(-q));
 		return q;
 	}
-	err = hold_connect(name, &fd);
-	h = err ? NULL : hold_new(name, fd, q);
+	/* connected from the start: its end of the socketpair */
+	h = hold_new(name, fd, q);
 	if (h)
 		h->pid = msg[1];
 	if (!h) {

@@ -87,16 +87,22 @@ bool ns_net_fresh_take(struct net_sysctls *out)
 
 void ns_net_ahead_done(void)
 {
-	int saved;
-
 	net_sysctls_fini(&fresh_early); /* not taken: the dump failed before its network */
 	fresh_early = (struct net_sysctls){ 0 };
 	fresh_early_ok = false;
 	if (ahead_fd < 0)
 		return;
 	/* the lock took its holder, or the dump failed before: stopped, nothing held */
-	saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (saved >= 0 && !setns(ahead_fd, CLONE_NEWNET)) {
+	ns_net_hold_stop_in(ahead_fd);
+	close(ahead_fd);
+	ahead_fd = -1;
+}
+
+void ns_net_hold_stop_in(int fd)
+{
+	int saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+
+	if (saved >= 0 && !setns(fd, CLONE_NEWNET)) {
 		nfq_hold_stop(nfq_hold_take_here(), true);
 		if (setns(saved, CLONE_NEWNET)) {
 			pr_perror("cannot go back to criu-like's network namespace");
@@ -105,6 +111,4 @@ void ns_net_ahead_done(void)
 	}
 	if (saved >= 0)
 		close(saved);
-	close(ahead_fd);
-	ahead_fd = -1;
 }

@@ -51,8 +51,10 @@
 #include "nfq-hold.h"
 #include "notify.h"
 #include "net-link.h"
+#include "net-local.h"
 #include "net-neigh.h"
 #include "net-nl.h"
+#include "net-read.h"
 #include "net-sysctl.h"
 #include "net-tc.h"
 #include "netfilter.h"
@@ -102,6 +104,13 @@ void ns_net_reset(void)
 	ns_lock_kind = -1;
 	ns_lock_told = false;
 	dad_later_free();
+	net_local_reset();
+	net_dump_pending_set(NULL);
+}
+
+bool ns_net_tree_locked(void)
+{
+	return ns_lock_kind >= 0;
 }
 
 /*
@@ -321,166 +330,105 @@ void ns_net_unlock_here(void)
 	ns_unlock_tell();
 }
 
-/* ---- what is read from a namespace ------------------------------------------------------- */
+/* ---- the dump ------------------------------------------------------------------------------- */
 
-struct net_read {
-	struct nl_buf links, addrs, routes, rules, neighs, qdiscs;
-	struct net_sysctls fresh; /* the global ones of a fresh namespace */
-	struct net_sysctls sysctls;
-	NetSysctlEntry **sysctlp;
-};
-
-static void net_read_fini(struct net_read *r)
-{
-	nl_buf_fini(&r->links);
-	nl_buf_fini(&r->addrs);
-	nl_buf_fini(&r->routes);
-	nl_buf_fini(&r->rules);
-	nl_buf_fini(&r->neighs);
-	nl_buf_fini(&r->qdiscs);
-	net_sysctls_fini(&r->fresh);
-	net_sysctls_fini(&r->sysctls);
-	free(r->sysctlp);
-}
-
-/* In the tree's namespace (this thread): everything that is read there. */
-static int read_inside(pid_t pid, struct net_read *r)
-{
-	static const int fams[] = { AF_INET, AF_INET6 };
-	size_t i;
-	int sk, err = 0;
-
-	sk = rtnl_open();
-	if (sk < 0)
-		return sk;
-	err = rtnl_dump(sk, RTM_GETLINK, AF_UNSPEC, &r->links);
-	for (i = 0; !err && i < ARRAY_SIZE(fams); i++) {
-		err = rtnl_dump(sk, RTM_GETADDR, fams[i], &r->addrs);
-		if (!err)
-			err = rtnl_dump(sk, RTM_GETROUTE, fams[i], &r->routes);
-		if (!err)
-			err = rtnl_dump(sk, RTM_GETRULE, fams[i], &r->rules);
-	}
-	close(sk);
-	if (err) {
-		pr_errno(err, "pid %d: cannot read its network namespace through rtnetlink", pid);
-		return err;
-	}
-	sk = rtnl_open();
-	if (sk < 0)
-		return sk;
-	err = net_neigh_read(pid, sk, &r->links, &r->neighs);
-	if (!err)
-		err = net_tc_read(pid, sk, &r->links, &r->qdiscs);
-	close(sk);
-	return err ?: net_sysctls_read(pid, &r->links, &r->fresh, &r->sysctls);
-}
-
-/* Routes that need objects not dumped (nexthop objects) are refused; cached ones dropped. */
-static int check_routes(pid_t pid, const struct nl_buf *routes)
-{
-	const struct nlmsghdr *n;
-	size_t off;
-
-	for (off = 0; off < routes->len; off += NLMSG_ALIGN(n->nlmsg_len)) {
-		struct rtattr *tb[RTA_MAX + 1];
-
-		n = (const struct nlmsghdr *)(routes->data + off);
-		nl_parse(n, sizeof(struct rtmsg), tb, RTA_MAX);
-		if (tb[RTA_NH_ID]) {
-			pr_err("pid %d: a route of its network namespace uses nexthop object %u: "
-			       "nexthop objects are not dumped yet\n",
-			       pid, attr_u32(tb[RTA_NH_ID], 0));
-			return -EOPNOTSUPP;
-		}
-	}
-	return 0;
-}
-
+/*
+ * Its links, addresses, routes, rules and neighbours read now (net-read.c),
+ * its sysctls by a thread beside the rest of the freeze; the namespace then
+ * locked; the image written by ns_net_dump_finish() once the sysctls are in.
+ */
 static int net_dump(pid_t pid, int dirfd, uint32_t id)
 {
-	NetnsEntry e = NETNS_ENTRY__INIT;
-	struct net_read r = { 0 };
-	struct nl_buf host = { 0 };
-	NetLinkEntry *links = NULL, **linkp = NULL;
+	struct net_dump *d = calloc(1, sizeof(*d));
+	NetnsEntry *e;
 	char path[64];
-	size_t off, i;
-	int fd, saved, hsk, err;
+	size_t off;
+	int saved, hsk, err;
 
+	if (!d)
+		return -ENOMEM;
+	d->e = (NetnsEntry)NETNS_ENTRY__INIT;
+	e = &d->e;
+	d->pid = pid;
+	d->dirfd = dirfd;
+	d->id = id;
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	d->netns = open(path, O_RDONLY | O_CLOEXEC);
+	if (d->netns < 0) {
 		pr_perror("cannot open %s", path);
-		return neg_errno();
+		err = neg_errno();
+		goto out;
 	}
-	tree_netns_set(fd);
+	tree_netns_set(fcntl(d->netns, F_DUPFD_CLOEXEC, 0));
+	if (ns_net_tree_fd() < 0) {
+		pr_perror("cannot keep %s", path);
+		err = neg_errno();
+		goto out;
+	}
 	hsk = rtnl_open();
-	if (hsk < 0)
-		return hsk;
-	err = rtnl_dump(hsk, RTM_GETLINK, AF_UNSPEC, &host);
+	if (hsk < 0) {
+		err = hsk;
+		goto out;
+	}
+	err = rtnl_dump(hsk, RTM_GETLINK, AF_UNSPEC, &d->host);
 	close(hsk);
 	/* read before the freeze, or now */
-	if (!err && !ns_net_fresh_take(&r.fresh))
-		err = net_sysctls_fresh(&r.fresh);
+	if (!err && !ns_net_fresh_take(&d->r.fresh))
+		err = net_sysctls_fresh(&d->r.fresh);
 	if (!err)
 		err = ns_net_enter_tree(&saved);
 	if (!err) {
-		err = read_inside(pid, &r);
+		err = net_read_rtnl(pid, &d->r);
 		ns_net_leave_tree(saved);
 	}
 	if (!err)
-		err = check_routes(pid, &r.routes);
+		err = net_read_check_routes(pid, &d->r.routes);
+	/* which connections go over lo: tcp.c locks only those in a locked namespace */
+	if (!err)
+		err = net_local_set(&d->r.addrs);
+	if (!err)
+		err = net_read_sysctls_start(d);
 	if (err)
 		goto out;
-	for (off = 0; off < r.links.len;
-	     off += NLMSG_ALIGN(((struct nlmsghdr *)(r.links.data + off))->nlmsg_len))
-		e.n_links++;
-	links = calloc(e.n_links + 1, sizeof(*links));
-	linkp = calloc(e.n_links + 1, sizeof(*linkp));
-	r.sysctlp = calloc(r.sysctls.n + 1, sizeof(*r.sysctlp));
-	if (!links || !linkp || !r.sysctlp) {
+	for (off = 0; off < d->r.links.len;
+	     off += NLMSG_ALIGN(((struct nlmsghdr *)(d->r.links.data + off))->nlmsg_len))
+		e->n_links++;
+	d->links = calloc(e->n_links + 1, sizeof(*d->links));
+	d->linkp = calloc(e->n_links + 1, sizeof(*d->linkp));
+	if (!d->links || !d->linkp) {
 		err = -ENOMEM;
 		goto out;
 	}
-	e.n_links = 0;
-	for (off = 0; !err && off < r.links.len;) {
-		const struct nlmsghdr *n = (const struct nlmsghdr *)(r.links.data + off);
+	e->n_links = 0;
+	for (off = 0; !err && off < d->r.links.len;) {
+		const struct nlmsghdr *n = (const struct nlmsghdr *)(d->r.links.data + off);
 		bool skip;
 
-		err = link_fill(pid, n, &host, &links[e.n_links], &skip);
+		err = link_fill(pid, n, &d->host, &d->links[e->n_links], &skip);
 		if (!err && !skip) {
-			linkp[e.n_links] = &links[e.n_links];
-			e.n_links++;
+			d->linkp[e->n_links] = &d->links[e->n_links];
+			e->n_links++;
 		}
 		off += NLMSG_ALIGN(n->nlmsg_len);
 	}
 	if (!err)
-		err = net_links_dump_check(pid, linkp, e.n_links);
+		err = net_links_dump_check(pid, d->linkp, e->n_links);
 	if (err)
 		goto out;
-	e.links = linkp;
-	for (i = 0; i < r.sysctls.n; i++)
-		r.sysctlp[i] = &r.sysctls.e[i];
-	e.sysctls = r.sysctlp;
-	e.n_sysctls = r.sysctls.n;
-	e.has_neighs = true;
-	e.neighs.data = r.neighs.data;
-	e.neighs.len = r.neighs.len;
-	e.has_qdiscs = true;
-	e.qdiscs.data = r.qdiscs.data;
-	e.qdiscs.len = r.qdiscs.len;
-	e.addrs.data = r.addrs.data;
-	e.addrs.len = r.addrs.len;
-	e.routes.data = r.routes.data;
-	e.routes.len = r.routes.len;
-	e.rules.data = r.rules.data;
-	e.rules.len = r.rules.len;
-	pr_info("pid %d: %zu links, %zu sysctls, %zu bytes of addresses, %zu of routes, %zu of "
-		"rules\n",
-		pid, e.n_links, e.n_sysctls, r.addrs.len, r.routes.len, r.rules.len);
-	err = img_write_one(dirfd, CR_IMG_NETNS, id, &e.base);
-	if (!err)
-		err = ns_net_enter_tree(&saved);
+	e->links = d->linkp;
+	e->has_neighs = true;
+	e->neighs.data = d->r.neighs.data;
+	e->neighs.len = d->r.neighs.len;
+	e->has_qdiscs = true;
+	e->qdiscs.data = d->r.qdiscs.data;
+	e->qdiscs.len = d->r.qdiscs.len;
+	e->addrs.data = d->r.addrs.data;
+	e->addrs.len = d->r.addrs.len;
+	e->routes.data = d->r.routes.data;
+	e->routes.len = d->r.routes.len;
+	e->rules.data = d->r.rules.data;
+	e->rules.len = d->r.rules.len;
+	err = ns_net_enter_tree(&saved);
 	if (!err) {
 		/*
 		 * The rules before the lock (not in them); then from now on nothing
@@ -496,16 +444,18 @@ static int net_dump(pid_t pid, int dirfd, uint32_t id)
 		ns_net_leave_tree(saved);
 	}
 out:
-	free(links);
-	free(linkp);
-	nl_buf_fini(&host);
-	net_read_fini(&r);
-	return err;
+	if (err) {
+		net_dump_free(d);
+		return err;
+	}
+	net_dump_pending_set(d);
+	return 0;
 }
 
 /* The end of a dump: the namespace is let go, and waited for when the tree was killed. */
 void ns_net_dump_done(bool killed)
 {
+	ns_net_dump_finish(false);
 	ns_net_ahead_done();
 	tree_netns_set(-1);
 	net_link_peers_wait(killed);
@@ -773,9 +723,90 @@ static int configure(struct net_restore *nr, int sk, uint32_t id)
 	return err;
 }
 
+/* ---- a namespace made ahead of the restore ---------------------------------------------------- */
+
+/*
+ * ns_net_restore_ahead(): a new network namespace with its packet holder
+ * and its lock, made by the process that will restore before the images
+ * are there (a migration's destination, during the pre-copy); make_ns()
+ * takes it instead of making one. Nothing of the images is in it: a fresh
+ * namespace, locked, as make_ns() makes before it configures it.
+ */
+static int made_fd = -1;
+static int made_kind = -1; /* ns_lock_kind once it was locked */
+
+int ns_net_restore_ahead(const struct cr_options *o)
+{
+	int saved, err;
+
+	ns_net_ahead_drop();
+	err = ns_set_options(o);
+	if (err)
+		return err;
+	saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (saved < 0)
+		return neg_errno();
+	if (unshare(CLONE_NEWNET)) {
+		err = neg_errno();
+		close(saved);
+		pr_errno(err, "cannot create a network namespace ahead of the restore");
+		return err;
+	}
+	made_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	err = made_fd < 0 ? neg_errno() : ns_lock(true, true);
+	made_kind = ns_lock_kind;
+	if (setns(saved, CLONE_NEWNET)) {
+		pr_perror("cannot go back to criu-like's network namespace");
+		abort(); /* criu-like in the wrong namespace would do harm: stop here */
+	}
+	close(saved);
+	ns_lock_kind = -1;
+	if (err) {
+		ns_net_ahead_drop();
+		return err;
+	}
+	pr_info("a network namespace made and locked ahead of the restore\n");
+	return 0;
+}
+
+void ns_net_ahead_drop(void)
+{
+	if (made_fd < 0)
+		return;
+	/* its holder stops (it would keep the namespace alive), then the namespace goes */
+	ns_net_hold_stop_in(made_fd);
+	close(made_fd);
+	made_fd = -1;
+	made_kind = -1;
+}
+
+/*
+ * This thread into the namespace made ahead, held by nr->nsfd, its lock the
+ * tree's: true; false when there is none, or the tree has a user namespace
+ * of its own (which must own its network namespace: that one is dropped).
+ */
+static bool ahead_take(struct net_restore *nr)
+{
+	if (made_fd < 0)
+		return false;
+	if (ns_user_own() || setns(made_fd, CLONE_NEWNET)) {
+		ns_net_ahead_drop();
+		return false;
+	}
+	nr->nsfd = made_fd;
+	ns_lock_kind = made_kind;
+	/* as ns_lock() at a restore: no network-lock, a network-unlock once it runs */
+	ns_lock_told = ns_options() != NULL;
+	made_fd = -1;
+	made_kind = -1;
+	pr_debug("the network namespace made ahead is the tree's\n");
+	return true;
+}
+
 /* A new network namespace held by nr->nsfd, made and configured from inside. */
 static int make_ns(struct net_restore *nr, uint32_t id)
 {
+	bool ahead;
 	int sk, err = 0;
 
 	nr->host = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
@@ -783,20 +814,22 @@ static int make_ns(struct net_restore *nr, uint32_t id)
 		pr_perror("cannot open criu-like's network namespace");
 		return neg_errno();
 	}
+	ahead = ahead_take(nr);
 	/* owned by the tree's user namespace when it has one */
-	err = ns_user_unshare(CLONE_NEWNET);
+	err = ahead ? 0 : ns_user_unshare(CLONE_NEWNET);
 	if (err) {
 		pr_errno(err, "cannot create a network namespace");
 		return err;
 	}
-	nr->nsfd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (!ahead)
+		nr->nsfd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (nr->nsfd < 0)
 		err = neg_errno();
 	sk = err ? err : rtnl_open();
 	if (sk < 0)
 		err = sk;
 	/* before any link is up or any socket of the tree exists */
-	if (!err)
+	if (!err && !ahead)
 		err = ns_lock(true, true);
 	if (!err && nr->ne) {
 		err = configure(nr, sk, id);
@@ -841,6 +874,10 @@ static int net_load(int dirfd, uint32_t id, void **priv)
 		err = img_read_one(dirfd, CR_IMG_NETNS, id, (ProtobufCMessage **)&nr->ne);
 		if (!err)
 			err = check_image(nr, id);
+		/* which connections go over lo: tcp.c locks only those (ns_net_conn_outside()) */
+		if (!err)
+			err = net_local_set(&(struct nl_buf){ .data = nr->ne->addrs.data,
+							      .len = nr->ne->addrs.len });
 		if (!err)
 			err = nf_rules_load(dirfd, id, &nr->nf);
 		if (!err)

@@ -4,7 +4,8 @@
  * configured (ns/net-neigh.c), which sysctls are per link, never written,
  * and in which order (ns/net-sysctl.c), which qdiscs are a link's defaults
  * and which are refused (ns/net-tc.c), a bridge with vlan filtering
- * (ns/net-link.c).
+ * (ns/net-link.c), which addresses a connection reaches over lo
+ * (ns/net-local.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 #include <sys/socket.h>
 
 #include "../../criu-like/ns/net-link.h"
+#include "../../criu-like/ns/net-local.h"
 #include "../../criu-like/ns/net-neigh.h"
 #include "../../criu-like/ns/net-sysctl.h"
 #include "../../criu-like/ns/net-tc.h"
@@ -230,12 +232,71 @@ static void test_vlan_filtering(void **state)
 	assert_false(net_link_vlan_filtering(&l));
 }
 
+/* An RTM_NEWADDR of @family with @addr as IFA_ADDRESS (and @local as IFA_LOCAL if given). */
+static void addr_msg(struct nl_buf *b, int family, const void *addr, const void *local)
+{
+	struct ifaddrmsg ifa = { .ifa_family = (uint8_t)family, .ifa_index = 3 };
+	size_t len = family == AF_INET ? 4 : 16;
+	uint8_t buf[NL_REQ_SIZE];
+	struct nlmsghdr *n = nl_req_init(buf, RTM_NEWADDR, 0, &ifa, sizeof(ifa));
+
+	assert_int_equal(nl_put(n, IFA_ADDRESS, addr, len), 0);
+	if (local)
+		assert_int_equal(nl_put(n, IFA_LOCAL, local, len), 0);
+	assert_int_equal(nl_buf_append(b, n, NLMSG_ALIGN(n->nlmsg_len)), 0);
+}
+
+static void test_local_addr(void **state)
+{
+	(void)state;
+	static const uint8_t own4[4] = { 10, 77, 0, 10 }, peer4[4] = { 10, 77, 0, 100 };
+	static const uint8_t ptp4[4] = { 192, 0, 2, 1 }, ptp_local4[4] = { 192, 0, 2, 2 };
+	static const uint8_t own6[16] = { 0xfd, 0, [15] = 0x10 }, peer6[16] = { 0xfd, 0, [15] = 9 };
+	static const uint8_t lo6[16] = { [15] = 1 };
+	static const uint8_t mapped_own[16] = { [10] = 0xff, [11] = 0xff, 10, 77, 0, 10 };
+	static const uint8_t mapped_peer[16] = { [10] = 0xff, [11] = 0xff, 10, 77, 0, 100 };
+	static const uint8_t lo4[4] = { 127, 0, 0, 53 };
+	struct local_addr l[3] = { { AF_INET, { 10, 77, 0, 10 } } };
+	struct nl_buf b = { 0 };
+
+	memcpy(l[1].a, own6, 16);
+	l[1].family = AF_INET6;
+	/* loopback, and the namespace's own addresses: over lo */
+	assert_true(net_local_addr(AF_INET, lo4, NULL, 0));
+	assert_true(net_local_addr(AF_INET6, lo6, NULL, 0));
+	assert_true(net_local_addr(AF_INET, own4, l, 2));
+	assert_true(net_local_addr(AF_INET6, own6, l, 2));
+	assert_true(net_local_addr(AF_INET6, mapped_own, l, 2));
+	/* a peer outside */
+	assert_false(net_local_addr(AF_INET, peer4, l, 2));
+	assert_false(net_local_addr(AF_INET6, peer6, l, 2));
+	assert_false(net_local_addr(AF_INET6, mapped_peer, l, 2));
+	assert_false(net_local_addr(AF_INET, own4, NULL, 0));
+	/* an IPv6 address is never one of the IPv4 ones by its first bytes */
+	memcpy(l[2].a, own6, 4);
+	l[2].family = AF_INET;
+	assert_false(net_local_addr(AF_INET6, peer6, l, 2));
+	/* from the kernel's messages: IFA_LOCAL is this end of a point-to-point link */
+	addr_msg(&b, AF_INET, own4, NULL);
+	addr_msg(&b, AF_INET, ptp4, ptp_local4);
+	addr_msg(&b, AF_INET6, own6, NULL);
+	assert_int_equal(net_local_set(&b), 0);
+	assert_true(net_local_kept(AF_INET, own4));
+	assert_true(net_local_kept(AF_INET, ptp_local4));
+	assert_false(net_local_kept(AF_INET, ptp4));
+	assert_true(net_local_kept(AF_INET6, own6));
+	assert_false(net_local_kept(AF_INET, peer4));
+	net_local_reset();
+	assert_false(net_local_kept(AF_INET, own4));
+	nl_buf_fini(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_neigh_configured), cmocka_unit_test(test_sysctl_paths),
 		cmocka_unit_test(test_sysctl_order),	 cmocka_unit_test(test_qdisc),
-		cmocka_unit_test(test_vlan_filtering),
+		cmocka_unit_test(test_vlan_filtering),	 cmocka_unit_test(test_local_addr),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
