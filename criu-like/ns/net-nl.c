@@ -2,7 +2,10 @@
 /* Raw rtnetlink for the network namespace kind: net-nl.h. */
 #define LOG_PREFIX "ns: net: "
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <linux/fib_rules.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -194,4 +197,87 @@ void nl_parse(const struct nlmsghdr *n, size_t hdr_len, struct rtattr **tb, int 
 void nl_parse_nested(const struct rtattr *nest, struct rtattr **tb, int max)
 {
 	parse_attrs(RTA_DATA(nest), (int)RTA_PAYLOAD(nest), tb, max);
+}
+
+/* ---- replaying a namespace's saved addresses, routes and rules ---- */
+
+static void describe(const struct nlmsghdr *n, char *buf, size_t size)
+{
+	struct rtattr *tb[RTA_MAX + 1];
+	char a[INET6_ADDRSTRLEN] = "default";
+	int fam, type = IFA_ADDRESS, len = 0;
+
+	if (n->nlmsg_type == RTM_NEWADDR) {
+		const struct ifaddrmsg *ifa = NLMSG_DATA(n);
+
+		nl_parse(n, sizeof(*ifa), tb, IFA_MAX);
+		fam = ifa->ifa_family;
+		len = ifa->ifa_prefixlen;
+		if (!tb[IFA_ADDRESS])
+			type = IFA_LOCAL;
+	} else if (n->nlmsg_type == RTM_NEWROUTE) {
+		const struct rtmsg *rt = NLMSG_DATA(n);
+
+		nl_parse(n, sizeof(*rt), tb, RTA_MAX);
+		fam = rt->rtm_family;
+		len = rt->rtm_dst_len;
+		type = RTA_DST;
+	} else {
+		const struct fib_rule_hdr *fr = NLMSG_DATA(n);
+
+		nl_parse(n, sizeof(*fr), tb, FRA_MAX);
+		fam = fr->family;
+		len = fr->src_len;
+		type = FRA_SRC;
+		snprintf(a, sizeof(a), "all");
+	}
+	if (tb[type])
+		inet_ntop(fam, RTA_DATA(tb[type]), a, sizeof(a));
+	snprintf(buf, size, "%s %s/%d",
+		 n->nlmsg_type == RTM_NEWADDR	 ? "address"
+		 : n->nlmsg_type == RTM_NEWROUTE ? "route to"
+						 : "rule from",
+		 a, len);
+}
+
+int rtnl_replay(int sk, const uint8_t *data, size_t len, const char *img)
+{
+	uint8_t buf[NL_REQ_SIZE];
+	size_t off = 0;
+
+	while (off + sizeof(struct nlmsghdr) <= len) {
+		const struct nlmsghdr *src = (const struct nlmsghdr *)(data + off);
+		struct nlmsghdr *n = (struct nlmsghdr *)buf;
+		char what[96];
+		int err;
+
+		if (src->nlmsg_len < NLMSG_HDRLEN || src->nlmsg_len > NL_REQ_SIZE ||
+		    off + src->nlmsg_len > len ||
+		    (src->nlmsg_type != RTM_NEWADDR && src->nlmsg_type != RTM_NEWROUTE &&
+		     src->nlmsg_type != RTM_NEWRULE)) {
+			pr_err("%s: offset %zu: not an rtnetlink message of an address, a route "
+			       "or a rule\n",
+			       img, off);
+			return -EINVAL;
+		}
+		off += NLMSG_ALIGN(src->nlmsg_len);
+		memcpy(buf, src, src->nlmsg_len);
+		n->nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+		if (n->nlmsg_type == RTM_NEWROUTE) {
+			const struct rtmsg *rt = NLMSG_DATA(n);
+
+			/* made by the kernel with the addresses and links */
+			if (rt->rtm_protocol == RTPROT_KERNEL || (rt->rtm_flags & RTM_F_CLONED))
+				continue;
+		}
+		err = rtnl_talk(sk, n);
+		if (err == -EEXIST)
+			continue;
+		if (err) {
+			describe(n, what, sizeof(what));
+			pr_errno(err, "cannot restore %s", what);
+			return err;
+		}
+	}
+	return 0;
 }

@@ -46,4 +46,11 @@ void nl_nest_end(struct nlmsghdr *n, struct rtattr *nest);
 void nl_parse(const struct nlmsghdr *n, size_t hdr_len, struct rtattr **tb, int max);
 void nl_parse_nested(const struct rtattr *nest, struct rtattr **tb, int max);
 
+/*
+ * Each RTM_NEWADDR, RTM_NEWROUTE or RTM_NEWRULE message of @data (@len
+ * bytes, read from @img) sent again, as a new object; the routes the kernel
+ * makes itself, and what exists already, are skipped. 0 or -errno (said).
+ */
+int rtnl_replay(int sk, const uint8_t *data, size_t len, const char *img);
+
 #endif

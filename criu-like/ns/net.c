@@ -520,88 +520,6 @@ static int check_image(struct net_restore *nr, uint32_t id)
 	return 0;
 }
 
-static void describe(const struct nlmsghdr *n, char *buf, size_t size)
-{
-	struct rtattr *tb[RTA_MAX + 1];
-	char a[INET6_ADDRSTRLEN] = "default";
-	int fam, type = IFA_ADDRESS, len = 0;
-
-	if (n->nlmsg_type == RTM_NEWADDR) {
-		const struct ifaddrmsg *ifa = NLMSG_DATA(n);
-
-		nl_parse(n, sizeof(*ifa), tb, IFA_MAX);
-		fam = ifa->ifa_family;
-		len = ifa->ifa_prefixlen;
-		if (!tb[IFA_ADDRESS])
-			type = IFA_LOCAL;
-	} else if (n->nlmsg_type == RTM_NEWROUTE) {
-		const struct rtmsg *rt = NLMSG_DATA(n);
-
-		nl_parse(n, sizeof(*rt), tb, RTA_MAX);
-		fam = rt->rtm_family;
-		len = rt->rtm_dst_len;
-		type = RTA_DST;
-	} else {
-		const struct fib_rule_hdr *fr = NLMSG_DATA(n);
-
-		nl_parse(n, sizeof(*fr), tb, FRA_MAX);
-		fam = fr->family;
-		len = fr->src_len;
-		type = FRA_SRC;
-		snprintf(a, sizeof(a), "all");
-	}
-	if (tb[type])
-		inet_ntop(fam, RTA_DATA(tb[type]), a, sizeof(a));
-	snprintf(buf, size, "%s %s/%d",
-		 n->nlmsg_type == RTM_NEWADDR	 ? "address"
-		 : n->nlmsg_type == RTM_NEWROUTE ? "route to"
-						 : "rule from",
-		 a, len);
-}
-
-/* Each message of @b again, as a new object; the ones the kernel made already are skipped. */
-static int replay(int sk, const ProtobufCBinaryData *b, const char *img)
-{
-	uint8_t buf[NL_REQ_SIZE];
-	size_t off = 0;
-
-	while (off + sizeof(struct nlmsghdr) <= b->len) {
-		const struct nlmsghdr *src = (const struct nlmsghdr *)(b->data + off);
-		struct nlmsghdr *n = (struct nlmsghdr *)buf;
-		char what[96];
-		int err;
-
-		if (src->nlmsg_len < NLMSG_HDRLEN || src->nlmsg_len > NL_REQ_SIZE ||
-		    off + src->nlmsg_len > b->len ||
-		    (src->nlmsg_type != RTM_NEWADDR && src->nlmsg_type != RTM_NEWROUTE &&
-		     src->nlmsg_type != RTM_NEWRULE)) {
-			pr_err("%s: offset %zu: not an rtnetlink message of an address, a route "
-			       "or a rule\n",
-			       img, off);
-			return -EINVAL;
-		}
-		off += NLMSG_ALIGN(src->nlmsg_len);
-		memcpy(buf, src, src->nlmsg_len);
-		n->nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
-		if (n->nlmsg_type == RTM_NEWROUTE) {
-			const struct rtmsg *rt = NLMSG_DATA(n);
-
-			/* made by the kernel with the addresses and links */
-			if (rt->rtm_protocol == RTPROT_KERNEL || (rt->rtm_flags & RTM_F_CLONED))
-				continue;
-		}
-		err = rtnl_talk(sk, n);
-		if (err == -EEXIST)
-			continue;
-		if (err) {
-			describe(n, what, sizeof(what));
-			pr_errno(err, "cannot restore %s", what);
-			return err;
-		}
-	}
-	return 0;
-}
-
 /* The rules a new namespace starts with go: the saved ones replace them, in order. */
 static int rules_flush(int sk)
 {
@@ -696,7 +614,7 @@ static int configure(struct net_restore *nr, int sk, uint32_t id)
 	for (i = 0; !err && i < ne->n_links; i++)
 		err = set_accept_dad(ne->links[i]->name, "0");
 	if (!err)
-		err = replay(sk, &ne->addrs, img);
+		err = rtnl_replay(sk, ne->addrs.data, ne->addrs.len, img);
 	/* their saved values once the tree runs: a carrier coming up restarts DAD */
 	for (i = 0; !err && i < ne->n_sysctls; i++) {
 		int tun = net_sysctl_mtu6_tun(ne, ne->sysctls[i]->path);
@@ -715,11 +633,11 @@ static int configure(struct net_restore *nr, int sk, uint32_t id)
 	if (!err && ne->has_neighs)
 		err = net_neigh_restore(sk, &ne->neighs, img);
 	if (!err)
-		err = replay(sk, &ne->routes, img);
+		err = rtnl_replay(sk, ne->routes.data, ne->routes.len, img);
 	if (!err)
 		err = rules_flush(sk);
 	if (!err)
-		err = replay(sk, &ne->rules, img);
+		err = rtnl_replay(sk, ne->rules.data, ne->rules.len, img);
 	return err;
 }
 
