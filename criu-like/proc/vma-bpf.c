@@ -36,7 +36,7 @@ struct btf_view {
 	uint32_t nr;
 };
 
-/* Bytes after a btf_type of @t's kind; -1: a kind this parser does not know. */
+/* Bytes after a btf_type of @t's kind; -EINVAL: a kind this parser does not know. */
 static long btf_extra(const struct btf_type *t)
 {
 	uint32_t vlen = BTF_INFO_VLEN(t->info);
@@ -70,7 +70,7 @@ static long btf_extra(const struct btf_type *t)
 	case BTF_KIND_ENUM64:
 		return (long)vlen * 12;
 	default:
-		return -1;
+		return -EINVAL;
 	}
 }
 
@@ -140,7 +140,7 @@ static const struct btf_type *btf_resolve(const struct btf_view *v, uint32_t id)
 	return NULL;
 }
 
-/* The byte offset of member @name of struct/union @t, anonymous members searched; -1: none. */
+/* The byte offset of member @name of struct/union @t, anonymous members searched; -ENOENT: none. */
 static long btf_member_off(const struct btf_view *v, const struct btf_type *t, const char *name,
 			   unsigned int depth)
 {
@@ -148,7 +148,7 @@ static long btf_member_off(const struct btf_view *v, const struct btf_type *t, c
 	unsigned int kind = BTF_INFO_KIND(t->info);
 
 	if (depth > 8 || (kind != BTF_KIND_STRUCT && kind != BTF_KIND_UNION))
-		return -1;
+		return -ENOENT;
 	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++) {
 		uint32_t bits = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset)
 							: m[i].offset;
@@ -166,7 +166,7 @@ static long btf_member_off(const struct btf_view *v, const struct btf_type *t, c
 		if (sub >= 0)
 			return (long)bits / 8 + sub;
 	}
-	return -1;
+	return -ENOENT;
 }
 
 int btf_vma_layout(const void *data, size_t len, struct btf_vma_layout *ret)
