@@ -415,6 +415,9 @@ int inet_bind_tentative(int sk, const struct sockaddr_storage *sa, socklen_t len
 	return setsockopt(sk, SOL_IP, IP_FREEBIND, &off, sizeof(off)) ? neg_errno() : 0;
 }
 
+#define BIND_RETRIES 50 /* an address in use, tried again up to 100 ms */
+#define BIND_RETRY_US 2000
+
 static int isk_bind(int sk, const InetSkEntry *e, uint32_t id)
 {
 	char ends[INET_ENDS_STRLEN];
@@ -429,6 +432,15 @@ static int isk_bind(int sk, const InetSkEntry *e, uint32_t id)
 		return -EINVAL;
 	}
 	err = inet_bind_tentative(sk, &sa, len);
+	/*
+	 * The dumped tree was just killed: its sockets' last packets (a FIN, the
+	 * RST of a listener's unaccepted children) may still be on their way
+	 * over loopback, the port held by an orphan that goes within a moment.
+	 */
+	for (int tries = 0; err == -EADDRINUSE && tries < BIND_RETRIES; tries++) {
+		usleep(BIND_RETRY_US);
+		err = inet_bind_tentative(sk, &sa, len);
+	}
 	if (err) {
 		inet_entry_ends(e, ends, sizeof(ends));
 		if (err == -EADDRINUSE)
