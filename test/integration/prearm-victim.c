@@ -117,7 +117,7 @@ static int change(struct table *t, unsigned int k)
 		s->busy = 0;
 		munmap(old, len);
 		return 0;
-	case 1: /* moved onto a placeholder, then rewritten */
+	case 1: /* moved (MREMAP_FIXED) over a fresh mapping, then rewritten */
 		n = map_slot();
 		if (n == MAP_FAILED)
 			return -errno;
