@@ -502,6 +502,7 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 	free(ctx->sysv.pids);
 	file_table_free(ctx->files);
 	pages_spare_drop(ctx);
+	vma_fast_end(ctx);
 	img_track_stop();
 	img_list_fini(&ctx->images);
 	if (ctx->dirfd >= 0)
@@ -593,8 +594,10 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 		return err;
 	if (!ctx->pre_dump)
 		ns_net_dump_prefetch(o->tree);
-	/* the pages image's room allocated now, not by the frozen copy */
+	/* smaps' walk out of the freeze (a thread), the pages image's room allocated now */
+	vma_fast_begin(ctx);
 	pages_spare_make(ctx);
+	vma_fast_ready(ctx);
 	/* --snapshot: its write protection armed before the freeze, the tree running */
 	if (o->snapshot) {
 		err = snapshot_start(ctx);

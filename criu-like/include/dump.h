@@ -122,7 +122,18 @@ struct dump_ctx {
 	struct mapped_file_ids mapped; /* mm-img.c: file ids of mapped files */
 	struct smaps_bg *smaps_bg; /* prepare.c: smaps read in the background */
 	struct pages_spare *spare; /* pages-spare.c: room for the first pages image */
+	struct vma_fast_setup *vma_fast; /* vma-fast-dump.c: smaps without its walk */
 };
+
+/*
+ * mem/vma-fast-dump.c: for a tree with much anonymous memory, the BPF
+ * iterator that stands in for smaps' walk (vma-fast.h) made in a thread
+ * (begin), before the seize; ready: joined, and used from then on if it
+ * works on this kernel; end: smaps again, the iterator closed.
+ */
+void vma_fast_begin(struct dump_ctx *ctx);
+void vma_fast_ready(struct dump_ctx *ctx);
+void vma_fast_end(struct dump_ctx *ctx);
 
 /*
  * pages-spare.c: before the freeze, on a tmpfs, room for the first pages

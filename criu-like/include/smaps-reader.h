@@ -25,6 +25,14 @@
 int smaps_read(pid_t pid, const unsigned long *skip, unsigned int nskip, struct vma_list *ret);
 
 /*
+ * From now on smaps_read() takes what the dump needs of smaps from maps, the
+ * iterator @b and PAGEMAP_SCAN (vma-fast.h), and reads smaps only for a task
+ * whose VMAs need it; NULL: smaps again. @b stays open until then.
+ */
+struct vma_bpf;
+void smaps_fast_use(struct vma_bpf *b);
+
+/*
  * The smaps of @n tasks that nothing changes meanwhile (frozen), read side
  * by side by up to one thread per CPU, the caller one of them: a forked
  * child's walk is slow on the pages it shares (every page's mapcount is

@@ -15,6 +15,15 @@
 #include "log.h"
 #include "smaps-reader.h"
 #include "util.h"
+#include "vma-fast.h"
+
+/* smaps_fast_use(): the iterator that stands in for smaps' walk, or NULL. */
+static struct vma_bpf *_Atomic fast;
+
+void smaps_fast_use(struct vma_bpf *b)
+{
+	atomic_store(&fast, b);
+}
 
 /* Remove the entries lying inside [start, end). */
 static void drop_range(struct vma_list *l, unsigned long start, unsigned long end)
@@ -36,7 +45,14 @@ static void drop_range(struct vma_list *l, unsigned long start, unsigned long en
 
 int smaps_read(pid_t pid, const unsigned long *skip, unsigned int nskip, struct vma_list *ret)
 {
-	int err = proc_parse_maps(pid, true, ret);
+	struct vma_bpf *b = atomic_load(&fast);
+	int err = b ? vma_fast_read(b, pid, ret) : -EAGAIN;
+
+	if (err == -EAGAIN) {
+		if (b)
+			pr_debug("pid %d: smaps read (its VMAs need it)\n", pid);
+		err = proc_parse_maps(pid, true, ret);
+	}
 
 	for (unsigned int k = 0; !err && k < nskip; k++)
 		drop_range(ret, skip[2 * k], skip[2 * k + 1]);

@@ -373,7 +373,15 @@ static int cycle_plain(struct run *t, int cycle, const char *prev)
 	/* every task armed before the freeze, whatever its size (snapshot-prearm.c) */
 	if (prearm)
 		setenv("CRIU_LIKE_TEST_PREARM_MIN", "0", 1);
+	/*
+	 * The second cycle of the cycles2 modes: the VMAs read without smaps'
+	 * walk, whatever the tree's size (mem/vma-fast-dump.c); the first
+	 * with smaps, as every other mode.
+	 */
+	if (cycle > 1)
+		setenv("CRIU_LIKE_TEST_VMA_FAST_MIN", "0", 1);
 	ret = run_criu(t, dargs, &t->d->dump_opts, dtag);
+	unsetenv("CRIU_LIKE_TEST_VMA_FAST_MIN");
 	if (prearm)
 		unsetenv("CRIU_LIKE_TEST_PREARM_MIN");
 	if (!ret && ps)
