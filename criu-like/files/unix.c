@@ -508,13 +508,40 @@ static int set_timeo(int sk, int opt, bool has, uint64_t us)
 	return has && setsockopt(sk, SOL_SOCKET, opt, &tv, sizeof(tv)) ? neg_errno() : 0;
 }
 
+/*
+ * The buffer size @want (as getsockopt() read it at dump) set again through
+ * @force (CAP_NET_ADMIN over the socket's network namespace: a task of a user
+ * namespace that does not own it has not) or @opt, which net.core.rmem_max /
+ * wmem_max cap: a size that did not come back whole is refused by name.
+ */
+static int usk_set_buf(int sk, int force, int opt, uint32_t want, uint32_t id)
+{
+	int val = (int)(want / 2), got = 0;
+	socklen_t len = sizeof(got);
+
+	if (!setsockopt(sk, SOL_SOCKET, force, &val, sizeof(val)))
+		return 0;
+	if (errno != EPERM || setsockopt(sk, SOL_SOCKET, opt, &val, sizeof(val)) ||
+	    getsockopt(sk, SOL_SOCKET, opt, &got, &len))
+		return neg_errno();
+	if ((uint32_t)got != want) {
+		pr_err("file %u: its %s buffer of %u bytes needs CAP_NET_ADMIN in its network "
+		       "namespace's user namespace (net.core.%s caps it at %d)\n",
+		       id, opt == SO_RCVBUF ? "receive" : "send", want,
+		       opt == SO_RCVBUF ? "rmem_max" : "wmem_max", got);
+		errno = EPERM;
+		return -EPERM;
+	}
+	return 0;
+}
+
 int usk_finish_now(int sk, const UnixSkEntry *e, uint32_t id)
 {
-	int one = 1, how = -1, rcv = (int)e->rcvbuf / 2;
+	int one = 1, how = -1;
 
 	/* SO_RCVBUFFORCE like SO_SNDBUFFORCE: the kernel doubles what it is given. */
-	if ((e->has_rcvbuf && setsockopt(sk, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof(rcv))) ||
-	    (e->has_sndbuf && usk_set_sndbuf(sk, (int)e->sndbuf)) ||
+	if ((e->has_rcvbuf && usk_set_buf(sk, SO_RCVBUFFORCE, SO_RCVBUF, e->rcvbuf, id)) ||
+	    (e->has_sndbuf && usk_set_buf(sk, SO_SNDBUFFORCE, SO_SNDBUF, e->sndbuf, id)) ||
 	    (e->passcred && setsockopt(sk, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one))) ||
 	    (e->has_peek_off &&
 	     setsockopt(sk, SOL_SOCKET, SO_PEEK_OFF, &e->peek_off, sizeof(e->peek_off))) ||
