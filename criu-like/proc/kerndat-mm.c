@@ -16,6 +16,7 @@
 #include "proc-parse.h"
 #include "util.h"
 #include "vma-bpf.h"
+#include "vma-fast.h"
 
 /* Anonymous private pages with THP (and mTHP) off, so each page is its own folio. */
 static char *map_pages(unsigned int nr)
@@ -121,7 +122,9 @@ int kd_probe_bpf_vma_iter(struct kerndat *kd, const struct kd_feature_desc *f)
 	else if (i == n || (r[i].flags & 3) != 3)
 		kd_set(kd, f->id, false, "the iterator missed a fresh read-write mapping");
 	else
-		kd_set(kd, f->id, true, "%u VMAs of ours listed with their flags", n);
+		kd_set(kd, f->id, true, "%u VMAs of ours listed with their flags, %s", n,
+		       vma_fast_verify(b) ? "not translated as smaps does: smaps is read"
+					  : "translated as smaps does");
 	free(r);
 	vma_bpf_close(b);
 	if (p)

@@ -564,7 +564,7 @@ static const struct kd_feature_desc features[KD__MAX] = {
 	FEAT(KD_PROCMAP_QUERY, "procmap-query", KD_USED, 6, 11, kd_probe_procmap_query, 0,
 	     "look up single memory areas fast (dump)"),
 	FEAT(KD_BPF_VMA_ITER, "bpf-vma-iter", KD_USED, 6, 1, kd_probe_bpf_vma_iter, 0,
-	     "VMA flags without a page walk (--snapshot: smaps read before the freeze)"),
+	     "VMA flags without smaps' page walk (dump of much memory, --snapshot)"),
 	FEAT(KD_UFFD, "userfaultfd", KD_USED, 4, 3, kd_probe_uffd, 0,
 	     "serve missing pages on demand (lazy-pages)"),
 	FEAT(KD_UFFD_WP_ASYNC, "uffd-wp-async", KD_USED, 6, 7, kd_probe_uffd_wp_async, 0,
