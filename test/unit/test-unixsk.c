@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <sys/capability.h>
 
 #include "dump.h"
 #include "image.h"
@@ -37,6 +38,7 @@
 #include "options.h"
 #include "seize.h"
 #include "util.h"
+#include "../../criu-like/files/unix.h"
 
 #include "lib/dumper.h"
 #include "lib/logcap.h"
@@ -350,6 +352,48 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -EIO;
 }
 
+/*
+ * Restore, without CAP_NET_ADMIN (a task of a user namespace that does not
+ * own its network namespace): a buffer size SO_RCVBUF can give is set, one
+ * beyond net.core.rmem_max is refused, never left smaller. In a child that
+ * dropped every capability; its exit code says which step failed.
+ */
+static int bufs_unprivileged(void)
+{
+	UnixSkEntry e = UNIX_SK_ENTRY__INIT;
+	_cleanup_free_ char *max = read_file_at(AT_FDCWD, "/proc/sys/net/core/rmem_max", NULL);
+	cap_t none = cap_init();
+	int sk[2], got = 0;
+	socklen_t len = sizeof(got);
+
+	if (!max || !none || cap_set_proc(none) || socketpair(AF_UNIX, SOCK_STREAM, 0, sk))
+		return 10;
+	e.has_rcvbuf = e.has_sndbuf = true;
+	e.rcvbuf = e.sndbuf = 8192; /* getsockopt() reads twice what was set */
+	if (usk_finish_now(sk[0], &e, 1))
+		return 11;
+	if (getsockopt(sk[0], SOL_SOCKET, SO_RCVBUF, &got, &len) || got != 8192)
+		return 12;
+	e.rcvbuf = (uint32_t)(2 * atol(max) + 8192);
+	if (usk_finish_now(sk[0], &e, 2) != -EPERM)
+		return 13;
+	return 0;
+}
+
+static void test_bufs_unprivileged(void **state)
+{
+	int status = -1;
+	pid_t pid = fork();
+
+	(void)state;
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(bufs_unprivileged());
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -360,6 +404,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_netns_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_from_outside_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ext_dgram, setup, teardown),
+		cmocka_unit_test(test_bufs_unprivileged),
 	};
 
 	if (geteuid()) {
