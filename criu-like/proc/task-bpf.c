@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every thread of a process with what it shares through a BPF task iterator
+ * (include/task-bpf.h). The program is written here, as proc/vma-bpf.c's:
+ * for each thread the iterator hands it, it writes a struct thread_raw to the
+ * iterator's seq_file with bpf_seq_write(); the offsets of the task_struct
+ * members it loads come from the kernel's BTF (proc/bpf-iter.c).
+ */
+#define LOG_PREFIX "proc: "
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpf-iter.h"
+#include "log.h"
+#include "task-bpf.h"
+#include "util.h"
+
+/* Each thread_raw field, with its member and size in task_struct. */
+static const char *const member_names[TM__NR] = {
+	[TM_PID] = "pid",	  [TM_TGID] = "tgid",	    [TM_FLAGS] = "flags",
+	[TM_NSPROXY] = "nsproxy", [TM_CGROUPS] = "cgroups", [TM_FILES] = "files",
+	[TM_FS] = "fs",
+};
+static const uint32_t member_sizes[TM__NR] = {
+	[TM_PID] = 4,	  [TM_TGID] = 4,  [TM_FLAGS] = 4, [TM_NSPROXY] = 8,
+	[TM_CGROUPS] = 8, [TM_FILES] = 8, [TM_FS] = 8,
+};
+
+int btf_task_layout(const void *data, size_t len, struct btf_task_layout *ret)
+{
+	struct btf_view v;
+	long func, task;
+	int err = btf_view_init(&v, data, len);
+
+	memset(ret, 0, sizeof(*ret));
+	if (err)
+		return err;
+	func = btf_find(&v, BTF_KIND_FUNC, "bpf_iter_task");
+	task = btf_find(&v, BTF_KIND_STRUCT, "task_struct");
+	if (func < 0 || task < 0)
+		err = -ENOENT;
+	else
+		err = btf_member_offs(&v, (uint32_t)task, member_names, member_sizes, ret->off,
+				      TM__NR);
+	if (!err)
+		ret->iter_func_id = (uint32_t)func;
+	btf_view_fini(&v);
+	return err;
+}
+
+struct task_bpf {
+	int prog_fd;
+};
+
+/* The record's fields on the program's stack, below r10 (struct thread_raw's layout). */
+#define REC_SIZE ((int)sizeof(struct thread_raw))
+#define REC_PTR(f) (-REC_SIZE + (int)offsetof(struct thread_raw, ptr) + 8 * (f))
+#define REC_U32(m) (-REC_SIZE + (int)offsetof(struct thread_raw, m))
+
+static int load_prog(const struct btf_task_layout *l)
+{
+	static const enum task_member ptrs[THR__NR_PTRS] = {
+		[THR_NSPROXY] = TM_NSPROXY,
+		[THR_CGROUPS] = TM_CGROUPS,
+		[THR_FILES] = TM_FILES,
+		[THR_FS] = TM_FS,
+	};
+	struct bpf_insn p[48];
+	unsigned int n = 0, jeq, i;
+
+	p[n++] = MOV64(BPF_REG_6, BPF_REG_1);
+	p[n++] = LDX64(BPF_REG_7, BPF_REG_6, 8); /* ctx->task */
+	jeq = n++; /* the end of the iteration: no task */
+	/*
+	 * The pointers copied as numbers (bpf_probe_read_kernel()), not loaded:
+	 * the verifier checks a pointer loaded from a task_struct against lists
+	 * of trusted types, a walk of the whole BTF each, 0.7 ms a member here.
+	 */
+	for (i = 0; i < THR__NR_PTRS; i++) {
+		p[n++] = MOV64(BPF_REG_1, BPF_REG_10);
+		p[n++] = ADD64_IMM(BPF_REG_1, REC_PTR(i));
+		p[n++] = MOV64_IMM(BPF_REG_2, 8);
+		p[n++] = MOV64(BPF_REG_3, BPF_REG_7);
+		p[n++] = ADD64_IMM(BPF_REG_3, (int32_t)l->off[ptrs[i]]);
+		p[n++] = CALL(BPF_FUNC_probe_read_kernel);
+	}
+	p[n++] = LDX32(BPF_REG_2, BPF_REG_7, (int16_t)l->off[TM_PID]);
+	p[n++] = STX32(BPF_REG_10, BPF_REG_2, REC_U32(tid));
+	p[n++] = LDX32(BPF_REG_2, BPF_REG_7, (int16_t)l->off[TM_TGID]);
+	p[n++] = STX32(BPF_REG_10, BPF_REG_2, REC_U32(tgid));
+	p[n++] = LDX32(BPF_REG_2, BPF_REG_7, (int16_t)l->off[TM_FLAGS]);
+	p[n++] = STX32(BPF_REG_10, BPF_REG_2, REC_U32(flags));
+	p[n++] = ST32_IMM(BPF_REG_10, REC_U32(pad), 0);
+	p[n++] = LDX64(BPF_REG_1, BPF_REG_6, 0); /* ctx->meta */
+	p[n++] = LDX64(BPF_REG_1, BPF_REG_1, 0); /* meta->seq */
+	p[n++] = MOV64(BPF_REG_2, BPF_REG_10);
+	p[n++] = ADD64_IMM(BPF_REG_2, -REC_SIZE);
+	p[n++] = MOV64_IMM(BPF_REG_3, REC_SIZE);
+	p[n++] = CALL(BPF_FUNC_seq_write);
+	p[jeq] = JEQ_IMM(BPF_REG_7, 0, (int16_t)(n - jeq - 1));
+	p[n++] = MOV64_IMM(BPF_REG_0, 0);
+	p[n++] = EXIT();
+	return bpf_iter_load(p, n, l->iter_func_id, "crl_threads");
+}
+
+/* The program's tids are the initial pid namespace's: criu-like must see those. */
+static bool in_init_pidns(void)
+{
+	char buf[64];
+	ssize_t n = readlink("/proc/self/ns/pid", buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return false;
+	buf[n] = 0;
+	/* PROC_PID_INIT_INO (3.8) */
+	return !strcmp(buf, "pid:[4026531836]");
+}
+
+int task_bpf_open(struct task_bpf **ret)
+{
+	struct btf_task_layout l;
+	struct btf_file f;
+	struct task_bpf *b;
+	int fd, err;
+
+	*ret = NULL;
+	if (!in_init_pidns()) {
+		pr_debug("not in the initial pid namespace: no task iterator\n");
+		return -EOPNOTSUPP;
+	}
+	err = btf_vmlinux_open(&f);
+	if (!err) {
+		err = btf_task_layout(f.data, f.len, &l);
+		btf_vmlinux_close(&f);
+	}
+	if (err) {
+		pr_debug("no BTF layout of task_struct (%s)\n", strerror(-err));
+		return err;
+	}
+	fd = load_prog(&l);
+	if (fd < 0)
+		return fd;
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		close(fd);
+		return -ENOMEM;
+	}
+	b->prog_fd = fd;
+	*ret = b;
+	return 0;
+}
+
+static int raw_cmp(const void *a, const void *b)
+{
+	const struct thread_raw *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+int task_bpf_read(struct task_bpf *b, pid_t pid, struct thread_raw **ret, unsigned int *nr)
+{
+	_cleanup_close_ int it = bpf_iter_open(b->prog_fd, pid);
+	struct thread_raw *v = NULL;
+	size_t len = 0, cap = 0;
+	int err = it < 0 ? it : 0;
+
+	*ret = NULL;
+	*nr = 0;
+	while (!err) {
+		ssize_t r;
+
+		if (cap - len < 64 * sizeof(*v)) {
+			size_t ncap = cap ? cap * 2 : 256 * sizeof(*v);
+			struct thread_raw *g = realloc(v, ncap);
+
+			if (!g) {
+				err = -ENOMEM;
+				break;
+			}
+			v = g;
+			cap = ncap;
+		}
+		r = read(it, (char *)v + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			err = neg_errno();
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	if (!err && len % sizeof(*v))
+		err = -EIO;
+	if (err) {
+		free(v);
+		return err;
+	}
+	qsort(v, len / sizeof(*v), sizeof(*v), raw_cmp);
+	*ret = v;
+	*nr = (unsigned int)(len / sizeof(*v));
+	return 0;
+}
+
+void task_bpf_close(struct task_bpf *b)
+{
+	if (!b)
+		return;
+	close(b->prog_fd);
+	free(b);
+}
+
+const struct thread_raw *threads_find(const struct proc_threads *p, pid_t tid)
+{
+	struct thread_raw key = { .tid = (uint32_t)tid };
+
+	if (!p || !p->nr || tid <= 0)
+		return NULL;
+	return bsearch(&key, p->t, p->nr, sizeof(key), raw_cmp);
+}
+
+bool threads_same(const struct proc_threads *p, pid_t a, pid_t b, enum thread_field f)
+{
+	const struct thread_raw *x = threads_find(p, a), *y = threads_find(p, b);
+
+	return x && y && x->ptr[f] && x->ptr[f] == y->ptr[f];
+}
