@@ -11,7 +11,9 @@
  * time_for_children namespaces; with the same css_set, in the same cgroups;
  * with the same files or fs, they share their fd table or fs context. One
  * read replaces the 7 namespace links, the cgroup file and the two kcmp()
- * of each thread. The addresses are only compared, never shown.
+ * of each thread. The addresses are only compared, never shown. With them,
+ * its rseq registration and the signals queued to it: a thread with none
+ * queued needs neither PTRACE_PEEKSIGINFO nor PTRACE_GET_RSEQ_CONFIGURATION.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,6 +31,9 @@ enum thread_field {
 /* One thread, as the program writes it. */
 struct thread_raw {
 	uint64_t ptr[THR__NR_PTRS]; /* enum thread_field; 0: none (an exited leader's) */
+	uint64_t rseq; /* its rseq area, 0: none (PTRACE_GET_RSEQ_CONFIGURATION's pointer) */
+	uint64_t sigpending; /* task->pending.signal: a bit per signal queued to the thread */
+	uint32_t rseq_len, rseq_sig;
 	uint32_t tid, tgid; /* in the initial pid namespace */
 	uint32_t flags; /* PF_* */
 	uint32_t pad;
@@ -43,6 +48,10 @@ enum task_member {
 	TM_CGROUPS,
 	TM_FILES,
 	TM_FS,
+	TM_RSEQ,
+	TM_RSEQ_LEN,
+	TM_RSEQ_SIG,
+	TM_SIGPENDING, /* pending.signal */
 	TM__NR,
 };
 

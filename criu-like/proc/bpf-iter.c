@@ -270,11 +270,11 @@ static long sys_bpf(int cmd, union bpf_attr *attr)
 	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
 }
 
-int bpf_iter_load(const struct bpf_insn *prog, unsigned int n, uint32_t func_id, const char *name)
+/* BPF_PROG_LOAD of @prog; with @log (@size bytes), the verifier's words there. */
+static int prog_load(const struct bpf_insn *prog, unsigned int n, uint32_t func_id,
+		     const char *name, char *log, uint32_t size)
 {
-	char log[4096] = "";
 	union bpf_attr a;
-	int fd;
 
 	memset(&a, 0, sizeof(a));
 	a.prog_type = BPF_PROG_TYPE_TRACING;
@@ -283,19 +283,34 @@ int bpf_iter_load(const struct bpf_insn *prog, unsigned int n, uint32_t func_id,
 	a.insns = (uint64_t)(uintptr_t)prog;
 	a.insn_cnt = n;
 	a.license = (uint64_t)(uintptr_t) "GPL";
-	a.log_buf = (uint64_t)(uintptr_t)log;
-	a.log_size = sizeof(log);
-	a.log_level = 1;
+	if (log) {
+		a.log_buf = (uint64_t)(uintptr_t)log;
+		a.log_size = size;
+		a.log_level = 1;
+	}
 	strncpy(a.prog_name, name, sizeof(a.prog_name) - 1);
-	fd = (int)sys_bpf(BPF_PROG_LOAD, &a);
-	if (fd < 0) {
-		int err = neg_errno();
+	return (int)sys_bpf(BPF_PROG_LOAD, &a);
+}
 
+/*
+ * Without a log first: a log that does not fit fails the load (ENOSPC), and
+ * writing it costs the verifier time. Again with one only to say why.
+ */
+int bpf_iter_load(const struct bpf_insn *prog, unsigned int n, uint32_t func_id, const char *name)
+{
+	_cleanup_free_ char *log = NULL;
+	int fd = prog_load(prog, n, func_id, name, NULL, 0), err;
+
+	if (fd >= 0)
+		return fd;
+	err = neg_errno();
+	log = calloc(1, 1 << 16);
+	if (log && prog_load(prog, n, func_id, name, log, 1 << 16) < 0)
 		pr_debug("iterator %s is not loaded: %s; verifier: %.300s\n", name, strerror(-err),
 			 log);
-		return err;
-	}
-	return fd;
+	else
+		pr_debug("iterator %s is not loaded: %s\n", name, strerror(-err));
+	return err;
 }
 
 int bpf_iter_open(int prog_fd, pid_t pid)

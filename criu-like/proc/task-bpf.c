@@ -19,16 +19,37 @@
 #include "task-bpf.h"
 #include "util.h"
 
-/* Each thread_raw field, with its member and size in task_struct. */
-static const char *const member_names[TM__NR] = {
-	[TM_PID] = "pid",	  [TM_TGID] = "tgid",	    [TM_FLAGS] = "flags",
-	[TM_NSPROXY] = "nsproxy", [TM_CGROUPS] = "cgroups", [TM_FILES] = "files",
+/* Each thread_raw field, with its member and size in task_struct (pending: its own walk). */
+static const char *const member_names[TM_SIGPENDING] = {
+	[TM_PID] = "pid",
+	[TM_TGID] = "tgid",
+	[TM_FLAGS] = "flags",
+	[TM_NSPROXY] = "nsproxy",
+	[TM_CGROUPS] = "cgroups",
+	[TM_FILES] = "files",
 	[TM_FS] = "fs",
+	[TM_RSEQ] = "rseq",
+	[TM_RSEQ_LEN] = "rseq_len",
+	[TM_RSEQ_SIG] = "rseq_sig",
 };
-static const uint32_t member_sizes[TM__NR] = {
-	[TM_PID] = 4,	  [TM_TGID] = 4,  [TM_FLAGS] = 4, [TM_NSPROXY] = 8,
-	[TM_CGROUPS] = 8, [TM_FILES] = 8, [TM_FS] = 8,
+static const uint32_t member_sizes[TM_SIGPENDING] = {
+	[TM_PID] = 4,	[TM_TGID] = 4, [TM_FLAGS] = 4, [TM_NSPROXY] = 8,  [TM_CGROUPS] = 8,
+	[TM_FILES] = 8, [TM_FS] = 8,   [TM_RSEQ] = 8,  [TM_RSEQ_LEN] = 4, [TM_RSEQ_SIG] = 4,
 };
+
+/* The offset of task_struct's pending.signal (struct sigpending's sigset_t), into @off. */
+static int sigpending_off(const struct btf_view *v, uint32_t task, uint32_t *off)
+{
+	long sp = btf_find(v, BTF_KIND_STRUCT, "sigpending");
+	long p = btf_member_off(v, task, "pending");
+	long s = sp < 0 ? sp : btf_member_off(v, (uint32_t)sp, "signal");
+
+	if (p < 0 || s < 0 || (uint64_t)s + 8 > v->by_id[sp]->size ||
+	    (uint64_t)p + v->by_id[sp]->size > v->by_id[task]->size || p + s > INT16_MAX)
+		return -ENOENT;
+	*off = (uint32_t)(p + s);
+	return 0;
+}
 
 int btf_task_layout(const void *data, size_t len, struct btf_task_layout *ret)
 {
@@ -45,7 +66,8 @@ int btf_task_layout(const void *data, size_t len, struct btf_task_layout *ret)
 		err = -ENOENT;
 	else
 		err = btf_member_offs(&v, (uint32_t)task, member_names, member_sizes, ret->off,
-				      TM__NR);
+				      TM_SIGPENDING)
+			      ?: sigpending_off(&v, (uint32_t)task, &ret->off[TM_SIGPENDING]);
 	if (!err)
 		ret->iter_func_id = (uint32_t)func;
 	btf_view_fini(&v);
@@ -59,7 +81,27 @@ struct task_bpf {
 /* The record's fields on the program's stack, below r10 (struct thread_raw's layout). */
 #define REC_SIZE ((int)sizeof(struct thread_raw))
 #define REC_PTR(f) (-REC_SIZE + (int)offsetof(struct thread_raw, ptr) + 8 * (f))
-#define REC_U32(m) (-REC_SIZE + (int)offsetof(struct thread_raw, m))
+#define REC_AT(m) (-REC_SIZE + (int)offsetof(struct thread_raw, m))
+
+/* @p[@n..]: copy the 8 bytes at task + @off into the record's field at @rec (a probe read). */
+static unsigned int copy_member(struct bpf_insn *p, unsigned int n, uint32_t off, int rec)
+{
+	p[n++] = MOV64(BPF_REG_1, BPF_REG_10);
+	p[n++] = ADD64_IMM(BPF_REG_1, rec);
+	p[n++] = MOV64_IMM(BPF_REG_2, 8);
+	p[n++] = MOV64(BPF_REG_3, BPF_REG_7);
+	p[n++] = ADD64_IMM(BPF_REG_3, (int32_t)off);
+	p[n++] = CALL(BPF_FUNC_probe_read_kernel);
+	return n;
+}
+
+/* @p[@n..]: load the u32 at task + @off into the record's field at @rec. */
+static unsigned int load_u32(struct bpf_insn *p, unsigned int n, uint32_t off, int rec)
+{
+	p[n++] = LDX32(BPF_REG_2, BPF_REG_7, (int16_t)off);
+	p[n++] = STX32(BPF_REG_10, BPF_REG_2, (int16_t)rec);
+	return n;
+}
 
 static int load_prog(const struct btf_task_layout *l)
 {
@@ -69,7 +111,7 @@ static int load_prog(const struct btf_task_layout *l)
 		[THR_FILES] = TM_FILES,
 		[THR_FS] = TM_FS,
 	};
-	struct bpf_insn p[48];
+	struct bpf_insn p[80];
 	unsigned int n = 0, jeq, i;
 
 	p[n++] = MOV64(BPF_REG_6, BPF_REG_1);
@@ -80,21 +122,16 @@ static int load_prog(const struct btf_task_layout *l)
 	 * the verifier checks a pointer loaded from a task_struct against lists
 	 * of trusted types, a walk of the whole BTF each, 0.7 ms a member here.
 	 */
-	for (i = 0; i < THR__NR_PTRS; i++) {
-		p[n++] = MOV64(BPF_REG_1, BPF_REG_10);
-		p[n++] = ADD64_IMM(BPF_REG_1, REC_PTR(i));
-		p[n++] = MOV64_IMM(BPF_REG_2, 8);
-		p[n++] = MOV64(BPF_REG_3, BPF_REG_7);
-		p[n++] = ADD64_IMM(BPF_REG_3, (int32_t)l->off[ptrs[i]]);
-		p[n++] = CALL(BPF_FUNC_probe_read_kernel);
-	}
-	p[n++] = LDX32(BPF_REG_2, BPF_REG_7, (int16_t)l->off[TM_PID]);
-	p[n++] = STX32(BPF_REG_10, BPF_REG_2, REC_U32(tid));
-	p[n++] = LDX32(BPF_REG_2, BPF_REG_7, (int16_t)l->off[TM_TGID]);
-	p[n++] = STX32(BPF_REG_10, BPF_REG_2, REC_U32(tgid));
-	p[n++] = LDX32(BPF_REG_2, BPF_REG_7, (int16_t)l->off[TM_FLAGS]);
-	p[n++] = STX32(BPF_REG_10, BPF_REG_2, REC_U32(flags));
-	p[n++] = ST32_IMM(BPF_REG_10, REC_U32(pad), 0);
+	for (i = 0; i < THR__NR_PTRS; i++)
+		n = copy_member(p, n, l->off[ptrs[i]], REC_PTR(i));
+	n = copy_member(p, n, l->off[TM_RSEQ], REC_AT(rseq));
+	n = copy_member(p, n, l->off[TM_SIGPENDING], REC_AT(sigpending));
+	n = load_u32(p, n, l->off[TM_RSEQ_LEN], REC_AT(rseq_len));
+	n = load_u32(p, n, l->off[TM_RSEQ_SIG], REC_AT(rseq_sig));
+	n = load_u32(p, n, l->off[TM_PID], REC_AT(tid));
+	n = load_u32(p, n, l->off[TM_TGID], REC_AT(tgid));
+	n = load_u32(p, n, l->off[TM_FLAGS], REC_AT(flags));
+	p[n++] = ST32_IMM(BPF_REG_10, REC_AT(pad), 0);
 	p[n++] = LDX64(BPF_REG_1, BPF_REG_6, 0); /* ctx->meta */
 	p[n++] = LDX64(BPF_REG_1, BPF_REG_1, 0); /* meta->seq */
 	p[n++] = MOV64(BPF_REG_2, BPF_REG_10);

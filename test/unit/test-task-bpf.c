@@ -10,6 +10,9 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/rseq.h>
+#include <sys/syscall.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -28,8 +31,10 @@
 
 /*
  * 1 int; 2 long; 3 struct list_head {next @0}; 4 ptr to 3 (a pointer for the
- * others); 5 struct {pid, tgid}; 6 struct task_struct {flags @0, anon 5 @8,
- * nsproxy @16, cgroups @24, fs @32, files @40}; 7 func_proto; 8 FUNC.
+ * others); 5 struct {pid, tgid}; 6 struct sigpending {list @0, signal @16};
+ * 7 struct task_struct {flags @0, anon 5 @8, nsproxy @16, cgroups @24, fs @32,
+ * files @40, rseq @48, rseq_len @56, rseq_sig @60, pending @64}; 8
+ * func_proto; 9 FUNC.
  */
 static uint8_t *sample(size_t *len, const char *func, const char *fs)
 {
@@ -46,15 +51,22 @@ static uint8_t *sample(size_t *len, const char *func, const char *fs)
 	blob_type(&b, 0, BTF_KIND_STRUCT, 2, 8);
 	blob_member(&b, blob_str(&b, "pid"), 1, 0);
 	blob_member(&b, blob_str(&b, "tgid"), 1, 32);
-	blob_type(&b, blob_str(&b, "task_struct"), BTF_KIND_STRUCT, 6, 48);
+	blob_type(&b, blob_str(&b, "sigpending"), BTF_KIND_STRUCT, 2, 24);
+	blob_member(&b, blob_str(&b, "list"), 3, 0);
+	blob_member(&b, blob_str(&b, "signal"), 2, 128);
+	blob_type(&b, blob_str(&b, "task_struct"), BTF_KIND_STRUCT, 10, 88);
 	blob_member(&b, blob_str(&b, "flags"), 1, 0);
 	blob_member(&b, 0, 5, 64);
 	blob_member(&b, blob_str(&b, "nsproxy"), 4, 128);
 	blob_member(&b, blob_str(&b, "cgroups"), 4, 192);
 	blob_member(&b, blob_str(&b, fs), 4, 256);
 	blob_member(&b, blob_str(&b, "files"), 4, 320);
+	blob_member(&b, blob_str(&b, "rseq"), 4, 384);
+	blob_member(&b, blob_str(&b, "rseq_len"), 1, 448);
+	blob_member(&b, blob_str(&b, "rseq_sig"), 1, 480);
+	blob_member(&b, blob_str(&b, "pending"), 6, 512);
 	blob_type(&b, 0, BTF_KIND_FUNC_PROTO, 0, 0);
-	blob_type(&b, blob_str(&b, func), BTF_KIND_FUNC, 0, 7);
+	blob_type(&b, blob_str(&b, func), BTF_KIND_FUNC, 0, 8);
 	return blob_finish(&b, len);
 }
 
@@ -66,7 +78,7 @@ static void test_layout(void **state)
 
 	(void)state;
 	assert_int_equal(btf_task_layout(d, len, &l), 0);
-	assert_int_equal(l.iter_func_id, 8);
+	assert_int_equal(l.iter_func_id, 9);
 	assert_int_equal(l.off[TM_FLAGS], 0);
 	assert_int_equal(l.off[TM_PID], 8);
 	assert_int_equal(l.off[TM_TGID], 12);
@@ -74,6 +86,10 @@ static void test_layout(void **state)
 	assert_int_equal(l.off[TM_CGROUPS], 24);
 	assert_int_equal(l.off[TM_FS], 32);
 	assert_int_equal(l.off[TM_FILES], 40);
+	assert_int_equal(l.off[TM_RSEQ], 48);
+	assert_int_equal(l.off[TM_RSEQ_LEN], 56);
+	assert_int_equal(l.off[TM_RSEQ_SIG], 60);
+	assert_int_equal(l.off[TM_SIGPENDING], 64 + 16);
 	assert_int_equal(btf_task_layout(d, len - 3, &l), -EINVAL);
 	free(d);
 	/* no task iterator, or no fs member (a kernel that renamed it): nothing */
@@ -115,9 +131,15 @@ static pid_t apart_tid;
 
 static void *apart(void *arg)
 {
+	sigset_t usr1;
+
 	(void)arg;
 	apart_tid = gettid();
-	if (unshare(CLONE_NEWUTS | CLONE_FILES))
+	/* a signal queued to this thread alone, blocked: pending.signal shows it */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	if (unshare(CLONE_NEWUTS | CLONE_FILES) || pthread_sigmask(SIG_BLOCK, &usr1, NULL) ||
+	    syscall(SYS_tgkill, getpid(), gettid(), SIGUSR1))
 		apart_tid = -1;
 	pthread_barrier_wait(&bar); /* the test reads */
 	pthread_barrier_wait(&bar); /* and is done */
@@ -183,6 +205,16 @@ static void test_iter_self(void **state)
 		assert_true(threads_same(&p, me, (pid_t)r[i].tid, THR_FILES));
 	}
 	assert_non_null(threads_find(&p, apart_tid));
+	/* SIGUSR1 queued to it only; glibc (2.35) registered the rseq area of each thread */
+	assert_int_equal(threads_find(&p, apart_tid)->sigpending, 1UL << (SIGUSR1 - 1));
+	assert_int_equal(threads_find(&p, me)->sigpending, 0);
+	if (__rseq_size) {
+		const struct thread_raw *self = threads_find(&p, me);
+
+		assert_int_equal(self->rseq, (uintptr_t)__builtin_thread_pointer() + __rseq_offset);
+		assert_int_equal(self->rseq_sig, RSEQ_SIG);
+		assert_true(self->rseq_len >= 32);
+	}
 	assert_false(threads_same(&p, me, apart_tid, THR_NSPROXY));
 	assert_false(threads_same(&p, me, apart_tid, THR_FILES));
 	pthread_barrier_wait(&bar);
