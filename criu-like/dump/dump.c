@@ -597,6 +597,8 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 		ns_net_dump_prefetch(o->tree);
 	/* smaps' walk out of the freeze (a thread), the pages image's room allocated now */
 	vma_fast_begin(ctx);
+	/* the task iterator for a root of many threads loaded beside them (thread-facts.c) */
+	dump_threads_prefetch(ctx);
 	pages_spare_make(ctx);
 	vma_fast_ready(ctx);
 	/* --snapshot: its write protection armed before the freeze, the tree running */

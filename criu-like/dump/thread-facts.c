@@ -12,15 +12,19 @@
  * fallback), =1 uses it for every process with more than one thread; by
  * default, when the tree has TASK_BPF_MIN_THREADS threads in such processes:
  * the program's load (its BTF and the verifier, 1-2 ms) pays for itself.
+ * When the root alone has that many, the load runs in a thread from before
+ * the seize (dump_threads_prefetch()), out of the freeze.
  */
 #define LOG_PREFIX "dump: "
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dump.h"
 #include "log.h"
+#include "proc-parse.h"
 #include "stats.h"
 #include "task-bpf.h"
 #include "util.h"
@@ -48,6 +52,56 @@ static unsigned int shared_threads(const struct pstree *tree)
 	return n;
 }
 
+/* The program's load in a thread from before the seize. */
+struct thr_prefetch {
+	pthread_t th;
+	struct task_bpf *bpf;
+	int err;
+};
+
+static void *prefetch_thread(void *arg)
+{
+	struct thr_prefetch *f = arg;
+
+	f->err = task_bpf_open(&f->bpf);
+	return NULL;
+}
+
+void dump_threads_prefetch(struct dump_ctx *ctx)
+{
+	struct proc_stat st;
+	int want = task_bpf_wanted();
+	struct thr_prefetch *f;
+
+	if (want < 0 || proc_parse_stat(ctx->opts->tree, 0, &st) ||
+	    st.num_threads < (want ? 2 : TASK_BPF_MIN_THREADS))
+		return;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return;
+	if (pthread_create(&f->th, NULL, prefetch_thread, f)) {
+		free(f);
+		return;
+	}
+	ctx->thr_load = f;
+}
+
+/* The program, from the prefetch (joined) or loaded now; 0 or -errno. */
+static int task_bpf_get(struct dump_ctx *ctx, struct task_bpf **ret)
+{
+	struct thr_prefetch *f = ctx->thr_load;
+	int err;
+
+	if (!f)
+		return task_bpf_open(ret);
+	pthread_join(f->th, NULL);
+	*ret = f->bpf;
+	err = f->err;
+	free(f);
+	ctx->thr_load = NULL;
+	return err;
+}
+
 void dump_threads_read(struct dump_ctx *ctx)
 {
 	const struct pstree *tree = ctx->tree;
@@ -57,9 +111,11 @@ void dump_threads_read(struct dump_ctx *ctx)
 	struct task_bpf *b = NULL;
 	int err;
 
-	if (want < 0 || !n || (!want && n < TASK_BPF_MIN_THREADS))
+	if (want < 0 || !n || (!want && n < TASK_BPF_MIN_THREADS && !ctx->thr_load)) {
+		dump_threads_fini(ctx);
 		return;
-	err = task_bpf_open(&b);
+	}
+	err = task_bpf_get(ctx, &b);
 	if (err) {
 		pr_debug("no task iterator (%s): every thread read on its own\n", strerror(-err));
 		return;
@@ -87,8 +143,12 @@ void dump_threads_read(struct dump_ctx *ctx)
 
 void dump_threads_fini(struct dump_ctx *ctx)
 {
+	struct task_bpf *b = NULL;
 	unsigned int i;
 
+	/* a prefetch not used (a failed seize, a small tree): joined, its program closed */
+	if (ctx->thr_load && !task_bpf_get(ctx, &b))
+		task_bpf_close(b);
 	for (i = 0; ctx->thr && i < ctx->nr_tasks; i++)
 		free(ctx->thr[i].t);
 	free(ctx->thr);

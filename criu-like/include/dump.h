@@ -125,6 +125,7 @@ struct dump_ctx {
 	struct pages_spare *spare; /* pages-spare.c: room for the first pages image */
 	struct vma_fast_setup *vma_fast; /* vma-fast-dump.c: smaps without its walk */
 	struct proc_threads *thr; /* thread-facts.c: [i] for tasks[i], or NULL */
+	struct thr_prefetch *thr_load; /* thread-facts.c: the iterator loaded in a thread */
 };
 
 /*
@@ -144,6 +145,8 @@ void vma_fast_end(struct dump_ctx *ctx);
  */
 void dump_threads_read(struct dump_ctx *ctx);
 void dump_threads_fini(struct dump_ctx *ctx);
+/* thread-facts.c: before the seize, the iterator loaded in a thread for a root of many threads. */
+void dump_threads_prefetch(struct dump_ctx *ctx);
 /* thread-facts.c: the threads of @dt's process as listed, or NULL. */
 const struct proc_threads *dump_threads_of(const struct dump_ctx *ctx, const struct dump_task *dt);
 /*
