@@ -69,8 +69,7 @@ void btf_vmlinux_close(struct btf_file *f);
  * FUNC @func_id (bpf_iter_task, bpf_iter_task_vma, ...), named @name.
  * The program's fd, or -errno (the verifier's words logged at debug).
  */
-int bpf_iter_load(const struct bpf_insn *prog, unsigned int n, uint32_t func_id,
-		  const char *name);
+int bpf_iter_load(const struct bpf_insn *prog, unsigned int n, uint32_t func_id, const char *name);
 /*
  * One run of iterator program @prog_fd over process @pid (6.1: the pid of
  * bpf_iter_link_info.task, every thread of it): an fd to read its records

@@ -183,10 +183,14 @@ static const struct btf_type *btf_resolve(const struct btf_view *v, uint32_t id)
 static long member_off(const struct btf_view *v, const struct btf_type *t, const char *name,
 		       unsigned int depth)
 {
-	const struct btf_member *m = (const void *)(t + 1);
-	unsigned int kind = t ? BTF_INFO_KIND(t->info) : 0;
+	const struct btf_member *m;
+	unsigned int kind;
 
-	if (!t || depth > 8 || (kind != BTF_KIND_STRUCT && kind != BTF_KIND_UNION))
+	if (!t)
+		return -ENOENT;
+	m = (const void *)(t + 1);
+	kind = BTF_INFO_KIND(t->info);
+	if (depth > 8 || (kind != BTF_KIND_STRUCT && kind != BTF_KIND_UNION))
 		return -ENOENT;
 	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++) {
 		uint32_t bits = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset)
