@@ -40,6 +40,26 @@ long btf_member_off(const struct btf_view *v, uint32_t id, const char *name);
 int btf_member_offs(const struct btf_view *v, uint32_t id, const char *const *names,
 		    const uint32_t *sizes, uint32_t *offs, unsigned int n);
 
+/* What an iterator program reads: its FUNC, the struct it walks and the members it loads. */
+struct btf_iter_want {
+	const char *func; /* "bpf_iter_task", "bpf_iter_task_vma", ... */
+	const char *type; /* the struct: "task_struct", ... */
+	const char *const *names; /* its members, each @sizes[i] bytes inside it */
+	const uint32_t *sizes;
+	unsigned int n;
+	/* offsets found otherwise (nested members) into offs[n..], NULL: none */
+	int (*more)(const struct btf_view *v, uint32_t type_id, uint32_t *offs);
+};
+
+/*
+ * Pure: the FUNC's id into *@func_id and the members' offsets into @offs, in
+ * raw BTF @data (@len bytes). -EINVAL: malformed, -ENOENT: something missing.
+ */
+int btf_iter_layout(const void *data, size_t len, const struct btf_iter_want *w, uint32_t *func_id,
+		    uint32_t *offs);
+/* btf_iter_layout() in the kernel's BTF; -errno logged at debug. */
+int btf_vmlinux_layout(const struct btf_iter_want *w, uint32_t *func_id, uint32_t *offs);
+
 /* /sys/kernel/btf/vmlinux, mapped (6.16) or read. */
 struct btf_file {
 	void *data;

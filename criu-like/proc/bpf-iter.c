@@ -230,6 +230,43 @@ int btf_member_offs(const struct btf_view *v, uint32_t id, const char *const *na
 	return 0;
 }
 
+int btf_iter_layout(const void *data, size_t len, const struct btf_iter_want *w, uint32_t *func_id,
+		    uint32_t *offs)
+{
+	struct btf_view v;
+	long func, type;
+	int err = btf_view_init(&v, data, len);
+
+	if (err)
+		return err;
+	func = btf_find(&v, BTF_KIND_FUNC, w->func);
+	type = btf_find(&v, BTF_KIND_STRUCT, w->type);
+	if (func < 0 || type < 0)
+		err = -ENOENT;
+	else
+		err = btf_member_offs(&v, (uint32_t)type, w->names, w->sizes, offs, w->n);
+	if (!err && w->more)
+		err = w->more(&v, (uint32_t)type, offs);
+	if (!err)
+		*func_id = (uint32_t)func;
+	btf_view_fini(&v);
+	return err;
+}
+
+int btf_vmlinux_layout(const struct btf_iter_want *w, uint32_t *func_id, uint32_t *offs)
+{
+	struct btf_file f;
+	int err = btf_vmlinux_open(&f);
+
+	if (!err) {
+		err = btf_iter_layout(f.data, f.len, w, func_id, offs);
+		btf_vmlinux_close(&f);
+	}
+	if (err)
+		pr_debug("no BTF layout of %s for %s (%s)\n", w->type, w->func, strerror(-err));
+	return err;
+}
+
 /* ---- the kernel's BTF --------------------------------------------------------------------- */
 
 /*

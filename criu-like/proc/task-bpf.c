@@ -37,8 +37,8 @@ static const uint32_t member_sizes[TM_SIGPENDING] = {
 	[TM_FILES] = 8, [TM_FS] = 8,   [TM_RSEQ] = 8,  [TM_RSEQ_LEN] = 4, [TM_RSEQ_SIG] = 4,
 };
 
-/* The offset of task_struct's pending.signal (struct sigpending's sigset_t), into @off. */
-static int sigpending_off(const struct btf_view *v, uint32_t task, uint32_t *off)
+/* The offset of task_struct's pending.signal (struct sigpending's sigset_t). */
+static int sigpending_off(const struct btf_view *v, uint32_t task, uint32_t *offs)
 {
 	long sp = btf_find(v, BTF_KIND_STRUCT, "sigpending");
 	long p = btf_member_off(v, task, "pending");
@@ -47,31 +47,23 @@ static int sigpending_off(const struct btf_view *v, uint32_t task, uint32_t *off
 	if (p < 0 || s < 0 || (uint64_t)s + 8 > v->by_id[sp]->size ||
 	    (uint64_t)p + v->by_id[sp]->size > v->by_id[task]->size || p + s > INT16_MAX)
 		return -ENOENT;
-	*off = (uint32_t)(p + s);
+	offs[TM_SIGPENDING] = (uint32_t)(p + s);
 	return 0;
 }
 
+static const struct btf_iter_want task_want = {
+	.func = "bpf_iter_task",
+	.type = "task_struct",
+	.names = member_names,
+	.sizes = member_sizes,
+	.n = TM_SIGPENDING,
+	.more = sigpending_off,
+};
+
 int btf_task_layout(const void *data, size_t len, struct btf_task_layout *ret)
 {
-	struct btf_view v;
-	long func, task;
-	int err = btf_view_init(&v, data, len);
-
 	memset(ret, 0, sizeof(*ret));
-	if (err)
-		return err;
-	func = btf_find(&v, BTF_KIND_FUNC, "bpf_iter_task");
-	task = btf_find(&v, BTF_KIND_STRUCT, "task_struct");
-	if (func < 0 || task < 0)
-		err = -ENOENT;
-	else
-		err = btf_member_offs(&v, (uint32_t)task, member_names, member_sizes, ret->off,
-				      TM_SIGPENDING)
-			      ?: sigpending_off(&v, (uint32_t)task, &ret->off[TM_SIGPENDING]);
-	if (!err)
-		ret->iter_func_id = (uint32_t)func;
-	btf_view_fini(&v);
-	return err;
+	return btf_iter_layout(data, len, &task_want, &ret->iter_func_id, ret->off);
 }
 
 struct task_bpf {
@@ -160,7 +152,6 @@ static bool in_init_pidns(void)
 int task_bpf_open(struct task_bpf **ret)
 {
 	struct btf_task_layout l;
-	struct btf_file f;
 	struct task_bpf *b;
 	int fd, err;
 
@@ -169,15 +160,10 @@ int task_bpf_open(struct task_bpf **ret)
 		pr_debug("not in the initial pid namespace: no task iterator\n");
 		return -EOPNOTSUPP;
 	}
-	err = btf_vmlinux_open(&f);
-	if (!err) {
-		err = btf_task_layout(f.data, f.len, &l);
-		btf_vmlinux_close(&f);
-	}
-	if (err) {
-		pr_debug("no BTF layout of task_struct (%s)\n", strerror(-err));
+	memset(&l, 0, sizeof(l));
+	err = btf_vmlinux_layout(&task_want, &l.iter_func_id, l.off);
+	if (err)
 		return err;
-	}
 	fd = load_prog(&l);
 	if (fd < 0)
 		return fd;

@@ -23,31 +23,32 @@
 #include "util.h"
 #include "vma-bpf.h"
 
+static const char *const vma_names[] = { "vm_start", "vm_end", "vm_flags" };
+static const uint32_t vma_sizes[] = { 8, 8, 8 };
+static const struct btf_iter_want vma_want = {
+	.func = "bpf_iter_task_vma",
+	.type = "vm_area_struct",
+	.names = vma_names,
+	.sizes = vma_sizes,
+	.n = 3,
+};
+
+static void vma_layout_set(struct btf_vma_layout *ret, uint32_t func, const uint32_t *offs)
+{
+	ret->iter_func_id = func;
+	ret->off_start = offs[0];
+	ret->off_end = offs[1];
+	ret->off_flags = offs[2];
+}
+
 int btf_vma_layout(const void *data, size_t len, struct btf_vma_layout *ret)
 {
-	static const char *const names[] = { "vm_start", "vm_end", "vm_flags" };
-	static const uint32_t sizes[] = { 8, 8, 8 };
-	uint32_t offs[3];
-	struct btf_view v;
-	long func, vma;
-	int err = btf_view_init(&v, data, len);
+	uint32_t offs[3], func = 0;
+	int err = btf_iter_layout(data, len, &vma_want, &func, offs);
 
 	memset(ret, 0, sizeof(*ret));
-	if (err)
-		return err;
-	func = btf_find(&v, BTF_KIND_FUNC, "bpf_iter_task_vma");
-	vma = btf_find(&v, BTF_KIND_STRUCT, "vm_area_struct");
-	if (func < 0 || vma < 0)
-		err = -ENOENT;
-	else
-		err = btf_member_offs(&v, (uint32_t)vma, names, sizes, offs, 3);
-	if (!err) {
-		ret->iter_func_id = (uint32_t)func;
-		ret->off_start = offs[0];
-		ret->off_end = offs[1];
-		ret->off_flags = offs[2];
-	}
-	btf_view_fini(&v);
+	if (!err)
+		vma_layout_set(ret, func, offs);
 	return err;
 }
 
@@ -60,19 +61,14 @@ struct vma_bpf {
 int vma_bpf_open(struct vma_bpf **ret)
 {
 	struct btf_vma_layout l;
-	struct btf_file f;
+	uint32_t offs[3], func = 0;
 	struct vma_bpf *b;
-	int fd, err = btf_vmlinux_open(&f);
+	int fd, err = btf_vmlinux_layout(&vma_want, &func, offs);
 
 	*ret = NULL;
-	if (!err) {
-		err = btf_vma_layout(f.data, f.len, &l);
-		btf_vmlinux_close(&f);
-	}
-	if (err) {
-		pr_debug("no BTF layout of vm_area_struct (%s)\n", strerror(-err));
+	if (err)
 		return err;
-	}
+	vma_layout_set(&l, func, offs);
 	struct bpf_insn prog[] = {
 		MOV64(BPF_REG_6, BPF_REG_1),
 		LDX64(BPF_REG_7, BPF_REG_6, 16), /* ctx->vma */
