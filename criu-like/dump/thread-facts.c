@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dump.h"
 #include "log.h"
@@ -55,15 +56,14 @@ static unsigned int shared_threads(const struct pstree *tree)
 /* The program's load in a thread from before the seize. */
 struct thr_prefetch {
 	pthread_t th;
-	struct task_bpf *bpf;
-	int err;
+	int prog; /* or -errno */
 };
 
 static void *prefetch_thread(void *arg)
 {
 	struct thr_prefetch *f = arg;
 
-	f->err = task_bpf_open(&f->bpf);
+	f->prog = task_bpf_open();
 	return NULL;
 }
 
@@ -86,20 +86,19 @@ void dump_threads_prefetch(struct dump_ctx *ctx)
 	ctx->thr_load = f;
 }
 
-/* The program, from the prefetch (joined) or loaded now; 0 or -errno. */
-static int task_bpf_get(struct dump_ctx *ctx, struct task_bpf **ret)
+/* The program, from the prefetch (joined) or loaded now: its fd, or -errno. */
+static int task_bpf_get(struct dump_ctx *ctx)
 {
 	struct thr_prefetch *f = ctx->thr_load;
-	int err;
+	int prog;
 
 	if (!f)
-		return task_bpf_open(ret);
+		return task_bpf_open();
 	pthread_join(f->th, NULL);
-	*ret = f->bpf;
-	err = f->err;
+	prog = f->prog;
 	free(f);
 	ctx->thr_load = NULL;
-	return err;
+	return prog;
 }
 
 void dump_threads_read(struct dump_ctx *ctx)
@@ -108,16 +107,15 @@ void dump_threads_read(struct dump_ctx *ctx)
 	int want = task_bpf_wanted();
 	unsigned int n = shared_threads(tree), i, procs = 0, thr = 0;
 	uint64_t t0 = stats_now_ns();
-	struct task_bpf *b = NULL;
-	int err;
+	int prog, err;
 
 	if (want < 0 || !n || (!want && n < TASK_BPF_MIN_THREADS && !ctx->thr_load)) {
 		dump_threads_fini(ctx);
 		return;
 	}
-	err = task_bpf_get(ctx, &b);
-	if (err) {
-		pr_debug("no task iterator (%s): every thread read on its own\n", strerror(-err));
+	prog = task_bpf_get(ctx);
+	if (prog < 0) {
+		pr_debug("no task iterator (%s): every thread read on its own\n", strerror(-prog));
 		return;
 	}
 	ctx->thr = calloc(tree->nr_tasks, sizeof(*ctx->thr));
@@ -126,7 +124,7 @@ void dump_threads_read(struct dump_ctx *ctx)
 
 		if (t->state == TASK_ZOMBIE || t->nr_threads < 2)
 			continue;
-		err = task_bpf_read(b, t->pid, &ctx->thr[i].t, &ctx->thr[i].nr);
+		err = task_bpf_read(prog, t->pid, &ctx->thr[i].t, &ctx->thr[i].nr);
 		if (err) {
 			pr_debug("pid %d: the task iterator failed (%s): its threads read on their "
 				 "own\n",
@@ -136,19 +134,19 @@ void dump_threads_read(struct dump_ctx *ctx)
 		procs++;
 		thr += ctx->thr[i].nr;
 	}
-	task_bpf_close(b);
+	close(prog);
 	pr_debug("task iterator: %u threads of %u processes in %llu us\n", thr, procs,
 		 (unsigned long long)(stats_now_ns() - t0) / 1000);
 }
 
 void dump_threads_fini(struct dump_ctx *ctx)
 {
-	struct task_bpf *b = NULL;
 	unsigned int i;
+	int prog;
 
 	/* a prefetch not used (a failed seize, a small tree): joined, its program closed */
-	if (ctx->thr_load && !task_bpf_get(ctx, &b))
-		task_bpf_close(b);
+	if (ctx->thr_load && (prog = task_bpf_get(ctx)) >= 0)
+		close(prog);
 	for (i = 0; ctx->thr && i < ctx->nr_tasks; i++)
 		free(ctx->thr[i].t);
 	free(ctx->thr);

@@ -66,17 +66,14 @@ struct btf_task_layout {
  */
 int btf_task_layout(const void *data, size_t len, struct btf_task_layout *ret);
 
-struct task_bpf;
-
 /*
- * The BTF read and the program loaded. -EOPNOTSUPP when criu-like is not in
- * the initial pid namespace (the program sees those tids); 0 or -errno
- * (logged at debug: callers fall back).
+ * The BTF read and the program loaded: its fd, to close(). -EOPNOTSUPP when
+ * criu-like is not in the initial pid namespace (the program sees those
+ * tids); -errno (logged at debug: callers fall back).
  */
-int task_bpf_open(struct task_bpf **ret);
-/* Every thread of process @pid, sorted by tid, malloc'ed into *@ret. 0 or -errno. */
-int task_bpf_read(struct task_bpf *b, pid_t pid, struct thread_raw **ret, unsigned int *nr);
-void task_bpf_close(struct task_bpf *b);
+int task_bpf_open(void);
+/* Every thread of process @pid by program @prog, sorted by tid, malloc'ed into *@ret. 0 or -errno. */
+int task_bpf_read(int prog, pid_t pid, struct thread_raw **ret, unsigned int *nr);
 
 /* The threads of one process, sorted by tid (nr 0: not read, every answer false). */
 struct proc_threads {

@@ -136,13 +136,12 @@ int kd_probe_bpf_vma_iter(struct kerndat *kd, const struct kd_feature_desc *f)
 /* The BPF task iterator of proc/task-bpf.c, on ourselves: our one thread, with its nsproxy. */
 int kd_probe_bpf_task_iter(struct kerndat *kd, const struct kd_feature_desc *f)
 {
-	struct task_bpf *b = NULL;
 	struct thread_raw *r = NULL;
 	unsigned int n = 0;
-	int err = task_bpf_open(&b);
+	int prog = task_bpf_open(), err = prog < 0 ? prog : 0;
 
 	if (!err)
-		err = task_bpf_read(b, getpid(), &r, &n);
+		err = task_bpf_read(prog, getpid(), &r, &n);
 	if (err)
 		kd_set(kd, f->id, false, "%s", strerror(-err));
 	else if (n != 1 || r[0].tid != (uint32_t)getpid() || !r[0].ptr[THR_NSPROXY])
@@ -151,7 +150,8 @@ int kd_probe_bpf_task_iter(struct kerndat *kd, const struct kd_feature_desc *f)
 		kd_set(kd, f->id, true,
 		       "our thread listed with its nsproxy, css_set, files and fs");
 	free(r);
-	task_bpf_close(b);
+	if (prog >= 0)
+		close(prog);
 	return 0;
 }
 

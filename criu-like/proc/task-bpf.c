@@ -66,10 +66,6 @@ int btf_task_layout(const void *data, size_t len, struct btf_task_layout *ret)
 	return btf_iter_layout(data, len, &task_want, &ret->iter_func_id, ret->off);
 }
 
-struct task_bpf {
-	int prog_fd;
-};
-
 /* The record's fields on the program's stack, below r10 (struct thread_raw's layout). */
 #define REC_SIZE ((int)sizeof(struct thread_raw))
 #define REC_PTR(f) (-REC_SIZE + (int)offsetof(struct thread_raw, ptr) + 8 * (f))
@@ -149,13 +145,11 @@ static bool in_init_pidns(void)
 	return !strcmp(buf, "pid:[4026531836]");
 }
 
-int task_bpf_open(struct task_bpf **ret)
+int task_bpf_open(void)
 {
 	struct btf_task_layout l;
-	struct task_bpf *b;
-	int fd, err;
+	int err;
 
-	*ret = NULL;
 	if (!in_init_pidns()) {
 		pr_debug("not in the initial pid namespace: no task iterator\n");
 		return -EOPNOTSUPP;
@@ -164,17 +158,7 @@ int task_bpf_open(struct task_bpf **ret)
 	err = btf_vmlinux_layout(&task_want, &l.iter_func_id, l.off);
 	if (err)
 		return err;
-	fd = load_prog(&l);
-	if (fd < 0)
-		return fd;
-	b = calloc(1, sizeof(*b));
-	if (!b) {
-		close(fd);
-		return -ENOMEM;
-	}
-	b->prog_fd = fd;
-	*ret = b;
-	return 0;
+	return load_prog(&l);
 }
 
 static int raw_cmp(const void *a, const void *b)
@@ -184,9 +168,9 @@ static int raw_cmp(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-int task_bpf_read(struct task_bpf *b, pid_t pid, struct thread_raw **ret, unsigned int *nr)
+int task_bpf_read(int prog, pid_t pid, struct thread_raw **ret, unsigned int *nr)
 {
-	_cleanup_close_ int it = bpf_iter_open(b->prog_fd, pid);
+	_cleanup_close_ int it = bpf_iter_open(prog, pid);
 	struct thread_raw *v = NULL;
 	size_t len = 0, cap = 0;
 	int err = it < 0 ? it : 0;
@@ -226,14 +210,6 @@ int task_bpf_read(struct task_bpf *b, pid_t pid, struct thread_raw **ret, unsign
 	*ret = v;
 	*nr = (unsigned int)(len / sizeof(*v));
 	return 0;
-}
-
-void task_bpf_close(struct task_bpf *b)
-{
-	if (!b)
-		return;
-	close(b->prog_fd);
-	free(b);
 }
 
 const struct thread_raw *threads_find(const struct proc_threads *p, pid_t tid)

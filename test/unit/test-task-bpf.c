@@ -169,7 +169,7 @@ static unsigned int count_tasks(void)
 
 static void test_iter_self(void **state)
 {
-	struct task_bpf *b;
+	int prog = -1;
 	struct thread_raw *r;
 	struct proc_threads p;
 	pthread_t th[3];
@@ -177,7 +177,7 @@ static void test_iter_self(void **state)
 	pid_t me = getpid();
 
 	(void)state;
-	if (geteuid() || access("/sys/kernel/btf/vmlinux", R_OK) || task_bpf_open(&b)) {
+	if (geteuid() || access("/sys/kernel/btf/vmlinux", R_OK) || (prog = task_bpf_open()) < 0) {
 		printf("no BPF task iterator here (not root, no BTF, a pid namespace): skipped\n");
 		skip();
 	}
@@ -187,7 +187,7 @@ static void test_iter_self(void **state)
 	assert_int_equal(pthread_create(&th[2], NULL, apart, NULL), 0);
 	pthread_barrier_wait(&bar);
 	assert_true(apart_tid > 0);
-	assert_int_equal(task_bpf_read(b, me, &r, &n), 0);
+	assert_int_equal(task_bpf_read(prog, me, &r, &n), 0);
 	assert_int_equal(n, count_tasks());
 	p = (struct proc_threads){ r, n };
 	for (i = 0; i < n; i++) {
@@ -221,7 +221,7 @@ static void test_iter_self(void **state)
 	for (i = 0; i < 3; i++)
 		pthread_join(th[i], NULL);
 	free(r);
-	task_bpf_close(b);
+	close(prog);
 }
 
 int main(void)
