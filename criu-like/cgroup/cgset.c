@@ -30,6 +30,7 @@
 #include "log.h"
 #include "ns.h"
 #include "restore.h"
+#include "task-bpf.h"
 #include "util.h"
 
 /* ---- dump ------------------------------------------------------------------------------------ */
@@ -188,19 +189,25 @@ static void count_listed(const struct cg_dump *d, const struct seized_task *t, c
 	}
 }
 
-/* The set of every thread of @t, live or not, as a member of @d. */
-static int task_members(struct cg_dump *d, const struct seized_task *t)
+/*
+ * The set of every thread of @t, live or not, as a member of @d. A thread
+ * listed in @thr (NULL: none, task-bpf.h) with the css_set of the first
+ * thread read has its set, no file read.
+ */
+static int task_members(struct cg_dump *d, const struct seized_task *t,
+			const struct proc_threads *thr)
 {
 	_cleanup_free_ unsigned char *hits = NULL;
 	unsigned int j, set, first = 0;
-	bool have_first = false;
+	pid_t first_tid = 0;
 	int err;
 
 	for (j = 0; j < t->nr_threads; j++) {
 		pid_t tid = t->threads[j].tid;
 		char **row;
 
-		if (hits && hits[j] == d->hiers.n) {
+		if ((hits && hits[j] == d->hiers.n) ||
+		    (first_tid && threads_same(thr, first_tid, tid, THR_CGROUPS))) {
 			err = add_member(d, t->pid, tid, first);
 			if (err)
 				return err;
@@ -229,11 +236,12 @@ static int task_members(struct cg_dump *d, const struct seized_task *t)
 		err = add_member(d, t->pid, tid, set);
 		if (err)
 			return err;
-		if (have_first)
+		if (first_tid)
 			continue;
-		have_first = true;
+		first_tid = tid;
 		first = set;
-		if (t->nr_threads - j > CG_LISTED_MIN_THREADS && d->hiers.n < 256) {
+		if (!threads_find(thr, tid) && t->nr_threads - j > CG_LISTED_MIN_THREADS &&
+		    d->hiers.n < 256) {
 			hits = calloc(t->nr_threads, 1);
 			if (hits)
 				count_listed(d, t, d->sets[set], hits);
@@ -253,7 +261,7 @@ int cg_members_read(const struct dump_ctx *ctx, struct cg_dump *d)
 		/* a zombie left its cgroups; it is made again in its parent's */
 		if (t->state == TASK_ZOMBIE)
 			continue;
-		err = task_members(d, t);
+		err = task_members(d, t, ctx->thr ? &ctx->thr[i] : NULL);
 		if (err)
 			return err;
 	}

@@ -252,9 +252,44 @@ static void take_leader_reads(struct leader_reads *lr, struct thread_bufs *b,
 	}
 }
 
-/* @shared and @thp_disabled (task-wide state read through a thread): the first thread only. */
+/*
+ * The rseq registration of a thread the task iterator listed with no signal
+ * queued (dump/thread-facts.c): nothing to read in its ptrace stop.
+ */
+static void listed_reads(const struct thread_raw *raw, struct thread_bufs *b)
+{
+	if (!raw->rseq)
+		return;
+	rseq_entry__init(&b->rseq);
+	b->rseq.ptr = raw->rseq;
+	b->rseq.len = raw->rseq_len;
+	b->rseq.sig = raw->rseq_sig;
+	b->tc.rseq = &b->rseq;
+}
+
+/*
+ * Whether the iterator's record @raw of a thread says what its ptrace reads
+ * put in @b (its rseq registration): the check, on a process's first thread,
+ * that the iterator reads the members this kernel has.
+ */
+static bool listed_agrees(const struct thread_raw *raw, const struct thread_bufs *b)
+{
+	const RseqEntry *r = b->tc.rseq;
+
+	if (!raw || (raw->sigpending == 0) != (b->q.n == 0))
+		return false;
+	return r ? raw->rseq == r->ptr && raw->rseq_len == r->len && raw->rseq_sig == r->sig
+		 : !raw->rseq;
+}
+
+/*
+ * @shared and @thp_disabled (task-wide state read through a thread): the first
+ * thread only. @raw (NULL: none): the thread as the task iterator listed it,
+ * trusted for what needs its ptrace stop (listed_reads()).
+ */
 static int dump_thread(struct dump_task *dt, const struct seized_thread *th, struct thread_bufs *b,
-		       struct sigqueue *shared, TaskCoreEntry *thp_disabled)
+		       struct sigqueue *shared, TaskCoreEntry *thp_disabled,
+		       const struct thread_raw *raw)
 {
 	pid_t pid = dt->t->pid, tid = th->tid;
 	const struct arch_thread_state *ts = parasite_thread_regs(dt->ctl, tid);
@@ -301,6 +336,8 @@ static int dump_thread(struct dump_task *dt, const struct seized_thread *th, str
 		take_leader_reads(dt->leader_pre, b, shared);
 	else if (tid == pid)
 		err = parasite_leader_stopped(dt->ctl, stopped_reads, &r);
+	else if (raw && !raw->sigpending && !shared)
+		listed_reads(raw, b);
 	else
 		err = par_tracer_run(thread_stopped_reads, &r);
 	if (err)
@@ -683,9 +720,11 @@ int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt)
 	CoreEntry ce = CORE_ENTRY__INIT;
 	struct task_bufs tb = { 0 };
 	struct seccomp_dump sd = { 0 };
+	const struct proc_threads *listed = dump_threads_of(ctx, dt);
 	struct thread_bufs *thb;
 	ThreadCoreEntry **thp;
 	unsigned int i, n = 0;
+	bool trusted = false;
 	int err;
 
 	if (!dt->ctl) {
@@ -701,7 +740,11 @@ int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt)
 		if (!t->threads[i].seized)
 			continue;
 		err = dump_thread(dt, &t->threads[i], &thb[n], n ? NULL : &tb.shared,
-				  n ? NULL : &tb.tc);
+				  n ? NULL : &tb.tc,
+				  trusted ? threads_find(listed, t->threads[i].tid) : NULL);
+		/* the first thread read by ptrace vouches for the iterator's records */
+		if (!err && !n)
+			trusted = listed_agrees(threads_find(listed, t->threads[i].tid), &thb[0]);
 		thp[n] = &thb[n].tc;
 		n++;
 	}

@@ -493,6 +493,7 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 		close(ctx->prev_dirfd);
 	free(ctx->ns.tfc.early);
 	ctx->ns.tfc.early = NULL;
+	dump_threads_fini(ctx);
 	free(ctx->tasks);
 	pidns_dump_fini();
 	shmem_set_fini(&ctx->shm);
@@ -596,6 +597,8 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 		ns_net_dump_prefetch(o->tree);
 	/* smaps' walk out of the freeze (a thread), the pages image's room allocated now */
 	vma_fast_begin(ctx);
+	/* the task iterator for a root of many threads loaded beside them (thread-facts.c) */
+	dump_threads_prefetch(ctx);
 	pages_spare_make(ctx);
 	vma_fast_ready(ctx);
 	/* --snapshot: its write protection armed before the freeze, the tree running */
@@ -633,7 +636,8 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 	 * A tree in namespaces of its own that are not dumped would come back in
 	 * criu-like's: refused first. The ones that are dumped are read now.
 	 */
-	err = ns_check_tree(ctx->tree, &ctx->ns);
+	dump_threads_read(ctx);
+	err = ns_check_tree(ctx->tree, ctx->thr, &ctx->ns);
 	/* a container's images name its tasks by their pids inside it */
 	if (!err)
 		err = pidns_dump_prepare(ctx->tree, ctx->ns.own[NS_PID]);

@@ -31,20 +31,19 @@
 #include "../restore/restore-int.h"
 #include "util.h"
 
-int fdt_check_shared(struct kcmp_set *tables, const struct seized_task *t, bool *with_parent)
+int fdt_check_shared(struct kcmp_set *tables, const struct seized_task *t,
+		     const struct proc_threads *thr, bool *with_parent)
 {
-	pid_t other;
-	unsigned int i;
+	pid_t other, apart = thread_apart(thr, t, THR_FILES, KCMP_FILES);
 	int r;
 
 	*with_parent = false;
-	for (i = 1; i < t->nr_threads; i++)
-		if (kcmp_pids(t->threads[i].tid, t->pid, KCMP_FILES) > 0) {
-			pr_err("pid %d: thread %d has an fd table of its own "
-			       "(unshare(CLONE_FILES)): not supported\n",
-			       t->pid, t->threads[i].tid);
-			return -EOPNOTSUPP;
-		}
+	if (apart) {
+		pr_err("pid %d: thread %d has an fd table of its own (unshare(CLONE_FILES)): not "
+		       "supported\n",
+		       t->pid, apart);
+		return -EOPNOTSUPP;
+	}
 	if (t->parent) {
 		r = kcmp_pids(t->pid, t->parent->pid, KCMP_FILES);
 		if (r < 0) {

@@ -69,9 +69,11 @@ struct file_table {
 /*
  * fdtable.c: refuse an fd table shared in a way the restore cannot make
  * again (logged, naming the pids), else add @t's to @tables; *@with_parent:
- * @t shares its parent's (dumped with the parent's).
+ * @t shares its parent's (dumped with the parent's). Its threads are
+ * told by @thr where listed (thread-facts.c), else by kcmp().
  */
-int fdt_check_shared(struct kcmp_set *tables, const struct seized_task *t, bool *with_parent);
+int fdt_check_shared(struct kcmp_set *tables, const struct seized_task *t,
+		     const struct proc_threads *thr, bool *with_parent);
 
 /*
  * io_uring.c, pure logic: the layout flags (IORING_SETUP_SQE128, CQE32,

@@ -760,7 +760,8 @@ int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt)
 		return 0;
 	}
 	/* a table shared with the parent is dumped again: the same descriptions (fdtable.c) */
-	err = fdt_check_shared(&ft->tables, dt->t, &dt->files_shared_with_parent);
+	err = fdt_check_shared(&ft->tables, dt->t, dump_threads_of(ctx, dt),
+			       &dt->files_shared_with_parent);
 	if (!err) {
 		bool dropped = par_drop(); /* its own fds: other workers may go on */
 

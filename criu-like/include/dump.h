@@ -23,6 +23,7 @@
 #include "options.h"
 #include "proc-parse.h"
 #include "seize.h"
+#include "task-bpf.h"
 #include "util.h"
 #include "track.h"
 
@@ -123,6 +124,8 @@ struct dump_ctx {
 	struct smaps_bg *smaps_bg; /* prepare.c: smaps read in the background */
 	struct pages_spare *spare; /* pages-spare.c: room for the first pages image */
 	struct vma_fast_setup *vma_fast; /* vma-fast-dump.c: smaps without its walk */
+	struct proc_threads *thr; /* thread-facts.c: [i] for tasks[i], or NULL */
+	struct thr_prefetch *thr_load; /* thread-facts.c: the iterator loaded in a thread */
 };
 
 /*
@@ -134,6 +137,24 @@ struct dump_ctx {
 void vma_fast_begin(struct dump_ctx *ctx);
 void vma_fast_ready(struct dump_ctx *ctx);
 void vma_fast_end(struct dump_ctx *ctx);
+
+/*
+ * thread-facts.c: the threads of each multithreaded process listed with
+ * what they share (task-bpf.h) into ctx->thr, once the tree is frozen;
+ * nothing when the iterator is not worth it or not there.
+ */
+void dump_threads_read(struct dump_ctx *ctx);
+void dump_threads_fini(struct dump_ctx *ctx);
+/* thread-facts.c: before the seize, the iterator loaded in a thread for a root of many threads. */
+void dump_threads_prefetch(struct dump_ctx *ctx);
+/* thread-facts.c: the threads of @dt's process as listed, or NULL. */
+const struct proc_threads *dump_threads_of(const struct dump_ctx *ctx, const struct dump_task *dt);
+/*
+ * thread-facts.c: the first thread of @t whose @f is not its leader's
+ * (told by @p, or else by kcmp() of @kcmp_type), or 0.
+ */
+pid_t thread_apart(const struct proc_threads *p, const struct seized_task *t, enum thread_field f,
+		   int kcmp_type);
 
 /*
  * pages-spare.c: before the freeze, on a tmpfs, room for the first pages

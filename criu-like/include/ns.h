@@ -67,6 +67,7 @@ int ns_ids_read_kinds(pid_t pid, pid_t tid, unsigned int kinds, struct ns_ids *r
 void ns_ids_read_many(const pid_t *pids, const pid_t *tids, const unsigned int *kinds,
 		      unsigned int n, struct ns_ids *rets, int *errs);
 struct seized_task;
+struct proc_threads;
 /*
  * Whether thread @j of @t is read of every kind: its first live thread. The
  * others only of NS_THREAD_KINDS, the rest taken from the first
@@ -76,8 +77,11 @@ bool ns_ids_full(const struct seized_task *t, unsigned int j);
 /*
  * The namespaces of every thread of @tree but its zombies', in tree order,
  * read side by side (ns_ids_read_many()): *@ret_ids and *@ret_errs, to free.
+ * A thread listed in @thr[i] (NULL: none) with the nsproxy of its process's
+ * first thread has that thread's, without a read (ns_ids_copy_first()).
  */
-int ns_ids_read_tree(const struct pstree *tree, struct ns_ids **ret_ids, int **ret_errs);
+int ns_ids_read_tree(const struct pstree *tree, const struct proc_threads *thr,
+		     struct ns_ids **ret_ids, int **ret_errs);
 /*
  * Complete @task, thread @tid of @t read of NS_THREAD_KINDS only, from
  * @first, its process's first live thread; 0, or -EOPNOTSUPP (logged) for a
@@ -269,8 +273,11 @@ enum ns_kind ns_plan_differ(const struct ns_dump_plan *plan, const struct ns_ids
  * Every live thread of @tree in the namespaces of @plan: criu-like's, or for
  * the kinds the tree has of its own, its root's. 0, or -EOPNOTSUPP logged as
  * "pid P (thread T): its uts namespace uts:[I] is not criu-like's (uts:[J]): ...".
+ * @thr (NULL: none): the threads of tree->tasks[i] listed in @thr[i]
+ * (task-bpf.h), those in their process's first thread's nsproxy not read.
  */
-int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan);
+int ns_check_tree(const struct pstree *tree, const struct proc_threads *thr,
+		  struct ns_dump_plan *plan);
 /* Write the image of every namespace the tree has of its own, read from its root @pid. */
 int ns_dump_tree(struct ns_dump_plan *plan, pid_t pid, int dirfd);
 

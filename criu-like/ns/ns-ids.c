@@ -19,6 +19,7 @@
 #include "log.h"
 #include "ns.h"
 #include "seize.h"
+#include "task-bpf.h"
 #include "util.h"
 
 /*
@@ -117,7 +118,10 @@ static void *ids_worker(void *arg)
 	unsigned int i;
 
 	while ((i = atomic_fetch_add(&j->next, 1)) < j->n)
-		j->errs[i] = ns_ids_read_kinds(j->pids[i], j->tids[i], j->kinds[i], &j->rets[i]);
+		/* no kind: taken from another thread (ns_ids_read_tree()) */
+		j->errs[i] = !j->kinds[i] ? 0
+					  : ns_ids_read_kinds(j->pids[i], j->tids[i], j->kinds[i],
+							      &j->rets[i]);
 	return NULL;
 }
 
@@ -135,9 +139,11 @@ void ns_ids_read_many(const pid_t *pids, const pid_t *tids, const unsigned int *
 	};
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	pthread_t th[8];
-	unsigned int nth = 0, want = cpus > 1 ? (unsigned int)cpus - 1 : 0;
+	unsigned int nth = 0, want = cpus > 1 ? (unsigned int)cpus - 1 : 0, i, reads = 0;
 
-	want = min(min(want, (unsigned int)ARRAY_SIZE(th)), n / IDS_PER_THREAD_MIN);
+	for (i = 0; i < n; i++)
+		reads += kinds[i] != 0;
+	want = min(min(want, (unsigned int)ARRAY_SIZE(th)), reads / IDS_PER_THREAD_MIN);
 	atomic_init(&j.next, 0);
 	while (nth < want && !pthread_create(&th[nth], NULL, ids_worker, &j))
 		nth++;
@@ -151,30 +157,51 @@ bool ns_ids_full(const struct seized_task *t, unsigned int j)
 	return j == 0 || (j == 1 && !t->threads[0].seized);
 }
 
-int ns_ids_read_tree(const struct pstree *tree, struct ns_ids **ret_ids, int **ret_errs)
+/* The index of @t's first thread, the one read of every kind (ns_ids_full()). */
+static unsigned int first_thread(const struct seized_task *t)
 {
-	unsigned int i, j, n = 0;
+	return t->nr_threads > 1 && !t->threads[0].seized ? 1 : 0;
+}
+
+int ns_ids_read_tree(const struct pstree *tree, const struct proc_threads *thr,
+		     struct ns_ids **ret_ids, int **ret_errs)
+{
+	unsigned int i, j, n = 0, f;
 	_cleanup_free_ pid_t *pids = NULL, *tids = NULL;
-	_cleanup_free_ unsigned int *kinds = NULL;
+	_cleanup_free_ unsigned int *kinds = NULL, *from = NULL;
 
 	for (i = 0; i < tree->nr_tasks; i++)
 		n += tree->tasks[i]->state == TASK_ZOMBIE ? 0 : tree->tasks[i]->nr_threads;
 	pids = calloc(n + 1, sizeof(*pids));
 	tids = calloc(n + 1, sizeof(*tids));
 	kinds = calloc(n + 1, sizeof(*kinds));
+	from = calloc(n + 1, sizeof(*from));
 	*ret_ids = calloc(n + 1, sizeof(**ret_ids));
 	*ret_errs = calloc(n + 1, sizeof(**ret_errs));
-	if (!pids || !tids || !kinds || !*ret_ids || !*ret_errs)
+	if (!pids || !tids || !kinds || !from || !*ret_ids || !*ret_errs)
 		return -ENOMEM;
-	for (i = 0, n = 0; i < tree->nr_tasks; i++)
-		for (j = 0; tree->tasks[i]->state != TASK_ZOMBIE && j < tree->tasks[i]->nr_threads;
+	for (i = 0, n = 0; i < tree->nr_tasks; i++) {
+		const struct seized_task *t = tree->tasks[i];
+
+		for (j = 0, f = n + first_thread(t); t->state != TASK_ZOMBIE && j < t->nr_threads;
 		     j++, n++) {
-			pids[n] = tree->tasks[i]->pid;
-			tids[n] = tree->tasks[i]->threads[j].tid;
-			kinds[n] = ns_ids_full(tree->tasks[i], j) ? (1U << NS_NR) - 1
-								  : NS_THREAD_KINDS;
+			pids[n] = t->pid;
+			tids[n] = t->threads[j].tid;
+			kinds[n] = ns_ids_full(t, j) ? (1U << NS_NR) - 1 : NS_THREAD_KINDS;
+			/* the first thread's nsproxy: its namespaces (from[n] is f + 1) */
+			if (!ns_ids_full(t, j) && thr &&
+			    threads_same(&thr[i], tids[f], tids[n], THR_NSPROXY)) {
+				kinds[n] = 0;
+				from[n] = f + 1;
+			}
 		}
+	}
 	ns_ids_read_many(pids, tids, kinds, n, *ret_ids, *ret_errs);
+	for (i = 0; i < n; i++)
+		if (from[i]) {
+			(*ret_ids)[i] = (*ret_ids)[from[i] - 1];
+			(*ret_errs)[i] = (*ret_errs)[from[i] - 1];
+		}
 	return 0;
 }
 

@@ -432,7 +432,8 @@ static int nested_thread(const struct ns_dump_plan *plan, enum ns_kind k, pid_t 
 	return 0;
 }
 
-int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
+int ns_check_tree(const struct pstree *tree, const struct proc_threads *thr,
+		  struct ns_dump_plan *plan)
 {
 	const struct seized_task *root = tree->root;
 	_cleanup_free_ uint64_t(*times)[2] = NULL;
@@ -462,7 +463,7 @@ int ns_check_tree(const struct pstree *tree, struct ns_dump_plan *plan)
 		if (plan->own[k] && ns_owner_kind(k) == k)
 			pr_info("pid %d: the tree has its own %s namespace %s:[%llu]\n", root->pid,
 				ns_names[k], ns_names[k], (unsigned long long)plan->root.ino[k]);
-	err = ns_ids_read_tree(tree, &all, &errs);
+	err = ns_ids_read_tree(tree, thr, &all, &errs);
 	if (err)
 		return err;
 	for (i = 0, n = 0; i < tree->nr_tasks; i++) {

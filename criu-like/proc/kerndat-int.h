@@ -28,6 +28,7 @@ int kd_probe_proc_maps(struct kerndat *kd, const struct kd_feature_desc *f);
 int kd_probe_pagemap_scan(struct kerndat *kd, const struct kd_feature_desc *f);
 int kd_probe_procmap_query(struct kerndat *kd, const struct kd_feature_desc *f);
 int kd_probe_bpf_vma_iter(struct kerndat *kd, const struct kd_feature_desc *f);
+int kd_probe_bpf_task_iter(struct kerndat *kd, const struct kd_feature_desc *f);
 int kd_probe_uffd(struct kerndat *kd, const struct kd_feature_desc *f);
 int kd_probe_uffd_wp_async(struct kerndat *kd, const struct kd_feature_desc *f);
 int kd_probe_soft_dirty(struct kerndat *kd, const struct kd_feature_desc *f);

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "proc-parse.h"
 #include "util.h"
+#include "task-bpf.h"
 #include "vma-bpf.h"
 #include "vma-fast.h"
 
@@ -129,6 +130,28 @@ int kd_probe_bpf_vma_iter(struct kerndat *kd, const struct kd_feature_desc *f)
 	vma_bpf_close(b);
 	if (p)
 		munmap(p, PAGE_SIZE);
+	return 0;
+}
+
+/* The BPF task iterator of proc/task-bpf.c, on ourselves: our one thread, with its nsproxy. */
+int kd_probe_bpf_task_iter(struct kerndat *kd, const struct kd_feature_desc *f)
+{
+	struct thread_raw *r = NULL;
+	unsigned int n = 0;
+	int prog = task_bpf_open(), err = prog < 0 ? prog : 0;
+
+	if (!err)
+		err = task_bpf_read(prog, getpid(), &r, &n);
+	if (err)
+		kd_set(kd, f->id, false, "%s", strerror(-err));
+	else if (n != 1 || r[0].tid != (uint32_t)getpid() || !r[0].ptr[THR_NSPROXY])
+		kd_set(kd, f->id, false, "the iterator listed %u threads of ours, not our one", n);
+	else
+		kd_set(kd, f->id, true,
+		       "our thread listed with its nsproxy, css_set, files and fs");
+	free(r);
+	if (prog >= 0)
+		close(prog);
 	return 0;
 }
 

@@ -565,6 +565,8 @@ static const struct kd_feature_desc features[KD__MAX] = {
 	     "look up single memory areas fast (dump)"),
 	FEAT(KD_BPF_VMA_ITER, "bpf-vma-iter", KD_USED, 6, 1, kd_probe_bpf_vma_iter, 0,
 	     "VMA flags without smaps' page walk (dump of much memory, --snapshot)"),
+	FEAT(KD_BPF_TASK_ITER, "bpf-task-iter", KD_USED, 6, 1, kd_probe_bpf_task_iter, 0,
+	     "what a process's threads share in one read (dump of many threads)"),
 	FEAT(KD_UFFD, "userfaultfd", KD_USED, 4, 3, kd_probe_uffd, 0,
 	     "serve missing pages on demand (lazy-pages)"),
 	FEAT(KD_UFFD_WP_ASYNC, "uffd-wp-async", KD_USED, 6, 7, kd_probe_uffd_wp_async, 0,

@@ -70,20 +70,17 @@ static int read_fs_link(pid_t pid, const char *name, char *buf, size_t size, boo
 static int check_fs_sharing(struct dump_ctx *ctx, const struct dump_task *dt, bool *with_parent)
 {
 	const struct seized_task *t = dt->t;
-	pid_t other = 0;
-	unsigned int i;
+	pid_t other = 0, apart;
 	int r;
 
 	*with_parent = false;
 	ctx->fs_owners.type = KCMP_FS;
-	for (i = 1; i < t->nr_threads; i++) {
-		r = kcmp_pids(t->threads[i].tid, t->pid, KCMP_FS);
-		if (r > 0) {
-			pr_err("pid %d: thread %d has an fs context (cwd, root, umask) of its own "
-			       "(unshare(CLONE_FS)): not supported\n",
-			       t->pid, t->threads[i].tid);
-			return -EOPNOTSUPP;
-		}
+	apart = thread_apart(dump_threads_of(ctx, dt), t, THR_FS, KCMP_FS);
+	if (apart) {
+		pr_err("pid %d: thread %d has an fs context (cwd, root, umask) of its own "
+		       "(unshare(CLONE_FS)): not supported\n",
+		       t->pid, apart);
+		return -EOPNOTSUPP;
 	}
 	if (t->parent) {
 		r = kcmp_pids(t->pid, t->parent->pid, KCMP_FS);

@@ -8,7 +8,10 @@
 # process's first thread and only these of the others (ns.h,
 # NS_THREAD_KINDS): this is what keeps that shortcut honest. The thread
 # apart is the third of three (the main one, an idle one, then it). A
-# control run with no unshare must dump (leave-running).
+# control run with no unshare must dump (leave-running). Twice: with the BPF
+# task iterator, which tells a thread in its first thread's namespaces by
+# their nsproxy (CRIU_LIKE_TASK_BPF=1, dump/thread-facts.c), and with every
+# thread's links read (=0).
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 [ "$(id -u)" = 0 ] || { echo "ns-thread: needs root"; exit 77; }
@@ -84,28 +87,38 @@ stop() {
 }
 
 checks=0
-start 0
-rm -rf "$tmp/img"
-"$CRIU_LIKE" dump -t $vp -D "$tmp/img" -R >/dev/null 2>"$tmp/err" ||
-	fail "control: the dump of $vp (no thread apart) failed"
-untouched control
-stop
-checks=$((checks + 1))
-
-for c in net:0x40000000 ipc:0x08000000 uts:0x04000000 mnt:0x00020000 cgroup:0x02000000 \
-	pid_for_children:0x20000000 time_for_children:0x80; do
-	kind=${c%%:*}
-	[ -e /proc/self/ns/$kind ] || { echo "skip: $kind: no such namespace here"; continue; }
-	start "${c#*:}"
+for how in iterator links; do
+	[ $how = iterator ] && export CRIU_LIKE_TASK_BPF=1 || export CRIU_LIKE_TASK_BPF=0
+	start 0
 	rm -rf "$tmp/img"
-	if "$CRIU_LIKE" dump -t $vp -D "$tmp/img" -R >/dev/null 2>"$tmp/err"; then
-		fail "$kind: the dump of $vp with thread $tt in a $kind namespace of its own succeeded"
-	fi
-	grep -E "pid $vp.*thread $tt.*$kind namespace" "$tmp/err" >"$tmp/why" ||
-		fail "$kind: no refusal naming pid $vp, thread $tt and the $kind namespace"
-	untouched "$kind"
+	"$CRIU_LIKE" dump -t $vp -D "$tmp/img" -R -v4 -o dump.log >/dev/null 2>"$tmp/err" ||
+		fail "control ($how): the dump of $vp (no thread apart) failed"
+	# the iterator ran where the kernel has one, and only then
+	ran=$(grep -c "task iterator: 3 threads of 1 processes" "$tmp/img/dump.log")
+	case $how:$ran in
+	iterator:0) "$CRIU_LIKE" check 2>/dev/null | grep -q "^bpf-task-iter *present" &&
+		fail "control ($how): the task iterator did not run" ;;
+	links:[1-9]*) fail "control ($how): the task iterator ran with CRIU_LIKE_TASK_BPF=0" ;;
+	esac
+	untouched "control ($how)"
 	stop
 	checks=$((checks + 1))
-	echo "ok: $kind: $(head -n 1 "$tmp/why" | sed 's/^[^:]*: //')"
+
+	for c in net:0x40000000 ipc:0x08000000 uts:0x04000000 mnt:0x00020000 cgroup:0x02000000 \
+		pid_for_children:0x20000000 time_for_children:0x80; do
+		kind=${c%%:*}
+		[ -e /proc/self/ns/$kind ] || { echo "skip: $kind: no such namespace here"; continue; }
+		start "${c#*:}"
+		rm -rf "$tmp/img"
+		if "$CRIU_LIKE" dump -t $vp -D "$tmp/img" -R >/dev/null 2>"$tmp/err"; then
+			fail "$kind ($how): the dump of $vp with thread $tt in a $kind namespace of its own succeeded"
+		fi
+		grep -E "pid $vp.*thread $tt.*$kind namespace" "$tmp/err" >"$tmp/why" ||
+			fail "$kind ($how): no refusal naming pid $vp, thread $tt and the $kind namespace"
+		untouched "$kind ($how)"
+		stop
+		checks=$((checks + 1))
+		echo "ok: $kind ($how): $(head -n 1 "$tmp/why" | sed 's/^[^:]*: //')"
+	done
 done
 echo "ns-thread: $checks checks passed"

@@ -70,6 +70,11 @@ try() {
 try fs-sibling "shares its fs context (cwd, root, umask) with pid"
 try fs-thread "has an fs context (cwd, root, umask) of its own (unshare(CLONE_FS))"
 try files-thread "has an fd table of its own (unshare(CLONE_FILES))"
+# the same two with the BPF task iterator (dump/thread-facts.c) telling the threads apart
+export CRIU_LIKE_TASK_BPF=1
+try fs-thread "has an fs context (cwd, root, umask) of its own (unshare(CLONE_FS))"
+try files-thread "has an fd table of its own (unshare(CLONE_FILES))"
+unset CRIU_LIKE_TASK_BPF
 try files-sibling "shares its fd table with pid"
 try files-outside "pid %P shares its fd table with its parent"
 mkdir "$tmp/root"

@@ -18,67 +18,10 @@
 #include <cmocka.h>
 #include <linux/btf.h>
 
+#include "lib/btf-blob.h"
 #include "proc-parse.h"
 #include "util.h"
 #include "vma-bpf.h"
-
-/* A BTF blob under construction. */
-struct blob {
-	uint8_t types[1024];
-	size_t tlen;
-	char strs[512];
-	size_t slen;
-};
-
-static uint32_t str(struct blob *b, const char *s)
-{
-	uint32_t off = (uint32_t)b->slen;
-
-	memcpy(b->strs + b->slen, s, strlen(s) + 1);
-	b->slen += strlen(s) + 1;
-	return off;
-}
-
-static void put(struct blob *b, const void *p, size_t n)
-{
-	memcpy(b->types + b->tlen, p, n);
-	b->tlen += n;
-}
-
-static void type(struct blob *b, uint32_t name, unsigned int kind, unsigned int vlen,
-		 uint32_t size_or_type)
-{
-	struct btf_type t = { .name_off = name, .info = (kind << 24) | vlen, .size = size_or_type };
-
-	put(b, &t, sizeof(t));
-}
-
-static void member(struct blob *b, uint32_t name, uint32_t type_id, uint32_t bits)
-{
-	struct btf_member m = { name, type_id, bits };
-
-	put(b, &m, sizeof(m));
-}
-
-/* The blob with its header, malloc'ed. */
-static uint8_t *finish(struct blob *b, size_t *len)
-{
-	struct btf_header h = { .magic = BTF_MAGIC,
-				.version = BTF_VERSION,
-				.hdr_len = sizeof(h),
-				.type_off = 0,
-				.type_len = (uint32_t)b->tlen,
-				.str_off = (uint32_t)b->tlen,
-				.str_len = (uint32_t)b->slen };
-	uint8_t *d = malloc(sizeof(h) + b->tlen + b->slen);
-
-	assert_non_null(d);
-	memcpy(d, &h, sizeof(h));
-	memcpy(d + sizeof(h), b->types, b->tlen);
-	memcpy(d + sizeof(h) + b->tlen, b->strs, b->slen);
-	*len = sizeof(h) + b->tlen + b->slen;
-	return d;
-}
 
 /*
  * 1 int long; 2 struct {vm_start, vm_end}; 3 union {anon 2, vm_freeptr};
@@ -91,26 +34,26 @@ static uint8_t *sample(size_t *len, const char *func)
 	struct blob b = { .slen = 1 };
 	uint32_t four = 64; /* encoding 0, offset 0, 64 bits */
 
-	type(&b, str(&b, "long unsigned int"), BTF_KIND_INT, 0, 8);
-	put(&b, &four, sizeof(four));
-	type(&b, 0, BTF_KIND_STRUCT, 2, 16);
-	member(&b, str(&b, "vm_start"), 1, 0);
-	member(&b, str(&b, "vm_end"), 1, 64);
-	type(&b, 0, BTF_KIND_UNION, 2, 16);
-	member(&b, 0, 2, 0);
-	member(&b, str(&b, "vm_freeptr"), 1, 0);
-	type(&b, str(&b, "vm_flags_t"), BTF_KIND_TYPEDEF, 0, 1);
-	type(&b, 0, BTF_KIND_CONST, 0, 4);
-	type(&b, 0, BTF_KIND_UNION, 2, 8);
-	member(&b, str(&b, "vm_flags"), 5, 0);
-	member(&b, str(&b, "__vm_flags"), 4, 0);
-	type(&b, str(&b, "vm_area_struct"), BTF_KIND_STRUCT, 3, 40);
-	member(&b, 0, 3, 0);
-	member(&b, str(&b, "vm_mm"), 1, 128);
-	member(&b, 0, 6, 256);
-	type(&b, 0, BTF_KIND_FUNC_PROTO, 0, 0);
-	type(&b, str(&b, func), BTF_KIND_FUNC, 0, 8);
-	return finish(&b, len);
+	blob_type(&b, blob_str(&b, "long unsigned int"), BTF_KIND_INT, 0, 8);
+	blob_put(&b, &four, sizeof(four));
+	blob_type(&b, 0, BTF_KIND_STRUCT, 2, 16);
+	blob_member(&b, blob_str(&b, "vm_start"), 1, 0);
+	blob_member(&b, blob_str(&b, "vm_end"), 1, 64);
+	blob_type(&b, 0, BTF_KIND_UNION, 2, 16);
+	blob_member(&b, 0, 2, 0);
+	blob_member(&b, blob_str(&b, "vm_freeptr"), 1, 0);
+	blob_type(&b, blob_str(&b, "vm_flags_t"), BTF_KIND_TYPEDEF, 0, 1);
+	blob_type(&b, 0, BTF_KIND_CONST, 0, 4);
+	blob_type(&b, 0, BTF_KIND_UNION, 2, 8);
+	blob_member(&b, blob_str(&b, "vm_flags"), 5, 0);
+	blob_member(&b, blob_str(&b, "__vm_flags"), 4, 0);
+	blob_type(&b, blob_str(&b, "vm_area_struct"), BTF_KIND_STRUCT, 3, 40);
+	blob_member(&b, 0, 3, 0);
+	blob_member(&b, blob_str(&b, "vm_mm"), 1, 128);
+	blob_member(&b, 0, 6, 256);
+	blob_type(&b, 0, BTF_KIND_FUNC_PROTO, 0, 0);
+	blob_type(&b, blob_str(&b, func), BTF_KIND_FUNC, 0, 8);
+	return blob_finish(&b, len);
 }
 
 static void test_layout(void **state)
