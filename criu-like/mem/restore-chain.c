@@ -489,6 +489,28 @@ static int lazy_segs(const struct restore_ctx *ctx, pid_t pid, const CoreEntry *
 }
 
 /*
+ * --lazy-pages: what lies outside the lazy VMAs, and the eager pages, of
+ * level 0's entries (lazy_segs() on the entries themselves), resolved
+ * through the chain; the lazy-pages daemon resolves the rest for itself.
+ * An address the chain does not hold (never populated) resolves to
+ * nothing either way; the lazy VMAs are those holding entries.
+ */
+static int lazy_resolve(struct restore_ctx *ctx, pid_t pid, const CoreEntry *core,
+			struct rst_mem_plan *p, const struct chain *c, struct rst_chain_segs *segs)
+{
+	struct rst_chain_segs need = { 0 };
+	int err;
+
+	err = rst_chain_top(&c->lv[0], &need);
+	if (!err)
+		err = lazy_segs(ctx, pid, core, p, &need);
+	if (!err)
+		err = rst_chain_resolve_ranges(pid, c->lv, c->n, &need, segs);
+	free(need.seg);
+	return err;
+}
+
+/*
  * pagemap-PID.img has PE_PARENT entries, or the restore is lazy: read the
  * pages through DIR/parent, DIR/parent/parent... into a memfd.
  */
@@ -502,10 +524,10 @@ static int read_chain_in(struct restore_ctx *ctx, const CoreEntry *core, pid_t p
 	err = chain_open(c, ctx->dirfd, ctx->opts->images_dir, pid, h, pe, n);
 	/* the lazy-pages daemon reads what it serves itself; others read the rest */
 	c->defer = !ctx->opts->lazy_pages;
-	if (!err)
+	if (!err && !ctx->opts->lazy_pages)
 		err = rst_chain_resolve(pid, c->lv, c->n, &segs);
 	if (!err && ctx->opts->lazy_pages)
-		err = lazy_segs(ctx, pid, core, p, &segs);
+		err = lazy_resolve(ctx, pid, core, p, c, &segs);
 	if (!err)
 		err = chain_flatten(c, pid, &segs, p, ctx->service_fd_base);
 	free(segs.seg);

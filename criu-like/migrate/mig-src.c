@@ -408,6 +408,11 @@ static void go_delay(void)
 	usleep((useconds_t)(ms > 60000 ? 60000 : ms) * 1000);
 }
 
+static void mig_fwd_freep(struct mig_fwd **f)
+{
+	mig_fwd_free(*f);
+}
+
 /*
  * post-dump of the final dump, the tree frozen and its network locked: the
  * rest of the images, the restore there, GO, RUNNING. 0 lets the dump kill
@@ -418,6 +423,7 @@ static int final_hook(void *priv, const char *action, pid_t root __unused)
 	struct mig_src *s = priv;
 	char dir[PATH_MAX], text[MIG_TEXT_MAX];
 	_cleanup_close_ int dfd = -1;
+	_cleanup_(mig_fwd_freep) struct mig_fwd *fwd = NULL;
 	int64_t arg = 0;
 	int len, err;
 
@@ -438,6 +444,9 @@ static int final_hook(void *priv, const char *action, pid_t root __unused)
 	 */
 	s->restore_sent = true;
 	err = mig_send(s->fd, MIG_RESTORE, 0, text, (size_t)len);
+	/* made while the destination restores: after GO only the packets go */
+	if (!err && !s->o->no_packet_hold)
+		fwd = mig_fwd_prepare(dfd);
 	if (!err)
 		err = end_round_ack(s, s->round);
 	if (!err)
@@ -448,8 +457,8 @@ static int final_hook(void *priv, const char *action, pid_t root __unused)
 	/* from GO on the destination's copy runs: the source's must not come back */
 	err = mig_send(s->fd, MIG_GO, 0, NULL, 0);
 	/* what the peers sent here since the lock: to the destination, which holds it */
-	if (!err && !s->o->no_packet_hold)
-		mig_forward_held(dfd);
+	if (!err)
+		mig_fwd_send(fwd);
 	if (!err)
 		err = mig_expect(s->fd, MIG_RUNNING, &arg, "GO");
 	if (err) {

@@ -523,6 +523,66 @@ static void test_chain_resolve(void **state)
 }
 
 /*
+ * The same chain, parts of level 0 only (a lazy restore's eager pages): each
+ * part from the same level and offset as in the whole resolution, nothing
+ * for a range the chain never held, and the whole of level 0 as ranges gives
+ * the whole resolution.
+ */
+static void test_chain_resolve_ranges(void **state)
+{
+	PagemapEntry e[8];
+	PagemapEntry *l0[] = { chain_pe(&e[0], 0x10000, 4, PAGEMAP_FLAG__PE_PARENT),
+			       chain_pe(&e[1], 0x14000, 1, PAGEMAP_FLAG__PE_PRESENT) };
+	PagemapEntry *l1[] = { chain_pe(&e[2], 0x10000, 1, PAGEMAP_FLAG__PE_PRESENT),
+			       chain_pe(&e[3], 0x11000, 3, PAGEMAP_FLAG__PE_PARENT) };
+	PagemapEntry *l2[] = { chain_pe(&e[4], 0x10000, 2, PAGEMAP_FLAG__PE_PRESENT),
+			       chain_pe(&e[5], 0x13000, 1, PAGEMAP_FLAG__PE_PRESENT) };
+	struct rst_chain_level lv[3] = { { "d0", l0, 2, NULL },
+					 { "d1", l1, 2, NULL },
+					 { "d2", l2, 2, NULL } };
+	struct rst_chain_seg r[3] = { { .vaddr = 0x11000, .len = 0x1000 },
+				      { .vaddr = 0x12000, .len = 0x1000 },
+				      { .vaddr = 0x13000, .len = 0x2000 } };
+	struct rst_chain_segs ranges = { 3, 3, r }, s = { 0 }, all = { 0 }, top = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rst_chain_offsets(&lv[i]), 0);
+	assert_int_equal(rst_chain_resolve_ranges(1, lv, 3, &ranges, &s), 0);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(s.seg[0].vaddr, 0x11000); /* d2, its second page */
+	assert_int_equal(s.seg[0].level, 2);
+	assert_int_equal(s.seg[0].off, 0x1000);
+	/* 0x12000: in no level, nothing */
+	assert_int_equal(s.seg[1].vaddr, 0x13000);
+	assert_int_equal(s.seg[1].level, 2);
+	assert_int_equal(s.seg[1].off, 0x2000);
+	assert_int_equal(s.seg[2].vaddr, 0x14000);
+	assert_int_equal(s.seg[2].level, 0);
+	assert_int_equal(s.seg[2].len, 0x1000);
+	free(s.seg);
+	s = (struct rst_chain_segs){ 0 };
+	assert_int_equal(rst_chain_top(&lv[0], &top), 0);
+	assert_int_equal(top.n, 2);
+	assert_int_equal(top.seg[0].len, 0x4000);
+	assert_int_equal(rst_chain_resolve_ranges(1, lv, 3, &top, &s), 0);
+	assert_int_equal(rst_chain_resolve(1, lv, 3, &all), 0);
+	assert_int_equal(s.n, all.n);
+	for (size_t i = 0; i < all.n; i++) {
+		assert_int_equal(s.seg[i].vaddr, all.seg[i].vaddr);
+		assert_int_equal(s.seg[i].len, all.seg[i].len);
+		assert_int_equal(s.seg[i].level, all.seg[i].level);
+		assert_int_equal(s.seg[i].entry, all.seg[i].entry);
+		assert_int_equal(s.seg[i].off, all.seg[i].off);
+	}
+	free(s.seg);
+	free(all.seg);
+	free(top.seg);
+	for (int i = 0; i < 3; i++)
+		free(lv[i].off);
+}
+
+/*
  * A parent level whose entries go back (a tail reported twice by a dump that
  * resumed PAGEMAP_SCAN at a stale walk_end): refused, not searched by halves,
  * which would take its pages for never populated (zeros).
@@ -597,6 +657,7 @@ int main(void)
 		cmocka_unit_test(test_runs_offsets_and_merge),
 		cmocka_unit_test(test_runs_empty),
 		cmocka_unit_test(test_chain_resolve),
+		cmocka_unit_test(test_chain_resolve_ranges),
 		cmocka_unit_test(test_chain_deduped),
 		cmocka_unit_test(test_chain_parent_out_of_order),
 		cmocka_unit_test(test_runs_refused),
