@@ -31,6 +31,13 @@ struct vmas_ahead *vmas_ahead_read(const pid_t *pids, unsigned int n);
 int vmas_ahead_take(struct vmas_ahead *a, pid_t pid, struct vma_list *ret);
 void vmas_ahead_free(struct vmas_ahead *a);
 
+struct vma_raw;
+/* The same VMAs with the same kernel flags, as two reads of the BPF iterator give them. */
+bool vma_raw_same(const struct vma_raw *a, unsigned int na, const struct vma_raw *b,
+		  unsigned int nb);
+/* Does @l (smaps) hold the VMAs of @r, no more? [vsyscall] (not of the mm) aside. */
+bool vma_raw_is_list(const struct vma_list *l, const struct vma_raw *r, unsigned int n);
+
 /* Do @maps (read in the freeze) and @smaps (read ahead) name the same VMAs? (pure) */
 bool vmas_ahead_same(const struct vma_list *maps, const struct vma_list *smaps);
 

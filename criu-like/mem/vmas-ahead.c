@@ -42,14 +42,13 @@ struct vmas_ahead {
 	unsigned int nr;
 };
 
-static bool raw_same(const struct vma_raw *a, unsigned int na, const struct vma_raw *b,
-		     unsigned int nb)
+bool vma_raw_same(const struct vma_raw *a, unsigned int na, const struct vma_raw *b,
+		  unsigned int nb)
 {
 	return na == nb && (!na || !memcmp(a, b, na * sizeof(*a)));
 }
 
-/* Does @l hold the VMAs of @r, no more? [vsyscall] (not of the mm) aside. */
-static bool raw_is_list(const struct vma_list *l, const struct vma_raw *r, unsigned int n)
+bool vma_raw_is_list(const struct vma_list *l, const struct vma_raw *r, unsigned int n)
 {
 	unsigned int i, k = 0;
 
@@ -94,8 +93,8 @@ static int read_task(struct vma_bpf *bpf, struct ahead_task *p)
 		err = smaps_read(p->pid, NULL, 0, &p->smaps);
 	if (!err)
 		err = vma_bpf_read(bpf, p->pid, &p->raw, &p->nr_raw);
-	if (!err &&
-	    (!raw_same(a, na, p->raw, p->nr_raw) || !raw_is_list(&p->smaps, p->raw, p->nr_raw)))
+	if (!err && (!vma_raw_same(a, na, p->raw, p->nr_raw) ||
+		     !vma_raw_is_list(&p->smaps, p->raw, p->nr_raw)))
 		err = -EAGAIN;
 	free(a);
 	return err;
@@ -158,7 +157,7 @@ int vmas_ahead_take(struct vmas_ahead *a, pid_t pid, struct vma_list *ret)
 	err = vma_bpf_read(a->bpf, pid, &r, &n);
 	if (!err)
 		err = proc_parse_maps(pid, false, &maps);
-	same = !err && raw_same(r, n, p->raw, p->nr_raw) && vmas_ahead_same(&maps, &p->smaps);
+	same = !err && vma_raw_same(r, n, p->raw, p->nr_raw) && vmas_ahead_same(&maps, &p->smaps);
 	free(r);
 	vma_list_fini(&maps);
 	if (err)
