@@ -28,6 +28,7 @@
 #include "snapshot.h"
 #include "stats.h"
 #include "util.h"
+#include "vmas-ahead.h"
 
 /* /proc/@pid/limits, malloc'ed, before the parasite may raise RLIMIT_NOFILE (core.c). */
 static int read_limits(pid_t pid, char **ret)
@@ -239,7 +240,7 @@ static int prepare_vmas(const struct cr_options *o, bool snap, struct dump_task 
 	_cleanup_free_ struct vma_list *vl = calloc(n + 1, sizeof(*vl));
 	_cleanup_free_ int *errs = calloc(n + 1, sizeof(*errs));
 	_cleanup_free_ uint64_t *us = calloc(n + 1, sizeof(*us));
-	unsigned int i;
+	unsigned int i, k;
 	int err = 0;
 
 	for (i = 0; snap && i < n && !err; i++)
@@ -248,12 +249,25 @@ static int prepare_vmas(const struct cr_options *o, bool snap, struct dump_task 
 		return err;
 	if (!pids || !vl || !errs || !us)
 		return -ENOMEM;
-	for (i = 0; i < n; i++)
-		pids[i] = dts[i]->t->pid;
-	smaps_read_many(pids, n, vl, errs, us);
-	for (i = 0; i < n; i++) {
-		dts[i]->vmas = vl[i];
-		err = err ?: prepare_smaps_read(o, dts[i], errs[i], us[i]);
+	/* read before the freeze (a migration's rounds) and unchanged: not walked again */
+	for (i = k = 0; i < n; i++) {
+		pid_t pid = dts[i]->t->pid;
+
+		if (o && o->vmas_ahead && !vmas_ahead_take(o->vmas_ahead, pid, &dts[i]->vmas))
+			pr_debug("pid %d: smaps as read before the freeze, unchanged\n", pid);
+		else
+			pids[k++] = pid;
+	}
+	smaps_read_many(pids, k, vl, errs, us);
+	/* pids[k] past those read is 0 (calloc'ed): the rest were taken */
+	for (i = k = 0; i < n; i++) {
+		if (dts[i]->t->pid != pids[k]) {
+			err = err ?: prepare_smaps_read(o, dts[i], 0, 0);
+			continue;
+		}
+		dts[i]->vmas = vl[k];
+		err = err ?: prepare_smaps_read(o, dts[i], errs[k], us[k]);
+		k++;
 	}
 	return err;
 }

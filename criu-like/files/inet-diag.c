@@ -30,6 +30,7 @@
 
 #include "files-int.h"
 #include "inet.h"
+#include "inet-scan.h"
 #include "log.h"
 #include "ns.h"
 #include "util.h"
@@ -486,6 +487,7 @@ static int cmp_holder(const void *a, const void *b)
 struct inet_scan {
 	pthread_t th;
 	bool started;
+	bool ready; /* read before the freeze (inet_scan_ahead()): no walk left */
 	bool done; /* the thread's walk is over (atomic) */
 	pid_t *tree;
 	size_t nr_tree;
@@ -585,6 +587,50 @@ static void scan_free(struct inet_scan *sc)
 	free(sc);
 }
 
+struct inet_scan *inet_scan_ahead(const pid_t *tree, size_t n)
+{
+	struct inet_scan *sc = calloc(1, sizeof(*sc));
+
+	if (!sc || !(sc->tree = calloc(n + 1, sizeof(*sc->tree)))) {
+		free(sc);
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(sc->tree, tree, n * sizeof(*tree));
+	sc->nr_tree = n;
+	sc->tree[sc->nr_tree++] = getpid();
+	scan_run(sc);
+	sc->ready = true;
+	pr_debug("processes outside the tree: %zu socket fds, read before the freeze%s\n", sc->nr,
+		 sc->err ? " (the walk failed)" : "");
+	return sc;
+}
+
+void inet_scan_ahead_free(struct inet_scan *sc)
+{
+	scan_free(sc);
+}
+
+/*
+ * The walk made before the freeze, for this dump: its sockets of processes
+ * that are not the dump's tasks (a task forked while the walk ran was not
+ * known to it as the tree's).
+ */
+static struct inet_scan *scan_from_ahead(const struct dump_ctx *ctx, const struct inet_scan *a)
+{
+	struct inet_scan *sc = scan_new(ctx);
+
+	if (!sc)
+		return NULL;
+	sc->err = a->err;
+	sc->ready = true;
+	sc->done = true;
+	for (size_t i = 0; !sc->err && i < a->nr; i++)
+		if (!scan_in_tree(sc, a->all[i].pid))
+			sc->err = scan_add(sc, a->all[i].ino, a->all[i].pid);
+	return sc;
+}
+
 /*
  * The lock's context and the holder made before the freeze
  * (netlock_dump_ahead(): a tree of this network namespace, packets held):
@@ -628,6 +674,14 @@ int inet_dump_start(struct dump_ctx *ctx)
 	in = inet_dump_get(ctx);
 	if (!in)
 		return -ENOMEM;
+	if (ctx->opts->inet_scan_ahead) {
+		/* read before the freeze (a migration's final dump: include/inet-scan.h) */
+		in->scan = scan_from_ahead(ctx, ctx->opts->inet_scan_ahead);
+		if (!in->scan)
+			return -ENOMEM;
+		early_start(ctx, in);
+		return 0;
+	}
 	in->scan = scan_new(ctx);
 	if (!in->scan)
 		return -ENOMEM;
@@ -655,7 +709,7 @@ static int holders_load(const struct dump_ctx *ctx, struct inet_dump *in)
 	if (sc->started) {
 		pthread_join(sc->th, NULL);
 		sc->started = false;
-	} else {
+	} else if (!sc->ready) {
 		scan_run(sc);
 	}
 	err = sc->err;

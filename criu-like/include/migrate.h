@@ -105,10 +105,16 @@ int mig_listen(const struct cr_options *o);
 
 /*
  * mig-fwd.c: the packets the final dump's lock held (its holder in the tree's
- * namespace), sent to the container's links where the destination has them;
- * @dfd the final round's images. How many went, or -errno (logged).
+ * namespace), sent to the container's links where the destination has them.
+ * mig_fwd_prepare(): the links of the final round's images (@dfd), the packet
+ * socket and the holder, while the destination restores (NULL: nothing will
+ * be forwarded, logged); mig_fwd_send() after GO: how many went, or -errno
+ * (logged).
  */
-int mig_forward_held(int dfd);
+struct mig_fwd;
+struct mig_fwd *mig_fwd_prepare(int dfd);
+int mig_fwd_send(struct mig_fwd *f);
+void mig_fwd_free(struct mig_fwd *f);
 struct hold_pkt;
 /*
  * The Ethernet frame of held packet @p (@data its bytes) to @dst from @src,

@@ -6,6 +6,8 @@
 #include <sys/types.h>
 
 struct cr_notifier; /* notify.h */
+struct vmas_ahead; /* vmas-ahead.h */
+struct inet_scan; /* inet-scan.h */
 
 /*
  * One options struct for every front end: the CLI fills it from argv, the
@@ -64,6 +66,10 @@ struct cr_options {
 	int n_inherit_fd;
 	const char *action_script; /* --action-script: run at every hook point (notify.h) */
 	const struct cr_notifier *notifier; /* the RPC client's hook points (rpc/notify.c) */
+	/* the tree's smaps read before the freeze (a migration's rounds: mem/vmas-ahead.c) */
+	struct vmas_ahead *vmas_ahead;
+	/* the fds of the processes outside the tree, read before the freeze (inet-scan.h) */
+	struct inet_scan *inet_scan_ahead;
 	const char *network_lock; /* --network-lock nftables|iptables|skip */
 	bool no_packet_hold; /* --no-packet-hold: the lock drops instead of holding (nfq-hold.h) */
 	const char *freeze_cgroup; /* --freeze-cgroup */

@@ -118,6 +118,15 @@ void rst_chain_fini(void);
  */
 int rst_chain_resolve(pid_t pid, const struct rst_chain_level *lv, unsigned int nlv,
 		      struct rst_chain_segs *out);
+/*
+ * The same for the parts of level 0 in @ranges only (each inside an entry
+ * of level 0): a lazy restore resolves what it reads itself, not what the
+ * lazy-pages daemon serves. Pure: test-restore-mem.c.
+ */
+int rst_chain_resolve_ranges(pid_t pid, const struct rst_chain_level *lv, unsigned int nlv,
+			     const struct rst_chain_segs *ranges, struct rst_chain_segs *out);
+/* Level 0's entries as they are, as segments (level 0, their index, offset 0). */
+int rst_chain_top(const struct rst_chain_level *top, struct rst_chain_segs *out);
 
 /*
  * Every saved page of one task, resolved through its pre-dump chain: the

@@ -475,6 +475,29 @@ int rst_chain_resolve(pid_t pid, const struct rst_chain_level *lv, unsigned int 
 	return err;
 }
 
+int rst_chain_resolve_ranges(pid_t pid, const struct rst_chain_level *lv, unsigned int nlv,
+			     const struct rst_chain_segs *ranges, struct rst_chain_segs *out)
+{
+	int err = 0;
+
+	for (unsigned int k = 0; k < nlv && !err; k++)
+		err = level_check(pid, &lv[k]);
+	for (size_t i = 0; i < ranges->n && !err; i++)
+		err = resolve_range(pid, lv, nlv, 0, ranges->seg[i].vaddr,
+				    ranges->seg[i].vaddr + ranges->seg[i].len, out);
+	return err;
+}
+
+int rst_chain_top(const struct rst_chain_level *top, struct rst_chain_segs *out)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < top->n && !err; i++)
+		err = seg_push(out, top->pe[i]->vaddr, (uint64_t)top->pe[i]->nr_pages * PAGE_SIZE,
+			       0, i, 0);
+	return err;
+}
+
 bool rst_lazy_vma(const VmaEntry *v)
 {
 	/*

@@ -36,6 +36,7 @@
 #include "snapshot-int.h"
 #include "stats.h"
 #include "util.h"
+#include "vmas-ahead.h"
 
 /* start time and the address space's fields of /proc/PID/stat: an exec changes them */
 static int read_ident(pid_t pid, unsigned long ident[11])
@@ -237,27 +238,6 @@ static void prearm_protect(struct snapshot *s)
 	}
 }
 
-static bool raw_same(const struct vma_raw *a, unsigned int na, const struct vma_raw *b,
-		     unsigned int nb)
-{
-	return na == nb && (!na || !memcmp(a, b, na * sizeof(*a)));
-}
-
-/* Does @l (smaps) hold the VMAs of @r, no more? [vsyscall] (not of the mm) aside. */
-static bool raw_is_layout(const struct vma_list *l, const struct vma_raw *r, unsigned int n)
-{
-	unsigned int i, k = 0;
-
-	for (i = 0; i < l->nr; i++) {
-		if (l->vmas[i].start >= 1UL << 63)
-			continue;
-		if (k == n || l->vmas[i].start != r[k].start || l->vmas[i].end != r[k].end)
-			return false;
-		k++;
-	}
-	return k == n;
-}
-
 /*
  * The tree running and armed: each task's smaps (its page table walk out of
  * the freeze), kept if its VMAs' kernel flags were the same before and after
@@ -283,7 +263,7 @@ static void prearm_read_vmas(struct snapshot *s)
 			err = smaps_read(p->pid, NULL, 0, &p->smaps);
 		if (!err)
 			err = vma_bpf_read(s->bpf, p->pid, &b, &nb);
-		if (!err && (!raw_same(a, na, b, nb) || !raw_is_layout(&p->smaps, b, nb)))
+		if (!err && (!vma_raw_same(a, na, b, nb) || !vma_raw_is_list(&p->smaps, b, nb)))
 			err = -EAGAIN;
 		free(a);
 		if (err) {
@@ -320,7 +300,7 @@ int snapshot_task_vmas(struct dump_ctx *ctx, struct dump_task *dt, const struct 
 	for (i = k = 0; i < n; i++)
 		if (r[i].start < area[0] || r[i].end > area[1])
 			r[k++] = r[i];
-	same = raw_same(r, k, p->raw, p->nr_raw) && vma_layout_same(maps, &p->smaps);
+	same = vma_raw_same(r, k, p->raw, p->nr_raw) && vma_layout_same(maps, &p->smaps);
 	free(r);
 	if (!same) {
 		pr_debug("pid %d: its VMAs changed since smaps was read: read again\n", t->pid);

@@ -23,6 +23,7 @@
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -47,11 +48,12 @@ struct fwd_link {
 	uint8_t src[ETH_ALEN]; /* the bridge's address */
 };
 
-struct fwd {
+struct mig_fwd {
 	int sk;
 	struct fwd_link l[FWD_LINKS_MAX];
 	size_t n;
 	unsigned int lost;
+	struct nfq_hold *h; /* the holder of the tree's namespace (not ours to stop) */
 };
 
 static int bridge_mac(int sk, const char *name, uint8_t mac[ETH_ALEN])
@@ -66,7 +68,7 @@ static int bridge_mac(int sk, const char *name, uint8_t mac[ETH_ALEN])
 }
 
 /* The veths of netns-@id.img whose outside end was on a bridge of this namespace. */
-static void fwd_links(struct fwd *f, int dfd, uint32_t id)
+static void fwd_links(struct mig_fwd *f, int dfd, uint32_t id)
 {
 	ProtobufCMessage *m = NULL;
 	NetnsEntry *ne;
@@ -109,7 +111,7 @@ size_t mig_fwd_frame(uint8_t *frame, size_t size, const uint8_t dst[6], const ui
 
 static int fwd_one(void *priv, const struct hold_pkt *p, const void *data)
 {
-	struct fwd *f = priv;
+	struct mig_fwd *f = priv;
 	uint8_t frame[sizeof(struct ether_header) + 0x10000];
 	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_halen = ETH_ALEN };
 	const struct fwd_link *l = NULL;
@@ -134,42 +136,62 @@ static int fwd_one(void *priv, const struct hold_pkt *p, const void *data)
 	return 0;
 }
 
-int mig_forward_held(int dfd)
+struct mig_fwd *mig_fwd_prepare(int dfd)
 {
-	struct fwd f = { .sk = -1 };
-	struct nfq_hold *h = NULL;
+	struct mig_fwd *f = calloc(1, sizeof(*f));
 	struct dirent *de;
 	DIR *d;
-	int saved, n;
+	int saved;
 	char tail;
 	uint32_t id;
 
-	f.sk = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if (f.sk < 0)
-		return neg_errno();
+	if (!f)
+		return NULL;
+	f->sk = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (f->sk < 0) {
+		pr_perror("no packet socket to forward what the source's lock held");
+		free(f);
+		return NULL;
+	}
 	d = fdopendir(dup(dfd));
 	if (d)
 		rewinddir(d); /* the offset is shared with @dfd, read to its end before */
 	while (d && (de = readdir(d)))
 		if (sscanf(de->d_name, "netns-%u.im%c", &id, &tail) == 2 && tail == 'g')
-			fwd_links(&f, dfd, id);
+			fwd_links(f, dfd, id);
 	if (d)
 		closedir(d);
 	/* the holder of the tree's namespace, started by this dump's lock */
-	if (f.n && ns_net_tree_fd() >= 0 && !ns_net_enter_tree(&saved)) {
-		h = nfq_hold_here(NULL, false);
+	if (f->n && ns_net_tree_fd() >= 0 && !ns_net_enter_tree(&saved)) {
+		f->h = nfq_hold_here(NULL, false);
 		ns_net_leave_tree(saved);
 	}
-	if (!h)
+	if (!f->h)
 		pr_debug("no packet holder of the tree's namespace to forward from (%zu links)\n",
-			 f.n);
-	n = h ? nfq_hold_give(h, fwd_one, &f) : 0;
-	close(f.sk);
+			 f->n);
+	return f;
+}
+
+int mig_fwd_send(struct mig_fwd *f)
+{
+	int n;
+
+	if (!f)
+		return 0;
+	n = f->h ? nfq_hold_give(f->h, fwd_one, f) : 0;
 	if (n < 0)
 		pr_warn("the packets the source's lock held are lost: %s\n", strerror(-n));
 	else
 		pr_info("%d packets the source's lock held forwarded to the destination, %u "
 			"lost\n",
-			n, f.lost);
+			n, f->lost);
 	return n;
+}
+
+void mig_fwd_free(struct mig_fwd *f)
+{
+	if (!f)
+		return;
+	close(f->sk);
+	free(f);
 }

@@ -39,12 +39,14 @@
 #include "dump.h"
 #include "fault.h"
 #include "image.h"
+#include "inet-scan.h"
 #include "log.h"
 #include "migrate.h"
 #include "notify.h"
 #include "stats.h"
 #include "track.h"
 #include "util.h"
+#include "vmas-ahead.h"
 
 #include "netns.pb-c.h"
 #include "stats.pb-c.h"
@@ -260,6 +262,62 @@ static int64_t round_pages(const struct mig_src *s, int n)
 	return pages;
 }
 
+/* More tasks than this: the others' smaps are read in the freeze, as without. */
+#define MIG_AHEAD_TASKS 256
+
+/* The tasks of the running tree (its threads' children, /proc/PID/task/TID/children). */
+static unsigned int tree_pids(pid_t root, pid_t *pids, unsigned int max)
+{
+	unsigned int n = 1;
+
+	pids[0] = root;
+	for (unsigned int i = 0; i < n; i++) {
+		char path[64];
+		_cleanup_closedir_ DIR *d = NULL;
+		struct dirent *de;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", pids[i]);
+		d = opendir(path);
+		while (d && (de = readdir(d)) && n < max) {
+			char cpath[300];
+			FILE *f;
+			int c;
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(cpath, sizeof(cpath), "/proc/%d/task/%s/children", pids[i],
+				 de->d_name);
+			f = fopen(cpath, "re");
+			while (f && n < max && fscanf(f, "%d", &c) == 1)
+				pids[n++] = c;
+			if (f)
+				fclose(f);
+		}
+	}
+	return n;
+}
+
+/*
+ * What a round's freeze would read otherwise, read while the tree runs:
+ * its smaps (include/vmas-ahead.h), and for the final dump the socket fds
+ * of the processes outside it (include/inet-scan.h).
+ */
+static void read_ahead(const struct mig_src *s, struct cr_options *ro, bool final)
+{
+	pid_t pids[MIG_AHEAD_TASKS];
+	unsigned int n = tree_pids(s->o->tree, pids, MIG_AHEAD_TASKS);
+
+	if (final)
+		ro->inet_scan_ahead = inet_scan_ahead(pids, n);
+	ro->vmas_ahead = vmas_ahead_read(pids, n);
+}
+
+static void read_ahead_free(struct cr_options *ro)
+{
+	vmas_ahead_free(ro->vmas_ahead);
+	inet_scan_ahead_free(ro->inet_scan_ahead);
+}
+
 /* A pre-copy round: a pre-dump in a child (the engine is run once per process). */
 static int pre_round(struct mig_src *s, int n)
 {
@@ -279,6 +337,7 @@ static int pre_round(struct mig_src *s, int n)
 		return neg_errno();
 	if (!pid) {
 		close(s->fd);
+		read_ahead(s, &ro, false);
 		_exit(cr_pre_dump(&ro) ? 1 : 0);
 	}
 	while (waitpid(pid, &st, 0) < 0)
@@ -349,6 +408,11 @@ static void go_delay(void)
 	usleep((useconds_t)(ms > 60000 ? 60000 : ms) * 1000);
 }
 
+static void mig_fwd_freep(struct mig_fwd **f)
+{
+	mig_fwd_free(*f);
+}
+
 /*
  * post-dump of the final dump, the tree frozen and its network locked: the
  * rest of the images, the restore there, GO, RUNNING. 0 lets the dump kill
@@ -359,6 +423,7 @@ static int final_hook(void *priv, const char *action, pid_t root __unused)
 	struct mig_src *s = priv;
 	char dir[PATH_MAX], text[MIG_TEXT_MAX];
 	_cleanup_close_ int dfd = -1;
+	_cleanup_(mig_fwd_freep) struct mig_fwd *fwd = NULL;
 	int64_t arg = 0;
 	int len, err;
 
@@ -379,6 +444,9 @@ static int final_hook(void *priv, const char *action, pid_t root __unused)
 	 */
 	s->restore_sent = true;
 	err = mig_send(s->fd, MIG_RESTORE, 0, text, (size_t)len);
+	/* made while the destination restores: after GO only the packets go */
+	if (!err && !s->o->no_packet_hold)
+		fwd = mig_fwd_prepare(dfd);
 	if (!err)
 		err = end_round_ack(s, s->round);
 	if (!err)
@@ -389,8 +457,8 @@ static int final_hook(void *priv, const char *action, pid_t root __unused)
 	/* from GO on the destination's copy runs: the source's must not come back */
 	err = mig_send(s->fd, MIG_GO, 0, NULL, 0);
 	/* what the peers sent here since the lock: to the destination, which holds it */
-	if (!err && !s->o->no_packet_hold)
-		mig_forward_held(dfd);
+	if (!err)
+		mig_fwd_send(fwd);
 	if (!err)
 		err = mig_expect(s->fd, MIG_RUNNING, &arg, "GO");
 	if (err) {
@@ -417,8 +485,11 @@ static int final_round(struct mig_src *s, int n)
 		return err;
 	round_opts(s, &ro, n, port, dir, prev, sizeof(prev));
 	ro.notifier = &hook;
+	read_ahead(s, &ro, true);
 	s->t_final = stats_now_ns();
-	return cr_dump(&ro);
+	err = cr_dump(&ro);
+	read_ahead_free(&ro);
+	return err;
 }
 
 /* After a failure: the tracking a round's keeper holds ends, the tree's memory unprotected. */

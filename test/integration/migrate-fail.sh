@@ -4,8 +4,9 @@
 # (Documentation/migration.md, "What happens on each failure"), on the
 # topology of scripts/migrate-topo.sh: the restore failing at B (the veth's
 # name taken there), the link between the hosts cut during the pre-copy,
-# B's service killed after the final freeze, and killed with the restored
-# tree held before GO. After each, exactly one copy runs: the source, its
+# B's service killed after the final freeze, killed with the restored tree
+# held before GO, and the final dump refusing a socket of the container that
+# a process outside holds too. After each, exactly one copy runs: the source, its
 # client's counter going on, nothing left at B. migrate.py ("fail") does the
 # work; the topology is removed at the end whatever happened.
 set -u

@@ -255,6 +255,16 @@ def forwarded(log, what):
     return int(m.group(1))
 
 
+def ahead(log, what):
+    # read while the tree ran, not in the freeze (Documentation/migration.md, "Cut next")
+    text = open(os.path.join(TMP, log + ".log"), errors="replace").read()
+    if "smaps as read before the freeze, unchanged" not in text:
+        fail("%s: no round used the smaps read before its freeze" % what)
+    if not re.search(r"processes outside the tree: \d+ socket fds, read before the freeze\n",
+                     text):
+        fail("%s: the final dump did not read the fds outside the tree before the freeze" % what)
+
+
 def no_retrans(status, before, what):
     # a message lost waits for the retransmission timeout, 3 s (rto_min); one that arrives
     # out of order (forwarded from the source after newer ones) is retransmitted at once
@@ -405,6 +415,7 @@ def main():
     n, worst = client_ok(status, "after the migration", min_more=50)
     no_retrans(status, retrans, "the migration")
     fwd = forwarded("migrate", "the migration")
+    ahead("migrate", "the migration")
     if os.readlink("/proc/%d/ns/net" % newpid) == os.readlink("/proc/self/ns/net"):
         fail("the migrated container is in the host's network namespace")
     link = sh("ip netns exec mig-b ip -o link show ve-mig0", check=False)
@@ -511,6 +522,16 @@ def start_migrate(criu, pid, log, extra=()):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+# takes fd argv[2] of pid argv[1] (pidfd_getfd, syscall 438) and holds it until killed
+HOLD = r'''
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.syscall(438, os.pidfd_open(int(sys.argv[1])), int(sys.argv[2]), 0)
+print("held" if fd >= 0 else "failed", flush=True)
+time.sleep(600)
+'''
+
+
 def fail_main():
     # migrate-fail.sh: each failure of Documentation/migration.md's table that
     # migrate.sh does not cover; after each, exactly one copy runs (A's)
@@ -578,8 +599,25 @@ def fail_main():
     sh("%s up --criu %s -v4" % (topo, criu))
     one_copy(c, status, "the destination killed with its copy held before GO")
 
+    # 5. a socket of the container held by a process outside it too (pidfd_getfd): the
+    # final dump refuses it (the fds outside read before its freeze), the source runs on
+    fd = next(int(f) for f in os.listdir("/proc/%d/fd" % c.pid)
+              if os.readlink("/proc/%d/fd/%s" % (c.pid, f)).startswith("socket:"))
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(c.pid), str(fd)],
+                              stdout=subprocess.PIPE, text=True)
+    if holder.stdout.readline().strip() != "held":
+        fail("cannot hold the container's socket %d outside it" % fd)
+    r = migrate(criu, TMP, c.pid, "10.77.0.2", "held-outside", root="/")
+    holder.kill()
+    holder.wait()
+    if r.returncode == 0:
+        fail("a migration worked although a process outside held the container's socket")
+    if "is also open in pid %d" % holder.pid not in r.stderr:
+        fail("the refused migration does not name the holder: %s" % r.stderr.strip()[-600:])
+    one_copy(c, status, "a socket held outside the container")
+
     n, worst = client_ok(status, "at the end", min_more=20)
-    print("ok: after 4 failed migrations the client's counter is at %d, no reset, "
+    print("ok: after 5 failed migrations the client's counter is at %d, no reset, "
           "longest wait %.1f ms" % (n, worst * 1000), flush=True)
     cl.kill()
     cl.wait()

@@ -479,24 +479,38 @@ static PagemapEntry *chain_pe(PagemapEntry *e, uint64_t vaddr, uint32_t nr, uint
 }
 
 /* Three levels: each part of the dump comes from the first level that holds its data. */
+/* Three levels of two entries each into @lv, their offsets computed. */
+struct chain3 {
+	PagemapEntry e[6];
+	PagemapEntry *l[3][2];
+	struct rst_chain_level lv[3];
+};
+
+static void chain3_init(struct chain3 *c)
+{
+	static const char *names[3] = { "d0", "d1", "d2" };
+
+	c->l[0][0] = chain_pe(&c->e[0], 0x10000, 4, PAGEMAP_FLAG__PE_PARENT);
+	c->l[0][1] = chain_pe(&c->e[1], 0x14000, 1, PAGEMAP_FLAG__PE_PRESENT);
+	c->l[1][0] = chain_pe(&c->e[2], 0x10000, 1, PAGEMAP_FLAG__PE_PRESENT);
+	c->l[1][1] = chain_pe(&c->e[3], 0x11000, 3, PAGEMAP_FLAG__PE_PARENT);
+	/* 0x12000 missing: not populated then, the mapping's own contents */
+	c->l[2][0] = chain_pe(&c->e[4], 0x10000, 2, PAGEMAP_FLAG__PE_PRESENT);
+	c->l[2][1] = chain_pe(&c->e[5], 0x13000, 1, PAGEMAP_FLAG__PE_PRESENT);
+	for (int i = 0; i < 3; i++) {
+		c->lv[i] = (struct rst_chain_level){ names[i], c->l[i], 2, NULL };
+		assert_int_equal(rst_chain_offsets(&c->lv[i]), 0);
+	}
+}
+
 static void test_chain_resolve(void **state)
 {
-	PagemapEntry e[8];
-	PagemapEntry *l0[] = { chain_pe(&e[0], 0x10000, 4, PAGEMAP_FLAG__PE_PARENT),
-			       chain_pe(&e[1], 0x14000, 1, PAGEMAP_FLAG__PE_PRESENT) };
-	PagemapEntry *l1[] = { chain_pe(&e[2], 0x10000, 1, PAGEMAP_FLAG__PE_PRESENT),
-			       chain_pe(&e[3], 0x11000, 3, PAGEMAP_FLAG__PE_PARENT) };
-	/* 0x12000 missing: not populated then, the mapping's own contents */
-	PagemapEntry *l2[] = { chain_pe(&e[4], 0x10000, 2, PAGEMAP_FLAG__PE_PRESENT),
-			       chain_pe(&e[5], 0x13000, 1, PAGEMAP_FLAG__PE_PRESENT) };
-	struct rst_chain_level lv[3] = { { "d0", l0, 2, NULL },
-					 { "d1", l1, 2, NULL },
-					 { "d2", l2, 2, NULL } };
+	struct chain3 c;
+	struct rst_chain_level *lv = c.lv;
 	struct rst_chain_segs s = { 0 };
 
 	(void)state;
-	for (int i = 0; i < 3; i++)
-		assert_int_equal(rst_chain_offsets(&lv[i]), 0);
+	chain3_init(&c);
 	assert_int_equal(rst_chain_resolve(1, lv, 3, &s), 0);
 	assert_int_equal(s.n, 4);
 	/* 0x10000 from d1 (first entry, offset 0) */
@@ -518,6 +532,58 @@ static void test_chain_resolve(void **state)
 	/* the last level still says "in the parent": no such image */
 	assert_int_not_equal(rst_chain_resolve(1, lv, 2, &s), 0);
 	free(s.seg);
+	for (int i = 0; i < 3; i++)
+		free(lv[i].off);
+}
+
+/*
+ * The same chain, parts of level 0 only (a lazy restore's eager pages): each
+ * part from the same level and offset as in the whole resolution, nothing
+ * for a range the chain never held, and the whole of level 0 as ranges gives
+ * the whole resolution.
+ */
+static void seg_is(const struct rst_chain_seg *g, uint64_t vaddr, uint64_t len, unsigned int level,
+		   uint64_t off)
+{
+	assert_int_equal(g->vaddr, vaddr);
+	assert_int_equal(g->len, len);
+	assert_int_equal(g->level, level);
+	assert_int_equal(g->off, off);
+}
+
+static void test_chain_resolve_ranges(void **state)
+{
+	struct chain3 c;
+	struct rst_chain_level *lv = c.lv;
+	struct rst_chain_seg r[3] = { { .vaddr = 0x11000, .len = 0x1000 },
+				      { .vaddr = 0x12000, .len = 0x1000 },
+				      { .vaddr = 0x13000, .len = 0x2000 } };
+	struct rst_chain_segs ranges = { 3, 3, r }, s = { 0 }, all = { 0 }, top = { 0 };
+
+	(void)state;
+	chain3_init(&c);
+	assert_int_equal(rst_chain_resolve_ranges(1, lv, 3, &ranges, &s), 0);
+	assert_int_equal(s.n, 3);
+	/* d2's second page; 0x12000 in no level, nothing; d2's second entry; level 0's own */
+	seg_is(&s.seg[0], 0x11000, 0x1000, 2, 0x1000);
+	seg_is(&s.seg[1], 0x13000, 0x1000, 2, 0x2000);
+	seg_is(&s.seg[2], 0x14000, 0x1000, 0, 0);
+	free(s.seg);
+	s = (struct rst_chain_segs){ 0 };
+	assert_int_equal(rst_chain_top(&lv[0], &top), 0);
+	assert_int_equal(top.n, 2);
+	assert_int_equal(top.seg[0].len, 0x4000);
+	assert_int_equal(rst_chain_resolve_ranges(1, lv, 3, &top, &s), 0);
+	assert_int_equal(rst_chain_resolve(1, lv, 3, &all), 0);
+	assert_int_equal(s.n, all.n);
+	for (size_t i = 0; i < all.n; i++) {
+		seg_is(&s.seg[i], all.seg[i].vaddr, all.seg[i].len, all.seg[i].level,
+		       all.seg[i].off);
+		assert_int_equal(s.seg[i].entry, all.seg[i].entry);
+	}
+	free(s.seg);
+	free(all.seg);
+	free(top.seg);
 	for (int i = 0; i < 3; i++)
 		free(lv[i].off);
 }
@@ -597,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_runs_offsets_and_merge),
 		cmocka_unit_test(test_runs_empty),
 		cmocka_unit_test(test_chain_resolve),
+		cmocka_unit_test(test_chain_resolve_ranges),
 		cmocka_unit_test(test_chain_deduped),
 		cmocka_unit_test(test_chain_parent_out_of_order),
 		cmocka_unit_test(test_runs_refused),
