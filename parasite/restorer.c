@@ -112,16 +112,28 @@ __attribute__((noreturn)) void fail(struct rst_args *a, long err)
 
 /* ---- process-wide state --------------------------------------------------- */
 
-/* Setting SIG_IGN drops what is pending for that signal, in every thread: nothing stale stays. */
+/*
+ * Setting SIG_IGN drops what is pending for that signal, in every thread:
+ * nothing stale stays. Only for the signals pending (every one is blocked
+ * here, so rt_sigpending() lists all that the task and its leader hold; the
+ * other threads, just created, hold none): the others get their saved action
+ * straight away, 62 syscalls fewer per task.
+ */
 static void restore_sigactions(struct rst_args *a, struct rst_thread *th)
 {
 	struct rst_sigaction ign = { .handler = (uint64_t)SIG_IGN };
+	uint64_t pending = ~0ULL;
 	int sig;
 
+	/* a failure drops every signal, as before */
+	if (sys_call2(__NR_rt_sigpending, &pending, 8))
+		pending = ~0ULL;
 	for (sig = 1; sig <= RST_NR_SIGNALS; sig++) {
 		if (sig == SIGKILL || sig == SIGSTOP)
 			continue;
-		check(a, th, sys_rt_sigaction(sig, &ign, 0, 8), "rt_sigaction(%d, SIG_IGN)", sig);
+		if (pending & (1ULL << (sig - 1)))
+			check(a, th, sys_rt_sigaction(sig, &ign, 0, 8), "rt_sigaction(%d, SIG_IGN)",
+			      sig);
 		check(a, th, sys_rt_sigaction(sig, &a->sigactions[sig - 1], 0, 8),
 		      "rt_sigaction(%d)", sig);
 	}
