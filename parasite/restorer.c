@@ -182,7 +182,12 @@ static void restore_timers(struct rst_args *a, struct rst_thread *th)
 	rdebug(a, th, "%u POSIX timers", a->nr_timers);
 }
 
-/* Without CAP_SYS_RESOURCE a hard limit cannot be raised: keep what is allowed, and say so. */
+/*
+ * Without CAP_SYS_RESOURCE a hard limit cannot be raised: keep what is
+ * allowed, and say so. Set first: the kernel refuses a raise (-EPERM) before
+ * it changes anything, and only then is the current limit read, so a limit
+ * that can be set as saved costs one call.
+ */
 static void restore_rlimits(struct rst_args *a, struct rst_thread *th)
 {
 	unsigned int i;
@@ -190,18 +195,21 @@ static void restore_rlimits(struct rst_args *a, struct rst_thread *th)
 	for (i = 0; i < a->nr_rlimits; i++) {
 		struct rst_rlimit *r = &a->rlimits[i];
 		struct krlimit want = { r->cur, r->max }, now;
+		long ret = sys_call4(__NR_prlimit64, 0, r->resource, &want, 0);
 
-		check(a, th, sys_call4(__NR_prlimit64, 0, r->resource, 0, &now), "prlimit(%u)",
-		      r->resource);
-		if (want.max > now.max) {
-			rwarn(a, th, "rlimit %u: hard limit %lx above %lx, kept", r->resource,
-			      want.max, now.max);
-			want.max = now.max;
-			if (want.cur > want.max)
-				want.cur = want.max;
+		if (ret == -EPERM) {
+			check(a, th, sys_call4(__NR_prlimit64, 0, r->resource, 0, &now),
+			      "prlimit(%u)", r->resource);
+			if (want.max > now.max) {
+				rwarn(a, th, "rlimit %u: hard limit %lx above %lx, kept",
+				      r->resource, want.max, now.max);
+				want.max = now.max;
+				if (want.cur > want.max)
+					want.cur = want.max;
+			}
+			ret = sys_call4(__NR_prlimit64, 0, r->resource, &want, 0);
 		}
-		check(a, th, sys_call4(__NR_prlimit64, 0, r->resource, &want, 0),
-		      "prlimit(%u, %lx, %lx)", r->resource, want.cur, want.max);
+		check(a, th, ret, "prlimit(%u, %lx, %lx)", r->resource, want.cur, want.max);
 	}
 }
 
