@@ -112,16 +112,28 @@ __attribute__((noreturn)) void fail(struct rst_args *a, long err)
 
 /* ---- process-wide state --------------------------------------------------- */
 
-/* Setting SIG_IGN drops what is pending for that signal, in every thread: nothing stale stays. */
+/*
+ * Setting SIG_IGN drops what is pending for that signal, in every thread:
+ * nothing stale stays. Only for the signals pending (every one is blocked
+ * here, so rt_sigpending() lists all that the task and its leader hold; the
+ * other threads, just created, hold none): the others get their saved action
+ * straight away, 62 syscalls fewer per task.
+ */
 static void restore_sigactions(struct rst_args *a, struct rst_thread *th)
 {
 	struct rst_sigaction ign = { .handler = (uint64_t)SIG_IGN };
+	uint64_t pending = ~0ULL;
 	int sig;
 
+	/* a failure drops every signal, as before */
+	if (sys_call2(__NR_rt_sigpending, &pending, 8))
+		pending = ~0ULL;
 	for (sig = 1; sig <= RST_NR_SIGNALS; sig++) {
 		if (sig == SIGKILL || sig == SIGSTOP)
 			continue;
-		check(a, th, sys_rt_sigaction(sig, &ign, 0, 8), "rt_sigaction(%d, SIG_IGN)", sig);
+		if (pending & (1ULL << (sig - 1)))
+			check(a, th, sys_rt_sigaction(sig, &ign, 0, 8), "rt_sigaction(%d, SIG_IGN)",
+			      sig);
 		check(a, th, sys_rt_sigaction(sig, &a->sigactions[sig - 1], 0, 8),
 		      "rt_sigaction(%d)", sig);
 	}
@@ -170,7 +182,12 @@ static void restore_timers(struct rst_args *a, struct rst_thread *th)
 	rdebug(a, th, "%u POSIX timers", a->nr_timers);
 }
 
-/* Without CAP_SYS_RESOURCE a hard limit cannot be raised: keep what is allowed, and say so. */
+/*
+ * Without CAP_SYS_RESOURCE a hard limit cannot be raised: keep what is
+ * allowed, and say so. Set first: the kernel refuses a raise (-EPERM) before
+ * it changes anything, and only then is the current limit read, so a limit
+ * that can be set as saved costs one call.
+ */
 static void restore_rlimits(struct rst_args *a, struct rst_thread *th)
 {
 	unsigned int i;
@@ -178,18 +195,21 @@ static void restore_rlimits(struct rst_args *a, struct rst_thread *th)
 	for (i = 0; i < a->nr_rlimits; i++) {
 		struct rst_rlimit *r = &a->rlimits[i];
 		struct krlimit want = { r->cur, r->max }, now;
+		long ret = sys_call4(__NR_prlimit64, 0, r->resource, &want, 0);
 
-		check(a, th, sys_call4(__NR_prlimit64, 0, r->resource, 0, &now), "prlimit(%u)",
-		      r->resource);
-		if (want.max > now.max) {
-			rwarn(a, th, "rlimit %u: hard limit %lx above %lx, kept", r->resource,
-			      want.max, now.max);
-			want.max = now.max;
-			if (want.cur > want.max)
-				want.cur = want.max;
+		if (ret == -EPERM) {
+			check(a, th, sys_call4(__NR_prlimit64, 0, r->resource, 0, &now),
+			      "prlimit(%u)", r->resource);
+			if (want.max > now.max) {
+				rwarn(a, th, "rlimit %u: hard limit %lx above %lx, kept",
+				      r->resource, want.max, now.max);
+				want.max = now.max;
+				if (want.cur > want.max)
+					want.cur = want.max;
+			}
+			ret = sys_call4(__NR_prlimit64, 0, r->resource, &want, 0);
 		}
-		check(a, th, sys_call4(__NR_prlimit64, 0, r->resource, &want, 0),
-		      "prlimit(%u, %lx, %lx)", r->resource, want.cur, want.max);
+		check(a, th, ret, "prlimit(%u, %lx, %lx)", r->resource, want.cur, want.max);
 	}
 }
 

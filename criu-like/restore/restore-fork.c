@@ -815,7 +815,9 @@ int rst_fork_root(struct restore_ctx *ctx, pid_t *ret_pid)
 	} else {
 		err = ns_restore_before_clone(&ctx->ns);
 		if (!err) {
+			rst_controller_libs_fork(true);
 			err = fork_task(ctx, root, SIGCHLD, false);
+			rst_controller_libs_fork(false);
 			ns_restore_after_clone(&ctx->ns);
 		}
 	}
