@@ -48,15 +48,6 @@ int rst_tree_check_sessions(struct restore_ctx *ctx, bool shell_job, pid_t cur_s
  */
 int rst_tree_read_cores(struct restore_ctx *ctx);
 
-/*
- * Whether the file mapped at @path (a /proc/PID/maps path) is one of the
- * libraries only the controller calls, which the tasks are forked without
- * (fork-libs.c).
- */
-bool rst_controller_lib(const char *path);
-/* Around the root's fork: those libraries left out of the forks (@on), or back in. */
-void rst_controller_libs_fork(bool on);
-
 /* A child of @t must be forked before @t calls setsid(): it stays in the session @t leaves. */
 static inline bool rst_forks_before_setsid(const struct rst_task *t, const struct rst_task *child)
 {

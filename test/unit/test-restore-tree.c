@@ -477,23 +477,6 @@ static void test_service_fd_base(void **state __unused)
 	fx_free(f);
 }
 
-/* The libraries the tasks are forked without: the controller's alone, never libc's or ours. */
-static void test_controller_libs(void **state)
-{
-	(void)state;
-	assert_true(rst_controller_lib("/usr/lib/x86_64-linux-gnu/libnl-3.so.200.26.0"));
-	assert_true(rst_controller_lib("/usr/lib/x86_64-linux-gnu/libnetfilter_queue.so.1.5.0"));
-	assert_true(rst_controller_lib("/usr/lib/x86_64-linux-gnu/libnftables.so.1.1.0"));
-	assert_true(rst_controller_lib("/lib/x86_64-linux-gnu/libcap.so.2.66"));
-	assert_false(rst_controller_lib("/usr/lib/x86_64-linux-gnu/libc.so.6"));
-	assert_false(rst_controller_lib("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"));
-	assert_false(rst_controller_lib("/usr/lib/x86_64-linux-gnu/libbsd.so.0.11.7"));
-	assert_false(rst_controller_lib("/usr/lib/x86_64-linux-gnu/libprotobuf-c.so.1.0.0"));
-	assert_false(rst_controller_lib("/usr/lib/x86_64-linux-gnu/libmd.so.0.0.5"));
-	assert_false(rst_controller_lib("/tmp/build/criu-like"));
-	assert_false(rst_controller_lib("[heap]"));
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -519,7 +502,6 @@ int main(void)
 		cmocka_unit_test(test_file_index),
 		cmocka_unit_test(test_fd_plan),
 		cmocka_unit_test(test_service_fd_base),
-		cmocka_unit_test(test_controller_libs),
 	};
 
 	log_set_level(getenv("V") ? LOG_DEBUG : LOG_MSG);
