@@ -780,51 +780,6 @@ static void collapse_heap(void)
 	}
 }
 
-/*
- * The libraries of criu-like that only the controller calls (netlink,
- * netfilter, the network lock's nftables, libcap for the command line):
- * not one function of theirs runs in a task, none has thread-local storage
- * (which a pthread_create() would copy), and with -z now nothing binds to
- * them lazily. Each fork copied their 30-odd mappings (of about 75) and each
- * restorer unmapped them again; the tasks are forked without them.
- */
-static const char *const controller_libs[] = {
-	"/libnl-",	 "/libmnl.",   "/libnfnetlink.", "/libnetfilter_", "/libcap.",
-	"/libnftables.", "/libnftnl.", "/libxtables.",	 "/libjansson.",   "/libgmp.",
-};
-
-static bool controller_lib(const char *path)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(controller_libs); i++)
-		if (strstr(path, controller_libs[i]))
-			return true;
-	return false;
-}
-
-/*
- * MADV_DONTFORK (@on) or MADV_DOFORK on the mappings of controller_libs, around
- * the root's fork: the root, and every task (forked from it), never has them;
- * the controller's own later forks (helpers) have them again. Best effort: a
- * mapping left out is only copied and unmapped as before.
- */
-static void controller_libs_fork(bool on)
-{
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/maps", "re");
-	char line[512], path[256];
-	unsigned long s, e;
-	unsigned int n = 0;
-
-	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &s, &e, path) != 3 ||
-		    !controller_lib(path))
-			continue;
-		if (!madvise((void *)s, e - s, on ? MADV_DONTFORK : MADV_DOFORK))
-			n++;
-	}
-	if (on)
-		pr_debug("%u mappings of criu-like's own libraries left out of the forks\n", n);
-}
-
 int rst_fork_root(struct restore_ctx *ctx, pid_t *ret_pid)
 {
 	struct rst_task *root = &ctx->tasks[0];
@@ -860,9 +815,7 @@ int rst_fork_root(struct restore_ctx *ctx, pid_t *ret_pid)
 	} else {
 		err = ns_restore_before_clone(&ctx->ns);
 		if (!err) {
-			controller_libs_fork(true);
 			err = fork_task(ctx, root, SIGCHLD, false);
-			controller_libs_fork(false);
 			ns_restore_after_clone(&ctx->ns);
 		}
 	}
