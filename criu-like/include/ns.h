@@ -401,6 +401,12 @@ int ns_net_dump_finish(bool write);
  * made: the restore makes its own).
  */
 int ns_net_restore_ahead(const struct cr_options *o);
+/*
+ * In the namespace made ahead: the veths of the one netns-ID.img of @dirfd
+ * (a first pre-copy round's), checked against the final image at the restore
+ * (ns/net-link-ahead.c). 0, or -errno with none made.
+ */
+int ns_net_links_ahead(int dirfd);
 /* The namespace made ahead and not taken: its holder stopped, the namespace let go. */
 void ns_net_ahead_drop(void);
 /* The packet holder this process started in the network namespace @fd, stopped (dropping). */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The links of a network namespace: the restore's --external TYPE[IN]:OUT
- * lookup (veth, macvlan), and --external macvlan[...] accepted by the option
- * check.
+ * lookup (veth, macvlan), --external macvlan[...] accepted by the option
+ * check, and a veth made ahead of a migration's restore compared with the
+ * final image's (net_link_ahead_same()).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -61,11 +62,87 @@ static void test_external_option(void **state)
 	ns_set_options(NULL);
 }
 
+static uint8_t mac_a[6] = { 0x02, 0, 0, 0, 0, 0x10 }, mac_b[6] = { 0x02, 0, 0, 0, 0, 0x11 };
+
+static NetLinkEntry veth_entry(void)
+{
+	NetLinkEntry l = NET_LINK_ENTRY__INIT;
+
+	l.kind = NET_LINK_KIND__NET_LINK_VETH;
+	l.ifindex = 2;
+	l.name = "eth0";
+	l.mtu = 1500;
+	l.has_txqlen = true;
+	l.txqlen = 1000;
+	l.has_address = true;
+	l.address.data = mac_a;
+	l.address.len = sizeof(mac_a);
+	l.has_peer_mtu = true;
+	l.peer_mtu = 1500;
+	l.peer_name = "ve-c0";
+	l.peer_master = "br0";
+	return l;
+}
+
+static void test_ahead_same(void **state)
+{
+	NetLinkEntry a = veth_entry(), f = veth_entry();
+
+	(void)state;
+	assert_true(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
+	/* what the final dump reads of the links but making them does not set */
+	f.flags = 0x1003;
+	f.peer_flags = 0x1003;
+	assert_true(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
+	/* no bridge on either side is the same */
+	assert_true(net_link_ahead_same(&a, "ve-c0", NULL, &f, "ve-c0", NULL));
+	/* an outside end named or bridged otherwise at the restore */
+	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c1", "br0"));
+	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br1"));
+	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", NULL));
+	/* each setting made */
+	f.mtu = 1400;
+	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
+	f = veth_entry();
+	f.address.data = mac_b;
+	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
+	f = veth_entry();
+	f.has_address = false;
+	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
+	f = veth_entry();
+	f.address.len = 5;
+	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
+	f = veth_entry();
+	f.ifindex = 3;
+	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
+	f = veth_entry();
+	f.name = "eth1";
+	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
+	f = veth_entry();
+	f.txqlen = 500;
+	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
+	f = veth_entry();
+	f.has_txqlen = false;
+	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
+	f = veth_entry();
+	f.peer_mtu = 9000;
+	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
+	/* another kind, or a pair inside: never made ahead */
+	f = veth_entry();
+	f.kind = NET_LINK_KIND__NET_LINK_MACVLAN;
+	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
+	f = veth_entry();
+	f.has_peer_ifindex = true;
+	f.peer_ifindex = 3;
+	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_external_name),
 		cmocka_unit_test(test_external_option),
+		cmocka_unit_test(test_ahead_same),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
