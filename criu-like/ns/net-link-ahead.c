@@ -8,7 +8,9 @@
  * with the final image's link of the same name (net_link_ahead_same()): the
  * same, it is not made again; another, it is removed and made from the final
  * image. Nothing of the first round's image that the final image does not
- * have stays.
+ * have stays. The image of the first round is the source's: its veths read
+ * while the tree runs (ns_net_links_dump_ahead(), a pre-dump writes no
+ * network namespace).
  */
 #define LOG_PREFIX "ns: net: "
 
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "image.h"
@@ -26,6 +29,88 @@
 #include "net-link.h"
 #include "ns.h"
 #include "util.h"
+
+/* ---- at the source ---- */
+
+/* The veths of @links (an RTM_GETLINK dump of the tree's namespace) into @e. 0 or -ENOMEM. */
+static int veths_fill(pid_t pid, const struct nl_buf *links, const struct nl_buf *host,
+		      NetnsEntry *e, NetLinkEntry **one)
+{
+	size_t off, n = 0;
+
+	for (off = 0; off < links->len;
+	     off += NLMSG_ALIGN(((const struct nlmsghdr *)(links->data + off))->nlmsg_len))
+		n++;
+	*one = calloc(n + 1, sizeof(**one));
+	e->links = calloc(n + 1, sizeof(*e->links));
+	if (!*one || !e->links)
+		return -ENOMEM;
+	for (off = 0; off < links->len;) {
+		const struct nlmsghdr *m = (const struct nlmsghdr *)(links->data + off);
+		struct rtattr *tb[IFLA_MAX + 1];
+		const char *name, *kind;
+		bool skip = true;
+
+		off += NLMSG_ALIGN(m->nlmsg_len);
+		link_info(m, tb, &name, &kind);
+		/* only what may be made ahead: nothing refused here, the final dump says why */
+		if (!kind || strcmp(kind, "veth") ||
+		    link_fill(pid, m, host, &(*one)[e->n_links], &skip) || skip)
+			continue;
+		e->links[e->n_links] = &(*one)[e->n_links];
+		e->n_links++;
+	}
+	return 0;
+}
+
+int ns_net_links_dump_ahead(pid_t pid, int dirfd)
+{
+	struct nl_buf host = { 0 }, links = { 0 };
+	NetnsEntry e = NETNS_ENTRY__INIT;
+	_cleanup_free_ NetLinkEntry *one = NULL;
+	_cleanup_close_ int saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = -1;
+	char path[64];
+	struct stat own, tree;
+	int sk, err;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+	if (saved < 0 || fstat(saved, &own) || stat(path, &tree))
+		return neg_errno();
+	if (own.st_ino == tree.st_ino)
+		return 0; /* no namespace of its own */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	sk = rtnl_open();
+	err = fd < 0 ? neg_errno() : sk < 0 ? sk : rtnl_dump(sk, RTM_GETLINK, AF_UNSPEC, &host);
+	if (sk >= 0)
+		close(sk);
+	if (!err && setns(fd, CLONE_NEWNET))
+		err = neg_errno();
+	else if (!err) {
+		sk = rtnl_open();
+		err = sk < 0 ? sk : rtnl_dump(sk, RTM_GETLINK, AF_UNSPEC, &links);
+		if (sk >= 0)
+			close(sk);
+		if (setns(saved, CLONE_NEWNET)) {
+			pr_perror("cannot go back to criu-like's network namespace");
+			abort(); /* criu-like in the wrong namespace would do harm: stop here */
+		}
+	}
+	if (!err)
+		err = veths_fill(pid, &links, &host, &e, &one);
+	/* the id is the tree's at the final dump; the destination takes the only one there */
+	if (!err && e.n_links)
+		err = img_write_one(dirfd, CR_IMG_NETNS, 0, &e.base);
+	if (!err)
+		pr_info("pid %d: %zu veth(s) read for the destination to make ahead\n", pid,
+			e.n_links);
+	free(e.links);
+	nl_buf_fini(&links);
+	nl_buf_fini(&host);
+	return err;
+}
+
+/* ---- at the destination ---- */
 
 /* The first round's image and, per link, whether its veth was made ahead. */
 static NetnsEntry *ahead_ne;
