@@ -36,7 +36,9 @@
 static int veths_fill(pid_t pid, const struct nl_buf *links, const struct nl_buf *host,
 		      NetnsEntry *e, NetLinkEntry **one)
 {
-	size_t off, n = 0;
+	const char *mtu;
+	unsigned long ul;
+	size_t off, i, n = 0;
 
 	for (off = 0; off < links->len;
 	     off += NLMSG_ALIGN(((const struct nlmsghdr *)(links->data + off))->nlmsg_len))
@@ -60,6 +62,13 @@ static int veths_fill(pid_t pid, const struct nl_buf *links, const struct nl_buf
 		e->links[e->n_links] = &(*one)[e->n_links];
 		e->n_links++;
 	}
+	/*
+	 * For the test of a veth changed after the first round (migrate.sh):
+	 * CRIU_LIKE_MIGRATE_AHEAD_MTU=N sends MTU N ahead, not the veths' own.
+	 */
+	mtu = getenv("CRIU_LIKE_MIGRATE_AHEAD_MTU");
+	for (i = 0; mtu && !parse_ulong(mtu, &ul) && ul && ul < UINT32_MAX && i < e->n_links; i++)
+		e->links[i]->mtu = (uint32_t)ul;
 	return 0;
 }
 

@@ -86,7 +86,8 @@ static NetLinkEntry veth_entry(void)
 
 static void test_ahead_same(void **state)
 {
-	NetLinkEntry a = veth_entry(), f = veth_entry();
+	NetLinkEntry a = veth_entry(), f = veth_entry(), other[11];
+	size_t i;
 
 	(void)state;
 	assert_true(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
@@ -100,41 +101,23 @@ static void test_ahead_same(void **state)
 	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c1", "br0"));
 	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br1"));
 	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", NULL));
-	/* each setting made */
-	f.mtu = 1400;
-	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
-	f = veth_entry();
-	f.address.data = mac_b;
-	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
-	f = veth_entry();
-	f.has_address = false;
-	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
-	f = veth_entry();
-	f.address.len = 5;
-	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
-	f = veth_entry();
-	f.ifindex = 3;
-	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
-	f = veth_entry();
-	f.name = "eth1";
-	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
-	f = veth_entry();
-	f.txqlen = 500;
-	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
-	f = veth_entry();
-	f.has_txqlen = false;
-	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
-	f = veth_entry();
-	f.peer_mtu = 9000;
-	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
-	/* another kind, or a pair inside: never made ahead */
-	f = veth_entry();
-	f.kind = NET_LINK_KIND__NET_LINK_MACVLAN;
-	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
-	f = veth_entry();
-	f.has_peer_ifindex = true;
-	f.peer_ifindex = 3;
-	assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &f, "ve-c0", "br0"));
+	/* each setting made, another kind, or a pair inside (never made ahead) */
+	for (i = 0; i < ARRAY_SIZE(other); i++)
+		other[i] = veth_entry();
+	other[0].mtu = 1400;
+	other[1].address.data = mac_b;
+	other[2].has_address = false;
+	other[3].address.len = 5;
+	other[4].ifindex = 3;
+	other[5].name = "eth1";
+	other[6].txqlen = 500;
+	other[7].has_txqlen = false;
+	other[8].peer_mtu = 9000;
+	other[9].kind = NET_LINK_KIND__NET_LINK_MACVLAN;
+	other[10].has_peer_ifindex = true;
+	other[10].peer_ifindex = 3;
+	for (i = 0; i < ARRAY_SIZE(other); i++)
+		assert_false(net_link_ahead_same(&a, "ve-c0", "br0", &other[i], "ve-c0", "br0"));
 }
 
 int main(void)
