@@ -401,6 +401,18 @@ int ns_net_dump_finish(bool write);
  * made: the restore makes its own).
  */
 int ns_net_restore_ahead(const struct cr_options *o);
+/*
+ * The veths of the network namespace of @pid (when not criu-like's) read
+ * while it runs, into a netns-0.img of @dirfd with only them: a migration's
+ * first pre-copy round, for the destination to make them ahead. 0 or -errno.
+ */
+int ns_net_links_dump_ahead(pid_t pid, int dirfd);
+/*
+ * In the namespace made ahead: the veths of the one netns-ID.img of @dirfd
+ * (a first pre-copy round's), checked against the final image at the restore
+ * (ns/net-link-ahead.c). 0, or -errno with none made.
+ */
+int ns_net_links_ahead(int dirfd);
 /* The namespace made ahead and not taken: its holder stopped, the namespace let go. */
 void ns_net_ahead_drop(void);
 /* The packet holder this process started in the network namespace @fd, stopped (dropping). */

@@ -273,7 +273,15 @@ static int do_round_end(struct mig_dst *d, const struct mig_hdr *h)
 			 "round %d: the page server failed (see the service's log)", d->round);
 		return refuse(d, MIG_ERROR, err, why);
 	}
-	return mig_send(d->fd, MIG_OK, d->round, NULL, 0);
+	err = mig_send(d->fd, MIG_OK, d->round, NULL, 0);
+	/* the first pre-copy round's images are in: the restore forked ahead makes their veths */
+	if (!err && d->round == 1 && !d->final && d->pre_fd >= 0) {
+		int n = -1;
+
+		if (write(d->pre_fd, &n, sizeof(n)) != (ssize_t)sizeof(n))
+			pr_debug("%s: the restore forked ahead is gone\n", d->peer);
+	}
+	return err;
 }
 
 /*
@@ -460,42 +468,68 @@ static void end_lazy(struct mig_dst *d)
 	d->lazy = 0;
 }
 
+/* Up to @n bytes of @in into @buf, until EOF: how many. */
+static size_t pipe_read(int in, char *buf, size_t n)
+{
+	size_t len = 0;
+	ssize_t r;
+
+	while (len < n && (r = read(in, buf + len, n - len)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		len += (size_t)r;
+	}
+	return len;
+}
+
+/* In the restore forked ahead: the veths of round @n's image made now (the first round's). */
+static void links_ahead(struct mig_dst *d, int n)
+{
+	char dir[PATH_MAX];
+	_cleanup_close_ int fd = -1;
+	int err = round_dir(d, n, dir, sizeof(dir));
+
+	fd = err ? -1 : open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	err = fd < 0 ? -ENOENT : ns_net_links_ahead(fd);
+	if (err && err != -ENOENT)
+		pr_warn("%s: the container's veths are made at RESTORE\n", d->peer);
+}
+
 /*
  * The restore forked ahead, in the child: the tree's network namespace, its
  * packet holder and its lock made now (ns_net_restore_ahead(): 5-10 ms that
- * were the final freeze's), then the final round's number and RESTORE's
- * lines awaited on @in. EOF before them (the migration failed first, or the
- * worker died): what was made is dropped, and nothing is restored.
+ * were the final freeze's), then @in read: -N, round N is in (the first
+ * round: its veths are made, links_ahead()); N > 0, the final round, and
+ * RESTORE's lines up to EOF. EOF before them (the migration failed first, or
+ * the worker died): what was made is dropped, and nothing is restored.
  */
 static int ahead_child(struct mig_dst *d, int in, pid_t worker)
 {
-	char buf[MIG_TEXT_MAX + sizeof(int) + 1];
-	size_t len = 0;
-	ssize_t n;
+	char buf[MIG_TEXT_MAX + 1];
+	size_t len;
+	int n = 0;
 
 	/* never outlives its worker while it waits (a SIGKILLed service) */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != worker)
 		return 1;
 	if (ns_net_restore_ahead(d->o))
 		pr_warn("%s: the network namespace is made at RESTORE\n", d->peer);
-	while (len < sizeof(buf) - 1 && (n = read(in, buf + len, sizeof(buf) - 1 - len)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		len += (size_t)n;
-	}
+	while (pipe_read(in, (char *)&n, sizeof(n)) == sizeof(n) && n < 0)
+		links_ahead(d, -n);
+	len = n > 0 ? pipe_read(in, buf, sizeof(buf) - 1) : 0;
 	close(in);
-	if (len < sizeof(int)) {
+	if (n <= 0) {
 		ns_net_ahead_drop();
 		return 0;
 	}
 	buf[len] = '\0';
 	/* the restore proper: as a restore forked at RESTORE */
 	prctl(PR_SET_PDEATHSIG, 0);
-	memcpy(&d->round, buf, sizeof(int));
+	d->round = n;
 	d->final = true;
-	return restore_child(d, buf + sizeof(int)) ? 1 : 0;
+	return restore_child(d, buf) ? 1 : 0;
 }
 
 /* Once HELLO is accepted: the restore's process forked ahead; none if it cannot be. */

@@ -43,6 +43,7 @@
 #include "log.h"
 #include "migrate.h"
 #include "notify.h"
+#include "ns.h"
 #include "stats.h"
 #include "track.h"
 #include "util.h"
@@ -319,6 +320,21 @@ static void read_ahead_free(struct cr_options *ro)
 }
 
 /* A pre-copy round: a pre-dump in a child (the engine is run once per process). */
+/*
+ * After the first pre-dump, the tree running: its veths into the round's
+ * images, for the destination to make them before the final images come
+ * (Documentation/migration.md, "The phases"). Best effort: without them the
+ * destination makes them at RESTORE.
+ */
+static void links_ahead(const struct mig_src *s, const char *dir)
+{
+	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int err = fd < 0 ? neg_errno() : ns_net_links_dump_ahead(s->o->tree, fd);
+
+	if (err)
+		pr_warn("round 1: the container's veths are not sent ahead: %s\n", strerror(-err));
+}
+
 static int pre_round(struct mig_src *s, int n)
 {
 	char dir[PATH_MAX], prev[32];
@@ -338,7 +354,11 @@ static int pre_round(struct mig_src *s, int n)
 	if (!pid) {
 		close(s->fd);
 		read_ahead(s, &ro, false);
-		_exit(cr_pre_dump(&ro) ? 1 : 0);
+		if (cr_pre_dump(&ro))
+			_exit(1);
+		if (n == 1)
+			links_ahead(s, dir);
+		_exit(0);
 	}
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)

@@ -196,8 +196,10 @@ void net_link_plan_fini(struct net_link_plan *p)
 	free(p->outside);
 	free(p->bridge);
 	free(p->lower);
+	free(p->ahead);
 	p->outside = p->bridge = NULL;
 	p->lower = NULL;
+	p->ahead = NULL;
 	if (p->host_sk >= 0)
 		close(p->host_sk);
 	p->host_sk = -1;
@@ -383,8 +385,8 @@ static bool link_ready(const NetnsEntry *ne, size_t i, const bool *made, bool *w
 	return true;
 }
 
-static int link_make(int sk, const NetnsEntry *ne, size_t i, const struct net_link_plan *p,
-		     int host, int nsfd)
+int net_link_make(int sk, const NetnsEntry *ne, size_t i, const struct net_link_plan *p, int host,
+		  int nsfd)
 {
 	const NetLinkEntry *l = ne->links[i];
 	char what[64];
@@ -473,8 +475,8 @@ int net_links_create(int sk, const NetnsEntry *ne, const struct net_link_plan *p
 		for (i = 0; !err && i < ne->n_links; i++) {
 			if (made[i] || !link_ready(ne, i, made, &with_peer))
 				continue;
-			if (!with_peer)
-				err = link_make(sk, ne, i, p, host, nsfd);
+			if (!with_peer && !(p->ahead && p->ahead[i]))
+				err = net_link_make(sk, ne, i, p, host, nsfd);
 			made[i] = true;
 			progress++;
 		}

@@ -66,6 +66,7 @@ struct net_link_plan {
 	unsigned int
 		*lower; /* per link: its lower link outside (ifindex in criu-like's namespace) */
 	int host_sk; /* rtnetlink in criu-like's namespace, for the links on a lower link outside */
+	bool *ahead; /* per link: made ahead, the same as in the image (NULL: none) */
 };
 
 /*
@@ -86,6 +87,9 @@ int link_set(int sk, int ifindex, unsigned int flags, unsigned int change, const
  */
 int net_links_create(int sk, const NetnsEntry *ne, const struct net_link_plan *p, int host,
 		     int nsfd);
+/* Link @i of @ne made in the new namespace @nsfd (this thread's), as net_links_create() does. */
+int net_link_make(int sk, const NetnsEntry *ne, size_t i, const struct net_link_plan *p, int host,
+		  int nsfd);
 /*
  * In the new namespace: every link's flags, and the carrier changes they
  * made passed on by the kernel (linkwatch) before it returns.
@@ -106,6 +110,31 @@ int net_link_sync(int sk, int ifindex, const char *name);
  * up (their inside ends get their carrier: net_links_sync() from inside).
  */
 int net_links_outside(const NetnsEntry *ne, const struct net_link_plan *p);
+
+/* ---- veths made ahead of the restore (net-link-ahead.c) ---- */
+/*
+ * From criu-like's namespace: the veths of the one netns-ID.img of @dirfd
+ * (a first pre-copy round's) made in the namespace @nsfd, their outside ends
+ * on their bridges. 0 (none may be made), or -errno with none left.
+ */
+int net_links_make_ahead(int dirfd, int nsfd);
+/*
+ * In the new namespace (the one made ahead), once @p is checked: each veth
+ * made ahead the same as @ne's link of its name is marked in @p->ahead, each
+ * other one removed (net_links_create() makes it from @ne); @ne NULL (an
+ * empty namespace): every one removed. 0 or -errno.
+ */
+int net_links_ahead_settle(int sk, const NetnsEntry *ne, struct net_link_plan *p);
+/* The veths made ahead in @nsfd removed, when the namespace is dropped. */
+void net_links_ahead_drop(int nsfd);
+/*
+ * Veth @a made ahead (outside end @a_out on bridge @a_br) is the final
+ * image's link @f (outside end @f_out on @f_br): what making it sets is the
+ * same (index, name, MTU, queue length, MAC, the outside end's name, MTU
+ * and bridge).
+ */
+bool net_link_ahead_same(const NetLinkEntry *a, const char *a_out, const char *a_br,
+			 const NetLinkEntry *f, const char *f_out, const char *f_br);
 
 /* ---- tun and tap links (net-link-tun.c) ---- */
 /* In the new namespace: the tun/tap device @l, through /dev/net/tun, persistent until settled. */

@@ -687,11 +687,17 @@ int ns_net_restore_ahead(const struct cr_options *o)
 	return 0;
 }
 
+int ns_net_links_ahead(int dirfd)
+{
+	return made_fd < 0 ? -ENOENT : net_links_make_ahead(dirfd, made_fd);
+}
+
 void ns_net_ahead_drop(void)
 {
 	if (made_fd < 0)
 		return;
-	/* its holder stops (it would keep the namespace alive), then the namespace goes */
+	/* its veths go (at once, not with the namespace), its holder stops, then the namespace */
+	net_links_ahead_drop(made_fd);
 	ns_net_hold_stop_in(made_fd);
 	close(made_fd);
 	made_fd = -1;
@@ -749,6 +755,9 @@ static int make_ns(struct net_restore *nr, uint32_t id)
 	/* before any link is up or any socket of the tree exists */
 	if (!err && !ahead)
 		err = ns_lock(true, true);
+	/* the veths made ahead: kept where the final image has them the same */
+	if (!err && ahead)
+		err = net_links_ahead_settle(sk, nr->ne, &nr->links);
 	if (!err && nr->ne) {
 		err = configure(nr, sk, id);
 		/* behind the lock, which stays until the tree runs: the rules, then the

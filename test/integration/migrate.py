@@ -309,6 +309,12 @@ def nothing_at_b(what):
         time.sleep(0.05)
     if our_holders():
         fail("%s: a packet holder is left at host B: %s" % (what, our_holders()))
+    # a veth made ahead by a restore SIGKILLed with its service goes with its namespace,
+    # which the kernel frees in the background
+    t = time.time()
+    while sh("ip netns exec mig-b ip -o link show ve-mig0", check=False).strip() and \
+            time.time() - t < 5:
+        time.sleep(0.05)
     if sh("ip netns exec mig-b ip -o link show ve-mig0", check=False).strip():
         fail("%s: a veth ve-mig0 is left at host B" % what)
     left = [d for d in os.listdir(os.path.join(STATE, "b")) if d.startswith("incoming-")] \
@@ -423,13 +429,21 @@ def main():
         fail("the veth's outside end is not on B's bridge: %r" % link)
     if sh("ip netns exec mig-a ip -o link show ve-mig0", check=False).strip():
         fail("the veth's outside end is still at A")
+    # made during the pre-copy from the first round's image, the same as the final one's
+    if "veth vc0 made ahead is the final image's" not in \
+            open(os.path.join(STATE, "b.log"), errors="replace").read():
+        fail("B did not make the container's veth ahead, or made it again")
     print("ok: migrated A -> B: pid %d there, the client's counter %d -> %d, no reset, "
           "longest wait for an answer %.1f ms, %d packets held at A forwarded" %
           (newpid, before, n, worst * 1000, fwd), flush=True)
 
     # 5. back B -> A with --lazy-pages: A runs it before its memory is in, then gets every page
     before, retrans = n, read_status(status)[3]
-    r = migrate(criu, TMP, newpid, "10.77.0.1", "lazy", extra=["--lazy-pages"], root="/", src="b")
+    # the veth sent ahead with another MTU than the final image's: A makes it again
+    mtu = sh("nsenter --net=/proc/%d/ns/net ip -o link show vc0" % newpid).split(" mtu ")[1].split()[0]
+    env = dict(os.environ, CRIU_LIKE_MIGRATE_AHEAD_MTU=str(int(mtu) - 100))
+    r = migrate(criu, TMP, newpid, "10.77.0.1", "lazy", extra=["--lazy-pages"], root="/", src="b",
+                env=env)
     if r.returncode:
         fail("the lazy migration failed: %s" % r.stderr.strip())
     line = [ln for ln in r.stdout.splitlines() if ln.startswith("migrated")]
@@ -458,6 +472,11 @@ def main():
         fail("A's restore was not lazy")
     if "master br-mig" not in sh("ip netns exec mig-a ip -o link show ve-mig0", check=False):
         fail("the veth's outside end is not back on A's bridge")
+    if "veth vc0 changed since the first round: made again" not in log:
+        fail("A kept a veth made ahead that differs from the final image's")
+    back = sh("nsenter --net=/proc/%d/ns/net ip -o link show vc0" % backpid)
+    if " mtu %s " % mtu not in back:
+        fail("the veth made again at A has not the final image's MTU %s: %r" % (mtu, back))
     print("ok: migrated back B -> A with --lazy-pages: pid %d, every page in, the client's "
           "counter %d -> %d, no reset, longest wait %.1f ms, %d packets held at B forwarded" %
           (backpid, before, n, worst * 1000, fwd), flush=True)
