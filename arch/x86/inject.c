@@ -415,9 +415,9 @@ static int peek_bytes(pid_t tid, uint64_t addr, uint8_t *bytes, size_t len)
  * Without a vDSO, the thread's own code at rip is borrowed, CRIU's way: a
  * dumper dying before the bytes go back leaves that code broken.
  */
-static int place_trampoline(struct arch_injector *inj)
+static int place_trampoline(struct arch_injector *inj, long known)
 {
-	uint64_t vdso = find_vdso(inj->tid);
+	uint64_t vdso = known == ARCH_VDSO_LOOKUP ? find_vdso(inj->tid) : (uint64_t)known;
 	uint8_t patched[sizeof(inj->saved)];
 	size_t off;
 	int ret;
@@ -459,6 +459,11 @@ static int place_trampoline(struct arch_injector *inj)
 
 int arch_injector_init(struct arch_injector *inj, struct arch_thread_state *ts)
 {
+	return arch_injector_init_at(inj, ts, ARCH_VDSO_LOOKUP);
+}
+
+int arch_injector_init_at(struct arch_injector *inj, struct arch_thread_state *ts, long vdso)
+{
 	size_t fsize = arch_thread_frame_size(ts);
 	_cleanup_free_ void *buf = calloc(1, fsize);
 	struct iovec local, remote;
@@ -482,7 +487,7 @@ int arch_injector_init(struct arch_injector *inj, struct arch_thread_state *ts)
 			  (unsigned long)inj->frame);
 		return neg_errno();
 	}
-	return place_trampoline(inj);
+	return place_trampoline(inj, vdso);
 }
 
 int arch_injector_lift(struct arch_injector *inj)

@@ -469,6 +469,7 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 		dump_leader_reads_free(dt->leader_pre);
 		dt->leader_pre = NULL;
 		vma_list_fini(&dt->vmas);
+		vma_list_fini(&dt->maps);
 		cow_pagemap_fini(&dt->cow_pm);
 		mem_plan_fini(&dt->plan);
 		mem_runs_fini(&dt->parent_runs);

@@ -145,8 +145,21 @@ static int prepare_traced(struct dump_task *dt, bool core)
 	/* the leader's signal queues: the infection changes none (the parasite takes back its own) */
 	if (core)
 		err = dump_leader_prefetch(dt);
+	/*
+	 * Its maps read once, here: the stale areas are looked for in them, the
+	 * infection finds the [vdso] in them and the smaps read after it is
+	 * compared with them (bg_new()); read again when areas were removed.
+	 */
+	vma_list_fini(&dt->maps);
 	if (!err)
-		err = parasite_remove_stale_areas(t->pid, tids, t->nr_threads, &removed);
+		err = proc_parse_maps(t->pid, false, &dt->maps);
+	if (!err)
+		err = parasite_remove_stale_areas_in(t->pid, tids, t->nr_threads, &dt->maps,
+						     &removed);
+	if (!err && removed) {
+		vma_list_fini(&dt->maps);
+		err = proc_parse_maps(t->pid, false, &dt->maps);
+	}
 	if (err)
 		pr_errno(err, "pid %d: cannot prepare the task for the dump", t->pid);
 	return err;
@@ -395,7 +408,13 @@ static struct smaps_bg *bg_new(struct dump_task **dts, unsigned int n)
 	for (unsigned int i = 0; i < n && !err; i++) {
 		bg->dts[i] = dts[i];
 		bg->pids[i] = dts[i]->t->pid;
-		err = proc_parse_maps(bg->pids[i], false, &bg->maps[i]);
+		/* as prepare_traced() read them, or read now */
+		if (dts[i]->maps.vmas) {
+			bg->maps[i] = dts[i]->maps;
+			dts[i]->maps = (struct vma_list){ 0 };
+		} else {
+			err = proc_parse_maps(bg->pids[i], false, &bg->maps[i]);
+		}
 	}
 	if (err) {
 		bg_free(bg);
@@ -536,6 +555,17 @@ static int refuse_shared_mm(struct dump_task *const *dts, unsigned int n)
 	return err ?: same ? -EOPNOTSUPP : 0;
 }
 
+/* The start of the [vdso] in @maps (0: none), ARCH_VDSO_LOOKUP when they were not read. */
+static long maps_vdso(const struct vma_list *maps)
+{
+	if (!maps->vmas)
+		return ARCH_VDSO_LOOKUP;
+	for (unsigned int i = 0; i < maps->nr; i++)
+		if (maps->vmas[i].path && !strcmp(maps->vmas[i].path, "[vdso]"))
+			return (long)maps->vmas[i].start;
+	return 0;
+}
+
 /* The requests of parasite_infect_all() for the live tasks, @tids holding all their threads. */
 static unsigned int infect_reqs(struct dump_ctx *ctx, struct infect_req *reqs, unsigned int *idx,
 				pid_t *tids)
@@ -549,7 +579,7 @@ static unsigned int infect_reqs(struct dump_ctx *ctx, struct infect_req *reqs, u
 			continue;
 		for (j = 0; j < t->nr_threads; j++)
 			tids[j] = t->threads[j].tid;
-		reqs[n] = (struct infect_req){ t->pid, tids, t->nr_threads };
+		reqs[n] = (struct infect_req){ t->pid, tids, t->nr_threads, ARCH_VDSO_LOOKUP };
 		tids += t->nr_threads;
 		idx[n++] = i;
 	}
@@ -589,6 +619,8 @@ int dump_prepare_tasks(struct dump_ctx *ctx, bool background)
 	err = refuse_shared_mm(dts, m);
 	if (!err)
 		err = prepare_read_all(ctx, dts, m);
+	for (i = 0; i < m && !err; i++)
+		reqs[i].vdso = maps_vdso(&dts[i]->maps);
 	if (!err && m)
 		err = prepare_vmas(ctx->opts, ctx->snap, dts, m - later, maps);
 	if (!err && later) {

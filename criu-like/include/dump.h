@@ -46,6 +46,8 @@ struct dump_task {
 	struct proc_stat stat; /* /proc/PID/stat read while frozen */
 	struct proc_status status; /* /proc/PID/status read while frozen */
 	struct vma_list vmas; /* smaps while frozen */
+	/* maps read on the tracer thread before the infection (prepare.c), stale areas gone */
+	struct vma_list maps;
 	struct mem_plan plan; /* pages to save */
 	struct mem_runs parent_runs; /* pre-dump chain: pages unchanged since the parent */
 	bool *untracked; /* pre-dump chain: per VMA, not write-tracked since the parent */

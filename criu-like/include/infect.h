@@ -59,6 +59,8 @@ struct infect_req {
 	pid_t pid;
 	const pid_t *tids;
 	unsigned int nr_threads;
+	/* its [vdso]'s start, from a maps read while seized (0: none; ARCH_VDSO_LOOKUP) */
+	long vdso;
 };
 
 /*
@@ -150,6 +152,10 @@ int parasite_track_mem(struct parasite_ctl *ctl, const struct iovec *ranges, uns
  */
 int parasite_remove_stale_areas(pid_t pid, const pid_t *tids, unsigned int nr_threads,
 				unsigned int *removed);
+/* The same with its maps (@maps, read while it is seized): no read of its own. */
+struct vma_list;
+int parasite_remove_stale_areas_in(pid_t pid, const pid_t *tids, unsigned int nr_threads,
+				   const struct vma_list *maps, unsigned int *removed);
 
 /*
  * Stop the parasite, unmap the area, put every register, the sigmask,

@@ -544,7 +544,7 @@ static int infect_begin(const struct infect_req *q, struct parasite_ctl **ret)
 		ctl->nr_threads = i + 1;
 	}
 	layout(ctl);
-	err = arch_injector_init(&ctl->inj, &ctl->ts[0]);
+	err = arch_injector_init_at(&ctl->inj, &ctl->ts[0], q->vdso);
 	ctl->inj_ready = !err;
 	return err;
 }
@@ -657,7 +657,7 @@ int parasite_infect_all(const struct infect_req *reqs, unsigned int n,
 int parasite_infect(pid_t pid, const pid_t *tids, unsigned int nr_threads,
 		    struct parasite_ctl **ret)
 {
-	struct infect_req q = { .pid = pid, .tids = tids, .nr_threads = nr_threads };
+	struct infect_req q = { pid, tids, nr_threads, ARCH_VDSO_LOOKUP };
 
 	return parasite_infect_all(&q, 1, ret, NULL);
 }
@@ -685,32 +685,32 @@ static bool is_stale_area(int memfd, unsigned long start, unsigned long end)
 	return !memcmp(head, parasite_blob, n) || !memcmp(head, zeros, n);
 }
 
-/* Shared anonymous rwx mappings of @pid that look like our areas. */
-static int find_stale_areas(pid_t pid, unsigned long (*areas)[2], unsigned int max,
-			    unsigned int *nr)
+/* Shared anonymous rwx mappings of @pid (@maps) that look like our areas. */
+static int find_stale_areas(pid_t pid, const struct vma_list *maps, unsigned long (*areas)[2],
+			    unsigned int max, unsigned int *nr)
 {
-	char path[64], line[512];
-	_cleanup_fclose_ FILE *f = NULL;
 	_cleanup_close_ int memfd = -1;
+	char path[64];
 
 	*nr = 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	memfd = open(path, O_RDONLY | O_CLOEXEC);
-	if (!f || memfd < 0) {
-		pr_perror("open /proc/%d/maps or mem", pid);
-		return neg_errno();
-	}
-	while (fgets(line, sizeof(line), f) && *nr < max) {
-		unsigned long start, end;
-		char perms[8];
+	for (unsigned int i = 0; i < maps->nr && *nr < max; i++) {
+		const struct vma_entry *v = &maps->vmas[i];
 
-		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3 &&
-		    !strcmp(perms, "rwxs") && strstr(line, " /dev/zero (deleted)\n") &&
-		    is_stale_area(memfd, start, end)) {
-			areas[*nr][0] = start;
-			areas[(*nr)++][1] = end;
+		if (v->prot != (PROT_READ | PROT_WRITE | PROT_EXEC) || !v->shared || !v->deleted ||
+		    !v->path || strcmp(v->path, "/dev/zero"))
+			continue;
+		/* its memory only for a candidate: most tasks have none */
+		if (memfd < 0) {
+			snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+			memfd = open(path, O_RDONLY | O_CLOEXEC);
+			if (memfd < 0) {
+				pr_perror("open %s", path);
+				return neg_errno();
+			}
+		}
+		if (is_stale_area(memfd, v->start, v->end)) {
+			areas[*nr][0] = v->start;
+			areas[(*nr)++][1] = v->end;
 		}
 	}
 	return 0;
@@ -735,6 +735,22 @@ static bool area_in_use(const pid_t *tids, unsigned int n, const unsigned long *
 int parasite_remove_stale_areas(pid_t pid, const pid_t *tids, unsigned int nr_threads,
 				unsigned int *removed)
 {
+	struct vma_list maps = { 0 };
+	int err = proc_parse_maps(pid, false, &maps);
+
+	*removed = 0;
+	if (err) {
+		pr_errno(err, "cannot read the maps of %d", pid);
+		return err;
+	}
+	err = parasite_remove_stale_areas_in(pid, tids, nr_threads, &maps, removed);
+	vma_list_fini(&maps);
+	return err;
+}
+
+int parasite_remove_stale_areas_in(pid_t pid, const pid_t *tids, unsigned int nr_threads,
+				   const struct vma_list *maps, unsigned int *removed)
+{
 	unsigned long areas[16][2];
 	struct arch_thread_state ts;
 	struct arch_injector inj;
@@ -742,7 +758,7 @@ int parasite_remove_stale_areas(pid_t pid, const pid_t *tids, unsigned int nr_th
 	int err, err2;
 
 	*removed = 0;
-	err = find_stale_areas(pid, areas, ARRAY_SIZE(areas), &nr);
+	err = find_stale_areas(pid, maps, areas, ARRAY_SIZE(areas), &nr);
 	if (err || !nr)
 		return err;
 	err = arch_thread_save(pid, &ts);

@@ -66,6 +66,12 @@ struct arch_injector {
 /* Find the trampoline place, write the frame below the red zone, patch the code. */
 int arch_injector_init(struct arch_injector *inj, struct arch_thread_state *ts);
 /*
+ * The same with the start of the task's [vDSO] known (@vdso: from a maps
+ * read while it is seized; 0: it has none, ARCH_VDSO_LOOKUP: read its maps).
+ */
+#define ARCH_VDSO_LOOKUP (-1L)
+int arch_injector_init_at(struct arch_injector *inj, struct arch_thread_state *ts, long vdso);
+/*
  * Without a vDSO the patch is over the task's own code, which a dump saves
  * (the write made the page an anonymous copy): lift it while the parasite
  * runs on its own, place it again before the next injected syscall. Both do
