@@ -254,7 +254,12 @@ static int write_pstree(const struct dump_ctx *ctx)
 		pe.ipcns_own = ns_ipc_nested_img(&ctx->ns, t->pid);
 		pe.has_ipcns_own = pe.ipcns_own != 0;
 		pe.has_exit_signal = true;
-		err = read_exit_signal(t->pid, &pe.exit_signal);
+		/* a live task's as its stat read while frozen showed it (prepare.c) */
+		if (ctx->tasks && ctx->tasks[i].t == t && ctx->tasks[i].stat.pid == t->pid &&
+		    ctx->tasks[i].stat.exit_signal >= 0)
+			pe.exit_signal = (uint32_t)ctx->tasks[i].stat.exit_signal;
+		else
+			err = read_exit_signal(t->pid, &pe.exit_signal);
 		if (!err)
 			err = img_write_record(img, &pe.base);
 	}

@@ -48,6 +48,8 @@ struct seized_task {
 	unsigned int nr_threads;
 	struct seized_thread *threads;
 	struct seized_task *parent; /* NULL for the root */
+	/* listed with every seized thread in a ptrace stop, nothing new: none can come */
+	bool threads_final;
 	unsigned int nr_children;
 	struct seized_task **children;
 };

@@ -354,12 +354,18 @@ static int ns_ino(const char *path, int *ret_fd, ino_t *ino)
 static int listen_in_netns(struct parasite_ctl *ctl, struct sockaddr_un *addr, socklen_t len)
 {
 	_cleanup_close_ int self = -1, target = -1;
+	struct stat sa, sb;
 	char path[64];
 	ino_t a, b;
 	int sk, err = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", ctl->pid);
-	if ((err = ns_ino("/proc/self/ns/net", &self, &a)) || (err = ns_ino(path, &target, &b)))
+	/* opened only when they differ: the namespaces of a tree's tasks mostly are ours */
+	if (!stat("/proc/self/ns/net", &sa) && !stat(path, &sb) && sa.st_ino == sb.st_ino &&
+	    sa.st_dev == sb.st_dev)
+		a = b = sa.st_ino;
+	else if ((err = ns_ino("/proc/self/ns/net", &self, &a)) ||
+		 (err = ns_ino(path, &target, &b)))
 		return err;
 	if (a != b && setns(target, CLONE_NEWNET)) {
 		pr_perror("setns into the net namespace of %d", ctl->pid);

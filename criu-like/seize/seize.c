@@ -474,14 +474,35 @@ static bool *io_scan(const struct seized_task *task, const pid_t *tids, unsigned
  */
 static int wait_task(struct seize_ctx *ctx, struct seized_task *task);
 
+/* Every seized thread of @task in a ptrace stop (and one at least)? */
+static bool all_stopped(const struct seized_task *task)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < task->nr_threads; i++) {
+		if (task->threads[i].seized && !task->threads[i].stopped)
+			return false;
+		n += task->threads[i].seized;
+	}
+	return n > 0;
+}
+
 static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool wait, bool *changed)
 {
 	bool frozen_v1 = ctx->t->freezer && !ctx->t->freezer_v2;
 	bool again = true;
 
+	/*
+	 * A thread in a ptrace stop makes no thread: once a listing made with
+	 * all of them stopped showed nothing new, the next passes of the walk
+	 * list them no more.
+	 */
+	if (task->threads_final)
+		return 0;
 	while (again) {
 		_cleanup_free_ pid_t *tids = NULL;
 		_cleanup_free_ bool *io = NULL;
+		bool stopped = wait && !ctx->t->freezer && all_stopped(task);
 		unsigned int nr, i;
 		int err = proc_list_threads(task->pid, &tids, &nr);
 
@@ -505,7 +526,10 @@ static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool w
 					 tids[i], task->pid);
 				continue;
 			}
-			ret = !io || io[i] ? refuse_io_worker(task->pid, tids[i]) : 0;
+			/* an io_uring worker is never the leader: its stat is not read */
+			ret = tids[i] == task->pid ? 0
+			      : !io || io[i]	   ? refuse_io_worker(task->pid, tids[i])
+						   : 0;
 			if (ret < 0)
 				return ret;
 			ret = seize_thread(task, tids[i]);
@@ -534,6 +558,7 @@ static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool w
 			if (err)
 				return err;
 		}
+		task->threads_final = !again && stopped;
 	}
 	return 0;
 }
