@@ -116,6 +116,8 @@ static void drop_uprobes_area(struct dump_task *dt)
 static int prepare_proc_reads(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	pid_t pid = dt->t->pid;
+	/* the task's own: the other worker reads its tasks meanwhile (par.h) */
+	bool dropped = par_drop();
 	int err;
 
 	(void)ctx;
@@ -127,6 +129,7 @@ static int prepare_proc_reads(struct dump_ctx *ctx, struct dump_task *dt)
 		err = check_fd_room(pid, dt->limits);
 	if (!err)
 		err = proc_parse_status(pid, 0, &dt->status);
+	par_take(dropped);
 	if (err)
 		pr_errno(err, "pid %d: cannot prepare the task for the dump", pid);
 	return err;
@@ -454,14 +457,30 @@ static void bg_read_one(unsigned int i, void *arg)
 	pthread_mutex_unlock(&bg->lock);
 }
 
-/* Once they are infected: their smaps read in the background, the parasites' areas dropped. */
-static int bg_start(struct smaps_bg *bg)
+/*
+ * Once their areas are mapped (@ctls[i]: bg->dts[i]'s control block): their
+ * smaps read in the background, the parasites' areas dropped.
+ */
+static int bg_start(struct smaps_bg *bg, struct parasite_ctl *const *ctls)
 {
 	for (unsigned int i = 0; i < bg->n; i++)
-		parasite_area(bg->dts[i]->ctl, &bg->skip[2 * i], &bg->skip[2 * i + 1]);
+		parasite_area(ctls[i], &bg->skip[2 * i], &bg->skip[2 * i + 1]);
 	bg->job = smaps_read_start(bg->pids, bg->n, bg->skip, bg->vl, bg->errs, bg->us, bg_read_one,
 				   bg);
 	return bg->job ? 0 : neg_errno();
+}
+
+/*
+ * parasite_infect_all_hook()'s call once every area is in: the smaps reads
+ * start while the parasites are started (the tasks of @bg are those of the
+ * requests from 1 on).
+ */
+static void bg_mapped(void *arg, struct parasite_ctl *const *ctls)
+{
+	struct smaps_bg *bg = arg;
+
+	if (bg_start(bg, ctls + 1))
+		bg->job = NULL; /* started after the infection, or the failure is told then */
 }
 
 /* The dump failed: what is still to read is not, what is being read is waited for. */
@@ -633,7 +652,7 @@ int dump_prepare_tasks(struct dump_ctx *ctx, bool background)
 			atomic_init(&bg->prefetch_left, PREFETCH_TREE_MAX);
 	}
 	if (!err)
-		err = parasite_infect_all(reqs, m, ctls, errs);
+		err = parasite_infect_all_hook(reqs, m, ctls, errs, bg ? bg_mapped : NULL, bg);
 	for (i = 0; i < m; i++)
 		ctx->tasks[idx[i]].ctl = ctls[i];
 	for (i = 0; i < m && err; i++)
@@ -646,11 +665,14 @@ int dump_prepare_tasks(struct dump_ctx *ctx, bool background)
 		if (err)
 			pr_errno(err, "pid %d: cannot prepare the task for the dump", reqs[i].pid);
 	}
-	if (!err && bg)
-		err = bg_start(bg);
+	if (!err && bg && !bg->job)
+		err = bg_start(bg, ctls + 1);
 	if (!err && bg)
 		ctx->smaps_bg = TAKE_PTR(bg);
-	bg_free(bg);
+	if (bg && bg->job)
+		bg_drop(bg); /* the dump failed: what it reads is waited for */
+	else
+		bg_free(bg);
 	for (i = 0; i < m; i++)
 		vma_list_fini(&maps[i]);
 	return err;

@@ -71,6 +71,17 @@ struct infect_req {
  */
 int parasite_infect_all(const struct infect_req *reqs, unsigned int n,
 			struct parasite_ctl **ret_ctls, int *ret_errs);
+/*
+ * The same, @mapped(@arg, ctls) called once every area is mapped and the
+ * threads' state taken, when no infection failed so far: the address spaces
+ * then change no more (the rest runs in the areas), so that what reads them
+ * (smaps) may start while the parasites are started. ctls[i] is reqs[i]'s
+ * control block, to be read only (parasite_area()).
+ */
+int parasite_infect_all_hook(const struct infect_req *reqs, unsigned int n,
+			     struct parasite_ctl **ret_ctls, int *ret_errs,
+			     void (*mapped)(void *arg, struct parasite_ctl *const *ctls),
+			     void *arg);
 
 int parasite_get_pid(struct parasite_ctl *ctl, pid_t *ret_pid, pid_t *ret_tid);
 /* sa[i] is signal i + 1; sa[i].ret is the per-signal rt_sigaction result. */

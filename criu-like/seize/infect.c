@@ -23,6 +23,7 @@
 #include "fault.h"
 #include "parasite-blob.h"
 #include "proc-parse.h"
+#include "stats.h"
 #include "util.h"
 
 #define PARASITE_STACK_SIZE (32 * 1024)
@@ -614,8 +615,32 @@ static void step_to_connect(struct infection *f, unsigned int n)
 int parasite_infect_all(const struct infect_req *reqs, unsigned int n,
 			struct parasite_ctl **ret_ctls, int *ret_errs)
 {
+	return parasite_infect_all_hook(reqs, n, ret_ctls, ret_errs, NULL, NULL);
+}
+
+/* @mapped(@arg, every control block) when every task's area is in (infect.h). */
+static void areas_mapped(const struct infection *f, unsigned int n,
+			 void (*mapped)(void *arg, struct parasite_ctl *const *ctls), void *arg)
+{
+	_cleanup_free_ struct parasite_ctl **ctls = calloc(n ? n : 1, sizeof(*ctls));
+	unsigned int i;
+
+	for (i = 0; ctls && i < n; i++) {
+		if (f[i].err)
+			return;
+		ctls[i] = f[i].ctl;
+	}
+	if (ctls)
+		mapped(arg, ctls);
+}
+
+int parasite_infect_all_hook(const struct infect_req *reqs, unsigned int n,
+			     struct parasite_ctl **ret_ctls, int *ret_errs,
+			     void (*mapped)(void *arg, struct parasite_ctl *const *ctls), void *arg)
+{
 	_cleanup_free_ struct infection *f = calloc(n ? n : 1, sizeof(*f));
 	_cleanup_free_ struct parasite_ctl **failed = calloc(n ? n : 1, sizeof(*failed));
+	uint64_t t[6] = { stats_now_ns() };
 	unsigned int i;
 	int err = 0;
 
@@ -631,16 +656,29 @@ int parasite_infect_all(const struct infect_req *reqs, unsigned int n,
 	 * A task whose mmap was started is taken to its exit stop even after a
 	 * failure elsewhere: its cure starts from there.
 	 */
+	t[1] = stats_now_ns();
 	for (i = 0; i < n; i++)
 		if (f[i].injecting)
 			f[i].err = infect_area(f[i].ctl);
+	if (mapped)
+		areas_mapped(f, n, mapped, arg);
+	t[2] = stats_now_ns();
 	for (i = 0; i < n; i++)
 		if (!f[i].err)
 			f[i].err = daemon_start(f[i].ctl);
+	t[3] = stats_now_ns();
 	step_to_connect(f, n);
+	t[4] = stats_now_ns();
 	for (i = 0; i < n; i++)
 		if (!f[i].err)
 			f[i].err = daemon_accept(f[i].ctl);
+	t[5] = stats_now_ns();
+	pr_debug("%u tasks infected in %llu us: saved and mmap started %llu, area %llu, blob "
+		 "started %llu, stepped to connect() %llu, accepted %llu\n",
+		 n, (unsigned long long)(t[5] - t[0]) / 1000,
+		 (unsigned long long)(t[1] - t[0]) / 1000, (unsigned long long)(t[2] - t[1]) / 1000,
+		 (unsigned long long)(t[3] - t[2]) / 1000, (unsigned long long)(t[4] - t[3]) / 1000,
+		 (unsigned long long)(t[5] - t[4]) / 1000);
 	for (i = 0; i < n; i++) {
 		ret_ctls[i] = NULL;
 		if (ret_errs)
