@@ -465,6 +465,7 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 {
 	unsigned int i;
 
+	dump_early_reads_stop(ctx);
 	dump_vmas_wait(ctx, true); /* joins what still reads, if anything */
 	cure_tasks(ctx);
 	for (i = 0; i < ctx->nr_tasks; i++) {
@@ -632,6 +633,7 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 			       ctx->tree->tasks[i]->pid);
 			return -ESRCH;
 		}
+	dump_early_reads_start(ctx);
 	/*
 	 * A tree in namespaces of its own that are not dumped would come back in
 	 * criu-like's: refused first. The ones that are dumped are read now.

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <linux/kcmp.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -112,15 +113,13 @@ static void drop_uprobes_area(struct dump_task *dt)
  * VMAs (prepare_vmas()); with @core, what its core image needs the leader
  * stopped for.
  */
-/* What /proc shows of the task: no ptrace, a worker of a parallel run may read it (par.h). */
-static int prepare_proc_reads(struct dump_ctx *ctx, struct dump_task *dt)
+/* What /proc shows of task @pid (@dt's): no ptrace, a worker of a parallel run may read it. */
+static int proc_reads(struct dump_task *dt, pid_t pid)
 {
-	pid_t pid = dt->t->pid;
 	/* the task's own: the other worker reads its tasks meanwhile (par.h) */
 	bool dropped = par_drop();
 	int err;
 
-	(void)ctx;
 	/* Read before the infection, which blocks every signal while the parasite runs. */
 	err = proc_parse_stat(pid, 0, &dt->stat);
 	if (!err)
@@ -133,6 +132,92 @@ static int prepare_proc_reads(struct dump_ctx *ctx, struct dump_task *dt)
 	if (err)
 		pr_errno(err, "pid %d: cannot prepare the task for the dump", pid);
 	return err;
+}
+
+static int prepare_proc_reads(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	(void)ctx;
+	return proc_reads(dt, dt->t->pid);
+}
+
+/* dump_early_reads_start(): the tasks' pids copied (a failed dump frees the tree first). */
+struct early_reads {
+	pthread_t th;
+	unsigned int n;
+	struct dump_task **dts;
+	pid_t *pids;
+	atomic_bool stop;
+	int err;
+};
+
+static void *early_reads_run(void *arg)
+{
+	struct early_reads *e = arg;
+
+	for (unsigned int i = 0; i < e->n && !e->err && !atomic_load(&e->stop); i++) {
+		e->err = proc_reads(e->dts[i], e->pids[i]);
+		/* the maps too: prepare_traced() finds the stale areas in them */
+		if (!e->err)
+			e->err = proc_parse_maps(e->pids[i], false, &e->dts[i]->maps);
+		if (e->err)
+			pr_errno(e->err, "pid %d: cannot read its maps", e->pids[i]);
+	}
+	return NULL;
+}
+
+static void early_reads_free(struct early_reads *e)
+{
+	free(e->dts);
+	free(e->pids);
+	free(e);
+}
+
+void dump_early_reads_start(struct dump_ctx *ctx)
+{
+	struct early_reads *e = calloc(1, sizeof(*e));
+	sigset_t all, old;
+	int err;
+
+	if (!e)
+		return;
+	e->dts = calloc(ctx->nr_tasks + 1, sizeof(*e->dts));
+	e->pids = calloc(ctx->nr_tasks + 1, sizeof(*e->pids));
+	for (unsigned int i = 0; e->dts && e->pids && i < ctx->nr_tasks; i++)
+		if (dump_task_live(&ctx->tasks[i])) {
+			e->dts[e->n] = &ctx->tasks[i];
+			e->pids[e->n++] = ctx->tasks[i].t->pid;
+		}
+	atomic_init(&e->stop, false);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = e->dts && e->pids && e->n > 1 ? pthread_create(&e->th, NULL, early_reads_run, e) : -1;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		early_reads_free(e); /* read by dump_prepare_tasks() as before */
+		return;
+	}
+	ctx->early = e;
+}
+
+/* Joined: its first failure (logged), -EAGAIN when there was none started. */
+static int early_reads_join(struct dump_ctx *ctx)
+{
+	struct early_reads *e = TAKE_PTR(ctx->early);
+	int err;
+
+	if (!e)
+		return -EAGAIN;
+	pthread_join(e->th, NULL);
+	err = e->err;
+	early_reads_free(e);
+	return err;
+}
+
+void dump_early_reads_stop(struct dump_ctx *ctx)
+{
+	if (ctx->early)
+		atomic_store(&ctx->early->stop, true);
+	early_reads_join(ctx);
 }
 
 /* What needs ptrace, on the tracer thread. */
@@ -153,8 +238,7 @@ static int prepare_traced(struct dump_task *dt, bool core)
 	 * infection finds the [vdso] in them and the smaps read after it is
 	 * compared with them (bg_new()); read again when areas were removed.
 	 */
-	vma_list_fini(&dt->maps);
-	if (!err)
+	if (!err && !dt->maps.vmas)
 		err = proc_parse_maps(t->pid, false, &dt->maps);
 	if (!err)
 		err = parasite_remove_stale_areas_in(t->pid, tids, t->nr_threads, &dt->maps,
@@ -185,8 +269,12 @@ static int prepare_read_all(struct dump_ctx *ctx, struct dump_task **dts, unsign
 {
 	static const struct par_job job = { .fn = prepare_proc_reads,
 					    .tracer = prepare_traced_all };
-	int err = 0;
+	int err = early_reads_join(ctx);
 
+	/* read since the seize: what needs ptrace is left */
+	if (err != -EAGAIN)
+		return err ?: prepare_traced_all(ctx, dts, n);
+	err = 0;
 	if (n > 1)
 		return dump_tasks_par(ctx, dts, n, &job);
 	for (unsigned int i = 0; i < n && !err; i++)

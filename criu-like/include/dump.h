@@ -123,6 +123,7 @@ struct dump_ctx {
 	struct kcmp_set fs_owners; /* fs.c: tasks whose fs context is not their parent's */
 	struct mapped_file_ids mapped; /* mm-img.c: file ids of mapped files */
 	struct smaps_bg *smaps_bg; /* prepare.c: smaps read in the background */
+	struct early_reads *early; /* prepare.c: /proc reads from the seize on */
 	struct pages_spare *spare; /* pages-spare.c: room for the first pages image */
 };
 
@@ -164,6 +165,15 @@ struct cr_options;
 int dump_task_prepare(const struct cr_options *o, struct dump_task *dt);
 /* prepare.c: the same for every live task of ctx, see there for @background. */
 int dump_prepare_tasks(struct dump_ctx *ctx, bool background);
+/*
+ * Right after the seize, the /proc reads of every live task that need no
+ * ptrace (stat, limits, status, maps) started on a thread of their own, so
+ * that they run beside the namespaces' and cgroups' reads;
+ * dump_prepare_tasks() takes them. dump_early_reads_stop(): joined (any
+ * failure of the dump: no more task is read), nothing else done.
+ */
+void dump_early_reads_start(struct dump_ctx *ctx);
+void dump_early_reads_stop(struct dump_ctx *ctx);
 /*
  * prepare.c: the smaps read in the background in every task's dt->vmas. 0
  * or -errno. @failed: the dump failed, nothing more is read (the tasks are
