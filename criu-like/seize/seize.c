@@ -558,6 +558,9 @@ static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool w
 			if (err)
 				return err;
 		}
+		/* the first sweep (seize_sweep()): its stops are taken, and it listed again, later */
+		if (!wait && !ctx->t->freezer)
+			again = false;
 		task->threads_final = !again && stopped;
 	}
 	return 0;
@@ -864,6 +867,28 @@ static int finish_tree(struct pstree *t)
 	return 0;
 }
 
+/*
+ * Without a freezer, a first sweep: every task found is seized and
+ * interrupted without waiting for its stop, its children read as they are;
+ * then every stop is taken. The tasks reach their stops side by side,
+ * rather than one after the other with a scheduler round trip each; the
+ * passes after find what they forked meanwhile, as before.
+ */
+static int seize_sweep(struct seize_ctx *ctx)
+{
+	struct pstree *t = ctx->t;
+	bool changed = false;
+	unsigned int i;
+	int err = walk_pass(ctx, false, &changed);
+
+	for (i = 0; i < t->nr_tasks && !err; i++) {
+		err = wait_task(ctx, t->tasks[i]);
+		if (!err)
+			settle_task(t->tasks[i]);
+	}
+	return err;
+}
+
 static int seize_walk(struct seize_ctx *ctx, const struct seize_opts *opts)
 {
 	struct pstree *t = ctx->t;
@@ -874,6 +899,10 @@ static int seize_walk(struct seize_ctx *ctx, const struct seize_opts *opts)
 		err = freeze_cgroup(ctx, opts->freeze_cgroup);
 		if (!err)
 			err = walk_frozen(ctx);
+		if (err)
+			return err;
+	} else {
+		err = seize_sweep(ctx);
 		if (err)
 			return err;
 	}
