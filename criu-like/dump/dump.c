@@ -476,6 +476,7 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 		dt->leader_pre = NULL;
 		vma_list_fini(&dt->vmas);
 		vma_list_fini(&dt->maps);
+		fd_seen_free(TAKE_PTR(dt->fds_seen));
 		cow_pagemap_fini(&dt->cow_pm);
 		mem_plan_fini(&dt->plan);
 		mem_runs_fini(&dt->parent_runs);

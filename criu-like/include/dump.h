@@ -63,7 +63,11 @@ struct dump_task {
 	char *limits;
 	/* core.c: the leader's signal queues and rseq, read in its seize stop (NULL: none) */
 	struct leader_reads *leader_pre;
+	/* files/fd-seen.c: its fds' links and stats, for its children's (NULL: none kept) */
+	struct fd_seen_set *fds_seen;
 };
+
+void fd_seen_free(struct fd_seen_set *s);
 
 /* For stats-dump (image/stats.c): CRIU's counters, times in ns (CLOCK_MONOTONIC). */
 struct dump_stats {
