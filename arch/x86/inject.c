@@ -565,6 +565,13 @@ int arch_inject_syscall_start(struct arch_injector *inj, long nr, const unsigned
 
 int arch_inject_syscall_finish(struct arch_injector *inj, long nr, long *ret)
 {
+	int err = arch_inject_syscall_entered(inj, nr);
+
+	return err ?: arch_inject_syscall_exited(inj, ret);
+}
+
+int arch_inject_syscall_entered(struct arch_injector *inj, long nr)
+{
 	struct __ptrace_syscall_info si;
 	int err;
 
@@ -584,9 +591,24 @@ int arch_inject_syscall_finish(struct arch_injector *inj, long nr, long *ret)
 		       nr, (unsigned long)inj->code + 2);
 		return -EIO;
 	}
-	err = wait_syscall(inj->ts, PTRACE_SYSCALL, PTRACE_SYSCALL_INFO_EXIT, &si);
-	if (err)
-		return err;
+	return resume(inj->ts, PTRACE_SYSCALL);
+}
+
+int arch_inject_syscall_exited(struct arch_injector *inj, long *ret)
+{
+	struct __ptrace_syscall_info si;
+	int err;
+
+	for (;;) {
+		err = wait_next(inj->ts, &si);
+		if (err < 0)
+			return err;
+		if (err == STOP_SYSCALL && si.op == PTRACE_SYSCALL_INFO_EXIT)
+			break;
+		err = resume(inj->ts, PTRACE_SYSCALL);
+		if (err)
+			return err;
+	}
 	*ret = si.exit.rval;
 	return 0;
 }

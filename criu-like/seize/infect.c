@@ -126,7 +126,7 @@ static int map_area_start(struct parasite_ctl *ctl)
 	return arch_inject_syscall_start(&ctl->inj, __NR_mmap, args);
 }
 
-/* Its result, and the same pages mapped in the dumper. */
+/* Its result (arch_inject_syscall_entered() done), and the same pages mapped in the dumper. */
 static int map_area_finish(struct parasite_ctl *ctl)
 {
 	char path[96];
@@ -135,7 +135,7 @@ static int map_area_finish(struct parasite_ctl *ctl)
 	long ret;
 	int err;
 
-	err = arch_inject_syscall_finish(&ctl->inj, __NR_mmap, &ret);
+	err = arch_inject_syscall_exited(&ctl->inj, &ret);
 	if (err)
 		return err;
 	if ((unsigned long)ret > -4096UL) {
@@ -657,8 +657,12 @@ int parasite_infect_all_hook(const struct infect_req *reqs, unsigned int n,
 	 * failure elsewhere: its cure starts from there.
 	 */
 	t[1] = stats_now_ns();
+	/* every mmap() entered first: they run side by side while the next are taken */
 	for (i = 0; i < n; i++)
 		if (f[i].injecting)
+			f[i].err = arch_inject_syscall_entered(&f[i].ctl->inj, __NR_mmap);
+	for (i = 0; i < n; i++)
+		if (f[i].injecting && !f[i].err)
 			f[i].err = infect_area(f[i].ctl);
 	if (mapped)
 		areas_mapped(f, n, mapped, arg);

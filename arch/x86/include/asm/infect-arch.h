@@ -92,6 +92,13 @@ int arch_inject_syscall(struct arch_injector *inj, long nr, const unsigned long 
  */
 int arch_inject_syscall_start(struct arch_injector *inj, long nr, const unsigned long args[6]);
 int arch_inject_syscall_finish(struct arch_injector *inj, long nr, long *ret);
+/*
+ * finish in two halves too: its entry stop taken and the thread sent on to
+ * its exit (entered), then the exit stop (exited). Taken across many tasks,
+ * their syscalls run side by side, rather than each while the dumper waits.
+ */
+int arch_inject_syscall_entered(struct arch_injector *inj, long nr);
+int arch_inject_syscall_exited(struct arch_injector *inj, long *ret);
 /* Put the patched bytes back. Call after arch_thread_restore(). */
 int arch_injector_fini(struct arch_injector *inj);
 
