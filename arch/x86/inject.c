@@ -570,21 +570,31 @@ int arch_inject_syscall_finish(struct arch_injector *inj, long nr, long *ret)
 	return err ?: arch_inject_syscall_exited(inj, ret);
 }
 
-int arch_inject_syscall_entered(struct arch_injector *inj, long nr)
+/* The thread already resumed: on with PTRACE_SYSCALL until a syscall stop of @op. */
+static int wait_syscall_op(struct arch_thread_state *ts, uint8_t op,
+			   struct __ptrace_syscall_info *si)
 {
-	struct __ptrace_syscall_info si;
 	int err;
 
 	for (;;) {
-		err = wait_next(inj->ts, &si);
+		err = wait_next(ts, si);
 		if (err < 0)
 			return err;
-		if (err == STOP_SYSCALL && si.op == PTRACE_SYSCALL_INFO_ENTRY)
-			break;
-		err = resume(inj->ts, PTRACE_SYSCALL);
+		if (err == STOP_SYSCALL && si->op == op)
+			return 0;
+		err = resume(ts, PTRACE_SYSCALL);
 		if (err)
 			return err;
 	}
+}
+
+int arch_inject_syscall_entered(struct arch_injector *inj, long nr)
+{
+	struct __ptrace_syscall_info si;
+	int err = wait_syscall_op(inj->ts, PTRACE_SYSCALL_INFO_ENTRY, &si);
+
+	if (err)
+		return err;
 	if ((long)si.entry.nr != nr || si.instruction_pointer != inj->code + 2) {
 		pr_err("thread %d entered syscall %llu at %#llx, not %ld at %#lx\n", inj->tid,
 		       (unsigned long long)si.entry.nr, (unsigned long long)si.instruction_pointer,
@@ -597,20 +607,11 @@ int arch_inject_syscall_entered(struct arch_injector *inj, long nr)
 int arch_inject_syscall_exited(struct arch_injector *inj, long *ret)
 {
 	struct __ptrace_syscall_info si;
-	int err;
+	int err = wait_syscall_op(inj->ts, PTRACE_SYSCALL_INFO_EXIT, &si);
 
-	for (;;) {
-		err = wait_next(inj->ts, &si);
-		if (err < 0)
-			return err;
-		if (err == STOP_SYSCALL && si.op == PTRACE_SYSCALL_INFO_EXIT)
-			break;
-		err = resume(inj->ts, PTRACE_SYSCALL);
-		if (err)
-			return err;
-	}
-	*ret = si.exit.rval;
-	return 0;
+	if (!err)
+		*ret = si.exit.rval;
+	return err;
 }
 
 int arch_inject_syscall(struct arch_injector *inj, long nr, const unsigned long args[6], long *ret)
