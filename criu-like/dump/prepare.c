@@ -140,27 +140,38 @@ static int prepare_proc_reads(struct dump_ctx *ctx, struct dump_task *dt)
 	return proc_reads(dt, dt->t->pid);
 }
 
-/* dump_early_reads_start(): the tasks' pids copied (a failed dump frees the tree first). */
+/*
+ * dump_early_reads_start(): the tasks' pids copied (a failed dump frees the
+ * tree first). Its thread takes the tasks one after the other, and the
+ * caller of early_reads_join() the rest beside it.
+ */
 struct early_reads {
 	pthread_t th;
 	unsigned int n;
 	struct dump_task **dts;
 	pid_t *pids;
+	atomic_uint next; /* the next task to take */
 	atomic_bool stop;
-	int err;
+	atomic_int err; /* the first failure */
 };
 
 static void *early_reads_run(void *arg)
 {
 	struct early_reads *e = arg;
+	unsigned int i;
 
-	for (unsigned int i = 0; i < e->n && !e->err && !atomic_load(&e->stop); i++) {
-		e->err = proc_reads(e->dts[i], e->pids[i]);
+	while (!atomic_load(&e->err) && !atomic_load(&e->stop) &&
+	       (i = atomic_fetch_add(&e->next, 1)) < e->n) {
+		int err = proc_reads(e->dts[i], e->pids[i]), none = 0;
+
 		/* the maps too: prepare_traced() finds the stale areas in them */
-		if (!e->err)
-			e->err = proc_parse_maps(e->pids[i], false, &e->dts[i]->maps);
-		if (e->err)
-			pr_errno(e->err, "pid %d: cannot read its maps", e->pids[i]);
+		if (!err) {
+			err = proc_parse_maps(e->pids[i], false, &e->dts[i]->maps);
+			if (err)
+				pr_errno(err, "pid %d: cannot read its maps", e->pids[i]);
+		}
+		if (err)
+			atomic_compare_exchange_strong(&e->err, &none, err);
 	}
 	return NULL;
 }
@@ -187,7 +198,9 @@ void dump_early_reads_start(struct dump_ctx *ctx)
 			e->dts[e->n] = &ctx->tasks[i];
 			e->pids[e->n++] = ctx->tasks[i].t->pid;
 		}
+	atomic_init(&e->next, 0);
 	atomic_init(&e->stop, false);
+	atomic_init(&e->err, 0);
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	err = e->dts && e->pids && e->n > 1 ? pthread_create(&e->th, NULL, early_reads_run, e) : -1;
@@ -207,8 +220,10 @@ static int early_reads_join(struct dump_ctx *ctx)
 
 	if (!e)
 		return -EAGAIN;
+	/* what is left is read here too, unless the dump failed */
+	early_reads_run(e);
 	pthread_join(e->th, NULL);
-	err = e->err;
+	err = atomic_load(&e->err);
 	early_reads_free(e);
 	return err;
 }
@@ -269,11 +284,18 @@ static int prepare_read_all(struct dump_ctx *ctx, struct dump_task **dts, unsign
 {
 	static const struct par_job job = { .fn = prepare_proc_reads,
 					    .tracer = prepare_traced_all };
+	uint64_t t0 = stats_now_ns(), t1;
 	int err = early_reads_join(ctx);
 
 	/* read since the seize: what needs ptrace is left */
-	if (err != -EAGAIN)
-		return err ?: prepare_traced_all(ctx, dts, n);
+	if (err != -EAGAIN) {
+		t1 = stats_now_ns();
+		err = err ?: prepare_traced_all(ctx, dts, n);
+		pr_debug("%u tasks: the early reads joined in %llu us, the tracer's part %llu us\n",
+			 n, (unsigned long long)(t1 - t0) / 1000,
+			 (unsigned long long)(stats_now_ns() - t1) / 1000);
+		return err;
+	}
 	err = 0;
 	if (n > 1)
 		return dump_tasks_par(ctx, dts, n, &job);
