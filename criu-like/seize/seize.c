@@ -867,24 +867,42 @@ static int finish_tree(struct pstree *t)
 	return 0;
 }
 
+static bool seizable(const struct seized_task *task)
+{
+	return task->state != TASK_ZOMBIE && task->state != TASK_DEAD;
+}
+
 /*
- * Without a freezer, a first sweep: every task found is seized and
- * interrupted without waiting for its stop, its children read as they are;
- * then every stop is taken. The tasks reach their stops side by side,
- * rather than one after the other with a scheduler round trip each; the
- * passes after find what they forked meanwhile, as before.
+ * Without a freezer, a first sweep, a generation at a time: every task of
+ * the generation seized and interrupted without waiting for its stop, then
+ * every stop taken, then the children of all of them read, which make the
+ * next generation. The tasks reach their stops side by side, rather than one
+ * after the other with a scheduler round trip each. A child is seized only
+ * once its parent is stopped: a parent in vfork() stops only once its child
+ * has run on (to its exec or exit), and a running parent could reap a child
+ * seized before it. The passes after find what they forked meanwhile.
  */
 static int seize_sweep(struct seize_ctx *ctx)
 {
 	struct pstree *t = ctx->t;
+	unsigned int from = 0, to, i;
 	bool changed = false;
-	unsigned int i;
-	int err = walk_pass(ctx, false, &changed);
+	int err = 0;
 
-	for (i = 0; i < t->nr_tasks && !err; i++) {
-		err = wait_task(ctx, t->tasks[i]);
-		if (!err)
-			settle_task(t->tasks[i]);
+	while (!err && from < t->nr_tasks) {
+		to = t->nr_tasks;
+		for (i = from; i < to && !err; i++)
+			if (seizable(t->tasks[i]))
+				err = seize_threads(ctx, t->tasks[i], false, &changed);
+		for (i = from; i < to && !err; i++) {
+			err = wait_task(ctx, t->tasks[i]);
+			if (!err)
+				settle_task(t->tasks[i]);
+		}
+		for (i = from; i < to && !err; i++)
+			if (seizable(t->tasks[i]))
+				err = collect_children(t, t->tasks[i], &changed);
+		from = to;
 	}
 	return err;
 }

@@ -550,6 +550,40 @@ static void test_timeout(void **state __unused)
 	assert_true(wait_state(pid, "S", 2000));
 }
 
+/* A parent in vfork() whose child exits after 300 ms. */
+static void short_vforker(void)
+{
+	if (vfork() == 0) {
+		struct timespec ts = { 0, 300 * 1000 * 1000 };
+
+		syscall(SYS_nanosleep, &ts, NULL);
+		_exit(0);
+	}
+	sleeper();
+}
+
+/*
+ * The seize sweep takes a generation at a time: the child of a parent in
+ * vfork() is not seized before the parent stops, which it does once the
+ * child has exited. Seizing the child first stopped it for good, and the
+ * parent with it, until the timeout.
+ */
+static void test_vfork_parent(void **state __unused)
+{
+	struct seize_opts o = { .timeout = 5 };
+	pid_t pid = spawn(short_vforker);
+	struct pstree *t = NULL;
+	long start;
+
+	usleep(100000);
+	start = now_ms();
+	assert_int_equal(seize_tree(pid, &o, &t), 0);
+	assert_true(now_ms() - start < 4000);
+	assert_int_equal(t->root->pid, pid);
+	unseize_tree(t, UNSEIZE_RESUME);
+	assert_released(pid);
+}
+
 static void test_kill(void **state __unused)
 {
 	pid_t pid = spawn(parent_of_spinners), pids[8];
@@ -778,6 +812,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dumper_killed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_signal_side_effects, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vfork_parent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill_pidns_init, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_freezer_v2, setup, teardown),
