@@ -60,6 +60,7 @@ struct pstree {
 	struct seized_task **tasks; /* every task, parents before children */
 	char *freezer; /* cgroup frozen by us, thawed on release */
 	bool freezer_v2;
+	bool killed; /* unseize_kill_send(): every live task has its SIGKILL */
 	/* the cgroup, when it was found frozen: frozen again by unseize_tree() unless killing */
 	char *refreeze;
 	/*
@@ -114,6 +115,12 @@ void exit_hold_release(struct exit_hold *h);
 
 /* Release every seized thread, thaw the freezer, free the tree. */
 void unseize_tree(struct pstree *t, enum unseize_mode mode);
+/*
+ * The SIGKILL of unseize_tree(UNSEIZE_KILL) sent now, to every live task
+ * (none runs its own code again), so that the caller's work overlaps their
+ * exits until unseize_tree(UNSEIZE_KILL) detaches and reaps them.
+ */
+void unseize_kill_send(struct pstree *t);
 void pstree_free(struct pstree *t);
 
 struct seized_task *pstree_find(const struct pstree *t, pid_t pid);

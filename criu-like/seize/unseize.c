@@ -268,6 +268,16 @@ void pstree_free(struct pstree *t)
 	free(t);
 }
 
+void unseize_kill_send(struct pstree *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->nr_tasks; i++)
+		if (t->tasks[i]->state == TASK_ALIVE || t->tasks[i]->state == TASK_STOPPED)
+			kill(t->tasks[i]->pid, SIGKILL);
+	t->killed = true;
+}
+
 void unseize_tree(struct pstree *t, enum unseize_mode mode)
 {
 	bool refreeze = t && t->refreeze && mode != UNSEIZE_KILL;
@@ -282,10 +292,8 @@ void unseize_tree(struct pstree *t, enum unseize_mode mode)
 	if (refreeze)
 		freezer_request(t->refreeze, t->freezer_v2);
 	/* SIGKILL every task first, so none runs between its detach and its death. */
-	if (mode == UNSEIZE_KILL)
-		for (i = 0; i < t->nr_tasks; i++)
-			if (t->tasks[i]->state == TASK_ALIVE || t->tasks[i]->state == TASK_STOPPED)
-				kill(t->tasks[i]->pid, SIGKILL);
+	if (mode == UNSEIZE_KILL && !t->killed)
+		unseize_kill_send(t);
 	/*
 	 * Every stopped thread first: a thread may wait for another (vfork). When
 	 * killing, children before parents: the init of a pid namespace finishes
