@@ -520,11 +520,14 @@ static void test_no_signal_side_effects(void **state __unused)
 	assert_released(pid);
 }
 
-/* The vfork() parent cannot stop until its child exits, 2 s later. */
+/* How long the child of vforker() sleeps before it exits (set before the spawn). */
+static long vfork_child_ms = 2000;
+
+/* The vfork() parent cannot stop until its child exits, vfork_child_ms later. */
 static void vforker(void)
 {
 	if (vfork() == 0) {
-		struct timespec ts = { 2, 0 };
+		struct timespec ts = { vfork_child_ms / 1000, vfork_child_ms % 1000 * 1000000 };
 
 		syscall(SYS_nanosleep, &ts, NULL);
 		_exit(0);
@@ -535,10 +538,12 @@ static void vforker(void)
 static void test_timeout(void **state __unused)
 {
 	struct seize_opts o = { .timeout = 1 };
-	pid_t pid = spawn(vforker);
 	struct pstree *t = NULL;
 	long start;
+	pid_t pid;
 
+	vfork_child_ms = 2000;
+	pid = spawn(vforker);
 	usleep(100000);
 	logcap_start(-1);
 	start = now_ms();
@@ -550,18 +555,6 @@ static void test_timeout(void **state __unused)
 	assert_true(wait_state(pid, "S", 2000));
 }
 
-/* A parent in vfork() whose child exits after 300 ms. */
-static void short_vforker(void)
-{
-	if (vfork() == 0) {
-		struct timespec ts = { 0, 300 * 1000 * 1000 };
-
-		syscall(SYS_nanosleep, &ts, NULL);
-		_exit(0);
-	}
-	sleeper();
-}
-
 /*
  * The seize sweep takes a generation at a time: the child of a parent in
  * vfork() is not seized before the parent stops, which it does once the
@@ -571,10 +564,12 @@ static void short_vforker(void)
 static void test_vfork_parent(void **state __unused)
 {
 	struct seize_opts o = { .timeout = 5 };
-	pid_t pid = spawn(short_vforker);
 	struct pstree *t = NULL;
 	long start;
+	pid_t pid;
 
+	vfork_child_ms = 300; /* the parent stops once its child exited */
+	pid = spawn(vforker);
 	usleep(100000);
 	start = now_ms();
 	assert_int_equal(seize_tree(pid, &o, &t), 0);
