@@ -418,7 +418,7 @@ static int peek_bytes(pid_t tid, uint64_t addr, uint8_t *bytes, size_t len)
 static int place_trampoline(struct arch_injector *inj, long known)
 {
 	uint64_t vdso = known == ARCH_VDSO_LOOKUP ? find_vdso(inj->tid) : (uint64_t)known;
-	uint8_t patched[sizeof(inj->saved)];
+	uint8_t patched[sizeof(inj->saved)], cur[sizeof(inj->saved)];
 	size_t off;
 	int ret;
 
@@ -432,22 +432,27 @@ static int place_trampoline(struct arch_injector *inj, long known)
 		off = inj->ts->regs.rip - inj->patch;
 		inj->own_code = true;
 	}
-	ret = peek_bytes(inj->tid, inj->patch, inj->saved, sizeof(inj->saved));
+	ret = peek_bytes(inj->tid, inj->patch, cur, sizeof(cur));
 	if (ret)
 		return ret;
-	if (vdso && memcmp(inj->saved, ELFMAG, SELFMAG)) {
+	if (vdso && memcmp(cur, ELFMAG, SELFMAG)) {
 		pr_err("vDSO of %d at %#lx has no ELF header\n", inj->tid, (unsigned long)vdso);
 		return -ENOEXEC;
 	}
+	memcpy(inj->saved, cur, sizeof(cur));
+	/*
+	 * The kernel's vDSO has zeros there: they go back at the end, whatever a
+	 * dumper that died left (the whole trampoline, or half of it when it died
+	 * between the two words of putting the bytes back: infect-kill.sh).
+	 */
+	if (vdso)
+		memset(inj->saved + off, 0, sizeof(trampoline));
 	memcpy(patched, inj->saved, sizeof(patched));
 	memcpy(patched + off, trampoline, sizeof(trampoline));
 	inj->code = inj->patch + off;
-	if (!memcmp(patched, inj->saved, sizeof(patched))) {
-		if (!vdso)
-			return 0;
-		/* Left by a dumper that died: the kernel's vDSO has zeros there, put them back at the end. */
-		memset(inj->saved + off, 0, sizeof(trampoline));
-		inj->patched = true;
+	if (!memcmp(patched, cur, sizeof(patched))) {
+		/* in place already (left by a dumper that died) */
+		inj->patched = vdso != 0;
 		return 0;
 	}
 	ret = poke_bytes(inj->tid, inj->patch, patched, sizeof(patched));
