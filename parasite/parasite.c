@@ -591,6 +591,17 @@ struct nofile_limit {
 	uint64_t cur, max; /* struct rlimit64 of prlimit64() */
 };
 
+/* The soft RLIMIT_NOFILE raised to the hard one: whether it was (@old: the limits before). */
+static bool nofile_raise(struct nofile_limit *old)
+{
+	struct nofile_limit raised;
+
+	if (sys_call4(__NR_prlimit64, 0, RLIMIT_NOFILE_NR, 0, old) || old->cur >= old->max)
+		return false;
+	raised = (struct nofile_limit){ old->max, old->max };
+	return !sys_call4(__NR_prlimit64, 0, RLIMIT_NOFILE_NR, &raised, 0);
+}
+
 long parasite_main(struct parasite_args *a, long idx)
 {
 	struct sig_state ss = { 0, 0 };
@@ -607,20 +618,21 @@ long parasite_main(struct parasite_args *a, long idx)
 		thread_hold(a);
 		return 0;
 	}
-	/* Every signal is blocked here: this is the thread's and the process's pending set. */
-	sys_rt_sigpending(&ss.pending_at_start, 8);
 	/*
-	 * The soft RLIMIT_NOFILE may be under the task's open files (it lowered
-	 * it): raised to the hard limit while the parasite works, for its socket
-	 * and the descriptors it receives, and put back at the end.
+	 * Its socket and connect() first: the dumper steps the blob by syscall
+	 * stops up to connect()'s exit (a round trip each, infect.md), so the
+	 * rest runs after, once the leader runs on its own. The soft
+	 * RLIMIT_NOFILE may be under the task's open files (it lowered it):
+	 * raised to the hard limit while the parasite works, for its socket (only
+	 * when socket() fails for it) and the descriptors it receives, and put
+	 * back at the end.
 	 */
-	if (!sys_call4(__NR_prlimit64, 0, RLIMIT_NOFILE_NR, 0, &nofile) &&
-	    nofile.cur < nofile.max) {
-		struct nofile_limit raised = { nofile.max, nofile.max };
-
-		nofile_raised = !sys_call4(__NR_prlimit64, 0, RLIMIT_NOFILE_NR, &raised, 0);
-	}
 	sk = sys_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (sk == -EMFILE) {
+		nofile_raised = nofile_raise(&nofile);
+		if (nofile_raised)
+			sk = sys_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	}
 	if (sk < 0) {
 		plog(log_of(a), "socket: %ld", sk);
 		if (nofile_raised)
@@ -631,9 +643,16 @@ long parasite_main(struct parasite_args *a, long idx)
 	addr.sun_family = AF_UNIX;
 	memcpy(addr.sun_path, a->sun_path, a->sun_len);
 	ret = sys_connect(sk, &addr, offsetof(struct sockaddr_un, sun_path) + a->sun_len);
-	if (ret == 0)
+	if (ret == 0) {
+		/*
+		 * Every signal is blocked here: this is the thread's and the
+		 * process's pending set (socket() and connect() raise none).
+		 */
+		sys_rt_sigpending(&ss.pending_at_start, 8);
+		if (!nofile_raised)
+			nofile_raised = nofile_raise(&nofile);
 		command_loop(a, &ss, (int)sk);
-	else
+	} else
 		plog(log_of(a), "connect: %ld", ret);
 	sys_close(sk);
 	if (nofile_raised)

@@ -415,10 +415,10 @@ static int peek_bytes(pid_t tid, uint64_t addr, uint8_t *bytes, size_t len)
  * Without a vDSO, the thread's own code at rip is borrowed, CRIU's way: a
  * dumper dying before the bytes go back leaves that code broken.
  */
-static int place_trampoline(struct arch_injector *inj)
+static int place_trampoline(struct arch_injector *inj, long known)
 {
-	uint64_t vdso = find_vdso(inj->tid);
-	uint8_t patched[sizeof(inj->saved)];
+	uint64_t vdso = known == ARCH_VDSO_LOOKUP ? find_vdso(inj->tid) : (uint64_t)known;
+	uint8_t patched[sizeof(inj->saved)], cur[sizeof(inj->saved)];
 	size_t off;
 	int ret;
 
@@ -432,22 +432,27 @@ static int place_trampoline(struct arch_injector *inj)
 		off = inj->ts->regs.rip - inj->patch;
 		inj->own_code = true;
 	}
-	ret = peek_bytes(inj->tid, inj->patch, inj->saved, sizeof(inj->saved));
+	ret = peek_bytes(inj->tid, inj->patch, cur, sizeof(cur));
 	if (ret)
 		return ret;
-	if (vdso && memcmp(inj->saved, ELFMAG, SELFMAG)) {
+	if (vdso && memcmp(cur, ELFMAG, SELFMAG)) {
 		pr_err("vDSO of %d at %#lx has no ELF header\n", inj->tid, (unsigned long)vdso);
 		return -ENOEXEC;
 	}
+	memcpy(inj->saved, cur, sizeof(cur));
+	/*
+	 * The kernel's vDSO has zeros there: they go back at the end, whatever a
+	 * dumper that died left (the whole trampoline, or half of it when it died
+	 * between the two words of putting the bytes back: infect-kill.sh).
+	 */
+	if (vdso)
+		memset(inj->saved + off, 0, sizeof(trampoline));
 	memcpy(patched, inj->saved, sizeof(patched));
 	memcpy(patched + off, trampoline, sizeof(trampoline));
 	inj->code = inj->patch + off;
-	if (!memcmp(patched, inj->saved, sizeof(patched))) {
-		if (!vdso)
-			return 0;
-		/* Left by a dumper that died: the kernel's vDSO has zeros there, put them back at the end. */
-		memset(inj->saved + off, 0, sizeof(trampoline));
-		inj->patched = true;
+	if (!memcmp(patched, cur, sizeof(patched))) {
+		/* in place already (left by a dumper that died) */
+		inj->patched = vdso != 0;
 		return 0;
 	}
 	ret = poke_bytes(inj->tid, inj->patch, patched, sizeof(patched));
@@ -458,6 +463,11 @@ static int place_trampoline(struct arch_injector *inj)
 }
 
 int arch_injector_init(struct arch_injector *inj, struct arch_thread_state *ts)
+{
+	return arch_injector_init_at(inj, ts, ARCH_VDSO_LOOKUP);
+}
+
+int arch_injector_init_at(struct arch_injector *inj, struct arch_thread_state *ts, long vdso)
 {
 	size_t fsize = arch_thread_frame_size(ts);
 	_cleanup_free_ void *buf = calloc(1, fsize);
@@ -482,7 +492,7 @@ int arch_injector_init(struct arch_injector *inj, struct arch_thread_state *ts)
 			  (unsigned long)inj->frame);
 		return neg_errno();
 	}
-	return place_trampoline(inj);
+	return place_trampoline(inj, vdso);
 }
 
 int arch_injector_lift(struct arch_injector *inj)
@@ -560,30 +570,53 @@ int arch_inject_syscall_start(struct arch_injector *inj, long nr, const unsigned
 
 int arch_inject_syscall_finish(struct arch_injector *inj, long nr, long *ret)
 {
-	struct __ptrace_syscall_info si;
+	int err = arch_inject_syscall_entered(inj, nr);
+
+	return err ?: arch_inject_syscall_exited(inj, ret);
+}
+
+/* The thread already resumed: on with PTRACE_SYSCALL until a syscall stop of @op. */
+static int wait_syscall_op(struct arch_thread_state *ts, uint8_t op,
+			   struct __ptrace_syscall_info *si)
+{
 	int err;
 
 	for (;;) {
-		err = wait_next(inj->ts, &si);
+		err = wait_next(ts, si);
 		if (err < 0)
 			return err;
-		if (err == STOP_SYSCALL && si.op == PTRACE_SYSCALL_INFO_ENTRY)
-			break;
-		err = resume(inj->ts, PTRACE_SYSCALL);
+		if (err == STOP_SYSCALL && si->op == op)
+			return 0;
+		err = resume(ts, PTRACE_SYSCALL);
 		if (err)
 			return err;
 	}
+}
+
+int arch_inject_syscall_entered(struct arch_injector *inj, long nr)
+{
+	struct __ptrace_syscall_info si;
+	int err = wait_syscall_op(inj->ts, PTRACE_SYSCALL_INFO_ENTRY, &si);
+
+	if (err)
+		return err;
 	if ((long)si.entry.nr != nr || si.instruction_pointer != inj->code + 2) {
 		pr_err("thread %d entered syscall %llu at %#llx, not %ld at %#lx\n", inj->tid,
 		       (unsigned long long)si.entry.nr, (unsigned long long)si.instruction_pointer,
 		       nr, (unsigned long)inj->code + 2);
 		return -EIO;
 	}
-	err = wait_syscall(inj->ts, PTRACE_SYSCALL, PTRACE_SYSCALL_INFO_EXIT, &si);
-	if (err)
-		return err;
-	*ret = si.exit.rval;
-	return 0;
+	return resume(inj->ts, PTRACE_SYSCALL);
+}
+
+int arch_inject_syscall_exited(struct arch_injector *inj, long *ret)
+{
+	struct __ptrace_syscall_info si;
+	int err = wait_syscall_op(inj->ts, PTRACE_SYSCALL_INFO_EXIT, &si);
+
+	if (!err)
+		*ret = si.exit.rval;
+	return err;
 }
 
 int arch_inject_syscall(struct arch_injector *inj, long nr, const unsigned long args[6], long *ret)

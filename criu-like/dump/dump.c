@@ -46,30 +46,6 @@
 #include "inventory.pb-c.h"
 #include "pstree.pb-c.h"
 
-/* exit_signal, field 38 of /proc/PID/stat (counted after the ")" of comm). */
-static int read_exit_signal(pid_t pid, uint32_t *ret)
-{
-	char path[64], *p;
-	_cleanup_free_ char *text = NULL;
-	int field = 2; /* the space after ")" starts field 3 */
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	text = read_file_at(AT_FDCWD, path, NULL);
-	if (!text)
-		return neg_errno();
-	p = strrchr(text, ')');
-	if (!p)
-		return -EINVAL;
-	for (p++; *p && field < 38; p++)
-		if (*p == ' ' && p[1] != ' ')
-			field++;
-	if (field != 38 || sscanf(p, "%u", ret) != 1) {
-		pr_err("pid %d: no exit_signal in %s\n", pid, path);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static bool in_tree(const struct pstree *tree, pid_t pid)
 {
 	return pstree_find(tree, pid) != NULL;
@@ -203,6 +179,7 @@ static int write_pstree(const struct dump_ctx *ctx)
 		uint32_t zuids[4], zgids[4];
 		uint64_t zcaps[3];
 		struct proc_status zst;
+		struct proc_stat zst_stat;
 
 		/* pids as the tree sees them (ns/pid.c); the host's without a pid namespace */
 		pe.pid = (uint32_t)pidns_vpid(t->pid);
@@ -254,7 +231,14 @@ static int write_pstree(const struct dump_ctx *ctx)
 		pe.ipcns_own = ns_ipc_nested_img(&ctx->ns, t->pid);
 		pe.has_ipcns_own = pe.ipcns_own != 0;
 		pe.has_exit_signal = true;
-		err = read_exit_signal(t->pid, &pe.exit_signal);
+		/* a live task's as its stat read while frozen showed it (prepare.c) */
+		if (!ctx->tasks || ctx->tasks[i].t != t || ctx->tasks[i].stat.pid != t->pid)
+			err = proc_parse_stat(t->pid, 0, &zst_stat);
+		else
+			zst_stat = ctx->tasks[i].stat;
+		if (err)
+			pr_errno(err, "pid %d: no exit_signal in its stat", t->pid);
+		pe.exit_signal = (uint32_t)zst_stat.exit_signal;
 		if (!err)
 			err = img_write_record(img, &pe.base);
 	}
@@ -460,6 +444,7 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 {
 	unsigned int i;
 
+	dump_early_reads_stop(ctx);
 	dump_vmas_wait(ctx, true); /* joins what still reads, if anything */
 	cure_tasks(ctx);
 	for (i = 0; i < ctx->nr_tasks; i++) {
@@ -469,6 +454,8 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 		dump_leader_reads_free(dt->leader_pre);
 		dt->leader_pre = NULL;
 		vma_list_fini(&dt->vmas);
+		vma_list_fini(&dt->maps);
+		fd_seen_free(TAKE_PTR(dt->fds_seen));
 		cow_pagemap_fini(&dt->cow_pm);
 		mem_plan_fini(&dt->plan);
 		mem_runs_fini(&dt->parent_runs);
@@ -632,6 +619,7 @@ static int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 			       ctx->tree->tasks[i]->pid);
 			return -ESRCH;
 		}
+	dump_early_reads_start(ctx);
 	/*
 	 * A tree in namespaces of its own that are not dumped would come back in
 	 * criu-like's: refused first. The ones that are dumped are read now.
@@ -833,9 +821,12 @@ int cr_dump(const struct cr_options *o)
 	if (!err && o->leave_running && o->track_mem)
 		track_keeper_spawn(ctx.dirfd, o->images_dir, &ctx.track);
 	if (ctx.tree && !ctx.resumed) {
-		unseize_tree(ctx.tree, err || o->leave_running ? UNSEIZE_RESUME : UNSEIZE_KILL);
-		if (!err && !o->leave_running)
+		/* the parasites let go while the killed tasks tear their memory down */
+		if (!err && !o->leave_running) {
+			unseize_kill_send(ctx.tree);
 			discard_parasites(&ctx);
+		}
+		unseize_tree(ctx.tree, err || o->leave_running ? UNSEIZE_RESUME : UNSEIZE_KILL);
 		/* the inventory of a late completion counts the tasks copied before */
 		ctx.tree = late ? &shadow : NULL;
 		ctx.stats.frozen_ns = stats_now_ns() - ctx.stats.frozen_start_ns;

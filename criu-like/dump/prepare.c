@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <linux/kcmp.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -113,13 +114,13 @@ static void drop_uprobes_area(struct dump_task *dt)
  * VMAs (prepare_vmas()); with @core, what its core image needs the leader
  * stopped for.
  */
-/* What /proc shows of the task: no ptrace, a worker of a parallel run may read it (par.h). */
-static int prepare_proc_reads(struct dump_ctx *ctx, struct dump_task *dt)
+/* What /proc shows of task @pid (@dt's): no ptrace, a worker of a parallel run may read it. */
+static int proc_reads(struct dump_task *dt, pid_t pid)
 {
-	pid_t pid = dt->t->pid;
+	/* the task's own: the other worker reads its tasks meanwhile (par.h) */
+	bool dropped = par_drop();
 	int err;
 
-	(void)ctx;
 	/* Read before the infection, which blocks every signal while the parasite runs. */
 	err = proc_parse_stat(pid, 0, &dt->stat);
 	if (!err)
@@ -128,9 +129,111 @@ static int prepare_proc_reads(struct dump_ctx *ctx, struct dump_task *dt)
 		err = check_fd_room(pid, dt->limits);
 	if (!err)
 		err = proc_parse_status(pid, 0, &dt->status);
+	par_take(dropped);
 	if (err)
 		pr_errno(err, "pid %d: cannot prepare the task for the dump", pid);
 	return err;
+}
+
+static int prepare_proc_reads(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	(void)ctx;
+	return proc_reads(dt, dt->t->pid);
+}
+
+/*
+ * dump_early_reads_start(): the tasks' pids copied (a failed dump frees the
+ * tree first). Its thread takes the tasks one after the other, and the
+ * caller of early_reads_join() the rest beside it.
+ */
+struct early_reads {
+	pthread_t th;
+	unsigned int n;
+	struct dump_task **dts;
+	pid_t *pids;
+	atomic_uint next; /* the next task to take */
+	atomic_bool stop;
+	atomic_int err; /* the first failure */
+};
+
+static void *early_reads_run(void *arg)
+{
+	struct early_reads *e = arg;
+	unsigned int i;
+
+	while (!atomic_load(&e->err) && !atomic_load(&e->stop) &&
+	       (i = atomic_fetch_add(&e->next, 1)) < e->n) {
+		int err = proc_reads(e->dts[i], e->pids[i]), none = 0;
+
+		/* the maps too: prepare_traced() finds the stale areas in them */
+		if (!err) {
+			err = proc_parse_maps(e->pids[i], false, &e->dts[i]->maps);
+			if (err)
+				pr_errno(err, "pid %d: cannot read its maps", e->pids[i]);
+		}
+		if (err)
+			atomic_compare_exchange_strong(&e->err, &none, err);
+	}
+	return NULL;
+}
+
+static void early_reads_free(struct early_reads *e)
+{
+	free(e->dts);
+	free(e->pids);
+	free(e);
+}
+
+void dump_early_reads_start(struct dump_ctx *ctx)
+{
+	struct early_reads *e = calloc(1, sizeof(*e));
+	sigset_t all, old;
+	int err;
+
+	if (!e)
+		return;
+	e->dts = calloc(ctx->nr_tasks + 1, sizeof(*e->dts));
+	e->pids = calloc(ctx->nr_tasks + 1, sizeof(*e->pids));
+	for (unsigned int i = 0; e->dts && e->pids && i < ctx->nr_tasks; i++)
+		if (dump_task_live(&ctx->tasks[i])) {
+			e->dts[e->n] = &ctx->tasks[i];
+			e->pids[e->n++] = ctx->tasks[i].t->pid;
+		}
+	atomic_init(&e->next, 0);
+	atomic_init(&e->stop, false);
+	atomic_init(&e->err, 0);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = e->dts && e->pids && e->n > 1 ? pthread_create(&e->th, NULL, early_reads_run, e) : -1;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		early_reads_free(e); /* read by dump_prepare_tasks() as before */
+		return;
+	}
+	ctx->early = e;
+}
+
+/* Joined: its first failure (logged), -EAGAIN when there was none started. */
+static int early_reads_join(struct dump_ctx *ctx)
+{
+	struct early_reads *e = TAKE_PTR(ctx->early);
+	int err;
+
+	if (!e)
+		return -EAGAIN;
+	/* what is left is read here too, unless the dump failed */
+	early_reads_run(e);
+	pthread_join(e->th, NULL);
+	err = atomic_load(&e->err);
+	early_reads_free(e);
+	return err;
+}
+
+void dump_early_reads_stop(struct dump_ctx *ctx)
+{
+	if (ctx->early)
+		atomic_store(&ctx->early->stop, true);
+	early_reads_join(ctx);
 }
 
 /* What needs ptrace, on the tracer thread. */
@@ -146,8 +249,20 @@ static int prepare_traced(struct dump_task *dt, bool core)
 	/* the leader's signal queues: the infection changes none (the parasite takes back its own) */
 	if (core)
 		err = dump_leader_prefetch(dt);
+	/*
+	 * Its maps read once, here: the stale areas are looked for in them, the
+	 * infection finds the [vdso] in them and the smaps read after it is
+	 * compared with them (bg_new()); read again when areas were removed.
+	 */
+	if (!err && !dt->maps.vmas)
+		err = proc_parse_maps(t->pid, false, &dt->maps);
 	if (!err)
-		err = parasite_remove_stale_areas(t->pid, tids, t->nr_threads, &removed);
+		err = parasite_remove_stale_areas_in(t->pid, tids, t->nr_threads, &dt->maps,
+						     &removed);
+	if (!err && removed) {
+		vma_list_fini(&dt->maps);
+		err = proc_parse_maps(t->pid, false, &dt->maps);
+	}
 	if (err)
 		pr_errno(err, "pid %d: cannot prepare the task for the dump", t->pid);
 	return err;
@@ -170,8 +285,19 @@ static int prepare_read_all(struct dump_ctx *ctx, struct dump_task **dts, unsign
 {
 	static const struct par_job job = { .fn = prepare_proc_reads,
 					    .tracer = prepare_traced_all };
-	int err = 0;
+	uint64_t t0 = stats_now_ns(), t1;
+	int err = early_reads_join(ctx);
 
+	/* read since the seize: what needs ptrace is left */
+	if (err != -EAGAIN) {
+		t1 = stats_now_ns();
+		err = err ?: prepare_traced_all(ctx, dts, n);
+		pr_debug("%u tasks: the early reads joined in %llu us, the tracer's part %llu us\n",
+			 n, (unsigned long long)(t1 - t0) / 1000,
+			 (unsigned long long)(stats_now_ns() - t1) / 1000);
+		return err;
+	}
+	err = 0;
 	if (n > 1)
 		return dump_tasks_par(ctx, dts, n, &job);
 	for (unsigned int i = 0; i < n && !err; i++)
@@ -409,7 +535,13 @@ static struct smaps_bg *bg_new(struct dump_task **dts, unsigned int n)
 	for (unsigned int i = 0; i < n && !err; i++) {
 		bg->dts[i] = dts[i];
 		bg->pids[i] = dts[i]->t->pid;
-		err = proc_parse_maps(bg->pids[i], false, &bg->maps[i]);
+		/* as prepare_traced() read them, or read now */
+		if (dts[i]->maps.vmas) {
+			bg->maps[i] = dts[i]->maps;
+			dts[i]->maps = (struct vma_list){ 0 };
+		} else {
+			err = proc_parse_maps(bg->pids[i], false, &bg->maps[i]);
+		}
 	}
 	if (err) {
 		bg_free(bg);
@@ -449,14 +581,30 @@ static void bg_read_one(unsigned int i, void *arg)
 	pthread_mutex_unlock(&bg->lock);
 }
 
-/* Once they are infected: their smaps read in the background, the parasites' areas dropped. */
-static int bg_start(struct smaps_bg *bg)
+/*
+ * Once their areas are mapped (@ctls[i]: bg->dts[i]'s control block): their
+ * smaps read in the background, the parasites' areas dropped.
+ */
+static int bg_start(struct smaps_bg *bg, struct parasite_ctl *const *ctls)
 {
 	for (unsigned int i = 0; i < bg->n; i++)
-		parasite_area(bg->dts[i]->ctl, &bg->skip[2 * i], &bg->skip[2 * i + 1]);
+		parasite_area(ctls[i], &bg->skip[2 * i], &bg->skip[2 * i + 1]);
 	bg->job = smaps_read_start(bg->pids, bg->n, bg->skip, bg->vl, bg->errs, bg->us, bg_read_one,
 				   bg);
 	return bg->job ? 0 : neg_errno();
+}
+
+/*
+ * parasite_infect_all_hook()'s call once every area is in: the smaps reads
+ * start while the parasites are started (the tasks of @bg are those of the
+ * requests from 1 on).
+ */
+static void bg_mapped(void *arg, struct parasite_ctl *const *ctls)
+{
+	struct smaps_bg *bg = arg;
+
+	if (bg_start(bg, ctls + 1))
+		bg->job = NULL; /* started after the infection, or the failure is told then */
 }
 
 /* The dump failed: what is still to read is not, what is being read is waited for. */
@@ -550,6 +698,17 @@ static int refuse_shared_mm(struct dump_task *const *dts, unsigned int n)
 	return err ?: same ? -EOPNOTSUPP : 0;
 }
 
+/* The start of the [vdso] in @maps (0: none), ARCH_VDSO_LOOKUP when they were not read. */
+static long maps_vdso(const struct vma_list *maps)
+{
+	if (!maps->vmas)
+		return ARCH_VDSO_LOOKUP;
+	for (unsigned int i = 0; i < maps->nr; i++)
+		if (maps->vmas[i].path && !strcmp(maps->vmas[i].path, "[vdso]"))
+			return (long)maps->vmas[i].start;
+	return 0;
+}
+
 /* The requests of parasite_infect_all() for the live tasks, @tids holding all their threads. */
 static unsigned int infect_reqs(struct dump_ctx *ctx, struct infect_req *reqs, unsigned int *idx,
 				pid_t *tids)
@@ -563,7 +722,7 @@ static unsigned int infect_reqs(struct dump_ctx *ctx, struct infect_req *reqs, u
 			continue;
 		for (j = 0; j < t->nr_threads; j++)
 			tids[j] = t->threads[j].tid;
-		reqs[n] = (struct infect_req){ t->pid, tids, t->nr_threads };
+		reqs[n] = (struct infect_req){ t->pid, tids, t->nr_threads, ARCH_VDSO_LOOKUP };
 		tids += t->nr_threads;
 		idx[n++] = i;
 	}
@@ -603,6 +762,8 @@ int dump_prepare_tasks(struct dump_ctx *ctx, bool background)
 	err = refuse_shared_mm(dts, m);
 	if (!err)
 		err = prepare_read_all(ctx, dts, m);
+	for (i = 0; i < m && !err; i++)
+		reqs[i].vdso = maps_vdso(&dts[i]->maps);
 	if (!err && m)
 		err = prepare_vmas(ctx->opts, ctx->snap, dts, m - later, maps);
 	if (!err && later) {
@@ -615,7 +776,7 @@ int dump_prepare_tasks(struct dump_ctx *ctx, bool background)
 			atomic_init(&bg->prefetch_left, PREFETCH_TREE_MAX);
 	}
 	if (!err)
-		err = parasite_infect_all(reqs, m, ctls, errs);
+		err = parasite_infect_all_hook(reqs, m, ctls, errs, bg ? bg_mapped : NULL, bg);
 	for (i = 0; i < m; i++)
 		ctx->tasks[idx[i]].ctl = ctls[i];
 	for (i = 0; i < m && err; i++)
@@ -628,11 +789,14 @@ int dump_prepare_tasks(struct dump_ctx *ctx, bool background)
 		if (err)
 			pr_errno(err, "pid %d: cannot prepare the task for the dump", reqs[i].pid);
 	}
-	if (!err && bg)
-		err = bg_start(bg);
+	if (!err && bg && !bg->job)
+		err = bg_start(bg, ctls + 1);
 	if (!err && bg)
 		ctx->smaps_bg = TAKE_PTR(bg);
-	bg_free(bg);
+	if (bg && bg->job)
+		bg_drop(bg); /* the dump failed: what it reads is waited for */
+	else
+		bg_free(bg);
 	for (i = 0; i < m; i++)
 		vma_list_fini(&maps[i]);
 	return err;

@@ -162,6 +162,16 @@ struct nl_sock;
 int sock_diag_send(struct nl_sock *sk, const void *req, size_t len, int flags);
 /* A sock_diag socket (libnl) connected in the tree's network namespace, peeking at sizes. */
 int sock_diag_open(struct nl_sock **ret);
+/*
+ * fd-seen.c: @dt's fds @fi[0..@n) (read) kept for its children, if it has any;
+ * the parent's task whose fds were kept (NULL: none); the link and stat of
+ * @f (pid, fd set) taken from @parent's when it is the same open file
+ * (kcmp), else false and nothing set.
+ */
+int fd_seen_keep(struct dump_task *dt, const struct fd_info *const *fi, unsigned int n);
+const struct dump_task *fd_seen_parent(const struct dump_ctx *ctx, const struct dump_task *dt);
+bool fd_seen_take(const struct dump_task *parent, struct fd_info *f);
+
 /* files.c: *@v (of *@cap elements of @size) has room for @n + 1. */
 int file_table_grow(void **v, unsigned int *cap, unsigned int n, size_t size);
 

@@ -260,14 +260,16 @@ static int list_fds(pid_t pid, int **ret, unsigned int *ret_n)
 	return 0;
 }
 
-/* readlink, stat and fdinfo of fd @f->fd of @f->pid. */
-static int fd_info_read(struct fd_info *f)
+/* readlink, stat and fdinfo of fd @f->fd of @f->pid; with @parent, its link and stat if it has them. */
+static int fd_info_read(struct fd_info *f, const struct dump_task *parent)
 {
 	char path[64], link[PATH_MAX];
 	struct fdinfo fi = { 0 };
 	ssize_t len;
 	int err;
 
+	if (fd_seen_take(parent, f))
+		goto fdinfo;
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", f->pid, f->fd);
 	len = readlink(path, link, sizeof(link) - 1);
 	if (len < 0 || stat(path, &f->st)) {
@@ -282,6 +284,7 @@ static int fd_info_read(struct fd_info *f)
 	f->link = strdup(link);
 	if (!f->link)
 		return -ENOMEM;
+fdinfo:
 	err = proc_parse_fdinfo(f->pid, f->fd, &fi);
 	if (err) {
 		pr_errno(err, "pid %d fd %d: cannot parse its fdinfo", f->pid, f->fd);
@@ -670,17 +673,24 @@ static int write_fdinfo_img(struct dump_ctx *ctx, pid_t pid, const struct task_f
  * Read every fd of the task (its own: the other workers of a parallel dump go
  * on meanwhile, par.h).
  */
-static int read_fds(const struct dump_task *dt, struct task_fd *tf, const int *fds, unsigned int n)
+static int read_fds(const struct dump_ctx *ctx, struct dump_task *dt, struct task_fd *tf,
+		    const int *fds, unsigned int n)
 {
+	/* what its parent's fds showed, for those it inherited (fd-seen.c) */
+	const struct dump_task *parent = fd_seen_parent(ctx, dt);
+	_cleanup_free_ const struct fd_info **kept = calloc(n ? n : 1, sizeof(*kept));
 	bool dropped = par_drop();
-	int err = 0;
+	int err = kept ? 0 : -ENOMEM;
 
 	for (unsigned int i = 0; i < n && !err; i++) {
 		tf[i].f.pid = dt->t->pid;
 		tf[i].f.fd = fds[i];
 		tf[i].f.dfd = -1;
-		err = fd_info_read(&tf[i].f);
+		err = fd_info_read(&tf[i].f, parent);
+		kept[i] = &tf[i].f;
 	}
+	if (!err)
+		err = fd_seen_keep(dt, kept, n);
 	par_take(dropped);
 	return err;
 }
@@ -774,7 +784,7 @@ int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt)
 	tf = calloc(n ? n : 1, sizeof(*tf));
 	if (!tf)
 		return -ENOMEM;
-	err = read_fds(dt, tf, fds, n);
+	err = read_fds(ctx, dt, tf, fds, n);
 	/*
 	 * From the first description added to the last dumped, the table must
 	 * look to the other workers of a parallel dump as if this ran at once:
@@ -854,7 +864,7 @@ static int dump_file_in_flight(struct dump_ctx *ctx, struct file_table *ft,
 	socklen_t len = sizeof(f.sk_family);
 	int err;
 
-	err = fd_info_read(&f);
+	err = fd_info_read(&f, NULL);
 	if (!err && S_ISSOCK(f.st.st_mode) &&
 	    getsockopt(f.dfd, SOL_SOCKET, SO_DOMAIN, &f.sk_family, &len))
 		err = neg_errno();

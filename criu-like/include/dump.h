@@ -47,6 +47,8 @@ struct dump_task {
 	struct proc_stat stat; /* /proc/PID/stat read while frozen */
 	struct proc_status status; /* /proc/PID/status read while frozen */
 	struct vma_list vmas; /* smaps while frozen */
+	/* maps read on the tracer thread before the infection (prepare.c), stale areas gone */
+	struct vma_list maps;
 	struct mem_plan plan; /* pages to save */
 	struct mem_runs parent_runs; /* pre-dump chain: pages unchanged since the parent */
 	bool *untracked; /* pre-dump chain: per VMA, not write-tracked since the parent */
@@ -62,7 +64,11 @@ struct dump_task {
 	char *limits;
 	/* core.c: the leader's signal queues and rseq, read in its seize stop (NULL: none) */
 	struct leader_reads *leader_pre;
+	/* files/fd-seen.c: its fds' links and stats, for its children's (NULL: none kept) */
+	struct fd_seen_set *fds_seen;
 };
+
+void fd_seen_free(struct fd_seen_set *s);
 
 /* For stats-dump (image/stats.c): CRIU's counters, times in ns (CLOCK_MONOTONIC). */
 struct dump_stats {
@@ -122,6 +128,7 @@ struct dump_ctx {
 	struct kcmp_set fs_owners; /* fs.c: tasks whose fs context is not their parent's */
 	struct mapped_file_ids mapped; /* mm-img.c: file ids of mapped files */
 	struct smaps_bg *smaps_bg; /* prepare.c: smaps read in the background */
+	struct early_reads *early; /* prepare.c: /proc reads from the seize on */
 	struct pages_spare *spare; /* pages-spare.c: room for the first pages image */
 	struct vma_fast_setup *vma_fast; /* vma-fast-dump.c: smaps without its walk */
 	struct proc_threads *thr; /* thread-facts.c: [i] for tasks[i], or NULL */
@@ -194,6 +201,15 @@ struct cr_options;
 int dump_task_prepare(const struct cr_options *o, struct dump_task *dt);
 /* prepare.c: the same for every live task of ctx, see there for @background. */
 int dump_prepare_tasks(struct dump_ctx *ctx, bool background);
+/*
+ * Right after the seize, the /proc reads of every live task that need no
+ * ptrace (stat, limits, status, maps) started on a thread of their own, so
+ * that they run beside the namespaces' and cgroups' reads;
+ * dump_prepare_tasks() takes them. dump_early_reads_stop(): joined (any
+ * failure of the dump: no more task is read), nothing else done.
+ */
+void dump_early_reads_start(struct dump_ctx *ctx);
+void dump_early_reads_stop(struct dump_ctx *ctx);
 /*
  * prepare.c: the smaps read in the background in every task's dt->vmas. 0
  * or -errno. @failed: the dump failed, nothing more is read (the tasks are

@@ -59,6 +59,8 @@ struct infect_req {
 	pid_t pid;
 	const pid_t *tids;
 	unsigned int nr_threads;
+	/* its [vdso]'s start, from a maps read while seized (0: none; ARCH_VDSO_LOOKUP) */
+	long vdso;
 };
 
 /*
@@ -69,6 +71,17 @@ struct infect_req {
  */
 int parasite_infect_all(const struct infect_req *reqs, unsigned int n,
 			struct parasite_ctl **ret_ctls, int *ret_errs);
+/*
+ * The same, @mapped(@arg, ctls) called once every area is mapped and the
+ * threads' state taken, when no infection failed so far: the address spaces
+ * then change no more (the rest runs in the areas), so that what reads them
+ * (smaps) may start while the parasites are started. ctls[i] is reqs[i]'s
+ * control block, to be read only (parasite_area()).
+ */
+int parasite_infect_all_hook(const struct infect_req *reqs, unsigned int n,
+			     struct parasite_ctl **ret_ctls, int *ret_errs,
+			     void (*mapped)(void *arg, struct parasite_ctl *const *ctls),
+			     void *arg);
 
 int parasite_get_pid(struct parasite_ctl *ctl, pid_t *ret_pid, pid_t *ret_tid);
 /* sa[i] is signal i + 1; sa[i].ret is the per-signal rt_sigaction result. */
@@ -150,6 +163,10 @@ int parasite_track_mem(struct parasite_ctl *ctl, const struct iovec *ranges, uns
  */
 int parasite_remove_stale_areas(pid_t pid, const pid_t *tids, unsigned int nr_threads,
 				unsigned int *removed);
+/* The same with its maps (@maps, read while it is seized): no read of its own. */
+struct vma_list;
+int parasite_remove_stale_areas_in(pid_t pid, const pid_t *tids, unsigned int nr_threads,
+				   const struct vma_list *maps, unsigned int *removed);
 
 /*
  * Stop the parasite, unmap the area, put every register, the sigmask,

@@ -29,6 +29,7 @@ struct proc_stat {
 	unsigned long long start_time;
 	unsigned long vsize;
 	unsigned int rt_priority, policy;
+	int exit_signal; /* field 38: the signal its parent gets when it exits */
 	/*
 	 * mm fields. Fields 45-52 (3.3/3.5) read 0 when missing. When the reader may not ptrace
 	 * the task the kernel prints 0 for them and 1 for start_code/end_code (4.5+).

@@ -48,6 +48,8 @@ struct seized_task {
 	unsigned int nr_threads;
 	struct seized_thread *threads;
 	struct seized_task *parent; /* NULL for the root */
+	/* listed with every seized thread in a ptrace stop, nothing new: none can come */
+	bool threads_final;
 	unsigned int nr_children;
 	struct seized_task **children;
 };
@@ -58,6 +60,7 @@ struct pstree {
 	struct seized_task **tasks; /* every task, parents before children */
 	char *freezer; /* cgroup frozen by us, thawed on release */
 	bool freezer_v2;
+	bool killed; /* unseize_kill_send(): every live task has its SIGKILL */
 	/* the cgroup, when it was found frozen: frozen again by unseize_tree() unless killing */
 	char *refreeze;
 	/*
@@ -112,6 +115,12 @@ void exit_hold_release(struct exit_hold *h);
 
 /* Release every seized thread, thaw the freezer, free the tree. */
 void unseize_tree(struct pstree *t, enum unseize_mode mode);
+/*
+ * The SIGKILL of unseize_tree(UNSEIZE_KILL) sent now, to every live task
+ * (none runs its own code again), so that the caller's work overlaps their
+ * exits until unseize_tree(UNSEIZE_KILL) detaches and reaps them.
+ */
+void unseize_kill_send(struct pstree *t);
 void pstree_free(struct pstree *t);
 
 struct seized_task *pstree_find(const struct pstree *t, pid_t pid);

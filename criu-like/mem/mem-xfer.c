@@ -133,11 +133,19 @@ int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_
 		return neg_errno();
 	}
 	/*
+	 * A small image (a task of a few pages: most of a tree) is read back
+	 * with pread() to be checksummed: its mapping, a fault per 16 pages
+	 * and the munmap() with its TLB shootdown of the other threads cost
+	 * more than the copy.
+	 */
+	if (total && total <= XFER_READ_BACK_MAX)
+		x->buf = malloc(total);
+	/*
 	 * The whole data, mapped once (past the end of the file for now: only
 	 * what was written is touched). A mapping per chunk would cost an munmap
 	 * and its TLB shootdown of the other threads each time.
 	 */
-	if (total) {
+	if (total && !x->buf) {
 		void *m = mmap(NULL, total, PROT_READ, MAP_SHARED, x->rd_fd, IMG_RAW_DATA_OFF);
 
 		if (m == MAP_FAILED) {
@@ -235,6 +243,8 @@ int page_xfer_close(struct page_xfer *x, int err)
 			close(x->pipe[i / 2][i % 2]);
 	if (x->map)
 		munmap((void *)x->map, x->total);
+	free(x->buf);
+	x->buf = NULL;
 	if (x->rd_fd >= 0)
 		close(x->rd_fd);
 	if (x->ps)
@@ -276,7 +286,31 @@ struct crc_worker {
 	unsigned int r; /* the worker's position: run r, byte done of it */
 	uint64_t done;
 	uint64_t zapped; /* image data before this offset is no longer mapped by page tables */
+	int err; /* image data that could not be read back */
 };
+
+/* Image data [@pos, @pos + @n) to checksum: mapped, or read back into x->buf (NULL: failed). */
+static const uint8_t *xfer_data(struct page_xfer *x, uint64_t pos, size_t n)
+{
+	int err = 0;
+
+	if (!x->buf)
+		return x->map + pos;
+	for (size_t got = 0; got < n && !err;) {
+		ssize_t r = pread(x->rd_fd, x->buf + pos + got, n - got,
+				  (off_t)(IMG_RAW_DATA_OFF + pos + got));
+
+		if (r <= 0)
+			err = r < 0 ? neg_errno() : -EIO;
+		got += r > 0 ? (size_t)r : 0;
+	}
+	if (err) {
+		pr_errno(err, "pid %d: reading back %zu bytes of %s to checksum them", x->pid, n,
+			 img_name(x->img));
+		return NULL;
+	}
+	return x->buf + pos;
+}
 
 #define CRC_ZAP_STEP (32UL << 20)
 
@@ -289,7 +323,7 @@ struct crc_worker {
  */
 static void crc_zap(struct crc_worker *w, uint64_t end)
 {
-	if (end - w->zapped < CRC_ZAP_STEP)
+	if (end - w->zapped < CRC_ZAP_STEP || !w->x->map)
 		return;
 	madvise((void *)(w->x->map + w->zapped), end - w->zapped, MADV_DONTNEED);
 	w->zapped = end;
@@ -303,8 +337,13 @@ static void crc_range(struct crc_worker *w, uint64_t pos, uint64_t end)
 	while (pos < end) {
 		uint64_t run_len = (uint64_t)runs->runs[w->r].nr_pages * PAGE_SIZE;
 		size_t n = (size_t)min(end - pos, run_len - w->done);
+		const uint8_t *data = xfer_data(w->x, pos, n);
 
-		w->crcs[w->r] = crc32c(w->crcs[w->r], w->x->map + pos, n);
+		if (!data) {
+			w->err = w->err ?: -EIO;
+			return;
+		}
+		w->crcs[w->r] = crc32c(w->crcs[w->r], data, n);
 		pos += n, w->done += n;
 		if (w->done == run_len)
 			w->r++, w->done = 0;
@@ -634,8 +673,10 @@ int page_xfer_task(struct page_xfer *x, struct parasite_ctl *ctl, const struct m
 	memset(crcs, 0, runs->nr * sizeof(*crcs));
 	if (x->ps) /* the page server checksums what it writes */
 		return xfer_chunks(x, ctl, runs, &w);
-	if (runs->nr && runs_bytes(runs, x->pipe_size) <= x->pipe_size)
-		return xfer_inline(x, ctl, runs, &w);
+	if (runs->nr && runs_bytes(runs, x->pipe_size) <= x->pipe_size) {
+		err = xfer_inline(x, ctl, runs, &w);
+		return err ?: w.err;
+	}
 	err = -pthread_create(&w.th, NULL, crc_thread, &w);
 	if (err) {
 		pr_err("pid %d: cannot start the checksum thread: %s\n", x->pid, strerror(-err));
@@ -645,7 +686,7 @@ int page_xfer_task(struct page_xfer *x, struct parasite_ctl *ctl, const struct m
 	/* On an error the worker still finishes what was written: it only reads the image. */
 	crc_publish(&w, true);
 	pthread_join(w.th, NULL);
-	return err;
+	return err ?: w.err;
 }
 
 int page_xfer_file(struct page_xfer *x, int fd, const struct mem_runs *runs, uint32_t *crcs)
@@ -660,6 +701,7 @@ int page_xfer_file(struct page_xfer *x, int fd, const struct mem_runs *runs, uin
 		while (left) {
 			size_t len = min(left, x->pipe_size);
 			uint64_t off = x->off;
+			const uint8_t *data;
 			ssize_t n;
 			int err;
 
@@ -689,7 +731,10 @@ int page_xfer_file(struct page_xfer *x, int fd, const struct mem_runs *runs, uin
 			}
 			x->off += (uint64_t)n;
 			len = (size_t)n;
-			crcs[i] = crc32c(crcs[i], x->map + off, len);
+			data = xfer_data(x, off, len);
+			if (!data)
+				return -EIO;
+			crcs[i] = crc32c(crcs[i], data, len);
 			left -= len;
 			progress(x, false);
 		}

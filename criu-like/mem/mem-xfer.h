@@ -12,6 +12,9 @@
 struct cr_img;
 struct ps_conn;
 
+/* The largest transfer whose data is read back (pread) rather than mapped to be checksummed. */
+#define XFER_READ_BACK_MAX (256UL << 10)
+
 /* One pages-ID.img being written, and the pipes that feed it. */
 struct page_xfer {
 	struct dump_ctx *ctx;
@@ -20,6 +23,8 @@ struct page_xfer {
 	int img_fd; /* img_raw_fd(): written at its position */
 	int rd_fd; /* the same file opened for reading, to checksum what landed there */
 	const uint8_t *map; /* its data, @total bytes, mapped read-only (NULL when 0) */
+	/* or, for a small one (XFER_READ_BACK_MAX), read back here as it is checksummed */
+	uint8_t *buf;
 	int pipe[2][2]; /* two: the parasite fills one while the other is spliced */
 	size_t pipe_size; /* of each */
 	uint64_t off; /* bytes of data written so far */

@@ -250,8 +250,8 @@ int parse_stat(const char *text, struct proc_stat *ret)
 	if (err || nr < STAT_MIN_FIELDS)
 		goto bad;
 	if (!in_int(f[4], 0) || !in_int(f[5], 0) || !in_int(f[6], 0) || !in_int(f[7], INT_MIN) ||
-	    !in_int(f[52], INT_MIN) || f[40] < 0 || f[40] > UINT_MAX || f[41] < 0 ||
-	    f[41] > UINT_MAX)
+	    !in_int(f[52], INT_MIN) || !in_int(f[38], INT_MIN) || f[40] < 0 || f[40] > UINT_MAX ||
+	    f[41] < 0 || f[41] > UINT_MAX)
 		goto bad;
 	st.ppid = f[4];
 	st.pgid = f[5];
@@ -266,6 +266,7 @@ int parse_stat(const char *text, struct proc_stat *ret)
 	st.start_code = f[26];
 	st.end_code = f[27];
 	st.start_stack = f[28];
+	st.exit_signal = f[38];
 	st.rt_priority = f[40];
 	st.policy = f[41];
 	st.start_data = f[45];

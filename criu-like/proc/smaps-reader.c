@@ -6,6 +6,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +100,19 @@ static void *smaps_worker(void *arg)
 	return NULL;
 }
 
-/* One thread per CPU for @n tasks, at most; @less fewer (the caller helps). */
+/*
+ * A thread of a background job (smaps_read_start()) yields to the dumper's
+ * own threads (nice 10, this thread only): the tracer thread infecting the
+ * tree and the workers dumping it come first, the reads fill the time they
+ * wait for their tasks.
+ */
+static void *smaps_bg_worker(void *arg)
+{
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+	return smaps_worker(arg);
+}
+
+/* One thread per CPU for @n tasks, at most; @less fewer (the caller helps, not in the background). */
 static void job_spawn(struct smaps_job *j, unsigned int less)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -107,7 +121,8 @@ static void job_spawn(struct smaps_job *j, unsigned int less)
 	nth = min(min(nth, j->n), (unsigned int)ARRAY_SIZE(j->th));
 	nth = nth > less ? nth - less : 0;
 	for (j->nr_threads = 0; j->nr_threads < nth; j->nr_threads++)
-		if (pthread_create(&j->th[j->nr_threads], NULL, smaps_worker, j))
+		if (pthread_create(&j->th[j->nr_threads], NULL,
+				   less ? smaps_worker : smaps_bg_worker, j))
 			break;
 }
 

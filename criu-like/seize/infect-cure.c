@@ -216,12 +216,20 @@ static void unmap_areas(struct cure *c, unsigned int n)
 		c[i].unmapping = !e;
 		c[i].err = c[i].err ?: e;
 	}
+	/* every munmap() entered first, then each one's exit taken: they run side by side */
+	for (i = 0; i < n; i++) {
+		if (!c[i].unmapping)
+			continue;
+		e = arch_inject_syscall_entered(&c[i].ctl->inj, __NR_munmap);
+		c[i].unmapping = !e;
+		c[i].err = c[i].err ?: e;
+	}
 	for (i = 0; i < n; i++) {
 		struct parasite_ctl *ctl = c[i].ctl;
 
 		if (!c[i].unmapping)
 			continue;
-		e = arch_inject_syscall_finish(&ctl->inj, __NR_munmap, &ret);
+		e = arch_inject_syscall_exited(&ctl->inj, &ret);
 		if (!e && ret) {
 			pr_errno((int)ret, "munmap of the parasite area in %d", ctl->pid);
 			e = (int)ret;

@@ -23,6 +23,7 @@
 #include "fault.h"
 #include "parasite-blob.h"
 #include "proc-parse.h"
+#include "stats.h"
 #include "util.h"
 
 #define PARASITE_STACK_SIZE (32 * 1024)
@@ -125,7 +126,7 @@ static int map_area_start(struct parasite_ctl *ctl)
 	return arch_inject_syscall_start(&ctl->inj, __NR_mmap, args);
 }
 
-/* Its result, and the same pages mapped in the dumper. */
+/* Its result (arch_inject_syscall_entered() done), and the same pages mapped in the dumper. */
 static int map_area_finish(struct parasite_ctl *ctl)
 {
 	char path[96];
@@ -134,7 +135,7 @@ static int map_area_finish(struct parasite_ctl *ctl)
 	long ret;
 	int err;
 
-	err = arch_inject_syscall_finish(&ctl->inj, __NR_mmap, &ret);
+	err = arch_inject_syscall_exited(&ctl->inj, &ret);
 	if (err)
 		return err;
 	if ((unsigned long)ret > -4096UL) {
@@ -354,12 +355,18 @@ static int ns_ino(const char *path, int *ret_fd, ino_t *ino)
 static int listen_in_netns(struct parasite_ctl *ctl, struct sockaddr_un *addr, socklen_t len)
 {
 	_cleanup_close_ int self = -1, target = -1;
+	struct stat sa, sb;
 	char path[64];
 	ino_t a, b;
 	int sk, err = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", ctl->pid);
-	if ((err = ns_ino("/proc/self/ns/net", &self, &a)) || (err = ns_ino(path, &target, &b)))
+	/* opened only when they differ: the namespaces of a tree's tasks mostly are ours */
+	if (!stat("/proc/self/ns/net", &sa) && !stat(path, &sb) && sa.st_ino == sb.st_ino &&
+	    sa.st_dev == sb.st_dev)
+		a = b = sa.st_ino;
+	else if ((err = ns_ino("/proc/self/ns/net", &self, &a)) ||
+		 (err = ns_ino(path, &target, &b)))
 		return err;
 	if (a != b && setns(target, CLONE_NEWNET)) {
 		pr_perror("setns into the net namespace of %d", ctl->pid);
@@ -544,7 +551,7 @@ static int infect_begin(const struct infect_req *q, struct parasite_ctl **ret)
 		ctl->nr_threads = i + 1;
 	}
 	layout(ctl);
-	err = arch_injector_init(&ctl->inj, &ctl->ts[0]);
+	err = arch_injector_init_at(&ctl->inj, &ctl->ts[0], q->vdso);
 	ctl->inj_ready = !err;
 	return err;
 }
@@ -608,8 +615,32 @@ static void step_to_connect(struct infection *f, unsigned int n)
 int parasite_infect_all(const struct infect_req *reqs, unsigned int n,
 			struct parasite_ctl **ret_ctls, int *ret_errs)
 {
+	return parasite_infect_all_hook(reqs, n, ret_ctls, ret_errs, NULL, NULL);
+}
+
+/* @mapped(@arg, every control block) when every task's area is in (infect.h). */
+static void areas_mapped(const struct infection *f, unsigned int n,
+			 void (*mapped)(void *arg, struct parasite_ctl *const *ctls), void *arg)
+{
+	_cleanup_free_ struct parasite_ctl **ctls = calloc(n ? n : 1, sizeof(*ctls));
+	unsigned int i;
+
+	for (i = 0; ctls && i < n; i++) {
+		if (f[i].err)
+			return;
+		ctls[i] = f[i].ctl;
+	}
+	if (ctls)
+		mapped(arg, ctls);
+}
+
+int parasite_infect_all_hook(const struct infect_req *reqs, unsigned int n,
+			     struct parasite_ctl **ret_ctls, int *ret_errs,
+			     void (*mapped)(void *arg, struct parasite_ctl *const *ctls), void *arg)
+{
 	_cleanup_free_ struct infection *f = calloc(n ? n : 1, sizeof(*f));
 	_cleanup_free_ struct parasite_ctl **failed = calloc(n ? n : 1, sizeof(*failed));
+	uint64_t t[6] = { stats_now_ns() };
 	unsigned int i;
 	int err = 0;
 
@@ -625,16 +656,33 @@ int parasite_infect_all(const struct infect_req *reqs, unsigned int n,
 	 * A task whose mmap was started is taken to its exit stop even after a
 	 * failure elsewhere: its cure starts from there.
 	 */
+	t[1] = stats_now_ns();
+	/* every mmap() entered first: they run side by side while the next are taken */
 	for (i = 0; i < n; i++)
 		if (f[i].injecting)
+			f[i].err = arch_inject_syscall_entered(&f[i].ctl->inj, __NR_mmap);
+	for (i = 0; i < n; i++)
+		if (f[i].injecting && !f[i].err)
 			f[i].err = infect_area(f[i].ctl);
+	if (mapped)
+		areas_mapped(f, n, mapped, arg);
+	t[2] = stats_now_ns();
 	for (i = 0; i < n; i++)
 		if (!f[i].err)
 			f[i].err = daemon_start(f[i].ctl);
+	t[3] = stats_now_ns();
 	step_to_connect(f, n);
+	t[4] = stats_now_ns();
 	for (i = 0; i < n; i++)
 		if (!f[i].err)
 			f[i].err = daemon_accept(f[i].ctl);
+	t[5] = stats_now_ns();
+	pr_debug("%u tasks infected in %llu us: saved and mmap started %llu, area %llu, blob "
+		 "started %llu, stepped to connect() %llu, accepted %llu\n",
+		 n, (unsigned long long)(t[5] - t[0]) / 1000,
+		 (unsigned long long)(t[1] - t[0]) / 1000, (unsigned long long)(t[2] - t[1]) / 1000,
+		 (unsigned long long)(t[3] - t[2]) / 1000, (unsigned long long)(t[4] - t[3]) / 1000,
+		 (unsigned long long)(t[5] - t[4]) / 1000);
 	for (i = 0; i < n; i++) {
 		ret_ctls[i] = NULL;
 		if (ret_errs)
@@ -657,7 +705,7 @@ int parasite_infect_all(const struct infect_req *reqs, unsigned int n,
 int parasite_infect(pid_t pid, const pid_t *tids, unsigned int nr_threads,
 		    struct parasite_ctl **ret)
 {
-	struct infect_req q = { .pid = pid, .tids = tids, .nr_threads = nr_threads };
+	struct infect_req q = { pid, tids, nr_threads, ARCH_VDSO_LOOKUP };
 
 	return parasite_infect_all(&q, 1, ret, NULL);
 }
@@ -685,32 +733,32 @@ static bool is_stale_area(int memfd, unsigned long start, unsigned long end)
 	return !memcmp(head, parasite_blob, n) || !memcmp(head, zeros, n);
 }
 
-/* Shared anonymous rwx mappings of @pid that look like our areas. */
-static int find_stale_areas(pid_t pid, unsigned long (*areas)[2], unsigned int max,
-			    unsigned int *nr)
+/* Shared anonymous rwx mappings of @pid (@maps) that look like our areas. */
+static int find_stale_areas(pid_t pid, const struct vma_list *maps, unsigned long (*areas)[2],
+			    unsigned int max, unsigned int *nr)
 {
-	char path[64], line[512];
-	_cleanup_fclose_ FILE *f = NULL;
 	_cleanup_close_ int memfd = -1;
+	char path[64];
 
 	*nr = 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	memfd = open(path, O_RDONLY | O_CLOEXEC);
-	if (!f || memfd < 0) {
-		pr_perror("open /proc/%d/maps or mem", pid);
-		return neg_errno();
-	}
-	while (fgets(line, sizeof(line), f) && *nr < max) {
-		unsigned long start, end;
-		char perms[8];
+	for (unsigned int i = 0; i < maps->nr && *nr < max; i++) {
+		const struct vma_entry *v = &maps->vmas[i];
 
-		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3 &&
-		    !strcmp(perms, "rwxs") && strstr(line, " /dev/zero (deleted)\n") &&
-		    is_stale_area(memfd, start, end)) {
-			areas[*nr][0] = start;
-			areas[(*nr)++][1] = end;
+		if (v->prot != (PROT_READ | PROT_WRITE | PROT_EXEC) || !v->shared || !v->deleted ||
+		    !v->path || strcmp(v->path, "/dev/zero"))
+			continue;
+		/* its memory only for a candidate: most tasks have none */
+		if (memfd < 0) {
+			snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+			memfd = open(path, O_RDONLY | O_CLOEXEC);
+			if (memfd < 0) {
+				pr_perror("open %s", path);
+				return neg_errno();
+			}
+		}
+		if (is_stale_area(memfd, v->start, v->end)) {
+			areas[*nr][0] = v->start;
+			areas[(*nr)++][1] = v->end;
 		}
 	}
 	return 0;
@@ -735,6 +783,22 @@ static bool area_in_use(const pid_t *tids, unsigned int n, const unsigned long *
 int parasite_remove_stale_areas(pid_t pid, const pid_t *tids, unsigned int nr_threads,
 				unsigned int *removed)
 {
+	struct vma_list maps = { 0 };
+	int err = proc_parse_maps(pid, false, &maps);
+
+	*removed = 0;
+	if (err) {
+		pr_errno(err, "cannot read the maps of %d", pid);
+		return err;
+	}
+	err = parasite_remove_stale_areas_in(pid, tids, nr_threads, &maps, removed);
+	vma_list_fini(&maps);
+	return err;
+}
+
+int parasite_remove_stale_areas_in(pid_t pid, const pid_t *tids, unsigned int nr_threads,
+				   const struct vma_list *maps, unsigned int *removed)
+{
 	unsigned long areas[16][2];
 	struct arch_thread_state ts;
 	struct arch_injector inj;
@@ -742,7 +806,7 @@ int parasite_remove_stale_areas(pid_t pid, const pid_t *tids, unsigned int nr_th
 	int err, err2;
 
 	*removed = 0;
-	err = find_stale_areas(pid, areas, ARRAY_SIZE(areas), &nr);
+	err = find_stale_areas(pid, maps, areas, ARRAY_SIZE(areas), &nr);
 	if (err || !nr)
 		return err;
 	err = arch_thread_save(pid, &ts);

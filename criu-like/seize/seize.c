@@ -474,14 +474,35 @@ static bool *io_scan(const struct seized_task *task, const pid_t *tids, unsigned
  */
 static int wait_task(struct seize_ctx *ctx, struct seized_task *task);
 
+/* Every seized thread of @task in a ptrace stop (and one at least)? */
+static bool all_stopped(const struct seized_task *task)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < task->nr_threads; i++) {
+		if (task->threads[i].seized && !task->threads[i].stopped)
+			return false;
+		n += task->threads[i].seized;
+	}
+	return n > 0;
+}
+
 static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool wait, bool *changed)
 {
 	bool frozen_v1 = ctx->t->freezer && !ctx->t->freezer_v2;
 	bool again = true;
 
+	/*
+	 * A thread in a ptrace stop makes no thread: once a listing made with
+	 * all of them stopped showed nothing new, the next passes of the walk
+	 * list them no more.
+	 */
+	if (task->threads_final)
+		return 0;
 	while (again) {
 		_cleanup_free_ pid_t *tids = NULL;
 		_cleanup_free_ bool *io = NULL;
+		bool stopped = wait && !ctx->t->freezer && all_stopped(task);
 		unsigned int nr, i;
 		int err = proc_list_threads(task->pid, &tids, &nr);
 
@@ -505,7 +526,10 @@ static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool w
 					 tids[i], task->pid);
 				continue;
 			}
-			ret = !io || io[i] ? refuse_io_worker(task->pid, tids[i]) : 0;
+			/* an io_uring worker is never the leader: its stat is not read */
+			ret = tids[i] == task->pid ? 0
+			      : !io || io[i]	   ? refuse_io_worker(task->pid, tids[i])
+						   : 0;
 			if (ret < 0)
 				return ret;
 			ret = seize_thread(task, tids[i]);
@@ -534,6 +558,10 @@ static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool w
 			if (err)
 				return err;
 		}
+		/* the first sweep (seize_sweep()): its stops are taken, and it listed again, later */
+		if (!wait && !ctx->t->freezer)
+			again = false;
+		task->threads_final = !again && stopped;
 	}
 	return 0;
 }
@@ -839,6 +867,46 @@ static int finish_tree(struct pstree *t)
 	return 0;
 }
 
+static bool seizable(const struct seized_task *task)
+{
+	return task->state != TASK_ZOMBIE && task->state != TASK_DEAD;
+}
+
+/*
+ * Without a freezer, a first sweep, a generation at a time: every task of
+ * the generation seized and interrupted without waiting for its stop, then
+ * every stop taken, then the children of all of them read, which make the
+ * next generation. The tasks reach their stops side by side, rather than one
+ * after the other with a scheduler round trip each. A child is seized only
+ * once its parent is stopped: a parent in vfork() stops only once its child
+ * has run on (to its exec or exit), and a running parent could reap a child
+ * seized before it. The passes after find what they forked meanwhile.
+ */
+static int seize_sweep(struct seize_ctx *ctx)
+{
+	struct pstree *t = ctx->t;
+	unsigned int from = 0, to, i;
+	bool changed = false;
+	int err = 0;
+
+	while (!err && from < t->nr_tasks) {
+		to = t->nr_tasks;
+		for (i = from; i < to && !err; i++)
+			if (seizable(t->tasks[i]))
+				err = seize_threads(ctx, t->tasks[i], false, &changed);
+		for (i = from; i < to && !err; i++) {
+			err = wait_task(ctx, t->tasks[i]);
+			if (!err)
+				settle_task(t->tasks[i]);
+		}
+		for (i = from; i < to && !err; i++)
+			if (seizable(t->tasks[i]))
+				err = collect_children(t, t->tasks[i], &changed);
+		from = to;
+	}
+	return err;
+}
+
 static int seize_walk(struct seize_ctx *ctx, const struct seize_opts *opts)
 {
 	struct pstree *t = ctx->t;
@@ -849,6 +917,10 @@ static int seize_walk(struct seize_ctx *ctx, const struct seize_opts *opts)
 		err = freeze_cgroup(ctx, opts->freeze_cgroup);
 		if (!err)
 			err = walk_frozen(ctx);
+		if (err)
+			return err;
+	} else {
+		err = seize_sweep(ctx);
 		if (err)
 			return err;
 	}

@@ -210,14 +210,20 @@ static void release_killed(struct pstree *t)
  */
 #define RELEASE_GRACE_SEC 2
 
-static void release_late(struct pstree *t, enum unseize_mode mode)
+/*
+ * @grace: wait for each until the grace period ends, and warn about those
+ * that never stop; else only the stops already there are taken. Children
+ * first: a parent in vfork() stops only once its child, which may sit in a
+ * stop of its own, has run on.
+ */
+static void release_pass(struct pstree *t, enum unseize_mode mode, bool grace)
 {
 	struct seize_ctx ctx = { .t = t };
 	unsigned int i, j;
 
 	clock_gettime(CLOCK_MONOTONIC, &ctx.deadline);
-	ctx.deadline.tv_sec += RELEASE_GRACE_SEC;
-	for (i = 0; i < t->nr_tasks; i++) {
+	ctx.deadline.tv_sec += grace ? RELEASE_GRACE_SEC : 0;
+	for (i = t->nr_tasks; i-- > 0;) {
 		struct seized_task *task = t->tasks[i];
 
 		for (j = 0; j < task->nr_threads; j++) {
@@ -230,13 +236,19 @@ static void release_late(struct pstree *t, enum unseize_mode mode)
 				detach_thread(task, th, mode);
 				continue;
 			}
-			if (th->seized)
+			if (th->seized && grace)
 				pr_warn("thread %d of pid %d never stopped: it stays traced until "
-					"it "
-					"stops or this process exits\n",
+					"it stops or this process exits\n",
 					th->tid, task->pid);
 		}
 	}
+}
+
+static void release_late(struct pstree *t, enum unseize_mode mode)
+{
+	/* the stops there already first (a seize that swept the tree before waiting) */
+	release_pass(t, mode, false);
+	release_pass(t, mode, true);
 }
 
 void pstree_free(struct pstree *t)
@@ -256,6 +268,16 @@ void pstree_free(struct pstree *t)
 	free(t);
 }
 
+void unseize_kill_send(struct pstree *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->nr_tasks; i++)
+		if (t->tasks[i]->state == TASK_ALIVE || t->tasks[i]->state == TASK_STOPPED)
+			kill(t->tasks[i]->pid, SIGKILL);
+	t->killed = true;
+}
+
 void unseize_tree(struct pstree *t, enum unseize_mode mode)
 {
 	bool refreeze = t && t->refreeze && mode != UNSEIZE_KILL;
@@ -270,10 +292,8 @@ void unseize_tree(struct pstree *t, enum unseize_mode mode)
 	if (refreeze)
 		freezer_request(t->refreeze, t->freezer_v2);
 	/* SIGKILL every task first, so none runs between its detach and its death. */
-	if (mode == UNSEIZE_KILL)
-		for (i = 0; i < t->nr_tasks; i++)
-			if (t->tasks[i]->state == TASK_ALIVE || t->tasks[i]->state == TASK_STOPPED)
-				kill(t->tasks[i]->pid, SIGKILL);
+	if (mode == UNSEIZE_KILL && !t->killed)
+		unseize_kill_send(t);
 	/*
 	 * Every stopped thread first: a thread may wait for another (vfork). When
 	 * killing, children before parents: the init of a pid namespace finishes

@@ -50,6 +50,7 @@ static void test_stat_capture(void **state)
 	assert_int_equal(st.start_stack, 140726853896208UL);
 	assert_int_equal(st.rt_priority, 0);
 	assert_int_equal(st.policy, 0);
+	assert_int_equal(st.exit_signal, 17); /* SIGCHLD */
 	assert_int_equal(st.start_data, 93882936253904UL);
 	assert_int_equal(st.end_data, 93882936254768UL);
 	assert_int_equal(st.start_brk, 93883870130176UL);

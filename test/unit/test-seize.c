@@ -520,11 +520,14 @@ static void test_no_signal_side_effects(void **state __unused)
 	assert_released(pid);
 }
 
-/* The vfork() parent cannot stop until its child exits, 2 s later. */
+/* How long the child of vforker() sleeps before it exits (set before the spawn). */
+static long vfork_child_ms = 2000;
+
+/* The vfork() parent cannot stop until its child exits, vfork_child_ms later. */
 static void vforker(void)
 {
 	if (vfork() == 0) {
-		struct timespec ts = { 2, 0 };
+		struct timespec ts = { vfork_child_ms / 1000, vfork_child_ms % 1000 * 1000000 };
 
 		syscall(SYS_nanosleep, &ts, NULL);
 		_exit(0);
@@ -535,10 +538,12 @@ static void vforker(void)
 static void test_timeout(void **state __unused)
 {
 	struct seize_opts o = { .timeout = 1 };
-	pid_t pid = spawn(vforker);
 	struct pstree *t = NULL;
 	long start;
+	pid_t pid;
 
+	vfork_child_ms = 2000;
+	pid = spawn(vforker);
 	usleep(100000);
 	logcap_start(-1);
 	start = now_ms();
@@ -548,6 +553,30 @@ static void test_timeout(void **state __unused)
 	assert_null(t);
 	assert_released(pid);
 	assert_true(wait_state(pid, "S", 2000));
+}
+
+/*
+ * The seize sweep takes a generation at a time: the child of a parent in
+ * vfork() is not seized before the parent stops, which it does once the
+ * child has exited. Seizing the child first stopped it for good, and the
+ * parent with it, until the timeout.
+ */
+static void test_vfork_parent(void **state __unused)
+{
+	struct seize_opts o = { .timeout = 5 };
+	struct pstree *t = NULL;
+	long start;
+	pid_t pid;
+
+	vfork_child_ms = 300; /* the parent stops once its child exited */
+	pid = spawn(vforker);
+	usleep(100000);
+	start = now_ms();
+	assert_int_equal(seize_tree(pid, &o, &t), 0);
+	assert_true(now_ms() - start < 4000);
+	assert_int_equal(t->root->pid, pid);
+	unseize_tree(t, UNSEIZE_RESUME);
+	assert_released(pid);
 }
 
 static void test_kill(void **state __unused)
@@ -778,6 +807,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dumper_killed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_signal_side_effects, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vfork_parent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill_pidns_init, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_freezer_v2, setup, teardown),

@@ -66,6 +66,12 @@ struct arch_injector {
 /* Find the trampoline place, write the frame below the red zone, patch the code. */
 int arch_injector_init(struct arch_injector *inj, struct arch_thread_state *ts);
 /*
+ * The same with the start of the task's [vDSO] known (@vdso: from a maps
+ * read while it is seized; 0: it has none, ARCH_VDSO_LOOKUP: read its maps).
+ */
+#define ARCH_VDSO_LOOKUP (-1L)
+int arch_injector_init_at(struct arch_injector *inj, struct arch_thread_state *ts, long vdso);
+/*
  * Without a vDSO the patch is over the task's own code, which a dump saves
  * (the write made the page an anonymous copy): lift it while the parasite
  * runs on its own, place it again before the next injected syscall. Both do
@@ -86,6 +92,13 @@ int arch_inject_syscall(struct arch_injector *inj, long nr, const unsigned long 
  */
 int arch_inject_syscall_start(struct arch_injector *inj, long nr, const unsigned long args[6]);
 int arch_inject_syscall_finish(struct arch_injector *inj, long nr, long *ret);
+/*
+ * finish in two halves too: its entry stop taken and the thread sent on to
+ * its exit (entered), then the exit stop (exited). Taken across many tasks,
+ * their syscalls run side by side, rather than each while the dumper waits.
+ */
+int arch_inject_syscall_entered(struct arch_injector *inj, long nr);
+int arch_inject_syscall_exited(struct arch_injector *inj, long *ret);
 /* Put the patched bytes back. Call after arch_thread_restore(). */
 int arch_injector_fini(struct arch_injector *inj);
 
