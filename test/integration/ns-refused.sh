@@ -116,9 +116,11 @@ host=$(hostname)
 nsenter -t "$(pid_of_loop container)" -u hostname inside || fail "cannot set the container's hostname"
 refused container-unshare "$(cat "$tmp/container.unshare")" pid_for_children container
 ci=$(pid_of_loop container)
-# namespace files bound on the host by other programs (`ip netns add`) came with the copy of
-# its mounts and would be refused first: left out of the container
-nsenter -t "$ci" -m -p sh -c 'findmnt -n -l -t nsfs -o TARGET | xargs -r -n1 umount -l' 2>/dev/null
+# namespace files bound on the host by other programs (`ip netns add`), and the tracefs or
+# debugfs a tool mounted there (perf mounts /sys/kernel/tracing), came with the copy of its
+# mounts and would be refused first: left out of the container
+nsenter -t "$ci" -m -p sh -c \
+	'findmnt -n -l -t nsfs,tracefs,debugfs -o TARGET | sort -r | xargs -r -n1 umount -l' 2>/dev/null
 rm -rf "$tmp/img"
 "$CRIU_LIKE" dump -t "$ci" -D "$tmp/img" -R >"$tmp/ci.out" 2>"$tmp/ci.err" &&
 	fail "container-init: the container whose session leader is outside it was dumped"
