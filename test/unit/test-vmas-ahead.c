@@ -60,15 +60,20 @@ static void test_same(void **state)
 	assert_false(vmas_ahead_same(&la, &lb));
 }
 
-/* A child that maps a page for each byte it reads from @in, then answers on @out. */
+/*
+ * A child that maps a page for each byte it reads from @in, then answers on
+ * @out: its pid, or -errno.
+ */
 static pid_t child_start(int *to, int *from)
 {
 	int a[2], b[2];
 	pid_t pid;
 
 	if (pipe(a) || pipe(b))
-		return -1;
+		return -errno;
 	pid = fork();
+	if (pid < 0)
+		return -errno;
 	if (!pid) {
 		char c;
 
