@@ -286,14 +286,22 @@ struct rst_args {
 	 */
 	int32_t ctl_pidfd;
 	/*
-	 * --lazy-pages: the blob creates a userfaultfd with these features,
-	 * registers every VMA marked lazy, and writes the fd's number at
-	 * @uffd_slot (in the shared area) for the controller to take with
-	 * pidfd_getfd() at the barrier; it closes its own after the barrier.
-	 * 0: not lazy.
+	 * --lazy-pages: the blob creates the task's userfaultfd (a uffd belongs
+	 * to the mm of its creator) and writes its number at @uffd_slot (in the
+	 * shared area). The controller takes it with pidfd_getfd() at the
+	 * barrier, asks its features and registers the VMAs marked lazy there,
+	 * from the initial user namespace (UFFD_FEATURE_EVENT_FORK needs
+	 * CAP_SYS_PTRACE in it, which a task in a user namespace of the tree's
+	 * lacks); the blob closes its own copy after the barrier. 0: not lazy.
+	 * @uffd_dev: /dev/userfaultfd (6.1), opened by the controller and
+	 * inherited: USERFAULTFD_IOC_NEW on it makes the uffd whatever user
+	 * namespace the task is in (the access was checked at the open); -1:
+	 * userfaultfd(). @uffd_dev_close: the blob closes it once used (the
+	 * last task of its fd table; the others leave it to that one).
 	 */
 	uint64_t uffd_slot;
-	uint64_t uffd_features;
+	int32_t uffd_dev;
+	uint32_t uffd_dev_close;
 
 	uint32_t nr_vmas, nr_runs, nr_specials, nr_threads;
 	uint64_t vmas_off; /* struct rst_vma[nr_vmas], sorted by start */
