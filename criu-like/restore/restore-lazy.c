@@ -56,7 +56,7 @@ bool lazy_restore_possible(void)
 	return ok;
 }
 
-/* vm.unprivileged_userfaultfd (5.2): 1 lets userfaultfd() handle kernel faults without CAP_SYS_PTRACE */
+/* vm.unprivileged_userfaultfd (5.2) is 1: userfaultfd() takes kernel faults, no CAP_SYS_PTRACE */
 static bool unprivileged_uffd(void)
 {
 	char c = '0';
@@ -265,11 +265,13 @@ static int hand_task(struct restore_ctx *ctx, unsigned int i)
 		pr_errno(err, "pid %u: cannot take its uffd %d", t->pe->pid, ufd);
 	} else {
 		err = uffd_setup(ctx, t, uffd);
-		if (!err)
+		if (!err) {
 			err = send_task(ctx->lazy_sk, (pid_t)t->pe->pid, uffd, pidfd);
-		if (err)
-			pr_errno(err, "pid %u: cannot hand its uffd to the lazy-pages daemon",
-				 t->pe->pid);
+			if (err)
+				pr_errno(err,
+					 "pid %u: cannot hand its uffd to the lazy-pages daemon",
+					 t->pe->pid);
+		}
 	}
 	if (uffd >= 0)
 		close(uffd);

@@ -270,7 +270,6 @@ static int plan_vma(struct finish *f, size_t i, struct rst_vma *rv)
 	rv->how = f->p->vma_kept && f->p->vma_kept[i] ? RST_VMA_KEEP
 		  : f->p->vma_fill[i]		      ? RST_VMA_FILL
 						      : RST_VMA_MAP;
-	rv->lazy = f->p->vma_lazy && f->p->vma_lazy[i];
 	rv->fd = -1;
 	switch (v->kind) {
 	case VMA_KIND__VMA_ANON_SHARED:
