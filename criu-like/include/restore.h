@@ -137,19 +137,26 @@ struct restore_ctx {
 	 */
 	int proc_fd;
 	int ctl_pidfd; /* criu-like's own pidfd, for the init of a new pid namespace; -1 */
-	/* --lazy-pages (restore-lazy.c): the daemon's socket (-1), the uffd features to ask */
+	/*
+	 * --lazy-pages (restore-lazy.c): the daemon's socket (-1), the uffd
+	 * features to ask, /dev/userfaultfd above the service base for the
+	 * tasks to make their uffd with (-1: userfaultfd() in each)
+	 */
 	int lazy_sk;
 	uint64_t uffd_features;
+	int uffd_dev;
 	/* restore-task.c: criu-like's maps read once before the root's fork (NULL: none) */
 	struct rst_self_maps *ctl_maps;
 };
 
 /*
- * restore-lazy.c, --lazy-pages: connect to the lazy-pages daemon before
- * anything is created; at the barrier, hand it every task's uffd and pidfd
- * and wait until it holds them all (then the tree may run).
+ * restore-lazy.c, --lazy-pages: connect to the lazy-pages daemon and open
+ * /dev/userfaultfd before anything is created; at the barrier, take every
+ * task's uffd, ask its features, register its lazy VMAs, hand it to the
+ * daemon with a pidfd, and wait until it holds them all (then the tree may run).
  * The uffd numbers are in shared->pids[nr_tasks + i] (rst_lazy_slot()).
  */
+int rst_lazy_open_dev(struct restore_ctx *ctx);
 int rst_lazy_connect(struct restore_ctx *ctx);
 int rst_lazy_handover(struct restore_ctx *ctx);
 void rst_lazy_fini(struct restore_ctx *ctx);

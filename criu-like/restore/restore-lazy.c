@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The restore's side of --lazy-pages (Documentation/lazy-pages.md): find
- * the lazy-pages daemon before anything is created, and at the barrier take
- * each task's userfaultfd (pidfd_getfd(): the blob made it in the task, the
- * only place userfaultfd() can make it) and hand it to the daemon with a
- * pidfd of the task. The tree runs only once the daemon says it holds them.
+ * The restore's side of --lazy-pages (Documentation/lazy-pages.md): open
+ * /dev/userfaultfd for the tasks and find the lazy-pages daemon before
+ * anything is created; at the barrier take each task's userfaultfd
+ * (pidfd_getfd(): the blob made it in the task, since a uffd belongs to the
+ * mm of its creator), ask its features, register its lazy VMAs and hand it
+ * to the daemon with a pidfd of the task. The tree runs only once the daemon
+ * says it holds them.
  */
 #define LOG_PREFIX "restore-lazy: "
 
@@ -21,8 +23,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compat.h"
 #include "lazy.h"
 #include "log.h"
+#include "ns.h"
 #include "options.h"
 #include "restore-mem.h"
 #include "util.h"
@@ -52,16 +56,77 @@ bool lazy_restore_possible(void)
 	return ok;
 }
 
-static int probe_features(uint64_t *ret)
+/* vm.unprivileged_userfaultfd (5.2) is 1: userfaultfd() takes kernel faults, no CAP_SYS_PTRACE */
+static bool unprivileged_uffd(void)
 {
-	const uint64_t want = LAZY_UFFD_WANT;
-	struct uffdio_api api = { .api = UFFD_API };
-	int fd = (int)syscall(__NR_userfaultfd, O_CLOEXEC), err = 0;
+	char c = '0';
+	int fd = open("/proc/sys/vm/unprivileged_userfaultfd", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (read(fd, &c, 1) != 1)
+		c = '0';
+	close(fd);
+	return c == '1';
+}
+
+/*
+ * /dev/userfaultfd (6.1), above the service base, in criu-like's own mount
+ * namespace: every task inherits it, and its restorer makes its uffd with
+ * USERFAULTFD_IOC_NEW, which checks nothing (this open did, as root of the
+ * initial user namespace). userfaultfd() would need CAP_SYS_PTRACE there
+ * (or vm.unprivileged_userfaultfd=1; the uffd takes kernel faults too): a
+ * task of a tree with a user namespace of its own has capabilities only
+ * inside it. Without the device the tasks call userfaultfd(); such a tree is
+ * then refused unless the sysctl lets them.
+ */
+int rst_lazy_open_dev(struct restore_ctx *ctx)
+{
+	int fd = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC), err;
 
 	if (fd < 0) {
 		err = neg_errno();
-		pr_perror("lazy restore needs userfaultfd()");
+		if (!ctx->ns.own[NS_USER] || unprivileged_uffd()) {
+			pr_info("/dev/userfaultfd: %s; the tasks make their uffd with "
+				"userfaultfd()\n",
+				strerror(-err));
+			return 0;
+		}
+		pr_errno(err,
+			 "pid %u: in a user namespace of its tree's own, where userfaultfd() is "
+			 "denied (it needs CAP_SYS_PTRACE in the initial user namespace, or "
+			 "vm.unprivileged_userfaultfd=1), so the lazy restore needs "
+			 "/dev/userfaultfd",
+			 ctx->tasks[0].pe->pid);
 		return err;
+	}
+	ctx->uffd_dev = fcntl(fd, F_DUPFD_CLOEXEC, ctx->service_fd_base);
+	err = ctx->uffd_dev < 0 ? neg_errno() : 0;
+	close(fd);
+	if (err)
+		pr_errno(err, "/dev/userfaultfd: F_DUPFD above %d", ctx->service_fd_base);
+	return err;
+}
+
+/* A new uffd of criu-like's own, made as the tasks will make theirs: its fd or -errno. */
+static int uffd_new(const struct restore_ctx *ctx)
+{
+	int fd = ctx->uffd_dev >= 0 ? ioctl(ctx->uffd_dev, USERFAULTFD_IOC_NEW, O_CLOEXEC)
+				    : (int)syscall(__NR_userfaultfd, O_CLOEXEC);
+
+	return fd < 0 ? neg_errno() : fd;
+}
+
+static int probe_features(const struct restore_ctx *ctx, uint64_t *ret)
+{
+	const uint64_t want = LAZY_UFFD_WANT;
+	struct uffdio_api api = { .api = UFFD_API };
+	int fd = uffd_new(ctx), err = 0;
+
+	if (fd < 0) {
+		pr_errno(fd, "lazy restore needs a userfaultfd (%s)",
+			 ctx->uffd_dev >= 0 ? "/dev/userfaultfd" : "userfaultfd()");
+		return fd;
 	}
 	if (ioctl(fd, UFFDIO_API, &api)) {
 		err = neg_errno();
@@ -85,7 +150,7 @@ int rst_lazy_connect(struct restore_ctx *ctx)
 	struct lazy_msg m = { .type = LAZY_MSG_HELLO, .version = LAZY_PROTO_VERSION };
 	int fd, err, waited = 0;
 
-	err = probe_features(&ctx->uffd_features);
+	err = probe_features(ctx, &ctx->uffd_features);
 	if (err)
 		return err;
 	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", dir, LAZY_SOCKET_NAME) >=
@@ -143,7 +208,48 @@ static int send_task(int sk, pid_t pid, int uffd, int pidfd)
 	return sendmsg(sk, &mh, MSG_NOSIGNAL) == sizeof(m) ? 0 : (neg_errno() ?: -EIO);
 }
 
-/* Task @i's uffd, taken from it, and a pidfd of it. */
+/*
+ * The features of task @t's uffd, asked here rather than in its restorer:
+ * UFFD_FEATURE_EVENT_FORK needs CAP_SYS_PTRACE in the initial user
+ * namespace, which a task in a user namespace of the tree's does not have
+ * (userfaultfd_api()). Then its lazy VMAs, left empty by the restorer,
+ * registered: UFFDIO_REGISTER works on the uffd's mm whoever calls it, and
+ * the task, at the barrier, touches none of them before it runs.
+ */
+static int uffd_setup(struct restore_ctx *ctx, const struct rst_task *t, int uffd)
+{
+	const struct rst_mem_plan *p = t->mem;
+	struct uffdio_api api = { .api = UFFD_API, .features = ctx->uffd_features };
+	unsigned int n = 0;
+	size_t i;
+	int err;
+
+	if (ioctl(uffd, UFFDIO_API, &api)) {
+		err = neg_errno();
+		pr_errno(err, "pid %u: UFFDIO_API with features %lx", t->pe->pid,
+			 ctx->uffd_features);
+		return err;
+	}
+	for (i = 0; i < p->mm->n_vmas; i++) {
+		const VmaEntry *v = p->mm->vmas[i];
+		struct uffdio_register r = { .range = { v->start, v->end - v->start },
+					     .mode = UFFDIO_REGISTER_MODE_MISSING };
+
+		if (!p->vma_lazy[i])
+			continue;
+		if (ioctl(uffd, UFFDIO_REGISTER, &r)) {
+			err = neg_errno();
+			pr_errno(err, "pid %u: UFFDIO_REGISTER of its VMA %lx-%lx", t->pe->pid,
+				 v->start, v->end);
+			return err;
+		}
+		n++;
+	}
+	pr_debug("pid %u: %u VMAs registered with its uffd for lazy pages\n", t->pe->pid, n);
+	return 0;
+}
+
+/* Task @i's uffd, taken from it and set up, and a pidfd of it. */
 static int hand_task(struct restore_ctx *ctx, unsigned int i)
 {
 	struct rst_task *t = &ctx->tasks[i];
@@ -158,10 +264,14 @@ static int hand_task(struct restore_ctx *ctx, unsigned int i)
 		err = neg_errno();
 		pr_errno(err, "pid %u: cannot take its uffd %d", t->pe->pid, ufd);
 	} else {
-		err = send_task(ctx->lazy_sk, (pid_t)t->pe->pid, uffd, pidfd);
-		if (err)
-			pr_errno(err, "pid %u: cannot hand its uffd to the lazy-pages daemon",
-				 t->pe->pid);
+		err = uffd_setup(ctx, t, uffd);
+		if (!err) {
+			err = send_task(ctx->lazy_sk, (pid_t)t->pe->pid, uffd, pidfd);
+			if (err)
+				pr_errno(err,
+					 "pid %u: cannot hand its uffd to the lazy-pages daemon",
+					 t->pe->pid);
+		}
 	}
 	if (uffd >= 0)
 		close(uffd);
@@ -214,4 +324,7 @@ void rst_lazy_fini(struct restore_ctx *ctx)
 	if (ctx->lazy_sk >= 0)
 		close(ctx->lazy_sk);
 	ctx->lazy_sk = -1;
+	if (ctx->uffd_dev >= 0)
+		close(ctx->uffd_dev);
+	ctx->uffd_dev = -1;
 }

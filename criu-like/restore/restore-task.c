@@ -270,7 +270,6 @@ static int plan_vma(struct finish *f, size_t i, struct rst_vma *rv)
 	rv->how = f->p->vma_kept && f->p->vma_kept[i] ? RST_VMA_KEEP
 		  : f->p->vma_fill[i]		      ? RST_VMA_FILL
 						      : RST_VMA_MAP;
-	rv->lazy = f->p->vma_lazy && f->p->vma_lazy[i];
 	rv->fd = -1;
 	switch (v->kind) {
 	case VMA_KIND__VMA_ANON_SHARED:
@@ -584,10 +583,11 @@ static void fill_header(struct finish *f)
 	a->pid = f->pid;
 	a->ppid = getppid();
 	a->creds_pause_ms = creds_pause_ms();
+	a->uffd_dev = -1;
 	if (f->p->vma_lazy && f->p->lazy_bytes) {
 		a->uffd_slot = (uint64_t)rst_lazy_slot(f->ctx,
 						       (unsigned int)(f->t - f->ctx->tasks));
-		a->uffd_features = f->ctx->uffd_features;
+		a->uffd_dev = f->ctx->uffd_dev;
 	}
 	a->log_level = log_get_level();
 	a->nr_specials = f->nr_specials;
@@ -677,6 +677,11 @@ static int close_service_fds(struct finish *f)
 		keep[n++] = f->a->log_fd;
 	if (f->a->ctl_pidfd >= 0 || (f->ctx->ctl_pidfd >= base && fdt_init_before(f)))
 		keep[n++] = f->ctx->ctl_pidfd;
+	/* /dev/userfaultfd: the blob makes its uffd through it, then closes it */
+	if (f->a->uffd_dev >= base) {
+		keep[n++] = f->a->uffd_dev;
+		f->a->uffd_dev_close = 1;
+	}
 	/* the last of a shared table: what the restorers before it still hold */
 	n += rst_fdt_kept(f->ctx, f->t, keep + n, 2 * MAX_FDS + 1 - n);
 	qsort(keep, n, sizeof(int), fd_cmp);

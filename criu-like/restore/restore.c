@@ -446,6 +446,9 @@ static int rst_plan(struct rst_run *r)
 		err = rst_files_read(ctx);
 	if (!err)
 		err = place_service_fds(ctx);
+	/* for the tasks' uffds, before the tree's mount namespace is entered */
+	if (!err && o->lazy_pages)
+		err = rst_lazy_open_dev(ctx);
 	/* the directories of the tree's cgroups, for the tasks to enter */
 	if (!err)
 		err = rst_cgroup_open(ctx);
@@ -913,12 +916,15 @@ int cr_restore(const struct cr_options *o)
 
 int cr_restore_pid(const struct cr_options *o, pid_t *ret_root)
 {
-	struct rst_run r = {
-		.ctx = { .opts = o, .dirfd = -1, .proc_fd = -1, .ctl_pidfd = -1, .lazy_sk = -1 },
-		.root = 0,
-		.was_subreaper = -1,
-		.tty = -1
-	};
+	struct rst_run r = { .ctx = { .opts = o,
+				      .dirfd = -1,
+				      .proc_fd = -1,
+				      .ctl_pidfd = -1,
+				      .lazy_sk = -1,
+				      .uffd_dev = -1 },
+			     .root = 0,
+			     .was_subreaper = -1,
+			     .tty = -1 };
 	unsigned int nr_tasks, nr_threads;
 	struct timespec t0, t1;
 	uint64_t start_ns;

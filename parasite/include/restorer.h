@@ -73,7 +73,6 @@ struct rst_vma {
 	 */
 	uint32_t nomerge;
 	int32_t shmid; /* RST_VMA_SYSV; flags then holds SHM_RDONLY, SHM_EXEC */
-	uint32_t lazy; /* --lazy-pages: registered with the task's uffd (MISSING mode) */
 	/*
 	 * Locked (MAP_LOCKED, mlock()): mapped without it and locked last, once its
 	 * pages are in and protected (a locked VMA refuses MADV_DONTNEED, which
@@ -286,14 +285,23 @@ struct rst_args {
 	 */
 	int32_t ctl_pidfd;
 	/*
-	 * --lazy-pages: the blob creates a userfaultfd with these features,
-	 * registers every VMA marked lazy, and writes the fd's number at
-	 * @uffd_slot (in the shared area) for the controller to take with
-	 * pidfd_getfd() at the barrier; it closes its own after the barrier.
-	 * 0: not lazy.
+	 * --lazy-pages: the blob creates the task's userfaultfd (a uffd belongs
+	 * to the mm of its creator) and writes its number at @uffd_slot (in the
+	 * shared area). The controller takes it with pidfd_getfd() at the
+	 * barrier, asks its features and registers the task's lazy VMAs (left
+	 * empty here) from the initial user namespace (UFFD_FEATURE_EVENT_FORK
+	 * needs CAP_SYS_PTRACE in it, which a task in a user namespace of the
+	 * tree's lacks); the blob closes its own copy after the barrier. 0: not
+	 * lazy.
+	 * @uffd_dev: /dev/userfaultfd (6.1), opened by the controller and
+	 * inherited: USERFAULTFD_IOC_NEW on it makes the uffd whatever user
+	 * namespace the task is in (the access was checked at the open); -1:
+	 * userfaultfd(). @uffd_dev_close: the blob closes it once used (the
+	 * last task of its fd table; the others leave it to that one).
 	 */
 	uint64_t uffd_slot;
-	uint64_t uffd_features;
+	int32_t uffd_dev;
+	uint32_t uffd_dev_close;
 
 	uint32_t nr_vmas, nr_runs, nr_specials, nr_threads;
 	uint64_t vmas_off; /* struct rst_vma[nr_vmas], sorted by start */

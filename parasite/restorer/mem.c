@@ -5,13 +5,14 @@
  * task, unmaps what the restore left, moves [vdso] and [vvar] where they
  * were, maps every VMA; then the leader and the threads made meanwhile read
  * the pages image into them, a share each (crc32c checked); then the leader
- * makes the AIO rings again, then protections, guard regions, mlock, lazy
- * ranges, seals and the mm fields. Linked into restorer.elf with
+ * makes the AIO rings again, then protections, guard regions, mlock, the
+ * lazy pages' uffd, seals and the mm fields. Linked into restorer.elf with
  * parasite/restorer.c.
  */
 #define RST_FILE "restorer/mem.c"
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/ioctl.h>
 #include <linux/mman.h> /* MADV_COLLAPSE */
 #include <linux/userfaultfd.h>
 #include <stdint.h>
@@ -29,6 +30,9 @@
 /* Kernel constants newer than the 6.1 UAPI headers, or missing from them. */
 #ifndef __NR_mseal
 #define __NR_mseal 462 /* 6.10; as criu-like/include/compat.h, which the blob does not include */
+#endif
+#ifndef USERFAULTFD_IOC_NEW
+#define USERFAULTFD_IOC_NEW 0xaa00 /* 6.1: _IO(0xaa, 0), as criu-like/include/compat.h */
 #endif
 #ifndef MREMAP_FIXED
 #define MREMAP_MAYMOVE 1
@@ -640,35 +644,29 @@ static void lock_vmas(struct rst_args *a, struct rst_thread *th)
 	}
 }
 
-/* --lazy-pages: the lazy VMAs are left empty and registered with a uffd for the daemon. */
-static void register_lazy(struct rst_args *a, struct rst_thread *th)
+/*
+ * --lazy-pages: the task's uffd, made here (a uffd belongs to the mm of its
+ * creator) and left as it is: the controller asks its features and
+ * registers the lazy VMAs, left empty, at the barrier (restore-lazy.c).
+ */
+static void make_uffd(struct rst_args *a, struct rst_thread *th)
 {
-	struct rst_vma *v = at(a, a->vmas_off);
-	struct uffdio_api api = { .api = UFFD_API, .features = a->uffd_features };
-	/* _IOWR(0xaa, 0x3f, struct uffdio_api), _IOWR(0xaa, 0, struct uffdio_register): the
-	 * ioctl macros do not expand in the blob's freestanding build */
-	const unsigned long api_nr = 0xc018aa3fUL, reg_nr = 0xc020aa00UL;
-	unsigned int i, n = 0;
 	long fd;
 
 	if (!a->uffd_slot)
 		return;
-	fd = sys_call1(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	check(a, th, fd, "userfaultfd");
-	check(a, th, sys_call3(__NR_ioctl, fd, api_nr, &api), "UFFDIO_API features %lx",
-	      a->uffd_features);
-	for (i = 0; i < a->nr_vmas; i++, v++) {
-		struct uffdio_register r = { .range = { v->start, v->end - v->start },
-					     .mode = UFFDIO_REGISTER_MODE_MISSING };
-
-		if (!v->lazy)
-			continue;
-		check(a, th, sys_call3(__NR_ioctl, fd, reg_nr, &r), "UFFDIO_REGISTER %lx-%lx",
-		      v->start, v->end);
-		n++;
+	if (a->uffd_dev >= 0) {
+		fd = sys_call3(__NR_ioctl, a->uffd_dev, USERFAULTFD_IOC_NEW,
+			       O_CLOEXEC | O_NONBLOCK);
+		check(a, th, fd, "USERFAULTFD_IOC_NEW on /dev/userfaultfd (fd %d)", a->uffd_dev);
+		if (a->uffd_dev_close)
+			sys_close(a->uffd_dev);
+	} else {
+		fd = sys_call1(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+		check(a, th, fd, "userfaultfd() (no /dev/userfaultfd)");
 	}
 	*(volatile int32_t *)a->uffd_slot = (int32_t)fd;
-	rdebug(a, th, "%u VMAs registered with uffd %ld for lazy pages", n, fd);
+	rdebug(a, th, "uffd %ld made for the lazy pages", fd);
 }
 
 /*
@@ -843,7 +841,7 @@ void finish_memory(struct rst_args *a, struct rst_thread *th)
 	protect_vmas(a, th);
 	install_guards(a, th);
 	lock_vmas(a, th);
-	register_lazy(a, th);
+	make_uffd(a, th);
 	/* last of the memory: nothing may change a sealed VMA after it */
 	seal_vmas(a, th);
 	set_mm(a, th);

@@ -72,7 +72,7 @@ __attribute__((noreturn)) void fail(struct rst_args *a, long err);
  * before any other thread exists): unmaps what the restore left, maps every
  * VMA. fill_pages(): one thread's share of the pages image read into them,
  * crc32c checked. finish_memory() (the leader, once every share is in): AIO
- * rings, protections, guards, locks, lazy ranges, seals and the mm fields.
+ * rings, protections, guards, locks, the lazy pages' uffd, seals and the mm fields.
  */
 void map_memory(struct rst_args *a, struct rst_thread *th);
 void fill_pages(struct rst_args *a, struct rst_thread *th);

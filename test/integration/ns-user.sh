@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # Containers in a user namespace of their own, dumped and restored by root,
-# twice each, with --restore-detached:
+# three times each, with --restore-detached, the third with --lazy-pages:
 #  - rootless: started by uid 1000 (setpriv --clear-groups) with `unshare
 #    --user --map-root-user --pid --fork --mount-proc --mount --uts --ipc`:
 #    its root is host uid 1000 mapped to 0, setgroups deny, the namespace's
@@ -19,7 +19,12 @@
 # the loops go on, the host sees the file owned by the host ids, the tasks'
 # host uids are the same, the owner uid of the new user namespace is, and the
 # root's user namespace is not the host's and owns its pid, mount, UTS and
-# IPC namespaces (and network, rootful). Restores of the rootless one killed
+# IPC namespaces (and network, rootful). The lazy restore: the tasks make
+# their uffd through the controller's /dev/userfaultfd (userfaultfd() is
+# denied in their user namespace), the daemon serves them and exits 0, no
+# task keeps a uffd or the device; without the device (an empty file bound
+# read-only over it) it is refused before anything is created, naming the root
+# (Documentation/lazy-pages.md). Restores of the rootless one killed
 # at each step leave nothing behind.
 #
 # The container is started in a mount namespace prepared for it (a bind of
@@ -169,7 +174,44 @@ going() {
 	done
 }
 
-# cycle NAME N: dump the container's init $pid, restore it detached: $pid is the new one.
+# lazy_refused NAME: with vm.unprivileged_userfaultfd=0 and no /dev/userfaultfd to open (a
+# read-only bind of an empty file over it, in a mount namespace of criu-like's own), the tasks
+# in the container's user namespace could not make their uffd: the lazy restore is refused
+# before anything is created, naming the root (pid 1 of the images).
+lazy_refused() {
+	[ "$(cat /proc/sys/vm/unprivileged_userfaultfd 2>/dev/null)" = 0 ] || return 0
+	out=$(unshare --mount --propagation private sh -c 'mount --bind "$0" /dev/userfaultfd &&
+		mount -o remount,bind,ro /dev/userfaultfd && exec "$@"' "$tmp/in" \
+		"$CRIU_LIKE" restore --lazy-pages -D "$img" -d -v4 -o restore-refused.log 2>&1) &&
+		fail "$1: a lazy restore without /dev/userfaultfd was not refused"
+	echo "$out" | grep -q "pid 1: in a user namespace of its tree's own.*/dev/userfaultfd" ||
+		fail "$1: the refusal of a lazy restore without /dev/userfaultfd says: $out"
+	! pgrep -f "$tmp/see.sh" >/dev/null || fail "$1: the refused lazy restore left a task"
+	checks=$((checks + 1))
+	echo "ok: $1: without /dev/userfaultfd, refused: $(echo "$out" | grep -o "pid 1: in a.*")"
+}
+
+# lazy_done NAME: the lazy-pages daemon $lp served the tree's faults and exited 0 once every
+# page was in (30 s); no task of the container holds a uffd or /dev/userfaultfd.
+lazy_done() {
+	for t in $(pgrep -f "$tmp/see.sh"); do
+		! ls -l "/proc/$t/fd/" 2>/dev/null | grep -q userfaultfd ||
+			fail "$1: task $t holds $(ls -l "/proc/$t/fd/" | grep userfaultfd)"
+	done
+	i=0
+	while kill -0 "$lp" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -gt 1500 ] && fail "$1: the lazy-pages daemon never ended"
+		sleep 0.02
+	done
+	wait "$lp" || fail "$1: the lazy-pages daemon exited $?"
+	grep -q "lazy-pages: [1-9][0-9]* tasks, .* ([1-9][0-9]* faults" "$img/lazy.log" ||
+		fail "$1: lazy-pages served no fault: $(tail -1 "$img/lazy.log")"
+	echo "ok: $1: $(grep -o "lazy-pages: [1-9][0-9]* tasks, .*" "$img/lazy.log")"
+}
+
+# cycle NAME N [lazy]: dump the container's init $pid, restore it detached (with --lazy-pages
+# and a lazy-pages daemon for "lazy"): $pid is the new one.
 cycle() {
 	name=$1 n=$2
 	before=$(state "$pid")
@@ -179,10 +221,21 @@ cycle() {
 	# killed: gone, or a zombie until its parent (the subreaper, after a -d restore) reaps it
 	st=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
 	[ -z "$st" ] || [ "$st" = Z ] || fail "$name: pid $pid still runs after its dump ($st)"
-	"$CRIU_LIKE" restore -D "$img" -d --pidfile "$img/pid" -v4 -o restore.log ||
-		fail "$name: restore $n failed"
+	if [ "${3:-}" = lazy ]; then
+		lazy_refused "$name"
+		# the background copy 100 ms late, as zdtm's mode lazy: the loops fault pages in first
+		CRIU_LIKE_LAZY_PREFETCH_DELAY_MS=100 "$CRIU_LIKE" lazy-pages -D "$img" -v4 \
+			--timeout 30 -o lazy.log &
+		lp=$!
+		"$CRIU_LIKE" restore --lazy-pages -D "$img" -d --pidfile "$img/pid" -v4 \
+			-o restore.log || fail "$name: lazy restore $n failed"
+	else
+		"$CRIU_LIKE" restore -D "$img" -d --pidfile "$img/pid" -v4 -o restore.log ||
+			fail "$name: restore $n failed"
+	fi
 	pid=$(cat "$img/pid")
 	going "$name" "$pid"
+	[ "${3:-}" = lazy ] && lazy_done "$name"
 	after=$(state "$pid")
 	[ "$before" = "$after" ] || fail "$name: after restore $n, the container sees
 $after
@@ -212,6 +265,7 @@ run() {
 	grep -qx "pid 1" "/proc/$pid/root/mnt/root" || fail "$name: its init is not pid 1 inside"
 	cycle "$name" 1
 	cycle "$name" 2
+	cycle "$name" 3 lazy
 	[ "$name" = rootless ] && killed_restores
 	kill -KILL "$pid"
 }
