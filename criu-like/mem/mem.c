@@ -508,25 +508,31 @@ int dump_task_mm_plan(struct dump_ctx *ctx, struct dump_task *dt)
 	return err;
 }
 
-int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt)
+int dump_task_mm_pages(struct dump_ctx *ctx, struct dump_task *dt)
 {
-	pid_t pid = dt->t->pid;
 	uint64_t t0 = mem_now_ns();
-	int err;
+	int err = mm_img_write(ctx, dt);
 
-	if (!dt->ctl) {
-		/* A zombie has no memory left: pstree.img records its exit code. */
-		pr_debug("%d is a zombie: no mm image\n", pid);
-		return 0;
-	}
-	err = dump_task_mm_plan(ctx, dt);
-	if (!err)
-		err = mm_img_write(ctx, dt);
 	/* --snapshot: the pages are copied once the tree runs again (mem/snapshot.c) */
 	if (!err)
 		err = ctx->snap ? snapshot_task_arm(ctx, dt) : dump_private_pages(ctx, dt);
 	ctx->stats.memdump_ns += mem_now_ns() - t0;
 	return err;
+}
+
+int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	uint64_t t0 = mem_now_ns();
+	int err;
+
+	if (!dt->ctl) {
+		/* A zombie has no memory left: pstree.img records its exit code. */
+		pr_debug("%d is a zombie: no mm image\n", dt->t->pid);
+		return 0;
+	}
+	err = dump_task_mm_plan(ctx, dt);
+	ctx->stats.memdump_ns += mem_now_ns() - t0;
+	return err ?: dump_task_mm_pages(ctx, dt);
 }
 
 static int dump_one_shmem(struct dump_ctx *ctx, const struct shmem_obj *o)
