@@ -388,8 +388,9 @@ static struct dump_task *parent_task(struct dump_ctx *ctx, const struct dump_tas
 
 /*
  * The parent's pagemap over the pages its image holds (its data, its
- * PE_PARENT and its own shared pages, final: parents are dumped first),
- * read once for all its children.
+ * PE_PARENT and its own shared pages, final: a child starts once its
+ * parent's plan is made, dump_task_memory() in dump.c), read once for all
+ * its children.
  */
 static int load_parent(struct dump_task *pdt)
 {
@@ -418,8 +419,9 @@ static int load_parent(struct dump_task *pdt)
 /*
  * Move out of the plan (and out of dt->parent_runs) the pages that are the
  * parent's own physical page at the same address and that the parent's
- * image holds (parents are dumped first: as data, PE_PARENT or its own
- * PE_PARENT_SHARED); they go to dt->shared_runs (PE_PARENT_SHARED). Not for
+ * image holds (its plan is made before the child starts: as data,
+ * PE_PARENT or its own PE_PARENT_SHARED); they go to dt->shared_runs
+ * (PE_PARENT_SHARED). Not for
  * a pre-dump or a --snapshot: their pages are copied once the tree runs
  * again, when the parent may have written the page the child kept.
  */
