@@ -24,6 +24,7 @@
 enum {
 	TASK_WAITING,
 	TASK_RUNNING,
+	TASK_RELEASED, /* still running, its children may go (dump_par_release()) */
 	TASK_DONE
 };
 
@@ -37,17 +38,28 @@ struct par_run {
 	int *errs;
 	unsigned int left; /* not started yet */
 	bool stop; /* a task failed: no more are started */
-	pthread_cond_t ready; /* a task is done: its children may go */
+	pthread_cond_t ready; /* a task is done or released: its children may go */
 };
 
-/* The first task whose parent is done (or not in the run), or -1. */
+/* The first task whose parent is done or released (or not in the run), or -1. */
 static int pick(const struct par_run *r)
 {
 	for (unsigned int i = 0; i < r->n; i++)
 		if (r->state[i] == TASK_WAITING && (!r->job->after_parent || r->parent[i] < 0 ||
-						    r->state[r->parent[i]] == TASK_DONE))
+						    r->state[r->parent[i]] >= TASK_RELEASED))
 			return (int)i;
 	return -1;
+}
+
+void dump_par_release(struct dump_ctx *ctx, const struct dump_task *dt)
+{
+	struct par_run *r = ctx->par;
+
+	for (unsigned int i = 0; r && i < r->n; i++)
+		if (r->dts[i] == dt && r->state[i] == TASK_RUNNING) {
+			r->state[i] = TASK_RELEASED;
+			pthread_cond_broadcast(&r->ready);
+		}
 }
 
 static void *worker(void *arg)
@@ -142,11 +154,13 @@ int dump_tasks_par(struct dump_ctx *ctx, struct dump_task **dts, unsigned int n,
 	r.errs = errs;
 	find_parents(&r);
 	pthread_cond_init(&r.ready, NULL);
+	ctx->par = &r;
 	started = start_workers(&r, th, want);
 	terr = started ? tracer_part(&r) : 0;
 	par_tracer_serve();
 	for (i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
+	ctx->par = NULL;
 	pthread_cond_destroy(&r.ready);
 	if (!started) {
 		pr_warn("no worker thread: the tasks are done one after the other\n");

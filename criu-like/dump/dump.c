@@ -288,6 +288,32 @@ static void write_stats(struct dump_ctx *ctx)
 	stats_write(ctx->opts, ctx->dirfd, &se);
 }
 
+/*
+ * The task's memory. Once its plan is made (which pages it saves, which it
+ * shares with its parent: dt->plan, dt->parent_runs, dt->shared_runs, final
+ * from here on), its children may start on the other workers: they compare
+ * their pages with that plan while its pages are written, the largest part
+ * of a pre-fork server's dump (memory.md 7).
+ */
+static int dump_task_memory(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	uint64_t t0;
+	int err;
+
+	if (!dt->ctl) {
+		/* A zombie has no memory left: pstree.img records its exit code. */
+		pr_debug("%d is a zombie: no mm image\n", dt->t->pid);
+		return 0;
+	}
+	t0 = stats_now_ns();
+	err = dump_task_mm_plan(ctx, dt);
+	ctx->stats.memdump_ns += stats_now_ns() - t0;
+	if (err)
+		return err;
+	dump_par_release(ctx, dt);
+	return dump_task_mm_pages(ctx, dt);
+}
+
 static int dump_one_task(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	bool dropped;
@@ -304,7 +330,7 @@ static int dump_one_task(struct dump_ctx *ctx, struct dump_task *dt)
 	if (!err)
 		err = dump_task_fs(ctx, dt);
 	if (!err)
-		err = dump_task_mm(ctx, dt);
+		err = dump_task_memory(ctx, dt);
 	return err;
 }
 
@@ -331,11 +357,13 @@ static int dump_par_task(struct dump_ctx *ctx, struct dump_task *dt)
 }
 
 /*
- * The live tasks from @from on, on worker threads when that is allowed
- * (dump-par.c), each as soon as its smaps is in; else one after the other
- * once every smaps is in.
+ * Every live task, on worker threads when that is allowed (dump-par.c): the
+ * first at once (its smaps is in), each other as soon as its smaps is in and
+ * its parent's memory plan is made (dump_task_memory()), so that children
+ * are dumped while their parent's pages are written. Else the first, then
+ * the others one after the other once every smaps is in.
  */
-static int dump_other_tasks(struct dump_ctx *ctx, unsigned int from)
+static int dump_live_tasks(struct dump_ctx *ctx)
 {
 	static const struct par_job job = { .fn = dump_par_task, .after_parent = true };
 	_cleanup_free_ struct dump_task **dts = calloc(ctx->nr_tasks + 1, sizeof(*dts));
@@ -344,13 +372,15 @@ static int dump_other_tasks(struct dump_ctx *ctx, unsigned int from)
 
 	if (!dts)
 		return -ENOMEM;
-	for (i = from; i < ctx->nr_tasks; i++)
+	for (i = 0; i < ctx->nr_tasks; i++)
 		if (dump_task_live(&ctx->tasks[i]))
 			dts[n++] = &ctx->tasks[i];
 	if (n > 1 && par_dump_ok(ctx) && dump_vmas_by_task(ctx))
 		return dump_tasks_par(ctx, dts, n, &job);
-	err = dump_vmas_wait(ctx, false);
-	for (i = 0; i < n && !err; i++)
+	if (n)
+		err = dump_one_task(ctx, dts[0]);
+	err = err ?: dump_vmas_wait(ctx, false);
+	for (i = 1; i < n && !err; i++)
 		err = dump_one_task(ctx, dts[i]);
 	return err;
 }
@@ -420,13 +450,8 @@ static int dump_tasks(struct dump_ctx *ctx)
 		if (ctx->tasks[i].ctl)
 			err = parasite_prefetch_task(ctx->tasks[i].ctl);
 	/* the first task's smaps is in; the others' come while it is dumped */
-	for (i = 0; i < ctx->nr_tasks && !err; i++)
-		if (dump_task_live(&ctx->tasks[i])) {
-			err = dump_one_task(ctx, &ctx->tasks[i]);
-			break;
-		}
 	if (!err)
-		err = dump_other_tasks(ctx, i + 1);
+		err = dump_live_tasks(ctx);
 	/* the background reads end before any cure (at once if the dump failed) */
 	werr = dump_vmas_wait(ctx, err != 0);
 	err = err ?: werr;

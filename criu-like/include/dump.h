@@ -27,6 +27,7 @@
 #include "util.h"
 #include "track.h"
 
+struct par_run;
 struct parasite_ctl;
 struct ps_conn;
 struct snapshot;
@@ -133,6 +134,7 @@ struct dump_ctx {
 	struct vma_fast_setup *vma_fast; /* vma-fast-dump.c: smaps without its walk */
 	struct proc_threads *thr; /* thread-facts.c: [i] for tasks[i], or NULL */
 	struct thr_prefetch *thr_load; /* thread-facts.c: the iterator loaded in a thread */
+	struct par_run *par; /* dump-par.c: the run of dump_tasks_par() under way, or NULL */
 };
 
 /*
@@ -170,10 +172,12 @@ pid_t thread_apart(const struct proc_threads *p, const struct seized_task *t, en
  */
 void pages_spare_make(struct dump_ctx *ctx);
 /*
- * pages-spare.c: the room, if any, linked as @name in ctx->dirfd: 1 (open it
- * with IMG_KEEP: not truncated), 0 without room, or -errno. Taken once.
+ * pages-spare.c: the room, if any, linked as @name in ctx->dirfd for the
+ * image of @pid's @size bytes: 1 (open it with IMG_KEEP: not truncated), 0
+ * without room or when left to the root's image (another task's of under half
+ * the room), or -errno. Taken once.
  */
-int pages_spare_take(struct dump_ctx *ctx, const char *name);
+int pages_spare_take(struct dump_ctx *ctx, const char *name, pid_t pid, uint64_t size);
 /* pages-spare.c: an image written into the room gives back what lies beyond its end. */
 void pages_spare_trim(int fd);
 /* pages-spare.c: the room not taken, freed. */
@@ -234,7 +238,7 @@ int dump_task_core(struct dump_ctx *ctx, struct dump_task *dt);
 struct par_job {
 	/* for each task, on a worker */
 	int (*fn)(struct dump_ctx *ctx, struct dump_task *dt);
-	/* a task only once its parent (if among them) is done */
+	/* a task only once its parent (if among them) is done or released (dump_par_release()) */
 	bool after_parent;
 	/* on the tracer thread meanwhile, before it serves the workers (NULL: none) */
 	int (*tracer)(struct dump_ctx *ctx, struct dump_task **dts, unsigned int n);
@@ -248,10 +252,18 @@ struct par_job {
  */
 int dump_tasks_par(struct dump_ctx *ctx, struct dump_task **dts, unsigned int n,
 		   const struct par_job *job);
+/*
+ * dump-par.c: from @job->fn on a worker, holding the big lock: @dt's children
+ * may start while its own steps go on (what they need of it is final). A
+ * no-op outside dump_tasks_par().
+ */
+void dump_par_release(struct dump_ctx *ctx, const struct dump_task *dt);
 /* dump-par.c: how many workers dump_tasks_par() starts for @n_tasks. */
 unsigned int dump_par_workers(unsigned int n_tasks);
 /* mem.c: mm-PID.img (mm-img.c), pagemap-PID.img and its pages image. */
 int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt);
+/* mem.c: dump_task_mm() once dump_task_mm_plan() is done: its images and pages. */
+int dump_task_mm_pages(struct dump_ctx *ctx, struct dump_task *dt);
 /*
  * mem.c: the scan alone (dt->plan; with a parent image, dt->parent_runs) and,
  * for a pre-dump or --track-mem, arming the write tracking into ctx->track.

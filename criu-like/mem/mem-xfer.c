@@ -118,7 +118,7 @@ int page_xfer_open(struct page_xfer *x, struct dump_ctx *ctx, pid_t pid, uint32_
 	}
 	/* the room made before the freeze, if any: its pages are allocated (pages-spare.c) */
 	held = par_hold();
-	err = pages_spare_take(ctx, name);
+	err = pages_spare_take(ctx, name, pid, total);
 	par_unhold(held);
 	if (err < 0)
 		return err;

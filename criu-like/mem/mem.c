@@ -388,8 +388,9 @@ static struct dump_task *parent_task(struct dump_ctx *ctx, const struct dump_tas
 
 /*
  * The parent's pagemap over the pages its image holds (its data, its
- * PE_PARENT and its own shared pages, final: parents are dumped first),
- * read once for all its children.
+ * PE_PARENT and its own shared pages, final: a child starts once its
+ * parent's plan is made, dump_task_memory() in dump.c), read once for all
+ * its children.
  */
 static int load_parent(struct dump_task *pdt)
 {
@@ -418,8 +419,9 @@ static int load_parent(struct dump_task *pdt)
 /*
  * Move out of the plan (and out of dt->parent_runs) the pages that are the
  * parent's own physical page at the same address and that the parent's
- * image holds (parents are dumped first: as data, PE_PARENT or its own
- * PE_PARENT_SHARED); they go to dt->shared_runs (PE_PARENT_SHARED). Not for
+ * image holds (its plan is made before the child starts: as data,
+ * PE_PARENT or its own PE_PARENT_SHARED); they go to dt->shared_runs
+ * (PE_PARENT_SHARED). Not for
  * a pre-dump or a --snapshot: their pages are copied once the tree runs
  * again, when the parent may have written the page the child kept.
  */
@@ -508,25 +510,31 @@ int dump_task_mm_plan(struct dump_ctx *ctx, struct dump_task *dt)
 	return err;
 }
 
-int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt)
+int dump_task_mm_pages(struct dump_ctx *ctx, struct dump_task *dt)
 {
-	pid_t pid = dt->t->pid;
 	uint64_t t0 = mem_now_ns();
-	int err;
+	int err = mm_img_write(ctx, dt);
 
-	if (!dt->ctl) {
-		/* A zombie has no memory left: pstree.img records its exit code. */
-		pr_debug("%d is a zombie: no mm image\n", pid);
-		return 0;
-	}
-	err = dump_task_mm_plan(ctx, dt);
-	if (!err)
-		err = mm_img_write(ctx, dt);
 	/* --snapshot: the pages are copied once the tree runs again (mem/snapshot.c) */
 	if (!err)
 		err = ctx->snap ? snapshot_task_arm(ctx, dt) : dump_private_pages(ctx, dt);
 	ctx->stats.memdump_ns += mem_now_ns() - t0;
 	return err;
+}
+
+int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt)
+{
+	uint64_t t0 = mem_now_ns();
+	int err;
+
+	if (!dt->ctl) {
+		/* A zombie has no memory left: pstree.img records its exit code. */
+		pr_debug("%d is a zombie: no mm image\n", dt->t->pid);
+		return 0;
+	}
+	err = dump_task_mm_plan(ctx, dt);
+	ctx->stats.memdump_ns += mem_now_ns() - t0;
+	return err ?: dump_task_mm_pages(ctx, dt);
 }
 
 static int dump_one_shmem(struct dump_ctx *ctx, const struct shmem_obj *o)

@@ -7,9 +7,10 @@
  * allocated before (fallocate) 4 ms. The dump writes its pages frozen, so
  * the allocation is moved out: before the freeze, an unnamed file of the
  * image directory (O_TMPFILE) gets, beyond its end (FALLOC_FL_KEEP_SIZE),
- * as many pages as the root task has anonymous memory (RssAnon); the first
- * pages image opened takes it (linked under its name, written from its
- * start), and its close gives back what it did not use.
+ * as many pages as the root task has anonymous memory (RssAnon); the
+ * root's pages image (or another one of at least half its size, opened
+ * first) takes it (linked under its name, written from its start), and its
+ * close gives back what it did not use.
  */
 #define LOG_PREFIX "mem: "
 
@@ -87,13 +88,18 @@ void pages_spare_make(struct dump_ctx *ctx)
 		 (unsigned long long)size);
 }
 
-int pages_spare_take(struct dump_ctx *ctx, const char *name)
+int pages_spare_take(struct dump_ctx *ctx, const char *name, pid_t pid, uint64_t size)
 {
 	struct pages_spare *sp = ctx->spare;
 	char path[64];
 	int err = 0;
 
-	if (!sp)
+	/*
+	 * A child's few pages, written while its parent's are (dump.c,
+	 * dump_task_memory()), may come before the root's: the room, sized on
+	 * the root, stays for it.
+	 */
+	if (!sp || (pid != ctx->opts->tree && size < sp->size / 2))
 		return 0;
 	ctx->spare = NULL;
 	/* an image of an earlier dump in this directory is replaced, as O_TRUNC would */

@@ -719,6 +719,8 @@ static void test_spare_room(void **state)
 	close(fd);
 	pages_spare_make(&ctx);
 	assert_non_null(ctx.spare);
+	/* sized on this process's memory, taken by the root dumped: the victim */
+	o.tree = victim;
 	read_saved = read_page_is_own(victim, l.anon + ANON_READ * PAGE_SIZE);
 	err = dump_tree_mem(&ctx, dts, &t);
 	release_tree(dts, t);
