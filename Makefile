@@ -36,6 +36,22 @@ CPPFLAGS := -D_GNU_SOURCE -Icriu-like/include -Icriu-like -Iarch/x86/include -Ip
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 $(WARN) -fno-strict-aliasing -MMD -MP
 LDLIBS := $(PKG_LIBS) -lpthread
+# The criu-like binary takes each library but glibc's from its static archive
+# where the system ships one (libprotobuf-c, libnl, libcap, libbsd on Debian),
+# the others shared, and the netfilter ones not at all: they are loaded at
+# their first use (include/dl-lib.h). Every restored task is a fork of
+# criu-like and its restorer unmaps what it inherited: each shared library's
+# 4-6 mappings were copied at every fork and unmapped in every task
+# (Documentation/restore.md, "The controller's heap and the forks"). A -lX
+# with neither libX.a nor libX.so is a dependency of a shared library, which
+# brings it. Unit tests link them all shared, as before.
+DL_PKGS := libnetfilter_queue libnetfilter_conntrack
+GLIBC_LIBS := c m dl rt pthread
+lib_path = $(filter /%,$(shell $(CC) -print-file-name=lib$(1)))
+link_lib = $(if $(filter $(GLIBC_LIBS),$(1)),-l$(1),$(if $(call lib_path,$(1).a),-l:lib$(1).a,$(if \
+	$(call lib_path,$(1).so),-l$(1))))
+TOOL_LDLIBS = $(foreach l,$(patsubst -l%,%,$(filter -l%,$(shell pkg-config --static --libs \
+	$(filter-out gnutls $(DL_PKGS),$(PKGS)) 2>/dev/null))),$(call link_lib,$(l))) -lpthread
 
 # ---- images: protobuf-c schemas --------------------------------------------
 PROTOS := $(wildcard images/*.proto)
@@ -127,7 +143,7 @@ $(LIB): $(TOOL_OBJ)
 # task (each one a fork of criu-like calling functions it never called before)
 $(B)/criu-like: $(O)/criu-like/cli/main.o $(LIB)
 	$(E) "  LINK    $@"
-	$(Q)$(CC) $(CFLAGS) -Wl,-z,now -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -Wl,-z,now -o $@ $^ $(TOOL_LDLIBS)
 
 # ---- the client library libcriu-like (lib/c/, Documentation/rpc.md) --------
 # CRIU's libcriu API over the RPC: $(B)/lib/ holds the shared library (with

@@ -26,6 +26,10 @@
  * It is a grandchild of criu-like (reparented, never waited for by the
  * dumper or the restorer), with no fd of criu-like's but its own: it must
  * hold no namespace, image or terminal alive.
+ *
+ * libnetfilter_queue is loaded by the first holder's start (include/dl-lib.h),
+ * in criu-like before its fork, not linked: with it, the two libraries it
+ * brings (libnfnetlink, libmnl) were mapped in every restored task.
  */
 #define LOG_PREFIX "nfq-hold: "
 
@@ -48,6 +52,7 @@
 #include <libnetfilter_queue/libnetfilter_queue.h>
 #include <libnfnetlink/libnfnetlink.h>
 
+#include "dl-lib.h"
 #include "log.h"
 #include "net-lock-int.h"
 #include "net-lock.h"
@@ -60,6 +65,51 @@
 #endif
 #define HOLD_HOOK_PRE_ROUTING 0 /* NF_INET_PRE_ROUTING */
 #include "util.h"
+
+/* What the holder calls of libnetfilter_queue (nfnl_rcvbufsiz: of libnfnetlink, which it needs). */
+#define NFQ_FUNCS(X)              \
+	X(nfq_close)              \
+	X(nfq_create_queue)       \
+	X(nfq_destroy_queue)      \
+	X(nfq_fd)                 \
+	X(nfq_get_indev)          \
+	X(nfq_get_msg_packet_hdr) \
+	X(nfq_get_payload)        \
+	X(nfq_handle_packet)      \
+	X(nfq_nfnlh)              \
+	X(nfq_open)               \
+	X(nfq_set_mode)           \
+	X(nfq_set_queue_maxlen)   \
+	X(nfq_set_verdict)        \
+	X(nfq_set_verdict_batch)  \
+	X(nfnl_rcvbufsiz)
+
+static struct dl_lib dl_lib = DL_LIB_INIT("libnetfilter_queue.so.1", "the packet holder");
+DL_LIB_TABLE(NFQ_FUNCS);
+
+static void nfq_load(void)
+{
+	if (!dl_lib_open(&dl_lib)) {
+		NFQ_FUNCS(DL_LIB_SYM)
+	}
+}
+
+/* Every call below goes through the table: the names stand for its entries. */
+#define nfq_close (*dl_fn.nfq_close)
+#define nfq_create_queue (*dl_fn.nfq_create_queue)
+#define nfq_destroy_queue (*dl_fn.nfq_destroy_queue)
+#define nfq_fd (*dl_fn.nfq_fd)
+#define nfq_get_indev (*dl_fn.nfq_get_indev)
+#define nfq_get_msg_packet_hdr (*dl_fn.nfq_get_msg_packet_hdr)
+#define nfq_get_payload (*dl_fn.nfq_get_payload)
+#define nfq_handle_packet (*dl_fn.nfq_handle_packet)
+#define nfq_nfnlh (*dl_fn.nfq_nfnlh)
+#define nfq_open (*dl_fn.nfq_open)
+#define nfq_set_mode (*dl_fn.nfq_set_mode)
+#define nfq_set_queue_maxlen (*dl_fn.nfq_set_queue_maxlen)
+#define nfq_set_verdict (*dl_fn.nfq_set_verdict)
+#define nfq_set_verdict_batch (*dl_fn.nfq_set_verdict_batch)
+#define nfnl_rcvbufsiz (*dl_fn.nfnl_rcvbufsiz)
 
 #define HOLD_SOCK_PREFIX "criu-like-hold:"
 /* queue numbers tried, from a base that is unlikely to be a firewall's own */
@@ -482,6 +532,12 @@ int nfq_hold_start(const char *name, struct nfq_hold **ret)
 
 	if (strlen(name) >= sizeof(h->name))
 		return -ENAMETOOLONG;
+	/* the holder, a fork, calls the library: loaded here, before the fork */
+	pthread_once(&dl_lib.once, nfq_load);
+	if (dl_lib.err) {
+		pr_warn("cannot hold packets: they are dropped, peers retransmit\n");
+		return dl_lib.err;
+	}
 	if (pipe2(pfd, O_CLOEXEC))
 		return neg_errno();
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp)) {

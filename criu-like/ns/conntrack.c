@@ -15,6 +15,10 @@
  * reply comes from, SNAT to where it goes; the kernel then computes the same
  * reply tuple. The TCP windows are not in ctnetlink: the first packet each
  * way sets them, as for a connection picked up in the middle.
+ *
+ * libnetfilter_conntrack is loaded at the first use (include/dl-lib.h), not
+ * linked: with it, the two libraries it brings (libnfnetlink, libmnl) were
+ * mapped in every restored task, a fork of criu-like.
  */
 #define LOG_PREFIX "ns: conntrack: "
 
@@ -34,6 +38,75 @@
 #include "util.h"
 
 #include "conntrack-int.h"
+#include "dl-lib.h"
+
+/* What this file calls of libnetfilter_conntrack. */
+#define CT_FUNCS(X)                \
+	X(nfct_attr_is_set)        \
+	X(nfct_bitmask_maxbit)     \
+	X(nfct_bitmask_new)        \
+	X(nfct_bitmask_set_bit)    \
+	X(nfct_bitmask_test_bit)   \
+	X(nfct_callback_register)  \
+	X(nfct_close)              \
+	X(nfct_destroy)            \
+	X(nfct_get_attr)           \
+	X(nfct_get_attr_u16)       \
+	X(nfct_get_attr_u32)       \
+	X(nfct_get_attr_u8)        \
+	X(nfct_new)                \
+	X(nfct_open)               \
+	X(nfct_query)              \
+	X(nfct_set_attr)           \
+	X(nfct_set_attr_u16)       \
+	X(nfct_set_attr_u32)       \
+	X(nfct_set_attr_u8)        \
+	X(nfct_snprintf)           \
+	X(nfexp_callback_register) \
+	X(nfexp_query)             \
+	X(nfexp_snprintf)
+
+static struct dl_lib dl_lib = DL_LIB_INIT("libnetfilter_conntrack.so.3", "conntrack");
+DL_LIB_TABLE(CT_FUNCS);
+
+static void ct_lib_load(void)
+{
+	if (!dl_lib_open(&dl_lib)) {
+		CT_FUNCS(DL_LIB_SYM)
+	}
+}
+
+/* 0 once the library is loaded (once per process), or -ENOENT (logged once). */
+static int ct_lib(void)
+{
+	pthread_once(&dl_lib.once, ct_lib_load);
+	return dl_lib.err;
+}
+
+/* Every call below goes through the table: the names stand for its entries. */
+#define nfct_attr_is_set (*dl_fn.nfct_attr_is_set)
+#define nfct_bitmask_maxbit (*dl_fn.nfct_bitmask_maxbit)
+#define nfct_bitmask_new (*dl_fn.nfct_bitmask_new)
+#define nfct_bitmask_set_bit (*dl_fn.nfct_bitmask_set_bit)
+#define nfct_bitmask_test_bit (*dl_fn.nfct_bitmask_test_bit)
+#define nfct_callback_register (*dl_fn.nfct_callback_register)
+#define nfct_close (*dl_fn.nfct_close)
+#define nfct_destroy (*dl_fn.nfct_destroy)
+#define nfct_get_attr (*dl_fn.nfct_get_attr)
+#define nfct_get_attr_u16 (*dl_fn.nfct_get_attr_u16)
+#define nfct_get_attr_u32 (*dl_fn.nfct_get_attr_u32)
+#define nfct_get_attr_u8 (*dl_fn.nfct_get_attr_u8)
+#define nfct_new (*dl_fn.nfct_new)
+#define nfct_open (*dl_fn.nfct_open)
+#define nfct_query (*dl_fn.nfct_query)
+#define nfct_set_attr (*dl_fn.nfct_set_attr)
+#define nfct_set_attr_u16 (*dl_fn.nfct_set_attr_u16)
+#define nfct_set_attr_u32 (*dl_fn.nfct_set_attr_u32)
+#define nfct_set_attr_u8 (*dl_fn.nfct_set_attr_u8)
+#define nfct_snprintf (*dl_fn.nfct_snprintf)
+#define nfexp_callback_register (*dl_fn.nfexp_callback_register)
+#define nfexp_query (*dl_fn.nfexp_query)
+#define nfexp_snprintf (*dl_fn.nfexp_snprintf)
 
 /* The status bits the kernel lets a new entry have (IPS_UNCHANGEABLE_MASK are its own). */
 #define CT_STATUS_SET (IPS_SEEN_REPLY | IPS_ASSURED | IPS_FIXED_TIMEOUT)
@@ -106,7 +179,10 @@ int ct_entry_from(const struct nf_conntrack *ct, struct ct_entry_buf *b)
 {
 	ConntrackEntry *e = &b->e;
 	const struct nfct_bitmask *labels;
-	int err;
+	int err = ct_lib();
+
+	if (err)
+		return err;
 
 	conntrack_entry__init(e);
 	e->l3proto = nfct_get_attr_u8(ct, ATTR_ORIG_L3PROTO);
@@ -230,9 +306,15 @@ static void unnat_reply(const CtTupleEntry *o, CtTupleEntry *r)
 
 struct nf_conntrack *ct_entry_to(const ConntrackEntry *e)
 {
-	struct nf_conntrack *ct = nfct_new();
+	struct nf_conntrack *ct;
 	CtTupleEntry unnat;
+	int err = ct_lib();
 
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	ct = nfct_new();
 	if (!ct) {
 		errno = ENOMEM;
 		return NULL;
@@ -465,6 +547,11 @@ static int read_table(struct ct_read *r)
 	return 0;
 }
 
+void ct_prefetch(void)
+{
+	ct_lib();
+}
+
 int ct_dump(pid_t pid, int dirfd, uint32_t id)
 {
 	struct ct_read r = { .pid = pid };
@@ -473,7 +560,9 @@ int ct_dump(pid_t pid, int dirfd, uint32_t id)
 	size_t i;
 	int err;
 
-	err = check_expectations(&r);
+	err = ct_lib();
+	if (!err)
+		err = check_expectations(&r);
 	if (!err)
 		err = read_table(&r);
 	if (!err && r.n) {
@@ -525,6 +614,9 @@ int ct_restore(const ConntrackTable *t)
 
 	if (!t || !t->n_entries)
 		return 0;
+	err = ct_lib();
+	if (err)
+		return err;
 	h = nfct_open(CONNTRACK, 0);
 	if (!h) {
 		pr_perror("cannot talk to conntrack (nf_conntrack_netlink) to restore %zu entries",

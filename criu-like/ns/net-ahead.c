@@ -6,7 +6,8 @@
  * tables raw of its namespace; and the packet holder of the namespace's
  * lock, started there with its iptables-restore tools waiting on their input
  * (nfq_hold_prime()), as netlock_dump_ahead() does for a tree in criu-like's
- * namespace: inside the freeze the lock then only gives them its rules.
+ * namespace: inside the freeze the lock then only gives them its rules; and
+ * libnetfilter_conntrack, loaded at its first use, for the conntrack table.
  * Documentation/network-lock.md, "A container's network namespace".
  */
 #define LOG_PREFIX "ns: net: "
@@ -21,6 +22,7 @@
 #include "log.h"
 #include "net-lock.h"
 #include "net-sysctl.h"
+#include "netfilter.h"
 #include "nfq-hold.h"
 #include "ns.h"
 #include "options.h"
@@ -58,6 +60,8 @@ void ns_net_dump_prefetch(pid_t pid)
 	if (stat("/proc/self/ns/net", &own) || stat(path, &tree) || own.st_ino == tree.st_ino)
 		return; /* none to dump, or ns_check_tree() says why */
 	fresh_early_ok = !net_sysctls_fresh(&fresh_early);
+	/* its conntrack table is read inside the freeze: the library loaded now */
+	ct_prefetch();
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0 && saved >= 0 && !setns(fd, CLONE_NEWNET)) {

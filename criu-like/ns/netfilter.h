@@ -63,6 +63,8 @@ size_t nf_text_diff(const char *a, const char *b, char *buf, size_t size);
 
 /* Read this thread's namespace's conntrack table into conntrack-@id.img; refuse expectations and helpers. */
 int ct_dump(pid_t pid, int dirfd, uint32_t id);
+/* libnetfilter_conntrack loaded ahead of ct_dump(), before the freeze; best effort. */
+void ct_prefetch(void);
 int ct_load(int dirfd, uint32_t id, ConntrackTable **ret);
 /* Create every entry of @t (NULL: nothing) in this thread's namespace. */
 int ct_restore(const ConntrackTable *t);
