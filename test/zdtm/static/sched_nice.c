@@ -5,11 +5,13 @@
  * priority 3 (it sleeps: no CPU taken from the others), and a child process at
  * nice 15. After SIGTERM each must have its nice value, policy and priority
  * back (read per tid with getpriority, sched_getscheduler and sched_getparam).
- * The CPU affinity is sched_affinity's business.
+ * The CPU affinity is sched_affinity's business. In a user namespace that
+ * may not use SCHED_RR, the RR thread is checked as it stays (rr_denied()).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -46,18 +48,37 @@ static int apply(int i)
 	struct want *w = &want[i];
 	struct sched_param sp = { .sched_priority = w->prio };
 
-	w->tid = syscall(SYS_gettid);
 	if (sched_setscheduler(0, w->policy, &sp) || setpriority(PRIO_PROCESS, 0, w->nice))
 		return -errno;
 	return 0;
 }
 
+/*
+ * SCHED_RR in a user namespace of the runner's (mode userns) needs
+ * CAP_SYS_NICE in the initial one, or an RLIMIT_RTPRIO above 0, which a
+ * machine may not give (raising it needs CAP_SYS_RESOURCE): there the RR
+ * thread stays as it was, SCHED_OTHER at nice 0, and is checked as such.
+ */
+static bool rr_denied(int i, int err)
+{
+	struct rlimit rl;
+
+	if (i != RR || err != -EPERM || getrlimit(RLIMIT_RTPRIO, &rl) || rl.rlim_cur)
+		return false;
+	test_msg("SCHED_RR denied (RLIMIT_RTPRIO 0, no CAP_SYS_NICE in the initial user "
+		 "namespace): that thread checked as SCHED_OTHER\n");
+	want[RR].policy = SCHED_OTHER;
+	want[RR].prio = 0;
+	return true;
+}
+
 static void *thread_fn(void *arg)
 {
-	int i = (int)(long)arg;
+	int i = (int)(long)arg, err = apply(i);
+	pid_t tid = syscall(SYS_gettid);
 
-	if (apply(i))
-		want[i].tid = -1;
+	/* published once want[i] holds what to check: main() waits for it */
+	__atomic_store_n(&want[i].tid, err && !rr_denied(i, err) ? -1 : tid, __ATOMIC_RELEASE);
 	while (!stop)
 		test_sleep_ms(5);
 	return NULL;
@@ -106,12 +127,14 @@ int main(int argc, char **argv)
 		_exit(0);
 	}
 	want[CHILD].tid = kid;
+	want[MAIN].tid = syscall(SYS_gettid);
 	if (kid < 0 || apply(MAIN)) {
 		fail("setup: %m");
 		return 1;
 	}
 	for (int i = 0; i < N; i++)
-		while (!want[i].tid || (i == CHILD && getpriority(PRIO_PROCESS, kid) != 15))
+		while (!__atomic_load_n(&want[i].tid, __ATOMIC_ACQUIRE) ||
+		       (i == CHILD && getpriority(PRIO_PROCESS, kid) != 15))
 			test_sleep_ms(1);
 	for (int i = 0; i < N; i++)
 		if (want[i].tid < 0 || check(i))
