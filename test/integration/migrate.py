@@ -509,17 +509,20 @@ def main():
 
 
 def copies_at_b(c):
-    # the container's server restored anywhere but as the source's pid: B's copy
+    # the container's server restored anywhere but as the source's pid: B's copy (the
+    # cmdline only of a python3: reading one takes the process's mmap lock, and another
+    # test's process may hold it, or fault on a page a lazy restore has not put in yet)
     found = []
     for d in os.listdir("/proc"):
         if not d.isdigit() or int(d) == c.pid:
             continue
         try:
-            comm = open("/proc/%s/comm" % d).read().strip()
+            if open("/proc/%s/comm" % d).read().strip() != "python3":
+                continue
             cmd = open("/proc/%s/cmdline" % d, "rb").read().split(b"\0")
         except OSError:
             continue
-        if comm == "python3" and b"server" in cmd and any(a.endswith(b"migrate.py") for a in cmd):
+        if b"server" in cmd and any(a.endswith(b"migrate.py") for a in cmd):
             found.append(int(d))
     return found
 
@@ -619,14 +622,15 @@ def fail_main():
     one_copy(c, status, "the destination killed after the final freeze")
 
     # 4. B's service killed with the restored tree made there, held before GO (the source
-    # waits 3 s before GO: CRIU_LIKE_MIGRATE_GO_DELAY_MS)
+    # holds GO until B closes the connection, 60 s at most: CRIU_LIKE_MIGRATE_GO_DELAY_MS;
+    # a fixed delay let a slow look at B below reach past GO: both copies ran)
     log = os.path.join(TMP, "held-kill.log")
-    os.environ["CRIU_LIKE_MIGRATE_GO_DELAY_MS"] = "3000"
+    os.environ["CRIU_LIKE_MIGRATE_GO_DELAY_MS"] = "60000"
     p = start_migrate(criu, c.pid, "held-kill", ["--rounds", "1"])
     del os.environ["CRIU_LIKE_MIGRATE_GO_DELAY_MS"]
     t = time.time()
     while time.time() - t < 60 and p.poll() is None:
-        if os.path.exists(log) and "GO in 3000 ms" in open(log, errors="replace").read():
+        if os.path.exists(log) and "GO in 60000 ms" in open(log, errors="replace").read():
             break
         time.sleep(0.005)
     if not copies_at_b(c):
@@ -636,6 +640,8 @@ def fail_main():
     out, errout = p.communicate(timeout=120)
     if p.returncode == 0:
         fail("the migration worked although B was killed before GO")
+    if "the destination closed the connection before GO" not in errout:
+        fail("the source sent GO to a destination killed before it: %s" % errout.strip()[-600:])
     sh("%s up --criu %s -v4" % (topo, criu))
     one_copy(c, status, "the destination killed with its copy held before GO")
 
