@@ -589,9 +589,9 @@ static int outside_mac_above(int fd, const char *out, const char *bridge)
 		return 0;
 	o.ifr_hwaddr.sa_data[0] = (char)0xfe;
 	if (memcmp(o.ifr_hwaddr.sa_data, b.ifr_hwaddr.sa_data, ETH_ALEN) < 0)
-		pr_warn("bridge %s has its MAC from %s while %s is on it: no MAC above its own "
-			"is left for it\n",
-			bridge, out, out);
+		pr_warn("bridge %s takes the MAC of %s while it is on it: its own is higher even "
+			"with fe first\n",
+			bridge, out);
 	if (ioctl(fd, SIOCSIFHWADDR, &o))
 		return neg_errno();
 	pr_debug("%s: its MAC above bridge %s's, which it would have become\n", out, bridge);
