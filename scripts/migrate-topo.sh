@@ -3,10 +3,15 @@
 # The live-migration test topology (Documentation/migration.md, "Test
 # topology"): three network namespaces on this machine, joined by a switch.
 #
-#   mig-a  "host A": bridge br-mig 10.77.0.1/24 fd77::1/64, uplink up-a
-#   mig-b  "host B": bridge br-mig 10.77.0.2/24 fd77::2/64, uplink up-b
+#   mig-a  "host A": bridge br-mig 10.77.0.1/24 fd77::1/64, uplink up-a fa:77:00:00:00:01
+#   mig-b  "host B": bridge br-mig 10.77.0.2/24 fd77::2/64, uplink up-b fa:77:00:00:00:02
 #   mig-c  the clients: eth0 10.77.0.100/24 fd77::100/64
 #   mig-sw the switch: bridge sw0 with ports sw-a, sw-b, sw-c
+#
+# Each bridge has its uplink's MAC, as a host's bridge on its NIC: a port
+# with a lower MAC would become the bridge's (a veth's outside end with the
+# kernel's random MAC, but the restore gives it one above: migrate.py checks
+# that B's bridge keeps its uplink's MAC while its veth is there).
 #
 # One L2 segment: a container whose veth is on br-mig of either host (e.g.
 # 10.77.0.10/24) is reachable from mig-c through that host. Both hosts'
@@ -48,10 +53,14 @@ ns_up() {
 	in_ns "$1" ip link set lo up
 }
 
-# port NS IF SWPORT: a veth IF in NS whose other end SWPORT is on the switch
+# host_mac N: the MAC of the host's uplink, and so of its bridge
+host_mac() { [ "$1" = a ] && echo fa:77:00:00:00:01 || echo fa:77:00:00:00:02; }
+
+# port NS IF SWPORT [MAC]: a veth IF in NS (with MAC) whose other end SWPORT is on the switch
 port() {
 	in_ns "$1" ip link show "$2" >/dev/null 2>&1 && return 0
-	ip link add "tmp-$3" type veth peer name "tmp-$2-$3" || die "cannot add veth for $2"
+	ip link add "tmp-$3" type veth peer name "tmp-$2-$3" ${4:+address $4} ||
+		die "cannot add veth for $2"
 	ip link set "tmp-$3" netns mig-sw
 	in_ns mig-sw ip link set "tmp-$3" name "$3"
 	in_ns mig-sw ip link set "$3" master sw0 up
@@ -73,7 +82,7 @@ topo_up() {
 		in_ns mig-$h ip link set br-mig up
 		in_ns mig-$h ip addr replace "$(host_ip $h)/24" dev br-mig
 		in_ns mig-$h ip -6 addr replace "$(host_ip6 $h)/64" dev br-mig nodad
-		port mig-$h up-$h sw-$h
+		port mig-$h up-$h sw-$h "$(host_mac $h)"
 		in_ns mig-$h ip link set up-$h master br-mig up
 	done
 	port mig-c eth0 sw-c

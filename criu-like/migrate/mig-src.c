@@ -26,6 +26,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -414,18 +415,44 @@ static int restore_text(const struct mig_src *s, int dfd, char *buf, size_t n)
 
 /*
  * For the tests of a destination that dies with its copy made but held
- * (migrate-fail.sh): CRIU_LIKE_MIGRATE_GO_DELAY_MS=N waits N ms before GO.
+ * (migrate-fail.sh f4): CRIU_LIKE_MIGRATE_GO_DELAY_MS=N waits up to N ms
+ * (60 s at most) before GO, less when the destination closes the connection
+ * meanwhile. The test kills it whenever it has looked at the copy held there:
+ * no race with a fixed delay, which a loaded machine's test could overrun
+ * (its kill landed after GO: both copies ran, the client's connection broke).
  */
-static void go_delay(void)
+static void go_delay(const struct mig_src *s)
 {
 	const char *e = getenv("CRIU_LIKE_MIGRATE_GO_DELAY_MS");
+	struct pollfd p = { .fd = s->fd, .events = POLLRDHUP };
 	unsigned long ms = 0;
+	uint64_t end;
+	int64_t left;
 
 	pr_info("the destination holds the restored tree\n");
 	if (!e || parse_ulong(e, &ms) || !ms)
 		return;
 	pr_info("GO in %lu ms (CRIU_LIKE_MIGRATE_GO_DELAY_MS)\n", ms);
-	usleep((useconds_t)(ms > 60000 ? 60000 : ms) * 1000);
+	end = stats_now_ns() + (uint64_t)(ms > 60000 ? 60000 : ms) * 1000000;
+	while ((left = (int64_t)(end - stats_now_ns()) / 1000000) > 0 && !p.revents)
+		if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
+			break;
+}
+
+/*
+ * Whether the destination has closed the connection (or it broke) before
+ * GO: then it gets none. Its copy dies there without one, and the source
+ * resumes at once rather than after GO, which would leave it unsure.
+ */
+static int peer_closed(const struct mig_src *s)
+{
+	struct pollfd p = { .fd = s->fd, .events = POLLRDHUP };
+
+	if (poll(&p, 1, 0) <= 0 || !(p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+		return 0;
+	pr_err("the destination closed the connection before GO: its copy dies there, the "
+	       "source resumes\n");
+	return -ECONNRESET;
 }
 
 static void mig_fwd_freep(struct mig_fwd **f)
@@ -473,7 +500,10 @@ static int final_hook(void *priv, const char *action, pid_t root __unused)
 		err = mig_expect(s->fd, MIG_RESTORED, NULL, "RESTORE");
 	if (err)
 		return err;
-	go_delay();
+	go_delay(s);
+	err = peer_closed(s);
+	if (err)
+		return err;
 	/* from GO on the destination's copy runs: the source's must not come back */
 	err = mig_send(s->fd, MIG_GO, 0, NULL, 0);
 	/* what the peers sent here since the lock: to the destination, which holds it */

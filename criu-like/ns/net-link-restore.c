@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <net/if.h>
+#include <net/if_arp.h>
+#include <linux/if_ether.h>
 #include <linux/ethtool.h>
 #include <linux/if_link.h>
 #include <linux/sockios.h>
@@ -562,12 +564,49 @@ static void link_sync_carrier(const char *name)
 		pr_debug("%s: link %s\n", name, ev.data ? "up" : "down");
 }
 
+/*
+ * A bridge whose MAC no one set has the lowest of its ports' (the kernel's
+ * br_stp_recalculate_bridge_id()), and takes its own back when that port
+ * goes. A veth's outside end gets a random MAC from the kernel: lower than
+ * the bridge's, it would be the host's MAC on that bridge for as long as the
+ * veth is there (made ahead of a migration that then fails, a restore that
+ * fails, a tree that leaves again), and a neighbour that learned it in
+ * between could not reach the host until its entry failed (some 10 s on
+ * Linux: a migration to that host times out). So such an outside end gets
+ * its MAC with the first byte 0xfe, the highest locally administered unicast
+ * one, as libvirt and Xen give the host's end of a guest's device.
+ */
+static int outside_mac_above(int fd, const char *out, const char *bridge)
+{
+	struct ifreq o = { 0 }, b = { 0 };
+
+	snprintf(o.ifr_name, sizeof(o.ifr_name), "%s", out);
+	snprintf(b.ifr_name, sizeof(b.ifr_name), "%s", bridge);
+	if (ioctl(fd, SIOCGIFHWADDR, &o) || ioctl(fd, SIOCGIFHWADDR, &b))
+		return neg_errno();
+	if (b.ifr_hwaddr.sa_family != ARPHRD_ETHER ||
+	    memcmp(o.ifr_hwaddr.sa_data, b.ifr_hwaddr.sa_data, ETH_ALEN) >= 0)
+		return 0;
+	o.ifr_hwaddr.sa_data[0] = (char)0xfe;
+	if (memcmp(o.ifr_hwaddr.sa_data, b.ifr_hwaddr.sa_data, ETH_ALEN) < 0)
+		pr_warn("bridge %s takes the MAC of %s while it is on it: its own is higher even "
+			"with fe first\n",
+			bridge, out);
+	if (ioctl(fd, SIOCSIFHWADDR, &o))
+		return neg_errno();
+	pr_debug("%s: its MAC above bridge %s's, which it would have become\n", out, bridge);
+	return 0;
+}
+
 int net_links_outside(const NetnsEntry *ne, const struct net_link_plan *p)
 {
 	char what[96];
 	size_t i;
 	int sk, err = 0;
+	_cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
+	if (fd < 0)
+		return neg_errno();
 	sk = rtnl_open();
 	if (sk < 0)
 		return sk;
@@ -594,6 +633,11 @@ int net_links_outside(const NetnsEntry *ne, const struct net_link_plan *p)
 		}
 		snprintf(what, sizeof(what), "the outside end %s of veth %s%s%s", p->outside[i],
 			 l->name, master ? " on bridge " : "", master ? p->bridge[i] : "");
+		err = master ? outside_mac_above(fd, p->outside[i], p->bridge[i]) : 0;
+		if (err) {
+			pr_errno(err, "cannot give %s a MAC above its bridge's", what);
+			break;
+		}
 		err = link_set(sk, (int)idx,
 			       l->has_peer_flags ? l->peer_flags & LINK_FLAGS : IFF_UP, LINK_FLAGS,
 			       NULL, master, what);

@@ -30,6 +30,8 @@ import threading
 import time
 
 MAC = "02:77:00:00:00:10"
+OUTSIDE_MAC = "fe:77:00:00:00:10"
+UPLINK_MAC = {"a": "fa:77:00:00:00:01", "b": "fa:77:00:00:00:02"}  # migrate-topo.sh's
 ADDR = "10.77.0.10"
 PORT = 7100
 STATE = os.environ.get("STATE", "/run/criu-like-mig")
@@ -189,12 +191,14 @@ class Container:
         os.makedirs(self.root, exist_ok=True)
         me = os.path.abspath(__file__)
         ready = os.path.join(tmp, "ready")
-        # its root a bind of / alone, its own /proc and /dev; stdio its own /dev/null
+        # its root a bind of / alone, its own /proc and /dev; stdin and stdout its own
+        # /dev/null, stderr a file of the test's (why the server ended, shown by fail())
         inner = ("mount --make-rprivate / && mount --bind / {r} && mount -t proc proc {r}/proc && "
                  "mount -t devtmpfs devtmpfs {r}/dev && "
                  "cd {r} && pivot_root . mnt && umount -l /mnt && cd / && "
-                 "exec setsid python3 -u {me} server {m} {rate} {ready} </dev/null >/dev/null 2>&1"
-                 ).format(r=self.root, me=me, m=mem_mib, rate=rate_mib, ready=ready)
+                 "exec setsid python3 -u {me} server {m} {rate} {ready} </dev/null >/dev/null "
+                 "2>{err}").format(r=self.root, me=me, m=mem_mib, rate=rate_mib, ready=ready,
+                                   err=os.path.join(tmp, "server-inner.err"))
         self.unshare = subprocess.Popen(
             ["setsid", "nsenter", "--net=/run/netns/mig-a", "unshare", "--fork", "--pid",
              "--mount", "--uts", "--ipc", "--net", "sh", "-c", inner],
@@ -210,9 +214,10 @@ class Container:
         if not self.pid:
             fail("the container did not start")
         note_pid(self.pid)
-        sh("ip netns exec mig-a ip link add ve-mig0 type veth peer name vc0 && "
+        # its outside end's MAC above the bridge's, as the restore gives it (bridge_kept())
+        sh("ip netns exec mig-a ip link add ve-mig0 address %s type veth peer name vc0 && "
            "ip netns exec mig-a ip link set vc0 netns %d && "
-           "ip netns exec mig-a ip link set ve-mig0 master br-mig up" % self.pid)
+           "ip netns exec mig-a ip link set ve-mig0 master br-mig up" % (OUTSIDE_MAC, self.pid))
         for _ in range(1000):
             if os.path.exists(ready):
                 break
@@ -323,9 +328,22 @@ def nothing_at_b(what):
         fail("%s: images left at host B: %s" % (what, left))
 
 
+def bridge_kept(h, what):
+    # A bridge whose MAC no one set has its ports' lowest: a veth's outside end with a lower
+    # one would become host h's MAC, and a neighbour that learned it could not reach h once
+    # that veth went (a failed migration): the restore gives an outside end a MAC above.
+    link = sh("ip netns exec mig-%s ip -o link show br-mig" % h)
+    got = link.split("link/ether ")[1].split()[0] if "link/ether " in link else link
+    if got != UPLINK_MAC[h]:
+        ports = sh("ip netns exec mig-%s ip -o link show master br-mig" % h, check=False)
+        fail("%s: host %s's bridge has the MAC %s, not its uplink's %s: %s" %
+             (what, h, got, UPLINK_MAC[h], ports.strip()))
+
+
 def untouched_at_a(c, status, what):
     if not alive(c.pid):
-        fail("%s: the source container %d is gone" % (what, c.pid))
+        fail("%s: the source container %d is gone (the client: %r)" %
+             (what, c.pid, read_status(status)))
     if sh("pgrep -x criu-like-track", check=False).strip():
         fail("%s: a write-tracking keeper is left" % what)
     n, _ = client_ok(status, what)
@@ -429,6 +447,7 @@ def main():
         fail("the veth's outside end is not on B's bridge: %r" % link)
     if sh("ip netns exec mig-a ip -o link show ve-mig0", check=False).strip():
         fail("the veth's outside end is still at A")
+    bridge_kept("b", "after the migration")
     # made during the pre-copy from the first round's image, the same as the final one's
     if "veth vc0 made ahead is the final image's" not in \
             open(os.path.join(STATE, "b.log"), errors="replace").read():
@@ -472,6 +491,7 @@ def main():
         fail("A's restore was not lazy")
     if "master br-mig" not in sh("ip netns exec mig-a ip -o link show ve-mig0", check=False):
         fail("the veth's outside end is not back on A's bridge")
+    bridge_kept("a", "after the lazy migration")
     if "veth vc0 changed since the first round: made again" not in log:
         fail("A kept a veth made ahead that differs from the final image's")
     back = sh("nsenter --net=/proc/%d/ns/net ip -o link show vc0" % backpid)
@@ -489,17 +509,20 @@ def main():
 
 
 def copies_at_b(c):
-    # the container's server restored anywhere but as the source's pid: B's copy
+    # the container's server restored anywhere but as the source's pid: B's copy (the
+    # cmdline only of a python3: reading one takes the process's mmap lock, and another
+    # test's process may hold it, or fault on a page a lazy restore has not put in yet)
     found = []
     for d in os.listdir("/proc"):
         if not d.isdigit() or int(d) == c.pid:
             continue
         try:
-            comm = open("/proc/%s/comm" % d).read().strip()
+            if open("/proc/%s/comm" % d).read().strip() != "python3":
+                continue
             cmd = open("/proc/%s/cmdline" % d, "rb").read().split(b"\0")
         except OSError:
             continue
-        if comm == "python3" and b"server" in cmd and any(a.endswith(b"migrate.py") for a in cmd):
+        if b"server" in cmd and any(a.endswith(b"migrate.py") for a in cmd):
             found.append(int(d))
     return found
 
@@ -599,22 +622,26 @@ def fail_main():
     one_copy(c, status, "the destination killed after the final freeze")
 
     # 4. B's service killed with the restored tree made there, held before GO (the source
-    # waits 3 s before GO: CRIU_LIKE_MIGRATE_GO_DELAY_MS)
+    # holds GO until B closes the connection, 60 s at most: CRIU_LIKE_MIGRATE_GO_DELAY_MS;
+    # a fixed delay let a slow look at B below reach past GO: both copies ran)
     log = os.path.join(TMP, "held-kill.log")
-    os.environ["CRIU_LIKE_MIGRATE_GO_DELAY_MS"] = "3000"
+    os.environ["CRIU_LIKE_MIGRATE_GO_DELAY_MS"] = "60000"
     p = start_migrate(criu, c.pid, "held-kill", ["--rounds", "1"])
     del os.environ["CRIU_LIKE_MIGRATE_GO_DELAY_MS"]
     t = time.time()
     while time.time() - t < 60 and p.poll() is None:
-        if os.path.exists(log) and "GO in 3000 ms" in open(log, errors="replace").read():
+        if os.path.exists(log) and "GO in 60000 ms" in open(log, errors="replace").read():
             break
         time.sleep(0.005)
     if not copies_at_b(c):
         fail("no restored copy seen at B before GO (%s)" % (p.poll(),))
+    bridge_kept("b", "the copy held at B before GO")
     os.killpg(service_pid("b"), signal.SIGKILL)
     out, errout = p.communicate(timeout=120)
     if p.returncode == 0:
         fail("the migration worked although B was killed before GO")
+    if "the destination closed the connection before GO" not in errout:
+        fail("the source sent GO to a destination killed before it: %s" % errout.strip()[-600:])
     sh("%s up --criu %s -v4" % (topo, criu))
     one_copy(c, status, "the destination killed with its copy held before GO")
 
