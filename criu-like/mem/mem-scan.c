@@ -28,6 +28,7 @@
 struct scan_ctx {
 	pid_t pid;
 	int fd; /* /proc/PID/pagemap */
+	bool own_fd; /* opened here, closed with the context */
 	bool fallback; /* read entries instead of PAGEMAP_SCAN */
 	bool written; /* only pages written since the last round; write-protect them again */
 	struct mem_runs *unprotected; /* MEM_SCAN_UNPROTECTED: where those go, or NULL */
@@ -42,7 +43,8 @@ static void scan_ctx_fini(struct scan_ctx *c)
 {
 	free(c->vec);
 	free(c->ents);
-	closep(&c->fd);
+	if (c->own_fd)
+		closep(&c->fd);
 }
 
 /*
@@ -502,7 +504,7 @@ static int open_pagemap(pid_t pid)
 	return fd;
 }
 
-static int scan_task(pid_t pid, const struct vma_list *vmas, unsigned int flags,
+static int scan_task(pid_t pid, int pagemap_fd, const struct vma_list *vmas, unsigned int flags,
 		     struct shmem_set *shm, bool written, struct mem_plan *ret)
 {
 	struct mem_plan p = { .pid = pid, .nr_vmas = vmas->nr };
@@ -519,7 +521,8 @@ static int scan_task(pid_t pid, const struct vma_list *vmas, unsigned int flags,
 		if (err)
 			goto fail;
 	}
-	c.fd = open_pagemap(pid);
+	c.own_fd = pagemap_fd < 0;
+	c.fd = c.own_fd ? open_pagemap(pid) : pagemap_fd;
 	if (c.fd < 0) {
 		err = c.fd;
 		goto fail;
@@ -544,17 +547,17 @@ fail:
 	return err;
 }
 
-int mem_scan_task(pid_t pid, const struct vma_list *vmas, unsigned int flags, struct shmem_set *shm,
-		  struct mem_plan *ret)
+int mem_scan_task(pid_t pid, int pagemap_fd, const struct vma_list *vmas, unsigned int flags,
+		  struct shmem_set *shm, struct mem_plan *ret)
 {
-	return scan_task(pid, vmas, flags, shm, false, ret);
+	return scan_task(pid, pagemap_fd, vmas, flags, shm, false, ret);
 }
 
 int mem_scan_tracked(pid_t pid, const struct vma_list *vmas, const enum mem_policy *policy,
 		     struct mem_runs *written, bool *untracked)
 {
 	struct mem_stats st = { 0 };
-	struct scan_ctx c = { .pid = pid, .fd = -1, .st = &st };
+	struct scan_ctx c = { .pid = pid, .fd = -1, .own_fd = true, .st = &st };
 	int err = 0;
 
 	c.fd = open_pagemap(pid);
@@ -592,7 +595,7 @@ int mem_scan_tracked(pid_t pid, const struct vma_list *vmas, const enum mem_poli
 int mem_scan_written(pid_t pid, const struct vma_list *vmas, struct mem_plan *ret)
 {
 	struct shmem_set unused = { 0 };
-	int err = scan_task(pid, vmas, 0, &unused, true, ret);
+	int err = scan_task(pid, -1, vmas, 0, &unused, true, ret);
 
 	if (err == -EOPNOTSUPP)
 		pr_err("pid %d: written-page tracking needs PAGEMAP_SCAN (Linux 6.7)\n", pid);
