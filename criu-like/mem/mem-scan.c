@@ -445,12 +445,39 @@ static int scan_code_vma(struct scan_ctx *c, const struct vma_entry *v, struct m
 	return err;
 }
 
+/* Whether VMA @i is scanned by the plain walk of scan_vmas() (not shmem, not breakpoint code). */
+static bool plain_scan(const struct vma_list *vmas, const struct mem_plan *p, unsigned int i)
+{
+	return mem_policy_saves(p->policy[i]) && p->policy[i] != MEM_SAVE_SHMEM &&
+	       !(p->policy[i] == MEM_SAVE_COW && mem_vma_may_hold_breakpoints(&vmas->vmas[i]));
+}
+
+/*
+ * The last VMA from @i on that one PAGEMAP_SCAN takes with it: the next ones
+ * while they start where the one before ends (no VMA outside the list, such
+ * as the parasite's area, between them) with the same policy. The runs of
+ * adjacent VMAs are joined anyway (mem_runs_append()), so the plan is the
+ * same with one call in place of one per VMA (a library's read-only and
+ * data parts). Not for the written pages, whose range must be registered
+ * whole (-EPERM per VMA, mem_scan_tracked()).
+ */
+static unsigned int plain_scan_last(const struct scan_ctx *c, const struct vma_list *vmas,
+				    const struct mem_plan *p, unsigned int i)
+{
+	unsigned int j = i;
+
+	while (!c->written && j + 1 < vmas->nr && vmas->vmas[j + 1].start == vmas->vmas[j].end &&
+	       p->policy[j + 1] == p->policy[i] && plain_scan(vmas, p, j + 1))
+		j++;
+	return j;
+}
+
 static int scan_vmas(struct scan_ctx *c, const struct vma_list *vmas, struct shmem_set *shm,
 		     struct mem_plan *p)
 {
 	for (unsigned int i = 0; i < vmas->nr; i++) {
 		const struct vma_entry *v = &vmas->vmas[i];
-		unsigned int mark = p->runs.nr;
+		unsigned int mark = p->runs.nr, last = i;
 		int err;
 
 		if (!mem_policy_saves(p->policy[i]))
@@ -466,16 +493,18 @@ static int scan_vmas(struct scan_ctx *c, const struct vma_list *vmas, struct shm
 			/* The last run may grow into this VMA: count only what is new. */
 			uint64_t before = runs_pages(&p->runs, mark ? mark - 1 : 0);
 
-			err = scan_range(c, v->start, v->end, p->policy[i], &p->runs);
+			last = plain_scan_last(c, vmas, p, i);
+			err = scan_range(c, v->start, vmas->vmas[last].end, p->policy[i], &p->runs);
 			if (!err)
 				c->st->pages_to_save += runs_pages(&p->runs, mark ? mark - 1 : 0) -
 							before;
 		}
 		if (err) {
-			pr_errno(err, "pid %d: scanning %lx-%lx (%s)", c->pid, v->start, v->end,
-				 mem_policy_name(p->policy[i]));
+			pr_errno(err, "pid %d: scanning %lx-%lx (%s)", c->pid, v->start,
+				 vmas->vmas[last].end, mem_policy_name(p->policy[i]));
 			return err;
 		}
+		i = last;
 	}
 	return 0;
 }
