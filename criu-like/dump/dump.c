@@ -482,6 +482,7 @@ static void dump_ctx_fini(struct dump_ctx *ctx)
 		vma_list_fini(&dt->maps);
 		fd_seen_free(TAKE_PTR(dt->fds_seen));
 		cow_pagemap_fini(&dt->cow_pm);
+		mem_task_pagemap_close(dt);
 		mem_plan_fini(&dt->plan);
 		mem_runs_fini(&dt->parent_runs);
 		mem_runs_fini(&dt->shared_runs);

@@ -87,9 +87,13 @@ int cow_pagemap_prefetch(pid_t pid, const struct vma_list *vmas, struct cow_page
 size_t cow_pagemap_need(const struct vma_list *vmas);
 void cow_pagemap_fini(struct cow_pagemap *pm);
 
-/* The same as cow_scan_same() against a loaded parent, @pm (NULL: none) read ahead. */
-int cow_scan_same_cached(pid_t pid, const struct cow_parent *cp, const struct cow_pagemap *pm,
-			 const struct mem_runs *runs, struct mem_runs *same);
+/*
+ * The same as cow_scan_same() against a loaded parent, @pm (NULL: none) read
+ * ahead, @pid's pagemap read through @pagemap_fd (-1: opened here).
+ */
+int cow_scan_same_cached(pid_t pid, int pagemap_fd, const struct cow_parent *cp,
+			 const struct cow_pagemap *pm, const struct mem_runs *runs,
+			 struct mem_runs *same);
 
 /*
  * The entries of @cp over [@addr, @addr + @n pages) into @out (0 where it

@@ -67,6 +67,13 @@ struct dump_task {
 	struct leader_reads *leader_pre;
 	/* files/fd-seen.c: its fds' links and stats, for its children's (NULL: none kept) */
 	struct fd_seen_set *fds_seen;
+	/*
+	 * mem.c: its /proc/PID/pagemap while its memory is dumped (pagemap_open),
+	 * opened once for the scan, the comparison with its parent's and the
+	 * guard regions, by the one thread that dumps it
+	 */
+	int pagemap;
+	bool pagemap_open;
 };
 
 void fd_seen_free(struct fd_seen_set *s);
@@ -262,8 +269,13 @@ void dump_par_release(struct dump_ctx *ctx, const struct dump_task *dt);
 unsigned int dump_par_workers(unsigned int n_tasks);
 /* mem.c: mm-PID.img (mm-img.c), pagemap-PID.img and its pages image. */
 int dump_task_mm(struct dump_ctx *ctx, struct dump_task *dt);
-/* mem.c: dump_task_mm() once dump_task_mm_plan() is done: its images and pages. */
+/*
+ * mem.c: dump_task_mm() once dump_task_mm_plan() is done: its images and
+ * pages; its pagemap closed after (mem_task_pagemap_close()).
+ */
 int dump_task_mm_pages(struct dump_ctx *ctx, struct dump_task *dt);
+/* mem.c: dt->pagemap closed, if open. */
+void mem_task_pagemap_close(struct dump_task *dt);
 /*
  * mem.c: the scan alone (dt->plan; with a parent image, dt->parent_runs) and,
  * for a pre-dump or --track-mem, arming the write tracking into ctx->track.

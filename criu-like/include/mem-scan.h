@@ -178,12 +178,14 @@ uint64_t mem_zero_pfn(void);
 
 /*
  * Classify every VMA of @vmas (smaps of @pid, which must be stopped) and scan
- * the ones that save pages. Private runs land in *ret (set only on success);
- * shmem pages are added to @shm, which collects the objects of all tasks.
- * Returns 0, -EOPNOTSUPP for a VMA that cannot be dumped, or -errno.
+ * the ones that save pages, through @pagemap_fd (its /proc/PID/pagemap
+ * opened by the caller, -1: opened here). Private runs land in *ret (set
+ * only on success); shmem pages are added to @shm, which collects the
+ * objects of all tasks. Returns 0, -EOPNOTSUPP for a VMA that cannot be
+ * dumped, or -errno.
  */
-int mem_scan_task(pid_t pid, const struct vma_list *vmas, unsigned int flags, struct shmem_set *shm,
-		  struct mem_plan *ret);
+int mem_scan_task(pid_t pid, int pagemap_fd, const struct vma_list *vmas, unsigned int flags,
+		  struct shmem_set *shm, struct mem_plan *ret);
 
 /*
  * Dirty tracking for pre-dump and migration rounds on kernels without

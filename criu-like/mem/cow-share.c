@@ -359,10 +359,12 @@ static int scan_cached(int fd, pid_t pid, const struct cow_parent *cp, const str
 }
 
 /* The buffers are allocated here, not with a cleanup attribute cppcheck cannot follow. */
-int cow_scan_same_cached(pid_t pid, const struct cow_parent *cp, const struct cow_pagemap *pm,
-			 const struct mem_runs *runs, struct mem_runs *same)
+int cow_scan_same_cached(pid_t pid, int pagemap_fd, const struct cow_parent *cp,
+			 const struct cow_pagemap *pm, const struct mem_runs *runs,
+			 struct mem_runs *same)
 {
-	_cleanup_close_ int fd = open_pagemap(pid);
+	_cleanup_close_ int own = pagemap_fd < 0 ? open_pagemap(pid) : -1;
+	int fd = pagemap_fd < 0 ? own : pagemap_fd;
 	uint64_t *c, *p;
 	int err;
 

@@ -15,6 +15,11 @@ struct dump_task;
  * dt->vmas with the policy of dt->plan, guard regions, AIO rings).
  */
 int mm_img_write(struct dump_ctx *ctx, struct dump_task *dt);
+/*
+ * mem.c: @dt's /proc/PID/pagemap, opened at the first call and kept until
+ * mem_task_pagemap_close(); a negative errno when it cannot be opened (logged).
+ */
+int mem_task_pagemap(struct dump_task *dt);
 /* RssAnon of @pid in bytes (/proc/PID/status), 0 when unknown (pages-spare.c). */
 uint64_t mem_rss_anon(pid_t pid);
 

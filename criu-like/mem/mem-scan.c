@@ -28,6 +28,7 @@
 struct scan_ctx {
 	pid_t pid;
 	int fd; /* /proc/PID/pagemap */
+	bool own_fd; /* opened here, closed with the context */
 	bool fallback; /* read entries instead of PAGEMAP_SCAN */
 	bool written; /* only pages written since the last round; write-protect them again */
 	struct mem_runs *unprotected; /* MEM_SCAN_UNPROTECTED: where those go, or NULL */
@@ -42,7 +43,8 @@ static void scan_ctx_fini(struct scan_ctx *c)
 {
 	free(c->vec);
 	free(c->ents);
-	closep(&c->fd);
+	if (c->own_fd)
+		closep(&c->fd);
 }
 
 /*
@@ -443,12 +445,39 @@ static int scan_code_vma(struct scan_ctx *c, const struct vma_entry *v, struct m
 	return err;
 }
 
+/* Whether VMA @i is scanned by the plain walk of scan_vmas() (not shmem, not breakpoint code). */
+static bool plain_scan(const struct vma_list *vmas, const struct mem_plan *p, unsigned int i)
+{
+	return mem_policy_saves(p->policy[i]) && p->policy[i] != MEM_SAVE_SHMEM &&
+	       !(p->policy[i] == MEM_SAVE_COW && mem_vma_may_hold_breakpoints(&vmas->vmas[i]));
+}
+
+/*
+ * The last VMA from @i on that one PAGEMAP_SCAN takes with it: the next ones
+ * while they start where the one before ends (no VMA outside the list, such
+ * as the parasite's area, between them) with the same policy. The runs of
+ * adjacent VMAs are joined anyway (mem_runs_append()), so the plan is the
+ * same with one call in place of one per VMA (a library's read-only and
+ * data parts). Not for the written pages, whose range must be registered
+ * whole (-EPERM per VMA, mem_scan_tracked()).
+ */
+static unsigned int plain_scan_last(const struct scan_ctx *c, const struct vma_list *vmas,
+				    const struct mem_plan *p, unsigned int i)
+{
+	unsigned int j = i;
+
+	while (!c->written && j + 1 < vmas->nr && vmas->vmas[j + 1].start == vmas->vmas[j].end &&
+	       p->policy[j + 1] == p->policy[i] && plain_scan(vmas, p, j + 1))
+		j++;
+	return j;
+}
+
 static int scan_vmas(struct scan_ctx *c, const struct vma_list *vmas, struct shmem_set *shm,
 		     struct mem_plan *p)
 {
 	for (unsigned int i = 0; i < vmas->nr; i++) {
 		const struct vma_entry *v = &vmas->vmas[i];
-		unsigned int mark = p->runs.nr;
+		unsigned int mark = p->runs.nr, last = i;
 		int err;
 
 		if (!mem_policy_saves(p->policy[i]))
@@ -464,16 +493,18 @@ static int scan_vmas(struct scan_ctx *c, const struct vma_list *vmas, struct shm
 			/* The last run may grow into this VMA: count only what is new. */
 			uint64_t before = runs_pages(&p->runs, mark ? mark - 1 : 0);
 
-			err = scan_range(c, v->start, v->end, p->policy[i], &p->runs);
+			last = plain_scan_last(c, vmas, p, i);
+			err = scan_range(c, v->start, vmas->vmas[last].end, p->policy[i], &p->runs);
 			if (!err)
 				c->st->pages_to_save += runs_pages(&p->runs, mark ? mark - 1 : 0) -
 							before;
 		}
 		if (err) {
-			pr_errno(err, "pid %d: scanning %lx-%lx (%s)", c->pid, v->start, v->end,
-				 mem_policy_name(p->policy[i]));
+			pr_errno(err, "pid %d: scanning %lx-%lx (%s)", c->pid, v->start,
+				 vmas->vmas[last].end, mem_policy_name(p->policy[i]));
 			return err;
 		}
+		i = last;
 	}
 	return 0;
 }
@@ -502,7 +533,7 @@ static int open_pagemap(pid_t pid)
 	return fd;
 }
 
-static int scan_task(pid_t pid, const struct vma_list *vmas, unsigned int flags,
+static int scan_task(pid_t pid, int pagemap_fd, const struct vma_list *vmas, unsigned int flags,
 		     struct shmem_set *shm, bool written, struct mem_plan *ret)
 {
 	struct mem_plan p = { .pid = pid, .nr_vmas = vmas->nr };
@@ -519,7 +550,8 @@ static int scan_task(pid_t pid, const struct vma_list *vmas, unsigned int flags,
 		if (err)
 			goto fail;
 	}
-	c.fd = open_pagemap(pid);
+	c.own_fd = pagemap_fd < 0;
+	c.fd = c.own_fd ? open_pagemap(pid) : pagemap_fd;
 	if (c.fd < 0) {
 		err = c.fd;
 		goto fail;
@@ -544,17 +576,17 @@ fail:
 	return err;
 }
 
-int mem_scan_task(pid_t pid, const struct vma_list *vmas, unsigned int flags, struct shmem_set *shm,
-		  struct mem_plan *ret)
+int mem_scan_task(pid_t pid, int pagemap_fd, const struct vma_list *vmas, unsigned int flags,
+		  struct shmem_set *shm, struct mem_plan *ret)
 {
-	return scan_task(pid, vmas, flags, shm, false, ret);
+	return scan_task(pid, pagemap_fd, vmas, flags, shm, false, ret);
 }
 
 int mem_scan_tracked(pid_t pid, const struct vma_list *vmas, const enum mem_policy *policy,
 		     struct mem_runs *written, bool *untracked)
 {
 	struct mem_stats st = { 0 };
-	struct scan_ctx c = { .pid = pid, .fd = -1, .st = &st };
+	struct scan_ctx c = { .pid = pid, .fd = -1, .own_fd = true, .st = &st };
 	int err = 0;
 
 	c.fd = open_pagemap(pid);
@@ -592,7 +624,7 @@ int mem_scan_tracked(pid_t pid, const struct vma_list *vmas, const enum mem_poli
 int mem_scan_written(pid_t pid, const struct vma_list *vmas, struct mem_plan *ret)
 {
 	struct shmem_set unused = { 0 };
-	int err = scan_task(pid, vmas, 0, &unused, true, ret);
+	int err = scan_task(pid, -1, vmas, 0, &unused, true, ret);
 
 	if (err == -EOPNOTSUPP)
 		pr_err("pid %d: written-page tracking needs PAGEMAP_SCAN (Linux 6.7)\n", pid);

@@ -377,6 +377,29 @@ static int split_by_parent(struct dump_task *dt)
 	return 0;
 }
 
+int mem_task_pagemap(struct dump_task *dt)
+{
+	char path[64];
+
+	if (dt->pagemap_open)
+		return dt->pagemap;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", dt->t->pid);
+	dt->pagemap = open(path, O_RDONLY | O_CLOEXEC);
+	if (dt->pagemap < 0) {
+		pr_perror("pid %d: open %s", dt->t->pid, path);
+		return neg_errno();
+	}
+	dt->pagemap_open = true;
+	return dt->pagemap;
+}
+
+void mem_task_pagemap_close(struct dump_task *dt)
+{
+	if (dt->pagemap_open)
+		close(dt->pagemap);
+	dt->pagemap_open = false;
+}
+
 /* The dumped task of @dt's parent, when it has memory in this dump. */
 static struct dump_task *parent_task(struct dump_ctx *ctx, const struct dump_task *dt)
 {
@@ -446,7 +469,10 @@ static int split_cow_shared(struct dump_ctx *ctx, struct dump_task *dt)
 		/* the parent's pagemap, loaded above, is only read: other workers may go on */
 		bool dropped = par_drop();
 
-		err = cow_scan_same_cached(pid, pdt->cow, &dt->cow_pm, &all, &same);
+		int fd = mem_task_pagemap(dt);
+
+		err = fd < 0 ? fd
+			     : cow_scan_same_cached(pid, fd, pdt->cow, &dt->cow_pm, &all, &same);
 		par_take(dropped);
 	}
 	cow_pagemap_fini(&dt->cow_pm);
@@ -485,11 +511,13 @@ int dump_task_mm_plan(struct dump_ctx *ctx, struct dump_task *dt)
 	pid_t pid = dt->t->pid;
 	/* its own pagemap: other workers of a parallel dump go on (shmem is added held, par.h) */
 	bool dropped = par_drop();
-	/* armed before the snapshot's freeze: what lost its protection since, in the same walk */
-	int err = mem_scan_task(pid, &dt->vmas,
-				snapshot_task_prearmed(ctx, dt) ? MEM_SCAN_UNPROTECTED : 0,
-				&ctx->shm, &dt->plan);
+	int err = mem_task_pagemap(dt);
 
+	/* armed before the snapshot's freeze: what lost its protection since, in the same walk */
+	if (err >= 0)
+		err = mem_scan_task(pid, dt->pagemap, &dt->vmas,
+				    snapshot_task_prearmed(ctx, dt) ? MEM_SCAN_UNPROTECTED : 0,
+				    &ctx->shm, &dt->plan);
 	par_take(dropped);
 	if (err) {
 		pr_err("pid %d: cannot find the pages to save\n", pid);
@@ -507,6 +535,9 @@ int dump_task_mm_plan(struct dump_ctx *ctx, struct dump_task *dt)
 	if (!err && (ctx->opts->track_mem || ctx->pre_dump))
 		err = track_arm(dt, ctx->prev_dirfd >= 0 ? dt->untracked : NULL, &ctx->track,
 				ctx->pre_dump);
+	/* a pre-dump writes no mm image: its pagemap is not held while the tree runs */
+	if (ctx->pre_dump)
+		mem_task_pagemap_close(dt);
 	return err;
 }
 
@@ -515,6 +546,8 @@ int dump_task_mm_pages(struct dump_ctx *ctx, struct dump_task *dt)
 	uint64_t t0 = mem_now_ns();
 	int err = mm_img_write(ctx, dt);
 
+	/* the scan, the comparison with the parent's and the guard regions are done */
+	mem_task_pagemap_close(dt);
 	/* --snapshot: the pages are copied once the tree runs again (mem/snapshot.c) */
 	if (!err)
 		err = ctx->snap ? snapshot_task_arm(ctx, dt) : dump_private_pages(ctx, dt);

@@ -268,24 +268,19 @@ static int fill_guards(const uint64_t *all, size_t nr, size_t *k, const struct v
 }
 
 /* Every guard region of the task (one PAGEMAP_SCAN walk over its VMAs), when the kernel tells. */
-static int task_guards(const struct dump_task *dt, uint64_t **all, size_t *nr)
+static int task_guards(struct dump_task *dt, uint64_t **all, size_t *nr)
 {
 	pid_t pid = dt->t->pid;
-	_cleanup_close_ int fd = -1;
 	unsigned int last;
-	char path[64];
-	int err;
+	int err, fd;
 
 	*all = NULL;
 	*nr = 0;
 	if (!dt->vmas.nr || !mem_scan_knows_guards())
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		pr_perror("pid %d: open %s", pid, path);
-		return neg_errno();
-	}
+	fd = mem_task_pagemap(dt);
+	if (fd < 0)
+		return fd;
 	/* not up to [vsyscall], above the user address space, which the scan refuses */
 	last = dt->vmas.nr - 1;
 	while (last && dt->plan.policy[last] == MEM_SKIP_RECREATED)

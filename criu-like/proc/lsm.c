@@ -20,35 +20,67 @@
 #include "options.h"
 #include "util.h"
 
-/* The first line of @path into @buf; "" when the file is not there or gives nothing (EINVAL). */
-static int read_label(const char *path, char *buf, size_t size)
+/*
+ * The first line of @path into @buf; "" when the file is not there or gives
+ * nothing (EINVAL), and then *@there (when given) is cleared.
+ */
+static int read_label(const char *path, char *buf, size_t size, bool *there)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
 	buf[0] = '\0';
-	if (fd < 0)
+	if (fd < 0) {
+		if (there)
+			*there = false;
 		return errno == ENOENT ? 0 : neg_errno();
+	}
 	n = read(fd, buf, size - 1);
-	if (n < 0)
+	if (n < 0) {
+		if (there)
+			*there = false;
 		return errno == EINVAL ? 0 : neg_errno();
+	}
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 	return 0;
 }
 
+/*
+ * The label files that give something here: which LSMs are built in and
+ * active is the kernel's, the same for every task, so what criu-like's own
+ * files showed is what a task's show. Read from @pid's only those (all when
+ * @files is NULL, and then *@ret_files, when given, says which gave one).
+ */
+struct lsm_files {
+	bool apparmor, current;
+};
+
+static int lsm_label_files(const char *pid, char *buf, size_t size, const struct lsm_files *files,
+			   struct lsm_files *ret_files)
+{
+	struct lsm_files f = { true, true };
+	char path[64];
+	int err = 0;
+
+	buf[0] = '\0';
+	/* AppArmor's own file first: with stacking, attr/current is the major LSM's */
+	if (!files || files->apparmor) {
+		snprintf(path, sizeof(path), "/proc/%s/attr/apparmor/current", pid);
+		err = read_label(path, buf, size, &f.apparmor);
+	}
+	if (!err && !buf[0] && (!files || files->current)) {
+		snprintf(path, sizeof(path), "/proc/%s/attr/current", pid);
+		err = read_label(path, buf, size, &f.current);
+	}
+	if (!err && ret_files)
+		*ret_files = f;
+	return err;
+}
+
 int lsm_label(const char *pid, char *buf, size_t size)
 {
-	char path[64];
-	int err;
-
-	/* AppArmor's own file first: with stacking, attr/current is the major LSM's */
-	snprintf(path, sizeof(path), "/proc/%s/attr/apparmor/current", pid);
-	err = read_label(path, buf, size);
-	if (err || buf[0])
-		return err;
-	snprintf(path, sizeof(path), "/proc/%s/attr/current", pid);
-	return read_label(path, buf, size);
+	return lsm_label_files(pid, buf, size, NULL, NULL);
 }
 
 bool lsm_apparmor_active(void)
@@ -74,6 +106,7 @@ int lsm_dump_check(pid_t pid)
 	/* criu-like's own label does not change while it runs: read once, not per task */
 	static char own[256];
 	static bool own_read;
+	static struct lsm_files own_files;
 	/* the workers of a parallel dump check their tasks side by side */
 	static pthread_mutex_t own_lock = PTHREAD_MUTEX_INITIALIZER;
 	char pbuf[16], its[256];
@@ -82,12 +115,13 @@ int lsm_dump_check(pid_t pid)
 	snprintf(pbuf, sizeof(pbuf), "%d", pid);
 	pthread_mutex_lock(&own_lock);
 	if (!own_read) {
-		err = lsm_label("self", own, sizeof(own));
+		err = lsm_label_files("self", own, sizeof(own), NULL, &own_files);
 		own_read = !err;
 	}
 	pthread_mutex_unlock(&own_lock);
+	/* a kernel without the files (no LSM that gives labels): no task has one either */
 	if (!err)
-		err = lsm_label(pbuf, its, sizeof(its));
+		err = lsm_label_files(pbuf, its, sizeof(its), &own_files, NULL);
 	if (err) {
 		pr_errno(err, "pid %d: cannot read its LSM label", pid);
 		return err;

@@ -502,7 +502,8 @@ static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool w
 	while (again) {
 		_cleanup_free_ pid_t *tids = NULL;
 		_cleanup_free_ bool *io = NULL;
-		bool stopped = wait && !ctx->t->freezer && all_stopped(task);
+		/* the stops taken before this listing: the sweep's leader, the walk's threads */
+		bool stopped = !ctx->t->freezer && all_stopped(task), fresh = false;
 		unsigned int nr, i;
 		int err = proc_list_threads(task->pid, &tids, &nr);
 
@@ -514,7 +515,6 @@ static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool w
 			pr_errno(err, "cannot list the threads of pid %d", task->pid);
 			return err;
 		}
-		again = false;
 		io = io_scan(task, tids, nr);
 		for (i = 0; i < nr; i++) {
 			int ret;
@@ -546,8 +546,9 @@ static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool w
 				ptrace(PTRACE_DETACH, tids[i], NULL, NULL);
 				return err;
 			}
-			again = *changed = true;
+			fresh = *changed = true;
 		}
+		again = fresh;
 		/*
 		 * The stops of all the threads seized in this pass, collected once
 		 * they are all interrupted: they reach their stops meanwhile, rather
@@ -561,7 +562,7 @@ static int seize_threads(struct seize_ctx *ctx, struct seized_task *task, bool w
 		/* the first sweep (seize_sweep()): its stops are taken, and it listed again, later */
 		if (!wait && !ctx->t->freezer)
 			again = false;
-		task->threads_final = !again && stopped;
+		task->threads_final = !fresh && stopped;
 	}
 	return 0;
 }
@@ -872,15 +873,37 @@ static bool seizable(const struct seized_task *task)
 	return task->state != TASK_ZOMBIE && task->state != TASK_DEAD;
 }
 
+/* The sweep's first step in @task: its leader seized and interrupted, not waited for. */
+static int seize_leader(struct seized_task *task)
+{
+	int ret, err;
+
+	if (!seizable(task) || task->nr_threads)
+		return 0;
+	ret = seize_thread(task, task->pid);
+	if (ret < 0)
+		return ret;
+	/* 0: gone or exiting; kept as threads[0] unseized, its threads found by the listing */
+	err = add_thread(task, task->pid, ret > 0);
+	if (err && ret > 0)
+		ptrace(PTRACE_DETACH, task->pid, NULL, NULL);
+	return err;
+}
+
 /*
- * Without a freezer, a first sweep, a generation at a time: every task of
+ * Without a freezer, a first sweep, a generation at a time: every leader of
  * the generation seized and interrupted without waiting for its stop, then
- * every stop taken, then the children of all of them read, which make the
- * next generation. The tasks reach their stops side by side, rather than one
- * after the other with a scheduler round trip each. A child is seized only
- * once its parent is stopped: a parent in vfork() stops only once its child
- * has run on (to its exec or exit), and a running parent could reap a child
- * seized before it. The passes after find what they forked meanwhile.
+ * their stops taken; then every task's threads listed, the others seized and
+ * interrupted, and their stops taken; then the children of all of them read,
+ * which make the next generation. The tasks reach their stops side by side,
+ * rather than one after the other with a scheduler round trip each. The
+ * threads are listed with the leader stopped: a process of one thread then
+ * shows it alone, stopped, and is listed no more (threads_final), where a
+ * listing before the stop had to be made again by the walk. A child is
+ * seized only once its parent is stopped: a parent in vfork() stops only
+ * once its child has run on (to its exec or exit), and a running parent
+ * could reap a child seized before it. The passes after find what they
+ * forked meanwhile.
  */
 static int seize_sweep(struct seize_ctx *ctx)
 {
@@ -891,6 +914,10 @@ static int seize_sweep(struct seize_ctx *ctx)
 
 	while (!err && from < t->nr_tasks) {
 		to = t->nr_tasks;
+		for (i = from; i < to && !err; i++)
+			err = seize_leader(t->tasks[i]);
+		for (i = from; i < to && !err; i++)
+			err = wait_task(ctx, t->tasks[i]);
 		for (i = from; i < to && !err; i++)
 			if (seizable(t->tasks[i]))
 				err = seize_threads(ctx, t->tasks[i], false, &changed);

@@ -67,7 +67,7 @@ static double scan_once(pid_t pid, const struct vma_list *vl, unsigned int flags
 	double gib, s;
 	int err;
 
-	err = mem_scan_task(pid, vl, flags, &shm, &plan);
+	err = mem_scan_task(pid, -1, vl, flags, &shm, &plan);
 	if (err) {
 		fprintf(stderr, "mem_scan_task: %s\n", strerror(-err));
 		return err;

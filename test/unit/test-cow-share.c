@@ -224,7 +224,7 @@ static void live_prefetch(pid_t pid, const struct cow_parent *cp, const char *m,
 		k += pm.seg[i].start <= (unsigned long)m &&
 		     (unsigned long)m + n * P <= pm.seg[i].start + pm.seg[i].n * P;
 	assert_int_equal(k, 1);
-	assert_int_equal(cow_scan_same_cached(pid, cp, &pm, runs, &same), 0);
+	assert_int_equal(cow_scan_same_cached(pid, -1, cp, &pm, runs, &same), 0);
 	assert_int_equal(same.nr, want->nr);
 	for (i = 0; i < same.nr; i++) {
 		assert_int_equal(same.runs[i].start, want->runs[i].start);
@@ -233,7 +233,7 @@ static void live_prefetch(pid_t pid, const struct cow_parent *cp, const char *m,
 	mem_runs_fini(&same);
 	for (i = 0; i < pm.nr; i++)
 		memset(pm.seg[i].ents, 0, pm.seg[i].n * sizeof(*pm.seg[i].ents));
-	assert_int_equal(cow_scan_same_cached(pid, cp, &pm, runs, &same), 0);
+	assert_int_equal(cow_scan_same_cached(pid, -1, cp, &pm, runs, &same), 0);
 	assert_int_equal(same.nr, 0);
 	cow_pagemap_fini(&pm);
 	vma_list_fini(&vl);
@@ -284,7 +284,7 @@ static void test_live_fork(void **state)
 						 MEM_SAVE_ANON),
 				 0);
 		assert_int_equal(cow_parent_load(getpid(), &saved, &cp), 0);
-		assert_int_equal(cow_scan_same_cached(pid, &cp, NULL, &runs, &same2), 0);
+		assert_int_equal(cow_scan_same_cached(pid, -1, &cp, NULL, &runs, &same2), 0);
 		assert_int_equal(same2.nr, 4);
 		assert_int_equal(same2.runs[2].start, (unsigned long)m + 6 * P);
 		assert_int_equal(same2.runs[2].nr_pages, 4);

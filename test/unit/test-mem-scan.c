@@ -283,7 +283,7 @@ static void test_scan_refuses(void **state)
 	v[1].end = 0x40000;
 	v[1].vm_flags = VMF_HT;
 	log_set_level(-1);
-	assert_int_equal(mem_scan_task(getpid(), &l, 0, &shm, &plan), -EOPNOTSUPP);
+	assert_int_equal(mem_scan_task(getpid(), -1, &l, 0, &shm, &plan), -EOPNOTSUPP);
 	log_set_level(DEFAULT_LOGLEVEL);
 	assert_int_equal(plan.pid, -7);
 	assert_int_equal(shm.nr, 0);
@@ -653,7 +653,7 @@ static void scan_live(const struct live *l, unsigned int flags, struct mem_plan 
 	enum mem_policy sp;
 
 	assert_int_equal(proc_parse_maps(l->child, true, &vl), 0);
-	assert_int_equal(mem_scan_task(l->child, &vl, flags & ~SEEK_UNMAPPED, &shm, plan), 0);
+	assert_int_equal(mem_scan_task(l->child, -1, &vl, flags & ~SEEK_UNMAPPED, &shm, plan), 0);
 	assert_int_equal(plan->stats.fallback, !!(flags & MEM_SCAN_FALLBACK));
 	if (flags & MEM_SCAN_FALLBACK)
 		assert_int_equal(plan->stats.nr_ioctls, 0);
@@ -674,7 +674,8 @@ static void scan_live(const struct live *l, unsigned int flags, struct mem_plan 
 	}
 	/* The grandchild's own page of the object joins the same object, once. */
 	assert_int_equal(proc_parse_maps(l->grandchild, true, &gvl), 0);
-	assert_int_equal(mem_scan_task(l->grandchild, &gvl, flags & ~SEEK_UNMAPPED, &shm, &gplan),
+	assert_int_equal(mem_scan_task(l->grandchild, -1, &gvl, flags & ~SEEK_UNMAPPED, &shm,
+				       &gplan),
 			 0);
 	check_shmem(&shm, s, both, 2);
 	assert_int_equal(shm.nr, 1);
@@ -909,7 +910,7 @@ static void test_live_fragmented(void **state)
 	kill(child, SIGSTOP);
 	assert_int_equal(waitpid(child, &status, WUNTRACED), child);
 	assert_int_equal(proc_parse_maps(child, true, &vl), 0);
-	assert_int_equal(mem_scan_task(child, &vl, 0, &shm, &plan), 0);
+	assert_int_equal(mem_scan_task(child, -1, &vl, 0, &shm, &plan), 0);
 	for (i = 0; i < plan.runs.nr; i++) {
 		const struct mem_run *r = &plan.runs.runs[i];
 
