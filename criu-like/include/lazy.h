@@ -81,6 +81,13 @@ struct lazy_src_ops {
 	/* Optional: what open_task will give, worked out before it is asked (best effort). */
 	void (*prepare)(struct lazy_src *s);
 	int (*open_task)(struct lazy_src *s, pid_t pid, struct lazy_ranges *out);
+	/*
+	 * Optional: the 2 MiB stretches of @pid's lazy memory (@todo, as open_task
+	 * gave it) that its restore would have made huge pages (lazy_thp_chunks()),
+	 * to collapse once every page is in: *@out (malloc'd) and *@n.
+	 */
+	int (*thp_chunks)(struct lazy_src *s, pid_t pid, const struct lazy_ranges *todo,
+			  uint64_t **out, size_t *n);
 	int (*read)(struct lazy_src *s, pid_t pid, uint32_t level, uint64_t off, void *buf,
 		    size_t len);
 	/*
@@ -97,6 +104,17 @@ struct lazy_src {
 	void *priv;
 };
 
+struct MmEntry;
+
+/*
+ * The 2 MiB-aligned stretches of @mm's VMAs that held transparent huge pages
+ * and that @todo's pages reach: in a VMA with MADV_HUGEPAGE, every stretch
+ * with a page of @todo (the first touch made it huge); in one that held huge
+ * pages without it (VmaEntry.thp), every stretch @todo covers whole (what the
+ * eager restorer collapses). Their starts in *@out (malloc'd), *@n of them.
+ */
+int lazy_thp_chunks(const struct MmEntry *mm, const struct lazy_ranges *todo, uint64_t **out,
+		    size_t *n);
 /* The images in directory @dirfd (@name for messages). */
 int lazy_src_local(int dirfd, const char *name, struct lazy_src *out);
 /* Where level @level of @pid's pages is: its directory relative to @dirfd, the file name. */

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compat.h"
 #include "lazy-int.h"
 #include "lazy.h"
 #include "log.h"
@@ -72,6 +73,8 @@ struct lz_task {
 	pid_t src_pid; /* whose pages (the parent's for a forked child) */
 	int uffd, pidfd;
 	struct lazy_ranges todo;
+	uint64_t *thp; /* the 2 MiB stretches to collapse once every page is in */
+	size_t nthp;
 	bool gone;
 };
 
@@ -124,6 +127,36 @@ static void kill_all(struct lz *z)
 			lazy_kill_task(z->t[i]->host, z->t[i]->pidfd);
 }
 
+/*
+ * Every page of @t is in: the stretches its VMAs held as transparent huge
+ * pages, which UFFDIO_COPY filled with small ones, collapsed into huge pages
+ * again (MADV_COLLAPSE through process_madvise(), 6.1), as the eager restorer
+ * does (Documentation/lazy-pages.md). Best effort, each on its own: without
+ * a free huge page a stretch stays in small pages, as it would at an eager
+ * restore.
+ */
+static void collapse_thp(struct lz_task *t)
+{
+	size_t done = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < t->nthp && t->pidfd >= 0; i++) {
+		struct iovec iov = { (void *)t->thp[i], 2UL << 20 };
+
+		if (syscall(__NR_process_madvise, t->pidfd, &iov, 1, MADV_COLLAPSE, 0) < 0)
+			err = neg_errno();
+		else
+			done++;
+	}
+	if (t->nthp)
+		pr_debug("pid %d: %zu of %zu 2 MiB stretches collapsed into huge pages%s%s\n",
+			 t->pid ? t->pid : t->host, done, t->nthp, err ? ", the last error: " : "",
+			 err ? strerror(-err) : "");
+	free(t->thp);
+	t->thp = NULL;
+	t->nthp = 0;
+}
+
 /* The task's pages are in, or it is gone: its uffd goes (the guard's copy first). */
 static void task_done(struct lz *z, struct lz_task *t, const char *why)
 {
@@ -134,6 +167,8 @@ static void task_done(struct lz *z, struct lz_task *t, const char *why)
 	epoll_ctl(z->ep, EPOLL_CTL_DEL, t->uffd, NULL);
 	close(t->uffd);
 	t->uffd = -1;
+	if (!t->todo.n)
+		collapse_thp(t);
 	if (t->pidfd >= 0) {
 		epoll_ctl(z->ep, EPOLL_CTL_DEL, t->pidfd, NULL);
 		close(t->pidfd);
@@ -438,6 +473,8 @@ static int recv_task(struct lz *z)
 			     .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *c;
 	struct lazy_ranges todo = { 0 };
+	uint64_t *thp = NULL;
+	size_t nthp = 0;
 	int fds[2] = { -1, -1 }, err;
 	ssize_t r = recvmsg(z->csk, &mh, MSG_CMSG_CLOEXEC);
 
@@ -477,10 +514,21 @@ static int recv_task(struct lz *z)
 	}
 	fcntl(fds[0], F_SETFL, O_NONBLOCK);
 	err = z->src.ops->open_task(&z->src, m.pid, &todo);
-	if (!err)
-		err = add_task(z, m.pid, m.pid, fds[0], fds[1], &todo);
-	else
+	if (err) {
 		pr_errno(err, "pid %d: no pages to serve from the %s", m.pid, z->src.ops->name);
+		lazy_ranges_fini(&todo);
+		return err;
+	}
+	if (z->src.ops->thp_chunks && z->src.ops->thp_chunks(&z->src, m.pid, &todo, &thp, &nthp))
+		pr_warn("pid %d: its huge pages' stretches unknown: they stay in small pages\n",
+			m.pid);
+	err = add_task(z, m.pid, m.pid, fds[0], fds[1], &todo);
+	if (!err && !z->t[z->n - 1]->gone) {
+		z->t[z->n - 1]->thp = thp;
+		z->t[z->n - 1]->nthp = nthp;
+		thp = NULL;
+	}
+	free(thp);
 	lazy_ranges_fini(&todo);
 	return err;
 }
@@ -634,6 +682,7 @@ static void lz_fini(struct lz *z, int err)
 		if (z->t[i]->pidfd >= 0)
 			close(z->t[i]->pidfd);
 		lazy_ranges_fini(&z->t[i]->todo);
+		free(z->t[i]->thp);
 		free(z->t[i]);
 	}
 	free(z->t);

@@ -4,13 +4,17 @@
  * fill: a sorted array of ranges, each naming where its contents are in the
  * page source. Faults and the prefetch remove what they filled; the uffd
  * events remove (unmap, MADV_DONTNEED/REMOVE) or move (mremap) ranges; a
- * fork copies the whole set. Pure: test/unit/test-lazy.c.
+ * fork copies the whole set. And the 2 MiB stretches to collapse into huge
+ * pages once they are in (lazy_thp_chunks()). Pure: test/unit/test-lazy.c.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "lazy.h"
+#include "mm.pb-c.h"
 
 static int reserve(struct lazy_ranges *s, size_t n)
 {
@@ -164,4 +168,58 @@ void lazy_ranges_fini(struct lazy_ranges *s)
 {
 	free(s->r);
 	*s = (struct lazy_ranges){ 0 };
+}
+
+#define THP_CHUNK (2UL << 20)
+
+/* Bytes of [@a, @b) that @s's ranges cover. */
+static uint64_t covered(const struct lazy_ranges *s, uint64_t a, uint64_t b)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = first_after(s, a); i < s->n && s->r[i].vaddr < b; i++) {
+		uint64_t lo = s->r[i].vaddr > a ? s->r[i].vaddr : a;
+		uint64_t hi = s->r[i].vaddr + s->r[i].len < b ? s->r[i].vaddr + s->r[i].len : b;
+
+		if (hi > lo)
+			sum += hi - lo;
+	}
+	return sum;
+}
+
+int lazy_thp_chunks(const MmEntry *mm, const struct lazy_ranges *todo, uint64_t **out, size_t *n)
+{
+	uint64_t *c = NULL;
+	size_t nc = 0, cap = 0;
+
+	for (size_t i = 0; i < mm->n_vmas; i++) {
+		const VmaEntry *v = mm->vmas[i];
+		bool hg = v->has_madv && (v->madv & (1ULL << MADV_HUGEPAGE)) &&
+			  !(v->madv & (1ULL << MADV_NOHUGEPAGE));
+		bool thp = v->has_thp && v->thp;
+
+		if (!hg && !thp)
+			continue;
+		for (uint64_t a = (v->start + THP_CHUNK - 1) & ~(THP_CHUNK - 1);
+		     a + THP_CHUNK <= v->end; a += THP_CHUNK) {
+			uint64_t got = covered(todo, a, a + THP_CHUNK);
+
+			if (hg ? !got : got != THP_CHUNK)
+				continue;
+			if (nc == cap) {
+				uint64_t *grown = reallocarray(c, cap ? cap * 2 : 16, sizeof(*c));
+
+				if (!grown) {
+					free(c);
+					return -ENOMEM;
+				}
+				c = grown;
+				cap = cap ? cap * 2 : 16;
+			}
+			c[nc++] = a;
+		}
+	}
+	*out = c;
+	*n = nc;
+	return 0;
 }

@@ -249,10 +249,25 @@ int lazy_src_local_where(struct lazy_src *s, pid_t pid, uint32_t level, const ch
 	return 0;
 }
 
+static int local_thp_chunks(struct lazy_src *s, pid_t pid, const struct lazy_ranges *todo,
+			    uint64_t **out, size_t *n)
+{
+	struct local_src *l = s->priv;
+	MmEntry *mm = NULL;
+	int err = img_read_one(l->dirfd, CR_IMG_MM, (uint32_t)pid, (ProtobufCMessage **)&mm);
+
+	if (!err)
+		err = lazy_thp_chunks(mm, todo, out, n);
+	if (mm)
+		protobuf_c_message_free_unpacked(&mm->base, NULL);
+	return err;
+}
+
 static const struct lazy_src_ops local_ops = {
 	.name = "images",
 	.prepare = local_prepare,
 	.open_task = local_open_task,
+	.thp_chunks = local_thp_chunks,
 	.read = local_read,
 	.map = local_map,
 	.fini = local_fini,

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "lazy.h"
+#include "mm.pb-c.h"
 #include "restore-mem.h"
 
 #define PG 4096UL
@@ -174,13 +175,57 @@ static void test_filter(void **state)
 	free(out.seg);
 }
 
+/*
+ * The stretches to collapse: in a MADV_HUGEPAGE VMA every aligned 2 MiB one
+ * with a lazy page, in a VMA that held huge pages without it (thp) only those
+ * covered whole (by two ranges here too), none under MADV_NOHUGEPAGE, and
+ * none that reaches past the VMA's end.
+ */
+static void test_thp_chunks(void **state)
+{
+	const uint64_t M2 = 2UL << 20;
+	VmaEntry hg = VMA_ENTRY__INIT, thp = VMA_ENTRY__INIT, no = VMA_ENTRY__INIT;
+	VmaEntry *vmas[] = { &hg, &thp, &no };
+	MmEntry mm = MM_ENTRY__INIT;
+	struct lazy_ranges todo = { 0 };
+	uint64_t *c = NULL;
+	size_t n = 0;
+
+	(void)state;
+	hg.start = M2 - PG;
+	hg.end = 4 * M2 + PG;
+	hg.has_madv = true;
+	hg.madv = 1ULL << MADV_HUGEPAGE;
+	thp.start = 8 * M2;
+	thp.end = 10 * M2;
+	thp.has_thp = thp.thp = true;
+	no.start = 12 * M2;
+	no.end = 14 * M2;
+	no.has_madv = true;
+	no.madv = 1ULL << MADV_HUGEPAGE | 1ULL << MADV_NOHUGEPAGE;
+	mm.vmas = vmas;
+	mm.n_vmas = 3;
+	add(&todo, M2, PG, 0); /* hg: the first stretch touched, the second not */
+	add(&todo, 4 * M2 - PG, 2 * PG, PG); /* the third touched at its end */
+	add(&todo, 8 * M2, M2 / 2, 0); /* thp: the first covered by two ranges */
+	add(&todo, 8 * M2 + M2 / 2, M2 / 2, 0);
+	add(&todo, 9 * M2, M2 - PG, 0); /* the second one page short */
+	add(&todo, 12 * M2, M2, 0); /* no: never */
+	assert_int_equal(lazy_thp_chunks(&mm, &todo, &c, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(c[0], M2);
+	assert_int_equal(c[1], 3 * M2);
+	assert_int_equal(c[2], 8 * M2);
+	free(c);
+	lazy_ranges_fini(&todo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_add_find),
-		cmocka_unit_test(test_remove),
-		cmocka_unit_test(test_move),
-		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_add_find),   cmocka_unit_test(test_remove),
+		cmocka_unit_test(test_move),	   cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_thp_chunks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
