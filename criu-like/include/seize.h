@@ -126,7 +126,7 @@ void pstree_free(struct pstree *t);
 struct seized_task *pstree_find(const struct pstree *t, pid_t pid);
 
 /*
- * seize.c: extra PTRACE_SEIZE options for thread @tid of @pid: PTRACE_O_SUSPEND_SECCOMP
+ * seize-thread.c: extra PTRACE_SEIZE options for thread @tid of @pid: PTRACE_O_SUSPEND_SECCOMP
  * (4.3, CONFIG_CHECKPOINT_RESTORE; the tracer needs CAP_SYS_ADMIN and no
  * seccomp of its own) when /proc shows it in a seccomp mode, 0 otherwise.
  * Without it the syscalls the infection injects and the parasite makes go

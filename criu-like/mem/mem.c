@@ -412,7 +412,7 @@ static struct dump_task *parent_task(struct dump_ctx *ctx, const struct dump_tas
 /*
  * The parent's pagemap over the pages its image holds (its data, its
  * PE_PARENT and its own shared pages, final: a child starts once its
- * parent's plan is made, dump_task_memory() in dump.c), read once for all
+ * parent's plan is made, dump_task_memory() in dump/tasks.c), read once for all
  * its children.
  */
 static int load_parent(struct dump_task *pdt)

@@ -95,7 +95,7 @@ int pages_spare_take(struct dump_ctx *ctx, const char *name, pid_t pid, uint64_t
 	int err = 0;
 
 	/*
-	 * A child's few pages, written while its parent's are (dump.c,
+	 * A child's few pages, written while its parent's are (dump/tasks.c,
 	 * dump_task_memory()), may come before the root's: the room, sized on
 	 * the root, stays for it.
 	 */
