@@ -9,16 +9,15 @@
  * whose restorer unmaps it again (Documentation/restore.md, "The controller's
  * heap and the forks").
  *
- * A file that loads one lists the functions it calls (an X macro), keeps
- * them in its table dl_fn (pointers of their own types), names each one
- * after its entry, and loads them once before the first call:
+ * A file that loads one lists the functions it calls (an X macro), declares
+ * the library with DL_LIB() (its table dl_fn: pointers of their own types),
+ * names each function after its entry, and calls dl_lib_load() before the
+ * first call (the load happens once per process):
  *
  *	#define CT_FUNCS(X) X(nfct_open) X(nfct_close)
- *	static struct dl_lib dl_lib = DL_LIB_INIT("libnetfilter_conntrack.so.3", "conntrack");
- *	DL_LIB_TABLE(CT_FUNCS);
+ *	DL_LIB("libnetfilter_conntrack.so.3", "conntrack", CT_FUNCS);
  *	#define nfct_open (*dl_fn.nfct_open)
- *	static void ct_lib_load(void) { if (!dl_lib_open(&dl_lib)) CT_FUNCS(DL_LIB_SYM) }
- *	... pthread_once(&dl_lib.once, ct_lib_load); if (dl_lib.err) return dl_lib.err;
+ *	... err = dl_lib_load(); if (err) return err;
  *
  * A forked child inherits what its parent loaded: load before a fork whose
  * child calls the library (dlopen() is not safe in the child of a process
@@ -46,6 +45,28 @@ struct dl_lib {
 #define DL_LIB_SYM(f)    \
 	if (!dl_lib.err) \
 		dl_fn.f = (__typeof__(f) *)dl_lib_sym(&dl_lib, #f);
+
+/*
+ * The library @so (@w: what needs it, for the messages) and the table of the
+ * functions @funcs lists, in this file: dl_lib, dl_fn, and dl_lib_load(),
+ * which loads the library and its functions once per process: 0, or -ENOENT
+ * (logged once) when it or one of them is missing.
+ */
+#define DL_LIB(so, w, funcs)                              \
+	static struct dl_lib dl_lib = DL_LIB_INIT(so, w); \
+	DL_LIB_TABLE(funcs);                              \
+	static void dl_lib_syms(void)                     \
+	{                                                 \
+		if (!dl_lib_open(&dl_lib)) {              \
+			funcs(DL_LIB_SYM)                 \
+		}                                         \
+	}                                                 \
+	static int dl_lib_load(void)                      \
+	{                                                 \
+		pthread_once(&dl_lib.once, dl_lib_syms);  \
+		return dl_lib.err;                        \
+	}                                                 \
+	static int dl_lib_load(void)
 
 /* dlopen() @l's library: 0, or -ENOENT in l->err (logged). */
 int dl_lib_open(struct dl_lib *l);

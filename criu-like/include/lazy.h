@@ -82,12 +82,12 @@ struct lazy_src_ops {
 	void (*prepare)(struct lazy_src *s);
 	int (*open_task)(struct lazy_src *s, pid_t pid, struct lazy_ranges *out);
 	/*
-	 * Optional: the 2 MiB stretches of @pid's lazy memory (@todo, as open_task
-	 * gave it) that its restore would have made huge pages (lazy_thp_chunks()),
-	 * to collapse once every page is in: *@out (malloc'd) and *@n.
+	 * Optional: the 2 MiB stretches of @pid's lazy memory (the ranges
+	 * open_task gave last) that its restore would have made huge pages
+	 * (lazy_thp_chunks()), to collapse once every page is in: *@out
+	 * (malloc'd) and *@n. Found with those ranges, from the same images.
 	 */
-	int (*thp_chunks)(struct lazy_src *s, pid_t pid, const struct lazy_ranges *todo,
-			  uint64_t **out, size_t *n);
+	int (*thp_chunks)(struct lazy_src *s, pid_t pid, uint64_t **out, size_t *n);
 	int (*read)(struct lazy_src *s, pid_t pid, uint32_t level, uint64_t off, void *buf,
 		    size_t len);
 	/*
@@ -105,6 +105,16 @@ struct lazy_src {
 };
 
 struct MmEntry;
+
+/*
+ * Add of @r the parts in VMAs of @mm that the restore registered with the
+ * uffd (rst_lazy_vma(): the rule it uses), cut at the VMA ends: one
+ * UFFDIO_COPY stays inside one VMA. The others (a private file mapping, a
+ * locked, hugetlb or PROT_NONE one) were filled by the restore itself. 0,
+ * -EINVAL (a part outside every VMA) or -ENOMEM.
+ */
+int lazy_ranges_add_lazy(struct lazy_ranges *out, const struct MmEntry *mm,
+			 const struct lazy_range *r);
 
 /*
  * The 2 MiB-aligned stretches of @mm's VMAs that held transparent huge pages

@@ -3,7 +3,7 @@
 #define CRIU_LIKE_NFQ_HOLD_H
 
 /*
- * The packet holder (net/nfq-hold.c, Documentation/network-lock.md "Holding
+ * The packet holder (net/nfq-hold*.c, nfq-holder.c, Documentation/network-lock.md "Holding
  * packets"): a small process of its own that listens on an NFQUEUE of one
  * network namespace and gives no verdict to what the lock's rules queue
  * there, until it is told to accept it all (the restored sockets exist) or

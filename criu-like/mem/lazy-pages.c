@@ -157,8 +157,12 @@ static void collapse_thp(struct lz_task *t)
 	t->nthp = 0;
 }
 
-/* The task's pages are in, or it is gone: its uffd goes (the guard's copy first). */
-static void task_done(struct lz *z, struct lz_task *t, const char *why)
+/*
+ * The task's pages are in, or it is gone (@gone: it exited or exec'd, its
+ * address space ended: nothing to collapse): its uffd goes (the guard's copy
+ * first).
+ */
+static void task_done(struct lz *z, struct lz_task *t, bool gone, const char *why)
 {
 	if (t->gone)
 		return;
@@ -167,7 +171,7 @@ static void task_done(struct lz *z, struct lz_task *t, const char *why)
 	epoll_ctl(z->ep, EPOLL_CTL_DEL, t->uffd, NULL);
 	close(t->uffd);
 	t->uffd = -1;
-	if (!t->todo.n)
+	if (!gone && !t->todo.n)
 		collapse_thp(t);
 	if (t->pidfd >= 0) {
 		epoll_ctl(z->ep, EPOLL_CTL_DEL, t->pidfd, NULL);
@@ -229,7 +233,7 @@ static int add_task(struct lz *z, pid_t pid, pid_t src_pid, int uffd, int pidfd,
 	else
 		pr_info("pid %d: %lu bytes to serve\n", pid ? pid : t->host, t->todo.bytes);
 	if (!err && !t->todo.n)
-		task_done(z, t, "nothing lazy");
+		task_done(z, t, false, "nothing lazy");
 	return err;
 }
 
@@ -419,13 +423,13 @@ static int drain(struct lz *z, size_t i)
 	}
 	if (err == -ESRCH) {
 		/* its address space is gone (exit, exec) */
-		task_done(z, z->t[i], "gone");
+		task_done(z, z->t[i], true, "gone");
 		return 0;
 	}
 	if (err)
 		pr_errno(err, "task %u (pid %d): cannot serve a fault", z->t[i]->id, z->t[i]->pid);
 	if (!err && !z->t[i]->gone && !z->t[i]->todo.n)
-		task_done(z, z->t[i], "every page in");
+		task_done(z, z->t[i], false, "every page in");
 	return err;
 }
 
@@ -446,7 +450,7 @@ static bool prefetch(struct lz *z, int *err)
 			*err = drain(z, (z->rr + z->n - 1) % z->n);
 		} else if (*err == -ESRCH) {
 			*err = 0;
-			task_done(z, t, "gone");
+			task_done(z, t, true, "gone");
 		} else if (*err == -ENOENT || *err == -EFAULT) {
 			/* unmapped behind an event not read yet: nothing to fill there */
 			*err = lazy_ranges_remove(&t->todo, start, start + len);
@@ -454,7 +458,7 @@ static bool prefetch(struct lz *z, int *err)
 			z->st.prefetched++;
 		}
 		if (!*err && !t->gone && !t->todo.n)
-			task_done(z, t, "every page in");
+			task_done(z, t, false, "every page in");
 		return true;
 	}
 	return false;
@@ -519,7 +523,7 @@ static int recv_task(struct lz *z)
 		lazy_ranges_fini(&todo);
 		return err;
 	}
-	if (z->src.ops->thp_chunks && z->src.ops->thp_chunks(&z->src, m.pid, &todo, &thp, &nthp))
+	if (z->src.ops->thp_chunks && z->src.ops->thp_chunks(&z->src, m.pid, &thp, &nthp))
 		pr_warn("pid %d: its huge pages' stretches unknown: they stay in small pages\n",
 			m.pid);
 	err = add_task(z, m.pid, m.pid, fds[0], fds[1], &todo);
@@ -596,7 +600,7 @@ static int on_event(struct lz *z, uint64_t key)
 	case EP_TASK_UFFD:
 		return drain(z, idx);
 	case EP_TASK_PID:
-		task_done(z, z->t[idx], "exited");
+		task_done(z, z->t[idx], true, "exited");
 		return 0;
 	}
 	return 0;
@@ -676,7 +680,7 @@ static void lz_fini(struct lz *z, int err)
 	lazy_copier_stop(&z->cp);
 	for (size_t i = 0; i < z->n; i++) {
 		if (!z->t[i]->gone && !err)
-			task_done(z, z->t[i], "daemon exit");
+			task_done(z, z->t[i], false, "daemon exit");
 		if (z->t[i]->uffd >= 0)
 			close(z->t[i]->uffd);
 		if (z->t[i]->pidfd >= 0)

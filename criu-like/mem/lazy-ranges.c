@@ -4,7 +4,8 @@
  * fill: a sorted array of ranges, each naming where its contents are in the
  * page source. Faults and the prefetch remove what they filled; the uffd
  * events remove (unmap, MADV_DONTNEED/REMOVE) or move (mremap) ranges; a
- * fork copies the whole set. And the 2 MiB stretches to collapse into huge
+ * fork copies the whole set. What goes in: the pages of the VMAs the restore
+ * left lazy (lazy_ranges_add_lazy()). And the 2 MiB stretches to collapse into huge
  * pages once they are in (lazy_thp_chunks()). Pure: test/unit/test-lazy.c.
  */
 #include <errno.h>
@@ -14,6 +15,9 @@
 #include <sys/mman.h>
 
 #include "lazy.h"
+#include "restore-mem.h"
+#include "util.h"
+
 #include "mm.pb-c.h"
 
 static int reserve(struct lazy_ranges *s, size_t n)
@@ -173,6 +177,30 @@ void lazy_ranges_fini(struct lazy_ranges *s)
 #define THP_CHUNK (2UL << 20)
 
 /* Bytes of [@a, @b) that @s's ranges cover. */
+int lazy_ranges_add_lazy(struct lazy_ranges *out, const MmEntry *mm, const struct lazy_range *r)
+{
+	struct lazy_range rest = *r;
+	int err = 0;
+
+	for (size_t i = 0; i < mm->n_vmas && rest.len && !err; i++) {
+		const VmaEntry *v = mm->vmas[i];
+		struct lazy_range piece = rest;
+
+		if (v->end <= rest.vaddr || v->start >= rest.vaddr + rest.len)
+			continue;
+		if (v->start > rest.vaddr) /* not in any VMA: rst_plan_runs() refused it */
+			return -EINVAL;
+		piece.len = min(rest.len, v->end - rest.vaddr);
+		/* the restore filled this VMA itself: never registered, not ours */
+		if (rst_lazy_vma(v))
+			err = lazy_ranges_add(out, &piece);
+		rest.vaddr += piece.len;
+		rest.off += piece.len;
+		rest.len -= piece.len;
+	}
+	return err ?: rest.len ? -EINVAL : 0;
+}
+
 static uint64_t covered(const struct lazy_ranges *s, uint64_t a, uint64_t b)
 {
 	uint64_t sum = 0;

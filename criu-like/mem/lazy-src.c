@@ -28,6 +28,10 @@ struct local_task {
 	size_t *map_len;
 	struct lazy_ranges todo; /* resolved ahead (local_prepare()), until its task comes */
 	bool ready; /* todo holds the ranges open_task gives */
+	/* the stretches to collapse of the last ranges resolved, from the same mm image */
+	uint64_t *thp;
+	size_t nthp;
+	int thp_err;
 };
 
 struct local_src {
@@ -45,32 +49,20 @@ static struct local_task *local_find(struct local_src *l, pid_t pid)
 	return NULL;
 }
 
-/*
- * Add @r cut at the VMA ends of @mm: one UFFDIO_COPY must stay inside one
- * VMA, and runs of the pagemap cross the boundary of two that touch.
- */
-static int add_split(struct lazy_ranges *out, const MmEntry *mm, struct lazy_range r)
+/* The stretches to collapse over @todo (lazy_thp_chunks()), for local_thp_chunks(). */
+static void thp_note(struct local_task *t, const MmEntry *mm, const struct lazy_ranges *todo)
 {
-	int err = 0;
-
-	for (size_t i = 0; i < mm->n_vmas && r.len && !err; i++) {
-		const VmaEntry *v = mm->vmas[i];
-		struct lazy_range piece = r;
-
-		if (v->end <= r.vaddr || v->start >= r.vaddr + r.len)
-			continue;
-		if (v->start > r.vaddr) /* not in any VMA: rst_plan_runs() refused it */
-			return -EINVAL;
-		piece.len = min(r.len, v->end - r.vaddr);
-		err = lazy_ranges_add(out, &piece);
-		r.vaddr += piece.len;
-		r.off += piece.len;
-		r.len -= piece.len;
-	}
-	return err ?: r.len ? -EINVAL : 0;
+	free(t->thp);
+	t->thp = NULL;
+	t->nthp = 0;
+	t->thp_err = lazy_thp_chunks(mm, todo, &t->thp, &t->nthp);
 }
 
-/* @pid's chain resolved into the ranges still to come, @out. */
+/*
+ * @pid's chain resolved into the ranges still to come, @out: the pages of
+ * the VMAs its restore left lazy. Its mm image, read once, also gives the
+ * stretches to collapse over them (thp_note()).
+ */
 static int local_resolve(struct local_src *l, pid_t pid, struct lazy_ranges *out)
 {
 	struct local_task *t = local_find(l, pid), *nt;
@@ -102,12 +94,14 @@ static int local_resolve(struct local_src *l, pid_t pid, struct lazy_ranges *out
 			pr_err("pid %d: level %u of its chain has no pages image\n", pid, g->level);
 			err = -ENOENT;
 		} else {
-			err = add_split(out, mm, r);
+			err = lazy_ranges_add_lazy(out, mm, &r);
 			if (err == -EINVAL)
 				pr_err("pid %d: pages %lx+%lu outside its VMAs\n", pid, r.vaddr,
 				       r.len);
 		}
 	}
+	if (!err)
+		thp_note(t, mm, out);
 	if (mm)
 		protobuf_c_message_free_unpacked(&mm->base, NULL);
 	return err;
@@ -228,6 +222,7 @@ static void local_fini(struct lazy_src *s)
 				munmap(t->maps[k], t->map_len[k]);
 		free(t->maps);
 		free(t->map_len);
+		free(t->thp);
 		lazy_ranges_fini(&t->todo);
 		rst_pages_map_fini(&t->map);
 	}
@@ -249,18 +244,19 @@ int lazy_src_local_where(struct lazy_src *s, pid_t pid, uint32_t level, const ch
 	return 0;
 }
 
-static int local_thp_chunks(struct lazy_src *s, pid_t pid, const struct lazy_ranges *todo,
-			    uint64_t **out, size_t *n)
+/* What local_resolve() found with the ranges open_task gave last, handed over once. */
+static int local_thp_chunks(struct lazy_src *s, pid_t pid, uint64_t **out, size_t *n)
 {
-	struct local_src *l = s->priv;
-	MmEntry *mm = NULL;
-	int err = img_read_one(l->dirfd, CR_IMG_MM, (uint32_t)pid, (ProtobufCMessage **)&mm);
+	struct local_task *t = local_find(s->priv, pid);
 
-	if (!err)
-		err = lazy_thp_chunks(mm, todo, out, n);
-	if (mm)
-		protobuf_c_message_free_unpacked(&mm->base, NULL);
-	return err;
+	if (!t)
+		return -ENOENT;
+	if (t->thp_err)
+		return t->thp_err;
+	*out = TAKE_PTR(t->thp);
+	*n = t->nthp;
+	t->nthp = 0;
+	return 0;
 }
 
 static const struct lazy_src_ops local_ops = {

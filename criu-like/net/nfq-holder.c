@@ -55,15 +55,7 @@
 	X(nfq_set_verdict_batch)  \
 	X(nfnl_rcvbufsiz)
 
-static struct dl_lib dl_lib = DL_LIB_INIT("libnetfilter_queue.so.1", "the packet holder");
-DL_LIB_TABLE(NFQ_FUNCS);
-
-static void nfq_load(void)
-{
-	if (!dl_lib_open(&dl_lib)) {
-		NFQ_FUNCS(DL_LIB_SYM)
-	}
-}
+DL_LIB("libnetfilter_queue.so.1", "the packet holder", NFQ_FUNCS);
 
 /* Every call below goes through the table: the names stand for its entries. */
 #define nfq_close (*dl_fn.nfq_close)
@@ -430,10 +422,10 @@ int nfq_hold_start(const char *name, struct nfq_hold **ret)
 	if (strlen(name) >= sizeof(h->name))
 		return -ENAMETOOLONG;
 	/* the holder, a fork, calls the library: loaded here, before the fork */
-	pthread_once(&dl_lib.once, nfq_load);
-	if (dl_lib.err) {
+	err = dl_lib_load();
+	if (err) {
 		pr_warn("cannot hold packets: they are dropped, peers retransmit\n");
-		return dl_lib.err;
+		return err;
 	}
 	if (pipe2(pfd, O_CLOEXEC))
 		return neg_errno();

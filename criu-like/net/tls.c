@@ -8,16 +8,14 @@
  * certificate against the CA and its name against --address, unless
  * --tls-no-cn-verify.
  *
- * GnuTLS is loaded at the first TLS connection (dlopen("libgnutls.so.30")),
- * not linked: its load and its constructors (about 1.3 ms here) would slow
+ * GnuTLS is loaded at the first TLS connection (dlopen("libgnutls.so.30"),
+ * include/dl-lib.h), not linked: its load and its constructors (about 1.3 ms here) would slow
  * the start of every run, a restore's included, which is inside the pause of
  * the restored tree's connections (Documentation/network-lock.md).
  */
 #define LOG_PREFIX "tls: "
 
-#include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,6 +23,7 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 
+#include "dl-lib.h"
 #include "log.h"
 #include "page-server.h"
 #include "util.h"
@@ -62,55 +61,32 @@
 	X(gnutls_strerror)                              \
 	X(gnutls_transport_set_int2)
 
-#define TLS_PTR(f) __typeof__(f) *f;
-static struct {
-	TLS_FUNCS(TLS_PTR)
-} gt;
-static int gt_err; /* 0 loaded, or -errno once the load failed */
-static pthread_once_t gt_once = PTHREAD_ONCE_INIT;
-
-static void gt_load(void)
-{
-	void *dl = dlopen(TLS_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-
-	if (!dl) {
-		pr_err("TLS needs GnuTLS: cannot load %s: %s\n", TLS_SONAME, dlerror());
-		gt_err = -ENOENT;
-		return;
-	}
-#define TLS_SYM(f)                                                                         \
-	if (!gt_err && !(gt.f = (__typeof__(f) *)dlsym(dl, #f))) {                         \
-		pr_err("TLS needs GnuTLS: %s has no %s: %s\n", TLS_SONAME, #f, dlerror()); \
-		gt_err = -ENOENT;                                                          \
-	}
-	TLS_FUNCS(TLS_SYM)
-#undef TLS_SYM
-}
+DL_LIB(TLS_SONAME, "TLS", TLS_FUNCS);
 
 /* Every call below goes through the table: the names stand for its entries. */
-#define gnutls_certificate_allocate_credentials (*gt.gnutls_certificate_allocate_credentials)
-#define gnutls_certificate_free_credentials (*gt.gnutls_certificate_free_credentials)
-#define gnutls_certificate_server_set_request (*gt.gnutls_certificate_server_set_request)
-#define gnutls_certificate_set_x509_crl_file (*gt.gnutls_certificate_set_x509_crl_file)
-#define gnutls_certificate_set_x509_key_file (*gt.gnutls_certificate_set_x509_key_file)
-#define gnutls_certificate_set_x509_trust_file (*gt.gnutls_certificate_set_x509_trust_file)
+#define gnutls_certificate_allocate_credentials (*dl_fn.gnutls_certificate_allocate_credentials)
+#define gnutls_certificate_free_credentials (*dl_fn.gnutls_certificate_free_credentials)
+#define gnutls_certificate_server_set_request (*dl_fn.gnutls_certificate_server_set_request)
+#define gnutls_certificate_set_x509_crl_file (*dl_fn.gnutls_certificate_set_x509_crl_file)
+#define gnutls_certificate_set_x509_key_file (*dl_fn.gnutls_certificate_set_x509_key_file)
+#define gnutls_certificate_set_x509_trust_file (*dl_fn.gnutls_certificate_set_x509_trust_file)
 #define gnutls_certificate_verification_status_print \
-	(*gt.gnutls_certificate_verification_status_print)
-#define gnutls_certificate_verify_peers3 (*gt.gnutls_certificate_verify_peers3)
-#define gnutls_credentials_set (*gt.gnutls_credentials_set)
-#define gnutls_deinit (*gt.gnutls_deinit)
-#define gnutls_error_is_fatal (*gt.gnutls_error_is_fatal)
-#define gnutls_free (*gt.gnutls_free)
-#define gnutls_handshake (*gt.gnutls_handshake)
-#define gnutls_handshake_set_timeout (*gt.gnutls_handshake_set_timeout)
-#define gnutls_init (*gt.gnutls_init)
-#define gnutls_protocol_get_name (*gt.gnutls_protocol_get_name)
-#define gnutls_protocol_get_version (*gt.gnutls_protocol_get_version)
-#define gnutls_record_recv (*gt.gnutls_record_recv)
-#define gnutls_record_send (*gt.gnutls_record_send)
-#define gnutls_set_default_priority (*gt.gnutls_set_default_priority)
-#define gnutls_strerror (*gt.gnutls_strerror)
-#define gnutls_transport_set_int2 (*gt.gnutls_transport_set_int2)
+	(*dl_fn.gnutls_certificate_verification_status_print)
+#define gnutls_certificate_verify_peers3 (*dl_fn.gnutls_certificate_verify_peers3)
+#define gnutls_credentials_set (*dl_fn.gnutls_credentials_set)
+#define gnutls_deinit (*dl_fn.gnutls_deinit)
+#define gnutls_error_is_fatal (*dl_fn.gnutls_error_is_fatal)
+#define gnutls_free (*dl_fn.gnutls_free)
+#define gnutls_handshake (*dl_fn.gnutls_handshake)
+#define gnutls_handshake_set_timeout (*dl_fn.gnutls_handshake_set_timeout)
+#define gnutls_init (*dl_fn.gnutls_init)
+#define gnutls_protocol_get_name (*dl_fn.gnutls_protocol_get_name)
+#define gnutls_protocol_get_version (*dl_fn.gnutls_protocol_get_version)
+#define gnutls_record_recv (*dl_fn.gnutls_record_recv)
+#define gnutls_record_send (*dl_fn.gnutls_record_send)
+#define gnutls_set_default_priority (*dl_fn.gnutls_set_default_priority)
+#define gnutls_strerror (*dl_fn.gnutls_strerror)
+#define gnutls_transport_set_int2 (*dl_fn.gnutls_transport_set_int2)
 
 struct tls {
 	gnutls_session_t s;
@@ -195,9 +171,9 @@ static int handshake(struct ps_conn *c, const struct cr_options *o, bool server,
 	struct tls *t;
 	int ret, err;
 
-	pthread_once(&gt_once, gt_load);
-	if (gt_err)
-		return gt_err;
+	err = dl_lib_load();
+	if (err)
+		return err;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;

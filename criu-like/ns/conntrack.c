@@ -66,22 +66,7 @@
 	X(nfexp_query)             \
 	X(nfexp_snprintf)
 
-static struct dl_lib dl_lib = DL_LIB_INIT("libnetfilter_conntrack.so.3", "conntrack");
-DL_LIB_TABLE(CT_FUNCS);
-
-static void ct_lib_load(void)
-{
-	if (!dl_lib_open(&dl_lib)) {
-		CT_FUNCS(DL_LIB_SYM)
-	}
-}
-
-/* 0 once the library is loaded (once per process), or -ENOENT (logged once). */
-static int ct_lib(void)
-{
-	pthread_once(&dl_lib.once, ct_lib_load);
-	return dl_lib.err;
-}
+DL_LIB("libnetfilter_conntrack.so.3", "conntrack", CT_FUNCS);
 
 /* Every call below goes through the table: the names stand for its entries. */
 #define nfct_attr_is_set (*dl_fn.nfct_attr_is_set)
@@ -179,7 +164,7 @@ int ct_entry_from(const struct nf_conntrack *ct, struct ct_entry_buf *b)
 {
 	ConntrackEntry *e = &b->e;
 	const struct nfct_bitmask *labels;
-	int err = ct_lib();
+	int err = dl_lib_load();
 
 	if (err)
 		return err;
@@ -308,7 +293,7 @@ struct nf_conntrack *ct_entry_to(const ConntrackEntry *e)
 {
 	struct nf_conntrack *ct;
 	CtTupleEntry unnat;
-	int err = ct_lib();
+	int err = dl_lib_load();
 
 	if (err) {
 		errno = -err;
@@ -549,7 +534,7 @@ static int read_table(struct ct_read *r)
 
 void ct_prefetch(void)
 {
-	ct_lib();
+	dl_lib_load();
 }
 
 int ct_dump(pid_t pid, int dirfd, uint32_t id)
@@ -560,7 +545,7 @@ int ct_dump(pid_t pid, int dirfd, uint32_t id)
 	size_t i;
 	int err;
 
-	err = ct_lib();
+	err = dl_lib_load();
 	if (!err)
 		err = check_expectations(&r);
 	if (!err)
@@ -614,7 +599,7 @@ int ct_restore(const ConntrackTable *t)
 
 	if (!t || !t->n_entries)
 		return 0;
-	err = ct_lib();
+	err = dl_lib_load();
 	if (err)
 		return err;
 	h = nfct_open(CONNTRACK, 0);

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# Packets held by the network lock (net/nfq-hold.c), run by netlock-hold.sh in
+# Packets held by the network lock (net/nfq-hold*.c, nfq-holder.c), run by netlock-hold.sh in
 # a network namespace of its own whose minimum retransmission timeout is 3 s
 # (net.ipv4.tcp_rto_min_us): a client whose data waited for a retransmission
 # counts it in TCP_INFO's tcpi_total_retrans, one whose data was held and

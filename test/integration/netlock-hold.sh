@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# The packets the network lock holds (net/nfq-hold.c, Documentation/network-lock.md
+# The packets the network lock holds (net/nfq-hold*.c, nfq-holder.c, Documentation/network-lock.md
 # "Holding packets"): data sent to a frozen or killed tree reaches the restored one
 # without waiting for a retransmission; --no-packet-hold drops; dump -R; a killed
 # holder drops and leaves nothing behind. In a network namespace of its own whose

@@ -311,7 +311,7 @@ def failed_dump(kind):
             fail("%s: the dump did not lock both ends before failing:\n%s" % (what, text[-3000:]))
             return
         # the lock of the kind asked; nftables through libnftables unless told the tool (the
-        # packet holder may look at table raw with nftables whatever the lock: nfq-hold.c)
+        # packet holder may look at table raw with nftables whatever the lock: nfq-hold-rules.c)
         lib = kind == "nftables" and os.environ.get("CRIU_LIKE_NFT") != "cli"
         if kind == "iptables" and not re.search(r"net-lock: iptables \S+: \d+ connections? locked",
                                                 text):

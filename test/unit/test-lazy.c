@@ -3,7 +3,8 @@
  * The pure logic of lazy restore: the lazy-pages daemon's bookkeeping of
  * the pages still to come (mem/lazy-ranges.c: fill, unmap, MADV_DONTNEED,
  * mremap, fork), and the restore's choice of what stays lazy
- * (rst_lazy_filter(), rst_lazy_vma() of mem/restore-mem-plan.c).
+ * (rst_lazy_filter(), rst_lazy_vma() of mem/restore-mem-plan.c), which the
+ * daemon's queue follows (lazy_ranges_add_lazy()).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -176,6 +177,60 @@ static void test_filter(void **state)
 }
 
 /*
+ * What the daemon queues of a pagemap run: the parts in the VMAs the restore
+ * registered (rst_lazy_vma()), cut at their ends with the offsets following;
+ * not the private file mapping, the locked or the hugetlb VMA the restore
+ * filled itself. A run reaching a hole between VMAs is refused.
+ */
+static void test_add_lazy(void **state)
+{
+	VmaEntry v[5];
+	VmaEntry *vp[5] = {
+		vma(&v[0], 0x10000, 0x20000, VMA_KIND__VMA_FILE_PRIVATE, PROT_READ, MAP_PRIVATE),
+		vma(&v[1], 0x20000, 0x30000, VMA_KIND__VMA_ANON_PRIVATE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS),
+		vma(&v[2], 0x30000, 0x40000, VMA_KIND__VMA_ANON_PRIVATE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_LOCKED),
+		vma(&v[3], 0x40000, 0x50000, VMA_KIND__VMA_HEAP, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS),
+		vma(&v[4], 0x60000, 0x70000, VMA_KIND__VMA_ANON_PRIVATE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB),
+	};
+	MmEntry mm;
+	struct lazy_ranges s = { 0 };
+	struct lazy_range r = {
+		.vaddr = 0x18000, .len = 0x30000, .off = 0x2000, .level = 1, .entry = 7
+	};
+	struct lazy_range file = { .vaddr = 0x10000, .len = 0x8000 };
+	struct lazy_range huge = { .vaddr = 0x60000, .len = 0x10000 };
+	struct lazy_range hole = { .vaddr = 0x48000, .len = 0x10000 };
+
+	(void)state;
+	mm_entry__init(&mm);
+	mm.n_vmas = 5;
+	mm.vmas = vp;
+	assert_int_equal(lazy_ranges_add_lazy(&s, &mm, &r), 0);
+	/* [0x18000, 0x48000): the file part and the locked VMA left out */
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.r[0].vaddr, 0x20000);
+	assert_int_equal(s.r[0].len, 0x10000);
+	assert_int_equal(s.r[0].off, 0x2000 + 0x8000);
+	assert_int_equal(s.r[0].level, 1);
+	assert_int_equal(s.r[0].entry, 7);
+	assert_int_equal(s.r[1].vaddr, 0x40000);
+	assert_int_equal(s.r[1].len, 0x8000);
+	assert_int_equal(s.r[1].off, 0x2000 + 0x28000);
+	assert_int_equal(s.bytes, 0x18000);
+	/* wholly in VMAs the restore filled: nothing queued */
+	assert_int_equal(lazy_ranges_add_lazy(&s, &mm, &file), 0);
+	assert_int_equal(lazy_ranges_add_lazy(&s, &mm, &huge), 0);
+	assert_int_equal(s.n, 2);
+	/* past the heap's end into the hole before the hugetlb VMA */
+	assert_int_equal(lazy_ranges_add_lazy(&s, &mm, &hole), -EINVAL);
+	lazy_ranges_fini(&s);
+}
+
+/*
  * The stretches to collapse: in a MADV_HUGEPAGE VMA every aligned 2 MiB one
  * with a lazy page, in a VMA that held huge pages without it (thp) only those
  * covered whole (by two ranges here too), none under MADV_NOHUGEPAGE, and
@@ -225,7 +280,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_add_find),   cmocka_unit_test(test_remove),
 		cmocka_unit_test(test_move),	   cmocka_unit_test(test_filter),
-		cmocka_unit_test(test_thp_chunks),
+		cmocka_unit_test(test_thp_chunks), cmocka_unit_test(test_add_lazy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
