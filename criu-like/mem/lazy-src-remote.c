@@ -122,6 +122,14 @@ static int remote_open_task(struct lazy_src *s, pid_t pid, struct lazy_ranges *o
 	return r->local.ops->open_task(&r->local, pid, out);
 }
 
+/* The mirror holds the task's mm image: its stretches to collapse are the local source's. */
+static int remote_thp_chunks(struct lazy_src *s, pid_t pid, uint64_t **out, size_t *n)
+{
+	struct remote_src *r = s->priv;
+
+	return r->local.ops->thp_chunks(&r->local, pid, out, n);
+}
+
 static int remote_read(struct lazy_src *s, pid_t pid, uint32_t level, uint64_t off, void *buf,
 		       size_t len)
 {
@@ -203,6 +211,7 @@ static void remote_fini(struct lazy_src *s)
 static const struct lazy_src_ops remote_ops = {
 	.name = "page server",
 	.open_task = remote_open_task,
+	.thp_chunks = remote_thp_chunks,
 	.read = remote_read,
 	.fini = remote_fini,
 };

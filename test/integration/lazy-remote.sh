@@ -61,7 +61,8 @@ wait_child() {
 # a free port of 127.0.0.1 (the kernel's pick)
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
-setsid "$V" 16 "$tmp/mem" >"$tmp/out" 2>&1 </dev/null &
+# its 16 MiB MADV_HUGEPAGE: the daemon collapses them once they are in
+PREDUMP_VICTIM_THP=1 setsid "$V" 16 "$tmp/mem" >"$tmp/out" 2>&1 </dev/null &
 vp=$!
 wait_line ready
 mkdir "$tmp/p1" "$tmp/d2"
@@ -103,6 +104,10 @@ kill -USR1 $vp
 wait_line saved
 cmp -s "$tmp/mem.A" "$tmp/mem.B" ||
 	{ echo "FAIL: memory differs after a lazy restore from a page server"; fail=1; }
+# the daemon collapsed the MADV_HUGEPAGE stretches (from the mirror's mm image) before it exited
+thp=$(awk '/^AnonHugePages:/ { print $2 }' /proc/$vp/smaps_rollup)
+grep -q "stretches collapsed into huge pages" "$tmp/d2/lazy.log" && [ "${thp:-0}" -gt 0 ] ||
+	{ echo "FAIL: no huge page after a lazy restore from a page server (AnonHugePages ${thp:-?} kB)"; fail=1; }
 kill -KILL $vp
 
 say "2. the page server killed while every page is still lazy"

@@ -11,6 +11,9 @@
  * the first exits, the second execs "predump-victim sleep FILE" (a new
  * address space), and the third exits 50 ms later (once its memory has
  * been protected, before it is copied), racing the pre-dump.
+ *
+ * With PREDUMP_VICTIM_THP=1 in its environment (lazy-remote.sh), the large
+ * region is MADV_HUGEPAGE before its first touch.
  */
 #include <signal.h>
 #include <stdbool.h>
@@ -85,6 +88,8 @@ int main(int argc, char **argv)
 	big = mmap(NULL, big_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	moving = mmap(NULL, moving_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (big == MAP_FAILED || moving == MAP_FAILED)
+		return 1;
+	if (getenv("PREDUMP_VICTIM_THP") && madvise(big, big_len, MADV_HUGEPAGE))
 		return 1;
 	for (i = 0; i < big_len; i += 4096)
 		memset(big + i, (int)(i >> 12), 64);
