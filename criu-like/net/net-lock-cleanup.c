@@ -44,10 +44,16 @@ int netlock_list(enum netlock_kind kind, char ***ret)
 	int err;
 
 	if (kind == NETLOCK_NFTABLES) {
-		struct nft_runner *r = nft_runner_open();
+		/* the kernel's answer on a netlink socket; libnftables (3-5 ms) if it has none */
+		err = nft_inet_tables(&a);
+		if (err) {
+			struct nft_runner *r = nft_runner_open();
 
-		err = nft_list(r, &a);
-		nft_runner_close(r);
+			pr_debug("the inet tables not listed through netlink (%s): through nft\n",
+				 strerror(-err));
+			err = nft_list(r, &a);
+			nft_runner_close(r);
+		}
 	} else {
 		/* no tool, no lock of its kind: quiet; a tool that fails says why */
 		err = find_tool("iptables", path, sizeof(path));

@@ -42,11 +42,17 @@ bool nft_available(const struct nft_runner *r);
 int nft_exec(struct nft_runner *r, const char *script, char **ret_out, bool quiet);
 /*
  * Does table inet @name exist in this thread's network namespace? One
- * NFT_MSG_GETTABLE on a netlink socket (about 0.05 ms), not libnftables,
+ * NFT_MSG_GETTABLE on a netlink socket (about 0.05 ms, net/nft-netlink.c), not libnftables,
  * whose load and cache cost 1.2-1.4 ms on a restore's path: 1 or 0, or
  * -errno when the kernel could not say (the caller asks libnftables).
  */
 int nft_table_exists(const char *name);
+/*
+ * `nft list tables` of the inet family, from the same netlink socket: one
+ * "table inet NAME" line each in *@ret (malloc'ed), or -errno when the kernel
+ * could not say (the caller asks libnftables).
+ */
+int nft_inet_tables(char **ret);
 
 /* iptables-restore -w --noflush (ip6tables-restore for AF_INET6) with @script. */
 int ipt_restore(int family, const char *script, bool quiet);

@@ -4,7 +4,8 @@
  * iptables-restore text for IPv4 and IPv6 tuples, the names, the parsing of
  * `nft list tables` and `iptables -S`, the crash-cleanup rule, the
  * --network-lock values and the tuples the net-lock command takes; and,
- * live in a network namespace of its own, nft_table_exists().
+ * live in a network namespace of its own, nft_table_exists() and
+ * nft_inet_tables().
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -641,6 +642,35 @@ static void test_raw_bare(void **state)
  * runner and for one that is not there, in a network namespace of a child
  * of its own (root and nftables needed, else skipped).
  */
+/*
+ * nft_inet_tables() in that namespace: the inet tables only, one line each,
+ * the names netlock_list_names() then finds the same as in libnftables'
+ * `list tables`.
+ */
+static int inet_tables_check(struct nft_runner *r)
+{
+	_cleanup_free_ char *nl = NULL, *lib = NULL, **a = NULL, **b = NULL;
+	int i;
+
+	if (nft_exec(r, "add table inet criu_like_1_2\nadd table ip criu_like_3_4\n", NULL, true))
+		return 10;
+	if (nft_inet_tables(&nl))
+		return 11;
+	if (strcmp(nl, "table inet criu_like_test_t\ntable inet criu_like_1_2\n") &&
+	    strcmp(nl, "table inet criu_like_1_2\ntable inet criu_like_test_t\n"))
+		return 12;
+	if (nft_exec(r, "list tables\n", &lib, true))
+		return 13;
+	a = netlock_list_names(NETLOCK_NFTABLES, nl);
+	b = netlock_list_names(NETLOCK_NFTABLES, lib);
+	if (!a || !b)
+		return 14;
+	for (i = 0; a[i] && b[i]; i++)
+		if (strcmp(a[i], b[i]))
+			return 15;
+	return a[i] || b[i] || i != 2 ? 16 : 0;
+}
+
 static int table_exists_child(void)
 {
 	struct nft_runner *r;
@@ -650,6 +680,12 @@ static int table_exists_child(void)
 		return 77;
 	if (nft_table_exists("criu_like_test_t") != 0)
 		return 1;
+	{
+		_cleanup_free_ char *none = NULL;
+
+		if (nft_inet_tables(&none) || strcmp(none, ""))
+			return 5;
+	}
 	r = nft_runner_open();
 	if (!r || nft_exec(r, "add table inet criu_like_test_t\n", NULL, true))
 		return 77;
@@ -658,6 +694,8 @@ static int table_exists_child(void)
 		ret = 3;
 	if (!ret && nft_table_exists("criu_like_test_t2") != 0)
 		ret = 4;
+	if (!ret)
+		ret = inet_tables_check(r);
 	nft_runner_close(r);
 	return ret;
 }
