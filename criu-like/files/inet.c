@@ -423,7 +423,7 @@ static int isk_bind(int sk, const InetSkEntry *e, uint32_t id)
 	char ends[INET_ENDS_STRLEN];
 	struct sockaddr_storage sa;
 	socklen_t len;
-	int err;
+	int err, tries = 0;
 
 	if (!e->has_src_port)
 		return 0;
@@ -437,9 +437,14 @@ static int isk_bind(int sk, const InetSkEntry *e, uint32_t id)
 	 * RST of a listener's unaccepted children) may still be on their way
 	 * over loopback, the port held by an orphan that goes within a moment.
 	 */
-	for (int tries = 0; err == -EADDRINUSE && tries < BIND_RETRIES; tries++) {
+	for (; err == -EADDRINUSE && tries < BIND_RETRIES; tries++) {
 		usleep(BIND_RETRY_US);
 		err = inet_bind_tentative(sk, &sa, len);
+	}
+	if (tries) {
+		inet_entry_ends(e, ends, sizeof(ends));
+		pr_info("file %u: %s in use, bound after %d tries %d us apart\n", id, ends, tries,
+			BIND_RETRY_US);
 	}
 	if (err) {
 		inet_entry_ends(e, ends, sizeof(ends));

@@ -175,6 +175,8 @@ uint64_t mem_zero_pfn(void);
  * before its freeze protects those again. -EOPNOTSUPP on the pagemap path.
  */
 #define MEM_SCAN_UNPROTECTED (1U << 1)
+/* Leave out the VMAs mem_scan_since() takes (mem_vma_since_ok()): a final dump on a chain. */
+#define MEM_SCAN_NO_SINCE (1U << 2)
 
 /*
  * Classify every VMA of @vmas (smaps of @pid, which must be stopped) and scan
@@ -209,7 +211,36 @@ int mem_scan_written(pid_t pid, const struct vma_list *vmas, struct mem_plan *re
  * appended to @written (sorted). 0 or -errno (logged).
  */
 int mem_scan_tracked(pid_t pid, const struct vma_list *vmas, const enum mem_policy *policy,
-		     struct mem_runs *written, bool *untracked);
+		     bool skip_since, struct mem_runs *written, bool *untracked);
+
+/*
+ * The pages of [@start, @end) that @policy saves, appended to @out (sorted);
+ * with @unprotected, only those that read as written (no uffd-wp bit). 0 or
+ * -errno.
+ */
+int mem_scan_range(pid_t pid, int pagemap_fd, unsigned long start, unsigned long end,
+		   enum mem_policy policy, bool unprotected, struct mem_runs *out);
+
+/* ---- the final dump of a tracked chain (scan-since.c) ---- */
+/* A VMA whose pages mem_scan_since() finds: private anonymous, not hugetlb. */
+bool mem_vma_since_ok(const struct vma_entry *v, enum mem_policy policy);
+/*
+ * Whether the fast written walk of PAGEMAP_SCAN reports every page that is
+ * not write-protected (dropped, never faulted, no page table): 6.10 and a
+ * try on our own memory, once.
+ */
+bool mem_scan_since_works(void);
+/*
+ * For each VMA of mem_vma_since_ok() of stopped @pid, through its pagemap
+ * @fd: the pages still write-protected since a round (the chain holds them)
+ * to @parent, the present pages of the rest to @data, both appended sorted;
+ * a VMA that is not registered is marked in @untracked[i] and its present
+ * pages go to @data. Counted in @st. 0 or -errno (logged). Only for a dump
+ * that keeps no tracking: nothing is protected again.
+ */
+int mem_scan_since(pid_t pid, int fd, const struct vma_list *vmas, const enum mem_policy *policy,
+		   struct mem_runs *data, struct mem_runs *parent, bool *untracked,
+		   struct mem_stats *st);
 
 /*
  * Cut the runs of @present (sorted, in bytes) by @written (sorted): the

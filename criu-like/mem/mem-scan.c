@@ -32,6 +32,8 @@ struct scan_ctx {
 	bool fallback; /* read entries instead of PAGEMAP_SCAN */
 	bool written; /* only pages written since the last round; write-protect them again */
 	struct mem_runs *unprotected; /* MEM_SCAN_UNPROTECTED: where those go, or NULL */
+	bool no_since; /* MEM_SCAN_NO_SINCE: skip what mem_scan_since() finds */
+	bool unprotected_only; /* mem_scan_range(): only the pages that read as written */
 	uint64_t zero_pfn; /* the shared zero page, 0 when unknown */
 	struct page_region *vec;
 	size_t vec_len;
@@ -336,7 +338,7 @@ static int scan_ioctl(struct scan_ctx *c, unsigned long start, unsigned long end
 		return err;
 	scan_arg_init(&a, start, end, policy, c->written);
 	/* regions split where the protection changes: the runs append joins them again */
-	if (c->unprotected && policy == MEM_SAVE_ANON)
+	if ((c->unprotected && policy == MEM_SAVE_ANON) || c->unprotected_only)
 		a.return_mask |= PAGE_IS_WRITTEN;
 	while (a.start < end) {
 		long n;
@@ -350,6 +352,8 @@ static int scan_ioctl(struct scan_ctx *c, unsigned long start, unsigned long end
 		for (long i = 0; i < n; i++) {
 			const struct page_region *r = &c->vec[i];
 
+			if (c->unprotected_only && !(r->categories & PAGE_IS_WRITTEN))
+				continue;
 			err = mem_runs_append(out, r->start, (r->end - r->start) >> PAGE_SHIFT,
 					      policy);
 			if (!err && (a.return_mask & r->categories & PAGE_IS_WRITTEN) &&
@@ -388,7 +392,7 @@ static int scan_range(struct scan_ctx *c, unsigned long start, unsigned long end
 		if (err != -EINVAL && err != -ENOTTY)
 			return err;
 		/* The pagemap has no written bit without CONFIG_MEM_SOFT_DIRTY. */
-		if (c->written || c->unprotected)
+		if (c->written || c->unprotected || c->unprotected_only)
 			return -EOPNOTSUPP;
 		pr_debug("pid %d: PAGEMAP_SCAN: %s, reading /proc/%d/pagemap instead\n", c->pid,
 			 strerror(-err), c->pid);
@@ -482,6 +486,9 @@ static int scan_vmas(struct scan_ctx *c, const struct vma_list *vmas, struct shm
 
 		if (!mem_policy_saves(p->policy[i]))
 			continue;
+		/* MEM_SCAN_NO_SINCE: found from the write bits instead (scan-since.c) */
+		if (c->no_since && mem_vma_since_ok(v, p->policy[i]))
+			continue;
 		/* Written tracking covers private memory; shmem is saved whole by the last dump. */
 		if (c->written && p->policy[i] == MEM_SAVE_SHMEM)
 			continue;
@@ -559,6 +566,7 @@ static int scan_task(pid_t pid, int pagemap_fd, const struct vma_list *vmas, uns
 	c.fallback = flags & MEM_SCAN_FALLBACK;
 	c.written = written;
 	c.unprotected = flags & MEM_SCAN_UNPROTECTED ? &p.unprotected : NULL;
+	c.no_since = flags & MEM_SCAN_NO_SINCE;
 	p.stats.fallback = c.fallback;
 	err = scan_vmas(&c, vmas, shm, &p);
 	scan_ctx_fini(&c);
@@ -582,8 +590,21 @@ int mem_scan_task(pid_t pid, int pagemap_fd, const struct vma_list *vmas, unsign
 	return scan_task(pid, pagemap_fd, vmas, flags, shm, false, ret);
 }
 
+int mem_scan_range(pid_t pid, int pagemap_fd, unsigned long start, unsigned long end,
+		   enum mem_policy policy, bool unprotected, struct mem_runs *out)
+{
+	struct mem_stats st = { 0 };
+	struct scan_ctx c = {
+		.pid = pid, .fd = pagemap_fd, .st = &st, .unprotected_only = unprotected
+	};
+	int err = scan_range(&c, start, end, policy, out);
+
+	scan_ctx_fini(&c);
+	return err;
+}
+
 int mem_scan_tracked(pid_t pid, const struct vma_list *vmas, const enum mem_policy *policy,
-		     struct mem_runs *written, bool *untracked)
+		     bool skip_since, struct mem_runs *written, bool *untracked)
 {
 	struct mem_stats st = { 0 };
 	struct scan_ctx c = { .pid = pid, .fd = -1, .own_fd = true, .st = &st };
@@ -599,6 +620,8 @@ int mem_scan_tracked(pid_t pid, const struct vma_list *vmas, const enum mem_poli
 
 		untracked[i] = false;
 		if (policy[i] != MEM_SAVE_ANON && policy[i] != MEM_SAVE_COW)
+			continue;
+		if (skip_since && mem_vma_since_ok(v, policy[i]))
 			continue;
 		c.written = true;
 		err = scan_range(&c, v->start, v->end, policy[i], written);

@@ -348,33 +348,63 @@ int dump_private_pages(struct dump_ctx *ctx, struct dump_task *dt)
 }
 
 /*
+ * A final dump on a tracked chain that keeps no tracking after it: its
+ * private anonymous pages are found from the write bits alone
+ * (mem_scan_since()), not by a walk of every present page.
+ */
+static bool since_parent(const struct dump_ctx *ctx)
+{
+	return ctx->prev_dirfd >= 0 && !ctx->pre_dump && !ctx->snap && !ctx->opts->track_mem &&
+	       mem_scan_since_works();
+}
+
+/*
  * A round of a pre-dump chain (a parent image is given): keep in the plan
  * only the pages written since the parent's round, or in VMAs that were not
  * tracked (saved whole); the other pages present go to dt->parent_runs.
+ * With @since, the VMAs of mem_vma_since_ok() are not in the plan yet:
+ * mem_scan_since() adds them to both.
  */
-static int split_by_parent(struct dump_task *dt)
+static int split_by_parent(struct dump_task *dt, bool since)
 {
 	pid_t pid = dt->t->pid;
-	struct mem_runs written = { 0 }, data = { 0 };
+	struct mem_runs written = { 0 }, data = { 0 }, parent = { 0 };
+	struct mem_runs sdata = { 0 }, sparent = { 0 };
 	uint64_t t0 = mem_now_ns();
 	int err;
 
 	dt->untracked = calloc(dt->vmas.nr + 1, sizeof(*dt->untracked));
 	if (!dt->untracked)
 		return -ENOMEM;
-	err = mem_scan_tracked(pid, &dt->vmas, dt->plan.policy, &written, dt->untracked);
+	err = mem_scan_tracked(pid, &dt->vmas, dt->plan.policy, since, &written, dt->untracked);
 	pr_debug("pid %d: %u runs written since the parent's round, %llu us\n", pid, written.nr,
 		 (unsigned long long)(mem_now_ns() - t0) / 1000);
 	if (!err)
-		err = mem_runs_split(&dt->plan.runs, &written, &data, &dt->parent_runs);
+		err = mem_runs_split(&dt->plan.runs, &written, &data, &parent);
 	mem_runs_fini(&written);
-	if (err) {
-		mem_runs_fini(&data);
-		return err;
+	if (!err && since)
+		err = mem_scan_since(pid, dt->pagemap, &dt->vmas, dt->plan.policy, &sdata, &sparent,
+				     dt->untracked, &dt->plan.stats);
+	if (!err && since) {
+		const struct mem_runs *d[2] = { &data, &sdata }, *p[2] = { &parent, &sparent };
+
+		mem_runs_fini(&dt->plan.runs);
+		mem_runs_fini(&dt->parent_runs);
+		err = cow_runs_union(d, 2, &dt->plan.runs);
+		if (!err)
+			err = cow_runs_union(p, 2, &dt->parent_runs);
+	} else if (!err) {
+		mem_runs_fini(&dt->plan.runs);
+		dt->plan.runs = data;
+		dt->parent_runs = parent;
+		data = (struct mem_runs){ 0 };
+		parent = (struct mem_runs){ 0 };
 	}
-	mem_runs_fini(&dt->plan.runs);
-	dt->plan.runs = data;
-	return 0;
+	mem_runs_fini(&data);
+	mem_runs_fini(&parent);
+	mem_runs_fini(&sdata);
+	mem_runs_fini(&sparent);
+	return err;
 }
 
 int mem_task_pagemap(struct dump_task *dt)
@@ -511,12 +541,14 @@ int dump_task_mm_plan(struct dump_ctx *ctx, struct dump_task *dt)
 	pid_t pid = dt->t->pid;
 	/* its own pagemap: other workers of a parallel dump go on (shmem is added held, par.h) */
 	bool dropped = par_drop();
+	bool since = since_parent(ctx);
 	int err = mem_task_pagemap(dt);
 
 	/* armed before the snapshot's freeze: what lost its protection since, in the same walk */
 	if (err >= 0)
 		err = mem_scan_task(pid, dt->pagemap, &dt->vmas,
-				    snapshot_task_prearmed(ctx, dt) ? MEM_SCAN_UNPROTECTED : 0,
+				    (snapshot_task_prearmed(ctx, dt) ? MEM_SCAN_UNPROTECTED : 0) |
+					    (since ? MEM_SCAN_NO_SINCE : 0),
 				    &ctx->shm, &dt->plan);
 	par_take(dropped);
 	if (err) {
@@ -526,9 +558,9 @@ int dump_task_mm_plan(struct dump_ctx *ctx, struct dump_task *dt)
 	err = sysv_shm_dump_task(ctx, pid, &dt->vmas, &dt->plan);
 	if (err)
 		return err;
-	ctx->stats.pages_scanned += dt->plan.stats.pages_scanned;
 	if (ctx->prev_dirfd >= 0)
-		err = split_by_parent(dt);
+		err = split_by_parent(dt, since);
+	ctx->stats.pages_scanned += dt->plan.stats.pages_scanned;
 	if (!err)
 		err = split_cow_shared(ctx, dt);
 	/* Arm the tracking of what is not tracked yet, for the next round. */

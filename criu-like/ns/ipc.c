@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <mqueue.h>
 #include <sched.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "image.h"
@@ -275,16 +277,28 @@ static int32_t *sem_pids_inside(pid_t pid)
 	return tab;
 }
 
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
+}
+
 static int ipc_dump(pid_t pid, int dirfd, uint32_t id)
 {
 	char path[64], *names;
 	int32_t *sem_pids;
+	uint64_t t0;
 	int own, tgt, err;
 
 	names = malloc(MQ_NAMES_SIZE);
 	if (!names)
 		return -ENOMEM;
+	t0 = now_us();
 	err = ns_call_in(pid, NS_IPC, list_queues, names, MQ_NAMES_SIZE);
+	pr_debug("pid %d: its POSIX message queues listed by a child in %" PRIu64 " us\n", pid,
+		 now_us() - t0);
 	if (err) {
 		pr_errno(err, "pid %d: cannot list the POSIX message queues of its IPC namespace",
 			 pid);
@@ -321,6 +335,7 @@ static int ipc_dump(pid_t pid, int dirfd, uint32_t id)
 	if (sem_pids)
 		munmap(sem_pids, SEM_PIDS_LEN * sizeof(*sem_pids));
 	free(names);
+	pr_debug("pid %d: its IPC namespace dumped in %" PRIu64 " us\n", pid, now_us() - t0);
 	return err;
 }
 

@@ -7,7 +7,9 @@
  * lock, started there with its iptables-restore tools waiting on their input
  * (nfq_hold_prime()), as netlock_dump_ahead() does for a tree in criu-like's
  * namespace: inside the freeze the lock then only gives them its rules; and
- * libnetfilter_conntrack, loaded at its first use, for the conntrack table.
+ * libnetfilter_conntrack, loaded at its first use, for the conntrack table;
+ * and the libnftables contexts of the ruleset's listing and of the lock,
+ * made there (a context's netlink socket is its namespace's).
  * Documentation/network-lock.md, "A container's network namespace".
  */
 #define LOG_PREFIX "ns: net: "
@@ -19,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../net/net-lock-int.h"
 #include "log.h"
 #include "net-lock.h"
 #include "net-sysctl.h"
@@ -32,6 +35,41 @@ static struct net_sysctls fresh_early;
 static bool fresh_early_ok;
 /* the namespace whose holder was started ahead, until the end of the dump */
 static int ahead_fd = -1;
+/* libnftables contexts made ahead in the tree's namespace (inode nft_ino) */
+static struct nft_runner *nft_list, *nft_lock;
+static ino_t nft_ino;
+
+/* In the tree's namespace (@fd): the contexts of its ruleset's listing and of its lock. */
+static void nft_ahead(int fd)
+{
+	const struct cr_options *o = ns_options();
+	enum netlock_kind kind;
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return;
+	nft_ino = st.st_ino;
+	nft_list = nft_runner_open();
+	if (o && !netlock_parse_kind(o->network_lock, &kind) && kind == NETLOCK_NFTABLES)
+		nft_lock = nft_runner_open();
+}
+
+static bool nft_here(void)
+{
+	struct stat st;
+
+	return !stat("/proc/thread-self/ns/net", &st) && st.st_ino == nft_ino;
+}
+
+struct nft_runner *ns_net_nft_list(void)
+{
+	return nft_list && nft_here() ? nft_list : NULL;
+}
+
+struct nft_runner *ns_net_nft_lock_take(void)
+{
+	return nft_lock && nft_here() ? TAKE_PTR(nft_lock) : NULL;
+}
 
 /* In the tree's namespace: the holder its lock will use, started now. */
 static void hold_ahead(int fd)
@@ -68,6 +106,7 @@ void ns_net_dump_prefetch(pid_t pid)
 		/* the tables raw the lock's packet holder would make there (nfq-hold.h) */
 		nfq_hold_raw_probe();
 		hold_ahead(fd);
+		nft_ahead(fd);
 		if (setns(saved, CLONE_NEWNET)) {
 			pr_perror("cannot go back to criu-like's network namespace");
 			abort(); /* criu-like in the wrong namespace would do harm: stop here */
@@ -94,6 +133,9 @@ void ns_net_ahead_done(void)
 	net_sysctls_fini(&fresh_early); /* not taken: the dump failed before its network */
 	fresh_early = (struct net_sysctls){ 0 };
 	fresh_early_ok = false;
+	nft_runner_close(TAKE_PTR(nft_list));
+	nft_runner_close(TAKE_PTR(nft_lock)); /* not taken: the dump failed before the lock */
+	nft_ino = 0;
 	if (ahead_fd < 0)
 		return;
 	/* the lock took its holder, or the dump failed before: stopped, nothing held */

@@ -195,6 +195,13 @@ static const char ns_lock_ipt[] = NS_LOCK_IPT_RULES("-I");
 static const char ns_unlock_ipt[] = NS_LOCK_IPT_RULES("-D");
 
 static bool ns_lock_skipped; /* a pre-dump: ns_net_lock_skip() */
+/*
+ * The context of the lock's opening, kept until its deletion: freeing a
+ * libnftables context after a transaction that flushed something waits for
+ * an RCU grace period (10-40 ms here), which came before the let-go. At a
+ * dump, the one the lock was made with (made before the freeze).
+ */
+static struct nft_runner *ns_open_nft;
 
 void ns_net_lock_skip(bool skip)
 {
@@ -237,9 +244,15 @@ static int ns_lock(bool own, bool restore)
 		nfq_hold_prime(h);
 		nfq_hold_add_netns(h);
 	}
-	if (kind == NETLOCK_NFTABLES)
-		err = nft_exec(NULL, ns_lock_nft, NULL, false);
-	else
+	if (kind == NETLOCK_NFTABLES) {
+		/* a dump's context made before the freeze (ns/net-ahead.c), kept for the opening */
+		struct nft_runner *r = restore ? NULL : ns_net_nft_lock_take();
+
+		err = nft_exec(r, ns_lock_nft, NULL, false);
+		if (r && !err && !ns_open_nft)
+			ns_open_nft = TAKE_PTR(r);
+		nft_runner_close(r);
+	} else
 		err = ipt_restore(AF_INET, ns_lock_ipt, false)
 			      ?: ipt_restore(AF_INET6, ns_lock_ipt, false);
 	if (err) {
@@ -252,13 +265,6 @@ static int ns_lock(bool own, bool restore)
 		netlock_kind_name(kind));
 	return 0;
 }
-
-/*
- * The context of the lock's opening, kept until its deletion: freeing a
- * libnftables context after a transaction that flushed something waits for
- * an RCU grace period (10-40 ms here), which came before the let-go.
- */
-static struct nft_runner *ns_open_nft;
 
 void ns_net_open_here(void)
 {

@@ -38,6 +38,7 @@
 #include "log.h"
 #include "nfq-hold.h"
 #include "netfilter.h"
+#include "ns.h"
 #include "util.h"
 
 /* criu-like's own: the lock's tables and chains, the holder's chains, the netns lock's rules. */
@@ -675,7 +676,8 @@ static int rules_read(pid_t pid, NfRulesEntry *e, char **ipt_view)
 		       pid, names);
 		return -EOPNOTSUPP;
 	}
-	err = nft_exec(NULL, "list ruleset", &out, false);
+	/* a dump's: the context made before the freeze in the namespace (ns/net-ahead.c) */
+	err = nft_exec(ns_net_nft_list(), "list ruleset", &out, false);
 	if (err == -ENOENT) {
 		pr_warn("pid %d: neither libnftables nor nft is here: its nftables ruleset is not "
 			"read\n",
