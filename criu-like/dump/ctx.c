@@ -16,6 +16,7 @@
 #include "cow-share.h"
 #include "dump-int.h"
 #include "image.h"
+#include "lazy-dump.h"
 #include "log.h"
 #include "notify.h"
 #include "ns.h"
@@ -69,6 +70,7 @@ void dump_ctx_fini(struct dump_ctx *ctx)
 	free(ctx->ns.tfc.early);
 	ctx->ns.tfc.early = NULL;
 	dump_threads_fini(ctx);
+	lazy_dump_fini(ctx);
 	free(ctx->tasks);
 	pidns_dump_fini();
 	shmem_set_fini(&ctx->shm);

@@ -96,6 +96,12 @@ struct lazy_src_ops {
 	 * errno set when not possible (read then).
 	 */
 	const void *(*map)(struct lazy_src *s, pid_t pid, uint32_t level, uint64_t off, size_t len);
+	/*
+	 * Optional: every task got its pages: end the source's copy of the tree
+	 * (a lazy dump's, DONE). 0 once the source answered that it is killed;
+	 * else the restored tree is killed (exactly one copy runs).
+	 */
+	int (*complete)(struct lazy_src *s);
 	void (*fini)(struct lazy_src *s);
 };
 

@@ -76,6 +76,8 @@ struct lz_task {
 	uint64_t *thp; /* the 2 MiB stretches to collapse once every page is in */
 	size_t nthp;
 	bool gone;
+	/* done, but kept until the source confirms its tree is ended (lazy_src_ops.complete) */
+	bool held;
 };
 
 struct lz {
@@ -88,6 +90,7 @@ struct lz {
 	uint32_t next_id;
 	bool ended; /* the restore sent every task */
 	bool failed;
+	size_t filled; /* tasks that got every page (not those that exited before) */
 	uint8_t *buf;
 	struct lazy_copier cp;
 	uint64_t start_ns, delay_ns;
@@ -123,7 +126,7 @@ static int ep_add(struct lz *z, int fd, int kind, size_t idx)
 static void kill_all(struct lz *z)
 {
 	for (size_t i = 0; i < z->n; i++)
-		if (!z->t[i]->gone && z->t[i]->pidfd >= 0)
+		if ((!z->t[i]->gone || z->t[i]->held) && z->t[i]->pidfd >= 0)
 			lazy_kill_task(z->t[i]->host, z->t[i]->pidfd);
 }
 
@@ -160,13 +163,19 @@ static void collapse_thp(struct lz_task *t)
 /*
  * The task's pages are in, or it is gone (@gone: it exited or exec'd, its
  * address space ended: nothing to collapse): its uffd goes (the guard's copy
- * first).
+ * first). With a source that must hear that the restore is complete before
+ * it ends its own tree (a lazy dump: complete), the guard keeps the task and
+ * the daemon its pidfd until then, so that the tree can still be killed
+ * should that fail (a fault on a page never written waits meanwhile, on the
+ * guard's copy of the uffd).
  */
 static void task_done(struct lz *z, struct lz_task *t, bool gone, const char *why)
 {
+	bool hold = z->src.ops->complete != NULL;
+
 	if (t->gone)
 		return;
-	if (lazy_guard_send(z->gsk, LAZY_GUARD_DONE, t->id, t->pid, -1, -1))
+	if (!hold && lazy_guard_send(z->gsk, LAZY_GUARD_DONE, t->id, t->pid, -1, -1))
 		pr_warn("guard: %m\n");
 	epoll_ctl(z->ep, EPOLL_CTL_DEL, t->uffd, NULL);
 	close(t->uffd);
@@ -175,12 +184,23 @@ static void task_done(struct lz *z, struct lz_task *t, bool gone, const char *wh
 		collapse_thp(t);
 	if (t->pidfd >= 0) {
 		epoll_ctl(z->ep, EPOLL_CTL_DEL, t->pidfd, NULL);
-		close(t->pidfd);
-		t->pidfd = -1;
+		if (!hold) {
+			close(t->pidfd);
+			t->pidfd = -1;
+		}
 	}
 	t->gone = true;
+	t->held = hold;
 	lazy_ranges_fini(&t->todo);
 	pr_debug("task %u (pid %d): %s\n", t->id, t->pid ? t->pid : t->host, why);
+}
+
+/* Every page of @t is in (or it had none lazy). */
+static void task_filled(struct lz *z, struct lz_task *t, const char *why)
+{
+	if (!t->gone)
+		z->filled++;
+	task_done(z, t, false, why);
 }
 
 static pid_t pidfd_pid(int pidfd)
@@ -233,7 +253,7 @@ static int add_task(struct lz *z, pid_t pid, pid_t src_pid, int uffd, int pidfd,
 	else
 		pr_info("pid %d: %lu bytes to serve\n", pid ? pid : t->host, t->todo.bytes);
 	if (!err && !t->todo.n)
-		task_done(z, t, false, "nothing lazy");
+		task_filled(z, t, "nothing lazy");
 	return err;
 }
 
@@ -429,7 +449,7 @@ static int drain(struct lz *z, size_t i)
 	if (err)
 		pr_errno(err, "task %u (pid %d): cannot serve a fault", z->t[i]->id, z->t[i]->pid);
 	if (!err && !z->t[i]->gone && !z->t[i]->todo.n)
-		task_done(z, z->t[i], false, "every page in");
+		task_filled(z, z->t[i], "every page in");
 	return err;
 }
 
@@ -458,7 +478,7 @@ static bool prefetch(struct lz *z, int *err)
 			z->st.prefetched++;
 		}
 		if (!*err && !t->gone && !t->todo.n)
-			task_done(z, t, false, "every page in");
+			task_filled(z, t, "every page in");
 		return true;
 	}
 	return false;
@@ -743,6 +763,25 @@ static int lz_setup(struct lz *z, const struct cr_options *o, int dirfd)
 	return err;
 }
 
+/*
+ * The restored tree has every page: the source's copy ends (a lazy dump's
+ * DONE, Documentation/lazy-pages.md "A lazy dump"). Only once the source
+ * confirms does the guard let the tree go; without that answer the tree is
+ * killed here (the source, which did not hear DONE, resumes its own).
+ */
+static int confirm_complete(struct lz *z)
+{
+	int err;
+
+	if (!z->src.ops->complete)
+		return 0;
+	err = z->src.ops->complete(&z->src);
+	if (err)
+		pr_err("the page source did not confirm that its copy of the tree has ended: "
+		       "the restored one must not run on\n");
+	return err;
+}
+
 int cr_lazy_pages(const struct cr_options *o)
 {
 	struct lz z = { .lsk = -1, .csk = -1, .ep = -1, .gsk = -1, .gpidfd = -1 };
@@ -780,6 +819,8 @@ int cr_lazy_pages(const struct cr_options *o)
 	}
 	if (!err)
 		err = serve(&z);
+	if (!err && z.filled)
+		err = confirm_complete(&z);
 	t0 = z.start_ns;
 	if (err && z.n) {
 		/* a source that fails leaves holes: the tree goes, never runs on with them */

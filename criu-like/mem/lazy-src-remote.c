@@ -208,11 +208,32 @@ static void remote_fini(struct lazy_src *s)
 	s->priv = NULL;
 }
 
+/* DONE: the server's tree (a lazy dump's) is killed before it answers 0. */
+static int remote_complete(struct lazy_src *s)
+{
+	struct remote_src *r = s->priv;
+	struct ps_hdr h;
+	int err;
+
+	err = ps_send_hdr(r->c, PS_DONE, 0, 0, 0, 0, "ending the source's tree");
+	if (!err)
+		err = ps_get_reply(r->c, PS_DONE, &h, "ending the source's tree");
+	if (err == -EAGAIN) {
+		pr_err("the page server %s did not answer DONE within %d s\n", r->c->peer,
+		       LAZY_REMOTE_IO_S);
+		err = -ETIMEDOUT;
+	}
+	if (!err)
+		pr_info("the page server %s ended its copy of the tree\n", r->c->peer);
+	return err;
+}
+
 static const struct lazy_src_ops remote_ops = {
 	.name = "page server",
 	.open_task = remote_open_task,
 	.thp_chunks = remote_thp_chunks,
 	.read = remote_read,
+	.complete = remote_complete,
 	.fini = remote_fini,
 };
 

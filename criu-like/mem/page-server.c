@@ -433,7 +433,7 @@ static int link_parent(int dirfd, const struct cr_options *o)
 	return 0;
 }
 
-static int accept_one(int lfd, struct ps_conn *c)
+int ps_accept(int lfd, struct ps_conn *c)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
@@ -505,7 +505,7 @@ int cr_page_server(const struct cr_options *o)
 	if (!err) {
 		sv.c->fd = sv.c->pipe[0] = sv.c->pipe[1] = -1;
 		if (lfd >= 0) {
-			err = accept_one(lfd, sv.c);
+			err = ps_accept(lfd, sv.c);
 		} else {
 			sv.c->fd = o->ps_sock_fd;
 			snprintf(sv.c->peer, sizeof(sv.c->peer), "client on fd %d", o->ps_sock_fd);
@@ -524,7 +524,7 @@ int cr_page_server(const struct cr_options *o)
 		err = ps_tls_server(sv.c, o);
 	if (!err && o->lazy_pages) {
 		/* serving the directory to a lazy-pages daemon: nothing is written */
-		err = ps_serve_lazy(sv.c, sv.dirfd);
+		err = ps_serve_lazy(sv.c, sv.dirfd, NULL);
 		ps_conn_close(sv.c);
 		close(sv.dirfd);
 		return err;

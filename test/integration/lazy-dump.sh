@@ -1,0 +1,196 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# CRIU's lazy dump (Documentation/lazy-pages.md, "A lazy dump"): `dump
+# --lazy-pages` writes every image but the private anonymous pages' data,
+# keeps the tree frozen and serves those pages from it on 127.0.0.1 to
+# `lazy-pages --page-server`, which fills `restore --lazy-pages`. The victim
+# runs in a pid namespace of its own, so that its copy is restored (as pid 1
+# of a new one) while the source still holds its pids.
+#  1. every page served: the restored memory is byte for byte the dumped one,
+#     the source tree is gone, every process exits 0;
+#  2. the daemon killed while every page is still lazy: its guard kills the
+#     restored tree, the source tree resumes (running, its memory intact), the
+#     dump fails;
+#  3. the daemon gone before any restore (its --timeout): the source resumes;
+#  4. the combinations that make no sense are refused by name.
+# No wait is unbounded; each step prints a progress line.
+set -u
+: "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
+V=$B/test/integration/predump-victim
+say() { echo "lazy-dump: $*"; }
+[ "$(id -u)" = 0 ] || { echo "lazy-dump: needs root"; exit 77; }
+command -v unshare >/dev/null || { echo "lazy-dump: unshare is not installed"; exit 77; }
+[ -x "$V" ] && [ -x "$CRIU_LIKE" ] || { echo "lazy-dump: build first"; exit 1; }
+C=$(realpath "$CRIU_LIKE")
+V=$(realpath "$V")
+
+tmp=$(mktemp -d)
+vp=
+rp=
+cleanup() {
+	[ -n "$vp" ] && kill -KILL "$vp" 2>/dev/null
+	[ -n "$rp" ] && kill -KILL "$rp" 2>/dev/null
+	pkill -KILL -P $$ 2>/dev/null
+	[ -n "${KEEP:-}" ] && cp -r "$tmp" "$KEEP"
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail=0
+
+. "$(dirname "$0")/victim-steps.inc"
+
+# $1: pid; gone (or a zombie) within 10 s
+gone() {
+	n=0
+	while [ -d /proc/$1 ] && [ "$(awk '{print $3}' /proc/$1/stat 2>/dev/null)" != Z ]; do
+		n=$((n + 1))
+		[ $n -le 1000 ] || return 1
+		sleep 0.01
+	done
+}
+
+# child $1 ($2: what) exits within $3 s, never a plain `wait`; its status in rc
+wait_child() {
+	n=0
+	while [ -d /proc/$1 ] && [ "$(awk '{print $3}' /proc/$1/stat 2>/dev/null)" != Z ]; do
+		n=$((n + 1))
+		if [ $n -gt $(($3 * 10)) ]; then
+			echo "FAIL: $2 ($1) still runs after $3 s"
+			exit 1
+		fi
+		sleep 0.1
+	done
+	wait $1
+	rc=$?
+}
+
+# $1: file, $2: text; within 30 s
+wait_log() {
+	n=0
+	until grep -q "$2" "$1" 2>/dev/null; do
+		n=$((n + 1))
+		[ $n -le 3000 ] || { echo "FAIL: no '$2' in $1 within 30 s"; exit 1; }
+		sleep 0.01
+	done
+}
+
+# the pid of the victim whose memory file is $tmp/mem
+victim_pid() {
+	pgrep -f "^$V 16 $tmp/mem\$" | head -1
+}
+
+# $1: a victim; it saves its memory to $tmp/mem.B, which must equal $tmp/mem.A
+memory_same() {
+	before=$(grep -c "^saved" "$tmp/out")
+	rm -f "$tmp/mem.B"
+	kill -USR1 $1
+	n=0
+	until [ "$(grep -c "^saved" "$tmp/out")" -gt "$before" ]; do
+		n=$((n + 1))
+		[ $n -le 3000 ] || { echo "FAIL: $1 did not save its memory in 30 s"; fail=1; return; }
+		sleep 0.01
+	done
+	cmp -s "$tmp/mem.A" "$tmp/mem.B" || { echo "FAIL: the memory of $1 differs"; fail=1; }
+}
+
+# a free port of 127.0.0.1 (the kernel's pick)
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+
+# a fresh victim, quiet, its memory saved to $tmp/mem.A; its pid in vp
+start_victim() {
+	: >"$tmp/out"
+	unshare -p -f setsid "$V" 16 "$tmp/mem" >"$tmp/out" 2>&1 </dev/null &
+	wait_line ready
+	vp=$(victim_pid)
+	[ -n "$vp" ] || { echo "FAIL: no victim"; exit 1; }
+	kill -USR2 $vp
+	wait_line quiet
+}
+
+# the lazy dump of $vp into $tmp/d ($dp), then the daemon ($lp): prefetch delay $1 ms, --timeout $2
+lazy_dump() {
+	rm -rf "$tmp/d" "$tmp/w"
+	mkdir "$tmp/d" "$tmp/w"
+	"$C" dump --lazy-pages -t $vp -D "$tmp/d" --address 127.0.0.1 --port $port -v4 \
+		-o d.log &
+	dp=$!
+	wait_log "$tmp/d/d.log" "lazy pages are served on"
+	CRIU_LIKE_LAZY_PREFETCH_DELAY_MS=$1 "$C" lazy-pages --page-server --address 127.0.0.1 \
+		--port $port -D "$tmp/w" --timeout $2 -v4 -o lazy.log 2>/dev/null &
+	lp=$!
+}
+
+restore() {
+	"$C" restore --lazy-pages -D "$tmp/d" -W "$tmp/w" -d -v4 -o r.log \
+		--pidfile "$tmp/rpid" || { echo "FAIL: restore"; exit 1; }
+	# not by its command line: /proc/PID/cmdline of a task whose stack is lazy reads empty
+	rp=$(cat "$tmp/rpid")
+	[ -n "$rp" ] || { echo "FAIL: no restored victim"; exit 1; }
+}
+
+say "1. every page served from the frozen tree"
+start_victim
+lazy_dump 0 30
+restore
+wait_child $lp "lazy-pages --page-server" 60
+[ $rc = 0 ] || { echo "FAIL: lazy-pages exited $rc"; fail=1; }
+wait_child $dp "dump --lazy-pages" 60
+[ $rc = 0 ] || { echo "FAIL: dump --lazy-pages exited $rc"; fail=1; }
+gone $vp || { echo "FAIL: the source tree $vp runs on after a complete restore"; fail=1; }
+grep -q "killing the tree" "$tmp/d/d.log" || { echo "FAIL: the dump did not end its tree"; fail=1; }
+grep -q "the restore is complete: [1-9][0-9]* bytes of pages served from the tree" \
+	"$tmp/d/d.log" || { echo "FAIL: no page was read from the tree"; fail=1; }
+# the pages image holds holes, not the pages (tmpfs or disk: far less than 16 MiB)
+[ "$(du -k "$tmp/d/pages-0.img" | cut -f1)" -lt 8192 ] ||
+	{ echo "FAIL: the lazy dump wrote the pages"; fail=1; }
+memory_same $rp
+kill -KILL $rp
+gone $rp
+rp=
+
+say "2. the lazy-pages daemon killed while every page is still lazy"
+start_victim
+lazy_dump 60000 30
+restore
+gd=$(ps -eo pid,ppid,comm | awk -v p=$lp '$2 == p && $3 == "criu-like-lzgd" { print $1 }')
+kill -KILL $lp
+gone $rp || { echo "FAIL: the restored tree runs on without its daemon"; fail=1; }
+wait_child $dp "dump --lazy-pages without its daemon" 60
+[ $rc != 0 ] || { echo "FAIL: dump --lazy-pages exited 0 without its daemon"; fail=1; }
+grep -q "the tree resumes" "$tmp/d/d.log" || { echo "FAIL: the dump did not resume"; fail=1; }
+[ -z "$gd" ] || gone $gd || { echo "FAIL: the guard $gd is left"; fail=1; }
+st=$(awk '{print $3}' /proc/$vp/stat 2>/dev/null)
+[ "$st" = S ] || [ "$st" = R ] || { echo "FAIL: the source tree is not running ($st)"; fail=1; }
+rp=
+memory_same $vp
+
+say "3. the daemon gone before any restore"
+kill -KILL $vp # it saves its memory once
+gone $vp
+start_victim
+lazy_dump 0 1
+wait_child $lp "lazy-pages without a restore" 30
+[ $rc != 0 ] || { echo "FAIL: lazy-pages exited 0 without a restore"; fail=1; }
+wait_child $dp "dump --lazy-pages" 60
+[ $rc != 0 ] || { echo "FAIL: dump --lazy-pages exited 0 with no restore"; fail=1; }
+st=$(awk '{print $3}' /proc/$vp/stat 2>/dev/null)
+[ "$st" = S ] || [ "$st" = R ] || { echo "FAIL: the source tree is not running ($st)"; fail=1; }
+memory_same $vp
+
+say "4. what a lazy dump cannot be"
+refused() {
+	"$C" "$@" -t $vp -D "$tmp/d" --address 127.0.0.1 --port $port -o x.log 2>"$tmp/err" &&
+		{ echo "FAIL: $* accepted"; fail=1; return; }
+	grep -q -- "$R" "$tmp/err" || { echo "FAIL: $*: no '$R' in: $(cat "$tmp/err")"; fail=1; }
+}
+R=--leave-running refused dump --lazy-pages -R
+R=--snapshot refused dump --lazy-pages -R --snapshot
+R="a pre-dump lets the tree run" refused pre-dump --lazy-pages
+R="needs --port" "$C" dump --lazy-pages -t $vp -D "$tmp/d" -o x.log 2>"$tmp/err" &&
+	{ echo "FAIL: dump --lazy-pages without a port accepted"; fail=1; }
+grep -q "needs --port" "$tmp/err" || { echo "FAIL: no port: $(cat "$tmp/err")"; fail=1; }
+st=$(awk '{print $3}' /proc/$vp/stat 2>/dev/null)
+[ "$st" = S ] || [ "$st" = R ] || { echo "FAIL: a refusal left the tree $st"; fail=1; }
+
+[ $fail = 0 ] && echo "lazy-dump: ok"
+exit $fail
