@@ -28,7 +28,7 @@
 #include "track.h"
 
 struct par_run;
-struct ld_index;
+struct lazy_dump;
 struct parasite_ctl;
 struct ps_conn;
 struct snapshot;
@@ -143,8 +143,7 @@ struct dump_ctx {
 	struct proc_threads *thr; /* thread-facts.c: [i] for tasks[i], or NULL */
 	struct thr_prefetch *thr_load; /* thread-facts.c: the iterator loaded in a thread */
 	struct par_run *par; /* dump-par.c: the run of dump_tasks_par() under way, or NULL */
-	struct ld_index
-		*lazy; /* --lazy-pages: where the pages left in the tasks are (lazy-dump.h) */
+	struct lazy_dump *lazy; /* --lazy-pages: the pages left in the tasks (lazy-dump.h) */
 };
 
 /*

@@ -65,6 +65,14 @@ void ld_index_fini(struct ld_index *ix);
 
 /* ---- the dump's side (lazy-dump.c) ---- */
 
+/* dump_ctx.lazy: what a lazy dump keeps between its steps. */
+struct lazy_dump {
+	struct ld_index ix; /* the holes of the pages images */
+	int lfd; /* where the lazy-pages daemon connects, kept for the keeper */
+	bool killed; /* the daemon said DONE: the tree was killed */
+	bool keep; /* the daemon may not have heard the outcome: a keeper answers it */
+};
+
 /* What the options allow: 0, or -EINVAL naming the option that makes no sense with it. */
 int lazy_dump_check_opts(const struct cr_options *o, bool pre_dump);
 /*
@@ -79,6 +87,11 @@ int lazy_dump_task_pages(struct dump_ctx *ctx, struct dump_task *dt);
  * resume.
  */
 int lazy_dump_serve(struct dump_ctx *ctx);
+/*
+ * Once the tree is resumed or killed: when the daemon may not have heard
+ * which (the session did not end after the answer to DONE), a keeper
+ * process answers its DONE on the same socket for a while. Then frees ctx->lazy.
+ */
 void lazy_dump_fini(struct dump_ctx *ctx);
 
 #endif

@@ -201,7 +201,7 @@ struct ps_lazy_src {
 /*
  * page-server-lazy.c: --lazy-pages, serve the directory @dirfd to one
  * lazy-pages daemon; @src: a lazy dump's tasks (NULL: the files alone).
- * 0 once the daemon ended the session (END) or closed the connection.
+ * 1 once the daemon ended the session (END), 0 when it closed the connection.
  */
 int ps_serve_lazy(struct ps_conn *c, int dirfd, const struct ps_lazy_src *src);
 /* page-server.c: accept one connection on @lfd into @c (its peer named, its liveness bounded). */

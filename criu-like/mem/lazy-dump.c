@@ -22,6 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core.pb-c.h"
@@ -42,6 +46,8 @@
 
 /* The longest the frozen tree waits for the lazy-pages daemon to connect. */
 #define LAZY_DUMP_WAIT_S 600
+/* How long the keeper answers a DONE asked again (lazy-src-remote.c asks for 30 s). */
+#define LAZY_KEEP_S 40
 #define LD_BUF (1UL << 20)
 
 int lazy_dump_check_opts(const struct cr_options *o, bool pre_dump)
@@ -84,6 +90,19 @@ static int u64_cmp(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* The VMAs of @vpid's mm image as the restore will cut them, and its rseq pages. */
@@ -176,7 +195,7 @@ static int write_pages(struct dump_ctx *ctx, pid_t pid, uint32_t id, const struc
 		if (p[i].lazy) {
 			struct ld_span s = { id, pid, off, p[i].nr_pages * PAGE_SIZE, p[i].vaddr };
 
-			err = ld_index_add(ctx->lazy, &s);
+			err = ld_index_add(&ctx->lazy->ix, &s);
 		} else {
 			err = write_piece(memfd, img_raw_fd(img), pid, &p[i], off, buf, &crcs[i]);
 			ctx->stats.pages_written += p[i].nr_pages;
@@ -195,6 +214,17 @@ static int write_pages(struct dump_ctx *ctx, pid_t pid, uint32_t id, const struc
 	return err ?: err2;
 }
 
+static int lazy_of(struct dump_ctx *ctx)
+{
+	if (ctx->lazy)
+		return 0;
+	ctx->lazy = calloc(1, sizeof(*ctx->lazy));
+	if (!ctx->lazy)
+		return -ENOMEM;
+	ctx->lazy->lfd = -1;
+	return 0;
+}
+
 int lazy_dump_task_pages(struct dump_ctx *ctx, struct dump_task *dt)
 {
 	const struct mem_runs *r = &dt->plan.runs;
@@ -209,12 +239,9 @@ int lazy_dump_task_pages(struct dump_ctx *ctx, struct dump_task *dt)
 	size_t nv = 0, ne = 0, n = 0;
 	int err;
 
-	if (!ctx->lazy) {
-		ctx->lazy = calloc(1, sizeof(*ctx->lazy));
-		if (!ctx->lazy)
-			return -ENOMEM;
-	}
-	err = task_layout(ctx->dirfd, (uint32_t)pidns_vpid(pid), &v, &nv, &eager, &ne);
+	err = lazy_of(ctx);
+	if (!err)
+		err = task_layout(ctx->dirfd, (uint32_t)pidns_vpid(pid), &v, &nv, &eager, &ne);
 	st = calloc(r->nr + 1, sizeof(*st));
 	np = calloc(r->nr + 1, sizeof(*np));
 	if (!err && (!st || !np))
@@ -247,6 +274,8 @@ int lazy_dump_task_pages(struct dump_ctx *ctx, struct dump_task *dt)
 
 struct ld_serve {
 	struct dump_ctx *ctx;
+	const struct ld_index *ix;
+	struct ps_conn *c;
 	bool done; /* DONE: the tree is killed */
 	uint64_t served; /* bytes read from the tasks */
 	pid_t mem_pid; /* the task whose /proc/PID/mem is open */
@@ -276,8 +305,6 @@ static int ld_read(void *priv, const char *path, uint64_t off, void *buf, size_t
 	char tail;
 
 	/* a parent level's images are whole: only this dump's own pages have holes */
-	if (!s->ctx->lazy) /* a tree of zombies: nothing lazy, DONE still ends it */
-		return 0;
 	if (!strncmp(path, "./", 2))
 		path += 2;
 	if (sscanf(path, "pages-%u.im%c", &id, &tail) != 2 || strchr(path, '/') ||
@@ -285,9 +312,8 @@ static int ld_read(void *priv, const char *path, uint64_t off, void *buf, size_t
 		return 0;
 	a = off < IMG_RAW_DATA_OFF ? 0 : off - IMG_RAW_DATA_OFF;
 	b = off + len - IMG_RAW_DATA_OFF;
-	for (sp = ld_index_find(s->ctx->lazy, id, a);
-	     sp && sp < s->ctx->lazy->s + s->ctx->lazy->n && sp->pages_id == id && sp->off < b;
-	     sp++) {
+	for (sp = ld_index_find(s->ix, id, a);
+	     sp && sp < s->ix->s + s->ix->n && sp->pages_id == id && sp->off < b; sp++) {
 		uint64_t from = max(a, sp->off), to = min(b, sp->off + sp->len);
 		int fd = memfd_of(s, sp->pid), err;
 
@@ -300,6 +326,14 @@ static int ld_read(void *priv, const char *path, uint64_t off, void *buf, size_t
 		s->served += to - from;
 	}
 	return 0;
+}
+
+/* CRIU_LIKE_TEST_LAZY_DROP=answer: the answer to DONE lost (lazy-dump.sh), its tree killed. */
+static bool drop_answer(void)
+{
+	const char *e = getenv("CRIU_LIKE_TEST_LAZY_DROP");
+
+	return e && !strcmp(e, "answer");
 }
 
 /*
@@ -316,23 +350,26 @@ static int ld_done(void *priv)
 		(unsigned long long)s->served);
 	unseize_kill_send(s->ctx->tree);
 	s->done = true;
+	if (drop_answer())
+		shutdown(s->c->fd, SHUT_RDWR); /* the answer is lost on the way */
 	return 0;
 }
 
-/* One connection on @lfd within LAZY_DUMP_WAIT_S: a ps_conn, or NULL with *@err. */
-static struct ps_conn *wait_daemon(const struct cr_options *o, int lfd, const char *where, int *err)
+/* One connection on @lfd within @secs: a ps_conn, or NULL with *@err. */
+static struct ps_conn *wait_daemon(const struct cr_options *o, int lfd, const char *where,
+				   unsigned int secs, int *err)
 {
 	struct pollfd p = { .fd = lfd, .events = POLLIN };
 	struct ps_conn *c;
 	int r;
 
 	do
-		r = poll(&p, 1, LAZY_DUMP_WAIT_S * 1000);
+		r = poll(&p, 1, (int)secs * 1000);
 	while (r < 0 && errno == EINTR);
 	if (r <= 0) {
 		*err = r < 0 ? neg_errno() : -ETIMEDOUT;
-		pr_err("no lazy-pages daemon connected to %s within %d s\n", where,
-		       LAZY_DUMP_WAIT_S);
+		if (where)
+			pr_err("no lazy-pages daemon connected to %s within %u s\n", where, secs);
 		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
@@ -376,24 +413,31 @@ int lazy_dump_serve(struct dump_ctx *ctx)
 	struct ps_lazy_src src = { ld_read, ld_done, &s };
 	struct ps_conn *c = NULL;
 	char where[96];
-	int lfd, err;
+	int err, r = 0;
 
-	lfd = ps_listen(o, where, sizeof(where));
-	if (lfd < 0) {
+	err = lazy_of(ctx);
+	s.ix = ctx->lazy ? &ctx->lazy->ix : NULL;
+	if (!err)
+		err = ctx->lazy->lfd = ps_listen(o, where, sizeof(where));
+	if (err < 0) {
 		if (o->status_fd >= 0)
 			close(o->status_fd);
-		return lfd;
+		return err;
 	}
 	err = announce(o, where);
 	if (!err)
-		c = wait_daemon(o, lfd, where, &err);
-	close(lfd);
+		c = wait_daemon(o, ctx->lazy->lfd, where, LAZY_DUMP_WAIT_S, &err);
 	if (c) {
-		err = ps_serve_lazy(c, ctx->dirfd, &src);
+		s.c = c;
+		r = ps_serve_lazy(c, ctx->dirfd, &src);
 		ps_conn_close(c);
+		err = r < 0 ? r : 0;
 	}
 	if (s.memfd >= 0)
 		close(s.memfd);
+	ctx->lazy->killed = s.done;
+	/* END after the answer to DONE: the daemon heard it; else it may ask again */
+	ctx->lazy->keep = c && !(s.done && r == 1);
 	if (!err && !s.done)
 		err = -ECONNABORTED;
 	if (!s.done)
@@ -407,11 +451,97 @@ int lazy_dump_serve(struct dump_ctx *ctx)
 	return s.done ? 0 : err;
 }
 
+/* ---- the keeper of the outcome ---- */
+
+struct ld_keeper {
+	bool killed;
+	bool answered;
+};
+
+static int keeper_read(void *priv, const char *path, uint64_t off, void *buf, size_t len)
+{
+	(void)priv, (void)path, (void)off, (void)buf, (void)len;
+	return -ECANCELED; /* the tree is no longer frozen: no page is served */
+}
+
+static int keeper_done(void *priv)
+{
+	struct ld_keeper *k = priv;
+
+	k->answered = true;
+	pr_info("keeper: DONE asked again: the tree was %s\n", k->killed ? "killed" : "resumed");
+	return k->killed ? 0 : -ECANCELED;
+}
+
+/* Every fd but @keep (ascending, @n of them) closed. */
+static void close_all_but(const int *keep, size_t n)
+{
+	unsigned int from = 3;
+
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < (int)from)
+			continue;
+		if ((unsigned int)keep[i] > from)
+			syscall(SYS_close_range, from, keep[i] - 1, 0);
+		from = (unsigned int)keep[i] + 1;
+	}
+	syscall(SYS_close_range, from, ~0U, 0);
+}
+
+/*
+ * The keeper: a process of its own (comm criu-like-lzdk) that answers the
+ * daemon's DONE with the outcome (0: killed, -ECANCELED: resumed) on the
+ * dump's socket, for LAZY_KEEP_S (CRIU_LIKE_LAZY_KEEP_S) or until it did.
+ */
+static void __attribute__((noreturn)) keeper_main(struct dump_ctx *ctx)
+{
+	const char *e = getenv("CRIU_LIKE_LAZY_KEEP_S");
+	unsigned int secs = e ? (unsigned int)strtoul(e, NULL, 10) : LAZY_KEEP_S;
+	struct ld_keeper k = { .killed = ctx->lazy->killed };
+	struct ps_lazy_src src = { keeper_read, keeper_done, &k };
+	int keep[3] = { ctx->lazy->lfd, ctx->dirfd, log_get_fd() }, err;
+	uint64_t end;
+
+	setsid();
+	prctl(PR_SET_NAME, "criu-like-lzdk");
+	signal(SIGPIPE, SIG_IGN);
+	qsort(keep, 3, sizeof(keep[0]), int_cmp);
+	close_all_but(keep, 3);
+	end = now_ms() + secs * 1000ULL;
+	while (!k.answered && now_ms() < end) {
+		struct ps_conn *c = wait_daemon(ctx->opts, ctx->lazy->lfd, NULL,
+						(unsigned int)((end - now_ms() + 999) / 1000),
+						&err);
+
+		if (!c)
+			continue;
+		ps_serve_lazy(c, ctx->dirfd, &src);
+		ps_conn_close(c);
+	}
+	_exit(0);
+}
+
 void lazy_dump_fini(struct dump_ctx *ctx)
 {
-	if (!ctx->lazy)
+	struct lazy_dump *ld = ctx->lazy;
+	pid_t pid;
+
+	if (!ld)
 		return;
-	ld_index_fini(ctx->lazy);
-	free(ctx->lazy);
+	if (ld->keep) {
+		pid = fork();
+		if (pid == 0)
+			keeper_main(ctx);
+		if (pid < 0)
+			pr_perror("cannot start the keeper of the outcome");
+		else
+			pr_info("the daemon may not have heard that the tree was %s: the keeper %d "
+				"answers it for a while\n",
+				ld->killed ? "killed" : "resumed", pid);
+	}
+	if (ld->lfd >= 0)
+		close(ld->lfd);
+	ld_index_fini(&ld->ix);
+	free(ld);
 	ctx->lazy = NULL;
 }

@@ -763,11 +763,20 @@ static int lz_setup(struct lz *z, const struct cr_options *o, int dirfd)
 	return err;
 }
 
+static void stop_all(struct lz *z, bool stop)
+{
+	for (size_t i = 0; i < z->n; i++)
+		if ((!z->t[i]->gone || z->t[i]->held) && z->t[i]->pidfd >= 0)
+			lazy_stop_task(z->t[i]->host, z->t[i]->pidfd, stop);
+}
+
 /*
  * The restored tree has every page: the source's copy ends (a lazy dump's
- * DONE, Documentation/lazy-pages.md "A lazy dump"). Only once the source
- * confirms does the guard let the tree go; without that answer the tree is
- * killed here (the source, which did not hear DONE, resumes its own).
+ * DONE, Documentation/lazy-pages.md "A lazy dump: exactly one copy runs").
+ * The tree is stopped from DONE until the source's answer, so that it never
+ * runs beside a source that resumed; it goes on once the source says its
+ * copy is killed, and is killed here if the source says it resumed or
+ * cannot be asked.
  */
 static int confirm_complete(struct lz *z)
 {
@@ -775,11 +784,15 @@ static int confirm_complete(struct lz *z)
 
 	if (!z->src.ops->complete)
 		return 0;
+	stop_all(z, true);
 	err = z->src.ops->complete(&z->src);
-	if (err)
+	if (err) {
 		pr_err("the page source did not confirm that its copy of the tree has ended: "
 		       "the restored one must not run on\n");
-	return err;
+		return err;
+	}
+	stop_all(z, false);
+	return 0;
 }
 
 int cr_lazy_pages(const struct cr_options *o)

@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "image.h"
@@ -33,8 +34,31 @@
 #define LAZY_REMOTE_IO_S 30 /* the longest the server may take to answer (SO_RCVTIMEO) */
 
 #define MIRROR_DEPTH 64
+/* How long the outcome of a lazy dump's DONE is asked again when its answer did not come. */
+#define LAZY_OUTCOME_S 30
+
+static uint64_t now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec;
+}
+
+/* CRIU_LIKE_TEST_LAZY_DROP=@what: the test of a message lost, the first one (lazy-dump.sh). */
+static bool test_drop(const char *what)
+{
+	static bool dropped;
+	const char *e = getenv("CRIU_LIKE_TEST_LAZY_DROP");
+
+	if (dropped || !e || strcmp(e, what))
+		return false;
+	dropped = true;
+	return true;
+}
 
 struct remote_src {
+	const struct cr_options *o;
 	struct ps_conn *c;
 	struct lazy_src local; /* on the mirror */
 	int dirfd;
@@ -208,23 +232,70 @@ static void remote_fini(struct lazy_src *s)
 	s->priv = NULL;
 }
 
-/* DONE: the server's tree (a lazy dump's) is killed before it answers 0. */
-static int remote_complete(struct lazy_src *s)
+/* Every exchange with the server bounded: a fault (or the outcome of a restore) waits on it. */
+static int bound_io(struct ps_conn *c)
 {
-	struct remote_src *r = s->priv;
+	const struct timeval io_tmo = { .tv_sec = LAZY_REMOTE_IO_S };
+	int err = 0;
+
+	if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &io_tmo, sizeof(io_tmo)) ||
+	    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &io_tmo, sizeof(io_tmo))) {
+		err = neg_errno();
+		pr_errno(err, "%s: cannot bound its socket's waits", c->peer);
+	}
+	return err;
+}
+
+/* DONE on @c: 0 once the server's tree (a lazy dump's) is killed; its refusal; or an I/O error. */
+static int ask_done(struct ps_conn *c)
+{
 	struct ps_hdr h;
 	int err;
 
-	err = ps_send_hdr(r->c, PS_DONE, 0, 0, 0, 0, "ending the source's tree");
+	/* the test of a DONE lost on the way (lazy-dump.sh): the connection drops instead */
+	if (test_drop("done")) {
+		shutdown(c->fd, SHUT_RDWR);
+		c->broken = true;
+		return -ECONNRESET;
+	}
+	err = ps_send_hdr(c, PS_DONE, 0, 0, 0, 0, "ending the source's tree");
 	if (!err)
-		err = ps_get_reply(r->c, PS_DONE, &h, "ending the source's tree");
-	if (err == -EAGAIN) {
-		pr_err("the page server %s did not answer DONE within %d s\n", r->c->peer,
-		       LAZY_REMOTE_IO_S);
-		err = -ETIMEDOUT;
+		err = ps_get_reply(c, PS_DONE, &h, "ending the source's tree");
+	return err == -EAGAIN ? -ETIMEDOUT : err;
+}
+
+/*
+ * DONE: the server's tree (a lazy dump's) is killed before it answers 0.
+ * Without an answer (the link or the server went), the outcome is asked
+ * again on new connections for LAZY_OUTCOME_S: the lazy dump's keeper
+ * answers what its tree became (lazy-dump.c).
+ */
+static int remote_complete(struct lazy_src *s)
+{
+	struct remote_src *r = s->priv;
+	uint64_t deadline = now_s() + LAZY_OUTCOME_S;
+	int err = r->c->broken ? -ECONNRESET : ask_done(r->c);
+
+	while (err && err != -ECANCELED && r->c->broken && now_s() < deadline) {
+		struct ps_conn *c;
+
+		pr_warn("no answer to DONE from %s (%s): asking it again\n", r->c->peer,
+			strerror(-err));
+		sleep(1);
+		c = ps_connect(r->o);
+		if (!c)
+			continue;
+		err = bound_io(c) ?: ask_done(c);
+		ps_conn_close(r->c);
+		r->c = c;
 	}
 	if (!err)
 		pr_info("the page server %s ended its copy of the tree\n", r->c->peer);
+	else if (err == -ECANCELED)
+		pr_err("the page server %s resumed its copy of the tree\n", r->c->peer);
+	else
+		pr_err("the page server %s did not say whether its tree ended (%s)\n", r->c->peer,
+		       strerror(-err));
 	return err;
 }
 
@@ -239,7 +310,6 @@ static const struct lazy_src_ops remote_ops = {
 
 int lazy_src_remote(const struct cr_options *o, struct lazy_src *out)
 {
-	const struct timeval io_tmo = { .tv_sec = LAZY_REMOTE_IO_S };
 	struct remote_src *r = calloc(1, sizeof(*r));
 	int err = 0;
 
@@ -258,17 +328,13 @@ int lazy_src_remote(const struct cr_options *o, struct lazy_src *out)
 	r->dirfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r->dirfd < 0)
 		return neg_errno();
+	r->o = o;
 	r->c = ps_connect(o);
 	if (!r->c)
 		return -ECONNREFUSED;
-	/* every exchange with the server is bounded: a fault waits on it */
-	if (setsockopt(r->c->fd, SOL_SOCKET, SO_RCVTIMEO, &io_tmo, sizeof(io_tmo)) ||
-	    setsockopt(r->c->fd, SOL_SOCKET, SO_SNDTIMEO, &io_tmo, sizeof(io_tmo))) {
-		err = neg_errno();
-		pr_errno(err, "%s: cannot bound its socket's waits", r->c->peer);
-		return err;
-	}
-	err = mirror(r, ".", 0);
+	err = bound_io(r->c);
+	if (!err)
+		err = mirror(r, ".", 0);
 	if (!err)
 		err = lazy_src_local(r->dirfd, r->c->peer, &r->local);
 	if (err)

@@ -150,7 +150,10 @@ static int do_done(struct ps_conn *c, const struct ps_lazy_src *src)
 	int err = src ? src->done(src->priv) : 0;
 
 	if (err)
-		return reply_err(c, PS_DONE, err, "the source's tree could not be ended") ?: err;
+		return reply_err(c, PS_DONE, err,
+				 err == -ECANCELED ? "the source's tree resumed: it runs there"
+						   : "the source's tree could not be ended")
+			       ?: err;
 	return reply(c, PS_DONE, 0, 0);
 }
 
@@ -210,7 +213,7 @@ int ps_serve_lazy(struct ps_conn *c, int dirfd, const struct ps_lazy_src *src)
 		case PS_END:
 			reply(c, PS_END, 0, 0);
 			pr_info("%s: session ended (%lu bytes of pages served)\n", c->peer, served);
-			return 0;
+			return 1;
 		default:
 			reply_err(c, h.cmd, -EPROTO, "not a request of a lazy page server");
 			return -EPROTO;

@@ -527,7 +527,7 @@ int cr_page_server(const struct cr_options *o)
 		err = ps_serve_lazy(sv.c, sv.dirfd, NULL);
 		ps_conn_close(sv.c);
 		close(sv.dirfd);
-		return err;
+		return err < 0 ? err : 0;
 	}
 	if (!err)
 		err = serve(&sv);

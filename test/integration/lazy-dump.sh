@@ -12,7 +12,12 @@
 #     restored tree, the source tree resumes (running, its memory intact), the
 #     dump fails;
 #  3. the daemon gone before any restore (its --timeout): the source resumes;
-#  4. the combinations that make no sense are refused by name.
+#  4. the answer to the daemon's DONE lost (CRIU_LIKE_TEST_LAZY_DROP=answer): the
+#     restored tree waits stopped, the daemon asks the dump's keeper, which says the
+#     source was killed: the restored tree runs on;
+#  5. DONE itself lost (=done in the daemon): the source resumes, the keeper says so,
+#     the daemon kills the restored tree;
+#  6. the combinations that make no sense are refused by name.
 # No wait is unbounded; each step prints a progress line.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
@@ -93,8 +98,20 @@ memory_same() {
 	cmp -s "$tmp/mem.A" "$tmp/mem.B" || { echo "FAIL: the memory of $1 differs"; fail=1; }
 }
 
-# a free port of 127.0.0.1 (the kernel's pick)
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# a free port of 127.0.0.1 (the kernel's pick), one per dump: a keeper may hold the last one
+new_port() {
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+}
+new_port
+
+# the keeper the last dump started, if any, gone (it answers for CRIU_LIKE_LAZY_KEEP_S s)
+keeper_gone() {
+	kp=$(sed -n 's/.*: the keeper \([0-9]*\) answers.*/\1/p' "$tmp/d/d.log")
+	[ -z "$kp" ] || gone $kp || { n=0; while [ -d /proc/$kp ] && [ $n -lt 10 ]; do
+		sleep 1; n=$((n + 1)); done; }
+	[ -z "$kp" ] || [ ! -d /proc/$kp ] || [ "$(awk '{print $3}' /proc/$kp/stat)" = Z ] ||
+		{ echo "FAIL: the keeper $kp is left"; fail=1; }
+}
 
 # a fresh victim, quiet, its memory saved to $tmp/mem.A; its pid in vp
 start_victim() {
@@ -107,16 +124,19 @@ start_victim() {
 	wait_line quiet
 }
 
-# the lazy dump of $vp into $tmp/d ($dp), then the daemon ($lp): prefetch delay $1 ms, --timeout $2
+# the lazy dump of $vp into $tmp/d ($dp), then the daemon ($lp): prefetch delay $1 ms,
+# --timeout $2; $3, $4: CRIU_LIKE_TEST_LAZY_DROP of the dump and of the daemon
 lazy_dump() {
+	new_port
 	rm -rf "$tmp/d" "$tmp/w"
 	mkdir "$tmp/d" "$tmp/w"
-	"$C" dump --lazy-pages -t $vp -D "$tmp/d" --address 127.0.0.1 --port $port -v4 \
-		-o d.log &
+	CRIU_LIKE_TEST_LAZY_DROP=${3:-} CRIU_LIKE_LAZY_KEEP_S=5 "$C" dump --lazy-pages -t $vp \
+		-D "$tmp/d" --address 127.0.0.1 --port $port -v4 -o d.log &
 	dp=$!
 	wait_log "$tmp/d/d.log" "lazy pages are served on"
-	CRIU_LIKE_LAZY_PREFETCH_DELAY_MS=$1 "$C" lazy-pages --page-server --address 127.0.0.1 \
-		--port $port -D "$tmp/w" --timeout $2 -v4 -o lazy.log 2>/dev/null &
+	CRIU_LIKE_TEST_LAZY_DROP=${4:-} CRIU_LIKE_LAZY_PREFETCH_DELAY_MS=$1 "$C" lazy-pages \
+		--page-server --address 127.0.0.1 --port $port -D "$tmp/w" --timeout $2 -v4 \
+		-o lazy.log 2>/dev/null &
 	lp=$!
 }
 
@@ -147,6 +167,7 @@ memory_same $rp
 kill -KILL $rp
 gone $rp
 rp=
+keeper_gone
 
 say "2. the lazy-pages daemon killed while every page is still lazy"
 start_victim
@@ -163,6 +184,7 @@ st=$(awk '{print $3}' /proc/$vp/stat 2>/dev/null)
 [ "$st" = S ] || [ "$st" = R ] || { echo "FAIL: the source tree is not running ($st)"; fail=1; }
 rp=
 memory_same $vp
+keeper_gone
 
 say "3. the daemon gone before any restore"
 kill -KILL $vp # it saves its memory once
@@ -177,7 +199,49 @@ st=$(awk '{print $3}' /proc/$vp/stat 2>/dev/null)
 [ "$st" = S ] || [ "$st" = R ] || { echo "FAIL: the source tree is not running ($st)"; fail=1; }
 memory_same $vp
 
-say "4. what a lazy dump cannot be"
+keeper_gone
+
+# The daemon has every page and says DONE; the message, or the answer, is lost: the
+# restored tree stops, the daemon asks the dump's keeper, exactly one copy runs.
+say "4. the answer to DONE lost: the keeper says the source was killed"
+kill -KILL $vp
+gone $vp
+start_victim
+lazy_dump 0 30 answer
+restore
+wait_child $lp "lazy-pages asking again" 60
+[ $rc = 0 ] || { echo "FAIL: lazy-pages exited $rc once the keeper answered"; fail=1; }
+wait_child $dp "dump --lazy-pages" 60
+[ $rc = 0 ] || { echo "FAIL: dump --lazy-pages exited $rc after DONE"; fail=1; }
+gone $vp || { echo "FAIL: the source tree $vp runs on"; fail=1; }
+grep -q "asking it again" "$tmp/w/lazy.log" || { echo "FAIL: the daemon did not ask again"; fail=1; }
+wait_log "$tmp/d/d.log" "DONE asked again: the tree was killed"
+st=$(awk '{print $3}' /proc/$rp/stat 2>/dev/null)
+[ "$st" = S ] || [ "$st" = R ] || { echo "FAIL: the restored tree is not running ($st)"; fail=1; }
+memory_same $rp
+kill -KILL $rp
+gone $rp
+rp=
+keeper_gone
+
+say "5. DONE lost: the keeper says the source resumed"
+start_victim
+lazy_dump 0 30 "" done
+restore
+wait_child $lp "lazy-pages asking again" 60
+[ $rc != 0 ] || { echo "FAIL: lazy-pages exited 0 though the source resumed"; fail=1; }
+gone $rp || { echo "FAIL: the restored tree runs beside the resumed source"; fail=1; }
+rp=
+wait_child $dp "dump --lazy-pages" 60
+[ $rc != 0 ] || { echo "FAIL: dump --lazy-pages exited 0 without DONE"; fail=1; }
+grep -q "DONE asked again: the tree was resumed" "$tmp/d/d.log" ||
+	{ echo "FAIL: the keeper did not answer"; fail=1; }
+st=$(awk '{print $3}' /proc/$vp/stat 2>/dev/null)
+[ "$st" = S ] || [ "$st" = R ] || { echo "FAIL: the source tree is not running ($st)"; fail=1; }
+memory_same $vp
+keeper_gone
+
+say "6. what a lazy dump cannot be"
 refused() {
 	"$C" "$@" -t $vp -D "$tmp/d" --address 127.0.0.1 --port $port -o x.log 2>"$tmp/err" &&
 		{ echo "FAIL: $* accepted"; fail=1; return; }
