@@ -17,7 +17,9 @@
 #     source was killed: the restored tree runs on;
 #  5. DONE itself lost (=done in the daemon): the source resumes, the keeper says so,
 #     the daemon kills the restored tree;
-#  6. the combinations that make no sense are refused by name.
+#  6. on top of a pre-dump (--prev-images-dir): the parent's pages come from its
+#     images, those written since from the tree;
+#  7. the combinations that make no sense are refused by name.
 # No wait is unbounded; each step prints a progress line.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
@@ -241,7 +243,42 @@ st=$(awk '{print $3}' /proc/$vp/stat 2>/dev/null)
 memory_same $vp
 keeper_gone
 
-say "6. what a lazy dump cannot be"
+say "6. on top of a pre-dump: the parent's pages from its images, the rest from the tree"
+kill -KILL $vp
+gone $vp
+: >"$tmp/out"
+unshare -p -f setsid "$V" 16 "$tmp/mem" >"$tmp/out" 2>&1 </dev/null &
+wait_line ready
+vp=$(victim_pid)
+rm -rf "$tmp/p1"
+mkdir "$tmp/p1"
+"$C" pre-dump -t $vp -D "$tmp/p1" -o pd.log || { echo "FAIL: pre-dump"; exit 1; }
+kill -USR2 $vp
+wait_line quiet
+new_port
+rm -rf "$tmp/d" "$tmp/w"
+mkdir "$tmp/d" "$tmp/w"
+"$C" dump --lazy-pages -t $vp -D "$tmp/d" --prev-images-dir ../p1 --address 127.0.0.1 \
+	--port $port -v4 -o d.log &
+dp=$!
+wait_log "$tmp/d/d.log" "lazy pages are served on"
+"$C" lazy-pages --page-server --address 127.0.0.1 --port $port -D "$tmp/w" --timeout 30 \
+	-o lazy.log 2>/dev/null &
+lp=$!
+restore
+wait_child $lp "lazy-pages --page-server" 60
+[ $rc = 0 ] || { echo "FAIL: lazy-pages exited $rc"; fail=1; }
+wait_child $dp "dump --lazy-pages --prev-images-dir" 60
+[ $rc = 0 ] || { echo "FAIL: dump --lazy-pages --prev-images-dir exited $rc"; fail=1; }
+gone $vp || { echo "FAIL: the source tree $vp runs on"; fail=1; }
+memory_same $rp
+kill -KILL $rp
+gone $rp
+rp=
+vp=
+
+say "7. what a lazy dump cannot be"
+start_victim
 refused() {
 	"$C" "$@" -t $vp -D "$tmp/d" --address 127.0.0.1 --port $port -o x.log 2>"$tmp/err" &&
 		{ echo "FAIL: $* accepted"; fail=1; return; }
