@@ -19,15 +19,17 @@
 #     the daemon kills the restored tree;
 #  6. on top of a pre-dump (--prev-images-dir): the parent's pages come from its
 #     images, those written since from the tree;
-#  7. the combinations that make no sense are refused by name.
+#  7. the same through the RPC as runc asks it (lazy_pages, ps, status_fd);
+#  8. the combinations that make no sense are refused by name.
 # No wait is unbounded; each step prints a progress line.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
 V=$B/test/integration/predump-victim
+RPC=$B/test/integration/rpc-client
 say() { echo "lazy-dump: $*"; }
 [ "$(id -u)" = 0 ] || { echo "lazy-dump: needs root"; exit 77; }
 command -v unshare >/dev/null || { echo "lazy-dump: unshare is not installed"; exit 77; }
-[ -x "$V" ] && [ -x "$CRIU_LIKE" ] || { echo "lazy-dump: build first"; exit 1; }
+[ -x "$V" ] && [ -x "$RPC" ] && [ -x "$CRIU_LIKE" ] || { echo "lazy-dump: build first"; exit 1; }
 C=$(realpath "$CRIU_LIKE")
 V=$(realpath "$V")
 
@@ -277,7 +279,34 @@ gone $rp
 rp=
 vp=
 
-say "7. what a lazy dump cannot be"
+say "7. through the RPC (runc checkpoint --lazy-pages --page-server A:P --status-fd)"
+start_victim
+new_port
+rm -rf "$tmp/d" "$tmp/w"
+mkdir "$tmp/d" "$tmp/w"
+"$RPC" "swrk:$C" dump dir="$tmp/d" pid=$vp lazy_pages=1 ps_address=127.0.0.1 ps_port=$port \
+	status_fd=1 notify=1 log_level=4 >"$tmp/rpc.out" 2>&1 &
+dp=$!
+wait_log "$tmp/d/dump.log" "lazy pages are served on"
+"$C" lazy-pages --page-server --address 127.0.0.1 --port $port -D "$tmp/w" --timeout 30 \
+	-o lazy.log 2>/dev/null &
+lp=$!
+restore
+wait_child $lp "lazy-pages --page-server" 60
+[ $rc = 0 ] || { echo "FAIL: lazy-pages exited $rc"; fail=1; }
+wait_child $dp "the RPC client's lazy DUMP" 60
+[ $rc = 0 ] || { echo "FAIL: the lazy DUMP failed: $(cat "$tmp/rpc.out")"; fail=1; }
+for want in "resp DUMP success=1" "status_fd ready" "notify status-ready"; do
+	grep -q "$want" "$tmp/rpc.out" || { echo "FAIL: no '$want' in $(cat "$tmp/rpc.out")"; fail=1; }
+done
+gone $vp || { echo "FAIL: the source tree $vp runs on"; fail=1; }
+memory_same $rp
+kill -KILL $rp
+gone $rp
+rp=
+vp=
+
+say "8. what a lazy dump cannot be"
 start_victim
 refused() {
 	"$C" "$@" -t $vp -D "$tmp/d" --address 127.0.0.1 --port $port -o x.log 2>"$tmp/err" &&
