@@ -252,7 +252,7 @@ const struct cli_command cli_commands[] = {
 	  "                          /proc/PID/mem once the tree runs\n"
 	  "  --page-server           send the pages to the page server at --address A\n"
 	  "                          --port P (see page-server --help)\n",
-	  DUMP_OPTS, 0, 0, run_pre_dump, DUMP_CAPS, PS_PROVIDES },
+	  DUMP_OPTS & ~OPTB(LAZY_PAGES), 0, 0, run_pre_dump, DUMP_CAPS, PS_PROVIDES },
 	{ "dedup", "punch the pages a newer image supersedes out of its parents", "-D DIR",
 	  "DIR was dumped or pre-dumped with --prev-images-dir: every page of its parents\n"
 	  "(DIR/parent, DIR/parent/parent, ...) that a restore of DIR never reads, since\n"
@@ -349,8 +349,10 @@ const struct cli_command cli_commands[] = {
 	  "  --timeout SEC           exit 1 when no restore connects within SEC\n"
 	  "                          (default 60)\n"
 	  "  --page-server --address A --port P\n"
-	  "                          the pages from `page-server --lazy-pages` at A:P\n"
-	  "                          (DIR then only holds the socket)\n",
+	  "                          the pages from `page-server --lazy-pages` or from\n"
+	  "                          `dump --lazy-pages` at A:P (DIR then only holds the\n"
+	  "                          socket); that dump's tree is killed once every page\n"
+	  "                          is in (the restored one stopped until it says so)\n",
 	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) | OPTB(TIMEOUT) |
 		  OPTB(ACTION_SCRIPT),
 	  0, 0, run_lazy_pages, 0, OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) },

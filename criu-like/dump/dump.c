@@ -170,7 +170,7 @@ int cr_dump(const struct cr_options *o)
 	}
 	err = check_snapshot_opts(o);
 	if (!err && o->lazy_pages)
-		err = lazy_dump_check_opts(o, false);
+		err = lazy_dump_check_opts(o);
 	if (err)
 		return err;
 	ctx.progress = isatty(STDERR_FILENO);

@@ -73,8 +73,11 @@ struct lazy_dump {
 	bool keep; /* the daemon may not have heard the outcome: a keeper answers it */
 };
 
-/* What the options allow: 0, or -EINVAL naming the option that makes no sense with it. */
-int lazy_dump_check_opts(const struct cr_options *o, bool pre_dump);
+/*
+ * What the options allow: 0, or -EINVAL naming the option that makes no
+ * sense with it (a pre-dump's is refused by the CLI and the RPC already).
+ */
+int lazy_dump_check_opts(const struct cr_options *o);
 /*
  * The task's pagemap and pages image in place of dump_private_pages(): the
  * data of what stays lazy is a hole, its pagemap entries without crc32c.

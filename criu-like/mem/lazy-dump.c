@@ -50,17 +50,11 @@
 #define LAZY_KEEP_S 40
 #define LD_BUF (1UL << 20)
 
-int lazy_dump_check_opts(const struct cr_options *o, bool pre_dump)
+int lazy_dump_check_opts(const struct cr_options *o)
 {
 	static const char *why = "a lazy dump keeps the tree frozen until the lazy-pages "
 				 "daemon has every page, then kills it";
 
-	if (pre_dump) {
-		pr_err("pre-dump --lazy-pages: a pre-dump lets the tree run again, so its "
-		       "pages cannot be served from it later; pre-dump, then dump --lazy-pages "
-		       "--prev-images-dir\n");
-		return -EINVAL;
-	}
 	if (o->snapshot || o->track_mem || o->auto_dedup) {
 		pr_err("dump --lazy-pages with --%s: %s; it copies no page to track, snapshot "
 		       "or deduplicate\n",
