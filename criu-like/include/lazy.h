@@ -102,6 +102,8 @@ struct lazy_src_ops {
 	 * else the restored tree is killed (exactly one copy runs).
 	 */
 	int (*complete)(struct lazy_src *s);
+	/* Optional: an fd that reports the source's end (EPOLLRDHUP, EPOLLHUP) while idle. */
+	int (*hangup_fd)(struct lazy_src *s);
 	void (*fini)(struct lazy_src *s);
 };
 

@@ -124,8 +124,11 @@ static int task_layout(int dirfd, uint32_t vpid, struct ld_vma **v, size_t *nv, 
 	for (size_t i = 0; !err && i < core->n_threads; i++) {
 		const RseqEntry *r = core->threads[i]->rseq;
 
-		for (uint64_t a = r && r->len ? r->ptr & ~(PAGE_SIZE - 1) : 1;
-		     r && r->len && a < r->ptr + r->len && k < 2 * core->n_threads; a += PAGE_SIZE)
+		if (!r || !r->len)
+			continue;
+		/* an rseq area (32 bytes, aligned) lies on one page, at most two */
+		for (uint64_t a = r->ptr & ~(PAGE_SIZE - 1);
+		     a < r->ptr + r->len && k < 2 * core->n_threads; a += PAGE_SIZE)
 			(*eager)[k++] = a;
 	}
 	if (!err) {

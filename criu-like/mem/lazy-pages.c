@@ -63,7 +63,8 @@ enum {
 	EP_RESTORE,
 	EP_GUARD,
 	EP_TASK_UFFD,
-	EP_TASK_PID
+	EP_TASK_PID,
+	EP_SOURCE,
 };
 
 struct lz_task {
@@ -622,6 +623,10 @@ static int on_event(struct lz *z, uint64_t key)
 	case EP_TASK_PID:
 		task_done(z, z->t[idx], true, "exited");
 		return 0;
+	case EP_SOURCE:
+		/* not at the next read: a tree that can never be complete is killed now */
+		pr_err("the page source closed its connection: the pages still lazy cannot come\n");
+		return -ECONNRESET;
 	}
 	return 0;
 }
@@ -760,6 +765,13 @@ static int lz_setup(struct lz *z, const struct cr_options *o, int dirfd)
 		err = ep_add(z, z->lsk, EP_LISTEN, 0);
 	if (!err)
 		err = ep_add(z, z->gpidfd, EP_GUARD, 0);
+	/* a source that goes (its end closed, a reset) is seen at once, not at the next read */
+	if (!err && z->src.ops->hangup_fd) {
+		struct epoll_event e = { .events = EPOLLRDHUP, .data.u64 = ep_key(EP_SOURCE, 0) };
+
+		if (epoll_ctl(z->ep, EPOLL_CTL_ADD, z->src.ops->hangup_fd(&z->src), &e))
+			err = neg_errno();
+	}
 	return err;
 }
 

@@ -299,12 +299,18 @@ static int remote_complete(struct lazy_src *s)
 	return err;
 }
 
+static int remote_hangup_fd(struct lazy_src *s)
+{
+	return ((struct remote_src *)s->priv)->c->fd;
+}
+
 static const struct lazy_src_ops remote_ops = {
 	.name = "page server",
 	.open_task = remote_open_task,
 	.thp_chunks = remote_thp_chunks,
 	.read = remote_read,
 	.complete = remote_complete,
+	.hangup_fd = remote_hangup_fd,
 	.fini = remote_fini,
 };
 

@@ -11,6 +11,9 @@
 #  2. the daemon killed while every page is still lazy: its guard kills the
 #     restored tree, the source tree resumes (running, its memory intact), the
 #     dump fails;
+#  2b. the dump killed (SIGKILL) mid-transfer: the daemon sees its source go and
+#     kills the restored tree at once, the source tree runs on (as after any
+#     killed dump, infect.md);
 #  3. the daemon gone before any restore (its --timeout): the source resumes;
 #  4. the answer to the daemon's DONE lost (CRIU_LIKE_TEST_LAZY_DROP=answer): the
 #     restored tree waits stopped, the daemon asks the dump's keeper, which says the
@@ -189,6 +192,26 @@ st=$(awk '{print $3}' /proc/$vp/stat 2>/dev/null)
 rp=
 memory_same $vp
 keeper_gone
+
+say "2b. the dump killed while every page is still lazy"
+kill -KILL $vp # it saves its memory once
+gone $vp
+start_victim
+lazy_dump 60000 30
+restore
+kill -KILL $dp
+wait $dp 2>/dev/null
+# the daemon sees its source go at once (not at its next read, a minute away)
+wait_child $lp "lazy-pages without its source" 30
+[ $rc != 0 ] || { echo "FAIL: lazy-pages exited 0 without its source"; fail=1; }
+gone $rp || { echo "FAIL: the restored tree runs on without its source"; fail=1; }
+grep -q "the page source closed its connection" "$tmp/w/lazy.log" ||
+	{ echo "FAIL: the daemon did not see its source go"; fail=1; }
+rp=
+# a dumper killed at any instant leaves its tree working (infect.md)
+st=$(awk '{print $3}' /proc/$vp/stat 2>/dev/null)
+[ "$st" = S ] || [ "$st" = R ] || { echo "FAIL: the source tree is not running ($st)"; fail=1; }
+memory_same $vp
 
 say "3. the daemon gone before any restore"
 kill -KILL $vp # it saves its memory once
