@@ -232,11 +232,18 @@ static void remote_fini(struct lazy_src *s)
 	s->priv = NULL;
 }
 
-/* Every exchange with the server bounded: a fault (or the outcome of a restore) waits on it. */
+/*
+ * Every exchange with the server bounded: a fault (or the outcome of a
+ * restore) waits on it. A link that goes silent is given up after half the
+ * time the server gives it: a lazy dump resumes its tree only once it saw
+ * the link fail, after the restored tree was killed here.
+ */
 static int bound_io(struct ps_conn *c)
 {
 	const struct timeval io_tmo = { .tv_sec = LAZY_REMOTE_IO_S };
 	int err = 0;
+
+	tcp_set_liveness(c->fd, PS_LINK_TIMEOUT_S / 2);
 
 	if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &io_tmo, sizeof(io_tmo)) ||
 	    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &io_tmo, sizeof(io_tmo))) {
