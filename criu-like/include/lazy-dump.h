@@ -69,8 +69,7 @@ void ld_index_fini(struct ld_index *ix);
 struct lazy_dump {
 	struct ld_index ix; /* the holes of the pages images */
 	int lfd; /* where the lazy-pages daemon connects, kept for the keeper */
-	bool killed; /* the daemon said DONE: the tree was killed */
-	bool keep; /* the daemon may not have heard the outcome: a keeper answers it */
+	bool keep; /* killed on DONE, the daemon may not have heard it: a keeper answers it */
 };
 
 /*
@@ -91,9 +90,10 @@ int lazy_dump_task_pages(struct dump_ctx *ctx, struct dump_task *dt);
  */
 int lazy_dump_serve(struct dump_ctx *ctx);
 /*
- * Once the tree is resumed or killed: when the daemon may not have heard
- * which (the session did not end after the answer to DONE), a keeper
- * process answers its DONE on the same socket for a while. Then frees ctx->lazy.
+ * Once the tree is resumed or killed: when it was killed on DONE and the
+ * daemon may not have heard it (no END came after the answer), a keeper
+ * process answers the daemon's DONE asked again on the same socket for a
+ * while. Then frees ctx->lazy.
  */
 void lazy_dump_fini(struct dump_ctx *ctx);
 

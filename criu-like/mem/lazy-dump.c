@@ -432,9 +432,12 @@ int lazy_dump_serve(struct dump_ctx *ctx)
 	}
 	if (s.memfd >= 0)
 		close(s.memfd);
-	ctx->lazy->killed = s.done;
-	/* END after the answer to DONE: the daemon heard it; else it may ask again */
-	ctx->lazy->keep = c && !(s.done && r == 1);
+	/*
+	 * Killed, and no END after the answer to DONE: the daemon may not have
+	 * heard it and asks again. A tree that resumes leaves nobody to ask: a
+	 * daemon that sent DONE unheard gets no answer and kills its copy.
+	 */
+	ctx->lazy->keep = s.done && r != 1;
 	if (!err && !s.done)
 		err = -ECONNABORTED;
 	if (!s.done)
@@ -450,24 +453,17 @@ int lazy_dump_serve(struct dump_ctx *ctx)
 
 /* ---- the keeper of the outcome ---- */
 
-struct ld_keeper {
-	bool killed;
-	bool answered;
-};
-
 static int keeper_read(void *priv, const char *path, uint64_t off, void *buf, size_t len)
 {
 	(void)priv, (void)path, (void)off, (void)buf, (void)len;
-	return -ECANCELED; /* the tree is no longer frozen: no page is served */
+	return -ESRCH; /* the tree is killed: no page is served */
 }
 
 static int keeper_done(void *priv)
 {
-	struct ld_keeper *k = priv;
-
-	k->answered = true;
-	pr_info("keeper: DONE asked again: the tree was %s\n", k->killed ? "killed" : "resumed");
-	return k->killed ? 0 : -ECANCELED;
+	*(bool *)priv = true;
+	pr_info("keeper: DONE asked again: the tree was killed\n");
+	return 0;
 }
 
 /* Every fd but @keep (ascending, @n of them) closed. */
@@ -487,15 +483,15 @@ static void close_all_but(const int *keep, size_t n)
 
 /*
  * The keeper: a process of its own (comm criu-like-lzdk) that answers the
- * daemon's DONE with the outcome (0: killed, -ECANCELED: resumed) on the
- * dump's socket, for LAZY_KEEP_S (CRIU_LIKE_LAZY_KEEP_S) or until it did.
+ * daemon's DONE asked again with 0 (the tree is killed) on the dump's
+ * socket, for LAZY_KEEP_S (CRIU_LIKE_LAZY_KEEP_S) or until it did.
  */
 static void __attribute__((noreturn)) keeper_main(struct dump_ctx *ctx)
 {
 	const char *e = getenv("CRIU_LIKE_LAZY_KEEP_S");
 	unsigned int secs = e ? (unsigned int)strtoul(e, NULL, 10) : LAZY_KEEP_S;
-	struct ld_keeper k = { .killed = ctx->lazy->killed };
-	struct ps_lazy_src src = { keeper_read, keeper_done, &k };
+	bool answered = false;
+	struct ps_lazy_src src = { keeper_read, keeper_done, &answered };
 	int keep[3] = { ctx->lazy->lfd, ctx->dirfd, log_get_fd() }, err;
 	uint64_t end;
 
@@ -505,7 +501,7 @@ static void __attribute__((noreturn)) keeper_main(struct dump_ctx *ctx)
 	qsort(keep, 3, sizeof(keep[0]), int_cmp);
 	close_all_but(keep, 3);
 	end = now_ms() + secs * 1000ULL;
-	while (!k.answered && now_ms() < end) {
+	while (!answered && now_ms() < end) {
 		struct ps_conn *c = wait_daemon(ctx->opts, ctx->lazy->lfd, NULL,
 						(unsigned int)((end - now_ms() + 999) / 1000),
 						&err);
@@ -532,9 +528,9 @@ void lazy_dump_fini(struct dump_ctx *ctx)
 		if (pid < 0)
 			pr_perror("cannot start the keeper of the outcome");
 		else
-			pr_info("the daemon may not have heard that the tree was %s: the keeper %d "
-				"answers it for a while\n",
-				ld->killed ? "killed" : "resumed", pid);
+			pr_info("the daemon may not have heard that the tree was killed: the "
+				"keeper %d answers it for a while\n",
+				pid);
 	}
 	if (ld->lfd >= 0)
 		close(ld->lfd);

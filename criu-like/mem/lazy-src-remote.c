@@ -274,34 +274,33 @@ static int ask_done(struct ps_conn *c)
 /*
  * DONE: the server's tree (a lazy dump's) is killed before it answers 0.
  * Without an answer (the link or the server went), the outcome is asked
- * again on new connections for LAZY_OUTCOME_S: the lazy dump's keeper
- * answers what its tree became (lazy-dump.c).
+ * again on new connections for LAZY_OUTCOME_S, the old one closed first (a
+ * server still in that session sees it end): a lazy dump that killed its
+ * tree without being heard leaves a keeper that answers 0 (lazy-dump.c);
+ * one that resumed its tree answers nothing, and the restored tree is
+ * killed once no answer came.
  */
 static int remote_complete(struct lazy_src *s)
 {
 	struct remote_src *r = s->priv;
 	uint64_t deadline = now_s() + LAZY_OUTCOME_S;
-	int err = r->c->broken ? -ECONNRESET : ask_done(r->c);
+	char peer[sizeof(r->c->peer)];
+	int err = ask_done(r->c);
+	bool answered = !err || !r->c->broken;
 
-	while (err && err != -ECANCELED && r->c->broken && now_s() < deadline) {
-		struct ps_conn *c;
-
-		pr_warn("no answer to DONE from %s (%s): asking it again\n", r->c->peer,
-			strerror(-err));
-		sleep(1);
-		c = ps_connect(r->o);
-		if (!c)
-			continue;
-		err = bound_io(c) ?: ask_done(c);
+	snprintf(peer, sizeof(peer), "%s", r->c->peer);
+	while (!answered && now_s() < deadline) {
+		pr_warn("no answer to DONE from %s (%s): asking it again\n", peer, strerror(-err));
 		ps_conn_close(r->c);
-		r->c = c;
+		sleep(1);
+		r->c = ps_connect(r->o);
+		err = r->c ? bound_io(r->c) ?: ask_done(r->c) : -ECONNREFUSED;
+		answered = r->c && (!err || !r->c->broken);
 	}
 	if (!err)
-		pr_info("the page server %s ended its copy of the tree\n", r->c->peer);
-	else if (err == -ECANCELED)
-		pr_err("the page server %s resumed its copy of the tree\n", r->c->peer);
+		pr_info("the page server %s ended its copy of the tree\n", peer);
 	else
-		pr_err("the page server %s did not say whether its tree ended (%s)\n", r->c->peer,
+		pr_err("the page server %s did not say that its tree ended (%s)\n", peer,
 		       strerror(-err));
 	return err;
 }

@@ -150,10 +150,7 @@ static int do_done(struct ps_conn *c, const struct ps_lazy_src *src)
 	int err = src ? src->done(src->priv) : 0;
 
 	if (err)
-		return reply_err(c, PS_DONE, err,
-				 err == -ECANCELED ? "the source's tree resumed: it runs there"
-						   : "the source's tree could not be ended")
-			       ?: err;
+		return reply_err(c, PS_DONE, err, "the source's tree could not be ended") ?: err;
 	return reply(c, PS_DONE, 0, 0);
 }
 
