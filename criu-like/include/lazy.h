@@ -23,10 +23,11 @@ struct cr_options;
 
 /* In the work directory (-W, default -D), as CRIU's lazy-pages.socket. */
 #define LAZY_SOCKET_NAME "lazy-pages.socket"
-#define LAZY_PROTO_VERSION 1
+#define LAZY_PROTO_VERSION 2
 
 enum lazy_msg_type {
-	LAZY_MSG_HELLO = 1, /* restore -> daemon: version, nr_tasks announced later */
+	/* restore -> daemon: version; daemon -> restore: version, flags (what it serves) */
+	LAZY_MSG_HELLO = 1,
 	LAZY_MSG_TASK, /* restore -> daemon: pid; SCM_RIGHTS uffd, pidfd */
 	LAZY_MSG_END, /* restore -> daemon: every task sent */
 	LAZY_MSG_ACK, /* daemon -> restore: error 0 = every uffd is held, the tree may run */
@@ -37,7 +38,15 @@ struct lazy_msg {
 	uint32_t version;
 	int32_t pid; /* the task's pid in the images */
 	int32_t error; /* ACK: 0 or -errno */
+	uint32_t flags; /* HELLO from the daemon: LAZY_HELLO_* */
 };
+
+/*
+ * The daemon reads its pages from the frozen tree of a lazy dump (`lazy-pages
+ * --page-server` at a `dump --lazy-pages`, which said so): the holes of that
+ * dump's images are filled. Without it a restore refuses a lazy dump's images.
+ */
+#define LAZY_HELLO_FROM_DUMP 1U
 
 /* ---- the pages still to come of one address space ------------------------------------------ */
 
@@ -110,6 +119,8 @@ struct lazy_src_ops {
 struct lazy_src {
 	const struct lazy_src_ops *ops;
 	void *priv;
+	/* a lazy dump's own tree, which fills its images' holes (lazy-src-remote.c) */
+	bool from_lazy_dump;
 };
 
 struct MmEntry;

@@ -24,7 +24,9 @@
  * `lazy-pages --page-server` (page-server-lazy.c, Documentation/lazy-pages.md):
  *
  *   LIST   payload: a directory (".", "parent", "parent/parent"...)
- *                                             -> REPLY payload: its image names, '\n' after each
+ *                                             -> REPLY payload: its image names, '\n' after each;
+ *                                                arg = PS_LIST_FROM_TREE from a lazy dump
+ *                                                (its holes are filled), else 0
  *   GET    payload: a path; flags PS_GET_HEAD: only the first 4 KiB
  *                                             -> REPLY arg = file size, payload: the file
  *   READ   id = bytes (<= PS_DATA_MAX), arg = file offset, payload: a path
@@ -77,6 +79,8 @@ struct ps_hdr {
 } __attribute__((packed));
 
 #define PS_GET_HEAD 1 /* GET: the raw image's header only */
+/* LIST's answer from `dump --lazy-pages`: READs of its pages images fill their holes */
+#define PS_LIST_FROM_TREE 1
 #define PS_PATH_MAX 256
 #define PS_LIST_MAX (1u << 20)
 

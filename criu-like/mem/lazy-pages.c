@@ -36,6 +36,7 @@
 
 #include "compat.h"
 #include "lazy-int.h"
+#include "image.h"
 #include "lazy.h"
 #include "log.h"
 #include "notify.h"
@@ -519,8 +520,14 @@ static int recv_task(struct lz *z)
 		return -EPROTO;
 	}
 	switch (m.type) {
-	case LAZY_MSG_HELLO:
-		return 0;
+	case LAZY_MSG_HELLO: {
+		/* what the restore checks a lazy dump's images against (rst_lazy_connect()) */
+		struct lazy_msg hi = { .type = LAZY_MSG_HELLO,
+				       .version = LAZY_PROTO_VERSION,
+				       .flags = z->src.from_lazy_dump ? LAZY_HELLO_FROM_DUMP : 0 };
+
+		return send(z->csk, &hi, sizeof(hi), MSG_NOSIGNAL) == sizeof(hi) ? 0 : -EIO;
+	}
 	case LAZY_MSG_END: {
 		struct lazy_msg ack = { .type = LAZY_MSG_ACK, .version = LAZY_PROTO_VERSION };
 
@@ -822,6 +829,12 @@ int cr_lazy_pages(const struct cr_options *o)
 	if (dirfd < 0) {
 		err = neg_errno();
 		pr_errno(err, "cannot open the images directory %s", o->images_dir);
+		return err;
+	}
+	/* images of a lazy dump: their holes come from its tree only, not from here */
+	err = o->page_server ? 0 : img_lazy_refuse_dir("lazy-pages", dirfd, o->images_dir, NULL);
+	if (err) {
+		close(dirfd);
 		return err;
 	}
 	signal(SIGPIPE, SIG_IGN);

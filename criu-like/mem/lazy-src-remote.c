@@ -60,6 +60,7 @@ static bool test_drop(const char *what)
 struct remote_src {
 	const struct cr_options *o;
 	struct ps_conn *c;
+	bool from_tree; /* LIST of "." said PS_LIST_FROM_TREE: a lazy dump fills its holes */
 	struct lazy_src local; /* on the mirror */
 	int dirfd;
 	char dir[4096]; /* the mirror, in the work directory */
@@ -122,6 +123,8 @@ static int mirror(struct remote_src *r, const char *path, int depth)
 		err = ps_recv(r->c, list, h.len, "listing");
 	if (err)
 		return err;
+	if (!depth)
+		r->from_tree = h.arg & PS_LIST_FROM_TREE;
 	list[h.len] = '\0';
 	for (char *save = NULL, *n = strtok_r(list, "\n", &save); n && !err;
 	     n = strtok_r(NULL, "\n", &save)) {
@@ -320,6 +323,21 @@ static const struct lazy_src_ops remote_ops = {
 	.fini = remote_fini,
 };
 
+/*
+ * The images mirrored are a lazy dump's (InventoryEntry.lazy_dump): their
+ * holes are served only by that dump, which said so in its LIST; a page
+ * server serving a copy of them would send zeros for them.
+ */
+static int check_lazy_dump(struct remote_src *r, struct lazy_src *out)
+{
+	if (r->from_tree) {
+		out->from_lazy_dump = true;
+		return 0;
+	}
+	return img_lazy_refuse_dir("lazy-pages", r->dirfd, r->c->peer,
+				   "that page server serves a copy of its images, not the dump");
+}
+
 int lazy_src_remote(const struct cr_options *o, struct lazy_src *out)
 {
 	struct remote_src *r = calloc(1, sizeof(*r));
@@ -347,6 +365,8 @@ int lazy_src_remote(const struct cr_options *o, struct lazy_src *out)
 	err = bound_io(r->c);
 	if (!err)
 		err = mirror(r, ".", 0);
+	if (!err)
+		err = check_lazy_dump(r, out);
 	if (!err)
 		err = lazy_src_local(r->dirfd, r->c->peer, &r->local);
 	if (err)

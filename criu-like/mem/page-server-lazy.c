@@ -49,7 +49,7 @@ static bool served_name(const char *n)
 	       !strncmp(n, "pages-", 6) || !strcmp(n, "parent");
 }
 
-static int do_list(struct ps_conn *c, int dirfd, const char *path)
+static int do_list(struct ps_conn *c, int dirfd, const char *path, bool from_tree)
 {
 	int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -77,7 +77,8 @@ static int do_list(struct ps_conn *c, int dirfd, const char *path)
 	closedir(d);
 	if (!out)
 		return -ENOMEM;
-	return reply(c, PS_LIST, 0, (uint32_t)len) ?: ps_send(c, out, len, "listing");
+	return reply(c, PS_LIST, from_tree ? PS_LIST_FROM_TREE : 0, (uint32_t)len)
+		       ?: ps_send(c, out, len, "listing");
 }
 
 static int do_get(struct ps_conn *c, int dirfd, const char *path, bool head)
@@ -195,7 +196,8 @@ int ps_serve_lazy(struct ps_conn *c, int dirfd, const struct ps_lazy_src *src)
 						  : reply_err(c, PS_HELLO, -EPROTO, "version");
 			break;
 		case PS_LIST:
-			err = do_list(c, dirfd, path);
+			/* a lazy dump's own directory: its holes are read from the tree */
+			err = do_list(c, dirfd, path, src && !strcmp(path, "."));
 			break;
 		case PS_GET:
 			err = do_get(c, dirfd, path, h.flags & PS_GET_HEAD);

@@ -467,7 +467,9 @@ int cr_page_server(const struct cr_options *o)
 	sv.dirfd = img_dir_open(o->images_dir, true);
 	if (sv.dirfd < 0)
 		return sv.dirfd;
-	err = o->lazy_pages ? 0 : link_parent(sv.dirfd, o);
+	/* a lazy dump's images: only that dump fills their holes (it serves them itself) */
+	err = o->lazy_pages ? img_lazy_refuse_dir("page-server", sv.dirfd, o->images_dir, NULL)
+			    : link_parent(sv.dirfd, o);
 	if (err) {
 		close(sv.dirfd);
 		return err;

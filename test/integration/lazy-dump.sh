@@ -24,7 +24,12 @@
 #  6. on top of a pre-dump (--prev-images-dir): the parent's pages come from its
 #     images, those written since from the tree;
 #  7. the same through the RPC as runc asks it (lazy_pages, ps, status_fd);
-#  8. the combinations that make no sense are refused by name.
+#  8. the combinations that make no sense are refused by name;
+#  9. a copy of the images made while the dump serves (their lazy pages are holes):
+#     every reader but its daemon refuses it by name (the file, where the dump serves
+#     its pages): restore, lazy-pages -D, restore --lazy-pages with a daemon that reads
+#     images, page-server --lazy-pages, dump --prev-images-dir, dedup, check-images;
+#     then restore --lazy-pages of the copy with lazy-pages --page-server at the dump.
 # No wait is unbounded; each step prints a progress line.
 set -u
 : "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
@@ -347,6 +352,67 @@ R="needs --port" "$C" dump --lazy-pages -t $vp -D "$tmp/d" -o x.log 2>"$tmp/err"
 grep -q "needs --port" "$tmp/err" || { echo "FAIL: no port: $(cat "$tmp/err")"; fail=1; }
 st=$(awk '{print $3}' /proc/$vp/stat 2>/dev/null)
 [ "$st" = S ] || [ "$st" = R ] || { echo "FAIL: a refusal left the tree $st"; fail=1; }
+
+say "9. a copy of a lazy dump's images: refused by all but the dump's own daemon"
+kill -KILL $vp
+gone $vp
+start_victim
+new_port
+rm -rf "$tmp/d" "$tmp/w" "$tmp/c" "$tmp/n" "$tmp/w2"
+mkdir "$tmp/d" "$tmp/w" "$tmp/n" "$tmp/w2"
+"$C" dump --lazy-pages -t $vp -D "$tmp/d" --address 127.0.0.1 --port $port -v4 -o d.log &
+dp=$!
+dport=$port
+wait_log "$tmp/d/d.log" "lazy pages are served on"
+cp -a "$tmp/d" "$tmp/c"
+M="pages of a lazy dump, served by the dump at 127.0.0.1:$dport"
+# $1: what; the rest: the command, which must fail naming the copy's pagemap and where
+lazy_refused() {
+	what=$1
+	shift
+	"$@" >"$tmp/err" 2>&1 && { echo "FAIL: $what accepted a lazy dump's images"; fail=1; return; }
+	cat "$tmp/err" >>"$tmp/refusals" # KEEP=dir keeps them
+	grep -q -- "$what: $tmp/c/pagemap-[0-9]*.img: $M" "$tmp/err" ||
+		{ echo "FAIL: $what: no '$what: $tmp/c/pagemap-N.img: $M' in: $(cat "$tmp/err")"; fail=1; }
+}
+rm -f "$tmp/rpid"
+lazy_refused restore "$C" restore -D "$tmp/c" -d -o r0.log --pidfile "$tmp/rpid"
+lazy_refused lazy-pages "$C" lazy-pages -D "$tmp/c" --timeout 5 -o l0.log
+new_port
+lazy_refused page-server "$C" page-server --lazy-pages -D "$tmp/c" --address 127.0.0.1 \
+	--port $port -o ps0.log
+lazy_refused dump "$C" dump -t $vp -D "$tmp/n" --prev-images-dir "$tmp/c" -o n.log
+lazy_refused dedup "$C" dedup -D "$tmp/c" -o dd.log
+lazy_refused check-images "$C" check-images "$tmp/c"
+grep -q "crc32c" "$tmp/err" && { echo "FAIL: check-images speaks of crc32c: $(cat "$tmp/err")"; fail=1; }
+# a daemon that reads images (here none: not a dump's directory) is not trusted with holes
+"$C" lazy-pages -D "$tmp/w2" --timeout 20 -o l2.log 2>/dev/null &
+l2=$!
+lazy_refused restore "$C" restore --lazy-pages -D "$tmp/c" -W "$tmp/w2" -d -o r2.log \
+	--pidfile "$tmp/rpid"
+grep -q "its lazy-pages daemon reads images" "$tmp/err" ||
+	{ echo "FAIL: restore --lazy-pages did not say why: $(cat "$tmp/err")"; fail=1; }
+kill -KILL $l2 2>/dev/null # it ends with the refused restore's connection
+wait $l2 2>/dev/null
+[ ! -e "$tmp/rpid" ] || { echo "FAIL: a refused restore restored $(cat "$tmp/rpid")"; fail=1; }
+# the one that reads them: the dump's own daemon, for a restore of the copy
+"$C" lazy-pages --page-server --address 127.0.0.1 --port $dport -D "$tmp/w" --timeout 30 \
+	-o lazy.log 2>/dev/null &
+lp=$!
+"$C" restore --lazy-pages -D "$tmp/c" -W "$tmp/w" -d -v4 -o r.log --pidfile "$tmp/rpid" ||
+	{ echo "FAIL: restore --lazy-pages of the copy with the dump's daemon"; exit 1; }
+rp=$(cat "$tmp/rpid")
+wait_child $lp "lazy-pages --page-server" 60
+[ $rc = 0 ] || { echo "FAIL: lazy-pages exited $rc"; fail=1; }
+wait_child $dp "dump --lazy-pages" 60
+[ $rc = 0 ] || { echo "FAIL: dump --lazy-pages exited $rc"; fail=1; }
+gone $vp || { echo "FAIL: the source tree $vp runs on"; fail=1; }
+memory_same $rp
+kill -KILL $rp
+gone $rp
+rp=
+vp=
+keeper_gone
 
 [ $fail = 0 ] && echo "lazy-dump: ok"
 exit $fail
