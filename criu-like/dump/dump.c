@@ -173,6 +173,8 @@ int cr_dump(const struct cr_options *o)
 		err = lazy_dump_check_opts(o);
 	if (err)
 		return err;
+	if (o->lazy_pages)
+		ctx.lazy_id = lazy_dump_new_id();
 	ctx.progress = isatty(STDERR_FILENO);
 	netlock_cleanup_stale(o);
 	/* before the freeze: rules of a killed packet holder would drop for good */

@@ -65,6 +65,7 @@ int write_inventory(const struct dump_ctx *ctx, bool completed)
 	if (ctx->opts->lazy_pages && !ctx->pre_dump) {
 		ld.address = (char *)(ctx->opts->address ? ctx->opts->address : "");
 		ld.port = (uint32_t)ctx->opts->port;
+		ld.id = ctx->lazy_id;
 		ie.lazy_dump = &ld;
 	}
 	ie.xfeatures_mask = arch_xfeatures();

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "image.h"
 #include "log.h"
@@ -69,7 +70,8 @@ int img_lazy_refuse_dir(const char *who, int dirfd, const char *dir, const char 
 	int err;
 
 	/* no inventory: not a dump's directory, which the caller's own checks say */
-	if (img_read_one(dirfd, CR_IMG_INVENTORY, 0, (ProtobufCMessage **)&inv))
+	if (faccessat(dirfd, img_desc(CR_IMG_INVENTORY)->pattern, F_OK, 0) ||
+	    img_read_one(dirfd, CR_IMG_INVENTORY, 0, (ProtobufCMessage **)&inv))
 		return 0;
 	err = img_lazy_refuse(who, dir, inv, why);
 	protobuf_c_message_free_unpacked(&inv->base, NULL);

@@ -144,6 +144,7 @@ struct dump_ctx {
 	struct thr_prefetch *thr_load; /* thread-facts.c: the iterator loaded in a thread */
 	struct par_run *par; /* dump-par.c: the run of dump_tasks_par() under way, or NULL */
 	struct lazy_dump *lazy; /* --lazy-pages: the pages left in the tasks (lazy-dump.h) */
+	uint64_t lazy_id; /* --lazy-pages: InventoryEntry.lazy_dump.id, random */
 };
 
 /*

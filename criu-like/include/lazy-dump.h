@@ -77,6 +77,8 @@ struct lazy_dump {
  * sense with it (a pre-dump's is refused by the CLI and the RPC already).
  */
 int lazy_dump_check_opts(const struct cr_options *o);
+/* The id of this lazy dump's images (InventoryEntry.lazy_dump.id): random, never 0. */
+uint64_t lazy_dump_new_id(void);
 /*
  * The task's pagemap and pages image in place of dump_private_pages(): the
  * data of what stays lazy is a hole, its pagemap entries without crc32c.

@@ -39,6 +39,7 @@ struct lazy_msg {
 	int32_t pid; /* the task's pid in the images */
 	int32_t error; /* ACK: 0 or -errno */
 	uint32_t flags; /* HELLO from the daemon: LAZY_HELLO_* */
+	uint64_t dump_id; /* HELLO with LAZY_HELLO_FROM_DUMP: InventoryEntry.lazy_dump.id */
 };
 
 /*
@@ -119,8 +120,9 @@ struct lazy_src_ops {
 struct lazy_src {
 	const struct lazy_src_ops *ops;
 	void *priv;
-	/* a lazy dump's own tree, which fills its images' holes (lazy-src-remote.c) */
+	/* a lazy dump's own tree, which fills its images' holes (lazy-src-remote.c), its id */
 	bool from_lazy_dump;
+	uint64_t lazy_dump_id;
 };
 
 struct MmEntry;

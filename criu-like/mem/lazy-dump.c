@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -75,6 +76,20 @@ int lazy_dump_check_opts(const struct cr_options *o)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+uint64_t lazy_dump_new_id(void)
+{
+	struct timespec ts;
+	uint64_t id = 0;
+
+	/* without entropy yet, the time and pid: what tells two dumps apart is enough */
+	if (getrandom(&id, sizeof(id), GRND_NONBLOCK) != sizeof(id) || !id) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		id = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^
+		     ((uint64_t)getpid() << 40);
+	}
+	return id ?: 1;
 }
 
 /* ---- the images: holes for what stays in the tasks ---- */

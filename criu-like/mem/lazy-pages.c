@@ -524,7 +524,8 @@ static int recv_task(struct lz *z)
 		/* what the restore checks a lazy dump's images against (rst_lazy_connect()) */
 		struct lazy_msg hi = { .type = LAZY_MSG_HELLO,
 				       .version = LAZY_PROTO_VERSION,
-				       .flags = z->src.from_lazy_dump ? LAZY_HELLO_FROM_DUMP : 0 };
+				       .flags = z->src.from_lazy_dump ? LAZY_HELLO_FROM_DUMP : 0,
+				       .dump_id = z->src.lazy_dump_id };
 
 		return send(z->csk, &hi, sizeof(hi), MSG_NOSIGNAL) == sizeof(hi) ? 0 : -EIO;
 	}

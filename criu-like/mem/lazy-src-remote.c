@@ -31,6 +31,8 @@
 #include "restore-mem.h"
 #include "util.h"
 
+#include "inventory.pb-c.h"
+
 #define LAZY_REMOTE_IO_S 30 /* the longest the server may take to answer (SO_RCVTIMEO) */
 
 #define MIRROR_DEPTH 64
@@ -325,17 +327,29 @@ static const struct lazy_src_ops remote_ops = {
 
 /*
  * The images mirrored are a lazy dump's (InventoryEntry.lazy_dump): their
- * holes are served only by that dump, which said so in its LIST; a page
- * server serving a copy of them would send zeros for them.
+ * holes are served only by that dump, which said so in its LIST, and its id
+ * goes to the restore (the HELLO); a page server serving a copy of them
+ * would send zeros for them.
  */
 static int check_lazy_dump(struct remote_src *r, struct lazy_src *out)
 {
-	if (r->from_tree) {
+	char who[sizeof(r->c->peer) + 16];
+	InventoryEntry *inv = NULL;
+	int err;
+
+	if (img_read_one(r->dirfd, CR_IMG_INVENTORY, 0, (ProtobufCMessage **)&inv))
+		return 0; /* none: the local source says what is missing */
+	snprintf(who, sizeof(who), "lazy-pages: %s", r->c->peer);
+	err = r->from_tree
+		      ? 0
+		      : img_lazy_refuse(who, ".", inv,
+					"that page server serves a copy of them, not the dump");
+	if (!err && r->from_tree && img_lazy_dump(inv)) {
 		out->from_lazy_dump = true;
-		return 0;
+		out->lazy_dump_id = inv->lazy_dump->id;
 	}
-	return img_lazy_refuse_dir("lazy-pages", r->dirfd, r->c->peer,
-				   "that page server serves a copy of its images, not the dump");
+	protobuf_c_message_free_unpacked(&inv->base, NULL);
+	return err;
 }
 
 int lazy_src_remote(const struct cr_options *o, struct lazy_src *out)

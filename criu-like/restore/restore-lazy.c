@@ -170,10 +170,24 @@ static int check_daemon(struct restore_ctx *ctx, const char *path)
 		return r == 0 ? -ETIMEDOUT : -EPROTO;
 	}
 	ctx->lazy_hello = true;
-	if (m.flags & LAZY_HELLO_FROM_DUMP)
+	if (!img_lazy_dump(ctx->inv) && (m.flags & LAZY_HELLO_FROM_DUMP)) {
+		pr_err("restore: %s: not a lazy dump's images, but its lazy-pages daemon serves "
+		       "the pages of one: they would fill another tree's memory\n",
+		       ctx->opts->images_dir);
+		return -EINVAL;
+	}
+	if (!img_lazy_dump(ctx->inv))
 		return 0;
-	return img_lazy_refuse("restore", ctx->opts->images_dir, ctx->inv,
-			       "its lazy-pages daemon reads images, where those pages are holes");
+	if (!(m.flags & LAZY_HELLO_FROM_DUMP))
+		return img_lazy_refuse("restore", ctx->opts->images_dir, ctx->inv,
+				       "its lazy-pages daemon reads images, where those pages are "
+				       "holes");
+	/* the dump that wrote these images, not another one's tree */
+	if (m.dump_id != ctx->inv->lazy_dump->id)
+		return img_lazy_refuse(
+			"restore", ctx->opts->images_dir, ctx->inv,
+			"its lazy-pages daemon serves the pages of another lazy dump");
+	return 0;
 }
 
 int rst_lazy_connect(struct restore_ctx *ctx)

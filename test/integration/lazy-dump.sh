@@ -28,7 +28,9 @@
 #  9. a copy of the images made while the dump serves (their lazy pages are holes):
 #     every reader but its daemon refuses it by name (the file, where the dump serves
 #     its pages): restore, lazy-pages -D, restore --lazy-pages with a daemon that reads
-#     images, page-server --lazy-pages, dump --prev-images-dir, dedup, check-images;
+#     images, page-server --lazy-pages, dump --prev-images-dir, dedup, check-images,
+#     lazy-pages --page-server at a page server that serves the copy unawares,
+#     restore --lazy-pages with the daemon of another lazy dump;
 #     then restore --lazy-pages of the copy with lazy-pages --page-server at the dump.
 # No wait is unbounded; each step prints a progress line.
 set -u
@@ -45,9 +47,11 @@ V=$(realpath "$V")
 tmp=$(mktemp -d)
 vp=
 rp=
+op=
 cleanup() {
 	[ -n "$vp" ] && kill -KILL "$vp" 2>/dev/null
 	[ -n "$rp" ] && kill -KILL "$rp" 2>/dev/null
+	[ -n "$op" ] && kill -KILL "$op" 2>/dev/null
 	pkill -KILL -P $$ 2>/dev/null
 	[ -n "${KEEP:-}" ] && cp -r "$tmp" "$KEEP"
 	rm -rf "$tmp"
@@ -358,7 +362,7 @@ kill -KILL $vp
 gone $vp
 start_victim
 new_port
-rm -rf "$tmp/d" "$tmp/w" "$tmp/c" "$tmp/n" "$tmp/w2"
+rm -rf "$tmp/d" "$tmp/w" "$tmp/c" "$tmp/n" "$tmp/w2" "$tmp/s" "$tmp/w3" "$tmp/o" "$tmp/w4"
 mkdir "$tmp/d" "$tmp/w" "$tmp/n" "$tmp/w2"
 "$C" dump --lazy-pages -t $vp -D "$tmp/d" --address 127.0.0.1 --port $port -v4 -o d.log &
 dp=$!
@@ -395,6 +399,46 @@ grep -q "its lazy-pages daemon reads images" "$tmp/err" ||
 kill -KILL $l2 2>/dev/null # it ends with the refused restore's connection
 wait $l2 2>/dev/null
 [ ! -e "$tmp/rpid" ] || { echo "FAIL: a refused restore restored $(cat "$tmp/rpid")"; fail=1; }
+# a page server that serves the copy without a word (its directory filled once it listened,
+# as an older criu-like would serve it): the daemon refuses what it mirrored
+new_port
+mkdir "$tmp/s" "$tmp/w3"
+"$C" page-server --lazy-pages -D "$tmp/s" --address 127.0.0.1 --port $port -v4 -o ps3.log &
+psp=$!
+wait_log "$tmp/s/ps3.log" "listening on"
+cp -a "$tmp/c/." "$tmp/s/"
+"$C" lazy-pages --page-server --address 127.0.0.1 --port $port -D "$tmp/w3" --timeout 5 \
+	-o l3.log >"$tmp/err" 2>&1 && { echo "FAIL: lazy-pages took a copy's holes"; fail=1; }
+grep -q "lazy-pages: page server 127.0.0.1:$port: ./pagemap-[0-9]*.img: $M.*: that page server serves a copy" \
+	"$tmp/err" || { echo "FAIL: lazy-pages from a copy: $(cat "$tmp/err")"; fail=1; }
+wait_child $psp "page-server --lazy-pages of the copy" 30
+# a daemon at another lazy dump (of another tree): its pages are not these images
+unshare -p -f setsid sleep 1234.567 </dev/null >/dev/null 2>&1 &
+n=0
+until op=$(pgrep -f '^sleep 1234.567$'); do
+	n=$((n + 1)); [ $n -le 1000 ] || { echo "FAIL: no other victim"; exit 1; }; sleep 0.01
+done
+new_port
+mkdir "$tmp/o" "$tmp/w4"
+"$C" dump --lazy-pages -t $op -D "$tmp/o" --address 127.0.0.1 --port $port -v4 -o d.log &
+odp=$!
+wait_log "$tmp/o/d.log" "lazy pages are served on"
+"$C" lazy-pages --page-server --address 127.0.0.1 --port $port -D "$tmp/w4" --timeout 20 \
+	-o l4.log 2>/dev/null &
+olp=$!
+lazy_refused restore "$C" restore --lazy-pages -D "$tmp/c" -W "$tmp/w4" -d -o r4.log \
+	--pidfile "$tmp/rpid"
+grep -q "its lazy-pages daemon serves the pages of another lazy dump" "$tmp/err" ||
+	{ echo "FAIL: restore --lazy-pages did not say why: $(cat "$tmp/err")"; fail=1; }
+[ ! -e "$tmp/rpid" ] || { echo "FAIL: a refused restore restored $(cat "$tmp/rpid")"; fail=1; }
+wait_child $olp "lazy-pages of the other dump" 30
+wait_child $odp "the other lazy dump" 60
+[ $rc != 0 ] || { echo "FAIL: the other lazy dump exited 0 without a restore"; fail=1; }
+st=$(awk '{print $3}' /proc/$op/stat 2>/dev/null)
+[ "$st" = S ] || { echo "FAIL: the other tree is not running again ($st)"; fail=1; }
+kill -KILL $op
+gone $op
+op=
 # the one that reads them: the dump's own daemon, for a restore of the copy
 "$C" lazy-pages --page-server --address 127.0.0.1 --port $dport -D "$tmp/w" --timeout 30 \
 	-o lazy.log 2>/dev/null &
