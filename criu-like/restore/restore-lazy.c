@@ -163,15 +163,14 @@ static int check_daemon(struct restore_ctx *ctx, const char *path)
 	if (r <= 0 || recv(ctx->lazy_sk, &m, sizeof(m), 0) != sizeof(m) ||
 	    m.type != LAZY_MSG_HELLO || m.version != LAZY_PROTO_VERSION) {
 		pr_err("the lazy-pages daemon at %s did not answer (%s): not one speaking "
-		       "lazy-pages "
-		       "protocol %u\n",
+		       "lazy-pages protocol %u\n",
 		       path, r == 0 ? "no answer" : "connection lost or another reply",
 		       LAZY_PROTO_VERSION);
 		return r == 0 ? -ETIMEDOUT : -EPROTO;
 	}
 	ctx->lazy_hello = true;
 	if (!img_lazy_dump(ctx->inv) && (m.flags & LAZY_HELLO_FROM_DUMP)) {
-		pr_err("restore: %s: not a lazy dump's images, but its lazy-pages daemon serves "
+		pr_err("%s: not a lazy dump's images, but its lazy-pages daemon serves "
 		       "the pages of one: they would fill another tree's memory\n",
 		       ctx->opts->images_dir);
 		return -EINVAL;
