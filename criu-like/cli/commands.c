@@ -45,6 +45,9 @@ static int run_encode(struct cr_options *o, int argc, char **argv)
 
 static int run_dump(struct cr_options *o, int argc __unused, char **argv __unused)
 {
+	/* --lazy-pages: --address/--port are where this dump listens (runc's --page-server) */
+	if (o->lazy_pages)
+		o->page_server = false;
 	return cr_dump(o);
 }
 
@@ -125,7 +128,7 @@ static int run_infect_test(struct cr_options *o, int argc __unused, char **argv 
 	 OPTB(TIMEOUT) | OPTB(TRACK_MEM) | OPTB(PREV_IMAGES_DIR) | OPTB(PAGE_SERVER) |            \
 	 OPTB(ADDRESS) | OPTB(PORT) | OPTB(EXTERNAL) | OPTB(ACTION_SCRIPT) | OPTB(NETWORK_LOCK) | \
 	 OPTB(NO_PACKET_HOLD) | OPTB(FREEZE_CGROUP) | OPTB(MANAGE_CGROUPS) | OPTB(PIDFILE) |      \
-	 OPTB(SNAPSHOT) | OPTB(NO_COW_SHARE))
+	 OPTB(SNAPSHOT) | OPTB(NO_COW_SHARE) | OPTB(LAZY_PAGES))
 
 /* dump and pre-dump send their pages to a page server */
 #define PS_PROVIDES (OPTB(PAGE_SERVER) | OPTB(ADDRESS) | OPTB(PORT))
@@ -227,6 +230,13 @@ const struct cli_command cli_commands[] = {
 	  "  --page-server         send the pagemap and pages images to the page server at\n"
 	  "                        --address A --port P (with --tls: see page-server --help)\n"
 	  "                        instead of writing them into DIR\n"
+	  "  --lazy-pages --address A --port P\n"
+	  "                        CRIU's lazy dump: write every image but the private\n"
+	  "                        anonymous pages' data, keep the tree frozen and serve\n"
+	  "                        those pages from it at A:P to `lazy-pages --page-server`\n"
+	  "                        (--status-fd FD: a byte once it listens); the tree is\n"
+	  "                        killed once that daemon has every page, and resumes\n"
+	  "                        if it goes before (not with -R, --snapshot, --track-mem)\n"
 	  "  -v4                   debug log, in DIR/dump.log unless -o says otherwise\n",
 	  DUMP_OPTS, 0, 0, run_dump, DUMP_CAPS, PS_PROVIDES },
 	{ "pre-dump", "copy memory while the tree keeps running", "-t PID -D DIR",
@@ -242,7 +252,7 @@ const struct cli_command cli_commands[] = {
 	  "                          /proc/PID/mem once the tree runs\n"
 	  "  --page-server           send the pages to the page server at --address A\n"
 	  "                          --port P (see page-server --help)\n",
-	  DUMP_OPTS, 0, 0, run_pre_dump, DUMP_CAPS, PS_PROVIDES },
+	  DUMP_OPTS & ~OPTB(LAZY_PAGES), 0, 0, run_pre_dump, DUMP_CAPS, PS_PROVIDES },
 	{ "dedup", "punch the pages a newer image supersedes out of its parents", "-D DIR",
 	  "DIR was dumped or pre-dumped with --prev-images-dir: every page of its parents\n"
 	  "(DIR/parent, DIR/parent/parent, ...) that a restore of DIR never reads, since\n"
@@ -339,8 +349,10 @@ const struct cli_command cli_commands[] = {
 	  "  --timeout SEC           exit 1 when no restore connects within SEC\n"
 	  "                          (default 60)\n"
 	  "  --page-server --address A --port P\n"
-	  "                          the pages from `page-server --lazy-pages` at A:P\n"
-	  "                          (DIR then only holds the socket)\n",
+	  "                          the pages from `page-server --lazy-pages` or from\n"
+	  "                          `dump --lazy-pages` at A:P (DIR then only holds the\n"
+	  "                          socket); that dump's tree is killed once every page\n"
+	  "                          is in (the restored one stopped until it says so)\n",
 	  OPTB(IMAGES_DIR) | OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) | OPTB(TIMEOUT) |
 		  OPTB(ACTION_SCRIPT),
 	  0, 0, run_lazy_pages, 0, OPTB(ADDRESS) | OPTB(PORT) | OPTB(PAGE_SERVER) },

@@ -492,13 +492,12 @@ int cli_validate(const struct cli_command *cmd, uint64_t seen, int nargs)
 	for (i = 0; i < OPT__MAX; i++) {
 		if (!(seen & (1ULL << i)))
 			continue;
-		if (i == OPT_LAZY_PAGES && !strcmp(cmd->name, "dump")) {
-			/* CRIU's dump --lazy-pages: the frozen tree serves its pages itself */
-			pr_err("option --lazy-pages: dumping without pages, for a page server that "
-			       "reads them from the frozen tree, is not supported by this version "
-			       "yet; dump, then serve the images with `page-server --lazy-pages` "
-			       "or `lazy-pages -D DIR` (Documentation/lazy-pages.md)\n");
-			return -EOPNOTSUPP;
+		if (i == OPT_LAZY_PAGES && !strcmp(cmd->name, "pre-dump")) {
+			/* CRIU's lazy source is a dump's frozen tree (mem/lazy-dump.c) */
+			pr_err("option --lazy-pages: a pre-dump lets the tree run again, so its "
+			       "pages cannot be served from it later; pre-dump, then `dump "
+			       "--lazy-pages --prev-images-dir` (Documentation/lazy-pages.md)\n");
+			return -EINVAL;
 		}
 		if (!(cmd->options & (1ULL << i)) && !(OPTS_COMMON & (1ULL << i))) {
 			pr_err("option --%s does not apply to '%s'\n", opt_name(i), cmd->name);

@@ -16,6 +16,7 @@
 #include "cow-share.h"
 #include "dump-int.h"
 #include "image.h"
+#include "lazy-dump.h"
 #include "log.h"
 #include "notify.h"
 #include "ns.h"
@@ -69,6 +70,7 @@ void dump_ctx_fini(struct dump_ctx *ctx)
 	free(ctx->ns.tfc.early);
 	ctx->ns.tfc.early = NULL;
 	dump_threads_fini(ctx);
+	lazy_dump_fini(ctx);
 	free(ctx->tasks);
 	pidns_dump_fini();
 	shmem_set_fini(&ctx->shm);
@@ -106,13 +108,17 @@ static int open_parent(struct dump_ctx *ctx, const struct cr_options *o)
 	err = img_read_one(ctx->prev_dirfd, CR_IMG_INVENTORY, 0, (ProtobufCMessage **)&inv);
 	if (!err && !inv->completed)
 		err = -EINVAL;
-	if (inv)
-		protobuf_c_message_free_unpacked(&inv->base, NULL);
-	if (err) {
+	if (err)
 		pr_err("parent image directory %s is not a complete (pre-)dump\n",
 		       o->prev_images_dir);
+	/* a lazy dump's pages are not in its images: the new one's PE_PARENT would be holes */
+	if (!err)
+		err = img_lazy_refuse(ctx->pre_dump ? "pre-dump" : "dump", o->prev_images_dir, inv,
+				      "it cannot be a parent (--prev-images-dir)");
+	if (inv)
+		protobuf_c_message_free_unpacked(&inv->base, NULL);
+	if (err)
 		return err;
-	}
 	if (unlinkat(ctx->dirfd, "parent", 0) && errno != ENOENT) {
 		pr_perror("cannot replace %s/parent", o->images_dir);
 		return neg_errno();

@@ -20,6 +20,7 @@
 
 #include "dedup.h"
 #include "dump-int.h"
+#include "lazy-dump.h"
 #include "log.h"
 #include "net-lock.h"
 #include "nfq-hold.h"
@@ -129,6 +130,9 @@ static int complete_images(struct dump_ctx *ctx)
 	 */
 	if (!err)
 		err = cr_notify(o, CR_ACT_POST_DUMP, o->tree, ctx->dirfd);
+	/* --lazy-pages: frozen until the destination has every page (lazy-dump.c) */
+	if (!err && o->lazy_pages)
+		err = lazy_dump_serve(ctx);
 	/* a failed hook, close or sync of the complete inventory: say so on disk */
 	if (err)
 		unmark_complete(ctx);
@@ -165,8 +169,12 @@ int cr_dump(const struct cr_options *o)
 		return -EINVAL;
 	}
 	err = check_snapshot_opts(o);
+	if (!err && o->lazy_pages)
+		err = lazy_dump_check_opts(o);
 	if (err)
 		return err;
+	if (o->lazy_pages)
+		ctx.lazy_id = lazy_dump_new_id();
 	ctx.progress = isatty(STDERR_FILENO);
 	netlock_cleanup_stale(o);
 	/* before the freeze: rules of a killed packet holder would drop for good */

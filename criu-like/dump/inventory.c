@@ -33,6 +33,7 @@ int write_inventory(const struct dump_ctx *ctx, bool completed)
 	static const DumpedPart pre_parts[] = { DUMPED_PART__PART_MEMORY,
 						DUMPED_PART__PART_PRE_DUMP };
 	InventoryEntry ie = INVENTORY_ENTRY__INIT;
+	LazyDumpEntry ld = LAZY_DUMP_ENTRY__INIT;
 	struct ns_inventory ns;
 	struct timespec ts;
 	struct utsname u;
@@ -59,6 +60,13 @@ int write_inventory(const struct dump_ctx *ctx, bool completed)
 		ie.has_parent_dir = true;
 		ie.parent_dir.data = (uint8_t *)ctx->opts->prev_images_dir;
 		ie.parent_dir.len = strlen(ctx->opts->prev_images_dir);
+	}
+	/* --lazy-pages: holes only this dump fills, there; every other reader refuses them */
+	if (ctx->opts->lazy_pages && !ctx->pre_dump) {
+		ld.address = (char *)(ctx->opts->address ? ctx->opts->address : "");
+		ld.port = (uint32_t)ctx->opts->port;
+		ld.id = ctx->lazy_id;
+		ie.lazy_dump = &ld;
 	}
 	ie.xfeatures_mask = arch_xfeatures();
 	ie.has_dump_time_ns = true;

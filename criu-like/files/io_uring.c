@@ -546,6 +546,15 @@ static int iou_dump(struct dump_ctx *ctx, const struct fd_info *f, struct file_d
 		d->fe.type = FILE_TYPE__FILE_IO_URING;
 		d->fe.io_uring = e;
 		err = iou_fill(ctx, f, &in, e);
+		/* their pages are pinned at restore before a lazy-pages daemon serves any */
+		if (!err && e->n_bufs && ctx->opts->lazy_pages) {
+			pr_err("pid %d fd %d: io_uring with %zu registered buffers: the restore "
+			       "reads them before the lazy-pages daemon serves anything, so a "
+			       "lazy dump cannot leave them in the tree; dump without "
+			       "--lazy-pages\n",
+			       f->pid, f->fd, e->n_bufs);
+			err = -EOPNOTSUPP;
+		}
 		if (!err)
 			err = iou_dump_slots(f, &in, e, d);
 	}

@@ -44,12 +44,29 @@ static int read_whole(int dirfd, const char *name)
 	return ret;
 }
 
+/*
+ * A lazy dump's images match it, but @nr_lazy runs are holes only that dump
+ * fills: not a directory a restore reads alone (-EREMOTE, named).
+ */
+static int refuse_lazy(const char *path, const InventoryEntry *inv, size_t n, uint64_t nr_runs,
+		       uint64_t nr_lazy)
+{
+	char why[160];
+
+	snprintf(why, sizeof(why),
+		 "%" PRIu64 " page runs are holes here; %zu images and %" PRIu64
+		 " page runs match the dump",
+		 nr_lazy, n, nr_runs);
+	return img_lazy_refuse("check-images", path, inv, why);
+}
+
 int cr_check_images(const struct cr_options *o, const char *path)
 {
 	_cleanup_close_ int dirfd = img_dir_open(path, false);
 	struct img_list list = {};
 	InventoryEntry *inv = NULL;
-	uint64_t nr_runs = 0;
+	uint64_t nr_runs = 0, nr_lazy = 0;
+	bool lazy;
 	size_t i;
 	int ret, r;
 
@@ -72,9 +89,11 @@ int cr_check_images(const struct cr_options *o, const char *path)
 	}
 	if (!ret)
 		ret = img_list_from_inventory(inv, &list);
-	protobuf_c_message_free_unpacked(&inv->base, NULL);
-	if (ret)
+	lazy = img_lazy_dump(inv);
+	if (ret) {
+		protobuf_c_message_free_unpacked(&inv->base, NULL);
 		return ret;
+	}
 	/* each check names what it finds wrong; go on to name every bad file once */
 	for (i = 0; i < list.n; i++) {
 		r = img_list_check_file(dirfd, &list.files[i]);
@@ -85,12 +104,16 @@ int cr_check_images(const struct cr_options *o, const char *path)
 	/* page runs, once every file is there as the dump wrote it */
 	for (i = 0; !ret && i < list.n; i++)
 		if (is_pagemap(list.files[i].name))
-			ret = img_verify_pagemap(dirfd, list.files[i].name, &nr_runs);
-	if (!ret)
+			ret = img_verify_pagemap(dirfd, list.files[i].name, &nr_runs,
+						 lazy ? &nr_lazy : NULL);
+	if (!ret && lazy)
+		ret = refuse_lazy(path, inv, list.n, nr_runs, nr_lazy);
+	else if (!ret)
 		printf("%s: %zu images and %" PRIu64 " page runs match the dump\n", path, list.n,
 		       nr_runs);
 	else
 		pr_err("%s: the images do not match what the dump wrote\n", path);
 	img_list_fini(&list);
+	protobuf_c_message_free_unpacked(&inv->base, NULL);
 	return ret;
 }

@@ -28,6 +28,7 @@
 #include "track.h"
 
 struct par_run;
+struct lazy_dump;
 struct parasite_ctl;
 struct ps_conn;
 struct snapshot;
@@ -142,6 +143,8 @@ struct dump_ctx {
 	struct proc_threads *thr; /* thread-facts.c: [i] for tasks[i], or NULL */
 	struct thr_prefetch *thr_load; /* thread-facts.c: the iterator loaded in a thread */
 	struct par_run *par; /* dump-par.c: the run of dump_tasks_par() under way, or NULL */
+	struct lazy_dump *lazy; /* --lazy-pages: the pages left in the tasks (lazy-dump.h) */
+	uint64_t lazy_id; /* --lazy-pages: InventoryEntry.lazy_dump.id, random */
 };
 
 /*
@@ -289,6 +292,9 @@ int dump_private_pages(struct dump_ctx *ctx, struct dump_task *dt);
  */
 int dump_pagemap(struct dump_ctx *ctx, struct dump_task *dt, uint32_t pages_id,
 		 const struct mem_runs *runs, const uint32_t *crcs);
+/* mem.c: the same for a lazy dump, the runs @lazy[i] (a hole in the image) without crc32c. */
+int dump_pagemap_lazy(struct dump_ctx *ctx, struct dump_task *dt, uint32_t pages_id,
+		      const struct mem_runs *runs, const uint32_t *crcs, const bool *lazy);
 /* mem.c: once all tasks are done: pagemap-shmem-ID.img and pages of each object. */
 int dump_shmem(struct dump_ctx *ctx);
 /*

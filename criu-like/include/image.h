@@ -178,8 +178,29 @@ void img_list_inventory_free(struct InventoryEntry *inv);
  * pagemap-shmem-ID.img) against its crc32c, read from its pages image; the
  * runs must cover the pages image's data exactly. Each bad run is logged
  * with its file and byte offset; *@nr_runs counts the runs checked. 0 or the
- * first error (-EBADMSG for a bad run).
+ * first error (-EBADMSG for a bad run). @nr_lazy (a lazy dump's, or NULL):
+ * the runs without crc32c are its holes, counted there, not errors.
  */
-int img_verify_pagemap(int dirfd, const char *name, uint64_t *nr_runs);
+int img_verify_pagemap(int dirfd, const char *name, uint64_t *nr_runs, uint64_t *nr_lazy);
+
+/*
+ * lazy-mark.c: the images of `dump --lazy-pages` (InventoryEntry.lazy_dump):
+ * holes in their pages images that only that dump fills. img_lazy_dump():
+ * @inv (or NULL) is one's. img_lazy_where(): "ADDR:PORT" ("[ADDR]:PORT" for
+ * IPv6, "*" for every address) into @buf; -EINVAL when not one's,
+ * -ENAMETOOLONG. img_lazy_file(): the file to name, its first
+ * pagemap-PID.img (else "inventory.img").
+ */
+bool img_lazy_dump(const struct InventoryEntry *inv);
+int img_lazy_where(const struct InventoryEntry *inv, char *buf, size_t len);
+const char *img_lazy_file(const struct InventoryEntry *inv);
+/*
+ * 0 when @inv is not a lazy dump's; else logs "@who: @dir/FILE: pages of a
+ * lazy dump, served by the dump at A:P (...)[: @why]" and returns -EREMOTE.
+ * _dir() reads @dirfd's inventory first (none: 0, the caller's checks say).
+ */
+int img_lazy_refuse(const char *who, const char *dir, const struct InventoryEntry *inv,
+		    const char *why);
+int img_lazy_refuse_dir(const char *who, int dirfd, const char *dir, const char *why);
 
 #endif

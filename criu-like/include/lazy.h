@@ -23,10 +23,11 @@ struct cr_options;
 
 /* In the work directory (-W, default -D), as CRIU's lazy-pages.socket. */
 #define LAZY_SOCKET_NAME "lazy-pages.socket"
-#define LAZY_PROTO_VERSION 1
+#define LAZY_PROTO_VERSION 2
 
 enum lazy_msg_type {
-	LAZY_MSG_HELLO = 1, /* restore -> daemon: version, nr_tasks announced later */
+	/* restore -> daemon: version; daemon -> restore: version, flags (what it serves) */
+	LAZY_MSG_HELLO = 1,
 	LAZY_MSG_TASK, /* restore -> daemon: pid; SCM_RIGHTS uffd, pidfd */
 	LAZY_MSG_END, /* restore -> daemon: every task sent */
 	LAZY_MSG_ACK, /* daemon -> restore: error 0 = every uffd is held, the tree may run */
@@ -37,7 +38,16 @@ struct lazy_msg {
 	uint32_t version;
 	int32_t pid; /* the task's pid in the images */
 	int32_t error; /* ACK: 0 or -errno */
+	uint32_t flags; /* HELLO from the daemon: LAZY_HELLO_* */
+	uint64_t dump_id; /* HELLO with LAZY_HELLO_FROM_DUMP: InventoryEntry.lazy_dump.id */
 };
+
+/*
+ * The daemon reads its pages from the frozen tree of a lazy dump (`lazy-pages
+ * --page-server` at a `dump --lazy-pages`, which said so): the holes of that
+ * dump's images are filled. Without it a restore refuses a lazy dump's images.
+ */
+#define LAZY_HELLO_FROM_DUMP 1U
 
 /* ---- the pages still to come of one address space ------------------------------------------ */
 
@@ -96,12 +106,23 @@ struct lazy_src_ops {
 	 * errno set when not possible (read then).
 	 */
 	const void *(*map)(struct lazy_src *s, pid_t pid, uint32_t level, uint64_t off, size_t len);
+	/*
+	 * Optional: every task got its pages: end the source's copy of the tree
+	 * (a lazy dump's, DONE). 0 once the source answered that it is killed;
+	 * else the restored tree is killed (exactly one copy runs).
+	 */
+	int (*complete)(struct lazy_src *s);
+	/* Optional: an fd that reports the source's end (EPOLLRDHUP, EPOLLHUP) while idle. */
+	int (*hangup_fd)(struct lazy_src *s);
 	void (*fini)(struct lazy_src *s);
 };
 
 struct lazy_src {
 	const struct lazy_src_ops *ops;
 	void *priv;
+	/* a lazy dump's own tree, which fills its images' holes (lazy-src-remote.c), its id */
+	bool from_lazy_dump;
+	uint64_t lazy_dump_id;
 };
 
 struct MmEntry;

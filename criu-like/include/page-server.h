@@ -24,11 +24,16 @@
  * `lazy-pages --page-server` (page-server-lazy.c, Documentation/lazy-pages.md):
  *
  *   LIST   payload: a directory (".", "parent", "parent/parent"...)
- *                                             -> REPLY payload: its image names, '\n' after each
+ *                                             -> REPLY payload: its image names, '\n' after each;
+ *                                                arg = PS_LIST_FROM_TREE from a lazy dump
+ *                                                (its holes are filled), else 0
  *   GET    payload: a path; flags PS_GET_HEAD: only the first 4 KiB
  *                                             -> REPLY arg = file size, payload: the file
  *   READ   id = bytes (<= PS_DATA_MAX), arg = file offset, payload: a path
  *                                             -> REPLY payload: the bytes
+ *   DONE   the restore is complete: the source's copy of the tree is to end
+ *                                             -> REPLY arg = 0 once it is killed
+ *                                                (a plain server has none: 0)
  *
  * Paths are relative, without "..", of [A-Za-z0-9._/-] (ps_check_path()).
  *
@@ -60,6 +65,7 @@ enum ps_cmd {
 	PS_LIST = 7,
 	PS_GET = 8,
 	PS_READ = 9,
+	PS_DONE = 10,
 	PS_REPLY = 0x80,
 };
 
@@ -73,6 +79,8 @@ struct ps_hdr {
 } __attribute__((packed));
 
 #define PS_GET_HEAD 1 /* GET: the raw image's header only */
+/* LIST's answer from `dump --lazy-pages`: READs of its pages images fill their holes */
+#define PS_LIST_FROM_TREE 1
 #define PS_PATH_MAX 256
 #define PS_LIST_MAX (1u << 20)
 
@@ -183,7 +191,24 @@ int cr_page_server(const struct cr_options *o);
  * as o->ps_listen_fd (the RPC's PAGE_SERVER learns the port first).
  */
 int ps_listen(const struct cr_options *o, char *where, size_t where_len);
-/* page-server-lazy.c: --lazy-pages, serve the directory @dirfd to one lazy-pages daemon. */
-int ps_serve_lazy(struct ps_conn *c, int dirfd);
+/*
+ * What `dump --lazy-pages` adds to the serving of its directory (lazy-dump.c):
+ * @read fills in the bytes of a READ of @path at file offset @off that are
+ * not in the file (its holes: pages left in the frozen tasks), over what
+ * the file gave; @done ends the tree (DONE), 0 once it can never run again.
+ */
+struct ps_lazy_src {
+	int (*read)(void *priv, const char *path, uint64_t off, void *buf, size_t len);
+	int (*done)(void *priv);
+	void *priv;
+};
+/*
+ * page-server-lazy.c: --lazy-pages, serve the directory @dirfd to one
+ * lazy-pages daemon; @src: a lazy dump's tasks (NULL: the files alone).
+ * 1 once the daemon ended the session (END), 0 when it closed the connection.
+ */
+int ps_serve_lazy(struct ps_conn *c, int dirfd, const struct ps_lazy_src *src);
+/* page-server.c: accept one connection on @lfd into @c (its peer named, its liveness bounded). */
+int ps_accept(int lfd, struct ps_conn *c);
 
 #endif

@@ -143,6 +143,7 @@ struct restore_ctx {
 	 * tasks to make their uffd with (-1: userfaultfd() in each)
 	 */
 	int lazy_sk;
+	bool lazy_hello; /* the daemon's HELLO read (restore-lazy.c check_daemon()) */
 	uint64_t uffd_features;
 	int uffd_dev;
 	/* restore-task.c: criu-like's maps read once before the root's fork (NULL: none) */

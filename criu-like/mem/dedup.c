@@ -249,8 +249,12 @@ static int read_inventory(int dirfd, const char *name, InventoryEntry **inv)
 
 	if (!err && !(*inv)->completed)
 		err = -EINVAL;
-	if (err) {
+	if (err)
 		pr_err("%s is not a complete (pre-)dump: nothing deduped\n", name);
+	/* its holes are no data to compare: neither side of a dedup */
+	if (!err)
+		err = img_lazy_refuse("dedup", name, *inv, "nothing deduped");
+	if (err) {
 		if (*inv)
 			protobuf_c_message_free_unpacked(&(*inv)->base, NULL);
 		*inv = NULL;

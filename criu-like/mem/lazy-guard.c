@@ -34,7 +34,12 @@ struct guarded {
 	int uffd, pidfd;
 };
 
-static void kill_descendants(pid_t pid, int depth)
+/*
+ * Every descendant of @pid: @first sent to each before its own children are
+ * walked (SIGSTOP: none forks one the walk misses), @last after (SIGKILL
+ * once stopped, SIGCONT children before parents); 0: none.
+ */
+static void signal_descendants(pid_t pid, int depth, int first, int last)
 {
 	char path[320];
 	DIR *d;
@@ -51,9 +56,11 @@ static void kill_descendants(pid_t pid, int depth)
 		snprintf(path, sizeof(path), "/proc/%d/task/%s/children", pid, de->d_name);
 		f = fopen(path, "re");
 		while (f && fscanf(f, "%d", &child) == 1) {
-			kill(child, SIGSTOP);
-			kill_descendants(child, depth + 1);
-			kill(child, SIGKILL);
+			if (first)
+				kill(child, first);
+			signal_descendants(child, depth + 1, first, last);
+			if (last)
+				kill(child, last);
 		}
 		if (f)
 			fclose(f);
@@ -67,9 +74,22 @@ void lazy_kill_task(pid_t pid, int pidfd)
 	/* stopped first, so that it forks no child the walk misses */
 	if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, SIGSTOP, NULL, 0))
 		return; /* gone already */
-	kill_descendants(pid, 0);
+	signal_descendants(pid, 0, SIGSTOP, SIGKILL);
 	if (pidfd >= 0)
 		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+}
+
+void lazy_stop_task(pid_t pid, int pidfd, bool stop)
+{
+	if (pidfd < 0)
+		return;
+	if (stop) {
+		if (!syscall(SYS_pidfd_send_signal, pidfd, SIGSTOP, NULL, 0))
+			signal_descendants(pid, 0, SIGSTOP, 0);
+		return;
+	}
+	signal_descendants(pid, 0, 0, SIGCONT);
+	syscall(SYS_pidfd_send_signal, pidfd, SIGCONT, NULL, 0);
 }
 
 static int recv_msg(int sk, struct lazy_guard_msg *m, int fds[2])

@@ -36,6 +36,7 @@
 
 #include "compat.h"
 #include "lazy-int.h"
+#include "image.h"
 #include "lazy.h"
 #include "log.h"
 #include "notify.h"
@@ -63,7 +64,8 @@ enum {
 	EP_RESTORE,
 	EP_GUARD,
 	EP_TASK_UFFD,
-	EP_TASK_PID
+	EP_TASK_PID,
+	EP_SOURCE,
 };
 
 struct lz_task {
@@ -76,6 +78,8 @@ struct lz_task {
 	uint64_t *thp; /* the 2 MiB stretches to collapse once every page is in */
 	size_t nthp;
 	bool gone;
+	/* done, but kept until the source confirms its tree is ended (lazy_src_ops.complete) */
+	bool held;
 };
 
 struct lz {
@@ -88,6 +92,7 @@ struct lz {
 	uint32_t next_id;
 	bool ended; /* the restore sent every task */
 	bool failed;
+	size_t filled; /* tasks that got every page (not those that exited before) */
 	uint8_t *buf;
 	struct lazy_copier cp;
 	uint64_t start_ns, delay_ns;
@@ -123,7 +128,7 @@ static int ep_add(struct lz *z, int fd, int kind, size_t idx)
 static void kill_all(struct lz *z)
 {
 	for (size_t i = 0; i < z->n; i++)
-		if (!z->t[i]->gone && z->t[i]->pidfd >= 0)
+		if ((!z->t[i]->gone || z->t[i]->held) && z->t[i]->pidfd >= 0)
 			lazy_kill_task(z->t[i]->host, z->t[i]->pidfd);
 }
 
@@ -160,13 +165,19 @@ static void collapse_thp(struct lz_task *t)
 /*
  * The task's pages are in, or it is gone (@gone: it exited or exec'd, its
  * address space ended: nothing to collapse): its uffd goes (the guard's copy
- * first).
+ * first). With a source that must hear that the restore is complete before
+ * it ends its own tree (a lazy dump: complete), the guard keeps the task and
+ * the daemon its pidfd until then, so that the tree can still be killed
+ * should that fail (a fault on a page never written waits meanwhile, on the
+ * guard's copy of the uffd).
  */
 static void task_done(struct lz *z, struct lz_task *t, bool gone, const char *why)
 {
+	bool hold = z->src.ops->complete != NULL;
+
 	if (t->gone)
 		return;
-	if (lazy_guard_send(z->gsk, LAZY_GUARD_DONE, t->id, t->pid, -1, -1))
+	if (!hold && lazy_guard_send(z->gsk, LAZY_GUARD_DONE, t->id, t->pid, -1, -1))
 		pr_warn("guard: %m\n");
 	epoll_ctl(z->ep, EPOLL_CTL_DEL, t->uffd, NULL);
 	close(t->uffd);
@@ -175,12 +186,23 @@ static void task_done(struct lz *z, struct lz_task *t, bool gone, const char *wh
 		collapse_thp(t);
 	if (t->pidfd >= 0) {
 		epoll_ctl(z->ep, EPOLL_CTL_DEL, t->pidfd, NULL);
-		close(t->pidfd);
-		t->pidfd = -1;
+		if (!hold) {
+			close(t->pidfd);
+			t->pidfd = -1;
+		}
 	}
 	t->gone = true;
+	t->held = hold;
 	lazy_ranges_fini(&t->todo);
 	pr_debug("task %u (pid %d): %s\n", t->id, t->pid ? t->pid : t->host, why);
+}
+
+/* Every page of @t is in (or it had none lazy). */
+static void task_filled(struct lz *z, struct lz_task *t, const char *why)
+{
+	if (!t->gone)
+		z->filled++;
+	task_done(z, t, false, why);
 }
 
 static pid_t pidfd_pid(int pidfd)
@@ -233,7 +255,7 @@ static int add_task(struct lz *z, pid_t pid, pid_t src_pid, int uffd, int pidfd,
 	else
 		pr_info("pid %d: %lu bytes to serve\n", pid ? pid : t->host, t->todo.bytes);
 	if (!err && !t->todo.n)
-		task_done(z, t, false, "nothing lazy");
+		task_filled(z, t, "nothing lazy");
 	return err;
 }
 
@@ -429,7 +451,7 @@ static int drain(struct lz *z, size_t i)
 	if (err)
 		pr_errno(err, "task %u (pid %d): cannot serve a fault", z->t[i]->id, z->t[i]->pid);
 	if (!err && !z->t[i]->gone && !z->t[i]->todo.n)
-		task_done(z, z->t[i], false, "every page in");
+		task_filled(z, z->t[i], "every page in");
 	return err;
 }
 
@@ -458,7 +480,7 @@ static bool prefetch(struct lz *z, int *err)
 			z->st.prefetched++;
 		}
 		if (!*err && !t->gone && !t->todo.n)
-			task_done(z, t, false, "every page in");
+			task_filled(z, t, "every page in");
 		return true;
 	}
 	return false;
@@ -498,8 +520,15 @@ static int recv_task(struct lz *z)
 		return -EPROTO;
 	}
 	switch (m.type) {
-	case LAZY_MSG_HELLO:
-		return 0;
+	case LAZY_MSG_HELLO: {
+		/* what the restore checks a lazy dump's images against (rst_lazy_connect()) */
+		struct lazy_msg hi = { .type = LAZY_MSG_HELLO,
+				       .version = LAZY_PROTO_VERSION,
+				       .flags = z->src.from_lazy_dump ? LAZY_HELLO_FROM_DUMP : 0,
+				       .dump_id = z->src.lazy_dump_id };
+
+		return send(z->csk, &hi, sizeof(hi), MSG_NOSIGNAL) == sizeof(hi) ? 0 : -EIO;
+	}
 	case LAZY_MSG_END: {
 		struct lazy_msg ack = { .type = LAZY_MSG_ACK, .version = LAZY_PROTO_VERSION };
 
@@ -602,6 +631,10 @@ static int on_event(struct lz *z, uint64_t key)
 	case EP_TASK_PID:
 		task_done(z, z->t[idx], true, "exited");
 		return 0;
+	case EP_SOURCE:
+		/* not at the next read: a tree that can never be complete is killed now */
+		pr_err("the page source closed its connection: the pages still lazy cannot come\n");
+		return -ECONNRESET;
 	}
 	return 0;
 }
@@ -740,7 +773,46 @@ static int lz_setup(struct lz *z, const struct cr_options *o, int dirfd)
 		err = ep_add(z, z->lsk, EP_LISTEN, 0);
 	if (!err)
 		err = ep_add(z, z->gpidfd, EP_GUARD, 0);
+	/* a source that goes (its end closed, a reset) is seen at once, not at the next read */
+	if (!err && z->src.ops->hangup_fd) {
+		struct epoll_event e = { .events = EPOLLRDHUP, .data.u64 = ep_key(EP_SOURCE, 0) };
+
+		if (epoll_ctl(z->ep, EPOLL_CTL_ADD, z->src.ops->hangup_fd(&z->src), &e))
+			err = neg_errno();
+	}
 	return err;
+}
+
+static void stop_all(struct lz *z, bool stop)
+{
+	for (size_t i = 0; i < z->n; i++)
+		if ((!z->t[i]->gone || z->t[i]->held) && z->t[i]->pidfd >= 0)
+			lazy_stop_task(z->t[i]->host, z->t[i]->pidfd, stop);
+}
+
+/*
+ * The restored tree has every page: the source's copy ends (a lazy dump's
+ * DONE, Documentation/lazy-pages.md "A lazy dump: exactly one copy runs").
+ * The tree is stopped from DONE until the source's answer, so that it never
+ * runs beside a source that resumed; it goes on once the source says its
+ * copy is killed, and is killed here if the source says it resumed or
+ * cannot be asked.
+ */
+static int confirm_complete(struct lz *z)
+{
+	int err;
+
+	if (!z->src.ops->complete)
+		return 0;
+	stop_all(z, true);
+	err = z->src.ops->complete(&z->src);
+	if (err) {
+		pr_err("the page source did not confirm that its copy of the tree has ended: "
+		       "the restored one must not run on\n");
+		return err;
+	}
+	stop_all(z, false);
+	return 0;
 }
 
 int cr_lazy_pages(const struct cr_options *o)
@@ -758,6 +830,12 @@ int cr_lazy_pages(const struct cr_options *o)
 	if (dirfd < 0) {
 		err = neg_errno();
 		pr_errno(err, "cannot open the images directory %s", o->images_dir);
+		return err;
+	}
+	/* images of a lazy dump: their holes come from its tree only, not from here */
+	err = o->page_server ? 0 : img_lazy_refuse_dir("lazy-pages", dirfd, o->images_dir, NULL);
+	if (err) {
+		close(dirfd);
 		return err;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -780,6 +858,8 @@ int cr_lazy_pages(const struct cr_options *o)
 	}
 	if (!err)
 		err = serve(&z);
+	if (!err && z.filled)
+		err = confirm_complete(&z);
 	t0 = z.start_ns;
 	if (err && z.n) {
 		/* a source that fails leaves holes: the tree goes, never runs on with them */

@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "image.h"
@@ -30,12 +31,38 @@
 #include "restore-mem.h"
 #include "util.h"
 
+#include "inventory.pb-c.h"
+
 #define LAZY_REMOTE_IO_S 30 /* the longest the server may take to answer (SO_RCVTIMEO) */
 
 #define MIRROR_DEPTH 64
+/* How long the outcome of a lazy dump's DONE is asked again when its answer did not come. */
+#define LAZY_OUTCOME_S 30
+
+static uint64_t now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec;
+}
+
+/* CRIU_LIKE_TEST_LAZY_DROP=@what: the test of a message lost, the first one (lazy-dump.sh). */
+static bool test_drop(const char *what)
+{
+	static bool dropped;
+	const char *e = getenv("CRIU_LIKE_TEST_LAZY_DROP");
+
+	if (dropped || !e || strcmp(e, what))
+		return false;
+	dropped = true;
+	return true;
+}
 
 struct remote_src {
+	const struct cr_options *o;
 	struct ps_conn *c;
+	bool from_tree; /* LIST of "." said PS_LIST_FROM_TREE: a lazy dump fills its holes */
 	struct lazy_src local; /* on the mirror */
 	int dirfd;
 	char dir[4096]; /* the mirror, in the work directory */
@@ -98,6 +125,8 @@ static int mirror(struct remote_src *r, const char *path, int depth)
 		err = ps_recv(r->c, list, h.len, "listing");
 	if (err)
 		return err;
+	if (!depth)
+		r->from_tree = h.arg & PS_LIST_FROM_TREE;
 	list[h.len] = '\0';
 	for (char *save = NULL, *n = strtok_r(list, "\n", &save); n && !err;
 	     n = strtok_r(NULL, "\n", &save)) {
@@ -208,17 +237,123 @@ static void remote_fini(struct lazy_src *s)
 	s->priv = NULL;
 }
 
+/*
+ * Every exchange with the server bounded: a fault (or the outcome of a
+ * restore) waits on it. A link that goes silent is given up after half the
+ * time the server gives it: a lazy dump resumes its tree only once it saw
+ * the link fail, after the restored tree was killed here.
+ */
+static int bound_io(struct ps_conn *c)
+{
+	const struct timeval io_tmo = { .tv_sec = LAZY_REMOTE_IO_S };
+	int err = 0;
+
+	tcp_set_liveness(c->fd, PS_LINK_TIMEOUT_S / 2);
+
+	if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &io_tmo, sizeof(io_tmo)) ||
+	    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &io_tmo, sizeof(io_tmo))) {
+		err = neg_errno();
+		pr_errno(err, "%s: cannot bound its socket's waits", c->peer);
+	}
+	return err;
+}
+
+/* DONE on @c: 0 once the server's tree (a lazy dump's) is killed; its refusal; or an I/O error. */
+static int ask_done(struct ps_conn *c)
+{
+	struct ps_hdr h;
+	int err;
+
+	/* the test of a DONE lost on the way (lazy-dump.sh): the connection drops instead */
+	if (test_drop("done")) {
+		shutdown(c->fd, SHUT_RDWR);
+		c->broken = true;
+		return -ECONNRESET;
+	}
+	err = ps_send_hdr(c, PS_DONE, 0, 0, 0, 0, "ending the source's tree");
+	if (!err)
+		err = ps_get_reply(c, PS_DONE, &h, "ending the source's tree");
+	return err == -EAGAIN ? -ETIMEDOUT : err;
+}
+
+/*
+ * DONE: the server's tree (a lazy dump's) is killed before it answers 0.
+ * Without an answer (the link or the server went), the outcome is asked
+ * again on new connections for LAZY_OUTCOME_S, the old one closed first (a
+ * server still in that session sees it end): a lazy dump that killed its
+ * tree without being heard leaves a keeper that answers 0 (lazy-dump.c);
+ * one that resumed its tree answers nothing, and the restored tree is
+ * killed once no answer came.
+ */
+static int remote_complete(struct lazy_src *s)
+{
+	struct remote_src *r = s->priv;
+	uint64_t deadline = now_s() + LAZY_OUTCOME_S;
+	char peer[sizeof(r->c->peer)];
+	int err = ask_done(r->c);
+	bool answered = !err || !r->c->broken;
+
+	snprintf(peer, sizeof(peer), "%s", r->c->peer);
+	while (!answered && now_s() < deadline) {
+		pr_warn("no answer to DONE from %s (%s): asking it again\n", peer, strerror(-err));
+		ps_conn_close(r->c);
+		sleep(1);
+		r->c = ps_connect(r->o);
+		err = r->c ? bound_io(r->c) ?: ask_done(r->c) : -ECONNREFUSED;
+		answered = r->c && (!err || !r->c->broken);
+	}
+	if (!err)
+		pr_info("the page server %s ended its copy of the tree\n", peer);
+	else
+		pr_err("the page server %s did not say that its tree ended (%s)\n", peer,
+		       strerror(-err));
+	return err;
+}
+
+static int remote_hangup_fd(struct lazy_src *s)
+{
+	return ((struct remote_src *)s->priv)->c->fd;
+}
+
 static const struct lazy_src_ops remote_ops = {
 	.name = "page server",
 	.open_task = remote_open_task,
 	.thp_chunks = remote_thp_chunks,
 	.read = remote_read,
+	.complete = remote_complete,
+	.hangup_fd = remote_hangup_fd,
 	.fini = remote_fini,
 };
 
+/*
+ * The images mirrored are a lazy dump's (InventoryEntry.lazy_dump): their
+ * holes are served only by that dump, which said so in its LIST, and its id
+ * goes to the restore (the HELLO); a page server serving a copy of them
+ * would send zeros for them.
+ */
+static int check_lazy_dump(struct remote_src *r, struct lazy_src *out)
+{
+	char who[sizeof(r->c->peer) + 16];
+	InventoryEntry *inv = NULL;
+	int err;
+
+	if (img_read_one(r->dirfd, CR_IMG_INVENTORY, 0, (ProtobufCMessage **)&inv))
+		return 0; /* none: the local source says what is missing */
+	snprintf(who, sizeof(who), "lazy-pages: %s", r->c->peer);
+	err = r->from_tree
+		      ? 0
+		      : img_lazy_refuse(who, ".", inv,
+					"that page server serves a copy of them, not the dump");
+	if (!err && r->from_tree && img_lazy_dump(inv)) {
+		out->from_lazy_dump = true;
+		out->lazy_dump_id = inv->lazy_dump->id;
+	}
+	protobuf_c_message_free_unpacked(&inv->base, NULL);
+	return err;
+}
+
 int lazy_src_remote(const struct cr_options *o, struct lazy_src *out)
 {
-	const struct timeval io_tmo = { .tv_sec = LAZY_REMOTE_IO_S };
 	struct remote_src *r = calloc(1, sizeof(*r));
 	int err = 0;
 
@@ -237,17 +372,15 @@ int lazy_src_remote(const struct cr_options *o, struct lazy_src *out)
 	r->dirfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r->dirfd < 0)
 		return neg_errno();
+	r->o = o;
 	r->c = ps_connect(o);
 	if (!r->c)
 		return -ECONNREFUSED;
-	/* every exchange with the server is bounded: a fault waits on it */
-	if (setsockopt(r->c->fd, SOL_SOCKET, SO_RCVTIMEO, &io_tmo, sizeof(io_tmo)) ||
-	    setsockopt(r->c->fd, SOL_SOCKET, SO_SNDTIMEO, &io_tmo, sizeof(io_tmo))) {
-		err = neg_errno();
-		pr_errno(err, "%s: cannot bound its socket's waits", r->c->peer);
-		return err;
-	}
-	err = mirror(r, ".", 0);
+	err = bound_io(r->c);
+	if (!err)
+		err = mirror(r, ".", 0);
+	if (!err)
+		err = check_lazy_dump(r, out);
 	if (!err)
 		err = lazy_src_local(r->dirfd, r->c->peer, &r->local);
 	if (err)

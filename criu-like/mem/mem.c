@@ -21,6 +21,7 @@
 #include "hugetlb-shm.h"
 #include "dump.h"
 #include "image.h"
+#include "lazy-dump.h"
 #include "log.h"
 #include "par.h"
 #include "mem-int.h"
@@ -140,11 +141,12 @@ static const struct mem_run *next_ref(const struct mem_runs *a, unsigned int *i,
  * run, by address: the runs of @runs (data in the pages image, in order),
  * those of @parent (unchanged since the parent image: PE_PARENT, no data)
  * and those of @shared (the parent task's pages: PE_PARENT_SHARED, no data;
- * @shared_pid names that task).
+ * @shared_pid names that task). @no_crc (or NULL): the runs whose data is
+ * a hole, left in the task by a lazy dump (lazy-dump.c): no crc32c.
  */
 static int write_pagemap(struct dump_ctx *ctx, enum cr_img_kind kind, uint32_t id, pid_t pid,
 			 uint32_t pages_id, const struct mem_runs *runs, const uint32_t *crcs,
-			 bool runs_in_pages, const struct mem_runs *parent,
+			 const bool *no_crc, bool runs_in_pages, const struct mem_runs *parent,
 			 const struct mem_runs *shared, pid_t shared_pid)
 {
 	PagemapHead h = PAGEMAP_HEAD__INIT;
@@ -183,7 +185,8 @@ static int write_pagemap(struct dump_ctx *ctx, enum cr_img_kind kind, uint32_t i
 					  NULL);
 		if (!err)
 			err = write_entry(img, pid, &prev_end, vaddr, runs->runs[i].nr_pages,
-					  PAGEMAP_FLAG__PE_PRESENT, &crcs[i]);
+					  PAGEMAP_FLAG__PE_PRESENT,
+					  no_crc && no_crc[i] ? NULL : &crcs[i]);
 	}
 	for (; !err && ref; ref = next_ref(parent, &j, shared, &k, &flag))
 		err = write_entry(img, pid, &prev_end, ref->start, ref->nr_pages, flag, NULL);
@@ -285,7 +288,7 @@ static int dump_private_runs(struct dump_ctx *ctx, struct dump_task *dt,
 	par_unhold(held);
 	if (!err) {
 		err = write_pagemap(ctx, CR_IMG_PAGEMAP, (uint32_t)pidns_vpid(pid), pid, pages_id,
-				    runs, crcs, false, &dt->parent_runs, &dt->shared_runs,
+				    runs, crcs, NULL, false, &dt->parent_runs, &dt->shared_runs,
 				    dt->shared_pid);
 	}
 	return err;
@@ -303,7 +306,20 @@ int dump_pagemap(struct dump_ctx *ctx, struct dump_task *dt, uint32_t pages_id,
 	ctx->stats.pages_written += pages;
 	ctx->stats.bytes_written += pages * PAGE_SIZE;
 	return write_pagemap(ctx, CR_IMG_PAGEMAP, (uint32_t)pidns_vpid(pid), pid, pages_id, runs,
-			     crcs, false, &dt->parent_runs, &dt->shared_runs, dt->shared_pid);
+			     crcs, NULL, false, &dt->parent_runs, &dt->shared_runs, dt->shared_pid);
+}
+
+int dump_pagemap_lazy(struct dump_ctx *ctx, struct dump_task *dt, uint32_t pages_id,
+		      const struct mem_runs *runs, const uint32_t *crcs, const bool *lazy)
+{
+	pid_t pid = dt->t->pid;
+	uint64_t pages;
+	int err = runs_check(pid, runs, PAGE_SIZE, &pages);
+
+	return err
+		       ?: write_pagemap(ctx, CR_IMG_PAGEMAP, (uint32_t)pidns_vpid(pid), pid,
+					pages_id, runs, crcs, lazy, false, &dt->parent_runs,
+					&dt->shared_runs, dt->shared_pid);
 }
 
 int dump_private_pages(struct dump_ctx *ctx, struct dump_task *dt)
@@ -488,7 +504,9 @@ static int split_cow_shared(struct dump_ctx *ctx, struct dump_task *dt)
 	uint64_t t0 = mem_now_ns();
 	int err;
 
-	if (ctx->pre_dump || ctx->snap || ctx->opts->no_cow_share || !pdt) {
+	/* nor for a lazy dump: its pages stay in the tasks, read from each one's own memory */
+	if (ctx->pre_dump || ctx->snap || ctx->opts->no_cow_share || ctx->opts->lazy_pages ||
+	    !pdt) {
 		cow_pagemap_fini(&dt->cow_pm); /* read ahead for nothing */
 		return 0;
 	}
@@ -582,7 +600,9 @@ int dump_task_mm_pages(struct dump_ctx *ctx, struct dump_task *dt)
 	mem_task_pagemap_close(dt);
 	/* --snapshot: the pages are copied once the tree runs again (mem/snapshot.c) */
 	if (!err)
-		err = ctx->snap ? snapshot_task_arm(ctx, dt) : dump_private_pages(ctx, dt);
+		err = ctx->snap		      ? snapshot_task_arm(ctx, dt)
+		      : ctx->opts->lazy_pages ? lazy_dump_task_pages(ctx, dt)
+					      : dump_private_pages(ctx, dt);
 	ctx->stats.memdump_ns += mem_now_ns() - t0;
 	return err;
 }
@@ -662,7 +682,7 @@ static int dump_one_shmem(struct dump_ctx *ctx, const struct shmem_obj *o)
 		ctx->stats.shpages_written += pages;
 		ctx->stats.bytes_written += pages * PAGE_SIZE;
 		err = write_pagemap(ctx, CR_IMG_SHMEM_PAGEMAP, (uint32_t)o->ino, o->pid, pages_id,
-				    runs, crcs, true, NULL, NULL, 0);
+				    runs, crcs, NULL, true, NULL, NULL, 0);
 	}
 	mem_runs_fini(&huge_runs);
 	if (err)

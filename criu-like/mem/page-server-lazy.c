@@ -5,7 +5,9 @@
  * images it lists (LIST), a file or the header of a pages image (GET), and
  * ranges of a pages image as the daemon needs them (READ). Read-only:
  * nothing in the directory changes. The session ends with END or when the
- * daemon closes the connection.
+ * daemon closes the connection. For `dump --lazy-pages` the same, with the
+ * holes of its pages images read from the frozen tasks and DONE ending them
+ * (struct ps_lazy_src, lazy-dump.c).
  */
 #define LOG_PREFIX "page-server: "
 
@@ -47,7 +49,7 @@ static bool served_name(const char *n)
 	       !strncmp(n, "pages-", 6) || !strcmp(n, "parent");
 }
 
-static int do_list(struct ps_conn *c, int dirfd, const char *path)
+static int do_list(struct ps_conn *c, int dirfd, const char *path, bool from_tree)
 {
 	int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -75,7 +77,8 @@ static int do_list(struct ps_conn *c, int dirfd, const char *path)
 	closedir(d);
 	if (!out)
 		return -ENOMEM;
-	return reply(c, PS_LIST, 0, (uint32_t)len) ?: ps_send(c, out, len, "listing");
+	return reply(c, PS_LIST, from_tree ? PS_LIST_FROM_TREE : 0, (uint32_t)len)
+		       ?: ps_send(c, out, len, "listing");
 }
 
 static int do_get(struct ps_conn *c, int dirfd, const char *path, bool head)
@@ -101,7 +104,25 @@ static int do_get(struct ps_conn *c, int dirfd, const char *path, bool head)
 	return err;
 }
 
-static int do_read(struct ps_conn *c, int dirfd, const char *path, const struct ps_hdr *h)
+/* @len bytes of @fd at @pos, the holes filled in by @src, then sent. */
+static int send_filled(struct ps_conn *c, int fd, const char *path, off_t pos, size_t len,
+		       const struct ps_lazy_src *src)
+{
+	_cleanup_free_ char *buf = malloc(len + 1);
+	ssize_t n;
+	int err;
+
+	if (!buf)
+		return -ENOMEM;
+	n = pread(fd, buf, len, pos);
+	if (n != (ssize_t)len)
+		return n < 0 ? neg_errno() : -EIO;
+	err = src->read(src->priv, path, (uint64_t)pos, buf, len);
+	return err ?: ps_send(c, buf, len, "sending pages");
+}
+
+static int do_read(struct ps_conn *c, int dirfd, const char *path, const struct ps_hdr *h,
+		   const struct ps_lazy_src *src)
 {
 	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
 	off_t pos = (off_t)h->arg;
@@ -116,13 +137,25 @@ static int do_read(struct ps_conn *c, int dirfd, const char *path, const struct 
 		return reply_err(c, PS_READ, err, "no such range");
 	}
 	err = reply(c, PS_READ, 0, h->id);
+	/* the reply is sent: a failure from here on ends the session */
 	if (!err)
-		err = ps_send_file(c, fd, &pos, h->id, "sending pages");
+		err = src ? send_filled(c, fd, path, pos, h->id, src)
+			  : ps_send_file(c, fd, &pos, h->id, "sending pages");
 	close(fd);
 	return err;
 }
 
-int ps_serve_lazy(struct ps_conn *c, int dirfd)
+/* DONE: a lazy dump's tree ends (src->done()) before the answer; a plain server has none. */
+static int do_done(struct ps_conn *c, const struct ps_lazy_src *src)
+{
+	int err = src ? src->done(src->priv) : 0;
+
+	if (err)
+		return reply_err(c, PS_DONE, err, "the source's tree could not be ended") ?: err;
+	return reply(c, PS_DONE, 0, 0);
+}
+
+int ps_serve_lazy(struct ps_conn *c, int dirfd, const struct ps_lazy_src *src)
 {
 	char path[PS_PATH_MAX + 1];
 	uint64_t served = 0;
@@ -163,19 +196,23 @@ int ps_serve_lazy(struct ps_conn *c, int dirfd)
 						  : reply_err(c, PS_HELLO, -EPROTO, "version");
 			break;
 		case PS_LIST:
-			err = do_list(c, dirfd, path);
+			/* a lazy dump's own directory: its holes are read from the tree */
+			err = do_list(c, dirfd, path, src && !strcmp(path, "."));
 			break;
 		case PS_GET:
 			err = do_get(c, dirfd, path, h.flags & PS_GET_HEAD);
 			break;
 		case PS_READ:
-			err = do_read(c, dirfd, path, &h);
+			err = do_read(c, dirfd, path, &h, src);
 			served += h.id;
+			break;
+		case PS_DONE:
+			err = do_done(c, src);
 			break;
 		case PS_END:
 			reply(c, PS_END, 0, 0);
 			pr_info("%s: session ended (%lu bytes of pages served)\n", c->peer, served);
-			return 0;
+			return 1;
 		default:
 			reply_err(c, h.cmd, -EPROTO, "not a request of a lazy page server");
 			return -EPROTO;

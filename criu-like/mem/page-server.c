@@ -433,7 +433,7 @@ static int link_parent(int dirfd, const struct cr_options *o)
 	return 0;
 }
 
-static int accept_one(int lfd, struct ps_conn *c)
+int ps_accept(int lfd, struct ps_conn *c)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
@@ -467,7 +467,9 @@ int cr_page_server(const struct cr_options *o)
 	sv.dirfd = img_dir_open(o->images_dir, true);
 	if (sv.dirfd < 0)
 		return sv.dirfd;
-	err = o->lazy_pages ? 0 : link_parent(sv.dirfd, o);
+	/* a lazy dump's images: only that dump fills their holes (it serves them itself) */
+	err = o->lazy_pages ? img_lazy_refuse_dir("page-server", sv.dirfd, o->images_dir, NULL)
+			    : link_parent(sv.dirfd, o);
 	if (err) {
 		close(sv.dirfd);
 		return err;
@@ -505,7 +507,7 @@ int cr_page_server(const struct cr_options *o)
 	if (!err) {
 		sv.c->fd = sv.c->pipe[0] = sv.c->pipe[1] = -1;
 		if (lfd >= 0) {
-			err = accept_one(lfd, sv.c);
+			err = ps_accept(lfd, sv.c);
 		} else {
 			sv.c->fd = o->ps_sock_fd;
 			snprintf(sv.c->peer, sizeof(sv.c->peer), "client on fd %d", o->ps_sock_fd);
@@ -524,10 +526,10 @@ int cr_page_server(const struct cr_options *o)
 		err = ps_tls_server(sv.c, o);
 	if (!err && o->lazy_pages) {
 		/* serving the directory to a lazy-pages daemon: nothing is written */
-		err = ps_serve_lazy(sv.c, sv.dirfd);
+		err = ps_serve_lazy(sv.c, sv.dirfd, NULL);
 		ps_conn_close(sv.c);
 		close(sv.dirfd);
-		return err;
+		return err < 0 ? err : 0;
 	}
 	if (!err)
 		err = serve(&sv);

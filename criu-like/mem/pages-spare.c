@@ -61,8 +61,11 @@ void pages_spare_make(struct dump_ctx *ctx)
 	uint64_t size;
 	int fd;
 
-	/* copied while the tree runs (pre-dump, --snapshot), or not here (--page-server) */
-	if (ctx->pre_dump || o->snapshot || o->page_server || ctx->spare)
+	/*
+	 * copied while the tree runs (pre-dump, --snapshot), or not here
+	 * (--page-server), or left in the tree (--lazy-pages, lazy-dump.c)
+	 */
+	if (ctx->pre_dump || o->snapshot || o->page_server || o->lazy_pages || ctx->spare)
 		return;
 	if (fstatfs(ctx->dirfd, &sf) || sf.f_type != TMPFS_MAGIC)
 		return;

@@ -130,12 +130,19 @@ static int chain_open_level(struct chain *c, unsigned int k, pid_t pid, pid_t se
 	err = img_read_one(c->dirfd[k], CR_IMG_INVENTORY, 0, (ProtobufCMessage **)&inv);
 	if (!err && !inv->completed)
 		err = -EINVAL;
+	if (err)
+		pr_err("pid %d: parent image %s is not a complete (pre-)dump\n", self, c->names[k]);
+	/* a lazy dump's holes are filled for its own level only, by the dump itself */
+	if (!err) {
+		char who[32];
+
+		snprintf(who, sizeof(who), "pid %d", self);
+		err = img_lazy_refuse(who, dir, inv, "it cannot be a parent image");
+	}
 	if (inv)
 		protobuf_c_message_free_unpacked(&inv->base, NULL);
-	if (err) {
-		pr_err("pid %d: parent image %s is not a complete (pre-)dump\n", self, c->names[k]);
-		return err ? err : -EINVAL;
-	}
+	if (err)
+		return err;
 	return chain_read_level(c, k, pid, self);
 }
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "compat.h"
+#include "image.h"
 #include "lazy.h"
 #include "log.h"
 #include "ns.h"
@@ -143,6 +144,51 @@ static int probe_features(const struct restore_ctx *ctx, uint64_t *ret)
 	return 0;
 }
 
+/*
+ * The daemon's HELLO: what it reads the pages from. A lazy dump's images
+ * have holes that only the dump fills: they are restored only by a daemon
+ * that says it reads them from that dump's tree (`lazy-pages --page-server`
+ * at it: its source said so, lazy-src-remote.c), never by one that reads
+ * images, whose holes are zeros.
+ */
+static int check_daemon(struct restore_ctx *ctx, const char *path)
+{
+	struct pollfd p = { .fd = ctx->lazy_sk, .events = POLLIN };
+	struct lazy_msg m = { 0 };
+	int r;
+
+	if (ctx->lazy_hello)
+		return 0;
+	r = poll(&p, 1, LAZY_ACK_MS);
+	if (r <= 0 || recv(ctx->lazy_sk, &m, sizeof(m), 0) != sizeof(m) ||
+	    m.type != LAZY_MSG_HELLO || m.version != LAZY_PROTO_VERSION) {
+		pr_err("the lazy-pages daemon at %s did not answer (%s): not one speaking "
+		       "lazy-pages protocol %u\n",
+		       path, r == 0 ? "no answer" : "connection lost or another reply",
+		       LAZY_PROTO_VERSION);
+		return r == 0 ? -ETIMEDOUT : -EPROTO;
+	}
+	ctx->lazy_hello = true;
+	if (!img_lazy_dump(ctx->inv) && (m.flags & LAZY_HELLO_FROM_DUMP)) {
+		pr_err("%s: not a lazy dump's images, but its lazy-pages daemon serves "
+		       "the pages of one: they would fill another tree's memory\n",
+		       ctx->opts->images_dir);
+		return -EINVAL;
+	}
+	if (!img_lazy_dump(ctx->inv))
+		return 0;
+	if (!(m.flags & LAZY_HELLO_FROM_DUMP))
+		return img_lazy_refuse("restore", ctx->opts->images_dir, ctx->inv,
+				       "its lazy-pages daemon reads images, where those pages are "
+				       "holes");
+	/* the dump that wrote these images, not another one's tree */
+	if (m.dump_id != ctx->inv->lazy_dump->id)
+		return img_lazy_refuse(
+			"restore", ctx->opts->images_dir, ctx->inv,
+			"its lazy-pages daemon serves the pages of another lazy dump");
+	return 0;
+}
+
 int rst_lazy_connect(struct restore_ctx *ctx)
 {
 	const char *dir = ctx->opts->work_dir ? ctx->opts->work_dir : ctx->opts->images_dir;
@@ -184,9 +230,16 @@ int rst_lazy_connect(struct restore_ctx *ctx)
 	close(fd);
 	if (ctx->lazy_sk < 0)
 		return neg_errno();
-	pr_info("connected to the lazy-pages daemon at %s (uffd features %lx)\n", sa.sun_path,
-		ctx->uffd_features);
-	return 0;
+	/*
+	 * A lazy dump's images wait for the answer now, before anything is
+	 * created; others read it at the handover, the daemon meanwhile
+	 * resolving the tasks' pages (its prepare()) while the tree is made.
+	 */
+	err = img_lazy_dump(ctx->inv) ? check_daemon(ctx, sa.sun_path) : 0;
+	if (!err)
+		pr_info("connected to the lazy-pages daemon at %s (uffd features %lx)\n",
+			sa.sun_path, ctx->uffd_features);
+	return err;
 }
 
 static int send_task(int sk, pid_t pid, int uffd, int pidfd)
@@ -300,7 +353,7 @@ int rst_lazy_handover(struct restore_ctx *ctx)
 {
 	struct lazy_msg end = { .type = LAZY_MSG_END, .version = LAZY_PROTO_VERSION };
 	unsigned int i, n = 0;
-	int err = 0;
+	int err = check_daemon(ctx, "the work directory");
 
 	for (i = 0; i < ctx->nr_tasks && !err; i++) {
 		const struct rst_mem_plan *p = ctx->tasks[i].mem;

@@ -110,6 +110,9 @@ static int check_inventory(const struct restore_ctx *ctx)
 		       dir);
 		return -ENODATA;
 	}
+	/* holes only the dump fills: a lazy restore asks its daemon (rst_lazy_connect()) */
+	if (!ctx->opts->lazy_pages && img_lazy_dump(inv))
+		return img_lazy_refuse("restore", dir, inv, NULL);
 	if (has_part(inv, DUMPED_PART__PART_PRE_DUMP) || !has_part(inv, DUMPED_PART__PART_TASKS)) {
 		pr_err("image directory %s holds a pre-dump (memory only), not a checkpoint\n",
 		       dir);

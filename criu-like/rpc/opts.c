@@ -453,8 +453,9 @@ static bool is_page_server(CriuReqType type)
  * where the server listens (no address: every one; port 0: an ephemeral
  * one, answered); ps.fd instead a connection the client made (swrk: an fd
  * of criu-like's own, checked by rpc.c). lazy_pages: a lazy restore (the
- * lazy-pages daemon, which a ps of the restore is for, is the client's).
- * status_fd: the caller's fd written once the page server listens. The TLS
+ * lazy-pages daemon, which a ps of the restore is for, is the client's), or
+ * a lazy dump, which serves its pages at ps (mem/lazy-dump.c). status_fd:
+ * the caller's fd written once the page server (or the lazy dump) listens. The TLS
  * fields as --tls and its files, for either end.
  */
 static int translate_page_server(const CriuOpts *m, CriuReqType type, struct cr_options *o,
@@ -463,11 +464,14 @@ static int translate_page_server(const CriuOpts *m, CriuReqType type, struct cr_
 	const CriuPageServerInfo *ps = m->ps;
 	bool lazy = m->has_lazy_pages && m->lazy_pages;
 
-	if (lazy && type != CRIU_REQ_TYPE__RESTORE)
-		return refuse(err, size, -EOPNOTSUPP,
-			      "criu_opts.lazy_pages: a lazy dump (the dump's pages served from "
-			      "the frozen tree) is not supported by this version yet: dump, then "
-			      "serve the images with page-server --lazy-pages");
+	if (lazy && type == CRIU_REQ_TYPE__PRE_DUMP)
+		return refuse(err, size, -EINVAL,
+			      "criu_opts.lazy_pages: a pre-dump lets the tree run again, so its "
+			      "pages cannot be served from it later (a DUMP with lazy_pages can)");
+	if (lazy && type != CRIU_REQ_TYPE__RESTORE && type != CRIU_REQ_TYPE__DUMP)
+		return refuse(err, size, -EINVAL,
+			      "criu_opts.lazy_pages: only a DUMP (the pages served from the "
+			      "frozen tree) or a RESTORE is lazy");
 	o->lazy_pages = lazy;
 	/* CRIU's cpu_cap bits (cpuinfo.h): what CPUINFO_CHECK compares; only it compares CPUs */
 	if (m->has_cpu_cap) {
@@ -481,10 +485,10 @@ static int translate_page_server(const CriuOpts *m, CriuReqType type, struct cr_
 				"supported by this version yet");
 	}
 	if (m->has_status_fd) {
-		if (!is_page_server(type))
+		if (!is_page_server(type) && !(lazy && type == CRIU_REQ_TYPE__DUMP))
 			return refuse(err, size, -EOPNOTSUPP,
 				      "criu_opts.status_fd: only a page server reports readiness "
-				      "(PAGE_SERVER), as in CRIU");
+				      "(PAGE_SERVER, or a DUMP with lazy_pages), as in CRIU");
 		if (m->status_fd < 0)
 			return refuse(err, size, -EINVAL,
 				      "criu_opts.status_fd: %d is not a descriptor", m->status_fd);
@@ -500,6 +504,10 @@ static int translate_page_server(const CriuOpts *m, CriuReqType type, struct cr_
 		if (is_page_server(type))
 			return refuse(err, size, -EINVAL,
 				      "criu_opts.ps: PAGE_SERVER needs it (port 0: any port)");
+		if (lazy && type == CRIU_REQ_TYPE__DUMP)
+			return refuse(err, size, -EINVAL,
+				      "criu_opts.ps: a lazy DUMP needs the address and port where "
+				      "its pages are served to the lazy-pages daemon");
 		return 0;
 	}
 	if (type == CRIU_REQ_TYPE__RESTORE) {
@@ -515,6 +523,10 @@ static int translate_page_server(const CriuOpts *m, CriuReqType type, struct cr_
 		return refuse(err, size, -EINVAL, "criu_opts.ps.pid: an answer, not an option");
 	if (ps->has_port && (ps->port < 0 || ps->port > 65535))
 		return refuse(err, size, -EINVAL, "criu_opts.ps.port: %d is not a port", ps->port);
+	if (lazy && ps->has_fd)
+		return refuse(err, size, -EINVAL,
+			      "criu_opts.ps.fd: a lazy DUMP listens itself, at ps.address and "
+			      "ps.port, for the lazy-pages daemon");
 	if (ps->has_fd) {
 		if (ps->fd < 0)
 			return refuse(err, size, -EINVAL, "criu_opts.ps.fd: %d is not a descriptor",
@@ -527,7 +539,8 @@ static int translate_page_server(const CriuOpts *m, CriuReqType type, struct cr_
 	}
 	o->address = ps->address && *ps->address ? ps->address : NULL;
 	o->port = ps->has_port ? ps->port : 0;
-	o->page_server = is_dump(type);
+	/* a lazy dump listens there (CRIU's, runc checkpoint --lazy-pages --page-server) */
+	o->page_server = is_dump(type) && !lazy;
 	return 0;
 }
 

@@ -336,6 +336,9 @@ static int handle_dump_restore(struct rpc_conv *c, const CriuReq *req)
 		return send_error(c->sk, req->type, err, msg);
 	}
 	pr_info("%s requested by pid %d\n", req_name(req->type), c->peer_pid);
+	/* a lazy dump writes status_fd once it serves its pages (lazy-dump.c), and closes it */
+	if (dump && r.o.lazy_pages)
+		r.o.status_fd = TAKE_FD(r.status_fd);
 	err = req->type == CRIU_REQ_TYPE__PRE_DUMP ? cr_pre_dump(&r.o)
 	      : dump				   ? cr_dump(&r.o)
 						   : cr_restore_pid(&r.o, &root);

@@ -292,8 +292,8 @@ static void test_validate(void **state)
 	assert_in_log(logcap_stop(), "global.conf:4: option --log-pid:");
 	cr_options_fini(&l.o);
 
-	/* dump takes no --lazy-pages: only log-pid is left to refuse */
-	LOAD(&l, global, "dump");
+	/* pre-dump takes no --lazy-pages (a dump does: lazy-dump.c): only log-pid is left */
+	LOAD(&l, global, "pre-dump");
 	assert_false(l.seen & OPTB(LAZY_PAGES));
 	logcap_start(LOG_ERROR);
 	assert_int_equal(cli_config_validate(&l.o, l.seen), -EOPNOTSUPP);

@@ -337,8 +337,11 @@ static void test_track_reads(void **state)
 
 #define RUN_PAGES 3
 
-/* pages-5.img with runs of 1, 3 and 2 pages; pagemap-9.img describing them (a hole flagged 0). */
-static void write_runs(struct ctx *c, unsigned int covered)
+/*
+ * pages-5.img with runs of 1, 3 and 2 pages; pagemap-9.img describing them (a hole flagged 0).
+ * Run @lazy (or -1) without crc32c, as a lazy dump leaves its holes.
+ */
+static void write_runs_lazy(struct ctx *c, unsigned int covered, int lazy)
 {
 	static const uint32_t pages[RUN_PAGES] = { 1, 3, 2 };
 	uint8_t *data = malloc(6 * PAGE_SIZE);
@@ -359,7 +362,7 @@ static void write_runs(struct ctx *c, unsigned int covered)
 		e[i].vaddr = 0x10000 * (i + 1);
 		e[i].nr_pages = pages[i];
 		e[i].flags = PAGEMAP_FLAG__PE_PRESENT;
-		e[i].has_crc32c = true;
+		e[i].has_crc32c = (int)i != lazy;
 		e[i].crc32c = crc32c(0, data + off, pages[i] * PAGE_SIZE);
 		off += pages[i] * PAGE_SIZE;
 		assert_int_equal(img_write_record(img, &e[i].base), 0);
@@ -372,6 +375,11 @@ static void write_runs(struct ctx *c, unsigned int covered)
 	free(data);
 }
 
+static void write_runs(struct ctx *c, unsigned int covered)
+{
+	write_runs_lazy(c, covered, -1);
+}
+
 static void test_verify_pagemap(void **state)
 {
 	struct ctx *c = *state;
@@ -381,7 +389,7 @@ static void test_verify_pagemap(void **state)
 	int fd;
 
 	write_runs(c, RUN_PAGES);
-	assert_int_equal(img_verify_pagemap(c->dirfd, "pagemap-9.img", &nr), 0);
+	assert_int_equal(img_verify_pagemap(c->dirfd, "pagemap-9.img", &nr, NULL), 0);
 	assert_int_equal(nr, RUN_PAGES);
 	/* a byte of the second run: its file, its offset, its size */
 	fd = openat(c->dirfd, "pages-5.img", O_WRONLY | O_CLOEXEC);
@@ -390,7 +398,7 @@ static void test_verify_pagemap(void **state)
 				IMG_RAW_DATA_OFF + PAGE_SIZE + 3 * PAGE_SIZE - 1),
 			 2);
 	close(fd);
-	assert_int_equal(img_verify_pagemap(c->dirfd, "pagemap-9.img", &nr), -EBADMSG);
+	assert_int_equal(img_verify_pagemap(c->dirfd, "pagemap-9.img", &nr, NULL), -EBADMSG);
 	/* the last byte of the second run, the first of the third: both named */
 	log = take_log(c);
 	snprintf(want, sizeof(want),
@@ -405,13 +413,75 @@ static void test_verify_pagemap(void **state)
 	assert_non_null(strstr(log, want));
 	/* data no run covers */
 	write_runs(c, 2);
-	assert_int_equal(img_verify_pagemap(c->dirfd, "pagemap-9.img", &nr), -EBADMSG);
+	assert_int_equal(img_verify_pagemap(c->dirfd, "pagemap-9.img", &nr, NULL), -EBADMSG);
 	expect_log(c, "pages-5.img holds %lu bytes of pages, the runs of pagemap-9.img cover %lu",
 		   6 * PAGE_SIZE, 4 * PAGE_SIZE);
 	/* not a pagemap */
 	write_pstree(c->dirfd, 1);
-	assert_int_equal(img_verify_pagemap(c->dirfd, "pstree.img", &nr), -EINVAL);
+	assert_int_equal(img_verify_pagemap(c->dirfd, "pstree.img", &nr, NULL), -EINVAL);
 	expect_log(c, "pstree.img is a pstree image, not a pagemap");
+}
+
+/* A lazy dump's hole (a run without crc32c): an error, unless the caller counts them. */
+static void test_verify_pagemap_lazy(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t nr = 0, lazy = 0;
+
+	write_runs_lazy(c, RUN_PAGES, 1);
+	assert_int_equal(img_verify_pagemap(c->dirfd, "pagemap-9.img", &nr, NULL), -EBADMSG);
+	expect_log(c, "pagemap-9.img: the run at 0x20000 (3 pages) has no crc32c");
+	nr = 0;
+	assert_int_equal(img_verify_pagemap(c->dirfd, "pagemap-9.img", &nr, &lazy), 0);
+	assert_int_equal(nr, RUN_PAGES - 1);
+	assert_int_equal(lazy, 1);
+	/* the runs after the hole are found at their offsets: a byte of the third is wrong */
+	write_raw(c->dirfd, CR_IMG_PAGES, 5, (char[6 * 4096]){ 0 }, 6 * PAGE_SIZE);
+	assert_int_equal(img_verify_pagemap(c->dirfd, "pagemap-9.img", &nr, &lazy), -EBADMSG);
+}
+
+/* The mark of a lazy dump: where it serves, the file named, the refusal. */
+static void test_lazy_mark(void **state)
+{
+	struct ctx *c = *state;
+	LazyDumpEntry ld = LAZY_DUMP_ENTRY__INIT;
+	InventoryEntry inv = INVENTORY_ENTRY__INIT;
+	ImageFileEntry f[3] = { IMAGE_FILE_ENTRY__INIT, IMAGE_FILE_ENTRY__INIT,
+				IMAGE_FILE_ENTRY__INIT };
+	ImageFileEntry *fp[3] = { &f[0], &f[1], &f[2] };
+	char buf[64];
+
+	/* not a lazy dump's: nothing to say, nothing refused */
+	assert_false(img_lazy_dump(&inv));
+	assert_false(img_lazy_dump(NULL));
+	assert_int_equal(img_lazy_where(&inv, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(img_lazy_refuse("restore", "D", &inv, NULL), 0);
+	assert_string_equal(take_log(c), "");
+	ld.address = "127.0.0.1";
+	ld.port = 27123;
+	inv.lazy_dump = &ld;
+	assert_true(img_lazy_dump(&inv));
+	assert_int_equal(img_lazy_where(&inv, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "127.0.0.1:27123");
+	assert_int_equal(img_lazy_where(&inv, buf, 8), -ENAMETOOLONG);
+	ld.address = "fd00::1";
+	assert_int_equal(img_lazy_where(&inv, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "[fd00::1]:27123");
+	ld.address = "";
+	assert_int_equal(img_lazy_where(&inv, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "*:27123");
+	/* the file named: the first task's pagemap, not a shared memory object's */
+	assert_string_equal(img_lazy_file(&inv), "inventory.img");
+	f[0].name = "pstree.img";
+	f[1].name = "pagemap-shmem-7.img";
+	f[2].name = "pagemap-3.img";
+	inv.images = fp;
+	inv.n_images = 3;
+	assert_string_equal(img_lazy_file(&inv), "pagemap-3.img");
+	ld.address = "127.0.0.1";
+	assert_int_equal(img_lazy_refuse("restore", "D", &inv, "why"), -EREMOTE);
+	expect_log(c, "restore: D/pagemap-3.img: pages of a lazy dump, served by the dump at "
+		      "127.0.0.1:27123 (restore --lazy-pages with lazy-pages --page-server): why");
 }
 
 /* check-images: 0 on a directory as the dump wrote it, -EBADMSG naming the run otherwise. */
@@ -450,6 +520,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inventory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_track_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_pagemap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verify_pagemap_lazy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lazy_mark, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_images, setup, teardown),
 	};
 

@@ -240,14 +240,15 @@ static void test_opts_refused(void **state)
 	RESET();
 	m.parent_img = "../pre";
 	expect_refused(&m, CRIU_REQ_TYPE__RESTORE, -EINVAL, "criu_opts.parent_img");
-	/* lazy_pages: a lazy restore; a lazy dump is not there */
+	/* lazy_pages: a lazy restore; a lazy dump needs ps (test_opts_page_server) */
 	RESET();
 	m.has_lazy_pages = m.lazy_pages = true;
 	translate(&t, &m, CRIU_REQ_TYPE__RESTORE);
 	assert_int_equal(t.ret, 0);
 	assert_true(t.o.lazy_pages);
 	cr_options_fini(&t.o);
-	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EOPNOTSUPP, "criu_opts.lazy_pages");
+	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EINVAL, "criu_opts.ps: a lazy DUMP");
+	expect_refused(&m, CRIU_REQ_TYPE__PRE_DUMP, -EINVAL, "criu_opts.lazy_pages: a pre-dump");
 	RESET();
 	m.n_external = 1;
 	m.external = strs;
@@ -523,6 +524,29 @@ static void test_opts_page_server(void **state)
 	assert_false(t.o.page_server);
 	assert_true(t.o.lazy_pages);
 	cr_options_fini(&t.o);
+	/* a lazy dump (runc checkpoint --lazy-pages --page-server): it listens at ps */
+	ps.port = 27000;
+	translate(&t, &m, CRIU_REQ_TYPE__DUMP);
+	assert_int_equal(t.ret, 0);
+	assert_false(t.o.page_server);
+	assert_true(t.o.lazy_pages);
+	assert_string_equal(t.o.address, "127.0.0.1");
+	assert_int_equal(t.o.port, 27000);
+	cr_options_fini(&t.o);
+	/* its status_fd is written once it serves (CRIU's) */
+	m.has_status_fd = true;
+	m.status_fd = 6;
+	translate(&t, &m, CRIU_REQ_TYPE__DUMP);
+	assert_int_equal(t.ret, 0);
+	assert_int_equal(t.ro.status_fd, 6);
+	cr_options_fini(&t.o);
+	m.has_status_fd = false;
+	/* it listens itself: no connection of the client's */
+	ps.has_fd = true;
+	ps.fd = 9;
+	expect_refused(&m, CRIU_REQ_TYPE__DUMP, -EINVAL, "criu_opts.ps.fd: a lazy DUMP");
+	ps.has_fd = false;
+	ps.port = 0;
 	m.has_lazy_pages = m.lazy_pages = false;
 	/* status_fd: the page server's readiness */
 	m.has_status_fd = true;
