@@ -143,6 +143,11 @@ struct restore_ctx {
 	 * tasks to make their uffd with (-1: userfaultfd() in each)
 	 */
 	int lazy_sk;
+	/*
+	 * the directory of the daemon's socket (the work dir, else the image
+	 * dir), opened before the tree's mount namespace is entered (-1)
+	 */
+	int lazy_dirfd;
 	bool lazy_hello; /* the daemon's HELLO read (restore-lazy.c check_daemon()) */
 	uint64_t uffd_features;
 	int uffd_dev;
@@ -158,6 +163,7 @@ struct restore_ctx {
  * The uffd numbers are in shared->pids[nr_tasks + i] (rst_lazy_slot()).
  */
 int rst_lazy_open_dev(struct restore_ctx *ctx);
+int rst_lazy_open_dir(struct restore_ctx *ctx);
 int rst_lazy_connect(struct restore_ctx *ctx);
 int rst_lazy_handover(struct restore_ctx *ctx);
 void rst_lazy_fini(struct restore_ctx *ctx);

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <stdio.h>
@@ -189,37 +190,84 @@ static int check_daemon(struct restore_ctx *ctx, const char *path)
 	return 0;
 }
 
+static const char *lazy_dir(const struct restore_ctx *ctx)
+{
+	return ctx->opts->work_dir ? ctx->opts->work_dir : ctx->opts->images_dir;
+}
+
+/*
+ * The directory of the daemon's socket, opened while the restore is still
+ * in its caller's mount namespace: the path may name nothing in the tree's
+ * (runc's work_dir_fd is /proc/self/fd/N, a relative -W the caller's cwd),
+ * where rst_lazy_connect() runs. Above the service base, closed once
+ * connected.
+ */
+int rst_lazy_open_dir(struct restore_ctx *ctx)
+{
+	int fd = open(lazy_dir(ctx), O_PATH | O_DIRECTORY | O_CLOEXEC), err;
+
+	if (fd < 0) {
+		err = neg_errno();
+		pr_errno(err, "%s: cannot open the directory of the lazy-pages daemon's socket",
+			 lazy_dir(ctx));
+		return err;
+	}
+	ctx->lazy_dirfd = fcntl(fd, F_DUPFD_CLOEXEC, ctx->service_fd_base);
+	err = ctx->lazy_dirfd < 0 ? neg_errno() : 0;
+	close(fd);
+	if (err)
+		pr_errno(err, "%s: F_DUPFD above %d", lazy_dir(ctx), ctx->service_fd_base);
+	return err;
+}
+
+/* connect() to the daemon's socket by its name in lazy_dirfd (no connectat(): a fchdir()). */
+static int connect_in_dir(struct restore_ctx *ctx, int fd)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC), err = 0;
+
+	if (cwd < 0)
+		return neg_errno();
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", LAZY_SOCKET_NAME);
+	if (fchdir(ctx->lazy_dirfd) || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		err = neg_errno();
+	if (fchdir(cwd) && !err) {
+		err = neg_errno();
+		pr_errno(err, "cannot go back to the restore's working directory");
+		err = -EBADF; /* not one to wait on */
+	}
+	close(cwd);
+	return err;
+}
+
 int rst_lazy_connect(struct restore_ctx *ctx)
 {
-	const char *dir = ctx->opts->work_dir ? ctx->opts->work_dir : ctx->opts->images_dir;
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *dir = lazy_dir(ctx);
 	struct lazy_msg m = { .type = LAZY_MSG_HELLO, .version = LAZY_PROTO_VERSION };
+	char path[PATH_MAX];
 	int fd, err, waited = 0;
 
 	err = probe_features(ctx, &ctx->uffd_features);
 	if (err)
 		return err;
-	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", dir, LAZY_SOCKET_NAME) >=
-	    sizeof(sa.sun_path)) {
-		pr_err("%s/%s: path too long for a unix socket\n", dir, LAZY_SOCKET_NAME);
-		return -ENAMETOOLONG;
-	}
+	snprintf(path, sizeof(path), "%s/%s", dir, LAZY_SOCKET_NAME);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return neg_errno();
-	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		err = neg_errno();
+	while ((err = connect_in_dir(ctx, fd))) {
 		if ((err != -ENOENT && err != -ECONNREFUSED) || waited >= LAZY_CONNECT_MS) {
 			pr_errno(err,
 				 "no lazy-pages daemon at %s (start `criu-like lazy-pages -D "
 				 "DIR` first)",
-				 sa.sun_path);
+				 path);
 			close(fd);
 			return err;
 		}
 		usleep(10000);
 		waited += 10;
 	}
+	close(ctx->lazy_dirfd);
+	ctx->lazy_dirfd = -1;
 	if (send(fd, &m, sizeof(m), MSG_NOSIGNAL) != sizeof(m)) {
 		err = neg_errno() ?: -EIO;
 		pr_errno(err, "hello to the lazy-pages daemon");
@@ -235,10 +283,10 @@ int rst_lazy_connect(struct restore_ctx *ctx)
 	 * created; others read it at the handover, the daemon meanwhile
 	 * resolving the tasks' pages (its prepare()) while the tree is made.
 	 */
-	err = img_lazy_dump(ctx->inv) ? check_daemon(ctx, sa.sun_path) : 0;
+	err = img_lazy_dump(ctx->inv) ? check_daemon(ctx, path) : 0;
 	if (!err)
-		pr_info("connected to the lazy-pages daemon at %s (uffd features %lx)\n",
-			sa.sun_path, ctx->uffd_features);
+		pr_info("connected to the lazy-pages daemon at %s (uffd features %lx)\n", path,
+			ctx->uffd_features);
 	return err;
 }
 
@@ -380,4 +428,7 @@ void rst_lazy_fini(struct restore_ctx *ctx)
 	if (ctx->uffd_dev >= 0)
 		close(ctx->uffd_dev);
 	ctx->uffd_dev = -1;
+	if (ctx->lazy_dirfd >= 0)
+		close(ctx->lazy_dirfd);
+	ctx->lazy_dirfd = -1;
 }

@@ -452,6 +452,9 @@ static int rst_plan(struct rst_run *r)
 	/* for the tasks' uffds, before the tree's mount namespace is entered */
 	if (!err && o->lazy_pages)
 		err = rst_lazy_open_dev(ctx);
+	/* and the directory of the daemon's socket, whose path may be the caller's only */
+	if (!err && o->lazy_pages)
+		err = rst_lazy_open_dir(ctx);
 	/* the directories of the tree's cgroups, for the tasks to enter */
 	if (!err)
 		err = rst_cgroup_open(ctx);
@@ -924,6 +927,7 @@ int cr_restore_pid(const struct cr_options *o, pid_t *ret_root)
 				      .proc_fd = -1,
 				      .ctl_pidfd = -1,
 				      .lazy_sk = -1,
+				      .lazy_dirfd = -1,
 				      .uffd_dev = -1 },
 			     .root = 0,
 			     .was_subreaper = -1,

@@ -223,12 +223,15 @@ cycle() {
 	[ -z "$st" ] || [ "$st" = Z ] || fail "$name: pid $pid still runs after its dump ($st)"
 	if [ "${3:-}" = lazy ]; then
 		lazy_refused "$name"
-		# the background copy 100 ms late, as zdtm's mode lazy: the loops fault pages in first
-		CRIU_LIKE_LAZY_PREFETCH_DELAY_MS=100 "$CRIU_LIKE" lazy-pages -D "$img" -v4 \
-			--timeout 30 -o lazy.log &
+		# the background copy 100 ms late, as zdtm's mode lazy: the loops fault pages in first;
+		# -D relative to $tmp: the restore opens the directory of the daemon's socket before it
+		# enters the container's mount namespace, where that path names nothing
+		rel=${img#"$tmp"/}
+		(cd "$tmp" && CRIU_LIKE_LAZY_PREFETCH_DELAY_MS=100 exec "$CRIU_LIKE" lazy-pages \
+			-D "$rel" -v4 --timeout 30 -o lazy.log) &
 		lp=$!
-		"$CRIU_LIKE" restore --lazy-pages -D "$img" -d --pidfile "$img/pid" -v4 \
-			-o restore.log || fail "$name: lazy restore $n failed"
+		(cd "$tmp" && exec "$CRIU_LIKE" restore --lazy-pages -D "$rel" -d \
+			--pidfile "$img/pid" -v4 -o restore.log) || fail "$name: lazy restore $n failed"
 	else
 		"$CRIU_LIKE" restore -D "$img" -d --pidfile "$img/pid" -v4 -o restore.log ||
 			fail "$name: restore $n failed"

@@ -14,18 +14,12 @@
 #     (given to runc by path, with a veth to the host: runc sends it as an
 #     external namespace) whose client runs outside: the same connection
 #     carries the next request after the restore.
-# Documentation/runtimes.md has the recipe.
+# Documentation/runtimes.md has the recipe; runc.inc the bundle, runc-lazy.sh the
+# lazy migration.
 set -u
-: "${B:=build}" "${CRIU_LIKE:=$B/criu-like}"
-[ "$(id -u)" = 0 ] || { echo "runc: needs root"; exit 77; }
-command -v runc >/dev/null || { echo "runc: runc is not installed (scripts/install-deps.sh)"; exit 77; }
-BB=$(command -v busybox) && "$BB" --list >/dev/null 2>&1 ||
-	{ echo "runc: busybox (busybox-static) is not installed"; exit 77; }
-command -v python3 >/dev/null || { echo "runc: python3 is not installed"; exit 77; }
-[ -x "$CRIU_LIKE" ] || { echo "runc: build first ($CRIU_LIKE)"; exit 1; }
-CRIU_LIKE=$(realpath "$CRIU_LIKE")
-
-tmp=$(mktemp -d)
+NAME=runc
+LOOP='n=0; while :; do n=$((n + 1)); echo "$n $(hostname)" >/data/count.new; '\
+'mv /data/count.new /data/count; echo $n >>/data/log; sleep 0.02; done'
 id=criu-like-test-$$
 tid=criu-like-tcp-$$
 ns=crl-runc-$$
@@ -33,72 +27,17 @@ hv=crlh$$
 kid=criu-like-tty-$$
 client=
 recv=
-trap '[ -n "$client" ] && kill $client 2>/dev/null; [ -n "$recv" ] && kill $recv 2>/dev/null
-	runc delete -f $id >/dev/null 2>&1; runc delete -f $kid >/dev/null 2>&1
-	runc delete -f $tid >/dev/null 2>&1; ip link del $hv 2>/dev/null
-	ip netns del $ns 2>/dev/null; rm -rf "$tmp"' EXIT
-
-fail() {
-	echo "FAIL: $*"
-	for f in "$tmp"/*.out "$tmp"/img*/*.log; do
-		[ -s "$f" ] && { echo "---- $f"; grep -a -m5 Error "$f"; tail -5 "$f"; }
-	done
-	exit 1
+cleanup() {
+	[ -n "$client" ] && kill $client 2>/dev/null
+	[ -n "$recv" ] && kill $recv 2>/dev/null
+	runc delete -f $id >/dev/null 2>&1
+	runc delete -f $kid >/dev/null 2>&1
+	runc delete -f $tid >/dev/null 2>&1
+	ip link del $hv 2>/dev/null
+	ip netns del $ns 2>/dev/null
 }
-
-# the bundle: busybox and its applets, runc's default spec edited
-R=$tmp/bundle/rootfs
-mkdir -p "$R/bin" "$R/data" "$tmp/data"
-cp "$BB" "$R/bin/busybox"
-for a in $("$BB" --list); do
-	[ "$a" = busybox ] || ln -s busybox "$R/bin/$a"
-done
-(cd "$tmp/bundle" && runc spec) || fail "runc spec"
-python3 - "$tmp" <<'EOF' || fail "cannot edit config.json"
-import json, sys
-t = sys.argv[1]
-p = t + '/bundle/config.json'
-c = json.load(open(p))
-c['process']['terminal'] = False
-c['process']['args'] = ['/bin/sh', '-c', 'n=0; while :; do n=$((n + 1)); '
-    'echo "$n $(hostname)" >/data/count.new; mv /data/count.new /data/count; '
-    'echo $n >>/data/log; '
-    'sleep 0.02; done']
-c['root']['readonly'] = False
-c['hostname'] = 'runcbox'
-c['mounts'].append({'destination': '/data', 'type': 'bind', 'source': t + '/data',
-                    'options': ['rbind', 'rw']})
-# the default spec's namespaces, its cgroup namespace too (Documentation/cgroups.md);
-# no user namespace (rst_sibling with one: Documentation/runtimes.md)
-c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'user']
-json.dump(c, open(p, 'w'), indent=1)
-EOF
-
-count() { cut -d' ' -f1 "$tmp/data/count" 2>/dev/null || echo 0; }
-wait_more() { # wait_more N WHAT: until the count passes N
-	i=0
-	while [ "$(count)" -le "$1" ]; do
-		i=$((i + 1)); [ $i -gt 250 ] && fail "$2: the loop does not count"; sleep 0.02
-	done
-}
-state_of() { runc state "$1" 2>/dev/null | python3 -c \
-	'import json,sys; s=json.load(sys.stdin); print(s["status"], s["pid"])' 2>/dev/null; }
+. "$(dirname "$0")/runc.inc"
 state() { state_of "$id"; }
-
-# piped NAME CMD...: CMD with its stdout and stderr on a pipe (runc gives the
-# container the pipes it was given, `cat` reads them as long as it lives); its
-# exit status once CMD returns
-piped() {
-	name=$1
-	shift
-	rm -f "$tmp/$name.rc"
-	({ "$@" </dev/null 2>&1; echo $? >"$tmp/$name.rc"; } | cat >"$tmp/$name.out") &
-	i=0
-	while [ ! -s "$tmp/$name.rc" ]; do
-		i=$((i + 1)); [ $i -gt 1500 ] && fail "$name: does not return"; sleep 0.02
-	done
-	return "$(cat "$tmp/$name.rc")"
-}
 
 piped run runc run -d -b "$tmp/bundle" "$id" || fail "runc run -d"
 wait_more 10 "start"
