@@ -33,6 +33,7 @@ void dump_ctx_fini(struct dump_ctx *ctx)
 	unsigned int i;
 
 	dump_early_reads_stop(ctx);
+	ns_ipc_dump_done();
 	dump_vmas_wait(ctx, true); /* joins what still reads, if anything */
 	cure_tasks(ctx);
 	for (i = 0; i < ctx->nr_tasks; i++) {
@@ -174,8 +175,10 @@ int dump_prepare(struct dump_ctx *ctx, const struct cr_options *o)
 	}
 	if (err)
 		return err;
-	if (!ctx->pre_dump)
+	if (!ctx->pre_dump) {
 		ns_net_dump_prefetch(o->tree);
+		ns_ipc_dump_prefetch(o->tree);
+	}
 	/* smaps' walk out of the freeze (a thread), the pages image's room allocated now */
 	vma_fast_begin(ctx);
 	/* the task iterator for a root of many threads loaded beside them (thread-facts.c) */

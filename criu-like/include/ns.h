@@ -379,6 +379,14 @@ void ns_net_reset(void);
 int net_tun_settle(void);
 /* The owner and group (-1: none) of tun device @name of this thread's namespace: 0 or -errno. */
 int net_tun_owner(const char *name, long *owner, long *group);
+/*
+ * Before the freeze: the root of an mqueue filesystem of @pid's IPC
+ * namespace, opened detached, for its dump to list the queues from (ns/ipc.c);
+ * nothing when it cannot (the dump then opens one itself).
+ */
+void ns_ipc_dump_prefetch(pid_t pid);
+/* The end of a dump: the directory of ns_ipc_dump_prefetch() closed. */
+void ns_ipc_dump_done(void);
 /* Before the freeze: what the dump of the tree's network namespace reads outside it. */
 void ns_net_dump_prefetch(pid_t pid);
 struct nft_runner;

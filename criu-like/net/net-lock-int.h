@@ -20,6 +20,8 @@ int run_tool(const char *const argv[], const char *input, char **ret_out, bool q
  * so that what it costs to start (exec, libraries, its own set-up: 2-3 ms for
  * iptables-restore here, several times that on a loaded machine) is paid
  * before it is needed. tool_finish() gives it @input and ends as run_tool();
+ * tool_give() gives it @input (and ends it) without waiting: a tool_finish()
+ * then only waits for it, so that two tools' work overlaps;
  * tool_end_input() ends its input now (it exits, changing nothing, when it
  * had none); tool_cancel() kills one that was given no input (SIGKILL: it
  * did nothing, and exits faster than one that tears itself down at the end
@@ -29,6 +31,7 @@ int run_tool(const char *const argv[], const char *input, char **ret_out, bool q
 struct tool_run;
 struct tool_run *tool_start(const char *const argv[]);
 int tool_finish(struct tool_run *r, const char *input, char **ret_out, bool quiet);
+int tool_give(struct tool_run *r, const char *input); /* 0, or -EPIPE: it went away */
 void tool_end_input(struct tool_run *r);
 void tool_cancel(struct tool_run *r);
 void tool_abandon(struct tool_run *r);

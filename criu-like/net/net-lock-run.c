@@ -177,6 +177,7 @@ struct tool_run {
 	pid_t pid;
 	int in; /* our end of its stdin: a socket, so that a tool gone is EPIPE, not SIGPIPE */
 	int out, err; /* memfds */
+	bool given, cut; /* its input given (tool_give()); cut short: it went away */
 	char path[256];
 	const char *argv[TOOL_ARGS_MAX + 1]; /* string literals of the caller */
 };
@@ -233,11 +234,10 @@ void tool_end_input(struct tool_run *r)
 	}
 }
 
-int tool_finish(struct tool_run *r, const char *input, char **ret_out, bool quiet)
+int tool_give(struct tool_run *r, const char *input)
 {
 	size_t len = input ? strlen(input) : 0, off = 0;
 	ssize_t n;
-	int ret = 0;
 
 	while (r->in >= 0 && off < len) {
 		n = send(r->in, input + off, len - off, MSG_NOSIGNAL);
@@ -248,12 +248,25 @@ int tool_finish(struct tool_run *r, const char *input, char **ret_out, bool quie
 		off += (size_t)n;
 	}
 	tool_end_input(r);
+	r->given = true;
+	r->cut = off < len;
+	return r->cut ? -EPIPE : 0;
+}
+
+int tool_finish(struct tool_run *r, const char *input, char **ret_out, bool quiet)
+{
+	bool cut;
+	int ret;
+
+	if (!r->given)
+		tool_give(r, input);
+	cut = r->cut;
 	/* its input ended before (tool_end_input()), or it went away: not done */
-	ret = tool_wait(r->pid, r->path, r->argv, r->out, r->err, input, off < len ? NULL : ret_out,
+	ret = tool_wait(r->pid, r->path, r->argv, r->out, r->err, input, cut ? NULL : ret_out,
 			quiet);
 	r->pid = 0;
 	tool_abandon(r);
-	return ret ? ret : off < len ? -EPIPE : 0;
+	return ret ? ret : cut ? -EPIPE : 0;
 }
 
 void tool_abandon(struct tool_run *r)

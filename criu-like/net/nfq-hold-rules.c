@@ -158,27 +158,45 @@ static int hold_ipt_restore(struct nfq_hold *h, int fi, const char *text)
 	return ipt_restore(family, text, true);
 }
 
-/* One iptables-restore per family that has something to hold. */
+/*
+ * One iptables-restore per family that has something to hold. The tools
+ * started ahead are both given their rules before either is waited for:
+ * their parsing and transactions overlap (the namespace's lock, in the
+ * freeze). Each family is then waited for, or run again on its own where its
+ * tool failed (hold_ipt_restore()), whatever the other's outcome: the chains
+ * made are known, for their removal.
+ */
 static int hold_add(struct nfq_hold *h, const struct inet_tuple *t, size_t n, bool netns)
 {
 	char chain[32], what[2 * 46 + 32] = "every packet not on lo";
+	char *text[2] = { NULL, NULL };
 	size_t i;
-	int fi, err = 0;
+	int fi, e, err = 0;
 
 	snprintf(chain, sizeof(chain), HOLD_CHAIN_FMT, h->pid);
 	for (fi = 0; fi < 2 && !err; fi++) {
 		int family = fi ? AF_INET6 : AF_INET;
-		_cleanup_free_ char *text = NULL;
 
 		for (i = 0; i < n && t[i].family != family; i++)
 			;
 		if (i == n && !netns)
 			continue;
 		raw_look(h, fi);
-		text = netlock_hold_ipt_add(chain, !h->chains[fi], family, t, n, netns, h->queue);
-		err = text ? hold_ipt_restore(h, fi, text) : neg_errno();
-		if (!err)
+		text[fi] = netlock_hold_ipt_add(chain, !h->chains[fi], family, t, n, netns,
+						h->queue);
+		if (!text[fi])
+			err = neg_errno();
+		else if (h->primed[fi])
+			tool_give(h->primed[fi], text[fi]); /* a failure: run again below */
+	}
+	for (fi = 0; fi < 2; fi++) {
+		if (!text[fi])
+			continue;
+		e = hold_ipt_restore(h, fi, text[fi]);
+		if (!e)
 			h->chains[fi] = true;
+		err = err ? err : e;
+		free(text[fi]);
 	}
 	if (!netns && n)
 		netlock_nft_elem(t, what, sizeof(what));

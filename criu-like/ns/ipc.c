@@ -7,9 +7,14 @@
  * an IPC namespace is per thread and has no other condition), where every
  * SysV call, the kernel.{shm,sem,msg} and fs.mqueue sysctls and
  * mq_open() resolve, writes the images, and goes back. Only the list of the
- * queues' names needs the namespace's mqueue file system: a child that
- * joined the namespace mounts one in a private mount namespace of its own
- * and reads its directory (ns_call_in()).
+ * queues' names needs the namespace's mqueue file system: its root is opened
+ * before the freeze (ns_ipc_dump_prefetch(): fsopen() in the namespace, which
+ * binds the new filesystem to it, then a detached fsmount(), nothing mounted
+ * anywhere), and read from its start inside it, where it lists the queues of
+ * that moment (the directory is the kernel's live list of them). A namespace
+ * not opened ahead (a nested one) is opened the same way inside the freeze;
+ * where that fails, a child that joined the namespace mounts one in a private
+ * mount namespace of its own and reads its directory (ns_call_in()).
  *
  * Restore: the root, first thing in its new IPC namespace, writes the
  * sysctls and creates every object with its id (SysV) or name (queues),
@@ -51,12 +56,35 @@
 static const char *const mq_sysctls[] = { "queues_max", "msg_max", "msgsize_max", "msg_default",
 					  "msgsize_default" };
 
-/* In a child inside the namespace: the names of its queues, NUL-separated, "" last. */
-static int list_queues(void *buf, size_t size)
+/* The names of the queues of directory @d, NUL-separated, "" last, read from its start. */
+static int read_queue_names(DIR *d, void *buf, size_t size)
 {
 	char *p = buf, *end = p + size - 1;
 	struct dirent *de;
+
+	rewinddir(d);
+	errno = 0;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name) + 1;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (p + len >= end)
+			return -E2BIG;
+		memcpy(p, de->d_name, len);
+		p += len;
+	}
+	if (errno)
+		return neg_errno();
+	*p = '\0';
+	return 0;
+}
+
+/* In a child inside the namespace: the names of its queues (read_queue_names()). */
+static int list_queues(void *buf, size_t size)
+{
 	DIR *d;
+	int err;
 
 	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 	    mount("mqueue", "/tmp", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
@@ -64,21 +92,123 @@ static int list_queues(void *buf, size_t size)
 	d = opendir("/tmp");
 	if (!d)
 		return neg_errno();
-	while ((de = readdir(d))) {
-		size_t len = strlen(de->d_name) + 1;
-
-		if (de->d_name[0] == '.')
-			continue;
-		if (p + len >= end) {
-			closedir(d);
-			return -E2BIG;
-		}
-		memcpy(p, de->d_name, len);
-		p += len;
-	}
-	*p = '\0';
+	err = read_queue_names(d, buf, size);
 	closedir(d);
+	return err;
+}
+
+/*
+ * The root of an mqueue filesystem of the IPC namespace @nsfd, detached (no
+ * mount namespace sees it; it goes with its last descriptor): the filesystem's
+ * context takes the namespace of the thread that opens it, so this thread
+ * enters it for the fsopen() alone. A DIR, or NULL with errno set.
+ */
+static DIR *open_queues_dir(int nsfd)
+{
+	_cleanup_close_ int own = open("/proc/thread-self/ns/ipc", O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int fs = -1, mfd = -1;
+	int dfd, err = 0;
+	DIR *d;
+
+	if (own < 0)
+		return NULL;
+	if (setns(nsfd, CLONE_NEWIPC))
+		return NULL;
+	fs = fsopen("mqueue", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		err = neg_errno();
+	if (setns(own, CLONE_NEWIPC)) {
+		pr_perror("cannot go back to criu-like's IPC namespace");
+		return NULL;
+	}
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0))
+		return NULL;
+	mfd = fsmount(fs, FSMOUNT_CLOEXEC,
+		      MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	if (mfd < 0)
+		return NULL;
+	dfd = openat(mfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return NULL;
+	d = fdopendir(dfd);
+	if (!d)
+		close(dfd);
+	return d;
+}
+
+/* The tree's IPC namespace's queues' directory, opened before the freeze. */
+static struct {
+	DIR *d;
+	dev_t dev;
+	ino_t ino; /* of the namespace */
+} queues_ahead;
+
+static int ns_stat(pid_t pid, int *fd, struct stat *st)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", pid);
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0 || fstat(*fd, st))
+		return neg_errno();
 	return 0;
+}
+
+void ns_ipc_dump_prefetch(pid_t pid)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st, own;
+
+	ns_ipc_dump_done();
+	if (ns_stat(pid, &fd, &st) || stat("/proc/self/ns/ipc", &own))
+		return;
+	if (st.st_ino == own.st_ino && st.st_dev == own.st_dev)
+		return; /* criu-like's own: not dumped */
+	queues_ahead.d = open_queues_dir(fd);
+	if (!queues_ahead.d) {
+		pr_debug("pid %d: its POSIX message queues' directory not opened ahead: %m\n", pid);
+		return;
+	}
+	queues_ahead.dev = st.st_dev;
+	queues_ahead.ino = st.st_ino;
+}
+
+void ns_ipc_dump_done(void)
+{
+	if (queues_ahead.d)
+		closedir(queues_ahead.d);
+	queues_ahead.d = NULL;
+}
+
+/*
+ * The names of the queues of @pid's IPC namespace, as they are now: from the
+ * directory opened ahead when it is that namespace's, else one opened now,
+ * else a child's listing.
+ */
+static int queue_names(pid_t pid, void *buf, size_t size)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	DIR *d;
+	int err;
+
+	err = ns_stat(pid, &fd, &st);
+	if (err)
+		return err;
+	if (queues_ahead.d && st.st_ino == queues_ahead.ino && st.st_dev == queues_ahead.dev)
+		return read_queue_names(queues_ahead.d, buf, size);
+	d = open_queues_dir(fd);
+	if (!d) {
+		pr_debug("pid %d: its POSIX message queues listed by a child: %m\n", pid);
+		return ns_call_in(pid, NS_IPC, list_queues, buf, size);
+	}
+	err = read_queue_names(d, buf, size);
+	closedir(d);
+	return err;
 }
 
 static int read_u32(const char *path, uint32_t *v)
@@ -296,9 +426,8 @@ static int ipc_dump(pid_t pid, int dirfd, uint32_t id)
 	if (!names)
 		return -ENOMEM;
 	t0 = now_us();
-	err = ns_call_in(pid, NS_IPC, list_queues, names, MQ_NAMES_SIZE);
-	pr_debug("pid %d: its POSIX message queues listed by a child in %" PRIu64 " us\n", pid,
-		 now_us() - t0);
+	err = queue_names(pid, names, MQ_NAMES_SIZE);
+	pr_debug("pid %d: its POSIX message queues listed in %" PRIu64 " us\n", pid, now_us() - t0);
 	if (err) {
 		pr_errno(err, "pid %d: cannot list the POSIX message queues of its IPC namespace",
 			 pid);

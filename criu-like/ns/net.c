@@ -59,6 +59,7 @@
 #include "net-tc.h"
 #include "netfilter.h"
 #include "options.h"
+#include "stats.h"
 #include "util.h"
 
 #include "netns.pb-c.h"
@@ -221,6 +222,7 @@ static int ns_lock(bool own, bool restore)
 	const struct cr_options *o = ns_options();
 	enum netlock_kind kind;
 	struct nfq_hold *h;
+	uint64_t t0;
 	int err;
 
 	if (ns_lock_skipped)
@@ -239,16 +241,22 @@ static int ns_lock(bool own, bool restore)
 	 * dump's were ahead, ns/net-ahead.c), each one's start not after the
 	 * other's end.
 	 */
+	t0 = stats_now_ns();
 	h = nfq_hold_here(NULL, true);
 	if (h) {
 		nfq_hold_prime(h);
 		nfq_hold_add_netns(h);
+		pr_debug("the packet holder's rules in %llu us\n",
+			 (unsigned long long)((stats_now_ns() - t0) / 1000));
 	}
 	if (kind == NETLOCK_NFTABLES) {
 		/* a dump's context made before the freeze (ns/net-ahead.c), kept for the opening */
 		struct nft_runner *r = restore ? NULL : ns_net_nft_lock_take();
 
+		t0 = stats_now_ns();
 		err = nft_exec(r, ns_lock_nft, NULL, false);
+		pr_debug("the lock's transaction in %llu us\n",
+			 (unsigned long long)((stats_now_ns() - t0) / 1000));
 		if (r && !err && !ns_open_nft)
 			ns_open_nft = TAKE_PTR(r);
 		nft_runner_close(r);
