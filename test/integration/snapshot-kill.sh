@@ -167,7 +167,7 @@ until grep -q ready "$tmp/out" 2>/dev/null; do
 done
 mkdir "$tmp/l"
 CRIU_LIKE_FAULT=list "$C" dump -t $vp -D "$tmp/l" -R --snapshot -v4 -o d.log 2>/dev/null ||
-	{ echo "FAIL: snapshot counting its fault points"; exit 1; }
+	{ echo "FAIL: snapshot counting its fault points: $(grep -m3 Error "$tmp/l/d.log")"; exit 1; }
 np=$(grep -c "fault injection: point" "$tmp/l/d.log")
 grep -q "fault injection: point.*snapshot write" "$tmp/l/d.log" ||
 	{ echo "FAIL: no fault point in the snapshot's copy"; fail=1; }
