@@ -759,23 +759,40 @@ static int find_stale_areas(pid_t pid, const struct vma_list *maps, unsigned lon
 		if (is_stale_area(memfd, v->start, v->end)) {
 			areas[*nr][0] = v->start;
 			areas[(*nr)++][1] = v->end;
+		} else if (((v->end - v->start) >> PAGE_SHIFT) % AREA_SIG_MOD == AREA_SIG_REM) {
+			pr_info("task %d: %lx-%lx has a parasite area's size, but neither our blob "
+				"nor zeros at its start: left\n",
+				pid, v->start, v->end);
 		}
 	}
 	return 0;
 }
 
-/* A thread still running in the area (seized right after its dumper died) keeps it alive. */
-static bool area_in_use(const pid_t *tids, unsigned int n, const unsigned long *a)
+/*
+ * A thread still running in the area (seized right after its dumper died)
+ * keeps it alive: said, with where the thread is, since the area stays.
+ */
+static bool area_in_use(pid_t pid, const pid_t *tids, unsigned int n, const unsigned long *a)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
 		struct user_regs_struct r;
 
-		if (arch_get_regs(tids[i], &r) ||
-		    (arch_regs_pc(&r) >= a[0] && arch_regs_pc(&r) < a[1]) ||
-		    (arch_regs_sp(&r) >= a[0] && arch_regs_sp(&r) <= a[1]))
+		if (arch_get_regs(tids[i], &r)) {
+			pr_info("task %d: the parasite area %lx-%lx of a killed dumper left: the "
+				"registers of thread %d cannot be read\n",
+				pid, a[0], a[1], tids[i]);
 			return true;
+		}
+		if ((arch_regs_pc(&r) >= a[0] && arch_regs_pc(&r) < a[1]) ||
+		    (arch_regs_sp(&r) >= a[0] && arch_regs_sp(&r) <= a[1])) {
+			pr_info("task %d: the parasite area %lx-%lx of a killed dumper left: "
+				"thread %d runs in it (pc %llx sp %llx)\n",
+				pid, a[0], a[1], tids[i], (unsigned long long)arch_regs_pc(&r),
+				(unsigned long long)arch_regs_sp(&r));
+			return true;
+		}
 	}
 	return false;
 }
@@ -817,7 +834,7 @@ int parasite_remove_stale_areas_in(pid_t pid, const pid_t *tids, unsigned int nr
 		unsigned long args[6] = { areas[i][0], areas[i][1] - areas[i][0] };
 		long ret;
 
-		if (area_in_use(tids, nr_threads, areas[i]))
+		if (area_in_use(pid, tids, nr_threads, areas[i]))
 			continue;
 		err = arch_inject_syscall(&inj, __NR_munmap, args, &ret);
 		if (!err && ret == 0)
