@@ -22,6 +22,7 @@
 
 #include "files-int.h"
 #include "log.h"
+#include "ns.h"
 #include "reg.h"
 #include "restore-files-int.h"
 #include "util.h"
@@ -401,7 +402,9 @@ static int open_proc_dead(struct restore_ctx *ctx, size_t pos)
 
 /*
  * A file of a process in /proc (reg-proc.c), which exists only once the tree
- * is forked: opened late, in each task holding it (reg_installed()).
+ * is forked, or any file on a mount the restored root makes after its clone
+ * (the proc of the tree's own pid namespace: /proc/sys/..., as `id` holds
+ * kernel/ngroups_max): opened late, in each task holding it (reg_installed()).
  */
 static bool reg_late(const struct restore_ctx *ctx, size_t pos)
 {
@@ -409,8 +412,10 @@ static bool reg_late(const struct restore_ctx *ctx, size_t pos)
 	const char *path = ctx->files->paths[pos];
 	pid_t pid, tid;
 
-	return !(fe->reg->has_unlinked && fe->reg->unlinked) && !fe->reg->proc_dead && path &&
-	       proc_pid_path(path, &pid, &tid);
+	if ((fe->reg->has_unlinked && fe->reg->unlinked) || fe->reg->proc_dead || !path)
+		return false;
+	return proc_pid_path(path, &pid, &tid) ||
+	       (fe->reg->has_mnt_id && ns_mnt_made_by_root(&ctx->ns, fe->reg->mnt_id));
 }
 
 static int open_reg(struct restore_ctx *ctx, size_t pos)

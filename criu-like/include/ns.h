@@ -337,6 +337,13 @@ int ns_restore_load(const InventoryEntry *ie, int dirfd, struct ns_restore *r);
 /* During ns_restore_load(): the dumped tree had a namespace of kind @k of its own. */
 bool ns_restore_tree_own(enum ns_kind k);
 /*
+ * Mount @mnt_id of the tree's own mount namespace is made by the restored
+ * root after its clone (a proc of its pid namespace, an mqueue of its IPC
+ * namespace, what is mounted under them): nothing on it can be opened
+ * before the tree exists (files/reg.c opens such files late, in each task).
+ */
+bool ns_mnt_made_by_root(const struct ns_restore *r, uint64_t mnt_id);
+/*
  * In the controller around the root's clone3(): namespaces that must be set
  * up before anyone is in them (time). after_clone() puts the controller back.
  */

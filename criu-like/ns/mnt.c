@@ -459,6 +459,17 @@ void mnt_leave(void *priv)
 	mr->host_ns = mr->host_root = mr->host_cwd = -1;
 }
 
+bool ns_mnt_made_by_root(const struct ns_restore *r, uint64_t mnt_id)
+{
+	const struct mnt_restore *mr = r->own[NS_MNT] ? r->priv[NS_MNT] : NULL;
+	int i;
+
+	if (!mr || !mr->deferred || mnt_id > UINT32_MAX)
+		return false;
+	i = mnt_find_idx(mr->ne, (uint32_t)mnt_id);
+	return i >= 0 && mr->deferred[i];
+}
+
 void mnt_fini(void *priv)
 {
 	struct mnt_restore *mr = priv;
