@@ -151,6 +151,17 @@ void rst_pages_map_fini(struct rst_pages_map *m);
  * the uffd (each thread's rseq area). Pure: test-lazy.c.
  */
 bool rst_lazy_vma(const VmaEntry *v);
+/*
+ * The pages a lazy restore reads all the same (and a lazy dump writes):
+ * each thread's rseq area, which the kernel writes before the daemon holds
+ * the uffd, and the arguments and the environment, which /proc/PID/cmdline
+ * and environ read through the kernel without waiting for the daemon (they
+ * would read empty). Appended to the @n in @out, then all sorted, each once:
+ * their number. rst_eager_pages_max() is what @out must hold beyond @n.
+ */
+size_t rst_eager_pages_max(const MmEntry *mm, const CoreEntry *core);
+size_t rst_eager_pages(const MmEntry *mm, const CoreEntry *core, uint64_t *out, size_t n,
+		       size_t max);
 /* Keep, of @in, what lands outside lazy VMAs or on an eager page; mark vma_lazy. */
 int rst_lazy_filter(const MmEntry *mm, const uint64_t *eager, size_t nr_eager, bool *vma_lazy,
 		    const struct rst_chain_segs *in, struct rst_chain_segs *out,

@@ -94,13 +94,6 @@ uint64_t lazy_dump_new_id(void)
 
 /* ---- the images: holes for what stays in the tasks ---- */
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int int_cmp(const void *a, const void *b)
 {
 	return *(const int *)a - *(const int *)b;
@@ -114,7 +107,7 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* The VMAs of @vpid's mm image as the restore will cut them, and its rseq pages. */
+/* The VMAs of @vpid's mm image as the restore will cut them, and its eager pages. */
 static int task_layout(int dirfd, uint32_t vpid, struct ld_vma **v, size_t *nv, uint64_t **eager,
 		       size_t *ne)
 {
@@ -128,27 +121,18 @@ static int task_layout(int dirfd, uint32_t vpid, struct ld_vma **v, size_t *nv, 
 		err = img_read_one(dirfd, CR_IMG_CORE, vpid, (ProtobufCMessage **)&core);
 	if (!err) {
 		*v = calloc(mm->n_vmas + 1, sizeof(**v));
-		*eager = calloc(2 * core->n_threads + 1, sizeof(**eager));
+		*eager = calloc(rst_eager_pages_max(mm, core) + 1, sizeof(**eager));
 		if (!*v || !*eager)
 			err = -ENOMEM;
 	}
 	for (size_t i = 0; !err && i < mm->n_vmas; i++)
 		(*v)[i] = (struct ld_vma){ mm->vmas[i]->start, mm->vmas[i]->end,
 					   rst_lazy_vma(mm->vmas[i]) };
-	/* the kernel writes the rseq area before the lazy-pages daemon serves anything */
-	for (size_t i = 0; !err && i < core->n_threads; i++) {
-		const RseqEntry *r = core->threads[i]->rseq;
-
-		if (!r || !r->len)
-			continue;
-		/* an rseq area (32 bytes, aligned) lies on one page, at most two */
-		for (uint64_t a = r->ptr & ~(PAGE_SIZE - 1);
-		     a < r->ptr + r->len && k < 2 * core->n_threads; a += PAGE_SIZE)
-			(*eager)[k++] = a;
-	}
+	/* what the restore reads all the same (rseq areas, arguments, environment) is written */
+	if (!err)
+		k = rst_eager_pages(mm, core, *eager, 0, rst_eager_pages_max(mm, core));
 	if (!err) {
 		*nv = mm->n_vmas;
-		qsort(*eager, k, sizeof(**eager), u64_cmp);
 		*ne = k;
 	}
 	if (mm)

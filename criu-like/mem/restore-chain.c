@@ -442,45 +442,13 @@ static int chain_open(struct chain *c, int dirfd, const char *name, pid_t pid, c
 	return err;
 }
 
-static int addr_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * The pages each thread's rseq area lies on: the kernel writes them before
- * the resume; after the @n given already (io_uring registered buffers, which
- * the restorer pins before the lazy-pages daemon serves anything).
- */
-static size_t eager_pages(const CoreEntry *core, uint64_t *out, size_t n, size_t max)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; core && i < core->n_threads; i++) {
-		const RseqEntry *r = core->threads[i]->rseq;
-
-		if (!r || !r->len)
-			continue;
-		for (uint64_t a = r->ptr & ~(PAGE_SIZE - 1); a < r->ptr + r->len && n < max;
-		     a += PAGE_SIZE)
-			out[n++] = a;
-	}
-	qsort(out, n, sizeof(*out), addr_cmp);
-	for (size_t i = 0; i < n; i++)
-		if (!k || out[k - 1] != out[i])
-			out[k++] = out[i];
-	return k;
-}
-
 /* --lazy-pages: keep of @segs what is read now (restore-mem-plan.c decides). */
 static int lazy_segs(const struct restore_ctx *ctx, pid_t pid, const CoreEntry *core,
 		     struct rst_mem_plan *p, struct rst_chain_segs *segs)
 {
 	size_t nu = rst_io_uring_buf_pages(ctx, pid, NULL, 0);
-	/* an rseq area (32 bytes, aligned) lies on one page, at most two */
-	size_t max = 2 * (core ? core->n_threads : 0) + 1 + nu, ne;
+	/* io_uring registered buffers, which the restorer pins before the daemon serves */
+	size_t max = rst_eager_pages_max(p->mm, core) + 1 + nu, ne;
 	_cleanup_free_ uint64_t *eager = calloc(max, sizeof(*eager));
 	struct rst_chain_segs kept = { 0 };
 	int err;
@@ -489,7 +457,7 @@ static int lazy_segs(const struct restore_ctx *ctx, pid_t pid, const CoreEntry *
 	if (!p->vma_lazy || !eager)
 		return -ENOMEM;
 	nu = rst_io_uring_buf_pages(ctx, pid, eager, nu);
-	ne = eager_pages(core, eager, nu, max);
+	ne = rst_eager_pages(p->mm, core, eager, nu, max);
 	err = rst_lazy_filter(p->mm, eager, ne, p->vma_lazy, segs, &kept, &p->lazy_bytes);
 	free(segs->seg);
 	*segs = kept;

@@ -515,6 +515,59 @@ bool rst_lazy_vma(const VmaEntry *v)
 	return !(v->flags & MAP_LOCKED) && v->prot != PROT_NONE;
 }
 
+/* The pages [@a, @b) lies on (none for an empty range). */
+static size_t span_pages(uint64_t a, uint64_t b)
+{
+	return b > a ? ((b + PAGE_SIZE - 1) >> PAGE_SHIFT) - (a >> PAGE_SHIFT) : 0;
+}
+
+/* Append the pages of [@a, @b) to @out[*@n...] while they fit in @max. */
+static void push_span(uint64_t a, uint64_t b, uint64_t *out, size_t *n, size_t max)
+{
+	for (uint64_t p = a & ~(PAGE_SIZE - 1); b > a && p < b && *n < max; p += PAGE_SIZE)
+		out[(*n)++] = p;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t rst_eager_pages_max(const MmEntry *mm, const CoreEntry *core)
+{
+	/* an rseq area (32 bytes, aligned) lies on one page, at most two */
+	size_t n = 2 * (core ? core->n_threads : 0);
+
+	if (mm)
+		n += span_pages(mm->arg_start, mm->arg_end) +
+		     span_pages(mm->env_start, mm->env_end);
+	return n;
+}
+
+size_t rst_eager_pages(const MmEntry *mm, const CoreEntry *core, uint64_t *out, size_t n,
+		       size_t max)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; core && i < core->n_threads; i++) {
+		const RseqEntry *r = core->threads[i]->rseq;
+
+		if (r && r->len)
+			push_span(r->ptr, r->ptr + r->len, out, &n, max);
+	}
+	if (mm) {
+		push_span(mm->arg_start, mm->arg_end, out, &n, max);
+		push_span(mm->env_start, mm->env_end, out, &n, max);
+	}
+	qsort(out, n, sizeof(*out), u64_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (!k || out[k - 1] != out[i])
+			out[k++] = out[i];
+	return k;
+}
+
 /* Push [@a, @b) of @s, lazy but for the eager pages in it. */
 static int lazy_piece(const struct rst_chain_seg *s, uint64_t a, uint64_t b, const uint64_t *eager,
 		      size_t nr_eager, struct rst_chain_segs *out, uint64_t *lazy_bytes)

@@ -220,7 +220,9 @@ static int lazy_start(struct run *t, const char *img)
 	snprintf(log, sizeof(log), "%s/lazy-pages.log", t->dir);
 	snprintf(out, sizeof(out), "%s/lazy-pages.out", t->dir);
 	run_step(t, "lazy-pages");
-	setenv("CRIU_LIKE_LAZY_PREFETCH_DELAY_MS", "100", 1);
+	/* ZDTM_LAZY_DELAY_MS: another delay (a long one: every page the test takes is a fault) */
+	setenv("CRIU_LIKE_LAZY_PREFETCH_DELAY_MS",
+	       getenv("ZDTM_LAZY_DELAY_MS") ? getenv("ZDTM_LAZY_DELAY_MS") : "100", 1);
 	t->lazy_pid = spawn(argv, NULL, out);
 	unsetenv("CRIU_LIKE_LAZY_PREFETCH_DELAY_MS");
 	if (t->lazy_pid < 0) {
