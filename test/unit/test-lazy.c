@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "lazy.h"
+#include "core.pb-c.h"
 #include "mm.pb-c.h"
 #include "restore-mem.h"
 
@@ -236,6 +237,47 @@ static void test_add_lazy(void **state)
  * covered whole (by two ranges here too), none under MADV_NOHUGEPAGE, and
  * none that reaches past the VMA's end.
  */
+/*
+ * rst_eager_pages(): the rseq area's page, the pages of the arguments (two)
+ * and of the environment (on the arguments' second page), after one given
+ * already: sorted, each once, within what rst_eager_pages_max() bounds.
+ */
+static void test_eager_pages(void **state)
+{
+	MmEntry mm = MM_ENTRY__INIT;
+	CoreEntry core = CORE_ENTRY__INIT;
+	ThreadCoreEntry th = THREAD_CORE_ENTRY__INIT, *ths[] = { &th };
+	RseqEntry rs = RSEQ_ENTRY__INIT;
+	uint64_t out[16] = { 0x9000000 };
+	size_t max, n;
+
+	(void)state;
+	mm.arg_start = 0x1000ff0;
+	mm.arg_end = 0x1001010;
+	mm.env_start = 0x1001010;
+	mm.env_end = 0x1001100;
+	rs.ptr = 0x5000020;
+	rs.len = 32;
+	th.rseq = &rs;
+	core.n_threads = 1;
+	core.threads = ths;
+	max = rst_eager_pages_max(&mm, &core);
+	assert_int_equal(max, 2 + 2 + 1);
+	n = rst_eager_pages(&mm, &core, out, 1, 1 + max);
+	assert_int_equal(n, 4);
+	assert_int_equal(out[0], 0x1000000);
+	assert_int_equal(out[1], 0x1001000);
+	assert_int_equal(out[2], 0x5000000);
+	assert_int_equal(out[3], 0x9000000);
+	/* no arguments, no rseq: nothing but what was given */
+	mm.arg_start = mm.arg_end = mm.env_start = mm.env_end = 0;
+	th.rseq = NULL;
+	out[0] = 0x7000;
+	assert_int_equal(rst_eager_pages(&mm, &core, out, 1, 1 + rst_eager_pages_max(&mm, &core)),
+			 1);
+	assert_int_equal(out[0], 0x7000);
+}
+
 static void test_thp_chunks(void **state)
 {
 	const uint64_t M2 = 2UL << 20;
@@ -278,9 +320,10 @@ static void test_thp_chunks(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_add_find),   cmocka_unit_test(test_remove),
-		cmocka_unit_test(test_move),	   cmocka_unit_test(test_filter),
-		cmocka_unit_test(test_thp_chunks), cmocka_unit_test(test_add_lazy),
+		cmocka_unit_test(test_add_find),    cmocka_unit_test(test_remove),
+		cmocka_unit_test(test_move),	    cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_thp_chunks),  cmocka_unit_test(test_add_lazy),
+		cmocka_unit_test(test_eager_pages),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
