@@ -86,6 +86,18 @@ wait_child() {
 	rc=$?
 }
 
+# child $1 ($2: what) exits 0 within 60 s
+exits_ok() {
+	wait_child $1 "$2" 60
+	[ $rc = 0 ] || { echo "FAIL: $2 exited $rc"; fail=1; }
+}
+
+# child $1 ($2: what) exits with an error within 60 s ($3: the case, for the message)
+exits_failed() {
+	wait_child $1 "$2" 60
+	[ $rc != 0 ] || { echo "FAIL: $2 exited 0 $3"; fail=1; }
+}
+
 # $1: file, $2: text; within 30 s
 wait_log() {
 	n=0
@@ -113,6 +125,14 @@ memory_same() {
 		sleep 0.01
 	done
 	cmp -s "$tmp/mem.A" "$tmp/mem.B" || { echo "FAIL: the memory of $1 differs"; fail=1; }
+}
+
+# the restored tree $rp holds the victim's memory; then it goes
+restored_ok() {
+	memory_same $rp
+	kill -KILL $rp
+	gone $rp
+	rp=
 }
 
 # a free port of 127.0.0.1 (the kernel's pick), one per dump: a keeper may hold the last one
@@ -169,10 +189,8 @@ say "1. every page served from the frozen tree"
 start_victim
 lazy_dump 0 30
 restore
-wait_child $lp "lazy-pages --page-server" 60
-[ $rc = 0 ] || { echo "FAIL: lazy-pages exited $rc"; fail=1; }
-wait_child $dp "dump --lazy-pages" 60
-[ $rc = 0 ] || { echo "FAIL: dump --lazy-pages exited $rc"; fail=1; }
+exits_ok $lp "lazy-pages --page-server"
+exits_ok $dp "dump --lazy-pages"
 gone $vp || { echo "FAIL: the source tree $vp runs on after a complete restore"; fail=1; }
 grep -q "killing the tree" "$tmp/d/d.log" || { echo "FAIL: the dump did not end its tree"; fail=1; }
 grep -q "the restore is complete: [1-9][0-9]* bytes of pages served from the tree" \
@@ -180,10 +198,7 @@ grep -q "the restore is complete: [1-9][0-9]* bytes of pages served from the tre
 # the pages image holds holes, not the pages (tmpfs or disk: far less than 16 MiB)
 [ "$(du -k "$tmp/d/pages-0.img" | cut -f1)" -lt 8192 ] ||
 	{ echo "FAIL: the lazy dump wrote the pages"; fail=1; }
-memory_same $rp
-kill -KILL $rp
-gone $rp
-rp=
+restored_ok
 keeper_gone
 
 say "2. the lazy-pages daemon killed while every page is still lazy"
@@ -193,8 +208,7 @@ restore
 gd=$(ps -eo pid,ppid,comm | awk -v p=$lp '$2 == p && $3 == "criu-like-lzgd" { print $1 }')
 kill -KILL $lp
 gone $rp || { echo "FAIL: the restored tree runs on without its daemon"; fail=1; }
-wait_child $dp "dump --lazy-pages without its daemon" 60
-[ $rc != 0 ] || { echo "FAIL: dump --lazy-pages exited 0 without its daemon"; fail=1; }
+exits_failed $dp "dump --lazy-pages" "without its daemon"
 grep -q "the tree resumes" "$tmp/d/d.log" || { echo "FAIL: the dump did not resume"; fail=1; }
 [ -z "$gd" ] || gone $gd || { echo "FAIL: the guard $gd is left"; fail=1; }
 st=$(awk '{print $3}' /proc/$vp/stat 2>/dev/null)
@@ -230,8 +244,7 @@ start_victim
 lazy_dump 0 1
 wait_child $lp "lazy-pages without a restore" 30
 [ $rc != 0 ] || { echo "FAIL: lazy-pages exited 0 without a restore"; fail=1; }
-wait_child $dp "dump --lazy-pages" 60
-[ $rc != 0 ] || { echo "FAIL: dump --lazy-pages exited 0 with no restore"; fail=1; }
+exits_failed $dp "dump --lazy-pages" "with no restore"
 st=$(awk '{print $3}' /proc/$vp/stat 2>/dev/null)
 [ "$st" = S ] || [ "$st" = R ] || { echo "FAIL: the source tree is not running ($st)"; fail=1; }
 memory_same $vp
@@ -255,18 +268,14 @@ grep -q "asking it again" "$tmp/w/lazy.log" || { echo "FAIL: the daemon did not 
 wait_log "$tmp/d/d.log" "DONE asked again: the tree was killed"
 st=$(awk '{print $3}' /proc/$rp/stat 2>/dev/null)
 [ "$st" = S ] || [ "$st" = R ] || { echo "FAIL: the restored tree is not running ($st)"; fail=1; }
-memory_same $rp
-kill -KILL $rp
-gone $rp
-rp=
+restored_ok
 keeper_gone
 
 say "5. DONE lost: the source resumes, the restored tree stays stopped, then is killed"
 start_victim
 lazy_dump 0 30 "" done
 restore
-wait_child $dp "dump --lazy-pages" 60
-[ $rc != 0 ] || { echo "FAIL: dump --lazy-pages exited 0 without DONE"; fail=1; }
+exits_failed $dp "dump --lazy-pages" "without DONE"
 grep -q "keeper" "$tmp/d/d.log" && { echo "FAIL: a resumed tree left a keeper"; fail=1; }
 st=$(awk '{print $3}' /proc/$vp/stat 2>/dev/null)
 [ "$st" = S ] || [ "$st" = R ] || { echo "FAIL: the source tree is not running ($st)"; fail=1; }
@@ -274,8 +283,7 @@ st=$(awk '{print $3}' /proc/$vp/stat 2>/dev/null)
 wait_log "$tmp/w/lazy.log" "asking it again"
 st=$(awk '{print $3}' /proc/$rp/stat 2>/dev/null)
 [ "$st" = T ] || [ -z "$st" ] || { echo "FAIL: the restored tree runs beside the source ($st)"; fail=1; }
-wait_child $lp "lazy-pages asking again" 60
-[ $rc != 0 ] || { echo "FAIL: lazy-pages exited 0 though the source resumed"; fail=1; }
+exits_failed $lp "lazy-pages asking again" "though the source resumed"
 gone $rp || { echo "FAIL: the restored tree runs beside the resumed source"; fail=1; }
 rp=
 memory_same $vp
@@ -303,15 +311,10 @@ wait_log "$tmp/d/d.log" "lazy pages are served on"
 	-o lazy.log 2>/dev/null &
 lp=$!
 restore
-wait_child $lp "lazy-pages --page-server" 60
-[ $rc = 0 ] || { echo "FAIL: lazy-pages exited $rc"; fail=1; }
-wait_child $dp "dump --lazy-pages --prev-images-dir" 60
-[ $rc = 0 ] || { echo "FAIL: dump --lazy-pages --prev-images-dir exited $rc"; fail=1; }
+exits_ok $lp "lazy-pages --page-server"
+exits_ok $dp "dump --lazy-pages --prev-images-dir"
 gone $vp || { echo "FAIL: the source tree $vp runs on"; fail=1; }
-memory_same $rp
-kill -KILL $rp
-gone $rp
-rp=
+restored_ok
 vp=
 
 say "7. through the RPC (runc checkpoint --lazy-pages --page-server A:P --status-fd)"
@@ -327,18 +330,14 @@ wait_log "$tmp/d/dump.log" "lazy pages are served on"
 	-o lazy.log 2>/dev/null &
 lp=$!
 restore
-wait_child $lp "lazy-pages --page-server" 60
-[ $rc = 0 ] || { echo "FAIL: lazy-pages exited $rc"; fail=1; }
+exits_ok $lp "lazy-pages --page-server"
 wait_child $dp "the RPC client's lazy DUMP" 60
 [ $rc = 0 ] || { echo "FAIL: the lazy DUMP failed: $(cat "$tmp/rpc.out")"; fail=1; }
 for want in "resp DUMP success=1" "status_fd ready" "notify status-ready"; do
 	grep -q "$want" "$tmp/rpc.out" || { echo "FAIL: no '$want' in $(cat "$tmp/rpc.out")"; fail=1; }
 done
 gone $vp || { echo "FAIL: the source tree $vp runs on"; fail=1; }
-memory_same $rp
-kill -KILL $rp
-gone $rp
-rp=
+restored_ok
 vp=
 
 say "8. what a lazy dump cannot be"
@@ -432,8 +431,7 @@ grep -q "its lazy-pages daemon serves the pages of another lazy dump" "$tmp/err"
 	{ echo "FAIL: restore --lazy-pages did not say why: $(cat "$tmp/err")"; fail=1; }
 [ ! -e "$tmp/rpid" ] || { echo "FAIL: a refused restore restored $(cat "$tmp/rpid")"; fail=1; }
 wait_child $olp "lazy-pages of the other dump" 30
-wait_child $odp "the other lazy dump" 60
-[ $rc != 0 ] || { echo "FAIL: the other lazy dump exited 0 without a restore"; fail=1; }
+exits_failed $odp "the other lazy dump" "without a restore"
 st=$(awk '{print $3}' /proc/$op/stat 2>/dev/null)
 [ "$st" = S ] || { echo "FAIL: the other tree is not running again ($st)"; fail=1; }
 kill -KILL $op
@@ -446,15 +444,10 @@ lp=$!
 "$C" restore --lazy-pages -D "$tmp/c" -W "$tmp/w" -d -v4 -o r.log --pidfile "$tmp/rpid" ||
 	{ echo "FAIL: restore --lazy-pages of the copy with the dump's daemon"; exit 1; }
 rp=$(cat "$tmp/rpid")
-wait_child $lp "lazy-pages --page-server" 60
-[ $rc = 0 ] || { echo "FAIL: lazy-pages exited $rc"; fail=1; }
-wait_child $dp "dump --lazy-pages" 60
-[ $rc = 0 ] || { echo "FAIL: dump --lazy-pages exited $rc"; fail=1; }
+exits_ok $lp "lazy-pages --page-server"
+exits_ok $dp "dump --lazy-pages"
 gone $vp || { echo "FAIL: the source tree $vp runs on"; fail=1; }
-memory_same $rp
-kill -KILL $rp
-gone $rp
-rp=
+restored_ok
 vp=
 keeper_gone
 
