@@ -79,6 +79,35 @@ void lazy_kill_task(pid_t pid, int pidfd)
 		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
 }
 
+bool lazy_task_traced(pid_t pid)
+{
+	char path[64], line[128];
+	struct dirent *e;
+	bool traced = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	while (d && !traced && (e = readdir(d))) {
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/status", pid, e->d_name);
+		f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f))
+			if (!strncmp(line, "TracerPid:", 10)) {
+				traced = strtol(line + 10, NULL, 10) != 0;
+				break;
+			}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return traced;
+}
+
 void lazy_stop_task(pid_t pid, int pidfd, bool stop)
 {
 	if (pidfd < 0)

@@ -28,6 +28,8 @@ int lazy_guard_start(pid_t *ret_pid, int *ret_sk);
 int lazy_guard_send(int sk, uint32_t type, uint32_t id, pid_t pid, int uffd, int pidfd);
 /* SIGSTOP @pid, SIGKILL its descendants, then it. */
 void lazy_kill_task(pid_t pid, int pidfd);
+/* lazy-guard.c: a thread of @pid is traced (the restore has not let the tree go yet). */
+bool lazy_task_traced(pid_t pid);
 /* lazy-guard.c: SIGSTOP (@stop) or SIGCONT to @pid (@pidfd) and every descendant. */
 void lazy_stop_task(pid_t pid, int pidfd, bool stop);
 

@@ -791,6 +791,37 @@ static void stop_all(struct lz *z, bool stop)
 }
 
 /*
+ * Every page can be in before the restore has let its tree go (the
+ * background copy of a small tree takes a few ms, the restore's resume
+ * longer): a SIGSTOP then would meet tasks the restore still traces, whose
+ * tracer sees the stop (and may keep or drop it) while the SIGCONT that
+ * follows finds nothing to continue, and the tree stayed stopped (runc-lazy.sh
+ * in CI). So wait, up to LAZY_RELEASE_WAIT_S, until no task is traced.
+ */
+#define LAZY_RELEASE_WAIT_S 30
+
+static void wait_released(struct lz *z)
+{
+	uint64_t t0 = now_ns(), end = t0 + LAZY_RELEASE_WAIT_S * 1000000000ULL;
+	bool traced = true;
+
+	while (traced && now_ns() < end) {
+		traced = false;
+		for (size_t i = 0; i < z->n && !traced; i++)
+			traced = !z->t[i]->gone && lazy_task_traced(z->t[i]->host);
+		if (traced)
+			usleep(2000);
+	}
+	if (traced)
+		pr_warn("the restore still traces its tree %d s after every page went in: stopped "
+			"all the same\n",
+			LAZY_RELEASE_WAIT_S);
+	else
+		pr_debug("the restore let its tree go %llu us after every page went in\n",
+			 (unsigned long long)(now_ns() - t0) / 1000);
+}
+
+/*
  * The restored tree has every page: the source's copy ends (a lazy dump's
  * DONE, Documentation/lazy-pages.md "A lazy dump: exactly one copy runs").
  * The tree is stopped from DONE until the source's answer, so that it never
@@ -804,6 +835,7 @@ static int confirm_complete(struct lz *z)
 
 	if (!z->src.ops->complete)
 		return 0;
+	wait_released(z);
 	stop_all(z, true);
 	err = z->src.ops->complete(&z->src);
 	if (err) {
