@@ -45,10 +45,14 @@ static int queue_make(const char *name, const char *msg)
 	mqd_t q = mq_open(name, O_RDWR | O_CREAT | O_EXCL, 0600, &a);
 
 	if (q < 0)
-		return -1;
-	if (msg && mq_send(q, msg, strlen(msg), 1))
-		return -1;
-	return mq_close(q);
+		return -errno;
+	if (msg && mq_send(q, msg, strlen(msg), 1)) {
+		int err = -errno;
+
+		mq_close(q);
+		return err;
+	}
+	return mq_close(q) ? -errno : 0;
 }
 
 /* A child in a fresh IPC namespace with "old"; on a byte, "old" gone and "new" made. */
@@ -58,7 +62,7 @@ static int victim_start(struct victim *v)
 	char c = 0;
 
 	if (pipe(go) || pipe(done))
-		return -1;
+		return -errno;
 	v->pid = fork();
 	if (v->pid == 0) {
 		close(go[1]);
@@ -82,7 +86,7 @@ static int victim_start(struct victim *v)
 	v->go = go[1];
 	v->done = done[0];
 	if (v->pid < 0 || read(v->done, &c, 1) != 1)
-		return -1;
+		return v->pid < 0 ? -EAGAIN : -EIO;
 	return 0;
 }
 
