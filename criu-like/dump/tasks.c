@@ -189,6 +189,8 @@ int dump_tasks(struct dump_ctx *ctx)
 	if (!err)
 		err = dump_sysv_shm(ctx);
 	if (!err)
+		pr_debug("every task dumped, its shared memory too\n");
+	if (!err)
 		err = dump_files_finish(ctx);
 	cerr = err || !cure_deferred(ctx) ? cure_tasks(ctx) : 0;
 	return err ?: cerr;

@@ -593,9 +593,10 @@ int dump_task_mm_plan(struct dump_ctx *ctx, struct dump_task *dt)
 
 int dump_task_mm_pages(struct dump_ctx *ctx, struct dump_task *dt)
 {
-	uint64_t t0 = mem_now_ns();
+	uint64_t t0 = mem_now_ns(), t1;
 	int err = mm_img_write(ctx, dt);
 
+	t1 = mem_now_ns();
 	/* the scan, the comparison with the parent's and the guard regions are done */
 	mem_task_pagemap_close(dt);
 	/* --snapshot: the pages are copied once the tree runs again (mem/snapshot.c) */
@@ -604,6 +605,10 @@ int dump_task_mm_pages(struct dump_ctx *ctx, struct dump_task *dt)
 		      : ctx->opts->lazy_pages ? lazy_dump_task_pages(ctx, dt)
 					      : dump_private_pages(ctx, dt);
 	ctx->stats.memdump_ns += mem_now_ns() - t0;
+	if (!err)
+		pr_debug("pid %d: mm image written in %llu us, its pages in %llu us\n", dt->t->pid,
+			 (unsigned long long)(t1 - t0) / 1000,
+			 (unsigned long long)(mem_now_ns() - t1) / 1000);
 	return err;
 }
 

@@ -56,6 +56,16 @@ int nft_table_exists(const char *name);
  * could not say (the caller asks libnftables).
  */
 int nft_inet_tables(char **ret);
+/*
+ * A NETLINK_NETFILTER socket of this thread's network namespace (-errno), on
+ * which one nfnetlink batch each: every rule of the chains @chains[0..@n) of
+ * table inet @table deleted (`flush chain`), and table inet @name deleted.
+ * 0, or the kernel's -errno (the caller falls back to libnftables). Closing
+ * @fd after a change waits for an RCU grace period (nft-netlink.c).
+ */
+int nft_nl_open(void);
+int nft_chains_flush(int fd, const char *table, const char *const *chains, size_t n);
+int nft_table_delete(int fd, const char *name);
 
 /* iptables-restore -w --noflush (ip6tables-restore for AF_INET6) with @script. */
 int ipt_restore(int family, const char *script, bool quiet);

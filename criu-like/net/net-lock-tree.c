@@ -24,6 +24,7 @@
 #include "nfq-hold.h"
 #include "options.h"
 #include "restore.h"
+#include "stats.h"
 #include "util.h"
 
 /* ---- dump ----------------------------------------------------------------------------------- */
@@ -269,11 +270,17 @@ static void netlock_dump_fini_here(struct dump_ctx *ctx, bool remove)
  */
 static void hold_let_go(struct netlock *nl, bool in_tree, struct nfq_hold *h)
 {
+	uint64_t t0 = stats_now_ns(), t1;
+
 	if (nl && netlock_installed(nl))
 		netlock_open(nl);
 	if (in_tree)
 		ns_net_open_here();
+	t1 = stats_now_ns();
 	nfq_hold_release(h);
+	pr_debug("the lock opened in %llu us, the held packets let go in %llu us\n",
+		 (unsigned long long)(t1 - t0) / 1000,
+		 (unsigned long long)(stats_now_ns() - t1) / 1000);
 	nfq_hold_unhold(h);
 }
 

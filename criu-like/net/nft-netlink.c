@@ -4,11 +4,18 @@
  * on a netlink socket (NFT_MSG_GETTABLE, about 0.05 ms), for the questions
  * that do not need libnftables, whose load, context and cache cost 3-5 ms:
  * does a table exist (the restore's lock), and which inet tables are there
- * (every run's look for stale locks, net-lock-cleanup.c). -errno when the
- * kernel cannot say; the callers then ask libnftables or the nft tool.
+ * (every run's look for stale locks, net-lock-cleanup.c). And the two
+ * changes of a namespace's lock once the tree runs (its chains emptied, the
+ * table deleted), one nfnetlink batch each (0.1-0.2 ms). The socket is the
+ * caller's to keep: its close after a change waits until the kernel has
+ * destroyed what the change removed (nf_tables flushes its destroy work, an
+ * RCU grace period: 6-12 ms here), so it is closed off the let-go's path.
+ * -errno when the kernel cannot say or refuses; the callers then ask
+ * libnftables or the nft tool.
  */
 #define LOG_PREFIX "net-lock: "
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
@@ -166,4 +173,160 @@ int nft_inet_tables(char **ret)
 	}
 	*ret = text;
 	return 0;
+}
+
+/* ---- changes: one nfnetlink batch ------------------------------------------------------------ */
+
+struct nft_batch {
+	char buf[1024] __attribute__((aligned(NLMSG_ALIGNTO)));
+	size_t len;
+	uint32_t seq;
+	unsigned int acks; /* the messages that asked for one */
+};
+
+/* A message of type @type (subsystem nftables unless a batch mark) with its nfgenmsg. */
+static struct nlmsghdr *batch_msg(struct nft_batch *b, uint16_t type, uint16_t flags,
+				  uint8_t family, uint16_t res_id)
+{
+	struct nlmsghdr *h = (struct nlmsghdr *)(b->buf + b->len);
+	struct nfgenmsg *g;
+	size_t need = NLMSG_SPACE(sizeof(*g));
+
+	if (b->len + need > sizeof(b->buf))
+		return NULL;
+	memset(h, 0, need);
+	h->nlmsg_len = (uint32_t)NLMSG_LENGTH(sizeof(*g));
+	h->nlmsg_type = type;
+	h->nlmsg_flags = (uint16_t)(NLM_F_REQUEST | flags);
+	h->nlmsg_seq = ++b->seq;
+	g = NLMSG_DATA(h);
+	g->nfgen_family = family;
+	g->version = NFNETLINK_V0;
+	g->res_id = htons(res_id);
+	b->acks += !!(flags & NLM_F_ACK);
+	return h;
+}
+
+static int batch_str(struct nft_batch *b, struct nlmsghdr *h, uint16_t type, const char *str)
+{
+	size_t n = strlen(str) + 1;
+	struct nlattr *a;
+
+	if (!h)
+		return -ENOSPC;
+	a = (struct nlattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
+	if ((char *)a + NLA_ALIGN(NLA_HDRLEN + n) > b->buf + sizeof(b->buf))
+		return -ENOSPC;
+	a->nla_type = type;
+	a->nla_len = (uint16_t)(NLA_HDRLEN + n);
+	memcpy((char *)a + NLA_HDRLEN, str, n);
+	memset((char *)a + NLA_HDRLEN + n, 0, NLA_ALIGN(a->nla_len) - a->nla_len);
+	h->nlmsg_len = (uint32_t)(NLMSG_ALIGN(h->nlmsg_len) + NLA_ALIGN(a->nla_len));
+	return 0;
+}
+
+static void batch_end(struct nft_batch *b, struct nlmsghdr *h)
+{
+	b->len = (size_t)((char *)h - b->buf) + NLMSG_ALIGN(h->nlmsg_len);
+}
+
+int nft_nl_open(void)
+{
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+
+	return fd < 0 ? neg_errno() : fd;
+}
+
+/* Begin, @fill's messages, end; sent on @fd, every ack read. */
+static int batch_run(int fd, struct nft_batch *b, int (*fill)(struct nft_batch *b, const void *arg),
+		     const void *arg)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	char ans[4096] __attribute__((aligned(NLMSG_ALIGNTO)));
+	struct nlmsghdr *h;
+	int err = 0;
+
+	h = batch_msg(b, NFNL_MSG_BATCH_BEGIN, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
+	batch_end(b, h);
+	err = fill(b, arg);
+	h = err ? NULL : batch_msg(b, NFNL_MSG_BATCH_END, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
+	if (!h)
+		return err ?: -ENOSPC;
+	batch_end(b, h);
+	if (sendto(fd, b->buf, b->len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		err = neg_errno();
+	/* one NLMSG_ERROR for each message that asked (0: done), the first error kept */
+	while (!err && b->acks) {
+		ssize_t n = recv(fd, ans, sizeof(ans), 0);
+		size_t len = n > 0 ? (size_t)n : 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? neg_errno() : -EIO;
+			break;
+		}
+		for (h = (struct nlmsghdr *)ans; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+			const struct nlmsgerr *e = NLMSG_DATA(h);
+
+			if (h->nlmsg_type != NLMSG_ERROR)
+				continue;
+			if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+				err = err ?: -EIO;
+			else if (e->error)
+				err = err ?: (e->error > 0 ? -EIO : e->error);
+			b->acks -= b->acks > 0;
+		}
+	}
+	return err;
+}
+
+struct chains_arg {
+	const char *table;
+	const char *const *chains;
+	size_t n;
+};
+
+static int fill_flush(struct nft_batch *b, const void *arg)
+{
+	const struct chains_arg *c = arg;
+	int err = 0;
+
+	for (size_t i = 0; i < c->n && !err; i++) {
+		struct nlmsghdr *h = batch_msg(b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_DELRULE,
+					       NLM_F_ACK, NFPROTO_INET, 0);
+
+		/* no handle: every rule of the chain */
+		err = batch_str(b, h, NFTA_RULE_TABLE, c->table)
+			      ?: batch_str(b, h, NFTA_RULE_CHAIN, c->chains[i]);
+		if (!err)
+			batch_end(b, h);
+	}
+	return err;
+}
+
+int nft_chains_flush(int fd, const char *table, const char *const *chains, size_t n)
+{
+	struct chains_arg c = { .table = table, .chains = chains, .n = n };
+	struct nft_batch b = { .len = 0 };
+
+	return batch_run(fd, &b, fill_flush, &c);
+}
+
+static int fill_deltable(struct nft_batch *b, const void *arg)
+{
+	struct nlmsghdr *h = batch_msg(b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_DELTABLE, NLM_F_ACK,
+				       NFPROTO_INET, 0);
+	int err = batch_str(b, h, NFTA_TABLE_NAME, arg);
+
+	if (!err)
+		batch_end(b, h);
+	return err;
+}
+
+int nft_table_delete(int fd, const char *name)
+{
+	struct nft_batch b = { .len = 0 };
+
+	return batch_run(fd, &b, fill_deltable, name);
 }

@@ -671,6 +671,45 @@ static int inet_tables_check(struct nft_runner *r)
 	return a[i] || b[i] || i != 2 ? 16 : 0;
 }
 
+/*
+ * nft_chains_flush() and nft_table_delete(), the lock's two changes once the
+ * tree runs, by netlink: the rules go, the chains and their hooks stay; then
+ * the table goes; either on what is not there is the kernel's -ENOENT.
+ */
+static int flush_delete_check(struct nft_runner *r)
+{
+	static const char *const chains[] = { "input", "output" };
+	static const char *const missing[] = { "forward" };
+	_cleanup_free_ char *before = NULL, *after = NULL;
+	_cleanup_close_ int fd = nft_nl_open();
+
+	if (nft_exec(r,
+		     "table inet criu_like_test_l {\n"
+		     "	chain input { type filter hook input priority -160; policy accept; "
+		     "iifname != \"lo\" drop; }\n"
+		     "	chain output { type filter hook output priority -160; policy accept; "
+		     "oifname != \"lo\" drop; }\n"
+		     "}\n",
+		     NULL, true))
+		return 77;
+	if (fd < 0)
+		return 27;
+	if (nft_exec(r, "list table inet criu_like_test_l\n", &before, true) ||
+	    !strstr(before, "drop"))
+		return 20;
+	if (nft_chains_flush(fd, "criu_like_test_l", chains, 2))
+		return 21;
+	if (nft_exec(r, "list table inet criu_like_test_l\n", &after, true))
+		return 22;
+	if (strstr(after, "drop") || !strstr(after, "hook input") || !strstr(after, "hook output"))
+		return 23;
+	if (nft_chains_flush(fd, "criu_like_test_l", missing, 1) != -ENOENT)
+		return 24;
+	if (nft_table_delete(fd, "criu_like_test_l") || nft_table_exists("criu_like_test_l") != 0)
+		return 25;
+	return nft_table_delete(fd, "criu_like_test_l") == -ENOENT ? 0 : 26;
+}
+
 static int table_exists_child(void)
 {
 	struct nft_runner *r;
@@ -696,6 +735,8 @@ static int table_exists_child(void)
 		ret = 4;
 	if (!ret)
 		ret = inet_tables_check(r);
+	if (!ret)
+		ret = flush_delete_check(r);
 	nft_runner_close(r);
 	return ret;
 }
