@@ -27,6 +27,7 @@
 #include "image.h"
 #include "log.h"
 #include "net-link.h"
+#include "net-sysctl.h"
 #include "ns.h"
 #include "util.h"
 
@@ -270,6 +271,9 @@ int net_links_make_ahead(int dirfd, int nsfd)
 	err = sk < 0 ? sk : make_all(sk, host, nsfd);
 	if (err && sk >= 0)
 		ahead_remove(sk);
+	/* the namespace as the restore will find it: its sysctls, for the restore to skip */
+	if (!err && net_sysctls_known_read())
+		pr_debug("the sysctls of the namespace made ahead not read: read at the restore\n");
 	if (sk >= 0)
 		close(sk);
 	if (setns(host, CLONE_NEWNET)) {
@@ -294,6 +298,7 @@ int net_links_ahead_settle(int sk, const NetnsEntry *ne, struct net_link_plan *p
 	if (!ahead_ne)
 		return 0;
 	if (!ne) { /* --empty-ns net: none stays */
+		net_sysctls_known_drop();
 		ahead_remove(sk);
 		ahead_free();
 		return 0;
@@ -322,6 +327,8 @@ int net_links_ahead_settle(int sk, const NetnsEntry *ne, struct net_link_plan *p
 			continue;
 		}
 		pr_info("veth %s changed since the first round: made again\n", a->name);
+		/* its sysctls as read ahead are not the new link's */
+		net_sysctls_known_drop();
 		err = del_link(sk, a->ifindex, a->name);
 	}
 	ahead_free();
@@ -333,6 +340,7 @@ void net_links_ahead_drop(int nsfd)
 	_cleanup_close_ int host = -1;
 	int sk;
 
+	net_sysctls_known_drop();
 	if (!ahead_ne)
 		return;
 	host = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);

@@ -363,11 +363,12 @@ static int dir_of(struct sysctl_dir *c, const char *path, const char **name)
 	return c->fd;
 }
 
+/* 1: written, 0: the value was already @s's, or -errno. */
 static int restore_one(struct sysctl_dir *c, const NetSysctlEntry *s)
 {
 	char now[4096];
 	const char *name;
-	int dfd;
+	int dfd, err;
 
 	if (net_sysctl_never(s->path)) {
 		pr_err("sysctl net/%s refused: not one that is written\n", s->path);
@@ -376,21 +377,95 @@ static int restore_one(struct sysctl_dir *c, const NetSysctlEntry *s)
 	dfd = dir_of(c, s->path, &name);
 	if (read_value_at(dfd, name, s->path, now, sizeof(now)) > 0 && !strcmp(now, s->value))
 		return 0;
-	return set_at(dfd, name, s->path, s->value);
+	err = set_at(dfd, name, s->path, s->value);
+	return err ?: 1;
+}
+
+/*
+ * Every sysctl of a namespace made ahead of its restore (a migration's
+ * destination), read in it once it is as the restore will find it: the
+ * restore's configuration then skips, without reading it, each of the
+ * image's that has the same value there (436 files read: 3.5-4 ms of the
+ * freeze; the image of a container seldom differs from a fresh namespace).
+ * Only up to the first write: a write may change others (all/forwarding
+ * every link's), so from there each is read and compared as without.
+ */
+static struct net_sysctls known;
+
+void net_sysctls_known_drop(void)
+{
+	net_sysctls_fini(&known);
+}
+
+int net_sysctls_known_read(void)
+{
+	int err;
+
+	net_sysctls_known_drop();
+	err = read_tree(&known, "", true);
+	for (size_t i = 0; !err && i < ARRAY_SIZE(per_link_dirs); i++) {
+		char full[64];
+		_cleanup_closedir_ DIR *d = NULL;
+		struct dirent *de;
+
+		snprintf(full, sizeof(full), SYSCTL_ROOT "%s", per_link_dirs[i]);
+		d = opendir(full);
+		while (!err && d && (de = readdir(d))) {
+			char dir[512];
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(dir, sizeof(dir), "%s%s/", per_link_dirs[i], de->d_name);
+			err = read_tree(&known, dir, false);
+		}
+	}
+	if (err) {
+		net_sysctls_known_drop();
+		return err;
+	}
+	qsort(known.e, known.n, sizeof(*known.e), cmp_path);
+	return 0;
+}
+
+static bool known_same(const NetSysctlEntry *s)
+{
+	const NetSysctlEntry *k = known.n ? bsearch(s, known.e, known.n, sizeof(*known.e), cmp_path)
+					  : NULL;
+
+	return k && !strcmp(k->value, s->value);
 }
 
 int net_sysctls_restore(const NetnsEntry *ne, bool mtu6_only)
 {
 	struct sysctl_dir c = { .fd = -1 };
-	size_t i;
+	bool trust = !mtu6_only && known.n;
+	size_t i, skipped = 0, written = 0;
 	int err = 0;
 
-	for (i = 0; !err && i < ne->n_sysctls; i++)
-		if (!mtu6_only || net_sysctl_mtu6(ne->sysctls[i]->path))
-			err = restore_one(&c, ne->sysctls[i]);
+	for (i = 0; err >= 0 && i < ne->n_sysctls; i++) {
+		if (mtu6_only && !net_sysctl_mtu6(ne->sysctls[i]->path))
+			continue;
+		if (trust && known_same(ne->sysctls[i]) &&
+		    !net_sysctl_never(ne->sysctls[i]->path)) {
+			skipped++;
+			continue;
+		}
+		err = restore_one(&c, ne->sysctls[i]);
+		if (err > 0) {
+			trust = false;
+			written++;
+		}
+	}
 	if (c.fd >= 0)
 		close(c.fd);
-	return err;
+	if (!mtu6_only && known.n)
+		pr_debug(
+			"%zu of %zu sysctls the same as in the namespace made ahead, %zu written\n",
+			skipped, ne->n_sysctls, written);
+	/* once: the namespace changes from here on */
+	if (!mtu6_only)
+		net_sysctls_known_drop();
+	return err < 0 ? err : 0;
 }
 
 int net_sysctl_mtu6_tun(const NetnsEntry *ne, const char *path)

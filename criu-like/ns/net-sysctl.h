@@ -51,9 +51,19 @@ int net_sysctls_read(pid_t pid, const struct nl_buf *links, const struct net_sys
 		     struct net_sysctls *out);
 /*
  * At restore, in the new namespace: each sysctl of @ne written when it
- * differs from the current value (@mtu6_only: only the ipv6 MTUs).
+ * differs from the current value (@mtu6_only: only the ipv6 MTUs). Without
+ * @mtu6_only, the values known ahead (below) are used and dropped.
  */
 int net_sysctls_restore(const NetnsEntry *ne, bool mtu6_only);
+/*
+ * In a namespace made ahead of its restore, once it is as the restore will
+ * find it: every sysctl's value read and kept, so that the restore's
+ * net_sysctls_restore() skips those of the image that are the same, up to
+ * its first write. 0 or -errno (then nothing is kept). Dropped by
+ * net_sysctls_known_drop() when the namespace changes before the restore.
+ */
+int net_sysctls_known_read(void);
+void net_sysctls_known_drop(void);
 /* Written whatever it is now. */
 int net_sysctl_set(const char *path, const char *value);
 

@@ -793,6 +793,8 @@ static int make_ns(struct net_restore *nr, uint32_t id)
 		return neg_errno();
 	}
 	ahead = ahead_take(nr);
+	if (!ahead) /* what was read in a namespace made ahead is not this one's */
+		net_sysctls_known_drop();
 	/* owned by the tree's user namespace when it has one */
 	err = ahead ? 0 : ns_user_unshare(CLONE_NEWNET);
 	if (err) {

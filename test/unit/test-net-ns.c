@@ -15,9 +15,13 @@
 
 #include <linux/neighbour.h>
 #include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../../criu-like/ns/net-link.h"
 #include "../../criu-like/ns/net-local.h"
@@ -171,6 +175,117 @@ static void test_sysctl_order(void **state)
 		assert_string_equal(e[i].path, out[i]);
 }
 
+static int sysctl_get(const char *path, char *buf, size_t n)
+{
+	char full[256];
+	FILE *f;
+	int ok;
+
+	snprintf(full, sizeof(full), "/proc/sys/net/%s", path);
+	f = fopen(full, "r");
+	if (!f)
+		return -1;
+	ok = fgets(buf, (int)n, f) != NULL;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+	return ok ? 0 : -1;
+}
+
+static int sysctl_put(const char *path, const char *v)
+{
+	char full[256];
+	FILE *f;
+
+	snprintf(full, sizeof(full), "/proc/sys/net/%s", path);
+	f = fopen(full, "w");
+	if (!f)
+		return -1;
+	fputs(v, f);
+	return fclose(f) ? -1 : 0;
+}
+
+/*
+ * In a network namespace of its own: the values read ahead
+ * (net_sysctls_known_read()) spare the reads of the image's sysctls that
+ * are the same (one changed behind its back stays as it is: it was not
+ * read), up to the first write only: a write of all/forwarding sets lo's
+ * too, and the image's lo/forwarding is written back although it was that
+ * ahead.
+ */
+static int known_child(void)
+{
+	NetSysctlEntry e[4];
+	NetSysctlEntry *pe[4] = { &e[0], &e[1], &e[2], &e[3] };
+	NetnsEntry ne;
+	char v[64], fwd[64], other[2];
+
+	if (unshare(CLONE_NEWNET))
+		return 77;
+	/* a new namespace's forwarding may be the host's: 0 or 1, and lo's the same */
+	if (sysctl_get("ipv4/conf/lo/accept_local", v, sizeof(v)) || strcmp(v, "0") ||
+	    sysctl_get("ipv4/conf/all/forwarding", fwd, sizeof(fwd)) ||
+	    sysctl_get("ipv4/conf/lo/forwarding", v, sizeof(v)) || strcmp(v, fwd) ||
+	    (strcmp(fwd, "0") && strcmp(fwd, "1")))
+		return 77;
+	other[0] = fwd[0] == '0' ? '1' : '0';
+	other[1] = 0;
+	if (net_sysctls_known_read())
+		return 1;
+	/* behind the back of what was read ahead */
+	if (sysctl_put("ipv4/conf/lo/accept_local", "1"))
+		return 2;
+	netns_entry__init(&ne);
+	for (int i = 0; i < 4; i++)
+		net_sysctl_entry__init(&e[i]);
+	e[0].path = "ipv4/conf/lo/accept_local";
+	e[0].value = "0";
+	e[1].path = "ipv4/conf/all/forwarding";
+	e[1].value = other;
+	e[2].path = "ipv4/conf/lo/forwarding";
+	e[2].value = fwd;
+	e[3].path = "ipv4/conf/lo/accept_local";
+	e[3].value = "0";
+	ne.sysctls = pe;
+	ne.n_sysctls = 3;
+	if (net_sysctls_restore(&ne, false))
+		return 3;
+	/* skipped: the same as read ahead */
+	if (sysctl_get("ipv4/conf/lo/accept_local", v, sizeof(v)) || strcmp(v, "1"))
+		return 4;
+	if (sysctl_get("ipv4/conf/all/forwarding", v, sizeof(v)) || strcmp(v, other))
+		return 5;
+	/* read and written after the first write, though the same as ahead */
+	if (sysctl_get("ipv4/conf/lo/forwarding", v, sizeof(v)) || strcmp(v, fwd))
+		return 6;
+	/* once only: the next restore reads every one */
+	ne.sysctls = &pe[3];
+	ne.n_sysctls = 1;
+	if (net_sysctls_restore(&ne, false))
+		return 7;
+	if (sysctl_get("ipv4/conf/lo/accept_local", v, sizeof(v)) || strcmp(v, "0"))
+		return 8;
+	return 0;
+}
+
+static void test_sysctl_known(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid())
+		skip();
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid)
+		_exit(known_child());
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77)
+		skip();
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void test_qdisc(void **state)
 {
 	struct tcmsg root = { .tcm_handle = TC_H_MAKE(0x80010000U, 0), .tcm_parent = TC_H_ROOT };
@@ -294,9 +409,13 @@ static void test_local_addr(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_neigh_configured), cmocka_unit_test(test_sysctl_paths),
-		cmocka_unit_test(test_sysctl_order),	 cmocka_unit_test(test_qdisc),
-		cmocka_unit_test(test_vlan_filtering),	 cmocka_unit_test(test_local_addr),
+		cmocka_unit_test(test_neigh_configured),
+		cmocka_unit_test(test_sysctl_paths),
+		cmocka_unit_test(test_sysctl_order),
+		cmocka_unit_test(test_sysctl_known),
+		cmocka_unit_test(test_qdisc),
+		cmocka_unit_test(test_vlan_filtering),
+		cmocka_unit_test(test_local_addr),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
