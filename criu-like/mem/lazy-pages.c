@@ -538,6 +538,11 @@ static int recv_task(struct lz *z)
 	}
 	case LAZY_MSG_TASK:
 		break;
+	case LAZY_MSG_FAILED:
+		pr_err("the restore failed before it connected (%s, its log says why): no tree to "
+		       "serve\n",
+		       strerror(m.error < 0 ? -m.error : EIO));
+		return -ECANCELED;
 	default:
 		return -EPROTO;
 	}
