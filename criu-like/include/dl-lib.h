@@ -19,24 +19,32 @@
  *	#define nfct_open (*dl_fn.nfct_open)
  *	... err = dl_lib_load(); if (err) return err;
  *
+ * A library the file can do without (it falls back: the network lock runs
+ * the nft tool without libnftables) is declared with DL_LIB_OPTIONAL():
+ * dl_lib_load() fails the same way, but its absence is a debug line, not an
+ * error (an error would end up as the RPC's cr_errmsg, log_first_error()).
+ *
  * A forked child inherits what its parent loaded: load before a fork whose
  * child calls the library (dlopen() is not safe in the child of a process
  * with threads).
  */
 #include <pthread.h>
+#include <stdbool.h>
 
 struct dl_lib {
 	const char *soname;
 	const char *what; /* what needs it, for the message: "conntrack" */
+	bool optional; /* its caller falls back without it: no error logged */
 	pthread_once_t once;
 	int err; /* 0 loaded, or -errno once the load failed */
 	void *dl;
 };
 
-#define DL_LIB_INIT(so, w)                                             \
-	{                                                              \
-		.soname = (so), .what = (w), .once = PTHREAD_ONCE_INIT \
+#define DL_LIB_INIT_AS(so, w, opt)                                                        \
+	{                                                                                 \
+		.soname = (so), .what = (w), .optional = (opt), .once = PTHREAD_ONCE_INIT \
 	}
+#define DL_LIB_INIT(so, w) DL_LIB_INIT_AS(so, w, false)
 #define DL_LIB_PTR(f) __typeof__(f) *f;
 #define DL_LIB_TABLE(funcs)       \
 	static struct {           \
@@ -52,25 +60,28 @@ struct dl_lib {
  * which loads the library and its functions once per process: 0, or -ENOENT
  * (logged once) when it or one of them is missing.
  */
-#define DL_LIB(so, w, funcs)                              \
-	static struct dl_lib dl_lib = DL_LIB_INIT(so, w); \
-	DL_LIB_TABLE(funcs);                              \
-	static void dl_lib_syms(void)                     \
-	{                                                 \
-		if (!dl_lib_open(&dl_lib)) {              \
-			funcs(DL_LIB_SYM)                 \
-		}                                         \
-	}                                                 \
-	static int dl_lib_load(void)                      \
-	{                                                 \
-		pthread_once(&dl_lib.once, dl_lib_syms);  \
-		return dl_lib.err;                        \
-	}                                                 \
+#define DL_LIB(so, w, funcs) DL_LIB_AS(so, w, false, funcs)
+/* The same for a library its caller can do without: its absence logged at debug level. */
+#define DL_LIB_OPTIONAL(so, w, funcs) DL_LIB_AS(so, w, true, funcs)
+#define DL_LIB_AS(so, w, opt, funcs)                              \
+	static struct dl_lib dl_lib = DL_LIB_INIT_AS(so, w, opt); \
+	DL_LIB_TABLE(funcs);                                      \
+	static void dl_lib_syms(void)                             \
+	{                                                         \
+		if (!dl_lib_open(&dl_lib)) {                      \
+			funcs(DL_LIB_SYM)                         \
+		}                                                 \
+	}                                                         \
+	static int dl_lib_load(void)                              \
+	{                                                         \
+		pthread_once(&dl_lib.once, dl_lib_syms);          \
+		return dl_lib.err;                                \
+	}                                                         \
 	static int dl_lib_load(void)
 
-/* dlopen() @l's library: 0, or -ENOENT in l->err (logged). */
+/* dlopen() @l's library: 0, or -ENOENT in l->err (logged: an error unless l->optional). */
 int dl_lib_open(struct dl_lib *l);
-/* Symbol @name of @l's library, or NULL with -ENOENT in l->err (logged). */
+/* Symbol @name of @l's library, or NULL with -ENOENT in l->err (logged as above). */
 void *dl_lib_sym(struct dl_lib *l, const char *name);
 
 #endif

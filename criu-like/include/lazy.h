@@ -31,13 +31,15 @@ enum lazy_msg_type {
 	LAZY_MSG_TASK, /* restore -> daemon: pid; SCM_RIGHTS uffd, pidfd */
 	LAZY_MSG_END, /* restore -> daemon: every task sent */
 	LAZY_MSG_ACK, /* daemon -> restore: error 0 = every uffd is held, the tree may run */
+	/* restore -> daemon, alone on a connection: it failed before it connected (error) */
+	LAZY_MSG_FAILED,
 };
 
 struct lazy_msg {
 	uint32_t type;
 	uint32_t version;
 	int32_t pid; /* the task's pid in the images */
-	int32_t error; /* ACK: 0 or -errno */
+	int32_t error; /* ACK: 0 or -errno; FAILED: the restore's -errno */
 	uint32_t flags; /* HELLO from the daemon: LAZY_HELLO_* */
 	uint64_t dump_id; /* HELLO with LAZY_HELLO_FROM_DUMP: InventoryEntry.lazy_dump.id */
 };

@@ -166,6 +166,8 @@ int rst_lazy_open_dev(struct restore_ctx *ctx);
 int rst_lazy_open_dir(struct restore_ctx *ctx);
 int rst_lazy_connect(struct restore_ctx *ctx);
 int rst_lazy_handover(struct restore_ctx *ctx);
+/* A restore failing before it connected tells the daemon (FAILED), which stops waiting. */
+void rst_lazy_abandon(struct restore_ctx *ctx, int err);
 void rst_lazy_fini(struct restore_ctx *ctx);
 static inline int32_t *rst_lazy_slot(const struct restore_ctx *ctx, unsigned int i)
 {

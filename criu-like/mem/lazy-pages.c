@@ -538,6 +538,11 @@ static int recv_task(struct lz *z)
 	}
 	case LAZY_MSG_TASK:
 		break;
+	case LAZY_MSG_FAILED:
+		pr_err("the restore failed before it connected (%s, its log says why): no tree to "
+		       "serve\n",
+		       strerror(m.error < 0 ? -m.error : EIO));
+		return -ECANCELED;
 	default:
 		return -EPROTO;
 	}
@@ -761,6 +766,11 @@ static int lz_setup(struct lz *z, const struct cr_options *o, int dirfd)
 			     : lazy_src_local(dirfd, o->images_dir, &z->src);
 	if (!err)
 		err = listen_on(z, o);
+	/*
+	 * After the source's connection: the guard inherits it, so that a lazy
+	 * dump sees it end (and resumes its tree) only once the guard, if the
+	 * daemon died, has killed the restored tree: never both at once.
+	 */
 	if (!err)
 		err = lazy_guard_start(&z->guard, &z->gsk);
 	if (!err) {

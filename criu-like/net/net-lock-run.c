@@ -11,7 +11,6 @@
  */
 #define LOG_PREFIX "net-lock: "
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/netfilter.h>
@@ -28,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "dl-lib.h"
 #include "log.h"
 #include "net-lock-int.h"
 #include "net-lock.h"
@@ -339,51 +339,64 @@ int ipt_remove_chain(int family, const char *chain)
 
 /* The part of libnftables.h (nftables 0.9.1 and later) used here; no -dev package needed. */
 struct nft_ctx;
+struct nft_ctx *nft_ctx_new(uint32_t flags);
+void nft_ctx_free(struct nft_ctx *ctx);
+int nft_ctx_buffer_output(struct nft_ctx *ctx);
+int nft_ctx_buffer_error(struct nft_ctx *ctx);
+const char *nft_ctx_get_output_buffer(struct nft_ctx *ctx);
+const char *nft_ctx_get_error_buffer(struct nft_ctx *ctx);
+int nft_run_cmd_from_buffer(struct nft_ctx *ctx, const char *buf);
+
+#define NFT_FUNCS(X)                 \
+	X(nft_ctx_new)               \
+	X(nft_ctx_free)              \
+	X(nft_ctx_buffer_output)     \
+	X(nft_ctx_buffer_error)      \
+	X(nft_ctx_get_output_buffer) \
+	X(nft_ctx_get_error_buffer)  \
+	X(nft_run_cmd_from_buffer)
+
+/*
+ * Optional: without it (or a function of it) the nft tool does the work, and
+ * its absence is no error. Never unloaded (RTLD_NODELETE, util/dl-lib.c):
+ * libnftables sets libgmp's allocation functions to its own when loaded;
+ * unmapped by dlclose(), they crashed the next user of gmp in this process
+ * (GnuTLS's nettle, for the page server's --tls).
+ */
+DL_LIB_OPTIONAL("libnftables.so.1", "the network lock", NFT_FUNCS);
+
+#define nft_ctx_new (*dl_fn.nft_ctx_new)
+#define nft_ctx_free (*dl_fn.nft_ctx_free)
+#define nft_ctx_buffer_output (*dl_fn.nft_ctx_buffer_output)
+#define nft_ctx_buffer_error (*dl_fn.nft_ctx_buffer_error)
+#define nft_ctx_get_output_buffer (*dl_fn.nft_ctx_get_output_buffer)
+#define nft_ctx_get_error_buffer (*dl_fn.nft_ctx_get_error_buffer)
+#define nft_run_cmd_from_buffer (*dl_fn.nft_run_cmd_from_buffer)
 
 struct nft_runner {
-	void *dl; /* NULL: the nft tool */
-	struct nft_ctx *ctx;
-	void (*ctx_free)(struct nft_ctx *ctx);
-	int (*run)(struct nft_ctx *ctx, const char *buf);
-	const char *(*out)(struct nft_ctx *ctx);
-	const char *(*err)(struct nft_ctx *ctx);
+	struct nft_ctx *ctx; /* NULL: the nft tool */
 };
 
 static int nft_lib_open(struct nft_runner *r)
 {
-	struct nft_ctx *(*ctx_new)(uint32_t flags);
-	int (*buf_out)(struct nft_ctx * ctx), (*buf_err)(struct nft_ctx * ctx);
 	const char *force = getenv("CRIU_LIKE_NFT");
+	int err;
 
 	if (force && !strcmp(force, "cli"))
 		return -ENOENT;
-	/*
-	 * RTLD_NODELETE: libnftables sets libgmp's allocation functions to its
-	 * own when loaded; unmapped by dlclose(), they crashed the next user of
-	 * gmp in this process (GnuTLS's nettle, for the page server's --tls).
-	 */
-	r->dl = dlopen("libnftables.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-	if (!r->dl) {
-		pr_debug("no libnftables (%s): the nft tool is used\n", dlerror());
-		return -ENOENT;
+	err = dl_lib_load();
+	if (err) {
+		pr_debug("no libnftables: the nft tool is used\n");
+		return err;
 	}
-	ctx_new = (struct nft_ctx * (*)(uint32_t)) dlsym(r->dl, "nft_ctx_new");
-	buf_out = (int (*)(struct nft_ctx *))dlsym(r->dl, "nft_ctx_buffer_output");
-	buf_err = (int (*)(struct nft_ctx *))dlsym(r->dl, "nft_ctx_buffer_error");
-	r->ctx_free = (void (*)(struct nft_ctx *))dlsym(r->dl, "nft_ctx_free");
-	r->run = (int (*)(struct nft_ctx *, const char *))dlsym(r->dl, "nft_run_cmd_from_buffer");
-	r->out = (const char *(*)(struct nft_ctx *))dlsym(r->dl, "nft_ctx_get_output_buffer");
-	r->err = (const char *(*)(struct nft_ctx *))dlsym(r->dl, "nft_ctx_get_error_buffer");
 	/* flags 0: NFT_CTX_DEFAULT; output and errors into buffers, never on our stdout */
-	if (ctx_new && buf_out && buf_err && r->ctx_free && r->run && r->out && r->err)
-		r->ctx = ctx_new(0);
-	if (!r->ctx || buf_out(r->ctx) || buf_err(r->ctx)) {
-		pr_debug("libnftables.so.1 lacks what is needed: the nft tool is used\n");
+	r->ctx = nft_ctx_new(0);
+	if (!r->ctx || nft_ctx_buffer_output(r->ctx) || nft_ctx_buffer_error(r->ctx)) {
+		pr_debug("libnftables.so.1 gives no context with buffered output: the nft tool "
+			 "is used\n");
 		if (r->ctx)
-			r->ctx_free(r->ctx);
+			nft_ctx_free(r->ctx);
 		r->ctx = NULL;
-		dlclose(r->dl);
-		r->dl = NULL;
 		return -ENOENT;
 	}
 	return 0;
@@ -403,9 +416,7 @@ void nft_runner_close(struct nft_runner *r)
 	if (!r)
 		return;
 	if (r->ctx)
-		r->ctx_free(r->ctx);
-	if (r->dl)
-		dlclose(r->dl);
+		nft_ctx_free(r->ctx);
 	free(r);
 }
 
@@ -418,9 +429,10 @@ bool nft_available(const struct nft_runner *r)
 
 static int nft_lib_exec(struct nft_runner *r, const char *script, char **ret_out, bool quiet)
 {
-	int ret = r->run(r->ctx, script);
+	int ret = nft_run_cmd_from_buffer(r->ctx, script);
 	/* reading a buffer empties it for the next command */
-	const char *out = r->out(r->ctx), *err = r->err(r->ctx);
+	const char *out = nft_ctx_get_output_buffer(r->ctx),
+		   *err = nft_ctx_get_error_buffer(r->ctx);
 
 	if (ret) {
 		if (!quiet)

@@ -420,6 +420,39 @@ int rst_lazy_handover(struct restore_ctx *ctx)
 	return err;
 }
 
+/*
+ * A restore that fails before it connected (its images or its pids refused,
+ * the tree's namespaces or mounts not made: a runc bundle without a bind
+ * the images name) leaves its daemon waiting its whole --timeout (60 s),
+ * and the tree of a lazy dump frozen at the source that long: one connect,
+ * no wait, says FAILED, and the daemon ends at once (its source's connection
+ * with it). Nothing listening there (the daemon not started, or gone) is no
+ * matter; a restore that connected has said it with its socket's close.
+ */
+void rst_lazy_abandon(struct restore_ctx *ctx, int err)
+{
+	struct lazy_msg m = { .type = LAZY_MSG_FAILED,
+			      .version = LAZY_PROTO_VERSION,
+			      .error = err };
+	int fd;
+
+	if (ctx->lazy_sk >= 0)
+		return;
+	/* failed before the directory was opened: in criu-like's own mount namespace still */
+	if (ctx->lazy_dirfd < 0)
+		ctx->lazy_dirfd = open(lazy_dir(ctx), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (ctx->lazy_dirfd < 0 || fd < 0 || connect_in_dir(ctx, fd) ||
+	    send(fd, &m, sizeof(m), MSG_NOSIGNAL) != sizeof(m))
+		pr_debug("no lazy-pages daemon at %s/%s told of the failure: %m\n", lazy_dir(ctx),
+			 LAZY_SOCKET_NAME);
+	else
+		pr_info("the lazy-pages daemon at %s/%s told that the restore failed\n",
+			lazy_dir(ctx), LAZY_SOCKET_NAME);
+	if (fd >= 0)
+		close(fd);
+}
+
 void rst_lazy_fini(struct restore_ctx *ctx)
 {
 	if (ctx->lazy_sk >= 0)
