@@ -39,7 +39,8 @@
 #define MREMAP_FIXED 2
 #endif
 #define IOV_BATCH 512
-#define FILL_CHUNK (2UL << 20) /* a huge page: the unit read_pages() fills */
+#define HPAGE_SIZE (2UL << 20) /* a PMD-mapped transparent huge page */
+#define FILL_CHUNK HPAGE_SIZE /* the unit read_pages() fills */
 #define POPULATE_MIN (64UL << 10) /* smaller pieces: the copy's faults are cheaper than a call */
 #define PAGE_SIZE 4096UL
 
@@ -178,7 +179,14 @@ static void move_specials(struct rst_args *a, struct rst_thread *th)
 /*
  * See rst_vma.nomerge. Since 6.17 a move of a never faulted anonymous VMA
  * takes a page offset from its new place and merges again, so one page is
- * faulted before the move and dropped after it (the anon_vma stays).
+ * faulted before the move and dropped after it (the anon_vma stays). That
+ * touch may be given a transparent huge page (THP "always", or an mTHP
+ * size enabled): the temporary mapping has no MADV_NOHUGEPAGE yet, and one
+ * of 2 MiB or more is placed at a 2 MiB boundary. So what is dropped is the
+ * whole first 2 MiB: dropping the page alone split the huge page and left
+ * 511 pages of zeros, which a lazy restore's UFFDIO_COPY then found there
+ * (EEXIST) and skipped, and which cost 2 MiB where the original may have
+ * held nothing (zdtm thp_restore, mode lazy, under "always").
  */
 static long map_apart(const struct rst_vma *v, uint64_t len)
 {
@@ -202,7 +210,7 @@ static long map_apart(const struct rst_vma *v, uint64_t len)
 		sys_call2(__NR_munmap, tmp, len);
 		return ret;
 	}
-	ret = sys_call3(__NR_madvise, v->start, PAGE_SIZE, MADV_DONTNEED);
+	ret = sys_call3(__NR_madvise, v->start, len < HPAGE_SIZE ? len : HPAGE_SIZE, MADV_DONTNEED);
 	if (!ret && v->how != RST_VMA_FILL && v->prot != (PROT_READ | PROT_WRITE))
 		ret = sys_call3(__NR_mprotect, v->start, len, v->prot);
 	return ret ? ret : (long)v->start;
