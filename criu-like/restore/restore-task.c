@@ -267,6 +267,7 @@ static int plan_vma(struct finish *f, size_t i, struct rst_vma *rv)
 	rv->madv = v->has_madv ? v->madv : 0;
 	rv->collapse = v->has_thp && v->thp;
 	rv->seal = v->has_sealed && v->sealed;
+	rv->lazy = f->p->vma_lazy && f->p->vma_lazy[i];
 	rv->how = f->p->vma_kept && f->p->vma_kept[i] ? RST_VMA_KEEP
 		  : f->p->vma_fill[i]		      ? RST_VMA_FILL
 						      : RST_VMA_MAP;

@@ -90,7 +90,11 @@ struct rst_vma {
 	 * its place. 1: to place, 3: being placed, 2: placed.
 	 */
 	uint32_t unfixed;
-	uint32_t pad;
+	/*
+	 * --lazy-pages: registered with the task's uffd at the barrier, its pages
+	 * left to the lazy-pages daemon but the eager ones the runs hold.
+	 */
+	uint32_t lazy;
 };
 
 enum {

@@ -39,7 +39,8 @@
 #define MREMAP_FIXED 2
 #endif
 #define IOV_BATCH 512
-#define FILL_CHUNK (2UL << 20) /* a huge page: the unit read_pages() fills */
+#define HPAGE_SIZE (2UL << 20) /* a PMD-mapped transparent huge page */
+#define FILL_CHUNK HPAGE_SIZE /* the unit read_pages() fills */
 #define POPULATE_MIN (64UL << 10) /* smaller pieces: the copy's faults are cheaper than a call */
 #define PAGE_SIZE 4096UL
 
@@ -178,7 +179,14 @@ static void move_specials(struct rst_args *a, struct rst_thread *th)
 /*
  * See rst_vma.nomerge. Since 6.17 a move of a never faulted anonymous VMA
  * takes a page offset from its new place and merges again, so one page is
- * faulted before the move and dropped after it (the anon_vma stays).
+ * faulted before the move and dropped after it (the anon_vma stays). That
+ * touch may be given a transparent huge page (THP "always", or an mTHP
+ * size enabled): the temporary mapping has no MADV_NOHUGEPAGE yet, and one
+ * of 2 MiB or more is placed at a 2 MiB boundary. So what is dropped is the
+ * whole first 2 MiB: dropping the page alone split the huge page and left
+ * 511 pages of zeros, which a lazy restore's UFFDIO_COPY then found there
+ * (EEXIST) and skipped, and which cost 2 MiB where the original may have
+ * held nothing (zdtm thp_restore, mode lazy, under "always").
  */
 static long map_apart(const struct rst_vma *v, uint64_t len)
 {
@@ -202,7 +210,7 @@ static long map_apart(const struct rst_vma *v, uint64_t len)
 		sys_call2(__NR_munmap, tmp, len);
 		return ret;
 	}
-	ret = sys_call3(__NR_madvise, v->start, PAGE_SIZE, MADV_DONTNEED);
+	ret = sys_call3(__NR_madvise, v->start, len < HPAGE_SIZE ? len : HPAGE_SIZE, MADV_DONTNEED);
 	if (!ret && v->how != RST_VMA_FILL && v->prot != (PROT_READ | PROT_WRITE))
 		ret = sys_call3(__NR_mprotect, v->start, len, v->prot);
 	return ret ? ret : (long)v->start;
@@ -585,6 +593,64 @@ void fill_pages(struct rst_args *a, struct rst_thread *th)
 	       nr, bytes, now_us(1) - t0, now_us(3) - c0);
 }
 
+/*
+ * The next run of a lazy VMA from @pos on, below @end: its first byte (from
+ * @pos) in *@from and its end in *@to; none: *@from = *@to = @end.
+ */
+static void next_run(struct rst_args *a, uint64_t pos, uint64_t end, uint64_t *from, uint64_t *to)
+{
+	struct rst_page_run *r = at(a, a->runs_off);
+	uint32_t i;
+
+	*from = *to = end;
+	for (i = 0; i < a->nr_runs; i++) {
+		uint64_t s = r[i].vaddr > pos ? r[i].vaddr : pos, e = r[i].vaddr + r[i].len;
+
+		if (e > pos && s < *from) {
+			*from = s;
+			*to = e < end ? e : end;
+		}
+	}
+}
+
+/*
+ * --lazy-pages: in each lazy VMA, every page that no run gave is dropped
+ * before the controller registers the VMA with the uffd. The fill's first
+ * touch of an eager page there (an rseq area, the arguments) may be given a
+ * transparent huge page (a VMA with MADV_HUGEPAGE, THP "always"): 2 MiB of
+ * zeros around it, where the daemon's UFFDIO_COPY then found pages (EEXIST)
+ * and skipped them, the task reading zeros for its data. MADV_DONTNEED of
+ * the rest splits the huge page: only the eager pages stay, in small pages
+ * as the daemon's are (it collapses them once all are in).
+ */
+static void drop_lazy_gaps(struct rst_args *a, struct rst_thread *th)
+{
+	struct rst_vma *v = at(a, a->vmas_off);
+	unsigned int i, n = 0;
+
+	for (i = 0; i < a->nr_vmas; i++, v++) {
+		uint64_t pos = v->start, from, to;
+
+		if (!v->lazy)
+			continue;
+		/* one without an eager page: nothing of the fill touched it */
+		next_run(a, pos, v->end, &from, &to);
+		if (from == v->end)
+			continue;
+		for (; pos < v->end; next_run(a, pos, v->end, &from, &to)) {
+			if (from > pos) {
+				check(a, th,
+				      sys_call3(__NR_madvise, pos, from - pos, MADV_DONTNEED),
+				      "madvise(MADV_DONTNEED) of the lazy %lx-%lx", pos, from);
+				n++;
+			}
+			pos = to;
+		}
+	}
+	if (n)
+		rdebug(a, th, "%u ranges of lazy VMAs cleared around the eager pages", n);
+}
+
 /* Every checksum complete once every thread's share is in. */
 static void crc_all_done(struct rst_args *a, struct rst_thread *th)
 {
@@ -837,6 +903,8 @@ void map_memory(struct rst_args *a, struct rst_thread *th)
 void finish_memory(struct rst_args *a, struct rst_thread *th)
 {
 	crc_all_done(a, th);
+	/* lazy VMAs left empty but for the eager pages, before the barrier registers them */
+	drop_lazy_gaps(a, th);
 	restore_aios(a, th);
 	protect_vmas(a, th);
 	install_guards(a, th);

@@ -2,7 +2,8 @@
 /*
  * zdtm-run: the end-to-end test runner (README.md next to this directory).
  *
- *	zdtm-run [--criu PATH] [--modes m1,m2] [--timeout SEC] [--keep-going] [--no-slow] [-v] [TEST...]
+ *	zdtm-run [--criu PATH] [--modes m1,m2] [--timeout SEC] [--keep-going] [--no-slow]
+ *		 [--thp MODE] [-v] [TEST...]
  *	zdtm-run exec [--timeout SEC] -- CMD ARGS...
  */
 #include <dirent.h>
@@ -25,6 +26,7 @@ struct args {
 	int nmodes;
 	bool default_modes; /* no --modes: the extra modes too (extra_modes) */
 	bool keep_going;
+	const char *thp; /* --thp: the machine's THP mode for the run, NULL: as it is */
 	char **tests;
 	int ntests;
 };
@@ -33,7 +35,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: zdtm-run [--criu PATH] [--modes m1,m2] [--timeout SEC] [--keep-going]\n"
-		"                [--tests-dir DIR] [--no-slow] [-v] [TEST...]\n"
+		"                [--tests-dir DIR] [--no-slow] [--thp always|madvise|never] [-v]\n"
+		"                [TEST...]\n"
 		"       zdtm-run exec [--timeout SEC] -- CMD ARGS...\n"
 		"modes: none plain leave-running cycles2 predump ns ns-leave-running ns-cycles2\n"
 		"       userns userns-leave-running userns-cycles2 page-server snapshot\n"
@@ -86,6 +89,7 @@ static int parse_args(int argc, char **argv, struct runner *r, struct args *a, c
 		{ "keep-going", no_argument, NULL, 'k' },
 		{ "tests-dir", required_argument, NULL, 'd' },
 		{ "no-slow", no_argument, NULL, 's' },
+		{ "thp", required_argument, NULL, 'T' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -116,6 +120,14 @@ static int parse_args(int argc, char **argv, struct runner *r, struct args *a, c
 			break;
 		case 's':
 			r->no_slow = true;
+			break;
+		case 'T':
+			if (strcmp(optarg, "always") && strcmp(optarg, "madvise") &&
+			    strcmp(optarg, "never")) {
+				pr_err("bad --thp '%s': always, madvise or never\n", optarg);
+				return -EINVAL;
+			}
+			a->thp = optarg;
 			break;
 		case 'v':
 			r->verbose = true;
@@ -342,7 +354,7 @@ static int run_main(int argc, char **argv)
 	char exedir[PATH_MAX];
 	const char *tdir = NULL;
 	_cleanup_free_ struct result *res = NULL;
-	char **names = NULL;
+	char **names = NULL, thp_saved[32] = "";
 	int ntests, nres = 0, failed = 0;
 
 	if (parse_args(argc, argv, &r, &a, &tdir) || setup_paths(&r, exedir, sizeof(exedir), &tdir))
@@ -362,6 +374,12 @@ static int run_main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("zdtm-run: %d test(s), modes %s, criu-like %s\n", ntests, a.modes_text, r.criu);
+	/* after reaper_setup(): a SIGINT/SIGTERM/SIGHUP ends the loop, and the mode goes back */
+	if (a.thp && thp_set(a.thp, thp_saved, sizeof(thp_saved)))
+		return 2;
+	if (a.thp)
+		printf("zdtm-run: transparent huge pages \"%s\" for the run (were \"%s\")\n", a.thp,
+		       thp_saved);
 	for (int i = 0; i < ntests && !zdtm_interrupted; i++) {
 		if (!run_one(&r, &a, names[i], a.ntests > 0, res, &nres))
 			failed++;
@@ -375,6 +393,7 @@ static int run_main(int argc, char **argv)
 		printf("zdtm-run: interrupted\n");
 	kill_all(&r.reaper);
 	reaper_reset(&r.reaper);
+	thp_put_back(thp_saved);
 	free(r.feat.json);
 	summary(res, nres);
 	return failed || zdtm_interrupted ? 1 : 0;

@@ -135,6 +135,12 @@ struct features {
 /* Whether @name is present: 1 yes, 0 no, -ENOENT not listed, other -errno: check failed. */
 int feature_present(struct features *f, const char *criu, const char *workdir, const char *name);
 
+/* ---- the transparent huge page mode for the run (thp.c, --thp) ---- */
+/* Write @mode (always, madvise, never), the current one saved in @saved: 0 or -errno. */
+int thp_set(const char *mode, char *saved, size_t size);
+/* Write @saved back (nothing when empty). */
+void thp_put_back(const char *saved);
+
 /* ---- network locks left behind (locks.c) ---- */
 /*
  * Whether `@criu net-lock list` shows a lock made by one of the criu-like
