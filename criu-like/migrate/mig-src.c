@@ -472,6 +472,7 @@ static int final_hook(void *priv, const char *action, pid_t root __unused)
 	_cleanup_close_ int dfd = -1;
 	_cleanup_(mig_fwd_freep) struct mig_fwd *fwd = NULL;
 	int64_t arg = 0;
+	uint64_t t0, t1, t2;
 	int len, err;
 
 	if (strcmp(action, CR_ACT_POST_DUMP))
@@ -492,12 +493,21 @@ static int final_hook(void *priv, const char *action, pid_t root __unused)
 	s->restore_sent = true;
 	err = mig_send(s->fd, MIG_RESTORE, 0, text, (size_t)len);
 	/* made while the destination restores: after GO only the packets go */
+	t0 = stats_now_ns();
 	if (!err && !s->o->no_packet_hold)
 		fwd = mig_fwd_prepare(dfd);
+	t1 = stats_now_ns();
 	if (!err)
 		err = end_round_ack(s, s->round);
+	t2 = stats_now_ns();
 	if (!err)
 		err = mig_expect(s->fd, MIG_RESTORED, NULL, "RESTORE");
+	if (!err)
+		pr_debug("RESTORED %llu us after RESTORE: the forward made in %llu us, the round's "
+			 "OK %llu us later\n",
+			 (unsigned long long)(stats_now_ns() - t0) / 1000,
+			 (unsigned long long)(t1 - t0) / 1000,
+			 (unsigned long long)(t2 - t1) / 1000);
 	if (err)
 		return err;
 	go_delay(s);
