@@ -818,13 +818,34 @@ static void stop_all(struct lz *z, bool stop)
  */
 #define LAZY_RELEASE_WAIT_S 30
 
+/*
+ * Has the restore closed its connection (it does at its very end, after the
+ * resume and the settling of the threads)? Untraced alone was not enough:
+ * a task is untraced too before the restore seizes it for the resume, and a
+ * SIGSTOP then was held back by the resume and given back at its detach,
+ * after the SIGCONT that followed it (runc-lazy.sh: the tree stayed stopped,
+ * 2 runs in 8).
+ */
+static bool restore_closed(const struct lz *z)
+{
+	struct pollfd p = { .fd = z->csk, .events = POLLIN | POLLRDHUP };
+	char c;
+
+	if (z->csk < 0)
+		return true;
+	if (poll(&p, 1, 0) <= 0)
+		return false;
+	return (p.revents & (POLLHUP | POLLRDHUP | POLLERR)) ||
+	       recv(z->csk, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
 static void wait_released(struct lz *z)
 {
 	uint64_t t0 = now_ns(), end = t0 + LAZY_RELEASE_WAIT_S * 1000000000ULL;
 	bool traced = true;
 
 	while (traced && now_ns() < end) {
-		traced = false;
+		traced = !restore_closed(z);
 		for (size_t i = 0; i < z->n && !traced; i++)
 			traced = !z->t[i]->gone && lazy_task_traced(z->t[i]->host);
 		if (traced)
