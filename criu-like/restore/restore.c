@@ -953,8 +953,7 @@ int cr_restore_pid(const struct cr_options *o, pid_t *ret_root)
 		if (err)
 			rst_abort(&r);
 	}
-	/* a daemon still waiting for this restore: it will not come */
-	if (err && o->lazy_pages)
+	if (err && o->lazy_pages) /* a daemon waiting for this restore: it will not come */
 		rst_lazy_abandon(&r.ctx, err);
 	/*
 	 * The tree runs (rst_resume_tasks() and the last check passed): unlock its

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <linux/neighbour.h>
 #include <net/if.h>
 #include <sched.h>
@@ -184,11 +185,11 @@ static int sysctl_get(const char *path, char *buf, size_t n)
 	snprintf(full, sizeof(full), "/proc/sys/net/%s", path);
 	f = fopen(full, "r");
 	if (!f)
-		return -1;
+		return -errno;
 	ok = fgets(buf, (int)n, f) != NULL;
 	fclose(f);
 	buf[strcspn(buf, "\n")] = 0;
-	return ok ? 0 : -1;
+	return ok ? 0 : -EIO;
 }
 
 static int sysctl_put(const char *path, const char *v)
@@ -199,9 +200,9 @@ static int sysctl_put(const char *path, const char *v)
 	snprintf(full, sizeof(full), "/proc/sys/net/%s", path);
 	f = fopen(full, "w");
 	if (!f)
-		return -1;
+		return -errno;
 	fputs(v, f);
-	return fclose(f) ? -1 : 0;
+	return fclose(f) ? -errno : 0;
 }
 
 /*
