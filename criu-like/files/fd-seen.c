@@ -104,3 +104,33 @@ void fd_seen_free(struct fd_seen_set *s)
 		free(s->e[i].link);
 	free(s);
 }
+
+/*
+ * A table shared with the parent (CLONE_FILES): keeps in @fds[0..*@n) only
+ * the fds the parent's listing had. The tree is frozen, so any other is a
+ * parasite's own of the moment in that table: a pipe it was handed to
+ * vmsplice the parent's pages into while this child's dump listed the fds
+ * (a parallel dump takes the child once the parent's memory plan is made).
+ * Listed, it failed the dump when gone before its readlink (zdtm
+ * clone_files in CI), or was saved as one of the task's when still there.
+ */
+void fd_seen_filter(const struct dump_task *parent, pid_t pid, int *fds, unsigned int *n)
+{
+	const struct fd_seen_set *s = parent ? parent->fds_seen : NULL;
+	unsigned int i, j = 0, k = 0;
+
+	if (!s)
+		return;
+	for (i = 0; i < *n; i++) {
+		while (k < s->n && s->e[k].fd < fds[i])
+			k++;
+		if (k < s->n && s->e[k].fd == fds[i])
+			fds[j++] = fds[i];
+		else
+			pr_debug(
+				"pid %d fd %d: not in the listing of its parent %d, whose table it "
+				"shares: a parasite's, left out\n",
+				pid, fds[i], parent->t->pid);
+	}
+	*n = j;
+}

@@ -171,6 +171,8 @@ int sock_diag_open(struct nl_sock **ret);
 int fd_seen_keep(struct dump_task *dt, const struct fd_info *const *fi, unsigned int n);
 const struct dump_task *fd_seen_parent(const struct dump_ctx *ctx, const struct dump_task *dt);
 bool fd_seen_take(const struct dump_task *parent, struct fd_info *f);
+/* A table shared with @parent: only the fds of its listing kept in @fds[0..*@n). */
+void fd_seen_filter(const struct dump_task *parent, pid_t pid, int *fds, unsigned int *n);
 
 /* files.c: *@v (of *@cap elements of @size) has room for @n + 1. */
 int file_table_grow(void **v, unsigned int *cap, unsigned int n, size_t size);

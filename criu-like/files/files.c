@@ -781,6 +781,8 @@ int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt)
 	if (err)
 		return err;
 	drop_control_fd(dt, fds, &n);
+	if (dt->files_shared_with_parent)
+		fd_seen_filter(fd_seen_parent(ctx, dt), pid, fds, &n);
 	tf = calloc(n ? n : 1, sizeof(*tf));
 	if (!tf)
 		return -ENOMEM;
