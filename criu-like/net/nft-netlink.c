@@ -89,9 +89,9 @@ static int gettable(struct nft_gettable *req, nft_table_fn each, void *arg)
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	int fd, ret;
 
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+	fd = nft_nl_open();
 	if (fd < 0)
-		return neg_errno();
+		return fd;
 	req->nh.nlmsg_type = (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETTABLE;
 	req->nh.nlmsg_seq = 1;
 	req->nfg.nfgen_family = NFPROTO_INET;

@@ -32,20 +32,9 @@
 # no new /dev/shm file.
 set -u
 NAME=runc-lazy-fail
-SEQN=30000
-LOOP='s=$(seq 1 '$SEQN'); n=0; while :; do n=$((n + 1)); set -- $(echo "$s" | md5sum); '\
-'echo "$n $(hostname) $1" >/data/count.new; mv /data/count.new /data/count; '\
-'echo $n >>/data/log; sleep 0.02; done'
 id=criu-like-lfsrc-$$
 id2=criu-like-lfdst-$$
-ckpt=
-lp=
-cleanup() {
-	[ -n "$ckpt" ] && kill -KILL $ckpt 2>/dev/null
-	[ -n "$lp" ] && kill -KILL $lp 2>/dev/null
-	runc delete -f $id >/dev/null 2>&1
-	runc delete -f $id2 >/dev/null 2>&1
-}
+. "$(dirname "$0")/runc-lazy.inc"
 . "$(dirname "$0")/runc.inc"
 command -v ss >/dev/null || { echo "$NAME: ss is not installed"; exit 77; }
 command -v setsid >/dev/null || { echo "$NAME: setsid is not installed"; exit 77; }

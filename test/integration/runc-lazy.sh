@@ -28,20 +28,9 @@
 # source's frozen tree keeps its own until it is killed.
 set -u
 NAME=runc-lazy
-SEQN=30000
-LOOP='s=$(seq 1 '$SEQN'); n=0; while :; do n=$((n + 1)); set -- $(echo "$s" | md5sum); '\
-'echo "$n $(hostname) $1" >/data/count.new; mv /data/count.new /data/count; '\
-'echo $n >>/data/log; sleep 0.02; done'
 id=criu-like-lzsrc-$$
 id2=criu-like-lzdst-$$
-ckpt=
-lp=
-cleanup() {
-	[ -n "$ckpt" ] && kill -KILL $ckpt 2>/dev/null
-	[ -n "$lp" ] && kill -KILL $lp 2>/dev/null
-	runc delete -f $id >/dev/null 2>&1
-	runc delete -f $id2 >/dev/null 2>&1
-}
+. "$(dirname "$0")/runc-lazy.inc"
 . "$(dirname "$0")/runc.inc"
 command -v ss >/dev/null || { echo "runc-lazy: ss is not installed"; exit 77; }
 port=$((20000 + $$ % 20000))
