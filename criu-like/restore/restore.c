@@ -468,27 +468,26 @@ static int rst_plan(struct rst_run *r)
 
 /* ---- run: fork, wait at each stage, resume -------------------------------------------------- */
 
-static uint32_t *fs_lock_word;
+/* &ctx->shared, not the word itself: place_shared() (restore-mem.c) may move the area */
+static struct rst_shared *const *fs_shared;
 
 void rst_fs_lock(void)
 {
-	uint32_t zero = 0;
+	uint32_t zero = 0, *w = fs_shared && *fs_shared ? &(*fs_shared)->fs_lock : NULL;
 
-	if (!fs_lock_word)
-		return;
-	while (!__atomic_compare_exchange_n(fs_lock_word, &zero, 1, false, __ATOMIC_ACQUIRE,
-					    __ATOMIC_RELAXED)) {
-		rst_futex_wait(fs_lock_word, 1, 10);
+	while (w && !__atomic_compare_exchange_n(w, &zero, 1, false, __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED)) {
+		rst_futex_wait(w, 1, 10);
 		zero = 0;
 	}
 }
 
 void rst_fs_unlock(void)
 {
-	if (!fs_lock_word)
+	if (!fs_shared || !*fs_shared)
 		return;
-	__atomic_store_n(fs_lock_word, 0, __ATOMIC_RELEASE);
-	rst_futex_wake(fs_lock_word);
+	__atomic_store_n(&(*fs_shared)->fs_lock, 0, __ATOMIC_RELEASE);
+	rst_futex_wake(&(*fs_shared)->fs_lock);
 }
 
 static int create_shared(struct restore_ctx *ctx)
@@ -510,7 +509,7 @@ static int create_shared(struct restore_ctx *ctx)
 	sh->nr_pending = ctx->nr_threads;
 	ctx->shared = sh;
 	ctx->shared_size = size;
-	fs_lock_word = &sh->fs_lock;
+	fs_shared = &ctx->shared;
 	return 0;
 }
 
@@ -803,6 +802,7 @@ static void rst_release(struct rst_run *r)
 	}
 	if (ctx->shared)
 		munmap(ctx->shared, ctx->shared_size);
+	fs_shared = NULL;
 	rst_mem_fini(ctx);
 	rst_self_maps_free(ctx);
 	rst_lazy_fini(ctx);

@@ -34,10 +34,14 @@ class SigEvent(ctypes.Structure):
 def fail(msg):
     print("FAIL: " + msg)
     for f in sorted(os.listdir(TMP)):
-        if f.endswith(".err"):
-            print("---- " + f)
-            with open(os.path.join(TMP, f)) as fh:
-                print("".join(fh.readlines()[-5:]), end="")
+        logs = [f] if f.endswith(".err") else []
+        if f.startswith("img-"):
+            logs = [os.path.join(f, l) for l in ("dump.log", "restore.log")
+                    if os.path.exists(os.path.join(TMP, f, l))]
+        for g in logs:
+            print("---- " + g)
+            with open(os.path.join(TMP, g)) as fh:
+                print("".join(fh.readlines()[-5 if g.endswith(".err") else -12:]), end="")
     sys.exit(1)
 
 
