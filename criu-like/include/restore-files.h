@@ -115,6 +115,8 @@ int rst_pidfd_threads(const struct restore_ctx *ctx, const struct rst_task *t,
 
 /* fs.c: @t shares its parent's fs context (cloned with CLONE_FS) */
 bool rst_fs_shared_with_parent(const struct rst_task *t);
+/* A task of the tree shares its fs context (CLONE_FS) with its parent. */
+bool rst_fs_any_shared(const struct restore_ctx *ctx);
 
 /* ---- files/fdtable.c: fd tables shared between processes (CLONE_FILES) -------------------- */
 

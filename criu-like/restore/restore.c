@@ -468,7 +468,7 @@ static int rst_plan(struct rst_run *r)
 
 /* ---- run: fork, wait at each stage, resume -------------------------------------------------- */
 
-/* &ctx->shared, not the word itself: place_shared() (restore-mem.c) may move the area */
+/* &ctx->shared (place_shared() may move the area); NULL when no task shares its fs */
 static struct rst_shared *const *fs_shared;
 
 void rst_fs_lock(void)
@@ -509,7 +509,7 @@ static int create_shared(struct restore_ctx *ctx)
 	sh->nr_pending = ctx->nr_threads;
 	ctx->shared = sh;
 	ctx->shared_size = size;
-	fs_shared = &ctx->shared;
+	fs_shared = rst_fs_any_shared(ctx) ? &ctx->shared : NULL;
 	return 0;
 }
 
