@@ -182,6 +182,14 @@ static void cpu_itimer_untick(struct rst_itimer *it, uint64_t tick)
 }
 
 /* Sigactions, itimers, POSIX timers, rlimits, the shared queue, personality. */
+/*
+ * Bit sig - 1: the controller's action for sig was SIG_DFL with no flags, mask
+ * or restorer at the root's fork (rst_snap_self_state()), so every task's is
+ * (none sets one before its restorer; zombie_inherit() is for zombies, which
+ * never reach it). 0 while not read.
+ */
+static uint64_t ctl_sig_default;
+
 int task_plan_process(struct finish *f)
 {
 	const TaskCoreEntry *tc = f->core->tc;
@@ -194,11 +202,16 @@ int task_plan_process(struct finish *f)
 		       tc->n_sigactions, tc->n_rlimits);
 		return -EINVAL;
 	}
+	a->sig_keep = 0;
 	for (i = 0; i < RST_NR_SIGNALS; i++) {
 		a->sigactions[i].handler = tc->sigactions[i]->handler;
 		a->sigactions[i].flags = tc->sigactions[i]->flags;
 		a->sigactions[i].restorer = tc->sigactions[i]->restorer;
 		a->sigactions[i].mask = tc->sigactions[i]->mask;
+		/* the same already: the restorer leaves it (62 syscalls a task, most often) */
+		if (!a->sigactions[i].handler && !a->sigactions[i].flags &&
+		    !a->sigactions[i].restorer && !a->sigactions[i].mask)
+			a->sig_keep |= ctl_sig_default & (1ULL << i);
 	}
 	plan_itimer(&a->itimers[0], tc->itimer_real);
 	plan_itimer(&a->itimers[1], tc->itimer_virt);
@@ -265,6 +278,14 @@ static int read_proc_self(const char *name, long *v)
 void rst_snap_self_state(void)
 {
 	ctl_cap_last = cap_last_cap();
+	ctl_sig_default = 0;
+	for (int sig = 1; sig <= RST_NR_SIGNALS; sig++) {
+		struct rst_sigaction old = { 1, 1, 1, 1 };
+
+		if (!syscall(SYS_rt_sigaction, sig, NULL, &old, sizeof(old.mask)) && !old.handler &&
+		    !old.flags && !old.restorer && !old.mask)
+			ctl_sig_default |= 1ULL << (sig - 1);
+	}
 	ctl_read = !read_proc_self("oom_score_adj", &ctl_oom_score_adj) &&
 		   !read_proc_self("loginuid", &ctl_loginuid);
 }

@@ -331,6 +331,7 @@ struct rst_args {
 	struct rst_special specials[RST_MAX_SPECIALS];
 
 	struct rst_sigaction sigactions[RST_NR_SIGNALS]; /* index i: signal i + 1 */
+	uint64_t sig_keep; /* bit i: signal i + 1's action is the task's already: not set */
 	struct rst_itimer itimers[3]; /* ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF */
 	uint32_t nr_timers, nr_rlimits;
 	uint64_t timers_off; /* struct rst_timer[nr_timers] */
