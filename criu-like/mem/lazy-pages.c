@@ -54,6 +54,13 @@
 #define LZ_CHUNK_LOCAL (1UL << 20)
 #define LZ_SPLIT_MIN (1UL << 20) /* from this size on, in two threads (lazy-copy.c) */
 #define LZ_FAULT_PAGES 16 /* pages copied from a faulting one on, when the images have them */
+/*
+ * A child forked since the restore gets no background chunk before it is
+ * this old: most (a shell's) exec or exit within a few ms, and each took
+ * one chunk of its parent's missing pages first, copied for nothing (a
+ * shell loop: 445 MB in 60 s). Its faults are served at once, as before.
+ */
+#define LZ_CHILD_HOLDOFF_NS (50 * 1000000ULL)
 #define LZ_MSGS 64
 /*
  * Every wait of the daemon is bounded (Documentation/lazy-pages.md, "Every
@@ -88,6 +95,7 @@ struct lz_task {
 	bool gone;
 	/* done, but kept until the source confirms its tree is ended (lazy_src_ops.complete) */
 	bool held;
+	uint64_t prefetch_ns; /* no background chunk before (CLOCK_MONOTONIC): a new child */
 };
 
 struct lz {
@@ -388,6 +396,8 @@ static int on_fork(struct lz *z, struct lz_task *parent, int uffd)
 		err = add_task(z, 0, parent->src_pid, uffd, -1, &todo);
 	else
 		close(uffd);
+	if (!err)
+		z->t[z->n - 1]->prefetch_ns = now_ns() + LZ_CHILD_HOLDOFF_NS;
 	lazy_ranges_fini(&todo);
 	return err;
 }
@@ -463,15 +473,26 @@ static int drain(struct lz *z, size_t i)
 	return err;
 }
 
-/* One background chunk; true when there was one to do. */
-static bool prefetch(struct lz *z, int *err)
+/*
+ * One background chunk; true when there was one to do. When none was,
+ * *@next is the end of the earliest holdoff of a new child with pages left
+ * (0: none).
+ */
+static bool prefetch(struct lz *z, int *err, uint64_t *next)
 {
+	uint64_t now = now_ns();
+
+	*next = 0;
 	for (size_t k = 0; k < z->n; k++) {
 		struct lz_task *t = z->t[(z->rr + k) % z->n];
 		uint64_t start, len;
 
 		if (t->gone || !t->todo.n)
 			continue;
+		if (t->prefetch_ns > now) {
+			*next = *next && *next < t->prefetch_ns ? *next : t->prefetch_ns;
+			continue;
+		}
 		z->rr = (z->rr + k + 1) % z->n;
 		start = t->todo.r[0].vaddr;
 		len = t->todo.r[0].len;
@@ -683,7 +704,7 @@ static int serve(struct lz *z)
 	int err = 0;
 
 	while (!err && !(z->ended && all_gone(z))) {
-		uint64_t now = now_ns();
+		uint64_t now = now_ns(), next;
 		bool may_prefetch = z->ended && now >= z->start_ns + z->delay_ns;
 		int tmo, n;
 
@@ -697,9 +718,9 @@ static int serve(struct lz *z)
 			return neg_errno();
 		for (int i = 0; i < n && !err; i++)
 			err = on_event(z, ev[i].data.u64);
-		if (!err && n <= 0 && may_prefetch && !prefetch(z, &err))
-			/* nothing left to prefetch: wait for what the tasks do */
-			z->delay_ns = UINT64_MAX / 2;
+		if (!err && n <= 0 && may_prefetch && !prefetch(z, &err, &next))
+			/* nothing left to prefetch now: wait for what the tasks do, or a holdoff */
+			z->delay_ns = next ? next - z->start_ns : UINT64_MAX / 2;
 	}
 	return err;
 }
