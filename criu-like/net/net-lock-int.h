@@ -59,13 +59,21 @@ int nft_inet_tables(char **ret);
 /*
  * A NETLINK_NETFILTER socket of this thread's network namespace (-errno), on
  * which one nfnetlink batch each: every rule of the chains @chains[0..@n) of
- * table inet @table deleted (`flush chain`), and table inet @name deleted.
- * 0, or the kernel's -errno (the caller falls back to libnftables). Closing
- * @fd after a change waits for an RCU grace period (nft-netlink.c).
+ * table @table of @family (NFPROTO_INET, _IPV4, _IPV6) deleted (`flush
+ * chain`), and table @name of @family deleted. 0, or the kernel's -errno
+ * (the caller falls back to libnftables). Closing @fd after a change waits
+ * for an RCU grace period (nft-netlink.c).
  */
 int nft_nl_open(void);
-int nft_chains_flush(int fd, const char *table, const char *const *chains, size_t n);
-int nft_table_delete(int fd, const char *name);
+int nft_chains_flush(int fd, int family, const char *table, const char *const *chains, size_t n);
+int nft_table_delete(int fd, int family, const char *name);
+/*
+ * Does table raw of @family (NFPROTO_IPV4, _IPV6) hold only what a packet
+ * holder's iptables rules made (nfq-hold-rules.c): base chains PREROUTING
+ * and OUTPUT with a rule each at most (its jumps) and chains @prefix_I and
+ * @prefix_O? 1 or 0 (0 also when there is no such table), or -errno.
+ */
+int nft_raw_holder_only(int fd, int family, const char *prefix);
 
 /* iptables-restore -w --noflush (ip6tables-restore for AF_INET6) with @script. */
 int ipt_restore(int family, const char *script, bool quiet);

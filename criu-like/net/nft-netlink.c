@@ -6,7 +6,9 @@
  * does a table exist (the restore's lock), and which inet tables are there
  * (every run's look for stale locks, net-lock-cleanup.c). And the two
  * changes of a namespace's lock once the tree runs (its chains emptied, the
- * table deleted), one nfnetlink batch each (0.1-0.2 ms). The socket is the
+ * table deleted), one nfnetlink batch each (0.1-0.2 ms), which also undo a
+ * packet holder's table raw once a look at its chains and rules found only
+ * the holder's (nfq-hold-rules.c). The socket is the
  * caller's to keep: its close after a change waits until the kernel has
  * destroyed what the change removed (nf_tables flushes its destroy work, an
  * RCU grace period: 6-12 ms here), so it is closed off the let-go's path.
@@ -40,14 +42,15 @@ struct nft_gettable {
 	char name[NLA_ALIGN(NETLOCK_NAME_MAX)];
 };
 
-/* Called for each table the kernel sends (an NFT_MSG_NEWTABLE message). */
+/* Called for each object the kernel sends (an NFT_MSG_NEWTABLE, NEWCHAIN or NEWRULE message). */
 typedef int (*nft_table_fn)(const struct nlmsghdr *h, void *arg);
 
 /*
  * The answers to @seq on @fd up to the ack or the dump's end: @each for each
- * table; 0, or the kernel's -errno (-ENOENT: no such table), or -EIO.
+ * message of type @type; 0, or the kernel's -errno (-ENOENT: no such table),
+ * or -EIO.
  */
-static int gettable_answer(int fd, uint32_t seq, nft_table_fn each, void *arg)
+static int nft_answer(int fd, uint32_t seq, int type, nft_table_fn each, void *arg)
 {
 	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
 
@@ -74,7 +77,7 @@ static int gettable_answer(int fd, uint32_t seq, nft_table_fn each, void *arg)
 					return -EIO;
 				return e->error > 0 ? -EIO : e->error;
 			}
-			if (NFNL_MSG_TYPE(h->nlmsg_type) != NFT_MSG_NEWTABLE)
+			if (NFNL_MSG_TYPE(h->nlmsg_type) != type)
 				continue;
 			err = each(h, arg);
 			if (err)
@@ -99,7 +102,7 @@ static int gettable(struct nft_gettable *req, nft_table_fn each, void *arg)
 	if (sendto(fd, req, req->nh.nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		ret = neg_errno();
 	else
-		ret = gettable_answer(fd, req->nh.nlmsg_seq, each, arg);
+		ret = nft_answer(fd, req->nh.nlmsg_seq, NFT_MSG_NEWTABLE, each, arg);
 	close(fd);
 	return ret;
 }
@@ -129,8 +132,11 @@ int nft_table_exists(const char *name)
 	return ret ? ret : found;
 }
 
-/* "table inet NAME\n" of the table in @h appended to the stream @arg. */
-static int table_line(const struct nlmsghdr *h, void *arg)
+/*
+ * The string attribute @type of the nftables message @h (a name), NULL when
+ * it has none; *@n its length. A malformed message has none either.
+ */
+static const char *msg_str(const struct nlmsghdr *h, uint16_t type, size_t *n)
 {
 	size_t off = NLMSG_ALIGN(sizeof(struct nfgenmsg));
 	const char *p = NLMSG_DATA(h);
@@ -140,16 +146,25 @@ static int table_line(const struct nlmsghdr *h, void *arg)
 		const struct nlattr *a = (const struct nlattr *)(p + off);
 
 		if (a->nla_len < NLA_HDRLEN || off + a->nla_len > len)
-			return -EIO;
-		if ((a->nla_type & NLA_TYPE_MASK) == NFTA_TABLE_NAME) {
-			const char *name = p + off + NLA_HDRLEN;
-			size_t n = strnlen(name, a->nla_len - NLA_HDRLEN);
-
-			return fprintf(arg, "table inet %.*s\n", (int)n, name) < 0 ? -ENOMEM : 0;
+			return NULL;
+		if ((a->nla_type & NLA_TYPE_MASK) == type) {
+			*n = strnlen(p + off + NLA_HDRLEN, a->nla_len - NLA_HDRLEN);
+			return p + off + NLA_HDRLEN;
 		}
 		off += NLA_ALIGN(a->nla_len);
 	}
-	return -EIO;
+	return NULL;
+}
+
+/* "table inet NAME\n" of the table in @h appended to the stream @arg. */
+static int table_line(const struct nlmsghdr *h, void *arg)
+{
+	size_t n;
+	const char *name = msg_str(h, NFTA_TABLE_NAME, &n);
+
+	if (!name)
+		return -EIO;
+	return fprintf(arg, "table inet %.*s\n", (int)n, name) < 0 ? -ENOMEM : 0;
 }
 
 int nft_inet_tables(char **ret)
@@ -282,6 +297,7 @@ static int batch_run(int fd, struct nft_batch *b, int (*fill)(struct nft_batch *
 }
 
 struct chains_arg {
+	uint8_t family;
 	const char *table;
 	const char *const *chains;
 	size_t n;
@@ -294,7 +310,7 @@ static int fill_flush(struct nft_batch *b, const void *arg)
 
 	for (size_t i = 0; i < c->n && !err; i++) {
 		struct nlmsghdr *h = batch_msg(b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_DELRULE,
-					       NLM_F_ACK, NFPROTO_INET, 0);
+					       NLM_F_ACK, c->family, 0);
 
 		/* no handle: every rule of the chain */
 		err = batch_str(b, h, NFTA_RULE_TABLE, c->table)
@@ -305,9 +321,11 @@ static int fill_flush(struct nft_batch *b, const void *arg)
 	return err;
 }
 
-int nft_chains_flush(int fd, const char *table, const char *const *chains, size_t n)
+int nft_chains_flush(int fd, int family, const char *table, const char *const *chains, size_t n)
 {
-	struct chains_arg c = { .table = table, .chains = chains, .n = n };
+	struct chains_arg c = {
+		.family = (uint8_t)family, .table = table, .chains = chains, .n = n
+	};
 	struct nft_batch b = { .len = 0 };
 
 	return batch_run(fd, &b, fill_flush, &c);
@@ -315,18 +333,107 @@ int nft_chains_flush(int fd, const char *table, const char *const *chains, size_
 
 static int fill_deltable(struct nft_batch *b, const void *arg)
 {
+	const struct chains_arg *c = arg;
 	struct nlmsghdr *h = batch_msg(b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_DELTABLE, NLM_F_ACK,
-				       NFPROTO_INET, 0);
-	int err = batch_str(b, h, NFTA_TABLE_NAME, arg);
+				       c->family, 0);
+	int err = batch_str(b, h, NFTA_TABLE_NAME, c->table);
 
 	if (!err)
 		batch_end(b, h);
 	return err;
 }
 
-int nft_table_delete(int fd, const char *name)
+int nft_table_delete(int fd, int family, const char *name)
 {
+	struct chains_arg c = { .family = (uint8_t)family, .table = name };
 	struct nft_batch b = { .len = 0 };
 
-	return batch_run(fd, &b, fill_deltable, name);
+	return batch_run(fd, &b, fill_deltable, &c);
+}
+
+/* ---- a packet holder's table raw: only its own? --------------------------------------------- */
+
+struct raw_look {
+	const char *table, *prefix;
+	size_t prefix_len;
+	unsigned int chains, base_rules, others;
+};
+
+static bool name_is(const char *name, size_t n, const char *lit)
+{
+	return n == strlen(lit) && !memcmp(name, lit, n);
+}
+
+/* A chain of the family: in the table, a base chain of ours, the holder's, or another. */
+static int raw_chain(const struct nlmsghdr *h, void *arg)
+{
+	struct raw_look *l = arg;
+	size_t tn, n;
+	const char *t = msg_str(h, NFTA_CHAIN_TABLE, &tn), *name = msg_str(h, NFTA_CHAIN_NAME, &n);
+
+	if (!t || !name)
+		return -EIO;
+	if (!name_is(t, tn, l->table))
+		return 0;
+	l->chains++;
+	if (!name_is(name, n, "PREROUTING") && !name_is(name, n, "OUTPUT") &&
+	    !(n == l->prefix_len + 2 && !memcmp(name, l->prefix, l->prefix_len) &&
+	      name[l->prefix_len] == '_' && (name[n - 1] == 'I' || name[n - 1] == 'O')))
+		l->others++;
+	return 0;
+}
+
+/* A rule of the table: in a base chain (the holder's jump, or another's), or the holder's chains. */
+static int raw_rule(const struct nlmsghdr *h, void *arg)
+{
+	struct raw_look *l = arg;
+	size_t tn, n;
+	const char *t = msg_str(h, NFTA_RULE_TABLE, &tn), *chain = msg_str(h, NFTA_RULE_CHAIN, &n);
+
+	if (!t || !chain)
+		return -EIO;
+	if (name_is(t, tn, l->table) &&
+	    (name_is(chain, n, "PREROUTING") || name_is(chain, n, "OUTPUT")))
+		l->base_rules++;
+	return 0;
+}
+
+/* One dump request of @type for @family (@table: NFTA_RULE_TABLE, rules only), @each per answer. */
+static int dump(int fd, int type, int family, const char *table, nft_table_fn each, void *arg)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct nft_gettable req = { 0 };
+	size_t len = table ? strlen(table) + 1 : 0;
+
+	if (len > sizeof(req.name))
+		return -ENAMETOOLONG;
+	req.nh.nlmsg_type = (uint16_t)((NFNL_SUBSYS_NFTABLES << 8) | type);
+	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	req.nh.nlmsg_seq = 2;
+	req.nfg.nfgen_family = (uint8_t)family;
+	req.nfg.version = NFNETLINK_V0;
+	req.nh.nlmsg_len = (uint32_t)NLMSG_LENGTH(sizeof(req.nfg));
+	if (len) {
+		req.name_attr.nla_type = NFTA_RULE_TABLE;
+		req.name_attr.nla_len = (uint16_t)(NLA_HDRLEN + len);
+		memcpy(req.name, table, len);
+		req.nh.nlmsg_len += (uint32_t)NLA_ALIGN(NLA_HDRLEN + len);
+	}
+	if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return neg_errno();
+	return nft_answer(fd, req.nh.nlmsg_seq,
+			  type == NFT_MSG_GETCHAIN ? NFT_MSG_NEWCHAIN : NFT_MSG_NEWRULE, each, arg);
+}
+
+int nft_raw_holder_only(int fd, int family, const char *prefix)
+{
+	struct raw_look l = { .table = "raw", .prefix = prefix, .prefix_len = strlen(prefix) };
+	int err = dump(fd, NFT_MSG_GETCHAIN, family, NULL, raw_chain, &l);
+
+	if (!err && l.chains)
+		err = dump(fd, NFT_MSG_GETRULE, family, l.table, raw_rule, &l);
+	if (err)
+		return err;
+	/* its two base chains with a jump each at most, its own two chains */
+	return l.chains && l.chains <= 4 && !l.others && l.base_rules <= 2;
 }

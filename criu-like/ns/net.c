@@ -32,6 +32,7 @@
 #include <net/if.h>
 #include <linux/fib_rules.h>
 #include <linux/if_link.h>
+#include <linux/netfilter.h>
 #include <linux/sockios.h>
 #include <sched.h>
 #include <stdio.h>
@@ -293,8 +294,8 @@ void ns_net_open_here(void)
 		if (ns_open_nl < 0)
 			ns_open_nl = nft_nl_open();
 		err = ns_open_nl < 0 ? ns_open_nl
-				     : nft_chains_flush(ns_open_nl, NS_LOCK_TABLE, chains,
-							ARRAY_SIZE(chains));
+				     : nft_chains_flush(ns_open_nl, NFPROTO_INET, NS_LOCK_TABLE,
+							chains, ARRAY_SIZE(chains));
 		if (err) {
 			pr_debug("the lock's chains not flushed by netlink (%s): by libnftables\n",
 				 strerror(-err));
@@ -356,7 +357,8 @@ void ns_net_unlock_here(void)
 	if (ns_lock_kind == NETLOCK_NFTABLES) {
 		if (ns_open_nl < 0)
 			ns_open_nl = nft_nl_open();
-		err = ns_open_nl < 0 ? ns_open_nl : nft_table_delete(ns_open_nl, NS_LOCK_TABLE);
+		err = ns_open_nl < 0 ? ns_open_nl
+				     : nft_table_delete(ns_open_nl, NFPROTO_INET, NS_LOCK_TABLE);
 		if (err)
 			err = nft_exec(ns_open_nft, "delete table inet " NS_LOCK_TABLE "\n", NULL,
 				       false);

@@ -129,6 +129,11 @@ for ns in pid mnt uts ipc net; do
 done
 [ "$(nsenter -t $pid -u hostname)" = redis-ct ] || fail "hostname $(nsenter -t $pid -u hostname)"
 ip -o link show ve-rd0 | grep -q "master br-rd" || fail "ve-rd0 is not on the bridge"
+# the packet holder's tables raw (made for its rules, the container had none) are gone again
+grep -q "raw, made for the held packets' rules, removed" "$tmp/img/restore.log" ||
+	fail "the restore did not say it removed the holder's tables raw"
+tables=$(nsenter -t $pid -n nft list tables 2>&1)
+case "$tables" in *" raw"*) fail "the container's namespace keeps a table raw: $tables" ;; esac
 progress_past $((before + 100)) || fail "the clients stopped after the restore (at $before rounds)"
 
 clients_verdict 10.78.0.1

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <linux/netfilter.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -697,17 +698,73 @@ static int flush_delete_check(struct nft_runner *r)
 	if (nft_exec(r, "list table inet criu_like_test_l\n", &before, true) ||
 	    !strstr(before, "drop"))
 		return 20;
-	if (nft_chains_flush(fd, "criu_like_test_l", chains, 2))
+	if (nft_chains_flush(fd, NFPROTO_INET, "criu_like_test_l", chains, 2))
 		return 21;
 	if (nft_exec(r, "list table inet criu_like_test_l\n", &after, true))
 		return 22;
 	if (strstr(after, "drop") || !strstr(after, "hook input") || !strstr(after, "hook output"))
 		return 23;
-	if (nft_chains_flush(fd, "criu_like_test_l", missing, 1) != -ENOENT)
+	if (nft_chains_flush(fd, NFPROTO_INET, "criu_like_test_l", missing, 1) != -ENOENT)
 		return 24;
-	if (nft_table_delete(fd, "criu_like_test_l") || nft_table_exists("criu_like_test_l") != 0)
+	if (nft_table_delete(fd, NFPROTO_INET, "criu_like_test_l") ||
+	    nft_table_exists("criu_like_test_l") != 0)
 		return 25;
-	return nft_table_delete(fd, "criu_like_test_l") == -ENOENT ? 0 : 26;
+	return nft_table_delete(fd, NFPROTO_INET, "criu_like_test_l") == -ENOENT ? 0 : 26;
+}
+
+/*
+ * nft_raw_holder_only() on a table ip raw as a holder's iptables rules make
+ * it (nfq-hold-rules.c): 1 while it holds only the base chains with a jump
+ * each and the holder's two chains, 0 with a rule or a chain of another's, or
+ * for another holder's prefix, or for a family without the table; then the
+ * holder's chains emptied and the table deleted by netlink.
+ */
+static int raw_holder_check(struct nft_runner *r)
+{
+	static const char *const ours[] = { "CRLH_7_I", "CRLH_7_O" };
+	_cleanup_free_ char *after = NULL, *tables = NULL;
+	_cleanup_close_ int fd = nft_nl_open();
+
+	if (fd < 0)
+		return 30;
+	if (nft_exec(r,
+		     "table ip raw {\n"
+		     "	chain PREROUTING { type filter hook prerouting priority raw; policy "
+		     "accept; }\n"
+		     "	chain OUTPUT { type filter hook output priority raw; policy accept; }\n"
+		     "	chain CRLH_7_I { counter; }\n"
+		     "	chain CRLH_7_O { counter; }\n"
+		     "}\n"
+		     "add rule ip raw PREROUTING jump CRLH_7_I\n"
+		     "add rule ip raw OUTPUT jump CRLH_7_O\n",
+		     NULL, true))
+		return 77;
+	if (nft_raw_holder_only(fd, NFPROTO_IPV4, "CRLH_7") != 1)
+		return 31;
+	if (nft_raw_holder_only(fd, NFPROTO_IPV4, "CRLH_8") != 0 ||
+	    nft_raw_holder_only(fd, NFPROTO_IPV6, "CRLH_7") != 0)
+		return 32;
+	if (nft_exec(r, "add rule ip raw PREROUTING counter\n", NULL, true) ||
+	    nft_raw_holder_only(fd, NFPROTO_IPV4, "CRLH_7") != 0)
+		return 33;
+	if (nft_exec(r, "flush chain ip raw PREROUTING\nadd rule ip raw PREROUTING jump CRLH_7_I\n",
+		     NULL, true) ||
+	    nft_raw_holder_only(fd, NFPROTO_IPV4, "CRLH_7") != 1)
+		return 34;
+	if (nft_exec(r, "add chain ip raw theirs\n", NULL, true) ||
+	    nft_raw_holder_only(fd, NFPROTO_IPV4, "CRLH_7") != 0)
+		return 35;
+	if (nft_exec(r, "delete chain ip raw theirs\n", NULL, true) ||
+	    nft_raw_holder_only(fd, NFPROTO_IPV4, "CRLH_7") != 1)
+		return 36;
+	if (nft_chains_flush(fd, NFPROTO_IPV4, "raw", ours, 2) ||
+	    nft_exec(r, "list table ip raw\n", &after, true) || strstr(after, "counter") ||
+	    !strstr(after, "jump CRLH_7_I"))
+		return 37;
+	if (nft_table_delete(fd, NFPROTO_IPV4, "raw") ||
+	    nft_exec(r, "list tables\n", &tables, true) || strstr(tables, "table ip raw"))
+		return 38;
+	return 0;
 }
 
 static int table_exists_child(void)
@@ -737,6 +794,8 @@ static int table_exists_child(void)
 		ret = inet_tables_check(r);
 	if (!ret)
 		ret = flush_delete_check(r);
+	if (!ret)
+		ret = raw_holder_check(r);
 	nft_runner_close(r);
 	return ret;
 }
