@@ -364,37 +364,31 @@ static bool name_is(const char *name, size_t n, const char *lit)
 	return n == strlen(lit) && !memcmp(name, lit, n);
 }
 
-/* A chain of the family: in the table, a base chain of ours, the holder's, or another. */
-static int raw_chain(const struct nlmsghdr *h, void *arg)
+/*
+ * A chain of the family (counted: a base chain, the holder's, or another's)
+ * or a rule (counted when in a base chain: the holder's jump, or another's).
+ */
+static int raw_obj(const struct nlmsghdr *h, void *arg)
 {
+	bool chain = NFNL_MSG_TYPE(h->nlmsg_type) == NFT_MSG_NEWCHAIN, base;
 	struct raw_look *l = arg;
 	size_t tn, n;
-	const char *t = msg_str(h, NFTA_CHAIN_TABLE, &tn), *name = msg_str(h, NFTA_CHAIN_NAME, &n);
+	const char *t = msg_str(h, chain ? NFTA_CHAIN_TABLE : NFTA_RULE_TABLE, &tn);
+	const char *name = msg_str(h, chain ? NFTA_CHAIN_NAME : NFTA_RULE_CHAIN, &n);
 
 	if (!t || !name)
 		return -EIO;
 	if (!name_is(t, tn, l->table))
 		return 0;
+	base = name_is(name, n, "PREROUTING") || name_is(name, n, "OUTPUT");
+	if (!chain) {
+		l->base_rules += base;
+		return 0;
+	}
 	l->chains++;
-	if (!name_is(name, n, "PREROUTING") && !name_is(name, n, "OUTPUT") &&
-	    !(n == l->prefix_len + 2 && !memcmp(name, l->prefix, l->prefix_len) &&
-	      name[l->prefix_len] == '_' && (name[n - 1] == 'I' || name[n - 1] == 'O')))
+	if (!base && !(n == l->prefix_len + 2 && !memcmp(name, l->prefix, l->prefix_len) &&
+		       name[l->prefix_len] == '_' && (name[n - 1] == 'I' || name[n - 1] == 'O')))
 		l->others++;
-	return 0;
-}
-
-/* A rule of the table: in a base chain (the holder's jump, or another's), or the holder's chains. */
-static int raw_rule(const struct nlmsghdr *h, void *arg)
-{
-	struct raw_look *l = arg;
-	size_t tn, n;
-	const char *t = msg_str(h, NFTA_RULE_TABLE, &tn), *chain = msg_str(h, NFTA_RULE_CHAIN, &n);
-
-	if (!t || !chain)
-		return -EIO;
-	if (name_is(t, tn, l->table) &&
-	    (name_is(chain, n, "PREROUTING") || name_is(chain, n, "OUTPUT")))
-		l->base_rules++;
 	return 0;
 }
 
@@ -428,10 +422,10 @@ static int dump(int fd, int type, int family, const char *table, nft_table_fn ea
 int nft_raw_holder_only(int fd, int family, const char *prefix)
 {
 	struct raw_look l = { .table = "raw", .prefix = prefix, .prefix_len = strlen(prefix) };
-	int err = dump(fd, NFT_MSG_GETCHAIN, family, NULL, raw_chain, &l);
+	int err = dump(fd, NFT_MSG_GETCHAIN, family, NULL, raw_obj, &l);
 
 	if (!err && l.chains)
-		err = dump(fd, NFT_MSG_GETRULE, family, l.table, raw_rule, &l);
+		err = dump(fd, NFT_MSG_GETRULE, family, l.table, raw_obj, &l);
 	if (err)
 		return err;
 	/* its two base chains with a jump each at most, its own two chains */
