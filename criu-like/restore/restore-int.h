@@ -116,6 +116,18 @@ int rst_keep_stderr(const struct restore_ctx *ctx);
 
 /* ---- the shared area: futexes between processes (not FUTEX_PRIVATE) ------------------------ */
 
+/*
+ * restore-misc.c: the cwd lock (rst_fs_lock()) set up for @ctx's shared area,
+ * taken only when a task of the tree shares its fs context; NULL: no lock.
+ */
+void rst_fs_lock_init(struct restore_ctx *ctx);
+/*
+ * How task @pid (the controller's pid namespace, @proc_fd its /proc) died, as
+ * its zombie's /proc/PID/stat says: ": killed by signal 11 (Segmentation
+ * fault)" or ": exited with status 1" in @buf, "" when it cannot say.
+ */
+const char *rst_death_how(int proc_fd, pid_t pid, char *buf, size_t size);
+
 static inline void rst_futex_wake(uint32_t *addr)
 {
 	syscall(SYS_futex, addr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);

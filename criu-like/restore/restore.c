@@ -468,28 +468,6 @@ static int rst_plan(struct rst_run *r)
 
 /* ---- run: fork, wait at each stage, resume -------------------------------------------------- */
 
-/* &ctx->shared (place_shared() may move the area); NULL when no task shares its fs */
-static struct rst_shared *const *fs_shared;
-
-void rst_fs_lock(void)
-{
-	uint32_t zero = 0, *w = fs_shared && *fs_shared ? &(*fs_shared)->fs_lock : NULL;
-
-	while (w && !__atomic_compare_exchange_n(w, &zero, 1, false, __ATOMIC_ACQUIRE,
-						 __ATOMIC_RELAXED)) {
-		rst_futex_wait(w, 1, 10);
-		zero = 0;
-	}
-}
-
-void rst_fs_unlock(void)
-{
-	if (!fs_shared || !*fs_shared)
-		return;
-	__atomic_store_n(&(*fs_shared)->fs_lock, 0, __ATOMIC_RELEASE);
-	rst_futex_wake(&(*fs_shared)->fs_lock);
-}
-
 static int create_shared(struct restore_ctx *ctx)
 {
 	struct rst_shared *sh;
@@ -509,7 +487,7 @@ static int create_shared(struct restore_ctx *ctx)
 	sh->nr_pending = ctx->nr_threads;
 	ctx->shared = sh;
 	ctx->shared_size = size;
-	fs_shared = rst_fs_any_shared(ctx) ? &ctx->shared : NULL;
+	rst_fs_lock_init(ctx);
 	return 0;
 }
 
@@ -518,6 +496,7 @@ static int check_alive(struct rst_run *r)
 {
 	struct restore_ctx *ctx = &r->ctx;
 	unsigned int i;
+	char how[96];
 
 	for (i = 0; i < ctx->nr_tasks; i++) {
 		pid_t pid = __atomic_load_n(&ctx->shared->pids[i], __ATOMIC_ACQUIRE);
@@ -532,7 +511,8 @@ static int check_alive(struct rst_run *r)
 		pfd.events = POLLIN;
 		if (r->pidfds[i] >= 0 && poll(&pfd, 1, 0) == 0)
 			continue;
-		pr_err("task %d died during the restore\n", pid);
+		pr_err("task %d died during the restore%s\n", pid,
+		       rst_death_how(ctx->proc_fd, pid, how, sizeof(how)));
 		return -ECHILD;
 	}
 	return 0;
@@ -802,7 +782,7 @@ static void rst_release(struct rst_run *r)
 	}
 	if (ctx->shared)
 		munmap(ctx->shared, ctx->shared_size);
-	fs_shared = NULL;
+	rst_fs_lock_init(NULL);
 	rst_mem_fini(ctx);
 	rst_self_maps_free(ctx);
 	rst_lazy_fini(ctx);
