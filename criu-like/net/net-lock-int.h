@@ -71,7 +71,8 @@ int nft_table_delete(int fd, int family, const char *name);
  * Does table raw of @family (NFPROTO_IPV4, _IPV6) hold only what a packet
  * holder's iptables rules made (nfq-hold-rules.c): base chains PREROUTING
  * and OUTPUT with a rule each at most (its jumps) and chains @prefix_I and
- * @prefix_O? 1 or 0 (0 also when there is no such table), or -errno.
+ * @prefix_O? 1 or 0, -ENOENT when the table has neither of those chains or
+ * there is no such table, or another -errno.
  */
 int nft_raw_holder_only(int fd, int family, const char *prefix);
 

@@ -220,26 +220,22 @@ int nfq_hold_add_netns(struct nfq_hold *h)
 /*
  * Family @fi's rules emptied by netlink where table raw is ours alone (we
  * made it, the tree's own rules have none, and it holds only the holder's
- * chains and jumps): the table is then deleted whole once the queue is
- * empty (unhold_quick_end()). iptables-restore of the deletions and
- * libnftables' look at the table and its deletion cost 70-90 ms of CPU at a
- * migration's destination, right after the let-go, beside the tree that
- * just began to run. True when done so.
+ * chains and jumps: @state 1, nft_raw_holder_only()): the table is then
+ * deleted whole once the queue is empty (unhold_quick_end()). iptables-restore
+ * of the deletions and libnftables' look at the table and its deletion cost
+ * 70-90 ms of CPU at a migration's destination, right after the let-go,
+ * beside the tree that just began to run. True when done so.
  */
-static bool unhold_quick(struct nfq_hold *h, int fi, int *fd, const char *chain)
+static bool unhold_quick(struct nfq_hold *h, int fi, int fd, int state, const char *chain)
 {
 	char in[40], out[40];
 	const char *const chains[] = { in, out };
-	int family = fi ? NFPROTO_IPV6 : NFPROTO_IPV4;
 
-	if (!h->chains[fi] || !h->raw_made[fi] || nfq_hold_raw_theirs[fi])
+	if (state != 1 || !h->chains[fi] || !h->raw_made[fi] || nfq_hold_raw_theirs[fi])
 		return false;
-	if (*fd < 0)
-		*fd = nft_nl_open();
 	snprintf(in, sizeof(in), "%s_I", chain);
 	snprintf(out, sizeof(out), "%s_O", chain);
-	if (*fd < 0 || nft_raw_holder_only(*fd, family, chain) != 1 ||
-	    nft_chains_flush(*fd, family, "raw", chains, 2))
+	if (nft_chains_flush(fd, fi ? NFPROTO_IPV6 : NFPROTO_IPV4, "raw", chains, 2))
 		return false;
 	h->chains[fi] = false;
 	return true;
@@ -264,14 +260,32 @@ int nfq_hold_unhold(struct nfq_hold *h)
 	_cleanup_free_ char *text = NULL;
 	_cleanup_close_ int fd = -1;
 	bool quick[2];
-	int fi, err = 0;
+	int fi, err = 0, state[2] = { -ENOENT, -ENOENT };
 
 	snprintf(chain, sizeof(chain), HOLD_CHAIN_FMT, h->pid);
 	text = netlock_hold_ipt_delete(chain);
 	if (!text)
 		return -ENOMEM;
 	for (fi = 0; fi < 2; fi++) {
-		quick[fi] = unhold_quick(h, fi, &fd, chain);
+		if (h->chains[fi] && fd < 0)
+			fd = nft_nl_open();
+		if (h->chains[fi])
+			state[fi] = fd < 0 ? fd
+					   : nft_raw_holder_only(fd,
+								 fi ? NFPROTO_IPV6 : NFPROTO_IPV4,
+								 chain);
+	}
+	/*
+	 * A holder found by name does not know in which families it has rules. Its
+	 * chains seen by netlink in one family say that iptables is nftables'
+	 * here: where netlink sees none, there are none (a per-connection
+	 * holder of IPv4 connections only: no ip6tables-restore, 20-30 ms).
+	 */
+	for (fi = 0; fi < 2; fi++)
+		if (h->found && state[fi] == -ENOENT && state[!fi] >= 0)
+			h->chains[fi] = false;
+	for (fi = 0; fi < 2; fi++) {
+		quick[fi] = unhold_quick(h, fi, fd, state[fi], chain);
 		if (!quick[fi] && h->chains[fi] &&
 		    !ipt_restore(fi ? AF_INET6 : AF_INET, text, h->found))
 			h->chains[fi] = false;

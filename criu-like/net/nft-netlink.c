@@ -356,7 +356,7 @@ int nft_table_delete(int fd, int family, const char *name)
 struct raw_look {
 	const char *table, *prefix;
 	size_t prefix_len;
-	unsigned int chains, base_rules, others;
+	unsigned int chains, base_rules, others, ours;
 };
 
 static bool name_is(const char *name, size_t n, const char *lit)
@@ -386,8 +386,10 @@ static int raw_obj(const struct nlmsghdr *h, void *arg)
 		return 0;
 	}
 	l->chains++;
-	if (!base && !(n == l->prefix_len + 2 && !memcmp(name, l->prefix, l->prefix_len) &&
-		       name[l->prefix_len] == '_' && (name[n - 1] == 'I' || name[n - 1] == 'O')))
+	if (n == l->prefix_len + 2 && !memcmp(name, l->prefix, l->prefix_len) &&
+	    name[l->prefix_len] == '_' && (name[n - 1] == 'I' || name[n - 1] == 'O'))
+		l->ours++;
+	else if (!base)
 		l->others++;
 	return 0;
 }
@@ -428,6 +430,8 @@ int nft_raw_holder_only(int fd, int family, const char *prefix)
 		err = dump(fd, NFT_MSG_GETRULE, family, l.table, raw_obj, &l);
 	if (err)
 		return err;
+	if (!l.ours)
+		return -ENOENT;
 	/* its two base chains with a jump each at most, its own two chains */
-	return l.chains && l.chains <= 4 && !l.others && l.base_rules <= 2;
+	return l.chains <= 4 && !l.others && l.base_rules <= 2;
 }

@@ -715,8 +715,8 @@ static int flush_delete_check(struct nft_runner *r)
 /*
  * nft_raw_holder_only() on a table ip raw as a holder's iptables rules make
  * it (nfq-hold-rules.c): 1 while it holds only the base chains with a jump
- * each and the holder's two chains, 0 with a rule or a chain of another's, or
- * for another holder's prefix, or for a family without the table; then the
+ * each and the holder's two chains, 0 with a rule or a chain of another's,
+ * -ENOENT for another holder's prefix or a family without the table; then the
  * holder's chains emptied and the table deleted by netlink.
  */
 static int raw_holder_check(struct nft_runner *r)
@@ -741,8 +741,8 @@ static int raw_holder_check(struct nft_runner *r)
 		return 77;
 	if (nft_raw_holder_only(fd, NFPROTO_IPV4, "CRLH_7") != 1)
 		return 31;
-	if (nft_raw_holder_only(fd, NFPROTO_IPV4, "CRLH_8") != 0 ||
-	    nft_raw_holder_only(fd, NFPROTO_IPV6, "CRLH_7") != 0)
+	if (nft_raw_holder_only(fd, NFPROTO_IPV4, "CRLH_8") != -ENOENT ||
+	    nft_raw_holder_only(fd, NFPROTO_IPV6, "CRLH_7") != -ENOENT)
 		return 32;
 	if (nft_exec(r, "add rule ip raw PREROUTING counter\n", NULL, true) ||
 	    nft_raw_holder_only(fd, NFPROTO_IPV4, "CRLH_7") != 0)
