@@ -181,7 +181,6 @@ static void cpu_itimer_untick(struct rst_itimer *it, uint64_t tick)
 	it->value_usec = v % 1000000;
 }
 
-/* Sigactions, itimers, POSIX timers, rlimits, the shared queue, personality. */
 /*
  * Bit sig - 1: the controller's action for sig was SIG_DFL with no flags, mask
  * or restorer at the root's fork (rst_snap_self_state()), so every task's is
@@ -190,6 +189,7 @@ static void cpu_itimer_untick(struct rst_itimer *it, uint64_t tick)
  */
 static uint64_t ctl_sig_default;
 
+/* Sigactions, itimers, POSIX timers, rlimits, the shared queue, personality. */
 int task_plan_process(struct finish *f)
 {
 	const TaskCoreEntry *tc = f->core->tc;
