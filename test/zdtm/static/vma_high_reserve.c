@@ -10,6 +10,7 @@
  * 1 run in about 60). After SIGTERM every reservation is still there,
  * PROT_NONE, and faults.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,7 +31,7 @@ struct range {
 
 static char maps[1 << 16];
 
-/* /proc/self/maps into @r (sorted, as the kernel lists them), read with no allocation. */
+/* /proc/self/maps into @r (sorted, as the kernel lists them), read with no allocation; -errno. */
 static int read_maps(struct range *r, int max, uint64_t *stack, struct range *none, int *nnone)
 {
 	int fd = open("/proc/self/maps", O_RDONLY), n = 0;
@@ -38,7 +39,7 @@ static int read_maps(struct range *r, int max, uint64_t *stack, struct range *no
 	char *l;
 
 	if (fd < 0)
-		return -1;
+		return -errno;
 	while ((got = read(fd, maps + len, sizeof(maps) - 1 - (size_t)len)) > 0)
 		len += got;
 	close(fd);
@@ -62,14 +63,14 @@ static int read_maps(struct range *r, int max, uint64_t *stack, struct range *no
 
 static struct range res[MAX_RES], cur[4096], none[4096];
 
-/* The gaps of [LO, TOP) but the stack's room, each reserved: their number, -1 on error. */
+/* The gaps of [LO, TOP) but the stack's room, each reserved: their number, or -errno. */
 static int reserve(void)
 {
 	uint64_t stack = 0, prev = LO;
 	int n = read_maps(cur, 4096, &stack, NULL, NULL), nres = 0;
 
 	if (n < 0 || !stack)
-		return -1;
+		return n < 0 ? n : -ENOENT;
 	for (int i = 0; i <= n && nres < MAX_RES; i++) {
 		/* [vsyscall] lies above TOP */
 		uint64_t s = i < n && cur[i].start < TOP ? cur[i].start : TOP;
@@ -86,7 +87,7 @@ static int reserve(void)
 
 			if (m != (void *)prev) {
 				test_msg("mmap of %lx-%lx: %m\n", prev, hi);
-				return -1;
+				return m == MAP_FAILED ? -errno : -EEXIST;
 			}
 			res[nres++] = (struct range){ prev, hi };
 		}
