@@ -86,23 +86,46 @@ static int nft_answer(int fd, uint32_t seq, int type, nft_table_fn each, void *a
 	}
 }
 
-/* Send @req (its length set) and read the answers through @each. */
-static int gettable(struct nft_gettable *req, nft_table_fn each, void *arg)
+/*
+ * One request of @type (NFT_MSG_GETTABLE, GETCHAIN, GETRULE) for @family on @fd,
+ * @flags NLM_F_ACK or NLM_F_DUMP, naming table @name when not NULL
+ * (NFTA_TABLE_NAME and NFTA_RULE_TABLE are both attribute 1; GETCHAIN takes
+ * none), and its answers through @each (their type: @type - 1, NEW*).
+ */
+static int nft_get(int fd, int type, uint16_t flags, int family, const char *name,
+		   nft_table_fn each, void *arg)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	int fd, ret;
+	struct nft_gettable req = { 0 };
+	size_t len = name ? strlen(name) + 1 : 0;
 
-	fd = nft_nl_open();
+	if (len > sizeof(req.name))
+		return -ENAMETOOLONG;
+	req.nh.nlmsg_type = (uint16_t)((NFNL_SUBSYS_NFTABLES << 8) | type);
+	req.nh.nlmsg_flags = (uint16_t)(NLM_F_REQUEST | flags);
+	req.nh.nlmsg_seq = 1;
+	req.nh.nlmsg_len = (uint32_t)NLMSG_LENGTH(sizeof(req.nfg));
+	req.nfg.nfgen_family = (uint8_t)family;
+	req.nfg.version = NFNETLINK_V0;
+	if (len) {
+		req.name_attr.nla_type = NFTA_TABLE_NAME;
+		req.name_attr.nla_len = (uint16_t)(NLA_HDRLEN + len);
+		memcpy(req.name, name, len);
+		req.nh.nlmsg_len += (uint32_t)NLA_ALIGN(NLA_HDRLEN + len);
+	}
+	if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return neg_errno();
+	return nft_answer(fd, req.nh.nlmsg_seq, type - 1, each, arg);
+}
+
+/* An inet GETTABLE on a socket of its own. */
+static int gettable(uint16_t flags, const char *name, nft_table_fn each, void *arg)
+{
+	int fd = nft_nl_open(), ret;
+
 	if (fd < 0)
 		return fd;
-	req->nh.nlmsg_type = (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETTABLE;
-	req->nh.nlmsg_seq = 1;
-	req->nfg.nfgen_family = NFPROTO_INET;
-	req->nfg.version = NFNETLINK_V0;
-	if (sendto(fd, req, req->nh.nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		ret = neg_errno();
-	else
-		ret = nft_answer(fd, req->nh.nlmsg_seq, NFT_MSG_NEWTABLE, each, arg);
+	ret = nft_get(fd, NFT_MSG_GETTABLE, flags, NFPROTO_INET, name, each, arg);
 	close(fd);
 	return ret;
 }
@@ -115,18 +138,8 @@ static int table_seen(const struct nlmsghdr *h __unused, void *arg)
 
 int nft_table_exists(const char *name)
 {
-	struct nft_gettable req = { 0 };
-	size_t len = strlen(name) + 1;
-	int found = 0, ret;
+	int found = 0, ret = gettable(NLM_F_ACK, name, table_seen, &found);
 
-	if (len > sizeof(req.name))
-		return -ENAMETOOLONG;
-	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	req.name_attr.nla_type = NFTA_TABLE_NAME;
-	req.name_attr.nla_len = (uint16_t)(NLA_HDRLEN + len);
-	memcpy(req.name, name, len);
-	req.nh.nlmsg_len = (uint32_t)(NLMSG_LENGTH(sizeof(req.nfg)) + NLA_ALIGN(NLA_HDRLEN + len));
-	ret = gettable(&req, table_seen, &found);
 	if (ret == -ENOENT)
 		return 0;
 	return ret ? ret : found;
@@ -169,7 +182,6 @@ static int table_line(const struct nlmsghdr *h, void *arg)
 
 int nft_inet_tables(char **ret)
 {
-	struct nft_gettable req = { 0 };
 	char *text = NULL;
 	size_t size = 0;
 	FILE *f = open_memstream(&text, &size);
@@ -177,9 +189,7 @@ int nft_inet_tables(char **ret)
 
 	if (!f)
 		return -ENOMEM;
-	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	req.nh.nlmsg_len = (uint32_t)NLMSG_LENGTH(sizeof(req.nfg));
-	err = gettable(&req, table_line, f);
+	err = gettable(NLM_F_DUMP, NULL, table_line, f);
 	if (fclose(f) && !err)
 		err = -ENOMEM;
 	if (err) {
@@ -394,40 +404,13 @@ static int raw_obj(const struct nlmsghdr *h, void *arg)
 	return 0;
 }
 
-/* One dump request of @type for @family (@table: NFTA_RULE_TABLE, rules only), @each per answer. */
-static int dump(int fd, int type, int family, const char *table, nft_table_fn each, void *arg)
-{
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	struct nft_gettable req = { 0 };
-	size_t len = table ? strlen(table) + 1 : 0;
-
-	if (len > sizeof(req.name))
-		return -ENAMETOOLONG;
-	req.nh.nlmsg_type = (uint16_t)((NFNL_SUBSYS_NFTABLES << 8) | type);
-	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	req.nh.nlmsg_seq = 2;
-	req.nfg.nfgen_family = (uint8_t)family;
-	req.nfg.version = NFNETLINK_V0;
-	req.nh.nlmsg_len = (uint32_t)NLMSG_LENGTH(sizeof(req.nfg));
-	if (len) {
-		req.name_attr.nla_type = NFTA_RULE_TABLE;
-		req.name_attr.nla_len = (uint16_t)(NLA_HDRLEN + len);
-		memcpy(req.name, table, len);
-		req.nh.nlmsg_len += (uint32_t)NLA_ALIGN(NLA_HDRLEN + len);
-	}
-	if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return neg_errno();
-	return nft_answer(fd, req.nh.nlmsg_seq,
-			  type == NFT_MSG_GETCHAIN ? NFT_MSG_NEWCHAIN : NFT_MSG_NEWRULE, each, arg);
-}
-
 int nft_raw_holder_only(int fd, int family, const char *prefix)
 {
 	struct raw_look l = { .table = "raw", .prefix = prefix, .prefix_len = strlen(prefix) };
-	int err = dump(fd, NFT_MSG_GETCHAIN, family, NULL, raw_obj, &l);
+	int err = nft_get(fd, NFT_MSG_GETCHAIN, NLM_F_DUMP, family, NULL, raw_obj, &l);
 
 	if (!err && l.chains)
-		err = dump(fd, NFT_MSG_GETRULE, family, l.table, raw_obj, &l);
+		err = nft_get(fd, NFT_MSG_GETRULE, NLM_F_DUMP, family, l.table, raw_obj, &l);
 	if (err)
 		return err;
 	if (!l.ours)
