@@ -340,6 +340,11 @@ static void conclude(struct run *t)
 	}
 }
 
+/*
+ * The tails of the test's output and of the logs of its steps, the newest
+ * first: the step that failed is the last that wrote, and a reader that
+ * sees only the start of a long report (CI shows a part) still sees it.
+ */
 static void show_logs(struct run *t)
 {
 	/* outside.log: a peer of the test outside the tree (test_fork_outside). */
@@ -348,11 +353,33 @@ static void show_logs(struct run *t)
 		"dump.log",	 "restore.out",	  "restore.log",  "dump-2.out",	  "dump-2.log",
 		"restore-2.out", "restore-2.log", "outside.log",
 	};
+	struct timespec when[ARRAY_SIZE(logs)];
+	bool shown[ARRAY_SIZE(logs)] = { false };
 	char path[PATH_MAX + 32];
+	struct stat st;
 
 	print_tail(t->outfile, 20);
 	for (size_t i = 0; i < ARRAY_SIZE(logs); i++) {
 		snprintf(path, sizeof(path), "%s/%s", t->dir, logs[i]);
+		when[i] = (struct timespec){ -1, 0 };
+		if (!stat(path, &st))
+			when[i] = st.st_mtim;
+	}
+	for (;;) {
+		size_t best = ARRAY_SIZE(logs);
+
+		for (size_t i = 0; i < ARRAY_SIZE(logs); i++) {
+			if (shown[i] || when[i].tv_sec < 0)
+				continue;
+			if (best == ARRAY_SIZE(logs) || when[i].tv_sec > when[best].tv_sec ||
+			    (when[i].tv_sec == when[best].tv_sec &&
+			     when[i].tv_nsec > when[best].tv_nsec))
+				best = i;
+		}
+		if (best == ARRAY_SIZE(logs))
+			break;
+		shown[best] = true;
+		snprintf(path, sizeof(path), "%s/%s", t->dir, logs[best]);
 		print_tail(path, 20);
 	}
 }
