@@ -79,6 +79,17 @@ int lazy_ranges_move(struct lazy_ranges *s, uint64_t from, uint64_t to, uint64_t
 int lazy_ranges_dup(const struct lazy_ranges *s, struct lazy_ranges *out);
 void lazy_ranges_fini(struct lazy_ranges *s);
 
+/* A task's read-ahead on its faults: the end and size of the last fault's fill. */
+struct lazy_readahead {
+	uint64_t next, len;
+};
+
+/*
+ * How much a fault at @addr fills: @min, doubled at each fault that comes
+ * within the last fill's size past its end, up to @max.
+ */
+uint64_t lazy_readahead(struct lazy_readahead *ra, uint64_t addr, uint64_t min, uint64_t max);
+
 /* ---- where the pages come from ---------------------------------------------------------------- */
 
 /*

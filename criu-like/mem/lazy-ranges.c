@@ -168,6 +168,16 @@ int lazy_ranges_dup(const struct lazy_ranges *s, struct lazy_ranges *out)
 	return 0;
 }
 
+uint64_t lazy_readahead(struct lazy_readahead *ra, uint64_t addr, uint64_t min, uint64_t max)
+{
+	if (ra->len && addr >= ra->next && addr - ra->next <= ra->len)
+		ra->len = ra->len * 2 < max ? ra->len * 2 : max;
+	else
+		ra->len = min < max ? min : max;
+	ra->next = addr + ra->len;
+	return ra->len;
+}
+
 void lazy_ranges_fini(struct lazy_ranges *s)
 {
 	free(s->r);

@@ -317,13 +317,39 @@ static void test_thp_chunks(void **state)
 	lazy_ranges_fini(&todo);
 }
 
+/* Faults that follow each other double the fill up to the cap; a jump starts again. */
+static void test_readahead(void **state)
+{
+	struct lazy_readahead ra = { 0 };
+	const uint64_t min = 16 * PG, max = 256 * PG;
+
+	(void)state;
+	assert_int_equal(lazy_readahead(&ra, 0x100000, min, max), min);
+	/* right at the end of the last fill */
+	assert_int_equal(lazy_readahead(&ra, 0x100000 + min, min, max), 2 * min);
+	/* within the last fill's size past its end (a page skipped) */
+	assert_int_equal(lazy_readahead(&ra, 0x100000 + 3 * min + PG, min, max), 4 * min);
+	assert_int_equal(ra.next, 0x100000 + 3 * min + PG + 4 * min);
+	for (int i = 0; i < 8; i++)
+		lazy_readahead(&ra, ra.next, min, max);
+	assert_int_equal(ra.len, max);
+	assert_int_equal(lazy_readahead(&ra, ra.next, min, max), max);
+	/* further than one fill's size past the end: a jump */
+	assert_int_equal(lazy_readahead(&ra, ra.next + max + PG, min, max), min);
+	/* before the end of the last fill (backwards): a jump too */
+	assert_int_equal(lazy_readahead(&ra, ra.next - PG, min, max), min);
+	/* a cap under the minimum */
+	ra = (struct lazy_readahead){ 0 };
+	assert_int_equal(lazy_readahead(&ra, 0, max, min), min);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_add_find),    cmocka_unit_test(test_remove),
 		cmocka_unit_test(test_move),	    cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_thp_chunks),  cmocka_unit_test(test_add_lazy),
-		cmocka_unit_test(test_eager_pages),
+		cmocka_unit_test(test_eager_pages), cmocka_unit_test(test_readahead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
