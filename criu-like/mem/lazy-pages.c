@@ -366,18 +366,21 @@ static int fill(struct lz *z, struct lz_task *t, uint64_t addr, uint64_t len)
 }
 
 /*
- * How much a fault at @addr fills: LZ_FAULT_PAGES, doubled at each fault
- * that comes within the last fill's size past its end, up to a background
- * chunk of local images (1 MiB, copied by both copiers; never the 4 MiB of
- * a page server's chunk, which a fault would wait for), as a read-ahead
- * does. A task that reads its memory through went from fault to fault 64
- * KiB at a time, on one thread, each a round trip through the daemon:
- * 1,300-1,450 of them, 17% of the 512 MiB of scripts/bench/lazy, whose
- * victim reads every page at once. Faults here and there (a server's
- * requests) stay at LZ_FAULT_PAGES.
+ * How much a fault at @addr fills: LZ_FAULT_PAGES, and from local images
+ * doubled at each fault that comes within the last fill's size past its
+ * end, up to a background chunk (1 MiB, split between the two copiers), as
+ * a read-ahead does. A task that reads its memory through went from fault
+ * to fault 64 KiB at a time, on one thread, each a round trip through the
+ * daemon: 1,300-1,450 of them, 17% of the 512 MiB of scripts/bench/lazy,
+ * whose victim reads every page at once. Faults here and there (a server's
+ * requests) stay at LZ_FAULT_PAGES. Not from a page server: with it, 3 of
+ * 20 migrations of a 1 GiB redis (scripts/bench/migrate -l) paused a
+ * client over 100 ms (118-173), none of 20 without, alternated.
  */
-static uint64_t fault_len(struct lz_task *t, uint64_t addr)
+static uint64_t fault_len(struct lz *z, struct lz_task *t, uint64_t addr)
 {
+	if (!z->src.ops->map)
+		return LZ_FAULT_PAGES * PAGE_SIZE;
 	return lazy_readahead(&t->ra, addr, LZ_FAULT_PAGES * PAGE_SIZE, LZ_CHUNK_LOCAL);
 }
 
@@ -388,7 +391,7 @@ static int on_fault(struct lz *z, struct lz_task *t, uint64_t addr)
 	addr &= ~(PAGE_SIZE - 1);
 	z->st.faults++;
 	if (lazy_ranges_find(&t->todo, addr))
-		return fill(z, t, addr, fault_len(t, addr));
+		return fill(z, t, addr, fault_len(z, t, addr));
 	/* not in the images (never written, or dropped since): zeros, as for the original */
 	{
 		struct uffdio_zeropage zp = { .range = { addr, PAGE_SIZE } };
