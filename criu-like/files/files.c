@@ -260,7 +260,11 @@ static int list_fds(pid_t pid, int **ret, unsigned int *ret_n)
 	return 0;
 }
 
-/* readlink, stat and fdinfo of fd @f->fd of @f->pid; with @parent, its link and stat if it has them. */
+/*
+ * readlink, stat and fdinfo of fd @f->fd of @f->pid; with @parent, its link
+ * and stat if it has them. -ENOENT, not logged, when the fd is no longer
+ * there (fd_gone()).
+ */
 static int fd_info_read(struct fd_info *f, const struct dump_task *parent)
 {
 	char path[64], link[PATH_MAX];
@@ -273,8 +277,10 @@ static int fd_info_read(struct fd_info *f, const struct dump_task *parent)
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", f->pid, f->fd);
 	len = readlink(path, link, sizeof(link) - 1);
 	if (len < 0 || stat(path, &f->st)) {
-		pr_perror("pid %d fd %d: readlink/stat of %s", f->pid, f->fd, path);
-		return neg_errno();
+		err = neg_errno();
+		if (err != -ENOENT)
+			pr_errno(err, "pid %d fd %d: readlink/stat of %s", f->pid, f->fd, path);
+		return err;
 	}
 	if ((size_t)len >= sizeof(link) - 1) {
 		pr_err("pid %d fd %d: the path of %s is too long\n", f->pid, f->fd, path);
@@ -287,7 +293,8 @@ static int fd_info_read(struct fd_info *f, const struct dump_task *parent)
 fdinfo:
 	err = proc_parse_fdinfo(f->pid, f->fd, &fi);
 	if (err) {
-		pr_errno(err, "pid %d fd %d: cannot parse its fdinfo", f->pid, f->fd);
+		if (err != -ENOENT)
+			pr_errno(err, "pid %d fd %d: cannot parse its fdinfo", f->pid, f->fd);
 		return err;
 	}
 	f->cloexec = fi.flags & O_CLOEXEC;
@@ -673,25 +680,65 @@ static int write_fdinfo_img(struct dump_ctx *ctx, pid_t pid, const struct task_f
  * Read every fd of the task (its own: the other workers of a parallel dump go
  * on meanwhile, par.h).
  */
+/*
+ * Whether fd @fd of task @pid, listed and then not found, is gone: the task
+ * is there and its fd is not. In a frozen tree only criu-like's own code
+ * opens and closes fds: the parasite of another task that shares this
+ * one's table (CLONE_FILES) opened it for a moment (ci17b: clone_files,
+ * after a restore, a dump failed on "readlink/stat of /proc/PID/fd/11: No
+ * such file or directory"). The table's state is without it.
+ */
+static bool fd_gone(pid_t pid, int fd)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	if (stat(path, &st))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+	return lstat(path, &st) && errno == ENOENT;
+}
+
+/* The fds @fds[0..*@n) of @dt into @tf; *@n less those gone meanwhile (fd_gone()). */
 static int read_fds(const struct dump_ctx *ctx, struct dump_task *dt, struct task_fd *tf,
-		    const int *fds, unsigned int n)
+		    const int *fds, unsigned int *n)
 {
 	/* what its parent's fds showed, for those it inherited (fd-seen.c) */
 	const struct dump_task *parent = fd_seen_parent(ctx, dt);
-	_cleanup_free_ const struct fd_info **kept = calloc(n ? n : 1, sizeof(*kept));
+	_cleanup_free_ const struct fd_info **kept = calloc(*n ? *n : 1, sizeof(*kept));
 	bool dropped = par_drop();
 	int err = kept ? 0 : -ENOMEM;
+	unsigned int i, j = 0;
 
-	for (unsigned int i = 0; i < n && !err; i++) {
-		tf[i].f.pid = dt->t->pid;
-		tf[i].f.fd = fds[i];
-		tf[i].f.dfd = -1;
-		err = fd_info_read(&tf[i].f, parent);
-		kept[i] = &tf[i].f;
+	for (i = 0; i < *n && !err; i++) {
+		struct fd_info *f = &tf[j].f;
+
+		f->pid = dt->t->pid;
+		f->fd = fds[i];
+		f->dfd = -1;
+		err = fd_info_read(f, parent);
+		if (err == -ENOENT && fd_gone(f->pid, f->fd)) {
+			pr_info("pid %d fd %d: gone since its table was listed: an fd of "
+				"criu-like's "
+				"own (a parasite's, in a table shared with another task), left "
+				"out\n",
+				f->pid, f->fd);
+			free(f->link);
+			free(f->locks);
+			memset(&tf[j], 0, sizeof(tf[j]));
+			err = 0;
+			continue;
+		}
+		if (err == -ENOENT)
+			pr_errno(err, "pid %d fd %d: cannot read it", f->pid, f->fd);
+		kept[j] = f;
+		j++;
 	}
 	if (!err)
-		err = fd_seen_keep(dt, kept, n);
+		err = fd_seen_keep(dt, kept, j);
 	par_take(dropped);
+	*n = j; /* the entries past j are zeroed; the one that failed is counted */
 	return err;
 }
 
@@ -786,7 +833,7 @@ int dump_task_files(struct dump_ctx *ctx, struct dump_task *dt)
 	tf = calloc(n ? n : 1, sizeof(*tf));
 	if (!tf)
 		return -ENOMEM;
-	err = read_fds(ctx, dt, tf, fds, n);
+	err = read_fds(ctx, dt, tf, fds, &n);
 	/*
 	 * From the first description added to the last dumped, the table must
 	 * look to the other workers of a parallel dump as if this ran at once:
