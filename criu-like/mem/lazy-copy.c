@@ -15,7 +15,6 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 
 #include "lazy-int.h"
 #include "log.h"
@@ -30,23 +29,6 @@ int lazy_uffd_copy(int uffd, uint64_t dst, const void *src, uint64_t len, int64_
 	return err;
 }
 
-/*
- * The whole pages of [src, src + len), a part of the read-only shared
- * mapping of a pages image, dropped from the daemon's page tables: the page
- * cache keeps the data (a page copied again faults it back in). Dropped as
- * the fill goes, on both copiers, the mapping's entries cost nothing at the
- * end: unmapped in one piece, the 512 MiB of scripts/bench/lazy took 16 ms
- * after the last page was in, one CPU at work.
- */
-void lazy_src_drop(const void *src, uint64_t len)
-{
-	uintptr_t a = ((uintptr_t)src + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
-	uintptr_t e = ((uintptr_t)src + len) & ~(PAGE_SIZE - 1);
-
-	if (e > a)
-		madvise((void *)a, e - a, MADV_DONTNEED);
-}
-
 static void *copier_main(void *arg)
 {
 	struct lazy_copier *cp = arg;
@@ -59,8 +41,6 @@ static void *copier_main(void *arg)
 			break;
 		pthread_mutex_unlock(&cp->lock);
 		cp->err = lazy_uffd_copy(cp->uffd, cp->dst, cp->src, cp->len, &cp->copied);
-		if (cp->drop && cp->copied > 0)
-			lazy_src_drop(cp->src, (uint64_t)cp->copied);
 		pthread_mutex_lock(&cp->lock);
 		cp->busy = false;
 		pthread_cond_broadcast(&cp->cond);
@@ -94,14 +74,13 @@ bool lazy_copier_ready(struct lazy_copier *cp)
 }
 
 void lazy_copier_submit(struct lazy_copier *cp, int uffd, uint64_t dst, const void *src,
-			uint64_t len, bool drop)
+			uint64_t len)
 {
 	pthread_mutex_lock(&cp->lock);
 	cp->uffd = uffd;
 	cp->dst = dst;
 	cp->src = src;
 	cp->len = len;
-	cp->drop = drop;
 	cp->busy = true;
 	pthread_cond_broadcast(&cp->cond);
 	pthread_mutex_unlock(&cp->lock);

@@ -48,7 +48,6 @@ struct lazy_copier {
 	int uffd;
 	uint64_t dst, len;
 	const void *src;
-	bool drop; /* src is the image's mapping: released once copied (lazy_src_drop()) */
 	int err;
 	int64_t copied;
 };
@@ -56,9 +55,7 @@ struct lazy_copier {
 /* The thread is running (started on the first call); false: copy in one thread. */
 bool lazy_copier_ready(struct lazy_copier *cp);
 void lazy_copier_submit(struct lazy_copier *cp, int uffd, uint64_t dst, const void *src,
-			uint64_t len, bool drop);
-/* The page table entries of [src, src + len) of an image's mapping, once copied from. */
-void lazy_src_drop(const void *src, uint64_t len);
+			uint64_t len);
 /* The submitted copy's result, as lazy_uffd_copy()'s, once it is done. */
 int lazy_copier_wait(struct lazy_copier *cp, int64_t *copied);
 void lazy_copier_stop(struct lazy_copier *cp);

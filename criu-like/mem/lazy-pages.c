@@ -285,16 +285,14 @@ static int add_task(struct lz *z, pid_t pid, pid_t src_pid, int uffd, int pidfd,
  * 0, 1 (take it in one piece) or -errno.
  */
 static int fill_halves(struct lz *z, struct lz_task *t, uint64_t addr, uint64_t len,
-		       const uint8_t *src, bool drop)
+		       const uint8_t *src)
 {
 	uint64_t half = (len / 2) & ~(PAGE_SIZE - 1);
 	int64_t got1, got2;
 	int err1, err2, err;
 
-	lazy_copier_submit(&z->cp, t->uffd, addr + half, src + half, len - half, drop);
+	lazy_copier_submit(&z->cp, t->uffd, addr + half, src + half, len - half);
 	err1 = lazy_uffd_copy(t->uffd, addr, src, half, &got1);
-	if (drop && got1 > 0)
-		lazy_src_drop(src, (uint64_t)got1);
 	err2 = lazy_copier_wait(&z->cp, &got2);
 	got1 = max(got1, (int64_t)0);
 	got2 = max(got2, (int64_t)0);
@@ -338,13 +336,11 @@ static int fill(struct lz *z, struct lz_task *t, uint64_t addr, uint64_t len)
 		return err;
 	}
 	if (len >= LZ_SPLIT_MIN && lazy_copier_ready(&z->cp)) {
-		err = fill_halves(z, t, addr, len, src, src != z->buf);
+		err = fill_halves(z, t, addr, len, src);
 		if (err <= 0)
 			return err;
 	}
 	err = lazy_uffd_copy(t->uffd, addr, src, len, &copied);
-	if (src != z->buf && copied > 0)
-		lazy_src_drop(src, (uint64_t)copied);
 	if (err) {
 		pr_debug("UFFDIO_COPY %lx+%lu: %d, copy %lld\n", addr, len, err, (long long)copied);
 		if (copied > 0)
