@@ -677,10 +677,6 @@ static int write_fdinfo_img(struct dump_ctx *ctx, pid_t pid, const struct task_f
 }
 
 /*
- * Read every fd of the task (its own: the other workers of a parallel dump go
- * on meanwhile, par.h).
- */
-/*
  * Whether fd @fd of task @pid, listed and then not found, is gone: the task
  * is there and its fd is not. In a frozen tree only criu-like's own code
  * opens and closes fds: the parasite of another task that shares this
@@ -700,7 +696,11 @@ static bool fd_gone(pid_t pid, int fd)
 	return lstat(path, &st) && errno == ENOENT;
 }
 
-/* The fds @fds[0..*@n) of @dt into @tf; *@n less those gone meanwhile (fd_gone()). */
+/*
+ * Read every fd @fds[0..*@n) of the task into @tf (its own: the other workers
+ * of a parallel dump go on meanwhile, par.h); *@n less those gone meanwhile
+ * (fd_gone()).
+ */
 static int read_fds(const struct dump_ctx *ctx, struct dump_task *dt, struct task_fd *tf,
 		    const int *fds, unsigned int *n)
 {
@@ -719,13 +719,11 @@ static int read_fds(const struct dump_ctx *ctx, struct dump_task *dt, struct tas
 		f->dfd = -1;
 		err = fd_info_read(f, parent);
 		if (err == -ENOENT && fd_gone(f->pid, f->fd)) {
-			pr_info("pid %d fd %d: gone since its table was listed: an fd of "
-				"criu-like's "
-				"own (a parasite's, in a table shared with another task), left "
-				"out\n",
+			pr_info("pid %d fd %d: gone since its table was listed: an fd "
+				"of criu-like's own (a parasite's, in a table shared with "
+				"another task), left out\n",
 				f->pid, f->fd);
-			free(f->link);
-			free(f->locks);
+			free(f->link); /* from the parent's listing: its fdinfo was gone */
 			memset(&tf[j], 0, sizeof(tf[j]));
 			err = 0;
 			continue;

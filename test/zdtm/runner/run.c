@@ -340,6 +340,23 @@ static void conclude(struct run *t)
 	}
 }
 
+struct log_seen {
+	size_t i; /* in show_logs()'s list */
+	struct timespec mtime;
+};
+
+/* Newest first; of two as new, the earlier in the list. */
+static int log_newer(const void *a, const void *b)
+{
+	const struct log_seen *x = a, *y = b;
+
+	if (x->mtime.tv_sec != y->mtime.tv_sec)
+		return x->mtime.tv_sec < y->mtime.tv_sec ? 1 : -1;
+	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
+		return x->mtime.tv_nsec < y->mtime.tv_nsec ? 1 : -1;
+	return x->i < y->i ? -1 : 1;
+}
+
 /*
  * The tails of the test's output and of the logs of its steps, the newest
  * first: the step that failed is the last that wrote, and a reader that
@@ -353,33 +370,20 @@ static void show_logs(struct run *t)
 		"dump.log",	 "restore.out",	  "restore.log",  "dump-2.out",	  "dump-2.log",
 		"restore-2.out", "restore-2.log", "outside.log",
 	};
-	struct timespec when[ARRAY_SIZE(logs)];
-	bool shown[ARRAY_SIZE(logs)] = { false };
+	struct log_seen seen[ARRAY_SIZE(logs)];
 	char path[PATH_MAX + 32];
+	size_t n = 0;
 	struct stat st;
 
 	print_tail(t->outfile, 20);
 	for (size_t i = 0; i < ARRAY_SIZE(logs); i++) {
 		snprintf(path, sizeof(path), "%s/%s", t->dir, logs[i]);
-		when[i] = (struct timespec){ -1, 0 };
 		if (!stat(path, &st))
-			when[i] = st.st_mtim;
+			seen[n++] = (struct log_seen){ i, st.st_mtim };
 	}
-	for (;;) {
-		size_t best = ARRAY_SIZE(logs);
-
-		for (size_t i = 0; i < ARRAY_SIZE(logs); i++) {
-			if (shown[i] || when[i].tv_sec < 0)
-				continue;
-			if (best == ARRAY_SIZE(logs) || when[i].tv_sec > when[best].tv_sec ||
-			    (when[i].tv_sec == when[best].tv_sec &&
-			     when[i].tv_nsec > when[best].tv_nsec))
-				best = i;
-		}
-		if (best == ARRAY_SIZE(logs))
-			break;
-		shown[best] = true;
-		snprintf(path, sizeof(path), "%s/%s", t->dir, logs[best]);
+	qsort(seen, n, sizeof(seen[0]), log_newer);
+	for (size_t k = 0; k < n; k++) {
+		snprintf(path, sizeof(path), "%s/%s", t->dir, logs[seen[k].i]);
 		print_tail(path, 20);
 	}
 }
