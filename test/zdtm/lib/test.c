@@ -4,11 +4,13 @@
 #include <sched.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -32,7 +34,7 @@ static struct {
 	char **argv;
 	int ready_fd; /* write end of the pipe the launcher waits on */
 	bool launcher_writes; /* the pidfile: the daemon's pid as the launcher sees it */
-	volatile sig_atomic_t got_sigterm;
+	volatile int got_sigterm; /* a futex word: test_waitsig() sleeps on it */
 	const char *userns_map; /* CLONE_NEWUSER: the map the launcher writes */
 	bool userns_deny;
 	/* test_timens() in mode userns: the offsets, set inside the container's user namespace */
@@ -169,10 +171,19 @@ static void userns_wait(int go, const char *outfile)
 	close(go);
 }
 
+/*
+ * SIGTERM goes to the process, so any thread that does not block it may
+ * run the handler: the flag is a futex word the handler wakes, and the
+ * main thread waits on the word, not for the signal.
+ */
 static void sigterm_handler(int sig)
 {
+	int saved = errno;
+
 	(void)sig;
 	tst.got_sigterm = 1;
+	syscall(SYS_futex, &tst.got_sigterm, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	errno = saved;
 }
 
 static void usage_exit(const char *prog, const char *why)
@@ -684,16 +695,19 @@ bool test_go(void)
 
 void test_waitsig(void)
 {
-	sigset_t term, old, wait_mask;
+	sigset_t term, old;
 
-	/* Block SIGTERM around the check, or a signal between check and sleep is lost. */
+	/*
+	 * Not sigsuspend(): a thread restored in it takes up the wait again
+	 * from its saved mask, SIGTERM blocked, and a SIGTERM sent before it
+	 * got there goes to another thread. A futex wait on the flag returns
+	 * at once once it is set, whichever thread set it and whenever.
+	 */
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
-	sigprocmask(SIG_BLOCK, &term, &old);
-	wait_mask = old;
-	sigdelset(&wait_mask, SIGTERM);
+	sigprocmask(SIG_UNBLOCK, &term, &old);
 	while (!tst.got_sigterm)
-		sigsuspend(&wait_mask);
+		syscall(SYS_futex, &tst.got_sigterm, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
