@@ -701,12 +701,7 @@ static int refuse_shared_mm(struct dump_task *const *dts, unsigned int n)
 /* The start of the [vdso] in @maps (0: none), ARCH_VDSO_LOOKUP when they were not read. */
 static long maps_vdso(const struct vma_list *maps)
 {
-	if (!maps->vmas)
-		return ARCH_VDSO_LOOKUP;
-	for (unsigned int i = 0; i < maps->nr; i++)
-		if (maps->vmas[i].path && !strcmp(maps->vmas[i].path, "[vdso]"))
-			return (long)maps->vmas[i].start;
-	return 0;
+	return maps->vmas ? (long)vma_list_find(maps, "[vdso]") : ARCH_VDSO_LOOKUP;
 }
 
 /* The requests of parasite_infect_all() for the live tasks, @tids holding all their threads. */

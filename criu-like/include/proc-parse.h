@@ -172,6 +172,8 @@ struct vma_list {
 int parse_maps(const char *text, bool smaps, struct vma_list *ret);
 int proc_parse_maps(pid_t pid, bool smaps, struct vma_list *ret);
 void vma_list_fini(struct vma_list *l);
+/* The start of the VMA named @path ("[vdso]"...) in @l, 0 if none. */
+unsigned long vma_list_find(const struct vma_list *l, const char *path);
 void vma_entry_fini(struct vma_entry *v); /* what one entry holds */
 
 /* ---- /proc/PID/fdinfo/FD ---- */

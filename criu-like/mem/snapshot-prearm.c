@@ -114,8 +114,11 @@ static bool tree_worth(pid_t root)
 	return false;
 }
 
-/* @p's identity and candidate ranges (into p->early), the task seized; *@n: how many. */
-static int prearm_ranges(struct snap_task *p, unsigned int *n)
+/*
+ * @p's identity and candidate ranges (into p->early), the task seized; *@n:
+ * how many, *@vdso: where its [vdso] starts (0: none), for the injection.
+ */
+static int prearm_ranges(struct snap_task *p, unsigned int *n, long *vdso)
 {
 	struct vma_list maps = { 0 };
 	int err = read_ident(p->pid, p->ident);
@@ -130,6 +133,7 @@ static int prearm_ranges(struct snap_task *p, unsigned int *n)
 	for (unsigned int i = 0; !err && i < maps.nr; i++)
 		if (snap_early_candidate(&maps.vmas[i]))
 			snap_push_range(p->early, n, maps.vmas[i].start, maps.vmas[i].end);
+	*vdso = (long)vma_list_find(&maps, "[vdso]");
 	vma_list_fini(&maps);
 	return err;
 }
@@ -166,12 +170,14 @@ static int prearm_tasks(struct snapshot *s, const struct pstree *tree)
 		p->pre = true;
 		p->pid = st->pid;
 		s->nr_pre++;
-		err = prearm_ranges(p, &nr[nreq]);
+		err = prearm_ranges(p, &nr[nreq], &reqs[nreq].vdso);
 		if (err == -ENOMEM)
 			return err;
 		if (err || !nr[nreq])
 			continue;
-		reqs[nreq] = (struct infect_req){ st->pid, &tids[nr_tids], st->nr_threads };
+		reqs[nreq].pid = st->pid;
+		reqs[nreq].tids = &tids[nr_tids];
+		reqs[nreq].nr_threads = st->nr_threads;
 		for (k = 0; k < st->nr_threads; k++)
 			tids[nr_tids++] = st->threads[k].tid;
 		ps[nreq++] = p;

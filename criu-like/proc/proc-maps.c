@@ -261,6 +261,14 @@ void vma_list_fini(struct vma_list *l)
 	l->nr = l->cap = 0;
 }
 
+unsigned long vma_list_find(const struct vma_list *l, const char *path)
+{
+	for (unsigned int i = 0; i < l->nr; i++)
+		if (l->vmas[i].path && !strcmp(l->vmas[i].path, path))
+			return l->vmas[i].start;
+	return 0;
+}
+
 static int maps_line(const char *line, size_t len, bool smaps, struct vma_list *l)
 {
 	struct vma_entry *v;
