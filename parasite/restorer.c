@@ -558,7 +558,7 @@ long parasite_main(struct rst_args *a, long idx)
 	}
 	/*
 	 * After the creds: a change of euid/egid clears it. The leader keeps
-	 * dying with its parent until the resume, where the controller sets its
+	 * dying with its parent until the barrier, past which it sets its
 	 * saved signal; if the parent died meanwhile, no signal will come:
 	 * getppid() says so, except to the init of a new pid namespace, whose
 	 * barrier() watches the controller's pidfd instead.
@@ -578,12 +578,21 @@ long parasite_main(struct rst_args *a, long idx)
 	 * Seccomp last, after the creds (no_new_privs or CAP_SYS_ADMIN are set
 	 * by then), since a filter may forbid what the restorer still does. The
 	 * controller holds every thread under ptrace with the filters suspended
-	 * from the barrier to the detach, which covers close(), kill(), the
-	 * rt_sigreturn and its own munmap() of this area.
+	 * from the barrier to the detach, which covers close(), kill(), prctl(),
+	 * the shared area's munmap(), the rt_sigreturn and its own munmap() of
+	 * this area.
 	 */
 	if (th->seccomp_mode == SECCOMP_MODE_FILTER && !th->seccomp_early)
 		install_filters(a, th);
 	if (idx == 0) {
+		/*
+		 * Its saved signal (none for the root) in place of SIGKILL: from
+		 * the barrier on every thread of the tree is held by the
+		 * controller with PTRACE_O_EXITKILL, which kills it if the
+		 * controller dies before the detach.
+		 */
+		check(a, th, sys_prctl(PR_SET_PDEATHSIG, th->pdeath_sig), "PR_SET_PDEATHSIG %u",
+		      th->pdeath_sig);
 		/* the controller holds a copy now, handed to the lazy-pages daemon */
 		if (a->uffd_slot)
 			sys_close(*(volatile int32_t *)a->uffd_slot);
@@ -597,5 +606,13 @@ long parasite_main(struct rst_args *a, long idx)
 	/* Strict mode allows read, write, exit and rt_sigreturn: nothing else follows. */
 	if (th->seccomp_mode == SECCOMP_MODE_STRICT)
 		check(a, th, sys_prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT), "strict seccomp");
+	/*
+	 * The last thread done with the shared area unmaps it (a failure is
+	 * still recorded there); the controller unmaps this area once the
+	 * thread has left it through rt_sigreturn.
+	 */
+	if (__atomic_add_fetch(&a->threads_out, 1, __ATOMIC_SEQ_CST) == a->nr_threads)
+		check(a, th, sys_call2(__NR_munmap, a->shared, a->shared_len),
+		      "munmap of the shared area");
 	return 0;
 }

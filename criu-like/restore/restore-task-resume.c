@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rst_resume_tasks(): the controller's last step. The restorer area (blob,
- * args, stacks, frames) and the shared area are mapped in every restored
- * task until its threads have left them through rt_sigreturn, and no code
- * of the task can unmap the memory it runs from. So the controller seizes
- * every thread while it waits at the barrier, says RST_STAGE_RESUME, follows
- * each thread by syscall stops to the exit of its rt_sigreturn (the thread
- * is then in its saved state), injects munmap() of both areas into the
- * leader, sets each leader's saved parent-death signal, and detaches. Until
+ * args, stacks, frames) is mapped in every restored task until its threads
+ * have left it through rt_sigreturn, and no code of the task can unmap the
+ * memory it runs from. So the controller seizes every thread while it waits
+ * at the barrier, says RST_STAGE_RESUME (past which the blob sets the
+ * leader's saved parent-death signal and its last thread unmaps the shared
+ * area), follows each thread by syscall stops to the exit of its
+ * rt_sigreturn (the thread is then in its saved state), injects munmap() of
+ * the restorer area into the leader, and detaches. Until
  * the detach the threads are held with PTRACE_O_EXITKILL: a death of the
  * controller kills them before they run. A task restored stopped gets its SIGSTOP right
  * before the detach (the one the restorer sends is held back on the way).
@@ -22,7 +23,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -256,28 +256,14 @@ static int run_to_sigreturn(struct rtask *tasks, size_t nr)
 	return 0;
 }
 
-/*
- * The leader's saved parent-death signal, in place of the SIGKILL that tied
- * it to its parent until now (restore-task-state.c: none for the root,
- * whose parent is criu-like).
- */
-static unsigned long pdeath_sig(const struct rtask *rt)
-{
-	const ThreadCoreEntry *tc = rt->t->core->threads[0];
-
-	return tc->has_pdeath_sig && rt->t->parent ? tc->pdeath_sig : 0;
-}
-
-#define LEAVE_CALLS 3
-
-/* A leader on its way out: its saved state, held while its last syscalls run. */
+/* A leader on its way out: its saved state, held while its last syscall runs. */
 struct leave {
 	struct user_regs_struct saved;
 	uint64_t mask; /* its saved signal mask */
 	uint64_t code; /* the syscall instruction of its rt_sigreturn, in the restorer area */
 	uint64_t stolen; /* stop signals taken on the way: sent again at the end */
-	unsigned long args[LEAVE_CALLS][3]; /* nr, a0, a1 */
-	long ret[LEAVE_CALLS];
+	unsigned long args[3]; /* the last syscall: nr, a0, a1 */
+	long ret;
 	int err;
 	bool held, running;
 };
@@ -309,8 +295,8 @@ static int next_syscall_stop(pid_t pid, pid_t tid, struct leave *l)
 	}
 }
 
-/* Call @k of every leader: each one started, then each one's entry and exit stops taken. */
-static void leave_step(struct rtask *tasks, struct leave *lv, size_t nr, unsigned int k)
+/* The last syscall of every leader: each one started, then each one's entry and exit stops taken. */
+static void leave_step(struct rtask *tasks, struct leave *lv, size_t nr)
 {
 	size_t i;
 
@@ -321,16 +307,16 @@ static void leave_step(struct rtask *tasks, struct leave *lv, size_t nr, unsigne
 		if (lv[i].err)
 			continue;
 		r.rip = lv[i].code;
-		r.rax = lv[i].args[k][0];
+		r.rax = lv[i].args[0];
 		r.orig_rax = (unsigned long)-1;
-		r.rdi = lv[i].args[k][1];
-		r.rsi = lv[i].args[k][2];
+		r.rdi = lv[i].args[1];
+		r.rsi = lv[i].args[2];
 		fault_kill_point();
 		if (ptrace(PTRACE_SETREGS, tid, NULL, &r) ||
 		    ptrace(PTRACE_SYSCALL, tid, NULL, NULL)) {
 			lv[i].err = neg_errno();
 			pr_errno(lv[i].err, "pid %d: starting syscall %lu", tasks[i].pid,
-				 lv[i].args[k][0]);
+				 lv[i].args[0]);
 		}
 		lv[i].running = !lv[i].err;
 	}
@@ -348,8 +334,8 @@ static void leave_step(struct rtask *tasks, struct leave *lv, size_t nr, unsigne
 			lv[i].err = next_syscall_stop(tasks[i].pid, tid, &lv[i]);
 		errno = 0;
 		if (!lv[i].err)
-			lv[i].ret[k] = ptrace(PTRACE_PEEKUSER, tid,
-					      offsetof(struct user_regs_struct, rax), NULL);
+			lv[i].ret = ptrace(PTRACE_PEEKUSER, tid,
+					   offsetof(struct user_regs_struct, rax), NULL);
 		if (!lv[i].err && errno)
 			lv[i].err = neg_errno();
 	}
@@ -381,16 +367,10 @@ static int leave_hold(struct restore_ctx *ctx, struct rtask *rt, struct leave *l
 		pr_perror("pid %d: PTRACE_SETSIGMASK of %d", rt->pid, tid);
 		return neg_errno();
 	}
-	l->args[0][0] = __NR_munmap;
-	l->args[0][1] = (unsigned long)ctx->shared;
-	l->args[0][2] = PAGE_ALIGN(ctx->shared_size);
-	l->args[1][0] = __NR_prctl;
-	l->args[1][1] = PR_SET_PDEATHSIG;
-	l->args[1][2] = pdeath_sig(rt);
-	/* last: the code it runs from goes with it */
-	l->args[2][0] = __NR_munmap;
-	l->args[2][1] = slot[0];
-	l->args[2][2] = slot[1] - slot[0];
+	/* the code it runs from goes with it */
+	l->args[0] = __NR_munmap;
+	l->args[1] = slot[0];
+	l->args[2] = slot[1] - slot[0];
 	return 0;
 }
 
@@ -415,19 +395,18 @@ static int leave_release(const struct rtask *rt, struct leave *l)
 
 /*
  * In each leader, held at the exit of its rt_sigreturn in its saved state:
- * munmap() of the shared area, its saved parent-death signal, then munmap()
- * of its restorer area. Each one run at the syscall instruction of that
- * rt_sigreturn with PTRACE_SYSCALL: the area's munmap returns into its exit
- * stop, and the unmapped code after it never runs, as the saved registers go
- * back there. A syscall changes rax, rcx, r11 and rip only: no frame, no
- * xstate and no trampoline to place (compel_syscalls() does all that for a
- * thread stopped anywhere). Every task at once, step by step.
+ * munmap() of its restorer area (the blob set its parent-death signal and
+ * unmapped the shared area after the barrier). Run at the syscall
+ * instruction of that rt_sigreturn with PTRACE_SYSCALL: the munmap returns
+ * into its exit stop, and the unmapped code after it never runs, as the
+ * saved registers go back there. A syscall changes rax, rcx, r11 and rip
+ * only: no frame, no xstate and no trampoline to place (compel_syscalls()
+ * does all that for a thread stopped anywhere). Every task at once.
  */
 static int leave_areas(struct restore_ctx *ctx, struct rtask *tasks, size_t nr)
 {
 	_cleanup_free_ struct leave *lv = calloc(nr + 1, sizeof(*lv));
 	size_t i;
-	unsigned int k;
 	int err = 0;
 
 	if (!lv)
@@ -435,19 +414,14 @@ static int leave_areas(struct restore_ctx *ctx, struct rtask *tasks, size_t nr)
 	for (i = 0; i < nr; i++)
 		lv[i].err = leave_hold(ctx, &tasks[i], &lv[i]);
 	fault_kill_point();
-	for (k = 0; k < LEAVE_CALLS; k++)
-		leave_step(tasks, lv, nr, k);
+	leave_step(tasks, lv, nr);
 	for (i = 0; i < nr; i++) {
 		int e = leave_release(&tasks[i], &lv[i]);
 
-		for (k = 0; !lv[i].err && k < LEAVE_CALLS; k++)
-			if (lv[i].ret[k]) {
-				lv[i].err = (int)lv[i].ret[k];
-				pr_errno(lv[i].err, "pid %d: %s", tasks[i].pid,
-					 k == 1 ? "PR_SET_PDEATHSIG"
-					 : k	? "munmap of the restorer area"
-						: "munmap of the shared area");
-			}
+		if (!lv[i].err && lv[i].ret) {
+			lv[i].err = (int)lv[i].ret;
+			pr_errno(lv[i].err, "pid %d: munmap of the restorer area", tasks[i].pid);
+		}
 		err = err ?: lv[i].err ?: e;
 	}
 	return err;

@@ -246,7 +246,8 @@ struct rst_thread {
 	uint32_t nr_pending;
 	uint64_t pending_off; /* struct rst_siginfo[nr_pending], the thread's own queue */
 	uint64_t timer_slack_ns; /* 0: keep the kernel's default */
-	uint32_t pdeath_sig; /* set after the creds, whose change clears it; not thread 0's */
+	/* set after the creds, whose change clears it; thread 0's after the barrier */
+	uint32_t pdeath_sig;
 	uint32_t seccomp_mode; /* 0, SECCOMP_MODE_STRICT or SECCOMP_MODE_FILTER */
 	uint32_t nr_seccomp; /* filters, oldest first */
 	uint32_t seccomp_early; /* install the filters before capset (restorer.c says why) */
@@ -325,9 +326,12 @@ struct rst_args {
 	 * @fill_workers of them read a share each (restorer/mem.c);
 	 * @fill_claim is the next batch to take, @fill_left the readers not
 	 * done yet, @threads_go 1 once the leader has restored what comes
-	 * before the threads' own state (restorer.c).
+	 * before the threads' own state (restorer.c); @threads_out counts the
+	 * threads done with the shared area after the barrier: the last one
+	 * unmaps it.
 	 */
 	uint32_t fill_workers, fill_claim, fill_left, threads_go;
+	uint32_t threads_out, pad3;
 	struct rst_special specials[RST_MAX_SPECIALS];
 
 	struct rst_sigaction sigactions[RST_NR_SIGNALS]; /* index i: signal i + 1 */
