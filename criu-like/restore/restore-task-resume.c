@@ -262,7 +262,7 @@ struct leave {
 	uint64_t mask; /* its saved signal mask */
 	uint64_t code; /* the syscall instruction of its rt_sigreturn, in the restorer area */
 	uint64_t stolen; /* stop signals taken on the way: sent again at the end */
-	unsigned long args[3]; /* the last syscall: nr, a0, a1 */
+	uint64_t area[2]; /* its restorer area, start and length: the munmap() it leaves with */
 	long ret;
 	int err;
 	bool held, running;
@@ -295,7 +295,7 @@ static int next_syscall_stop(pid_t pid, pid_t tid, struct leave *l)
 	}
 }
 
-/* The last syscall of every leader: each one started, then each one's entry and exit stops taken. */
+/* Every leader's munmap() of its area: each one started, then each one's stops taken. */
 static void leave_step(struct rtask *tasks, struct leave *lv, size_t nr)
 {
 	size_t i;
@@ -307,16 +307,16 @@ static void leave_step(struct rtask *tasks, struct leave *lv, size_t nr)
 		if (lv[i].err)
 			continue;
 		r.rip = lv[i].code;
-		r.rax = lv[i].args[0];
+		r.rax = __NR_munmap;
 		r.orig_rax = (unsigned long)-1;
-		r.rdi = lv[i].args[1];
-		r.rsi = lv[i].args[2];
+		r.rdi = lv[i].area[0];
+		r.rsi = lv[i].area[1];
 		fault_kill_point();
 		if (ptrace(PTRACE_SETREGS, tid, NULL, &r) ||
 		    ptrace(PTRACE_SYSCALL, tid, NULL, NULL)) {
 			lv[i].err = neg_errno();
-			pr_errno(lv[i].err, "pid %d: starting syscall %lu", tasks[i].pid,
-				 lv[i].args[0]);
+			pr_errno(lv[i].err, "pid %d: starting the munmap() of its restorer area",
+				 tasks[i].pid);
 		}
 		lv[i].running = !lv[i].err;
 	}
@@ -368,9 +368,8 @@ static int leave_hold(struct restore_ctx *ctx, struct rtask *rt, struct leave *l
 		return neg_errno();
 	}
 	/* the code it runs from goes with it */
-	l->args[0] = __NR_munmap;
-	l->args[1] = slot[0];
-	l->args[2] = slot[1] - slot[0];
+	l->area[0] = slot[0];
+	l->area[1] = slot[1] - slot[0];
 	return 0;
 }
 
