@@ -85,6 +85,9 @@ else
 		{ echo "FAIL: quiet: not armed before the freeze"; fail=1; }
 	grep -q "smaps as read before the freeze, unchanged" "$tmp/d-quiet/dump.log" ||
 		{ echo "FAIL: quiet: smaps not taken from before the freeze"; fail=1; }
+	# the first freeze injects through the vDSO, not over the task's own code
+	! grep -q "has no vDSO" "$tmp/d-quiet/dump.log" ||
+		{ echo "FAIL: quiet: the arming injected over the task's own code"; fail=1; }
 	grep -o "frozen [0-9]* us (and [0-9]* us before[^,]*" "$tmp/d-quiet.err"
 	restore_check d-quiet || fail=1
 fi
