@@ -10,6 +10,7 @@
  * worker's section is not broken by the hand-over.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -177,6 +178,21 @@ static void *par_for_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * A worker with an fs context of its own, the same cwd and root: the kernel
+ * drops a thread's share of it only after pthread_join() has returned
+ * (exit_fs() after exit_mm()'s wake-up), and setns() into a mount namespace
+ * fails with EINVAL while another thread shares the caller's (ci20d:
+ * runc-lazy-fail, "cannot enter the tree's mount namespace: Invalid
+ * argument" right after the restore's image reads side by side).
+ */
+static void *par_for_worker(void *arg)
+{
+	if (unshare(CLONE_FS))
+		return NULL; /* the caller's own pass takes every index left */
+	return par_for_thread(arg);
+}
+
 int par_for(unsigned int n, int (*fn)(void *arg, unsigned int i), void *arg, int *errs, bool *ran)
 {
 	struct par_for f = { .fn = fn, .arg = arg, .errs = errs, .ran = ran, .n = n };
@@ -199,7 +215,7 @@ int par_for(unsigned int n, int (*fn)(void *arg, unsigned int i), void *arg, int
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (; nth < want; nth++)
-		if (pthread_create(&th[nth], NULL, par_for_thread, &f))
+		if (pthread_create(&th[nth], NULL, par_for_worker, &f))
 			break;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	par_for_thread(&f);

@@ -5,7 +5,9 @@
  * failure; dump_tasks_par() starts a task only once its parent is done (with
  * after_parent), runs every par_tracer_run() request on the calling thread,
  * runs the job's tracer part there, and after a failure starts no more
- * tasks, returning the first failure in the tasks' order.
+ * tasks, returning the first failure in the tasks' order. A worker of
+ * par_for() other than the caller shares no fs context with it (setns() into
+ * a mount namespace right after would fail while its exit still holds it).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <linux/kcmp.h>
 
 #include "dump.h"
 #include "log.h"
@@ -50,6 +53,34 @@ static void test_par_for_all(void **state)
 		assert_true(ran[i]);
 		assert_int_equal(errs[i], 0);
 	}
+}
+
+static pid_t caller;
+static atomic_int shared_fs;
+
+/* 0 from kcmp(): this thread's fs context is the caller's */
+static int check_fs(void *arg, unsigned int i)
+{
+	pid_t self = (pid_t)syscall(SYS_gettid);
+
+	(void)arg;
+	(void)i;
+	if (self != caller && !syscall(SYS_kcmp, getpid(), self, KCMP_FS, 0, 0) &&
+	    !syscall(SYS_kcmp, caller, self, KCMP_FS, 0, 0))
+		atomic_fetch_add(&shared_fs, 1);
+	usleep(1000); /* every worker takes some */
+	return 0;
+}
+
+static void test_par_for_own_fs(void **state)
+{
+	int errs[N];
+
+	(void)state;
+	caller = (pid_t)syscall(SYS_gettid);
+	atomic_store(&shared_fs, 0);
+	assert_int_equal(par_for(N, check_fs, NULL, errs, NULL), 0);
+	assert_int_equal(atomic_load(&shared_fs), 0);
 }
 
 static void test_par_for_first_failure(void **state)
@@ -163,6 +194,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_par_for_all),
 		cmocka_unit_test(test_par_for_first_failure),
+		cmocka_unit_test(test_par_for_own_fs),
 		cmocka_unit_test(test_tasks_par_order),
 		cmocka_unit_test(test_tasks_par_failure),
 	};
