@@ -149,6 +149,7 @@ struct restore_ctx {
 	 */
 	int lazy_dirfd;
 	bool lazy_hello; /* the daemon's HELLO read (restore-lazy.c check_daemon()) */
+	bool lazy_tried; /* rst_lazy_connect() ran: nothing for rst_lazy_abandon() to wait for */
 	uint64_t uffd_features;
 	int uffd_dev;
 	/* restore-task.c: criu-like's maps read once before the root's fork (NULL: none) */

@@ -240,12 +240,30 @@ static int connect_in_dir(struct restore_ctx *ctx, int fd)
 	return err;
 }
 
+/*
+ * connect_in_dir() until the daemon listens: `lazy-pages &` started with the
+ * restore may not have made its socket yet (ENOENT, ECONNREFUSED), up to
+ * LAZY_CONNECT_MS.
+ */
+static int connect_wait(struct restore_ctx *ctx, int fd)
+{
+	int err, waited = 0;
+
+	while ((err = connect_in_dir(ctx, fd))) {
+		if ((err != -ENOENT && err != -ECONNREFUSED) || waited >= LAZY_CONNECT_MS)
+			return err;
+		usleep(10000);
+		waited += 10;
+	}
+	return 0;
+}
+
 int rst_lazy_connect(struct restore_ctx *ctx)
 {
 	const char *dir = lazy_dir(ctx);
 	struct lazy_msg m = { .type = LAZY_MSG_HELLO, .version = LAZY_PROTO_VERSION };
 	char path[PATH_MAX];
-	int fd, err, waited = 0;
+	int fd, err;
 
 	err = probe_features(ctx, &ctx->uffd_features);
 	if (err)
@@ -254,17 +272,14 @@ int rst_lazy_connect(struct restore_ctx *ctx)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return neg_errno();
-	while ((err = connect_in_dir(ctx, fd))) {
-		if ((err != -ENOENT && err != -ECONNREFUSED) || waited >= LAZY_CONNECT_MS) {
-			pr_errno(err,
-				 "no lazy-pages daemon at %s (start `criu-like lazy-pages -D "
-				 "DIR` first)",
-				 path);
-			close(fd);
-			return err;
-		}
-		usleep(10000);
-		waited += 10;
+	ctx->lazy_tried = true;
+	err = connect_wait(ctx, fd);
+	if (err) {
+		pr_errno(err,
+			 "no lazy-pages daemon at %s (start `criu-like lazy-pages -D DIR` first)",
+			 path);
+		close(fd);
+		return err;
 	}
 	close(ctx->lazy_dirfd);
 	ctx->lazy_dirfd = -1;
@@ -424,10 +439,13 @@ int rst_lazy_handover(struct restore_ctx *ctx)
  * A restore that fails before it connected (its images or its pids refused,
  * the tree's namespaces or mounts not made: a runc bundle without a bind
  * the images name) leaves its daemon waiting its whole --timeout (60 s),
- * and the tree of a lazy dump frozen at the source that long: one connect,
- * no wait, says FAILED, and the daemon ends at once (its source's connection
- * with it). Nothing listening there (the daemon not started, or gone) is no
- * matter; a restore that connected has said it with its socket's close.
+ * and the tree of a lazy dump frozen at the source that long: a connect
+ * says FAILED, and the daemon ends at once (its source's connection with it).
+ * It waits for the socket as rst_lazy_connect() would have (a `lazy-pages &`
+ * started with a restore that fails at once has no socket yet); nothing
+ * listening by then (the daemon not started, or gone) is no matter. A
+ * restore that connected has said it with its socket's close; one whose
+ * connect failed has no daemon to tell.
  */
 void rst_lazy_abandon(struct restore_ctx *ctx, int err)
 {
@@ -436,13 +454,13 @@ void rst_lazy_abandon(struct restore_ctx *ctx, int err)
 			      .error = err };
 	int fd;
 
-	if (ctx->lazy_sk >= 0)
+	if (ctx->lazy_sk >= 0 || ctx->lazy_tried)
 		return;
 	/* failed before the directory was opened: in criu-like's own mount namespace still */
 	if (ctx->lazy_dirfd < 0)
 		ctx->lazy_dirfd = open(lazy_dir(ctx), O_PATH | O_DIRECTORY | O_CLOEXEC);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (ctx->lazy_dirfd < 0 || fd < 0 || connect_in_dir(ctx, fd) ||
+	if (ctx->lazy_dirfd < 0 || fd < 0 || connect_wait(ctx, fd) ||
 	    send(fd, &m, sizeof(m), MSG_NOSIGNAL) != sizeof(m))
 		pr_debug("no lazy-pages daemon at %s/%s told of the failure: %m\n", lazy_dir(ctx),
 			 LAZY_SOCKET_NAME);

@@ -176,10 +176,13 @@ wait_line saved
 cmp -s "$tmp/mem.A" "$tmp/mem.B" || { echo "FAIL: memory differs after a lazy restore"; fail=1; }
 
 say "4b. a restore failing before it connects (its pid in use): it tells the daemon"
+# the daemon started after the restore failed: the restore waits for its socket
+"$C" restore --lazy-pages -D "$tmp/img" -d -o r-inuse.log 2>/dev/null &
+rp=$!
+sleep 0.5
 "$C" lazy-pages -D "$tmp/img" -v4 --timeout 30 -o lazy-alone.log 2>/dev/null &
 lp=$!
-"$C" restore --lazy-pages -D "$tmp/img" -d -o r-inuse.log 2>/dev/null &&
-	{ echo "FAIL: a restore over a running tree succeeded"; fail=1; }
+wait $rp && { echo "FAIL: a restore over a running tree succeeded"; fail=1; }
 wait_daemon 20 "the restore failed" "$tmp/img/lazy-alone.log"
 lp=
 [ $rc != 0 ] || { echo "FAIL: the daemon exited 0 though no restore came"; fail=1; }
