@@ -90,6 +90,31 @@ struct lazy_readahead {
  */
 uint64_t lazy_readahead(struct lazy_readahead *ra, uint64_t addr, uint64_t min, uint64_t max);
 
+/*
+ * The pages written last, copied first: a migrated redis, every page of
+ * it lazy, faulted on page after page of what it had written in the last
+ * rounds (its requests' keys, values, allocator) while the background copy
+ * went through the first round's 1.4 GiB by address. The ranges of every
+ * level but the oldest (the first round, or the only level), newest level
+ * first, then by address; @at is where the walk is in r[i].
+ */
+struct lazy_hot {
+	struct lazy_range *r;
+	size_t n, i;
+	uint64_t at;
+};
+
+/* @s's ranges below its highest level, in that order (none with a single level). */
+int lazy_hot_init(const struct lazy_ranges *s, struct lazy_hot *h);
+/*
+ * The next stretch of a hot range that @todo still holds: true and
+ * [*@start, *@start + *@len) (within one range of @todo), or false once
+ * the hot ranges are done.
+ */
+bool lazy_hot_next(struct lazy_hot *h, const struct lazy_ranges *todo, uint64_t *start,
+		   uint64_t *len);
+void lazy_hot_fini(struct lazy_hot *h);
+
 /* ---- where the pages come from ---------------------------------------------------------------- */
 
 /*

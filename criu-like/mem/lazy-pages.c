@@ -52,7 +52,6 @@
  * pause median 79 ms, 61 at 1 MiB; the fill's time the same).
  */
 #define LZ_CHUNK_LOCAL (1UL << 20)
-#define LZ_SPLIT_MIN (1UL << 20) /* from this size on, in two threads (lazy-copy.c) */
 #define LZ_FAULT_PAGES 16 /* pages copied from a faulting one on, when the images have them */
 /*
  * A child forked since the restore gets no background chunk before it is
@@ -61,7 +60,6 @@
  * shell loop: 445 MB in 60 s). Its faults are served at once, as before.
  */
 #define LZ_CHILD_HOLDOFF_NS (50 * 1000000ULL)
-#define LZ_MSGS 64
 /*
  * Every wait of the daemon is bounded (Documentation/lazy-pages.md, "Every
  * wait bounded"): a restore must connect within --timeout (default
@@ -74,64 +72,12 @@
 #define LZ_HANDOVER_S 600
 #define LZ_GUARD_EXIT_MS 10000
 
-enum {
-	EP_LISTEN = 1,
-	EP_RESTORE,
-	EP_GUARD,
-	EP_TASK_UFFD,
-	EP_TASK_PID,
-	EP_SOURCE,
-};
-
-struct lz_task {
-	uint32_t id;
-	pid_t pid; /* the images' pid; 0 for a child forked since */
-	pid_t host; /* as the daemon sees it; 0 when not known */
-	pid_t src_pid; /* whose pages (the parent's for a forked child) */
-	int uffd, pidfd;
-	struct lazy_ranges todo;
-	uint64_t *thp; /* the 2 MiB stretches to collapse once every page is in */
-	size_t nthp;
-	bool gone;
-	/* done, but kept until the source confirms its tree is ended (lazy_src_ops.complete) */
-	bool held;
-	uint64_t prefetch_ns; /* no background chunk before (CLOCK_MONOTONIC): a new child */
-	struct lazy_readahead ra; /* of its faults (fault_len()) */
-};
-
-struct lz {
-	struct lazy_src src;
-	int lsk, csk, ep, gsk, gpidfd;
-	pid_t guard;
-	char sock_path[108];
-	struct lz_task **t;
-	size_t n;
-	uint32_t next_id;
-	bool ended; /* the restore sent every task */
-	bool failed;
-	size_t filled; /* tasks that got every page (not those that exited before) */
-	uint8_t *buf;
-	struct lazy_copier cp;
-	uint64_t start_ns, delay_ns;
-	uint64_t deadline_ns; /* until END: the restore's next message, or its connection */
-	unsigned int connect_s; /* --timeout */
-	size_t rr; /* round robin of the prefetch */
-	struct {
-		uint64_t faults, zero, copied, prefetched, events;
-	} st;
-};
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t ep_key(int kind, size_t idx)
-{
-	return ((uint64_t)kind << 32) | idx;
 }
 
 static int ep_add(struct lz *z, int fd, int kind, size_t idx)
@@ -211,6 +157,7 @@ static void task_done(struct lz *z, struct lz_task *t, bool gone, const char *wh
 	t->gone = true;
 	t->held = hold;
 	lazy_ranges_fini(&t->todo);
+	lazy_hot_fini(&t->hot);
 	pr_debug("task %u (pid %d): %s\n", t->id, t->pid ? t->pid : t->host, why);
 }
 
@@ -259,6 +206,7 @@ static int add_task(struct lz *z, pid_t pid, pid_t src_pid, int uffd, int pidfd,
 			       .pidfd = pidfd,
 			       .todo = *todo };
 	t->host = pidfd >= 0 ? pidfd_pid(pidfd) : 0;
+	t->idx = z->n;
 	*todo = (struct lazy_ranges){ 0 };
 	z->t[z->n] = t;
 	err = lazy_guard_send(z->gsk, LAZY_GUARD_ADD, t->id, t->host, uffd, pidfd);
@@ -277,89 +225,6 @@ static int add_task(struct lz *z, pid_t pid, pid_t src_pid, int uffd, int pidfd,
 }
 
 /* ---- filling ------------------------------------------------------------------------------- */
-
-/*
- * A background chunk in two halves at once, the second by the copier
- * thread. What went in leaves the todo; if nothing did and a half failed,
- * the chunk is taken again in one piece, whose errors fill() sorts out.
- * 0, 1 (take it in one piece) or -errno.
- */
-static int fill_halves(struct lz *z, struct lz_task *t, uint64_t addr, uint64_t len,
-		       const uint8_t *src)
-{
-	uint64_t half = (len / 2) & ~(PAGE_SIZE - 1);
-	int64_t got1, got2;
-	int err1, err2, err;
-
-	lazy_copier_submit(&z->cp, t->uffd, addr + half, src + half, len - half);
-	err1 = lazy_uffd_copy(t->uffd, addr, src, half, &got1);
-	err2 = lazy_copier_wait(&z->cp, &got2);
-	got1 = max(got1, (int64_t)0);
-	got2 = max(got2, (int64_t)0);
-	z->st.copied += (uint64_t)(got1 + got2);
-	err = lazy_ranges_remove(&t->todo, addr, addr + (uint64_t)got1);
-	if (!err)
-		err = lazy_ranges_remove(&t->todo, addr + half, addr + half + (uint64_t)got2);
-	if (err)
-		return err;
-	return (err1 || err2) && !got1 && !got2;
-}
-
-/*
- * UFFDIO_COPY [addr, addr + len) of range @r's contents: 0, -EAGAIN (an
- * event is to be read first) or -errno. What went in leaves the todo.
- */
-static int fill(struct lz *z, struct lz_task *t, uint64_t addr, uint64_t len)
-{
-	const struct lazy_range *r = lazy_ranges_find(&t->todo, addr);
-	const void *src = NULL;
-	int64_t copied;
-	uint64_t off;
-	int err = 0;
-
-	if (!r)
-		return -ENOENT;
-	len = min(len, r->vaddr + r->len - addr);
-	off = r->off + (addr - r->vaddr);
-	if (z->src.ops->map) {
-		src = z->src.ops->map(&z->src, t->src_pid, r->level, off, len);
-		if (!src && errno != ENODATA)
-			err = -(errno ?: EIO);
-	}
-	if (!src && !err) {
-		err = z->src.ops->read(&z->src, t->src_pid, r->level, off, z->buf, len);
-		src = z->buf;
-	}
-	if (err) {
-		pr_errno(err, "pid %d: cannot read pages %lx+%lu from the %s", t->src_pid, addr,
-			 len, z->src.ops->name);
-		return err;
-	}
-	if (len >= LZ_SPLIT_MIN && lazy_copier_ready(&z->cp)) {
-		err = fill_halves(z, t, addr, len, src);
-		if (err <= 0)
-			return err;
-	}
-	err = lazy_uffd_copy(t->uffd, addr, src, len, &copied);
-	if (err) {
-		pr_debug("UFFDIO_COPY %lx+%lu: %d, copy %lld\n", addr, len, err, (long long)copied);
-		if (copied > 0)
-			err = 0;
-		else if (copied == -EEXIST || err == -EEXIST)
-			copied = PAGE_SIZE; /* a page is there already: skip it */
-		else if (copied == -EAGAIN || err == -EAGAIN)
-			return -EAGAIN;
-		else if (err == -ENOENT && len > PAGE_SIZE)
-			return fill(z, t, addr, PAGE_SIZE); /* the VMA was split since */
-		else if (err == -ENOENT)
-			copied = PAGE_SIZE; /* no registered VMA there any more: drop the page */
-		else
-			return err;
-		err = 0;
-	}
-	z->st.copied += (uint64_t)copied;
-	return lazy_ranges_remove(&t->todo, addr, addr + (uint64_t)copied);
-}
 
 /*
  * How much a fault at @addr fills: LZ_FAULT_PAGES, and from local images
@@ -387,7 +252,7 @@ static int on_fault(struct lz *z, struct lz_task *t, uint64_t addr)
 	addr &= ~(PAGE_SIZE - 1);
 	z->st.faults++;
 	if (lazy_ranges_find(&t->todo, addr))
-		return fill(z, t, addr, fault_len(z, t, addr));
+		return lazy_fill(z, t, addr, fault_len(z, t, addr));
 	/* not in the images (never written, or dropped since): zeros, as for the original */
 	{
 		struct uffdio_zeropage zp = { .range = { addr, PAGE_SIZE } };
@@ -452,6 +317,15 @@ static int on_msg(struct lz *z, struct lz_task *t, const struct uffd_msg *m, boo
 	}
 }
 
+/* What loop_cut() read of a task that failed or went since: a forked child's uffd closed. */
+static void stash_drop(struct lz *z)
+{
+	for (size_t k = 0; k < z->nstash; k++)
+		if (z->stash[k].event == UFFD_EVENT_FORK)
+			close((int)z->stash[k].arg.fork.ufd);
+	z->nstash = 0;
+}
+
 /* Read and handle what task @i's uffd has; faults that met -EAGAIN are served again. */
 static int drain(struct lz *z, size_t i)
 {
@@ -462,9 +336,21 @@ static int drain(struct lz *z, size_t i)
 
 	for (;;) {
 		struct lz_task *t = z->t[i];
-		ssize_t r = t->gone ? -1 : read(t->uffd, msgs, sizeof(msgs));
+		ssize_t r;
 		bool again = false;
 
+		if (z->nstash && t->gone) {
+			stash_drop(z);
+			break;
+		}
+		if (z->nstash) {
+			/* read during a copy of this task's (loop_cut()): before what came after */
+			r = (ssize_t)(z->nstash * sizeof(msgs[0]));
+			memcpy(msgs, z->stash, (size_t)r);
+			z->nstash = 0;
+		} else {
+			r = t->gone ? -1 : read(t->uffd, msgs, sizeof(msgs));
+		}
 		if (r <= 0)
 			break;
 		for (size_t k = 0; k < (size_t)r / sizeof(msgs[0]) && !err; k++) {
@@ -484,12 +370,18 @@ static int drain(struct lz *z, size_t i)
 	if (err == -ESRCH) {
 		/* its address space is gone (exit, exec) */
 		task_done(z, z->t[i], true, "gone");
+		stash_drop(z);
 		return 0;
 	}
 	if (err)
 		pr_errno(err, "task %u (pid %d): cannot serve a fault", z->t[i]->id, z->t[i]->pid);
 	if (!err && !z->t[i]->gone && !z->t[i]->todo.n)
 		task_filled(z, z->t[i], "every page in");
+	if (z->nstash) {
+		if (!err && !z->t[i]->gone)
+			return drain(z, i); /* read by loop_cut() while the retries were served */
+		stash_drop(z);
+	}
 	return err;
 }
 
@@ -505,7 +397,7 @@ static bool prefetch(struct lz *z, int *err, uint64_t *next)
 	*next = 0;
 	for (size_t k = 0; k < z->n; k++) {
 		struct lz_task *t = z->t[(z->rr + k) % z->n];
-		uint64_t start, len;
+		uint64_t start, len, chunk;
 
 		if (t->gone || !t->todo.n)
 			continue;
@@ -514,9 +406,19 @@ static bool prefetch(struct lz *z, int *err, uint64_t *next)
 			continue;
 		}
 		z->rr = (z->rr + k + 1) % z->n;
-		start = t->todo.r[0].vaddr;
-		len = t->todo.r[0].len;
-		*err = fill(z, t, start, z->src.ops->map ? LZ_CHUNK_LOCAL : LZ_CHUNK);
+		chunk = z->src.ops->map ? LZ_CHUNK_LOCAL : LZ_CHUNK;
+		if (!lazy_hot_next(&t->hot, &t->todo, &start, &len)) {
+			if (t->hot.r) {
+				pr_debug("task %u: its newer levels in after %lu ms, %lu faults "
+					 "served\n",
+					 t->id, (now - z->start_ns) / 1000000, z->st.faults);
+				lazy_hot_fini(&t->hot);
+			}
+			start = t->todo.r[0].vaddr;
+			len = t->todo.r[0].len;
+		}
+		len = min(len, chunk);
+		*err = lazy_fill(z, t, start, len);
 		if (*err == -EAGAIN) {
 			*err = drain(z, (z->rr + z->n - 1) % z->n);
 		} else if (*err == -ESRCH) {
@@ -528,6 +430,9 @@ static bool prefetch(struct lz *z, int *err, uint64_t *next)
 		} else if (!*err) {
 			z->st.prefetched++;
 		}
+		if (z->nstash && !*err && !t->gone)
+			*err = drain(z, t->idx); /* what loop_cut() read meanwhile */
+		stash_drop(z);
 		if (!*err && !t->gone && !t->todo.n)
 			task_filled(z, t, "every page in");
 		return true;
@@ -611,9 +516,16 @@ static int recv_task(struct lz *z)
 			m.pid);
 	err = add_task(z, m.pid, m.pid, fds[0], fds[1], &todo);
 	if (!err && !z->t[z->n - 1]->gone) {
-		z->t[z->n - 1]->thp = thp;
-		z->t[z->n - 1]->nthp = nthp;
+		struct lz_task *t = z->t[z->n - 1];
+
+		t->thp = thp;
+		t->nthp = nthp;
 		thp = NULL;
+		if (lazy_hot_init(&t->todo, &t->hot))
+			pr_warn("pid %d: no room to copy its last written pages first\n", m.pid);
+		else if (t->hot.n)
+			pr_debug("pid %d: %zu ranges of its newer levels copied first\n", m.pid,
+				 t->hot.n);
 	}
 	free(thp);
 	lazy_ranges_fini(&todo);
@@ -773,6 +685,7 @@ static void lz_fini(struct lz *z, int err)
 		if (z->t[i]->pidfd >= 0)
 			close(z->t[i]->pidfd);
 		lazy_ranges_fini(&z->t[i]->todo);
+		lazy_hot_fini(&z->t[i]->hot);
 		free(z->t[i]->thp);
 		free(z->t[i]);
 	}
@@ -980,9 +893,9 @@ int cr_lazy_pages(const struct cr_options *o)
 	}
 	if (!err)
 		pr_info("%zu tasks, %lu MiB copied in %lu ms (%lu faults, %lu zero pages, %lu "
-			"background chunks, %lu events)\n",
+			"background chunks, %lu events, %lu copies cut short for them)\n",
 			z.n, z.st.copied >> 20, t0 ? (now_ns() - t0) / 1000000 : 0, z.st.faults,
-			z.st.zero, z.st.prefetched, z.st.events);
+			z.st.zero, z.st.prefetched, z.st.events, z.st.cut);
 	lz_fini(&z, err);
 	close(dirfd);
 	return err;

@@ -178,6 +178,63 @@ uint64_t lazy_readahead(struct lazy_readahead *ra, uint64_t addr, uint64_t min, 
 	return ra->len;
 }
 
+static int hot_cmp(const void *a, const void *b)
+{
+	const struct lazy_range *x = a, *y = b;
+
+	if (x->level != y->level)
+		return x->level < y->level ? -1 : 1;
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+int lazy_hot_init(const struct lazy_ranges *s, struct lazy_hot *h)
+{
+	uint32_t top = 0;
+	size_t n = 0;
+
+	*h = (struct lazy_hot){ 0 };
+	for (size_t i = 0; i < s->n; i++)
+		top = s->r[i].level > top ? s->r[i].level : top;
+	for (size_t i = 0; i < s->n; i++)
+		n += s->r[i].level < top;
+	if (!n)
+		return 0;
+	h->r = malloc(n * sizeof(*h->r));
+	if (!h->r)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->r[i].level < top)
+			h->r[h->n++] = s->r[i];
+	qsort(h->r, h->n, sizeof(*h->r), hot_cmp);
+	return 0;
+}
+
+bool lazy_hot_next(struct lazy_hot *h, const struct lazy_ranges *todo, uint64_t *start,
+		   uint64_t *len)
+{
+	for (; h->i < h->n; h->i++, h->at = 0) {
+		const struct lazy_range *hr = &h->r[h->i], *r;
+		uint64_t at = h->at > hr->vaddr ? h->at : hr->vaddr, end = hr->vaddr + hr->len;
+		size_t k = first_after(todo, at);
+
+		if (k == todo->n || todo->r[k].vaddr >= end)
+			continue; /* in already (a fault), or gone (unmapped) */
+		r = &todo->r[k];
+		at = r->vaddr > at ? r->vaddr : at;
+		*start = at;
+		*len = (r->vaddr + r->len < end ? r->vaddr + r->len : end) - at;
+		h->at = at;
+		return true;
+	}
+	return false;
+}
+
+void lazy_hot_fini(struct lazy_hot *h)
+{
+	free(h->r);
+	*h = (struct lazy_hot){ 0 };
+}
+
 void lazy_ranges_fini(struct lazy_ranges *s)
 {
 	free(s->r);

@@ -4,7 +4,8 @@
  * the pages still to come (mem/lazy-ranges.c: fill, unmap, MADV_DONTNEED,
  * mremap, fork), and the restore's choice of what stays lazy
  * (rst_lazy_filter(), rst_lazy_vma() of mem/restore-mem-plan.c), which the
- * daemon's queue follows (lazy_ranges_add_lazy()).
+ * daemon's queue follows (lazy_ranges_add_lazy()); and the daemon's copy by
+ * pieces that a pending fault cuts short (mem/lazy-copy.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,13 +14,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "lazy.h"
 #include "core.pb-c.h"
 #include "mm.pb-c.h"
 #include "restore-mem.h"
+#include "../../criu-like/mem/lazy-int.h"
 
 #define PG 4096UL
 
@@ -343,6 +352,146 @@ static void test_readahead(void **state)
 	assert_int_equal(lazy_readahead(&ra, 0, max, min), min);
 }
 
+static void add_lv(struct lazy_ranges *s, uint64_t vaddr, uint64_t len, uint32_t level)
+{
+	struct lazy_range r = { .vaddr = vaddr, .len = len, .level = level };
+
+	assert_int_equal(lazy_ranges_add(s, &r), 0);
+}
+
+/* The next hot stretch is [@start, @start + @len); @filled bytes of it go in. */
+static void hot_step(struct lazy_hot *h, struct lazy_ranges *s, uint64_t start, uint64_t len,
+		     uint64_t filled)
+{
+	uint64_t a, l;
+
+	assert_true(lazy_hot_next(h, s, &a, &l));
+	assert_int_equal(a, start);
+	assert_int_equal(l, len);
+	assert_int_equal(lazy_ranges_remove(s, a, a + filled), 0);
+}
+
+/* The newer levels' ranges first, newest first then by address; what is in already skipped. */
+static void test_hot(void **state)
+{
+	struct lazy_ranges s = { 0 };
+	struct lazy_hot h;
+	uint64_t start, len;
+
+	(void)state;
+	/* one level: nothing first */
+	add_lv(&s, 0x10000, 8 * PG, 3);
+	assert_int_equal(lazy_hot_init(&s, &h), 0);
+	assert_int_equal(h.n, 0);
+	assert_false(lazy_hot_next(&h, &s, &start, &len));
+	lazy_hot_fini(&h);
+	lazy_ranges_fini(&s);
+
+	add_lv(&s, 0x10000, 8 * PG, 2); /* the oldest level: last */
+	add_lv(&s, 0x18000, 2 * PG, 1);
+	add_lv(&s, 0x1a000, 4 * PG, 2);
+	add_lv(&s, 0x20000, 4 * PG, 0);
+	add_lv(&s, 0x30000, 8 * PG, 1);
+	assert_int_equal(lazy_hot_init(&s, &h), 0);
+	assert_int_equal(h.n, 3);
+	hot_step(&h, &s, 0x20000, 4 * PG, 4 * PG); /* level 0 first */
+	hot_step(&h, &s, 0x18000, 2 * PG, PG); /* then level 1 by address: one page of it filled */
+	hot_step(&h, &s, 0x18000 + PG, PG, PG); /* the rest */
+	/* a fault took the middle of the last one: its two sides */
+	assert_int_equal(lazy_ranges_remove(&s, 0x32000, 0x34000), 0);
+	hot_step(&h, &s, 0x30000, 2 * PG, 2 * PG);
+	hot_step(&h, &s, 0x34000, 4 * PG, 4 * PG);
+	/* done: the oldest level is left, by address */
+	assert_false(lazy_hot_next(&h, &s, &start, &len));
+	assert_int_equal(s.n, 2);
+	expect(&s, 0, 0x10000, 8 * PG, 0);
+	lazy_hot_fini(&h);
+	lazy_ranges_fini(&s);
+}
+
+static bool ep_pending(void *arg)
+{
+	struct epoll_event e;
+
+	return epoll_wait(*(int *)arg, &e, 1, 0) > 0;
+}
+
+/*
+ * lazy_uffd_copy_cut() into a region of ours registered with a uffd: whole
+ * without a cut callback or while it says no (an epoll set with nothing to
+ * read); one 128 KiB piece when it says yes, the rest left missing.
+ */
+static void test_copy_cut(void **state)
+{
+	const uint64_t len = 1UL << 20, piece = 128UL << 10;
+	int uffd = (int)syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	struct uffdio_api api = { .api = UFFD_API };
+	int ep = epoll_create1(EPOLL_CLOEXEC), efd = eventfd(0, EFD_CLOEXEC);
+	struct epoll_event e = { .events = EPOLLIN };
+	uint8_t *src = malloc(len), *dst, vec[256];
+	int64_t copied;
+
+	(void)state;
+	if (uffd < 0)
+		skip(); /* vm.unprivileged_userfaultfd and no CAP_SYS_PTRACE */
+	assert_true(ep >= 0 && efd >= 0 && src);
+	assert_int_equal(ioctl(uffd, UFFDIO_API, &api), 0);
+	memset(src, 0x5a, len);
+	dst = mmap(NULL, 3 * len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(dst != MAP_FAILED);
+	{
+		struct uffdio_register r = { .range = { (uint64_t)(uintptr_t)dst, 3 * len },
+					     .mode = UFFDIO_REGISTER_MODE_MISSING };
+
+		assert_int_equal(ioctl(uffd, UFFDIO_REGISTER, &r), 0);
+	}
+	assert_int_equal(epoll_ctl(ep, EPOLL_CTL_ADD, efd, &e), 0);
+
+	/* no set: all of it */
+	assert_int_equal(lazy_uffd_copy_cut(uffd, (uintptr_t)dst, src, len, NULL, NULL, &copied),
+			 0);
+	assert_int_equal(copied, len);
+	/* a set with nothing to read: all of it */
+	assert_int_equal(lazy_uffd_copy_cut(uffd, (uintptr_t)dst + len, src, len, ep_pending, &ep,
+					    &copied),
+			 0);
+	assert_int_equal(copied, len);
+	/* something to read: one piece, the rest still missing */
+	assert_int_equal(eventfd_write(efd, 1), 0);
+	assert_int_equal(lazy_uffd_copy_cut(uffd, (uintptr_t)dst + 2 * len, src, len, ep_pending,
+					    &ep, &copied),
+			 0);
+	assert_int_equal(copied, piece);
+	assert_int_equal(mincore(dst + 2 * len, len, vec), 0);
+	for (uint64_t i = 0; i < len / PG; i++)
+		assert_int_equal(vec[i] & 1, i < piece / PG);
+	assert_memory_equal(dst + len, src, len);
+	/* a page there already in the second piece: its error, and the first piece counted */
+	{
+		eventfd_t v;
+
+		assert_int_equal(eventfd_read(efd, &v),
+				 0); /* nothing to read: by pieces to the end */
+	}
+	assert_int_equal(lazy_uffd_copy_cut(uffd, (uintptr_t)dst + 2 * len + 3 * piece, src, PG,
+					    NULL, NULL, &copied),
+			 0);
+	assert_int_equal(lazy_uffd_copy_cut(uffd, (uintptr_t)dst + 2 * len + 2 * piece, src,
+					    2 * piece, ep_pending, &ep, &copied),
+			 -EEXIST);
+	assert_int_equal(copied, piece);
+	/* in the first: the ioctl's own */
+	assert_int_equal(lazy_uffd_copy_cut(uffd, (uintptr_t)dst + 2 * len, src, 2 * piece,
+					    ep_pending, &ep, &copied),
+			 -EEXIST);
+	assert_int_equal(copied, -EEXIST);
+	munmap(dst, 3 * len);
+	free(src);
+	close(efd);
+	close(ep);
+	close(uffd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_move),	    cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_thp_chunks),  cmocka_unit_test(test_add_lazy),
 		cmocka_unit_test(test_eager_pages), cmocka_unit_test(test_readahead),
+		cmocka_unit_test(test_copy_cut),    cmocka_unit_test(test_hot),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
