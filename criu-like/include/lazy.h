@@ -107,11 +107,11 @@ struct lazy_hot {
 /* @s's ranges below its highest level, in that order (none with a single level). */
 int lazy_hot_init(const struct lazy_ranges *s, struct lazy_hot *h);
 /*
- * The next stretch of a hot range that @todo still holds: true and
- * [*@start, *@start + *@len) (within one range of @todo), or false once
+ * The next stretch of a hot range that @unserved still holds: true and
+ * [*@start, *@start + *@len) (within one range of @unserved), or false once
  * the hot ranges are done.
  */
-bool lazy_hot_next(struct lazy_hot *h, const struct lazy_ranges *todo, uint64_t *start,
+bool lazy_hot_next(struct lazy_hot *h, const struct lazy_ranges *unserved, uint64_t *start,
 		   uint64_t *len);
 void lazy_hot_fini(struct lazy_hot *h);
 
@@ -177,12 +177,12 @@ int lazy_ranges_add_lazy(struct lazy_ranges *out, const struct MmEntry *mm,
 
 /*
  * The 2 MiB-aligned stretches of @mm's VMAs that held transparent huge pages
- * and that @todo's pages reach: in a VMA with MADV_HUGEPAGE, every stretch
- * with a page of @todo (the first touch made it huge); in one that held huge
- * pages without it (VmaEntry.thp), every stretch @todo covers whole (what the
+ * and that @unserved's pages reach: in a VMA with MADV_HUGEPAGE, every stretch
+ * with a page of @unserved (the first touch made it huge); in one that held huge
+ * pages without it (VmaEntry.thp), every stretch @unserved covers whole (what the
  * eager restorer collapses). Their starts in *@out (malloc'd), *@n of them.
  */
-int lazy_thp_chunks(const struct MmEntry *mm, const struct lazy_ranges *todo, uint64_t **out,
+int lazy_thp_chunks(const struct MmEntry *mm, const struct lazy_ranges *unserved, uint64_t **out,
 		    size_t *n);
 /* The images in directory @dirfd (@name for messages). */
 int lazy_src_local(int dirfd, const char *name, struct lazy_src *out);

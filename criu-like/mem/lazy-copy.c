@@ -209,7 +209,7 @@ static bool loop_cut(void *arg)
 
 /*
  * A background chunk in two halves at once, the second by the copier
- * thread. What went in leaves the todo; if nothing did and a half failed,
+ * thread. What went in leaves the unserved; if nothing did and a half failed,
  * the chunk is taken again in one piece, whose errors lazy_fill() sorts out.
  * Cut short as loop_cut() says (@c; NULL: never). 0, 1 (take it in one
  * piece) or -errno.
@@ -232,9 +232,9 @@ static int fill_halves(struct lz *z, struct lz_task *t, uint64_t addr, uint64_t 
 	z->st.copied += (uint64_t)(got1 + got2);
 	if (!err1 && !err2 && (uint64_t)(got1 + got2) < len)
 		z->st.cut++;
-	err = lazy_ranges_remove(&t->todo, addr, addr + (uint64_t)got1);
+	err = lazy_ranges_remove(&t->unserved, addr, addr + (uint64_t)got1);
 	if (!err)
-		err = lazy_ranges_remove(&t->todo, addr + half, addr + half + (uint64_t)got2);
+		err = lazy_ranges_remove(&t->unserved, addr + half, addr + half + (uint64_t)got2);
 	if (err)
 		return err;
 	return (err1 || err2) && !got1 && !got2;
@@ -243,7 +243,7 @@ static int fill_halves(struct lz *z, struct lz_task *t, uint64_t addr, uint64_t 
 /* lazy-int.h */
 int lazy_fill(struct lz *z, struct lz_task *t, uint64_t addr, uint64_t len)
 {
-	const struct lazy_range *r = lazy_ranges_find(&t->todo, addr);
+	const struct lazy_range *r = lazy_ranges_find(&t->unserved, addr);
 	const void *src = NULL;
 	int64_t copied;
 	uint64_t off;
@@ -297,5 +297,5 @@ int lazy_fill(struct lz *z, struct lz_task *t, uint64_t addr, uint64_t len)
 		err = 0;
 	}
 	z->st.copied += (uint64_t)copied;
-	return lazy_ranges_remove(&t->todo, addr, addr + (uint64_t)copied);
+	return lazy_ranges_remove(&t->unserved, addr, addr + (uint64_t)copied);
 }

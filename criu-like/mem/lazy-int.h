@@ -97,7 +97,7 @@ struct lz_task {
 	pid_t host; /* as the daemon sees it; 0 when not known */
 	pid_t src_pid; /* whose pages (the parent's for a forked child) */
 	int uffd, pidfd;
-	struct lazy_ranges todo;
+	struct lazy_ranges unserved;
 	uint64_t *thp; /* the 2 MiB stretches to collapse once every page is in */
 	size_t nthp;
 	bool gone;
@@ -144,7 +144,7 @@ static inline uint64_t ep_key(int kind, size_t idx)
  * UFFDIO_COPY [addr, addr + len) of task @t's range there from the source,
  * in halves on two threads from LZ_SPLIT_MIN on, cut short for a fault
  * elsewhere or an event: 0, -EAGAIN (an event is to be read first) or
- * -errno. What went in leaves the todo; what loop_cut() read of @t's uffd
+ * -errno. What went in leaves @t->unserved; what loop_cut() read of @t's uffd
  * is in z->stash for drain().
  */
 int lazy_fill(struct lz *z, struct lz_task *t, uint64_t addr, uint64_t len);

@@ -145,7 +145,7 @@ static void task_done(struct lz *z, struct lz_task *t, bool gone, const char *wh
 	epoll_ctl(z->ep, EPOLL_CTL_DEL, t->uffd, NULL);
 	close(t->uffd);
 	t->uffd = -1;
-	if (!gone && !t->todo.n)
+	if (!gone && !t->unserved.n)
 		collapse_thp(t);
 	if (t->pidfd >= 0) {
 		epoll_ctl(z->ep, EPOLL_CTL_DEL, t->pidfd, NULL);
@@ -156,7 +156,7 @@ static void task_done(struct lz *z, struct lz_task *t, bool gone, const char *wh
 	}
 	t->gone = true;
 	t->held = hold;
-	lazy_ranges_fini(&t->todo);
+	lazy_ranges_fini(&t->unserved);
 	lazy_hot_fini(&t->hot);
 	pr_debug("task %u (pid %d): %s\n", t->id, t->pid ? t->pid : t->host, why);
 }
@@ -186,7 +186,7 @@ static pid_t pidfd_pid(int pidfd)
 }
 
 static int add_task(struct lz *z, pid_t pid, pid_t src_pid, int uffd, int pidfd,
-		    struct lazy_ranges *todo)
+		    struct lazy_ranges *unserved)
 {
 	struct lz_task **nt = reallocarray(z->t, z->n + 1, sizeof(*nt));
 	struct lz_task *t = calloc(1, sizeof(*t));
@@ -204,10 +204,10 @@ static int add_task(struct lz *z, pid_t pid, pid_t src_pid, int uffd, int pidfd,
 			       .src_pid = src_pid,
 			       .uffd = uffd,
 			       .pidfd = pidfd,
-			       .todo = *todo };
+			       .unserved = *unserved };
 	t->host = pidfd >= 0 ? pidfd_pid(pidfd) : 0;
 	t->idx = z->n;
-	*todo = (struct lazy_ranges){ 0 };
+	*unserved = (struct lazy_ranges){ 0 };
 	z->t[z->n] = t;
 	err = lazy_guard_send(z->gsk, LAZY_GUARD_ADD, t->id, t->host, uffd, pidfd);
 	if (!err)
@@ -218,8 +218,8 @@ static int add_task(struct lz *z, pid_t pid, pid_t src_pid, int uffd, int pidfd,
 	if (err)
 		pr_errno(err, "task %d: cannot follow it", pid);
 	else
-		pr_info("pid %d: %lu bytes to serve\n", pid ? pid : t->host, t->todo.bytes);
-	if (!err && !t->todo.n)
+		pr_info("pid %d: %lu bytes to serve\n", pid ? pid : t->host, t->unserved.bytes);
+	if (!err && !t->unserved.n)
 		task_filled(z, t, "nothing lazy");
 	return err;
 }
@@ -251,7 +251,7 @@ static int on_fault(struct lz *z, struct lz_task *t, uint64_t addr)
 
 	addr &= ~(PAGE_SIZE - 1);
 	z->st.faults++;
-	if (lazy_ranges_find(&t->todo, addr))
+	if (lazy_ranges_find(&t->unserved, addr))
 		return lazy_fill(z, t, addr, fault_len(z, t, addr));
 	/* not in the images (never written, or dropped since): zeros, as for the original */
 	{
@@ -274,16 +274,16 @@ static int on_fault(struct lz *z, struct lz_task *t, uint64_t addr)
 
 static int on_fork(struct lz *z, struct lz_task *parent, int uffd)
 {
-	struct lazy_ranges todo = { 0 };
-	int err = lazy_ranges_dup(&parent->todo, &todo);
+	struct lazy_ranges unserved = { 0 };
+	int err = lazy_ranges_dup(&parent->unserved, &unserved);
 
 	if (!err)
-		err = add_task(z, 0, parent->src_pid, uffd, -1, &todo);
+		err = add_task(z, 0, parent->src_pid, uffd, -1, &unserved);
 	else
 		close(uffd);
 	if (!err)
 		z->t[z->n - 1]->prefetch_ns = now_ns() + LZ_CHILD_HOLDOFF_NS;
-	lazy_ranges_fini(&todo);
+	lazy_ranges_fini(&unserved);
 	return err;
 }
 
@@ -306,11 +306,11 @@ static int on_msg(struct lz *z, struct lz_task *t, const struct uffd_msg *m, boo
 	case UFFD_EVENT_FORK:
 		return on_fork(z, t, (int)m->arg.fork.ufd);
 	case UFFD_EVENT_REMAP:
-		return lazy_ranges_move(&t->todo, m->arg.remap.from, m->arg.remap.to,
+		return lazy_ranges_move(&t->unserved, m->arg.remap.from, m->arg.remap.to,
 					m->arg.remap.len);
 	case UFFD_EVENT_REMOVE:
 	case UFFD_EVENT_UNMAP:
-		return lazy_ranges_remove(&t->todo, m->arg.remove.start, m->arg.remove.end);
+		return lazy_ranges_remove(&t->unserved, m->arg.remove.start, m->arg.remove.end);
 	default:
 		pr_warn("pid %d: unknown uffd event %u\n", t->pid, m->event);
 		return 0;
@@ -375,7 +375,7 @@ static int drain(struct lz *z, size_t i)
 	}
 	if (err)
 		pr_errno(err, "task %u (pid %d): cannot serve a fault", z->t[i]->id, z->t[i]->pid);
-	if (!err && !z->t[i]->gone && !z->t[i]->todo.n)
+	if (!err && !z->t[i]->gone && !z->t[i]->unserved.n)
 		task_filled(z, z->t[i], "every page in");
 	if (z->nstash) {
 		if (!err && !z->t[i]->gone)
@@ -399,7 +399,7 @@ static bool prefetch(struct lz *z, int *err, uint64_t *next)
 		struct lz_task *t = z->t[(z->rr + k) % z->n];
 		uint64_t start, len, chunk;
 
-		if (t->gone || !t->todo.n)
+		if (t->gone || !t->unserved.n)
 			continue;
 		if (t->prefetch_ns > now) {
 			*next = *next && *next < t->prefetch_ns ? *next : t->prefetch_ns;
@@ -407,15 +407,15 @@ static bool prefetch(struct lz *z, int *err, uint64_t *next)
 		}
 		z->rr = (z->rr + k + 1) % z->n;
 		chunk = z->src.ops->map ? LZ_CHUNK_LOCAL : LZ_CHUNK;
-		if (!lazy_hot_next(&t->hot, &t->todo, &start, &len)) {
+		if (!lazy_hot_next(&t->hot, &t->unserved, &start, &len)) {
 			if (t->hot.r) {
 				pr_debug("task %u: its newer levels in after %lu ms, %lu faults "
 					 "served\n",
 					 t->id, (now - z->start_ns) / 1000000, z->st.faults);
 				lazy_hot_fini(&t->hot);
 			}
-			start = t->todo.r[0].vaddr;
-			len = t->todo.r[0].len;
+			start = t->unserved.r[0].vaddr;
+			len = t->unserved.r[0].len;
 		}
 		len = min(len, chunk);
 		*err = lazy_fill(z, t, start, len);
@@ -426,14 +426,14 @@ static bool prefetch(struct lz *z, int *err, uint64_t *next)
 			task_done(z, t, true, "gone");
 		} else if (*err == -ENOENT || *err == -EFAULT) {
 			/* unmapped behind an event not read yet: nothing to fill there */
-			*err = lazy_ranges_remove(&t->todo, start, start + len);
+			*err = lazy_ranges_remove(&t->unserved, start, start + len);
 		} else if (!*err) {
 			z->st.prefetched++;
 		}
 		if (z->nstash && !*err && !t->gone)
 			*err = drain(z, t->idx); /* what loop_cut() read meanwhile */
 		stash_drop(z);
-		if (!*err && !t->gone && !t->todo.n)
+		if (!*err && !t->gone && !t->unserved.n)
 			task_filled(z, t, "every page in");
 		return true;
 	}
@@ -452,7 +452,7 @@ static int recv_task(struct lz *z)
 			     .msg_control = cbuf,
 			     .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *c;
-	struct lazy_ranges todo = { 0 };
+	struct lazy_ranges unserved = { 0 };
 	uint64_t *thp = NULL;
 	size_t nthp = 0;
 	int fds[2] = { -1, -1 }, err;
@@ -505,30 +505,30 @@ static int recv_task(struct lz *z)
 		return -EPROTO;
 	}
 	fcntl(fds[0], F_SETFL, O_NONBLOCK);
-	err = z->src.ops->open_task(&z->src, m.pid, &todo);
+	err = z->src.ops->open_task(&z->src, m.pid, &unserved);
 	if (err) {
 		pr_errno(err, "pid %d: no pages to serve from the %s", m.pid, z->src.ops->name);
-		lazy_ranges_fini(&todo);
+		lazy_ranges_fini(&unserved);
 		return err;
 	}
 	if (z->src.ops->thp_chunks && z->src.ops->thp_chunks(&z->src, m.pid, &thp, &nthp))
 		pr_warn("pid %d: its huge pages' stretches unknown: they stay in small pages\n",
 			m.pid);
-	err = add_task(z, m.pid, m.pid, fds[0], fds[1], &todo);
+	err = add_task(z, m.pid, m.pid, fds[0], fds[1], &unserved);
 	if (!err && !z->t[z->n - 1]->gone) {
 		struct lz_task *t = z->t[z->n - 1];
 
 		t->thp = thp;
 		t->nthp = nthp;
 		thp = NULL;
-		if (lazy_hot_init(&t->todo, &t->hot))
+		if (lazy_hot_init(&t->unserved, &t->hot))
 			pr_warn("pid %d: no room to copy its last written pages first\n", m.pid);
 		else if (t->hot.n)
 			pr_debug("pid %d: %zu ranges of its newer levels copied first\n", m.pid,
 				 t->hot.n);
 	}
 	free(thp);
-	lazy_ranges_fini(&todo);
+	lazy_ranges_fini(&unserved);
 	return err;
 }
 
@@ -684,7 +684,7 @@ static void lz_fini(struct lz *z, int err)
 			close(z->t[i]->uffd);
 		if (z->t[i]->pidfd >= 0)
 			close(z->t[i]->pidfd);
-		lazy_ranges_fini(&z->t[i]->todo);
+		lazy_ranges_fini(&z->t[i]->unserved);
 		lazy_hot_fini(&z->t[i]->hot);
 		free(z->t[i]->thp);
 		free(z->t[i]);

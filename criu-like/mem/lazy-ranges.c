@@ -209,17 +209,17 @@ int lazy_hot_init(const struct lazy_ranges *s, struct lazy_hot *h)
 	return 0;
 }
 
-bool lazy_hot_next(struct lazy_hot *h, const struct lazy_ranges *todo, uint64_t *start,
+bool lazy_hot_next(struct lazy_hot *h, const struct lazy_ranges *unserved, uint64_t *start,
 		   uint64_t *len)
 {
 	for (; h->i < h->n; h->i++, h->at = 0) {
 		const struct lazy_range *hr = &h->r[h->i], *r;
 		uint64_t at = h->at > hr->vaddr ? h->at : hr->vaddr, end = hr->vaddr + hr->len;
-		size_t k = first_after(todo, at);
+		size_t k = first_after(unserved, at);
 
-		if (k == todo->n || todo->r[k].vaddr >= end)
+		if (k == unserved->n || unserved->r[k].vaddr >= end)
 			continue; /* in already (a fault), or gone (unmapped) */
-		r = &todo->r[k];
+		r = &unserved->r[k];
 		at = r->vaddr > at ? r->vaddr : at;
 		*start = at;
 		*len = (r->vaddr + r->len < end ? r->vaddr + r->len : end) - at;
@@ -282,7 +282,8 @@ static uint64_t covered(const struct lazy_ranges *s, uint64_t a, uint64_t b)
 	return sum;
 }
 
-int lazy_thp_chunks(const MmEntry *mm, const struct lazy_ranges *todo, uint64_t **out, size_t *n)
+int lazy_thp_chunks(const MmEntry *mm, const struct lazy_ranges *unserved, uint64_t **out,
+		    size_t *n)
 {
 	uint64_t *c = NULL;
 	size_t nc = 0, cap = 0;
@@ -297,7 +298,7 @@ int lazy_thp_chunks(const MmEntry *mm, const struct lazy_ranges *todo, uint64_t 
 			continue;
 		for (uint64_t a = (v->start + THP_CHUNK - 1) & ~(THP_CHUNK - 1);
 		     a + THP_CHUNK <= v->end; a += THP_CHUNK) {
-			uint64_t got = covered(todo, a, a + THP_CHUNK);
+			uint64_t got = covered(unserved, a, a + THP_CHUNK);
 
 			if (hg ? !got : got != THP_CHUNK)
 				continue;

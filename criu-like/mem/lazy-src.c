@@ -26,8 +26,8 @@ struct local_task {
 	struct rst_pages_map map;
 	void **maps; /* [map.n]: each level's pages image mapped whole, or NULL */
 	size_t *map_len;
-	struct lazy_ranges todo; /* resolved ahead (local_prepare()), until its task comes */
-	bool ready; /* todo holds the ranges open_task gives */
+	struct lazy_ranges unserved; /* resolved ahead (local_prepare()), until its task comes */
+	bool ready; /* .unserved holds the ranges open_task gives */
 	/* the stretches to collapse of the last ranges resolved, from the same mm image */
 	uint64_t *thp;
 	size_t nthp;
@@ -49,13 +49,13 @@ static struct local_task *local_find(struct local_src *l, pid_t pid)
 	return NULL;
 }
 
-/* The stretches to collapse over @todo (lazy_thp_chunks()), for local_thp_chunks(). */
-static void thp_note(struct local_task *t, const MmEntry *mm, const struct lazy_ranges *todo)
+/* The stretches to collapse over @unserved (lazy_thp_chunks()), for local_thp_chunks(). */
+static void thp_note(struct local_task *t, const MmEntry *mm, const struct lazy_ranges *unserved)
 {
 	free(t->thp);
 	t->thp = NULL;
 	t->nthp = 0;
-	t->thp_err = lazy_thp_chunks(mm, todo, &t->thp, &t->nthp);
+	t->thp_err = lazy_thp_chunks(mm, unserved, &t->thp, &t->nthp);
 }
 
 /*
@@ -113,8 +113,8 @@ static int local_open_task(struct lazy_src *s, pid_t pid, struct lazy_ranges *ou
 	struct local_task *t = local_find(l, pid);
 
 	if (t && t->ready) {
-		*out = t->todo;
-		t->todo = (struct lazy_ranges){ 0 };
+		*out = t->unserved;
+		t->unserved = (struct lazy_ranges){ 0 };
 		t->ready = false;
 		return 0;
 	}
@@ -143,21 +143,21 @@ static void local_prepare(struct lazy_src *s)
 	img_close(img);
 	for (size_t i = 0; i < n; i++) {
 		const PstreeEntry *pe = (const PstreeEntry *)recs[i];
-		struct lazy_ranges todo = { 0 };
+		struct lazy_ranges unserved = { 0 };
 		struct local_task *t;
 
 		if (pe->state == TASK_STATE__TASK_ZOMBIE ||
-		    local_resolve(l, (pid_t)pe->pid, &todo)) {
-			lazy_ranges_fini(&todo);
+		    local_resolve(l, (pid_t)pe->pid, &unserved)) {
+			lazy_ranges_fini(&unserved);
 			continue;
 		}
 		t = local_find(l, (pid_t)pe->pid);
 		if (!t) {
-			lazy_ranges_fini(&todo);
+			lazy_ranges_fini(&unserved);
 			continue;
 		}
-		lazy_ranges_fini(&t->todo);
-		t->todo = todo;
+		lazy_ranges_fini(&t->unserved);
+		t->unserved = unserved;
 		t->ready = true;
 		done++;
 	}
@@ -223,7 +223,7 @@ static void local_fini(struct lazy_src *s)
 		free(t->maps);
 		free(t->map_len);
 		free(t->thp);
-		lazy_ranges_fini(&t->todo);
+		lazy_ranges_fini(&t->unserved);
 		rst_pages_map_fini(&t->map);
 	}
 	if (l)

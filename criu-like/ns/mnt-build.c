@@ -303,13 +303,13 @@ int mnt_find_idx(const MntnsEntry *ne, uint32_t id)
 static int set_propagation_builder(const struct mnt_restore *mr, const int *fds)
 {
 	size_t n = mr->ne->n_mounts, i;
-	_cleanup_free_ bool *todo = calloc(n + 1, sizeof(bool));
+	_cleanup_free_ bool *wanted = calloc(n + 1, sizeof(bool));
 
-	if (!todo)
+	if (!wanted)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
-		todo[i] = !(mr->deferred && mr->deferred[i]);
-	return mnt_set_propagation(mr->ne, fds, todo);
+		wanted[i] = !(mr->deferred && mr->deferred[i]);
+	return mnt_set_propagation(mr->ne, fds, wanted);
 }
 
 /* @e's superblock is read-only: make the new one @fd so, once its contents are in. */

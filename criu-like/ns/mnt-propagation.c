@@ -54,7 +54,7 @@ static int peer_member(const MntnsEntry *ne, const int *fds, const bool *done, u
 }
 
 /*
- * Peer groups and masters of the mounts @todo names (each with its fd in @fds), the others
+ * Peer groups and masters of the mounts @wanted names (each with its fd in @fds), the others
  * being set already (by the builder, for the root) and serving as members of their groups
  * where they have an fd. Each is made private first: a mount attached under a shared one is
  * shared already, a clone of a shared one its peer. Then the first mount of each group is
@@ -62,7 +62,7 @@ static int peer_member(const MntnsEntry *ne, const int *fds, const bool *done, u
  * MOVE_MOUNT_SET_GROUP; a slave joins a mount of its master's group and is made a slave.
  * Until their group is there, mounts wait for another pass.
  */
-int mnt_set_propagation(const MntnsEntry *ne, const int *fds, const bool *todo)
+int mnt_set_propagation(const MntnsEntry *ne, const int *fds, const bool *wanted)
 {
 	size_t n = ne->n_mounts, i, left = n;
 	_cleanup_free_ bool *done = NULL;
@@ -73,7 +73,7 @@ int mnt_set_propagation(const MntnsEntry *ne, const int *fds, const bool *todo)
 	if (!done)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
-		if (!todo[i]) {
+		if (!wanted[i]) {
 			done[i] = true;
 			left--;
 		}

@@ -109,8 +109,8 @@ int mnt_mark_deferred(struct mnt_restore *mr);
 
 /* mnt-propagation.c: propagation @prop (MS_SHARED...) of @fd, mount @e. */
 int mnt_set_prop(int fd, uint64_t prop, const MntEntry *e);
-/* The peer groups and masters of the mounts @todo names, each with its fd in @fds. */
-int mnt_set_propagation(const MntnsEntry *ne, const int *fds, const bool *todo);
+/* The peer groups and masters of the mounts @wanted names, each with its fd in @fds. */
+int mnt_set_propagation(const MntnsEntry *ne, const int *fds, const bool *wanted);
 
 /*
  * mnt-devpts.c: in the builder, pty @name of the new devpts @dfd (a bind

@@ -293,7 +293,7 @@ static void test_thp_chunks(void **state)
 	VmaEntry hg = VMA_ENTRY__INIT, thp = VMA_ENTRY__INIT, no = VMA_ENTRY__INIT;
 	VmaEntry *vmas[] = { &hg, &thp, &no };
 	MmEntry mm = MM_ENTRY__INIT;
-	struct lazy_ranges todo = { 0 };
+	struct lazy_ranges unserved = { 0 };
 	uint64_t *c = NULL;
 	size_t n = 0;
 
@@ -311,19 +311,19 @@ static void test_thp_chunks(void **state)
 	no.madv = 1ULL << MADV_HUGEPAGE | 1ULL << MADV_NOHUGEPAGE;
 	mm.vmas = vmas;
 	mm.n_vmas = 3;
-	add(&todo, M2, PG, 0); /* hg: the first stretch touched, the second not */
-	add(&todo, 4 * M2 - PG, 2 * PG, PG); /* the third touched at its end */
-	add(&todo, 8 * M2, M2 / 2, 0); /* thp: the first covered by two ranges */
-	add(&todo, 8 * M2 + M2 / 2, M2 / 2, 0);
-	add(&todo, 9 * M2, M2 - PG, 0); /* the second one page short */
-	add(&todo, 12 * M2, M2, 0); /* no: never */
-	assert_int_equal(lazy_thp_chunks(&mm, &todo, &c, &n), 0);
+	add(&unserved, M2, PG, 0); /* hg: the first stretch touched, the second not */
+	add(&unserved, 4 * M2 - PG, 2 * PG, PG); /* the third touched at its end */
+	add(&unserved, 8 * M2, M2 / 2, 0); /* thp: the first covered by two ranges */
+	add(&unserved, 8 * M2 + M2 / 2, M2 / 2, 0);
+	add(&unserved, 9 * M2, M2 - PG, 0); /* the second one page short */
+	add(&unserved, 12 * M2, M2, 0); /* no: never */
+	assert_int_equal(lazy_thp_chunks(&mm, &unserved, &c, &n), 0);
 	assert_int_equal(n, 3);
 	assert_int_equal(c[0], M2);
 	assert_int_equal(c[1], 3 * M2);
 	assert_int_equal(c[2], 8 * M2);
 	free(c);
-	lazy_ranges_fini(&todo);
+	lazy_ranges_fini(&unserved);
 }
 
 /* Faults that follow each other double the fill up to the cap; a jump starts again. */
