@@ -49,14 +49,24 @@ _Static_assert(offsetof(struct rst_shared, stage) == offsetof(struct rst_shared_
 _Static_assert(RSTV_STAGE_RESUME == RST_STAGE_RESUME && RSTV_STAGE_ABORT == RST_STAGE_ABORT,
 	       "stage values");
 
-/* [@start, @end) appended to the ranges *@v[0..*@n). */
+#define RANGES_MIN 64 /* a small task's maps and VMAs: one allocation */
+
+/*
+ * [@start, @end) appended to the ranges *@v[0..*@n), which only this builds:
+ * room for RANGES_MIN, then doubled whenever *@n reaches a power of two. In a
+ * forked task every realloc() writes into the heap it shares with its parent
+ * (a copy-on-write fault each page), so growing by one costs a fault a call.
+ */
 static int range_append(struct rst_range **v, size_t *n, uint64_t start, uint64_t end)
 {
-	struct rst_range *r = reallocarray(*v, *n + 1, sizeof(*r));
+	struct rst_range *r = *v;
 
-	if (!r)
-		return -ENOMEM;
-	*v = r;
+	if (!*n || (*n >= RANGES_MIN && !(*n & (*n - 1)))) {
+		r = reallocarray(*v, *n ? 2 * *n : RANGES_MIN, sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		*v = r;
+	}
 	r[*n].start = start;
 	r[(*n)++].end = end;
 	return 0;
