@@ -7,9 +7,9 @@
 # blocked mask as it was, its memory intact (each checks a pattern in 1 MiB
 # every 10 ms) and ticking on. A tree of FOREST (default 6) processes;
 # CRIU_LIKE_FAULT_STEP from START up to the dump's last step, every STEP-th
-# (default 4, from a START of 1 to STEP picked at random and printed: `make
-# test` covers a quarter of them in 2 minutes, each run another; STEP=1
-# for every one, about 6 minutes); then TRIALS (default 10) kills after a
+# (default 6, from a START of 1 to STEP picked at random and printed: `make
+# test` covers a sixth of them in 2 minutes, each run another; STEP=1
+# for every one, about 10 minutes on a PVM guest); then TRIALS (default 10) kills after a
 # random delay; then the dump made to fail at each failure point
 # (CRIU_LIKE_FAULT, the same way). A dump that completes (-R) must have left
 # the tree the same way.
@@ -20,7 +20,7 @@ V=$B/test/integration/dump-victim
 [ -x "$V" ] && [ -x "$CRIU_LIKE" ] || { echo "dump-kill-tree: build first"; exit 1; }
 CRIU_LIKE=$(realpath "$CRIU_LIKE")
 N=${FOREST:-6}
-STEP=${STEP:-4}
+STEP=${STEP:-6}
 START=${START:-$(($(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % STEP + 1))}
 TRIALS=${TRIALS:-10}
 echo "dump-kill-tree: steps and failure points $START, $((START + STEP)), ... (STEP=$STEP START=$START)"
