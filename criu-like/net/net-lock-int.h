@@ -68,6 +68,14 @@ int nft_nl_open(void);
 int nft_chains_flush(int fd, int family, const char *table, const char *const *chains, size_t n);
 int nft_table_delete(int fd, int family, const char *name);
 /*
+ * Table inet @table made with chains input and output (filter hooks at
+ * priority @prio, policy accept) that drop every packet not on lo: the
+ * namespace lock's ruleset, as `table inet T { chain input { type filter hook
+ * input priority P; policy accept; iifname != "lo" drop; } ... }` makes it,
+ * in one batch. Added to what is there, as nft's `table` command adds.
+ */
+int nft_lo_only(int fd, const char *table, int prio);
+/*
  * Does table raw of @family (NFPROTO_IPV4, _IPV6) hold only what a packet
  * holder's iptables rules made (nfq-hold-rules.c): base chains PREROUTING
  * and OUTPUT with a rule each at most (its jumps) and chains @prefix_I and

@@ -713,6 +713,48 @@ static int flush_delete_check(struct nft_runner *r)
 }
 
 /*
+ * nft_lo_only(), the lock made by netlink: the table nft lists is the one the
+ * lock's text makes (the table's name aside), and what it drops is all but lo.
+ */
+static int lo_only_check(struct nft_runner *r)
+{
+	_cleanup_free_ char *text = NULL, *nl = NULL;
+	_cleanup_close_ int fd = nft_nl_open();
+	char *p;
+
+	if (fd < 0)
+		return 40;
+	if (nft_exec(r,
+		     "table inet criu_like_test_x {\n"
+		     "	chain input { type filter hook input priority -160; policy accept; "
+		     "iifname != \"lo\" drop; }\n"
+		     "	chain output { type filter hook output priority -160; policy accept; "
+		     "oifname != \"lo\" drop; }\n"
+		     "}\n",
+		     NULL, true))
+		return 77;
+	if (nft_lo_only(fd, "criu_like_test_y", -160))
+		return 41;
+	if (nft_exec(r, "list table inet criu_like_test_x\n", &text, true) ||
+	    nft_exec(r, "list table inet criu_like_test_y\n", &nl, true))
+		return 42;
+	p = strstr(nl, "criu_like_test_y");
+	if (!p)
+		return 43;
+	p[strlen("criu_like_test_")] = 'x';
+	if (strcmp(text, nl)) {
+		print_message("libnftables:\n%s\nnetlink:\n%s\n", text, nl);
+		return 44;
+	}
+	if (!strstr(nl, "iifname != \"lo\" drop") || !strstr(nl, "oifname != \"lo\" drop"))
+		return 45;
+	if (nft_table_delete(fd, NFPROTO_INET, "criu_like_test_y") ||
+	    nft_exec(r, "delete table inet criu_like_test_x\n", NULL, true))
+		return 46;
+	return 0;
+}
+
+/*
  * nft_raw_holder_only() on a table ip raw as a holder's iptables rules make
  * it (nfq-hold-rules.c): 1 while it holds only the base chains with a jump
  * each and the holder's two chains, 0 with a rule or a chain of another's,
@@ -794,6 +836,8 @@ static int table_exists_child(void)
 		ret = inet_tables_check(r);
 	if (!ret)
 		ret = flush_delete_check(r);
+	if (!ret)
+		ret = lo_only_check(r);
 	if (!ret)
 		ret = raw_holder_check(r);
 	nft_runner_close(r);
