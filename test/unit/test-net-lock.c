@@ -672,6 +672,22 @@ static int inet_tables_check(struct nft_runner *r)
 	return a[i] || b[i] || i != 2 ? 16 : 0;
 }
 
+/* The namespace lock's table (ns/net.c) named @name, made by libnftables. */
+static int lock_by_text(struct nft_runner *r, const char *name)
+{
+	char text[512];
+
+	snprintf(text, sizeof(text),
+		 "table inet %s {\n"
+		 "	chain input { type filter hook input priority -160; policy accept; "
+		 "iifname != \"lo\" drop; }\n"
+		 "	chain output { type filter hook output priority -160; policy accept; "
+		 "oifname != \"lo\" drop; }\n"
+		 "}\n",
+		 name);
+	return nft_exec(r, text, NULL, true);
+}
+
 /*
  * nft_chains_flush() and nft_table_delete(), the lock's two changes once the
  * tree runs, by netlink: the rules go, the chains and their hooks stay; then
@@ -684,14 +700,7 @@ static int flush_delete_check(struct nft_runner *r)
 	_cleanup_free_ char *before = NULL, *after = NULL;
 	_cleanup_close_ int fd = nft_nl_open();
 
-	if (nft_exec(r,
-		     "table inet criu_like_test_l {\n"
-		     "	chain input { type filter hook input priority -160; policy accept; "
-		     "iifname != \"lo\" drop; }\n"
-		     "	chain output { type filter hook output priority -160; policy accept; "
-		     "oifname != \"lo\" drop; }\n"
-		     "}\n",
-		     NULL, true))
+	if (lock_by_text(r, "criu_like_test_l"))
 		return 77;
 	if (fd < 0)
 		return 27;
@@ -724,14 +733,7 @@ static int lo_only_check(struct nft_runner *r)
 
 	if (fd < 0)
 		return 40;
-	if (nft_exec(r,
-		     "table inet criu_like_test_x {\n"
-		     "	chain input { type filter hook input priority -160; policy accept; "
-		     "iifname != \"lo\" drop; }\n"
-		     "	chain output { type filter hook output priority -160; policy accept; "
-		     "oifname != \"lo\" drop; }\n"
-		     "}\n",
-		     NULL, true))
+	if (lock_by_text(r, "criu_like_test_x"))
 		return 77;
 	if (nft_lo_only(fd, "criu_like_test_y", -160))
 		return 41;
