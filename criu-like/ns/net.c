@@ -262,14 +262,12 @@ static int ns_lock(bool own, bool restore)
 	if (kind == NETLOCK_NFTABLES) {
 		/* a dump's context made before the freeze (ns/net-ahead.c), kept for the opening */
 		struct nft_runner *r = restore ? NULL : ns_net_nft_lock_take();
-		const char *how = "netlink";
 
 		/*
-		 * One netlink batch (0.2-0.5 ms), kept open for the let-go; libnftables'
-		 * parser and cache where the kernel refuses it (6 ms on a PVM guest).
+		 * One netlink batch on a new socket (one an earlier tree's lock left is
+		 * that namespace's), kept for the let-go; libnftables if the kernel refuses.
 		 */
 		t0 = stats_now_ns();
-		/* one left open by an earlier tree's lock (a kill-mode dump) is that namespace's */
 		closep(&ns_open_nl);
 		ns_open_nl = nft_nl_open();
 		err = ns_open_nl < 0 ? ns_open_nl
@@ -277,10 +275,9 @@ static int ns_lock(bool own, bool restore)
 		if (err) {
 			pr_debug("the lock not made by netlink (%s): by libnftables\n",
 				 strerror(-err));
-			how = "libnftables";
 			err = nft_exec(r, ns_lock_nft, NULL, false);
 		}
-		pr_debug("the lock's transaction (%s) in %llu us\n", how,
+		pr_debug("the lock's transaction in %llu us\n",
 			 (unsigned long long)((stats_now_ns() - t0) / 1000));
 		if (r && !err && !ns_open_nft)
 			ns_open_nft = TAKE_PTR(r);
