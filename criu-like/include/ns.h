@@ -398,14 +398,12 @@ void ns_ipc_dump_done(void);
 void ns_net_dump_prefetch(pid_t pid);
 struct nft_runner;
 /*
- * The libnftables contexts made in the tree's namespace before the freeze
- * (their making, 2-3 ms each, out of it), when this thread is in that
- * namespace, else NULL (nft_exec() makes one): the listing of its ruleset's
- * (ns_net_nft_list(), kept here until the dump ends) and the lock's
- * (ns_net_nft_lock_take(), the caller's from then on).
+ * The libnftables context of the listing of its ruleset, made in the tree's
+ * namespace before the freeze (its making, 2-3 ms, out of it) and kept here
+ * until the dump ends, when this thread is in that namespace, else NULL
+ * (nft_exec() makes one).
  */
 struct nft_runner *ns_net_nft_list(void);
-struct nft_runner *ns_net_nft_lock_take(void);
 /*
  * The end of a dump: the tree's network namespace let go and, when the tree
  * was @killed, its veths' outside ends waited for until the kernel has

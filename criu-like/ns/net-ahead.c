@@ -8,8 +8,8 @@
  * (nfq_hold_prime()), as netlock_dump_ahead() does for a tree in criu-like's
  * namespace: inside the freeze the lock then only gives them its rules; and
  * libnetfilter_conntrack, loaded at its first use, for the conntrack table;
- * and the libnftables contexts of the ruleset's listing and of the lock,
- * made there (a context's netlink socket is its namespace's).
+ * and the libnftables context of the ruleset's listing, made there (a
+ * context's netlink socket is its namespace's; the lock is made by netlink).
  * Documentation/network-lock.md, "A container's network namespace".
  */
 #define LOG_PREFIX "ns: net: "
@@ -35,23 +35,19 @@ static struct net_sysctls fresh_early;
 static bool fresh_early_ok;
 /* the namespace whose holder was started ahead, until the end of the dump */
 static int ahead_fd = -1;
-/* libnftables contexts made ahead in the tree's namespace (inode nft_ino) */
-static struct nft_runner *nft_list, *nft_lock;
+/* the libnftables context made ahead in the tree's namespace (inode nft_ino) */
+static struct nft_runner *nft_list;
 static ino_t nft_ino;
 
-/* In the tree's namespace (@fd): the contexts of its ruleset's listing and of its lock. */
+/* In the tree's namespace (@fd): the context of its ruleset's listing. */
 static void nft_ahead(int fd)
 {
-	const struct cr_options *o = ns_options();
-	enum netlock_kind kind;
 	struct stat st;
 
 	if (fstat(fd, &st))
 		return;
 	nft_ino = st.st_ino;
 	nft_list = nft_runner_open();
-	if (o && !netlock_parse_kind(o->network_lock, &kind) && kind == NETLOCK_NFTABLES)
-		nft_lock = nft_runner_open();
 }
 
 static bool nft_here(void)
@@ -64,11 +60,6 @@ static bool nft_here(void)
 struct nft_runner *ns_net_nft_list(void)
 {
 	return nft_list && nft_here() ? nft_list : NULL;
-}
-
-struct nft_runner *ns_net_nft_lock_take(void)
-{
-	return nft_lock && nft_here() ? TAKE_PTR(nft_lock) : NULL;
 }
 
 /* In the tree's namespace: the holder its lock will use, started now. */
@@ -134,7 +125,6 @@ void ns_net_ahead_done(void)
 	fresh_early = (struct net_sysctls){ 0 };
 	fresh_early_ok = false;
 	nft_runner_close(TAKE_PTR(nft_list));
-	nft_runner_close(TAKE_PTR(nft_lock)); /* not taken: the dump failed before the lock */
 	nft_ino = 0;
 	if (ahead_fd < 0)
 		return;

@@ -260,12 +260,10 @@ static int ns_lock(bool own, bool restore)
 			 (unsigned long long)((stats_now_ns() - t0) / 1000));
 	}
 	if (kind == NETLOCK_NFTABLES) {
-		/* a dump's context made before the freeze (ns/net-ahead.c), kept for the opening */
-		struct nft_runner *r = restore ? NULL : ns_net_nft_lock_take();
-
 		/*
 		 * One netlink batch on a new socket (one an earlier tree's lock left is
-		 * that namespace's), kept for the let-go; libnftables if the kernel refuses.
+		 * that namespace's), kept for the let-go; else a libnftables context,
+		 * kept for the opening (its close after a transaction waits for RCU).
 		 */
 		t0 = stats_now_ns();
 		closep(&ns_open_nl);
@@ -275,13 +273,12 @@ static int ns_lock(bool own, bool restore)
 		if (err) {
 			pr_debug("the lock not made by netlink (%s): by libnftables\n",
 				 strerror(-err));
-			err = nft_exec(r, ns_lock_nft, NULL, false);
+			if (!ns_open_nft)
+				ns_open_nft = nft_runner_open();
+			err = nft_exec(ns_open_nft, ns_lock_nft, NULL, false);
 		}
 		pr_debug("the lock's transaction in %llu us\n",
 			 (unsigned long long)((stats_now_ns() - t0) / 1000));
-		if (r && !err && !ns_open_nft)
-			ns_open_nft = TAKE_PTR(r);
-		nft_runner_close(r);
 	} else
 		err = ipt_restore(AF_INET, ns_lock_ipt, false)
 			      ?: ipt_restore(AF_INET6, ns_lock_ipt, false);
